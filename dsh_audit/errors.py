@@ -1,0 +1,120 @@
+"""Errors raised by dsh-audit. The CLI turns each into one line and exit code 2.
+
+Hierarchy::
+
+    DshAuditError                 root: every error the library raises on purpose
+    ├── InputError                a log or capture we cannot read as given
+    │   ├── UnreadableError       missing file, not zstd, not UTF-8, empty, folder without logs
+    │   ├── MalformedRecordError  a line that is not a valid record (JSON, header, packed row, envelope)
+    │   ├── UnsupportedFormatError  DSH refuses the content: other format version, unknown
+    │   │                           required event type, retired legacy shapes
+    │   └── CorruptLogError       DSH's corruption verdicts: seq gap or bad line before a turn/end
+    ├── ReplayError               the log reads but its surface or header fold is inconsistent
+    ├── CaptureError              a capture file we cannot read or align
+    └── UsageError                bad options or arguments
+
+Every error carries ``path``, ``line`` (1-based physical line of the decoded log, 1 = header)
+and ``seq`` when known, plus a ``hint`` that says how to fix or work around it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CaptureError",
+    "CorruptLogError",
+    "DshAuditError",
+    "InputError",
+    "MalformedRecordError",
+    "ReplayError",
+    "UnreadableError",
+    "UnsupportedFormatError",
+    "UsageError",
+]
+
+
+class DshAuditError(Exception):
+    """Root of every error dsh-audit raises deliberately."""
+
+    code = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        seq: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.seq = seq
+        self.hint = hint
+
+    def located(self, *, path: str | None = None) -> "DshAuditError":
+        """Fill in the path when the raiser did not know it; returns self."""
+        if self.path is None:
+            self.path = path
+        return self
+
+    def where(self) -> str:
+        parts = [self.path or "<input>"]
+        if self.line is not None:
+            parts[0] += f":{self.line}"
+        if self.seq is not None:
+            parts.append(f"seq {self.seq}")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        text = f"{self.where()}: {self.message}"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "error": self.code,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "seq": self.seq,
+            "hint": self.hint,
+        }
+
+
+class InputError(DshAuditError):
+    code = "input"
+
+
+class UnreadableError(InputError):
+    code = "unreadable"
+
+
+class MalformedRecordError(InputError):
+    code = "malformed"
+
+
+class UnsupportedFormatError(InputError):
+    """DSH's ``SessionFormatUnsupportedError`` and its legacy-shape refusals."""
+
+    code = "unsupported"
+
+
+class CorruptLogError(InputError):
+    """DSH's ``SessionPersistenceCorruptionError`` family."""
+
+    code = "corrupt"
+
+
+class ReplayError(DshAuditError):
+    code = "replay"
+
+
+class CaptureError(DshAuditError):
+    code = "capture"
+
+
+class UsageError(DshAuditError):
+    code = "usage"

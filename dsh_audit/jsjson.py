@@ -1,0 +1,161 @@
+"""JSON exactly as JavaScript's ``JSON.stringify`` writes it, and the digests built on it.
+
+This is the one canonical JSON function of the project (spec §8.5). DSH, its adapters and the
+provider SDKs all serialise with ``JSON.stringify``: no whitespace, object keys in insertion order,
+non-ASCII written raw, only ``"``, ``\\`` and control characters escaped (``\\b \\f \\n \\r \\t``,
+others as lower-case ``\\u00xx``), lone surrogates escaped as ``\\udxxx``, and numbers in
+JavaScript's shortest round-trip spelling (``1e-7``, ``1e+21``, ``100`` for ``1e2``).
+
+Contract, relied on by attribution and by ``messages_sha256``:
+
+* ``stringify(value)`` is a pure function of the value and its key order;
+* ``sha256_hex(value)`` is the hex SHA-256 of ``stringify(value)`` encoded as UTF-8 with lone
+  surrogates kept as their escapes (they never reach the byte level unescaped).
+
+Python values map as JSON values do: ``dict`` (keys must be ``str``), ``list``/``tuple``, ``str``,
+``int``, ``float``, ``bool``, ``None``. Values JavaScript would drop (``undefined``) do not exist
+in parsed JSON, so nothing is dropped here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any
+
+__all__ = ["js_number", "sha256_hex", "stringify", "stringify_bytes"]
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    known = _ESCAPES.get(ch)
+    if known is not None:
+        return known
+    return f"\\u{ord(ch):04x}"
+
+
+def _quote(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:
+        return '"' + text + '"'
+    if "\ud800" <= max(text) and _SURROGATE_PAIR.search(text):
+        # A well-formed pair written as two Python code points (json.loads of "\ud83d\ude00")
+        # is one character to JavaScript: join it, and escape only the lone halves.
+        text = _SURROGATE_PAIR.sub(
+            lambda m: m.group(0).encode("utf-16", "surrogatepass").decode("utf-16"), text
+        )
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+
+
+def js_number(value: int | float) -> str:
+    """Spell a number as JavaScript's ``Number.prototype.toString`` does.
+
+    Example:
+        >>> js_number(1.0), js_number(1e-7), js_number(1e21), js_number(0.1)
+        ('1', '1e-7', '1e+21', '0.1')
+    """
+    if isinstance(value, bool):
+        raise TypeError("booleans are not numbers here")
+    if isinstance(value, int):
+        if abs(value) < 10**21:
+            return str(value)
+        value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return "null"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits, _, exp_text = repr(abs(value)).partition("e")
+    int_part, _, frac_part = digits.partition(".")
+    frac_part = frac_part.rstrip("0")
+    exponent = int(exp_text) if exp_text else 0
+    # Normalise to a digit string d1d2...dk and n, the position of the decimal point.
+    mantissa = (int_part + frac_part).lstrip("0")
+    leading_zeros = len(int_part + frac_part) - len((int_part + frac_part).lstrip("0"))
+    n = len(int_part) + exponent - leading_zeros
+    mantissa = mantissa.rstrip("0") or "0"
+    k = len(mantissa)
+    if k <= n <= 21:
+        return sign + mantissa + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + mantissa[:n] + "." + mantissa[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + mantissa
+    e = n - 1
+    exp_str = ("+" if e >= 0 else "-") + str(abs(e))
+    if k == 1:
+        return sign + mantissa + "e" + exp_str
+    return sign + mantissa[0] + "." + mantissa[1:] + "e" + exp_str
+
+
+def _write(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(_quote(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_quote(key))
+            out.append(":")
+            _write(item, out)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, (int, float)):
+        out.append(js_number(value))
+    else:
+        raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def stringify(value: Any) -> str:
+    """Serialise ``value`` exactly as ``JSON.stringify(value)`` would.
+
+    Example:
+        >>> stringify({"b": 1, "a": ["é", 1.5, None]})
+        '{"b":1,"a":["é",1.5,null]}'
+    """
+    out: list[str] = []
+    _write(value, out)
+    return "".join(out)
+
+
+def stringify_bytes(value: Any) -> bytes:
+    """``stringify(value)`` as the UTF-8 bytes a JavaScript runtime would send."""
+    return stringify(value).encode("utf-8")
+
+
+def sha256_hex(value: Any) -> str:
+    """Hex SHA-256 of ``JSON.stringify(value)`` in UTF-8 (the digest the DSH goldens use)."""
+    return hashlib.sha256(stringify_bytes(value)).hexdigest()

@@ -1,0 +1,85 @@
+"""Finding session logs: a file, a session folder, a project folder, a sessions root, or the
+default ``$DSH_HOME/sessions`` (else ``~/.dsh/sessions``), DSH's layout (spec §1.1)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import UnreadableError
+
+__all__ = ["default_sessions_root", "discover", "looks_like_log"]
+
+_SESSION_NAME = re.compile(r"^session(\.\d+)?\.jsonl(\.zstd)?$")
+_LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+
+
+def default_sessions_root() -> Path:
+    """``$DSH_HOME/sessions`` when DSH_HOME is set, else ``~/.dsh/sessions`` (DSH's order)."""
+    home = os.environ.get("DSH_HOME")
+    return (Path(home) if home else Path.home() / ".dsh") / "sessions"
+
+
+def looks_like_log(path: Path) -> bool:
+    """Whether a file's first bytes are a DSH header line (plain) or a zstd frame."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError:
+        return False
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        return True
+    return head.lstrip().startswith(b'{"type":"session"') or b'"type":"session"' in head[:40]
+
+
+def _walk(folder: Path) -> list[Path]:
+    named: list[Path] = []
+    other: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            if _SESSION_NAME.match(name):
+                named.append(Path(root) / name)
+            elif name.endswith(_LOG_SUFFIXES):
+                other.append(Path(root) / name)
+    return named + [p for p in other if looks_like_log(p)]
+
+
+def discover(paths: Iterable[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """Expand paths to the session log files they hold, in a stable order.
+
+    A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
+    (and ``session.N.jsonl`` child logs of test snapshots), then for other ``*.jsonl[.zstd]`` files
+    whose first line is a session header. With no paths, the default sessions root is used.
+
+    Raises:
+        UnreadableError: a path does not exist, or a folder holds no session log.
+    """
+    given = list(paths or [])
+    if not given:
+        root = default_sessions_root()
+        if not root.is_dir():
+            raise UnreadableError("no sessions folder", path=str(root),
+                                  hint="pass a log, a session folder or a sessions root, or set DSH_HOME")
+        given = [root]
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for item in given:
+        path = Path(item)
+        if path.is_file():
+            logs = [path]
+        elif path.is_dir():
+            logs = _walk(path)
+            if not logs:
+                raise UnreadableError("folder holds no DSH session log", path=str(path),
+                                      hint="expected session.jsonl or session.jsonl.zstd files below it")
+        else:
+            raise UnreadableError("no such file or folder", path=str(path))
+        for log in logs:
+            key = log.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(log)
+    return found

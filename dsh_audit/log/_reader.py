@@ -1,0 +1,370 @@
+"""Read one DSH session log as a stream of events, refusing what DSH refuses.
+
+DSH validates a whole log before it uses any of it, in a fixed order (spec §1.3-§1.8): header
+line, committed-region scan (a bad line or seq gap is fatal only when a later record closes a
+turn, otherwise it is a crash-damaged tail), retired legacy shapes, in-memory upgrades and message
+shapes, unknown event types, the session header's fields, then each event's envelope and the
+surface fold. We stream instead: events are yielded as they are read, and when one of those rules
+fails we stop yielding, read the rest of the file only to find any failure DSH would have
+reported first, and raise that one. A consumer that has already used earlier events therefore
+always ends with the same verdict DSH gives.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any, NoReturn
+
+from ..errors import (
+    CorruptLogError,
+    DshAuditError,
+    MalformedRecordError,
+    UnreadableError,
+    UnsupportedFormatError,
+)
+from ._decode import Line, TornTail, iter_lines
+from ._records import RowError, decode_record, envelope_error, is_safe_int, message_shape_error, parse_json
+from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
+from ._upgrade import Malformed, upgrade_event
+
+__all__ = ["SessionLog", "read_log", "SUPPORTED_VERSIONS"]
+
+SUPPORTED_VERSIONS = (0,)
+
+# Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
+_SCAN, _HEADER_DELTA, _MODE_SET, _FALLBACK, _UPGRADE, _UNKNOWN, _META, _SEED = range(8)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    stage: int
+    position: int
+    error: DshAuditError
+
+    def key(self) -> tuple[int, int]:
+        return (self.stage, self.position)
+
+
+def _version_refusal(sid: str, version: Any) -> str:
+    if isinstance(version, (int, float)) and version > 0:
+        return (f'session "{sid}" uses log format v{version}, but this harness reads only v0: '
+                "the log was written by a newer harness — upgrade the harness to open it")
+    return (f'session "{sid}" uses log format v{version}, older than the supported v0, '
+            "and this build ships no upgrade path for it")
+
+
+def _is_header_line(value: Any) -> bool:
+    if not isinstance(value, dict) or value.get("type") != "session":
+        return False
+    created, depth = value.get("createdAt"), value.get("delegationDepth")
+    return (isinstance(value.get("version"), (int, float)) and not isinstance(value.get("version"), bool)
+            and isinstance(value.get("id"), str)
+            and is_safe_int(created) and created >= 0
+            and is_safe_int(depth) and depth >= 0
+            and value.get("origin") in (None, "subagent")
+            and (value.get("agentPreset") is None or isinstance(value.get("agentPreset"), str)))
+
+
+def _meta_error(raw: dict[str, Any]) -> str | None:
+    """DSH's session-header validation (``Session.fromRestore``)."""
+    if raw.get("version") != 0:
+        return f"session header version must be 0, got {raw.get('version')}"
+    cwd = raw.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            return "session header cwd must be a string"
+        if not posixpath.isabs(cwd):
+            return f'session header cwd must be an absolute path, got "{cwd}"'
+    if raw.get("parentSession") is not None and not isinstance(raw["parentSession"], str):
+        return "session header parentSession must be a string"
+    seed = raw.get("seedLength")
+    if seed is not None and not (is_safe_int(seed) and seed >= 0):
+        return "session header seedLength must be a non-negative safe integer"
+    return None
+
+
+@dataclass
+class SessionLog:
+    """One opened log: its header now, its events once, in order, through :meth:`events`.
+
+    Attributes:
+        path: the file read.
+        header: the parsed session header.
+        lenient: whether header-only adaptations were allowed (see :func:`read_log`).
+        warnings: torn tails and dropped damaged records, filled while reading.
+        upgrades: count of each legacy upgrade applied.
+        adaptations: what lenient mode changed in the header.
+    """
+
+    path: str
+    header: SessionHeader
+    lenient: bool = False
+    format_version: int = 0
+    warnings: list[str] = field(default_factory=list)
+    upgrades: Counter[str] = field(default_factory=Counter)
+    adaptations: list[str] = field(default_factory=list)
+    event_count: int = 0
+    _lines: Iterator[Line] | None = field(default=None, repr=False)
+    _stream: IO[bytes] | None = field(default=None, repr=False)
+    _torn: list[TornTail] = field(default_factory=list, repr=False)
+    _candidate: _Candidate | None = field(default=None, repr=False)
+    _consumed: bool = field(default=False, repr=False)
+
+    @property
+    def session_id(self) -> str:
+        return self.header.id
+
+    def _err(self, cls: type[DshAuditError], message: str, *, line: int | None, seq: int | None,
+             hint: str | None = None) -> DshAuditError:
+        return cls(message, path=self.path, line=line, seq=seq, hint=hint)
+
+    def _offer(self, stage: int, position: int, error: DshAuditError) -> None:
+        candidate = _Candidate(stage, position, error)
+        if self._candidate is None or candidate.key() < self._candidate.key():
+            self._candidate = candidate
+
+    def events(self) -> Iterator[Event]:
+        """Yield every event once, in seq order; raise at the end if DSH would refuse the log."""
+        if self._consumed:
+            raise RuntimeError("SessionLog.events() can be iterated only once; call read_log again")
+        self._consumed = True
+        try:
+            yield from self._scan()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def fail(self, error: DshAuditError, *, seq: int | None = None) -> NoReturn:
+        """Raise the error DSH would report, given that replay found ``error`` at ``seq``.
+
+        Reads the rest of the log for failures DSH checks before the surface fold.
+        """
+        self._offer(_SEED, seq if seq is not None else 1 << 62, error)
+        for _ in self._scan_rest():
+            pass
+        assert self._candidate is not None
+        self.close()
+        raise self._candidate.error
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def _scan(self) -> Iterator[Event]:
+        for event in self._scan_rest():
+            yield event
+        if self._candidate is not None:
+            raise self._candidate.error
+
+    def _scan_rest(self) -> Iterator[Event]:
+        assert self._lines is not None
+        sid = self.header.id
+        expected = self.event_count
+        issue: DshAuditError | None = None
+        dropped = 0
+        message_ids: dict[int, str] = {}
+        for line in self._lines:
+            try:
+                decoded = decode_record(parse_json(line.raw))
+            except UnicodeDecodeError as exc:
+                raise self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})",
+                                line=line.number, seq=expected,
+                                hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log") from None
+            except (ValueError, RowError) as exc:
+                if issue is None:
+                    detail = str(exc) if isinstance(exc, RowError) else "not valid JSON"
+                    issue = self._err(CorruptLogError,
+                                      f"corrupt session log: unparsable committed event at line {line.number - 1} ({detail})",
+                                      line=line.number, seq=expected,
+                                      hint="a damaged record before the last turn/end cannot be skipped safely")
+                dropped += 1
+                continue
+            if issue is not None:
+                if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
+                    raise issue
+                dropped += len(decoded)
+                continue
+            for event in decoded:
+                seq = event.get("seq") if isinstance(event, dict) else None
+                if seq != expected or isinstance(seq, bool):
+                    issue = self._err(
+                        CorruptLogError,
+                        f"corrupt session log: seq gap in committed region at line {line.number - 1} "
+                        f"(expected {expected}, got {seq})",
+                        line=line.number, seq=expected,
+                        hint="seqs must run 0, 1, 2, … with no gap or repeat")
+                    if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
+                        raise issue
+                    dropped += len(decoded)
+                    break
+                expected += 1
+                checked = self._check(event, line.number, sid, message_ids)
+                if checked is not None and self._candidate is None:
+                    yield checked
+            else:
+                continue
+        self.event_count = expected
+        if issue is not None and dropped:
+            self.warnings.append(
+                f"{self.path}:{issue.line}: {issue.message}; no turn/end follows, so DSH treats the "
+                f"rest as a crash-damaged tail: {dropped} record(s) after seq {expected - 1} ignored")
+        for torn in self._torn:
+            self.warnings.append(f"{self.path}: torn tail: {torn.reason} ({torn.dropped_bytes} bytes ignored)")
+        self._torn.clear()
+
+    def _check(self, raw: Any, line: int, sid: str, message_ids: dict[int, str]) -> Event | None:
+        seq = raw["seq"]
+        etype = raw.get("type")
+        data = raw.get("data")
+        if etype == "request/header-delta":
+            self._offer(_HEADER_DELTA, seq, self._err(
+                UnsupportedFormatError,
+                f'session "{sid}" contains unsupported legacy request/header-delta event at seq {seq}',
+                line=line, seq=seq, hint="header deltas were retired before format v0 was frozen; DSH cannot load this log"))
+        elif etype == "mode/set":
+            self._offer(_MODE_SET, seq, self._err(
+                UnsupportedFormatError, f'session "{sid}" contains unsupported legacy mode/set event at seq {seq}',
+                line=line, seq=seq, hint="mode/set was retired; DSH cannot load this log"))
+        elif etype == "request/header" and isinstance(data, dict) and data.get("reason") == "fallback":
+            self._offer(_FALLBACK, seq, self._err(
+                UnsupportedFormatError,
+                f'session "{sid}" contains unsupported legacy request/header reason "fallback" at seq {seq}',
+                line=line, seq=seq, hint="fallback headers were retired; DSH cannot load this log"))
+        try:
+            event, upgrade = upgrade_event(raw, sid, message_ids)
+        except Malformed as exc:
+            self._offer(_UPGRADE, seq, self._err(CorruptLogError, str(exc), line=line, seq=seq))
+            return None
+        if upgrade:
+            self.upgrades[upgrade] += 1
+        shape = message_shape_error(event)
+        if shape:
+            self._offer(_UPGRADE, seq, self._err(CorruptLogError, f"session event at seq {seq} {shape}",
+                                                 line=line, seq=seq))
+            return None
+        etype = event.get("type")
+        if isinstance(etype, str) and etype not in KNOWN_EVENT_TYPES and event.get("ignorable") is not True:
+            self._offer(_UNKNOWN, seq, self._err(
+                UnsupportedFormatError,
+                f'session "{sid}" contains event type "{etype}" (seq {seq}) unknown to this harness and not marked ignorable',
+                line=line, seq=seq, hint=_unknown_type_hint(etype)))
+            return None
+        envelope = envelope_error(event)
+        if envelope:
+            subject, problem = envelope
+            self._offer(_SEED, seq, self._err(CorruptLogError, f"seed {subject} at index {seq} {problem}",
+                                              line=line, seq=seq))
+            return None
+        if etype in ("user/message",):
+            message_ids[seq] = event["data"]["id"]
+        elif etype in ("assistant/message", "tool/result"):
+            message_ids[seq] = event["data"]["message"]["id"]
+        return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,  # type: ignore[arg-type]
+                     surface_op=event.get("surfaceOp"), source_event_seqs=event.get("sourceEventSeqs"),
+                     ignorable=event.get("ignorable") is True)
+
+
+def _unknown_type_hint(etype: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(etype, sorted(KNOWN_EVENT_TYPES), n=1)
+    if close:
+        return f"did you mean '{close[0]}'? A writer can mark plugin events \"ignorable\": true"
+    return 'a writer can mark plugin events "ignorable": true so readers may skip them'
+
+
+def _parse_header(path: str, line: Line | None, *, lenient: bool) -> tuple[SessionHeader, list[str], str | None]:
+    """Return the header, lenient adaptations, and a deferred ``Session`` header error."""
+    if line is None:
+        raise UnreadableError("empty or header-less session log", path=path, line=1,
+                              hint="a DSH log starts with a {\"type\":\"session\",...} header line")
+    try:
+        value = parse_json(line.raw)
+    except UnicodeDecodeError:
+        raise UnreadableError("header line is not valid UTF-8", path=path, line=1,
+                              hint="this is not a DSH session log") from None
+    except ValueError:
+        raise MalformedRecordError("corrupt session log: header line is not valid JSON", path=path, line=1,
+                                   hint="this is not a DSH session log, or its first line is damaged") from None
+    if isinstance(value, dict) and isinstance(value.get("version"), (int, float)) \
+            and not isinstance(value.get("version"), bool) and value["version"] not in SUPPORTED_VERSIONS:
+        raise UnsupportedFormatError(_version_refusal(str(value.get("id")), value["version"]), path=path, line=1,
+                                     hint="this dsh-audit reads format v0 (DSH 0.1.x)")
+    adaptations: list[str] = []
+    if lenient and isinstance(value, dict) and value.get("type") == "session":
+        value = dict(value)
+        for key in ("version", "delegationDepth"):
+            if key not in value:
+                value[key] = 0
+                adaptations.append(f"{key} (absent) -> 0")
+        cwd = value.get("cwd")
+        if isinstance(cwd, str) and not posixpath.isabs(cwd):
+            adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
+            value["cwd"] = cwd
+    if not _is_header_line(value):
+        raise MalformedRecordError("corrupt session log: first line is not a session header", path=path, line=1,
+                                   hint="the header needs type \"session\", version, id, createdAt and "
+                                        "delegationDepth; --lenient fills a missing version/delegationDepth")
+    if "sandboxMode" in value or "approvalPolicy" in value:
+        raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
+    meta_problem = _meta_error(value)
+    if meta_problem and lenient and meta_problem.startswith("session header cwd must be an absolute"):
+        meta_problem = None
+    header = SessionHeader(
+        id=value["id"], version=int(value["version"]), created_at=int(value["createdAt"]),
+        cwd=value.get("cwd"), parent_session=value.get("parentSession"),
+        seed_length=value.get("seedLength"), origin=value.get("origin"),
+        delegation_depth=int(value["delegationDepth"]), agent_preset=value.get("agentPreset"), raw=value,
+    )
+    return header, adaptations, meta_problem
+
+
+def read_log(path: str | os.PathLike[str], *, lenient: bool = False) -> SessionLog:
+    """Open one session log (``.jsonl`` or ``.jsonl.zstd``) and read its header.
+
+    Args:
+        path: the log file.
+        lenient: accept headers DSH refuses only for their metadata, the way DSH's golden oracle
+            adapted tokenised test fixtures: a missing ``version`` or ``delegationDepth`` becomes 0
+            and a non-absolute ``cwd`` is accepted. Event content is never relaxed.
+
+    Returns:
+        A :class:`SessionLog`; iterate :meth:`SessionLog.events` once to read the events.
+
+    Example:
+        >>> log = read_log("sample_logs/chat/session.jsonl")  # doctest: +SKIP
+        >>> [e.type for e in log.events()][:2]  # doctest: +SKIP
+        ['agent/inbox/spliced', 'turn/start']
+    """
+    name = os.fspath(path)
+    try:
+        stream = open(name, "rb")  # noqa: SIM115 - closed by SessionLog
+    except IsADirectoryError:
+        raise UnreadableError("is a folder, not a log file", path=name) from None
+    except OSError as exc:
+        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
+    torn: list[TornTail] = []
+    try:
+        lines = iter_lines(stream, name, torn)
+        first = next(lines, None)
+        header, adaptations, meta_problem = _parse_header(name, first, lenient=lenient)
+    except BaseException:
+        stream.close()
+        raise
+    log = SessionLog(path=name, header=header, lenient=lenient, adaptations=adaptations,
+                     _lines=lines, _stream=stream, _torn=torn)
+    if meta_problem:
+        log._offer(_META, -1, log._err(
+            CorruptLogError, f'stored session "{header.id}" failed validation: {meta_problem}', line=1, seq=None,
+            hint="tokenised test fixtures need --lenient"))
+    return log
+
+
+def fail_at(log: SessionLog, error: DshAuditError, seq: int) -> NoReturn:
+    log.fail(error, seq=seq)

@@ -1,0 +1,212 @@
+"""Storage records: JSON parsing as JavaScript does it, packed chunk rows, and DSH's shape checks.
+
+Every check here returns a message string (the diagnostic DSH would give) or None; the reader
+decides what a failure means for the whole log.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from ._types import CHUNK_ROW_TYPES
+
+__all__ = [
+    "RowError",
+    "adapter_defaults_error",
+    "envelope_error",
+    "expand_row",
+    "message_shape_error",
+    "parse_json",
+]
+
+MAX_SAFE = 2**53 - 1
+
+
+class RowError(Exception):
+    """A packed chunk row that fails DSH's strict row validation."""
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parse one line the way ``JSON.parse`` would (lone surrogates and huge ints allowed).
+
+    Raises ValueError on invalid JSON, UnicodeDecodeError on bytes that are not UTF-8.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        text = raw.decode("utf-8")  # UnicodeDecodeError propagates: the caller reports it
+        return json.loads(text)
+
+
+def is_safe_int(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value.is_integer() and abs(value) <= MAX_SAFE
+    return isinstance(value, int) and abs(value) <= MAX_SAFE
+
+
+def _exact_keys(record: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    return len(record) == len(keys) and all(k in record for k in keys)
+
+
+def _row_members(tag: str, data: dict[str, Any], key: str) -> list[str]:
+    if not all(isinstance(data.get(k), (int, float)) and not isinstance(data.get(k), bool)
+               for k in ("turn", "step", "index")):
+        raise RowError(f"malformed {tag} storage row: turn/step/index must be numbers")
+    payload = data.get(key)
+    if not isinstance(payload, list) or not payload or not all(isinstance(p, str) for p in payload):
+        raise RowError(f"malformed {tag} storage row: {key} must be a non-empty string array")
+    dt = data.get("dt")
+    if not isinstance(dt, list) or not all(is_safe_int(g) for g in dt):
+        raise RowError(f"malformed {tag} storage row: dt must be an array of safe integers")
+    if len(dt) != len(payload) - 1:
+        raise RowError(f"malformed {tag} storage row: dt length {len(dt)} does not match {len(payload)} members")
+    return payload
+
+
+def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Validate a ``*-chunks`` row strictly and expand it to its ``assistant/chunk`` events."""
+    tag = row["type"]
+    if not _exact_keys(row, ("type", "seq0", "time0", "data")):
+        raise RowError(f"malformed {tag} storage row: envelope must be exactly {{type, seq0, time0, data}}")
+    seq0, time0, data = row["seq0"], row["time0"], row["data"]
+    if not is_safe_int(seq0) or seq0 < 0:
+        raise RowError(f"malformed {tag} storage row: seq0 must be a non-negative safe integer")
+    if not is_safe_int(time0):
+        raise RowError(f"malformed {tag} storage row: time0 must be a safe integer")
+    if not isinstance(data, dict):
+        raise RowError(f"malformed {tag} storage row: data must be an object")
+    if tag == "tool-call-chunks":
+        with_name = _exact_keys(data, ("turn", "step", "index", "id", "name", "dt", "args"))
+        if not with_name and not _exact_keys(data, ("turn", "step", "index", "id", "dt", "args")):
+            raise RowError(f"malformed {tag} storage row: data must be exactly {{turn, step, index, id, name?, dt, args}}")
+        if not isinstance(data["id"], str) or (with_name and not isinstance(data["name"], str)):
+            raise RowError(f"malformed {tag} storage row: id (and name when present) must be strings")
+        members = _row_members(tag, data, "args")
+    else:
+        if not _exact_keys(data, ("turn", "step", "index", "dt", "texts")):
+            raise RowError(f"malformed {tag} storage row: data must be exactly {{turn, step, index, dt, texts}}")
+        members = _row_members(tag, data, "texts")
+    if not is_safe_int(seq0 + len(members) - 1):
+        raise RowError(f"malformed {tag} storage row: member seqs must stay safe integers")
+    times = [time0]
+    for gap in data["dt"]:
+        times.append(times[-1] + gap)
+        if not is_safe_int(times[-1]):
+            raise RowError(f"malformed {tag} storage row: member times must stay safe integers")
+    turn, step, index = data["turn"], data["step"], data["index"]
+    events = []
+    for k, member in enumerate(members):
+        if tag == "tool-call-chunks":
+            chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": data["id"]}
+            if "name" in data:
+                chunk["name"] = data["name"]
+            chunk["argumentsDelta"] = member
+        else:
+            chunk = {"type": "text-delta" if tag == "text-chunks" else "reasoning-delta",
+                     "index": index, "text": member}
+        events.append({"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
+                       "data": {"turn": turn, "step": step, "chunk": chunk}})
+    return events
+
+
+def decode_record(value: Any) -> list[Any]:
+    """One parsed line to the events it stores (a row expands; anything else passes through)."""
+    if isinstance(value, dict) and value.get("type") in CHUNK_ROW_TYPES:
+        return expand_row(value)
+    return [value]
+
+
+_ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
+
+
+def _has_provider_model(value: Any) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("provider"), str) and bool(value["provider"])
+            and isinstance(value.get("model"), str) and bool(value["model"]))
+
+
+def adapter_defaults_error(header: Any) -> str | None:
+    """DSH's request/header check: provider/model, reasoningEffort, adapterDefaults markers."""
+    config = header.get("config") if isinstance(header, dict) else None
+    if not _has_provider_model(config):
+        return "lacks provider/model"
+    effort = config.get("reasoningEffort")
+    if effort is not None and (not isinstance(effort, str) or not effort):
+        return "has an invalid reasoningEffort"
+    defaults = header.get("adapterDefaults")
+    if defaults is None:
+        return None
+    if (not isinstance(defaults, dict)
+            or any(k not in ("reasoningEffort", "maxTokens") for k in defaults)
+            or any(v is not True for v in defaults.values())
+            or (defaults.get("reasoningEffort") is True and "reasoningEffort" not in config)
+            or (defaults.get("maxTokens") is True and "maxTokens" not in config)):
+        return "has invalid adapterDefaults"
+    return None
+
+
+def message_shape_error(event: dict[str, Any]) -> str | None:
+    """DSH's identified-message check for the three surface types (no subject prefix)."""
+    etype = event.get("type")
+    if etype not in ("user/message", "assistant/message", "tool/result"):
+        return None
+    data = event.get("data")
+    message = data if etype == "user/message" else (data.get("message") if isinstance(data, dict) else None)
+    if not isinstance(message, dict) or not isinstance(message.get("id"), str) or not message["id"]:
+        return "lacks an identified message"
+    role = "assistant" if etype == "assistant/message" else "user"
+    if message.get("role") != role:
+        return f'message must have role "{role}"'
+    source = message.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("kind"), str) or not source["kind"]:
+        return "message has invalid source"
+    if not isinstance(message.get("content"), list):
+        return "message has invalid content"
+    if etype == "assistant/message":
+        if source["kind"] != "model" or not _has_provider_model(source):
+            return "message must have model source"
+        return None
+    if etype != "tool/result":
+        return None
+    if source["kind"] != "tool" or not isinstance(source.get("callId"), str) or not source["callId"]:
+        return "message must have tool source"
+    content = message["content"]
+    block = content[0] if content else None
+    if (len(content) != 1 or not isinstance(block, dict) or block.get("type") != "tool-result"
+            or not isinstance(block.get("content"), list)):
+        return "message must contain one tool-result block"
+    if block.get("toolCallId") != source["callId"]:
+        return "message has mismatched tool call ids"
+    return None
+
+
+def envelope_error(event: Any) -> tuple[str, str] | None:
+    """DSH's seed envelope check: ``(subject, problem)`` as in ``seed <subject> at index N <problem>``."""
+    if not isinstance(event, dict):
+        return ("event", "has an invalid event envelope")
+    if event.get("type") == "request/header-delta":
+        return ("event", "uses unsupported legacy request/header-delta format")
+    if any(k not in _ENVELOPE_KEYS for k in event):
+        return ("event", "has an invalid event envelope")
+    seq, time = event.get("seq"), event.get("time")
+    if (not isinstance(event.get("type"), str) or not is_safe_int(seq) or seq < 0
+            or not is_safe_int(time) or "data" not in event
+            or ("ignorable" in event and event["ignorable"] is not True)):
+        return ("event", "has an invalid event envelope")
+    etype = event["type"]
+    if etype == "request/header":
+        data = event["data"]
+        header = data.get("header") if isinstance(data, dict) else None
+        problem = adapter_defaults_error(header if isinstance(header, dict) else {})
+        if problem:
+            return ("request/header", problem)
+        if isinstance(data, dict) and data.get("reason") == "fallback":
+            return ("event", 'uses unsupported legacy request/header reason "fallback"')
+    problem = message_shape_error(event)
+    if problem:
+        return (etype, problem)
+    return None

@@ -1,0 +1,19 @@
+"""Replaying a log: message projection, surface and header folds, request enumeration."""
+
+from ._derive import derive_event_message
+from ._header import call_config_equals, canonical_header, header_equals
+from ._requests import ReplayResult, Request, iter_requests, replay
+from ._surface import Replacement, SurfaceFold
+
+__all__ = [
+    "Replacement",
+    "ReplayResult",
+    "Request",
+    "SurfaceFold",
+    "call_config_equals",
+    "canonical_header",
+    "derive_event_message",
+    "header_equals",
+    "iter_requests",
+    "replay",
+]

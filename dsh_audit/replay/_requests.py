@@ -1,0 +1,329 @@
+"""Request enumeration (spec §7.3): every dispatched attempt and every auxiliary call of a log.
+
+One pass over the events keeps three folds (surface, header, latest ``request/context``). An
+attempt starts at the first ``assistant/chunk`` of its ``(turn, step)`` after ``step/start`` or
+after the previous attempt's ``finish``; its messages and header are what the log held just
+before that chunk. Retries inside a step are further attempts of the same step. A
+``compaction/summary`` with ``llmStreamCall: true`` is one compaction call; a
+``session/title-llm-request`` is one title call. Steps below a child's ``seedLength`` were copied
+from the parent and are not this log's requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ReplayError
+from ..jsjson import stringify
+from ..log import Event, SessionLog
+from ._derive import derive_event_message
+from ._header import canonical_header
+from ._surface import Replacement, SurfaceFold
+
+__all__ = ["Request", "ReplayResult", "iter_requests", "replay"]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One LLM request the log implies.
+
+    ``kind`` is ``loop`` (an agent-loop attempt), ``compaction`` (a summary call) or ``title``.
+    ``messages`` are the exact message objects (shared with the log, never mutate them).
+    For auxiliary calls ``header`` is the header in force (compaction) or a synthetic
+    ``{config:{provider, model, maxTokens}, system}`` built from the logged call (title).
+    """
+
+    index: int
+    kind: str
+    session_id: str
+    turn: int | None
+    step: int | None
+    attempt: int
+    step_start_seq: int | None
+    first_chunk_seq: int
+    header: dict[str, Any] | None
+    header_seq: int | None
+    header_reason: str | None
+    messages: tuple[dict[str, Any], ...]
+    message_seqs: tuple[int, ...]
+    messages_sha256: str
+    context: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    message_usage: dict[str, Any] | None = None
+    finish: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def message_count(self) -> int:
+        return len(self.messages)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON row of ``dsh-audit requests --json`` (no message bodies)."""
+        return {
+            "index": self.index,
+            "session_id": self.session_id,
+            "kind": self.kind,
+            "turn": self.turn,
+            "step": self.step,
+            "attempt": self.attempt,
+            "step_start_seq": self.step_start_seq,
+            "first_chunk_seq": self.first_chunk_seq,
+            "header_seq": self.header_seq,
+            "header_reason": self.header_reason,
+            "message_count": self.message_count,
+            "messages_sha256": self.messages_sha256,
+            "header": self.header,
+            "context": self.context,
+            "usage": self.usage,
+            "message_usage": self.message_usage,
+            "finish": self.finish,
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything, messages included (``dsh-audit show``)."""
+        return {**self.summary(), "message_seqs": list(self.message_seqs), "messages": list(self.messages)}
+
+
+@dataclass
+class ReplayResult:
+    """What a whole replay found besides the requests."""
+
+    replacements: list[Replacement] = field(default_factory=list)
+    skipped_steps: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    event_count: int = 0
+    open_turn: bool = False
+
+
+@dataclass
+class _Attempt:
+    turn: int
+    step: int
+    number: int
+    step_start_seq: int
+    first_chunk_seq: int
+    header: dict[str, Any] | None
+    header_seq: int | None
+    header_reason: str | None
+    messages: tuple[dict[str, Any], ...]
+    message_seqs: tuple[int, ...]
+    sha: str
+    context: dict[str, Any] | None
+    usage: dict[str, Any] | None = None
+    finish: dict[str, Any] | None = None
+    message_usage: dict[str, Any] | None = None
+
+
+class _Replayer:
+    def __init__(self, log: SessionLog, result: ReplayResult) -> None:
+        self.log = log
+        self.result = result
+        self.sid = log.header.id
+        self.seed_length = log.header.seed_length or 0
+        self.fold = SurfaceFold()
+        self.header: dict[str, Any] | None = None
+        self.header_seq: int | None = None
+        self.header_reason: str | None = None
+        self.context: dict[str, Any] | None = None
+        self.index = 0
+        self.step: tuple[int, int, int] | None = None  # turn, step, step/start seq
+        self.step_has_chunk = False
+        self.open_attempt: _Attempt | None = None
+        self.done_attempts: list[_Attempt] = []
+        self.attempt_count = 0
+        self.turn_open = False
+        self.compaction_header: tuple[dict[str, Any] | None, int | None, str | None] | None = None
+        self.compaction_turn: Any = None
+
+    def snapshot(self) -> tuple[tuple[dict[str, Any], ...], tuple[int, ...], str]:
+        text = self.fold.messages_json()
+        return self.fold.messages(), self.fold.message_seqs(), hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def make(self, attempt: _Attempt) -> Request | None:
+        if attempt.step_start_seq < self.seed_length:
+            return None
+        request = Request(
+            index=self.index, kind="loop", session_id=self.sid, turn=attempt.turn, step=attempt.step,
+            attempt=attempt.number, step_start_seq=attempt.step_start_seq,
+            first_chunk_seq=attempt.first_chunk_seq, header=attempt.header, header_seq=attempt.header_seq,
+            header_reason=attempt.header_reason, messages=attempt.messages, message_seqs=attempt.message_seqs,
+            messages_sha256=attempt.sha, context=attempt.context, usage=attempt.usage,
+            message_usage=attempt.message_usage, finish=attempt.finish,
+        )
+        self.index += 1
+        return request
+
+    def flush(self) -> Iterator[Request]:
+        if self.open_attempt is not None:
+            self.done_attempts.append(self.open_attempt)
+            self.open_attempt = None
+        for attempt in self.done_attempts:
+            request = self.make(attempt)
+            if request is not None:
+                yield request
+        self.done_attempts = []
+
+    def end_step(self) -> Iterator[Request]:
+        if self.step is not None and not self.step_has_chunk and self.step[2] >= self.seed_length:
+            self.result.skipped_steps.append({"turn": self.step[0], "step": self.step[1],
+                                              "step_start_seq": self.step[2],
+                                              "note": "request without recorded response"})
+        yield from self.flush()
+        self.step = None
+        self.step_has_chunk = False
+        self.attempt_count = 0
+
+    def on_chunk(self, event: Event) -> Iterator[Request]:
+        data = event.data if isinstance(event.data, dict) else {}
+        turn, step = data.get("turn"), data.get("step")
+        chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
+        if self.step is None or (turn, step) != (self.step[0], self.step[1]):
+            self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
+                                     "outside its step/start; not a loop request")
+            return
+        self.step_has_chunk = True
+        if self.open_attempt is None:
+            self.attempt_count += 1
+            messages, seqs, sha = self.snapshot()
+            self.open_attempt = _Attempt(
+                turn=turn, step=step, number=self.attempt_count, step_start_seq=self.step[2],
+                first_chunk_seq=event.seq, header=self.header, header_seq=self.header_seq,
+                header_reason=self.header_reason, messages=messages, message_seqs=seqs, sha=sha,
+                context=self.context)
+        ctype = chunk.get("type")
+        if ctype == "usage":
+            self.open_attempt.usage = chunk.get("usage")
+        elif ctype == "finish":
+            self.open_attempt.finish = chunk.get("reason")
+            self.done_attempts.append(self.open_attempt)
+            self.open_attempt = None
+        yield from ()
+
+    def on_assistant_message(self, event: Event) -> None:
+        data = event.data
+        key = (data.get("turn"), data.get("step"))
+        for attempt in reversed(self.done_attempts):
+            if (attempt.turn, attempt.step) == key:
+                attempt.message_usage = data.get("usage")
+                return
+
+    def aux_compaction(self, event: Event) -> Request | None:
+        data = event.data
+        if not isinstance(data, dict) or data.get("llmStreamCall") is not True:
+            return None
+        if event.seq < self.seed_length:
+            return None
+        region = []
+        seqs = []
+        for seq in data.get("shadowedSeqs") or []:
+            node = self.fold.node_events.get(seq)
+            message = derive_event_message(node) if node is not None else None
+            if message is not None:
+                region.append(message)
+                seqs.append(seq)
+        header, header_seq, reason = self.compaction_header or (self.header, self.header_seq, self.header_reason)
+        text = stringify(region)
+        request = Request(
+            index=self.index, kind="compaction", session_id=self.sid, turn=self.compaction_turn, step=None,
+            attempt=1, step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=header_seq,
+            header_reason=reason, messages=tuple(region), message_seqs=tuple(seqs),
+            messages_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), context=self.context,
+            usage=data.get("usage"), extra={
+                "compactionId": data.get("compactionId"), "provider": data.get("provider"),
+                "model": data.get("model"), "maxTokens": data.get("maxTokens"),
+                "instruction": "not logged: DSH appends its fixed COMPACTION_INSTRUCTION user message",
+            })
+        self.index += 1
+        return request
+
+    def aux_title(self, event: Event) -> Request | None:
+        data = event.data
+        if not isinstance(data, dict) or event.seq < self.seed_length:
+            return None
+        route = data.get("route") if isinstance(data.get("route"), dict) else {}
+        messages = tuple(data.get("messages") or [])
+        config: dict[str, Any] = {"provider": route.get("provider"), "model": route.get("model")}
+        if data.get("maxTokens") is not None:
+            config["maxTokens"] = data["maxTokens"]
+        header = canonical_header({"config": config, "system": data.get("system")})
+        request = Request(
+            index=self.index, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
+            step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
+            header_reason=None, messages=messages, message_seqs=(),
+            messages_sha256=hashlib.sha256(stringify(list(messages)).encode("utf-8")).hexdigest(),
+            context=None, extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
+        self.index += 1
+        return request
+
+    def on_event(self, event: Event) -> Iterator[Request]:
+        etype = event.type
+        if etype == "assistant/chunk":
+            yield from self.on_chunk(event)
+            return
+        try:
+            replacement = self.fold.apply(event)
+        except ReplayError as exc:
+            self.log.fail(type(exc)(f"invalid seed event at index {event.seq}: {exc.message}",
+                                    path=self.log.path, line=event.line, seq=event.seq,
+                                    hint="the surface operation does not fit the surface at this point"),
+                          seq=event.seq)
+        if replacement is not None:
+            self.result.replacements.append(replacement)
+        if etype == "step/start":
+            yield from self.end_step()
+            data = event.data
+            self.step = (data.get("turn"), data.get("step"), event.seq)
+        elif etype == "step/end":
+            yield from self.end_step()
+        elif etype == "turn/start":
+            self.turn_open = True
+        elif etype == "turn/end":
+            yield from self.end_step()
+            self.turn_open = False
+        elif etype == "assistant/message":
+            self.on_assistant_message(event)
+        elif etype == "request/header":
+            self.header = canonical_header(event.data.get("header") or {})
+            self.header_seq = event.seq
+            self.header_reason = event.data.get("reason")
+        elif etype == "request/context":
+            self.context = event.data
+        elif etype == "compaction/start":
+            self.compaction_header = (self.header, self.header_seq, self.header_reason)
+            self.compaction_turn = event.data.get("turn") if isinstance(event.data, dict) else None
+        elif etype == "compaction/summary":
+            request = self.aux_compaction(event)
+            if request is not None:
+                yield request
+        elif etype == "compaction/end":
+            self.compaction_header = None
+        elif etype == "session/title-llm-request":
+            request = self.aux_title(event)
+            if request is not None:
+                yield request
+
+
+def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterator[Request]:
+    """Yield every request of ``log`` in log order (auxiliary calls where they were made).
+
+    Loop attempts are yielded when their step ends, so a compaction or title call made during a
+    step can come before that step's attempts in the stream; ``index`` follows yield order.
+    Raises the error DSH would give if the log is refused (see :class:`dsh_audit.log.SessionLog`).
+    """
+    result = result if result is not None else ReplayResult()
+    replayer = _Replayer(log, result)
+    for event in log.events():
+        yield from replayer.on_event(event)
+    yield from replayer.end_step()
+    result.event_count = log.event_count
+    result.open_turn = replayer.turn_open
+
+
+def replay(log: SessionLog) -> tuple[list[Request], ReplayResult]:
+    """Replay a whole log into a list of requests and the replay's side findings."""
+    result = ReplayResult()
+    return list(iter_requests(log, result)), result

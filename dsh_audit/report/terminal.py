@@ -1,0 +1,53 @@
+"""Terminal rendering with rich: tables, warnings, progress. The only module that imports rich."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+__all__ = ["print_table", "progress", "stderr_console", "stdout_console"]
+
+T = TypeVar("T")
+
+
+def stdout_console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+                caption: str | None = None) -> None:
+    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*("" if cell is None else str(cell) for cell in row))
+    stdout_console().print(table)
+
+
+@contextmanager
+def progress(items: Sequence[T], *, label: str) -> Iterator[Iterable[T]]:
+    """Iterate ``items`` with a progress bar on an interactive stderr; silently otherwise."""
+    if len(items) < 2 or not sys.stderr.isatty():
+        yield items
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=stderr_console(), transient=True)
+
+    def run() -> Iterator[T]:
+        task = bar.add_task(label, total=len(items))
+        for item in items:
+            yield item
+            bar.advance(task)
+
+    with bar:
+        yield run()
