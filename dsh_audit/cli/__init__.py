@@ -1,16 +1,23 @@
-"""The ``dsh-audit`` command line: parse options, call one library function, render."""
+"""The ``dsh-audit`` command line: parse options, call one library function, render.
+
+Each command lives in its own ``cli/_<name>.py`` module exporting ``COMMANDS``; the group below
+registers every module listed in ``_COMMAND_MODULES``.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from .. import __version__
 from ._common import run_guarded
-from ._requests import requests_command, show_command
 
 __all__ = ["cli", "main"]
+
+_COMMAND_MODULES = ("_requests", "_render", "_diff", "_attribution", "_cache", "_check", "_report",
+                    "_validate", "_fleet")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DSH_AUDIT"})
@@ -27,8 +34,19 @@ def cli() -> None:
     """
 
 
-cli.add_command(requests_command)
-cli.add_command(show_command)
+def _register() -> None:
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue
+            raise
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
 
 
 def main() -> None:

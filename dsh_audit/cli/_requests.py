@@ -102,3 +102,4 @@ def show_command(path: str, index: int, lenient: bool, compact: bool) -> int:
     request = outcome.requests[index].to_json()
     click.echo(dumps_line(request) if compact else dumps_pretty(request))
     return EXIT_OK
+COMMANDS = [requests_command, show_command]
