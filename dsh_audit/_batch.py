@@ -33,11 +33,11 @@ class SessionOutcome:
         return self.log.header.id if self.log is not None else None
 
 
-def replay_path(path: str | os.PathLike[str], *, lenient: bool = False) -> SessionOutcome:
+def replay_path(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4) -> SessionOutcome:
     """Read and replay one log file; never raises a :class:`DshAuditError`, records it."""
     outcome = SessionOutcome(path=os.fspath(path))
     try:
-        outcome.log = read_log(path, lenient=lenient)
+        outcome.log = read_log(path, lenient=lenient, max_version=max_version)
         outcome.requests, outcome.result = replay(outcome.log)
     except DshAuditError as exc:
         outcome.error = exc.located(path=outcome.path)
@@ -52,5 +52,5 @@ def iter_outcomes(paths: Iterable[str | os.PathLike[str]] | Iterable[Path], *,
         yield replay_path(path, lenient=lenient)
 
 
-def discover_logs(paths: Iterable[str] | None) -> list[Path]:
-    return discover(list(paths) if paths else None)
+def discover_logs(paths: Iterable[str] | None, *, notes: list[str] | None = None) -> list[Path]:
+    return discover(list(paths) if paths else None, notes=notes)

@@ -11,6 +11,8 @@ Hierarchy::
     │   └── CorruptLogError       DSH's corruption verdicts: seq gap or bad line before a turn/end
     ├── ReplayError               the log reads but its surface or header fold is inconsistent
     ├── CaptureError              a capture file we cannot read or align
+    ├── RenderError               a request the adapter would refuse, or that needs facts the
+    │                             log lacks (image bytes, the compaction instruction)
     └── UsageError                bad options or arguments
 
 Every error carries ``path``, ``line`` (1-based physical line of the decoded log, 1 = header)
@@ -19,12 +21,15 @@ and ``seq`` when known, plus a ``hint`` that says how to fix or work around it.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "CaptureError",
     "CorruptLogError",
     "DshAuditError",
     "InputError",
     "MalformedRecordError",
+    "RenderError",
     "ReplayError",
     "UnreadableError",
     "UnsupportedFormatError",
@@ -114,6 +119,20 @@ class ReplayError(DshAuditError):
 
 class CaptureError(DshAuditError):
     code = "capture"
+
+
+class RenderError(DshAuditError):
+    """A request cannot be rendered to wire bytes: the adapter refuses it, or a fact is missing.
+
+    ``dsh_code`` is the error code DSH's adapter would raise for the same request (for example
+    ``UNSUPPORTED_CONTENT``), or ``None`` when DSH would send it and only the log lacks a fact.
+    """
+
+    code = "render"
+
+    def __init__(self, message: str, *, dsh_code: str | None = None, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.dsh_code = dsh_code
 
 
 class UsageError(DshAuditError):

@@ -51,6 +51,10 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--lenient`` and ``--max-version``: how strictly a log is read (passed as ``read_options``)."""
+    func = click.option("--max-version", type=click.IntRange(0, 4), default=4, show_default=True,
+                        help="Newest log format version to read; 0 reproduces DSH 0.1.0-rc.8, "
+                             "which reads only v0.")(func)
     return click.option("--lenient", is_flag=True,
                         help="Accept headers DSH refuses only for metadata (missing version or "
                              "delegationDepth, non-absolute cwd), as for tokenised test fixtures.")(func)

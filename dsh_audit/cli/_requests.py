@@ -51,7 +51,7 @@ def _report(outcome: SessionOutcome, *, as_json: bool) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @json_option
 @lenient_option
-def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool) -> int:
+def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int) -> int:
     """List every LLM request each session log implies.
 
     PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders or a sessions
@@ -62,11 +62,14 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool) -> in
     Example:
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
     """
-    logs = discover_logs(paths)
+    notes: list[str] = []
+    logs = discover_logs(paths, notes=notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     status = EXIT_OK
     with progress(logs, label="replaying") as items:
         for path in items:
-            outcome = replay_path(path, lenient=lenient)
+            outcome = replay_path(path, lenient=lenient, max_version=max_version)
             _report(outcome, as_json=as_json)
             if outcome.error is not None:
                 status = EXIT_BAD_INPUT
@@ -78,7 +81,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool) -> in
 @click.argument("index", type=int)
 @lenient_option
 @click.option("--compact", is_flag=True, help="Exact JSON.stringify output instead of indented JSON.")
-def show_command(path: str, index: int, lenient: bool, compact: bool) -> int:
+def show_command(path: str, index: int, lenient: bool, max_version: int, compact: bool) -> int:
     """Print request INDEX of one session log in full as JSON (messages, header, usage).
 
     INDEX is the '#' column of `dsh-audit requests`.
@@ -91,7 +94,7 @@ def show_command(path: str, index: int, lenient: bool, compact: bool) -> int:
     if len(logs) != 1:
         raise UsageError(f"expected one session log, found {len(logs)}", path=path,
                          hint="point at a single session.jsonl[.zstd] file")
-    outcome = replay_path(logs[0], lenient=lenient)
+    outcome = replay_path(logs[0], lenient=lenient, max_version=max_version)
     for warning in outcome.warnings:
         echo_warning(warning)
     if outcome.error is not None:

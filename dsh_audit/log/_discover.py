@@ -9,10 +9,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import UnreadableError
+from ._versions import canonical_generation
 
 __all__ = ["default_sessions_root", "discover", "looks_like_log"]
 
-_SESSION_NAME = re.compile(r"^session(\.\d+)?\.jsonl(\.zstd)?$")
+_SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
 
@@ -34,25 +35,42 @@ def looks_like_log(path: Path) -> bool:
     return head.lstrip().startswith(b'{"type":"session"') or b'"type":"session"' in head[:40]
 
 
-def _walk(folder: Path) -> list[Path]:
+def _pick_generation(folder: Path, names: list[str], notes: list[str] | None) -> list[str]:
+    """Keep the highest canonical generation of a session folder, as DSH reads it (§3.2)."""
+    generations = {name: canonical_generation(name) for name in names}
+    canonical = [n for n, g in generations.items() if g is not None]
+    if len(canonical) <= 1:
+        return names
+    best = max(canonical, key=lambda n: (generations[n], n.endswith(".zstd")))
+    if notes is not None:
+        others = ", ".join(sorted(n for n in canonical if n != best))
+        notes.append(f"{folder}: read {best} (generation v{generations[best]}), the one DSH would read; "
+                     f"also present: {others}")
+    return [n for n in names if generations[n] is None or n == best]
+
+
+def _walk(folder: Path, notes: list[str] | None = None) -> list[Path]:
     named: list[Path] = []
     other: list[Path] = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
+        session_files = _pick_generation(Path(root), sorted(f for f in files if _SESSION_NAME.match(f)), notes)
+        named.extend(Path(root) / name for name in session_files)
         for name in sorted(files):
-            if _SESSION_NAME.match(name):
-                named.append(Path(root) / name)
-            elif name.endswith(_LOG_SUFFIXES):
+            if not _SESSION_NAME.match(name) and name.endswith(_LOG_SUFFIXES) and not name.endswith(".tmp"):
                 other.append(Path(root) / name)
     return named + [p for p in other if looks_like_log(p)]
 
 
-def discover(paths: Iterable[str | os.PathLike[str]] | None = None) -> list[Path]:
+def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
+             notes: list[str] | None = None) -> list[Path]:
     """Expand paths to the session log files they hold, in a stable order.
 
     A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
     (and ``session.N.jsonl`` child logs of test snapshots), then for other ``*.jsonl[.zstd]`` files
-    whose first line is a session header. With no paths, the default sessions root is used.
+    whose first line is a session header. With no paths, the default sessions root is used. A
+    session folder holding several generations (``session.jsonl.zstd`` and
+    ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so.
 
     Raises:
         UnreadableError: a path does not exist, or a folder holds no session log.
@@ -71,7 +89,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None) -> list[Path
         if path.is_file():
             logs = [path]
         elif path.is_dir():
-            logs = _walk(path)
+            logs = _walk(path, notes)
             if not logs:
                 raise UnreadableError("folder holds no DSH session log", path=str(path),
                                       hint="expected session.jsonl or session.jsonl.zstd files below it")

@@ -30,10 +30,10 @@ from ._decode import Line, TornTail, iter_lines
 from ._records import RowError, decode_record, envelope_error, is_safe_int, message_shape_error, parse_json
 from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
 from ._upgrade import Malformed, upgrade_event
+from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation, known_types, to_v0_shapes
 
 __all__ = ["SessionLog", "read_log", "SUPPORTED_VERSIONS"]
 
-SUPPORTED_VERSIONS = (0,)
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
 _SCAN, _HEADER_DELTA, _MODE_SET, _FALLBACK, _UPGRADE, _UNKNOWN, _META, _SEED = range(8)
@@ -49,12 +49,21 @@ class _Candidate:
         return (self.stage, self.position)
 
 
-def _version_refusal(sid: str, version: Any) -> str:
-    if isinstance(version, (int, float)) and version > 0:
-        return (f'session "{sid}" uses log format v{version}, but this harness reads only v0: '
+def _version_refusal(sid: str, version: Any, *, reads: int = LATEST_VERSION) -> str:
+    """DSH's direction-aware refusal text; ``reads`` is the newest version the reader knows."""
+    readable = "v0" if reads == 0 else f"v0-v{reads}"
+    if isinstance(version, (int, float)) and version > reads:
+        return (f'session "{sid}" uses log format v{version}, but this harness reads only {readable}: '
                 "the log was written by a newer harness — upgrade the harness to open it")
     return (f'session "{sid}" uses log format v{version}, older than the supported v0, '
             "and this build ships no upgrade path for it")
+
+
+def _is_versioned_header(value: dict[str, Any], version: int) -> bool:
+    """v1 keeps v0's header; v2+ replace ``seedLength`` with a required boolean ``isSeeded``."""
+    if version <= 1:
+        return True
+    return isinstance(value.get("isSeeded"), bool) and "seedLength" not in value
 
 
 def _is_header_line(value: Any) -> bool:
@@ -71,8 +80,6 @@ def _is_header_line(value: Any) -> bool:
 
 def _meta_error(raw: dict[str, Any]) -> str | None:
     """DSH's session-header validation (``Session.fromRestore``)."""
-    if raw.get("version") != 0:
-        return f"session header version must be 0, got {raw.get('version')}"
     cwd = raw.get("cwd")
     if cwd is not None:
         if not isinstance(cwd, str):
@@ -108,6 +115,8 @@ class SessionLog:
     upgrades: Counter[str] = field(default_factory=Counter)
     adaptations: list[str] = field(default_factory=list)
     event_count: int = 0
+    seed_length: int | None = None
+    _known: frozenset[str] = field(default=KNOWN_EVENT_TYPES, repr=False)
     _lines: Iterator[Line] | None = field(default=None, repr=False)
     _stream: IO[bytes] | None = field(default=None, repr=False)
     _torn: list[TornTail] = field(default_factory=list, repr=False)
@@ -219,6 +228,11 @@ class SessionLog:
         self._torn.clear()
 
     def _check(self, raw: Any, line: int, sid: str, message_ids: dict[int, str]) -> Event | None:
+        if self.format_version >= 1:
+            notes: list[str] = []
+            raw = to_v0_shapes(raw, self.format_version, notes)
+            for note in notes:
+                self.upgrades[note] += 1
         seq = raw["seq"]
         etype = raw.get("type")
         data = raw.get("data")
@@ -249,7 +263,7 @@ class SessionLog:
                                                  line=line, seq=seq))
             return None
         etype = event.get("type")
-        if isinstance(etype, str) and etype not in KNOWN_EVENT_TYPES and event.get("ignorable") is not True:
+        if isinstance(etype, str) and etype not in self._known and event.get("ignorable") is not True:
             self._offer(_UNKNOWN, seq, self._err(
                 UnsupportedFormatError,
                 f'session "{sid}" contains event type "{etype}" (seq {seq}) unknown to this harness and not marked ignorable',
@@ -261,6 +275,9 @@ class SessionLog:
             self._offer(_SEED, seq, self._err(CorruptLogError, f"seed {subject} at index {seq} {problem}",
                                               line=line, seq=seq))
             return None
+        if (etype == "session/end-seed" and self.format_version >= 2 and self.seed_length is None
+                and isinstance(event.get("data"), dict) and event["data"].get("inherited") is True):
+            self.seed_length = seq
         if etype in ("user/message",):
             message_ids[seq] = event["data"]["id"]
         elif etype in ("assistant/message", "tool/result"):
@@ -279,7 +296,8 @@ def _unknown_type_hint(etype: str) -> str:
     return 'a writer can mark plugin events "ignorable": true so readers may skip them'
 
 
-def _parse_header(path: str, line: Line | None, *, lenient: bool) -> tuple[SessionHeader, list[str], str | None]:
+def _parse_header(path: str, line: Line | None, *, lenient: bool,
+                  max_version: int) -> tuple[SessionHeader, list[str], str | None]:
     """Return the header, lenient adaptations, and a deferred ``Session`` header error."""
     if line is None:
         raise UnreadableError("empty or header-less session log", path=path, line=1,
@@ -292,12 +310,20 @@ def _parse_header(path: str, line: Line | None, *, lenient: bool) -> tuple[Sessi
     except ValueError:
         raise MalformedRecordError("corrupt session log: header line is not valid JSON", path=path, line=1,
                                    hint="this is not a DSH session log, or its first line is damaged") from None
-    if isinstance(value, dict) and isinstance(value.get("version"), (int, float)) \
-            and not isinstance(value.get("version"), bool) and value["version"] not in SUPPORTED_VERSIONS:
-        raise UnsupportedFormatError(_version_refusal(str(value.get("id")), value["version"]), path=path, line=1,
-                                     hint="this dsh-audit reads format v0 (DSH 0.1.x)")
+    version = value.get("version") if isinstance(value, dict) else None
+    numeric = isinstance(version, (int, float)) and not isinstance(version, bool)
+    if numeric and version not in SUPPORTED_VERSIONS[: max_version + 1]:
+        raise UnsupportedFormatError(_version_refusal(str(value.get("id")), version, reads=max_version),
+                                     path=path, line=1,
+                                     hint=f"dsh-audit reads released formats v0-v{LATEST_VERSION}; a newer "
+                                          "number comes from a fork or a newer DSH")
+    generation = canonical_generation(os.path.basename(path))
+    if numeric and generation is not None and generation != version:
+        raise UnsupportedFormatError(
+            f"header says log format v{version} but the file name {os.path.basename(path)} is generation "
+            f"v{generation}", path=path, line=1, hint="DSH requires the two to agree; the file was renamed")
     adaptations: list[str] = []
-    if lenient and isinstance(value, dict) and value.get("type") == "session":
+    if lenient and isinstance(value, dict) and value.get("type") == "session" and version in (None, 0):
         value = dict(value)
         for key in ("version", "delegationDepth"):
             if key not in value:
@@ -306,11 +332,15 @@ def _parse_header(path: str, line: Line | None, *, lenient: bool) -> tuple[Sessi
         cwd = value.get("cwd")
         if isinstance(cwd, str) and not posixpath.isabs(cwd):
             adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
-            value["cwd"] = cwd
-    if not _is_header_line(value):
-        raise MalformedRecordError("corrupt session log: first line is not a session header", path=path, line=1,
+    if not _is_header_line(value) or not _is_versioned_header(value, int(value["version"])):
+        message = "corrupt session log: first line is not a session header"
+        if numeric and version >= 1:
+            message = (_version_refusal(str(value.get("id")), version, reads=0)
+                       + f"; its header is not a valid v{version} header either")
+        raise MalformedRecordError(message, path=path, line=1,
                                    hint="the header needs type \"session\", version, id, createdAt and "
-                                        "delegationDepth; --lenient fills a missing version/delegationDepth")
+                                        "delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
+                                        "version/delegationDepth")
     if "sandboxMode" in value or "approvalPolicy" in value:
         raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
     meta_problem = _meta_error(value)
@@ -320,19 +350,23 @@ def _parse_header(path: str, line: Line | None, *, lenient: bool) -> tuple[Sessi
         id=value["id"], version=int(value["version"]), created_at=int(value["createdAt"]),
         cwd=value.get("cwd"), parent_session=value.get("parentSession"),
         seed_length=value.get("seedLength"), origin=value.get("origin"),
-        delegation_depth=int(value["delegationDepth"]), agent_preset=value.get("agentPreset"), raw=value,
+        delegation_depth=int(value["delegationDepth"]), agent_preset=value.get("agentPreset"),
+        is_seeded=bool(value.get("isSeeded", value.get("seedLength") is not None)), raw=value,
     )
     return header, adaptations, meta_problem
 
 
-def read_log(path: str | os.PathLike[str], *, lenient: bool = False) -> SessionLog:
+def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
+             max_version: int = LATEST_VERSION) -> SessionLog:
     """Open one session log (``.jsonl`` or ``.jsonl.zstd``) and read its header.
 
     Args:
         path: the log file.
         lenient: accept headers DSH refuses only for their metadata, the way DSH's golden oracle
             adapted tokenised test fixtures: a missing ``version`` or ``delegationDepth`` becomes 0
-            and a non-absolute ``cwd`` is accepted. Event content is never relaxed.
+            and a non-absolute ``cwd`` is accepted (v0 headers only). Event content is never relaxed.
+        max_version: the newest format version to read (default: every released one, v4).
+            ``max_version=0`` reproduces DSH 0.1.0-rc.8, which reads only v0.
 
     Returns:
         A :class:`SessionLog`; iterate :meth:`SessionLog.events` once to read the events.
@@ -353,11 +387,13 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False) -> SessionL
     try:
         lines = iter_lines(stream, name, torn)
         first = next(lines, None)
-        header, adaptations, meta_problem = _parse_header(name, first, lenient=lenient)
+        header, adaptations, meta_problem = _parse_header(name, first, lenient=lenient, max_version=max_version)
     except BaseException:
         stream.close()
         raise
     log = SessionLog(path=name, header=header, lenient=lenient, adaptations=adaptations,
+                     format_version=header.version, seed_length=header.seed_length,
+                     _known=known_types(header.version, KNOWN_EVENT_TYPES),
                      _lines=lines, _stream=stream, _torn=torn)
     if meta_problem:
         log._offer(_META, -1, log._err(

@@ -7,7 +7,8 @@ from typing import Any
 
 __all__ = ["Event", "SessionHeader", "SURFACE_TYPES", "KNOWN_EVENT_TYPES", "CHUNK_ROW_TYPES"]
 
-SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+# v0-v2 surface types, plus v3 system/message and v4 developer/message (read from v3/v4 logs only).
+SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result", "system/message", "developer/message"})
 CHUNK_ROW_TYPES = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
 
 # DSH 0.1.0-rc.8 packages/core/session/src/known-event-types.ts (format v0).
@@ -38,6 +39,7 @@ class SessionHeader:
     origin: str | None = None
     delegation_depth: int = 0
     agent_preset: str | None = None
+    is_seeded: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 

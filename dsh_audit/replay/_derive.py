@@ -23,7 +23,14 @@ def _tool(event: Event) -> Any:
     return event.data["message"]
 
 
-_PROJECTIONS = {"user/message": _user, "assistant/message": _assistant, "tool/result": _tool}
+def _nonempty(event: Event) -> Any:
+    # v3 system/message and v4 developer/message: an empty node projects to nothing.
+    message = event.data.get("message") if isinstance(event.data, dict) else None
+    return message if isinstance(message, dict) and message.get("content") else None
+
+
+_PROJECTIONS = {"user/message": _user, "assistant/message": _assistant, "tool/result": _tool,
+                "system/message": _nonempty, "developer/message": _nonempty}
 
 
 def derive_event_message(event: Event) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ReplayError
@@ -123,7 +123,7 @@ class _Replayer:
         self.log = log
         self.result = result
         self.sid = log.header.id
-        self.seed_length = log.header.seed_length or 0
+        self.seed_pending = log.header.is_seeded and log.seed_length is None  # v2+: cut learnt later
         self.fold = SurfaceFold()
         self.header: dict[str, Any] | None = None
         self.header_seq: int | None = None
@@ -140,21 +140,46 @@ class _Replayer:
         self.compaction_turn: Any = None
 
     def snapshot(self) -> tuple[tuple[dict[str, Any], ...], tuple[int, ...], str]:
-        text = self.fold.messages_json()
-        return self.fold.messages(), self.fold.message_seqs(), hashlib.sha256(text.encode("utf-8")).hexdigest()
+        text = self.fold.messages_json(skip_head=self.system_head() is not None)
+        messages, seqs = self.fold.messages(), self.fold.message_seqs()
+        if self.system_head() is not None:
+            head = self.fold.nodes[0]
+            if seqs and seqs[0] == head:
+                messages, seqs = messages[1:], seqs[1:]
+        return messages, seqs, hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def system_head(self) -> Event | None:
+        """v3+: the surface head when it is a system/message (the system prompt's home)."""
+        if not self.fold.nodes:
+            return None
+        head = self.fold.node_events[self.fold.nodes[0]]
+        return head if head.type == "system/message" else None
+
+    def effective_header(self) -> dict[str, Any] | None:
+        """The header in force, with a v3+ system head's text as ``system`` (v0's place for it)."""
+        head = self.system_head()
+        if head is None or self.header is None:
+            return self.header
+        message = head.data.get("message") or {}
+        text = "".join(b.get("text", "") for b in message.get("content") or [] if isinstance(b, dict)
+                       and b.get("type") == "text")
+        return canonical_header({**self.header, "system": text})
+
+    @property
+    def seed_length(self) -> int:
+        return self.log.seed_length or 0
 
     def make(self, attempt: _Attempt) -> Request | None:
         if attempt.step_start_seq < self.seed_length:
             return None
         request = Request(
-            index=self.index, kind="loop", session_id=self.sid, turn=attempt.turn, step=attempt.step,
+            index=-1, kind="loop", session_id=self.sid, turn=attempt.turn, step=attempt.step,
             attempt=attempt.number, step_start_seq=attempt.step_start_seq,
             first_chunk_seq=attempt.first_chunk_seq, header=attempt.header, header_seq=attempt.header_seq,
             header_reason=attempt.header_reason, messages=attempt.messages, message_seqs=attempt.message_seqs,
             messages_sha256=attempt.sha, context=attempt.context, usage=attempt.usage,
             message_usage=attempt.message_usage, finish=attempt.finish,
         )
-        self.index += 1
         return request
 
     def flush(self) -> Iterator[Request]:
@@ -191,7 +216,7 @@ class _Replayer:
             messages, seqs, sha = self.snapshot()
             self.open_attempt = _Attempt(
                 turn=turn, step=step, number=self.attempt_count, step_start_seq=self.step[2],
-                first_chunk_seq=event.seq, header=self.header, header_seq=self.header_seq,
+                first_chunk_seq=event.seq, header=self.effective_header(), header_seq=self.header_seq,
                 header_reason=self.header_reason, messages=messages, message_seqs=seqs, sha=sha,
                 context=self.context)
         ctype = chunk.get("type")
@@ -225,10 +250,10 @@ class _Replayer:
             if message is not None:
                 region.append(message)
                 seqs.append(seq)
-        header, header_seq, reason = self.compaction_header or (self.header, self.header_seq, self.header_reason)
+        header, header_seq, reason = self.compaction_header or (self.effective_header(), self.header_seq, self.header_reason)
         text = stringify(region)
         request = Request(
-            index=self.index, kind="compaction", session_id=self.sid, turn=self.compaction_turn, step=None,
+            index=-1, kind="compaction", session_id=self.sid, turn=self.compaction_turn, step=None,
             attempt=1, step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=header_seq,
             header_reason=reason, messages=tuple(region), message_seqs=tuple(seqs),
             messages_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), context=self.context,
@@ -237,7 +262,6 @@ class _Replayer:
                 "model": data.get("model"), "maxTokens": data.get("maxTokens"),
                 "instruction": "not logged: DSH appends its fixed COMPACTION_INSTRUCTION user message",
             })
-        self.index += 1
         return request
 
     def aux_title(self, event: Event) -> Request | None:
@@ -251,19 +275,45 @@ class _Replayer:
             config["maxTokens"] = data["maxTokens"]
         header = canonical_header({"config": config, "system": data.get("system")})
         request = Request(
-            index=self.index, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
+            index=-1, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
             header_reason=None, messages=messages, message_seqs=(),
             messages_sha256=hashlib.sha256(stringify(list(messages)).encode("utf-8")).hexdigest(),
             context=None, extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
-        self.index += 1
         return request
+
+    def on_stream_attempt(self, event: Event) -> None:
+        """v2+: ``assistant/attempt`` and ``assistant/message`` carry their attempt's stream."""
+        data = event.data if isinstance(event.data, dict) else {}
+        if self.step is None or (data.get("turn"), data.get("step")) != (self.step[0], self.step[1]):
+            self.result.notes.append(f"seq {event.seq}: {event.type} outside its step; not a loop request")
+            return
+        self.step_has_chunk = True
+        self.attempt_count += 1
+        messages, seqs, sha = self.snapshot()
+        attempt = _Attempt(
+            turn=self.step[0], step=self.step[1], number=self.attempt_count, step_start_seq=self.step[2],
+            first_chunk_seq=event.seq, header=self.effective_header(), header_seq=self.header_seq,
+            header_reason=self.header_reason, messages=messages, message_seqs=seqs, sha=sha,
+            context=self.context)
+        for record in data.get("stream") or []:
+            chunk = record.get("chunk") if isinstance(record, dict) and record.get("type") == "chunk" else None
+            if isinstance(chunk, dict) and chunk.get("type") == "usage":
+                attempt.usage = chunk.get("usage")
+            elif isinstance(chunk, dict) and chunk.get("type") == "finish":
+                attempt.finish = chunk.get("reason")
+        if event.type == "assistant/message":
+            attempt.message_usage = data.get("usage")
+        self.done_attempts.append(attempt)
 
     def on_event(self, event: Event) -> Iterator[Request]:
         etype = event.type
         if etype == "assistant/chunk":
             yield from self.on_chunk(event)
             return
+        if etype == "assistant/attempt" or (etype == "assistant/message" and isinstance(event.data, dict)
+                                            and "stream" in event.data):
+            self.on_stream_attempt(event)
         try:
             replacement = self.fold.apply(event)
         except ReplayError as exc:
@@ -284,7 +334,7 @@ class _Replayer:
         elif etype == "turn/end":
             yield from self.end_step()
             self.turn_open = False
-        elif etype == "assistant/message":
+        elif etype == "assistant/message" and "stream" not in event.data:
             self.on_assistant_message(event)
         elif etype == "request/header":
             self.header = canonical_header(event.data.get("header") or {})
@@ -293,7 +343,7 @@ class _Replayer:
         elif etype == "request/context":
             self.context = event.data
         elif etype == "compaction/start":
-            self.compaction_header = (self.header, self.header_seq, self.header_reason)
+            self.compaction_header = (self.effective_header(), self.header_seq, self.header_reason)
             self.compaction_turn = event.data.get("turn") if isinstance(event.data, dict) else None
         elif etype == "compaction/summary":
             request = self.aux_compaction(event)
@@ -316,9 +366,35 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterat
     """
     result = result if result is not None else ReplayResult()
     replayer = _Replayer(log, result)
+    pending: list[Request] = []  # v2+ seeded logs: held until the inherited cut is known
+    index = 0
+
+    def settle(requests: Iterator[Request]) -> Iterator[Request]:
+        nonlocal index
+        for request in requests:
+            if replayer.seed_pending and log.seed_length is None:
+                pending.append(request)
+                continue
+            for ready in [*pending, request]:
+                if ready.kind == "loop" and ready.step_start_seq is not None and ready.step_start_seq < replayer.seed_length:
+                    continue
+                if ready.kind != "loop" and ready.first_chunk_seq < replayer.seed_length:
+                    continue
+                yield replace(ready, index=index)
+                index += 1
+            pending.clear()
+
     for event in log.events():
-        yield from replayer.on_event(event)
-    yield from replayer.end_step()
+        yield from settle(replayer.on_event(event))
+    yield from settle(replayer.end_step())
+    if pending:
+        result.notes.append("log is marked seeded but has no inherited session/end-seed; "
+                            "every request is listed as this log's own")
+        replayer.seed_pending = False
+        yield from settle(iter(()))
+        for request in pending:
+            yield replace(request, index=index)
+            index += 1
     result.event_count = log.event_count
     result.open_turn = replayer.turn_open
 

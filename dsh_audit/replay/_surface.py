@@ -155,10 +155,10 @@ class SurfaceFold:
         """The seq behind each entry of :meth:`messages`, in the same order."""
         return tuple(s for s in self.nodes if derive_event_message(self.node_events[s]) is not None)
 
-    def messages_json(self) -> str:
+    def messages_json(self, *, skip_head: bool = False) -> str:
         """``JSON.stringify(messages())``, built from per-node fragments serialised once."""
         parts = []
-        for seq in self.nodes:
+        for seq in self.nodes[1:] if skip_head else self.nodes:
             fragment = self._fragments.get(seq)
             if fragment is None:
                 message = derive_event_message(self.node_events[seq])

@@ -1,0 +1,187 @@
+"""Released log format versions v0-v4, read into one model: the v0 event shapes.
+
+The replay code works on v0 shapes (spec ``dsh-format-versions.md``). Later versions are brought
+down to them in memory, event by event, without renumbering anything:
+
+* v1 is v0 with its legacy shapes already normalised (same physical layout).
+* v2+ headers carry ``isSeeded`` instead of ``seedLength``: the inherited count is the seq of the
+  last ``session/end-seed`` with ``data.inherited: true``, which the reader learns when it meets it.
+* v2+ ``sourceEventSeqs`` may hold ``[start, end]`` pairs for runs of three or more; they are
+  expanded (v0 files from 0.1.2-alpha write them too).
+* v2+ has no ``assistant/chunk``: ``assistant/message.data.stream`` and ``assistant/attempt``
+  carry each attempt's stream; replay treats those events as the attempt's output.
+* v3+ replace operations use ``startSeq``/``endSeq``; they become ``start``/``end``.
+* v3+ keeps the system prompt as ``system/message`` surface nodes; replay takes the head node's
+  text as the request's ``system`` (as v0's ``header.system``) and keeps later system nodes inline.
+* v4 tool results are ``role: 'tool'`` messages; they become the v0 user message holding one
+  ``tool-result`` block. v4 producer-owned source kinds get their v0 ``plugin`` form back.
+
+Every conversion is counted in ``SessionLog.upgrades`` so a report can say what was changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "LATEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "canonical_generation",
+    "known_types",
+    "to_v0_shapes",
+]
+
+SUPPORTED_VERSIONS = (0, 1, 2, 3, 4)
+LATEST_VERSION = 4
+
+_V0_EXTRA = {  # late v0 (0.1.1/0.1.2) vocabulary beyond rc.8's list
+    "model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy",
+}
+_V2_EXTRA = {"assistant/attempt", "feedback/message-put", "feedback/message-delete"}
+_V3_EXTRA = {"system/message", "image/offload", "deliverables/presented", "subagent/catalog",
+             "tool/ptc-dispatch-start", "tool/ptc-dispatch"}
+_V3_REMOVED = {"tool/code-dispatch-start", "tool/code-dispatch"}
+_V4_EXTRA = {"developer/message", "workspace/changes"}
+
+# v4 producer-owned source kinds and the v0-v3 plugin name they came from (format-versions §7.4).
+_V4_SOURCE_KINDS = {
+    "compact-checkpoint": "compact",
+    "ptc-mode": "tools-ptc",
+    "compact-basic": "dsh-compaction-basic",
+    "system-prompt": "@deepseek-ai/dsh-system-prompt",
+    "runtime-context": "@deepseek-ai/dsh-system-prompt",
+}
+_V4_SAME_NAME = {"goal", "skill-invocation", "agent-instructions", "time-context", "plan-mode",
+                 "dsh-session-title-llm"}
+_CORE_KINDS = {"user", "model", "tool", "plugin"}
+
+
+def known_types(version: int, rc8_types: frozenset[str]) -> frozenset[str]:
+    """The event types a reader of ``version`` knows (rc.8's list for v0, as DSH 0.1.0-rc.8 reads)."""
+    if version == 0:
+        return rc8_types
+    types = set(rc8_types) | _V0_EXTRA
+    if version >= 2:
+        types |= _V2_EXTRA
+        types.discard("assistant/chunk")
+    if version >= 3:
+        types = (types | _V3_EXTRA) - _V3_REMOVED
+    if version >= 4:
+        types |= _V4_EXTRA
+    return frozenset(types)
+
+
+def canonical_generation(name: str) -> int | None:
+    """The generation a file name denotes (``session.jsonl`` 0, ``session.v4.jsonl.zstd`` 4), else None."""
+    stem = name[: -len(".zstd")] if name.endswith(".zstd") else name
+    if stem == "session.jsonl":
+        return 0
+    if stem.startswith("session.v") and stem.endswith(".jsonl"):
+        number = stem[len("session.v"): -len(".jsonl")]
+        if number.isdigit() and number[0] != "0":
+            return int(number)
+    return None
+
+
+def _expand_ranges(seqs: Any) -> Any:
+    if not isinstance(seqs, list) or not any(isinstance(s, list) for s in seqs):
+        return seqs
+    out: list[Any] = []
+    for item in seqs:
+        if isinstance(item, list) and len(item) == 2 and all(isinstance(x, int) for x in item) and item[0] <= item[1]:
+            out.extend(range(item[0], item[1] + 1))
+        else:
+            out.append(item)
+    return out
+
+
+def _source_to_v0(source: Any) -> Any:
+    if not isinstance(source, dict):
+        return source
+    kind = source.get("kind")
+    if not isinstance(kind, str) or kind in _CORE_KINDS:
+        return source
+    if kind in _V4_SOURCE_KINDS:
+        plugin = _V4_SOURCE_KINDS[kind]
+    elif kind.startswith("plugin:"):
+        plugin = kind[len("plugin:"):]
+    elif kind in _V4_SAME_NAME:
+        plugin = kind
+    else:
+        return source  # a plugin-merged kind that v0 also had (goal, session-reference, ...)
+    rest = {k: v for k, v in source.items() if k != "kind"}
+    return {"kind": "plugin", "plugin": plugin, **rest}
+
+
+def _tool_message_to_v0(message: Any) -> Any:
+    if not isinstance(message, dict) or message.get("role") != "tool":
+        return message
+    block: dict[str, Any] = {"type": "tool-result", "toolCallId": message.get("toolCallId"),
+                             "content": message.get("content")}
+    if "isError" in message:
+        block["isError"] = message["isError"]
+    for key, value in message.items():
+        if key.startswith("plugin:result:"):
+            block[key[len("plugin:result:"):]] = value
+    out: dict[str, Any] = {}
+    for key, value in message.items():
+        if key in ("toolCallId", "isError") or key.startswith("plugin:result:"):
+            continue
+        if key == "role":
+            out["role"] = "user"
+        elif key == "content":
+            out["content"] = [block]
+        elif key.startswith("plugin:message:"):
+            out[key[len("plugin:message:"):]] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _message_to_v0(message: Any, version: int) -> Any:
+    if not isinstance(message, dict):
+        return message
+    if version >= 4:
+        message = _tool_message_to_v0(message)
+        source = _source_to_v0(message.get("source"))
+        if source is not message.get("source"):
+            message = {**message, "source": source}
+    return message
+
+
+def to_v0_shapes(event: dict[str, Any], version: int, notes: list[str]) -> dict[str, Any]:
+    """Bring one raw event of ``version`` (1-4) to v0 shapes; appends a note per change kind."""
+    out = event
+    seqs = event.get("sourceEventSeqs")
+    expanded = _expand_ranges(seqs)
+    if expanded is not seqs:
+        out = {**out, "sourceEventSeqs": expanded}
+        notes.append("sourceEventSeqs ranges expanded")
+    if version < 3:
+        return out
+    op = out.get("surfaceOp")
+    if isinstance(op, dict) and "startSeq" in op:
+        out = {**out, "surfaceOp": {"op": op.get("op"), "start": op.get("startSeq"), "end": op.get("endSeq")}}
+        notes.append("v3 replace startSeq/endSeq -> start/end")
+    if version < 4:
+        return out
+    etype = out.get("type")
+    data = out.get("data")
+    if etype == "user/message" and isinstance(data, dict):
+        converted = _message_to_v0(data, version)
+        if converted is not data:
+            out = {**out, "data": converted}
+            notes.append("v4 producer source -> v0 plugin source")
+    elif etype == "session/title-llm-request" and isinstance(data, dict) and isinstance(data.get("messages"), list):
+        messages = [_message_to_v0(m, version) for m in data["messages"]]
+        if any(a is not b for a, b in zip(messages, data["messages"])):
+            out = {**out, "data": {**data, "messages": messages}}
+            notes.append("v4 producer source -> v0 plugin source")
+    elif etype in ("tool/result", "assistant/message", "system/message") and isinstance(data, dict):
+        message = data.get("message")
+        converted = _message_to_v0(message, version)
+        if converted is not message:
+            out = {**out, "data": {**data, "message": converted}}
+            notes.append("v4 tool-role result -> v0 tool-result block" if etype == "tool/result"
+                         else "v4 producer source -> v0 plugin source")
+    return out
