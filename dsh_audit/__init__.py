@@ -13,13 +13,13 @@ import os
 
 from .errors import DshAuditError
 from .log import SessionLog, discover, read_log
-from .log._versions import LATEST_VERSION
+from .log._versions import LATEST_VERSION as _LATEST_VERSION
 from .replay import ReplayResult, Request, iter_requests, replay
 
 __version__ = "0.1.0"
 
 
-def load(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = LATEST_VERSION) -> SessionLog:
+def load(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = _LATEST_VERSION) -> SessionLog:
     """Open one session log file (plain or zstd, v0-v4). See :func:`dsh_audit.log.read_log`."""
     return read_log(path, lenient=lenient, max_version=max_version)
 

@@ -12,7 +12,7 @@ import sys
 import click
 
 from .. import __version__
-from ._common import run_guarded
+from ._common import run_guarded as _run_guarded
 
 __all__ = ["cli", "main"]
 
@@ -51,4 +51,4 @@ _register()
 
 def main() -> None:
     """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage."""
-    sys.exit(run_guarded(cli))
+    sys.exit(_run_guarded(cli))

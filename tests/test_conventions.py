@@ -1,0 +1,53 @@
+"""Tripwires for the project's conventions: exported names, CLI help, docs in sync."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import click
+from click.testing import CliRunner
+import pytest
+
+import dsh_audit
+from dsh_audit.cli import cli
+
+PACKAGES = sorted(
+    name for _, name, is_pkg in pkgutil.walk_packages(dsh_audit.__path__, "dsh_audit.")
+    if is_pkg and not name.split(".")[-1].startswith("_")
+)
+
+
+@pytest.mark.parametrize("name", ["dsh_audit", *PACKAGES])
+def test_package_exports_a_sorted_exact_all(name):
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    assert list(exported) == sorted(exported), f"{name}.__all__ is not sorted"
+    for symbol in exported:
+        assert hasattr(module, symbol), f"{name}.__all__ names missing {symbol}"
+    public = {n for n in vars(module) if not n.startswith("_")}
+    submodules = {n for n in public if isinstance(getattr(module, n), type(importlib))}
+    stray = public - set(exported) - submodules - {"annotations"}
+    assert not stray, f"{name} exposes names outside __all__: {sorted(stray)}"
+
+
+def _commands():
+    return sorted(cli.commands.items())
+
+
+@pytest.mark.parametrize("name, command", _commands(), ids=[n for n, _ in _commands()])
+def test_every_command_has_help_with_an_example(name, command):
+    text = command.help or ""
+    assert text.strip(), f"{name} has no help"
+    assert "Example" in text, f"{name}'s help does not end with an example"
+    for param in command.params:
+        if isinstance(param, click.Option):
+            assert param.help, f"{name} option {param.opts} has no help"
+
+
+def test_version_option():
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert dsh_audit.__version__ in result.output
