@@ -12,7 +12,7 @@ from the parent and are not this log's requests.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -47,8 +47,8 @@ class Request:
     header: dict[str, Any] | None
     header_seq: int | None
     header_reason: str | None
-    messages: tuple[dict[str, Any], ...]
-    message_seqs: tuple[int, ...]
+    messages: Sequence[dict[str, Any]]
+    message_seqs: Sequence[int]
     messages_sha256: str
     context: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
@@ -109,8 +109,8 @@ class _Attempt:
     header: dict[str, Any] | None
     header_seq: int | None
     header_reason: str | None
-    messages: tuple[dict[str, Any], ...]
-    message_seqs: tuple[int, ...]
+    messages: Sequence[dict[str, Any]]
+    message_seqs: Sequence[int]
     sha: str
     context: dict[str, Any] | None
     usage: dict[str, Any] | None = None
@@ -139,14 +139,15 @@ class _Replayer:
         self.compaction_header: tuple[dict[str, Any] | None, int | None, str | None] | None = None
         self.compaction_turn: Any = None
 
-    def snapshot(self) -> tuple[tuple[dict[str, Any], ...], tuple[int, ...], str]:
-        text = self.fold.messages_json(skip_head=self.system_head() is not None)
+    def snapshot(self) -> tuple[Sequence[dict[str, Any]], Sequence[int], str]:
+        has_head = self.system_head() is not None
+        sha = self.fold.messages_sha256(skip_head=has_head)
         messages, seqs = self.fold.messages(), self.fold.message_seqs()
-        if self.system_head() is not None:
+        if has_head:
             head = self.fold.nodes[0]
             if seqs and seqs[0] == head:
-                messages, seqs = messages[1:], seqs[1:]
-        return messages, seqs, hashlib.sha256(text.encode("utf-8")).hexdigest()
+                messages, seqs = messages.tail(1), seqs.tail(1)
+        return messages, seqs, sha
 
     def system_head(self) -> Event | None:
         """v3+: the surface head when it is a system/message (the system prompt's home)."""

@@ -6,15 +6,70 @@ Errors carry DSH's own diagnostic text so a refusal names the same cause DSH nam
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from ..errors import ReplayError
 from ..jsjson import stringify
 from ..log import SURFACE_TYPES, Event
 from ._derive import derive_event_message
 
-__all__ = ["Replacement", "SurfaceFold"]
+__all__ = ["MessageView", "Replacement", "SurfaceFold"]
+
+
+class MessageView(Sequence[Any]):
+    """An immutable view of ``items[start:n]`` of one fold generation's growing list.
+
+    Requests share one growing list per surface generation instead of copying it, so listing
+    every request of a log costs O(1) per request, not O(history). Appends never change a view
+    (its bounds are fixed); a replace starts a new list.
+    """
+
+    __slots__ = ("_items", "_n", "_start")
+
+    def __init__(self, items: list[Any], n: int, start: int = 0) -> None:
+        self._items = items
+        self._n = n
+        self._start = min(start, n)
+
+    def __len__(self) -> int:
+        return self._n - self._start
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self._items[self._start: self._n][index])
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("index out of range")
+        return self._items[self._start + index]
+
+    def __iter__(self) -> Iterator[Any]:
+        items = self._items
+        for i in range(self._start, self._n):
+            yield items[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(id(m) for m in self))
+
+    def __repr__(self) -> str:
+        return f"MessageView({list(self)!r})" if len(self) < 4 else f"MessageView({len(self)} items)"
+
+    def tail(self, start: int) -> "MessageView":
+        """The same view without its first ``start`` items (no copy)."""
+        return MessageView(self._items, self._n, self._start + start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +154,11 @@ class SurfaceFold:
         self.node_events: dict[int, Event] = {}
         self.replace_generation = 0
         self._fragments: dict[int, str] = {}
+        # Projected messages of the current generation, in node order, grown on append.
+        self._messages: list[dict[str, Any]] = []
+        self._message_seqs: list[int] = []
+        self._projected = 0  # nodes projected into _messages so far
+        self._digest: tuple[Any, int, bool, bool] | None = None  # hasher, nodes fed, any fed, skip_head
 
     def apply(self, event: Event) -> Replacement | None:
         """Fold one event; raises ReplayError (DSH's text) and leaves the state unchanged on failure."""
@@ -131,6 +191,8 @@ class SurfaceFold:
             self._fragments.pop(seq, None)
         self.node_events[event.seq] = event
         self.replace_generation += 1
+        self._messages, self._message_seqs, self._projected = [], [], 0
+        self._digest = None
         return Replacement(event.seq, op["start"], op["end"], tuple(shadowed), event.type)
 
     def _check_tool_rewrite(self, event: Event, shadowed: list[int]) -> None:
@@ -142,28 +204,52 @@ class SurfaceFold:
         if _blank_result(original.data) != _blank_result(event.data):
             raise ReplayError("tool/result surface replacement may change only content")
 
-    def messages(self) -> tuple[dict[str, Any], ...]:
-        """The current request messages: every node projected, empty assistants dropped."""
-        out = []
-        for seq in self.nodes:
+    def _project(self) -> None:
+        for seq in self.nodes[self._projected:]:
             message = derive_event_message(self.node_events[seq])
             if message is not None:
-                out.append(message)
-        return tuple(out)
+                self._messages.append(message)
+                self._message_seqs.append(seq)
+        self._projected = len(self.nodes)
 
-    def message_seqs(self) -> tuple[int, ...]:
+    def messages(self) -> MessageView:
+        """The current request messages: every node projected, empty assistants dropped."""
+        self._project()
+        return MessageView(self._messages, len(self._messages))
+
+    def message_seqs(self) -> MessageView:
         """The seq behind each entry of :meth:`messages`, in the same order."""
-        return tuple(s for s in self.nodes if derive_event_message(self.node_events[s]) is not None)
+        self._project()
+        return MessageView(self._message_seqs, len(self._message_seqs))
+
+    def _fragment(self, seq: int) -> str:
+        fragment = self._fragments.get(seq)
+        if fragment is None:
+            message = derive_event_message(self.node_events[seq])
+            fragment = "" if message is None else stringify(message)
+            self._fragments[seq] = fragment
+        return fragment
+
+    def messages_sha256(self, *, skip_head: bool = False) -> str:
+        """SHA-256 of ``JSON.stringify(messages())``, fed incrementally while only appends happen."""
+        state = self._digest
+        if state is None or state[3] != skip_head:
+            state = (hashlib.sha256(b"["), 1 if skip_head else 0, False, skip_head)
+        hasher, fed, any_fed, _ = state
+        for seq in self.nodes[fed:]:
+            fragment = self._fragment(seq)
+            if fragment:
+                hasher.update((("," if any_fed else "") + fragment).encode("utf-8"))
+                any_fed = True
+            # a fragment is needed only once: the running digest holds it from now on
+            self._fragments.pop(seq, None)
+        self._digest = (hasher, len(self.nodes), any_fed, skip_head)
+        final = hasher.copy()
+        final.update(b"]")
+        return final.hexdigest()
 
     def messages_json(self, *, skip_head: bool = False) -> str:
-        """``JSON.stringify(messages())``, built from per-node fragments serialised once."""
-        parts = []
-        for seq in self.nodes[1:] if skip_head else self.nodes:
-            fragment = self._fragments.get(seq)
-            if fragment is None:
-                message = derive_event_message(self.node_events[seq])
-                fragment = "" if message is None else stringify(message)
-                self._fragments[seq] = fragment
-            if fragment:
-                parts.append(fragment)
+        """``JSON.stringify(messages())`` (builds the whole text; prefer :meth:`messages_sha256`)."""
+        nodes = self.nodes[1:] if skip_head else self.nodes
+        parts = [f for f in (self._fragment(seq) for seq in nodes) if f]
         return "[" + ",".join(parts) + "]"
