@@ -24,6 +24,8 @@ import math
 import re
 from typing import Any
 
+import orjson
+
 __all__ = ["js_number", "sha256_hex", "stringify", "stringify_bytes"]
 
 _ESCAPES = {
@@ -139,6 +141,29 @@ def _write(value: Any, out: list[str]) -> None:
         raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
+# orjson writes what JSON.stringify writes (same escapes, raw non-ASCII, shortest floats) except
+# for integer-valued floats ("1.0", "1e+16".."1e+20") and lone surrogates / huge ints (it raises).
+# Output that could hold such a float takes the exact path; a false alarm inside a string only
+# costs speed.
+_ORJSON_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\d[eE]\+(?:1[6-9]|20)(?![0-9])")
+
+
+def _fast(value: Any) -> bytes | None:
+    try:
+        data = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    if (b".0" in data or b"e+" in data) and _ORJSON_SUSPECT.search(data):
+        return None
+    return data
+
+
+def _exact(value: Any) -> str:
+    out: list[str] = []
+    _write(value, out)
+    return "".join(out)
+
+
 def stringify(value: Any) -> str:
     """Serialise ``value`` exactly as ``JSON.stringify(value)`` would.
 
@@ -146,14 +171,14 @@ def stringify(value: Any) -> str:
         >>> stringify({"b": 1, "a": ["é", 1.5, None]})
         '{"b":1,"a":["é",1.5,null]}'
     """
-    out: list[str] = []
-    _write(value, out)
-    return "".join(out)
+    data = _fast(value)
+    return data.decode("utf-8") if data is not None else _exact(value)
 
 
 def stringify_bytes(value: Any) -> bytes:
     """``stringify(value)`` as the UTF-8 bytes a JavaScript runtime would send."""
-    return stringify(value).encode("utf-8")
+    data = _fast(value)
+    return data if data is not None else _exact(value).encode("utf-8")
 
 
 def sha256_hex(value: Any) -> str:

@@ -30,3 +30,11 @@ def test_containers_keep_key_order_and_have_no_whitespace():
 
 def test_digest_is_sha256_of_utf8():
     assert sha256_hex([]) == "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"
+
+
+@pytest.mark.parametrize("value", [
+    1.0, {"a": [2.0, -3.0]}, 1e16, 12345678901234567.0, 1e20, "x\ud800", 2**70, {"k": 0.5, "s": "1.0 e+16"},
+    [1e-7, 1.5e300, 123.25, "\u2028\x7f\x00"],
+])
+def test_fast_path_never_changes_the_answer(value):
+    assert stringify(value) == __import__("dsh_audit.jsjson", fromlist=["_exact"])._exact(value)

@@ -127,8 +127,8 @@ class _FrameReader:
         return b"".join(parts), True
 
 
-def _zstd_chunks(stream: BinaryIO, path: str) -> Iterator[tuple[bytes, bool, int]]:
-    """Yield ``(plaintext, complete, frame_number)``; a torn frame is always the last."""
+def _zstd_chunks(stream: BinaryIO, path: str) -> Iterator[tuple[bytes, bool, int, int]]:
+    """Yield ``(plaintext, complete, frame_number, compressed_size)``; a torn frame is always the last."""
     frames = _FrameReader(stream, path)
     index = 0
     while True:
@@ -142,7 +142,7 @@ def _zstd_chunks(stream: BinaryIO, path: str) -> Iterator[tuple[bytes, bool, int
         decompressor = zstandard.ZstdDecompressor().decompressobj()
         if complete:
             try:
-                yield decompressor.decompress(data), True, index
+                yield decompressor.decompress(data), True, index, len(data)
             except zstandard.ZstdError as exc:
                 raise UnreadableError(
                     f"zstd frame {index} (offset {frames.offset - len(data)}) is corrupt: {exc}",
@@ -154,16 +154,16 @@ def _zstd_chunks(stream: BinaryIO, path: str) -> Iterator[tuple[bytes, bool, int
             partial = decompressor.decompress(data)
         except zstandard.ZstdError:
             partial = b""
-        yield partial, False, index
+        yield partial, False, index, len(data)
         return
 
 
-def _plain_chunks(stream: BinaryIO) -> Iterator[tuple[bytes, bool, int]]:
+def _plain_chunks(stream: BinaryIO) -> Iterator[tuple[bytes, bool, int, int]]:
     while True:
         chunk = stream.read(_READ)
         if not chunk:
             return
-        yield chunk, True, 0
+        yield chunk, True, 0, len(chunk)
 
 
 def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Line]:
@@ -177,7 +177,16 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
     chunks = _zstd_chunks(stream, path) if zstd else _plain_chunks(stream)
     pending = b""
     number = 0
-    for chunk, complete, frame in chunks:
+    while True:
+        try:
+            item = next(chunks, None)
+        except UnreadableError as exc:
+            if exc.line is None:
+                exc.line = number + 1  # the first line the corrupt frame would have held
+            raise
+        if item is None:
+            break
+        chunk, complete, frame, size = item
         if zstd and frame == 1 and complete and chunk.count(b"\n") != 1 or (
             zstd and frame == 1 and complete and not chunk.endswith(b"\n")
         ):
@@ -188,7 +197,10 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
                 hint="DSH writes the header alone in frame 1; this file was not written by DSH",
             )
         if zstd and not complete:
-            torn.append(TornTail(f"zstd frame {frame} is cut off at end of file", len(chunk)))
+            # Only a partial last line of the recovered text is reported again below.
+            recovered = chunk.count(b"\n")
+            torn.append(TornTail(f"zstd frame {frame} is cut off at end of file ({recovered} complete "
+                                 f"line(s) recovered from it)", 0 if recovered else size))
         if pending:
             chunk = pending + chunk
         start = 0

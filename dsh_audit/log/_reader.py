@@ -27,7 +27,16 @@ from ..errors import (
     UnsupportedFormatError,
 )
 from ._decode import Line, TornTail, iter_lines
-from ._records import RowError, decode_record, envelope_error, is_safe_int, message_shape_error, parse_json
+from ._records import (
+    RowError,
+    decode_record,
+    envelope_error,
+    is_safe_int,
+    message_shape_error,
+    parse_json,
+    row_head,
+)
+from ._types import CHUNK_ROW_TYPES
 from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
 from ._upgrade import Malformed, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation, known_types, to_v0_shapes
@@ -122,6 +131,10 @@ class SessionLog:
     _torn: list[TornTail] = field(default_factory=list, repr=False)
     _candidate: _Candidate | None = field(default=None, repr=False)
     _consumed: bool = field(default=False, repr=False)
+    _collapse_rows: bool = field(default=False, repr=False)
+    # Scan position, kept here so that fail() resumes the scan where replay stopped it.
+    _next_seq: int = field(default=0, repr=False)
+    _message_ids: dict[int, str] = field(default_factory=dict, repr=False)
 
     @property
     def session_id(self) -> str:
@@ -136,11 +149,18 @@ class SessionLog:
         if self._candidate is None or candidate.key() < self._candidate.key():
             self._candidate = candidate
 
-    def events(self) -> Iterator[Event]:
-        """Yield every event once, in seq order; raise at the end if DSH would refuse the log."""
+    def events(self, *, collapse_rows: bool = False) -> Iterator[Event]:
+        """Yield every event once, in seq order; raise at the end if DSH would refuse the log.
+
+        Args:
+            collapse_rows: yield only the first ``assistant/chunk`` of each packed chunk row
+                (the row is still validated and its seqs counted). Replay needs no more, and it
+                saves building thousands of delta events.
+        """
         if self._consumed:
             raise RuntimeError("SessionLog.events() can be iterated only once; call read_log again")
         self._consumed = True
+        self._collapse_rows = collapse_rows
         try:
             yield from self._scan()
         finally:
@@ -174,13 +194,20 @@ class SessionLog:
     def _scan_rest(self) -> Iterator[Event]:
         assert self._lines is not None
         sid = self.header.id
-        expected = self.event_count
+        expected = self._next_seq
         issue: DshAuditError | None = None
         dropped = 0
-        message_ids: dict[int, str] = {}
+        message_ids = self._message_ids
+        collapse = self._collapse_rows
         for line in self._lines:
+            extra = 0  # members of a collapsed row beyond the one yielded
             try:
-                decoded = decode_record(parse_json(line.raw))
+                value = parse_json(line.raw)
+                if collapse and isinstance(value, dict) and value.get("type") in CHUNK_ROW_TYPES:
+                    head, count = row_head(value)
+                    decoded, extra = [head], count - 1
+                else:
+                    decoded = decode_record(value)
             except UnicodeDecodeError as exc:
                 raise self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})",
                                 line=line.number, seq=expected,
@@ -197,7 +224,7 @@ class SessionLog:
             if issue is not None:
                 if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):
                     raise issue
-                dropped += len(decoded)
+                dropped += len(decoded) + extra
                 continue
             for event in decoded:
                 seq = event.get("seq") if isinstance(event, dict) else None
@@ -212,7 +239,8 @@ class SessionLog:
                         raise issue
                     dropped += len(decoded)
                     break
-                expected += 1
+                expected += 1 + extra
+                self._next_seq = expected
                 checked = self._check(event, line.number, sid, message_ids)
                 if checked is not None and self._candidate is None:
                     yield checked
@@ -228,6 +256,11 @@ class SessionLog:
         self._torn.clear()
 
     def _check(self, raw: Any, line: int, sid: str, message_ids: dict[int, str]) -> Event | None:
+        if raw.get("type") == "assistant/chunk" and len(raw) == 4 and isinstance(raw.get("data"), dict) \
+                and is_safe_int(raw.get("time")):
+            # The bulk of every log (and every event a packed row expands to): a plain chunk has
+            # nothing to upgrade, no message shape and no surface metadata; its envelope is checked.
+            return Event(seq=raw["seq"], type="assistant/chunk", time=raw["time"], data=raw["data"], line=line)
         if self.format_version >= 1:
             notes: list[str] = []
             raw = to_v0_shapes(raw, self.format_version, notes)

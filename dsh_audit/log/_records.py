@@ -61,15 +61,15 @@ def _row_members(tag: str, data: dict[str, Any], key: str) -> list[str]:
     if not isinstance(payload, list) or not payload or not all(isinstance(p, str) for p in payload):
         raise RowError(f"malformed {tag} storage row: {key} must be a non-empty string array")
     dt = data.get("dt")
-    if not isinstance(dt, list) or not all(is_safe_int(g) for g in dt):
+    if not isinstance(dt, list) or not all(type(g) is int or is_safe_int(g) for g in dt):
         raise RowError(f"malformed {tag} storage row: dt must be an array of safe integers")
     if len(dt) != len(payload) - 1:
         raise RowError(f"malformed {tag} storage row: dt length {len(dt)} does not match {len(payload)} members")
     return payload
 
 
-def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Validate a ``*-chunks`` row strictly and expand it to its ``assistant/chunk`` events."""
+def _validate_row(row: dict[str, Any]) -> tuple[str, list[str], list[int]]:
+    """DSH's strict row validation; returns the tag, the members and their times."""
     tag = row["type"]
     if not _exact_keys(row, ("type", "seq0", "time0", "data")):
         raise RowError(f"malformed {tag} storage row: envelope must be exactly {{type, seq0, time0, data}}")
@@ -96,27 +96,43 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     times = [time0]
     for gap in data["dt"]:
         times.append(times[-1] + gap)
-        if not is_safe_int(times[-1]):
-            raise RowError(f"malformed {tag} storage row: member times must stay safe integers")
-    turn, step, index = data["turn"], data["step"], data["index"]
-    events = []
-    for k, member in enumerate(members):
-        if tag == "tool-call-chunks":
-            chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": data["id"]}
-            if "name" in data:
-                chunk["name"] = data["name"]
-            chunk["argumentsDelta"] = member
-        else:
-            chunk = {"type": "text-delta" if tag == "text-chunks" else "reasoning-delta",
-                     "index": index, "text": member}
-        events.append({"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
-                       "data": {"turn": turn, "step": step, "chunk": chunk}})
-    return events
+    if any(abs(t) > MAX_SAFE for t in times):
+        raise RowError(f"malformed {tag} storage row: member times must stay safe integers")
+    return tag, members, times
+
+
+def _member(tag: str, data: dict[str, Any], member: str) -> dict[str, Any]:
+    if tag == "tool-call-chunks":
+        chunk: dict[str, Any] = {"type": "tool-call-delta", "index": data["index"], "id": data["id"]}
+        if "name" in data:
+            chunk["name"] = data["name"]
+        chunk["argumentsDelta"] = member
+        return chunk
+    return {"type": "text-delta" if tag == "text-chunks" else "reasoning-delta", "index": data["index"], "text": member}
+
+
+def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Validate a ``*-chunks`` row strictly and expand it to its ``assistant/chunk`` events."""
+    tag, members, times = _validate_row(row)
+    data, seq0 = row["data"], row["seq0"]
+    turn, step = data["turn"], data["step"]
+    return [{"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
+             "data": {"turn": turn, "step": step, "chunk": _member(tag, data, member)}}
+            for k, member in enumerate(members)]
+
+
+def row_head(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Validate a row like :func:`expand_row` but build only its first event; return it and the count."""
+    tag, members, times = _validate_row(row)
+    data = row["data"]
+    first = {"type": "assistant/chunk", "seq": row["seq0"], "time": times[0],
+             "data": {"turn": data["turn"], "step": data["step"], "chunk": _member(tag, data, members[0])}}
+    return first, len(members)
 
 
 def decode_record(value: Any) -> list[Any]:
     """One parsed line to the events it stores (a row expands; anything else passes through)."""
-    if isinstance(value, dict) and value.get("type") in CHUNK_ROW_TYPES:
+    if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in CHUNK_ROW_TYPES:
         return expand_row(value)
     return [value]
 

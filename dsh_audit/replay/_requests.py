@@ -245,8 +245,9 @@ class _Replayer:
             return None
         region = []
         seqs = []
-        for seq in data.get("shadowedSeqs") or []:
-            node = self.fold.node_events.get(seq)
+        shadowed = data.get("shadowedSeqs")
+        for seq in shadowed if isinstance(shadowed, list) else []:
+            node = self.fold.node_events.get(seq) if isinstance(seq, int) else None
             message = derive_event_message(node) if node is not None else None
             if message is not None:
                 region.append(message)
@@ -270,7 +271,7 @@ class _Replayer:
         if not isinstance(data, dict) or event.seq < self.seed_length:
             return None
         route = data.get("route") if isinstance(data.get("route"), dict) else {}
-        messages = tuple(data.get("messages") or [])
+        messages = tuple(data["messages"]) if isinstance(data.get("messages"), list) else ()
         config: dict[str, Any] = {"provider": route.get("provider"), "model": route.get("model")}
         if data.get("maxTokens") is not None:
             config["maxTokens"] = data["maxTokens"]
@@ -326,7 +327,7 @@ class _Replayer:
             self.result.replacements.append(replacement)
         if etype == "step/start":
             yield from self.end_step()
-            data = event.data
+            data = event.data if isinstance(event.data, dict) else {}  # DSH loads any data shape here
             self.step = (data.get("turn"), data.get("step"), event.seq)
         elif etype == "step/end":
             yield from self.end_step()
@@ -385,7 +386,7 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterat
                 index += 1
             pending.clear()
 
-    for event in log.events():
+    for event in log.events(collapse_rows=True):
         yield from settle(replayer.on_event(event))
     yield from settle(replayer.end_step())
     if pending:
