@@ -118,12 +118,18 @@ def _check_provenance(event: Event, shadowed: list[int]) -> None:
         if not raw and event.type != "assistant/message":
             raise ReplayError("sourceEventSeqs must not be empty except on assistant/message")
         later = None
-        for source in raw:
-            if not _is_seq(source):
-                raise ReplayError(f'session event "{event.type}" sourceEventSeqs must densely contain non-negative safe integers')
-            sources.add(source)
-            if later is None and source >= event.seq:
-                later = source
+        if all(type(source) is int for source in raw) and (not raw or min(raw) >= 0):
+            sources = set(raw)  # the common case, checked in C-speed passes
+            if raw and max(raw) >= event.seq:
+                later = next(source for source in raw if source >= event.seq)
+        else:
+            for source in raw:
+                if not _is_seq(source):
+                    raise ReplayError(f'session event "{event.type}" sourceEventSeqs must densely contain '
+                                      "non-negative safe integers")
+                sources.add(source)
+                if later is None and source >= event.seq:
+                    later = source
         if len(sources) != len(raw):
             raise ReplayError("sourceEventSeqs must not contain duplicates")
         if later is not None:
