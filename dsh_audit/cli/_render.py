@@ -1,0 +1,82 @@
+"""``dsh-audit render``: the exact wire bytes of one request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .._batch import discover_logs, replay_path
+from ..errors import DshAuditError, UsageError
+from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
+from ._common import EXIT_OK, echo_warning, lenient_option
+
+__all__ = ["render_command"]
+
+_ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
+
+
+def _read_instruction(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the compaction instruction: {exc}", path=path) from exc
+
+
+@click.command("render")
+@click.argument("path", type=click.Path())
+@click.argument("index", type=int)
+@click.option("--adapter", type=click.Choice(_ADAPTER_CHOICES), default="deepseek", show_default=True,
+              help="Which DSH adapter's wire format to write.")
+@click.option("--headers", "with_headers", is_flag=True,
+              help="Write the request line and headers (no authorization) and a blank line before the body.")
+@click.option("--compaction-instruction", "instruction_file", type=click.Path(dir_okay=False),
+              help="File holding DSH's compaction instruction text (needed for compaction requests; "
+                   "the log does not record it).")
+@click.option("--harness-version", default=DEFAULT_HARNESS_VERSION, show_default=True,
+              help="DSH version written in the user-agent header (deepseek adapter).")
+@lenient_option
+def render_command(path: str, index: int, adapter: str, with_headers: bool, instruction_file: str | None,
+                   harness_version: str, lenient: bool, max_version: int) -> int:
+    """Write the exact body bytes request INDEX of one log sends (binary, no trailing newline).
+
+    INDEX is the '#' column of `dsh-audit requests`. Compaction requests need the instruction text
+    DSH appends (--compaction-instruction); image requests cannot be rendered from a log alone.
+
+    \b
+    Example:
+        dsh-audit render session.jsonl 3 | sha256sum
+    """
+    if adapter not in ADAPTERS:
+        raise UsageError(f"the {adapter!r} renderer is not installed in this build",
+                         hint="known adapters: " + ", ".join(sorted(ADAPTERS)))
+    logs = discover_logs([path])
+    if len(logs) != 1:
+        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
+                         hint="point at a single session.jsonl[.zstd] file")
+    outcome = replay_path(logs[0], lenient=lenient, max_version=max_version)
+    for warning in outcome.warnings:
+        echo_warning(warning)
+    if outcome.error is not None:
+        raise outcome.error
+    if not 0 <= index < len(outcome.requests):
+        raise UsageError(f"request {index} does not exist: the log has {len(outcome.requests)} request(s)",
+                         path=str(logs[0]), hint="run `dsh-audit requests` to see the indexes")
+    options = {"version": harness_version} if adapter == "deepseek" else {}
+    renderer = make_renderer(adapter, **options)
+    instruction = _read_instruction(instruction_file)
+    call_options = {"compaction_instruction": instruction} if instruction is not None else {}
+    try:
+        wire = renderer.render(outcome.requests[index], **call_options)
+    except DshAuditError as exc:
+        raise exc.located(path=str(logs[0])) from None
+    if with_headers:
+        lines = [f"{wire.method} {wire.path}"] + [f"{name}: {value}" for name, value in wire.headers]
+        click.echo(("\n".join(lines) + "\n\n").encode("utf-8"), nl=False)
+    click.echo(wire.body, nl=False)  # bytes go to the binary stream untouched
+    return EXIT_OK
+
+
+COMMANDS = [render_command]

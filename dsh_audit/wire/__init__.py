@@ -1,0 +1,41 @@
+"""Rendering requests to the exact bytes each DSH adapter sends.
+
+Each adapter's renderer lives in its own module and registers a factory in :data:`ADAPTERS`
+(``deepseek`` here; ``anthropic`` and ``openai`` when their modules are installed).
+
+Example:
+    >>> import dsh_audit
+    >>> from dsh_audit.wire import render_all
+    >>> log = dsh_audit.load("session.jsonl")  # doctest: +SKIP
+    >>> for wire in render_all(r for r in dsh_audit.requests(log) if r.kind == "loop"):  # doctest: +SKIP
+    ...     print(len(wire.body))
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer
+from ._registry import ADAPTERS, make_renderer, register
+from ._render import render, render_all
+from ._types import Renderer, WireRequest
+
+for _name in ("_anthropic", "_openai"):
+    try:
+        importlib.import_module(f"{__name__}.{_name}")
+    except ModuleNotFoundError as _exc:
+        if _exc.name != f"{__name__}.{_name}":
+            raise
+
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_HARNESS_VERSION",
+    "DEFAULT_MAX_REQUEST_IMAGE_BYTES",
+    "DeepSeekRenderer",
+    "Renderer",
+    "WireRequest",
+    "make_renderer",
+    "register",
+    "render",
+    "render_all",
+]

@@ -1,0 +1,70 @@
+"""``dsh-audit render``: exact bytes on stdout, exit codes 0 / 2 through the real CLI edge."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+
+import pytest
+
+from dsh_audit.cli import cli
+from dsh_audit.cli._common import run_guarded
+
+from _golden import CORPUS
+
+SCENARIO = CORPUS / "live" / "e-compaction"
+pytestmark = pytest.mark.skipif(not SCENARIO.is_dir(), reason="../shared/corpus is absent")
+
+
+def run(monkeypatch, capsysbinary, *args):
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", "render", *map(str, args)])
+    code = run_guarded(cli)
+    out = capsysbinary.readouterr()
+    return code, out.out, out.err.decode("utf-8")
+
+
+@pytest.fixture()
+def log():
+    return next((SCENARIO / "session-logs").glob("*.jsonl"))
+
+
+@pytest.fixture()
+def captured():
+    return [json.loads(line) for line in (SCENARIO / "wire.jsonl").read_text().splitlines()]
+
+
+def test_render_writes_the_captured_body(monkeypatch, capsysbinary, log, captured):
+    code, out, err = run(monkeypatch, capsysbinary, log, 1)
+    assert (code, err) == (0, "")
+    assert out == captured[0]["body"].encode("utf-8")
+    assert hashlib.sha256(out).hexdigest() == captured[0]["body_sha256"]
+
+
+def test_render_headers(monkeypatch, capsysbinary, log, captured):
+    code, out, _ = run(monkeypatch, capsysbinary, log, 0, "--headers", "--harness-version", "1.2.3")
+    head, body = out.split(b"\n\n", 1)
+    assert code == 0
+    assert head.decode().splitlines() == [
+        "POST /chat/completions", "content-type: application/json", "accept: text/event-stream",
+        "user-agent: deepseek-harness/1.2.3 (+https://github.com/deepseek-ai/deepseek-harness)",
+        f"x-deepseek-harness-session-id: {captured[1]['headers']['x-deepseek-harness-session-id']}"]
+    assert body == captured[1]["body"].encode("utf-8")  # request 0 is the title call
+
+
+def test_compaction_needs_and_takes_the_instruction(monkeypatch, capsysbinary, log, captured, tmp_path):
+    code, out, err = run(monkeypatch, capsysbinary, log, 7)
+    assert (code, out) == (2, b"")
+    assert "compaction instruction" in err and "--compaction-instruction" in err
+    record = next(r for r in captured if r["kind"] == "compaction")
+    instruction = tmp_path / "instruction.txt"
+    instruction.write_text(json.loads(record["body"])["messages"][-1]["content"], encoding="utf-8")
+    code, out, _ = run(monkeypatch, capsysbinary, log, 7, "--compaction-instruction", instruction)
+    assert code == 0 and out == record["body"].encode("utf-8")
+
+
+def test_bad_index_and_missing_adapter_exit_2(monkeypatch, capsysbinary, log):
+    code, out, err = run(monkeypatch, capsysbinary, log, 99)
+    assert (code, out) == (2, b"") and "request 99 does not exist: the log has 9 request(s)" in err
+    code, _, err = run(monkeypatch, capsysbinary, log, 1, "--adapter", "nope")
+    assert code == 2 and "nope" in err
