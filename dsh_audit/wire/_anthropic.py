@@ -1,0 +1,318 @@
+"""pi-ai's Anthropic Messages rendering (``POST {baseURL}/v1/messages``) of a DSH request.
+
+Models pi-ai **0.82.1** ``api/anthropic-messages.js`` (``streamSimple``, ``buildParams``,
+``convertMessages``, ``convertTools``, ``createClient``) under ``@anthropic-ai/sdk`` 0.91.1, as DSH
+0.1.0-rc.8's ``llm-pi-ai`` adapter drives it (spec §8.2, §8.3). The shared context conversion and
+``transformMessages`` live in :mod:`dsh_audit.wire._piai`.
+
+Body, in key order: ``model``, ``messages``, ``max_tokens``, ``stream: true``, then ``system``
+(one text block), ``temperature`` (only without thinking), ``tools``, ``thinking``,
+``output_config``. ``cache_control`` (``{"type": "ephemeral"}``, ``ttl: "1h"`` for long
+retention) sits on the system block, the last tool and the last block of the last message when it
+is a user message (a string content becomes a one-block array).
+
+Verified byte for byte against ``corpus/live-pi/c1-anthropic-tools`` (10 loop requests and the
+title request): header set and order (credential withheld), body key order, the three cache
+breakpoints, schema rebuilt as ``{type, properties, required}`` with ``eager_input_streaming``,
+budget thinking at effort ``high`` (``budget_tokens`` 16384, ``max_tokens`` 64000), adaptive
+thinking with ``output_config.effort: max`` and no ``anthropic-beta``, ``thinking: disabled`` for
+the title, native thinking replay with signatures, and another model's thinking as plain text.
+Implemented from the dist but not captured here: the context clamp of ``max_tokens`` biting,
+``temperature``, long retention, redacted thinking, tool-id normalisation, OAuth keys (not modelled:
+DSH deployments use API keys), deferred tools (DSH never sets ``addedToolNames``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import RenderError
+from ..jsjson import stringify_bytes
+from ._piai import (
+    clamp_max_tokens,
+    estimate_context_tokens,
+    pi_context,
+    sanitize_surrogates,
+    transform_messages,
+)
+from ._piai_models import (
+    HARNESS_VERSION,
+    SDK_PLATFORM,
+    PiCall,
+    PiModel,
+    compaction_messages,
+    request_call,
+    user_agent,
+)
+from ._registry import register
+from ._types import WireRequest
+
+__all__ = ["AnthropicRenderer", "anthropic_body", "render_anthropic"]
+
+_DEFAULT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+
+
+def _compat(model: PiModel, name: str, default: bool) -> bool:
+    value = model.compat.get(name)
+    return default if value is None else bool(value)
+
+
+def _cache_control(model: PiModel, retention: str) -> dict[str, str] | None:
+    if retention == "none":
+        return None
+    if retention == "long" and _compat(model, "supportsLongCacheRetention", True):
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def _normalize_id(call_id: str, _model: PiModel, _message: Any) -> str:
+    # JavaScript replaces per UTF-16 unit, so an astral character becomes two underscores.
+    out = "".join(ch if (ch.isascii() and (ch.isalnum() or ch in "_-")) else ("__" if ord(ch) > 0xFFFF else "_")
+                  for ch in call_id)
+    return out[:64]
+
+
+def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        kind = block["type"]
+        if kind == "text":
+            if block["text"].strip():
+                blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
+        elif kind == "thinking":
+            signature = block.get("thinkingSignature")
+            if block.get("redacted"):
+                blocks.append({"type": "redacted_thinking", "data": signature})
+                continue
+            signed = isinstance(signature, str) and bool(signature.strip())
+            if not block["thinking"].strip() and not signed:
+                continue
+            text = sanitize_surrogates(block["thinking"])
+            if signed:
+                blocks.append({"type": "thinking", "thinking": text, "signature": signature})
+            elif allow_empty_signature:
+                blocks.append({"type": "thinking", "thinking": text, "signature": ""})
+            else:
+                blocks.append({"type": "text", "text": text})
+        elif kind == "toolCall":
+            blocks.append({"type": "tool_use", "id": block["id"], "name": block["name"],
+                           "input": block.get("arguments") if block.get("arguments") is not None else {}})
+    return blocks
+
+
+def _tool_result(msg: Mapping[str, Any]) -> dict[str, Any]:
+    text = "\n".join(b["text"] for b in msg["content"] if b["type"] == "text")
+    return {"type": "tool_result", "tool_use_id": msg["toolCallId"], "content": sanitize_surrogates(text),
+            "is_error": msg["isError"]}
+
+
+def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | None,
+                      allow_empty_signature: bool) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = []
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        if msg["role"] == "user":
+            # DSH always hands pi-ai string user content (images are refused upstream).
+            if msg["content"].strip():
+                params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
+        elif msg["role"] == "assistant":
+            blocks = _assistant_blocks(msg["content"], allow_empty_signature)
+            if blocks:
+                params.append({"role": "assistant", "content": blocks})
+        else:
+            results = []
+            while i < len(messages) and messages[i]["role"] == "toolResult":
+                results.append(_tool_result(messages[i]))
+                i += 1
+            params.append({"role": "user", "content": results})
+            continue
+        i += 1
+    if cache and params and params[-1]["role"] == "user":
+        last = params[-1]
+        if isinstance(last["content"], str):
+            last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache}]
+        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
+            last["content"][-1]["cache_control"] = cache
+    return params
+
+
+def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str, str] | None) -> list[dict[str, Any]]:
+    unique: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        unique[tool["name"]] = tool  # a repeated name keeps its first position, takes the last tool
+    eager = _compat(model, "supportsEagerToolInputStreaming", True)
+    tool_cache = cache if _compat(model, "supportsCacheControlOnTools", True) else None
+    out = []
+    for index, tool in enumerate(unique.values()):
+        schema = tool.get("parameters") or {}
+        entry: dict[str, Any] = {"name": tool["name"]}
+        if tool.get("description") is not None:
+            entry["description"] = tool["description"]
+        if eager:
+            entry["eager_input_streaming"] = True
+        entry["input_schema"] = {
+            "type": "object",
+            "properties": schema["properties"] if schema.get("properties") is not None else {},
+            "required": schema["required"] if schema.get("required") is not None else [],
+        }
+        if tool_cache and index == len(unique) - 1:
+            entry["cache_control"] = tool_cache
+        out.append(entry)
+    return out
+
+
+def _effort(model: PiModel, level: str) -> str:
+    mapped = (model.thinking_level_map or {}).get(level)
+    if isinstance(mapped, str):
+        return mapped
+    return {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
+
+
+def _thinking(call: PiCall, max_tokens: int, estimate: int) -> tuple[int, dict[str, Any] | None, str | None]:
+    """``streamSimple``'s cap and thinking: (max_tokens, thinking, adaptive effort)."""
+    model = call.model
+    if call.reasoning is None:
+        off_pinned = model.thinking_level_map is not None and "off" in model.thinking_level_map \
+            and model.thinking_level_map["off"] is None
+        return max_tokens, ({"type": "disabled"} if model.reasoning and not off_pinned else None), None
+    if model.compat.get("forceAdaptiveThinking") is True:
+        if not model.reasoning:
+            return max_tokens, None, None
+        return max_tokens, {"type": "adaptive", "display": "summarized"}, _effort(model, call.reasoning)
+    level = "high" if call.reasoning in ("xhigh", "max") else call.reasoning
+    budgets = {**_DEFAULT_BUDGETS, **(call.thinking_budgets or {})}
+    budget = budgets[level]
+    capped = min(max_tokens + budget, model.max_tokens)
+    if capped <= budget:
+        budget = max(0, capped - 1024)
+    capped = clamp_max_tokens(model, estimate, capped)
+    budget = min(budget, max(0, capped - 1024))
+    enabled = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
+    return capped, enabled if model.reasoning else None, None
+
+
+def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
+                   compaction_instruction: str | None = None) -> dict[str, Any]:
+    """The request body as a JSON value (keys in wire order), before serialisation."""
+    model = call.model
+    context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
+                         extra_messages=compaction_messages(request, compaction_instruction))
+    estimate = estimate_context_tokens(context)
+    base = clamp_max_tokens(model, estimate, call.max_tokens if call.max_tokens is not None else model.max_tokens)
+    max_tokens, thinking, effort = _thinking(call, base, estimate)
+    cache = _cache_control(model, call.cache_retention)
+    messages = transform_messages(context["messages"], model, _normalize_id)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": _convert_messages(messages, cache, _compat(model, "allowEmptySignature", False)),
+        "max_tokens": max_tokens,
+        "stream": True,
+    }
+    if context.get("systemPrompt"):
+        block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(context["systemPrompt"])}
+        if cache:
+            block["cache_control"] = cache
+        body["system"] = [block]
+    enabled = thinking is not None and thinking["type"] != "disabled"
+    if call.temperature is not None and not enabled and _compat(model, "supportsTemperature", True):
+        body["temperature"] = call.temperature
+    if context.get("tools"):
+        body["tools"] = _convert_tools(context["tools"], model, cache)
+    if thinking is not None:
+        body["thinking"] = thinking
+    if effort is not None:
+        body["output_config"] = {"effort": effort}
+    return body
+
+
+def _headers(call: PiCall, has_tools: bool, agent: str,
+             platform: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    model = call.model
+    betas = []
+    if has_tools and not _compat(model, "supportsEagerToolInputStreaming", True):
+        betas.append("fine-grained-tool-streaming-2025-05-14")
+    if model.compat.get("forceAdaptiveThinking") is not True:
+        betas.append("interleaved-thinking-2025-05-14")
+    headers = [("x-stainless-retry-count", "0"), ("x-stainless-timeout", "600"), ("x-stainless-lang", "js"),
+               ("x-stainless-package-version", "0.91.1"), *platform, ("anthropic-version", "2023-06-01"),
+               ("accept", "application/json"), ("anthropic-dangerous-direct-browser-access", "true")]
+    if betas:
+        headers.append(("anthropic-beta", ",".join(betas)))
+    if call.session_id and call.cache_retention != "none" and _compat(model, "sendSessionAffinityHeaders", False):
+        headers.append(("x-session-affinity", call.session_id))
+    headers += [("user-agent", agent), ("content-type", "application/json")]
+    return tuple(headers)
+
+
+class AnthropicRenderer:
+    """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends Anthropic Messages.
+
+    Args:
+        models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
+        owned_routes: routes served by the same pi-ai adapter (default: each request's route).
+        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort.
+        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``).
+        thinking_budgets: the profile's ``thinkingBudgets`` by level.
+        version: DSH version written in ``user-agent``.
+        platform: the SDK's ``x-stainless-os/arch/runtime/runtime-version`` headers.
+
+    Example:
+        >>> renderer = AnthropicRenderer()
+        >>> bodies = [renderer.render(r).body for r in requests]  # doctest: +SKIP
+    """
+
+    def __init__(self, *, models: Mapping[tuple[str, str], PiModel] | None = None,
+                 owned_routes: frozenset[str] | None = None, profile_reasoning: str | None = None,
+                 cache_retention: str = "short", thinking_budgets: Mapping[str, int] | None = None,
+                 version: str = HARNESS_VERSION, platform: tuple[tuple[str, str], ...] = SDK_PLATFORM) -> None:
+        self.models = models
+        self.owned_routes = owned_routes
+        self.profile_reasoning = profile_reasoning
+        self.cache_retention = cache_retention
+        self.thinking_budgets = thinking_budgets
+        self.version = version
+        self.platform = platform
+
+    def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
+        """Render one request: exact body bytes and headers (credential withheld).
+
+        Args:
+            request: a request on a pi-ai ``anthropic-messages`` route.
+            compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
+
+        Raises:
+            RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
+        """
+        call = request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
+                            cache_retention=self.cache_retention, thinking_budgets=self.thinking_budgets)
+        if call.model.api != "anthropic-messages":
+            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not "
+                              "anthropic-messages", hint="render openai-completions routes with adapter 'openai'")
+        body = anthropic_body(request, call, owned_routes=self.owned_routes,
+                              compaction_instruction=compaction_instruction)
+        prefix = urlsplit(call.model.base_url).path.rstrip("/")
+        return WireRequest(adapter="anthropic", method="POST", path=prefix + "/v1/messages",
+                           headers=_headers(call, bool(body.get("tools")), user_agent(self.version), self.platform),
+                           body=stringify_bytes(body))
+
+
+def render_anthropic(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:
+    """Render one request as pi-ai 0.82.1 sends it to Anthropic Messages.
+
+    ``options`` are :class:`AnthropicRenderer` settings (``models``, ``profile_reasoning``, ...).
+
+    Raises:
+        RenderError: DSH would refuse the request, or the log lacks a fact the body needs.
+
+    Example:
+        >>> wire = render_anthropic(request)  # doctest: +SKIP
+        >>> wire.path, wire.body[:30]  # doctest: +SKIP
+        ('/v1/messages', b'{"model":"claude-sonnet-4-5","')
+    """
+    return AnthropicRenderer(**options).render(request, compaction_instruction=compaction_instruction)
+
+
+register("anthropic", AnthropicRenderer)

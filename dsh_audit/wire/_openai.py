@@ -1,0 +1,417 @@
+"""pi-ai's OpenAI chat-completions rendering (``POST {baseURL}/chat/completions``) of a DSH request.
+
+Models pi-ai **0.82.1** ``api/openai-completions.js`` (``streamSimple``, ``buildParams``,
+``convertMessages``, ``convertTools``, ``detectCompat``/``getCompat``, ``createClient``) under
+``openai`` 6.26.0, as DSH 0.1.0-rc.8's ``llm-pi-ai`` adapter drives it (spec §8.2, §8.3). The shared
+context conversion and ``transformMessages`` live in :mod:`dsh_audit.wire._piai`.
+
+Body, in key order: ``model``, ``messages``, ``stream: true``, ``prompt_cache_key`` /
+``prompt_cache_retention`` (official OpenAI URL or long retention only), ``stream_options``,
+``store: false`` (standard endpoints), ``max_completion_tokens`` or ``max_tokens``,
+``temperature``, ``tools`` (``strict: false`` unless unsupported; ``[]`` when history has tool
+calls but the request no tools), then the reasoning fields of the compat ``thinkingFormat``.
+
+Verified byte for byte against ``corpus/live-pi/c3-openai-compat`` (5 loop requests and the title
+request, a hand-declared route at an unknown URL with no compat overrides): the compat detection for
+an unknown URL (``developer`` role, ``store: false``, ``max_completion_tokens``, bare
+``reasoning_effort``, no ``prompt_cache_key``), ``content: null`` on tool-call-only turns,
+``reasoning_content`` named by the thinking signature, ``strict: false``, tool-message key order,
+no ``reasoning_effort`` on the title, and the header set (credential withheld). Implemented from the
+dist but not captured: the other ``thinkingFormat`` branches, Anthropic-style ``cache_control`` for
+OpenRouter ``anthropic/`` models, tool-id normalisation for ``|`` ids, session-affinity headers,
+``requiresAssistantAfterToolResult``/``requiresThinkingAsText``/``requiresToolResultName``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import RenderError
+from ..jsjson import stringify, stringify_bytes
+from ._piai import (
+    clamp_max_tokens,
+    estimate_context_tokens,
+    js_parse,
+    pi_context,
+    sanitize_surrogates,
+    transform_messages,
+)
+from ._piai_models import (
+    HARNESS_VERSION,
+    SDK_PLATFORM,
+    THINKING_LEVELS,
+    PiCall,
+    PiModel,
+    compaction_messages,
+    request_call,
+    user_agent,
+)
+from ._registry import register
+from ._types import WireRequest
+
+__all__ = ["OpenAIRenderer", "detect_compat", "openai_body", "render_openai", "short_hash"]
+
+
+def detect_compat(model: PiModel) -> dict[str, Any]:
+    """pi-ai ``getCompat``: switches detected from provider and URL, overridden by ``model.compat``."""
+    p, url = model.provider, model.base_url
+    zai = p in ("zai", "zai-coding-cn") or "api.z.ai" in url or "open.bigmodel.cn" in url
+    together = p == "together" or "api.together.ai" in url or "api.together.xyz" in url
+    moonshot = p in ("moonshotai", "moonshotai-cn") or "api.moonshot." in url
+    openrouter = p == "openrouter" or "openrouter.ai" in url
+    cf_workers = p == "cloudflare-workers-ai" or "api.cloudflare.com" in url
+    cf_gateway = p == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in url
+    nvidia = p == "nvidia" or "integrate.api.nvidia.com" in url
+    ant_ling = p == "ant-ling" or "api.ant-ling.com" in url
+    grok = p == "xai" or "api.x.ai" in url
+    deepseek = p == "deepseek" or "deepseek.com" in url
+    non_standard = (nvidia or p == "cerebras" or "cerebras.ai" in url or grok or together or "chutes.ai" in url
+                    or "deepseek.com" in url or zai or moonshot or p == "opencode" or "opencode.ai" in url
+                    or cf_workers or cf_gateway or ant_ling)
+    use_max_tokens = "chutes.ai" in url or moonshot or cf_gateway or together or nvidia or ant_ling
+    dev_role_router = openrouter and (model.id.startswith("anthropic/") or model.id.startswith("openai/"))
+    thinking = ("deepseek" if deepseek else "zai" if zai else "together" if together else "ant-ling" if ant_ling
+                else "openrouter" if openrouter else "openai")
+    detected: dict[str, Any] = {
+        "supportsStore": not non_standard,
+        "supportsDeveloperRole": dev_role_router or (not non_standard and not openrouter),
+        "supportsReasoningEffort": not (grok or zai or moonshot or together or cf_gateway or nvidia or ant_ling),
+        "supportsUsageInStreaming": True,
+        "maxTokensField": "max_tokens" if use_max_tokens else "max_completion_tokens",
+        "requiresToolResultName": False,
+        "requiresAssistantAfterToolResult": False,
+        "requiresThinkingAsText": False,
+        "requiresReasoningContentOnAssistantMessages": deepseek,
+        "thinkingFormat": thinking,
+        "chatTemplateKwargs": {},
+        "zaiToolStream": False,
+        "supportsStrictMode": not (moonshot or together or cf_gateway or nvidia),
+        "cacheControlFormat": "anthropic" if p == "openrouter" and model.id.startswith("anthropic/") else None,
+        "sendSessionAffinityHeaders": False,
+        "sessionAffinityFormat": "openrouter" if openrouter else "openai",
+        "supportsLongCacheRetention": not (together or cf_workers or cf_gateway or nvidia or ant_ling),
+    }
+    detected.update((k, v) for k, v in model.compat.items() if v is not None)
+    return detected
+
+
+def _base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rest = divmod(value, 36)
+        out = digits[rest] + out
+        if not value:
+            return out
+
+
+def short_hash(text: str) -> str:
+    """pi-ai ``shortHash``: two 32-bit multiplicative hashes over UTF-16 units, in base 36."""
+    mask = 0xFFFFFFFF
+    h1, h2 = 0xDEADBEEF, 0x41C6CE57
+    units = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(units), 2):
+        unit = units[i] | units[i + 1] << 8
+        h1 = ((h1 ^ unit) * 2654435761) & mask
+        h2 = ((h2 ^ unit) * 1597334677) & mask
+    h1 = (((h1 ^ (h1 >> 16)) * 2246822507) & mask) ^ (((h2 ^ (h2 >> 13)) * 3266489909) & mask)
+    h2 = (((h2 ^ (h2 >> 16)) * 2246822507) & mask) ^ (((h1 ^ (h1 >> 13)) * 3266489909) & mask)
+    return _base36(h2) + _base36(h1)
+
+
+def _utf16_clean(text: str) -> str:
+    # JavaScript's /[^a-zA-Z0-9_-]/g replaces per UTF-16 unit: an astral character gives "__".
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else "_" * (1 + (ord(ch) > 0xFFFF))
+                   for ch in text)
+
+
+def _normalize_id(call_id: str, model: PiModel, _message: Any) -> str:
+    if "|" in call_id:
+        head, _, tail = call_id.partition("|")
+        call, item = _utf16_clean(head), _utf16_clean(tail)
+        combined = f"{call}_{item}" if item else call
+        if len(combined) <= 40:
+            return combined
+        digest = short_hash(call_id)[:8]
+        return f"{call[:max(1, 40 - len(digest) - 1)]}_{digest}"
+    return call_id[:40] if model.provider == "openai" else call_id
+
+
+def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> dict[str, Any] | None:
+    out: dict[str, Any] = {"role": "assistant", "content": "" if compat["requiresAssistantAfterToolResult"] else None}
+    texts = [sanitize_surrogates(b["text"]) for b in msg["content"] if b["type"] == "text" and b["text"].strip()]
+    text = "".join(texts)
+    thinking = [b for b in msg["content"] if b["type"] == "thinking" and b["thinking"].strip()]
+    if thinking and compat["requiresThinkingAsText"]:
+        joined = "\n\n".join(sanitize_surrogates(b["thinking"]) for b in thinking)
+        out["content"] = [{"type": "text", "text": joined}, *({"type": "text", "text": t} for t in texts)]
+    else:
+        if text:
+            out["content"] = text
+        signature = thinking[0].get("thinkingSignature") if thinking else None
+        if model.provider == "opencode-go" and signature == "reasoning":
+            signature = "reasoning_content"
+        if signature:
+            out[signature] = "\n".join(b["thinking"] for b in thinking)
+    calls = [b for b in msg["content"] if b["type"] == "toolCall"]
+    if calls:
+        out["tool_calls"] = [{"id": c["id"], "type": "function",
+                              "function": {"name": c["name"], "arguments": stringify(c["arguments"])}}
+                             for c in calls]
+        details = []
+        for call in calls:
+            if call.get("thoughtSignature"):
+                try:
+                    parsed = js_parse(call["thoughtSignature"])
+                except ValueError:
+                    parsed = None
+                if parsed:
+                    details.append(parsed)
+        if details:
+            out["reasoning_details"] = details
+    if compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning and "reasoning_content" not in out:
+        out["reasoning_content"] = ""
+    if not out["content"] and "tool_calls" not in out:
+        return None
+    return out
+
+
+def _convert_messages(context: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> list[dict[str, Any]]:
+    messages = transform_messages(context["messages"], model, _normalize_id)
+    params: list[dict[str, Any]] = []
+    if context.get("systemPrompt"):
+        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+        params.append({"role": role, "content": sanitize_surrogates(context["systemPrompt"])})
+    last_role = None
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and msg["role"] == "user":
+            params.append({"role": "assistant", "content": "I have processed the tool results."})
+        if msg["role"] == "user":
+            params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
+        elif msg["role"] == "assistant":
+            converted = _assistant(msg, model, compat)
+            if converted is None:
+                i += 1
+                continue  # skipped messages leave last_role as it was
+            params.append(converted)
+        else:
+            while i < len(messages) and messages[i]["role"] == "toolResult":
+                result = messages[i]
+                text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
+                entry = {"role": "tool", "content": sanitize_surrogates(text or "(no tool output)"),
+                         "tool_call_id": result["toolCallId"]}
+                if compat["requiresToolResultName"] and result.get("toolName"):
+                    entry["name"] = result["toolName"]
+                params.append(entry)
+                i += 1
+            last_role = "toolResult"
+            continue
+        last_role = msg["role"]
+        i += 1
+    return params
+
+
+def _tools(tools: list[dict[str, Any]], compat: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for tool in tools:
+        function: dict[str, Any] = {"name": tool["name"]}
+        for key in ("description", "parameters"):
+            if tool.get(key) is not None:
+                function[key] = tool[key]
+        if compat["supportsStrictMode"] is not False:
+            function["strict"] = False
+        out.append({"type": "function", "function": function})
+    return out
+
+
+def _mapped(model: PiModel, level: str) -> Any:
+    levels = model.thinking_level_map or {}
+    return levels[level] if level in levels and levels[level] is not None else level
+
+
+def _reasoning_fields(body: dict[str, Any], model: PiModel, compat: Mapping[str, Any], effort: str | None) -> None:
+    fmt, levels = compat["thinkingFormat"], model.thinking_level_map or {}
+    off_pinned = "off" in levels and levels["off"] is None
+    if not model.reasoning:
+        return
+    if fmt == "zai":
+        body["thinking"] = {"type": "enabled", "clear_thinking": False} if effort else {"type": "disabled"}
+        if effort and compat["supportsReasoningEffort"]:
+            value = levels.get(effort, effort) if effort in levels else effort
+            if isinstance(value, str):
+                body["reasoning_effort"] = value
+    elif fmt == "qwen":
+        body["enable_thinking"] = bool(effort)
+    elif fmt == "qwen-chat-template":
+        body["chat_template_kwargs"] = {"enable_thinking": bool(effort), "preserve_thinking": True}
+    elif fmt in ("deepseek", "together"):
+        if fmt == "together":
+            body["reasoning"] = {"enabled": bool(effort)}
+        elif effort:
+            body["thinking"] = {"type": "enabled"}
+        elif not off_pinned:
+            body["thinking"] = {"type": "disabled"}
+        if effort and compat["supportsReasoningEffort"]:
+            body["reasoning_effort"] = _mapped(model, effort)
+    elif fmt == "openrouter":
+        if effort:
+            body["reasoning"] = {"effort": _mapped(model, effort)}
+        elif not off_pinned:
+            body["reasoning"] = {"effort": levels["off"] if levels.get("off") is not None else "none"}
+    elif fmt == "ant-ling":
+        if effort and isinstance(levels.get(effort), str):
+            body["reasoning"] = {"effort": levels[effort]}
+    elif fmt == "string-thinking":
+        if effort:
+            body["thinking"] = _mapped(model, effort)
+        elif not off_pinned:
+            body["thinking"] = levels["off"] if levels.get("off") is not None else "none"
+    elif fmt == "chat-template":
+        raise RenderError("thinkingFormat chat-template is not modelled", hint="set the compat thinkingFormat")
+    elif effort and compat["supportsReasoningEffort"]:
+        body["reasoning_effort"] = _mapped(model, effort)
+    elif not effort and compat["supportsReasoningEffort"] and isinstance(levels.get("off"), str):
+        body["reasoning_effort"] = levels["off"]
+
+
+def _clamp_level(model: PiModel, level: str) -> str:
+    """pi-ai ``clampThinkingLevel``: the nearest supported level, upwards first."""
+    available = model.supported_levels()
+    if level in available:
+        return level
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    index = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
+
+
+def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
+                compaction_instruction: str | None = None) -> dict[str, Any]:
+    """The request body as a JSON value (keys in wire order), before serialisation."""
+    model, compat = call.model, detect_compat(call.model)
+    context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
+                         extra_messages=compaction_messages(request, compaction_instruction))
+    estimate = estimate_context_tokens(context)
+    max_tokens = clamp_max_tokens(model, estimate, call.max_tokens if call.max_tokens is not None else model.max_tokens)
+    effort = _clamp_level(model, call.reasoning) if call.reasoning else None
+    effort = None if effort == "off" else effort
+    retention = call.cache_retention
+    long_ok = retention == "long" and compat["supportsLongCacheRetention"]
+    body: dict[str, Any] = {"model": model.id, "messages": _convert_messages(context, model, compat), "stream": True}
+    if (("api.openai.com" in model.base_url and retention != "none") or long_ok) and call.session_id:
+        body["prompt_cache_key"] = "".join(list(call.session_id)[:64])
+    if long_ok:
+        body["prompt_cache_retention"] = "24h"
+    if compat["supportsUsageInStreaming"] is not False:
+        body["stream_options"] = {"include_usage": True}
+    if compat["supportsStore"]:
+        body["store"] = False
+    if max_tokens:
+        body["max_tokens" if compat["maxTokensField"] == "max_tokens" else "max_completion_tokens"] = max_tokens
+    if call.temperature is not None:
+        body["temperature"] = call.temperature
+    if context.get("tools"):
+        body["tools"] = _tools(context["tools"], compat)
+        if compat["zaiToolStream"]:
+            body["tool_stream"] = True
+    elif any(m["role"] == "toolResult" or (m["role"] == "assistant" and any(b["type"] == "toolCall"
+                                                                            for b in m["content"]))
+             for m in context["messages"]):
+        body["tools"] = []
+    if compat["cacheControlFormat"] == "anthropic" and retention != "none":
+        raise RenderError("Anthropic-style cache_control on OpenAI completions is not modelled",
+                          hint="only OpenRouter anthropic/ models use it")
+    _reasoning_fields(body, model, compat, effort)
+    return body
+
+
+def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    compat = detect_compat(call.model)
+    headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), ("x-stainless-lang", "js"),
+               ("x-stainless-package-version", "6.26.0"), *platform]
+    session = call.session_id if call.cache_retention != "none" else None
+    if session and compat["sendSessionAffinityHeaders"]:
+        if compat["sessionAffinityFormat"] == "openrouter":
+            headers.append(("x-session-id", session))
+        else:
+            if compat["sessionAffinityFormat"] == "openai":
+                headers.append(("session_id", session))
+            headers += [("x-client-request-id", session), ("x-session-affinity", session)]
+    headers += [("user-agent", agent), ("content-type", "application/json")]
+    return tuple(headers)
+
+
+class OpenAIRenderer:
+    """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends OpenAI chat completions.
+
+    Args:
+        models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
+        owned_routes: routes served by the same pi-ai adapter (default: each request's route).
+        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort.
+        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``).
+        version: DSH version written in ``user-agent``.
+        platform: the SDK's ``x-stainless-os/arch/runtime/runtime-version`` headers.
+
+    Example:
+        >>> renderer = OpenAIRenderer()
+        >>> bodies = [renderer.render(r).body for r in requests]  # doctest: +SKIP
+    """
+
+    def __init__(self, *, models: Mapping[tuple[str, str], PiModel] | None = None,
+                 owned_routes: frozenset[str] | None = None, profile_reasoning: str | None = None,
+                 cache_retention: str = "short", version: str = HARNESS_VERSION,
+                 platform: tuple[tuple[str, str], ...] = SDK_PLATFORM) -> None:
+        self.models = models
+        self.owned_routes = owned_routes
+        self.profile_reasoning = profile_reasoning
+        self.cache_retention = cache_retention
+        self.version = version
+        self.platform = platform
+
+    def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
+        """Render one request: exact body bytes and headers (credential withheld).
+
+        Args:
+            request: a request on a pi-ai ``openai-completions`` route.
+            compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
+
+        Raises:
+            RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
+        """
+        call = request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
+                            cache_retention=self.cache_retention)
+        if call.model.api != "openai-completions":
+            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not "
+                              "openai-completions", hint="render anthropic-messages routes with adapter 'anthropic'")
+        body = openai_body(request, call, owned_routes=self.owned_routes,
+                           compaction_instruction=compaction_instruction)
+        prefix = urlsplit(call.model.base_url).path.rstrip("/")
+        return WireRequest(adapter="openai", method="POST", path=prefix + "/chat/completions",
+                           headers=_headers(call, user_agent(self.version), self.platform),
+                           body=stringify_bytes(body))
+
+
+def render_openai(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:
+    """Render one request as pi-ai 0.82.1 sends it to an OpenAI chat-completions endpoint.
+
+    ``options`` are :class:`OpenAIRenderer` settings (``models``, ``profile_reasoning``, ...).
+
+    Raises:
+        RenderError: DSH would refuse the request, or the log lacks a fact the body needs.
+
+    Example:
+        >>> wire = render_openai(request)  # doctest: +SKIP
+        >>> wire.path  # doctest: +SKIP
+        '/v1/chat/completions'
+    """
+    return OpenAIRenderer(**options).render(request, compaction_instruction=compaction_instruction)
+
+
+register("openai", OpenAIRenderer)

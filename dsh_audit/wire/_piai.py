@@ -1,0 +1,367 @@
+"""What the two pi-ai renderers share: DSH's context conversion and pi-ai's pre-processing.
+
+Model facts and DSH's call options live in :mod:`dsh_audit.wire._piai_models`.
+
+Models pi-ai **0.82.1** (``@earendil-works/pi-ai``, the version DSH 0.1.0-rc.8 pins) as read from
+its published ``dist/`` (``api/transform-messages.js``, ``api/simple-options.js``,
+``utils/estimate.js``, ``utils/sanitize-unicode.js``), and DSH's side of the adapter
+(``packages/llm/llm-pi-ai/src/context.ts``, ``replay.ts``, ``adapter.ts``; spec §8.0, §8.2).
+Nothing here is pi-ai's code: the rules are restated and re-implemented in Python.
+
+Steps shared by both wire formats, in the order DSH and pi-ai apply them:
+
+1. **Replay-state ownership** (DSH ``forAdapter``, spec §8.0): an assistant message from a route
+   the pi-ai adapter does not own loses its ``replayState``.
+2. **Context conversion** (DSH ``toPiContext``): system prompt, tools ``{name, description,
+   parameters}``, and messages. An assistant message with a valid pi-ai v2 envelope that matches
+   its content block for block becomes a *native* pi-ai message (signatures restored); any other
+   becomes *foreign* (``api: dsh-foreign``). Tool-call arguments are parsed with JavaScript
+   ``JSON.parse`` semantics (integer-like keys first), malformed or non-object ones become ``{}``.
+3. **The output cap** (``buildBaseOptions``): ``min(requested or model.maxTokens,
+   max(1, contextWindow - estimate - 4096))`` where ``estimate`` is pi-ai's character-count
+   estimator (chars / 4, rounded up per message, plus system prompt and tools). DSH's
+   historical messages carry zero usage, so the estimate is always the character count.
+4. **transformMessages**: thinking of another model becomes text, redacted thinking of another
+   model is dropped, tool-call ids are normalised per API, errored/aborted assistant turns are
+   skipped and orphaned tool calls get a synthetic ``"No result provided"`` error result.
+
+Verified against the captures in ``corpus/live-pi`` (c1: 10 loop + 1 title Anthropic bodies, c3:
+5 loop + 1 title OpenAI bodies): native replay with signatures, foreign conversion of another
+model's thinking, separate consecutive user messages, grouped tool results, the uncapped
+``max_tokens`` (the clamp is computed but never binds there). The clamp itself, orphan results,
+redacted thinking and id normalisation are implemented from the dist and not exercised by a
+capture.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import RenderError
+from ..jsjson import stringify
+from ._piai_models import CONTEXT_SAFETY_TOKENS, PiModel
+
+__all__ = [
+    "clamp_max_tokens",
+    "estimate_context_tokens",
+    "js_len",
+    "js_parse",
+    "parse_arguments",
+    "pi_assistant",
+    "pi_context",
+    "sanitize_surrogates",
+    "transform_messages",
+]
+
+# --- JavaScript string and JSON semantics -------------------------------------------------------
+
+_LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+_ARRAY_INDEX = re.compile(r"^(0|[1-9][0-9]*)$")
+
+
+def js_len(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def sanitize_surrogates(text: str) -> str:
+    """pi-ai ``sanitizeSurrogates``: drop unpaired UTF-16 surrogates."""
+    return _LONE_SURROGATE.sub("", text) if text and max(text) >= "\ud800" else text
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        obj[key] = value  # a repeated key keeps its first position and takes the last value
+    index_keys = [k for k in obj if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1]
+    if not index_keys:
+        return obj
+    # JavaScript enumerates array-index keys first, ascending, then the rest in insertion order.
+    ordered = {k: obj[k] for k in sorted(index_keys, key=int)}
+    ordered.update((k, v) for k, v in obj.items() if k not in ordered)
+    return ordered
+
+
+def _js_int(text: str) -> int | float:
+    value = int(text)
+    return value if abs(value) <= 2**53 else float(text)
+
+
+def js_parse(text: str) -> Any:
+    """``JSON.parse(text)`` as a JavaScript runtime sees it (key order, number precision).
+
+    Raises:
+        ValueError: the text is not JSON.
+    """
+    return json.loads(text, object_pairs_hook=_js_object, parse_int=_js_int)
+
+
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """DSH ``parseArguments``: the parsed object, or ``{}`` for anything else."""
+    try:
+        parsed = js_parse(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+# --- DSH toPiContext ----------------------------------------------------------------------------
+
+
+def _text_of(message: Mapping[str, Any]) -> str:
+    return "".join(b.get("text", "") for b in message.get("content") or () if b.get("type") == "text")
+
+
+def _result_text(blocks: Any) -> str:
+    parts = []
+    for block in blocks or ():
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "tool-result":
+            parts.append(_result_text(block.get("content")))
+    return "".join(parts)
+
+
+def _reject_images(message: Mapping[str, Any]) -> None:
+    def has_image(blocks: Any) -> bool:
+        return any(b.get("type") == "image" or (b.get("type") == "tool-result" and has_image(b.get("content")))
+                   for b in blocks or ())
+    if has_image(message.get("content")):
+        raise RenderError("image content needs the attachment bytes, which the log does not hold",
+                          hint="render only text-only requests with the pi-ai renderers")
+
+
+_STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
+_PI_BLOCK = ("text", "reasoning", "tool-call")
+_SIGNATURES = ("textSignature", "thinkingSignature", "thoughtSignature")
+
+
+def _valid_envelope(message: Mapping[str, Any], source: Mapping[str, Any]) -> dict[str, Any] | None:
+    state = source.get("replayState")
+    response = state.get("response") if isinstance(state, dict) else None
+    blocks = state.get("blocks") if isinstance(state, dict) else None
+    if not isinstance(response, dict) or response.get("kind") != "pi-ai" or response.get("version") != 2:
+        return None
+    if any(not isinstance(response.get(k), str) or not response.get(k) for k in ("api", "provider", "model")):
+        return None
+    if response.get("stopReason") not in _STOP_REASONS or not isinstance(blocks, list):
+        return None
+    if any(k in response and not isinstance(response[k], str) for k in ("responseModel", "responseId")):
+        return None
+    if response["provider"] != source.get("provider") or response["model"] != source.get("model"):
+        return None
+    content = message.get("content") or []
+    if len(blocks) != len(content):
+        return None
+    for block, replay in zip(content, blocks):
+        if not isinstance(replay, dict) or replay.get("type") not in _PI_BLOCK or replay["type"] != block.get("type"):
+            return None
+        if any(k in replay and not isinstance(replay[k], str) for k in _SIGNATURES):
+            return None
+        if "redacted" in replay and not isinstance(replay["redacted"], bool):
+            return None
+    return state
+
+
+def _pi_block(block: Mapping[str, Any], replay: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    kind = block.get("type")
+    replay = replay or {}
+    if kind == "text":
+        out = {"type": "text", "text": block.get("text", "")}
+        if "textSignature" in replay:
+            out["textSignature"] = replay["textSignature"]
+        return out
+    if kind == "reasoning":
+        out = {"type": "thinking", "thinking": block.get("text", "")}
+        for key in ("thinkingSignature", "redacted"):
+            if key in replay:
+                out[key] = replay[key]
+        return out
+    if kind == "tool-call":
+        out = {"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
+               "arguments": parse_arguments(block.get("arguments"))}
+        if "thoughtSignature" in replay:
+            out["thoughtSignature"] = replay["thoughtSignature"]
+        return out
+    if kind == "image":
+        raise RenderError("pi-ai cannot replay an assistant image", dsh_code="UNSUPPORTED_CONTENT")
+    return None  # plugin block types are not representable in pi-ai
+
+
+def pi_assistant(message: Mapping[str, Any], *, owned: bool) -> dict[str, Any]:
+    """DSH ``toPiAssistant``: native when the envelope is usable and owned, foreign otherwise."""
+    source = message.get("source") or {}
+    state = _valid_envelope(message, source) if owned and source.get("kind") == "model" else None
+    replays = state["blocks"] if state else [None] * len(message.get("content") or [])
+    content = [b for b in (_pi_block(blk, rp) for blk, rp in zip(message.get("content") or [], replays))
+               if b is not None]
+    if state is not None:
+        response = state["response"]
+        return {"role": "assistant", "content": content, "api": response["api"],
+                "provider": response["provider"], "model": response["model"],
+                "stopReason": response["stopReason"]}
+    is_model = source.get("kind") == "model"
+    return {"role": "assistant", "content": content, "api": "dsh-foreign",
+            "provider": source.get("provider", "dsh-foreign") if is_model else "dsh-foreign",
+            "model": source.get("model", "dsh-foreign") if is_model else "dsh-foreign",
+            "stopReason": "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop"}
+
+
+def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | None = None,
+               extra_messages: tuple[Mapping[str, Any], ...] = ()) -> dict[str, Any]:
+    """DSH ``toPiContext`` over a request: ``{systemPrompt?, messages, tools?}``.
+
+    ``owned_routes`` are the routes of the pi-ai adapter instance (default: ``provider``, the
+    target route); assistant messages of other routes lose their replay state first (spec §8.0).
+    """
+    header = request.header or {}
+    owned = owned_routes if owned_routes is not None else frozenset({provider})
+    tool_names: dict[str, str] = {}
+    messages: list[dict[str, Any]] = []
+    for message in (*request.messages, *extra_messages):
+        _reject_images(message)
+        role = message.get("role")
+        if role == "system":
+            messages.append({"role": "user", "content": _text_of(message)})
+        elif role == "assistant":
+            source = message.get("source") or {}
+            assistant = pi_assistant(message, owned=source.get("provider") in owned)
+            tool_names.update((b["id"], b["name"]) for b in assistant["content"] if b["type"] == "toolCall")
+            messages.append(assistant)
+        else:
+            text = _text_of(message)
+            results = [b for b in message.get("content") or () if b.get("type") == "tool-result"]
+            if text or not results:
+                messages.append({"role": "user", "content": text})
+            for result in results:
+                messages.append({"role": "toolResult", "toolCallId": result.get("toolCallId"),
+                                 "toolName": tool_names.get(result.get("toolCallId"), "unknown"),
+                                 "content": [{"type": "text", "text": _result_text(result.get("content"))
+                                              or "(no output)"}],
+                                 "isError": result.get("isError") or False})
+    context: dict[str, Any] = {}
+    if header.get("system") is not None:
+        context["systemPrompt"] = header["system"]
+    context["messages"] = messages
+    tools = [{k: v for k, v in (("name", t.get("name")), ("description", t.get("description")),
+                                ("parameters", t.get("parameters"))) if k in t}
+             for t in header.get("tools") or ()]
+    if tools:
+        context["tools"] = tools
+    return context
+
+
+# --- pi-ai estimateContextTokens and the output cap ---------------------------------------------
+
+
+def _message_tokens(message: Mapping[str, Any]) -> int:
+    content = message["content"]
+    if message["role"] in ("user", "toolResult"):
+        chars = js_len(content) if isinstance(content, str) else sum(
+            js_len(b["text"]) if b["type"] == "text" else 4800 for b in content)
+        return math.ceil(chars / 4)
+    chars = 0
+    for block in content:
+        if block["type"] == "text":
+            chars += js_len(block["text"])
+        elif block["type"] == "thinking":
+            chars += js_len(block["thinking"])
+        else:
+            chars += js_len(block["name"]) + js_len(stringify(block["arguments"]))
+    return math.ceil(chars / 4)
+
+
+def estimate_context_tokens(context: Mapping[str, Any]) -> int:
+    """pi-ai ``estimateContextTokens`` for a DSH-built context (historical usage is always zero)."""
+    tokens = sum(_message_tokens(m) for m in context["messages"])
+    system = context.get("systemPrompt")
+    if system:
+        tokens += math.ceil(js_len(system) / 4)
+    if context.get("tools"):
+        tokens += math.ceil(js_len(stringify(context["tools"])) / 4)
+    return tokens
+
+
+def clamp_max_tokens(model: PiModel, estimate: int, max_tokens: int) -> int:
+    """pi-ai ``clampMaxTokensToContext`` given the context estimate."""
+    if model.context_window <= 0:
+        return max(1, max_tokens)
+    return min(max_tokens, max(1, model.context_window - estimate - CONTEXT_SAFETY_TOKENS))
+
+
+# --- pi-ai transformMessages --------------------------------------------------------------------
+
+
+def _transform_block(block: dict[str, Any], same: bool, normalize: Any, model: PiModel,
+                     ids: dict[str, str], message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    kind = block["type"]
+    if kind == "thinking":
+        if block.get("redacted"):
+            return [block] if same else []
+        if same and block.get("thinkingSignature"):
+            return [block]
+        if not block["thinking"] or not block["thinking"].strip():
+            return []
+        return [block] if same else [{"type": "text", "text": block["thinking"]}]
+    if kind == "text":
+        return [block] if same else [{"type": "text", "text": block["text"]}]
+    if kind == "toolCall":
+        call = block
+        if not same and "thoughtSignature" in call:
+            call = {k: v for k, v in call.items() if k != "thoughtSignature"}
+        if not same and normalize is not None:
+            new_id = normalize(call["id"], model, message)
+            if new_id != call["id"]:
+                ids[call["id"]] = new_id
+                call = {**call, "id": new_id}
+        return [call]
+    return [block]
+
+
+def transform_messages(messages: list[dict[str, Any]], model: PiModel, normalize: Any = None) -> list[dict[str, Any]]:
+    """pi-ai ``transformMessages`` (images are rejected earlier, so no image downgrade)."""
+    ids: dict[str, str] = {}
+    transformed = []
+    for msg in messages:
+        if msg["role"] == "toolResult":
+            new_id = ids.get(msg["toolCallId"])
+            transformed.append({**msg, "toolCallId": new_id} if new_id and new_id != msg["toolCallId"] else msg)
+        elif msg["role"] == "assistant":
+            same = (msg["provider"], msg["api"], msg["model"]) == (model.provider, model.api, model.id)
+            content = [out for b in msg["content"] for out in _transform_block(b, same, normalize, model, ids, msg)]
+            transformed.append({**msg, "content": content})
+        else:
+            transformed.append(msg)
+    result: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def flush() -> None:
+        nonlocal pending, seen
+        for call in pending:
+            if call["id"] not in seen:
+                result.append({"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
+                               "content": [{"type": "text", "text": "No result provided"}], "isError": True})
+        pending, seen = [], set()
+
+    for msg in transformed:
+        if msg["role"] == "assistant":
+            flush()
+            if msg["stopReason"] in ("error", "aborted"):
+                continue
+            calls = [b for b in msg["content"] if b["type"] == "toolCall"]
+            if calls:
+                pending, seen = calls, set()
+            result.append(msg)
+        elif msg["role"] == "toolResult":
+            seen.add(msg["toolCallId"])
+            result.append(msg)
+        else:
+            flush()
+            result.append(msg)
+    flush()
+    return result

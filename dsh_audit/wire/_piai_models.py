@@ -1,0 +1,208 @@
+"""The facts a pi-ai rendering needs beyond the log: model catalog entries and DSH's call options.
+
+pi-ai resolves a route/model to a ``Model`` (context window, output capability, reasoning levels,
+compat switches) that DSH never logs; :class:`PiModel` is that record, :data:`BUILTIN_MODELS`
+holds the models of the corpus, and callers pass their own for other routes. :func:`request_call`
+applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which effort reaches pi-ai, which
+cap, and what the adapter refuses. Facts are those of pi-ai **0.82.1** (its
+``dist/providers/data/anthropic.json`` and ``models.js`` level rules) and DSH 0.1.0-rc.8's
+``llm-pi-ai/src/catalog.ts`` for hand-declared models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import RenderError
+
+__all__ = [
+    "BUILTIN_MODELS",
+    "CONTEXT_SAFETY_TOKENS",
+    "HARNESS_VERSION",
+    "PI_AI_VERSION",
+    "SDK_PLATFORM",
+    "THINKING_LEVELS",
+    "PiCall",
+    "PiModel",
+    "compaction_messages",
+    "request_call",
+    "resolve_model",
+    "user_agent",
+]
+
+PI_AI_VERSION = "0.82.1"
+#: DSH release whose attribution ``user-agent`` the pi-ai renderers write unless told otherwise.
+HARNESS_VERSION = "0.1.0-rc.8"
+#: The Stainless platform headers of the captures (``x-stainless-os/arch/runtime/runtime-version``).
+SDK_PLATFORM: tuple[tuple[str, str], ...] = (
+    ("x-stainless-os", "Linux"), ("x-stainless-arch", "x64"), ("x-stainless-runtime", "node"),
+    ("x-stainless-runtime-version", "v24.19.0"))
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+CONTEXT_SAFETY_TOKENS = 4096
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else MappingProxyType(dict(value))
+
+
+@dataclass(frozen=True, slots=True)
+class PiModel:
+    """The facts pi-ai knows about one route/model and DSH never logs.
+
+    Attributes:
+        provider: the DSH route key (``anthropic``, ``local-openai``); pi-ai's ``model.provider``.
+        id: the model id sent as ``model``.
+        api: ``anthropic-messages`` or ``openai-completions``.
+        base_url: the endpoint base; its path prefixes the request path, and for
+            ``openai-completions`` its host drives pi-ai's compat detection.
+        context_window: catalog or declared context window (for the ``max_tokens`` clamp).
+        max_tokens: catalog or declared output capability (the cap when DSH passes none).
+        reasoning: whether the model reasons at all.
+        thinking_level_map: pi-ai's ``thinkingLevelMap`` (level -> wire value, ``None`` =
+            unsupported); ``None`` when the model has none.
+        input: input modalities.
+        compat: pi-ai ``model.compat`` switches, by their pi-ai names.
+    """
+
+    provider: str
+    id: str
+    api: str
+    base_url: str
+    context_window: int
+    max_tokens: int
+    reasoning: bool
+    thinking_level_map: Mapping[str, str | None] | None = None
+    input: tuple[str, ...] = ("text",)
+    compat: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "thinking_level_map", _frozen_map(self.thinking_level_map))
+        object.__setattr__(self, "compat", _frozen_map(self.compat) or MappingProxyType({}))
+
+    def supported_levels(self) -> tuple[str, ...]:
+        """pi-ai ``getSupportedThinkingLevels``: ``xhigh``/``max`` only when mapped."""
+        if not self.reasoning:
+            return ("off",)
+        levels = self.thinking_level_map or {}
+        out = []
+        for level in THINKING_LEVELS:
+            if level in levels and levels[level] is None:
+                continue
+            if level in ("xhigh", "max") and level not in levels:
+                continue
+            out.append(level)
+        return tuple(out)
+
+
+def _catalog_anthropic(model_id: str, max_tokens: int, **extra: Any) -> PiModel:
+    compat = {"supportsStrictTools": True, **extra.pop("compat", {})}
+    return PiModel(provider="anthropic", id=model_id, api="anthropic-messages",
+                   base_url="https://api.anthropic.com", context_window=1_000_000,
+                   max_tokens=max_tokens, reasoning=True, input=("text", "image"), compat=compat, **extra)
+
+
+#: Catalog facts for the models in the corpus: pi-ai 0.82.1's ``providers/data/anthropic.json``
+#: entries, and the hand-declared ``local-openai/local-coder`` of
+#: ``live-pi/c3-openai-compat/inputs/pi-ai-routes.patch.yml`` as DSH's ``catalog.ts`` materialises
+#: it (declared levels carry their value, undeclared ones are pinned to ``None``, a bare ``off``
+#: stays absent).
+BUILTIN_MODELS: Mapping[tuple[str, str], PiModel] = MappingProxyType({
+    ("anthropic", "claude-sonnet-4-5"): _catalog_anthropic("claude-sonnet-4-5", 64000),
+    ("anthropic", "claude-sonnet-4-6"): _catalog_anthropic(
+        "claude-sonnet-4-6", 128000, thinking_level_map={"max": "max"},
+        compat={"forceAdaptiveThinking": True}),
+    ("local-openai", "local-coder"): PiModel(
+        provider="local-openai", id="local-coder", api="openai-completions",
+        base_url="http://127.0.0.1:18302/v1", context_window=131072, max_tokens=8192, reasoning=True,
+        thinking_level_map={"minimal": None, "low": None, "medium": None, "high": "high",
+                            "xhigh": None, "max": None}),
+})
+
+
+def resolve_model(provider: str | None, model_id: str | None,
+                  models: Mapping[tuple[str, str], PiModel] | None = None) -> PiModel:
+    """The :class:`PiModel` for a route/model pair: caller's ``models`` first, then built-ins.
+
+    Raises:
+        RenderError: neither knows the pair (catalog facts are not in the log).
+    """
+    if isinstance(provider, str) and isinstance(model_id, str):
+        for table in (models or {}, BUILTIN_MODELS):
+            found = table.get((provider, model_id))
+            if found is not None:
+                return found
+    raise RenderError(f"no pi-ai model facts for {provider}/{model_id}", dsh_code=None,
+                      hint="pass models={(provider, id): PiModel(...)} with the route's catalog facts")
+
+
+# --- the call config DSH hands to pi-ai ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PiCall:
+    """The stream options DSH passes to ``streamSimple`` (spec §8.2), for one request."""
+
+    model: PiModel
+    reasoning: str | None
+    max_tokens: int | None
+    temperature: float | None
+    cache_retention: str
+    session_id: str | None
+    thinking_budgets: Mapping[str, int] | None
+
+
+def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | None = None,
+                 profile_reasoning: str | None = None, cache_retention: str = "short",
+                 thinking_budgets: Mapping[str, int] | None = None) -> PiCall:
+    """Resolve the model and DSH's stream options for ``request`` (adapter.ts ``stream``).
+
+    Raises:
+        RenderError: ``stop`` is set (``UNSUPPORTED_OPTION``), or the effort is not one the
+            model supports (``UNSUPPORTED_REASONING_EFFORT``), or the model is unknown.
+    """
+    header = request.header
+    if not isinstance(header, Mapping) or not isinstance(header.get("config"), Mapping):
+        raise RenderError("no request/header before this request, so there is no call config to render",
+                          seq=request.first_chunk_seq)
+    config: Mapping[str, Any] = header["config"]
+    if request.kind == "compaction":
+        # The summarizer builds its own options: the logged route and cap, no effort/temperature/stop.
+        logged = request.extra
+        config = {"provider": logged.get("provider") or config.get("provider"),
+                  "model": logged.get("model") or config.get("model"),
+                  **({"maxTokens": logged["maxTokens"]} if logged.get("maxTokens") is not None else {})}
+    model = resolve_model(config.get("provider"), config.get("model"), models)
+    if config.get("stop") is not None:
+        raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION")
+    effort = config.get("reasoningEffort") or profile_reasoning
+    if effort is not None and effort not in model.supported_levels():
+        raise RenderError(f"pi-ai model {model.provider}/{model.id} does not support reasoning effort "
+                          f"{effort!r}", dsh_code="UNSUPPORTED_REASONING_EFFORT")
+    # Loop, title and compaction calls all pass the session id (title-llm index.ts, summarizer.ts).
+    session_id = request.session_id or None
+    return PiCall(model=model, reasoning=None if effort in (None, "off") else effort,
+                  max_tokens=config.get("maxTokens"), temperature=config.get("temperature"),
+                  cache_retention=cache_retention, session_id=session_id, thinking_budgets=thinking_budgets)
+
+
+def user_agent(version: str) -> str:
+    """DSH's attribution ``user-agent`` (``packages/llm/llm/src/attribution.ts``)."""
+    return f"deepseek-harness/{version} (+https://github.com/deepseek-ai/deepseek-harness)"
+
+
+def compaction_messages(request: Any, instruction: str | None) -> tuple[dict[str, Any], ...]:
+    """The instruction message a compaction call appends to its region (empty for other kinds).
+
+    Raises:
+        RenderError: a compaction request without the instruction text (it is not logged).
+    """
+    if request.kind != "compaction":
+        return ()
+    if instruction is None:
+        raise RenderError("a compaction request ends with DSH's fixed compaction instruction, which the log "
+                          "does not record", seq=request.first_chunk_seq,
+                          hint="pass compaction_instruction= with DSH's COMPACTION_INSTRUCTION text")
+    return ({"role": "user", "content": [{"type": "text", "text": instruction}], "source": {"kind": "user"}},)
