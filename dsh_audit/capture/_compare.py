@@ -1,0 +1,171 @@
+"""Rebuilt requests against a capture: align, render each request, diff its body with the capture.
+
+This module only runs the pipeline; :mod:`dsh_audit.diff` says what a difference is.
+
+What each kind needs to render:
+
+- ``loop``: nothing but the log.
+- ``title``: nothing but the log (``session/title-llm-request`` holds system, messages, limit).
+- ``compaction``: DSH's compaction instruction is a code constant, not logged. It is taken from
+  the paired captured body (its last user message), and the row says so; without a capture, or
+  when that body has no final user message, the request is ``unrendered``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..diff import BodyDiff, diff_bodies
+from ..errors import DshAuditError
+from ..log._records import parse_json
+from ..replay import Request
+from ._align import Pairing, align
+from ._types import CapturedRequest, last_user_text
+
+__all__ = ["RequestDiff", "compare_capture", "gate_ok"]
+
+#: ``render(request, options) -> body bytes``; options may hold ``compaction_instruction``.
+BodyRenderer = Callable[[Request, dict[str, Any]], bytes]
+
+INSTRUCTION_NOTE = "instruction from capture"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDiff:
+    """One pairing and its verdict.
+
+    ``verdict`` is a body verdict (``identical``, ``equivalent``, ``different``) when both sides
+    exist and the request rendered; else ``unmatched`` (one side missing), ``foreign`` (a capture
+    of a session none of the logs holds, or not an LLM call) or ``unrendered`` (the renderer
+    refused; ``note`` says why).
+    """
+
+    pairing: Pairing
+    verdict: str
+    diff: BodyDiff | None = None
+    note: str | None = None
+
+    @property
+    def request(self) -> Request | None:
+        return self.pairing.request
+
+    @property
+    def capture(self) -> CapturedRequest | None:
+        return self.pairing.capture
+
+    @property
+    def kind(self) -> str:
+        if self.request is not None:
+            return self.request.kind
+        assert self.capture is not None
+        return self.capture.kind
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``dsh-audit diff --json`` object of this row."""
+        request, capture, body = self.request, self.capture, self.diff
+        notes = [n for n in (self.pairing.note, self.note) if n]
+        return {
+            "session_id": request.session_id if request else (capture.session_id if capture else None),
+            "index": request.index if request else None,
+            "kind": self.kind,
+            "turn": request.turn if request else None,
+            "step": request.step if request else None,
+            "attempt": request.attempt if request else None,
+            "verdict": self.verdict,
+            "first_offset": body.first_offset if body else None,
+            "paths": body.paths if body else [],
+            "equivalence": list(body.equivalence) if body else [],
+            "differences": body.to_json()["differences"] if body else [],
+            "expected_context": body.expected_context if body else None,
+            "actual_context": body.actual_context if body else None,
+            "expected_bytes": body.expected_size if body else None,
+            "capture_bytes": len(capture.body) if capture else None,
+            "capture_position": capture.position if capture else None,
+            "capture_source": capture.where() if capture else None,
+            "retry": self.pairing.retry,
+            "note": "; ".join(notes) or None,
+        }
+
+
+def _wire_renderer(adapter: str) -> BodyRenderer:
+    from ..wire import make_renderer, render  # imported here: loading and aligning need no wire
+
+    cache: dict[str, Any] = {adapter: make_renderer(adapter)}  # an unknown adapter fails here, once
+
+    def run(request: Request, options: dict[str, Any]) -> bytes:
+        return render(request, adapter=adapter, renderer_cache=cache, **options).body
+
+    return run
+
+
+def _instruction(capture: CapturedRequest) -> str | None:
+    try:
+        return last_user_text(parse_json(capture.body))
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _unpaired(pairing: Pairing) -> RequestDiff:
+    note = pairing.note or ""
+    foreign = pairing.request is None and (note.startswith("foreign") or note.startswith("not an LLM call"))
+    return RequestDiff(pairing, "foreign" if foreign else "unmatched")
+
+
+def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
+                    adapter: str = "deepseek", render: BodyRenderer | None = None) -> list[RequestDiff]:
+    """Align ``requests`` with ``captures`` and diff every pair's body.
+
+    Args:
+        requests: rebuilt requests, from one or several logs.
+        captures: a loaded capture (:func:`load_capture`).
+        adapter: the wire renderer to use (see :mod:`dsh_audit.wire`).
+        render: replaces the wire renderer (tests, other tools): request and options to bytes.
+
+    Returns:
+        One :class:`RequestDiff` per pairing, in :func:`align` order.
+
+    Example:
+        >>> rows = compare_capture(dsh_audit.requests(log), load_capture("wire.jsonl"))  # doctest: +SKIP
+        >>> {row.verdict for row in rows if row.kind == "loop"}  # doctest: +SKIP
+        {'identical'}
+    """
+    renderer = render if render is not None else _wire_renderer(adapter)
+    rendered: dict[int, bytes] = {}
+    results: list[RequestDiff] = []
+    for pairing in align(requests, captures):
+        request, capture = pairing.request, pairing.capture
+        if request is None or capture is None:
+            results.append(_unpaired(pairing))
+            continue
+        options: dict[str, Any] = {}
+        note = None
+        if request.kind == "compaction":
+            instruction = _instruction(capture)
+            if instruction is None:
+                results.append(RequestDiff(pairing, "unrendered", note="the captured compaction body has no "
+                                           "final user message to take DSH's instruction from"))
+                continue
+            options["compaction_instruction"], note = instruction, INSTRUCTION_NOTE
+        key = id(request)
+        try:
+            if key not in rendered:
+                rendered[key] = renderer(request, options)
+        except DshAuditError as exc:
+            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}"))
+            continue
+        body = diff_bodies(rendered[key], capture.body)
+        results.append(RequestDiff(pairing, body.verdict, body, note))
+    return results
+
+
+def gate_ok(results: Sequence[RequestDiff], *, strict: bool = False) -> bool:
+    """Whether every loop request and loop capture passed.
+
+    Passing means ``identical`` (or ``equivalent`` unless ``strict``). A loop request without a
+    capture, or a loop capture of one of the given sessions (or with no session header) that no
+    request explains, fails. Title and compaction rows, and foreign captures, never fail.
+    """
+    allowed = {"identical"} if strict else {"identical", "equivalent"}
+    return all(row.verdict in allowed for row in results if row.kind == "loop" and row.verdict != "foreign")

@@ -1,0 +1,281 @@
+"""Capture loaders: each one sniffs its input and yields :class:`CapturedRequest` values.
+
+Formats (``docs/capture-formats.md`` has the details):
+
+- ``wire-jsonl``: the corpus ``wire.jsonl``, one JSON object per line with ``method``, ``path``,
+  ``headers`` (object) and ``body`` (text) or ``body_base64``; ``body_sha256`` and
+  ``body_bytes``, when present, are checked against the body.
+- ``har``: HAR 1.2, ``log.entries[].request`` (``method``, ``url``, ``headers`` as a list of
+  ``{name, value}``, ``postData.text``; ``postData.encoding: "base64"`` is honoured).
+- ``body-folder``: a folder of raw JSON bodies, one request per ``*.json`` file in natural name
+  order (``2.json`` before ``10.json``); an optional sidecar ``<stem>.meta.json`` gives
+  ``method``, ``path``, ``time`` and ``headers`` for the body ``<stem>.json``.
+
+A loader is registered in :data:`LOADERS` under its name; :func:`load_capture` asks each one in
+turn whether it ``handles(path, first_bytes)`` the input.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import CaptureError
+from ..log._records import parse_json
+from ._types import CapturedRequest, classify
+
+__all__ = ["LOADERS", "CaptureLoader", "load_capture"]
+
+_SNIFF_BYTES = 4096
+_HAR_START = re.compile(rb'^\s*\{\s*"log"\s*:')
+_META_SUFFIX = ".meta.json"
+
+#: One raw request before numbering: method, path, headers, body, time, source file, locator.
+_Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureLoader:
+    """A named capture format: a sniffing predicate and a reader of raw requests."""
+
+    name: str
+    handles: Callable[[Path, bytes], bool]
+    read: Callable[[Path], Iterator[_Raw]]
+
+
+def _error(path: Path, where: str | None, message: str, hint: str) -> CaptureError:
+    text = f"{where}: {message}" if where else message
+    return CaptureError(text, path=str(path), hint=hint)
+
+
+def _text_value(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+# -- wire.jsonl ------------------------------------------------------------------------------
+
+def _jsonl_handles(path: Path, first: bytes) -> bool:
+    stripped = first.lstrip()
+    return path.is_file() and stripped.startswith(b"{") and not _HAR_START.match(first) and (
+        b'"method"' in first or b'"body"' in first or path.suffix == ".jsonl")
+
+
+def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
+    hint = "each record needs `body` (text) or `body_base64`"
+    if isinstance(record.get("body_base64"), str):
+        try:
+            body = base64.b64decode(record["body_base64"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise _error(path, where, f"body_base64 is not base64 ({exc})", hint) from None
+    elif isinstance(record.get("body"), str):
+        try:
+            body = record["body"].encode("utf-8")
+        except UnicodeEncodeError:
+            raise _error(path, where, "body text holds a lone surrogate, so it has no UTF-8 bytes",
+                         "store such a body as body_base64") from None
+    elif record.get("body") is None:
+        body = b""
+    else:
+        raise _error(path, where, f"body is a {type(record['body']).__name__}, not text", hint)
+    sha = record.get("body_sha256")
+    if isinstance(sha, str) and hashlib.sha256(body).hexdigest() != sha.lower():
+        raise _error(path, where, "body does not match its body_sha256",
+                     "the capture was edited or re-encoded; recapture or drop body_sha256")
+    size = record.get("body_bytes")
+    if isinstance(size, int) and not isinstance(size, bool) and size != len(body):
+        raise _error(path, where, f"body is {len(body)} bytes, body_bytes says {size}",
+                     "the capture was edited or re-encoded; recapture or drop body_bytes")
+    return body
+
+
+def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _error(path, where, "headers must be an object of name to value",
+                     'write headers as {"content-type": "application/json", ...}')
+    return {str(k).lower(): str(v) for k, v in value.items()}
+
+
+def _jsonl_read(path: Path) -> Iterator[_Raw]:
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"line {number}"
+            try:
+                record = parse_json(line)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise _error(path, where, f"not a JSON record ({exc})",
+                             "a wire.jsonl capture has one JSON object per line") from None
+            if not isinstance(record, dict):
+                raise _error(path, where, "record is not a JSON object",
+                             "a wire.jsonl capture has one JSON object per line")
+            headers = _headers_object(path, where, record.get("headers"))
+            yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
+                   _jsonl_body(path, where, record), _text_value(record.get("time")), str(path), where)
+
+
+# -- HAR 1.2 ---------------------------------------------------------------------------------
+
+def _har_handles(path: Path, first: bytes) -> bool:
+    return path.is_file() and (bool(_HAR_START.match(first)) or path.suffix.lower() == ".har")
+
+
+def _har_url_path(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.scheme and not parts.netloc:
+        return url
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _har_body(path: Path, where: str, request: dict[str, Any]) -> bytes:
+    post = request.get("postData")
+    if post is None:
+        return b""
+    if not isinstance(post, dict):
+        raise _error(path, where, "request.postData is not an object", "HAR 1.2 postData is {mimeType, text}")
+    text = post.get("text") or ""
+    if post.get("encoding") == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise _error(path, where, f"postData.text is not base64 ({exc})",
+                         "drop encoding or store the body base64-encoded") from None
+    try:
+        return str(text).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _error(path, where, "postData.text holds a lone surrogate, so it has no UTF-8 bytes",
+                     'store the body base64-encoded with "encoding": "base64"') from None
+
+
+def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, list) or not all(isinstance(h, dict) and "name" in h for h in value):
+        raise _error(path, where, "request.headers is not a list of {name, value}",
+                     "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
+    return {str(h["name"]).lower(): str(h.get("value", "")) for h in value}
+
+
+def _har_read(path: Path) -> Iterator[_Raw]:
+    hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
+    try:
+        document = parse_json(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _error(path, None, f"not valid JSON ({exc})", hint) from None
+    log = document.get("log") if isinstance(document, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
+    if not isinstance(entries, list):
+        raise _error(path, None, "no log.entries list", hint)
+    for number, entry in enumerate(entries):
+        where = f"entries[{number}]"
+        request = entry.get("request") if isinstance(entry, dict) else None
+        if not isinstance(request, dict):
+            raise _error(path, where, "entry has no request object", hint)
+        yield (str(request.get("method") or "POST").upper(), _har_url_path(str(request.get("url") or "")),
+               _har_headers(path, where, request.get("headers")), _har_body(path, where, request),
+               _text_value(entry.get("startedDateTime")), str(path), where)
+
+
+# -- a folder of bodies ----------------------------------------------------------------------
+
+def _natural_key(name: str) -> list[Any]:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+
+
+def _body_files(folder: Path) -> list[Path]:
+    files = [p for p in folder.iterdir() if p.is_file() and p.suffix == ".json"
+             and not p.name.endswith(_META_SUFFIX)]
+    return sorted(files, key=lambda p: _natural_key(p.name))
+
+
+def _folder_handles(path: Path, first: bytes) -> bool:
+    return path.is_dir() and bool(_body_files(path))
+
+
+def _folder_meta(body_file: Path) -> dict[str, Any]:
+    meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
+    if not meta_file.exists():
+        return {}
+    try:
+        meta = parse_json(meta_file.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _error(meta_file, None, f"sidecar is not valid JSON ({exc})",
+                     'a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}') from None
+    if not isinstance(meta, dict):
+        raise _error(meta_file, None, "sidecar is not a JSON object",
+                     'a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
+    return meta
+
+
+def _folder_read(folder: Path) -> Iterator[_Raw]:
+    for body_file in _body_files(folder):
+        meta = _folder_meta(body_file)
+        headers = _headers_object(body_file.with_name(body_file.stem + _META_SUFFIX), "sidecar",
+                                  meta.get("headers"))
+        yield (str(meta.get("method") or "POST").upper(), str(meta.get("path") or ""), headers,
+               body_file.read_bytes(), _text_value(meta.get("time")), str(body_file), "")
+
+
+#: Every known capture format, asked in this order.
+LOADERS: dict[str, CaptureLoader] = {
+    loader.name: loader for loader in (
+        CaptureLoader("har", _har_handles, _har_read),
+        CaptureLoader("wire-jsonl", _jsonl_handles, _jsonl_read),
+        CaptureLoader("body-folder", _folder_handles, _folder_read),
+    )
+}
+
+
+def _first_bytes(path: Path) -> bytes:
+    if not path.is_file():
+        return b""
+    with open(path, "rb") as handle:
+        return handle.read(_SNIFF_BYTES)
+
+
+def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> list[CapturedRequest]:
+    """Load every request of a capture file or folder, in the capture's order.
+
+    Args:
+        path: a ``wire.jsonl`` file, a HAR file, or a folder of JSON bodies.
+        format: a name from :data:`LOADERS` to skip sniffing.
+
+    Raises:
+        CaptureError: the input is missing, of no known format, or malformed (the message names
+            the file and the line or entry).
+
+    Example:
+        >>> captures = load_capture("wire.jsonl")  # doctest: +SKIP
+        >>> [c.kind for c in captures][:3]  # doctest: +SKIP
+        ['loop', 'title', 'loop']
+    """
+    target = Path(path)
+    if not target.exists():
+        raise CaptureError("capture not found", path=str(target), hint="check the --capture path")
+    if format is not None:
+        loader = LOADERS.get(format)
+        if loader is None:
+            raise CaptureError(f"unknown capture format {format!r}", path=str(target),
+                               hint="known formats: " + ", ".join(sorted(LOADERS)))
+    else:
+        first = _first_bytes(target)
+        loader = next((item for item in LOADERS.values() if item.handles(target, first)), None)
+        if loader is None:
+            raise CaptureError("not a capture format dsh-audit knows", path=str(target),
+                               hint="expected a wire.jsonl file, a HAR 1.2 file or a folder of *.json bodies")
+    captured = []
+    for position, (method, url_path, headers, body, time, source, locator) in enumerate(loader.read(target)):
+        captured.append(CapturedRequest(position=position, method=method, path=url_path, headers=headers,
+                                        body=body, time=time, source=source, locator=locator,
+                                        kind=classify(headers, body)))
+    return captured

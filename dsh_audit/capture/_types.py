@@ -1,0 +1,123 @@
+"""The captured-request value and the rule that tells what kind of call a captured body is.
+
+Kinds, decided from the request alone (the first rule that matches wins):
+
+1. ``compaction``: the ``x-deepseek-harness-compact`` header is present (DSH's DeepSeek adapter
+   sends ``1`` for ``purpose: 'compaction'``, ``packages/llm/llm-deepseek/README.md``), or the
+   body's last message is a user message whose text opens with DSH's compaction instruction
+   ("You are now acting as a compaction engine", ``packages/compaction/compaction-basic/src/
+   summarizer.ts``) — the second test catches adapters that send no such header (pi-ai).
+2. ``title``: the body has no tools (``tools`` absent or empty) and its system prompt opens with
+   DSH's title prompt ("Create a concise title for an AI coding-assistant session",
+   ``packages/session/session-title-llm/src/index.ts``). The system prompt is the first
+   ``system``/``developer`` message, or a top-level ``system`` string or text-block list
+   (Anthropic Messages). DeepSeek title calls also send ``thinking: {"type": "disabled"}``; that
+   is not required, so other adapters' title calls are recognised too.
+3. ``loop``: any other JSON object with a ``messages`` array.
+4. ``other``: everything else (no body, not JSON, no ``messages``): never paired with a request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..log._records import parse_json
+
+__all__ = ["CAPTURE_KINDS", "COMPACTION_PREFIX", "CapturedRequest", "TITLE_PREFIX", "classify",
+           "last_user_text"]
+
+CAPTURE_KINDS = ("loop", "compaction", "title", "other")
+COMPACT_HEADER = "x-deepseek-harness-compact"
+SESSION_HEADER = "x-deepseek-harness-session-id"
+TITLE_PREFIX = "Create a concise title for an AI coding-assistant session"
+COMPACTION_PREFIX = "You are now acting as a compaction engine"
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedRequest:
+    """One HTTP request as a capture recorded it.
+
+    Attributes:
+        position: 0-based place in the loaded capture (arrival order as the capture lists it).
+        method: HTTP method, upper-case.
+        path: request path (with query string, without scheme and host), ``""`` when unknown.
+        headers: header names lower-cased; a repeated header keeps its last value.
+        body: the exact body bytes.
+        time: the capture's timestamp text, when it has one.
+        source: the file the request came from (for a body folder, the body file).
+        locator: where in ``source`` (``line 3``, ``entries[2]``; ``""`` for a body file).
+        kind: ``loop``, ``compaction``, ``title`` or ``other`` (see the module docstring).
+    """
+
+    position: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    time: str | None
+    source: str
+    locator: str
+    kind: str
+
+    @property
+    def session_id(self) -> str | None:
+        """The ``x-deepseek-harness-session-id`` header, when the request carried one."""
+        return self.headers.get(SESSION_HEADER)
+
+    def where(self) -> str:
+        """``file locator``, for messages and reports."""
+        return f"{self.source} {self.locator}" if self.locator else self.source
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content
+                       if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return ""
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    if "system" in body:
+        return _text_of(body["system"])
+    messages = body.get("messages")
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        first = messages[0]
+        if first.get("role") in ("system", "developer"):
+            return _text_of(first.get("content"))
+    return ""
+
+
+def last_user_text(body: Any) -> str | None:
+    """The text of the body's last message when that message is a user message, else None."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list) or not messages:
+        return None
+    last = messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return None
+    return _text_of(last.get("content"))
+
+
+def classify(headers: dict[str, str], body: bytes) -> str:
+    """The kind of a captured request (``loop``, ``compaction``, ``title``, ``other``).
+
+    Example:
+        >>> classify({}, b'{"messages":[{"role":"user","content":"hi"}]}')
+        'loop'
+    """
+    try:
+        value = parse_json(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        value = None
+    if COMPACT_HEADER in headers:
+        return "compaction"
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+        return "other"
+    if (last_user_text(value) or "").startswith(COMPACTION_PREFIX):
+        return "compaction"
+    if not value.get("tools") and _system_text(value).startswith(TITLE_PREFIX):
+        return "title"
+    return "loop"

@@ -1,0 +1,137 @@
+"""``dsh-audit diff``: rebuilt requests against a capture of what was really sent."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import click
+
+from .._batch import discover_logs, replay_path
+from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
+from ..errors import UsageError
+from ..replay import Request
+from ..report import dumps_line
+from ..report.terminal import print_table
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option, lenient_option
+
+__all__ = ["diff_command"]
+
+_ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
+_COLUMNS = ("#", "kind", "turn/step/try", "verdict", "first offset", "capture", "note")
+_QUIET_NOTES = ("session header and order", "order (no session header)")
+_DETAIL_LIMIT = 8
+
+
+def _capture_cell(row: RequestDiff) -> str:
+    capture = row.capture
+    if capture is None:
+        return "-"
+    return f"{capture.position} ({capture.locator})" if capture.locator else str(capture.position)
+
+
+def _note(row: RequestDiff) -> str:
+    notes = [row.pairing.note] if row.pairing.note not in _QUIET_NOTES else []
+    return "; ".join(n for n in notes + [row.note] if n)
+
+
+def _cells(row: RequestDiff) -> tuple[object, ...]:
+    request = row.request
+    where = "-" if request is None or request.turn is None else f"{request.turn}/{request.step}/{request.attempt}"
+    offset = row.diff.first_offset if row.diff is not None else None
+    return ("-" if request is None else request.index, row.kind, where, row.verdict,
+            "-" if offset is None else offset, _capture_cell(row), _note(row))
+
+
+def _details(rows: Sequence[RequestDiff]) -> None:
+    for row in rows:
+        if row.diff is None or row.verdict == "identical":
+            continue
+        label = f"#{row.request.index}" if row.request is not None else "capture"
+        kinds = f" ({', '.join(row.diff.equivalence)})" if row.diff.equivalence else ""
+        click.echo(f"{label} {row.kind} {row.verdict}{kinds} at byte {row.diff.first_offset}")
+        click.echo(f"    expected: {row.diff.expected_context!r}")
+        click.echo(f"    capture:  {row.diff.actual_context!r}")
+        for difference in row.diff.differences[:_DETAIL_LIMIT]:
+            click.echo(f"    {difference.path}: {difference.summary}")
+        if len(row.diff.differences) > _DETAIL_LIMIT:
+            click.echo(f"    ... {len(row.diff.differences) - _DETAIL_LIMIT} more (--json lists all)")
+
+
+def _summary(rows: Sequence[RequestDiff], *, ok: bool) -> str:
+    with_request = Counter(r.verdict for r in rows if r.request is not None)
+    loose = Counter(r.verdict for r in rows if r.request is None)
+    parts = ", ".join(f"{with_request[v]} {v}" for v in ("identical", "equivalent", "different", "unmatched",
+                                                            "unrendered") if with_request[v] or v == "identical")
+    requests = len({id(r.request) for r in rows if r.request is not None})
+    return (f"{requests} request(s): {parts}; {loose['unmatched']} capture(s) unexplained, "
+            f"{loose['foreign']} foreign: {'OK' if ok else 'FAILED'}")
+
+
+def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None:
+    for session_id, path in sessions.items():
+        mine = [r for r in rows if r.request is not None and r.request.session_id == session_id]
+        print_table(f"{path}  session {session_id}", _COLUMNS, (_cells(r) for r in mine))
+    loose = [r for r in rows if r.request is None]
+    if loose:
+        print_table("captures no request explains", _COLUMNS, (_cells(r) for r in loose))
+
+
+@click.command("diff")
+@click.argument("path", type=click.Path())
+@click.option("--capture", "capture_path", required=True, type=click.Path(),
+              help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies.")
+@click.option("--adapter", type=click.Choice(_ADAPTER_CHOICES), default="deepseek", show_default=True,
+              help="Which DSH adapter's wire format the rebuilt bodies use.")
+@click.option("--strict", is_flag=True,
+              help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
+@json_option
+@lenient_option
+def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_json: bool, lenient: bool,
+                 max_version: int) -> int:
+    """Compare the requests rebuilt from logs with a capture of what DSH really sent.
+
+    PATH is a log file, a session folder or a sessions root; the capture may hold requests of
+    several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
+    and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
+    different, unmatched or unrendered, the first differing byte and the capture position.
+    Compaction requests take DSH's instruction text from the captured body. Exit 0 when every
+    loop request is identical or equivalent (identical with --strict), 1 otherwise, 2 on bad input.
+
+    \b
+    Example:
+        dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict
+    """
+    logs = discover_logs([path])
+    if not logs:
+        raise UsageError("no session logs found", path=path, hint="point at a session.jsonl[.zstd] or a folder")
+    captures = load_capture(capture_path)
+    requests: list[Request] = []
+    sessions: dict[str, str] = {}
+    bad = False
+    for log in logs:
+        outcome = replay_path(log, lenient=lenient, max_version=max_version)
+        for warning in outcome.warnings:
+            echo_warning(warning)
+        if outcome.error is not None:
+            echo_error(outcome.error)
+            bad = True
+            continue
+        assert outcome.session_id is not None
+        sessions[outcome.session_id] = outcome.path
+        requests.extend(outcome.requests)
+    rows = compare_capture(requests, captures, adapter=adapter)
+    ok = gate_ok(rows, strict=strict)
+    if as_json:
+        for row in rows:
+            click.echo(dumps_line(row.to_json()))
+    else:
+        _print_tables(rows, sessions)
+        _details(rows)
+        click.echo(_summary(rows, ok=ok))
+    if bad:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if ok else EXIT_FINDINGS
+
+
+COMMANDS = [diff_command]
