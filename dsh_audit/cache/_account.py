@@ -1,0 +1,274 @@
+"""Expected versus actual cache reads per request, classified, with the tokens and cost lost.
+
+For each request R, with the earlier requests of the same provider family and model:
+
+* ``expected_any``: the longest common prompt prefix with any earlier request, in tokens,
+  rounded down to the rule's unit, 0 below its minimum;
+* ``expected``: the same over earlier requests sent within the TTL (refreshed by each use);
+* ``potential``: what the conversation's previous request (any model) left: the smaller of its
+  prompt and R's, rounded; raised to ``expected_any`` when that is larger;
+* ``actual``: the logged ``cacheReadTokens`` (``None`` when the usage is absent).
+
+The drop from ``potential`` to ``actual`` is then split, in order, into a prefix break
+(``potential -> expected_any``), a cold cache (``-> expected``) and a miss (``-> actual``:
+``write_not_landed`` when the source request was still in flight or too recent, else
+``best_effort_miss``). A step counts only when it exceeds the rule's tolerance; the first step that
+counts is the classification. See ``docs/cache-accounting.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..replay import Request
+from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
+from ._report import CacheVerdict, SessionCacheReport
+from ._rules import CacheRule, Price, load_prices, price_for, rule_for
+from ._timing import RequestTime
+from ._tokens import TokenCounter, make_counter
+
+__all__ = ["actual_cache_read", "analyze_cache", "attribution_causes"]
+
+_NO_BREAK_VERDICTS = {"first", "extension", "cache_safe_change"}
+
+
+def actual_cache_read(request: Request, rule: CacheRule) -> int | None:
+    """The logged cache-read tokens of ``request``; ``None`` when unknown (never a made-up 0).
+
+    The attempt's own usage chunk wins; a step's ``assistant/message`` usage is the fallback
+    (spec §7.4). A usage without ``cacheReadTokens`` is 0 for pi-ai routes (they omit zeros) and
+    unknown for DeepSeek (the field is absent only when the wire did not report it).
+    """
+    usage = request.usage if request.usage is not None else request.message_usage
+    if not isinstance(usage, dict):
+        return None
+    value = usage.get("cacheReadTokens")
+    if isinstance(value, int):
+        return value
+    return 0 if rule.absent_cache_read == "zero" and "inputTokens" in usage else None
+
+
+def _logged_prompt(request: Request) -> int | None:
+    usage = request.usage if request.usage is not None else request.message_usage
+    if not isinstance(usage, dict) or not isinstance(usage.get("inputTokens"), int):
+        return None
+    return int(usage["inputTokens"]) + int(usage.get("cacheReadTokens") or 0) + int(usage.get("cacheWriteTokens") or 0)
+
+
+def _field(item: Any, *names: str) -> Any:
+    for name in names:
+        value = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def attribution_causes(attribution: Iterable[Any]) -> dict[int, str]:
+    """``request index -> cause`` of every break an attribution result reports.
+
+    Accepts :class:`dsh_audit.attribution.Transition` values, or any objects or dicts with an index
+    (``request``, ``index``, ``request_index``, ``later``), a ``verdict`` and a ``cause``. A
+    ``first``/``extension`` transition without a cause maps to no entry; a break without a cause
+    becomes ``unexplained``; a ``cache_safe_change`` keeps its cause (the log explains what changed).
+    """
+    causes: dict[int, str] = {}
+    for item in attribution:
+        index = _field(item, "request", "index", "request_index", "later")
+        if isinstance(index, Request):
+            index = index.index
+        if not isinstance(index, int):
+            continue
+        verdict = str(_field(item, "verdict", "kind") or "").lower()
+        cause = _field(item, "cause", "code")
+        cause = getattr(cause, "value", cause)
+        if verdict in _NO_BREAK_VERDICTS and not cause:
+            continue
+        causes[index] = str(cause) if cause else "unexplained"
+    return causes
+
+
+@dataclass
+class _Family:
+    rule: CacheRule
+    builder: PromptBuilder
+    count: TokenCounter
+
+
+@dataclass
+class _Seen:
+    request: Request
+    prompt: Prompt
+    tokens: int
+    family: str
+    time: RequestTime | None
+    size: int  # provider-scale prompt size: the logged prompt tokens when known, else ``tokens``
+
+
+def _renderer_for(adapter: str) -> Callable[[Request], bytes] | None:
+    try:
+        from ..wire import make_renderer  # type: ignore[attr-defined]
+        renderer = make_renderer(adapter)
+    except Exception:  # noqa: BLE001 - no wire package or no renderer: compare the log's JSON
+        return None
+    return lambda request: bytes(renderer.render(request).body)
+
+
+def _rounded(rule: CacheRule, model: str | None, tokens: int) -> int:
+    if tokens < rule.min_tokens(model):
+        return 0
+    return tokens // rule.unit_tokens * rule.unit_tokens
+
+
+def _model(request: Request) -> tuple[str | None, str | None]:
+    config = (request.header or {}).get("config") or {}
+    provider = config.get("provider") or request.extra.get("provider")
+    model = config.get("model") or request.extra.get("model")
+    return provider, model
+
+
+class _Analyzer:
+    def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
+                 tokenizer: str, wire: bool, prices: tuple[Price, ...], lookback: int) -> None:
+        self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
+        self.wire, self.prices, self.lookback = wire, prices, lookback
+        self.families: dict[str, _Family] = {}
+        self.seen: list[_Seen] = []
+
+    def family(self, provider: str | None, model: str | None) -> _Family:
+        rule = rule_for(provider, model, unit=self.unit)
+        found = self.families.get(rule.family)
+        if found is None:
+            render = _renderer_for(rule.wire_adapter) if self.wire else None
+            found = self.families[rule.family] = _Family(
+                rule, PromptBuilder(rule, render=render), make_counter(rule.tokenizer, method=self.tokenizer))
+        return found
+
+    def predecessor(self, request: Request) -> _Seen | None:
+        chain = "title" if request.kind == "title" else "loop"
+        for seen in reversed(self.seen):
+            if (seen.request.kind == "title") == (chain == "title") and seen.request.kind != "compaction":
+                return seen
+        return None
+
+    def verdict(self, request: Request) -> CacheVerdict:
+        provider, model = _model(request)
+        fam = self.family(provider, model)
+        rule, count = fam.rule, fam.count
+        prompt = fam.builder.build(request)
+        tokens = sum(count(s) for s in prompt.segments)
+        logged = _logged_prompt(request)
+        size = logged if logged is not None else tokens
+        now = self.times.get(request.index)
+        best: dict[str, tuple[tuple[int, int], _Seen, Prompt, Prompt]] = {}
+        same = [s for s in self.seen if s.family == rule.family and _model(s.request)[1] == model]
+        for seen in same[-self.lookback:]:
+            mine, theirs = prompt.view(seen.prompt)
+            shared = common_prefix(mine, theirs)
+            warm = now is None or seen.time is None or now.sent - seen.time.sent <= rule.ttl_seconds
+            landed = warm and (now is None or seen.time is None or (
+                (seen.time.done is not None and seen.time.done <= now.sent)
+                and now.sent - seen.time.sent >= rule.write_lag_seconds))
+            for name, ok in (("any", True), ("warm", warm), ("landed", landed)):
+                if ok and (name not in best or shared > best[name][0]):
+                    best[name] = (shared, seen, mine, theirs)
+
+        def level(name: str) -> int:
+            if name not in best:
+                return 0
+            shared, seen, mine, theirs = best[name]
+            if shared == (len(theirs.segments), 0):
+                raw = seen.size  # the whole earlier prompt: a request-boundary unit of known size
+            else:
+                own = sum(count(s) for s in mine.segments) if mine is not prompt else tokens
+                raw = round(prefix_tokens(mine, shared, count) * (logged / own if logged and own else 1.0))
+            return _rounded(rule, model, min(raw, size))
+
+        expected_any, expected, landed_level = level("any"), level("warm"), level("landed")
+        pred = self.predecessor(request)
+        potential = expected_any
+        if pred is not None:
+            potential = max(potential, _rounded(rule, model, min(pred.size, size)))
+        actual = actual_cache_read(request, rule)
+        gap = (now.sent - pred.time.sent) if now and pred and pred.time else None
+        classification, cause, lost = self.classify(
+            rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
+        price = price_for(self.prices, rule.family, model)
+        self.seen.append(_Seen(request, prompt, tokens, rule.family, now, size))
+        return CacheVerdict(
+            index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
+            model=model, family=rule.family, prompt_tokens=_logged_prompt(request), counted_tokens=tokens,
+            potential=potential, expected_any=expected_any, expected=expected, actual=actual,
+            classification=classification, cause=cause, source_index=best["warm"][1].request.index if "warm" in best else None,
+            gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
+            lost_cost=price.lost_cost(sum(lost.values())) if price is not None else None,
+            prompt_source=prompt.source)
+
+    def break_cause(self, index: int) -> tuple[str, str]:
+        if self.causes is None:
+            return "break_unattributed", "unattributed"
+        cause = self.causes.get(index, "unexplained")
+        return ("break_unexplained" if cause == "unexplained" else "break_explained"), cause
+
+    def classify(self, rule: CacheRule, model: str | None, tokens: int, pred: _Seen | None, potential: int,
+                 expected_any: int, expected: int, landed: int, actual: int | None,
+                 index: int) -> tuple[str, str | None, dict[str, int]]:
+        if actual is None:
+            return "usage_unknown", None, {}
+        minimum = rule.min_tokens(model)
+        if tokens < minimum or (pred is not None and min(pred.size, tokens) < minimum and potential == 0):
+            return "below_minimum", None, {}
+        break_class, break_cause = self.break_cause(index)
+        miss = "write_not_landed" if landed < expected - rule.tolerance(expected) else "best_effort_miss"
+        steps = ((break_class, break_cause, expected_any), ("cold_ttl", "cold_ttl", expected),
+                 (miss, miss, actual))
+        remaining, first, lost = potential, None, {}
+        for classification, cause, target in steps:
+            floor = max(target, actual)
+            if remaining - floor > rule.tolerance(remaining):
+                lost[cause] = lost.get(cause, 0) + remaining - floor
+                first = first or (classification, cause)
+            remaining = min(remaining, floor)
+        if first is None:
+            return "as_expected", None, {}
+        return first[0], first[1], lost
+
+
+def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTime] | None = None,
+                  attribution: Iterable[Any] | None = None, unit: int | None = None,
+                  tokenizer: str = "auto", wire: bool = True, prices: tuple[Price, ...] | None = None,
+                  price_note: str | None = None, lookback: int = 64, path: str = "",
+                  session_id: str = "") -> SessionCacheReport:
+    """Account for the prefix cache of one session's requests.
+
+    Args:
+        requests: the session's requests in order (:func:`dsh_audit.replay.replay`).
+        times: request index -> send/answer times (:func:`request_times`); without them TTL and
+            write lag are not judged.
+        attribution: break records (index, verdict, cause); ``None`` labels breaks ``unattributed``.
+        unit: cache unit override for rules that allow it (DeepSeek: 128 default, 64 legacy).
+        tokenizer: ``auto``, ``exact`` or ``estimate``.
+        wire: compare rendered wire bodies when ``dsh_audit.wire`` can render them.
+        prices: a price table (default: the packaged example prices).
+        lookback: how many earlier requests of the same model to compare with.
+
+    Example:
+        >>> report = analyze_cache([])
+        >>> report.actual_total, report.token_method in ("deepseek-v4-tokenizer", "estimate-utf8-bytes/4")
+        (0, True)
+    """
+    note = price_note
+    if prices is None:
+        prices, packaged_note = load_prices()
+        note = packaged_note if note is None else note
+    causes = attribution_causes(attribution) if attribution is not None else None
+    analyzer = _Analyzer(times=times or {}, causes=causes, unit=unit, tokenizer=tokenizer, wire=wire,
+                         prices=prices, lookback=lookback)
+    verdicts = tuple(analyzer.verdict(r) for r in requests)
+    methods = sorted({f.count.method for f in analyzer.families.values()}) or \
+        [make_counter("deepseek-v4", method=tokenizer).method]
+    return SessionCacheReport(
+        path=path, session_id=session_id, verdicts=verdicts, token_method=", ".join(methods),
+        rules={name: f.rule.to_json() for name, f in analyzer.families.items()},
+        attribution=causes is not None, price_note=note or "")

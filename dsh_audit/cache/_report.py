@@ -1,0 +1,153 @@
+"""The values a cache analysis returns: one :class:`CacheVerdict` per request, one
+:class:`SessionCacheReport` per session, with totals, ratios and losses per cause."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CLASSIFICATIONS", "CacheVerdict", "SessionCacheReport"]
+
+#: Every classification a verdict can carry (see docs/cache-accounting.md).
+CLASSIFICATIONS = (
+    "as_expected",
+    "below_minimum",
+    "best_effort_miss",
+    "break_explained",
+    "break_unattributed",
+    "break_unexplained",
+    "cold_ttl",
+    "usage_unknown",
+    "write_not_landed",
+)
+BREAKS = ("break_explained", "break_unattributed", "break_unexplained")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheVerdict:
+    """Expected versus actual cache reads of one request.
+
+    Attributes:
+        index, kind, turn, step, attempt, model: the request (see :class:`dsh_audit.replay.Request`).
+        family: the provider rule applied (``deepseek``, ``anthropic``, ``openai``).
+        prompt_tokens: the logged prompt size (input + cache read + cache write), ``None`` if unknown.
+        counted_tokens: dsh-audit's count of the request's prompt segments.
+        potential: cache reads had the conversation's previous request's prefix been kept.
+        expected_any: expected reads ignoring TTL; ``expected``: within TTL (the prediction).
+        actual: logged ``cacheReadTokens``; ``None`` means usage unknown, never 0.
+        classification: one of :data:`CLASSIFICATIONS`; ``cause``: the break cause or miss reason.
+        source_index: the earlier request that left the expected prefix; ``gap_seconds``: time
+            since the conversation's previous request.
+        lost: tokens that were billed as misses, per cause; ``lost_cost``: their example cost (USD).
+        prompt_source: ``wire:<adapter>`` when the rendered body was compared, else ``json``.
+    """
+
+    index: int
+    kind: str
+    turn: int | None
+    step: int | None
+    attempt: int
+    model: str | None
+    family: str
+    prompt_tokens: int | None
+    counted_tokens: int
+    potential: int
+    expected_any: int
+    expected: int
+    actual: int | None
+    classification: str
+    cause: str | None = None
+    source_index: int | None = None
+    gap_seconds: float | None = None
+    lost: dict[str, int] = field(default_factory=dict)
+    lost_cost: float | None = None
+    prompt_source: str = "json"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "kind": self.kind, "turn": self.turn, "step": self.step,
+                "attempt": self.attempt, "model": self.model, "family": self.family,
+                "prompt_tokens": self.prompt_tokens, "counted_tokens": self.counted_tokens,
+                "potential": self.potential, "expected_any": self.expected_any, "expected": self.expected,
+                "actual": self.actual, "classification": self.classification, "cause": self.cause,
+                "source_index": self.source_index, "gap_seconds": self.gap_seconds, "lost": dict(self.lost),
+                "lost_cost": self.lost_cost, "prompt_source": self.prompt_source}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCacheReport:
+    """Cache accounting for one session log.
+
+    Attributes:
+        path, session_id: the log.
+        verdicts: one per request, in request order.
+        token_method: how tokens were counted (``deepseek-v4-tokenizer`` or ``estimate-utf8-bytes/4``).
+        rules: the provider rules applied (``family -> rule summary``).
+        attribution: ``True`` when break causes came from an attribution result.
+        price_note: the "example prices, check your contract" note of the price table.
+    """
+
+    path: str
+    session_id: str
+    verdicts: tuple[CacheVerdict, ...]
+    token_method: str
+    rules: dict[str, dict[str, Any]]
+    attribution: bool
+    price_note: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def known(self) -> tuple[CacheVerdict, ...]:
+        """Verdicts whose usage was logged."""
+        return tuple(v for v in self.verdicts if v.actual is not None)
+
+    @property
+    def actual_total(self) -> int:
+        return sum(v.actual or 0 for v in self.verdicts)
+
+    @property
+    def expected_total(self) -> int:
+        """Expected reads over the requests with known usage (comparable to ``actual_total``)."""
+        return sum(v.expected for v in self.known)
+
+    @property
+    def prompt_total(self) -> int:
+        return sum(v.prompt_tokens or 0 for v in self.known)
+
+    def ratio(self, tokens: int) -> float | None:
+        total = self.prompt_total
+        return tokens / total if total else None
+
+    @property
+    def classification_counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(v.classification for v in self.verdicts).items()))
+
+    @property
+    def breaks_by_cause(self) -> dict[str, int]:
+        return dict(sorted(Counter(v.cause or "?" for v in self.verdicts if v.classification in BREAKS).items()))
+
+    @property
+    def lost_by_cause(self) -> dict[str, int]:
+        total: Counter[str] = Counter()
+        for verdict in self.verdicts:
+            total.update(verdict.lost)
+        return dict(sorted(total.items()))
+
+    @property
+    def lost_cost(self) -> float | None:
+        costs = [v.lost_cost for v in self.verdicts if v.lost_cost is not None]
+        return round(sum(costs), 6) if costs else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``dsh-audit cache --json`` object for this session."""
+        return {
+            "path": self.path, "session_id": self.session_id, "requests": len(self.verdicts),
+            "usage_known": len(self.known), "token_method": self.token_method, "rules": self.rules,
+            "attribution": self.attribution, "prompt_tokens": self.prompt_total,
+            "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
+            "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),
+            "classifications": self.classification_counts, "breaks_by_cause": self.breaks_by_cause,
+            "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
+            "price_note": self.price_note, "notes": list(self.notes),
+            "timeline": [v.to_json() for v in self.verdicts],
+        }

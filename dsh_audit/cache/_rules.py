@@ -1,0 +1,184 @@
+"""Provider cache rules and example prices, kept as versioned data in ``cache/rules/*.json``.
+
+Each rule file describes one provider family (DeepSeek, Anthropic, OpenAI) with the ``source`` and
+``retrieved`` date of the claims it encodes (see the project's ``docs/cache-accounting.md`` and the
+shared ``provider-cache-rules.md``). Nothing here hard-codes a provider figure: code reads the data.
+JSON rather than TOML so the package needs no ``tomli`` on Python 3.10.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+
+__all__ = ["CacheRule", "Price", "load_prices", "load_rules", "price_for", "rule_for"]
+
+_RULE_FILES = ("deepseek.json", "anthropic.json", "openai.json")
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRule:
+    """One provider family's prefix-cache behaviour.
+
+    Attributes:
+        family: ``deepseek``, ``anthropic`` or ``openai``.
+        source: where the claims come from; ``retrieved``: when.
+        providers / model_prefixes: which DSH ``config.provider`` / ``config.model`` values it covers.
+        wire_adapter: the ``dsh_audit.wire`` renderer whose body is the request's prompt.
+        render_order: order of the prompt segments (``params``, ``system``, ``tools``, ``messages``).
+        prompt_params: body keys that change the rendered prompt (thinking, effort, ...).
+        strip_reasoning_without_tool_calls: DeepSeek ignores ``reasoning_content`` of an assistant
+            message without tool calls, so it is not part of the cached prefix.
+        unit_tokens: hits count in whole units (rounded down); ``unit_configurable`` allows ``--unit``.
+        min_cacheable_tokens: below this nothing is cached (``min_by_model`` refines it per model).
+        ttl_seconds: idle lifetime (lower bound for best-effort providers); refreshed on a hit.
+        best_effort: whether a miss with an intact warm prefix is a documented possibility.
+        write_lag_seconds: how long after dispatch a prompt is assumed readable by the next request.
+        tolerance_units / tolerance_ratio: how far actual may fall below a level before it counts.
+        absent_cache_read: what a logged usage without ``cacheReadTokens`` means (``unknown``/``zero``).
+    """
+
+    family: str
+    title: str
+    source: str
+    retrieved: str
+    providers: tuple[str, ...]
+    model_prefixes: tuple[str, ...]
+    wire_adapter: str
+    render_order: tuple[str, ...]
+    prompt_params: tuple[str, ...]
+    strip_reasoning_without_tool_calls: bool
+    unit_tokens: int
+    unit_configurable: bool
+    min_cacheable_tokens: int
+    min_by_model: tuple[tuple[str, int], ...]
+    ttl_seconds: float
+    ttl_refresh_on_hit: bool
+    best_effort: bool
+    write_lag_seconds: float
+    tolerance_units: int
+    tolerance_ratio: float
+    absent_cache_read: str
+    tokenizer: str
+
+    def min_tokens(self, model: str | None) -> int:
+        """The minimum cacheable prefix for ``model`` (first matching ``min_by_model`` entry)."""
+        for prefix, tokens in self.min_by_model:
+            if model and model.startswith(prefix):
+                return tokens
+        return self.min_cacheable_tokens
+
+    def tolerance(self, level: int) -> int:
+        """Tokens ``actual`` may fall short of ``level`` and still count as meeting it."""
+        return max(self.unit_tokens * self.tolerance_units, int(level * self.tolerance_ratio))
+
+    def with_unit(self, unit: int | None) -> CacheRule:
+        """This rule with ``unit_tokens`` overridden when the rule allows it."""
+        if unit is None or not self.unit_configurable:
+            return self
+        if unit < 1:
+            raise UsageError(f"cache unit must be a positive token count, got {unit}", hint="try --unit 64")
+        return replace(self, unit_tokens=unit)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"family": self.family, "source": self.source, "retrieved": self.retrieved,
+                "unit_tokens": self.unit_tokens, "min_cacheable_tokens": self.min_cacheable_tokens,
+                "ttl_seconds": self.ttl_seconds, "best_effort": self.best_effort,
+                "write_lag_seconds": self.write_lag_seconds}
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """Example USD prices per million tokens for one model family (check your contract)."""
+
+    family: str
+    model_prefix: str
+    source: str
+    retrieved: str
+    input_cache_miss: float
+    input_cache_hit: float
+    cache_write: float
+    output: float
+
+    def lost_cost(self, tokens: int) -> float:
+        """Extra cost of ``tokens`` prompt tokens billed as misses instead of cache hits."""
+        return tokens * (self.input_cache_miss - self.input_cache_hit) / 1_000_000
+
+
+def _read(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((resources.files("dsh_audit.cache") / "rules" / name).read_text("utf-8"))
+    return data
+
+
+def _rule(data: dict[str, Any]) -> CacheRule:
+    match = data.get("match") or {}
+    return CacheRule(
+        family=data["family"], title=data["title"], source=data["source"], retrieved=data["retrieved"],
+        providers=tuple(match.get("providers", ())), model_prefixes=tuple(match.get("model_prefixes", ())),
+        wire_adapter=data["wire_adapter"], render_order=tuple(data["render_order"]),
+        prompt_params=tuple(data.get("prompt_params", ())),
+        strip_reasoning_without_tool_calls=bool(data.get("strip_reasoning_without_tool_calls")),
+        unit_tokens=int(data["unit_tokens"]), unit_configurable=bool(data.get("unit_configurable")),
+        min_cacheable_tokens=int(data["min_cacheable_tokens"]),
+        min_by_model=tuple((e["model_prefix"], int(e["tokens"])) for e in data.get("min_cacheable_by_model", ())),
+        ttl_seconds=float(data["ttl_seconds"]), ttl_refresh_on_hit=bool(data.get("ttl_refresh_on_hit", True)),
+        best_effort=bool(data["best_effort"]), write_lag_seconds=float(data["write_lag_seconds"]),
+        tolerance_units=int(data.get("tolerance_units", 1)), tolerance_ratio=float(data.get("tolerance_ratio", 0.0)),
+        absent_cache_read=(data.get("usage") or {}).get("absent_cache_read", "unknown"),
+        tokenizer=data.get("tokenizer", "estimate"),
+    )
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> tuple[CacheRule, ...]:
+    """Every packaged provider rule, DeepSeek first.
+
+    Example:
+        >>> [r.family for r in load_rules()]
+        ['deepseek', 'anthropic', 'openai']
+    """
+    return tuple(_rule(_read(name)) for name in _RULE_FILES)
+
+
+def rule_for(provider: str | None, model: str | None, *, unit: int | None = None) -> CacheRule:
+    """The rule covering a DSH ``provider``/``model`` pair; DeepSeek when nothing matches.
+
+    The provider id wins over the model name (pi-ai routes a ``claude-*`` model through an
+    ``anthropic`` provider); an unknown pair falls back to DeepSeek, DSH's default route.
+    """
+    rules = load_rules()
+    chosen = next((r for r in rules if provider and provider in r.providers), None)
+    if chosen is None:
+        chosen = next((r for r in rules if model and any(model.startswith(p) for p in r.model_prefixes)), rules[0])
+    return chosen.with_unit(unit)
+
+
+def load_prices(path: str | Path | None = None) -> tuple[tuple[Price, ...], str]:
+    """The example price table (or the one at ``path``) and its "check your contract" note."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8")) if path is not None else _read("prices.json")
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read price table: {exc}", path=str(path),
+                         hint="give a JSON file shaped like dsh_audit/cache/rules/prices.json") from exc
+    fields = ("family", "model_prefix", "source", "retrieved", "input_cache_miss", "input_cache_hit",
+              "cache_write", "output")
+    try:
+        prices = tuple(Price(**{k: e[k] for k in fields}) for e in data["entries"])
+    except (KeyError, TypeError) as exc:
+        raise UsageError(f"price table entry lacks {exc}", path=str(path) if path else None,
+                         hint="each entry needs " + ", ".join(fields)) from exc
+    return prices, str(data.get("note", ""))
+
+
+def price_for(prices: tuple[Price, ...], family: str, model: str | None) -> Price | None:
+    """The first price entry of ``family`` whose ``model_prefix`` starts ``model``."""
+    for price in prices:
+        if price.family == family and (model or "").startswith(price.model_prefix):
+            return price
+    return None

@@ -1,0 +1,66 @@
+"""One log path in, one :class:`SessionCacheReport` out: replay, event times, attribution, accounting."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..log import read_log
+from ..replay import Request, replay
+from ._account import analyze_cache
+from ._report import SessionCacheReport
+from ._rules import load_prices
+from ._timing import request_times
+
+__all__ = ["cache_report"]
+
+
+def _auto_attribution(path: str, requests: list[Request], lenient: bool) -> list[Any] | None:
+    """Transitions from :func:`dsh_audit.attribution.attribute` when that package is installed."""
+    try:
+        from ..attribution import attribute
+    except ImportError:
+        return None
+    try:
+        result = attribute(path, requests, lenient=lenient)
+    except Exception:  # noqa: BLE001 - attribution is optional evidence; the cache report stands alone
+        return None
+    return list(result.transitions)
+
+
+def cache_report(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
+                 attribution: Any = "auto",
+                 unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
+                 prices_path: str | None = None) -> SessionCacheReport:
+    """Read, replay and account for the prefix cache of one session log.
+
+    Args:
+        path: a ``session.jsonl[.zstd]`` file.
+        lenient: accept headers DSH refuses only for their metadata (tokenised fixtures).
+        max_version: the newest log format version to read (default: every released one).
+        attribution: ``"auto"`` (use ``dsh_audit.attribution`` when installed), ``None`` (every break
+            ``unattributed``) or an iterable of transitions.
+        unit: DeepSeek cache unit override (default 128 from the rules data).
+        tokenizer: ``auto``, ``exact`` or ``estimate``.
+        wire: compare rendered wire bodies when possible.
+        prices_path: a JSON price table replacing the packaged example prices.
+
+    Raises:
+        DshAuditError: the log cannot be read or replayed.
+
+    Example:
+        >>> report = cache_report("session.jsonl")  # doctest: +SKIP
+        >>> report.actual_total, report.expected_total  # doctest: +SKIP
+        (67648, 67584)
+    """
+    location = os.fspath(path)
+    options: dict[str, Any] = {"lenient": lenient}
+    if max_version is not None:
+        options["max_version"] = max_version
+    log = read_log(location, **options)
+    requests, _ = replay(log)
+    times = request_times(read_log(location, **options).events(), requests)
+    given = _auto_attribution(location, requests, lenient) if attribution == "auto" else attribution
+    prices, note = load_prices(prices_path)
+    return analyze_cache(requests, times=times, attribution=given, unit=unit, tokenizer=tokenizer, wire=wire,
+                         prices=prices, price_note=note, path=location, session_id=log.header.id)

@@ -1,0 +1,110 @@
+"""``dsh-audit cache``: expected versus actual prefix-cache reads, per session and per request."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .._batch import discover_logs
+from ..cache import SessionCacheReport, cache_report
+from ..errors import DshAuditError
+from ..report import dumps_line
+from ..report.terminal import print_table, progress
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, json_option, lenient_option
+
+__all__ = ["cache_command"]
+
+_COLUMNS = ("#", "kind", "turn/step/try", "prompt", "expected", "actual", "classification", "lost")
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _pairs(mapping: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in mapping.items()) or "none"
+
+
+def _summary(report: SessionCacheReport) -> str:
+    cost = "n/a" if report.lost_cost is None else f"${report.lost_cost:.4f}"
+    rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
+                      f"({r['source'].split(' ')[0]}, {r['retrieved']})" for name, r in report.rules.items())
+    return (f"requests {len(report.verdicts)} (usage known {len(report.known)}); prompt tokens {report.prompt_total}; "
+            f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
+            f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
+            f"breaks by cause: {_pairs(report.breaks_by_cause)}; tokens lost: {_pairs(report.lost_by_cause)}; "
+            f"cost lost {cost} (example prices, check your contract)\n"
+            f"tokens: {report.token_method}; rules: {rules or 'none'}"
+            + ("" if report.attribution else "; no attribution: breaks are unattributed"))
+
+
+def _row(verdict) -> tuple:
+    where = "-" if verdict.turn is None else f"{verdict.turn}/{verdict.step}/{verdict.attempt}"
+    prompt = verdict.prompt_tokens if verdict.prompt_tokens is not None else f"~{verdict.counted_tokens}"
+    label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
+                                      verdict.classification else "")
+    return (verdict.index, verdict.kind, where, prompt, verdict.expected,
+            "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
+
+
+def _sessions(paths: tuple[str, ...]) -> list:
+    logs = discover_logs(paths)
+    if not paths:
+        logs.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
+    return logs
+
+
+@click.command("cache")
+@click.argument("paths", nargs=-1, type=click.Path())
+@json_option
+@lenient_option
+@click.option("--unit", type=int, default=None,
+              help="DeepSeek cache unit in tokens (rules default 128; 64 per the 2024 documentation).")
+@click.option("--tokenizer", type=click.Choice(["auto", "exact", "estimate"]), default="auto", show_default=True,
+              help="Count tokens with the DeepSeek V4 tokenizer (extra 'tokenizer') or estimate bytes/4.")
+@click.option("--no-wire", is_flag=True, help="Compare the log's JSON instead of rendered wire bodies.")
+@click.option("--no-attribution", is_flag=True, help="Do not ask dsh_audit.attribution for break causes.")
+@click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
+              help="A JSON price table replacing the packaged example prices.")
+def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
+                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None) -> int:
+    """Compare each request's logged cache reads with what the provider rules predict.
+
+    For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens and
+    (example) cost lost, and a timeline with each request's classification: as_expected,
+    break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
+    write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
+    $DSH_HOME/sessions are read, newest first. Exit 1 when a break has no explanation.
+
+    \b
+    Example:
+        dsh-audit cache ~/.dsh/sessions --unit 64 --json | jq .actual_hit_ratio
+    """
+    status = EXIT_OK
+    try:
+        logs = _sessions(paths)
+    except DshAuditError as exc:
+        echo_error(exc)
+        return EXIT_BAD_INPUT
+    with progress(logs, label="cache") as items:
+        for path in items:
+            try:
+                report = cache_report(path, lenient=lenient, max_version=max_version, attribution=None if no_attribution else "auto",
+                                      unit=unit, tokenizer=tokenizer, wire=not no_wire, prices_path=prices_path)
+            except DshAuditError as exc:
+                echo_error(exc.located(path=str(path)))
+                status = EXIT_BAD_INPUT
+                continue
+            if as_json:
+                click.echo(dumps_line(report.to_json()))
+            else:
+                click.echo(f"{report.path}  session {report.session_id}")
+                click.echo(_summary(report))
+                print_table("timeline", _COLUMNS, (_row(v) for v in report.verdicts))
+            if status == EXIT_OK and any(v.classification == "break_unexplained" for v in report.verdicts):
+                status = EXIT_FINDINGS
+    return status
+
+
+COMMANDS = [cache_command]
