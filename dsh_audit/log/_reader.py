@@ -203,7 +203,8 @@ class SessionLog:
             extra = 0  # members of a collapsed row beyond the one yielded
             try:
                 value = parse_json(line.raw)
-                if collapse and isinstance(value, dict) and value.get("type") in CHUNK_ROW_TYPES:
+                if collapse and isinstance(value, dict) and isinstance(value.get("type"), str) \
+                        and value["type"] in CHUNK_ROW_TYPES:
                     head, count = row_head(value)
                     decoded, extra = [head], count - 1
                 else:
