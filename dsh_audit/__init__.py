@@ -2,9 +2,9 @@
 
 Example:
     >>> import dsh_audit
-    >>> log = dsh_audit.load("sample_logs/chat/session.jsonl")  # doctest: +SKIP
-    >>> [r.kind for r in dsh_audit.requests(log)]  # doctest: +SKIP
-    ['loop', 'title', 'loop']
+    >>> log = dsh_audit.load("sample_logs/chat/session.jsonl")
+    >>> [r.kind for r in dsh_audit.requests(log)]
+    ['title', 'loop', 'loop']
 """
 
 from __future__ import annotations

@@ -22,7 +22,12 @@ def _tokens(usage: dict | None, key: str) -> str:
 
 
 def _row(request) -> tuple:
-    where = "-" if request.turn is None and request.step is None else f"{request.turn}/{request.step}/{request.attempt}"
+    if request.turn is None and request.step is None:
+        where = "-"
+    elif request.step is None:
+        where = f"{request.turn}/-"
+    else:
+        where = f"{request.turn}/{request.step}/{request.attempt}"
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
     usage = request.usage or request.message_usage
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""

@@ -17,7 +17,9 @@ T = TypeVar("T")
 
 
 def stdout_console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    # Piped output keeps whole rows: rich would otherwise wrap at 80 columns.
+    width = None if sys.stdout.isatty() else 200
+    return Console(highlight=False, soft_wrap=False, width=width)
 
 
 def stderr_console() -> Console:

@@ -1,0 +1,21 @@
+"""The examples in docstrings run (from the repository root, where sample_logs/ lives)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ["dsh_audit", "dsh_audit.jsjson", "dsh_audit.replay._header", "dsh_audit.replay._derive",
+           "dsh_audit.replay._surface"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
