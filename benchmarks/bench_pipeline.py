@@ -51,19 +51,19 @@ else:
             requests += 1
     else:
         from dsh_audit.wire import render_all
-        reqs = [r for r in dsh_audit.iter_requests(log) if r.kind == "loop"]
         out = 0
-        for wire in render_all(reqs):
+        for wire in render_all(r for r in dsh_audit.iter_requests(log) if r.kind == "loop"):
             out += len(wire.body)
+            requests += 1
         try:
             from dsh_audit.attribution import attribute
             attribute(path)
         except ImportError:
             pass
-        requests = len(reqs)
     events = log.event_count
 elapsed = time.perf_counter() - t0
 print(json.dumps({"seconds": elapsed, "events": events, "requests": requests,
+                  "output_mb": (out / 1e6) if stage == "c" else 0,
                   "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 '''
 

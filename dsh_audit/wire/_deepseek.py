@@ -179,16 +179,21 @@ class DeepSeekRenderer:
                    offloaded_image_text: str | None) -> list[str]:
         fragments: list[str] = []
         cache = self._messages
+        # Keep only this request's messages: a later request can reuse nothing else, so memory
+        # stays bounded by the live surface instead of growing with the log.
+        kept: dict[int, tuple[Any, str | None]] = {}
         for message in request.messages:
             entry = cache.get(id(message))
             if entry is None or entry[0] is not message:
                 text = None if has_image(message.get("content")) else \
                     ",".join(stringify(m) for m in text_path_messages(message))
                 entry = (message, text)
-                cache[id(message)] = entry
+            kept[id(message)] = entry
             if entry[1] is None:
+                self._messages = kept
                 return self._image_fragments(request, images, offloaded_image_text)
             fragments.append(entry[1])
+        self._messages = kept
         return fragments
 
     def _image_fragments(self, request: Request, images: Mapping[str, bytes] | None,
