@@ -1,0 +1,354 @@
+"""Pair every request with the request whose prefix cache it could reuse, across logs.
+
+Conversations (spec §7-§9):
+
+* loop requests of one log, in first-chunk order: consecutive steps (``step``), further attempts
+  of the same step (``retry``), the first request of a new loop instance (``resume``: a
+  ``session/end-seed`` or a ``resume`` header lies between them);
+* a fork child's first request against the parent's last loop request inside the seed
+  (``seedLength``), a spawned subagent's first request against the parent's last loop request
+  before the parent first mentions the child (``subagent``); the parent must be among the logs;
+* a compaction summary call against the loop request before it (``compaction_call``: DSH sends
+  the head of that prompt, so the call should reuse its prefix);
+* title calls form their own conversation (``title_call``).
+
+With captured bodies, a pair that the log says extends but whose captured bodies do not is an
+``unrecorded_mutation``. With ``dsh_audit.wire`` installed, a break also gets its byte offset in
+the rendered body.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._batch import SessionOutcome, replay_path
+from ..errors import DshAuditError
+from ..jsjson import stringify
+from ..log import SessionHeader, SessionLog, discover, read_log
+from ..replay import Request, replay
+from ._compare import Pair, compare
+from ._events import LogEvidence, collect_evidence
+from ._model import Divergence, Evidence, SessionAttribution, Transition
+from ._prefix import MessageDigests, lcp_bytes
+from ._related import with_ancestors
+
+__all__ = ["attribute", "attribute_paths", "attribute_sessions", "captured_extends"]
+
+LogLike = SessionLog | str | os.PathLike[str]
+_CAPTURE_RELATIONS = ("step", "retry", "resume", "fork")
+_NON_PROMPT_KEYS = frozenset({"messages", "stream", "stream_options", "max_tokens", "max_completion_tokens",
+                              "temperature", "stop", "metadata"})
+
+
+@dataclass
+class _Session:
+    path: str
+    header: SessionHeader
+    requests: list[Request]
+    lenient: bool = False
+    evidence: LogEvidence | None = None
+    captures: dict[int, bytes | None] | None = None
+    _by_index: dict[int, Request] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    def by_index(self) -> dict[int, Request]:
+        if self._by_index is None:
+            self._by_index = {r.index: r for r in self.requests}
+        return self._by_index
+
+    def loops(self) -> list[Request]:
+        return sorted((r for r in self.requests if r.kind == "loop"), key=lambda r: r.first_chunk_seq)
+
+
+def captured_extends(prev_body: bytes, cur_body: bytes) -> tuple[bool, int | None]:
+    """Whether captured body ``cur_body`` extends ``prev_body`` as a prompt.
+
+    Every top-level key but the messages and the non-prompt options (``max_tokens``,
+    ``temperature``, ``stop``, streaming) must be equal, and the previous messages must be a
+    prefix of the current ones. Returns ``(extends, first differing message index or None)``.
+
+    Example:
+        >>> captured_extends(b'{"model":"m","messages":[1]}', b'{"model":"m","messages":[1,2]}')
+        (True, None)
+    """
+    try:
+        a, b = json.loads(prev_body), json.loads(cur_body)
+    except ValueError:
+        return cur_body.startswith(prev_body), None
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False, None
+    for key in [*a, *(k for k in b if k not in a)]:
+        if key not in _NON_PROMPT_KEYS and stringify(a.get(key)) != stringify(b.get(key)):
+            return False, None
+    ma, mb = a.get("messages") or [], b.get("messages") or []
+    for i, message in enumerate(ma):
+        if i >= len(mb) or stringify(message) != stringify(mb[i]):
+            return False, i
+    return True, None
+
+
+def _renderer(adapter: str | None) -> Callable[[Request], Any] | None:
+    """``wire.render`` bound to ``adapter`` with one shared renderer cache, or None without wire."""
+    if adapter is None:
+        return None
+    try:
+        from ..wire import render
+    except ImportError:
+        return None
+    cache: dict[str, Any] = {}
+    return lambda request: render(request, adapter=adapter, renderer_cache=cache)
+
+
+class _Attributor:
+    def __init__(self, sessions: list[_Session], *, adapter: str | None) -> None:
+        self.by_id = {s.id: s for s in sessions}
+        self.digests = MessageDigests()
+        self.render = _renderer(adapter)
+
+    # -- conversations ---------------------------------------------------------------------
+
+    def run(self, session: _Session) -> SessionAttribution:
+        out: dict[int, Transition] = {}
+        last_loop: Request | None = None
+        last_aux: dict[str, Request] = {}
+        for request in sorted(session.requests, key=lambda r: (r.first_chunk_seq, r.index)):
+            if request.kind == "loop":
+                if last_loop is None:
+                    item = self.loop_first(session, request)
+                else:
+                    item = self.loop_pair(session, last_loop, request)
+                last_loop = request
+            elif request.kind == "compaction":
+                item = self.compaction_call(session, last_loop, request)
+            else:
+                relation = "title_call" if request.kind == "title" else "first"
+                before = last_aux.get(request.kind)
+                item = self.first(session, request, relation=relation) if before is None else self.finish(
+                    session, before, session, compare(before, request, Pair(
+                        relation, self._evidence(session), before.first_chunk_seq), self.digests))
+                last_aux[request.kind] = request
+            out[request.index] = item
+        return SessionAttribution(session.id, session.path, tuple(out[i] for i in sorted(out)))
+
+    @staticmethod
+    def _evidence(session: _Session) -> LogEvidence:
+        assert session.evidence is not None
+        return session.evidence
+
+    def first(self, session: _Session, request: Request, *, relation: str = "first",
+              notes: Sequence[str] = ()) -> Transition:
+        return Transition(session_id=session.id, request=request.index, previous=None, previous_session_id=None,
+                          relation=relation, verdict="first", cause=None, detail="the first request of its "
+                          "conversation", notes=tuple(notes), kind=request.kind, turn=request.turn,
+                          step=request.step, attempt=request.attempt)
+
+    def loop_pair(self, session: _Session, prev: Request, cur: Request) -> Transition:
+        evidence = self._evidence(session)
+        window = evidence.between(prev.first_chunk_seq, cur.first_chunk_seq)
+        if cur.step_start_seq is not None and cur.step_start_seq == prev.step_start_seq:
+            relation = "retry"
+        elif any(e.type == "session/end-seed" for e in window) or (
+                cur.header_reason == "resume" and cur.header_seq is not None
+                and cur.header_seq > prev.first_chunk_seq):
+            relation = "resume"
+        else:
+            relation = "step"
+        failed = evidence.at(prev.first_chunk_seq)  # an attempt that failed at its first chunk
+        extra = [failed] if relation == "retry" and failed is not None else []
+        pair = Pair(relation, evidence, prev.first_chunk_seq, extra_evidence=extra)
+        return self.finish(session, prev, session, compare(prev, cur, pair, self.digests))
+
+    def loop_first(self, session: _Session, cur: Request) -> Transition:
+        parent_id = session.header.parent_session
+        if parent_id is None:
+            return self.first(session, cur)
+        parent = self.by_id.get(parent_id)
+        if parent is None:
+            return self.first(session, cur, notes=[f"parent session {parent_id} is not among the given logs"])
+        seed = session.header.seed_length
+        notes: list[str] = []
+        extra: list[Evidence] = []
+        if seed:
+            relation, cut = "fork", seed
+        else:
+            relation = "subagent"
+            mention = self._evidence(parent).mentions.get(session.id)
+            cut = mention[0] if mention is not None else None
+            if mention is not None:
+                extra.append(Evidence(mention[0], mention[1], {"mentions": session.id}, session_id=parent.id))
+            else:
+                notes.append(f"the parent log never mentions {session.id}; compared with its last loop request")
+        candidates = [r for r in parent.loops() if cut is None or r.first_chunk_seq < cut]
+        if not candidates:
+            return self.first(session, cur, notes=[f"parent session {parent_id} has no loop request before the "
+                                                   f"{relation} point"])
+        prev = candidates[-1]
+        pair = Pair(relation, self._evidence(session), prev.first_chunk_seq if seed else -1, same_log=False,
+                    prev_session_id=parent.id, extra_evidence=extra, notes=notes)
+        return self.finish(parent, prev, session, compare(prev, cur, pair, self.digests))
+
+    def compaction_call(self, session: _Session, prev: Request | None, cur: Request) -> Transition:
+        if prev is None:
+            return self.first(session, cur, relation="compaction_call")
+        evidence = self._evidence(session)
+        cid = cur.extra.get("compactionId")
+        own = [e for e in evidence.between(prev.first_chunk_seq, cur.first_chunk_seq + 1)
+               if e.type in ("compaction/start", "compaction/summary") and e.data.get("compactionId") == cid]
+
+        def route(header: dict[str, Any] | None, provider: Any = None, model: Any = None) -> dict[str, Any]:
+            header = header or {}
+            config = header.get("config") or {}
+            return {"config": {"provider": provider or config.get("provider"), "model": model or config.get("model")},
+                    "system": header.get("system"), "tools": header.get("tools")}
+
+        pair = Pair("compaction_call", evidence, prev.first_chunk_seq, prefix_of_previous=True,
+                    prev_header=route(prev.header),
+                    cur_header=route(cur.header, cur.extra.get("provider"), cur.extra.get("model")),
+                    extra_evidence=own,
+                    notes=["the summary call's reasoning effort and its instruction text are not logged"])
+        return compare(prev, cur, pair, self.digests)
+
+    # -- bodies ----------------------------------------------------------------------------
+
+    def _rendered(self, request: Request) -> bytes | None:
+        if self.render is None:
+            return None
+        try:
+            return bytes(self.render(request).body)
+        except DshAuditError:  # e.g. RenderError: a tokenised header, an image DSH refuses
+            return None
+
+    def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition) -> Transition:
+        """Check captured bodies and add the body offset of a break."""
+        cur = session.by_index()[item.request]
+        bodies: tuple[bytes, bytes] | None = None
+        cp = (prev_session.captures or {}).get(prev.index)
+        cc = (session.captures or {}).get(cur.index)
+        if cp is not None and cc is not None and item.relation in _CAPTURE_RELATIONS:
+            bodies = (cp, cc)
+            extends, index = captured_extends(cp, cc)
+            if not extends and item.verdict != "break":
+                item = dataclasses.replace(
+                    item, verdict="break", cause="unrecorded_mutation",
+                    other_causes=(item.cause,) if item.cause else (),
+                    first_divergence=Divergence("messages" if index is not None else "config", index, None),
+                    detail="the captured bodies break the prefix, but the log records nothing that changes "
+                           "the prompt: something between DSH's log and the provider rewrote the request")
+        if item.verdict != "break" or item.first_divergence is None:
+            return item
+        if bodies is None:
+            rendered = (self._rendered(prev), self._rendered(cur))
+            bodies = (rendered[0], rendered[1]) if rendered[0] is not None and rendered[1] is not None else None
+        if bodies is None:
+            return item
+        return dataclasses.replace(item, first_divergence=dataclasses.replace(
+            item.first_divergence, body_offset=lcp_bytes(*bodies)))
+
+
+def _as_session(log: LogLike, requests: Sequence[Request], *, lenient: bool) -> _Session:
+    if isinstance(log, SessionLog):
+        return _Session(log.path, log.header, list(requests), lenient=log.lenient)
+    opened = read_log(log, lenient=lenient)
+    opened.close()
+    return _Session(opened.path, opened.header, list(requests), lenient=lenient)
+
+
+def attribute_sessions(sessions: Iterable[tuple[LogLike, Sequence[Request]]], *,
+                       captures: Mapping[str, Sequence[bytes | None]] | None = None,
+                       lenient: bool = False, adapter: str | None = "deepseek") -> list[SessionAttribution]:
+    """Explain every request of several logs, pairing children with parents among them.
+
+    Args:
+        sessions: ``(log, requests)`` pairs: a :class:`SessionLog` (already replayed) or a path,
+            and the requests :func:`dsh_audit.replay.replay` returned for it. Each log is read
+            once more to collect its evidence events.
+        captures: per session id, captured body bytes aligned with that session's requests
+            (``None`` where a request was not captured).
+        lenient: header leniency for logs given as paths (a SessionLog keeps its own).
+        adapter: the ``dsh_audit.wire`` adapter that renders the two bodies of a break to give
+            its body byte offset (captured bodies win when given); None renders nothing.
+
+    Returns:
+        One :class:`SessionAttribution` per session, in the order given.
+
+    Example:
+        >>> log = read_log("session.jsonl")  # doctest: +SKIP
+        >>> requests, _ = replay(log)  # doctest: +SKIP
+        >>> [t.cause for t in attribute_sessions([(log, requests)])[0].breaks]  # doctest: +SKIP
+        ['compaction']
+    """
+    items = [_as_session(log, requests, lenient=lenient) for log, requests in sessions]
+    children: dict[str, set[str]] = {}
+    for item in items:
+        if item.header.parent_session is not None and not item.header.seed_length:
+            children.setdefault(item.header.parent_session, set()).add(item.id)
+    for item in items:
+        fresh = read_log(item.path, lenient=item.lenient)
+        item.evidence = collect_evidence(fresh, watch=frozenset(children.get(item.id, ())))
+        given = (captures or {}).get(item.id)
+        if given is not None:
+            item.captures = dict(zip((r.index for r in item.requests), given))
+    attributor = _Attributor(items, adapter=adapter)
+    return [attributor.run(item) for item in items]
+
+
+def attribute(log: LogLike, requests: Sequence[Request] | None = None, *,
+              captures: Sequence[bytes | None] | None = None, lenient: bool = False,
+              adapter: str | None = "deepseek") -> SessionAttribution:
+    """Explain every request of one log (fork and subagent children are compared only when their
+    parent is given too: use :func:`attribute_sessions`).
+
+    Args:
+        log: a replayed :class:`SessionLog`, or a path (then it is replayed here).
+        requests: the log's requests; required with a SessionLog.
+        captures: captured bodies aligned with ``requests``.
+        lenient: header leniency when ``log`` is a path.
+        adapter: see :func:`attribute_sessions`.
+    """
+    if requests is None:
+        if isinstance(log, SessionLog):
+            raise TypeError("pass the requests replay() returned for this SessionLog")
+        opened = read_log(log, lenient=lenient)
+        requests = replay(opened)[0]
+        log = opened
+    sid = log.header.id if isinstance(log, SessionLog) else None
+    mapped = {sid: captures} if captures is not None and sid is not None else None
+    return attribute_sessions([(log, requests)], captures=mapped, lenient=lenient, adapter=adapter)[0]
+
+
+def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = False,
+                    max_version: int | None = None, adapter: str | None = "deepseek",
+                    ancestors: bool = True) -> tuple[list[SessionAttribution], list[SessionOutcome]]:
+    """Discover, replay and attribute every log under ``paths`` together.
+
+    Args:
+        paths: log files or folders (see :func:`dsh_audit.log.discover`).
+        lenient: header leniency (tokenised test fixtures).
+        max_version: the newest log format version to read (None: every released one).
+        adapter: see :func:`attribute_sessions`.
+        ancestors: also read the parent log of each fork or subagent child when it lies beside the
+            child, so the child's first request is compared with it; parents found this way are
+            used for comparison only and get no attribution of their own.
+
+    Returns:
+        The attributions of the given logs that replayed, and the outcomes of those that failed.
+    """
+    given = discover(list(paths))
+    every = with_ancestors(given) if ancestors else given
+    wanted = {p.resolve() for p in given}
+    limit = {} if max_version is None else {"max_version": max_version}
+    outcomes = [replay_path(p, lenient=lenient, **limit) for p in every]
+    good = [(o.log, o.requests) for o in outcomes if o.error is None and o.log is not None]
+    results = attribute_sessions(good, lenient=lenient, adapter=adapter)
+    mine = [a for a in results if a.path is not None and Path(a.path).resolve() in wanted]
+    failed = [o for o in outcomes if o.error is not None and Path(o.path).resolve() in wanted]
+    return mine, failed

@@ -1,0 +1,76 @@
+"""Finding the parent logs of fork and subagent children, so a child can be compared with them.
+
+A child's header names its ``parentSession``. DSH keeps every session of a project side by side
+(``<root>/<project>/<session folder>/session.jsonl.zstd``, spec §1.1) and an export keeps
+``<id>.jsonl`` files in one folder, so the parent is looked for beside the child: by name first,
+then by reading the headers of the neighbouring logs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import DshAuditError
+from ..log import discover, read_log
+
+__all__ = ["find_parent", "with_ancestors"]
+
+
+def _ids(path: Path) -> tuple[str | None, str | None]:
+    """``(session id, parent session id)`` from a log's header line."""
+    try:
+        log = read_log(path, lenient=True)
+    except DshAuditError:
+        return None, None
+    log.close()
+    return log.header.id, log.header.parent_session
+
+
+def find_parent(path: str | os.PathLike[str], parent_id: str) -> Path | None:
+    """The log of session ``parent_id`` beside the log at ``path``, or None.
+
+    Example:
+        >>> find_parent("sessions/proj/child/session.jsonl.zstd", "session-1")  # doctest: +SKIP
+        PosixPath('sessions/proj/session-1/session.jsonl.zstd')
+    """
+    here = Path(path).parent
+    named = [here / f"{parent_id}.jsonl", here / f"{parent_id}.jsonl.zstd", here.parent / parent_id]
+    for candidate in named:
+        if candidate.exists():
+            for log in discover([candidate]):
+                if _ids(log)[0] == parent_id:
+                    return log
+    for folder in (here, here.parent):
+        try:
+            logs = discover([folder])
+        except DshAuditError:
+            continue
+        for log in logs:
+            if _ids(log)[0] == parent_id:
+                return log
+    return None
+
+
+def with_ancestors(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` plus the parent (and grandparent, …) log of every child, found beside the child.
+
+    Parents already among ``paths`` are not searched for.
+    """
+    found = list(paths)
+    info = {path: _ids(path) for path in found}
+    ids = {sid for sid, _ in info.values() if sid is not None}
+    queue = list(found)
+    while queue:
+        path = queue.pop(0)
+        parent_id = info[path][1]
+        if parent_id is None or parent_id in ids:
+            continue
+        parent = find_parent(path, parent_id)
+        ids.add(parent_id)
+        if parent is not None:
+            found.append(parent)
+            info[parent] = _ids(parent)
+            queue.append(parent)
+    return found

@@ -1,0 +1,91 @@
+"""Plain-text explanation of one transition (``dsh-audit explain``): pure, no terminal styling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..jsjson import stringify
+from ._model import Evidence, FieldChange, Transition
+
+__all__ = ["format_transition"]
+
+_DATA_CHARS = 300
+
+
+def _where(t: Transition) -> str:
+    parts = [t.kind]
+    if t.turn is not None or t.step is not None:
+        parts.append(f"turn {t.turn} step {t.step} attempt {t.attempt}")
+    return ", ".join(parts)
+
+
+def _value(value: Any) -> str:
+    text = stringify(value)
+    return text if len(text) <= 80 else text[:80] + "…"
+
+
+def _field(change: FieldChange) -> list[str]:
+    effect = "prompt" if change.prompt_affecting else "not prompt content"
+    detail = change.detail or {}
+    if change.field == "system":
+        lines = [f"  system: {change.before} → {change.after} chars ({effect})"]
+        return lines + [f"      {line}" for line in detail.get("diff", [])]
+    if change.field == "tools" and "added" in detail:
+        bits = [f"{key} {', '.join(detail[key])}" for key in ("added", "removed", "schema_changed") if detail[key]]
+        if detail.get("reordered"):
+            bits.append("reordered")
+        return [f"  tools: {len(change.before)} → {len(change.after)} ({'; '.join(bits)}) ({effect})"]
+    line = f"  {change.field}: {_value(change.before)} → {_value(change.after)} ({effect})"
+    if "thinking" in detail:
+        line += f"; thinking {detail['thinking'][0]} → {detail['thinking'][1]}"
+    return [line]
+
+
+def _evidence(item: Evidence) -> str:
+    data = stringify(item.data)
+    if len(data) > _DATA_CHARS:
+        data = data[:_DATA_CHARS] + "…"
+    where = f"{item.session_id} " if item.session_id else ""
+    return f"  {where}seq {item.seq} {item.type} {data}"
+
+
+def format_transition(t: Transition) -> str:
+    """Say why request ``t.request`` did or did not reuse the cache, quoting the evidence.
+
+    Example:
+        >>> from dsh_audit.attribution import Transition
+        >>> print(format_transition(Transition("s", 0, None, None, "first", "first", None)))
+        request 0 (loop) of session s: first
+          nothing before it in its conversation: no cache to reuse
+    """
+    head = f"request {t.request} ({_where(t)}) of session {t.session_id}: {t.verdict}"
+    if t.verdict == "first":
+        lines = [head, "  nothing before it in its conversation: no cache to reuse"]
+        return "\n".join(lines + [f"  note: {n}" for n in t.notes])
+    other = "" if t.previous_session_id in (None, t.session_id) else f" of session {t.previous_session_id}"
+    cause = f", cause {t.cause}" if t.cause else ""
+    also = f" (also: {', '.join(t.other_causes)})" if t.other_causes else ""
+    lines = [f"{head}{cause}{also}",
+             f"  compared with request {t.previous}{other} ({t.relation}); {t.common_messages} leading "
+             "message(s) shared",
+             f"  {t.detail}"]
+    if t.first_divergence is not None:
+        d = t.first_divergence
+        where = d.segment + (f", message {d.message_index}" if d.message_index is not None else "")
+        if d.offset is not None:
+            where += f", byte {d.offset} of the segment"
+        if d.body_offset is not None:
+            where += f", byte {d.body_offset} of the body"
+        lines.append(f"  first divergence: {where}")
+    if t.fields:
+        lines.append("fields:")
+        for change in t.fields:
+            lines.extend(_field(change))
+    if t.evidence:
+        lines.append("evidence:")
+        lines.extend(_evidence(e) for e in t.evidence)
+    if t.context:
+        lines.append("context:")
+        lines.extend(_evidence(e) for e in t.context)
+    lines.extend(f"  note: {n}" for n in t.notes)
+    return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""``dsh-audit breaks`` and ``dsh-audit explain``: prefix-cache breaks and their causes."""
+
+from __future__ import annotations
+
+import click
+
+from ..attribution import Transition, attribute_paths, format_transition
+from ..errors import UsageError
+from ..log import discover
+from ..report import dumps_line, dumps_pretty
+from ..report.terminal import print_table
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option, lenient_option
+
+__all__ = ["breaks_command", "explain_command"]
+
+_COLUMNS = ("#", "vs", "relation", "verdict", "cause", "fields", "evidence seqs", "first divergence")
+
+
+def _divergence(t: Transition) -> str:
+    d = t.first_divergence
+    if d is None:
+        return ""
+    text = d.segment + (f" msg {d.message_index}" if d.message_index is not None else "")
+    if d.offset is not None:
+        text += f" @{d.offset}"
+    if d.body_offset is not None:
+        text += f" body@{d.body_offset}"
+    return text
+
+
+def _row(t: Transition) -> tuple[object, ...]:
+    previous = "-" if t.previous is None else str(t.previous)
+    if t.previous_session_id not in (None, t.session_id):
+        previous += f" ({t.previous_session_id})"
+    cause = (t.cause or "") + (f" +{','.join(t.other_causes)}" if t.other_causes else "")
+    return (t.request, previous, t.relation, t.verdict, cause, ", ".join(t.field_names),
+            " ".join(map(str, t.evidence_seqs)), _divergence(t))
+
+
+@click.command("breaks")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--all", "show_all", is_flag=True,
+              help="List every request's transition (extensions, cache-safe changes), not only breaks.")
+@json_option
+@lenient_option
+def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenient: bool, max_version: int) -> int:
+    """List every prefix-cache break between consecutive requests, with its cause and evidence.
+
+    PATHS may be log files, session folders or a sessions root (default $DSH_HOME/sessions).
+    Each request is compared with the one whose cache it could reuse: the previous loop step, the
+    attempt it retries, the parent request of a fork or subagent child (the parent log is found
+    beside the child), the loop request a compaction call summarises. A break names its cause
+    (header_change, compaction, prune, plugin_replace, resume, fork, subagent, unexplained), the
+    header fields that changed, the log seqs that prove it and where the prompts first differ.
+    Exit code 1 when any break is listed.
+
+    \b
+    Example:
+        dsh-audit breaks ~/.dsh/sessions --json | jq 'select(.cause == "unexplained")'
+    """
+    attributions, failures = attribute_paths(list(paths), lenient=lenient, max_version=max_version)
+    status = EXIT_OK
+    for outcome in failures:
+        for warning in outcome.warnings:
+            echo_warning(warning)
+        assert outcome.error is not None
+        echo_error(outcome.error)
+        status = EXIT_BAD_INPUT
+    found = False
+    for attribution in attributions:
+        rows = [t for t in attribution.transitions if show_all or t.verdict == "break"]
+        found = found or any(t.verdict == "break" for t in rows)
+        if as_json:
+            for t in rows:
+                click.echo(dumps_line(t.to_json()))
+        elif rows:
+            print_table(f"{attribution.path}  session {attribution.session_id}", _COLUMNS, (_row(t) for t in rows))
+    if not as_json and not found:
+        click.echo("no prefix-cache breaks")
+    if status == EXIT_OK and found:
+        status = EXIT_FINDINGS
+    return status
+
+
+@click.command("explain")
+@click.argument("path", type=click.Path())
+@click.argument("index", type=int)
+@json_option
+@lenient_option
+def explain_command(path: str, index: int, as_json: bool, lenient: bool, max_version: int) -> int:
+    """Say why request INDEX of one log did or did not reuse the previous request's cache.
+
+    INDEX is the '#' column of `dsh-audit requests`. The answer names the request it is compared
+    with, the verdict, the cause, the changed header fields and quotes the evidence events
+    (type, seq and the data that matters).
+
+    \b
+    Example:
+        dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1/session.jsonl.zstd 8
+    """
+    logs = discover([path])
+    if len(logs) != 1:
+        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
+                         hint="point at a single session.jsonl[.zstd] file")
+    attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version)
+    for outcome in failures:
+        for warning in outcome.warnings:
+            echo_warning(warning)
+        assert outcome.error is not None
+        raise outcome.error
+    attribution = attributions[0]
+    try:
+        transition = attribution.transition(index)
+    except KeyError:
+        raise UsageError(f"request {index} does not exist: the log has {len(attribution.transitions)} request(s)",
+                         path=str(logs[0]), hint="run `dsh-audit requests` to see the indexes") from None
+    click.echo(dumps_pretty(transition.to_json()) if as_json else format_transition(transition))
+    return EXIT_OK
+
+
+COMMANDS = [breaks_command, explain_command]
