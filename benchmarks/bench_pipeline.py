@@ -51,15 +51,13 @@ else:
             requests += 1
     else:
         from dsh_audit.wire import render_all
+        from dsh_audit.attribution import attribute
+        reqs = list(dsh_audit.iter_requests(log))  # requests share message views: O(1) each
         out = 0
-        for wire in render_all(r for r in dsh_audit.iter_requests(log) if r.kind == "loop"):
+        for wire in render_all(r for r in reqs if r.kind == "loop"):
             out += len(wire.body)
             requests += 1
-        try:
-            from dsh_audit.attribution import attribute
-            attribute(path)
-        except ImportError:
-            pass
+        attribution = attribute(log, reqs)
     events = log.event_count
 elapsed = time.perf_counter() - t0
 print(json.dumps({"seconds": elapsed, "events": events, "requests": requests,
