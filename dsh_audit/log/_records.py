@@ -58,10 +58,10 @@ def _row_members(tag: str, data: dict[str, Any], key: str) -> list[str]:
                for k in ("turn", "step", "index")):
         raise RowError(f"malformed {tag} storage row: turn/step/index must be numbers")
     payload = data.get(key)
-    if not isinstance(payload, list) or not payload or not all(isinstance(p, str) for p in payload):
+    if not isinstance(payload, list) or not payload or not set(map(type, payload)) <= {str}:
         raise RowError(f"malformed {tag} storage row: {key} must be a non-empty string array")
     dt = data.get("dt")
-    if not isinstance(dt, list) or not all(type(g) is int or is_safe_int(g) for g in dt):
+    if not isinstance(dt, list) or not (set(map(type, dt)) <= {int} or all(is_safe_int(g) for g in dt)):
         raise RowError(f"malformed {tag} storage row: dt must be an array of safe integers")
     if len(dt) != len(payload) - 1:
         raise RowError(f"malformed {tag} storage row: dt length {len(dt)} does not match {len(payload)} members")
