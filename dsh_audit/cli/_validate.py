@@ -1,0 +1,64 @@
+"""``dsh-audit validate``: the conformance checker's command line."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .. import __version__
+from .._batch import discover_logs
+from ..report import dumps_line
+from ..validate import format_sarif, format_summary, format_text, select_rules, validate_paths
+from ._common import EXIT_FINDINGS, EXIT_OK, json_option, lenient_option
+
+__all__ = ["validate_command"]
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@json_option
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the findings as SARIF 2.1.0 to this file ('-' for stdout).")
+@click.option("--rule", "rules", multiple=True, metavar="ID",
+              help="Report only this rule (repeatable; a prefix such as DSH3 selects a family).")
+@click.option("--ignore", "ignored", multiple=True, metavar="ID",
+              help="Do not report this rule (repeatable; prefixes allowed).")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
+@lenient_option
+def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | None, rules: tuple[str, ...],
+                     ignored: tuple[str, ...], strict: bool, lenient: bool, max_version: int) -> int:
+    """Check session logs against the conformance rules and report every finding.
+
+    PATHS are log files, session folders or a sessions root. Unlike `requests`, which stops at
+    the refusal DSH reports, this lists every violation with its rule id (docs/rules.md),
+    file:line, seq and a fix hint, and checks a child log against its parent when both are given.
+    Exit status: 0 no error finding, 1 error findings (or warnings with --strict), 2 bad usage or
+    an unreadable path.
+
+    \b
+    Example:
+        dsh-audit validate ~/.dsh/sessions --sarif findings.sarif --ignore DSH505
+    """
+    select_rules(rules, ignored)  # unknown ids are a usage error before any file is read
+    logs = discover_logs(paths)
+    findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
+                              max_version=max_version)
+    if as_json:
+        for finding in findings:
+            click.echo(dumps_line(finding.to_json()))
+    else:
+        click.echo(format_text(findings), nl=False)
+        click.echo(format_summary(findings, files=len(logs)), err=True)
+    if sarif_path is not None:
+        text = json.dumps(format_sarif(findings, tool_version=__version__), indent=2) + "\n"
+        if sarif_path == "-":
+            click.echo(text, nl=False)
+        else:
+            with open(sarif_path, "w", encoding="utf-8") as out:
+                out.write(text)
+    failing = {"error", "warning"} if strict else {"error"}
+    return EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_OK
+
+
+COMMANDS = [validate_command]

@@ -1,0 +1,34 @@
+"""Conformance checking of DSH session logs: a rule catalogue with stable ids, every finding.
+
+The reader (:func:`dsh_audit.load`) reproduces DSH's verdict and stops at the first refusal;
+:func:`validate` is what a DSH port or a history-rewriting plugin runs in its CI: it collects every
+violation, each tied to a rule of :data:`RULES` (``docs/rules.md``), with file, line, seq and a
+fix hint.
+
+Example:
+    >>> from dsh_audit.validate import RULES, validate
+    >>> RULES["DSH305"].name
+    'replace-coverage'
+    >>> findings = validate("sample_logs/chat/session.jsonl")  # doctest: +SKIP
+"""
+
+from ._catalogue import LENIENT_RULES, RULES
+from ._engine import validate, validate_paths
+from ._model import SEVERITIES, Finding, Rule, Severity
+from ._report import format_sarif, format_summary, format_text
+from ._sink import select_rules
+
+__all__ = [
+    "Finding",
+    "LENIENT_RULES",
+    "RULES",
+    "Rule",
+    "SEVERITIES",
+    "Severity",
+    "format_sarif",
+    "format_summary",
+    "format_text",
+    "select_rules",
+    "validate",
+    "validate_paths",
+]

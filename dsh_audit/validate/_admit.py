@@ -1,0 +1,128 @@
+"""Admitting one stored event: envelope, refusals, legacy upgrades, shapes, surface fold.
+
+These are the checks DSH runs when it loads a log (spec §1.5, §1.7, §3); each failure DSH would
+refuse the log for is an error here. Where the project already has the check it is reused:
+``message_shape_error`` and ``adapter_defaults_error`` (log/_records.py), ``upgrade_event``
+(log/_upgrade.py), ``to_v0_shapes`` and ``known_types`` (log/_versions.py), ``SurfaceFold``
+(replay/_surface.py, atomic: a refused event leaves the surface unchanged, so we go on).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ReplayError
+from ..log._records import adapter_defaults_error, is_safe_int, message_shape_error
+from ..log._types import Event
+from ..log._upgrade import Malformed, upgrade_event
+from ..log._versions import to_v0_shapes
+from ..replay._surface import SurfaceFold
+from ._sink import Sink
+from ._source import RawEvent
+
+__all__ = ["Admitter"]
+
+_ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
+_RETIRED = {"request/header-delta": "DSH501", "mode/set": "DSH502"}
+_ROUTE_RULES = {"lacks provider/model": "DSH221", "has an invalid reasoningEffort": "DSH222",
+                "has invalid adapterDefaults": "DSH223"}
+# ReplayError texts of the surface fold (DSH's own wording) -> rule; first match wins.
+_SURFACE_RULES = (
+    ("is not surface-eligible", "DSH301"),
+    ("requires a surfaceOp", "DSH302"),
+    ("invalid replace surfaceOp", "DSH303"),
+    ("invalid surfaceOp", "DSH303"),
+    ("must include every shadowed", "DSH305"),
+    ("surface replace:", "DSH304"),
+    ("tool/result surface replacement", "DSH306"),
+    ("must not contain duplicates", "DSH308"),
+    ("must reference earlier events", "DSH309"),
+    ("sourceEventSeqs", "DSH307"),
+)
+
+
+def surface_rule(message: str) -> str:
+    """The rule a surface-fold refusal belongs to."""
+    return next((rule for text, rule in _SURFACE_RULES if text in message), "DSH303")
+
+
+class Admitter:
+    """Turns stored events into :class:`Event` values, reporting what DSH's loader refuses."""
+
+    def __init__(self, sink: Sink, *, session_id: str, version: int, known: frozenset[str]) -> None:
+        self.sink = sink
+        self.sid = session_id
+        self.version = version
+        self.known = known
+        self.fold = SurfaceFold()
+        self.message_ids: dict[int, str] = {}
+        self.surface_ok = True  # whether the fold accepted the last admitted event
+
+    def admit(self, raw: RawEvent) -> Event | None:
+        """Check one event; return it for the structure rules, or None when it cannot be used."""
+        value, line = raw.value, raw.line
+        seq = int(value["seq"])
+        if not self._envelope(value, line, seq):
+            return None
+        if self.version >= 1:
+            value = to_v0_shapes(value, self.version, [])
+        etype = value["type"]
+        if etype in _RETIRED:
+            self.sink.add(_RETIRED[etype], f"retired {etype} event", line=line, seq=seq)
+            return None
+        data = value["data"]
+        if etype == "request/header" and isinstance(data, dict) and data.get("reason") == "fallback":
+            self.sink.add("DSH503", 'request/header with retired reason "fallback"', line=line, seq=seq)
+        try:
+            value, upgrade = upgrade_event(value, self.sid, self.message_ids)
+        except Malformed as exc:
+            self.sink.add("DSH504", str(exc), line=line, seq=seq)
+            return None
+        if upgrade:
+            self.sink.add("DSH505", f"{upgrade} upgraded in memory", line=line, seq=seq)
+        etype, data = value["type"], value["data"]
+        shape = message_shape_error(value)
+        if shape:
+            self.sink.add("DSH120", f"{etype} {shape}", line=line, seq=seq)
+            return None
+        unknown = etype not in self.known
+        if unknown and value.get("ignorable") is not True:
+            self.sink.add("DSH506", f'event type "{etype}" is unknown to this reader and not marked ignorable',
+                          line=line, seq=seq)
+            return None
+        if unknown:
+            self.sink.add("DSH507", f'unknown event type "{etype}" is marked ignorable and skipped', line=line, seq=seq)
+        if etype == "request/header":
+            header = data.get("header") if isinstance(data, dict) else None
+            problem = adapter_defaults_error(header if isinstance(header, dict) else {})
+            if problem:
+                self.sink.add(_ROUTE_RULES[problem], f"request/header {problem}", line=line, seq=seq)
+                return None
+        if etype in ("user/message", "assistant/message", "tool/result"):
+            self.message_ids[seq] = (data if etype == "user/message" else data["message"])["id"]
+        event = Event(seq=seq, type=etype, time=value.get("time", 0), data=data, line=line,
+                      surface_op=value.get("surfaceOp"), source_event_seqs=value.get("sourceEventSeqs"),
+                      ignorable=value.get("ignorable") is True)
+        self.surface_ok = True
+        try:
+            self.fold.apply(event)
+        except ReplayError as exc:
+            self.surface_ok = False
+            self.sink.add(surface_rule(exc.message), exc.message, line=line, seq=seq)
+        return None if unknown else event
+
+    def _envelope(self, value: dict[str, Any], line: int, seq: int) -> bool:
+        extra = sorted(k for k in value if k not in _ENVELOPE_KEYS)
+        if extra:
+            self.sink.add("DSH110", f"unknown envelope key(s) {', '.join(extra)}", line=line, seq=seq)
+        if not is_safe_int(value.get("time")):
+            self.sink.add("DSH111", f"time {value.get('time')!r} is not a safe integer", line=line, seq=seq)
+        if "ignorable" in value and value["ignorable"] is not True:
+            self.sink.add("DSH113", f"ignorable is {value['ignorable']!r}, not true", line=line, seq=seq)
+        if not isinstance(value.get("type"), str):
+            self.sink.add("DSH112", f"type {value.get('type')!r} is not a string", line=line, seq=seq)
+            return False
+        if "data" not in value:
+            self.sink.add("DSH112", "event has no data", line=line, seq=seq)
+            return False
+        return True

@@ -1,0 +1,118 @@
+"""Session header rules (DSH2xx, spec §1.3, §1.6, §1.7; format-versions §4).
+
+DSH checks the version before anything else and refuses the rest of the header shape with one
+message ("first line is not a session header"); here every field gets its own rule, and the
+events are still checked afterwards with the shapes of the header's version.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from ..log._decode import Line
+from ..log._records import is_safe_int, parse_json
+from ..log._versions import SUPPORTED_VERSIONS, canonical_generation
+from ._sink import Sink
+from ._source import Fatal
+
+__all__ = ["HeaderInfo", "check_header"]
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderInfo:
+    """What the event rules need from the header."""
+
+    version: int
+    session_id: str
+    raw: dict[str, Any]
+
+    @property
+    def seed_length(self) -> int | None:
+        seed = self.raw.get("seedLength")
+        return int(seed) if is_safe_int(seed) and seed >= 0 else None
+
+
+def _non_negative(value: Any) -> bool:
+    return is_safe_int(value) and value >= 0
+
+
+def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: int) -> HeaderInfo:
+    """Check the header line; raise Fatal when the log cannot be read at all."""
+    if line is None:
+        sink.add("DSH201", "empty file: no session header line", line=1)
+        raise Fatal
+    try:
+        value = parse_json(line.raw)
+    except UnicodeDecodeError as exc:
+        sink.add("DSH102", f"header line is not valid UTF-8 (byte {exc.start})", line=1)
+        raise Fatal from None
+    except ValueError:
+        sink.add("DSH201", "header line is not valid JSON", line=1)
+        raise Fatal from None
+    if not isinstance(value, dict) or value.get("type") != "session":
+        sink.add("DSH202", 'first line is not an object with type "session"', line=1)
+        value = value if isinstance(value, dict) else {}
+    version = _check_version(value, sink, lenient=lenient, max_version=max_version)
+    _check_fields(value, sink, version=version, lenient=lenient)
+    sid = value.get("id") if isinstance(value.get("id"), str) else "?"
+    return HeaderInfo(version=version, session_id=sid, raw=value)
+
+
+def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_version: int) -> int:
+    version = value.get("version")
+    if "version" not in value:
+        sink.add("DSH203", "header has no version", line=1, severity="warning" if lenient else None)
+        return 0
+    if not isinstance(version, (int, float)) or isinstance(version, bool):
+        sink.add("DSH203", f"header version {version!r} is not a number", line=1)
+        return 0
+    if version > max_version:
+        readable = "v0" if max_version == 0 else f"v0-v{max_version}"
+        sink.add("DSH204", f"log format v{version} is newer than this reader reads ({readable}): "
+                 "written by a newer harness", line=1)
+        if version not in SUPPORTED_VERSIONS:
+            raise Fatal  # no released shapes to check the events against
+        return int(version)
+    if version not in SUPPORTED_VERSIONS:
+        sink.add("DSH205", f"log format v{version} is not a released version", line=1)
+        return 0
+    generation = canonical_generation(os.path.basename(sink.path))
+    if generation is not None and generation != version:
+        sink.add("DSH206", f"header says v{version} but the file name {os.path.basename(sink.path)} "
+                 f"is generation v{generation}", line=1)
+    return int(version)
+
+
+def _check_fields(value: dict[str, Any], sink: Sink, *, version: int, lenient: bool) -> None:
+    def bad(rule: str, message: str, *, soft: bool = False) -> None:
+        sink.add(rule, message, line=1, severity="warning" if soft and lenient else None)
+
+    if not isinstance(value.get("id"), str):
+        bad("DSH207", f"header id {value.get('id')!r} is not a string")
+    if not _non_negative(value.get("createdAt")):
+        bad("DSH208", f"header createdAt {value.get('createdAt')!r} is not a non-negative safe integer")
+    if "delegationDepth" not in value:
+        bad("DSH209", "header has no delegationDepth", soft=True)
+    elif not _non_negative(value["delegationDepth"]):
+        bad("DSH209", f"header delegationDepth {value['delegationDepth']!r} is not a non-negative safe integer")
+    if value.get("origin") not in (None, "subagent"):
+        bad("DSH210", f"header origin {value['origin']!r} is not \"subagent\"")
+    if value.get("agentPreset") is not None and not isinstance(value["agentPreset"], str):
+        bad("DSH211", f"header agentPreset {value['agentPreset']!r} is not a string")
+    cwd = value.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        bad("DSH212", f"header cwd {cwd!r} is not a string")
+    elif isinstance(cwd, str) and not posixpath.isabs(cwd):
+        bad("DSH212", f'header cwd must be an absolute path, got "{cwd}"', soft=True)
+    if value.get("parentSession") is not None and not isinstance(value["parentSession"], str):
+        bad("DSH213", f"header parentSession {value['parentSession']!r} is not a string")
+    if value.get("seedLength") is not None and not _non_negative(value["seedLength"]):
+        bad("DSH214", f"header seedLength {value['seedLength']!r} is not a non-negative safe integer")
+    retired = [k for k in ("sandboxMode", "approvalPolicy") if k in value]
+    if retired:
+        bad("DSH215", f"header uses retired field(s) {', '.join(retired)}")
+    if version >= 2 and (not isinstance(value.get("isSeeded"), bool) or "seedLength" in value):
+        bad("DSH216", f"a v{version} header needs a boolean isSeeded and no seedLength")

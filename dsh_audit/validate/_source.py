@@ -1,0 +1,123 @@
+"""The physical pass: bytes to records to events with contiguous seqs (DSH1xx).
+
+DSH's rule for damage (spec §1.3, format-versions §9.1): the first unparsable record or seq
+break is fatal when a later record closes a turn, and otherwise starts a crash-damaged tail that
+is dropped. We hold the records that follow a problem until we know which case it is: a later
+``turn/end`` turns every held problem into an error and releases the held events for the event
+rules; the end of the file turns the first problem into one DSH106 warning and drops the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from ..errors import UnreadableError
+from ..log._decode import Line, TornTail, iter_lines
+from ..log._records import RowError, decode_record, is_safe_int, parse_json
+from ._sink import Sink
+
+__all__ = ["Fatal", "RawEvent", "open_lines", "scan_events"]
+
+
+class Fatal(Exception):
+    """The file cannot be read further; the finding is already recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """One stored event (packed rows already expanded) and the physical line it came from."""
+
+    line: int
+    value: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Issue:
+    rule: str
+    message: str
+    line: int
+    seq: int
+
+
+def open_lines(stream: BinaryIO, sink: Sink, torn: list[TornTail]) -> Iterator[Line]:
+    """``iter_lines`` with its fatal decoding errors turned into one DSH101 finding."""
+    lines = iter_lines(stream, sink.path, torn)
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            return
+        except UnreadableError as exc:
+            sink.add("DSH101", exc.message, line=exc.line)
+            raise Fatal from None
+        yield line
+
+
+def _closes_turn(decoded: list[Any]) -> bool:
+    return any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded)
+
+
+def scan_events(lines: Iterator[Line], sink: Sink, torn: list[TornTail]) -> Iterator[RawEvent]:
+    """Yield every event DSH would read after the header, recording DSH1xx findings in ``sink``."""
+    expected = 0
+    held: list[_Issue | RawEvent] = []  # since the first unresolved problem
+    dropped = 0
+
+    def release() -> Iterator[RawEvent]:
+        for item in held:
+            if isinstance(item, _Issue):
+                sink.add(item.rule, item.message, line=item.line, seq=item.seq)
+            else:
+                yield item
+        held.clear()
+
+    for line in lines:
+        try:
+            decoded: list[Any] = decode_record(parse_json(line.raw))
+        except UnicodeDecodeError as exc:
+            sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
+            raise Fatal from None
+        except RowError as exc:
+            held.append(_Issue("DSH105", str(exc), line.number, expected))
+            dropped += 1
+            continue
+        except ValueError:
+            held.append(_Issue("DSH104", "line is not valid JSON", line.number, expected))
+            dropped += 1
+            continue
+        for value in decoded:
+            items, expected = _sequenced(value, line.number, expected)
+            if held or isinstance(items[0], _Issue):
+                held.extend(items)
+                dropped += 1
+            else:
+                yield from items  # type: ignore[misc]
+        if held and _closes_turn(decoded):
+            yield from release()
+    if held:
+        first = next(i for i in held if isinstance(i, _Issue))
+        sink.add("DSH106", f"{first.message} ({first.rule}); no turn/end follows, so DSH treats it as a "
+                 f"crash-damaged tail: {dropped} record(s) from here on are ignored",
+                 line=first.line, seq=first.seq)
+    for tail in torn:
+        sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)")
+
+
+def _sequenced(value: Any, line: int, expected: int) -> tuple[list[_Issue | RawEvent], int]:
+    """Check one decoded event's seq against its position: the items it gives and the next position.
+
+    A repeated or unusable seq drops the event; a gap reports the gap and keeps the event.
+    """
+    if not isinstance(value, dict):
+        return [_Issue("DSH112", "event is not a JSON object", line, expected)], expected + 1
+    seq = value.get("seq")
+    if not is_safe_int(seq) or seq < 0:
+        return [_Issue("DSH111", f"seq {seq!r} is not a non-negative safe integer", line, expected)], expected + 1
+    seq = int(seq)
+    if seq == expected:
+        return [RawEvent(line, value)], expected + 1
+    if seq < expected:
+        return [_Issue("DSH108", f"seq {seq} repeats or goes backwards (expected {expected})", line, seq)], expected
+    return [_Issue("DSH107", f"seq gap: expected {expected}, got {seq}", line, seq), RawEvent(line, value)], seq + 1

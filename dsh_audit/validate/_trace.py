@@ -1,0 +1,323 @@
+"""The session trace: turns, steps, tool pairing, stream grammar, header reasons, usage.
+
+These are DSH's runtime invariants rather than its load checks: the session trace
+(``packages/core/session/src/invariant.ts``: numbering from 1, enclosure, same-step call/result
+pairing), the LLM stream grammar (``packages/llm/llm/src/invariant.ts``), the header obligation of
+the agent loop (spec §6.3) and the ``TokenUsage`` shape (spec §5.6). DSH loads a log that breaks
+them, but the requests rebuilt from it would not be the ones a conforming loop sent.
+Like DSH's trace, a failed check still applies the event's transition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..log._records import is_safe_int
+from ..log._types import Event
+from ..replay._header import canonical_header, header_equals
+from ._sink import Sink
+
+__all__ = ["Trace", "usage_problems"]
+
+_DELTA_BLOCK = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-delta": "tool-call"}
+_USAGE_REQUIRED = ("inputTokens", "outputTokens")
+_USAGE_OPTIONAL = ("cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+_STEP_SCOPED = ("assistant/chunk", "assistant/message", "tool/call", "step/end")
+_TURN_SCOPED = ("todo/write", "request/header", "request/context")
+_NOT_STARTED = "TOOL_NOT_STARTED"
+_UNKNOWN_HEADER: dict[str, Any] = {"unknown": True}  # a refused request/header: content unknown
+
+
+def usage_problems(usage: Any) -> list[tuple[str, str]]:
+    """``(rule, message)`` for every way ``usage`` is not a TokenUsage (spec §5.6)."""
+    if not isinstance(usage, dict):
+        return [("DSH701", f"usage {usage!r} is not an object")]
+    out = []
+    for key in _USAGE_REQUIRED:
+        if not (is_safe_int(usage.get(key)) and usage[key] >= 0):
+            out.append(("DSH701", f"usage {key} {usage.get(key)!r} is not a non-negative integer"))
+    for key in _USAGE_OPTIONAL:
+        if key in usage and not (is_safe_int(usage[key]) and usage[key] >= 0):
+            out.append(("DSH702", f"usage {key} {usage[key]!r} is not a non-negative integer"))
+    extra = sorted(k for k in usage if k not in _USAGE_REQUIRED + _USAGE_OPTIONAL)
+    if extra:
+        out.append(("DSH703", f"usage has unknown key(s) {', '.join(extra)}"))
+    return out
+
+
+@dataclass
+class _Attempt:
+    key: tuple[Any, Any] = (None, None)
+    seqs: list[int] = field(default_factory=list)
+    open: dict[Any, Any] = field(default_factory=dict)
+    usage: Any = None
+    usage_seen: bool = False
+    finish: str | None = None
+
+
+@dataclass
+class _Step:
+    advertised: list[str] = field(default_factory=list)
+    known: bool = True  # False when the step's assistant/message was refused: pairing unknowable
+    calls: dict[str, int] = field(default_factory=dict)
+    results: list[str] = field(default_factory=list)
+    attempt: _Attempt | None = None
+    last_attempt: _Attempt | None = None
+
+
+def _key(value: Any) -> Any:
+    """A hashable stand-in for an id or index read from untrusted data."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def _data(event: Event) -> dict[str, Any]:
+    return event.data if isinstance(event.data, dict) else {}
+
+
+class Trace:
+    """Folds events in order and reports DSH4xx, DSH22x, DSH31x, DSH6xx and DSH7xx findings."""
+
+    def __init__(self, sink: Sink, *, version: int, seed_length: int | None) -> None:
+        self.sink = sink
+        self.version = version
+        self.seed_length = seed_length
+        self.open_turn: Any = None
+        self.open_step: Any = None
+        self.next_turn = 1
+        self.next_step = 1
+        self.pending: set[Any] = set()
+        self.step = _Step()
+        self.header: dict[str, Any] | None = None
+        self.new_instance = False
+        self.first_end_seed: int | None = None
+        self.event: Event | None = None
+        self.surface_ok = True  # whether the surface fold accepted the current event
+
+    def add(self, rule: str, message: str) -> None:
+        assert self.event is not None
+        self.sink.add(rule, message, line=self.event.line, seq=self.event.seq)
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> None:
+        self.event = event
+        handler = _HANDLERS.get(event.type)
+        data = _data(event)
+        if event.type in _STEP_SCOPED or (event.type == "tool/result" and event.surface_op == "append"):
+            self.require_step(event.type, data)
+        if event.type in _TURN_SCOPED and self.open_turn is None:
+            self.add("DSH406", f"{event.type} appended outside any open turn")
+        if handler is not None:
+            handler(self, event, data)
+
+    def refused(self, value: dict[str, Any]) -> None:
+        """An event the admission refused: what it would have told the trace is unknown."""
+        if value.get("type") == "assistant/message":
+            self.step.known = False
+        elif value.get("type") == "request/header":
+            self.header, self.new_instance = _UNKNOWN_HEADER, False
+
+    def finish(self) -> None:
+        """End of the log: open-tail facts and seed lineage."""
+        if self.open_turn is not None:
+            self.sink.add("DSH407", f"log ends inside open turn {self.open_turn}"
+                          + (f" (step {self.open_step} open)" if self.open_step is not None else ""))
+        if self.version <= 1 and self.seed_length:
+            if self.first_end_seed != self.seed_length:
+                where = "none" if self.first_end_seed is None else f"seq {self.first_end_seed}"
+                self.sink.add("DSH602", f"seedLength {self.seed_length} but the first session/end-seed is {where}",
+                              line=1)
+
+    def require_step(self, kind: str, data: dict[str, Any]) -> None:
+        turn, step = data.get("turn"), data.get("step")
+        if self.open_turn != turn or self.open_step != step:
+            self.add("DSH405", f"{kind} names turn {turn}/step {step} but open is turn "
+                     f"{self.open_turn}/step {self.open_step}")
+
+    # -- turns and steps --------------------------------------------------------------------------
+
+    def on_turn_start(self, event: Event, data: dict[str, Any]) -> None:
+        turn = data.get("turn")
+        if self.open_turn is not None:
+            self.add("DSH402", f"turn/start {turn} while turn {self.open_turn} is still open")
+        if turn != self.next_turn:
+            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {turn}")
+        self.open_turn, self.next_step = turn, 1
+
+    def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
+        turn = data.get("turn")
+        if self.open_turn != turn:
+            self.add("DSH402", f"turn/end {turn} does not match open turn {self.open_turn}")
+        if self.open_step is not None:
+            self.add("DSH402", f"turn/end {turn} while step {self.open_step} is still open")
+        self.open_turn = None
+        self.next_turn += 1
+
+    def on_step_start(self, event: Event, data: dict[str, Any]) -> None:
+        turn, step = data.get("turn"), data.get("step")
+        if self.open_turn != turn:
+            self.add("DSH404", f"step/start in turn {turn} but open turn is {self.open_turn}")
+        if self.open_step is not None:
+            self.add("DSH404", f"step/start {step} while step {self.open_step} is still open")
+        if step != self.next_step:
+            self.add("DSH403", f"step/start expected step {self.next_step} in turn {turn}, got {step}")
+        self.open_step = step
+        self.step = _Step()
+
+    def on_step_end(self, event: Event, data: dict[str, Any]) -> None:
+        self.end_attempt()
+        step = self.step
+        for call_id in step.advertised if step.known else ():
+            if call_id not in step.calls:
+                self.add("DSH411", f"tool call {call_id} of the step's assistant message has no tool/call")
+            if call_id not in step.results:
+                self.add("DSH412", f"tool call {call_id} of the step's assistant message has no tool/result")
+        self.pending.clear()
+        self.open_step = None
+        self.next_step += 1
+        self.step = _Step()
+
+    # -- tools ------------------------------------------------------------------------------------
+
+    def on_tool_call(self, event: Event, data: dict[str, Any]) -> None:
+        call_id = _key(data.get("callId"))
+        if self.step.known and call_id not in self.step.advertised:
+            self.add("DSH414", f"tool/call {call_id} is not a tool-call block of the step's assistant message")
+        self.pending.add(call_id)
+        self.step.calls[call_id] = event.seq
+
+    def on_tool_result(self, event: Event, data: dict[str, Any]) -> None:
+        if event.surface_op != "append":
+            if self.open_turn is None:
+                self.add("DSH406", "tool/result surface replacement appended outside any open turn")
+            return
+        message = data["message"]
+        call_id = _key(message["source"]["callId"])
+        synthetic = (message["content"][0].get("isError") is True
+                     and isinstance(data.get("error"), dict) and data["error"].get("code") == _NOT_STARTED)
+        if call_id not in self.pending and not synthetic:
+            self.add("DSH410", f"tool/result for {call_id} with no prior tool/call in this step")
+        self.pending.discard(call_id)
+        step = self.step
+        if step.results and call_id in step.advertised and step.results[-1] in step.advertised:
+            if step.advertised.index(call_id) < step.advertised.index(step.results[-1]):
+                self.add("DSH413", f"tool/result {call_id} comes after {step.results[-1]}, "
+                         "against the model's call order")
+        step.results.append(call_id)
+        call_seq = step.calls.get(call_id)
+        if self.surface_ok and call_seq is not None and event.source_event_seqs != [call_seq]:
+            self.add("DSH311", f"sourceEventSeqs {event.source_event_seqs} should be [{call_seq}] (its tool/call)")
+
+    # -- the stream -------------------------------------------------------------------------------
+
+    def end_attempt(self) -> None:
+        attempt = self.step.attempt
+        if attempt is not None and attempt.finish is None:
+            self.add("DSH425", f"attempt starting at seq {attempt.seqs[0]} has no finish chunk")
+        if attempt is not None:
+            self.step.last_attempt = attempt
+        self.step.attempt = None
+
+    def on_chunk(self, event: Event, data: dict[str, Any]) -> None:
+        chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
+        attempt = self.step.attempt
+        key = (data.get("turn"), data.get("step"))
+        if attempt is not None and attempt.key != key:
+            self.end_attempt()
+            attempt = None
+        if attempt is not None and attempt.finish is not None:
+            if attempt.finish not in ("error", "aborted"):
+                self.add("DSH424", f"{chunk.get('type')} chunk after a {attempt.finish} finish in the same step")
+            self.step.last_attempt, attempt = attempt, None
+        if attempt is None:
+            attempt = self.step.attempt = _Attempt(key=key)
+        attempt.seqs.append(event.seq)
+        self.on_stream_chunk(attempt, chunk)
+
+    def on_stream_chunk(self, attempt: _Attempt, chunk: dict[str, Any]) -> None:
+        ctype, index = chunk.get("type"), _key(chunk.get("index"))
+        if ctype == "block-start":
+            if index in attempt.open:
+                self.add("DSH420", f"block-start repeats open block index {index}")
+            attempt.open[index] = chunk.get("blockType")
+        elif ctype in _DELTA_BLOCK:
+            if attempt.open.get(index) != _DELTA_BLOCK[ctype]:
+                self.add("DSH421", f"{ctype} at index {index} needs an open {_DELTA_BLOCK[ctype]} block, "
+                         f"got {attempt.open.get(index)}")
+        elif ctype == "block-end":
+            block = chunk.get("block") if isinstance(chunk.get("block"), dict) else {}
+            if index not in attempt.open:
+                self.add("DSH422", f"block-end index {index} has no open block")
+            elif block.get("type") != attempt.open[index]:
+                self.add("DSH422", f"block-end index {index} closes {block.get('type')}, expected {attempt.open[index]}")
+            attempt.open.pop(index, None)
+        elif ctype == "usage":
+            if attempt.usage_seen:
+                self.add("DSH423", "usage chunk repeated in one attempt")
+            attempt.usage_seen, attempt.usage = True, chunk.get("usage")
+            self.check_usage(chunk.get("usage"))
+        elif ctype == "finish":
+            reason = chunk.get("reason") if isinstance(chunk.get("reason"), dict) else {}
+            attempt.finish = str(reason.get("kind"))
+            if attempt.open and attempt.finish in ("stop", "tool-calls"):
+                self.add("DSH426", f"{attempt.finish} finish with {len(attempt.open)} open block(s)")
+
+    # -- messages, headers, usage -----------------------------------------------------------------
+
+    def on_assistant_message(self, event: Event, data: dict[str, Any]) -> None:
+        self.end_attempt()
+        content = data["message"]["content"]
+        self.step.advertised = [_key(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool-call"]
+        attempt = self.step.last_attempt
+        if (self.surface_ok and attempt is not None and event.source_event_seqs is not None
+                and event.source_event_seqs != attempt.seqs):
+            self.add("DSH310", f"sourceEventSeqs {_span(event.source_event_seqs)} are not the attempt's chunks "
+                     f"{_span(attempt.seqs)}")
+        if "usage" in data:
+            self.check_usage(data["usage"])
+            if attempt is not None and attempt.usage_seen and attempt.usage != data["usage"]:
+                self.add("DSH704", "assistant/message usage differs from its attempt's usage chunk")
+
+    def check_usage(self, usage: Any) -> None:
+        for rule, message in usage_problems(usage):
+            self.add(rule, message)
+
+    def on_compaction_summary(self, event: Event, data: dict[str, Any]) -> None:
+        if "usage" in data:
+            self.check_usage(data["usage"])
+
+    def on_end_seed(self, event: Event, data: dict[str, Any]) -> None:
+        self.new_instance = True
+        if self.first_end_seed is None:
+            self.first_end_seed = event.seq
+
+    def on_request_header(self, event: Event, data: dict[str, Any]) -> None:
+        reason = data.get("reason")
+        header = canonical_header(data.get("header") or {})
+        expected = "initial" if self.header is None else "resume" if self.new_instance else "change"
+        if reason not in ("initial", "resume", "change", "fallback"):
+            self.add("DSH224", f"request/header reason {reason!r} is not initial, resume or change")
+        elif reason != "fallback" and reason != expected:
+            why = {"initial": "the log has no header yet", "resume": "a new loop instance writes its first header",
+                   "change": "this loop instance already wrote a header"}[expected]
+            self.add("DSH225", f'reason "{reason}" where "{expected}" is owed ({why})')
+        elif reason == "change" and self.header is not _UNKNOWN_HEADER and header_equals(self.header, header):
+            self.add("DSH226", "change header equals the header in force")
+        self.header, self.new_instance = header, False
+
+
+def _span(seqs: Any) -> str:
+    if isinstance(seqs, list) and len(seqs) > 4 and all(isinstance(s, int) for s in seqs):
+        return f"[{seqs[0]}..{seqs[-1]}] ({len(seqs)})"
+    return str(seqs)
+
+
+_HANDLERS = {
+    "turn/start": Trace.on_turn_start, "turn/end": Trace.on_turn_end,
+    "step/start": Trace.on_step_start, "step/end": Trace.on_step_end,
+    "tool/call": Trace.on_tool_call, "tool/result": Trace.on_tool_result,
+    "assistant/chunk": Trace.on_chunk, "assistant/message": Trace.on_assistant_message,
+    "compaction/summary": Trace.on_compaction_summary, "session/end-seed": Trace.on_end_seed,
+    "request/header": Trace.on_request_header,
+}
