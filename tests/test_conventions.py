@@ -51,3 +51,14 @@ def test_version_option():
     result = runner.invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert dsh_audit.__version__ in result.output
+
+
+def test_cli_reference_is_generated_from_the_commands():
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_cli_doc.py"
+    spec = importlib.util.spec_from_file_location("gen_cli_doc", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.DOC.read_text() == module.render(), "docs/cli.md is stale: run python scripts/gen_cli_doc.py"
