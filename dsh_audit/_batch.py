@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import DshAuditError
+from .errors import DshAuditError, MalformedRecordError
 from .log import SessionLog, discover, read_log
 from .replay import ReplayResult, Request, replay
 
@@ -40,6 +40,12 @@ def replay_path(path: str | os.PathLike[str], *, lenient: bool = False, max_vers
         outcome.log = read_log(path, lenient=lenient, max_version=max_version)
         outcome.requests, outcome.result = replay(outcome.log)
     except DshAuditError as exc:
+        if isinstance(exc, MalformedRecordError) and exc.line == 1:
+            from .importers import foreign_outcome  # late import: importers import this module
+
+            imported = foreign_outcome(path)
+            if imported is not None:
+                return imported
         outcome.error = exc.located(path=outcome.path)
         outcome.requests = []
     return outcome

@@ -59,7 +59,14 @@ def _walk(folder: Path, notes: list[str] | None = None) -> list[Path]:
         for name in sorted(files):
             if not _SESSION_NAME.match(name) and name.endswith(_LOG_SUFFIXES) and not name.endswith(".tmp"):
                 other.append(Path(root) / name)
-    return named + [p for p in other if looks_like_log(p)]
+    return named + [p for p in other if looks_like_log(p) or _foreign(p)]
+
+
+def _foreign(path: Path) -> bool:
+    """Another agent's session (Claude Code, Codex) that an importer reads."""
+    from ..importers import detect  # late import: importers build on this package
+
+    return detect(path) not in (None, "dsh")
 
 
 def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,

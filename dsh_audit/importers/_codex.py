@@ -1,0 +1,400 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) as requests.
+
+What the format is (public sources read for this module; nothing copied): openai/codex
+``codex-rs/protocol/src/protocol.rs`` (``RolloutLine {timestamp, type, payload}`` with
+``RolloutItem`` = ``session_meta`` | ``response_item`` | ``compacted`` | ``turn_context`` |
+``event_msg``; ``SessionMeta {id, cwd, cli_version, model_provider, base_instructions,
+forked_from_id, source}``; ``CompactedItem {message, replacement_history?}``; ``TokenCountEvent
+{info: TokenUsageInfo?, rate_limits}`` with ``TokenUsageInfo {total_token_usage,
+last_token_usage, model_context_window}`` and ``TokenUsage {input_tokens, cached_input_tokens,
+output_tokens, reasoning_output_tokens, total_tokens}``), ``codex-rs/protocol/src/models.rs``
+(``ResponseItem``: ``message``, ``reasoning``, ``function_call``, ``function_call_output``,
+``custom_tool_call``, ``local_shell_call``, ``web_search_call``, ``compaction``...),
+``codex-rs/codex-api/src/sse/responses.rs`` (``input_tokens`` is the Responses API's, which
+*includes* cached tokens; ``cached_input_tokens`` = ``input_tokens_details.cached_tokens``) and
+``codex-rs/core`` (``Session::update_rate_limits`` re-sends ``token_count`` with unchanged info;
+``compact.rs`` rebuilds history after a compaction).
+
+Mapping. Codex resends the whole history on every request, so request *k*'s ``messages`` are the
+``response_item`` records logged before its first output item (assistant message, reasoning or a
+tool call): user and developer messages, earlier responses, tool outputs. Consecutive output items
+of one response form one assistant message (``reasoning`` summary text → ``reasoning`` block with
+its ``encryptedContent``; ``function_call`` → ``tool-call`` with ``call_id`` and the raw
+``arguments``); ``function_call_output`` → a tool-result message. A request ends at the first
+``token_count`` whose cumulative ``total_token_usage`` moved (repeats from rate-limit updates and
+estimates are skipped); its ``last_token_usage`` gives ``usage``: ``inputTokens`` =
+``input_tokens - cached_input_tokens``, ``cacheReadTokens`` = ``cached_input_tokens``,
+``outputTokens`` = ``output_tokens`` (reasoning included, as DeepSeek's), ``reasoningTokens`` =
+``reasoning_output_tokens``; Codex has no cache-write bucket. ``header`` is
+``{config:{provider: model_provider or 'openai', model, reasoningEffort?}, system?}`` from
+``session_meta``/``turn_context`` (``system`` = ``base_instructions.text`` when logged). A
+``compacted`` record replaces the history (``replacement_history`` when present, else the earlier
+user prompts plus the summary, an approximation); the call that produced the summary becomes a
+``compaction`` request and the next request cites ``extra["event"] = "compaction"``. A repeated
+``session_meta`` marks a resume; ``forked_from_id`` a fork.
+
+What the format cannot tell: the tool schemas (never logged); the system prompt of versions that do
+not log ``base_instructions``; the summarisation prompt of a compaction; the finish reason (inferred
+from the output items); failed attempts and retries (no ``token_count``); the exact history after a
+compaction without ``replacement_history``; and which part of a forked rollout was copied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+from typing import Any
+
+from ..jsjson import stringify
+from ..replay import Request
+from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, tool_result_message
+
+__all__ = ["import_codex"]
+
+FORMAT = "codex"
+_TOOL_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                         "image_generation_call", "tool_search_call"})
+_OUTPUTS = _TOOL_CALLS | {"reasoning"}
+_TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+_CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions")
+_BASE_NOTES = ("codex logs no tool schemas: headers hold provider, model, effort and (when logged) the "
+               "base instructions only",
+               "codex logs no finish reason: finish is inferred from the response's output items")
+
+
+def _is_output(payload: dict[str, Any]) -> bool:
+    kind = payload.get("type")
+    return kind in _OUTPUTS or (kind == "message" and payload.get("role") == "assistant")
+
+
+def _content(items: Any) -> list[dict[str, Any]]:
+    """Responses API content items (or a plain string) as DSH blocks."""
+    if isinstance(items, str):
+        return [{"type": "text", "text": items}]
+    out: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind in ("input_text", "output_text", "text", "refusal"):
+            out.append({"type": "text", "text": item.get("text", item.get("refusal", ""))})
+        elif kind == "input_image":
+            url = str(item.get("image_url", ""))
+            media = url[5:].split(";", 1)[0] if url.startswith("data:") else None
+            out.append({"type": "image", "attachment": {
+                "attachmentId": "sha256:" + hashlib.sha256(url.encode()).hexdigest(), "mediaType": media}})
+        else:
+            out.append({"type": "text", "text": stringify(item), "importedType": kind})
+    return out
+
+
+def _call_block(payload: dict[str, Any], line: int) -> dict[str, Any]:
+    kind = payload.get("type")
+    call_id = payload.get("call_id") or payload.get("id") or f"line-{line}"
+    if kind == "function_call":
+        name, arguments = payload.get("name", ""), payload.get("arguments", "")
+    elif kind == "custom_tool_call":
+        name, arguments = payload.get("name", ""), payload.get("input", "")
+    else:
+        name = "local_shell" if kind == "local_shell_call" else str(kind).removesuffix("_call")
+        rest = {k: v for k, v in payload.items() if k not in ("type", "id", "call_id", "status")}
+        arguments = stringify(rest)
+    return {"type": "tool-call", "id": call_id, "name": name,
+            "arguments": arguments if isinstance(arguments, str) else stringify(arguments)}
+
+
+def _reasoning_block(payload: dict[str, Any]) -> dict[str, Any]:
+    parts = [s.get("text", "") for s in payload.get("summary") or [] if isinstance(s, dict)]
+    parts += [c.get("text", "") for c in payload.get("content") or [] if isinstance(c, dict)]
+    block: dict[str, Any] = {"type": "reasoning", "text": "\n\n".join(parts)}
+    if payload.get("encrypted_content"):
+        block["encryptedContent"] = payload["encrypted_content"]
+    return block
+
+
+def _tool_output(payload: dict[str, Any], message_id: str) -> dict[str, Any]:
+    output = payload.get("output") if payload.get("type") != "tool_search_output" else payload.get("tools")
+    failed = False
+    if isinstance(output, dict):
+        failed = output.get("success") is False
+        output = output.get("content", output.get("body", stringify(output)))
+    content = _content(output) if isinstance(output, (str, list)) else [{"type": "text", "text": stringify(output)}]
+    call_id = str(payload.get("call_id", ""))
+    return tool_result_message(message_id, call_id, content, is_error=failed)
+
+
+class _History:
+    """The model-visible history as DSH messages; consecutive output items share one message."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.messages: list[dict[str, Any]] = []
+        self.seqs: list[int] = []
+        self.run: dict[str, Any] | None = None
+        self.skipped: dict[str, None] = {}
+        self._ids: dict[int, int] = {}
+
+    def new_id(self, line: int) -> str:
+        """``codex-<line>``, then ``codex-<line>.1``... for items replayed from one record."""
+        count = self._ids.get(line, 0)
+        self._ids[line] = count + 1
+        return f"codex-{line}" if not count else f"codex-{line}.{count}"
+
+    def _append(self, message: dict[str, Any], line: int) -> None:
+        self.messages.append(message)
+        self.seqs.append(line)
+
+    def add(self, payload: dict[str, Any], line: int, model: str | None) -> None:
+        kind = payload.get("type")
+        if _is_output(payload):
+            block = _reasoning_block(payload) if kind == "reasoning" else _call_block(payload, line) \
+                if kind in _TOOL_CALLS else None
+            blocks = [block] if block is not None else _content(payload.get("content"))
+            if self.run is None:
+                self.run = {"id": self.new_id(line), "role": "assistant", "content": [],
+                            "source": {"kind": "model", "provider": self.provider, "model": model}}
+                self._append(self.run, line)
+            self.run["content"].extend(blocks)
+            return
+        self.run = None
+        if kind == "message":
+            self._append(self._input_message(payload, self.new_id(line)), line)
+        elif kind in _TOOL_OUTPUTS:
+            self._append(_tool_output(payload, self.new_id(line)), line)
+        elif kind in ("compaction", "compaction_summary"):
+            self._append({"id": self.new_id(line), "role": "user", "content": [
+                {"type": "text", "text": "", "encryptedContent": payload.get("encrypted_content", "")}],
+                "source": {"kind": "plugin", "plugin": "compact"}}, line)
+        else:
+            self.skipped[str(kind)] = None
+
+    @staticmethod
+    def _input_message(payload: dict[str, Any], message_id: str) -> dict[str, Any]:
+        role = payload.get("role")
+        content = _content(payload.get("content"))
+        source: dict[str, Any] = {"kind": "user"}
+        if role in ("developer", "system"):
+            source = {"kind": "plugin", "plugin": "codex", "form": "instructions", "role": role}
+        elif content and str(content[0].get("text", "")).startswith(_CONTEXT_TAGS):
+            source = {"kind": "plugin", "plugin": "codex", "form": "snapshot"}
+        return {"id": message_id, "role": "user" if role == "user" else "system" if role else "user",
+                "content": content, "source": source}
+
+
+def _usage(last: dict[str, Any]) -> dict[str, Any]:
+    cached = int(last.get("cached_input_tokens") or 0)
+    return {"inputTokens": int(last.get("input_tokens") or 0) - cached, "outputTokens": int(last.get("output_tokens") or 0),
+            "cacheReadTokens": cached, "reasoningTokens": int(last.get("reasoning_output_tokens") or 0)}
+
+
+class _Importer:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.warnings: list[str] = []
+        self.notes: dict[str, None] = dict.fromkeys(_BASE_NOTES)
+        self.digest = MessageDigest()
+        self.requests: list[Request] = []
+        self.session_id: str | None = None
+        self.cwd: str | None = None
+        self.created: float | None = None
+        self.provider = "openai"
+        self.model: str | None = None
+        self.effort: str | None = None
+        self.system: str | None = None
+        self.header: dict[str, Any] | None = None
+        self.header_seq: int | None = None
+        self.header_reason: str | None = None
+        self.history = _History(self.provider)
+        self.open: dict[str, Any] | None = None
+        self.total: Any = None
+        self.turn = 0
+        self.step = 0
+        self.meta_count = 0
+        self.event: dict[str, Any] | None = None
+        self.closed_at_line: int | None = None  # the last request closed with nothing logged after it
+        self.last_time: float | None = None
+
+    # -- header -----------------------------------------------------------------------------
+    def set_header(self, line: int, *, resume: bool = False) -> None:
+        if self.model is None:
+            return  # session_meta names no model: the first turn_context starts the header
+        config: dict[str, Any] = {"provider": self.provider, "model": self.model}
+        if self.effort is not None:
+            config["reasoningEffort"] = self.effort
+        header: dict[str, Any] = {"config": config}
+        if self.system:
+            header["system"] = self.system
+        if header != self.header or resume:
+            reason = "initial" if self.header is None else "resume" if resume else "change"
+            self.header, self.header_seq, self.header_reason = header, line, reason
+
+    def on_session_meta(self, line: int, meta: dict[str, Any]) -> None:
+        self.meta_count += 1
+        self.session_id = self.session_id or meta.get("id")
+        self.cwd = self.cwd or meta.get("cwd")
+        self.provider = meta.get("model_provider") or self.provider
+        self.history.provider = self.provider
+        instructions = meta.get("base_instructions")
+        if isinstance(instructions, dict) and isinstance(instructions.get("text"), str):
+            self.system = instructions["text"]
+        elif isinstance(meta.get("instructions"), str):
+            self.system = meta["instructions"]
+        if self.meta_count > 1:
+            self.event = {"event": "resume", "event_seq": line}
+        elif meta.get("forked_from_id"):
+            self.event = {"event": "fork", "event_seq": line, "forked_from": meta["forked_from_id"]}
+        self.set_header(line, resume=self.meta_count > 1)
+
+    def on_turn_context(self, line: int, context: dict[str, Any]) -> None:
+        self.model = context.get("model") or self.model
+        self.effort = context.get("effort") if "effort" in context else self.effort
+        self.cwd = self.cwd or context.get("cwd")
+        self.set_header(line)
+
+    # -- requests ---------------------------------------------------------------------------
+    def begin(self, line: int) -> None:
+        self.open = {"messages": tuple(self.history.messages), "seqs": tuple(self.history.seqs),
+                     "first": line, "sent": self.last_time, "outputs": [], "header": self.header,
+                     "header_seq": self.header_seq, "header_reason": self.header_reason}
+
+    def close(self, line: int, usage: dict[str, Any] | None, done: float | None) -> None:
+        if self.open is None:
+            return
+        current, self.open = self.open, None
+        self.history.run = None
+        self.step += 1
+        outputs = current["outputs"]
+        finish = {"kind": "tool-calls"} if any(k in _TOOL_CALLS for k in outputs) else \
+            {"kind": "stop"} if "message" in outputs else None
+        extra: dict[str, Any] = {"format": FORMAT, "response_seqs": current.get("lines", []),
+                                 "time": {"sent": current["sent"], "done": done}}
+        if usage is None:
+            extra["unanswered"] = True
+        else:
+            extra["token_count_seq"] = line
+        if self.event is not None:
+            extra.update(self.event)
+            self.event = None
+        messages = current["messages"]
+        self.requests.append(Request(
+            index=len(self.requests), kind="loop", session_id=self.session_id or "", turn=self.turn or None,
+            step=self.step, attempt=1, step_start_seq=current["seqs"][-1] if current["seqs"] else None,
+            first_chunk_seq=current["first"], header=current["header"], header_seq=current["header_seq"],
+            header_reason=current["header_reason"], messages=messages, message_seqs=current["seqs"],
+            messages_sha256=self.digest(messages),
+            context={"provider": self.provider, "model": (current["header"] or {}).get("config", {}).get("model")},
+            usage=usage, finish=finish, extra=extra,
+        ))
+        self.closed_at_line = line
+
+    def on_response_item(self, line: int, payload: dict[str, Any]) -> None:
+        if _is_output(payload):
+            if self.open is None:
+                self.begin(line)
+            assert self.open is not None
+            self.open["outputs"].append(payload.get("type"))
+            self.open.setdefault("lines", []).append(line)
+        self.history.add(payload, line, self.model)
+        self.closed_at_line = None
+
+    def on_token_count(self, line: int, info: Any, time: float | None) -> None:
+        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+            return
+        total = info.get("total_token_usage")
+        if total == self.total:
+            return  # a repeat sent with a rate-limit update, or a context estimate
+        self.total = total
+        if self.open is None:
+            self.begin(line)
+        self.close(line, _usage(info["last_token_usage"]), time)
+
+    def on_compacted(self, line: int, payload: dict[str, Any]) -> None:
+        last = self.requests[-1] if self.requests else None
+        if self.closed_at_line is not None and last is not None and not last.extra["response_seqs"]:
+            # the summarisation call: answered (token_count) with no output item logged
+            self.requests[-1] = replace(last, kind="compaction")
+            self.notes["a compaction request's messages lack the summarisation prompt Codex appends "
+                       "to them (it is not logged)"] = None
+        replacement = payload.get("replacement_history")
+        fresh = _History(self.provider)
+        if isinstance(replacement, list):
+            for item in replacement:
+                if isinstance(item, dict):
+                    fresh.add(item, line, self.model)
+        else:
+            self.notes["a compacted record without replacement_history: the history after it is "
+                       "approximated as the earlier user prompts plus the summary"] = None
+            for message, seq in zip(self.history.messages, self.history.seqs):
+                if message["source"] == {"kind": "user"}:
+                    fresh.messages.append(message)
+                    fresh.seqs.append(seq)
+            fresh.messages.append({"id": fresh.new_id(line), "role": "user",
+                                   "content": [{"type": "text", "text": str(payload.get("message", ""))}],
+                                   "source": {"kind": "plugin", "plugin": "compact"}})
+            fresh.seqs.append(line)
+        summary = str(payload.get("message", ""))
+        for message in fresh.messages:
+            if message["content"] and message["content"][0].get("text") == summary and message["role"] == "user":
+                message["source"] = {"kind": "plugin", "plugin": "compact"}
+        fresh.skipped = self.history.skipped
+        self.history = fresh
+        self.event = {"event": "compaction", "event_seq": line}
+
+    def on_event(self, line: int, payload: dict[str, Any], time: float | None) -> None:
+        kind = payload.get("type")
+        if kind == "token_count":
+            self.on_token_count(line, payload.get("info"), time)
+        elif kind == "user_message":
+            self.turn += 1
+            self.step = 0
+        elif kind == "thread_rolled_back":
+            self.notes[f"line {line}: thread_rolled_back is not applied; later prompts may still show "
+                       "the rolled-back turns"] = None
+
+    def run(self) -> ImportedSession:
+        for line, record in read_jsonl(self.path, self.warnings):
+            time = iso_seconds(record.get("timestamp"))
+            if self.created is None and time is not None:
+                self.created = time
+            kind, payload = record.get("type"), record.get("payload")
+            if not isinstance(payload, dict):
+                continue
+            if kind == "session_meta":
+                self.on_session_meta(line, payload)
+            elif kind == "turn_context":
+                self.on_turn_context(line, payload)
+            elif kind == "response_item":
+                self.on_response_item(line, payload)
+            elif kind == "event_msg":
+                self.on_event(line, payload, time)
+            elif kind == "compacted":
+                self.on_compacted(line, payload)
+            if time is not None:
+                self.last_time = time
+        if self.open is not None:
+            self.notes["the last response has no token_count: its request has no usage"] = None
+            self.close(self.open["first"], None, None)
+        if self.history.skipped:
+            self.notes["response items not sent to the model or not understood, left out: "
+                       + ", ".join(sorted(self.history.skipped))] = None
+        sid = self.session_id or os.path.basename(self.path).removesuffix(".jsonl")
+        requests = tuple(r if r.session_id else replace(r, session_id=sid) for r in self.requests)
+        return ImportedSession(format=FORMAT, session_id=sid, requests=requests, notes=tuple(self.notes),
+                               path=self.path, warnings=tuple(self.warnings), cwd=self.cwd,
+                               created_at=None if self.created is None else int(self.created * 1000))
+
+
+def import_codex(path: str | os.PathLike[str]) -> ImportedSession:
+    """Map one Codex CLI rollout onto requests (one per model call).
+
+    Args:
+        path: a ``rollout-<time>-<uuid>.jsonl`` file.
+
+    Raises:
+        UnreadableError: the file cannot be opened.
+
+    Example:
+        >>> session = import_codex("tests/data/importers/codex/rollout.jsonl")  # doctest: +SKIP
+        >>> [r.kind for r in session.requests]  # doctest: +SKIP
+        ['loop', 'loop', 'compaction', 'loop']
+    """
+    return _Importer(os.fspath(path)).run()

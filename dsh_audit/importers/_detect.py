@@ -1,0 +1,163 @@
+"""Which agent wrote a log, told from its first records, and one entry point for any of them.
+
+Formats are detected from content, never from names: a DSH log starts with a
+``{"type":"session",...}`` header (or is a zstd frame); a Codex rollout line is
+``{timestamp, type, payload}`` with ``type`` one of ``session_meta``, ``response_item``,
+``turn_context``, ``event_msg``, ``compacted``; a Claude Code transcript record has a ``type``
+such as ``user``, ``assistant``, ``system`` or ``summary`` next to ``sessionId``, ``uuid``,
+``parentUuid`` or ``leafUuid``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from .._batch import SessionOutcome, replay_path
+from ..errors import DshAuditError, UnreadableError, UnsupportedFormatError
+from ..log import SessionHeader, SessionLog
+from ..replay import ReplayResult
+from ._claude_code import import_claude_code
+from ._codex import import_codex
+from ._model import ImportedSession
+
+__all__ = ["FORMATS", "detect", "foreign_outcome", "load_foreign", "replay_any", "session_outcome"]
+
+#: Every format :func:`detect` can name; all but ``dsh`` have an importer.
+FORMATS = ("claude-code", "codex", "dsh")
+
+_IMPORTERS: dict[str, Callable[[str], ImportedSession]] = {"claude-code": import_claude_code, "codex": import_codex}
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
+_CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "attachment",
+                           "progress", "queue-operation", "custom-title"})
+_CLAUDE_KEYS = ("sessionId", "uuid", "parentUuid", "leafUuid", "messageId")
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _classify(record: dict[str, Any], *, first: bool) -> str | None:
+    kind = record.get("type")
+    if first and kind == "session" and "id" in record:
+        return "dsh"
+    if kind in _CODEX_TYPES and "payload" in record and "timestamp" in record:
+        return "codex"
+    if kind in _CLAUDE_TYPES and any(key in record for key in _CLAUDE_KEYS):
+        return "claude-code"
+    return None
+
+
+def detect(path: str | os.PathLike[str], *, max_records: int = 32) -> str | None:
+    """Name the format of a log file from its first records, or ``None`` when none fits.
+
+    Args:
+        path: the file.
+        max_records: how many leading JSON lines to look at before giving up.
+
+    Returns:
+        ``"dsh"``, ``"claude-code"``, ``"codex"`` or ``None``.
+
+    Raises:
+        UnreadableError: the file cannot be opened.
+
+    Example:
+        >>> detect("tests/data/importers/codex/rollout-2026-01-05T10-00-00-x.jsonl")  # doctest: +SKIP
+        'codex'
+    """
+    name = os.fspath(path)
+    try:
+        handle = open(name, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
+    with handle:
+        if handle.read(4) == _ZSTD_MAGIC:
+            return "dsh"
+        handle.seek(0)
+        seen = 0
+        for raw in handle:
+            if not raw.strip():
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                found = _classify(record, first=seen == 0)
+                if found is not None:
+                    return found
+            seen += 1
+            if seen >= max_records:
+                break
+    return None
+
+
+def load_foreign(path: str | os.PathLike[str], *, format: str | None = None) -> ImportedSession:
+    """Read another agent's session log into an :class:`ImportedSession`.
+
+    Args:
+        path: a Claude Code transcript or a Codex rollout.
+        format: skip detection and read as ``claude-code`` or ``codex``.
+
+    Raises:
+        UnsupportedFormatError: the file is a DSH log or no importer recognises it.
+        UnreadableError: the file cannot be opened.
+
+    Example:
+        >>> session = load_foreign("~/.codex/sessions/2026/01/05/rollout-x.jsonl")  # doctest: +SKIP
+        >>> session.format, len(session.requests)  # doctest: +SKIP
+        ('codex', 4)
+    """
+    name = os.fspath(path)
+    chosen = format or detect(name)
+    importer = _IMPORTERS.get(chosen or "")
+    if importer is None:
+        what = "a DSH session log" if chosen == "dsh" else "not a log format dsh-audit knows"
+        raise UnsupportedFormatError(f"{what}; importers read {', '.join(sorted(_IMPORTERS))}", path=name,
+                                     hint="read DSH logs with dsh_audit.load; pass format= to force an importer")
+    return importer(name)
+
+
+def session_outcome(session: ImportedSession) -> SessionOutcome:
+    """An imported session in the shape the batch runner and the CLI report (``SessionOutcome``).
+
+    ``log`` is a header-only :class:`SessionLog` (no events) whose ``header.raw`` is
+    ``{"type": "imported", "format": ..., "id": ...}``; its warnings are the damaged lines; the
+    result's ``notes`` are what the format cannot tell.
+    """
+    raw = {"type": "imported", "format": session.format, "id": session.session_id}
+    header = SessionHeader(id=session.session_id, version=0, created_at=session.created_at or 0,
+                           cwd=session.cwd, raw=raw)
+    log = SessionLog(path=session.path, header=header, warnings=list(session.warnings), _lines=iter(()))
+    result = ReplayResult(notes=list(session.notes))
+    return SessionOutcome(path=session.path, log=log, requests=list(session.requests), result=result)
+
+
+def foreign_outcome(path: str | os.PathLike[str]) -> SessionOutcome | None:
+    """The imported outcome of a Claude Code or Codex log, or ``None`` for anything else.
+
+    Never raises a :class:`DshAuditError`: a failure is recorded in ``outcome.error``.
+    """
+    name = os.fspath(path)
+    try:
+        chosen = detect(name)
+        if chosen not in _IMPORTERS:
+            return None
+        return session_outcome(load_foreign(name, format=chosen))
+    except DshAuditError as exc:
+        return SessionOutcome(path=name, error=exc.located(path=name))
+
+
+def replay_any(path: str | os.PathLike[str], **read_options: Any) -> SessionOutcome:
+    """Requests of any supported log: imported for Claude Code and Codex, replayed for DSH.
+
+    Args:
+        path: a log file of any detected format.
+        **read_options: DSH reader options (``lenient``, ``max_version``); foreign formats ignore them.
+
+    Example:
+        >>> outcome = replay_any("tests/data/importers/claude-code/x.jsonl")  # doctest: +SKIP
+        >>> [r.usage["cacheReadTokens"] for r in outcome.requests]  # doctest: +SKIP
+        [0, 1536, 1792]
+    """
+    return foreign_outcome(path) or replay_path(path, **read_options)

@@ -1,0 +1,147 @@
+"""What every importer produces, and the helpers they share to build DSH-shaped requests.
+
+An importer turns another agent's session log into :class:`dsh_audit.replay.Request` values whose
+``messages`` follow DSH's message shape (spec §5: ``{id, role, content, source}`` with ``text``,
+``reasoning``, ``tool-call``, ``tool-result`` and ``image`` blocks) and whose ``usage`` is a DSH
+``TokenUsage`` (spec §5.6: disjoint buckets, ``inputTokens`` uncached). ``messages_sha256`` is the
+hex SHA-256 of ``JSON.stringify(messages)``, the digest DSH requests carry, so prefix comparisons
+work the same way on imported sessions. Every "seq" of an imported request is a 1-based line
+number of the imported file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from ..errors import UnreadableError
+from ..jsjson import stringify_bytes
+from ..replay import Request
+
+__all__ = ["ImportedSession", "MessageDigest", "iso_seconds", "read_jsonl", "tool_result_message"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSession:
+    """One foreign session log mapped onto dsh-audit's request model.
+
+    Attributes:
+        format: ``claude-code`` or ``codex``.
+        session_id: the session's id as the format names it.
+        requests: one :class:`Request` per model call, in the order the calls were made.
+        notes: what this log cannot tell (missing system prompt, approximations taken), each once.
+        path: the file read.
+        warnings: damaged lines skipped while reading (``file:line: why``).
+        cwd: the working directory the log records first, when it records one.
+        created_at: the first record's time in milliseconds since the epoch, when known.
+    """
+
+    format: str
+    session_id: str
+    requests: tuple[Request, ...]
+    notes: tuple[str, ...] = ()
+    path: str = ""
+    warnings: tuple[str, ...] = ()
+    cwd: str | None = None
+    created_at: int | None = None
+
+    def times(self) -> dict[int, tuple[float, float | None]]:
+        """Request index -> ``(sent, answered)`` seconds since the epoch, from the records' timestamps.
+
+        The shape of :class:`dsh_audit.cache.RequestTime`; requests without a send time are left out.
+        """
+        out: dict[int, tuple[float, float | None]] = {}
+        for request in self.requests:
+            time = request.extra.get("time") or {}
+            if time.get("sent") is not None:
+                out[request.index] = (time["sent"], time.get("done"))
+        return out
+
+
+def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings.
+
+    Raises:
+        UnreadableError: the file cannot be opened.
+    """
+    name = os.fspath(path)
+    try:
+        handle = open(name, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                torn = not raw.endswith(b"\n")
+                warnings.append(f"{name}:{number}: {'torn last line' if torn else 'not JSON'}, skipped")
+                continue
+            if isinstance(value, dict):
+                yield number, value
+            else:
+                warnings.append(f"{name}:{number}: not a JSON object, skipped")
+
+
+def iso_seconds(value: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 timestamp (``2026-01-02T03:04:05.678Z``), else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def tool_result_message(message_id: str, call_id: str, content: list[dict[str, Any]], *,
+                        is_error: bool) -> dict[str, Any]:
+    """A DSH ``ToolResultMessage``: a user message holding exactly one ``tool-result`` block."""
+    block: dict[str, Any] = {"type": "tool-result", "toolCallId": call_id, "content": content}
+    if is_error:
+        block["isError"] = True
+    return {"id": message_id, "role": "user", "content": [block], "source": {"kind": "tool", "callId": call_id}}
+
+
+@dataclass
+class MessageDigest:
+    """``sha256(JSON.stringify(messages))`` with each message serialised once per import.
+
+    Importers share message dicts between requests (a later request's prompt extends an earlier
+    one). Fragments are cached by object identity and, when a request's messages extend the
+    previous request's, hashing resumes from the previous state, so digesting every request costs
+    about the total size of the log rather than its square.
+    """
+
+    _fragments: dict[int, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
+    _last: tuple[tuple[dict[str, Any], ...], Any] | None = None
+
+    def _fragment(self, message: dict[str, Any]) -> bytes:
+        key = id(message)
+        cached = self._fragments.get(key)
+        if cached is None or cached[0] is not message:
+            cached = (message, stringify_bytes(message))
+            self._fragments[key] = cached
+        return cached[1]
+
+    def __call__(self, messages: tuple[dict[str, Any], ...]) -> str:
+        start = 0
+        if self._last is not None and len(self._last[0]) <= len(messages) and \
+                messages[: len(self._last[0])] == self._last[0]:
+            start, digest = len(self._last[0]), self._last[1].copy()
+        else:
+            digest = hashlib.sha256(b"[")
+        for position in range(start, len(messages)):
+            if position:
+                digest.update(b",")
+            digest.update(self._fragment(messages[position]))
+        self._last = (messages, digest.copy())
+        digest.update(b"]")
+        return digest.hexdigest()
