@@ -369,3 +369,14 @@ def test_claude_code_records_copied_from_another_session_mark_a_resume(tmp_path)
     session = load_foreign(path)
     assert [(r.extra.get("copied_from"), r.extra.get("event"), r.extra.get("event_seq"), r.message_seqs)
             for r in session.requests] == [("s0", None, None, (1,)), (None, "resume", 4, (1, 2, 3))]
+
+
+def test_cache_report_reads_an_imported_session():
+    from dsh_audit.cache import cache_report
+
+    path = next((Path(__file__).parent / "data" / "importers" / "codex").glob("rollout-*.jsonl"))
+    report = cache_report(path)
+    assert report.session_id == "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    assert report.actual_total == 6400
+    assert [(v.index, v.actual, v.classification) for v in report.verdicts] == [
+        (0, 0, "as_expected"), (1, 2944, "as_expected"), (2, 2944, "as_expected"), (3, 512, "break_unattributed")]

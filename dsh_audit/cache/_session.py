@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..errors import MalformedRecordError
 from ..log import read_log
 from ..replay import Request, replay
 from ._account import analyze_cache
 from ._report import SessionCacheReport
 from ._rules import load_prices
-from ._timing import request_times
+from ._timing import RequestTime, request_times
 
 __all__ = ["cache_report"]
 
@@ -57,10 +58,27 @@ def cache_report(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
     options: dict[str, Any] = {"lenient": lenient}
     if max_version is not None:
         options["max_version"] = max_version
-    log = read_log(location, **options)
+    prices, note = load_prices(prices_path)
+    try:
+        log = read_log(location, **options)
+    except MalformedRecordError as exc:
+        imported = _imported(location) if exc.line == 1 else None
+        if imported is None:
+            raise
+        times = {i: RequestTime(*t) for i, t in imported.times().items()}
+        given = None if attribution == "auto" else attribution
+        return analyze_cache(list(imported.requests), times=times, attribution=given, unit=unit,
+                             tokenizer=tokenizer, wire=wire, prices=prices, price_note=note, path=location,
+                             session_id=imported.session_id)
     requests, _ = replay(log)
     times = request_times(read_log(location, **options).events(), requests)
     given = _auto_attribution(location, requests, lenient) if attribution == "auto" else attribution
-    prices, note = load_prices(prices_path)
     return analyze_cache(requests, times=times, attribution=given, unit=unit, tokenizer=tokenizer, wire=wire,
                          prices=prices, price_note=note, path=location, session_id=log.header.id)
+
+
+def _imported(location: str) -> Any:
+    """Another agent's session (Claude Code, Codex) when the importers recognise the file."""
+    from ..importers import detect, load_foreign  # late import: importers build on replay
+
+    return load_foreign(location) if detect(location) not in (None, "dsh") else None
