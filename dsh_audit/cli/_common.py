@@ -10,8 +10,8 @@ import click
 
 from ..errors import DshAuditError
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning", "json_option",
-           "lenient_option", "run_guarded"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning", "engine_options",
+           "jobs_option", "json_option", "lenient_option", "run_guarded", "since_option"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -58,3 +58,37 @@ def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--lenient", is_flag=True,
                         help="Accept headers DSH refuses only for metadata (missing version or "
                              "delegationDepth, non-absolute cwd), as for tokenised test fixtures.")(func)
+
+
+def jobs_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--jobs/-j N`` (``jobs``): worker processes, one session log per task (0: every CPU)."""
+    return click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
+                        help="Worker processes, one session log each; 0 uses every CPU. "
+                             "Output is identical to a serial run.")(func)
+
+
+def _parse_since(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    from ..fleet import parse_since
+
+    if value is None:
+        return None
+    try:
+        return parse_since(value)
+    except DshAuditError as exc:
+        raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
+
+
+def since_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since WHEN`` (``since``: seconds since the epoch, or None): logs modified at or after."""
+    return click.option("--since", metavar="WHEN", default=None, callback=_parse_since,
+                        help="Only logs modified at or after WHEN: a date (2026-11-01, local time), a "
+                             "date-time, or an age such as 12h, 7d or 2w.")(func)
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--engine local|dask`` and ``--scheduler ADDRESS`` (``engine``, ``scheduler``)."""
+    func = click.option("--scheduler", metavar="ADDRESS", default=None,
+                        help="Dask scheduler address (tcp://host:8786) for --engine dask.")(func)
+    return click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                        help="Where sessions run: local processes (--jobs) or a Dask cluster "
+                             "(needs pip install 'dsh-audit[dask]').")(func)

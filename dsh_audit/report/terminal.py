@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-__all__ = ["print_table", "progress", "stderr_console", "stdout_console"]
+__all__ = ["print_table", "progress", "progress_callback", "stderr_console", "stdout_console"]
 
 T = TypeVar("T")
 
@@ -36,6 +36,11 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     stdout_console().print(table)
 
 
+def print_status(text: str, *, ok: bool) -> None:
+    """One bold status line, green when ``ok`` else red (plain text when piped)."""
+    stdout_console().print(text, style="bold green" if ok else "bold red", markup=False)
+
+
 @contextmanager
 def progress(items: Sequence[T], *, label: str) -> Iterator[Iterable[T]]:
     """Iterate ``items`` with a progress bar on an interactive stderr; silently otherwise."""
@@ -53,3 +58,23 @@ def progress(items: Sequence[T], *, label: str) -> Iterator[Iterable[T]]:
 
     with bar:
         yield run()
+
+
+@contextmanager
+def progress_callback(total: int, *, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A ``report(done, total)`` callback drawing a bar on an interactive stderr; None otherwise.
+
+    For work that finishes out of order (``dsh_audit.fleet.run_many``): the caller reports counts.
+    """
+    if total < 2 or not sys.stderr.isatty():
+        yield None
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=stderr_console(), transient=True)
+    task = bar.add_task(label, total=total)
+
+    def report(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield report

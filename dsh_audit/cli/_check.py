@@ -1,0 +1,154 @@
+"""``dsh-audit check`` (the CI gate) and ``dsh-audit report`` (the HTML forensics page)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ..gate import CheckResult, load_policy, run_check
+from ..report import format_html, format_json, format_junit, format_markdown, format_sarif
+from ..report.terminal import print_status, print_table, progress
+from ._common import EXIT_FINDINGS, EXIT_OK, lenient_option
+
+__all__ = ["check_command", "report_command"]
+
+_COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "cache hit", "findings")
+_TABLE_LIMIT = 50
+
+
+def _progress(items: Sequence[Path], label: str) -> AbstractContextManager[Iterable[Path]]:
+    return progress(items, label=label)
+
+
+def _write(path: str | None, text: str) -> None:
+    if path is None:
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise UsageError(f"cannot write report: {exc.strerror}", path=path) from None
+
+
+def _row(check) -> tuple[object, ...]:
+    rows = [r for r in check.captures if not r.pairing.retry]
+    capture = "none" if check.capture_path is None else f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
+    report = check.cache
+    ratio = report.ratio(report.actual_total) if report is not None else None
+    return ("FAIL" if check.failed else "ok", check.path, check.session_id or "-", len(check.requests), capture,
+            sum(t.verdict == "break" for t in check.transitions), "n/a" if ratio is None else f"{ratio:.1%}",
+            len(check.findings))
+
+
+def _print(result: CheckResult) -> None:
+    shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
+    if shown:
+        print_table("dsh-audit check", _COLUMNS, (_row(s) for s in shown),
+                    caption=None if len(shown) == len(result.sessions)
+                    else f"{len(result.sessions) - len(shown)} passing log(s) not listed")
+    for finding in result.findings:
+        if finding.fails or finding.severity != "info":
+            click.echo(finding.format())
+    counts = result.counts()
+    print_status(f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
+                 f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
+                 f"{counts['failing']} failing (policy: {result.policy.source})", ok=result.passed)
+
+
+def _step_summary(markdown: str) -> None:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(markdown)
+    except OSError as exc:
+        click.echo(f"warning: cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}", err=True)
+
+
+def _capture_option(func):
+    return click.option("--capture", "capture", type=click.Path(exists=True),
+                        help="What was sent, for every log: wire.jsonl, HAR 1.2 or a folder of bodies. "
+                             "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
+
+
+def _policy_option(func):
+    return click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
+                        help="A TOML policy file ([tool.dsh-audit] table or top-level keys). Default: the "
+                             "nearest pyproject.toml's [tool.dsh-audit], else the strict defaults.")(func)
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@_capture_option
+@_policy_option
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 report here.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Write the JSON report (docs/report-schema.json) here.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
+@lenient_option
+def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
+                  sarif_path: str | None, json_path: str | None, markdown_path: str | None, lenient: bool,
+                  max_version: int) -> int:
+    """Gate a build on session logs: validate, rebuild, compare, attribute, account.
+
+    Every log under PATHS is validated, its requests are rebuilt and compared byte for byte with
+    a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
+    attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
+    pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
+    does, 2 on bad input or usage. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
+    to it.
+
+    \b
+    Example:
+        dsh-audit check recorded/ --sarif dsh.sarif --junit dsh-junit.xml
+    """
+    policy = load_policy(policy_path)
+    result = run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
+                       progress=_progress)
+    markdown = format_markdown(result)
+    _write(junit_path, format_junit(result))
+    _write(sarif_path, format_sarif(result, base=os.getcwd()))
+    _write(json_path, format_json(result))
+    _write(markdown_path, markdown)
+    _step_summary(markdown)
+    _print(result)
+    return EXIT_OK if result.passed else EXIT_FINDINGS
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@_capture_option
+@_policy_option
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="dsh-audit-report.html", show_default=True,
+              help="The HTML file to write.")
+@lenient_option
+def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
+                   lenient: bool, max_version: int) -> int:
+    """Write one self-contained HTML forensics page for session logs.
+
+    The page (no network, no external files) shows each log's request timeline with bars for
+    prompt size, expected and actual cache reads, marks every prefix-cache break with its cause
+    and evidence events, and opens any request: its messages, header, the diff against the
+    previous request and against the captured body. Exit 0 when written (use `check` to gate),
+    2 on bad input.
+
+    \b
+    Example:
+        dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
+    """
+    policy = load_policy(policy_path)
+    result = run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
+                       progress=_progress)
+    _write(output, format_html(result))
+    click.echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
+               f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}")
+    return EXIT_OK
+
+
+COMMANDS = [check_command, report_command]

@@ -1,0 +1,35 @@
+"""The CI gate: every check dsh-audit knows, run over session logs and judged by a policy.
+
+:func:`run_check` reads and validates each log, rebuilds its requests, compares them with a
+capture of what was sent (given, or a ``wire.jsonl`` found beside the log), attributes every
+prefix-cache break and accounts for cache reads, and returns a :class:`CheckResult` whose
+findings each say whether the :class:`Policy` fails the build. See ``docs/ci.md``.
+
+Example:
+    >>> from dsh_audit.gate import load_policy, run_check
+    >>> result = run_check(["sample_logs/"], policy=load_policy())  # doctest: +SKIP
+    >>> result.passed  # doctest: +SKIP
+    True
+"""
+
+from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
+from ._model import CheckResult, Finding, SessionCheck
+from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
+from ._rules import GATE_RULES, GateRule
+from ._run import run_check
+
+__all__ = [
+    "CAPTURE_NAME",
+    "CAPTURE_SEARCH_LEVELS",
+    "CAPTURE_VERDICTS",
+    "CheckResult",
+    "Finding",
+    "GATE_RULES",
+    "GateRule",
+    "Policy",
+    "SessionCheck",
+    "find_capture",
+    "find_pyproject",
+    "load_policy",
+    "run_check",
+]

@@ -1,0 +1,146 @@
+"""Turning pipeline results into :class:`Finding` values and judging each with the policy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .._batch import SessionOutcome
+from ..errors import InputError
+from ._model import Finding
+from ._policy import Policy
+from ._rules import GATE_RULES
+
+__all__ = ["Judge"]
+
+_VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
+
+
+def _request_seq(request: Any) -> int | None:
+    return request.first_chunk_seq if request.first_chunk_seq is not None else request.step_start_seq
+
+
+class Judge:
+    """Builds findings for one policy: severity and hint from the rule, ``fails`` from the policy."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def _fails(self, rule: str, *, verdict: str | None = None, severity: str = "error") -> bool:
+        p = self.policy
+        if rule in ("DSH801", "DSH802"):
+            return p.fail_on_refusal
+        if rule == "DSH810":
+            return p.require_capture
+        if rule == "DSH814":
+            return "unexplained" in p.capture_fail
+        if rule in _VERDICT_RULE.values():
+            return verdict in p.capture_fail
+        if rule == "DSH821":
+            return p.fail_on_unexplained_break
+        if rule in ("DSH822", "DSH831"):
+            return True
+        return p.validation_fails(severity)
+
+    def finding(self, rule: str, message: str, *, path: str, line: int | None = None, seq: int | None = None,
+                session_id: str | None = None, request: int | None = None, verdict: str | None = None) -> Finding:
+        meta = GATE_RULES[rule]
+        return Finding(rule=rule, severity=meta.severity, message=message, path=path, line=line, seq=seq,
+                       session_id=session_id, request=request, fails=self._fails(rule, verdict=verdict),
+                       hint=meta.hint)
+
+    def _validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
+        return [Finding(rule=f.rule, severity=f.severity, message=f.message, path=f.path, line=f.line, seq=f.seq,
+                        session_id=session_id, fails=self.policy.validation_fails(f.severity), hint=f.hint)
+                for f in items]
+
+    def _keep(self, findings: list[Finding]) -> list[Finding]:
+        return [f for f in findings if not self.policy.ignored(f.rule)]
+
+    def refusal(self, outcome: SessionOutcome, *, validation: Sequence[Any]) -> list[Finding]:
+        """The findings of a log that could not be read or replayed."""
+        error = outcome.error
+        assert error is not None
+        rule = "DSH801" if isinstance(error, InputError) else "DSH802"
+        text = error.message + (f" (hint: {error.hint})" if error.hint else "")
+        first = self.finding(rule, text, path=outcome.path, line=error.line, seq=error.seq,
+                             session_id=outcome.session_id)
+        return self._keep([first, *self._validation(validation, outcome.session_id)])
+
+    def session(self, outcome: SessionOutcome, *, rows: Sequence[Any], transitions: Sequence[Any], cache: Any,
+                capture: Path | None, validation: Sequence[Any]) -> list[Finding]:
+        """Every finding of one log that replayed."""
+        lines = _Lines(outcome.path, lenient=bool(outcome.log and outcome.log.lenient))
+        sid = outcome.session_id
+        out = self._validation(validation, sid)
+        if capture is None:
+            out.append(self.finding("DSH810", "no capture given or found beside the log (wire.jsonl)",
+                                    path=outcome.path, session_id=sid))
+        out += self._captures(outcome, rows, lines)
+        out += self._breaks(outcome, transitions, lines)
+        out += self._cache(outcome, cache)
+        return self._keep(out)
+
+    def _captures(self, outcome: SessionOutcome, rows: Sequence[Any], lines: _Lines) -> list[Finding]:
+        out = []
+        for row in rows:
+            rule = _VERDICT_RULE.get(row.verdict)
+            request = row.request
+            if rule is None or request.kind not in self.policy.capture_kinds:
+                continue
+            seq = _request_seq(request)
+            detail = ""
+            if row.diff is not None and row.diff.first_offset is not None:
+                paths = ", ".join(row.diff.paths[:3])
+                detail = f" at byte {row.diff.first_offset}" + (f" ({paths})" if paths else "")
+            where = f" vs {row.capture.where()}" if row.capture is not None else ""
+            note = f": {row.note}" if row.note else ""
+            out.append(self.finding(rule, f"{request.kind} request {request.index} is {row.verdict}{where}{detail}{note}",
+                                    path=outcome.path, line=lines.get(seq), seq=seq, session_id=request.session_id,
+                                    request=request.index, verdict=row.verdict))
+        return out
+
+    def _breaks(self, outcome: SessionOutcome, transitions: Sequence[Any], lines: _Lines) -> list[Finding]:
+        out = []
+        by_index = {r.index: r for r in outcome.requests}
+        for t in transitions:
+            if t.verdict != "break":
+                continue
+            unexplained = t.cause in ("unexplained", "unrecorded_mutation")
+            if not unexplained and t.cause in self.policy.allowed_break_causes:
+                continue
+            request = by_index.get(t.request)
+            seq = t.evidence_seqs[0] if t.evidence_seqs else (_request_seq(request) if request else None)
+            rule = "DSH821" if unexplained else "DSH822"
+            text = (f"request {t.request} breaks the prefix cache of request {t.previous}: cause {t.cause}"
+                    + (f" ({t.detail})" if t.detail else ""))
+            out.append(self.finding(rule, text, path=outcome.path, line=lines.get(seq), seq=seq,
+                                    session_id=t.session_id, request=t.request))
+        return out
+
+    def _cache(self, outcome: SessionOutcome, cache: Any) -> list[Finding]:
+        bound = self.policy.min_cache_hit_ratio
+        ratio = cache.ratio(cache.actual_total) if cache is not None else None
+        if not bound or ratio is None or ratio >= bound:
+            return []
+        return [self.finding("DSH831", f"actual cache-hit ratio {ratio:.1%} is below the policy bound {bound:.1%} "
+                             f"({cache.actual_total} of {cache.prompt_total} prompt tokens read from cache)",
+                             path=outcome.path, session_id=outcome.session_id)]
+
+
+class _Lines:
+    """``seq -> line`` of one log, read only when a finding needs it."""
+
+    def __init__(self, path: str, *, lenient: bool) -> None:
+        self.path, self.lenient = path, lenient
+        self.table: dict[int, int] | None = None
+
+    def get(self, seq: int | None) -> int | None:
+        if seq is None:
+            return None
+        if self.table is None:
+            from ._run import seq_lines
+
+            self.table = seq_lines(self.path, lenient=self.lenient)
+        return self.table.get(seq)

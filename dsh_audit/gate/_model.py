@@ -1,0 +1,132 @@
+"""The values ``run_check`` returns: findings, one :class:`SessionCheck` per log, the result."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CheckResult", "Finding", "SessionCheck"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Anything the gate or a report shows: a rule, where it happened, and whether it fails.
+
+    Attributes:
+        rule: a validation rule id (``DSH1xx``-``DSH7xx``) or a gate rule id (``DSH8xx``).
+        severity: ``error``, ``warning`` or ``info``.
+        message: one sentence for people.
+        path: the log file (for ``DSH814``, a capture no log explains: the capture file).
+        line: 1-based physical line of the decoded log (1 is the session header), when known.
+        seq: the event seq the finding points at, when known.
+        session_id: the log's session, when it was read.
+        request: the request index (``dsh-audit requests`` numbering), when the finding is about one.
+        fails: whether the policy makes this finding fail the build.
+        hint: how to fix it.
+    """
+
+    rule: str
+    severity: str
+    message: str
+    path: str
+    line: int | None = None
+    seq: int | None = None
+    session_id: str | None = None
+    request: int | None = None
+    fails: bool = False
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding object of the JSON report (``docs/report-schema.json``)."""
+        return {"rule": self.rule, "severity": self.severity, "message": self.message, "path": self.path,
+                "line": self.line, "seq": self.seq, "session_id": self.session_id, "request": self.request,
+                "fails": self.fails, "hint": self.hint}
+
+    def format(self) -> str:
+        """``path:line: seq N: request I: DSH811 error: message`` (``FAIL`` marks failing ones)."""
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        seq = "" if self.seq is None else f" seq {self.seq}:"
+        request = "" if self.request is None else f" request {self.request}:"
+        mark = " FAIL" if self.fails else ""
+        return f"{where}:{seq}{request} {self.rule} {self.severity}{mark}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCheck:
+    """Everything the gate learnt about one log, kept for the reports.
+
+    Attributes:
+        path: the log file.
+        session_id: the session id, or None when the log could not be read.
+        requests: the rebuilt requests (:class:`dsh_audit.replay.Request`).
+        transitions: attribution, one per request (:class:`dsh_audit.attribution.Transition`).
+        cache: the cache accounting (:class:`dsh_audit.cache.SessionCacheReport`), or None.
+        captures: capture pairings of this session's requests (:class:`dsh_audit.capture.RequestDiff`).
+        capture_path: the capture compared with, or None.
+        findings: this log's findings, in order.
+        error: the reading or replay error text, when the log failed.
+    """
+
+    path: str
+    session_id: str | None
+    requests: tuple[Any, ...] = ()
+    transitions: tuple[Any, ...] = ()
+    cache: Any = None
+    captures: tuple[Any, ...] = ()
+    capture_path: str | None = None
+    findings: tuple[Finding, ...] = ()
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return any(f.fails for f in self.findings)
+
+    def request_findings(self, index: int) -> tuple[Finding, ...]:
+        """The findings about request ``index``."""
+        return tuple(f for f in self.findings if f.request == index)
+
+    @property
+    def log_findings(self) -> tuple[Finding, ...]:
+        """The findings about the log as a whole (no request index)."""
+        return tuple(f for f in self.findings if f.request is None)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The outcome of :func:`dsh_audit.gate.run_check`.
+
+    Attributes:
+        sessions: one :class:`SessionCheck` per log, in discovery order.
+        findings: every finding (sessions' findings plus captures no log explains).
+        policy: the :class:`dsh_audit.gate.Policy` applied.
+        notes: remarks about inputs (which capture was found for which log, discovery notes).
+    """
+
+    sessions: tuple[SessionCheck, ...]
+    findings: tuple[Finding, ...]
+    policy: Any
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """True when no finding fails the policy."""
+        return not any(f.fails for f in self.findings)
+
+    @property
+    def unattached(self) -> tuple[Finding, ...]:
+        """Findings of no checked log (``DSH814``: captures no log explains)."""
+        return self.findings[sum(len(s.findings) for s in self.sessions):]
+
+    @property
+    def failing(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.fails)
+
+    @property
+    def request_count(self) -> int:
+        return sum(len(s.requests) for s in self.sessions)
+
+    def counts(self) -> dict[str, int]:
+        """Findings by severity plus ``failing``: ``{"error": 1, "warning": 0, "info": 2, "failing": 1}``."""
+        by = Counter(f.severity for f in self.findings)
+        return {"error": by["error"], "warning": by["warning"], "info": by["info"], "failing": len(self.failing)}

@@ -1,0 +1,172 @@
+"""Which findings fail the build: the :class:`Policy`, read from TOML.
+
+Where the policy comes from (first that applies):
+
+1. ``--policy FILE``: a TOML file holding either a ``[tool.dsh-audit]`` table (so a
+   ``pyproject.toml`` can be given) or the keys at top level (a ``dsh-audit.toml``).
+2. the nearest ``pyproject.toml`` in the current folder or above; its ``[tool.dsh-audit]`` table
+   (the search stops at the first ``pyproject.toml`` found, as ruff and black do).
+3. the strict defaults below.
+
+Keys (kebab-case, as TOML tools spell them) and strict defaults::
+
+    [tool.dsh-audit]
+    fail-on-refusal = true                 # DSH801/DSH802: a log DSH refuses or that cannot be rebuilt
+    validation-fail-severity = "error"     # validation findings at or above this fail: error|warning|info|never
+    capture-fail = ["different", "equivalent", "unmatched", "unexplained", "unrendered"]
+    capture-kinds = ["loop", "compaction", "title"]   # request kinds whose capture verdicts count
+    require-capture = false                # DSH810 fails when a log has no capture
+    fail-on-unexplained-break = true       # DSH821
+    allowed-break-causes = ["header_change", "compaction", "prune", "plugin_replace",
+                            "resume", "fork", "subagent", "retry"]       # DSH822 for any other cause
+    min-cache-hit-ratio = 0.0              # DSH831 below this actual ratio (0 turns it off)
+    ignore = []                            # rule ids or prefixes ("DSH4") whose findings are dropped
+    adapter = "deepseek"                   # wire format for capture comparison: deepseek|anthropic|openai
+
+Sub-tables of ``[tool.dsh-audit]`` belong to other commands and are ignored here; an unknown key
+is an error (a misspelt key would silently weaken the gate).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["CAPTURE_VERDICTS", "Policy", "find_pyproject", "load_policy"]
+
+#: Capture verdicts a policy can fail on (``unexplained``: a capture no request explains).
+CAPTURE_VERDICTS = ("different", "equivalent", "unmatched", "unexplained", "unrendered")
+_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+_THRESHOLDS = ("error", "warning", "info", "never")
+_CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent", "retry",
+           "unexplained", "unrecorded_mutation")
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Which findings fail the build. Every field has the strict default the module lists."""
+
+    fail_on_refusal: bool = True
+    validation_fail_severity: str = "error"
+    capture_fail: tuple[str, ...] = CAPTURE_VERDICTS
+    capture_kinds: tuple[str, ...] = ("loop", "compaction", "title")
+    require_capture: bool = False
+    fail_on_unexplained_break: bool = True
+    allowed_break_causes: tuple[str, ...] = ("header_change", "compaction", "prune", "plugin_replace", "resume",
+                                             "fork", "subagent", "retry")
+    min_cache_hit_ratio: float = 0.0
+    ignore: tuple[str, ...] = ()
+    adapter: str = "deepseek"
+    source: str = "defaults"
+
+    def validation_fails(self, severity: str) -> bool:
+        """Whether a validation finding of ``severity`` fails the build."""
+        if self.validation_fail_severity == "never":
+            return False
+        return _SEVERITY_RANK.get(severity, 0) >= _SEVERITY_RANK[self.validation_fail_severity]
+
+    def ignored(self, rule: str) -> bool:
+        return any(rule.upper().startswith(prefix.upper()) for prefix in self.ignore)
+
+    def to_json(self) -> dict[str, Any]:
+        """The policy as TOML keys (kebab-case) plus ``source``."""
+        out: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            out[item.name.replace("_", "-")] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_mapping(cls, table: dict[str, Any], *, source: str) -> Policy:
+        """Build a policy from a ``[tool.dsh-audit]`` table; raises UsageError on a bad key or value."""
+        known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name != "source"}
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            if isinstance(value, dict):
+                continue
+            if key not in known:
+                close = difflib.get_close_matches(key, list(known), n=1)
+                raise UsageError(f"unknown policy key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                                 path=source, hint="see docs/ci.md for the policy keys")
+            values[known[key]] = _checked(key, value, source)
+        return cls(**values, source=source)
+
+
+def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"policy key {key!r} must be a list of strings", path=source)
+    for item in value:
+        if allowed is not None and item not in allowed:
+            raise UsageError(f"policy key {key!r}: unknown value {item!r}", path=source,
+                             hint="allowed: " + ", ".join(allowed))
+    return tuple(value)
+
+
+def _checked(key: str, value: Any, source: str) -> Any:
+    lists = {"capture-fail": CAPTURE_VERDICTS, "capture-kinds": ("loop", "compaction", "title"),
+             "allowed-break-causes": _CAUSES, "ignore": None}
+    if key in lists:
+        return _strings(key, value, source, lists[key])
+    if key in ("fail-on-refusal", "require-capture", "fail-on-unexplained-break"):
+        if not isinstance(value, bool):
+            raise UsageError(f"policy key {key!r} must be true or false", path=source)
+        return value
+    if key == "min-cache-hit-ratio":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise UsageError(f"policy key {key!r} must be a number from 0 to 1", path=source)
+        return float(value)
+    choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("deepseek", "anthropic", "openai")}[key]
+    if value not in choices:
+        raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source)
+    return value
+
+
+def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest ``pyproject.toml`` in ``start`` (default: the current folder) or above."""
+    folder = Path(start or os.getcwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate / "pyproject.toml"
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise UsageError(f"cannot read policy file: {exc.strerror}", path=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"policy file is not valid TOML: {exc}", path=str(path)) from None
+
+
+def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str | os.PathLike[str] | None = None
+                ) -> Policy:
+    """Read the policy: from ``path`` when given, else the nearest ``pyproject.toml``, else defaults.
+
+    Example:
+        >>> load_policy(None, search_from="/").source in ("defaults", "/pyproject.toml")
+        True
+    """
+    if path is not None:
+        document = _read_toml(Path(path))
+        tool = document.get("tool", {}).get("dsh-audit")
+        return Policy.from_mapping(tool if isinstance(tool, dict) else document, source=os.fspath(path))
+    found = find_pyproject(search_from)
+    if found is None:
+        return Policy()
+    tool = _read_toml(found).get("tool", {}).get("dsh-audit")
+    if not isinstance(tool, dict):
+        return Policy()
+    return Policy.from_mapping(tool, source=str(found))

@@ -1,0 +1,83 @@
+"""The gate's own rules: what ``dsh-audit check`` adds to the validation catalogue.
+
+Validation findings keep their ``DSH1xx``-``DSH7xx`` ids (:data:`dsh_audit.validate.RULES`); the
+gate's findings use ``DSH8xx``, which that catalogue leaves free. Ids are a contract: a rule keeps
+its id forever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["GATE_RULES", "GateRule"]
+
+
+@dataclass(frozen=True, slots=True)
+class GateRule:
+    """One gate rule: stable id, default severity, short name, rationale and how to fix.
+
+    Attributes:
+        id: ``DSH8xx``.
+        severity: ``error``, ``warning`` or ``info`` (whether it fails the build is the policy's
+            decision, see :class:`dsh_audit.gate.Policy`).
+        name: kebab-case name.
+        summary: one sentence: what the finding means.
+        hint: what to do about it.
+        policy: the policy key that decides whether the finding fails the build.
+    """
+
+    id: str
+    severity: str
+    name: str
+    summary: str
+    hint: str
+    policy: str
+
+
+def _rule(rid: str, severity: str, name: str, summary: str, hint: str, policy: str) -> GateRule:
+    return GateRule(rid, severity, name, summary, hint, policy)
+
+
+_ALL = (
+    _rule("DSH801", "error", "log-refused",
+          "DSH refuses to load the log (unreadable, corrupt, unsupported version or shape).",
+          "run `dsh-audit validate` on the file for every problem with its line; restore the log from a copy",
+          "fail-on-refusal"),
+    _rule("DSH802", "error", "replay-inconsistent",
+          "The log loads but its requests cannot be rebuilt (inconsistent surface or header fold).",
+          "run `dsh-audit validate` for the rule that the log breaks", "fail-on-refusal"),
+    _rule("DSH810", "info", "capture-missing",
+          "No capture of the sent requests was given or found beside the log, so bytes were not compared.",
+          "pass --capture, or record a wire.jsonl in the log's scenario folder", "require-capture"),
+    _rule("DSH811", "error", "capture-different",
+          "The captured body of a request is a different JSON value from the body rebuilt from the log.",
+          "the log does not record what was sent: run `dsh-audit diff` for the JSON paths", "capture-fail"),
+    _rule("DSH812", "warning", "capture-equivalent",
+          "The captured body is the same JSON value in other bytes; a provider prefix cache breaks there.",
+          "run `dsh-audit diff` for the spelling difference (key order, whitespace, numbers, escapes)",
+          "capture-fail"),
+    _rule("DSH813", "error", "capture-unmatched",
+          "A request rebuilt from the log has no captured send.",
+          "check that the capture covers the whole session; run `dsh-audit diff` for the alignment",
+          "capture-fail"),
+    _rule("DSH814", "error", "capture-unexplained",
+          "A captured request of a checked session is explained by no request of its log.",
+          "the log is missing events for a call that was sent; run `dsh-audit diff`", "capture-fail"),
+    _rule("DSH815", "warning", "capture-unrendered",
+          "A request paired with a capture could not be rendered to wire bytes.",
+          "the note says which fact the log lacks (image bytes, compaction instruction)", "capture-fail"),
+    _rule("DSH821", "error", "break-unexplained",
+          "The prompt prefix changed between two requests and no log event explains it.",
+          "run `dsh-audit explain LOG INDEX`: a writer rewrote history without a surface replace",
+          "fail-on-unexplained-break"),
+    _rule("DSH822", "error", "break-cause-not-allowed",
+          "A prefix-cache break has a cause that the policy does not allow.",
+          "add the cause to allowed-break-causes, or stop the behaviour that breaks the cache",
+          "allowed-break-causes"),
+    _rule("DSH831", "error", "cache-hit-ratio-low",
+          "The session's actual cache-hit ratio (cache reads / prompt tokens) is below the policy bound.",
+          "run `dsh-audit cache` for the requests that missed and why", "min-cache-hit-ratio"),
+)
+
+#: Every gate rule by id.
+GATE_RULES: dict[str, GateRule] = {r.id: r for r in _ALL}

@@ -1,0 +1,76 @@
+"""The JSON report of ``dsh-audit check``: a versioned object described by ``docs/report-schema.json``.
+
+Version history (``schema_version``):
+
+1. first version: ``tool``, ``passed``, ``policy``, ``counts``, ``sessions`` (per log: path,
+   session id, capture, error, request count, capture verdicts, breaks, cache totals, findings)
+   and ``findings`` (every finding, captures no log explains included), ``notes``.
+
+A new optional key does not change the version; renaming or removing a key does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ._json import dumps_pretty
+
+__all__ = ["REPORT_SCHEMA_VERSION", "format_json", "report_object", "session_summary"]
+
+REPORT_SCHEMA_VERSION = 1
+
+
+def _breaks(check: Any) -> list[dict[str, Any]]:
+    return [{"request": t.request, "previous": t.previous, "relation": t.relation, "cause": t.cause,
+             "other_causes": list(t.other_causes), "fields": list(t.field_names),
+             "evidence_seqs": list(t.evidence_seqs), "detail": t.detail}
+            for t in check.transitions if t.verdict == "break"]
+
+
+def _cache(check: Any) -> dict[str, Any] | None:
+    report = check.cache
+    if report is None:
+        return None
+    return {"prompt_tokens": report.prompt_total, "actual_cache_read": report.actual_total,
+            "expected_cache_read": report.expected_total, "actual_hit_ratio": report.ratio(report.actual_total),
+            "expected_hit_ratio": report.ratio(report.expected_total),
+            "classifications": report.classification_counts}
+
+
+def session_summary(check: Any) -> dict[str, Any]:
+    """The JSON object of one :class:`dsh_audit.gate.SessionCheck` (no message bodies)."""
+    verdicts = Counter(row.verdict for row in check.captures if not row.pairing.retry)
+    return {
+        "path": check.path,
+        "session_id": check.session_id,
+        "failed": check.failed,
+        "error": check.error,
+        "requests": len(check.requests),
+        "capture": check.capture_path,
+        "capture_verdicts": dict(sorted(verdicts.items())),
+        "breaks": _breaks(check),
+        "cache": _cache(check),
+        "findings": [f.to_json() for f in check.findings],
+    }
+
+
+def report_object(result: Any) -> dict[str, Any]:
+    """The whole report as a JSON-ready dict (see ``docs/report-schema.json``)."""
+    from .. import __version__
+
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "tool": {"name": "dsh-audit", "version": __version__},
+        "passed": result.passed,
+        "policy": result.policy.to_json(),
+        "counts": {**result.counts(), "sessions": len(result.sessions), "requests": result.request_count},
+        "sessions": [session_summary(s) for s in result.sessions],
+        "findings": [f.to_json() for f in result.findings],
+        "notes": list(result.notes),
+    }
+
+
+def format_json(result: Any) -> str:
+    """The JSON report of a :class:`dsh_audit.gate.CheckResult`, indented, ending with a newline."""
+    return dumps_pretty(report_object(result)) + "\n"

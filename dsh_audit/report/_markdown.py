@@ -1,0 +1,86 @@
+"""The Markdown report of ``dsh-audit check``, sized for a GitHub Actions step summary.
+
+GitHub renders a step summary as GitHub-flavoured Markdown with HTML allowed and caps it at
+1 MiB, so every piece of log text is escaped (``<``, ``>``, ``&``, ``|``, backticks and other
+Markdown punctuation) and the lists are cut at :data:`MAX_ROWS` rows with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["MAX_ROWS", "format_markdown"]
+
+MAX_ROWS = 200
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+def _md(text: object) -> str:
+    """Escape text for a Markdown table cell or list item (no HTML, no Markdown, one line)."""
+    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    value = _SPECIAL.sub(r"\\\1", value)
+    return value.replace("\r", " ").replace("\n", " ")
+
+
+def _ratio(check: Any) -> str:
+    report = check.cache
+    ratio = report.ratio(report.actual_total) if report is not None else None
+    return "n/a" if ratio is None else f"{ratio:.1%}"
+
+
+def _capture(check: Any) -> str:
+    if check.capture_path is None:
+        return "none"
+    rows = [r for r in check.captures if not r.pairing.retry]
+    same = sum(1 for r in rows if r.verdict == "identical")
+    return f"{same}/{len(rows)} identical"
+
+
+def _session_rows(result: Any) -> list[str]:
+    lines = ["| status | log | session | requests | capture | breaks | cache hit | findings |",
+             "|---|---|---|---:|---|---:|---:|---:|"]
+    for check in result.sessions[:MAX_ROWS]:
+        status = "❌ fail" if check.failed else "✅ pass"
+        breaks = sum(1 for t in check.transitions if t.verdict == "break")
+        lines.append(f"| {status} | {_md(check.path)} | {_md(check.session_id or '-')} | {len(check.requests)} | "
+                     f"{_md(_capture(check))} | {breaks} | {_ratio(check)} | {len(check.findings)} |")
+    if len(result.sessions) > MAX_ROWS:
+        lines.append(f"\n_{len(result.sessions) - MAX_ROWS} more log(s) not shown; see the JSON report._")
+    return lines
+
+
+def _finding_line(finding: Any) -> str:
+    where = finding.path + (f":{finding.line}" if finding.line is not None else "")
+    extra = "".join(part for part in (f" seq {finding.seq}" if finding.seq is not None else "",
+                                      f" request {finding.request}" if finding.request is not None else ""))
+    return f"- **{finding.rule}** {finding.severity}: {_md(finding.message)} — {_md(where)}{_md(extra)}"
+
+
+def _findings(title: str, findings: list[Any], *, folded: bool) -> list[str]:
+    if not findings:
+        return []
+    body = [_finding_line(f) for f in findings[:MAX_ROWS]]
+    if len(findings) > MAX_ROWS:
+        body.append(f"- _{len(findings) - MAX_ROWS} more not shown; see the JSON report._")
+    if folded:
+        return ["", f"<details><summary>{title} ({len(findings)})</summary>", "", *body, "", "</details>"]
+    return ["", f"### {title} ({len(findings)})", "", *body]
+
+
+def format_markdown(result: Any) -> str:
+    """The Markdown summary of a :class:`dsh_audit.gate.CheckResult`.
+
+    Example:
+        >>> format_markdown(result).splitlines()[0]  # doctest: +SKIP
+        '## dsh-audit check: ✅ passed'
+    """
+    counts = result.counts()
+    head = "✅ passed" if result.passed else "❌ failed"
+    lines = [f"## dsh-audit check: {head}", "",
+             f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
+             f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing "
+             f"(policy: {_md(result.policy.source)}).", "", *_session_rows(result)]
+    lines += _findings("Failing findings", list(result.failing), folded=False)
+    lines += _findings("Other findings", [f for f in result.findings if not f.fails], folded=True)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,127 @@
+"""A generic SARIF 2.1.0 builder and the ``dsh-audit check`` SARIF report.
+
+:func:`build_sarif` knows nothing of where findings come from: it takes rule descriptions and
+finding-like values (``rule``, ``severity``, ``message``, ``path``, ``line``, ``seq``, ``hint``,
+optionally ``session_id``, ``request``, ``fails``), so the validator's catalogue and the gate's
+rules share one writer. Results are located at the log file and line (``region.startLine``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+__all__ = ["SARIF_SCHEMA", "SarifRule", "build_sarif", "format_sarif"]
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+@dataclass(frozen=True, slots=True)
+class SarifRule:
+    """One ``reportingDescriptor``: id, kebab-case name, one-line summary, help text, level."""
+
+    id: str
+    name: str
+    summary: str
+    help: str
+    severity: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "shortDescription": {"text": self.summary},
+                "fullDescription": {"text": self.summary}, "help": {"text": self.help},
+                "defaultConfiguration": {"level": _LEVEL.get(self.severity, "warning")}}
+
+
+def _uri(path: str, base: str | None) -> str:
+    if base is not None:
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(os.path.abspath(base))
+            return quote(relative.as_posix())
+        except ValueError:
+            pass
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace(os.sep, "/"))
+
+
+def _result(finding: Any, index: dict[str, int], base: str | None) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": {"uri": _uri(finding.path, base)}}
+    if finding.line is not None:
+        location["region"] = {"startLine": finding.line}
+    hint = getattr(finding, "hint", None)
+    result: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "level": _LEVEL.get(finding.severity, "warning"),
+        "message": {"text": finding.message + (f" (hint: {hint})" if hint else "")},
+        "locations": [{"physicalLocation": location}],
+    }
+    if finding.rule in index:
+        result["ruleIndex"] = index[finding.rule]
+    properties = {key: getattr(finding, key) for key in ("seq", "session_id", "request", "fails")
+                  if getattr(finding, key, None) is not None}
+    if properties:
+        result["properties"] = properties
+    return result
+
+
+def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_version: str,
+                base: str | None = None, invocation_ok: bool | None = None) -> dict[str, Any]:
+    """A SARIF 2.1.0 log with one run: every rule in ``tool.driver.rules``, one result per finding.
+
+    Args:
+        findings: finding-like values (see the module docstring).
+        rules: the rules to describe, in order (a finding of an undescribed rule has no ruleIndex).
+        tool_version: ``tool.driver.version``.
+        base: paths under this folder become relative URIs (what code scanning expects).
+        invocation_ok: when given, adds an ``invocations`` entry with ``executionSuccessful``.
+
+    Example:
+        >>> build_sarif([], rules=[], tool_version="0.1.0")["version"]
+        '2.1.0'
+    """
+    index = {rule.id: i for i, rule in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "dsh-audit", "version": tool_version,
+                            "rules": [rule.to_json() for rule in rules]}},
+        "results": [_result(f, index, base) for f in findings],
+    }
+    if invocation_ok is not None:
+        run["invocations"] = [{"executionSuccessful": invocation_ok}]
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _all_rules() -> list[SarifRule]:
+    from ..gate import GATE_RULES
+
+    out = []
+    try:
+        from ..validate import RULES
+    except ImportError:
+        RULES = {}
+    for rid in sorted(RULES):
+        r = RULES[rid]
+        out.append(SarifRule(r.id, r.name, r.summary, f"{r.summary} Fix: {r.hint}. Example: {r.example}", r.severity))
+    for rid in sorted(GATE_RULES):
+        g = GATE_RULES[rid]
+        out.append(SarifRule(g.id, g.name, g.summary, f"{g.summary} Fix: {g.hint}. Policy key: {g.policy}.",
+                             g.severity))
+    return out
+
+
+def format_sarif(result: Any, *, base: str | None = None) -> str:
+    """The SARIF 2.1.0 report of a :class:`dsh_audit.gate.CheckResult`, as JSON text.
+
+    Every validation rule and gate rule is described (id, name, help text); each finding is a
+    result at its log file and line, with ``seq``, ``session_id``, ``request`` and ``fails``
+    as properties.
+    """
+    from .. import __version__
+    from ._json import dumps_pretty
+
+    log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=base, invocation_ok=True)
+    return dumps_pretty(log) + "\n"

