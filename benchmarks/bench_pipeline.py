@@ -4,7 +4,7 @@ Stages, each timed in a fresh subprocess (so peak RSS is the stage's own):
 
   a  floor: decompress every zstd frame and ``orjson.loads`` every line
   b  read + reconstruction: every request of the log (``dsh_audit.iter_requests``)
-  c  b + DeepSeek rendering of every loop request + attribution (when those packages exist)
+  c  b + DeepSeek rendering of every loop request + attribution, both streaming
 
 Run on demand (not part of the test suite):
 
@@ -51,13 +51,12 @@ else:
             requests += 1
     else:
         from dsh_audit.wire import render_all
-        from dsh_audit.attribution import attribute
-        reqs = list(dsh_audit.iter_requests(log))  # requests share message views: O(1) each
+        from dsh_audit.attribution import iter_attribute
         out = 0
-        for wire in render_all(r for r in reqs if r.kind == "loop"):
+        for wire in render_all(r for r in dsh_audit.iter_requests(log) if r.kind == "loop"):
             out += len(wire.body)
             requests += 1
-        attribution = attribute(log, reqs)
+        breaks = sum(t.verdict == "break" for t in iter_attribute(path))  # streams: bounded memory
     events = log.event_count
 elapsed = time.perf_counter() - t0
 print(json.dumps({"seconds": elapsed, "events": events, "requests": requests,

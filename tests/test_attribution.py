@@ -403,7 +403,7 @@ def test_exports_are_exact_and_sorted():
         "Break", "CAUSES", "Divergence", "Evidence", "FieldChange", "LogEvidence", "MessageDigests", "RELATIONS",
         "SessionAttribution", "Transition", "VERDICTS", "attribute", "attribute_paths", "attribute_sessions",
         "captured_extends", "collect_evidence", "common_prefix", "diff_headers", "find_parent",
-        "format_transition", "with_ancestors"}
+        "format_transition", "iter_attribute", "with_ancestors"}
 
 
 # -- CLI ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ call summarises), the verdict (``first``, ``extension``, ``cache_safe_change``, 
 cause and the log events that prove it. See ``docs/attribution.md``.
 """
 
-from ._attribute import attribute, attribute_paths, attribute_sessions, captured_extends
+from ._attribute import attribute, attribute_paths, attribute_sessions, captured_extends, iter_attribute
 from ._events import LogEvidence, collect_evidence
 from ._header_diff import diff_headers
 from ._model import (
@@ -45,5 +45,6 @@ __all__ = [
     "diff_headers",
     "find_parent",
     "format_transition",
+    "iter_attribute",
     "with_ancestors",
 ]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,14 +31,14 @@ from .._batch import SessionOutcome, replay_path
 from ..errors import DshAuditError
 from ..jsjson import stringify
 from ..log import SessionHeader, SessionLog, discover, read_log
-from ..replay import Request, replay
+from ..replay import Request, iter_requests, replay
 from ._compare import Pair, compare
 from ._events import LogEvidence, collect_evidence
 from ._model import Divergence, Evidence, SessionAttribution, Transition
 from ._prefix import MessageDigests, lcp_bytes
 from ._related import with_ancestors
 
-__all__ = ["attribute", "attribute_paths", "attribute_sessions", "captured_extends"]
+__all__ = ["attribute", "attribute_paths", "attribute_sessions", "captured_extends", "iter_attribute"]
 
 LogLike = SessionLog | str | os.PathLike[str]
 _CAPTURE_RELATIONS = ("step", "retry", "resume", "fork")
@@ -117,10 +117,15 @@ class _Attributor:
     # -- conversations ---------------------------------------------------------------------
 
     def run(self, session: _Session) -> SessionAttribution:
-        out: dict[int, Transition] = {}
+        ordered = sorted(session.requests, key=lambda r: (r.first_chunk_seq, r.index))
+        out = {t.request: t for t in self.walk(session, ordered)}
+        return SessionAttribution(session.id, session.path, tuple(out[i] for i in sorted(out)))
+
+    def walk(self, session: _Session, ordered: Iterable[Request]) -> Iterator[Transition]:
+        """Transitions of requests given in first-chunk order; holds only the last of each kind."""
         last_loop: Request | None = None
         last_aux: dict[str, Request] = {}
-        for request in sorted(session.requests, key=lambda r: (r.first_chunk_seq, r.index)):
+        for request in ordered:
             if request.kind == "loop":
                 if last_loop is None:
                     item = self.loop_first(session, request)
@@ -134,10 +139,9 @@ class _Attributor:
                 before = last_aux.get(request.kind)
                 item = self.first(session, request, relation=relation) if before is None else self.finish(
                     session, before, session, compare(before, request, Pair(
-                        relation, self._evidence(session), before.first_chunk_seq), self.digests))
+                        relation, self._evidence(session), before.first_chunk_seq), self.digests), request)
                 last_aux[request.kind] = request
-            out[request.index] = item
-        return SessionAttribution(session.id, session.path, tuple(out[i] for i in sorted(out)))
+            yield item
 
     @staticmethod
     def _evidence(session: _Session) -> LogEvidence:
@@ -165,7 +169,7 @@ class _Attributor:
         failed = evidence.at(prev.first_chunk_seq)  # an attempt that failed at its first chunk
         extra = [failed] if relation == "retry" and failed is not None else []
         pair = Pair(relation, evidence, prev.first_chunk_seq, extra_evidence=extra)
-        return self.finish(session, prev, session, compare(prev, cur, pair, self.digests))
+        return self.finish(session, prev, session, compare(prev, cur, pair, self.digests), cur)
 
     def loop_first(self, session: _Session, cur: Request) -> Transition:
         parent_id = session.header.parent_session
@@ -194,7 +198,7 @@ class _Attributor:
         prev = candidates[-1]
         pair = Pair(relation, self._evidence(session), prev.first_chunk_seq if seed else -1, same_log=False,
                     prev_session_id=parent.id, extra_evidence=extra, notes=notes)
-        return self.finish(parent, prev, session, compare(prev, cur, pair, self.digests))
+        return self.finish(parent, prev, session, compare(prev, cur, pair, self.digests), cur)
 
     def compaction_call(self, session: _Session, prev: Request | None, cur: Request) -> Transition:
         if prev is None:
@@ -227,9 +231,9 @@ class _Attributor:
         except DshAuditError:  # e.g. RenderError: a tokenised header, an image DSH refuses
             return None
 
-    def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition) -> Transition:
+    def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition,
+               cur: Request) -> Transition:
         """Check captured bodies and add the body offset of a break."""
-        cur = session.by_index()[item.request]
         bodies: tuple[bytes, bytes] | None = None
         cp = (prev_session.captures or {}).get(prev.index)
         cc = (session.captures or {}).get(cur.index)
@@ -352,3 +356,46 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
     mine = [a for a in results if a.path is not None and Path(a.path).resolve() in wanted]
     failed = [o for o in outcomes if o.error is not None and Path(o.path).resolve() in wanted]
     return mine, failed
+
+
+def _first_chunk_order(requests: Iterable[Request]) -> Iterator[Request]:
+    """Reorder a replay stream into first-chunk order with a bounded buffer.
+
+    Replay yields a step's loop attempts when the step ends and an auxiliary call (compaction,
+    title) as soon as it is logged, so an auxiliary call made inside a step can come before that
+    step's earlier attempts. Loop requests themselves arrive in order; an auxiliary call is held
+    only until the next loop request shows where it belongs.
+    """
+    held: list[Request] = []
+    for request in requests:
+        if request.kind != "loop":
+            held.append(request)
+            continue
+        ready = sorted((r for r in held if r.first_chunk_seq < request.first_chunk_seq), key=lambda r: r.first_chunk_seq)
+        held = [r for r in held if r.first_chunk_seq >= request.first_chunk_seq]
+        yield from ready
+        yield request
+    yield from sorted(held, key=lambda r: r.first_chunk_seq)
+
+
+def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
+                   adapter: str | None = "deepseek") -> Iterator[Transition]:
+    """Attribute one log while it is replayed, in first-chunk order, with bounded memory.
+
+    Holds the previous request of each conversation and the log's evidence events, never the
+    whole request list, so a log of any length is attributed in memory bounded by its live
+    surface. A fork or subagent child's first request is reported as ``first`` here (its parent is
+    not read); use :func:`attribute_paths` to compare children with their parents.
+
+    Example:
+        >>> [t.cause for t in iter_attribute("session.jsonl") if t.verdict == "break"]  # doctest: +SKIP
+        ['compaction']
+    """
+    options: dict[str, Any] = {"lenient": lenient}
+    if max_version is not None:
+        options["max_version"] = max_version
+    log = read_log(path, **options)
+    evidence = collect_evidence(read_log(path, **options))
+    session = _Session(log.path, log.header, [], lenient=lenient, evidence=evidence)
+    attributor = _Attributor([session], adapter=adapter)
+    yield from attributor.walk(session, _first_chunk_order(iter_requests(log)))
