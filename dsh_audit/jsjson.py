@@ -71,9 +71,12 @@ def js_number(value: int | float) -> str:
     if isinstance(value, bool):
         raise TypeError("booleans are not numbers here")
     if isinstance(value, int):
-        if abs(value) < 10**21:
+        if abs(value) <= 2**53:
             return str(value)
-        value = float(value)
+        try:
+            value = float(value)  # JavaScript holds every number as a double: 2**53 + 1 prints 9007199254740992
+        except OverflowError:
+            return "null"  # beyond the largest double: Infinity, which JSON.stringify writes as null
     if math.isnan(value) or math.isinf(value):
         return "null"
     if value == 0:
@@ -142,7 +145,7 @@ def _write(value: Any, out: list[str]) -> None:
 
 
 # orjson writes what JSON.stringify writes (same escapes, raw non-ASCII, shortest floats) except
-# for integer-valued floats ("1.0", "1e+16".."1e+20") and lone surrogates / huge ints (it raises).
+# for integer-valued floats ("1.0", "1e+16".."1e+20") and lone surrogates / ints beyond 2**53 (it raises).
 # Output that could hold such a float takes the exact path; a false alarm inside a string only
 # costs speed.
 _ORJSON_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\d[eE]\+(?:1[6-9]|20)(?![0-9])")
@@ -150,7 +153,7 @@ _ORJSON_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\d[eE]\+(?:1[6-9]|20)(?![0-9])")
 
 def _fast(value: Any) -> bytes | None:
     try:
-        data = orjson.dumps(value)
+        data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)  # integers beyond 2**53 take the exact path
     except (TypeError, orjson.JSONEncodeError):
         return None
     if (b".0" in data or b"e+" in data) and _ORJSON_SUSPECT.search(data):

@@ -70,7 +70,8 @@ class _Replace:
 
 
 def _classify_replace(record: Evidence, window: list[Evidence]) -> tuple[str, list[Evidence]]:
-    sources = set(record.data.get("sourceEventSeqs") or [])
+    given = record.data.get("sourceEventSeqs")
+    sources = {s for s in given if isinstance(s, int)} if isinstance(given, list) else set()
     shadowed = record.data.get("shadowedSeqs") or []
     if record.type == "tool/result":
         for other in window:
@@ -96,19 +97,27 @@ def _replacements(window: list[Evidence], prev: Request) -> tuple[list[_Replace]
     touching, other = [], []
     for record in records:
         cause, evidence = _classify_replace(record, window)
-        positions = sorted(index[s] for s in record.data.get("shadowedSeqs") or [] if s in index)
+        shadowed = record.data.get("shadowedSeqs")
+        positions = sorted(index[s] for s in (shadowed if isinstance(shadowed, list) else [])
+                           if isinstance(s, int) and s in index)
         (touching if positions else other).append(_Replace(record, cause, evidence, positions))
     return touching, other
 
 
 def _header_offset(segment: str | None, prev_h: dict[str, Any], cur_h: dict[str, Any]) -> int | None:
     if segment == "system":
-        return lcp_bytes((prev_h.get("system") or "").encode("utf-8", "surrogatepass"),
-                         (cur_h.get("system") or "").encode("utf-8", "surrogatepass"))
+        return lcp_bytes(_system(prev_h).encode("utf-8", "surrogatepass"),
+                         _system(cur_h).encode("utf-8", "surrogatepass"))
     if segment == "tools":
         return lcp_bytes(stringify(prev_h.get("tools") or []).encode("utf-8", "surrogatepass"),
                          stringify(cur_h.get("tools") or []).encode("utf-8", "surrogatepass"))
     return None
+
+
+def _system(header: dict[str, Any]) -> str:
+    """The system prompt as text; a wrong-typed one (damaged log) as its JSON."""
+    value = header.get("system")
+    return value if isinstance(value, str) else "" if not value else stringify(value)
 
 
 def _dedupe(items: list[str]) -> list[str]:

@@ -38,7 +38,7 @@ def _header_data(data: dict[str, Any]) -> dict[str, Any]:
         "reason": data.get("reason"),
         "config": header.get("config"),
         "adapterDefaults": header.get("adapterDefaults"),
-        "system_chars": len(header.get("system") or ""),
+        "system_chars": len(header["system"]) if isinstance(header.get("system"), str) else 0,
         "tools": len(tools) if isinstance(tools, list) else tools,
     }
 

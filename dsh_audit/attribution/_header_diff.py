@@ -44,10 +44,8 @@ def _config_changes(a: dict[str, Any], b: dict[str, Any]) -> list[FieldChange]:
     out = []
     for name in _CONFIG_FIELDS:
         before, after = a.get(name), b.get(name)
-        if name == "stop":
-            equal = (before is None and after is None) or (
-                before is not None and after is not None and len(before) == len(after)
-                and all(_same(x, y) for x, y in zip(before, after)))
+        if name == "stop" and isinstance(before, list) and isinstance(after, list):
+            equal = len(before) == len(after) and all(_same(x, y) for x, y in zip(before, after))
         else:
             equal = (before is None and after is None) or _same(before, after)
         if equal:
@@ -78,24 +76,34 @@ def system_diff(before: str, after: str) -> list[str]:
     return cut
 
 
+def _name(tool: Any) -> Any:
+    name = tool.get("name") if isinstance(tool, dict) else None
+    return name if name is None or isinstance(name, (str, int, float)) else stringify(name)  # hashable
+
+
 def _names(tools: Any) -> Any:
     if isinstance(tools, list):
-        return [t.get("name") if isinstance(t, dict) else None for t in tools]
+        return [_name(t) for t in tools]
     return tools
+
+
+def _text(value: Any) -> str:
+    """A header's system prompt as text (the log may hold any JSON value there)."""
+    return value if isinstance(value, str) else "" if not value else stringify(value)
 
 
 def _tools_change(a: Any, b: Any) -> FieldChange | None:
     ta, tb = a or [], b or []
-    if isinstance(ta, str) or isinstance(tb, str):  # tokenised fixtures: "{{tools}}"
-        return None if ta == tb else FieldChange("tools", ta, tb, True, {"tokenised": True})
+    if not isinstance(ta, list) or not isinstance(tb, list):  # tokenised fixtures: "{{tools}}"; or damage
+        return None if stringify(ta) == stringify(tb) else FieldChange("tools", ta, tb, True, {"tokenised": True})
     if len(ta) == len(tb) and all(stringify(x) == stringify(y) for x, y in zip(ta, tb)):
         return None
     na, nb = _names(ta), _names(tb)
     sa, sb = set(na), set(nb)
     common_a = [n for n in na if n in sb]
     common_b = [n for n in nb if n in sa]
-    by_a = {t.get("name"): stringify(t) for t in ta if isinstance(t, dict)}
-    by_b = {t.get("name"): stringify(t) for t in tb if isinstance(t, dict)}
+    by_a = {_name(t): stringify(t) for t in ta if isinstance(t, dict)}
+    by_b = {_name(t): stringify(t) for t in tb if isinstance(t, dict)}
     detail = {
         "added": [n for n in nb if n not in sa],
         "removed": [n for n in na if n not in sb],
@@ -118,7 +126,7 @@ def diff_headers(a: dict[str, Any] | None, b: dict[str, Any] | None) -> tuple[Fi
     a, b = a or {}, b or {}
     changes = _config_changes(a.get("config") or {}, b.get("config") or {})
     changes += _marker_changes(a.get("adapterDefaults"), b.get("adapterDefaults"))
-    sys_a, sys_b = a.get("system") or "", b.get("system") or ""
+    sys_a, sys_b = _text(a.get("system")), _text(b.get("system"))
     if sys_a != sys_b:
         changes.append(FieldChange("system", len(sys_a), len(sys_b), True, {"diff": system_diff(sys_a, sys_b)}))
     tools = _tools_change(a.get("tools"), b.get("tools"))

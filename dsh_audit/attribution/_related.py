@@ -25,7 +25,8 @@ def _ids(path: Path) -> tuple[str | None, str | None]:
     except DshAuditError:
         return None, None
     log.close()
-    return log.header.id, log.header.parent_session
+    parent = log.header.parent_session
+    return log.header.id, parent if isinstance(parent, str) and parent else None
 
 
 def find_parent(path: str | os.PathLike[str], parent_id: str) -> Path | None:
@@ -36,21 +37,40 @@ def find_parent(path: str | os.PathLike[str], parent_id: str) -> Path | None:
         PosixPath('sessions/proj/session-1/session.jsonl.zstd')
     """
     here = Path(path).parent
-    named = [here / f"{parent_id}.jsonl", here / f"{parent_id}.jsonl.zstd", here.parent / parent_id]
+    # The id comes from the child's header: only a plain name may become part of a path, so a
+    # "/", ".." or "/home" id cannot send the search outside the child's neighbourhood.
+    plain = parent_id not in ("", ".", "..") and not any(c in parent_id for c in "/\\\0")
+    named = [here / f"{parent_id}.jsonl", here / f"{parent_id}.jsonl.zstd", here.parent / parent_id] if plain else []
     for candidate in named:
         if candidate.exists():
-            for log in discover([candidate]):
+            try:
+                logs = discover([candidate])
+            except DshAuditError:  # a folder of that name holding no log
+                continue
+            for log in logs:
                 if _ids(log)[0] == parent_id:
                     return log
     for folder in (here, here.parent):
-        try:
-            logs = discover([folder])
-        except DshAuditError:
-            continue
-        for log in logs:
+        for log in _nearby_logs(folder):
             if _ids(log)[0] == parent_id:
                 return log
     return None
+
+
+def _nearby_logs(folder: Path) -> list[Path]:
+    """Log files in ``folder`` and in its direct subfolders, never deeper.
+
+    DSH's layout puts sibling sessions one folder below the project folder; a recursive walk would
+    read a whole disk when a child log lies in ``/tmp`` or a home folder.
+    """
+    found: list[Path] = []
+    for pattern in ("*", "*/*"):
+        try:
+            found.extend(p for p in sorted(folder.glob(pattern))
+                         if p.name.endswith((".jsonl", ".jsonl.zstd")) and p.is_file())
+        except OSError:
+            continue
+    return found
 
 
 def with_ancestors(paths: Iterable[Path]) -> list[Path]:

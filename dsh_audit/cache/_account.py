@@ -45,16 +45,21 @@ def actual_cache_read(request: Request, rule: CacheRule) -> int | None:
     if not isinstance(usage, dict):
         return None
     value = usage.get("cacheReadTokens")
-    if isinstance(value, int):
+    if _is_count(value):
         return value
     return 0 if rule.absent_cache_read == "zero" and "inputTokens" in usage else None
 
 
 def _logged_prompt(request: Request) -> int | None:
     usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict) or not isinstance(usage.get("inputTokens"), int):
+    if not isinstance(usage, dict) or not _is_count(usage.get("inputTokens")):
         return None
-    return int(usage["inputTokens"]) + int(usage.get("cacheReadTokens") or 0) + int(usage.get("cacheWriteTokens") or 0)
+    extra = (usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"))
+    return usage["inputTokens"] + sum(v for v in extra if _is_count(v))  # a wrong-typed bucket counts 0
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _field(item: Any, *names: str) -> Any:
@@ -125,7 +130,8 @@ def _model(request: Request) -> tuple[str | None, str | None]:
     config = (request.header or {}).get("config") or {}
     provider = config.get("provider") or request.extra.get("provider")
     model = config.get("model") or request.extra.get("model")
-    return provider, model
+    # A title or compaction event's route is not validated by the reader: keep only strings.
+    return (provider if isinstance(provider, str) else None), (model if isinstance(model, str) else None)
 
 
 class _Analyzer:

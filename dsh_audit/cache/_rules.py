@@ -168,11 +168,22 @@ def load_prices(path: str | Path | None = None) -> tuple[tuple[Price, ...], str]
                          hint="give a JSON file shaped like dsh_audit/cache/rules/prices.json") from exc
     fields = ("family", "model_prefix", "source", "retrieved", "input_cache_miss", "input_cache_hit",
               "cache_write", "output")
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UsageError("price table has no list of entry objects", path=str(path) if path else None,
+                         hint='give {"entries": [{...}, ...]} shaped like dsh_audit/cache/rules/prices.json')
     try:
-        prices = tuple(Price(**{k: e[k] for k in fields}) for e in data["entries"])
+        prices = tuple(Price(**{k: e[k] for k in fields}) for e in entries)
     except (KeyError, TypeError) as exc:
         raise UsageError(f"price table entry lacks {exc}", path=str(path) if path else None,
                          hint="each entry needs " + ", ".join(fields)) from exc
+    for number, price in enumerate(prices):
+        texts, amounts = fields[:4], fields[4:]
+        if not all(isinstance(getattr(price, k), str) for k in texts) or not all(
+                isinstance(getattr(price, k), (int, float)) and not isinstance(getattr(price, k), bool)
+                for k in amounts):
+            raise UsageError(f"price table entry {number} has a wrong-typed field", path=str(path) if path else None,
+                             hint=", ".join(texts) + " are strings; " + ", ".join(amounts) + " are numbers")
     return prices, str(data.get("note", ""))
 
 

@@ -45,6 +45,8 @@ def request_times(events: Iterable[Event], requests: list[Request]) -> dict[int,
             chunk = event.data.get("chunk")
             if isinstance(chunk, dict) and chunk.get("type") == "finish":
                 key = (event.data.get("turn"), event.data.get("step"))
+                if not _plain(key):
+                    continue  # a chunk whose turn/step is an array or object matches no request
                 finishes.setdefault(key, []).append((event.seq, event.time / 1000))  # type: ignore[arg-type]
     result: dict[int, RequestTime] = {}
     for request in requests:
@@ -62,8 +64,14 @@ def request_times(events: Iterable[Event], requests: list[Request]) -> dict[int,
 
 
 def _finish_after(finishes: dict[tuple[int, int], list[tuple[int, float]]], request: Request) -> float | None:
-    rows = finishes.get((request.turn, request.step))  # type: ignore[arg-type]
+    key = (request.turn, request.step)
+    rows = finishes.get(key) if _plain(key) else None  # type: ignore[arg-type]
     if not rows:
         return None
     at = bisect.bisect_left(rows, (request.first_chunk_seq, float("-inf")))
     return rows[at][1] if at < len(rows) else None
+
+
+def _plain(key: tuple[object, ...]) -> bool:
+    """Whether a (turn, step) pair read from the log is made of scalars (so it can be a dict key)."""
+    return all(part is None or isinstance(part, (int, float, str)) for part in key)

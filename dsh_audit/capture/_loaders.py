@@ -144,6 +144,9 @@ def _har_body(path: Path, where: str, request: dict[str, Any]) -> bytes:
     if not isinstance(post, dict):
         raise _error(path, where, "request.postData is not an object", "HAR 1.2 postData is {mimeType, text}")
     text = post.get("text") or ""
+    if not isinstance(text, str):
+        raise _error(path, where, f"postData.text is a {type(text).__name__}, not text",
+                     "HAR 1.2 postData.text is a string (base64 with \"encoding\": \"base64\")")
     if post.get("encoding") == "base64":
         try:
             return base64.b64decode(text, validate=True)
@@ -181,7 +184,11 @@ def _har_read(path: Path) -> Iterator[_Raw]:
         request = entry.get("request") if isinstance(entry, dict) else None
         if not isinstance(request, dict):
             raise _error(path, where, "entry has no request object", hint)
-        yield (str(request.get("method") or "POST").upper(), _har_url_path(str(request.get("url") or "")),
+        try:
+            url_path = _har_url_path(str(request.get("url") or ""))
+        except ValueError as exc:  # urlsplit refuses e.g. an unclosed IPv6 bracket
+            raise _error(path, where, f"request.url is not a URL ({exc})", hint) from None
+        yield (str(request.get("method") or "POST").upper(), url_path,
                _har_headers(path, where, request.get("headers")), _har_body(path, where, request),
                _text_value(entry.get("startedDateTime")), str(path), where)
 

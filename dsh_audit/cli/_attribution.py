@@ -75,7 +75,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenien
                 click.echo(dumps_line(t.to_json()))
         elif rows:
             print_table(f"{attribution.path}  session {attribution.session_id}", _COLUMNS, (_row(t) for t in rows))
-    if not as_json and not found:
+    if not as_json and not found and attributions:  # nothing to say when every log failed
         click.echo("no prefix-cache breaks")
     if status == EXIT_OK and found:
         status = EXIT_FINDINGS

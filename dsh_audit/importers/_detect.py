@@ -39,6 +39,8 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 def _classify(record: dict[str, Any], *, first: bool) -> str | None:
     kind = record.get("type")
+    if not isinstance(kind, str):
+        return None
     if first and kind == "session" and "id" in record:
         return "dsh"
     if kind in _CODEX_TYPES and "payload" in record and "timestamp" in record:

@@ -76,16 +76,13 @@ class _FrameReader:
             return None
         if len(magic) < 4:
             return magic, False
-        (number,) = struct.unpack("<I", magic)
-        if _SKIPPABLE_LOW <= number <= _SKIPPABLE_HIGH:
-            size_bytes = self._read(4)
-            if len(size_bytes) < 4:
-                return magic + size_bytes, False
-            body = self._read(struct.unpack("<I", size_bytes)[0])
-            return b"", len(body) == struct.unpack("<I", size_bytes)[0]
         if magic != ZSTD_MAGIC:
+            # DSH's frame scan accepts only zstd data frames: skippable frames are refused too.
+            (number,) = struct.unpack("<I", magic)
+            kind = "a skippable zstd frame, which DSH refuses" if _SKIPPABLE_LOW <= number <= _SKIPPABLE_HIGH \
+                else f"not a zstd frame (bad magic {magic.hex()})"
             raise UnreadableError(
-                f"bytes at offset {start} are not a zstd frame (bad magic {magic.hex()})",
+                f"bytes at offset {start} are {kind}",
                 path=self.path,
                 hint="the file is not a DSH zstd log, or it was damaged in the middle",
             )
@@ -94,6 +91,12 @@ class _FrameReader:
         parts.append(fhd)
         if not fhd:
             return b"".join(parts), False
+        if fhd[0] & 0x18:
+            raise UnreadableError(
+                f"zstd frame at offset {start} sets a reserved frame-header bit",
+                path=self.path,
+                hint="the compressed data is corrupt",
+            )
         checksum = (fhd[0] >> 2) & 1
         rest = self._read(_frame_header_size(fhd[0]) - 1)
         parts.append(rest)

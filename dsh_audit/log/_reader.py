@@ -28,6 +28,8 @@ from ..errors import (
 )
 from ._decode import Line, TornTail, iter_lines
 from ._records import (
+    MAX_DEPTH,
+    NestingError,
     RowError,
     decode_record,
     envelope_error,
@@ -43,6 +45,9 @@ from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation,
 
 __all__ = ["SessionLog", "read_log", "SUPPORTED_VERSIONS"]
 
+
+_TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
+_TOO_DEEP_HINT = "DSH's JSON.parse may still load this log; dsh-audit's recursive serialisers stop here"
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
 _SCAN, _HEADER_DELTA, _MODE_SET, _FALLBACK, _UPGRADE, _UNKNOWN, _META, _SEED = range(8)
@@ -167,9 +172,19 @@ class SessionLog:
             self.close()
 
     def close(self) -> None:
+        """Release the file; a log whose events are never read is closed when collected too."""
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+
+    def __enter__(self) -> "SessionLog":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
 
     def fail(self, error: DshAuditError, *, seq: int | None = None) -> NoReturn:
         """Raise the error DSH would report, given that replay found ``error`` at ``seq``.
@@ -213,6 +228,9 @@ class SessionLog:
                 raise self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})",
                                 line=line.number, seq=expected,
                                 hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log") from None
+            except NestingError:
+                raise self._err(UnreadableError, _TOO_DEEP, line=line.number, seq=expected,
+                                hint=_TOO_DEEP_HINT) from None
             except (ValueError, RowError) as exc:
                 if issue is None:
                     detail = str(exc) if isinstance(exc, RowError) else "not valid JSON"
@@ -341,6 +359,8 @@ def _parse_header(path: str, line: Line | None, *, lenient: bool,
     except UnicodeDecodeError:
         raise UnreadableError("header line is not valid UTF-8", path=path, line=1,
                               hint="this is not a DSH session log") from None
+    except NestingError:
+        raise UnreadableError(_TOO_DEEP, path=path, line=1, hint=_TOO_DEEP_HINT) from None
     except ValueError:
         raise MalformedRecordError("corrupt session log: header line is not valid JSON", path=path, line=1,
                                    hint="this is not a DSH session log, or its first line is damaged") from None

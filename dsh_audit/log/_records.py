@@ -14,6 +14,7 @@ import orjson
 from ._types import CHUNK_ROW_TYPES
 
 __all__ = [
+    "NestingError",
     "RowError",
     "adapter_defaults_error",
     "envelope_error",
@@ -29,16 +30,50 @@ class RowError(Exception):
     """A packed chunk row that fails DSH's strict row validation."""
 
 
+MAX_DEPTH = 512
+
+
+class NestingError(ValueError):
+    """A JSON value nested deeper than :data:`MAX_DEPTH` levels: valid JSON dsh-audit cannot process."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN, Infinity and -Infinity
+
+
 def parse_json(raw: bytes) -> Any:
     """Parse one line the way ``JSON.parse`` would (lone surrogates and huge ints allowed).
 
-    Raises ValueError on invalid JSON, UnicodeDecodeError on bytes that are not UTF-8.
+    Raises ValueError on invalid JSON (``NaN`` and ``Infinity`` included, as in JavaScript),
+    UnicodeDecodeError on bytes that are not UTF-8, and NestingError (a ValueError) on arrays or
+    objects nested more than :data:`MAX_DEPTH` levels deep, which ``JSON.parse`` reads but the
+    recursive Python code downstream (serialisers, differs) cannot.
     """
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         text = raw.decode("utf-8")  # UnicodeDecodeError propagates: the caller reports it
-        return json.loads(text)
+        try:
+            value = json.loads(text, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth_exceeds(value, MAX_DEPTH):
+        raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether arrays/objects nest deeper than ``limit`` (iterative: no recursion to overflow)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def is_safe_int(value: Any) -> bool:

@@ -272,6 +272,12 @@ class _Replayer:
             return None
         route = data.get("route") if isinstance(data.get("route"), dict) else {}
         messages = tuple(data["messages"]) if isinstance(data.get("messages"), list) else ()
+        if not all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), list)
+                   for m in messages):
+            # The reader checks the shape of surface messages only; a title call's are copied as logged.
+            self.result.notes.append(f"seq {event.seq}: {event.type} holds a message that is not "
+                                     "{role, content: [...]}; the title call is not listed")
+            return None
         config: dict[str, Any] = {"provider": route.get("provider"), "model": route.get("model")}
         if data.get("maxTokens") is not None:
             config["maxTokens"] = data["maxTokens"]
