@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
 import click
 
-from .._batch import SessionOutcome, discover_logs, replay_path
-from ..errors import UsageError
+from .._batch import discover_logs, replay_path
+from ..errors import DshAuditError, UsageError
+from ..fleet import iter_many, select_logs
 from ..report import dumps_line, dumps_pretty
-from ..report.terminal import print_table, progress
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, json_option, lenient_option
+from ..report.terminal import print_table, progress_callback
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option,
+                      lenient_option, since_option)
 
 __all__ = ["requests_command", "show_command"]
 
@@ -35,48 +41,87 @@ def _row(request) -> tuple:
             _tokens(usage, "inputTokens"), _tokens(usage, "cacheReadTokens"), _tokens(usage, "outputTokens"), finish)
 
 
-def _report(outcome: SessionOutcome, *, as_json: bool) -> None:
-    for warning in outcome.warnings:
-        echo_warning(warning)
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What `requests` prints for one log, made where the log is read (a worker, maybe)."""
+
+    path: str
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    error: DshAuditError | None = None
+    lines: tuple[str, ...] = ()
+    title: str = ""
+    rows: tuple[tuple[Any, ...], ...] = ()
+    caption: str | None = None
+
+
+def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int) -> _View:
+    """Replay one log and pre-render its output; a top-level function so that workers can run it."""
+    outcome = replay_path(path, lenient=lenient, max_version=max_version)
+    warnings = tuple(outcome.warnings)
     if outcome.error is not None:
-        echo_error(outcome.error)
-        return
+        return _View(outcome.path, warnings, error=outcome.error)
     if as_json:
-        for request in outcome.requests:
-            click.echo(dumps_line(request.summary()))
-        return
+        return _View(outcome.path, warnings, lines=tuple(dumps_line(r.summary()) for r in outcome.requests))
     assert outcome.log is not None and outcome.result is not None
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in outcome.result.skipped_steps]
-    caption = ("steps without a response: " + "; ".join(notes)) if notes else None
-    print_table(f"{outcome.path}  session {outcome.log.header.id}", _COLUMNS,
-                (_row(r) for r in outcome.requests), caption=caption)
+    return _View(outcome.path, warnings, notes=tuple(f"{outcome.path}: {n}" for n in outcome.result.notes),
+                 title=f"{outcome.path}  session {outcome.log.header.id}",
+                 rows=tuple(_row(r) for r in outcome.requests),
+                 caption=("steps without a response: " + "; ".join(notes)) if notes else None)
+
+
+def _report(view: _View, *, as_json: bool) -> None:
+    for warning in view.warnings:
+        echo_warning(warning)
+    if view.error is not None:
+        echo_error(view.error)
+        return
+    if as_json:
+        if view.lines:
+            click.echo("\n".join(view.lines))
+        return
+    for note in view.notes:
+        click.echo(f"note: {note}", err=True)
+    print_table(view.title, _COLUMNS, view.rows, caption=view.caption)
 
 
 @click.command("requests")
 @click.argument("paths", nargs=-1, type=click.Path())
 @json_option
 @lenient_option
-def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int) -> int:
+@jobs_option
+@since_option
+@engine_options
+def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, jobs: int,
+                     since: float | None, engine: str, scheduler: str | None) -> int:
     """List every LLM request each session log implies.
 
     PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders or a sessions
     root; with none, $DSH_HOME/sessions (else ~/.dsh/sessions) is read. One row per dispatched
-    attempt (retries included) plus compaction and title calls.
+    attempt (retries included) plus compaction and title calls. With --jobs or --engine dask the
+    logs are read in parallel and printed in the same order as a serial run.
 
     \b
     Example:
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
+        dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
     notes: list[str] = []
-    logs = discover_logs(paths, notes=notes)
+    logs = select_logs(paths, since=since, notes=notes)
     for note in notes:
         click.echo(f"note: {note}", err=True)
+    task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version)
     status = EXIT_OK
-    with progress(logs, label="replaying") as items:
-        for path in items:
-            outcome = replay_path(path, lenient=lenient, max_version=max_version)
-            _report(outcome, as_json=as_json)
-            if outcome.error is not None:
+    with progress_callback(len(logs), label="replaying") as report:
+        for result in iter_many(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report):
+            if result.value is None:
+                assert result.error is not None
+                echo_error(result.error)
+                status = EXIT_BAD_INPUT
+                continue
+            _report(result.value, as_json=as_json)
+            if result.value.error is not None:
                 status = EXIT_BAD_INPUT
     return status
 

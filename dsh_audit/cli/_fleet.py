@@ -1,0 +1,119 @@
+"""``dsh-audit index`` and ``dsh-audit stats``: a SQLite index of many sessions and its answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..fleet import FleetStats, fleet_stats, index_logs, select_logs
+from ..report import dumps_line
+from ..report.terminal import print_table, progress_callback
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, engine_options, jobs_option, json_option,
+                      lenient_option, since_option)
+
+__all__ = ["index_command", "stats_command"]
+
+_DB_HELP = "The SQLite index file."
+_MEASURE_COLUMNS = ("requests", "usage known", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
+                    "lost $")
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
+    cost = row["lost_cost_usd"]
+    return (row["requests"], row["usage_known"], row["prompt_tokens"], row["actual_cache_read"],
+            _ratio(row["hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"],
+            "n/a" if cost is None else f"{cost:.4f}")
+
+
+@click.command("index")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
+@lenient_option
+@jobs_option
+@since_option
+@engine_options
+@click.option("--no-attribution", is_flag=True, help="Skip break attribution (faster; breaks table stays empty).")
+@click.option("--no-cache", is_flag=True, help="Skip cache accounting (faster; no expected reads or losses).")
+@json_option
+def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
+                  engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool, as_json: bool) -> int:
+    """Index session logs into a SQLite file: one row per session, request and cache break.
+
+    Incremental: a log whose size and modification time are unchanged since it was indexed (with
+    the same options) is skipped; a changed one is replaced. Logs DSH would refuse are stored with
+    their error and reported on stderr (exit 2). With no PATHS, $DSH_HOME/sessions is indexed.
+    Query the file with `dsh-audit stats` or any SQLite client.
+
+    \b
+    Example:
+        dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
+    """
+    notes: list[str] = []
+    logs = select_logs(paths, since=since, notes=notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    with progress_callback(len(logs), label="indexing") as report:
+        summary = index_logs(logs, db, lenient=lenient, max_version=max_version, attribution=not no_attribution,
+                             cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, progress=report)
+    for _, error in summary.failed:
+        echo_error(error)
+    if as_json:
+        click.echo(dumps_line(summary.to_json()))
+    else:
+        click.echo(f"{summary.db}: indexed {summary.indexed}, skipped {summary.skipped} unchanged, "
+                   f"{len(summary.failed)} unreadable, of {summary.seen} log(s) in {summary.seconds:.1f} s")
+    return EXIT_BAD_INPUT if summary.failed else EXIT_OK
+
+
+def _print_stats(stats: FleetStats) -> None:
+    totals = stats.totals
+    print_table(f"{stats.db}: fleet totals", ("measure", "value"), [
+        ("sessions (refused)", f"{totals['sessions']} ({totals['sessions_refused']})"),
+        ("requests (usage known)", f"{totals['requests']} ({totals['usage_known']})"),
+        ("prompt tokens", totals["prompt_tokens"]),
+        ("cache read actual / expected", f"{totals['actual_cache_read']} / {totals['expected_cache_read']}"),
+        ("hit ratio actual / expected", f"{_ratio(totals['hit_ratio'])} / {_ratio(totals['expected_hit_ratio'])}"),
+        ("output tokens", totals["output_tokens"]),
+        ("breaks (attribution / cache)", f"{totals['attribution_breaks']} / {totals['cache_breaks']}"),
+        ("tokens lost", totals["lost_tokens"]),
+        ("cost lost (example prices)", "n/a" if totals["lost_cost_usd"] is None else f"${totals['lost_cost_usd']:.4f}"),
+    ])
+    print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model))
+    print_table("by day (UTC, request time)", ("day", *_MEASURE_COLUMNS),
+                ((r["day"] or "?", *_measures(r)) for r in stats.by_day))
+    print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
+                ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
+    print_table("sessions losing the most cached tokens", ("session", "path", *_MEASURE_COLUMNS),
+                ((r["session_id"], r["path"], *_measures(r)) for r in stats.top_sessions))
+
+
+@click.command("stats")
+@click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many sessions the top-losses list shows.")
+@json_option
+def stats_command(db: str, top: int, as_json: bool) -> int:
+    """Answer fleet questions from an index made by `dsh-audit index`.
+
+    Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
+    `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
+    and the sessions that lost the most cached tokens. --json prints one object.
+
+    \b
+    Example:
+        dsh-audit stats --db audit.sqlite --json | jq .totals.hit_ratio
+    """
+    stats = fleet_stats(db, top=top)
+    if as_json:
+        click.echo(dumps_line(stats.to_json()))
+    else:
+        _print_stats(stats)
+    return EXIT_OK
+
+
+COMMANDS = [index_command, stats_command]

@@ -1,0 +1,40 @@
+"""Many sessions at once: a process pool or a Dask cluster, ``--since`` selection, and a SQLite
+fleet index that answers questions over every session (``dsh-audit index`` / ``stats``).
+
+Example:
+    >>> from dsh_audit.fleet import fleet_stats, index_logs, select_logs
+    >>> summary = index_logs(select_logs(["~/.dsh/sessions"], since=parse_since("7d")),  # doctest: +SKIP
+    ...                      "audit.sqlite", jobs=4)
+    >>> fleet_stats("audit.sqlite").totals["hit_ratio"]  # doctest: +SKIP
+    0.8125
+"""
+
+from ._audit import BreakRow, RequestRow, SessionRecord, audit_session
+from ._dask import DASK_INSTALL
+from ._index import SCHEMA_VERSION, IndexSummary, connect_index, index_logs
+from ._pool import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
+from ._select import modified_since, parse_since, select_logs
+from ._stats import FleetStats, fleet_stats
+
+__all__ = [
+    "BreakRow",
+    "DASK_INSTALL",
+    "ENGINES",
+    "FleetStats",
+    "IndexSummary",
+    "RequestRow",
+    "SCHEMA_VERSION",
+    "SessionRecord",
+    "SessionTaskError",
+    "TaskResult",
+    "audit_session",
+    "connect_index",
+    "fleet_stats",
+    "index_logs",
+    "iter_many",
+    "modified_since",
+    "parse_since",
+    "resolve_jobs",
+    "run_many",
+    "select_logs",
+]

@@ -1,0 +1,249 @@
+"""One session log in, the rows the fleet index stores for it out (runs in worker processes).
+
+:func:`audit_session` is the default per-session audit of ``dsh-audit index``: read and replay
+the log, time its requests from the event times, explain every transition with
+:mod:`dsh_audit.attribution` and account for the prefix cache with :mod:`dsh_audit.cache` (the
+same defaults as ``dsh-audit cache``). Either analysis is skipped when its package is missing, and
+an analysis that fails leaves a note instead of losing the session's requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import DshAuditError, UnreadableError
+from ..log import SessionLog, read_log
+from ..replay import Request, replay
+
+__all__ = ["BreakRow", "RequestRow", "SessionRecord", "audit_session", "options_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRow:
+    """One request of the index (``requests`` table); token columns are None when not logged.
+
+    ``prompt_tokens`` is the logged prompt (input + cache read + cache write); ``actual_cache_read``,
+    ``expected_cache_read``, ``classification``, ``cause`` and ``lost_*`` come from the cache
+    analysis (``actual_cache_read`` falls back to the logged cache reads without it; ``lost`` is
+    the JSON object of tokens lost per cause). ``day`` is
+    the UTC date of the event time the request was sent at.
+    """
+
+    path: str
+    idx: int
+    session_id: str
+    kind: str
+    turn: int | None
+    step: int | None
+    attempt: int
+    model: str | None
+    provider: str | None
+    input_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    output_tokens: int | None
+    message_count: int
+    messages_sha256: str
+    sent_at: float | None = None
+    day: str | None = None
+    prompt_tokens: int | None = None
+    actual_cache_read: int | None = None
+    expected_cache_read: int | None = None
+    classification: str | None = None
+    cause: str | None = None
+    lost_tokens: int | None = None
+    lost_cost: float | None = None
+    lost: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BreakRow:
+    """One prefix-cache break found by attribution (``breaks`` table); lists are JSON text."""
+
+    path: str
+    request: int
+    session_id: str
+    previous: int | None
+    previous_session_id: str | None
+    relation: str
+    cause: str | None
+    other_causes: str
+    fields: str
+    evidence_seqs: str
+    detail: str
+    classification: str | None = None
+    lost_tokens: int | None = None
+    lost_cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """Everything the index keeps about one log file (``sessions`` table plus its rows)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    options: str
+    session_id: str | None = None
+    parent_session: str | None = None
+    format_version: int | None = None
+    event_count: int | None = None
+    request_count: int = 0
+    error: str | None = None
+    error_code: str | None = None
+    notes: tuple[str, ...] = ()
+    attribution: bool = False
+    cache: bool = False
+    token_method: str | None = None
+    requests: tuple[RequestRow, ...] = field(default=(), repr=False)
+    breaks: tuple[BreakRow, ...] = field(default=(), repr=False)
+
+
+def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool) -> str:
+    """The reading and analysis options a record was made with; a change re-indexes the file."""
+    return f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)}"
+
+
+def _int(usage: dict[str, Any] | None, key: str) -> int | None:
+    value = (usage or {}).get(key)
+    return value if isinstance(value, int) else None
+
+
+def _request_row(path: str, request: Request, sent: float | None) -> RequestRow:
+    usage = request.usage if request.usage is not None else request.message_usage
+    config = (request.header or {}).get("config") or {}
+    inputs, read, write = _int(usage, "inputTokens"), _int(usage, "cacheReadTokens"), _int(usage, "cacheWriteTokens")
+    return RequestRow(
+        path=path, idx=request.index, session_id=request.session_id, kind=request.kind, turn=request.turn,
+        step=request.step, attempt=request.attempt, model=config.get("model") or request.extra.get("model"),
+        provider=config.get("provider"), input_tokens=inputs, cache_read_tokens=read, cache_write_tokens=write,
+        output_tokens=_int(usage, "outputTokens"), message_count=request.message_count,
+        messages_sha256=request.messages_sha256, sent_at=sent,
+        day=datetime.fromtimestamp(sent, timezone.utc).date().isoformat() if sent is not None else None,
+        prompt_tokens=None if inputs is None else inputs + (read or 0) + (write or 0),
+        actual_cache_read=read if inputs is not None else None)
+
+
+def _times(path: str, requests: list[Request], options: dict[str, Any]) -> dict[int, Any]:
+    """Request index -> :class:`dsh_audit.cache.RequestTime` from a second pass over the events."""
+    try:
+        from ..cache import request_times
+    except ImportError:
+        return {}
+    return request_times(read_log(path, **options).events(), requests)
+
+
+def _with_cache(row: RequestRow, verdict: Any) -> RequestRow:
+    from dataclasses import replace
+
+    return replace(row, prompt_tokens=verdict.prompt_tokens, actual_cache_read=verdict.actual,
+                   expected_cache_read=verdict.expected, classification=verdict.classification,
+                   cause=verdict.cause, lost_tokens=sum(verdict.lost.values()), lost_cost=verdict.lost_cost,
+                   lost=json.dumps(verdict.lost, sort_keys=True))
+
+
+def _break_row(path: str, transition: Any, verdict: Any | None) -> BreakRow:
+    return BreakRow(
+        path=path, request=transition.request, session_id=transition.session_id, previous=transition.previous,
+        previous_session_id=transition.previous_session_id, relation=transition.relation, cause=transition.cause,
+        other_causes=json.dumps(list(transition.other_causes)), fields=json.dumps(list(transition.field_names)),
+        evidence_seqs=json.dumps(list(transition.evidence_seqs)), detail=transition.detail,
+        classification=verdict.classification if verdict is not None else None,
+        lost_tokens=sum(verdict.lost.values()) if verdict is not None else None,
+        lost_cost=verdict.lost_cost if verdict is not None else None)
+
+
+def _attribute(log: SessionLog, requests: list[Request], *, lenient: bool,
+               notes: list[str]) -> list[Any] | None:
+    try:
+        from ..attribution import attribute
+    except ImportError:
+        return None
+    try:
+        return list(attribute(log, requests, lenient=lenient).transitions)
+    except Exception as exc:  # noqa: BLE001 - optional evidence, as in dsh-audit cache
+        notes.append(f"attribution failed: {exc}")
+        return None
+
+
+def _account(log: SessionLog, requests: list[Request], times: dict[int, Any], transitions: list[Any] | None,
+             notes: list[str]) -> Any:
+    """The :class:`dsh_audit.cache.SessionCacheReport`, with the defaults of ``dsh-audit cache``."""
+    try:
+        from ..cache import analyze_cache
+    except ImportError:
+        return None
+    try:
+        return analyze_cache(requests, times=times, attribution=transitions, path=log.path,
+                             session_id=log.header.id)
+    except Exception as exc:  # noqa: BLE001 - keep the session's requests whatever happens
+        notes.append(f"cache accounting failed: {exc}")
+        return None
+
+
+def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4,
+                  attribution: bool = True, cache: bool = True) -> SessionRecord:
+    """Read, replay and analyse one log into the rows of the fleet index; never raises for the log.
+
+    Args:
+        path: one ``session.jsonl[.zstd]`` file.
+        lenient: accept headers DSH refuses only for their metadata (tokenised fixtures).
+        max_version: the newest log format version to read.
+        attribution: explain breaks with :mod:`dsh_audit.attribution` (when installed).
+        cache: account for cache reads with :mod:`dsh_audit.cache` (when installed).
+
+    Raises:
+        UnreadableError: the file vanished before it could be stat'ed.
+
+    Example:
+        >>> record = audit_session("sample_logs/chat/session.jsonl")  # doctest: +SKIP
+        >>> record.request_count, record.error  # doctest: +SKIP
+        (3, None)
+    """
+    location = os.fspath(path)
+    try:
+        stat = Path(location).stat()
+    except OSError as exc:
+        raise UnreadableError(f"cannot read the file: {exc.strerror}", path=location) from exc
+    base: dict[str, Any] = {"path": location, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                            "options": options_key(lenient=lenient, max_version=max_version,
+                                                   attribution=attribution, cache=cache)}
+    options: dict[str, Any] = {"lenient": lenient, "max_version": max_version}
+    log: SessionLog | None = None
+    try:
+        log = read_log(location, **options)
+        requests, result = replay(log)
+        times = _times(location, requests, options)
+    except DshAuditError as exc:
+        exc.located(path=location)
+        header = log.header if log is not None else None
+        return SessionRecord(**base, session_id=header.id if header else None,
+                             parent_session=header.parent_session if header else None,
+                             format_version=log.format_version if log is not None else None,
+                             error=str(exc), error_code=exc.code,
+                             notes=tuple(log.warnings) if log is not None else ())
+    return _record(base, log, requests, result.event_count, times, lenient=lenient,
+                   attribution=attribution, cache=cache)
+
+
+def _record(base: dict[str, Any], log: SessionLog, requests: list[Request], event_count: int,
+            times: dict[int, Any], *, lenient: bool, attribution: bool, cache: bool) -> SessionRecord:
+    path = base["path"]
+    notes = list(log.warnings)
+    transitions = _attribute(log, requests, lenient=lenient, notes=notes) if attribution else None
+    report = _account(log, requests, times, transitions, notes) if cache else None
+    verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
+    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None) for r in requests]
+    rows = [_with_cache(row, verdicts[row.idx]) if row.idx in verdicts else row for row in rows]
+    breaks = [_break_row(path, t, verdicts.get(t.request)) for t in transitions or () if t.is_break]
+    return SessionRecord(
+        **base, session_id=log.header.id, parent_session=log.header.parent_session,
+        format_version=log.format_version, event_count=event_count or log.event_count,
+        request_count=len(requests), notes=tuple(notes), attribution=transitions is not None,
+        cache=report is not None, token_method=report.token_method if report is not None else None,
+        requests=tuple(rows), breaks=tuple(breaks))

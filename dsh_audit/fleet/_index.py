@@ -1,0 +1,196 @@
+"""The fleet index: one SQLite file with a row per session, per request and per cache break.
+
+Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow` and
+:class:`BreakRow`): ``sessions`` keyed by the log's absolute path, ``requests`` keyed by
+``(path, idx)``, ``breaks`` keyed by ``(path, request)``, and ``meta`` (the schema version).
+Indexing is incremental: a file whose size, modification time and indexing options are those
+stored is skipped; a changed one has its rows replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ._audit import BreakRow, RequestRow, SessionRecord, audit_session, options_key
+from ._pool import iter_many
+
+__all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
+
+SCHEMA_VERSION = 1
+
+_TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
+_SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord) if f.name not in ("requests", "breaks", "notes"))
+_KEYS = {"sessions": "path", "requests": "path, idx", "breaks": "path, request"}
+
+
+def _column_type(annotation: str) -> str:
+    return _TYPES.get(annotation.split(" ")[0].split("|")[0].strip(), "TEXT")
+
+
+def _table_sql(name: str, cls: type, skip: tuple[str, ...] = ()) -> str:
+    columns = [f"{f.name} {_column_type(str(f.type))}" for f in fields(cls) if f.name not in skip]
+    if name == "sessions":
+        columns.extend(["notes TEXT", "indexed_at REAL"])
+    return f"CREATE TABLE IF NOT EXISTS {name} ({', '.join(columns)}, PRIMARY KEY ({_KEYS[name]}))"
+
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
+    _table_sql("sessions", SessionRecord, ("requests", "breaks", "notes")),
+    _table_sql("requests", RequestRow),
+    _table_sql("breaks", BreakRow),
+    "CREATE INDEX IF NOT EXISTS requests_model ON requests (model)",
+    "CREATE INDEX IF NOT EXISTS requests_day ON requests (day)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSummary:
+    """What one ``index`` run did.
+
+    Attributes:
+        db: the index file.
+        seen: logs given (after ``--since``).
+        indexed: logs read and stored in this run (refused logs included).
+        skipped: unchanged logs left as stored.
+        failed: ``(path, error message)`` of every log that could not be read in this run, in
+            input order: logs DSH would refuse (stored, with their error) and logs whose task
+            failed (not stored, so the next run tries again).
+        lost: how many of ``failed`` were not stored.
+        seconds: wall time of the run.
+    """
+
+    db: str
+    seen: int
+    indexed: int
+    skipped: int
+    failed: tuple[tuple[str, str], ...]
+    lost: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "skipped": self.skipped,
+                "failed": [{"path": path, "error": error} for path, error in self.failed], "lost": self.lost,
+                "seconds": round(self.seconds, 3)}
+
+
+def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
+    """Open (and with ``create`` make) the index at ``db``, checking its schema version.
+
+    Raises:
+        UsageError: the file is not an index of this schema version, or is missing and
+            ``create`` is false.
+    """
+    location = os.fspath(db)
+    if not create and not Path(location).is_file():
+        raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
+    try:
+        connection = sqlite3.connect(location)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        for statement in _SCHEMA:
+            connection.execute(statement)
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"not a dsh-audit index: {exc}", path=location,
+                         hint="give another --db file, or delete this one") from exc
+    if row is None:
+        connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        connection.commit()
+    elif row[0] != str(SCHEMA_VERSION):
+        connection.close()
+        raise UsageError(f"index schema version {row[0]}, this dsh-audit writes {SCHEMA_VERSION}", path=location,
+                         hint="delete the file and index again")
+    return connection
+
+
+def _insert(connection: sqlite3.Connection, table: str, rows: Sequence[Any]) -> None:
+    if not rows:
+        return
+    names = [f.name for f in fields(rows[0])]
+    connection.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                           [tuple(getattr(row, name) for name in names) for row in rows])
+
+
+def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
+    with connection:
+        for table in ("requests", "breaks", "sessions"):
+            connection.execute(f"DELETE FROM {table} WHERE path = ?", (record.path,))
+        values = [getattr(record, name) for name in _SESSION_COLUMNS]
+        connection.execute(
+            f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}, notes, indexed_at) "
+            f"VALUES ({', '.join('?' * (len(_SESSION_COLUMNS) + 2))})",
+            (*values, "\n".join(record.notes), time.time()))
+        _insert(connection, "requests", record.requests)
+        _insert(connection, "breaks", record.breaks)
+
+
+def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -> list[str]:
+    """The paths whose file differs from its stored row (or has none)."""
+    stored = {row[0]: row[1:] for row in connection.execute("SELECT path, size, mtime_ns, options FROM sessions")}
+    stale: list[str] = []
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stale.append(path)  # the audit reports why
+            continue
+        if stored.get(path) != (stat.st_size, stat.st_mtime_ns, options):
+            stale.append(path)
+    return stale
+
+
+def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str], *, lenient: bool = False,
+               max_version: int = 4, attribution: bool = True, cache: bool = True, jobs: int = 1,
+               engine: str = "local", scheduler: str | None = None,
+               audit: Callable[[str], SessionRecord] | None = None,
+               progress: Callable[[int, int], None] | None = None) -> IndexSummary:
+    """Add the logs to the index at ``db``, reading only those that changed since last time.
+
+    Args:
+        logs: session log files (see :func:`dsh_audit.log.discover`); stored by absolute path.
+        db: the SQLite file, created when missing.
+        lenient, max_version: how logs are read (see :func:`dsh_audit.log.read_log`).
+        attribution, cache: run those analyses (a change of any option re-indexes every file).
+        jobs, engine, scheduler, progress: see :func:`dsh_audit.fleet.run_many`.
+        audit: the per-session audit (a picklable function of a path returning a
+            :class:`SessionRecord`); default :func:`audit_session` with the options above.
+
+    Raises:
+        UsageError: the index file cannot be used, or a bad engine option.
+
+    Example:
+        >>> summary = index_logs(discover(["sessions/"]), "audit.sqlite", jobs=2)  # doctest: +SKIP
+        >>> summary.indexed, summary.skipped  # doctest: +SKIP
+        (12, 0)
+    """
+    started = time.perf_counter()
+    options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
+    task = audit or partial(audit_session, lenient=lenient, max_version=max_version, attribution=attribution,
+                            cache=cache)
+    paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
+    connection = connect_index(db)
+    failed: list[tuple[str, str]] = []
+    lost = 0
+    try:
+        stale = _stale(connection, paths, options)
+        for result in iter_many(stale, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress):
+            if result.value is not None:
+                _store(connection, result.value)
+                if result.value.error is not None:
+                    failed.append((result.path, result.value.error))
+            else:
+                failed.append((result.path, str(result.error)))
+                lost += 1
+    finally:
+        connection.close()
+    return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost, skipped=len(paths) - len(stale),
+                        failed=tuple(failed), lost=lost, seconds=time.perf_counter() - started)

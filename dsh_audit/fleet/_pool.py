@@ -1,0 +1,194 @@
+"""Running one task per session log on many cores (a process pool) or a Dask cluster.
+
+The unit of work is one log path; a task is a picklable top-level function (or a
+``functools.partial`` of one) that takes the path and returns a small picklable value. Results
+come back in the order of the paths given, never in completion order, so a parallel run prints
+exactly what a serial run prints. An error in one session is kept in that session's
+:class:`TaskResult`; it never stops the others and is never dropped.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..errors import DshAuditError, UsageError
+
+__all__ = ["ENGINES", "SessionTaskError", "TaskResult", "iter_many", "resolve_jobs", "run_many"]
+
+T = TypeVar("T")
+Progress = Callable[[int, int], None]
+
+#: ``local``: a process pool on this machine; ``dask``: a Dask distributed cluster (extra ``dask``).
+ENGINES = ("local", "dask")
+
+# Paths in flight per worker: enough to keep workers busy, few enough to stream output early.
+_WINDOW_PER_JOB = 4
+
+
+class SessionTaskError(DshAuditError):
+    """A task failed on one session for a reason other than the log (a bug, a dead worker)."""
+
+    code = "task"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult(Generic[T]):
+    """What a task made of one session log.
+
+    Attributes:
+        path: the path the task was given, as given.
+        value: the task's return value, or None when it failed.
+        error: the error that stopped it: the library's own :class:`DshAuditError` for a log it
+            cannot read, a :class:`SessionTaskError` for anything else.
+    """
+
+    path: str
+    value: T | None = None
+    error: DshAuditError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _portable(error: DshAuditError) -> DshAuditError:
+    """The error itself when it survives pickling, else a plain copy with the same text."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:  # noqa: BLE001 - any subclass that cannot travel is flattened
+        return SessionTaskError(error.message, path=error.path, line=error.line, seq=error.seq, hint=error.hint)
+    return error
+
+
+def _guarded(task: Callable[[str], T], path: str) -> TaskResult[T]:
+    """Run ``task`` on one path, keeping any exception as the session's error (runs in workers)."""
+    try:
+        return TaskResult(path, task(path))
+    except DshAuditError as exc:
+        return TaskResult(path, error=_portable(exc.located(path=path)))
+    except Exception as exc:  # noqa: BLE001 - one broken session must not stop the fleet
+        last = traceback.extract_tb(exc.__traceback__)[-1:]
+        at = f" at {last[0].filename}:{last[0].lineno}" if last else ""
+        return TaskResult(path, error=SessionTaskError(
+            f"unexpected {type(exc).__name__}: {exc}{at}", path=path,
+            hint="this is a dsh-audit bug; please report it with the log if you can share it"))
+
+
+def _lost(path: str, why: str) -> TaskResult[Any]:
+    return TaskResult(path, error=SessionTaskError(why, path=path,
+                                                   hint="run this log alone (--jobs 1) to see what happens"))
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``jobs`` itself, or every CPU of this machine for 0."""
+    if jobs < 0:
+        raise UsageError(f"--jobs must be 0 (every CPU) or more, not {jobs}")
+    return jobs or os.cpu_count() or 1
+
+
+def _local(paths: list[str], task: Callable[[str], T], jobs: int,
+           progress: Progress | None) -> Iterator[TaskResult[T]]:
+    """Process pool; yields in input order as soon as the head of the queue is done."""
+    total = len(paths)
+    context = multiprocessing.get_context("spawn")  # no fork under a progress bar's thread
+    done: dict[int, TaskResult[T]] = {}
+    submitted = finished = emitted = 0
+    pool = ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=context)
+    running: dict[Future[TaskResult[T]], int] = {}
+    try:
+        while emitted < total:
+            while submitted < total and submitted - emitted < jobs * _WINDOW_PER_JOB:
+                try:
+                    running[pool.submit(_guarded, task, paths[submitted])] = submitted
+                except BrokenProcessPool:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=context)
+                    continue
+                submitted += 1
+            ready, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
+            for future in ready:
+                position = running.pop(future)
+                try:
+                    done[position] = future.result()
+                except BrokenProcessPool:
+                    done[position] = _lost(paths[position], "a worker process died while this log (or "
+                                                            "another read at the same time) was processed")
+                except Exception as exc:  # noqa: BLE001 - e.g. a value that cannot be pickled back
+                    done[position] = _lost(paths[position], f"the worker could not return its result: {exc}")
+                finished += 1
+                if progress is not None:
+                    progress(finished, total)
+            while emitted in done:
+                yield done.pop(emitted)
+                emitted += 1
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _serial(paths: list[str], task: Callable[[str], T], progress: Progress | None) -> Iterator[TaskResult[T]]:
+    for number, path in enumerate(paths, 1):
+        result = _guarded(task, path)
+        if progress is not None:
+            progress(number, len(paths))
+        yield result
+
+
+def iter_many(paths: Iterable[str | os.PathLike[str]], task: Callable[[str], T], *, jobs: int = 1,
+              engine: str = "local", scheduler: str | None = None,
+              progress: Progress | None = None) -> Iterator[TaskResult[T]]:
+    """Like :func:`run_many`, yielding each result as soon as all results before it are done."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}", hint="use " + " or ".join(ENGINES))
+    given = [os.fspath(p) for p in paths]
+    if engine == "dask":
+        from ._dask import run_dask
+
+        yield from run_dask(given, task, scheduler=scheduler, progress=progress, guard=_guarded, lost=_lost)
+        return
+    if scheduler is not None:
+        raise UsageError("--scheduler needs --engine dask")
+    workers = resolve_jobs(jobs)
+    if workers == 1 or len(given) < 2:
+        yield from _serial(given, task, progress)
+    else:
+        yield from _local(given, task, workers, progress)
+
+
+def run_many(paths: Sequence[str | os.PathLike[str]], task: Callable[[str], T], *, jobs: int = 1,
+             engine: str = "local", scheduler: str | None = None,
+             progress: Progress | None = None) -> list[TaskResult[T]]:
+    """Run ``task`` once per session log and return the results in the order of ``paths``.
+
+    Args:
+        paths: session log files (already discovered, see :func:`dsh_audit.log.discover`).
+        task: a picklable top-level function of one path (bind options with
+            ``functools.partial``); its return value must pickle too.
+        jobs: worker processes for the local engine; 1 runs in this process, 0 uses every CPU.
+        engine: ``local`` or ``dask``.
+        scheduler: the Dask scheduler address (``tcp://host:8786``) for the ``dask`` engine.
+        progress: called as ``progress(done, total)`` in this process after each session.
+
+    Returns:
+        One :class:`TaskResult` per path, in the order given, failures included.
+
+    Raises:
+        UsageError: bad ``jobs``, ``engine`` or ``scheduler``, a missing ``dask`` extra, or an
+            unreachable scheduler.
+
+    Example:
+        >>> from functools import partial
+        >>> from dsh_audit.fleet import audit_session
+        >>> task = partial(audit_session, cache=False)
+        >>> results = run_many(["a.jsonl", "b.jsonl"], task, jobs=2)  # doctest: +SKIP
+        >>> [(r.path, r.value.request_count) for r in results]  # doctest: +SKIP
+        [('a.jsonl', 3), ('b.jsonl', 12)]
+    """
+    return list(iter_many(paths, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress))

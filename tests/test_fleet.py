@@ -1,0 +1,325 @@
+"""Many sessions: process pool order and errors, --since, the SQLite index and stats, the Dask engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import time
+from collections import Counter
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from dsh_audit.cli import cli
+from dsh_audit.cli._common import run_guarded
+from dsh_audit.errors import UsageError, UnreadableError
+from dsh_audit.fleet import (SessionTaskError, index_logs, modified_since, parse_since, run_many,
+                             select_logs)
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+LIVE = CORPUS / "live"
+needs_corpus = pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is absent")
+
+
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    code = run_guarded(cli)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+# Tasks run in spawned workers, so they are top-level functions of an importable module.
+def _echo(path: str, *, fail: str = "") -> str:
+    name = Path(path).name
+    time.sleep(0.05 * (5 - int(name)) if name.isdigit() else 0)  # early paths finish last
+    if name == fail:
+        raise ValueError("boom")
+    if name == "bad":
+        raise UnreadableError("not a log", path=path, hint="give a log")
+    return f"done {name}"
+
+
+def _die(path: str) -> str:
+    if Path(path).name == "0":
+        os._exit(3)
+    return Path(path).name
+
+
+def test_run_many_keeps_input_order_and_every_error() -> None:
+    paths = ["0", "1", "bad", "3", "4"]
+    seen: list[tuple[int, int]] = []
+    results = run_many(paths, partial(_echo, fail="3"), jobs=2, progress=lambda d, t: seen.append((d, t)))
+    assert [r.path for r in results] == paths
+    assert [r.value for r in results] == ["done 0", "done 1", None, None, "done 4"]
+    assert isinstance(results[2].error, UnreadableError)
+    assert str(results[2].error) == "bad: not a log (hint: give a log)"
+    assert isinstance(results[3].error, SessionTaskError)
+    assert str(results[3].error).startswith("3: unexpected ValueError: boom at ")
+    assert seen == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    serial = run_many(paths, partial(_echo, fail="3"), jobs=1)
+    assert [(r.path, r.value, str(r.error)) for r in serial] == [(r.path, r.value, str(r.error)) for r in results]
+
+
+def test_a_dead_worker_fails_only_the_logs_in_flight() -> None:
+    paths = [str(n) for n in range(12)]
+    results = run_many(paths, _die, jobs=2)
+    assert [r.path for r in results] == paths
+    assert isinstance(results[0].error, SessionTaskError)
+    assert "worker process died" in results[0].error.message
+    assert [r.value for r in results[8:]] == ["8", "9", "10", "11"]  # submitted to a fresh pool
+
+
+def test_bad_options_are_usage_errors() -> None:
+    with pytest.raises(UsageError, match="unknown engine 'spark'"):
+        run_many(["a"], _echo, engine="spark")
+    with pytest.raises(UsageError, match="--scheduler needs --engine dask"):
+        run_many(["a"], _echo, scheduler="tcp://127.0.0.1:8786")
+    with pytest.raises(UsageError, match="--engine dask needs --scheduler ADDRESS"):
+        run_many(["a"], _echo, engine="dask")
+
+
+# --since -------------------------------------------------------------------------------------
+
+def test_parse_since_ages_and_dates() -> None:
+    now = 2_000_000_000.0
+    assert parse_since("90s", now=now) == now - 90
+    assert parse_since("30m", now=now) == now - 1800
+    assert parse_since("12h", now=now) == now - 43200
+    assert parse_since("7d", now=now) == now - 7 * 86400
+    assert parse_since("2w", now=now) == now - 14 * 86400
+    assert parse_since("2026-11-01T00:00:00+00:00") == 1_793_491_200.0
+    assert parse_since("2026-11-01") == parse_since("2026-11-01T00:00")
+    with pytest.raises(UsageError, match="cannot read --since 'yesterday'"):
+        parse_since("yesterday")
+
+
+def _aged_logs(tmp_path: Path) -> tuple[Path, Path]:
+    old, new = tmp_path / "old" / "session.jsonl", tmp_path / "new" / "session.jsonl"
+    logs = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))
+    for target in (old, new):
+        target.parent.mkdir()
+        shutil.copy(logs[0], target)
+    month_ago = time.time() - 30 * 86400
+    os.utime(old, (month_ago, month_ago))
+    return old, new
+
+
+@needs_corpus
+def test_since_selects_by_modification_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = _aged_logs(tmp_path)
+    assert modified_since([old, new], parse_since("7d")) == [new]
+    assert modified_since([old, new], parse_since("60d")) == [old, new]
+    notes: list[str] = []
+    assert select_logs([tmp_path], since=parse_since("7d"), notes=notes) == [new]
+    assert len(notes) == 1 and notes[0].endswith(": 1 of 2 log(s) modified earlier left out")
+    code, out, err = run(monkeypatch, capsys, "requests", "--json", "--since", "7d", str(tmp_path))
+    assert code == 0
+    full = run(monkeypatch, capsys, "requests", "--json", str(new))[1]
+    assert out == full and out.count("\n") == 3
+    assert err.startswith("note: --since ")
+    code, _, err = run(monkeypatch, capsys, "requests", "--since", "last week", str(tmp_path))
+    assert code == 2 and "Invalid value for '--since': cannot read --since 'last week'" in err
+
+
+# Parallel output equals serial output ---------------------------------------------------------
+
+@needs_corpus
+@pytest.mark.parametrize("args", [["--json"], [], ["--json", "--lenient"]], ids=["json", "table", "lenient"])
+def test_requests_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                args: list[str]) -> None:
+    root = str(LIVE if "--lenient" not in args else CORPUS)
+    serial = run(monkeypatch, capsys, "requests", *args, root)
+    parallel = run(monkeypatch, capsys, "requests", *args, "--jobs", "2", root)
+    assert parallel == serial
+    assert serial[0] == (0 if root == str(LIVE) else 2)
+    if args == ["--json"]:
+        assert serial[1].count("\n") == 132
+
+
+def _dump(db: Path) -> dict[str, list[tuple]]:
+    connection = sqlite3.connect(db)
+    try:
+        tables = {}
+        for table in ("sessions", "requests", "breaks"):
+            names = [r[1] for r in connection.execute(f"PRAGMA table_info({table})") if r[1] != "indexed_at"]
+            tables[table] = sorted(connection.execute(f"SELECT {', '.join(names)} FROM {table}").fetchall(), key=repr)
+        return tables
+    finally:
+        connection.close()
+
+
+@needs_corpus
+def test_index_jobs_contents_equal_serial(tmp_path: Path) -> None:
+    logs = select_logs([LIVE])
+    serial = index_logs(logs, tmp_path / "serial.sqlite")
+    parallel = index_logs(logs, tmp_path / "parallel.sqlite", jobs=2)
+    assert (serial.indexed, serial.skipped, serial.failed) == (len(logs), 0, ())
+    assert (parallel.indexed, parallel.skipped, parallel.failed) == (len(logs), 0, ())
+    one, two = _dump(tmp_path / "serial.sqlite"), _dump(tmp_path / "parallel.sqlite")
+    assert one == two
+    assert (len(one["sessions"]), len(one["requests"])) == (len(logs), 132)
+    assert len(one["breaks"]) > 0
+
+
+# Index + stats against the per-session commands ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def corpus_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is absent")
+    db = tmp_path_factory.mktemp("fleet") / "corpus.sqlite"
+    index_logs(select_logs([CORPUS]), db, lenient=True, jobs=2)
+    return db
+
+
+def _json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+@needs_corpus
+def test_stats_totals_equal_summed_requests_and_cache(corpus_index: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(monkeypatch, capsys, "requests", "--json", "--lenient", str(CORPUS))
+    rows = _json_lines(out)
+    refused = err.count("\nerror: ") + err.startswith("error: ")
+    usage = [r["usage"] or r["message_usage"] or {} for r in rows]
+    code, out, _ = run(monkeypatch, capsys, "cache", "--json", "--lenient", str(CORPUS))
+    reports = _json_lines(out)
+    code, out, _ = run(monkeypatch, capsys, "stats", "--db", str(corpus_index), "--json")
+    assert code == 0
+    stats = json.loads(out)
+    totals = stats["totals"]
+    assert totals["sessions"] == len(reports) + refused
+    assert totals["sessions_refused"] == refused and refused > 0
+    assert totals["requests"] == len(rows) == sum(r["requests"] for r in reports)
+    for key, field in (("input_tokens", "inputTokens"), ("cache_read_tokens", "cacheReadTokens"),
+                       ("cache_write_tokens", "cacheWriteTokens"), ("output_tokens", "outputTokens")):
+        assert totals[key] == sum(u.get(field, 0) for u in usage), key
+    assert totals["usage_known"] == sum(r["usage_known"] for r in reports)
+    assert totals["prompt_tokens"] == sum(r["prompt_tokens"] for r in reports)
+    assert totals["actual_cache_read"] == sum(r["actual_cache_read"] for r in reports)
+    assert totals["expected_cache_read"] == sum(r["expected_cache_read"] for r in reports)
+    assert totals["hit_ratio"] == totals["actual_cache_read"] / totals["prompt_tokens"]
+    lost: Counter[str] = Counter()
+    breaks: Counter[str] = Counter()
+    for report in reports:
+        lost.update(report["lost_tokens_by_cause"])
+        breaks.update(report["breaks_by_cause"])
+    assert totals["lost_tokens"] == sum(lost.values()) > 0
+    assert totals["cache_breaks"] == sum(breaks.values()) > 0
+    assert totals["lost_cost_usd"] == round(sum(r["lost_cost_usd"] or 0 for r in reports), 6)
+    assert {c["cause"]: c["lost_tokens"] for c in stats["by_cause"] if c["lost_tokens"]} == dict(lost)
+    assert {c["cause"]: c["cache_breaks"] for c in stats["by_cause"] if c["cache_breaks"]} == dict(breaks)
+    by_model: Counter[str] = Counter(r["header"]["config"]["model"] for r in rows)
+    assert {m["model"]: m["requests"] for m in stats["by_model"]} == dict(by_model)
+    assert sum(d["requests"] for d in stats["by_day"]) == len(rows)
+    worst = max(reports, key=lambda r: sum(r["lost_tokens_by_cause"].values()))
+    assert stats["top_sessions"][0]["lost_tokens"] == sum(worst["lost_tokens_by_cause"].values())
+    assert len(stats["top_sessions"]) == 10
+
+
+@needs_corpus
+def test_breaks_table_matches_attribution(corpus_index: Path) -> None:
+    connection = sqlite3.connect(corpus_index)
+    path = next(str(p.resolve()) for p in (LIVE / "c-change" / "session-logs").glob("*.jsonl"))
+    rows = connection.execute("SELECT request, previous, relation, cause, fields, evidence_seqs, classification, "
+                              "lost_tokens FROM breaks WHERE path = ? ORDER BY request", (path,)).fetchall()
+    connection.close()
+    from dsh_audit.attribution import attribute
+
+    expected = [t for t in attribute(path).transitions if t.is_break]
+    assert [(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5])) for r in rows] == [
+        (t.request, t.previous, t.relation, t.cause, list(t.field_names), list(t.evidence_seqs)) for t in expected]
+    assert [r[6] for r in rows] == ["break_explained", "as_expected", "break_explained", "as_expected",
+                                    "break_explained"]
+    assert [r[7] for r in rows] == [7936, 0, 1152, 0, 2880]
+
+
+@needs_corpus
+def test_stats_table_and_missing_index(corpus_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(monkeypatch, capsys, "stats", "--db", str(corpus_index), "--top", "2")
+    assert code == 0
+    for title in ("fleet totals", "by model", "by day (UTC, request time)", "breaks by cause",
+                  "sessions losing the most cached tokens", "deepseek-v4-flash", "header_change"):
+        assert title in out
+    code, _, err = run(monkeypatch, capsys, "stats", "--db", str(tmp_path / "none.sqlite"))
+    assert code == 2 and err.startswith("error: ") and "no such index" in err
+
+
+# Incremental indexing ---------------------------------------------------------------------------
+
+@needs_corpus
+def test_incremental_index_skips_unchanged_and_replaces_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    chat = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))[0]
+    change = sorted((LIVE / "c-change" / "session-logs").glob("*.jsonl"))[0]
+    root = tmp_path / "logs"
+    for name, source in (("one", chat), ("two", chat), ("three", change)):
+        (root / name).mkdir(parents=True)
+        shutil.copy(source, root / name / "session.jsonl")
+    (root / "broken").mkdir()
+    (root / "broken" / "session.jsonl").write_text('{"type":"session","version":9}\n')
+    db = str(tmp_path / "i.sqlite")
+    code, out, err = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json")
+    first = json.loads(out)
+    assert code == 2 and err.count("error: ") == 1 and "broken" in err
+    assert (first["seen"], first["indexed"], first["skipped"], first["lost"]) == (4, 4, 0, 0)
+    code, out, err = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json", "-j", "2")
+    second = json.loads(out)
+    assert code == 0 and err == ""
+    assert (second["indexed"], second["skipped"], second["failed"]) == (0, 4, [])
+    target = root / "two" / "session.jsonl"
+    shutil.copy(change, target)
+    later = time.time() + 5
+    os.utime(target, (later, later))
+    code, out, _ = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json")
+    third = json.loads(out)
+    assert (third["indexed"], third["skipped"]) == (1, 3)
+    connection = sqlite3.connect(db)
+    sessions = dict(connection.execute("SELECT path, request_count FROM sessions"))
+    per_path = Counter(row[0] for row in connection.execute("SELECT path FROM requests"))
+    error = connection.execute("SELECT error_code FROM sessions WHERE path LIKE '%broken%'").fetchone()
+    connection.close()
+    resolved = {name: str((root / name / "session.jsonl").resolve()) for name in ("one", "two", "three")}
+    assert sessions[resolved["two"]] == sessions[resolved["three"]] == 8
+    assert per_path[resolved["two"]] == 8 and per_path[resolved["one"]] == sessions[resolved["one"]] == 3
+    assert error == ("unsupported",)
+    code, out, _ = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json", "--no-cache")
+    assert json.loads(out)["indexed"] == 4  # other options: everything again
+
+
+# Dask engine against a real local cluster -------------------------------------------------------
+
+@needs_corpus
+def test_dask_engine_matches_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    distributed = pytest.importorskip("distributed")
+    serial = run(monkeypatch, capsys, "requests", "--json", str(LIVE))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        on_dask = run(monkeypatch, capsys, "requests", "--json", "--engine", "dask", "--scheduler", address, str(LIVE))
+        results = run_many(["0", "bad", "2"], _echo, engine="dask", scheduler=address)
+        logs = select_logs([LIVE])
+        summary = index_logs(logs, tmp_path / "dask.sqlite", engine="dask", scheduler=address)
+    assert on_dask == serial
+    assert [(r.value, type(r.error).__name__) for r in results] == [
+        ("done 0", "NoneType"), (None, "UnreadableError"), ("done 2", "NoneType")]
+    assert (summary.indexed, summary.failed) == (len(logs), ())
+    index_logs(logs, tmp_path / "local.sqlite")
+    assert _dump(tmp_path / "dask.sqlite") == _dump(tmp_path / "local.sqlite")
+
+
+def test_dask_engine_without_the_extra_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(UsageError) as caught:
+        run_many(["a"], _echo, engine="dask", scheduler="tcp://127.0.0.1:8786")
+    assert "optional 'dask' extra" in caught.value.message
+    assert caught.value.hint == "pip install 'dsh-audit[dask]', on this machine and on every worker"
