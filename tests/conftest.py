@@ -2,3 +2,19 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+# -- hypothesis profiles (property tests: tests/test_properties*.py) ------------------------------
+# ``ci`` is the default: derandomized (the same examples on every run and machine), no example
+# database, no deadline (CI machines are slow and shared). ``thorough`` explores: many more random
+# examples, failures saved in .hypothesis/. Pick one with ``pytest --hypothesis-profile=thorough``
+# (or DSH_AUDIT_HYPOTHESIS_PROFILE=thorough).
+import os  # noqa: E402
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=100, derandomize=True, database=None, deadline=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=600, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("DSH_AUDIT_HYPOTHESIS_PROFILE", "ci"))

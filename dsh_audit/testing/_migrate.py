@@ -51,7 +51,12 @@ def _renumber(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         event = {k: v for k, v in event.items() if k != "_old"}
         event["seq"] = new
         if isinstance(event.get("sourceEventSeqs"), list):
-            event["sourceEventSeqs"] = [m(s) for s in event["sourceEventSeqs"]]
+            cited = event["sourceEventSeqs"]
+            if any(isinstance(s, list) for s in cited):  # v2+ ranges [a, b]: expand, remap, encode again
+                flat = [x for s in cited for x in (range(s[0], s[1] + 1) if isinstance(s, list) else [s])]
+                event["sourceEventSeqs"] = _ranges([m(s) for s in flat])
+            else:
+                event["sourceEventSeqs"] = [m(s) for s in cited]
         op = event.get("surfaceOp")
         if isinstance(op, dict):
             event["surfaceOp"] = {k: (m(v) if k in ("start", "end", "startSeq", "endSeq") else v) for k, v in op.items()}

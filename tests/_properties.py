@@ -1,0 +1,49 @@
+"""Helpers shared by the property suites: write a generated log, replay it, compare requests."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import dsh_audit
+from dsh_audit.jsjson import stringify
+from dsh_audit.replay import Request
+from dsh_audit.strategies import GeneratedSession
+
+from dsh_audit.validate import validate, validate_paths
+
+__all__ = ["folder", "identity", "replay_file", "row", "validate", "validate_paths", "written"]
+
+# Request fields known as soon as the attempt's first chunk is logged (spec §7.3 step 3).
+_IDENTITY = ("index", "kind", "session_id", "turn", "step", "attempt", "step_start_seq", "first_chunk_seq",
+             "header_seq", "header_reason", "message_count", "messages_sha256", "header", "context")
+
+
+@contextmanager
+def folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="dsh-prop-") as name:
+        yield Path(name)
+
+
+def replay_file(path: Path, **options: Any) -> list[Request]:
+    return dsh_audit.requests(dsh_audit.load(path, **options))
+
+
+def row(request: Request) -> str:
+    """Everything about a request, messages included, as exact JSON text."""
+    return stringify(request.to_json())
+
+
+def identity(request: Request) -> str:
+    summary = request.summary()
+    return stringify({k: summary[k] for k in _IDENTITY} | {"message_seqs": list(request.message_seqs)})
+
+
+@contextmanager
+def written(session: GeneratedSession, **options: Any) -> Iterator[list[Path]]:
+    """The session (and its fork children) written to a temporary folder."""
+    with folder() as where:
+        yield session.write_all(where, **options)

@@ -1,0 +1,105 @@
+"""Property tests: every injected fault is detected with its code; clean logs produce no finding.
+
+Faults come from :mod:`dsh_audit.strategies` (``mutated_logs``, ``mutated_bodies``,
+``mutated_captures``); each carries the detection it expects (validator rule, load error, diff
+change at a JSON path, attribution cause). See docs/property-testing.md for which property fails
+when a detection is removed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import Phase, given, settings
+
+import dsh_audit
+from dsh_audit.attribution import attribute
+from dsh_audit.diff import diff_bodies
+from dsh_audit.errors import DshAuditError
+from dsh_audit.strategies import LOG_MUTATIONS, WIRE_MUTATIONS, mutated_bodies, mutated_captures, mutated_logs, sessions
+from dsh_audit.wire import render
+
+from _properties import folder, replay_file, validate, validate_paths, written
+
+# DSH602 compares seedLength with the *first* session/end-seed; a fork of a resumed log inherits
+# earlier end-seeds (DSH Session._forkSeed copies events[0..boundary] verbatim and appends the
+# marker at seedLength), so it misfires there. Reported; drop this filter when the rule is fixed.
+_KNOWN_FALSE_POSITIVE = "DSH602"
+
+
+def _matches(difference, expected):
+    path = difference.path
+    return difference.change == expected.code and (
+        path == expected.where or path.startswith(f"{expected.where}[") or path.startswith(f"{expected.where}."))
+
+
+@pytest.mark.parametrize("kind", LOG_MUTATIONS)
+def test_log_mutations_are_caught_by_the_validator_and_the_reader(kind):
+    @given(mutated_logs(kinds=[kind]))
+    def check(item):
+        with folder() as where:
+            path = item.write(where)
+            findings = validate(path)
+            for expected in item.mutation.expecting("validate"):
+                assert (expected.code, expected.where) in {(f.rule, f.seq) for f in findings}, \
+                    [f.format() for f in findings]
+            for expected in item.mutation.expecting("load"):
+                with pytest.raises(DshAuditError) as caught:
+                    replay_file(path)
+                assert type(caught.value).__name__ == expected.code
+
+    check()
+
+
+@pytest.mark.parametrize("kind", WIRE_MUTATIONS)
+def test_wire_mutations_are_caught_by_the_diff(kind):
+    @given(mutated_bodies(kinds=[kind]))
+    def check(item):
+        result = diff_bodies(item.original, item.body)
+        for expected in item.mutation.expecting("diff"):
+            if expected.code == "key order":
+                assert result.verdict == "equivalent" and result.equivalence == ("key order",)
+            else:
+                assert result.verdict == "different"
+            assert any(_matches(d, expected) for d in result.differences), result.to_json()
+
+    check()
+
+
+@pytest.mark.parametrize("kind", WIRE_MUTATIONS)
+def test_mutated_captures_are_unrecorded_mutations(kind):
+    @given(mutated_captures(kinds=[kind]))
+    def check(item):
+        with written(item.session) as paths:
+            log = dsh_audit.load(paths[0])
+            requests = dsh_audit.requests(log)
+            result = attribute(log, requests, captures=list(item.captures))
+        for expected in item.mutation.expecting("attribution"):
+            transition = result.transition(expected.where)
+            assert transition.cause == expected.code, transition.to_json()
+            assert transition.verdict == "break"
+
+    check()
+
+
+@given(sessions(turns=(1, 4), retries=2, compactions=2, prunes=2, header_changes=3, resumes=2, forks=1))
+def test_clean_logs_produce_no_finding_anywhere(session):
+    with written(session) as paths:
+        findings = [f for f in validate_paths(paths) if f.rule != _KNOWN_FALSE_POSITIVE]
+        assert findings == [], [f.format() for f in findings]
+        log = dsh_audit.load(paths[0])
+        requests = dsh_audit.requests(log)
+        bodies = [render(r).body if r.kind != "compaction" else None for r in requests]
+        result = attribute(log, requests, captures=bodies)
+    assert not [t for t in result.transitions if t.cause in ("unexplained", "unrecorded_mutation")
+                and t.relation != "compaction_call"]
+    for request, body in zip(requests, bodies):
+        if body is not None:
+            assert diff_bodies(render(request).body, body).verdict == "identical"
+
+
+@settings(max_examples=10, phases=[Phase.generate])  # a known failure: no shrinking
+@pytest.mark.xfail(strict=True, reason="validator DSH602 misfires on a fork of a resumed log (reported)")
+@given(sessions(turns=(2, 3), resumes=(1, 1), forks=(1, 1), compactions=0, prunes=0, header_changes=0))
+def test_fork_of_a_resumed_log_is_valid(session):
+    with written(session) as paths:
+        assert [f.format() for f in validate_paths(paths)] == []
