@@ -62,11 +62,6 @@ def test_check_passes_on_the_curated_sample_logs(_check):
     assert "PASSED: 10 log(s), 35 request(s), 0 error(s), 0 warning(s), 10 info, 0 failing" in result.output
 
 
-@pytest.mark.xfail((SAMPLES / "generated").exists(), strict=True,
-                   reason="attribution reports the compaction call of sample_logs/generated/generated-sample "
-                          "(request 2, a prefix extension of request 1) as an unexplained break (DSH821); the "
-                          "same bug is xfailed in tests/test_properties_attribution.py. Remove this marker "
-                          "when attribution is fixed.")
 def test_check_passes_on_all_sample_logs(_check):
     result = _check(SAMPLES)
     assert result.exit_code == 0, result.output

@@ -20,12 +20,6 @@ from dsh_audit.wire import render
 
 from _properties import folder, replay_file, validate, validate_paths, written
 
-# DSH602 compares seedLength with the *first* session/end-seed; a fork of a resumed log inherits
-# earlier end-seeds (DSH Session._forkSeed copies events[0..boundary] verbatim and appends the
-# marker at seedLength), so it misfires there. Reported; drop this filter when the rule is fixed.
-_KNOWN_FALSE_POSITIVE = "DSH602"
-
-
 def _matches(difference, expected):
     path = difference.path
     return difference.change == expected.code and (
@@ -84,7 +78,7 @@ def test_mutated_captures_are_unrecorded_mutations(kind):
 @given(sessions(turns=(1, 4), retries=2, compactions=2, prunes=2, header_changes=3, resumes=2, forks=1))
 def test_clean_logs_produce_no_finding_anywhere(session):
     with written(session) as paths:
-        findings = [f for f in validate_paths(paths) if f.rule != _KNOWN_FALSE_POSITIVE]
+        findings = list(validate_paths(paths))
         assert findings == [], [f.format() for f in findings]
         log = dsh_audit.load(paths[0])
         requests = dsh_audit.requests(log)
@@ -98,7 +92,6 @@ def test_clean_logs_produce_no_finding_anywhere(session):
 
 
 @settings(max_examples=10, phases=[Phase.generate])  # a known failure: no shrinking
-@pytest.mark.xfail(strict=True, reason="validator DSH602 misfires on a fork of a resumed log (reported)")
 @given(sessions(turns=(2, 3), resumes=(1, 1), forks=(1, 1), compactions=0, prunes=0, header_changes=0))
 def test_fork_of_a_resumed_log_is_valid(session):
     with written(session) as paths:

@@ -344,7 +344,7 @@ def test_seed_boundary(tmp_path):
     header["seedLength"] = 40
     findings = validate(write(tmp_path, (header, events)))
     assert [(f.rule, f.severity, f.message, f.line) for f in findings] == [
-        ("DSH602", "error", "seedLength 40 but the first session/end-seed is seq 44", 1)]
+        ("DSH602", "error", "seedLength 40 but no session/end-seed stands at seq 40 (end-seeds: seq 44)", 1)]
 
 
 def test_seed_prefix_against_the_parent(tmp_path):

@@ -172,8 +172,12 @@ def compare(prev: Request, cur: Request, pair: Pair, digests: MessageDigests) ->
     k = common_prefix(prev.messages, cur.messages, digests,
                       prev_seqs=prev.message_seqs if pair.same_log else (),
                       cur_seqs=cur.message_seqs if pair.same_log else ())
-    kept = len(cur.messages) if pair.prefix_of_previous else len(prev.messages)
-    messages_ok = k == kept and (pair.prefix_of_previous or len(cur.messages) >= len(prev.messages))
+    if pair.prefix_of_previous:
+        # A compaction call resends the head of the previous prompt; its region may also hold the
+        # reply to that request, so either prompt may be the longer: one must extend the other.
+        messages_ok = k == min(len(cur.messages), len(prev.messages))
+    else:
+        messages_ok = k == len(prev.messages) and len(cur.messages) >= len(prev.messages)
     window = pair.evidence.between(pair.low, cur.first_chunk_seq)
     touching, other = _replacements(window, prev)
     notes = list(pair.notes)

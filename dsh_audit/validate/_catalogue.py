@@ -217,7 +217,7 @@ _ALL = [
        "write parentSession, seedLength, origin and delegationDepth together",
        '{"type":"session","version":0,"id":"c1","createdAt":1,"seedLength":44,"delegationDepth":0}'),
     _r("DSH602", "error", "seed-boundary",
-       "seedLength equals the position of the session/end-seed that closes the inherited events.",
+       "The event at seq seedLength is the session/end-seed that closes the inherited events.",
        "set seedLength to the number of events copied from the parent",
        '{"type":"session",...,"seedLength":40,...}   with session/end-seed at seq 44'),
     _r("DSH603", "error", "seed-prefix", "A child's first seedLength events are the parent's first seedLength events.",

@@ -90,7 +90,7 @@ class Trace:
         self.step = _Step()
         self.header: dict[str, Any] | None = None
         self.new_instance = False
-        self.first_end_seed: int | None = None
+        self.end_seeds: list[int] = []  # a fork of a resumed log carries the parent's end-seeds too
         self.event: Event | None = None
         self.surface_ok = True  # whether the surface fold accepted the current event
 
@@ -124,10 +124,10 @@ class Trace:
             self.sink.add("DSH407", f"log ends inside open turn {self.open_turn}"
                           + (f" (step {self.open_step} open)" if self.open_step is not None else ""))
         if self.version <= 1 and self.seed_length:
-            if self.first_end_seed != self.seed_length:
-                where = "none" if self.first_end_seed is None else f"seq {self.first_end_seed}"
-                self.sink.add("DSH602", f"seedLength {self.seed_length} but the first session/end-seed is {where}",
-                              line=1)
+            if self.seed_length not in self.end_seeds:
+                where = ", ".join(f"seq {s}" for s in self.end_seeds) or "none"
+                self.sink.add("DSH602", f"seedLength {self.seed_length} but no session/end-seed stands at seq "
+                              f"{self.seed_length} (end-seeds: {where})", line=1)
 
     def require_step(self, kind: str, data: dict[str, Any]) -> None:
         turn, step = data.get("turn"), data.get("step")
@@ -289,8 +289,7 @@ class Trace:
 
     def on_end_seed(self, event: Event, data: dict[str, Any]) -> None:
         self.new_instance = True
-        if self.first_end_seed is None:
-            self.first_end_seed = event.seq
+        self.end_seeds.append(event.seq)
 
     def on_request_header(self, event: Event, data: dict[str, Any]) -> None:
         reason = data.get("reason")
