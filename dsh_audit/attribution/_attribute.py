@@ -181,6 +181,7 @@ class _Attributor:
         seed = session.header.seed_length
         notes: list[str] = []
         extra: list[Evidence] = []
+        cut: int | None
         if seed:
             relation, cut = "fork", seed
         else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import as_object
 from ..jsjson import stringify
 from ..replay import Request
 from ._events import CONTEXT_TYPES, LogEvidence
@@ -79,7 +80,7 @@ def _classify_replace(record: Evidence, window: list[Evidence]) -> tuple[str, li
                                                      other.data.get("shadowedSeqs") == shadowed):
                 return "prune", [other, record]
     summary = next((o for o in window if o.type == "compaction/summary" and o.seq in sources), None)
-    source = record.data.get("source") if isinstance(record.data.get("source"), dict) else {}
+    source = as_object(record.data.get("source"))
     if summary is not None or (source.get("kind") == "plugin" and source.get("plugin") == "compact"):
         cid = summary.data.get("compactionId") if summary is not None else source.get("compactionId")
         group = [o for o in window if o.type.startswith("compaction/") and o.type != "compaction/prune"
@@ -94,7 +95,8 @@ def _replacements(window: list[Evidence], prev: Request) -> tuple[list[_Replace]
     if not records:
         return [], []
     index = {seq: i for i, seq in enumerate(prev.message_seqs)}
-    touching, other = [], []
+    touching: list[_Replace] = []
+    other: list[_Replace] = []
     for record in records:
         cause, evidence = _classify_replace(record, window)
         shadowed = record.data.get("shadowedSeqs")

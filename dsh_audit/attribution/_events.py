@@ -13,6 +13,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import as_object
 from ..jsjson import stringify
 from ..log import Event, SessionLog
 from ._model import Evidence
@@ -32,7 +33,7 @@ def _pick(data: Any, *keys: str) -> dict[str, Any]:
 
 
 def _header_data(data: dict[str, Any]) -> dict[str, Any]:
-    header = data.get("header") if isinstance(data.get("header"), dict) else {}
+    header = as_object(data.get("header"))
     tools = header.get("tools")
     return {
         "reason": data.get("reason"),
@@ -44,10 +45,10 @@ def _header_data(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failure(chunk: dict[str, Any]) -> dict[str, Any] | None:
-    reason = chunk.get("reason") if isinstance(chunk.get("reason"), dict) else {}
+    reason = as_object(chunk.get("reason"))
     if reason.get("kind") not in ("error", "aborted"):
         return None
-    failure = reason.get("failure") if isinstance(reason.get("failure"), dict) else {}
+    failure = as_object(reason.get("failure"))
     return {"kind": reason.get("kind"), **_pick(failure, "code", "message")}
 
 
@@ -101,7 +102,7 @@ class _Collector:
         else:
             shadowed = self.nodes[start:end + 1]
             self.nodes[start:end + 1] = [event.seq]
-        data = event.data if isinstance(event.data, dict) else {}
+        data = as_object(event.data)
         message = data.get("message") if event.type != "user/message" else data
         source = message.get("source") if isinstance(message, dict) else None
         self.out.add(event.seq, event.type, {

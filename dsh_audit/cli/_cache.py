@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
 from .._batch import discover_logs
-from ..cache import SessionCacheReport, cache_report
+from ..cache import CacheVerdict, SessionCacheReport, cache_report
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import print_table, progress
@@ -39,7 +40,7 @@ def _summary(report: SessionCacheReport) -> str:
             + ("" if report.attribution else "; no attribution: breaks are unattributed"))
 
 
-def _row(verdict) -> tuple:
+def _row(verdict: CacheVerdict) -> tuple[object, ...]:
     where = "-" if verdict.turn is None else f"{verdict.turn}/{verdict.step}/{verdict.attempt}"
     prompt = verdict.prompt_tokens if verdict.prompt_tokens is not None else f"~{verdict.counted_tokens}"
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
@@ -48,7 +49,7 @@ def _row(verdict) -> tuple:
             "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
 
 
-def _sessions(paths: tuple[str, ...]) -> list:
+def _sessions(paths: tuple[str, ...]) -> list[Path]:
     logs = discover_logs(paths)
     if not paths:
         logs.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)

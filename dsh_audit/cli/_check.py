@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..errors import UsageError
-from ..gate import CheckResult, load_policy, run_check
+from ..gate import CheckResult, SessionCheck, load_policy, run_check
 from ..report import format_html, format_json, format_junit, format_markdown, format_sarif
 from ..report.terminal import print_status, print_table, progress
 from ._common import EXIT_FINDINGS, EXIT_OK, lenient_option
@@ -34,7 +35,7 @@ def _write(path: str | None, text: str) -> None:
         raise UsageError(f"cannot write report: {exc.strerror}", path=path) from None
 
 
-def _row(check) -> tuple[object, ...]:
+def _row(check: SessionCheck) -> tuple[object, ...]:
     rows = [r for r in check.captures if not r.pairing.retry]
     capture = "none" if check.capture_path is None else f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
     report = check.cache
@@ -70,13 +71,13 @@ def _step_summary(markdown: str) -> None:
         click.echo(f"warning: cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}", err=True)
 
 
-def _capture_option(func):
+def _capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--capture", "capture", type=click.Path(exists=True),
                         help="What was sent, for every log: wire.jsonl, HAR 1.2 or a folder of bodies. "
                              "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
 
 
-def _policy_option(func):
+def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
                         help="A TOML policy file ([tool.dsh-audit] table or top-level keys). Default: the "
                              "nearest pyproject.toml's [tool.dsh-audit], else the strict defaults.")(func)

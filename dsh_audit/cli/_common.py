@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import DshAuditError
+from ..errors import DshAuditError, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..replay import Request
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning", "engine_options",
-           "jobs_option", "json_option", "lenient_option", "run_guarded", "since_option"]
+           "jobs_option", "json_option", "lenient_option", "one_log", "one_request", "run_guarded", "since_option"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -22,6 +27,37 @@ def echo_error(error: DshAuditError | str) -> None:
 
 def echo_warning(text: str) -> None:
     click.echo(f"warning: {text}", err=True)
+
+
+def one_log(path: str) -> Path:
+    """The one session log file at or under ``path``; UsageError when there are none or several."""
+    from ..log import discover
+
+    logs = discover([path])
+    if len(logs) != 1:
+        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
+                         hint="point at a single session.jsonl[.zstd] file")
+    return logs[0]
+
+
+def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request]:
+    """Replay the one session log at ``path``: its file and its request ``index``.
+
+    The log's warnings go to stderr. Raises the log's own error when it cannot be replayed, and
+    UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests.
+    """
+    from .._batch import replay_path
+
+    log = one_log(path)
+    outcome = replay_path(log, lenient=lenient, max_version=max_version)
+    for warning in outcome.warnings:
+        echo_warning(warning)
+    if outcome.error is not None:
+        raise outcome.error
+    if not 0 <= index < len(outcome.requests):
+        raise UsageError(f"request {index} does not exist: the log has {len(outcome.requests)} request(s)",
+                         path=str(log), hint="run `dsh-audit requests` to see the indexes")
+    return str(log), outcome.requests[index]
 
 
 def run_guarded(command: click.Group) -> int:

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 
-from .._batch import discover_logs, replay_path
 from ..errors import DshAuditError, UsageError
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import EXIT_OK, echo_warning, lenient_option
+from ._common import EXIT_OK, lenient_option, one_request
 
 __all__ = ["render_command"]
 
@@ -52,26 +51,15 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     if adapter not in ADAPTERS:
         raise UsageError(f"the {adapter!r} renderer is not installed in this build",
                          hint="known adapters: " + ", ".join(sorted(ADAPTERS)))
-    logs = discover_logs([path])
-    if len(logs) != 1:
-        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
-                         hint="point at a single session.jsonl[.zstd] file")
-    outcome = replay_path(logs[0], lenient=lenient, max_version=max_version)
-    for warning in outcome.warnings:
-        echo_warning(warning)
-    if outcome.error is not None:
-        raise outcome.error
-    if not 0 <= index < len(outcome.requests):
-        raise UsageError(f"request {index} does not exist: the log has {len(outcome.requests)} request(s)",
-                         path=str(logs[0]), hint="run `dsh-audit requests` to see the indexes")
+    log_path, request = one_request(path, index, lenient=lenient, max_version=max_version)
     options = {"version": harness_version} if adapter == "deepseek" else {}
     renderer = make_renderer(adapter, **options)
     instruction = _read_instruction(instruction_file)
     call_options = {"compaction_instruction": instruction} if instruction is not None else {}
     try:
-        wire = renderer.render(outcome.requests[index], **call_options)
+        wire = renderer.render(request, **call_options)
     except DshAuditError as exc:
-        raise exc.located(path=str(logs[0])) from None
+        raise exc.located(path=log_path) from None
     if with_headers:
         lines = [f"{wire.method} {wire.path}"] + [f"{name}: {value}" for name, value in wire.headers]
         click.echo(("\n".join(lines) + "\n\n").encode("utf-8"), nl=False)

@@ -8,26 +8,27 @@ from typing import Any
 
 import click
 
-from .._batch import discover_logs, replay_path
-from ..errors import DshAuditError, UsageError
+from .._batch import replay_path
+from ..errors import DshAuditError
 from ..fleet import iter_many, select_logs
+from ..replay import Request
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option,
-                      lenient_option, since_option)
+                      lenient_option, one_request, since_option)
 
 __all__ = ["requests_command", "show_command"]
 
 _COLUMNS = ("#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "output", "finish")
 
 
-def _tokens(usage: dict | None, key: str) -> str:
+def _tokens(usage: dict[str, Any] | None, key: str) -> str:
     if not usage or key not in usage:
         return "?"
     return str(usage[key])
 
 
-def _row(request) -> tuple:
+def _row(request: Request) -> tuple[object, ...]:
     if request.turn is None and request.step is None:
         where = "-"
     elif request.step is None:
@@ -140,19 +141,8 @@ def show_command(path: str, index: int, lenient: bool, max_version: int, compact
     Example:
         dsh-audit show sample_logs/tools/session.jsonl 2
     """
-    logs = discover_logs([path])
-    if len(logs) != 1:
-        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
-                         hint="point at a single session.jsonl[.zstd] file")
-    outcome = replay_path(logs[0], lenient=lenient, max_version=max_version)
-    for warning in outcome.warnings:
-        echo_warning(warning)
-    if outcome.error is not None:
-        raise outcome.error
-    if not 0 <= index < len(outcome.requests):
-        raise UsageError(f"request {index} does not exist: the log has {len(outcome.requests)} request(s)",
-                         path=str(logs[0]), hint="run `dsh-audit requests` to see the indexes")
-    request = outcome.requests[index].to_json()
+    _, found = one_request(path, index, lenient=lenient, max_version=max_version)
+    request = found.to_json()
     click.echo(dumps_line(request) if compact else dumps_pretty(request))
     return EXIT_OK
 COMMANDS = [requests_command, show_command]

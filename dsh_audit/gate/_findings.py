@@ -8,6 +8,7 @@ from typing import Any
 
 from .._batch import SessionOutcome
 from ..errors import InputError
+from ..replay import Request
 from ._model import Finding
 from ._policy import Policy
 from ._rules import GATE_RULES
@@ -17,7 +18,7 @@ __all__ = ["Judge"]
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 
 
-def _request_seq(request: Any) -> int | None:
+def _request_seq(request: Request) -> int | None:
     return request.first_chunk_seq if request.first_chunk_seq is not None else request.step_start_seq
 
 

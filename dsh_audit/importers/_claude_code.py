@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._json import as_object
 from ..jsjson import stringify
 from ..replay import Request
 from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, tool_result_message
@@ -77,8 +78,8 @@ def _text(text: Any) -> dict[str, Any]:
 
 
 def _image(block: dict[str, Any]) -> dict[str, Any]:
-    source = block.get("source") if isinstance(block.get("source"), dict) else {}
-    data = source.get("data") if isinstance(source.get("data"), str) else ""
+    source = as_object(block.get("source"))
+    data: str = source["data"] if isinstance(source.get("data"), str) else ""
     try:
         raw = base64.b64decode(data, validate=False)
     except ValueError:
@@ -188,7 +189,7 @@ class _Importer:
         cached = self._users.get(line)
         if cached is not None:
             return cached
-        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else f"line-{line}"
+        uuid: str = record["uuid"] if isinstance(record.get("uuid"), str) else f"line-{line}"
         source: dict[str, Any] = {"kind": "user"}
         if record.get("isCompactSummary"):
             source = {"kind": "plugin", "plugin": "compact"}

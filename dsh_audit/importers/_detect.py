@@ -17,12 +17,12 @@ from typing import Any
 import orjson
 
 from .._batch import SessionOutcome, replay_path
-from ..errors import DshAuditError, UnreadableError, UnsupportedFormatError
+from ..errors import DshAuditError, UnsupportedFormatError
 from ..log import SessionHeader, SessionLog
 from ..replay import ReplayResult
 from ._claude_code import import_claude_code
 from ._codex import import_codex
-from ._model import ImportedSession
+from ._model import ImportedSession, open_input
 
 __all__ = ["FORMATS", "detect", "foreign_outcome", "load_foreign", "replay_any", "session_outcome"]
 
@@ -67,12 +67,7 @@ def detect(path: str | os.PathLike[str], *, max_records: int = 32) -> str | None
         >>> detect("tests/data/importers/codex/rollout-2026-01-05T10-00-00-x.jsonl")  # doctest: +SKIP
         'codex'
     """
-    name = os.fspath(path)
-    try:
-        handle = open(name, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
-    with handle:
+    with open_input(path) as handle:
         if handle.read(4) == _ZSTD_MAGIC:
             return "dsh"
         handle.seek(0)

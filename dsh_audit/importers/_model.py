@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -24,7 +24,10 @@ from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
 from ..replay import Request
 
-__all__ = ["ImportedSession", "MessageDigest", "iso_seconds", "read_jsonl", "tool_result_message"]
+if TYPE_CHECKING:
+    from _hashlib import HASH
+
+__all__ = ["ImportedSession", "MessageDigest", "iso_seconds", "open_input", "read_jsonl", "tool_result_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,19 @@ class ImportedSession:
         return out
 
 
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` to read bytes (the caller closes it).
+
+    Raises:
+        UnreadableError: the file cannot be opened.
+    """
+    name = os.fspath(path)
+    try:
+        return open(name, "rb")  # noqa: SIM115 - the caller's with closes it
+    except OSError as exc:
+        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
+
+
 def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings.
 
@@ -71,11 +87,7 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
         UnreadableError: the file cannot be opened.
     """
     name = os.fspath(path)
-    try:
-        handle = open(name, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
-    with handle:
+    with open_input(name) as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
@@ -121,7 +133,7 @@ class MessageDigest:
     """
 
     _fragments: dict[int, tuple[dict[str, Any], bytes]] = field(default_factory=dict)
-    _last: tuple[tuple[dict[str, Any], ...], Any] | None = None
+    _last: tuple[tuple[dict[str, Any], ...], HASH] | None = None
 
     def _fragment(self, message: dict[str, Any]) -> bytes:
         key = id(message)

@@ -334,7 +334,7 @@ class SessionLog:
             message_ids[seq] = event["data"]["id"]
         elif etype in ("assistant/message", "tool/result"):
             message_ids[seq] = event["data"]["message"]["id"]
-        return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,  # type: ignore[arg-type]
+        return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,
                      surface_op=event.get("surfaceOp"), source_event_seqs=event.get("sourceEventSeqs"),
                      ignorable=event.get("ignorable") is True)
 
@@ -364,7 +364,7 @@ def _parse_header(path: str, line: Line | None, *, lenient: bool,
     except ValueError:
         raise MalformedRecordError("corrupt session log: header line is not valid JSON", path=path, line=1,
                                    hint="this is not a DSH session log, or its first line is damaged") from None
-    version = value.get("version") if isinstance(value, dict) else None
+    version: Any = value.get("version") if isinstance(value, dict) else None  # raw JSON
     numeric = isinstance(version, (int, float)) and not isinstance(version, bool)
     if numeric and version not in SUPPORTED_VERSIONS[: max_version + 1]:
         raise UnsupportedFormatError(_version_refusal(str(value.get("id")), version, reads=max_version),

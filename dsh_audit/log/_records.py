@@ -7,7 +7,7 @@ decides what a failure means for the whole log.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -76,7 +76,7 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def is_safe_int(value: Any) -> bool:
+def is_safe_int(value: Any) -> TypeGuard[float]:
     if isinstance(value, bool):
         return False
     if isinstance(value, float):
@@ -103,7 +103,7 @@ def _row_members(tag: str, data: dict[str, Any], key: str) -> list[str]:
     return payload
 
 
-def _validate_row(row: dict[str, Any]) -> tuple[str, list[str], list[int]]:
+def _validate_row(row: dict[str, Any]) -> tuple[str, list[str], list[float]]:
     """DSH's strict row validation; returns the tag, the members and their times."""
     tag = row["type"]
     if not _exact_keys(row, ("type", "seq0", "time0", "data")):
@@ -175,7 +175,7 @@ def decode_record(value: Any) -> list[Any]:
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
 
 
-def _has_provider_model(value: Any) -> bool:
+def _has_provider_model(value: Any) -> TypeGuard[dict[str, Any]]:
     return (isinstance(value, dict) and isinstance(value.get("provider"), str) and bool(value["provider"])
             and isinstance(value.get("model"), str) and bool(value["model"]))
 

@@ -9,7 +9,7 @@ the spec; the code is ours.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["Malformed", "legacy_message_id", "upgrade_event"]
 
@@ -22,7 +22,7 @@ def legacy_message_id(session_id: str, seq: int) -> str:
     return f"legacy-message:{session_id}:{seq}"
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53 - 1
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .._json import as_object
 from ..errors import ReplayError
 from ..jsjson import stringify
 from ..log import Event, SessionLog
@@ -99,25 +100,6 @@ class ReplayResult:
     open_turn: bool = False
 
 
-@dataclass
-class _Attempt:
-    turn: int
-    step: int
-    number: int
-    step_start_seq: int
-    first_chunk_seq: int
-    header: dict[str, Any] | None
-    header_seq: int | None
-    header_reason: str | None
-    messages: Sequence[dict[str, Any]]
-    message_seqs: Sequence[int]
-    sha: str
-    context: dict[str, Any] | None
-    usage: dict[str, Any] | None = None
-    finish: dict[str, Any] | None = None
-    message_usage: dict[str, Any] | None = None
-
-
 class _Replayer:
     def __init__(self, log: SessionLog, result: ReplayResult) -> None:
         self.log = log
@@ -130,10 +112,11 @@ class _Replayer:
         self.header_reason: str | None = None
         self.context: dict[str, Any] | None = None
         self.index = 0
-        self.step: tuple[int, int, int] | None = None  # turn, step, step/start seq
+        self.step: tuple[Any, Any, int] | None = None  # turn, step (as logged), step/start seq
         self.step_has_chunk = False
-        self.open_attempt: _Attempt | None = None
-        self.done_attempts: list[_Attempt] = []
+        # Loop attempts under way: usage, finish and message_usage are filled in as they arrive.
+        self.open_attempt: Request | None = None
+        self.done_attempts: list[Request] = []
         self.attempt_count = 0
         self.turn_open = False
         self.compaction_header: tuple[dict[str, Any] | None, int | None, str | None] | None = None
@@ -170,27 +153,25 @@ class _Replayer:
     def seed_length(self) -> int:
         return self.log.seed_length or 0
 
-    def make(self, attempt: _Attempt) -> Request | None:
-        if attempt.step_start_seq < self.seed_length:
-            return None
-        request = Request(
-            index=-1, kind="loop", session_id=self.sid, turn=attempt.turn, step=attempt.step,
-            attempt=attempt.number, step_start_seq=attempt.step_start_seq,
-            first_chunk_seq=attempt.first_chunk_seq, header=attempt.header, header_seq=attempt.header_seq,
-            header_reason=attempt.header_reason, messages=attempt.messages, message_seqs=attempt.message_seqs,
-            messages_sha256=attempt.sha, context=attempt.context, usage=attempt.usage,
-            message_usage=attempt.message_usage, finish=attempt.finish,
+    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int]) -> Request:
+        """The next loop attempt of the step, as the log stands before ``event`` (its first record)."""
+        self.attempt_count += 1
+        messages, seqs, sha = self.snapshot()
+        turn, step, step_start_seq = step_start
+        return Request(
+            index=-1, kind="loop", session_id=self.sid, turn=turn, step=step, attempt=self.attempt_count,
+            step_start_seq=step_start_seq, first_chunk_seq=event.seq, header=self.effective_header(),
+            header_seq=self.header_seq, header_reason=self.header_reason, messages=messages,
+            message_seqs=seqs, messages_sha256=sha, context=self.context,
         )
-        return request
 
     def flush(self) -> Iterator[Request]:
         if self.open_attempt is not None:
             self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
         for attempt in self.done_attempts:
-            request = self.make(attempt)
-            if request is not None:
-                yield request
+            if attempt.step_start_seq is None or attempt.step_start_seq >= self.seed_length:
+                yield attempt
         self.done_attempts = []
 
     def end_step(self) -> Iterator[Request]:
@@ -204,37 +185,31 @@ class _Replayer:
         self.attempt_count = 0
 
     def on_chunk(self, event: Event) -> Iterator[Request]:
-        data = event.data if isinstance(event.data, dict) else {}
+        data = as_object(event.data)
         turn, step = data.get("turn"), data.get("step")
-        chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
+        chunk = as_object(data.get("chunk"))
         if self.step is None or (turn, step) != (self.step[0], self.step[1]):
             self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
                                      "outside its step/start; not a loop request")
             return
         self.step_has_chunk = True
         if self.open_attempt is None:
-            self.attempt_count += 1
-            messages, seqs, sha = self.snapshot()
-            self.open_attempt = _Attempt(
-                turn=turn, step=step, number=self.attempt_count, step_start_seq=self.step[2],
-                first_chunk_seq=event.seq, header=self.effective_header(), header_seq=self.header_seq,
-                header_reason=self.header_reason, messages=messages, message_seqs=seqs, sha=sha,
-                context=self.context)
+            self.open_attempt = self.new_attempt(event, (turn, step, self.step[2]))
         ctype = chunk.get("type")
         if ctype == "usage":
-            self.open_attempt.usage = chunk.get("usage")
+            self.open_attempt = replace(self.open_attempt, usage=chunk.get("usage"))
         elif ctype == "finish":
-            self.open_attempt.finish = chunk.get("reason")
-            self.done_attempts.append(self.open_attempt)
+            self.done_attempts.append(replace(self.open_attempt, finish=chunk.get("reason")))
             self.open_attempt = None
         yield from ()
 
     def on_assistant_message(self, event: Event) -> None:
         data = event.data
         key = (data.get("turn"), data.get("step"))
-        for attempt in reversed(self.done_attempts):
+        for i in range(len(self.done_attempts) - 1, -1, -1):
+            attempt = self.done_attempts[i]
             if (attempt.turn, attempt.step) == key:
-                attempt.message_usage = data.get("usage")
+                self.done_attempts[i] = replace(attempt, message_usage=data.get("usage"))
                 return
 
     def aux_compaction(self, event: Event) -> Request | None:
@@ -270,7 +245,7 @@ class _Replayer:
         data = event.data
         if not isinstance(data, dict) or event.seq < self.seed_length:
             return None
-        route = data.get("route") if isinstance(data.get("route"), dict) else {}
+        route = as_object(data.get("route"))
         messages = tuple(data["messages"]) if isinstance(data.get("messages"), list) else ()
         if not all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), list)
                    for m in messages):
@@ -292,27 +267,21 @@ class _Replayer:
 
     def on_stream_attempt(self, event: Event) -> None:
         """v2+: ``assistant/attempt`` and ``assistant/message`` carry their attempt's stream."""
-        data = event.data if isinstance(event.data, dict) else {}
+        data = as_object(event.data)
         if self.step is None or (data.get("turn"), data.get("step")) != (self.step[0], self.step[1]):
             self.result.notes.append(f"seq {event.seq}: {event.type} outside its step; not a loop request")
             return
         self.step_has_chunk = True
-        self.attempt_count += 1
-        messages, seqs, sha = self.snapshot()
-        attempt = _Attempt(
-            turn=self.step[0], step=self.step[1], number=self.attempt_count, step_start_seq=self.step[2],
-            first_chunk_seq=event.seq, header=self.effective_header(), header_seq=self.header_seq,
-            header_reason=self.header_reason, messages=messages, message_seqs=seqs, sha=sha,
-            context=self.context)
+        attempt = self.new_attempt(event, self.step)
+        usage = finish = None
         for record in data.get("stream") or []:
             chunk = record.get("chunk") if isinstance(record, dict) and record.get("type") == "chunk" else None
             if isinstance(chunk, dict) and chunk.get("type") == "usage":
-                attempt.usage = chunk.get("usage")
+                usage = chunk.get("usage")
             elif isinstance(chunk, dict) and chunk.get("type") == "finish":
-                attempt.finish = chunk.get("reason")
-        if event.type == "assistant/message":
-            attempt.message_usage = data.get("usage")
-        self.done_attempts.append(attempt)
+                finish = chunk.get("reason")
+        message_usage = data.get("usage") if event.type == "assistant/message" else None
+        self.done_attempts.append(replace(attempt, usage=usage, finish=finish, message_usage=message_usage))
 
     def on_event(self, event: Event) -> Iterator[Request]:
         etype = event.type
@@ -333,7 +302,7 @@ class _Replayer:
             self.result.replacements.append(replacement)
         if etype == "step/start":
             yield from self.end_step()
-            data = event.data if isinstance(event.data, dict) else {}  # DSH loads any data shape here
+            data = as_object(event.data)  # DSH loads any data shape here
             self.step = (data.get("turn"), data.get("step"), event.seq)
         elif etype == "step/end":
             yield from self.end_step()

@@ -57,7 +57,7 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         value = value if isinstance(value, dict) else {}
     version = _check_version(value, sink, lenient=lenient, max_version=max_version)
     _check_fields(value, sink, version=version, lenient=lenient)
-    sid = value.get("id") if isinstance(value.get("id"), str) else "?"
+    sid: str = value["id"] if isinstance(value.get("id"), str) else "?"
     return HeaderInfo(version=version, session_id=sid, raw=value)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import as_object
 from ..log._records import is_safe_int
 from ..log._types import Event
 from ..replay._header import canonical_header, header_equals
@@ -72,7 +73,7 @@ def _key(value: Any) -> Any:
 
 
 def _data(event: Event) -> dict[str, Any]:
-    return event.data if isinstance(event.data, dict) else {}
+    return as_object(event.data)
 
 
 class Trace:
@@ -220,7 +221,7 @@ class Trace:
         self.step.attempt = None
 
     def on_chunk(self, event: Event, data: dict[str, Any]) -> None:
-        chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
+        chunk = as_object(data.get("chunk"))
         attempt = self.step.attempt
         key = (data.get("turn"), data.get("step"))
         if attempt is not None and attempt.key != key:
@@ -246,7 +247,7 @@ class Trace:
                 self.add("DSH421", f"{ctype} at index {index} needs an open {_DELTA_BLOCK[ctype]} block, "
                          f"got {attempt.open.get(index)}")
         elif ctype == "block-end":
-            block = chunk.get("block") if isinstance(chunk.get("block"), dict) else {}
+            block = as_object(chunk.get("block"))
             if index not in attempt.open:
                 self.add("DSH422", f"block-end index {index} has no open block")
             elif block.get("type") != attempt.open[index]:
@@ -258,7 +259,7 @@ class Trace:
             attempt.usage_seen, attempt.usage = True, chunk.get("usage")
             self.check_usage(chunk.get("usage"))
         elif ctype == "finish":
-            reason = chunk.get("reason") if isinstance(chunk.get("reason"), dict) else {}
+            reason = as_object(chunk.get("reason"))
             attempt.finish = str(reason.get("kind"))
             if attempt.open and attempt.finish in ("stop", "tool-calls"):
                 self.add("DSH426", f"{attempt.finish} finish with {len(attempt.open)} open block(s)")

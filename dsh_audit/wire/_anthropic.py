@@ -25,27 +25,11 @@ DSH deployments use API keys), deferred tools (DSH never sets ``addedToolNames``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
-from ..errors import RenderError
-from ..jsjson import stringify_bytes
-from ._piai import (
-    clamp_max_tokens,
-    estimate_context_tokens,
-    pi_context,
-    sanitize_surrogates,
-    transform_messages,
-)
-from ._piai_models import (
-    HARNESS_VERSION,
-    SDK_PLATFORM,
-    PiCall,
-    PiModel,
-    compaction_messages,
-    request_call,
-    user_agent,
-)
+from ._piai import clamp_max_tokens, clean_id, request_context, sanitize_surrogates, transform_messages
+from ._piai_models import PiCall, PiModel, PiRenderer, request_call, user_agent
 from ._registry import register
 from ._types import WireRequest
 
@@ -68,10 +52,7 @@ def _cache_control(model: PiModel, retention: str) -> dict[str, str] | None:
 
 
 def _normalize_id(call_id: str, _model: PiModel, _message: Any) -> str:
-    # JavaScript replaces per UTF-16 unit, so an astral character becomes two underscores.
-    out = "".join(ch if (ch.isascii() and (ch.isalnum() or ch in "_-")) else ("__" if ord(ch) > 0xFFFF else "_")
-                  for ch in call_id)
-    return out[:64]
+    return clean_id(call_id)[:64]
 
 
 def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool) -> list[dict[str, Any]]:
@@ -198,10 +179,8 @@ def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
                    compaction_instruction: str | None = None) -> dict[str, Any]:
     """The request body as a JSON value (keys in wire order), before serialisation."""
     model = call.model
-    context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
-                         extra_messages=compaction_messages(request, compaction_instruction))
-    estimate = estimate_context_tokens(context)
-    base = clamp_max_tokens(model, estimate, call.max_tokens if call.max_tokens is not None else model.max_tokens)
+    context, estimate, base = request_context(request, call, owned_routes=owned_routes,
+                                              compaction_instruction=compaction_instruction)
     max_tokens, thinking, effort = _thinking(call, base, estimate)
     cache = _cache_control(model, call.cache_retention)
     messages = transform_messages(context["messages"], model, _normalize_id)
@@ -247,7 +226,8 @@ def _headers(call: PiCall, has_tools: bool, agent: str,
     return tuple(headers)
 
 
-class AnthropicRenderer:
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class AnthropicRenderer(PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends Anthropic Messages.
 
     Args:
@@ -264,39 +244,26 @@ class AnthropicRenderer:
         >>> bodies = [renderer.render(r).body for r in requests]  # doctest: +SKIP
     """
 
-    def __init__(self, *, models: Mapping[tuple[str, str], PiModel] | None = None,
-                 owned_routes: frozenset[str] | None = None, profile_reasoning: str | None = None,
-                 cache_retention: str = "short", thinking_budgets: Mapping[str, int] | None = None,
-                 version: str = HARNESS_VERSION, platform: tuple[tuple[str, str], ...] = SDK_PLATFORM) -> None:
-        self.models = models
-        self.owned_routes = owned_routes
-        self.profile_reasoning = profile_reasoning
-        self.cache_retention = cache_retention
-        self.thinking_budgets = thinking_budgets
-        self.version = version
-        self.platform = platform
+    adapter = "anthropic"
+    api = "anthropic-messages"
+    endpoint = "/v1/messages"
+    other = ("openai-completions", "openai")
 
-    def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
-        """Render one request: exact body bytes and headers (credential withheld).
+    thinking_budgets: Mapping[str, int] | None = None
 
-        Args:
-            request: a request on a pi-ai ``anthropic-messages`` route.
-            compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
-
-        Raises:
-            RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
-        """
-        call = request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
+    def call(self, request: Any) -> PiCall:
+        """DSH's stream options for ``request``, with the profile's thinking budgets."""
+        return request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
                             cache_retention=self.cache_retention, thinking_budgets=self.thinking_budgets)
-        if call.model.api != "anthropic-messages":
-            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not "
-                              "anthropic-messages", hint="render openai-completions routes with adapter 'openai'")
-        body = anthropic_body(request, call, owned_routes=self.owned_routes,
+
+    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
+        """See :func:`anthropic_body`."""
+        return anthropic_body(request, call, owned_routes=self.owned_routes,
                               compaction_instruction=compaction_instruction)
-        prefix = urlsplit(call.model.base_url).path.rstrip("/")
-        return WireRequest(adapter="anthropic", method="POST", path=prefix + "/v1/messages",
-                           headers=_headers(call, bool(body.get("tools")), user_agent(self.version), self.platform),
-                           body=stringify_bytes(body))
+
+    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        """The Anthropic SDK's headers for this call (credential withheld)."""
+        return _headers(call, bool(body.get("tools")), user_agent(self.version), self.platform)
 
 
 def render_anthropic(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:

@@ -25,29 +25,13 @@ OpenRouter ``anthropic/`` models, tool-id normalisation for ``|`` ids, session-a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..errors import RenderError
-from ..jsjson import stringify, stringify_bytes
-from ._piai import (
-    clamp_max_tokens,
-    estimate_context_tokens,
-    js_parse,
-    pi_context,
-    sanitize_surrogates,
-    transform_messages,
-)
-from ._piai_models import (
-    HARNESS_VERSION,
-    SDK_PLATFORM,
-    THINKING_LEVELS,
-    PiCall,
-    PiModel,
-    compaction_messages,
-    request_call,
-    user_agent,
-)
+from ..jsjson import stringify
+from ._piai import clean_id, js_parse, request_context, sanitize_surrogates, transform_messages
+from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, user_agent
 from ._registry import register
 from ._types import WireRequest
 
@@ -121,16 +105,10 @@ def short_hash(text: str) -> str:
     return _base36(h2) + _base36(h1)
 
 
-def _utf16_clean(text: str) -> str:
-    # JavaScript's /[^a-zA-Z0-9_-]/g replaces per UTF-16 unit: an astral character gives "__".
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else "_" * (1 + (ord(ch) > 0xFFFF))
-                   for ch in text)
-
-
 def _normalize_id(call_id: str, model: PiModel, _message: Any) -> str:
     if "|" in call_id:
         head, _, tail = call_id.partition("|")
-        call, item = _utf16_clean(head), _utf16_clean(tail)
+        call, item = clean_id(head), clean_id(tail)
         combined = f"{call}_{item}" if item else call
         if len(combined) <= 40:
             return combined
@@ -296,10 +274,8 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
                 compaction_instruction: str | None = None) -> dict[str, Any]:
     """The request body as a JSON value (keys in wire order), before serialisation."""
     model, compat = call.model, detect_compat(call.model)
-    context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
-                         extra_messages=compaction_messages(request, compaction_instruction))
-    estimate = estimate_context_tokens(context)
-    max_tokens = clamp_max_tokens(model, estimate, call.max_tokens if call.max_tokens is not None else model.max_tokens)
+    context, _, max_tokens = request_context(request, call, owned_routes=owned_routes,
+                                             compaction_instruction=compaction_instruction)
     effort = _clamp_level(model, call.reasoning) if call.reasoning else None
     effort = None if effort == "off" else effort
     retention = call.cache_retention
@@ -348,7 +324,8 @@ def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) ->
     return tuple(headers)
 
 
-class OpenAIRenderer:
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class OpenAIRenderer(PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends OpenAI chat completions.
 
     Args:
@@ -364,38 +341,18 @@ class OpenAIRenderer:
         >>> bodies = [renderer.render(r).body for r in requests]  # doctest: +SKIP
     """
 
-    def __init__(self, *, models: Mapping[tuple[str, str], PiModel] | None = None,
-                 owned_routes: frozenset[str] | None = None, profile_reasoning: str | None = None,
-                 cache_retention: str = "short", version: str = HARNESS_VERSION,
-                 platform: tuple[tuple[str, str], ...] = SDK_PLATFORM) -> None:
-        self.models = models
-        self.owned_routes = owned_routes
-        self.profile_reasoning = profile_reasoning
-        self.cache_retention = cache_retention
-        self.version = version
-        self.platform = platform
+    adapter = "openai"
+    api = "openai-completions"
+    endpoint = "/chat/completions"
+    other = ("anthropic-messages", "anthropic")
 
-    def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
-        """Render one request: exact body bytes and headers (credential withheld).
+    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
+        """See :func:`openai_body`."""
+        return openai_body(request, call, owned_routes=self.owned_routes, compaction_instruction=compaction_instruction)
 
-        Args:
-            request: a request on a pi-ai ``openai-completions`` route.
-            compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
-
-        Raises:
-            RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
-        """
-        call = request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
-                            cache_retention=self.cache_retention)
-        if call.model.api != "openai-completions":
-            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not "
-                              "openai-completions", hint="render anthropic-messages routes with adapter 'anthropic'")
-        body = openai_body(request, call, owned_routes=self.owned_routes,
-                           compaction_instruction=compaction_instruction)
-        prefix = urlsplit(call.model.base_url).path.rstrip("/")
-        return WireRequest(adapter="openai", method="POST", path=prefix + "/chat/completions",
-                           headers=_headers(call, user_agent(self.version), self.platform),
-                           body=stringify_bytes(body))
+    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        """The OpenAI SDK's headers for this call (credential withheld)."""
+        return _headers(call, user_agent(self.version), self.platform)
 
 
 def render_openai(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:

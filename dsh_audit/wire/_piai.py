@@ -43,16 +43,18 @@ from typing import Any
 
 from ..errors import RenderError
 from ..jsjson import stringify
-from ._piai_models import CONTEXT_SAFETY_TOKENS, PiModel
+from ._piai_models import CONTEXT_SAFETY_TOKENS, PiCall, PiModel, compaction_messages
 
 __all__ = [
     "clamp_max_tokens",
+    "clean_id",
     "estimate_context_tokens",
     "js_len",
     "js_parse",
     "parse_arguments",
     "pi_assistant",
     "pi_context",
+    "request_context",
     "sanitize_surrogates",
     "transform_messages",
 ]
@@ -66,6 +68,12 @@ _ARRAY_INDEX = re.compile(r"^(0|[1-9][0-9]*)$")
 def js_len(text: str) -> int:
     """``text.length`` in JavaScript: UTF-16 code units."""
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def clean_id(text: str) -> str:
+    """JavaScript's ``text.replace(/[^a-zA-Z0-9_-]/g, "_")``: per UTF-16 unit, so astral gives ``__``."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else "_" * (1 + (ord(ch) > 0xFFFF))
+                   for ch in text)
 
 
 def sanitize_surrogates(text: str) -> str:
@@ -253,6 +261,21 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
     if tools:
         context["tools"] = tools
     return context
+
+
+def request_context(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
+                    compaction_instruction: str | None) -> tuple[dict[str, Any], int, int]:
+    """The pi-ai context of ``request``, its token estimate and the clamped output cap.
+
+    Raises:
+        RenderError: a compaction request without its instruction, or an image in the context.
+    """
+    model = call.model
+    context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
+                         extra_messages=compaction_messages(request, compaction_instruction))
+    estimate = estimate_context_tokens(context)
+    cap = call.max_tokens if call.max_tokens is not None else model.max_tokens
+    return context, estimate, clamp_max_tokens(model, estimate, cap)
 
 
 # --- pi-ai estimateContextTokens and the output cap ---------------------------------------------

@@ -6,7 +6,8 @@ holds the models of the corpus, and callers pass their own for other routes. :fu
 applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which effort reaches pi-ai, which
 cap, and what the adapter refuses. Facts are those of pi-ai **0.82.1** (its
 ``dist/providers/data/anthropic.json`` and ``models.js`` level rules) and DSH 0.1.0-rc.8's
-``llm-pi-ai/src/catalog.ts`` for hand-declared models.
+``llm-pi-ai/src/catalog.ts`` for hand-declared models. :class:`PiRenderer` holds the route
+profile settings both pi-ai renderers take and the render steps they share.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from ..errors import RenderError
+from ..jsjson import stringify_bytes
+from ._types import WireRequest
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -27,6 +31,7 @@ __all__ = [
     "THINKING_LEVELS",
     "PiCall",
     "PiModel",
+    "PiRenderer",
     "compaction_messages",
     "request_call",
     "resolve_model",
@@ -206,3 +211,58 @@ def compaction_messages(request: Any, instruction: str | None) -> tuple[dict[str
                           "does not record", seq=request.first_chunk_seq,
                           hint="pass compaction_instruction= with DSH's COMPACTION_INSTRUCTION text")
     return ({"role": "user", "content": [{"type": "text", "text": instruction}], "source": {"kind": "user"}},)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class PiRenderer:
+    """What the pi-ai renderers share: the route profile's settings and the render steps.
+
+    A subclass names its pi-ai API, endpoint and adapter, and builds the body and the headers;
+    its docstring lists the settings (``models``, ``owned_routes``, ``profile_reasoning``,
+    ``cache_retention``, ``version``, ``platform``).
+    """
+
+    adapter: ClassVar[str]
+    api: ClassVar[str]
+    endpoint: ClassVar[str]
+    other: ClassVar[tuple[str, str]]  # the other pi-ai API and its adapter, for a mismatch hint
+
+    models: Mapping[tuple[str, str], PiModel] | None = None
+    owned_routes: frozenset[str] | None = None
+    profile_reasoning: str | None = None
+    cache_retention: str = "short"
+    version: str = HARNESS_VERSION
+    platform: tuple[tuple[str, str], ...] = SDK_PLATFORM
+
+    def call(self, request: Any) -> PiCall:
+        """DSH's stream options for ``request`` under this renderer's profile."""
+        return request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
+                            cache_retention=self.cache_retention)
+
+    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
+        """The request body as a JSON value (keys in wire order)."""
+        raise NotImplementedError
+
+    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        """The request headers in wire order (credential withheld)."""
+        raise NotImplementedError
+
+    def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
+        """Render one request: exact body bytes and headers (credential withheld).
+
+        Args:
+            request: a request on a route of this renderer's pi-ai API (:attr:`api`).
+            compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
+
+        Raises:
+            RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
+        """
+        call = self.call(request)
+        if call.model.api != self.api:
+            other_api, other_adapter = self.other
+            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not {self.api}",
+                              hint=f"render {other_api} routes with adapter '{other_adapter}'")
+        body = self.body(request, call, compaction_instruction=compaction_instruction)
+        prefix = urlsplit(call.model.base_url).path.rstrip("/")
+        return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
+                           headers=self.headers(call, body), body=stringify_bytes(body))
