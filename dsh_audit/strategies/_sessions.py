@@ -144,7 +144,7 @@ class _Player:
     # -- header changes -------------------------------------------------------------------
 
     def change(self, kind: str) -> None:
-        b, config = self.b, self.b._proposal["config"]
+        b, config = self.b, self.b.proposal["config"]
         if kind == "model":
             b.configure(model=_MODELS[1 - _MODELS.index(config["model"])] if config["model"] in _MODELS else _MODELS[0])
         elif kind == "reasoningEffort":
@@ -154,12 +154,12 @@ class _Player:
             self.stamp += 1
             b.configure(system=f"{_SYSTEM}\n\nCurrent time: 2026-05-{self.stamp:02d}T09:30:00Z")
         elif kind == "tools-reorder":
-            b.configure(tools=list(reversed(b._proposal.get("tools") or self.tools)))
+            b.configure(tools=list(reversed(b.proposal.get("tools") or self.tools)))
         elif kind == "tools-subset":
-            current = b._proposal.get("tools") or []
+            current = b.proposal.get("tools") or []
             b.configure(tools=current[:-1] if len(current) == len(self.tools) else self.tools)
         elif kind == "tool-key-order":
-            current = [dict(t) for t in b._proposal.get("tools") or []]
+            current = [dict(t) for t in b.proposal.get("tools") or []]
             index = self.draw(st.integers(0, len(current) - 1))
             current[index]["parameters"] = dict(reversed(list(current[index]["parameters"].items())))
             b.configure(tools=current)
@@ -230,7 +230,7 @@ class _Player:
             self.last_chunk = reply.chunk_seqs[0]
             self.truth.append(Happening("retry", reply.chunk_seqs[-1], reply.chunk_seqs))
         since = b.next_seq
-        names = [t["name"] for t in b._proposal.get("tools") or []]
+        names = [t["name"] for t in b.proposal.get("tools") or []]
         calls = [] if last or not names else [
             ToolCall(draw(st.sampled_from(names)), {"path": draw(_SHORT)})
             for _ in range(draw(st.integers(1, 2)))]

@@ -8,13 +8,11 @@ checkpoint preamble and the prune marker are this project's own wording, not DSH
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from ..jsjson import stringify
 from . import _parts as P
-
-if TYPE_CHECKING:
-    from ._writer import LogBuilder
+from ._state import BuilderState
 
 __all__ = ["MaintenanceMixin"]
 
@@ -22,16 +20,17 @@ CHECKPOINT_PREAMBLE = ("Checkpoint: earlier conversation was condensed into the 
                        "Continue from the messages that follow.")
 PRUNE_MARKER = "\n\n[... middle of this tool result pruned ...]\n\n"
 _AUTO: Any = object()
+_Builder = TypeVar("_Builder", bound="MaintenanceMixin")
 
 
 def _tokens(value: Any) -> int:
     return len(stringify(value)) // 4
 
 
-class MaintenanceMixin:
+class MaintenanceMixin(BuilderState):
     """Methods of :class:`~dsh_audit.testing.LogBuilder` beyond turns, steps and replies."""
 
-    def retry(self: LogBuilder, *, code: str = "SERVER", message: str = "provider answered HTTP 503",
+    def retry(self, *, code: str = "SERVER", message: str = "provider answered HTTP 503",
               partial_text: str | None = None, usage: dict[str, Any] | None = None,
               llm_retry: bool = True, max_retries: int = 2, delay_ms: int = 1000) -> P.Reply:
         """A failed attempt inside the open step, then (by default) the retry plugin's events.
@@ -62,7 +61,7 @@ class MaintenanceMixin:
                                               "retry": number})
         return P.Reply(None, tuple(seqs))
 
-    def compaction(self: LogBuilder, summary: str, *, keep: int = 0, usage: Any = _AUTO,
+    def compaction(self, summary: str, *, keep: int = 0, usage: Any = _AUTO,
                    max_tokens: int = 8192, command: bool | None = None) -> int:
         """A summary compaction of the surface head; returns the checkpoint ``user/message`` seq.
 
@@ -115,7 +114,7 @@ class MaintenanceMixin:
             self.flush()
         return checkpoint
 
-    def prune(self: LogBuilder, seq: int, *, head_chars: int = 24, tail_chars: int = 12) -> int:
+    def prune(self, seq: int, *, head_chars: int = 24, tail_chars: int = 12) -> int:
         """Prune the middle of tool result ``seq`` (spec §9.1 step 1); returns the replacement seq.
 
         Writes ``compaction/prune`` and then a ``tool/result`` replacing exactly that node, with
@@ -133,14 +132,14 @@ class MaintenanceMixin:
         return self.append("tool/result", data, source_event_seqs=[seq],
                            surface_op={"op": "replace", "start": seq, "end": seq})
 
-    def end_seed(self: LogBuilder) -> int:
+    def end_seed(self) -> int:
         """Write ``session/end-seed`` in a batch of its own (a process starting over the log)."""
         self.flush()
         seq = self.append("session/end-seed", {})
         self.flush()
         return seq
 
-    def resume(self: LogBuilder) -> int:
+    def resume(self) -> int:
         """A new process over this log: ``session/end-seed``; the next header says ``resume``."""
         if self._turn_open:
             raise ValueError("close the open turn before resuming (DSH would add crash-repair closers)")
@@ -148,8 +147,8 @@ class MaintenanceMixin:
         self._instance_header = False
         return seq
 
-    def fork(self: LogBuilder, *, session_id: str, boundary: int | None = None,
-             origin: str | None = "subagent") -> LogBuilder:
+    def fork(self: _Builder, *, session_id: str, boundary: int | None = None,
+             origin: str | None = "subagent") -> _Builder:
         """A child log seeded with ``events[0..boundary]`` (spec §9.6); returns its builder.
 
         ``boundary`` defaults to the last ``turn/end``. The child's header carries
@@ -175,7 +174,7 @@ class MaintenanceMixin:
         child.end_seed()
         return child
 
-    def _absorb(self: LogBuilder, event: dict[str, Any]) -> None:
+    def _absorb(self, event: dict[str, Any]) -> None:
         """Take the writer state a seeded event implies (turn, header, context)."""
         data = event["data"]
         if event["type"] == "turn/start":
@@ -186,7 +185,7 @@ class MaintenanceMixin:
         elif event["type"] == "request/context":
             self._context = copy.deepcopy(data)
 
-    def title(self: LogBuilder, title: str, *, message_seqs: list[int] | None = None,
+    def title(self, title: str, *, message_seqs: list[int] | None = None,
               title_provider: str = "session-title-first-prompt-llm", max_tokens: int = 64) -> int:
         """An auxiliary title call (``session/title-llm-request``) and its ``session/title``."""
         seqs = message_seqs if message_seqs is not None else [
@@ -205,7 +204,7 @@ class MaintenanceMixin:
                                       "source": {"kind": "provider", "provider": title_provider, "model": route}})
         return seq
 
-    def _message(self: LogBuilder, seq: int) -> Any:
+    def _message(self, seq: int) -> Any:
         event = self._events[seq]
         return event["data"] if event["type"] == "user/message" else event["data"]["message"]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from .._json import as_object
 from ..jsjson import stringify
 
 __all__ = ["migrate_events"]
@@ -197,14 +198,14 @@ def _source_v4(source: Any, role: str) -> Any:
     if plugin == "@deepseek-ai/dsh-system-prompt":
         kind = "system-prompt" if role == "system" else "runtime-context"
     else:
-        kind = _V4_KINDS.get(plugin, f"plugin:{plugin}")
+        kind = _V4_KINDS.get(plugin, f"plugin:{plugin}") if isinstance(plugin, str) else f"plugin:{plugin}"
     return {"kind": kind, **{k: v for k, v in source.items() if k not in ("kind", "plugin")}}
 
 
 def _to_v4(header: dict[str, Any], events: list[dict[str, Any]]) -> Log:
     out = []
     for event in events:
-        data = event.get("data")
+        data = as_object(event.get("data"))
         if event["type"] == "tool/result":
             message = data["message"]
             block = message["content"][0]

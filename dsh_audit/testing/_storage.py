@@ -98,7 +98,7 @@ def _delta_kind(event: dict[str, Any]) -> str | None:
     if kind in _DELTA_KEYS:
         return kind if set(chunk) == set(_DELTA_KEYS[kind]) else None
     if kind == "tool-call-delta" and set(chunk) - {"name"} == {"type", "index", "id", "argumentsDelta"}:
-        return kind
+        return str(kind)
     return None
 
 

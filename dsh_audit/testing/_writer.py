@@ -74,21 +74,21 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
         self.context_window = context_window
         self.clock = P.Clock(created_at, clock_step_ms)
         self.ids = P.Ids(id_seed or session_id)
-        self._events: list[dict[str, Any]] = []
-        self._batch_ends: list[int] = []
-        self._surface: list[int] = []
+        self._events = []
+        self._batch_ends = []
+        self._surface = []
         self._proposal = P.canonical({
             "config": _config(provider, model, reasoning_effort, None, max_tokens, None),
             "adapterDefaults": adapter_defaults or {}, "system": system, "tools": list(tools)})
-        self._logged_header: dict[str, Any] | None = None
+        self._logged_header = None
         self._instance_header = False
-        self._context: dict[str, Any] | None = None
+        self._context = None
         self._turn = 0
         self._turn_open = False
         self._step = 0
         self._step_open = False
-        self._queued: list[dict[str, Any]] = []
-        self._calls: dict[str, dict[str, Any]] = {}
+        self._queued = []
+        self._calls = {}
         self._attempts = 0
 
     # -- reading back -----------------------------------------------------------------------
@@ -97,6 +97,11 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
     def events(self) -> list[dict[str, Any]]:
         """A deep copy of every event written so far (envelopes in DSH key order)."""
         return copy.deepcopy(self._events)
+
+    @property
+    def proposal(self) -> dict[str, Any]:
+        """A deep copy of the canonical header the next attempt will use (see :meth:`configure`)."""
+        return copy.deepcopy(self._proposal)
 
     @property
     def surface(self) -> tuple[int, ...]:
@@ -112,20 +117,21 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
     def append(self, etype: str, data: Any, *, source_event_seqs: Sequence[int] | None = None,
                surface_op: Any = None, time: int | None = None) -> int:
         """Append one raw event (any type) and fold it into the surface; returns its seq."""
-        event: dict[str, Any] = {"type": etype, "seq": len(self._events),
-                                 "time": self.clock.tick() if time is None else time, "data": data}
+        seq = len(self._events)
+        event: dict[str, Any] = {"type": etype, "seq": seq, "time": self.clock.tick() if time is None else time,
+                                 "data": data}
         if source_event_seqs is not None:
             event["sourceEventSeqs"] = list(source_event_seqs)
         if surface_op is not None:
             event["surfaceOp"] = surface_op
             if surface_op == "append":
-                self._surface.append(event["seq"])
+                self._surface.append(seq)
             else:
                 first = self._surface.index(surface_op["start"])
                 last = self._surface.index(surface_op["end"])
-                self._surface[first:last + 1] = [event["seq"]]
+                self._surface[first:last + 1] = [seq]
         self._events.append(event)
-        return event["seq"]
+        return seq
 
     def flush(self) -> None:
         """End the current write batch (one zstd frame; chunk runs never pack across it)."""
@@ -221,7 +227,10 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
         Nothing is written until an attempt (or :meth:`header`) needs the header.
         """
         old = self._proposal["config"]
-        pick = (lambda new, key: old.get(key) if new is _KEEP else new)  # noqa: E731
+
+        def pick(new: Any, key: str) -> Any:
+            return old.get(key) if new is _KEEP else new
+
         config = _config(pick(provider, "provider"), pick(model, "model"), pick(reasoning_effort, "reasoningEffort"),
                          pick(temperature, "temperature"), pick(max_tokens, "maxTokens"), pick(stop, "stop"))
         self._proposal = P.canonical({
@@ -369,7 +378,7 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
         if call["seq"] is None:
             call["seq"] = self.append("tool/call", {"turn": call["turn"], "step": call["step"], "callId": call_id,
                                                     "name": call["name"], "arguments": call["arguments"]})
-        return call["seq"]
+        return int(call["seq"])
 
     def tool_result(self, call_id: str, content: str | list[dict[str, Any]], *, is_error: bool = False,
                     error: dict[str, Any] | None = None, meta: Any = None) -> int:
