@@ -25,6 +25,10 @@ class MessageDigests:
     while the cache lives.
     """
 
+    # Bounded so that a streaming walk over a long log does not keep every message alive; an
+    # evicted message is only serialised again if it is compared again.
+    LIMIT = 8192
+
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, bytes, int]] = {}
 
@@ -35,6 +39,8 @@ class MessageDigests:
             return hit[1], hit[2]
         data = stringify(message).encode("utf-8", "surrogatepass")
         entry = (message, hashlib.sha256(data).digest(), len(data))
+        if len(self._cache) >= self.LIMIT:
+            del self._cache[next(iter(self._cache))]
         self._cache[id(message)] = entry
         return entry[1], entry[2]
 

@@ -330,9 +330,9 @@ class SessionLog:
         if (etype == "session/end-seed" and self.format_version >= 2 and self.seed_length is None
                 and isinstance(event.get("data"), dict) and event["data"].get("inherited") is True):
             self.seed_length = seq
-        if etype in ("user/message",):
-            message_ids[seq] = event["data"]["id"]
-        elif etype in ("assistant/message", "tool/result"):
+        if etype == "tool/result":
+            # Only a legacy tool-result replacement inherits an id, and only from the tool/result
+            # it replaces (any other target is refused by the surface fold), so only those are kept.
             message_ids[seq] = event["data"]["message"]["id"]
         return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,
                      surface_op=event.get("surfaceOp"), source_event_seqs=event.get("sourceEventSeqs"),
