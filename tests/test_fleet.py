@@ -323,3 +323,12 @@ def test_dask_engine_without_the_extra_names_the_install(monkeypatch: pytest.Mon
         run_many(["a"], _echo, engine="dask", scheduler="tcp://127.0.0.1:8786")
     assert "optional 'dask' extra" in caught.value.message
     assert caught.value.hint == "pip install 'dsh-audit[dask]', on this machine and on every worker"
+
+
+@needs_corpus
+def test_cache_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    serial = run(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", str(LIVE))
+    parallel = run(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", "--jobs", "2", str(LIVE))
+    assert serial == parallel
+    assert serial[0] == 0 and len(serial[1].splitlines()) == 22

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import click
 
-from .._batch import discover_logs
 from ..cache import CacheVerdict, SessionCacheReport, cache_report
 from ..errors import DshAuditError
+from ..fleet import iter_many, select_logs
 from ..report import dumps_line
-from ..report.terminal import print_table, progress
-from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, json_option, lenient_option
+from ..report.terminal import print_table, progress_callback
+from ._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    echo_error,
+    engine_options,
+    jobs_option,
+    json_option,
+    lenient_option,
+    since_option,
+)
 
 __all__ = ["cache_command"]
 
@@ -49,11 +61,19 @@ def _row(verdict: CacheVerdict) -> tuple[object, ...]:
             "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
 
 
-def _sessions(paths: tuple[str, ...]) -> list[Path]:
-    logs = discover_logs(paths)
+def _sessions(paths: tuple[str, ...], since: float | None) -> list[Path]:
+    notes: list[str] = []
+    logs = select_logs(paths, since=since, notes=notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if not paths:
         logs.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
     return logs
+
+
+def _report_task(path: str, **options: Any) -> SessionCacheReport:
+    """One log's report; a top-level function so that workers can run it."""
+    return cache_report(path, **options)
 
 
 @click.command("cache")
@@ -68,8 +88,12 @@ def _sessions(paths: tuple[str, ...]) -> list[Path]:
 @click.option("--no-attribution", is_flag=True, help="Do not ask dsh_audit.attribution for break causes.")
 @click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
               help="A JSON price table replacing the packaged example prices.")
+@jobs_option
+@since_option
+@engine_options
 def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
-                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None) -> int:
+                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, jobs: int,
+                  since: float | None, engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens and
@@ -81,20 +105,24 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     \b
     Example:
         dsh-audit cache ~/.dsh/sessions --unit 64 --json | jq .actual_hit_ratio
+        dsh-audit cache --since 7d --jobs 2
     """
     status = EXIT_OK
     try:
-        logs = _sessions(paths)
+        logs = _sessions(paths, since)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    with progress(logs, label="cache") as items:
-        for path in items:
-            try:
-                report = cache_report(path, lenient=lenient, max_version=max_version, attribution=None if no_attribution else "auto",
-                                      unit=unit, tokenizer=tokenizer, wire=not no_wire, prices_path=prices_path)
-            except DshAuditError as exc:
-                echo_error(exc.located(path=str(path)))
+    task = partial(_report_task, lenient=lenient, max_version=max_version,
+                   attribution=None if no_attribution else "auto", unit=unit, tokenizer=tokenizer,
+                   wire=not no_wire, prices_path=prices_path)
+    with progress_callback(len(logs), label="cache") as report_progress:
+        for result in iter_many(logs, task, jobs=jobs, engine=engine, scheduler=scheduler,
+                                progress=report_progress):
+            report = result.value
+            if report is None:
+                assert result.error is not None
+                echo_error(result.error.located(path=result.path))
                 status = EXIT_BAD_INPUT
                 continue
             if as_json:
