@@ -6,7 +6,7 @@ import click
 
 from ..attribution import Transition, attribute_paths, format_transition
 from ..errors import UsageError
-from ..report import dumps_line, dumps_pretty
+from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
                       lenient_option, one_log)
@@ -111,7 +111,7 @@ def explain_command(path: str, index: int, as_json: bool, lenient: bool, max_ver
     except KeyError:
         raise UsageError(f"request {index} does not exist: the log has {len(attribution.transitions)} request(s)",
                          path=str(logs[0]), hint="run `dsh-audit requests` to see the indexes") from None
-    click.echo(dumps_pretty(transition.to_json()) if as_json else format_transition(transition))
+    click.echo(dumps_line(transition.to_json()) if as_json else format_transition(transition))
     return EXIT_OK
 
 
