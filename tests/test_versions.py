@@ -15,6 +15,7 @@ import zstandard
 import dsh_audit
 from dsh_audit.errors import MalformedRecordError, UnsupportedFormatError
 from dsh_audit.log._records import decode_record
+from dsh_audit.replay import replay
 from dsh_audit.testing._migrate import migrate_events
 
 from _golden import CORPUS
@@ -131,3 +132,139 @@ def test_rc8_mode_refuses_v1_like_dsh(tmp_path):
     path = _write(tmp_path, "x.jsonl", v1_header, v1_events)
     with pytest.raises(UnsupportedFormatError, match="reads only v0: the log was written by a newer harness"):
         dsh_audit.load(path, max_version=0)
+
+
+# Event types DSH's generated KNOWN_SESSION_EVENT_TYPES adds per version over rc.8's 48 (sources in
+# dsh_audit/log/_versions.py: harness-helmcode v2.md/v3.md, LunFengChen a077afb6 / 103e8703, 0217po 17a52a8f).
+_V1_ADDED = ["model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy"]
+_V2_ADDED = [*_V1_ADDED, "assistant/attempt", "feedback/message-delete", "feedback/message-put"]
+_V3_ADDED = [*_V2_ADDED, "deliverables/presented", "image/offload", "subagent/catalog", "system/message",
+             "tool/ptc-dispatch", "tool/ptc-dispatch-start", "workspace/changes"]
+_V4_ADDED = [*_V3_ADDED, "developer/message", "subagent/catalog-unknown"]
+
+
+def test_known_types_per_version_match_dsh_generated_lists():
+    from dsh_audit.log._types import KNOWN_EVENT_TYPES
+    from dsh_audit.log._versions import known_types
+
+    rc8 = KNOWN_EVENT_TYPES
+    assert known_types(0, rc8) == rc8 and len(rc8) == 48
+    got = {v: known_types(v, rc8) for v in (1, 2, 3, 4)}
+    assert sorted(got[1] - rc8) == sorted(_V1_ADDED) and got[1] >= rc8
+    assert sorted(got[2] - rc8) == sorted(_V2_ADDED) and sorted(rc8 - got[2]) == ["assistant/chunk"]
+    removed = ["assistant/chunk", "tool/code-dispatch", "tool/code-dispatch-start"]
+    assert sorted(got[3] - rc8) == sorted(_V3_ADDED) and sorted(rc8 - got[3]) == removed
+    assert sorted(got[4] - rc8) == sorted(_V4_ADDED) and sorted(rc8 - got[4]) == removed
+    assert [len(got[v]) for v in (1, 2, 3, 4)] == [51, 53, 58, 60]
+
+
+def _log_only_events(start, time):
+    """One event of each log-only type v2-v4 added, with payloads shaped after DSH's catalogue."""
+    payloads = [
+        ("feedback/message-put", {"item": {"messageId": "m-1", "rating": "up", "category": "helpful"}}),
+        ("feedback/message-delete", {"messageId": "m-1"}),
+        ("deliverables/presented", {"turn": 1, "paths": ["/tmp/out.md"]}),
+        ("subagent/catalog", {"version": 0, "childId": "child-1", "childCreatedAt": 1, "mode": "one-shot",
+                              "label": "scan"}),
+        ("subagent/catalog", {"version": 1, "childId": "child-2", "childCreatedAt": 2, "mode": "unknown"}),
+        ("subagent/catalog-unknown", {"version": 0, "childId": "child-3", "childCreatedAt": 3, "mode": "unknown"}),
+        ("tool/ptc-dispatch-start", {"turn": 1, "step": 1, "callId": "c-1", "dispatchId": "d-1", "name": "read"}),
+        ("tool/ptc-dispatch", {"turn": 1, "step": 1, "callId": "c-1", "dispatchId": "d-1", "name": "read",
+                               "error": {"name": "Error", "code": "EFAIL"}}),
+        ("workspace/changes", {"turn": 1, "files": [{"path": "a.txt", "change": "modified"}]}),
+    ]
+    return [{"type": t, "seq": start + i, "time": time, "data": d} for i, (t, d) in enumerate(payloads)]
+
+
+@pytest.mark.parametrize("scenario", ["b-tools", "e2-autocompact"])
+def test_v4_log_with_every_new_log_only_type_reads_into_same_requests(tmp_path, scenario):
+    source = _logs(scenario)[0]
+    header, events = _raw(source)
+    expected = dsh_audit.requests(dsh_audit.load(source))
+    v4_header, v4_events = migrate_events(header, events, 4)
+    extra = _log_only_events(len(v4_events), v4_events[-1]["time"])
+    path = _write(tmp_path, "session.v4.jsonl", v4_header, [*v4_events, *extra])
+    got = dsh_audit.requests(dsh_audit.load(path))
+    assert _shape(got) == _shape(expected)
+    assert {e["type"] for e in extra} <= set(_V4_ADDED)
+
+
+def test_workspace_changes_known_from_v3_but_refused_in_v2(tmp_path):
+    header, events = _raw(_logs("b-tools")[0])
+    for version, refused in ((2, True), (3, False), (4, False)):
+        new_header, new_events = migrate_events(header, events, version)
+        extra = {"type": "workspace/changes", "seq": len(new_events), "time": new_events[-1]["time"],
+                 "data": {"turn": 1, "files": []}}
+        (tmp_path / str(version)).mkdir()
+        path = _write(tmp_path / str(version), f"session.v{version}.jsonl", new_header, [*new_events, extra])
+        if refused:
+            with pytest.raises(UnsupportedFormatError, match=r'event type "workspace/changes" \(seq \d+\) unknown'):
+                dsh_audit.requests(dsh_audit.load(path))
+        else:
+            assert len(dsh_audit.requests(dsh_audit.load(path))) > 0
+
+
+def test_v4_unknown_type_refused_unless_ignorable(tmp_path):
+    header, events = _raw(_logs("b-tools")[0])
+    v4_header, v4_events = migrate_events(header, events, 4)
+    expected = _shape(dsh_audit.requests(dsh_audit.load(_logs("b-tools")[0])))
+    extra = {"type": "acme/audit-note", "seq": len(v4_events), "time": 0, "data": {}}
+    path = _write(tmp_path, "session.v4.jsonl", v4_header, [*v4_events, extra])
+    with pytest.raises(UnsupportedFormatError, match='"acme/audit-note"'):
+        dsh_audit.requests(dsh_audit.load(path))
+    path = _write(tmp_path, "session.v4.jsonl", v4_header, [*v4_events, {**extra, "ignorable": True}])
+    assert _shape(dsh_audit.requests(dsh_audit.load(path))) == expected
+
+
+def test_v2_message_with_empty_stream_is_not_a_request(tmp_path):
+    # v1->v2 gives `stream: []` to an assistant/message citing no chunk (a message no model call made):
+    # like v0, it adds no attempt and its step stays "without recorded response".
+    header, events = _raw(_logs("b-tools")[0])
+    v0 = [dict(e) for e in events]
+    step = next(e for e in v0 if e["type"] == "step/start")["data"]
+    message = next(e for e in v0 if e["type"] == "assistant/message")
+    tail_seq = v0[-1]["seq"]
+    # a closing step whose assistant message cites no chunk (e.g. a synthesised closer)
+    closer = [
+        {"type": "turn/start", "seq": tail_seq + 1, "time": 1, "data": {"turn": step["turn"] + 99}},
+        {"type": "step/start", "seq": tail_seq + 2, "time": 1, "data": {"turn": step["turn"] + 99, "step": 1}},
+        {"type": "assistant/message", "seq": tail_seq + 3, "time": 1, "surfaceOp": "append",
+         "data": {"turn": step["turn"] + 99, "step": 1,
+                  "message": {**message["data"]["message"], "id": "closer",
+                              "content": [{"type": "text", "text": "stopped"}]}}},
+        {"type": "step/end", "seq": tail_seq + 4, "time": 1, "data": {"turn": step["turn"] + 99, "step": 1}},
+        {"type": "turn/end", "seq": tail_seq + 5, "time": 1,
+         "data": {"turn": step["turn"] + 99, "reason": {"kind": "completed"}}},
+    ]
+    v0_path = _write(tmp_path, "session.jsonl", header, [*v0, *closer])
+    v0_log = dsh_audit.load(v0_path)
+    expected, v0_result = replay(v0_log)
+    v2_header, v2_events = migrate_events(header, [*v0, *closer], 2)
+    closer_v2 = next(e for e in v2_events
+                     if e["type"] == "assistant/message" and e["data"]["message"]["id"] == "closer")
+    assert closer_v2["data"]["stream"] == []
+    (tmp_path / "v2").mkdir()
+    got, v2_result = replay(dsh_audit.load(_write(tmp_path / "v2", "session.v2.jsonl", v2_header, v2_events)))
+    assert _shape(got) == _shape(expected)
+    assert [s["turn"] for s in v2_result.skipped_steps] == [s["turn"] for s in v0_result.skipped_steps]
+    assert step["turn"] + 99 in [s["turn"] for s in v2_result.skipped_steps]
+
+
+def test_v4_source_kinds_back_to_v0():
+    from dsh_audit.log._versions import to_v0_shapes
+
+    def v0_source(source):
+        event = {"type": "user/message", "seq": 3, "time": 0, "surfaceOp": "append",
+                 "data": {"id": "u", "role": "user", "content": [], "source": source}}
+        return to_v0_shapes(event, 4, [])["data"]["source"]
+
+    # same-name producers come back as their plugin; rc.8's direct kinds stay direct (v3->v4 kept them)
+    assert v0_source({"kind": "tool-jobs", "form": "notice"}) == {
+        "kind": "plugin", "plugin": "tool-jobs", "form": "notice"}
+    assert v0_source({"kind": "plan-mode"}) == {"kind": "plugin", "plugin": "plan-mode"}
+    assert v0_source({"kind": "compact-checkpoint", "compactionId": "c"}) == {
+        "kind": "plugin", "plugin": "compact", "compactionId": "c"}
+    assert v0_source({"kind": "plugin:acme"}) == {"kind": "plugin", "plugin": "acme"}
+    assert v0_source({"kind": "agent-instructions", "form": "instructions"}) == {
+        "kind": "agent-instructions", "form": "instructions"}
+    assert v0_source({"kind": "skill-invocation", "name": "x"}) == {"kind": "skill-invocation", "name": "x"}

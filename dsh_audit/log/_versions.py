@@ -9,7 +9,8 @@ down to them in memory, event by event, without renumbering anything:
 * v2+ ``sourceEventSeqs`` may hold ``[start, end]`` pairs for runs of three or more; they are
   expanded (v0 files from 0.1.2-alpha write them too).
 * v2+ has no ``assistant/chunk``: ``assistant/message.data.stream`` and ``assistant/attempt``
-  carry each attempt's stream; replay treats those events as the attempt's output.
+  carry each attempt's stream; replay treats those events as the attempt's output. A message
+  with ``stream: []`` had no model call of its own (v1->v2 gives it to messages citing no chunk).
 * v3+ replace operations use ``startSeq``/``endSeq``; they become ``start``/``end``.
 * v3+ keeps the system prompt as ``system/message`` surface nodes; replay takes the head node's
   text as the request's ``system`` (as v0's ``header.system``) and keeps later system nodes inline.
@@ -34,14 +35,28 @@ __all__ = [
 SUPPORTED_VERSIONS = (0, 1, 2, 3, 4)
 LATEST_VERSION = 4
 
-_V0_EXTRA = {  # late v0 (0.1.1/0.1.2) vocabulary beyond rc.8's list
+# Known event types per version: the generated ``KNOWN_SESSION_EVENT_TYPES`` of the newest public
+# tree writing that version (a later same-version build knows at least as much). Sources, as
+# repo@commit:path (known-event-types.ts = packages/core/session/src/known-event-types.ts):
+# v1 (51): rc.8's 48 + _V0_EXTRA; LunFengChen/deepseek-harness@9348c8ef:known-event-types.ts (last v0/v1
+#   tree; = tag dsh-v0.1.2-alpha.1..rc.1, 54 roots in 686f6c61/harness-helmcode@c5d85052:
+#   docs/persistence-changes/releases/README.md).
+# v2 (53): harness-helmcode@c5d85052:docs/persistence-changes/historical-formats/v2.md (tag
+#   dsh-v0.1.3-alpha.2; alpha.1 lacked the two feedback/message-* types, cyg720@7ef20bad).
+# v3 (58): harness-helmcode v3.md (PR #4320 initial tree, 57) + workspace/changes, which the v3-writer
+#   tree LunFengChen@a077afb6:known-event-types.ts knows (accepted 2026-09-14 as a same-version root).
+# v4 (60): LunFengChen@103e8703:known-event-types.ts and quockhangluong1012@05219c58:
+#   docs/persistence-changes/historical-formats/v4.md (59) + subagent/catalog-unknown, known by
+#   0217po/deepseek-harness@17a52a8f:known-event-types.ts (one variant of 2026-09-20-unknown-child-catalog).
+_V0_EXTRA = {  # late v0 (0.1.2) vocabulary beyond rc.8's list
     "model/selection", "session-log-deepseek/delivery-accepted", "subagent/model-selection-policy",
 }
 _V2_EXTRA = {"assistant/attempt", "feedback/message-put", "feedback/message-delete"}
+_V2_REMOVED = {"assistant/chunk"}
 _V3_EXTRA = {"system/message", "image/offload", "deliverables/presented", "subagent/catalog",
-             "tool/ptc-dispatch-start", "tool/ptc-dispatch"}
+             "tool/ptc-dispatch-start", "tool/ptc-dispatch", "workspace/changes"}
 _V3_REMOVED = {"tool/code-dispatch-start", "tool/code-dispatch"}
-_V4_EXTRA = {"developer/message", "workspace/changes"}
+_V4_EXTRA = {"developer/message", "subagent/catalog-unknown"}
 
 # v4 producer-owned source kinds and the v0-v3 plugin name they came from (format-versions §7.4).
 _V4_SOURCE_KINDS = {
@@ -51,19 +66,27 @@ _V4_SOURCE_KINDS = {
     "system-prompt": "@deepseek-ai/dsh-system-prompt",
     "runtime-context": "@deepseek-ai/dsh-system-prompt",
 }
-_V4_SAME_NAME = {"goal", "skill-invocation", "agent-instructions", "time-context", "plan-mode",
+# Plugin names v3->v4 keeps as the kind (LunFengChen@103e8703:packages/session/session-format-v3-to-v4/
+# src/sources.ts lists 25), minus the ones rc.8 already wrote as direct kinds (agent-instructions,
+# session-reference, team-message, skill-invocation, skill-catalog, coordinator, subagent-report,
+# subagent-settled): v3->v4 leaves a direct kind as it is, so those stay direct here too.
+_V4_SAME_NAME = {"goal", "webhook", "agent-message", "model-selection", "plan-mode", "time-context",
+                 "tmux-context", "user-approval", "repeat-tool-reminder", "tool-cordis", "cordis-host-runner",
+                 "tool-goal", "tool-jobs", "hooks-codex", "hooks-claude-code", "schedule",
                  "dsh-session-title-llm"}
 _CORE_KINDS = {"user", "model", "tool", "plugin"}
 
 
 def known_types(version: int, rc8_types: frozenset[str]) -> frozenset[str]:
-    """The event types a reader of ``version`` knows (rc.8's list for v0, as DSH 0.1.0-rc.8 reads)."""
+    """The event types a reader of ``version`` knows (rc.8's list for v0, as DSH 0.1.0-rc.8 reads).
+
+    v1-v4 follow the generated lists cited above ``_V0_EXTRA``: 51, 53, 58 and 60 types.
+    """
     if version == 0:
         return rc8_types
     types = set(rc8_types) | _V0_EXTRA
     if version >= 2:
-        types |= _V2_EXTRA
-        types.discard("assistant/chunk")
+        types = (types | _V2_EXTRA) - _V2_REMOVED
     if version >= 3:
         types = (types | _V3_EXTRA) - _V3_REMOVED
     if version >= 4:
@@ -108,7 +131,7 @@ def _source_to_v0(source: Any) -> Any:
     elif kind in _V4_SAME_NAME:
         plugin = kind
     else:
-        return source  # a plugin-merged kind that v0 also had (goal, session-reference, ...)
+        return source  # a direct kind v0-v3 also wrote (agent-instructions, session-reference, ...)
     rest = {k: v for k, v in source.items() if k != "kind"}
     return {"kind": "plugin", "plugin": plugin, **rest}
 
@@ -177,7 +200,8 @@ def to_v0_shapes(event: dict[str, Any], version: int, notes: list[str]) -> dict[
         if any(a is not b for a, b in zip(messages, data["messages"])):
             out = {**out, "data": {**data, "messages": messages}}
             notes.append("v4 producer source -> v0 plugin source")
-    elif etype in ("tool/result", "assistant/message", "system/message") and isinstance(data, dict):
+    elif etype in ("tool/result", "assistant/message", "system/message", "developer/message") \
+            and isinstance(data, dict):
         message = data.get("message")
         converted = _message_to_v0(message, version)
         if converted is not message:

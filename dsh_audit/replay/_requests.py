@@ -288,8 +288,8 @@ class _Replayer:
         if etype == "assistant/chunk":
             yield from self.on_chunk(event)
             return
-        if etype == "assistant/attempt" or (etype == "assistant/message" and isinstance(event.data, dict)
-                                            and "stream" in event.data):
+        streamed = etype == "assistant/message" and isinstance(event.data, dict) and bool(event.data.get("stream"))
+        if etype == "assistant/attempt" or streamed:
             self.on_stream_attempt(event)
         try:
             replacement = self.fold.apply(event)
@@ -311,7 +311,7 @@ class _Replayer:
         elif etype == "turn/end":
             yield from self.end_step()
             self.turn_open = False
-        elif etype == "assistant/message" and "stream" not in event.data:
+        elif etype == "assistant/message" and not streamed:  # v0/v1, or a v2+ message with stream: []
             self.on_assistant_message(event)
         elif etype == "request/header":
             self.header = canonical_header(event.data.get("header") or {})

@@ -23,6 +23,15 @@ Log = tuple[dict[str, Any], list[dict[str, Any]]]
 
 _V4_KINDS = {"compact": "compact-checkpoint", "tools-ptc": "ptc-mode", "tools-code-mode": "ptc-mode",
              "dsh-compaction-basic": "compact-basic"}
+# Plugin names v3->v4 keeps as the kind (LunFengChen/deepseek-harness@103e8703,
+# packages/session/session-format-v3-to-v4/src/sources.ts); any other plugin X becomes "plugin:X".
+_V4_SAME_NAME = {
+    "agent-instructions", "session-reference", "team-message", "goal", "skill-invocation", "skill-catalog",
+    "coordinator", "subagent-report", "subagent-settled", "webhook", "agent-message", "model-selection",
+    "plan-mode", "time-context", "tmux-context", "user-approval", "repeat-tool-reminder", "tool-cordis",
+    "cordis-host-runner", "tool-goal", "tool-jobs", "hooks-codex", "hooks-claude-code", "schedule",
+    "dsh-session-title-llm",
+}
 
 
 def _ranges(seqs: list[int]) -> list[Any]:
@@ -197,6 +206,8 @@ def _source_v4(source: Any, role: str) -> Any:
     plugin = source.get("plugin")
     if plugin == "@deepseek-ai/dsh-system-prompt":
         kind = "system-prompt" if role == "system" else "runtime-context"
+    elif plugin in _V4_SAME_NAME:
+        kind = plugin
     else:
         kind = _V4_KINDS.get(plugin, f"plugin:{plugin}") if isinstance(plugin, str) else f"plugin:{plugin}"
     return {"kind": kind, **{k: v for k, v in source.items() if k not in ("kind", "plugin")}}
@@ -223,6 +234,10 @@ def _to_v4(header: dict[str, Any], events: list[dict[str, Any]]) -> Log:
             event = {**event, "data": {**data, "message": new_message}}
         elif event["type"] == "user/message":
             event = {**event, "data": {**data, "source": _source_v4(data.get("source"), "user")}}
+        elif event["type"] == "session/title-llm-request" and isinstance(data.get("messages"), list):
+            messages = [{**m, "source": _source_v4(m.get("source"), str(m.get("role")))}
+                        if isinstance(m, dict) and "source" in m else m for m in data["messages"]]
+            event = {**event, "data": {**data, "messages": messages}}
         elif event["type"] == "system/message":
             message = data["message"]
             event = {**event, "data": {**data, "message": {**message, "source": _source_v4(message.get("source"), "system")}}}
