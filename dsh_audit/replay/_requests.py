@@ -5,7 +5,8 @@ attempt starts at the first ``assistant/chunk`` of its ``(turn, step)`` after ``
 after the previous attempt's ``finish``; its messages and header are what the log held just
 before that chunk. Retries inside a step are further attempts of the same step. A
 ``compaction/summary`` with ``llmStreamCall: true`` is one compaction call; a
-``session/title-llm-request`` is one title call. Steps below a child's ``seedLength`` were copied
+``session/title-llm-request`` is one title call; a ``web/deepseek-search-llm-request`` is one search
+call (its literal body is logged). Steps below a child's ``seedLength`` were copied
 from the parent and are not this log's requests.
 """
 
@@ -31,7 +32,8 @@ __all__ = ["Request", "ReplayResult", "iter_requests", "replay"]
 class Request:
     """One LLM request the log implies.
 
-    ``kind`` is ``loop`` (an agent-loop attempt), ``compaction`` (a summary call) or ``title``.
+    ``kind`` is ``loop`` (an agent-loop attempt), ``compaction`` (a summary call), ``title`` or
+    ``search`` (a web-search call, whose literal body is logged).
     ``messages`` are the exact message objects (shared with the log, never mutate them).
     For auxiliary calls ``header`` is the header in force (compaction) or a synthetic
     ``{config:{provider, model, maxTokens}, system}`` built from the logged call (title).
@@ -265,6 +267,23 @@ class _Replayer:
             context=None, extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
         return request
 
+    def aux_search(self, event: Event) -> Request | None:
+        """``web/deepseek-search-llm-request``: the literal body DSH sent to the search endpoint."""
+        data = event.data
+        if not isinstance(data, dict) or not isinstance(data.get("body"), dict) or event.seq < self.seed_length:
+            return None
+        body = data["body"]
+        given = body.get("messages")
+        messages = tuple(m for m in given if isinstance(m, dict)) if isinstance(given, list) else ()
+        config = {"provider": "deepseek-web-search", "model": body.get("model")}
+        return Request(
+            index=-1, kind="search", session_id=self.sid, turn=None, step=None, attempt=1,
+            step_start_seq=None, first_chunk_seq=event.seq, header=canonical_header({"config": config}),
+            header_seq=None, header_reason=None, messages=messages, message_seqs=(),
+            messages_sha256=hashlib.sha256(stringify(list(messages)).encode("utf-8")).hexdigest(),
+            context=None, extra={"endpoint": data.get("endpoint"), "apiVersion": data.get("apiVersion"),
+                                 "body": body})
+
     def on_stream_attempt(self, event: Event) -> None:
         """v2+: ``assistant/attempt`` and ``assistant/message`` carry their attempt's stream."""
         data = as_object(event.data)
@@ -328,6 +347,10 @@ class _Replayer:
                 yield request
         elif etype == "compaction/end":
             self.compaction_header = None
+        elif etype == "web/deepseek-search-llm-request":
+            request = self.aux_search(event)
+            if request is not None:
+                yield request
         elif etype == "session/title-llm-request":
             request = self.aux_title(event)
             if request is not None:

@@ -5,11 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..jsjson import stringify_bytes
 from ..replay import Request
 from ._registry import make_renderer
 from ._types import Renderer, WireRequest
 
-__all__ = ["render", "render_all"]
+__all__ = ["render", "render_all", "search_wire"]
+
+
+def search_wire(request: Request) -> WireRequest:
+    """A web-search call: DSH logs its body literally, so its bytes are that body's JSON.
+
+    The endpoint is the logged one (``path``); the search plugin's HTTP headers are not logged.
+    """
+    body = request.extra.get("body")
+    endpoint = request.extra.get("endpoint")
+    return WireRequest(adapter="deepseek-web-search", method="POST",
+                       path=endpoint if isinstance(endpoint, str) else "",
+                       headers=(("content-type", "application/json"),), body=stringify_bytes(body))
 
 
 def render(request: Request, *, adapter: str = "deepseek",
@@ -34,6 +47,8 @@ def render(request: Request, *, adapter: str = "deepseek",
         >>> cache = {}
         >>> bodies = [render(r, renderer_cache=cache).body for r in loop_requests]  # doctest: +SKIP
     """
+    if request.kind == "search":
+        return search_wire(request)
     cache = renderer_cache if renderer_cache is not None else {}
     renderer = cache.get(adapter)
     if renderer is None:
