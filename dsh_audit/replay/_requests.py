@@ -102,6 +102,28 @@ class ReplayResult:
     open_turn: bool = False
 
 
+class _Pending:
+    """A loop attempt still being read: its Request fields, completed as its records arrive.
+
+    Built into a frozen :class:`Request` once, when it is yielded, instead of copying the
+    dataclass for every usage, finish and message record.
+    """
+
+    __slots__ = ("fields",)
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def build(self, index: int) -> Request:
+        return Request(index=index, **self.fields)
+
+
 class _Replayer:
     def __init__(self, log: SessionLog, result: ReplayResult) -> None:
         self.log = log
@@ -117,8 +139,8 @@ class _Replayer:
         self.step: tuple[Any, Any, int] | None = None  # turn, step (as logged), step/start seq
         self.step_has_chunk = False
         # Loop attempts under way: usage, finish and message_usage are filled in as they arrive.
-        self.open_attempt: Request | None = None
-        self.done_attempts: list[Request] = []
+        self.open_attempt: _Pending | None = None
+        self.done_attempts: list[_Pending] = []
         self.attempt_count = 0
         self.turn_open = False
         self.compaction_header: tuple[dict[str, Any] | None, int | None, str | None] | None = None
@@ -155,19 +177,19 @@ class _Replayer:
     def seed_length(self) -> int:
         return self.log.seed_length or 0
 
-    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int]) -> Request:
+    def new_attempt(self, event: Event, step_start: tuple[Any, Any, int]) -> _Pending:
         """The next loop attempt of the step, as the log stands before ``event`` (its first record)."""
         self.attempt_count += 1
         messages, seqs, sha = self.snapshot()
         turn, step, step_start_seq = step_start
-        return Request(
-            index=-1, kind="loop", session_id=self.sid, turn=turn, step=step, attempt=self.attempt_count,
+        return _Pending(
+            kind="loop", session_id=self.sid, turn=turn, step=step, attempt=self.attempt_count,
             step_start_seq=step_start_seq, first_chunk_seq=event.seq, header=self.effective_header(),
             header_seq=self.header_seq, header_reason=self.header_reason, messages=messages,
             message_seqs=seqs, messages_sha256=sha, context=self.context,
         )
 
-    def flush(self) -> Iterator[Request]:
+    def flush(self) -> Iterator[_Pending]:
         if self.open_attempt is not None:
             self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
@@ -176,7 +198,7 @@ class _Replayer:
                 yield attempt
         self.done_attempts = []
 
-    def end_step(self) -> Iterator[Request]:
+    def end_step(self) -> Iterator[Request | _Pending]:
         if self.step is not None and not self.step_has_chunk and self.step[2] >= self.seed_length:
             self.result.skipped_steps.append({"turn": self.step[0], "step": self.step[1],
                                               "step_start_seq": self.step[2],
@@ -186,7 +208,7 @@ class _Replayer:
         self.step_has_chunk = False
         self.attempt_count = 0
 
-    def on_chunk(self, event: Event) -> Iterator[Request]:
+    def on_chunk(self, event: Event) -> Iterator[Request | _Pending]:
         data = as_object(event.data)
         turn, step = data.get("turn"), data.get("step")
         chunk = as_object(data.get("chunk"))
@@ -199,9 +221,10 @@ class _Replayer:
             self.open_attempt = self.new_attempt(event, (turn, step, self.step[2]))
         ctype = chunk.get("type")
         if ctype == "usage":
-            self.open_attempt = replace(self.open_attempt, usage=chunk.get("usage"))
+            self.open_attempt.fields["usage"] = chunk.get("usage")
         elif ctype == "finish":
-            self.done_attempts.append(replace(self.open_attempt, finish=chunk.get("reason")))
+            self.open_attempt.fields["finish"] = chunk.get("reason")
+            self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
         yield from ()
 
@@ -211,7 +234,7 @@ class _Replayer:
         for i in range(len(self.done_attempts) - 1, -1, -1):
             attempt = self.done_attempts[i]
             if (attempt.turn, attempt.step) == key:
-                self.done_attempts[i] = replace(attempt, message_usage=data.get("usage"))
+                attempt.fields["message_usage"] = data.get("usage")
                 return
 
     def aux_compaction(self, event: Event) -> Request | None:
@@ -300,9 +323,10 @@ class _Replayer:
             elif isinstance(chunk, dict) and chunk.get("type") == "finish":
                 finish = chunk.get("reason")
         message_usage = data.get("usage") if event.type == "assistant/message" else None
-        self.done_attempts.append(replace(attempt, usage=usage, finish=finish, message_usage=message_usage))
+        attempt.fields.update(usage=usage, finish=finish, message_usage=message_usage)
+        self.done_attempts.append(attempt)
 
-    def on_event(self, event: Event) -> Iterator[Request]:
+    def on_event(self, event: Event) -> Iterator[Request | _Pending]:
         etype = event.type
         if etype == "assistant/chunk":
             yield from self.on_chunk(event)
@@ -366,10 +390,10 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterat
     """
     result = result if result is not None else ReplayResult()
     replayer = _Replayer(log, result)
-    pending: list[Request] = []  # v2+ seeded logs: held until the inherited cut is known
+    pending: list[Request | _Pending] = []  # v2+ seeded logs: held until the inherited cut is known
     index = 0
 
-    def settle(requests: Iterator[Request]) -> Iterator[Request]:
+    def settle(requests: Iterator[Request | _Pending]) -> Iterator[Request]:
         nonlocal index
         for request in requests:
             if replayer.seed_pending and log.seed_length is None:
@@ -380,7 +404,7 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterat
                     continue
                 if ready.kind != "loop" and ready.first_chunk_seq < replayer.seed_length:
                     continue
-                yield replace(ready, index=index)
+                yield ready.build(index) if isinstance(ready, _Pending) else replace(ready, index=index)
                 index += 1
             pending.clear()
 
@@ -393,7 +417,7 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterat
         replayer.seed_pending = False
         yield from settle(iter(()))
         for request in pending:
-            yield replace(request, index=index)
+            yield request.build(index) if isinstance(request, _Pending) else replace(request, index=index)
             index += 1
     result.event_count = log.event_count
     result.open_turn = replayer.turn_open
