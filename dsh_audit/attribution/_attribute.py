@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .._batch import SessionOutcome, replay_path
-from ..errors import DshAuditError
+from ..errors import DshAuditError, UnsupportedFormatError
 from ..jsjson import stringify
 from ..log import SessionHeader, SessionLog, discover, read_log
 from ..replay import Request, iter_requests, replay
@@ -352,6 +352,11 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
     wanted = {p.resolve() for p in given}
     limit = {} if max_version is None else {"max_version": max_version}
     outcomes = [replay_path(p, lenient=lenient, **limit) for p in every]
+    for o in outcomes:  # an imported (Claude Code, Codex) log has no events to cite
+        if o.error is None and o.log is not None and o.log.header.raw.get("type") == "imported":
+            o.error = UnsupportedFormatError(f"a {o.log.header.raw.get('format')} log: break attribution needs the "
+                                             "events of a DSH session log", path=o.path,
+                                             hint="`dsh-audit requests` and `dsh-audit cache` read imported sessions")
     good = [(o.log, o.requests) for o in outcomes if o.error is None and o.log is not None]
     results = attribute_sessions(good, lenient=lenient, adapter=adapter)
     mine = [a for a in results if a.path is not None and Path(a.path).resolve() in wanted]

@@ -8,6 +8,7 @@ import click
 
 from .. import __version__
 from .._batch import discover_logs
+from ..errors import UsageError
 from ..report import dumps_line
 from ..validate import format_sarif, format_summary, format_text, select_rules, validate_paths
 from ._common import EXIT_FINDINGS, EXIT_OK, json_option, lenient_option
@@ -55,8 +56,11 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         if sarif_path == "-":
             click.echo(text, nl=False)
         else:
-            with open(sarif_path, "w", encoding="utf-8") as out:
-                out.write(text)
+            try:
+                with open(sarif_path, "w", encoding="utf-8") as out:
+                    out.write(text)
+            except OSError as exc:
+                raise UsageError(f"cannot write SARIF: {exc.strerror}", path=sarif_path) from None
     failing = {"error", "warning"} if strict else {"error"}
     return EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_OK
 

@@ -90,10 +90,15 @@ def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3
             ``create`` is false.
     """
     location = os.fspath(db)
-    if not create and not Path(location).is_file():
+    if not location or (not create and not Path(location).is_file()):
         raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
     try:
         connection = sqlite3.connect(location)
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" not in tables and (tables or not create):
+            connection.close()  # another program's database, or (for stats) an empty one: leave it alone
+            raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
+                             path=location, hint="give another --db file, or build one with `dsh-audit index`")
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         for statement in _SCHEMA:
@@ -190,6 +195,9 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
             else:
                 failed.append((result.path, str(result.error)))
                 lost += 1
+    except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
+        raise UsageError(f"not a dsh-audit index: {exc}", path=os.fspath(db),
+                         hint="delete the file and index again") from None
     finally:
         connection.close()
     return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost, skipped=len(paths) - len(stale),

@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import UsageError
 from ._index import connect_index
 
 __all__ = ["FleetStats", "fleet_stats"]
@@ -128,5 +129,8 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
                           by_model=_grouped(connection, "model", "4 DESC, model"),
                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
                           top_sessions=_top(connection, top))
+    except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
+        raise UsageError(f"not a dsh-audit index: {exc}", path=os.fspath(db),
+                         hint="delete the file and index again") from None
     finally:
         connection.close()

@@ -93,7 +93,7 @@ class Policy:
         known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name != "source"}
         values: dict[str, Any] = {}
         for key, value in table.items():
-            if isinstance(value, dict):
+            if isinstance(value, dict) and key not in known:
                 continue
             if key not in known:
                 close = difflib.get_close_matches(key, list(known), n=1)
@@ -107,6 +107,8 @@ def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"policy key {key!r} must be a list of strings", path=source)
     for item in value:
+        if allowed is None and not item:
+            raise UsageError(f"policy key {key!r}: an empty string would match every rule", path=source)
         if allowed is not None and item not in allowed:
             raise UsageError(f"policy key {key!r}: unknown value {item!r}", path=source,
                              hint="allowed: " + ", ".join(allowed))
@@ -149,6 +151,20 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read policy file: {exc.strerror}", path=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"policy file is not valid TOML: {exc}", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"policy file is not UTF-8 text (byte {exc.start})", path=str(path)) from None
+    except RecursionError:
+        raise UsageError("policy file nests arrays or tables too deeply", path=str(path)) from None
+
+
+def _tool_table(document: dict[str, Any], source: str) -> dict[str, Any] | None:
+    """The ``[tool.dsh-audit]`` table of ``document``, or None when there is none."""
+    tool = document.get("tool")
+    if not isinstance(tool, dict) or "dsh-audit" not in tool:
+        return None
+    if not isinstance(tool["dsh-audit"], dict):
+        raise UsageError("[tool.dsh-audit] must be a table", path=source)
+    return tool["dsh-audit"]
 
 
 def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str | os.PathLike[str] | None = None
@@ -161,12 +177,12 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
     """
     if path is not None:
         document = _read_toml(Path(path))
-        tool = document.get("tool", {}).get("dsh-audit")
-        return Policy.from_mapping(tool if isinstance(tool, dict) else document, source=os.fspath(path))
+        tool = _tool_table(document, os.fspath(path))
+        return Policy.from_mapping(document if tool is None else tool, source=os.fspath(path))
     found = find_pyproject(search_from)
     if found is None:
         return Policy()
-    tool = _read_toml(found).get("tool", {}).get("dsh-audit")
-    if not isinstance(tool, dict):
+    tool = _tool_table(_read_toml(found), str(found))
+    if tool is None:
         return Policy()
     return Policy.from_mapping(tool, source=str(found))

@@ -57,7 +57,7 @@ from typing import Any
 from .._json import as_object
 from ..jsjson import stringify
 from ..replay import Request
-from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, tool_result_message
+from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, token_count, tool_result_message
 
 __all__ = ["import_claude_code"]
 
@@ -117,11 +117,11 @@ def _result_content(content: Any) -> list[dict[str, Any]]:
 def _usage(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
-    usage = {"inputTokens": int(raw.get("input_tokens") or 0), "outputTokens": int(raw.get("output_tokens") or 0)}
+    usage = {"inputTokens": token_count(raw.get("input_tokens")), "outputTokens": token_count(raw.get("output_tokens"))}
     if "cache_read_input_tokens" in raw:
-        usage["cacheReadTokens"] = int(raw.get("cache_read_input_tokens") or 0)
+        usage["cacheReadTokens"] = token_count(raw.get("cache_read_input_tokens"))
     if "cache_creation_input_tokens" in raw:
-        usage["cacheWriteTokens"] = int(raw.get("cache_creation_input_tokens") or 0)
+        usage["cacheWriteTokens"] = token_count(raw.get("cache_creation_input_tokens"))
     return usage
 
 

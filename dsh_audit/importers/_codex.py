@@ -48,7 +48,7 @@ from typing import Any
 
 from ..jsjson import stringify
 from ..replay import Request
-from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, tool_result_message
+from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, token_count, tool_result_message
 
 __all__ = ["import_codex"]
 
@@ -65,7 +65,7 @@ _BASE_NOTES = ("codex logs no tool schemas: headers hold provider, model, effort
 
 def _is_output(payload: dict[str, Any]) -> bool:
     kind = payload.get("type")
-    return kind in _OUTPUTS or (kind == "message" and payload.get("role") == "assistant")
+    return (isinstance(kind, str) and kind in _OUTPUTS) or (kind == "message" and payload.get("role") == "assistant")
 
 
 def _content(items: Any) -> list[dict[str, Any]]:
@@ -103,8 +103,8 @@ def _call_block(payload: dict[str, Any], line: int) -> dict[str, Any]:
 
 
 def _reasoning_block(payload: dict[str, Any]) -> dict[str, Any]:
-    parts = [s.get("text", "") for s in payload.get("summary") or [] if isinstance(s, dict)]
-    parts += [c.get("text", "") for c in payload.get("content") or [] if isinstance(c, dict)]
+    items = [item for key in ("summary", "content") if isinstance(payload.get(key), list) for item in payload[key]]
+    parts = [text for item in items if isinstance(item, dict) and isinstance(text := item.get("text", ""), str)]
     block: dict[str, Any] = {"type": "reasoning", "text": "\n\n".join(parts)}
     if payload.get("encrypted_content"):
         block["encryptedContent"] = payload["encrypted_content"]
@@ -145,6 +145,10 @@ class _History:
 
     def add(self, payload: dict[str, Any], line: int, model: str | None) -> None:
         kind = payload.get("type")
+        if not isinstance(kind, str):
+            self.run = None
+            self.skipped[stringify(kind) if kind is not None else "(no type)"] = None
+            return
         if _is_output(payload):
             block = _reasoning_block(payload) if kind == "reasoning" else _call_block(payload, line) \
                 if kind in _TOOL_CALLS else None
@@ -181,9 +185,10 @@ class _History:
 
 
 def _usage(last: dict[str, Any]) -> dict[str, Any]:
-    cached = int(last.get("cached_input_tokens") or 0)
-    return {"inputTokens": int(last.get("input_tokens") or 0) - cached, "outputTokens": int(last.get("output_tokens") or 0),
-            "cacheReadTokens": cached, "reasoningTokens": int(last.get("reasoning_output_tokens") or 0)}
+    cached = token_count(last.get("cached_input_tokens"))
+    return {"inputTokens": token_count(last.get("input_tokens")) - cached,
+            "outputTokens": token_count(last.get("output_tokens")),
+            "cacheReadTokens": cached, "reasoningTokens": token_count(last.get("reasoning_output_tokens"))}
 
 
 class _Importer:

@@ -27,7 +27,8 @@ from ..replay import Request
 if TYPE_CHECKING:
     from _hashlib import HASH
 
-__all__ = ["ImportedSession", "MessageDigest", "iso_seconds", "open_input", "read_jsonl", "tool_result_message"]
+__all__ = ["ImportedSession", "MessageDigest", "iso_seconds", "open_input", "read_jsonl", "token_count",
+           "tool_result_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,13 @@ def iso_seconds(value: Any) -> float | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+def token_count(value: Any) -> int:
+    """A logged token count as an int; anything that is not a number (a damaged record) counts 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value)
 
 
 def tool_result_message(message_id: str, call_id: str, content: list[dict[str, Any]], *,

@@ -237,7 +237,7 @@ class Trace:
         self.on_stream_chunk(attempt, chunk)
 
     def on_stream_chunk(self, attempt: _Attempt, chunk: dict[str, Any]) -> None:
-        ctype, index = chunk.get("type"), _key(chunk.get("index"))
+        ctype, index = _key(chunk.get("type")), _key(chunk.get("index"))
         if ctype == "block-start":
             if index in attempt.open:
                 self.add("DSH420", f"block-start repeats open block index {index}")
