@@ -380,3 +380,16 @@ def test_cache_report_reads_an_imported_session():
     assert report.actual_total == 6400
     assert [(v.index, v.actual, v.classification) for v in report.verdicts] == [
         (0, 0, "as_expected"), (1, 2944, "as_expected"), (2, 2944, "as_expected"), (3, 512, "break_unattributed")]
+
+
+def test_dsh_only_commands_name_the_foreign_format():
+    import subprocess
+    import sys
+
+    path = next((Path(__file__).parent / "data" / "importers" / "claude-code").glob("*.jsonl"))
+    result = subprocess.run([sys.executable, "-m", "dsh_audit", "check", str(path)], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"error: {path}:1: corrupt session log: first line is not a session header (hint: this is a "
+        "claude-code session, not a DSH log: requests, cache and breaks import it; validate, check and "
+        "report read DSH logs only)")

@@ -348,6 +348,19 @@ def _unknown_type_hint(etype: str) -> str:
     return 'a writer can mark plugin events "ignorable": true so readers may skip them'
 
 
+def _foreign_hint(value: Any) -> str | None:
+    """Name another agent's session format when the first record is one of theirs."""
+    if not isinstance(value, dict):
+        return None
+    from ..importers._detect import _classify  # late import: importers build on this package
+
+    kind = _classify(value, first=True)
+    if kind in (None, "dsh"):
+        return None
+    return (f"this is a {kind} session, not a DSH log: requests, cache and breaks import it; "
+            "validate, check and report read DSH logs only")
+
+
 def _parse_header(path: str, line: Line | None, *, lenient: bool,
                   max_version: int) -> tuple[SessionHeader, list[str], str | None]:
     """Return the header, lenient adaptations, and a deferred ``Session`` header error."""
@@ -391,10 +404,10 @@ def _parse_header(path: str, line: Line | None, *, lenient: bool,
         if numeric and version >= 1:
             message = (_version_refusal(str(value.get("id")), version, reads=0)
                        + f"; its header is not a valid v{version} header either")
-        raise MalformedRecordError(message, path=path, line=1,
-                                   hint="the header needs type \"session\", version, id, createdAt and "
-                                        "delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
-                                        "version/delegationDepth")
+        raise MalformedRecordError(message, path=path, line=1, hint=_foreign_hint(value) or (
+                                   "the header needs type \"session\", version, id, createdAt and "
+                                   "delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
+                                   "version/delegationDepth"))
     if "sandboxMode" in value or "approvalPolicy" in value:
         raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
     meta_problem = _meta_error(value)
