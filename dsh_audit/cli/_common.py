@@ -47,17 +47,40 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests.
     """
     from .._batch import replay_path
+    from ..errors import MalformedRecordError
+    from ..log import read_log
+    from ..replay import iter_requests
 
     log = one_log(path)
-    outcome = replay_path(log, lenient=lenient, max_version=max_version)
-    for warning in outcome.warnings:
-        echo_warning(warning)
-    if outcome.error is not None:
-        raise outcome.error
-    if not 0 <= index < len(outcome.requests):
-        raise UsageError(f"request {index} does not exist: the log has {len(outcome.requests)} request(s)",
+    try:
+        opened = read_log(log, lenient=lenient, max_version=max_version)
+    except MalformedRecordError as exc:
+        if exc.line != 1:
+            raise
+        opened = None  # maybe another agent's session: the importers read it whole
+    if opened is None:
+        outcome = replay_path(log, lenient=lenient, max_version=max_version)
+        if outcome.error is not None:
+            raise outcome.error
+        requests: list[Request] = list(outcome.requests)
+        found = requests[index] if 0 <= index < len(requests) else None
+        count = len(requests)
+    else:
+        # Stream: keep only request ``index`` (a long log's requests would keep all of it alive),
+        # but read to the end, so a log DSH refuses is still refused.
+        found, count = None, 0
+        try:
+            for request in iter_requests(opened):
+                if request.index == index:
+                    found = request
+                count += 1
+        finally:
+            for warning in opened.warnings:
+                echo_warning(warning)
+    if found is None:
+        raise UsageError(f"request {index} does not exist: the log has {count} request(s)",
                          path=str(log), hint="run `dsh-audit requests` to see the indexes")
-    return str(log), outcome.requests[index]
+    return str(log), found
 
 
 def run_guarded(command: click.Group) -> int:
