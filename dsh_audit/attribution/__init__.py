@@ -6,7 +6,8 @@ call summarises), the verdict (``first``, ``extension``, ``cache_safe_change``, 
 cause and the log events that prove it. See ``docs/attribution.md``.
 """
 
-from ._attribute import attribute, attribute_paths, attribute_sessions, captured_extends, iter_attribute
+from ._attribute import attribute, attribute_sessions, captured_extends
+from ._entry import attribute_paths, iter_attribute
 from ._events import LogEvidence, collect_evidence
 from ._header_diff import diff_headers
 from ._model import (

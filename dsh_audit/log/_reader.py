@@ -13,22 +13,15 @@ always ends with the same verdict DSH gives.
 from __future__ import annotations
 
 import os
-import posixpath
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
 
-from ..errors import (
-    CorruptLogError,
-    DshAuditError,
-    MalformedRecordError,
-    UnreadableError,
-    UnsupportedFormatError,
-)
+from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines
+from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
 from ._records import (
-    MAX_DEPTH,
     NestingError,
     RowError,
     decode_record,
@@ -41,13 +34,10 @@ from ._records import (
 from ._types import CHUNK_ROW_TYPES
 from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
 from ._upgrade import Malformed, upgrade_event
-from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation, known_types, to_v0_shapes
+from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
 __all__ = ["SessionLog", "read_log", "SUPPORTED_VERSIONS"]
 
-
-_TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
-_TOO_DEEP_HINT = "DSH's JSON.parse may still load this log; dsh-audit's recursive serialisers stop here"
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
 _SCAN, _HEADER_DELTA, _MODE_SET, _FALLBACK, _UPGRADE, _UNKNOWN, _META, _SEED = range(8)
@@ -61,51 +51,6 @@ class _Candidate:
 
     def key(self) -> tuple[int, int]:
         return (self.stage, self.position)
-
-
-def _version_refusal(sid: str, version: Any, *, reads: int = LATEST_VERSION) -> str:
-    """DSH's direction-aware refusal text; ``reads`` is the newest version the reader knows."""
-    readable = "v0" if reads == 0 else f"v0-v{reads}"
-    if isinstance(version, (int, float)) and version > reads:
-        return (f'session "{sid}" uses log format v{version}, but this harness reads only {readable}: '
-                "the log was written by a newer harness — upgrade the harness to open it")
-    return (f'session "{sid}" uses log format v{version}, older than the supported v0, '
-            "and this build ships no upgrade path for it")
-
-
-def _is_versioned_header(value: dict[str, Any], version: int) -> bool:
-    """v1 keeps v0's header; v2+ replace ``seedLength`` with a required boolean ``isSeeded``."""
-    if version <= 1:
-        return True
-    return isinstance(value.get("isSeeded"), bool) and "seedLength" not in value
-
-
-def _is_header_line(value: Any) -> bool:
-    if not isinstance(value, dict) or value.get("type") != "session":
-        return False
-    created, depth = value.get("createdAt"), value.get("delegationDepth")
-    return (isinstance(value.get("version"), (int, float)) and not isinstance(value.get("version"), bool)
-            and isinstance(value.get("id"), str)
-            and is_safe_int(created) and created >= 0
-            and is_safe_int(depth) and depth >= 0
-            and value.get("origin") in (None, "subagent")
-            and (value.get("agentPreset") is None or isinstance(value.get("agentPreset"), str)))
-
-
-def _meta_error(raw: dict[str, Any]) -> str | None:
-    """DSH's session-header validation (``Session.fromRestore``)."""
-    cwd = raw.get("cwd")
-    if cwd is not None:
-        if not isinstance(cwd, str):
-            return "session header cwd must be a string"
-        if not posixpath.isabs(cwd):
-            return f'session header cwd must be an absolute path, got "{cwd}"'
-    if raw.get("parentSession") is not None and not isinstance(raw["parentSession"], str):
-        return "session header parentSession must be a string"
-    seed = raw.get("seedLength")
-    if seed is not None and not (is_safe_int(seed) and seed >= 0):
-        return "session header seedLength must be a non-negative safe integer"
-    return None
 
 
 @dataclass
@@ -229,8 +174,8 @@ class SessionLog:
                                 line=line.number, seq=expected,
                                 hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log") from None
             except NestingError:
-                raise self._err(UnreadableError, _TOO_DEEP, line=line.number, seq=expected,
-                                hint=_TOO_DEEP_HINT) from None
+                raise self._err(UnreadableError, TOO_DEEP, line=line.number, seq=expected,
+                                hint=TOO_DEEP_HINT) from None
             except (ValueError, RowError) as exc:
                 if issue is None:
                     detail = str(exc) if isinstance(exc, RowError) else "not valid JSON"
@@ -348,81 +293,6 @@ def _unknown_type_hint(etype: str) -> str:
     return 'a writer can mark plugin events "ignorable": true so readers may skip them'
 
 
-def _foreign_hint(value: Any) -> str | None:
-    """Name another agent's session format when the first record is one of theirs."""
-    if not isinstance(value, dict):
-        return None
-    from ..importers._detect import _classify  # late import: importers build on this package
-
-    kind = _classify(value, first=True)
-    if kind in (None, "dsh"):
-        return None
-    return (f"this is a {kind} session, not a DSH log: requests, cache and breaks import it; "
-            "validate, check and report read DSH logs only")
-
-
-def _parse_header(path: str, line: Line | None, *, lenient: bool,
-                  max_version: int) -> tuple[SessionHeader, list[str], str | None]:
-    """Return the header, lenient adaptations, and a deferred ``Session`` header error."""
-    if line is None:
-        raise UnreadableError("empty or header-less session log", path=path, line=1,
-                              hint="a DSH log starts with a {\"type\":\"session\",...} header line")
-    try:
-        value = parse_json(line.raw)
-    except UnicodeDecodeError:
-        raise UnreadableError("header line is not valid UTF-8", path=path, line=1,
-                              hint="this is not a DSH session log") from None
-    except NestingError:
-        raise UnreadableError(_TOO_DEEP, path=path, line=1, hint=_TOO_DEEP_HINT) from None
-    except ValueError:
-        raise MalformedRecordError("corrupt session log: header line is not valid JSON", path=path, line=1,
-                                   hint="this is not a DSH session log, or its first line is damaged") from None
-    version: Any = value.get("version") if isinstance(value, dict) else None  # raw JSON
-    numeric = isinstance(version, (int, float)) and not isinstance(version, bool)
-    if numeric and version not in SUPPORTED_VERSIONS[: max_version + 1]:
-        raise UnsupportedFormatError(_version_refusal(str(value.get("id")), version, reads=max_version),
-                                     path=path, line=1,
-                                     hint=f"dsh-audit reads released formats v0-v{LATEST_VERSION}; a newer "
-                                          "number comes from a fork or a newer DSH")
-    generation = canonical_generation(os.path.basename(path))
-    if numeric and generation is not None and generation != version:
-        raise UnsupportedFormatError(
-            f"header says log format v{version} but the file name {os.path.basename(path)} is generation "
-            f"v{generation}", path=path, line=1, hint="DSH requires the two to agree; the file was renamed")
-    adaptations: list[str] = []
-    if lenient and isinstance(value, dict) and value.get("type") == "session" and version in (None, 0):
-        value = dict(value)
-        for key in ("version", "delegationDepth"):
-            if key not in value:
-                value[key] = 0
-                adaptations.append(f"{key} (absent) -> 0")
-        cwd = value.get("cwd")
-        if isinstance(cwd, str) and not posixpath.isabs(cwd):
-            adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
-    if not _is_header_line(value) or not _is_versioned_header(value, int(value["version"])):
-        message = "corrupt session log: first line is not a session header"
-        if numeric and version >= 1:
-            message = (_version_refusal(str(value.get("id")), version, reads=0)
-                       + f"; its header is not a valid v{version} header either")
-        raise MalformedRecordError(message, path=path, line=1, hint=_foreign_hint(value) or (
-                                   "the header needs type \"session\", version, id, createdAt and "
-                                   "delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
-                                   "version/delegationDepth"))
-    if "sandboxMode" in value or "approvalPolicy" in value:
-        raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
-    meta_problem = _meta_error(value)
-    if meta_problem and lenient and meta_problem.startswith("session header cwd must be an absolute"):
-        meta_problem = None
-    header = SessionHeader(
-        id=value["id"], version=int(value["version"]), created_at=int(value["createdAt"]),
-        cwd=value.get("cwd"), parent_session=value.get("parentSession"),
-        seed_length=value.get("seedLength"), origin=value.get("origin"),
-        delegation_depth=int(value["delegationDepth"]), agent_preset=value.get("agentPreset"),
-        is_seeded=bool(value.get("isSeeded", value.get("seedLength") is not None)), raw=value,
-    )
-    return header, adaptations, meta_problem
-
-
 def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
              max_version: int = LATEST_VERSION) -> SessionLog:
     """Open one session log (``.jsonl`` or ``.jsonl.zstd``) and read its header.
@@ -454,7 +324,7 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
     try:
         lines = iter_lines(stream, name, torn)
         first = next(lines, None)
-        header, adaptations, meta_problem = _parse_header(name, first, lenient=lenient, max_version=max_version)
+        header, adaptations, meta_problem = parse_header(name, first, lenient=lenient, max_version=max_version)
     except BaseException:
         stream.close()
         raise
@@ -469,5 +339,3 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
     return log
 
 
-def fail_at(log: SessionLog, error: DshAuditError, seq: int) -> NoReturn:
-    log.fail(error, seq=seq)

@@ -2,7 +2,8 @@
 
 from ._derive import derive_event_message
 from ._header import call_config_equals, canonical_header, header_equals
-from ._requests import ReplayResult, Request, iter_requests, replay
+from ._model import ReplayResult, Request
+from ._requests import iter_requests, replay
 from ._surface import Replacement, SurfaceFold
 
 __all__ = [

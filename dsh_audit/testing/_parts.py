@@ -16,7 +16,17 @@ from typing import Any
 
 from ..jsjson import stringify
 
-__all__ = ["Reply", "ToolCall", "canonical", "headers_equal", "split", "text_blocks", "tool_schema", "user_message"]
+__all__ = [
+    "Reply",
+    "ToolCall",
+    "canonical",
+    "headers_equal",
+    "request_config",
+    "split",
+    "text_blocks",
+    "tool_schema",
+    "user_message",
+]
 
 DEFAULT_PROVIDER = "deepseek-official"
 DEFAULT_MODEL = "deepseek-v4-flash"
@@ -137,3 +147,14 @@ def tool_schema(name: str, description: str, properties: dict[str, Any] | None =
 def split(text: str, size: int) -> list[str]:
     """Cut text into streamed deltas of ``size`` characters (token boundaries are data)."""
     return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def request_config(provider: str, model: str, effort: str | None, temperature: float | None,
+                   max_tokens: int | None, stop: list[str] | None) -> dict[str, Any]:
+    """A header ``config`` in DSH's key order; a None option is left out."""
+    config: dict[str, Any] = {"provider": provider, "model": model}
+    for key, value in (("reasoningEffort", effort), ("temperature", temperature), ("maxTokens", max_tokens),
+                       ("stop", stop)):
+        if value is not None:
+            config[key] = value
+    return config

@@ -1,11 +1,12 @@
 """``BuilderState``: the typed state :class:`~dsh_audit.testing.LogBuilder` and its mixins share.
 
-``LogBuilder`` is assembled from :class:`~dsh_audit.testing._output.OutputMixin` and
-:class:`~dsh_audit.testing._maintenance.MaintenanceMixin`, which read and write the builder's
-state and call a few of its core methods. Both mixins inherit this class, so the type checker
-sees that state and those methods with their real types without either mixin importing
-``LogBuilder``. Nothing here exists at run time beyond an empty class: the attributes are set
-in ``LogBuilder.__init__`` and the methods are ``LogBuilder``'s own.
+``LogBuilder`` is assembled from :class:`~dsh_audit.testing._output.OutputMixin`,
+:class:`~dsh_audit.testing._maintenance.MaintenanceMixin` and
+:class:`~dsh_audit.testing._replies.ReplyMixin`, which read and write the builder's state and call
+a few of its core methods. Every mixin inherits this class, so the type checker sees that state
+and those methods with their real types without any mixin importing ``LogBuilder``. Nothing here
+exists at run time beyond an empty class: the attributes are set in ``LogBuilder.__init__`` and
+the methods are ``LogBuilder``'s own or a mixin's.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class BuilderState:
     _attempts: int
 
     if TYPE_CHECKING:
-        # Declarations only: LogBuilder defines these (see _writer.py).
+        # Declarations only: LogBuilder defines these (see _writer.py; _chunk is in _replies.py).
 
         def __init__(self, **options: Any) -> None:
             """LogBuilder's keyword-only constructor (``fork`` calls it through ``type(self)``)."""

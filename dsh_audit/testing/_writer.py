@@ -25,18 +25,17 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..jsjson import stringify
 from . import _parts as P
 from ._maintenance import MaintenanceMixin
 from ._output import OutputMixin
+from ._replies import ReplyMixin
 
 __all__ = ["LogBuilder"]
 
 _KEEP: Any = object()
-_AUTO: Any = object()
 
 
-class LogBuilder(OutputMixin, MaintenanceMixin):
+class LogBuilder(OutputMixin, MaintenanceMixin, ReplyMixin):
     """Build one DSH v0 session log event by event.
 
     Args:
@@ -78,7 +77,7 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
         self._batch_ends = []
         self._surface = []
         self._proposal = P.canonical({
-            "config": _config(provider, model, reasoning_effort, None, max_tokens, None),
+            "config": P.request_config(provider, model, reasoning_effort, None, max_tokens, None),
             "adapterDefaults": adapter_defaults or {}, "system": system, "tools": list(tools)})
         self._logged_header = None
         self._instance_header = False
@@ -231,7 +230,7 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
         def pick(new: Any, key: str) -> Any:
             return old.get(key) if new is _KEEP else new
 
-        config = _config(pick(provider, "provider"), pick(model, "model"), pick(reasoning_effort, "reasoningEffort"),
+        config = P.request_config(pick(provider, "provider"), pick(model, "model"), pick(reasoning_effort, "reasoningEffort"),
                          pick(temperature, "temperature"), pick(max_tokens, "maxTokens"), pick(stop, "stop"))
         self._proposal = P.canonical({
             "config": config,
@@ -297,119 +296,3 @@ class LogBuilder(OutputMixin, MaintenanceMixin):
     def _require_step(self) -> None:
         if not self._step_open:
             raise ValueError("no open step: call start_step() first")
-
-    # -- assistant output and tools ---------------------------------------------------------
-
-    def _chunk(self, chunk: dict[str, Any]) -> int:
-        return self.append("assistant/chunk", {"turn": self._turn, "step": self._step, "chunk": chunk})
-
-    def _stream(self, blocks: list[dict[str, Any]], delta_size: int) -> list[int]:
-        seqs = []
-        for index, block in enumerate(blocks):
-            kind = block["type"]
-            seqs.append(self._chunk({"type": "block-start", "index": index, "blockType": kind}))
-            if kind == "tool-call":
-                for piece in ["", *P.split(block["arguments"], delta_size)]:
-                    seqs.append(self._chunk({"type": "tool-call-delta", "index": index, "id": block["id"],
-                                             "name": block["name"], "argumentsDelta": piece}))
-            else:
-                for piece in P.split(block["text"], delta_size):
-                    seqs.append(self._chunk({"type": f"{kind}-delta", "index": index, "text": piece}))
-        for index, block in enumerate(blocks):
-            seqs.append(self._chunk({"type": "block-end", "index": index, "block": block}))
-        return seqs
-
-    def _auto_usage(self, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-        prompt = sum(len(stringify(self._events[s]["data"])) for s in self._surface)
-        output = sum(len(stringify(b)) for b in blocks)
-        return {"inputTokens": prompt // 4 + 100, "outputTokens": output // 4 + 1}
-
-    def assistant(self, text: str | None = None, *, reasoning: str | None = None,
-                  tool_calls: Sequence[P.ToolCall] = (), usage: Any = _AUTO,
-                  finish: str | dict[str, Any] | None = None, delta_size: int = 16) -> P.Reply:
-        """One successful attempt: header/context if owed, the chunk stream, ``assistant/message``.
-
-        The stream is ``block-start`` and deltas per block (reasoning, text, then each tool call),
-        every ``block-end``, ``usage``, ``finish``; the message cites exactly those chunk seqs.
-
-        Args:
-            text: the answer text block, if any.
-            reasoning: the reasoning block, if any (comes first).
-            tool_calls: calls the reply makes; answer each with :meth:`tool_result`.
-            usage: a ``TokenUsage`` dict, None for no usage chunk, or automatic figures.
-            finish: finish kind; ``tool-calls`` when calls were made, else ``stop``.
-            delta_size: characters per streamed delta.
-        """
-        self._before_attempt()
-        blocks: list[dict[str, Any]] = []
-        if reasoning is not None:
-            blocks.append({"type": "reasoning", "text": reasoning})
-        if text is not None:
-            blocks.append({"type": "text", "text": text})
-        call_ids = []
-        for call in tool_calls:
-            call_id = call.id or self.ids.call()
-            call_ids.append(call_id)
-            blocks.append({"type": "tool-call", "id": call_id, "name": call.name, "arguments": call.text()})
-        seqs = self._stream(blocks, delta_size)
-        usage_value = self._auto_usage(blocks) if usage is _AUTO else usage
-        if usage_value is not None:
-            seqs.append(self._chunk({"type": "usage", "usage": usage_value}))
-        reason = finish or ("tool-calls" if tool_calls else "stop")
-        seqs.append(self._chunk({"type": "finish", "reason": {"kind": reason} if isinstance(reason, str) else reason}))
-        config = self._logged_header["config"] if self._logged_header else self._proposal["config"]
-        message_id = self.ids.next()
-        data: dict[str, Any] = {"turn": self._turn, "step": self._step, "message": {
-            "role": "assistant", "content": blocks,
-            "source": {"kind": "model", "provider": config["provider"], "model": config["model"]},
-            "id": message_id}}
-        if usage_value is not None:
-            data["usage"] = usage_value
-        seq = self.append("assistant/message", data, source_event_seqs=seqs, surface_op="append")
-        for block in blocks:
-            if block["type"] == "tool-call":
-                self._calls[block["id"]] = {"name": block["name"], "arguments": block["arguments"],
-                                            "turn": self._turn, "step": self._step, "seq": None}
-        return P.Reply(seq, tuple(seqs), tuple(call_ids), message_id)
-
-    def tool_call(self, call_id: str) -> int:
-        """Write the log-only ``tool/call`` for a call the last reply made (once)."""
-        call = self._calls[call_id]
-        if call["seq"] is None:
-            call["seq"] = self.append("tool/call", {"turn": call["turn"], "step": call["step"], "callId": call_id,
-                                                    "name": call["name"], "arguments": call["arguments"]})
-        return int(call["seq"])
-
-    def tool_result(self, call_id: str, content: str | list[dict[str, Any]], *, is_error: bool = False,
-                    error: dict[str, Any] | None = None, meta: Any = None) -> int:
-        """``tool/call`` (if not yet written) then the ``tool/result`` citing it; returns its seq.
-
-        Args:
-            call_id: a call id from :attr:`Reply.call_ids`.
-            content: the result text (or content blocks); DSH writes ``"(no output)"`` for none.
-            is_error: the ``isError`` flag the model sees.
-            error: the log-only ``{name, code}`` error record.
-            meta: tool-specific log-only metadata.
-        """
-        call_seq = self.tool_call(call_id)
-        call = self._calls[call_id]
-        data: dict[str, Any] = {"turn": call["turn"], "step": call["step"], "message": {
-            "source": {"kind": "tool", "callId": call_id},
-            "content": [{"type": "tool-result", "toolCallId": call_id, "content": P.text_blocks(content),
-                         "isError": is_error}],
-            "role": "user", "id": self.ids.next()}}
-        if error is not None:
-            data["error"] = error
-        if meta is not None:
-            data["meta"] = meta
-        return self.append("tool/result", data, source_event_seqs=[call_seq], surface_op="append")
-
-
-def _config(provider: str, model: str, effort: str | None, temperature: float | None,
-            max_tokens: int | None, stop: list[str] | None) -> dict[str, Any]:
-    config: dict[str, Any] = {"provider": provider, "model": model}
-    for key, value in (("reasoningEffort", effort), ("temperature", temperature), ("maxTokens", max_tokens),
-                       ("stop", stop)):
-        if value is not None:
-            config[key] = value
-    return config

@@ -1,0 +1,146 @@
+"""The session header line: parse it and refuse it the way DSH does (spec §1.3).
+
+Line 1 of a log is checked before any event: it must be JSON, carry a released format version that
+agrees with the file name's generation, and have the fields ``Session.fromRestore`` needs (DSH's
+``packages/core/session/src/index.ts``). :func:`parse_header` raises what DSH refuses outright and
+returns the one check DSH makes later (the header's metadata) so the reader can rank it against
+event failures.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from typing import Any
+
+from ..errors import MalformedRecordError, UnreadableError, UnsupportedFormatError
+from ._decode import Line
+from ._records import MAX_DEPTH, NestingError, is_safe_int, parse_json
+from ._types import SessionHeader
+from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
+
+__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "parse_header"]
+
+
+TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
+TOO_DEEP_HINT = "DSH's JSON.parse may still load this log; dsh-audit's recursive serialisers stop here"
+
+
+def _version_refusal(sid: str, version: Any, *, reads: int = LATEST_VERSION) -> str:
+    """DSH's direction-aware refusal text; ``reads`` is the newest version the reader knows."""
+    readable = "v0" if reads == 0 else f"v0-v{reads}"
+    if isinstance(version, (int, float)) and version > reads:
+        return (f'session "{sid}" uses log format v{version}, but this harness reads only {readable}: '
+                "the log was written by a newer harness — upgrade the harness to open it")
+    return (f'session "{sid}" uses log format v{version}, older than the supported v0, '
+            "and this build ships no upgrade path for it")
+
+
+def _is_versioned_header(value: dict[str, Any], version: int) -> bool:
+    """v1 keeps v0's header; v2+ replace ``seedLength`` with a required boolean ``isSeeded``."""
+    if version <= 1:
+        return True
+    return isinstance(value.get("isSeeded"), bool) and "seedLength" not in value
+
+
+def _is_header_line(value: Any) -> bool:
+    if not isinstance(value, dict) or value.get("type") != "session":
+        return False
+    created, depth = value.get("createdAt"), value.get("delegationDepth")
+    return (isinstance(value.get("version"), (int, float)) and not isinstance(value.get("version"), bool)
+            and isinstance(value.get("id"), str)
+            and is_safe_int(created) and created >= 0
+            and is_safe_int(depth) and depth >= 0
+            and value.get("origin") in (None, "subagent")
+            and (value.get("agentPreset") is None or isinstance(value.get("agentPreset"), str)))
+
+
+def _meta_error(raw: dict[str, Any]) -> str | None:
+    """DSH's session-header validation (``Session.fromRestore``)."""
+    cwd = raw.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            return "session header cwd must be a string"
+        if not posixpath.isabs(cwd):
+            return f'session header cwd must be an absolute path, got "{cwd}"'
+    if raw.get("parentSession") is not None and not isinstance(raw["parentSession"], str):
+        return "session header parentSession must be a string"
+    seed = raw.get("seedLength")
+    if seed is not None and not (is_safe_int(seed) and seed >= 0):
+        return "session header seedLength must be a non-negative safe integer"
+    return None
+
+
+def _foreign_hint(value: Any) -> str | None:
+    """Name another agent's session format when the first record is one of theirs."""
+    if not isinstance(value, dict):
+        return None
+    from ..importers._detect import _classify  # late import: importers build on this package
+
+    kind = _classify(value, first=True)
+    if kind in (None, "dsh"):
+        return None
+    return (f"this is a {kind} session, not a DSH log: requests, cache and breaks import it; "
+            "validate, check and report read DSH logs only")
+
+
+def parse_header(path: str, line: Line | None, *, lenient: bool,
+                  max_version: int) -> tuple[SessionHeader, list[str], str | None]:
+    """Return the header, lenient adaptations, and a deferred ``Session`` header error."""
+    if line is None:
+        raise UnreadableError("empty or header-less session log", path=path, line=1,
+                              hint="a DSH log starts with a {\"type\":\"session\",...} header line")
+    try:
+        value = parse_json(line.raw)
+    except UnicodeDecodeError:
+        raise UnreadableError("header line is not valid UTF-8", path=path, line=1,
+                              hint="this is not a DSH session log") from None
+    except NestingError:
+        raise UnreadableError(TOO_DEEP, path=path, line=1, hint=TOO_DEEP_HINT) from None
+    except ValueError:
+        raise MalformedRecordError("corrupt session log: header line is not valid JSON", path=path, line=1,
+                                   hint="this is not a DSH session log, or its first line is damaged") from None
+    version: Any = value.get("version") if isinstance(value, dict) else None  # raw JSON
+    numeric = isinstance(version, (int, float)) and not isinstance(version, bool)
+    if numeric and version not in SUPPORTED_VERSIONS[: max_version + 1]:
+        raise UnsupportedFormatError(_version_refusal(str(value.get("id")), version, reads=max_version),
+                                     path=path, line=1,
+                                     hint=f"dsh-audit reads released formats v0-v{LATEST_VERSION}; a newer "
+                                          "number comes from a fork or a newer DSH")
+    generation = canonical_generation(os.path.basename(path))
+    if numeric and generation is not None and generation != version:
+        raise UnsupportedFormatError(
+            f"header says log format v{version} but the file name {os.path.basename(path)} is generation "
+            f"v{generation}", path=path, line=1, hint="DSH requires the two to agree; the file was renamed")
+    adaptations: list[str] = []
+    if lenient and isinstance(value, dict) and value.get("type") == "session" and version in (None, 0):
+        value = dict(value)
+        for key in ("version", "delegationDepth"):
+            if key not in value:
+                value[key] = 0
+                adaptations.append(f"{key} (absent) -> 0")
+        cwd = value.get("cwd")
+        if isinstance(cwd, str) and not posixpath.isabs(cwd):
+            adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
+    if not _is_header_line(value) or not _is_versioned_header(value, int(value["version"])):
+        message = "corrupt session log: first line is not a session header"
+        if numeric and version >= 1:
+            message = (_version_refusal(str(value.get("id")), version, reads=0)
+                       + f"; its header is not a valid v{version} header either")
+        raise MalformedRecordError(message, path=path, line=1, hint=_foreign_hint(value) or (
+                                   "the header needs type \"session\", version, id, createdAt and "
+                                   "delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
+                                   "version/delegationDepth"))
+    if "sandboxMode" in value or "approvalPolicy" in value:
+        raise MalformedRecordError("session header uses retired policy baseline fields", path=path, line=1)
+    meta_problem = _meta_error(value)
+    if meta_problem and lenient and meta_problem.startswith("session header cwd must be an absolute"):
+        meta_problem = None
+    header = SessionHeader(
+        id=value["id"], version=int(value["version"]), created_at=int(value["createdAt"]),
+        cwd=value.get("cwd"), parent_session=value.get("parentSession"),
+        seed_length=value.get("seedLength"), origin=value.get("origin"),
+        delegation_depth=int(value["delegationDepth"]), agent_preset=value.get("agentPreset"),
+        is_seeded=bool(value.get("isSeeded", value.get("seedLength") is not None)), raw=value,
+    )
+    return header, adaptations, meta_problem

@@ -1,0 +1,90 @@
+"""What replay produces: one :class:`Request` per LLM call a log implies, and a :class:`ReplayResult`.
+
+A request is a value: the header in force and the exact messages the log held when the call was
+made (spec §7.3-§7.4, §8.4), plus the usage and finish its response recorded. The replay side
+findings (surface replacements, skipped steps, notes) travel separately in the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._surface import Replacement
+
+__all__ = ["ReplayResult", "Request"]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One LLM request the log implies.
+
+    ``kind`` is ``loop`` (an agent-loop attempt), ``compaction`` (a summary call), ``title`` or
+    ``search`` (a web-search call, whose literal body is logged).
+    ``messages`` are the exact message objects (shared with the log, never mutate them).
+    For auxiliary calls ``header`` is the header in force (compaction) or a synthetic
+    ``{config:{provider, model, maxTokens}, system}`` built from the logged call (title).
+    """
+
+    index: int
+    kind: str
+    session_id: str
+    turn: int | None
+    step: int | None
+    attempt: int
+    step_start_seq: int | None
+    first_chunk_seq: int
+    header: dict[str, Any] | None
+    header_seq: int | None
+    header_reason: str | None
+    messages: Sequence[dict[str, Any]]
+    message_seqs: Sequence[int]
+    messages_sha256: str
+    context: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    message_usage: dict[str, Any] | None = None
+    finish: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def message_count(self) -> int:
+        return len(self.messages)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON row of ``dsh-audit requests --json`` (no message bodies)."""
+        return {
+            "index": self.index,
+            "session_id": self.session_id,
+            "kind": self.kind,
+            "turn": self.turn,
+            "step": self.step,
+            "attempt": self.attempt,
+            "step_start_seq": self.step_start_seq,
+            "first_chunk_seq": self.first_chunk_seq,
+            "header_seq": self.header_seq,
+            "header_reason": self.header_reason,
+            "message_count": self.message_count,
+            "messages_sha256": self.messages_sha256,
+            "header": self.header,
+            "context": self.context,
+            "usage": self.usage,
+            "message_usage": self.message_usage,
+            "finish": self.finish,
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything, messages included (``dsh-audit show``)."""
+        return {**self.summary(), "message_seqs": list(self.message_seqs), "messages": list(self.messages)}
+
+
+@dataclass
+class ReplayResult:
+    """What a whole replay found besides the requests."""
+
+    replacements: list[Replacement] = field(default_factory=list)
+    skipped_steps: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    event_count: int = 0
+    open_turn: bool = False
