@@ -358,7 +358,9 @@ def test_seed_prefix_against_the_parent(tmp_path):
 
 
 def test_every_rule_has_a_breaking_log():
-    covered = set(MUTATIONS) | set(PHYSICAL) | {"DSH602", "DSH603"}
+    from test_validate_compaction import COMPACTION, STREAM
+
+    covered = set(MUTATIONS) | set(PHYSICAL) | {"DSH602", "DSH603"} | set(COMPACTION) | set(STREAM)
     assert covered == set(RULES)
 
 

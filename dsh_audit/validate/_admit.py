@@ -16,7 +16,7 @@ from ..log._records import adapter_defaults_error, is_safe_int, message_shape_er
 from ..log._types import Event
 from ..log._upgrade import Malformed, upgrade_event
 from ..log._versions import to_v0_shapes
-from ..replay._surface import SurfaceFold
+from ..replay._surface import Replacement, SurfaceFold
 from ._sink import Sink
 from ._source import RawEvent
 
@@ -57,6 +57,7 @@ class Admitter:
         self.fold = SurfaceFold()
         self.message_ids: dict[int, str] = {}
         self.surface_ok = True  # whether the fold accepted the last admitted event
+        self.replacement: Replacement | None = None  # what the last admitted event shadowed, if anything
 
     def admit(self, raw: RawEvent) -> Event | None:
         """Check one event; return it for the structure rules, or None when it cannot be used."""
@@ -103,9 +104,9 @@ class Admitter:
         event = Event(seq=seq, type=etype, time=value.get("time", 0), data=data, line=line,
                       surface_op=value.get("surfaceOp"), source_event_seqs=value.get("sourceEventSeqs"),
                       ignorable=value.get("ignorable") is True)
-        self.surface_ok = True
+        self.surface_ok, self.replacement = True, None
         try:
-            self.fold.apply(event)
+            self.replacement = self.fold.apply(event)
         except ReplayError as exc:
             self.surface_ok = False
             self.sink.add(surface_rule(exc.message), exc.message, line=line, seq=seq)

@@ -2,8 +2,9 @@
 
 Ids are a contract: a rule keeps its id forever, a retired rule's id is never reused.
 ``docs/rules.md`` is generated from this table by ``scripts/gen_rules_doc.py``.
-Sources are DSH 0.1.0-rc.8 (spec ``dsh-log-format.md`` §1-§7, §10.1) and the released formats
-(``dsh-format-versions.md`` §4-§9).
+Sources are DSH 0.1.0-rc.8 (spec ``dsh-log-format.md`` §1-§7, §9.1-§9.3, §10.1) and the released
+formats (``dsh-format-versions.md`` §4-§10). The v0 stream rules DSH420-DSH426 also apply to the
+streams of v2+ ``assistant/message`` and ``assistant/attempt`` records.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ _ALL = [
     _r("DSH108", "error", "seq-repeat", "A seq repeats or goes backwards.",
        "each event gets the next seq; a packed row's members take seq0, seq0+1, ...",
        '{"type":"turn/start","seq":4,...}\n{"type":"step/start","seq":4,...}'),
+    _r("DSH109", "error", "stream-record",
+       "A v2+ assistant/message or assistant/attempt stream holds only {type:'chunk', time, chunk} records "
+       "and packed runs (the v0 chunk-row fields minus seq0, inline); DSH refuses a malformed one.",
+       "write runs as {type, time0, index, dt, texts} or {type, time0, index, dt, id, name?, args}",
+       '{"stream":[{"type":"text-chunks","time0":5,"index":1,"dt":[0,0],"texts":["a","b"]}]}'),
     _r("DSH110", "error", "envelope-keys",
        "An event has a top-level key outside type, seq, time, data, sourceEventSeqs, surfaceOp, ignorable.",
        "move extra fields into data", '{"type":"turn/start","seq":0,"time":1,"data":{"turn":1},"meta":{}}'),
@@ -154,6 +160,52 @@ _ALL = [
        '{"type":"assistant/message","seq":11,...,"sourceEventSeqs":[7,8]}   (chunks were 7-10)'),
     _r("DSH311", "warning", "tool-result-sources", "An appended tool/result cites its tool/call: sourceEventSeqs [callSeq].",
        "write sourceEventSeqs:[seq of the tool/call]", '{"type":"tool/result","seq":13,...,"sourceEventSeqs":[11]}   (tool/call is 12)'),
+    # -- DSH32x: compaction adjacency and brackets ------------------------------------------------
+    # The compaction contract (packages/compaction/compaction/src/types.ts L17-32, L72-88) and DSH's
+    # compaction invariant (.../compaction/src/invariant.ts) are runtime checks: DSH loads a log
+    # that breaks them, so they are warnings; an unclosed bracket at the end is a crash fact (info).
+    _r("DSH320", "warning", "summary-adjacency",
+       "A compaction/summary is immediately followed by the user/message surface replace that carries it.",
+       "append the checkpoint replace right after the summary, with nothing in between",
+       '{"type":"compaction/summary","seq":113,...}\n{"type":"compaction/end","seq":114,...}   (no replace)'),
+    _r("DSH321", "warning", "summary-range",
+       "The replace after a compaction/summary covers exactly its shadowedRange and shadows exactly its "
+       "shadowedSeqs; shadowedRange is the first and last of a non-empty shadowedSeqs.",
+       "write the summary's shadowedRange/shadowedSeqs from the span the replace shadows",
+       '{"type":"compaction/summary",...,"shadowedRange":{"start":7,"end":98}}\n'
+       '{"type":"user/message",...,"surfaceOp":{"op":"replace","start":7,"end":84}}'),
+    _r("DSH322", "warning", "checkpoint-source",
+       "The replace after a compaction/summary has source {kind:'plugin', plugin:'compact', compactionId} "
+       "with the summary's compactionId, and a checkpoint replace only ever follows a summary.",
+       "give the checkpoint the compact source of its compaction",
+       '{"type":"user/message",...,"data":{...,"source":{"kind":"user"}},"surfaceOp":{"op":"replace",...}}   '
+       '(right after a compaction/summary)'),
+    _r("DSH323", "warning", "prune-adjacency",
+       "A compaction/prune is immediately followed by the tool/result surface replace it prices.",
+       "append the pruned tool/result replace right after the prune record",
+       '{"type":"compaction/prune","seq":46,...}\n{"type":"step/start","seq":47,...}   (no tool/result replace)'),
+    _r("DSH324", "warning", "prune-range",
+       "The tool/result replace after a compaction/prune covers exactly its shadowedRange and shadows "
+       "exactly its shadowedSeqs; shadowedRange is the first and last of a non-empty shadowedSeqs.",
+       "price the node the replace rewrites",
+       '{"type":"compaction/prune",...,"shadowedRange":{"start":44,"end":44},"shadowedSeqs":[44]}\n'
+       '{"type":"tool/result",...,"surfaceOp":{"op":"replace","start":40,"end":40}}'),
+    _r("DSH325", "warning", "compaction-bracket",
+       "compaction/summary, the checkpoint replace and compaction/end belong to the open compaction/start "
+       "of the same compactionId and sourceCommandId; brackets do not overlap; a successful end follows "
+       "exactly one summary.",
+       "write start, summary, replace, end of one compaction in order, ending one before starting the next",
+       '{"type":"compaction/end","seq":115,"time":1,"data":{"compactionId":"c2","turn":null}}   (open bracket is c1)'),
+    _r("DSH326", "info", "compaction-open-tail",
+       "The log ends inside a compaction bracket (a crash mid-compaction); DSH treats it as stale once a "
+       "session/end-seed follows.",
+       "nothing to fix for a crashed session; a writer closes every bracket with compaction/end",
+       '{"type":"compaction/start","seq":112,...}   (no compaction/end before the end of the log)'),
+    _r("DSH327", "warning", "compaction-owner",
+       "A compaction with turn N runs inside open turn N, one with turn null between turns; compaction/end "
+       "names the start's owner and no turn boundary crosses an open compaction.",
+       "write the open turn (or null between turns) and close the compaction before the turn ends",
+       '{"type":"compaction/start","seq":112,"time":1,"data":{"compactionId":"c1","turn":null}}   (turn 4 open)'),
     # -- DSH4xx: turns, steps, tool pairing, stream grammar --------------------------------------
     # DSH's runtime invariants (session trace, LLM stream grammar): DSH loads a log that breaks
     # them, so they are warnings; `dsh-audit validate --strict` fails on them.
@@ -166,7 +218,7 @@ _ALL = [
     _r("DSH404", "warning", "step-nesting", "A step/start names the open turn and needs the previous step ended.",
        "write step/end before the next step/start", '{"type":"step/start","seq":15,...,"data":{"turn":1,"step":2}}   (step 1 still open)'),
     _r("DSH405", "warning", "step-scope",
-       "assistant/chunk, assistant/message, tool/call, appended tool/result and step/end name the open turn and step.",
+       "assistant/chunk, assistant/attempt, assistant/message, tool/call, appended tool/result and step/end name the open turn and step.",
        "write turn and step of the step they belong to", '{"type":"assistant/chunk","seq":9,"time":1,"data":{"turn":1,"step":2,...}}   (step 1 open)'),
     _r("DSH406", "warning", "turn-scope", "todo/write, request/header, request/context and tool/result replacements happen inside an open turn.",
        "write them between turn/start and turn/end", '{"type":"request/context","seq":22,...}   (after turn/end, before turn/start)'),

@@ -12,6 +12,7 @@ from ..log._decode import TornTail
 from ..log._types import KNOWN_EVENT_TYPES
 from ..log._versions import LATEST_VERSION, known_types
 from ._admit import Admitter
+from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
 from ._model import Finding
 from ._sink import Sink, select_rules
@@ -50,14 +51,18 @@ def _check_file(path: str, sink: Sink, *, lenient: bool, max_version: int) -> He
             admitter = Admitter(sink, session_id=header.session_id, version=header.version,
                                 known=known_types(header.version, KNOWN_EVENT_TYPES))
             trace = Trace(sink, version=header.version, seed_length=header.seed_length)
+            compaction = CompactionCheck(sink)
             for raw in scan_events(lines, sink, torn):
                 event = admitter.admit(raw)
                 if event is not None:
                     trace.surface_ok = admitter.surface_ok
                     trace.apply(event)
+                    compaction.apply(event, admitter.replacement, surface_ok=admitter.surface_ok)
                 else:
                     trace.refused(raw.value)
+                    compaction.refused()
             trace.finish()
+            compaction.finish()
             return header
         except Fatal:
             return None

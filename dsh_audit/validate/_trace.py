@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import as_object
-from ..log._records import is_safe_int
+from ..log._records import RowError, expand_row, is_safe_int
+from ..log._types import CHUNK_ROW_TYPES
 from ..log._types import Event
 from ..replay._header import canonical_header, header_equals
 from ._sink import Sink
@@ -24,7 +25,7 @@ __all__ = ["Trace", "usage_problems"]
 _DELTA_BLOCK = {"text-delta": "text", "reasoning-delta": "reasoning", "tool-call-delta": "tool-call"}
 _USAGE_REQUIRED = ("inputTokens", "outputTokens")
 _USAGE_OPTIONAL = ("cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
-_STEP_SCOPED = ("assistant/chunk", "assistant/message", "tool/call", "step/end")
+_STEP_SCOPED = ("assistant/chunk", "assistant/attempt", "assistant/message", "tool/call", "step/end")
 _TURN_SCOPED = ("todo/write", "request/header", "request/context")
 _NOT_STARTED = "TOOL_NOT_STARTED"
 _UNKNOWN_HEADER: dict[str, Any] = {"unknown": True}  # a refused request/header: content unknown
@@ -45,6 +46,32 @@ def usage_problems(usage: Any) -> list[tuple[str, str]]:
     if extra:
         out.append(("DSH703", f"usage has unknown key(s) {', '.join(extra)}"))
     return out
+
+
+def stream_record_chunks(record: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """The chunks one v2+ ``AssistantStreamRecord`` holds, or the reason it is malformed.
+
+    A raw record is exactly ``{type:'chunk', time, chunk}``; a packed run is a v0 chunk row without
+    ``seq0`` and with its ``data`` fields inline (``dsh-format-versions.md`` §6.3), so it is checked
+    and expanded by the v0 row code (``expand_row``).
+    """
+    rec = as_object(record)
+    rtype = rec.get("type")
+    if rtype == "chunk":
+        if set(rec) != {"type", "time", "chunk"} or not is_safe_int(rec["time"]) or not isinstance(rec["chunk"], dict):
+            return [], "a raw record is exactly {type, time, chunk} with a safe-integer time and an object chunk"
+        return [rec["chunk"]], None
+    if rtype not in CHUNK_ROW_TYPES:
+        return [], f"unsupported stream record type {rtype!r}"
+    fields = {k: v for k, v in rec.items() if k not in ("type", "time0")}
+    if "turn" in fields or "step" in fields:
+        return [], f"{rtype} record has a turn or step field"
+    try:
+        events = expand_row({"type": rtype, "seq0": 0, "time0": rec.get("time0"),
+                             "data": {"turn": 0, "step": 0, **fields}})
+    except RowError as exc:
+        return [], str(exc).replace("storage row", "stream record").replace("turn, step, ", "type, time0, ")
+    return [e["data"]["chunk"] for e in events], None
 
 
 @dataclass
@@ -77,7 +104,7 @@ def _data(event: Event) -> dict[str, Any]:
 
 
 class Trace:
-    """Folds events in order and reports DSH4xx, DSH22x, DSH31x, DSH6xx and DSH7xx findings."""
+    """Folds events in order and reports DSH109, DSH4xx, DSH22x, DSH31x, DSH6xx and DSH7xx findings."""
 
     def __init__(self, sink: Sink, *, version: int, seed_length: int | None) -> None:
         self.sink = sink
@@ -221,9 +248,36 @@ class Trace:
         self.step.attempt = None
 
     def on_chunk(self, event: Event, data: dict[str, Any]) -> None:
-        chunk = as_object(data.get("chunk"))
-        attempt = self.step.attempt
+        self.feed(event.seq, (data.get("turn"), data.get("step")), as_object(data.get("chunk")))
+
+    def on_stream(self, event: Event, data: dict[str, Any]) -> None:
+        """v2+: an ``assistant/attempt`` or ``assistant/message`` stream is one attempt's chunks.
+
+        The records are checked as DSH's ``expandAssistantStream`` does (DSH109), then their chunks go
+        through the v0 chunk grammar (DSH420-DSH426) with the record's seq; a stream is its own
+        attempt, so an unfinished one before it ends there (DSH425).
+        """
+        stream = data.get("stream")
+        if not isinstance(stream, list):
+            self.add("DSH109", f"{event.type} stream {stream!r} is not an array")
+            return
+        if not stream:
+            return  # no model call of its own (v1->v2 writes [] for messages citing no chunk)
+        if self.step.attempt is not None and self.step.attempt.finish is None:
+            self.end_attempt()
         key = (data.get("turn"), data.get("step"))
+        for position, record in enumerate(stream):
+            chunks, problem = stream_record_chunks(record)
+            if problem:
+                self.add("DSH109", f"{event.type} stream record {position}: {problem}")
+            for chunk in chunks:
+                self.feed(event.seq, key, chunk)
+        if event.type == "assistant/attempt" and self.step.attempt is not None and self.step.attempt.finish is None:
+            self.end_attempt()
+
+    def feed(self, seq: int, key: tuple[Any, Any], chunk: dict[str, Any]) -> None:
+        """One chunk of the attempt of step ``key`` (stored at ``seq``) through the stream grammar."""
+        attempt = self.step.attempt
         if attempt is not None and attempt.key != key:
             self.end_attempt()
             attempt = None
@@ -233,7 +287,8 @@ class Trace:
             self.step.last_attempt, attempt = attempt, None
         if attempt is None:
             attempt = self.step.attempt = _Attempt(key=key)
-        attempt.seqs.append(event.seq)
+        if not attempt.seqs or attempt.seqs[-1] != seq:
+            attempt.seqs.append(seq)
         self.on_stream_chunk(attempt, chunk)
 
     def on_stream_chunk(self, attempt: _Attempt, chunk: dict[str, Any]) -> None:
@@ -266,7 +321,12 @@ class Trace:
 
     # -- messages, headers, usage -----------------------------------------------------------------
 
+    def on_assistant_attempt(self, event: Event, data: dict[str, Any]) -> None:
+        self.on_stream(event, data)
+
     def on_assistant_message(self, event: Event, data: dict[str, Any]) -> None:
+        if self.version >= 2 and "stream" in data:
+            self.on_stream(event, data)
         self.end_attempt()
         content = data["message"]["content"]
         self.step.advertised = [_key(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool-call"]
@@ -318,6 +378,7 @@ _HANDLERS = {
     "step/start": Trace.on_step_start, "step/end": Trace.on_step_end,
     "tool/call": Trace.on_tool_call, "tool/result": Trace.on_tool_result,
     "assistant/chunk": Trace.on_chunk, "assistant/message": Trace.on_assistant_message,
+    "assistant/attempt": Trace.on_assistant_attempt,
     "compaction/summary": Trace.on_compaction_summary, "session/end-seed": Trace.on_end_seed,
     "request/header": Trace.on_request_header,
 }
