@@ -485,3 +485,20 @@ def test_dsh_fixtures_overflow_recovery_and_empty_response_retry():
         (0, "first", "first", None, (), ()),
         (1, "retry", "cache_safe_change", "retry", (), (10, 11, 12)),
     ]
+
+
+def test_captured_anthropic_bodies_extend_despite_moving_cache_markers():
+    import json as _json
+
+    from dsh_audit.attribution import captured_extends
+
+    wire = CORPUS / "live-pi" / "c1-anthropic-tools" / "wire.jsonl"
+    if not wire.exists():
+        pytest.skip("../shared/corpus is absent")
+    records = [_json.loads(line) for line in wire.read_text().splitlines()]
+    bodies = [r["body"].encode() for r in records if r.get("kind") == "conversation"]
+    verdicts = [captured_extends(a, b)[0] for a, b in zip(bodies, bodies[1:])]
+    # every step extends the last; request 8 switches claude-sonnet-4-5 -> 4-6 (model, thinking)
+    assert verdicts == [True] * 7 + [False, True]
+    edited = bodies[3].replace(b'"is_error":false', b'"is_error":true', 1)
+    assert captured_extends(bodies[2], edited) == (False, 3)

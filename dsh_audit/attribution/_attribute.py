@@ -83,6 +83,8 @@ def captured_extends(prev_body: bytes, cur_body: bytes) -> tuple[bool, int | Non
         return cur_body.startswith(prev_body), None
     if not isinstance(a, dict) or not isinstance(b, dict):
         return False, None
+    if b'"cache_control"' in prev_body or b'"cache_control"' in cur_body:
+        a, b = _without_cache_markers(a), _without_cache_markers(b)
     for key in [*a, *(k for k in b if k not in a)]:
         if key not in _NON_PROMPT_KEYS and stringify(a.get(key)) != stringify(b.get(key)):
             return False, None
@@ -91,6 +93,31 @@ def captured_extends(prev_body: bytes, cur_body: bytes) -> tuple[bool, int | Non
         if i >= len(mb) or stringify(message) != stringify(mb[i]):
             return False, i
     return True, None
+
+
+def _without_cache_markers(body: dict[str, Any]) -> Any:
+    """An Anthropic-style body with pi-ai's moving cache breakpoints taken out (spec §8.3, §9.7).
+
+    pi-ai puts ``cache_control`` on the last user message's last block (turning a string content
+    into a one-block array) and on the last tool, so the markers move every request without
+    changing the prompt: drop every ``cache_control`` and fold a lone text block back into the
+    string it was.
+    """
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "cache_control"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    out = strip(body)
+    for message in out.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if (message.get("role") == "user" and isinstance(content, list) and len(content) == 1
+                and isinstance(content[0], dict) and set(content[0]) == {"type", "text"}
+                and content[0]["type"] == "text"):
+            message["content"] = content[0]["text"]
+    return out
 
 
 def _renderer(adapter: str | None) -> Callable[[Request], Any] | None:
