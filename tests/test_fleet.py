@@ -332,3 +332,116 @@ def test_cache_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch,
     parallel = run(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", "--jobs", "2", str(LIVE))
     assert serial == parallel
     assert serial[0] == 0 and len(serial[1].splitlines()) == 22
+
+
+# --jobs on validate and breaks: cross-log checks stay right --------------------------------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+FORK_LOGS = LIVE / "f-fork" / "session-logs"
+FORK_CHILD = "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7.jsonl"
+
+
+@needs_corpus
+@pytest.mark.parametrize("args", [[], ["--json"], ["--lenient", "--json"]], ids=["text", "json", "lenient"])
+def test_validate_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                args: list[str]) -> None:
+    roots = [str(CORPUS)] if "--lenient" in args else [str(LIVE), str(SAMPLES)]
+    serial = run(monkeypatch, capsys, "validate", *args, *roots)
+    parallel = run(monkeypatch, capsys, "validate", *args, "--jobs", "2", *roots)
+    assert parallel == serial
+    if args == []:
+        assert serial == (0, "", "0 error(s), 0 warning(s), 0 info in 34 file(s)\n")
+    elif args == ["--json"]:
+        assert serial == (0, "", "")
+    else:
+        assert serial[0] == 1 and serial[1].count("\n") == 616
+
+
+@needs_corpus
+def test_validate_jobs_checks_a_fork_child_against_its_parent(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    folder = tmp_path / "f-fork"
+    shutil.copytree(FORK_LOGS, folder)
+    child = folder / FORK_CHILD
+    text = child.read_text(encoding="utf-8")
+    assert text.count('"seq":12,"time":1796209397874,') == 1
+    child.write_text(text.replace('"seq":12,"time":1796209397874,', '"seq":12,"time":1796209397875,'),
+                     encoding="utf-8")
+    serial = run(monkeypatch, capsys, "validate", str(folder), str(SAMPLES))
+    parallel = run(monkeypatch, capsys, "validate", "-j", "2", str(folder), str(SAMPLES))
+    assert parallel == serial
+    parent = folder / "session-ef87ee25-88b4-4f9c-a682-fd2071e3f0d6.jsonl"
+    assert serial == (1, f"{child}:14: seq 12: DSH603 error: seeded event 12 differs from the parent's ({parent} "
+                         "line 14) (copy the parent's events verbatim into the seed)\n",
+                      "1 error(s), 0 warning(s), 0 info in 14 file(s): DSH603 x1\n")
+    # Alone, the child has no parent to be compared with, in either mode.
+    alone = run(monkeypatch, capsys, "validate", "--jobs", "2", str(child), str(SAMPLES))
+    assert alone == (0, "", "0 error(s), 0 warning(s), 0 info in 13 file(s)\n")
+
+
+def _relations(out: str) -> dict[str, int]:
+    return dict(sorted(Counter(json.loads(line)["relation"] for line in out.splitlines()).items()))
+
+
+@needs_corpus
+@pytest.mark.parametrize("args", [[], ["--json", "--all"], ["--lenient", "--json", "--all"]],
+                         ids=["table", "json", "lenient"])
+def test_breaks_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                              args: list[str]) -> None:
+    roots = [str(CORPUS)] if "--lenient" in args else [str(LIVE), str(SAMPLES)]
+    serial = run(monkeypatch, capsys, "breaks", *args, *roots)
+    parallel = run(monkeypatch, capsys, "breaks", *args, "--jobs", "2", *roots)
+    assert parallel == serial
+    if args == []:
+        # the table's line count depends on how long the paths are (rich wraps), so not asserted
+        assert (serial[0], serial[2]) == (1, "") and "header_change" in serial[1]
+    elif args == ["--json", "--all"]:
+        assert (serial[0], serial[2]) == (1, "")
+        assert _relations(serial[1]) == {"compaction_call": 6, "first": 28, "fork": 4, "resume": 7, "retry": 3,
+                                         "step": 104, "subagent": 2, "title_call": 20}
+    else:
+        assert (serial[0], serial[1].count("\n"), serial[2].count("\n")) == (2, 543, 22)
+
+
+@needs_corpus
+def test_breaks_jobs_compare_a_child_with_a_given_or_missing_parent(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    logs = LIVE / "g-subagent" / "session-logs"
+    parent = logs / "session-70444d8d-ee1d-43e9-8341-470b57f1019c.jsonl"
+    child = tmp_path / "718aabf5-ac98-48d9-87ec-fa18653fd4d4.jsonl"
+    shutil.copy(logs / child.name, child)  # away from its parent: only a given parent can be found
+    for given, relations in (([str(child)], {"first": 1, "step": 1}),
+                             ([str(child), str(parent)], {"first": 1, "step": 3, "subagent": 1, "title_call": 1}),
+                             ([str(parent), str(child), str(SAMPLES)], None)):
+        serial = run(monkeypatch, capsys, "breaks", "--json", "--all", *given)
+        parallel = run(monkeypatch, capsys, "breaks", "--json", "--all", "-j", "2", *given)
+        assert parallel == serial
+        first = json.loads(serial[1].splitlines()[0 if given[0] == str(child) else 4])
+        assert first["session_id"] == "718aabf5-ac98-48d9-87ec-fa18653fd4d4"
+        if relations is not None:
+            assert _relations(serial[1]) == relations
+        if given == [str(child)]:
+            assert first["notes"] == ["parent session session-70444d8d-ee1d-43e9-8341-470b57f1019c is not among "
+                                      "the given logs"]
+        else:
+            assert (first["relation"], first["previous"], first["cause"]) == ("subagent", 1, "subagent")
+
+
+@needs_corpus
+@pytest.mark.parametrize("command", ["validate", "breaks"])
+def test_since_on_validate_and_breaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str], command: str) -> None:
+    old, new = _aged_logs(tmp_path)
+    code, out, err = run(monkeypatch, capsys, command, "--json", "--all" if command == "breaks" else "--strict",
+                         "--since", "7d", "-j", "2", str(tmp_path))
+    alone = run(monkeypatch, capsys, command, "--json", "--all" if command == "breaks" else "--strict", str(new))
+    assert (code, out) == alone[:2]
+    assert err.startswith("note: --since ") and err.endswith(": 1 of 2 log(s) modified earlier left out\n")
+    assert str(old) not in out
+    if command == "breaks":
+        assert [json.loads(line)["request"] for line in out.splitlines()] == [0, 1, 2]
+    # Nothing modified since: nothing to check, and no default sessions root is read instead.
+    code, out, err = run(monkeypatch, capsys, command, "--since", "0s", str(old))
+    summary = "0 error(s), 0 warning(s), 0 info in 0 file(s)\n" if command == "validate" else ""
+    assert (code, out) == (0, "") and err.endswith(": 1 of 1 log(s) modified earlier left out\n" + summary)

@@ -78,8 +78,16 @@ def with_ancestors(paths: Iterable[Path]) -> list[Path]:
 
     Parents already among ``paths`` are not searched for.
     """
+    return _walk(paths, ancestors=True)[0]
+
+
+def _walk(paths: Iterable[Path], *, ancestors: bool) -> tuple[list[Path], dict[Path, tuple[str | None, str | None]]]:
+    """The logs (``paths``, then with ``ancestors`` the parents found beside the children) and
+    each one's ``(session id, parent session id)``, every header read once."""
     found = list(paths)
     info = {path: _ids(path) for path in found}
+    if not ancestors:
+        return found, info
     ids = {sid for sid, _ in info.values() if sid is not None}
     queue = list(found)
     while queue:
@@ -93,4 +101,4 @@ def with_ancestors(paths: Iterable[Path]) -> list[Path]:
             found.append(parent)
             info[parent] = _ids(parent)
             queue.append(parent)
-    return found
+    return found, info

@@ -6,10 +6,11 @@ import click
 
 from ..attribution import Transition, attribute_paths, format_transition
 from ..errors import UsageError
+from ..fleet import select_logs
 from ..report import dumps_line
-from ..report.terminal import print_table
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
-                      lenient_option, one_log)
+from ..report.terminal import print_table, progress_callback
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option,
+                      json_option, lenient_option, one_log, since_option)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -43,7 +44,11 @@ def _row(t: Transition) -> tuple[object, ...]:
               help="List every request's transition (extensions, cache-safe changes), not only breaks.")
 @json_option
 @lenient_option
-def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenient: bool, max_version: int) -> int:
+@jobs_option
+@since_option
+@engine_options
+def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenient: bool, max_version: int,
+                   jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
     """List every prefix-cache break between consecutive requests, with its cause and evidence.
 
     PATHS may be log files, session folders or a sessions root (default $DSH_HOME/sessions).
@@ -57,8 +62,17 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenien
     \b
     Example:
         dsh-audit breaks ~/.dsh/sessions --json | jq 'select(.cause == "unexplained")'
+        dsh-audit breaks --since 7d --jobs 0
     """
-    attributions, failures = attribute_paths(list(paths), lenient=lenient, max_version=max_version)
+    notes: list[str] = []
+    logs = select_logs(paths, since=since, notes=notes if since is not None else None)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if not logs:
+        return EXIT_OK
+    with progress_callback(len(logs), label="breaks") as report_progress:
+        attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs,
+                                                 engine=engine, scheduler=scheduler, progress=report_progress)
     status = EXIT_OK
     for outcome in failures:
         for warning in outcome.warnings:

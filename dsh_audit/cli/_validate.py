@@ -7,11 +7,12 @@ import json
 import click
 
 from .. import __version__
-from .._batch import discover_logs
 from ..errors import UsageError
+from ..fleet import select_logs
 from ..report import dumps_line
+from ..report.terminal import progress_callback
 from ..validate import format_sarif, format_summary, format_text, select_rules, validate_paths
-from ._common import EXIT_FINDINGS, EXIT_OK, json_option, lenient_option
+from ._common import EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, json_option, lenient_option, since_option
 
 __all__ = ["validate_command"]
 
@@ -27,8 +28,12 @@ __all__ = ["validate_command"]
               help="Do not report this rule (repeatable; prefixes allowed).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
 @lenient_option
+@jobs_option
+@since_option
+@engine_options
 def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | None, rules: tuple[str, ...],
-                     ignored: tuple[str, ...], strict: bool, lenient: bool, max_version: int) -> int:
+                     ignored: tuple[str, ...], strict: bool, lenient: bool, max_version: int, jobs: int,
+                     since: float | None, engine: str, scheduler: str | None) -> int:
     """Check session logs against the conformance rules and report every finding.
 
     PATHS are log files, session folders or a sessions root. Unlike `requests`, which stops at
@@ -40,11 +45,17 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     \b
     Example:
         dsh-audit validate ~/.dsh/sessions --sarif findings.sarif --ignore DSH505
+        dsh-audit validate ~/.dsh/sessions --since 7d --jobs 0
     """
     select_rules(rules, ignored)  # unknown ids are a usage error before any file is read
-    logs = discover_logs(paths)
-    findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
-                              max_version=max_version)
+    notes: list[str] = []
+    logs = select_logs(paths, since=since, notes=notes if since is not None else None)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    with progress_callback(len(logs), label="validate") as report_progress:
+        findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
+                                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
+                                  progress=report_progress)
     if as_json:
         for finding in findings:
             click.echo(dumps_line(finding.to_json()))

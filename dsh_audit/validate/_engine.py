@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UnreadableError
 from ..log import SessionLog
@@ -19,7 +21,12 @@ from ._sink import Sink, select_rules
 from ._source import Fatal, RawEvent, open_lines, scan_events
 from ._trace import Trace
 
+if TYPE_CHECKING:
+    from ..fleet import TaskResult
+
 __all__ = ["validate", "validate_paths"]
+
+T = TypeVar("T")
 
 
 def _open(path: str) -> Any:
@@ -107,30 +114,85 @@ def validate(path_or_log: str | os.PathLike[str] | SessionLog, *, rules: Iterabl
     return _order(sink.findings)
 
 
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """One log's findings and what the lineage check needs of its header (small, picklable)."""
+
+    findings: tuple[Finding, ...]
+    session_id: str | None = None
+    parent: str | None = None
+    seed_length: int | None = None
+
+
+def _check_task(path: str, *, selected: frozenset[str], lenient: bool, max_version: int) -> _Checked:
+    """Validate one log (a top-level function, so that worker processes can run it)."""
+    sink = Sink(path, selected)
+    header = _check_file(path, sink, lenient=lenient, max_version=max_version)
+    if header is None:
+        return _Checked(tuple(_order(sink.findings)))
+    parent = header.raw.get("parentSession")
+    return _Checked(tuple(_order(sink.findings)), header.session_id,
+                    parent if isinstance(parent, str) else None, header.seed_length)
+
+
+def _lineage_task(path: str, *, parents: dict[str, tuple[str, int]], selected: frozenset[str]) -> list[Finding]:
+    """Check one child against its parent (``parents`` maps the child's path to both facts)."""
+    sink = Sink(path, selected)
+    parent_path, seed_length = parents[path]
+    _check_prefix(sink, parent_path, seed_length)
+    return sink.findings
+
+
+def _values(results: Iterable[TaskResult[T]]) -> Iterator[T]:
+    """The values in order; the first failure (in input order) is raised, as a serial run would."""
+    for result in results:
+        if result.error is not None:
+            raise result.error
+        assert result.value is not None
+        yield result.value
+
+
 def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[str] | None = None,
                    ignore: Iterable[str] | None = None, lenient: bool = False,
-                   max_version: int = LATEST_VERSION) -> list[Finding]:
+                   max_version: int = LATEST_VERSION, jobs: int = 1, engine: str = "local",
+                   scheduler: str | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> list[Finding]:
     """:func:`validate` each log, then check each child against its parent when both are given.
 
     A child whose ``parentSession`` is among the logs must start with the parent's first
-    ``seedLength`` events (DSH603). Options as for :func:`validate`.
+    ``seedLength`` events (DSH603). Each log is checked on its own (in worker processes with
+    ``jobs``, see :func:`dsh_audit.fleet.iter_many`); the main process keeps only each log's
+    findings and session ids, pairs children with parents, and the pairs are compared in workers
+    too. The findings are the same, in the same order, for every ``jobs``.
+
+    Args:
+        paths: session log files (already discovered).
+        rules, ignore, lenient, max_version: as for :func:`validate`.
+        jobs: worker processes (1: this process; 0: every CPU).
+        engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
+        progress: called as ``progress(done, total)`` after each log is checked.
+
+    Raises:
+        UnreadableError: a path cannot be opened (the first such path, in the order given).
+        UsageError: an unknown rule id, bad ``jobs`` or ``engine``.
     """
+    from ..fleet import iter_many  # late import: fleet is a layer above this package
+
     selected = select_rules(rules, ignore)
+    given = [os.fspath(item) for item in paths]
+    task = partial(_check_task, selected=selected, lenient=lenient, max_version=max_version)
     findings: list[Finding] = []
-    headers: dict[str, tuple[str, HeaderInfo]] = {}
-    for item in paths:
-        path = os.fspath(item)
-        sink = Sink(path, selected)
-        header = _check_file(path, sink, lenient=lenient, max_version=max_version)
-        if header is not None:
-            headers.setdefault(header.session_id, (path, header))
-        findings.extend(_order(sink.findings))
-    for path, header in headers.values():
-        parent = header.raw.get("parentSession")
-        if isinstance(parent, str) and parent in headers and header.seed_length:
-            sink = Sink(path, selected)
-            _check_prefix(sink, headers[parent][0], header.seed_length)
-            findings.extend(sink.findings)
+    headers: dict[str, tuple[str, _Checked]] = {}
+    for path, checked in zip(given, _values(iter_many(given, task, jobs=jobs, engine=engine,
+                                                        scheduler=scheduler, progress=progress))):
+        if checked.session_id is not None:
+            headers.setdefault(checked.session_id, (path, checked))
+        findings.extend(checked.findings)
+    parents = {path: (headers[c.parent][0], c.seed_length) for path, c in headers.values()
+               if c.parent is not None and c.parent in headers and c.seed_length}
+    lineage = partial(_lineage_task, parents=parents, selected=selected)
+    for found in _values(iter_many(list(parents), lineage, jobs=jobs, engine=engine, scheduler=scheduler)):
+        findings.extend(found)
     return findings
 
 
