@@ -236,7 +236,10 @@ def message_shape_error(event: dict[str, Any]) -> str | None:
 
 
 def envelope_error(event: Any) -> tuple[str, str] | None:
-    """DSH's seed envelope check: ``(subject, problem)`` as in ``seed <subject> at index N <problem>``."""
+    """DSH's seed envelope check: ``(subject, problem)`` as in ``seed <subject> at index N <problem>``.
+
+    Message shapes are :func:`message_shape_error`'s job; the reader runs it first, as DSH does.
+    """
     if not isinstance(event, dict):
         return ("event", "has an invalid event envelope")
     if event.get("type") == "request/header-delta":
@@ -257,7 +260,4 @@ def envelope_error(event: Any) -> tuple[str, str] | None:
             return ("request/header", problem)
         if isinstance(data, dict) and data.get("reason") == "fallback":
             return ("event", 'uses unsupported legacy request/header reason "fallback"')
-    problem = message_shape_error(event)
-    if problem:
-        return (etype, problem)
     return None

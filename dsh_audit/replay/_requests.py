@@ -12,14 +12,13 @@ from the parent and are not this log's requests.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from .._json import as_object
 from ..errors import ReplayError
-from ..jsjson import stringify
+from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
 from ._header import canonical_header
@@ -180,12 +179,11 @@ class _Replayer:
                 region.append(message)
                 seqs.append(seq)
         header, header_seq, reason = self.compaction_header or (self.effective_header(), self.header_seq, self.header_reason)
-        text = stringify(region)
         request = Request(
             index=-1, kind="compaction", session_id=self.sid, turn=self.compaction_turn, step=None,
             attempt=1, step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=header_seq,
             header_reason=reason, messages=tuple(region), message_seqs=tuple(seqs),
-            messages_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), context=self.context,
+            messages_sha256=sha256_hex(region), context=self.context,
             usage=data.get("usage"), extra={
                 "compactionId": data.get("compactionId"), "provider": data.get("provider"),
                 "model": data.get("model"), "maxTokens": data.get("maxTokens"),
@@ -213,7 +211,7 @@ class _Replayer:
             index=-1, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
             header_reason=None, messages=messages, message_seqs=(),
-            messages_sha256=hashlib.sha256(stringify(list(messages)).encode("utf-8")).hexdigest(),
+            messages_sha256=sha256_hex(list(messages)),
             context=None, extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
         return request
 
@@ -230,7 +228,7 @@ class _Replayer:
             index=-1, kind="search", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=canonical_header({"config": config}),
             header_seq=None, header_reason=None, messages=messages, message_seqs=(),
-            messages_sha256=hashlib.sha256(stringify(list(messages)).encode("utf-8")).hexdigest(),
+            messages_sha256=sha256_hex(list(messages)),
             context=None, extra={"endpoint": data.get("endpoint"), "apiVersion": data.get("apiVersion"),
                                  "body": body})
 

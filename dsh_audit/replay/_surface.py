@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from ..errors import ReplayError
-from ..jsjson import stringify
+from ..jsjson import stringify_bytes
 from ..log import SURFACE_TYPES, Event
 from ._derive import derive_event_message
 
@@ -159,7 +159,6 @@ class SurfaceFold:
         self.nodes: list[int] = []
         self.node_events: dict[int, Event] = {}
         self.replace_generation = 0
-        self._fragments: dict[int, str] = {}
         # Projected messages of the current generation, in node order, grown on append.
         self._messages: list[dict[str, Any]] = []
         self._message_seqs: list[int] = []
@@ -194,7 +193,6 @@ class SurfaceFold:
         self.nodes[start_idx:end_idx + 1] = [event.seq]
         for seq in shadowed:
             self.node_events.pop(seq, None)
-            self._fragments.pop(seq, None)
         self.node_events[event.seq] = event
         self.replace_generation += 1
         self._messages, self._message_seqs, self._projected = [], [], 0
@@ -228,14 +226,6 @@ class SurfaceFold:
         self._project()
         return MessageView(self._message_seqs, len(self._message_seqs))
 
-    def _fragment(self, seq: int) -> str:
-        fragment = self._fragments.get(seq)
-        if fragment is None:
-            message = derive_event_message(self.node_events[seq])
-            fragment = "" if message is None else stringify(message)
-            self._fragments[seq] = fragment
-        return fragment
-
     def messages_sha256(self, *, skip_head: bool = False) -> str:
         """SHA-256 of ``JSON.stringify(messages())``, fed incrementally while only appends happen."""
         state = self._digest
@@ -243,19 +233,13 @@ class SurfaceFold:
             state = (hashlib.sha256(b"["), 1 if skip_head else 0, False, skip_head)
         hasher, fed, any_fed, _ = state
         for seq in self.nodes[fed:]:
-            fragment = self._fragment(seq)
-            if fragment:
-                hasher.update((("," if any_fed else "") + fragment).encode("utf-8"))
+            message = derive_event_message(self.node_events[seq])
+            if message is not None:
+                if any_fed:
+                    hasher.update(b",")
+                hasher.update(stringify_bytes(message))
                 any_fed = True
-            # a fragment is needed only once: the running digest holds it from now on
-            self._fragments.pop(seq, None)
         self._digest = (hasher, len(self.nodes), any_fed, skip_head)
         final = hasher.copy()
         final.update(b"]")
         return final.hexdigest()
-
-    def messages_json(self, *, skip_head: bool = False) -> str:
-        """``JSON.stringify(messages())`` (builds the whole text; prefer :meth:`messages_sha256`)."""
-        nodes = self.nodes[1:] if skip_head else self.nodes
-        parts = [f for f in (self._fragment(seq) for seq in nodes) if f]
-        return "[" + ",".join(parts) + "]"
