@@ -512,6 +512,7 @@ def test_sarif_structure(tmp_path):
     assert rules[[r["id"] for r in rules].index("DSH309")] == {
         "id": "DSH309", "name": "sources-later",
         "shortDescription": {"text": "sourceEventSeqs may cite only earlier events."},
+        "fullDescription": {"text": "sourceEventSeqs may cite only earlier events."},
         "help": {"text": "sourceEventSeqs may cite only earlier events. Fix: cite seqs below the event's own. "
                          'Example: {"type":"tool/result","seq":13,...,"sourceEventSeqs":[14]}'},
         "defaultConfiguration": {"level": "error"}}

@@ -11,7 +11,7 @@ from ..errors import InputError
 from ..replay import Request
 from ._model import Finding
 from ._policy import Policy
-from ._rules import GATE_RULES
+from ._rules import GATE_RULES, GateRule
 
 __all__ = ["Judge"]
 
@@ -28,27 +28,24 @@ class Judge:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
 
-    def _fails(self, rule: str, *, verdict: str | None = None, severity: str = "error") -> bool:
-        p = self.policy
-        if rule in ("DSH801", "DSH802"):
+    def _fails(self, meta: GateRule, verdict: str | None) -> bool:
+        """Whether a finding of ``meta`` fails: the rule's policy key decides."""
+        p, key = self.policy, meta.policy
+        if key == "fail-on-refusal":
             return p.fail_on_refusal
-        if rule == "DSH810":
+        if key == "require-capture":
             return p.require_capture
-        if rule == "DSH814":
-            return "unexplained" in p.capture_fail
-        if rule in _VERDICT_RULE.values():
+        if key == "capture-fail":
             return verdict in p.capture_fail
-        if rule == "DSH821":
+        if key == "fail-on-unexplained-break":
             return p.fail_on_unexplained_break
-        if rule in ("DSH822", "DSH831"):
-            return True
-        return p.validation_fails(severity)
+        return True  # allowed-break-causes, min-cache-hit-ratio: the finding exists only when the policy fails it
 
     def finding(self, rule: str, message: str, *, path: str, line: int | None = None, seq: int | None = None,
                 session_id: str | None = None, request: int | None = None, verdict: str | None = None) -> Finding:
         meta = GATE_RULES[rule]
         return Finding(rule=rule, severity=meta.severity, message=message, path=path, line=line, seq=seq,
-                       session_id=session_id, request=request, fails=self._fails(rule, verdict=verdict),
+                       session_id=session_id, request=request, fails=self._fails(meta, verdict),
                        hint=meta.hint)
 
     def _validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:

@@ -49,6 +49,7 @@ __all__ = ["CAPTURE_VERDICTS", "Policy", "find_pyproject", "load_policy"]
 CAPTURE_VERDICTS = ("different", "equivalent", "unmatched", "unexplained", "unrendered")
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 _THRESHOLDS = ("error", "warning", "info", "never")
+_KINDS = ("loop", "compaction", "title")
 _CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent", "retry",
            "unexplained", "unrecorded_mutation")
 
@@ -60,7 +61,7 @@ class Policy:
     fail_on_refusal: bool = True
     validation_fail_severity: str = "error"
     capture_fail: tuple[str, ...] = CAPTURE_VERDICTS
-    capture_kinds: tuple[str, ...] = ("loop", "compaction", "title")
+    capture_kinds: tuple[str, ...] = _KINDS
     require_capture: bool = False
     fail_on_unexplained_break: bool = True
     allowed_break_causes: tuple[str, ...] = ("header_change", "compaction", "prune", "plugin_replace", "resume",
@@ -116,7 +117,7 @@ def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None)
 
 
 def _checked(key: str, value: Any, source: str) -> Any:
-    lists = {"capture-fail": CAPTURE_VERDICTS, "capture-kinds": ("loop", "compaction", "title"),
+    lists = {"capture-fail": CAPTURE_VERDICTS, "capture-kinds": _KINDS,
              "allowed-break-causes": _CAUSES, "ignore": None}
     if key in lists:
         return _strings(key, value, source, lists[key])

@@ -99,7 +99,7 @@ class _Checker:
             self.loose[key] = self.judge.finding(
                 "DSH814", f"captured {capture.kind} request {capture.position} ({capture.where()}) is explained "
                 f"by no request of the checked logs", path=capture.source,
-                line=int(match.group(1)) if match else None, session_id=capture.session_id)
+                line=int(match.group(1)) if match else None, session_id=capture.session_id, verdict="unexplained")
 
     def attribute(self, group: list[SessionOutcome], rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
         from ..attribution import attribute_sessions, with_ancestors
@@ -139,11 +139,9 @@ class _Checker:
         return checks
 
     def validate(self, path: str) -> list[Any]:
-        try:
-            from ..validate import validate
-        except ImportError:  # validation is optional while its package is absent
-            return []
-        return list(validate(path, lenient=self.lenient, max_version=self.max_version))
+        from ..validate import validate
+
+        return validate(path, lenient=self.lenient, max_version=self.max_version)
 
     def failed(self, outcome: SessionOutcome) -> SessionCheck:
         findings = self.judge.refusal(outcome, validation=self.validate(outcome.path))
@@ -192,7 +190,6 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
     checker = _Checker(policy, lenient=lenient, max_version=max_version,
                        capture=Path(captures) if captures is not None else None)
-    outcomes: list[SessionOutcome] = []
     with (progress or _no_progress)(logs, "checking") as items:
         outcomes = [replay_path(p, lenient=lenient, max_version=max_version) for p in items]
     good = [o for o in outcomes if o.error is None]

@@ -6,7 +6,8 @@ becomes markup: every value travels as JSON inside ``<script type="application/j
 end the block), and the page script renders it with ``textContent`` only.
 
 Size: each distinct message and header is stored once per session; a request lists its messages
-as runs of message numbers, so a long session costs about its own size, not requests x messages.
+as runs of message numbers, so the page grows with the distinct messages, not requests x messages (by
+construction; not benchmarked).
 The script draws the timeline a page of requests at a time and a request's messages only when
 it is opened.
 """

@@ -95,22 +95,20 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
+def validation_rules() -> list[SarifRule]:
+    """The validation catalogue (:data:`dsh_audit.validate.RULES`) as SARIF rules, by id."""
+    from ..validate import RULES
+
+    return [SarifRule(r.id, r.name, r.summary, f"{r.summary} Fix: {r.hint}. Example: {r.example}", r.severity)
+            for r in (RULES[rid] for rid in sorted(RULES))]
+
+
 def _all_rules() -> list[SarifRule]:
     from ..gate import GATE_RULES
 
-    out = []
-    try:
-        from ..validate import RULES
-    except ImportError:
-        RULES = {}
-    for rid in sorted(RULES):
-        r = RULES[rid]
-        out.append(SarifRule(r.id, r.name, r.summary, f"{r.summary} Fix: {r.hint}. Example: {r.example}", r.severity))
-    for rid in sorted(GATE_RULES):
-        g = GATE_RULES[rid]
-        out.append(SarifRule(g.id, g.name, g.summary, f"{g.summary} Fix: {g.hint}. Policy key: {g.policy}.",
-                             g.severity))
-    return out
+    return validation_rules() + [
+        SarifRule(g.id, g.name, g.summary, f"{g.summary} Fix: {g.hint}. Policy key: {g.policy}.", g.severity)
+        for g in (GATE_RULES[rid] for rid in sorted(GATE_RULES))]
 
 
 def format_sarif(result: Any, *, base: str | None = None) -> str:
