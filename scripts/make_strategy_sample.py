@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Write ``sample_logs/generated/``: logs drawn from ``dsh_audit.strategies.sessions`` with a fixed seed.
 
-The draw is deterministic (hypothesis' ``derandomize`` with a fixed database-less run and the
-seed below), so every run writes the same bytes; ``tests/test_strategy_samples.py`` regenerates
-them and compares byte for byte. Layout::
+The draw is deterministic (a database-less, generate-only run with the ``@seed`` below), so every
+run writes the same bytes; ``tests/test_strategies.py`` regenerates them and compares byte for
+byte. Layout::
 
     sample_logs/generated/<encoded session id>/session.jsonl.zstd   a rich session (packed rows)
     sample_logs/generated/<encoded child id>/session.jsonl.zstd     its fork child

@@ -22,6 +22,7 @@ from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import DshAuditError
 from dsh_audit.jsjson import stringify
 from dsh_audit.testing import LogBuilder
+from dsh_audit.testing._storage import frames_bytes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import make_sample_logs  # noqa: E402
@@ -243,10 +244,7 @@ def test_zstd_corruption_inside_a_complete_frame(tmp_path, monkeypatch, capsys):
 
 
 def _first_frame_size(builder: LogBuilder) -> int:
-    import zstandard
-
-    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True)
-    return len(compressor.compress((stringify(builder.header_record) + "\n").encode()))
+    return len(frames_bytes(builder.header_record, []))  # the header alone: frame 1
 
 
 # -- content DSH refuses ------------------------------------------------------------------------

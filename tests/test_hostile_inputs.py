@@ -206,7 +206,8 @@ def test_parent_search_stays_beside_the_child(tmp_path, monkeypatch, capsys):
     def edit(records):
         records[0]["parentSession"] = "session-parent"
 
-    child_path = write_log(tmp_path / "x" / "child.jsonl", child, edit) if (tmp_path / "x").mkdir() is None else None
+    (tmp_path / "x").mkdir()
+    child_path = write_log(tmp_path / "x" / "child.jsonl", child, edit)
     deep = tmp_path / "a" / "b" / "c"
     deep.mkdir(parents=True)
     write_log(deep / "session.jsonl", parent)
@@ -290,7 +291,7 @@ def test_header_change_with_wrong_typed_fields(tmp_path, monkeypatch, capsys, fi
     assert (code, err) == (1, [])
     rows = [json.loads(line) for line in out.splitlines()]
     assert [(r["request"], r["cause"]) for r in rows] == [(1, "header_change")]
-    assert name in rows[0]["fields"] or name in json.dumps(rows[0])
+    assert name in [f["field"] for f in rows[0]["fields"]]
 
 
 def test_header_change_with_a_non_list_stop(tmp_path, monkeypatch, capsys):
@@ -340,7 +341,6 @@ def test_cache_price_table_with_wrong_types(tmp_path, monkeypatch, capsys, table
 
 def test_header_with_a_non_string_type_is_refused_not_crashed(tmp_path):
     import subprocess
-    import sys
 
     path = tmp_path / "session.jsonl"
     path.write_text('{"type":{"a":1},"version":0,"id":"s","createdAt":0,"delegationDepth":0}\n')

@@ -8,8 +8,7 @@ break with its seqs among the evidence; with none of them, there is no break.
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import given, settings
 
 from dsh_audit.attribution import attribute_sessions
 from dsh_audit.strategies import sessions

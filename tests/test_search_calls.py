@@ -24,12 +24,11 @@ def log_path(tmp_path):
     with builder.turn("Find the release notes."):
         with builder.step():
             builder.header()
-            builder.assistant(tool_calls=[ToolCall("web_search", {"query": "dsh-audit release notes"})])
+            reply = builder.assistant(tool_calls=[ToolCall("web_search", {"query": "dsh-audit release notes"})])
             builder.append("web/deepseek-search-llm-request",
                            {"endpoint": "https://search.example/v1/messages", "apiVersion": "2023-06-01",
                             "body": BODY})
-            calls = [e for e in builder.events if e["type"] == "assistant/message"][-1]["data"]["message"]["content"]
-            builder.tool_result(next(b["id"] for b in calls if b["type"] == "tool-call"), "1. notes")
+            builder.tool_result(reply.call_ids[0], "1. notes")
         with builder.step():
             builder.assistant("Here they are.")
     return builder.write_jsonl(tmp_path / "session.jsonl")

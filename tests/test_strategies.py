@@ -161,10 +161,9 @@ def test_generated_sample_attribution_matches_its_ground_truth():
     truth = {(h.kind, h.reason): h for h in session.truth}
     paths = _sample_paths()
     parent, child = attribute_sessions([(p, replay_file(p)) for p in paths])
-    # compaction_call transitions are left out: see the xfail in test_properties_attribution.py
-    rows = [(t.relation, t.verdict, t.cause, t.other_causes) for t in parent.transitions
-            if t.relation != "compaction_call"]
+    rows = [(t.relation, t.verdict, t.cause, t.other_causes) for t in parent.transitions]
     assert rows == [("first", "first", None, ()), ("retry", "cache_safe_change", "retry", ()),
+                    ("compaction_call", "extension", None, ()),
                     ("step", "break", "header_change", ("compaction",)), ("resume", "break", "resume", ()),
                     ("step", "extension", None, ())]
     change, compaction = truth[("header", "change")], truth[("compaction", "auto")]

@@ -10,7 +10,7 @@ from typing import Any
 from ..jsjson import stringify
 from ..testing import LogBuilder, encode_segment, pack_chunk_runs
 from ..testing._migrate import migrate_events
-from ..testing._storage import frames_bytes
+from ..testing._storage import frames_bytes, jsonl_bytes
 
 __all__ = ["Expected", "GeneratedSession", "Happening", "MutatedBody", "MutatedCapture", "MutatedLog", "Mutation",
            "log_file_name"]
@@ -115,7 +115,7 @@ class GeneratedSession:
         if compressed:
             size = frames if isinstance(frames, int) else max(len(events), 1)
             return frames_bytes(header, [events[i:i + size] for i in range(0, len(events), size)])
-        return "".join(stringify(r) + "\n" for r in [header, *events]).encode("utf-8")
+        return jsonl_bytes([header, *events])
 
     def write(self, folder: str | os.PathLike[str], *, compressed: bool = False, packed: bool | None = None,
               version: int = 0, frames: str | int = "batches") -> Path:
@@ -190,7 +190,7 @@ class MutatedLog:
 
     def log_bytes(self, *, packed: bool = False) -> bytes:
         records = pack_chunk_runs(self.events) if packed else self.events
-        return "".join(stringify(r) + "\n" for r in [self.header, *records]).encode("utf-8")
+        return jsonl_bytes([self.header, *records])
 
     def write(self, folder: str | os.PathLike[str], *, packed: bool = False) -> Path:
         """Write the mutated log as ``folder/<encoded id>/session.jsonl``; returns the path."""

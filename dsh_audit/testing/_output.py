@@ -12,7 +12,7 @@ from typing import Any
 
 from ..jsjson import stringify
 from ._state import BuilderState
-from ._storage import frames_bytes, pack_chunk_runs, session_dir_parts
+from ._storage import frames_bytes, jsonl_bytes, pack_chunk_runs, session_dir_parts
 
 __all__ = ["OutputMixin"]
 
@@ -53,7 +53,7 @@ class OutputMixin(BuilderState):
         return [stringify(self.header_record)] + [stringify(r) for r in self.records(packed=packed)]
 
     def jsonl_bytes(self, *, packed: bool = True) -> bytes:
-        return "".join(line + "\n" for line in self.lines(packed=packed)).encode("utf-8")
+        return jsonl_bytes([self.header_record, *self.records(packed=packed)])
 
     def zstd_bytes(self, *, packed: bool = True, frames: str | int = "batches") -> bytes:
         """The zstd log: header alone in frame 1, then ``frames`` = ``"batches"`` (one frame per

@@ -19,7 +19,7 @@ import zstandard
 
 from ..jsjson import stringify
 
-__all__ = ["encode_segment", "frames_bytes", "pack_chunk_runs", "project_key", "session_dir_parts"]
+__all__ = ["encode_segment", "frames_bytes", "jsonl_bytes", "pack_chunk_runs", "project_key", "session_dir_parts"]
 
 _SAFE = re.compile(r"[A-Za-z0-9._-]")
 _MIN_RUN = 3
@@ -162,15 +162,19 @@ def pack_chunk_runs(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def jsonl_bytes(records: Iterable[dict[str, Any]]) -> bytes:
+    """Records as JSONL: one ``JSON.stringify`` line each, every line ending in a newline."""
+    return "".join(stringify(record) + "\n" for record in records).encode("utf-8")
+
+
 def frames_bytes(header: dict[str, Any], batches: Sequence[Sequence[dict[str, Any]]], *, level: int = 3) -> bytes:
     """A multi-frame zstd log: the header line alone in frame 1, then one frame per batch.
 
     Every frame carries its content checksum, as DSH writes them (spec §1.2).
     """
     compressor = zstandard.ZstdCompressor(level=level, write_checksum=True, write_content_size=True)
-    parts = [compressor.compress((stringify(header) + "\n").encode("utf-8"))]
+    parts = [compressor.compress(jsonl_bytes([header]))]
     for batch in batches:
         if batch:
-            text = "".join(stringify(record) + "\n" for record in batch)
-            parts.append(compressor.compress(text.encode("utf-8")))
+            parts.append(compressor.compress(jsonl_bytes(batch)))
     return b"".join(parts)
