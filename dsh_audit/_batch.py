@@ -1,17 +1,15 @@
-"""Running one job over many logs: each log read and replayed on its own, errors kept per log."""
+"""One log's outcome for the batch commands: read and replayed (or imported), its error kept, not raised."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .errors import DshAuditError, MalformedRecordError
-from .log import SessionLog, discover, read_log
+from .log import SessionLog, read_log
 from .replay import ReplayResult, Request, replay
 
-__all__ = ["SessionOutcome", "iter_outcomes", "replay_path"]
+__all__ = ["SessionOutcome", "replay_path"]
 
 
 @dataclass
@@ -49,14 +47,3 @@ def replay_path(path: str | os.PathLike[str], *, lenient: bool = False, max_vers
         outcome.error = exc.located(path=outcome.path)
         outcome.requests = []
     return outcome
-
-
-def iter_outcomes(paths: Iterable[str | os.PathLike[str]] | Iterable[Path], *,
-                  lenient: bool = False) -> Iterator[SessionOutcome]:
-    """Replay each log file in ``paths`` (already discovered) in order."""
-    for path in paths:
-        yield replay_path(path, lenient=lenient)
-
-
-def discover_logs(paths: Iterable[str] | None, *, notes: list[str] | None = None) -> list[Path]:
-    return discover(list(paths) if paths else None, notes=notes)

@@ -1,4 +1,7 @@
-"""Generate docs/cli.md from the click commands' own help (run with --check in the test suite)."""
+"""Generate docs/cli.md from the click commands' own help (``--check``: exit 1 when it is stale).
+
+tests/test_conventions.py compares :func:`render` with the file.
+"""
 
 from __future__ import annotations
 

@@ -33,6 +33,14 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *ar
     return code, out, err
 
 
+def run_serial_and_parallel(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                            *args: str) -> tuple[int, str, str]:
+    """Run the command alone and with ``--jobs 2``; both must print the same bytes and exit alike."""
+    serial = run(monkeypatch, capsys, *args)
+    assert run(monkeypatch, capsys, *args, "--jobs", "2") == serial
+    return serial
+
+
 # Tasks run in spawned workers, so they are top-level functions of an importable module.
 def _echo(path: str, *, fail: str = "") -> str:
     name = Path(path).name
@@ -134,9 +142,7 @@ def test_since_selects_by_modification_time(tmp_path: Path, monkeypatch: pytest.
 def test_requests_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                                 args: list[str]) -> None:
     root = str(LIVE if "--lenient" not in args else CORPUS)
-    serial = run(monkeypatch, capsys, "requests", *args, root)
-    parallel = run(monkeypatch, capsys, "requests", *args, "--jobs", "2", root)
-    assert parallel == serial
+    serial = run_serial_and_parallel(monkeypatch, capsys, "requests", *args, root)
     assert serial[0] == (0 if root == str(LIVE) else 2)
     if args == ["--json"]:
         assert serial[1].count("\n") == 132
@@ -328,9 +334,7 @@ def test_dask_engine_without_the_extra_names_the_install(monkeypatch: pytest.Mon
 @needs_corpus
 def test_cache_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    serial = run(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", str(LIVE))
-    parallel = run(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", "--jobs", "2", str(LIVE))
-    assert serial == parallel
+    serial = run_serial_and_parallel(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", str(LIVE))
     assert serial[0] == 0 and len(serial[1].splitlines()) == 22
 
 
@@ -346,9 +350,7 @@ FORK_CHILD = "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7.jsonl"
 def test_validate_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                                 args: list[str]) -> None:
     roots = [str(CORPUS)] if "--lenient" in args else [str(LIVE), str(SAMPLES)]
-    serial = run(monkeypatch, capsys, "validate", *args, *roots)
-    parallel = run(monkeypatch, capsys, "validate", *args, "--jobs", "2", *roots)
-    assert parallel == serial
+    serial = run_serial_and_parallel(monkeypatch, capsys, "validate", *args, *roots)
     if args == []:
         assert serial == (0, "", "0 error(s), 0 warning(s), 0 info in 34 file(s)\n")
     elif args == ["--json"]:
@@ -368,9 +370,7 @@ def test_validate_jobs_checks_a_fork_child_against_its_parent(monkeypatch: pytes
     assert text.count('"seq":12,"time":1796209397874,') == 1
     child.write_text(text.replace('"seq":12,"time":1796209397874,', '"seq":12,"time":1796209397875,'),
                      encoding="utf-8")
-    serial = run(monkeypatch, capsys, "validate", str(folder), str(SAMPLES))
-    parallel = run(monkeypatch, capsys, "validate", "-j", "2", str(folder), str(SAMPLES))
-    assert parallel == serial
+    serial = run_serial_and_parallel(monkeypatch, capsys, "validate", str(folder), str(SAMPLES))
     parent = folder / "session-ef87ee25-88b4-4f9c-a682-fd2071e3f0d6.jsonl"
     assert serial == (1, f"{child}:14: seq 12: DSH603 error: seeded event 12 differs from the parent's ({parent} "
                          "line 14) (copy the parent's events verbatim into the seed)\n",
@@ -390,9 +390,7 @@ def _relations(out: str) -> dict[str, int]:
 def test_breaks_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                               args: list[str]) -> None:
     roots = [str(CORPUS)] if "--lenient" in args else [str(LIVE), str(SAMPLES)]
-    serial = run(monkeypatch, capsys, "breaks", *args, *roots)
-    parallel = run(monkeypatch, capsys, "breaks", *args, "--jobs", "2", *roots)
-    assert parallel == serial
+    serial = run_serial_and_parallel(monkeypatch, capsys, "breaks", *args, *roots)
     if args == []:
         # the table's line count depends on how long the paths are (rich wraps), so not asserted
         assert (serial[0], serial[2]) == (1, "") and "header_change" in serial[1]
@@ -414,9 +412,7 @@ def test_breaks_jobs_compare_a_child_with_a_given_or_missing_parent(
     for given, relations in (([str(child)], {"first": 1, "step": 1}),
                              ([str(child), str(parent)], {"first": 1, "step": 3, "subagent": 1, "title_call": 1}),
                              ([str(parent), str(child), str(SAMPLES)], None)):
-        serial = run(monkeypatch, capsys, "breaks", "--json", "--all", *given)
-        parallel = run(monkeypatch, capsys, "breaks", "--json", "--all", "-j", "2", *given)
-        assert parallel == serial
+        serial = run_serial_and_parallel(monkeypatch, capsys, "breaks", "--json", "--all", *given)
         first = json.loads(serial[1].splitlines()[0 if given[0] == str(child) else 4])
         assert first["session_id"] == "718aabf5-ac98-48d9-87ec-fa18653fd4d4"
         if relations is not None:

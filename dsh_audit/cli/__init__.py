@@ -16,8 +16,7 @@ from ._common import run_guarded as _run_guarded
 
 __all__ = ["cli", "main"]
 
-_COMMAND_MODULES = ("_requests", "_render", "_diff", "_attribution", "_cache", "_check", "_report",
-                    "_validate", "_fleet")
+_COMMAND_MODULES = ("_requests", "_render", "_diff", "_attribution", "_cache", "_check", "_validate", "_fleet")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DSH_AUDIT"})
@@ -36,13 +35,7 @@ def cli() -> None:
 
 def _register() -> None:
     for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue
-            raise
-        for command in module.COMMANDS:
+        for command in importlib.import_module(f"{__name__}.{name}").COMMANDS:
             cli.add_command(command)
 
 

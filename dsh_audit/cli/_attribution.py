@@ -5,12 +5,10 @@ from __future__ import annotations
 import click
 
 from ..attribution import Transition, attribute_paths, format_transition
-from ..errors import UsageError
-from ..fleet import select_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option,
-                      json_option, lenient_option, one_log, since_option)
+                      json_option, lenient_option, no_such_request, one_log, selected_logs, since_option)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -64,10 +62,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenien
         dsh-audit breaks ~/.dsh/sessions --json | jq 'select(.cause == "unexplained")'
         dsh-audit breaks --since 7d --jobs 0
     """
-    notes: list[str] = []
-    logs = select_logs(paths, since=since, notes=notes if since is not None else None)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
+    logs = selected_logs(paths, since, quiet_without_since=True)
     if not logs:
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:
@@ -123,8 +118,7 @@ def explain_command(path: str, index: int, as_json: bool, lenient: bool, max_ver
     try:
         transition = attribution.transition(index)
     except KeyError:
-        raise UsageError(f"request {index} does not exist: the log has {len(attribution.transitions)} request(s)",
-                         path=str(logs[0]), hint="run `dsh-audit requests` to see the indexes") from None
+        raise no_such_request(index, len(attribution.transitions), logs[0]) from None
     click.echo(dumps_line(transition.to_json()) if as_json else format_transition(transition))
     return EXIT_OK
 

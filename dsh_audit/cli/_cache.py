@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..cache import CacheVerdict, SessionCacheReport, cache_report
 from ..errors import DshAuditError
-from ..fleet import iter_many, select_logs
+from ..fleet import iter_many
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (
@@ -23,6 +22,7 @@ from ._common import (
     jobs_option,
     json_option,
     lenient_option,
+    selected_logs,
     since_option,
 )
 
@@ -62,18 +62,10 @@ def _row(verdict: CacheVerdict) -> tuple[object, ...]:
 
 
 def _sessions(paths: tuple[str, ...], since: float | None) -> list[Path]:
-    notes: list[str] = []
-    logs = select_logs(paths, since=since, notes=notes)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
+    logs = selected_logs(paths, since)
     if not paths:
         logs.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
     return logs
-
-
-def _report_task(path: str, **options: Any) -> SessionCacheReport:
-    """One log's report; a top-level function so that workers can run it."""
-    return cache_report(path, **options)
 
 
 @click.command("cache")
@@ -113,7 +105,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    task = partial(_report_task, lenient=lenient, max_version=max_version,
+    task = partial(cache_report, lenient=lenient, max_version=max_version,
                    attribution=None if no_attribution else "auto", unit=unit, tokenizer=tokenizer,
                    wire=not no_wire, prices_path=prices_path)
     with progress_callback(len(logs), label="cache") as report_progress:
@@ -122,7 +114,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             report = result.value
             if report is None:
                 assert result.error is not None
-                echo_error(result.error.located(path=result.path))
+                echo_error(result.error)
                 status = EXIT_BAD_INPUT
                 continue
             if as_json:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,10 +15,14 @@ if TYPE_CHECKING:
 
     from ..replay import Request
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning", "engine_options",
-           "jobs_option", "json_option", "lenient_option", "one_log", "one_request", "run_guarded", "since_option"]
+__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning",
+           "engine_options", "jobs_option", "json_option", "lenient_option", "no_such_request", "one_log",
+           "one_request", "run_guarded", "selected_logs", "since_option"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+#: The ``--adapter`` choices of ``diff`` and ``render`` (DSH's wire formats).
+ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
 
 
 def echo_error(error: DshAuditError | str) -> None:
@@ -46,8 +50,8 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     The log's warnings go to stderr. Raises the log's own error when it cannot be replayed, and
     UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests.
     """
-    from .._batch import replay_path
     from ..errors import MalformedRecordError
+    from ..importers import foreign_outcome
     from ..log import read_log
     from ..replay import iter_requests
 
@@ -55,14 +59,12 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     try:
         opened = read_log(log, lenient=lenient, max_version=max_version)
     except MalformedRecordError as exc:
-        if exc.line != 1:
+        imported = foreign_outcome(log) if exc.line == 1 else None  # maybe another agent's session
+        if imported is None:
             raise
-        opened = None  # maybe another agent's session: the importers read it whole
-    if opened is None:
-        outcome = replay_path(log, lenient=lenient, max_version=max_version)
-        if outcome.error is not None:
-            raise outcome.error
-        requests: list[Request] = list(outcome.requests)
+        if imported.error is not None:
+            raise imported.error from None
+        requests: list[Request] = imported.requests
         found = requests[index] if 0 <= index < len(requests) else None
         count = len(requests)
     else:
@@ -78,9 +80,28 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
             for warning in opened.warnings:
                 echo_warning(warning)
     if found is None:
-        raise UsageError(f"request {index} does not exist: the log has {count} request(s)",
-                         path=str(log), hint="run `dsh-audit requests` to see the indexes")
+        raise no_such_request(index, count, log)
     return str(log), found
+
+
+def no_such_request(index: int, count: int, log: Path) -> UsageError:
+    """The error for a request ``index`` the log at ``log`` (with ``count`` requests) does not have."""
+    return UsageError(f"request {index} does not exist: the log has {count} request(s)", path=str(log),
+                      hint="run `dsh-audit requests` to see the indexes")
+
+
+def selected_logs(paths: Sequence[str], since: float | None, *, quiet_without_since: bool = False) -> list[Path]:
+    """:func:`dsh_audit.fleet.select_logs`, each of its notes printed on stderr as ``note: ...``.
+
+    ``quiet_without_since`` drops discovery's notes when ``since`` is None (``breaks``, ``validate``).
+    """
+    from ..fleet import select_logs
+
+    notes: list[str] = []
+    logs = select_logs(paths, since=since, notes=notes if since is not None or not quiet_without_since else None)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    return logs
 
 
 def run_guarded(command: click.Group) -> int:

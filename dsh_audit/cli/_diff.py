@@ -7,17 +7,18 @@ from collections.abc import Sequence
 
 import click
 
-from .._batch import discover_logs, replay_path
+from .._batch import replay_path
 from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
 from ..errors import UsageError
+from ..log import discover
 from ..replay import Request
 from ..report import dumps_line
 from ..report.terminal import print_table
-from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option, lenient_option
+from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
+                      lenient_option)
 
 __all__ = ["diff_command"]
 
-_ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
 _COLUMNS = ("#", "kind", "turn/step/try", "verdict", "first offset", "capture", "note")
 _QUIET_NOTES = ("session header and order", "order (no session header)")
 _DETAIL_LIMIT = 8
@@ -81,7 +82,7 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None
 @click.argument("path", type=click.Path())
 @click.option("--capture", "capture_path", required=True, type=click.Path(),
               help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies.")
-@click.option("--adapter", type=click.Choice(_ADAPTER_CHOICES), default="deepseek", show_default=True,
+@click.option("--adapter", type=click.Choice(ADAPTER_CHOICES), default="deepseek", show_default=True,
               help="Which DSH adapter's wire format the rebuilt bodies use.")
 @click.option("--strict", is_flag=True,
               help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
@@ -102,7 +103,7 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     Example:
         dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict
     """
-    logs = discover_logs([path])
+    logs = discover([path])
     if not logs:
         raise UsageError("no session logs found", path=path, hint="point at a session.jsonl[.zstd] or a folder")
     captures = load_capture(capture_path)

@@ -6,11 +6,11 @@ from typing import Any
 
 import click
 
-from ..fleet import FleetStats, fleet_stats, index_logs, select_logs
+from ..fleet import FleetStats, fleet_stats, index_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, engine_options, jobs_option, json_option,
-                      lenient_option, since_option)
+                      lenient_option, selected_logs, since_option)
 
 __all__ = ["index_command", "stats_command"]
 
@@ -53,10 +53,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     Example:
         dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
     """
-    notes: list[str] = []
-    logs = select_logs(paths, since=since, notes=notes)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
+    logs = selected_logs(paths, since)
     with progress_callback(len(logs), label="indexing") as report:
         summary = index_logs(logs, db, lenient=lenient, max_version=max_version, attribution=not no_attribution,
                              cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, progress=report)

@@ -8,11 +8,9 @@ import click
 
 from ..errors import DshAuditError, UsageError
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import EXIT_OK, lenient_option, one_request
+from ._common import ADAPTER_CHOICES, EXIT_OK, lenient_option, one_request
 
 __all__ = ["render_command"]
-
-_ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
 
 
 def _read_instruction(path: str | None) -> str | None:
@@ -27,7 +25,7 @@ def _read_instruction(path: str | None) -> str | None:
 @click.command("render")
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
-@click.option("--adapter", type=click.Choice(_ADAPTER_CHOICES), default="deepseek", show_default=True,
+@click.option("--adapter", type=click.Choice(ADAPTER_CHOICES), default="deepseek", show_default=True,
               help="Which DSH adapter's wire format to write.")
 @click.option("--headers", "with_headers", is_flag=True,
               help="Write the request line and headers (no authorization) and a blank line before the body.")

@@ -10,12 +10,12 @@ import click
 
 from .._batch import replay_path
 from ..errors import DshAuditError
-from ..fleet import iter_many, select_logs
+from ..fleet import iter_many
 from ..replay import Request
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option,
-                      lenient_option, one_request, since_option)
+                      lenient_option, one_request, selected_logs, since_option)
 
 __all__ = ["requests_command", "show_command"]
 
@@ -108,10 +108,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
-    notes: list[str] = []
-    logs = select_logs(paths, since=since, notes=notes)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
+    logs = selected_logs(paths, since)
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version)
     status = EXIT_OK
     with progress_callback(len(logs), label="replaying") as report:

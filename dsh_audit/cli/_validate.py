@@ -8,11 +8,11 @@ import click
 
 from .. import __version__
 from ..errors import UsageError
-from ..fleet import select_logs
 from ..report import dumps_line
 from ..report.terminal import progress_callback
 from ..validate import format_sarif, format_summary, format_text, select_rules, validate_paths
-from ._common import EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, json_option, lenient_option, since_option
+from ._common import (EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, json_option, lenient_option,
+                      selected_logs, since_option)
 
 __all__ = ["validate_command"]
 
@@ -48,10 +48,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         dsh-audit validate ~/.dsh/sessions --since 7d --jobs 0
     """
     select_rules(rules, ignored)  # unknown ids are a usage error before any file is read
-    notes: list[str] = []
-    logs = select_logs(paths, since=since, notes=notes if since is not None else None)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
+    logs = selected_logs(paths, since, quiet_without_since=True)
     with progress_callback(len(logs), label="validate") as report_progress:
         findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
                                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,

@@ -2,7 +2,7 @@
 fleet index that answers questions over every session (``dsh-audit index`` / ``stats``).
 
 Example:
-    >>> from dsh_audit.fleet import fleet_stats, index_logs, select_logs
+    >>> from dsh_audit.fleet import fleet_stats, index_logs, parse_since, select_logs
     >>> summary = index_logs(select_logs(["~/.dsh/sessions"], since=parse_since("7d")),  # doctest: +SKIP
     ...                      "audit.sqlite", jobs=4)
     >>> fleet_stats("audit.sqlite").totals["hit_ratio"]  # doctest: +SKIP

@@ -27,7 +27,8 @@ __all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
 SCHEMA_VERSION = 1
 
 _TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
-_SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord) if f.name not in ("requests", "breaks", "notes"))
+_SESSION_SKIP = ("requests", "breaks", "notes")  # rows of other tables; notes are stored joined
+_SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord) if f.name not in _SESSION_SKIP)
 _KEYS = {"sessions": "path", "requests": "path, idx", "breaks": "path, request"}
 
 
@@ -44,7 +45,7 @@ def _table_sql(name: str, cls: type, skip: tuple[str, ...] = ()) -> str:
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
-    _table_sql("sessions", SessionRecord, ("requests", "breaks", "notes")),
+    _table_sql("sessions", SessionRecord, _SESSION_SKIP),
     _table_sql("requests", RequestRow),
     _table_sql("breaks", BreakRow),
     "CREATE INDEX IF NOT EXISTS requests_model ON requests (model)",

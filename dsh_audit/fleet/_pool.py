@@ -144,7 +144,10 @@ def _serial(paths: list[str], task: Callable[[str], T], progress: Progress | Non
 def iter_many(paths: Iterable[str | os.PathLike[str]], task: Callable[[str], T], *, jobs: int = 1,
               engine: str = "local", scheduler: str | None = None,
               progress: Progress | None = None) -> Iterator[TaskResult[T]]:
-    """Like :func:`run_many`, yielding each result as soon as all results before it are done."""
+    """Like :func:`run_many`, yielding each result as soon as all results before it are done.
+
+    The ``dask`` engine gathers every result before it yields the first.
+    """
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}", hint="use " + " or ".join(ENGINES))
     given = [os.fspath(p) for p in paths]
