@@ -42,7 +42,7 @@ def _pairs(mapping: dict[str, int]) -> str:
 def _summary(report: SessionCacheReport) -> str:
     cost = "n/a" if report.lost_cost is None else f"${report.lost_cost:.4f}"
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
-                      f"({r['source'].split(' ')[0]}, {r['retrieved']})" for name, r in report.rules.items())
+                      f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})" for name, r in report.rules.items())
     return (f"requests {len(report.verdicts)} (usage known {len(report.known)}); prompt tokens {report.prompt_total}; "
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"

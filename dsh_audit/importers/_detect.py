@@ -157,4 +157,4 @@ def replay_any(path: str | os.PathLike[str], **read_options: Any) -> SessionOutc
         >>> [r.usage["cacheReadTokens"] for r in outcome.requests]  # doctest: +SKIP
         [0, 1536, 1792]
     """
-    return foreign_outcome(path) or replay_path(path, **read_options)
+    return replay_path(path, **read_options)  # replay_path imports a foreign log itself
