@@ -6,10 +6,11 @@ Run on demand (not part of pytest):
 
 Two workloads:
 
-* the largest log of ../shared/corpus/live (by rendered output), every loop and title request;
+* the largest log of ../shared/corpus/live (by messages summed over its requests), every loop and
+  title request;
 * a synthetic log written with ``dsh_audit.testing.LogBuilder``: one tool round per step
   (reasoning + tool call, then its result), ``--rounds`` requests, with the real system prompt
-  and the 30 KB tool list of the corpus ``b-tools`` header, so the surface grows every request.
+  and the 27 KB tool list of the corpus ``b-tools`` header, so the surface grows every request.
 
 "cached" renders every request through one ``DeepSeekRenderer`` (each message's fragment and each
 header's tools rendered once); "naive" builds a fresh renderer for every request, so every

@@ -211,10 +211,14 @@ def _deep(describe: _Describer, prefix: list[_Part], old: Any, new: Any) -> list
     return sorted(found, key=lambda d: d.path)
 
 
-def _aligned(old: list[Any], new: list[Any]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
-    """Align two arrays by element content: (pairs to compare, removed indexes, added indexes)."""
-    matcher = difflib.SequenceMatcher(None, [stringify(x) for x in old], [stringify(x) for x in new],
-                                      autojunk=False)
+def _keys(items: list[Any]) -> list[str]:
+    """Each element's ``JSON.stringify``: what arrays are aligned and compared by."""
+    return [stringify(x) for x in items]
+
+
+def _aligned(old: list[str], new: list[str]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Align two arrays by their elements' :func:`_keys`: (pairs to compare, removed indexes, added indexes)."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     pairs: list[tuple[int, int]] = []
     removed: list[int] = []
     added: list[int] = []
@@ -250,23 +254,23 @@ def _walk(describe: _Describer, parts: list[_Part], old: Any, new: Any, *, top: 
 
 def _walk_list(describe: _Describer, parts: list[_Part], old: list[Any], new: list[Any]) -> list[Difference]:
     found: list[Difference] = []
-    pairs, removed, added = _aligned(old, new)
+    old_keys, new_keys = _keys(old), _keys(new)
+    pairs, removed, added = _aligned(old_keys, new_keys)
     for i, j in pairs:
-        if stringify(old[i]) != stringify(new[j]):
+        if old_keys[i] != new_keys[j]:
             found.extend(_deep(describe, parts + [i], old[i], new[j]))
-    new_keys = {j: stringify(new[j]) for j in added}
+    unmatched = {j: new_keys[j] for j in added}
     for i in removed:
-        key = stringify(old[i])
-        target = next((j for j, k in new_keys.items() if k == key), None)
+        target = next((j for j, k in unmatched.items() if k == old_keys[i]), None)
         if target is not None:
-            del new_keys[target]
+            del unmatched[target]
             moved_to = format_path(parts + [target])
             found.append(Difference(format_path(parts + [i]), "moved",
                                     describe.line(parts + [i], f"moved to {moved_to} in the capture")))
         else:
             found.append(Difference(format_path(parts + [i]), "removed",
                                     describe.line(parts + [i], "missing in the capture")))
-    for j in new_keys:
+    for j in unmatched:
         found.append(Difference(format_path(parts + [j]), "added",
                                 describe.line(parts + [j], "only in the capture", actual_side=True)))
     return found
@@ -286,7 +290,7 @@ def _key_order(describe: _Describer, parts: list[_Part], old: Any, new: Any) -> 
         for key in ours:
             found.extend(_key_order(describe, parts + [key], old[key], new[key]))
     elif isinstance(old, list) and isinstance(new, list):
-        for i, j in _aligned(old, new)[0]:
+        for i, j in _aligned(_keys(old), _keys(new))[0]:
             found.extend(_key_order(describe, parts + [i], old[i], new[j]))
     return found
 

@@ -24,7 +24,8 @@ from dsh_audit.errors import CaptureError, RenderError
 from dsh_audit.jsjson import stringify
 from dsh_audit.log._records import parse_json
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+from _golden import CORPUS
+
 LIVE = CORPUS / "live"
 SCENARIOS = sorted(p.name for p in LIVE.iterdir()) if LIVE.is_dir() else []
 

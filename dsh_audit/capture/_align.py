@@ -76,8 +76,8 @@ def _capture_runs(captures: Sequence[CapturedRequest]) -> list[list[CapturedRequ
 
 
 def _pair_runs(requests: Sequence[Request], captures: Sequence[CapturedRequest], *, basis: str,
-               ) -> tuple[list[Pairing], list[Request], list[CapturedRequest]]:
-    """Pair requests and captures of one kind by order, retries folded; return the leftovers."""
+               ) -> tuple[list[Pairing], list[CapturedRequest]]:
+    """Pair requests and captures of one kind by order, retries folded; return the captures left."""
     pairs: list[Pairing] = []
     request_runs, capture_runs = _request_runs(requests), _capture_runs(captures)
     for attempts, sends in zip(request_runs, capture_runs):
@@ -90,9 +90,7 @@ def _pair_runs(requests: Sequence[Request], captures: Sequence[CapturedRequest],
         for send in sends[len(attempts):]:
             pairs.append(Pairing(attempts[-1], send, retry=True,
                                  note=f"identical resend of capture {sends[0].position}"))
-    left_requests = [r for run in request_runs[len(capture_runs):] for r in run]
-    left_captures = [c for run in capture_runs[len(request_runs):] for c in run]
-    return pairs, left_requests, left_captures
+    return pairs, [c for run in capture_runs[len(request_runs):] for c in run]
 
 
 def align(requests: Sequence[Request], captures: Sequence[CapturedRequest]) -> list[Pairing]:
@@ -118,7 +116,7 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest]) -> l
             leftovers.append(Pairing(None, capture, note=f"foreign: session {sid} is not among the logs given"))
 
     def pair(requests_in: list[Request], captures_in: list[CapturedRequest], basis: str) -> list[CapturedRequest]:
-        pairs, _, left = _pair_runs(requests_in, captures_in, basis=basis)
+        pairs, left = _pair_runs(requests_in, captures_in, basis=basis)
         for item in pairs:
             assert item.request is not None
             by_request.setdefault(id(item.request), []).append(item)

@@ -166,7 +166,7 @@ def _har_body(path: Path, where: str, request: dict[str, Any]) -> bytes:
             raise _error(path, where, f"postData.text is not base64 ({exc})",
                          "drop encoding or store the body base64-encoded") from None
     try:
-        return str(text).encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
         raise _error(path, where, "postData.text holds a lone surrogate, so it has no UTF-8 bytes",
                      'store the body base64-encoded with "encoding": "base64"') from None
@@ -218,8 +218,7 @@ def _folder_handles(path: Path, first: bytes) -> bool:
     return path.is_dir() and bool(_body_files(path))
 
 
-def _folder_meta(body_file: Path) -> dict[str, Any]:
-    meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
+def _folder_meta(meta_file: Path) -> dict[str, Any]:
     if not meta_file.exists():
         return {}
     return _parse_object(meta_file.read_bytes(), meta_file, None, invalid="sidecar is not valid JSON",
@@ -229,9 +228,9 @@ def _folder_meta(body_file: Path) -> dict[str, Any]:
 
 def _folder_read(folder: Path) -> Iterator[_Raw]:
     for body_file in _body_files(folder):
-        meta = _folder_meta(body_file)
-        headers = _headers_object(body_file.with_name(body_file.stem + _META_SUFFIX), "sidecar",
-                                  meta.get("headers"))
+        meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
+        meta = _folder_meta(meta_file)
+        headers = _headers_object(meta_file, "sidecar", meta.get("headers"))
         yield (str(meta.get("method") or "POST").upper(), str(meta.get("path") or ""), headers,
                body_file.read_bytes(), _text_value(meta.get("time")), str(body_file), "")
 

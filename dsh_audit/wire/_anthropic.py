@@ -156,9 +156,7 @@ def _thinking(call: PiCall, max_tokens: int, estimate: int) -> tuple[int, dict[s
     """``streamSimple``'s cap and thinking: (max_tokens, thinking, adaptive effort)."""
     model = call.model
     if call.reasoning is None:
-        off_pinned = model.thinking_level_map is not None and "off" in model.thinking_level_map \
-            and model.thinking_level_map["off"] is None
-        return max_tokens, ({"type": "disabled"} if model.reasoning and not off_pinned else None), None
+        return max_tokens, ({"type": "disabled"} if model.reasoning and not model.pins("off") else None), None
     if model.compat.get("forceAdaptiveThinking") is True:
         if not model.reasoning:
             return max_tokens, None, None

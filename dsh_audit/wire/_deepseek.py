@@ -233,9 +233,7 @@ class DeepSeekRenderer:
         """DSH ``resolveThinking``: the ``thinking`` type and wire ``reasoning_effort``."""
         if purpose == "session-title":
             return "disabled", None
-        if effort is None:
-            effort = self.adapter_effort
-        elif effort not in _EFFORTS:
+        if effort is not None and effort not in _EFFORTS:
             raise RenderError(f"DeepSeek does not support reasoning effort {effort!r}",
                               dsh_code="UNSUPPORTED_REASONING_EFFORT", seq=request.header_seq)
         if self.adapter_thinking == "disabled" and effort not in (None, "off"):

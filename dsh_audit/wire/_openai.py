@@ -213,13 +213,13 @@ def _mapped(model: PiModel, level: str) -> Any:
 
 def _reasoning_fields(body: dict[str, Any], model: PiModel, compat: Mapping[str, Any], effort: str | None) -> None:
     fmt, levels = compat["thinkingFormat"], model.thinking_level_map or {}
-    off_pinned = "off" in levels and levels["off"] is None
+    off_pinned = model.pins("off")
     if not model.reasoning:
         return
     if fmt == "zai":
         body["thinking"] = {"type": "enabled", "clear_thinking": False} if effort else {"type": "disabled"}
         if effort and compat["supportsReasoningEffort"]:
-            value = levels.get(effort, effort) if effort in levels else effort
+            value = levels.get(effort, effort)
             if isinstance(value, str):
                 body["reasoning_effort"] = value
     elif fmt == "qwen":
@@ -282,7 +282,7 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
     long_ok = retention == "long" and compat["supportsLongCacheRetention"]
     body: dict[str, Any] = {"model": model.id, "messages": _convert_messages(context, model, compat), "stream": True}
     if (("api.openai.com" in model.base_url and retention != "none") or long_ok) and call.session_id:
-        body["prompt_cache_key"] = "".join(list(call.session_id)[:64])
+        body["prompt_cache_key"] = call.session_id[:64]
     if long_ok:
         body["prompt_cache_retention"] = "24h"
     if compat["supportsUsageInStreaming"] is not False:

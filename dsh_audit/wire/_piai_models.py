@@ -87,6 +87,11 @@ class PiModel:
         object.__setattr__(self, "thinking_level_map", _frozen_map(self.thinking_level_map))
         object.__setattr__(self, "compat", _frozen_map(self.compat) or MappingProxyType({}))
 
+    def pins(self, level: str) -> bool:
+        """Whether ``thinking_level_map`` marks ``level`` unsupported (maps it to ``None``)."""
+        levels = self.thinking_level_map or {}
+        return level in levels and levels[level] is None
+
     def supported_levels(self) -> tuple[str, ...]:
         """pi-ai ``getSupportedThinkingLevels``: ``xhigh``/``max`` only when mapped."""
         if not self.reasoning:
@@ -94,7 +99,7 @@ class PiModel:
         levels = self.thinking_level_map or {}
         out = []
         for level in THINKING_LEVELS:
-            if level in levels and levels[level] is None:
+            if self.pins(level):
                 continue
             if level in ("xhigh", "max") and level not in levels:
                 continue
