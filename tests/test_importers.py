@@ -389,5 +389,5 @@ def test_dsh_only_commands_name_the_foreign_format():
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == (
         f"error: {path}:1: corrupt session log: first line is not a session header (hint: this is a "
-        "claude-code session, not a DSH log: requests, cache and breaks import it; validate, check and "
-        "report read DSH logs only)")
+        "claude-code session, not a DSH log: requests, show and cache import it; validate, breaks, check "
+        "and report read DSH logs only)")

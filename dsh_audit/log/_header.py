@@ -80,8 +80,8 @@ def _foreign_hint(value: Any) -> str | None:
     kind = _classify(value, first=True)
     if kind in (None, "dsh"):
         return None
-    return (f"this is a {kind} session, not a DSH log: requests, cache and breaks import it; "
-            "validate, check and report read DSH logs only")
+    return (f"this is a {kind} session, not a DSH log: requests, show and cache import it; "
+            "validate, breaks, check and report read DSH logs only")
 
 
 def parse_header(path: str, line: Line | None, *, lenient: bool,
