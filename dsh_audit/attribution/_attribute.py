@@ -137,6 +137,8 @@ class _Attributor:
         self.by_id = {s.id: s for s in sessions}
         self.digests = MessageDigests()
         self.render = _renderer(adapter)
+        # The body rendered last: in a run of breaks a request is the current one, then the previous one.
+        self._last_body: tuple[Request, bytes | None] | None = None
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -251,10 +253,14 @@ class _Attributor:
     def _rendered(self, request: Request) -> bytes | None:
         if self.render is None:
             return None
+        if self._last_body is not None and self._last_body[0] is request:
+            return self._last_body[1]
         try:
-            return bytes(self.render(request).body)
+            body: bytes | None = bytes(self.render(request).body)
         except DshAuditError:  # e.g. RenderError: a tokenised header, an image DSH refuses
-            return None
+            body = None
+        self._last_body = (request, body)
+        return body
 
     def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition,
                cur: Request) -> Transition:

@@ -22,7 +22,7 @@ from .._json import as_object
 from ..jsjson import stringify
 from ..replay import Request
 from ._events import CONTEXT_TYPES, LogEvidence
-from ._header_diff import diff_headers, prompt_segment
+from ._header_diff import diff_headers, prompt_segment, system_text
 from ._model import Divergence, Evidence, FieldChange, Transition
 from ._prefix import MessageDigests, common_prefix, lcp_bytes, messages_offset
 
@@ -108,18 +108,12 @@ def _replacements(window: list[Evidence], prev: Request) -> tuple[list[_Replace]
 
 def _header_offset(segment: str | None, prev_h: dict[str, Any], cur_h: dict[str, Any]) -> int | None:
     if segment == "system":
-        return lcp_bytes(_system(prev_h).encode("utf-8", "surrogatepass"),
-                         _system(cur_h).encode("utf-8", "surrogatepass"))
+        return lcp_bytes(system_text(prev_h.get("system")).encode("utf-8", "surrogatepass"),
+                         system_text(cur_h.get("system")).encode("utf-8", "surrogatepass"))
     if segment == "tools":
         return lcp_bytes(stringify(prev_h.get("tools") or []).encode("utf-8", "surrogatepass"),
                          stringify(cur_h.get("tools") or []).encode("utf-8", "surrogatepass"))
     return None
-
-
-def _system(header: dict[str, Any]) -> str:
-    """The system prompt as text; a wrong-typed one (damaged log) as its JSON."""
-    value = header.get("system")
-    return value if isinstance(value, str) else "" if not value else stringify(value)
 
 
 def _dedupe(items: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 from ..jsjson import stringify
 from ._model import FieldChange
 
-__all__ = ["diff_headers", "prompt_segment", "PROMPT_CONFIG_FIELDS"]
+__all__ = ["diff_headers", "prompt_segment", "system_text", "PROMPT_CONFIG_FIELDS"]
 
 PROMPT_CONFIG_FIELDS = ("provider", "model", "reasoningEffort")
 _CONFIG_FIELDS = ("provider", "model", "reasoningEffort", "maxTokens", "temperature", "stop")
@@ -87,12 +87,14 @@ def _names(tools: Any) -> Any:
     return tools
 
 
-def _text(value: Any) -> str:
+def system_text(value: Any) -> str:
     """A header's system prompt as text (the log may hold any JSON value there)."""
     return value if isinstance(value, str) else "" if not value else stringify(value)
 
 
 def _tools_change(a: Any, b: Any) -> FieldChange | None:
+    if a is b:  # replay shares one tools list between the requests under one header
+        return None
     ta, tb = a or [], b or []
     if not isinstance(ta, list) or not isinstance(tb, list):  # tokenised fixtures: "{{tools}}"; or damage
         return None if stringify(ta) == stringify(tb) else FieldChange("tools", ta, tb, True, {"tokenised": True})
@@ -126,7 +128,7 @@ def diff_headers(a: dict[str, Any] | None, b: dict[str, Any] | None) -> tuple[Fi
     a, b = a or {}, b or {}
     changes = _config_changes(a.get("config") or {}, b.get("config") or {})
     changes += _marker_changes(a.get("adapterDefaults"), b.get("adapterDefaults"))
-    sys_a, sys_b = _text(a.get("system")), _text(b.get("system"))
+    sys_a, sys_b = system_text(a.get("system")), system_text(b.get("system"))
     if sys_a != sys_b:
         changes.append(FieldChange("system", len(sys_a), len(sys_b), True, {"diff": system_diff(sys_a, sys_b)}))
     tools = _tools_change(a.get("tools"), b.get("tools"))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from ..errors import DshAuditError
 from ..replay import Request
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
 from ._report import CacheVerdict, SessionCacheReport
@@ -116,7 +117,7 @@ def _renderer_for(adapter: str) -> Callable[[Request], bytes] | None:
     try:
         from ..wire import make_renderer
         renderer = make_renderer(adapter)
-    except Exception:  # noqa: BLE001 - no wire package or no renderer: compare the log's JSON
+    except (ImportError, DshAuditError):  # no wire package or no renderer: compare the log's JSON
         return None
     return lambda request: bytes(renderer.render(request).body)
 
@@ -142,6 +143,7 @@ class _Analyzer:
         self.wire, self.prices, self.lookback = wire, prices, lookback
         self.families: dict[str, _Family] = {}
         self.seen: list[_Seen] = []
+        self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # seen requests per (family, model)
 
     def family(self, provider: str | None, model: str | None) -> _Family:
         rule = rule_for(provider, model, unit=self.unit)
@@ -169,7 +171,7 @@ class _Analyzer:
         size = logged if logged is not None else tokens
         now = self.times.get(request.index)
         best: dict[str, tuple[tuple[int, int], _Seen, Prompt, Prompt]] = {}
-        same = [s for s in self.seen if s.family == rule.family and _model(s.request)[1] == model]
+        same = self.by_route.setdefault((rule.family, model), [])
         for seen in same[-self.lookback:]:
             mine, theirs = prompt.view(seen.prompt)
             shared = common_prefix(mine, theirs)
@@ -203,6 +205,7 @@ class _Analyzer:
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
         price = price_for(self.prices, rule.family, model)
         self.seen.append(_Seen(request, prompt, tokens, rule.family, now, size))
+        same.append(self.seen[-1])
         return CacheVerdict(
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
             model=model, family=rule.family, prompt_tokens=_logged_prompt(request), counted_tokens=tokens,

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import DshAuditError
 from ..jsjson import stringify
 from ..replay import Request
 from ._rules import CacheRule
@@ -113,7 +114,7 @@ class PromptBuilder:
         if self.render is not None:
             try:
                 body = orjson.loads(self.render(request))
-            except Exception:  # noqa: BLE001 - a refused render (tokenised header, image) falls back
+            except (DshAuditError, ValueError):  # a refused render (tokenised header, image) falls back
                 body = None
             if isinstance(body, dict):
                 return Prompt(self._order(self._from_body(body)), f"wire:{self.rule.wire_adapter}", fallback)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import MalformedRecordError
-from ..log import read_log
+from ..errors import DshAuditError, MalformedRecordError
+from ..log import SessionLog, read_log
 from ..replay import Request, replay
 from ._account import analyze_cache
 from ._report import SessionCacheReport
@@ -16,15 +16,15 @@ from ._timing import RequestTime, request_times
 __all__ = ["cache_report"]
 
 
-def _auto_attribution(path: str, requests: list[Request], lenient: bool) -> list[Any] | None:
+def _auto_attribution(log: SessionLog, requests: list[Request]) -> list[Any] | None:
     """Transitions from :func:`dsh_audit.attribution.attribute` when that package is installed."""
     try:
         from ..attribution import attribute
     except ImportError:
         return None
     try:
-        result = attribute(path, requests, lenient=lenient)
-    except Exception:  # noqa: BLE001 - attribution is optional evidence; the cache report stands alone
+        result = attribute(log, requests)
+    except DshAuditError:  # attribution is optional evidence; the cache report stands alone
         return None
     return list(result.transitions)
 
@@ -72,7 +72,7 @@ def cache_report(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
                              session_id=imported.session_id)
     requests, _ = replay(log)
     times = request_times(read_log(location, **options).events(), requests)
-    given = _auto_attribution(location, requests, lenient) if attribution == "auto" else attribution
+    given = _auto_attribution(log, requests) if attribution == "auto" else attribution
     return analyze_cache(requests, times=times, attribution=given, unit=unit, tokenizer=tokenizer, wire=wire,
                          prices=prices, price_note=note, path=location, session_id=log.header.id)
 
