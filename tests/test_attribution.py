@@ -20,6 +20,7 @@ from dsh_audit.attribution import (
     format_transition,
 )
 from dsh_audit.cli import cli
+from dsh_audit.session import open_group, open_session
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.jsjson import stringify
 from dsh_audit.testing import LogBuilder, ToolCall
@@ -179,10 +180,9 @@ def _captures(scenario: str, session_id: str, requests) -> list[bytes | None]:
 @pytest.mark.parametrize("scenario", ["b-tools", "c-change", "e-compaction"])
 def test_live_captures_agree_and_give_body_offsets(scenario):
     path = next((LIVE / scenario / "session-logs").glob("*.jsonl"))
-    log = dsh_audit.load(path)
-    requests = dsh_audit.requests(log)
+    session = open_session(path)
     plain = attribute(path, adapter=None)
-    captured = attribute(log, requests, captures=_captures(scenario, log.header.id, requests), adapter=None)
+    captured = attribute(session, captures=_captures(scenario, session.id, session.requests), adapter=None)
     assert [_row(t) for t in captured.transitions] == [_row(t) for t in plain.transitions]
     for t in captured.breaks:
         assert t.first_divergence.body_offset is not None
@@ -191,13 +191,12 @@ def test_live_captures_agree_and_give_body_offsets(scenario):
 @needs_corpus
 def test_live_capture_mutation_is_unrecorded():
     path = next((LIVE / "b-tools" / "session-logs").glob("*.jsonl"))
-    log = dsh_audit.load(path)
-    requests = dsh_audit.requests(log)
-    captures = _captures("b-tools", log.header.id, requests)
+    session = open_session(path)
+    captures = _captures("b-tools", session.id, session.requests)
     body = json.loads(captures[5])
     body["messages"][1]["content"] += " (edited by a proxy)"
     captures[5] = stringify(body).encode()
-    result = attribute(log, requests, captures=captures, adapter=None)
+    result = attribute(session, captures=captures, adapter=None)
     hit = [(_row(t), t.first_divergence.message_index) for t in result.transitions if t.verdict == "break"]
     # request 5 no longer extends request 4, and request 6 no longer extends request 5
     assert hit == [((5, "step", "break", "unrecorded_mutation", (), ()), 1),
@@ -359,9 +358,8 @@ def test_subagent_child_compared_with_spawning_request(tmp_path):
     child = LogBuilder(session_id="c-spawn", parent_session="p-spawn", origin="subagent", system="Sub agent.")
     child.end_seed()
     _chat_turn(child, "count")
-    results = attribute_sessions([(_write(child, tmp_path / "c.jsonl"), dsh_audit.requests(
-        dsh_audit.load(tmp_path / "c.jsonl"))), (_write(parent, tmp_path / "p.jsonl"), dsh_audit.requests(
-            dsh_audit.load(tmp_path / "p.jsonl")))], adapter=None)
+    group = open_group([_write(child, tmp_path / "c.jsonl"), _write(parent, tmp_path / "p.jsonl")])
+    results = attribute_sessions(group.sessions, adapter=None)
     t = results[0].transition(0)
     child_header = [e["seq"] for e in child.events if e["type"] == "request/header"][0]
     assert _row(t) == (0, "subagent", "break", "subagent", ("system",), (mention, 0, child_header))

@@ -6,6 +6,7 @@ import pytest
 
 import dsh_audit
 from dsh_audit.attribution import attribute, iter_attribute
+from dsh_audit.session import open_session
 
 from _golden import CORPUS
 
@@ -17,13 +18,12 @@ LOGS = sorted((CORPUS / "live").glob("*/session-logs/*.jsonl")) + sorted(
 @pytest.mark.parametrize("path", LOGS, ids=[f"{p.parent.parent.name}/{p.name[:16]}" for p in LOGS])
 def test_streaming_attribution_equals_batch(path):
     try:
-        log = dsh_audit.load(path, lenient=True)
-        requests = dsh_audit.requests(log)
+        session = open_session(path, lenient=True)
     except dsh_audit.DshAuditError:
         pytest.skip("log refused")
-    whole = attribute(log, requests)
+    whole = attribute(session)
     streamed = sorted(iter_attribute(path, lenient=True), key=lambda t: t.request)
-    if log.header.parent_session:
+    if session.header.parent_session:
         # children: the streamed first request is "first" (the parent is not read)
         whole_items = [t for t in whole.transitions if t.previous_session_id is None]
         streamed = [t for t in streamed if t.request in {w.request for w in whole_items}]

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 import zstandard
 
-from dsh_audit.attribution._related import find_parent
+from dsh_audit.session import find_parent
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.jsjson import stringify

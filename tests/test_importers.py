@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 
 from dsh_audit.errors import UnsupportedFormatError
+from dsh_audit.session import Failure, Session, open_foreign, read_session
 from dsh_audit.importers import (
     FORMATS,
     detect,
-    foreign_outcome,
     import_claude_code,
     import_codex,
     load_foreign,
-    replay_any,
 )
 
 DATA = Path(__file__).resolve().parent / "data" / "importers"
@@ -70,7 +69,7 @@ def test_load_foreign_refuses_dsh_and_unknown_logs(tmp_path):
         load_foreign(dsh)
     with pytest.raises(UnsupportedFormatError, match="not a log format"):
         load_foreign(_write(tmp_path, "x.jsonl", [{"a": 1}]))
-    assert foreign_outcome(dsh) is None
+    assert open_foreign(str(dsh)) is None
     assert load_foreign(CODEX, format="codex").format == "codex"
 
 
@@ -301,18 +300,17 @@ def test_codex_resume_compaction_without_history_and_unanswered_tail(tmp_path):
     assert "the last response has no token_count: its request has no usage" in session.notes
 
 
-# -- the batch runner's shape ----------------------------------------------------------------------
+# -- the session trunk ------------------------------------------------------------------------------
 
-def test_replay_any_gives_a_session_outcome_for_foreign_logs(tmp_path):
-    outcome = replay_any(CLAUDE, lenient=True, max_version=4)
-    assert outcome.error is None and outcome.session_id == CC_SID
-    assert [r.messages_sha256 for r in outcome.requests] == [r.messages_sha256 for r in load_foreign(CLAUDE).requests]
-    assert outcome.log is not None and outcome.log.header.raw == {"type": "imported", "format": "claude-code",
-                                                                  "id": CC_SID}
-    assert list(outcome.log.events()) == []
-    assert outcome.result is not None and outcome.result.notes[0].startswith("claude-code logs no system prompt")
-    assert outcome.result.skipped_steps == []
-    assert foreign_outcome(tmp_path / "missing.jsonl").error.code == "unreadable"  # type: ignore[union-attr]
+def test_a_foreign_log_opens_as_an_imported_session(tmp_path):
+    session = read_session(CLAUDE, lenient=True, max_version=4)
+    assert isinstance(session, Session) and session.id == CC_SID and session.imported
+    assert [r.messages_sha256 for r in session.requests] == [r.messages_sha256 for r in load_foreign(CLAUDE).requests]
+    assert session.header.raw == {"type": "imported", "format": "claude-code", "id": CC_SID}
+    assert session.result.notes[0].startswith("claude-code logs no system prompt")
+    assert session.result.skipped_steps == []
+    missing = read_session(tmp_path / "missing.jsonl")
+    assert isinstance(missing, Failure) and missing.error.code == "unreadable"
 
 
 # -- through the CLI -------------------------------------------------------------------------------

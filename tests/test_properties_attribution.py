@@ -11,9 +11,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from dsh_audit.attribution import attribute_sessions
+from dsh_audit.session import open_group
 from dsh_audit.strategies import sessions
 
-from _properties import replay_file, written
+from _properties import written
 
 GENERATED = sessions(turns=(1, 4), max_steps=3, retries=2, compactions=2, prunes=2, header_changes=3, resumes=2,
                      forks=1)
@@ -21,9 +22,9 @@ GENERATED = sessions(turns=(1, 4), max_steps=3, retries=2, compactions=2, prunes
 
 def _attributed(session):
     with written(session) as paths:
-        logs = [(path, replay_file(path)) for path in paths]
-        results = attribute_sessions(logs)
-    return {a.session_id: (a, {r.index: r for r in requests}) for a, (_, requests) in zip(results, logs)}
+        sessions = open_group(paths).sessions
+        results = attribute_sessions(sessions)
+    return {a.session_id: (a, {r.index: r for r in s.requests}) for a, s in zip(results, sessions)}
 
 
 def _expected(session, low, high):

@@ -15,6 +15,7 @@ import dsh_audit
 from dsh_audit.attribution import attribute
 from dsh_audit.diff import diff_bodies
 from dsh_audit.errors import DshAuditError
+from dsh_audit.session import open_session
 from dsh_audit.strategies import LOG_MUTATIONS, WIRE_MUTATIONS, mutated_bodies, mutated_captures, mutated_logs, sessions
 from dsh_audit.wire import render
 
@@ -64,9 +65,7 @@ def test_mutated_captures_are_unrecorded_mutations(kind):
     @given(mutated_captures(kinds=[kind]))
     def check(item):
         with written(item.session) as paths:
-            log = dsh_audit.load(paths[0])
-            requests = dsh_audit.requests(log)
-            result = attribute(log, requests, captures=list(item.captures))
+            result = attribute(open_session(paths[0]), captures=list(item.captures))
         for expected in item.mutation.expecting("attribution"):
             transition = result.transition(expected.where)
             assert transition.cause == expected.code, transition.to_json()
@@ -80,10 +79,10 @@ def test_clean_logs_produce_no_finding_anywhere(session):
     with written(session) as paths:
         findings = list(validate_paths(paths))
         assert findings == [], [f.format() for f in findings]
-        log = dsh_audit.load(paths[0])
-        requests = dsh_audit.requests(log)
+        session = open_session(paths[0])
+        requests = session.requests
         bodies = [render(r).body if r.kind != "compaction" else None for r in requests]
-        result = attribute(log, requests, captures=bodies)
+        result = attribute(session, captures=bodies)
     assert not [t for t in result.transitions if t.cause in ("unexplained", "unrecorded_mutation")]
     for request, body in zip(requests, bodies):
         if body is not None:

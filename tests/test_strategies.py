@@ -17,6 +17,7 @@ import dsh_audit
 import dsh_audit.strategies as strategies
 from dsh_audit.attribution import attribute_sessions
 from dsh_audit.errors import UsageError
+from dsh_audit.session import open_group
 from dsh_audit.strategies import (
     InvalidStrategyArgument,
     body_mutations,
@@ -160,7 +161,7 @@ def test_generated_sample_attribution_matches_its_ground_truth():
     session = SCRIPT.draw_sample()
     truth = {(h.kind, h.reason): h for h in session.truth}
     paths = _sample_paths()
-    parent, child = attribute_sessions([(p, replay_file(p)) for p in paths])
+    parent, child = attribute_sessions(open_group(paths).sessions)
     rows = [(t.relation, t.verdict, t.cause, t.other_causes) for t in parent.transitions]
     assert rows == [("first", "first", None, ()), ("retry", "cache_safe_change", "retry", ()),
                     ("compaction_call", "extension", None, ()),

@@ -8,7 +8,7 @@ cause and the log events that prove it. See ``docs/attribution.md``.
 
 from ._attribute import attribute, attribute_sessions, captured_extends
 from ._entry import attribute_paths, iter_attribute
-from ._events import LogEvidence, collect_evidence
+from ..session import LogEvidence, collect_evidence
 from ._header_diff import diff_headers
 from ._model import (
     CAUSES,
@@ -22,7 +22,7 @@ from ._model import (
     Transition,
 )
 from ._prefix import MessageDigests, common_prefix
-from ._related import find_parent, with_ancestors
+from ..session import find_parent, with_ancestors
 from ._text import format_transition
 
 __all__ = [

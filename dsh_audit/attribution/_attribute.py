@@ -29,15 +29,14 @@ from typing import Any
 from ..errors import DshAuditError
 from ..jsjson import stringify
 from ..log import SessionHeader, SessionLog, read_log
-from ..replay import Request, replay
+from ..replay import Request
+from ..session import Bodies, Evidence, LogEvidence, Session, open_session
 from ._compare import Pair, compare
-from ._events import LogEvidence, collect_evidence
-from ._model import Divergence, Evidence, SessionAttribution, Transition
+from ._model import Divergence, SessionAttribution, Transition
 from ._prefix import MessageDigests, lcp_bytes
 
 __all__ = ["attribute", "attribute_sessions", "captured_extends"]
 
-LogLike = SessionLog | str | os.PathLike[str]
 _CAPTURE_RELATIONS = ("step", "retry", "resume", "fork")
 _NON_PROMPT_KEYS = frozenset({"messages", "stream", "stream_options", "max_tokens", "max_completion_tokens",
                               "temperature", "stop", "metadata"})
@@ -51,6 +50,7 @@ class _Session:
     lenient: bool = False
     evidence: LogEvidence | None = None
     captures: dict[int, bytes | None] | None = None
+    bodies: Bodies | None = None
     _by_index: dict[int, Request] | None = None
 
     @property
@@ -120,25 +120,11 @@ def _without_cache_markers(body: dict[str, Any]) -> Any:
     return out
 
 
-def _renderer(adapter: str | None) -> Callable[[Request], Any] | None:
-    """``wire.render`` bound to ``adapter`` with one shared renderer cache, or None without wire."""
-    if adapter is None:
-        return None
-    try:
-        from ..wire import render
-    except ImportError:
-        return None
-    cache: dict[str, Any] = {}
-    return lambda request: render(request, adapter=adapter, renderer_cache=cache)
-
-
 class _Attributor:
     def __init__(self, sessions: list[_Session], *, adapter: str | None) -> None:
         self.by_id = {s.id: s for s in sessions}
         self.digests = MessageDigests()
-        self.render = _renderer(adapter)
-        # The body rendered last: in a run of breaks a request is the current one, then the previous one.
-        self._last_body: tuple[Request, bytes | None] | None = None
+        self.adapter = adapter
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -250,17 +236,10 @@ class _Attributor:
 
     # -- bodies ----------------------------------------------------------------------------
 
-    def _rendered(self, request: Request) -> bytes | None:
-        if self.render is None:
+    def _rendered(self, session: _Session, request: Request) -> bytes | None:
+        if self.adapter is None or session.bodies is None:
             return None
-        if self._last_body is not None and self._last_body[0] is request:
-            return self._last_body[1]
-        try:
-            body: bytes | None = bytes(self.render(request).body)
-        except DshAuditError:  # e.g. RenderError: a tokenised header, an image DSH refuses
-            body = None
-        self._last_body = (request, body)
-        return body
+        return session.bodies.body(request, self.adapter)  # rendered once, shared with every view
 
     def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition,
                cur: Request) -> Transition:
@@ -281,7 +260,7 @@ class _Attributor:
         if item.verdict != "break" or item.first_divergence is None:
             return item
         if bodies is None:
-            rendered = (self._rendered(prev), self._rendered(cur))
+            rendered = (self._rendered(prev_session, prev), self._rendered(session, cur))
             bodies = (rendered[0], rendered[1]) if rendered[0] is not None and rendered[1] is not None else None
         if bodies is None:
             return item
@@ -289,26 +268,22 @@ class _Attributor:
             item.first_divergence, body_offset=lcp_bytes(*bodies)))
 
 
-def _as_session(log: LogLike, requests: Sequence[Request], *, lenient: bool) -> _Session:
-    if isinstance(log, SessionLog):
-        return _Session(log.path, log.header, list(requests), lenient=log.lenient)
-    opened = read_log(log, lenient=lenient)
-    opened.close()
-    return _Session(opened.path, opened.header, list(requests), lenient=lenient)
+def as_item(session: Session) -> _Session:
+    """A session as attribution walks it: its requests, evidence and rendered bodies."""
+    return _Session(session.path, session.header, session.requests, lenient=session.lenient,
+                    evidence=session.evidence, bodies=session.bodies)
 
 
-def attribute_sessions(sessions: Iterable[tuple[LogLike, Sequence[Request]]], *,
+def attribute_sessions(sessions: Iterable[Session], *,
                        captures: Mapping[str, Sequence[bytes | None]] | None = None,
-                       lenient: bool = False, adapter: str | None = "deepseek") -> list[SessionAttribution]:
-    """Explain every request of several logs, pairing children with parents among them.
+                       adapter: str | None = "deepseek") -> list[SessionAttribution]:
+    """Explain every request of several sessions, pairing children with parents among them.
 
     Args:
-        sessions: ``(log, requests)`` pairs: a :class:`SessionLog` (already replayed) or a path,
-            and the requests :func:`dsh_audit.replay.replay` returned for it. Each log is read
-            once more to collect its evidence events.
+        sessions: sessions read once, a parent with the children it watches for
+            (:func:`dsh_audit.session.open_group`).
         captures: per session id, captured body bytes aligned with that session's requests
             (``None`` where a request was not captured).
-        lenient: header leniency for logs given as paths (a SessionLog keeps its own).
         adapter: the ``dsh_audit.wire`` adapter that renders the two bodies of a break to give
             its body byte offset (captured bodies win when given); None renders nothing.
 
@@ -316,19 +291,11 @@ def attribute_sessions(sessions: Iterable[tuple[LogLike, Sequence[Request]]], *,
         One :class:`SessionAttribution` per session, in the order given.
 
     Example:
-        >>> log = read_log("session.jsonl")  # doctest: +SKIP
-        >>> requests, _ = replay(log)  # doctest: +SKIP
-        >>> [t.cause for t in attribute_sessions([(log, requests)])[0].breaks]  # doctest: +SKIP
-        ['compaction']
+        >>> group = open_group(["parent.jsonl", "child.jsonl"])  # doctest: +SKIP
+        >>> [a.breaks for a in attribute_sessions(group.sessions)]  # doctest: +SKIP
     """
-    items = [_as_session(log, requests, lenient=lenient) for log, requests in sessions]
-    children: dict[str, set[str]] = {}
+    items = [as_item(session) for session in sessions]
     for item in items:
-        if item.header.parent_session is not None and not item.header.seed_length:
-            children.setdefault(item.header.parent_session, set()).add(item.id)
-    for item in items:
-        fresh = read_log(item.path, lenient=item.lenient)
-        item.evidence = collect_evidence(fresh, watch=frozenset(children.get(item.id, ())))
         given = (captures or {}).get(item.id)
         if given is not None:
             item.captures = dict(zip((r.index for r in item.requests), given))
@@ -336,25 +303,20 @@ def attribute_sessions(sessions: Iterable[tuple[LogLike, Sequence[Request]]], *,
     return [attributor.run(item) for item in items]
 
 
-def attribute(log: LogLike, requests: Sequence[Request] | None = None, *,
-              captures: Sequence[bytes | None] | None = None, lenient: bool = False,
-              adapter: str | None = "deepseek") -> SessionAttribution:
-    """Explain every request of one log (fork and subagent children are compared only when their
-    parent is given too: use :func:`attribute_sessions`).
+def attribute(source: Session | str | os.PathLike[str], *, captures: Sequence[bytes | None] | None = None,
+              lenient: bool = False, adapter: str | None = "deepseek") -> SessionAttribution:
+    """Explain every request of one session (fork and subagent children are compared only when
+    their parent is given too: use :func:`attribute_sessions`).
 
     Args:
-        log: a replayed :class:`SessionLog`, or a path (then it is replayed here).
-        requests: the log's requests; required with a SessionLog.
-        captures: captured bodies aligned with ``requests``.
-        lenient: header leniency when ``log`` is a path.
+        source: a :class:`~dsh_audit.session.Session`, or a log path (opened here).
+        captures: captured bodies aligned with the session's requests.
+        lenient: header leniency when ``source`` is a path.
         adapter: see :func:`attribute_sessions`.
+
+    Raises:
+        DshAuditError: the log cannot be read (a path), or it is not a DSH log.
     """
-    if requests is None:
-        if isinstance(log, SessionLog):
-            raise TypeError("pass the requests replay() returned for this SessionLog")
-        opened = read_log(log, lenient=lenient)
-        requests = replay(opened)[0]
-        log = opened
-    sid = log.header.id if isinstance(log, SessionLog) else None
-    mapped = {sid: captures} if captures is not None and sid is not None else None
-    return attribute_sessions([(log, requests)], captures=mapped, lenient=lenient, adapter=adapter)[0]
+    session = source if isinstance(source, Session) else open_session(source, lenient=lenient, foreign=False)
+    mapped = {session.id: captures} if captures is not None else None
+    return attribute_sessions([session], captures=mapped, adapter=adapter)[0]

@@ -21,7 +21,7 @@ from typing import Any
 from .._json import as_object
 from ..jsjson import stringify
 from ..replay import Request
-from ._events import CONTEXT_TYPES, LogEvidence
+from ..session import CONTEXT_TYPES, LogEvidence
 from ._header_diff import diff_headers, prompt_segment, system_text
 from ._model import Divergence, Evidence, FieldChange, Transition
 from ._prefix import MessageDigests, common_prefix, lcp_bytes, messages_offset

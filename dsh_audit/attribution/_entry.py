@@ -1,8 +1,8 @@
 """Attribution entry points that start from paths: whole folders at once, or one log streamed.
 
-:func:`attribute_paths` discovers every log and attributes each one in its own task (worker
-processes with ``jobs``), a fork or subagent child together with its parent (among the given logs,
-or by default found beside the child), through :func:`~dsh_audit.attribution.attribute_sessions`.
+:func:`attribute_paths` discovers every log and attributes each group of neighbouring logs in its
+own task (worker processes with ``jobs``), a fork or subagent child together with its parent (among
+the given logs, or by default found beside the child); each log is read once.
 :func:`iter_attribute` attributes one log while it is replayed, holding only what the next
 comparison needs.
 """
@@ -10,122 +10,114 @@ comparison needs.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from .._batch import SessionOutcome, replay_path
 from ..errors import UnsupportedFormatError
 from ..log import discover, read_log
 from ..replay import Request, iter_requests
-from ._attribute import _Attributor, _Session, attribute_sessions
-from ._events import collect_evidence
+from ..runner import iter_many
+from ..session import (Bodies, EvidenceCollector, Failure, LogEvidence, Session, family_groups, open_group,
+                       pair_orphans, rounds)
+from ._attribute import _Attributor, _Session, as_item, attribute_sessions
 from ._model import SessionAttribution, Transition
-from ._related import _walk
 
-__all__ = ["attribute_paths", "iter_attribute"]
+__all__ = ["GroupAttribution", "attribute_group", "attribute_paths", "iter_attribute"]
+
+
+def refuse_imported(item: Session | Failure) -> Session | Failure:
+    """An imported (Claude Code, Codex) log has no events to cite: a Failure for attribution."""
+    if isinstance(item, Session) and item.imported:
+        return Failure(item.path, UnsupportedFormatError(
+            f"a {item.format} log: break attribution needs the events of a DSH session log", path=item.path,
+            hint="`dsh-audit requests` and `dsh-audit cache` read imported sessions"), tuple(item.warnings), item.id)
+    return item
 
 
 @dataclass
-class _Failed(SessionOutcome):
-    """A log that could not be attributed: its error and the warnings its reader gave (picklable)."""
+class GroupAttribution:
+    """What :func:`attribute_group` found (picklable: it comes back from a worker).
 
-    read_warnings: tuple[str, ...] = ()
-
-    @property
-    def warnings(self) -> list[str]:
-        return list(self.read_warnings)
-
-
-def _replayed(path: str, *, lenient: bool, limit: dict[str, int]) -> SessionOutcome:
-    outcome = replay_path(path, lenient=lenient, **limit)
-    log = outcome.log  # an imported (Claude Code, Codex) log has no events to cite
-    if outcome.error is None and log is not None and log.header.raw.get("type") == "imported":
-        outcome.error = UnsupportedFormatError(f"a {log.header.raw.get('format')} log: break attribution needs the "
-                                               "events of a DSH session log", path=outcome.path,
-                                               hint="`dsh-audit requests` and `dsh-audit cache` read imported sessions")
-    return outcome
-
-
-def _attribute_task(path: str, *, related: dict[str, tuple[str, ...]], lenient: bool, limit: dict[str, int],
-                    adapter: str | None) -> SessionAttribution | _Failed:
-    """Attribute one log with its parent (a top-level function, so that worker processes can run it).
-
-    ``related[path]`` lists, in discovery order, the log itself and every log holding its parent
-    session; the parent is the last of them that replays, as when all logs are attributed together.
+    Attributes:
+        items: one :class:`SessionAttribution` or :class:`~dsh_audit.session.Failure` per path.
+        orphans: given children whose parent log was not read (see :func:`dsh_audit.session.pair_orphans`).
+        ids: session id -> path of every given log that was read.
     """
-    group = related.get(path, (path,))
-    outcomes = {p: _replayed(p, lenient=lenient, limit=limit) for p in group}
-    own = outcomes[path]
-    if own.error is not None:
-        return _Failed(own.path, error=own.error, read_warnings=tuple(own.warnings))
-    usable = {p: (o.log, o.requests) for p in group if (o := outcomes[p]).error is None and o.log is not None}
-    if path not in usable:
-        return _Failed(own.path, error=UnsupportedFormatError("no session log to attribute", path=own.path))
-    results = attribute_sessions(list(usable.values()), lenient=lenient, adapter=adapter)
-    return results[list(usable).index(path)]
+
+    items: list[SessionAttribution | Failure]
+    orphans: list[tuple[str, str]] = field(default_factory=list)
+    ids: dict[str, str] = field(default_factory=dict)
+
+
+def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
+                    adapter: str | None = "deepseek", ancestors: bool = True) -> GroupAttribution:
+    """Read ``paths`` together (each once, parents beside children too) and attribute every one."""
+    group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors)
+    given = [refuse_imported(item) for item in group.given]
+    results: dict[str, SessionAttribution] = {}
+    for round_ in rounds([s for s in given if isinstance(s, Session)]):
+        ids = {s.id for s in round_}
+        usable = [*round_, *(a for a in group.ancestors if a.id not in ids and not a.imported)]
+        results.update((a.path or "", a) for a in attribute_sessions(usable, adapter=adapter) if a.session_id in ids)
+    items = [results[item.path] if isinstance(item, Session) else item for item in given]
+    return GroupAttribution(items, group.orphans, {s.id: s.path for s in given if isinstance(s, Session)})
 
 
 def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = False,
                     max_version: int | None = None, adapter: str | None = "deepseek",
                     ancestors: bool = True, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
                     progress: Callable[[int, int], None] | None = None,
-                    ) -> tuple[list[SessionAttribution], list[SessionOutcome]]:
-    """Discover, replay and attribute every log under ``paths``, children with their parents.
+                    ) -> tuple[list[SessionAttribution], list[Failure]]:
+    """Discover, read and attribute every log under ``paths``, children with their parents.
 
-    Each log is attributed in its own task (in worker processes with ``jobs``, see
-    :func:`dsh_audit.fleet.iter_many`); a fork or subagent child's task also replays its parent,
-    found among the given logs (by session id) or, with ``ancestors``, beside the child. The
-    result is the same, in the same order, for every ``jobs``.
+    Logs are read in groups of neighbours (:func:`dsh_audit.session.family_groups`), each group one
+    task (in worker processes with ``jobs``, see :func:`dsh_audit.runner.iter_many`), every log
+    read once; a fork or subagent child is compared with its parent, found among the given logs or,
+    with ``ancestors``, beside the child (such parents are read for comparison only). A child
+    given apart from its parent is attributed again with it in a second task. The result is the
+    same, in the same order, for every ``jobs``.
 
     Args:
         paths: log files or folders (see :func:`dsh_audit.log.discover`).
         lenient: header leniency (tokenised test fixtures).
         max_version: the newest log format version to read (None: every released one).
         adapter: see :func:`attribute_sessions`.
-        ancestors: also read the parent log of each fork or subagent child when it lies beside the
-            child, so the child's first request is compared with it; parents found this way are
-            used for comparison only and get no attribution of their own.
+        ancestors: also read the parent log of each fork or subagent child found beside it.
         jobs: worker processes (1: this process; 0: every CPU).
         engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
-        progress: called as ``progress(done, total)`` after each given log.
+        progress: called as ``progress(done, total)`` after each group of logs.
 
     Returns:
-        The attributions of the given logs that replayed, and the outcomes of those that failed,
-        each in the order discovered.
+        The attributions of the given logs that were read, and the failures of the others, each
+        in the order discovered.
 
     Raises:
         UnreadableError: a path does not exist or holds no log. UsageError: bad ``jobs`` or ``engine``.
     """
-    from ..fleet import iter_many  # late import: fleet is a layer above this package
-
     given = discover(list(paths))
-    every, ids = _walk(given, ancestors=ancestors)
-    holding: dict[str, list[str]] = {}
-    for p in every:
-        sid = ids[p][0]
-        if sid is not None:
-            holding.setdefault(sid, []).append(os.fspath(p))
-    related: dict[str, tuple[str, ...]] = {}
-    for p in given:
-        parent = ids[p][1]
-        if parent is not None and parent in holding:
-            members = {os.fspath(p), *holding[parent]}
-            related[os.fspath(p)] = tuple(os.fspath(q) for q in dict.fromkeys(every) if os.fspath(q) in members)
-    limit = {} if max_version is None else {"max_version": max_version}
-    task = partial(_attribute_task, related=related, lenient=lenient, limit=limit, adapter=adapter)
-    mine: list[SessionAttribution] = []
-    failed: list[SessionOutcome] = []
-    for result in iter_many(given, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress):
-        if isinstance(result.value, SessionAttribution):
-            mine.append(result.value)
-        elif isinstance(result.value, _Failed):
-            failed.append(result.value)
-        else:
-            assert result.error is not None
-            failed.append(_Failed(result.path, error=result.error))
-    return mine, failed
+    task = partial(attribute_group, lenient=lenient, max_version=4 if max_version is None else max_version,
+                   adapter=adapter, ancestors=ancestors)
+    found: dict[str, SessionAttribution | Failure] = {}
+    orphans: list[tuple[str, str]] = []
+    ids: dict[str, str] = {}
+    runs = dict(jobs=jobs, engine=engine, scheduler=scheduler)
+    for result in iter_many(family_groups(given), task, progress=progress, **runs):  # type: ignore[arg-type]
+        if result.error is not None:
+            found[result.path] = Failure(result.path, result.error)
+            continue
+        assert result.value is not None
+        found.update((item.path or "", item) for item in result.value.items)
+        orphans += result.value.orphans
+        ids.update(result.value.ids)
+    for result in iter_many(pair_orphans(orphans, ids), task, **runs):  # type: ignore[arg-type]
+        if result.value is not None:
+            child = result.value.items[0]
+            found[child.path or ""] = child
+    ordered = [found[os.fspath(p)] for p in given if os.fspath(p) in found]
+    return ([a for a in ordered if isinstance(a, SessionAttribution)],
+            [f for f in ordered if isinstance(f, Failure)])
 
 
 def _first_chunk_order(requests: Iterable[Request]) -> Iterator[Request]:
@@ -165,7 +157,8 @@ def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_v
     if max_version is not None:
         options["max_version"] = max_version
     log = read_log(path, **options)
-    evidence = collect_evidence(read_log(path, **options))
-    session = _Session(log.path, log.header, [], lenient=lenient, evidence=evidence)
+    evidence = LogEvidence(log.header.id)
+    session = _Session(log.path, log.header, [], lenient=lenient, evidence=evidence, bodies=Bodies())
     attributor = _Attributor([session], adapter=adapter)
-    yield from attributor.walk(session, _first_chunk_order(iter_requests(log)))
+    requests = iter_requests(log, observe=EvidenceCollector(evidence, frozenset()).on_event)
+    yield from attributor.walk(session, _first_chunk_order(requests))

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..session import Evidence
+
 __all__ = [
     "CAUSES",
     "RELATIONS",
@@ -87,22 +89,6 @@ class Divergence:
     def to_json(self) -> dict[str, Any]:
         return {"segment": self.segment, "message_index": self.message_index, "offset": self.offset,
                 "body_offset": self.body_offset}
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """One log event quoted as evidence: its seq, type and the data that matters."""
-
-    seq: int
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
-    session_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"seq": self.seq, "type": self.type, "data": self.data}
-        if self.session_id is not None:
-            out["session_id"] = self.session_id
-        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,16 +18,15 @@ counts is the classification. See ``docs/cache-accounting.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ..errors import DshAuditError
-from ..replay import Request
+from ..replay import Request, RequestTime
+from ..session import Bodies
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
 from ._report import CacheVerdict, SessionCacheReport
 from ._rules import CacheRule, Price, load_prices, price_for, rule_for
-from ._timing import RequestTime
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["actual_cache_read", "analyze_cache", "attribution_causes"]
@@ -113,15 +112,6 @@ class _Seen:
     size: int  # provider-scale prompt size: the logged prompt tokens when known, else ``tokens``
 
 
-def _renderer_for(adapter: str) -> Callable[[Request], bytes] | None:
-    try:
-        from ..wire import make_renderer
-        renderer = make_renderer(adapter)
-    except (ImportError, DshAuditError):  # no wire package or no renderer: compare the log's JSON
-        return None
-    return lambda request: bytes(renderer.render(request).body)
-
-
 def _rounded(rule: CacheRule, model: str | None, tokens: int) -> int:
     if tokens < rule.min_tokens(model):
         return 0
@@ -138,9 +128,9 @@ def _model(request: Request) -> tuple[str | None, str | None]:
 
 class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
-                 tokenizer: str, wire: bool, prices: tuple[Price, ...], lookback: int) -> None:
+                 tokenizer: str, bodies: Bodies | None, prices: tuple[Price, ...], lookback: int) -> None:
         self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
-        self.wire, self.prices, self.lookback = wire, prices, lookback
+        self.bodies, self.prices, self.lookback = bodies, prices, lookback
         self.families: dict[str, _Family] = {}
         self.seen: list[_Seen] = []
         self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # seen requests per (family, model)
@@ -149,7 +139,8 @@ class _Analyzer:
         rule = rule_for(provider, model, unit=self.unit)
         found = self.families.get(rule.family)
         if found is None:
-            render = _renderer_for(rule.wire_adapter) if self.wire else None
+            bodies, adapter = self.bodies, rule.wire_adapter
+            render = None if bodies is None else (lambda request: bodies.body(request, adapter))
             found = self.families[rule.family] = _Family(
                 rule, PromptBuilder(rule, render=render), make_counter(rule.tokenizer, method=self.tokenizer))
         return found
@@ -248,7 +239,8 @@ class _Analyzer:
 
 def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTime] | None = None,
                   attribution: Iterable[Any] | None = None, unit: int | None = None,
-                  tokenizer: str = "auto", wire: bool = True, prices: tuple[Price, ...] | None = None,
+                  tokenizer: str = "auto", wire: bool = True, bodies: Bodies | None = None,
+                  prices: tuple[Price, ...] | None = None,
                   price_note: str | None = None, lookback: int = 64, path: str = "",
                   session_id: str = "") -> SessionCacheReport:
     """Account for the prefix cache of one session's requests.
@@ -260,7 +252,9 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         attribution: break records (index, verdict, cause); ``None`` labels breaks ``unattributed``.
         unit: cache unit override for rules that allow it (DeepSeek: 128 default, 64 legacy).
         tokenizer: ``auto``, ``exact`` or ``estimate``.
-        wire: compare rendered wire bodies when ``dsh_audit.wire`` can render them.
+        wire: compare rendered wire bodies when they can be rendered.
+        bodies: the session's rendered bodies (:attr:`dsh_audit.session.Session.bodies`), shared
+            with the other views; with ``wire`` and none given, bodies are rendered here.
         prices: a price table (default: the packaged example prices).
         lookback: how many earlier requests of the same model to compare with.
 
@@ -274,7 +268,10 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         prices, packaged_note = load_prices()
         note = packaged_note if note is None else note
     causes = attribution_causes(attribution) if attribution is not None else None
-    analyzer = _Analyzer(times=times or {}, causes=causes, unit=unit, tokenizer=tokenizer, wire=wire,
+    if wire and bodies is None:
+        bodies = Bodies()
+    analyzer = _Analyzer(times=times or {}, causes=causes, unit=unit, tokenizer=tokenizer,
+                         bodies=bodies if wire else None,
                          prices=prices, lookback=lookback)
     verdicts = tuple(analyzer.verdict(r) for r in requests)
     methods = sorted({f.count.method for f in analyzer.families.values()}) or \

@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 
-from ..errors import DshAuditError
 from ..jsjson import stringify
 from ..replay import Request
 from ._rules import CacheRule
@@ -105,16 +104,17 @@ class PromptBuilder:
             falls back to the request's own header and messages.
     """
 
-    def __init__(self, rule: CacheRule, *, render: Callable[[Request], bytes] | None = None) -> None:
+    def __init__(self, rule: CacheRule, *, render: Callable[[Request], bytes | None] | None = None) -> None:
         self.rule = rule
         self.render = render
 
     def build(self, request: Request) -> Prompt:
         fallback = Prompt(self._order(self._from_request(request)), "json")
         if self.render is not None:
+            rendered = self.render(request)  # None: a refused render (tokenised header, image) falls back
             try:
-                body = orjson.loads(self.render(request))
-            except (DshAuditError, ValueError):  # a refused render (tokenised header, image) falls back
+                body = orjson.loads(rendered) if rendered is not None else None
+            except ValueError:
                 body = None
             if isinstance(body, dict):
                 return Prompt(self._order(self._from_body(body)), f"wire:{self.rule.wire_adapter}", fallback)

@@ -1,49 +1,46 @@
-"""One log path in, one :class:`SessionCacheReport` out: replay, event times, attribution, accounting."""
+"""One session in, one :class:`SessionCacheReport` out: its requests, times and breaks, accounted."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
-from ..errors import DshAuditError, MalformedRecordError
-from ..log import SessionLog, read_log
-from ..replay import Request, replay
+from ..attribution import Transition, attribute
+from ..errors import DshAuditError
+from ..session import Session, open_session
 from ._account import analyze_cache
 from ._report import SessionCacheReport
 from ._rules import load_prices
-from ._timing import RequestTime, request_times
 
-__all__ = ["cache_report"]
+__all__ = ["cache_report", "session_transitions"]
 
 
-def _auto_attribution(log: SessionLog, requests: list[Request]) -> list[Any] | None:
-    """Transitions from :func:`dsh_audit.attribution.attribute` when that package is installed."""
-    try:
-        from ..attribution import attribute
-    except ImportError:
+def session_transitions(session: Session) -> list[Transition] | None:
+    """Every transition attribution finds in ``session``, or None when it has no DSH events to cite."""
+    if session.imported:
         return None
     try:
-        result = attribute(log, requests)
-    except DshAuditError:  # attribution is optional evidence; the cache report stands alone
+        return list(attribute(session).transitions)
+    except DshAuditError:  # attribution is evidence for the cache report, which stands alone
         return None
-    return list(result.transitions)
 
 
-def cache_report(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
-                 attribution: Any = "auto",
-                 unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
-                 prices_path: str | None = None) -> SessionCacheReport:
-    """Read, replay and account for the prefix cache of one session log.
+def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
+                 attribution: Iterable[Any] | str | None = "auto", unit: int | None = None,
+                 tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None) -> SessionCacheReport:
+    """Account for the prefix cache of one session.
 
     Args:
-        path: a ``session.jsonl[.zstd]`` file.
+        source: a :class:`~dsh_audit.session.Session` (read once, shared with the other views) or a
+            ``session.jsonl[.zstd]`` file (opened here).
         lenient: accept headers DSH refuses only for their metadata (tokenised fixtures).
         max_version: the newest log format version to read (default: every released one).
-        attribution: ``"auto"`` (use ``dsh_audit.attribution`` when installed), ``None`` (every break
+        attribution: ``"auto"`` (the session's own attribution), ``None`` (every break
             ``unattributed``) or an iterable of transitions.
         unit: DeepSeek cache unit override (default 128 from the rules data).
         tokenizer: ``auto``, ``exact`` or ``estimate``.
-        wire: compare rendered wire bodies when possible.
+        wire: compare rendered wire bodies when possible (the session's bodies, rendered once).
         prices_path: a JSON price table replacing the packaged example prices.
 
     Raises:
@@ -54,31 +51,15 @@ def cache_report(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
         >>> report.actual_total, report.expected_total  # doctest: +SKIP
         (67648, 67584)
     """
-    location = os.fspath(path)
-    options: dict[str, Any] = {"lenient": lenient}
-    if max_version is not None:
-        options["max_version"] = max_version
+    if isinstance(source, Session):
+        session = source
+    else:
+        options: dict[str, Any] = {"lenient": lenient}
+        if max_version is not None:
+            options["max_version"] = max_version
+        session = open_session(source, **options)
     prices, note = load_prices(prices_path)
-    try:
-        log = read_log(location, **options)
-    except MalformedRecordError as exc:
-        imported = _imported(location) if exc.line == 1 else None
-        if imported is None:
-            raise
-        times = {i: RequestTime(*t) for i, t in imported.times().items()}
-        given = None if attribution == "auto" else attribution
-        return analyze_cache(list(imported.requests), times=times, attribution=given, unit=unit,
-                             tokenizer=tokenizer, wire=wire, prices=prices, price_note=note, path=location,
-                             session_id=imported.session_id)
-    requests, _ = replay(log)
-    times = request_times(read_log(location, **options).events(), requests)
-    given = _auto_attribution(log, requests) if attribution == "auto" else attribution
-    return analyze_cache(requests, times=times, attribution=given, unit=unit, tokenizer=tokenizer, wire=wire,
-                         prices=prices, price_note=note, path=location, session_id=log.header.id)
-
-
-def _imported(location: str) -> Any:
-    """Another agent's session (Claude Code, Codex) when the importers recognise the file."""
-    from ..importers import detect, load_foreign  # late import: importers build on replay
-
-    return load_foreign(location) if detect(location) not in (None, "dsh") else None
+    given = session_transitions(session) if attribution == "auto" else attribution
+    return analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
+                         tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
+                         price_note=note, path=session.path, session_id=session.id)

@@ -21,6 +21,8 @@ from ..diff import BodyDiff, diff_bodies
 from ..errors import DshAuditError
 from ..log._records import parse_json
 from ..replay import Request
+from ..session import Bodies
+from ..wire import make_renderer
 from ._align import Pairing, align
 from ._types import CapturedRequest, last_user_text
 
@@ -89,15 +91,9 @@ class RequestDiff:
         }
 
 
-def _wire_renderer(adapter: str) -> BodyRenderer:
-    from ..wire import make_renderer, render  # imported here: loading and aligning need no wire
-
-    cache: dict[str, Any] = {adapter: make_renderer(adapter)}  # an unknown adapter fails here, once
-
-    def run(request: Request, options: dict[str, Any]) -> bytes:
-        return render(request, adapter=adapter, renderer_cache=cache, **options).body
-
-    return run
+def _shared_renderer(bodies: Bodies, adapter: str) -> BodyRenderer:
+    make_renderer(adapter)  # an unknown adapter fails here, once
+    return lambda request, options: bodies.render(request, adapter, **options)
 
 
 def _instruction(capture: CapturedRequest) -> str | None:
@@ -114,13 +110,15 @@ def _unpaired(pairing: Pairing) -> RequestDiff:
 
 
 def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
-                    adapter: str = "deepseek", render: BodyRenderer | None = None) -> list[RequestDiff]:
+                    adapter: str = "deepseek", bodies: Bodies | None = None,
+                    render: BodyRenderer | None = None) -> list[RequestDiff]:
     """Align ``requests`` with ``captures`` and diff every pair's body.
 
     Args:
         requests: rebuilt requests, from one or several logs.
         captures: a loaded capture (:func:`load_capture`).
         adapter: the wire renderer to use (see :mod:`dsh_audit.wire`).
+        bodies: the sessions' rendered bodies, shared with the other views (default: rendered here).
         render: replaces the wire renderer (tests, other tools): request and options to bytes.
 
     Returns:
@@ -131,7 +129,7 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
         >>> {row.verdict for row in rows if row.kind == "loop"}  # doctest: +SKIP
         {'identical'}
     """
-    renderer = render if render is not None else _wire_renderer(adapter)
+    renderer = render if render is not None else _shared_renderer(bodies or Bodies(), adapter)
     rendered: dict[int, bytes] = {}
     results: list[RequestDiff] = []
     for pairing in align(requests, captures):

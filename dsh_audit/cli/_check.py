@@ -13,8 +13,8 @@ import click
 from ..errors import UsageError
 from ..gate import CheckResult, SessionCheck, load_policy, run_check
 from ..report import format_html, format_json, format_junit, format_markdown, format_sarif
-from ..report.terminal import print_status, print_table, progress
-from ._common import EXIT_FINDINGS, EXIT_OK, lenient_option
+from ..report.terminal import print_status, print_table, progress_callback
+from ._common import EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, lenient_option
 
 __all__ = ["check_command", "report_command"]
 
@@ -22,8 +22,12 @@ _COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "cache 
 _TABLE_LIMIT = 50
 
 
-def _progress(items: Sequence[Path], label: str) -> AbstractContextManager[Iterable[Path]]:
-    return progress(items, label=label)
+def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
+         engine: str, scheduler: str | None) -> CheckResult:
+    """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
+    with progress_callback(max(2, len(paths)), label="checking") as report:
+        return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
+                         progress=report, jobs=jobs, engine=engine, scheduler=scheduler)
 
 
 def _write(path: str | None, text: str) -> None:
@@ -93,9 +97,11 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Write the JSON report (docs/report-schema.json) here.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
 @lenient_option
+@jobs_option
+@engine_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None, lenient: bool,
-                  max_version: int) -> int:
+                  max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
     Every log under PATHS is validated, its requests are rebuilt and compared byte for byte with
@@ -110,8 +116,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         dsh-audit check recorded/ --sarif dsh.sarif --junit dsh-junit.xml
     """
     policy = load_policy(policy_path)
-    result = run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
-                       progress=_progress)
+    result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
+                  engine=engine, scheduler=scheduler)
     markdown = format_markdown(result)
     _write(junit_path, format_junit(result))
     _write(sarif_path, format_sarif(result, base=os.getcwd()))
@@ -129,8 +135,10 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="dsh-audit-report.html", show_default=True,
               help="The HTML file to write.")
 @lenient_option
+@jobs_option
+@engine_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
-                   lenient: bool, max_version: int) -> int:
+                   lenient: bool, max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
     """Write one self-contained HTML forensics page for session logs.
 
     The page (no network, no external files) shows each log's request timeline with bars for
@@ -144,8 +152,8 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
         dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
     """
     policy = load_policy(policy_path)
-    result = run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
-                       progress=_progress)
+    result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
+                  engine=engine, scheduler=scheduler)
     _write(output, format_html(result))
     click.echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
                f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}")

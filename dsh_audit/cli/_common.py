@@ -51,19 +51,17 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests.
     """
     from ..errors import MalformedRecordError
-    from ..importers import foreign_outcome
     from ..log import read_log
     from ..replay import iter_requests
+    from ..session import open_foreign
 
     log = one_log(path)
     try:
         opened = read_log(log, lenient=lenient, max_version=max_version)
     except MalformedRecordError as exc:
-        imported = foreign_outcome(log) if exc.line == 1 else None  # maybe another agent's session
+        imported = open_foreign(str(log), lenient=lenient) if exc.line == 1 else None  # another agent's log?
         if imported is None:
             raise
-        if imported.error is not None:
-            raise imported.error from None
         requests: list[Request] = imported.requests
         found = requests[index] if 0 <= index < len(requests) else None
         count = len(requests)

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import click
 
-from .._batch import replay_path
 from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
 from ..errors import UsageError
 from ..log import discover
 from ..replay import Request
+from ..session import Failure, read_session
 from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
@@ -111,16 +111,15 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     sessions: dict[str, str] = {}
     bad = False
     for log in logs:
-        outcome = replay_path(log, lenient=lenient, max_version=max_version)
-        for warning in outcome.warnings:
+        session = read_session(log, lenient=lenient, max_version=max_version)
+        for warning in session.warnings:
             echo_warning(warning)
-        if outcome.error is not None:
-            echo_error(outcome.error)
+        if isinstance(session, Failure):
+            echo_error(session.error)
             bad = True
             continue
-        assert outcome.session_id is not None
-        sessions[outcome.session_id] = outcome.path
-        requests.extend(outcome.requests)
+        sessions[session.id] = session.path
+        requests.extend(session.requests)
     rows = compare_capture(requests, captures, adapter=adapter)
     ok = gate_ok(rows, strict=strict)
     if as_json:

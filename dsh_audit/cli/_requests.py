@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from .._batch import replay_path
 from ..errors import DshAuditError
-from ..fleet import iter_many
+from ..runner import iter_many
 from ..replay import Request
+from ..session import Failure, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option,
@@ -58,17 +58,16 @@ class _View:
 
 def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int) -> _View:
     """Replay one log and pre-render its output; a top-level function so that workers can run it."""
-    outcome = replay_path(path, lenient=lenient, max_version=max_version)
-    warnings = tuple(outcome.warnings)
-    if outcome.error is not None:
-        return _View(outcome.path, warnings, error=outcome.error)
+    session = read_session(path, lenient=lenient, max_version=max_version)
+    warnings = tuple(session.warnings)
+    if isinstance(session, Failure):
+        return _View(session.path, warnings, error=session.error)
     if as_json:
-        return _View(outcome.path, warnings, lines=tuple(dumps_line(r.summary()) for r in outcome.requests))
-    assert outcome.log is not None and outcome.result is not None
-    notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in outcome.result.skipped_steps]
-    return _View(outcome.path, warnings, notes=tuple(f"{outcome.path}: {n}" for n in outcome.result.notes),
-                 title=f"{outcome.path}  session {outcome.log.header.id}",
-                 rows=tuple(_row(r) for r in outcome.requests),
+        return _View(session.path, warnings, lines=tuple(dumps_line(r.summary()) for r in session.requests))
+    notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
+    return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
+                 title=f"{session.path}  session {session.id}",
+                 rows=tuple(_row(r) for r in session.requests),
                  caption=("steps without a response: " + "; ".join(notes)) if notes else None)
 
 

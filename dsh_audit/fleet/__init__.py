@@ -10,9 +10,9 @@ Example:
 """
 
 from ._audit import BreakRow, RequestRow, SessionRecord, audit_session
-from ._dask import DASK_INSTALL
+from ..runner import DASK_INSTALL
 from ._index import SCHEMA_VERSION, IndexSummary, connect_index, index_logs
-from ._pool import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
+from ..runner import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
 from ._select import modified_since, parse_since, select_logs
 from ._stats import FleetStats, fleet_stats
 

@@ -1,24 +1,26 @@
 """One session log in, the rows the fleet index stores for it out (runs in worker processes).
 
 :func:`audit_session` is the default per-session audit of ``dsh-audit index``: read and replay
-the log, time its requests from the event times, explain every transition with
-:mod:`dsh_audit.attribution` and account for the prefix cache with :mod:`dsh_audit.cache` (the
-same defaults as ``dsh-audit cache``). Either analysis is skipped when its package is missing, and
-an analysis that fails leaves a note instead of losing the session's requests.
+the log once into a :class:`~dsh_audit.session.Session` (requests with their times), explain every
+transition with :mod:`dsh_audit.attribution` and account for the prefix cache with
+:mod:`dsh_audit.cache` over that same session (the defaults of ``dsh-audit cache``). An analysis
+that fails leaves a note instead of losing the session's requests.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..attribution import Transition, attribute
+from ..cache import CacheVerdict, SessionCacheReport, cache_report
 from ..errors import DshAuditError, UnreadableError
-from ..log import SessionLog, read_log
-from ..replay import Request, replay
+from ..replay import Request
+from ..session import Failure, Session, read_session
 
 __all__ = ["BreakRow", "RequestRow", "SessionRecord", "audit_session", "options_key"]
 
@@ -129,25 +131,14 @@ def _request_row(path: str, request: Request, sent: float | None) -> RequestRow:
         actual_cache_read=read if inputs is not None else None)
 
 
-def _times(path: str, requests: list[Request], options: dict[str, Any]) -> dict[int, Any]:
-    """Request index -> :class:`dsh_audit.cache.RequestTime` from a second pass over the events."""
-    try:
-        from ..cache import request_times
-    except ImportError:
-        return {}
-    return request_times(read_log(path, **options).events(), requests)
-
-
-def _with_cache(row: RequestRow, verdict: Any) -> RequestRow:
-    from dataclasses import replace
-
+def _with_cache(row: RequestRow, verdict: CacheVerdict) -> RequestRow:
     return replace(row, prompt_tokens=verdict.prompt_tokens, actual_cache_read=verdict.actual,
                    expected_cache_read=verdict.expected, classification=verdict.classification,
                    cause=verdict.cause, lost_tokens=sum(verdict.lost.values()), lost_cost=verdict.lost_cost,
                    lost=json.dumps(verdict.lost, sort_keys=True))
 
 
-def _break_row(path: str, transition: Any, verdict: Any | None) -> BreakRow:
+def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) -> BreakRow:
     return BreakRow(
         path=path, request=transition.request, session_id=transition.session_id, previous=transition.previous,
         previous_session_id=transition.previous_session_id, relation=transition.relation, cause=transition.cause,
@@ -158,30 +149,21 @@ def _break_row(path: str, transition: Any, verdict: Any | None) -> BreakRow:
         lost_cost=verdict.lost_cost if verdict is not None else None)
 
 
-def _attribute(log: SessionLog, requests: list[Request], *, lenient: bool,
-               notes: list[str]) -> list[Any] | None:
+def _attribute(session: Session, notes: list[str]) -> list[Transition] | None:
+    if session.imported:
+        return None  # another agent's log has no DSH events to cite
     try:
-        from ..attribution import attribute
-    except ImportError:
-        return None
-    try:
-        return list(attribute(log, requests, lenient=lenient).transitions)
-    except Exception as exc:  # noqa: BLE001 - optional evidence, as in dsh-audit cache
+        return list(attribute(session).transitions)
+    except DshAuditError as exc:  # optional evidence, as in dsh-audit cache
         notes.append(f"attribution failed: {exc}")
         return None
 
 
-def _account(log: SessionLog, requests: list[Request], times: dict[int, Any], transitions: list[Any] | None,
-             notes: list[str]) -> Any:
-    """The :class:`dsh_audit.cache.SessionCacheReport`, with the defaults of ``dsh-audit cache``."""
+def _account(session: Session, transitions: list[Transition] | None, notes: list[str]) -> SessionCacheReport | None:
+    """The cache report, with the defaults of ``dsh-audit cache``."""
     try:
-        from ..cache import analyze_cache
-    except ImportError:
-        return None
-    try:
-        return analyze_cache(requests, times=times, attribution=transitions, path=log.path,
-                             session_id=log.header.id)
-    except Exception as exc:  # noqa: BLE001 - keep the session's requests whatever happens
+        return cache_report(session, attribution=transitions)
+    except DshAuditError as exc:  # keep the session's requests whatever happens
         notes.append(f"cache accounting failed: {exc}")
         return None
 
@@ -213,37 +195,29 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
     base: dict[str, Any] = {"path": location, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
                             "options": options_key(lenient=lenient, max_version=max_version,
                                                    attribution=attribution, cache=cache)}
-    options: dict[str, Any] = {"lenient": lenient, "max_version": max_version}
-    log: SessionLog | None = None
-    try:
-        log = read_log(location, **options)
-        requests, result = replay(log)
-        times = _times(location, requests, options)
-    except DshAuditError as exc:
-        exc.located(path=location)
-        header = log.header if log is not None else None
-        return SessionRecord(**base, session_id=header.id if header else None,
+    session = read_session(location, lenient=lenient, max_version=max_version)
+    if isinstance(session, Failure):
+        header = session.header
+        return SessionRecord(**base, session_id=session.session_id,
                              parent_session=header.parent_session if header else None,
-                             format_version=log.format_version if log is not None else None,
-                             error=str(exc), error_code=exc.code,
-                             notes=tuple(log.warnings) if log is not None else ())
-    return _record(base, log, requests, result.event_count, times, lenient=lenient,
-                   attribution=attribution, cache=cache)
+                             format_version=session.format_version, error=str(session.error),
+                             error_code=session.error.code, notes=session.warnings)
+    return _record(base, session, attribution=attribution, cache=cache)
 
 
-def _record(base: dict[str, Any], log: SessionLog, requests: list[Request], event_count: int,
-            times: dict[int, Any], *, lenient: bool, attribution: bool, cache: bool) -> SessionRecord:
+def _record(base: dict[str, Any], session: Session, *, attribution: bool, cache: bool) -> SessionRecord:
     path = base["path"]
-    notes = list(log.warnings)
-    transitions = _attribute(log, requests, lenient=lenient, notes=notes) if attribution else None
-    report = _account(log, requests, times, transitions, notes) if cache else None
+    notes = list(session.warnings)
+    transitions = _attribute(session, notes) if attribution else None
+    report = _account(session, transitions, notes) if cache else None
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
-    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None) for r in requests]
+    times = session.times
+    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None) for r in session.requests]
     rows = [_with_cache(row, verdicts[row.idx]) if row.idx in verdicts else row for row in rows]
     breaks = [_break_row(path, t, verdicts.get(t.request)) for t in transitions or () if t.is_break]
     return SessionRecord(
-        **base, session_id=log.header.id, parent_session=log.header.parent_session,
-        format_version=log.format_version, event_count=event_count or log.event_count,
-        request_count=len(requests), notes=tuple(notes), attribution=transitions is not None,
+        **base, session_id=session.id, parent_session=session.header.parent_session,
+        format_version=session.format_version, event_count=session.event_count,
+        request_count=len(session.requests), notes=tuple(notes), attribution=transitions is not None,
         cache=report is not None, token_method=report.token_method if report is not None else None,
         requests=tuple(rows), breaks=tuple(breaks))

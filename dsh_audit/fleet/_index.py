@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ._audit import BreakRow, RequestRow, SessionRecord, audit_session, options_key
-from ._pool import iter_many
+from ..runner import iter_many
 
 __all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._batch import SessionOutcome
+from ..session import Failure, Session
 from ..errors import InputError
 from ..replay import Request
 from ._model import Finding
@@ -56,20 +56,19 @@ class Judge:
     def _keep(self, findings: list[Finding]) -> list[Finding]:
         return [f for f in findings if not self.policy.ignored(f.rule)]
 
-    def refusal(self, outcome: SessionOutcome, *, validation: Sequence[Any]) -> list[Finding]:
+    def refusal(self, outcome: Failure, *, validation: Sequence[Any]) -> list[Finding]:
         """The findings of a log that could not be read or replayed."""
         error = outcome.error
-        assert error is not None
         rule = "DSH801" if isinstance(error, InputError) else "DSH802"
         text = error.message + (f" (hint: {error.hint})" if error.hint else "")
         first = self.finding(rule, text, path=outcome.path, line=error.line, seq=error.seq,
                              session_id=outcome.session_id)
         return self._keep([first, *self._validation(validation, outcome.session_id)])
 
-    def session(self, outcome: SessionOutcome, *, rows: Sequence[Any], transitions: Sequence[Any], cache: Any,
+    def session(self, outcome: Session, *, rows: Sequence[Any], transitions: Sequence[Any], cache: Any,
                 capture: Path | None, validation: Sequence[Any]) -> list[Finding]:
         """Every finding of one log that replayed."""
-        lines = _Lines(outcome.path, lenient=bool(outcome.log and outcome.log.lenient))
+        lines = _Lines(outcome.path, lenient=outcome.lenient)
         sid = outcome.session_id
         out = self._validation(validation, sid)
         if capture is None:
@@ -80,7 +79,7 @@ class Judge:
         out += self._cache(outcome, cache)
         return self._keep(out)
 
-    def _captures(self, outcome: SessionOutcome, rows: Sequence[Any], lines: _Lines) -> list[Finding]:
+    def _captures(self, outcome: Session, rows: Sequence[Any], lines: _Lines) -> list[Finding]:
         out = []
         for row in rows:
             rule = _VERDICT_RULE.get(row.verdict)
@@ -99,7 +98,7 @@ class Judge:
                                     request=request.index, verdict=row.verdict))
         return out
 
-    def _breaks(self, outcome: SessionOutcome, transitions: Sequence[Any], lines: _Lines) -> list[Finding]:
+    def _breaks(self, outcome: Session, transitions: Sequence[Any], lines: _Lines) -> list[Finding]:
         out = []
         by_index = {r.index: r for r in outcome.requests}
         for t in transitions:
@@ -117,7 +116,7 @@ class Judge:
                                     session_id=t.session_id, request=t.request))
         return out
 
-    def _cache(self, outcome: SessionOutcome, cache: Any) -> list[Finding]:
+    def _cache(self, outcome: Session, cache: Any) -> list[Finding]:
         bound = self.policy.min_cache_hit_ratio
         ratio = cache.ratio(cache.actual_total) if cache is not None else None
         if not bound or ratio is None or ratio >= bound:

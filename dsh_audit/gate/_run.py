@@ -1,9 +1,13 @@
 """``run_check``: read, validate, replay, compare with captures, attribute, account, judge.
 
-One log is the unit of work. Logs are processed in *rounds* in which every session id appears
-once (a scenario folder may hold the same session twice: DSH's zstd log and a decompressed copy),
-so capture alignment and attribution never see a session twice; a fork or subagent child's
-parent log is read from beside the child when it is not among the inputs (comparison only).
+Logs are read in groups of neighbours (:func:`dsh_audit.session.family_groups`: a fork or
+subagent child's parent lies in its own group, and is read from beside the child when it is not
+among the inputs, for comparison only); each group is one task of :func:`dsh_audit.runner.iter_many`
+(worker processes with ``jobs``), and every log in it is read once into a
+:class:`~dsh_audit.session.Session` that the capture diff, attribution and cache accounting share.
+Inside a group, logs are judged in *rounds* in which every session id appears once (a scenario
+folder may hold the same session twice: DSH's zstd log and a decompressed copy), so capture
+alignment and attribution never see a session twice.
 """
 
 from __future__ import annotations
@@ -11,13 +15,21 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .._batch import SessionOutcome, replay_path
-from ..errors import InputError, UsageError
+from ..attribution import attribute_sessions
+from ..cache import cache_report
+from ..capture import compare_capture, load_capture
+from ..errors import DshAuditError, InputError, MalformedRecordError, UsageError
+from ..importers import detect
 from ..log import discover, read_log
+from ..replay import Request
+from ..runner import TaskResult, iter_many
+from ..session import Failure, Session, family_groups, open_group, pair_orphans, rounds
+from ..validate import validate
 from ._findings import Judge
 from ._inputs import find_capture
 from ._model import CheckResult, Finding, SessionCheck
@@ -25,24 +37,20 @@ from ._policy import Policy
 
 __all__ = ["run_check"]
 
-Progress = Callable[[Sequence[Path], str], AbstractContextManager[Iterable[Path]]]
+Progress = Callable[[int, int], None]
 _LINE = re.compile(r"^line (\d+)$")
 
 
-def _no_progress(items: Sequence[Path], label: str) -> AbstractContextManager[Iterable[Path]]:
-    return nullcontext(items)
+@dataclass
+class _GroupCheck:
+    """What checking one group of logs found (picklable: it comes back from a worker)."""
 
-
-def _rounds(outcomes: Sequence[SessionOutcome]) -> list[list[SessionOutcome]]:
-    rounds: list[list[SessionOutcome]] = []
-    for outcome in outcomes:
-        for group in rounds:
-            if all(o.session_id != outcome.session_id for o in group):
-                group.append(outcome)
-                break
-        else:
-            rounds.append([outcome])
-    return rounds
+    checks: list[SessionCheck]
+    loose: dict[tuple[str, int], Finding] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    foreign: DshAuditError | None = None
+    orphans: list[tuple[str, str]] = field(default_factory=list)
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 class _Checker:
@@ -55,8 +63,6 @@ class _Checker:
         self.notes: list[str] = []
 
     def load(self, path: Path) -> Any:
-        from ..capture import load_capture  # the capture package is only needed with captures
-
         if path not in self.captures:
             self.captures[path] = load_capture(path)
         return self.captures[path]
@@ -69,26 +75,30 @@ class _Checker:
             self.notes.append(f"{log}: capture {found}")
         return found
 
-    def compare(self, group: list[SessionOutcome]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
+    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
         """Capture rows per session id, and the capture file per session id."""
-        from ..capture import compare_capture
-
-        by_capture: dict[Path, list[SessionOutcome]] = {}
-        for outcome in group:
-            found = self.capture_for(outcome.path)
+        by_capture: dict[Path, list[Session]] = {}
+        for session in group:
+            found = self.capture_for(session.path)
             if found is not None:
-                by_capture.setdefault(found, []).append(outcome)
+                by_capture.setdefault(found, []).append(session)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
+        by_id = {s.id: s for s in group}
+        adapter = self.policy.adapter
+
+        def render(request: Request, options: dict[str, Any]) -> bytes:
+            return by_id[request.session_id].bodies.render(request, adapter, **options)
+
         for path, members in by_capture.items():
-            requests = [r for o in members for r in o.requests]
-            for row in compare_capture(requests, self.load(path), adapter=self.policy.adapter):
+            requests = [r for s in members for r in s.requests]
+            for row in compare_capture(requests, self.load(path), adapter=adapter, render=render):
                 if row.request is not None:
                     rows.setdefault(row.request.session_id, []).append(row)
                 elif row.verdict == "unmatched":
                     self.unexplained(row)
-            for o in members:
-                files[o.session_id or ""] = path
+            for s in members:
+                files[s.id] = path
         return rows, files
 
     def unexplained(self, row: Any) -> None:
@@ -101,52 +111,65 @@ class _Checker:
                 f"by no request of the checked logs", path=capture.source,
                 line=int(match.group(1)) if match else None, session_id=capture.session_id, verdict="unexplained")
 
-    def attribute(self, group: list[SessionOutcome], rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
-        from ..attribution import attribute_sessions, with_ancestors
-
-        given = [Path(o.path) for o in group]
-        extra = [replay_path(p, lenient=self.lenient, max_version=self.max_version)
-                 for p in with_ancestors(given)[len(given):]]
-        ids = {o.session_id for o in group}
-        pairs = [(o.log, o.requests) for o in [*group, *(e for e in extra if e.session_id not in ids)]
-                 if o.error is None and o.log is not None]
-        bodies = {sid: _captured_bodies(next(o for o in group if o.session_id == sid).requests, mine)
+    def attribute(self, group: list[Session], ancestors: list[Session],
+                  rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
+        ids = {s.id for s in group}
+        sessions = [*group, *(a for a in ancestors if a.id not in ids)]
+        bodies = {sid: _captured_bodies(next(s for s in group if s.id == sid).requests, mine)
                   for sid, mine in rows.items()}
-        results = attribute_sessions(pairs, captures=bodies, lenient=self.lenient, adapter=self.policy.adapter)
+        results = attribute_sessions(sessions, captures=bodies, adapter=self.policy.adapter)
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
-    def cache(self, outcome: SessionOutcome, transitions: tuple[Any, ...]) -> Any:
-        from ..cache import cache_report
-
-        return cache_report(outcome.path, lenient=self.lenient, max_version=self.max_version,
-                            attribution=list(transitions))
-
-    def run_group(self, group: list[SessionOutcome]) -> list[SessionCheck]:
+    def run_group(self, group: list[Session], ancestors: list[Session]) -> list[SessionCheck]:
         rows, files = self.compare(group)
-        transitions = self.attribute(group, rows)
+        transitions = self.attribute(group, ancestors, rows)
         checks = []
-        for outcome in group:
-            sid = outcome.session_id or ""
-            mine = transitions.get(sid, ())
-            cache = self.cache(outcome, mine)
-            capture = files.get(sid)
-            findings = self.judge.session(outcome, rows=rows.get(sid, []), transitions=mine, cache=cache,
-                                          capture=capture, validation=self.validate(outcome.path))
-            checks.append(SessionCheck(path=outcome.path, session_id=outcome.session_id,
-                                       requests=tuple(outcome.requests), transitions=tuple(mine), cache=cache,
-                                       captures=tuple(rows.get(sid, ())), capture_path=str(capture) if capture else None,
-                                       findings=tuple(findings)))
+        for session in group:
+            mine = transitions.get(session.id, ())
+            cache = cache_report(session, attribution=list(mine))
+            capture = files.get(session.id)
+            findings = self.judge.session(session, rows=rows.get(session.id, []), transitions=mine, cache=cache,
+                                          capture=capture, validation=self.validate(session.path))
+            checks.append(SessionCheck(path=session.path, session_id=session.id,
+                                       requests=tuple(session.requests), transitions=tuple(mine), cache=cache,
+                                       captures=tuple(rows.get(session.id, ())),
+                                       capture_path=str(capture) if capture else None, findings=tuple(findings)))
         return checks
 
     def validate(self, path: str) -> list[Any]:
-        from ..validate import validate
-
         return validate(path, lenient=self.lenient, max_version=self.max_version)
 
-    def failed(self, outcome: SessionOutcome) -> SessionCheck:
-        findings = self.judge.refusal(outcome, validation=self.validate(outcome.path))
-        return SessionCheck(path=outcome.path, session_id=outcome.session_id, findings=tuple(findings),
-                            error=str(outcome.error))
+    def failed(self, failure: Failure) -> SessionCheck:
+        findings = self.judge.refusal(failure, validation=self.validate(failure.path))
+        return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
+                            error=str(failure.error))
+
+
+def _foreign(failure: Failure) -> bool:
+    """Whether a refused log is another agent's (Claude Code, Codex): check reads DSH logs only."""
+    error = failure.error
+    return isinstance(error, MalformedRecordError) and error.line == 1 and detect(failure.path) not in (None, "dsh")
+
+
+def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
+                lenient: bool = False, max_version: int = 4) -> _GroupCheck:
+    """Check one group of neighbouring logs, each read once (a task of :func:`run_check`)."""
+    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False)
+    checker = _Checker(policy, lenient=lenient, max_version=max_version,
+                       capture=Path(capture) if capture is not None else None)
+    checks: dict[str, SessionCheck] = {}
+    foreign: DshAuditError | None = None
+    for item in group.given:
+        if isinstance(item, Failure):
+            if foreign is None and _foreign(item):
+                foreign = item.error
+            checks[item.path] = checker.failed(item)
+    for round_ in rounds([s for s in group.given if isinstance(s, Session)]):
+        for check in checker.run_group(round_, group.ancestors):
+            checks[check.path] = check
+    ordered = [checks[os.fspath(p)] for p in paths]
+    ids = {s.id: s.path for s in group.given if isinstance(s, Session)}
+    return _GroupCheck(ordered, checker.loose, checker.notes, foreign, group.orphans, ids)
 
 
 def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes | None]:
@@ -157,9 +180,19 @@ def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes
     return [first.get(r.index) for r in requests]
 
 
+def _value(result: TaskResult[_GroupCheck]) -> _GroupCheck:
+    if result.error is not None:
+        raise result.error
+    assert result.value is not None
+    if result.value.foreign is not None:
+        raise result.value.foreign
+    return result.value
+
+
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
               policy: Policy | None = None, lenient: bool = False, max_version: int = 4,
-              progress: Progress | None = None) -> CheckResult:
+              progress: Progress | None = None, jobs: int = 1, engine: str = "local",
+              scheduler: str | None = None) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -169,12 +202,14 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         policy: which findings fail (default :class:`Policy`, the strict defaults).
         lenient: accept headers DSH refuses only for their metadata (tokenised fixtures).
         max_version: the newest log format version to read.
-        progress: ``progress(logs, label)`` returning a context manager that yields the logs to
-            iterate (the CLI passes a terminal progress bar).
+        progress: called as ``progress(done, total)`` after each group of logs.
+        jobs: worker processes (1: this process; 0: every CPU); the result is the same for every ``jobs``.
+        engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
 
     Raises:
         UsageError: no log was found under ``paths``.
         CaptureError: a capture cannot be read.
+        MalformedRecordError: a log is another agent's (Claude Code, Codex): check reads DSH logs only.
 
     Example:
         >>> result = run_check(["sample_logs/"])  # doctest: +SKIP
@@ -188,18 +223,27 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     if not logs:
         raise UsageError("no session logs found", path=", ".join(given) or None,
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
-    checker = _Checker(policy, lenient=lenient, max_version=max_version,
-                       capture=Path(captures) if captures is not None else None)
-    with (progress or _no_progress)(logs, "checking") as items:
-        outcomes = [replay_path(p, lenient=lenient, max_version=max_version) for p in items]
-    good = [o for o in outcomes if o.error is None]
-    checks: dict[str, SessionCheck] = {o.path: checker.failed(o) for o in outcomes if o.error is not None}
-    for group in _rounds(good):
-        for check in checker.run_group(group):
-            checks[check.path] = check
-    ordered = tuple(checks[o.path] for o in outcomes)
-    findings = tuple(f for c in ordered for f in c.findings) + tuple(checker.loose.values())
-    return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes + checker.notes))
+    task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
+                   lenient=lenient, max_version=max_version)
+    checks: dict[str, SessionCheck] = {}
+    loose: dict[tuple[str, int], Finding] = {}
+    orphans: list[tuple[str, str]] = []
+    ids: dict[str, str] = {}
+    runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler}
+    for result in iter_many(family_groups(logs), task, progress=progress, **runs):
+        value = _value(result)
+        checks.update((check.path, check) for check in value.checks)
+        for key, finding in value.loose.items():
+            loose.setdefault(key, finding)
+        notes.extend(value.notes)
+        orphans += value.orphans
+        ids.update(value.ids)
+    for result in iter_many(pair_orphans(orphans, ids), task, **runs):  # a child given apart from its parent
+        child = _value(result).checks[0]
+        checks[child.path] = child
+    ordered = tuple(checks[os.fspath(p)] for p in logs)
+    findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
+    return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes))
 
 
 def seq_lines(path: str, *, lenient: bool = False) -> dict[int, int]:

@@ -3,9 +3,8 @@
 Teams running several agents get the same audit (``requests``, ``cache``, ``breaks``) on every
 session: :func:`detect` names a log's format from its content, :func:`load_foreign` imports a
 Claude Code transcript or a Codex rollout as an :class:`ImportedSession` of
-:class:`dsh_audit.replay.Request` values, and :func:`replay_any` gives the batch runner's
-``SessionOutcome`` for a log of any format. docs/importers.md lists each format's field mapping and
-what it cannot tell.
+:class:`dsh_audit.replay.Request` values (:func:`dsh_audit.session.open_session` opens a log of
+any format this way). docs/importers.md lists each format's field mapping and what it cannot tell.
 
 Example:
     >>> from dsh_audit.importers import load_foreign
@@ -16,17 +15,14 @@ Example:
 
 from ._claude_code import import_claude_code
 from ._codex import import_codex
-from ._detect import FORMATS, detect, foreign_outcome, load_foreign, replay_any, session_outcome
+from ._detect import FORMATS, detect, load_foreign
 from ._model import ImportedSession
 
 __all__ = [
     "FORMATS",
     "ImportedSession",
     "detect",
-    "foreign_outcome",
     "import_claude_code",
     "import_codex",
     "load_foreign",
-    "replay_any",
-    "session_outcome",
 ]

@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 
-from .._batch import SessionOutcome, replay_path
 from ..errors import DshAuditError, UnsupportedFormatError
 from ..log import SessionHeader, SessionLog
 from ..replay import ReplayResult
@@ -24,7 +23,7 @@ from ._claude_code import import_claude_code
 from ._codex import import_codex
 from ._model import ImportedSession, open_input
 
-__all__ = ["FORMATS", "detect", "foreign_outcome", "load_foreign", "replay_any", "session_outcome"]
+__all__ = ["FORMATS", "detect", "load_foreign"]
 
 #: Every format :func:`detect` can name; all but ``dsh`` have an importer.
 FORMATS = ("claude-code", "codex", "dsh")
@@ -113,48 +112,3 @@ def load_foreign(path: str | os.PathLike[str], *, format: str | None = None) -> 
         raise UnsupportedFormatError(f"{what}; importers read {', '.join(sorted(_IMPORTERS))}", path=name,
                                      hint="read DSH logs with dsh_audit.load; pass format= to force an importer")
     return importer(name)
-
-
-def session_outcome(session: ImportedSession) -> SessionOutcome:
-    """An imported session in the shape the batch runner and the CLI report (``SessionOutcome``).
-
-    ``log`` is a header-only :class:`SessionLog` (no events) whose ``header.raw`` is
-    ``{"type": "imported", "format": ..., "id": ...}``; its warnings are the damaged lines; the
-    result's ``notes`` are what the format cannot tell.
-    """
-    raw = {"type": "imported", "format": session.format, "id": session.session_id}
-    header = SessionHeader(id=session.session_id, version=0, created_at=session.created_at or 0,
-                           cwd=session.cwd, raw=raw)
-    log = SessionLog(path=session.path, header=header, warnings=list(session.warnings), _lines=iter(()))
-    result = ReplayResult(notes=list(session.notes))
-    return SessionOutcome(path=session.path, log=log, requests=list(session.requests), result=result)
-
-
-def foreign_outcome(path: str | os.PathLike[str]) -> SessionOutcome | None:
-    """The imported outcome of a Claude Code or Codex log, or ``None`` for anything else.
-
-    Never raises a :class:`DshAuditError`: a failure is recorded in ``outcome.error``.
-    """
-    name = os.fspath(path)
-    try:
-        chosen = detect(name)
-        if chosen not in _IMPORTERS:
-            return None
-        return session_outcome(load_foreign(name, format=chosen))
-    except DshAuditError as exc:
-        return SessionOutcome(path=name, error=exc.located(path=name))
-
-
-def replay_any(path: str | os.PathLike[str], **read_options: Any) -> SessionOutcome:
-    """Requests of any supported log: imported for Claude Code and Codex, replayed for DSH.
-
-    Args:
-        path: a log file of any detected format.
-        **read_options: DSH reader options (``lenient``, ``max_version``); foreign formats ignore them.
-
-    Example:
-        >>> outcome = replay_any("tests/data/importers/claude-code/x.jsonl")  # doctest: +SKIP
-        >>> [r.usage["cacheReadTokens"] for r in outcome.requests]  # doctest: +SKIP
-        [0, 1536, 1792]
-    """
-    return replay_path(path, **read_options)  # replay_path imports a foreign log itself

@@ -2,7 +2,7 @@
 
 from ._derive import derive_event_message
 from ._header import call_config_equals, canonical_header, header_equals
-from ._model import ReplayResult, Request
+from ._model import ReplayResult, Request, RequestTime
 from ._requests import iter_requests, replay
 from ._surface import Replacement, SurfaceFold
 
@@ -10,6 +10,7 @@ __all__ = [
     "Replacement",
     "ReplayResult",
     "Request",
+    "RequestTime",
     "SurfaceFold",
     "call_config_equals",
     "canonical_header",

@@ -13,7 +13,18 @@ from typing import Any
 
 from ._surface import Replacement
 
-__all__ = ["ReplayResult", "Request"]
+__all__ = ["ReplayResult", "Request", "RequestTime"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTime:
+    """When a request was sent and answered, in seconds since the epoch, from the log's event times.
+
+    ``done`` is ``None`` when the log holds no answer time.
+    """
+
+    sent: float
+    done: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +57,7 @@ class Request:
     message_usage: dict[str, Any] | None = None
     finish: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    time: RequestTime | None = None
 
     @property
     def message_count(self) -> int:

@@ -12,7 +12,7 @@ from the parent and are not this log's requests.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
 from ._header import canonical_header
-from ._model import ReplayResult, Request
+from ._model import ReplayResult, Request, RequestTime
 from ._surface import SurfaceFold
 
 __all__ = ["iter_requests", "replay"]
@@ -71,6 +71,14 @@ class _Replayer:
         self.turn_open = False
         self.compaction_header: tuple[dict[str, Any] | None, int | None, str | None] | None = None
         self.compaction_turn: Any = None
+        # Event times in seconds: the event before the one being read (a request is sent after
+        # the records DSH flushes just before dispatch, spec §7.2) and the one being read.
+        self.prev_time: float | None = None
+        self.now: float = 0.0
+
+    def sent_time(self) -> RequestTime:
+        """Sent after the previous event, not yet answered."""
+        return RequestTime(self.prev_time if self.prev_time is not None else self.now, None)
 
     def snapshot(self) -> tuple[Sequence[dict[str, Any]], Sequence[int], str]:
         has_head = self.system_head() is not None
@@ -112,7 +120,7 @@ class _Replayer:
             kind="loop", session_id=self.sid, turn=turn, step=step, attempt=self.attempt_count,
             step_start_seq=step_start_seq, first_chunk_seq=event.seq, header=self.effective_header(),
             header_seq=self.header_seq, header_reason=self.header_reason, messages=messages,
-            message_seqs=seqs, messages_sha256=sha, context=self.context,
+            message_seqs=seqs, messages_sha256=sha, context=self.context, time=self.sent_time(),
         )
 
     def flush(self) -> Iterator[_Pending]:
@@ -150,6 +158,7 @@ class _Replayer:
             self.open_attempt.fields["usage"] = chunk.get("usage")
         elif ctype == "finish":
             self.open_attempt.fields["finish"] = chunk.get("reason")
+            self.open_attempt.fields["time"] = RequestTime(self.open_attempt.time.sent, self.now)
             self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
         yield from ()
@@ -184,7 +193,7 @@ class _Replayer:
             attempt=1, step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=header_seq,
             header_reason=reason, messages=tuple(region), message_seqs=tuple(seqs),
             messages_sha256=sha256_hex(region), context=self.context,
-            usage=data.get("usage"), extra={
+            usage=data.get("usage"), time=RequestTime(self.sent_time().sent, self.now), extra={
                 "compactionId": data.get("compactionId"), "provider": data.get("provider"),
                 "model": data.get("model"), "maxTokens": data.get("maxTokens"),
                 "instruction": "not logged: DSH appends its fixed COMPACTION_INSTRUCTION user message",
@@ -212,7 +221,7 @@ class _Replayer:
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
             header_reason=None, messages=messages, message_seqs=(),
             messages_sha256=sha256_hex(list(messages)),
-            context=None, extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
+            context=None, time=RequestTime(self.now, self.now), extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
         return request
 
     def aux_search(self, event: Event) -> Request | None:
@@ -229,7 +238,7 @@ class _Replayer:
             step_start_seq=None, first_chunk_seq=event.seq, header=canonical_header({"config": config}),
             header_seq=None, header_reason=None, messages=messages, message_seqs=(),
             messages_sha256=sha256_hex(list(messages)),
-            context=None, extra={"endpoint": data.get("endpoint"), "apiVersion": data.get("apiVersion"),
+            context=None, time=RequestTime(self.sent_time().sent, self.now), extra={"endpoint": data.get("endpoint"), "apiVersion": data.get("apiVersion"),
                                  "body": body})
 
     def on_stream_attempt(self, event: Event) -> None:
@@ -253,6 +262,7 @@ class _Replayer:
 
     def on_event(self, event: Event) -> Iterator[Request | _Pending]:
         etype = event.type
+        self.now = event.time / 1000
         if etype == "assistant/chunk":
             yield from self.on_chunk(event)
             return
@@ -306,12 +316,17 @@ class _Replayer:
                 yield request
 
 
-def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterator[Request]:
+def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
+                  observe: Callable[[Event], None] | None = None) -> Iterator[Request]:
     """Yield every request of ``log`` in log order (auxiliary calls where they were made).
 
     Loop attempts are yielded when their step ends, so a compaction or title call made during a
     step can come before that step's attempts in the stream; ``index`` follows yield order.
     Raises the error DSH would give if the log is refused (see :class:`dsh_audit.log.SessionLog`).
+
+    ``observe`` is called with every event before replay uses it, so other folds (evidence for
+    attribution, a validator) share this one read of the log. Packed chunk rows arrive collapsed
+    to their first member (see :meth:`SessionLog.events`).
     """
     result = result if result is not None else ReplayResult()
     replayer = _Replayer(log, result)
@@ -334,7 +349,10 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None) -> Iterat
             pending.clear()
 
     for event in log.events(collapse_rows=True):
+        if observe is not None:
+            observe(event)
         yield from settle(replayer.on_event(event))
+        replayer.prev_time = replayer.now
     yield from settle(replayer.end_step())
     if pending:
         result.notes.append("log is marked seeded but has no inherited session/end-seed; "

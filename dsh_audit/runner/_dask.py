@@ -27,9 +27,9 @@ def _client_class() -> Any:
     return Client
 
 
-def run_dask(paths: list[str], task: Callable[[str], Any], *, scheduler: str | None,
+def run_dask(paths: list[Any], task: Callable[[Any], Any], *, scheduler: str | None,
              progress: Callable[[int, int], None] | None, guard: Callable[..., Any],
-             lost: Callable[[str, str], Any]) -> Iterator[Any]:
+             lost: Callable[[Any, str], Any]) -> Iterator[Any]:
     """Submit one guarded task per path to the cluster at ``scheduler``; yield results in input order.
 
     Raises:
@@ -49,8 +49,8 @@ def run_dask(paths: list[str], task: Callable[[str], Any], *, scheduler: str | N
         yield from _gather(client, paths, partial(guard, task), progress, lost)
 
 
-def _gather(client: Any, paths: list[str], call: Callable[[str], Any],
-            progress: Callable[[int, int], None] | None, lost: Callable[[str, str], Any]) -> list[Any]:
+def _gather(client: Any, paths: list[Any], call: Callable[[Any], Any],
+            progress: Callable[[int, int], None] | None, lost: Callable[[Any, str], Any]) -> list[Any]:
     from distributed import as_completed
 
     if not paths:

@@ -68,10 +68,24 @@ def _portable(error: DshAuditError) -> DshAuditError:
     return error
 
 
-def _guarded(task: Callable[[str], T], path: str) -> TaskResult[T]:
-    """Run ``task`` on one path, keeping any exception as the session's error (runs in workers)."""
+Unit = Any  # one log path (str), or a tuple of log paths read together (a family group)
+
+
+def _where(unit: Unit) -> str:
+    return unit if isinstance(unit, str) else str(unit[0]) if unit else ""
+
+
+def _unit(item: Any) -> Unit:
+    if isinstance(item, (tuple, list)):
+        return tuple(os.fspath(p) for p in item)
+    return os.fspath(item)
+
+
+def _guarded(task: Callable[[Any], T], unit: Unit) -> TaskResult[T]:
+    """Run ``task`` on one unit, keeping any exception as its error (runs in workers)."""
+    path = _where(unit)
     try:
-        return TaskResult(path, task(path))
+        return TaskResult(path, task(unit))
     except DshAuditError as exc:
         return TaskResult(path, error=_portable(exc.located(path=path)))
     except Exception as exc:  # noqa: BLE001 - one broken session must not stop the fleet
@@ -82,7 +96,8 @@ def _guarded(task: Callable[[str], T], path: str) -> TaskResult[T]:
             hint="this is a dsh-audit bug; please report it with the log if you can share it"))
 
 
-def _lost(path: str, why: str) -> TaskResult[Any]:
+def _lost(unit: Unit, why: str) -> TaskResult[Any]:
+    path = _where(unit)
     return TaskResult(path, error=SessionTaskError(why, path=path,
                                                    hint="run this log alone (--jobs 1) to see what happens"))
 
@@ -141,16 +156,22 @@ def _serial(paths: list[str], task: Callable[[str], T], progress: Progress | Non
         yield result
 
 
-def iter_many(paths: Iterable[str | os.PathLike[str]], task: Callable[[str], T], *, jobs: int = 1,
+UnitArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def iter_many(paths: Iterable[UnitArg], task: Callable[[Any], T], *, jobs: int = 1,
               engine: str = "local", scheduler: str | None = None,
               progress: Progress | None = None) -> Iterator[TaskResult[T]]:
     """Like :func:`run_many`, yielding each result as soon as all results before it are done.
+
+    A unit of work is one log path, or a sequence of paths read together by one task (a family
+    group, :func:`dsh_audit.session.family_groups`); a result's ``path`` is the unit's first path.
 
     The ``dask`` engine gathers every result before it yields the first.
     """
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}", hint="use " + " or ".join(ENGINES))
-    given = [os.fspath(p) for p in paths]
+    given = [_unit(p) for p in paths]
     if engine == "dask":
         from ._dask import run_dask
 
@@ -165,7 +186,7 @@ def iter_many(paths: Iterable[str | os.PathLike[str]], task: Callable[[str], T],
         yield from _local(given, task, workers, progress)
 
 
-def run_many(paths: Sequence[str | os.PathLike[str]], task: Callable[[str], T], *, jobs: int = 1,
+def run_many(paths: Sequence[UnitArg], task: Callable[[Any], T], *, jobs: int = 1,
              engine: str = "local", scheduler: str | None = None,
              progress: Progress | None = None) -> list[TaskResult[T]]:
     """Run ``task`` once per session log and return the results in the order of ``paths``.

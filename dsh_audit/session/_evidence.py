@@ -16,9 +16,8 @@ from typing import Any
 from .._json import as_object
 from ..jsjson import stringify
 from ..log import Event, SessionLog
-from ._model import Evidence
 
-__all__ = ["LogEvidence", "collect_evidence"]
+__all__ = ["CONTEXT_TYPES", "Evidence", "EvidenceCollector", "LogEvidence", "collect_evidence"]
 
 #: Events that can change what the model sees or how the loop is configured, quoted as context
 #: for a header change (they are not causes on their own: the header is).
@@ -42,6 +41,23 @@ def _header_data(data: dict[str, Any]) -> dict[str, Any]:
         "system_chars": len(header["system"]) if isinstance(header.get("system"), str) else 0,
         "tools": len(tools) if isinstance(tools, list) else tools,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One log event quoted as evidence: its seq, type and the data that matters."""
+
+    seq: int
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seq": self.seq, "type": self.type, "data": self.data}
+        if self.session_id is not None:
+            out["session_id"] = self.session_id
+        return out
+
 
 
 def _failure(chunk: dict[str, Any]) -> dict[str, Any] | None:
@@ -82,7 +98,9 @@ class LogEvidence:
         return self.records[i] if i < len(self._seqs) and self._seqs[i] == seq else None
 
 
-class _Collector:
+class EvidenceCollector:
+    """Keeps the evidence events of one log as they stream by (:meth:`on_event`, one event at a time)."""
+
     def __init__(self, out: LogEvidence, watch: frozenset[str]) -> None:
         self.out = out
         self.watch = watch
@@ -159,7 +177,7 @@ def collect_evidence(log: SessionLog, *, watch: frozenset[str] = frozenset()) ->
             (the first mention of a child session in its parent dates the spawn).
     """
     out = LogEvidence(log.header.id)
-    collector = _Collector(out, watch)
+    collector = EvidenceCollector(out, watch)
     for event in log.events():
         collector.on_event(event)
     return out

@@ -11,31 +11,61 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import DshAuditError
-from ..log import discover, read_log
+from ..log import SessionLog, discover, read_log
 
-__all__ = ["find_parent", "with_ancestors"]
-
-
-def _ids(path: Path) -> tuple[str | None, str | None]:
-    """``(session id, parent session id)`` from a log's header line."""
-    try:
-        log = read_log(path, lenient=True)
-    except DshAuditError:
-        return None, None
-    log.close()
-    parent = log.header.parent_session
-    return log.header.id, parent if isinstance(parent, str) and parent else None
+__all__ = ["Headers", "find_parent", "walk_family", "with_ancestors"]
 
 
-def find_parent(path: str | os.PathLike[str], parent_id: str) -> Path | None:
+class Headers:
+    """Reads each log's header once and keeps the log open, so its events can be read later
+    without opening the file a second time (:meth:`take`); logs never taken are closed."""
+
+    def __init__(self, *, lenient: bool = True, max_version: int | None = None) -> None:
+        self.lenient = lenient
+        self.options: dict[str, Any] = {} if max_version is None else {"max_version": max_version}
+        self.opened: dict[str, SessionLog | DshAuditError] = {}
+
+    def get(self, path: str | os.PathLike[str]) -> SessionLog | DshAuditError:
+        name = os.fspath(path)
+        if name not in self.opened:
+            try:
+                self.opened[name] = read_log(name, lenient=self.lenient, **self.options)
+            except DshAuditError as exc:
+                self.opened[name] = exc
+        return self.opened[name]
+
+    def ids(self, path: str | os.PathLike[str]) -> tuple[str | None, str | None]:
+        """``(session id, parent session id)`` from a log's header line."""
+        log = self.get(path)
+        if isinstance(log, DshAuditError):
+            return None, None
+        parent = log.header.parent_session
+        return log.header.id, parent if isinstance(parent, str) and parent else None
+
+    def take(self, path: str | os.PathLike[str]) -> SessionLog | DshAuditError:
+        """The opened log (its header read, its events not), handed over to the caller."""
+        log = self.get(path)
+        self.opened.pop(os.fspath(path), None)
+        return log
+
+    def close(self) -> None:
+        for log in self.opened.values():
+            if isinstance(log, SessionLog):
+                log.close()
+        self.opened.clear()
+
+
+def find_parent(path: str | os.PathLike[str], parent_id: str, *, headers: Headers | None = None) -> Path | None:
     """The log of session ``parent_id`` beside the log at ``path``, or None.
 
     Example:
         >>> find_parent("sessions/proj/child/session.jsonl.zstd", "session-1")  # doctest: +SKIP
         PosixPath('sessions/proj/session-1/session.jsonl.zstd')
     """
+    headers = headers or Headers()
     here = Path(path).parent
     # The id comes from the child's header: only a plain name may become part of a path, so a
     # "/", ".." or "/home" id cannot send the search outside the child's neighbourhood.
@@ -48,11 +78,11 @@ def find_parent(path: str | os.PathLike[str], parent_id: str) -> Path | None:
             except DshAuditError:  # a folder of that name holding no log
                 continue
             for log in logs:
-                if _ids(log)[0] == parent_id:
+                if headers.ids(log)[0] == parent_id:
                     return log
     for folder in (here, here.parent):
         for log in _nearby_logs(folder):
-            if _ids(log)[0] == parent_id:
+            if headers.ids(log)[0] == parent_id:
                 return log
     return None
 
@@ -78,14 +108,19 @@ def with_ancestors(paths: Iterable[Path]) -> list[Path]:
 
     Parents already among ``paths`` are not searched for.
     """
-    return _walk(paths, ancestors=True)[0]
+    headers = Headers()
+    try:
+        return walk_family(paths, ancestors=True, headers=headers)[0]
+    finally:
+        headers.close()
 
 
-def _walk(paths: Iterable[Path], *, ancestors: bool) -> tuple[list[Path], dict[Path, tuple[str | None, str | None]]]:
+def walk_family(paths: Iterable[Path], *, ancestors: bool, headers: Headers,
+                ) -> tuple[list[Path], dict[Path, tuple[str | None, str | None]]]:
     """The logs (``paths``, then with ``ancestors`` the parents found beside the children) and
-    each one's ``(session id, parent session id)``, every header read once."""
+    each one's ``(session id, parent session id)``, every header read once through ``headers``."""
     found = list(paths)
-    info = {path: _ids(path) for path in found}
+    info = {path: headers.ids(path) for path in found}
     if not ancestors:
         return found, info
     ids = {sid for sid, _ in info.values() if sid is not None}
@@ -95,10 +130,10 @@ def _walk(paths: Iterable[Path], *, ancestors: bool) -> tuple[list[Path], dict[P
         parent_id = info[path][1]
         if parent_id is None or parent_id in ids:
             continue
-        parent = find_parent(path, parent_id)
+        parent = find_parent(path, parent_id, headers=headers)
         ids.add(parent_id)
         if parent is not None:
             found.append(parent)
-            info[parent] = _ids(parent)
+            info[parent] = headers.ids(parent)
             queue.append(parent)
     return found, info

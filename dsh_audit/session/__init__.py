@@ -1,0 +1,41 @@
+"""The session trunk: a log opened once, read in one pass, shared by every view.
+
+:func:`open_session` reads one log into a :class:`Session` (requests with their times, the
+evidence attribution quotes, warnings); :func:`open_group` reads related logs (a fork or subagent
+child with its parent) together, each once; a :class:`Session` renders each request's wire body
+once per adapter (:meth:`Session.body`).
+
+Example:
+    >>> from dsh_audit.session import open_session
+    >>> session = open_session("sample_logs/chat/session.jsonl")
+    >>> len(session.requests), session.format
+    (3, 'dsh')
+"""
+
+from ._evidence import CONTEXT_TYPES, Evidence, EvidenceCollector, LogEvidence, collect_evidence
+from ._group import Failure, SessionGroup, family_groups, open_group, pair_orphans, read_session, rounds
+from ._related import Headers, find_parent, walk_family, with_ancestors
+from ._session import Bodies, Session, open_foreign, open_session
+
+__all__ = [
+    "Bodies",
+    "CONTEXT_TYPES",
+    "Evidence",
+    "EvidenceCollector",
+    "Failure",
+    "Headers",
+    "LogEvidence",
+    "Session",
+    "SessionGroup",
+    "collect_evidence",
+    "family_groups",
+    "find_parent",
+    "open_foreign",
+    "open_group",
+    "open_session",
+    "pair_orphans",
+    "read_session",
+    "rounds",
+    "walk_family",
+    "with_ancestors",
+]

@@ -1,0 +1,171 @@
+"""Opening related logs together: the given logs and the parents their children need, each once.
+
+A fork or subagent child is compared with its parent, so a child's log and its parent's must be
+read in the same task. :func:`open_group` reads every header first (keeping each file open), finds
+the parents beside the children (:func:`find_parent`), learns which children each parent must
+watch for, and then reads each log's events once. :func:`family_groups` splits many logs into such
+tasks by folder (DSH keeps a project's sessions side by side, an export keeps them in one folder),
+so a parallel run opens each log once too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DshAuditError, MalformedRecordError
+from ..log import SessionHeader, SessionLog, read_log
+from ._related import Headers, walk_family
+from ._session import Session, open_foreign, open_session
+
+__all__ = ["Failure", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session", "rounds"]
+
+
+@dataclass
+class Failure:
+    """A log that could not be read: its error, the warnings its reader gave, and its header when
+    that much was read (picklable)."""
+
+    path: str
+    error: DshAuditError
+    warnings: tuple[str, ...] = ()
+    session_id: str | None = None
+    header: SessionHeader | None = None
+    format_version: int | None = None
+
+
+@dataclass
+class SessionGroup:
+    """The given logs, each a :class:`Session` or a :class:`Failure`, in the order given, and the
+    parents read only to compare children with (``ancestors``)."""
+
+    given: list[Session | Failure]
+    ancestors: list[Session] = field(default_factory=list)
+    #: ``(path, parent session id)`` of given children whose parent log was not found beside them
+    #: or among the given logs (a caller holding more logs may pair them: :func:`pair_orphans`).
+    orphans: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> list[Session]:
+        """Every session read, the given ones first (a session id appears once)."""
+        out: list[Session] = []
+        seen: set[str] = set()
+        for item in [*self.given, *self.ancestors]:
+            if isinstance(item, Session) and item.id not in seen:
+                seen.add(item.id)
+                out.append(item)
+        return out
+
+
+def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4,
+                 foreign: bool = True) -> Session | Failure:
+    """:func:`open_session` that never raises for the log: a log that cannot be read is a
+    :class:`Failure` that keeps the warnings its reader gave before the error."""
+    name = os.fspath(path)
+    try:
+        opened: SessionLog | DshAuditError = read_log(name, lenient=lenient, max_version=max_version)
+    except DshAuditError as exc:
+        opened = exc
+    return _finish(name, opened, lenient=lenient, max_version=max_version, watch=frozenset(), foreign=foreign)
+
+
+def _first_line(error: DshAuditError) -> bool:
+    """Whether the reader refused the very first line (the file may be another agent's log)."""
+    return isinstance(error, MalformedRecordError) and error.line == 1
+
+
+def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, max_version: int,
+            watch: frozenset[str], foreign: bool = True) -> Session | Failure:
+    try:
+        if isinstance(opened, SessionLog):
+            return open_session(opened, watch=watch)
+        found = open_foreign(name, lenient=lenient) if foreign and _first_line(opened) else None
+        if found is None:
+            raise opened
+        return found
+    except DshAuditError as exc:
+        if isinstance(opened, SessionLog):
+            return Failure(name, exc.located(path=name), tuple(opened.warnings), opened.header.id, opened.header,
+                           opened.format_version)
+        return Failure(name, exc.located(path=name))
+
+
+def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
+               ancestors: bool = True, foreign: bool = True) -> SessionGroup:
+    """Read ``paths`` (and, with ``ancestors``, the parent logs beside their children), each once.
+
+    With ``foreign``, a file that is not a DSH log is read through the importers when one
+    recognises it (Claude Code, Codex); without, it is the reader's :class:`Failure`.
+
+    Never raises for a log: a log that cannot be read is a :class:`Failure` in ``given``.
+    """
+    given = [Path(p) for p in paths]
+    headers = Headers(lenient=lenient, max_version=max_version)
+    try:
+        every, ids = walk_family(given, ancestors=ancestors, headers=headers)
+        watch: dict[str, set[str]] = {}
+        for path in every:
+            log = headers.opened.get(os.fspath(path))
+            if isinstance(log, SessionLog) and log.header.parent_session and not log.header.seed_length:
+                watch.setdefault(log.header.parent_session, set()).add(log.header.id)
+        read: dict[Path, Session | Failure] = {}
+        for path in every:
+            if path not in read:
+                sid = ids[path][0]
+                read[path] = _finish(os.fspath(path), headers.take(path), lenient=lenient, max_version=max_version,
+                                     watch=frozenset(watch.get(sid or "", ())), foreign=foreign)
+    finally:
+        headers.close()
+    extra = [s for p in every[len(given):] if isinstance(s := read[p], Session)]
+    known = {ids[p][0] for p in every}
+    orphans = [(os.fspath(p), parent) for p in given if (parent := ids[p][1]) is not None and parent not in known]
+    return SessionGroup([read[p] for p in given], extra, orphans)
+
+
+def _folder(path: Path) -> Path:
+    # <project>/<session folder>/session[.vN].jsonl[.zstd]: siblings share the project folder;
+    # <id>.jsonl exports share their folder.
+    return path.parent.parent if path.name.startswith("session.") else path.parent
+
+
+def rounds(sessions: Sequence[Session]) -> list[list[Session]]:
+    """Split sessions into rounds in which every session id appears once, in order.
+
+    A folder may hold the same session twice (DSH's zstd log and a decompressed copy; fixtures
+    that reuse an id): views that pair requests across sessions take one round at a time.
+    """
+    out: list[list[Session]] = []
+    for session in sessions:
+        for group in out:
+            if all(s.id != session.id for s in group):
+                group.append(session)
+                break
+        else:
+            out.append([session])
+    return out
+
+
+def pair_orphans(orphans: Iterable[tuple[str, str]], ids: dict[str, str]) -> list[list[str]]:
+    """``[child, parent]`` path pairs for orphans whose parent is among other groups' logs.
+
+    Args:
+        orphans: ``(child path, parent session id)`` from each group (:attr:`SessionGroup.orphans`).
+        ids: session id -> log path of every log read.
+    """
+    return [[child, ids[parent]] for child, parent in orphans if parent in ids]
+
+
+def family_groups(paths: Iterable[str | os.PathLike[str]]) -> list[list[Path]]:
+    """Split logs into groups by folder, without reading them: DSH keeps a child beside its parent,
+    so a child's parent is in its group or found beside it; the rare child given apart from its
+    parent is an orphan of its group (:attr:`SessionGroup.orphans`), paired in a second task.
+
+    Groups keep the order of their first log; logs keep their order inside a group.
+    """
+    groups: dict[Path, list[Path]] = {}
+    for p in paths:
+        path = Path(p)
+        groups.setdefault(_folder(path), []).append(path)
+    return list(groups.values())

@@ -1,0 +1,208 @@
+"""The trunk of every command: one session log, opened once and read in one pass.
+
+:func:`open_session` opens a log through one registry of formats (DSH v0-v4 by the reader;
+Claude Code and Codex through :mod:`dsh_audit.importers`, sniffed once when the first line is not
+a DSH header) and reads it once: replay folds the events into requests (each carrying its send and
+answer time) while an :class:`~dsh_audit.session.EvidenceCollector` keeps, from the same events,
+what attribution quotes. Every view (attribution, cache accounting, diff, gate, report, index) is a
+function over the resulting :class:`Session`; none of them opens the file again.
+
+A request's wire body is rendered through the session (:meth:`Session.body`), once per adapter,
+with one renderer per adapter shared by every view, so message fragments common to consecutive
+requests are serialised once. The last few bodies are kept; memory stays bounded by the live
+surface, not by the number of requests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import DshAuditError, MalformedRecordError
+from ..importers import detect, load_foreign
+from ..log import SessionHeader, SessionLog, read_log
+from ..log import SUPPORTED_VERSIONS
+from ..replay import ReplayResult, Request, RequestTime, iter_requests
+from ..wire import render
+from ._evidence import EvidenceCollector, LogEvidence
+
+__all__ = ["Bodies", "Session", "open_foreign", "open_session"]
+
+_LATEST = max(SUPPORTED_VERSIONS)
+_KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
+
+
+class Bodies:
+    """Wire bodies rendered once per adapter, through one renderer per adapter, the last few kept.
+
+    Consecutive requests share most of their messages, so one renderer per adapter serialises each
+    shared message fragment once; every view of a session (attribution, cache accounting, capture
+    diff) asks here, so a request's body is rendered at most once per adapter.
+    """
+
+    def __init__(self) -> None:
+        self._renderers: dict[str, dict[str, Any]] = {}
+        self._bodies: OrderedDict[tuple[str, int, str], bytes | DshAuditError] = OrderedDict()
+
+    def render(self, request: Request, adapter: str = "deepseek", **options: Any) -> bytes:
+        """The wire body ``adapter`` sends for ``request``; ``options`` as :func:`dsh_audit.wire.render`
+        (a body rendered with options is not kept).
+
+        Raises:
+            RenderError: the request cannot be rendered (a tokenised header, an image DSH refuses).
+            UsageError: ``adapter`` names no renderer.
+        """
+        cache = self._renderers.setdefault(adapter, {})
+        if options:
+            return bytes(render(request, adapter=adapter, renderer_cache=cache, **options).body)
+        key = (adapter, request.index, request.session_id)
+        found = self._bodies.get(key)
+        if found is None:
+            try:
+                found = bytes(render(request, adapter=adapter, renderer_cache=cache).body)
+            except DshAuditError as exc:
+                if exc.code == "usage":
+                    raise
+                found = exc
+            self._bodies[key] = found
+            if len(self._bodies) > _KEPT_BODIES * max(1, len(self._renderers)):
+                self._bodies.popitem(last=False)
+        else:
+            self._bodies.move_to_end(key)
+        if isinstance(found, DshAuditError):
+            raise found
+        return found
+
+    def body(self, request: Request, adapter: str = "deepseek") -> bytes | None:
+        """:meth:`render`, or None when the request cannot be rendered."""
+        try:
+            return self.render(request, adapter)
+        except DshAuditError as exc:
+            if exc.code == "usage":
+                raise
+            return None
+
+
+@dataclass(eq=False)
+class Session:
+    """One session log after its single read.
+
+    Attributes:
+        path: the file read.
+        header: the session header (for an imported log, a synthetic one whose ``raw`` is
+            ``{"type": "imported", "format": ...}``).
+        format: ``dsh``, ``claude-code`` or ``codex``.
+        format_version: the DSH log format version (0 for imported logs).
+        lenient: whether header leniency was used.
+        requests: every request, in replay order (``index`` order).
+        result: replay's side findings (replacements, skipped steps, notes, event count).
+        evidence: the events attribution quotes (empty for imported logs).
+        warnings: torn tails, dropped damaged records, importer warnings.
+        upgrades: the legacy and version upgrades applied, counted.
+    """
+
+    path: str
+    header: SessionHeader
+    format: str
+    format_version: int
+    lenient: bool
+    requests: list[Request]
+    result: ReplayResult
+    evidence: LogEvidence
+    warnings: list[str] = field(default_factory=list)
+    upgrades: Counter[str] = field(default_factory=Counter)
+    times_given: dict[int, RequestTime] | None = field(default=None, repr=False)
+    bodies: Bodies = field(default_factory=Bodies, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    @property
+    def session_id(self) -> str:
+        return self.header.id
+
+    @property
+    def imported(self) -> bool:
+        """Whether the log came through an importer (no DSH events to cite)."""
+        return self.format != "dsh"
+
+    @property
+    def event_count(self) -> int:
+        return self.result.event_count
+
+    @property
+    def times(self) -> dict[int, RequestTime]:
+        """Request index -> when it was sent and answered (requests without times omitted)."""
+        if self.times_given is not None:
+            return self.times_given
+        return {r.index: r.time for r in self.requests if r.time is not None}
+
+    def loops(self) -> list[Request]:
+        """The loop requests in first-chunk order."""
+        return sorted((r for r in self.requests if r.kind == "loop"), key=lambda r: r.first_chunk_seq)
+
+    def body(self, request: Request, adapter: str = "deepseek") -> bytes | None:
+        """The wire body ``adapter`` sends for ``request`` (rendered once, shared by every view)."""
+        return self.bodies.body(request, adapter)
+
+
+def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
+    """Another agent's session (Claude Code, Codex) when an importer recognises the file."""
+    chosen = detect(path)
+    if chosen in (None, "dsh"):
+        return None
+    imported = load_foreign(path, format=chosen)
+    raw = {"type": "imported", "format": imported.format, "id": imported.session_id}
+    header = SessionHeader(id=imported.session_id, version=0, created_at=imported.created_at or 0,
+                           cwd=imported.cwd, raw=raw)
+    times = {i: RequestTime(*t) for i, t in imported.times().items()}
+    return Session(path=path, header=header, format=imported.format, format_version=0, lenient=lenient,
+                   requests=list(imported.requests), result=ReplayResult(notes=list(imported.notes)),
+                   evidence=LogEvidence(imported.session_id), warnings=list(imported.warnings), times_given=times)
+
+
+def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool = False,
+                 max_version: int = _LATEST, watch: frozenset[str] = frozenset(),
+                 foreign: bool = True) -> Session:
+    """Open one log and read it once: requests, evidence, times and usage together.
+
+    Args:
+        source: a log file, or a :class:`SessionLog` whose header is read but whose events are not
+            (a group opener reads every header first, then each log's events once).
+        lenient: header leniency (tokenised test fixtures), see :func:`dsh_audit.log.read_log`.
+        max_version: the newest DSH format version to read.
+        watch: child session ids whose first mention in this log dates their spawn.
+        foreign: also try the Claude Code and Codex importers when the file is not a DSH log.
+
+    Raises:
+        DshAuditError: the log cannot be read, or DSH would refuse it (the reader's own error).
+
+    Example:
+        >>> session = open_session("sample_logs/chat/session.jsonl")
+        >>> [r.kind for r in session.requests]
+        ['title', 'loop', 'loop']
+    """
+    if isinstance(source, SessionLog):
+        log = source
+    else:
+        path = os.fspath(source)
+        try:
+            log = read_log(path, lenient=lenient, max_version=max_version)
+        except MalformedRecordError as exc:
+            found = open_foreign(path, lenient=lenient) if foreign and exc.line == 1 else None
+            if found is None:
+                raise
+            return found
+    evidence = LogEvidence(log.header.id)
+    collector = EvidenceCollector(evidence, watch)
+    result = ReplayResult()
+    try:
+        requests = list(iter_requests(log, result, observe=collector.on_event))
+    except DshAuditError as exc:
+        raise exc.located(path=log.path) from None
+    return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
+                   lenient=log.lenient, requests=requests, result=result, evidence=evidence,
+                   warnings=list(log.warnings), upgrades=log.upgrades)
