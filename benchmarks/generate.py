@@ -4,10 +4,20 @@ The log is a long coding session: every turn is a user prompt, a runtime-context
 and then, reasoning plus a tool call (packed reasoning and tool-call rows), a tool result of a
 few KB, then a text answer. Every ``--compact-every`` turns an automatic compaction replaces the
 surface head with a summary (as DSH's compaction-basic does), so the live surface stays bounded
-the way it does in real long sessions; a prune replaces an old tool result in between. The
-result is accepted by ``dsh-audit requests`` without lenient mode.
+the way it does in real long sessions; a prune replaces an old tool result in between (every
+``--prune-every`` turns). The result is accepted by ``dsh-audit requests`` without lenient mode.
+
+``--compact-every 0`` never compacts: the history grows until the end of the log, as in a session
+that never reaches its compaction threshold, so every request carries every earlier message
+(prunes still shorten one old tool result now and then; ``--prune-every 0`` turns them off too).
+A zstd log is written as one frame per turn by default; ``--frames batch`` writes one frame per
+append batch instead, at the points where DSH flushes (turn start, user message, the streamed
+assistant message with its tool call, the tool result, the next step start, the turn's end).
 
     python benchmarks/generate.py --mb 100 -o benchmarks/data/100mb.jsonl.zstd
+    python benchmarks/generate.py --mb 10 --compact-every 0 --frames batch -o benchmarks/data/growing-10mb.jsonl.zstd
+
+``write_log`` is the same generator for other scripts (benchmarks/bench_commands.py imports it).
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ class Writer:
         self.seq = 0
         self.time = 1_790_000_000_000
         self.batch: list[bytes] = []
+        self.written = 0  # bytes flushed by flush(), the header excluded
         self.surface: list[int] = []
         self.kinds: dict[int, str] = {}
 
@@ -76,11 +87,12 @@ class Writer:
         self.time += sum(data["dt"])
         return seqs
 
-    def flush(self, frames: bool) -> None:
+    def flush(self, frames: bool = True) -> None:
         if not self.batch:
             return
         payload = b"\n".join(self.batch) + b"\n"
         self.out(payload)
+        self.written += len(payload)
         self.batch = []
 
 
@@ -155,22 +167,31 @@ def prune(w: Writer, originals: dict[int, dict[str, Any]]) -> None:
     w.event("tool/result", {**data, "message": message}, sources=[target], op={"op": "replace", "start": target, "end": target})
 
 
-def generate(write: Any, target_bytes: int, *, seed: int, compact_every: int, result_kb: int, zstd_frames: bool) -> int:
+def generate(write: Any, target_bytes: int, *, seed: int, compact_every: int, result_kb: int, zstd_frames: bool,
+             prune_every: int = 7, frames: str = "turn") -> int:
+    """Write a log of about ``target_bytes`` through ``write`` (one call per frame); return the turn count.
+
+    ``compact_every=0`` never compacts (growing history), ``prune_every=0`` never prunes;
+    ``frames="batch"`` calls ``write`` once per DSH append batch instead of once per turn.
+    """
+    if frames not in ("turn", "batch"):
+        raise ValueError(f"frames must be 'turn' or 'batch', not {frames!r}")
     rng = random.Random(seed)
     w = Writer(write, rng)
+    batch_end = w.flush if frames == "batch" else (lambda: None)
     header = {"type": "session", "version": 0, "id": f"session-bench-{seed}", "createdAt": w.time,
               "cwd": "/home/bench/project", "delegationDepth": 0}
     write(orjson.dumps(header) + b"\n")
-    written = 0
     originals: dict[int, dict[str, Any]] = {}
     turn = 0
-    while written < target_bytes:
+    while w.written < target_bytes:
         turn += 1
         w.event("turn/start", {"turn": turn})
-        if turn > 1 and turn % compact_every == 0:
+        if compact_every and turn > 1 and turn % compact_every == 0:
             compaction(w, turn, turn)
-        elif turn > 1 and turn % 7 == 0:
+        elif prune_every and turn > 1 and turn % prune_every == 0:
             prune(w, originals)
+        batch_end()
         w.event("step/start", {"turn": turn, "step": 1})
         w.event("user/message", {"content": [{"type": "text", "text": w.words(rng.randint(5, 60))}],
                                  "source": {"kind": "user"}, "role": "user", "id": f"u-{w.seq}"}, op="append")
@@ -180,33 +201,32 @@ def generate(write: Any, target_bytes: int, *, seed: int, compact_every: int, re
                                                   "adapterDefaults": {"reasoningEffort": True, "maxTokens": True},
                                                   "system": SYSTEM, "tools": TOOLS}, "reason": "initial"})
             w.event("request/context", {"provider": "deepseek-official", "model": "deepseek-v4-flash", "contextWindow": 1_000_000})
+        batch_end()
         _, call_id = assistant(w, turn, 1, tool=True)
         assert call_id is not None
         w.event("tool/call", {"turn": turn, "step": 1, "callId": call_id, "name": "tool_3", "arguments": "{}"})
+        batch_end()
         text = w.words(result_kb * 1024 // 6)
         seq = w.seq
         data = {"turn": turn, "step": 1, "message": tool_message(call_id, text, seq)}
         w.event("tool/result", data, sources=[seq - 1], op="append")
-        originals[seq] = data
+        if prune_every:
+            originals[seq] = data  # only prune() reads these: growing logs without prunes keep none
         w.event("step/end", {"turn": turn, "step": 1})
+        batch_end()
         w.event("step/start", {"turn": turn, "step": 2})
+        batch_end()
         assistant(w, turn, 2, tool=False)
         w.event("step/end", {"turn": turn, "step": 2})
         w.event("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
-        written += sum(len(b) + 1 for b in w.batch)
         w.flush(zstd_frames)
     return turn
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mb", type=float, required=True, help="approximate decompressed size in MB")
-    parser.add_argument("-o", "--output", required=True, help=".jsonl or .jsonl.zstd")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--compact-every", type=int, default=40)
-    parser.add_argument("--result-kb", type=int, default=4)
-    args = parser.parse_args()
-    path = Path(args.output)
+def write_log(path: str | Path, mb: float, *, seed: int = 1, compact_every: int = 40, prune_every: int = 7,
+              result_kb: int = 4, frames: str = "turn") -> int:
+    """Write a log of about ``mb`` decoded MB to ``path`` (.jsonl or .jsonl.zstd); return the turn count."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as handle:
         if path.name.endswith(".zstd"):
@@ -214,8 +234,25 @@ def main() -> None:
             write = lambda b: handle.write(compressor.compress(b))  # noqa: E731  one frame per batch, as DSH
         else:
             write = handle.write
-        turns = generate(write, int(args.mb * 1_000_000), seed=args.seed, compact_every=args.compact_every,
-                         result_kb=args.result_kb, zstd_frames=True)
+        return generate(write, int(mb * 1_000_000), seed=seed, compact_every=compact_every, result_kb=result_kb,
+                        zstd_frames=True, prune_every=prune_every, frames=frames)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, required=True, help="approximate decompressed size in MB")
+    parser.add_argument("-o", "--output", required=True, help=".jsonl or .jsonl.zstd")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--compact-every", type=int, default=40, help="turns between compactions; 0: never "
+                        "(growing history)")
+    parser.add_argument("--prune-every", type=int, default=7, help="turns between prunes; 0: never")
+    parser.add_argument("--result-kb", type=int, default=4)
+    parser.add_argument("--frames", choices=("turn", "batch"), default="turn",
+                        help="zstd frames: one per turn, or one per DSH append batch")
+    args = parser.parse_args()
+    path = Path(args.output)
+    turns = write_log(path, args.mb, seed=args.seed, compact_every=args.compact_every, prune_every=args.prune_every,
+                      result_kb=args.result_kb, frames=args.frames)
     print(f"{path}: {turns} turns, {os.path.getsize(path) / 1e6:.1f} MB on disk", file=sys.stderr)
 
 

@@ -399,10 +399,10 @@ def test_captured_extends_and_header_diff():
 def test_exports_are_exact_and_sorted():
     assert attribution.__all__ == sorted(attribution.__all__)
     assert set(attribution.__all__) == {
-        "Break", "CAUSES", "Divergence", "Evidence", "FieldChange", "LogEvidence", "MessageDigests", "RELATIONS",
-        "SessionAttribution", "Transition", "VERDICTS", "attribute", "attribute_paths", "attribute_sessions",
-        "captured_extends", "collect_evidence", "common_prefix", "diff_headers", "find_parent",
-        "format_transition", "iter_attribute", "with_ancestors"}
+        "Break", "CAUSES", "Divergence", "FieldChange", "MessageDigests", "RELATIONS", "SessionAttribution",
+        "Transition", "VERDICTS", "attribute", "attribute_group", "attribute_opened", "attribute_paths",
+        "attribute_sessions", "captured_extends", "common_prefix", "diff_headers", "format_transition",
+        "iter_attribute"}
 
 
 # -- CLI ---------------------------------------------------------------------------------------

@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from ..errors import UnsupportedFormatError
 from ..log import discover, read_log
 from ..replay import Request, iter_requests
-from ..runner import iter_many
-from ..session import (Bodies, EvidenceCollector, Failure, LogEvidence, Session, family_groups, open_group,
-                       pair_orphans, rounds)
+from ..session import (Bodies, EvidenceCollector, Failure, GroupResult, LogEvidence, Session, SessionGroup,
+                       open_group, rounds, run_groups)
 from ._attribute import _Attributor, _Session, as_item, attribute_sessions
 from ._model import SessionAttribution, Transition
 
-__all__ = ["GroupAttribution", "attribute_group", "attribute_paths", "iter_attribute"]
+__all__ = ["attribute_group", "attribute_opened", "attribute_paths", "iter_attribute"]
 
 
 def refuse_imported(item: Session | Failure) -> Session | Failure:
@@ -36,33 +34,25 @@ def refuse_imported(item: Session | Failure) -> Session | Failure:
     return item
 
 
-@dataclass
-class GroupAttribution:
-    """What :func:`attribute_group` found (picklable: it comes back from a worker).
-
-    Attributes:
-        items: one :class:`SessionAttribution` or :class:`~dsh_audit.session.Failure` per path.
-        orphans: given children whose parent log was not read (see :func:`dsh_audit.session.pair_orphans`).
-        ids: session id -> path of every given log that was read.
-    """
-
-    items: list[SessionAttribution | Failure]
-    orphans: list[tuple[str, str]] = field(default_factory=list)
-    ids: dict[str, str] = field(default_factory=dict)
+def attribute_opened(group: SessionGroup, *, adapter: str | None = "deepseek") -> dict[str, SessionAttribution]:
+    """Attribute every given DSH session of an opened group (each with the ancestors read beside
+    it), in rounds in which a session id appears once: log path -> attribution."""
+    found: dict[str, SessionAttribution] = {}
+    for round_ in rounds([s for s in group.given if isinstance(s, Session) and not s.imported]):
+        ids = {s.id for s in round_}
+        usable = [*round_, *(a for a in group.ancestors if a.id not in ids and not a.imported)]
+        found.update((a.path or "", a) for a in attribute_sessions(usable, adapter=adapter) if a.session_id in ids)
+    return found
 
 
 def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                    adapter: str | None = "deepseek", ancestors: bool = True) -> GroupAttribution:
+                    adapter: str | None = "deepseek", ancestors: bool = True) -> GroupResult[SessionAttribution]:
     """Read ``paths`` together (each once, parents beside children too) and attribute every one."""
     group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors)
-    given = [refuse_imported(item) for item in group.given]
-    results: dict[str, SessionAttribution] = {}
-    for round_ in rounds([s for s in given if isinstance(s, Session)]):
-        ids = {s.id for s in round_}
-        usable = [*round_, *(a for a in group.ancestors if a.id not in ids and not a.imported)]
-        results.update((a.path or "", a) for a in attribute_sessions(usable, adapter=adapter) if a.session_id in ids)
-    items = [results[item.path] if isinstance(item, Session) else item for item in given]
-    return GroupAttribution(items, group.orphans, {s.id: s.path for s in given if isinstance(s, Session)})
+    found = attribute_opened(group, adapter=adapter)
+    items = [found[item.path] if isinstance(item, Session) and not item.imported else refuse_imported(item)
+             for item in group.given]
+    return GroupResult.of(group, items)  # type: ignore[arg-type]
 
 
 def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = False,
@@ -72,12 +62,11 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
                     ) -> tuple[list[SessionAttribution], list[Failure]]:
     """Discover, read and attribute every log under ``paths``, children with their parents.
 
-    Logs are read in groups of neighbours (:func:`dsh_audit.session.family_groups`), each group one
-    task (in worker processes with ``jobs``, see :func:`dsh_audit.runner.iter_many`), every log
-    read once; a fork or subagent child is compared with its parent, found among the given logs or,
-    with ``ancestors``, beside the child (such parents are read for comparison only). A child
-    given apart from its parent is attributed again with it in a second task. The result is the
-    same, in the same order, for every ``jobs``.
+    Logs are read in groups of neighbours, each group one task (in worker processes with
+    ``jobs``), every log read once (:func:`dsh_audit.session.run_groups`); a fork or subagent child
+    is compared with its parent, found among the given logs or, with ``ancestors``, beside the
+    child (such parents are read for comparison only). The result is the same, in the same order,
+    for every ``jobs``.
 
     Args:
         paths: log files or folders (see :func:`dsh_audit.log.discover`).
@@ -96,26 +85,10 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
     Raises:
         UnreadableError: a path does not exist or holds no log. UsageError: bad ``jobs`` or ``engine``.
     """
-    given = discover(list(paths))
     task = partial(attribute_group, lenient=lenient, max_version=4 if max_version is None else max_version,
                    adapter=adapter, ancestors=ancestors)
-    found: dict[str, SessionAttribution | Failure] = {}
-    orphans: list[tuple[str, str]] = []
-    ids: dict[str, str] = {}
-    runs = dict(jobs=jobs, engine=engine, scheduler=scheduler)
-    for result in iter_many(family_groups(given), task, progress=progress, **runs):  # type: ignore[arg-type]
-        if result.error is not None:
-            found[result.path] = Failure(result.path, result.error)
-            continue
-        assert result.value is not None
-        found.update((item.path or "", item) for item in result.value.items)
-        orphans += result.value.orphans
-        ids.update(result.value.ids)
-    for result in iter_many(pair_orphans(orphans, ids), task, **runs):  # type: ignore[arg-type]
-        if result.value is not None:
-            child = result.value.items[0]
-            found[child.path or ""] = child
-    ordered = [found[os.fspath(p)] for p in given if os.fspath(p) in found]
+    ordered = run_groups(discover(list(paths)), task, jobs=jobs, engine=engine, scheduler=scheduler,
+                         progress=progress)
     return ([a for a in ordered if isinstance(a, SessionAttribution)],
             [f for f in ordered if isinstance(f, Failure)])
 

@@ -10,13 +10,14 @@ Example:
 
 from ._account import actual_cache_read, analyze_cache, attribution_causes
 from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
-from ._report import CLASSIFICATIONS, CacheVerdict, SessionCacheReport
+from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
 from ._rules import CacheRule, Price, load_prices, load_rules, price_for, rule_for
-from ._session import cache_report
+from ._session import cache_group, cache_report, session_transitions
 from ._timing import RequestTime, request_times
 from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
 
 __all__ = [
+    "BREAKS",
     "CLASSIFICATIONS",
     "CacheRule",
     "CacheVerdict",
@@ -31,6 +32,7 @@ __all__ = [
     "actual_cache_read",
     "analyze_cache",
     "attribution_causes",
+    "cache_group",
     "cache_report",
     "common_chars",
     "common_prefix",
@@ -42,4 +44,5 @@ __all__ = [
     "price_for",
     "request_times",
     "rule_for",
+    "session_transitions",
 ]

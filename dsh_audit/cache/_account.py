@@ -31,7 +31,7 @@ from ._tokens import TokenCounter, make_counter
 
 __all__ = ["actual_cache_read", "analyze_cache", "attribution_causes"]
 
-_NO_BREAK_VERDICTS = {"first", "extension", "cache_safe_change"}
+_UNEXPLAINED = frozenset({"unexplained", "unrecorded_mutation"})
 
 
 def actual_cache_read(request: Request, rule: CacheRule) -> int | None:
@@ -74,10 +74,10 @@ def _field(item: Any, *names: str) -> Any:
 def attribution_causes(attribution: Iterable[Any]) -> dict[int, str]:
     """``request index -> cause`` of every break an attribution result reports.
 
-    Accepts :class:`dsh_audit.attribution.Transition` values, or any objects or dicts with an index
-    (``request``, ``index``, ``request_index``, ``later``), a ``verdict`` and a ``cause``. A
-    ``first``/``extension`` transition without a cause maps to no entry; a break without a cause
-    becomes ``unexplained``; a ``cache_safe_change`` keeps its cause (the log explains what changed).
+    One definition of a break for every view: a transition whose ``verdict`` is ``break``
+    (:attr:`dsh_audit.attribution.Transition.is_break`). Accepts :class:`~dsh_audit.attribution.Transition`
+    values, or any objects or dicts with an index (``request``, ``index``, ``request_index``,
+    ``later``), a ``verdict`` and a ``cause``; a break without a cause is ``unexplained``.
     """
     causes: dict[int, str] = {}
     for item in attribution:
@@ -86,11 +86,10 @@ def attribution_causes(attribution: Iterable[Any]) -> dict[int, str]:
             index = index.index
         if not isinstance(index, int):
             continue
-        verdict = str(_field(item, "verdict", "kind") or "").lower()
+        if str(_field(item, "verdict", "kind") or "").lower() != "break":
+            continue
         cause = _field(item, "cause", "code")
         cause = getattr(cause, "value", cause)
-        if verdict in _NO_BREAK_VERDICTS and not cause:
-            continue
         causes[index] = str(cause) if cause else "unexplained"
     return causes
 
@@ -206,25 +205,34 @@ class _Analyzer:
             lost_cost=price.lost_cost(sum(lost.values())) if price is not None else None,
             prompt_source=prompt.source)
 
-    def break_cause(self, index: int) -> tuple[str, str]:
+    def break_cause(self, index: int) -> tuple[str, str] | None:
+        """The break classification and cause of request ``index``; None when it is no break.
+
+        With an attribution, a break is exactly what attribution says (one definition in every
+        view); without one, a prefix drop the token model sees is an ``unattributed`` break.
+        """
         if self.causes is None:
             return "break_unattributed", "unattributed"
-        cause = self.causes.get(index, "unexplained")
-        return ("break_unexplained" if cause == "unexplained" else "break_explained"), cause
+        cause = self.causes.get(index)
+        if cause is None:
+            return None
+        return ("break_unexplained" if cause in _UNEXPLAINED else "break_explained"), cause
 
     def classify(self, rule: CacheRule, model: str | None, tokens: int, pred: _Seen | None, potential: int,
                  expected_any: int, expected: int, landed: int, actual: int | None,
                  index: int) -> tuple[str, str | None, dict[str, int]]:
+        known_break = self.break_cause(index) if self.causes is not None else None
         if actual is None:
-            return "usage_unknown", None, {}
+            return (*known_break, {}) if known_break else ("usage_unknown", None, {})
         minimum = rule.min_tokens(model)
         if tokens < minimum or (pred is not None and min(pred.size, tokens) < minimum and potential == 0):
-            return "below_minimum", None, {}
-        break_class, break_cause = self.break_cause(index)
+            return (*known_break, {}) if known_break else ("below_minimum", None, {})
         miss = "write_not_landed" if landed < expected - rule.tolerance(expected) else "best_effort_miss"
-        steps = ((break_class, break_cause, expected_any), ("cold_ttl", "cold_ttl", expected),
-                 (miss, miss, actual))
-        remaining, first = potential, None
+        steps = [("cold_ttl", "cold_ttl", expected), (miss, miss, actual)]
+        breaking = self.break_cause(index)
+        if breaking is not None:
+            steps.insert(0, (*breaking, expected_any))
+        remaining, first = potential, known_break
         lost: dict[str, int] = {}
         for classification, cause, target in steps:
             floor = max(target, actual)

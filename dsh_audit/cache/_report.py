@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CLASSIFICATIONS", "CacheVerdict", "SessionCacheReport"]
+__all__ = ["BREAKS", "CLASSIFICATIONS", "CacheVerdict", "SessionCacheReport"]
 
 #: Every classification a verdict can carry (see docs/cache-accounting.md).
 CLASSIFICATIONS = (
@@ -21,6 +21,7 @@ CLASSIFICATIONS = (
     "usage_unknown",
     "write_not_landed",
 )
+#: The classifications that are breaks.
 BREAKS = ("break_explained", "break_unattributed", "break_unexplained")
 
 
@@ -123,6 +124,16 @@ class SessionCacheReport:
         return dict(sorted(Counter(v.classification for v in self.verdicts).items()))
 
     @property
+    def break_count(self) -> int:
+        """Requests classified as a break (with an attribution: exactly the breaks it found)."""
+        return sum(v.classification in BREAKS for v in self.verdicts)
+
+    @property
+    def potential_total(self) -> int:
+        """Reusable cache reads over the requests with known usage: what ``lost`` is measured from."""
+        return sum(v.potential for v in self.known)
+
+    @property
     def breaks_by_cause(self) -> dict[str, int]:
         return dict(sorted(Counter(v.cause or "?" for v in self.verdicts if v.classification in BREAKS).items()))
 
@@ -146,7 +157,8 @@ class SessionCacheReport:
             "attribution": self.attribution, "prompt_tokens": self.prompt_total,
             "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),
-            "classifications": self.classification_counts, "breaks_by_cause": self.breaks_by_cause,
+            "classifications": self.classification_counts, "breaks": self.break_count,
+            "breaks_by_cause": self.breaks_by_cause, "reusable_cache_read": self.potential_total,
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
             "price_note": self.price_note, "notes": list(self.notes),
             "timeline": [v.to_json() for v in self.verdicts],

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..attribution import Transition, attribute
+from ..attribution import Transition, attribute, attribute_opened
 from ..errors import DshAuditError
-from ..session import Session, open_session
+from ..session import Failure, GroupResult, Session, open_group, open_session
 from ._account import analyze_cache
 from ._report import SessionCacheReport
 from ._rules import load_prices
 
-__all__ = ["cache_report", "session_transitions"]
+__all__ = ["cache_group", "cache_report", "session_transitions"]
 
 
 def session_transitions(session: Session) -> list[Transition] | None:
@@ -63,3 +63,28 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
     return analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
                          tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
                          price_note=note, path=session.path, session_id=session.id)
+
+
+def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
+                attribution: bool = True, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
+                prices_path: str | None = None) -> GroupResult[SessionCacheReport]:
+    """Cache reports of a group of neighbouring logs, each read once, a fork or subagent child
+    attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists).
+
+    A task of :func:`dsh_audit.session.run_groups`; options as :func:`cache_report`, with
+    ``attribution`` False for every break ``unattributed``.
+    """
+    group = open_group(paths, lenient=lenient, max_version=max_version)
+    found = attribute_opened(group) if attribution else {}
+    items: list[SessionCacheReport | Failure] = []
+    for item in group.given:
+        if isinstance(item, Failure):
+            items.append(item)
+            continue
+        given = found.get(item.path)
+        try:
+            items.append(cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
+                                      tokenizer=tokenizer, wire=wire, prices_path=prices_path))
+        except DshAuditError as exc:  # a bad --prices file or tokenizer choice: this log's error
+            items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
+    return GroupResult.of(group, items)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from ..cache import CacheVerdict, SessionCacheReport, cache_report
+from ..cache import CacheVerdict, SessionCacheReport, cache_group
 from ..errors import DshAuditError
-from ..fleet import iter_many
 from ..report import dumps_line
+from ..session import Failure, run_groups
 from ..report.terminal import print_table, progress_callback
 from ._common import (
     EXIT_BAD_INPUT,
@@ -28,7 +28,8 @@ from ._common import (
 
 __all__ = ["cache_command"]
 
-_COLUMNS = ("#", "kind", "turn/step/try", "prompt", "expected", "actual", "classification", "lost")
+# "reusable": what the conversation's previous request left in the cache; "lost" is measured from it.
+_COLUMNS = ("#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual", "classification", "lost")
 
 
 def _ratio(value: float | None) -> str:
@@ -46,7 +47,8 @@ def _summary(report: SessionCacheReport) -> str:
     return (f"requests {len(report.verdicts)} (usage known {len(report.known)}); prompt tokens {report.prompt_total}; "
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
-            f"breaks by cause: {_pairs(report.breaks_by_cause)}; tokens lost: {_pairs(report.lost_by_cause)}; "
+            f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}; tokens lost (of "
+            f"{report.potential_total} reusable): {_pairs(report.lost_by_cause)}; "
             f"cost lost {cost} (example prices, check your contract)\n"
             f"tokens: {report.token_method}; rules: {rules or 'none'}"
             + ("" if report.attribution else "; no attribution: breaks are unattributed"))
@@ -57,7 +59,7 @@ def _row(verdict: CacheVerdict) -> tuple[object, ...]:
     prompt = verdict.prompt_tokens if verdict.prompt_tokens is not None else f"~{verdict.counted_tokens}"
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
                                       verdict.classification else "")
-    return (verdict.index, verdict.kind, where, prompt, verdict.expected,
+    return (verdict.index, verdict.kind, where, prompt, verdict.potential, verdict.expected,
             "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
 
 
@@ -105,16 +107,13 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    task = partial(cache_report, lenient=lenient, max_version=max_version,
-                   attribution=None if no_attribution else "auto", unit=unit, tokenizer=tokenizer,
-                   wire=not no_wire, prices_path=prices_path)
+    task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
+                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices_path=prices_path)
     with progress_callback(len(logs), label="cache") as report_progress:
-        for result in iter_many(logs, task, jobs=jobs, engine=engine, scheduler=scheduler,
-                                progress=report_progress):
-            report = result.value
-            if report is None:
-                assert result.error is not None
-                echo_error(result.error)
+        reports = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress)
+        for report in reports:
+            if isinstance(report, Failure):
+                echo_error(report.error)
                 status = EXIT_BAD_INPUT
                 continue
             if as_json:

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..attribution import Transition, attribute
+from ..attribution import SessionAttribution, Transition, attribute_opened
 from ..cache import CacheVerdict, SessionCacheReport, cache_report
 from ..errors import DshAuditError, UnreadableError
 from ..replay import Request
-from ..session import Failure, Session, read_session
+from ..session import Failure, GroupResult, Session, SessionGroup, open_group
 
-__all__ = ["BreakRow", "RequestRow", "SessionRecord", "audit_session", "options_key"]
+__all__ = ["BreakRow", "RequestRow", "SessionRecord", "audit_group", "audit_session", "options_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,16 +150,6 @@ def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) 
         lost_cost=verdict.lost_cost if verdict is not None else None)
 
 
-def _attribute(session: Session, notes: list[str]) -> list[Transition] | None:
-    if session.imported:
-        return None  # another agent's log has no DSH events to cite
-    try:
-        return list(attribute(session).transitions)
-    except DshAuditError as exc:  # optional evidence, as in dsh-audit cache
-        notes.append(f"attribution failed: {exc}")
-        return None
-
-
 def _account(session: Session, transitions: list[Transition] | None, notes: list[str]) -> SessionCacheReport | None:
     """The cache report, with the defaults of ``dsh-audit cache``."""
     try:
@@ -188,27 +179,54 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
         (3, None)
     """
     location = os.fspath(path)
+    base = _base(location, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
+    group = open_group([location], lenient=lenient, max_version=max_version)
+    return _audited(group, base, attribution=attribution, cache=cache)[0]
+
+
+def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool) -> dict[str, Any]:
     try:
-        stat = Path(location).stat()
+        stat = Path(path).stat()
     except OSError as exc:
-        raise UnreadableError(f"cannot read the file: {exc.strerror}", path=location) from exc
-    base: dict[str, Any] = {"path": location, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                            "options": options_key(lenient=lenient, max_version=max_version,
-                                                   attribution=attribution, cache=cache)}
-    session = read_session(location, lenient=lenient, max_version=max_version)
-    if isinstance(session, Failure):
-        header = session.header
-        return SessionRecord(**base, session_id=session.session_id,
-                             parent_session=header.parent_session if header else None,
-                             format_version=session.format_version, error=str(session.error),
-                             error_code=session.error.code, notes=session.warnings)
-    return _record(base, session, attribution=attribution, cache=cache)
+        raise UnreadableError(f"cannot read the file: {exc.strerror}", path=path) from exc
+    return {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+            "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)}
 
 
-def _record(base: dict[str, Any], session: Session, *, attribution: bool, cache: bool) -> SessionRecord:
+def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
+                attribution: bool = True, cache: bool = True) -> GroupResult[SessionRecord]:
+    """:func:`audit_session` for a group of neighbouring logs, each read once, a fork or subagent
+    child attributed with its parent (a task of :func:`dsh_audit.session.run_groups`).
+
+    Raises:
+        UnreadableError: a file vanished before it could be stat'ed.
+    """
+    names = [os.fspath(p) for p in paths]
+    bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache) for n in names]
+    group = open_group(names, lenient=lenient, max_version=max_version)
+    records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache))
+    return GroupResult.of(group, records)
+
+
+def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool) -> list[SessionRecord]:
+    found = attribute_opened(group) if attribution else {}
+    return [_failed(base, item) if isinstance(item, Failure) else
+            _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache)
+            for base, item in zip(bases, group.given)]
+
+
+def _failed(base: dict[str, Any], failure: Failure) -> SessionRecord:
+    header = failure.header
+    return SessionRecord(**base, session_id=failure.session_id, parent_session=header.parent_session if header else None,
+                         format_version=failure.format_version, error=str(failure.error),
+                         error_code=failure.error.code, notes=failure.warnings)
+
+
+def _record(base: dict[str, Any], session: Session, attributed: SessionAttribution | None, *,
+            cache: bool) -> SessionRecord:
     path = base["path"]
     notes = list(session.warnings)
-    transitions = _attribute(session, notes) if attribution else None
+    transitions = list(attributed.transitions) if attributed is not None else None
     report = _account(session, transitions, notes) if cache else None
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ._audit import BreakRow, RequestRow, SessionRecord, audit_session, options_key
-from ..runner import iter_many
+from ..runner import SessionTaskError, iter_many
+from ..session import Failure, run_groups
+from ._audit import BreakRow, RequestRow, SessionRecord, audit_group, options_key
 
 __all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
 
@@ -167,8 +168,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         lenient, max_version: how logs are read (see :func:`dsh_audit.log.read_log`).
         attribution, cache: run those analyses (a change of any option re-indexes every file).
         jobs, engine, scheduler, progress: see :func:`dsh_audit.fleet.run_many`.
-        audit: the per-session audit (a picklable function of a path returning a
-            :class:`SessionRecord`); default :func:`audit_session` with the options above.
+        audit: a per-session audit (a picklable function of a path returning a
+            :class:`SessionRecord`) replacing the default, :func:`audit_group` with the options above.
 
     Raises:
         UsageError: the index file cannot be used, or a bad engine option.
@@ -180,21 +181,24 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     """
     started = time.perf_counter()
     options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
-    task = audit or partial(audit_session, lenient=lenient, max_version=max_version, attribution=attribution,
-                            cache=cache)
+    task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
     connection = connect_index(db)
     failed: list[tuple[str, str]] = []
     lost = 0
     try:
         stale = _stale(connection, paths, options)
-        for result in iter_many(stale, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress):
-            if result.value is not None:
-                _store(connection, result.value)
-                if result.value.error is not None:
-                    failed.append((result.path, result.value.error))
+        runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler, "progress": progress}
+        results = run_groups(stale, task, **runs) if audit is None else \
+            [r.value if r.value is not None else Failure(r.path, r.error or SessionTaskError("no record"))
+             for r in iter_many(stale, audit, **runs)]
+        for path, record in zip(stale, results):
+            if isinstance(record, SessionRecord):
+                _store(connection, record)
+                if record.error is not None:
+                    failed.append((path, record.error))
             else:
-                failed.append((result.path, str(result.error)))
+                failed.append((path, str(record.error)))
                 lost += 1
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
         raise UsageError(f"not a dsh-audit index: {exc}", path=os.fspath(db),

@@ -27,8 +27,7 @@ from ..errors import DshAuditError, InputError, MalformedRecordError, UsageError
 from ..importers import detect
 from ..log import discover, read_log
 from ..replay import Request
-from ..runner import TaskResult, iter_many
-from ..session import Failure, Session, family_groups, open_group, pair_orphans, rounds
+from ..session import Failure, GroupResult, Session, open_group, rounds, run_groups
 from ..validate import validate
 from ._findings import Judge
 from ._inputs import find_capture
@@ -42,15 +41,12 @@ _LINE = re.compile(r"^line (\d+)$")
 
 
 @dataclass
-class _GroupCheck:
-    """What checking one group of logs found (picklable: it comes back from a worker)."""
+class _GroupCheck(GroupResult[SessionCheck]):
+    """What checking one group of logs found: a check per log, and what spans the group."""
 
-    checks: list[SessionCheck]
     loose: dict[tuple[str, int], Finding] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     foreign: DshAuditError | None = None
-    orphans: list[tuple[str, str]] = field(default_factory=list)
-    ids: dict[str, str] = field(default_factory=dict)
 
 
 class _Checker:
@@ -167,9 +163,9 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     for round_ in rounds([s for s in group.given if isinstance(s, Session)]):
         for check in checker.run_group(round_, group.ancestors):
             checks[check.path] = check
-    ordered = [checks[os.fspath(p)] for p in paths]
+    ordered: list[SessionCheck | Failure] = [checks[os.fspath(p)] for p in paths]
     ids = {s.id: s.path for s in group.given if isinstance(s, Session)}
-    return _GroupCheck(ordered, checker.loose, checker.notes, foreign, group.orphans, ids)
+    return _GroupCheck(ordered, group.orphans, ids, checker.loose, checker.notes, foreign)
 
 
 def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes | None]:
@@ -178,15 +174,6 @@ def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes
         if row.capture is not None and not row.pairing.retry and row.request.index not in first:
             first[row.request.index] = row.capture.body
     return [first.get(r.index) for r in requests]
-
-
-def _value(result: TaskResult[_GroupCheck]) -> _GroupCheck:
-    if result.error is not None:
-        raise result.error
-    assert result.value is not None
-    if result.value.foreign is not None:
-        raise result.value.foreign
-    return result.value
 
 
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
@@ -225,23 +212,22 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version)
-    checks: dict[str, SessionCheck] = {}
     loose: dict[tuple[str, int], Finding] = {}
-    orphans: list[tuple[str, str]] = []
-    ids: dict[str, str] = {}
-    runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler}
-    for result in iter_many(family_groups(logs), task, progress=progress, **runs):
-        value = _value(result)
-        checks.update((check.path, check) for check in value.checks)
-        for key, finding in value.loose.items():
+
+    def spans(result: GroupResult[SessionCheck]) -> None:
+        assert isinstance(result, _GroupCheck)
+        if result.foreign is not None:
+            raise result.foreign
+        for key, finding in result.loose.items():
             loose.setdefault(key, finding)
-        notes.extend(value.notes)
-        orphans += value.orphans
-        ids.update(value.ids)
-    for result in iter_many(pair_orphans(orphans, ids), task, **runs):  # a child given apart from its parent
-        child = _value(result).checks[0]
-        checks[child.path] = child
-    ordered = tuple(checks[os.fspath(p)] for p in logs)
+        notes.extend(result.notes)
+
+    checked = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress,
+                         on_group=spans)
+    failed = next((c.error for c in checked if isinstance(c, Failure)), None)
+    if failed is not None:
+        raise failed  # a task that died (a bug or a lost worker), not a log's refusal
+    ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
     return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes))
 

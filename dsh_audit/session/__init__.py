@@ -13,7 +13,8 @@ Example:
 """
 
 from ._evidence import CONTEXT_TYPES, Evidence, EvidenceCollector, LogEvidence, collect_evidence
-from ._group import Failure, SessionGroup, family_groups, open_group, pair_orphans, read_session, rounds
+from ._group import (Failure, GroupResult, SessionGroup, family_groups, open_group, pair_orphans, read_session,
+                     rounds, run_groups)
 from ._related import Headers, find_parent, walk_family, with_ancestors
 from ._session import Bodies, Session, open_foreign, open_session
 
@@ -23,6 +24,7 @@ __all__ = [
     "Evidence",
     "EvidenceCollector",
     "Failure",
+    "GroupResult",
     "Headers",
     "LogEvidence",
     "Session",
@@ -36,6 +38,7 @@ __all__ = [
     "pair_orphans",
     "read_session",
     "rounds",
+    "run_groups",
     "walk_family",
     "with_ancestors",
 ]

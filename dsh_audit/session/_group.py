@@ -11,16 +11,21 @@ so a parallel run opens each log once too.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 from pathlib import Path
 
 from ..errors import DshAuditError, MalformedRecordError
 from ..log import SessionHeader, SessionLog, read_log
+from ..runner import SessionTaskError, iter_many
 from ._related import Headers, walk_family
 from ._session import Session, open_foreign, open_session
 
-__all__ = ["Failure", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session", "rounds"]
+__all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
+           "rounds", "run_groups"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -155,6 +160,61 @@ def pair_orphans(orphans: Iterable[tuple[str, str]], ids: dict[str, str]) -> lis
         ids: session id -> log path of every log read.
     """
     return [[child, ids[parent]] for child, parent in orphans if parent in ids]
+
+
+@dataclass
+class GroupResult(Generic[T]):
+    """What a task made of one group of logs (picklable: it comes back from a worker).
+
+    Attributes:
+        items: one value or :class:`Failure` per given path, in order.
+        orphans: given children whose parent log was not read (:attr:`SessionGroup.orphans`).
+        ids: session id -> path of every given log that was read.
+    """
+
+    items: list[T | Failure]
+    orphans: list[tuple[str, str]] = field(default_factory=list)
+    ids: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, group: SessionGroup, items: list[T | Failure]) -> GroupResult[T]:
+        return cls(items, group.orphans, {s.id: s.path for s in group.given if isinstance(s, Session)})
+
+
+def run_groups(paths: Sequence[str | os.PathLike[str]], task: Callable[[list[str]], GroupResult[T]], *,
+               jobs: int = 1, engine: str = "local", scheduler: str | None = None,
+               progress: Callable[[int, int], None] | None = None,
+               on_group: Callable[[GroupResult[T]], None] | None = None) -> list[T | Failure]:
+    """Run ``task`` once per group of neighbouring logs (:func:`family_groups`), then once more for
+    each child given apart from its parent (with that parent), and return one value or
+    :class:`Failure` per path, in the order given. The same result for every ``jobs`` and engine.
+
+    ``on_group`` sees each group's whole result (a subclass may carry more than the items), in
+    this process, in group order.
+
+    Raises:
+        UsageError: bad ``jobs``, ``engine`` or ``scheduler``.
+    """
+    groups = [[os.fspath(p) for p in group] for group in family_groups(paths)]
+    runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler}
+    found: dict[str, T | Failure] = {}
+    orphans: list[tuple[str, str]] = []
+    ids: dict[str, str] = {}
+    for members, result in zip(groups, iter_many(groups, task, progress=progress, **runs)):
+        if result.error is not None or result.value is None:
+            error = result.error or SessionTaskError("the task returned nothing")
+            found.update((path, Failure(path, error)) for path in members)
+            continue
+        found.update(zip(members, result.value.items))
+        if on_group is not None:
+            on_group(result.value)
+        orphans += result.value.orphans
+        ids.update(result.value.ids)
+    pairs = pair_orphans(orphans, ids)
+    for pair, result in zip(pairs, iter_many(pairs, task, **runs)):
+        if result.value is not None:
+            found[pair[0]] = result.value.items[0]
+    return [found[os.fspath(p)] for p in paths]
 
 
 def family_groups(paths: Iterable[str | os.PathLike[str]]) -> list[list[Path]]:
