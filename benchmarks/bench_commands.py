@@ -4,7 +4,7 @@ Each measurement is a fresh subprocess, so its peak RSS is its own (``os.wait4``
 
   floor     decompress every zstd frame (one decompressor, read across frames) and
             ``orjson.loads`` every line; the subprocess times itself from after its imports
-  start-up  ``dsh-audit --version`` (best of 3): interpreter, click and the CLI's imports
+  start-up  ``dsh-audit --version`` (best of 3, before each log): interpreter and the CLI's imports
   commands  ``dsh-audit requests --json``, ``breaks --json --all``, ``cache --json``,
             ``check --json FILE``, ``index --db FILE`` (a fresh file each run), ``report -o FILE``,
             stdout to /dev/null; work = wall time - start-up
@@ -22,8 +22,9 @@ Run on demand (not part of the test suite; one benchmark process at a time):
     .venv/bin/python benchmarks/bench_commands.py --sizes 10 100 --repeat 2 --json bench-commands.json
 
 Generated logs go to benchmarks/data/ (git-ignored) and are reused when present. Exit codes 0
-and 1 (findings) count as success; any other exit, a crash or a timeout is shown in the table as
-"error (rc=N)" with the first stderr line, and the run goes on.
+and 1 (findings) count as success; any other exit or a crash (a Python traceback) is shown in the
+table as "error (rc=N)" with the first stderr line, and the run goes on; so is a run killed by
+--timeout or by --max-rss-mb (default 8000 MB: quadratic memory must not take the machine down).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,46 +97,77 @@ def first_error_line(stderr: bytes) -> str:
     return lines[0]
 
 
-def run(argv: list[str], *, timeout: float, capture_stdout: bool = False,
+@dataclass(frozen=True)
+class Limits:
+    timeout: float  # seconds
+    max_rss_mb: float  # 0: none
+
+
+def rss_mb(pid: int) -> float:
+    """Current resident set of ``pid`` (0 once it has exited)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def run(argv: list[str], *, timeout: float, max_rss_mb: float = 0, capture_stdout: bool = False,
         ok_codes: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
     """Run one subprocess; wall time, CPU time, peak RSS (its own, from wait4), exit code, output.
 
-    dsh-audit exits 1 for findings, so 0 and 1 are success unless ``ok_codes`` says otherwise; an
-    uncaught exception also exits 1, so a Python traceback on stderr is an error whatever the code.
+    A watchdog kills the process group after ``timeout`` seconds or once its RSS passes
+    ``max_rss_mb`` (0: no limit). dsh-audit exits 1 for findings, so 0 and 1 are success unless
+    ``ok_codes`` says otherwise; an uncaught exception also exits 1, so a Python traceback on
+    stderr is an error whatever the code.
     """
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
-        timed_out = threading.Event()
+        stopped: list[str] = []  # why the watchdog killed the run
+        done = threading.Event()
         t0 = time.perf_counter()
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out if capture_stdout else subprocess.DEVNULL,
-                                    stderr=err, cwd=ROOT, start_new_session=True)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=err, cwd=ROOT, start_new_session=True,
+                                    stdout=out if capture_stdout else subprocess.DEVNULL)
         except OSError as exc:
             return {"rc": None, "error": f"error (could not start): {exc}"}
 
-        def kill() -> None:
-            timed_out.set()
+        def kill(reason: str) -> None:
+            stopped.append(reason)
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 
-        timer = threading.Timer(timeout, kill)
-        timer.start()
+        def watch() -> None:
+            while not done.wait(0.2):
+                if time.perf_counter() - t0 > timeout:
+                    kill(f"timeout (> {timeout:g} s)")
+                    return
+                if max_rss_mb and rss_mb(proc.pid) > max_rss_mb:
+                    kill(f"killed at the memory limit (RSS > {max_rss_mb:g} MB)")
+                    return
+
+        watchdog = threading.Thread(target=watch, daemon=True)
+        watchdog.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         except BaseException:  # Ctrl-C: leave no child running
-            kill()
+            kill("interrupted")
             os.wait4(proc.pid, 0)
             proc.returncode = -signal.SIGKILL
             raise
         finally:
-            timer.cancel()
+            done.set()
+            watchdog.join()
         wall = time.perf_counter() - t0
         proc.returncode = rc = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         result: dict[str, Any] = {"rc": rc, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
                                   "max_rss_mb": usage.ru_maxrss / 1024}
-        if timed_out.is_set():
-            result["error"] = f"timeout (> {timeout:g} s)"
+        if stopped:
+            result["error"] = stopped[0]
         else:
             err.seek(0)
             stderr = err.read()
@@ -151,11 +184,11 @@ def best_of(results: list[dict[str, Any]]) -> dict[str, Any]:
     return min(ok, key=lambda r: r["wall"]) if ok else results[-1]
 
 
-def measure_floor(path: Path, repeat: int, timeout: float) -> dict[str, Any]:
+def measure_floor(path: Path, repeat: int, limits: Limits) -> dict[str, Any]:
     runs = []
     for _ in range(repeat):
-        result = run([sys.executable, "-c", FLOOR_CODE, str(path)], timeout=timeout, capture_stdout=True,
-                     ok_codes=(0,))
+        result = run([sys.executable, "-c", FLOOR_CODE, str(path)], timeout=limits.timeout,
+                     max_rss_mb=limits.max_rss_mb, capture_stdout=True, ok_codes=(0,))
         if "error" not in result:
             try:
                 result.update(json.loads(result.pop("stdout")))
@@ -167,7 +200,7 @@ def measure_floor(path: Path, repeat: int, timeout: float) -> dict[str, Any]:
     return min(ok, key=lambda r: r["seconds"]) if ok else runs[-1]
 
 
-def measure_command(dsh: Path, name: str, path: Path, repeat: int, timeout: float, startup: float) -> dict[str, Any]:
+def measure_command(dsh: Path, name: str, path: Path, repeat: int, limits: Limits, startup: float) -> dict[str, Any]:
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-commands-") as tmp:
         out = Path(tmp) / f"out{OUTPUT_SUFFIX.get(name, '')}"
@@ -175,7 +208,7 @@ def measure_command(dsh: Path, name: str, path: Path, repeat: int, timeout: floa
         for _ in range(repeat):
             for leftover in Path(tmp).iterdir():  # index is incremental: every run starts without a db
                 leftover.unlink()
-            result = run(argv, timeout=timeout)
+            result = run(argv, timeout=limits.timeout, max_rss_mb=limits.max_rss_mb)
             if out.exists():
                 result["output_mb"] = out.stat().st_size / 1e6
             runs.append(result)
@@ -187,8 +220,9 @@ def measure_command(dsh: Path, name: str, path: Path, repeat: int, timeout: floa
     return result
 
 
-def measure_startup(dsh: Path, timeout: float) -> dict[str, Any]:
-    result = best_of([run([str(dsh), "--version"], timeout=timeout) for _ in range(3)])
+def measure_startup(dsh: Path, limits: Limits) -> dict[str, Any]:
+    result = best_of([run([str(dsh), "--version"], timeout=limits.timeout, max_rss_mb=limits.max_rss_mb)
+                      for _ in range(3)])
     result["argv"] = ["dsh-audit", "--version"]
     return result
 
@@ -242,7 +276,8 @@ def log_table(label: str, path: Path, floor: dict[str, Any], startup: dict[str, 
     decoded = floor.get("decoded_bytes")
     lines = [f"### {label}", "",
              f"`{shown}`: {path.stat().st_size / 1e6:.2f} MB on disk, "
-             + (f"{decoded / 1e6:.2f} MB decoded, {floor['lines']:,} lines" if decoded else "size unknown (floor failed)"),
+             + (f"{decoded / 1e6:.2f} MB decoded, {floor['lines']:,} lines" if decoded
+                else "decoded size unknown (the floor failed)"),
              "",
              "| command | work s | x floor | peak RSS MB | wall s | CPU s | exit |",
              "|---|---|---|---|---|---|---|"]
@@ -263,22 +298,23 @@ def log_table(label: str, path: Path, floor: dict[str, Any], startup: dict[str, 
             ratio = "-"
         else:
             work = fmt(r["work"])
-            ratio = f"{r['work'] / floor_s:.1f}" if floor_s else "-"
+            ratio = f"{r['work'] / floor_s:.1f}" if floor_s and r["work"] > 0 else "-"  # <= 0: start-up noise
         lines.append(f"| `{command}` | {work} | {ratio} | {fmt(r.get('max_rss_mb'), 0)} | {fmt(r.get('wall'))} | "
                      f"{fmt(r.get('cpu'))} | {r.get('rc')} |")
     return "\n".join(lines)
 
 
 def exponent(points: list[tuple[float, float | None]]) -> float | None:
-    """log(y2/y1) / log(s2/s1) between the two largest sizes that have a positive value."""
-    usable = sorted((s, y) for s, y in points if y is not None and y > 0 and s > 0)
-    if len(usable) < 2:
+    """log(y2/y1) / log(s2/s1) between the two largest sizes; None when either has no positive value."""
+    if len(points) < 2:
         return None
-    (s1, y1), (s2, y2) = usable[-2], usable[-1]
-    return math.log(y2 / y1) / math.log(s2 / s1) if s2 != s1 else None
+    (s1, y1), (s2, y2) = sorted(points, key=lambda p: p[0])[-2:]
+    if y1 is None or y2 is None or y1 <= 0 or y2 <= 0 or s1 <= 0 or s2 == s1:
+        return None
+    return math.log(y2 / y1) / math.log(s2 / s1)
 
 
-def scaling(entries: list[dict[str, Any]], names: list[str], startup_rss: float) -> tuple[str, dict[str, Any]]:
+def scaling(entries: list[dict[str, Any]], names: list[str]) -> tuple[str, dict[str, Any]]:
     families = [f for f in FAMILIES if sum(e["family"] == f for e in entries) >= 2]
     if not families:
         return "", {}
@@ -293,14 +329,15 @@ def scaling(entries: list[dict[str, Any]], names: list[str], startup_rss: float)
         for family in families:
             points_t, points_r, points_n = [], [], []
             for e in entries:
-                if e["family"] != family or not e["floor"].get("decoded_bytes"):
+                if e["family"] != family:
                     continue
                 r = e["floor"] if name == "floor" else e["commands"][name]
-                size = e["floor"]["decoded_bytes"]
+                size = e["floor"].get("decoded_bytes") or e["mb"] * 1e6  # nominal size if the floor failed
                 ok = "error" not in r
                 points_t.append((size, (r["seconds"] if name == "floor" else r["work"]) if ok else None))
                 points_r.append((size, r.get("max_rss_mb") if ok else None))
-                points_n.append((size, r["max_rss_mb"] - startup_rss if ok and name != "floor" else None))
+                points_n.append((size, r["max_rss_mb"] - e["startup"]["max_rss_mb"] if ok and name != "floor"
+                                 else None))
             values = [exponent(points_t), exponent(points_r), exponent(points_n)]
             data.setdefault(name, {})[family] = dict(zip(("time", "peak_rss", "rss_above_startup"), values))
             row += "".join(f" {fmt(v, 2)} |" for v in values)
@@ -327,6 +364,8 @@ def main() -> None:
     parser.add_argument("--commands", default=",".join(COMMANDS), help="commands to run, comma-separated")
     parser.add_argument("--no-corpus", action="store_true", help="skip the largest corpus log")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before one run is killed")
+    parser.add_argument("--max-rss-mb", type=float, default=8000,
+                        help="kill one run once its RSS passes this many MB (0: no limit)")
     parser.add_argument("--dsh-audit", type=Path, default=Path(sys.executable).with_name("dsh-audit"),
                         help="the dsh-audit executable (default: beside this Python)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every result as JSON here")
@@ -346,31 +385,32 @@ def main() -> None:
             targets.append((f"generated {family}-history {mb:g} MB", family, mb, generated_log(family, mb)))
 
     info = machine()
-    startup = measure_startup(args.dsh_audit, args.timeout)
-    if "error" in startup:
-        raise SystemExit(f"dsh-audit --version failed: {startup['error']}")
+    limits = Limits(args.timeout, args.max_rss_mb)
     entries: list[dict[str, Any]] = []
     for label, family, mb, path in targets:
         print(f"measuring {label} ...", file=sys.stderr)
-        floor = measure_floor(path, args.repeat, args.timeout)
-        commands = {name: measure_command(args.dsh_audit, name, path, args.repeat, args.timeout, startup["wall"])
+        startup = measure_startup(args.dsh_audit, limits)  # per log: the machine's load drifts
+        if "error" in startup:
+            raise SystemExit(f"dsh-audit --version failed: {startup['error']}")
+        floor = measure_floor(path, args.repeat, limits)
+        commands = {name: measure_command(args.dsh_audit, name, path, args.repeat, limits, startup["wall"])
                     for name in names}
-        entries.append({"label": label, "family": family, "mb": mb, "path": str(path), "floor": floor,
-                        "commands": commands})
+        entries.append({"label": label, "family": family, "mb": mb, "path": str(path), "startup": startup,
+                        "floor": floor, "commands": commands})
 
     print(f"machine: {info['cpus']} cores, python {info['python']}, load average "
           f"{' '.join(f'{x:.1f}' for x in info['load_average'])} at start, {info['date']}; "
           f"cache tokenizer: {info['cache_tokenizer']}; best of {args.repeat}\n")
     for e in entries:
-        print(log_table(e["label"], Path(e["path"]), e["floor"], startup, e["commands"]) + "\n")
-    table, exponents = scaling(entries, names, startup.get("max_rss_mb", 0.0))
+        print(log_table(e["label"], Path(e["path"]), e["floor"], e["startup"], e["commands"]) + "\n")
+    table, exponents = scaling(entries, names)
     if table:
         print(table + "\n")
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"Peak RSS cannot read below this benchmark process's own, {own:.0f} MB (Linux carries a parent's "
           "high-water mark across fork and exec).")
     if args.json:
-        args.json.write_text(json.dumps({"machine": info, "repeat": args.repeat, "startup": startup,
+        args.json.write_text(json.dumps({"machine": info, "repeat": args.repeat, "limits": asdict(limits),
                                          "logs": entries, "scaling": exponents, "benchmark_rss_mb": own}, indent=2))
 
 

@@ -111,6 +111,10 @@ class _Seen:
     size: int  # provider-scale prompt size: the logged prompt tokens when known, else ``tokens``
 
 
+def _chain(request: Request) -> str:
+    return "title" if request.kind == "title" else "loop"
+
+
 def _rounded(rule: CacheRule, model: str | None, tokens: int) -> int:
     if tokens < rule.min_tokens(model):
         return 0
@@ -131,8 +135,8 @@ class _Analyzer:
         self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
         self.bodies, self.prices, self.lookback = bodies, prices, lookback
         self.families: dict[str, _Family] = {}
-        self.seen: list[_Seen] = []
-        self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # seen requests per (family, model)
+        self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
+        self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # recent requests per (family, model)
 
     def family(self, provider: str | None, model: str | None) -> _Family:
         rule = rule_for(provider, model, unit=self.unit)
@@ -140,23 +144,23 @@ class _Analyzer:
         if found is None:
             bodies, adapter = self.bodies, rule.wire_adapter
             render = None if bodies is None else (lambda request: bodies.body(request, adapter))
+            pieces = None if bodies is None else (lambda request: bodies.pieces(request, adapter))
+            count = make_counter(rule.tokenizer, method=self.tokenizer)
             found = self.families[rule.family] = _Family(
-                rule, PromptBuilder(rule, render=render), make_counter(rule.tokenizer, method=self.tokenizer))
+                rule, PromptBuilder(rule, render=render, pieces=pieces, count=count), count)
         return found
 
     def predecessor(self, request: Request) -> _Seen | None:
-        chain = "title" if request.kind == "title" else "loop"
-        for seen in reversed(self.seen):
-            if (seen.request.kind == "title") == (chain == "title") and seen.request.kind != "compaction":
-                return seen
-        return None
+        """The conversation's previous request: the last title call for a title call, else the
+        last loop or search request (a compaction call continues no conversation)."""
+        return self.last.get(_chain(request))
 
     def verdict(self, request: Request) -> CacheVerdict:
         provider, model = _model(request)
         fam = self.family(provider, model)
         rule, count = fam.rule, fam.count
         prompt = fam.builder.build(request)
-        tokens = sum(count(s) for s in prompt.segments)
+        tokens = prompt.tokens
         logged = _logged_prompt(request)
         size = logged if logged is not None else tokens
         now = self.times.get(request.index)
@@ -180,7 +184,7 @@ class _Analyzer:
             if shared == (len(theirs.segments), 0):
                 raw = seen.size  # the whole earlier prompt: a request-boundary unit of known size
             else:
-                own = sum(count(s) for s in mine.segments) if mine is not prompt else tokens
+                own = mine.tokens
                 raw = round(prefix_tokens(mine, shared, count) * (logged / own if logged and own else 1.0))
             return _rounded(rule, model, min(raw, size))
 
@@ -194,8 +198,11 @@ class _Analyzer:
         classification, cause, lost = self.classify(
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
         price = price_for(self.prices, rule.family, model)
-        self.seen.append(_Seen(request, prompt, tokens, rule.family, now, size))
-        same.append(self.seen[-1])
+        seen_now = _Seen(request, prompt, tokens, rule.family, now, size)
+        if request.kind != "compaction":
+            self.last[_chain(request)] = seen_now
+        same.append(seen_now)
+        del same[:-self.lookback]
         return CacheVerdict(
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
             model=model, family=rule.family, prompt_tokens=_logged_prompt(request), counted_tokens=tokens,

@@ -4,9 +4,10 @@ from ._derive import derive_event_message
 from ._header import call_config_equals, canonical_header, header_equals
 from ._model import ReplayResult, Request, RequestTime
 from ._requests import iter_requests, replay
-from ._surface import Replacement, SurfaceFold
+from ._surface import MessageView, Replacement, SurfaceFold
 
 __all__ = [
+    "MessageView",
     "Replacement",
     "ReplayResult",
     "Request",

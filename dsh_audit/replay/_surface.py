@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, overload
 
 from ..errors import ReplayError
@@ -52,9 +53,7 @@ class MessageView(Sequence[Any]):
         return self._items[self._start + index]
 
     def __iter__(self) -> Iterator[Any]:
-        items = self._items
-        for i in range(self._start, self._n):
-            yield items[i]
+        return islice(self._items, self._start, self._n)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):
@@ -66,6 +65,14 @@ class MessageView(Sequence[Any]):
 
     def __repr__(self) -> str:
         return f"MessageView({list(self)!r})" if len(self) < 4 else f"MessageView({len(self)} items)"
+
+    def shared_prefix(self, other: object) -> int:
+        """How many leading items this view and ``other`` are known to share without comparing
+        them: views of the same list from the same start share all of the shorter one's items
+        (a fold generation only appends); otherwise 0."""
+        if isinstance(other, MessageView) and other._items is self._items and other._start == self._start:
+            return min(self._n, other._n) - self._start
+        return 0
 
     def tail(self, start: int) -> "MessageView":
         """The same view without its first ``start`` items (no copy)."""

@@ -25,7 +25,7 @@ from ..importers import detect, load_foreign
 from ..log import SessionHeader, SessionLog, read_log
 from ..log import SUPPORTED_VERSIONS
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
-from ..wire import render
+from ..wire import DeepSeekRenderer, PromptPieces, make_renderer, render
 from ._evidence import EvidenceCollector, LogEvidence
 
 __all__ = ["Bodies", "Session", "open_foreign", "open_session"]
@@ -74,6 +74,19 @@ class Bodies:
         if isinstance(found, DshAuditError):
             raise found
         return found
+
+    def pieces(self, request: Request, adapter: str = "deepseek") -> PromptPieces | None:
+        """The unjoined pieces of a DeepSeek loop body (:meth:`dsh_audit.wire.DeepSeekRenderer.prompt_pieces`),
+        from the renderer every view shares; None for other adapters and kinds, or when the
+        request cannot be rendered."""
+        cache = self._renderers.setdefault(adapter, {})
+        renderer = cache.get(adapter) or cache.setdefault(adapter, make_renderer(adapter))
+        if not isinstance(renderer, DeepSeekRenderer):
+            return None
+        try:
+            return renderer.prompt_pieces(request)
+        except DshAuditError:
+            return None
 
     def body(self, request: Request, adapter: str = "deepseek") -> bytes | None:
         """:meth:`render`, or None when the request cannot be rendered."""

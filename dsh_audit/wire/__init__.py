@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer
+from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
 from ._types import Renderer, WireRequest
@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_HARNESS_VERSION",
     "DEFAULT_MAX_REQUEST_IMAGE_BYTES",
     "DeepSeekRenderer",
+    "PromptPieces",
     "Renderer",
     "WireRequest",
     "make_renderer",

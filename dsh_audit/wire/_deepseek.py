@@ -25,17 +25,17 @@ What each request kind takes from the log:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from ..errors import RenderError
 from ..jsjson import stringify
-from ..replay import Request
+from ..replay import MessageView, Request
 from ._deepseek_messages import has_image, image_path_messages, text_path_messages
 from ._registry import register
 from ._types import WireRequest
 
-__all__ = ["DEFAULT_HARNESS_VERSION", "DEFAULT_MAX_REQUEST_IMAGE_BYTES", "DeepSeekRenderer"]
+__all__ = ["DEFAULT_HARNESS_VERSION", "DEFAULT_MAX_REQUEST_IMAGE_BYTES", "DeepSeekRenderer", "PromptPieces"]
 
 #: DSH release whose ``user-agent`` the renderer writes unless told otherwise.
 DEFAULT_HARNESS_VERSION = "0.1.0-rc.8"
@@ -46,6 +46,15 @@ _EFFORTS = ("off", "low", "high", "max")
 _PATH = "/chat/completions"
 _HOME = "https://github.com/deepseek-ai/deepseek-harness"
 _STREAM = '],"stream":true,"stream_options":{"include_usage":true}'
+
+
+class PromptPieces(NamedTuple):
+    """A DeepSeek loop body before joining: ``{"model":M,"messages":[`` + system and fragments
+    comma-joined + ``tail``."""
+
+    system: str | None
+    fragments: tuple[str, ...]
+    tail: str
 
 
 class DeepSeekRenderer:
@@ -76,6 +85,8 @@ class DeepSeekRenderer:
         self.adapter_thinking = adapter_thinking
         self.max_request_image_bytes = max_request_image_bytes
         self._messages: dict[int, tuple[Mapping[str, Any], str | None]] = {}
+        # The last loop request's messages and their fragments, for the next one to extend.
+        self._last: tuple[MessageView | None, list[str]] = (None, [])
         self._headers: dict[int, tuple[Mapping[str, Any], str | None, str | RenderError | None]] = {}
 
     # -- public -------------------------------------------------------------------------------
@@ -131,6 +142,26 @@ class DeepSeekRenderer:
                            headers=self.headers(request.session_id, compaction=request.kind == "compaction"),
                            body=body)
 
+    def prompt_pieces(self, request: Request) -> PromptPieces | None:
+        """The pieces a loop request's body is joined from, without joining them: the system
+        fragment, one fragment per DSH message (the same string object for a message every time
+        it is rendered, so a caller can memoise per fragment), and the body's tail after the
+        messages. None for other kinds (their bodies differ in more than these pieces).
+
+        Raises:
+            RenderError: as :meth:`render` would for this request.
+        """
+        header = request.header
+        if request.kind != "loop" or not isinstance(header, Mapping) or not isinstance(header.get("config"), Mapping):
+            return None
+        fragments = self._fragments(request, None, None)
+        system, tools = self._header_parts(header, request)
+        config = header["config"]
+        effort = config.get("reasoningEffort") if "reasoningEffort" in config else self.adapter_effort
+        if "reasoningEffort" in config and effort not in _EFFORTS:
+            return None  # render() refuses it
+        return PromptPieces(system, tuple(fragments), _STREAM + self._tail(config, effort, None, tools, request))
+
     def headers(self, session_id: str | None, *, compaction: bool = False) -> tuple[tuple[str, str], ...]:
         """The request headers in the adapter's order, without ``authorization``."""
         pairs = [("content-type", "application/json"), ("accept", "text/event-stream"),
@@ -177,12 +208,22 @@ class DeepSeekRenderer:
 
     def _fragments(self, request: Request, images: Mapping[str, bytes] | None,
                    offloaded_image_text: str | None) -> list[str]:
-        fragments: list[str] = []
+        messages = request.messages
+        view = messages if isinstance(messages, MessageView) else None  # auxiliary calls: tuples
+        loop = view is not None  # only loop requests move the state the next one extends
+        last_view, last_fragments = self._last
+        shared = view.shared_prefix(last_view) if view is not None else 0
+        if view is not None and shared:
+            # The same fold generation: the shared messages' fragments are the last request's.
+            fragments = last_fragments[:shared]
+            kept = self._messages
+            new: Sequence[Mapping[str, Any]] = view.tail(shared)
+        else:
+            # Keep only this request's messages: a later request can reuse nothing else, so
+            # memory stays bounded by the live surface instead of growing with the log.
+            fragments, kept, new = [], {}, messages
         cache = self._messages
-        # Keep only this request's messages: a later request can reuse nothing else, so memory
-        # stays bounded by the live surface instead of growing with the log.
-        kept: dict[int, tuple[Any, str | None]] = {}
-        for message in request.messages:
+        for message in new:
             entry = cache.get(id(message))
             if entry is None or entry[0] is not message:
                 text = None if has_image(message.get("content")) else \
@@ -190,11 +231,13 @@ class DeepSeekRenderer:
                 entry = (message, text)
             kept[id(message)] = entry
             if entry[1] is None:
-                self._messages = kept
+                if loop:
+                    self._messages, self._last = kept, (None, [])
                 return self._image_fragments(request, images, offloaded_image_text)
             fragments.append(entry[1])
-        self._messages = kept
-        return fragments
+        if loop:
+            self._messages, self._last = kept, (view, fragments)
+        return list(fragments)
 
     def _image_fragments(self, request: Request, images: Mapping[str, bytes] | None,
                          offloaded_image_text: str | None) -> list[str]:
