@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import dsh_audit
 from dsh_audit import attribution
 from dsh_audit.attribution import (
     attribute,

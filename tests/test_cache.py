@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from dsh_audit.cache import (
     CLASSIFICATIONS,
-    RequestTime,
     analyze_cache,
     attribution_causes,
     cache_report,
@@ -30,6 +29,7 @@ from dsh_audit.cache import (
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import DshAuditError
+from dsh_audit.replay import RequestTime
 from dsh_audit.replay import Request
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import Phase, given, settings
 
-import dsh_audit
 from dsh_audit.attribution import attribute
 from dsh_audit.diff import diff_bodies
 from dsh_audit.errors import DshAuditError

@@ -27,7 +27,7 @@ from dsh_audit.strategies import (
     sessions,
 )
 
-from _properties import replay_file, validate_paths, written
+from _properties import validate_paths, written
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "sample_logs" / "generated"

@@ -22,15 +22,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DshAuditError
 from ..jsjson import stringify
-from ..log import SessionHeader, SessionLog, read_log
+from ..log import SessionHeader
 from ..replay import Request
 from ..session import Bodies, Evidence, LogEvidence, Session, open_session
+from ..wire import fold_text_block, without_cache_markers
 from ._compare import Pair, compare
 from ._model import Divergence, SessionAttribution, Transition
 from ._prefix import MessageDigests, lcp_bytes
@@ -96,27 +96,11 @@ def captured_extends(prev_body: bytes, cur_body: bytes) -> tuple[bool, int | Non
 
 
 def _without_cache_markers(body: dict[str, Any]) -> Any:
-    """An Anthropic-style body with pi-ai's moving cache breakpoints taken out (spec §8.3, §9.7).
-
-    pi-ai puts ``cache_control`` on the last user message's last block (turning a string content
-    into a one-block array) and on the last tool, so the markers move every request without
-    changing the prompt: drop every ``cache_control`` and fold a lone text block back into the
-    string it was.
-    """
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "cache_control"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    out = strip(body)
-    for message in out.get("messages") or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        if (message.get("role") == "user" and isinstance(content, list) and len(content) == 1
-                and isinstance(content[0], dict) and set(content[0]) == {"type", "text"}
-                and content[0]["type"] == "text"):
-            message["content"] = content[0]["text"]
+    """An Anthropic-style body with pi-ai's moving cache breakpoints taken out (spec §8.3, §9.7):
+    every ``cache_control`` dropped and a user message's lone text block folded back."""
+    out = without_cache_markers(body)
+    out["messages"] = [fold_text_block(m) if isinstance(m, dict) and m.get("role") == "user" else m
+                       for m in out.get("messages") or []]
     return out
 
 

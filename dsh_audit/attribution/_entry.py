@@ -19,7 +19,7 @@ from ..log import discover, read_log
 from ..replay import Request, iter_requests
 from ..session import (Bodies, EvidenceCollector, Failure, GroupResult, LogEvidence, Session, SessionGroup,
                        open_group, rounds, run_groups)
-from ._attribute import _Attributor, _Session, as_item, attribute_sessions
+from ._attribute import _Attributor, _Session, attribute_sessions
 from ._model import SessionAttribution, Transition
 
 __all__ = ["attribute_group", "attribute_opened", "attribute_paths", "iter_attribute"]

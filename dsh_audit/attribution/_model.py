@@ -5,7 +5,7 @@ JSON shapes (``to_json``) are the contract of ``dsh-audit breaks --json`` and ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..session import Evidence

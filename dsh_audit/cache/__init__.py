@@ -13,7 +13,6 @@ from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_
 from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
 from ._rules import CacheRule, Price, load_prices, load_rules, price_for, rule_for
 from ._session import cache_group, cache_report, session_transitions
-from ._timing import RequestTime, request_times
 from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
 
 __all__ = [
@@ -26,7 +25,6 @@ __all__ = [
     "Price",
     "Prompt",
     "PromptBuilder",
-    "RequestTime",
     "SessionCacheReport",
     "TokenCounter",
     "actual_cache_read",
@@ -42,7 +40,6 @@ __all__ = [
     "make_counter",
     "prefix_tokens",
     "price_for",
-    "request_times",
     "rule_for",
     "session_transitions",
 ]

@@ -262,7 +262,7 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
 
     Args:
         requests: the session's requests in order (:func:`dsh_audit.replay.replay`).
-        times: request index -> send/answer times (:func:`request_times`); without them TTL and
+        times: request index -> send/answer times (:attr:`dsh_audit.session.Session.times`); without them TTL and
             write lag are not judged.
         attribution: break records (index, verdict, cause); ``None`` labels breaks ``unattributed``.
         unit: cache unit override for rules that allow it (DeepSeek: 128 default, 64 legacy).

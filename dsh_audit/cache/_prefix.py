@@ -25,7 +25,7 @@ import orjson
 
 from ..jsjson import stringify
 from ..replay import MessageView, Request
-from ..wire import PromptPieces
+from ..wire import PromptPieces, fold_text_block, without_cache_markers
 from ._rules import CacheRule
 from ._tokens import TokenCounter, make_counter
 
@@ -256,7 +256,7 @@ class PromptBuilder:
             out = [{k: v for k, v in m.items() if k != "reasoning_content"}
                    if m.get("role") == "assistant" and not m.get("tool_calls") else m for m in out]
         if self.rule.family == "anthropic":
-            out = [_plain_text(m) for m in out]
+            out = [fold_text_block(m) for m in out]
         return out
 
     def _from_pieces(self, request: Request, pieces: PromptPieces) -> dict[str, Any]:
@@ -276,7 +276,7 @@ class PromptBuilder:
 
     def _from_body(self, body: dict[str, Any]) -> dict[str, Any]:
         if self.rule.family == "anthropic":
-            body = _strip_cache_control(body)
+            body = without_cache_markers(body)
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         system: list[Any] = []
         while messages and messages[0].get("role") in ("system", "developer"):
@@ -321,24 +321,6 @@ def _object(raw: bytes | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _strip_cache_control(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
-    return value
-
-
-def _plain_text(message: dict[str, Any]) -> dict[str, Any]:
-    # pi-ai turns the last user message's string into one text block to carry cache_control;
-    # the provider renders both the same way, so fold it back.
-    content = message.get("content")
-    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
-            and set(content[0]) == {"type", "text"} and content[0]["type"] == "text":
-        return {**message, "content": content[0]["text"]}
-    return message
 
 
 def _drop_reasoning(message: dict[str, Any]) -> dict[str, Any]:

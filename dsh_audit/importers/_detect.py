@@ -16,9 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import DshAuditError, UnsupportedFormatError
-from ..log import SessionHeader, SessionLog
-from ..replay import ReplayResult
+from ..errors import UnsupportedFormatError
 from ._claude_code import import_claude_code
 from ._codex import import_codex
 from ._model import ImportedSession, open_input

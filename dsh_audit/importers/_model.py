@@ -58,7 +58,7 @@ class ImportedSession:
     def times(self) -> dict[int, tuple[float, float | None]]:
         """Request index -> ``(sent, answered)`` seconds since the epoch, from the records' timestamps.
 
-        The shape of :class:`dsh_audit.cache.RequestTime`; requests without a send time are left out.
+        The shape of :class:`dsh_audit.replay.RequestTime`; requests without a send time are left out.
         """
         out: dict[int, tuple[float, float | None]] = {}
         for request in self.requests:

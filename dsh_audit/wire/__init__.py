@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 
 from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces
+from ._markers import fold_text_block, without_cache_markers
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
 from ._types import Renderer, WireRequest
@@ -35,8 +36,10 @@ __all__ = [
     "PromptPieces",
     "Renderer",
     "WireRequest",
+    "fold_text_block",
     "make_renderer",
     "register",
     "render",
     "render_all",
+    "without_cache_markers",
 ]
