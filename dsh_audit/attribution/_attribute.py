@@ -29,7 +29,7 @@ from typing import Any
 from ..jsjson import stringify
 from ..log import SessionHeader
 from ..replay import Request
-from ..session import Bodies, Evidence, LogEvidence, Session, open_session
+from ..session import Bodies, Evidence, LogEvidence, RouteEvidence, Session, open_session, request_route
 from ..wire import fold_text_block, without_cache_markers
 from ._compare import Pair, compare
 from ._model import Divergence, SessionAttribution, Transition
@@ -51,6 +51,7 @@ class _Session:
     evidence: LogEvidence | None = None
     captures: dict[int, bytes | None] | None = None
     bodies: Bodies | None = None
+    routes: RouteEvidence | None = None
     _by_index: dict[int, Request] | None = None
 
     @property
@@ -223,7 +224,11 @@ class _Attributor:
     def _rendered(self, session: _Session, request: Request) -> bytes | None:
         if self.adapter is None or session.bodies is None:
             return None
-        return session.bodies.body(request, self.adapter)  # rendered once, shared with every view
+        adapter = self.adapter if self.adapter != "auto" else \
+            request_route(request, session.routes).adapter  # the route it really took
+        if adapter is None:
+            return None
+        return session.bodies.body(request, adapter)  # rendered once, shared with every view
 
     def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition,
                cur: Request) -> Transition:
@@ -255,12 +260,12 @@ class _Attributor:
 def as_item(session: Session) -> _Session:
     """A session as attribution walks it: its requests, evidence and rendered bodies."""
     return _Session(session.path, session.header, session.requests, lenient=session.lenient,
-                    evidence=session.evidence, bodies=session.bodies)
+                    evidence=session.evidence, bodies=session.bodies, routes=session.routes)
 
 
 def attribute_sessions(sessions: Iterable[Session], *,
                        captures: Mapping[str, Sequence[bytes | None]] | None = None,
-                       adapter: str | None = "deepseek") -> list[SessionAttribution]:
+                       adapter: str | None = "auto") -> list[SessionAttribution]:
     """Explain every request of several sessions, pairing children with parents among them.
 
     Args:
@@ -269,7 +274,8 @@ def attribute_sessions(sessions: Iterable[Session], *,
         captures: per session id, captured body bytes aligned with that session's requests
             (``None`` where a request was not captured).
         adapter: the ``dsh_audit.wire`` adapter that renders the two bodies of a break to give
-            its body byte offset (captured bodies win when given); None renders nothing.
+            its body byte offset (captured bodies win when given): ``auto`` (default) each
+            request's own route (:meth:`dsh_audit.session.Session.route`); None renders nothing.
 
     Returns:
         One :class:`SessionAttribution` per session, in the order given.
@@ -288,7 +294,7 @@ def attribute_sessions(sessions: Iterable[Session], *,
 
 
 def attribute(source: Session | str | os.PathLike[str], *, captures: Sequence[bytes | None] | None = None,
-              lenient: bool = False, adapter: str | None = "deepseek") -> SessionAttribution:
+              lenient: bool = False, adapter: str | None = "auto") -> SessionAttribution:
     """Explain every request of one session (fork and subagent children are compared only when
     their parent is given too: use :func:`attribute_sessions`).
 

@@ -15,10 +15,21 @@ from functools import partial
 from typing import Any
 
 from ..errors import UnsupportedFormatError
-from ..log import discover, read_log
+from ..log import Event, discover, read_log
 from ..replay import Request, iter_requests
-from ..session import (Bodies, EvidenceCollector, Failure, GroupResult, LogEvidence, Session, SessionGroup,
-                       open_group, rounds, run_groups)
+from ..session import (
+    Bodies,
+    EvidenceCollector,
+    Failure,
+    GroupResult,
+    LogEvidence,
+    RouteEvidence,
+    Session,
+    SessionGroup,
+    open_group,
+    rounds,
+    run_groups,
+)
 from ._attribute import _Attributor, _Session, attribute_sessions
 from ._model import SessionAttribution, Transition
 
@@ -34,7 +45,7 @@ def refuse_imported(item: Session | Failure) -> Session | Failure:
     return item
 
 
-def attribute_opened(group: SessionGroup, *, adapter: str | None = "deepseek") -> dict[str, SessionAttribution]:
+def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto") -> dict[str, SessionAttribution]:
     """Attribute every given DSH session of an opened group (each with the ancestors read beside
     it), in rounds in which a session id appears once: log path -> attribution."""
     found: dict[str, SessionAttribution] = {}
@@ -46,7 +57,7 @@ def attribute_opened(group: SessionGroup, *, adapter: str | None = "deepseek") -
 
 
 def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                    adapter: str | None = "deepseek", ancestors: bool = True) -> GroupResult[SessionAttribution]:
+                    adapter: str | None = "auto", ancestors: bool = True) -> GroupResult[SessionAttribution]:
     """Read ``paths`` together (each once, parents beside children too) and attribute every one."""
     group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors)
     found = attribute_opened(group, adapter=adapter)
@@ -56,7 +67,7 @@ def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = 
 
 
 def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = False,
-                    max_version: int | None = None, adapter: str | None = "deepseek",
+                    max_version: int | None = None, adapter: str | None = "auto",
                     ancestors: bool = True, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
                     progress: Callable[[int, int], None] | None = None,
                     ) -> tuple[list[SessionAttribution], list[Failure]]:
@@ -114,7 +125,7 @@ def _first_chunk_order(requests: Iterable[Request]) -> Iterator[Request]:
 
 
 def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
-                   adapter: str | None = "deepseek") -> Iterator[Transition]:
+                   adapter: str | None = "auto") -> Iterator[Transition]:
     """Attribute one log while it is replayed, in first-chunk order, with bounded memory.
 
     Holds the previous request of each conversation and the log's evidence events, never the
@@ -131,7 +142,14 @@ def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_v
         options["max_version"] = max_version
     log = read_log(path, **options)
     evidence = LogEvidence(log.header.id)
-    session = _Session(log.path, log.header, [], lenient=lenient, evidence=evidence, bodies=Bodies())
+    routes = RouteEvidence()  # what the log has shown of each provider's adapter so far
+    session = _Session(log.path, log.header, [], lenient=lenient, evidence=evidence, bodies=Bodies(), routes=routes)
     attributor = _Attributor([session], adapter=adapter)
-    requests = iter_requests(log, observe=EvidenceCollector(evidence, frozenset()).on_event)
+    collector = EvidenceCollector(evidence, frozenset())
+
+    def observe(event: Event) -> None:
+        collector.on_event(event)
+        routes.on_event(event)
+
+    requests = iter_requests(log, observe=observe)
     yield from attributor.walk(session, _first_chunk_order(requests))

@@ -18,7 +18,7 @@ counts is the classification. See ``docs/cache-accounting.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -131,15 +131,16 @@ def _model(request: Request) -> tuple[str | None, str | None]:
 
 class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
-                 tokenizer: str, bodies: Bodies | None, prices: tuple[Price, ...], lookback: int) -> None:
+                 tokenizer: str, bodies: Bodies | None, prices: tuple[Price, ...], lookback: int,
+                 routes: Callable[[Request], str | None] | None) -> None:
         self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
-        self.bodies, self.prices, self.lookback = bodies, prices, lookback
+        self.bodies, self.prices, self.lookback, self.routes = bodies, prices, lookback, routes
         self.families: dict[str, _Family] = {}
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
         self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # recent requests per (family, model)
 
-    def family(self, provider: str | None, model: str | None) -> _Family:
-        rule = rule_for(provider, model, unit=self.unit)
+    def family(self, provider: str | None, model: str | None, adapter: str | None) -> _Family:
+        rule = rule_for(provider, model, unit=self.unit, adapter=adapter)
         found = self.families.get(rule.family)
         if found is None:
             bodies, adapter = self.bodies, rule.wire_adapter
@@ -157,7 +158,7 @@ class _Analyzer:
 
     def verdict(self, request: Request) -> CacheVerdict:
         provider, model = _model(request)
-        fam = self.family(provider, model)
+        fam = self.family(provider, model, self.routes(request) if self.routes is not None else None)
         rule, count = fam.rule, fam.count
         prompt = fam.builder.build(request)
         tokens = prompt.tokens
@@ -256,7 +257,8 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
                   attribution: Iterable[Any] | None = None, unit: int | None = None,
                   tokenizer: str = "auto", wire: bool = True, bodies: Bodies | None = None,
                   prices: tuple[Price, ...] | None = None,
-                  price_note: str | None = None, lookback: int = 64, path: str = "",
+                  price_note: str | None = None, lookback: int = 64,
+                  routes: Callable[[Request], str | None] | None = None, path: str = "",
                   session_id: str = "") -> SessionCacheReport:
     """Account for the prefix cache of one session's requests.
 
@@ -272,6 +274,8 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
             with the other views; with ``wire`` and none given, bodies are rendered here.
         prices: a price table (default: the packaged example prices).
         lookback: how many earlier requests of the same model to compare with.
+        routes: request -> the adapter its route used (:meth:`dsh_audit.session.Session.route`),
+            which picks the provider's cache rule; without it the provider id and model decide.
 
     Example:
         >>> report = analyze_cache([])
@@ -286,7 +290,7 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
     if wire and bodies is None:
         bodies = Bodies()
     analyzer = _Analyzer(times=times or {}, causes=causes, unit=unit, tokenizer=tokenizer,
-                         bodies=bodies if wire else None,
+                         bodies=bodies if wire else None, routes=routes,
                          prices=prices, lookback=lookback)
     verdicts = tuple(analyzer.verdict(r) for r in requests)
     methods = sorted({f.count.method for f in analyzer.families.values()}) or \

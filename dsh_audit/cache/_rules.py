@@ -146,14 +146,19 @@ def load_rules() -> tuple[CacheRule, ...]:
     return tuple(_rule(_read(name)) for name in _RULE_FILES)
 
 
-def rule_for(provider: str | None, model: str | None, *, unit: int | None = None) -> CacheRule:
+def rule_for(provider: str | None, model: str | None, *, unit: int | None = None,
+             adapter: str | None = None) -> CacheRule:
     """The rule covering a DSH ``provider``/``model`` pair; DeepSeek when nothing matches.
 
-    The provider id wins over the model name (pi-ai routes a ``claude-*`` model through an
-    ``anthropic`` provider); an unknown pair falls back to DeepSeek, DSH's default route.
+    The request's route wins (``adapter``: the wire format it went out in, see
+    :meth:`dsh_audit.session.Session.route`), then the provider id (pi-ai routes a ``claude-*``
+    model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
+    DeepSeek, DSH's default route.
     """
     rules = load_rules()
-    chosen = next((r for r in rules if provider and provider in r.providers), None)
+    chosen = next((r for r in rules if adapter and r.wire_adapter == adapter), None)
+    if chosen is None:
+        chosen = next((r for r in rules if provider and provider in r.providers), None)
     if chosen is None:
         chosen = next((r for r in rules if model and any(model.startswith(p) for p in r.model_prefixes)), rules[0])
     return chosen.with_unit(unit)

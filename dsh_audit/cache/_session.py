@@ -62,7 +62,8 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
     given = session_transitions(session) if attribution == "auto" else attribution
     return analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
                          tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
-                         price_note=note, path=session.path, session_id=session.id)
+                         price_note=note, routes=lambda request: session.route(request).adapter, path=session.path,
+                         session_id=session.id)
 
 
 def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..replay import Request
+    from ..session import RouteEvidence
 
 __all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning",
            "engine_options", "jobs_option", "json_option", "lenient_option", "no_such_request", "one_log",
@@ -44,8 +45,9 @@ def one_log(path: str) -> Path:
     return logs[0]
 
 
-def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request]:
-    """Replay the one session log at ``path``: its file and its request ``index``.
+def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request, RouteEvidence]:
+    """Replay the one session log at ``path``: its file, its request ``index``, and what the log
+    shows of each provider's adapter (for the request's route).
 
     The log's warnings go to stderr. Raises the log's own error when it cannot be replayed, and
     UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests.
@@ -53,7 +55,7 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     from ..errors import MalformedRecordError
     from ..log import read_log
     from ..replay import iter_requests
-    from ..session import open_foreign
+    from ..session import RouteEvidence, open_foreign
 
     log = one_log(path)
     try:
@@ -65,12 +67,14 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
         requests: list[Request] = imported.requests
         found = requests[index] if 0 <= index < len(requests) else None
         count = len(requests)
+        routes = imported.routes
     else:
         # Stream: keep only request ``index`` (a long log's requests would keep all of it alive),
         # but read to the end, so a log DSH refuses is still refused.
         found, count = None, 0
+        routes = RouteEvidence()
         try:
-            for request in iter_requests(opened):
+            for request in iter_requests(opened, observe=routes.on_event):
                 if request.index == index:
                     found = request
                 count += 1
@@ -79,7 +83,7 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
                 echo_warning(warning)
     if found is None:
         raise no_such_request(index, count, log)
-    return str(log), found
+    return str(log), found, routes
 
 
 def no_such_request(index: int, count: int, log: Path) -> UsageError:

@@ -11,7 +11,7 @@ from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
 from ..errors import UsageError
 from ..log import discover
 from ..replay import Request
-from ..session import Failure, read_session
+from ..session import Failure, Session, read_session, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
@@ -82,8 +82,10 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None
 @click.argument("path", type=click.Path())
 @click.option("--capture", "capture_path", required=True, type=click.Path(),
               help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies.")
-@click.option("--adapter", type=click.Choice(ADAPTER_CHOICES), default="deepseek", show_default=True,
-              help="Which DSH adapter's wire format the rebuilt bodies use.")
+@click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
+              help="Which DSH adapter's wire format the rebuilt bodies use; auto takes each request's "
+                   "route from the log (the provider its header names and the adapter the log shows "
+                   "serving it).")
 @click.option("--strict", is_flag=True,
               help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
 @json_option
@@ -109,6 +111,7 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     captures = load_capture(capture_path)
     requests: list[Request] = []
     sessions: dict[str, str] = {}
+    opened: list[Session] = []
     bad = False
     for log in logs:
         session = read_session(log, lenient=lenient, max_version=max_version)
@@ -119,8 +122,9 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
             bad = True
             continue
         sessions[session.id] = session.path
+        opened.append(session)
         requests.extend(session.requests)
-    rows = compare_capture(requests, captures, adapter=adapter)
+    rows = compare_capture(requests, captures, render=route_renderer(opened, adapter=adapter))
     ok = gate_ok(rows, strict=strict)
     if as_json:
         for row in rows:

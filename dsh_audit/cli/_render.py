@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import DshAuditError, UsageError
+from ..session import request_route
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import ADAPTER_CHOICES, EXIT_OK, lenient_option, one_request
 
@@ -25,8 +26,9 @@ def _read_instruction(path: str | None) -> str | None:
 @click.command("render")
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
-@click.option("--adapter", type=click.Choice(ADAPTER_CHOICES), default="deepseek", show_default=True,
-              help="Which DSH adapter's wire format to write.")
+@click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
+              help="Which DSH adapter's wire format to write; auto takes the request's route from the "
+                   "log (the provider its header names and the adapter the log shows serving it).")
 @click.option("--headers", "with_headers", is_flag=True,
               help="Write the request line and headers (no authorization) and a blank line before the body.")
 @click.option("--compaction-instruction", "instruction_file", type=click.Path(dir_okay=False),
@@ -39,17 +41,24 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
                    harness_version: str, lenient: bool, max_version: int) -> int:
     """Write the exact body bytes request INDEX of one log sends (binary, no trailing newline).
 
-    INDEX is the '#' column of `dsh-audit requests`. Compaction requests need the instruction text
+    INDEX is the '#' column of `dsh-audit requests`. The wire format is the request's own route
+    (a Claude request through pi-ai's Anthropic route is written as Anthropic Messages), unless
+    --adapter forces one. Compaction requests need the instruction text
     DSH appends (--compaction-instruction); image requests cannot be rendered from a log alone.
 
     \b
     Example:
         dsh-audit render session.jsonl 3 | sha256sum
     """
+    log_path, request, routes = one_request(path, index, lenient=lenient, max_version=max_version)
+    route = request_route(request, routes, forced=None if adapter == "auto" else adapter)
+    if route.adapter is None:
+        raise UsageError(f"request {index} cannot be rendered: unknown route: {route.because}", path=log_path,
+                         hint="pass --adapter deepseek|anthropic|openai")
+    adapter = route.adapter
     if adapter not in ADAPTERS:
         raise UsageError(f"the {adapter!r} renderer is not installed in this build",
                          hint="known adapters: " + ", ".join(sorted(ADAPTERS)))
-    log_path, request = one_request(path, index, lenient=lenient, max_version=max_version)
     options = {"version": harness_version} if adapter == "deepseek" else {}
     renderer = make_renderer(adapter, **options)
     instruction = _read_instruction(instruction_file)

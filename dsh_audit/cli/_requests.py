@@ -137,7 +137,7 @@ def show_command(path: str, index: int, lenient: bool, max_version: int, compact
     Example:
         dsh-audit show sample_logs/tools/session.jsonl 2
     """
-    _, found = one_request(path, index, lenient=lenient, max_version=max_version)
+    _, found, _ = one_request(path, index, lenient=lenient, max_version=max_version)
     request = found.to_json()
     click.echo(dumps_line(request) if compact else dumps_pretty(request))
     return EXIT_OK

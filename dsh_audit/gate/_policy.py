@@ -21,7 +21,8 @@ Keys (kebab-case, as TOML tools spell them) and strict defaults::
                             "resume", "fork", "subagent", "retry"]       # DSH822 for any other cause
     min-cache-hit-ratio = 0.0              # DSH831 below this actual ratio (0 turns it off)
     ignore = []                            # rule ids or prefixes ("DSH4") whose findings are dropped
-    adapter = "deepseek"                   # wire format for capture comparison: deepseek|anthropic|openai
+    adapter = "auto"                       # wire format for capture comparison: auto (each request's route
+                                           # from the log)|deepseek|anthropic|openai
 
 Sub-tables of ``[tool.dsh-audit]`` belong to other commands and are ignored here; an unknown key
 is an error (a misspelt key would silently weaken the gate).
@@ -68,7 +69,7 @@ class Policy:
                                              "fork", "subagent", "retry")
     min_cache_hit_ratio: float = 0.0
     ignore: tuple[str, ...] = ()
-    adapter: str = "deepseek"
+    adapter: str = "auto"
     source: str = "defaults"
 
     def validation_fails(self, severity: str) -> bool:
@@ -129,7 +130,7 @@ def _checked(key: str, value: Any, source: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise UsageError(f"policy key {key!r} must be a number from 0 to 1", path=source)
         return float(value)
-    choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("deepseek", "anthropic", "openai")}[key]
+    choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("auto", "deepseek", "anthropic", "openai")}[key]
     if value not in choices:
         raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source)
     return value

@@ -26,8 +26,7 @@ from ..capture import compare_capture, load_capture
 from ..errors import DshAuditError, InputError, MalformedRecordError, UsageError
 from ..importers import detect
 from ..log import discover, read_log
-from ..replay import Request
-from ..session import Failure, GroupResult, Session, open_group, rounds, run_groups
+from ..session import Failure, GroupResult, Session, open_group, rounds, route_renderer, run_groups
 from ..validate import validate
 from ._findings import Judge
 from ._inputs import find_capture
@@ -80,11 +79,8 @@ class _Checker:
                 by_capture.setdefault(found, []).append(session)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
-        by_id = {s.id: s for s in group}
         adapter = self.policy.adapter
-
-        def render(request: Request, options: dict[str, Any]) -> bytes:
-            return by_id[request.session_id].bodies.render(request, adapter, **options)
+        render = route_renderer(group, adapter=adapter)
 
         for path, members in by_capture.items():
             requests = [r for s in members for r in s.requests]

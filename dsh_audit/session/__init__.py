@@ -12,13 +12,30 @@ Example:
     (3, 'dsh')
 """
 
-from ._evidence import CONTEXT_TYPES, Evidence, EvidenceCollector, LogEvidence, collect_evidence
-from ._group import (Failure, GroupResult, SessionGroup, family_groups, open_group, pair_orphans, read_session,
-                     rounds, run_groups)
+from ._evidence import (
+                     CONTEXT_TYPES,
+                     Evidence,
+                     EvidenceCollector,
+                     LogEvidence,
+                     collect_evidence,
+)
+from ._group import (
+                     Failure,
+                     GroupResult,
+                     SessionGroup,
+                     family_groups,
+                     open_group,
+                     pair_orphans,
+                     read_session,
+                     rounds,
+                     run_groups,
+)
 from ._related import Headers, find_parent, walk_family, with_ancestors
-from ._session import Bodies, Session, open_foreign, open_session
+from ._routes import ADAPTER_APIS, Route, RouteEvidence, request_provider, request_route, route_for
+from ._session import Bodies, Session, open_foreign, open_session, route_renderer
 
 __all__ = [
+    "ADAPTER_APIS",
     "Bodies",
     "CONTEXT_TYPES",
     "Evidence",
@@ -27,6 +44,8 @@ __all__ = [
     "GroupResult",
     "Headers",
     "LogEvidence",
+    "Route",
+    "RouteEvidence",
     "Session",
     "SessionGroup",
     "collect_evidence",
@@ -37,7 +56,11 @@ __all__ = [
     "open_session",
     "pair_orphans",
     "read_session",
+    "request_provider",
+    "request_route",
     "rounds",
+    "route_for",
+    "route_renderer",
     "run_groups",
     "walk_family",
     "with_ancestors",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from ..errors import DshAuditError, MalformedRecordError
 from ..log import SessionHeader, SessionLog, read_log

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import os
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DshAuditError, MalformedRecordError
+from ..errors import DshAuditError, MalformedRecordError, RenderError
 from ..importers import detect, load_foreign
-from ..log import SessionHeader, SessionLog, read_log
-from ..log import SUPPORTED_VERSIONS
+from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ..wire import DeepSeekRenderer, PromptPieces, make_renderer, render
 from ._evidence import EvidenceCollector, LogEvidence
+from ._routes import Route, RouteEvidence, request_route
 
-__all__ = ["Bodies", "Session", "open_foreign", "open_session"]
+__all__ = ["Bodies", "Session", "open_foreign", "open_session", "route_renderer"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
@@ -126,6 +127,7 @@ class Session:
     evidence: LogEvidence
     warnings: list[str] = field(default_factory=list)
     upgrades: Counter[str] = field(default_factory=Counter)
+    routes: RouteEvidence = field(default_factory=RouteEvidence)
     times_given: dict[int, RequestTime] | None = field(default=None, repr=False)
     bodies: Bodies = field(default_factory=Bodies, repr=False)
 
@@ -157,9 +159,38 @@ class Session:
         """The loop requests in first-chunk order."""
         return sorted((r for r in self.requests if r.kind == "loop"), key=lambda r: r.first_chunk_seq)
 
-    def body(self, request: Request, adapter: str = "deepseek") -> bytes | None:
-        """The wire body ``adapter`` sends for ``request`` (rendered once, shared by every view)."""
-        return self.bodies.body(request, adapter)
+    def route(self, request: Request, *, forced: str | None = None,
+              declared: Mapping[str, str] | None = None) -> Route:
+        """The route ``request`` went out by: the adapter that sent it and why we know
+        (:func:`dsh_audit.session.route_for` with this log's evidence)."""
+        return request_route(request, self.routes, forced=forced, declared=declared)
+
+    def body(self, request: Request, adapter: str | None = None) -> bytes | None:
+        """The wire body ``adapter`` (default: the request's route) sends for ``request``, rendered
+        once and shared by every view; None when it cannot be rendered or its route is unknown."""
+        adapter = adapter or self.route(request).adapter
+        return None if adapter is None else self.bodies.body(request, adapter)
+
+
+def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",
+                   declared: Mapping[str, str] | None = None) -> Callable[[Request, dict[str, Any]], bytes]:
+    """``render(request, options) -> body`` for requests of ``sessions``, each through its own
+    route (``adapter="auto"``) or the one forced, rendered once and shared with the other views.
+
+    Raises (from the returned function):
+        RenderError: the request's route is unknown (the reason names the option that settles it),
+            or the adapter cannot render it.
+    """
+    by_id = {s.id: s for s in sessions}
+
+    def run(request: Request, options: dict[str, Any]) -> bytes:
+        session = by_id[request.session_id]
+        route = session.route(request, forced=None if adapter == "auto" else adapter, declared=declared)
+        if route.adapter is None:
+            raise RenderError(f"unknown route: {route.because}", seq=request.first_chunk_seq)
+        return session.bodies.render(request, route.adapter, **options)
+
+    return run
 
 
 def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
@@ -211,11 +242,17 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
             return found
     evidence = LogEvidence(log.header.id)
     collector = EvidenceCollector(evidence, watch)
+    routes = RouteEvidence()
+
+    def observe(event: Event) -> None:
+        collector.on_event(event)
+        routes.on_event(event)
+
     result = ReplayResult()
     try:
-        requests = list(iter_requests(log, result, observe=collector.on_event))
+        requests = list(iter_requests(log, result, observe=observe))
     except DshAuditError as exc:
         raise exc.located(path=log.path) from None
     return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
-                   lenient=log.lenient, requests=requests, result=result, evidence=evidence,
+                   lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
                    warnings=list(log.warnings), upgrades=log.upgrades)
