@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import dsh_audit
+from dsh_audit.wire import load_routes, make_renderer
 from dsh_audit import capture as capture_pkg
 from dsh_audit import diff as diff_module
 from dsh_audit.capture import align, compare_capture, gate_ok, load_capture
@@ -85,7 +86,10 @@ def test_live_pi_scenarios_align_without_session_header(name):
                 for r in dsh_audit.requests(dsh_audit.load(log))]
     captures = load_capture(folder / "wire.jsonl")
     assert all(c.session_id is None for c in captures)
-    rows = compare_capture(requests, captures, adapter="anthropic" if "anthropic" in name else "openai")
+    # the route configuration DSH ran with: a hand-declared route's model facts are not in the log
+    routes = load_routes(folder / "inputs" / "pi-ai-routes.patch.yml")
+    renderer = make_renderer("anthropic" if "anthropic" in name else "openai", models=routes.models)
+    rows = compare_capture(requests, captures, render=lambda request, options: renderer.render(request, **options).body)
     assert [row.verdict for row in rows] == ["identical"] * len(captures)
     assert all(row.pairing.note == "order (no session header)" for row in rows)
 

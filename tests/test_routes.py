@@ -39,15 +39,33 @@ def test_route_decisions_and_their_reasons() -> None:
 @needs_corpus
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[f"{p.parent.name}/{p.name}" for p in SCENARIOS])
 def test_diff_with_no_adapter_flag_calls_every_captured_body_identical(scenario: Path) -> None:
+    # a pi-ai scenario's route configuration is given as DSH had it (--routes): the log does not
+    # record a hand-declared route's model facts
+    routes = scenario / "inputs" / "pi-ai-routes.patch.yml"
     result = CliRunner().invoke(cli, ["diff", str(scenario / "session-logs"), "--capture",
-                                      str(scenario / "wire.jsonl"), "--json"], catch_exceptions=False)
+                                      str(scenario / "wire.jsonl"), "--json",
+                                      *(["--routes", str(routes)] if routes.is_file() else [])],
+                                catch_exceptions=False)
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert rows and {r["verdict"] for r in rows if r["kind"] in ("loop", "title")} == {"identical"}, rows
 
 
 @needs_corpus
-def test_check_passes_on_the_pi_ai_routes_with_no_policy() -> None:
-    result = run_check([CORPUS / "live-pi"])
+def test_a_catalog_route_needs_no_route_file_and_a_declared_one_says_it_does() -> None:
+    for name, verdicts in (("c1-anthropic-tools", {"identical"}), ("c3-openai-compat", {"unrendered"})):
+        scenario = CORPUS / "live-pi" / name
+        result = CliRunner().invoke(cli, ["diff", str(scenario / "session-logs"), "--capture",
+                                          str(scenario / "wire.jsonl"), "--json"], catch_exceptions=False)
+        rows = [json.loads(line) for line in result.output.splitlines()]
+        assert {r["verdict"] for r in rows} == verdicts
+    assert all("pass --routes FILE" not in r["note"] or "local-openai/local-coder" in r["note"] for r in rows)
+    assert "no pi-ai model facts for local-openai/local-coder" in rows[0]["note"]
+
+
+@needs_corpus
+def test_check_passes_on_the_pi_ai_routes_with_no_policy_given_the_route_file() -> None:
+    result = run_check([CORPUS / "live-pi"], routes=CORPUS / "live-pi" / "c3-openai-compat" / "inputs" /
+                       "pi-ai-routes.patch.yml")
     assert result.passed, [f.message for f in result.findings if f.fails]
     assert len(result.sessions) == 4  # each scenario's persisted zstd log and its decompressed copy
     assert {row.verdict for c in result.sessions for row in c.captures} == {"identical"}
@@ -58,7 +76,8 @@ def test_cache_rules_follow_the_route() -> None:
     log = next((CORPUS / "live-pi" / "c3-openai-compat" / "session-logs").glob("*.jsonl"))
     session = open_session(log)
     assert {session.route(r).adapter for r in session.requests} == {"openai"}
-    result = CliRunner().invoke(cli, ["cache", "--json", str(log)], catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["cache", "--json", str(log), "--routes", str(
+        CORPUS / "live-pi" / "c3-openai-compat" / "inputs" / "pi-ai-routes.patch.yml")], catch_exceptions=False)
     assert list(json.loads(result.output)["rules"]) == ["openai"]  # a 'local-openai' provider id
 
 

@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 
 import dsh_audit
-from dsh_audit.errors import RenderError
+from dsh_audit.errors import RenderError, UsageError
 from dsh_audit.jsjson import stringify
 from dsh_audit.wire import ADAPTERS, make_renderer
 from dsh_audit.wire._anthropic import AnthropicRenderer, render_anthropic
 from dsh_audit.wire._openai import OpenAIRenderer, detect_compat, render_openai, short_hash
 from dsh_audit.wire._piai import estimate_context_tokens, js_len, js_parse, pi_context, transform_messages
-from dsh_audit.wire._piai_models import BUILTIN_MODELS
+from dsh_audit.wire import PiRoutes, load_routes
+from dsh_audit.wire._piai_models import BUILTIN_MODELS, PiModel
 
 from _golden import CORPUS
 
@@ -31,6 +32,15 @@ LIVE_PI = CORPUS / "live-pi"
 TRANSPORT = {"host", "connection", "accept-language", "sec-fetch-mode", "accept-encoding", "content-length"}
 corpus = pytest.mark.skipif(not LIVE_PI.is_dir(), reason="../shared/corpus/live-pi is absent")
 SCENARIOS = {"c1-anthropic-tools": "anthropic", "c3-openai-compat": "openai"}
+#: The hand-declared route of live-pi/c3-openai-compat/inputs/pi-ai-routes.patch.yml, resolved.
+LOCAL = PiModel(provider="local-openai", id="local-coder", api="openai-completions",
+                base_url="http://127.0.0.1:18302/v1", context_window=131072, max_tokens=8192, reasoning=True,
+                thinking_level_map={"minimal": None, "low": None, "medium": None, "high": "high", "xhigh": None,
+                                    "max": None})
+
+
+def _routes(scenario: str) -> PiRoutes:
+    return load_routes(LIVE_PI / scenario / "inputs" / "pi-ai-routes.patch.yml")
 
 
 def _pairs(scenario: str) -> list[tuple[dict, object]]:
@@ -55,7 +65,7 @@ def _diff(ours: bytes, theirs: bytes) -> str:
 @corpus
 @pytest.mark.parametrize("scenario, counts", [("c1-anthropic-tools", (10, 1)), ("c3-openai-compat", (5, 1))])
 def test_every_captured_body_and_header_set_is_rebuilt_byte_for_byte(scenario, counts):
-    renderer = make_renderer(SCENARIOS[scenario])
+    renderer = make_renderer(SCENARIOS[scenario], models=_routes(scenario).models)
     pairs = _pairs(scenario)
     assert (sum(r.kind == "loop" for _, r in pairs), sum(r.kind == "title" for _, r in pairs)) == counts
     identical = 0
@@ -91,7 +101,7 @@ def _foreign_openai(message: dict) -> dict:
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_history_from_a_route_the_adapter_does_not_own_is_foreign(scenario):
     foreign = {"anthropic": _foreign_anthropic, "openai": _foreign_openai}[SCENARIOS[scenario]]
-    renderer = make_renderer(SCENARIOS[scenario], owned_routes=frozenset())
+    renderer = make_renderer(SCENARIOS[scenario], owned_routes=frozenset(), models=_routes(scenario).models)
     changed = 0
     for row, request in _pairs(scenario):
         captured = json.loads(row["body"])
@@ -171,7 +181,7 @@ def test_js_parse_orders_integer_keys_first_and_rounds_like_javascript():
 def test_registry_and_compat_detection():
     assert {"anthropic", "openai"} <= set(ADAPTERS)
     assert ADAPTERS["anthropic"] is AnthropicRenderer and ADAPTERS["openai"] is OpenAIRenderer
-    local = BUILTIN_MODELS["local-openai", "local-coder"]
+    local = LOCAL
     compat = detect_compat(local)
     assert (compat["supportsDeveloperRole"], compat["supportsStore"], compat["maxTokensField"],
             compat["thinkingFormat"]) == (True, True, "max_completion_tokens", "openai")
@@ -191,7 +201,7 @@ def test_short_hash_matches_pi_ai():
     pipe_id = "call_abc|fc_0123456789abcdefghijklmnopqrstuvwxyz+/="
     assert [short_hash(s) for s in (pipe_id, "", "héllo😀")] == ["bn996y1fidf13", "k4n83c7h0j2b", "1olj6nu1frhbfw"]
     from dsh_audit.wire._openai import _normalize_id
-    local = BUILTIN_MODELS["local-openai", "local-coder"]
+    local = LOCAL
     assert _normalize_id(pipe_id, local, None) == "call_abc_bn996y1f"
     assert _normalize_id("call|item.1", local, None) == "call_item_1"
 
@@ -243,3 +253,45 @@ def test_transform_messages_and_estimate_match_pi_ai(provider, expected):
     model = dataclasses.replace(BUILTIN_MODELS["anthropic", "claude-sonnet-4-5"], provider=provider)
     assert stringify(transform_messages(SYNTHETIC["messages"], model, _normalize_id)) == expected
     assert estimate_context_tokens(SYNTHETIC) == 43
+
+
+@corpus
+def test_the_route_file_resolves_a_hand_declared_route_as_dsh_does():
+    routes = _routes("c3-openai-compat")
+    assert routes.models["local-openai", "local-coder"] == LOCAL
+    assert dict(routes.apis) == {"anthropic": "anthropic-messages", "local-openai": "openai-completions"}
+    # a catalog route keeps pi-ai's catalog facts; only the endpoint moves
+    catalog = routes.models["anthropic", "claude-sonnet-4-6"]
+    assert catalog == dataclasses.replace(BUILTIN_MODELS["anthropic", "claude-sonnet-4-6"],
+                                          base_url="http://127.0.0.1:18302")
+
+
+def test_without_the_route_file_a_hand_declared_model_is_not_guessed():
+    request = dsh_audit.requests(dsh_audit.load(next((LIVE_PI / "c3-openai-compat" / "session-logs").glob("*.jsonl"))))[1] \
+        if LIVE_PI.is_dir() else None
+    if request is None:
+        pytest.skip("../shared/corpus/live-pi is absent")
+    with pytest.raises(RenderError, match="no pi-ai model facts for local-openai/local-coder") as caught:
+        make_renderer("openai").render(request)
+    assert caught.value.hint == "pass --routes FILE (DSH's llm-pi-ai route configuration)"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("providers: [", "route file is not valid YAML at line 1"),
+    ("providers:\n  gw:\n    api: smoke-signals\n    baseURL: http://x\n    models: [{id: m}]\n",
+     "route file: providers.gw.api: unknown pi-ai api 'smoke-signals'"),
+    ("providers:\n  gw:\n    baseURL: http://x\n    models: [{id: m}]\n",
+     "route file: providers.gw.models[0]: needs an api"),
+    ("providers:\n  gw:\n    api: openai-completions\n    baseURL: http://x\n    models:\n"
+     "      - id: m\n        reasoningEfforts: {off: }\n", "offers no level beyond off"),
+    ("providers:\n  gw:\n    api: openai-completions\n    baseURL: http://x\n    models:\n"
+     "      - id: m\n        maxTokens: -3\n", "route file: providers.gw.models[0].maxTokens: must be a positive"),
+    ("- id: agent-default-model\n", "route file: rows: no row with id 'llm-pi-ai'"),
+])
+def test_bad_route_files_are_one_line_errors_naming_the_key(tmp_path, text, message):
+    path = tmp_path / "routes.yml"
+    path.write_text(text)
+    with pytest.raises(UsageError) as caught:
+        load_routes(path)
+    assert message in caught.value.message and caught.value.path == str(path)
+    assert "\n" not in str(caught.value)

@@ -52,6 +52,7 @@ class _Session:
     captures: dict[int, bytes | None] | None = None
     bodies: Bodies | None = None
     routes: RouteEvidence | None = None
+    declared: Mapping[str, str] | None = None
     _by_index: dict[int, Request] | None = None
 
     @property
@@ -225,7 +226,7 @@ class _Attributor:
         if self.adapter is None or session.bodies is None:
             return None
         adapter = self.adapter if self.adapter != "auto" else \
-            request_route(request, session.routes).adapter  # the route it really took
+            request_route(request, session.routes, declared=session.declared).adapter  # the route it really took
         if adapter is None:
             return None
         return session.bodies.body(request, adapter)  # rendered once, shared with every view
@@ -260,7 +261,8 @@ class _Attributor:
 def as_item(session: Session) -> _Session:
     """A session as attribution walks it: its requests, evidence and rendered bodies."""
     return _Session(session.path, session.header, session.requests, lenient=session.lenient,
-                    evidence=session.evidence, bodies=session.bodies, routes=session.routes)
+                    evidence=session.evidence, bodies=session.bodies, routes=session.routes,
+                    declared=session.config.apis if session.config is not None else None)
 
 
 def attribute_sessions(sessions: Iterable[Session], *,

@@ -57,9 +57,11 @@ def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto") -> di
 
 
 def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                    adapter: str | None = "auto", ancestors: bool = True) -> GroupResult[SessionAttribution]:
-    """Read ``paths`` together (each once, parents beside children too) and attribute every one."""
-    group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors)
+                    adapter: str | None = "auto", ancestors: bool = True,
+                    routes: str | None = None) -> GroupResult[SessionAttribution]:
+    """Read ``paths`` together (each once, parents beside children too) and attribute every one;
+    ``routes`` is a route configuration file (see :func:`dsh_audit.session.open_group`)."""
+    group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes)
     found = attribute_opened(group, adapter=adapter)
     items = [found[item.path] if isinstance(item, Session) and not item.imported else refuse_imported(item)
              for item in group.given]
@@ -69,7 +71,7 @@ def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = 
 def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = False,
                     max_version: int | None = None, adapter: str | None = "auto",
                     ancestors: bool = True, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
-                    progress: Callable[[int, int], None] | None = None,
+                    progress: Callable[[int, int], None] | None = None, routes: str | None = None,
                     ) -> tuple[list[SessionAttribution], list[Failure]]:
     """Discover, read and attribute every log under ``paths``, children with their parents.
 
@@ -88,6 +90,7 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
         jobs: worker processes (1: this process; 0: every CPU).
         engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
         progress: called as ``progress(done, total)`` after each group of logs.
+        routes: a route configuration file (``--routes``) for requests whose route the log does not settle.
 
     Returns:
         The attributions of the given logs that were read, and the failures of the others, each
@@ -97,7 +100,7 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
         UnreadableError: a path does not exist or holds no log. UsageError: bad ``jobs`` or ``engine``.
     """
     task = partial(attribute_group, lenient=lenient, max_version=4 if max_version is None else max_version,
-                   adapter=adapter, ancestors=ancestors)
+                   adapter=adapter, ancestors=ancestors, routes=routes)
     ordered = run_groups(discover(list(paths)), task, jobs=jobs, engine=engine, scheduler=scheduler,
                          progress=progress)
     return ([a for a in ordered if isinstance(a, SessionAttribution)],

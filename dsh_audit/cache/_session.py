@@ -68,14 +68,14 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
 
 def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                 attribution: bool = True, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
-                prices_path: str | None = None) -> GroupResult[SessionCacheReport]:
+                prices_path: str | None = None, routes: str | None = None) -> GroupResult[SessionCacheReport]:
     """Cache reports of a group of neighbouring logs, each read once, a fork or subagent child
     attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists).
 
     A task of :func:`dsh_audit.session.run_groups`; options as :func:`cache_report`, with
     ``attribution`` False for every break ``unattributed``.
     """
-    group = open_group(paths, lenient=lenient, max_version=max_version)
+    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes)
     found = attribute_opened(group) if attribution else {}
     items: list[SessionCacheReport | Failure] = []
     for item in group.given:

@@ -8,7 +8,8 @@ from ..attribution import Transition, attribute_paths, format_transition
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option,
-                      json_option, lenient_option, no_such_request, one_log, selected_logs, since_option)
+                      json_option, lenient_option, no_such_request, one_log, routes_option, selected_logs,
+                      since_option)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -41,12 +42,13 @@ def _row(t: Transition) -> tuple[object, ...]:
 @click.option("--all", "show_all", is_flag=True,
               help="List every request's transition (extensions, cache-safe changes), not only breaks.")
 @json_option
+@routes_option
 @lenient_option
 @jobs_option
 @since_option
 @engine_options
-def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenient: bool, max_version: int,
-                   jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
+def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes: str | None, lenient: bool,
+                   max_version: int, jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
     """List every prefix-cache break between consecutive requests, with its cause and evidence.
 
     PATHS may be log files, session folders or a sessions root (default $DSH_HOME/sessions).
@@ -67,7 +69,8 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenien
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:
         attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs,
-                                                 engine=engine, scheduler=scheduler, progress=report_progress)
+                                                 engine=engine, scheduler=scheduler, progress=report_progress,
+                                                 routes=routes)
     status = EXIT_OK
     for outcome in failures:
         for warning in outcome.warnings:
@@ -95,8 +98,9 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, lenien
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
 @json_option
+@routes_option
 @lenient_option
-def explain_command(path: str, index: int, as_json: bool, lenient: bool, max_version: int) -> int:
+def explain_command(path: str, index: int, as_json: bool, routes: str | None, lenient: bool, max_version: int) -> int:
     """Say why request INDEX of one log did or did not reuse the previous request's cache.
 
     INDEX is the '#' column of `dsh-audit requests`. The answer names the request it is compared
@@ -108,7 +112,7 @@ def explain_command(path: str, index: int, as_json: bool, lenient: bool, max_ver
         dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1/session.jsonl.zstd 8
     """
     logs = [one_log(path)]
-    attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version)
+    attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version, routes=routes)
     for outcome in failures:
         for warning in outcome.warnings:
             echo_warning(warning)

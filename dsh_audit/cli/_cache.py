@@ -22,6 +22,7 @@ from ._common import (
     jobs_option,
     json_option,
     lenient_option,
+    routes_option,
     selected_logs,
     since_option,
 )
@@ -82,12 +83,13 @@ def _sessions(paths: tuple[str, ...], since: float | None) -> list[Path]:
 @click.option("--no-attribution", is_flag=True, help="Do not ask dsh_audit.attribution for break causes.")
 @click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
               help="A JSON price table replacing the packaged example prices.")
+@routes_option
 @jobs_option
 @since_option
 @engine_options
 def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
-                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, jobs: int,
-                  since: float | None, engine: str, scheduler: str | None) -> int:
+                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, routes: str | None,
+                  jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens and
@@ -108,7 +110,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
         echo_error(exc)
         return EXIT_BAD_INPUT
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
-                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices_path=prices_path)
+                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices_path=prices_path, routes=routes)
     with progress_callback(len(logs), label="cache") as report_progress:
         reports = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress)
         for report in reports:

@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..gate import CheckResult, SessionCheck, load_policy, run_check
 from ..report import format_html, format_json, format_junit, format_markdown, format_sarif
 from ..report.terminal import print_status, print_table, progress_callback
-from ._common import EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, lenient_option
+from ._common import EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, lenient_option, routes_option
 
 __all__ = ["check_command", "report_command"]
 
@@ -22,11 +22,11 @@ _TABLE_LIMIT = 50
 
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
-         engine: str, scheduler: str | None) -> CheckResult:
+         engine: str, scheduler: str | None, routes: str | None) -> CheckResult:
     """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
-                         progress=report, jobs=jobs, engine=engine, scheduler=scheduler)
+                         progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
 
 
 def _write(path: str | None, text: str) -> None:
@@ -95,12 +95,13 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the JSON report (docs/report-schema.json) here.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
+@routes_option
 @lenient_option
 @jobs_option
 @engine_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
-                  sarif_path: str | None, json_path: str | None, markdown_path: str | None, lenient: bool,
-                  max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
+                  sarif_path: str | None, json_path: str | None, markdown_path: str | None, routes: str | None,
+                  lenient: bool, max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
     Every log under PATHS is validated, its requests are rebuilt and compared byte for byte with
@@ -116,7 +117,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     """
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
-                  engine=engine, scheduler=scheduler)
+                  engine=engine, scheduler=scheduler, routes=routes)
     markdown = format_markdown(result)
     _write(junit_path, format_junit(result))
     _write(sarif_path, format_sarif(result, base=os.getcwd()))
@@ -133,11 +134,13 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
 @_policy_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="dsh-audit-report.html", show_default=True,
               help="The HTML file to write.")
+@routes_option
 @lenient_option
 @jobs_option
 @engine_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
-                   lenient: bool, max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
+                   routes: str | None, lenient: bool, max_version: int, jobs: int, engine: str,
+                   scheduler: str | None) -> int:
     """Write one self-contained HTML forensics page for session logs.
 
     The page (no network, no external files) shows each log's request timeline with bars for
@@ -152,7 +155,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     """
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
-                  engine=engine, scheduler=scheduler)
+                  engine=engine, scheduler=scheduler, routes=routes)
     _write(output, format_html(result))
     click.echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
                f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning",
            "engine_options", "jobs_option", "json_option", "lenient_option", "no_such_request", "one_log",
-           "one_request", "run_guarded", "selected_logs", "since_option"]
+           "one_request", "routes_option", "run_guarded", "selected_logs", "since_option"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -140,6 +140,14 @@ def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--lenient", is_flag=True,
                         help="Accept headers DSH refuses only for metadata (missing version or "
                              "delegationDepth, non-absolute cwd), as for tokenised test fixtures.")(func)
+
+
+def routes_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--routes FILE`` (``routes``): DSH's llm-pi-ai route configuration, for facts a log lacks."""
+    return click.option("--routes", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+                        help="DSH's llm-pi-ai route configuration (YAML: the llm-pi-ai row, its config, or "
+                             "its providers): routes and model facts of hand-declared pi-ai providers, "
+                             "which a log does not record.")(func)
 
 
 def jobs_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -15,7 +15,7 @@ from ..session import Failure, Session, read_session, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
-                      lenient_option)
+                      lenient_option, routes_option)
 
 __all__ = ["diff_command"]
 
@@ -89,9 +89,10 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None
 @click.option("--strict", is_flag=True,
               help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
 @json_option
+@routes_option
 @lenient_option
-def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_json: bool, lenient: bool,
-                 max_version: int) -> int:
+def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_json: bool, routes: str | None,
+                 lenient: bool, max_version: int) -> int:
     """Compare the requests rebuilt from logs with a capture of what DSH really sent.
 
     PATH is a log file, a session folder or a sessions root; the capture may hold requests of
@@ -114,7 +115,7 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     opened: list[Session] = []
     bad = False
     for log in logs:
-        session = read_session(log, lenient=lenient, max_version=max_version)
+        session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)
         for warning in session.warnings:
             echo_warning(warning)
         if isinstance(session, Failure):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..errors import DshAuditError, UsageError
-from ..session import request_route
+from ..session import request_route, routes_from
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import ADAPTER_CHOICES, EXIT_OK, lenient_option, one_request
+from ._common import ADAPTER_CHOICES, EXIT_OK, lenient_option, one_request, routes_option
 
 __all__ = ["render_command"]
 
@@ -36,9 +37,10 @@ def _read_instruction(path: str | None) -> str | None:
                    "the log does not record it).")
 @click.option("--harness-version", default=DEFAULT_HARNESS_VERSION, show_default=True,
               help="DSH version written in the user-agent header (deepseek adapter).")
+@routes_option
 @lenient_option
 def render_command(path: str, index: int, adapter: str, with_headers: bool, instruction_file: str | None,
-                   harness_version: str, lenient: bool, max_version: int) -> int:
+                   harness_version: str, routes: str | None, lenient: bool, max_version: int) -> int:
     """Write the exact body bytes request INDEX of one log sends (binary, no trailing newline).
 
     INDEX is the '#' column of `dsh-audit requests`. The wire format is the request's own route
@@ -50,8 +52,10 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     Example:
         dsh-audit render session.jsonl 3 | sha256sum
     """
-    log_path, request, routes = one_request(path, index, lenient=lenient, max_version=max_version)
-    route = request_route(request, routes, forced=None if adapter == "auto" else adapter)
+    config = routes_from(routes)
+    log_path, request, evidence = one_request(path, index, lenient=lenient, max_version=max_version)
+    route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
+                          declared=config.apis if config is not None else None)
     if route.adapter is None:
         raise UsageError(f"request {index} cannot be rendered: unknown route: {route.because}", path=log_path,
                          hint="pass --adapter deepseek|anthropic|openai")
@@ -59,7 +63,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     if adapter not in ADAPTERS:
         raise UsageError(f"the {adapter!r} renderer is not installed in this build",
                          hint="known adapters: " + ", ".join(sorted(ADAPTERS)))
-    options = {"version": harness_version} if adapter == "deepseek" else {}
+    options: dict[str, Any] = {"version": harness_version} if adapter == "deepseek" else \
+        {"models": config.models} if config is not None else {}
     renderer = make_renderer(adapter, **options)
     instruction = _read_instruction(instruction_file)
     call_options = {"compaction_instruction": instruction} if instruction is not None else {}

@@ -144,9 +144,9 @@ def _foreign(failure: Failure) -> bool:
 
 
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
-                lenient: bool = False, max_version: int = 4) -> _GroupCheck:
+                lenient: bool = False, max_version: int = 4, routes: str | None = None) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`)."""
-    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False)
+    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes)
     checker = _Checker(policy, lenient=lenient, max_version=max_version,
                        capture=Path(capture) if capture is not None else None)
     checks: dict[str, SessionCheck] = {}
@@ -175,7 +175,7 @@ def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
               policy: Policy | None = None, lenient: bool = False, max_version: int = 4,
               progress: Progress | None = None, jobs: int = 1, engine: str = "local",
-              scheduler: str | None = None) -> CheckResult:
+              scheduler: str | None = None, routes: str | os.PathLike[str] | None = None) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -188,9 +188,11 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         progress: called as ``progress(done, total)`` after each group of logs.
         jobs: worker processes (1: this process; 0: every CPU); the result is the same for every ``jobs``.
         engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
+        routes: a route configuration file (``--routes``): DSH's llm-pi-ai routes, for requests
+            whose route or model facts the log does not hold.
 
     Raises:
-        UsageError: no log was found under ``paths``.
+        UsageError: no log was found under ``paths``, or the route file cannot be used.
         CaptureError: a capture cannot be read.
         MalformedRecordError: a log is another agent's (Claude Code, Codex): check reads DSH logs only.
 
@@ -207,7 +209,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         raise UsageError("no session logs found", path=", ".join(given) or None,
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
-                   lenient=lenient, max_version=max_version)
+                   lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None)
     loose: dict[tuple[str, int], Finding] = {}
 
     def spans(result: GroupResult[SessionCheck]) -> None:

@@ -32,7 +32,7 @@ from ._group import (
 )
 from ._related import Headers, find_parent, walk_family, with_ancestors
 from ._routes import ADAPTER_APIS, Route, RouteEvidence, request_provider, request_route, route_for
-from ._session import Bodies, Session, open_foreign, open_session, route_renderer
+from ._session import Bodies, Session, open_foreign, open_session, route_renderer, routes_from
 
 __all__ = [
     "ADAPTER_APIS",
@@ -61,6 +61,7 @@ __all__ = [
     "rounds",
     "route_for",
     "route_renderer",
+    "routes_from",
     "run_groups",
     "walk_family",
     "with_ancestors",

@@ -20,7 +20,7 @@ from ..errors import DshAuditError, MalformedRecordError
 from ..log import SessionHeader, SessionLog, read_log
 from ..runner import SessionTaskError, iter_many
 from ._related import Headers, walk_family
-from ._session import Session, open_foreign, open_session
+from ._session import Session, open_foreign, open_session, routes_from
 
 __all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
            "rounds", "run_groups"]
@@ -65,7 +65,7 @@ class SessionGroup:
 
 
 def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4,
-                 foreign: bool = True) -> Session | Failure:
+                 foreign: bool = True, routes: str | None = None) -> Session | Failure:
     """:func:`open_session` that never raises for the log: a log that cannot be read is a
     :class:`Failure` that keeps the warnings its reader gave before the error."""
     name = os.fspath(path)
@@ -73,7 +73,10 @@ def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
         opened: SessionLog | DshAuditError = read_log(name, lenient=lenient, max_version=max_version)
     except DshAuditError as exc:
         opened = exc
-    return _finish(name, opened, lenient=lenient, max_version=max_version, watch=frozenset(), foreign=foreign)
+    found = _finish(name, opened, lenient=lenient, max_version=max_version, watch=frozenset(), foreign=foreign)
+    if isinstance(found, Session) and routes is not None:
+        found.use_routes(routes_from(routes))
+    return found
 
 
 def _first_line(error: DshAuditError) -> bool:
@@ -98,11 +101,15 @@ def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, max
 
 
 def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-               ancestors: bool = True, foreign: bool = True) -> SessionGroup:
+               ancestors: bool = True, foreign: bool = True, routes: str | None = None) -> SessionGroup:
     """Read ``paths`` (and, with ``ancestors``, the parent logs beside their children), each once.
 
     With ``foreign``, a file that is not a DSH log is read through the importers when one
-    recognises it (Claude Code, Codex); without, it is the reader's :class:`Failure`.
+    recognises it (Claude Code, Codex); without, it is the reader's :class:`Failure`. ``routes``
+    is a route configuration file (``--routes``) every session takes (:meth:`Session.use_routes`).
+
+    Raises:
+        UsageError: the route file cannot be used.
 
     Never raises for a log: a log that cannot be read is a :class:`Failure` in ``given``.
     """
@@ -126,7 +133,12 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
     extra = [s for p in every[len(given):] if isinstance(s := read[p], Session)]
     known = {ids[p][0] for p in every}
     orphans = [(os.fspath(p), parent) for p in given if (parent := ids[p][1]) is not None and parent not in known]
-    return SessionGroup([read[p] for p in given], extra, orphans)
+    group = SessionGroup([read[p] for p in given], extra, orphans)
+    if routes is not None:
+        config = routes_from(routes)
+        for session in group.sessions:
+            session.use_routes(config)
+    return group
 
 
 def _folder(path: Path) -> Path:

@@ -16,6 +16,7 @@ surface, not by the number of requests.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,11 +26,11 @@ from ..errors import DshAuditError, MalformedRecordError, RenderError
 from ..importers import detect, load_foreign
 from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
-from ..wire import DeepSeekRenderer, PromptPieces, make_renderer, render
+from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_renderer, render
 from ._evidence import EvidenceCollector, LogEvidence
 from ._routes import Route, RouteEvidence, request_route
 
-__all__ = ["Bodies", "Session", "open_foreign", "open_session", "route_renderer"]
+__all__ = ["Bodies", "Session", "open_foreign", "open_session", "route_renderer", "routes_from"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
@@ -43,8 +44,9 @@ class Bodies:
     diff) asks here, so a request's body is rendered at most once per adapter.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, routes: PiRoutes | None = None) -> None:
         self._renderers: dict[str, dict[str, Any]] = {}
+        self._routes = routes
         self._bodies: OrderedDict[tuple[str, int, str], bytes | DshAuditError] = OrderedDict()
 
     def render(self, request: Request, adapter: str = "deepseek", **options: Any) -> bytes:
@@ -55,7 +57,7 @@ class Bodies:
             RenderError: the request cannot be rendered (a tokenised header, an image DSH refuses).
             UsageError: ``adapter`` names no renderer.
         """
-        cache = self._renderers.setdefault(adapter, {})
+        cache = self._renderer_cache(adapter)
         if options:
             return bytes(render(request, adapter=adapter, renderer_cache=cache, **options).body)
         key = (adapter, request.index, request.session_id)
@@ -76,11 +78,19 @@ class Bodies:
             raise found
         return found
 
+    def _renderer_cache(self, adapter: str) -> dict[str, Any]:
+        cache = self._renderers.get(adapter)
+        if cache is None:
+            cache = self._renderers[adapter] = {}
+            if self._routes is not None and adapter in ("anthropic", "openai"):
+                cache[adapter] = make_renderer(adapter, models=self._routes.models)  # the route file's facts
+        return cache
+
     def pieces(self, request: Request, adapter: str = "deepseek") -> PromptPieces | None:
         """The unjoined pieces of a DeepSeek loop body (:meth:`dsh_audit.wire.DeepSeekRenderer.prompt_pieces`),
         from the renderer every view shares; None for other adapters and kinds, or when the
         request cannot be rendered."""
-        cache = self._renderers.setdefault(adapter, {})
+        cache = self._renderer_cache(adapter)
         renderer = cache.get(adapter) or cache.setdefault(adapter, make_renderer(adapter))
         if not isinstance(renderer, DeepSeekRenderer):
             return None
@@ -128,6 +138,7 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     upgrades: Counter[str] = field(default_factory=Counter)
     routes: RouteEvidence = field(default_factory=RouteEvidence)
+    config: PiRoutes | None = field(default=None, repr=False)
     times_given: dict[int, RequestTime] | None = field(default=None, repr=False)
     bodies: Bodies = field(default_factory=Bodies, repr=False)
 
@@ -159,10 +170,18 @@ class Session:
         """The loop requests in first-chunk order."""
         return sorted((r for r in self.requests if r.kind == "loop"), key=lambda r: r.first_chunk_seq)
 
+    def use_routes(self, routes: PiRoutes | None) -> None:
+        """Take a route configuration (``--routes``): its declared routes decide requests' routes,
+        and its model facts render them."""
+        self.config = routes
+        self.bodies = Bodies(routes)
+
     def route(self, request: Request, *, forced: str | None = None,
               declared: Mapping[str, str] | None = None) -> Route:
         """The route ``request`` went out by: the adapter that sent it and why we know
-        (:func:`dsh_audit.session.route_for` with this log's evidence)."""
+        (:func:`dsh_audit.session.route_for` with this log's evidence and route configuration)."""
+        if declared is None and self.config is not None:
+            declared = self.config.apis
         return request_route(request, self.routes, forced=forced, declared=declared)
 
     def body(self, request: Request, adapter: str | None = None) -> bytes | None:
@@ -170,6 +189,16 @@ class Session:
         once and shared by every view; None when it cannot be rendered or its route is unknown."""
         adapter = adapter or self.route(request).adapter
         return None if adapter is None else self.bodies.body(request, adapter)
+
+
+@lru_cache(maxsize=8)
+def routes_from(path: str | None) -> PiRoutes | None:
+    """The route configuration at ``path`` (read once per process), or None without one.
+
+    Raises:
+        UsageError: the file cannot be read or declares a route DSH would refuse.
+    """
+    return None if path is None else load_routes(path)
 
 
 def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",

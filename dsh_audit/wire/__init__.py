@@ -17,6 +17,7 @@ import importlib
 
 from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces
 from ._markers import fold_text_block, without_cache_markers
+from ._piai_routes import PiRoutes, load_routes
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
 from ._types import Renderer, WireRequest
@@ -33,10 +34,12 @@ __all__ = [
     "DEFAULT_HARNESS_VERSION",
     "DEFAULT_MAX_REQUEST_IMAGE_BYTES",
     "DeepSeekRenderer",
+    "PiRoutes",
     "PromptPieces",
     "Renderer",
     "WireRequest",
     "fold_text_block",
+    "load_routes",
     "make_renderer",
     "register",
     "render",

@@ -114,21 +114,14 @@ def _catalog_anthropic(model_id: str, max_tokens: int, **extra: Any) -> PiModel:
                    max_tokens=max_tokens, reasoning=True, input=("text", "image"), compat=compat, **extra)
 
 
-#: Catalog facts for the models in the corpus: pi-ai 0.82.1's ``providers/data/anthropic.json``
-#: entries, and the hand-declared ``local-openai/local-coder`` of
-#: ``live-pi/c3-openai-compat/inputs/pi-ai-routes.patch.yml`` as DSH's ``catalog.ts`` materialises
-#: it (declared levels carry their value, undeclared ones are pinned to ``None``, a bare ``off``
-#: stays absent).
+#: pi-ai 0.82.1's installed catalog entries (``providers/data/anthropic.json``) for the models DSH
+#: users pick on its catalog routes. Hand-declared routes have no catalog entry: their facts come
+#: from DSH's route configuration (``--routes``, :func:`dsh_audit.wire.load_routes`).
 BUILTIN_MODELS: Mapping[tuple[str, str], PiModel] = MappingProxyType({
     ("anthropic", "claude-sonnet-4-5"): _catalog_anthropic("claude-sonnet-4-5", 64000),
     ("anthropic", "claude-sonnet-4-6"): _catalog_anthropic(
         "claude-sonnet-4-6", 128000, thinking_level_map={"max": "max"},
         compat={"forceAdaptiveThinking": True}),
-    ("local-openai", "local-coder"): PiModel(
-        provider="local-openai", id="local-coder", api="openai-completions",
-        base_url="http://127.0.0.1:18302/v1", context_window=131072, max_tokens=8192, reasoning=True,
-        thinking_level_map={"minimal": None, "low": None, "medium": None, "high": "high",
-                            "xhigh": None, "max": None}),
 })
 
 
@@ -144,8 +137,9 @@ def resolve_model(provider: str | None, model_id: str | None,
             found = table.get((provider, model_id))
             if found is not None:
                 return found
-    raise RenderError(f"no pi-ai model facts for {provider}/{model_id}", dsh_code=None,
-                      hint="pass models={(provider, id): PiModel(...)} with the route's catalog facts")
+    raise RenderError(f"no pi-ai model facts for {provider}/{model_id}: a hand-declared route's models are "
+                      "described by DSH's route configuration, which the log does not record", dsh_code=None,
+                      hint="pass --routes FILE (DSH's llm-pi-ai route configuration)")
 
 
 # --- the call config DSH hands to pi-ai ---------------------------------------------------------

@@ -1,0 +1,230 @@
+"""DSH's ``llm-pi-ai`` route configuration: the facts a hand-declared route's requests need.
+
+A DSH deployment names its pi-ai routes in configuration (``config.providers`` of the
+``llm-pi-ai`` row; ``live-pi/*/inputs/*.patch.yml`` show the shape): catalog routes that keep
+pi-ai's installed catalog and override fields such as ``contextWindow``, and hand-declared routes
+with their own ``api``, ``baseURL`` and model entries. The log records none of it, so a route
+file is the input that settles it. Each model resolves the way DSH's ``catalog.ts``
+``resolveRouteModels`` does (DSH 0.1.0-rc.8): the model entry, then the installed catalog entry,
+then the route's defaults; ``reasoningEfforts`` becomes pi-ai's ``thinkingLevelMap`` (a declared
+level carries its wire value, an undeclared one is pinned unsupported, a bare ``off`` stays out).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from ..errors import UsageError
+from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel
+
+__all__ = ["PiRoutes", "load_routes", "parse_routes"]
+
+# DSH's llm-pi-ai defaults (config.ts DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS, DEFAULT_INPUT).
+_DEFAULT_CONTEXT_WINDOW = 262_144
+_DEFAULT_MAX_TOKENS = 32_768
+_DEFAULT_INPUT = ("text",)
+_APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses",
+                   "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
+                   "mistral-conversations"})
+
+
+@dataclass(frozen=True, slots=True)
+class PiRoutes:
+    """A route configuration, resolved.
+
+    Attributes:
+        apis: provider id -> the pi-ai API its models speak (when they all speak one).
+        models: (provider, model id) -> :class:`PiModel` for every model the file serves.
+        source: the file it was read from.
+    """
+
+    apis: Mapping[str, str]
+    models: Mapping[tuple[str, str], PiModel]
+    source: str = ""
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans, as DSH's loader reads them: ``off``, ``on``, ``yes`` and ``no`` are
+    strings (``reasoningEfforts: {off: , high: high}`` has a level named ``off``)."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    key: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+for _first in "tTfF":
+    _Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                        [_first])
+
+
+class _Bad(Exception):
+    """One problem in a route file: the key path it is at and what is wrong."""
+
+    def __init__(self, where: str, what: str) -> None:
+        super().__init__(f"{where}: {what}")
+
+
+def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
+    """Read a route file (YAML: DSH's config rows, the ``llm-pi-ai`` row's ``config``, or its
+    ``providers`` mapping).
+
+    Raises:
+        UsageError: the file cannot be read, is not YAML, or declares a route DSH would refuse;
+            the message names the file and the key.
+
+    Example:
+        >>> routes = load_routes("inputs/pi-ai-routes.patch.yml")  # doctest: +SKIP
+        >>> routes.apis["local-openai"]  # doctest: +SKIP
+        'openai-completions'
+    """
+    name = os.fspath(path)
+    try:
+        text = Path(name).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the route file: {exc}", path=name,
+                         hint="give --routes a YAML file with DSH's llm-pi-ai route configuration") from None
+    try:
+        data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise UsageError(f"route file is not valid YAML{where}: {problem}", path=name,
+                         hint="give --routes a YAML file with DSH's llm-pi-ai route configuration") from None
+    try:
+        return dataclasses.replace(parse_routes(data), source=name)
+    except _Bad as exc:
+        raise UsageError(f"route file: {exc}", path=name,
+                         hint="see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models") from None
+
+
+def _providers(data: Any) -> Mapping[str, Any]:
+    if isinstance(data, list):  # DSH config rows: find the llm-pi-ai row
+        rows = [r for r in data if isinstance(r, dict) and r.get("id") == "llm-pi-ai"]
+        if not rows:
+            raise _Bad("rows", "no row with id 'llm-pi-ai'")
+        data = rows[-1].get("config")
+    if isinstance(data, dict) and "config" in data and "providers" not in data:
+        data = data["config"]
+    providers = data.get("providers") if isinstance(data, dict) else None
+    if not isinstance(providers, dict) or not providers:
+        raise _Bad("providers", "no providers mapping")
+    return providers
+
+
+def parse_routes(data: Any) -> PiRoutes:
+    """Resolve a parsed route configuration (see :func:`load_routes`).
+
+    Raises:
+        ValueError: (a subclass) a route DSH would refuse, naming its key path.
+    """
+    apis: dict[str, str] = {}
+    models: dict[tuple[str, str], PiModel] = {}
+    for provider, profile in _providers(data).items():
+        where = f"providers.{provider}"
+        if not isinstance(profile, dict):
+            raise _Bad(where, "is not a mapping")
+        resolved = _route_models(str(provider), profile, where)
+        models.update(((m.provider, m.id), m) for m in resolved)
+        shared = {m.api for m in resolved}
+        if len(shared) == 1:
+            apis[str(provider)] = shared.pop()
+    return PiRoutes(MappingProxyType(apis), MappingProxyType(models))
+
+
+def _catalog(provider: str) -> dict[str, PiModel]:
+    return {model_id: model for (p, model_id), model in BUILTIN_MODELS.items() if p == provider}
+
+
+def _positive(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise _Bad(where, "must be a positive integer")
+    return value
+
+
+def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[PiModel]:
+    catalog = _catalog(provider)
+    api = profile.get("api")
+    if api is not None and api not in _APIS:
+        raise _Bad(f"{where}.api", f"unknown pi-ai api {api!r} (known: {', '.join(sorted(_APIS))})")
+    entries = profile.get("models") or []
+    overrides = profile.get("modelOverrides") or {}
+    if not isinstance(entries, list) or not isinstance(overrides, dict):
+        raise _Bad(where, "models must be a list and modelOverrides a mapping")
+    if overrides and entries:
+        raise _Bad(f"{where}.modelOverrides", "beside a models list; declare the fields on its entries")
+    for model_id in overrides:
+        if model_id not in catalog:
+            raise _Bad(f"{where}.modelOverrides.{model_id}", "the installed catalog does not describe this model")
+    if not entries:
+        entries = [{"id": model_id, **(overrides.get(model_id) or {})} for model_id in catalog]
+    if not entries:
+        raise _Bad(where, "resolves no models: the catalog does not describe this route, so list its models")
+    shared_api = {m.api for m in catalog.values()}
+    defaults = (_positive(profile.get("defaultContextWindow"), f"{where}.defaultContextWindow") or _DEFAULT_CONTEXT_WINDOW,
+                _positive(profile.get("defaultMaxTokens"), f"{where}.defaultMaxTokens") or _DEFAULT_MAX_TOKENS)
+    out = []
+    for index, entry in enumerate(entries):
+        at = f"{where}.models[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
+            raise _Bad(at, "needs an id")
+        out.append(_model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at))
+    return out
+
+
+def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],
+           shared_api: set[str], defaults: tuple[int, int], at: str) -> PiModel:
+    model_api = api or (base.api if base else None) or (next(iter(shared_api)) if len(shared_api) == 1 else None)
+    if model_api is None:
+        raise _Bad(f"{at}", "needs an api: the catalog does not describe it, so set the route's api")
+    base_url = profile.get("baseURL") or (base.base_url if base else None)
+    if not isinstance(base_url, str):
+        raise _Bad(f"{at}", "needs a baseURL: the catalog does not describe this route")
+    context = _positive(entry.get("contextWindow"), f"{at}.contextWindow") or \
+        (base.context_window if base else defaults[0])
+    cap = _positive(entry.get("maxTokens"), f"{at}.maxTokens") or (base.max_tokens if base else defaults[1])
+    reasoning, levels = _reasoning(entry, base, at)
+    compat = {**(base.compat if base and base.api == model_api else {}), **(profile.get("compat") or {}),
+              **(entry.get("compat") or {})}
+    declared_input = entry.get("input")
+    inputs = tuple(declared_input) if declared_input else (base.input if base else _DEFAULT_INPUT)
+    return PiModel(provider=provider, id=entry["id"], api=model_api, base_url=base_url, context_window=context,
+                   max_tokens=cap, reasoning=reasoning, thinking_level_map=levels, input=inputs, compat=compat)
+
+
+def _reasoning(entry: dict[str, Any], base: PiModel | None,
+               at: str) -> tuple[bool, Mapping[str, str | None] | None]:
+    if "reasoningEfforts" not in entry:
+        return (base.reasoning, base.thinking_level_map) if base else (False, None)
+    efforts = entry["reasoningEfforts"]
+    if efforts is False:
+        return False, None
+    if not isinstance(efforts, dict) or not efforts:
+        raise _Bad(f"{at}.reasoningEfforts", "is empty; declare the offered levels or set false")
+    for level, wire in efforts.items():
+        if level not in THINKING_LEVELS:
+            raise _Bad(f"{at}.reasoningEfforts.{level}", f"is not a thinking level ({', '.join(THINKING_LEVELS)})")
+        if wire is None and level != "off":
+            raise _Bad(f"{at}.reasoningEfforts.{level}", "needs the wire value to send; only off may be empty")
+        if wire is not None and (not isinstance(wire, str) or not wire):
+            raise _Bad(f"{at}.reasoningEfforts.{level}", "must be a non-empty string")
+    if not any(level != "off" for level in efforts):
+        raise _Bad(f"{at}.reasoningEfforts", "offers no level beyond off; declare one or set false")
+    levels: dict[str, str | None] = {}
+    for level in THINKING_LEVELS:
+        if level not in efforts:
+            levels[level] = None
+        elif efforts[level] is not None:
+            levels[level] = efforts[level]
+    return True, levels
