@@ -5,29 +5,24 @@ Example:
     >>> log = dsh_audit.load("sample_logs/chat/session.jsonl")
     >>> [r.kind for r in dsh_audit.requests(log)]
     ['title', 'loop', 'loop']
+
+Importing the package is cheap: the names below are loaded on first use (PEP 562), so
+``dsh-audit --version`` reads no log code. ``dsh_audit.replay`` is the replay subpackage
+(:func:`dsh_audit.replay.replay` rebuilds a log's requests).
 """
 
 from __future__ import annotations
 
-import os
+import importlib
+import typing
 
-from .errors import DshAuditError
-from .log import SessionLog, discover, read_log
-from .log._versions import LATEST_VERSION as _LATEST_VERSION
-from .replay import ReplayResult, Request, iter_requests, replay
+from ._version import __version__
 
-__version__ = "0.1.0"
-
-
-def load(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = _LATEST_VERSION) -> SessionLog:
-    """Open one session log file (plain or zstd, v0-v4). See :func:`dsh_audit.log.read_log`."""
-    return read_log(path, lenient=lenient, max_version=max_version)
-
-
-def requests(log: SessionLog) -> list[Request]:
-    """Every request the log implies, in order (loop attempts, compaction and title calls)."""
-    return replay(log)[0]
-
+if typing.TYPE_CHECKING:
+    from ._api import load, requests
+    from .errors import DshAuditError
+    from .log import SessionLog, discover, read_log
+    from .replay import ReplayResult, Request, iter_requests
 
 __all__ = [
     "DshAuditError",
@@ -39,6 +34,31 @@ __all__ = [
     "iter_requests",
     "load",
     "read_log",
-    "replay",
     "requests",
 ]
+
+# Public name -> the module (relative to this package) that defines it.
+_LAZY = {
+    "DshAuditError": ".errors",
+    "ReplayResult": ".replay",
+    "Request": ".replay",
+    "SessionLog": ".log",
+    "discover": ".log",
+    "iter_requests": ".replay",
+    "load": "._api",
+    "read_log": ".log",
+    "requests": "._api",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

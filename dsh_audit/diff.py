@@ -29,10 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from .jsjson import stringify
-from .log._records import parse_json
+from .log import parse_json
 
 __all__ = ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
 
@@ -192,6 +190,8 @@ def _value_change(describe: _Describer, parts: list[_Part], old: Any, new: Any) 
 
 def _deep(describe: _Describer, prefix: list[_Part], old: Any, new: Any) -> list[Difference]:
     """deepdiff on one aligned pair, its paths prefixed."""
+    from deepdiff import DeepDiff  # here, not at the top: loading deepdiff costs more than most diffs
+
     found: list[Difference] = []
     tree = DeepDiff(old, new, view="tree", verbose_level=2)
     for report, levels in sorted(tree.items()):

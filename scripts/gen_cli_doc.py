@@ -22,7 +22,9 @@ def render() -> str:
     settings = {k: v for k, v in cli.context_settings.items() if k != "auto_envvar_prefix"}
     context = click.Context(cli, info_name="dsh-audit", terminal_width=100, max_content_width=100, **settings)
     parts.append("## dsh-audit\n\n```text\n" + cli.get_help(context).rstrip() + "\n```\n")
-    for name, command in sorted(cli.commands.items()):
+    for name in cli.list_commands(context):
+        command = cli.get_command(context, name)
+        assert command is not None, name
         sub = click.Context(command, info_name=f"dsh-audit {name}", parent=context,
                             terminal_width=100, max_content_width=100, **settings)
         parts.append(f"## dsh-audit {name}\n\n```text\n" + command.get_help(sub).rstrip() + "\n```\n")

@@ -398,8 +398,9 @@ def test_classification_rules():
 
 def test_exported_names():
     assert capture_pkg.__all__ == sorted(capture_pkg.__all__) == [
-        "CAPTURE_KINDS", "CaptureLoader", "CapturedRequest", "LOADERS", "Pairing", "RequestDiff", "align",
-        "classify", "compare_capture", "gate_ok", "last_user_text", "load_capture"]
+        "CAPTURE_KINDS", "COMPACTION_PREFIX", "CaptureLoader", "CapturedRequest", "LOADERS", "Pairing",
+        "RequestDiff", "TITLE_PREFIX", "align", "classify", "compare_capture", "gate_ok", "last_user_text",
+        "load_capture"]
     assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
     assert list(capture_pkg.LOADERS) == ["har", "wire-jsonl", "body-folder"]
 

@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from _golden import CORPUS, golden_files, log_for
 from dsh_audit.cli import cli
 from dsh_audit.log._records import decode_record, parse_json
-from dsh_audit.validate import RULES, Finding, format_sarif, validate, validate_paths
+from dsh_audit.report import validation_sarif
+from dsh_audit.validate import RULES, Finding, validate, validate_paths
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 
@@ -533,7 +534,7 @@ def test_sarif_validates_against_the_official_schema(tmp_path):
     for rule in ("DSH110", "DSH301", "DSH505"):
         MUTATIONS[rule](log)
     findings = validate(write(tmp_path, log)) + validate(_raw(tmp_path, b""))
-    sarif = format_sarif(findings, tool_version="0.1.0")
+    sarif = validation_sarif(findings, tool_version="0.1.0")
     assert {r["level"] for r in sarif["runs"][0]["results"]} == {"error", "note"}
     jsonschema.Draft4Validator(schema).validate(sarif)
 

@@ -10,15 +10,17 @@ Example:
 from ._align import Pairing, align
 from ._compare import RequestDiff, compare_capture, gate_ok
 from ._loaders import LOADERS, CaptureLoader, load_capture
-from ._types import CAPTURE_KINDS, CapturedRequest, classify, last_user_text
+from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
 __all__ = [
     "CAPTURE_KINDS",
+    "COMPACTION_PREFIX",
     "CaptureLoader",
     "CapturedRequest",
     "LOADERS",
     "Pairing",
     "RequestDiff",
+    "TITLE_PREFIX",
     "align",
     "classify",
     "compare_capture",

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..diff import BodyDiff, diff_bodies
 from ..errors import DshAuditError
-from ..log._records import parse_json
+from ..log import parse_json
 from ..replay import Request
 from ..session import Bodies
 from ..wire import make_renderer

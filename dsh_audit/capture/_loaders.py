@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CaptureError
-from ..log._records import parse_json
+from ..log import parse_json
 from ._types import CapturedRequest, classify
 
 __all__ = ["LOADERS", "CaptureLoader", "load_capture"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..log._records import parse_json
+from ..log import parse_json
 
 __all__ = ["CAPTURE_KINDS", "COMPACTION_PREFIX", "CapturedRequest", "TITLE_PREFIX", "classify",
            "last_user_text"]

@@ -1,7 +1,8 @@
 """The ``dsh-audit`` command line: parse options, call one library function, render.
 
 Each command lives in its own ``cli/_<name>.py`` module exporting ``COMMANDS``; the group below
-registers every module listed in ``_COMMAND_MODULES``.
+names every command in ``_COMMANDS`` and imports a command's module only when that command is
+used (``--version`` imports none; ``--help`` imports them all to list their summaries).
 """
 
 from __future__ import annotations
@@ -11,15 +12,44 @@ import sys
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ._common import run_guarded as _run_guarded
 
 __all__ = ["cli", "main"]
 
-_COMMAND_MODULES = ("_requests", "_render", "_diff", "_attribution", "_cache", "_check", "_validate", "_fleet")
+# Command name -> the cli module whose ``COMMANDS`` defines it (tests/test_layers.py checks both ways).
+_COMMANDS = {
+    "breaks": "_attribution",
+    "cache": "_cache",
+    "check": "_check",
+    "diff": "_diff",
+    "explain": "_attribution",
+    "index": "_fleet",
+    "render": "_render",
+    "report": "_check",
+    "requests": "_requests",
+    "show": "_requests",
+    "stats": "_fleet",
+    "validate": "_validate",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DSH_AUDIT"})
+class _LazyGroup(click.Group):
+    """A group whose commands are imported on first use, from the :data:`_COMMANDS` table."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            module = importlib.import_module(f"{__name__}.{_COMMANDS[cmd_name]}")
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=_LazyGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DSH_AUDIT"})
 @click.version_option(__version__, prog_name="dsh-audit")
 def cli() -> None:
     """Replay and audit DeepSeek Harness (DSH) session logs.
@@ -31,15 +61,6 @@ def cli() -> None:
     Example:
         dsh-audit requests ~/.dsh/sessions
     """
-
-
-def _register() -> None:
-    for name in _COMMAND_MODULES:
-        for command in importlib.import_module(f"{__name__}.{name}").COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

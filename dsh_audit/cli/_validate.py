@@ -6,11 +6,11 @@ import json
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import UsageError
-from ..report import dumps_line
+from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
-from ..validate import format_sarif, format_summary, format_text, select_rules, validate_paths
+from ..validate import format_summary, format_text, select_rules, validate_paths
 from ._common import (EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, json_option, lenient_option,
                       selected_logs, since_option)
 
@@ -60,7 +60,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         click.echo(format_text(findings), nl=False)
         click.echo(format_summary(findings, files=len(logs)), err=True)
     if sarif_path is not None:
-        text = json.dumps(format_sarif(findings, tool_version=__version__), indent=2) + "\n"
+        text = json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n"
         if sarif_path == "-":
             click.echo(text, nl=False)
         else:

@@ -1,19 +1,57 @@
-"""Reading DSH session logs: discovery, decoding, packed rows, legacy upgrades, refusals."""
+"""Reading DSH session logs: discovery, decoding, packed rows, legacy upgrades, refusals.
 
+Beside the reader (:func:`read_log`), the building blocks it uses are public for the
+conformance checker (:mod:`dsh_audit.validate`) and the capture readers: line decoding
+(:func:`iter_lines`), JavaScript-exact JSON (:func:`parse_json`), packed chunk rows
+(:func:`decode_record`, :func:`expand_row`), DSH's shape checks, legacy upgrades and version
+shapes, and content-based format detection (:func:`detect_format`).
+"""
+
+from ._decode import Line, TornTail, iter_lines
 from ._discover import default_sessions_root, discover, looks_like_log
+from ._format import classify_record, detect_format
 from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log
+from ._records import (
+    RowError,
+    adapter_defaults_error,
+    decode_record,
+    expand_row,
+    is_safe_int,
+    message_shape_error,
+    parse_json,
+)
 from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader
+from ._upgrade import Malformed, upgrade_event
+from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
 
 __all__ = [
     "CHUNK_ROW_TYPES",
     "Event",
     "KNOWN_EVENT_TYPES",
+    "LATEST_VERSION",
+    "Line",
+    "Malformed",
+    "RowError",
     "SUPPORTED_VERSIONS",
     "SURFACE_TYPES",
     "SessionHeader",
     "SessionLog",
+    "TornTail",
+    "adapter_defaults_error",
+    "canonical_generation",
+    "classify_record",
+    "decode_record",
     "default_sessions_root",
+    "detect_format",
     "discover",
+    "expand_row",
+    "is_safe_int",
+    "iter_lines",
+    "known_types",
     "looks_like_log",
+    "message_shape_error",
+    "parse_json",
     "read_log",
+    "to_v0_shapes",
+    "upgrade_event",
 ]

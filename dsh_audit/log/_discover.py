@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import UnreadableError
+from ._format import detect_format
 from ._versions import canonical_generation
 
 __all__ = ["default_sessions_root", "discover", "looks_like_log"]
@@ -64,9 +65,7 @@ def _walk(folder: Path, notes: list[str] | None = None) -> list[Path]:
 
 def _foreign(path: Path) -> bool:
     """Another agent's session (Claude Code, Codex) that an importer reads."""
-    from ..importers import detect  # late import: importers build on this package
-
-    return detect(path) not in (None, "dsh")
+    return detect_format(path) not in (None, "dsh")
 
 
 def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,

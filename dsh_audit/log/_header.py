@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import MalformedRecordError, UnreadableError, UnsupportedFormatError
 from ._decode import Line
+from ._format import classify_record
 from ._records import MAX_DEPTH, NestingError, is_safe_int, parse_json
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
@@ -75,9 +76,7 @@ def _foreign_hint(value: Any) -> str | None:
     """Name another agent's session format when the first record is one of theirs."""
     if not isinstance(value, dict):
         return None
-    from ..importers._detect import _classify  # late import: importers build on this package
-
-    kind = _classify(value, first=True)
+    kind = classify_record(value, first=True)
     if kind in (None, "dsh"):
         return None
     return (f"this is a {kind} session, not a DSH log: requests, show and cache import it; "

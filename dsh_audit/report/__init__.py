@@ -5,7 +5,7 @@ from ._html import build_report_data, format_html
 from ._json import dumps_line, dumps_pretty
 from ._junit import format_junit
 from ._markdown import format_markdown
-from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif
+from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif, validation_sarif
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -21,4 +21,5 @@ __all__ = [
     "format_markdown",
     "format_sarif",
     "report_object",
+    "validation_sarif",
 ]

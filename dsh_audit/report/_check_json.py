@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .._version import __version__
 from ._json import dumps_pretty
 
 __all__ = ["REPORT_SCHEMA_VERSION", "format_json", "report_object", "session_summary"]
@@ -57,8 +58,6 @@ def session_summary(check: Any) -> dict[str, Any]:
 
 def report_object(result: Any) -> dict[str, Any]:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.json``)."""
-    from .. import __version__
-
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": {"name": "dsh-audit", "version": __version__},

@@ -18,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .._version import __version__
 from ._html_assets import CSS, SCRIPT
 
 __all__ = ["build_report_data", "format_html"]
@@ -117,8 +118,6 @@ def _session(check: Any) -> dict[str, Any]:
 
 def build_report_data(result: Any) -> dict[str, Any]:
     """The JSON value the page script renders (sessions, requests, findings; no markup)."""
-    from .. import __version__
-
     return {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
             "policy": result.policy.source, "sessions": [_session(s) for s in result.sessions],
             "unattached": [f.to_json() for f in result.unattached]}

@@ -1,4 +1,4 @@
-"""A generic SARIF 2.1.0 builder and the ``dsh-audit check`` SARIF report.
+"""A generic SARIF 2.1.0 builder and the ``dsh-audit check`` and ``dsh-audit validate`` SARIF reports.
 
 :func:`build_sarif` knows nothing of where findings come from: it takes rule descriptions and
 finding-like values (``rule``, ``severity``, ``message``, ``path``, ``line``, ``seq``, ``hint``,
@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["SARIF_SCHEMA", "SarifRule", "build_sarif", "format_sarif"]
+from .._version import __version__
+
+__all__ = ["SARIF_SCHEMA", "SarifRule", "build_sarif", "format_sarif", "validation_sarif"]
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -103,6 +105,15 @@ def validation_rules() -> list[SarifRule]:
             for r in (RULES[rid] for rid in sorted(RULES))]
 
 
+def validation_sarif(findings: Sequence[Any], *, tool_version: str) -> dict[str, Any]:
+    """The SARIF 2.1.0 log of :func:`dsh_audit.validate.validate` findings (``dsh-audit validate``).
+
+    Every catalogue rule is in ``tool.driver.rules``, one result per finding; written by
+    :func:`build_sarif`, as ``dsh-audit check``'s report is.
+    """
+    return build_sarif(findings, rules=validation_rules(), tool_version=tool_version)
+
+
 def _all_rules() -> list[SarifRule]:
     from ..gate import GATE_RULES
 
@@ -118,7 +129,6 @@ def format_sarif(result: Any, *, base: str | None = None) -> str:
     result at its log file and line, with ``seq``, ``session_id``, ``request`` and ``fails``
     as properties.
     """
-    from .. import __version__
     from ._json import dumps_pretty
 
     log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=base, invocation_ok=True)

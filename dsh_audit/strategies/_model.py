@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..jsjson import stringify
-from ..testing import LogBuilder, encode_segment, pack_chunk_runs
-from ..testing._migrate import migrate_events
-from ..testing._storage import frames_bytes, jsonl_bytes
+from ..testing import LogBuilder, encode_segment, frames_bytes, jsonl_bytes, migrate_events, pack_chunk_runs
 
 __all__ = ["Expected", "GeneratedSession", "Happening", "MutatedBody", "MutatedCapture", "MutatedLog", "Mutation",
            "log_file_name"]

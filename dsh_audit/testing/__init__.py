@@ -14,8 +14,9 @@ Example:
     '{"type":"session","version":0,"id":"demo","createdAt":1800000000000,"cwd":"/home/dev/project","delegationDepth":0}'
 """
 
+from ._migrate import migrate_events
 from ._parts import Reply, ToolCall, tool_schema
-from ._storage import encode_segment, pack_chunk_runs, project_key
+from ._storage import encode_segment, frames_bytes, jsonl_bytes, pack_chunk_runs, project_key
 from ._writer import LogBuilder
 
 __all__ = [
@@ -23,6 +24,9 @@ __all__ = [
     "Reply",
     "ToolCall",
     "encode_segment",
+    "frames_bytes",
+    "jsonl_bytes",
+    "migrate_events",
     "pack_chunk_runs",
     "project_key",
     "tool_schema",

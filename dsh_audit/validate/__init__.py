@@ -15,7 +15,7 @@ Example:
 from ._catalogue import LENIENT_RULES, RULES
 from ._engine import validate, validate_paths
 from ._model import SEVERITIES, Finding, Rule, Severity
-from ._report import format_sarif, format_summary, format_text
+from ._report import format_summary, format_text
 from ._sink import select_rules
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "Rule",
     "SEVERITIES",
     "Severity",
-    "format_sarif",
     "format_summary",
     "format_text",
     "select_rules",

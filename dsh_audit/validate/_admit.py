@@ -12,11 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ReplayError
-from ..log._records import adapter_defaults_error, is_safe_int, message_shape_error
-from ..log._types import Event
-from ..log._upgrade import Malformed, upgrade_event
-from ..log._versions import to_v0_shapes
-from ..replay._surface import Replacement, SurfaceFold
+from ..log import (
+    Event,
+    Malformed,
+    adapter_defaults_error,
+    is_safe_int,
+    message_shape_error,
+    to_v0_shapes,
+    upgrade_event,
+)
+from ..replay import Replacement, SurfaceFold
 from ._sink import Sink
 from ._source import RawEvent
 

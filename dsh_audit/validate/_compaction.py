@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._json import as_object
-from ..log._types import Event
-from ..replay._surface import Replacement
+from ..log import Event
+from ..replay import Replacement
 from ._sink import Sink
 
 __all__ = ["CompactionCheck"]

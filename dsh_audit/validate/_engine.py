@@ -9,10 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UnreadableError
-from ..log import SessionLog
-from ..log._decode import TornTail
-from ..log._types import KNOWN_EVENT_TYPES
-from ..log._versions import LATEST_VERSION, known_types
+from ..log import KNOWN_EVENT_TYPES, LATEST_VERSION, SessionLog, TornTail, known_types
 from ._admit import Admitter
 from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
@@ -22,7 +19,7 @@ from ._source import Fatal, RawEvent, open_lines, scan_events
 from ._trace import Trace
 
 if TYPE_CHECKING:
-    from ..fleet import TaskResult
+    from ..runner import TaskResult
 
 __all__ = ["validate", "validate_paths"]
 
@@ -161,7 +158,7 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
 
     A child whose ``parentSession`` is among the logs must start with the parent's first
     ``seedLength`` events (DSH603). Each log is checked on its own (in worker processes with
-    ``jobs``, see :func:`dsh_audit.fleet.iter_many`); the main process keeps only each log's
+    ``jobs``, see :func:`dsh_audit.runner.iter_many`); the main process keeps only each log's
     findings and session ids, pairs children with parents, and the pairs are compared in workers
     too. The findings are the same, in the same order, for every ``jobs``.
 
@@ -176,7 +173,7 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
         UnreadableError: a path cannot be opened (the first such path, in the order given).
         UsageError: an unknown rule id, bad ``jobs`` or ``engine``.
     """
-    from ..fleet import iter_many  # late import: fleet is a layer above this package
+    from ..runner import iter_many  # late import: the runner is only needed for many logs
 
     selected = select_rules(rules, ignore)
     given = [os.fspath(item) for item in paths]

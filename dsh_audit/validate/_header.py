@@ -12,9 +12,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from ..log._decode import Line
-from ..log._records import is_safe_int, parse_json
-from ..log._versions import SUPPORTED_VERSIONS, canonical_generation
+from ..log import SUPPORTED_VERSIONS, Line, canonical_generation, is_safe_int, parse_json
 from ._sink import Sink
 from ._source import Fatal
 

@@ -1,15 +1,13 @@
-"""Pure formatters for findings: text lines, a summary, SARIF 2.1.0."""
+"""Pure formatters for findings: text lines and a summary (SARIF: :func:`dsh_audit.report.validation_sarif`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
-from ..report._sarif import build_sarif, validation_rules
 from ._model import Finding
 
-__all__ = ["format_sarif", "format_summary", "format_text"]
+__all__ = ["format_summary", "format_text"]
 
 
 def format_text(findings: Sequence[Finding]) -> str:
@@ -27,10 +25,3 @@ def format_summary(findings: Sequence[Finding], *, files: int) -> str:
         text += ": " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items()))
     return text
 
-
-def format_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict[str, Any]:
-    """A SARIF 2.1.0 log: every catalogue rule in ``tool.driver.rules``, one result per finding.
-
-    Written by the shared :func:`dsh_audit.report.build_sarif`, as ``dsh-audit check``'s is.
-    """
-    return build_sarif(findings, rules=validation_rules(), tool_version=tool_version)

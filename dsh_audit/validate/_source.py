@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from ..errors import UnreadableError
-from ..log._decode import Line, TornTail, iter_lines
-from ..log._records import RowError, decode_record, is_safe_int, parse_json
+from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_json
 from ._sink import Sink
 
 __all__ = ["Fatal", "RawEvent", "open_lines", "scan_events"]

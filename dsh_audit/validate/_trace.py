@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import as_object
-from ..log._records import RowError, expand_row, is_safe_int
-from ..log._types import CHUNK_ROW_TYPES
-from ..log._types import Event
-from ..replay._header import canonical_header, header_equals
+from ..log import CHUNK_ROW_TYPES, Event, RowError, expand_row, is_safe_int
+from ..replay import canonical_header, header_equals
 from ._sink import Sink
 
 __all__ = ["Trace", "usage_problems"]
