@@ -325,11 +325,10 @@ def test_har_with_wrong_typed_fields(tmp_path, monkeypatch, capsys, request_, me
 
 
 @pytest.mark.parametrize(("table", "message"), [
-    ({"entries": [{"family": "deepseek", "model_prefix": 5, "source": "s", "retrieved": "r", "input_cache_miss": 1,
-                   "input_cache_hit": 0.1, "cache_write": 0, "output": 2}]},
-     "price table entry 0 has a wrong-typed field"),
-    ([1], "price table has no list of entry objects"),
-    ({"entries": 5}, "price table has no list of entry objects"),
+    ({"providers": {"deepseek": {"models": {"m": {"cache_miss": "1", "cache_read": 0, "output": 1}}}}},
+     "price table key providers.deepseek.models.m[0].cache_miss: '1' is not a rate (a number >= 0)"),
+    ([1], "price table key (top level): must be a table/object"),
+    ({"entries": 5}, "price table key providers: must be a table/object"),
 ])
 def test_cache_price_table_with_wrong_types(tmp_path, monkeypatch, capsys, table, message):
     log = write_log(tmp_path / "session.jsonl", two_turns())

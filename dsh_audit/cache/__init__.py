@@ -11,22 +11,37 @@ Example:
 from ._account import actual_cache_read, analyze_cache, attribution_causes
 from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
 from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
-from ._rules import CacheRule, Price, load_prices, load_rules, price_for, rule_for
+from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, session_ledger
+from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
+from ._rules import CacheRule, load_rules, rule_for
 from ._session import cache_group, cache_report, session_transitions
 from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
+from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
 
 __all__ = [
     "BREAKS",
     "CLASSIFICATIONS",
     "CacheRule",
     "CacheVerdict",
+    "Costs",
     "ESTIMATE",
     "EXACT_DEEPSEEK",
-    "Price",
+    "LedgerEntry",
+    "OFF_PEAK",
+    "PEAK",
+    "PriceBook",
     "Prompt",
     "PromptBuilder",
+    "Quote",
+    "Rates",
+    "STANDARD",
     "SessionCacheReport",
+    "SessionLedger",
     "TokenCounter",
+    "Tokens",
+    "USAGE_GROUPS",
+    "UsageRow",
+    "UsageTable",
     "actual_cache_read",
     "analyze_cache",
     "attribution_causes",
@@ -35,11 +50,14 @@ __all__ = [
     "common_chars",
     "common_prefix",
     "exact_tokenizer_available",
+    "ledger_group",
     "load_prices",
     "load_rules",
     "make_counter",
+    "parse_instant",
     "prefix_tokens",
-    "price_for",
     "rule_for",
+    "session_ledger",
     "session_transitions",
+    "usage_table",
 ]

@@ -26,7 +26,9 @@ from ..replay import Request, RequestTime
 from ..session import Bodies
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
 from ._report import CacheVerdict, SessionCacheReport
-from ._rules import CacheRule, Price, load_prices, price_for, rule_for
+from ._ledger import lost_cost, request_route_model
+from ._prices import PriceBook, Quote, load_prices
+from ._rules import CacheRule, rule_for
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["actual_cache_read", "analyze_cache", "attribution_causes"]
@@ -131,7 +133,7 @@ def _model(request: Request) -> tuple[str | None, str | None]:
 
 class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
-                 tokenizer: str, bodies: Bodies | None, prices: tuple[Price, ...], lookback: int,
+                 tokenizer: str, bodies: Bodies | None, prices: PriceBook, lookback: int,
                  routes: Callable[[Request], str | None] | None) -> None:
         self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
         self.bodies, self.prices, self.lookback, self.routes = bodies, prices, lookback, routes
@@ -198,7 +200,8 @@ class _Analyzer:
         gap = (now.sent - pred.time.sent) if now and pred and pred.time else None
         classification, cause, lost = self.classify(
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
-        price = price_for(self.prices, rule.family, model)
+        billed, billed_model = request_route_model(request)
+        price = self.prices.quote(billed, billed_model, now.sent if now else None)
         seen_now = _Seen(request, prompt, tokens, rule.family, now, size)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
@@ -210,7 +213,7 @@ class _Analyzer:
             potential=potential, expected_any=expected_any, expected=expected, actual=actual,
             classification=classification, cause=cause, source_index=best["warm"][1].request.index if "warm" in best else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
-            lost_cost=price.lost_cost(sum(lost.values())) if price is not None else None,
+            lost_cost=lost_cost(sum(lost.values()), price) if isinstance(price, Quote) else None,
             prompt_source=prompt.source)
 
     def break_cause(self, index: int) -> tuple[str, str] | None:
@@ -256,7 +259,7 @@ class _Analyzer:
 def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTime] | None = None,
                   attribution: Iterable[Any] | None = None, unit: int | None = None,
                   tokenizer: str = "auto", wire: bool = True, bodies: Bodies | None = None,
-                  prices: tuple[Price, ...] | None = None,
+                  prices: PriceBook | None = None,
                   price_note: str | None = None, lookback: int = 64,
                   routes: Callable[[Request], str | None] | None = None, path: str = "",
                   session_id: str = "") -> SessionCacheReport:
@@ -272,7 +275,8 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         wire: compare rendered wire bodies when they can be rendered.
         bodies: the session's rendered bodies (:attr:`dsh_audit.session.Session.bodies`), shared
             with the other views; with ``wire`` and none given, bodies are rendered here.
-        prices: a price table (default: the packaged example prices).
+        prices: the price table (default: :func:`dsh_audit.cache.load_prices`); a break's lost
+            tokens are priced at its request's rate (model, date and peak window).
         lookback: how many earlier requests of the same model to compare with.
         routes: request -> the adapter its route used (:meth:`dsh_audit.session.Session.route`),
             which picks the provider's cache rule; without it the provider id and model decide.
@@ -282,10 +286,9 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         >>> report.actual_total, report.token_method in ("deepseek-v4-tokenizer", "estimate-utf8-bytes/4")
         (0, True)
     """
-    note = price_note
     if prices is None:
-        prices, packaged_note = load_prices()
-        note = packaged_note if note is None else note
+        prices = load_prices()
+    note = prices.note if price_note is None else price_note
     causes = attribution_causes(attribution) if attribution is not None else None
     if wire and bodies is None:
         bodies = Bodies()

@@ -40,7 +40,8 @@ class CacheVerdict:
         classification: one of :data:`CLASSIFICATIONS`; ``cause``: the break cause or miss reason.
         source_index: the earlier request that left the expected prefix; ``gap_seconds``: time
             since the conversation's previous request.
-        lost: tokens that were billed as misses, per cause; ``lost_cost``: their example cost (USD).
+        lost: tokens that were billed as misses, per cause; ``lost_cost``: their cost (USD) at the
+            request's rate (cache-miss minus cache-read), None when the request is unpriced.
         prompt_source: ``wire:<adapter>`` when the rendered body was compared, else ``json``.
     """
 
@@ -85,7 +86,8 @@ class SessionCacheReport:
         token_method: how tokens were counted (``deepseek-v4-tokenizer`` or ``estimate-utf8-bytes/4``).
         rules: the provider rules applied (``family -> rule summary``).
         attribution: ``True`` when break causes came from an attribution result.
-        price_note: the "example prices, check your contract" note of the price table.
+        price_note: the "check your contract" note of the price table.
+        cost: what the session cost (:meth:`dsh_audit.cache.SessionLedger.summary`), when priced.
     """
 
     path: str
@@ -96,6 +98,7 @@ class SessionCacheReport:
     attribution: bool
     price_note: str = ""
     notes: tuple[str, ...] = ()
+    cost: dict[str, Any] | None = None
 
     @property
     def known(self) -> tuple[CacheVerdict, ...]:
@@ -147,7 +150,7 @@ class SessionCacheReport:
     @property
     def lost_cost(self) -> float | None:
         costs = [v.lost_cost for v in self.verdicts if v.lost_cost is not None]
-        return round(sum(costs), 6) if costs else None
+        return round(sum(costs), 9) if costs else None
 
     def to_json(self) -> dict[str, Any]:
         """The ``dsh-audit cache --json`` object for this session."""
@@ -160,6 +163,6 @@ class SessionCacheReport:
             "classifications": self.classification_counts, "breaks": self.break_count,
             "breaks_by_cause": self.breaks_by_cause, "reusable_cache_read": self.potential_total,
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
-            "price_note": self.price_note, "notes": list(self.notes),
+            "price_note": self.price_note, "notes": list(self.notes), "cost": self.cost,
             "timeline": [v.to_json() for v in self.verdicts],
         }

@@ -1,4 +1,4 @@
-"""Provider cache rules and example prices, kept as versioned data in ``cache/rules/*.json``.
+"""Provider cache rules, kept as versioned data in ``cache/rules/*.json`` (prices: ``_prices.py``).
 
 Each rule file describes one provider family (DeepSeek, Anthropic, OpenAI) with the ``source`` and
 ``retrieved`` date of the claims it encodes (see the project's ``docs/cache-accounting.md`` and the
@@ -12,12 +12,11 @@ import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["CacheRule", "Price", "load_prices", "load_rules", "price_for", "rule_for"]
+__all__ = ["CacheRule", "load_rules", "rule_for"]
 
 _RULE_FILES = ("deepseek.json", "anthropic.json", "openai.json")
 
@@ -93,24 +92,6 @@ class CacheRule:
                 "write_lag_seconds": self.write_lag_seconds}
 
 
-@dataclass(frozen=True, slots=True)
-class Price:
-    """Example USD prices per million tokens for one model family (check your contract)."""
-
-    family: str
-    model_prefix: str
-    source: str
-    retrieved: str
-    input_cache_miss: float
-    input_cache_hit: float
-    cache_write: float
-    output: float
-
-    def lost_cost(self, tokens: int) -> float:
-        """Extra cost of ``tokens`` prompt tokens billed as misses instead of cache hits."""
-        return tokens * (self.input_cache_miss - self.input_cache_hit) / 1_000_000
-
-
 def _read(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((resources.files("dsh_audit.cache") / "rules" / name).read_text("utf-8"))
     return data
@@ -162,39 +143,3 @@ def rule_for(provider: str | None, model: str | None, *, unit: int | None = None
     if chosen is None:
         chosen = next((r for r in rules if model and any(model.startswith(p) for p in r.model_prefixes)), rules[0])
     return chosen.with_unit(unit)
-
-
-def load_prices(path: str | Path | None = None) -> tuple[tuple[Price, ...], str]:
-    """The example price table (or the one at ``path``) and its "check your contract" note."""
-    try:
-        data = json.loads(Path(path).read_text("utf-8")) if path is not None else _read("prices.json")
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read price table: {exc}", path=str(path),
-                         hint="give a JSON file shaped like dsh_audit/cache/rules/prices.json") from exc
-    fields = ("family", "model_prefix", "source", "retrieved", "input_cache_miss", "input_cache_hit",
-              "cache_write", "output")
-    entries = data.get("entries") if isinstance(data, dict) else None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UsageError("price table has no list of entry objects", path=str(path) if path else None,
-                         hint='give {"entries": [{...}, ...]} shaped like dsh_audit/cache/rules/prices.json')
-    try:
-        prices = tuple(Price(**{k: e[k] for k in fields}) for e in entries)
-    except (KeyError, TypeError) as exc:
-        raise UsageError(f"price table entry lacks {exc}", path=str(path) if path else None,
-                         hint="each entry needs " + ", ".join(fields)) from exc
-    for number, price in enumerate(prices):
-        texts, amounts = fields[:4], fields[4:]
-        if not all(isinstance(getattr(price, k), str) for k in texts) or not all(
-                isinstance(getattr(price, k), (int, float)) and not isinstance(getattr(price, k), bool)
-                for k in amounts):
-            raise UsageError(f"price table entry {number} has a wrong-typed field", path=str(path) if path else None,
-                             hint=", ".join(texts) + " are strings; " + ", ".join(amounts) + " are numbers")
-    return prices, str(data.get("note", ""))
-
-
-def price_for(prices: tuple[Price, ...], family: str, model: str | None) -> Price | None:
-    """The first price entry of ``family`` whose ``model_prefix`` starts ``model``."""
-    for price in prices:
-        if price.family == family and (model or "").startswith(price.model_prefix):
-            return price
-    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..attribution import Transition, attribute, attribute_opened
@@ -11,7 +12,8 @@ from ..errors import DshAuditError
 from ..session import Failure, GroupResult, Session, open_group, open_session
 from ._account import analyze_cache
 from ._report import SessionCacheReport
-from ._rules import load_prices
+from ._ledger import session_ledger
+from ._prices import PriceBook, load_prices
 
 __all__ = ["cache_group", "cache_report", "session_transitions"]
 
@@ -28,7 +30,8 @@ def session_transitions(session: Session) -> list[Transition] | None:
 
 def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
                  attribution: Iterable[Any] | str | None = "auto", unit: int | None = None,
-                 tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None) -> SessionCacheReport:
+                 tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None,
+                 prices: PriceBook | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session.
 
     Args:
@@ -41,7 +44,9 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
         unit: DeepSeek cache unit override (default 128 from the rules data).
         tokenizer: ``auto``, ``exact`` or ``estimate``.
         wire: compare rendered wire bodies when possible (the session's bodies, rendered once).
-        prices_path: a JSON price table replacing the packaged example prices.
+        prices_path: a price file (JSON or TOML) over the packaged table and pyproject's
+            ``[tool.dsh-audit.prices]`` (:func:`dsh_audit.cache.load_prices`).
+        prices: a loaded price table (wins over ``prices_path``).
 
     Raises:
         DshAuditError: the log cannot be read or replayed.
@@ -58,17 +63,20 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
         if max_version is not None:
             options["max_version"] = max_version
         session = open_session(source, **options)
-    prices, note = load_prices(prices_path)
+    if prices is None:
+        prices = load_prices(prices_path)
     given = session_transitions(session) if attribution == "auto" else attribution
-    return analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
-                         tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
-                         price_note=note, routes=lambda request: session.route(request).adapter, path=session.path,
-                         session_id=session.id)
+    report = analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
+                           tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
+                           price_note=prices.note, routes=lambda request: session.route(request).adapter,
+                           path=session.path, session_id=session.id)
+    return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary())
 
 
 def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                 attribution: bool = True, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
-                prices_path: str | None = None, routes: str | None = None) -> GroupResult[SessionCacheReport]:
+                prices_path: str | None = None, prices: PriceBook | None = None,
+                routes: str | None = None) -> GroupResult[SessionCacheReport]:
     """Cache reports of a group of neighbouring logs, each read once, a fork or subagent child
     attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists).
 
@@ -85,7 +93,7 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
         given = found.get(item.path)
         try:
             items.append(cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
-                                      tokenizer=tokenizer, wire=wire, prices_path=prices_path))
+                                      tokenizer=tokenizer, wire=wire, prices_path=prices_path, prices=prices))
         except DshAuditError as exc:  # a bad --prices file or tokenizer choice: this log's error
             items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
     return GroupResult.of(group, items)

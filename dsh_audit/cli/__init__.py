@@ -30,6 +30,7 @@ _COMMANDS = {
     "requests": "_requests",
     "show": "_requests",
     "stats": "_fleet",
+    "usage": "_usage",
     "validate": "_validate",
 }
 

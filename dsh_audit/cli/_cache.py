@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..cache import CacheVerdict, SessionCacheReport, cache_group
+from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..session import Failure, run_groups
@@ -50,9 +50,22 @@ def _summary(report: SessionCacheReport) -> str:
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
             f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}; tokens lost (of "
             f"{report.potential_total} reusable): {_pairs(report.lost_by_cause)}; "
-            f"cost lost {cost} (example prices, check your contract)\n"
+            f"cost lost {cost}\n{_cost(report)}"
             f"tokens: {report.token_method}; rules: {rules or 'none'}"
             + ("" if report.attribution else "; no attribution: breaks are unattributed"))
+
+
+def _cost(report: SessionCacheReport) -> str:
+    """The session's cost line (list prices by model, date and window; check your contract)."""
+    cost = report.cost
+    if cost is None:
+        return ""
+    unpriced = sum(cost["unpriced"].values())
+    return (f"session cost ${cost['cost_usd']['total']:.4f} (cache miss ${cost['cost_usd']['cache_miss']:.4f}, "
+            f"cache read ${cost['cost_usd']['cache_read']:.4f}, cache write ${cost['cost_usd']['cache_write']:.4f}, "
+            f"output ${cost['cost_usd']['output']:.4f}); with no cache ${cost['no_cache_cost_usd']:.4f}; "
+            f"all off-peak ${cost['off_peak_cost_usd']:.4f}; breaks cost ${cost['break_cost_usd']:.4f}"
+            + (f"; {unpriced} request(s) unpriced" if unpriced else "") + " (list prices, check your contract)\n")
 
 
 def _row(verdict: CacheVerdict) -> tuple[object, ...]:
@@ -82,7 +95,8 @@ def _sessions(paths: tuple[str, ...], since: float | None) -> list[Path]:
 @click.option("--no-wire", is_flag=True, help="Compare the log's JSON instead of rendered wire bodies.")
 @click.option("--no-attribution", is_flag=True, help="Do not ask dsh_audit.attribution for break causes.")
 @click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
-              help="A JSON price table replacing the packaged example prices.")
+              help="A price file (JSON or TOML) overriding or extending the packaged table and "
+                   "pyproject's [tool.dsh-audit.prices].")
 @routes_option
 @jobs_option
 @since_option
@@ -92,8 +106,9 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                   jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
-    For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens and
-    (example) cost lost, and a timeline with each request's classification: as_expected,
+    For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
+    what the session cost (with no cache, all off-peak) and what its breaks cost, and a timeline
+    with each request's classification: as_expected,
     break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
     $DSH_HOME/sessions are read, newest first. Exit 1 when a break has no explanation.
@@ -109,8 +124,13 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
+    try:
+        prices = load_prices(prices_path)  # a bad price file is one error, before any log is read
+    except DshAuditError as exc:
+        echo_error(exc)
+        return EXIT_BAD_INPUT
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
-                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices_path=prices_path, routes=routes)
+                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes)
     with progress_callback(len(logs), label="cache") as report_progress:
         reports = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress)
         for report in reports:

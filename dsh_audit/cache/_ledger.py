@@ -1,0 +1,322 @@
+"""What a session cost: one priced :class:`LedgerEntry` per request, and what each break cost.
+
+Every request the log implies is an entry: loop attempts (a retried step costs per attempt: each
+attempt carries its own usage chunk), compaction, title and search calls. A fork or subagent
+child's log replays only its own requests (steps below its ``seedLength`` are the parent's and
+are not requests of the child), so a copied parent prefix is never counted twice.
+
+Tokens are read from DSH's ``TokenUsage``, whose buckets are disjoint whatever the provider
+(spec §5.6: DeepSeek's ``inputTokens`` is ``prompt_tokens - cache hits``, pi-ai's Anthropic and
+OpenAI inputs exclude cache reads and writes): cache-miss input = ``inputTokens``, cache read =
+``cacheReadTokens``, cache write = ``cacheWriteTokens``, output = ``outputTokens`` (which already
+holds ``reasoningTokens``). Each bucket is priced at the rate for the request's model and window
+(:class:`~dsh_audit.cache.PriceBook`); a break's lost tokens are priced at the difference between
+its request's cache-miss and cache-read rates.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeGuard
+
+from ..attribution import attribute_opened
+from ..errors import DshAuditError
+from ..replay import Request
+from ..session import Failure, GroupResult, Session, open_group, open_session
+from ._prices import PriceBook, Quote, Rates, load_prices
+from ._report import BREAKS, CacheVerdict, SessionCacheReport
+
+__all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "ledger_group", "request_route_model",
+           "session_ledger"]
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Tokens by billing bucket (``reasoning`` is part of ``output``, shown apart)."""
+
+    cache_miss: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+    @property
+    def prompt(self) -> int:
+        return self.cache_miss + self.cache_read + self.cache_write
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.output
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(*(a + b for a, b in zip(self._values(), other._values())))
+
+    def _values(self) -> tuple[int, ...]:
+        return (self.cache_miss, self.cache_read, self.cache_write, self.output, self.reasoning)
+
+    @classmethod
+    def of(cls, usage: Any) -> Tokens | None:
+        """The buckets of a DSH ``TokenUsage``; None when it is absent or has no input/output count."""
+        if not isinstance(usage, dict) or not _count(usage.get("inputTokens")) or not _count(usage.get("outputTokens")):
+            return None
+        extra = {k: usage.get(name) for k, name in (("cache_read", "cacheReadTokens"), ("cache_write", "cacheWriteTokens"),
+                                                     ("reasoning", "reasoningTokens"))}
+        return cls(usage["inputTokens"], output=usage["outputTokens"],
+                   **{k: v for k, v in extra.items() if _count(v)})
+
+    def to_json(self) -> dict[str, int]:
+        return {"cache_miss": self.cache_miss, "cache_read": self.cache_read, "cache_write": self.cache_write,
+                "output": self.output, "reasoning": self.reasoning, "total": self.total}
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """USD by billing bucket."""
+
+    cache_miss: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    output: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.cache_miss + self.cache_read + self.cache_write + self.output
+
+    def __add__(self, other: Costs) -> Costs:
+        return Costs(self.cache_miss + other.cache_miss, self.cache_read + other.cache_read,
+                     self.cache_write + other.cache_write, self.output + other.output)
+
+    @classmethod
+    def of(cls, tokens: Tokens, rates: Rates, per: int) -> Costs:
+        return cls(tokens.cache_miss * rates.cache_miss / per, tokens.cache_read * rates.cache_read / per,
+                   tokens.cache_write * rates.cache_write / per, tokens.output * rates.output / per)
+
+    def to_json(self) -> dict[str, float]:
+        return {"cache_miss": round(self.cache_miss, 9), "cache_read": round(self.cache_read, 9),
+                "cache_write": round(self.cache_write, 9), "output": round(self.output, 9),
+                "total": round(self.total, 9)}
+
+
+def request_route_model(request: Request) -> tuple[str | None, str | None]:
+    """The DSH provider id and model a request was billed under: an auxiliary call's own logged
+    route (compaction, title, search) first, else the header's config."""
+    config = (request.header or {}).get("config") or {}
+    sources = (request.extra, config) if request.kind != "loop" else (config, request.extra)
+    provider = next((v for s in sources if isinstance(v := s.get("provider"), str)), None)
+    model = next((v for s in sources if isinstance(v := s.get("model"), str)), None)
+    return provider, model
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One request, priced.
+
+    Attributes:
+        index, kind, turn, step, attempt: the request (:class:`dsh_audit.replay.Request`).
+        sent: its send time (epoch seconds) from the log, None when the log has none.
+        provider, model: the DSH provider id and model it went to; ``billed_as``: the price-table
+            model it is billed as (an alias resolved), None when unpriced.
+        window: ``peak``, ``off-peak`` or ``standard`` (the provider has no window then).
+        tokens: tokens by bucket, None when the log holds no usage for it.
+        cost: USD by bucket, None when unpriced or the usage is unknown; ``unpriced``: why.
+        no_cache_cost: the same tokens with every cache read and write billed as a miss.
+        off_peak_cost: the same tokens at the off-peak rates of the same day's table.
+        classification, lost: the cache verdict and its lost tokens per cause (when accounted).
+        lost_cost: those tokens priced at this request's miss - read rate difference, per cause.
+        rate_source, rate_retrieved: where the rate was read, and when.
+    """
+
+    index: int
+    kind: str
+    turn: int | None
+    step: int | None
+    attempt: int
+    sent: float | None
+    provider: str | None
+    model: str | None
+    window: str
+    tokens: Tokens | None
+    cost: Costs | None
+    billed_as: str | None = None
+    unpriced: str | None = None
+    no_cache_cost: float | None = None
+    off_peak_cost: float | None = None
+    classification: str | None = None
+    lost: dict[str, int] = field(default_factory=dict)
+    lost_cost: dict[str, float] = field(default_factory=dict)
+    rate_source: str | None = None
+    rate_retrieved: str | None = None
+
+    @property
+    def is_break(self) -> bool:
+        return self.classification in BREAKS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "kind": self.kind, "turn": self.turn, "step": self.step,
+                "attempt": self.attempt, "sent": self.sent, "provider": self.provider, "model": self.model,
+                "billed_as": self.billed_as, "window": self.window,
+                "tokens": None if self.tokens is None else self.tokens.to_json(),
+                "cost_usd": None if self.cost is None else self.cost.to_json(), "unpriced": self.unpriced,
+                "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
+                "classification": self.classification, "lost_tokens": dict(self.lost),
+                "lost_cost_usd": {k: round(v, 9) for k, v in self.lost_cost.items()},
+                "rate_source": self.rate_source, "rate_retrieved": self.rate_retrieved}
+
+
+def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
+                sent: float | None = None) -> LedgerEntry:
+    """Price one request (``verdict``: its cache verdict, whose lost tokens are priced too;
+    ``sent``: its send time when the request carries none, as an importer's session gives)."""
+    provider, model = request_route_model(request)
+    sent = request.time.sent if request.time is not None else sent
+    usage = request.usage if request.usage is not None else request.message_usage
+    tokens = Tokens.of(usage)
+    quote: Quote | str = book.quote(provider, model, sent)
+    entry = LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
+                        attempt=request.attempt, sent=sent, provider=provider, model=model,
+                        window=quote.window if isinstance(quote, Quote) else book.window("", None),
+                        tokens=tokens, cost=None,
+                        classification=verdict.classification if verdict else None,
+                        lost=dict(verdict.lost) if verdict else {})
+    if isinstance(quote, str):
+        return replace(entry, unpriced=quote)
+    priced = replace(entry, billed_as=quote.billed_as, rate_source=quote.source, rate_retrieved=quote.retrieved,
+                     lost_cost={cause: lost_cost(n, quote) for cause, n in entry.lost.items()})
+    if tokens is None:
+        return replace(priced, unpriced="usage not logged")
+    flat = Tokens(tokens.prompt, output=tokens.output)
+    return replace(priced, cost=Costs.of(tokens, quote.rates, quote.per),
+                   no_cache_cost=Costs.of(flat, quote.rates, quote.per).total,
+                   off_peak_cost=Costs.of(tokens, quote.off_peak, quote.per).total)
+
+
+def lost_cost(tokens: int, quote: Quote) -> float:
+    """What ``tokens`` prompt tokens billed as misses instead of cache reads cost at ``quote``."""
+    return tokens * (quote.rates.cache_miss - quote.rates.cache_read) / quote.per
+
+
+def _sum(values: Sequence[float]) -> float:
+    return round(sum(values), 9)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLedger:
+    """Every request of one session log, priced, with totals.
+
+    ``cost`` counts the priced requests; ``unpriced`` lists the requests that are not (unknown
+    model, usage not logged, no timestamp), so a total is never silently short.
+    """
+
+    path: str
+    session_id: str
+    entries: tuple[LedgerEntry, ...]
+    prices: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> Tokens:
+        return sum((e.tokens for e in self.entries if e.tokens is not None), Tokens())
+
+    @property
+    def cost(self) -> Costs:
+        return sum((e.cost for e in self.entries if e.cost is not None), Costs())
+
+    @property
+    def no_cache_cost(self) -> float:
+        return _sum([e.no_cache_cost for e in self.entries if e.no_cache_cost is not None])
+
+    @property
+    def off_peak_cost(self) -> float:
+        return _sum([e.off_peak_cost for e in self.entries if e.off_peak_cost is not None])
+
+    @property
+    def lost_tokens_by_cause(self) -> dict[str, int]:
+        total: Counter[str] = Counter()
+        for entry in self.entries:
+            total.update(entry.lost)
+        return dict(sorted(total.items()))
+
+    @property
+    def lost_cost_by_cause(self) -> dict[str, float]:
+        total: dict[str, float] = {}
+        for entry in self.entries:
+            for cause, cost in entry.lost_cost.items():
+                total[cause] = total.get(cause, 0.0) + cost
+        return {k: round(v, 9) for k, v in sorted(total.items())}
+
+    @property
+    def break_cost(self) -> float:
+        """Cost of the tokens the breaks lost (requests classified as a break)."""
+        return _sum([c for e in self.entries if e.is_break for c in e.lost_cost.values()])
+
+    @property
+    def unpriced(self) -> dict[str, int]:
+        """Reason -> number of requests not priced."""
+        return dict(sorted(Counter(e.unpriced for e in self.entries if e.unpriced).items()))
+
+    def summary(self) -> dict[str, Any]:
+        """The session's totals (the ``cost`` object of ``cache --json``)."""
+        return {"requests": len(self.entries), "tokens": self.tokens.to_json(), "cost_usd": self.cost.to_json(),
+                "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
+                "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
+                "break_cost_usd": self.break_cost, "unpriced": self.unpriced}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "session_id": self.session_id, **self.summary(), "prices": self.prices,
+                "ledger": [e.to_json() for e in self.entries]}
+
+
+def session_ledger(source: Session | str | os.PathLike[str], *, prices: PriceBook | None = None,
+                   cache: SessionCacheReport | None = None, lenient: bool = False) -> SessionLedger:
+    """Price every request of one session.
+
+    Args:
+        source: a :class:`~dsh_audit.session.Session` or a log file (opened here).
+        prices: the price table (default :func:`load_prices`: packaged + pyproject).
+        cache: the session's cache report, whose per-request lost tokens are priced too.
+
+    Example:
+        >>> ledger = session_ledger("sample_logs/chat/session.jsonl")
+        >>> [e.kind for e in ledger.entries], ledger.tokens.total > 0
+        (['title', 'loop', 'loop'], True)
+    """
+    session = source if isinstance(source, Session) else open_session(source, lenient=lenient)
+    book = prices if prices is not None else load_prices()
+    verdicts = {v.index: v for v in cache.verdicts} if cache is not None else {}
+    times = session.times
+    entries = tuple(price_entry(r, book, verdicts.get(r.index), sent=t.sent if (t := times.get(r.index)) else None)
+                    for r in session.requests)
+    return SessionLedger(session.path, session.id, entries, book.to_json())
+
+
+def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
+                 max_version: int = 4, breaks: bool = True, unit: int | None = None, tokenizer: str = "auto",
+                 wire: bool = True) -> GroupResult[SessionLedger]:
+    """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
+    each read once; with ``breaks``, each request's cache verdict (a child attributed with its
+    parent, as ``cache`` does) prices what its breaks lost."""
+    from ._session import cache_report
+
+    group = open_group(paths, lenient=lenient, max_version=max_version)
+    found = attribute_opened(group) if breaks else {}
+    items: list[SessionLedger | Failure] = []
+    for item in group.given:
+        if isinstance(item, Failure):
+            items.append(item)
+            continue
+        try:
+            report = None
+            if breaks:
+                given = found.get(item.path)
+                report = cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
+                                      tokenizer=tokenizer, wire=wire, prices=prices)
+            items.append(session_ledger(item, prices=prices, cache=report))
+        except DshAuditError as exc:
+            items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
+    return GroupResult.of(group, items)

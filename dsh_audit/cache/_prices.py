@@ -1,0 +1,354 @@
+"""Prices as data: an effective-dated price table per provider and model, with peak windows.
+
+The packaged table (``cache/rules/prices.json``) holds public list prices, every rate with the
+URL it was read from and the date; ``[tool.dsh-audit.prices]`` in the nearest ``pyproject.toml``
+and then ``--prices FILE`` (JSON or TOML, same shape) replace a provider's windows or a model's
+rates, or add new ones. A model the table does not know is *unpriced*, never priced at zero.
+
+Shape (USD per ``per_tokens`` tokens)::
+
+    {"providers": {"deepseek": {
+        "windows": [{"from": "2026-08-23T00:00:00Z", "utc_offset": "+08:00",
+                     "peak_hours": ["09:00-12:00"], "days": ["mon", ...], "holidays": ["2026-10-01"]}],
+        "models": {"deepseek-flash": [{"from": "...", "cache_miss": 0.3, "cache_read": 0.006,
+                                       "output": 1.2, "off_peak": {...}, "source": "...", "retrieved": "..."}],
+                   "deepseek-chat": [{"from": "...", "billed_as": "deepseek-v4-flash"}]}}}}
+
+A model's value may be one rate object instead of a list (it then applies from any date on).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ._rules import rule_for
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Quote", "Rates", "load_prices"]
+
+PEAK, OFF_PEAK, STANDARD = "peak", "off-peak", "standard"
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_BUCKETS = ("cache_miss", "cache_read", "output", "cache_write_5m", "cache_write_1h")
+_REQUIRED = ("cache_miss", "cache_read", "output")
+_HOURS = re.compile(r"^(\d\d):(\d\d)-(\d\d):(\d\d)$")
+_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """USD per ``per`` tokens of each bucket; a write without its own rate is billed as input."""
+
+    cache_miss: float
+    cache_read: float
+    output: float
+    cache_write_5m: float | None = None
+    cache_write_1h: float | None = None
+
+    @property
+    def cache_write(self) -> float:
+        """The rate of a logged cache write (5-minute TTL: DSH's usage does not split them)."""
+        return self.cache_write_5m if self.cache_write_5m is not None else self.cache_miss
+
+    def to_json(self) -> dict[str, float]:
+        return {k: v for k in _BUCKETS if (v := getattr(self, k)) is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class _Period:
+    start: float
+    rates: Rates | None
+    off_peak: Rates | None
+    billed_as: str | None
+    source: str
+    retrieved: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    start: float
+    offset: int  # minutes east of UTC
+    hours: tuple[tuple[int, int], ...]  # [start, end) minutes of the local day
+    days: frozenset[int]
+    holidays: frozenset[str]
+
+    def at(self, when: float) -> str:
+        local = datetime.fromtimestamp(when, timezone.utc) + timedelta(minutes=self.offset)
+        minute = local.hour * 60 + local.minute
+        if local.weekday() not in self.days or local.date().isoformat() in self.holidays:
+            return OFF_PEAK
+        return PEAK if any(a <= minute < b for a, b in self.hours) else OFF_PEAK
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """The price of one request: its provider table, the model it is billed as, its window and rates.
+
+    ``off_peak`` is what the same tokens would cost in the off-peak window (the rates themselves
+    when the provider has no window).
+    """
+
+    provider: str
+    model: str
+    billed_as: str
+    window: str
+    rates: Rates
+    off_peak: Rates
+    per: int
+    source: str
+    retrieved: str
+
+
+@dataclass
+class _Provider:
+    windows: list[_Window] = field(default_factory=list)
+    models: dict[str, list[_Period]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """An effective-dated price table (see the module docstring); :meth:`quote` prices a request.
+
+    Example:
+        >>> book = load_prices(search_from="/")
+        >>> quote = book.quote("deepseek-official", "deepseek-v4-pro", 1796209398.0)
+        >>> (quote.billed_as, quote.window, quote.rates.cache_miss)
+        ('deepseek-v4-pro', 'off-peak', 0.66)
+        >>> book.quote("local-openai", "local-coder", 1796209398.0)
+        "no price for model 'local-coder'"
+    """
+
+    providers: dict[str, _Provider]
+    per: int = 1_000_000
+    currency: str = "USD"
+    note: str = ""
+    files: tuple[str, ...] = ()
+
+    def window(self, provider: str, when: float | None) -> str:
+        """``peak``, ``off-peak``, or ``standard`` (no window in force), by the send time."""
+        table = self.providers.get(provider)
+        if when is None or table is None:
+            return STANDARD
+        current = [w for w in table.windows if w.start <= when]
+        return current[-1].at(when) if current else STANDARD
+
+    def _find(self, provider: str, model: str) -> str | None:
+        models = self.providers[provider].models
+        if model in models:
+            return model
+        # dated snapshots: claude-sonnet-4-5-20250929 is billed as claude-sonnet-4-5
+        prefixes = [k for k in models if model.startswith(k + "-")]
+        return max(prefixes, key=len) if prefixes else None
+
+    def quote(self, provider: str | None, model: str | None, when: float | None) -> Quote | str:
+        """The price of a request to ``model`` through DSH provider ``provider`` sent at ``when``
+        (epoch seconds), or why it is unpriced (unknown model, no timestamp, no rate in force)."""
+        if not model:
+            return "no model"
+        family = rule_for(provider, model).family
+        order = [family, *sorted(p for p in self.providers if p != family)]
+        found = next(((p, k) for p in order if p in self.providers and (k := self._find(p, model))), None)
+        if found is None:
+            return f"no price for model {model!r}"
+        if when is None:
+            return "no timestamp to date the rate"
+        table, name = found
+        for _ in range(8):
+            periods = [p for p in self.providers[table].models[name] if p.start <= when]
+            if not periods:
+                return f"no rate for {name!r} in force at {_iso(when)}"
+            period = periods[-1]
+            if period.billed_as is not None or period.rates is None:
+                name = period.billed_as or name
+                continue
+            window = self.window(table, when)
+            rates = period.off_peak if window == OFF_PEAK and period.off_peak else period.rates
+            return Quote(table, model, name, window, rates, period.off_peak or period.rates, self.per,
+                         period.source, period.retrieved)
+        return f"'billed_as' loops from {model!r}"
+
+    def to_json(self) -> dict[str, Any]:
+        """What the table is: files applied, currency, note."""
+        return {"currency": self.currency, "per_tokens": self.per, "note": self.note, "files": list(self.files)}
+
+
+def _iso(when: float) -> str:
+    return datetime.fromtimestamp(when, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class _Parser:
+    """Reads one price document into ``providers``, raising one-line errors naming file and key."""
+
+    def __init__(self, path: str, providers: dict[str, _Provider]) -> None:
+        self.path, self.providers = path, providers
+
+    def fail(self, key: str, problem: str) -> UsageError:
+        return UsageError(f"price table key {key}: {problem}", path=self.path,
+                          hint="see dsh_audit/cache/rules/prices.json for the shape")
+
+    def table(self, value: Any, key: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a table/object")
+        return value
+
+    def instant(self, value: Any, key: str) -> float:
+        if value is None:
+            return -math.inf
+        if isinstance(value, datetime):  # TOML datetimes
+            stamp = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+            return stamp.timestamp()
+        try:
+            stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise self.fail(key, f"{value!r} is not an ISO date or date-time") from None
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
+
+    def rate(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise self.fail(key, f"{value!r} is not a rate (a number >= 0)")
+        return float(value)
+
+    def rates(self, data: dict[str, Any], key: str) -> Rates:
+        for name in _REQUIRED:
+            if name not in data:
+                raise self.fail(f"{key}.{name}", "missing rate")
+        values = {k: self.rate(data[k], f"{key}.{k}") for k in _BUCKETS if k in data}
+        return Rates(**values)
+
+    def period(self, data: Any, key: str) -> _Period:
+        data = self.table(data, key)
+        billed_as = data.get("billed_as")
+        if billed_as is not None and not isinstance(billed_as, str):
+            raise self.fail(f"{key}.billed_as", "must be a model name")
+        rates = None if billed_as is not None else self.rates(data, key)
+        off_peak = None
+        if "off_peak" in data and billed_as is None:
+            off_peak = self.rates(self.table(data["off_peak"], f"{key}.off_peak"), f"{key}.off_peak")
+        return _Period(self.instant(data.get("from"), f"{key}.from"), rates, off_peak, billed_as,
+                       str(data.get("source") or self.path), str(data.get("retrieved") or ""))
+
+    def window(self, data: Any, key: str) -> _Window:
+        data = self.table(data, key)
+        match = _OFFSET.match(str(data.get("utc_offset", "+00:00")))
+        if match is None:
+            raise self.fail(f"{key}.utc_offset", f"{data.get('utc_offset')!r} is not +HH:MM")
+        offset = (1 if match[1] == "+" else -1) * (int(match[2]) * 60 + int(match[3]))
+        hours = []
+        spans = data.get("peak_hours")
+        if not isinstance(spans, list):
+            raise self.fail(f"{key}.peak_hours", "missing list of HH:MM-HH:MM spans")
+        for i, span in enumerate(spans):
+            found = _HOURS.match(span) if isinstance(span, str) else None
+            a = int(found[1]) * 60 + int(found[2]) if found else -1
+            b = int(found[3]) * 60 + int(found[4]) if found else -1
+            if found is None or not 0 <= a < b <= 24 * 60:
+                raise self.fail(f"{key}.peak_hours[{i}]", f"{span!r} is not HH:MM-HH:MM (start before end)")
+            hours.append((a, b))
+        days = data.get("days", list(_DAYS))
+        if not isinstance(days, list) or any(d not in _DAYS for d in days):
+            raise self.fail(f"{key}.days", f"{days!r} is not a list of {', '.join(_DAYS)}")
+        holidays = data.get("holidays", [])
+        if not isinstance(holidays, list):
+            raise self.fail(f"{key}.holidays", "must be a list of YYYY-MM-DD dates")
+        for i, day in enumerate(holidays):
+            try:
+                datetime.strptime(str(day), "%Y-%m-%d")
+            except ValueError:
+                raise self.fail(f"{key}.holidays[{i}]", f"{day!r} is not YYYY-MM-DD") from None
+        return _Window(self.instant(data.get("from"), f"{key}.from"), offset, tuple(hours),
+                       frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
+
+    def document(self, data: Any) -> None:
+        providers = self.table(self.table(data, "(top level)").get("providers"), "providers")
+        for name, body in providers.items():
+            key = f"providers.{name}"
+            body = self.table(body, key)
+            target = self.providers.setdefault(name, _Provider())
+            if "windows" in body:
+                if not isinstance(body["windows"], list):
+                    raise self.fail(f"{key}.windows", "must be a list")
+                target.windows = sorted((self.window(w, f"{key}.windows[{i}]") for i, w in enumerate(body["windows"])),
+                                        key=lambda w: w.start)
+            models = self.table(body.get("models", {}), f"{key}.models")
+            for model, periods in models.items():
+                items = periods if isinstance(periods, list) else [periods]
+                if not items:
+                    raise self.fail(f"{key}.models.{model}", "has no rates")
+                parsed = [self.period(p, f"{key}.models.{model}[{i}]") for i, p in enumerate(items)]
+                target.models[model] = sorted(parsed, key=lambda p: p.start)
+
+    def check_references(self) -> None:
+        for name, table in self.providers.items():
+            for model, periods in table.models.items():
+                for i, period in enumerate(periods):
+                    if period.billed_as is not None and period.billed_as not in table.models:
+                        raise self.fail(f"providers.{name}.models.{model}[{i}].billed_as",
+                                        f"no model {period.billed_as!r} in the price table")
+
+
+def _read(path: Path) -> Any:
+    try:
+        if path.suffix == ".toml":
+            with open(path, "rb") as handle:
+                return tomllib.load(handle)
+        return json.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read price table: {exc.strerror}", path=str(path)) from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSON and TOML decode errors are ValueErrors
+        raise UsageError(f"price table is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: "
+                         f"{str(exc).splitlines()[0]}", path=str(path)) from None
+
+
+def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:
+    """The ``[tool.dsh-audit.prices]`` table of the nearest ``pyproject.toml``, if any."""
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            tool = _read(candidate).get("tool")
+            table = tool.get("dsh-audit") if isinstance(tool, dict) else None
+            prices = table.get("prices") if isinstance(table, dict) else None
+            return None if prices is None else (f"{candidate} [tool.dsh-audit.prices]", prices)
+    return None
+
+
+def load_prices(path: str | os.PathLike[str] | None = None, *,
+                search_from: str | os.PathLike[str] | None = None) -> PriceBook:
+    """The packaged price table, then ``[tool.dsh-audit.prices]`` of the nearest ``pyproject.toml``
+    (searched from ``search_from``, default the current folder), then the file at ``path``.
+
+    Raises:
+        UsageError: a price file cannot be read, or a key in it is wrong (a bad rate, a missing
+            rate or model, a window that does not parse); the message names the file and key.
+    """
+    packaged = json.loads((resources.files("dsh_audit.cache") / "rules" / "prices.json").read_text("utf-8"))
+    providers: dict[str, _Provider] = {}
+    files = ["packaged"]
+    _Parser("dsh_audit/cache/rules/prices.json", providers).document(packaged)
+    layers: list[tuple[str, Any]] = []
+    found = _pyproject(search_from)
+    if found is not None:
+        layers.append(found)
+    if path is not None:
+        layers.append((os.fspath(path), _read(Path(path))))
+    for name, data in layers:
+        parser = _Parser(name, providers)
+        parser.document(data)
+        parser.check_references()
+        files.append(name)
+    note = str(packaged.get("note", ""))
+    return PriceBook(providers, per=int(packaged.get("per_tokens", 1_000_000)),
+                     currency=str(packaged.get("currency", "USD")), note=note, files=tuple(files))

@@ -1,0 +1,144 @@
+"""Usage and cost of many sessions grouped by session, turn, day, model, window or request.
+
+The rows are sums of :class:`~dsh_audit.cache.LedgerEntry` values, so a ``usage`` total is the
+sum of the per-session ledgers whatever the grouping. Days are UTC dates of the requests' send
+times; ``--since``/``--until`` filter requests on those times (the log's own clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..errors import UsageError
+from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens
+
+__all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]
+
+#: The ``--by`` choices of ``dsh-audit usage``.
+USAGE_GROUPS = ("session", "turn", "day", "model", "window", "request")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """Sums over the requests of one group (or all of them: :attr:`UsageTable.total`)."""
+
+    key: str
+    requests: int = 0
+    tokens: Tokens = field(default_factory=Tokens)
+    cost: Costs = field(default_factory=Costs)
+    no_cache_cost: float = 0.0
+    off_peak_cost: float = 0.0
+    lost_tokens: int = 0
+    lost_cost: float = 0.0
+    break_cost: float = 0.0
+    unpriced: int = 0
+
+    def add(self, entry: LedgerEntry) -> UsageRow:
+        return UsageRow(
+            self.key, self.requests + 1, self.tokens + (entry.tokens or Tokens()), self.cost + (entry.cost or Costs()),
+            self.no_cache_cost + (entry.no_cache_cost or 0.0), self.off_peak_cost + (entry.off_peak_cost or 0.0),
+            self.lost_tokens + sum(entry.lost.values()), self.lost_cost + sum(entry.lost_cost.values()),
+            self.break_cost + (sum(entry.lost_cost.values()) if entry.is_break else 0.0),
+            self.unpriced + (entry.unpriced is not None))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "requests": self.requests, "tokens": self.tokens.to_json(),
+                "cost_usd": self.cost.to_json(), "no_cache_cost_usd": round(self.no_cache_cost, 9),
+                "off_peak_cost_usd": round(self.off_peak_cost, 9), "lost_tokens": self.lost_tokens,
+                "lost_cost_usd": round(self.lost_cost, 9), "break_cost_usd": round(self.break_cost, 9),
+                "unpriced_requests": self.unpriced}
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTable:
+    """``dsh-audit usage``: one row per group, the total, and what could not be priced."""
+
+    by: str
+    rows: tuple[UsageRow, ...]
+    total: UsageRow
+    sessions: int
+    unpriced: dict[str, int]
+    prices: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": self.by, "sessions": self.sessions, "rows": [r.to_json() for r in self.rows],
+                "total": self.total.to_json(), "unpriced": self.unpriced, "prices": self.prices}
+
+
+def _day(entry: LedgerEntry) -> str:
+    if entry.sent is None:
+        return "unknown"
+    return datetime.fromtimestamp(entry.sent, timezone.utc).date().isoformat()
+
+
+def _keys(by: str) -> Callable[[SessionLedger, LedgerEntry], str]:
+    keys: dict[str, Callable[[SessionLedger, LedgerEntry], str]] = {
+        "session": lambda s, e: s.session_id,
+        "turn": lambda s, e: f"{s.session_id} turn {'-' if e.turn is None else e.turn}",
+        "day": lambda s, e: _day(e),
+        "model": lambda s, e: e.model or "unknown",
+        "window": lambda s, e: e.window,
+        "request": lambda s, e: f"{s.session_id} #{e.index}",
+    }
+    if by not in keys:
+        raise UsageError(f"cannot group usage by {by!r}", hint="use one of " + ", ".join(USAGE_GROUPS))
+    return keys[by]
+
+
+def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since: float | None = None,
+                until: float | None = None) -> UsageTable:
+    """Group the requests of ``ledgers`` by ``by`` (one of :data:`USAGE_GROUPS`), keeping those
+    sent in ``[since, until)`` (epoch seconds; a request without a time is dropped by a filter).
+
+    Rows by day, model and window are sorted by key; by session, turn and request they keep the
+    order of the logs.
+
+    Example:
+        >>> usage_table([], by="day").total.requests
+        0
+    """
+    key = _keys(by)
+    rows: dict[str, UsageRow] = {}
+    total = UsageRow("total")
+    unpriced: dict[str, int] = {}
+    sessions = 0
+    prices: dict[str, Any] = {}
+    for ledger in ledgers:
+        sessions += 1
+        prices = prices or ledger.prices
+        for entry in ledger.entries:
+            if (since is not None or until is not None) and entry.sent is None:
+                continue
+            if (since is not None and entry.sent is not None and entry.sent < since) or (
+                    until is not None and entry.sent is not None and entry.sent >= until):
+                continue
+            name = key(ledger, entry)
+            rows[name] = rows.get(name, UsageRow(name)).add(entry)
+            total = total.add(entry)
+            if entry.unpriced:
+                reason = entry.unpriced
+                unpriced[reason] = unpriced.get(reason, 0) + 1
+    ordered = sorted(rows.values(), key=lambda r: r.key) if by in ("day", "model", "window") else list(rows.values())
+    return UsageTable(by, tuple(ordered), total, sessions, dict(sorted(unpriced.items())), prices)
+
+
+def parse_instant(text: str, *, end: bool = False) -> float:
+    """Epoch seconds of ``text``: ``YYYY-MM-DD`` (UTC midnight; with ``end``, the next midnight, so
+    ``--until 2026-12-01`` includes that day) or an ISO date-time (UTC unless it has an offset).
+
+    Example:
+        >>> parse_instant("2026-12-01"), parse_instant("2026-12-01", end=True) - parse_instant("2026-12-01")
+        (1796083200.0, 86400.0)
+    """
+    try:
+        if len(text) == 10:
+            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+            return (day + timedelta(days=1) if end else day).timestamp()
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{text!r} is not a date or date-time",
+                         hint="give YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM] (UTC when no offset)") from None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()

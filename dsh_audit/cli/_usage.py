@@ -1,0 +1,109 @@
+"""``dsh-audit usage``: what sessions cost, by session, turn, day, model, peak window or request."""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import partial
+
+import click
+
+from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_prices, parse_instant, usage_table
+from ..errors import DshAuditError
+from ..report import dumps_line
+from ..report.terminal import print_table, progress_callback
+from ..session import Failure, run_groups
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option, \
+    lenient_option, selected_logs
+
+__all__ = ["usage_command"]
+
+_COLUMNS = ("{by}", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache",
+            "off-peak", "lost tokens (cost)", "unpriced")
+
+
+def _shown(text: str) -> str:
+    """Log text made inert for a rich table: controls, bidi and surrogates escaped, markup quoted."""
+    out = []
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append("\\[" if char == "[" else char)
+    return "".join(out)
+
+
+def _usd(value: float) -> str:
+    return f"${value:.4f}"
+
+
+def _row(row: UsageRow) -> tuple[object, ...]:
+    t = row.tokens
+    return (_shown(row.key), row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, _usd(row.cost.total),
+            _usd(row.no_cache_cost), _usd(row.off_peak_cost),
+            f"{row.lost_tokens} ({_usd(row.lost_cost)})" if row.lost_tokens else "", row.unpriced or "")
+
+
+@click.command("usage")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--by", type=click.Choice(USAGE_GROUPS), default="session", show_default=True,
+              help="Group requests by session, turn, day (UTC), model, peak window or request.")
+@click.option("--since", "since_text", metavar="WHEN", default=None,
+              help="Only requests the log says were sent at or after WHEN (YYYY-MM-DD or an ISO date-time; UTC).")
+@click.option("--until", "until_text", metavar="WHEN", default=None,
+              help="Only requests sent before WHEN (a date includes that whole day).")
+@click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
+              help="A price file (JSON or TOML) overriding or extending the packaged table and "
+                   "pyproject's [tool.dsh-audit.prices].")
+@click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
+@json_option
+@lenient_option
+@jobs_option
+@engine_options
+def usage_command(paths: tuple[str, ...], by: str, since_text: str | None, until_text: str | None,
+                  prices_path: str | None, no_breaks: bool, as_json: bool, lenient: bool, max_version: int,
+                  jobs: int, engine: str, scheduler: str | None) -> int:
+    """What sessions cost: tokens and USD by session, turn, day, model, window or request.
+
+    Every request is priced at the rate for its model on its date and in its window (DeepSeek's
+    peak / off-peak hours), with what it would have cost with no cache, what it would have cost
+    off-peak, and what the cache breaks lost (their extra cache-miss tokens at the request's rate).
+    A model the price table does not know is counted as unpriced, never as free. With no PATHS,
+    the sessions under $DSH_HOME/sessions are read.
+
+    \b
+    Example:
+        dsh-audit usage ~/.dsh/sessions --by day
+        dsh-audit usage session.jsonl --by request --json | jq .total.cost_usd
+    """
+    try:
+        since = parse_instant(since_text) if since_text else None
+        until = parse_instant(until_text, end=True) if until_text else None
+        prices = load_prices(prices_path)
+        logs = selected_logs(paths, None)
+    except DshAuditError as exc:
+        echo_error(exc)
+        return EXIT_BAD_INPUT
+    status = EXIT_OK
+    task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=not no_breaks)
+    ledgers: list[SessionLedger] = []
+    with progress_callback(len(logs), label="usage") as report_progress:
+        for item in run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress):
+            if isinstance(item, Failure):
+                echo_error(item.error)
+                status = EXIT_BAD_INPUT
+            else:
+                ledgers.append(item)
+    table = usage_table(ledgers, by=by, since=since, until=until)
+    if as_json:
+        click.echo(dumps_line(table.to_json()))
+        return status
+    columns = [c.format(by=by) for c in _COLUMNS]
+    print_table(f"usage by {by}", columns, [*(_row(r) for r in table.rows), _row(table.total)],
+                caption=f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
+                        f"({', '.join(prices.files)}); check your contract")
+    for reason, count in table.unpriced.items():
+        echo_warning(f"{count} request(s) unpriced: {_shown(reason)}")
+    return status
+
+
+COMMANDS = [usage_command]
