@@ -25,6 +25,7 @@ _COMMANDS = {
     "diff": "_diff",
     "explain": "_attribution",
     "index": "_fleet",
+    "redact": "_redact",
     "render": "_render",
     "report": "_check",
     "requests": "_requests",

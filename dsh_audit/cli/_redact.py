@@ -1,0 +1,99 @@
+"""``dsh-audit redact``: a shareable copy of a session log, without secrets or content, that still
+proves every break (and ``--check``, which verifies such a copy against its manifest)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import UsageError
+from ._common import EXIT_FINDINGS, EXIT_OK, lenient_option
+
+__all__ = ["redact_command"]
+
+
+def _shown(text: object) -> str:
+    """Text for a terminal: controls, bidi and other invisible characters escaped."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in str(text))
+
+
+def _check(path: str, lenient: bool) -> int:
+    from ..redact import check_bundle
+
+    result = check_bundle(path, lenient=lenient)
+    for category, recorded in result.recorded.items():
+        state = "match" if result.found.get(category) == recorded else "MISMATCH"
+        click.echo(f"{category}: {state} ({result.counts.get(category, 0)} verdict(s))")
+    if result.ok:
+        click.echo(f"OK: every verdict of {_shown(path)} matches its manifest")
+        return EXIT_OK
+    click.echo(f"FAILED: {', '.join(result.mismatched)} differ from the manifest of {_shown(path)}")
+    return EXIT_FINDINGS
+
+
+@click.command("redact")
+@click.argument("path", type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="The redacted log to write (same format version and compression as PATH).")
+@click.option("--keep", multiple=True, type=click.Choice(["paths", "system", "titles", "tools"]),
+              help="Keep this part verbatim (repeatable); secrets in it still go.")
+@click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default).")
+@click.option("--salt", default=None, metavar="TEXT",
+              help="Placeholder salt: the same salt gives the same placeholders in every run. "
+                   "Default: a random salt, never written anywhere. Prefer the environment "
+                   "variable DSH_AUDIT_REDACT_SALT to a command-line argument.")
+@click.option("--capture", "capture_path", type=click.Path(), default=None,
+              help="A wire.jsonl capture of the log's requests, redacted with the same placeholders.")
+@click.option("--capture-output", type=click.Path(dir_okay=False), default=None,
+              help="Where the redacted capture goes (default: wire.jsonl beside --output).")
+@click.option("--force", is_flag=True, help="Replace existing output files (never the input).")
+@click.option("--check", "check", is_flag=True,
+              help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "
+                   "every verdict with its manifest.")
+@lenient_option
+def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
+                   capture_path: str | None, capture_output: str | None, force: bool, check: bool, lenient: bool,
+                   max_version: int) -> int:
+    """Write a copy of a session log without secrets or content that still proves every break.
+
+    Every user, assistant, reasoning and tool text, tool arguments and results, file paths and
+    the system prompt become deterministic placeholders of the same byte lengths; structure,
+    seqs, turns, steps, ids, models, usage and times stay, so `requests`, `breaks`, `cache` and
+    `diff` give the same verdicts on the copy. Secrets go even from kept parts; the summary
+    names their kinds, never their values. A manifest (OUTPUT.manifest.json) records the
+    verdicts' digest; --check verifies a copy against it. Exit 0 done (or check passed), 1 a
+    verdict differs, 2 bad input.
+
+    \b
+    Example:
+        dsh-audit redact session.jsonl.zstd -o shared/session.jsonl.zstd --capture wire.jsonl
+        dsh-audit redact --check shared/session.jsonl.zstd
+    """
+    if check:
+        return _check(path, lenient)
+    if output is None:
+        raise UsageError("no output path", hint="pass -o OUTPUT (or --check to verify a redacted log)")
+    from ..redact import redact
+
+    result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
+                    capture_output=capture_output, force=force, lenient=lenient)
+    click.echo(f"wrote {_shown(result.output)} (format v{result.format_version}, "
+               f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced")
+    if result.capture is not None:
+        dropped = ", ".join(result.dropped_headers) or "none"
+        click.echo(f"wrote {_shown(result.capture)}: auth headers dropped: {_shown(dropped)}")
+    click.echo(f"wrote {_shown(result.manifest)}")
+    if result.secrets:
+        kinds = ", ".join(f"{kind} {n['distinct']} ({n['occurrences']} occurrence(s))" for kind, n in result.secrets.items())
+        click.echo(f"secrets removed: {kinds}")
+    else:
+        click.echo("secrets removed: none found")
+    for note in result.notes:
+        click.echo(f"note: {_shown(note)}", err=True)
+    if result.mismatched:
+        click.echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
+        return EXIT_FINDINGS
+    click.echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged")
+    return EXIT_OK
+
+
+COMMANDS = [redact_command]

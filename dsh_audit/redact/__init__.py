@@ -1,0 +1,40 @@
+"""Redaction: share a session log that holds no secrets and no content, yet proves every break.
+
+:func:`redact` replaces every user, assistant, reasoning and tool text, tool arguments and
+results, file paths and the system prompt by deterministic, salted placeholders of the same
+lengths (UTF-8 bytes and JSON escaping), so every prefix relation, break, cache verdict and
+capture diff of the log stays what it was; secrets go even from the parts kept. A manifest
+beside the output records a digest of those verdicts, and :func:`check_bundle` re-derives them.
+See ``docs/redact.md``.
+
+Example:
+    >>> from dsh_audit.redact import Placeholders
+    >>> p = Placeholders(b"salt")
+    >>> p.text("same") == p.text("same") != p.text("diff")
+    True
+"""
+
+from ._placeholder import Placeholders
+from ._redact import BundleCheck, Redaction, check_bundle, manifest_path, redact
+from ._redactor import KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS, Redactor
+from ._secrets import SECRET_KINDS, SecretMatch, find_secrets, scrub
+from ._verdicts import CATEGORIES, session_verdicts
+
+__all__ = [
+    "BundleCheck",
+    "CATEGORIES",
+    "KEEP_CHOICES",
+    "PATH_KEYS",
+    "Placeholders",
+    "Redaction",
+    "Redactor",
+    "SECRET_KINDS",
+    "STRUCTURAL_KEYS",
+    "SecretMatch",
+    "check_bundle",
+    "find_secrets",
+    "manifest_path",
+    "redact",
+    "scrub",
+    "session_verdicts",
+]

@@ -1,0 +1,170 @@
+"""Deterministic, salted, prefix-preserving placeholders that keep every length a break depends on.
+
+A placeholder replaces each character of a text by another of the same *class*, so every UTF-8
+byte length and every ``JSON.stringify`` escaped length stays: letters and digits among
+themselves, other printable ASCII (space included) among itself, ``"`` and ``\\`` between
+themselves, the five short-escaped controls among themselves (so a JSON text inside a JSON
+string, such as tool arguments, keeps its length too), other controls among themselves, and two-, three- and
+four-byte characters and each half of a lone surrogate within their own range.
+
+Each UTF-8 byte is shifted, within the bytes UTF-8 allows at its place in its character, by a
+non-zero amount drawn from a keyed BLAKE2b hash of the salt and the bytes *before* it
+(prefix-preserving anonymisation, as Crypto-PAn does for IP addresses). So equal texts get equal
+placeholders, two texts that share a prefix share the placeholder of that prefix and first
+differ at exactly the byte where they did (break offsets stay), different texts always get
+different placeholders (each byte is a bijection given its prefix), and no ASCII character is
+left in place. Without the salt the shifts say nothing; with many texts, the first character of
+each is a fixed substitution (every text has the same, empty, prefix there).
+
+What is kept on purpose: whitespace-only texts (renderers drop them, so the verdict depends on
+it) and JSON structure inside texts that are JSON objects or arrays (keys, numbers, literals and
+layout stay; string values are replaced), so tool arguments still parse to objects of the same
+shape.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from ..jsjson import stringify
+
+__all__ = ["Placeholders"]
+
+
+def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
+    return tuple(c for lo, hi in spans for c in range(lo, hi + 1))
+
+
+_ALNUM = _ranges((0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A))
+_PUNCT = tuple(c for c in _ranges((0x20, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)) if c not in (0x22, 0x5C))
+_QUOTE = tuple(b'"\\')  # escaped as two characters, and as four inside a JSON string inside JSON
+_ESC = tuple(b"\b\f\n\r\t")  # two characters, and three inside a JSON string inside JSON
+_CTL = tuple(c for c in range(0x20) if c not in _ESC)
+_CONT = _ranges((0x80, 0xBF))
+_ASCII: dict[int, tuple[int, ...]] = {c: members for members in (_ALNUM, _PUNCT, _QUOTE, _ESC, _CTL) for c in members}
+_ASCII[0x7F] = (0x7F,)
+# lead byte -> (its class of lead bytes, the class of the byte after it, given that byte), per UTF-8's
+# rules, so that every output is valid UTF-8 (or a lone surrogate, as Python holds it) of the same width
+_LEAD2 = _ranges((0xC2, 0xDF))
+_LEAD3 = _ranges((0xE1, 0xEC), (0xEE, 0xEF))
+_LEAD4 = _ranges((0xF1, 0xF3))
+_ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)))  # BMP, high, low surrogate
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+', re.S)
+
+
+def _lead(byte: int) -> tuple[tuple[int, ...], int]:
+    """The class of lead byte ``byte`` and the width of its character."""
+    if byte in _LEAD2:
+        return _LEAD2, 2
+    if byte in _LEAD3:
+        return _LEAD3, 3
+    if byte in (0xE0, 0xED):
+        return (byte,), 3
+    if byte in _LEAD4:
+        return _LEAD4, 4
+    return (byte,), 4  # F0 and F4
+
+
+def _second(lead: int, byte: int) -> tuple[int, ...]:
+    if lead == 0xE0:
+        return _ranges((0xA0, 0xBF))
+    if lead == 0xED:
+        return next(c for c in _ED_SECOND if byte in c)
+    if lead == 0xF0:
+        return _ranges((0x90, 0xBF))
+    if lead == 0xF4:
+        return _ranges((0x80, 0x8F))
+    return _CONT
+
+
+def _shift(byte: int, members: tuple[int, ...], draw: int) -> int:
+    size = len(members)
+    if size == 1:
+        return byte
+    return members[(members.index(byte) + 1 + draw % (size - 1)) % size]
+
+
+class Placeholders:
+    """Placeholders for one redaction: one salt.
+
+    Example:
+        >>> p = Placeholders(b"salt")
+        >>> a, b = p.text("hello world"), p.text("hello there")
+        >>> a == p.text("hello world"), len(a.encode()) == 11, a[:6] == b[:6], a[6] != b[6]
+        (True, True, True, True)
+    """
+
+    def __init__(self, salt: bytes) -> None:
+        if not salt:
+            raise ValueError("the salt must not be empty")
+        self._hash = hashlib.blake2b(b"dsh-audit redact v1", key=hashlib.sha256(salt).digest(), digest_size=8)
+        self._memo: dict[str, str] = {}
+
+    def plain(self, text: str) -> str:
+        """The class-preserving, prefix-preserving placeholder of ``text`` (no JSON awareness)."""
+        if not text or text.isspace():
+            return text
+        data = text.encode("utf-8", "surrogatepass")
+        out = bytearray(len(data))
+        state = self._hash.copy()
+        i = 0
+        while i < len(data):
+            byte = data[i]
+            if byte < 0x80:
+                classes = [_ASCII[byte]]
+            else:
+                lead, width = _lead(byte)
+                classes = [lead, _second(byte, data[i + 1])] + [_CONT] * (width - 2)
+            for members in classes:
+                out[i] = _shift(data[i], members, int.from_bytes(state.copy().digest(), "big"))
+                state.update(data[i:i + 1])
+                i += 1
+        return out.decode("utf-8", "surrogatepass")
+
+    @staticmethod
+    def other_than(ch: str, taken: str) -> str:
+        """``ch``, or when it equals ``taken`` the next character of its class (same lengths)."""
+        if ch != taken:
+            return ch
+        code = ord(ch)
+        if code < 0x80:
+            members = _ASCII[code]
+            return chr(members[(members.index(code) + 1) % len(members)])
+        data = bytearray(ch.encode("utf-8", "surrogatepass"))
+        data[-1] = 0x80 + (data[-1] - 0x80 + 1) % 0x40
+        return data.decode("utf-8", "surrogatepass")
+
+    def text(self, text: str) -> str:
+        """The placeholder of ``text``: :meth:`json` for JSON object or array text, else :meth:`plain`."""
+        found = self._memo.get(text)
+        if found is not None:
+            return found
+        stripped = text.lstrip()
+        result = self.json(text) if stripped[:1] in ("{", "[") else None
+        if result is None:
+            result = self.plain(text)
+        if len(text) > 32:
+            if len(self._memo) > 50_000:
+                self._memo.clear()
+            self._memo[text] = result
+        return result
+
+    def json(self, text: str) -> str | None:
+        """``text`` with every string *value* of the JSON it holds replaced in place (keys, numbers,
+        literals and layout kept); None when ``text`` is not JSON."""
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        out: list[str] = []
+        tokens = [m.group(0) for m in _TOKEN.finditer(text)]
+        for i, token in enumerate(tokens):
+            if token.startswith('"') and not (i + 1 < len(tokens) and tokens[i + 1].lstrip().startswith(":")):
+                out.append(stringify(self.text(json.loads(token))))
+            else:
+                out.append(token)
+        return "".join(out)

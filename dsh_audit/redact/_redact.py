@@ -1,0 +1,265 @@
+"""Redact one session log (and its capture) into a bundle that still proves every verdict.
+
+The bundle is the redacted log, optionally a redacted ``wire.jsonl`` beside it, and a manifest
+``<log>.manifest.json`` naming the dsh-audit version, the format version and a digest of every
+verdict (never the salt). Each file is written to a temporary name and renamed into place, so a
+failure leaves nothing partial; the input is never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets as _random
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from .._version import __version__
+from ..capture import CapturedRequest, load_capture
+from ..errors import UnreadableError, UsageError
+from ..session import Session, open_session
+from ._capture import redact_capture_lines
+from ._log import rewrite_log
+from ._placeholder import Placeholders
+from ._redactor import KEEP_CHOICES, Redactor
+from ._verdicts import CATEGORIES, digest, session_verdicts
+
+__all__ = ["BundleCheck", "Redaction", "check_bundle", "manifest_path", "redact"]
+
+MANIFEST_SUFFIX = ".manifest.json"
+
+
+def manifest_path(log: str | os.PathLike[str]) -> Path:
+    """Where the manifest of the redacted log ``log`` lives: ``<log>.manifest.json``."""
+    return Path(os.fspath(log) + MANIFEST_SUFFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """What :func:`redact` wrote and found.
+
+    Attributes:
+        output: the redacted log.
+        manifest: its manifest.
+        capture: the redacted capture, when one was given.
+        format_version: the log's format version (kept).
+        compressed: whether the log is zstd (kept, frame by frame).
+        strings: content strings replaced.
+        secrets: secrets found, by kind: occurrences and distinct values (never the values).
+        dropped_headers: capture header names dropped.
+        verdicts: digest of each verdict category, equal on the original and the redaction.
+        mismatched: categories whose verdicts differ between original and redaction (should be
+            empty; the bundle is written anyway and the CLI exits 1).
+        notes: what could not be carried over (torn tails, damaged records).
+    """
+
+    output: Path
+    manifest: Path
+    capture: Path | None
+    format_version: int
+    compressed: bool
+    strings: int
+    secrets: dict[str, dict[str, int]]
+    dropped_headers: tuple[str, ...] = ()
+    verdicts: dict[str, str] = field(default_factory=dict)
+    mismatched: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCheck:
+    """What :func:`check_bundle` found: each category's recorded and recomputed digest."""
+
+    path: Path
+    recorded: dict[str, str]
+    found: dict[str, str]
+    counts: dict[str, int]
+
+    @property
+    def mismatched(self) -> tuple[str, ...]:
+        return tuple(c for c in self.recorded if self.found.get(c) != self.recorded[c])
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatched
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _check_target(target: Path, source: Path, *, force: bool, what: str) -> None:
+    if _same_file(source, target):
+        raise UsageError(f"the {what} would overwrite its input", path=str(target), hint="choose another -o path")
+    if target.exists() and not force:
+        raise UsageError(f"the {what} already exists", path=str(target), hint="pass --force to replace it")
+    if target.is_dir():
+        raise UsageError(f"the {what} is a folder", path=str(target), hint="name a file")
+    if not target.parent.is_dir():
+        raise UsageError(f"the {what}'s folder does not exist", path=str(target.parent))
+
+
+@contextmanager
+def _temporary(target: Path) -> Iterator[tuple[IO[bytes], Path]]:
+    """A temporary file beside ``target``, removed unless the caller renamed it."""
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False)
+    temp = Path(handle.name)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temp, 0o666 & ~umask)  # as an ordinary new file, not the temporary file's 0600
+    try:
+        with handle:
+            yield handle, temp
+    finally:
+        if temp.exists():
+            temp.unlink()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise UnreadableError("is a folder, not a log file", path=str(path)) from None
+    except OSError as exc:
+        raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
+
+
+def _compare(before: dict[str, list[Any]], after: dict[str, list[Any]]) -> tuple[dict[str, str], tuple[str, ...]]:
+    digests = {c: digest(before[c]) for c in CATEGORIES if c in before}
+    return digests, tuple(c for c in digests if digest(after.get(c, [])) != digests[c])
+
+
+def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt: str | bytes | None = None,
+           keep: Iterable[str] = (), tool_names: bool = True, capture: str | os.PathLike[str] | None = None,
+           capture_output: str | os.PathLike[str] | None = None, force: bool = False,
+           lenient: bool = False) -> Redaction:
+    """Write a redacted copy of one session log (and its capture) with a verdict manifest.
+
+    Args:
+        path: the session log (plain or zstd, v0-v4).
+        output: the redacted log to write (same format version and compression).
+        salt: the placeholder salt; equal salts give equal placeholders across runs. Default: a
+            random one (never written anywhere).
+        keep: parts kept verbatim (secrets still go): ``paths``, ``system``, ``titles``, ``tools``.
+        tool_names: keep tool names (default) or replace them too.
+        capture: a ``wire.jsonl`` capture of the log's requests, redacted with the same placeholders.
+        capture_output: where the redacted capture goes (default ``wire.jsonl`` beside ``output``).
+        force: replace existing output files (never the input).
+        lenient: read tokenised test fixtures (see :func:`dsh_audit.log.read_log`).
+
+    Raises:
+        UsageError: an empty salt, an unknown ``keep`` part, an output that exists without
+            ``force`` or that is the input.
+        DshAuditError: the log or the capture cannot be read.
+
+    Example:
+        >>> result = redact("session.jsonl", "shared/session.jsonl", salt="s3cret")  # doctest: +SKIP
+        >>> result.mismatched, sorted(result.secrets)  # doctest: +SKIP
+        ((), ['openai_api_key'])
+    """
+    source, target = Path(path), Path(output)
+    kept = frozenset(keep)
+    unknown = sorted(kept - set(KEEP_CHOICES))
+    if unknown:
+        raise UsageError(f"unknown --keep part {unknown[0]!r}", hint=f"choose from {', '.join(KEEP_CHOICES)}")
+    if salt is not None and not salt:
+        raise UsageError("the salt is empty", hint="give a non-empty --salt, or none for a random one")
+    key = salt.encode("utf-8") if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
+    _check_target(target, source, force=force, what="output")
+    capture_target = None
+    if capture is not None:
+        capture_target = Path(capture_output) if capture_output is not None else target.parent / "wire.jsonl"
+        _check_target(capture_target, Path(capture), force=force, what="capture output")
+        _check_target(capture_target, source, force=True, what="capture output")
+    manifest = manifest_path(target)
+    _check_target(manifest, source, force=force, what="manifest")
+    data = _read(source)
+    original = open_session(source, lenient=lenient, foreign=False)
+    captures = load_capture(capture, format="wire-jsonl") if capture is not None else None
+    before = session_verdicts(original, captures)
+    redactor = Redactor(Placeholders(key), keep=kept, tool_names=tool_names)
+    with _temporary(target) as (log_out, log_temp):
+        notes = rewrite_log(data, log_out, redactor.record, path=str(source))
+        log_out.flush()
+        redacted = open_session(log_temp, lenient=lenient, foreign=False)
+        capture_temp_lines: list[bytes] = []
+        dropped: list[str] = []
+        if captures is not None and capture is not None:
+            capture_temp_lines, dropped = redact_capture_lines(_read(Path(capture)).splitlines(), captures, original,
+                                                               redacted, redactor, path=str(capture))
+        with _temporary(capture_target or target) as (capture_out, capture_temp):
+            capture_out.write(b"".join(capture_temp_lines))
+            capture_out.flush()
+            after_captures = load_capture(capture_temp, format="wire-jsonl") if captures is not None else None
+            after = session_verdicts(redacted, after_captures)
+            digests, mismatched = _compare(before, after)
+            result = Redaction(
+                output=target, manifest=manifest, capture=capture_target, format_version=original.format_version,
+                compressed=data[:4] == b"\x28\xb5\x2f\xfd", strings=redactor.strings,
+                secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
+                         for k, n in sorted(redactor.secrets.items())},
+                dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes))
+            with _temporary(manifest) as (manifest_out, manifest_temp):
+                manifest_out.write(orjson.dumps(_manifest(result, before, kept, tool_names), option=orjson.OPT_INDENT_2))
+                manifest_out.write(b"\n")
+                manifest_out.flush()
+                os.replace(log_temp, target)
+                if capture_target is not None:
+                    os.replace(capture_temp, capture_target)
+                os.replace(manifest_temp, manifest)
+    return result
+
+
+def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[str], tool_names: bool) -> dict[str, Any]:
+    return {
+        "tool": "dsh-audit",
+        "version": __version__,
+        "format_version": result.format_version,
+        "compression": "zstd" if result.compressed else "none",
+        "log": result.output.name,
+        "capture": None if result.capture is None else os.path.relpath(result.capture, result.output.parent),
+        "kept": sorted(keep) + (["tool names"] if tool_names else []),
+        "secrets": result.secrets,
+        "verdicts": {c: {"count": len(before[c]), "digest": result.verdicts[c]} for c in result.verdicts},
+    }
+
+
+def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False) -> BundleCheck:
+    """Re-run requests, breaks, cache (and diff, when the bundle has a capture) on a redacted log
+    and compare each verdict digest with its manifest's.
+
+    Raises:
+        UsageError: the manifest is missing or not a dsh-audit redaction manifest.
+        DshAuditError: the log or its capture cannot be read.
+    """
+    log = Path(path)
+    manifest_file = manifest_path(log)
+    try:
+        manifest = orjson.loads(manifest_file.read_bytes())
+        recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
+        capture_name = manifest.get("capture")
+    except FileNotFoundError:
+        raise UsageError("no redaction manifest beside the log", path=str(manifest_file),
+                         hint="check the log `dsh-audit redact` wrote, with its .manifest.json") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
+    session: Session = open_session(log, lenient=lenient, foreign=False)
+    captures: list[CapturedRequest] | None = None
+    if "diff" in recorded:
+        if not isinstance(capture_name, str):
+            raise UsageError("the manifest records diff verdicts but names no capture", path=str(manifest_file))
+        captures = load_capture(log.parent / capture_name)
+    found = session_verdicts(session, captures)
+    return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},
+                       {c: len(found[c]) for c in found})
+
+
+

@@ -1,0 +1,141 @@
+"""Which strings of a DSH record are content, and what each becomes.
+
+Every string value of a record is content and gets a placeholder, except: strings under a
+*structural* key (types, ids, roles, kinds, providers, models, reasons, enum-like settings, tool
+names; the full list is :data:`STRUCTURAL_KEYS`), whitespace-only strings, DSH's own fixed prompts
+(the title and compaction instructions, which captures are classified by), and the parts the user
+keeps (``--keep``). Paths (``cwd``, ``path``, ``file_path``, ...) are replaced segment by segment,
+so an absolute path stays absolute. Object keys, numbers, booleans and nulls never change.
+Secrets are scrubbed from every kept string and counted wherever they are found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
+from ._placeholder import Placeholders
+from ._secrets import find_secrets, scrub
+
+__all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "Redactor"]
+
+#: What ``--keep`` can name.
+KEEP_CHOICES = ("paths", "system", "titles", "tools")
+
+STRUCTURAL_KEYS = frozenset("""
+    type id role kind provider model callId toolCallId responseId surfaceOp op blockType reasoningEffort
+    preset policy mode target commandId sourceCommandId compactionId retryId handlerId runId goalId subCallId
+    parentCallId rootCallId childId parentSession senderSessionId attachmentId mediaType digest api
+    stopReason code thinkingSignature plugin form point phase outcome action operation decision dialect
+    status source lang shape what waitReason titleProvider agentPreset origin agentProvider agentModel
+    pluginId packageId pluginRunId rpcId name toolName required policyKey time createdAt version
+    reasoning_effort tool_call_id tool_choice object finish_reason
+    """.split())
+PATH_KEYS = frozenset({"cwd", "path", "paths", "file_path", "filePath", "root", "workdir"})
+_TOOL_NAME_KEYS = frozenset({"name", "toolName"})
+_HARNESS_PREFIXES = (TITLE_PREFIX, COMPACTION_PREFIX)
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_/")
+
+
+def _identifier(text: str) -> bool:
+    return 0 < len(text) <= 40 and set(text) <= _IDENT_CHARS
+
+
+@dataclass
+class Redactor:
+    """Redacts records of one log (and its capture) with one set of placeholders.
+
+    Attributes:
+        keep: the ``--keep`` parts kept verbatim (secrets still go).
+        tool_names: whether tool names are kept.
+        secrets: secrets found, by kind (every occurrence).
+        strings: content strings replaced.
+    """
+
+    placeholders: Placeholders
+    keep: frozenset[str] = frozenset()
+    tool_names: bool = True
+    secrets: Counter[str] = field(default_factory=Counter)
+    secret_values: dict[str, set[bytes]] = field(default_factory=dict)
+    strings: int = 0
+    kept: set[str] = field(default_factory=set)
+    _scanned: dict[str, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
+
+    # -- strings ---------------------------------------------------------------------------
+
+    def _count(self, text: str) -> None:
+        found = self._scanned.get(text)
+        if found is None:
+            found = tuple((m.kind, hashlib.blake2b(text[m.start:m.end].encode("utf-8", "surrogatepass"),
+                                                  digest_size=16).digest()) for m in find_secrets(text))
+            if len(self._scanned) > 20_000:
+                self._scanned.clear()
+            self._scanned[text] = found
+        for kind, digest in found:
+            self.secrets[kind] += 1
+            self.secret_values.setdefault(kind, set()).add(digest)
+
+    def keep_text(self, text: str) -> str:
+        """A kept string: itself, with any secret in it replaced."""
+        self._count(text)
+        self.kept.add(text)
+        return scrub(text, self.placeholders.plain)
+
+    def content(self, text: str) -> str:
+        """A content string: its placeholder (secrets in it are counted)."""
+        if not text or text.isspace() or text.startswith(_HARNESS_PREFIXES):
+            return self.keep_text(text)
+        self._count(text)
+        self.strings += 1
+        return self.placeholders.text(text)
+
+    def path(self, text: str) -> str:
+        """A path: each segment replaced, separators, ``.`` and ``..`` kept."""
+        if "paths" in self.keep:
+            return self.keep_text(text)
+        self._count(text)
+        self.strings += 1
+        parts = text.split("/")
+        return "/".join(p if p in ("", ".", "..", "~") else self.placeholders.text(p) for p in parts)
+
+    def string(self, text: str, key: str | None, *, kept: bool = False) -> str:
+        """``text`` found under ``key``: kept, a path, or content."""
+        if kept:
+            return self.keep_text(text)
+        if key in _TOOL_NAME_KEYS and not self.tool_names:
+            return self.content(text)
+        if key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text)):
+            return self.keep_text(text)
+        if key in PATH_KEYS:
+            return self.path(text)
+        return self.content(text)
+
+    # -- values ----------------------------------------------------------------------------
+
+    def value(self, value: Any, key: str | None = None, *, kept: bool = False) -> Any:
+        """``value`` with every string replaced as :meth:`string` says; keys and scalars kept."""
+        if isinstance(value, str):
+            return self.string(value, key, kept=kept)
+        if isinstance(value, dict):
+            return {k: self.value(v, k, kept=kept or self._kept_part(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v, key, kept=kept) for v in value]
+        return value
+
+    def _kept_part(self, key: str) -> bool:
+        return ((key == "system" and "system" in self.keep) or (key == "tools" and "tools" in self.keep)
+                or (key == "title" and "titles" in self.keep))
+
+    def record(self, record: Any) -> Any:
+        """One storage record of a log (the header line, an event or a packed chunk row)."""
+        if not isinstance(record, dict):
+            return self.value(record)
+        if record.get("type") == "session" and "seq" not in record:
+            return {k: (self.path(v) if k == "cwd" and isinstance(v, str) else self.value(v, k, kept=True))
+                    for k, v in record.items()}
+        if record.get("type") == "system/message" and "system" in self.keep:
+            return self.value(record, kept=True)
+        return self.value(record)

@@ -1,0 +1,84 @@
+"""The verdicts a redaction must keep, reduced to content-free JSON and digested.
+
+``requests``: each request's place (index, kind, turn/step/attempt, its seqs, header reason,
+message count, usage, finish kind). ``breaks``: each transition's relation, verdict, causes,
+changed header field names, evidence seqs and first divergence (segment, message, offsets).
+``cache``: each request's classification, cause and token figures (tokens estimated from UTF-8
+bytes, which a redaction keeps). ``diff``: each capture row's verdict, first differing offset,
+equivalence kinds and difference paths. Nothing in them is text from the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from ..attribution import attribute
+from ..cache import cache_report
+from ..capture import CapturedRequest, compare_capture
+from ..errors import DshAuditError
+from ..jsjson import stringify
+from ..session import Session
+
+__all__ = ["CATEGORIES", "digest", "session_verdicts"]
+
+#: The verdict categories a manifest records, in order.
+CATEGORIES = ("requests", "breaks", "cache", "diff")
+
+
+def _requests(session: Session) -> list[Any]:
+    rows = []
+    for r in session.requests:
+        finish = r.finish.get("kind") if isinstance(r.finish, dict) else None
+        rows.append([r.index, r.kind, r.turn, r.step, r.attempt, r.step_start_seq, r.first_chunk_seq, r.header_seq,
+                     r.header_reason, r.message_count, r.usage, r.message_usage, finish])
+    return rows
+
+
+def _breaks(session: Session) -> list[Any]:
+    try:
+        transitions = attribute(session).transitions
+    except DshAuditError as exc:
+        return [["error", exc.code]]
+    return [[t.request, t.previous, t.previous_session_id, t.kind, t.turn, t.step, t.attempt, t.relation,
+             t.verdict, t.cause, list(t.other_causes), [[f.field, f.prompt_affecting] for f in t.fields],
+             list(t.evidence_seqs), t.first_divergence.to_json() if t.first_divergence else None,
+             t.common_messages] for t in transitions]
+
+
+def _cache(session: Session) -> list[Any]:
+    try:
+        report = cache_report(session, tokenizer="estimate")
+    except DshAuditError as exc:
+        return [["error", exc.code]]
+    return [[v.index, v.kind, v.classification, v.cause, v.prompt_tokens, v.counted_tokens, v.potential,
+             v.expected_any, v.expected, v.actual, v.source_index, dict(v.lost)] for v in report.verdicts]
+
+
+def _diff(session: Session, captures: Sequence[CapturedRequest]) -> list[Any]:
+    from ..session import route_renderer
+
+    rows = compare_capture(session.requests, captures, render=route_renderer([session]))
+    out = []
+    for row in rows:
+        diff = row.diff
+        out.append([None if row.request is None else row.request.index,
+                    None if row.capture is None else row.capture.position, row.kind, row.verdict,
+                    None if diff is None else diff.first_offset,
+                    None if diff is None else list(diff.equivalence),
+                    None if diff is None else [[d.path, d.change] for d in diff.differences]])
+    return out
+
+
+def session_verdicts(session: Session, captures: Sequence[CapturedRequest] | None = None) -> dict[str, list[Any]]:
+    """The content-free verdicts of ``session`` (and of its capture, when given), by category."""
+    verdicts = {"requests": _requests(session), "breaks": _breaks(session), "cache": _cache(session)}
+    if captures is not None:
+        verdicts["diff"] = _diff(session, captures)
+    return verdicts
+
+
+def digest(rows: list[Any]) -> str:
+    """``sha256:`` of the canonical JSON of ``rows``."""
+    return "sha256:" + hashlib.sha256(stringify(rows).encode("utf-8", "surrogatepass")).hexdigest()
