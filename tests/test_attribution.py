@@ -399,7 +399,7 @@ def test_exports_are_exact_and_sorted():
     assert attribution.__all__ == sorted(attribution.__all__)
     assert set(attribution.__all__) == {
         "Break", "CAUSES", "Divergence", "FieldChange", "MessageDigests", "RELATIONS", "SessionAttribution",
-        "Transition", "VERDICTS", "attribute", "attribute_group", "attribute_opened", "attribute_paths",
+        "Transition", "VERDICTS", "attribute", "attribute_group", "attribute_log", "attribute_opened", "attribute_paths",
         "attribute_sessions", "captured_extends", "common_prefix", "diff_headers", "format_transition",
         "iter_attribute"}
 

@@ -8,7 +8,7 @@ cause and the log events that prove it (:class:`dsh_audit.session.Evidence`). Se
 """
 
 from ._attribute import attribute, attribute_sessions, captured_extends
-from ._entry import attribute_group, attribute_opened, attribute_paths, iter_attribute
+from ._entry import attribute_group, attribute_log, attribute_opened, attribute_paths, iter_attribute
 from ._header_diff import diff_headers
 from ._model import (
     CAUSES,
@@ -35,6 +35,7 @@ __all__ = [
     "VERDICTS",
     "attribute",
     "attribute_group",
+    "attribute_log",
     "attribute_opened",
     "attribute_paths",
     "attribute_sessions",

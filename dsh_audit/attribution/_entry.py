@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import UnsupportedFormatError
-from ..log import Event, discover, read_log
+from ..log import Event, SessionLog, discover, read_log
 from ..replay import Request, iter_requests
 from ..session import (
     Bodies,
@@ -33,7 +33,7 @@ from ..session import (
 from ._attribute import _Attributor, _Session, attribute_sessions
 from ._model import SessionAttribution, Transition
 
-__all__ = ["attribute_group", "attribute_opened", "attribute_paths", "iter_attribute"]
+__all__ = ["attribute_group", "attribute_log", "attribute_opened", "attribute_paths", "iter_attribute"]
 
 
 def refuse_imported(item: Session | Failure) -> Session | Failure:
@@ -143,16 +143,44 @@ def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_v
     options: dict[str, Any] = {"lenient": lenient}
     if max_version is not None:
         options["max_version"] = max_version
-    log = read_log(path, **options)
+    yield from attribute_log(read_log(path, **options), adapter=adapter)
+
+
+def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodies | None = None,
+                  routes: RouteEvidence | None = None,
+                  tap: Callable[[Request], None] | None = None,
+                  observe: Callable[[Event], None] | None = None) -> Iterator[Transition]:
+    """:func:`iter_attribute` over an opened log (one from :func:`dsh_audit.log.read_stream` may
+    still be growing: transitions come out as its requests are replayed).
+
+    Args:
+        log: the opened log; its events are read here, once.
+        adapter: see :func:`attribute_sessions`.
+        bodies: the rendered-body cache to share with other views (a cache verdict of the same
+            requests), else a new one.
+        routes: filled with the route evidence the log shows, for other views to share.
+        tap: called with every request in replay (``index``) order as soon as it is replayed,
+            before its transition is yielded.
+        observe: called with every event as it is read (see :func:`dsh_audit.replay.iter_requests`).
+    """
     evidence = LogEvidence(log.header.id)
-    routes = RouteEvidence()  # what the log has shown of each provider's adapter so far
-    session = _Session(log.path, log.header, [], lenient=lenient, evidence=evidence, bodies=Bodies(), routes=routes)
+    routes = routes if routes is not None else RouteEvidence()  # what the log has shown of each adapter so far
+    session = _Session(log.path, log.header, [], lenient=log.lenient, evidence=evidence,
+                       bodies=bodies if bodies is not None else Bodies(), routes=routes)
     attributor = _Attributor([session], adapter=adapter)
     collector = EvidenceCollector(evidence, frozenset())
 
-    def observe(event: Event) -> None:
+    def observe_all(event: Event) -> None:
         collector.on_event(event)
         routes.on_event(event)
+        if observe is not None:
+            observe(event)
 
-    requests = iter_requests(log, observe=observe)
-    yield from attributor.walk(session, _first_chunk_order(requests))
+    def tapped(requests: Iterable[Request]) -> Iterator[Request]:
+        for request in requests:
+            if tap is not None:
+                tap(request)
+            yield request
+
+    requests = iter_requests(log, observe=observe_all)
+    yield from attributor.walk(session, _first_chunk_order(tapped(requests)))

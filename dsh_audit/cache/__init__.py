@@ -8,10 +8,10 @@ Example:
     ['as_expected', 'as_expected', 'break_explained']
 """
 
-from ._account import actual_cache_read, analyze_cache, attribution_causes
+from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
 from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
 from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
-from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, session_ledger
+from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, price_entry, session_ledger
 from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
 from ._rules import CacheRule, load_rules, rule_for
 from ._session import cache_group, cache_report, session_transitions
@@ -50,12 +50,14 @@ __all__ = [
     "common_chars",
     "common_prefix",
     "exact_tokenizer_available",
+    "iter_cache_verdicts",
     "ledger_group",
     "load_prices",
     "load_rules",
     "make_counter",
     "parse_instant",
     "prefix_tokens",
+    "price_entry",
     "rule_for",
     "session_ledger",
     "session_transitions",

@@ -18,7 +18,7 @@ counts is the classification. See ``docs/cache-accounting.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -31,7 +31,7 @@ from ._prices import PriceBook, Quote, load_prices
 from ._rules import CacheRule, rule_for
 from ._tokens import TokenCounter, make_counter
 
-__all__ = ["actual_cache_read", "analyze_cache", "attribution_causes"]
+__all__ = ["actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
 
 _UNEXPLAINED = frozenset({"unexplained", "unrecorded_mutation"})
 
@@ -302,3 +302,24 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         path=path, session_id=session_id, verdicts=verdicts, token_method=", ".join(methods),
         rules={name: f.rule.to_json() for name, f in analyzer.families.items()},
         attribution=causes is not None, price_note=note or "")
+
+
+def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] | None, unit: int | None = None,
+                        tokenizer: str = "auto", bodies: Bodies | None = None, prices: PriceBook | None = None,
+                        lookback: int = 64,
+                        routes: Callable[[Request], str | None] | None = None) -> Iterator[CacheVerdict]:
+    """The cache verdict of each request as it arrives, for a session that is still running.
+
+    The same verdicts :func:`analyze_cache` gives, one request at a time: ``causes`` (request
+    index -> break cause, :func:`attribution_causes`) is read when each request is judged, so a
+    caller may fill it as attribution goes, as long as a request's transition is in it before the
+    request is handed over. Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
+    """
+    times: dict[int, RequestTime] = {}
+    analyzer = _Analyzer(times=times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
+                         routes=routes, prices=prices if prices is not None else load_prices(), lookback=lookback)
+    for request in requests:
+        if request.time is not None:
+            times[request.index] = request.time
+        yield analyzer.verdict(request)
+        times.pop(request.index, None)  # only the request being judged is looked up

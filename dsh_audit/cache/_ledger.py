@@ -29,8 +29,8 @@ from ..session import Failure, GroupResult, Session, open_group, open_session
 from ._prices import PriceBook, Quote, Rates, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
-__all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "ledger_group", "request_route_model",
-           "session_ledger"]
+__all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "ledger_group", "price_entry",
+           "request_route_model", "session_ledger"]
 
 
 def _count(value: Any) -> TypeGuard[int]:

@@ -33,6 +33,7 @@ _COMMANDS = {
     "stats": "_fleet",
     "usage": "_usage",
     "validate": "_validate",
+    "watch": "_watch",
 }
 
 

@@ -7,7 +7,7 @@ import click
 from ..attribution import Transition, attribute_paths, format_transition
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_lines, echo_warning, engine_options, jobs_option,
                       json_option, lenient_option, no_such_request, one_log, routes_option, selected_logs,
                       since_option)
 
@@ -123,7 +123,10 @@ def explain_command(path: str, index: int, as_json: bool, routes: str | None, le
         transition = attribution.transition(index)
     except KeyError:
         raise no_such_request(index, len(attribution.transitions), logs[0]) from None
-    click.echo(dumps_line(transition.to_json()) if as_json else format_transition(transition))
+    if as_json:
+        click.echo(dumps_line(transition.to_json()))
+    else:
+        echo_lines(format_transition(transition))
     return EXIT_OK
 
 

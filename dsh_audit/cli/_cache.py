@@ -17,7 +17,9 @@ from ._common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
+    echo,
     echo_error,
+    echo_lines,
     engine_options,
     jobs_option,
     json_option,
@@ -141,8 +143,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if as_json:
                 click.echo(dumps_line(report.to_json()))
             else:
-                click.echo(f"{report.path}  session {report.session_id}")
-                click.echo(_summary(report))
+                echo(f"{report.path}  session {report.session_id}")
+                echo_lines(_summary(report))
                 print_table("timeline", _COLUMNS, (_row(v) for v in report.verdicts))
             if status == EXIT_OK and any(v.classification == "break_unexplained" for v in report.verdicts):
                 status = EXIT_FINDINGS

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import UsageError
-from ..gate import CheckResult, SessionCheck, load_policy, run_check
+from ..gate import CheckResult, SessionCheck, find_capture, load_policy, run_check
+from ..log import ProtectedInputs, discover, write_atomic
 from ..report import format_html, format_json, format_junit, format_markdown, format_sarif
 from ..report.terminal import print_status, print_table, progress_callback
-from ._common import EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, lenient_option, routes_option
+from ._common import (EXIT_FINDINGS, EXIT_OK, echo, echo_warning, engine_options, jobs_option, lenient_option,
+                      routes_option)
 
 __all__ = ["check_command", "report_command"]
 
@@ -29,13 +29,15 @@ def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: boo
                          progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
 
 
+def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
+    """The logs under ``paths``, the captures beside them and the other ``inputs``: never written."""
+    logs = discover(paths)
+    return ProtectedInputs.of(logs, files=[*inputs, *(find_capture(log) for log in logs)])
+
+
 def _write(path: str | None, text: str) -> None:
-    if path is None:
-        return
-    try:
-        Path(path).write_text(text, encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        raise UsageError(f"cannot write report: {exc.strerror}", path=path) from None
+    if path is not None:
+        write_atomic(path, text, what="report")
 
 
 def _row(check: SessionCheck) -> tuple[object, ...]:
@@ -56,22 +58,26 @@ def _print(result: CheckResult) -> None:
                     else f"{len(result.sessions) - len(shown)} passing log(s) not listed")
     for finding in result.findings:
         if finding.fails or finding.severity != "info":
-            click.echo(finding.format())
+            echo(finding.format())
     counts = result.counts()
     print_status(f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
                  f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
                  f"{counts['failing']} failing (policy: {result.policy.source})", ok=result.passed)
 
 
+def _step_summary_target() -> str | None:
+    return os.environ.get("GITHUB_STEP_SUMMARY") or None
+
+
 def _step_summary(markdown: str) -> None:
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
+    target = _step_summary_target()
+    if target is None:
         return
     try:
         with open(target, "a", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write(markdown)
     except OSError as exc:
-        click.echo(f"warning: cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}", err=True)
+        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}")
 
 
 def _capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,6 +121,10 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     Example:
         dsh-audit check recorded/ --sarif dsh.sarif --junit dsh-junit.xml
     """
+    protected = _protected(paths, capture, policy_path, routes)
+    for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
+                         (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
+        protected.guard(target, what=what)
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                   engine=engine, scheduler=scheduler, routes=routes)
@@ -153,11 +163,12 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     Example:
         dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
     """
+    _protected(paths, capture, policy_path, routes).guard(output, what="HTML report")
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                   engine=engine, scheduler=scheduler, routes=routes)
     _write(output, format_html(result))
-    click.echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
+    echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
                f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}")
     return EXIT_OK
 

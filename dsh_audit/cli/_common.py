@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo_error", "echo_warning",
-           "engine_options", "jobs_option", "json_option", "lenient_option", "no_such_request", "one_log",
+__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo", "echo_error", "echo_lines",
+           "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option", "lenient_option", "no_such_request", "one_log",
            "one_request", "routes_option", "run_guarded", "selected_logs", "since_option"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -26,12 +27,30 @@ EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
 
 
+def echo(text: object, *, err: bool = False) -> None:
+    """One line on stdout (stderr with ``err``), shown with :func:`terminal_text`: text from a log
+    never moves the cursor, never starts a CI workflow command, and stays on one line."""
+    from ..report.terminal import terminal_text  # not at import: --version loads no library code
+
+    click.echo(terminal_text(text), err=err)
+
+
+def echo_lines(text: str, *, err: bool = False) -> None:
+    """Several lines (a library's ``format_*`` text), each shown with :func:`terminal_text`."""
+    for line in text.removesuffix("\n").split("\n") if text else ():
+        echo(line, err=err)
+
+
 def echo_error(error: DshAuditError | str) -> None:
-    click.echo(f"error: {error}", err=True)
+    echo(f"error: {error}", err=True)
 
 
 def echo_warning(text: str) -> None:
-    click.echo(f"warning: {text}", err=True)
+    echo(f"warning: {text}", err=True)
+
+
+def echo_note(text: str) -> None:
+    echo(f"note: {text}", err=True)
 
 
 def one_log(path: str) -> Path:
@@ -102,7 +121,7 @@ def selected_logs(paths: Sequence[str], since: float | None, *, quiet_without_si
     notes: list[str] = []
     logs = select_logs(paths, since=since, notes=notes if since is not None or not quiet_without_since else None)
     for note in notes:
-        click.echo(f"note: {note}", err=True)
+        echo_note(note)
     return logs
 
 
@@ -117,7 +136,9 @@ def run_guarded(command: click.Group) -> int:
         click.echo("aborted", err=True)
         return 130
     except click.ClickException as exc:
-        exc.show()
+        shown = io.StringIO()
+        exc.show(file=shown)  # the message may quote an argument: escape it like log text
+        echo_lines(shown.getvalue(), err=True)
         return EXIT_BAD_INPUT if exc.exit_code == 2 else exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code

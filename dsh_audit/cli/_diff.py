@@ -14,7 +14,7 @@ from ..replay import Request
 from ..session import Failure, Session, read_session, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
-from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_warning, json_option,
+from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning, json_option,
                       lenient_option, routes_option)
 
 __all__ = ["diff_command"]
@@ -50,11 +50,11 @@ def _details(rows: Sequence[RequestDiff]) -> None:
             continue
         label = f"#{row.request.index}" if row.request is not None else "capture"
         kinds = f" ({', '.join(row.diff.equivalence)})" if row.diff.equivalence else ""
-        click.echo(f"{label} {row.kind} {row.verdict}{kinds} at byte {row.diff.first_offset}")
-        click.echo(f"    expected: {row.diff.expected_context!r}")
-        click.echo(f"    capture:  {row.diff.actual_context!r}")
+        echo(f"{label} {row.kind} {row.verdict}{kinds} at byte {row.diff.first_offset}")
+        echo(f"    expected: {row.diff.expected_context!r}")
+        echo(f"    capture:  {row.diff.actual_context!r}")
         for difference in row.diff.differences[:_DETAIL_LIMIT]:
-            click.echo(f"    {difference.path}: {difference.summary}")
+            echo(f"    {difference.path}: {difference.summary}")
         if len(row.diff.differences) > _DETAIL_LIMIT:
             click.echo(f"    ... {len(row.diff.differences) - _DETAIL_LIMIT} more (--json lists all)")
 

@@ -9,7 +9,7 @@ import click
 from ..fleet import FleetStats, fleet_stats, index_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, engine_options, jobs_option, json_option,
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, engine_options, jobs_option, json_option,
                       lenient_option, selected_logs, since_option)
 
 __all__ = ["index_command", "stats_command"]
@@ -62,7 +62,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:
-        click.echo(f"{summary.db}: indexed {summary.indexed}, skipped {summary.skipped} unchanged, "
+        echo(f"{summary.db}: indexed {summary.indexed}, skipped {summary.skipped} unchanged, "
                    f"{len(summary.failed)} unreadable, of {summary.seen} log(s) in {summary.seconds:.1f} s")
     return EXIT_BAD_INPUT if summary.failed else EXIT_OK
 

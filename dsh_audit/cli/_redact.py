@@ -6,14 +6,9 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
-from ._common import EXIT_FINDINGS, EXIT_OK, lenient_option
+from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note, lenient_option
 
 __all__ = ["redact_command"]
-
-
-def _shown(text: object) -> str:
-    """Text for a terminal: controls, bidi and other invisible characters escaped."""
-    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in str(text))
 
 
 def _check(path: str, lenient: bool) -> int:
@@ -22,11 +17,11 @@ def _check(path: str, lenient: bool) -> int:
     result = check_bundle(path, lenient=lenient)
     for category, recorded in result.recorded.items():
         state = "match" if result.found.get(category) == recorded else "MISMATCH"
-        click.echo(f"{category}: {state} ({result.counts.get(category, 0)} verdict(s))")
+        echo(f"{category}: {state} ({result.counts.get(category, 0)} verdict(s))")
     if result.ok:
-        click.echo(f"OK: every verdict of {_shown(path)} matches its manifest")
+        echo(f"OK: every verdict of {path} matches its manifest")
         return EXIT_OK
-    click.echo(f"FAILED: {', '.join(result.mismatched)} differ from the manifest of {_shown(path)}")
+    echo(f"FAILED: {', '.join(result.mismatched)} differ from the manifest of {path}")
     return EXIT_FINDINGS
 
 
@@ -76,23 +71,23 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
 
     result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
                     capture_output=capture_output, force=force, lenient=lenient)
-    click.echo(f"wrote {_shown(result.output)} (format v{result.format_version}, "
+    echo(f"wrote {result.output} (format v{result.format_version}, "
                f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced")
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
-        click.echo(f"wrote {_shown(result.capture)}: auth headers dropped: {_shown(dropped)}")
-    click.echo(f"wrote {_shown(result.manifest)}")
+        echo(f"wrote {result.capture}: auth headers dropped: {dropped}")
+    echo(f"wrote {result.manifest}")
     if result.secrets:
         kinds = ", ".join(f"{kind} {n['distinct']} ({n['occurrences']} occurrence(s))" for kind, n in result.secrets.items())
-        click.echo(f"secrets removed: {kinds}")
+        echo(f"secrets removed: {kinds}")
     else:
-        click.echo("secrets removed: none found")
+        echo("secrets removed: none found")
     for note in result.notes:
-        click.echo(f"note: {_shown(note)}", err=True)
+        echo_note(note)
     if result.mismatched:
-        click.echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
+        echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
         return EXIT_FINDINGS
-    click.echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged")
+    echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged")
     return EXIT_OK
 
 

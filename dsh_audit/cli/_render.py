@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..errors import DshAuditError, UsageError
+from ..report.terminal import terminal_text
 from ..session import request_route, routes_from
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import ADAPTER_CHOICES, EXIT_OK, lenient_option, one_request, routes_option
@@ -73,7 +74,9 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     except DshAuditError as exc:
         raise exc.located(path=log_path) from None
     if with_headers:
-        lines = [f"{wire.method} {wire.path}"] + [f"{name}: {value}" for name, value in wire.headers]
+        # A header value from the log (a session id) must not add header lines: CR/LF are escaped.
+        lines = [terminal_text(f"{wire.method} {wire.path}")] + [terminal_text(f"{name}: {value}")
+                                                                 for name, value in wire.headers]
         click.echo(("\n".join(lines) + "\n\n").encode("utf-8"), nl=False)
     click.echo(wire.body, nl=False)  # bytes go to the binary stream untouched
     return EXIT_OK

@@ -14,7 +14,7 @@ from ..replay import Request
 from ..session import Failure, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option,
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, engine_options, jobs_option, json_option,
                       lenient_option, one_request, selected_logs, since_option)
 
 __all__ = ["requests_command", "show_command"]
@@ -82,7 +82,7 @@ def _report(view: _View, *, as_json: bool) -> None:
             click.echo("\n".join(view.lines))
         return
     for note in view.notes:
-        click.echo(f"note: {note}", err=True)
+        echo_note(note)
     print_table(view.title, _COLUMNS, view.rows, caption=view.caption)
 
 

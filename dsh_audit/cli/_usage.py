@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from functools import partial
 
 import click
@@ -21,24 +20,13 @@ _COLUMNS = ("{by}", "requests", "cache miss", "cache read", "cache write", "outp
             "off-peak", "lost tokens (cost)", "unpriced")
 
 
-def _shown(text: str) -> str:
-    """Log text made inert for a rich table: controls, bidi and surrogates escaped, markup quoted."""
-    out = []
-    for char in text:
-        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append("\\[" if char == "[" else char)
-    return "".join(out)
-
-
 def _usd(value: float) -> str:
     return f"${value:.4f}"
 
 
 def _row(row: UsageRow) -> tuple[object, ...]:
     t = row.tokens
-    return (_shown(row.key), row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, _usd(row.cost.total),
+    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, _usd(row.cost.total),
             _usd(row.no_cache_cost), _usd(row.off_peak_cost),
             f"{row.lost_tokens} ({_usd(row.lost_cost)})" if row.lost_tokens else "", row.unpriced or "")
 
@@ -102,7 +90,7 @@ def usage_command(paths: tuple[str, ...], by: str, since_text: str | None, until
                 caption=f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                         f"({', '.join(prices.files)}); check your contract")
     for reason, count in table.unpriced.items():
-        echo_warning(f"{count} request(s) unpriced: {_shown(reason)}")
+        echo_warning(f"{count} request(s) unpriced: {reason}")
     return status
 
 

@@ -7,11 +7,11 @@ import json
 import click
 
 from .._version import __version__
-from ..errors import UsageError
+from ..log import ProtectedInputs, write_atomic
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import format_summary, format_text, select_rules, validate_paths
-from ._common import (EXIT_FINDINGS, EXIT_OK, engine_options, jobs_option, json_option, lenient_option,
+from ._common import (EXIT_FINDINGS, EXIT_OK, echo, echo_lines, engine_options, jobs_option, json_option, lenient_option,
                       selected_logs, since_option)
 
 __all__ = ["validate_command"]
@@ -49,6 +49,8 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     """
     select_rules(rules, ignored)  # unknown ids are a usage error before any file is read
     logs = selected_logs(paths, since, quiet_without_since=True)
+    if sarif_path != "-":
+        ProtectedInputs.of(logs).guard(sarif_path, what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
         findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
                                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
@@ -57,18 +59,14 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         for finding in findings:
             click.echo(dumps_line(finding.to_json()))
     else:
-        click.echo(format_text(findings), nl=False)
-        click.echo(format_summary(findings, files=len(logs)), err=True)
+        echo_lines(format_text(findings))
+        echo(format_summary(findings, files=len(logs)), err=True)
     if sarif_path is not None:
         text = json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n"
         if sarif_path == "-":
             click.echo(text, nl=False)
         else:
-            try:
-                with open(sarif_path, "w", encoding="utf-8") as out:
-                    out.write(text)
-            except OSError as exc:
-                raise UsageError(f"cannot write SARIF: {exc.strerror}", path=sarif_path) from None
+            write_atomic(sarif_path, text, what="SARIF")
     failing = {"error", "warning"} if strict else {"error"}
     return EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_OK
 

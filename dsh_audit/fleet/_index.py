@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, run_groups
 from ._audit import BreakRow, RequestRow, SessionRecord, audit_group, options_key
@@ -172,7 +173,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
             :class:`SessionRecord`) replacing the default, :func:`audit_group` with the options above.
 
     Raises:
-        UsageError: the index file cannot be used, or a bad engine option.
+        UsageError: the index file cannot be used (or is one of the logs, or a file beside one), or a
+            bad engine option.
 
     Example:
         >>> summary = index_logs(discover(["sessions/"]), "audit.sqlite", jobs=2)  # doctest: +SKIP
@@ -182,6 +184,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     started = time.perf_counter()
     options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
     task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
+    if os.fspath(db):
+        ProtectedInputs.of(logs).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
     connection = connect_index(db)
     failed: list[tuple[str, str]] = []

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..log import open_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -147,7 +148,7 @@ def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, what="policy file") as handle:  # a FIFO would hang: refused
             return tomllib.load(handle)
     except OSError as exc:
         raise UsageError(f"cannot read policy file: {exc.strerror}", path=str(path)) from None

@@ -9,7 +9,9 @@ shapes, and content-based format detection (:func:`detect_format`).
 
 from ._decode import Line, TornTail, iter_lines
 from ._discover import default_sessions_root, discover, looks_like_log
+from ._follow import complete_length, is_zstd_head, read_stream
 from ._format import classify_record, detect_format
+from ._outputs import ProtectedInputs, open_regular, write_atomic
 from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log
 from ._records import (
     RowError,
@@ -31,6 +33,7 @@ __all__ = [
     "LATEST_VERSION",
     "Line",
     "Malformed",
+    "ProtectedInputs",
     "RowError",
     "SUPPORTED_VERSIONS",
     "SURFACE_TYPES",
@@ -40,18 +43,23 @@ __all__ = [
     "adapter_defaults_error",
     "canonical_generation",
     "classify_record",
+    "complete_length",
     "decode_record",
     "default_sessions_root",
     "detect_format",
     "discover",
     "expand_row",
     "is_safe_int",
+    "is_zstd_head",
     "iter_lines",
     "known_types",
     "looks_like_log",
     "message_shape_error",
+    "open_regular",
     "parse_json",
     "read_log",
+    "read_stream",
     "to_v0_shapes",
     "upgrade_event",
+    "write_atomic",
 ]

@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import UnreadableError
+from ..errors import UnreadableError, UsageError
 from ._format import detect_format
+from ._outputs import open_regular
 from ._versions import canonical_generation
 
 __all__ = ["default_sessions_root", "discover", "looks_like_log"]
@@ -27,9 +28,9 @@ def default_sessions_root() -> Path:
 def looks_like_log(path: Path) -> bool:
     """Whether a file's first bytes are a DSH header line (plain) or a zstd frame."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO or device is not a log: never read it
             head = handle.read(64)
-    except OSError:
+    except (OSError, UnreadableError):
         return False
     if head[:4] == b"\x28\xb5\x2f\xfd":
         return True
@@ -50,10 +51,16 @@ def _pick_generation(folder: Path, names: list[str], notes: list[str] | None) ->
     return [n for n in names if generations[n] is None or n == best]
 
 
+def _unreadable(error: OSError) -> None:
+    """os.walk's error handler: a folder we cannot list is reported, never skipped silently."""
+    raise UnreadableError(f"cannot read folder: {error.strerror or error}", path=error.filename,
+                          hint="give dsh-audit read access to it, or leave it out")
+
+
 def _walk(folder: Path, notes: list[str] | None = None) -> list[Path]:
     named: list[Path] = []
     other: list[Path] = []
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder, onerror=_unreadable):
         dirs.sort()
         session_files = _pick_generation(Path(root), sorted(f for f in files if _SESSION_NAME.match(f)), notes)
         named.extend(Path(root) / name for name in session_files)
@@ -65,7 +72,17 @@ def _walk(folder: Path, notes: list[str] | None = None) -> list[Path]:
 
 def _foreign(path: Path) -> bool:
     """Another agent's session (Claude Code, Codex) that an importer reads."""
-    return detect_format(path) not in (None, "dsh")
+    try:
+        return detect_format(path) not in (None, "dsh")
+    except UnreadableError:
+        return False
+
+
+def _key(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: keep the path as given
+        return Path(os.path.abspath(path))
 
 
 def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
@@ -78,8 +95,12 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     session folder holding several generations (``session.jsonl.zstd`` and
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so.
 
+    A path that exists but is not a folder is taken as a log even when it is not a regular file
+    (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
+
     Raises:
-        UnreadableError: a path does not exist, or a folder holds no session log.
+        UsageError: a path is the empty string.
+        UnreadableError: a path does not exist, a folder cannot be listed, or holds no session log.
     """
     given = list(paths or [])
     if not given:
@@ -91,18 +112,20 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     found: list[Path] = []
     seen: set[Path] = set()
     for item in given:
+        if os.fspath(item) == "":
+            raise UsageError("empty path", hint="name a log, a session folder or a sessions root")
         path = Path(item)
-        if path.is_file():
-            logs = [path]
-        elif path.is_dir():
+        if path.is_dir():
             logs = _walk(path, notes)
             if not logs:
                 raise UnreadableError("folder holds no DSH session log", path=str(path),
                                       hint="expected session.jsonl or session.jsonl.zstd files below it")
+        elif os.path.lexists(path):
+            logs = [path]  # a file, or a FIFO, device or symlink loop: read_log says which, in one line
         else:
             raise UnreadableError("no such file or folder", path=str(path))
         for log in logs:
-            key = log.resolve()
+            key = _key(log)
             if key not in seen:
                 seen.add(key)
                 found.append(log)

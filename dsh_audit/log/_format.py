@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import UnreadableError
+from ._outputs import open_regular
 
 __all__ = ["classify_record", "detect_format"]
 
@@ -72,11 +72,7 @@ def detect_format(path: str | os.PathLike[str], *, max_records: int = 32) -> str
         'codex'
     """
     name = os.fspath(path)
-    try:
-        handle = open(name, "rb")  # noqa: SIM115 - closed by the with below
-    except OSError as exc:
-        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
-    with handle:
+    with open_regular(name) as handle:
         if handle.read(4) == _ZSTD_MAGIC:
             return "dsh"
         handle.seek(0)

@@ -21,6 +21,7 @@ from typing import IO, Any, NoReturn
 from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines
 from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
+from ._outputs import open_regular
 from ._records import (
     NestingError,
     RowError,
@@ -314,12 +315,7 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
         ['agent/inbox/spliced', 'turn/start']
     """
     name = os.fspath(path)
-    try:
-        stream = open(name, "rb")  # noqa: SIM115 - closed by SessionLog
-    except IsADirectoryError:
-        raise UnreadableError("is a folder, not a log file", path=name) from None
-    except OSError as exc:
-        raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
+    stream = open_regular(name)  # closed by SessionLog; a FIFO or device is refused, never read
     torn: list[TornTail] = []
     try:
         lines = iter_lines(stream, name, torn)

@@ -9,7 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UnreadableError
-from ..log import KNOWN_EVENT_TYPES, LATEST_VERSION, SessionLog, TornTail, known_types
+from ..log import KNOWN_EVENT_TYPES, LATEST_VERSION, SessionLog, TornTail, known_types, open_regular
 from ._admit import Admitter
 from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
@@ -27,12 +27,7 @@ T = TypeVar("T")
 
 
 def _open(path: str) -> Any:
-    try:
-        return open(path, "rb")  # noqa: SIM115 - closed by the caller's with
-    except IsADirectoryError:
-        raise UnreadableError("is a folder, not a log file", path=path) from None
-    except OSError as exc:
-        raise UnreadableError(f"cannot open: {exc.strerror}", path=path) from None
+    return open_regular(path)  # a FIFO or device is refused, never read (closed by the caller's with)
 
 
 def _lineage_header(header: HeaderInfo, sink: Sink) -> None:

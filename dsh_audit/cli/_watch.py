@@ -1,0 +1,136 @@
+"""``dsh-audit watch``: each request's cache verdict and cost while sessions run, breaks at once."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from types import FrameType
+
+import click
+
+from ..errors import DshAuditError
+from ..report import dumps_line
+from ..report.terminal import terminal_text
+from ..watch import WatchNote, WatchRequest, WatchSummary, watch
+from ._common import EXIT_OK, echo, echo_error, echo_warning, lenient_option
+
+__all__ = ["watch_command"]
+
+
+def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    from ..fleet import parse_since
+
+    if value is None:
+        return None
+    try:
+        return parse_since(value)
+    except DshAuditError as exc:
+        raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
+
+
+def _tokens(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def format_watch_line(item: WatchRequest) -> str:
+    """One request as one plain line: time, session, position, model, tokens, cost, verdict."""
+    when = time.strftime("%H:%M:%S", time.localtime(item.seen))
+    who = item.title or item.session_id.removeprefix("session-")[:8]
+    where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
+            f"/a{item.attempt}" if item.kind == "loop" else item.kind
+    cost = "$?" if item.cost is None else f"${item.cost:.4f}"
+    line = (f"{when}  {who}  #{item.index} {where}  {item.model or '?'}  prompt {_tokens(item.prompt_tokens)}  "
+            f"cache {_tokens(item.actual)}/{_tokens(item.expected)} expected  {cost}  {item.classification}")
+    if item.is_break:
+        line += f"  BREAK {item.cause or 'unexplained'}"
+        if item.fields:
+            line += f" fields {','.join(item.fields)}"
+        if item.evidence_seqs:
+            line += f" evidence seqs {' '.join(map(str, item.evidence_seqs))}"
+    return line
+
+
+def _on_break(command: list[str], item: WatchRequest) -> None:
+    """Run ``command`` with the break as JSON on stdin, in the background (never through a shell)."""
+    def run() -> None:
+        try:
+            subprocess.run(command, input=dumps_line(item.to_json()).encode(), timeout=60, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            echo_warning(f"--on-break {command[0]}: {exc}")
+
+    threading.Thread(target=run, name="on-break", daemon=True).start()
+
+
+@click.command("watch")
+@click.argument("path", required=False, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines (requests, breaks, notes, a summary).")
+@click.option("--since", metavar="WHEN", default=None, callback=_since,
+              help="Also print the history of logs modified at or after WHEN (a date, a date-time, or an "
+                   "age such as 30m or 2h); without it only what happens from now on is printed.")
+@click.option("--on-break", metavar="CMD", default=None,
+              help="Run CMD (split like a shell would, run without one) for every break, with the break "
+                   "as one JSON line on its stdin.")
+@click.option("--idle-exit", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="Stop once no followed log has grown for SECONDS.")
+@click.option("--exit-after", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="Stop after SECONDS.")
+@click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
+              help="How long an unfinished last record may stay unchanged before it is reported as a "
+                   "torn tail (a writer that stops also makes it one).")
+@lenient_option
+def watch_command(path: str | None, as_json: bool, since: float | None, on_break: str | None,
+                  idle_exit: float | None, exit_after: float | None, settle: float, lenient: bool,
+                  max_version: int) -> int:
+    """Follow running sessions: every new request's cache verdict and cost, every break at once.
+
+    PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions); sessions
+    that start later are followed too. Only new bytes are read: a line or zstd frame still being
+    written is waited for. Each request prints its time, session, turn/step/attempt, model, prompt
+    tokens, actual and expected cache reads, cost and verdict; a break adds its cause, the changed
+    header fields and the evidence seqs. Ctrl-C stops with a summary and exit code 0.
+
+    \b
+    Example:
+        dsh-audit watch
+        dsh-audit watch ~/.dsh/sessions --json --on-break 'notify-send "cache break"'
+    """
+    command = shlex.split(on_break) if on_break else None
+    stop = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, interrupt)
+    summary = WatchSummary()
+    try:
+        for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
+                          exit_after=exit_after, lenient=lenient,
+                          max_version=max_version):
+            summary.add(item)
+            if as_json:
+                click.echo(dumps_line(item.to_json()))
+            elif isinstance(item, WatchNote):
+                if item.level == "error":
+                    echo_error(f"{item.path}: {item.message}")
+                elif item.level == "warning":
+                    echo_warning(item.message)
+            elif item.is_break:
+                click.secho(terminal_text(format_watch_line(item)), fg="red", bold=True)
+            else:
+                echo(format_watch_line(item))
+            if command and isinstance(item, WatchRequest) and item.is_break:
+                _on_break(command, item)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if as_json:
+        click.echo(dumps_line(summary.to_json()))
+    else:
+        echo(summary.text(), err=True)
+    return EXIT_OK
+
+
+COMMANDS = [watch_command]

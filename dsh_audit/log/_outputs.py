@@ -1,0 +1,195 @@
+"""Files in and out, safely: outputs that never harm the evidence, inputs that are regular files.
+
+A session log is evidence. Every file dsh-audit writes (a report, an index, a step summary) is
+first checked against the inputs of the run: the logs, the other logs and captures in their
+folders, and any capture, policy, route file or index named on the command line. A path that is
+one of them, or resolves to one (symlinks, ``..``, a hard link), is refused before any work is
+done. Reports are then written to a temporary file beside the target and renamed over it, so a
+failed run never leaves a half-written file.
+
+Inputs are opened with :func:`open_regular`: a FIFO, a device or a symlink loop named like a log
+is refused in one line before it is read, instead of hanging or growing without limit.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from ..errors import UnreadableError, UsageError
+
+__all__ = ["ProtectedInputs", "open_regular", "write_atomic"]
+
+_LOG_LIKE = (".jsonl", ".jsonl.zstd", ".har")
+_Key = tuple[int, int]
+
+
+def _inode(path: str) -> _Key | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
+
+
+@dataclass(slots=True)
+class ProtectedInputs:
+    """The files of a run that no output may replace or append to.
+
+    Example:
+        >>> evidence = ProtectedInputs.of(["/nonexistent/session.jsonl"], files=["/nonexistent/policy.toml"])
+        >>> evidence.input_at("/nonexistent/x/../session.jsonl"), evidence.input_at("/nonexistent/r.json")
+        ('/nonexistent/session.jsonl', None)
+    """
+
+    paths: dict[str, str] = field(default_factory=dict)  # real path -> the input as given
+    inodes: dict[_Key, str] = field(default_factory=dict)
+    folders: dict[str, str] = field(default_factory=dict)  # a capture folder: nothing inside it
+
+    @classmethod
+    def of(cls, logs: Iterable[str | os.PathLike[str]], *,
+           files: Iterable[str | os.PathLike[str] | None] = ()) -> ProtectedInputs:
+        """The evidence of a run reading ``logs`` and ``files`` (captures, policies, indexes).
+
+        Beside each log, every other log-like file of its folder (``*.jsonl[.zstd]``, ``*.har``:
+        other generations, child logs, ``wire.jsonl``) is protected too.
+        """
+        evidence = cls()
+        folders: set[str] = set()
+        for log in logs:
+            name = os.fspath(log)
+            evidence.add(name)
+            folders.add(os.path.dirname(_real(name)))
+        for folder in sorted(folders):
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for entry in names:
+                if entry.endswith(_LOG_LIKE):
+                    evidence.add(os.path.join(folder, entry))
+        for item in files:
+            if item is not None and os.fspath(item) != "":
+                evidence.add(os.fspath(item))
+        return evidence
+
+    def add(self, path: str) -> None:
+        real = _real(path)
+        if os.path.isdir(real):
+            self.folders.setdefault(real, path)
+            return
+        self.paths.setdefault(real, path)
+        key = _inode(path)
+        if key is not None:
+            self.inodes.setdefault(key, path)
+
+    def input_at(self, target: str | os.PathLike[str]) -> str | None:
+        """The input ``target`` names or resolves to, or None when writing there is harmless."""
+        name = os.fspath(target)
+        real = _real(name)
+        if real in self.paths:
+            return self.paths[real]
+        key = _inode(name)
+        if key is not None and key in self.inodes:
+            return self.inodes[key]
+        for folder, given in self.folders.items():
+            if real.startswith(folder.rstrip(os.sep) + os.sep):
+                return given
+        return None
+
+    def guard(self, target: str | os.PathLike[str] | None, *, what: str) -> None:
+        """Raise UsageError when ``target`` (None: no output) is empty or is one of the inputs."""
+        if target is None:
+            return
+        name = os.fspath(target)
+        if name == "":
+            raise UsageError(f"the {what} path is empty", hint="name a file")
+        found = self.input_at(name)
+        if found is not None:
+            raise UsageError(f"the {what} would overwrite the input {found}", path=name,
+                             hint="write it to another path")
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, what: str = "report") -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it, renamed over it at the end.
+
+    A failure leaves ``path`` as it was and no temporary file behind. Text is written as UTF-8
+    (a lone surrogate, which UTF-8 cannot hold, is written as its ``\\udXXX`` escape).
+
+    Raises:
+        UsageError: ``cannot write {what}: <reason>`` when the folder is missing or not writable.
+    """
+    name = os.fspath(path)
+    body = data.encode("utf-8", errors="backslashreplace") if isinstance(data, str) else data
+    target = Path(name)
+    temp: str | None = None
+    try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's 0600
+        os.replace(temp, name)
+        temp = None
+    except OSError as exc:
+        raise UsageError(f"cannot write {what}: {exc.strerror or exc}", path=name) from None
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(path: str | os.PathLike[str], *, what: str = "log file") -> BinaryIO:
+    """Open ``path`` for reading when it is a regular file, without ever blocking on it.
+
+    A FIFO, a device (``/dev/zero`` behind a symlink), a socket, a folder or a symlink loop is
+    refused before a byte is read: opening uses ``O_NONBLOCK`` and the kind is checked on the
+    open descriptor, so a FIFO with no writer cannot hang the run.
+
+    Raises:
+        UnreadableError: one line naming the file and why it is not readable as a ``what``.
+    """
+    name = os.fspath(path)
+    if name == "":
+        raise UnreadableError("empty path", hint=f"name a {what}")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags)
+    except IsADirectoryError:
+        raise UnreadableError(f"is a folder, not a {what}", path=name) from None
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        raise UnreadableError(f"cannot open: {reason}", path=name) from None
+    except ValueError:
+        raise UnreadableError("cannot open: the path holds a NUL byte", path=name) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise UnreadableError(f"is a folder, not a {what}", path=name)
+        kind = next((label for test, label in _KINDS if test(mode)), "not a regular file")
+        raise UnreadableError(f"is {kind}, not a {what}" if kind != "not a regular file" else
+                              f"is not a regular file, not a {what}", path=name,
+                              hint="only regular files are read")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")

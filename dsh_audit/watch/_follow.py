@@ -1,0 +1,118 @@
+"""Follow one session log: replay, attribution and cache verdicts fed from a growing file.
+
+One pass over the log, kept alive while DSH appends to it: the decoder reads a
+:class:`~dsh_audit.watch.TailStream`, replay and attribution hold only what their next step
+needs (:func:`dsh_audit.attribution.attribute_log`), and each request is judged for the cache and
+priced once its transition is known. Nothing is re-read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, cast
+
+from ..attribution import Transition, attribute_log
+from ..cache import CacheVerdict, PriceBook, attribution_causes, iter_cache_verdicts, load_prices, price_entry
+from ..errors import DshAuditError
+from ..log import LATEST_VERSION, Event, read_stream
+from ..replay import Request
+from ..session import Bodies, RouteEvidence, request_route
+from ._model import WatchItem, WatchNote, WatchRequest
+from ._tail import TailStream
+
+__all__ = ["follow_log"]
+
+
+class _Inbox:
+    """An iterator that hands the cache judge exactly the request just put in."""
+
+    def __init__(self) -> None:
+        self.items: deque[Request] = deque()
+
+    def __iter__(self) -> _Inbox:
+        return self
+
+    def __next__(self) -> Request:
+        if not self.items:
+            raise StopIteration
+        return self.items.popleft()
+
+
+def _describe(request: Request, transition: Transition | None, verdict: CacheVerdict, cost: float | None, *,
+              path: str, session_id: str, title: str | None, history: bool) -> WatchRequest:
+    sent = request.time.sent if request.time is not None else None
+    is_break = transition is not None and transition.verdict == "break"
+    return WatchRequest(
+        seen=time.time(), path=path, session_id=session_id, title=title, index=request.index, kind=request.kind,
+        turn=request.turn, step=request.step, attempt=request.attempt, model=verdict.model, sent=sent,
+        prompt_tokens=verdict.prompt_tokens, expected=verdict.expected, actual=verdict.actual,
+        classification=verdict.classification, cost=cost,
+        verdict=transition.verdict if transition else None, cause=transition.cause if transition else None,
+        relation=transition.relation if transition else None, previous=transition.previous if transition else None,
+        fields=transition.field_names if transition else (), evidence_seqs=transition.evidence_seqs if transition else (),
+        transition=transition.to_json() if is_break and transition is not None else None, history=history)
+
+
+def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
+               max_version: int | None = None,
+               history: Callable[[], bool] = lambda: False) -> Iterator[WatchItem]:
+    """Everything one followed log shows, as it is written: a ``started`` note once its header is
+    read, a :class:`WatchRequest` per request, then notes for torn tails, or an ``error`` note
+    when the log becomes unreadable (following it stops there; nothing is raised).
+
+    Args:
+        stream: the followed file; the iteration ends when it ends (the watch stopped).
+        prices: the price table (default: :func:`dsh_audit.cache.load_prices`).
+        lenient: header leniency (tokenised test fixtures).
+        max_version: the newest log format version to read (default: every released one).
+        history: asked as each request is produced: whether it is still part of the catch-up
+            with what the log held when watching began.
+    """
+    path = stream.path
+    prices = prices if prices is not None else load_prices()
+    try:
+        log = read_stream(cast(BinaryIO, stream), path, lenient=lenient,
+                          max_version=LATEST_VERSION if max_version is None else max_version)
+    except DshAuditError as exc:
+        yield WatchNote(time.time(), path, "error", str(exc))
+        return
+    sid = log.header.id
+    yield WatchNote(time.time(), path, "started", f"following session {sid}", sid)
+    title: list[str | None] = [None]
+    pending: deque[Request] = deque()
+    transitions: dict[int, Transition | None] = {}
+    causes: dict[int, str] = {}
+    bodies, routes = Bodies(), RouteEvidence()
+    inbox = _Inbox()
+    judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
+                                routes=lambda request: request_route(request, routes).adapter)
+
+    def observe(event: Event) -> None:
+        if event.type == "session/title" and isinstance(event.data, dict) and isinstance(event.data.get("title"), str):
+            title[0] = event.data["title"]
+
+    def settled() -> Iterator[WatchItem]:
+        while pending and pending[0].index in transitions:
+            request = pending.popleft()
+            transition = transitions.pop(request.index)
+            inbox.items.append(request)
+            verdict = next(judge)
+            entry = price_entry(request, prices, verdict)
+            yield _describe(request, transition, verdict, entry.cost.total if entry.cost else None,
+                            path=path, session_id=sid, title=title[0], history=history())
+
+    try:
+        for transition in attribute_log(log, bodies=bodies, routes=routes, tap=pending.append, observe=observe):
+            transitions[transition.request] = transition
+            causes.update(attribution_causes([transition]))
+            yield from settled()
+        transitions.update((request.index, None) for request in pending)  # none should be left; never hang on one
+        yield from settled()
+    except DshAuditError as exc:
+        yield WatchNote(time.time(), path, "error", str(exc), sid)
+    finally:
+        log.close()
+    for warning in log.warnings:
+        yield WatchNote(time.time(), path, "warning", warning, sid)

@@ -1,0 +1,141 @@
+"""A growing log file as a blocking stream that hands over only complete records.
+
+The decoder (:func:`dsh_audit.log.read_stream`) reads this stream as if it were a whole file;
+``read`` blocks until the writer has finished the next line (plain JSONL) or frame (zstd), so a
+record still being written is waited for, never reported as damage. The stream ends when the
+watch stops: whatever is still incomplete then is handed over and the decoder reports it as the
+torn tail DSH would. An incomplete tail that does not grow for ``settle`` seconds is handed over
+too (the writer has gone). The file is only ever opened for reading, and it is closed while the
+session is idle so that ended sessions hold no file handle.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from typing import BinaryIO
+
+from ..errors import UnreadableError
+from ..log import complete_length, is_zstd_head
+
+__all__ = ["TailStream"]
+
+
+class TailStream:
+    """Follow ``path`` from its start; see the module docstring.
+
+    Args:
+        path: the log file.
+        stop: set when the watch ends; reads then return what is left, and then end of file.
+        settle: seconds an incomplete tail may stay unchanged before it is taken as torn.
+        poll: seconds between looks at the file while waiting.
+        release_after: seconds of idleness (at a record boundary) after which the file is closed.
+    """
+
+    def __init__(self, path: str, *, stop: threading.Event, settle: float = 10.0, poll: float = 0.05,
+                 release_after: float = 5.0) -> None:
+        self.path = path
+        self.stop = stop
+        self.settle, self.poll, self.release_after = settle, poll, release_after
+        self.torn = False  # an incomplete tail was handed over because the writer went away
+        self._file: BinaryIO | None = None
+        self._offset = 0
+        self._raw = bytearray()  # read from the file, not yet a complete record
+        self._ready = bytearray()  # complete records not yet read by the decoder
+        self._zstd: bool | None = None
+        self._ended = False
+        self._last_growth = time.monotonic()
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the file read so far."""
+        return self._offset
+
+    # -- the file ----------------------------------------------------------------------------
+
+    def _pull(self) -> bool:
+        """Read whatever the writer has appended; True when something was."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            raise UnreadableError("the log was deleted while it was watched", path=self.path) from None
+        except OSError as exc:
+            raise UnreadableError(f"cannot read the log: {exc.strerror}", path=self.path) from None
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end: never read one
+            raise UnreadableError("is not a regular file", path=self.path)
+        size = info.st_size
+        if size < self._offset:
+            raise UnreadableError(f"the log shrank from {self._offset} to {size} bytes while it was watched",
+                                  path=self.path, hint="DSH only appends; the file was truncated or replaced")
+        if size == self._offset:
+            return False
+        if self._file is None:
+            try:
+                self._file = open(self.path, "rb")  # noqa: SIM115 - closed when idle or at the end
+            except OSError as exc:
+                raise UnreadableError(f"cannot open the log: {exc.strerror}", path=self.path) from None
+            self._file.seek(self._offset)
+        data = self._file.read(size - self._offset)
+        if not data:
+            return False
+        self._offset += len(data)
+        self._raw += data
+        self._last_growth = time.monotonic()
+        if self._zstd is None and len(self._raw) >= 4:
+            self._zstd = is_zstd_head(bytes(self._raw[:4]))
+        if self._zstd is not None:
+            done = complete_length(bytes(self._raw), zstd=self._zstd)
+            self._ready += self._raw[:done]
+            del self._raw[:done]
+        return True
+
+    def _finish(self, *, torn: bool) -> None:
+        """No more bytes will come: hand over the incomplete tail, then end of file."""
+        self.torn = torn and bool(self._raw)
+        self._ready += self._raw
+        self._raw.clear()
+        self._ended = True
+        self._release()
+
+    def _release(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _wait(self, need: int) -> None:
+        """Block until ``need`` complete bytes are ready, or the stream has ended."""
+        while len(self._ready) < need and not self._ended:
+            if self._pull():
+                continue
+            if self.stop.is_set():
+                self._finish(torn=False)
+                continue
+            idle = time.monotonic() - self._last_growth
+            if self._raw and idle >= self.settle:
+                self._finish(torn=True)
+                continue
+            if not self._raw and idle >= self.release_after:
+                self._release()
+            self.stop.wait(self.poll)
+
+    # -- the stream the decoder reads ----------------------------------------------------------
+
+    def peek(self, size: int = 1) -> bytes:
+        self._wait(size)
+        return bytes(self._ready[:size])
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0:
+            raise ValueError("a followed log is read in pieces")
+        # Plain text is handed over line by line as it completes; zstd frames are read in exact
+        # pieces by the frame walker, and a whole frame is ready before its first byte is.
+        self._wait(size if self._zstd else 1)
+        out = bytes(self._ready[:size])
+        del self._ready[:size]
+        return out
+
+    def close(self) -> None:
+        self._ended = True
+        self._release()

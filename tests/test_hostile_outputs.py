@@ -1,0 +1,181 @@
+"""Never harm the evidence (issue 15): an output path that is, or resolves to, an input is refused
+with one error line and exit 2 before any work, and the input stays byte for byte the same."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from dsh_audit.cli import cli
+from dsh_audit.cli._common import run_guarded
+from dsh_audit.errors import UsageError
+from dsh_audit.fleet import index_logs
+from dsh_audit.log import ProtectedInputs, write_atomic
+from dsh_audit.testing import LogBuilder
+
+HINT = "(hint: write it to another path)"
+
+
+def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    code = run_guarded(cli)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err.splitlines()
+
+
+def dsh_log(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    b = LogBuilder(session_id="session-outputs")
+    with b.turn("Hi"):
+        with b.step():
+            b.assistant("Hello")
+    path.write_text("".join(line + "\n" for line in b.lines(packed=False)), encoding="utf-8")
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+CHECK_OUTPUTS = [("--json", "JSON report"), ("--junit", "JUnit report"), ("--sarif", "SARIF report"),
+                 ("--markdown", "Markdown summary")]
+
+
+@pytest.mark.parametrize(("option", "what"), CHECK_OUTPUTS)
+@pytest.mark.parametrize("shape", ["same", "symlink", "dotdot"])
+def test_check_output_over_its_input_log_is_refused(tmp_path, monkeypatch, capsys, option, what, shape):
+    log = dsh_log(tmp_path / "s" / "session.jsonl")
+    before, files = digest(log), listing(tmp_path)
+    if shape == "same":
+        target = str(log)
+    elif shape == "symlink":
+        (tmp_path / "link.json").symlink_to(log)
+        files = listing(tmp_path)
+        target = str(tmp_path / "link.json")
+    else:
+        (tmp_path / "other").mkdir()
+        files = listing(tmp_path)
+        target = str(tmp_path / "other" / ".." / "s" / "session.jsonl")
+    result = invoke(monkeypatch, capsys, "check", str(log), option, target)
+    assert result == (2, "", [f"error: {target}: the {what} would overwrite the input {log} {HINT}"])
+    assert digest(log) == before
+    assert listing(tmp_path) == files
+
+
+def test_check_given_a_folder_refuses_every_log_and_capture_in_it(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "s" / "session.jsonl")
+    other = tmp_path / "s" / "session.v4.jsonl.zstd"
+    other.write_bytes(b"\x28\xb5\x2f\xfd not really")
+    wire = tmp_path / "s" / "wire.jsonl"
+    wire.write_bytes(b"")
+    # session.v4.jsonl.zstd is not the generation read, but it is a log of the folder: still evidence
+    for target in (log, other, wire):
+        before = target.read_bytes()
+        code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path / "s"), "--json", str(target))
+        assert (code, out, len(err)) == (2, "", 1)
+        assert err[0].startswith(f"error: {target}: the JSON report would overwrite the input ")
+        assert target.read_bytes() == before
+
+
+def test_check_output_over_the_policy_and_the_capture_is_refused(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "s" / "session.jsonl")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('adapter = "auto"\n', encoding="utf-8")
+    capture = tmp_path / "elsewhere" / "capture.jsonl"
+    capture.parent.mkdir()
+    capture.write_text("", encoding="utf-8")
+    assert invoke(monkeypatch, capsys, "check", str(log), "--policy", str(policy), "--sarif", str(policy)) == (
+        2, "", [f"error: {policy}: the SARIF report would overwrite the input {policy} {HINT}"])
+    assert invoke(monkeypatch, capsys, "check", str(log), "--capture", str(capture), "--junit", str(capture)) == (
+        2, "", [f"error: {capture}: the JUnit report would overwrite the input {capture} {HINT}"])
+    assert policy.read_text("utf-8") == 'adapter = "auto"\n'
+    assert capture.read_bytes() == b""
+
+
+def test_step_summary_pointing_at_the_log_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "session.jsonl")
+    before = digest(log)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(log))
+    json_out = tmp_path / "r.json"
+    assert invoke(monkeypatch, capsys, "check", str(log), "--json", str(json_out)) == (
+        2, "", [f"error: {log}: the GITHUB_STEP_SUMMARY would overwrite the input {log} {HINT}"])
+    assert digest(log) == before
+    assert not json_out.exists()  # refused before the work: no report either
+
+
+def test_report_output_over_its_input_log_is_refused(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "session.jsonl")
+    before = digest(log)
+    assert invoke(monkeypatch, capsys, "report", str(log), "-o", str(log)) == (
+        2, "", [f"error: {log}: the HTML report would overwrite the input {log} {HINT}"])
+    assert digest(log) == before
+    assert listing(tmp_path) == ["session.jsonl"]
+
+
+def test_validate_sarif_over_its_input_log_is_refused(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "session.jsonl")
+    before = digest(log)
+    assert invoke(monkeypatch, capsys, "validate", str(tmp_path), "--sarif", str(log)) == (
+        2, "", [f"error: {log}: the SARIF report would overwrite the input {log} {HINT}"])
+    assert digest(log) == before
+
+
+def test_index_db_over_its_input_log_is_refused(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "session.jsonl")
+    before = digest(log)
+    link = tmp_path / "audit.sqlite"
+    link.symlink_to(log)
+    for db in (log, link):
+        assert invoke(monkeypatch, capsys, "index", str(log), "--db", str(db)) == (
+            2, "", [f"error: {db}: the index would overwrite the input {log} {HINT}"])
+    with pytest.raises(UsageError, match="the index would overwrite the input"):
+        index_logs([log], log)
+    assert digest(log) == before
+    assert listing(tmp_path) == ["audit.sqlite", "session.jsonl"]
+
+
+def test_hard_link_to_the_log_is_refused(tmp_path):
+    log = dsh_log(tmp_path / "session.jsonl")
+    twin = tmp_path / "twin.json"
+    os.link(log, twin)
+    assert ProtectedInputs.of([log]).input_at(twin) == str(log)
+    assert ProtectedInputs.of([log]).input_at(tmp_path / "report.json") is None
+
+
+def test_outputs_elsewhere_are_written(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "s" / "session.jsonl")
+    summary = tmp_path / "summary.md"
+    summary.write_text("# before\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, _, err = invoke(monkeypatch, capsys, "check", str(log), "--json", str(tmp_path / "r.json"),
+                          "--markdown", str(tmp_path / "s" / "summary.md"))
+    assert (code, err) == (0, [])
+    assert (tmp_path / "r.json").read_text("utf-8").startswith("{")
+    assert summary.read_text("utf-8").startswith("# before\n")
+    assert not [p for p in tmp_path.rglob("*.tmp")]
+
+
+def test_write_atomic_failure_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "report.json"
+    target.mkdir()  # renaming a file over a folder fails after the temporary is written
+    with pytest.raises(UsageError) as caught:
+        write_atomic(target, "x" * 100_000, what="report")
+    assert str(caught.value) == f"{target}: cannot write report: Is a directory"
+    assert listing(tmp_path) == ["report.json"]
+
+
+def test_write_atomic_replaces_and_keeps_lone_surrogates_writable(tmp_path):
+    target = tmp_path / "r.md"
+    target.write_text("old", encoding="utf-8")
+    write_atomic(target, "a\ud800b")
+    assert target.read_bytes() == b"a\\ud800b"
+    assert listing(tmp_path) == ["r.md"]
