@@ -42,12 +42,16 @@ class Prompt:
         json: the log-JSON projection of a wire-projected prompt, used to compare it with a
             request whose body could not be rendered (like is compared with like).
         cumulative: tokens of the first ``k + 1`` segments at ``k`` (empty when not counted).
+        chain: a hash of the first ``k + 1`` segments at ``k`` (each link hashes the one before
+            and its segment), so two prompts' common prefix is found by a binary search on their
+            chains instead of comparing segments (empty when not built).
     """
 
     segments: tuple[str, ...]
     source: str
     json: Prompt | None = None
     cumulative: tuple[int, ...] = ()
+    chain: tuple[int, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -84,12 +88,28 @@ def common_prefix(a: Prompt, b: Prompt) -> tuple[int, int]:
     """
     x, y = a.segments, b.segments
     n = min(len(x), len(y))
+    if n and len(a.chain) == len(x) and len(b.chain) == len(y):
+        return _chained_prefix(a, b, n)
     if x[:n] == y[:n]:
         return n, 0
     lo, hi = 0, n  # x[:lo] == y[:lo] and x[:hi] != y[:hi]
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if x[lo:mid] == y[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo, common_chars(x[lo], y[lo])
+
+
+def _chained_prefix(a: Prompt, b: Prompt, n: int) -> tuple[int, int]:
+    x, y, ca, cb = a.segments, b.segments, a.chain, b.chain
+    if ca[n - 1] == cb[n - 1] and x[n - 1] == y[n - 1]:
+        return n, 0
+    lo, hi = 0, n  # the first lo segments are shared, the first hi are not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ca[mid - 1] == cb[mid - 1]:
             lo = mid
         else:
             hi = mid
@@ -159,16 +179,18 @@ class PromptBuilder:
         self.count = count or make_counter(rule.tokenizer, method="estimate")
         self._memo = _Memo()
         # per projection: the last loop request's messages, segment offsets per message, segments, counts
-        self._last: dict[str, tuple[MessageView, list[int], list[str], list[int]]] = {}
+        self._last: dict[str, tuple[MessageView, list[int], list[str], list[int], list[_Part]]] = {}
+        # per projection: the last prompt's head segments and its hash chain
+        self._chains: dict[str, tuple[tuple[str, ...], list[int]]] = {}
 
     def build(self, request: Request) -> Prompt:
         try:
-            fallback = self._prompt(self._from_request(request), "json")
+            fallback = self._prompt(self._from_request(request), "json", key="json")
             wire = f"wire:{self.rule.wire_adapter}"
             got = self.pieces(request) if self.pieces is not None else None
             if got is not None:
                 try:
-                    return self._prompt(self._from_pieces(request, got), wire, fallback)
+                    return self._prompt(self._from_pieces(request, got), wire, fallback, key="wire")
                 except ValueError:  # a fragment orjson cannot parse (a lone surrogate), as a body below
                     return fallback
             rendered = self.render(request) if self.render is not None else None  # None: refused
@@ -193,22 +215,37 @@ class PromptBuilder:
         result: _Part = self._memo.get(key, owner, lambda: ((text,), (self.count(text),)))
         return result
 
-    def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | None = None) -> Prompt:
-        """Join parts in render order; ``parts["messages"]`` is already flat: ``(segments, counts)``."""
-        segments: list[str] = []
+    def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | None = None,
+                key: str | None = None) -> Prompt:
+        """Join parts in render order. ``parts["messages"]`` is already flat: ``(segments, counts,
+        kept)``, its first ``kept`` segments the previous prompt's of projection ``key``, so the
+        hash chain is extended, not rebuilt, while the head (everything before the messages) is
+        unchanged."""
+        head: list[str] = []
         counts: list[int] = []
         for name in self.rule.render_order:
-            if name == "messages":
-                flat_segments, flat_counts = parts["messages"]
-                segments += flat_segments
-                counts += flat_counts
-                continue
-            for part_segments, part_counts in parts.get(name, ()):
-                segments += part_segments
-                counts += part_counts
-        return Prompt(tuple(segments), source, fallback, tuple(accumulate(counts)))
+            if name != "messages":
+                for part_segments, part_counts in parts.get(name, ()):
+                    head += part_segments
+                    counts += part_counts
+        message_segments, message_counts, kept = parts["messages"]
+        segments = head + message_segments
+        counts += message_counts
+        if self.rule.render_order[-1] != "messages":  # messages in the middle: no chain to extend
+            return Prompt(tuple(segments), source, fallback, tuple(accumulate(counts)))
+        last = self._chains.get(key) if key is not None else None
+        fixed = tuple(head)
+        chain = last[1][:len(head) + kept] if last is not None and kept and last[0] == fixed else []
+        link = chain[-1] if chain else 0
+        for segment in segments[len(chain):]:
+            link = hash((link, segment))
+            chain.append(link)
+        if key is not None:
+            self._chains[key] = (fixed, chain)
+        return Prompt(tuple(segments), source, fallback, tuple(accumulate(counts)), tuple(chain))
 
-    def _messages(self, key: str, request: Request, part_for: Callable[[int], _Part]) -> tuple[list[str], list[int]]:
+    def _messages(self, key: str, request: Request,
+                  part_for: Callable[[int], _Part]) -> tuple[list[str], list[int], int]:
         """The flat message segments and counts of ``request``.
 
         When it and the previous request are views of one fold generation, the shared messages'
@@ -221,24 +258,24 @@ class PromptBuilder:
         shared = view.shared_prefix(last[0]) if isinstance(view, MessageView) and last is not None else 0
         reuse: dict[int, tuple[Any, _Part]] = {}
         if last is not None and shared:
-            _, offsets, segments, counts = last
+            _, offsets, segments, counts, parts = last
             cut = offsets[shared]
-            offsets, segments, counts = offsets[:shared + 1], segments[:cut], counts[:cut]
+            offsets, segments, counts, parts = offsets[:shared + 1], segments[:cut], counts[:cut], parts[:shared]
         else:
+            cut = 0
             if last is not None:  # a replace: the messages that survived keep their segments
-                old_view, old_offsets, old_segments, old_counts = last
-                reuse = {id(m): (m, (tuple(old_segments[a:b]), tuple(old_counts[a:b])))
-                         for m, a, b in zip(old_view, old_offsets, old_offsets[1:])}
-            offsets, segments, counts = [0], [], []
+                reuse = {id(m): (m, part) for m, part in zip(last[0], last[4])}
+            offsets, segments, counts, parts = [0], [], [], []
         for i, message in enumerate(islice(view, shared, None), shared):
             found = reuse.get(id(message))
-            part_segments, part_counts = found[1] if found is not None and found[0] is message else part_for(i)
-            segments += part_segments
-            counts += part_counts
+            part = found[1] if found is not None and found[0] is message else part_for(i)
+            parts.append(part)
+            segments += part[0]
+            counts += part[1]
             offsets.append(len(segments))
         if isinstance(view, MessageView):
-            self._last[key] = (view, offsets, segments, counts)
-        return segments, counts
+            self._last[key] = (view, offsets, segments, counts, parts)
+        return segments, counts, cut
 
     def _params(self, source: dict[str, Any]) -> list[Any]:
         params = {k: source[k] for k in self.rule.prompt_params if k in source}
@@ -292,7 +329,7 @@ class PromptBuilder:
             part_segments, part_counts = self._part(orjson.dumps(m), None, lambda m=m: self._wire_messages([m]))  # type: ignore[misc]
             flat_segments += part_segments
             flat_counts += part_counts
-        return {**parts, "messages": (flat_segments, flat_counts)}
+        return {**parts, "messages": (flat_segments, flat_counts, 0)}
 
     def _from_request(self, request: Request) -> dict[str, Any]:
         header = request.header or {}
