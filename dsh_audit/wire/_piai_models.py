@@ -13,7 +13,7 @@ profile settings both pi-ai renderers take and the render steps they share.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -145,6 +145,27 @@ def resolve_model(provider: str | None, model_id: str | None,
 # --- the call config DSH hands to pi-ai ---------------------------------------------------------
 
 
+def _logged_window(request: Any, model: PiModel) -> PiModel:
+    """``model`` with the context window DSH logged for this call, when the log has one.
+
+    DSH's pi-ai adapter writes ``request/context {provider, model, contextWindow}`` from the model
+    pi-ai resolved for the call (``llm-pi-ai/src/adapter.ts``: ``contextWindow:
+    resolvedModel.contextWindow``), so a route that overrides a catalog model's window (a 16000-token
+    route) is visible in the log even without the route configuration. Only a context that names
+    the same route and model counts; facts the caller passes (``--routes``) are not overridden.
+    """
+    context = getattr(request, "context", None)
+    if not isinstance(context, Mapping):
+        return model
+    window = context.get("contextWindow")
+    if context.get("provider") != model.provider or context.get("model") != model.id:
+        return model
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or window == model.context_window:
+        return model
+    return replace(model, context_window=window)
+
+
+
 @dataclass(frozen=True, slots=True)
 class PiCall:
     """The stream options DSH passes to ``streamSimple`` (spec §8.2), for one request."""
@@ -179,6 +200,8 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
                   "model": logged.get("model") or config.get("model"),
                   **({"maxTokens": logged["maxTokens"]} if logged.get("maxTokens") is not None else {})}
     model = resolve_model(config.get("provider"), config.get("model"), models)
+    if (model.provider, model.id) not in (models or {}):
+        model = _logged_window(request, model)
     if config.get("stop") is not None:
         raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION")
     effort = config.get("reasoningEffort") or profile_reasoning
