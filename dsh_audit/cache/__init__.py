@@ -15,6 +15,7 @@ from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, pr
 from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
 from ._rules import CacheRule, load_rules, rule_for
 from ._session import cache_group, cache_report, session_transitions
+from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
 from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
 from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
 
@@ -37,6 +38,7 @@ __all__ = [
     "STANDARD",
     "SessionCacheReport",
     "SessionLedger",
+    "SessionSummary",
     "TokenCounter",
     "Tokens",
     "USAGE_GROUPS",
@@ -50,16 +52,20 @@ __all__ = [
     "common_chars",
     "common_prefix",
     "exact_tokenizer_available",
+    "iso_utc",
     "iter_cache_verdicts",
     "ledger_group",
     "load_prices",
     "load_rules",
     "make_counter",
+    "newest_first",
     "parse_instant",
     "prefix_tokens",
     "price_entry",
     "rule_for",
     "session_ledger",
     "session_transitions",
+    "summarize_session",
+    "summary_group",
     "usage_table",
 ]

@@ -29,6 +29,7 @@ _COMMANDS = {
     "render": "_render",
     "report": "_check",
     "requests": "_requests",
+    "sessions": "_sessions",
     "show": "_requests",
     "stats": "_fleet",
     "usage": "_usage",

@@ -54,14 +54,11 @@ def echo_note(text: str) -> None:
 
 
 def one_log(path: str) -> Path:
-    """The one session log file at or under ``path``; UsageError when there are none or several."""
-    from ..log import discover
+    """The one session log ``path`` names: a file or folder, ``latest``, a session id or a unique
+    id prefix under $DSH_HOME/sessions (:func:`dsh_audit.log.resolve_session`)."""
+    from ..log import resolve_session
 
-    logs = discover([path])
-    if len(logs) != 1:
-        raise UsageError(f"expected one session log, found {len(logs)}", path=path,
-                         hint="point at a single session.jsonl[.zstd] file")
-    return logs[0]
+    return resolve_session(path)
 
 
 def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request, RouteEvidence]:

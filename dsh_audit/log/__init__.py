@@ -8,7 +8,7 @@ shapes, and content-based format detection (:func:`detect_format`).
 """
 
 from ._decode import Line, TornTail, iter_lines
-from ._discover import default_sessions_root, discover, looks_like_log
+from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
 from ._follow import complete_length, is_zstd_head, read_stream
 from ._format import classify_record, detect_format
 from ._outputs import ProtectedInputs, open_regular, write_atomic
@@ -59,6 +59,7 @@ __all__ = [
     "parse_json",
     "read_log",
     "read_stream",
+    "resolve_session",
     "to_v0_shapes",
     "upgrade_event",
     "write_atomic",

@@ -13,7 +13,7 @@ from ._format import detect_format
 from ._outputs import open_regular
 from ._versions import canonical_generation
 
-__all__ = ["default_sessions_root", "discover", "looks_like_log"]
+__all__ = ["default_sessions_root", "discover", "looks_like_log", "resolve_session"]
 
 _SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
@@ -130,3 +130,62 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
                 seen.add(key)
                 found.append(log)
     return found
+
+
+def _header_ids(logs: Iterable[Path]) -> list[tuple[str, int, Path]]:
+    """``(session id, createdAt, path)`` of each log whose header can be read (others are skipped)."""
+    from ..errors import DshAuditError
+    from ._reader import read_log
+
+    found: list[tuple[str, int, Path]] = []
+    for path in logs:
+        try:
+            log = read_log(path, lenient=True)
+        except DshAuditError:
+            continue
+        log.close()
+        created = log.header.created_at if isinstance(log.header.created_at, int) else 0
+        found.append((log.header.id, created, path))
+    return found
+
+
+def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> Path:
+    """The one session log ``ref`` names: a path (file or folder), ``latest``, a session id, or a
+    unique prefix of one (with or without its ``session-``), looked up under ``root`` (default:
+    :func:`default_sessions_root`).
+
+    ``latest`` is the session whose header ``createdAt`` is newest. A session present as several
+    files is the one :func:`discover` lists first.
+
+    Raises:
+        UsageError: ``ref`` names no session, or several (the message lists up to five).
+        UnreadableError: a path does not exist and there is no sessions folder to look in.
+
+    Example:
+        >>> resolve_session("session-sample-ch", root="sample_logs/sessions").name
+        'session.jsonl.zstd'
+    """
+    if os.path.lexists(ref) or ref == "":
+        logs = discover([ref])
+        if len(logs) != 1:
+            raise UsageError(f"expected one session log, found {len(logs)}", path=ref,
+                             hint="point at a single session.jsonl[.zstd] file, or pass its session id")
+        return logs[0]
+    folder = Path(root) if root is not None else default_sessions_root()
+    if not folder.is_dir():
+        raise UnreadableError("no such file, and no sessions folder to look the session id up in", path=ref,
+                              hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
+    known = _header_ids(discover([folder]))
+    if ref == "latest" and known:
+        return max(known, key=lambda k: (k[1], os.stat(k[2]).st_mtime))[2]
+    exact = [k for k in known if k[0] == ref]
+    matches = exact or [k for k in known if k[0].startswith(ref) or k[0].removeprefix("session-").startswith(ref)]
+    ids = sorted({k[0] for k in matches})
+    if len(ids) == 1:
+        return matches[0][2]
+    if not ids:
+        raise UsageError(f"no session log, session id or id prefix {ref!r} here", path=str(folder),
+                         hint="run `dsh-audit sessions` to see the ids, or pass a path")
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    raise UsageError(f"session id prefix {ref!r} is ambiguous: {shown}", path=str(folder),
+                     hint="type more of the id")

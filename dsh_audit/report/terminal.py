@@ -9,6 +9,8 @@ text from a log is data, never a terminal control sequence, rich markup or a CI 
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,9 +23,17 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 __all__ = ["print_status", "print_table", "progress", "progress_callback", "stderr_console", "stdout_console",
-           "terminal_text"]
+           "table_cell", "terminal_text"]
 
 T = TypeVar("T")
+
+# A number as the CLI prints one: a count, an estimate (~146), a ratio, a price, an index range.
+_NUMBER = re.compile(r"^[~$+-]?\d[\d,._]*(%|s|ms|x)?$")
+_NO_NUMBER = frozenset({"", "-", "?", "n/a"})
+# Words up to this length are never split in a table; a longer one (a path) folds.
+_WHOLE_WORD = 24
+# When even whole words do not fit, a text column may fold down to this width (numbers never do).
+_NARROWEST = 8
 
 # Controls (C0, C1, DEL), format characters (bidi overrides and isolates, zero-width), lone
 # surrogates, private-use and unassigned code points, line and paragraph separators.
@@ -66,9 +76,13 @@ def terminal_text(text: object) -> str:
 def stdout_console() -> Console:
     from rich.console import Console
 
-    # Piped output keeps whole rows: rich would otherwise wrap at 80 columns.
-    width = None if sys.stdout.isatty() else 200
-    return Console(highlight=False, soft_wrap=False, width=width)
+    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else _piped_width())
+
+
+def _piped_width() -> int:
+    """The width of piped output: ``COLUMNS`` when set, else 200 (whole rows, not rich's 80)."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else 200
 
 
 def stderr_console() -> Console:
@@ -84,19 +98,96 @@ def _heading(text: str) -> Text:
     return Text(terminal_text(text).replace("::", ":\\u003a").replace("##", "#\\u0023"))
 
 
+def table_cell(value: object) -> str:
+    """A table cell's text: :func:`terminal_text`, with None (no value) shown as ``-``."""
+    return "-" if value is None else terminal_text(value)
+
+
+def _is_number(text: str) -> bool:
+    return bool(_NUMBER.match(text)) or text in _NO_NUMBER
+
+
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
-                caption: str | None = None) -> None:
-    """A table on stdout; every title, caption and cell is shown with :func:`terminal_text`, no markup."""
+                caption: str | None = None, droppable: Sequence[str] = ()) -> None:
+    """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
+
+    ``droppable`` names lesser columns left out, in that order, while the table would not fit the
+    terminal with whole words; the caption says which were left out.
+
+    A number is never split over lines: a column of numbers (``13,613,605``, ``~146``, ``12.5%``,
+    ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, and a text
+    column is at least as wide as its longest word (up to ``_WHOLE_WORD`` characters, so a path
+    folds); narrower columns wrap their headers and text. Piped output is as wide as ``COLUMNS``
+    (else 200 columns).
+    """
     from rich.table import Table
     from rich.text import Text
 
+    cells = [[table_cell(cell) for cell in row] for row in rows]
+    console = stdout_console()
+    dropped = _dropped(columns, cells, droppable, console.width)
+    if dropped:
+        kept = [at for at, column in enumerate(columns) if column not in dropped]
+        columns, cells = [columns[at] for at in kept], [[row[at] for at in kept if at < len(row)] for row in cells]
+        note = f"narrow terminal: {', '.join(dropped)} not shown (widen it, or use --json)"
+        caption = note if caption is None else f"{caption}\n{note}"
+    headers = [terminal_text(column) for column in columns]
+    numeric = [_numeric([row[at] for row in cells if at < len(row)]) for at in range(len(headers))]
+    widths = _widths(headers, cells, numeric, console.width - 3 * len(headers) - 1)
     table = Table(title=_heading(title), caption=None if caption is None else _heading(caption),
                   title_justify="left", caption_justify="left")
-    for column in columns:
-        table.add_column(Text(terminal_text(column)), overflow="fold")
-    for row in rows:
-        table.add_row(*(Text("" if cell is None else terminal_text(cell)) for cell in row))
-    stdout_console().print(table)
+    for header, width, is_number in zip(headers, widths, numeric):
+        table.add_column(Text(header), overflow="fold", width=width, justify="right" if is_number else "left")
+    for row in cells:
+        table.add_row(*(Text(text) for text in row))
+    console.print(table)
+
+
+def _dropped(columns: Sequence[str], cells: Sequence[Sequence[str]], droppable: Sequence[str],
+             width: int) -> list[str]:
+    """The droppable columns to leave out so that every other column keeps its words whole."""
+    from rich.cells import cell_len
+
+    def floor(at: int) -> int:
+        words = [cell_len(w) for row in cells if at < len(row) for w in row[at].split()]
+        return max([1, *(min(n, _WHOLE_WORD) for n in words), *(cell_len(w) for w in columns[at].split())])
+
+    floors = {column: floor(at) for at, column in enumerate(columns)}
+    dropped: list[str] = []
+    for column in [c for c in droppable if c in floors]:
+        kept = [c for c in columns if c not in dropped]
+        if sum(floors[c] for c in kept) + 3 * len(kept) + 1 <= width:
+            break
+        dropped.append(column)
+    return dropped
+
+
+def _numeric(shown: Sequence[str]) -> bool:
+    return any(text not in _NO_NUMBER for text in shown) and all(_is_number(text) for text in shown)
+
+
+def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], room: int) -> list[int]:
+    """Column widths that fit ``room`` cells of text, narrowing the widest column first but never
+    below its floor (its widest number, or its longest word up to ``_WHOLE_WORD``)."""
+    from rich.cells import cell_len
+
+    widths: list[int] = []
+    floors: list[int] = []
+    titled: list[int] = []  # the floor that also keeps the header's words whole
+    for at, header in enumerate(headers):
+        shown = [row[at] for row in cells if at < len(row)]
+        longest_word = max((cell_len(w) for text in shown for w in text.split()), default=1)
+        floors.append(max(1, longest_word if numeric[at] else min(longest_word, _WHOLE_WORD)))
+        titled.append(max([floors[-1], *(cell_len(w) for w in header.split())]))
+        widths.append(max([cell_len(header), *(cell_len(text) for text in shown), floors[-1]]))
+    narrowest = [f if number else min(f, _NARROWEST) for f, number in zip(floors, numeric)]
+    for floor_of in (titled, floors, narrowest):
+        while sum(widths) > room:
+            slack = [(widths[at] - floor_of[at], at) for at in range(len(widths)) if widths[at] > floor_of[at]]
+            if not slack:
+                break
+            widths[max(slack)[1]] -= 1
+    return widths
 
 
 def print_status(text: str, *, ok: bool) -> None:

@@ -125,6 +125,9 @@ class Session:
         evidence: the events attribution quotes (empty for imported logs).
         warnings: torn tails, dropped damaged records, importer warnings.
         upgrades: the legacy and version upgrades applied, counted.
+        title: the session's latest ``session/title`` (None when it has none).
+        first_time, last_time: the log's earliest and latest own timestamps (the header's
+            ``createdAt`` and event times), in seconds since the epoch; None when unknown.
     """
 
     path: str
@@ -141,6 +144,9 @@ class Session:
     config: PiRoutes | None = field(default=None, repr=False)
     times_given: dict[int, RequestTime] | None = field(default=None, repr=False)
     bodies: Bodies = field(default_factory=Bodies, repr=False)
+    title: str | None = None
+    first_time: float | None = None
+    last_time: float | None = None
 
     @property
     def id(self) -> str:
@@ -272,10 +278,12 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
     evidence = LogEvidence(log.header.id)
     collector = EvidenceCollector(evidence, watch)
     routes = RouteEvidence()
+    activity = _Activity(log.header)
 
     def observe(event: Event) -> None:
         collector.on_event(event)
         routes.on_event(event)
+        activity.on_event(event)
 
     result = ReplayResult()
     try:
@@ -284,4 +292,25 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
         raise exc.located(path=log.path) from None
     return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
                    lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
-                   warnings=list(log.warnings), upgrades=log.upgrades)
+                   warnings=list(log.warnings), upgrades=log.upgrades, title=activity.title,
+                   first_time=activity.first, last_time=activity.last)
+
+
+class _Activity:
+    """The session's title and the span of its own timestamps, folded from the same event pass."""
+
+    def __init__(self, header: SessionHeader) -> None:
+        created = header.created_at / 1000 if isinstance(header.created_at, (int, float)) and header.created_at > 0 else None
+        self.first: float | None = created
+        self.last: float | None = created
+        self.title: str | None = None
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event.time, (int, float)) and not isinstance(event.time, bool) and event.time > 0:
+            when = event.time / 1000
+            self.first = when if self.first is None else min(self.first, when)
+            self.last = when if self.last is None else max(self.last, when)
+        if event.type == "session/title" and isinstance(event.data, dict):
+            title = event.data.get("title")
+            if isinstance(title, str) and title:
+                self.title = title

@@ -1,0 +1,162 @@
+"""One row per session for people: its title, project, when it ran, what it cost.
+
+:func:`summarize_session` condenses a read :class:`~dsh_audit.session.Session` (and, when there is
+one, its :class:`SessionCacheReport`) into a :class:`SessionSummary`; :func:`summary_group` does it
+for a group of neighbouring logs, each read once (a task of :func:`dsh_audit.session.run_groups`),
+and :func:`newest_first` orders summaries the way ``dsh-audit sessions`` lists them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..attribution import attribute_opened
+from ..errors import DshAuditError
+from ..session import Failure, GroupResult, Session, open_group
+from ._report import SessionCacheReport
+from ._session import cache_report
+
+__all__ = ["SessionSummary", "iso_utc", "newest_first", "summarize_session", "summary_group"]
+
+
+def iso_utc(seconds: float | None) -> str | None:
+    """``seconds`` since the epoch as ISO 8601 in UTC to the second (``2026-11-01T09:30:00Z``).
+
+    Example:
+        >>> iso_utc(1800000000.009)
+        '2027-01-15T08:00:00Z'
+    """
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(int(seconds), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """What a person needs to recognise a session and judge it at a glance.
+
+    Attributes:
+        path: the log file read.
+        session_id: the header's session id.
+        title: the latest ``session/title`` of the log, or None.
+        project: the header's ``cwd`` (the project the session ran in), or None.
+        first_activity, last_activity: the log's earliest and latest own timestamps, in seconds
+            since the epoch (header ``createdAt`` and event times; not the file's mtime).
+        format: ``dsh``, ``claude-code`` or ``codex``; ``format_version`` the DSH log version.
+        requests: the LLM requests the log implies.
+        prompt_tokens, output_tokens: logged tokens over the requests whose usage was logged.
+        cache_read_tokens: logged prompt-cache reads; ``hit_ratio`` is their share of the prompt.
+        breaks: prefix-cache breaks; ``cost_usd`` the session's list-price cost. All three are None
+            when cache accounting did not run or failed (``notes`` says why).
+        parent_session: the parent's id for a fork or subagent child.
+        notes, warnings: what went wrong around the log (accounting) and in it (a torn tail).
+    """
+
+    path: str
+    session_id: str
+    title: str | None
+    project: str | None
+    first_activity: float | None
+    last_activity: float | None
+    format: str
+    format_version: int
+    requests: int
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    hit_ratio: float | None = None
+    breaks: int | None = None
+    cost_usd: float | None = None
+    parent_session: str | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as one JSON object (times as ISO 8601 UTC strings)."""
+        return {"path": self.path, "session_id": self.session_id, "title": self.title, "project": self.project,
+                "first_activity": iso_utc(self.first_activity), "last_activity": iso_utc(self.last_activity),
+                "format": self.format, "format_version": self.format_version, "requests": self.requests,
+                "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+                "cache_read_tokens": self.cache_read_tokens, "hit_ratio": self.hit_ratio, "breaks": self.breaks,
+                "cost_usd": self.cost_usd, "parent_session": self.parent_session, "notes": list(self.notes),
+                "warnings": list(self.warnings)}
+
+
+def _logged(session: Session, key: str) -> int | None:
+    values = [usage.get(key) for r in session.requests if isinstance(usage := (r.usage or r.message_usage), dict)]
+    counted = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(counted) if counted else None
+
+
+def _span(session: Session) -> tuple[float | None, float | None]:
+    if session.first_time is not None:
+        return session.first_time, session.last_time
+    sent = [t.sent for t in session.times.values()]  # an imported log: its requests' own times
+    done = [t.done if t.done is not None else t.sent for t in session.times.values()]
+    return (min(sent), max(done)) if sent else (None, None)
+
+
+def summarize_session(session: Session, report: SessionCacheReport | None = None, *,
+                      notes: Iterable[str] = ()) -> SessionSummary:
+    """The summary of ``session``; tokens, hit ratio, breaks and cost from ``report`` when given.
+
+    Example:
+        >>> from dsh_audit.session import open_session
+        >>> summary = summarize_session(open_session("sample_logs/chat/session.jsonl"))
+        >>> summary.title, summary.requests
+        ('Who are you', 3)
+    """
+    first, last = _span(session)
+    header = session.header
+    common: dict[str, Any] = {
+        "path": session.path, "session_id": session.id, "title": session.title,
+        "project": header.cwd if isinstance(header.cwd, str) else None, "first_activity": first,
+        "last_activity": last, "format": session.format, "format_version": session.format_version,
+        "requests": len(session.requests), "output_tokens": _logged(session, "outputTokens"),
+        "parent_session": header.parent_session or None, "notes": tuple(notes),
+        "warnings": tuple(session.warnings)}
+    if report is None:
+        read = _logged(session, "cacheReadTokens")
+        return SessionSummary(**common, cache_read_tokens=read)
+    cost = report.cost["cost_usd"]["total"] if report.cost is not None else None
+    return SessionSummary(**common, prompt_tokens=report.prompt_total, cache_read_tokens=report.actual_total,
+                          hit_ratio=report.ratio(report.actual_total), breaks=report.break_count,
+                          cost_usd=cost)
+
+
+def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
+                  accounting: bool = True, tokenizer: str = "auto") -> GroupResult[SessionSummary]:
+    """Summaries of a group of neighbouring logs, each read once (a task of
+    :func:`dsh_audit.session.run_groups`); with ``accounting``, hit ratio, breaks and cost come from
+    the cache report ``dsh-audit cache`` would print (breaks attributed as ``dsh-audit breaks`` does).
+
+    Never raises for a log: one that cannot be read is a :class:`~dsh_audit.session.Failure`.
+    """
+    group = open_group(paths, lenient=lenient, max_version=max_version)
+    found = attribute_opened(group) if accounting else {}
+    items: list[SessionSummary | Failure] = []
+    for item in group.given:
+        if isinstance(item, Failure):
+            items.append(item)
+            continue
+        if not accounting:
+            items.append(summarize_session(item))
+            continue
+        given = found.get(item.path)
+        try:
+            report = cache_report(item, attribution=list(given.transitions) if given else None, tokenizer=tokenizer)
+        except DshAuditError as exc:  # the session is still worth a row
+            items.append(summarize_session(item, notes=[f"cache accounting failed: {exc}"]))
+            continue
+        items.append(summarize_session(item, report))
+    return GroupResult.of(group, items)
+
+
+def newest_first(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:
+    """``summaries`` by last activity, newest first (sessions without timestamps last, by path)."""
+    ordered = sorted(summaries, key=lambda s: s.path)
+    return sorted(ordered, key=lambda s: -(s.last_activity if s.last_activity is not None else float("-inf")))

@@ -1,0 +1,90 @@
+"""``dsh-audit sessions``: one row per session, newest first, for finding one by name."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import click
+
+from ..cache import SessionSummary, iso_utc, newest_first, summary_group
+from ..errors import DshAuditError
+from ..report import dumps_line
+from ..report.terminal import print_table, progress_callback
+from ..session import Failure, run_groups
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, json_option, lenient_option,
+                      selected_logs, since_option)
+
+__all__ = ["sessions_command"]
+
+_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id")
+
+
+def _ratio(value: float | None) -> str | None:
+    return None if value is None else f"{value:.1%}"
+
+
+def _cost(value: float | None) -> str | None:
+    return None if value is None else f"${value:.4f}"
+
+
+def _row(summary: SessionSummary) -> tuple[object, ...]:
+    last = iso_utc(summary.last_activity)
+    return (last[:16].replace("T", " ") if last else None, summary.title, summary.project,
+            summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary.cost_usd), summary.session_id)
+
+
+@click.command("sessions")
+@click.argument("paths", nargs=-1, type=click.Path())
+@json_option
+@lenient_option
+@click.option("--no-cost", is_flag=True,
+              help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")
+@jobs_option
+@since_option
+def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
+                     jobs: int, since: float | None) -> int:
+    """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
+
+    PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
+    (else ~/.dsh/sessions) is read. Columns: "when" is the log's own latest timestamp
+    (UTC, not the file's mtime); "title" the session's latest session/title; "project" the
+    header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache;
+    "breaks" prefix-cache breaks; "cost" the list-price cost; "id" the session id that `show`,
+    `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
+    value shows "-"; a narrow terminal leaves out "project", then "hit". --json prints one object per session, with first_activity too.
+
+    \b
+    Example:
+        dsh-audit sessions
+        dsh-audit sessions sample_logs/sessions --json | jq -r .title
+    """
+    try:
+        logs = selected_logs(paths, since)
+    except DshAuditError as exc:
+        echo_error(exc)
+        return EXIT_BAD_INPUT
+    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=not no_cost)
+    status = EXIT_OK
+    summaries: list[SessionSummary] = []
+    with progress_callback(len(logs), label="sessions") as report:
+        for item in run_groups(logs, task, jobs=jobs, progress=report):
+            for warning in item.warnings:
+                echo_warning(f"{item.path}: {warning}")
+            for note in () if isinstance(item, Failure) else item.notes:
+                echo_note(f"{item.path}: {note}")
+            if isinstance(item, Failure):
+                echo_error(item.error)
+                status = EXIT_BAD_INPUT
+            else:
+                summaries.append(item)
+    ordered = newest_first(summaries)
+    if as_json:
+        for summary in ordered:
+            click.echo(dumps_line(summary.to_json()))
+    elif ordered:
+        print_table(f"{len(ordered)} session(s), newest first", _COLUMNS, (_row(s) for s in ordered),
+                    droppable=("project", "hit"))
+    return status
+
+
+COMMANDS = [sessions_command]

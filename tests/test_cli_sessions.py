@@ -1,0 +1,156 @@
+"""``dsh-audit sessions``, session references (id, id prefix, ``latest``) and 80-column tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dsh_audit.cache import iso_utc, summarize_session
+from dsh_audit.cli import cli
+from dsh_audit.cli._common import run_guarded
+from dsh_audit.log import resolve_session
+from dsh_audit.session import open_session
+
+from _golden import CORPUS
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+HOME = {"DSH_HOME": str(SAMPLES)}  # sample_logs/sessions is a DSH sessions root
+
+
+def invoke(*args: str, columns: int | None = None) -> tuple[int, str]:
+    env = dict(HOME, **({"COLUMNS": str(columns)} if columns else {}))
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def guarded(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Through the real CLI edge (errors become one line and an exit code)."""
+    monkeypatch.setenv("DSH_HOME", str(SAMPLES))
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    code = run_guarded(cli)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --- the library ---------------------------------------------------------------------------------
+
+def test_summary_of_the_chat_sample():
+    summary = summarize_session(open_session(SAMPLES / "chat" / "session.jsonl"))
+    assert (summary.title, summary.project, summary.requests) == ("Who are you", "/home/dev/projects/demo", 3)
+    assert (iso_utc(summary.first_activity), iso_utc(summary.last_activity)) == (
+        "2027-01-15T08:00:00Z", "2027-01-15T08:00:00Z")
+    assert summary.first_activity == 1800000000.0 and summary.last_activity > summary.first_activity
+    assert summary.output_tokens == 63 and summary.breaks is None and summary.cost_usd is None
+
+
+@pytest.mark.skipif(not (CORPUS / "live" / "a-chat").is_dir(), reason="../shared/corpus is absent")
+def test_title_is_the_latest_session_title_event():
+    log = next((CORPUS / "live" / "a-chat" / "session-logs").glob("*.jsonl"))
+    assert open_session(log).title == "Fake session title"  # the provider's title replaces the fallback
+
+
+def test_resolve_session_by_id_prefix_and_latest():
+    root = SAMPLES / "sessions"
+    assert resolve_session("session-sample-chat", root=root).parent.name == "session-sample-chat"
+    assert resolve_session("sample-retry", root=root).parent.name == "session-sample-retry"
+    assert resolve_session("latest", root=root).parent.name == "fork-child~003Areview"  # newest createdAt
+
+
+# --- sessions -----------------------------------------------------------------------------------
+
+def test_sessions_json_one_object_per_session_newest_first():
+    code, out = invoke("sessions", "--json", str(SAMPLES / "sessions"))
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 8
+    assert rows[0]["session_id"] == "session-sample-tools"  # its last event is the newest (by ms)
+    chat = next(r for r in rows if r["session_id"] == "session-sample-chat")
+    assert chat == {**chat, "title": "Who are you", "project": "/home/dev/projects/demo", "requests": 3,
+                    "first_activity": "2027-01-15T08:00:00Z", "format": "dsh", "format_version": 0,
+                    "breaks": 0, "cost_usd": 0.0002466}
+    change = next(r for r in rows if r["session_id"] == "session-sample-change")
+    assert change["breaks"] == 4
+
+
+def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
+    code, out = invoke("sessions", columns=80)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].rstrip() == "8 session(s), newest first"
+    assert max(len(line) for line in lines) <= 80
+    assert any("│ Who are you │" in line or "Who are" in line for line in lines)
+    assert "None" not in out
+    assert any(line.startswith("│ 2027-01-15") and "$0.0022" in line and "session-sample-change" in line
+               for line in lines)
+
+
+def test_sessions_wide_shows_every_column():
+    code, out = invoke("sessions", "--no-cost", columns=160)
+    header = next(line for line in out.splitlines() if "when (UTC)" in line)
+    assert code == 0 and [c.strip() for c in header.strip("┃").split("┃")] == [
+        "when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id"]
+    assert "│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │    3 │ -   │ -      │ -    │" in out
+
+
+# --- session references -------------------------------------------------------------------------
+
+def test_show_latest_and_id_prefix(monkeypatch, capsys):
+    code, out, err = guarded(monkeypatch, capsys, "show", "latest", "0", "--compact")
+    assert (code, err) == (0, "") and json.loads(out)["session_id"] == "fork-child:review"
+    code, out, err = guarded(monkeypatch, capsys, "show", "sample-chat", "1", "--compact")
+    assert (code, err) == (0, "") and json.loads(out)["session_id"] == "session-sample-chat"
+
+
+def test_explain_and_render_take_a_session_id(monkeypatch, capsys):
+    code, out, err = guarded(monkeypatch, capsys, "explain", "session-sample-chat", "1")
+    assert code == 0 and out.startswith("request 1 (loop, turn 1 step 1 attempt 1) of session session-sample-chat")
+    code, out, err = guarded(monkeypatch, capsys, "render", "session-sample-chat", "1")
+    assert code == 0 and json.loads(out)["model"] == "deepseek-v4-flash"
+
+
+def test_ambiguous_prefix_is_one_line_and_exit_2(monkeypatch, capsys):
+    code, out, err = guarded(monkeypatch, capsys, "show", "session-sample-c", "1")
+    assert (code, out) == (2, "")
+    assert err == (f"error: {SAMPLES / 'sessions'}: session id prefix 'session-sample-c' is ambiguous: "
+                   "session-sample-change, session-sample-chat, session-sample-compaction "
+                   "(hint: type more of the id)\n")
+
+
+def test_ambiguous_prefix_lists_at_most_five(monkeypatch, capsys):
+    code, _, err = guarded(monkeypatch, capsys, "explain", "session-", "1")
+    assert code == 2 and err.count("\n") == 1
+    assert "session-sample-change, session-sample-chat, session-sample-compaction, session-sample-fork-parent, " \
+           "session-sample-resume and 2 more" in err
+
+
+def test_unknown_reference_exit_2(monkeypatch, capsys):
+    code, out, err = guarded(monkeypatch, capsys, "render", "nosuch", "1")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {SAMPLES / 'sessions'}: no session log, session id or id prefix 'nosuch' here")
+
+
+# --- tables at 80 columns -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_cache_timeline_never_splits_a_number(columns):
+    code, out = invoke("cache", str(SAMPLES / "sessions" / "--home-dev-projects-demo--" / "session-sample-change"),
+                       columns=columns)
+    table = out[out.index("timeline"):].splitlines()
+    assert code == 0 and max(len(line) for line in table) <= columns
+    row = next(line for line in table if line.startswith("│ 4 │ loop │"))
+    assert "│   538 │" in row.replace(" 538 │", "   538 │")[-200:] or " 538 │" in row
+    assert [cell.strip() for cell in row.strip("│").split("│")][3:6] == ["538", "384", "0"]
+
+
+def test_requests_at_80_columns_keeps_token_counts_whole():
+    code, out = invoke("requests", str(SAMPLES / "chat"), columns=80)
+    lines = out.splitlines()
+    assert code == 0 and max(len(line) for line in lines) <= 80
+    assert any(line.startswith("│ 2 │ 2/1/1") and "│   354 │" in line and "│     24 │" in line for line in lines)
+
+
+def test_piped_output_is_200_wide_without_columns():
+    code, out = invoke("requests", str(SAMPLES / "chat"))
+    assert code == 0 and any("│ 1 │ 1/1/1         │ loop  │ 6 initial │" in line for line in out.splitlines())
