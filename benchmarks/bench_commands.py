@@ -52,6 +52,7 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generate  # noqa: E402  benchmarks/generate.py: the log generator
+from bench_pipeline import decompressed_size  # noqa: E402  one decoder of sizes for both benchmarks
 
 COMMANDS: dict[str, list[str]] = {  # name -> argv after "dsh-audit"; {log} and {out} are filled in
     "requests": ["requests", "{log}", "--json"],
@@ -227,26 +228,13 @@ def measure_startup(dsh: Path, limits: Limits) -> dict[str, Any]:
     return result
 
 
-def decoded_size(path: Path) -> int:
-    import zstandard
-
-    if not path.name.endswith(".zstd"):
-        return path.stat().st_size
-    with open(path, "rb") as handle:
-        reader = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True)
-        total = 0
-        while chunk := reader.read(1 << 20):
-            total += len(chunk)
-    return total
-
-
 def largest_corpus_log() -> Path | None:
     """The largest live/ log by decoded size; of a log's two copies, the zstd one DSH persisted."""
     logs = list(CORPUS.glob("live/*/home/sessions/*/*/session.jsonl.zstd")) + list(
         CORPUS.glob("live/*/session-logs/*.jsonl"))
     if not logs:
         return None
-    return max(logs, key=lambda p: (decoded_size(p), p.name.endswith(".zstd")))
+    return max(logs, key=lambda p: (decompressed_size(p), p.name.endswith(".zstd")))
 
 
 def generated_log(family: str, mb: float) -> Path:

@@ -11,24 +11,12 @@ from types import FrameType
 
 import click
 
-from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import terminal_text
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
-from ._common import EXIT_OK, echo, echo_error, echo_warning, lenient_option
+from ._common import EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option
 
 __all__ = ["watch_command"]
-
-
-def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
-    from ..fleet import parse_since
-
-    if value is None:
-        return None
-    try:
-        return parse_since(value)
-    except DshAuditError as exc:
-        raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
 
 
 def _tokens(value: int | None) -> str:
@@ -67,7 +55,7 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
 @click.command("watch")
 @click.argument("path", required=False, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines (requests, breaks, notes, a summary).")
-@click.option("--since", metavar="WHEN", default=None, callback=_since,
+@click.option("--since", metavar="WHEN", default=None, callback=_parse_since,
               help="Also print the history of logs modified at or after WHEN (a date, a date-time, or an "
                    "age such as 30m or 2h); without it only what happens from now on is printed.")
 @click.option("--on-break", metavar="CMD", default=None,

@@ -9,10 +9,10 @@ shapes, and content-based format detection (:func:`detect_format`).
 
 from ._decode import Line, TornTail, iter_lines
 from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
-from ._follow import complete_length, is_zstd_head, read_stream
+from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
 from ._outputs import ProtectedInputs, open_regular, write_atomic
-from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log
+from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log, read_stream
 from ._records import (
     RowError,
     adapter_defaults_error,

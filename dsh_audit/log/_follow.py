@@ -10,16 +10,11 @@ where the decoder reports it as the torn tail DSH would.
 from __future__ import annotations
 
 import io
-from typing import BinaryIO
 
-from ..errors import CorruptLogError, UnreadableError
-from ._decode import ZSTD_MAGIC, TornTail, _FrameReader, iter_lines
-from ._header import parse_header
-from ._reader import _META, SessionLog
-from ._types import KNOWN_EVENT_TYPES
-from ._versions import LATEST_VERSION, known_types
+from ..errors import UnreadableError
+from ._decode import ZSTD_MAGIC, _FrameReader
 
-__all__ = ["complete_length", "is_zstd_head", "read_stream"]
+__all__ = ["complete_length", "is_zstd_head"]
 
 
 def complete_length(data: bytes, *, zstd: bool) -> int:
@@ -52,27 +47,3 @@ def is_zstd_head(head: bytes) -> bool:
     return head[:4] == ZSTD_MAGIC
 
 
-def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
-                max_version: int = LATEST_VERSION) -> SessionLog:
-    """:func:`read_log` over an already open binary stream (``name`` is the path reported).
-
-    The stream is read only as the events are iterated; a stream whose ``read`` blocks until the
-    writer appends more makes :meth:`SessionLog.events` a live feed. The log closes the stream.
-    """
-    torn: list[TornTail] = []
-    try:
-        lines = iter_lines(stream, name, torn)
-        first = next(lines, None)
-        header, adaptations, meta_problem = parse_header(name, first, lenient=lenient, max_version=max_version)
-    except BaseException:
-        stream.close()
-        raise
-    log = SessionLog(path=name, header=header, lenient=lenient, adaptations=adaptations,
-                     format_version=header.version, seed_length=header.seed_length,
-                     _known=known_types(header.version, KNOWN_EVENT_TYPES),
-                     _lines=lines, _stream=stream, _torn=torn)
-    if meta_problem:
-        log._offer(_META, -1, log._err(
-            CorruptLogError, f'stored session "{header.id}" failed validation: {meta_problem}', line=1, seq=None,
-            hint="tokenised test fixtures need --lenient"))
-    return log

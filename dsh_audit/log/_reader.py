@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, NoReturn
+from typing import IO, Any, BinaryIO, NoReturn
 
 from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines
@@ -37,7 +37,7 @@ from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
 from ._upgrade import Malformed, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
-__all__ = ["SessionLog", "read_log", "SUPPORTED_VERSIONS"]
+__all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_log", "read_stream"]
 
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
@@ -316,6 +316,16 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
     """
     name = os.fspath(path)
     stream = open_regular(name)  # closed by SessionLog; a FIFO or device is refused, never read
+    return read_stream(stream, name, lenient=lenient, max_version=max_version)
+
+
+def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
+                max_version: int = LATEST_VERSION) -> SessionLog:
+    """:func:`read_log` over an already open binary stream (``name`` is the path reported).
+
+    The stream is read only as the events are iterated; a stream whose ``read`` blocks until the
+    writer appends more makes :meth:`SessionLog.events` a live feed. The log closes the stream.
+    """
     torn: list[TornTail] = []
     try:
         lines = iter_lines(stream, name, torn)
