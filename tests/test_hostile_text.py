@@ -3,6 +3,7 @@ sequences, rich markup or a CI workflow command; one-line errors stay one line."
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -113,3 +114,27 @@ def test_render_headers_cannot_inject_header_lines(tmp_path, monkeypatch, capsys
     assert code == 0
     head = out.split("\n\n", 1)[0]
     assert not any(line.startswith("X-Injected") for line in head.split("\n"))
+
+
+def test_a_lone_surrogate_in_id_prompt_and_answer_crashes_no_command(tmp_path: Path) -> None:
+    """``"\\ud800"`` is valid JSON and DSH writes what it is given: every command reads such a
+    log, shows the surrogate escaped, and ``index`` stores it as its escape (SQLite holds UTF-8)."""
+    builder = LogBuilder(session_id="s-SURR-x")
+    with builder.turn("hello SURR there"):
+        with builder.step():
+            builder.assistant("Hi SURR.")
+    log = builder.write_jsonl(tmp_path / "session.jsonl")
+    log.write_text(log.read_text().replace("SURR", "\\ud800"))
+    db = tmp_path / "index.sqlite"
+    for argv in (["requests", str(log)], ["breaks", str(log)], ["cache", str(log)], ["check", str(log)],
+                 ["explain", str(log), "0"], ["show", str(log), "0"], ["sessions", str(log)], ["usage", str(log)],
+                 ["index", str(log), "--db", str(db)]):
+        result = subprocess.run([sys.executable, "-m", "dsh_audit", *argv], capture_output=True, text=True,
+                                errors="replace", timeout=120)
+        assert "Traceback" not in result.stderr, (argv, result.stderr)
+        assert result.returncode == 0, (argv, result.stderr)
+    import sqlite3
+
+    connection = sqlite3.connect(db)
+    assert connection.execute("SELECT session_id FROM sessions").fetchall() == [("s-\\ud800-x",)]
+    connection.close()

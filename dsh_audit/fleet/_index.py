@@ -125,18 +125,29 @@ def _insert(connection: sqlite3.Connection, table: str, rows: Sequence[Any]) -> 
         return
     names = [f.name for f in fields(rows[0])]
     connection.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                           [tuple(getattr(row, name) for name in names) for row in rows])
+                           [tuple(_storable(getattr(row, name)) for name in names) for row in rows])
+
+
+def _storable(value: Any) -> Any:
+    """``value`` as SQLite can hold it: a lone surrogate (valid in a JSON log, and DSH writes what
+    it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
     with connection:
         for table in ("requests", "breaks", "sessions"):
             connection.execute(f"DELETE FROM {table} WHERE path = ?", (record.path,))
-        values = [getattr(record, name) for name in _SESSION_COLUMNS]
+        values = [_storable(getattr(record, name)) for name in _SESSION_COLUMNS]
         connection.execute(
             f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}, notes, indexed_at) "
             f"VALUES ({', '.join('?' * (len(_SESSION_COLUMNS) + 2))})",
-            (*values, "\n".join(record.notes), time.time()))
+            (*values, _storable("\n".join(record.notes)), time.time()))
         _insert(connection, "requests", record.requests)
         _insert(connection, "breaks", record.breaks)
 
