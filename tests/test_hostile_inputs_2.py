@@ -268,3 +268,17 @@ def test_breaks_on_an_imported_log_is_one_clear_error(tmp_path, monkeypatch, cap
     assert (code, err) == (2, [line])
     rows = [json.loads(row) for row in out.splitlines()]
     assert [(r["session_id"], r["request"], r["verdict"]) for r in rows] == [("session-hostile-2", 0, "first")]
+
+
+@pytest.mark.parametrize("table", ["dsh_audit", "dshaudit", "dsh-audits"])
+def test_a_misspelt_policy_table_in_pyproject_is_an_error_not_the_defaults(tmp_path, table):
+    from dsh_audit.errors import UsageError
+    from dsh_audit.gate import load_policy
+
+    (tmp_path / "pyproject.toml").write_text(f"[tool.{table}]\nrequire-capture = true\n")
+    with pytest.raises(UsageError) as caught:
+        load_policy(None, search_from=tmp_path)
+    assert str(caught.value) == (f"{tmp_path / 'pyproject.toml'}: [tool.{table}] is not read: dsh-audit's table is "
+                                 "[tool.dsh-audit] (hint: rename the table to [tool.dsh-audit])")
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    assert load_policy(None, search_from=tmp_path).source == "defaults"

@@ -163,7 +163,13 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _tool_table(document: dict[str, Any], source: str) -> dict[str, Any] | None:
     """The ``[tool.dsh-audit]`` table of ``document``, or None when there is none."""
     tool = document.get("tool")
-    if not isinstance(tool, dict) or "dsh-audit" not in tool:
+    if not isinstance(tool, dict):
+        return None
+    if "dsh-audit" not in tool:
+        near = difflib.get_close_matches("dsh-audit", [str(k) for k in tool], n=1, cutoff=0.75)
+        if near:  # a misspelt table would silently run the gate with the defaults
+            raise UsageError(f"[tool.{near[0]}] is not read: dsh-audit's table is [tool.dsh-audit]", path=source,
+                             hint="rename the table to [tool.dsh-audit]")
         return None
     if not isinstance(tool["dsh-audit"], dict):
         raise UsageError("[tool.dsh-audit] must be a table", path=source)
