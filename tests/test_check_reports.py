@@ -98,8 +98,8 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     assert "bad\\|&lt;b&gt;\\`\x01/session.jsonl" in text
     assert lines[2] == ("2 log(s), 1 request(s); findings: 2 error(s), 0 warning(s), 1 info; 3 failing "
                         "(policy: defaults).")
-    assert lines[4] == "| status | log | session | requests | capture | breaks | cache hit | findings |"
-    assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(" | session-ok | 1 | none | 0 | n/a | 1 |")
+    assert lines[4] == "| status | log | session | requests | capture | breaks | cache hit | cost | findings |"
+    assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(" | session-ok | 1 | none | 0 | n/a | $0.0001 | 1 |")
     assert "### Failing findings (3)" in lines
     assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
     assert "<details><summary>Other findings (10)</summary>" in format_markdown(passing)

@@ -29,6 +29,18 @@ def _ratio(check: Any) -> str:
     return "n/a" if ratio is None else f"{ratio:.1%}"
 
 
+def _cost(check: Any) -> str:
+    """What the session cost, and what its breaks cost (the cache ledger's summary)."""
+    cost = getattr(check.cache, "cost", None) if check.cache is not None else None
+    if not isinstance(cost, dict):
+        return "n/a"
+    total = (cost.get("cost_usd") or {}).get("total")
+    if not isinstance(total, (int, float)):
+        return "n/a"
+    lost = cost.get("break_cost_usd")
+    return f"${total:.4f}" + (f" (breaks ${lost:.4f})" if isinstance(lost, (int, float)) and lost else "")
+
+
 def _capture(check: Any) -> str:
     if check.capture_path is None:
         return "none"
@@ -38,13 +50,13 @@ def _capture(check: Any) -> str:
 
 
 def _session_rows(result: Any) -> list[str]:
-    lines = ["| status | log | session | requests | capture | breaks | cache hit | findings |",
-             "|---|---|---|---:|---|---:|---:|---:|"]
+    lines = ["| status | log | session | requests | capture | breaks | cache hit | cost | findings |",
+             "|---|---|---|---:|---|---:|---:|---:|---:|"]
     for check in result.sessions[:MAX_ROWS]:
         status = "❌ fail" if check.failed else "✅ pass"
         breaks = sum(1 for t in check.transitions if t.verdict == "break")
         lines.append(f"| {status} | {_md(check.path)} | {_md(check.session_id or '-')} | {len(check.requests)} | "
-                     f"{_md(_capture(check))} | {breaks} | {_ratio(check)} | {len(check.findings)} |")
+                     f"{_md(_capture(check))} | {breaks} | {_ratio(check)} | {_cost(check)} | {len(check.findings)} |")
     if len(result.sessions) > MAX_ROWS:
         lines.append(f"\n_{len(result.sessions) - MAX_ROWS} more log(s) not shown; see the JSON report._")
     return lines
