@@ -413,3 +413,29 @@ def test_random_wrong_values_raise_only_dsh_audit_errors(tmp_path):
             dsh_audit.requests(dsh_audit.load(path))
         except DshAuditError as exc:
             assert exc.path == str(path)
+
+
+@pytest.mark.parametrize("cwd", ["G:\\Users\\dev\\proj", "G:/work", "\\\\server\\share\\proj", "/home/dev/proj"])
+def test_a_log_recorded_on_windows_is_read_like_any_other(tmp_path, cwd):
+    """DSH checks cwd with Node's platform path.isAbsolute: a Windows log holds a drive or UNC path."""
+    from dsh_audit.testing import LogBuilder
+    from dsh_audit.validate import validate
+
+    builder = LogBuilder(session_id="s-win", cwd=cwd)
+    with builder.turn("hi"):
+        with builder.step():
+            builder.assistant("Hello.")
+    path = builder.write_jsonl(tmp_path / "session.jsonl")
+    log = dsh_audit.load(path)
+    assert (log.header.cwd, [r.kind for r in dsh_audit.requests(log)]) == (cwd, ["loop"])
+    assert [f.rule for f in validate(path)] == []
+
+
+@pytest.mark.parametrize("cwd", ["proj", "G:proj", "./x"])
+def test_a_relative_cwd_is_still_refused(tmp_path, cwd):
+    from dsh_audit.testing import LogBuilder
+
+    builder = LogBuilder(session_id="s-rel", cwd=cwd)
+    path = builder.write_jsonl(tmp_path / "session.jsonl")
+    with pytest.raises(dsh_audit.DshAuditError, match="cwd must be an absolute path"):
+        dsh_audit.requests(dsh_audit.load(path))

@@ -12,6 +12,7 @@ from ._discover import default_sessions_root, discover, looks_like_log, resolve_
 from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
 from ._outputs import ProtectedInputs, open_regular, write_atomic
+from ._header import is_absolute_path
 from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log, read_stream
 from ._records import (
     RowError,
@@ -49,6 +50,7 @@ __all__ = [
     "detect_format",
     "discover",
     "expand_row",
+    "is_absolute_path",
     "is_safe_int",
     "is_zstd_head",
     "iter_lines",

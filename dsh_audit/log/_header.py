@@ -9,6 +9,7 @@ event failures.
 
 from __future__ import annotations
 
+import ntpath
 import os
 import posixpath
 from typing import Any
@@ -56,13 +57,25 @@ def _is_header_line(value: Any) -> bool:
             and (value.get("agentPreset") is None or isinstance(value.get("agentPreset"), str)))
 
 
+def is_absolute_path(path: str) -> bool:
+    """Whether ``path`` is absolute on the system DSH ran on: DSH checks ``cwd`` with Node's
+    platform ``path.isAbsolute``, so a log recorded on Windows holds ``G:\\...`` or
+    ``\\\\server\\share\\...`` and one recorded on Linux or macOS ``/...``; the log does not say which.
+
+    Example:
+        >>> [is_absolute_path(p) for p in ("/home/dev", "G:\\work", "\\\\srv\\share\\x", "proj", "G:proj")]
+        [True, True, True, False, False]
+    """
+    return posixpath.isabs(path) or ntpath.isabs(path)
+
+
 def _meta_error(raw: dict[str, Any]) -> str | None:
     """DSH's session-header validation (``Session.fromRestore``)."""
     cwd = raw.get("cwd")
     if cwd is not None:
         if not isinstance(cwd, str):
             return "session header cwd must be a string"
-        if not posixpath.isabs(cwd):
+        if not is_absolute_path(cwd):
             return f'session header cwd must be an absolute path, got "{cwd}"'
     if raw.get("parentSession") is not None and not isinstance(raw["parentSession"], str):
         return "session header parentSession must be a string"
@@ -119,7 +132,7 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
                 value[key] = 0
                 adaptations.append(f"{key} (absent) -> 0")
         cwd = value.get("cwd")
-        if isinstance(cwd, str) and not posixpath.isabs(cwd):
+        if isinstance(cwd, str) and not is_absolute_path(cwd):
             adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
     if not _is_header_line(value) or not _is_versioned_header(value, int(value["version"])):
         message = "corrupt session log: first line is not a session header"

@@ -8,11 +8,10 @@ events are still checked afterwards with the shapes of the header's version.
 from __future__ import annotations
 
 import os
-import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from ..log import SUPPORTED_VERSIONS, Line, canonical_generation, is_safe_int, parse_json
+from ..log import SUPPORTED_VERSIONS, Line, canonical_generation, is_absolute_path, is_safe_int, parse_json
 from ._sink import Sink
 from ._source import Fatal
 
@@ -103,7 +102,7 @@ def _check_fields(value: dict[str, Any], sink: Sink, *, version: int, lenient: b
     cwd = value.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         bad("DSH212", f"header cwd {cwd!r} is not a string")
-    elif isinstance(cwd, str) and not posixpath.isabs(cwd):
+    elif isinstance(cwd, str) and not is_absolute_path(cwd):
         bad("DSH212", f'header cwd must be an absolute path, got "{cwd}"', soft=True)
     if value.get("parentSession") is not None and not isinstance(value["parentSession"], str):
         bad("DSH213", f"header parentSession {value['parentSession']!r} is not a string")
