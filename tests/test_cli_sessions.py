@@ -140,7 +140,6 @@ def test_cache_timeline_never_splits_a_number(columns):
     table = out[out.index("timeline"):].splitlines()
     assert code == 0 and max(len(line) for line in table) <= columns
     row = next(line for line in table if line.startswith("│ 4 │ loop │"))
-    assert "│   538 │" in row.replace(" 538 │", "   538 │")[-200:] or " 538 │" in row
     assert [cell.strip() for cell in row.strip("│").split("│")][3:6] == ["538", "384", "0"]
 
 

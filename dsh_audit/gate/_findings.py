@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..session import Failure, Session
+from ..session import EventLines, Failure, Session
 from ..errors import InputError
 from ..replay import Request
 from ._model import Finding
@@ -68,7 +68,7 @@ class Judge:
     def session(self, outcome: Session, *, rows: Sequence[Any], transitions: Sequence[Any], cache: Any,
                 capture: Path | None, validation: Sequence[Any]) -> list[Finding]:
         """Every finding of one log that replayed."""
-        lines = _Lines(outcome.path, lenient=outcome.lenient)
+        lines = outcome.lines  # recorded in the session's one pass: no second read for a finding's line
         sid = outcome.session_id
         out = self._validation(validation, sid)
         if capture is None:
@@ -79,7 +79,7 @@ class Judge:
         out += self._cache(outcome, cache)
         return self._keep(out)
 
-    def _captures(self, outcome: Session, rows: Sequence[Any], lines: _Lines) -> list[Finding]:
+    def _captures(self, outcome: Session, rows: Sequence[Any], lines: EventLines) -> list[Finding]:
         out = []
         for row in rows:
             rule = _VERDICT_RULE.get(row.verdict)
@@ -98,7 +98,7 @@ class Judge:
                                     request=request.index, verdict=row.verdict))
         return out
 
-    def _breaks(self, outcome: Session, transitions: Sequence[Any], lines: _Lines) -> list[Finding]:
+    def _breaks(self, outcome: Session, transitions: Sequence[Any], lines: EventLines) -> list[Finding]:
         out = []
         by_index = {r.index: r for r in outcome.requests}
         for t in transitions:
@@ -124,20 +124,3 @@ class Judge:
         return [self.finding("DSH831", f"actual cache-hit ratio {ratio:.1%} is below the policy bound {bound:.1%} "
                              f"({cache.actual_total} of {cache.prompt_total} prompt tokens read from cache)",
                              path=outcome.path, session_id=outcome.session_id)]
-
-
-class _Lines:
-    """``seq -> line`` of one log, read only when a finding needs it."""
-
-    def __init__(self, path: str, *, lenient: bool) -> None:
-        self.path, self.lenient = path, lenient
-        self.table: dict[int, int] | None = None
-
-    def get(self, seq: int | None) -> int | None:
-        if seq is None:
-            return None
-        if self.table is None:
-            from ._run import seq_lines
-
-            self.table = seq_lines(self.path, lenient=self.lenient)
-        return self.table.get(seq)

@@ -23,9 +23,9 @@ from typing import Any
 from ..attribution import attribute_sessions
 from ..cache import cache_report
 from ..capture import compare_capture, load_capture
-from ..errors import DshAuditError, InputError, MalformedRecordError, UsageError
+from ..errors import DshAuditError, MalformedRecordError, UsageError
 from ..importers import detect
-from ..log import discover, read_log
+from ..log import discover
 from ..session import Failure, GroupResult, Session, open_group, rounds, route_renderer, run_groups
 from ..validate import validate
 from ._findings import Judge
@@ -228,12 +228,3 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
     return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes))
-
-
-def seq_lines(path: str, *, lenient: bool = False) -> dict[int, int]:
-    """``seq -> physical line`` of every event of a log (for locating findings)."""
-    try:
-        log = read_log(path, lenient=lenient)
-        return {event.seq: event.line for event in log.events()}
-    except InputError:
-        return {}

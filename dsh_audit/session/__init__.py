@@ -32,12 +32,13 @@ from ._group import (
 )
 from ._related import Headers, find_parent, walk_family, with_ancestors
 from ._routes import ADAPTER_APIS, Route, RouteEvidence, request_provider, request_route, route_for
-from ._session import Bodies, Session, open_foreign, open_session, route_renderer, routes_from
+from ._session import Bodies, EventLines, Session, open_foreign, open_session, route_renderer, routes_from
 
 __all__ = [
     "ADAPTER_APIS",
     "Bodies",
     "CONTEXT_TYPES",
+    "EventLines",
     "Evidence",
     "EvidenceCollector",
     "Failure",

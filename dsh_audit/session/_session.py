@@ -16,6 +16,7 @@ surface, not by the number of requests.
 from __future__ import annotations
 
 import os
+from array import array
 from functools import lru_cache
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -34,6 +35,28 @@ __all__ = ["Bodies", "Session", "open_foreign", "open_session", "route_renderer"
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
+
+
+class EventLines:
+    """seq -> physical line of every event, 4-8 bytes an event: findings cite lines without
+    reading the log again."""
+
+    def __init__(self) -> None:
+        self._dense = array("l")  # seqs 0, 1, 2, ... (DSH's are contiguous)
+        self._sparse: dict[int, int] = {}
+
+    def add(self, seq: int, line: int) -> None:
+        if seq == len(self._dense):
+            self._dense.append(line)
+        else:
+            self._sparse[seq] = line
+
+    def get(self, seq: int | None) -> int | None:
+        if seq is None:
+            return None
+        if 0 <= seq < len(self._dense):
+            return self._dense[seq]
+        return self._sparse.get(seq)
 
 
 class Bodies:
@@ -142,6 +165,7 @@ class Session:
     upgrades: Counter[str] = field(default_factory=Counter)
     routes: RouteEvidence = field(default_factory=RouteEvidence)
     config: PiRoutes | None = field(default=None, repr=False)
+    lines: EventLines = field(default_factory=lambda: EventLines(), repr=False)
     times_given: dict[int, RequestTime] | None = field(default=None, repr=False)
     bodies: Bodies = field(default_factory=Bodies, repr=False)
     title: str | None = None
@@ -175,6 +199,10 @@ class Session:
     def loops(self) -> list[Request]:
         """The loop requests in first-chunk order."""
         return sorted((r for r in self.requests if r.kind == "loop"), key=lambda r: r.first_chunk_seq)
+
+    def line_of(self, seq: int | None) -> int | None:
+        """The physical line (1 is the header) of the event ``seq``, recorded in the one pass."""
+        return self.lines.get(seq)
 
     def use_routes(self, routes: PiRoutes | None) -> None:
         """Take a route configuration (``--routes``): its declared routes decide requests' routes,
@@ -279,11 +307,13 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
     collector = EvidenceCollector(evidence, watch)
     routes = RouteEvidence()
     activity = _Activity(log.header)
+    lines = EventLines()
 
     def observe(event: Event) -> None:
         collector.on_event(event)
         routes.on_event(event)
         activity.on_event(event)
+        lines.add(event.seq, event.line)
 
     result = ReplayResult()
     try:
@@ -293,7 +323,7 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
     return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
                    lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
                    warnings=list(log.warnings), upgrades=log.upgrades, title=activity.title,
-                   first_time=activity.first, last_time=activity.last)
+                   first_time=activity.first, last_time=activity.last, lines=lines)
 
 
 class _Activity:
