@@ -30,7 +30,7 @@ from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import DshAuditError
 from dsh_audit.replay import RequestTime
-from dsh_audit.replay import Request
+from dsh_audit.replay import Digest, Request
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
@@ -173,7 +173,7 @@ def _request(index: int, messages: list[dict[str, Any]], *, prompt: int | None, 
     return Request(index=index, kind=kind, session_id="s", turn=index + 1, step=1, attempt=1, step_start_seq=index * 10,
                    first_chunk_seq=index * 10 + 5,
                    header={"config": {"provider": "deepseek-official", "model": model}, "system": system},
-                   header_seq=1, header_reason="initial", messages=tuple(messages), message_seqs=(), messages_sha256="",
+                   header_seq=1, header_reason="initial", messages=tuple(messages), message_seqs=(), digest=Digest(""),
                    usage=usage)
 
 

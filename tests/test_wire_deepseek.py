@@ -14,7 +14,7 @@ import pytest
 
 import dsh_audit
 from dsh_audit.errors import RenderError, UsageError
-from dsh_audit.replay import Request
+from dsh_audit.replay import Digest, Request
 from dsh_audit.wire import ADAPTERS, DeepSeekRenderer, WireRequest, make_renderer, render, render_all
 
 from _golden import CORPUS, golden_files, log_for
@@ -167,7 +167,7 @@ def request(messages, header=HEADER, *, kind="loop", extra=None):
     return Request(index=0, kind=kind, session_id="s-1", turn=1, step=1, attempt=1, step_start_seq=1,
                    first_chunk_seq=9, header=header, header_seq=2, header_reason="initial",
                    messages=tuple(messages), message_seqs=tuple(range(3, 3 + len(messages))),
-                   messages_sha256="", extra=extra or {})
+                   digest=Digest(""), extra=extra or {})
 
 
 def body(req, **options):

@@ -184,7 +184,7 @@ class _Analyzer:
             if name not in best:
                 return 0
             shared, seen, mine, theirs = best[name]
-            if shared == (len(theirs.segments), 0):
+            if shared == (theirs.size, 0):
                 raw = seen.size  # the whole earlier prompt: a request-boundary unit of known size
             else:
                 own = mine.tokens

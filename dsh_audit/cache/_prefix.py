@@ -16,8 +16,8 @@ pointer per shared one, and two prompts compare at C speed on shared segments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from typing import Any
 
@@ -32,31 +32,35 @@ from ._tokens import TokenCounter, make_counter
 __all__ = ["Prompt", "PromptBuilder", "common_chars", "common_prefix", "prefix_tokens"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Prompt:
     """One request's prompt segments, their token counts, and where they came from.
 
+    Consecutive prompts of one conversation share one growing list of segments (a *track*); a
+    prompt is its track's first :attr:`size` segments. A track only grows, so a prompt never
+    changes, and two prompts of one track share ``min(size)`` segments without comparing any.
+
     Attributes:
-        segments: the segments in the rule's render order.
+        segments: the segments in the rule's render order (read up to ``size``).
         source: ``wire:<adapter>`` or ``json``.
         json: the log-JSON projection of a wire-projected prompt, used to compare it with a
             request whose body could not be rendered (like is compared with like).
         cumulative: tokens of the first ``k + 1`` segments at ``k`` (empty when not counted).
-        chain: a hash of the first ``k + 1`` segments at ``k`` (each link hashes the one before
-            and its segment), so two prompts' common prefix is found by a binary search on their
-            chains instead of comparing segments (empty when not built).
+        size: how many segments are this prompt's.
+        track: the track the lists belong to (compared once with another track, then cached).
     """
 
-    segments: tuple[str, ...]
+    segments: list[str]
     source: str
-    json: Prompt | None = None
-    cumulative: tuple[int, ...] = ()
-    chain: tuple[int, ...] = ()
+    json: Prompt | None
+    cumulative: list[int]
+    size: int
+    track: _Track
 
     @property
     def tokens(self) -> int:
         """Tokens of the whole prompt (0 when not counted)."""
-        return self.cumulative[-1] if self.cumulative else 0
+        return self.cumulative[self.size - 1] if self.cumulative and self.size else 0
 
     def view(self, other: Prompt) -> tuple[Prompt, Prompt]:
         """``(self, other)`` in a common projection (both rendered, or both log JSON)."""
@@ -81,17 +85,20 @@ def common_chars(a: str, b: str) -> int:
 
 
 def common_prefix(a: Prompt, b: Prompt) -> tuple[int, int]:
-    """``(whole segments, extra characters)`` that ``a`` and ``b`` share from the start.
-
-    A binary search on tuple slices: shared segments are usually the same objects, which compare
-    by identity at C speed.
-    """
-    x, y = a.segments, b.segments
-    n = min(len(x), len(y))
-    if n and len(a.chain) == len(x) and len(b.chain) == len(y):
-        return _chained_prefix(a, b, n)
-    if x[:n] == y[:n]:
+    """``(whole segments, extra characters)`` that ``a`` and ``b`` share from the start."""
+    n = min(a.size, b.size)
+    whole = n if a.track is b.track else min(a.track.common(b.track), n)
+    if whole == n:
         return n, 0
+    return whole, common_chars(a.segments[whole], b.segments[whole])
+
+
+def _common_items(x: list[str], y: list[str]) -> int:
+    """How many leading entries ``x`` and ``y`` share: a binary search on slices, which compare
+    the shared entries (usually the same objects) at C speed."""
+    n = min(len(x), len(y))
+    if x[:n] == y[:n]:
+        return n
     lo, hi = 0, n  # x[:lo] == y[:lo] and x[:hi] != y[:hi]
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -99,21 +106,7 @@ def common_prefix(a: Prompt, b: Prompt) -> tuple[int, int]:
             lo = mid
         else:
             hi = mid
-    return lo, common_chars(x[lo], y[lo])
-
-
-def _chained_prefix(a: Prompt, b: Prompt, n: int) -> tuple[int, int]:
-    x, y, ca, cb = a.segments, b.segments, a.chain, b.chain
-    if ca[n - 1] == cb[n - 1] and x[n - 1] == y[n - 1]:
-        return n, 0
-    lo, hi = 0, n  # the first lo segments are shared, the first hi are not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ca[mid - 1] == cb[mid - 1]:
-            lo = mid
-        else:
-            hi = mid
-    return lo, common_chars(x[lo], y[lo])
+    return lo
 
 
 def prefix_tokens(prompt: Prompt, shared: tuple[int, int], count: TokenCounter) -> int:
@@ -123,7 +116,7 @@ def prefix_tokens(prompt: Prompt, shared: tuple[int, int], count: TokenCounter) 
         total = prompt.cumulative[whole - 1] if whole else 0
     else:
         total = sum(count(s) for s in prompt.segments[:whole])
-    if chars and whole < len(prompt.segments):
+    if chars and whole < prompt.size:
         total += count(prompt.segments[whole][:chars])
     return total
 
@@ -158,6 +151,81 @@ class _Memo:
 _Part = tuple[tuple[str, ...], tuple[int, ...]]  # segments and their token counts
 
 
+@dataclass(frozen=True, slots=True)
+class _Messages:
+    view: Sequence[Any]
+    part_for: Callable[[int], _Part]
+
+
+def _flat(messages: _Messages | tuple[list[str], list[int]]) -> tuple[list[str], list[int]]:
+    if not isinstance(messages, _Messages):
+        return messages
+    segments: list[str] = []
+    counts: list[int] = []
+    for i in range(len(messages.view)):
+        part_segments, part_counts = messages.part_for(i)
+        segments += part_segments
+        counts += part_counts
+    return segments, counts
+
+
+class _Track:
+    """A growing prompt: the head's segments, then each message's, with running token sums.
+    Prompts are prefixes of it; its lists only grow."""
+
+    __slots__ = ("_common", "cumulative", "head", "offsets", "parts", "segments", "view")
+
+    def __init__(self, head: tuple[str, ...], head_counts: list[int]) -> None:
+        self.head = head
+        self.segments: list[str] = list(head)
+        self.cumulative: list[int] = list(accumulate(head_counts))
+        self.parts: list[_Part] = []  # one per message of view
+        self.offsets: list[int] = []  # where each message's segments start
+        self.view: Sequence[Any] = ()
+        self._common: dict[int, tuple[_Track, int]] = {}
+
+    def common(self, other: _Track) -> int:
+        """Leading segments this track and ``other`` share, cached once they differ (a later
+        append to either cannot change it then)."""
+        found = self._common.get(id(other))
+        if found is not None and found[0] is other:
+            return found[1]
+        shared = _common_items(self.segments, other.segments)
+        if shared < min(len(self.segments), len(other.segments)):
+            self._common[id(other)] = (other, shared)
+            other._common[id(self)] = (self, shared)
+        return shared
+
+    def _add(self, segments: Iterable[str], counts: Iterable[int]) -> None:
+        total = self.cumulative[-1] if self.cumulative else 0
+        for count in counts:
+            total += count
+            self.cumulative.append(total)
+        self.segments += segments
+
+    def extend(self, messages: _Messages, start: int) -> None:
+        """Add the parts of ``messages.view[start:]``."""
+        for i in range(start, len(messages.view)):
+            part = messages.part_for(i)
+            self.offsets.append(len(self.segments))
+            self.parts.append(part)
+            self._add(*part)
+        self.view = messages.view
+
+    def fork(self, messages: _Messages, kept: int) -> _Track:
+        """A new track for ``messages``, whose first ``kept`` messages are this track's."""
+        track = _Track.__new__(_Track)
+        cut = self.offsets[kept] if kept < len(self.offsets) else len(self.segments)
+        track.head, track._common = self.head, {}
+        track.segments, track.cumulative = self.segments[:cut], self.cumulative[:cut]
+        track.parts, track.offsets, track.view = self.parts[:kept], self.offsets[:kept], ()
+        track.extend(messages, kept)
+        return track
+
+    def prompt(self, source: str, fallback: Prompt | None) -> Prompt:
+        return Prompt(self.segments, source, fallback, self.cumulative, len(self.segments), self)
+
+
 class PromptBuilder:
     """Builds :class:`Prompt` values for one session under one rule.
 
@@ -178,10 +246,7 @@ class PromptBuilder:
         self.pieces = pieces
         self.count = count or make_counter(rule.tokenizer, method="estimate")
         self._memo = _Memo()
-        # per projection: the last loop request's messages, segment offsets per message, segments, counts
-        self._last: dict[str, tuple[MessageView, list[int], list[str], list[int], list[_Part]]] = {}
-        # per projection: the last prompt's head segments and its hash chain
-        self._chains: dict[str, tuple[tuple[str, ...], list[int]]] = {}
+        self._tracks: dict[str, _Track] = {}  # per projection: the last loop request's prompt lists
 
     def build(self, request: Request) -> Prompt:
         try:
@@ -217,65 +282,50 @@ class PromptBuilder:
 
     def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | None = None,
                 key: str | None = None) -> Prompt:
-        """Join parts in render order. ``parts["messages"]`` is already flat: ``(segments, counts,
-        kept)``, its first ``kept`` segments the previous prompt's of projection ``key``, so the
-        hash chain is extended, not rebuilt, while the head (everything before the messages) is
-        unchanged."""
+        """Join parts in render order. ``parts["messages"]`` is a :class:`_Messages` (a request's
+        messages and how to make the part of each) or flat ``(segments, counts)``.
+
+        A loop request whose messages extend the previous one's (one fold generation, the same
+        head) extends the previous prompt's lists in place and views them: its cost is its new
+        messages, not its history. Anything else builds new lists (after a replace, each
+        surviving message object keeps its segments)."""
         head: list[str] = []
-        counts: list[int] = []
+        head_counts: list[int] = []
         for name in self.rule.render_order:
             if name != "messages":
                 for part_segments, part_counts in parts.get(name, ()):
                     head += part_segments
-                    counts += part_counts
-        message_segments, message_counts, kept = parts["messages"]
-        segments = head + message_segments
-        counts += message_counts
-        if self.rule.render_order[-1] != "messages":  # messages in the middle: no chain to extend
-            return Prompt(tuple(segments), source, fallback, tuple(accumulate(counts)))
-        last = self._chains.get(key) if key is not None else None
+                    head_counts += part_counts
+        messages = parts["messages"]
+        if self.rule.render_order[-1] != "messages":  # messages in the middle: no track to extend
+            flat, counts = _flat(messages)
+            cut = self.rule.render_order.index("messages")
+            before = sum(len(segs) for name in self.rule.render_order[:cut] for segs, _ in parts.get(name, ()))
+            whole = _Track(tuple(head[:before] + flat + head[before:]), head_counts[:before] + counts + head_counts[before:])
+            return whole.prompt(source, fallback)
         fixed = tuple(head)
-        chain = last[1][:len(head) + kept] if last is not None and kept and last[0] == fixed else []
-        link = chain[-1] if chain else 0
-        for segment in segments[len(chain):]:
-            link = hash((link, segment))
-            chain.append(link)
-        if key is not None:
-            self._chains[key] = (fixed, chain)
-        return Prompt(tuple(segments), source, fallback, tuple(accumulate(counts)), tuple(chain))
-
-    def _messages(self, key: str, request: Request,
-                  part_for: Callable[[int], _Part]) -> tuple[list[str], list[int], int]:
-        """The flat message segments and counts of ``request``.
-
-        When it and the previous request are views of one fold generation, the shared messages'
-        segments are the previous request's (only the new messages are looked at); after a
-        replace, each surviving message object reuses its segments. ``part_for(i)`` makes the
-        part of message ``i``.
-        """
-        view = request.messages
-        last = self._last.get(key)
-        shared = view.shared_prefix(last[0]) if isinstance(view, MessageView) and last is not None else 0
-        reuse: dict[int, tuple[Any, _Part]] = {}
-        if last is not None and shared:
-            _, offsets, segments, counts, parts = last
-            cut = offsets[shared]
-            offsets, segments, counts, parts = offsets[:shared + 1], segments[:cut], counts[:cut], parts[:shared]
+        view = messages.view if isinstance(messages, _Messages) else None
+        track = self._tracks.get(key) if key is not None else None
+        if (isinstance(view, MessageView) and isinstance(messages, _Messages) and key is not None
+                and track is not None and track.head == fixed):
+            kept = view.common_items(track.view)
+            if kept == len(track.view) <= len(view):
+                track.extend(messages, kept)  # the same generation, grown: extend in place
+            else:
+                track = self._tracks[key] = track.fork(messages, kept)
+            return track.prompt(source, fallback)
+        track = _Track(fixed, head_counts)
+        if isinstance(messages, _Messages):
+            track.extend(messages, 0)
         else:
-            cut = 0
-            if last is not None:  # a replace: the messages that survived keep their segments
-                reuse = {id(m): (m, part) for m, part in zip(last[0], last[4])}
-            offsets, segments, counts, parts = [0], [], [], []
-        for i, message in enumerate(islice(view, shared, None), shared):
-            found = reuse.get(id(message))
-            part = found[1] if found is not None and found[0] is message else part_for(i)
-            parts.append(part)
-            segments += part[0]
-            counts += part[1]
-            offsets.append(len(segments))
-        if isinstance(view, MessageView):
-            self._last[key] = (view, offsets, segments, counts, parts)
-        return segments, counts, cut
+            track._add(*messages)
+        if isinstance(view, MessageView) and key is not None:
+            self._tracks[key] = track
+        return track.prompt(source, fallback)
+
+    def _messages(self, request: Request, part_for: Callable[[int], _Part]) -> _Messages:
+        """The messages of ``request``; ``part_for(i)`` makes the part of message ``i``."""
+        return _Messages(request.messages, part_for)
 
     def _params(self, source: dict[str, Any]) -> list[Any]:
         params = {k: source[k] for k in self.rule.prompt_params if k in source}
@@ -309,7 +359,7 @@ class PromptBuilder:
             fragment = fragments[i]
             return self._part(id(fragment), fragment, lambda: self._wire_messages(orjson.loads(f"[{fragment}]")))
 
-        return {**parts, "system": system, "messages": self._messages("wire", request, part_for)}
+        return {**parts, "system": system, "messages": self._messages(request, part_for)}
 
     def _from_body(self, body: dict[str, Any]) -> dict[str, Any]:
         if self.rule.family == "anthropic":
@@ -329,7 +379,7 @@ class PromptBuilder:
             part_segments, part_counts = self._part(orjson.dumps(m), None, lambda m=m: self._wire_messages([m]))  # type: ignore[misc]
             flat_segments += part_segments
             flat_counts += part_counts
-        return {**parts, "messages": (flat_segments, flat_counts, 0)}
+        return {**parts, "messages": (flat_segments, flat_counts)}
 
     def _from_request(self, request: Request) -> dict[str, Any]:
         header = request.header or {}
@@ -345,7 +395,7 @@ class PromptBuilder:
             "system": [self._part(("json-system", id(header)), header,
                                   lambda: [system] if system is not None else [])],
             "tools": [self._part(("json-tools", id(header)), header, lambda: tool_list)],
-            "messages": self._messages("json", request, lambda i: self._part(
+            "messages": self._messages(request, lambda i: self._part(
                 ("json", id(messages[i])), messages[i], lambda: [_drop_reasoning(messages[i]) if strip else messages[i]])),
         }
 

@@ -56,7 +56,7 @@ from typing import Any
 
 from .._json import as_object
 from ..jsjson import stringify
-from ..replay import Request
+from ..replay import Digest, Request
 from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, token_count, tool_result_message
 
 __all__ = ["import_claude_code"]
@@ -380,7 +380,7 @@ class _Importer:
                 step_start_seq=chain[-1][0] if chain else None, first_chunk_seq=first_line,
                 header={"config": {"provider": "anthropic", "model": model}}, header_seq=conv["header_seq"],
                 header_reason=conv["reason"], messages=message_tuple, message_seqs=tuple(seqs),
-                messages_sha256=self.digest(message_tuple), context={"provider": "anthropic", "model": model},
+                digest=Digest(self.digest(message_tuple)), context={"provider": "anthropic", "model": model},
                 usage=_usage(_message(last).get("usage")), finish=finish, extra=extra,
             ))
         created = next((iso_seconds(r.get("timestamp")) for _, r in self.records if r.get("timestamp")), None)

@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..jsjson import stringify
-from ..replay import Request
+from ..replay import Digest, Request
 from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, token_count, tool_result_message
 
 __all__ = ["import_codex"]
@@ -285,7 +285,7 @@ class _Importer:
             step=self.step, attempt=1, step_start_seq=current["seqs"][-1] if current["seqs"] else None,
             first_chunk_seq=current["first"], header=current["header"], header_seq=current["header_seq"],
             header_reason=current["header_reason"], messages=messages, message_seqs=current["seqs"],
-            messages_sha256=self.digest(messages),
+            digest=Digest(self.digest(messages)),
             context={"provider": self.provider, "model": (current["header"] or {}).get("config", {}).get("model")},
             usage=usage, finish=finish, extra=extra,
         ))

@@ -2,12 +2,14 @@
 
 from ._derive import derive_event_message
 from ._header import call_config_equals, canonical_header, header_equals
-from ._model import ReplayResult, Request, RequestTime
+from ._model import Digest, ReplayResult, Request, RequestTime
 from ._requests import iter_requests, replay
-from ._surface import MessageView, Replacement, SurfaceFold
+from ._surface import MessageView, PrefixDigest, Replacement, SurfaceFold
 
 __all__ = [
+    "Digest",
     "MessageView",
+    "PrefixDigest",
     "Replacement",
     "ReplayResult",
     "Request",

@@ -7,13 +7,51 @@ findings (surface replacements, skipped steps, notes) travel separately in the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._surface import Replacement
 
-__all__ = ["ReplayResult", "Request", "RequestTime"]
+__all__ = ["Digest", "ReplayResult", "Request", "RequestTime"]
+
+
+class Digest:
+    """The hex SHA-256 of a request's messages (``JSON.stringify``, spec §8.5), given or computed
+    the first time it is read.
+
+    A loop request's digest covers its whole history: computing it for every request whether or
+    not anyone reads it would cost O(history) after every surface replace. Pickles as its value.
+
+    Example:
+        >>> Digest(lambda: "ab").hex
+        'ab'
+    """
+
+    __slots__ = ("_compute", "_hex")
+
+    def __init__(self, value: str | Callable[[], str]) -> None:
+        self._hex: str | None = value if isinstance(value, str) else None
+        self._compute: Callable[[], str] | None = None if isinstance(value, str) else value
+
+    @property
+    def hex(self) -> str:
+        if self._hex is None:
+            assert self._compute is not None
+            self._hex, self._compute = self._compute(), None
+        return self._hex
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Digest) and self.hex == other.hex
+
+    def __hash__(self) -> int:
+        return hash(self.hex)
+
+    def __repr__(self) -> str:
+        return f"Digest({self.hex!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Digest, (self.hex,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +89,18 @@ class Request:
     header_reason: str | None
     messages: Sequence[dict[str, Any]]
     message_seqs: Sequence[int]
-    messages_sha256: str
+    digest: Digest
     context: dict[str, Any] | None = None
     usage: dict[str, Any] | None = None
     message_usage: dict[str, Any] | None = None
     finish: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     time: RequestTime | None = None
+
+    @property
+    def messages_sha256(self) -> str:
+        """Hex SHA-256 of ``JSON.stringify(messages)``, the digest DSH's goldens use."""
+        return self.digest.hex
 
     @property
     def message_count(self) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from .._json import as_object
@@ -22,7 +23,7 @@ from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
 from ._header import canonical_header
-from ._model import ReplayResult, Request, RequestTime
+from ._model import Digest, ReplayResult, Request, RequestTime
 from ._surface import SurfaceFold
 
 __all__ = ["iter_requests", "replay"]
@@ -80,15 +81,15 @@ class _Replayer:
         """Sent after the previous event, not yet answered."""
         return RequestTime(self.prev_time if self.prev_time is not None else self.now, None)
 
-    def snapshot(self) -> tuple[Sequence[dict[str, Any]], Sequence[int], str]:
-        has_head = self.system_head() is not None
-        sha = self.fold.messages_sha256(skip_head=has_head)
+    def snapshot(self) -> tuple[Sequence[dict[str, Any]], Sequence[int], Digest]:
+        """The messages before the next attempt (without a v3+ system head), their seqs, and
+        their digest, computed when read."""
         messages, seqs = self.fold.messages(), self.fold.message_seqs()
-        if has_head:
-            head = self.fold.nodes[0]
-            if seqs and seqs[0] == head:
-                messages, seqs = messages.tail(1), seqs.tail(1)
-        return messages, seqs, sha
+        start = 0
+        if self.system_head() is not None and seqs and seqs[0] == self.fold.nodes[0]:
+            start = 1
+            messages, seqs = messages.tail(1), seqs.tail(1)
+        return messages, seqs, Digest(partial(self.fold.prefix_digest(start).digest, start + len(messages)))
 
     def system_head(self) -> Event | None:
         """v3+: the surface head when it is a system/message (the system prompt's home)."""
@@ -114,13 +115,13 @@ class _Replayer:
     def new_attempt(self, event: Event, step_start: tuple[Any, Any, int]) -> _Pending:
         """The next loop attempt of the step, as the log stands before ``event`` (its first record)."""
         self.attempt_count += 1
-        messages, seqs, sha = self.snapshot()
+        messages, seqs, digest = self.snapshot()
         turn, step, step_start_seq = step_start
         return _Pending(
             kind="loop", session_id=self.sid, turn=turn, step=step, attempt=self.attempt_count,
             step_start_seq=step_start_seq, first_chunk_seq=event.seq, header=self.effective_header(),
             header_seq=self.header_seq, header_reason=self.header_reason, messages=messages,
-            message_seqs=seqs, messages_sha256=sha, context=self.context, time=self.sent_time(),
+            message_seqs=seqs, digest=digest, context=self.context, time=self.sent_time(),
         )
 
     def flush(self) -> Iterator[_Pending]:
@@ -192,7 +193,7 @@ class _Replayer:
             index=-1, kind="compaction", session_id=self.sid, turn=self.compaction_turn, step=None,
             attempt=1, step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=header_seq,
             header_reason=reason, messages=tuple(region), message_seqs=tuple(seqs),
-            messages_sha256=sha256_hex(region), context=self.context,
+            digest=Digest(sha256_hex(region)), context=self.context,
             usage=data.get("usage"), time=RequestTime(self.sent_time().sent, self.now), extra={
                 "compactionId": data.get("compactionId"), "provider": data.get("provider"),
                 "model": data.get("model"), "maxTokens": data.get("maxTokens"),
@@ -220,7 +221,7 @@ class _Replayer:
             index=-1, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
             header_reason=None, messages=messages, message_seqs=(),
-            messages_sha256=sha256_hex(list(messages)),
+            digest=Digest(sha256_hex(list(messages))),
             context=None, time=RequestTime(self.now, self.now), extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
         return request
 
@@ -237,7 +238,7 @@ class _Replayer:
             index=-1, kind="search", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=canonical_header({"config": config}),
             header_seq=None, header_reason=None, messages=messages, message_seqs=(),
-            messages_sha256=sha256_hex(list(messages)),
+            digest=Digest(sha256_hex(list(messages))),
             context=None, time=RequestTime(self.sent_time().sent, self.now), extra={"endpoint": data.get("endpoint"), "apiVersion": data.get("apiVersion"),
                                  "body": body})
 

@@ -7,9 +7,11 @@ Errors carry DSH's own diagnostic text so a refusal names the same cause DSH nam
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from operator import is_
 from typing import Any, overload
 
 from ..errors import ReplayError
@@ -17,7 +19,7 @@ from ..jsjson import stringify_bytes
 from ..log import SURFACE_TYPES, Event
 from ._derive import derive_event_message
 
-__all__ = ["MessageView", "Replacement", "SurfaceFold"]
+__all__ = ["MessageView", "PrefixDigest", "Replacement", "SurfaceFold"]
 
 
 class MessageView(Sequence[Any]):
@@ -74,9 +76,82 @@ class MessageView(Sequence[Any]):
             return min(self._n, other._n) - self._start
         return 0
 
+    def common_items(self, other: Sequence[Any]) -> int:
+        """How many leading items this view and ``other`` share as the same objects: O(1) for
+        views of one generation, else a binary search at C speed (a replace's next generation
+        starts with the previous one's objects)."""
+        shared = self.shared_prefix(other)
+        if shared or not isinstance(other, MessageView):
+            return shared
+        x, y = self._items, other._items
+        a, b = self._start, other._start
+        lo, hi = 0, min(len(self), len(other)) + 1  # the first lo are shared, the first hi are not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if all(map(is_, x[a + lo:a + mid], y[b + lo:b + mid])):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
     def tail(self, start: int) -> "MessageView":
         """The same view without its first ``start`` items (no copy)."""
         return MessageView(self._items, self._n, self._start + start)
+
+
+class PrefixDigest:
+    """SHA-256 of ``JSON.stringify(items[start:n])`` for any ``n``, over one growing list.
+
+    A fold generation's list only grows, so the digest of a longer prefix continues the hasher of
+    a shorter one; a hasher copy is kept every :attr:`EVERY` items, so asking for an earlier
+    prefix re-feeds at most that many. After a replace the next generation's list starts with the
+    same item objects up to the replaced position: :meth:`fork` carries the checkpoints of that
+    shared prefix over, so a replace re-hashes only what follows it, and only when a digest is
+    asked for.
+
+    Example:
+        >>> items = [{"role": "user", "content": []}]
+        >>> PrefixDigest(items).digest(1) == PrefixDigest(items).digest(1)
+        True
+    """
+
+    EVERY = 32
+    __slots__ = ("_checkpoints", "_fed", "_hasher", "_items", "_start")
+
+    def __init__(self, items: list[Any], start: int = 0) -> None:
+        self._items = items
+        self._start = start
+        self._hasher = hashlib.sha256(b"[")
+        self._fed = 0  # items fed, counted from start
+        self._checkpoints = [self._hasher.copy()]  # [i]: state after i * EVERY items
+
+    def digest(self, n: int) -> str:
+        """The hex digest of ``items[start:n]``."""
+        wanted = max(n - self._start, 0)
+        if wanted < self._fed:
+            at = wanted // self.EVERY
+            self._hasher, self._fed = self._checkpoints[at].copy(), at * self.EVERY
+        hasher, fed, every, checkpoints = self._hasher, self._fed, self.EVERY, self._checkpoints
+        for item in islice(self._items, self._start + fed, self._start + wanted):
+            if fed:
+                hasher.update(b",")
+            hasher.update(stringify_bytes(item))
+            fed += 1
+            if fed % every == 0 and fed // every == len(checkpoints):
+                checkpoints.append(hasher.copy())
+        self._fed = fed
+        final = hasher.copy()
+        final.update(b"]")
+        return final.hexdigest()
+
+    def fork(self, items: list[Any], shared: int) -> "PrefixDigest":
+        """A digest over ``items``, whose first ``shared`` entries are this list's."""
+        other = PrefixDigest.__new__(PrefixDigest)
+        other._items, other._start = items, self._start
+        kept = max(shared - self._start, 0) // self.EVERY + 1
+        other._checkpoints = self._checkpoints[:kept]
+        other._hasher, other._fed = other._checkpoints[-1].copy(), (len(other._checkpoints) - 1) * self.EVERY
+        return other
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +244,9 @@ class SurfaceFold:
         # Projected messages of the current generation, in node order, grown on append.
         self._messages: list[dict[str, Any]] = []
         self._message_seqs: list[int] = []
+        self._message_nodes: list[int] = []  # the node index behind each message (ascending)
         self._projected = 0  # nodes projected into _messages so far
-        self._digest: tuple[Any, int, bool, bool] | None = None  # hasher, nodes fed, any fed, skip_head
+        self._digests: dict[int, PrefixDigest] = {}  # by start, over this generation's _messages
 
     def apply(self, event: Event) -> Replacement | None:
         """Fold one event; raises ReplayError (DSH's text) and leaves the state unchanged on failure."""
@@ -202,8 +278,7 @@ class SurfaceFold:
             self.node_events.pop(seq, None)
         self.node_events[event.seq] = event
         self.replace_generation += 1
-        self._messages, self._message_seqs, self._projected = [], [], 0
-        self._digest = None
+        self._new_generation(start_idx)
         return Replacement(event.seq, op["start"], op["end"], tuple(shadowed), event.type)
 
     def _check_tool_rewrite(self, event: Event, shadowed: list[int]) -> None:
@@ -215,13 +290,27 @@ class SurfaceFold:
         if _blank_result(original.data) != _blank_result(event.data):
             raise ReplayError("tool/result surface replacement may change only content")
 
+    def _new_generation(self, start_idx: int) -> None:
+        """A replace at node ``start_idx``: a new message list (requests hold views of the old one)
+        that keeps the messages projected from the nodes before it, and digests that keep their
+        hashes of that shared prefix."""
+        kept_nodes = min(start_idx, self._projected)
+        kept = bisect_left(self._message_nodes, kept_nodes)
+        self._messages = self._messages[:kept]
+        self._message_seqs = self._message_seqs[:kept]
+        self._message_nodes = self._message_nodes[:kept]
+        self._projected = kept_nodes
+        self._digests = {start: digest.fork(self._messages, kept) for start, digest in self._digests.items()}
+
     def _project(self) -> None:
-        for seq in self.nodes[self._projected:]:
-            message = derive_event_message(self.node_events[seq])
+        nodes, events = self.nodes, self.node_events
+        for index in range(self._projected, len(nodes)):
+            message = derive_event_message(events[nodes[index]])
             if message is not None:
                 self._messages.append(message)
-                self._message_seqs.append(seq)
-        self._projected = len(self.nodes)
+                self._message_seqs.append(nodes[index])
+                self._message_nodes.append(index)
+        self._projected = len(nodes)
 
     def messages(self) -> MessageView:
         """The current request messages: every node projected, empty assistants dropped."""
@@ -233,20 +322,14 @@ class SurfaceFold:
         self._project()
         return MessageView(self._message_seqs, len(self._message_seqs))
 
+    def prefix_digest(self, start: int = 0) -> PrefixDigest:
+        """The digest of this generation's messages from ``start`` on (see :class:`PrefixDigest`)."""
+        digest = self._digests.get(start)
+        if digest is None:
+            digest = self._digests[start] = PrefixDigest(self._messages, start)
+        return digest
+
     def messages_sha256(self, *, skip_head: bool = False) -> str:
-        """SHA-256 of ``JSON.stringify(messages())``, fed incrementally while only appends happen."""
-        state = self._digest
-        if state is None or state[3] != skip_head:
-            state = (hashlib.sha256(b"["), 1 if skip_head else 0, False, skip_head)
-        hasher, fed, any_fed, _ = state
-        for seq in self.nodes[fed:]:
-            message = derive_event_message(self.node_events[seq])
-            if message is not None:
-                if any_fed:
-                    hasher.update(b",")
-                hasher.update(stringify_bytes(message))
-                any_fed = True
-        self._digest = (hasher, len(self.nodes), any_fed, skip_head)
-        final = hasher.copy()
-        final.update(b"]")
-        return final.hexdigest()
+        """SHA-256 of ``JSON.stringify(messages())`` (without the first message with ``skip_head``)."""
+        self._project()
+        return self.prefix_digest(1 if skip_head else 0).digest(len(self._messages))
