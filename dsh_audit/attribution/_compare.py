@@ -15,6 +15,7 @@ first chunks (spec §9.7 checklist):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,19 +90,33 @@ def _classify_replace(record: Evidence, window: list[Evidence]) -> tuple[str, li
     return "plugin_replace", [record]
 
 
+def _positions(seqs: Sequence[int], wanted: list[int]) -> list[int]:
+    """Where the ``wanted`` seqs are in ``seqs``, in order; a few are searched for at C speed (a
+    prune shadows one node of a long history), many through one index."""
+    if len(wanted) > 16:
+        index = {seq: i for i, seq in enumerate(seqs)}
+        return sorted(index[s] for s in wanted if s in index)
+    found = []
+    for seq in wanted:
+        try:
+            found.append(seqs.index(seq))
+        except ValueError:
+            pass
+    return sorted(found)
+
+
 def _replacements(window: list[Evidence], prev: Request) -> tuple[list[_Replace], list[_Replace]]:
     """Split the replacements in ``window`` into those touching ``prev``'s prompt and the rest."""
     records = [e for e in window if isinstance(e.data.get("surfaceOp"), dict)]
     if not records:
         return [], []
-    index = {seq: i for i, seq in enumerate(prev.message_seqs)}
     touching: list[_Replace] = []
     other: list[_Replace] = []
     for record in records:
         cause, evidence = _classify_replace(record, window)
         shadowed = record.data.get("shadowedSeqs")
-        positions = sorted(index[s] for s in (shadowed if isinstance(shadowed, list) else [])
-                           if isinstance(s, int) and s in index)
+        positions = _positions(prev.message_seqs, [s for s in (shadowed if isinstance(shadowed, list) else [])
+                                                   if isinstance(s, int)])
         (touching if positions else other).append(_Replace(record, cause, evidence, positions))
     return touching, other
 

@@ -138,11 +138,14 @@ class _Analyzer:
         self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
         self.bodies, self.prices, self.lookback, self.routes = bodies, prices, lookback, routes
         self.families: dict[str, _Family] = {}
+        self.rules: dict[tuple[str | None, str | None, str | None], CacheRule] = {}
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
         self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # recent requests per (family, model)
 
     def family(self, provider: str | None, model: str | None, adapter: str | None) -> _Family:
-        rule = rule_for(provider, model, unit=self.unit, adapter=adapter)
+        rule = self.rules.get((provider, model, adapter))
+        if rule is None:
+            rule = self.rules[(provider, model, adapter)] = rule_for(provider, model, unit=self.unit, adapter=adapter)
         found = self.families.get(rule.family)
         if found is None:
             bodies, adapter = self.bodies, rule.wire_adapter

@@ -87,10 +87,10 @@ def common_chars(a: str, b: str) -> int:
 def common_prefix(a: Prompt, b: Prompt) -> tuple[int, int]:
     """``(whole segments, extra characters)`` that ``a`` and ``b`` share from the start."""
     n = min(a.size, b.size)
-    whole = n if a.track is b.track else min(a.track.common(b.track), n)
-    if whole == n:
+    if a.track is b.track:
         return n, 0
-    return whole, common_chars(a.segments[whole], b.segments[whole])
+    whole, chars = a.track.common(b.track)
+    return (n, 0) if whole >= n else (whole, chars)
 
 
 def _common_items(x: list[str], y: list[str]) -> int:
@@ -170,56 +170,79 @@ def _flat(messages: _Messages | tuple[list[str], list[int]]) -> tuple[list[str],
 
 
 class _Track:
-    """A growing prompt: the head's segments, then each message's, with running token sums.
-    Prompts are prefixes of it; its lists only grow."""
+    """A growing prompt: the head's segments, then each message's, with their token counts and
+    running sums. Prompts are prefixes of it; its lists only grow."""
 
-    __slots__ = ("_common", "cumulative", "head", "offsets", "parts", "segments", "view")
+    __slots__ = ("_common", "counts", "cumulative", "head", "offsets", "parts", "segments", "view")
 
     def __init__(self, head: tuple[str, ...], head_counts: list[int]) -> None:
         self.head = head
         self.segments: list[str] = list(head)
+        self.counts: list[int] = list(head_counts)
         self.cumulative: list[int] = list(accumulate(head_counts))
         self.parts: list[_Part] = []  # one per message of view
         self.offsets: list[int] = []  # where each message's segments start
         self.view: Sequence[Any] = ()
-        self._common: dict[int, tuple[_Track, int]] = {}
+        self._common: dict[int, tuple[_Track, tuple[int, int]]] = {}
 
-    def common(self, other: _Track) -> int:
-        """Leading segments this track and ``other`` share, cached once they differ (a later
-        append to either cannot change it then)."""
+    def common(self, other: _Track) -> tuple[int, int]:
+        """``(segments, characters)`` this track and ``other`` share from the start, cached once
+        they differ (a later append to either cannot change it then; until then, the characters
+        are 0 and the segments all of the shorter one's)."""
         found = self._common.get(id(other))
         if found is not None and found[0] is other:
             return found[1]
-        shared = _common_items(self.segments, other.segments)
-        if shared < min(len(self.segments), len(other.segments)):
-            self._common[id(other)] = (other, shared)
-            other._common[id(self)] = (self, shared)
+        whole = _common_items(self.segments, other.segments)
+        if whole >= min(len(self.segments), len(other.segments)):
+            return whole, 0
+        shared = (whole, common_chars(self.segments[whole], other.segments[whole]))
+        self._common[id(other)] = (other, shared)
+        other._common[id(self)] = (self, shared)
         return shared
 
-    def _add(self, segments: Iterable[str], counts: Iterable[int]) -> None:
+    def _add(self, segments: Sequence[str], counts: Sequence[int]) -> None:
         total = self.cumulative[-1] if self.cumulative else 0
-        for count in counts:
-            total += count
-            self.cumulative.append(total)
         self.segments += segments
+        self.counts += counts
+        self.cumulative += islice(accumulate(counts, initial=total), 1, None)
 
-    def extend(self, messages: _Messages, start: int) -> None:
-        """Add the parts of ``messages.view[start:]``."""
-        for i in range(start, len(messages.view)):
+    def extend(self, messages: _Messages, start: int, stop: int | None = None) -> None:
+        """Add the parts of ``messages.view[start:stop]``."""
+        for i in range(start, len(messages.view) if stop is None else stop):
             part = messages.part_for(i)
             self.offsets.append(len(self.segments))
             self.parts.append(part)
             self._add(*part)
         self.view = messages.view
 
+    def _copy(self, source: _Track, start: int, stop: int) -> None:
+        """Add ``source``'s messages ``start:stop`` as they are (a C-speed copy)."""
+        first = source.offsets[start]
+        last = source.offsets[stop] if stop < len(source.offsets) else len(source.segments)
+        self.offsets += map((len(self.segments) - first).__add__, source.offsets[start:stop])
+        self.parts += source.parts[start:stop]
+        self._add(source.segments[first:last], source.counts[first:last])
+
     def fork(self, messages: _Messages, kept: int) -> _Track:
-        """A new track for ``messages``, whose first ``kept`` messages are this track's."""
+        """A new track for ``messages`` (after a replace), whose first ``kept`` messages are this
+        track's: they are copied, and so is every later run of this track's message objects
+        (what followed the replaced range, :meth:`MessageView.runs_from`); only the messages
+        new to it get their parts made."""
         track = _Track.__new__(_Track)
         cut = self.offsets[kept] if kept < len(self.offsets) else len(self.segments)
-        track.head, track._common = self.head, {}
-        track.segments, track.cumulative = self.segments[:cut], self.cumulative[:cut]
-        track.parts, track.offsets, track.view = self.parts[:kept], self.offsets[:kept], ()
-        track.extend(messages, kept)
+        track.head, track._common, track.view = self.head, {}, ()
+        track.segments, track.counts, track.cumulative = self.segments[:cut], self.counts[:cut], self.cumulative[:cut]
+        track.parts, track.offsets = self.parts[:kept], self.offsets[:kept]
+        at = kept
+        if isinstance(messages.view, MessageView):
+            for start, old_start, length in messages.view.runs_from(self.view):
+                if start + length <= kept:
+                    continue
+                skip = max(kept - start, 0)
+                track.extend(messages, at, start + skip)
+                track._copy(self, old_start + skip, old_start + length)
+                at = start + length
+        track.extend(messages, at)
         return track
 
     def prompt(self, source: str, fallback: Prompt | None) -> Prompt:

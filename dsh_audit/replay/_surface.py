@@ -68,6 +68,12 @@ class MessageView(Sequence[Any]):
     def __repr__(self) -> str:
         return f"MessageView({list(self)!r})" if len(self) < 4 else f"MessageView({len(self)} items)"
 
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        """The first index of ``value`` (searched at C speed); ValueError when absent."""
+        size = len(self)
+        stop = size if stop is None else min(stop, size)
+        return self._items.index(value, self._start + max(start, 0), self._start + max(stop, 0)) - self._start
+
     def shared_prefix(self, other: object) -> int:
         """How many leading items this view and ``other`` are known to share without comparing
         them: views of the same list from the same start share all of the shorter one's items
@@ -83,16 +89,42 @@ class MessageView(Sequence[Any]):
         shared = self.shared_prefix(other)
         if shared or not isinstance(other, MessageView):
             return shared
+        return self.same_run(0, other, 0)
+
+    def same_run(self, at: int, other: "MessageView", other_at: int) -> int:
+        """How many items from ``self[at]`` on are the same objects as from ``other[other_at]``
+        on (a binary search on slices, compared by identity at C speed)."""
         x, y = self._items, other._items
-        a, b = self._start, other._start
-        lo, hi = 0, min(len(self), len(other)) + 1  # the first lo are shared, the first hi are not
+        a, b = self._start + at, other._start + other_at
+        lo, hi = 0, min(len(self) - at, len(other) - other_at) + 1  # first lo shared, first hi not
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if all(map(is_, x[a + lo:a + mid], y[b + lo:b + mid])):
                 lo = mid
             else:
                 hi = mid
-        return lo
+        return max(lo, 0)
+
+    def runs_from(self, old: Sequence[Any]) -> list[tuple[int, int, int]]:
+        """Where this view's items are ``old``'s own objects: ``(start, old_start, length)`` runs
+        in order (the rest of this view is new). After a replace the next generation keeps the
+        message objects before and after the replaced range, so a cache of per-message work can
+        copy those runs at C speed and do the work only for the new items."""
+        runs: list[tuple[int, int, int]] = []
+        if not isinstance(old, MessageView):
+            return runs
+        i, j, n = 0, 0, len(self)
+        ids = list(map(id, old))  # where an object is in old: an int search at C speed
+        while i < n and j < len(ids):
+            try:
+                found = ids.index(id(self[i]), j)
+            except ValueError:
+                i += 1
+                continue
+            length = self.same_run(i, old, found)
+            runs.append((i, found, length))
+            i, j = i + length, found + length
+        return runs
 
     def tail(self, start: int) -> "MessageView":
         """The same view without its first ``start`` items (no copy)."""
@@ -273,12 +305,13 @@ class SurfaceFold:
         _check_provenance(event, shadowed)
         if event.type == "tool/result":
             self._check_tool_rewrite(event, shadowed)
+        self._project()
         self.nodes[start_idx:end_idx + 1] = [event.seq]
         for seq in shadowed:
             self.node_events.pop(seq, None)
         self.node_events[event.seq] = event
         self.replace_generation += 1
-        self._new_generation(start_idx)
+        self._new_generation(start_idx, end_idx)
         return Replacement(event.seq, op["start"], op["end"], tuple(shadowed), event.type)
 
     def _check_tool_rewrite(self, event: Event, shadowed: list[int]) -> None:
@@ -290,16 +323,22 @@ class SurfaceFold:
         if _blank_result(original.data) != _blank_result(event.data):
             raise ReplayError("tool/result surface replacement may change only content")
 
-    def _new_generation(self, start_idx: int) -> None:
-        """A replace at node ``start_idx``: a new message list (requests hold views of the old one)
-        that keeps the messages projected from the nodes before it, and digests that keep their
-        hashes of that shared prefix."""
-        kept_nodes = min(start_idx, self._projected)
-        kept = bisect_left(self._message_nodes, kept_nodes)
-        self._messages = self._messages[:kept]
-        self._message_seqs = self._message_seqs[:kept]
-        self._message_nodes = self._message_nodes[:kept]
-        self._projected = kept_nodes
+    def _new_generation(self, start_idx: int, end_idx: int) -> None:
+        """Nodes ``start_idx..end_idx`` (all projected) became one: a new message list (requests
+        hold views of the old one) with the same message objects before and after the range, so
+        every cache keyed by a message's identity (renderer fragments, prompt parts) still holds
+        for them, and digests keep their hashes of the prefix before it."""
+        nodes = self._message_nodes
+        kept = bisect_left(nodes, start_idx)
+        after = bisect_left(nodes, end_idx + 1)
+        shift = end_idx - start_idx
+        middle = derive_event_message(self.node_events[self.nodes[start_idx]])
+        new = [] if middle is None else [middle]
+        self._messages = self._messages[:kept] + new + self._messages[after:]
+        self._message_seqs = self._message_seqs[:kept] + ([self.nodes[start_idx]] if new else []) \
+            + self._message_seqs[after:]
+        self._message_nodes = nodes[:kept] + ([start_idx] if new else []) + list(map((-shift).__add__, nodes[after:]))
+        self._projected = len(self.nodes)
         self._digests = {start: digest.fork(self._messages, kept) for start, digest in self._digests.items()}
 
     def _project(self) -> None:

@@ -26,6 +26,7 @@ What each request kind takes from the log:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain, islice
 from typing import Any, NamedTuple
 
 from ..errors import RenderError
@@ -53,7 +54,7 @@ class PromptPieces(NamedTuple):
     comma-joined + ``tail``."""
 
     system: str | None
-    fragments: tuple[str, ...]
+    fragments: Sequence[str]  # one per message (a view of the renderer's growing list for loop requests)
     tail: str
 
 
@@ -122,7 +123,7 @@ class DeepSeekRenderer:
                                   "which the log does not record", seq=request.first_chunk_seq,
                                   hint="pass compaction_instruction= (CLI: --compaction-instruction FILE) with "
                                        "DSH's COMPACTION_INSTRUCTION text")
-            fragments.append(stringify({"role": "user", "content": compaction_instruction}))
+            fragments = [*fragments, stringify({"role": "user", "content": compaction_instruction})]
         elif request.kind == "title":
             model, options, effort, purpose = config.get("model"), config, None, "session-title"
             tools = None
@@ -134,7 +135,7 @@ class DeepSeekRenderer:
                 raise RenderError(f"DeepSeek does not support reasoning effort {effort!r}",
                                   dsh_code="UNSUPPORTED_REASONING_EFFORT", seq=request.header_seq)
         parts = ['{"model":', stringify(model), ',"messages":[']
-        parts.append(",".join(([system] if system is not None else []) + fragments))
+        parts.append(",".join(chain([system] if system is not None else [], fragments)))
         parts.append(_STREAM)
         parts.append(self._tail(options, effort, purpose, tools, request))
         body = "".join(parts).encode("utf-8")
@@ -160,7 +161,7 @@ class DeepSeekRenderer:
         effort = config.get("reasoningEffort") if "reasoningEffort" in config else self.adapter_effort
         if "reasoningEffort" in config and effort not in _EFFORTS:
             return None  # render() refuses it
-        return PromptPieces(system, tuple(fragments), _STREAM + self._tail(config, effort, None, tools, request))
+        return PromptPieces(system, fragments, _STREAM + self._tail(config, effort, None, tools, request))
 
     def headers(self, session_id: str | None, *, compaction: bool = False) -> tuple[tuple[str, str], ...]:
         """The request headers in the adapter's order, without ``authorization``."""
@@ -207,37 +208,47 @@ class DeepSeekRenderer:
         return model, options, effort, None
 
     def _fragments(self, request: Request, images: Mapping[str, bytes] | None,
-                   offloaded_image_text: str | None) -> list[str]:
+                   offloaded_image_text: str | None) -> Sequence[str]:
         messages = request.messages
         view = messages if isinstance(messages, MessageView) else None  # auxiliary calls: tuples
         loop = view is not None  # only loop requests move the state the next one extends
         last_view, last_fragments = self._last
         shared = view.shared_prefix(last_view) if view is not None else 0
         if view is not None and shared:
-            # The same fold generation: the shared messages' fragments are the last request's.
-            fragments = last_fragments[:shared]
-            kept = self._messages
-            new: Sequence[Mapping[str, Any]] = view.tail(shared)
+            # The same fold generation: the shared messages' fragments are the last request's,
+            # and its fragment list grows with it (a request views its first entries).
+            fragments, kept, spans = last_fragments, self._messages, [(len(last_fragments), len(view), -1)]
         else:
-            # Keep only this request's messages: a later request can reuse nothing else, so
-            # memory stays bounded by the live surface instead of growing with the log.
-            fragments, kept, new = [], {}, messages
+            # A new generation keeps the previous one's message objects around the replaced
+            # range: their fragments are copied; only messages new to it are looked up or
+            # rendered. Memory stays bounded by the live surface, not the log.
+            fragments, kept, spans, at = [], {}, [], 0
+            runs = view.runs_from(last_view) if view is not None and last_view is not None else []
+            for start, old_start, length in runs:
+                spans += [(at, start, -1), (start, start + length, old_start)]
+                at = start + length
+            spans.append((at, len(messages), -1))
         cache = self._messages
-        for message in new:
-            entry = cache.get(id(message))
-            if entry is None or entry[0] is not message:
-                text = None if has_image(message.get("content")) else \
-                    ",".join(stringify(m) for m in text_path_messages(message))
-                entry = (message, text)
-            kept[id(message)] = entry
-            if entry[1] is None:
-                if loop:
-                    self._messages, self._last = kept, (None, [])
-                return self._image_fragments(request, images, offloaded_image_text)
-            fragments.append(entry[1])
+        for start, stop, old_start in spans:
+            if old_start >= 0:
+                fragments += last_fragments[old_start:old_start + stop - start]
+                continue
+            for message in islice(messages, start, stop):
+                entry = cache.get(id(message))
+                if entry is None or entry[0] is not message:
+                    text = None if has_image(message.get("content")) else \
+                        ",".join(stringify(m) for m in text_path_messages(message))
+                    entry = (message, text)
+                kept[id(message)] = entry
+                if entry[1] is None:
+                    if loop:
+                        self._messages, self._last = kept, (None, [])
+                    return self._image_fragments(request, images, offloaded_image_text)
+                fragments.append(entry[1])
         if loop:
             self._messages, self._last = kept, (view, fragments)
-        return list(fragments)
+            return MessageView(fragments, len(messages))
+        return fragments
 
     def _image_fragments(self, request: Request, images: Mapping[str, bytes] | None,
                          offloaded_image_text: str | None) -> list[str]:

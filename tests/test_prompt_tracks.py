@@ -1,0 +1,47 @@
+"""The cache's prompt model builds each request's prompt incrementally: one growing track per
+conversation, extended in place while only appends happen, forked after a replace with the
+surviving messages copied. Whatever the log does, each prompt must equal the one built from
+scratch, and every pair of prompts must share the same prefix either way."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+
+from dsh_audit.cache import PromptBuilder, common_prefix, rule_for
+from dsh_audit.strategies import GeneratedSession, sessions
+from dsh_audit.wire import DeepSeekRenderer
+
+from _properties import replay_file, written
+
+MANY_REPLACES = sessions(turns=(2, 4), max_steps=3, retries=1, compactions=2, prunes=3, header_changes=2, resumes=1)
+
+
+def _prompts(requests, *, fresh: bool):  # type: ignore[no-untyped-def]
+    rule = rule_for("deepseek-official", "deepseek-chat")
+    renderer = DeepSeekRenderer()
+    builder = PromptBuilder(rule, pieces=renderer.prompt_pieces)
+    out = []
+    for request in requests:
+        if fresh:
+            renderer = DeepSeekRenderer()
+            builder = PromptBuilder(rule, pieces=renderer.prompt_pieces)
+        out.append(builder.build(request))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(session=MANY_REPLACES)
+def test_incremental_prompts_equal_prompts_built_from_scratch(session: GeneratedSession) -> None:
+    with written(session) as paths:
+        requests = replay_file(paths[0])
+    incremental, scratch = _prompts(requests, fresh=False), _prompts(requests, fresh=True)
+    for a, b in zip(incremental, scratch):
+        assert (a.segments[:a.size], a.cumulative[:a.size], a.source) == (b.segments[:b.size], b.cumulative[:b.size], b.source)
+        assert (a.json is None) == (b.json is None)
+        if a.json is not None and b.json is not None:  # a rendered prompt and its log-JSON projection
+            assert (a.json.segments[:a.json.size], a.json.cumulative[:a.json.size]) == \
+                (b.json.segments[:b.json.size], b.json.cumulative[:b.json.size])
+    for i in range(len(requests)):
+        for j in range(max(0, i - 6), i):
+            assert common_prefix(incremental[i], incremental[j]) == common_prefix(scratch[i], scratch[j])
+            assert common_prefix(incremental[j], incremental[i]) == common_prefix(scratch[j], scratch[i])
