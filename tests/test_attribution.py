@@ -400,7 +400,8 @@ def test_exports_are_exact_and_sorted():
     assert set(attribution.__all__) == {
         "Break", "CAUSES", "Divergence", "FieldChange", "MessageDigests", "RELATIONS", "SessionAttribution",
         "Transition", "VERDICTS", "attribute", "attribute_group", "attribute_log", "attribute_opened", "attribute_paths",
-        "attribute_sessions", "captured_extends", "common_prefix", "diff_headers", "format_transition",
+        "attribute_sessions", "captured_extends", "common_prefix", "diff_headers", "format_transition", "lcp_bytes",
+        "pieces_offset",
         "iter_attribute"}
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from dsh_audit.cache import usd_total
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import UsageError, UnreadableError
-from dsh_audit.fleet import (SessionTaskError, index_logs, modified_since, parse_since, run_many,
+from dsh_audit.fleet import (SCHEMA_VERSION, SessionTaskError, index_logs, modified_since, parse_since, run_many,
                              select_logs)
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -219,7 +220,7 @@ def test_stats_totals_equal_summed_requests_and_cache(corpus_index: Path, monkey
         breaks.update(report["breaks_by_cause"])
     assert totals["lost_tokens"] == sum(lost.values()) > 0
     assert totals["cache_breaks"] == sum(breaks.values()) > 0
-    assert totals["lost_cost_usd"] == round(sum(r["lost_cost_usd"] or 0 for r in reports), 6)
+    assert totals["lost_cost_usd"] == usd_total(r["lost_cost_usd"] or 0 for r in reports)
     assert {c["cause"]: c["lost_tokens"] for c in stats["by_cause"] if c["lost_tokens"]} == dict(lost)
     assert {c["cause"]: c["cache_breaks"] for c in stats["by_cause"] if c["cache_breaks"]} == dict(breaks)
     by_model: Counter[str] = Counter(r["header"]["config"]["model"] for r in rows)
@@ -298,6 +299,59 @@ def test_incremental_index_skips_unchanged_and_replaces_changed(tmp_path: Path, 
     assert error == ("unsupported",)
     code, out, _ = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json", "--no-cache")
     assert json.loads(out)["indexed"] == 4  # other options: everything again
+
+
+@needs_corpus
+def test_a_version_1_index_is_upgraded_in_place_and_priced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    chat = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))[0]
+    db = str(tmp_path / "old.sqlite")
+    index_logs([chat], db)
+    connection = sqlite3.connect(db)  # what dsh-audit 1 left: no costs table, version 1, options unpriced
+    with connection:
+        connection.execute("DROP TABLE costs")
+        connection.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        connection.execute("UPDATE sessions SET options = 'lenient=0;max_version=4;attribution=1;cache=1'")
+    connection.close()
+    code, _, err = run(monkeypatch, capsys, "stats", "--db", db)
+    assert code == 2 and err == (f"error: {db}: index schema version 1, this dsh-audit reads {SCHEMA_VERSION} "
+                                 "(hint: run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place)\n")
+    code, out, err = run(monkeypatch, capsys, "index", str(chat), "--db", db, "--json")
+    assert code == 0 and err == (f"note: {db}: index schema 1 upgraded to {SCHEMA_VERSION} in place; every log "
+                                 "given was read again to store its priced ledger\n")
+    assert (json.loads(out)["indexed"], json.loads(out)["upgraded_from"]) == (1, 1)
+    code, out, _ = run(monkeypatch, capsys, "usage", str(chat), "--json")
+    usage = json.loads(out)["total"]
+    code, out, _ = run(monkeypatch, capsys, "stats", "--db", db, "--json")
+    cost = json.loads(out)["cost"]
+    assert code == 0 and (cost["requests"], cost["cost_usd"], cost["unpriced"]) == (
+        3, usage["cost_usd"], {"usage not logged": 1})
+    assert cost["cost_usd"]["total"] > 0
+    code, out, _ = run(monkeypatch, capsys, "index", str(chat), "--db", db, "--json")
+    assert (json.loads(out)["skipped"], json.loads(out)["upgraded_from"]) == (1, None)
+
+
+@needs_corpus
+def test_index_reprices_when_the_price_table_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    chat = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))[0]
+    db = str(tmp_path / "i.sqlite")
+    prices = tmp_path / "gateway.toml"
+    prices.write_text('[providers.deepseek.models.deepseek-v4-flash]\ncache_miss = 1.0\ncache_read = 0.5\n'
+                      'output = 2.0\nsource = "our gateway"\n')
+    assert run(monkeypatch, capsys, "index", str(chat), "--db", db)[0] == 0
+    code, out, _ = run(monkeypatch, capsys, "index", str(chat), "--db", db, "--json", "--prices", str(prices))
+    assert code == 0 and json.loads(out)["indexed"] == 1
+    connection = sqlite3.connect(db)
+    rows = connection.execute("SELECT cache_miss_tokens, cache_read_tokens, output_tokens, cost_total, rate_source "
+                              "FROM costs WHERE cost_total IS NOT NULL ORDER BY idx").fetchall()
+    connection.close()
+    assert rows and all(source == "our gateway" for *_, source in rows)
+    assert [cost for *_, cost, _ in rows] == [
+        usd_total([miss * 1e-6, read * 0.5e-6, out * 2e-6]) for miss, read, out, _, _ in rows]
+    prices.write_text('[providers.deepseek.models.deepseek-v4-flash]\ncache_miss = -1\ncache_read = 0\noutput = 1\n')
+    code, _, err = run(monkeypatch, capsys, "index", str(chat), "--db", db, "--prices", str(prices))
+    assert code == 2 and err.count("\n") == 1 and "providers.deepseek.models.deepseek-v4-flash[0].cache_miss" in err
 
 
 # Dask engine against a real local cluster -------------------------------------------------------

@@ -129,3 +129,190 @@ def test_large_log_is_paged(tmp_path, browser):
     columns[-1].click()
     assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 449 · loop 1/450/1"
     assert len(browser.find_elements(By.CSS_SELECTOR, "#detail .messages pre.text")) == 30
+
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def _corpus_log(name: str) -> Path:
+    found = sorted((CORPUS / "live" / name / "home" / "sessions").glob("*/*/session.jsonl.zstd"))
+    if not found:
+        pytest.skip("corpus absent")
+    return found[0]
+
+
+def _report(tmp_path: Path, log: Path) -> Path:
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(cli, ["report", str(log), "-o", str(out)], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    return out
+
+
+def _rows(browser, selector: str) -> dict[str, str]:
+    from selenium.webdriver.common.by import By
+
+    return {row.get_attribute("data-key"): row.find_element(By.TAG_NAME, "td").text
+            for row in browser.find_elements(By.CSS_SELECTOR, selector)}
+
+
+def test_summary_and_break_costs_equal_the_cache_ledger_for_a_corpus_log(tmp_path, browser):
+    """c-change switches from flash to pro and has five header-change breaks."""
+    from selenium.webdriver.common.by import By
+
+    log = _corpus_log("c-change")
+    cache = json.loads(CliRunner().invoke(cli, ["cache", str(log), "--json"]).output.splitlines()[0])
+    assert (cache["breaks"], cache["cost"]["cost_usd"]["total"], cache["cost"]["break_cost_usd"]) == (
+        5, 0.01107667, 0.007635584)
+    browser.get(_report(tmp_path, log).as_uri())
+    assert _rows(browser, "#overview tr[data-key]") == {
+        "title": "-", "models": "deepseek-v4-flash, deepseek-v4-pro", "requests": "8",
+        "breaks": "5 (header_change 5)",
+        "hit": f"{100 * cache['actual_hit_ratio']:.1f}% ({cache['actual_cache_read']} of {cache['prompt_tokens']} "
+               "prompt tokens)",
+        "cost": "$0.0111 (unpriced: 1 usage not logged)", "break-cost": "$0.0076", "no-cache": "$0.0341",
+        "span": "2026-12-02T11:02:21Z – 2026-12-02T11:02:25Z"}
+    assert _rows(browser, "#overview tr[data-key=hit]") == {"hit": "62.8% (36160 of 57609 prompt tokens)"}
+    items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#overview .break-list li")]
+    assert items == ["break at request 2: header_change, lost 7936 token(s), $0.0051",
+                     "break at request 3: header_change, lost 0 token(s), $0.0000",
+                     "break at request 4: header_change, lost 1152 token(s), $0.0007",
+                     "break at request 6: header_change, lost 0 token(s), $0.0000",
+                     "break at request 7: header_change, lost 2880 token(s), $0.0018"]
+
+    browser.find_element(By.CSS_SELECTOR, "#overview .break-list a[href='#break-2']").click()
+    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 2 · loop 2/1/1"
+    assert _rows(browser, "#detail table.cost tr[data-key]") == {
+        "model": "deepseek-v4-pro", "window": "off-peak", "sent": "2026-12-02T11:02:21Z", "cost": "$0.005311",
+        "break-cost": "$0.005063 (7936 lost of 7936 reusable token(s))"}
+    # every request's cost is the ledger's: they add up to cache --json's session total
+    data = build_report_data(run_check([log], policy=Policy()))["sessions"][0]
+    assert round(sum(r["cost"]["total"] for r in data["requests"] if r["cost"]), 9) == cache["cost"]["cost_usd"]["total"]
+    assert [r["cost"]["total"] if r["cost"] else r["unpriced"] for r in data["requests"]] == [
+        "usage not logged", 0.00119625, 0.00531102, 0.000270292, 0.001435588, 0.00035706, 0.00038192, 0.00212454]
+    assert round(sum(b["cost"] for b in data["overview"]["breaks"]), 9) == cache["cost"]["break_cost_usd"]
+
+
+def test_deep_links_open_the_request_or_break_and_opening_sets_the_link(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    uri = _report(tmp_path, _corpus_log("c-change")).as_uri()
+    browser.get(uri + "#request-5")
+    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 5 · loop 4/2/1"
+    assert "sel" in browser.find_element(By.ID, "request-5").get_attribute("class").split()
+    assert [c.get_attribute("data-request") for c in browser.find_elements(By.CSS_SELECTOR, "#timeline .req.sel")] == ["5"]
+
+    browser.get(uri + "#break-4")  # same document, new hash: the hashchange path
+    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 4 · loop 4/1/1"
+    assert browser.find_element(By.CSS_SELECTOR, "#detail .cause").text == "header_change"
+    browser.get("about:blank")
+    browser.get(uri + "#break-7")  # a fresh load
+    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 7 · loop 6/1/1"
+    browser.get(uri + "#break-5")  # request 5 is not a break
+    assert browser.find_element(By.CSS_SELECTOR, "#detail p.failed").text == "no break 5 in this log"
+
+    browser.find_element(By.ID, "request-3").click()
+    assert browser.execute_script("return location.hash") == "#request-3"
+    browser.find_element(By.ID, "break-6").click()
+    assert browser.execute_script("return location.hash") == "#break-6"
+    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 6 · loop 5/1/1"
+
+
+def _search_log(tmp_path: Path) -> Path:
+    from dsh_audit.testing import ToolCall
+
+    b = LogBuilder(session_id="session-search", cwd="/home/dev/project")
+    with b.turn("alpha one"):
+        with b.step():
+            reply = b.assistant(tool_calls=[ToolCall("write", {"path": "notes.txt"})])
+            b.tool_result(reply.call_ids[0], "written")
+        with b.step():
+            b.assistant("done alpha")
+    with b.turn(HOSTILE):
+        with b.step():
+            b.assistant("Echo")
+    with b.turn("charlie three"):
+        with b.step():
+            b.assistant("ok")
+    return b.write_jsonl(tmp_path / "search" / "session.jsonl")
+
+
+def test_search_filters_requests_by_message_text_and_stays_inert(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(_report(tmp_path, _search_log(tmp_path)).as_uri())
+    box = browser.find_element(By.ID, "search")
+
+    def shown(query: str) -> tuple[list[str], str]:
+        box.clear()
+        if query:
+            box.send_keys(query)
+        else:
+            browser.execute_script("arguments[0].dispatchEvent(new Event('input'))", box)
+        return ([c.get_attribute("data-request") for c in browser.find_elements(By.CSS_SELECTOR, "#timeline .req")],
+                browser.find_element(By.ID, "search-count").text)
+
+    assert shown("charlie") == (["3"], "1 of 4 request(s) match")
+    assert shown("NOTES.TXT") == (["1", "2", "3"], "3 of 4 request(s) match")
+    assert shown("alpha") == (["0", "1", "2", "3"], "4 of 4 request(s) match")
+    assert shown(SCRIPT_TEXT) == (["2", "3"], "2 of 4 request(s) match")
+    assert shown("zzz-none") == ([], "0 of 4 request(s) match")
+    assert shown("") == (["0", "1", "2", "3"], "")
+    assert browser.execute_script("return typeof window.__pwned") == "undefined"
+    assert browser.execute_script("return document.querySelectorAll('img, textarea').length") == 0
+
+    shown("charlie")
+    browser.find_element(By.ID, "request-3").click()
+    texts = [p.text for p in browser.find_elements(By.CSS_SELECTOR, "#detail .messages pre.text")]
+    assert texts == ["alpha one", '[tool call write] {"path": "notes.txt"}', "[tool result] written", "done alpha",
+                     HOSTILE, "Echo", "charlie three"]
+    # the page assembles every request's history from its base request and delta
+    assert [browser.execute_script(f"return window.dshReport.messages({k}).length") for k in range(4)] == [1, 3, 5, 7]
+
+
+def _growing_log(tmp_path: Path, turns: int) -> Path:
+    """History that grows without compaction; every 4th turn prunes an older tool result."""
+    from dsh_audit.testing import ToolCall
+
+    b = LogBuilder(session_id=f"session-grow-{turns}")
+    results: list[int] = []
+    filler = "lorem ipsum dolor sit amet " * 60
+    for t in range(turns):
+        with b.turn(f"prompt-{t}-marker {filler[:400]}"):
+            with b.step():
+                reply = b.assistant(tool_calls=[ToolCall("read", {"path": f"file-{t}.txt"})])
+                results.append(b.tool_result(reply.call_ids[0], f"{filler[:800]} result-{t}-marker {filler[:800]}"))
+            with b.step():
+                b.assistant(f"answer-{t}-marker")
+        if t % 4 == 3:
+            b.prune(results[t - 2])
+    return b.write_jsonl(tmp_path / f"grow-{turns}" / "session.jsonl")
+
+
+def _blob(page: str) -> str:
+    return re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>', page, re.S).group(1)
+
+
+def test_page_size_is_linear_in_a_growing_log_and_embeds_each_message_once(tmp_path):
+    sizes = {}
+    for turns in (24, 48):
+        log = _growing_log(tmp_path, turns)
+        result = run_check([log], policy=Policy())
+        page = format_html(result)
+        data = json.loads(_blob(page))["sessions"][0]
+        prunes = turns // 4
+        assert len(data["requests"]) == 2 * turns
+        # prompt, call, result, answer per turn and a pruned result per prune, but no request
+        # follows the last answer and the last prune
+        assert len(data["messages"]) == 4 * turns - 1 + prunes - 1
+        for t in range(turns):
+            assert page.count(f"prompt-{t}-marker") == 1
+            assert page.count(f"answer-{t}-marker") == (1 if t < turns - 1 else 0)
+            assert page.count(f"result-{t}-marker") == 1  # the pruned copy keeps only head and tail
+        # every message number is written once over all the requests' deltas
+        written = [n for r in data["requests"] for _, run in r["d"] for n in run]
+        assert sorted(written) == list(range(len(data["messages"])))
+        assert [r["n"] for r in data["requests"][:4]] == [1, 3, 5, 7]
+        sizes[turns] = (log.stat().st_size, len(_blob(page)))
+    log_ratio = sizes[48][0] / sizes[24][0]
+    page_ratio = sizes[48][1] / sizes[24][1]
+    assert 0.9 < page_ratio / log_ratio < 1.1, (sizes, log_ratio, page_ratio)

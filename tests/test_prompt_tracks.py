@@ -1,4 +1,7 @@
-"""The cache's prompt model builds each request's prompt incrementally: one growing track per
+"""Work that follows a log request by request without redoing its history: prompts and body
+offsets built from pieces must equal what a whole rebuild gives.
+
+The cache's prompt model builds each request's prompt incrementally: one growing track per
 conversation, extended in place while only appends happen, forked after a replace with the
 surviving messages copied. Whatever the log does, each prompt must equal the one built from
 scratch, and every pair of prompts must share the same prefix either way."""
@@ -7,9 +10,10 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
+from dsh_audit.attribution import lcp_bytes, pieces_offset
 from dsh_audit.cache import PromptBuilder, common_prefix, rule_for
 from dsh_audit.strategies import GeneratedSession, sessions
-from dsh_audit.wire import DeepSeekRenderer
+from dsh_audit.wire import DeepSeekRenderer, render
 
 from _properties import replay_file, written
 
@@ -29,7 +33,7 @@ def _prompts(requests, *, fresh: bool):  # type: ignore[no-untyped-def]
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(session=MANY_REPLACES)
 def test_incremental_prompts_equal_prompts_built_from_scratch(session: GeneratedSession) -> None:
     with written(session) as paths:
@@ -45,3 +49,21 @@ def test_incremental_prompts_equal_prompts_built_from_scratch(session: Generated
         for j in range(max(0, i - 6), i):
             assert common_prefix(incremental[i], incremental[j]) == common_prefix(scratch[i], scratch[j])
             assert common_prefix(incremental[j], incremental[i]) == common_prefix(scratch[j], scratch[i])
+
+
+@settings(max_examples=30, deadline=None)
+@given(session=MANY_REPLACES)
+def test_a_body_offset_told_from_pieces_equals_the_rendered_bodies(session: GeneratedSession) -> None:
+    with written(session) as paths:
+        requests = [r for r in replay_file(paths[0]) if r.kind == "loop"]
+    renderer = DeepSeekRenderer()
+    told = 0
+    for prev, cur in zip(requests, requests[1:]):
+        a, b = renderer.prompt_pieces(prev), renderer.prompt_pieces(cur)
+        if a is None or b is None:
+            continue
+        offset = pieces_offset(a, prev.header["config"].get("model"), b, cur.header["config"].get("model"))
+        bodies = render(prev).body, render(cur).body
+        if offset is not None:
+            told += 1
+            assert offset == lcp_bytes(*bodies) < min(map(len, bodies))

@@ -12,9 +12,18 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from dsh_audit.capture import COMPACTION_PREFIX, TITLE_PREFIX, load_capture
 from dsh_audit.cli import cli
 from dsh_audit.jsjson import stringify
-from dsh_audit.redact import Placeholders, check_bundle, find_secrets, manifest_path, redact, session_verdicts
+from dsh_audit.redact import (
+    STRUCTURAL_KEYS,
+    Placeholders,
+    check_bundle,
+    find_secrets,
+    manifest_path,
+    redact,
+    session_verdicts,
+)
 from dsh_audit.session import open_session
 from dsh_audit.strategies import mutated_captures, sessions
 from dsh_audit.testing import LogBuilder, ToolCall
@@ -52,6 +61,18 @@ def test_placeholders_are_exact_deterministic_and_prefix_preserving():
     assert p.text("hello world") != Placeholders(b"pepper").text("hello world")
     assert p.text('{"path": "a.txt", "n": 2}') == '{"path": "I^QeY", "n": 2}'  # JSON keeps its shape
     assert p.text(" \n\t") == " \n\t"  # whitespace-only: renderers drop it, so it stays
+
+
+def test_json_text_keeps_each_escape_form_so_lengths_and_token_estimates_stay():
+    # tool arguments written with \\u escapes (a DEL, an e-acute, an emoji as a surrogate pair) and a
+    # short escape: each placeholder character is written in its original's form, so the argument
+    # text, and the cache estimate of the message holding it, keep their lengths
+    p = Placeholders(b"salt")
+    original = '{"path": "\\u007f\\u00e9\\ud83d\\ude00\\n"}'
+    redacted = p.text(original)
+    assert redacted == '{"path": "\\u007f\\u023a\\ud887\\udd92\\t"}'
+    assert len(stringify(redacted)) == len(stringify(original))
+    assert json.loads(redacted) == {"path": "\x7f\u023a\U00031d92\t"}
 
 
 @given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=40))
@@ -151,7 +172,7 @@ def _run(monkeypatch, args):
     ("unreadable", "{missing}: cannot open: No such file or directory"),
     ("exists", "{out}: the output already exists (hint: pass --force to replace it)"),
     ("empty-salt", "<input>: the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
-    ("same-file", "{log}: the output would overwrite its input (hint: choose another -o path)"),
+    ("same-file", "{log}: the output would overwrite the input {log} (hint: choose another -o path)"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys, case, message):
     log = _planted_log(tmp_path)
@@ -235,8 +256,6 @@ def _wire(bodies) -> bytes:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="known gap: in some generated sessions (edited captured messages after a "
-                   "compaction) a few token counts of the cache verdicts move by 1-2 after redaction")
 @settings(max_examples=15, phases=[Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(mutated_captures(sessions=GENERATED), st.booleans())
@@ -251,15 +270,192 @@ def test_redaction_keeps_every_verdict_of_generated_sessions(tmp_path_factory, c
     result = redact(log, out, salt="prop", capture=wire)
     original = open_session(log)
     redacted = open_session(out)
-    from dsh_audit.capture import load_capture
-
     assert session_verdicts(redacted, load_capture(result.capture)) == session_verdicts(original, load_capture(wire))
     assert result.mismatched == ()
     assert result.dropped_headers == ("authorization",)
     text = _text(out) + result.capture.read_text()
-    kept = _text(out)  # structural strings the redaction keeps (ids, tool names, models)
+    structure = _structure(text)  # what a redaction keeps: keys, ids, types, roles, models, tool names
     for piece in _content(session):
+        if piece.startswith((TITLE_PREFIX, COMPACTION_PREFIX)):
+            continue  # DSH's own fixed prompts stay: captures are classified by them
         for i in range(0, max(0, len(piece) - 8)):
             window = piece[i:i + 8]
             if sum(ch.isalnum() for ch in window) >= 5 and window not in stringify(session.header_record):
-                assert window not in text or window in "".join(re.findall(r'"(?:id|name|model|provider|type)":"[^"]*"', kept))
+                assert window not in text or window in structure
+
+
+def _structure(jsonl: str) -> str:
+    """Object keys and structural values of every record of ``jsonl`` (and of the bodies its
+    capture records hold), joined: the only places original words may stay."""
+    found: list[str] = []
+
+    def walk(value, key=None):
+        if isinstance(value, dict):
+            found.extend(value)
+            for k, v in value.items():
+                if k == "body" and isinstance(v, str) and v.startswith("{"):
+                    walk(json.loads(v))
+                else:
+                    walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str) and key in STRUCTURAL_KEYS:
+            found.append(value)
+
+    for line in filter(None, jsonl.split("\n")):  # not splitlines: U+0085, U+2028 are text here
+        walk(json.loads(line))
+    return "\n".join(found)
+
+
+# -- outputs never replace an input --------------------------------------------------------------
+
+
+def _rendered_bodies(log: Path) -> list[bytes]:
+    session = open_session(log)
+    return [session.bodies.render(r, session.route(r).adapter) for r in session.requests]
+
+
+def _bundle_inputs(folder: Path) -> tuple[Path, Path]:
+    log = _planted_log(folder)
+    wire = folder / "wire.jsonl"
+    wire.write_bytes(_wire(_rendered_bodies(log)))
+    return log, wire
+
+
+@pytest.mark.parametrize("case", ["o-symlink", "o-hardlink", "o-dotdot", "manifest", "capture-output",
+                                  "capture-output-symlink", "capture-output-log", "capture-default"])
+def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, capsys, case):
+    log, wire = _bundle_inputs(tmp_path)
+    (tmp_path / "sub").mkdir()
+    out = tmp_path / "sub" / "out.jsonl.zstd"
+    option, target, refused, shown = "-o", out, log, log
+    if case == "o-symlink":
+        target = tmp_path / "sub" / "link.jsonl.zstd"
+        target.symlink_to(log)
+    elif case == "o-hardlink":
+        target = tmp_path / "sub" / "hard.jsonl.zstd"
+        target.hardlink_to(log)
+    elif case == "o-dotdot":
+        target = tmp_path / "sub" / ".." / log.name
+    elif case == "manifest":  # OUTPUT.manifest.json is the capture
+        wire = wire.rename(tmp_path / "red.jsonl.manifest.json")
+        target = tmp_path / "sub" / ".." / "red.jsonl"
+        refused, shown = manifest_path(target), wire
+    elif case.startswith("capture-output"):
+        option, refused = "--capture-output", {"capture-output": wire, "capture-output-symlink": tmp_path / "sub" / "w",
+                                               "capture-output-log": log}[case]
+        shown = log if case == "capture-output-log" else wire
+        if case == "capture-output-symlink":
+            refused.symlink_to(wire)
+    elif case == "capture-default":  # wire.jsonl beside -o is the capture itself
+        target, option, refused, shown = tmp_path / "red.jsonl.zstd", None, wire, wire
+    args = ["redact", str(log), "-o", str(target), "--capture", str(wire), "--salt", "s", "--force"]
+    if option == "--capture-output":
+        args += ["--capture-output", str(refused)]
+    what = {"-o": "output", "--capture-output": "capture output", None: "capture output"}[option]
+    hint = {"-o": "choose another -o path", "--capture-output": "choose another --capture-output path",
+            None: "pass --capture-output (the default is the capture's name beside -o)"}[option]
+    if case == "manifest":
+        what, hint = "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"
+    else:
+        refused = target if option == "-o" else refused
+    before = {p: p.read_bytes() for p in (log, wire)}
+    listing = sorted(tmp_path.rglob("*"))
+    assert _run(monkeypatch, args) == 2
+    assert capsys.readouterr().err == f"error: {refused}: the {what} would overwrite the input {shown} (hint: {hint})\n"
+    assert {p: p.read_bytes() for p in (log, wire)} == before
+    assert sorted(tmp_path.rglob("*")) == listing
+
+
+def test_a_body_folder_capture_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    log = _planted_log(tmp_path)
+    bodies = tmp_path / "bodies"
+    bodies.mkdir()
+    (bodies / "1.json").write_bytes(_rendered_bodies(log)[1])
+    listing = sorted(tmp_path.rglob("*"))
+    args = ["redact", str(log), "-o", str(tmp_path / "out" / "x.jsonl.zstd"), "--capture", str(bodies), "--salt", "s",
+            "--capture-output", str(tmp_path / "out" / "bodies")]
+    (tmp_path / "out").mkdir()
+    assert _run(monkeypatch, args) == 2
+    assert capsys.readouterr().err == (f"error: {bodies}: redact cannot rewrite a body-folder capture yet (hint: pass "
+                                       "--capture a wire.jsonl or HAR file (diff still reads this capture as it is))\n")
+    assert sorted(tmp_path.rglob("*")) == sorted([*listing, tmp_path / "out"])
+
+
+# -- HAR captures and streamed responses ---------------------------------------------------------
+
+HALVES = (SECRET[:21], SECRET[21:])  # the key split across two deltas
+
+
+def _sse(pieces) -> str:
+    events = [{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "deepseek-v4-flash",
+               "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]} for piece in pieces]
+    return "".join(f"data: {stringify(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+
+
+def _har(bodies, pieces=("Your key: ", *HALVES, " is set.")) -> dict:
+    return {"log": {"version": "1.2", "creator": {"name": "devtools", "version": "1"}, "entries": [{
+        "startedDateTime": f"2026-12-02T11:02:0{i}.000Z", "time": 12,
+        "request": {"method": "POST", "url": "https://api.example.com/chat/completions", "httpVersion": "HTTP/1.1",
+                    "headers": [{"name": "Authorization", "value": "Bearer abcdefghij123456"},
+                                {"name": "Content-Type", "value": "application/json"}],
+                    "cookies": [{"name": "session", "value": "c00kie-value"}], "queryString": [],
+                    "postData": {"mimeType": "application/json", "text": body.decode()},
+                    "headersSize": -1, "bodySize": len(body)},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "headers": [], "cookies": [],
+                     "content": {"size": 10, "mimeType": "text/event-stream",
+                                 "text": _sse(pieces)},
+                     "redirectURL": "", "headersSize": -1, "bodySize": -1},
+        "cache": {}, "timings": {"send": 1, "wait": 10, "receive": 1}} for i, body in enumerate(bodies)]}}
+
+
+def test_a_har_capture_is_redacted_with_the_log_and_a_key_split_across_deltas_goes(tmp_path):
+    log = _planted_log(tmp_path)
+    har = tmp_path / "capture.har"
+    har.write_text(json.dumps(_har(_rendered_bodies(log)), indent=2))
+    clean = tmp_path / "clean" / "capture.har"  # the same capture, its responses without the key
+    clean.parent.mkdir()
+    clean.write_text(json.dumps(_har(_rendered_bodies(log), ("Your key: ", "x" * 21, "y" * 23, " is set."))))
+    (tmp_path / "out").mkdir()
+    plain = redact(log, tmp_path / "plain.jsonl.zstd", salt="s", capture=clean, capture_output=tmp_path / "plain.har")
+    result = redact(log, tmp_path / "out" / "log.jsonl.zstd", salt="s", capture=har)
+    assert result.capture == tmp_path / "out" / "capture.har"
+    assert result.mismatched == () and set(result.verdicts) == {"requests", "breaks", "cache", "diff"}
+    assert result.dropped_headers == ("authorization", "cookies")
+    # the split key is found in each streamed response (3 requests), beside the log's own occurrences
+    assert result.secrets["openai_api_key"]["occurrences"] == plain.secrets["openai_api_key"]["occurrences"] + 3
+    text = result.capture.read_text()
+    assert SECRET not in text and HALVES[0][8:] not in text and HALVES[1] not in text and "c00kie" not in text
+    entries = json.loads(text)["log"]["entries"]
+    originals = [c.body for c in load_capture(har)]
+    assert [c.body for c in load_capture(result.capture)] == [
+        e["request"]["postData"]["text"].encode() for e in entries]
+    assert [len(b) for b in (c.body for c in load_capture(result.capture))] == [len(b) for b in originals]
+    stream = entries[1]["response"]["content"]["text"]
+    lines = stream.split("\n\n")
+    assert lines[-2:] == ["data: [DONE]", ""]
+    deltas = [json.loads(line[len("data: "):]) for line in lines[:-2]]
+    assert [d["model"] for d in deltas] == ["deepseek-v4-flash"] * 4  # structure stays
+    assert [len(d["choices"][0]["delta"]["content"]) for d in deltas] == [10, 21, 23, 8]
+    assert [d["choices"][0]["delta"]["content"] for d in deltas][1:3] != list(HALVES)
+    assert entries[1]["request"]["url"] == "https://api.example.com/chat/completions"
+    assert entries[1]["request"]["headers"] == [{"name": "Content-Type", "value": "application/json"}]
+    assert check_bundle(result.output).ok
+
+
+def test_a_streamed_response_in_wire_jsonl_loses_a_key_split_across_deltas(tmp_path):
+    log = _planted_log(tmp_path)
+    wire = tmp_path / "wire.jsonl"
+    records = [json.loads(line) for line in _wire(_rendered_bodies(log)).splitlines()]
+    for record in records:
+        record["response"] = _sse([HALVES[0], HALVES[1]])
+    wire.write_text("".join(stringify(r) + "\n" for r in records))
+    (tmp_path / "out").mkdir()
+    result = redact(log, tmp_path / "out" / "log.jsonl.zstd", salt="s", capture=wire)
+    assert result.mismatched == ()
+    text = result.capture.read_text()
+    assert SECRET not in text and HALVES[0][8:] not in text and HALVES[1] not in text
+    response = json.loads(text.splitlines()[0])["response"]
+    assert response.startswith("data: {") and response.endswith("data: [DONE]\n\n") and len(response) == len(
+        records[0]["response"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from dsh_audit.cache import (
     load_prices,
     session_ledger,
     usage_table,
+    usd_total,
 )
 from dsh_audit.cli import cli
 from dsh_audit.log import discover
@@ -28,8 +30,6 @@ from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/shared/corpus")
 
 
 def _run(*args: str) -> tuple[int, str, str]:
@@ -125,9 +125,13 @@ def test_break_cost_is_its_lost_tokens_at_its_requests_rate(tmp_path: Path) -> N
         assert entry.lost == verdict.lost
         if entry.lost and isinstance(quote, Quote):
             rate = quote.rates.cache_miss - quote.rates.cache_read
-            assert entry.lost_cost == {c: n * rate / 1e6 for c, n in entry.lost.items()}
-            assert verdict.lost_cost == pytest.approx(sum(entry.lost.values()) * rate / 1e6, rel=1e-12)
+            assert verdict.lost_cost == _nano(sum(entry.lost.values()), rate) == usd_total(entry.lost_cost.values())
     assert report.cost == ledger.summary()
+
+
+def _nano(tokens: int, rate: float) -> float:
+    """Tokens x a rate per million, in decimal, rounded to the nano-dollar (the ledger's one representation)."""
+    return float(round(Decimal(tokens) * Decimal(str(rate)) / 1_000_000, 9))
 
 
 def _corpus_logs() -> list[Path]:
@@ -158,8 +162,8 @@ def test_corpus_ledger_tokens_equal_logged_usage_and_costs_are_tokens_times_rate
             quote = book.quote(entry.provider, entry.model, entry.sent)
             if isinstance(quote, Quote):
                 r = quote.rates
-                assert entry.cost == Costs(expected.cache_miss * r.cache_miss / 1e6, expected.cache_read * r.cache_read / 1e6,
-                                           expected.cache_write * r.cache_write / 1e6, expected.output * r.output / 1e6)
+                assert entry.cost == Costs(_nano(expected.cache_miss, r.cache_miss), _nano(expected.cache_read, r.cache_read),
+                                           _nano(expected.cache_write, r.cache_write), _nano(expected.output, r.output))
                 priced += 1
             else:
                 assert entry.cost is None and entry.unpriced == quote
@@ -257,3 +261,22 @@ def test_unknown_model_is_unpriced_never_free(tmp_path: Path) -> None:
     entry = ledger.entries[-1]
     assert (entry.cost, entry.unpriced) == (None, "no price for model 'local-coder'")
     assert ledger.unpriced == {"no price for model 'local-coder'": 1} and ledger.tokens.total == 105
+
+
+def test_packaged_rates_keep_the_ratios_the_spec_states() -> None:
+    """provider-cache-rules.md: Anthropic writes 1.25x (5 m) / 2x (1 h) and reads 0.1x base (section 2);
+    OpenAI reads 0.1x (sections 3-4); DeepSeek hit:miss between about 1:5 and 1:120 (section 4)."""
+    book = load_prices(search_from="/")
+    raw = orjson.loads((Path(__file__).resolve().parents[1] / "dsh_audit" / "cache" / "rules" / "prices.json").read_bytes())
+    for name, periods in book.providers["anthropic"].models.items():
+        for rates in (p.rates for p in periods if p.rates):
+            assert (Decimal(str(rates.cache_write_5m)), Decimal(str(rates.cache_write_1h)), Decimal(str(rates.cache_read))) == (
+                Decimal(str(rates.cache_miss)) * Decimal("1.25"), Decimal(str(rates.cache_miss)) * 2,
+                Decimal(str(rates.cache_miss)) / 10), name
+    for name, periods in book.providers["openai"].models.items():
+        assert all(Decimal(str(p.rates.cache_read)) * 10 == Decimal(str(p.rates.cache_miss)) for p in periods if p.rates), name
+        assert all(r["verified"].startswith("UNVERIFIED") for r in raw["providers"]["openai"]["models"][name]), name
+    for name, periods in book.providers["deepseek"].models.items():
+        for rates in (r for p in periods for r in (p.rates, p.off_peak) if r):
+            assert 5 <= rates.cache_miss / rates.cache_read <= 120, name
+    assert all(w["verified"].startswith("UNVERIFIED") for w in raw["providers"]["deepseek"]["windows"])

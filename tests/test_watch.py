@@ -9,13 +9,20 @@ it (found by replaying growing prefixes of the log).
 
 from __future__ import annotations
 
+import heapq
+import importlib.util
 import json
+import os
+import queue
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -31,21 +38,28 @@ needs_corpus = pytest.mark.skipif(not PLAIN or not ZSTD, reason="the DSH corpus 
 
 WRITER = textwrap.dedent("""
     import json, os, sys, time
-    source, bounds, target, stamps, pause = sys.argv[1:6]
-    data = open(source, "rb").read()
-    cuts = json.load(open(bounds))
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    times = []
-    with open(target, "ab") as out:
-        start = 0
-        for end in cuts:
-            out.write(data[start:end])
-            out.flush()
-            times.append(time.time())
-            start = end
-            time.sleep(float(pause))
+    plan, stamps, pause = sys.argv[1:4]
+    times, cache = [], {}
+    for source, start, end, target in json.load(open(plan)):
+        if source not in cache:
+            cache[source] = open(source, "rb").read()
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "ab") as out:
+            out.write(cache[source][start:end])
+        times.append(time.time())
+        time.sleep(float(pause))
     json.dump(times, open(stamps, "w"))
 """)
+
+
+def _write(tmp_path: Path, plan: list[tuple[str, int, int, str]], pause: str) -> list[float]:
+    """Run the writer process over ``plan`` (source, start, end, target); when each step was written."""
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    (tmp_path / "writer.py").write_text(WRITER)
+    subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(tmp_path / "plan.json"),
+                    str(tmp_path / "times.json"), pause], check=True, timeout=60)
+    times: list[float] = json.loads((tmp_path / "times.json").read_text())
+    return times
 
 
 def _units(data: bytes, *, zstd: bool) -> list[int]:
@@ -99,14 +113,11 @@ def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> Non
     suffix = ".jsonl" if kind == "plain" else ".jsonl.zstd"
     target = tmp_path / "sessions" / "--proj--" / "session-1" / f"session{suffix}"
     (tmp_path / "sessions").mkdir()
-    (tmp_path / "bounds.json").write_text(json.dumps(cuts))
-    (tmp_path / "writer.py").write_text(WRITER)
     pause = "0.02" if kind == "plain" else "0.1"
     watcher = _watch(tmp_path / "sessions", "--idle-exit", "2")
     time.sleep(1.0)  # let the watch start before the session does
-    writer = subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(source), str(tmp_path / "bounds.json"),
-                             str(target), str(tmp_path / "times.json"), pause], check=True, timeout=60)
-    assert writer.returncode == 0
+    written = _write(tmp_path, [(str(source), start, end, str(target))
+                                for start, end in zip([0, *cuts], cuts)], pause)
     out, err = watcher.communicate(timeout=60)
     assert watcher.returncode == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
@@ -122,7 +133,6 @@ def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> Non
     assert [x["index"] for x in requests] == list(range(len(requests)))
     assert lines[-1]["breaks"] == len(expected) and lines[-1]["sessions"] == 1
 
-    written = json.loads((tmp_path / "times.json").read_text())
     for key, seen in printed.items():
         unit = _completing_unit(data, cuts, key, tmp_path, suffix)
         print(f"{kind} break {key[0]} printed {seen - written[unit]:.3f} s after unit {unit}")
@@ -161,3 +171,173 @@ def test_watch_exits_zero_on_ctrl_c_with_a_summary(tmp_path: Path) -> None:
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
     assert "watched 0 session(s): 0 request(s), 0 break(s)" in err
+
+
+LIVE = CORPUS.parent
+
+
+def _timed_units(path: Path) -> list[tuple[float, int, int]]:
+    """(time of its last record, start, end) of each line or frame of a corpus log."""
+    data = path.read_bytes()
+    zstd = path.name.endswith(".zstd")
+    cuts = _units(data, zstd=zstd)
+    out = []
+    for start, end in zip([0, *cuts], cuts):
+        text = zstandard.ZstdDecompressor().decompressobj().decompress(data[start:end]) if zstd else data[start:end]
+        last = json.loads(text.strip().splitlines()[-1])
+        out.append((float(last.get("time", last.get("createdAt", 0))), start, end))
+    return out
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not list(LIVE.glob("*/session-logs/*.jsonl")), reason="the DSH corpus is not present")
+@pytest.mark.parametrize("kind", ["plain", "zstd"])
+def test_watch_verdicts_equal_cache_and_breaks_over_the_finished_folder(tmp_path: Path, kind: str) -> None:
+    """Every live corpus log, written at once in the order DSH wrote its records (a fork or subagent
+    child interleaved with its parent): watch's per-request verdicts, expected and actual cache
+    reads equal `cache --json` over the finished folder, and its breaks `breaks --json` (children
+    compared with their parents)."""
+    logs = sorted(LIVE.glob("*/session-logs/*.jsonl")) if kind == "plain" else \
+        sorted(LIVE.glob("*/home/sessions/**/session.jsonl.zstd"))
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    streams = []
+    for log in logs:
+        scenario, *rest = log.relative_to(LIVE).parts
+        inner = rest[1:] if rest[0] == "session-logs" else rest[2:]  # under session-logs/ or home/sessions/
+        target = str(sessions.joinpath(scenario, *inner))
+        streams.append([(when, (str(log), start, end, target)) for when, start, end in _timed_units(log)])
+    plan = [step for _, step in heapq.merge(*streams, key=lambda unit: unit[0])]
+    watcher = _watch(sessions, "--idle-exit", "2")
+    time.sleep(1.0)
+    _write(tmp_path, plan, "0.002")
+    out, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0, err
+    lines = _json_lines(out)
+    assert lines[0]["type"] == "watching" and lines[-1]["type"] == "summary"
+    assert lines[-1]["sessions"] == len(logs) == 11 and lines[-1]["errors"] == 0
+    printed = {(x["session_id"], x["index"]): (x["classification"], x["expected_cache_read"], x["actual_cache_read"])
+               for x in lines if x["type"] in ("request", "break")}
+    printed_breaks = {(x["session_id"], x["index"]): x["cause"] for x in lines if x["type"] == "break"}
+
+    run = [sys.executable, "-m", "dsh_audit"]
+    cache = _json_lines(subprocess.run([*run, "cache", "--json", str(sessions)], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert len(cache) == len(logs) and all(report["requests"] for report in cache)
+    expected = {(report["session_id"], v["index"]): (v["classification"], v["expected"], v["actual"])
+                for report in cache for v in report["timeline"]}
+    finished = _json_lines(subprocess.run([*run, "breaks", "--json", str(sessions)], capture_output=True,
+                                          text=True, check=False).stdout)
+    assert printed == expected
+    assert printed_breaks == {(b["session_id"], b["request"]): b["cause"] for b in finished}
+    # the subagent child was compared with its parent, not taken as a first request
+    assert printed_breaks[("718aabf5-ac98-48d9-87ec-fa18653fd4d4", 0)] == "subagent"
+    assert ("402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", 0) in printed  # the fork child
+
+
+class _Lines:
+    """The JSON lines a running ``watch --json`` prints, read as they come."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.items: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        assert process.stdout is not None
+        stdout = process.stdout
+
+        def read() -> None:
+            with stdout:
+                for line in stdout:
+                    self.items.put(json.loads(line))
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
+
+    def until(self, test: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Every line up to and including the first that passes ``test``."""
+        got: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self.items.get(timeout=max(0.01, deadline - time.monotonic()))
+            got.append(item)
+            self.seen.append(item)
+            if test(item):
+                return got
+
+
+def _header_id(path: Path) -> str:
+    return str(json.loads(path.read_bytes().split(b"\n", 1)[0])["id"])
+
+
+def _requests_of(lines: list[dict[str, Any]], sid: str) -> list[int]:
+    return [x["index"] for x in lines if x["type"] in ("request", "break") and x["session_id"] == sid]
+
+
+@pytest.mark.skipif(not list(LIVE.glob("*/session-logs/*.jsonl")), reason="the DSH corpus is not present")
+@pytest.mark.parametrize("mode", ["notifications", "polling"])
+def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: Path, mode: str) -> None:
+    chat, tools, resume = (next(LIVE.glob(f"{name}/session-logs/*.jsonl")) for name in ("a-chat", "b-tools", "d-resume"))
+    sessions = tmp_path / "sessions"
+    first, second = sessions / "proj" / "session-1" / "session.jsonl", sessions / "proj" / "session-2" / "session.jsonl"
+    sessions.mkdir()
+    watcher = _watch(sessions, *(["--polling"] if mode == "polling" else []))
+    lines = _Lines(watcher)
+    try:
+        opening = lines.until(lambda x: True)[0]
+        assert opening["type"] == "watching" and opening["path"] == str(sessions)
+        notified = mode == "notifications" and importlib.util.find_spec("watchdog") is not None
+        method = "file-system notifications (watchdog)" if notified else "polling every 0.05-0.5 s"
+        assert opening["message"].startswith(f"following 0 log(s); changes are noticed by {method}")
+
+        first.parent.mkdir(parents=True)
+        first.write_bytes(chat.read_bytes())
+        got = lines.until(lambda x: x["type"] == "request" and x["index"] == 2 and x["session_id"] == _header_id(chat))
+        assert [x["type"] for x in got] == ["started", "request", "request", "request"]
+
+        second.parent.mkdir(parents=True)  # a second session starts while watching
+        second.write_bytes(tools.read_bytes())
+        got = lines.until(lambda x: x["type"] in ("request", "break") and x["index"] == 8)
+        assert got[0]["type"] == "started" and got[0]["path"] == str(second)
+        assert _requests_of(got, _header_id(tools)) == list(range(9))
+
+        replacement = tmp_path / "new.jsonl"  # another file takes the log's path
+        replacement.write_bytes(resume.read_bytes())
+        os.replace(replacement, first)
+        got = lines.until(lambda x: x["type"] in ("request", "break") and x["index"] == 5)
+        assert (got[0]["type"], got[0]["path"], got[0]["message"]) == (
+            "replaced", str(first), "another file replaced the log while it was watched")
+        assert got[1]["type"] == "started" and _requests_of(got, _header_id(resume)) == list(range(6))
+
+        with open(second, "r+b") as handle:  # truncated in place, then written anew
+            handle.truncate(0)
+        got = lines.until(lambda x: x["type"] == "replaced")
+        assert got[-1]["message"] == f"the log shrank from {tools.stat().st_size} to 0 bytes while it was watched"
+        second.write_bytes(chat.read_bytes())
+        got = lines.until(lambda x: x["type"] == "request" and x["index"] == 2)
+        assert _requests_of(got, _header_id(chat)) == [0, 1, 2]
+
+        replacement.write_bytes(b"this is not a session log\n")  # garbage replaces a log
+        os.replace(replacement, first)
+        got = lines.until(lambda x: x["type"] == "error")
+        assert [x["type"] for x in got] == ["replaced", "error"] and got[-1]["path"] == str(first)
+        second.unlink()  # a deleted log
+        got = lines.until(lambda x: x["type"] == "error")
+        lines_read = chat.read_bytes().count(b"\n")
+        assert got == [{**got[0], "type": "error", "path": str(second),
+                        "message": f"{second}:{lines_read + 1}: the log was deleted while it was watched"}]
+        time.sleep(1.5)  # each is reported once, not at every look
+        assert lines.items.empty()
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=20)  # stdout is the reader thread's: not communicate()
+    assert watcher.stderr is not None
+    with watcher.stderr:
+        err = watcher.stderr.read()
+    lines.reader.join(timeout=10)
+    assert watcher.returncode == 0, err
+    assert "Traceback" not in err
+    summary = lines.until(lambda x: x["type"] == "summary")[-1]
+    assert summary == {"type": "summary", "sessions": 3, "requests": 3 + 9 + 6 + 3, "breaks": 1,
+                       "cost_usd": summary["cost_usd"], "errors": 2}

@@ -20,7 +20,7 @@ from ._model import (
     SessionAttribution,
     Transition,
 )
-from ._prefix import MessageDigests, common_prefix
+from ._prefix import MessageDigests, common_prefix, lcp_bytes, pieces_offset
 from ._text import format_transition
 
 __all__ = [
@@ -44,4 +44,6 @@ __all__ = [
     "diff_headers",
     "format_transition",
     "iter_attribute",
+    "lcp_bytes",
+    "pieces_offset",
 ]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..session import Bodies, Evidence, LogEvidence, RouteEvidence, Session, ope
 from ..wire import fold_text_block, without_cache_markers
 from ._compare import Pair, compare
 from ._model import Divergence, SessionAttribution, Transition
-from ._prefix import MessageDigests, lcp_bytes
+from ._prefix import MessageDigests, lcp_bytes, pieces_offset
 
 __all__ = ["attribute", "attribute_sessions", "captured_extends"]
 
@@ -107,10 +107,12 @@ def _without_cache_markers(body: dict[str, Any]) -> Any:
 
 
 class _Attributor:
-    def __init__(self, sessions: list[_Session], *, adapter: str | None) -> None:
+    def __init__(self, sessions: list[_Session], *, adapter: str | None,
+                 parent: Callable[[str], Session | None] | None = None) -> None:
         self.by_id = {s.id: s for s in sessions}
         self.digests = MessageDigests()
         self.adapter = adapter
+        self.parent = parent  # reads a parent that is not among the sessions, when a child needs it
 
     # -- conversations ---------------------------------------------------------------------
 
@@ -174,6 +176,8 @@ class _Attributor:
         if parent_id is None:
             return self.first(session, cur)
         parent = self.by_id.get(parent_id)
+        if parent is None and self.parent is not None and (found := self.parent(parent_id)) is not None:
+            parent = as_item(found)  # only this comparison needs it: not kept
         if parent is None:
             return self.first(session, cur, notes=[f"parent session {parent_id} is not among the given logs"])
         seed = session.header.seed_length
@@ -222,14 +226,29 @@ class _Attributor:
 
     # -- bodies ----------------------------------------------------------------------------
 
-    def _rendered(self, session: _Session, request: Request) -> bytes | None:
+    def _adapter(self, session: _Session, request: Request) -> str | None:
         if self.adapter is None or session.bodies is None:
             return None
-        adapter = self.adapter if self.adapter != "auto" else \
+        return self.adapter if self.adapter != "auto" else \
             request_route(request, session.routes, declared=session.declared).adapter  # the route it really took
-        if adapter is None:
+
+    def _rendered(self, session: _Session, request: Request) -> bytes | None:
+        adapter = self._adapter(session, request)
+        if adapter is None or session.bodies is None:
             return None
         return session.bodies.body(request, adapter)  # rendered once, shared with every view
+
+    def _pieces_offset(self, prev_session: _Session, prev: Request, session: _Session, cur: Request) -> int | None:
+        """A DeepSeek break's body offset from the two bodies' pieces, without joining either
+        (each is the whole history); None when the pieces cannot tell it."""
+        if self._adapter(prev_session, prev) != "deepseek" or self._adapter(session, cur) != "deepseek" \
+                or prev_session.bodies is None or session.bodies is None:
+            return None
+        a, b = prev_session.bodies.pieces(prev, "deepseek"), session.bodies.pieces(cur, "deepseek")
+        if a is None or b is None:
+            return None
+        return pieces_offset(a, ((prev.header or {}).get("config") or {}).get("model"),
+                             b, ((cur.header or {}).get("config") or {}).get("model"))
 
     def finish(self, prev_session: _Session, prev: Request, session: _Session, item: Transition,
                cur: Request) -> Transition:
@@ -250,6 +269,10 @@ class _Attributor:
         if item.verdict != "break" or item.first_divergence is None:
             return item
         if bodies is None:
+            offset = self._pieces_offset(prev_session, prev, session, cur)
+            if offset is not None:
+                return dataclasses.replace(item, first_divergence=dataclasses.replace(
+                    item.first_divergence, body_offset=offset))
             rendered = (self._rendered(prev_session, prev), self._rendered(session, cur))
             bodies = (rendered[0], rendered[1]) if rendered[0] is not None and rendered[1] is not None else None
         if bodies is None:

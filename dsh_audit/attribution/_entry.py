@@ -149,7 +149,8 @@ def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_v
 def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodies | None = None,
                   routes: RouteEvidence | None = None,
                   tap: Callable[[Request], None] | None = None,
-                  observe: Callable[[Event], None] | None = None) -> Iterator[Transition]:
+                  observe: Callable[[Event], None] | None = None,
+                  parent: Callable[[str], Session | None] | None = None) -> Iterator[Transition]:
     """:func:`iter_attribute` over an opened log (one from :func:`dsh_audit.log.read_stream` may
     still be growing: transitions come out as its requests are replayed).
 
@@ -162,12 +163,15 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
         tap: called with every request in replay (``index``) order as soon as it is replayed,
             before its transition is yielded.
         observe: called with every event as it is read (see :func:`dsh_audit.replay.iter_requests`).
+        parent: for a fork or subagent child, called once with the parent's id when the child's
+            first loop request is compared: the parent session (read then), or None (the request
+            is then a ``first``, as without this).
     """
     evidence = LogEvidence(log.header.id)
     routes = routes if routes is not None else RouteEvidence()  # what the log has shown of each adapter so far
     session = _Session(log.path, log.header, [], lenient=log.lenient, evidence=evidence,
                        bodies=bodies if bodies is not None else Bodies(), routes=routes)
-    attributor = _Attributor([session], adapter=adapter)
+    attributor = _Attributor([session], adapter=adapter, parent=parent)
     collector = EvidenceCollector(evidence, frozenset())
 
     def observe_all(event: Event) -> None:

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..jsjson import stringify
+from ..wire import PromptPieces, utf8_size
 
-__all__ = ["MessageDigests", "common_prefix", "lcp_bytes", "messages_offset"]
+__all__ = ["MessageDigests", "common_prefix", "lcp_bytes", "messages_offset", "pieces_offset"]
 
 
 class MessageDigests:
@@ -58,13 +59,27 @@ def common_prefix(prev: Sequence[Any], cur: Sequence[Any], digests: MessageDiges
     n = min(len(prev), len(cur))
     k = 0
     if prev_seqs and cur_seqs and len(prev_seqs) == len(prev) and len(cur_seqs) == len(cur):
-        if tuple(cur_seqs[:n]) == tuple(prev_seqs[:n]):
+        k = _equal_prefix(prev_seqs, cur_seqs, n)
+        if k == n:
             return n
-        while k < n and prev_seqs[k] == cur_seqs[k]:
-            k += 1
     while k < n and digests.same(prev[k], cur[k]):
         k += 1
     return k
+
+
+def _equal_prefix(a: Sequence[Any], b: Sequence[Any], n: int) -> int:
+    """How many of the first ``n`` items ``a`` and ``b`` share (a binary search on slices, which
+    compare at C speed: after a replace, a long history is not walked item by item)."""
+    if tuple(a[:n]) == tuple(b[:n]):
+        return n
+    lo, hi = 0, n  # the first lo are equal, the first hi are not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tuple(a[lo:mid]) == tuple(b[lo:mid]):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def lcp_bytes(a: bytes, b: bytes) -> int:
@@ -92,3 +107,39 @@ def messages_offset(prev: Sequence[Any], cur: Sequence[Any], k: int, digests: Me
     if k < len(prev) and k < len(cur):
         return offset + lcp_bytes(_encode(prev[k]), _encode(cur[k]))
     return offset - 1 if k > 0 else 1  # one list ends where the other goes on
+
+
+def pieces_offset(a: PromptPieces, model_a: Any, b: PromptPieces, model_b: Any) -> int | None:
+    """Byte offset where two DeepSeek loop bodies first differ, told from their unjoined pieces
+    (``{"model":M,"messages":[`` + system and fragments comma-joined + tail) without joining
+    them: the shared fragments count by their UTF-8 sizes, only the two elements where the bodies
+    part are compared. None when the pieces cannot tell (a different model or system prompt, a
+    fragment that cannot be sent, or a difference past the compared stretch): render the bodies.
+    """
+    head = '{"model":' + stringify(model_a) + ',"messages":['
+    if head != '{"model":' + stringify(model_b) + ',"messages":[' or a.system != b.system:
+        return None
+    fa, fb, sa, sb = a.fragments, b.fragments, a.sizes, b.sizes
+    if len(sa) != len(fa) or len(sb) != len(fb) or min(sa, default=0) < 0 or min(sb, default=0) < 0:
+        return None
+    shared = _equal_prefix(fa, fb, min(len(fa), len(fb)))
+    lead = 0 if a.system is None else 1  # elements before the fragments
+    sizes = [utf8_size(head)] + ([utf8_size(a.system)] if a.system is not None else [])
+    if min(sizes) < 0:
+        return None
+    elements = lead + shared
+    offset = sum(sizes) + sum(sa[:shared]) + max(elements - 1, 0)  # commas between the shared elements
+
+    def rest(pieces: PromptPieces) -> bytes:
+        total = lead + len(pieces.fragments)
+        out = []
+        if elements < total:
+            out.append(("," if elements else "") + pieces.fragments[shared])
+            out.append("," + pieces.fragments[shared + 1] if elements + 1 < total else pieces.tail)
+        else:
+            out.append(pieces.tail)
+        return "".join(out).encode("utf-8")
+
+    ra, rb = rest(a), rest(b)
+    common = lcp_bytes(ra, rb)
+    return None if common >= min(len(ra), len(rb)) else offset + common

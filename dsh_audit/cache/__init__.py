@@ -11,7 +11,8 @@ Example:
 from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
 from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
 from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
-from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, price_entry, session_ledger
+from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, price_entry, session_ledger, usd_cost,
+                      usd_total)
 from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
 from ._rules import CacheRule, load_rules, rule_for
 from ._session import cache_group, cache_report, session_transitions
@@ -68,4 +69,6 @@ __all__ = [
     "summarize_session",
     "summary_group",
     "usage_table",
+    "usd_cost",
+    "usd_total",
 ]

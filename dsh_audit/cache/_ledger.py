@@ -12,14 +12,21 @@ OpenAI inputs exclude cache reads and writes): cache-miss input = ``inputTokens`
 holds ``reasoningTokens``). Each bucket is priced at the rate for the request's model and window
 (:class:`~dsh_audit.cache.PriceBook`); a break's lost tokens are priced at the difference between
 its request's cache-miss and cache-read rates.
+
+Money has one representation: USD as a float holding a whole number of nano-dollars. A bucket's
+cost is worked out in decimal (tokens x the rate as the table writes it) and rounded to the nano-dollar
+(:func:`usd_cost`); every sum goes through :func:`usd_total`, so a total is the same number
+whichever way its requests are grouped (by session, turn, day, model, in ``stats``' SQL).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any, TypeGuard
 
 from ..attribution import attribute_opened
@@ -30,7 +37,31 @@ from ._prices import PriceBook, Quote, Rates, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
 __all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "ledger_group", "price_entry",
-           "request_route_model", "session_ledger"]
+           "request_route_model", "session_ledger", "usd_cost", "usd_total"]
+
+_DIGITS = 9  # nano-dollars
+
+
+def usd_cost(tokens: int, rate: float | Decimal, per: int) -> float:
+    """``tokens`` at ``rate`` USD per ``per`` tokens, exact in decimal, rounded to the nano-dollar.
+
+    Example:
+        >>> usd_cost(7936, 0.006, 1_000_000), 7936 * 0.006 / 1_000_000
+        (4.7616e-05, 4.7616000000000004e-05)
+    """
+    exact = Decimal(tokens) * (rate if isinstance(rate, Decimal) else Decimal(repr(rate))) / Decimal(per)
+    return float(round(exact, _DIGITS))
+
+
+def usd_total(values: Iterable[float]) -> float:
+    """The sum of amounts in USD, rounded to the nano-dollar: of amounts that are whole nano-dollars,
+    the exact sum whatever their order or grouping.
+
+    Example:
+        >>> usd_total([0.1, 0.2]), 0.1 + 0.2
+        (0.3, 0.30000000000000004)
+    """
+    return round(math.fsum(values), _DIGITS)
 
 
 def _count(value: Any) -> TypeGuard[int]:
@@ -87,21 +118,29 @@ class Costs:
 
     @property
     def total(self) -> float:
-        return self.cache_miss + self.cache_read + self.cache_write + self.output
+        return usd_total(self._values())
+
+    def _values(self) -> tuple[float, float, float, float]:
+        return (self.cache_miss, self.cache_read, self.cache_write, self.output)
 
     def __add__(self, other: Costs) -> Costs:
-        return Costs(self.cache_miss + other.cache_miss, self.cache_read + other.cache_read,
-                     self.cache_write + other.cache_write, self.output + other.output)
+        return Costs(*(usd_total(pair) for pair in zip(self._values(), other._values())))
 
     @classmethod
     def of(cls, tokens: Tokens, rates: Rates, per: int) -> Costs:
-        return cls(tokens.cache_miss * rates.cache_miss / per, tokens.cache_read * rates.cache_read / per,
-                   tokens.cache_write * rates.cache_write / per, tokens.output * rates.output / per)
+        return cls(usd_cost(tokens.cache_miss, rates.cache_miss, per), usd_cost(tokens.cache_read, rates.cache_read, per),
+                   usd_cost(tokens.cache_write, rates.cache_write, per), usd_cost(tokens.output, rates.output, per))
+
+    @classmethod
+    def of_many(cls, items: Iterable[Costs]) -> Costs:
+        """The bucket-wise :func:`usd_total` of ``items``."""
+        rows = [c._values() for c in items]
+        return cls(*(usd_total(column) for column in zip(*rows))) if rows else cls()
 
     def to_json(self) -> dict[str, float]:
-        return {"cache_miss": round(self.cache_miss, 9), "cache_read": round(self.cache_read, 9),
-                "cache_write": round(self.cache_write, 9), "output": round(self.output, 9),
-                "total": round(self.total, 9)}
+        return {"cache_miss": round(self.cache_miss, _DIGITS), "cache_read": round(self.cache_read, _DIGITS),
+                "cache_write": round(self.cache_write, _DIGITS), "output": round(self.output, _DIGITS),
+                "total": self.total}
 
 
 def request_route_model(request: Request) -> tuple[str | None, str | None]:
@@ -129,8 +168,11 @@ class LedgerEntry:
         no_cache_cost: the same tokens with every cache read and write billed as a miss.
         off_peak_cost: the same tokens at the off-peak rates of the same day's table.
         classification, lost: the cache verdict and its lost tokens per cause (when accounted).
-        lost_cost: those tokens priced at this request's miss - read rate difference, per cause.
-        rate_source, rate_retrieved: where the rate was read, and when.
+        lost_cost: those tokens priced at this request's miss - read rate difference, per cause
+            (the causes add up to the cost of all of them, the cache verdict's ``lost_cost``).
+        rate_source, rate_retrieved: where the rate was read, and when; ``rate_effective``: the
+            ISO date-time it applies from (None: any date).
+        route: the wire API the request went out by (``anthropic-messages``, ...), when known.
     """
 
     index: int
@@ -153,6 +195,8 @@ class LedgerEntry:
     lost_cost: dict[str, float] = field(default_factory=dict)
     rate_source: str | None = None
     rate_retrieved: str | None = None
+    rate_effective: str | None = None
+    route: str | None = None
 
     @property
     def is_break(self) -> bool:
@@ -166,14 +210,15 @@ class LedgerEntry:
                 "cost_usd": None if self.cost is None else self.cost.to_json(), "unpriced": self.unpriced,
                 "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
                 "classification": self.classification, "lost_tokens": dict(self.lost),
-                "lost_cost_usd": {k: round(v, 9) for k, v in self.lost_cost.items()},
-                "rate_source": self.rate_source, "rate_retrieved": self.rate_retrieved}
+                "lost_cost_usd": dict(self.lost_cost), "rate_source": self.rate_source,
+                "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "route": self.route}
 
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
-                sent: float | None = None) -> LedgerEntry:
+                sent: float | None = None, route: str | None = None) -> LedgerEntry:
     """Price one request (``verdict``: its cache verdict, whose lost tokens are priced too;
-    ``sent``: its send time when the request carries none, as an importer's session gives)."""
+    ``sent``: its send time when the request carries none, as an importer's session gives;
+    ``route``: the wire API it went out by)."""
     provider, model = request_route_model(request)
     sent = request.time.sent if request.time is not None else sent
     usage = request.usage if request.usage is not None else request.message_usage
@@ -182,13 +227,13 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     entry = LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
                         attempt=request.attempt, sent=sent, provider=provider, model=model,
                         window=quote.window if isinstance(quote, Quote) else book.window("", None),
-                        tokens=tokens, cost=None,
+                        tokens=tokens, cost=None, route=route,
                         classification=verdict.classification if verdict else None,
                         lost=dict(verdict.lost) if verdict else {})
     if isinstance(quote, str):
         return replace(entry, unpriced=quote)
     priced = replace(entry, billed_as=quote.billed_as, rate_source=quote.source, rate_retrieved=quote.retrieved,
-                     lost_cost={cause: lost_cost(n, quote) for cause, n in entry.lost.items()})
+                     rate_effective=quote.effective, lost_cost=_lost_by_cause(entry.lost, quote))
     if tokens is None:
         return replace(priced, unpriced="usage not logged")
     flat = Tokens(tokens.prompt, output=tokens.output)
@@ -197,13 +242,24 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                    off_peak_cost=Costs.of(tokens, quote.off_peak, quote.per).total)
 
 
+def _lost_rate(quote: Quote) -> Decimal:
+    return Decimal(repr(quote.rates.cache_miss)) - Decimal(repr(quote.rates.cache_read))
+
+
 def lost_cost(tokens: int, quote: Quote) -> float:
     """What ``tokens`` prompt tokens billed as misses instead of cache reads cost at ``quote``."""
-    return tokens * (quote.rates.cache_miss - quote.rates.cache_read) / quote.per
+    return usd_cost(tokens, _lost_rate(quote), quote.per)
 
 
-def _sum(values: Sequence[float]) -> float:
-    return round(sum(values), 9)
+def _lost_by_cause(lost: dict[str, int], quote: Quote) -> dict[str, float]:
+    """:func:`lost_cost` per cause, the rounding remainder on the biggest cause, so the causes add
+    up to the cost of all the lost tokens."""
+    costs = {cause: lost_cost(n, quote) for cause, n in lost.items()}
+    if len(costs) > 1:
+        biggest = max(sorted(lost), key=lambda cause: lost[cause])
+        rest = usd_total(v for k, v in costs.items() if k != biggest)
+        costs[biggest] = usd_total([lost_cost(sum(lost.values()), quote), -rest])
+    return costs
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,15 +281,15 @@ class SessionLedger:
 
     @property
     def cost(self) -> Costs:
-        return sum((e.cost for e in self.entries if e.cost is not None), Costs())
+        return Costs.of_many(e.cost for e in self.entries if e.cost is not None)
 
     @property
     def no_cache_cost(self) -> float:
-        return _sum([e.no_cache_cost for e in self.entries if e.no_cache_cost is not None])
+        return usd_total([e.no_cache_cost for e in self.entries if e.no_cache_cost is not None])
 
     @property
     def off_peak_cost(self) -> float:
-        return _sum([e.off_peak_cost for e in self.entries if e.off_peak_cost is not None])
+        return usd_total([e.off_peak_cost for e in self.entries if e.off_peak_cost is not None])
 
     @property
     def lost_tokens_by_cause(self) -> dict[str, int]:
@@ -244,16 +300,16 @@ class SessionLedger:
 
     @property
     def lost_cost_by_cause(self) -> dict[str, float]:
-        total: dict[str, float] = {}
+        total: dict[str, list[float]] = {}
         for entry in self.entries:
             for cause, cost in entry.lost_cost.items():
-                total[cause] = total.get(cause, 0.0) + cost
-        return {k: round(v, 9) for k, v in sorted(total.items())}
+                total.setdefault(cause, []).append(cost)
+        return {k: usd_total(v) for k, v in sorted(total.items())}
 
     @property
     def break_cost(self) -> float:
         """Cost of the tokens the breaks lost (requests classified as a break)."""
-        return _sum([c for e in self.entries if e.is_break for c in e.lost_cost.values()])
+        return usd_total([c for e in self.entries if e.is_break for c in e.lost_cost.values()])
 
     @property
     def unpriced(self) -> dict[str, int]:
@@ -270,6 +326,11 @@ class SessionLedger:
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "session_id": self.session_id, **self.summary(), "prices": self.prices,
                 "ledger": [e.to_json() for e in self.entries]}
+
+
+def _route(session: Session, request: Request) -> str | None:
+    route = session.route(request)
+    return route.api or route.adapter
 
 
 def session_ledger(source: Session | str | os.PathLike[str], *, prices: PriceBook | None = None,
@@ -290,7 +351,8 @@ def session_ledger(source: Session | str | os.PathLike[str], *, prices: PriceBoo
     book = prices if prices is not None else load_prices()
     verdicts = {v.index: v for v in cache.verdicts} if cache is not None else {}
     times = session.times
-    entries = tuple(price_entry(r, book, verdicts.get(r.index), sent=t.sent if (t := times.get(r.index)) else None)
+    entries = tuple(price_entry(r, book, verdicts.get(r.index), sent=t.sent if (t := times.get(r.index)) else None,
+                                route=_route(session, r))
                     for r in session.requests)
     return SessionLedger(session.path, session.id, entries, book.to_json())
 

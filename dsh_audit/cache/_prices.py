@@ -19,6 +19,7 @@ A model's value may be one rate object instead of a list (it then applies from a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -98,7 +99,8 @@ class Quote:
     """The price of one request: its provider table, the model it is billed as, its window and rates.
 
     ``off_peak`` is what the same tokens would cost in the off-peak window (the rates themselves
-    when the provider has no window).
+    when the provider has no window). ``effective`` is the ISO date-time the rate applies from
+    (None: from any date on).
     """
 
     provider: str
@@ -110,6 +112,7 @@ class Quote:
     per: int
     source: str
     retrieved: str
+    effective: str | None = None
 
 
 @dataclass
@@ -177,8 +180,20 @@ class PriceBook:
             window = self.window(table, when)
             rates = period.off_peak if window == OFF_PEAK and period.off_peak else period.rates
             return Quote(table, model, name, window, rates, period.off_peak or period.rates, self.per,
-                         period.source, period.retrieved)
+                         period.source, period.retrieved,
+                         _iso(period.start) if math.isfinite(period.start) else None)
         return f"'billed_as' loops from {model!r}"
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of every rate and window in force: two tables price alike when theirs match
+        (the fleet index re-prices its logs when it changes)."""
+        def window(w: _Window) -> tuple[Any, ...]:  # sets sorted: str hashes vary by process
+            return (w.start, w.offset, w.hours, sorted(w.days), sorted(w.holidays))
+
+        text = repr((self.per, self.currency, sorted(
+            (name, [window(w) for w in p.windows], sorted(p.models.items())) for name, p in self.providers.items())))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
         """What the table is: files applied, currency, note."""

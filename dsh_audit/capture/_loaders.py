@@ -6,13 +6,15 @@ Formats (``docs/capture-formats.md`` has the details):
   ``headers`` (object) and ``body`` (text) or ``body_base64``; ``body_sha256`` and
   ``body_bytes``, when present, are checked against the body.
 - ``har``: HAR 1.2, ``log.entries[].request`` (``method``, ``url``, ``headers`` as a list of
-  ``{name, value}``, ``postData.text``; ``postData.encoding: "base64"`` is honoured).
+  ``{name, value}``, ``postData.text``; ``postData.encoding: "base64"`` is honoured, and a
+  gzip body (``Content-Encoding: gzip`` or ``postData.encoding`` naming gzip) is decompressed).
 - ``body-folder``: a folder of raw JSON bodies, one request per ``*.json`` file in natural name
   order (``2.json`` before ``10.json``); an optional sidecar ``<stem>.meta.json`` gives
   ``method``, ``path``, ``time`` and ``headers`` for the body ``<stem>.json``.
 
 A loader is registered in :data:`LOADERS` under its name; :func:`load_capture` asks each one in
-turn whether it ``handles(path, first_bytes)`` the input.
+turn whether it ``handles(path, first_bytes)`` the input. A file or folder that cannot be read
+(no permission, not a regular file, too large for memory) is a one-line :class:`CaptureError`.
 """
 
 from __future__ import annotations
@@ -22,14 +24,15 @@ import binascii
 import hashlib
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import CaptureError
-from ..log import parse_json
+from ..errors import CaptureError, UnreadableError
+from ..log import DecodeBudget, open_regular, parse_json
 from ._types import CapturedRequest, classify
 
 __all__ = ["LOADERS", "CaptureLoader", "load_capture"]
@@ -37,6 +40,8 @@ __all__ = ["LOADERS", "CaptureLoader", "load_capture"]
 _SNIFF_BYTES = 4096
 _HAR_START = re.compile(rb'^\s*\{\s*"log"\s*:')
 _META_SUFFIX = ".meta.json"
+_GZIP_MAGIC = b"\x1f\x8b"
+_PIECE = 1 << 20
 
 #: One raw request before numbering: method, path, headers, body, time, source file, locator.
 _Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str]
@@ -71,6 +76,31 @@ def _parse_object(raw: bytes, path: Path, where: str | None, *, invalid: str, no
     if not isinstance(value, dict):
         raise _error(path, where, not_object, hint)
     return value
+
+
+def _open(path: Path, what: str) -> Any:
+    """``path`` opened for reading (a regular file only), or a CaptureError naming why not."""
+    try:
+        return open_regular(path, what=what)
+    except UnreadableError as exc:
+        raise CaptureError(exc.message, path=str(path), hint=exc.hint or "check the file's permissions") from None
+
+
+def _read_bytes(path: Path, what: str) -> bytes:
+    """Every byte of the file ``path``, or a CaptureError (unreadable, too large for memory)."""
+    with _open(path, what) as handle:
+        try:
+            data: bytes = handle.read()
+        except OSError as exc:
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+        except MemoryError:
+            raise _too_large(path) from None
+    return data
+
+
+def _too_large(path: Path) -> CaptureError:
+    return CaptureError("the capture does not fit in memory", path=str(path),
+                        hint="compare a smaller capture, e.g. one session's requests")
 
 
 def _text_value(value: Any) -> str | None:
@@ -123,7 +153,7 @@ def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
 
 
 def _jsonl_read(path: Path) -> Iterator[_Raw]:
-    with open(path, "rb") as handle:
+    with _open(path, "capture file") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -149,7 +179,49 @@ def _har_url_path(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def _har_body(path: Path, where: str, request: dict[str, Any]) -> bytes:
+def _gunzip(path: Path, where: str, data: bytes) -> bytes:
+    """A gzip body decompressed in pieces, within the limits on decoded size and expansion."""
+    budget = DecodeBudget(str(path))
+    inflater = zlib.decompressobj(wbits=31)
+    pieces: list[bytes] = []
+    tail = data
+    try:
+        while not inflater.eof:
+            piece = inflater.decompress(tail, _PIECE)
+            tail = inflater.unconsumed_tail
+            if not piece and not tail:
+                break
+            budget.spend(len(piece), len(data) - len(tail))
+            pieces.append(piece)
+    except zlib.error as exc:
+        raise _error(path, where, f"the gzip body is corrupt ({exc})",
+                     "store the body as sent, or drop the gzip Content-Encoding") from None
+    except UnreadableError as exc:
+        raise _error(path, where, f"the gzip body is {exc.message}", exc.hint or "") from None
+    if not inflater.eof:
+        raise _error(path, where, "the gzip body is cut off", "the capture lost the end of the body")
+    return b"".join(pieces)
+
+
+def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str, str]) -> bytes:
+    """The request body: postData.text, base64-decoded and gunzipped as its encoding says."""
+    body = _har_post_data(path, where, request)
+    post = request.get("postData")
+    declared = str(post.get("encoding") or "") if isinstance(post, dict) else ""
+    gzip = "gzip" in declared.lower() or "gzip" in headers.get("content-encoding", "").lower()
+    if gzip and not body.startswith(_GZIP_MAGIC) and "base64" not in declared.lower():
+        # A gzip body can only travel in a JSON string as base64, whatever the encoding names.
+        try:
+            decoded = base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            decoded = b""
+        if decoded.startswith(_GZIP_MAGIC):
+            body = decoded
+    # A tool that stored the body already decompressed keeps the header: only gzip data is inflated.
+    return _gunzip(path, where, body) if gzip and body.startswith(_GZIP_MAGIC) else body
+
+
+def _har_post_data(path: Path, where: str, request: dict[str, Any]) -> bytes:
     post = request.get("postData")
     if post is None:
         return b""
@@ -159,7 +231,7 @@ def _har_body(path: Path, where: str, request: dict[str, Any]) -> bytes:
     if not isinstance(text, str):
         raise _error(path, where, f"postData.text is a {type(text).__name__}, not text",
                      "HAR 1.2 postData.text is a string (base64 with \"encoding\": \"base64\")")
-    if post.get("encoding") == "base64":
+    if "base64" in str(post.get("encoding") or "").lower():
         try:
             return base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as exc:
@@ -183,7 +255,7 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
 
 def _har_read(path: Path) -> Iterator[_Raw]:
     hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
-    document = _parse(path.read_bytes(), path, None, invalid="not valid JSON", hint=hint)
+    document = _parse(_read_bytes(path, "capture file"), path, None, invalid="not valid JSON", hint=hint)
     log = document.get("log") if isinstance(document, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
@@ -197,9 +269,9 @@ def _har_read(path: Path) -> Iterator[_Raw]:
             url_path = _har_url_path(str(request.get("url") or ""))
         except ValueError as exc:  # urlsplit refuses e.g. an unclosed IPv6 bracket
             raise _error(path, where, f"request.url is not a URL ({exc})", hint) from None
-        yield (str(request.get("method") or "POST").upper(), url_path,
-               _har_headers(path, where, request.get("headers")), _har_body(path, where, request),
-               _text_value(entry.get("startedDateTime")), str(path), where)
+        headers = _har_headers(path, where, request.get("headers"))
+        yield (str(request.get("method") or "POST").upper(), url_path, headers,
+               _har_body(path, where, request, headers), _text_value(entry.get("startedDateTime")), str(path), where)
 
 
 # -- a folder of bodies ----------------------------------------------------------------------
@@ -209,8 +281,12 @@ def _natural_key(name: str) -> list[Any]:
 
 
 def _body_files(folder: Path) -> list[Path]:
-    files = [p for p in folder.iterdir() if p.is_file() and p.suffix == ".json"
-             and not p.name.endswith(_META_SUFFIX)]
+    try:
+        files = [p for p in folder.iterdir() if p.is_file() and p.suffix == ".json"
+                 and not p.name.endswith(_META_SUFFIX)]
+    except OSError as exc:
+        raise CaptureError(f"cannot list the folder: {exc.strerror or exc}", path=str(folder),
+                           hint="check the folder's permissions") from None
     return sorted(files, key=lambda p: _natural_key(p.name))
 
 
@@ -221,7 +297,7 @@ def _folder_handles(path: Path, first: bytes) -> bool:
 def _folder_meta(meta_file: Path) -> dict[str, Any]:
     if not meta_file.exists():
         return {}
-    return _parse_object(meta_file.read_bytes(), meta_file, None, invalid="sidecar is not valid JSON",
+    return _parse_object(_read_bytes(meta_file, "sidecar"), meta_file, None, invalid="sidecar is not valid JSON",
                          not_object="sidecar is not a JSON object",
                          hint='a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
 
@@ -232,7 +308,7 @@ def _folder_read(folder: Path) -> Iterator[_Raw]:
         meta = _folder_meta(meta_file)
         headers = _headers_object(meta_file, "sidecar", meta.get("headers"))
         yield (str(meta.get("method") or "POST").upper(), str(meta.get("path") or ""), headers,
-               body_file.read_bytes(), _text_value(meta.get("time")), str(body_file), "")
+               _read_bytes(body_file, "body file"), _text_value(meta.get("time")), str(body_file), "")
 
 
 #: Every known capture format, asked in this order.
@@ -246,10 +322,14 @@ LOADERS: dict[str, CaptureLoader] = {
 
 
 def _first_bytes(path: Path) -> bytes:
-    if not path.is_file():
+    if path.is_dir():
         return b""
-    with open(path, "rb") as handle:
-        return handle.read(_SNIFF_BYTES)
+    with _open(path, "capture file") as handle:
+        try:
+            head: bytes = handle.read(_SNIFF_BYTES)
+        except OSError as exc:
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+    return head
 
 
 def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> list[CapturedRequest]:
@@ -283,8 +363,14 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> 
             raise CaptureError("not a capture format dsh-audit knows", path=str(target),
                                hint="expected a wire.jsonl file, a HAR 1.2 file or a folder of *.json bodies")
     captured = []
-    for position, (method, url_path, headers, body, time, source, locator) in enumerate(loader.read(target)):
-        captured.append(CapturedRequest(position=position, method=method, path=url_path, headers=headers,
-                                        body=body, time=time, source=source, locator=locator,
-                                        kind=classify(headers, body)))
+    try:
+        for position, (method, url_path, headers, body, time, source, locator) in enumerate(loader.read(target)):
+            captured.append(CapturedRequest(position=position, method=method, path=url_path, headers=headers,
+                                            body=body, time=time, source=source, locator=locator,
+                                            kind=classify(headers, body)))
+    except MemoryError:
+        captured.clear()
+        raise _too_large(target) from None
+    except OSError as exc:  # a read that fails after the open (an I/O error, a file gone)
+        raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(exc.filename) if exc.filename else str(target)) from None
     return captured

@@ -68,5 +68,10 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage."""
-    sys.exit(_run_guarded(cli))
+    """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 130 interrupted."""
+    try:
+        code = _run_guarded(cli)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first one is being handled
+        click.echo("aborted", err=True)
+        code = 130
+    sys.exit(code)

@@ -6,14 +6,17 @@ import click
 
 from ..attribution import Transition, attribute_paths, format_transition
 from ..report import dumps_line
-from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo_error, echo_lines, echo_warning, engine_options, jobs_option,
-                      json_option, lenient_option, no_such_request, one_log, routes_option, selected_logs,
-                      since_option)
+from ..report.terminal import fit_lines, print_table, progress_callback
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, echo, echo_error, echo_warning,
+                      engine_options, jobs_option, json_option, lenient_option, no_such_request, one_log,
+                      request_position, routes_option, selected_logs, session_title, since_option)
 
 __all__ = ["breaks_command", "explain_command"]
 
 _COLUMNS = ("#", "vs", "relation", "verdict", "cause", "fields", "evidence seqs", "first divergence")
+# Left out, in this order, while a narrow terminal cannot show the table with whole words
+# (`explain` shows both for one request).
+_DROPPABLE = ("first divergence", "relation")
 
 
 def _divergence(t: Transition) -> str:
@@ -86,7 +89,8 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes
             for t in rows:
                 click.echo(dumps_line(t.to_json()))
         elif rows:
-            print_table(f"{attribution.path}  session {attribution.session_id}", _COLUMNS, (_row(t) for t in rows))
+            title = session_title(attribution.path or "-", attribution.session_id)
+            print_table(title, _COLUMNS, (_row(t) for t in rows), droppable=_DROPPABLE)
     if not as_json and not found and attributions:  # nothing to say when every log failed
         click.echo("no prefix-cache breaks")
     if status == EXIT_OK and found:
@@ -94,7 +98,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes
     return status
 
 
-@click.command("explain")
+@click.command("explain", cls=RequestCommand)
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
 @json_option
@@ -103,13 +107,15 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes
 def explain_command(path: str, index: int, as_json: bool, routes: str | None, lenient: bool, max_version: int) -> int:
     """Say why request INDEX of one log did or did not reuse the previous request's cache.
 
-    INDEX is the '#' column of `dsh-audit requests`. The answer names the request it is compared
-    with, the verdict, the cause, the changed header fields and quotes the evidence events
+    INDEX is the '#' column of `dsh-audit requests`; a negative INDEX counts from the end (-1 is
+    the last request, -2 the one before) and may come before or after PATH. The answer names the
+    request it is compared with, the verdict, the cause, the changed header fields and quotes the evidence events
     (type, seq and the data that matters).
 
     \b
     Example:
         dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1/session.jsonl.zstd 8
+        dsh-audit explain latest -1
     """
     logs = [one_log(path)]
     attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version, routes=routes)
@@ -119,14 +125,17 @@ def explain_command(path: str, index: int, as_json: bool, routes: str | None, le
         assert outcome.error is not None
         raise outcome.error
     attribution = attributions[0]
+    requests = sorted(t.request for t in attribution.transitions)
+    position = request_position(index, len(requests))
     try:
-        transition = attribution.transition(index)
+        transition = attribution.transition(index if position is None or index >= 0 else requests[position])
     except KeyError:
-        raise no_such_request(index, len(attribution.transitions), logs[0]) from None
+        raise no_such_request(index, len(requests), logs[0]) from None
     if as_json:
         click.echo(dumps_line(transition.to_json()))
     else:
-        echo_lines(format_transition(transition))
+        for line in fit_lines(format_transition(transition)):
+            echo(line)
     return EXIT_OK
 
 

@@ -12,20 +12,20 @@ from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..session import Failure, run_groups
-from ..report.terminal import print_table, progress_callback
+from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
     echo,
     echo_error,
-    echo_lines,
     engine_options,
     jobs_option,
     json_option,
     lenient_option,
     routes_option,
     selected_logs,
+    session_title,
     since_option,
 )
 
@@ -44,28 +44,29 @@ def _pairs(mapping: dict[str, int]) -> str:
 
 
 def _summary(report: SessionCacheReport) -> str:
+    """The session's summary, one fact a line (``fit_lines`` wraps a long one at its spaces)."""
     cost = "n/a" if report.lost_cost is None else f"${report.lost_cost:.4f}"
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})" for name, r in report.rules.items())
-    return (f"requests {len(report.verdicts)} (usage known {len(report.known)}); prompt tokens {report.prompt_total}; "
+    return (f"requests {len(report.verdicts)} (usage known {len(report.known)}); prompt tokens {report.prompt_total}\n"
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
-            f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}; tokens lost (of "
-            f"{report.potential_total} reusable): {_pairs(report.lost_by_cause)}; "
-            f"cost lost {cost}\n{_cost(report)}"
-            f"tokens: {report.token_method}; rules: {rules or 'none'}"
-            + ("" if report.attribution else "; no attribution: breaks are unattributed"))
+            f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}\n"
+            f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}; cost lost {cost}\n"
+            f"{_cost(report)}"
+            f"tokens: {report.token_method}\nrules: {rules or 'none'}"
+            + ("" if report.attribution else "\nno attribution: breaks are unattributed"))
 
 
 def _cost(report: SessionCacheReport) -> str:
-    """The session's cost line (list prices by model, date and window; check your contract)."""
+    """The session's cost lines (list prices by model, date and window; check your contract)."""
     cost = report.cost
     if cost is None:
         return ""
     unpriced = sum(cost["unpriced"].values())
     return (f"session cost ${cost['cost_usd']['total']:.4f} (cache miss ${cost['cost_usd']['cache_miss']:.4f}, "
             f"cache read ${cost['cost_usd']['cache_read']:.4f}, cache write ${cost['cost_usd']['cache_write']:.4f}, "
-            f"output ${cost['cost_usd']['output']:.4f}); with no cache ${cost['no_cache_cost_usd']:.4f}; "
+            f"output ${cost['cost_usd']['output']:.4f})\nwith no cache ${cost['no_cache_cost_usd']:.4f}; "
             f"all off-peak ${cost['off_peak_cost_usd']:.4f}; breaks cost ${cost['break_cost_usd']:.4f}"
             + (f"; {unpriced} request(s) unpriced" if unpriced else "") + " (list prices, check your contract)\n")
 
@@ -143,8 +144,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if as_json:
                 click.echo(dumps_line(report.to_json()))
             else:
-                echo(f"{report.path}  session {report.session_id}")
-                echo_lines(_summary(report))
+                for line in fit_lines(f"{session_title(str(report.path), report.session_id)}\n{_summary(report)}"):
+                    echo(line)
                 print_table("timeline", _COLUMNS, (_row(v) for v in report.verdicts))
             if status == EXIT_OK and any(v.classification == "break_unexplained" for v in report.verdicts):
                 status = EXIT_FINDINGS

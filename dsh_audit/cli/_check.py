@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import click
 
 from ..gate import CheckResult, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover, write_atomic
-from ..report import format_html, format_json, format_junit, format_markdown, format_sarif
+from ..report import format_json, format_junit, format_markdown, format_sarif, iter_html
 from ..report.terminal import print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, echo, echo_warning, engine_options, jobs_option, lenient_option,
                       routes_option)
@@ -35,7 +35,7 @@ def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
     return ProtectedInputs.of(logs, files=[*inputs, *(find_capture(log) for log in logs)])
 
 
-def _write(path: str | None, text: str) -> None:
+def _write(path: str | None, text: str | Iterable[str]) -> None:
     if path is not None:
         write_atomic(path, text, what="report")
 
@@ -153,11 +153,13 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
                    scheduler: str | None) -> int:
     """Write one self-contained HTML forensics page for session logs.
 
-    The page (no network, no external files) shows each log's request timeline with bars for
-    prompt size, expected and actual cache reads, marks every prefix-cache break with its cause
-    and evidence events, and opens any request: its messages, header, the diff against the
-    previous request and against the captured body. Exit 0 when written (use `check` to gate),
-    2 on bad input.
+    The page (no network, no external files) shows each log's summary (models, requests, breaks
+    by cause, cache-hit ratio, what the session and its breaks cost), its request timeline with
+    bars for prompt size, expected and actual cache reads, marks every prefix-cache break with
+    its cause and evidence events, filters requests by the text of their messages, and opens any
+    request: its cost, messages, header, the diff against the previous request and against the
+    captured body. PAGE.html#request-N and #break-N open request N. Exit 0 when written (use
+    `check` to gate), 2 on bad input.
 
     \b
     Example:
@@ -167,7 +169,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                   engine=engine, scheduler=scheduler, routes=routes)
-    _write(output, format_html(result))
+    _write(output, iter_html(result))
     echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
                f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}")
     return EXIT_OK

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,11 +19,15 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "echo", "echo_error", "echo_lines",
-           "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option", "lenient_option", "no_such_request", "one_log",
-           "one_request", "routes_option", "run_guarded", "selected_logs", "since_option"]
+__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "RequestCommand", "echo",
+           "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option",
+           "lenient_option", "no_such_request", "one_log", "one_request", "request_position", "routes_option",
+           "run_guarded", "selected_logs", "session_title", "since_option"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+# A negative request index (``-1``), which click would otherwise read as an option.
+_NEGATIVE = re.compile(r"-\d+")
 
 #: The ``--adapter`` choices of ``diff`` and ``render`` (DSH's wire formats).
 ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
@@ -53,6 +59,55 @@ def echo_note(text: str) -> None:
     echo(f"note: {text}", err=True)
 
 
+class RequestCommand(click.Command):
+    """A command whose last argument is a request INDEX that may be negative (``-1``: the last request).
+
+    A negative number before ``--`` that is not an option's value is moved after ``--``, so that
+    ``show LOG -1``, ``show -1 LOG`` and ``show LOG -1 --compact`` all mean the last request.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        valued = {name for param in self.params if isinstance(param, click.Option) and not param.is_flag
+                  and not param.count for name in param.opts}
+        kept: list[str] = []
+        moved: list[str] = []
+        for at, arg in enumerate(args):
+            if arg == "--":
+                kept.extend(args[at:])
+                break
+            if _NEGATIVE.fullmatch(arg) and not (kept and kept[-1] in valued):
+                moved.append(arg)
+            else:
+                kept.append(arg)
+        if moved:
+            args = kept + ([] if "--" in kept else ["--"]) + moved
+        return super().parse_args(ctx, args)
+
+
+def request_position(index: int, count: int) -> int | None:
+    """The position (0 to ``count - 1``) of request ``index`` of ``count``, negative from the end;
+    None when there is no such request.
+
+    Example:
+        >>> request_position(-1, 8), request_position(7, 8), request_position(-9, 8), request_position(8, 8)
+        (7, 7, None, None)
+    """
+    position = index + count if index < 0 else index
+    return position if 0 <= position < count else None
+
+
+def session_title(path: str, session_id: str) -> str:
+    """A heading naming a session log, ``PATH  session ID``, its path cut in the middle to fit the
+    terminal (:func:`dsh_audit.report.terminal.middle_cut`); when that would leave less than half
+    of the line to the path, the path takes the whole line and ``session ID`` wraps to the next."""
+    from ..report.terminal import middle_cut, output_width, terminal_text
+
+    suffix = f"  session {terminal_text(session_id)}"
+    width = output_width()
+    room = width - len(suffix)
+    return middle_cut(terminal_text(path), room if room >= width // 2 else width) + suffix
+
+
 def one_log(path: str) -> Path:
     """The one session log ``path`` names: a file or folder, ``latest``, a session id or a unique
     id prefix under $DSH_HOME/sessions (:func:`dsh_audit.log.resolve_session`)."""
@@ -66,7 +121,8 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     shows of each provider's adapter (for the request's route).
 
     The log's warnings go to stderr. Raises the log's own error when it cannot be replayed, and
-    UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests.
+    UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests. A
+    negative ``index`` counts from the end (-1: the last request).
     """
     from ..errors import MalformedRecordError
     from ..log import read_log
@@ -81,22 +137,27 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
         if imported is None:
             raise
         requests: list[Request] = imported.requests
-        found = requests[index] if 0 <= index < len(requests) else None
         count = len(requests)
+        position = request_position(index, count)
+        found = None if position is None else requests[position]
         routes = imported.routes
     else:
-        # Stream: keep only request ``index`` (a long log's requests would keep all of it alive),
-        # but read to the end, so a log DSH refuses is still refused.
+        # Stream: keep only request ``index`` (a long log's requests would keep all of it alive), or
+        # the last ``-index`` ones; but read to the end, so a log DSH refuses is still refused.
         found, count = None, 0
+        last: deque[Request] = deque(maxlen=max(-index, 1))
         routes = RouteEvidence()
         try:
             for request in iter_requests(opened, observe=routes.on_event):
                 if request.index == index:
                     found = request
+                last.append(request)
                 count += 1
         finally:
             for warning in opened.warnings:
                 echo_warning(warning)
+        if index < 0 and len(last) == -index:
+            found = last[0]
     if found is None:
         raise no_such_request(index, count, log)
     return str(log), found, routes
@@ -104,8 +165,9 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
 
 def no_such_request(index: int, count: int, log: Path) -> UsageError:
     """The error for a request ``index`` the log at ``log`` (with ``count`` requests) does not have."""
+    valid = f"valid indexes are 0 to {count - 1}, or -{count} to -1 from the end; " if count else ""
     return UsageError(f"request {index} does not exist: the log has {count} request(s)", path=str(log),
-                      hint="run `dsh-audit requests` to see the indexes")
+                      hint=f"{valid}run `dsh-audit requests LOG` to see the indexes")
 
 
 def selected_logs(paths: Sequence[str], since: float | None, *, quiet_without_since: bool = False) -> list[Path]:

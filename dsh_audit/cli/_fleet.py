@@ -6,17 +6,32 @@ from typing import Any
 
 import click
 
-from ..fleet import FleetStats, fleet_stats, index_logs
+from ..cache import load_prices
+from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats, index_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, engine_options, jobs_option, json_option,
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, engine_options, jobs_option, json_option,
                       lenient_option, selected_logs, since_option)
+from ._usage import prices_option
 
 __all__ = ["index_command", "stats_command"]
 
 _DB_HELP = "The SQLite index file."
 _MEASURE_COLUMNS = ("requests", "usage known", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
+_COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
+                 "off-peak $", "breaks $", "unpriced")
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
+    cost = row["cost_usd"]
+    return (row["requests"], _usd(cost["cache_miss"]), _usd(cost["cache_read"]), _usd(cost["cache_write"]),
+            _usd(cost["output"]), _usd(cost["total"]), _usd(row["no_cache_cost_usd"]), _usd(row["off_peak_cost_usd"]),
+            _usd(row["break_cost_usd"]), row["unpriced_requests"] or "")
 
 
 def _ratio(value: float | None) -> str:
@@ -39,24 +54,34 @@ def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
 @engine_options
 @click.option("--no-attribution", is_flag=True, help="Skip break attribution (faster; breaks table stays empty).")
 @click.option("--no-cache", is_flag=True, help="Skip cache accounting (faster; no expected reads or losses).")
+@prices_option
 @json_option
 def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
-                  engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool, as_json: bool) -> int:
-    """Index session logs into a SQLite file: one row per session, request and cache break.
+                  engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool, prices_path: str | None,
+                  as_json: bool) -> int:
+    """Index session logs into a SQLite file: one row per session, request, priced request and
+    cache break.
 
     Incremental: a log whose size and modification time are unchanged since it was indexed (with
-    the same options) is skipped; a changed one is replaced. Logs DSH would refuse are stored with
-    their error and reported on stderr (exit 2). With no PATHS, $DSH_HOME/sessions is indexed.
-    Query the file with `dsh-audit stats` or any SQLite client.
+    the same options and price table) is skipped; a changed one is replaced. Every request is
+    priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are stored with
+    their error and reported on stderr (exit 2). An index of an older schema is upgraded in place
+    (every log is read again). With no PATHS, $DSH_HOME/sessions is indexed. Query the file with
+    `dsh-audit stats` or any SQLite client.
 
     \b
     Example:
         dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
     """
+    prices = load_prices(prices_path)  # a bad price file is one error, before any log is read
     logs = selected_logs(paths, since)
     with progress_callback(len(logs), label="indexing") as report:
         summary = index_logs(logs, db, lenient=lenient, max_version=max_version, attribution=not no_attribution,
-                             cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, progress=report)
+                             cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, prices=prices,
+                             progress=report)
+    if summary.upgraded_from is not None:
+        echo_note(f"{summary.db}: index schema {summary.upgraded_from} upgraded to {SCHEMA_VERSION} in place; "
+                  "every log given was read again to store its priced ledger")
     for _, error in summary.failed:
         echo_error(error)
     if as_json:
@@ -78,8 +103,24 @@ def _print_stats(stats: FleetStats) -> None:
         ("output tokens", totals["output_tokens"]),
         ("breaks (attribution / cache)", f"{totals['attribution_breaks']} / {totals['cache_breaks']}"),
         ("tokens lost", totals["lost_tokens"]),
-        ("cost lost (example prices)", "n/a" if totals["lost_cost_usd"] is None else f"${totals['lost_cost_usd']:.4f}"),
+        ("cost lost (list prices)", _usd(totals["lost_cost_usd"])),
     ])
+    cost = stats.cost
+    print_table("cost (list prices, check your contract)", ("measure", "value"), [
+        ("requests (unpriced)", f"{cost['requests']} ({cost['unpriced_requests']})"),
+        ("cost", _usd(cost["cost_usd"]["total"])),
+        ("cache miss / cache read / cache write / output",
+         " / ".join(_usd(cost["cost_usd"][k]) for k in ("cache_miss", "cache_read", "cache_write", "output"))),
+        ("with no cache", _usd(cost["no_cache_cost_usd"])),
+        ("all off-peak", _usd(cost["off_peak_cost_usd"])),
+        ("cache losses / of which breaks", f"{_usd(cost['lost_cost_usd'])} / {_usd(cost['break_cost_usd'])}"),
+        *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
+        *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
+    ])
+    print_table("cost by model", ("model", *_COST_COLUMNS), ((r["model"] or "?", *_costs(r)) for r in stats.cost_by_model))
+    print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
+                ((r["cause"], r["lost_tokens"], _usd(r["lost_cost_usd"]), _usd(r["break_cost_usd"]))
+                 for r in stats.cost_by_cause))
     print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model))
     print_table("by day (UTC, request time)", ("day", *_MEASURE_COLUMNS),
                 ((r["day"] or "?", *_measures(r)) for r in stats.by_day))
@@ -99,7 +140,9 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
 
     Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
     `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
-    and the sessions that lost the most cached tokens. --json prints one object.
+    the sessions that lost the most cached tokens, and what the fleet cost (total, by bucket, per
+    model, with no cache, off-peak, and what cache losses and breaks cost) from the priced ledger
+    `index` stored, without reading the logs again. --json prints one object.
 
     \b
     Example:

@@ -11,7 +11,7 @@ from ..errors import DshAuditError, UsageError
 from ..report.terminal import terminal_text
 from ..session import request_route, routes_from
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import ADAPTER_CHOICES, EXIT_OK, lenient_option, one_request, routes_option
+from ._common import ADAPTER_CHOICES, EXIT_OK, RequestCommand, lenient_option, one_request, routes_option
 
 __all__ = ["render_command"]
 
@@ -25,7 +25,7 @@ def _read_instruction(path: str | None) -> str | None:
         raise UsageError(f"cannot read the compaction instruction: {exc}", path=path) from exc
 
 
-@click.command("render")
+@click.command("render", cls=RequestCommand)
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
 @click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
@@ -44,7 +44,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
                    harness_version: str, routes: str | None, lenient: bool, max_version: int) -> int:
     """Write the exact body bytes request INDEX of one log sends (binary, no trailing newline).
 
-    INDEX is the '#' column of `dsh-audit requests`. The wire format is the request's own route
+    INDEX is the '#' column of `dsh-audit requests`; a negative INDEX counts from the end (-1 is
+    the last request, -2 the one before) and may come before or after PATH. The wire format is the request's own route
     (a Claude request through pi-ai's Anthropic route is written as Anthropic Messages), unless
     --adapter forces one. Compaction requests need the instruction text
     DSH appends (--compaction-instruction); image requests cannot be rendered from a log alone.
@@ -52,13 +53,14 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     \b
     Example:
         dsh-audit render session.jsonl 3 | sha256sum
+        dsh-audit render latest -1 --headers
     """
     config = routes_from(routes)
     log_path, request, evidence = one_request(path, index, lenient=lenient, max_version=max_version)
     route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
                           declared=config.apis if config is not None else None)
     if route.adapter is None:
-        raise UsageError(f"request {index} cannot be rendered: unknown route: {route.because}", path=log_path,
+        raise UsageError(f"request {request.index} cannot be rendered: unknown route: {route.because}", path=log_path,
                          hint="pass --adapter deepseek|anthropic|openai")
     adapter = route.adapter
     if adapter not in ADAPTERS:

@@ -14,12 +14,15 @@ from ..replay import Request
 from ..session import Failure, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, engine_options, jobs_option, json_option,
-                      lenient_option, one_request, selected_logs, since_option)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning,
+                      engine_options, jobs_option, json_option, lenient_option, one_request, selected_logs,
+                      session_title, since_option)
 
 __all__ = ["requests_command", "show_command"]
 
 _COLUMNS = ("#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "output", "finish")
+# Left out, in this order, while a narrow terminal cannot show the table with whole words.
+_DROPPABLE = ("finish", "header")
 
 
 def _tokens(usage: dict[str, Any] | None, key: str) -> str:
@@ -51,7 +54,7 @@ class _View:
     notes: tuple[str, ...] = ()
     error: DshAuditError | None = None
     lines: tuple[str, ...] = ()
-    title: str = ""
+    session_id: str = ""
     rows: tuple[tuple[Any, ...], ...] = ()
     caption: str | None = None
 
@@ -66,7 +69,7 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int) 
         return _View(session.path, warnings, lines=tuple(dumps_line(r.summary()) for r in session.requests))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
-                 title=f"{session.path}  session {session.id}",
+                 session_id=session.id,
                  rows=tuple(_row(r) for r in session.requests),
                  caption=("steps without a response: " + "; ".join(notes)) if notes else None)
 
@@ -83,7 +86,7 @@ def _report(view: _View, *, as_json: bool) -> None:
         return
     for note in view.notes:
         echo_note(note)
-    print_table(view.title, _COLUMNS, view.rows, caption=view.caption)
+    print_table(session_title(view.path, view.session_id), _COLUMNS, view.rows, caption=view.caption, droppable=_DROPPABLE)
 
 
 @click.command("requests")
@@ -123,7 +126,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     return status
 
 
-@click.command("show")
+@click.command("show", cls=RequestCommand)
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
 @lenient_option
@@ -131,11 +134,13 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
 def show_command(path: str, index: int, lenient: bool, max_version: int, compact: bool) -> int:
     """Print request INDEX of one session log in full as JSON (messages, header, usage).
 
-    INDEX is the '#' column of `dsh-audit requests`.
+    INDEX is the '#' column of `dsh-audit requests`; a negative INDEX counts from the end (-1 is
+    the last request, -2 the one before) and may come before or after PATH.
 
     \b
     Example:
         dsh-audit show sample_logs/tools/session.jsonl 2
+        dsh-audit show latest -1
     """
     _, found, _ = one_request(path, index, lenient=lenient, max_version=max_version)
     request = found.to_json()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import click
 
@@ -14,10 +16,19 @@ from ..session import Failure, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option, \
     lenient_option, selected_logs
 
-__all__ = ["usage_command"]
+__all__ = ["prices_option", "usage_command"]
 
 _COLUMNS = ("{by}", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache",
             "off-peak", "lost tokens (cost)", "unpriced")
+# Left out, in this order, while a narrow terminal cannot show the table with whole words.
+_DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache")
+
+
+def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--prices FILE``: the price file of every command that prices requests."""
+    return click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
+                        help="A price file (JSON or TOML) overriding or extending the packaged table and "
+                             "pyproject's [tool.dsh-audit.prices].")(func)
 
 
 def _usd(value: float) -> str:
@@ -39,9 +50,7 @@ def _row(row: UsageRow) -> tuple[object, ...]:
               help="Only requests the log says were sent at or after WHEN (YYYY-MM-DD or an ISO date-time; UTC).")
 @click.option("--until", "until_text", metavar="WHEN", default=None,
               help="Only requests sent before WHEN (a date includes that whole day).")
-@click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
-              help="A price file (JSON or TOML) overriding or extending the packaged table and "
-                   "pyproject's [tool.dsh-audit.prices].")
+@prices_option
 @click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
 @json_option
 @lenient_option
@@ -86,7 +95,7 @@ def usage_command(paths: tuple[str, ...], by: str, since_text: str | None, until
         click.echo(dumps_line(table.to_json()))
         return status
     columns = [c.format(by=by) for c in _COLUMNS]
-    print_table(f"usage by {by}", columns, [*(_row(r) for r in table.rows), _row(table.total)],
+    print_table(f"usage by {by}", columns, [*(_row(r) for r in table.rows), _row(table.total)], droppable=_DROPPABLE,
                 caption=f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                         f"({', '.join(prices.files)}); check your contract")
     for reason, count in table.unpriced.items():

@@ -68,9 +68,12 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
 @click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
               help="How long an unfinished last record may stay unchanged before it is reported as a "
                    "torn tail (a writer that stops also makes it one).")
+@click.option("--polling", is_flag=True,
+              help="Look at the files every 0.05-0.5 s instead of using file-system notifications "
+                   "(used when the watchdog package is installed); the first line says which is used.")
 @lenient_option
 def watch_command(path: str | None, as_json: bool, since: float | None, on_break: str | None,
-                  idle_exit: float | None, exit_after: float | None, settle: float, lenient: bool,
+                  idle_exit: float | None, exit_after: float | None, settle: float, polling: bool, lenient: bool,
                   max_version: int) -> int:
     """Follow running sessions: every new request's cache verdict and cost, every break at once.
 
@@ -78,7 +81,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     that start later are followed too. Only new bytes are read: a line or zstd frame still being
     written is waited for. Each request prints its time, session, turn/step/attempt, model, prompt
     tokens, actual and expected cache reads, cost and verdict; a break adds its cause, the changed
-    header fields and the evidence seqs. Ctrl-C stops with a summary and exit code 0.
+    header fields and the evidence seqs. A fork or subagent child is compared with its parent
+    log, as `breaks` does. A log that is truncated or replaced is followed again from its start.
+    Ctrl-C stops with a summary and exit code 0.
 
     \b
     Example:
@@ -96,8 +101,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     summary = WatchSummary()
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
-                          exit_after=exit_after, lenient=lenient,
-                          max_version=max_version):
+                          exit_after=exit_after, lenient=lenient, max_version=max_version,
+                          notifications=not polling):
             summary.add(item)
             if as_json:
                 click.echo(dumps_line(item.to_json()))
@@ -106,6 +111,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                     echo_error(f"{item.path}: {item.message}")
                 elif item.level == "warning":
                     echo_warning(item.message)
+                elif item.level == "replaced":
+                    echo_warning(f"{item.path}: {item.message}; following it again from its start")
+                elif item.level == "watching":
+                    echo(f"watching {item.path}: {item.message}", err=True)
             elif item.is_break:
                 click.secho(terminal_text(format_watch_line(item)), fg="red", bold=True)
             else:

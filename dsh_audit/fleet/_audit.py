@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution import SessionAttribution, Transition, attribute_opened
-from ..cache import CacheVerdict, SessionCacheReport, cache_report
+from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, cache_report, load_prices,
+                     session_ledger, usd_total)
 from ..errors import DshAuditError, UnreadableError
 from ..replay import Request
 from ..session import Failure, GroupResult, Session, SessionGroup, open_group
 
-__all__ = ["BreakRow", "RequestRow", "SessionRecord", "audit_group", "audit_session", "options_key"]
+__all__ = ["BreakRow", "CostRow", "RequestRow", "SessionRecord", "audit_group", "audit_session", "options_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,77 @@ class BreakRow:
 
 
 @dataclass(frozen=True, slots=True)
+class CostRow:
+    """One request of the priced ledger (``costs`` table; :class:`dsh_audit.cache.LedgerEntry`).
+
+    Token columns are None when the log holds no usage; cost columns (USD, whole nano-dollars) are
+    None when the request is unpriced, and ``unpriced`` says why. ``billed_as`` is the price-table
+    model, ``window`` peak / off-peak / standard, ``route`` the wire API. ``lost_cost`` prices the
+    cache-miss tokens the cache analysis says were lost (``lost_cost_by_cause``: JSON object per
+    cause); ``is_break``: the request is a cache break, so that cost is the break's.
+    ``rate_source``, ``rate_effective`` and ``rate_retrieved``: where the rate was read, the date it
+    applies from, and when it was read.
+    """
+
+    path: str
+    idx: int
+    session_id: str
+    kind: str
+    turn: int | None
+    sent_at: float | None
+    day: str | None
+    model: str | None
+    provider: str | None
+    route: str | None
+    billed_as: str | None
+    window: str
+    cache_miss_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
+    cost_cache_miss: float | None
+    cost_cache_read: float | None
+    cost_cache_write: float | None
+    cost_output: float | None
+    cost_total: float | None
+    no_cache_cost: float | None
+    off_peak_cost: float | None
+    classification: str | None
+    is_break: bool
+    lost_tokens: int
+    lost_cost: float | None
+    lost_cost_by_cause: str
+    unpriced: str | None
+    rate_source: str | None
+    rate_effective: str | None
+    rate_retrieved: str | None
+
+
+def _day(sent: float | None) -> str | None:
+    return datetime.fromtimestamp(sent, timezone.utc).date().isoformat() if sent is not None else None
+
+
+def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:
+    tokens, cost = entry.tokens, entry.cost
+    return CostRow(
+        path=path, idx=entry.index, session_id=session_id, kind=entry.kind, turn=entry.turn, sent_at=entry.sent,
+        day=_day(entry.sent), model=entry.model, provider=entry.provider, route=entry.route,
+        billed_as=entry.billed_as, window=entry.window,
+        cache_miss_tokens=tokens.cache_miss if tokens else None, cache_read_tokens=tokens.cache_read if tokens else None,
+        cache_write_tokens=tokens.cache_write if tokens else None, output_tokens=tokens.output if tokens else None,
+        reasoning_tokens=tokens.reasoning if tokens else None,
+        cost_cache_miss=cost.cache_miss if cost else None, cost_cache_read=cost.cache_read if cost else None,
+        cost_cache_write=cost.cache_write if cost else None, cost_output=cost.output if cost else None,
+        cost_total=cost.total if cost else None, no_cache_cost=entry.no_cache_cost,
+        off_peak_cost=entry.off_peak_cost, classification=entry.classification, is_break=entry.is_break,
+        lost_tokens=sum(entry.lost.values()),
+        lost_cost=usd_total(entry.lost_cost.values()) if entry.billed_as is not None else None,
+        lost_cost_by_cause=json.dumps(entry.lost_cost, sort_keys=True), unpriced=entry.unpriced,
+        rate_source=entry.rate_source, rate_effective=entry.rate_effective, rate_retrieved=entry.rate_retrieved)
+
+
+@dataclass(frozen=True, slots=True)
 class SessionRecord:
     """Everything the index keeps about one log file (``sessions`` table plus its rows)."""
 
@@ -105,11 +177,14 @@ class SessionRecord:
     token_method: str | None = None
     requests: tuple[RequestRow, ...] = field(default=(), repr=False)
     breaks: tuple[BreakRow, ...] = field(default=(), repr=False)
+    costs: tuple[CostRow, ...] = field(default=(), repr=False)
 
 
-def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool) -> str:
-    """The reading and analysis options a record was made with; a change re-indexes the file."""
-    return f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)}"
+def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook) -> str:
+    """The reading and analysis options a record was made with, and the price table it was priced
+    with; a change re-indexes the file."""
+    return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
+            f"prices={prices.fingerprint}")
 
 
 def _int(usage: dict[str, Any] | None, key: str) -> int | None:
@@ -127,7 +202,7 @@ def _request_row(path: str, request: Request, sent: float | None) -> RequestRow:
         provider=config.get("provider"), input_tokens=inputs, cache_read_tokens=read, cache_write_tokens=write,
         output_tokens=_int(usage, "outputTokens"), message_count=request.message_count,
         messages_sha256=request.messages_sha256, sent_at=sent,
-        day=datetime.fromtimestamp(sent, timezone.utc).date().isoformat() if sent is not None else None,
+        day=_day(sent),
         prompt_tokens=None if inputs is None else inputs + (read or 0) + (write or 0),
         actual_cache_read=read if inputs is not None else None)
 
@@ -150,17 +225,18 @@ def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) 
         lost_cost=verdict.lost_cost if verdict is not None else None)
 
 
-def _account(session: Session, transitions: list[Transition] | None, notes: list[str]) -> SessionCacheReport | None:
+def _account(session: Session, transitions: list[Transition] | None, notes: list[str],
+             prices: PriceBook) -> SessionCacheReport | None:
     """The cache report, with the defaults of ``dsh-audit cache``."""
     try:
-        return cache_report(session, attribution=transitions)
+        return cache_report(session, attribution=transitions, prices=prices)
     except DshAuditError as exc:  # keep the session's requests whatever happens
         notes.append(f"cache accounting failed: {exc}")
         return None
 
 
 def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4,
-                  attribution: bool = True, cache: bool = True) -> SessionRecord:
+                  attribution: bool = True, cache: bool = True, prices: PriceBook | None = None) -> SessionRecord:
     """Read, replay and analyse one log into the rows of the fleet index; never raises for the log.
 
     Args:
@@ -169,6 +245,8 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
         max_version: the newest log format version to read.
         attribution: explain breaks with :mod:`dsh_audit.attribution` (when installed).
         cache: account for cache reads with :mod:`dsh_audit.cache` (when installed).
+        prices: the price table every request is priced with (default
+            :func:`dsh_audit.cache.load_prices`).
 
     Raises:
         UnreadableError: the file vanished before it could be stat'ed.
@@ -179,22 +257,27 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
         (3, None)
     """
     location = os.fspath(path)
-    base = _base(location, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
+    book = prices if prices is not None else load_prices()
+    base = _base(location, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
+                 prices=book)
     group = open_group([location], lenient=lenient, max_version=max_version)
-    return _audited(group, base, attribution=attribution, cache=cache)[0]
+    return _audited(group, base, attribution=attribution, cache=cache, prices=book)[0]
 
 
-def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool) -> dict[str, Any]:
+def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool,
+          prices: PriceBook) -> dict[str, Any]:
     try:
         stat = Path(path).stat()
     except OSError as exc:
         raise UnreadableError(f"cannot read the file: {exc.strerror}", path=path) from exc
     return {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-            "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)}
+            "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
+                                   prices=prices)}
 
 
 def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                attribution: bool = True, cache: bool = True) -> GroupResult[SessionRecord]:
+                attribution: bool = True, cache: bool = True,
+                prices: PriceBook | None = None) -> GroupResult[SessionRecord]:
     """:func:`audit_session` for a group of neighbouring logs, each read once, a fork or subagent
     child attributed with its parent (a task of :func:`dsh_audit.session.run_groups`).
 
@@ -202,16 +285,21 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
         UnreadableError: a file vanished before it could be stat'ed.
     """
     names = [os.fspath(p) for p in paths]
-    bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache) for n in names]
+    book = prices if prices is not None else load_prices()
+    bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book)
+             for n in names]
     group = open_group(names, lenient=lenient, max_version=max_version)
-    records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache))
+    records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache,
+                                                           prices=book))
     return GroupResult.of(group, records)
 
 
-def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool) -> list[SessionRecord]:
+def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool,
+             prices: PriceBook) -> list[SessionRecord]:
     found = attribute_opened(group) if attribution else {}
     return [_failed(base, item) if isinstance(item, Failure) else
-            _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache)
+            _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache,
+                    prices=prices)
             for base, item in zip(bases, group.given)]
 
 
@@ -223,11 +311,12 @@ def _failed(base: dict[str, Any], failure: Failure) -> SessionRecord:
 
 
 def _record(base: dict[str, Any], session: Session, attributed: SessionAttribution | None, *,
-            cache: bool) -> SessionRecord:
+            cache: bool, prices: PriceBook) -> SessionRecord:
     path = base["path"]
     notes = list(session.warnings)
     transitions = list(attributed.transitions) if attributed is not None else None
-    report = _account(session, transitions, notes) if cache else None
+    report = _account(session, transitions, notes, prices) if cache else None
+    ledger = session_ledger(session, prices=prices, cache=report)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times
     rows = [_request_row(path, r, times[r.index].sent if r.index in times else None) for r in session.requests]
@@ -238,4 +327,5 @@ def _record(base: dict[str, Any], session: Session, attributed: SessionAttributi
         format_version=session.format_version, event_count=session.event_count,
         request_count=len(session.requests), notes=tuple(notes), attribution=transitions is not None,
         cache=report is not None, token_method=report.token_method if report is not None else None,
-        requests=tuple(rows), breaks=tuple(breaks))
+        requests=tuple(rows), breaks=tuple(breaks),
+        costs=tuple(_cost_row(path, session.id, e) for e in ledger.entries))

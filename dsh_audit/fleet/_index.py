@@ -1,10 +1,16 @@
-"""The fleet index: one SQLite file with a row per session, per request and per cache break.
+"""The fleet index: one SQLite file with a row per session, per request, per priced request and
+per cache break.
 
-Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow` and
-:class:`BreakRow`): ``sessions`` keyed by the log's absolute path, ``requests`` keyed by
-``(path, idx)``, ``breaks`` keyed by ``(path, request)``, and ``meta`` (the schema version).
-Indexing is incremental: a file whose size, modification time and indexing options are those
-stored is skipped; a changed one has its rows replaced.
+Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow`,
+:class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
+``requests`` and ``costs`` (the priced ledger) keyed by ``(path, idx)``, ``breaks`` keyed by
+``(path, request)``, and ``meta`` (the schema version). Indexing is incremental: a file whose
+size, modification time, indexing options and price table are those stored is skipped; a changed
+one has its rows replaced.
+
+Schema versions: 1 had no ``costs`` table; 2 adds it. ``index`` upgrades a version-1 file in
+place (the table is added, and since its rows carry no price-table digest every log is read
+again); ``stats`` refuses one until then.
 """
 
 from __future__ import annotations
@@ -22,16 +28,18 @@ from ..errors import UsageError
 from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, run_groups
-from ._audit import BreakRow, RequestRow, SessionRecord, audit_group, options_key
+from ..cache import PriceBook, load_prices
+from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, options_key
 
 __all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+_UPGRADABLE = ("1",)  # versions index_logs upgrades in place (the new tables are created empty)
 
 _TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
-_SESSION_SKIP = ("requests", "breaks", "notes")  # rows of other tables; notes are stored joined
+_SESSION_SKIP = ("requests", "breaks", "costs", "notes")  # rows of other tables; notes are stored joined
 _SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord) if f.name not in _SESSION_SKIP)
-_KEYS = {"sessions": "path", "requests": "path, idx", "breaks": "path, request"}
+_KEYS = {"sessions": "path", "requests": "path, idx", "breaks": "path, request", "costs": "path, idx"}
 
 
 def _column_type(annotation: str) -> str:
@@ -50,8 +58,10 @@ _SCHEMA = (
     _table_sql("sessions", SessionRecord, _SESSION_SKIP),
     _table_sql("requests", RequestRow),
     _table_sql("breaks", BreakRow),
+    _table_sql("costs", CostRow),
     "CREATE INDEX IF NOT EXISTS requests_model ON requests (model)",
     "CREATE INDEX IF NOT EXISTS requests_day ON requests (day)",
+    "CREATE INDEX IF NOT EXISTS costs_model ON costs (model)",
 )
 
 
@@ -69,6 +79,7 @@ class IndexSummary:
             failed (not stored, so the next run tries again).
         lost: how many of ``failed`` were not stored.
         seconds: wall time of the run.
+        upgraded_from: the schema version the file was upgraded from in this run, if it was.
     """
 
     db: str
@@ -78,11 +89,12 @@ class IndexSummary:
     failed: tuple[tuple[str, str], ...]
     lost: int
     seconds: float
+    upgraded_from: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "skipped": self.skipped,
                 "failed": [{"path": path, "error": error} for path, error in self.failed], "lost": self.lost,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), "upgraded_from": self.upgraded_from}
 
 
 def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
@@ -92,6 +104,12 @@ def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3
         UsageError: the file is not an index of this schema version, or is missing and
             ``create`` is false.
     """
+    return _open(db, create=create, upgrade=False)[0]
+
+
+def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
+    """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
+    place, and the version it had is returned beside the connection."""
     location = os.fspath(db)
     if not location or (not create and not Path(location).is_file()):
         raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
@@ -102,22 +120,25 @@ def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3
             connection.close()  # another program's database, or (for stats) an empty one: leave it alone
             raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
                              path=location, hint="give another --db file, or build one with `dsh-audit index`")
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+            if "meta" in tables else None
+        stored = None if row is None else str(row[0])
+        if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADABLE):
+            connection.close()
+            hint = ("run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place"
+                    if stored in _UPGRADABLE else "delete the file and index again")
+            raise UsageError(f"index schema version {stored}, this dsh-audit reads {SCHEMA_VERSION}", path=location,
+                             hint=hint)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         for statement in _SCHEMA:
             connection.execute(statement)
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        connection.commit()
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"not a dsh-audit index: {exc}", path=location,
                          hint="give another --db file, or delete this one") from exc
-    if row is None:
-        connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        connection.commit()
-    elif row[0] != str(SCHEMA_VERSION):
-        connection.close()
-        raise UsageError(f"index schema version {row[0]}, this dsh-audit writes {SCHEMA_VERSION}", path=location,
-                         hint="delete the file and index again")
-    return connection
+    return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
 
 
 def _insert(connection: sqlite3.Connection, table: str, rows: Sequence[Any]) -> None:
@@ -141,7 +162,7 @@ def _storable(value: Any) -> Any:
 
 def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
     with connection:
-        for table in ("requests", "breaks", "sessions"):
+        for table in ("requests", "breaks", "costs", "sessions"):
             connection.execute(f"DELETE FROM {table} WHERE path = ?", (record.path,))
         values = [_storable(getattr(record, name)) for name in _SESSION_COLUMNS]
         connection.execute(
@@ -150,6 +171,7 @@ def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
             (*values, _storable("\n".join(record.notes)), time.time()))
         _insert(connection, "requests", record.requests)
         _insert(connection, "breaks", record.breaks)
+        _insert(connection, "costs", record.costs)
 
 
 def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -> list[str]:
@@ -169,7 +191,7 @@ def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -
 
 def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str], *, lenient: bool = False,
                max_version: int = 4, attribution: bool = True, cache: bool = True, jobs: int = 1,
-               engine: str = "local", scheduler: str | None = None,
+               engine: str = "local", scheduler: str | None = None, prices: PriceBook | None = None,
                audit: Callable[[str], SessionRecord] | None = None,
                progress: Callable[[int, int], None] | None = None) -> IndexSummary:
     """Add the logs to the index at ``db``, reading only those that changed since last time.
@@ -179,9 +201,13 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         db: the SQLite file, created when missing.
         lenient, max_version: how logs are read (see :func:`dsh_audit.log.read_log`).
         attribution, cache: run those analyses (a change of any option re-indexes every file).
+        prices: the price table of the ``costs`` ledger (default :func:`dsh_audit.cache.load_prices`);
+            another table re-prices every file.
         jobs, engine, scheduler, progress: see :func:`dsh_audit.fleet.run_many`.
         audit: a per-session audit (a picklable function of a path returning a
             :class:`SessionRecord`) replacing the default, :func:`audit_group` with the options above.
+
+    An index of an older schema version is upgraded in place (``upgraded_from`` says so).
 
     Raises:
         UsageError: the index file cannot be used (or is one of the logs, or a file beside one), or a
@@ -193,12 +219,14 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         (12, 0)
     """
     started = time.perf_counter()
-    options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
-    task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache)
+    book = prices if prices is not None else load_prices()
+    options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book)
+    task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
+                   prices=book)
     if os.fspath(db):
         ProtectedInputs.of(logs).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
-    connection = connect_index(db)
+    connection, upgraded = _open(db, create=True, upgrade=True)
     failed: list[tuple[str, str]] = []
     lost = 0
     try:
@@ -221,4 +249,5 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     finally:
         connection.close()
     return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost, skipped=len(paths) - len(stale),
-                        failed=tuple(failed), lost=lost, seconds=time.perf_counter() - started)
+                        failed=tuple(failed), lost=lost, seconds=time.perf_counter() - started,
+                        upgraded_from=upgraded)

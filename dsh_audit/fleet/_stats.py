@@ -1,8 +1,10 @@
 """Fleet questions over the index: totals, cache-hit ratios by model and by day, breaks by cause,
-and the sessions that lost the most cached tokens.
+the sessions that lost the most cached tokens, and what it all cost.
 
 Ratios follow ``dsh-audit cache``: cache-read tokens over the logged prompt (input + cache read +
-cache write) of the requests whose usage is known.
+cache write) of the requests whose usage is known. Costs are sums of the ``costs`` ledger the
+index stored (the rows of ``dsh-audit usage``), added up with :func:`dsh_audit.cache.usd_total`
+so they equal ``usage`` and ``cache`` to the nano-dollar; no log is read again.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache import Costs, Tokens, usd_total
 from ..errors import UsageError
 from ._index import connect_index
 
@@ -36,7 +39,7 @@ def _measures(row: tuple[Any, ...]) -> dict[str, Any]:
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected,
             "hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
-            "lost_tokens": lost, "lost_cost_usd": None if cost is None else round(cost, 6)}
+            "lost_tokens": lost, "lost_cost_usd": None if cost is None else usd_total([cost])}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,12 @@ class FleetStats:
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
             attribution, and tokens lost to that cause.
         top_sessions: the sessions that lost the most tokens, most first.
+        cost: what the fleet cost (the sums of ``dsh-audit usage``): requests, priced and unpriced
+            requests (and why), tokens and USD by bucket, with no cache, all off-peak, what cache
+            losses and breaks cost, and logs indexed without a ledger (``sessions_unpriced``).
+        cost_by_model: ``cost`` per model the requests went to, costliest first.
+        cost_by_cause: per cause of lost cache reads: tokens lost, their cost, and the part lost
+            in cache breaks.
     """
 
     db: str
@@ -59,11 +68,15 @@ class FleetStats:
     by_day: tuple[dict[str, Any], ...]
     by_cause: tuple[dict[str, Any], ...]
     top_sessions: tuple[dict[str, Any], ...]
+    cost: dict[str, Any]
+    cost_by_model: tuple[dict[str, Any], ...]
+    cost_by_cause: tuple[dict[str, Any], ...]
 
     def to_json(self) -> dict[str, Any]:
         """The one object ``dsh-audit stats --json`` prints."""
         return {"db": self.db, "totals": self.totals, "by_model": list(self.by_model), "by_day": list(self.by_day),
-                "by_cause": list(self.by_cause), "top_sessions": list(self.top_sessions)}
+                "by_cause": list(self.by_cause), "top_sessions": list(self.top_sessions), "cost": self.cost,
+                "cost_by_model": list(self.cost_by_model), "cost_by_cause": list(self.cost_by_cause)}
 
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
@@ -108,6 +121,59 @@ def _top(connection: sqlite3.Connection, top: int) -> tuple[dict[str, Any], ...]
     return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:])} for row in rows)
 
 
+_AMOUNTS = ("cost_cache_miss", "cost_cache_read", "cost_cache_write", "cost_output", "no_cache_cost",
+            "off_peak_cost", "lost_cost")
+_TOKENS = ("cache_miss_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
+
+
+def _ledger_sums(connection: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> dict[str, Any]:
+    """The ledger's sums over the ``costs`` rows matching ``where``: every amount is summed in
+    Python with :func:`usd_total` (SQLite's float ``SUM`` may round differently)."""
+    columns = ("unpriced", "is_break", *_TOKENS, *_AMOUNTS)
+    rows = connection.execute(f"SELECT {', '.join(columns)} FROM costs {where}", params).fetchall()
+    unpriced: dict[str, int] = {}
+    for row in rows:
+        if row[0] is not None:
+            unpriced[row[0]] = unpriced.get(row[0], 0) + 1
+    tokens = Tokens(*(sum(r[2 + i] or 0 for r in rows) for i in range(len(_TOKENS))))
+    amounts = {name: [r[2 + len(_TOKENS) + i] for r in rows if r[2 + len(_TOKENS) + i] is not None]
+               for i, name in enumerate(_AMOUNTS)}
+    cost = Costs(*(usd_total(amounts[name]) for name in _AMOUNTS[:4]))
+    breaks = [r[-1] for r in rows if r[1] and r[-1] is not None]
+    return {"requests": len(rows), "unpriced_requests": sum(unpriced.values()), "tokens": tokens.to_json(),
+            "cost_usd": cost.to_json(), "no_cache_cost_usd": usd_total(amounts["no_cache_cost"]),
+            "off_peak_cost_usd": usd_total(amounts["off_peak_cost"]), "lost_cost_usd": usd_total(amounts["lost_cost"]),
+            "break_cost_usd": usd_total(breaks), "unpriced": dict(sorted(unpriced.items()))}
+
+
+def _cost(connection: sqlite3.Connection) -> dict[str, Any]:
+    missing = connection.execute(
+        "SELECT COUNT(*) FROM sessions WHERE error IS NULL AND request_count > 0 "
+        "AND NOT EXISTS (SELECT 1 FROM costs WHERE costs.path = sessions.path)").fetchone()[0]
+    return {**_ledger_sums(connection), "sessions_unpriced": missing}
+
+
+def _cost_by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
+    models = [row[0] for row in connection.execute("SELECT DISTINCT model FROM costs")]
+    rows = [{"model": model, **_ledger_sums(connection, "WHERE model IS ?", (model,))} for model in models]
+    return tuple(sorted(rows, key=lambda r: (-r["cost_usd"]["total"], -r["requests"], r["model"] or "")))
+
+
+def _cost_by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
+    causes: dict[str, dict[str, list[float]]] = {}
+    for cause, cost, is_break in connection.execute(
+            "SELECT item.key, item.value, costs.is_break FROM costs, json_each(costs.lost_cost_by_cause) AS item"):
+        entry = causes.setdefault(cause, {"lost": [], "breaks": []})
+        entry["lost"].append(cost)
+        if is_break:
+            entry["breaks"].append(cost)
+    tokens = dict(connection.execute("SELECT item.key, SUM(item.value) FROM requests, json_each(requests.lost) AS item "
+                                     "WHERE requests.lost IS NOT NULL GROUP BY 1").fetchall())
+    rows = [{"cause": cause, "lost_tokens": tokens.get(cause, 0), "lost_cost_usd": usd_total(v["lost"]),
+             "break_cost_usd": usd_total(v["breaks"])} for cause, v in causes.items()]
+    return tuple(sorted(rows, key=lambda r: (-r["lost_cost_usd"], r["cause"])))
+
+
 def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
     """Answer the fleet questions from the index at ``db``.
 
@@ -128,7 +194,8 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
         return FleetStats(db=os.fspath(db), totals=_totals(connection),
                           by_model=_grouped(connection, "model", "4 DESC, model"),
                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
-                          top_sessions=_top(connection, top))
+                          top_sessions=_top(connection, top), cost=_cost(connection),
+                          cost_by_model=_cost_by_model(connection), cost_by_cause=_cost_by_cause(connection))
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
         raise UsageError(f"not a dsh-audit index: {exc}", path=os.fspath(db),
                          hint="delete the file and index again") from None

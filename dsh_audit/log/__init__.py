@@ -7,7 +7,7 @@ conformance checker (:mod:`dsh_audit.validate`) and the capture readers: line de
 shapes, and content-based format detection (:func:`detect_format`).
 """
 
-from ._decode import Line, TornTail, iter_lines
+from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines
 from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
 from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
@@ -29,6 +29,7 @@ from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_
 
 __all__ = [
     "CHUNK_ROW_TYPES",
+    "DecodeBudget",
     "Event",
     "KNOWN_EVENT_TYPES",
     "LATEST_VERSION",
@@ -45,6 +46,7 @@ __all__ = [
     "canonical_generation",
     "classify_record",
     "complete_length",
+    "decode_limits",
     "decode_record",
     "default_sessions_root",
     "detect_format",

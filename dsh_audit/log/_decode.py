@@ -4,11 +4,21 @@ DSH writes each durable batch as one more independent zstd frame (spec §1.2). W
 headers ourselves so that a frame cut off at end of file (a torn tail: the process died mid-write)
 is told apart from corruption inside a complete frame: the first keeps every complete line it can
 decompress and is reported as a warning, the second is an error. In plain files a final line
-without its newline is the torn tail. Only one frame and one partial line are held at a time.
+without its newline is the torn tail.
+
+Work is bounded by what a log holds, not by what a hostile file claims (``docs/hostile-inputs.md``):
+a frame is decompressed in pieces of at most 1 MiB, and only a frame of up to 32 MiB of text is
+held whole (so that a corrupt frame yields none of its lines); a run of blank lines is found at C
+speed and handed on as one :class:`Line` with a ``count``; a line split across pieces is joined
+once; and the decoded size and the zstd expansion ratio have limits (environment variables
+``DSH_AUDIT_MAX_DECODED`` and ``DSH_AUDIT_MAX_RATIO``) that turn a decompression bomb into a
+one-line refusal.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,21 +26,37 @@ from typing import BinaryIO
 
 import zstandard
 
-from ..errors import UnreadableError
+from ..errors import UnreadableError, UsageError
 
-__all__ = ["Line", "TornTail", "iter_lines", "is_zstd"]
+__all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
 _READ = 1 << 20
+_HOLD = 32 << 20  # a frame's text up to this size is verified whole before any of its lines is used
+_BLANKS = re.compile(b"\n+")
+
+#: Default limit on the decoded text of one log, in bytes (``DSH_AUDIT_MAX_DECODED``; 0: none).
+DEFAULT_MAX_DECODED = 8 << 30
+#: Default limit on decoded bytes per compressed byte of a zstd log (``DSH_AUDIT_MAX_RATIO``; 0: none).
+DEFAULT_MAX_RATIO = 200
+# The ratio is checked over the whole file read so far, once this much text has been decoded.
+_RATIO_FLOOR = 4 << 20
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Line:
-    """One complete line of decoded text, without its newline."""
+    """One complete line of decoded text, without its newline.
+
+    ``count`` is 1, except for a run of blank lines: one ``Line`` with ``raw == b""`` stands for
+    ``count`` consecutive blank lines, the first of them numbered ``number``.
+    """
 
     number: int
     raw: bytes
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +156,90 @@ class _FrameReader:
         return b"".join(parts), True
 
 
-def _zstd_chunks(stream: BinaryIO, path: str) -> Iterator[tuple[bytes, bool, int, int]]:
-    """Yield ``(plaintext, complete, frame_number, compressed_size)``; a torn frame is always the last."""
+def _size_text(size: int) -> str:
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+def decode_limits() -> tuple[int, int]:
+    """``(max_decoded_bytes, max_ratio)`` from the environment (0 means no limit).
+
+    ``DSH_AUDIT_MAX_DECODED`` is a size in bytes, with an optional binary suffix (``16G``,
+    ``512MiB``); ``DSH_AUDIT_MAX_RATIO`` a whole number of decoded bytes per compressed byte.
+
+    Raises:
+        UsageError: a value that is not a size or a whole number.
+
+    Example:
+        >>> decode_limits() == (DEFAULT_MAX_DECODED, DEFAULT_MAX_RATIO)  # doctest: +SKIP
+        True
+    """
+    size_text = os.environ.get("DSH_AUDIT_MAX_DECODED", "")
+    ratio_text = os.environ.get("DSH_AUDIT_MAX_RATIO", "")
+    max_decoded, max_ratio = DEFAULT_MAX_DECODED, DEFAULT_MAX_RATIO
+    if size_text.strip():
+        match = _SIZE.fullmatch(size_text)
+        if match is None:
+            raise UsageError(f"DSH_AUDIT_MAX_DECODED={size_text!r} is not a size",
+                             hint="give bytes with an optional K, M, G or T suffix, e.g. 16G; 0 means no limit")
+        max_decoded = int(match.group(1)) * _UNITS[match.group(2).upper()]
+    if ratio_text.strip():
+        if not ratio_text.strip().isdigit():
+            raise UsageError(f"DSH_AUDIT_MAX_RATIO={ratio_text!r} is not a whole number",
+                             hint="give decoded bytes per compressed byte, e.g. 1000; 0 means no limit")
+        max_ratio = int(ratio_text)
+    return max_decoded, max_ratio
+
+
+class DecodeBudget:
+    """Counts the bytes decoded from one input (a log, a compressed capture body) and refuses it
+    past the decoded-size or the expansion-ratio limit of :func:`decode_limits`.
+
+    Example:
+        >>> budget = DecodeBudget("body.gz")
+        >>> budget.spend(1 << 20, 1 << 10)  # 1 KiB expanding to 1 MiB: below the ratio's floor
+        >>> budget.decoded
+        1048576
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.max_decoded, self.max_ratio = decode_limits()
+        self.decoded = 0
+
+    def spend(self, size: int, compressed: int | None) -> None:
+        """Count ``size`` more decoded bytes; ``compressed``: zstd bytes read so far (None: plain)."""
+        self.decoded += size
+        if self.max_decoded and self.decoded > self.max_decoded:
+            raise UnreadableError(
+                f"refused: the decoded log passes the limit of {_size_text(self.max_decoded)} of text "
+                "(DSH_AUDIT_MAX_DECODED)",
+                path=self.path,
+                hint=f"if this is a real log, raise the limit: DSH_AUDIT_MAX_DECODED={_next_size(self.max_decoded)} "
+                     "(0: no limit); see docs/hostile-inputs.md")
+        if compressed and self.max_ratio and self.decoded > _RATIO_FLOOR \
+                and self.decoded > self.max_ratio * compressed:
+            raise UnreadableError(
+                f"refused as a decompression bomb: {compressed} zstd bytes expand to more than "
+                f"{self.decoded} bytes, past the limit of {self.max_ratio}x (DSH_AUDIT_MAX_RATIO)",
+                path=self.path,
+                hint=f"real DSH logs expand 3-6x; if this is a real log, raise the limit: "
+                     f"DSH_AUDIT_MAX_RATIO={self.max_ratio * 10} (0: no limit); see docs/hostile-inputs.md")
+
+
+def _next_size(size: int) -> str:
+    doubled = 2 * size
+    for suffix, scale in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if doubled % scale == 0:
+            return f"{doubled // scale}{suffix}"
+    return str(doubled)
+
+
+def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: DecodeBudget) -> Iterator[bytes]:
+    """Yield the decoded text in pieces; a frame cut off at end of file is the last one read, and
+    what it left incomplete is recorded in ``torn``."""
     frames = _FrameReader(stream, path)
     context = zstandard.ZstdDecompressor()  # one context for every frame: a new one per frame costs more than a frame
     index = 0
@@ -143,31 +251,66 @@ def _zstd_chunks(stream: BinaryIO, path: str) -> Iterator[tuple[bytes, bool, int
         index += 1
         if not data:
             continue
-        decompressor = context.decompressobj()
-        if complete:
-            try:
-                yield decompressor.decompress(data), True, index, len(data)
-            except zstandard.ZstdError as exc:
+        reader = context.stream_reader(data, read_size=_READ, read_across_frames=False)
+        held: list[bytes] = []  # the frame's text while it is small enough to be verified whole
+        held_size = newlines = 0
+        last = b""
+        try:
+            while True:
+                piece = reader.read(_READ)
+                if not piece:
+                    break
+                budget.spend(len(piece), frames.offset)
+                newlines += piece.count(b"\n")
+                last = piece
+                if index == 1 and complete and newlines > 1:
+                    raise _header_frame_error(path)
+                if held_size >= 0:
+                    held.append(piece)
+                    held_size += len(piece)
+                    if held_size <= _HOLD:
+                        continue
+                    held_size = -1  # too big to hold: its lines are used as they come
+                    yield from held
+                    held.clear()
+                    continue
+                yield piece
+        except zstandard.ZstdError as exc:
+            if complete:
                 raise UnreadableError(
                     f"zstd frame {index} (offset {frames.offset - len(data)}) is corrupt: {exc}",
                     path=path,
                     hint="corruption inside a complete frame cannot be repaired; restore the file from a copy",
                 ) from None
-            continue
-        try:
-            partial = decompressor.decompress(data)
-        except zstandard.ZstdError:
-            partial = b""
-        yield partial, False, index, len(data)
-        return
+            if held_size >= 0:  # a cut-off frame that cannot be decoded recovers nothing
+                held.clear()
+                newlines = 0
+        if index == 1 and complete and (newlines != 1 or not last.endswith(b"\n")):
+            raise _header_frame_error(path)
+        yield from held
+        if not complete:
+            # Only a partial last line of the recovered text is reported again by iter_lines.
+            torn.append(TornTail(f"zstd frame {index} is cut off at end of file ({newlines} complete "
+                                 f"line(s) recovered from it)", 0 if newlines else len(data)))
+            return
 
 
-def _plain_chunks(stream: BinaryIO) -> Iterator[tuple[bytes, bool, int, int]]:
+def _header_frame_error(path: str) -> UnreadableError:
+    return UnreadableError(
+        "the first zstd frame must hold exactly the header line",
+        path=path,
+        line=1,
+        hint="DSH writes the header alone in frame 1; this file was not written by DSH",
+    )
+
+
+def _plain_chunks(stream: BinaryIO, budget: DecodeBudget) -> Iterator[bytes]:
     while True:
         chunk = stream.read(_READ)
         if not chunk:
             return
-        yield chunk, True, 0, len(chunk)
+        budget.spend(len(chunk), None)
+        yield chunk
 
 
 def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Line]:
@@ -175,48 +318,60 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
 
     zstd rules (DSH's reader): the first frame holds exactly the header line; complete frames
     must end on a line boundary; from a frame cut off at end of file the complete lines are kept.
+    A run of blank lines comes as one ``Line`` whose ``count`` says how many.
+
+    Raises:
+        UnreadableError: corrupt zstd data, or a log past a limit of :func:`decode_limits`.
+        UsageError: a limit set in the environment is not a number.
     """
+    budget = DecodeBudget(path)
     head = stream.peek(4)[:4] if hasattr(stream, "peek") else b""
     zstd = is_zstd(head)
-    chunks = _zstd_chunks(stream, path) if zstd else _plain_chunks(stream)
-    pending = b""
+    chunks = _zstd_chunks(stream, path, torn, budget) if zstd else _plain_chunks(stream, budget)
+    parts: list[bytes] = []  # the start of a line that continues in a later piece
     number = 0
+    blank_first = blanks = 0  # a run of blank lines not yet handed on
     while True:
         try:
-            item = next(chunks, None)
+            chunk = next(chunks, None)
         except UnreadableError as exc:
             if exc.line is None:
                 exc.line = number + 1  # the first line the corrupt frame would have held
             raise
-        if item is None:
+        if chunk is None:
             break
-        chunk, complete, frame, size = item
-        if zstd and frame == 1 and complete and chunk.count(b"\n") != 1 or (
-            zstd and frame == 1 and complete and not chunk.endswith(b"\n")
-        ):
-            raise UnreadableError(
-                "the first zstd frame must hold exactly the header line",
-                path=path,
-                line=1,
-                hint="DSH writes the header alone in frame 1; this file was not written by DSH",
-            )
-        if zstd and not complete:
-            # Only a partial last line of the recovered text is reported again below.
-            recovered = chunk.count(b"\n")
-            torn.append(TornTail(f"zstd frame {frame} is cut off at end of file ({recovered} complete "
-                                 f"line(s) recovered from it)", 0 if recovered else size))
-        if pending:
-            chunk = pending + chunk
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
             if newline == -1:
                 break
+            if newline == start and not parts:
+                run = _BLANKS.match(chunk, start)
+                assert run is not None
+                end = run.end()
+                if not blanks:
+                    blank_first = number + 1
+                blanks += end - start
+                number += end - start
+                start = end
+                continue
+            if blanks:
+                yield Line(blank_first, b"", blanks)
+                blanks = 0
             number += 1
-            yield Line(number, chunk[start:newline])
+            if parts:
+                parts.append(chunk[start:newline])
+                raw = b"".join(parts)
+                parts.clear()
+            else:
+                raw = chunk[start:newline]
+            yield Line(number, raw)
             start = newline + 1
-        pending = chunk[start:]
-    if pending:
+        if start < len(chunk):
+            parts.append(chunk[start:] if start else chunk)
+    if blanks:
+        yield Line(blank_first, b"", blanks)
+    if parts:
         if zstd and not torn:
             raise UnreadableError(
                 "a complete zstd frame ends inside a record",
@@ -224,4 +379,4 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
                 line=number + 1,
                 hint="corruption inside a complete frame cannot be repaired",
             )
-        torn.append(TornTail(f"line {number + 1} has no terminating newline", len(pending)))
+        torn.append(TornTail(f"line {number + 1} has no terminating newline", sum(len(p) for p in parts)))

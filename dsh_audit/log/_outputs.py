@@ -123,23 +123,25 @@ class ProtectedInputs:
                              hint="write it to another path")
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, what: str = "report") -> None:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, what: str = "report") -> None:
     """Write ``data`` to ``path`` through a temporary file beside it, renamed over it at the end.
 
     A failure leaves ``path`` as it was and no temporary file behind. Text is written as UTF-8
-    (a lone surrogate, which UTF-8 cannot hold, is written as its ``\\udXXX`` escape).
+    (a lone surrogate, which UTF-8 cannot hold, is written as its ``\\udXXX`` escape); an iterable
+    of strings is written piece by piece, never joined in memory.
 
     Raises:
         UsageError: ``cannot write {what}: <reason>`` when the folder is missing or not writable.
     """
     name = os.fspath(path)
-    body = data.encode("utf-8", errors="backslashreplace") if isinstance(data, str) else data
+    pieces: Iterable[str | bytes] = [data] if isinstance(data, (str, bytes)) else data
     target = Path(name)
     temp: str | None = None
     try:
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
+            for piece in pieces:
+                handle.write(piece.encode("utf-8", errors="backslashreplace") if isinstance(piece, str) else piece)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temp, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's 0600

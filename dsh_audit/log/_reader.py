@@ -184,7 +184,7 @@ class SessionLog:
                                       f"corrupt session log: unparsable committed event at line {line.number - 1} ({detail})",
                                       line=line.number, seq=expected,
                                       hint="a damaged record before the last turn/end cannot be skipped safely")
-                dropped += 1
+                dropped += line.count  # a run of blank lines is one Line
                 continue
             if issue is not None:
                 if any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded):

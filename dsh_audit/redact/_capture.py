@@ -1,4 +1,4 @@
-"""Redacting a ``wire.jsonl`` capture consistently with its redacted log.
+"""Redacting a ``wire.jsonl`` or HAR capture consistently with its redacted log.
 
 A captured body is rewritten in place, string token by string token, so its layout, key order
 and escaping stay what they were and a ``diff`` verdict (identical, equivalent, different, and
@@ -7,59 +7,34 @@ at a JSON path where the body rendered from the original log holds the same stri
 string the redacted log renders there: texts DSH joined into one wire string (several text
 blocks of one message) stay consistent that way. Any other string (a capture that differs from
 the log, a request no log explains) is redacted on its own, as the log's strings are.
-Authorization-like headers are dropped.
+Authorization-like headers (and HAR cookies) are dropped; responses go through
+:mod:`._response`. String tokens are rewritten with :func:`._placeholder.reencode`, which keeps
+each character's escape form, so every length stays.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from ..capture import align
+from ..capture import CapturedRequest, align
 from ..errors import CaptureError, DshAuditError
 from ..jsjson import stringify
 from ..log import parse_json
 from ..session import Session
+from ._placeholder import reencode
 from ._redactor import STRUCTURAL_KEYS, Redactor
+from ._response import JsonPath, redact_content_text, redact_response, string_tokens
 
-__all__ = ["redact_capture_lines", "string_tokens"]
+__all__ = ["redact_body", "redact_capture_lines", "redact_har", "redacted_bodies", "string_tokens"]
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
 _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signature|password")
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
 
-Path_ = tuple[Any, ...]
-
-
-def string_tokens(text: str) -> Iterator[tuple[int, int, str, Path_]]:
-    """``(start, end, token, path)`` of every string *value* token of JSON ``text``."""
-    stack: list[list[Any]] = []  # [is_object, key_or_index, expecting_key]
-    for match in _TOKEN.finditer(text):
-        token = match.group(0)
-        head = token[0]
-        if head == '"':
-            if stack and stack[-1][0] and stack[-1][2]:
-                stack[-1][1] = json.loads(token)
-                stack[-1][2] = False
-            else:
-                yield match.start(), match.end(), token, tuple(frame[1] for frame in stack)
-        elif head in "{[":
-            stack.append([head == "{", None if head == "{" else 0, head == "{"])
-        elif head in "}]":
-            if stack:
-                stack.pop()
-        elif head == ",":
-            if stack:
-                if stack[-1][0]:
-                    stack[-1][2] = True
-                else:
-                    stack[-1][1] += 1
-
-
-def _strings(body: bytes | None) -> dict[Path_, str]:
+def _strings(body: bytes | None) -> dict[JsonPath, str]:
     if body is None:
         return {}
     text = body.decode("utf-8", "surrogatepass")
@@ -76,11 +51,7 @@ def _diverging(value: str, before: str, after: str, redactor: Redactor) -> str:
     return after[:k] + redactor.placeholders.other_than(own[k], after[k] if k < len(after) else "") + own[k + 1:]
 
 
-def _encode(token: str, value: str, new: str) -> str:
-    return stringify(new) if stringify(value) == token else json.dumps(new)
-
-
-def redact_body(body: bytes, redactor: Redactor, original: dict[Path_, str], redacted: dict[Path_, str]) -> bytes:
+def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], redacted: dict[JsonPath, str]) -> bytes:
     """One captured body, string values replaced in place."""
     try:
         text = body.decode("utf-8")
@@ -103,7 +74,7 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[Path_, str], red
         else:
             new = redactor.content(value)
         out.append(text[last:start])
-        out.append(_encode(token, value, new))
+        out.append(reencode(token, new))
         last = end
     out.append(text[last:])
     return "".join(out).encode("utf-8", "surrogatepass")
@@ -147,24 +118,16 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
     return kept
 
 
-def redact_capture_lines(lines: list[bytes], captures: list[Any], original: Session, redacted: Session,
-                         redactor: Redactor, *, path: str) -> tuple[list[bytes], list[str]]:
-    """Every record of a ``wire.jsonl`` capture redacted; returns the lines and the dropped header names.
-
-    ``captures`` are the loaded captured requests in file order (one per non-blank line).
-    """
+def redacted_bodies(captures: list[CapturedRequest], original: Session, redacted: Session,
+                    redactor: Redactor) -> list[bytes]:
+    """The redacted body of each captured request, in capture order."""
     by_position: dict[int, int] = {}
     for pairing in align(original.requests, captures):
         if pairing.request is not None and pairing.capture is not None:
             by_position[pairing.capture.position] = original.requests.index(pairing.request)
-    records = [line for line in lines if line.strip()]
-    if len(records) != len(captures):
-        raise CaptureError("the capture changed while it was read", path=path)
-    out: list[bytes] = []
-    dropped: list[str] = []
-    for position, line in enumerate(records):
-        record = parse_json(line)
-        body = captures[position].body
+    bodies: list[bytes] = []
+    for position, capture in enumerate(captures):
+        body = capture.body
         index = by_position.get(position)
         before = after = None
         if index is not None:
@@ -172,10 +135,27 @@ def redact_capture_lines(lines: list[bytes], captures: list[Any], original: Sess
             before = _render(original, index, instruction)
             after = _render(redacted, index, redactor.content(instruction) if instruction else None)
         if before is not None and before == body and after is not None:
-            new_body = after
+            bodies.append(after)
         else:
-            new_body = redact_body(body, redactor, _strings(before), _strings(after))
-        out.append(stringify(_record(record, new_body, redactor, dropped)).encode("utf-8", "surrogatepass") + b"\n")
+            bodies.append(redact_body(body, redactor, _strings(before), _strings(after)))
+    return bodies
+
+
+def redact_capture_lines(lines: list[bytes], captures: list[CapturedRequest], original: Session, redacted: Session,
+                         redactor: Redactor, *, path: str) -> tuple[list[bytes], list[str]]:
+    """Every record of a ``wire.jsonl`` capture redacted; returns the lines and the dropped header names.
+
+    ``captures`` are the loaded captured requests in file order (one per non-blank line).
+    """
+    records = [line for line in lines if line.strip()]
+    if len(records) != len(captures):
+        raise CaptureError("the capture changed while it was read", path=path)
+    bodies = redacted_bodies(captures, original, redacted, redactor)
+    out: list[bytes] = []
+    dropped: list[str] = []
+    for line, body in zip(records, bodies):
+        record = _record(parse_json(line), body, redactor, dropped)
+        out.append(stringify(record).encode("utf-8", "surrogatepass") + b"\n")
     return out, sorted(set(dropped))
 
 
@@ -185,8 +165,6 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
         if key == "body":
             result[key] = body.decode("utf-8", "surrogatepass")
         elif key == "body_base64":
-            import base64
-
             result[key] = base64.b64encode(body).decode("ascii")
         elif key == "body_sha256":
             result[key] = hashlib.sha256(body).hexdigest()
@@ -194,9 +172,93 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
             result[key] = len(body)
         elif key == "headers":
             result[key] = _headers(value, redactor, dropped, len(body))
+        elif key == "response":
+            result[key] = redact_response(value, redactor)
         elif key in _KEPT_FIELDS:
             result[key] = redactor.value(value, key, kept=True)
         else:
             result[key] = redactor.value(value, key)
     return result
 
+
+# -- HAR 1.2 -------------------------------------------------------------------------------------
+
+_HAR_KEPT = frozenset({"startedDateTime", "time", "timings", "serverIPAddress", "connection", "pageref", "method",
+                       "httpVersion", "headersSize", "bodySize", "status", "statusText", "mimeType", "encoding",
+                       "size", "compression", "version", "creator", "browser", "cache"})
+_HAR_URLS = frozenset({"url", "redirectURL"})
+
+
+def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | None) -> Any:
+    if not isinstance(headers, list):
+        return redactor.value(headers)
+    kept = []
+    for header in headers:
+        if not isinstance(header, dict):
+            kept.append(redactor.value(header))
+            continue
+        name = str(header.get("name", ""))
+        if _DROPPED_HEADER.search(name) and not name.lower().endswith("-session-id"):
+            dropped.append(name.lower())
+            continue
+        value = header.get("value")
+        if size is not None and name.lower() == "content-length":
+            value = str(size)
+        elif isinstance(value, str):
+            value = redactor.keep_text(value)
+        kept.append({**header, "name": redactor.keep_text(name), "value": value})
+    return kept
+
+
+def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body: bytes | None) -> dict[str, Any]:
+    """A HAR request (``body`` is its redacted body) or response (``body`` None)."""
+    out: dict[str, Any] = {}
+    for key, value in part.items():
+        if key == "headers":
+            out[key] = _har_headers(value, redactor, dropped, None if body is None else len(body))
+        elif key == "cookies":
+            if value:
+                dropped.append("cookies")
+            out[key] = []
+        elif key == "postData" and isinstance(value, dict) and body is not None:
+            encoded = (base64.b64encode(body).decode("ascii") if value.get("encoding") == "base64"
+                       else body.decode("utf-8", "surrogatepass"))
+            out[key] = {k: encoded if k == "text" else redactor.value(v, k, kept=k in _HAR_KEPT)
+                        for k, v in value.items()}
+        elif key == "content" and isinstance(value, dict):
+            out[key] = {k: redact_content_text(v, value.get("encoding"), redactor) if k == "text" and isinstance(v, str)
+                        else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
+        elif key == "queryString" and isinstance(value, list):
+            out[key] = [{k: redactor.keep_text(v) if isinstance(v, str) else v for k, v in item.items()}
+                        if isinstance(item, dict) else redactor.value(item) for item in value]
+        elif key == "bodySize" and body is not None and isinstance(value, int) and value >= 0:
+            out[key] = len(body)
+        elif key in _HAR_URLS and isinstance(value, str):
+            out[key] = redactor.keep_text(value)
+        else:
+            out[key] = redactor.value(value, key, kept=key in _HAR_KEPT)
+    return out
+
+
+def redact_har(document: Any, captures: list[CapturedRequest], original: Session, redacted: Session,
+               redactor: Redactor, *, path: str) -> tuple[bytes, list[str]]:
+    """A HAR 1.2 capture redacted: request bodies as :func:`redacted_bodies` makes them, auth headers and
+    cookies dropped, response bodies (streamed or not) redacted; returns the file and dropped header names."""
+    entries = document["log"]["entries"]
+    if len(entries) != len(captures):
+        raise CaptureError("the capture changed while it was read", path=path)
+    bodies = redacted_bodies(captures, original, redacted, redactor)
+    dropped: list[str] = []
+    out_entries = []
+    for entry, body in zip(entries, bodies):
+        out_entry: dict[str, Any] = {}
+        for key, value in entry.items():
+            if key in ("request", "response") and isinstance(value, dict):
+                out_entry[key] = _har_part(value, redactor, dropped, body if key == "request" else None)
+            else:
+                out_entry[key] = redactor.value(value, key, kept=key in _HAR_KEPT)
+        out_entries.append(out_entry)
+    log = {k: out_entries if k == "entries" else redactor.value(v, k, kept=k in _HAR_KEPT)
+           for k, v in document["log"].items()}
+    result = {k: log if k == "log" else redactor.value(v, k) for k, v in document.items()}
+    return stringify(result).encode("utf-8", "surrogatepass") + b"\n", sorted(set(dropped))

@@ -30,7 +30,7 @@ import re
 
 from ..jsjson import stringify
 
-__all__ = ["Placeholders"]
+__all__ = ["Placeholders", "reencode"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -54,6 +54,8 @@ _ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+', re.S)
+_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_HEX = re.compile(r"[0-9a-fA-F]{4}")
 
 
 def _lead(byte: int) -> tuple[tuple[int, ...], int]:
@@ -79,6 +81,60 @@ def _second(lead: int, byte: int) -> tuple[int, ...]:
     if lead == 0xF4:
         return _ranges((0x80, 0x8F))
     return _CONT
+
+
+def _unicode_escape(code: int, like: str) -> str:
+    """``\\uXXXX`` of ``code`` in the hex case of the original escape ``like``."""
+    digits = f"{code:04x}"
+    return "\\u" + (digits.upper() if any(c in "ABCDEF" for c in like) else digits)
+
+
+def reencode(token: str, new: str) -> str:
+    """The JSON string token of ``new`` written the way ``token`` (a JSON string token whose value
+    has a placeholder ``new``) is written: each character raw, as a short escape or as a
+    ``\\uXXXX`` escape (a surrogate pair as two) where the original character was. Its length, and
+    so every offset and token estimate of the JSON around it, stays. When a form cannot hold the
+    new character (a ``\\/`` escape), the token is written as ``JSON.stringify`` writes it."""
+    out = ['"']
+    chars = iter(new)
+    i, end = 1, len(token) - 1
+    try:
+        while i < end:
+            ch = token[i]
+            if ch != "\\":
+                out.append(next(chars))
+                i += 1
+                continue
+            form = token[i + 1]
+            if form != "u":
+                short = _SHORT.get(next(chars))
+                if short is None:
+                    return stringify(new)
+                out.append(short)
+                i += 2
+                continue
+            code = int(token[i + 2:i + 6], 16)
+            low = token[i + 8:i + 12] if token[i + 6:i + 8] == "\\u" and _HEX.fullmatch(token[i + 8:i + 12]) else ""
+            if 0xD800 <= code < 0xDC00 and low and 0xDC00 <= int(low, 16) < 0xE000:  # one character, two escapes
+                value = ord(next(chars))
+                if value <= 0xFFFF:
+                    return stringify(new)
+                value -= 0x10000
+                out.append(_unicode_escape(0xD800 + (value >> 10), token[i + 2:i + 6])
+                           + _unicode_escape(0xDC00 + (value & 0x3FF), low))
+                i += 12
+            else:
+                value = ord(next(chars))
+                if value > 0xFFFF:
+                    return stringify(new)
+                out.append(_unicode_escape(value, token[i + 2:i + 6]))
+                i += 6
+    except (StopIteration, ValueError, IndexError):
+        return stringify(new)
+    if next(chars, None) is not None:
+        return stringify(new)
+    out.append('"')
+    return "".join(out)
 
 
 def _shift(byte: int, members: tuple[int, ...], draw: int) -> int:
@@ -164,7 +220,7 @@ class Placeholders:
         tokens = [m.group(0) for m in _TOKEN.finditer(text)]
         for i, token in enumerate(tokens):
             if token.startswith('"') and not (i + 1 < len(tokens) and tokens[i + 1].lstrip().startswith(":")):
-                out.append(stringify(self.text(json.loads(token))))
+                out.append(reencode(token, self.text(json.loads(token))))
             else:
                 out.append(token)
         return "".join(out)

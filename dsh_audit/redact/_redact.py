@@ -1,9 +1,10 @@
 """Redact one session log (and its capture) into a bundle that still proves every verdict.
 
-The bundle is the redacted log, optionally a redacted ``wire.jsonl`` beside it, and a manifest
+The bundle is the redacted log, optionally its redacted capture (``wire.jsonl`` or HAR), and a manifest
 ``<log>.manifest.json`` naming the dsh-audit version, the format version and a digest of every
 verdict (never the salt). Each file is written to a temporary name and renamed into place, so a
-failure leaves nothing partial; the input is never overwritten.
+failure leaves nothing partial; no output may be, or resolve to, an input (checked with
+:class:`dsh_audit.log.ProtectedInputs` before anything is read).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from typing import IO, Any
 import orjson
 
 from .._version import __version__
-from ..capture import CapturedRequest, load_capture
+from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import UnreadableError, UsageError
+from ..log import ProtectedInputs, open_regular, parse_json
 from ..session import Session, open_session
-from ._capture import redact_capture_lines
+from ._capture import redact_capture_lines, redact_har
 from ._log import rewrite_log
 from ._placeholder import Placeholders
 from ._redactor import KEEP_CHOICES, Redactor
@@ -32,6 +34,8 @@ from ._verdicts import CATEGORIES, digest, session_verdicts
 __all__ = ["BundleCheck", "Redaction", "check_bundle", "manifest_path", "redact"]
 
 MANIFEST_SUFFIX = ".manifest.json"
+_CAPTURE_FORMATS = ("wire-jsonl", "har")
+_SNIFF_BYTES = 4096
 
 
 def manifest_path(log: str | os.PathLike[str]) -> Path:
@@ -89,22 +93,38 @@ class BundleCheck:
         return not self.mismatched
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
+def _guard(evidence: ProtectedInputs, target: Path, *, what: str, hint: str) -> None:
+    """Refuse an output that is, or resolves to (symlink, hard link, ``..``), one of the inputs."""
+    found = evidence.input_at(target)
+    if found is not None:
+        raise UsageError(f"the {what} would overwrite the input {found}", path=str(target), hint=hint)
 
 
-def _check_target(target: Path, source: Path, *, force: bool, what: str) -> None:
-    if _same_file(source, target):
-        raise UsageError(f"the {what} would overwrite its input", path=str(target), hint="choose another -o path")
+def _check_target(target: Path, *, force: bool, what: str, hint: str) -> None:
+    if target.is_dir():
+        raise UsageError(f"the {what} is a folder", path=str(target), hint=hint)
     if target.exists() and not force:
         raise UsageError(f"the {what} already exists", path=str(target), hint="pass --force to replace it")
-    if target.is_dir():
-        raise UsageError(f"the {what} is a folder", path=str(target), hint="name a file")
     if not target.parent.is_dir():
-        raise UsageError(f"the {what}'s folder does not exist", path=str(target.parent))
+        raise UsageError(f"the {what}'s folder does not exist", path=str(target.parent), hint=hint)
+
+
+def _capture_format(path: Path) -> str:
+    """The capture format of ``path`` (as :func:`dsh_audit.capture.load_capture` sniffs it), when
+    redact can rewrite it: ``wire-jsonl`` or ``har``."""
+    if not path.exists():
+        load_capture(path)  # raises its one-line "capture not found"
+    first = b""
+    if path.is_file():
+        with open_regular(path, what="capture") as handle:
+            first = handle.read(_SNIFF_BYTES)
+    name = next((name for name, loader in LOADERS.items() if loader.handles(path, first)), None)
+    if name is None:
+        load_capture(path)  # raises its one-line "not a capture format dsh-audit knows"
+    if name not in _CAPTURE_FORMATS:
+        raise UsageError(f"redact cannot rewrite a {name} capture yet", path=str(path),
+                         hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
+    return str(name)
 
 
 @contextmanager
@@ -150,14 +170,17 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             random one (never written anywhere).
         keep: parts kept verbatim (secrets still go): ``paths``, ``system``, ``titles``, ``tools``.
         tool_names: keep tool names (default) or replace them too.
-        capture: a ``wire.jsonl`` capture of the log's requests, redacted with the same placeholders.
-        capture_output: where the redacted capture goes (default ``wire.jsonl`` beside ``output``).
-        force: replace existing output files (never the input).
+        capture: a ``wire.jsonl`` or HAR capture of the log's requests, redacted with the same
+            placeholders (a folder of bodies is refused).
+        capture_output: where the redacted capture goes (default: the capture's file name beside
+            ``output``).
+        force: replace existing output files (never an input).
         lenient: read tokenised test fixtures (see :func:`dsh_audit.log.read_log`).
 
     Raises:
         UsageError: an empty salt, an unknown ``keep`` part, an output that exists without
-            ``force`` or that is the input.
+            ``force``, an output (log, manifest or capture) that is or resolves to an input, a
+            capture format redact cannot rewrite.
         DshAuditError: the log or the capture cannot be read.
 
     Example:
@@ -173,32 +196,55 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     if salt is not None and not salt:
         raise UsageError("the salt is empty", hint="give a non-empty --salt, or none for a random one")
     key = salt.encode("utf-8") if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
-    _check_target(target, source, force=force, what="output")
-    capture_target = None
-    if capture is not None:
-        capture_target = Path(capture_output) if capture_output is not None else target.parent / "wire.jsonl"
-        _check_target(capture_target, Path(capture), force=force, what="capture output")
-        _check_target(capture_target, source, force=True, what="capture output")
+    capture_source = Path(capture) if capture is not None else None
+    evidence = ProtectedInputs()
+    for item in (source, capture_source):
+        if item is not None:
+            evidence.add(str(item))
     manifest = manifest_path(target)
-    _check_target(manifest, source, force=force, what="manifest")
+    _guard(evidence, target, what="output", hint="choose another -o path")
+    _guard(evidence, manifest, what="manifest", hint="choose another -o path (the manifest is OUTPUT.manifest.json)")
+    capture_target = None
+    capture_hint = "choose another --capture-output path"
+    if capture_source is not None:
+        if capture_output is None:
+            capture_target = target.parent / capture_source.name
+            capture_hint = "pass --capture-output (the default is the capture's name beside -o)"
+        else:
+            capture_target = Path(capture_output)
+        _guard(evidence, capture_target, what="capture output", hint=capture_hint)
+        if os.path.realpath(capture_target) in (os.path.realpath(target), os.path.realpath(manifest)):
+            raise UsageError("the capture output is the redacted log or its manifest", path=str(capture_target),
+                             hint=capture_hint)
+    _check_target(target, force=force, what="output", hint="choose another -o path")
+    _check_target(manifest, force=force, what="manifest", hint="choose another -o path")
+    if capture_target is not None:
+        _check_target(capture_target, force=force, what="capture output", hint=capture_hint)
     data = _read(source)
     original = open_session(source, lenient=lenient, foreign=False)
-    captures = load_capture(capture, format="wire-jsonl") if capture is not None else None
+    capture_format = _capture_format(capture_source) if capture_source is not None else None
+    captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
     before = session_verdicts(original, captures)
     redactor = Redactor(Placeholders(key), keep=kept, tool_names=tool_names)
     with _temporary(target) as (log_out, log_temp):
         notes = rewrite_log(data, log_out, redactor.record, path=str(source))
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
-        capture_temp_lines: list[bytes] = []
+        capture_data = b""
         dropped: list[str] = []
-        if captures is not None and capture is not None:
-            capture_temp_lines, dropped = redact_capture_lines(_read(Path(capture)).splitlines(), captures, original,
-                                                               redacted, redactor, path=str(capture))
+        if captures is not None and capture_source is not None:
+            raw = _read(capture_source)
+            if capture_format == "har":
+                capture_data, dropped = redact_har(parse_json(raw), captures, original, redacted, redactor,
+                                                   path=str(capture_source))
+            else:
+                lines, dropped = redact_capture_lines(raw.splitlines(), captures, original, redacted, redactor,
+                                                      path=str(capture_source))
+                capture_data = b"".join(lines)
         with _temporary(capture_target or target) as (capture_out, capture_temp):
-            capture_out.write(b"".join(capture_temp_lines))
+            capture_out.write(capture_data)
             capture_out.flush()
-            after_captures = load_capture(capture_temp, format="wire-jsonl") if captures is not None else None
+            after_captures = load_capture(capture_temp, format=capture_format) if captures is not None else None
             after = session_verdicts(redacted, after_captures)
             digests, mismatched = _compare(before, after)
             result = Redaction(

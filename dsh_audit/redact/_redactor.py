@@ -92,6 +92,20 @@ class Redactor:
         self.strings += 1
         return self.placeholders.text(text)
 
+    def stream(self, deltas: list[str]) -> list[str]:
+        """The deltas of one streamed text, each its placeholder (whitespace-only deltas stay).
+
+        Secrets are looked for (and counted) in the deltas joined, so one split across two
+        deltas is found; no delta is ever kept verbatim, whatever it equals."""
+        self._count("".join(deltas))
+        out = []
+        for delta in deltas:
+            if delta and not delta.isspace():
+                self.strings += 1
+                delta = self.placeholders.text(delta)
+            out.append(delta)
+        return out
+
     def path(self, text: str) -> str:
         """A path: each segment replaced, separators, ``.`` and ``..`` kept."""
         if "paths" in self.keep:

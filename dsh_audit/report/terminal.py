@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from rich.text import Text
     from rich.progress import Progress
 
-__all__ = ["print_status", "print_table", "progress", "progress_callback", "stderr_console", "stdout_console",
-           "table_cell", "terminal_text"]
+__all__ = ["fit_lines", "middle_cut", "output_width", "print_status", "print_table", "progress", "progress_callback",
+           "stderr_console", "stdout_console", "table_cell", "terminal_text"]
 
 T = TypeVar("T")
 
@@ -32,8 +32,15 @@ _NUMBER = re.compile(r"^[~$+-]?\d[\d,._]*(%|s|ms|x)?$")
 _NO_NUMBER = frozenset({"", "-", "?", "n/a"})
 # Words up to this length are never split in a table; a longer one (a path) folds.
 _WHOLE_WORD = 24
-# When even whole words do not fit, a text column may fold down to this width (numbers never do).
+# The narrowest value column of the one-record-per-block layout (a terminal narrower than that overflows).
 _NARROWEST = 8
+# A header may wrap at a space or after one of these (``turn/step/try``, ``off-peak``), never inside a word.
+_HEADER_BREAKS = re.compile(r"(?<=[/-])(?=[^/-])")
+# A word too long for its line folds after one of the first group when it can (JSON, a path), else
+# after one of the second (a dotted name, an id), else anywhere.
+_FOLD_AFTER = (",/", ".-_")
+# The marker of a text cut in the middle (:func:`middle_cut`).
+_CUT = "…"
 
 # Controls (C0, C1, DEL), format characters (bidi overrides and isolates, zero-width), lone
 # surrogates, private-use and unassigned code points, line and paragraph separators.
@@ -111,83 +118,238 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
                 caption: str | None = None, droppable: Sequence[str] = ()) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
-    ``droppable`` names lesser columns left out, in that order, while the table would not fit the
-    terminal with whole words; the caption says which were left out.
-
-    A number is never split over lines: a column of numbers (``13,613,605``, ``~146``, ``12.5%``,
-    ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, and a text
-    column is at least as wide as its longest word (up to ``_WHOLE_WORD`` characters, so a path
-    folds); narrower columns wrap their headers and text. Piped output is as wide as ``COLUMNS``
-    (else 200 columns).
+    Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns), and no number or
+    word is ever split over lines: a column of numbers (``13,613,605``, ``~146``, ``12.5%``,
+    ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, a text column
+    at least as wide as its longest word (up to ``_WHOLE_WORD`` characters, so a path folds), and
+    a header wraps only at a space or after ``/`` or ``-``. The first layout that fits is drawn:
+    the boxed table, then a borderless compact one; then the same with the ``droppable`` columns
+    left out one by one, in that order (the caption says which); else one block of
+    ``column value`` lines per row, every column kept.
     """
-    from rich.table import Table
-    from rich.text import Text
-
     cells = [[table_cell(cell) for cell in row] for row in rows]
     console = stdout_console()
-    dropped = _dropped(columns, cells, droppable, console.width)
-    if dropped:
-        kept = [at for at, column in enumerate(columns) if column not in dropped]
-        columns, cells = [columns[at] for at in kept], [[row[at] for at in kept if at < len(row)] for row in cells]
-        note = f"narrow terminal: {', '.join(dropped)} not shown (widen it, or use --json)"
-        caption = note if caption is None else f"{caption}\n{note}"
     headers = [terminal_text(column) for column in columns]
-    numeric = [_numeric([row[at] for row in cells if at < len(row)]) for at in range(len(headers))]
-    widths = _widths(headers, cells, numeric, console.width - 3 * len(headers) - 1)
-    table = Table(title=_heading(title), caption=None if caption is None else _heading(caption),
-                  title_justify="left", caption_justify="left")
-    for header, width, is_number in zip(headers, widths, numeric):
-        table.add_column(Text(header), overflow="fold", width=width, justify="right" if is_number else "left")
-    for row in cells:
-        table.add_row(*(Text(text) for text in row))
-    console.print(table)
+    kept = list(range(len(headers)))
+    for drop in range(len([c for c in droppable if c in columns]) + 1):
+        dropped = [c for c in droppable if c in columns][:drop]
+        kept = [at for at, column in enumerate(columns) if column not in dropped]
+        shown_headers = [headers[at] for at in kept]
+        shown = [[row[at] for at in kept if at < len(row)] for row in cells]
+        numeric = [_numeric([row[at] for row in shown if at < len(row)]) for at in range(len(kept))]
+        floors = _floors(shown_headers, shown, numeric)
+        for compact in (False, True):
+            room = console.width - _overhead(len(kept), compact=compact)
+            if sum(floors) <= room:
+                note = f"narrow terminal: {', '.join(dropped)} not shown (widen it, or use --json)" if dropped else None
+                widths = _widths(shown_headers, shown, numeric, floors, room)
+                _draw_table(console, title, shown_headers, shown, numeric, widths,
+                            [text for text in (caption, note) if text is not None], compact=compact)
+                return
+    _draw_records(console, title, headers, cells, caption)
 
 
-def _dropped(columns: Sequence[str], cells: Sequence[Sequence[str]], droppable: Sequence[str],
-             width: int) -> list[str]:
-    """The droppable columns to leave out so that every other column keeps its words whole."""
+def _overhead(count: int, *, compact: bool) -> int:
+    """The cells a table's borders and padding take: ``| a | b |`` boxed, ``a  b`` compact."""
+    return 2 * (count - 1) if compact else 3 * count + 1
+
+
+def _header_pieces(header: str) -> list[tuple[str, str]]:
+    """``header`` as (separator, piece) pairs, broken at spaces and after ``/`` or ``-``."""
+    pieces: list[tuple[str, str]] = []
+    for word in header.split():
+        for at, piece in enumerate(_HEADER_BREAKS.split(word)):
+            pieces.append(("" if at else " ", piece))
+    return pieces
+
+
+def _header_text(header: str, width: int) -> str:
+    """``header`` wrapped to ``width`` at its break points (:func:`_header_pieces`), lines joined by newlines."""
     from rich.cells import cell_len
 
-    def floor(at: int) -> int:
-        words = [cell_len(w) for row in cells if at < len(row) for w in row[at].split()]
-        return max([1, *(min(n, _WHOLE_WORD) for n in words), *(cell_len(w) for w in columns[at].split())])
+    lines: list[str] = []
+    for separator, piece in _header_pieces(header):
+        if lines and cell_len(lines[-1] + separator + piece) <= width:
+            lines[-1] += separator + piece
+        else:
+            lines.append(piece)
+    return "\n".join(lines)
 
-    floors = {column: floor(at) for at, column in enumerate(columns)}
-    dropped: list[str] = []
-    for column in [c for c in droppable if c in floors]:
-        kept = [c for c in columns if c not in dropped]
-        if sum(floors[c] for c in kept) + 3 * len(kept) + 1 <= width:
-            break
-        dropped.append(column)
-    return dropped
+
+def _floors(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[int]:
+    """Each column's narrowest width: its widest number, or its longest word up to ``_WHOLE_WORD``,
+    and its header's longest piece."""
+    from rich.cells import cell_len
+
+    floors: list[int] = []
+    for at, header in enumerate(headers):
+        longest_word = max((cell_len(w) for row in cells if at < len(row) for w in row[at].split()), default=1)
+        floor = longest_word if numeric[at] else min(longest_word, _WHOLE_WORD)
+        floors.append(max([1, floor, *(cell_len(piece) for _, piece in _header_pieces(header))]))
+    return floors
 
 
 def _numeric(shown: Sequence[str]) -> bool:
     return any(text not in _NO_NUMBER for text in shown) and all(_is_number(text) for text in shown)
 
 
-def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], room: int) -> list[int]:
-    """Column widths that fit ``room`` cells of text, narrowing the widest column first but never
-    below its floor (its widest number, or its longest word up to ``_WHOLE_WORD``)."""
+def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], floors: Sequence[int],
+            room: int) -> list[int]:
+    """Column widths that fit ``room`` cells of text, narrowing the widest column first: first down
+    to what keeps its header's words on one line, then down to its floor (:func:`_floors`)."""
     from rich.cells import cell_len
 
     widths: list[int] = []
-    floors: list[int] = []
-    titled: list[int] = []  # the floor that also keeps the header's words whole
+    titled: list[int] = []
     for at, header in enumerate(headers):
         shown = [row[at] for row in cells if at < len(row)]
-        longest_word = max((cell_len(w) for text in shown for w in text.split()), default=1)
-        floors.append(max(1, longest_word if numeric[at] else min(longest_word, _WHOLE_WORD)))
-        titled.append(max([floors[-1], *(cell_len(w) for w in header.split())]))
-        widths.append(max([cell_len(header), *(cell_len(text) for text in shown), floors[-1]]))
-    narrowest = [f if number else min(f, _NARROWEST) for f, number in zip(floors, numeric)]
-    for floor_of in (titled, floors, narrowest):
+        titled.append(max([floors[at], *(cell_len(w) for w in header.split())]))
+        widths.append(max([cell_len(header), *(cell_len(text) for text in shown), floors[at]]))
+    for floor_of in (titled, floors):
         while sum(widths) > room:
             slack = [(widths[at] - floor_of[at], at) for at in range(len(widths)) if widths[at] > floor_of[at]]
             if not slack:
                 break
             widths[max(slack)[1]] -= 1
     return widths
+
+
+def _draw_table(console: Console, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
+                numeric: Sequence[bool], widths: Sequence[int], captions: Sequence[str], *, compact: bool) -> None:
+    """A table (boxed, or ``compact``: no borders) with the given column widths; ``captions`` are
+    lines under it."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    style: dict[str, Any] = dict(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                                 collapse_padding=True) if compact else {}
+    table = Table(title=_heading(title), caption=Text("\n").join(map(_heading, captions)) if captions else None,
+                  title_justify="left", caption_justify="left", **style)
+    for header, width, is_number in zip(headers, widths, numeric):
+        table.add_column(Text(_header_text(header, width)), overflow="fold", width=width,
+                         justify="right" if is_number else "left")
+    for row in cells:
+        table.add_row(*(Text(text if number else _cell_text(text, width))
+                        for text, width, number in zip(row, widths, numeric)))
+    console.print(table)
+
+
+def _cell_text(text: str, width: int) -> str:
+    """A text cell wrapped to ``width`` at spaces, a word too long folded at a ``/``, ``.``, ``-``... when it can."""
+    return "\n".join(fit_lines(text, width, hanging=0))
+
+
+def _draw_records(console: Console, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
+                  caption: str | None) -> None:
+    """The narrowest layout: one block of ``column  value`` lines per row, blocks apart by a blank line."""
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    key_width = max((cell_len(h) for h in headers), default=1)
+    grid = Table.grid(padding=(0, 2))
+    value_width = max(console.width - key_width - 2, _NARROWEST)
+    grid.add_column(no_wrap=True, width=key_width)
+    grid.add_column(overflow="fold", width=value_width)
+    for number, row in enumerate(cells):
+        if number:
+            grid.add_row("", "")
+        for header, text in zip(headers, row):
+            grid.add_row(Text(header), Text(_cell_text(text, value_width)))
+    console.print(_heading(title))
+    console.print(grid)
+    if caption is not None:
+        console.print(_heading(caption))
+
+
+def output_width() -> int:
+    """The width stdout's lines must fit: the terminal's, or ``COLUMNS`` (else 200) when piped."""
+    return stdout_console().width
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``text`` if it fits ``width`` cells, else its start and end around a ``…`` (a long path).
+
+    Example:
+        >>> middle_cut("/home/me/sessions/session-1/session.jsonl", 24)
+        '/home/me/se…ession.jsonl'
+    """
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    head = max(width - 1, 0) // 2
+    tail = max(width - 1 - head, 0)
+    return set_cell_size(text, head) + _CUT + (_tail(text, tail) if tail else "")
+
+
+def _tail(text: str, width: int) -> str:
+    """The end of ``text`` that fits ``width`` cells."""
+    from rich.cells import cell_len
+
+    at = len(text)
+    while at > 0 and cell_len(text[at - 1:]) <= width:
+        at -= 1
+    return text[at:]
+
+
+def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[str]:
+    """``text``'s lines, each shown with :func:`terminal_text` and wrapped at spaces to ``width``
+    (default :func:`output_width`), a wrapped line's rest indented ``hanging`` past its first line.
+
+    A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
+    starting where the line's other words end.
+
+    Example:
+        >>> fit_lines("  tokens lost: header_change 11968; cost lost $0.0076", 30)
+        ['  tokens lost: header_change', '    11968; cost lost $0.0076']
+    """
+    from rich.cells import cell_len
+
+    room = output_width() if width is None else width
+    lines: list[str] = []
+    for raw in text.removesuffix("\n").split("\n") if text else ():
+        line = terminal_text(raw)
+        body = line.lstrip(" ")
+        indent = line[:len(line) - len(body)]
+        if cell_len(line) <= room or not body:
+            lines.append(line)
+            continue
+        rest = indent + " " * hanging if cell_len(indent) + hanging <= room // 2 else ""
+        current = indent
+        for at, piece in enumerate(re.findall(r" *[^ ]+", body)):
+            word = piece.lstrip(" ")
+            # A word that fits a line of its own starts one; a longer one (JSON) folds from here,
+            # when its first part (up to a "," or "/") fits here.
+            head = re.match(r"[^,/]*[,/]?", piece)
+            if at and cell_len(current + piece) > room and (
+                    cell_len(rest + word) <= room or cell_len(current + (head[0] if head else piece)) > room):
+                lines.append(current)
+                current, piece = rest, word
+            while cell_len(current + piece) > room:  # at the start of a line: fold the word
+                cut = _fold_at(piece, room - cell_len(current))
+                lines.append(current + piece[:cut])
+                current, piece = rest, piece[cut:]
+            current += piece
+        lines.append(current)
+    return lines
+
+
+def _fold_at(word: str, room: int) -> int:
+    """Where to cut ``word`` to fit ``room`` cells: after its last ``,`` or ``/`` that fits, else its
+    last ``.``, ``-`` or ``_``, else at the room."""
+    from rich.cells import cell_len
+
+    fits = 0
+    while fits < len(word) and cell_len(word[:fits + 1]) <= room:
+        fits += 1
+    fits = max(fits, 1)
+    for group in _FOLD_AFTER:
+        soft = max(word.rfind(ch, 0, fits) for ch in group) + 1
+        if soft > 0:
+            return soft
+    return fits
 
 
 def print_status(text: str, *, ok: bool) -> None:

@@ -5,6 +5,11 @@ The unit of work is one log path; a task is a picklable top-level function (or a
 come back in the order of the paths given, never in completion order, so a parallel run prints
 exactly what a serial run prints. An error in one session is kept in that session's
 :class:`TaskResult`; it never stops the others and is never dropped.
+
+Ctrl-C belongs to the parent: workers start with SIGINT blocked and then ignore it (a terminal
+sends it to the whole process group), and when the parent stops early (an interrupt, an error,
+a consumer that stops reading) it cancels what has not started and terminates the workers, so an
+interrupted run ends at once with one line from the CLI, never with worker tracebacks.
 """
 
 from __future__ import annotations
@@ -12,8 +17,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -102,6 +110,42 @@ def _lost(unit: Unit, why: str) -> TaskResult[Any]:
                                                    hint="run this log alone (--jobs 1) to see what happens"))
 
 
+def _worker_start() -> None:
+    """Pool initializer: a worker ignores Ctrl-C (the parent cancels it), then takes signals again."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Hold SIGINT back while workers are started, so that none of them starts able to receive it.
+
+    A worker inherits the blocked mask and ignores SIGINT before it unblocks it; the parent gets a
+    Ctrl-C that came meanwhile as soon as the block ends, so no interrupt is lost.
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the pool now: cancel queued tasks and terminate the workers running others."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # the executor keeps no public list
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        worker.join(5)
+    pool.shutdown(wait=True)
+
+
 def resolve_jobs(jobs: int) -> int:
     """``jobs`` itself, or every CPU of this machine for 0."""
     if jobs < 0:
@@ -116,16 +160,19 @@ def _local(paths: list[str], task: Callable[[str], T], jobs: int,
     context = multiprocessing.get_context("spawn")  # no fork under a progress bar's thread
     done: dict[int, TaskResult[T]] = {}
     submitted = finished = emitted = 0
-    pool = ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=context)
+    workers = min(jobs, total)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
     running: dict[Future[TaskResult[T]], int] = {}
+    finished_all = False
     try:
         while emitted < total:
             while submitted < total and submitted - emitted < jobs * _WINDOW_PER_JOB:
                 try:
-                    running[pool.submit(_guarded, task, paths[submitted])] = submitted
+                    with _sigint_blocked():  # a submit may start a worker
+                        running[pool.submit(_guarded, task, paths[submitted])] = submitted
                 except BrokenProcessPool:
                     pool.shutdown(wait=False, cancel_futures=True)
-                    pool = ProcessPoolExecutor(max_workers=min(jobs, total), mp_context=context)
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
                     continue
                 submitted += 1
             ready, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
@@ -144,8 +191,12 @@ def _local(paths: list[str], task: Callable[[str], T], jobs: int,
             while emitted in done:
                 yield done.pop(emitted)
                 emitted += 1
+        finished_all = True
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if finished_all:
+            pool.shutdown(wait=True)
+        else:  # interrupted, failed, or the consumer stopped reading: do not wait for the rest
+            _stop(pool)
 
 
 def _serial(paths: list[str], task: Callable[[str], T], progress: Progress | None) -> Iterator[TaskResult[T]]:

@@ -83,8 +83,9 @@ def scan_events(lines: Iterator[Line], sink: Sink, torn: list[TornTail]) -> Iter
             dropped += 1
             continue
         except ValueError:
-            held.append(_Issue("DSH104", "line is not valid JSON", line.number, expected))
-            dropped += 1
+            blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)"
+            held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, expected))
+            dropped += line.count  # a run of blank lines is one Line
             continue
         for value in decoded:
             items, expected = _sequenced(value, line.number, expected)

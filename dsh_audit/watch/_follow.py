@@ -18,9 +18,9 @@ from ..cache import CacheVerdict, PriceBook, attribution_causes, iter_cache_verd
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
 from ..replay import Request
-from ..session import Bodies, RouteEvidence, request_route
+from ..session import Bodies, RouteEvidence, Session, find_parent, open_session, request_route
 from ._model import WatchItem, WatchNote, WatchRequest
-from ._tail import TailStream
+from ._tail import LogReplaced, TailStream
 
 __all__ = ["follow_log"]
 
@@ -59,8 +59,13 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
                max_version: int | None = None,
                history: Callable[[], bool] = lambda: False) -> Iterator[WatchItem]:
     """Everything one followed log shows, as it is written: a ``started`` note once its header is
-    read, a :class:`WatchRequest` per request, then notes for torn tails, or an ``error`` note
-    when the log becomes unreadable (following it stops there; nothing is raised).
+    read, a :class:`WatchRequest` per request, then notes for torn tails, a ``replaced`` note when
+    the file was truncated or replaced (following it stops there: the caller starts again), or an
+    ``error`` note when the log becomes unreadable (following it stops there; nothing is raised).
+
+    A fork or subagent child's first loop request is compared with its parent's request, as
+    ``dsh-audit breaks`` does over the folder: the parent log is found beside the child and read
+    once, when that request is judged (by then the parent has written the seed or the spawn).
 
     Args:
         stream: the followed file; the iteration ends when it ends (the watch stopped).
@@ -72,9 +77,12 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     """
     path = stream.path
     prices = prices if prices is not None else load_prices()
+    version = LATEST_VERSION if max_version is None else max_version
     try:
-        log = read_stream(cast(BinaryIO, stream), path, lenient=lenient,
-                          max_version=LATEST_VERSION if max_version is None else max_version)
+        log = read_stream(cast(BinaryIO, stream), path, lenient=lenient, max_version=version)
+    except LogReplaced as exc:
+        yield WatchNote(time.time(), path, "replaced", exc.message)
+        return
     except DshAuditError as exc:
         yield WatchNote(time.time(), path, "error", str(exc))
         return
@@ -89,6 +97,16 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
                                 routes=lambda request: request_route(request, routes).adapter)
 
+    def parent(parent_id: str) -> Session | None:
+        found = find_parent(path, parent_id)
+        if found is None:
+            return None
+        watched = frozenset() if log.header.seed_length else frozenset({sid})  # a subagent: its spawn
+        try:
+            return open_session(found, lenient=lenient, max_version=version, watch=watched, foreign=False)
+        except DshAuditError:
+            return None
+
     def observe(event: Event) -> None:
         if event.type == "session/title" and isinstance(event.data, dict) and isinstance(event.data.get("title"), str):
             title[0] = event.data["title"]
@@ -99,17 +117,22 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             transition = transitions.pop(request.index)
             inbox.items.append(request)
             verdict = next(judge)
+            causes.pop(request.index, None)  # read only while its request is judged
             entry = price_entry(request, prices, verdict)
             yield _describe(request, transition, verdict, entry.cost.total if entry.cost else None,
                             path=path, session_id=sid, title=title[0], history=history())
 
     try:
-        for transition in attribute_log(log, bodies=bodies, routes=routes, tap=pending.append, observe=observe):
+        for transition in attribute_log(log, bodies=bodies, routes=routes, tap=pending.append, observe=observe,
+                                        parent=parent):
             transitions[transition.request] = transition
             causes.update(attribution_causes([transition]))
             yield from settled()
         transitions.update((request.index, None) for request in pending)  # none should be left; never hang on one
         yield from settled()
+    except LogReplaced as exc:
+        yield WatchNote(time.time(), path, "replaced", exc.message, sid)
+        return
     except DshAuditError as exc:
         yield WatchNote(time.time(), path, "error", str(exc), sid)
     finally:

@@ -70,7 +70,9 @@ class WatchRequest:
 
 @dataclass(frozen=True, slots=True)
 class WatchNote:
-    """Something that happened to a followed log: ``started`` (a new session is followed),
+    """Something that happened: ``watching`` (the first item: what is followed and how changes
+    are noticed; ``path`` holds the watched paths), ``started`` (a new session is followed),
+    ``replaced`` (the log was truncated or replaced: it is followed again from its first byte),
     ``warning`` (a torn tail, dropped records) or ``error`` (the log cannot be read any more; the
     watch goes on with the others)."""
 
@@ -97,10 +99,13 @@ class WatchSummary:
     breaks: int = 0
     cost: float = 0.0
     errors: int = 0
+    ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
 
     def add(self, item: WatchItem) -> None:
         if isinstance(item, WatchNote):
-            self.sessions += item.level == "started"
+            if item.level == "started" and item.session_id not in self.ids:
+                self.ids.add(item.session_id or item.path)
+                self.sessions += 1
             self.errors += item.level == "error"
             return
         self.requests += 1

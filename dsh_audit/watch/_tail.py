@@ -7,6 +7,10 @@ watch stops: whatever is still incomplete then is handed over and the decoder re
 torn tail DSH would. An incomplete tail that does not grow for ``settle`` seconds is handed over
 too (the writer has gone). The file is only ever opened for reading, and it is closed while the
 session is idle so that ended sessions hold no file handle.
+
+A file that shrinks, or whose path now names another file (another inode), was replaced: DSH
+only appends, so nothing read so far belongs to the new content and :class:`LogReplaced` is
+raised (the watch starts that log again from its first byte).
 """
 
 from __future__ import annotations
@@ -19,8 +23,15 @@ from typing import BinaryIO
 
 from ..errors import UnreadableError
 from ..log import complete_length, is_zstd_head
+from ._notify import Wake
 
-__all__ = ["TailStream"]
+__all__ = ["LogReplaced", "TailStream"]
+
+_CHUNK = 1 << 22  # the most bytes read from the file at one look
+
+
+class LogReplaced(UnreadableError):
+    """The followed file was truncated or replaced by another file: read it again from its start."""
 
 
 class TailStream:
@@ -30,16 +41,22 @@ class TailStream:
         path: the log file.
         stop: set when the watch ends; reads then return what is left, and then end of file.
         settle: seconds an incomplete tail may stay unchanged before it is taken as torn.
-        poll: seconds between looks at the file while waiting.
+        poll: seconds between looks at the file while waiting, when no ``wake`` is given.
         release_after: seconds of idleness (at a record boundary) after which the file is closed.
+        wake: when to look at the file next (file-system notifications or an adaptive poll,
+            :class:`~dsh_audit.watch.Notifier`).
     """
 
     def __init__(self, path: str, *, stop: threading.Event, settle: float = 10.0, poll: float = 0.05,
-                 release_after: float = 5.0) -> None:
+                 release_after: float = 5.0, wake: Wake | None = None) -> None:
         self.path = path
         self.stop = stop
         self.settle, self.poll, self.release_after = settle, poll, release_after
+        self.wake = wake if wake is not None else Wake(notified=False, fast=poll, slow=poll, safety=poll)
         self.torn = False  # an incomplete tail was handed over because the writer went away
+        self.identity: tuple[int, int] | None = None  # (device, inode) of the file being read
+        self.gone = False  # the file was deleted
+        self._end_requested = False
         self._file: BinaryIO | None = None
         self._offset = 0
         self._raw = bytearray()  # read from the file, not yet a complete record
@@ -60,15 +77,21 @@ class TailStream:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
+            self.gone = True
             raise UnreadableError("the log was deleted while it was watched", path=self.path) from None
         except OSError as exc:
             raise UnreadableError(f"cannot read the log: {exc.strerror}", path=self.path) from None
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end: never read one
             raise UnreadableError("is not a regular file", path=self.path)
-        size = info.st_size
+        size, identity = info.st_size, (info.st_dev, info.st_ino)
+        if self.identity is not None and identity != self.identity:
+            self._release()
+            raise LogReplaced("another file replaced the log while it was watched", path=self.path,
+                              hint="DSH only appends; its new content is read from the start")
         if size < self._offset:
-            raise UnreadableError(f"the log shrank from {self._offset} to {size} bytes while it was watched",
-                                  path=self.path, hint="DSH only appends; the file was truncated or replaced")
+            self._release()
+            raise LogReplaced(f"the log shrank from {self._offset} to {size} bytes while it was watched",
+                              path=self.path, hint="DSH only appends; its new content is read from the start")
         if size == self._offset:
             return False
         if self._file is None:
@@ -76,8 +99,14 @@ class TailStream:
                 self._file = open(self.path, "rb")  # noqa: SIM115 - closed when idle or at the end
             except OSError as exc:
                 raise UnreadableError(f"cannot open the log: {exc.strerror}", path=self.path) from None
+            opened = os.fstat(self._file.fileno())
+            if self.identity is not None and (opened.st_dev, opened.st_ino) != self.identity:
+                self._release()  # replaced between the look and the open
+                raise LogReplaced("another file replaced the log while it was watched", path=self.path,
+                                  hint="DSH only appends; its new content is read from the start")
+            self.identity = (opened.st_dev, opened.st_ino)
             self._file.seek(self._offset)
-        data = self._file.read(size - self._offset)
+        data = self._file.read(min(size - self._offset, _CHUNK))  # a watch that lags holds a chunk, not the backlog
         if not data:
             return False
         self._offset += len(data)
@@ -108,8 +137,9 @@ class TailStream:
         """Block until ``need`` complete bytes are ready, or the stream has ended."""
         while len(self._ready) < need and not self._ended:
             if self._pull():
+                self.wake.grew()
                 continue
-            if self.stop.is_set():
+            if self.stop.is_set() or self._end_requested:
                 self._finish(torn=False)
                 continue
             idle = time.monotonic() - self._last_growth
@@ -118,7 +148,7 @@ class TailStream:
                 continue
             if not self._raw and idle >= self.release_after:
                 self._release()
-            self.stop.wait(self.poll)
+            self.wake.wait()
 
     # -- the stream the decoder reads ----------------------------------------------------------
 
@@ -135,6 +165,12 @@ class TailStream:
         out = bytes(self._ready[:size])
         del self._ready[:size]
         return out
+
+    def end(self) -> None:
+        """End the stream at its next wait (a newer log generation took its place): what is
+        complete is read, then end of file; an incomplete tail is not reported as torn."""
+        self._end_requested = True
+        self.wake.set()
 
     def close(self) -> None:
         self._ended = True

@@ -1,10 +1,14 @@
 """Watch every session under some paths: one follower thread per log, results in one queue.
 
-Each log found under the paths (at the start, and by a rescan every ``rescan`` seconds after)
-gets a thread that runs :func:`follow_log` over a :class:`TailStream`; the caller iterates
-:func:`watch` in its own thread and gets every follower's items as they come. Setting ``stop``
-ends the watch: each stream hands over what it holds and ends, so torn tails are reported the way
-DSH would report them, and the iteration ends once every follower has finished.
+Each log found under the paths (at the start, and by a rescan after) gets a thread that runs
+:func:`follow_log` over a :class:`TailStream`; the caller iterates :func:`watch` in its own thread
+and gets every follower's items as they come. Changes are noticed through file-system
+notifications when the ``watchdog`` package is installed, else by polling (:class:`Notifier`);
+the first item says which. A log that is truncated or replaced is followed again from its first
+byte; a newer log generation in a session folder takes the place of the older one; a log that
+ends in an error is not looked at again until another file takes its path. Setting ``stop`` ends
+the watch: each stream hands over what it holds and ends, so torn tails are reported the way DSH
+would report them, and the iteration ends once every follower has finished.
 """
 
 from __future__ import annotations
@@ -22,18 +26,26 @@ from ..errors import DshAuditError
 from ..log import default_sessions_root, discover
 from ._follow import follow_log
 from ._model import WatchItem, WatchNote
+from ._notify import Notifier, Wake
 from ._tail import TailStream
 
 __all__ = ["watch"]
-
-_DONE = object()
 
 
 @dataclass
 class _Follower:
     stream: TailStream
     thread: threading.Thread
-    start_size: int
+    wake: Wake
+
+
+@dataclass(frozen=True)
+class _Done:
+    """A follower has finished; ``replaced``: its file was truncated or replaced."""
+
+    path: str
+    stream: TailStream
+    replaced: bool
 
 
 def _find(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -47,28 +59,43 @@ def _find(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return found
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event | None = None,
           since: float | None = None, rescan: float = 1.0, settle: float = 10.0, poll: float = 0.05,
           idle_exit: float | None = None, exit_after: float | None = None, lenient: bool = False,
-          max_version: int | None = None, prices: PriceBook | None = None) -> Iterator[WatchItem]:
+          max_version: int | None = None, prices: PriceBook | None = None,
+          notifications: bool = True) -> Iterator[WatchItem]:
     """Follow every session log under ``paths`` (default ``$DSH_HOME/sessions``) until ``stop``.
 
     Logs that exist when watching begins are replayed silently up to their current end (their
     requests are left out unless the log was modified at or after ``since``, and then come with
-    ``history`` set); logs that appear later are followed and reported from their first byte.
+    ``history`` set); logs that appear later are followed and reported from their first byte. The
+    first item is a ``watching`` note that says how many logs are followed and how changes are
+    noticed.
 
     Args:
         paths: log files, session folders or a sessions root.
         stop: set it (from another thread or a signal handler) to end the watch.
         since: seconds since the epoch: also report the history of logs modified since then.
-        rescan: seconds between looks for new logs.
+        rescan: seconds between looks for new logs when polling (with notifications a new file is
+            noticed at once, and the folders are looked at every ten times ``rescan`` besides).
         settle: seconds an incomplete record may stay unchanged before it is a torn tail.
-        poll: seconds between looks at each followed file.
+        poll: the shortest time between looks at a followed file when polling; the interval
+            doubles while the file does not grow, up to ten times ``poll``.
         idle_exit: end the watch once no followed log has grown for this many seconds.
         exit_after: end the watch after this many seconds.
         lenient: header leniency (tokenised test fixtures).
         max_version: the newest log format version to read (default: every released one).
         prices: the price table (default: :func:`dsh_audit.cache.load_prices`).
+        notifications: use file-system notifications when the ``watchdog`` package is installed
+            (False: always poll).
 
     Example:
         >>> for item in watch(["~/.dsh/sessions"], exit_after=60):  # doctest: +SKIP
@@ -77,67 +104,105 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     stop = stop if stop is not None else threading.Event()
     roots = [os.fspath(p) for p in paths] or [str(default_sessions_root())]
     prices = prices if prices is not None else load_prices()
-    out: queue.Queue[object] = queue.Queue()
+    out: queue.Queue[WatchItem | _Done] = queue.Queue()
     followers: dict[str, _Follower] = {}
+    ended: dict[str, tuple[int, int] | None] = {}  # logs no longer followed: the file each was (None: deleted)
     began = time.monotonic()
+    notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
+                        safety=max(poll * 40, 2.0))
 
     def run(stream: TailStream, start_size: int, replay_history: bool) -> None:
         def history() -> bool:
             return stream.offset <= start_size
 
+        replaced = False
         try:
             for item in follow_log(stream, prices=prices, lenient=lenient, max_version=max_version,
                                    history=history):
+                replaced = replaced or (isinstance(item, WatchNote) and item.level == "replaced")
                 if replay_history or not getattr(item, "history", False):
                     out.put(item)
         except Exception as exc:  # noqa: BLE001 - one log's failure must not end the watch
             out.put(WatchNote(time.time(), stream.path, "error", f"{type(exc).__name__}: {exc}"))
         finally:
             stream.close()
-            out.put(_DONE)
+            out.put(_Done(stream.path, stream, replaced))
 
-    def start(path: Path, *, existing: bool) -> None:
+    def start(path: str, *, existing: bool) -> None:
         try:
-            stat = path.stat()
+            info = os.stat(path)
         except OSError:
             return
-        size = stat.st_size if existing else 0
-        recent = since is not None and stat.st_mtime >= since
-        stream = TailStream(str(path), stop=stop, settle=settle, poll=poll)
+        size = info.st_size if existing else 0
+        recent = since is not None and info.st_mtime >= since
+        wake = notifier.wake_for(path)
+        stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake)
         thread = threading.Thread(target=run, args=(stream, size, recent or not existing),
-                                  name=f"watch {path.name}", daemon=True)
-        followers[str(path)] = _Follower(stream, thread, size)
+                                  name=f"watch {os.path.basename(path)}", daemon=True)
+        followers[path] = _Follower(stream, thread, wake)
         thread.start()
 
     def scan(*, existing: bool) -> None:
-        for path in _find(roots):
-            if str(path) not in followers:
-                start(path, existing=existing)
+        found = [str(p) for p in _find(roots)]
+        for path in found:
+            if path in followers:
+                continue
+            if path in ended:
+                if _identity(path) == ended[path]:
+                    continue  # the same file that ended in an error: reported once
+                del ended[path]
+            start(path, existing=existing)
+        # A session folder's newer log generation takes the place of the older one (discover
+        # yields only the newest of a folder's generations).
+        folders = {os.path.dirname(p) for p in found}
+        chosen = set(found)
+        for path, follower in followers.items():
+            if path not in chosen and os.path.dirname(path) in folders and os.path.exists(path):
+                follower.stream.end()
 
     scan(existing=True)
+    yield WatchNote(time.time(), ", ".join(roots), "watching",
+                    f"following {len(followers)} log(s); changes are noticed by {notifier.method}")
     last_scan = last_growth = time.monotonic()
     grown = sum(f.stream.offset for f in followers.values())
-    finished = 0
-    while True:
-        now = time.monotonic()
-        if not stop.is_set():
-            if exit_after is not None and now - began >= exit_after:
-                stop.set()
-            elif now - last_scan >= rescan:
-                scan(existing=False)
-                last_scan = now
-            offsets = sum(f.stream.offset for f in followers.values())
-            if offsets != grown:
-                grown, last_growth = offsets, now
-            elif idle_exit is not None and now - last_growth >= idle_exit:
-                stop.set()
-        if stop.is_set() and finished == len(followers):
-            return
-        try:
-            item = out.get(timeout=poll)
-        except queue.Empty:
-            continue
-        if item is _DONE:
-            finished += 1
-        else:
-            yield item  # type: ignore[misc]
+    woken = False
+    try:
+        while True:
+            now = time.monotonic()
+            if not stop.is_set():
+                if exit_after is not None and now - began >= exit_after:
+                    stop.set()
+                elif notifier.rescan.is_set() or now - last_scan >= (rescan * 10 if notifier.notified else rescan):
+                    notifier.rescan.clear()
+                    scan(existing=False)
+                    last_scan = now
+                offsets = sum(f.stream.offset for f in followers.values())
+                if offsets != grown:
+                    grown, last_growth = offsets, now
+                elif idle_exit is not None and now - last_growth >= idle_exit:
+                    stop.set()
+            if stop.is_set():
+                if not woken:
+                    notifier.wake_all()  # every waiting stream ends now, not at its next look
+                    woken = True
+                if not followers:
+                    return
+            try:
+                item = out.get(timeout=poll)
+            except queue.Empty:
+                continue
+            if not isinstance(item, _Done):
+                yield item
+                continue
+            follower = followers.get(item.path)
+            if follower is not None and follower.stream is item.stream:
+                del followers[item.path]
+                notifier.forget(item.path, follower.wake)
+            if item.replaced and not stop.is_set():
+                start(item.path, existing=False)  # its new content, from the first byte
+            elif not stop.is_set():
+                ended[item.path] = None if item.stream.gone else item.stream.identity
+    finally:
+        stop.set()
+        notifier.wake_all()
+        notifier.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces
+from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces, utf8_size
 from ._markers import fold_text_block, without_cache_markers
 from ._piai_routes import PiRoutes, load_routes
 from ._registry import ADAPTERS, make_renderer, register
@@ -44,5 +44,6 @@ __all__ = [
     "register",
     "render",
     "render_all",
+    "utf8_size",
     "without_cache_markers",
 ]

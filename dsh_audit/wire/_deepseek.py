@@ -56,6 +56,17 @@ class PromptPieces(NamedTuple):
     system: str | None
     fragments: Sequence[str]  # one per message (a view of the renderer's growing list for loop requests)
     tail: str
+    sizes: Sequence[int] = ()  # each fragment's UTF-8 size (-1: a lone surrogate, not sendable)
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8; -1 when it holds a lone surrogate (the body cannot be sent)."""
+    if text.isascii():
+        return len(text)
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return -1
 
 
 class DeepSeekRenderer:
@@ -85,9 +96,10 @@ class DeepSeekRenderer:
         self.adapter_effort = adapter_effort
         self.adapter_thinking = adapter_thinking
         self.max_request_image_bytes = max_request_image_bytes
-        self._messages: dict[int, tuple[Mapping[str, Any], str | None]] = {}
-        # The last loop request's messages and their fragments, for the next one to extend.
-        self._last: tuple[MessageView | None, list[str]] = (None, [])
+        self._messages: dict[int, tuple[Mapping[str, Any], str | None, int]] = {}
+        # The last loop request's messages, their fragments and the fragments' UTF-8 sizes, for
+        # the next one to extend.
+        self._last: tuple[MessageView | None, list[str], list[int]] = (None, [], [])
         self._headers: dict[int, tuple[Mapping[str, Any], str | None, str | RenderError | None]] = {}
 
     # -- public -------------------------------------------------------------------------------
@@ -161,7 +173,13 @@ class DeepSeekRenderer:
         effort = config.get("reasoningEffort") if "reasoningEffort" in config else self.adapter_effort
         if "reasoningEffort" in config and effort not in _EFFORTS:
             return None  # render() refuses it
-        return PromptPieces(system, fragments, _STREAM + self._tail(config, effort, None, tools, request))
+        _, last_fragments, last_sizes = self._last
+        if isinstance(fragments, MessageView) and \
+                fragments.shared_prefix(MessageView(last_fragments, len(last_fragments))) == len(fragments):
+            sizes: Sequence[int] = MessageView(last_sizes, len(fragments))  # measured once, with the fragment
+        else:
+            sizes = [utf8_size(f) for f in fragments]
+        return PromptPieces(system, fragments, _STREAM + self._tail(config, effort, None, tools, request), sizes)
 
     def headers(self, session_id: str | None, *, compaction: bool = False) -> tuple[tuple[str, str], ...]:
         """The request headers in the adapter's order, without ``authorization``."""
@@ -212,17 +230,18 @@ class DeepSeekRenderer:
         messages = request.messages
         view = messages if isinstance(messages, MessageView) else None  # auxiliary calls: tuples
         loop = view is not None  # only loop requests move the state the next one extends
-        last_view, last_fragments = self._last
+        last_view, last_fragments, last_sizes = self._last
         shared = view.shared_prefix(last_view) if view is not None else 0
         if view is not None and shared:
             # The same fold generation: the shared messages' fragments are the last request's,
             # and its fragment list grows with it (a request views its first entries).
-            fragments, kept, spans = last_fragments, self._messages, [(len(last_fragments), len(view), -1)]
+            fragments, sizes, kept = last_fragments, last_sizes, self._messages
+            spans = [(len(last_fragments), len(view), -1)]
         else:
             # A new generation keeps the previous one's message objects around the replaced
             # range: their fragments are copied; only messages new to it are looked up or
             # rendered. Memory stays bounded by the live surface, not the log.
-            fragments, kept, spans, at = [], {}, [], 0
+            fragments, sizes, kept, spans, at = [], [], {}, [], 0
             runs = view.runs_from(last_view) if view is not None and last_view is not None else []
             for start, old_start, length in runs:
                 spans += [(at, start, -1), (start, start + length, old_start)]
@@ -232,21 +251,23 @@ class DeepSeekRenderer:
         for start, stop, old_start in spans:
             if old_start >= 0:
                 fragments += last_fragments[old_start:old_start + stop - start]
+                sizes += last_sizes[old_start:old_start + stop - start]
                 continue
             for message in islice(messages, start, stop):
                 entry = cache.get(id(message))
                 if entry is None or entry[0] is not message:
                     text = None if has_image(message.get("content")) else \
                         ",".join(stringify(m) for m in text_path_messages(message))
-                    entry = (message, text)
+                    entry = (message, text, -1 if text is None else utf8_size(text))
                 kept[id(message)] = entry
                 if entry[1] is None:
                     if loop:
-                        self._messages, self._last = kept, (None, [])
+                        self._messages, self._last = kept, (None, [], [])
                     return self._image_fragments(request, images, offloaded_image_text)
                 fragments.append(entry[1])
+                sizes.append(entry[2])
         if loop:
-            self._messages, self._last = kept, (view, fragments)
+            self._messages, self._last = kept, (view, fragments, sizes)
             return MessageView(fragments, len(messages))
         return fragments
 

@@ -1,0 +1,160 @@
+"""Redacting captured responses: JSON bodies in place, and streamed (SSE) bodies event by event.
+
+No verdict reads a response, so a response only has to lose its content and secrets while staying
+readable: a JSON response keeps its layout and structural strings (ids, roles, models, finish
+reasons) and every other string becomes its placeholder; a ``text/event-stream`` response keeps
+its lines, ``event:``/``id:`` fields and ``[DONE]``, and the string values of each ``data:`` JSON
+payload are redacted as one stream per JSON path (``choices.0.delta.content``, ``delta.text``,
+...): secrets are looked for in the concatenation of a stream's deltas, so a key split across two
+deltas is found and counted, and every delta gets its placeholder. Anything else is one content
+string.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ._placeholder import reencode
+from ._redactor import STRUCTURAL_KEYS, Redactor
+
+__all__ = ["JsonPath", "redact_content_text", "redact_response", "redact_response_text", "string_tokens"]
+
+#: Where a string value sits in a JSON document: object keys and array indexes from the top.
+JsonPath = tuple[Any, ...]
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+_SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+def string_tokens(text: str) -> Iterator[tuple[int, int, str, JsonPath]]:
+    """``(start, end, token, path)`` of every string *value* token of JSON ``text``."""
+    stack: list[list[Any]] = []  # [is_object, key_or_index, expecting_key]
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        head = token[0]
+        if head == '"':
+            if stack and stack[-1][0] and stack[-1][2]:
+                stack[-1][1] = json.loads(token)
+                stack[-1][2] = False
+            else:
+                yield match.start(), match.end(), token, tuple(frame[1] for frame in stack)
+        elif head in "{[":
+            stack.append([head == "{", None if head == "{" else 0, head == "{"])
+        elif head in "}]":
+            if stack:
+                stack.pop()
+        elif head == ",":
+            if stack:
+                if stack[-1][0]:
+                    stack[-1][2] = True
+                else:
+                    stack[-1][1] += 1
+
+
+def _json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _structural(path: JsonPath) -> bool:
+    return bool(path) and path[-1] in STRUCTURAL_KEYS
+
+
+def _rewrite(text: str, replace: dict[int, str]) -> str:
+    """JSON ``text`` with the string token starting at each offset of ``replace`` replaced in place."""
+    out: list[str] = []
+    last = 0
+    for start, end, token, _ in string_tokens(text):
+        if start in replace:
+            out.append(text[last:start])
+            out.append(reencode(token, replace[start]))
+            last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _json_response(text: str, redactor: Redactor) -> str:
+    replace = {}
+    for start, _, token, path in string_tokens(text):
+        value = json.loads(token)
+        replace[start] = redactor.keep_text(value) if _structural(path) else redactor.content(value)
+    return _rewrite(text, replace)
+
+
+def _payload(line: str) -> tuple[str, str] | None:
+    """``(prefix, payload)`` of an SSE ``data:`` line holding JSON, else None."""
+    if not line.startswith("data:"):
+        return None
+    cut = 6 if line.startswith("data: ") else 5
+    payload = line[cut:]
+    return (line[:cut], payload) if payload.lstrip()[:1] in ("{", "[") and _json(payload) else None
+
+
+def redact_sse(text: str, redactor: Redactor) -> str:
+    """A ``text/event-stream`` body redacted: each stream of deltas (the string values found at one
+    JSON path across the ``data:`` events) is scanned for secrets as one text."""
+    lines = _LINES.findall(text)  # not str.splitlines: U+0085 and U+2028 are text inside a payload
+    streams: dict[JsonPath, list[str]] = {}
+    for line in lines:
+        found = _payload(line.rstrip("\r\n"))
+        if found is not None:
+            for _, _, token, path in string_tokens(found[1]):
+                if not _structural(path):
+                    streams.setdefault(path, []).append(json.loads(token))
+    placeholders = {path: iter(redactor.stream(values)) for path, values in streams.items()}
+    out: list[str] = []
+    for line in lines:
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        found = _payload(body)
+        if found is not None:
+            prefix, payload = found
+            replace = {start: redactor.keep_text(json.loads(token)) if _structural(path) else next(placeholders[path])
+                       for start, _, token, path in string_tokens(payload)}
+            out.append(prefix + _rewrite(payload, replace) + ending)
+        elif body.startswith("data:") and body[5:].strip() != "[DONE]":
+            cut = 6 if body.startswith("data: ") else 5
+            out.append(body[:cut] + redactor.content(body[cut:]) + ending)
+        elif body.startswith(_SSE_FIELDS) or not body.strip():
+            out.append(redactor.keep_text(body) + ending)  # event names, ids, comments, blank lines
+        else:
+            out.append(redactor.content(body) + ending)
+    return "".join(out)
+
+
+def redact_response_text(text: str, redactor: Redactor) -> str:
+    """A captured response body: an event stream, a JSON document, or one content string."""
+    if text.lstrip().startswith(_SSE_FIELDS) and not _json(text):
+        return redact_sse(text, redactor)
+    if text.lstrip()[:1] in ("{", "[") and _json(text):
+        return _json_response(text, redactor)
+    return redactor.content(text)
+
+
+def redact_content_text(text: str, encoding: Any, redactor: Redactor) -> str:
+    """A HAR ``response.content.text``, base64-encoded when ``encoding`` says so."""
+    if encoding != "base64":
+        return redact_response_text(text, redactor)
+    try:
+        decoded = base64.b64decode(text, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        decoded = redactor.content(text)  # not UTF-8 text: no structure to keep
+        return base64.b64encode(decoded.encode("utf-8", "surrogatepass")).decode("ascii")
+    redacted = redact_response_text(decoded, redactor)
+    return base64.b64encode(redacted.encode("utf-8", "surrogatepass")).decode("ascii")
+
+
+def redact_response(value: Any, redactor: Redactor) -> Any:
+    """The ``response`` field of a ``wire.jsonl`` record: a body text, or a summary object."""
+    if isinstance(value, str):
+        return redact_response_text(value, redactor)
+    return redactor.value(value, "response")

@@ -1,0 +1,312 @@
+"""Every line of the human output fits COLUMNS, no header word or number is split, and a negative
+request index counts from the end (issue 14)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.cells import cell_len
+
+from dsh_audit.cli import cli
+from dsh_audit.cli._common import run_guarded
+from dsh_audit.report.terminal import fit_lines, middle_cut, print_table
+
+from _golden import CORPUS
+
+SESSION = CORPUS / "live" / "c-change" / "home" / "sessions" / "--home-dev-dsh-runs-a-c-change-ws--" / \
+    "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"
+LOG = SESSION / "session.jsonl.zstd"
+# The path as given from the corpus' parent folder, so that the cut path line is the same wherever
+# ../shared is checked out.
+RELATIVE = str(LOG.relative_to(CORPUS.parent))
+needs_corpus = pytest.mark.skipif(not LOG.is_file(), reason="../shared/corpus is absent")
+
+
+def invoke(*args: str, columns: int) -> tuple[int, list[str]]:
+    """The real CLI with its stdout piped and COLUMNS set: exit code and stdout lines, trailing blanks cut."""
+    result = CliRunner().invoke(cli, list(args), env={"COLUMNS": str(columns)}, catch_exceptions=False)
+    lines = result.stdout.splitlines()
+    assert max(cell_len(line) for line in lines) <= columns, "\n".join(lines)
+    return result.exit_code, [line.rstrip() for line in lines]
+
+
+def guarded(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Through the real CLI edge: errors become one line on stderr and an exit code."""
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    code = run_guarded(cli)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --- 80 and 60 columns on the corpus session -----------------------------------------------------
+
+@needs_corpus
+def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CORPUS.parent)
+    code, lines = invoke("cache", RELATIVE, columns=80)
+    assert code == 0
+    assert lines[0] == "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd"
+    assert lines[1:14] == [
+        "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
+        "requests 8 (usage known 7); prompt tokens 57609",
+        "cache read actual 36160 (62.8%) vs expected 17024 (29.6%)",
+        "breaks 5 by cause: header_change 5",
+        "tokens lost (of 48256 reusable): header_change 11968; cost lost $0.0076",
+        "session cost $0.0111 (cache miss $0.0101, cache read $0.0008, cache write",
+        "  $0.0000, output $0.0002)",
+        "with no cache $0.0341; all off-peak $0.0111; breaks cost $0.0076; 1 request(s)",
+        "  unpriced (list prices, check your contract)",
+        "tokens: estimate-utf8-bytes/4",
+        "rules: deepseek unit 128 min 64 ttl 10800s",
+        "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
+        "timeline"]
+    assert lines[14:20] == [
+        "          turn/step/",
+        "#  kind   try          prompt  reusable  expected  actual  classification   lost",
+        "─" * 80,
+        "0  title  -              ~140         0         0       ?  usage_unknown",
+        "1  loop   1/1/1          7963         0         0       0  as_expected",
+        "2  loop   2/1/1          7993      7936         0       0  break_explained  7936"]
+    assert lines[-2:] == ["7  loop   6/1/1          7796      7680       512    4800  break_explained  2880",
+                          " " * 59 + "(header_change)"]
+
+
+@needs_corpus
+def test_cache_at_60_columns_is_one_block_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CORPUS.parent)
+    code, lines = invoke("cache", RELATIVE, columns=60)
+    assert code == 0
+    assert lines[:2] == ["corpus/live/c-change/home/ses…a4c3c2f1824/session.jsonl.zstd",
+                         "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
+    start = lines.index("#               2")
+    assert lines[start - 1:start + 10] == [
+        "", "#               2", "kind            loop", "turn/step/try   2/1/1", "prompt          7993",
+        "reusable        7936", "expected        0", "actual          0",
+        "classification  break_explained (header_change)", "lost            7936", ""]
+
+
+@needs_corpus
+def test_breaks_at_80_columns_leaves_out_first_divergence_and_folds_a_dotted_name_at_its_dot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CORPUS.parent)
+    _, lines = invoke("breaks", RELATIVE, columns=80)
+    assert lines == [
+        "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd",
+        "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
+        " " * 72 + "evidence",
+        "#  vs  relation  verdict  cause          fields                             seqs",
+        "─" * 80,
+        "2   1  step      break    header_change  model, system                        30",
+        "3   2  step      break    header_change  reasoningEffort,                     51",
+        " " * 41 + "adapterDefaults.",
+        " " * 41 + "reasoningEffort",
+        "4   3  step      break    header_change  system                               76",
+        "6   5  step      break    header_change  system                              121",
+        "7   6  step      break    header_change  system, tools                       135",
+        "narrow terminal: first divergence not shown (widen it, or use --json)"]
+
+
+@needs_corpus
+def test_requests_at_80_columns_is_boxed_with_whole_headers():
+    code, lines = invoke("requests", str(LOG), columns=80)
+    assert code == 0
+    assert lines[2:7] == [
+        "┏━━━┳━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━┳━━━━━━┳━━━━━━━┳━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┓",
+        "┃   ┃ turn/     ┃       ┃         ┃      ┃       ┃ cache ┃        ┃            ┃",
+        "┃ # ┃ step/try  ┃ kind  ┃ header  ┃ msgs ┃ input ┃  read ┃ output ┃ finish     ┃",
+        "┡━━━╇━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━╇━━━━━━╇━━━━━━━╇━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━┩",
+        "│ 0 │ -         │ title │ -       │    1 │     ? │     ? │      ? │            │"]
+    assert "│ 4 │ 4/1/1     │ loop  │ 76      │    9 │  1910 │  6784 │     13 │ tool-calls │" in lines
+
+
+@needs_corpus
+def test_requests_at_60_columns_is_compact_without_finish():
+    code, lines = invoke("requests", str(LOG), columns=60)
+    assert code == 0
+    assert lines[2:8] == [
+        " " * 47 + "cache",
+        "#  turn/step/try  kind   header   msgs  input   read  output",
+        "─" * 60,
+        "0  -              title  -           1      ?      ?       ?",
+        "1  1/1/1          loop   10          2   7963      0       3",
+        " " * 25 + "initial"]
+    assert lines[-1] == "narrow terminal: finish not shown (widen it, or use --json)"
+
+
+@needs_corpus
+def test_sessions_at_80_columns_folds_the_id_at_a_dash():
+    code, lines = invoke("sessions", str(LOG), columns=80)
+    assert code == 0
+    assert lines == [
+        "1 session(s), newest first",
+        "when (UTC)    title      reqs    hit  breaks     cost  id",
+        "─" * 80,
+        "2026-12-02    Fake          8  62.8%       5  $0.0111  session-da27503b-0c2b-",
+        "11:02         session                                  4cbd-a3bf-da4c3c2f1824",
+        "              title",
+        "narrow terminal: project not shown (widen it, or use --json)"]
+
+
+@needs_corpus
+def test_usage_at_80_columns_keeps_every_number_whole():
+    code, lines = invoke("usage", str(LOG), columns=80)
+    assert code == 0
+    assert lines == [
+        "usage by session",
+        " " * 70 + "lost",
+        " " * 38 + "cache   cache" + " " * 19 + "tokens",
+        "session                    requests    miss    read  output     cost  (cost)",
+        "─" * 80,
+        "session-da27503b-0c2b-            8   21449   36160      96  $0.0111  11968",
+        "4cbd-a3bf-da4c3c2f1824" + " " * 48 + "($0.0076)",
+        "total                             8   21449   36160      96  $0.0111  11968",
+        " " * 70 + "($0.0076)",
+        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
+        "your contract",
+        "narrow terminal: unpriced, cache write, off-peak, no cache not shown (widen it,",
+        "or use --json)"]
+
+
+@needs_corpus
+@pytest.mark.parametrize("columns", [80, 60])
+@pytest.mark.parametrize("command", ["cache", "breaks", "requests", "sessions", "usage"])
+def test_every_listing_fits(command: str, columns: int):
+    code, lines = invoke(command, str(LOG), columns=columns)  # invoke asserts the width
+    assert code in (0, 1) and lines
+
+
+@needs_corpus
+@pytest.mark.parametrize("columns", [80, 60])
+def test_explain_wraps_at_words_with_a_hanging_indent(columns: int):
+    code, lines = invoke("explain", str(LOG), "-1", columns=columns)
+    assert code == 0
+    if columns == 80:
+        assert lines[:5] == [
+            "request 7 (loop, turn 6 step 1 attempt 1) of session",
+            "  session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824: break, cause header_change",
+            "  compared with request 6 (step); 14 leading message(s) shared",
+            "  prompt changed at system (header_change: system, tools)",
+            "  first divergence: system, byte 1961 of the segment, byte 2050 of the body"]
+        assert lines[-4:] == [
+            '  seq 135 request/header {"reason":"change",',
+            '    "config":{"provider":"deepseek-official","model":"deepseek-v4-pro",',
+            '    "reasoningEffort":"max","maxTokens":256000},',
+            '    "adapterDefaults":{"maxTokens":true},"system_chars":3800,"tools":23}']
+
+
+# --- negative request indexes --------------------------------------------------------------------
+
+@needs_corpus
+def test_show_minus_one_is_the_last_request_before_or_after_the_path():
+    runner = CliRunner()
+    last = runner.invoke(cli, ["show", str(LOG), "7", "--compact"], catch_exceptions=False)
+    assert last.exit_code == 0 and last.output.startswith('{"index":7,')
+    for args in (["show", str(LOG), "-1", "--compact"], ["show", "-1", str(LOG), "--compact"],
+                 ["show", "--compact", str(LOG), "-1"], ["show", str(LOG), "--", "-1"]):
+        result = runner.invoke(cli, args, catch_exceptions=False)
+        assert result.exit_code == 0, args
+        assert result.output == (last.output if "--compact" in args else
+                                 runner.invoke(cli, ["show", str(LOG), "7"]).output), args
+    before = runner.invoke(cli, ["show", str(LOG), "-2", "--compact"], catch_exceptions=False)
+    assert before.output.startswith('{"index":6,')
+    first = runner.invoke(cli, ["show", str(LOG), "-8", "--compact"], catch_exceptions=False)
+    assert first.output.startswith('{"index":0,')
+
+
+@needs_corpus
+def test_explain_and_render_take_a_negative_index():
+    runner = CliRunner()
+    assert runner.invoke(cli, ["explain", str(LOG), "-2", "--json"]).output == \
+        runner.invoke(cli, ["explain", str(LOG), "6", "--json"]).output
+    last = runner.invoke(cli, ["render", str(LOG), "7"])
+    assert last.exit_code == 0 and last.stdout_bytes.startswith(b'{"model":"deepseek-v4-pro"')
+    assert runner.invoke(cli, ["render", "-1", str(LOG)]).stdout_bytes == last.stdout_bytes
+
+
+@needs_corpus
+@pytest.mark.parametrize("command", ["show", "explain", "render"])
+@pytest.mark.parametrize("index", ["-9", "8"])
+def test_out_of_range_index_is_one_line_naming_the_valid_range(monkeypatch, capsys, command: str, index: str):
+    code, out, err = guarded(monkeypatch, capsys, command, str(LOG), index)
+    assert (code, out) == (2, "")
+    assert err == (f"error: {LOG}: request {index} does not exist: the log has 8 request(s) (hint: valid indexes "
+                   "are 0 to 7, or -8 to -1 from the end; run `dsh-audit requests LOG` to see the indexes)\n")
+
+
+@needs_corpus
+def test_a_negative_option_value_stays_the_options(monkeypatch, capsys):
+    code, out, err = guarded(monkeypatch, capsys, "show", str(LOG), "--max-version", "-1", "-1")
+    assert (code, out) == (2, "")
+    assert "Invalid value for '--max-version': -1 is not in the range 0<=x<=4." in err
+
+
+def test_help_documents_negative_indexes():
+    for command in ("show", "explain", "render"):
+        text = CliRunner().invoke(cli, [command, "--help"], env={"COLUMNS": "100"}).output
+        assert "a negative INDEX counts from the end (-1 is" in " ".join(text.split()).replace("( -1", "(-1"), command
+
+
+# --- the layouts, without the corpus -------------------------------------------------------------
+
+def _table(monkeypatch, capsys, columns: int) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    print_table("t", ["name", "turn/step/try", "tokens"], [["alpha beta", "1/1/1", 13613605], ["x", "-", None]],
+                droppable=["turn/step/try"])
+    lines = capsys.readouterr().out.splitlines()
+    assert max(cell_len(line) for line in lines) <= columns
+    return [line.rstrip() for line in lines]
+
+
+def test_wide_table_is_boxed_on_one_line_a_row(monkeypatch, capsys):
+    assert _table(monkeypatch, capsys, 50) == [
+        "t",
+        "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━┓",
+        "┃ name       ┃ turn/step/try ┃   tokens ┃",
+        "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━┩",
+        "│ alpha beta │ 1/1/1         │ 13613605 │",
+        "│ x          │ -             │        - │",
+        "└────────────┴───────────────┴──────────┘"]
+
+
+def test_narrower_wraps_text_at_spaces_and_headers_after_a_slash(monkeypatch, capsys):
+    assert _table(monkeypatch, capsys, 30) == [
+        "t",
+        "┏━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━┓",
+        "┃       ┃ turn/   ┃          ┃",
+        "┃       ┃ step/   ┃          ┃",
+        "┃ name  ┃ try     ┃   tokens ┃",
+        "┡━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━┩",
+        "│ alpha │ 1/1/1   │ 13613605 │",
+        "│ beta  │         │          │",
+        "│ x     │ -       │        - │",
+        "└───────┴─────────┴──────────┘"]
+
+
+def test_then_compact_then_a_droppable_column_left_out(monkeypatch, capsys):
+    assert _table(monkeypatch, capsys, 24) == [
+        "t", "       turn/", "       step/", "name   try        tokens", "─" * 24,
+        "alpha  1/1/1    13613605", "beta", "x      -               -"]
+    assert _table(monkeypatch, capsys, 16) == [
+        "t", "name      tokens", "─" * 16, "alpha   13613605", "beta", "x              -",
+        "narrow terminal:", "turn/step/try", "not shown (widen", "it, or use", "--json)"]
+
+
+def test_then_one_block_a_row_every_column_kept(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "30")
+    print_table("t", ["name", "reusable", "expected", "actual", "lost"],
+                [["alpha beta", 13613605, 7936, 0, "~146"], ["x", 1, 2, 3, None]])
+    assert [line.rstrip() for line in capsys.readouterr().out.splitlines()] == [
+        "t", "name      alpha beta", "reusable  13613605", "expected  7936", "actual    0", "lost      ~146", "",
+        "name      x", "reusable  1", "expected  2", "actual    3", "lost      -"]
+
+
+def test_fit_lines_and_middle_cut():
+    assert fit_lines("  seq 7 x/y {\"a\":1,\"bb\":\"cccccccccc\"}", 22) == [
+        '  seq 7 x/y {"a":1,', '    "bb":"cccccccccc"}']
+    assert fit_lines("numbers 13613605 and 12,345 stay whole", 12) == [
+        "numbers", "  13613605", "  and 12,345", "  stay whole"]
+    assert fit_lines("esc \x1b[31m", 80) == ["esc \\u001b[31m"]
+    assert middle_cut("/a/very/long/path/to/session.jsonl", 16) == "/a/very…on.jsonl"
+    assert middle_cut("short", 16) == "short"

@@ -1,0 +1,181 @@
+"""One cost, every view: on every corpus log, what a session cost and what its breaks cost are the
+same number in ``usage --json`` (whatever the grouping), ``cache --json``, check's Markdown summary
+and ``index`` + ``stats --json`` (issue 13, "one definition").
+
+Money is USD as a float holding whole nano-dollars (``dsh_audit.cache.usd_cost``); every sum is
+``usd_total``, so the comparisons below are exact (``==``), never approximate.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from dsh_audit.cache import Costs, usd_total
+from dsh_audit.cli import cli
+from dsh_audit.fleet import SCHEMA_VERSION, index_logs
+from dsh_audit.gate import run_check
+from dsh_audit.log import discover
+from dsh_audit.report import format_markdown
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False, standalone_mode=False)
+    return result.return_value, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every view, each run once (the packaged price table: cwd has none). Reading the logs is what
+    takes time, so the whole corpus goes through ``cache``, ``usage --by model`` and ``index``, and
+    the live runs (every model switch, peak window and break cause there is) through the other
+    groupings and ``check``."""
+    root, live = str(CORPUS), [str(CORPUS / "live"), str(CORPUS / "live-pi")]
+    code, out, err = _run("cache", "--json", "--lenient", root)
+    assert code in (0, 1, 2), err
+    cache = {r["path"]: r for r in map(orjson.loads, out.splitlines())}
+    usage = {"model": orjson.loads(_run("usage", "--json", "--lenient", "--by", "model", root)[1])}
+    for by in ("session", "turn", "day"):
+        usage[by] = orjson.loads(_run("usage", "--json", "--lenient", "--by", by, *live)[1])
+    db = tmp_path_factory.mktemp("cost") / "index.sqlite"
+    index_logs(discover([CORPUS]), db, lenient=True)
+    code, out, err = _run("stats", "--db", str(db), "--json")
+    assert code == 0, err
+    return {"cache": cache, "usage": usage, "db": db, "stats": orjson.loads(out),
+            "check": run_check(live, lenient=True)}
+
+
+def _priced(cache: dict[str, Any], *under: str) -> list[dict[str, Any]]:
+    folders = [str(CORPUS / u) + "/" for u in under]
+    return [r["cost"] for p, r in cache.items() if r["cost"] is not None
+            and (not folders or any(p.startswith(f) for f in folders))]
+
+
+def test_the_corpus_has_priced_sessions_with_breaks(views: dict[str, Any]) -> None:
+    costs = _priced(views["cache"])
+    assert sum(1 for c in costs if c["cost_usd"]["total"] > 0) >= 30
+    assert sum(1 for c in costs if c["break_cost_usd"] > 0) >= 5
+    assert {Path(p).parts[len(CORPUS.parts)] for p, r in views["cache"].items()
+            if r["cost"] and r["cost"]["cost_usd"]["total"]} == {"fixtures", "live", "live-pi"}
+
+
+@pytest.mark.parametrize(("by", "under"), [("model", ()), ("session", ("live", "live-pi")),
+                                         ("turn", ("live", "live-pi")), ("day", ("live", "live-pi"))])
+def test_every_usage_grouping_sums_to_the_cache_total(views: dict[str, Any], by: str, under: tuple[str, ...]) -> None:
+    costs = _priced(views["cache"], *under)
+    table = views["usage"][by]
+    total = usd_total(c["cost_usd"]["total"] for c in costs)
+    breaks = usd_total(c["break_cost_usd"] for c in costs)
+    assert total > 0.01 and breaks > 0.001
+    assert table["sessions"] == len(costs)
+    assert table["total"]["cost_usd"]["total"] == usd_total(r["cost_usd"]["total"] for r in table["rows"]) == total
+    assert table["total"]["break_cost_usd"] == usd_total(r["break_cost_usd"] for r in table["rows"]) == breaks
+    assert table["total"]["tokens"]["total"] == sum(r["tokens"]["total"] for r in table["rows"]) == sum(
+        c["tokens"]["total"] for c in costs)
+    for bucket in ("cache_miss", "cache_read", "cache_write", "output"):
+        assert table["total"]["cost_usd"][bucket] == usd_total(c["cost_usd"][bucket] for c in costs), bucket
+    for key in ("no_cache_cost_usd", "off_peak_cost_usd"):
+        assert table["total"][key] == usd_total(c[key] for c in costs), key
+
+
+def test_usage_by_session_is_each_sessions_cache_cost(views: dict[str, Any]) -> None:
+    per_id: dict[str, list[dict[str, Any]]] = defaultdict(list)  # a log and its decompressed copy share an id
+    for report in views["cache"].values():
+        if report["cost"] is not None and report["cost"]["requests"] and not report["path"].startswith(
+                str(CORPUS / "fixtures")):
+            per_id[report["session_id"]].append(report["cost"])
+    rows = {r["key"]: r for r in views["usage"]["session"]["rows"]}
+    assert set(rows) == set(per_id) and len(rows) >= 10
+    for session_id, costs in per_id.items():
+        row = rows[session_id]
+        assert row["cost_usd"] == Costs.of_many(Costs(**{k: v for k, v in c["cost_usd"].items() if k != "total"})
+                                                for c in costs).to_json(), session_id
+        assert row["break_cost_usd"] == usd_total(c["break_cost_usd"] for c in costs), session_id
+        assert row["no_cache_cost_usd"] == usd_total(c["no_cache_cost_usd"] for c in costs), session_id
+        assert row["off_peak_cost_usd"] == usd_total(c["off_peak_cost_usd"] for c in costs), session_id
+
+
+def test_cache_lost_cost_is_the_ledgers(views: dict[str, Any]) -> None:
+    for path, report in views["cache"].items():
+        cost = report["cost"]
+        if cost is None:
+            continue
+        by_cause = cost["lost_cost_usd_by_cause"]
+        assert (report["lost_cost_usd"] or 0.0) == usd_total(by_cause.values()), path
+        breaks = [v["lost_cost"] for v in report["timeline"] if v["classification"].startswith("break_")
+                  and v["lost_cost"] is not None]
+        assert cost["break_cost_usd"] == usd_total(breaks), path
+
+
+_ROW = re.compile(r"^\| \S+ \S+ \| (?P<log>.+?) \| .* \| (?P<cost>n/a|\$[0-9.]+(?: \(breaks \$[0-9.]+\))?) \| \d+ \|$")
+
+
+def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:
+    result = views["check"]
+    shown = {m["log"].replace("\\", ""): m["cost"] for line in format_markdown(result).splitlines()
+             if (m := _ROW.match(line))}
+    assert len(shown) == len(result.sessions) > 20
+    compared = 0
+    for check in result.sessions:
+        report = views["cache"].get(check.path)
+        if report is None or check.cache is None:
+            continue
+        assert check.cache.cost == report["cost"], check.path  # the object Markdown renders
+        if check.path in shown and report["cost"] is not None:
+            total, breaks = report["cost"]["cost_usd"]["total"], report["cost"]["break_cost_usd"]
+            assert shown[check.path] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else ""), check.path
+            compared += 1
+    assert compared >= 20
+
+
+def test_stats_on_the_index_equals_usage_and_cache(views: dict[str, Any]) -> None:
+    stats, usage = views["stats"], views["usage"]
+    cost = stats["cost"]
+    total = usage["model"]["total"]
+    assert cost["cost_usd"] == total["cost_usd"]
+    assert cost["tokens"] == total["tokens"] and cost["requests"] == total["requests"]
+    for key in ("no_cache_cost_usd", "off_peak_cost_usd", "break_cost_usd", "lost_cost_usd"):
+        assert cost[key] == total[key], key
+    assert cost["unpriced"] == usage["model"]["unpriced"] and cost["sessions_unpriced"] == 0
+    by_model = {r["key"]: r for r in usage["model"]["rows"]}
+    assert {r["model"] or "unknown" for r in stats["cost_by_model"]} == set(by_model)
+    for row in stats["cost_by_model"]:
+        assert row["cost_usd"] == by_model[row["model"] or "unknown"]["cost_usd"], row["model"]
+        assert row["break_cost_usd"] == by_model[row["model"] or "unknown"]["break_cost_usd"], row["model"]
+    causes: dict[str, list[float]] = defaultdict(list)
+    for report in _priced(views["cache"]):
+        for cause, value in report["lost_cost_usd_by_cause"].items():
+            causes[cause].append(value)
+    assert {r["cause"]: r["lost_cost_usd"] for r in stats["cost_by_cause"]} == {
+        k: usd_total(v) for k, v in causes.items()}
+    assert stats["totals"]["lost_cost_usd"] == usd_total(r["lost_cost_usd"] or 0.0 for r in views["cache"].values())
+
+
+def test_index_costs_rows_per_session_equal_cache(views: dict[str, Any]) -> None:
+    connection = sqlite3.connect(views["db"])
+    rows: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in connection.execute("SELECT path, cost_total, is_break, lost_cost, billed_as, rate_source, "
+                                  "rate_effective, unpriced FROM costs"):
+        rows[row[0]].append(row)
+    version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    connection.close()
+    assert version == (str(SCHEMA_VERSION),)
+    for path, report in views["cache"].items():
+        if report["cost"] is None:
+            continue
+        mine = rows[str(Path(path).resolve())]
+        assert len(mine) == report["cost"]["requests"], path
+        assert usd_total(r[1] for r in mine if r[1] is not None) == report["cost"]["cost_usd"]["total"], path
+        assert usd_total(r[3] for r in mine if r[2] and r[3] is not None) == report["cost"]["break_cost_usd"], path
+        for _, cost, _, _, billed_as, source, _, unpriced in mine:
+            assert (cost is None) == (unpriced is not None) and (billed_as is None or source), path
