@@ -131,6 +131,32 @@ class MessageView(Sequence[Any]):
         return MessageView(self._items, self._n, self._start + start)
 
 
+class _Serialised:
+    """``JSON.stringify`` bytes of recently hashed messages, by identity, up to a byte budget
+    (the oldest dropped first): after a replace, a digest re-hashes the history that follows the
+    replaced node, and those messages are the same objects it hashed before."""
+
+    BUDGET = 32 << 20
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Any, bytes]] = {}
+        self._size = 0
+
+    def __call__(self, item: Any) -> bytes:
+        found = self._items.get(id(item))
+        if found is not None and found[0] is item:
+            return found[1]
+        data = stringify_bytes(item)
+        if found is not None:  # an id reused by a new object
+            self._size -= len(found[1])
+        self._items[id(item)] = (item, data)
+        self._size += len(data)
+        while self._size > self.BUDGET:
+            _, old = self._items.pop(next(iter(self._items)))
+            self._size -= len(old)
+        return data
+
+
 class PrefixDigest:
     """SHA-256 of ``JSON.stringify(items[start:n])`` for any ``n``, over one growing list.
 
@@ -148,11 +174,12 @@ class PrefixDigest:
     """
 
     EVERY = 32
-    __slots__ = ("_checkpoints", "_fed", "_hasher", "_items", "_start")
+    __slots__ = ("_checkpoints", "_fed", "_hasher", "_items", "_serialise", "_start")
 
     def __init__(self, items: list[Any], start: int = 0) -> None:
         self._items = items
         self._start = start
+        self._serialise = _Serialised()
         self._hasher = hashlib.sha256(b"[")
         self._fed = 0  # items fed, counted from start
         self._checkpoints = [self._hasher.copy()]  # [i]: state after i * EVERY items
@@ -164,10 +191,11 @@ class PrefixDigest:
             at = wanted // self.EVERY
             self._hasher, self._fed = self._checkpoints[at].copy(), at * self.EVERY
         hasher, fed, every, checkpoints = self._hasher, self._fed, self.EVERY, self._checkpoints
+        serialise = self._serialise
         for item in islice(self._items, self._start + fed, self._start + wanted):
             if fed:
                 hasher.update(b",")
-            hasher.update(stringify_bytes(item))
+            hasher.update(serialise(item))
             fed += 1
             if fed % every == 0 and fed // every == len(checkpoints):
                 checkpoints.append(hasher.copy())
@@ -179,7 +207,7 @@ class PrefixDigest:
     def fork(self, items: list[Any], shared: int) -> "PrefixDigest":
         """A digest over ``items``, whose first ``shared`` entries are this list's."""
         other = PrefixDigest.__new__(PrefixDigest)
-        other._items, other._start = items, self._start
+        other._items, other._start, other._serialise = items, self._start, self._serialise
         kept = max(shared - self._start, 0) // self.EVERY + 1
         other._checkpoints = self._checkpoints[:kept]
         other._hasher, other._fed = other._checkpoints[-1].copy(), (len(other._checkpoints) - 1) * self.EVERY
