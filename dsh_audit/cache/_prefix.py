@@ -122,7 +122,14 @@ def prefix_tokens(prompt: Prompt, shared: tuple[int, int], count: TokenCounter) 
 
 
 class _Memo:
-    """Values made for the parts of the current and the previous request; older ones dropped."""
+    """Values made for recently used parts, least recently used dropped past :attr:`LIMIT`.
+
+    A prompt's message parts live in its track; this keeps what is made outside one (the head's
+    parts, a title or compaction call's messages) for the next request that needs it, without
+    growing with the log.
+    """
+
+    LIMIT = 4096
 
     def __init__(self) -> None:
         self.old: dict[Hashable, tuple[Any, Any]] = {}
@@ -139,13 +146,14 @@ class _Memo:
         return found[1]
 
     def roll(self) -> None:
-        """End a request: keep what it used. A much smaller request (a title call between loop
-        steps) adds to what the previous ones left instead of evicting it."""
-        if len(self.new) < len(self.old) // 2:
-            self.old.update(self.new)
-        else:
-            self.old = self.new
+        """End a request: what it used becomes the most recently used."""
+        old = self.old
+        for key in self.new:
+            old.pop(key, None)
+        old.update(self.new)
         self.new = {}
+        while len(old) > self.LIMIT:
+            del old[next(iter(old))]
 
 
 _Part = tuple[tuple[str, ...], tuple[int, ...]]  # segments and their token counts
