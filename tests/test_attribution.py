@@ -422,7 +422,8 @@ def _run(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
 @needs_corpus
 def test_cli_breaks_json_and_exit_codes():
     result = _invoke("breaks", str(LIVE / "d-resume" / "session-logs"), "--json")
-    assert result.return_value == 1
+    assert result.return_value == 0  # the one break is explained (exit 1 only for unexplained ones)
+    assert _invoke("breaks", str(LIVE / "d-resume" / "session-logs"), "--json", "--fail-on", "any").return_value == 1
     rows = [json.loads(line) for line in result.output.splitlines()]
     assert [(r["request"], r["previous"], r["cause"], [f["field"] for f in r["fields"]], r["evidence_seqs"],
              r["first_divergence"]["segment"], r["session_id"][-8:]) for r in rows] == [

@@ -1,6 +1,6 @@
 """One cost, every view: on every corpus log, what a session cost and what its breaks cost are the
-same number in ``usage --json`` (whatever the grouping), ``cache --json``, check's Markdown summary
-and ``index`` + ``stats --json`` (issue 13, "one definition").
+same number in ``usage --json`` (whatever the grouping), ``cache --json``, check's Markdown summary,
+check's JSON report and ``index`` + ``stats --json`` (issue 13, "one definition").
 
 Money is USD as a float holding whole nano-dollars (``dsh_audit.cache.usd_cost``); every sum is
 ``usd_total``, so the comparisons below are exact (``==``), never approximate.
@@ -134,6 +134,27 @@ def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:
         if check.path in shown and report["cost"] is not None:
             total, breaks = report["cost"]["cost_usd"]["total"], report["cost"]["break_cost_usd"]
             assert shown[check.path] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else ""), check.path
+            compared += 1
+    assert compared >= 20
+
+
+def test_checks_json_report_carries_the_cache_cost(views: dict[str, Any]) -> None:
+    from dsh_audit.report import format_json
+
+    result = views["check"]
+    shown = {m["log"].replace("\\", ""): m["cost"] for line in format_markdown(result).splitlines()
+             if (m := _ROW.match(line))}
+    report = orjson.loads(format_json(result))
+    assert len(report["sessions"]) == len(result.sessions) > 20
+    compared = 0
+    for session in report["sessions"]:
+        cache = views["cache"].get(session["path"])
+        if cache is None:
+            continue
+        assert session["cost"] == cache["cost"], session["path"]  # the ledger summary, key for key
+        if session["cost"] is not None:
+            total, breaks = session["cost"]["cost_usd"]["total"], session["cost"]["break_cost_usd"]
+            assert shown[session["path"]] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else "")
             compared += 1
     assert compared >= 20
 

@@ -28,7 +28,13 @@ def test_route_decisions_and_their_reasons() -> None:
     assert route_for("deepseek-official").adapter == "deepseek"
     assert route_for("anthropic") == Route("anthropic", "anthropic", "anthropic-messages", "pi-ai's catalog")
     assert route_for("anthropic", forced="openai").adapter == "openai"
-    assert route_for("gateway", evidence, declared={"gateway": "anthropic-messages"}).adapter == "anthropic"
+    assert route_for("gateway", evidence, declared={"gateway": "openai-completions"}) == Route(
+        "gateway", "openai", "openai-completions", "the route configuration (--routes)")
+    # a route file that contradicts what the log shows DSH sent settles nothing: unrendered, both named
+    assert route_for("gateway", evidence, declared={"gateway": "anthropic-messages"}) == Route(
+        "gateway", None, "openai-completions", "provider 'gateway': pi-ai's replay envelope at seq 40 shows api "
+        "'openai-completions' but the route configuration (--routes) says 'anthropic-messages'; pass --routes FILE "
+        "with the route configuration DSH had, or --adapter")
     vertex = route_for("vertex", evidence)
     assert vertex.adapter is None and "renders no 'google-vertex' bodies" in vertex.because
     unknown = route_for("my-gateway")

@@ -9,7 +9,7 @@ from ..report import dumps_line
 from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, echo, echo_error, echo_warning,
                       engine_options, jobs_option, json_option, lenient_option, no_such_request, one_log,
-                      request_position, routes_option, selected_logs, session_title, since_option)
+                      request_position, routes_option, selected_logs, session_title, time_options)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -47,11 +47,16 @@ def _row(t: Transition) -> tuple[object, ...]:
 @json_option
 @routes_option
 @lenient_option
+@click.option("--fail-on", type=click.Choice(["unexplained", "any", "never"]), default="unexplained",
+              show_default=True,
+              help="Which listed breaks make the exit code 1: those without an explanation (as `cache` "
+                   "and `check` count them), any break, or none.")
 @jobs_option
-@since_option
+@time_options
 @engine_options
-def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes: str | None, lenient: bool,
-                   max_version: int, jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
+def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_on: str, routes: str | None,
+                   lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
+                   scheduler: str | None) -> int:
     """List every prefix-cache break between consecutive requests, with its cause and evidence.
 
     PATHS may be log files, session folders or a sessions root (default $DSH_HOME/sessions).
@@ -60,14 +65,15 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes
     beside the child), the loop request a compaction call summarises. A break names its cause
     (header_change, compaction, prune, plugin_replace, resume, fork, subagent, unexplained), the
     header fields that changed, the log seqs that prove it and where the prompts first differ.
-    Exit code 1 when any break is listed.
+    Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
+    break is listed), 2 on bad input.
 
     \b
     Example:
         dsh-audit breaks ~/.dsh/sessions --json | jq 'select(.cause == "unexplained")'
         dsh-audit breaks --since 7d --jobs 0
     """
-    logs = selected_logs(paths, since, quiet_without_since=True)
+    logs = selected_logs(paths, since, until, quiet_without_since=True)
     if not logs:
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:
@@ -81,10 +87,12 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes
         assert outcome.error is not None
         echo_error(outcome.error)
         status = EXIT_BAD_INPUT
-    found = False
+    found = failing = False
     for attribution in attributions:
         rows = [t for t in attribution.transitions if show_all or t.verdict == "break"]
         found = found or any(t.verdict == "break" for t in rows)
+        failing = failing or any(t.verdict == "break" and (fail_on == "any" or t.cause in (None, "unexplained"))
+                                 for t in rows if fail_on != "never")
         if as_json:
             for t in rows:
                 click.echo(dumps_line(t.to_json()))
@@ -93,7 +101,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, routes
             print_table(title, _COLUMNS, (_row(t) for t in rows), droppable=_DROPPABLE)
     if not as_json and not found and attributions:  # nothing to say when every log failed
         click.echo("no prefix-cache breaks")
-    if status == EXIT_OK and found:
+    if status == EXIT_OK and failing:
         status = EXIT_FINDINGS
     return status
 

@@ -26,7 +26,7 @@ from ._common import (
     routes_option,
     selected_logs,
     session_title,
-    since_option,
+    time_options,
 )
 
 __all__ = ["cache_command"]
@@ -80,8 +80,8 @@ def _row(verdict: CacheVerdict) -> tuple[object, ...]:
             "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
 
 
-def _sessions(paths: tuple[str, ...], since: float | None) -> list[Path]:
-    logs = selected_logs(paths, since)
+def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) -> list[Path]:
+    logs = selected_logs(paths, since, until)
     if not paths:
         logs.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
     return logs
@@ -102,11 +102,11 @@ def _sessions(paths: tuple[str, ...], since: float | None) -> list[Path]:
                    "pyproject's [tool.dsh-audit.prices].")
 @routes_option
 @jobs_option
-@since_option
+@time_options
 @engine_options
 def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
                   tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, routes: str | None,
-                  jobs: int, since: float | None, engine: str, scheduler: str | None) -> int:
+                  jobs: int, since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
@@ -123,7 +123,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     """
     status = EXIT_OK
     try:
-        logs = _sessions(paths, since)
+        logs = _sessions(paths, since, until)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT

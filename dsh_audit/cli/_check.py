@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from ..gate import CheckResult, SessionCheck, find_capture, load_policy, run_check
-from ..log import ProtectedInputs, discover, write_atomic
+from ..log import ProtectedInputs, discover
 from ..report import format_json, format_junit, format_markdown, format_sarif, iter_html
 from ..report.terminal import print_status, print_table, progress_callback
-from ._common import (EXIT_FINDINGS, EXIT_OK, echo, echo_warning, engine_options, jobs_option, lenient_option,
-                      routes_option)
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option, lenient_option,
+                      output_help, routes_option, session_paths, stdout_target, write_output)
 
 __all__ = ["check_command", "report_command"]
 
@@ -36,8 +36,12 @@ def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
 
 
 def _write(path: str | None, text: str | Iterable[str]) -> None:
-    if path is not None:
-        write_atomic(path, text, what="report")
+    write_output(path, text, what="report")
+
+
+def _guard(protected: ProtectedInputs, path: str | None, *, what: str) -> None:
+    if path != STDOUT:
+        protected.guard(path, what=what)
 
 
 def _row(check: SessionCheck) -> tuple[object, ...]:
@@ -93,14 +97,18 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @_capture_option
 @_policy_option
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
-@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Write a SARIF 2.1.0 report here.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write the JSON report (docs/report-schema.json) here.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False), help="Write a Markdown summary here.")
+@click.option("--junit", "junit_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help=output_help("a JUnit XML report"))
+@click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help=output_help("a SARIF 2.1.0 report"))
+@click.option("--json-report", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help=output_help("the JSON report (docs/report-schema.json)") + " --json FILE is the older "
+                   "spelling; unlike other commands' --json flag it takes a FILE.")
+@click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help=output_help("a Markdown summary"))
 @routes_option
 @lenient_option
 @jobs_option
@@ -110,21 +118,24 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                   lenient: bool, max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
-    Every log under PATHS is validated, its requests are rebuilt and compared byte for byte with
+    Every log under PATHS (default $DSH_HOME/sessions) is validated, its requests are rebuilt and compared byte for byte with
     a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
     does, 2 on bad input or usage. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
-    to it.
+    to it. A report FILE of '-' goes to stdout instead of the table (one report at most).
 
     \b
     Example:
         dsh-audit check recorded/ --sarif dsh.sarif --junit dsh-junit.xml
+        dsh-audit check recorded/ --json-report - | jq .counts
     """
+    piped = stdout_target(junit=junit_path, sarif=sarif_path, json_report=json_path, markdown=markdown_path)
+    paths = session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
-        protected.guard(target, what=what)
+        _guard(protected, target, what=what)
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                   engine=engine, scheduler=scheduler, routes=routes)
@@ -134,16 +145,17 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _write(json_path, format_json(result))
     _write(markdown_path, markdown)
     _step_summary(markdown)
-    _print(result)
+    if piped is None:
+        _print(result)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @_capture_option
 @_policy_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default="dsh-audit-report.html", show_default=True,
-              help="The HTML file to write.")
+@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
+              show_default=True, help=output_help("the HTML page"))
 @routes_option
 @lenient_option
 @jobs_option
@@ -151,7 +163,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
                    routes: str | None, lenient: bool, max_version: int, jobs: int, engine: str,
                    scheduler: str | None) -> int:
-    """Write one self-contained HTML forensics page for session logs.
+    """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions).
 
     The page (no network, no external files) shows each log's summary (models, requests, breaks
     by cause, cache-hit ratio, what the session and its breaks cost), its request timeline with
@@ -165,13 +177,15 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     Example:
         dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
     """
-    _protected(paths, capture, policy_path, routes).guard(output, what="HTML report")
+    paths = session_paths(paths)
+    _guard(_protected(paths, capture, policy_path, routes), output, what="HTML report")
     policy = load_policy(policy_path)
     result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                   engine=engine, scheduler=scheduler, routes=routes)
     _write(output, iter_html(result))
-    echo(f"wrote {output}: {len(result.sessions)} log(s), {result.request_count} request(s), "
-               f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}")
+    echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
+         f"{result.request_count} request(s), "
+         f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}", err=output == STDOUT)
     return EXIT_OK
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -19,12 +20,16 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "RequestCommand", "echo",
+__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "STDOUT", "RequestCommand", "echo",
            "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option",
-           "lenient_option", "no_such_request", "one_log", "one_request", "request_position", "routes_option",
-           "run_guarded", "selected_logs", "session_title", "since_option"]
+           "lenient_option", "no_such_request", "one_log", "one_request", "output_help", "parse_when",
+           "request_position", "routes_option", "run_guarded", "selected_logs", "session_paths", "session_title",
+           "since_option", "stdout_target", "time_options", "until_option", "write_output"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+#: The output path that means stdout, for every option that writes a machine format to a file.
+STDOUT = "-"
 
 # A negative request index (``-1``), which click would otherwise read as an option.
 _NEGATIVE = re.compile(r"-\d+")
@@ -170,18 +175,126 @@ def no_such_request(index: int, count: int, log: Path) -> UsageError:
                       hint=f"{valid}run `dsh-audit requests LOG` to see the indexes")
 
 
-def selected_logs(paths: Sequence[str], since: float | None, *, quiet_without_since: bool = False) -> list[Path]:
-    """:func:`dsh_audit.fleet.select_logs`, each of its notes printed on stderr as ``note: ...``.
+def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
+    """``paths``, or the sessions root (``$DSH_HOME/sessions``, else ``~/.dsh/sessions``) when none is
+    given: the default of every command that takes session paths.
 
-    ``quiet_without_since`` drops discovery's notes when ``since`` is None (``breaks``, ``validate``).
+    Raises:
+        UnreadableError: no path is given and the sessions root is not a folder.
+    """
+    if paths:
+        return tuple(paths)
+    from ..errors import UnreadableError
+    from ..log import default_sessions_root
+
+    root = default_sessions_root()
+    if not root.is_dir():
+        where = "$DSH_HOME/sessions" if os.environ.get("DSH_HOME") else "~/.dsh/sessions (DSH_HOME is not set)"
+        raise UnreadableError(f"no PATH given and no sessions folder at {where}", path=str(root),
+                              hint="pass PATH (a log, a session folder or a sessions root), or set DSH_HOME "
+                                   "to the DSH home that holds sessions/")
+    return (str(root),)
+
+
+def _span(log: Path) -> tuple[float, float] | None:
+    """The earliest and latest of a log's own timestamps (header ``createdAt``, event times), in
+    seconds since the epoch; None when the log cannot be read or records no time."""
+    from ..log import read_log
+
+    times: list[float] = []
+    try:
+        with read_log(log, lenient=True) as opened:
+            created = opened.header.created_at
+            if isinstance(created, (int, float)) and not isinstance(created, bool) and created > 0:
+                times.append(created / 1000)
+            first = last = None
+            for event in opened.events():
+                when = event.time
+                if isinstance(when, (int, float)) and not isinstance(when, bool) and when > 0:
+                    first = when if first is None else min(first, when)
+                    last = when if last is None else max(last, when)
+            times.extend(t / 1000 for t in (first, last) if t is not None)
+    except DshAuditError:
+        return None
+    return (min(times), max(times)) if times else None
+
+
+def _window(since: float | None, until: float | None) -> str:
+    from datetime import datetime, timezone
+
+    def iso(moment: float) -> str:
+        try:
+            return datetime.fromtimestamp(moment, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):
+            return repr(moment)
+
+    return " ".join(f"{name} {iso(moment)}" for name, moment in (("--since", since), ("--until", until))
+                    if moment is not None)
+
+
+def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None, *,
+                  quiet_without_since: bool = False) -> list[Path]:
+    """The session logs under ``paths`` (default: :func:`session_paths`) whose own timestamps fall
+    in ``[since, until)``: a log is kept when its latest timestamp is at or after ``since`` and its
+    earliest is before ``until`` (the log's times, never the file's mtime, so a copied folder
+    selects the same sessions). A log whose times cannot be read is kept, so that the run says why.
+    Discovery's notes and what the window left out are printed on stderr as ``note: ...``.
+
+    ``quiet_without_since`` drops discovery's notes when no window is given (``breaks``, ``validate``).
     """
     from ..fleet import select_logs
 
+    windowed = since is not None or until is not None
     notes: list[str] = []
-    logs = select_logs(paths, since=since, notes=notes if since is not None or not quiet_without_since else None)
+    logs = select_logs(session_paths(paths), notes=notes if windowed or not quiet_without_since else None)
+    if windowed:
+        kept = []
+        for log in logs:
+            span = _span(log)
+            if span is None or ((since is None or span[1] >= since) and (until is None or span[0] < until)):
+                kept.append(log)
+        if len(kept) < len(logs):
+            notes.append(f"{_window(since, until)}: {len(logs) - len(kept)} of {len(logs)} log(s) with no "
+                         "activity in that window (by the logs' own timestamps) left out")
+        logs = kept
     for note in notes:
         echo_note(note)
     return logs
+
+
+def stdout_target(**targets: str | None) -> str | None:
+    """The one option of ``targets`` (option name -> path) that writes to stdout (``-``), or None.
+
+    Raises:
+        UsageError: several do: their outputs would be mixed.
+    """
+    chosen = [name for name, path in targets.items() if path == STDOUT]
+    if len(chosen) > 1:
+        names = ", ".join(f"--{name.replace('_', '-')} -" for name in chosen)
+        raise UsageError(f"only one output can go to stdout, not {names}", hint="give the others a FILE name")
+    return chosen[0] if chosen else None
+
+
+def write_output(path: str | None, data: str | bytes | Iterable[str], *, what: str) -> None:
+    """Write a machine format to ``path``: stdout when it is ``-`` (bytes as they are, text as
+    UTF-8), else the file, atomically (:func:`dsh_audit.log.write_atomic`); nothing when None."""
+    if path is None:
+        return
+    if path != STDOUT:
+        from ..log import write_atomic
+
+        write_atomic(path, data, what=what)
+        return
+    if isinstance(data, bytes):
+        click.echo(data, nl=False)  # bytes go to the binary stream untouched
+    else:
+        for piece in [data] if isinstance(data, str) else data:
+            click.echo(piece.encode("utf-8", errors="backslashreplace"), nl=False)
+
+
+def output_help(what: str) -> str:
+    """The help of an option that writes ``what`` to a file: the same convention on every command."""
+    return f"Write {what} to FILE; '-' writes it to stdout (and nothing else goes there)."
 
 
 def run_guarded(command: click.Group) -> int:
@@ -237,22 +350,65 @@ def jobs_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "Output is identical to a serial run.")(func)
 
 
-def _parse_since(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+_RELATIVE = re.compile(r"\s*\d+(?:\.\d+)?\s*[smhdw]\s*")
+_WHEN_HINT = ("give a date (2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; "
+              "UTC when none) or an age such as 90s, 30m, 12h, 7d or 2w")
+
+
+def parse_when(text: str, *, option: str = "--since", end: bool = False) -> float:
+    """The moment ``text`` names, in seconds since the epoch: the one reader of ``--since`` and
+    ``--until`` on every command. An age back from now (``90s``, ``30m``, ``12h``, ``7d``, ``2w``), a
+    date (UTC midnight; with ``end``, the next midnight, so ``--until 2026-12-01`` includes that
+    day) or an ISO date-time (UTC unless it has an offset).
+
+    Raises:
+        UsageError: ``text`` is none of these, or names a moment out of range.
+
+    Example:
+        >>> parse_when("2026-12-01"), parse_when("2026-12-01", end=True) - parse_when("2026-12-01")
+        (1796083200.0, 86400.0)
+    """
+    from ..cache import parse_instant
     from ..fleet import parse_since
 
+    try:
+        return parse_since(text) if _RELATIVE.fullmatch(text) else parse_instant(text.strip(), end=end)
+    except (DshAuditError, OverflowError, OSError, ValueError):
+        raise UsageError(f"cannot read {option} {text!r}", hint=_WHEN_HINT) from None
+
+
+def _parse_when(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
+    option = f"--{param.name}"
     try:
-        return parse_since(value)
+        return parse_when(value, option=option, end=param.name == "until")
     except DshAuditError as exc:
         raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
 
 
+#: The ``--since`` callback (``watch`` uses it too).
+_parse_since = _parse_when
+
+
 def since_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--since WHEN`` (``since``: seconds since the epoch, or None): logs modified at or after."""
-    return click.option("--since", metavar="WHEN", default=None, callback=_parse_since,
-                        help="Only logs modified at or after WHEN: a date (2026-11-01, local time), a "
-                             "date-time, or an age such as 12h, 7d or 2w.")(func)
+    """``--since WHEN`` (``since``: seconds since the epoch, or None)."""
+    return click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
+                        help="Only sessions active at or after WHEN, by the log's own timestamps (not the "
+                             "file's mtime): a date (2026-11-01, UTC), a date-time (2026-11-01T08:30, UTC "
+                             "unless it has an offset), or an age such as 12h, 7d or 2w.")(func)
+
+
+def until_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--until WHEN`` (``until``: seconds since the epoch, or None)."""
+    return click.option("--until", metavar="WHEN", default=None, callback=_parse_when,
+                        help="Only sessions active before WHEN, by the log's own timestamps; same formats as "
+                             "--since (a date includes that whole day).")(func)
+
+
+def time_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since WHEN`` and ``--until WHEN`` (``since``, ``until``)."""
+    return since_option(until_option(func))
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,7 +11,7 @@ from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats, index_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, engine_options, jobs_option, json_option,
-                      lenient_option, selected_logs, since_option)
+                      lenient_option, selected_logs, time_options)
 from ._usage import prices_option
 
 __all__ = ["index_command", "stats_command"]
@@ -50,15 +50,15 @@ def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
 @click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
 @lenient_option
 @jobs_option
-@since_option
+@time_options
 @engine_options
 @click.option("--no-attribution", is_flag=True, help="Skip break attribution (faster; breaks table stays empty).")
 @click.option("--no-cache", is_flag=True, help="Skip cache accounting (faster; no expected reads or losses).")
 @prices_option
 @json_option
 def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
-                  engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool, prices_path: str | None,
-                  as_json: bool) -> int:
+                  until: float | None, engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool,
+                  prices_path: str | None, as_json: bool) -> int:
     """Index session logs into a SQLite file: one row per session, request, priced request and
     cache break.
 
@@ -74,7 +74,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
         dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
     """
     prices = load_prices(prices_path)  # a bad price file is one error, before any log is read
-    logs = selected_logs(paths, since)
+    logs = selected_logs(paths, since, until)
     with progress_callback(len(logs), label="indexing") as report:
         summary = index_logs(logs, db, lenient=lenient, max_version=max_version, attribution=not no_attribution,
                              cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, prices=prices,
@@ -126,8 +126,9 @@ def _print_stats(stats: FleetStats) -> None:
                 ((r["day"] or "?", *_measures(r)) for r in stats.by_day))
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
-    print_table("sessions losing the most cached tokens", ("session", "path", *_MEASURE_COLUMNS),
-                ((r["session_id"], r["path"], *_measures(r)) for r in stats.top_sessions))
+    print_table("sessions losing the most cached tokens", ("session", "path", *_MEASURE_COLUMNS, "cost", "breaks $"),
+                ((r["session_id"], r["path"], *_measures(r), _usd(r["cost_usd"]), _usd(r["break_cost_usd"]))
+                 for r in stats.top_sessions))
 
 
 @click.command("stats")
@@ -140,7 +141,7 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
 
     Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
     `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
-    the sessions that lost the most cached tokens, and what the fleet cost (total, by bucket, per
+    the sessions that lost the most cached tokens (with what each cost), and what the fleet cost (total, by bucket, per
     model, with no cache, off-peak, and what cache losses and breaks cost) from the priced ledger
     `index` stored, without reading the logs again. --json prints one object.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ..errors import UsageError
-from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note, lenient_option
+from ._common import EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, output_help, write_output
 
 __all__ = ["redact_command"]
 
@@ -27,8 +27,9 @@ def _check(path: str, lenient: bool) -> int:
 
 @click.command("redact")
 @click.argument("path", type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="The redacted log to write (same format version and compression as PATH).")
+@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+              help=output_help("the redacted log (same format version and compression as PATH)")
+                   + " With '-' no manifest is kept.")
 @click.option("--keep", multiple=True, type=click.Choice(["paths", "system", "titles", "tools"]),
               help="Keep this part verbatim (repeatable); secrets in it still go.")
 @click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default).")
@@ -68,27 +69,54 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
         return _check(path, lenient)
     if output is None:
         raise UsageError("no output path", hint="pass -o OUTPUT (or --check to verify a redacted log)")
+    if output != STDOUT:
+        return _redact(path, output, keep=keep, redact_tool_names=redact_tool_names, salt=salt,
+                       capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient)
+    if capture_path is not None and capture_output is None:
+        raise UsageError("-o - leaves no folder for the redacted capture",
+                         hint="pass --capture-output FILE too, or -o OUTPUT")
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="dsh-audit-redact-") as folder:
+        target = Path(folder) / Path(path).name
+        status = _redact(path, str(target), keep=keep, redact_tool_names=redact_tool_names, salt=salt,
+                         capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient,
+                         piped=True)
+        if target.exists():
+            write_output(STDOUT, target.read_bytes(), what="redacted log")
+    return status
+
+
+def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
+            capture_path: str | None, capture_output: str | None, force: bool, lenient: bool,
+            piped: bool = False) -> int:
+    """Redact ``path`` to ``output`` and say what was done (on stderr when ``piped``: the log goes
+    to stdout, and its manifest is not kept)."""
     from ..redact import redact
 
     result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
                     capture_output=capture_output, force=force, lenient=lenient)
-    echo(f"wrote {result.output} (format v{result.format_version}, "
-               f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced")
+    echo(f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
+         f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced", err=piped)
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
-        echo(f"wrote {result.capture}: auth headers dropped: {dropped}")
-    echo(f"wrote {result.manifest}")
+        echo(f"wrote {result.capture}: auth headers dropped: {dropped}", err=piped)
+    if piped:
+        echo_note("no manifest is kept with -o -: write the log to a FILE to verify it later with --check")
+    else:
+        echo(f"wrote {result.manifest}")
     if result.secrets:
         kinds = ", ".join(f"{kind} {n['distinct']} ({n['occurrences']} occurrence(s))" for kind, n in result.secrets.items())
-        echo(f"secrets removed: {kinds}")
+        echo(f"secrets removed: {kinds}", err=piped)
     else:
-        echo("secrets removed: none found")
+        echo("secrets removed: none found", err=piped)
     for note in result.notes:
         echo_note(note)
     if result.mismatched:
         echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
         return EXIT_FINDINGS
-    echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged")
+    echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
     return EXIT_OK
 
 

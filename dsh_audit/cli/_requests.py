@@ -16,7 +16,7 @@ from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning,
                       engine_options, jobs_option, json_option, lenient_option, one_request, selected_logs,
-                      session_title, since_option)
+                      session_title, time_options)
 
 __all__ = ["requests_command", "show_command"]
 
@@ -94,10 +94,10 @@ def _report(view: _View, *, as_json: bool) -> None:
 @json_option
 @lenient_option
 @jobs_option
-@since_option
+@time_options
 @engine_options
 def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, jobs: int,
-                     since: float | None, engine: str, scheduler: str | None) -> int:
+                     since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """List every LLM request each session log implies.
 
     PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders or a sessions
@@ -110,7 +110,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
-    logs = selected_logs(paths, since)
+    logs = selected_logs(paths, since, until)
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version)
     status = EXIT_OK
     with progress_callback(len(logs), label="replaying") as report:

@@ -12,7 +12,7 @@ from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ..session import Failure, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, json_option, lenient_option,
-                      selected_logs, since_option)
+                      selected_logs, time_options)
 
 __all__ = ["sessions_command"]
 
@@ -40,9 +40,9 @@ def _row(summary: SessionSummary) -> tuple[object, ...]:
 @click.option("--no-cost", is_flag=True,
               help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")
 @jobs_option
-@since_option
+@time_options
 def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
-                     jobs: int, since: float | None) -> int:
+                     jobs: int, since: float | None, until: float | None) -> int:
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
@@ -59,7 +59,7 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit sessions sample_logs/sessions --json | jq -r .title
     """
     try:
-        logs = selected_logs(paths, since)
+        logs = selected_logs(paths, since, until)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT

@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
-from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_prices, parse_instant, usage_table
+from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_prices, usage_table
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ..session import Failure, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option, \
-    lenient_option, selected_logs
+    lenient_option, selected_logs, since_option, until_option
 
 __all__ = ["prices_option", "usage_command"]
 
@@ -46,17 +46,15 @@ def _row(row: UsageRow) -> tuple[object, ...]:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--by", type=click.Choice(USAGE_GROUPS), default="session", show_default=True,
               help="Group requests by session, turn, day (UTC), model, peak window or request.")
-@click.option("--since", "since_text", metavar="WHEN", default=None,
-              help="Only requests the log says were sent at or after WHEN (YYYY-MM-DD or an ISO date-time; UTC).")
-@click.option("--until", "until_text", metavar="WHEN", default=None,
-              help="Only requests sent before WHEN (a date includes that whole day).")
+@since_option
+@until_option
 @prices_option
 @click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
 @json_option
 @lenient_option
 @jobs_option
 @engine_options
-def usage_command(paths: tuple[str, ...], by: str, since_text: str | None, until_text: str | None,
+def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: float | None,
                   prices_path: str | None, no_breaks: bool, as_json: bool, lenient: bool, max_version: int,
                   jobs: int, engine: str, scheduler: str | None) -> int:
     """What sessions cost: tokens and USD by session, turn, day, model, window or request.
@@ -65,7 +63,8 @@ def usage_command(paths: tuple[str, ...], by: str, since_text: str | None, until
     peak / off-peak hours), with what it would have cost with no cache, what it would have cost
     off-peak, and what the cache breaks lost (their extra cache-miss tokens at the request's rate).
     A model the price table does not know is counted as unpriced, never as free. With no PATHS,
-    the sessions under $DSH_HOME/sessions are read.
+    the sessions under $DSH_HOME/sessions are read. --since and --until keep the requests the log
+    says were sent in that window.
 
     \b
     Example:
@@ -73,8 +72,6 @@ def usage_command(paths: tuple[str, ...], by: str, since_text: str | None, until
         dsh-audit usage session.jsonl --by request --json | jq .total.cost_usd
     """
     try:
-        since = parse_instant(since_text) if since_text else None
-        until = parse_instant(until_text, end=True) if until_text else None
         prices = load_prices(prices_path)
         logs = selected_logs(paths, None)
     except DshAuditError as exc:

@@ -7,21 +7,22 @@ import json
 import click
 
 from .._version import __version__
-from ..log import ProtectedInputs, write_atomic
+from ..errors import UsageError
+from ..log import ProtectedInputs
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import format_summary, format_text, select_rules, validate_paths
-from ._common import (EXIT_FINDINGS, EXIT_OK, echo, echo_lines, engine_options, jobs_option, json_option, lenient_option,
-                      selected_logs, since_option)
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_lines, engine_options, jobs_option, json_option,
+                      lenient_option, output_help, selected_logs, time_options, write_output)
 
 __all__ = ["validate_command"]
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @json_option
-@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, writable=True),
-              help="Also write the findings as SARIF 2.1.0 to this file ('-' for stdout).")
+@click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False, writable=True),
+              help=output_help("the findings as SARIF 2.1.0 too"))
 @click.option("--rule", "rules", multiple=True, metavar="ID",
               help="Report only this rule (repeatable; a prefix such as DSH3 selects a family).")
 @click.option("--ignore", "ignored", multiple=True, metavar="ID",
@@ -29,14 +30,14 @@ __all__ = ["validate_command"]
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
 @lenient_option
 @jobs_option
-@since_option
+@time_options
 @engine_options
 def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | None, rules: tuple[str, ...],
                      ignored: tuple[str, ...], strict: bool, lenient: bool, max_version: int, jobs: int,
-                     since: float | None, engine: str, scheduler: str | None) -> int:
+                     since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """Check session logs against the conformance rules and report every finding.
 
-    PATHS are log files, session folders or a sessions root. Unlike `requests`, which stops at
+    PATHS are log files, session folders or a sessions root (default $DSH_HOME/sessions). Unlike `requests`, which stops at
     the refusal DSH reports, this lists every violation with its rule id (docs/rules.md),
     file:line, seq and a fix hint, and checks a child log against its parent when both are given.
     Exit status: 0 no error finding, 1 error findings (or warnings with --strict), 2 bad usage or
@@ -48,8 +49,11 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         dsh-audit validate ~/.dsh/sessions --since 7d --jobs 0
     """
     select_rules(rules, ignored)  # unknown ids are a usage error before any file is read
-    logs = selected_logs(paths, since, quiet_without_since=True)
-    if sarif_path != "-":
+    if as_json and sarif_path == STDOUT:
+        raise UsageError("only one output can go to stdout, not --json and --sarif -",
+                         hint="give --sarif a FILE name, or leave out --json")
+    logs = selected_logs(paths, since, until, quiet_without_since=True)
+    if sarif_path != STDOUT:
         ProtectedInputs.of(logs).guard(sarif_path, what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
         findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
@@ -59,14 +63,12 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         for finding in findings:
             click.echo(dumps_line(finding.to_json()))
     else:
-        echo_lines(format_text(findings))
+        if sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
+            echo_lines(format_text(findings))
         echo(format_summary(findings, files=len(logs)), err=True)
     if sarif_path is not None:
-        text = json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n"
-        if sarif_path == "-":
-            click.echo(text, nl=False)
-        else:
-            write_atomic(sarif_path, text, what="SARIF")
+        write_output(sarif_path, json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n",
+                     what="SARIF")
     failing = {"error", "warning"} if strict else {"error"}
     return EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_OK
 

@@ -9,7 +9,7 @@ Example:
     0.8125
 """
 
-from ._audit import BreakRow, RequestRow, SessionRecord, audit_group, audit_session
+from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, audit_session
 from ..runner import DASK_INSTALL
 from ._index import SCHEMA_VERSION, IndexSummary, connect_index, index_logs
 from ..runner import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
@@ -18,6 +18,7 @@ from ._stats import FleetStats, fleet_stats
 
 __all__ = [
     "BreakRow",
+    "CostRow",
     "DASK_INSTALL",
     "ENGINES",
     "FleetStats",

@@ -53,7 +53,8 @@ class FleetStats:
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
             attribution, and tokens lost to that cause.
-        top_sessions: the sessions that lost the most tokens, most first.
+        top_sessions: the sessions that lost the most tokens, most first, each with what it cost
+            (``cost_usd``) and what its breaks cost (``break_cost_usd``); None without a ledger.
         cost: what the fleet cost (the sums of ``dsh-audit usage``): requests, priced and unpriced
             requests (and why), tokens and USD by bucket, with no cache, all off-peak, what cache
             losses and breaks cost, and logs indexed without a ledger (``sessions_unpriced``).
@@ -118,7 +119,16 @@ def _top(connection: sqlite3.Connection, top: int) -> tuple[dict[str, Any], ...]
     rows = connection.execute(
         f"SELECT s.path, s.session_id, {_MEASURES} FROM requests JOIN sessions AS s USING (path) "
         "GROUP BY s.path ORDER BY COALESCE(SUM(lost_tokens), 0) DESC, s.path LIMIT ?", (top,))
-    return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:])} for row in rows)
+    return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:]), **_session_cost(connection, row[0])}
+                 for row in list(rows))
+
+
+def _session_cost(connection: sqlite3.Connection, path: str) -> dict[str, Any]:
+    """What one indexed session cost and what its breaks cost (None each: indexed without a ledger)."""
+    sums = _ledger_sums(connection, "WHERE path = ?", (path,))
+    if not sums["requests"]:
+        return {"cost_usd": None, "break_cost_usd": None}
+    return {"cost_usd": sums["cost_usd"]["total"], "break_cost_usd": sums["break_cost_usd"]}
 
 
 _AMOUNTS = ("cost_cache_miss", "cost_cache_read", "cost_cache_write", "cost_output", "no_cache_cost",

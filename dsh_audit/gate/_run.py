@@ -1,10 +1,12 @@
 """``run_check``: read, validate, replay, compare with captures, attribute, account, judge.
 
-Logs are read in groups of neighbours (:func:`dsh_audit.session.family_groups`: a fork or
-subagent child's parent lies in its own group, and is read from beside the child when it is not
-among the inputs, for comparison only); each group is one task of :func:`dsh_audit.runner.iter_many`
-(worker processes with ``jobs``), and every log in it is read once into a
-:class:`~dsh_audit.session.Session` that the capture diff, attribution and cache accounting share.
+Each log is opened and decoded once: the validation rules see the lines of the session's own read
+(``open_group(validate=True)``). Logs are read in groups of neighbours
+(:func:`dsh_audit.session.family_groups`: a fork or subagent child's parent lies in its own group,
+and is read from beside the child when it is not among the inputs, for comparison only); each
+group is one task of :func:`dsh_audit.runner.iter_many` (worker processes with ``jobs``), and
+every log in it is read once into a :class:`~dsh_audit.session.Session` that the capture diff,
+attribution and cache accounting share.
 Inside a group, logs are judged in *rounds* in which every session id appears once (a scenario
 folder may hold the same session twice: DSH's zstd log and a decompressed copy), so capture
 alignment and attribution never see a session twice.
@@ -27,7 +29,6 @@ from ..errors import DshAuditError, MalformedRecordError, UsageError
 from ..importers import detect
 from ..log import discover
 from ..session import Failure, GroupResult, Session, open_group, rounds, route_renderer, run_groups
-from ..validate import validate
 from ._findings import Judge
 from ._inputs import find_capture
 from ._model import CheckResult, Finding, SessionCheck
@@ -49,10 +50,10 @@ class _GroupCheck(GroupResult[SessionCheck]):
 
 
 class _Checker:
-    def __init__(self, policy: Policy, *, lenient: bool, max_version: int, capture: Path | None) -> None:
+    def __init__(self, policy: Policy, *, capture: Path | None) -> None:
         self.policy = policy
         self.judge = Judge(policy)
-        self.lenient, self.max_version, self.capture = lenient, max_version, capture
+        self.capture = capture
         self.captures: dict[Path, Any] = {}
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
@@ -121,20 +122,27 @@ class _Checker:
             cache = cache_report(session, attribution=list(mine))
             capture = files.get(session.id)
             findings = self.judge.session(session, rows=rows.get(session.id, []), transitions=mine, cache=cache,
-                                          capture=capture, validation=self.validate(session.path))
+                                          capture=capture, validation=_validation(session))
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=tuple(session.requests), transitions=tuple(mine), cache=cache,
                                        captures=tuple(rows.get(session.id, ())),
                                        capture_path=str(capture) if capture else None, findings=tuple(findings)))
         return checks
 
-    def validate(self, path: str) -> list[Any]:
-        return validate(path, lenient=self.lenient, max_version=self.max_version)
-
     def failed(self, failure: Failure) -> SessionCheck:
-        findings = self.judge.refusal(failure, validation=self.validate(failure.path))
+        findings = self.judge.refusal(failure, validation=_validation(failure))
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
                             error=str(failure.error))
+
+
+def _validation(item: Session | Failure) -> Sequence[Any]:
+    """The validation findings of a log, found in its one read (``open_group(validate=True)``)."""
+    if item.validation is None:
+        # Not a line could be read (a FIFO, a folder, no permission): validation, like the
+        # reader, stops at that one error, and so does check.
+        assert isinstance(item, Failure), "a session read with validate=True has its findings"
+        raise item.error
+    return item.validation
 
 
 def _foreign(failure: Failure) -> bool:
@@ -146,9 +154,8 @@ def _foreign(failure: Failure) -> bool:
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
                 lenient: bool = False, max_version: int = 4, routes: str | None = None) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`)."""
-    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes)
-    checker = _Checker(policy, lenient=lenient, max_version=max_version,
-                       capture=Path(capture) if capture is not None else None)
+    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True)
+    checker = _Checker(policy, capture=Path(capture) if capture is not None else None)
     checks: dict[str, SessionCheck] = {}
     foreign: DshAuditError | None = None
     for item in group.given:

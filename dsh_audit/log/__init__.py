@@ -13,7 +13,7 @@ from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
 from ._outputs import ProtectedInputs, open_regular, write_atomic
 from ._header import is_absolute_path
-from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log, read_stream
+from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
 from ._records import (
     RowError,
     adapter_defaults_error,
@@ -34,6 +34,7 @@ __all__ = [
     "KNOWN_EVENT_TYPES",
     "LATEST_VERSION",
     "Line",
+    "LineTee",
     "Malformed",
     "ProtectedInputs",
     "RowError",

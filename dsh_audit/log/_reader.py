@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, BinaryIO, NoReturn
+from typing import IO, Any, BinaryIO, NoReturn, Protocol
 
 from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
 from ._decode import Line, TornTail, iter_lines
@@ -37,11 +37,65 @@ from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
 from ._upgrade import Malformed, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
-__all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_log", "read_stream"]
+__all__ = ["SUPPORTED_VERSIONS", "LineTee", "SessionLog", "read_log", "read_stream"]
 
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
 _SCAN, _HEADER_DELTA, _MODE_SET, _FALLBACK, _UPGRADE, _UNKNOWN, _META, _SEED = range(8)
+
+
+class LineTee(Protocol):
+    """What sees every decoded line of a log as the reader reads it (``read_log``'s ``tee``), so
+    that a second consumer (the validation rules) needs no second read of the file."""
+
+    def feed(self, line: Line) -> bool:
+        """One line, in file order; False when the tee wants no more lines."""
+
+    def fail(self, error: UnreadableError) -> None:
+        """Decoding stopped with ``error`` (corrupt zstd data, a decompression bomb): no more lines."""
+
+    def end(self, torn: Sequence[TornTail]) -> None:
+        """The end of the file; ``torn`` is what a crash left incomplete."""
+
+
+class _Teed:
+    """``iter_lines`` that also hands every line to a tee, and can read on for the tee alone."""
+
+    def __init__(self, lines: Iterator[Line], tee: LineTee, torn: list[TornTail]) -> None:
+        self._lines, self._tee, self._torn = lines, tee, torn
+        self.active = True  # the tee still wants lines
+
+    def __iter__(self) -> Iterator[Line]:
+        return self
+
+    def __next__(self) -> Line:
+        try:
+            line = next(self._lines)
+        except StopIteration:
+            if self.active:
+                self.active = False
+                self._tee.end(list(self._torn))
+            raise
+        except UnreadableError as exc:
+            if self.active:
+                self.active = False
+                self._tee.fail(exc)
+            raise
+        except BaseException:
+            self.active = False  # not the log's fault (a bad limit, an interrupt): the tee never ends
+            raise
+        if self.active and not self._tee.feed(line):
+            self.active = False
+        return line
+
+    def drain(self) -> None:
+        """Read the rest of the file for the tee (the reader stopped early: DSH refuses the log at
+        its first problem, the tee may want to see every one); a decoding error goes to the tee."""
+        try:
+            while self.active:
+                next(self)
+        except (StopIteration, UnreadableError):
+            pass
 
 
 @dataclass(slots=True)
@@ -118,10 +172,18 @@ class SessionLog:
             self.close()
 
     def close(self) -> None:
-        """Release the file; a log whose events are never read is closed when collected too."""
+        """Release the file; a log whose events are never read is closed when collected too.
+
+        A log read with a ``tee`` (:func:`read_log`) first reads the rest of the file for the tee
+        when its events were not all read (a refusal stops the reader early).
+        """
         if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+            try:
+                if isinstance(self._lines, _Teed):
+                    self._lines.drain()
+            finally:
+                self._stream.close()
+                self._stream = None
 
     def __enter__(self) -> "SessionLog":
         return self
@@ -295,7 +357,7 @@ def _unknown_type_hint(etype: str) -> str:
 
 
 def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
-             max_version: int = LATEST_VERSION) -> SessionLog:
+             max_version: int = LATEST_VERSION, tee: LineTee | None = None) -> SessionLog:
     """Open one session log (``.jsonl`` or ``.jsonl.zstd``) and read its header.
 
     Args:
@@ -305,6 +367,10 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
             and a non-absolute ``cwd`` is accepted (v0 headers only). Event content is never relaxed.
         max_version: the newest format version to read (default: every released one, v4).
             ``max_version=0`` reproduces DSH 0.1.0-rc.8, which reads only v0.
+        tee: sees every decoded line as it is read (see :class:`LineTee`), the file's end or the
+            decoding error that stopped it; when the reader stops early (a refused header or
+            event) the rest of the file is read for the tee before the file is closed, so the
+            tee always sees the whole file, read once.
 
     Returns:
         A :class:`SessionLog`; iterate :meth:`SessionLog.events` once to read the events.
@@ -316,23 +382,29 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
     """
     name = os.fspath(path)
     stream = open_regular(name)  # closed by SessionLog; a FIFO or device is refused, never read
-    return read_stream(stream, name, lenient=lenient, max_version=max_version)
+    return read_stream(stream, name, lenient=lenient, max_version=max_version, tee=tee)
 
 
 def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
-                max_version: int = LATEST_VERSION) -> SessionLog:
+                max_version: int = LATEST_VERSION, tee: LineTee | None = None) -> SessionLog:
     """:func:`read_log` over an already open binary stream (``name`` is the path reported).
 
     The stream is read only as the events are iterated; a stream whose ``read`` blocks until the
     writer appends more makes :meth:`SessionLog.events` a live feed. The log closes the stream.
     """
     torn: list[TornTail] = []
+    lines: Iterator[Line] = iter_lines(stream, name, torn)
+    if tee is not None:
+        lines = _Teed(lines, tee, torn)
     try:
-        lines = iter_lines(stream, name, torn)
         first = next(lines, None)
         header, adaptations, meta_problem = parse_header(name, first, lenient=lenient, max_version=max_version)
-    except BaseException:
-        stream.close()
+    except BaseException as exc:
+        try:
+            if isinstance(lines, _Teed) and isinstance(exc, DshAuditError):
+                lines.drain()  # a refused header: the tee still sees the whole file
+        finally:
+            stream.close()
         raise
     log = SessionLog(path=name, header=header, lenient=lenient, adaptations=adaptations,
                      format_version=header.version, seed_length=header.seed_length,

@@ -4,7 +4,10 @@ Version history (``schema_version``):
 
 1. first version: ``tool``, ``passed``, ``policy``, ``counts``, ``sessions`` (per log: path,
    session id, capture, error, request count, capture verdicts, breaks, cache totals, findings)
-   and ``findings`` (every finding, captures no log explains included), ``notes``.
+   and ``findings`` (every finding, captures no log explains included), ``notes``; later, with
+   the version unchanged (a new key): each session's ``cost`` (the priced ledger's summary that
+   ``cache --json`` and check's Markdown show: what the session cost, with no cache, off-peak, and
+   what its breaks cost).
 
 A new optional key does not change the version; renaming or removing a key does.
 """
@@ -39,6 +42,12 @@ def _cache(check: Any) -> dict[str, Any] | None:
             "classifications": report.classification_counts}
 
 
+def _cost(check: Any) -> dict[str, Any] | None:
+    """The session's priced ledger summary, the object check's Markdown shows (None: not priced)."""
+    cost = getattr(check.cache, "cost", None) if check.cache is not None else None
+    return cost if isinstance(cost, dict) else None
+
+
 def session_summary(check: Any) -> dict[str, Any]:
     """The JSON object of one :class:`dsh_audit.gate.SessionCheck` (no message bodies)."""
     verdicts = Counter(row.verdict for row in check.captures if not row.pairing.retry)
@@ -52,6 +61,7 @@ def session_summary(check: Any) -> dict[str, Any]:
         "capture_verdicts": dict(sorted(verdicts.items())),
         "breaks": _breaks(check),
         "cache": _cache(check),
+        "cost": _cost(check),
         "findings": [f.to_json() for f in check.findings],
     }
 

@@ -31,7 +31,15 @@ from ._group import (
                      run_groups,
 )
 from ._related import Headers, find_parent, walk_family, with_ancestors
-from ._routes import ADAPTER_APIS, Route, RouteEvidence, request_provider, request_route, route_for
+from ._routes import (
+                     ADAPTER_APIS,
+                     Route,
+                     RouteEvidence,
+                     request_provider,
+                     request_route,
+                     route_for,
+                     window_conflicts,
+)
 from ._session import Bodies, EventLines, Session, open_foreign, open_session, route_renderer, routes_from
 
 __all__ = [
@@ -65,5 +73,6 @@ __all__ = [
     "routes_from",
     "run_groups",
     "walk_family",
+    "window_conflicts",
     "with_ancestors",
 ]

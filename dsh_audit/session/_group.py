@@ -19,8 +19,10 @@ from typing import Any, Generic, TypeVar
 from ..errors import DshAuditError, MalformedRecordError
 from ..log import SessionHeader, SessionLog, read_log
 from ..runner import SessionTaskError, iter_many
+from ..validate import Finding as ValidationFinding
+from ..validate import LineValidator
 from ._related import Headers, walk_family
-from ._session import Session, open_foreign, open_session, routes_from
+from ._session import Session, open_foreign, read_events, routes_from, validation, validator
 
 __all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
            "rounds", "run_groups"]
@@ -31,7 +33,8 @@ T = TypeVar("T")
 @dataclass
 class Failure:
     """A log that could not be read: its error, the warnings its reader gave, and its header when
-    that much was read (picklable)."""
+    that much was read (picklable). ``validation``: every validation rule's findings, from the
+    same read, when the log was opened with ``validate`` and any of it could be read."""
 
     path: str
     error: DshAuditError
@@ -39,6 +42,7 @@ class Failure:
     session_id: str | None = None
     header: SessionHeader | None = None
     format_version: int | None = None
+    validation: tuple[ValidationFinding, ...] | None = None
 
 
 @dataclass
@@ -65,15 +69,17 @@ class SessionGroup:
 
 
 def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4,
-                 foreign: bool = True, routes: str | None = None) -> Session | Failure:
+                 foreign: bool = True, routes: str | None = None, validate: bool = False) -> Session | Failure:
     """:func:`open_session` that never raises for the log: a log that cannot be read is a
-    :class:`Failure` that keeps the warnings its reader gave before the error."""
+    :class:`Failure` that keeps the warnings its reader gave before the error. With ``validate``,
+    every validation rule runs over the same read (``validation`` of the result)."""
     name = os.fspath(path)
+    checker = validator(name, lenient=lenient, max_version=max_version) if validate else None
     try:
-        opened: SessionLog | DshAuditError = read_log(name, lenient=lenient, max_version=max_version)
+        opened: SessionLog | DshAuditError = read_log(name, lenient=lenient, max_version=max_version, tee=checker)
     except DshAuditError as exc:
         opened = exc
-    found = _finish(name, opened, lenient=lenient, max_version=max_version, watch=frozenset(), foreign=foreign)
+    found = _finish(name, opened, lenient=lenient, watch=frozenset(), foreign=foreign, checker=checker)
     if isinstance(found, Session) and routes is not None:
         found.use_routes(routes_from(routes))
     return found
@@ -84,29 +90,39 @@ def _first_line(error: DshAuditError) -> bool:
     return isinstance(error, MalformedRecordError) and error.line == 1
 
 
-def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, max_version: int,
-            watch: frozenset[str], foreign: bool = True) -> Session | Failure:
+def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, watch: frozenset[str],
+            foreign: bool = True, checker: LineValidator | None = None) -> Session | Failure:
+    """The session of a log whose header was read (or the error that stopped it), and the findings
+    of ``checker``, which the log's read fed (its file is closed, so it has seen the whole file)."""
     try:
         if isinstance(opened, SessionLog):
-            return open_session(opened, watch=watch)
-        found = open_foreign(name, lenient=lenient) if foreign and _first_line(opened) else None
-        if found is None:
+            found = read_events(opened, watch=watch)
+        elif foreign and _first_line(opened) and (imported := open_foreign(name, lenient=lenient)) is not None:
+            found = imported
+        else:
             raise opened
+        found.validation = validation(checker)
         return found
     except DshAuditError as exc:
+        findings = validation(checker)
+        checked = None if findings is None else tuple(findings)
         if isinstance(opened, SessionLog):
             return Failure(name, exc.located(path=name), tuple(opened.warnings), opened.header.id, opened.header,
-                           opened.format_version)
-        return Failure(name, exc.located(path=name))
+                           opened.format_version, checked)
+        return Failure(name, exc.located(path=name), validation=checked)
 
 
 def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-               ancestors: bool = True, foreign: bool = True, routes: str | None = None) -> SessionGroup:
+               ancestors: bool = True, foreign: bool = True, routes: str | None = None,
+               validate: bool = False) -> SessionGroup:
     """Read ``paths`` (and, with ``ancestors``, the parent logs beside their children), each once.
 
     With ``foreign``, a file that is not a DSH log is read through the importers when one
     recognises it (Claude Code, Codex); without, it is the reader's :class:`Failure`. ``routes``
     is a route configuration file (``--routes``) every session takes (:meth:`Session.use_routes`).
+    With ``validate``, every validation rule runs over the lines of each given log's one read
+    (``validation`` of its :class:`Session` or :class:`Failure`: what
+    :func:`dsh_audit.validate.validate` finds, without reading the file again).
 
     Raises:
         UsageError: the route file cannot be used.
@@ -114,7 +130,9 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
     Never raises for a log: a log that cannot be read is a :class:`Failure` in ``given``.
     """
     given = [Path(p) for p in paths]
-    headers = Headers(lenient=lenient, max_version=max_version)
+    checkers = {os.fspath(p): validator(os.fspath(p), lenient=lenient, max_version=max_version)
+                for p in given} if validate else {}
+    headers = Headers(lenient=lenient, max_version=max_version, tees=checkers)
     try:
         every, ids = walk_family(given, ancestors=ancestors, headers=headers)
         watch: dict[str, set[str]] = {}
@@ -126,8 +144,9 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
         for path in every:
             if path not in read:
                 sid = ids[path][0]
-                read[path] = _finish(os.fspath(path), headers.take(path), lenient=lenient, max_version=max_version,
-                                     watch=frozenset(watch.get(sid or "", ())), foreign=foreign)
+                read[path] = _finish(os.fspath(path), headers.take(path), lenient=lenient,
+                                     watch=frozenset(watch.get(sid or "", ())), foreign=foreign,
+                                     checker=checkers.get(os.fspath(path)))
     finally:
         headers.close()
     extra = [s for p in every[len(given):] if isinstance(s := read[p], Session)]

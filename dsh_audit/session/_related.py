@@ -9,12 +9,12 @@ then by reading the headers of the neighbouring logs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import DshAuditError
-from ..log import SessionLog, discover, read_log
+from ..log import LineTee, SessionLog, discover, read_log
 
 __all__ = ["Headers", "find_parent", "walk_family", "with_ancestors"]
 
@@ -23,16 +23,18 @@ class Headers:
     """Reads each log's header once and keeps the log open, so its events can be read later
     without opening the file a second time (:meth:`take`); logs never taken are closed."""
 
-    def __init__(self, *, lenient: bool = True, max_version: int | None = None) -> None:
+    def __init__(self, *, lenient: bool = True, max_version: int | None = None,
+                 tees: Mapping[str, LineTee] | None = None) -> None:
         self.lenient = lenient
         self.options: dict[str, Any] = {} if max_version is None else {"max_version": max_version}
         self.opened: dict[str, SessionLog | DshAuditError] = {}
+        self.tees = tees or {}  # path -> what sees every line of that log (read_log's tee)
 
     def get(self, path: str | os.PathLike[str]) -> SessionLog | DshAuditError:
         name = os.fspath(path)
         if name not in self.opened:
             try:
-                self.opened[name] = read_log(name, lenient=self.lenient, **self.options)
+                self.opened[name] = read_log(name, lenient=self.lenient, tee=self.tees.get(name), **self.options)
             except DshAuditError as exc:
                 self.opened[name] = exc
         return self.opened[name]

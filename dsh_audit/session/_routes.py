@@ -6,10 +6,14 @@ it: an ``assistant/message`` whose ``source`` carries pi-ai's replay envelope
 (``replayState.response``: ``kind: "pi-ai"``, ``api``, ``provider``, ``model``) came through
 DSH's pi-ai adapter with that pi-ai API; a model message without one came through the native
 DeepSeek adapter. A route is decided, per provider id, from (in order) the caller's explicit
-choice, that evidence anywhere in the log, and DSH's own defaults (``deepseek-official`` is the
-native adapter's provider; pi-ai's catalog provider ``anthropic`` speaks ``anthropic-messages``).
-A provider none of these settles has no route, and its requests are reported ``unrendered`` with
-the reason, never rendered with a guess.
+choice, the route configuration (``--routes``), that evidence anywhere in the log, and DSH's own
+defaults (``deepseek-official`` is the native adapter's provider; pi-ai's catalog provider
+``anthropic`` speaks ``anthropic-messages``). When the log's evidence contradicts the route
+configuration or the catalog (an envelope with ``api: openai-completions`` on the ``anthropic``
+route), the log shows what DSH sent and the model facts at hand describe something else: the
+route is unknown, with both named, rather than rendered into a false ``different``. A provider
+none of these settles has no route, and its requests are reported ``unrendered`` with the reason,
+never rendered with a guess.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from typing import Any
 
 from ..log import Event
 
-__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "request_provider", "request_route", "route_for"]
+__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "request_provider", "request_route", "route_for",
+           "window_conflicts"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
 ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai"}
+_PI_ADAPTERS = frozenset(ADAPTER_APIS.values())
 #: Provider ids DSH's native DeepSeek adapter serves by default.
 _NATIVE = frozenset({"deepseek-official"})
 #: pi-ai catalog providers whose API is fixed by the catalog (pi-ai 0.82.1 ``providers/data``).
@@ -51,14 +57,46 @@ class Route:
 
 @dataclass
 class RouteEvidence:
-    """What the log says about each provider's adapter, collected during the session's one pass."""
+    """What the log says about each provider's adapter, collected during the session's one pass.
+
+    Besides the replay envelopes it keeps the context windows DSH logged (``request/context``
+    ``{provider, model, contextWindow}``, written from the model pi-ai resolved for the call) and,
+    for each title call, the latest context of the title's own route before it: replay gives a
+    title call no ``request/context`` (DSH logs none for it), yet pi-ai resolved its model the same
+    way, so the route's logged window is the one it used.
+    """
 
     #: provider id -> (api, seq of the first message that shows it)
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: (provider, model) -> {logged contextWindow: seq of the first request/context with it}
+    windows: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
+    #: title call seq -> the latest request/context of its route before it
+    title_contexts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _latest: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def on_event(self, event: Event) -> None:
-        if event.type != "assistant/message" or not isinstance(event.data, dict):
+        if not isinstance(event.data, dict):
             return
+        if event.type == "request/context":
+            self._on_context(event.seq, event.data)
+        elif event.type == "session/title-llm-request":
+            route = event.data.get("route")
+            key = _route_key(route) if isinstance(route, dict) else None
+            if key is not None and key in self._latest:
+                self.title_contexts[event.seq] = self._latest[key]
+        elif event.type == "assistant/message":
+            self._on_message(event)
+
+    def _on_context(self, seq: int, data: dict[str, Any]) -> None:
+        key = _route_key(data)
+        if key is None:
+            return
+        self._latest[key] = data
+        window = data.get("contextWindow")
+        if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+            self.windows.setdefault(key, {}).setdefault(window, seq)
+
+    def _on_message(self, event: Event) -> None:
         message = event.data.get("message")
         source = message.get("source") if isinstance(message, dict) else None
         if not isinstance(source, dict) or source.get("kind") != "model":
@@ -74,6 +112,47 @@ class RouteEvidence:
                 self.seen[provider] = (api, event.seq)
         elif state is None:
             self.seen[provider] = ("deepseek-chat-completions", event.seq)
+
+    def lend_context(self, request: Any) -> None:
+        """Give a title call the context of its route logged before it, as ``extra["routeContext"]``
+        (what the pi-ai renderers read when the request has no ``context`` of its own)."""
+        if getattr(request, "kind", None) != "title" or getattr(request, "context", None) is not None:
+            return
+        extra = getattr(request, "extra", None)
+        found = self.title_contexts.get(getattr(request, "first_chunk_seq", -1))
+        if isinstance(extra, dict) and found is not None and "routeContext" not in extra:
+            extra["routeContext"] = found
+
+
+def _route_key(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    provider, model = data.get("provider"), data.get("model")
+    return (provider, model) if isinstance(provider, str) and isinstance(model, str) else None
+
+
+def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], Any]) -> list[str]:
+    """One warning line per route/model whose logged context window differs from the route file's.
+
+    The logged window is the one DSH's pi-ai adapter resolved and used at the time; a route file is
+    the configuration as it is now. Requests that logged their window are rendered with it; the
+    conflict is reported (once per route/model of a session) so a stale or edited route file does
+    not pass unnoticed.
+
+    Args:
+        evidence: the session's :class:`RouteEvidence`.
+        models: (provider, model) -> model facts with ``context_window`` (``PiRoutes.models``).
+    """
+    out = []
+    for (provider, model), logged in evidence.windows.items():
+        declared = getattr(models.get((provider, model)), "context_window", None)
+        if not isinstance(declared, int):
+            continue
+        for window, seq in logged.items():
+            if window != declared:
+                out.append(f"route {provider}/{model}: the log records contextWindow {window} (request/context "
+                           f"at seq {seq}), the route file (--routes) says {declared}; requests that logged "
+                           "their window are rendered with the log's, the one DSH used")
+                break
+    return out
 
 
 def request_provider(request: Any) -> str | None:
@@ -115,17 +194,27 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
         return Route(provider, forced, None, f"--adapter {forced}")
     if provider is None:
         return Route(None, None, None, "the request names no provider (no request/header before it)")
-    if declared and provider in declared:
-        return _from_api(provider, declared[provider], "the route configuration (--routes)")
     found = evidence.seen.get(provider) if evidence is not None else None
+    is_declared = bool(declared) and provider in (declared or {})
+    configured = (declared or {})[provider] if is_declared else _CATALOG_APIS.get(provider)
     if found is not None:
         api, seq = found
         kind = "pi-ai's replay envelope" if api != "deepseek-chat-completions" else "a native DeepSeek message"
-        return _from_api(provider, api, f"{kind} at seq {seq}")
+        if configured is not None and configured != api:
+            # The log shows what DSH sent; the model facts at hand describe another API, so a body
+            # rendered either way would be a false 'different'.
+            source = "the route configuration (--routes)" if is_declared else "pi-ai's catalog"
+            return Route(provider, None, api, f"provider {provider!r}: {kind} at seq {seq} shows api {api!r} but "
+                         f"{source} says {configured!r}; pass --routes FILE with the route configuration DSH had, "
+                         "or --adapter")
+        if not is_declared:
+            return _from_api(provider, api, f"{kind} at seq {seq}")
+    if is_declared and configured is not None:
+        return _from_api(provider, configured, "the route configuration (--routes)")
+    if configured is not None:
+        return _from_api(provider, configured, "pi-ai's catalog")
     if provider in _NATIVE:
         return Route(provider, "deepseek", "deepseek-chat-completions", "DSH's default DeepSeek provider")
-    if provider in _CATALOG_APIS:
-        return _from_api(provider, _CATALOG_APIS[provider], "pi-ai's catalog")
     return Route(provider, None, None, f"provider {provider!r}: the log shows no message from its adapter; "
                  "pass --routes FILE (DSH's llm-pi-ai route configuration) or --adapter")
 
@@ -133,8 +222,13 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
 def request_route(request: Any, evidence: RouteEvidence | None = None, *, forced: str | None = None,
                   declared: Mapping[str, str] | None = None) -> Route:
     """:func:`route_for` the request's provider; a web-search call's body is logged whole and sent
-    as it is, whatever adapter the conversation uses."""
+    as it is, whatever adapter the conversation uses. A title call is lent its route's logged
+    context (:meth:`RouteEvidence.lend_context`) on the way, so the body rendered by the route
+    has the window DSH used."""
     if getattr(request, "kind", None) == "search":
         return Route(request_provider(request), forced or "deepseek", "web-search",
                      "a web-search call: its logged body is what was sent")
-    return route_for(request_provider(request), evidence, forced=forced, declared=declared)
+    route = route_for(request_provider(request), evidence, forced=forced, declared=declared)
+    if evidence is not None and route.adapter in _PI_ADAPTERS:
+        evidence.lend_context(request)
+    return route

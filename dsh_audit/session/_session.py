@@ -23,13 +23,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DshAuditError, MalformedRecordError, RenderError
+from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect, load_foreign
 from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
+from ..validate import Finding as ValidationFinding
+from ..validate import LineValidator
 from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_renderer, render
 from ._evidence import EvidenceCollector, LogEvidence
-from ._routes import Route, RouteEvidence, request_route
+from ._routes import Route, RouteEvidence, request_route, window_conflicts
 
 __all__ = ["Bodies", "Session", "open_foreign", "open_session", "route_renderer", "routes_from"]
 
@@ -151,6 +153,8 @@ class Session:
         title: the session's latest ``session/title`` (None when it has none).
         first_time, last_time: the log's earliest and latest own timestamps (the header's
             ``createdAt`` and event times), in seconds since the epoch; None when unknown.
+        validation: the findings of every validation rule (:func:`dsh_audit.validate.validate`'s,
+            identical), found in the same pass when the log was opened with ``validate``; else None.
     """
 
     path: str
@@ -171,6 +175,7 @@ class Session:
     title: str | None = None
     first_time: float | None = None
     last_time: float | None = None
+    validation: list[ValidationFinding] | None = field(default=None, repr=False)
 
     @property
     def id(self) -> str:
@@ -209,6 +214,8 @@ class Session:
         and its model facts render them."""
         self.config = routes
         self.bodies = Bodies(routes)
+        if routes is not None:  # the log's own window wins over the file's: say where they disagree
+            self.warnings.extend(window_conflicts(self.routes, routes.models))
 
     def route(self, request: Request, *, forced: str | None = None,
               declared: Mapping[str, str] | None = None) -> Route:
@@ -271,9 +278,21 @@ def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
                    evidence=LogEvidence(imported.session_id), warnings=list(imported.warnings), times_given=times)
 
 
+def validator(path: str, *, lenient: bool, max_version: int) -> LineValidator:
+    """The validation rules for the log at ``path``, to run in its one read (``read_log``'s ``tee``)."""
+    return LineValidator(path, lenient=lenient, max_version=max_version)
+
+
+def validation(checker: LineValidator | None) -> list[ValidationFinding] | None:
+    """The findings of ``checker`` once the read fed it the whole log; None without a checker, or
+    when no line could be read (the file could not be opened: :func:`dsh_audit.validate.validate`
+    raises that error)."""
+    return checker.finish() if checker is not None and checker.complete else None
+
+
 def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool = False,
                  max_version: int = _LATEST, watch: frozenset[str] = frozenset(),
-                 foreign: bool = True) -> Session:
+                 foreign: bool = True, validate: bool = False) -> Session:
     """Open one log and read it once: requests, evidence, times and usage together.
 
     Args:
@@ -283,9 +302,12 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
         max_version: the newest DSH format version to read.
         watch: child session ids whose first mention in this log dates their spawn.
         foreign: also try the Claude Code and Codex importers when the file is not a DSH log.
+        validate: also run every validation rule over the lines of the same read
+            (:attr:`Session.validation`); ``source`` must then be a path.
 
     Raises:
         DshAuditError: the log cannot be read, or DSH would refuse it (the reader's own error).
+        UsageError: ``validate`` with a :class:`SessionLog` (its lines are already being read).
 
     Example:
         >>> session = open_session("sample_logs/chat/session.jsonl")
@@ -293,16 +315,32 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
         ['title', 'loop', 'loop']
     """
     if isinstance(source, SessionLog):
-        log = source
-    else:
-        path = os.fspath(source)
-        try:
-            log = read_log(path, lenient=lenient, max_version=max_version)
-        except MalformedRecordError as exc:
-            found = open_foreign(path, lenient=lenient) if foreign and exc.line == 1 else None
-            if found is None:
-                raise
-            return found
+        if validate:
+            raise UsageError("open_session(validate=True) needs a path, not an opened log",
+                             hint="read_log(path, tee=LineValidator(path)) validates in the log's own read")
+        return read_events(source, watch=watch)
+    path = os.fspath(source)
+    checker = validator(path, lenient=lenient, max_version=max_version) if validate else None
+    try:
+        log = read_log(path, lenient=lenient, max_version=max_version, tee=checker)
+    except MalformedRecordError as exc:
+        found = open_foreign(path, lenient=lenient) if foreign and exc.line == 1 else None
+        if found is None:
+            raise
+        found.validation = validation(checker)
+        return found
+    session = read_events(log, watch=watch)
+    session.validation = validation(checker)
+    return session
+
+
+def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset()) -> Session:
+    """The :class:`Session` of a log whose header is read: its events, read once, then the log is
+    closed (so a ``tee`` it was read with has seen the whole file).
+
+    Raises:
+        DshAuditError: DSH would refuse the log (the reader's own error, located at the log).
+    """
     evidence = LogEvidence(log.header.id)
     collector = EvidenceCollector(evidence, watch)
     routes = RouteEvidence()
@@ -320,6 +358,8 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
         requests = list(iter_requests(log, result, observe=observe))
     except DshAuditError as exc:
         raise exc.located(path=log.path) from None
+    finally:
+        log.close()
     return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
                    lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
                    warnings=list(log.warnings), upgrades=log.upgrades, title=activity.title,

@@ -118,7 +118,9 @@ def _plan(draw: Any, o: _Options) -> _Plan:
         plan.retries[i] = plan.retries.get(i, 0) + 1
     plan.resumes = set(pick(o.resumes, list(range(2, len(steps) + 1))))
     for turn in plan.resumes:
-        if draw(st.booleans()):
+        # Not where the turn's first step changes the header too: two changes of one kind (the
+        # model toggled twice) would cancel, and the log would show no change at all.
+        if sum(steps[:turn - 1]) not in plan.changes and draw(st.booleans()):
             plan.resume_changes[turn] = draw(st.sampled_from(_change_kinds(o.tools)))
     plan.forks = set(pick(o.forks, list(range(1, len(steps) + 1))))
     return plan

@@ -3,7 +3,8 @@
 The reader (:func:`dsh_audit.load`) reproduces DSH's verdict and stops at the first refusal;
 :func:`validate` is what a DSH port or a history-rewriting plugin runs in its CI: it collects every
 violation, each tied to a rule of :data:`RULES` (``docs/rules.md``), with file, line, seq and a
-fix hint.
+fix hint. :class:`LineValidator` runs the same rules over lines another reader decodes (the
+reader's ``tee``), so a command that reads a log anyway validates it without a second read.
 
 Example:
     >>> from dsh_audit.validate import RULES, validate
@@ -13,7 +14,7 @@ Example:
 """
 
 from ._catalogue import LENIENT_RULES, RULES
-from ._engine import validate, validate_paths
+from ._engine import LineValidator, validate, validate_paths
 from ._model import SEVERITIES, Finding, Rule, Severity
 from ._report import format_summary, format_text
 from ._sink import select_rules
@@ -21,6 +22,7 @@ from ._sink import select_rules
 __all__ = [
     "Finding",
     "LENIENT_RULES",
+    "LineValidator",
     "RULES",
     "Rule",
     "SEVERITIES",

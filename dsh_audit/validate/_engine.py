@@ -9,19 +9,28 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UnreadableError
-from ..log import KNOWN_EVENT_TYPES, LATEST_VERSION, SessionLog, TornTail, known_types, open_regular
+from ..log import (
+    KNOWN_EVENT_TYPES,
+    LATEST_VERSION,
+    Line,
+    SessionLog,
+    TornTail,
+    iter_lines,
+    known_types,
+    open_regular,
+)
 from ._admit import Admitter
 from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
 from ._model import Finding
 from ._sink import Sink, select_rules
-from ._source import Fatal, RawEvent, open_lines, scan_events
+from ._source import EventScan, Fatal, RawEvent, open_lines, scan_events, unreadable
 from ._trace import Trace
 
 if TYPE_CHECKING:
     from ..runner import TaskResult
 
-__all__ = ["validate", "validate_paths"]
+__all__ = ["LineValidator", "validate", "validate_paths"]
 
 T = TypeVar("T")
 
@@ -40,31 +49,126 @@ def _lineage_header(header: HeaderInfo, sink: Sink) -> None:
                  f"(parentSession {parent!r}, delegationDepth {depth!r})", line=1)
 
 
-def _check_file(path: str, sink: Sink, *, lenient: bool, max_version: int) -> HeaderInfo | None:
+class LineValidator:
+    """Every rule of :data:`RULES` over one log's decoded lines, pushed one at a time.
+
+    The push form of :func:`validate`, for a reader that decodes the log anyway
+    (:func:`dsh_audit.log.read_log`'s ``tee``): :meth:`feed` every line ``iter_lines`` yields,
+    then :meth:`end` with its torn tails, or :meth:`fail` with the error that stopped it; then
+    :meth:`finish` gives exactly the findings :func:`validate` gives for the file. Nothing is
+    held beyond what the rules keep, so memory stays bounded as in :func:`validate`.
+
+    Example:
+        >>> from dsh_audit.log import read_log
+        >>> checker = LineValidator("sample_logs/chat/session.jsonl")  # doctest: +SKIP
+        >>> log = read_log(checker.path, tee=checker)  # doctest: +SKIP
+        >>> _ = list(log.events()); checker.finish()  # doctest: +SKIP
+        []
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, rules: Iterable[str] | None = None,
+                 ignore: Iterable[str] | None = None, lenient: bool = False,
+                 max_version: int = LATEST_VERSION) -> None:
+        self.path = os.fspath(path)
+        self.lenient, self.max_version = lenient, max_version
+        self.sink = Sink(self.path, select_rules(rules, ignore))
+        #: the checked header (None before the first line, or when the log cannot be read at all)
+        self.header: HeaderInfo | None = None
+        self._scan = EventScan(self.sink)
+        self._admitter: Admitter | None = None
+        self._trace: Trace | None = None
+        self._compaction = CompactionCheck(self.sink)
+        self._fatal = False  # the log can be read no further; the finding is recorded
+        self._ended = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every finding is known: the end of the file was reached, or a fatal problem."""
+        return self._ended or self._fatal
+
+    def feed(self, line: Line) -> bool:
+        """Check one line; False once the rest of the file is not needed (a fatal problem)."""
+        if self.complete:
+            return False
+        try:
+            if self._trace is None:
+                self._start(line)
+            else:
+                for raw in self._scan.feed(line):
+                    self._event(raw)
+        except Fatal:
+            self._fatal = True
+            self.header = None
+        return not self._fatal
+
+    def fail(self, error: UnreadableError) -> None:
+        """The decoder stopped with ``error`` (corrupt zstd data, a decompression bomb): DSH101."""
+        if not self.complete:
+            unreadable(self.sink, error)
+            self._fatal = True
+            self.header = None
+
+    def end(self, torn: Sequence[TornTail] = ()) -> None:
+        """The end of the file; ``torn`` is what a crash left incomplete (from ``iter_lines``)."""
+        if self.complete:
+            return
+        try:
+            if self._trace is None:
+                self._start(None)
+            self._scan.end(torn)
+            assert self._trace is not None
+            self._trace.finish()
+            self._compaction.finish()
+            self._ended = True
+        except Fatal:
+            self._fatal = True
+            self.header = None
+
+    def finish(self) -> list[Finding]:
+        """The findings in file order, as :func:`validate` returns them.
+
+        Raises:
+            RuntimeError: the file was not read to its end (a caller's bug, not the log's).
+        """
+        if not self.complete:
+            raise RuntimeError(f"{self.path}: validation ended before the end of the log")
+        return _order(self.sink.findings)
+
+    def _start(self, line: Line | None) -> None:
+        header = check_header(line, self.sink, lenient=self.lenient, max_version=self.max_version)
+        _lineage_header(header, self.sink)
+        self._admitter = Admitter(self.sink, session_id=header.session_id, version=header.version,
+                                  known=known_types(header.version, KNOWN_EVENT_TYPES))
+        self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length)
+        self.header = header
+
+    def _event(self, raw: RawEvent) -> None:
+        admitter, trace, compaction = self._admitter, self._trace, self._compaction
+        assert admitter is not None and trace is not None
+        event = admitter.admit(raw)
+        if event is not None:
+            trace.surface_ok = admitter.surface_ok
+            trace.apply(event)
+            compaction.apply(event, admitter.replacement, surface_ok=admitter.surface_ok)
+        else:
+            trace.refused(raw.value)
+            compaction.refused()
+
+
+def _check_file(path: str, checker: LineValidator) -> HeaderInfo | None:
+    """Run ``checker`` over the file at ``path``: the header, or None when the log is unreadable."""
     torn: list[TornTail] = []
     with _open(path) as stream:
+        lines = iter_lines(stream, path, torn)
         try:
-            lines = open_lines(stream, sink, torn)
-            header = check_header(next(lines, None), sink, lenient=lenient, max_version=max_version)
-            _lineage_header(header, sink)
-            admitter = Admitter(sink, session_id=header.session_id, version=header.version,
-                                known=known_types(header.version, KNOWN_EVENT_TYPES))
-            trace = Trace(sink, version=header.version, seed_length=header.seed_length)
-            compaction = CompactionCheck(sink)
-            for raw in scan_events(lines, sink, torn):
-                event = admitter.admit(raw)
-                if event is not None:
-                    trace.surface_ok = admitter.surface_ok
-                    trace.apply(event)
-                    compaction.apply(event, admitter.replacement, surface_ok=admitter.surface_ok)
-                else:
-                    trace.refused(raw.value)
-                    compaction.refused()
-            trace.finish()
-            compaction.finish()
-            return header
-        except Fatal:
-            return None
+            for line in lines:
+                if not checker.feed(line):
+                    break
+            else:
+                checker.end(torn)
+        except UnreadableError as exc:
+            checker.fail(exc)
+    return checker.header
 
 
 def _order(findings: list[Finding]) -> list[Finding]:
@@ -101,9 +205,9 @@ def validate(path_or_log: str | os.PathLike[str] | SessionLog, *, rules: Iterabl
         []
     """
     path = path_or_log.path if isinstance(path_or_log, SessionLog) else os.fspath(path_or_log)
-    sink = Sink(path, select_rules(rules, ignore))
-    _check_file(path, sink, lenient=lenient, max_version=max_version)
-    return _order(sink.findings)
+    checker = LineValidator(path, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version)
+    _check_file(path, checker)
+    return checker.finish()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +220,16 @@ class _Checked:
     seed_length: int | None = None
 
 
-def _check_task(path: str, *, selected: frozenset[str], lenient: bool, max_version: int) -> _Checked:
+def _check_task(path: str, *, rules: tuple[str, ...] | None, ignore: tuple[str, ...] | None, lenient: bool,
+                max_version: int) -> _Checked:
     """Validate one log (a top-level function, so that worker processes can run it)."""
-    sink = Sink(path, selected)
-    header = _check_file(path, sink, lenient=lenient, max_version=max_version)
+    checker = LineValidator(path, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version)
+    header = _check_file(path, checker)
+    findings = tuple(checker.finish())
     if header is None:
-        return _Checked(tuple(_order(sink.findings)))
+        return _Checked(findings)
     parent = header.raw.get("parentSession")
-    return _Checked(tuple(_order(sink.findings)), header.session_id,
+    return _Checked(findings, header.session_id,
                     parent if isinstance(parent, str) else None, header.seed_length)
 
 
@@ -170,9 +276,10 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
     """
     from ..runner import iter_many  # late import: the runner is only needed for many logs
 
+    rules, ignore = (None if rules is None else tuple(rules)), (None if ignore is None else tuple(ignore))
     selected = select_rules(rules, ignore)
     given = [os.fspath(item) for item in paths]
-    task = partial(_check_task, selected=selected, lenient=lenient, max_version=max_version)
+    task = partial(_check_task, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version)
     findings: list[Finding] = []
     headers: dict[str, tuple[str, _Checked]] = {}
     for path, checked in zip(given, _values(iter_many(given, task, jobs=jobs, engine=engine,

@@ -9,7 +9,7 @@ rules; the end of the file turns the first problem into one DSH106 warning and d
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -17,7 +17,7 @@ from ..errors import UnreadableError
 from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_json
 from ._sink import Sink
 
-__all__ = ["Fatal", "RawEvent", "open_lines", "scan_events"]
+__all__ = ["EventScan", "Fatal", "RawEvent", "open_lines", "scan_events", "unreadable"]
 
 
 class Fatal(Exception):
@@ -40,6 +40,11 @@ class _Issue:
     seq: int
 
 
+def unreadable(sink: Sink, error: UnreadableError) -> None:
+    """Record a fatal decoding error of ``iter_lines`` (corrupt zstd, a bomb) as one DSH101 finding."""
+    sink.add("DSH101", error.message, line=error.line)
+
+
 def open_lines(stream: BinaryIO, sink: Sink, torn: list[TornTail]) -> Iterator[Line]:
     """``iter_lines`` with its fatal decoding errors turned into one DSH101 finding."""
     lines = iter_lines(stream, sink.path, torn)
@@ -49,7 +54,7 @@ def open_lines(stream: BinaryIO, sink: Sink, torn: list[TornTail]) -> Iterator[L
         except StopIteration:
             return
         except UnreadableError as exc:
-            sink.add("DSH101", exc.message, line=exc.line)
+            unreadable(sink, exc)
             raise Fatal from None
         yield line
 
@@ -58,51 +63,74 @@ def _closes_turn(decoded: list[Any]) -> bool:
     return any(isinstance(e, dict) and e.get("type") == "turn/end" for e in decoded)
 
 
-def scan_events(lines: Iterator[Line], sink: Sink, torn: list[TornTail]) -> Iterator[RawEvent]:
-    """Yield every event DSH would read after the header, recording DSH1xx findings in ``sink``."""
-    expected = 0
-    held: list[_Issue | RawEvent] = []  # since the first unresolved problem
-    dropped = 0
+class EventScan:
+    """The events DSH would read after the header, one line pushed at a time, recording DSH1xx
+    findings in ``sink``: :meth:`feed` each line after the header, then :meth:`end` once."""
 
-    def release() -> Iterator[RawEvent]:
-        for item in held:
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.expected = 0
+        self.held: list[_Issue | RawEvent] = []  # since the first unresolved problem
+        self.dropped = 0
+
+    def _release(self) -> Iterator[RawEvent]:
+        for item in self.held:
             if isinstance(item, _Issue):
-                sink.add(item.rule, item.message, line=item.line, seq=item.seq)
+                self.sink.add(item.rule, item.message, line=item.line, seq=item.seq)
             else:
                 yield item
-        held.clear()
+        self.held.clear()
 
-    for line in lines:
+    def feed(self, line: Line) -> Iterator[RawEvent]:
+        """The events of one line that the event rules may check now (held ones come later).
+
+        Raises:
+            Fatal: the line is not UTF-8 (the finding is recorded).
+        """
+        held = self.held
         try:
             decoded: list[Any] = decode_record(parse_json(line.raw))
         except UnicodeDecodeError as exc:
-            sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
+            self.sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
             raise Fatal from None
         except RowError as exc:
-            held.append(_Issue("DSH105", str(exc), line.number, expected))
-            dropped += 1
-            continue
+            held.append(_Issue("DSH105", str(exc), line.number, self.expected))
+            self.dropped += 1
+            return
         except ValueError:
             blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)"
-            held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, expected))
-            dropped += line.count  # a run of blank lines is one Line
-            continue
+            held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, self.expected))
+            self.dropped += line.count  # a run of blank lines is one Line
+            return
         for value in decoded:
-            items, expected = _sequenced(value, line.number, expected)
+            items, self.expected = _sequenced(value, line.number, self.expected)
             if held or isinstance(items[0], _Issue):
                 held.extend(items)
-                dropped += 1
+                self.dropped += 1
             else:
                 yield from items  # type: ignore[misc]
         if held and _closes_turn(decoded):
-            yield from release()
-    if held:
-        first = next(i for i in held if isinstance(i, _Issue))
-        sink.add("DSH106", f"{first.message} ({first.rule}); no turn/end follows, so DSH treats it as a "
-                 f"crash-damaged tail: {dropped} record(s) from here on are ignored",
-                 line=first.line, seq=first.seq)
-    for tail in torn:
-        sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)")
+            yield from self._release()
+
+    def end(self, torn: Sequence[TornTail]) -> None:
+        """The end of the file: a problem no turn/end followed is a dropped tail (DSH106); what a
+        crash left incomplete (``torn``, filled by ``iter_lines``) is DSH103."""
+        if self.held:
+            first = next(i for i in self.held if isinstance(i, _Issue))
+            self.sink.add("DSH106", f"{first.message} ({first.rule}); no turn/end follows, so DSH treats it as a "
+                          f"crash-damaged tail: {self.dropped} record(s) from here on are ignored",
+                          line=first.line, seq=first.seq)
+        for tail in torn:
+            self.sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)")
+
+
+def scan_events(lines: Iterator[Line], sink: Sink, torn: list[TornTail]) -> Iterator[RawEvent]:
+    """Yield every event DSH would read after the header, recording DSH1xx findings in ``sink``
+    (:class:`EventScan` over an iterator of lines)."""
+    scan = EventScan(sink)
+    for line in lines:
+        yield from scan.feed(line)
+    scan.end(torn)
 
 
 def _sequenced(value: Any, line: int, expected: int) -> tuple[list[_Issue | RawEvent], int]:

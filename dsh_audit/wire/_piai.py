@@ -21,8 +21,9 @@ Steps shared by both wire formats, in the order DSH and pi-ai apply them:
    max(1, contextWindow - estimate - 4096))`` where ``estimate`` is pi-ai's character-count
    estimator (chars / 4, rounded up per message, plus system prompt and tools). DSH's
    historical messages carry zero usage, so the estimate is always the character count.
-   ``contextWindow`` is the resolved model's: the route file's when given, else the one DSH
-   logged in ``request/context`` for this route and model, else pi-ai's catalog.
+   ``contextWindow`` is the one DSH logged in ``request/context`` for this route and model (what
+   pi-ai resolved at the time; a title call takes its route's latest), else the route file's,
+   else pi-ai's catalog.
 4. **transformMessages**: thinking of another model becomes text, redacted thinking of another
    model is dropped, tool-call ids are normalised per API, errored/aborted assistant turns are
    skipped and orphaned tool calls get a synthetic ``"No result provided"`` error result.

@@ -152,9 +152,16 @@ def _logged_window(request: Any, model: PiModel) -> PiModel:
     pi-ai resolved for the call (``llm-pi-ai/src/adapter.ts``: ``contextWindow:
     resolvedModel.contextWindow``), so a route that overrides a catalog model's window (a 16000-token
     route) is visible in the log even without the route configuration. Only a context that names
-    the same route and model counts; facts the caller passes (``--routes``) are not overridden.
+    the same route and model counts. It wins over a route file (``--routes``): the logged value is
+    what DSH used at the time, the route file is the configuration as it is now (the session
+    reports a conflict, :func:`dsh_audit.session.window_conflicts`). A title call logs no context
+    of its own; the latest one of its route before it is lent to it (``extra["routeContext"]``,
+    :meth:`dsh_audit.session.RouteEvidence.lend_context`).
     """
     context = getattr(request, "context", None)
+    if context is None:
+        extra = getattr(request, "extra", None)
+        context = extra.get("routeContext") if isinstance(extra, Mapping) else None
     if not isinstance(context, Mapping):
         return model
     window = context.get("contextWindow")
@@ -163,7 +170,6 @@ def _logged_window(request: Any, model: PiModel) -> PiModel:
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or window == model.context_window:
         return model
     return replace(model, context_window=window)
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,9 +205,7 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
         config = {"provider": logged.get("provider") or config.get("provider"),
                   "model": logged.get("model") or config.get("model"),
                   **({"maxTokens": logged["maxTokens"]} if logged.get("maxTokens") is not None else {})}
-    model = resolve_model(config.get("provider"), config.get("model"), models)
-    if (model.provider, model.id) not in (models or {}):
-        model = _logged_window(request, model)
+    model = _logged_window(request, resolve_model(config.get("provider"), config.get("model"), models))
     if config.get("stop") is not None:
         raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION")
     effort = config.get("reasoningEffort") or profile_reasoning

@@ -1,0 +1,297 @@
+"""One set of CLI conventions on every command (issue 14): `-` is stdout for every report FILE and
+nothing else goes there then; a bare `--json` prints JSON on stdout; with no PATH the sessions root
+($DSH_HOME/sessions) is read; `--since/--until` read the logs' own timestamps with one parser; exit
+codes as README.md says. And issue 13's leftovers: check's JSON carries the cost its Markdown shows,
+`stats` lists each top session's cost, `dsh_audit.fleet` exports `CostRow`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from dsh_audit.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+CHAT = SAMPLES / "chat" / "session.jsonl"
+LIVE = ROOT.parent / "shared" / "corpus" / "live"
+needs_corpus = pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is absent")
+
+# Every option that writes a machine format to a FILE, by command.
+FILE_OUTPUTS = {"check": ["--junit", "--sarif", "--json-report", "--markdown"], "validate": ["--sarif"],
+                "report": ["--output"], "redact": ["--output"]}
+# The commands that read sessions and default to $DSH_HOME/sessions with no PATH.
+DEFAULT_ROOT = ["breaks", "cache", "check", "index", "report", "requests", "sessions", "usage", "validate"]
+TIMED = ["breaks", "cache", "index", "requests", "sessions", "usage", "validate"]
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False, standalone_mode=False)
+    return result.return_value, result.stdout, result.stderr
+
+
+def _main(monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, str]:
+    """The console entry point (usage errors become exit 2 and one `error:` or `Error:` line)."""
+    import sys
+
+    from dsh_audit.cli._common import run_guarded
+
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    code = run_guarded(cli)
+    out = capsysbinary.readouterr()
+    return code, out.out, out.err.decode()
+
+
+def _command(name: str) -> click.Command:
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None
+    return command
+
+
+def _options(name: str) -> dict[str, click.Option]:
+    return {opt: p for p in _command(name).params if isinstance(p, click.Option) for opt in p.opts}
+
+
+# -- help: the conventions are written down on every command -------------------------------------
+
+def test_every_json_flag_prints_json_and_every_file_output_says_dash_is_stdout() -> None:
+    commands = cli.list_commands(click.Context(cli))
+    assert len(commands) == 16
+    for name in commands:
+        options = _options(name)
+        if "--json" in options:
+            option = options["--json"]
+            if name == "check":  # the older spelling of --json-report FILE
+                assert option.opts == ["--json-report", "--json"] and not option.is_flag
+            else:
+                assert option.is_flag and "JSON" in (option.help or ""), name  # a flag: JSON on stdout
+        for flag in FILE_OUTPUTS.get(name, []):
+            assert "'-' writes it to stdout (and nothing else goes there)" in (options[flag].help or ""), (name, flag)
+    for name in DEFAULT_ROOT:
+        argument = next(p for p in _command(name).params if isinstance(p, click.Argument))
+        assert (argument.name, argument.required, argument.nargs) == ("paths", False, -1), name
+    for name in TIMED:
+        options = _options(name)
+        assert options["--since"].help is not None and "--until" in options, name
+        assert "own timestamps" in options["--since"].help or name == "usage", name
+
+
+def test_docs_cli_md_documents_the_conventions() -> None:
+    text = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert text.count("'-' writes it to stdout (and nothing else goes there)") == 7
+    assert "--json-report, --json FILE" in text
+
+
+# -- `-` is stdout -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--json-report", "--json"])
+def test_check_json_report_to_stdout_is_the_report_alone(flag: str, tmp_path: Path) -> None:
+    code, out, err = _run("check", str(CHAT), flag, "-")
+    report = json.loads(out)  # stdout holds the report and nothing else
+    assert (code, report["passed"], report["counts"]["sessions"], report["counts"]["requests"]) == (0, True, 1, 3)
+    written = tmp_path / "report.json"
+    assert _run("check", str(CHAT), flag, str(written))[0] == 0
+    saved = json.loads(written.read_text(encoding="utf-8"))
+    assert [s["path"] for s in saved["sessions"]] == [s["path"] for s in report["sessions"]] == [str(CHAT)]
+
+
+@pytest.mark.parametrize(("flag", "start"), [("--sarif", '{\n  "$schema"'), ("--junit", "<?xml"),
+                                              ("--markdown", "## dsh-audit check")])
+def test_check_other_reports_to_stdout(flag: str, start: str) -> None:
+    code, out, err = _run("check", str(CHAT), flag, "-")
+    assert code == 0 and out.startswith(start), out[:80]
+    assert "PASSED" not in out and "dsh-audit check\n" not in out  # no table, no status line
+
+
+def test_two_outputs_cannot_share_stdout(monkeypatch: pytest.MonkeyPatch,
+                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    code, out, err = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json", "-", "--sarif", "-")
+    assert (code, out) == (2, b"")
+    assert err == ("error: <input>: only one output can go to stdout, not --sarif -, --json-report - "
+                   "(hint: give the others a FILE name)\n")
+    code, out, err = _main(monkeypatch, capsysbinary, "validate", str(CHAT), "--json", "--sarif", "-")
+    assert (code, out) == (2, b"")
+    assert err == ("error: <input>: only one output can go to stdout, not --json and --sarif - "
+                   "(hint: give --sarif a FILE name, or leave out --json)\n")
+
+
+def test_validate_sarif_to_stdout_is_the_sarif_alone() -> None:
+    code, out, err = _run("validate", str(CHAT), "--sarif", "-")
+    sarif = json.loads(out)
+    assert (code, sarif["version"], sarif["runs"][0]["results"]) == (0, "2.1.0", [])
+    assert err == "0 error(s), 0 warning(s), 0 info in 1 file(s)\n"
+
+
+def test_report_to_stdout_is_the_page_alone() -> None:
+    code, out, err = _run("report", str(CHAT), "-o", "-")
+    assert code == 0 and out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
+    assert err == "wrote stdout: 1 log(s), 3 request(s), check passed\n"
+    assert not Path("-").exists()
+
+
+def test_redact_to_stdout_is_the_log_alone(tmp_path: Path) -> None:
+    code, out, err = _run("redact", str(CHAT), "-o", "-", "--salt", "s")
+    assert code == 0 and out.startswith('{"type":"session"')
+    assert out.count("\n") == CHAT.read_text(encoding="utf-8").count("\n")
+    assert "note: no manifest is kept with -o -" in err and err.endswith(": unchanged\n")
+    copy = tmp_path / "session.jsonl"
+    assert _run("redact", str(CHAT), "-o", str(copy), "--salt", "s")[0] == 0
+    assert copy.read_text(encoding="utf-8") == out  # the same salt: the same bytes
+
+
+# -- $DSH_HOME: the default of every command that reads sessions ----------------------------------
+
+@pytest.mark.parametrize("command", DEFAULT_ROOT)
+def test_no_path_and_no_sessions_root_is_one_line_naming_dsh_home_and_path(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _main(monkeypatch, capsysbinary, command)
+    assert (code, out) == (2, b"")
+    assert err == (f"error: {tmp_path / 'sessions'}: no PATH given and no sessions folder at $DSH_HOME/sessions "
+                   "(hint: pass PATH (a log, a session folder or a sessions root), or set DSH_HOME to the DSH "
+                   "home that holds sessions/)\n")
+
+
+@pytest.mark.parametrize("command", ["validate", "check", "report"])
+def test_validate_check_and_report_read_dsh_home(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(SAMPLES / "sessions", home / "sessions")
+    monkeypatch.chdir(tmp_path)
+    given = _run(command, str(home / "sessions"), *(["-o", str(tmp_path / "a.html")] if command == "report" else []))
+    default = _run(command, *(["-o", str(tmp_path / "b.html")] if command == "report" else []),
+                   env={"DSH_HOME": str(home)})
+    assert default[0] == given[0] == 0
+    if command == "report":
+        assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
+    elif command == "validate":  # no finding: the summary on stderr
+        assert default[1:] == given[1:] == ("", "0 error(s), 0 warning(s), 0 info in 8 file(s)\n")
+    else:
+        assert default[1] == given[1] and given[1]
+
+
+# -- --since / --until: one parser, the logs' own timestamps ------------------------------------
+
+@pytest.mark.parametrize("command", TIMED)
+@pytest.mark.parametrize(("option", "value"), [("--since", "yesterday"), ("--until", "9999-12-31"),
+                                               ("--since", "2026-13-01"), ("--until", "last week")])
+def test_a_bad_time_is_a_usage_error(command: str, option: str, value: str, monkeypatch: pytest.MonkeyPatch,
+                                     capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    code, out, err = _main(monkeypatch, capsysbinary, command, str(CHAT), option, value)
+    assert (code, out) == (2, b"")
+    assert "Traceback" not in err
+    assert err.endswith(f"Error: Invalid value for '{option}': cannot read {option} '{value}' (give a date "
+                        "(2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC "
+                        "when none) or an age such as 90s, 30m, 12h, 7d or 2w)\n")
+
+
+@pytest.mark.parametrize("command", ["breaks", "requests", "sessions", "validate", "cache"])
+def test_since_and_until_select_by_the_logs_timestamps(command: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "chat" / "session.jsonl"  # 2027-01-15T08:00:00Z in the log; the copy's mtime is now
+    log.parent.mkdir()
+    shutil.copy(CHAT, log)
+    monkeypatch.chdir(tmp_path)
+    everything = _run(command, "--json", str(log))
+    for args in (["--since", "0001-01-01"], ["--since", "2027-01-15T08:00:00Z"], ["--until", "2027-01-15"],
+                 ["--since", "2027-01-15T09:00:00+01:00", "--until", "2027-01-16"]):
+        assert _run(command, "--json", str(log), *args)[:2] == everything[:2], args
+    for args, window in ((["--since", "2027-01-16"], "--since 2027-01-16T00:00:00Z"),
+                         (["--until", "2027-01-14"], "--until 2027-01-15T00:00:00Z"),
+                         (["--since", "2027-01-15T08:00:01Z"], "--since 2027-01-15T08:00:01Z")):
+        code, out, err = _run(command, "--json", str(log), *args)
+        assert (code, out) == (0, ""), args
+        if window is not None:
+            assert (f"note: {window}: 1 of 1 log(s) with no activity in that window (by the logs' own "
+                    "timestamps) left out\n") in err
+
+
+def test_usage_since_and_until_share_the_parser() -> None:
+    whole = json.loads(_run("usage", "--json", str(CHAT))[1])
+    assert whole["total"]["requests"] == 3
+    assert json.loads(_run("usage", "--json", str(CHAT), "--since", "7d")[1])["total"]["requests"] == 3  # 2027
+    assert json.loads(_run("usage", "--json", str(CHAT), "--until", "2027-01-14")[1])["total"]["requests"] == 0
+    assert json.loads(_run("usage", "--json", str(CHAT), "--until", "2027-01-15")[1]) == whole
+
+
+# -- exit codes as README.md says ---------------------------------------------------------------
+
+def test_readme_exit_codes_name_every_command() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Exit codes"):text.index("## Fidelity")]
+    for name in cli.list_commands(click.Context(cli)):
+        assert f"`{name}`" in section, name
+
+
+@needs_corpus
+def test_breaks_exits_1_only_for_an_unexplained_break() -> None:
+    resume = str(LIVE / "d-resume" / "session-logs")  # one break, explained (resume)
+    assert _run("breaks", resume)[0] == 0
+    assert _run("breaks", resume, "--fail-on", "any")[0] == 1
+    assert _run("breaks", resume, "--fail-on", "never")[0] == 0
+    cache = _run("cache", resume)
+    assert cache[0] == 0
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["requests", str(CHAT)], 0), (["sessions", str(CHAT)], 0), (["usage", str(CHAT)], 0),
+    (["cache", str(CHAT)], 0), (["breaks", str(CHAT)], 0), (["explain", str(CHAT), "1"], 0),
+    (["validate", str(CHAT)], 0), (["show", str(CHAT), "-1"], 0),
+    (["requests", str(CHAT), "--bogus"], 2), (["explain", str(CHAT), "9"], 2),
+])
+def test_describing_commands_exit_0_and_bad_usage_2(args: list[str], code: int, monkeypatch: pytest.MonkeyPatch,
+                                                    capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert _main(monkeypatch, capsysbinary, *args)[0] == code
+
+
+# -- issue 13: cost in check's JSON, stats' top sessions, CostRow ----------------------------------
+
+def test_check_json_cost_is_the_markdowns(tmp_path: Path) -> None:
+    code, out, _ = _run("check", str(SAMPLES / "sessions"), "--json-report", "-")
+    report = json.loads(out)
+    markdown = _run("check", str(SAMPLES / "sessions"), "--markdown", "-")[1]
+    assert code == 0 and report["sessions"]
+    for session in report["sessions"]:
+        cost: dict[str, Any] = session["cost"]
+        total, breaks = cost["cost_usd"]["total"], cost["break_cost_usd"]
+        shown = f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else "")
+        assert f"| {shown} |" in markdown, session["path"]
+        assert set(cost) >= {"requests", "tokens", "cost_usd", "no_cache_cost_usd", "off_peak_cost_usd",
+                             "break_cost_usd", "unpriced"}
+
+
+def test_report_schema_describes_the_cost() -> None:
+    schema = json.loads((ROOT / "docs" / "report-schema.json").read_text(encoding="utf-8"))
+    cost = schema["$defs"]["session"]["properties"]["cost"]
+    assert cost["oneOf"][0] == {"type": "null"}
+    assert cost["oneOf"][1]["required"] == ["requests", "tokens", "cost_usd", "no_cache_cost_usd",
+                                            "off_peak_cost_usd", "break_cost_usd", "unpriced"]
+
+
+def test_stats_top_sessions_show_cost(tmp_path: Path) -> None:
+    db = str(tmp_path / "audit.sqlite")
+    assert _run("index", str(SAMPLES / "sessions"), str(CHAT), "--db", db)[0] == 0
+    stats = json.loads(_run("stats", "--db", db, "--json")[1])
+    cache = {str(Path(r["path"]).resolve()): r["cost"] for r in
+             map(json.loads, _run("cache", "--json", str(SAMPLES / "sessions"), str(CHAT))[1].splitlines())}
+    assert len(stats["top_sessions"]) == len(cache) > 2
+    for row in stats["top_sessions"]:
+        assert row["cost_usd"] == cache[row["path"]]["cost_usd"]["total"], row["path"]
+        assert row["break_cost_usd"] == cache[row["path"]]["break_cost_usd"], row["path"]
+    table = _run("stats", "--db", db, env={"COLUMNS": "250"})[1]
+    assert "breaks $" in table and f"${stats['top_sessions'][0]['cost_usd']:.4f}" in table
+
+
+def test_fleet_exports_cost_row() -> None:
+    import dsh_audit.fleet as fleet
+
+    assert "CostRow" in fleet.__all__ and fleet.CostRow.__module__ == "dsh_audit.fleet._audit"
+    assert fleet.SessionRecord.__dataclass_fields__["costs"].type == "tuple[CostRow, ...]"
