@@ -38,7 +38,7 @@ def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
 
 
 def _main(monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, str]:
-    """The console entry point (usage errors become exit 2 and one `error:` or `Error:` line)."""
+    """The console entry point (usage errors become exit 2 and one `error:` line)."""
     import sys
 
     from dsh_audit.cli._common import run_guarded
@@ -188,9 +188,9 @@ def test_a_bad_time_is_a_usage_error(command: str, option: str, value: str, monk
     code, out, err = _main(monkeypatch, capsysbinary, command, str(CHAT), option, value)
     assert (code, out) == (2, b"")
     assert "Traceback" not in err
-    assert err.endswith(f"Error: Invalid value for '{option}': cannot read {option} '{value}' (give a date "
-                        "(2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC "
-                        "when none) or an age such as 90s, 30m, 12h, 7d or 2w)\n")
+    assert err == (f"error: Invalid value for '{option}': cannot read {option} '{value}' (give a date "
+                   "(2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC "
+                   f"when none) or an age such as 90s, 30m, 12h, 7d or 2w) (hint: see `dsh-audit {command} --help`)\n")
 
 
 @pytest.mark.parametrize("command", ["breaks", "requests", "sessions", "validate", "cache"])
@@ -295,3 +295,12 @@ def test_fleet_exports_cost_row() -> None:
 
     assert "CostRow" in fleet.__all__ and fleet.CostRow.__module__ == "dsh_audit.fleet._audit"
     assert fleet.SessionRecord.__dataclass_fields__["costs"].type == "tuple[CostRow, ...]"
+
+
+def test_a_click_usage_error_is_one_line_naming_the_help(monkeypatch: pytest.MonkeyPatch,
+                                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert _main(monkeypatch, capsysbinary, "cache", "--nope", str(CHAT)) == (
+        2, b"", "error: No such option '--nope'. (Did you mean one of: '--no-wire', '--since'?) "
+                "(hint: see `dsh-audit cache --help`)\n")
+    assert _main(monkeypatch, capsysbinary, "nosuch") == (
+        2, b"", "error: No such command 'nosuch'. (hint: see `dsh-audit --help`)\n")

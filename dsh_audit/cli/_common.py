@@ -307,6 +307,16 @@ def run_guarded(command: click.Group) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
+    except click.UsageError as exc:
+        # One line, like every other error: the message (escaped like log text: it may quote an
+        # argument) and where the usage is, instead of click's three-line block.
+        names, ctx = [], exc.ctx
+        while ctx is not None:
+            names.append(ctx.info_name or "")
+            ctx = ctx.parent
+        where = " ".join(["dsh-audit", *reversed(names[:-1])])  # the root's name is however it was started
+        echo_error(f"{exc.format_message()} (hint: see `{where} --help`)")
+        return EXIT_BAD_INPUT
     except click.ClickException as exc:
         shown = io.StringIO()
         exc.show(file=shown)  # the message may quote an argument: escape it like log text
