@@ -358,6 +358,20 @@ def test_seed_prefix_against_the_parent(tmp_path):
     assert validate(child) == []  # without the parent there is nothing to compare
 
 
+def test_a_seed_equal_as_values_is_equal_whatever_its_key_order_or_number_spelling(tmp_path):
+    """validate compares a child's seed with its parent's prefix from running hashes of sorted-key
+    JSON; what they cannot prove equal (1.0 against 1) is compared as values, as before."""
+    header, events = read(CHILD)
+    events[12] = dict(reversed(list(events[12].items())))  # the same event, keys in another order
+    reordered = write(tmp_path, (header, events))
+    assert validate_paths([reordered, PARENT]) == []
+    header, events = read(CHILD)
+    events[12]["time"] = float(events[12]["time"])  # 1.0 where the parent has 1: equal values
+    (tmp_path / "float").mkdir()
+    respelt = write(tmp_path / "float", (header, events))
+    assert validate_paths([respelt, PARENT]) == []
+
+
 def test_every_rule_has_a_breaking_log():
     from test_validate_compaction import COMPACTION, STREAM
 

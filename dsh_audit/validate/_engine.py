@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
 
 from ..errors import UnreadableError
 from ..log import (
@@ -80,6 +83,8 @@ class LineValidator:
         self._compaction = CompactionCheck(self.sink)
         self._fatal = False  # the log can be read no further; the finding is recorded
         self._ended = False
+        #: every event's running hash, for the fork-lineage check of :func:`validate_paths`
+        self.chain = SeedChain()
 
     @property
     def complete(self) -> bool:
@@ -95,7 +100,7 @@ class LineValidator:
                 self._start(line)
             else:
                 for raw in self._scan.feed(line):
-                    self._event(raw)
+                    self._event(raw, line)
         except Fatal:
             self._fatal = True
             self.header = None
@@ -142,7 +147,8 @@ class LineValidator:
         self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length)
         self.header = header
 
-    def _event(self, raw: RawEvent) -> None:
+    def _event(self, raw: RawEvent, line: Line | None = None) -> None:
+        self.chain.add(raw, line)
         admitter, trace, compaction = self._admitter, self._trace, self._compaction
         assert admitter is not None and trace is not None
         event = admitter.admit(raw)
@@ -153,6 +159,46 @@ class LineValidator:
         else:
             trace.refused(raw.value)
             compaction.refused()
+
+
+class SeedChain:
+    """A running hash of a log's events, 8 bytes after each one, so that a fork child's seed is
+    compared with its parent's prefix without reading either log again (DSH603).
+
+    An event is hashed as the bytes of the line it came from and its place in that line (DSH
+    copies a parent's records into the child's seed as they were written); an event released
+    later than its line (after a damaged record) is hashed as its JSON. Equal chains at
+    ``seedLength - 1`` mean equal events; chains that differ prove nothing (the same events may
+    be packed or spelt otherwise), and the events are then compared as values.
+    """
+
+    def __init__(self) -> None:
+        self._hasher = hashlib.blake2b(digest_size=8)
+        self.links = bytearray()
+        self._line: tuple[int, bytes, int] | None = None  # number, digest, events taken from it
+
+    def add(self, raw: RawEvent, line: Line | None) -> None:
+        """Chain ``raw``, read from ``line`` (None or another line: released late)."""
+        if line is not None and raw.line == line.number:
+            current = self._line
+            if current is None or current[0] != line.number:
+                current = (line.number, hashlib.blake2b(line.raw, digest_size=16).digest(), 0)
+            self._hasher.update(b"L" + current[1] + current[2].to_bytes(4, "little"))
+            self._line = (current[0], current[1], current[2] + 1)
+        else:
+            try:
+                data = orjson.dumps(raw.value)
+            except (TypeError, orjson.JSONEncodeError):
+                data = repr(raw.value).encode("utf-8", "surrogatepass")
+            self._hasher.update(b"J" + len(data).to_bytes(8, "little") + data)
+        self.links += self._hasher.digest()
+
+
+def seeds_match(child: bytes, parent: bytes, seed_length: int) -> bool:
+    """Whether the chains (:attr:`SeedChain.links`) prove a child's first ``seed_length`` events
+    equal its parent's; False also when they cannot tell (then compare the events themselves)."""
+    at = 8 * seed_length
+    return seed_length > 0 and len(child) >= at and len(parent) >= at and child[at - 8:at] == parent[at - 8:at]
 
 
 def _check_file(path: str, checker: LineValidator) -> HeaderInfo | None:
@@ -218,6 +264,7 @@ class _Checked:
     session_id: str | None = None
     parent: str | None = None
     seed_length: int | None = None
+    chain: bytes = b""  # SeedChain.links
 
 
 def _check_task(path: str, *, rules: tuple[str, ...] | None, ignore: tuple[str, ...] | None, lenient: bool,
@@ -230,7 +277,7 @@ def _check_task(path: str, *, rules: tuple[str, ...] | None, ignore: tuple[str, 
         return _Checked(findings)
     parent = header.raw.get("parentSession")
     return _Checked(findings, header.session_id,
-                    parent if isinstance(parent, str) else None, header.seed_length)
+                    parent if isinstance(parent, str) else None, header.seed_length, bytes(checker.chain.links))
 
 
 def _lineage_task(path: str, *, parents: dict[str, tuple[str, int]], selected: frozenset[str]) -> list[Finding]:
@@ -287,8 +334,11 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
         if checked.session_id is not None:
             headers.setdefault(checked.session_id, (path, checked))
         findings.extend(checked.findings)
+    # A child whose seed the chains prove equal to its parent's prefix needs no second read; only
+    # the others are compared event by event, for the finding's exact seq and line.
     parents = {path: (headers[c.parent][0], c.seed_length) for path, c in headers.values()
-               if c.parent is not None and c.parent in headers and c.seed_length}
+               if c.parent is not None and c.parent in headers and c.seed_length
+               and not seeds_match(c.chain, headers[c.parent][1].chain, c.seed_length)}
     lineage = partial(_lineage_task, parents=parents, selected=selected)
     for found in _values(iter_many(list(parents), lineage, jobs=jobs, engine=engine, scheduler=scheduler)):
         findings.extend(found)
