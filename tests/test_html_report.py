@@ -165,7 +165,7 @@ def test_summary_and_break_costs_equal_the_cache_ledger_for_a_corpus_log(tmp_pat
         5, 0.01107667, 0.007635584)
     browser.get(_report(tmp_path, log).as_uri())
     assert _rows(browser, "#overview tr[data-key]") == {
-        "title": "-", "models": "deepseek-v4-flash, deepseek-v4-pro", "requests": "8",
+        "title": "Fake session title", "models": "deepseek-v4-flash, deepseek-v4-pro", "requests": "8",
         "breaks": "5 (header_change 5)",
         "hit": f"{100 * cache['actual_hit_ratio']:.1f}% ({cache['actual_cache_read']} of {cache['prompt_tokens']} "
                "prompt tokens)",

@@ -61,7 +61,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
                           declared=config.apis if config is not None else None)
     if route.adapter is None:
         raise UsageError(f"request {request.index} cannot be rendered: unknown route: {route.because}", path=log_path,
-                         hint="pass --adapter deepseek|anthropic|openai")
+                         hint="pass --routes FILE with the route configuration DSH had, or force a wire "
+                              "format with --adapter deepseek|anthropic|openai")
     adapter = route.adapter
     if adapter not in ADAPTERS:
         raise UsageError(f"the {adapter!r} renderer is not installed in this build",

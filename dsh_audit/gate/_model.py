@@ -66,6 +66,7 @@ class SessionCheck:
         capture_path: the capture compared with, or None.
         findings: this log's findings, in order.
         error: the reading or replay error text, when the log failed.
+        title: the session's title as DSH logged it (``session/title``), or None.
     """
 
     path: str
@@ -77,6 +78,7 @@ class SessionCheck:
     capture_path: str | None = None
     findings: tuple[Finding, ...] = ()
     error: str | None = None
+    title: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -126,7 +126,8 @@ class _Checker:
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=tuple(session.requests), transitions=tuple(mine), cache=cache,
                                        captures=tuple(rows.get(session.id, ())),
-                                       capture_path=str(capture) if capture else None, findings=tuple(findings)))
+                                       capture_path=str(capture) if capture else None, findings=tuple(findings),
+                                       title=session.title))
         return checks
 
     def failed(self, failure: Failure) -> SessionCheck:

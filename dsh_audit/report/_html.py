@@ -204,7 +204,7 @@ def _overview(check: Any, requests: Sequence[Any], entries: Sequence[Any]) -> di
         causes[b["cause"] or "?"] = causes.get(b["cause"] or "?", 0) + 1
     sent = [r.time.sent for r in requests if r.time is not None]
     done = [r.time.done if r.time.done is not None else r.time.sent for r in requests if r.time is not None]
-    return {"title": getattr(check, "title", None),
+    return {"title": check.title,
             "models": list(dict.fromkeys(e.model for e in entries if e.model)),
             "requests": len(requests), "breaks": breaks, "breaks_by_cause": dict(sorted(causes.items())),
             "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
