@@ -68,3 +68,41 @@ def test_bad_index_and_missing_adapter_exit_2(monkeypatch, capsysbinary, log):
     assert (code, out) == (2, b"") and "request 99 does not exist: the log has 9 request(s)" in err
     code, _, err = run(monkeypatch, capsysbinary, log, 1, "--adapter", "nope")
     assert code == 2 and "nope" in err
+
+
+def test_render_to_a_terminal_shows_what_a_terminal_would_act_on_escaped(tmp_path):
+    """The exact body goes to a pipe or a file; a terminal gets C1 controls and bidi overrides from
+    the log (JSON.stringify leaves them raw) escaped, and a note saying how to get the bytes."""
+    import os
+    import pty
+    import subprocess
+
+    from dsh_audit.testing import LogBuilder
+
+    b = LogBuilder(session_id="tty")
+    with b.turn("right-to-left \u202e then CSI \u009b31m"):
+        with b.step():
+            b.assistant("ok")
+    log = b.write_jsonl(tmp_path / "session.jsonl")
+    piped = subprocess.run([sys.executable, "-m", "dsh_audit", "render", str(log), "0"], capture_output=True,
+                           check=True).stdout
+    assert "\u202e".encode() in piped and "\u009b".encode() in piped  # the exact bytes
+    main, child = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "dsh_audit", "render", str(log), "0"], stdout=child,
+                          stderr=subprocess.PIPE) as process:
+        os.close(child)
+        chunks = []
+        while True:
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        err = process.stderr.read().decode() if process.stderr else ""
+    os.close(main)
+    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    assert shown == piped.decode().replace("\u202e", "\\u202e").replace("\u009b", "\\u009b") + "\n"
+    assert err == ("note: stdout is a terminal: characters it would act on are shown escaped; pipe or redirect "
+                   "the output for the exact body bytes\n")

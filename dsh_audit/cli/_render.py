@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from ..errors import DshAuditError, UsageError
 from ..report.terminal import terminal_text
 from ..session import request_route, routes_from
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import ADAPTER_CHOICES, EXIT_OK, RequestCommand, lenient_option, one_request, routes_option
+from ._common import ADAPTER_CHOICES, EXIT_OK, RequestCommand, echo_note, lenient_option, one_request, routes_option
 
 __all__ = ["render_command"]
 
@@ -81,7 +82,14 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
         lines = [terminal_text(f"{wire.method} {wire.path}")] + [terminal_text(f"{name}: {value}")
                                                                  for name, value in wire.headers]
         click.echo(("\n".join(lines) + "\n\n").encode("utf-8"), nl=False)
-    click.echo(wire.body, nl=False)  # bytes go to the binary stream untouched
+    if sys.stdout.isatty():
+        # A terminal would act on the C1 controls and bidi overrides JSON.stringify leaves raw in a
+        # body (log text): show them escaped; a pipe or a file gets the exact bytes.
+        click.echo(terminal_text(wire.body.decode("utf-8", "surrogateescape")))
+        echo_note("stdout is a terminal: characters it would act on are shown escaped; pipe or "
+                  "redirect the output for the exact body bytes")
+    else:
+        click.echo(wire.body, nl=False)  # bytes go to the binary stream untouched
     return EXIT_OK
 
 
