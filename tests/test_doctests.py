@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["dsh_audit", "dsh_audit.jsjson", "dsh_audit.replay._header", "dsh_audit.replay._derive",
-           "dsh_audit.replay._surface", "dsh_audit.log._format"]
+           "dsh_audit.replay._surface", "dsh_audit.replay._model", "dsh_audit.log._format", "dsh_audit._seq"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -24,8 +24,8 @@ from dsh_audit.session import open_session, read_session, route_renderer, routes
 from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.testing._maintenance import CHECKPOINT_PREAMBLE
 
-from test_wire_switch import (ANTHROPIC_SYSTEM, ANTHROPIC_TOOLS, DEEPSEEK_TOOLS, EPHEMERAL, FIXED, READ, SYSTEM,
-                              claude_reply, expected_caps, small_window, tokens)
+from test_wire_switch import (ANTHROPIC_SYSTEM, ANTHROPIC_TOOLS, DEEPSEEK_TOOLS, DS_ARGS, EPHEMERAL, FIXED, READ, SYSTEM,
+                              claude_reply, deepseek_opening, expected_caps, small_window, tokens)
 
 TITLE_SYSTEM = "Reply with a short plain-text title for this coding session."
 
@@ -212,7 +212,6 @@ LOCAL_ROUTES = """- id: llm-pi-ai
               off:
               high: high
 """
-DS_ARGS = '{"path": "notes.md"}'
 LOCAL_ARGS = '{"path":"b.txt"}'
 
 
@@ -231,15 +230,7 @@ def local_reply(b: LogBuilder, *args: Any, **kwargs: Any) -> Any:
 
 
 def test_deepseek_to_an_openai_compatible_route_and_back(tmp_path: Path) -> None:
-    b = LogBuilder(session_id="switch-c", provider="deepseek-official", model="deepseek-v4-pro", system=SYSTEM,
-                   tools=[READ], reasoning_effort="high", max_tokens=None)
-    with b.turn("Read notes.md."):
-        with b.step():
-            reply = b.assistant(None, reasoning="Read notes.md.",
-                                tool_calls=[ToolCall("read", DS_ARGS, id="call_00_a1b2c3")])
-            b.tool_result(reply.call_ids[0], "hi")
-        with b.step():
-            b.assistant("Notes say hi.", reasoning="Answer now.")
+    b = deepseek_opening("switch-c")
     b.configure(provider="local-openai", model="local-coder", max_tokens=8192)
     with b.turn("Now b.txt."):
         with b.step():

@@ -71,8 +71,9 @@ DS_ARGS = '{"path": "notes.md"}'  # as a DeepSeek model streams it: spaces kept 
 CLAUDE_ARGS = '{"path":"b.txt"}'  # as DSH logs a pi-ai call: parsed and re-serialised, compact
 
 
-def deepseek_claude_deepseek() -> LogBuilder:
-    b = LogBuilder(session_id="switch-a", provider="deepseek-official", model="deepseek-v4-pro", system=SYSTEM,
+def deepseek_opening(session_id: str) -> LogBuilder:
+    """A session's first turn on native DeepSeek: a tool call, its result and the answer."""
+    b = LogBuilder(session_id=session_id, provider="deepseek-official", model="deepseek-v4-pro", system=SYSTEM,
                    tools=[READ], reasoning_effort="high", max_tokens=None)
     with b.turn("Read notes.md."):
         with b.step():
@@ -81,6 +82,11 @@ def deepseek_claude_deepseek() -> LogBuilder:
             b.tool_result(reply.call_ids[0], "hi")
         with b.step():
             b.assistant("Notes say hi.", reasoning="Answer now.")
+    return b
+
+
+def deepseek_claude_deepseek() -> LogBuilder:
+    b = deepseek_opening("switch-a")
     b.configure(provider="anthropic", model="claude-sonnet-4-5")
     with b.turn("Now b.txt."):
         with b.step():

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from .._seq import common_length
 from ..jsjson import stringify
 from ..wire import PromptPieces, utf8_size
 
@@ -59,7 +60,7 @@ def common_prefix(prev: Sequence[Any], cur: Sequence[Any], digests: MessageDiges
     n = min(len(prev), len(cur))
     k = 0
     if prev_seqs and cur_seqs and len(prev_seqs) == len(prev) and len(cur_seqs) == len(cur):
-        k = _equal_prefix(prev_seqs, cur_seqs, n)
+        k = common_length(prev_seqs, cur_seqs, n)
         if k == n:
             return n
     while k < n and digests.same(prev[k], cur[k]):
@@ -67,31 +68,9 @@ def common_prefix(prev: Sequence[Any], cur: Sequence[Any], digests: MessageDiges
     return k
 
 
-def _equal_prefix(a: Sequence[Any], b: Sequence[Any], n: int) -> int:
-    """How many of the first ``n`` items ``a`` and ``b`` share (a binary search on slices, which
-    compare at C speed: after a replace, a long history is not walked item by item)."""
-    if tuple(a[:n]) == tuple(b[:n]):
-        return n
-    lo, hi = 0, n  # the first lo are equal, the first hi are not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if tuple(a[lo:mid]) == tuple(b[lo:mid]):
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
 def lcp_bytes(a: bytes, b: bytes) -> int:
-    """Length of the longest common prefix of two byte strings (binary search on slices)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
+    """Length of the longest common prefix of two byte strings."""
+    return common_length(a, b)
 
 
 def _encode(value: Any) -> bytes:
@@ -122,7 +101,7 @@ def pieces_offset(a: PromptPieces, model_a: Any, b: PromptPieces, model_b: Any) 
     fa, fb, sa, sb = a.fragments, b.fragments, a.sizes, b.sizes
     if len(sa) != len(fa) or len(sb) != len(fb) or min(sa, default=0) < 0 or min(sb, default=0) < 0:
         return None
-    shared = _equal_prefix(fa, fb, min(len(fa), len(fb)))
+    shared = common_length(fa, fb)
     lead = 0 if a.system is None else 1  # elements before the fragments
     sizes = [utf8_size(head)] + ([utf8_size(a.system)] if a.system is not None else [])
     if min(sizes) < 0:

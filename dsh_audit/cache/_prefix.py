@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from .._seq import common_length
 from ..jsjson import stringify
 from ..replay import MessageView, Request
 from ..wire import PromptPieces, fold_text_block, without_cache_markers
@@ -70,18 +71,8 @@ class Prompt:
 
 
 def common_chars(a: str, b: str) -> int:
-    """Length of the common leading substring of ``a`` and ``b`` (binary search on slices)."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    """Length of the common leading substring of ``a`` and ``b``."""
+    return common_length(a, b)
 
 
 def common_prefix(a: Prompt, b: Prompt) -> tuple[int, int]:
@@ -91,22 +82,6 @@ def common_prefix(a: Prompt, b: Prompt) -> tuple[int, int]:
         return n, 0
     whole, chars = a.track.common(b.track)
     return (n, 0) if whole >= n else (whole, chars)
-
-
-def _common_items(x: list[str], y: list[str]) -> int:
-    """How many leading entries ``x`` and ``y`` share: a binary search on slices, which compare
-    the shared entries (usually the same objects) at C speed."""
-    n = min(len(x), len(y))
-    if x[:n] == y[:n]:
-        return n
-    lo, hi = 0, n  # x[:lo] == y[:lo] and x[:hi] != y[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if x[lo:mid] == y[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def prefix_tokens(prompt: Prompt, shared: tuple[int, int], count: TokenCounter) -> int:
@@ -200,7 +175,7 @@ class _Track:
         found = self._common.get(id(other))
         if found is not None and found[0] is other:
             return found[1]
-        whole = _common_items(self.segments, other.segments)
+        whole = common_length(self.segments, other.segments)
         if whole >= min(len(self.segments), len(other.segments)):
             return whole, 0
         shared = (whole, common_chars(self.segments[whole], other.segments[whole]))
