@@ -304,3 +304,19 @@ def test_a_click_usage_error_is_one_line_naming_the_help(monkeypatch: pytest.Mon
                 "(hint: see `dsh-audit cache --help`)\n")
     assert _main(monkeypatch, capsysbinary, "nosuch") == (
         2, b"", "error: No such command 'nosuch'. (hint: see `dsh-audit --help`)\n")
+
+
+@pytest.mark.parametrize("argv", [["requests", "sample_logs/"], ["requests", "sample_logs/", "--json"]])
+def test_a_reader_that_stops_early_is_not_a_failure(argv: list[str]) -> None:
+    """``dsh-audit requests | head``: exit 0 and nothing on stderr (rich and click both exit 1 on a
+    broken pipe by themselves)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    with subprocess.Popen([sys.executable, "-m", "dsh_audit", *argv], cwd=root, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.read(100)
+        process.stdout.close()
+        assert (process.wait(timeout=60), process.stderr.read()) == (0, b"")

@@ -14,6 +14,7 @@ import click
 
 from .._version import __version__
 from ._common import run_guarded as _run_guarded
+from ._common import silence_stdout as _silence_stdout
 
 __all__ = ["cli", "main"]
 
@@ -43,6 +44,15 @@ class _LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_COMMANDS})
+
+    def invoke(self, ctx: click.Context) -> object:
+        """A reader that stops early (``dsh-audit requests | head``) is not a failure: exit 0, as
+        the command would have, instead of click's exit 1 on a broken pipe."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _silence_stdout()
+            raise click.exceptions.Exit(0) from None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in _COMMANDS:

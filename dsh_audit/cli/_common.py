@@ -324,10 +324,17 @@ def run_guarded(command: click.Group) -> int:
         return EXIT_BAD_INPUT if exc.exit_code == 2 else exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except BrokenPipeError:
-        sys.stderr.close()
+    except BrokenPipeError:  # outside a command (the group turns a command's into exit 0)
+        silence_stdout()
         return EXIT_OK
     return result if isinstance(result, int) else EXIT_OK
+
+
+def silence_stdout() -> None:
+    """After a reader closed stdout early (``| head``): point it at /dev/null, so that no later
+    write or the interpreter's last flush fails again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -83,7 +83,13 @@ def terminal_text(text: object) -> str:
 def stdout_console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else _piped_width())
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 here; a reader that stopped early (``| head``) is the CLI's to handle
+            # (exit 0, dsh_audit.cli), as for every other write to stdout.
+            raise BrokenPipeError
+
+    return _Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else _piped_width())
 
 
 def _piped_width() -> int:
