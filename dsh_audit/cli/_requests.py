@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import click
 
 from ..errors import DshAuditError
-from ..runner import iter_many
+from ..runner import in_process, iter_many
 from ..replay import Request
 from ..session import Failure, read_session
 from ..report import dumps_line, dumps_pretty
@@ -53,25 +54,43 @@ class _View:
     warnings: tuple[str, ...]
     notes: tuple[str, ...] = ()
     error: DshAuditError | None = None
-    lines: tuple[str, ...] = ()
+    lines: Iterable[str] = ()  # a tuple from a worker; made as they are written in this process
     session_id: str = ""
     rows: tuple[tuple[Any, ...], ...] = ()
     caption: str | None = None
 
 
-def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int) -> _View:
-    """Replay one log and pre-render its output; a top-level function so that workers can run it."""
+def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False) -> _View:
+    """Replay one log and pre-render its output; a top-level function so that workers can run it.
+
+    ``streamed`` (in this process only): JSON lines are made as they are written, so a long log's
+    output is never held whole."""
     session = read_session(path, lenient=lenient, max_version=max_version)
     warnings = tuple(session.warnings)
     if isinstance(session, Failure):
         return _View(session.path, warnings, error=session.error)
     if as_json:
-        return _View(session.path, warnings, lines=tuple(dumps_line(r.summary()) for r in session.requests))
+        lines = (dumps_line(r.summary()) for r in session.requests)
+        return _View(session.path, warnings, lines=lines if streamed else tuple(lines))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id,
                  rows=tuple(_row(r) for r in session.requests),
                  caption=("steps without a response: " + "; ".join(notes)) if notes else None)
+
+
+def _write_lines(lines: Iterable[str], batch: int = 1 << 20) -> None:
+    """Echo ``lines``, one per line, in writes of about ``batch`` characters."""
+    held: list[str] = []
+    size = 0
+    for line in lines:
+        held.append(line)
+        size += len(line) + 1
+        if size >= batch:
+            click.echo("\n".join(held))
+            held, size = [], 0
+    if held:
+        click.echo("\n".join(held))
 
 
 def _report(view: _View, *, as_json: bool) -> None:
@@ -81,8 +100,7 @@ def _report(view: _View, *, as_json: bool) -> None:
         echo_error(view.error)
         return
     if as_json:
-        if view.lines:
-            click.echo("\n".join(view.lines))
+        _write_lines(view.lines)
         return
     for note in view.notes:
         echo_note(note)
@@ -111,7 +129,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
     logs = selected_logs(paths, since, until)
-    task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version)
+    task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
+                   streamed=in_process(jobs, engine, len(logs)))
     status = EXIT_OK
     with progress_callback(len(logs), label="replaying") as report:
         for result in iter_many(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report):

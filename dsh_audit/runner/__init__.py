@@ -4,6 +4,6 @@ through :func:`iter_many`.
 """
 
 from ._dask import DASK_INSTALL
-from ._pool import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
+from ._pool import ENGINES, SessionTaskError, TaskResult, in_process, iter_many, resolve_jobs, run_many
 
-__all__ = ["DASK_INSTALL", "ENGINES", "SessionTaskError", "TaskResult", "iter_many", "resolve_jobs", "run_many"]
+__all__ = ["DASK_INSTALL", "ENGINES", "SessionTaskError", "TaskResult", "in_process", "iter_many", "resolve_jobs", "run_many"]

@@ -153,6 +153,16 @@ def resolve_jobs(jobs: int) -> int:
     return jobs or os.cpu_count() or 1
 
 
+def in_process(jobs: int, engine: str, units: int) -> bool:
+    """Whether :func:`iter_many` runs ``units`` units of work in this process (then a task's result
+    is never pickled, so it may hold an iterator that writes as it goes).
+
+    Raises:
+        UsageError: bad ``jobs``.
+    """
+    return engine != "dask" and (resolve_jobs(jobs) == 1 or units < 2)
+
+
 def _local(paths: list[str], task: Callable[[str], T], jobs: int,
            progress: Progress | None) -> Iterator[TaskResult[T]]:
     """Process pool; yields in input order as soon as the head of the queue is done."""
@@ -230,11 +240,10 @@ def iter_many(paths: Iterable[UnitArg], task: Callable[[Any], T], *, jobs: int =
         return
     if scheduler is not None:
         raise UsageError("--scheduler needs --engine dask")
-    workers = resolve_jobs(jobs)
-    if workers == 1 or len(given) < 2:
+    if in_process(jobs, engine, len(given)):
         yield from _serial(given, task, progress)
     else:
-        yield from _local(given, task, workers, progress)
+        yield from _local(given, task, resolve_jobs(jobs), progress)
 
 
 def run_many(paths: Sequence[UnitArg], task: Callable[[Any], T], *, jobs: int = 1,
