@@ -29,7 +29,7 @@ FILE_OUTPUTS = {"check": ["--junit", "--sarif", "--json-report", "--markdown"], 
                 "report": ["--output"], "redact": ["--output"]}
 # The commands that read sessions and default to $DSH_HOME/sessions with no PATH.
 DEFAULT_ROOT = ["breaks", "cache", "check", "index", "report", "requests", "sessions", "usage", "validate"]
-TIMED = ["breaks", "cache", "index", "requests", "sessions", "usage", "validate"]
+TIMED = ["breaks", "cache", "check", "index", "report", "requests", "sessions", "usage", "validate"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

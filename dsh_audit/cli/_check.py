@@ -8,12 +8,14 @@ from typing import Any
 
 import click
 
+from ..errors import UsageError
 from ..gate import CheckResult, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
 from ..report import format_json, format_junit, format_markdown, format_sarif, iter_html
 from ..report.terminal import print_status, print_table, progress_callback
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option, lenient_option,
-                      output_help, routes_option, session_paths, stdout_target, write_output)
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option,
+                      lenient_option, output_help, routes_option, selected_logs, session_paths, stdout_target,
+                      time_options, window_text, write_output)
 
 __all__ = ["check_command", "report_command"]
 
@@ -27,6 +29,22 @@ def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: boo
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
                          progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
+
+
+def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
+    """``paths`` as given when no window is set, else the logs under them whose own timestamps fall
+    in ``[since, until)`` (:func:`selected_logs`, which notes on stderr what it left out).
+
+    Raises:
+        UsageError: the window leaves no log.
+    """
+    if since is None and until is None:
+        return paths
+    logs = selected_logs(paths, since, until)
+    if not logs:
+        raise UsageError(f"no session log has activity in {window_text(since, until)} (by the logs' own timestamps)",
+                         path=", ".join(paths), hint="widen or drop --since/--until")
+    return [str(log) for log in logs]
 
 
 def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
@@ -112,13 +130,16 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @routes_option
 @lenient_option
 @jobs_option
+@time_options
 @engine_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None, routes: str | None,
-                  lenient: bool, max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
+                  lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
+                  scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
-    Every log under PATHS (default $DSH_HOME/sessions) is validated, its requests are rebuilt and compared byte for byte with
+    Every log under PATHS (default $DSH_HOME/sessions; --since/--until keep those active in a
+    window, by the logs' own timestamps) is validated, its requests are rebuilt and compared byte for byte with
     a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
@@ -137,8 +158,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
         _guard(protected, target, what=what)
     policy = load_policy(policy_path)
-    result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
-                  engine=engine, scheduler=scheduler, routes=routes)
+    result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
+                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
     markdown = format_markdown(result)
     _write(junit_path, format_junit(result))
     _write(sarif_path, format_sarif(result, base=os.getcwd()))
@@ -159,11 +180,13 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
 @routes_option
 @lenient_option
 @jobs_option
+@time_options
 @engine_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
-                   routes: str | None, lenient: bool, max_version: int, jobs: int, engine: str,
-                   scheduler: str | None) -> int:
-    """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions).
+                   routes: str | None, lenient: bool, max_version: int, jobs: int, since: float | None,
+                   until: float | None, engine: str, scheduler: str | None) -> int:
+    """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions;
+    --since/--until keep those active in a window, by the logs' own timestamps).
 
     The page (no network, no external files) shows each log's summary (models, requests, breaks
     by cause, cache-hit ratio, what the session and its breaks cost), its request timeline with
@@ -180,8 +203,8 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     paths = session_paths(paths)
     _guard(_protected(paths, capture, policy_path, routes), output, what="HTML report")
     policy = load_policy(policy_path)
-    result = _run(paths, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
-                  engine=engine, scheduler=scheduler, routes=routes)
+    result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
+                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
     _write(output, iter_html(result))
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "

@@ -24,7 +24,7 @@ __all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "STD
            "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option",
            "lenient_option", "no_such_request", "one_log", "one_request", "output_help", "parse_when",
            "request_position", "routes_option", "run_guarded", "selected_logs", "session_paths", "session_title",
-           "since_option", "stdout_target", "time_options", "until_option", "write_output"]
+           "since_option", "stdout_target", "time_options", "until_option", "window_text", "write_output"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -196,30 +196,7 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
     return (str(root),)
 
 
-def _span(log: Path) -> tuple[float, float] | None:
-    """The earliest and latest of a log's own timestamps (header ``createdAt``, event times), in
-    seconds since the epoch; None when the log cannot be read or records no time."""
-    from ..log import read_log
-
-    times: list[float] = []
-    try:
-        with read_log(log, lenient=True) as opened:
-            created = opened.header.created_at
-            if isinstance(created, (int, float)) and not isinstance(created, bool) and created > 0:
-                times.append(created / 1000)
-            first = last = None
-            for event in opened.events():
-                when = event.time
-                if isinstance(when, (int, float)) and not isinstance(when, bool) and when > 0:
-                    first = when if first is None else min(first, when)
-                    last = when if last is None else max(last, when)
-            times.extend(t / 1000 for t in (first, last) if t is not None)
-    except DshAuditError:
-        return None
-    return (min(times), max(times)) if times else None
-
-
-def _window(since: float | None, until: float | None) -> str:
+def window_text(since: float | None, until: float | None) -> str:
     from datetime import datetime, timezone
 
     def iso(moment: float) -> str:
@@ -237,12 +214,14 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
     """The session logs under ``paths`` (default: :func:`session_paths`) whose own timestamps fall
     in ``[since, until)``: a log is kept when its latest timestamp is at or after ``since`` and its
     earliest is before ``until`` (the log's times, never the file's mtime, so a copied folder
-    selects the same sessions). A log whose times cannot be read is kept, so that the run says why.
+    selects the same sessions; :func:`dsh_audit.log.time_span` reads only each log's two ends). A
+    log whose times cannot be read is kept, so that the run says why.
     Discovery's notes and what the window left out are printed on stderr as ``note: ...``.
 
     ``quiet_without_since`` drops discovery's notes when no window is given (``breaks``, ``validate``).
     """
     from ..fleet import select_logs
+    from ..log import time_span
 
     windowed = since is not None or until is not None
     notes: list[str] = []
@@ -250,11 +229,11 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
     if windowed:
         kept = []
         for log in logs:
-            span = _span(log)
+            span = time_span(log)
             if span is None or ((since is None or span[1] >= since) and (until is None or span[0] < until)):
                 kept.append(log)
         if len(kept) < len(logs):
-            notes.append(f"{_window(since, until)}: {len(logs) - len(kept)} of {len(logs)} log(s) with no "
+            notes.append(f"{window_text(since, until)}: {len(logs) - len(kept)} of {len(logs)} log(s) with no "
                          "activity in that window (by the logs' own timestamps) left out")
         logs = kept
     for note in notes:

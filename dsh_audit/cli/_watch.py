@@ -56,8 +56,9 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
 @click.argument("path", required=False, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines (requests, breaks, notes, a summary).")
 @click.option("--since", metavar="WHEN", default=None, callback=_parse_since,
-              help="Also print the history of logs modified at or after WHEN (a date, a date-time, or an "
-                   "age such as 30m or 2h); without it only what happens from now on is printed.")
+              help="Also print the history of logs active at or after WHEN by their own timestamps (the "
+                   "file's mtime only for a log that records none): a date, a date-time, or an age such as "
+                   "30m or 2h; without it only what happens from now on is printed.")
 @click.option("--on-break", metavar="CMD", default=None,
               help="Run CMD (split like a shell would, run without one) for every break, with the break "
                    "as one JSON line on its stdin.")

@@ -4,7 +4,8 @@ Beside the reader (:func:`read_log`), the building blocks it uses are public for
 conformance checker (:mod:`dsh_audit.validate`) and the capture readers: line decoding
 (:func:`iter_lines`), JavaScript-exact JSON (:func:`parse_json`), packed chunk rows
 (:func:`decode_record`, :func:`expand_row`), DSH's shape checks, legacy upgrades and version
-shapes, and content-based format detection (:func:`detect_format`).
+shapes, content-based format detection (:func:`detect_format`), and a log's own time span read
+from its two ends (:func:`time_span`).
 """
 
 from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines
@@ -14,6 +15,7 @@ from ._format import classify_record, detect_format
 from ._outputs import ProtectedInputs, open_regular, write_atomic
 from ._header import is_absolute_path
 from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
+from ._span import time_span
 from ._records import (
     RowError,
     adapter_defaults_error,
@@ -65,6 +67,7 @@ __all__ = [
     "read_log",
     "read_stream",
     "resolve_session",
+    "time_span",
     "to_v0_shapes",
     "upgrade_event",
     "write_atomic",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError
-from ..log import default_sessions_root, discover
+from ..log import default_sessions_root, discover, time_span
 from ._follow import follow_log
 from ._model import WatchItem, WatchNote
 from ._notify import Notifier, Wake
@@ -59,6 +59,13 @@ def _find(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return found
 
 
+def _last_active(path: str, mtime: float) -> float:
+    """When a log was last active: its latest own timestamp (:func:`dsh_audit.log.time_span`, which
+    reads only the file's two ends), else ``mtime`` for a log that records no time."""
+    span = time_span(path)
+    return mtime if span is None else span[1]
+
+
 def _identity(path: str) -> tuple[int, int] | None:
     try:
         info = os.stat(path)
@@ -75,15 +82,16 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     """Follow every session log under ``paths`` (default ``$DSH_HOME/sessions``) until ``stop``.
 
     Logs that exist when watching begins are replayed silently up to their current end (their
-    requests are left out unless the log was modified at or after ``since``, and then come with
-    ``history`` set); logs that appear later are followed and reported from their first byte. The
+    requests are left out unless the log was active at or after ``since`` by its own latest
+    timestamp, the file's mtime only when it records none, and then come with ``history`` set); logs that appear later are followed and reported from their first byte. The
     first item is a ``watching`` note that says how many logs are followed and how changes are
     noticed.
 
     Args:
         paths: log files, session folders or a sessions root.
         stop: set it (from another thread or a signal handler) to end the watch.
-        since: seconds since the epoch: also report the history of logs modified since then.
+        since: seconds since the epoch: also report the history of logs active since then (by the
+            latest time the log records, so a copied folder selects the same sessions).
         rescan: seconds between looks for new logs when polling (with notifications a new file is
             noticed at once, and the folders are looked at every ten times ``rescan`` besides).
         settle: seconds an incomplete record may stay unchanged before it is a torn tail.
@@ -134,7 +142,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         except OSError:
             return
         size = info.st_size if existing else 0
-        recent = since is not None and info.st_mtime >= since
+        recent = since is not None and existing and _last_active(path, info.st_mtime) >= since
         wake = notifier.wake_for(path)
         stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake)
         thread = threading.Thread(target=run, args=(stream, size, recent or not existing),
