@@ -38,6 +38,7 @@ class _Issue:
     message: str
     line: int
     seq: int
+    lines: int = 1  # physical lines covered (a run of unparsable lines is one finding)
 
 
 def unreadable(sink: Sink, error: UnreadableError) -> None:
@@ -98,9 +99,15 @@ class EventScan:
             self.dropped += 1
             return
         except ValueError:
-            blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)"
-            held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, self.expected))
             self.dropped += line.count  # a run of blank lines is one Line
+            last = held[-1] if held else None
+            if isinstance(last, _Issue) and last.rule == "DSH104" and last.line + last.lines == line.number:
+                lines = last.lines + line.count  # unparsable lines in a row: one finding, not one per line
+                held[-1] = _Issue("DSH104", f"line is not valid JSON (and neither are the {lines - 1} line(s) "
+                                  "after it)", last.line, last.seq, lines)
+                return
+            blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)"
+            held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, self.expected, line.count))
             return
         for value in decoded:
             items, self.expected = _sequenced(value, line.number, self.expected)
