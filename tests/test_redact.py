@@ -301,7 +301,7 @@ def _structure(jsonl: str) -> str:
             for v in value:
                 walk(v, key)
         elif isinstance(value, str) and key in STRUCTURAL_KEYS:
-            found.append(value)
+            found.append(stringify(value))  # quoted, as the text holds it: '"request' of "request/header"
 
     for line in filter(None, jsonl.split("\n")):  # not splitlines: U+0085, U+2028 are text here
         walk(json.loads(line))
@@ -366,21 +366,6 @@ def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, c
     assert capsys.readouterr().err == f"error: {refused}: the {what} would overwrite the input {shown} (hint: {hint})\n"
     assert {p: p.read_bytes() for p in (log, wire)} == before
     assert sorted(tmp_path.rglob("*")) == listing
-
-
-def test_a_body_folder_capture_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
-    log = _planted_log(tmp_path)
-    bodies = tmp_path / "bodies"
-    bodies.mkdir()
-    (bodies / "1.json").write_bytes(_rendered_bodies(log)[1])
-    listing = sorted(tmp_path.rglob("*"))
-    args = ["redact", str(log), "-o", str(tmp_path / "out" / "x.jsonl.zstd"), "--capture", str(bodies), "--salt", "s",
-            "--capture-output", str(tmp_path / "out" / "bodies")]
-    (tmp_path / "out").mkdir()
-    assert _run(monkeypatch, args) == 2
-    assert capsys.readouterr().err == (f"error: {bodies}: redact cannot rewrite a body-folder capture yet (hint: pass "
-                                       "--capture a wire.jsonl or HAR file (diff still reads this capture as it is))\n")
-    assert sorted(tmp_path.rglob("*")) == sorted([*listing, tmp_path / "out"])
 
 
 # -- HAR captures and streamed responses ---------------------------------------------------------

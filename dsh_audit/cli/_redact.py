@@ -38,10 +38,10 @@ def _check(path: str, lenient: bool) -> int:
                    "Default: a random salt, never written anywhere. Prefer the environment "
                    "variable DSH_AUDIT_REDACT_SALT to a command-line argument.")
 @click.option("--capture", "capture_path", type=click.Path(), default=None,
-              help="A wire.jsonl or HAR capture of the log's requests, redacted with the same placeholders "
-                   "(streamed responses included; a folder of bodies is refused).")
-@click.option("--capture-output", type=click.Path(dir_okay=False), default=None,
-              help="Where the redacted capture goes (default: the capture's file name beside --output).")
+              help="A wire.jsonl or HAR capture, or a folder of JSON bodies, of the log's requests, redacted "
+                   "with the same placeholders (streamed responses included; a folder becomes a new folder).")
+@click.option("--capture-output", type=click.Path(), default=None, metavar="PATH",
+              help="Where the redacted capture goes (default: the capture's file or folder name beside --output).")
 @click.option("--force", is_flag=True, help="Replace existing output files (never an input).")
 @click.option("--check", "check", is_flag=True,
               help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "

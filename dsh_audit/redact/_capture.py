@@ -1,4 +1,4 @@
-"""Redacting a ``wire.jsonl`` or HAR capture consistently with its redacted log.
+"""Redacting a ``wire.jsonl``, HAR or body-folder capture consistently with its redacted log.
 
 A captured body is rewritten in place, string token by string token, so its layout, key order
 and escaping stay what they were and a ``diff`` verdict (identical, equivalent, different, and
@@ -7,7 +7,8 @@ at a JSON path where the body rendered from the original log holds the same stri
 string the redacted log renders there: texts DSH joined into one wire string (several text
 blocks of one message) stay consistent that way. Any other string (a capture that differs from
 the log, a request no log explains) is redacted on its own, as the log's strings are.
-Authorization-like headers (and HAR cookies) are dropped; responses go through
+Authorization-like headers (and HAR cookies) are dropped, from a body folder's ``*.meta.json``
+sidecars too; responses go through
 :mod:`._response`. String tokens are rewritten with :func:`._placeholder.reencode`, which keeps
 each character's escape form, so every length stays.
 """
@@ -18,6 +19,7 @@ import base64
 import hashlib
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ..capture import CapturedRequest, align
@@ -25,11 +27,15 @@ from ..errors import CaptureError, DshAuditError
 from ..jsjson import stringify
 from ..log import parse_json
 from ..session import Session
-from ._placeholder import reencode
+from ._placeholder import reencode, rewrite_keys
 from ._redactor import STRUCTURAL_KEYS, Redactor
 from ._response import JsonPath, redact_content_text, redact_response, string_tokens
 
-__all__ = ["redact_body", "redact_capture_lines", "redact_har", "redacted_bodies", "string_tokens"]
+__all__ = ["META_SUFFIX", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har", "redacted_bodies",
+           "string_tokens"]
+
+#: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
+META_SUFFIX = ".meta.json"
 
 _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signature|password")
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
@@ -77,7 +83,7 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
         out.append(reencode(token, new))
         last = end
     out.append(text[last:])
-    return "".join(out).encode("utf-8", "surrogatepass")
+    return rewrite_keys("".join(out), redactor.keys).encode("utf-8", "surrogatepass")
 
 
 def _render(session: Session, index: int, instruction: str | None) -> bytes | None:
@@ -179,6 +185,41 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
         else:
             result[key] = redactor.value(value, key)
     return result
+
+
+# -- a folder of bodies ---------------------------------------------------------------------------
+
+
+def redact_body_folder(captures: list[CapturedRequest], original: Session, redacted: Session,
+                       redactor: Redactor) -> tuple[dict[str, bytes], list[str]]:
+    """Every body of a body-folder capture redacted (:func:`redacted_bodies`), and each body's
+    ``*.meta.json`` sidecar with auth-like headers dropped and ``content-length`` recomputed.
+
+    Returns the files to write by name (the input's names) and the dropped header names.
+
+    Raises:
+        CaptureError: a sidecar can no longer be read, or is no longer a JSON object.
+    """
+    bodies = redacted_bodies(captures, original, redacted, redactor)
+    files: dict[str, bytes] = {}
+    dropped: list[str] = []
+    for capture, body in zip(captures, bodies):
+        source = Path(capture.source)
+        files[source.name] = body
+        meta = source.with_name(source.stem + META_SUFFIX)
+        if not meta.exists():
+            continue
+        try:
+            record = parse_json(meta.read_bytes())
+        except OSError as exc:
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(meta)) from None
+        except (ValueError, UnicodeDecodeError):
+            record = None
+        if not isinstance(record, dict):
+            raise CaptureError("the capture changed while it was read", path=str(meta))
+        sidecar = _record(record, body, redactor, dropped)
+        files[meta.name] = stringify(sidecar).encode("utf-8", "surrogatepass") + b"\n"
+    return files, sorted(set(dropped))
 
 
 # -- HAR 1.2 -------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ..errors import UnreadableError
 from ..jsjson import stringify
 from ..log import parse_json
 
-__all__ = ["rewrite_log"]
+__all__ = ["read_records", "rewrite_log"]
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -47,6 +47,22 @@ def _lines(text: bytes, redact: Callable[[bytes], bytes | None], notes: list[str
         if redacted is not None:
             out.append(redacted + b"\n")
     return b"".join(out)
+
+
+def read_records(data: bytes, *, path: str) -> Iterator[object]:
+    """Every record :func:`rewrite_log` passes to its ``record`` callback, in the same order (a
+    first pass over a log, to see what later records hold before rewriting earlier ones).
+
+    Raises:
+        UnreadableError: a zstd frame is corrupt.
+    """
+    texts = _frames(data, path, []) if data[:4] == _ZSTD_MAGIC else iter([data])
+    for text in texts:
+        for raw in text.split(b"\n")[:-1]:
+            try:
+                yield parse_json(raw)
+            except (ValueError, UnicodeDecodeError):
+                continue
 
 
 def rewrite_log(data: bytes, out: IO[bytes], record: Callable[[object], object], *, path: str) -> list[str]:

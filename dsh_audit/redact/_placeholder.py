@@ -19,7 +19,9 @@ each is a fixed substitution (every text has the same, empty, prefix there).
 What is kept on purpose: whitespace-only texts (renderers drop them, so the verdict depends on
 it) and JSON structure inside texts that are JSON objects or arrays (keys, numbers, literals and
 layout stay; string values are replaced), so tool arguments still parse to objects of the same
-shape.
+shape. An object key that holds a secret is the exception: the secret in it is replaced in place
+(:meth:`Placeholders.keys`, :func:`rewrite_keys`), keeping the key's lengths and the object's keys
+distinct.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..jsjson import stringify
+from ._secrets import find_secrets, scrub
 
-__all__ = ["Placeholders", "reencode"]
+__all__ = ["Placeholders", "reencode", "rewrite_keys"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -56,6 +61,8 @@ _ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+', re.S)
 _SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+_SHORTEST_SECRET = 10  # a key token shorter than this (quotes included) holds no secret find_secrets reports
 
 
 def _lead(byte: int) -> tuple[tuple[int, ...], int]:
@@ -137,6 +144,60 @@ def reencode(token: str, new: str) -> str:
     return "".join(out)
 
 
+def _key_tokens(text: str) -> list[tuple[int, int, str, int]]:
+    """``(start, end, token, object)`` of every object key token of JSON ``text``; ``object`` numbers
+    the object the key belongs to."""
+    found: list[tuple[int, int, str, int]] = []
+    stack: list[list[Any]] = []  # [is_object, expecting_key, object number]
+    objects = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group(0)
+        head = token[0]
+        if head == '"':
+            if stack and stack[-1][0] and stack[-1][1]:
+                found.append((match.start(), match.end(), token, stack[-1][2]))
+                stack[-1][1] = False
+        elif head in "{[":
+            objects += head == "{"
+            stack.append([head == "{", head == "{", objects])
+        elif head in "}]":
+            if stack:
+                stack.pop()
+        elif head == "," and stack and stack[-1][0]:
+            stack[-1][1] = True
+    return found
+
+
+def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
+    """JSON ``text`` with object keys renamed in place: ``keys`` is given the keys of each object
+    that has a key long enough to hold a secret, and returns the new name of each key it renames.
+    A new key is written in its original's escape forms (:func:`reencode`), so lengths stay.
+
+    Example:
+        >>> rename = lambda names: {"long-key-c": "long-key-d"} if "long-key-c" in names else {}
+        >>> rewrite_keys('{"a": {"b": 1, "long-key-c": 2}}', rename)
+        '{"a": {"b": 1, "long-key-d": 2}}'
+    """
+    tokens = _key_tokens(text)
+    if not any(end - start >= _SHORTEST_SECRET for start, end, _, _ in tokens):
+        return text
+    names: dict[int, list[str]] = {}
+    for start, end, token, number in tokens:
+        names.setdefault(number, []).append(json.loads(token))
+    renames = {number: keys(found) for number, found in names.items()
+               if any(len(name) >= _SHORTEST_SECRET - 2 for name in found)}
+    out: list[str] = []
+    last = 0
+    for start, end, token, number in tokens:
+        new = renames.get(number, {}).get(json.loads(token))
+        if new is not None:
+            out.append(text[last:start])
+            out.append(reencode(token, new))
+            last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _shift(byte: int, members: tuple[int, ...], draw: int) -> int:
     size = len(members)
     if size == 1:
@@ -194,6 +255,41 @@ class Placeholders:
         data[-1] = 0x80 + (data[-1] - 0x80 + 1) % 0x40
         return data.decode("utf-8", "surrogatepass")
 
+    def keys(self, names: Iterable[str]) -> dict[str, str]:
+        """The new name of each key of one object that holds a secret (other keys stay): the key
+        with each secret in it replaced by its placeholder, of the same lengths. The new names are
+        distinct from each other and from the keys that stay, whatever the order of ``names``.
+
+        Example:
+            >>> p = Placeholders(b"salt")
+            >>> renamed = p.keys(["env", "sk-ant-api03-abcdefghijklmnopqrstuv"])
+            >>> list(renamed), len(renamed["sk-ant-api03-abcdefghijklmnopqrstuv"])
+            (['sk-ant-api03-abcdefghijklmnopqrstuv'], 35)
+        """
+        unique = set(names)
+        spans = {name: [(m.start, m.end) for m in find_secrets(name)] for name in unique}
+        taken = {name for name in unique if not spans[name]}
+        renamed: dict[str, str] = {}
+        for name in sorted(unique - taken):
+            new = scrub(name, self.plain)
+            start, end = spans[name][-1]
+            new = self._distinct(new, start, end, taken)
+            taken.add(new)
+            renamed[name] = new
+        return renamed
+
+    def _distinct(self, new: str, start: int, end: int, taken: set[str]) -> str:
+        """``new``, or when another key already has that name, ``new`` with characters of its secret
+        span ``start:end`` moved on within their class (lengths kept) until no key has it."""
+        candidate = new
+        for i in range(end - 1, start - 1, -1):
+            candidate = new
+            for _ in range(len(_ALNUM)):
+                if candidate not in taken:
+                    return candidate
+                candidate = candidate[:i] + self.other_than(candidate[i], candidate[i]) + candidate[i + 1:]
+        return candidate
+
     def text(self, text: str) -> str:
         """The placeholder of ``text``: :meth:`json` for JSON object or array text, else :meth:`plain`."""
         found = self._memo.get(text)
@@ -211,16 +307,21 @@ class Placeholders:
 
     def json(self, text: str) -> str | None:
         """``text`` with every string *value* of the JSON it holds replaced in place (keys, numbers,
-        literals and layout kept); None when ``text`` is not JSON."""
+        literals and layout kept, but a secret in a key is replaced: :meth:`keys`); None when
+        ``text`` is not JSON."""
         try:
             json.loads(text)
         except (ValueError, RecursionError):
             return None
         out: list[str] = []
         tokens = [m.group(0) for m in _TOKEN.finditer(text)]
+        secret_key = False
         for i, token in enumerate(tokens):
             if token.startswith('"') and not (i + 1 < len(tokens) and tokens[i + 1].lstrip().startswith(":")):
                 out.append(reencode(token, self.text(json.loads(token))))
             else:
+                if token.startswith('"') and len(token) >= _SHORTEST_SECRET and not secret_key:
+                    secret_key = any(True for _ in find_secrets(json.loads(token)))
                 out.append(token)
-        return "".join(out)
+        redacted = "".join(out)
+        return rewrite_keys(redacted, self.keys) if secret_key else redacted

@@ -1,9 +1,10 @@
 """Redact one session log (and its capture) into a bundle that still proves every verdict.
 
-The bundle is the redacted log, optionally its redacted capture (``wire.jsonl`` or HAR), and a manifest
+The bundle is the redacted log, optionally its redacted capture (``wire.jsonl``, HAR or a folder of
+bodies), and a manifest
 ``<log>.manifest.json`` naming the dsh-audit version, the format version and a digest of every
-verdict (never the salt). Each file is written to a temporary name and renamed into place, so a
-failure leaves nothing partial; no output may be, or resolve to, an input (checked with
+verdict (never the salt). Each file (and a folder capture) is written to a temporary name and renamed
+into place, so a failure leaves nothing partial; no output may be, or resolve to, an input (checked with
 :class:`dsh_audit.log.ProtectedInputs` before anything is read).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets as _random
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -25,8 +27,9 @@ from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json
 from ..session import Session, open_session
-from ._capture import redact_capture_lines, redact_har
-from ._log import rewrite_log
+from ._capture import META_SUFFIX, redact_body_folder, redact_capture_lines, redact_har
+from ._chunks import ChunkStreams
+from ._log import read_records, rewrite_log
 from ._placeholder import Placeholders
 from ._redactor import KEEP_CHOICES, Redactor
 from ._verdicts import CATEGORIES, digest, session_verdicts
@@ -34,7 +37,7 @@ from ._verdicts import CATEGORIES, digest, session_verdicts
 __all__ = ["BundleCheck", "Redaction", "check_bundle", "manifest_path", "redact"]
 
 MANIFEST_SUFFIX = ".manifest.json"
-_CAPTURE_FORMATS = ("wire-jsonl", "har")
+_CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
 _SNIFF_BYTES = 4096
 
 
@@ -109,9 +112,36 @@ def _check_target(target: Path, *, force: bool, what: str, hint: str) -> None:
         raise UsageError(f"the {what}'s folder does not exist", path=str(target.parent), hint=hint)
 
 
+def _check_folder_target(target: Path, inputs: Iterable[Path], log: Iterable[Path], *, force: bool,
+                         hint: str) -> None:
+    """Refuse a folder output (a body folder's redaction) that holds an input or the redacted log, is a
+    file, or exists without ``force``; ``force`` replaces only a folder of ``*.json`` files."""
+    real = os.path.realpath(target).rstrip(os.sep) + os.sep
+    for item in inputs:
+        if os.path.realpath(item).startswith(real):
+            raise UsageError(f"the capture output would replace the folder holding the input {item}", path=str(target),
+                             hint=hint)
+    for item in log:
+        if os.path.realpath(item).startswith(real):
+            raise UsageError(f"the capture output folder would hold {item}", path=str(target), hint=hint)
+    if target.exists() and not target.is_dir():
+        raise UsageError("the capture output is a file (a folder of bodies is redacted to a folder)", path=str(target),
+                         hint=hint)
+    if target.exists():
+        if not force:
+            raise UsageError("the capture output already exists", path=str(target), hint="pass --force to replace it")
+        other = next((p.name for p in sorted(target.iterdir())
+                      if p.is_symlink() or not p.is_file() or p.suffix != ".json"), None)
+        if other is not None:
+            raise UsageError(f"the capture output holds {other!r}, not a body or sidecar: --force replaces only a "
+                             "folder of *.json files", path=str(target), hint=hint)
+    if not target.parent.is_dir():
+        raise UsageError("the capture output's folder does not exist", path=str(target.parent), hint=hint)
+
+
 def _capture_format(path: Path) -> str:
     """The capture format of ``path`` (as :func:`dsh_audit.capture.load_capture` sniffs it), when
-    redact can rewrite it: ``wire-jsonl`` or ``har``."""
+    redact can rewrite it: ``wire-jsonl``, ``har`` or ``body-folder``."""
     if not path.exists():
         load_capture(path)  # raises its one-line "capture not found"
     first = b""
@@ -143,6 +173,35 @@ def _temporary(target: Path) -> Iterator[tuple[IO[bytes], Path]]:
             temp.unlink()
 
 
+@contextmanager
+def _temporary_folder(target: Path, files: dict[str, bytes]) -> Iterator[Path]:
+    """A temporary folder beside ``target`` holding ``files`` (name -> bytes), removed unless the
+    caller renamed it."""
+    temp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(temp, 0o777 & ~umask)  # as an ordinary new folder, not the temporary folder's 0700
+        for name, data in files.items():
+            with open(temp / name, "xb") as handle:
+                handle.write(data)
+        yield temp
+    finally:
+        if temp.exists():
+            shutil.rmtree(temp)
+
+
+def _replace_folder(temp: Path, target: Path) -> None:
+    """Rename the folder ``temp`` to ``target``, replacing a folder already there (``--force``)."""
+    if not target.is_dir():
+        os.replace(temp, target)
+        return
+    aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
+    os.replace(target, aside / target.name)
+    os.replace(temp, target)
+    shutil.rmtree(aside)
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -170,17 +229,17 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             random one (never written anywhere).
         keep: parts kept verbatim (secrets still go): ``paths``, ``system``, ``titles``, ``tools``.
         tool_names: keep tool names (default) or replace them too.
-        capture: a ``wire.jsonl`` or HAR capture of the log's requests, redacted with the same
-            placeholders (a folder of bodies is refused).
-        capture_output: where the redacted capture goes (default: the capture's file name beside
-            ``output``).
+        capture: a ``wire.jsonl`` or HAR capture, or a folder of JSON bodies, of the log's requests,
+            redacted with the same placeholders (a folder to a new folder, file names kept).
+        capture_output: where the redacted capture goes (default: the capture's file or folder
+            name beside ``output``).
         force: replace existing output files (never an input).
         lenient: read tokenised test fixtures (see :func:`dsh_audit.log.read_log`).
 
     Raises:
         UsageError: an empty salt, an unknown ``keep`` part, an output that exists without
-            ``force``, an output (log, manifest or capture) that is or resolves to an input, a
-            capture format redact cannot rewrite.
+            ``force``, an output (log, manifest or capture) that is or resolves to an input (or,
+            for a folder capture, lies inside it or holds it), a capture format redact cannot rewrite.
         DshAuditError: the log or the capture cannot be read.
 
     Example:
@@ -208,17 +267,23 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     capture_hint = "choose another --capture-output path"
     if capture_source is not None:
         if capture_output is None:
-            capture_target = target.parent / capture_source.name
+            capture_target = target.parent / (capture_source.name or Path(os.path.abspath(capture_source)).name)
             capture_hint = "pass --capture-output (the default is the capture's name beside -o)"
         else:
             capture_target = Path(capture_output)
         _guard(evidence, capture_target, what="capture output", hint=capture_hint)
+        if os.path.realpath(capture_target) == os.path.realpath(capture_source):
+            raise UsageError(f"the capture output would overwrite the input {capture_source}", path=str(capture_target),
+                             hint=capture_hint)
         if os.path.realpath(capture_target) in (os.path.realpath(target), os.path.realpath(manifest)):
             raise UsageError("the capture output is the redacted log or its manifest", path=str(capture_target),
                              hint=capture_hint)
     _check_target(target, force=force, what="output", hint="choose another -o path")
     _check_target(manifest, force=force, what="manifest", hint="choose another -o path")
-    if capture_target is not None:
+    if capture_target is not None and capture_source is not None and capture_source.is_dir():
+        _check_folder_target(capture_target, (source, capture_source), (target, manifest), force=force,
+                             hint=capture_hint)
+    elif capture_target is not None:
         _check_target(capture_target, force=force, what="capture output", hint=capture_hint)
     data = _read(source)
     original = open_session(source, lenient=lenient, foreign=False)
@@ -226,13 +291,21 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
     before = session_verdicts(original, captures)
     redactor = Redactor(Placeholders(key), keep=kept, tool_names=tool_names)
+    streams = ChunkStreams(redactor)
+    for record in read_records(data, path=str(source)):
+        streams.collect(record)
+    streams.seal()
     with _temporary(target) as (log_out, log_temp):
-        notes = rewrite_log(data, log_out, redactor.record, path=str(source))
+        notes = rewrite_log(data, log_out, streams.record, path=str(source))
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
         capture_data = b""
+        capture_files: dict[str, bytes] | None = None
         dropped: list[str] = []
-        if captures is not None and capture_source is not None:
+        if captures is not None and capture_source is not None and capture_format == "body-folder":
+            capture_files, dropped = redact_body_folder(captures, original, redacted, redactor)
+            notes.extend(_left_out(capture_source, capture_files))
+        elif captures is not None and capture_source is not None:
             raw = _read(capture_source)
             if capture_format == "har":
                 capture_data, dropped = redact_har(parse_json(raw), captures, original, redacted, redactor,
@@ -241,9 +314,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
                 lines, dropped = redact_capture_lines(raw.splitlines(), captures, original, redacted, redactor,
                                                       path=str(capture_source))
                 capture_data = b"".join(lines)
-        with _temporary(capture_target or target) as (capture_out, capture_temp):
-            capture_out.write(capture_data)
-            capture_out.flush()
+        with _staged_capture(capture_target or target, capture_data, capture_files) as capture_temp:
             after_captures = load_capture(capture_temp, format=capture_format) if captures is not None else None
             after = session_verdicts(redacted, after_captures)
             digests, mismatched = _compare(before, after)
@@ -258,10 +329,37 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
                 manifest_out.write(b"\n")
                 manifest_out.flush()
                 os.replace(log_temp, target)
-                if capture_target is not None:
+                if capture_target is not None and capture_files is not None:
+                    _replace_folder(capture_temp, capture_target)
+                elif capture_target is not None:
                     os.replace(capture_temp, capture_target)
                 os.replace(manifest_temp, manifest)
     return result
+
+
+@contextmanager
+def _staged_capture(target: Path, data: bytes, files: dict[str, bytes] | None) -> Iterator[Path]:
+    """The redacted capture under a temporary name beside ``target``: a file of ``data``, or a
+    folder of ``files`` when given."""
+    if files is not None:
+        with _temporary_folder(target, files) as folder:
+            yield folder
+        return
+    with _temporary(target) as (out, temp):
+        out.write(data)
+        out.flush()
+        yield temp
+
+
+def _left_out(folder: Path, written: dict[str, bytes]) -> list[str]:
+    """A note on what a body folder holds beside its bodies and their sidecars (not copied)."""
+    others = sorted(p.name for p in folder.iterdir() if p.name not in written)
+    if not others:
+        return []
+    orphans = sum(name.endswith(META_SUFFIX) for name in others)
+    one = len(others) == 1
+    return [f"left out {len(others)} entr{'y' if one else 'ies'} of the capture folder that {'is' if one else 'are'} "
+            f"neither a body nor a body's sidecar ({orphans} sidecar(s) without a body)"]
 
 
 def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[str], tool_names: bool) -> dict[str, Any]:

@@ -5,14 +5,17 @@ Every string value of a record is content and gets a placeholder, except: string
 names; the full list is :data:`STRUCTURAL_KEYS`), whitespace-only strings, DSH's own fixed prompts
 (the title and compaction instructions, which captures are classified by), and the parts the user
 keeps (``--keep``). Paths (``cwd``, ``path``, ``file_path``, ...) are replaced segment by segment,
-so an absolute path stays absolute. Object keys, numbers, booleans and nulls never change.
-Secrets are scrubbed from every kept string and counted wherever they are found.
+so an absolute path stays absolute. Numbers, booleans and nulls never change, nor do object keys,
+except a key that holds a secret: the secret in it is replaced in place, keys kept distinct
+(:meth:`Placeholders.keys`). Secrets are scrubbed from every kept string and counted wherever they
+are found.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +69,8 @@ class Redactor:
 
     # -- strings ---------------------------------------------------------------------------
 
-    def _count(self, text: str) -> None:
+    def _scan(self, text: str) -> tuple[tuple[str, bytes], ...]:
+        """The kind and a digest of each secret in ``text`` (remembered for repeated texts)."""
         found = self._scanned.get(text)
         if found is None:
             found = tuple((m.kind, hashlib.blake2b(text[m.start:m.end].encode("utf-8", "surrogatepass"),
@@ -74,7 +78,10 @@ class Redactor:
             if len(self._scanned) > 20_000:
                 self._scanned.clear()
             self._scanned[text] = found
-        for kind, digest in found:
+        return found
+
+    def _count(self, text: str) -> None:
+        for kind, digest in self._scan(text):
             self.secrets[kind] += 1
             self.secret_values.setdefault(kind, set()).add(digest)
 
@@ -106,6 +113,15 @@ class Redactor:
             out.append(delta)
         return out
 
+    def keys(self, names: Iterable[str]) -> dict[str, str]:
+        """The new name of each key of one object that holds a secret (each occurrence counted);
+        other keys stay. See :meth:`Placeholders.keys`."""
+        every = list(names)
+        found = [name for name in every if len(name) >= 8 and self._scan(name)]
+        for name in found:
+            self._count(name)
+        return self.placeholders.keys(every) if found else {}
+
     def path(self, text: str) -> str:
         """A path: each segment replaced, separators, ``.`` and ``..`` kept."""
         if "paths" in self.keep:
@@ -134,7 +150,8 @@ class Redactor:
         if isinstance(value, str):
             return self.string(value, key, kept=kept)
         if isinstance(value, dict):
-            return {k: self.value(v, k, kept=kept or self._kept_part(k)) for k, v in value.items()}
+            renamed = self.keys(value)
+            return {renamed.get(k, k): self.value(v, k, kept=kept or self._kept_part(k)) for k, v in value.items()}
         if isinstance(value, list):
             return [self.value(v, key, kept=kept) for v in value]
         return value

@@ -2,7 +2,8 @@
 
 No verdict reads a response, so a response only has to lose its content and secrets while staying
 readable: a JSON response keeps its layout and structural strings (ids, roles, models, finish
-reasons) and every other string becomes its placeholder; a ``text/event-stream`` response keeps
+reasons) and every other string becomes its placeholder (a secret in an object key is replaced in
+place, as everywhere); a ``text/event-stream`` response keeps
 its lines, ``event:``/``id:`` fields and ``[DONE]``, and the string values of each ``data:`` JSON
 payload are redacted as one stream per JSON path (``choices.0.delta.content``, ``delta.text``,
 ...): secrets are looked for in the concatenation of a stream's deltas, so a key split across two
@@ -19,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._placeholder import reencode
+from ._placeholder import reencode, rewrite_keys
 from ._redactor import STRUCTURAL_KEYS, Redactor
 
 __all__ = ["JsonPath", "redact_content_text", "redact_response", "redact_response_text", "string_tokens"]
@@ -87,7 +88,7 @@ def _json_response(text: str, redactor: Redactor) -> str:
     for start, _, token, path in string_tokens(text):
         value = json.loads(token)
         replace[start] = redactor.keep_text(value) if _structural(path) else redactor.content(value)
-    return _rewrite(text, replace)
+    return rewrite_keys(_rewrite(text, replace), redactor.keys)
 
 
 def _payload(line: str) -> tuple[str, str] | None:
@@ -120,7 +121,7 @@ def redact_sse(text: str, redactor: Redactor) -> str:
             prefix, payload = found
             replace = {start: redactor.keep_text(json.loads(token)) if _structural(path) else next(placeholders[path])
                        for start, _, token, path in string_tokens(payload)}
-            out.append(prefix + _rewrite(payload, replace) + ending)
+            out.append(prefix + rewrite_keys(_rewrite(payload, replace), redactor.keys) + ending)
         elif body.startswith("data:") and body[5:].strip() != "[DONE]":
             cut = 6 if body.startswith("data: ") else 5
             out.append(body[:cut] + redactor.content(body[cut:]) + ending)
