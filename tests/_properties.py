@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from hypothesis import settings
 
 import dsh_audit
 from dsh_audit.jsjson import stringify
@@ -15,7 +18,21 @@ from dsh_audit.strategies import GeneratedSession
 
 from dsh_audit.validate import validate, validate_paths
 
-__all__ = ["folder", "identity", "replay_file", "row", "validate", "validate_paths", "written"]
+__all__ = ["examples", "folder", "identity", "replay_file", "row", "validate", "validate_paths", "written"]
+
+# Slow property runs (tests/README.md, "Slow property runs"). True runs every ``@pytest.mark.slow``
+# property with its full example count: DSH_AUDIT_SLOW=1, or ``pytest -m slow`` (conftest.py sets it).
+FULL_RUN = os.environ.get("DSH_AUDIT_SLOW", "") not in ("", "0")
+
+
+def examples(short: int, full: int | None = None) -> int:
+    """``max_examples`` for a property marked ``@pytest.mark.slow``: ``short`` in the default run
+    (the ``ci`` profile), ``full`` (default: the profile's own count, 100 in ``ci``) in a full run
+    (``pytest -m slow``, DSH_AUDIT_SLOW=1) and in any other profile (``thorough`` explores)."""
+    count = settings.default.max_examples if full is None else full
+    if FULL_RUN or settings.get_current_profile_name() != "ci":
+        return count
+    return min(short, count)
 
 # Request fields known as soon as the attempt's first chunk is logged (spec §7.3 step 3).
 _IDENTITY = ("index", "kind", "session_id", "turn", "step", "attempt", "step_start_seq", "first_chunk_seq",

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # (or DSH_AUDIT_HYPOTHESIS_PROFILE=thorough).
 import os  # noqa: E402
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=100, derandomize=True, database=None, deadline=None,
@@ -18,3 +19,15 @@ settings.register_profile("ci", max_examples=100, derandomize=True, database=Non
 settings.register_profile("thorough", max_examples=600, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("DSH_AUDIT_HYPOTHESIS_PROFILE", "ci"))
+
+
+# -- slow property runs ---------------------------------------------------------------------------
+# The heaviest properties are marked ``@pytest.mark.slow`` and take
+# ``@settings(max_examples=examples(short))`` (``_properties.examples``): the default run gives them
+# ``short`` examples (every property still runs, derandomized); ``pytest -m slow`` (only the slow
+# tests) or DSH_AUDIT_SLOW=1 (the whole suite) gives them their full count. See tests/README.md.
+def pytest_configure(config: pytest.Config) -> None:
+    import _properties
+
+    if (config.getoption("markexpr", "") or "").strip() == "slow":
+        _properties.FULL_RUN = True

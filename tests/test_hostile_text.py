@@ -126,13 +126,22 @@ def test_a_lone_surrogate_in_id_prompt_and_answer_crashes_no_command(tmp_path: P
     log = builder.write_jsonl(tmp_path / "session.jsonl")
     log.write_text(log.read_text().replace("SURR", "\\ud800"))
     db = tmp_path / "index.sqlite"
-    for argv in (["requests", str(log)], ["breaks", str(log)], ["cache", str(log)], ["check", str(log)],
-                 ["explain", str(log), "0"], ["show", str(log), "0"], ["sessions", str(log)], ["usage", str(log)],
-                 ["index", str(log), "--db", str(db)]):
-        result = subprocess.run([sys.executable, "-m", "dsh_audit", *argv], capture_output=True, text=True,
-                                errors="replace", timeout=120)
-        assert "Traceback" not in result.stderr, (argv, result.stderr)
-        assert result.returncode == 0, (argv, result.stderr)
+    commands = (["requests", str(log)], ["breaks", str(log)], ["cache", str(log)], ["check", str(log)],
+                ["explain", str(log), "0"], ["show", str(log), "0"], ["sessions", str(log)], ["usage", str(log)],
+                ["index", str(log), "--db", str(db)])
+    # Real processes (their stdout is a real pipe), all started at once: they only read the log.
+    running = [(argv, subprocess.Popen([sys.executable, "-m", "dsh_audit", *argv], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, errors="replace")) for argv in commands]
+    try:
+        for argv, process in running:
+            _, stderr = process.communicate(timeout=120)
+            assert "Traceback" not in stderr, (argv, stderr)
+            assert process.returncode == 0, (argv, stderr)
+    finally:
+        for _, process in running:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
     import sqlite3
 
     connection = sqlite3.connect(db)

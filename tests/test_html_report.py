@@ -65,9 +65,11 @@ def _driver(user_data: Path):
     return webdriver.Chrome(options=options, service=service)
 
 
-@pytest.fixture
-def browser(tmp_path):
-    driver = _driver(tmp_path / "chrome-profile")
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One Chromium for the module (starting one takes about a second): every test first loads its
+    own freshly written report, and the page keeps no storage, so no test sees another's state."""
+    driver = _driver(tmp_path_factory.mktemp("chrome-profile"))
     yield driver
     driver.quit()
 

@@ -8,13 +8,14 @@ break with its seqs among the evidence; with none of them, there is no break.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from dsh_audit.attribution import attribute_sessions
 from dsh_audit.session import open_group
 from dsh_audit.strategies import sessions
 
-from _properties import written
+from _properties import examples, written
 
 GENERATED = sessions(turns=(1, 4), max_steps=3, retries=2, compactions=2, prunes=2, header_changes=3, resumes=2,
                      forks=1)
@@ -72,6 +73,8 @@ def _check_loop_pair(session, transition, prev, cur):
         assert (transition.verdict, transition.cause) == ("extension", None)
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(GENERATED)
 def test_every_break_is_attributed_to_the_event_that_generated_it(session):
     results = _attributed(session)

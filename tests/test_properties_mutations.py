@@ -18,7 +18,7 @@ from dsh_audit.session import open_session
 from dsh_audit.strategies import LOG_MUTATIONS, WIRE_MUTATIONS, mutated_bodies, mutated_captures, mutated_logs, sessions
 from dsh_audit.wire import render
 
-from _properties import folder, replay_file, validate, validate_paths, written
+from _properties import examples, folder, replay_file, validate, validate_paths, written
 
 def _matches(difference, expected):
     path = difference.path
@@ -26,8 +26,10 @@ def _matches(difference, expected):
         path == expected.where or path.startswith(f"{expected.where}[") or path.startswith(f"{expected.where}."))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", LOG_MUTATIONS)
 def test_log_mutations_are_caught_by_the_validator_and_the_reader(kind):
+    @settings(max_examples=examples(25))
     @given(mutated_logs(kinds=[kind]))
     def check(item):
         with folder() as where:
@@ -44,8 +46,10 @@ def test_log_mutations_are_caught_by_the_validator_and_the_reader(kind):
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", WIRE_MUTATIONS)
 def test_wire_mutations_are_caught_by_the_diff(kind):
+    @settings(max_examples=examples(25))
     @given(mutated_bodies(kinds=[kind]))
     def check(item):
         result = diff_bodies(item.original, item.body)
@@ -59,8 +63,10 @@ def test_wire_mutations_are_caught_by_the_diff(kind):
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", WIRE_MUTATIONS)
 def test_mutated_captures_are_unrecorded_mutations(kind):
+    @settings(max_examples=examples(20))
     @given(mutated_captures(kinds=[kind]))
     def check(item):
         with written(item.session) as paths:
@@ -73,6 +79,8 @@ def test_mutated_captures_are_unrecorded_mutations(kind):
     check()
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(sessions(turns=(1, 4), retries=2, compactions=2, prunes=2, header_changes=3, resumes=2, forks=1))
 def test_clean_logs_produce_no_finding_anywhere(session):
     with written(session) as paths:

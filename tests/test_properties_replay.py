@@ -15,7 +15,7 @@ from dsh_audit.strategies import sessions
 from dsh_audit.testing import pack_chunk_runs
 from dsh_audit.wire import render
 
-from _properties import folder, identity, replay_file, row, written
+from _properties import examples, folder, identity, replay_file, row, written
 
 RICH = sessions(turns=(1, 3), max_steps=3, retries=2, compactions=2, prunes=2, header_changes=2, resumes=1)
 
@@ -33,6 +33,8 @@ def _prefix_file(where, session, cut, *, packed):
     return path
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(RICH)
 def test_reconstruction_is_deterministic(session):
     with written(session) as paths:
@@ -44,6 +46,8 @@ def test_reconstruction_is_deterministic(session):
     assert sum(1 for r in first if '"kind":"loop"' in r) == loops  # one request per attempt
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(RICH, st.data())
 def test_any_prefix_gives_the_requests_of_the_whole_log_before_the_cut(session, data):
     events = session.events
@@ -61,7 +65,7 @@ def test_any_prefix_gives_the_requests_of_the_whole_log_before_the_cut(session, 
 
 
 @pytest.mark.slow
-@settings(max_examples=8)
+@settings(max_examples=examples(3, full=8))
 @given(sessions(turns=(2, 3), retries=1, compactions=1, prunes=1, header_changes=1, resumes=1))
 def test_every_prefix_folds_consistently(session):
     events = session.events
@@ -72,6 +76,8 @@ def test_every_prefix_folds_consistently(session):
             assert [identity(r) for r in got] == [identity(r) for r in whole if r.first_chunk_seq < cut], cut
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(RICH, st.integers(1, 7), st.booleans())
 def test_folding_in_chunks_gives_the_same_requests(session, frame_size, packed):
     with folder() as where:
@@ -92,6 +98,8 @@ def _message_array(body):
     return body[:start], body[start:end], body[end:]
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(RICH)
 def test_loop_requests_extend_each_other_between_header_changes_and_replaces(session):
     events = session.events

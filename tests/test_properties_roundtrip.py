@@ -6,13 +6,14 @@ unpacking, the same requests. v1-v4 (written by dsh_audit.testing._migrate): the
 
 from __future__ import annotations
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dsh_audit
 from dsh_audit.strategies import sessions
 
-from _properties import folder, replay_file, row
+from _properties import examples, folder, replay_file, row
 
 GENERATED = sessions(turns=(1, 3), retries=1, compactions=2, prunes=1, header_changes=2, resumes=1, forks=1)
 ENCODINGS = st.tuples(st.booleans(), st.booleans(), st.sampled_from(["batches", "single", 1, 3]))
@@ -30,6 +31,8 @@ def _shape(requests):
              r.usage, r.message_usage, r.finish) for r in requests]
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(GENERATED, ENCODINGS)
 def test_any_encoding_reads_back_the_same_events_and_requests(session, encoding):
     compressed, packed, frames = encoding
@@ -44,6 +47,8 @@ def test_any_encoding_reads_back_the_same_events_and_requests(session, encoding)
                 assert path.read_bytes() == item.log_bytes(packed=packed)
 
 
+@pytest.mark.slow
+@settings(max_examples=examples(25))
 @given(GENERATED, st.integers(1, 4), st.booleans())
 def test_every_released_version_reads_into_the_same_requests(session, version, compressed):
     with folder() as where:

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import queue
+import select
 import signal
 import subprocess
 import sys
@@ -26,8 +27,10 @@ from typing import Any
 
 import pytest
 import zstandard
+from click.testing import CliRunner
 
 from dsh_audit.attribution import iter_attribute
+from dsh_audit.cli import cli
 from dsh_audit.log import TornTail, complete_length
 from dsh_audit.watch import TailStream
 
@@ -103,6 +106,30 @@ def _watch(folder: Path, *extra: str) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _started(pipe: Any, prefix: str, timeout: float = 60.0) -> str:
+    """Wait until the watch prints its opening line (starting with ``prefix``: it prints it once it
+    follows the folder, its Ctrl-C handler in place), instead of sleeping a guessed time. Reads the
+    pipe's file descriptor byte by byte, so ``communicate()`` afterwards gets every later byte."""
+    read, line = b"", b""
+    deadline = time.monotonic() + timeout
+    while not (line.endswith(b"\n") and line.startswith(prefix.encode())):
+        if line.endswith(b"\n"):
+            line = b""
+        ready, _, _ = select.select([pipe.fileno()], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"no opening line within {timeout} s: {read!r}"
+        byte = os.read(pipe.fileno(), 1)
+        assert byte, read  # the watch ended before it started watching
+        read, line = read + byte, line + byte
+    return read.decode("utf-8")
+
+
+def _cli_stdout(*args: str, code: int | None = None) -> str:
+    """A one-shot command over the finished folder, in-process (the process is not what is tested)."""
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert code is None or result.exit_code == code, result.output
+    return result.stdout
+
+
 @needs_corpus
 @pytest.mark.parametrize("kind", ["plain", "zstd"])
 def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> None:
@@ -115,18 +142,17 @@ def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> Non
     (tmp_path / "sessions").mkdir()
     pause = "0.02" if kind == "plain" else "0.1"
     watcher = _watch(tmp_path / "sessions", "--idle-exit", "2")
-    time.sleep(1.0)  # let the watch start before the session does
+    opening = _started(watcher.stdout, '{"type":"watching"')  # the watch starts before the session does
     written = _write(tmp_path, [(str(source), start, end, str(target))
                                 for start, end in zip([0, *cuts], cuts)], pause)
     out, err = watcher.communicate(timeout=60)
+    out = opening + out
     assert watcher.returncode == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines[-1]["type"] == "summary"
     printed = {(x["index"], x["cause"], tuple(x["evidence_seqs"])): x["seen"] for x in lines if x["type"] == "break"}
 
-    finished = json.loads("[" + ",".join(subprocess.run(
-        [sys.executable, "-m", "dsh_audit", "breaks", "--json", str(target)],
-        capture_output=True, text=True, check=False).stdout.splitlines()) + "]")
+    finished = json.loads("[" + ",".join(_cli_stdout("breaks", "--json", str(target)).splitlines()) + "]")
     expected = {(b["request"], b["cause"], tuple(b["evidence_seqs"])) for b in finished}
     assert expected and set(printed) == expected
     requests = [x for x in lines if x["type"] in ("request", "break")]
@@ -165,9 +191,10 @@ def test_watch_exits_zero_on_ctrl_c_with_a_summary(tmp_path: Path) -> None:
     (tmp_path / "sessions").mkdir()
     watcher = subprocess.Popen([sys.executable, "-m", "dsh_audit", "watch", str(tmp_path / "sessions")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    opening = _started(watcher.stderr, "watching ")
     watcher.send_signal(signal.SIGINT)
     out, err = watcher.communicate(timeout=20)
+    err = opening + err
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
     assert "watched 0 session(s): 0 request(s), 0 break(s)" in err
@@ -212,9 +239,10 @@ def test_watch_verdicts_equal_cache_and_breaks_over_the_finished_folder(tmp_path
         streams.append([(when, (str(log), start, end, target)) for when, start, end in _timed_units(log)])
     plan = [step for _, step in heapq.merge(*streams, key=lambda unit: unit[0])]
     watcher = _watch(sessions, "--idle-exit", "2")
-    time.sleep(1.0)
+    opening = _started(watcher.stdout, '{"type":"watching"')
     _write(tmp_path, plan, "0.002")
     out, err = watcher.communicate(timeout=60)
+    out = opening + out
     assert watcher.returncode == 0, err
     lines = _json_lines(out)
     assert lines[0]["type"] == "watching" and lines[-1]["type"] == "summary"
@@ -223,14 +251,11 @@ def test_watch_verdicts_equal_cache_and_breaks_over_the_finished_folder(tmp_path
                for x in lines if x["type"] in ("request", "break")}
     printed_breaks = {(x["session_id"], x["index"]): x["cause"] for x in lines if x["type"] == "break"}
 
-    run = [sys.executable, "-m", "dsh_audit"]
-    cache = _json_lines(subprocess.run([*run, "cache", "--json", str(sessions)], capture_output=True, text=True,
-                                       check=True).stdout)
+    cache = _json_lines(_cli_stdout("cache", "--json", str(sessions), code=0))
     assert len(cache) == len(logs) and all(report["requests"] for report in cache)
     expected = {(report["session_id"], v["index"]): (v["classification"], v["expected"], v["actual"])
                 for report in cache for v in report["timeline"]}
-    finished = _json_lines(subprocess.run([*run, "breaks", "--json", str(sessions)], capture_output=True,
-                                          text=True, check=False).stdout)
+    finished = _json_lines(_cli_stdout("breaks", "--json", str(sessions)))
     assert printed == expected
     assert printed_breaks == {(b["session_id"], b["request"]): b["cause"] for b in finished}
     # the subagent child was compared with its parent, not taken as a first request
