@@ -5,10 +5,11 @@ conformance checker (:mod:`dsh_audit.validate`) and the capture readers: line de
 (:func:`iter_lines`), JavaScript-exact JSON (:func:`parse_json`), packed chunk rows
 (:func:`decode_record`, :func:`expand_row`), DSH's shape checks, legacy upgrades and version
 shapes, content-based format detection (:func:`detect_format`), and a log's own time span read
-from its two ends (:func:`time_span`).
+from its two ends (:func:`time_span`). :func:`read_progress` reports the bytes a reader consumes
+(for a progress bar).
 """
 
-from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines
+from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, read_progress
 from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
 from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
@@ -65,6 +66,7 @@ __all__ = [
     "open_regular",
     "parse_json",
     "read_log",
+    "read_progress",
     "read_stream",
     "resolve_session",
     "time_span",

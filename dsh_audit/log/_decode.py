@@ -13,6 +13,9 @@ speed and handed on as one :class:`Line` with a ``count``; a line split across p
 once; and the decoded size and the zstd expansion ratio have limits (environment variables
 ``DSH_AUDIT_MAX_DECODED`` and ``DSH_AUDIT_MAX_RATIO``) that turn a decompression bomb into a
 one-line refusal.
+
+While :func:`read_progress` is in effect, the reader reports the raw bytes of the file it has
+consumed (compressed bytes for zstd), about once per MiB, for a progress bar.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 import os
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -28,7 +33,8 @@ import zstandard
 
 from ..errors import UnreadableError, UsageError
 
-__all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd"]
+__all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd",
+           "read_progress"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
@@ -44,6 +50,9 @@ DEFAULT_MAX_RATIO = 200
 _RATIO_FLOOR = 4 << 20
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+# Raw bytes consumed are reported to the read hook in steps of at least this much (and at the end).
+_REPORT_STEP = 1 << 20
+_READ_HOOK: ContextVar[Callable[[int], None] | None] = ContextVar("dsh_audit_read_hook", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,9 +246,56 @@ def _next_size(size: int) -> str:
     return str(doubled)
 
 
-def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: DecodeBudget) -> Iterator[bytes]:
+@contextmanager
+def read_progress(hook: Callable[[int], None]) -> Iterator[None]:
+    """Report the raw bytes of every log read in this context: ``hook(size)`` with the bytes of the
+    file consumed since its last call (compressed bytes for zstd), about once per MiB and at the end.
+
+    A log keeps the hook that was in effect when its first line was read, so the events of a log
+    opened in the block and read after it still report to it. The hook is per context
+    (:mod:`contextvars`): another thread or asyncio task is not reported.
+
+    Args:
+        hook: called with a positive byte count, in the thread that reads; it must be cheap.
+
+    Example:
+        >>> consumed = []
+        >>> with read_progress(consumed.append):
+        ...     log = read_log("session.jsonl")  # doctest: +SKIP
+    """
+    token = _READ_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _READ_HOOK.reset(token)
+
+
+class _Consumed:
+    """Raw bytes of one file consumed, handed to a read hook in steps of ``_REPORT_STEP``."""
+
+    __slots__ = ("hook", "pending")
+
+    def __init__(self, hook: Callable[[int], None]) -> None:
+        self.hook = hook
+        self.pending = 0
+
+    def add(self, size: int) -> None:
+        self.pending += size
+        if self.pending >= _REPORT_STEP:
+            self.hook(self.pending)
+            self.pending = 0
+
+    def flush(self) -> None:
+        if self.pending:
+            self.hook(self.pending)
+            self.pending = 0
+
+
+def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: DecodeBudget,
+                 consumed: _Consumed | None) -> Iterator[bytes]:
     """Yield the decoded text in pieces; a frame cut off at end of file is the last one read, and
-    what it left incomplete is recorded in ``torn``."""
+    what it left incomplete is recorded in ``torn``; each frame's bytes count as ``consumed`` once
+    its text is handed on."""
     frames = _FrameReader(stream, path)
     context = zstandard.ZstdDecompressor()  # one context for every frame: a new one per frame costs more than a frame
     index = 0
@@ -288,6 +344,8 @@ def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: Deco
         if index == 1 and complete and (newlines != 1 or not last.endswith(b"\n")):
             raise _header_frame_error(path)
         yield from held
+        if consumed is not None:
+            consumed.add(len(data))
         if not complete:
             # Only a partial last line of the recovered text is reported again by iter_lines.
             torn.append(TornTail(f"zstd frame {index} is cut off at end of file ({newlines} complete "
@@ -304,12 +362,14 @@ def _header_frame_error(path: str) -> UnreadableError:
     )
 
 
-def _plain_chunks(stream: BinaryIO, budget: DecodeBudget) -> Iterator[bytes]:
+def _plain_chunks(stream: BinaryIO, budget: DecodeBudget, consumed: _Consumed | None) -> Iterator[bytes]:
     while True:
         chunk = stream.read(_READ)
         if not chunk:
             return
         budget.spend(len(chunk), None)
+        if consumed is not None:
+            consumed.add(len(chunk))
         yield chunk
 
 
@@ -318,7 +378,8 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
 
     zstd rules (DSH's reader): the first frame holds exactly the header line; complete frames
     must end on a line boundary; from a frame cut off at end of file the complete lines are kept.
-    A run of blank lines comes as one ``Line`` whose ``count`` says how many.
+    A run of blank lines comes as one ``Line`` whose ``count`` says how many. The file's bytes
+    are reported to the hook of :func:`read_progress` in effect at the first line, if any.
 
     Raises:
         UnreadableError: corrupt zstd data, or a log past a limit of :func:`decode_limits`.
@@ -327,7 +388,9 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
     budget = DecodeBudget(path)
     head = stream.peek(4)[:4] if hasattr(stream, "peek") else b""
     zstd = is_zstd(head)
-    chunks = _zstd_chunks(stream, path, torn, budget) if zstd else _plain_chunks(stream, budget)
+    hook = _READ_HOOK.get()
+    consumed = None if hook is None else _Consumed(hook)
+    chunks = _zstd_chunks(stream, path, torn, budget, consumed) if zstd else _plain_chunks(stream, budget, consumed)
     parts: list[bytes] = []  # the start of a line that continues in a later piece
     number = 0
     blank_first = blanks = 0  # a run of blank lines not yet handed on
@@ -339,6 +402,8 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
                 exc.line = number + 1  # the first line the corrupt frame would have held
             raise
         if chunk is None:
+            if consumed is not None:
+                consumed.flush()
             break
         start = 0
         while True:

@@ -9,18 +9,22 @@ text from a log is data, never a terminal control sequence, rich markup or a CI 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import UsageError
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 __all__ = ["fit_lines", "middle_cut", "output_width", "print_status", "print_table", "progress", "progress_callback",
            "stderr_console", "stdout_console", "table_cell", "terminal_text"]
@@ -41,6 +45,8 @@ _HEADER_BREAKS = re.compile(r"(?<=[/-])(?=[^/-])")
 _FOLD_AFTER = (",/", ".-_")
 # The marker of a text cut in the middle (:func:`middle_cut`).
 _CUT = "…"
+# Seconds of work before a progress bar appears, unless DSH_AUDIT_PROGRESS_DELAY says otherwise.
+_PROGRESS_DELAY = 1.0
 
 # Controls (C0, C1, DEL), format characters (bidi overrides and isolates, zero-width), lone
 # surrogates, private-use and unassigned code points, line and paragraph separators.
@@ -363,12 +369,19 @@ def print_status(text: str, *, ok: bool) -> None:
     stdout_console().print(terminal_text(text), style="bold green" if ok else "bold red", markup=False, emoji=False)
 
 
-def _bar() -> Progress:
-    """A transient progress bar on stderr: label, bar, done/total, elapsed time."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _bar(*, in_bytes: bool = False) -> Progress:
+    """A transient progress bar on stderr: label, bar, done/total (``in_bytes``: percentage and
+    bytes), elapsed time.
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=stderr_console(), transient=True)
+    What the command writes to stdout meanwhile goes around the bar when stdout is the terminal
+    too, and straight to stdout when it is a pipe or a file (rich would draw it on stderr).
+    """
+    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, ProgressColumn,
+                               TaskProgressColumn, TextColumn, TimeElapsedColumn)
+
+    done: list[ProgressColumn] = [TaskProgressColumn(), DownloadColumn()] if in_bytes else [MofNCompleteColumn()]
+    return Progress(TextColumn("{task.description}"), BarColumn(), *done, TimeElapsedColumn(),
+                    console=stderr_console(), transient=True, redirect_stdout=sys.stdout.isatty())
 
 
 @contextmanager
@@ -389,20 +402,96 @@ def progress(items: Sequence[T], *, label: str) -> Iterator[Iterable[T]]:
         yield run()
 
 
+def _progress_delay() -> float:
+    """Seconds of work before a progress bar appears: ``DSH_AUDIT_PROGRESS_DELAY``, default 1.
+
+    Raises:
+        UsageError: the variable is set to something else than a number of seconds (0 or more).
+    """
+    text = os.environ.get("DSH_AUDIT_PROGRESS_DELAY", "").strip()
+    if not text:
+        return _PROGRESS_DELAY
+    try:
+        delay = float(text)
+    except ValueError:
+        delay = math.nan
+    if not 0 <= delay < math.inf:
+        raise UsageError(f"DSH_AUDIT_PROGRESS_DELAY={text!r} is not a number of seconds",
+                         hint="give the seconds of work before a progress bar appears, e.g. 0.5; 0 shows it at once")
+    return delay
+
+
+class _DelayedBar:
+    """A bar of bytes that a timer draws once the work has lasted ``delay`` seconds, unless it
+    ended before; rich is imported then, so that a quick run pays nothing for it."""
+
+    def __init__(self, label: str, delay: float) -> None:
+        self.label = label
+        self.lock = threading.Lock()
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.closed = False
+        self.done = 0
+        self.total: int | None = None  # unknown until the first report
+        self.percent = -1  # the whole percentage drawn last: a new one is drawn at once, at most 101 times
+        self.timer = threading.Timer(delay, self.show)
+        self.timer.daemon = True
+
+    def open(self) -> None:
+        if self.timer.interval <= 0:
+            self.show()
+        else:
+            self.timer.start()
+
+    def show(self) -> None:
+        bar = _bar(in_bytes=True)
+        with self.lock:
+            if self.closed or self.bar is not None:
+                return
+            self.task = bar.add_task(self.label, total=self.total, completed=self.done)
+            bar.start()
+            self.bar = bar
+
+    def report(self, done: int, total: int) -> None:
+        with self.lock:
+            self.done, self.total = done, total
+            if self.bar is None or self.task is None:
+                return
+            now = 100 * done // total if total else 0
+            self.bar.update(self.task, completed=done, total=total, refresh=now != self.percent)
+            self.percent = now
+
+    def close(self) -> None:
+        self.timer.cancel()
+        with self.lock:
+            self.closed = True
+            if self.bar is not None:
+                self.bar.stop()
+
+
 @contextmanager
 def progress_callback(total: int, *, label: str) -> Iterator[Callable[[int, int], None] | None]:
     """A ``report(done, total)`` callback drawing a bar on an interactive stderr; None otherwise.
 
-    For work that finishes out of order (``dsh_audit.fleet.run_many``): the caller reports counts.
+    For :func:`dsh_audit.runner.iter_many`, which reports bytes of the logs (``done`` of
+    ``total``), also while one long log is read. The bar shows the label, the percentage, the
+    bytes done and in all, and the time elapsed. It appears only once the work has lasted
+    ``DSH_AUDIT_PROGRESS_DELAY`` seconds (default 1), so that a quick run draws nothing, and it
+    is cleared when the block ends, however it ends.
+
+    Args:
+        total: the units of work; with none, no bar.
+        label: what the bar says it is doing.
+
+    Raises:
+        UsageError: a bad ``DSH_AUDIT_PROGRESS_DELAY`` (only read when stderr is a terminal).
     """
-    if total < 2 or not sys.stderr.isatty():
+    if total < 1 or not sys.stderr.isatty():
         yield None
         return
-    bar = _bar()
-    task = bar.add_task(label, total=total)
-
-    def report(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-
-    with bar:
-        yield report
+    delayed = _DelayedBar(label, _progress_delay())
+    delayed.open()
+    try:
+        yield delayed.report
+    finally:
+        delayed.close()

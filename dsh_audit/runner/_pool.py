@@ -10,6 +10,10 @@ Ctrl-C belongs to the parent: workers start with SIGINT blocked and then ignore 
 sends it to the whole process group), and when the parent stops early (an interrupt, an error,
 a consumer that stops reading) it cancels what has not started and terminates the workers, so an
 interrupted run ends at once with one line from the CLI, never with worker tracebacks.
+
+Progress is counted in bytes of the log files (their size on disk, compressed for zstd): a unit
+counts once it is done, and a unit read in this process counts its bytes as its reader consumes
+them (:func:`dsh_audit.log.read_progress`), so that even one long log moves a progress bar.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..errors import DshAuditError, UsageError
+from ..log import read_progress
 
 __all__ = ["ENGINES", "SessionTaskError", "TaskResult", "iter_many", "resolve_jobs", "run_many"]
 
@@ -110,6 +115,66 @@ def _lost(unit: Unit, why: str) -> TaskResult[Any]:
                                                    hint="run this log alone (--jobs 1) to see what happens"))
 
 
+def _size(unit: Unit) -> int:
+    """The bytes of a unit's files on disk (a file that cannot be read counts 0: its task says why)."""
+    size = 0
+    for path in [unit] if isinstance(unit, str) else unit:
+        try:
+            size += os.path.getsize(path)
+        except OSError:
+            pass
+    return size
+
+
+class _Bytes:
+    """A ``progress(done, total)`` callback fed in bytes: the size of every unit done, plus what
+    the reader of the unit being read in this process has consumed of it.
+
+    What a unit's reads count is capped at the unit's size, so a log read twice (a parent read
+    beside each of its children) never takes the total past the end. Units of which no file is
+    on disk (a task over other names) are counted one each instead.
+    """
+
+    def __init__(self, units: Sequence[Unit], progress: Progress) -> None:
+        self.sizes = [_size(unit) for unit in units]
+        self.in_bytes = any(self.sizes)
+        if not self.in_bytes:
+            self.sizes = [1] * len(units)
+        self.total = sum(self.sizes)
+        self.progress = progress
+        self.finished = 0  # bytes of the units done
+        self.current = -1  # the unit read in this process now, if any
+        self.consumed = 0  # bytes of it its reader consumed so far
+
+    def start(self) -> None:
+        """Report the total before the first unit is done (a bar of bytes has nothing to show else)."""
+        if self.in_bytes:
+            self.progress(0, self.total)
+
+    def reader(self, position: int) -> Callable[[int], None]:
+        """The read hook of the unit at ``position``, which is read in this process from now on."""
+        size = self.sizes[position] if self.in_bytes else 0
+        self.current, self.consumed = position, 0
+
+        def read(count: int) -> None:
+            if self.current == position and self.consumed < size:
+                self.consumed = min(self.consumed + count, size)
+                self.progress(self.finished + self.consumed, self.total)
+
+        return read
+
+    def finish(self, position: int) -> None:
+        """Count the unit at ``position`` as done."""
+        if self.current == position:
+            self.current, self.consumed = -1, 0
+        self.finished += self.sizes[position]
+        self.progress(self.finished + self.consumed, self.total)
+
+    def scaled(self, done: int, total: int) -> None:
+        """``done`` of ``total`` units, finished in any order (the dask engine), as a share of the bytes."""
+        self.progress(self.total * done // total if total else 0, self.total)
+
+
 def _worker_start() -> None:
     """Pool initializer: a worker ignores Ctrl-C (the parent cancels it), then takes signals again."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -164,12 +229,12 @@ def in_process(jobs: int, engine: str, units: int) -> bool:
 
 
 def _local(paths: list[str], task: Callable[[str], T], jobs: int,
-           progress: Progress | None) -> Iterator[TaskResult[T]]:
+           progress: _Bytes | None) -> Iterator[TaskResult[T]]:
     """Process pool; yields in input order as soon as the head of the queue is done."""
     total = len(paths)
     context = multiprocessing.get_context("spawn")  # no fork under a progress bar's thread
     done: dict[int, TaskResult[T]] = {}
-    submitted = finished = emitted = 0
+    submitted = emitted = 0
     workers = min(jobs, total)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
     running: dict[Future[TaskResult[T]], int] = {}
@@ -195,9 +260,8 @@ def _local(paths: list[str], task: Callable[[str], T], jobs: int,
                                                             "another read at the same time) was processed")
                 except Exception as exc:  # noqa: BLE001 - e.g. a value that cannot be pickled back
                     done[position] = _lost(paths[position], f"the worker could not return its result: {exc}")
-                finished += 1
                 if progress is not None:
-                    progress(finished, total)
+                    progress.finish(position)
             while emitted in done:
                 yield done.pop(emitted)
                 emitted += 1
@@ -209,12 +273,20 @@ def _local(paths: list[str], task: Callable[[str], T], jobs: int,
             _stop(pool)
 
 
-def _serial(paths: list[str], task: Callable[[str], T], progress: Progress | None) -> Iterator[TaskResult[T]]:
-    for number, path in enumerate(paths, 1):
-        result = _guarded(task, path)
-        if progress is not None:
-            progress(number, len(paths))
-        yield result
+def _serial(paths: list[str], task: Callable[[str], T], progress: _Bytes | None) -> Iterator[TaskResult[T]]:
+    """One unit after the other in this process; a unit is done once its consumer comes back (a
+    streamed result reads its log while the consumer handles it) or lets go of the results."""
+    for position, path in enumerate(paths):
+        if progress is None:
+            result = _guarded(task, path)
+        else:
+            with read_progress(progress.reader(position)):  # a streamed log keeps the hook it started with
+                result = _guarded(task, path)
+        try:
+            yield result
+        finally:
+            if progress is not None:
+                progress.finish(position)
 
 
 UnitArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -233,17 +305,21 @@ def iter_many(paths: Iterable[UnitArg], task: Callable[[Any], T], *, jobs: int =
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}", hint="use " + " or ".join(ENGINES))
     given = [_unit(p) for p in paths]
+    if scheduler is not None and engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
+    serial = in_process(jobs, engine, len(given))  # bad jobs are refused before anything is reported
+    counted = None if progress is None else _Bytes(given, progress)
+    if counted is not None:
+        counted.start()
     if engine == "dask":
         from ._dask import run_dask
 
-        yield from run_dask(given, task, scheduler=scheduler, progress=progress, guard=_guarded, lost=_lost)
-        return
-    if scheduler is not None:
-        raise UsageError("--scheduler needs --engine dask")
-    if in_process(jobs, engine, len(given)):
-        yield from _serial(given, task, progress)
+        yield from run_dask(given, task, scheduler=scheduler, progress=None if counted is None else counted.scaled,
+                            guard=_guarded, lost=_lost)
+    elif serial:
+        yield from _serial(given, task, counted)
     else:
-        yield from _local(given, task, resolve_jobs(jobs), progress)
+        yield from _local(given, task, resolve_jobs(jobs), counted)
 
 
 def run_many(paths: Sequence[UnitArg], task: Callable[[Any], T], *, jobs: int = 1,
@@ -258,7 +334,10 @@ def run_many(paths: Sequence[UnitArg], task: Callable[[Any], T], *, jobs: int = 
         jobs: worker processes for the local engine; 1 runs in this process, 0 uses every CPU.
         engine: ``local`` or ``dask``.
         scheduler: the Dask scheduler address (``tcp://host:8786``) for the ``dask`` engine.
-        progress: called as ``progress(done, total)`` in this process after each session.
+        progress: called in this process as ``progress(done, total)`` in bytes of the logs (their
+            size on disk): once at the start, after each unit, and, for a unit read in this
+            process, about every MiB its reader consumes. ``done`` never passes ``total``. When
+            no path is a file on disk, ``done`` and ``total`` count units, after each one.
 
     Returns:
         One :class:`TaskResult` per path, in the order given, failures included.
