@@ -15,11 +15,21 @@ script assembles a request's history only when the request is opened (or searche
 
 Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per request, the session's
 ``cost`` summary that ``cache --json`` prints), never recomputed here.
+
+The session list of a multi-session page is ordered here (``order``: ``[position, depth]`` pairs):
+failing sessions first, then those with unexplained breaks, then the rest, newest first within
+each group, every fork or subagent child right under its parent (a family ranks by its worst
+member, so a failing child is never buried). Nothing is read again (each log is read once, by
+``check``): a child's parent is the one attribution compared its first request with (found from
+the child's header, ``parentSession`` and a fork's ``seedLength``, by
+:func:`dsh_audit.session.find_parent`), and a log's first and last activity are its requests' own
+timestamps (sent, answered).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -214,7 +224,138 @@ def _overview(check: Any, requests: Sequence[Any], entries: Sequence[Any]) -> di
             "first": iso_utc(min(sent)) if sent else None, "last": iso_utc(max(done)) if done else None}
 
 
-def _session_chunks(check: Any, prices: PriceBook) -> Iterator[str]:
+#: Break causes ``dsh-audit breaks`` counts as unexplained (its ``--fail-on unexplained``).
+_UNEXPLAINED = (None, "unexplained")
+
+
+def _unexplained(check: Any) -> int:
+    return sum(1 for t in check.transitions if t.verdict == "break" and t.cause in _UNEXPLAINED)
+
+
+def _verdict(check: Any) -> str:
+    """The session's verdict in words: ``failed: 2 failing finding(s)``, ``passed: 5 explained break(s)``."""
+    if check.failed:
+        return f"failed: {sum(1 for f in check.findings if f.fails)} failing finding(s)"
+    unexplained = _unexplained(check)
+    explained = sum(1 for t in check.transitions if t.verdict == "break") - unexplained
+    parts = [f"{explained} explained break(s)"] if explained else []
+    if unexplained:
+        parts.append(f"{unexplained} unexplained break(s) the policy allows")
+    return "passed: " + (", ".join(parts) or "no breaks")
+
+
+def _activity(check: Any) -> tuple[float | None, float | None]:
+    """The first and last of the log's own request timestamps (sent, answered), as ``check`` read them."""
+    sent = [r.time.sent for r in check.requests if r.time is not None]
+    done = [r.time.done if r.time.done is not None else r.time.sent for r in check.requests if r.time is not None]
+    return (min(sent), max(done)) if sent else (None, None)
+
+
+#: What attribution notes on a child's first request when it cannot compare it with its parent.
+_NO_PARENT = re.compile(r"^parent session (.+?) (?:is not among the given logs|has no loop request before the "
+                        r"(fork|subagent) point)$", re.DOTALL)
+
+
+def _family(check: Any) -> tuple[str, str, int | None] | None:
+    """``(parent id, relation, seed)`` of a fork or subagent child, as attribution related it.
+
+    Attribution reads the child's header (``parentSession``, a fork's ``seedLength``) and finds the
+    parent beside the child (:func:`dsh_audit.session.find_parent`); the child's first loop
+    request is then compared with the parent's (relation ``fork`` or ``subagent``), and a fork's
+    own ``session/end-seed`` (at seq ``seedLength``) is its evidence. A parent that could not be
+    read leaves a note naming it.
+    """
+    for t in check.transitions:
+        if t.relation in ("fork", "subagent") and t.previous_session_id is not None:
+            seeds = [e.seq for e in t.evidence if e.type == "session/end-seed" and e.session_id is None]
+            return t.previous_session_id, t.relation, seeds[0] if seeds and t.relation == "fork" else None
+        for note in t.notes:
+            if (match := _NO_PARENT.match(note)) is not None:
+                return match.group(1), match.group(2) or "child", None
+    return None
+
+
+def _lineage(sessions: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each log's parent (``None`` for a root) and time span, from what ``check`` found (no file is read)."""
+    first_at: dict[str, int] = {}
+    for k, check in enumerate(sessions):
+        if check.session_id is not None:
+            first_at.setdefault(check.session_id, k)
+    found: list[dict[str, Any]] = []
+    for check in sessions:
+        first, last = _activity(check)
+        related = _family(check)
+        family = None
+        if related is not None and related[0] != check.session_id:
+            family = {"parent_id": related[0], "relation": related[1], "seed": related[2],
+                      "parent": first_at.get(related[0])}
+        found.append({"family": family, "first": first, "last": last})
+    return found
+
+
+def _order(sessions: Sequence[Any], lineage: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """The session list: ``[position, depth]`` pairs, failing-first, children under their parent."""
+    count = len(sessions)
+    parent = [(x["family"] or {}).get("parent") for x in lineage]
+    children: list[list[int]] = [[] for _ in range(count)]
+    for k, p in enumerate(parent):
+        if p is not None:
+            children[p].append(k)
+    # Every log has at most one parent, so logs no root reaches lie on a cycle of parents (a
+    # hostile header): the first of each such cycle becomes a root.
+    reached = [False] * count
+    roots: list[int] = []
+
+    def reach(root: int) -> None:
+        stack = [root]
+        while stack:
+            k = stack.pop()
+            if not reached[k]:
+                reached[k] = True
+                stack.extend(children[k])
+
+    for k in range(count):
+        if parent[k] is None:
+            roots.append(k)
+            reach(k)
+    for k in range(count):
+        if not reached[k]:
+            roots.append(k)
+            reach(k)
+    own = [0 if c.failed else 1 if _unexplained(c) else 2 for c in sessions]
+    rank = own[:]
+    ordered: list[int] = []  # parents before children
+    seen = [False] * count
+    stack = list(roots)
+    while stack:
+        k = stack.pop()
+        if not seen[k]:
+            seen[k] = True
+            ordered.append(k)
+            stack.extend(children[k])
+    for k in reversed(ordered):  # a family ranks by its worst member
+        for c in children[k]:
+            if seen[c] and parent[c] == k:
+                rank[k] = min(rank[k], rank[c])
+
+    def key(k: int) -> tuple[int, float, str, int]:
+        last = lineage[k]["last"]
+        return rank[k], -(last if last is not None else float("-inf")), sessions[k].path, k
+
+    out: list[list[int]] = []
+    placed = [False] * count
+    pending = [(k, 0) for k in sorted(roots, key=key, reverse=True)]
+    while pending:
+        k, depth = pending.pop()
+        if placed[k]:
+            continue
+        placed[k] = True
+        out.append([k, depth])
+        pending.extend((c, depth + 1) for c in sorted(children[k], key=key, reverse=True) if not placed[c])
+    return out
+
+
+def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Iterator[str]:
     messages, headers = _Messages(), _Table()
     history = _History(messages)
     transitions = {t.request: t for t in check.transitions}
@@ -234,7 +375,9 @@ def _session_chunks(check: Any, prices: PriceBook) -> Iterator[str]:
             row=rows.get(r.index), entry=entry, findings=check.request_findings(r.index))))
     head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path, "error": check.error,
             "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
-            "overview": _overview(check, check.requests, entries), "mseq": messages.seqs}
+            "overview": _overview(check, check.requests, entries), "verdict": _verdict(check),
+            "unexplained": _unexplained(check), "family": place["family"],
+            "activity": [iso_utc(place["first"]), iso_utc(place["last"])], "mseq": messages.seqs}
     yield _script_json(head)[:-1] + ',"headers":[' + ",".join(headers.texts) + '],"messages":['
     for k, text in enumerate(messages.texts):
         yield ("," if k else "") + text
@@ -246,13 +389,15 @@ def _session_chunks(check: Any, prices: PriceBook) -> Iterator[str]:
 
 def _data_chunks(result: Any) -> Iterator[str]:
     prices = load_prices()
+    lineage = _lineage(result.sessions)
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
-            "policy": result.policy.source, "unattached": [f.to_json() for f in result.unattached]}
+            "policy": result.policy.source, "unattached": [f.to_json() for f in result.unattached],
+            "order": _order(result.sessions, lineage)}
     yield _script_json(head)[:-1] + ',"sessions":['
     for k, check in enumerate(result.sessions):
         if k:
             yield ","
-        yield from _session_chunks(check, prices)
+        yield from _session_chunks(check, prices, lineage[k])
     yield "]}"
 
 
@@ -272,12 +417,12 @@ def iter_html(result: Any, *, title: str = "dsh-audit report") -> Iterator[str]:
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{safe_title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         "<header id=\"top\"><h1 id=\"title\"></h1><div id=\"summary\"></div></header>\n"
-        "<nav id=\"sessions\" aria-label=\"sessions\"></nav>\n"
-        "<main><section id=\"session\"><h2 id=\"session-title\"></h2><div id=\"overview\"></div>"
-        "<div id=\"session-info\"></div>"
-        "<div id=\"search-bar\"><input id=\"search\" type=\"search\" placeholder=\"search messages\" "
-        "aria-label=\"search the requests' messages\" autocomplete=\"off\"><span id=\"search-count\" class=\"muted\">"
-        "</span></div>"
+        "<div id=\"search-bar\"><input id=\"search\" type=\"search\" placeholder=\"search sessions and messages\" "
+        "aria-label=\"search the sessions and the requests' messages\" autocomplete=\"off\">"
+        "<span id=\"search-count\" class=\"muted\"></span><span id=\"session-count\" class=\"muted\"></span></div>\n"
+        "<nav id=\"sessions\" aria-label=\"sessions\" hidden></nav>\n"
+        "<main><section id=\"session\"><h2 id=\"session-title\"></h2><div id=\"session-info\"></div>"
+        "<div id=\"overview\"></div>"
         "<div id=\"legend\"></div><div id=\"pager\"></div><div id=\"timeline\" class=\"timeline\" role=\"list\"></div>"
         "<div id=\"log-findings\"></div></section>\n"
         "<section id=\"detail\" aria-live=\"polite\"><p class=\"muted\">Click a request or a break marker.</p>"

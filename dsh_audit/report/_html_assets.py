@@ -4,7 +4,10 @@ The script only ever writes log text with ``textContent`` (``el()`` below); it n
 ``innerHTML``. It draws the timeline :data:`PAGE` requests at a time and assembles a request's
 messages (from its base request and its delta, see :mod:`._html`) only when the request is
 opened or searched. ``#request-N`` and ``#break-N`` (``#sK-request-N`` for the K-th log, from 0)
-open request N of the page's log when the page is loaded or the hash changes.
+open request N of the page's log when the page is loaded or the hash changes; ``#session-K`` opens
+the K-th log's section. A page of several logs lists them first (in ``DATA.order``: failing first,
+children under their parent); the search box filters that list and the open log's timeline with
+plain substring tests on text. The timeline's y axis shows token values, its x axis request numbers.
 """
 
 from __future__ import annotations
@@ -17,43 +20,62 @@ CSS = """
 :root{--fg:#1d2330;--muted:#667085;--bg:#fff;--panel:#f6f7f9;--line:#d0d5dd;--prompt:#c7d2fe;--exp:#60a5fa;
 --act:#16a34a;--brk:#dc2626;--warn:#d97706}
 *{box-sizing:border-box}body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);
-background:var(--bg);display:grid;grid-template-columns:260px 1fr;grid-template-rows:auto 1fr;min-height:100vh}
-header{grid-column:1/3;padding:10px 16px;border-bottom:1px solid var(--line);display:flex;gap:16px;align-items:baseline}
+background:var(--bg);min-height:100vh;overflow-wrap:anywhere}
+header{padding:10px 16px;border-bottom:1px solid var(--line);display:flex;flex-wrap:wrap;gap:4px 16px;align-items:baseline}
 h1{font-size:18px;margin:0}h2{font-size:16px;margin:4px 0 6px}h3{font-size:14px;margin:14px 0 4px}
-nav{border-right:1px solid var(--line);padding:8px;overflow:auto;max-height:calc(100vh - 48px)}
-nav button{display:block;width:100%;text-align:left;border:0;background:none;padding:6px;border-radius:6px;
-cursor:pointer;font:inherit;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-nav button.sel{background:var(--panel);font-weight:600}nav .fail{color:var(--brk)}
+#search-bar{margin:6px 12px;display:flex;flex-wrap:wrap;gap:4px 8px;align-items:center}
+#search{font:inherit;padding:3px 6px;width:22em;max-width:100%}
+nav{border-bottom:1px solid var(--line);padding:4px 12px 8px;overflow:auto;max-height:40vh}nav[hidden]{display:none}
+nav h2{margin:2px 0 4px}#session-list{list-style:none;margin:0;padding:0}
+#session-list li{padding:3px 6px;border-radius:6px;border-left:3px solid transparent;min-width:0}
+#session-list li.sel{background:var(--panel)}#session-list li.child{border-left-color:var(--line)}
+#session-list li.context{opacity:.6}
+#session-list .line{display:flex;gap:6px;align-items:baseline;min-width:0}
+#session-list .name{font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0;flex:0 1 auto}
+#session-list .rel{font-size:12px;color:var(--muted);white-space:nowrap}
+#session-list .meta{font-size:12px;color:var(--muted);display:flex;flex-wrap:wrap;gap:0 10px}
+#session-list .fail .verdict,#session-list .fail .mark{color:var(--brk)}#session-list .mark{color:var(--act)}
+#session-list .warn .verdict{color:var(--warn)}
+.more{font:inherit;cursor:pointer}
 main{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px;padding:8px 12px;min-width:0}
 section{min-width:0}#detail{background:var(--panel);border-radius:8px;padding:8px 12px;overflow:auto;
 max-height:calc(100vh - 64px)}
 .muted{color:var(--muted)}.pass{color:var(--act);font-weight:600}.failed{color:var(--brk);font-weight:600}
+.family a{font-weight:600}
 .timeline{display:flex;align-items:flex-end;gap:2px;height:320px;border-bottom:1px solid var(--line);
 overflow-x:auto;overflow-y:hidden;position:relative}
+.yaxis{position:sticky;left:0;z-index:2;flex:0 0 58px;height:100%;background:var(--bg);border-right:1px solid var(--line)}
+.yaxis .tick{position:absolute;right:0;transform:translateY(50%);font-size:10px;line-height:12px;color:var(--muted);
+padding-right:6px;white-space:nowrap}
+.yaxis .tick::after{content:"";position:absolute;right:0;top:6px;width:4px;border-top:1px solid var(--muted)}
+.yaxis .axis-title{position:absolute;top:2px;left:2px;font-size:10px;color:var(--muted)}
+.yaxis .xtitle{position:absolute;bottom:0;right:6px;font-size:10px;color:var(--muted)}
 .req{position:relative;display:flex;align-items:flex-end;justify-content:center;gap:1px;height:100%;min-width:18px;cursor:pointer;
 padding:0 1px 14px;border-radius:3px}
 .req:hover,.req.sel{background:#eef2ff}.req .bar{width:4px;min-height:1px}
 .bar.prompt{background:var(--prompt)}.bar.expected{background:var(--exp)}.bar.actual{background:var(--act)}
-.req.aux{opacity:.6}.req .idx{position:absolute;bottom:0;left:0;font-size:10px;color:var(--muted)}
+.req.aux{opacity:.6}.req .idx{position:absolute;bottom:0;left:0;font-size:10px;color:var(--muted);white-space:nowrap}
 .break-marker{position:absolute;top:2px;left:50%;transform:translateX(-50%);border:0;border-radius:8px;
 background:var(--brk);color:#fff;font-size:10px;line-height:14px;padding:4px 1px;cursor:pointer;writing-mode:vertical-rl;
 z-index:1;max-height:120px;overflow:hidden}
 .break-marker.allowed{background:var(--warn)}
 .req.finding::after{content:"";position:absolute;bottom:0;left:0;right:0;height:3px;background:var(--brk)}
-#legend{display:flex;gap:12px;font-size:12px;color:var(--muted);margin:6px 0}
+#legend{display:flex;flex-wrap:wrap;gap:4px 12px;font-size:12px;color:var(--muted);margin:6px 0}
 #legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}
-#pager{margin:4px 0 6px;display:flex;gap:6px;align-items:center}#pager button,.more{font:inherit;cursor:pointer}
+#pager{margin:4px 0 6px;display:flex;flex-wrap:wrap;gap:6px;align-items:center}#pager button{font:inherit;cursor:pointer}
 #log-findings{margin-top:26px}
 #overview table{margin:4px 0 8px}#overview th{font-weight:600;background:var(--panel)}
-#search-bar{margin:6px 0;display:flex;gap:8px;align-items:center}#search{font:inherit;padding:3px 6px;width:22em;max-width:100%}
 .break-list a{color:var(--brk)}
 pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
 padding:6px 8px;margin:4px 0;max-height:360px;overflow:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
 .msg{border-left:3px solid var(--line);padding-left:8px;margin:6px 0}.msg.new{border-color:var(--act)}
 .msg.gone{border-color:var(--brk)}.msg .role{font-weight:600;font-size:12px}
-.cause{font-weight:700;color:var(--brk)}table{border-collapse:collapse;font-size:12px}
-td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top}
+.cause{font-weight:700;color:var(--brk)}table{border-collapse:collapse;font-size:12px;max-width:100%}
+td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{white-space:nowrap}
 .finding-item{color:var(--brk)}.finding-item.ok{color:var(--muted)}
+@media (max-width:800px){main{grid-template-columns:minmax(0,1fr);padding:6px}#detail{max-height:none}
+header{padding:8px}#search-bar{margin:6px 8px}nav{padding:4px 8px 8px}}
 """
 
 SCRIPT = r"""
@@ -68,6 +90,7 @@ function el(tag,attrs,text){var e=document.createElement(tag);if(attrs){for(var 
 function add(parent,child){parent.appendChild(child);return child;}
 function clear(node){while(node.firstChild){node.removeChild(node.firstChild);}}
 function json(v){return JSON.stringify(v,null,2);}
+function fmt(v){return String(v).replace(/\B(?=(\d{3})+(?!\d))/g,",");}
 function usd(v,digits){return typeof v==="number"?"$"+v.toFixed(digits||4):"n/a";}
 function ratio(v){return typeof v==="number"?(100*v).toFixed(1)+"%":"n/a";}
 function where(r){return r.turn===null?r.kind:(r.kind+" "+r.turn+"/"+r.step+"/"+r.attempt);}
@@ -105,14 +128,41 @@ function overallSummary(){
  var c=DATA.counts;add(s,el("span",{cls:"muted"}," \u00b7 "+DATA.sessions.length+" log(s) \u00b7 "+c.error+" error(s), "+
   c.warning+" warning(s), "+c.info+" info, "+c.failing+" failing \u00b7 policy "+DATA.policy+" \u00b7 "+DATA.tool));}
 
-function nav(){var n=document.getElementById("sessions");clear(n);
- var limit=Math.min(DATA.sessions.length,state.navLimit||PAGE);
- for(var i=0;i<limit;i++){(function(i){var s=DATA.sessions[i];
-  var b=add(n,el("button",{cls:(i===state.session?"sel ":"")+(s.failed?"fail":""),title:s.path},
-   (s.failed?"\u2716 ":"\u2714 ")+(s.overview.title||s.session_id||s.path)));
-  b.addEventListener("click",function(){select(i);render();});})(i);}
- if(limit<DATA.sessions.length){var more=add(n,el("button",{cls:"more"},"show "+(DATA.sessions.length-limit)+" more"));
-  more.addEventListener("click",function(){state.navLimit=(state.navLimit||PAGE)+PAGE;nav();});}}
+// The session list (pages with several logs): DATA.order is failing-first, children under their parent.
+function label(s){return s.overview.title||s.session_id||s.path;}
+function relation(s,withParent){var f=s.family;if(!f){return "";}
+ return f.relation+(withParent?" of "+f.parent_id:"")+(f.seed!==null?" at seq "+f.seed:"");}
+function sessionText(k){var s=DATA.sessions[k];return [s.overview.title||"",s.session_id||"",s.path,s.verdict,relation(s,true)].join("\n").toLowerCase();}
+function lowMessages(k){return lowered[k]||(lowered[k]=DATA.sessions[k].messages.map(function(m){return textOf(m).toLowerCase();}));}
+function sessionMatches(k,q){if(sessionText(k).indexOf(q)>=0){return true;}var low=lowMessages(k);
+ for(var i=0;i<low.length;i++){if(low[i].indexOf(q)>=0){return true;}}return false;}
+// Which entries of DATA.order to show for query q: 1 matches, 2 only a child of it matches (context), 0 hidden.
+function listShown(q){var shown=[];if(!q){DATA.order.forEach(function(){shown.push(1);});return shown;}var stack=[];
+ DATA.order.forEach(function(o,at){var depth=o[1];stack.length=Math.min(stack.length,depth);
+  var hit=sessionMatches(o[0],q);shown.push(hit?1:0);
+  if(hit){stack.forEach(function(a){if(!shown[a]){shown[a]=2;}});}stack.push(at);});return shown;}
+function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
+ var cls=(k===state.session?"sel ":"")+(s.failed?"fail ":s.unexplained?"warn ":"")+(depth?"child ":"")+(how===2?"context":"");
+ var li=add(list,el("li",{cls:cls.trim(),"data-session":String(k),"data-depth":String(depth),
+  style:depth?"margin-left:"+(14*Math.min(depth,6))+"px":""}));
+ var line=add(li,el("div",{cls:"line"}));add(line,el("span",{cls:"mark"},s.failed?"\u2716":"\u2714"));
+ add(line,el("a",{cls:"name",href:"#session-"+k,title:label(s)+"\n"+(s.session_id||"")+"\n"+s.path},label(s)));
+ if(s.family){add(line,el("span",{cls:"rel"},relation(s,s.family.parent===null)));}
+ var meta=add(li,el("div",{cls:"meta"}));var total=o.cost&&o.cost.cost_usd?o.cost.cost_usd.total:null;
+ add(meta,el("span",{cls:"when"},s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps"));
+ add(meta,el("span",{cls:"count"},o.requests+" request(s)"));
+ add(meta,el("span",{cls:"breaks"},o.breaks.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
+ add(meta,el("span",{cls:"cost"},usd(total)));add(meta,el("span",{cls:"verdict"},s.verdict));}
+
+function nav(){var n=document.getElementById("sessions");clear(n);var many=DATA.sessions.length>1;n.hidden=!many;
+ var count=document.getElementById("session-count");count.textContent="";if(!many){return;}
+ var q=query();var shown=listShown(q);var matching=0,visible=0;shown.forEach(function(v){if(v===1){matching++;}if(v){visible++;}});
+ if(q){count.textContent=matching+" of "+DATA.sessions.length+" session(s) match";}
+ add(n,el("h2",null,"Sessions ("+DATA.sessions.length+")"));var list=add(n,el("ol",{id:"session-list"}));
+ var limit=state.navLimit||PAGE;var drawn=0;
+ for(var at=0;at<DATA.order.length&&drawn<limit;at++){if(shown[at]){entry(list,DATA.order[at][0],DATA.order[at][1],shown[at]);drawn++;}}
+ if(drawn<visible){var more=add(n,el("button",{cls:"more"},"show "+(visible-drawn)+" more"));
+  more.addEventListener("click",function(){state.navLimit=limit+PAGE;nav();});}}
 
 function legend(){var l=document.getElementById("legend");clear(l);
  [["prompt","prompt tokens"],["expected","expected cache read"],["actual","actual cache read"]].forEach(function(p){
@@ -124,6 +174,12 @@ function prefix(){return state.session?"s"+state.session+"-":"";}
 function positions(){var s=DATA.sessions[state.session];if(state.filter){return state.filter;}
  var all=[];for(var k=0;k<s.requests.length;k++){all.push(k);}return all;}
 
+// Tick values of the y axis: 0 and multiples of a 1-2-2.5-5 step (a whole number), at most five up to max.
+function ticks(max){var raw=max/4;var p=Math.pow(10,Math.floor(Math.log(raw)/Math.LN10));var m=raw/p;
+ var step=Math.max(1,Math.ceil((m<=1?1:m<=2?2:m<=2.5?2.5:m<=5?5:10)*p));var out=[];for(var v=0;v<=max;v+=step){out.push(v);}return out;}
+function axis(t,max,height){var a=add(t,el("div",{cls:"yaxis","aria-hidden":"true"}));
+ add(a,el("span",{cls:"axis-title"},"tokens"));add(a,el("span",{cls:"xtitle"},"request"));
+ ticks(max).forEach(function(v){add(a,el("span",{cls:"tick","data-value":String(v),style:"bottom:"+(14+height*v/max)+"px"},fmt(v)));});}
 function timeline(){var s=DATA.sessions[state.session];var t=document.getElementById("timeline");clear(t);
  var list=positions();var pages=Math.max(1,Math.ceil(list.length/PAGE));if(state.page>=pages){state.page=pages-1;}
  var pager=document.getElementById("pager");clear(pager);
@@ -133,14 +189,16 @@ function timeline(){var s=DATA.sessions[state.session];var t=document.getElement
   var next=add(pager,el("button",{id:"next-page"},"later \u2192"));next.disabled=state.page===pages-1;
   next.addEventListener("click",function(){state.page++;timeline();});}
  var slice=list.slice(state.page*PAGE,(state.page+1)*PAGE);var max=1;
- slice.forEach(function(pos){max=Math.max(max,size(s.requests[pos]));});
+ slice.forEach(function(pos){max=Math.max(max,size(s.requests[pos]));});axis(t,max,170);
+ var last=slice.length?s.requests[slice[slice.length-1]].i:0;
+ var every=slice.length<=40?(last<100?1:2):slice.length<=100?5:10;
  slice.forEach(function(pos){var r=s.requests[pos];
   var col=add(t,el("div",{cls:"req"+(r.kind!=="loop"?" aux":"")+(fails(r)?" finding":"")+(state.request===pos?" sel":""),
-   role:"listitem",id:prefix()+"request-"+r.i,"data-request":String(r.i),title:"request "+r.i+" ("+where(r)+"): prompt "+size(r)+
-   ", expected "+(r.expected===null?"?":r.expected)+", actual "+(r.actual===null?"?":r.actual)+(r.cls?", "+r.cls:"")}));
+   role:"listitem",id:prefix()+"request-"+r.i,"data-request":String(r.i),title:"request "+r.i+" ("+where(r)+"): prompt "+fmt(size(r))+
+   ", expected "+(r.expected===null?"?":fmt(r.expected))+", actual "+(r.actual===null?"?":fmt(r.actual))+(r.cls?", "+r.cls:"")}));
   [["prompt",size(r)],["expected",r.expected||0],["actual",r.actual||0]].forEach(function(p){
    add(col,el("div",{cls:"bar "+p[0],style:"height:"+Math.max(1,Math.round(170*p[1]/max))+"px"}));});
-  add(col,el("span",{cls:"idx"},r.i%10===0?String(r.i):""));
+  add(col,el("span",{cls:"idx"},r.i%every===0?String(r.i):""));
   col.addEventListener("click",function(){open(pos,false);});
   if(isBreak(r)){var ok=!fails(r);var m=add(col,el("button",{cls:"break-marker"+(ok?" allowed":""),id:prefix()+"break-"+r.i,
     "data-request":String(r.i),title:"break: "+r.t.cause},"\u26a1"+(r.t.cause||"")));
@@ -169,9 +227,21 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
   add(li,el("a",{href:"#"+prefix()+"break-"+b.i},"break at request "+b.i));
   add(li,document.createTextNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));});}}
 
+function familyLine(info,s){var f=s.family;if(!f){return;}var p=add(info,el("p",{cls:"family"}));
+ add(p,document.createTextNode(f.relation+" of "));
+ if(f.parent!==null){var ps=DATA.sessions[f.parent];
+  add(p,el("a",{href:"#session-"+f.parent},ps.overview.title?ps.overview.title+" ("+f.parent_id+")":f.parent_id));}
+ else{add(p,el("span",{cls:"parent"},f.parent_id));}
+ if(f.seed!==null){add(p,document.createTextNode(" at seq "+f.seed));}
+ if(f.parent===null){add(p,document.createTextNode("; the parent session is not in this report"));}}
+
 function sessionInfo(){var s=DATA.sessions[state.session];
- document.getElementById("session-title").textContent=s.overview.title||s.session_id||s.path;
- var info=document.getElementById("session-info");clear(info);
+ document.getElementById("session-title").textContent=label(s);
+ var section=document.getElementById("session");section.setAttribute("data-session",String(state.session));
+ var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor"}));
+ familyLine(info,s);
+ add(info,el("div",{cls:"verdict "+(s.failed?"failed":"pass")},s.verdict));
+ add(info,el("div",{cls:"muted"},"activity: "+(s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps")));
  add(info,el("div",{cls:"muted"},(s.session_id||"")+" \u00b7 "+s.path));
  add(info,el("div",{cls:"muted"},"capture: "+(s.capture||"none")+" \u00b7 "+s.requests.length+" request(s)"));
  if(s.error){add(info,el("div",{cls:"failed"},s.error));}
@@ -251,37 +321,45 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
  if(r.usage){add(d,el("h3",null,"Usage"));add(d,el("pre",null,json(r.usage)));}}
 
 // Search: the distinct messages are matched once; a request matches when its list holds one.
+// The one search box also filters the session list (title, id, path, verdict, messages): plain
+// lower-case substring tests on text, never markup, a pattern or code.
 var lowered={};
+function query(){return document.getElementById("search").value.trim().toLowerCase();}
 function search(query){var s=DATA.sessions[state.session];var q=query.trim().toLowerCase();var count=document.getElementById("search-count");
  if(!q){state.filter=null;count.textContent="";state.page=0;timeline();return;}
- var low=lowered[state.session]||(lowered[state.session]=s.messages.map(function(m){return textOf(m).toLowerCase();}));
+ var low=lowMessages(state.session);
  var match=low.map(function(t){return t.indexOf(q)>=0;});var found=[];
  walk(s,s.requests.length-1,function(k,list,c){if(c>0){found.push(k);}},match);
  state.filter=found;state.page=0;count.textContent=found.length+" of "+s.requests.length+" request(s) match";timeline();}
 
-function select(i){state.session=i;state.page=0;state.request=null;state.filter=null;
- var box=document.getElementById("search");box.value="";document.getElementById("search-count").textContent="";}
+function select(i){state.session=i;state.page=0;state.request=null;state.filter=null;}
 
-function render(){nav();sessionInfo();overview();legend();timeline();var d=document.getElementById("detail");clear(d);
+function render(){nav();sessionInfo();overview();legend();var q=query();if(q){search(q);}else{
+ document.getElementById("search-count").textContent="";timeline();}var d=document.getElementById("detail");clear(d);
  add(d,el("p",{cls:"muted"},"Click a request or a break marker."));}
 
 function openIndex(i,asBreak){var s=DATA.sessions[state.session];for(var k=0;k<s.requests.length;k++){
  if(s.requests[k].i===i){if(asBreak&&!isBreak(s.requests[k])){return false;}var list=positions();var at=list.indexOf(k);
   if(at<0){state.filter=null;document.getElementById("search").value="";document.getElementById("search-count").textContent="";
-   list=positions();at=k;}
+   list=positions();at=k;nav();}
   state.page=Math.floor(at/PAGE);timeline();open(k,asBreak);
   var target=document.getElementById(prefix()+(asBreak?"break-":"request-")+i);
   if(target&&target.scrollIntoView){target.scrollIntoView({block:"nearest",inline:"center"});}return true;}}return false;}
 
-function fromHash(){var m=/^#(?:s(\d+)-)?(request|break)-(\d+)$/.exec(location.hash);if(!m){return false;}
+function showSession(k){if(k!==state.session){select(k);render();}var top=document.getElementById("session");
+ if(top.scrollIntoView){top.scrollIntoView({block:"start"});}}
+
+function fromHash(){var one=/^#session-(\d+)$/.exec(location.hash);
+ if(one){var k=parseInt(one[1],10);if(k<DATA.sessions.length){showSession(k);return true;}return false;}
+ var m=/^#(?:s(\d+)-)?(request|break)-(\d+)$/.exec(location.hash);if(!m){return false;}
  var si=m[1]===undefined?0:parseInt(m[1],10);if(si>=DATA.sessions.length){return false;}
  if(si!==state.session){select(si);render();}
  if(!openIndex(parseInt(m[3],10),m[2]==="break")){var d=document.getElementById("detail");clear(d);
   add(d,el("p",{cls:"failed"},"no "+m[2]+" "+m[3]+" in this log"));}return true;}
 
 overallSummary();
-if(DATA.sessions.length){render();fromHash();
- document.getElementById("search").addEventListener("input",function(ev){search(ev.target.value);});
+if(DATA.sessions.length){state.session=DATA.order[0][0];render();fromHash();
+ document.getElementById("search").addEventListener("input",function(ev){search(ev.target.value);nav();});
  window.addEventListener("hashchange",fromHash);}
 window.dshReport={open:function(i){return openIndex(i,false);},session:function(i){select(i);render();},
  messages:function(pos){return messagesOf(DATA.sessions[state.session],pos);}};
