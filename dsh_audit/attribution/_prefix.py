@@ -27,12 +27,14 @@ class MessageDigests:
     while the cache lives.
     """
 
-    # Bounded so that a streaming walk over a long log does not keep every message alive; an
-    # evicted message is only serialised again if it is compared again.
-    LIMIT = 8192
+    # Bounded by the bytes of the messages it keeps alive, so that a streaming walk over a long
+    # log does not keep every message alive (nor a few huge tool results hundreds of megabytes);
+    # an evicted message is only serialised again if it is compared again.
+    LIMIT = 16_000_000
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, bytes, int]] = {}
+        self._bytes = 0
 
     def get(self, message: Any) -> tuple[bytes, int]:
         """``(sha256 digest, byte length)`` of ``JSON.stringify(message)``."""
@@ -41,9 +43,13 @@ class MessageDigests:
             return hit[1], hit[2]
         data = stringify(message).encode("utf-8", "surrogatepass")
         entry = (message, hashlib.sha256(data).digest(), len(data))
-        if len(self._cache) >= self.LIMIT:
-            del self._cache[next(iter(self._cache))]
+        gone = self._cache.pop(id(message), None)  # a dead object's id, reused
+        if gone is not None:
+            self._bytes -= gone[2]
+        while self._cache and self._bytes + entry[2] > self.LIMIT:
+            self._bytes -= self._cache.pop(next(iter(self._cache)))[2]
         self._cache[id(message)] = entry
+        self._bytes += entry[2]
         return entry[1], entry[2]
 
     def same(self, a: Any, b: Any) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import orjson
 
@@ -96,42 +97,51 @@ def prefix_tokens(prompt: Prompt, shared: tuple[int, int], count: TokenCounter) 
     return total
 
 
+_Part = tuple[tuple[str, ...], tuple[int, ...]]  # segments and their token counts
+
+
 class _Memo:
-    """Values made for recently used parts, least recently used dropped past :attr:`LIMIT`.
+    """Values made for recently used parts, least recently used dropped past :attr:`LIMIT`
+    characters of segments (weighed by size, not counted: a few huge tool results must not pin
+    hundreds of megabytes, nor many small ones evict each other early).
 
     A prompt's message parts live in its track; this keeps what is made outside one (the head's
     parts, a title or compaction call's messages) for the next request that needs it, without
     growing with the log.
     """
 
-    LIMIT = 4096
+    LIMIT = 4_000_000
 
     def __init__(self) -> None:
-        self.old: dict[Hashable, tuple[Any, Any]] = {}
-        self.new: dict[Hashable, tuple[Any, Any]] = {}
+        self.old: dict[Hashable, tuple[Any, _Part, int]] = {}
+        self.new: dict[Hashable, tuple[Any, _Part, int]] = {}
+        self.weight = 0  # of ``old``
 
-    def get(self, key: Hashable, owner: Any, make: Callable[[], Any]) -> Any:
+    def get(self, key: Hashable, owner: Any, make: Callable[[], _Part]) -> _Part:
         """The value for ``key`` (``owner`` is kept alive with it and must be the same object)."""
         found = self.new.get(key)
         if found is None or found[0] is not owner:
             found = self.old.get(key)
             if found is None or found[0] is not owner:
-                found = (owner, make())
+                value = make()
+                found = (owner, value, sum(map(len, value[0])))
             self.new[key] = found
         return found[1]
 
     def roll(self) -> None:
         """End a request: what it used becomes the most recently used."""
         old = self.old
-        for key in self.new:
-            old.pop(key, None)
+        for key, entry in self.new.items():
+            gone = old.pop(key, None)
+            if gone is not None:
+                self.weight -= gone[2]
+            self.weight += entry[2]
         old.update(self.new)
         self.new = {}
-        while len(old) > self.LIMIT:
-            del old[next(iter(old))]
+        while self.weight > self.LIMIT and old:
+            self.weight -= old.pop(next(iter(old)))[2]
 
 
-_Part = tuple[tuple[str, ...], tuple[int, ...]]  # segments and their token counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +166,7 @@ class _Track:
     """A growing prompt: the head's segments, then each message's, with their token counts and
     running sums. Prompts are prefixes of it; its lists only grow."""
 
-    __slots__ = ("_common", "counts", "cumulative", "head", "offsets", "parts", "segments", "view")
+    __slots__ = ("__weakref__", "_common", "counts", "cumulative", "head", "offsets", "parts", "segments", "view")
 
     def __init__(self, head: tuple[str, ...], head_counts: list[int]) -> None:
         self.head = head
@@ -166,21 +176,23 @@ class _Track:
         self.parts: list[_Part] = []  # one per message of view
         self.offsets: list[int] = []  # where each message's segments start
         self.view: Sequence[Any] = ()
-        self._common: dict[int, tuple[_Track, tuple[int, int]]] = {}
+        # Weak: a track must not keep alive every track it was ever compared with (and, through
+        # theirs, every track of the log with all their messages).
+        self._common: WeakKeyDictionary[_Track, tuple[int, int]] = WeakKeyDictionary()
 
     def common(self, other: _Track) -> tuple[int, int]:
         """``(segments, characters)`` this track and ``other`` share from the start, cached once
         they differ (a later append to either cannot change it then; until then, the characters
         are 0 and the segments all of the shorter one's)."""
-        found = self._common.get(id(other))
-        if found is not None and found[0] is other:
-            return found[1]
+        found = self._common.get(other)
+        if found is not None:
+            return found
         whole = common_length(self.segments, other.segments)
         if whole >= min(len(self.segments), len(other.segments)):
             return whole, 0
         shared = (whole, common_chars(self.segments[whole], other.segments[whole]))
-        self._common[id(other)] = (other, shared)
-        other._common[id(self)] = (self, shared)
+        self._common[other] = shared
+        other._common[self] = shared
         return shared
 
     def _add(self, segments: Sequence[str], counts: Sequence[int]) -> None:
@@ -213,7 +225,7 @@ class _Track:
         new to it get their parts made."""
         track = _Track.__new__(_Track)
         cut = self.offsets[kept] if kept < len(self.offsets) else len(self.segments)
-        track.head, track._common, track.view = self.head, {}, ()
+        track.head, track._common, track.view = self.head, WeakKeyDictionary(), ()
         track.segments, track.counts, track.cumulative = self.segments[:cut], self.counts[:cut], self.cumulative[:cut]
         track.parts, track.offsets = self.parts[:kept], self.offsets[:kept]
         at = kept
@@ -278,13 +290,11 @@ class PromptBuilder:
         def make() -> _Part:
             segments = tuple(stringify(v) for v in values())
             return segments, tuple(self.count(s) for s in segments)
-        result: _Part = self._memo.get(key, owner, make)
-        return result
+        return self._memo.get(key, owner, make)
 
     def _text(self, key: Hashable, owner: Any, text: str) -> _Part:
         """A part that is already one segment (a JSON.stringify-exact fragment)."""
-        result: _Part = self._memo.get(key, owner, lambda: ((text,), (self.count(text),)))
-        return result
+        return self._memo.get(key, owner, lambda: ((text,), (self.count(text),)))
 
     def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | None = None,
                 key: str | None = None) -> Prompt:
