@@ -12,6 +12,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import os  # noqa: E402
 
 import pytest  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment, which a serial
+    # run does not have; the width tests set COLUMNS themselves and expect none otherwise.
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=100, derandomize=True, database=None, deadline=None,
