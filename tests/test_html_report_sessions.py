@@ -95,9 +95,10 @@ def test_session_order_is_failing_first_with_children_under_their_parent(tmp_pat
         "parent_id": "session-sample-fork-parent", "relation": "fork", "seed": 28,
         "parent": by_id["session-sample-fork-parent"][0]}
     assert by_id[FORK_PARENT][1]["family"] is None
-    # the first and last of the logs' own request times (sent, answered), never a file's mtime
+    # the first and last of the logs' own timestamps (header createdAt, event times: the dates
+    # `dsh-audit sessions` shows), never a file's mtime
     assert by_id[SUB_PARENT][1]["activity"] == ["2026-12-02T11:03:08Z", "2026-12-02T11:03:09Z"]
-    assert by_id[FORK_CHILD][1]["activity"] == ["2026-12-02T11:03:18Z", "2026-12-02T11:03:18Z"]
+    assert by_id[FORK_CHILD][1]["activity"] == ["2026-12-02T11:03:17Z", "2026-12-02T11:03:18Z"]
     assert by_id["session-hostile-title"][1]["activity"] == ["2027-01-15T08:01:40Z", "2027-01-15T08:01:40Z"]
 
 
@@ -135,7 +136,7 @@ def test_a_child_whose_parent_log_is_nowhere_names_it(tmp_path):
         with b.step():
             b.assistant("ok")
     data = build_report_data(run_check([b.write_jsonl(tmp_path / "orphan" / "session.jsonl")], policy=Policy()))
-    assert data["sessions"][0]["family"] == {"parent_id": "session-gone", "relation": "child", "seed": None,
+    assert data["sessions"][0]["family"] == {"parent_id": "session-gone", "relation": "fork", "seed": 3,
                                              "parent": None}
 
 
@@ -181,7 +182,8 @@ def test_session_list_links_sections_nests_children_and_filters_inertly(tmp_path
          "passed: 2 explained break(s)"),
         ("0", "Who are you", "", day, "3 request(s)", "0 break(s)", "$0.0002", "passed: no breaks"),
         ("0", "Fake session title", "", fork, "5 request(s)", "0 break(s)", "$0.0014", "passed: no breaks"),
-        ("1", "Fake session title", "fork at seq 44", "2026-12-02T11:03:18Z – 2026-12-02T11:03:18Z", "1 request(s)", "0 break(s)", "$0.0001", "passed: no breaks"),
+        ("1", "Fake session title", "fork at seq 44", fork, "1 request(s)", "0 break(s)", "$0.0001",
+         "passed: no breaks"),
         ("0", "Fake session title", "", sub, "4 request(s)", "0 break(s)", "$0.0013", "passed: no breaks"),
         ("1", "Count the bullet lines in", "subagent", sub, "2 request(s)", "1 break(s)", "$0.0008",
          "passed: 1 explained break(s)"),

@@ -92,14 +92,6 @@ def _logged(session: Session, key: str) -> int | None:
     return sum(counted) if counted else None
 
 
-def _span(session: Session) -> tuple[float | None, float | None]:
-    if session.first_time is not None:
-        return session.first_time, session.last_time
-    sent = [t.sent for t in session.times.values()]  # an imported log: its requests' own times
-    done = [t.done if t.done is not None else t.sent for t in session.times.values()]
-    return (min(sent), max(done)) if sent else (None, None)
-
-
 def summarize_session(session: Session, report: SessionCacheReport | None = None, *,
                       notes: Iterable[str] = ()) -> SessionSummary:
     """The summary of ``session``; tokens, hit ratio, breaks and cost from ``report`` when given.
@@ -110,7 +102,7 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
         >>> summary.title, summary.requests
         ('Who are you', 3)
     """
-    first, last = _span(session)
+    first, last = session.span()
     header = session.header
     common: dict[str, Any] = {
         "path": session.path, "session_id": session.id, "title": session.title,

@@ -67,6 +67,10 @@ class SessionCheck:
         findings: this log's findings, in order.
         error: the reading or replay error text, when the log failed.
         title: the session's title as DSH logged it (``session/title``), or None.
+        parent_id: a fork or subagent child's parent session (its header's ``parentSession``).
+        seed_length: a fork child's seed length (its header's ``seedLength``): None for a subagent.
+        first_time, last_time: the log's own first and last timestamps
+            (:meth:`dsh_audit.session.Session.span`, as ``dsh-audit sessions`` shows them).
     """
 
     path: str
@@ -79,6 +83,10 @@ class SessionCheck:
     findings: tuple[Finding, ...] = ()
     error: str | None = None
     title: str | None = None
+    parent_id: str | None = None
+    seed_length: int | None = None
+    first_time: float | None = None
+    last_time: float | None = None
 
     @property
     def failed(self) -> bool:

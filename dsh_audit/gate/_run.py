@@ -121,19 +121,23 @@ class _Checker:
             mine = transitions.get(session.id, ())
             cache = cache_report(session, attribution=list(mine))
             capture = files.get(session.id)
+            first, last = session.span()
             findings = self.judge.session(session, rows=rows.get(session.id, []), transitions=mine, cache=cache,
                                           capture=capture, validation=_validation(session))
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=tuple(session.requests), transitions=tuple(mine), cache=cache,
                                        captures=tuple(rows.get(session.id, ())),
                                        capture_path=str(capture) if capture else None, findings=tuple(findings),
-                                       title=session.title))
+                                       title=session.title, parent_id=session.header.parent_session,
+                                       seed_length=session.header.seed_length, first_time=first, last_time=last))
         return checks
 
     def failed(self, failure: Failure) -> SessionCheck:
         findings = self.judge.refusal(failure, validation=_validation(failure))
+        header = failure.header
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
-                            error=str(failure.error))
+                            error=str(failure.error), parent_id=header.parent_session if header else None,
+                            seed_length=header.seed_length if header else None)
 
 
 def _validation(item: Session | Failure) -> Sequence[Any]:

@@ -20,10 +20,9 @@ The session list of a multi-session page is ordered here (``order``: ``[position
 failing sessions first, then those with unexplained breaks, then the rest, newest first within
 each group, every fork or subagent child right under its parent (a family ranks by its worst
 member, so a failing child is never buried). Nothing is read again (each log is read once, by
-``check``): a child's parent is the one attribution compared its first request with (found from
-the child's header, ``parentSession`` and a fork's ``seedLength``, by
-:func:`dsh_audit.session.find_parent`), and a log's first and last activity are its requests' own
-timestamps (sent, answered).
+``check``): a child's parent is its header's ``parentSession`` (a fork: with ``seedLength``), the
+parent attribution compares its first request with, and a log's first and last activity are its
+own timestamps (:meth:`dsh_audit.session.Session.span`, the dates ``dsh-audit sessions`` shows).
 """
 
 from __future__ import annotations
@@ -244,35 +243,12 @@ def _verdict(check: Any) -> str:
     return "passed: " + (", ".join(parts) or "no breaks")
 
 
-def _activity(check: Any) -> tuple[float | None, float | None]:
-    """The first and last of the log's own request timestamps (sent, answered), as ``check`` read them."""
-    sent = [r.time.sent for r in check.requests if r.time is not None]
-    done = [r.time.done if r.time.done is not None else r.time.sent for r in check.requests if r.time is not None]
-    return (min(sent), max(done)) if sent else (None, None)
-
-
-#: What attribution notes on a child's first request when it cannot compare it with its parent.
-_NO_PARENT = re.compile(r"^parent session (.+?) (?:is not among the given logs|has no loop request before the "
-                        r"(fork|subagent) point)$", re.DOTALL)
-
-
 def _family(check: Any) -> tuple[str, str, int | None] | None:
-    """``(parent id, relation, seed)`` of a fork or subagent child, as attribution related it.
-
-    Attribution reads the child's header (``parentSession``, a fork's ``seedLength``) and finds the
-    parent beside the child (:func:`dsh_audit.session.find_parent`); the child's first loop
-    request is then compared with the parent's (relation ``fork`` or ``subagent``), and a fork's
-    own ``session/end-seed`` (at seq ``seedLength``) is its evidence. A parent that could not be
-    read leaves a note naming it.
-    """
-    for t in check.transitions:
-        if t.relation in ("fork", "subagent") and t.previous_session_id is not None:
-            seeds = [e.seq for e in t.evidence if e.type == "session/end-seed" and e.session_id is None]
-            return t.previous_session_id, t.relation, seeds[0] if seeds and t.relation == "fork" else None
-        for note in t.notes:
-            if (match := _NO_PARENT.match(note)) is not None:
-                return match.group(1), match.group(2) or "child", None
-    return None
+    """``(parent id, relation, seed)`` of a fork or subagent child: its header's ``parentSession``,
+    a fork's ``seedLength`` (as attribution pairs its first request with the parent's)."""
+    if check.parent_id is None:
+        return None
+    return (check.parent_id, "fork", check.seed_length) if check.seed_length else (check.parent_id, "subagent", None)
 
 
 def _lineage(sessions: Sequence[Any]) -> list[dict[str, Any]]:
@@ -283,7 +259,7 @@ def _lineage(sessions: Sequence[Any]) -> list[dict[str, Any]]:
             first_at.setdefault(check.session_id, k)
     found: list[dict[str, Any]] = []
     for check in sessions:
-        first, last = _activity(check)
+        first, last = check.first_time, check.last_time
         related = _family(check)
         family = None
         if related is not None and related[0] != check.session_id:

@@ -201,6 +201,16 @@ class Session:
             return self.times_given
         return {r.index: r.time for r in self.requests if r.time is not None}
 
+    def span(self) -> tuple[float | None, float | None]:
+        """The first and last of the log's own timestamps (seconds since the epoch): the header's
+        ``createdAt`` and event times, or for an imported log its requests' send and answer
+        times; ``(None, None)`` when it records none."""
+        if self.first_time is not None:
+            return self.first_time, self.last_time
+        sent = [t.sent for t in self.times.values()]
+        done = [t.done if t.done is not None else t.sent for t in self.times.values()]
+        return (min(sent), max(done)) if sent else (None, None)
+
     def loops(self) -> list[Request]:
         """The loop requests in first-chunk order."""
         return sorted((r for r in self.requests if r.kind == "loop"), key=lambda r: r.first_chunk_seq)
