@@ -179,9 +179,13 @@ def stringify(value: Any) -> str:
 
 
 def stringify_bytes(value: Any) -> bytes:
-    """``stringify(value)`` as the UTF-8 bytes a JavaScript runtime would send."""
+    """``stringify(value)`` as the UTF-8 bytes a JavaScript runtime would send.
+
+    The bytes are exactly their length, safe to keep: orjson's own result keeps the spare capacity
+    of its output buffer (about 16 KB behind a 1.5 KB message), which a cache of them would hold.
+    """
     data = _fast(value)
-    return data if data is not None else _exact(value).encode("utf-8")
+    return bytes(memoryview(data)) if data is not None else _exact(value).encode("utf-8")
 
 
 def sha256_hex(value: Any) -> str:

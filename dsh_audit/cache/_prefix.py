@@ -25,7 +25,7 @@ from weakref import WeakKeyDictionary
 import orjson
 
 from .._seq import common_length
-from ..jsjson import stringify
+from ..jsjson import stringify, stringify_bytes
 from ..replay import MessageView, Request
 from ..wire import PromptPieces, fold_text_block, without_cache_markers
 from ._rules import CacheRule
@@ -387,12 +387,12 @@ class PromptBuilder:
         if "system" in body:
             system.insert(0, body["system"])
         head = {k: v for k, v in body.items() if k not in ("messages", "system")}
-        parts: dict[str, Any] = self._head(head, orjson.dumps(head))
-        parts["system"] = [self._part(("system", orjson.dumps(system)), None, lambda: system)]
+        parts: dict[str, Any] = self._head(head, stringify_bytes(head))  # kept keys: exact-size bytes
+        parts["system"] = [self._part(("system", stringify_bytes(system)), None, lambda: system)]
         flat_segments: list[str] = []
         flat_counts: list[int] = []
         for m in messages:
-            part_segments, part_counts = self._part(orjson.dumps(m), None, lambda m=m: self._wire_messages([m]))  # type: ignore[misc]
+            part_segments, part_counts = self._part(stringify_bytes(m), None, lambda m=m: self._wire_messages([m]))  # type: ignore[misc]
             flat_segments += part_segments
             flat_counts += part_counts
         return {**parts, "messages": (flat_segments, flat_counts)}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -60,22 +61,59 @@ class _View:
     caption: str | None = None
 
 
+class _Spool:
+    """JSON lines written as they are made, to memory and then to a temporary file past a few
+    megabytes, and read back once the log is known to be readable (a log DSH refuses prints no
+    request): a long log's output is never held whole in memory."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=8 << 20)
+
+    def append(self, line: str) -> None:
+        self._file.write(line.encode("utf-8", "surrogatepass") + b"\n")
+
+    def __iter__(self) -> Iterator[str]:
+        self._file.seek(0)
+        try:
+            for raw in self._file:
+                yield raw[:-1].decode("utf-8", "surrogatepass")
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False) -> _View:
     """Replay one log and pre-render its output; a top-level function so that workers can run it.
 
-    ``streamed`` (in this process only): JSON lines are made as they are written, so a long log's
-    output is never held whole."""
-    session = read_session(path, lenient=lenient, max_version=max_version)
+    Each request is turned into its line or row as it is replayed and not kept, so the session
+    holds no request; ``streamed`` (in this process only) spools JSON lines (:class:`_Spool`)."""
+    lines: _Spool | list[str] = _Spool() if streamed and as_json else []
+    rows: list[tuple[Any, ...]] = []
+
+    def take(request: Request) -> None:
+        if as_json:
+            lines.append(dumps_line(request.summary()))
+        else:
+            rows.append(_row(request))
+
+    try:
+        session = read_session(path, lenient=lenient, max_version=max_version, on_request=take, keep=False)
+    except BaseException:
+        if isinstance(lines, _Spool):
+            lines.close()
+        raise
     warnings = tuple(session.warnings)
     if isinstance(session, Failure):
+        if isinstance(lines, _Spool):
+            lines.close()  # a log DSH refuses prints no request
         return _View(session.path, warnings, error=session.error)
     if as_json:
-        lines = (dumps_line(r.summary()) for r in session.requests)
-        return _View(session.path, warnings, lines=lines if streamed else tuple(lines))
+        return _View(session.path, warnings, lines=lines if isinstance(lines, _Spool) else tuple(lines))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
-                 session_id=session.id,
-                 rows=tuple(_row(r) for r in session.requests),
+                 session_id=session.id, rows=tuple(rows),
                  caption=("steps without a response: " + "; ".join(notes)) if notes else None)
 
 

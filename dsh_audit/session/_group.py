@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import DshAuditError, MalformedRecordError
 from ..log import SessionHeader, SessionLog, read_log
+from ..replay import Request
 from ..runner import SessionTaskError, iter_many
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
@@ -69,17 +70,21 @@ class SessionGroup:
 
 
 def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_version: int = 4,
-                 foreign: bool = True, routes: str | None = None, validate: bool = False) -> Session | Failure:
+                 foreign: bool = True, routes: str | None = None, validate: bool = False,
+                 on_request: Callable[[Request], None] | None = None, keep: bool = True) -> Session | Failure:
     """:func:`open_session` that never raises for the log: a log that cannot be read is a
     :class:`Failure` that keeps the warnings its reader gave before the error. With ``validate``,
-    every validation rule runs over the same read (``validation`` of the result)."""
+    every validation rule runs over the same read (``validation`` of the result). ``on_request``
+    and ``keep`` as :func:`read_events` (an imported log's requests are all handed over once read).
+    """
     name = os.fspath(path)
     checker = validator(name, lenient=lenient, max_version=max_version) if validate else None
     try:
         opened: SessionLog | DshAuditError = read_log(name, lenient=lenient, max_version=max_version, tee=checker)
     except DshAuditError as exc:
         opened = exc
-    found = _finish(name, opened, lenient=lenient, watch=frozenset(), foreign=foreign, checker=checker)
+    found = _finish(name, opened, lenient=lenient, watch=frozenset(), foreign=foreign, checker=checker,
+                    on_request=on_request, keep=keep)
     if isinstance(found, Session) and routes is not None:
         found.use_routes(routes_from(routes))
     return found
@@ -91,14 +96,20 @@ def _first_line(error: DshAuditError) -> bool:
 
 
 def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, watch: frozenset[str],
-            foreign: bool = True, checker: LineValidator | None = None) -> Session | Failure:
+            foreign: bool = True, checker: LineValidator | None = None,
+            on_request: Callable[[Request], None] | None = None, keep: bool = True) -> Session | Failure:
     """The session of a log whose header was read (or the error that stopped it), and the findings
     of ``checker``, which the log's read fed (its file is closed, so it has seen the whole file)."""
     try:
         if isinstance(opened, SessionLog):
-            found = read_events(opened, watch=watch)
+            found = read_events(opened, watch=watch, on_request=on_request, keep=keep)
         elif foreign and _first_line(opened) and (imported := open_foreign(name, lenient=lenient)) is not None:
             found = imported
+            if on_request is not None:
+                for request in found.requests:
+                    on_request(request)
+            if not keep:
+                found.requests = []
         else:
             raise opened
         found.validation = validation(checker)

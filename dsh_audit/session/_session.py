@@ -43,12 +43,18 @@ class EventLines:
     """seq -> physical line of every event, 4-8 bytes an event: findings cite lines without
     reading the log again."""
 
+    GAP = 4096  # seqs skipped at once and still kept in the array (a packed row's events, read as one)
+
     def __init__(self) -> None:
-        self._dense = array("l")  # seqs 0, 1, 2, ... (DSH's are contiguous)
+        self._dense = array("l")  # seqs 0, 1, 2, ... (DSH's are contiguous); -1: no event read there
         self._sparse: dict[int, int] = {}
 
     def add(self, seq: int, line: int) -> None:
-        if seq == len(self._dense):
+        gap = seq - len(self._dense)
+        if 0 < gap <= self.GAP:
+            self._dense.extend(array("l", [-1]) * gap)
+            gap = 0
+        if gap == 0:
             self._dense.append(line)
         else:
             self._sparse[seq] = line
@@ -57,7 +63,8 @@ class EventLines:
         if seq is None:
             return None
         if 0 <= seq < len(self._dense):
-            return self._dense[seq]
+            line = self._dense[seq]
+            return line if line >= 0 else self._sparse.get(seq)
         return self._sparse.get(seq)
 
 
@@ -344,9 +351,18 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
     return session
 
 
-def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset()) -> Session:
+def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
+                on_request: Callable[[Request], None] | None = None, keep: bool = True) -> Session:
     """The :class:`Session` of a log whose header is read: its events, read once, then the log is
     closed (so a ``tee`` it was read with has seen the whole file).
+
+    Args:
+        log: the opened log.
+        watch: child session ids whose first mention in this log dates their spawn.
+        on_request: called with each request as soon as it is replayed (a view that needs each
+            request once, in replay order, and keeps only what it makes of it).
+        keep: keep the requests in :attr:`Session.requests`; without, the session holds none of
+            them (nor their messages), so its memory stays bounded by the live surface.
 
     Raises:
         DshAuditError: DSH would refuse the log (the reader's own error, located at the log).
@@ -364,8 +380,13 @@ def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset()) -> Sess
         lines.add(event.seq, event.line)
 
     result = ReplayResult()
+    requests: list[Request] = []
     try:
-        requests = list(iter_requests(log, result, observe=observe))
+        for request in iter_requests(log, result, observe=observe):
+            if on_request is not None:
+                on_request(request)
+            if keep:
+                requests.append(request)
     except DshAuditError as exc:
         raise exc.located(path=log.path) from None
     finally:
