@@ -68,7 +68,7 @@ def test_the_logged_window_wins_over_the_route_file_and_the_conflict_is_one_line
         "with the log's, the one DSH used"]
     assert session.warnings == window_conflicts(session.routes, config.models)  # what the CLI prints
     assert read_session(tmp_path / "session.jsonl", routes=route_file(tmp_path, CLAUDE_200K)).warnings == \
-        session.warnings  # the session every view reads (diff, check, report print its warnings)
+        session.warnings  # every command that takes --routes prints them (tests/test_route_warnings.py)
 
 
 def test_the_route_file_window_applies_where_the_log_has_none_and_agreement_is_silent(tmp_path: Path) -> None:

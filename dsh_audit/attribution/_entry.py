@@ -72,6 +72,7 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
                     max_version: int | None = None, adapter: str | None = "auto",
                     ancestors: bool = True, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
                     progress: Callable[[int, int], None] | None = None, routes: str | None = None,
+                    on_group: Callable[[GroupResult[SessionAttribution]], None] | None = None,
                     ) -> tuple[list[SessionAttribution], list[Failure]]:
     """Discover, read and attribute every log under ``paths``, children with their parents.
 
@@ -91,6 +92,7 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
         engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
         progress: called as ``progress(done, total)`` after each group of logs.
         routes: a route configuration file (``--routes``) for requests whose route the log does not settle.
+        on_group: sees each group's whole result, in this process, in order (its ``route_warnings``).
 
     Returns:
         The attributions of the given logs that were read, and the failures of the others, each
@@ -102,7 +104,7 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
     task = partial(attribute_group, lenient=lenient, max_version=4 if max_version is None else max_version,
                    adapter=adapter, ancestors=ancestors, routes=routes)
     ordered = run_groups(discover(list(paths)), task, jobs=jobs, engine=engine, scheduler=scheduler,
-                         progress=progress)
+                         progress=progress, on_group=on_group)
     return ([a for a in ordered if isinstance(a, SessionAttribution)],
             [f for f in ordered if isinstance(f, Failure)])
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
 import click
 
-from ..attribution import Transition, attribute_paths, format_transition
+from ..attribution import SessionAttribution, Transition, attribute_paths, format_transition
+from ..session import Failure, GroupResult
 from ..report import dumps_line
 from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, echo, echo_error, echo_warning,
@@ -17,6 +22,24 @@ _COLUMNS = ("#", "vs", "relation", "verdict", "cause", "fields", "evidence seqs"
 # Left out, in this order, while a narrow terminal cannot show the table with whole words
 # (`explain` shows both for one request).
 _DROPPABLE = ("first divergence", "relation")
+
+
+def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, routes: str | None, jobs: int = 1,
+               engine: str = "local", scheduler: str | None = None,
+               progress: Callable[[int, int], None] | None = None) -> tuple[list[SessionAttribution], list[Failure]]:
+    """:func:`dsh_audit.attribution.attribute_paths` of the logs, each log's route-file warnings
+    printed once (before its results: they say which window the bodies were rendered with)."""
+    warnings: dict[str, tuple[str, ...]] = {}
+
+    def keep_warnings(result: GroupResult[SessionAttribution]) -> None:
+        warnings.update(result.route_warnings)
+
+    found = attribute_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs, engine=engine,
+                            scheduler=scheduler, progress=progress, routes=routes, on_group=keep_warnings)
+    for path in logs:
+        for warning in warnings.get(os.fspath(path), ()):
+            echo_warning(warning)
+    return found
 
 
 def _divergence(t: Transition) -> str:
@@ -77,9 +100,9 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
     if not logs:
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:
-        attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs,
-                                                 engine=engine, scheduler=scheduler, progress=report_progress,
-                                                 routes=routes)
+        attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, jobs=jobs,
+                                            engine=engine, scheduler=scheduler, progress=report_progress,
+                                            routes=routes)
     status = EXIT_OK
     for outcome in failures:
         for warning in outcome.warnings:
@@ -126,7 +149,7 @@ def explain_command(path: str, index: int, as_json: bool, routes: str | None, le
         dsh-audit explain latest -1
     """
     logs = [one_log(path)]
-    attributions, failures = attribute_paths(logs, lenient=lenient, max_version=max_version, routes=routes)
+    attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, routes=routes)
     for outcome in failures:
         for warning in outcome.warnings:
             echo_warning(warning)

@@ -11,7 +11,7 @@ import click
 from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..session import Failure, run_groups
+from ..session import Failure, GroupResult, run_groups
 from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (
     EXIT_BAD_INPUT,
@@ -19,6 +19,7 @@ from ._common import (
     EXIT_OK,
     echo,
     echo_error,
+    echo_warning,
     engine_options,
     jobs_option,
     json_option,
@@ -134,9 +135,17 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
         return EXIT_BAD_INPUT
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
                    unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes)
+    warnings: dict[str, tuple[str, ...]] = {}
+
+    def keep_warnings(result: GroupResult[SessionCacheReport]) -> None:
+        warnings.update(result.route_warnings)
+
     with progress_callback(len(logs), label="cache") as report_progress:
-        reports = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress)
-        for report in reports:
+        reports = run_groups([str(log) for log in logs], task, jobs=jobs, engine=engine, scheduler=scheduler,
+                             progress=report_progress, on_group=keep_warnings)
+        for log, report in zip(logs, reports):
+            for warning in warnings.get(str(log), ()):
+                echo_warning(warning)
             if isinstance(report, Failure):
                 echo_error(report.error)
                 status = EXIT_BAD_INPUT

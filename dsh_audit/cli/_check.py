@@ -160,6 +160,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     policy = load_policy(policy_path)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
+    for warning in result.warnings:
+        echo_warning(warning)
     markdown = format_markdown(result)
     _write(junit_path, format_junit(result))
     _write(sarif_path, format_sarif(result, base=os.getcwd()))
@@ -205,6 +207,8 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     policy = load_policy(policy_path)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
+    for warning in result.warnings:
+        echo_warning(warning)
     _write(output, iter_html(result))
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "

@@ -10,9 +10,10 @@ import click
 
 from ..errors import DshAuditError, UsageError
 from ..report.terminal import terminal_text
-from ..session import request_route, routes_from
+from ..session import request_route, routes_from, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import ADAPTER_CHOICES, EXIT_OK, RequestCommand, echo_note, lenient_option, one_request, routes_option
+from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, echo_note, echo_warning, lenient_option, one_request,
+                      routes_option)
 
 __all__ = ["render_command"]
 
@@ -58,6 +59,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     """
     config = routes_from(routes)
     log_path, request, evidence = one_request(path, index, lenient=lenient, max_version=max_version)
+    for warning in window_conflicts(evidence, config.models) if config is not None else ():
+        echo_warning(warning)  # where the log contradicts the route file; the log's window is used
     route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
                           declared=config.apis if config is not None else None)
     if route.adapter is None:

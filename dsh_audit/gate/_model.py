@@ -110,13 +110,17 @@ class CheckResult:
         sessions: one :class:`SessionCheck` per log, in discovery order.
         findings: every finding (sessions' findings plus captures no log explains).
         policy: the :class:`dsh_audit.gate.Policy` applied.
-        notes: remarks about inputs (which capture was found for which log, discovery notes).
+        notes: remarks about inputs (which capture was found for which log, discovery notes, where
+            a log contradicts the route file: ``"<log>: route ...: the log records contextWindow ..."``).
+        warnings: the route file's warnings, one per session and route/model whose logged context
+            window it contradicts (the text of those notes without the log's path; the CLI prints them).
     """
 
     sessions: tuple[SessionCheck, ...]
     findings: tuple[Finding, ...]
     policy: Any
     notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

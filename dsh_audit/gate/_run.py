@@ -25,10 +25,12 @@ from typing import Any
 from ..attribution import attribute_sessions
 from ..cache import cache_report
 from ..capture import compare_capture, load_capture
-from ..errors import DshAuditError, MalformedRecordError, UsageError
+from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
 from ..log import discover
-from ..session import Failure, GroupResult, Session, open_group, rounds, route_renderer, run_groups
+from ..replay import Request
+from ..session import (Failure, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
+                       run_groups)
 from ._findings import Judge
 from ._inputs import find_capture
 from ._model import CheckResult, Finding, SessionCheck
@@ -38,6 +40,10 @@ __all__ = ["run_check"]
 
 Progress = Callable[[int, int], None]
 _LINE = re.compile(r"^line (\d+)$")
+#: How an unknown route's reason ends (``dsh_audit.session.route_for``), naming ``diff``'s and
+#: ``render``'s option; check and report force a format with the policy key instead.
+_CLI_ADAPTER = " or --adapter"
+_POLICY_ADAPTER = " or set the policy key adapter"
 
 
 @dataclass
@@ -81,7 +87,7 @@ class _Checker:
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
         adapter = self.policy.adapter
-        render = route_renderer(group, adapter=adapter)
+        render = _policy_hints(route_renderer(group, adapter=adapter))
 
         for path, members in by_capture.items():
             requests = [r for s in members for r in s.requests]
@@ -140,6 +146,22 @@ class _Checker:
                             seed_length=header.seed_length if header else None)
 
 
+def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
+    """``render`` whose unknown-route reasons name what settles a route for check and report: the
+    policy key ``adapter`` (they take no ``--adapter``)."""
+
+    def run(request: Request, options: dict[str, Any]) -> bytes:
+        try:
+            return render(request, options)
+        except RenderError as exc:
+            if not exc.message.endswith(_CLI_ADAPTER):
+                raise
+            raise RenderError(exc.message.removesuffix(_CLI_ADAPTER) + _POLICY_ADAPTER, dsh_code=exc.dsh_code,
+                              path=exc.path, line=exc.line, seq=exc.seq, hint=exc.hint) from None
+
+    return run
+
+
 def _validation(item: Session | Failure) -> Sequence[Any]:
     """The validation findings of a log, found in its one read (``open_group(validate=True)``)."""
     if item.validation is None:
@@ -173,7 +195,9 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
             checks[check.path] = check
     ordered: list[SessionCheck | Failure] = [checks[os.fspath(p)] for p in paths]
     ids = {s.id: s.path for s in group.given if isinstance(s, Session)}
-    return _GroupCheck(ordered, group.orphans, ids, checker.loose, checker.notes, foreign)
+    warned = route_warnings(group)
+    notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
+    return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=notes, foreign=foreign)
 
 
 def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes | None]:
@@ -223,6 +247,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None)
     loose: dict[tuple[str, int], Finding] = {}
+    warnings: list[str] = []
 
     def spans(result: GroupResult[SessionCheck]) -> None:
         assert isinstance(result, _GroupCheck)
@@ -231,6 +256,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         for key, finding in result.loose.items():
             loose.setdefault(key, finding)
         notes.extend(result.notes)
+        warnings.extend(warning for found in result.route_warnings.values() for warning in found)
 
     checked = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress,
                          on_group=spans)
@@ -239,4 +265,4 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         raise failed  # a task that died (a bug or a lost worker), not a log's refusal
     ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
-    return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes))
+    return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings))

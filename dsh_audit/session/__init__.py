@@ -28,6 +28,7 @@ from ._group import (
                      pair_orphans,
                      read_session,
                      rounds,
+                     route_warnings,
                      run_groups,
 )
 from ._related import Headers, find_parent, walk_family, with_ancestors
@@ -70,6 +71,7 @@ __all__ = [
     "rounds",
     "route_for",
     "route_renderer",
+    "route_warnings",
     "routes_from",
     "run_groups",
     "walk_family",

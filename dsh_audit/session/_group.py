@@ -212,15 +212,26 @@ class GroupResult(Generic[T]):
         items: one value or :class:`Failure` per given path, in order.
         orphans: given children whose parent log was not read (:attr:`SessionGroup.orphans`).
         ids: session id -> path of every given log that was read.
+        route_warnings: log path -> where that given log contradicts the route file it took
+            (:meth:`Session.route_conflicts`), for a command to print once per log.
     """
 
     items: list[T | Failure]
     orphans: list[tuple[str, str]] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)
+    route_warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, group: SessionGroup, items: list[T | Failure]) -> GroupResult[T]:
-        return cls(items, group.orphans, {s.id: s.path for s in group.given if isinstance(s, Session)})
+        return cls(items, group.orphans, {s.id: s.path for s in group.given if isinstance(s, Session)},
+                   route_warnings(group))
+
+
+def route_warnings(group: SessionGroup) -> dict[str, tuple[str, ...]]:
+    """Log path -> the route file's warnings of each given log that has any
+    (:meth:`Session.route_conflicts`)."""
+    found = {s.path: tuple(s.route_conflicts()) for s in group.given if isinstance(s, Session)}
+    return {path: warnings for path, warnings in found.items() if warnings}
 
 
 def run_groups(paths: Sequence[str | os.PathLike[str]], task: Callable[[list[str]], GroupResult[T]], *,

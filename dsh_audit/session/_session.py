@@ -231,8 +231,12 @@ class Session:
         and its model facts render them."""
         self.config = routes
         self.bodies = Bodies(routes)
-        if routes is not None:  # the log's own window wins over the file's: say where they disagree
-            self.warnings.extend(window_conflicts(self.routes, routes.models))
+        self.warnings.extend(self.route_conflicts())  # the log's own window wins over the file's
+
+    def route_conflicts(self) -> list[str]:
+        """Where this log contradicts the route configuration it took (``--routes``): one warning
+        per route/model whose logged context window differs from the file's (the log's is used)."""
+        return window_conflicts(self.routes, self.config.models) if self.config is not None else []
 
     def route(self, request: Request, *, forced: str | None = None,
               declared: Mapping[str, str] | None = None) -> Route:

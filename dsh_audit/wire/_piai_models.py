@@ -287,7 +287,7 @@ class PiRenderer:
         if call.model.api != self.api:
             other_api, other_adapter = self.other
             raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not {self.api}",
-                              hint=f"render {other_api} routes with adapter '{other_adapter}'")
+                              hint=f"render {other_api} routes with --adapter {other_adapter}")
         body = self.body(request, call, compaction_instruction=compaction_instruction)
         prefix = urlsplit(call.model.base_url).path.rstrip("/")
         return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
