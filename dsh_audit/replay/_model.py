@@ -2,7 +2,9 @@
 
 A request is a value: the header in force and the exact messages the log held when the call was
 made (spec §7.3-§7.4, §8.4), plus the usage and finish its response recorded. The replay side
-findings (surface replacements, skipped steps, notes) travel separately in the result.
+findings (skipped steps, notes) travel separately in the result; the surface replacements a
+report quotes are kept by the session's evidence (:class:`dsh_audit.session.LogEvidence`), not
+here, so a long log's replay holds none of them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._surface import Replacement
 
 __all__ = ["Digest", "ReplayResult", "Request", "RequestTime"]
 
@@ -138,7 +139,6 @@ class Request:
 class ReplayResult:
     """What a whole replay found besides the requests."""
 
-    replacements: list[Replacement] = field(default_factory=list)
     skipped_steps: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     event_count: int = 0

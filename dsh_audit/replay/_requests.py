@@ -271,14 +271,12 @@ class _Replayer:
         if etype == "assistant/attempt" or streamed:
             self.on_stream_attempt(event)
         try:
-            replacement = self.fold.apply(event)
+            self.fold.apply(event)
         except ReplayError as exc:
             self.log.fail(type(exc)(f"invalid seed event at index {event.seq}: {exc.message}",
                                     path=self.log.path, line=event.line, seq=event.seq,
                                     hint="the surface operation does not fit the surface at this point"),
                           seq=event.seq)
-        if replacement is not None:
-            self.result.replacements.append(replacement)
         if etype == "step/start":
             yield from self.end_step()
             data = as_object(event.data)  # DSH loads any data shape here
