@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import dsh_audit
-from dsh_audit.attribution import attribute, iter_attribute
-from dsh_audit.session import open_session
+from dsh_audit.attribution import attribute, attribute_group, attribute_opened, iter_attribute
+from dsh_audit.session import Session, open_group, open_session
 
 from _golden import CORPUS
 
@@ -30,3 +30,24 @@ def test_streaming_attribution_equals_batch(path):
         assert [t.request for t in streamed] == [t.request for t in whole_items]
         return
     assert streamed == list(whole.transitions)
+
+
+ROOTS = sorted({p for p in [*LOGS, *(CORPUS / "live").glob("*/home/sessions/*/*/session.jsonl.zstd")]})
+
+
+@pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
+def test_a_log_given_alone_is_attributed_while_replayed_exactly_as_whole():
+    """`breaks LOG` on a log that is no fork or subagent child holds no request
+    (attribute_group's streamed path); its transitions equal the whole-session path's."""
+    compared = 0
+    for path in ROOTS:
+        group = open_group([path], lenient=True)
+        session = group.given[0]
+        if not isinstance(session, Session) or session.header.parent_session:
+            continue
+        whole = attribute_opened(group)[str(path)]
+        streamed = attribute_group([path], lenient=True)
+        assert streamed.items == [whole], path
+        assert streamed.ids == {session.id: str(path)}
+        compared += 1
+    assert compared >= 20, compared

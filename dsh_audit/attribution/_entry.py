@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from ..errors import UnsupportedFormatError
+from ..errors import DshAuditError, UnsupportedFormatError
 from ..log import Event, SessionLog, discover, read_log
 from ..replay import Request, iter_requests
 from ..session import (
@@ -22,14 +22,18 @@ from ..session import (
     EvidenceCollector,
     Failure,
     GroupResult,
+    Headers,
     LogEvidence,
     RouteEvidence,
     Session,
     SessionGroup,
     open_group,
     rounds,
+    routes_from,
     run_groups,
+    window_conflicts,
 )
+from ..wire import PiRoutes
 from ._attribute import _Attributor, _Session, attribute_sessions
 from ._model import SessionAttribution, Transition
 
@@ -61,11 +65,39 @@ def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = 
                     routes: str | None = None) -> GroupResult[SessionAttribution]:
     """Read ``paths`` together (each once, parents beside children too) and attribute every one;
     ``routes`` is a route configuration file (see :func:`dsh_audit.session.open_group`)."""
-    group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes)
+    headers = Headers(lenient=lenient, max_version=max_version)
+    if len(paths) == 1:
+        log = headers.get(paths[0])
+        if isinstance(log, SessionLog) and not log.header.parent_session:
+            headers.take(paths[0])
+            headers.close()
+            return _streamed(log, adapter=adapter, config=routes_from(routes))
+    group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes,
+                       headers=headers)
     found = attribute_opened(group, adapter=adapter)
     items = [found[item.path] if isinstance(item, Session) and not item.imported else refuse_imported(item)
              for item in group.given]
     return GroupResult.of(group, items)  # type: ignore[arg-type]
+
+
+def _streamed(log: SessionLog, *, adapter: str | None, config: PiRoutes | None) -> GroupResult[SessionAttribution]:
+    """A log given alone that is no fork or subagent child (no parent to compare with), attributed
+    while it is replayed (:func:`attribute_log`): no request is kept, only the previous one of each
+    conversation, so memory stays bounded by the live surface. The same transitions as
+    :func:`attribute_opened` (``tests/test_watch.py`` and ``tests/test_one_story.py`` check them
+    against the whole-session path)."""
+    path = log.path
+    evidence = RouteEvidence()
+    try:
+        found = sorted(attribute_log(log, adapter=adapter, routes=evidence, config=config), key=lambda t: t.request)
+    except DshAuditError as exc:  # DSH refuses the log: its Failure, as reading it whole gives
+        return GroupResult([Failure(path, exc.located(path=path), tuple(log.warnings), log.header.id, log.header,
+                                    log.format_version)])
+    finally:
+        log.close()
+    warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
+    return GroupResult([SessionAttribution(log.header.id, path, tuple(found))], [], {log.header.id: path},
+                       {path: warnings} if warnings else {})
 
 
 def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = False,
@@ -149,7 +181,7 @@ def iter_attribute(path: str | os.PathLike[str], *, lenient: bool = False, max_v
 
 
 def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodies | None = None,
-                  routes: RouteEvidence | None = None,
+                  routes: RouteEvidence | None = None, config: PiRoutes | None = None,
                   tap: Callable[[Request], None] | None = None,
                   observe: Callable[[Event], None] | None = None,
                   parent: Callable[[str], Session | None] | None = None) -> Iterator[Transition]:
@@ -162,6 +194,7 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
         bodies: the rendered-body cache to share with other views (a cache verdict of the same
             requests), else a new one.
         routes: filled with the route evidence the log shows, for other views to share.
+        config: a route configuration (``--routes``): its declared routes and model facts.
         tap: called with every request in replay (``index``) order as soon as it is replayed,
             before its transition is yielded.
         observe: called with every event as it is read (see :func:`dsh_audit.replay.iter_requests`).
@@ -172,7 +205,8 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
     evidence = LogEvidence(log.header.id)
     routes = routes if routes is not None else RouteEvidence()  # what the log has shown of each adapter so far
     session = _Session(log.path, log.header, [], lenient=log.lenient, evidence=evidence,
-                       bodies=bodies if bodies is not None else Bodies(), routes=routes)
+                       bodies=bodies if bodies is not None else Bodies(config), routes=routes,
+                       declared=config.apis if config is not None else None)
     attributor = _Attributor([session], adapter=adapter, parent=parent)
     collector = EvidenceCollector(evidence, frozenset())
 

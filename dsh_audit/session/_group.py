@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..errors import DshAuditError, MalformedRecordError
+from ..errors import DshAuditError, MalformedRecordError, UsageError
 from ..log import SessionHeader, SessionLog, read_log
 from ..replay import Request
 from ..runner import SessionTaskError, iter_many
@@ -125,7 +125,7 @@ def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, wat
 
 def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                ancestors: bool = True, foreign: bool = True, routes: str | None = None,
-               validate: bool = False) -> SessionGroup:
+               validate: bool = False, headers: Headers | None = None) -> SessionGroup:
     """Read ``paths`` (and, with ``ancestors``, the parent logs beside their children), each once.
 
     With ``foreign``, a file that is not a DSH log is read through the importers when one
@@ -135,15 +135,20 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
     (``validation`` of its :class:`Session` or :class:`Failure`: what
     :func:`dsh_audit.validate.validate` finds, without reading the file again).
 
+    ``headers``: the header reader a caller already used on some of these logs (not with
+    ``validate``), so that no log is opened twice; it is closed here.
+
     Raises:
-        UsageError: the route file cannot be used.
+        UsageError: the route file cannot be used, or ``headers`` is given with ``validate``.
 
     Never raises for a log: a log that cannot be read is a :class:`Failure` in ``given``.
     """
     given = [Path(p) for p in paths]
+    if headers is not None and validate:
+        raise UsageError("open_group(validate=True) reads every header itself", hint="drop headers=")
     checkers = {os.fspath(p): validator(os.fspath(p), lenient=lenient, max_version=max_version)
                 for p in given} if validate else {}
-    headers = Headers(lenient=lenient, max_version=max_version, tees=checkers)
+    headers = headers or Headers(lenient=lenient, max_version=max_version, tees=checkers)
     try:
         every, ids = walk_family(given, ancestors=ancestors, headers=headers)
         watch: dict[str, set[str]] = {}
