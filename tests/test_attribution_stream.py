@@ -6,6 +6,7 @@ import pytest
 
 import dsh_audit
 from dsh_audit.attribution import attribute, attribute_group, attribute_opened, iter_attribute
+from dsh_audit.cache import cache_group, cache_report
 from dsh_audit.session import Session, open_group, open_session
 
 from _golden import CORPUS
@@ -49,5 +50,22 @@ def test_a_log_given_alone_is_attributed_while_replayed_exactly_as_whole():
         streamed = attribute_group([path], lenient=True)
         assert streamed.items == [whole], path
         assert streamed.ids == {session.id: str(path)}
+        compared += 1
+    assert compared >= 20, compared
+
+
+@pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
+def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole():
+    """`cache LOG` on a root log given alone keeps no request (cache_group's streamed path); its
+    report (verdicts, rules, cost) equals cache_report's over the whole session."""
+    compared = 0
+    for path in ROOTS:
+        group = open_group([path], lenient=True)
+        session = group.given[0]
+        if not isinstance(session, Session) or session.header.parent_session:
+            continue
+        whole = cache_report(session, attribution=list(attribute_opened(group)[str(path)].transitions))
+        streamed = cache_group([path], lenient=True)
+        assert [r.to_json() for r in streamed.items] == [whole.to_json()], path
         compared += 1
     assert compared >= 20, compared

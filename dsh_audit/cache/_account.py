@@ -31,7 +31,7 @@ from ._prices import PriceBook, Quote, load_prices
 from ._rules import CacheRule, rule_for
 from ._tokens import TokenCounter, make_counter
 
-__all__ = ["actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
+__all__ = ["CacheAccount", "actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
 
 _UNEXPLAINED = frozenset({"unexplained", "unrecorded_mutation"})
 
@@ -289,22 +289,52 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         >>> report.actual_total, report.token_method in ("deepseek-v4-tokenizer", "estimate-utf8-bytes/4")
         (0, True)
     """
-    if prices is None:
-        prices = load_prices()
-    note = prices.note if price_note is None else price_note
-    causes = attribution_causes(attribution) if attribution is not None else None
-    if wire and bodies is None:
-        bodies = Bodies()
-    analyzer = _Analyzer(times=times or {}, causes=causes, unit=unit, tokenizer=tokenizer,
-                         bodies=bodies if wire else None, routes=routes,
-                         prices=prices, lookback=lookback)
-    verdicts = tuple(analyzer.verdict(r) for r in requests)
-    methods = sorted({f.count.method for f in analyzer.families.values()}) or \
-        [make_counter("deepseek-v4", method=tokenizer).method]
-    return SessionCacheReport(
-        path=path, session_id=session_id, verdicts=verdicts, token_method=", ".join(methods),
-        rules={name: f.rule.to_json() for name, f in analyzer.families.items()},
-        attribution=causes is not None, price_note=note or "")
+    account = CacheAccount(causes=attribution_causes(attribution) if attribution is not None else None, unit=unit,
+                           tokenizer=tokenizer, bodies=(bodies or Bodies()) if wire else None, prices=prices,
+                           price_note=price_note, lookback=lookback, routes=routes, path=path, session_id=session_id)
+    given = times or {}
+    for request in requests:
+        account.add(request, given.get(request.index))
+    return account.report()
+
+
+class CacheAccount:
+    """The cache accounting of one session, one request at a time, in replay order: the push form
+    of :func:`analyze_cache` (which is this over a list), for a view that does not keep the
+    session's requests. ``causes`` (request index -> break cause) is read when each request is
+    judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`."""
+
+    def __init__(self, *, causes: dict[int, str] | None, unit: int | None = None, tokenizer: str = "auto",
+                 bodies: Bodies | None = None, prices: PriceBook | None = None, price_note: str | None = None,
+                 lookback: int = 64, routes: Callable[[Request], str | None] | None = None, path: str = "",
+                 session_id: str = "") -> None:
+        self.prices = prices if prices is not None else load_prices()
+        self.note = self.prices.note if price_note is None else price_note
+        self.causes, self.tokenizer, self.path, self.session_id = causes, tokenizer, path, session_id
+        self.times: dict[int, RequestTime] = {}
+        self.analyzer = _Analyzer(times=self.times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
+                                  routes=routes, prices=self.prices, lookback=lookback)
+        self.verdicts: list[CacheVerdict] = []
+
+    def add(self, request: Request, time: RequestTime | None) -> CacheVerdict:
+        """Judge the next request (``time``: its send/answer time; None: TTL and write lag are not
+        judged for it)."""
+        if time is not None:
+            self.times[request.index] = time
+        verdict = self.analyzer.verdict(request)
+        self.times.pop(request.index, None)  # only the request being judged is looked up
+        self.verdicts.append(verdict)
+        return verdict
+
+    def report(self) -> SessionCacheReport:
+        """The session's cache report over every request added."""
+        methods = sorted({f.count.method for f in self.analyzer.families.values()}) or \
+            [make_counter("deepseek-v4", method=self.tokenizer).method]
+        return SessionCacheReport(
+            path=self.path, session_id=self.session_id, verdicts=tuple(self.verdicts),
+            token_method=", ".join(methods),
+            rules={name: f.rule.to_json() for name, f in self.analyzer.families.items()},
+            attribution=self.causes is not None, price_note=self.note or "")
 
 
 def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] | None, unit: int | None = None,

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..attribution import Transition, attribute, attribute_opened
+from ..attribution import Transition, attribute, attribute_log, attribute_opened
 from ..errors import DshAuditError
-from ..session import Failure, GroupResult, Session, open_group, open_session
-from ._account import analyze_cache
+from ..log import SessionLog
+from ..replay import Request
+from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, open_group, open_session,
+                       request_route, routes_from, window_conflicts)
+from ..wire import PiRoutes
+from ._account import CacheAccount, analyze_cache, attribution_causes
 from ._report import SessionCacheReport
-from ._ledger import session_ledger
+from ._ledger import LedgerEntry, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
 
 __all__ = ["cache_group", "cache_report", "session_transitions"]
@@ -83,7 +88,19 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     A task of :func:`dsh_audit.session.run_groups`; options as :func:`cache_report`, with
     ``attribution`` False for every break ``unattributed``.
     """
-    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes)
+    headers = Headers(lenient=lenient, max_version=max_version)
+    if len(paths) == 1 and attribution:
+        log = headers.get(paths[0])
+        if isinstance(log, SessionLog) and not log.header.parent_session:
+            headers.take(paths[0])
+            headers.close()
+            try:
+                book = prices if prices is not None else load_prices(prices_path)
+            except DshAuditError as exc:  # a bad --prices file: this log's error, as below
+                log.close()
+                return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
+            return _streamed(log, config=routes_from(routes), unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     found = attribute_opened(group) if attribution else {}
     items: list[SessionCacheReport | Failure] = []
     for item in group.given:
@@ -97,3 +114,48 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
         except DshAuditError as exc:  # a bad --prices file or tokenizer choice: this log's error
             items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
     return GroupResult.of(group, items)
+
+
+def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tokenizer: str, wire: bool,
+              prices: PriceBook) -> GroupResult[SessionCacheReport]:
+    """A log given alone that is no fork or subagent child, accounted while it is replayed: each
+    request is judged once attribution has its transition (the transitions come in first-chunk
+    order, requests are judged in replay order, as :func:`cache_report` judges them) and priced,
+    and none is kept. The same report as :func:`cache_report` over the whole session
+    (``tests/test_attribution_stream.py`` compares them on every root corpus log)."""
+    path, sid = log.path, log.header.id
+    bodies, evidence = Bodies(config), RouteEvidence()
+    declared = config.apis if config is not None else None
+    causes: dict[int, str] = {}
+    account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies if wire else None,
+                           prices=prices, routes=lambda request: request_route(request, evidence,
+                                                                             declared=declared).adapter,
+                           path=path, session_id=sid)
+    entries: list[LedgerEntry] = []
+    pending: deque[Request] = deque()
+    known: set[int] = set()
+
+    def judge(request: Request) -> None:
+        verdict = account.add(request, request.time)
+        route = request_route(request, evidence, declared=declared)
+        entries.append(price_entry(request, prices, verdict, sent=request.time.sent if request.time else None,
+                                   route=route.api or route.adapter))
+
+    try:
+        for transition in attribute_log(log, bodies=bodies, routes=evidence, config=config, tap=pending.append):
+            causes.update(attribution_causes([transition]))
+            known.add(transition.request)
+            while pending and pending[0].index in known:
+                known.discard(pending[0].index)
+                judge(pending.popleft())
+        while pending:
+            judge(pending.popleft())
+    except DshAuditError as exc:  # DSH refuses the log: its Failure, as reading it whole gives
+        return GroupResult([Failure(path, exc.located(path=path), tuple(log.warnings), sid, log.header,
+                                    log.format_version)])
+    finally:
+        log.close()
+    ledger = SessionLedger(path, sid, tuple(entries), prices.to_json())
+    report = replace(account.report(), cost=ledger.summary())
+    warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
+    return GroupResult([report], [], {sid: path}, {path: warnings} if warnings else {})
