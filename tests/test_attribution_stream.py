@@ -36,16 +36,21 @@ def test_streaming_attribution_equals_batch(path):
 ROOTS = sorted({p for p in [*LOGS, *(CORPUS / "live").glob("*/home/sessions/*/*/session.jsonl.zstd")]})
 
 
+def _roots():
+    """Each root corpus log (no fork or subagent child) as ``(path, its group read whole, session)``."""
+    for path in ROOTS:
+        group = open_group([path], lenient=True)
+        session = group.given[0]
+        if isinstance(session, Session) and not session.header.parent_session:
+            yield path, group, session
+
+
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
 def test_a_log_given_alone_is_attributed_while_replayed_exactly_as_whole():
     """`breaks LOG` on a log that is no fork or subagent child holds no request
     (attribute_group's streamed path); its transitions equal the whole-session path's."""
     compared = 0
-    for path in ROOTS:
-        group = open_group([path], lenient=True)
-        session = group.given[0]
-        if not isinstance(session, Session) or session.header.parent_session:
-            continue
+    for path, group, session in _roots():
         whole = attribute_opened(group)[str(path)]
         streamed = attribute_group([path], lenient=True)
         assert streamed.items == [whole], path
@@ -59,11 +64,7 @@ def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole():
     """`cache LOG` on a root log given alone keeps no request (cache_group's streamed path); its
     report (verdicts, rules, cost) equals cache_report's over the whole session."""
     compared = 0
-    for path in ROOTS:
-        group = open_group([path], lenient=True)
-        session = group.given[0]
-        if not isinstance(session, Session) or session.header.parent_session:
-            continue
+    for path, group, session in _roots():
         whole = cache_report(session, attribution=list(attribute_opened(group)[str(path)].transitions))
         streamed = cache_group([path], lenient=True)
         assert [r.to_json() for r in streamed.items] == [whole.to_json()], path
