@@ -302,12 +302,13 @@ class CacheAccount:
     """The cache accounting of one session, one request at a time, in replay order: the push form
     of :func:`analyze_cache` (which is this over a list), for a view that does not keep the
     session's requests. ``causes`` (request index -> break cause) is read when each request is
-    judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`."""
+    judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`;
+    ``keep=False`` keeps no verdict (:meth:`report` then has none)."""
 
     def __init__(self, *, causes: dict[int, str] | None, unit: int | None = None, tokenizer: str = "auto",
                  bodies: Bodies | None = None, prices: PriceBook | None = None, price_note: str | None = None,
                  lookback: int = 64, routes: Callable[[Request], str | None] | None = None, path: str = "",
-                 session_id: str = "") -> None:
+                 session_id: str = "", keep: bool = True) -> None:
         self.prices = prices if prices is not None else load_prices()
         self.note = self.prices.note if price_note is None else price_note
         self.causes, self.tokenizer, self.path, self.session_id = causes, tokenizer, path, session_id
@@ -315,6 +316,7 @@ class CacheAccount:
         self.analyzer = _Analyzer(times=self.times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
                                   routes=routes, prices=self.prices, lookback=lookback)
         self.verdicts: list[CacheVerdict] = []
+        self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept
 
     def add(self, request: Request, time: RequestTime | None) -> CacheVerdict:
         """Judge the next request (``time``: its send/answer time; None: TTL and write lag are not
@@ -323,7 +325,8 @@ class CacheAccount:
             self.times[request.index] = time
         verdict = self.analyzer.verdict(request)
         self.times.pop(request.index, None)  # only the request being judged is looked up
-        self.verdicts.append(verdict)
+        if self.keep:
+            self.verdicts.append(verdict)
         return verdict
 
     def report(self) -> SessionCacheReport:
@@ -348,11 +351,7 @@ def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] |
     caller may fill it as attribution goes, as long as a request's transition is in it before the
     request is handed over. Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
     """
-    times: dict[int, RequestTime] = {}
-    analyzer = _Analyzer(times=times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
-                         routes=routes, prices=prices if prices is not None else load_prices(), lookback=lookback)
+    account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies, prices=prices,
+                           lookback=lookback, routes=routes, keep=False)  # a watch runs for hours
     for request in requests:
-        if request.time is not None:
-            times[request.index] = request.time
-        yield analyzer.verdict(request)
-        times.pop(request.index, None)  # only the request being judged is looked up
+        yield account.add(request, request.time)
