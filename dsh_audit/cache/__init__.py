@@ -11,11 +11,11 @@ Example:
 from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
 from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
 from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
-from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, ledger_group, price_entry, session_ledger, usd_cost,
+from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, price_entry, session_ledger, usd_cost,
                       usd_total)
 from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
 from ._rules import CacheRule, load_rules, rule_for
-from ._session import cache_group, cache_report, session_transitions
+from ._session import cache_group, cache_report, ledger_group, session_transitions
 from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
 from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
 from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table

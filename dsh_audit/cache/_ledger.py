@@ -24,19 +24,17 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, TypeGuard
 
-from ..attribution import attribute_opened
-from ..errors import DshAuditError
 from ..replay import Request
-from ..session import Failure, GroupResult, Session, open_group, open_session
+from ..session import Session, open_session
 from ._prices import PriceBook, Quote, Rates, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
-__all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "ledger_group", "price_entry",
+__all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "price_entry",
            "request_route_model", "session_ledger", "usd_cost", "usd_total"]
 
 _DIGITS = 9  # nano-dollars
@@ -355,30 +353,3 @@ def session_ledger(source: Session | str | os.PathLike[str], *, prices: PriceBoo
                                 route=_route(session, r))
                     for r in session.requests)
     return SessionLedger(session.path, session.id, entries, book.to_json())
-
-
-def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
-                 max_version: int = 4, breaks: bool = True, unit: int | None = None, tokenizer: str = "auto",
-                 wire: bool = True) -> GroupResult[SessionLedger]:
-    """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
-    each read once; with ``breaks``, each request's cache verdict (a child attributed with its
-    parent, as ``cache`` does) prices what its breaks lost."""
-    from ._session import cache_report
-
-    group = open_group(paths, lenient=lenient, max_version=max_version)
-    found = attribute_opened(group) if breaks else {}
-    items: list[SessionLedger | Failure] = []
-    for item in group.given:
-        if isinstance(item, Failure):
-            items.append(item)
-            continue
-        try:
-            report = None
-            if breaks:
-                given = found.get(item.path)
-                report = cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
-                                      tokenizer=tokenizer, wire=wire, prices=prices)
-            items.append(session_ledger(item, prices=prices, cache=report))
-        except DshAuditError as exc:
-            items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
-    return GroupResult.of(group, items)

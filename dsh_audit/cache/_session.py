@@ -20,7 +20,7 @@ from ._report import SessionCacheReport
 from ._ledger import LedgerEntry, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
 
-__all__ = ["cache_group", "cache_report", "session_transitions"]
+__all__ = ["cache_group", "cache_report", "ledger_group", "session_transitions"]
 
 
 def session_transitions(session: Session) -> list[Transition] | None:
@@ -159,3 +159,28 @@ def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tok
     report = replace(account.report(), cost=ledger.summary())
     warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
     return GroupResult([report], [], {sid: path}, {path: warnings} if warnings else {})
+
+
+def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
+                 max_version: int = 4, breaks: bool = True, unit: int | None = None, tokenizer: str = "auto",
+                 wire: bool = True) -> GroupResult[SessionLedger]:
+    """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
+    each read once; with ``breaks``, each request's cache verdict (a child attributed with its
+    parent, as ``cache`` does) prices what its breaks lost."""
+    group = open_group(paths, lenient=lenient, max_version=max_version)
+    found = attribute_opened(group) if breaks else {}
+    items: list[SessionLedger | Failure] = []
+    for item in group.given:
+        if isinstance(item, Failure):
+            items.append(item)
+            continue
+        try:
+            report = None
+            if breaks:
+                given = found.get(item.path)
+                report = cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
+                                      tokenizer=tokenizer, wire=wire, prices=prices)
+            items.append(session_ledger(item, prices=prices, cache=report))
+        except DshAuditError as exc:
+            items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
+    return GroupResult.of(group, items)
