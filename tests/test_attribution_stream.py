@@ -6,7 +6,7 @@ import pytest
 
 import dsh_audit
 from dsh_audit.attribution import attribute, attribute_group, attribute_opened, iter_attribute
-from dsh_audit.cache import cache_group, cache_report
+from dsh_audit.cache import cache_group, cache_report, ledger_group, load_prices, session_ledger
 from dsh_audit.session import Session, open_group, open_session
 
 from _golden import CORPUS
@@ -61,12 +61,15 @@ def test_a_log_given_alone_is_attributed_while_replayed_exactly_as_whole():
 
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
 def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole():
-    """`cache LOG` on a root log given alone keeps no request (cache_group's streamed path); its
-    report (verdicts, rules, cost) equals cache_report's over the whole session."""
+    """`cache LOG` and `usage LOG` on a root log given alone keep no request (cache_group's and
+    ledger_group's streamed path); the report (verdicts, rules, cost) and the priced ledger equal
+    those made over the whole session."""
     compared = 0
     for path, group, session in _roots():
         whole = cache_report(session, attribution=list(attribute_opened(group)[str(path)].transitions))
         streamed = cache_group([path], lenient=True)
         assert [r.to_json() for r in streamed.items] == [whole.to_json()], path
+        ledger = ledger_group([path], prices=load_prices(), lenient=True)  # `usage`: the same pass
+        assert ledger.items == [session_ledger(session, prices=load_prices(), cache=whole)], path
         compared += 1
     assert compared >= 20, compared

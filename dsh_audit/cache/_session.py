@@ -89,17 +89,10 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     ``attribution`` False for every break ``unattributed``.
     """
     headers = Headers(lenient=lenient, max_version=max_version)
-    if len(paths) == 1 and attribution:
-        log = headers.get(paths[0])
-        if isinstance(log, SessionLog) and not log.header.parent_session:
-            headers.take(paths[0])
-            headers.close()
-            try:
-                book = prices if prices is not None else load_prices(prices_path)
-            except DshAuditError as exc:  # a bad --prices file: this log's error, as below
-                log.close()
-                return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
-            return _streamed(log, config=routes_from(routes), unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+    streamed = _alone(paths, headers, prices=prices, prices_path=prices_path, routes=routes, unit=unit,
+                      tokenizer=tokenizer, wire=wire) if attribution else None
+    if streamed is not None:
+        return _pick(streamed, 0)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     found = attribute_opened(group) if attribution else {}
     items: list[SessionCacheReport | Failure] = []
@@ -117,7 +110,7 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
 
 
 def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tokenizer: str, wire: bool,
-              prices: PriceBook) -> GroupResult[SessionCacheReport]:
+              prices: PriceBook) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
     """A log given alone that is no fork or subagent child, accounted while it is replayed: each
     request is judged once attribution has its transition (the transitions come in first-chunk
     order, requests are judged in replay order, as :func:`cache_report` judges them) and priced,
@@ -158,7 +151,33 @@ def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tok
     ledger = SessionLedger(path, sid, tuple(entries), prices.to_json())
     report = replace(account.report(), cost=ledger.summary())
     warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
-    return GroupResult([report], [], {sid: path}, {path: warnings} if warnings else {})
+    return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
+
+
+def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
+           prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
+           tokenizer: str = "auto", wire: bool = True) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
+    """:func:`_streamed` for a group that is one log with no parent (its header read by
+    ``headers``, then handed over); None for any other group (read whole, with ``headers``)."""
+    if len(paths) != 1:
+        return None
+    log = headers.get(paths[0])
+    if not isinstance(log, SessionLog) or log.header.parent_session:
+        return None
+    headers.take(paths[0])
+    headers.close()
+    try:
+        book = prices if prices is not None else load_prices(prices_path)
+    except DshAuditError as exc:  # a bad --prices file: this log's error, as reading it whole gives
+        log.close()
+        return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
+    return _streamed(log, config=routes_from(routes), unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+
+
+def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:
+    """The group's result with each item's report (``at`` 0) or ledger (1)."""
+    items = [item if isinstance(item, Failure) else item[at] for item in result.items]
+    return GroupResult(items, result.orphans, result.ids, result.route_warnings)
 
 
 def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
@@ -167,7 +186,11 @@ def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, 
     """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
     each read once; with ``breaks``, each request's cache verdict (a child attributed with its
     parent, as ``cache`` does) prices what its breaks lost."""
-    group = open_group(paths, lenient=lenient, max_version=max_version)
+    headers = Headers(lenient=lenient, max_version=max_version)
+    streamed = _alone(paths, headers, prices=prices, unit=unit, tokenizer=tokenizer, wire=wire) if breaks else None
+    if streamed is not None:
+        return _pick(streamed, 1)
+    group = open_group(paths, lenient=lenient, max_version=max_version, headers=headers)
     found = attribute_opened(group) if breaks else {}
     items: list[SessionLedger | Failure] = []
     for item in group.given:
