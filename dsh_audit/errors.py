@@ -73,7 +73,8 @@ class DshAuditError(Exception):
         return " ".join(parts)
 
     def __str__(self) -> str:
-        text = f"{self.where()}: {self.message}"
+        known = bool(self.path) or self.line is not None or self.seq is not None
+        text = f"{self.where()}: {self.message}" if known else self.message  # a usage error has no place
         if self.hint:
             text += f" (hint: {self.hint})"
         return text

@@ -114,11 +114,11 @@ def test_two_outputs_cannot_share_stdout(monkeypatch: pytest.MonkeyPatch,
                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     code, out, err = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json", "-", "--sarif", "-")
     assert (code, out) == (2, b"")
-    assert err == ("error: <input>: only one output can go to stdout, not --sarif -, --json-report - "
+    assert err == ("error: only one output can go to stdout, not --sarif -, --json-report - "
                    "(hint: give the others a FILE name)\n")
     code, out, err = _main(monkeypatch, capsysbinary, "validate", str(CHAT), "--json", "--sarif", "-")
     assert (code, out) == (2, b"")
-    assert err == ("error: <input>: only one output can go to stdout, not --json and --sarif - "
+    assert err == ("error: only one output can go to stdout, not --json and --sarif - "
                    "(hint: give --sarif a FILE name, or leave out --json)\n")
 
 

@@ -68,7 +68,7 @@ def test_empty_path_is_a_usage_error(tmp_path, monkeypatch, capsys, command):
     dsh_log(tmp_path / "session.jsonl")  # the current folder holds a log: it must not be audited
     code, out, err = invoke(monkeypatch, capsys, command, "")
     assert (code, out) == (2, "")
-    assert err == ["error: <input>: empty path (hint: name a log, a session folder or a sessions root)"]
+    assert err == ["error: empty path (hint: name a log, a session folder or a sessions root)"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
 
 

@@ -109,7 +109,7 @@ def test_a_bad_delay_is_one_line_on_a_terminal(tmp_path: Path) -> None:
     code, out, err = _run(["requests", str(log)], tty=True, env=_env(DSH_AUDIT_PROGRESS_DELAY="soon"))
     assert (code, out) == (2, b"")
     assert err.decode().replace("\r\n", "\n") == (
-        "error: <input>: DSH_AUDIT_PROGRESS_DELAY='soon' is not a number of seconds (hint: give the seconds of work "
+        "error: DSH_AUDIT_PROGRESS_DELAY='soon' is not a number of seconds (hint: give the seconds of work "
         "before a progress bar appears, e.g. 0.5; 0 shows it at once)\n")
 
 

@@ -171,7 +171,7 @@ def _run(monkeypatch, args):
 @pytest.mark.parametrize("case, message", [
     ("unreadable", "{missing}: cannot open: No such file or directory"),
     ("exists", "{out}: the output already exists (hint: pass --force to replace it)"),
-    ("empty-salt", "<input>: the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
+    ("empty-salt", "the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
     ("same-file", "{log}: the output would overwrite the input {log} (hint: choose another -o path)"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys, case, message):
