@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from _terminal import read_terminal
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 
@@ -91,18 +92,10 @@ def test_render_to_a_terminal_shows_what_a_terminal_would_act_on_escaped(tmp_pat
     with subprocess.Popen([sys.executable, "-m", "dsh_audit", "render", str(log), "0"], stdout=child,
                           stderr=subprocess.PIPE) as process:
         os.close(child)
-        chunks = []
-        while True:
-            try:
-                data = os.read(main, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
+        written = read_terminal(main)
         err = process.stderr.read().decode() if process.stderr else ""
     os.close(main)
-    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    shown = written.decode().replace("\r\n", "\n")
     assert shown == piped.decode().replace("\u202e", "\\u202e").replace("\u009b", "\\u009b") + "\n"
     assert err == ("note: stdout is a terminal: characters it would act on are shown escaped; pipe or redirect "
                    "the output for the exact body bytes\n")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from _terminal import read_terminal
 from dsh_audit.log import iter_lines, read_log, read_progress
 from dsh_audit.runner import iter_many
 
@@ -48,19 +49,11 @@ def _run(args: list[str], *, tty: bool, env: dict[str, str]) -> tuple[int, bytes
         out: list[bytes] = []
         reader = threading.Thread(target=lambda: out.append(process.stdout.read() if process.stdout else b""))
         reader.start()  # stdout is read beside the terminal, so that neither blocks the command
-        chunks = []
-        while True:
-            try:
-                data = os.read(main, 65536)
-            except OSError:  # the command closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
+        written = read_terminal(main)
         reader.join()
         code = process.wait(60)
     os.close(main)
-    return code, out[0], b"".join(chunks)
+    return code, out[0], written
 
 
 def _env(**values: str) -> dict[str, str]:
@@ -86,27 +79,25 @@ def test_a_single_log_draws_a_bar_of_bytes_on_a_terminal_and_stdout_stays_the_sa
     assert err.endswith(b"\x1b[?25h\r\x1b[1A\x1b[2K")  # the cursor is back and the bar's line is cleared
 
 
-def test_a_quick_run_on_a_terminal_draws_nothing(tmp_path: Path) -> None:
+@pytest.fixture
+def quick_log(tmp_path: Path) -> Path:
+    """A one-request log, read in far less than a second."""
     from dsh_audit.testing import LogBuilder
 
     b = LogBuilder(session_id="quick")
     with b.turn("hello"):
         with b.step():
             b.assistant("hi")
-    log = b.write_jsonl(tmp_path / "session.jsonl")
-    code, out, err = _run(["requests", "--json", str(log)], tty=True, env=_env())  # the default delay: 1 s
+    return b.write_jsonl(tmp_path / "session.jsonl")
+
+
+def test_a_quick_run_on_a_terminal_draws_nothing(quick_log: Path) -> None:
+    code, out, err = _run(["requests", "--json", str(quick_log)], tty=True, env=_env())  # the default delay: 1 s
     assert (code, err, out.count(b"\n")) == (0, b"", 1)  # one request, no bar
 
 
-def test_a_bad_delay_is_one_line_on_a_terminal(tmp_path: Path) -> None:
-    from dsh_audit.testing import LogBuilder
-
-    b = LogBuilder(session_id="quick")
-    with b.turn("hello"):
-        with b.step():
-            b.assistant("hi")
-    log = b.write_jsonl(tmp_path / "session.jsonl")
-    code, out, err = _run(["requests", str(log)], tty=True, env=_env(DSH_AUDIT_PROGRESS_DELAY="soon"))
+def test_a_bad_delay_is_one_line_on_a_terminal(quick_log: Path) -> None:
+    code, out, err = _run(["requests", str(quick_log)], tty=True, env=_env(DSH_AUDIT_PROGRESS_DELAY="soon"))
     assert (code, out) == (2, b"")
     assert err.decode().replace("\r\n", "\n") == (
         "error: DSH_AUDIT_PROGRESS_DELAY='soon' is not a number of seconds (hint: give the seconds of work "

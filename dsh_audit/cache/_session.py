@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -12,7 +12,8 @@ from ..attribution import Transition, attribute, attribute_log, attribute_opened
 from ..errors import DshAuditError
 from ..log import SessionLog
 from ..replay import Request
-from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, open_group, open_session,
+from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, open_group,
+                       open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, analyze_cache, attribution_causes
@@ -20,7 +21,7 @@ from ._report import SessionCacheReport
 from ._ledger import LedgerEntry, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
 
-__all__ = ["cache_group", "cache_report", "ledger_group", "session_transitions"]
+__all__ = ["accounted", "cache_group", "cache_report", "ledger_group", "session_transitions"]
 
 
 def session_transitions(session: Session) -> list[Transition] | None:
@@ -78,6 +79,24 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
     return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary())
 
 
+def accounted(group: SessionGroup, *, attribution: bool = True, **options: Any
+              ) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
+    """Each given log of an opened group with its cache report (``options`` as :func:`cache_report`;
+    breaks attributed as ``dsh-audit breaks`` does, a child with its parent): None for a log that
+    could not be read (its :class:`Failure`), the error for one whose accounting failed (a bad
+    ``--prices`` file or tokenizer choice), so each view decides what that log becomes."""
+    found = attribute_opened(group) if attribution else {}
+    for item in group.given:
+        if isinstance(item, Failure):
+            yield item, None
+            continue
+        given = found.get(item.path)
+        try:
+            yield item, cache_report(item, attribution=list(given.transitions) if given else None, **options)
+        except DshAuditError as exc:
+            yield item, exc
+
+
 def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                 attribution: bool = True, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
                 prices_path: str | None = None, prices: PriceBook | None = None,
@@ -94,18 +113,15 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     if streamed is not None:
         return _pick(streamed, 0)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
-    found = attribute_opened(group) if attribution else {}
     items: list[SessionCacheReport | Failure] = []
-    for item in group.given:
+    for item, report in accounted(group, attribution=attribution, unit=unit, tokenizer=tokenizer, wire=wire,
+                                  prices_path=prices_path, prices=prices):
         if isinstance(item, Failure):
             items.append(item)
-            continue
-        given = found.get(item.path)
-        try:
-            items.append(cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
-                                      tokenizer=tokenizer, wire=wire, prices_path=prices_path, prices=prices))
-        except DshAuditError as exc:  # a bad --prices file or tokenizer choice: this log's error
-            items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
+        elif isinstance(report, DshAuditError):  # a bad --prices file or tokenizer choice: this log's error
+            items.append(Failure(item.path, report, tuple(item.warnings), item.id))
+        elif report is not None:
+            items.append(report)
     return GroupResult.of(group, items)
 
 
@@ -191,18 +207,16 @@ def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, 
     if streamed is not None:
         return _pick(streamed, 1)
     group = open_group(paths, lenient=lenient, max_version=max_version, headers=headers)
-    found = attribute_opened(group) if breaks else {}
     items: list[SessionLedger | Failure] = []
-    for item in group.given:
+    pairs = accounted(group, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices) if breaks else \
+        ((item, None) for item in group.given)  # without breaks, no cache report is made
+    for item, report in pairs:
         if isinstance(item, Failure):
             items.append(item)
             continue
         try:
-            report = None
-            if breaks:
-                given = found.get(item.path)
-                report = cache_report(item, attribution=list(given.transitions) if given else None, unit=unit,
-                                      tokenizer=tokenizer, wire=wire, prices=prices)
+            if isinstance(report, DshAuditError):
+                raise report
             items.append(session_ledger(item, prices=prices, cache=report))
         except DshAuditError as exc:
             items.append(Failure(item.path, exc, tuple(item.warnings), item.id))

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..attribution import attribute_opened
 from ..errors import DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
 from ._report import SessionCacheReport
-from ._session import cache_report
+from ._session import accounted
 
 __all__ = ["SessionSummary", "iso_utc", "newest_first", "summarize_session", "summary_group"]
 
@@ -129,22 +128,17 @@ def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fa
     Never raises for a log: one that cannot be read is a :class:`~dsh_audit.session.Failure`.
     """
     group = open_group(paths, lenient=lenient, max_version=max_version)
-    found = attribute_opened(group) if accounting else {}
     items: list[SessionSummary | Failure] = []
-    for item in group.given:
+    if not accounting:
+        items = [summarize_session(item) if isinstance(item, Session) else item for item in group.given]
+        return GroupResult.of(group, items)
+    for item, report in accounted(group, tokenizer=tokenizer):
         if isinstance(item, Failure):
             items.append(item)
-            continue
-        if not accounting:
-            items.append(summarize_session(item))
-            continue
-        given = found.get(item.path)
-        try:
-            report = cache_report(item, attribution=list(given.transitions) if given else None, tokenizer=tokenizer)
-        except DshAuditError as exc:  # the session is still worth a row
-            items.append(summarize_session(item, notes=[f"cache accounting failed: {exc}"]))
-            continue
-        items.append(summarize_session(item, report))
+        elif isinstance(report, DshAuditError):  # the session is still worth a row
+            items.append(summarize_session(item, notes=[f"cache accounting failed: {report}"]))
+        else:
+            items.append(summarize_session(item, report))
     return GroupResult.of(group, items)
 
 
