@@ -73,3 +73,64 @@ def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole():
         assert ledger.items == [session_ledger(session, prices=load_prices(), cache=whole)], path
         compared += 1
     assert compared >= 20, compared
+
+
+def _copies(tmp_path):
+    """Each root corpus log copied alone into its own folder (no capture beside it, so `check`
+    may check it while it is replayed)."""
+    for k, (path, _group, _session) in enumerate(_roots()):
+        folder = tmp_path / f"log{k}"
+        folder.mkdir()
+        copy = folder / path.name
+        copy.write_bytes(path.read_bytes())
+        yield copy
+
+
+@pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
+def test_check_of_a_log_alone_is_made_while_replayed_exactly_as_whole(tmp_path, monkeypatch):
+    """`check LOG` (outline=True) on a root log with no capture keeps no request: its findings,
+    transitions, cache report, title and span equal the whole-session check's, and its requests
+    are the outlines of the whole session's."""
+    from dsh_audit.gate import RequestOutline, run_check
+    from dsh_audit.gate._run import _Checker
+
+    streamed_calls = []
+    real = _Checker.streamed
+
+    def spy(self, log, routes):
+        streamed_calls.append(log.path)
+        return real(self, log, routes)
+
+    monkeypatch.setattr(_Checker, "streamed", spy)
+    compared = 0
+    for copy in _copies(tmp_path):
+        whole = run_check([copy], lenient=True).sessions[0]
+        streamed = run_check([copy], lenient=True, outline=True).sessions[0]
+        assert streamed_calls[-1] == str(copy)
+        assert streamed.findings == whole.findings, copy
+        assert streamed.transitions == whole.transitions, copy
+        assert streamed.cache.to_json() == whole.cache.to_json(), copy
+        assert streamed.requests == tuple(map(RequestOutline.of, whole.requests)), copy
+        assert (streamed.title, streamed.first_time, streamed.last_time, streamed.parent_id) == \
+            (whole.title, whole.first_time, whole.last_time, whole.parent_id), copy
+        compared += 1
+    assert compared >= 20 and len(streamed_calls) == compared, compared
+
+
+@pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
+def test_index_of_a_log_alone_is_made_while_replayed_exactly_as_whole():
+    """`index LOG` on a root log keeps no request (audit_group's streamed path): its record (every
+    request, break and cost row) equals the one made from the whole session."""
+    from dsh_audit.attribution import attribute_opened as attribute_whole
+    from dsh_audit.fleet import audit_group
+    from dsh_audit.fleet._audit import _base, _record
+
+    compared = 0
+    prices = load_prices()
+    for path, group, session in _roots():
+        base = _base(str(path), lenient=True, max_version=4, attribution=True, cache=True, prices=prices)
+        whole = _record(base, session, attribute_whole(group)[str(path)], cache=True, prices=prices)
+        streamed = audit_group([path], lenient=True, prices=prices)
+        assert streamed.items == [whole], path
+        compared += 1
+    assert compared >= 20, compared

@@ -66,12 +66,9 @@ def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = 
     """Read ``paths`` together (each once, parents beside children too) and attribute every one;
     ``routes`` is a route configuration file (see :func:`dsh_audit.session.open_group`)."""
     headers = Headers(lenient=lenient, max_version=max_version)
-    if len(paths) == 1:
-        log = headers.get(paths[0])
-        if isinstance(log, SessionLog) and not log.header.parent_session:
-            headers.take(paths[0])
-            headers.close()
-            return _streamed(log, adapter=adapter, config=routes_from(routes))
+    log = headers.lone_root(paths)
+    if log is not None:
+        return _streamed(log, adapter=adapter, config=routes_from(routes))
     group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes,
                        headers=headers)
     found = attribute_opened(group, adapter=adapter)

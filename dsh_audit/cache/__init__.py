@@ -15,7 +15,7 @@ from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, price_entry, se
                       usd_total)
 from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
 from ._rules import CacheRule, load_rules, rule_for
-from ._session import cache_group, cache_report, ledger_group, session_transitions
+from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
 from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
 from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
 from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
@@ -45,6 +45,7 @@ __all__ = [
     "USAGE_GROUPS",
     "UsageRow",
     "UsageTable",
+    "account_log",
     "actual_cache_read",
     "analyze_cache",
     "attribution_causes",

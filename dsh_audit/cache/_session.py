@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..attribution import Transition, attribute, attribute_log, attribute_opened
 from ..errors import DshAuditError
-from ..log import SessionLog
+from ..log import Event, SessionLog
 from ..replay import Request
 from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, open_group,
                        open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, analyze_cache, attribution_causes
-from ._report import SessionCacheReport
+from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import LedgerEntry, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
 
-__all__ = ["accounted", "cache_group", "cache_report", "ledger_group", "session_transitions"]
+__all__ = ["account_log", "accounted", "cache_group", "cache_report", "ledger_group", "session_transitions"]
 
 
 def session_transitions(session: Session) -> list[Transition] | None:
@@ -125,13 +125,25 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     return GroupResult.of(group, items)
 
 
-def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tokenizer: str, wire: bool,
-              prices: PriceBook) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
-    """A log given alone that is no fork or subagent child, accounted while it is replayed: each
-    request is judged once attribution has its transition (the transitions come in first-chunk
-    order, requests are judged in replay order, as :func:`cache_report` judges them) and priced,
-    and none is kept. The same report as :func:`cache_report` over the whole session
-    (``tests/test_attribution_stream.py`` compares them on every root corpus log)."""
+def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None = None, unit: int | None = None,
+                tokenizer: str = "auto", wire: bool = True, adapter: str | None = "auto",
+                on_transition: Callable[[Transition], None] | None = None,
+                on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
+                observe: Callable[[Event], None] | None = None
+                ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
+    """A log that is no fork or subagent child (:meth:`dsh_audit.session.Headers.lone_root`),
+    attributed and accounted while it is replayed: each request is judged once attribution has its
+    transition (the transitions come in first-chunk order, requests are judged in replay order, as
+    :func:`cache_report` judges them) and priced, and none is kept. The same report and ledger as
+    :func:`cache_report` and :func:`session_ledger` over the whole session
+    (``tests/test_attribution_stream.py`` compares them on every root corpus log); the log's
+    :class:`Failure` when DSH refuses it. Options as :func:`cache_report`.
+
+    ``adapter`` is attribution's (:func:`dsh_audit.attribution.attribute_log`). ``on_transition``
+    sees each transition as attribution finds it; ``on_judged`` each request with its verdict and
+    priced entry, in replay order, for a view that turns them into its own rows as they come
+    (``dsh-audit index``, ``check``); ``observe`` every event as it is read. The log is closed at
+    the end."""
     path, sid = log.path, log.header.id
     bodies, evidence = Bodies(config), RouteEvidence()
     declared = config.apis if config is not None else None
@@ -147,11 +159,17 @@ def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tok
     def judge(request: Request) -> None:
         verdict = account.add(request, request.time)
         route = request_route(request, evidence, declared=declared)
-        entries.append(price_entry(request, prices, verdict, sent=request.time.sent if request.time else None,
-                                   route=route.api or route.adapter))
+        entry = price_entry(request, prices, verdict, sent=request.time.sent if request.time else None,
+                            route=route.api or route.adapter)
+        entries.append(entry)
+        if on_judged is not None:
+            on_judged(request, verdict, entry)
 
     try:
-        for transition in attribute_log(log, bodies=bodies, routes=evidence, config=config, tap=pending.append):
+        for transition in attribute_log(log, adapter=adapter, bodies=bodies, routes=evidence, config=config,
+                                        tap=pending.append, observe=observe):
+            if on_transition is not None:
+                on_transition(transition)
             causes.update(attribution_causes([transition]))
             known.add(transition.request)
             while pending and pending[0].index in known:
@@ -173,21 +191,17 @@ def _streamed(log: SessionLog, *, config: PiRoutes | None, unit: int | None, tok
 def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
            prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
            tokenizer: str = "auto", wire: bool = True) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
-    """:func:`_streamed` for a group that is one log with no parent (its header read by
+    """:func:`account_log` for a group that is one log with no parent (its header read by
     ``headers``, then handed over); None for any other group (read whole, with ``headers``)."""
-    if len(paths) != 1:
+    log = headers.lone_root(paths)
+    if log is None:
         return None
-    log = headers.get(paths[0])
-    if not isinstance(log, SessionLog) or log.header.parent_session:
-        return None
-    headers.take(paths[0])
-    headers.close()
     try:
         book = prices if prices is not None else load_prices(prices_path)
     except DshAuditError as exc:  # a bad --prices file: this log's error, as reading it whole gives
         log.close()
         return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
-    return _streamed(log, config=routes_from(routes), unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+    return account_log(log, config=routes_from(routes), unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
 
 
 def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:

@@ -24,11 +24,12 @@ _TABLE_LIMIT = 50
 
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
-         engine: str, scheduler: str | None, routes: str | None) -> CheckResult:
+         engine: str, scheduler: str | None, routes: str | None, outline: bool = False) -> CheckResult:
     """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
-                         progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
+                         progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
+                         outline=outline)
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
@@ -159,7 +160,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         _guard(protected, target, what=what)
     policy = load_policy(policy_path)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
-                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
+                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
+                  outline=True)  # no report of check shows a request's messages
     for warning in result.warnings:
         echo_warning(warning)
     markdown = format_markdown(result)

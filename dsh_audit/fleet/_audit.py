@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution import SessionAttribution, Transition, attribute_opened
-from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, cache_report, load_prices,
-                     session_ledger, usd_total)
+from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report,
+                     load_prices, session_ledger, usd_total)
 from ..errors import DshAuditError, UnreadableError
+from ..log import SessionLog
 from ..replay import Request
-from ..session import Failure, GroupResult, Session, SessionGroup, open_group
+from ..session import Failure, GroupResult, Headers, Session, SessionGroup, open_group
 
 __all__ = ["BreakRow", "CostRow", "RequestRow", "SessionRecord", "audit_group", "audit_session", "options_key"]
 
@@ -256,12 +257,10 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
         >>> record.request_count, record.error  # doctest: +SKIP
         (3, None)
     """
-    location = os.fspath(path)
-    book = prices if prices is not None else load_prices()
-    base = _base(location, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                 prices=book)
-    group = open_group([location], lenient=lenient, max_version=max_version)
-    return _audited(group, base, attribution=attribution, cache=cache, prices=book)[0]
+    record = audit_group([path], lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
+                         prices=prices).items[0]
+    assert isinstance(record, SessionRecord), "a log that cannot be read is a record with its error"
+    return record
 
 
 def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool,
@@ -288,10 +287,49 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     book = prices if prices is not None else load_prices()
     bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book)
              for n in names]
-    group = open_group(names, lenient=lenient, max_version=max_version)
+    headers = Headers(lenient=lenient, max_version=max_version)
+    log = headers.lone_root(names) if attribution and cache else None
+    if log is not None:
+        return _streamed(log, bases[0], prices=book)
+    group = open_group(names, lenient=lenient, max_version=max_version, headers=headers)
     records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache,
                                                            prices=book))
     return GroupResult.of(group, records)
+
+
+def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook) -> GroupResult[SessionRecord]:
+    """The record of a log that is no fork or subagent child, each request turned into its rows as
+    it is replayed and accounted (:func:`dsh_audit.cache.account_log`), none kept: the same record
+    as :func:`_record` over the whole session."""
+    path, sid = base["path"], log.header.id
+    rows: list[RequestRow] = []
+    costs: list[CostRow] = []
+    breaks: list[Transition] = []
+    judged: dict[int, CacheVerdict | None] = {}  # break request -> its verdict, once judged
+
+    def transition(found: Transition) -> None:
+        if found.is_break:
+            breaks.append(found)
+            judged[found.request] = None
+
+    def row(request: Request, verdict: CacheVerdict, entry: LedgerEntry) -> None:
+        rows.append(_with_cache(_request_row(path, request, request.time.sent if request.time else None), verdict))
+        costs.append(_cost_row(path, sid, entry))
+        if request.index in judged:
+            judged[request.index] = verdict
+
+    result = account_log(log, prices=prices, on_transition=transition, on_judged=row)
+    item = result.items[0]
+    if isinstance(item, Failure):
+        return GroupResult([_failed(base, item)], result.orphans, result.ids, result.route_warnings)
+    report = item[0]
+    record = SessionRecord(
+        **base, session_id=sid, parent_session=log.header.parent_session, format_version=log.format_version,
+        event_count=log.event_count, request_count=len(rows), notes=tuple(log.warnings), attribution=True,
+        cache=True, token_method=report.token_method, requests=tuple(rows),
+        breaks=tuple(_break_row(path, t, judged.get(t.request)) for t in sorted(breaks, key=lambda t: t.request)),
+        costs=tuple(costs))
+    return GroupResult([record], result.orphans, result.ids, result.route_warnings)
 
 
 def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool,

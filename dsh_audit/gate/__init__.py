@@ -13,7 +13,7 @@ Example:
 """
 
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
-from ._model import CheckResult, Finding, SessionCheck
+from ._model import CheckResult, Finding, RequestOutline, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
 from ._rules import GATE_RULES, GateRule
 from ._run import run_check
@@ -27,6 +27,7 @@ __all__ = [
     "GATE_RULES",
     "GateRule",
     "Policy",
+    "RequestOutline",
     "SessionCheck",
     "find_capture",
     "find_pyproject",

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..session import EventLines, Failure, Session
+from ..session import EventLines, Failure
 from ..errors import InputError
 from ..replay import Request
 from ._model import Finding
 from ._policy import Policy
 from ._rules import GATE_RULES, GateRule
 
-__all__ = ["Judge"]
+__all__ = ["Judge", "request_seq"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 
 
-def _request_seq(request: Request) -> int | None:
+def request_seq(request: Request) -> int | None:
+    """The seq a finding about ``request`` points at: its first chunk's, else its step start's."""
     return request.first_chunk_seq if request.first_chunk_seq is not None else request.step_start_seq
 
 
@@ -65,28 +66,29 @@ class Judge:
                              session_id=outcome.session_id)
         return self._keep([first, *self._validation(validation, outcome.session_id)])
 
-    def session(self, outcome: Session, *, rows: Sequence[Any], transitions: Sequence[Any], cache: Any,
-                capture: Path | None, validation: Sequence[Any]) -> list[Finding]:
-        """Every finding of one log that replayed."""
-        lines = outcome.lines  # recorded in the session's one pass: no second read for a finding's line
-        sid = outcome.session_id
-        out = self._validation(validation, sid)
+    def session(self, path: str, session_id: str, *, lines: EventLines, seqs: Mapping[int, int | None],
+                rows: Sequence[Any], transitions: Sequence[Any], cache: Any, capture: Path | None,
+                validation: Sequence[Any]) -> list[Finding]:
+        """Every finding of one log that replayed: ``lines`` maps its events' seqs to lines (recorded
+        in the session's one pass: no second read for a finding's line), ``seqs`` a request index to
+        the seq of its first chunk or step start (at least for each break's request)."""
+        out = self._validation(validation, session_id)
         if capture is None:
             out.append(self.finding("DSH810", "no capture given or found beside the log (wire.jsonl)",
-                                    path=outcome.path, session_id=sid))
-        out += self._captures(outcome, rows, lines)
-        out += self._breaks(outcome, transitions, lines)
-        out += self._cache(outcome, cache)
+                                    path=path, session_id=session_id))
+        out += self._captures(path, rows, lines)
+        out += self._breaks(path, transitions, lines, seqs)
+        out += self._cache(path, session_id, cache)
         return self._keep(out)
 
-    def _captures(self, outcome: Session, rows: Sequence[Any], lines: EventLines) -> list[Finding]:
+    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines) -> list[Finding]:
         out = []
         for row in rows:
             rule = _VERDICT_RULE.get(row.verdict)
             request = row.request
             if rule is None or request.kind not in self.policy.capture_kinds:
                 continue
-            seq = _request_seq(request)
+            seq = request_seq(request)
             detail = ""
             if row.diff is not None and row.diff.first_offset is not None:
                 paths = ", ".join(row.diff.paths[:3])
@@ -94,33 +96,32 @@ class Judge:
             where = f" vs {row.capture.where()}" if row.capture is not None else ""
             note = f": {row.note}" if row.note else ""
             out.append(self.finding(rule, f"{request.kind} request {request.index} is {row.verdict}{where}{detail}{note}",
-                                    path=outcome.path, line=lines.get(seq), seq=seq, session_id=request.session_id,
+                                    path=path, line=lines.get(seq), seq=seq, session_id=request.session_id,
                                     request=request.index, verdict=row.verdict))
         return out
 
-    def _breaks(self, outcome: Session, transitions: Sequence[Any], lines: EventLines) -> list[Finding]:
+    def _breaks(self, path: str, transitions: Sequence[Any], lines: EventLines,
+                seqs: Mapping[int, int | None]) -> list[Finding]:
         out = []
-        by_index = {r.index: r for r in outcome.requests}
         for t in transitions:
             if t.verdict != "break":
                 continue
             unexplained = t.cause in ("unexplained", "unrecorded_mutation")
             if not unexplained and t.cause in self.policy.allowed_break_causes:
                 continue
-            request = by_index.get(t.request)
-            seq = t.evidence_seqs[0] if t.evidence_seqs else (_request_seq(request) if request else None)
+            seq = t.evidence_seqs[0] if t.evidence_seqs else seqs.get(t.request)
             rule = "DSH821" if unexplained else "DSH822"
             text = (f"request {t.request} breaks the prefix cache of request {t.previous}: cause {t.cause}"
                     + (f" ({t.detail})" if t.detail else ""))
-            out.append(self.finding(rule, text, path=outcome.path, line=lines.get(seq), seq=seq,
+            out.append(self.finding(rule, text, path=path, line=lines.get(seq), seq=seq,
                                     session_id=t.session_id, request=t.request))
         return out
 
-    def _cache(self, outcome: Session, cache: Any) -> list[Finding]:
+    def _cache(self, path: str, session_id: str, cache: Any) -> list[Finding]:
         bound = self.policy.min_cache_hit_ratio
         ratio = cache.ratio(cache.actual_total) if cache is not None else None
         if not bound or ratio is None or ratio >= bound:
             return []
         return [self.finding("DSH831", f"actual cache-hit ratio {ratio:.1%} is below the policy bound {bound:.1%} "
                              f"({cache.actual_total} of {cache.prompt_total} prompt tokens read from cache)",
-                             path=outcome.path, session_id=outcome.session_id)]
+                             path=path, session_id=session_id)]

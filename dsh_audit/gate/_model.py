@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CheckResult", "Finding", "SessionCheck"]
+__all__ = ["CheckResult", "Finding", "RequestOutline", "SessionCheck"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +53,32 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestOutline:
+    """What a report says of a request without its messages (``run_check(outline=True)``): its
+    index (``dsh-audit requests`` numbering), kind and place in the loop."""
+
+    index: int
+    kind: str
+    session_id: str
+    turn: int | None = None
+    step: int | None = None
+    attempt: int = 0
+
+    @classmethod
+    def of(cls, request: Any) -> RequestOutline:
+        """The outline of a rebuilt :class:`dsh_audit.replay.Request`."""
+        return cls(request.index, request.kind, request.session_id, request.turn, request.step, request.attempt)
+
+
+@dataclass(frozen=True, slots=True)
 class SessionCheck:
     """Everything the gate learnt about one log, kept for the reports.
 
     Attributes:
         path: the log file.
         session_id: the session id, or None when the log could not be read.
-        requests: the rebuilt requests (:class:`dsh_audit.replay.Request`).
+        requests: the rebuilt requests (:class:`dsh_audit.replay.Request`), or with
+            ``run_check(outline=True)`` their :class:`RequestOutline`.
         transitions: attribution, one per request (:class:`dsh_audit.attribution.Transition`).
         cache: the cache accounting (:class:`dsh_audit.cache.SessionCacheReport`), or None.
         captures: capture pairings of this session's requests (:class:`dsh_audit.capture.RequestDiff`).

@@ -17,23 +17,24 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..attribution import attribute_sessions
-from ..cache import cache_report
+from ..cache import account_log, cache_report, load_prices
 from ..capture import compare_capture, load_capture
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
-from ..log import discover
+from ..log import SessionLog, discover
 from ..replay import Request
-from ..session import (Failure, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
-                       run_groups)
-from ._findings import Judge
+from ..session import (Activity, Failure, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
+                       routes_from, run_groups, validating_headers)
+from ..validate import LineValidator
+from ._findings import Judge, request_seq
 from ._inputs import find_capture
-from ._model import CheckResult, Finding, SessionCheck
+from ._model import CheckResult, Finding, RequestOutline, SessionCheck
 from ._policy import Policy
 
 __all__ = ["run_check"]
@@ -63,6 +64,7 @@ class _Checker:
         self.captures: dict[Path, Any] = {}
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
+        self.tees: dict[str, Any] = {}  # path -> what validates that log in its one read
 
     def load(self, path: Path) -> Any:
         if path not in self.captures:
@@ -119,7 +121,7 @@ class _Checker:
         results = attribute_sessions(sessions, captures=bodies, adapter=self.policy.adapter)
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
-    def run_group(self, group: list[Session], ancestors: list[Session]) -> list[SessionCheck]:
+    def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
         rows, files = self.compare(group)
         transitions = self.attribute(group, ancestors, rows)
         checks = []
@@ -128,15 +130,56 @@ class _Checker:
             cache = cache_report(session, attribution=list(mine))
             capture = files.get(session.id)
             first, last = session.span()
-            findings = self.judge.session(session, rows=rows.get(session.id, []), transitions=mine, cache=cache,
+            findings = self.judge.session(session.path, session.id, lines=session.lines,
+                                          seqs={r.index: request_seq(r) for r in session.requests},
+                                          rows=rows.get(session.id, []), transitions=mine, cache=cache,
                                           capture=capture, validation=_validation(session))
+            requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,
-                                       requests=tuple(session.requests), transitions=tuple(mine), cache=cache,
+                                       requests=requests, transitions=tuple(mine), cache=cache,
                                        captures=tuple(rows.get(session.id, ())),
                                        capture_path=str(capture) if capture else None, findings=tuple(findings),
                                        title=session.title, parent_id=session.header.parent_session,
                                        seed_length=session.header.seed_length, first_time=first, last_time=last))
         return checks
+
+    def streamed(self, log: SessionLog, routes: str | None) -> tuple[SessionCheck, dict[str, tuple[str, ...]]]:
+        """The check of a log that is no fork or subagent child and has no capture, made while it
+        is replayed (:func:`dsh_audit.cache.account_log`): each request is attributed, accounted
+        and outlined as it comes, and none is kept. The same check as :meth:`run_group` over the
+        whole session, with :class:`RequestOutline` requests; and the route file's warnings."""
+        activity = Activity(log.header)
+        outlines: list[RequestOutline] = []
+        transitions: list[Any] = []
+        seqs: dict[int, int | None] = {}  # the seq of each break's request
+        breaking: set[int] = set()
+
+        def transition(found: Any) -> None:
+            transitions.append(found)
+            if found.verdict == "break":
+                breaking.add(found.request)
+
+        def judged(request: Request, verdict: Any, entry: Any) -> None:
+            outlines.append(RequestOutline.of(request))
+            if request.index in breaking:
+                seqs[request.index] = request_seq(request)
+
+        result = account_log(log, prices=load_prices(), config=routes_from(routes), adapter=self.policy.adapter,
+                             on_transition=transition, on_judged=judged, observe=activity.on_event)
+        tee = self.tees.get(log.path)
+        found = tee.finish() if isinstance(tee, LineValidator) and tee.complete else None
+        item = result.items[0]
+        if isinstance(item, Failure):
+            return self.failed(replace(item, validation=None if found is None else tuple(found))), {}
+        cache = item[0]
+        mine = tuple(sorted(transitions, key=lambda t: t.request))  # attribution's order, as the whole session's
+        findings = self.judge.session(log.path, log.header.id, lines=activity.lines, seqs=seqs, rows=(),
+                                      transitions=mine, cache=cache, capture=None,
+                                      validation=_validation_of(found))
+        return SessionCheck(path=log.path, session_id=log.header.id, requests=tuple(outlines), transitions=mine,
+                            cache=cache, findings=tuple(findings), title=activity.title,
+                            parent_id=log.header.parent_session, seed_length=log.header.seed_length,
+                            first_time=activity.first, last_time=activity.last), dict(result.route_warnings)
 
     def failed(self, failure: Failure) -> SessionCheck:
         findings = self.judge.refusal(failure, validation=_validation(failure))
@@ -172,6 +215,11 @@ def _validation(item: Session | Failure) -> Sequence[Any]:
     return item.validation
 
 
+def _validation_of(found: Sequence[Any] | None) -> Sequence[Any]:
+    assert found is not None, "a log that replayed was read to its end, so its validation is complete"
+    return found
+
+
 def _foreign(failure: Failure) -> bool:
     """Whether a refused log is another agent's (Claude Code, Codex): check reads DSH logs only."""
     error = failure.error
@@ -179,10 +227,23 @@ def _foreign(failure: Failure) -> bool:
 
 
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
-                lenient: bool = False, max_version: int = 4, routes: str | None = None) -> _GroupCheck:
-    """Check one group of neighbouring logs, each read once (a task of :func:`run_check`)."""
-    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True)
+                lenient: bool = False, max_version: int = 4, routes: str | None = None,
+                outline: bool = False) -> _GroupCheck:
+    """Check one group of neighbouring logs, each read once (a task of :func:`run_check`); with
+    ``outline``, a log that is no fork or subagent child and has no capture is checked while it
+    is replayed (:meth:`_Checker.streamed`)."""
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None)
+    headers = validating_headers(paths, lenient=lenient, max_version=max_version)
+    checker.tees = dict(headers.tees)
+    log = headers.lone_root(paths) if outline and checker.capture is None and find_capture(paths[0]) is None \
+        else None
+    if log is not None:
+        check, warned = checker.streamed(log, routes)
+        notes = [f"{path}: {warning}" for path, found in warned.items() for warning in found]
+        ids = {check.session_id: check.path} if check.session_id is not None and check.error is None else {}
+        return _GroupCheck([check], [], ids, warned, notes=notes)
+    group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True,
+                       headers=headers)
     checks: dict[str, SessionCheck] = {}
     foreign: DshAuditError | None = None
     for item in group.given:
@@ -191,7 +252,7 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
                 foreign = item.error
             checks[item.path] = checker.failed(item)
     for round_ in rounds([s for s in group.given if isinstance(s, Session)]):
-        for check in checker.run_group(round_, group.ancestors):
+        for check in checker.run_group(round_, group.ancestors, outline=outline):
             checks[check.path] = check
     ordered: list[SessionCheck | Failure] = [checks[os.fspath(p)] for p in paths]
     ids = {s.id: s.path for s in group.given if isinstance(s, Session)}
@@ -211,7 +272,8 @@ def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
               policy: Policy | None = None, lenient: bool = False, max_version: int = 4,
               progress: Progress | None = None, jobs: int = 1, engine: str = "local",
-              scheduler: str | None = None, routes: str | os.PathLike[str] | None = None) -> CheckResult:
+              scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
+              outline: bool = False) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -226,6 +288,10 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         engine: ``local`` or ``dask``; scheduler: the Dask scheduler address.
         routes: a route configuration file (``--routes``): DSH's llm-pi-ai routes, for requests
             whose route or model facts the log does not hold.
+        outline: keep each request's :class:`RequestOutline` (what the JUnit, JSON, SARIF and
+            Markdown reports show), not the request with its messages (the HTML report's); a log
+            that is no fork or subagent child and has no capture is then checked as it is replayed,
+            so memory does not grow with its requests.
 
     Raises:
         UsageError: no log was found under ``paths``, or the route file cannot be used.
@@ -245,7 +311,8 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         raise UsageError("no session logs found", path=", ".join(given) or None,
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
-                   lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None)
+                   lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
+                   outline=outline)
     loose: dict[tuple[str, int], Finding] = {}
     warnings: list[str] = []
 

@@ -30,6 +30,7 @@ from ._group import (
                      rounds,
                      route_warnings,
                      run_groups,
+                     validating_headers,
 )
 from ._related import Headers, find_parent, walk_family, with_ancestors
 from ._routes import (
@@ -41,10 +42,11 @@ from ._routes import (
                      route_for,
                      window_conflicts,
 )
-from ._session import Bodies, EventLines, Session, open_foreign, open_session, route_renderer, routes_from
+from ._session import Activity, Bodies, EventLines, Session, open_foreign, open_session, route_renderer, routes_from
 
 __all__ = [
     "ADAPTER_APIS",
+    "Activity",
     "Bodies",
     "CONTEXT_TYPES",
     "EventLines",
@@ -74,6 +76,7 @@ __all__ = [
     "route_warnings",
     "routes_from",
     "run_groups",
+    "validating_headers",
     "walk_family",
     "window_conflicts",
     "with_ancestors",

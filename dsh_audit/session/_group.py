@@ -26,7 +26,7 @@ from ._related import Headers, walk_family
 from ._session import Session, open_foreign, read_events, routes_from, validation, validator
 
 __all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
-           "rounds", "run_groups"]
+           "rounds", "run_groups", "validating_headers"]
 
 T = TypeVar("T")
 
@@ -123,6 +123,15 @@ def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, wat
         return Failure(name, exc.located(path=name), validation=checked)
 
 
+def validating_headers(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False,
+                       max_version: int = 4) -> Headers:
+    """A header reader whose read of each of ``paths`` also runs every validation rule over its
+    lines (``Headers.tees``: one :class:`~dsh_audit.validate.LineValidator` per path)."""
+    return Headers(lenient=lenient, max_version=max_version,
+                   tees={os.fspath(p): validator(os.fspath(p), lenient=lenient, max_version=max_version)
+                         for p in paths})
+
+
 def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                ancestors: bool = True, foreign: bool = True, routes: str | None = None,
                validate: bool = False, headers: Headers | None = None) -> SessionGroup:
@@ -135,20 +144,24 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
     (``validation`` of its :class:`Session` or :class:`Failure`: what
     :func:`dsh_audit.validate.validate` finds, without reading the file again).
 
-    ``headers``: the header reader a caller already used on some of these logs (not with
-    ``validate``), so that no log is opened twice; it is closed here.
+    ``headers``: the header reader a caller already used on some of these logs, so that no log
+    is opened twice (with ``validate``, one from :func:`validating_headers`); it is closed here.
 
     Raises:
-        UsageError: the route file cannot be used, or ``headers`` is given with ``validate``.
+        UsageError: the route file cannot be used, or ``headers`` given with ``validate`` reads a
+            given log without the validation rules.
 
     Never raises for a log: a log that cannot be read is a :class:`Failure` in ``given``.
     """
     given = [Path(p) for p in paths]
-    if headers is not None and validate:
-        raise UsageError("open_group(validate=True) reads every header itself", hint="drop headers=")
-    checkers = {os.fspath(p): validator(os.fspath(p), lenient=lenient, max_version=max_version)
-                for p in given} if validate else {}
-    headers = headers or Headers(lenient=lenient, max_version=max_version, tees=checkers)
+    if headers is None:
+        headers = validating_headers(given, lenient=lenient, max_version=max_version) if validate else \
+            Headers(lenient=lenient, max_version=max_version)
+    elif validate and any(not isinstance(headers.tees.get(os.fspath(p)), LineValidator) for p in given):
+        raise UsageError("open_group(validate=True) needs the validation rules in every given log's read",
+                         hint="read the headers with validating_headers(paths)")
+    checkers = {os.fspath(p): tee for p in given
+                if validate and isinstance(tee := headers.tees.get(os.fspath(p)), LineValidator)}
     try:
         every, ids = walk_family(given, ancestors=ancestors, headers=headers)
         watch: dict[str, set[str]] = {}

@@ -9,7 +9,7 @@ then by reading the headers of the neighbouring logs.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,19 @@ class Headers:
         """The opened log (its header read, its events not), handed over to the caller."""
         log = self.get(path)
         self.opened.pop(os.fspath(path), None)
+        return log
+
+    def lone_root(self, paths: Sequence[str | os.PathLike[str]]) -> SessionLog | None:
+        """The log of a group that is one DSH log with no parent (no fork or subagent child), handed
+        over (:meth:`take`) with every other log closed, for a view that consumes it as it is
+        replayed; None for any other group (read it whole, with these headers)."""
+        if len(paths) != 1:
+            return None
+        log = self.get(paths[0])
+        if not isinstance(log, SessionLog) or log.header.parent_session:
+            return None
+        self.take(paths[0])
+        self.close()
         return log
 
     def close(self) -> None:

@@ -33,7 +33,7 @@ from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_r
 from ._evidence import EvidenceCollector, LogEvidence
 from ._routes import Route, RouteEvidence, request_route, window_conflicts
 
-__all__ = ["Bodies", "Session", "open_foreign", "open_session", "route_renderer", "routes_from"]
+__all__ = ["Activity", "Bodies", "Session", "open_foreign", "open_session", "route_renderer", "routes_from"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
@@ -374,14 +374,12 @@ def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
     evidence = LogEvidence(log.header.id)
     collector = EvidenceCollector(evidence, watch)
     routes = RouteEvidence()
-    activity = _Activity(log.header)
-    lines = EventLines()
+    activity = Activity(log.header)
 
     def observe(event: Event) -> None:
         collector.on_event(event)
         routes.on_event(event)
         activity.on_event(event)
-        lines.add(event.seq, event.line)
 
     result = ReplayResult()
     requests: list[Request] = []
@@ -398,19 +396,22 @@ def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
     return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
                    lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
                    warnings=list(log.warnings), upgrades=log.upgrades, title=activity.title,
-                   first_time=activity.first, last_time=activity.last, lines=lines)
+                   first_time=activity.first, last_time=activity.last, lines=activity.lines)
 
 
-class _Activity:
-    """The session's title and the span of its own timestamps, folded from the same event pass."""
+class Activity:
+    """The session's title, the span of its own timestamps and each event's line, folded from the
+    events of its one pass (:meth:`on_event`: an ``observe`` of :func:`dsh_audit.replay.iter_requests`)."""
 
     def __init__(self, header: SessionHeader) -> None:
+        self.lines = EventLines()
         created = header.created_at / 1000 if isinstance(header.created_at, (int, float)) and header.created_at > 0 else None
         self.first: float | None = created
         self.last: float | None = created
         self.title: str | None = None
 
     def on_event(self, event: Event) -> None:
+        self.lines.add(event.seq, event.line)
         if isinstance(event.time, (int, float)) and not isinstance(event.time, bool) and event.time > 0:
             when = event.time / 1000
             self.first = when if self.first is None else min(self.first, when)
