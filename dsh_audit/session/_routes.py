@@ -61,31 +61,58 @@ class RouteEvidence:
 
     Besides the replay envelopes it keeps the context windows DSH logged (``request/context``
     ``{provider, model, contextWindow}``, written from the model pi-ai resolved for the call) and,
-    for each title call, the latest context of the title's own route before it: replay gives a
-    title call no ``request/context`` (DSH logs none for it), yet pi-ai resolved its model the same
-    way, so the route's logged window is the one it used.
+    for each title call and each compaction call, the latest context of the call's own route before
+    it: DSH logs no ``request/context`` for either (a compaction's in-force context is the loop's,
+    another route's when the summary ran on a configured ``summarizationProvider``), yet pi-ai
+    resolved its model the same way, so the route's logged window is the one it used. For the same
+    calls it keeps the route's default effort as the log shows it: a ``request/header`` of that
+    route and model whose ``adapterDefaults.reasoningEffort`` marks ``reasoningEffort`` as the
+    adapter's default (DSH's ``resolveCallFor`` materialises that same default for a call that
+    names no effort; ``llm/src/index.ts``).
     """
 
     #: provider id -> (api, seq of the first message that shows it)
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: (provider, model) -> {logged contextWindow: seq of the first request/context with it}
     windows: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
-    #: title call seq -> the latest request/context of its route before it
-    title_contexts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: title or compaction call seq -> the latest request/context of its route before it
+    aux_contexts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: title or compaction call seq -> the latest default effort a header of its route logged
+    aux_efforts: dict[int, str] = field(default_factory=dict)
     _latest: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, repr=False)
+    _defaults: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     def on_event(self, event: Event) -> None:
         if not isinstance(event.data, dict):
             return
         if event.type == "request/context":
             self._on_context(event.seq, event.data)
+        elif event.type == "request/header":
+            self._on_header(event.data.get("header"))
         elif event.type == "session/title-llm-request":
             route = event.data.get("route")
-            key = _route_key(route) if isinstance(route, dict) else None
-            if key is not None and key in self._latest:
-                self.title_contexts[event.seq] = self._latest[key]
+            self._on_aux(event.seq, _route_key(route) if isinstance(route, dict) else None)
+        elif event.type == "compaction/summary":
+            self._on_aux(event.seq, _route_key(event.data))
         elif event.type == "assistant/message":
             self._on_message(event)
+
+    def _on_header(self, header: Any) -> None:
+        config = header.get("config") if isinstance(header, dict) else None
+        marks = header.get("adapterDefaults") if isinstance(header, dict) else None
+        key = _route_key(config) if isinstance(config, dict) else None
+        effort = config.get("reasoningEffort") if isinstance(config, dict) else None
+        if key is not None and isinstance(marks, dict) and marks.get("reasoningEffort") is True \
+                and isinstance(effort, str):
+            self._defaults[key] = effort
+
+    def _on_aux(self, seq: int, key: tuple[str, str] | None) -> None:
+        if key is None:
+            return
+        if key in self._latest:
+            self.aux_contexts[seq] = self._latest[key]
+        if key in self._defaults:
+            self.aux_efforts[seq] = self._defaults[key]
 
     def _on_context(self, seq: int, data: dict[str, Any]) -> None:
         key = _route_key(data)
@@ -114,14 +141,22 @@ class RouteEvidence:
             self.seen[provider] = ("deepseek-chat-completions", event.seq)
 
     def lend_context(self, request: Any) -> None:
-        """Give a title call the context of its route logged before it, as ``extra["routeContext"]``
-        (what the pi-ai renderers read when the request has no ``context`` of its own)."""
-        if getattr(request, "kind", None) != "title" or getattr(request, "context", None) is not None:
-            return
+        """Give a title or compaction call what the log shows of its own route before it: the
+        context as ``extra["routeContext"]`` (what the pi-ai renderers read when the request's own
+        ``context`` is missing or names another route) and the route's default effort as
+        ``extra["routeDefaultEffort"]``."""
+        kind = getattr(request, "kind", None)
         extra = getattr(request, "extra", None)
-        found = self.title_contexts.get(getattr(request, "first_chunk_seq", -1))
-        if isinstance(extra, dict) and found is not None and "routeContext" not in extra:
+        if kind not in ("title", "compaction") or not isinstance(extra, dict):
+            return
+        seq = getattr(request, "first_chunk_seq", -1)
+        found = self.aux_contexts.get(seq)
+        if found is not None and "routeContext" not in extra and (kind == "compaction"
+                                                                  or getattr(request, "context", None) is None):
             extra["routeContext"] = found
+        effort = self.aux_efforts.get(seq)
+        if effort is not None and "routeDefaultEffort" not in extra:
+            extra["routeDefaultEffort"] = effort
 
 
 def _route_key(data: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -156,7 +191,14 @@ def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], A
 
 
 def request_provider(request: Any) -> str | None:
-    """The provider id a request was routed by (its header's, or its compaction event's)."""
+    """The provider id a request was routed by: a compaction call's is the one its
+    ``compaction/summary`` names (DSH's summarizer targets the configured ``summarizationProvider``,
+    else the latest header's route, else the agent's; ``compaction-basic/src/summarizer.ts``
+    ``summarizeWithLlm``, spec §8.4), any other request's its header's."""
+    logged = (getattr(request, "extra", None) or {}).get("provider") \
+        if getattr(request, "kind", None) == "compaction" else None
+    if isinstance(logged, str) and logged:
+        return logged
     config = (getattr(request, "header", None) or {}).get("config") or {}
     provider = config.get("provider") if isinstance(config, dict) else None
     if not isinstance(provider, str):
@@ -222,9 +264,9 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
 def request_route(request: Any, evidence: RouteEvidence | None = None, *, forced: str | None = None,
                   declared: Mapping[str, str] | None = None) -> Route:
     """:func:`route_for` the request's provider; a web-search call's body is logged whole and sent
-    as it is, whatever adapter the conversation uses. A title call is lent its route's logged
-    context (:meth:`RouteEvidence.lend_context`) on the way, so the body rendered by the route
-    has the window DSH used."""
+    as it is, whatever adapter the conversation uses. A title or compaction call is lent its
+    route's logged context and default effort (:meth:`RouteEvidence.lend_context`) on the way, so
+    the body rendered by the route has the window and effort DSH used."""
     if getattr(request, "kind", None) == "search":
         return Route(request_provider(request), forced or "deepseek", "web-search",
                      "a web-search call: its logged body is what was sent")

@@ -17,6 +17,7 @@ import importlib
 
 from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces, utf8_size
 from ._markers import fold_text_block, without_cache_markers
+from ._piai_models import RouteProfile
 from ._piai_routes import PiRoutes, load_routes
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
@@ -37,6 +38,7 @@ __all__ = [
     "PiRoutes",
     "PromptPieces",
     "Renderer",
+    "RouteProfile",
     "WireRequest",
     "fold_text_block",
     "load_routes",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._piai import clamp_max_tokens, clean_id, request_context, sanitize_surrogates, transform_messages
-from ._piai_models import PiCall, PiModel, PiRenderer, request_call, user_agent
+from ._piai_models import PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
 
@@ -221,7 +221,7 @@ def _headers(call: PiCall, has_tools: bool, agent: str,
     if call.session_id and call.cache_retention != "none" and _compat(model, "sendSessionAffinityHeaders", False):
         headers.append(("x-session-affinity", call.session_id))
     headers += [("user-agent", agent), ("content-type", "application/json")]
-    return tuple(headers)
+    return tuple(merge_profile_headers(headers, call))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -231,9 +231,11 @@ class AnthropicRenderer(PiRenderer):
     Args:
         models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
         owned_routes: routes served by the same pi-ai adapter (default: each request's route).
-        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort.
-        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``).
-        thinking_budgets: the profile's ``thinkingBudgets`` by level.
+        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort
+            (default: the route file's, :class:`~dsh_audit.wire.RouteProfile`).
+        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``; default:
+            the route file's, else ``short``).
+        thinking_budgets: the profile's ``thinkingBudgets`` by level (default: the route file's).
         version: DSH version written in ``user-agent``.
         platform: the SDK's ``x-stainless-os/arch/runtime/runtime-version`` headers.
 
@@ -246,13 +248,6 @@ class AnthropicRenderer(PiRenderer):
     api = "anthropic-messages"
     endpoint = "/v1/messages"
     other = ("openai-completions", "openai")
-
-    thinking_budgets: Mapping[str, int] | None = None
-
-    def call(self, request: Any) -> PiCall:
-        """DSH's stream options for ``request``, with the profile's thinking budgets."""
-        return request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
-                            cache_retention=self.cache_retention, thinking_budgets=self.thinking_budgets)
 
     def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
         """See :func:`anthropic_body`."""

@@ -217,7 +217,9 @@ class DeepSeekRenderer:
         if explicit is not None:
             effort = explicit
         elif isinstance(marks, Mapping) and marks.get("reasoningEffort") is True \
+                and config.get("provider") == (logged.get("provider") or config.get("provider")) \
                 and config.get("model") == model and config.get("reasoningEffort") in _EFFORTS:
+            # the header's default is this adapter's only when the summary ran on the header's route
             effort = config["reasoningEffort"]
         elif self.adapter_thinking == "disabled":
             effort = "off"

@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import RenderError
 from ..jsjson import stringify
 from ._piai import clean_id, js_parse, request_context, sanitize_surrogates, transform_messages
-from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, user_agent
+from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
 
@@ -321,7 +321,7 @@ def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) ->
                 headers.append(("session_id", session))
             headers += [("x-client-request-id", session), ("x-session-affinity", session)]
     headers += [("user-agent", agent), ("content-type", "application/json")]
-    return tuple(headers)
+    return tuple(merge_profile_headers(headers, call))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -331,8 +331,11 @@ class OpenAIRenderer(PiRenderer):
     Args:
         models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
         owned_routes: routes served by the same pi-ai adapter (default: each request's route).
-        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort.
-        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``).
+        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort
+            (default: the route file's, :class:`~dsh_audit.wire.RouteProfile`).
+        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``; default:
+            the route file's, else ``short``).
+        thinking_budgets: accepted for symmetry; chat completions send no thinking budget.
         version: DSH version written in ``user-agent``.
         platform: the SDK's ``x-stainless-os/arch/runtime/runtime-version`` headers.
 

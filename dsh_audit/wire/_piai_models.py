@@ -32,7 +32,9 @@ __all__ = [
     "PiCall",
     "PiModel",
     "PiRenderer",
+    "RouteProfile",
     "compaction_messages",
+    "merge_profile_headers",
     "request_call",
     "resolve_model",
     "user_agent",
@@ -54,6 +56,29 @@ def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class RouteProfile:
+    """A route's stream settings from DSH's route configuration (``providers.<id>``), which DSH's
+    ``llm-pi-ai/src/adapter.ts`` (``profileOptions``, ``requestHeaders``) hands to pi-ai on every
+    call of the route and the log does not record.
+
+    Attributes:
+        reasoning: ``reasoning``, the effort used when a call names none (title and compaction
+            calls, a loop header without ``reasoningEffort``).
+        cache_retention: ``cacheRetention`` (``none``, ``short``, ``long``); None: pi-ai's ``short``.
+        thinking_budgets: ``thinkingBudgets`` by level (``minimal`` .. ``high``), laid over pi-ai's.
+        headers: ``headers``, in file order, without DSH's reserved attribution names.
+    """
+
+    reasoning: str | None = None
+    cache_retention: str | None = None
+    thinking_budgets: Mapping[str, int] | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "thinking_budgets", _frozen_map(self.thinking_budgets))
+
+
+@dataclass(frozen=True, slots=True)
 class PiModel:
     """The facts pi-ai knows about one route/model and DSH never logs.
 
@@ -70,6 +95,8 @@ class PiModel:
             unsupported); ``None`` when the model has none.
         input: input modalities.
         compat: pi-ai ``model.compat`` switches, by their pi-ai names.
+        profile: the route's stream settings from the route file (:class:`RouteProfile`); None
+            when it sets none.
     """
 
     provider: str
@@ -82,6 +109,7 @@ class PiModel:
     thinking_level_map: Mapping[str, str | None] | None = None
     input: tuple[str, ...] = ("text",)
     compat: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    profile: RouteProfile | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "thinking_level_map", _frozen_map(self.thinking_level_map))
@@ -155,21 +183,22 @@ def _logged_window(request: Any, model: PiModel) -> PiModel:
     the same route and model counts. It wins over a route file (``--routes``): the logged value is
     what DSH used at the time, the route file is the configuration as it is now (the session
     reports a conflict, :func:`dsh_audit.session.window_conflicts`). A title call logs no context
-    of its own; the latest one of its route before it is lent to it (``extra["routeContext"]``,
+    of its own, and a compaction summarised on another route (``summarizationProvider``) has only
+    the loop's; the latest one of its own route before it is lent to it (``extra["routeContext"]``,
     :meth:`dsh_audit.session.RouteEvidence.lend_context`).
     """
-    context = getattr(request, "context", None)
-    if context is None:
-        extra = getattr(request, "extra", None)
-        context = extra.get("routeContext") if isinstance(extra, Mapping) else None
-    if not isinstance(context, Mapping):
-        return model
-    window = context.get("contextWindow")
-    if context.get("provider") != model.provider or context.get("model") != model.id:
-        return model
-    if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or window == model.context_window:
-        return model
-    return replace(model, context_window=window)
+    extra = getattr(request, "extra", None)
+    for context in (getattr(request, "context", None),
+                    extra.get("routeContext") if isinstance(extra, Mapping) else None):
+        if not isinstance(context, Mapping):
+            continue
+        if context.get("provider") != model.provider or context.get("model") != model.id:
+            continue  # a compaction summarised on another route: its own route's context, if lent
+        window = context.get("contextWindow")
+        if not isinstance(window, int) or isinstance(window, bool) or window <= 0 or window == model.context_window:
+            return model
+        return replace(model, context_window=window)
+    return model
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,12 +212,21 @@ class PiCall:
     cache_retention: str
     session_id: str | None
     thinking_budgets: Mapping[str, int] | None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | None = None,
-                 profile_reasoning: str | None = None, cache_retention: str = "short",
+                 profile_reasoning: str | None = None, cache_retention: str | None = None,
                  thinking_budgets: Mapping[str, int] | None = None) -> PiCall:
     """Resolve the model and DSH's stream options for ``request`` (adapter.ts ``stream``).
+
+    Each setting is taken, first match wins, from what the log records, then the caller's explicit
+    choice (``profile_reasoning``, ``cache_retention``, ``thinking_budgets``), then the route
+    file's profile (:attr:`PiModel.profile`), then pi-ai's default. The effort: the header's
+    ``reasoningEffort``; for a title or compaction call (which names none, so DSH's
+    ``resolveCallFor`` materialises the route's default) the default a header of the same route
+    and model logged as ``adapterDefaults.reasoningEffort`` (``extra["routeDefaultEffort"]``, lent
+    by :meth:`dsh_audit.session.RouteEvidence.lend_context`); then the profile's ``reasoning``.
 
     Raises:
         RenderError: ``stop`` is set (``UNSUPPORTED_OPTION``), or the effort is not one the
@@ -208,7 +246,9 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
     model = _logged_window(request, resolve_model(config.get("provider"), config.get("model"), models))
     if config.get("stop") is not None:
         raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION")
-    effort = config.get("reasoningEffort") or profile_reasoning
+    profile = model.profile or RouteProfile()
+    effort = config.get("reasoningEffort") or _logged_default_effort(request) or profile_reasoning \
+        or profile.reasoning
     if effort is not None and effort not in model.supported_levels():
         raise RenderError(f"pi-ai model {model.provider}/{model.id} does not support reasoning effort "
                           f"{effort!r}", dsh_code="UNSUPPORTED_REASONING_EFFORT")
@@ -216,7 +256,37 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
     session_id = request.session_id or None
     return PiCall(model=model, reasoning=None if effort in (None, "off") else effort,
                   max_tokens=config.get("maxTokens"), temperature=config.get("temperature"),
-                  cache_retention=cache_retention, session_id=session_id, thinking_budgets=thinking_budgets)
+                  cache_retention=cache_retention or profile.cache_retention or "short", session_id=session_id,
+                  thinking_budgets=thinking_budgets if thinking_budgets is not None else profile.thinking_budgets,
+                  headers=profile.headers)
+
+
+def _logged_default_effort(request: Any) -> str | None:
+    """The route's default effort as the log shows it, for a call that names no effort."""
+    if getattr(request, "kind", None) not in ("title", "compaction"):
+        return None  # a loop header without an effort is one DSH resolved no default for
+    extra = getattr(request, "extra", None)
+    found = extra.get("routeDefaultEffort") if isinstance(extra, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall) -> list[tuple[str, str]]:
+    """``headers`` (the SDK's, ending with DSH's ``user-agent`` and ``content-type``) with the route
+    profile's ``headers`` (DSH ``requestHeaders``: deployment headers, attribution names removed,
+    then the attribution): one the SDK already sends takes the profile's value in place, the others
+    go just before ``user-agent``. Header order is not verified against a capture."""
+    if not call.headers:
+        return headers
+    out = list(headers)
+    where = next((i for i, (name, _) in enumerate(out) if name == "user-agent"), len(out))
+    for name, value in call.headers:
+        same = next((i for i, (have, _) in enumerate(out) if have.lower() == name.lower()), None)
+        if same is not None:
+            out[same] = (out[same][0], value)
+        else:
+            out.insert(where, (name, value))
+            where += 1
+    return out
 
 
 def user_agent(version: str) -> str:
@@ -245,7 +315,9 @@ class PiRenderer:
 
     A subclass names its pi-ai API, endpoint and adapter, and builds the body and the headers;
     its docstring lists the settings (``models``, ``owned_routes``, ``profile_reasoning``,
-    ``cache_retention``, ``version``, ``platform``).
+    ``cache_retention``, ``thinking_budgets``, ``version``, ``platform``). The three profile
+    settings, when given, win over the route file's (:class:`RouteProfile` on each model); what
+    the log records wins over both (:func:`request_call`).
     """
 
     adapter: ClassVar[str]
@@ -256,14 +328,15 @@ class PiRenderer:
     models: Mapping[tuple[str, str], PiModel] | None = None
     owned_routes: frozenset[str] | None = None
     profile_reasoning: str | None = None
-    cache_retention: str = "short"
+    cache_retention: str | None = None
+    thinking_budgets: Mapping[str, int] | None = None
     version: str = HARNESS_VERSION
     platform: tuple[tuple[str, str], ...] = SDK_PLATFORM
 
     def call(self, request: Any) -> PiCall:
         """DSH's stream options for ``request`` under this renderer's profile."""
         return request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
-                            cache_retention=self.cache_retention)
+                            cache_retention=self.cache_retention, thinking_budgets=self.thinking_budgets)
 
     def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
         """The request body as a JSON value (keys in wire order)."""

@@ -8,6 +8,9 @@ file is the input that settles it. Each model resolves the way DSH's ``catalog.t
 ``resolveRouteModels`` does (DSH 0.1.0-rc.8): the model entry, then the installed catalog entry,
 then the route's defaults; ``reasoningEfforts`` becomes pi-ai's ``thinkingLevelMap`` (a declared
 level carries its wire value, an undeclared one is pinned unsupported, a bare ``off`` stays out).
+The route's stream settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``headers``;
+DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) are read into a
+:class:`~dsh_audit.wire.RouteProfile` carried by each of its models.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 import yaml
 
 from ..errors import UsageError
-from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel
+from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel, RouteProfile
 
 __all__ = ["PiRoutes", "load_routes", "parse_routes"]
 
@@ -32,6 +35,10 @@ __all__ = ["PiRoutes", "load_routes", "parse_routes"]
 _DEFAULT_CONTEXT_WINDOW = 262_144
 _DEFAULT_MAX_TOKENS = 32_768
 _DEFAULT_INPUT = ("text",)
+_RETENTIONS = ("none", "short", "long")
+_BUDGET_LEVELS = ("minimal", "low", "medium", "high")
+#: DSH's attribution header names, which a profile's headers cannot set (``attribution.ts``).
+_RESERVED_HEADERS = frozenset({"user-agent"})
 _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses",
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
                    "mistral-conversations"})
@@ -155,6 +162,7 @@ def _positive(value: Any, where: str) -> int | None:
 
 def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[PiModel]:
     catalog = _catalog(provider)
+    settings = _profile(profile, where)
     api = profile.get("api")
     if api is not None and api not in _APIS:
         raise _Bad(f"{where}.api", f"unknown pi-ai api {api!r} (known: {', '.join(sorted(_APIS))})")
@@ -179,8 +187,36 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
         at = f"{where}.models[{index}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
             raise _Bad(at, "needs an id")
-        out.append(_model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at))
+        model = _model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at)
+        out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
     return out
+
+
+def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
+    """The route's stream settings, checked as DSH's ``config.ts`` schema checks them; None when
+    the route sets none (pi-ai's defaults apply)."""
+    reasoning = profile.get("reasoning")
+    if reasoning is not None and reasoning not in THINKING_LEVELS:
+        raise _Bad(f"{where}.reasoning", f"is not a thinking level ({', '.join(THINKING_LEVELS)})")
+    retention = profile.get("cacheRetention")
+    if retention is not None and retention not in _RETENTIONS:
+        raise _Bad(f"{where}.cacheRetention", f"must be one of {', '.join(_RETENTIONS)}")
+    budgets = profile.get("thinkingBudgets")
+    if budgets is not None and not isinstance(budgets, dict):
+        raise _Bad(f"{where}.thinkingBudgets", f"must be a mapping of {', '.join(_BUDGET_LEVELS)} to token counts")
+    for level, value in (budgets or {}).items():
+        if level in _BUDGET_LEVELS and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise _Bad(f"{where}.thinkingBudgets.{level}", "must be a whole number of tokens")
+    headers = profile.get("headers")
+    if headers is not None and (not isinstance(headers, dict)
+                                or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
+        raise _Bad(f"{where}.headers", "must map header names to string values")
+    if reasoning is None and retention is None and budgets is None and not headers:
+        return None
+    # pi-ai reads only the four levels' budgets (simple-options.js adjustMaxTokensForThinking).
+    kept = {level: budgets[level] for level in _BUDGET_LEVELS if level in budgets} if budgets is not None else None
+    sent = tuple((k, v) for k, v in (headers or {}).items() if k.lower() not in _RESERVED_HEADERS)
+    return RouteProfile(reasoning=reasoning, cache_retention=retention, thinking_budgets=kept, headers=sent)
 
 
 def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],
