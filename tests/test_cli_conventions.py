@@ -300,7 +300,7 @@ def test_fleet_exports_cost_row() -> None:
 def test_a_click_usage_error_is_one_line_naming_the_help(monkeypatch: pytest.MonkeyPatch,
                                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert _main(monkeypatch, capsysbinary, "cache", "--nope", str(CHAT)) == (
-        2, b"", "error: No such option '--nope'. (Did you mean one of: '--no-wire', '--since'?) "
+        2, b"", "error: No such option '--nope'. (Did you mean one of: '--no-pager', '--no-wire', '--since'?) "
                 "(hint: see `dsh-audit cache --help`)\n")
     assert _main(monkeypatch, capsysbinary, "nosuch") == (
         2, b"", "error: No such command 'nosuch'. (hint: see `dsh-audit --help`)\n")

@@ -13,8 +13,8 @@ from ..session import Failure, GroupResult
 from ..report import dumps_line
 from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, echo, echo_error, echo_warning,
-                      engine_options, jobs_option, json_option, lenient_option, no_such_request, one_log,
-                      request_position, routes_option, selected_logs, session_title, time_options)
+                      engine_options, jobs_option, json_option, lenient_option, listing_options, no_such_request,
+                      one_log, request_position, routes_option, selected_logs, session_title, time_options)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -67,7 +67,7 @@ def _row(t: Transition) -> tuple[object, ...]:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--all", "show_all", is_flag=True,
               help="List every request's transition (extensions, cache-safe changes), not only breaks.")
-@json_option
+@listing_options
 @routes_option
 @lenient_option
 @click.option("--fail-on", type=click.Choice(["unexplained", "any", "never"]), default="unexplained",
@@ -123,7 +123,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
             title = session_title(attribution.path or "-", attribution.session_id)
             print_table(title, _COLUMNS, (_row(t) for t in rows), droppable=_DROPPABLE)
     if not as_json and not found and attributions:  # nothing to say when every log failed
-        click.echo("no prefix-cache breaks")
+        echo("no prefix-cache breaks")
     if status == EXIT_OK and failing:
         status = EXIT_FINDINGS
     return status

@@ -22,7 +22,7 @@ from ._common import (
     echo_warning,
     engine_options,
     jobs_option,
-    json_option,
+    listing_options,
     lenient_option,
     routes_option,
     selected_logs,
@@ -90,7 +90,7 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
 
 @click.command("cache")
 @click.argument("paths", nargs=-1, type=click.Path())
-@json_option
+@listing_options
 @lenient_option
 @click.option("--unit", type=int, default=None,
               help="DeepSeek cache unit in tokens (rules default 128; 64 per the 2024 documentation).")

@@ -12,9 +12,9 @@ from ..errors import UsageError
 from ..gate import CheckResult, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
 from ..report import format_json, format_junit, format_markdown, format_sarif, iter_html
-from ..report.terminal import print_status, print_table, progress_callback
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option,
-                      lenient_option, output_help, routes_option, selected_logs, session_paths, stdout_target,
+from ..report.terminal import listing_format, print_status, print_table, progress_callback
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option, lenient_option,
+                      listing_options, output_help, routes_option, selected_logs, session_paths, stdout_target,
                       time_options, window_text, write_output)
 
 __all__ = ["check_command", "report_command"]
@@ -88,6 +88,18 @@ def _print(result: CheckResult) -> None:
                  f"{counts['failing']} failing (policy: {result.policy.source})", ok=result.passed)
 
 
+def _format_target(fmt: str, option: str, path: str | None) -> str:
+    """``--format json`` or ``markdown`` of ``check``: the report ``option`` writes, on stdout.
+
+    Raises:
+        UsageError: ``option`` names a FILE too.
+    """
+    if path not in (None, STDOUT):
+        raise UsageError(f"--format {fmt} prints on stdout the report {option} {path} writes to a file",
+                         hint=f"give --format {fmt} (stdout) or {option} FILE, not both")
+    return STDOUT
+
+
 def _step_summary_target() -> str | None:
     return os.environ.get("GITHUB_STEP_SUMMARY") or None
 
@@ -128,6 +140,9 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
                    "spelling; unlike other commands' --json flag it takes a FILE.")
 @click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a Markdown summary"))
+@listing_options(json_flag=False, formats_help="json prints the JSON report (--json-report -), markdown the "
+                                               "Markdown summary (--markdown -); csv puts the findings and the "
+                                               "verdict on stderr")
 @routes_option
 @lenient_option
 @jobs_option
@@ -152,6 +167,11 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         dsh-audit check recorded/ --sarif dsh.sarif --junit dsh-junit.xml
         dsh-audit check recorded/ --json-report - | jq .counts
     """
+    fmt = listing_format()
+    if fmt == "json":
+        json_path = _format_target(fmt, "--json-report", json_path)
+    elif fmt == "markdown":
+        markdown_path = _format_target(fmt, "--markdown", markdown_path)
     piped = stdout_target(junit=junit_path, sarif=sarif_path, json_report=json_path, markdown=markdown_path)
     paths = session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -22,9 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "STDOUT", "RequestCommand", "echo",
            "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option",
-           "lenient_option", "no_such_request", "one_log", "one_request", "output_help", "parse_when",
-           "request_position", "routes_option", "run_guarded", "selected_logs", "session_paths", "session_title",
-           "since_option", "stdout_target", "time_options", "until_option", "window_text", "write_output"]
+           "lenient_option", "listing_options", "no_such_request", "one_log", "one_request", "output_help",
+           "parse_when", "request_position", "routes_option", "run_guarded", "selected_logs", "session_paths",
+           "session_title", "since_option", "stdout_target", "time_options", "until_option", "window_text",
+           "write_output"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -41,9 +43,12 @@ ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
 def echo(text: object, *, err: bool = False) -> None:
     """One line on stdout (stderr with ``err``), shown with :func:`terminal_text`: text from a log
     never moves the cursor, never starts a CI workflow command, and stays on one line."""
-    from ..report.terminal import terminal_text  # not at import: --version loads no library code
+    from ..report.terminal import listing_line, terminal_text  # not at import: --version loads no library code
 
-    click.echo(terminal_text(text), err=err)
+    line = terminal_text(text)
+    if not err:
+        line, err = listing_line(line)  # beside a CSV or Markdown listing (--format), as that shows it
+    click.echo(line, err=err)
 
 
 def echo_lines(text: str, *, err: bool = False) -> None:
@@ -105,9 +110,11 @@ def session_title(path: str, session_id: str) -> str:
     """A heading naming a session log, ``PATH  session ID``, its path cut in the middle to fit the
     terminal (:func:`dsh_audit.report.terminal.middle_cut`); when that would leave less than half
     of the line to the path, the path takes the whole line and ``session ID`` wraps to the next."""
-    from ..report.terminal import middle_cut, output_width, terminal_text
+    from ..report.terminal import listing_format, middle_cut, output_width, terminal_text
 
     suffix = f"  session {terminal_text(session_id)}"
+    if listing_format() != "table":  # CSV, Markdown: the whole path
+        return terminal_text(path) + suffix
     width = output_width()
     room = width - len(suffix)
     return middle_cut(terminal_text(path), room if room >= width // 2 else width) + suffix
@@ -319,6 +326,63 @@ def silence_stdout() -> None:
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True,
                         help="One JSON object per line on stdout, for other tools.")(func)
+
+
+#: The ``--format`` choices (:data:`dsh_audit.report.terminal.LISTING_FORMATS`; not imported here:
+#: --version loads no library code).
+_FORMATS = ("table", "json", "csv", "markdown")
+
+
+def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool = True,
+                    formats_help: str = "json is what --json prints") -> Callable[..., Any]:
+    """``--format table|json|csv|markdown``, ``--pager/--no-pager`` and (``json_flag``) ``--json``:
+    how a command that prints tables prints them, the same on every such command.
+
+    The command runs inside :func:`dsh_audit.report.terminal.listing`, so that its
+    :func:`~dsh_audit.report.terminal.print_table` calls write the format chosen. With
+    ``json_flag`` the command gets ``as_json`` (``--json``, or ``--format json``); without it
+    (``check``, whose ``--json`` takes a FILE) it reads
+    :func:`~dsh_audit.report.terminal.listing_format`.
+    """
+    if func is None:
+        return functools.partial(listing_options, json_flag=json_flag, formats_help=formats_help)
+    command = func
+
+    @functools.wraps(command)
+    def run(*args: Any, output_format: str, pager: bool, **kwargs: Any) -> Any:
+        from ..report.terminal import listing
+
+        chosen = output_format
+        if json_flag:
+            if kwargs["as_json"]:
+                given = click.get_current_context().get_parameter_source("output_format")
+                if output_format != "json" and given != click.core.ParameterSource.DEFAULT:
+                    raise UsageError(f"--json and --format {output_format} ask for two formats",
+                                     hint="--json is --format json: give one of them")
+                chosen = "json"
+            kwargs["as_json"] = chosen == "json"
+        with listing(chosen, pager=pager):
+            return command(*args, **kwargs)
+
+    options = [click.option("--format", "output_format", type=click.Choice(_FORMATS), default="table",
+                            show_default=True,
+                            help="How tables are printed: a table for people, json, csv (RFC 4180: a header "
+                                 "row and every column per table, tables apart by a blank line; a text cell a "
+                                 "spreadsheet would read as a formula starts with ') or markdown (a heading "
+                                 f"and a GitHub table per table, log text escaped); {formats_help}."),
+               click.option("--pager/--no-pager", default=True,
+                            help="On a terminal, show a table or Markdown through $DSH_AUDIT_PAGER, else "
+                                 "$PAGER, else less (LESS=FRX when LESS is unset: output that fits the "
+                                 "screen is not paged); an empty value or cat means no pager. "
+                                 "--no-pager prints directly.")]
+    if json_flag:
+        options.insert(0, click.option("--json", "as_json", is_flag=True,
+                                       help="One JSON object per line on stdout, for other tools "
+                                            "(the same as --format json)."))
+    wrapped: Callable[..., Any] = run
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
 
 
 def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:

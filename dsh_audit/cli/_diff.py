@@ -15,7 +15,7 @@ from ..replay import Request
 from ..session import Failure, Session, read_session, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
-from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning, json_option,
+from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning, listing_options,
                       lenient_option, routes_option)
 
 __all__ = ["diff_command"]
@@ -75,7 +75,7 @@ def _details(rows: Sequence[RequestDiff]) -> None:
         for difference in row.diff.differences[:_DETAIL_LIMIT]:
             echo(f"    {difference.path}: {difference.summary}")
         if len(row.diff.differences) > _DETAIL_LIMIT:
-            click.echo(f"    ... {len(row.diff.differences) - _DETAIL_LIMIT} more (--json lists all)")
+            echo(f"    ... {len(row.diff.differences) - _DETAIL_LIMIT} more (--json lists all)")
 
 
 def _summary(rows: Sequence[RequestDiff], *, ok: bool) -> str:
@@ -107,7 +107,7 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None
                    "serving it).")
 @click.option("--strict", is_flag=True,
               help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
-@json_option
+@listing_options
 @routes_option
 @lenient_option
 def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_json: bool, routes: str | None,
@@ -152,7 +152,7 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     else:
         _print_tables(rows, sessions)
         _details(rows)
-        click.echo(_summary(rows, ok=ok))
+        echo(_summary(rows, ok=ok))
     if bad:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_FINDINGS

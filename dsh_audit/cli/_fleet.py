@@ -11,7 +11,7 @@ from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats, index_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, engine_options, jobs_option, json_option,
-                      lenient_option, selected_logs, time_options)
+                      lenient_option, listing_options, selected_logs, time_options)
 from ._usage import prices_option
 
 __all__ = ["index_command", "stats_command"]
@@ -135,7 +135,7 @@ def _print_stats(stats: FleetStats) -> None:
 @click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many sessions the top-losses list shows.")
-@json_option
+@listing_options
 def stats_command(db: str, top: int, as_json: bool) -> int:
     """Answer fleet questions from an index made by `dsh-audit index`.
 

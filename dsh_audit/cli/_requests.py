@@ -17,7 +17,7 @@ from ..session import Failure, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning,
-                      engine_options, jobs_option, json_option, lenient_option, one_request, selected_logs,
+                      engine_options, jobs_option, listing_options, lenient_option, one_request, selected_logs,
                       session_title, time_options)
 
 __all__ = ["requests_command", "show_command"]
@@ -147,7 +147,7 @@ def _report(view: _View, *, as_json: bool) -> None:
 
 @click.command("requests")
 @click.argument("paths", nargs=-1, type=click.Path())
-@json_option
+@listing_options
 @lenient_option
 @jobs_option
 @time_options

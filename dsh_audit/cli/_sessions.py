@@ -11,8 +11,8 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ..session import Failure, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, json_option, lenient_option,
-                      selected_logs, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, lenient_option,
+                      listing_options, selected_logs, time_options)
 
 __all__ = ["sessions_command"]
 
@@ -35,7 +35,7 @@ def _row(summary: SessionSummary) -> tuple[object, ...]:
 
 @click.command("sessions")
 @click.argument("paths", nargs=-1, type=click.Path())
-@json_option
+@listing_options
 @lenient_option
 @click.option("--no-cost", is_flag=True,
               help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")

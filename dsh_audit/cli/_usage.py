@@ -13,7 +13,7 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ..session import Failure, run_groups
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, json_option, \
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, listing_options, \
     lenient_option, selected_logs, since_option, until_option
 
 __all__ = ["prices_option", "usage_command"]
@@ -50,7 +50,7 @@ def _row(row: UsageRow) -> tuple[object, ...]:
 @until_option
 @prices_option
 @click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
-@json_option
+@listing_options
 @lenient_option
 @jobs_option
 @engine_options

@@ -5,10 +5,14 @@ runs with stderr piped (no progress bar), never loads it.
 
 Everything drawn here, and every line the CLI echoes, goes through :func:`terminal_text` first:
 text from a log is data, never a terminal control sequence, rich markup or a CI workflow command.
+Inside :func:`listing` (``--format``, ``--pager``: :mod:`dsh_audit.report._listing`) a table is
+written as CSV or inert Markdown instead, or shown through a pager.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
 import re
@@ -20,14 +24,16 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import UsageError
+from ._listing import LISTING_FORMATS, Listing, current, listing, listing_format, live, paging, start_pager
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
     from rich.progress import Progress, TaskID
 
-__all__ = ["fit_lines", "middle_cut", "output_width", "print_status", "print_table", "progress", "progress_callback",
-           "stderr_console", "stdout_console", "table_cell", "terminal_text"]
+__all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
+           "output_width", "print_status", "print_table", "progress", "progress_callback", "stderr_console",
+           "stdout_console", "table_cell", "terminal_text"]
 
 T = TypeVar("T")
 
@@ -86,6 +92,61 @@ def terminal_text(text: object) -> str:
     return value
 
 
+# A CSV text cell starting with one of these is a formula to a spreadsheet: it gets a leading apostrophe.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Characters Markdown (CommonMark, GitHub) may read as markup, each shown with a backslash.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&])")
+# A line start Markdown reads as a block that the escapes above leave: an ordered list item, a list
+# item or rule (``-``, ``+``), a setext underline (``=``).
+_MARKDOWN_BLOCK = re.compile(r"^(?:(\d+)([.)])|([-+=]))")
+
+
+def listing_line(line: str) -> tuple[str, bool]:
+    """A line of text (shown with :func:`terminal_text`) that a command writes to stdout beside its
+    tables, as this run's format shows it, and whether it goes to stderr instead: CSV keeps stdout
+    for CSV, Markdown shows it as inert text (:func:`markdown_text`) ending in a line break."""
+    state = current()
+    if state is None or state.format in ("table", "json"):
+        _start_pager()
+        return line, False
+    if state.format == "csv":
+        return line, True
+    _start_pager()
+    state.written = True
+    return (markdown_text(line) + "  ") if line.strip() else "", False
+
+
+def markdown_text(text: object) -> str:
+    """``text`` as inert Markdown: :func:`terminal_text`, every character Markdown may read as markup
+    (``\\ ` * _ [ ] < > # | ~ &``) escaped with a backslash, and so is a line start that would begin
+    a list, a rule or a heading (leading spaces, which would begin a code block, are dropped): a
+    link, an image, HTML, emphasis or a table cell break in a log's text stays text.
+
+    Example:
+        >>> markdown_text("[x](javascript:alert(1)) <img src=x> | *a*")
+        '\\\\[x\\\\](javascript:alert(1)) \\\\<img src=x\\\\> \\\\| \\\\*a\\\\*'
+        >>> markdown_text("    - 1. item"), markdown_text("12) x")
+        ('\\\\- 1. item', '12\\\\) x')
+    """
+    value = _markdown_inline(terminal_text(text).lstrip())
+    return _MARKDOWN_BLOCK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", value, count=1)
+
+
+def _markdown_inline(text: str) -> str:
+    """``text`` (already shown with :func:`terminal_text`) with Markdown's markup characters escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def _start_pager() -> None:
+    """Before the first line of a listing: start its pager when one is due (:func:`listing`), at
+    the terminal's width; a pager the user chose that cannot start is a warning."""
+    why = start_pager(lambda: stdout_console().width)
+    if why is not None:
+        sys.stderr.write(terminal_text(f"warning: {why}; printing directly (hint: set DSH_AUDIT_PAGER or PAGER "
+                                       "to a pager, or pass --no-pager)") + "\n")
+        sys.stderr.flush()
+
+
 def stdout_console() -> Console:
     from rich.console import Console
 
@@ -95,7 +156,12 @@ def stdout_console() -> Console:
             # (exit 0, dsh_audit.cli), as for every other write to stdout.
             raise BrokenPipeError
 
-    return _Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else _piped_width())
+    state = current()
+    if state is not None and state.width is not None:  # paging: the terminal's width, no colours
+        width: int | None = state.width
+    else:
+        width = None if sys.stdout.isatty() else _piped_width()
+    return _Console(highlight=False, soft_wrap=False, width=width)
 
 
 def _piped_width() -> int:
@@ -138,10 +204,21 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     the boxed table, then a borderless compact one; then the same with the ``droppable`` columns
     left out one by one, in that order (the caption says which); else one block of
     ``column value`` lines per row, every column kept.
+
+    Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
+    instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
     """
     cells = [[table_cell(cell) for cell in row] for row in rows]
-    console = stdout_console()
     headers = [terminal_text(column) for column in columns]
+    state = current()
+    if state is not None and state.format == "csv":
+        _write_csv(state, headers, cells)
+        return
+    _start_pager()
+    if state is not None and state.format == "markdown":
+        _write_markdown(state, title, headers, cells, caption)
+        return
+    console = stdout_console()
     kept = list(range(len(headers)))
     for drop in range(len([c for c in droppable if c in columns]) + 1):
         dropped = [c for c in droppable if c in columns][:drop]
@@ -159,6 +236,47 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
                             [text for text in (caption, note) if text is not None], compact=compact)
                 return
     _draw_records(console, title, headers, cells, caption)
+
+
+def _csv_cell(text: str) -> str:
+    """A cell as CSV shows it: a text a spreadsheet would read as a formula (``=``, ``+``, ``-``,
+    ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number."""
+    return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
+
+
+def _write_csv(state: Listing, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    """One table as RFC 4180 CSV on stdout: a header row, then every row with every column; a
+    blank line before the second table of a run and each one after."""
+    out = io.StringIO()
+    if state.tables:
+        out.write("\r\n")
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow([_csv_cell(h) for h in headers])
+    writer.writerows([_csv_cell(text) for text in row] for row in cells)
+    state.tables += 1
+    sys.stdout.write(out.getvalue())
+    sys.stdout.flush()
+
+
+def _write_markdown(state: Listing, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
+                    caption: str | None) -> None:
+    """One table as Markdown on stdout: a ``###`` heading, a GitHub pipe table (numbers
+    right-aligned) and the caption as a paragraph; every text escaped (:func:`markdown_text`)."""
+    numeric = [_numeric([row[at] for row in cells if at < len(row)]) for at in range(len(headers))]
+
+    def line(texts: Sequence[str]) -> str:
+        return "| " + " | ".join(texts) + " |"
+
+    lines = [""] if state.written or state.tables else []
+    lines += [f"### {markdown_text(title)}", "", line([_markdown_inline(h) for h in headers]),
+              line(["---:" if number else "---" for number in numeric])]
+    lines += [line([_markdown_inline(row[at]) if at < len(row) else "" for at in range(len(headers))]) for row in cells]
+    if caption is not None:
+        lines += ["", markdown_text(caption)]
+    state.tables += 1
+    state.written = True
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
 
 
 def _overhead(count: int, *, compact: bool) -> int:
@@ -365,8 +483,15 @@ def _fold_at(word: str, room: int) -> int:
 
 
 def print_status(text: str, *, ok: bool) -> None:
-    """One bold status line, green when ``ok`` else red (plain text when piped)."""
-    stdout_console().print(terminal_text(text), style="bold green" if ok else "bold red", markup=False, emoji=False)
+    """One bold status line, green when ``ok`` else red (plain text when piped); in a CSV listing
+    on stderr, in a Markdown one in bold (:func:`listing`)."""
+    line, err = listing_line(terminal_text(text))
+    if err:
+        sys.stderr.write(line + "\n")
+    elif listing_format() == "markdown":
+        sys.stdout.write(f"**{line.removesuffix('  ')}**\n")
+    else:
+        stdout_console().print(line, style="bold green" if ok else "bold red", markup=False, emoji=False)
 
 
 def _bar(*, in_bytes: bool = False) -> Progress:
@@ -387,7 +512,7 @@ def _bar(*, in_bytes: bool = False) -> Progress:
 @contextmanager
 def progress(items: Sequence[T], *, label: str) -> Iterator[Iterable[T]]:
     """Iterate ``items`` with a progress bar on an interactive stderr; silently otherwise."""
-    if len(items) < 2 or not sys.stderr.isatty():
+    if len(items) < 2 or not sys.stderr.isatty() or paging():
         yield items
         return
     bar = _bar()
@@ -398,7 +523,7 @@ def progress(items: Sequence[T], *, label: str) -> Iterator[Iterable[T]]:
             yield item
             bar.advance(task)
 
-    with bar:
+    with bar, live(bar.stop):
         yield run()
 
 
@@ -455,7 +580,7 @@ class _DelayedBar:
     def report(self, done: int, total: int) -> None:
         with self.lock:
             self.done, self.total = done, total
-            if self.bar is None or self.task is None:
+            if self.bar is None or self.task is None or self.closed:
                 return
             now = 100 * done // total if total else 0
             self.bar.update(self.task, completed=done, total=total, refresh=now != self.percent)
@@ -486,12 +611,14 @@ def progress_callback(total: int, *, label: str) -> Iterator[Callable[[int, int]
     Raises:
         UsageError: a bad ``DSH_AUDIT_PROGRESS_DELAY`` (only read when stderr is a terminal).
     """
-    if total < 1 or not sys.stderr.isatty():
+    if total < 1 or not sys.stderr.isatty() or paging():
         yield None
         return
     delayed = _DelayedBar(label, _progress_delay())
     delayed.open()
     try:
-        yield delayed.report
+        with live(delayed.close):
+            yield delayed.report
     finally:
         delayed.close()
+
