@@ -7,12 +7,12 @@ decompress and is reported as a warning, the second is an error. In plain files 
 without its newline is the torn tail.
 
 Work is bounded by what a log holds, not by what a hostile file claims (``docs/hostile-inputs.md``):
-a frame is decompressed in pieces of at most 1 MiB, and only a frame of up to 32 MiB of text is
-held whole (so that a corrupt frame yields none of its lines); a run of blank lines is found at C
-speed and handed on as one :class:`Line` with a ``count``; a line split across pieces is joined
-once; and the decoded size and the zstd expansion ratio have limits (environment variables
-``DSH_AUDIT_MAX_DECODED`` and ``DSH_AUDIT_MAX_RATIO``) that turn a decompression bomb into a
-one-line refusal.
+a frame is decompressed as its blocks are read, in pieces of at most 1 MiB, and only a frame of
+up to 32 MiB of text is held whole (so that a corrupt frame yields none of its lines); a run of
+blank lines is found at C speed and handed on as one :class:`Line` with a ``count``; a line split
+across pieces is gathered in one buffer that becomes the line; and the decoded size and the zstd
+expansion ratio have limits (environment variables ``DSH_AUDIT_MAX_DECODED`` and
+``DSH_AUDIT_MAX_RATIO``) that turn a decompression bomb into a one-line refusal.
 
 While :func:`read_progress` is in effect, the reader reports the raw bytes of the file it has
 consumed (compressed bytes for zstd), about once per MiB, for a progress bar.
@@ -26,12 +26,13 @@ import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 import zstandard
 
 from ..errors import UnreadableError, UsageError
+from ._records import LongStrings
 
 __all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd",
            "read_progress"]
@@ -60,12 +61,15 @@ class Line:
     """One complete line of decoded text, without its newline.
 
     ``count`` is 1, except for a run of blank lines: one ``Line`` with ``raw == b""`` stands for
-    ``count`` consecutive blank lines, the first of them numbered ``number``.
+    ``count`` consecutive blank lines, the first of them numbered ``number``. A line longer than
+    a piece of the decoder carries ``strings``, for :func:`parse_json` to decode its long strings
+    once for every consumer of the line.
     """
 
     number: int
-    raw: bytes
+    raw: bytes | bytearray  # a bytearray for a line joined from pieces (not copied once more)
     count: int = 1
+    strings: LongStrings | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,7 @@ class _FrameReader:
         self.stream = stream
         self.path = path
         self.offset = 0
+        self.complete = False  # whether the last frame read was whole
 
     def _read(self, n: int) -> bytes:
         data = self.stream.read(n)
@@ -105,13 +110,18 @@ class _FrameReader:
 
     def next_frame(self) -> tuple[bytes, bool] | None:
         """Return ``(frame_bytes, complete)``, or None at a clean end of file."""
+        parts = list(self.frame_parts())
+        return (b"".join(parts), self.complete) if parts else None
+
+    def frame_parts(self) -> Iterator[bytes]:
+        """Yield the next frame's bytes in parts as they are read (the header, then each block), none
+        at a clean end of file; :attr:`complete` then says whether the whole frame was there."""
+        self.complete = False
         start = self.offset
         magic = self._read(4)
         if not magic:
-            return None
-        if len(magic) < 4:
-            return magic, False
-        if magic != ZSTD_MAGIC:
+            return
+        if len(magic) == 4 and magic != ZSTD_MAGIC:
             # DSH's frame scan accepts only zstd data frames: skippable frames are refused too.
             (number,) = struct.unpack("<I", magic)
             kind = "a skippable zstd frame, which DSH refuses" if _SKIPPABLE_LOW <= number <= _SKIPPABLE_HIGH \
@@ -121,11 +131,10 @@ class _FrameReader:
                 path=self.path,
                 hint="the file is not a DSH zstd log, or it was damaged in the middle",
             )
-        parts = [magic]
+        yield magic
         fhd = self._read(1)
-        parts.append(fhd)
-        if not fhd:
-            return b"".join(parts), False
+        if len(magic) < 4 or not fhd:
+            return
         if fhd[0] & 0x18:
             raise UnreadableError(
                 f"zstd frame at offset {start} sets a reserved frame-header bit",
@@ -134,14 +143,14 @@ class _FrameReader:
             )
         checksum = (fhd[0] >> 2) & 1
         rest = self._read(_frame_header_size(fhd[0]) - 1)
-        parts.append(rest)
+        yield fhd + rest
         if len(rest) < _frame_header_size(fhd[0]) - 1:
-            return b"".join(parts), False
+            return
         while True:
             block_header = self._read(3)
-            parts.append(block_header)
             if len(block_header) < 3:
-                return b"".join(parts), False
+                yield block_header
+                return
             value = int.from_bytes(block_header, "little")
             last, block_type, size = value & 1, (value >> 1) & 3, value >> 3
             body_size = 1 if block_type == 1 else size
@@ -152,17 +161,17 @@ class _FrameReader:
                     hint="the compressed data is corrupt",
                 )
             body = self._read(body_size)
-            parts.append(body)
+            yield block_header + body
             if len(body) < body_size:
-                return b"".join(parts), False
+                return
             if last:
                 break
         if checksum:
             digest = self._read(4)
-            parts.append(digest)
+            yield digest
             if len(digest) < 4:
-                return b"".join(parts), False
-        return b"".join(parts), True
+                return
+        self.complete = True
 
 
 def _size_text(size: int) -> str:
@@ -295,32 +304,26 @@ def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: Deco
                  consumed: _Consumed | None) -> Iterator[bytes]:
     """Yield the decoded text in pieces; a frame cut off at end of file is the last one read, and
     what it left incomplete is recorded in ``torn``; each frame's bytes count as ``consumed`` once
-    its text is handed on."""
+    its text is handed on. A frame is decompressed as it is read, never held whole."""
     frames = _FrameReader(stream, path)
     context = zstandard.ZstdDecompressor()  # one context for every frame: a new one per frame costs more than a frame
     index = 0
     while True:
-        frame = frames.next_frame()
-        if frame is None:
+        start = frames.offset
+        parts = frames.frame_parts()
+        blocks = _frame_text(parts, context)
+        piece = next(blocks, None)
+        if piece is None:
             return
-        data, complete = frame
         index += 1
-        if not data:
-            continue
-        reader = context.stream_reader(data, read_size=_READ, read_across_frames=False)
         held: list[bytes] = []  # the frame's text while it is small enough to be verified whole
         held_size = newlines = 0
         last = b""
         try:
-            while True:
-                piece = reader.read(_READ)
-                if not piece:
-                    break
+            for piece in blocks:
                 budget.spend(len(piece), frames.offset)
                 newlines += piece.count(b"\n")
                 last = piece
-                if index == 1 and complete and newlines > 1:
-                    raise _header_frame_error(path)
                 if held_size >= 0:
                     held.append(piece)
                     held_size += len(piece)
@@ -332,25 +335,54 @@ def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: Deco
                     continue
                 yield piece
         except zstandard.ZstdError as exc:
-            if complete:
+            for _ in parts:  # read the rest of the frame: is it complete (corrupt) or cut off?
+                pass
+            if frames.complete:
                 raise UnreadableError(
-                    f"zstd frame {index} (offset {frames.offset - len(data)}) is corrupt: {exc}",
+                    f"zstd frame {index} (offset {start}) is corrupt: {exc}",
                     path=path,
                     hint="corruption inside a complete frame cannot be repaired; restore the file from a copy",
                 ) from None
             if held_size >= 0:  # a cut-off frame that cannot be decoded recovers nothing
                 held.clear()
                 newlines = 0
+        complete = frames.complete
         if index == 1 and complete and (newlines != 1 or not last.endswith(b"\n")):
             raise _header_frame_error(path)
         yield from held
         if consumed is not None:
-            consumed.add(len(data))
+            consumed.add(frames.offset - start)
         if not complete:
             # Only a partial last line of the recovered text is reported again by iter_lines.
             torn.append(TornTail(f"zstd frame {index} is cut off at end of file ({newlines} complete "
-                                 f"line(s) recovered from it)", 0 if newlines else len(data)))
+                                 f"line(s) recovered from it)", 0 if newlines else frames.offset - start))
             return
+
+
+_BATCH = 8  # frame parts fed to the decompressor at once: at most 8 blocks of at most 128 KiB of text each
+
+
+def _frame_text(parts: Iterator[bytes], context: zstandard.ZstdDecompressor) -> Iterator[bytes]:
+    """Yield ``b""`` when a frame starts (nothing at a clean end of file), then its text in pieces
+    of at most 1 MiB, decompressed as its blocks (``parts`` of :meth:`_FrameReader.frame_parts`)
+    are read."""
+    first = next(parts, None)
+    if first is None:
+        return
+    yield b""
+    decoder = context.decompressobj()
+    batch = [first]
+    for part in parts:
+        batch.append(part)
+        if len(batch) >= _BATCH:
+            text = decoder.decompress(b"".join(batch))
+            batch.clear()
+            if text:
+                yield text
+    if batch:
+        text = decoder.decompress(b"".join(batch))
+        if text:
+            yield text
 
 
 def _header_frame_error(path: str) -> UnreadableError:
@@ -391,7 +423,10 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
     hook = _READ_HOOK.get()
     consumed = None if hook is None else _Consumed(hook)
     chunks = _zstd_chunks(stream, path, torn, budget, consumed) if zstd else _plain_chunks(stream, budget, consumed)
-    parts: list[bytes] = []  # the start of a line that continues in a later piece
+    # The start of a line that continues in a later piece: one growing buffer that becomes the
+    # line (a list of pieces joined would hold the line twice, and the allocator keeps the memory
+    # of the freed pieces).
+    parts: bytearray | None = None
     number = 0
     blank_first = blanks = 0  # a run of blank lines not yet handed on
     while True:
@@ -424,19 +459,22 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
                 yield Line(blank_first, b"", blanks)
                 blanks = 0
             number += 1
-            if parts:
-                parts.append(chunk[start:newline])
-                raw = b"".join(parts)
-                parts.clear()
+            if parts is not None:
+                parts += memoryview(chunk)[start:newline]
+                line = Line(number, parts, 1, LongStrings())
+                parts = None
+                yield line
+                del line  # the line is the consumer's alone while this generator waits
             else:
-                raw = chunk[start:newline]
-            yield Line(number, raw)
+                yield Line(number, chunk[start:newline])
             start = newline + 1
         if start < len(chunk):
-            parts.append(chunk[start:] if start else chunk)
+            if parts is None:
+                parts = bytearray()
+            parts += memoryview(chunk)[start:]
     if blanks:
         yield Line(blank_first, b"", blanks)
-    if parts:
+    if parts is not None:
         if zstd and not torn:
             raise UnreadableError(
                 "a complete zstd frame ends inside a record",
@@ -444,4 +482,4 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
                 line=number + 1,
                 hint="corruption inside a complete frame cannot be repaired",
             )
-        torn.append(TornTail(f"line {number + 1} has no terminating newline", sum(len(p) for p in parts)))
+        torn.append(TornTail(f"line {number + 1} has no terminating newline", len(parts)))

@@ -225,7 +225,7 @@ class SessionLog:
         for line in self._lines:
             extra = 0  # members of a collapsed row beyond the one yielded
             try:
-                value = parse_json(line.raw)
+                value = parse_json(line.raw, line.strings)
                 if collapse and isinstance(value, dict) and isinstance(value.get("type"), str) \
                         and value["type"] in CHUNK_ROW_TYPES:
                     head, count = row_head(value)

@@ -90,7 +90,7 @@ class EventScan:
         """
         held = self.held
         try:
-            decoded: list[Any] = decode_record(parse_json(line.raw))
+            decoded: list[Any] = decode_record(parse_json(line.raw, line.strings))
         except UnicodeDecodeError as exc:
             self.sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
             raise Fatal from None

@@ -1,0 +1,127 @@
+"""A huge record costs memory proportional to it, once (issue 15): a line of 64 MiB is held as
+the line and the text it parses to, not as four copies; a line past the decoded-size limit is
+refused in one line naming the file and the line; and a huge line parses exactly as any JSON
+parser reads it, whatever falls on the edges of the pieces it is decoded in."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from dsh_audit.log import parse_json
+from dsh_audit.log._records import LongStrings
+
+CHAT = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
+MIB = 1 << 20
+# The first user message of the chat sample: its text becomes the huge string, on line 6.
+GREETING = b'"text":"Hi! Who are you, in one sentence?"'
+# Peak memory of one command over a log with one huge line, beyond the same command over the
+# small log, in multiples of the line: the line itself and the text it parses to, with room for
+# the allocator (measured: 2.0-2.1x plain and zstd; 4.0-4.75x before issue 15).
+MAX_MULTIPLE = 2.5
+# The child's peak resident set (KiB on Linux), measured by a parent that runs nothing else.
+PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def chat_log(path: Path, text: bytes) -> Path:
+    """The chat sample with ``text`` as its first user message; zstd when ``path`` says so."""
+    lines = CHAT.read_bytes().split(b"\n")
+    number = next(i for i, line in enumerate(lines) if b'"type":"user/message"' in line and GREETING in line)
+    assert number == 5
+    lines[number] = lines[number].replace(GREETING, b'"text":"' + text + b'"', 1)
+    data = b"\n".join(lines)
+    if path.name.endswith(".zstd"):
+        compressor = zstandard.ZstdCompressor(level=1, write_checksum=True)
+        header, rest = data.split(b"\n", 1)
+        data = compressor.compress(header + b"\n") + compressor.compress(rest)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def peak_kib(*args: str) -> int:
+    result = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "dsh_audit", *args],
+                            capture_output=True, text=True, timeout=120, check=True)
+    code, peak = result.stdout.split()
+    assert code == "0"
+    return int(peak)
+
+
+@pytest.mark.slow  # four runs of a command over 64 MiB: about 5 s each on a shared machine
+@pytest.mark.parametrize("name", ["session.jsonl", "session.jsonl.zstd"])
+def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str) -> None:
+    size = 64 * MIB
+    text = base64.b64encode(os.urandom(size * 3 // 4))  # compresses 1.3x: no decompression bomb
+    small = chat_log(tmp_path / "small" / name, b"Hi")
+    huge = chat_log(tmp_path / "huge" / name, text)
+    del text
+    for command in ("requests", "validate"):
+        grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
+        assert grown * 1024 <= MAX_MULTIPLE * size, (command, grown * 1024 / size)
+
+
+def test_a_huge_line_past_the_decoded_size_limit_is_refused_in_one_line(tmp_path: Path) -> None:
+    log = chat_log(tmp_path / "session.jsonl", b"x" * (20 * MIB))
+    env = {**os.environ, "DSH_AUDIT_MAX_DECODED": "16M"}
+    result = subprocess.run([sys.executable, "-m", "dsh_audit", "requests", str(log)], capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: {log}:6: refused: the decoded log passes the limit of 16 MiB of text (DSH_AUDIT_MAX_DECODED) "
+        "(hint: if this is a real log, raise the limit: DSH_AUDIT_MAX_DECODED=32M (0: no limit); see "
+        "docs/hostile-inputs.md)\n")
+
+
+# Tokens of a JSON string body, each placed across the edge of the first 1 MiB piece of a body at
+# every offset: escapes, an escaped surrogate pair, a lone surrogate, runs of backslashes, and
+# UTF-8 characters of two, three and four bytes.
+EDGE_TOKENS = [b"\\n", b'\\"', b"\\\\", b"\\\\\\\\\\\\", b"\\u00e9", b"\\ud83d\\ude00", b"\\ud800x",
+               "é€😀".encode(), b"\\/"]
+
+
+def test_huge_lines_parse_as_json_reads_them_across_every_piece_edge() -> None:
+    bodies = [b"a" * (MIB - shift) + token + b"b" * 100
+              for token in EDGE_TOKENS for shift in range(len(token) + 1)]
+    bodies.append(b"c" * (2 * MIB))  # no escapes: decoded straight from the line
+    raw = b'{"type":"t","items":[' + b",".join(b'{"s":"' + body + b'"}' for body in bodies) + b'],"n":1}'
+    assert len(raw) > 16 * MIB
+    expected = json.loads(raw)
+    strings = LongStrings()
+    first = parse_json(raw, strings)
+    assert first == expected
+    second = parse_json(raw, strings)
+    assert second == expected
+    # The long strings are decoded once and shared by both parses of the line.
+    assert all(a["s"] is b["s"] for a, b in zip(first["items"], second["items"]))
+    assert first["items"] is not second["items"]
+
+
+def test_huge_lines_refuse_what_json_refuses_with_the_same_error() -> None:
+    prefix = b'{"type":"t","s":"' + b"a" * (17 * MIB)
+    with pytest.raises(ValueError) as control:
+        parse_json(prefix + b'\x01"}')  # a raw control character in a string
+    assert type(control.value) is json.JSONDecodeError
+    bad_utf8 = prefix + b'\xff"}'
+    with pytest.raises(UnicodeDecodeError) as undecodable:
+        parse_json(bad_utf8)
+    assert undecodable.value.start == len(prefix)
+    with pytest.raises(ValueError):
+        parse_json(prefix + b'"')  # the object is never closed
+
+
+def test_a_huge_key_and_a_huge_line_of_short_strings_still_parse() -> None:
+    key = "k" * (2 * MIB)
+    raw = json.dumps({key: 1, "v": "x" * (17 * MIB)}).encode()
+    assert parse_json(raw) == {key: 1, "v": "x" * (17 * MIB)}
+    many = json.dumps(["ab"] * (3 * MIB)).encode()
+    assert len(many) > 16 * MIB
+    assert parse_json(many) == ["ab"] * (3 * MIB)
