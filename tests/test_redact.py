@@ -292,6 +292,7 @@ def _structure(jsonl: str) -> str:
     def walk(value, key=None):
         if isinstance(value, dict):
             found.extend(value)
+            found.extend(stringify(k) + ":" for k in value)  # as the text holds it: '"message' of a key
             for k, v in value.items():
                 if k == "body" and isinstance(v, str) and v.startswith("{"):
                     walk(json.loads(v))

@@ -113,15 +113,16 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
     if not isinstance(headers, dict):
         return redactor.value(headers)
     kept = {}
+    lengths = {}
     for name, value in headers.items():
         if _DROPPED_HEADER.search(str(name)) and not str(name).lower().endswith("-session-id"):
             dropped.append(str(name).lower())
             continue
         if str(name).lower() == "content-length":
-            kept[name] = str(size) if isinstance(value, str) else size
-        else:
-            kept[name] = redactor.keep_text(value) if isinstance(value, str) else value
-    return kept
+            lengths[name] = str(size) if isinstance(value, str) else size
+        kept[name] = None if name in lengths else value
+    # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
+    return {name: lengths.get(name, value) for name, value in redactor.value(kept, kept=True).items()}
 
 
 def redacted_bodies(captures: list[CapturedRequest], original: Session, redacted: Session,
@@ -242,12 +243,11 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
         if _DROPPED_HEADER.search(name) and not name.lower().endswith("-session-id"):
             dropped.append(name.lower())
             continue
-        value = header.get("value")
-        if size is not None and name.lower() == "content-length":
-            value = str(size)
-        elif isinstance(value, str):
-            value = redactor.keep_text(value)
-        kept.append({**header, "name": redactor.keep_text(name), "value": value})
+        fixed = size is not None and name.lower() == "content-length"
+        entry = redactor.value({**header, "name": name, "value": None if fixed else header.get("value")}, kept=True)
+        if fixed:
+            entry["value"] = str(size)
+        kept.append(entry)
     return kept
 
 
@@ -270,8 +270,7 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
             out[key] = {k: redact_content_text(v, value.get("encoding"), redactor) if k == "text" and isinstance(v, str)
                         else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "queryString" and isinstance(value, list):
-            out[key] = [{k: redactor.keep_text(v) if isinstance(v, str) else v for k, v in item.items()}
-                        if isinstance(item, dict) else redactor.value(item) for item in value]
+            out[key] = [redactor.value(item, kept=isinstance(item, dict)) for item in value]
         elif key == "bodySize" and body is not None and isinstance(value, int) and value >= 0:
             out[key] = len(body)
         elif key in _HAR_URLS and isinstance(value, str):

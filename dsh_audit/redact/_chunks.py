@@ -1,7 +1,8 @@
 """The log's own streamed deltas, redacted one stream at a time (as :mod:`._response` redacts an SSE
-response): the deltas of one block of one attempt are handed to :meth:`Redactor.stream` together,
-so a secret split across two or more deltas is found in their concatenation and counted once, and
-no delta is kept verbatim, whatever it equals.
+response): the deltas of one block of one attempt form one stream, whose secrets are looked for in
+its deltas joined (:meth:`Redactor.stream_secrets`), so a secret split across two or more deltas is
+found and counted once, and every delta gets its placeholder (:meth:`Redactor.delta`): none is kept
+verbatim, whatever it equals.
 
 Where deltas live (spec, format versions): ``assistant/chunk`` events (``text-delta`` and
 ``reasoning-delta`` ``text``, ``tool-call-delta`` ``argumentsDelta``), packed ``*-chunks`` rows
@@ -11,13 +12,14 @@ block index, delta kind and tool-call id; it ends at a ``block-start`` of its bl
 ``finish`` of its step, and at ``step/end``, ``turn/end`` and retries (where DSH closes an
 attempt). An embedded ``stream`` array is a stream scope of its own.
 
-A log is read twice: :meth:`ChunkStreams.collect` sees every record first, then
-:meth:`ChunkStreams.record` rewrites each one with the placeholders of its deltas.
+The log is read once: :meth:`ChunkStreams.record` rewrites each record as it comes, each delta by
+its own placeholder (which does not depend on the other deltas), and keeps only the deltas of the
+streams still open; a stream's secrets are counted when it ends (or at :meth:`ChunkStreams.end`),
+so memory is bounded by the open streams, not by the log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from ..jsjson import stringify
@@ -43,37 +45,38 @@ class ChunkStreams:
         >>> streams = ChunkStreams(Redactor(Placeholders(b"salt")))
         >>> rows = [{"type": "assistant/chunk", "seq": 3, "time": 1, "data": {"turn": 1, "step": 1,
         ...          "chunk": {"type": "text-delta", "index": 0, "text": t}}} for t in ("sk-ant-", "api03-" + "x" * 20)]
-        >>> for row in rows:
-        ...     streams.collect(row)
-        >>> streams.seal()
-        >>> [len(streams.record(row)["data"]["chunk"]["text"]) for row in rows], dict(streams.redactor.secrets)
-        ([7, 26], {'anthropic_api_key': 1})
+        >>> [len(streams.record(row)["data"]["chunk"]["text"]) for row in rows]
+        [7, 26]
+        >>> streams.end()
+        >>> dict(streams.redactor.secrets)
+        {'anthropic_api_key': 1}
     """
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
-        self._deltas: dict[int, list[str]] = {}
-        self._placeholders: dict[int, Iterator[str]] = {}
-        self._reset()
-
-    def _reset(self) -> None:
         self._open: dict[tuple[str, str, str], int] = {}  # (turn and step, block, kind and id) -> stream
+        self._deltas: dict[int, list[str]] = {}  # the deltas of each open stream, for its secret scan
         self._streams = 0
         self._scopes = 0
 
-    def _stream(self, where: str, block: Any, kind: str, call: Any) -> int:
+    def _stream(self, where: str, block: Any, kind: str, call: Any, delta: str) -> int:
+        """The stream ``delta`` belongs to (it is noted for the stream's secret scan)."""
         key = (where, stringify(block), stringify([kind, call]))
         found = self._open.get(key)
         if found is None:
             self._streams += 1
             found = self._open[key] = self._streams
+        self._deltas.setdefault(found, []).append(delta)
         return found
 
-    def _close(self, where: str, block: Any = None) -> None:
-        """End the open streams of ``where`` (of its ``block`` only, when given)."""
+    def _close(self, where: str | None, block: Any = None) -> None:
+        """End the open streams of ``where`` (every open stream when None; of its ``block`` only, when
+        given): their secrets are counted."""
         index = None if block is None else stringify(block)
-        for key in [k for k in self._open if k[0] == where and (index is None or k[1] == index)]:
-            del self._open[key]
+        for key in [k for k in self._open if where is None or (k[0] == where and (index is None or k[1] == index))]:
+            deltas = self._deltas.pop(self._open.pop(key), None)
+            if deltas is not None:
+                self.redactor.stream_secrets(deltas)
 
     def _chunk(self, chunk: Any, where: str, path: tuple[Any, ...]) -> list[_Slot]:
         if not isinstance(chunk, dict):
@@ -85,8 +88,9 @@ class ChunkStreams:
             self._close(where)
         elif isinstance(kind, str) and kind in _DELTA_FIELDS:
             field = _DELTA_FIELDS[kind]
-            if isinstance(chunk.get(field), str):
-                return [((*path, field), self._stream(where, chunk.get("index"), kind, chunk.get("id")))]
+            delta = chunk.get(field)
+            if isinstance(delta, str):
+                return [((*path, field), self._stream(where, chunk.get("index"), kind, chunk.get("id"), delta))]
         return []
 
     def _row(self, row: dict[str, Any], where: str, path: tuple[Any, ...]) -> list[_Slot]:
@@ -94,8 +98,8 @@ class ChunkStreams:
         members = row.get(field)
         if not isinstance(members, list):
             return []
-        stream = self._stream(where, row.get("index"), kind, row.get("id"))
-        return [((*path, field, i), stream) for i, member in enumerate(members) if isinstance(member, str)]
+        return [((*path, field, i), self._stream(where, row.get("index"), kind, row.get("id"), member))
+                for i, member in enumerate(members) if isinstance(member, str)]
 
     def _slots(self, record: Any) -> list[_Slot]:
         """Every delta of ``record`` and its stream; call once per record, in log order."""
@@ -103,7 +107,7 @@ class ChunkStreams:
             return []
         kind, data = record["type"], record.get("data")
         if kind in _CLOSING:
-            self._open.clear()
+            self._close(None)
         if not isinstance(data, dict):
             return []
         where = stringify([data.get("turn"), data.get("step")])
@@ -124,31 +128,26 @@ class ChunkStreams:
                 slots.extend(self._chunk(item.get("chunk"), scope, ("data", "stream", i, "chunk")))
             elif item.get("type") in _ROW_FIELDS:
                 slots.extend(self._row(item, scope, ("data", "stream", i)))
+        self._close(scope)  # an embedded stream is whole in its record
         return slots
 
-    def collect(self, record: Any) -> None:
-        """First pass: note the deltas of ``record``."""
-        for path, stream in self._slots(record):
-            self._deltas.setdefault(stream, []).append(_get(record, path))
-
-    def seal(self) -> None:
-        """End the first pass: redact every stream (secrets looked for in its deltas joined)."""
-        self._placeholders = {stream: iter(self.redactor.stream(deltas)) for stream, deltas in self._deltas.items()}
-        self._deltas = {}
-        self._reset()
-
     def record(self, record: Any) -> Any:
-        """Second pass: ``record`` redacted (:meth:`Redactor.record`), its deltas by their streams'
-        placeholders. Records must come in the order :meth:`collect` saw them."""
+        """``record`` redacted (:meth:`Redactor.record`), each of its deltas by its placeholder.
+        Records must come in log order."""
         slots = self._slots(record)
         if not slots:
             return self.redactor.record(record)
+        deltas = [_get(record, path) for path, _ in slots]
         for path, _ in slots:
-            _set(record, path, "")  # not content: the stream's placeholders go here
+            _set(record, path, "")  # not content: the deltas' placeholders go here
         out = self.redactor.record(record)
-        for path, stream in slots:
-            _set(out, path, next(self._placeholders[stream]))
+        for (path, _), delta in zip(slots, deltas):
+            _set(out, path, self.redactor.delta(delta))
         return out
+
+    def end(self) -> None:
+        """The end of the log: count the secrets of the streams still open."""
+        self._close(None)
 
 
 def _get(value: Any, path: tuple[Any, ...]) -> str:

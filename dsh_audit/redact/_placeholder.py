@@ -26,6 +26,7 @@ distinct.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -142,6 +143,17 @@ def reencode(token: str, new: str) -> str:
         return stringify(new)
     out.append('"')
     return "".join(out)
+
+
+def _json_text(text: str) -> bool:
+    """Whether ``text`` is a JSON object or array (as :meth:`Placeholders.text` tells JSON text)."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _key_tokens(text: str) -> list[tuple[int, int, str, int]]:
@@ -289,6 +301,37 @@ class Placeholders:
                     return candidate
                 candidate = candidate[:i] + self.other_than(candidate[i], candidate[i]) + candidate[i + 1:]
         return candidate
+
+    def kept(self, text: str) -> str:
+        """A kept text (``--keep``, structural strings): ``text`` with each secret in it replaced by its
+        :meth:`plain` placeholder, every other character kept. In JSON object or array text, a
+        secret inside an object key is replaced as every key is (:func:`rewrite_keys` with
+        :meth:`keys`), so the object's keys stay distinct and the choice does not depend on their order.
+
+        Example:
+            >>> p = Placeholders(b"salt")
+            >>> text = '{"sk-ant-api03-abcdefghijklmnopqrstuv": 1, "env": 2}'
+            >>> kept = p.kept(text)
+            >>> kept.endswith('": 1, "env": 2}'), len(kept) == len(text), "abcdefghijklmn" in kept
+            (True, True, False)
+        """
+        matches = list(find_secrets(text))
+        if not matches:
+            return text
+        keys = [(start, end) for start, end, _, _ in _key_tokens(text)] if _json_text(text) else []
+        starts = [start for start, _ in keys]
+        out: list[str] = []
+        last = 0
+        for match in matches:
+            at = bisect.bisect_left(starts, match.start) - 1  # the last key token starting before the secret
+            if at >= 0 and match.end < keys[at][1]:
+                continue  # inside an object key: rewrite_keys replaces it, keys kept distinct
+            out.append(text[last:match.start])
+            out.append(self.plain(text[match.start:match.end]))
+            last = match.end
+        out.append(text[last:])
+        scrubbed = "".join(out)
+        return rewrite_keys(scrubbed, self.keys) if keys else scrubbed
 
     def text(self, text: str) -> str:
         """The placeholder of ``text``: :meth:`json` for JSON object or array text, else :meth:`plain`."""

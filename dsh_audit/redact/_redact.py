@@ -14,7 +14,7 @@ import os
 import secrets as _random
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,11 +25,11 @@ import orjson
 from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import UnreadableError, UsageError
-from ..log import ProtectedInputs, open_regular, parse_json
+from ..log import ProtectedInputs, open_regular, parse_json, read_stream
 from ..session import Session, open_session
 from ._capture import META_SUFFIX, redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
-from ._log import read_records, rewrite_log
+from ._log import LogRewriter, drain, teed
 from ._placeholder import Placeholders
 from ._redactor import KEEP_CHOICES, Redactor
 from ._verdicts import CATEGORIES, digest, session_verdicts
@@ -211,6 +211,18 @@ def _read(path: Path) -> bytes:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
 
 
+def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
+    """The session of the log at ``source``, read once: every byte the reader reads is also handed
+    to ``sink`` (the redacted copy is written in the same read)."""
+    handle = open_regular(source)
+    try:
+        session = open_session(read_stream(teed(handle, sink), str(source), lenient=lenient), foreign=False)
+        drain(handle, sink)  # the reader read to the end; anything it left is redacted too
+    finally:
+        handle.close()
+    return session
+
+
 def _compare(before: dict[str, list[Any]], after: dict[str, list[Any]]) -> tuple[dict[str, str], tuple[str, ...]]:
     digests = {c: digest(before[c]) for c in CATEGORIES if c in before}
     return digests, tuple(c for c in digests if digest(after.get(c, [])) != digests[c])
@@ -285,18 +297,16 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
                              hint=capture_hint)
     elif capture_target is not None:
         _check_target(capture_target, force=force, what="capture output", hint=capture_hint)
-    data = _read(source)
-    original = open_session(source, lenient=lenient, foreign=False)
-    capture_format = _capture_format(capture_source) if capture_source is not None else None
-    captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
-    before = session_verdicts(original, captures)
     redactor = Redactor(Placeholders(key), keep=kept, tool_names=tool_names)
     streams = ChunkStreams(redactor)
-    for record in read_records(data, path=str(source)):
-        streams.collect(record)
-    streams.seal()
     with _temporary(target) as (log_out, log_temp):
-        notes = rewrite_log(data, log_out, streams.record, path=str(source))
+        rewriter = LogRewriter(log_out, streams.record, path=str(source))
+        original = _read_log(source, rewriter.feed, lenient=lenient)
+        streams.end()
+        notes = rewriter.finish()
+        capture_format = _capture_format(capture_source) if capture_source is not None else None
+        captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
+        before = session_verdicts(original, captures)
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
         capture_data = b""
@@ -320,7 +330,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             digests, mismatched = _compare(before, after)
             result = Redaction(
                 output=target, manifest=manifest, capture=capture_target, format_version=original.format_version,
-                compressed=data[:4] == b"\x28\xb5\x2f\xfd", strings=redactor.strings,
+                compressed=rewriter.compressed, strings=redactor.strings,
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
                 dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes))

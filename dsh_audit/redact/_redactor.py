@@ -7,8 +7,8 @@ names; the full list is :data:`STRUCTURAL_KEYS`), whitespace-only strings, DSH's
 keeps (``--keep``). Paths (``cwd``, ``path``, ``file_path``, ...) are replaced segment by segment,
 so an absolute path stays absolute. Numbers, booleans and nulls never change, nor do object keys,
 except a key that holds a secret: the secret in it is replaced in place, keys kept distinct
-(:meth:`Placeholders.keys`). Secrets are scrubbed from every kept string and counted wherever they
-are found.
+(:meth:`Placeholders.keys`), in the objects of a record and in JSON text alike, kept or not. Secrets
+are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wherever they are found.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
 from ._placeholder import Placeholders
-from ._secrets import find_secrets, scrub
+from ._secrets import find_secrets
 
 __all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "Redactor"]
 
@@ -86,10 +86,11 @@ class Redactor:
             self.secret_values.setdefault(kind, set()).add(digest)
 
     def keep_text(self, text: str) -> str:
-        """A kept string: itself, with any secret in it replaced."""
+        """A kept string: itself, with any secret in it replaced (a secret in an object key of JSON
+        text as every key's is: :meth:`Placeholders.kept`)."""
         self._count(text)
         self.kept.add(text)
-        return scrub(text, self.placeholders.plain)
+        return self.placeholders.kept(text) if self._scan(text) else text
 
     def content(self, text: str) -> str:
         """A content string: its placeholder (secrets in it are counted)."""
@@ -104,14 +105,20 @@ class Redactor:
 
         Secrets are looked for (and counted) in the deltas joined, so one split across two
         deltas is found; no delta is ever kept verbatim, whatever it equals."""
+        self.stream_secrets(deltas)
+        return [self.delta(delta) for delta in deltas]
+
+    def delta(self, delta: str) -> str:
+        """One delta of a streamed text: its placeholder (whitespace-only deltas stay). Its secrets
+        are counted with its stream's, once the stream is whole (:meth:`stream_secrets`)."""
+        if delta and not delta.isspace():
+            self.strings += 1
+            return self.placeholders.text(delta)
+        return delta
+
+    def stream_secrets(self, deltas: list[str]) -> None:
+        """Count the secrets of one streamed text, looked for in its deltas joined."""
         self._count("".join(deltas))
-        out = []
-        for delta in deltas:
-            if delta and not delta.isspace():
-                self.strings += 1
-                delta = self.placeholders.text(delta)
-            out.append(delta)
-        return out
 
     def keys(self, names: Iterable[str]) -> dict[str, str]:
         """The new name of each key of one object that holds a secret (each occurrence counted);
