@@ -11,7 +11,11 @@ OpenAI inputs exclude cache reads and writes): cache-miss input = ``inputTokens`
 ``cacheReadTokens``, cache write = ``cacheWriteTokens``, output = ``outputTokens`` (which already
 holds ``reasoningTokens``). Each bucket is priced at the rate for the request's model and window
 (:class:`~dsh_audit.cache.PriceBook`); a break's lost tokens are priced at the difference between
-its request's cache-miss and cache-read rates.
+its request's cache-miss and cache-read rates. A model with long-context tiers (GPT-5.4, GPT-5.5)
+bills the whole request at a tier's rates when its prompt exceeds the tier's threshold; the prompt
+is :attr:`Tokens.prompt`, cache-miss + cache-read + cache-write: with disjoint buckets that is the
+provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached tokens; DeepSeek's
+``prompt_tokens``), and the count pi-ai's ``calculateCost`` tests a tier with.
 
 Money has one representation: USD as a float holding a whole number of nano-dollars. A bucket's
 cost is worked out in decimal (tokens x the rate as the table writes it) and rounded to the nano-dollar
@@ -44,8 +48,8 @@ def usd_cost(tokens: int, rate: float | Decimal, per: int) -> float:
     """``tokens`` at ``rate`` USD per ``per`` tokens, exact in decimal, rounded to the nano-dollar.
 
     Example:
-        >>> usd_cost(7936, 0.006, 1_000_000), 7936 * 0.006 / 1_000_000
-        (4.7616e-05, 4.7616000000000004e-05)
+        >>> usd_cost(3, 0.1, 1), 3 * 0.1 / 1
+        (0.3, 0.30000000000000004)
     """
     exact = Decimal(tokens) * (rate if isinstance(rate, Decimal) else Decimal(repr(rate))) / Decimal(per)
     return float(round(exact, _DIGITS))
@@ -170,6 +174,8 @@ class LedgerEntry:
             (the causes add up to the cost of all of them, the cache verdict's ``lost_cost``).
         rate_source, rate_retrieved: where the rate was read, and when; ``rate_effective``: the
             ISO date-time it applies from (None: any date).
+        tier: the ``prompt_tokens_above`` threshold of the long-context tier whose rates priced the
+            whole request (its cost, no-cache, off-peak and lost cost alike); None: base rates.
         route: the wire API the request went out by (``anthropic-messages``, ...), when known.
     """
 
@@ -195,6 +201,7 @@ class LedgerEntry:
     rate_retrieved: str | None = None
     rate_effective: str | None = None
     route: str | None = None
+    tier: int | None = None
 
     @property
     def is_break(self) -> bool:
@@ -209,7 +216,8 @@ class LedgerEntry:
                 "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
                 "classification": self.classification, "lost_tokens": dict(self.lost),
                 "lost_cost_usd": dict(self.lost_cost), "rate_source": self.rate_source,
-                "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "route": self.route}
+                "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "tier": self.tier,
+                "route": self.route}
 
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
@@ -221,7 +229,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     sent = request.time.sent if request.time is not None else sent
     usage = request.usage if request.usage is not None else request.message_usage
     tokens = Tokens.of(usage)
-    quote: Quote | str = book.quote(provider, model, sent)
+    quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=tokens.prompt if tokens else None)
     entry = LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
                         attempt=request.attempt, sent=sent, provider=provider, model=model,
                         window=quote.window if isinstance(quote, Quote) else book.window("", None),
@@ -231,7 +239,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     if isinstance(quote, str):
         return replace(entry, unpriced=quote)
     priced = replace(entry, billed_as=quote.billed_as, rate_source=quote.source, rate_retrieved=quote.retrieved,
-                     rate_effective=quote.effective, lost_cost=_lost_by_cause(entry.lost, quote))
+                     rate_effective=quote.effective, tier=quote.tier, lost_cost=_lost_by_cause(entry.lost, quote))
     if tokens is None:
         return replace(priced, unpriced="usage not logged")
     flat = Tokens(tokens.prompt, output=tokens.output)

@@ -12,9 +12,17 @@ Shape (USD per ``per_tokens`` tokens)::
                      "peak_hours": ["09:00-12:00"], "days": ["mon", ...], "holidays": ["2026-10-01"]}],
         "models": {"deepseek-flash": [{"from": "...", "cache_miss": 0.3, "cache_read": 0.006,
                                        "output": 1.2, "off_peak": {...}, "source": "...", "retrieved": "..."}],
-                   "deepseek-chat": [{"from": "...", "billed_as": "deepseek-v4-flash"}]}}}}
+                   "deepseek-chat": [{"from": "...", "billed_as": "deepseek-v4-flash"}]}},
+        "openai": {"models": {"gpt-5.4": [{"cache_miss": 2.5, "cache_read": 0.25, "output": 15.0, ...,
+            "tiers": [{"prompt_tokens_above": 272000, "cache_miss": 5.0, "cache_read": 0.5,
+                       "output": 22.5, "source": "..."}]}]}}}}
 
 A model's value may be one rate object instead of a list (it then applies from any date on).
+``tiers`` are request-wide long-context rates: a request whose prompt (cache-miss + cache-read +
+cache-write tokens, the provider's own prompt count) exceeds a tier's ``prompt_tokens_above`` is
+billed wholly at the rates of the highest such tier (pi-ai's ``calculateCost`` rule); a period
+with ``off_peak`` rates needs them in each of its tiers too. ``verified`` and ``corroborated``
+texts beside a rate are documentation: the parser does not read them.
 """
 
 from __future__ import annotations
@@ -69,6 +77,14 @@ class Rates:
 
 
 @dataclass(frozen=True, slots=True)
+class _Tier:
+    above: int  # prompt tokens
+    rates: Rates
+    off_peak: Rates | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Period:
     start: float
     rates: Rates | None
@@ -76,6 +92,13 @@ class _Period:
     billed_as: str | None
     source: str
     retrieved: str
+    tiers: tuple[_Tier, ...] = ()
+
+    def tier(self, prompt_tokens: int | None) -> _Tier | None:
+        """The tier that prices a request of ``prompt_tokens`` prompt tokens (None: base rates)."""
+        if prompt_tokens is None:
+            return None
+        return max((t for t in self.tiers if prompt_tokens > t.above), key=lambda t: t.above, default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +123,8 @@ class Quote:
 
     ``off_peak`` is what the same tokens would cost in the off-peak window (the rates themselves
     when the provider has no window). ``effective`` is the ISO date-time the rate applies from
-    (None: from any date on).
+    (None: from any date on). ``tier``: the ``prompt_tokens_above`` of the long-context tier whose
+    rates these are (None: the base rates).
     """
 
     provider: str
@@ -113,6 +137,7 @@ class Quote:
     source: str
     retrieved: str
     effective: str | None = None
+    tier: int | None = None
 
 
 @dataclass
@@ -156,9 +181,13 @@ class PriceBook:
         prefixes = [k for k in models if model.startswith(k + "-")]
         return max(prefixes, key=len) if prefixes else None
 
-    def quote(self, provider: str | None, model: str | None, when: float | None) -> Quote | str:
+    def quote(self, provider: str | None, model: str | None, when: float | None, *,
+              prompt_tokens: int | None = None) -> Quote | str:
         """The price of a request to ``model`` through DSH provider ``provider`` sent at ``when``
-        (epoch seconds), or why it is unpriced (unknown model, no timestamp, no rate in force)."""
+        (epoch seconds), or why it is unpriced (unknown model, no timestamp, no rate in force).
+
+        ``prompt_tokens`` (cache-miss + cache-read + cache-write, as logged) selects a long-context
+        tier; None prices at the base rates."""
         if not model:
             return "no model"
         family = rule_for(provider, model).family
@@ -178,10 +207,13 @@ class PriceBook:
                 name = period.billed_as or name
                 continue
             window = self.window(table, when)
-            rates = period.off_peak if window == OFF_PEAK and period.off_peak else period.rates
-            return Quote(table, model, name, window, rates, period.off_peak or period.rates, self.per,
-                         period.source, period.retrieved,
-                         _iso(period.start) if math.isfinite(period.start) else None)
+            tier = period.tier(prompt_tokens)
+            base, off_peak = (tier.rates, tier.off_peak) if tier else (period.rates, period.off_peak)
+            rates = off_peak if window == OFF_PEAK and off_peak else base
+            return Quote(table, model, name, window, rates, off_peak or base, self.per,
+                         tier.source if tier else period.source, period.retrieved,
+                         _iso(period.start) if math.isfinite(period.start) else None,
+                         tier.above if tier else None)
         return f"'billed_as' loops from {model!r}"
 
     @property
@@ -243,17 +275,43 @@ class _Parser:
         values = {k: self.rate(data[k], f"{key}.{k}") for k in _BUCKETS if k in data}
         return Rates(**values)
 
+    def off_peak(self, data: dict[str, Any], key: str) -> Rates | None:
+        if "off_peak" not in data:
+            return None
+        return self.rates(self.table(data["off_peak"], f"{key}.off_peak"), f"{key}.off_peak")
+
+    def tiers(self, data: dict[str, Any], key: str, source: str, off_peak: bool) -> tuple[_Tier, ...]:
+        items = data.get("tiers", [])
+        if not isinstance(items, list):
+            raise self.fail(f"{key}.tiers", "must be a list")
+        tiers: dict[int, _Tier] = {}
+        for i, item in enumerate(items):
+            where = f"{key}.tiers[{i}]"
+            item = self.table(item, where)
+            above = item.get("prompt_tokens_above")
+            if isinstance(above, bool) or not isinstance(above, int) or above < 0:
+                raise self.fail(f"{where}.prompt_tokens_above", f"{above!r} is not a token count (a whole number >= 0)")
+            if above in tiers:
+                raise self.fail(f"{where}.prompt_tokens_above", f"a tier above {above} tokens is already declared")
+            if off_peak and "off_peak" not in item:
+                raise self.fail(f"{where}.off_peak", "missing: the rate has off-peak rates, so each tier needs them")
+            tiers[above] = _Tier(above, self.rates(item, where), self.off_peak(item, where),
+                                 str(item.get("source") or source))
+        return tuple(sorted(tiers.values(), key=lambda t: t.above))
+
     def period(self, data: Any, key: str) -> _Period:
         data = self.table(data, key)
         billed_as = data.get("billed_as")
         if billed_as is not None and not isinstance(billed_as, str):
             raise self.fail(f"{key}.billed_as", "must be a model name")
+        if billed_as is not None and "tiers" in data:
+            raise self.fail(f"{key}.tiers", "an alias (billed_as) takes its model's tiers; declare them there")
         rates = None if billed_as is not None else self.rates(data, key)
-        off_peak = None
-        if "off_peak" in data and billed_as is None:
-            off_peak = self.rates(self.table(data["off_peak"], f"{key}.off_peak"), f"{key}.off_peak")
+        off_peak = None if billed_as is not None else self.off_peak(data, key)
+        source = str(data.get("source") or self.path)
+        tiers = () if billed_as is not None else self.tiers(data, key, source, off_peak is not None)
         return _Period(self.instant(data.get("from"), f"{key}.from"), rates, off_peak, billed_as,
-                       str(data.get("source") or self.path), str(data.get("retrieved") or ""))
+                       source, str(data.get("retrieved") or ""), tiers)
 
     def window(self, data: Any, key: str) -> _Window:
         data = self.table(data, key)
