@@ -53,6 +53,7 @@ class _Session:
     bodies: Bodies | None = None
     routes: RouteEvidence | None = None
     declared: Mapping[str, str] | None = None
+    forget: bool = False  # streamed: drop the evidence no later comparison reads (not a shared Session's)
     _by_index: dict[int, Request] | None = None
 
     @property
@@ -122,7 +123,14 @@ class _Attributor:
         return SessionAttribution(session.id, session.path, tuple(out[i] for i in sorted(out)))
 
     def walk(self, session: _Session, ordered: Iterable[Request]) -> Iterator[Transition]:
-        """Transitions of requests given in first-chunk order; holds only the last of each kind."""
+        """Transitions of requests given in first-chunk order; holds only the last of each kind.
+
+        With ``session.forget``, the evidence below the first chunk of the oldest request still
+        held (the last loop request, the last of each auxiliary kind) is dropped after each
+        request: every later comparison reads its window from one of those (the next loop
+        request from the last, a retry too; a compaction call from the loop request before it;
+        a title call from the last title call), never from further back.
+        """
         last_loop: Request | None = None
         last_aux: dict[str, Request] = {}
         for request in ordered:
@@ -141,6 +149,9 @@ class _Attributor:
                     session, before, session, compare(before, request, Pair(
                         relation, self._evidence(session), before.first_chunk_seq), self.digests), request)
                 last_aux[request.kind] = request
+            held = [r.first_chunk_seq for r in (last_loop, *last_aux.values()) if r is not None]
+            if session.forget and last_loop is not None and None not in held:
+                self._evidence(session).forget_before(min(s for s in held if s is not None))
             yield item
 
     @staticmethod

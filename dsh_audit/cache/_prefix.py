@@ -111,6 +111,7 @@ class _Memo:
     """
 
     LIMIT = 4_000_000
+    ENTRY = 64  # weight of an entry besides its text: many tiny parts must not grow without bound
 
     def __init__(self) -> None:
         self.old: dict[Hashable, tuple[Any, _Part, int]] = {}
@@ -124,7 +125,7 @@ class _Memo:
             found = self.old.get(key)
             if found is None or found[0] is not owner:
                 value = make()
-                found = (owner, value, sum(map(len, value[0])))
+                found = (owner, value, sum(map(len, value[0])) + self.ENTRY)
             self.new[key] = found
         return found[1]
 

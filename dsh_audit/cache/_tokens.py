@@ -56,14 +56,19 @@ class TokenCounter:
     """Counts tokens of text segments, memoising each distinct segment.
 
     Segments repeat across the requests of a session (the same system prompt, tools and
-    history), so each is tokenised once per counter.
+    history), so each is tokenised once per counter while it is recent: the memo keeps at most
+    :attr:`LIMIT` characters of text, oldest first out (it holds its keys alive, and a counter
+    that lives as long as a watch must not keep every segment of an hours-long session).
     """
 
-    __slots__ = ("_count", "_memo", "method")
+    __slots__ = ("_chars", "_count", "_memo", "method")
+
+    LIMIT = 4_000_000
 
     def __init__(self, count: Callable[[str], int], method: str) -> None:
         self._count = count
         self._memo: dict[str, int] = {}
+        self._chars = 0  # of the memo's keys
         self.method = method
 
     def __call__(self, text: str) -> int:
@@ -73,6 +78,12 @@ class TokenCounter:
         found = self._memo.get(text)
         if found is None:
             found = self._memo[text] = self._count(text)
+            self._chars += len(text)
+            memo = self._memo
+            while self._chars > self.LIMIT and len(memo) > 1:
+                oldest = next(iter(memo))
+                del memo[oldest]
+                self._chars -= len(oldest)
         return found
 
 

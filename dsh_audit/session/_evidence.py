@@ -93,6 +93,15 @@ class LogEvidence:
         stop = bisect.bisect_left(self._seqs, high)
         return self.records[start:stop]
 
+    def forget_before(self, seq: int) -> None:
+        """Drop the records below ``seq``: a streamed walk's later lookups all start at or above it
+        (:func:`dsh_audit.attribution.attribute_log` keeps the window of the requests it still
+        compares with, not the whole log)."""
+        cut = bisect.bisect_left(self._seqs, seq)
+        if cut:
+            del self.records[:cut]
+            del self._seqs[:cut]
+
     def at(self, seq: int) -> Evidence | None:
         i = bisect.bisect_left(self._seqs, seq)
         return self.records[i] if i < len(self._seqs) and self._seqs[i] == seq else None
