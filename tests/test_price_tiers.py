@@ -58,11 +58,13 @@ def test_gpt_5_5_tier_and_a_break_lost_at_the_tier_rate(tmp_path: Path) -> None:
     # tier's miss - read difference ($10 - $1), not the base one ($5 - $0.5)
     log = _log(tmp_path, "gpt-5.5", _usage(280_000, 0, 1_000), _usage(281_000, 0, 2_000))
     book = load_prices(search_from="/")
-    first, second = session_ledger(log, prices=book, cache=cache_report(log, prices=book, tokenizer="estimate")).entries
+    report = cache_report(log, prices=book, tokenizer="estimate")
+    first, second = session_ledger(log, prices=book, cache=report).entries
     assert (first.tier, first.cost) == (272_000, Costs(2.8, 0.0, 0.0, 0.045))
     assert (second.tier, second.cost) == (272_000, Costs(2.81, 0.0, 0.0, 0.09))
     assert second.lost == {"best_effort_miss": 279_936}
     assert second.lost_cost == {"best_effort_miss": 2.519424}  # 279,936 x $9 / 1M
+    assert report.verdicts[1].lost_cost == 2.519424  # what `cache` and the report show: the same tier
 
 
 def test_quote_tier_is_chosen_by_prompt_tokens() -> None:

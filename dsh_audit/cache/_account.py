@@ -204,7 +204,8 @@ class _Analyzer:
         classification, cause, lost = self.classify(
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
         billed, billed_model = request_route_model(request)
-        price = self.prices.quote(billed, billed_model, now.sent if now else None)
+        price = self.prices.quote(billed, billed_model, now.sent if now else None,
+                                  prompt_tokens=_logged_prompt(request))  # a tier prices the whole request
         seen_now = _Seen(request, prompt, tokens, rule.family, now, size)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
