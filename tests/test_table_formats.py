@@ -50,8 +50,15 @@ def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout_bytes.decode(), result.stderr  # click's .stdout drops the \r of \r\n
 
 
-def csv_rows(text: str) -> list[list[str]]:
+def csv_table(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text, newline="")))
+
+
+def csv_rows(text: str) -> list[list[str]]:
+    """The rows of CSV output without their leading ``table`` column (the table's title)."""
+    rows = csv_table(text)
+    assert all(row[0] == "table" for row in rows[:1])
+    return [row[1:] for row in rows]
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:
@@ -75,6 +82,8 @@ def test_requests_csv_is_the_json_rows() -> None:
                          *(str(usage.get(k, "?")) for k in ("inputTokens", "cacheReadTokens", "outputTokens")), finish])
     assert len(expected) == 5
     assert csv_rows(out) == expected
+    titles = {row[0] for row in csv_table(out)[1:]}
+    assert titles == {f"{TOOLS}  session {json_lines(json_out)[0]['session_id']}"}  # which log each row is of
 
 
 @needs_corpus
@@ -137,8 +146,9 @@ def test_csv_guards_formulas_keeps_numbers_and_separates_tables(capsys: pytest.C
         print_table("first", ("a", "b"), [("=1+2", -5), ("+12%", "@SUM(A1)"), ("-x", None), ('q"uote,', "\x1b[2J")])
         print_table("second", ("c",), [("- 3",)])
     out = capsys.readouterr().out
-    assert out == ("a,b\r\n'=1+2,-5\r\n+12%,'@SUM(A1)\r\n'-x,-\r\n\"q\"\"uote,\",\\u001b[2J\r\n"
-                   "\r\nc\r\n'- 3\r\n")
+    assert out == ("table,a,b\r\nfirst,'=1+2,-5\r\nfirst,+12%,'@SUM(A1)\r\nfirst,'-x,-\r\n"
+                   "first,\"q\"\"uote,\",\\u001b[2J\r\n"
+                   "\r\ntable,c\r\nsecond,'- 3\r\n")
 
 
 def test_the_two_lists_of_formats_agree() -> None:

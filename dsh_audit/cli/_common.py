@@ -367,7 +367,8 @@ def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool =
     options = [click.option("--format", "output_format", type=click.Choice(_FORMATS), default="table",
                             show_default=True,
                             help="How tables are printed: a table for people, json, csv (RFC 4180: a header "
-                                 "row and every column per table, tables apart by a blank line; a text cell a "
+                                 "row and every column per table, each row led by a table column naming its "
+                                 "table, tables apart by a blank line; a text cell a "
                                  "spreadsheet would read as a formula starts with ') or markdown (a heading "
                                  f"and a GitHub table per table, log text escaped); {formats_help}."),
                click.option("--pager/--no-pager", default=True,

@@ -212,7 +212,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     headers = [terminal_text(column) for column in columns]
     state = current()
     if state is not None and state.format == "csv":
-        _write_csv(state, headers, cells)
+        _write_csv(state, terminal_text(title), headers, cells)
         return
     _start_pager()
     if state is not None and state.format == "markdown":
@@ -244,15 +244,18 @@ def _csv_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
 
 
-def _write_csv(state: Listing, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
-    """One table as RFC 4180 CSV on stdout: a header row, then every row with every column; a
-    blank line before the second table of a run and each one after."""
+def _write_csv(state: Listing, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    """One table as RFC 4180 CSV on stdout: a header row, then every row with every column, each
+    row led by a ``table`` column holding the table's title (which session, which measure: a
+    command may print several tables); a blank line before the second table of a run and each
+    one after."""
     out = io.StringIO()
     if state.tables:
         out.write("\r\n")
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([_csv_cell(h) for h in headers])
-    writer.writerows([_csv_cell(text) for text in row] for row in cells)
+    named = _csv_cell(title)
+    writer.writerow(["table", *(_csv_cell(h) for h in headers)])
+    writer.writerows([named, *(_csv_cell(text) for text in row)] for row in cells)
     state.tables += 1
     sys.stdout.write(out.getvalue())
     sys.stdout.flush()
