@@ -23,7 +23,12 @@ USAGE_GROUPS = ("session", "turn", "day", "model", "window", "request")
 
 @dataclass(frozen=True, slots=True)
 class UsageRow:
-    """Sums over the requests of one group (or all of them: :attr:`UsageTable.total`)."""
+    """Sums over the requests of one group (or all of them: :attr:`UsageTable.total`).
+
+    ``tier``: in a row of one request (``by="request"``), the ``prompt_tokens_above`` threshold of
+    the long-context tier whose rates priced it (:attr:`LedgerEntry.tier`); None for the base
+    rates and in every other row.
+    """
 
     key: str
     requests: int = 0
@@ -35,6 +40,7 @@ class UsageRow:
     lost_cost: float = 0.0
     break_cost: float = 0.0
     unpriced: int = 0
+    tier: int | None = None
 
     def add(self, entry: LedgerEntry) -> UsageRow:
         return UsageRow(
@@ -42,14 +48,15 @@ class UsageRow:
             self.no_cache_cost + (entry.no_cache_cost or 0.0), self.off_peak_cost + (entry.off_peak_cost or 0.0),
             self.lost_tokens + sum(entry.lost.values()), self.lost_cost + sum(entry.lost_cost.values()),
             self.break_cost + (sum(entry.lost_cost.values()) if entry.is_break else 0.0),
-            self.unpriced + (entry.unpriced is not None))
+            self.unpriced + (entry.unpriced is not None), self.tier)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, tier: bool = False) -> dict[str, Any]:
+        """The row's JSON; with ``tier`` (rows by request), its ``tier`` too."""
         return {"key": self.key, "requests": self.requests, "tokens": self.tokens.to_json(),
                 "cost_usd": self.cost.to_json(), "no_cache_cost_usd": round(self.no_cache_cost, 9),
                 "off_peak_cost_usd": round(self.off_peak_cost, 9), "lost_tokens": self.lost_tokens,
                 "lost_cost_usd": round(self.lost_cost, 9), "break_cost_usd": round(self.break_cost, 9),
-                "unpriced_requests": self.unpriced}
+                "unpriced_requests": self.unpriced, **({"tier": self.tier} if tier else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +71,8 @@ class UsageTable:
     prices: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "sessions": self.sessions, "rows": [r.to_json() for r in self.rows],
+        return {"by": self.by, "sessions": self.sessions,
+                "rows": [r.to_json(tier=self.by == "request") for r in self.rows],
                 "total": self.total.to_json(), "unpriced": self.unpriced, "prices": self.prices}
 
 
@@ -94,7 +102,7 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
     sent in ``[since, until)`` (epoch seconds; a request without a time is dropped by a filter).
 
     Rows by day, model and window are sorted by key; by session, turn and request they keep the
-    order of the logs.
+    order of the logs. A row by request has its request's long-context ``tier``.
 
     Example:
         >>> usage_table([], by="day").total.requests
@@ -116,7 +124,7 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
                     until is not None and entry.sent is not None and entry.sent >= until):
                 continue
             name = key(ledger, entry)
-            rows[name] = rows.get(name, UsageRow(name)).add(entry)
+            rows[name] = rows.get(name, UsageRow(name, tier=entry.tier if by == "request" else None)).add(entry)
             total = total.add(entry)
             if entry.unpriced:
                 reason = entry.unpriced

@@ -111,6 +111,8 @@ def _print_stats(stats: FleetStats) -> None:
         ("cost", _usd(cost["cost_usd"]["total"])),
         ("cache miss / cache read / cache write / output",
          " / ".join(_usd(cost["cost_usd"][k]) for k in ("cache_miss", "cache_read", "cache_write", "output"))),
+        *((("billed at long-context tier rates (requests)",
+            f"{_usd(cost['tier_cost_usd'])} ({cost['tier_requests']})"),) if cost["tier_requests"] else ()),
         ("with no cache", _usd(cost["no_cache_cost_usd"])),
         ("all off-peak", _usd(cost["off_peak_cost_usd"])),
         ("cache losses / of which breaks", f"{_usd(cost['lost_cost_usd'])} / {_usd(cost['break_cost_usd'])}"),
@@ -141,9 +143,10 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
 
     Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
     `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
-    the sessions that lost the most cached tokens (with what each cost), and what the fleet cost (total, by bucket, per
-    model, with no cache, off-peak, and what cache losses and breaks cost) from the priced ledger
-    `index` stored, without reading the logs again. --json prints one object.
+    the sessions that lost the most cached tokens (with what each cost), and what the fleet cost
+    (total, by bucket, at long-context tier rates, per model, with no cache, off-peak, and what
+    cache losses and breaks cost) from the priced ledger `index` stored, without reading the logs
+    again. --json prints one object.
 
     \b
     Example:

@@ -35,9 +35,10 @@ def _usd(value: float) -> str:
     return f"${value:.4f}"
 
 
-def _row(row: UsageRow) -> tuple[object, ...]:
+def _row(row: UsageRow, *, tier: bool) -> tuple[object, ...]:
     t = row.tokens
-    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, _usd(row.cost.total),
+    tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
+    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, _usd(row.cost.total), *tiers,
             _usd(row.no_cache_cost), _usd(row.off_peak_cost),
             f"{row.lost_tokens} ({_usd(row.lost_cost)})" if row.lost_tokens else "", row.unpriced or "")
 
@@ -64,7 +65,8 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     off-peak, and what the cache breaks lost (their extra cache-miss tokens at the request's rate).
     A model the price table does not know is counted as unpriced, never as free. With no PATHS,
     the sessions under $DSH_HOME/sessions are read. --since and --until keep the requests the log
-    says were sent in that window.
+    says were sent in that window. By request, a `tier` column shows the prompt size above which a
+    long-context tier's rates priced the whole request (only when one did).
 
     \b
     Example:
@@ -91,10 +93,17 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     if as_json:
         click.echo(dumps_line(table.to_json()))
         return status
+    # A request billed at a long-context tier shows its threshold; no such request, no column.
+    tier = any(r.tier is not None for r in table.rows)
     columns = [c.format(by=by) for c in _COLUMNS]
-    print_table(f"usage by {by}", columns, [*(_row(r) for r in table.rows), _row(table.total)], droppable=_DROPPABLE,
+    if tier:
+        columns.insert(columns.index("cost") + 1, "tier")
+    print_table(f"usage by {by}", columns, [*(_row(r, tier=tier) for r in table.rows), _row(table.total, tier=tier)],
+                droppable=_DROPPABLE,
                 caption=f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
-                        f"({', '.join(prices.files)}); check your contract")
+                        f"({', '.join(prices.files)}); check your contract"
+                        + ("; tier: prompt tokens above which long-context rates priced the whole request"
+                           if tier else ""))
     for reason, count in table.unpriced.items():
         echo_warning(f"{count} request(s) unpriced: {reason}")
     return status

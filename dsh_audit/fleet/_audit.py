@@ -92,9 +92,11 @@ class CostRow:
 
     Token columns are None when the log holds no usage; cost columns (USD, whole nano-dollars) are
     None when the request is unpriced, and ``unpriced`` says why. ``billed_as`` is the price-table
-    model, ``window`` peak / off-peak / standard, ``route`` the wire API. ``lost_cost`` prices the
-    cache-miss tokens the cache analysis says were lost (``lost_cost_by_cause``: JSON object per
-    cause); ``is_break``: the request is a cache break, so that cost is the break's.
+    model, ``window`` peak / off-peak / standard, ``tier`` the ``prompt_tokens_above`` threshold of
+    the long-context tier whose rates priced the whole request (None: base rates), ``route`` the
+    wire API. ``lost_cost`` prices the cache-miss tokens the cache analysis says were lost
+    (``lost_cost_by_cause``: JSON object per cause); ``is_break``: the request is a cache break, so
+    that cost is the break's.
     ``rate_source``, ``rate_effective`` and ``rate_retrieved``: where the rate was read, the date it
     applies from, and when it was read.
     """
@@ -111,6 +113,7 @@ class CostRow:
     route: str | None
     billed_as: str | None
     window: str
+    tier: int | None
     cache_miss_tokens: int | None
     cache_read_tokens: int | None
     cache_write_tokens: int | None
@@ -143,7 +146,7 @@ def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:
     return CostRow(
         path=path, idx=entry.index, session_id=session_id, kind=entry.kind, turn=entry.turn, sent_at=entry.sent,
         day=_day(entry.sent), model=entry.model, provider=entry.provider, route=entry.route,
-        billed_as=entry.billed_as, window=entry.window,
+        billed_as=entry.billed_as, window=entry.window, tier=entry.tier,
         cache_miss_tokens=tokens.cache_miss if tokens else None, cache_read_tokens=tokens.cache_read if tokens else None,
         cache_write_tokens=tokens.cache_write if tokens else None, output_tokens=tokens.output if tokens else None,
         reasoning_tokens=tokens.reasoning if tokens else None,

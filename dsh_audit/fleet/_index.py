@@ -8,9 +8,12 @@ Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRo
 size, modification time, indexing options and price table are those stored is skipped; a changed
 one has its rows replaced.
 
-Schema versions: 1 had no ``costs`` table; 2 adds it. ``index`` upgrades a version-1 file in
-place (the table is added, and since its rows carry no price-table digest every log is read
-again); ``stats`` refuses one until then.
+Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column. ``index``
+upgrades a file of version 1 or 2 in place: the ``costs`` table is made anew, empty (a version-2
+row cannot tell a base-rate request from one billed at a long-context tier), and every stored log
+is marked changed, so each log given is read again and priced; a log not given stays stored
+without a ledger until it is (``stats`` counts it as ``sessions_unpriced``). ``stats`` refuses a
+file of an older version until then.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, o
 
 __all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
 
-SCHEMA_VERSION = 2
-_UPGRADABLE = ("1",)  # versions index_logs upgrades in place (the new tables are created empty)
+SCHEMA_VERSION = 3
+# The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
+# empty); every stored session is then marked changed, so the next run reads each log given again.
+_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",)}
 
 _TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
 _SESSION_SKIP = ("requests", "breaks", "costs", "notes")  # rows of other tables; notes are stored joined
@@ -123,14 +128,18 @@ def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[s
         row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
             if "meta" in tables else None
         stored = None if row is None else str(row[0])
-        if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADABLE):
+        if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADES):
             connection.close()
             hint = ("run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place"
-                    if stored in _UPGRADABLE else "delete the file and index again")
+                    if stored in _UPGRADES else "delete the file and index again")
             raise UsageError(f"index schema version {stored}, this dsh-audit reads {SCHEMA_VERSION}", path=location,
                              hint=hint)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
+        for table in _UPGRADES.get(stored or "", ()):
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
+        if stored in _UPGRADES:
+            connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
         for statement in _SCHEMA:
             connection.execute(statement)
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))

@@ -57,7 +57,9 @@ class FleetStats:
             (``cost_usd``) and what its breaks cost (``break_cost_usd``); None without a ledger.
         cost: what the fleet cost (the sums of ``dsh-audit usage``): requests, priced and unpriced
             requests (and why), tokens and USD by bucket, with no cache, all off-peak, what cache
-            losses and breaks cost, and logs indexed without a ledger (``sessions_unpriced``).
+            losses and breaks cost, the requests billed at a long-context tier and what they cost
+            (``tier_requests``, ``tier_cost_usd``), and logs indexed without a ledger
+            (``sessions_unpriced``).
         cost_by_model: ``cost`` per model the requests went to, costliest first.
         cost_by_cause: per cause of lost cache reads: tokens lost, their cost, and the part lost
             in cache breaks.
@@ -139,21 +141,25 @@ _TOKENS = ("cache_miss_tokens", "cache_read_tokens", "cache_write_tokens", "outp
 def _ledger_sums(connection: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> dict[str, Any]:
     """The ledger's sums over the ``costs`` rows matching ``where``: every amount is summed in
     Python with :func:`usd_total` (SQLite's float ``SUM`` may round differently)."""
-    columns = ("unpriced", "is_break", *_TOKENS, *_AMOUNTS)
+    columns = ("unpriced", "is_break", "tier", "cost_total", *_TOKENS, *_AMOUNTS)
     rows = connection.execute(f"SELECT {', '.join(columns)} FROM costs {where}", params).fetchall()
     unpriced: dict[str, int] = {}
     for row in rows:
         if row[0] is not None:
             unpriced[row[0]] = unpriced.get(row[0], 0) + 1
-    tokens = Tokens(*(sum(r[2 + i] or 0 for r in rows) for i in range(len(_TOKENS))))
-    amounts = {name: [r[2 + len(_TOKENS) + i] for r in rows if r[2 + len(_TOKENS) + i] is not None]
+    first = columns.index(_TOKENS[0])
+    tokens = Tokens(*(sum(r[first + i] or 0 for r in rows) for i in range(len(_TOKENS))))
+    amounts = {name: [r[first + len(_TOKENS) + i] for r in rows if r[first + len(_TOKENS) + i] is not None]
                for i, name in enumerate(_AMOUNTS)}
     cost = Costs(*(usd_total(amounts[name]) for name in _AMOUNTS[:4]))
     breaks = [r[-1] for r in rows if r[1] and r[-1] is not None]
+    tiered = [r for r in rows if r[2] is not None]
     return {"requests": len(rows), "unpriced_requests": sum(unpriced.values()), "tokens": tokens.to_json(),
             "cost_usd": cost.to_json(), "no_cache_cost_usd": usd_total(amounts["no_cache_cost"]),
             "off_peak_cost_usd": usd_total(amounts["off_peak_cost"]), "lost_cost_usd": usd_total(amounts["lost_cost"]),
-            "break_cost_usd": usd_total(breaks), "unpriced": dict(sorted(unpriced.items()))}
+            "break_cost_usd": usd_total(breaks), "tier_requests": len(tiered),
+            "tier_cost_usd": usd_total(r[3] for r in tiered if r[3] is not None),
+            "unpriced": dict(sorted(unpriced.items()))}
 
 
 def _cost(connection: sqlite3.Connection) -> dict[str, Any]:
