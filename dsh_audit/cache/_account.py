@@ -4,7 +4,10 @@ For each request R, with the earlier requests of the same provider family and mo
 
 * ``expected_any``: the longest common prompt prefix with any earlier request, in tokens,
   rounded down to the rule's unit, 0 below its minimum;
-* ``expected``: the same over earlier requests sent within the TTL (refreshed by each use);
+* ``expected``: the same over earlier requests sent within the TTL (refreshed by each use): the
+  rule's, or the one the request's rendered body asks for (:meth:`CacheRule.retention`: an
+  Anthropic marker's ``ttl``, OpenAI's ``prompt_cache_retention``); a body that caches nothing
+  (no Anthropic marker) reads nothing and leaves nothing to read;
 * ``potential``: what the conversation's previous request (any model) left: the smaller of its
   prompt and R's, rounded; raised to ``expected_any`` when that is larger;
 * ``actual``: the logged ``cacheReadTokens`` (``None`` when the usage is absent).
@@ -28,7 +31,7 @@ from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
 from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
-from ._rules import CacheRule, rule_for
+from ._rules import CacheRule, Retention, rule_for
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["CacheAccount", "actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
@@ -111,6 +114,7 @@ class _Seen:
     family: str
     time: RequestTime | None
     size: int  # provider-scale prompt size: the logged prompt tokens when known, else ``tokens``
+    ttl: float | None  # how long what it wrote or refreshed stays; None: it cached nothing
 
 
 def _chain(request: Request) -> str:
@@ -166,16 +170,20 @@ class _Analyzer:
         fam = self.family(provider, model, self.routes(request) if self.routes is not None else None)
         rule, count = fam.rule, fam.count
         prompt = fam.builder.build(request)
+        retention = self.retention(rule, request)
+        ttl = rule.ttl_seconds if retention is None else retention.ttl_seconds
         tokens = prompt.tokens
         logged = _logged_prompt(request)
         size = logged if logged is not None else tokens
         now = self.times.get(request.index)
         best: dict[str, tuple[tuple[int, int], _Seen, Prompt, Prompt]] = {}
         same = self.by_route.setdefault((rule.family, model), [])
-        for seen in same[-self.lookback:]:
+        for seen in same[-self.lookback:] if ttl is not None else ():  # a request that caches nothing reads nothing
+            if seen.ttl is None:
+                continue  # it wrote nothing
             mine, theirs = prompt.view(seen.prompt)
             shared = common_prefix(mine, theirs)
-            warm = now is None or seen.time is None or now.sent - seen.time.sent <= rule.ttl_seconds
+            warm = now is None or seen.time is None or now.sent - seen.time.sent <= seen.ttl
             landed = warm and (now is None or seen.time is None or (
                 (seen.time.done is not None and seen.time.done <= now.sent)
                 and now.sent - seen.time.sent >= rule.write_lag_seconds))
@@ -197,7 +205,7 @@ class _Analyzer:
         expected_any, expected, landed_level = level("any"), level("warm"), level("landed")
         pred = self.predecessor(request)
         potential = expected_any
-        if pred is not None:
+        if pred is not None and pred.ttl is not None and ttl is not None:
             potential = max(potential, _rounded(rule, model, min(pred.size, size)))
         actual = actual_cache_read(request, rule)
         gap = (now.sent - pred.time.sent) if now and pred and pred.time else None
@@ -206,7 +214,7 @@ class _Analyzer:
         billed, billed_model = request_route_model(request)
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
                                   prompt_tokens=_logged_prompt(request))  # a tier prices the whole request
-        seen_now = _Seen(request, prompt, tokens, rule.family, now, size)
+        seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
         same.append(seen_now)
@@ -218,7 +226,15 @@ class _Analyzer:
             classification=classification, cause=cause, source_index=best["warm"][1].request.index if "warm" in best else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
             lost_cost=lost_cost(sum(lost.values()), price) if isinstance(price, Quote) else None,
-            prompt_source=prompt.source)
+            prompt_source=prompt.source, cache_retention=retention.name if retention else None,
+            ttl_seconds=ttl if retention else None)
+
+    def retention(self, rule: CacheRule, request: Request) -> Retention | None:
+        """The retention the request's rendered body asks for (None: the rule's default, or no
+        body: without wire bodies every request keeps its rule's TTL)."""
+        if self.bodies is None or (rule.retention_marker is None and rule.retention_key is None):
+            return None
+        return rule.retention(self.bodies.body(request, rule.wire_adapter))  # the body just built: kept
 
     def break_cause(self, index: int) -> tuple[str, str] | None:
         """The break classification and cause of request ``index``; None when it is no break.

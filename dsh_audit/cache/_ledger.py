@@ -10,8 +10,10 @@ Tokens are read from DSH's ``TokenUsage``, whose buckets are disjoint whatever t
 OpenAI inputs exclude cache reads and writes): cache-miss input = ``inputTokens``, cache read =
 ``cacheReadTokens``, cache write = ``cacheWriteTokens``, output = ``outputTokens`` (which already
 holds ``reasoningTokens``). Each bucket is priced at the rate for the request's model and window
-(:class:`~dsh_audit.cache.PriceBook`); a break's lost tokens are priced at the difference between
-its request's cache-miss and cache-read rates. A model with long-context tiers (GPT-5.4, GPT-5.5)
+(:class:`~dsh_audit.cache.PriceBook`); a cache write at the 5-minute write rate, or at the 1-hour
+one when the request's cache verdict found a ``ttl: "1h"`` marker in its rendered body (DSH's usage
+does not split writes by TTL; pi-ai marks every breakpoint of a request alike); a break's lost
+tokens are priced at the difference between its request's cache-miss and cache-read rates. A model with long-context tiers (GPT-5.4, GPT-5.5)
 bills the whole request at a tier's rates when its prompt exceeds the tier's threshold; the prompt
 is :attr:`Tokens.prompt`, cache-miss + cache-read + cache-write: with disjoint buckets that is the
 provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached tokens; DeepSeek's
@@ -39,7 +41,7 @@ from ._prices import PriceBook, Quote, Rates, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
 __all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "price_entry",
-           "request_route_model", "session_ledger", "usd_cost", "usd_total"]
+           "request_route_model", "session_ledger", "usd_cost", "usd_total", "write_rate"]
 
 _DIGITS = 9  # nano-dollars
 
@@ -129,9 +131,11 @@ class Costs:
         return Costs(*(usd_total(pair) for pair in zip(self._values(), other._values())))
 
     @classmethod
-    def of(cls, tokens: Tokens, rates: Rates, per: int) -> Costs:
+    def of(cls, tokens: Tokens, rates: Rates, per: int, *, retention: str | None = None) -> Costs:
+        """``tokens`` at ``rates``; cache writes at the rate of ``retention`` (:func:`write_rate`)."""
         return cls(usd_cost(tokens.cache_miss, rates.cache_miss, per), usd_cost(tokens.cache_read, rates.cache_read, per),
-                   usd_cost(tokens.cache_write, rates.cache_write, per), usd_cost(tokens.output, rates.output, per))
+                   usd_cost(tokens.cache_write, write_rate(rates, retention)[1], per),
+                   usd_cost(tokens.output, rates.output, per))
 
     @classmethod
     def of_many(cls, items: Iterable[Costs]) -> Costs:
@@ -143,6 +147,22 @@ class Costs:
         return {"cache_miss": round(self.cache_miss, _DIGITS), "cache_read": round(self.cache_read, _DIGITS),
                 "cache_write": round(self.cache_write, _DIGITS), "output": round(self.output, _DIGITS),
                 "total": self.total}
+
+
+def write_rate(rates: Rates, retention: str | None) -> tuple[str, float]:
+    """The bucket and rate a cache write is billed at: ``cache_write_1h`` for a request whose body
+    asked for the 1-hour TTL (``retention`` ``1h``, :attr:`CacheVerdict.cache_retention`) when the
+    table has that rate, else ``cache_write_5m``, else ``cache_miss`` (a write without its own rate
+    is billed as input).
+
+    Example:
+        >>> rates = Rates(3.0, 0.3, 15.0, cache_write_5m=3.75, cache_write_1h=6.0)
+        >>> write_rate(rates, None), write_rate(rates, "1h"), write_rate(Rates(1.0, 0.1, 2.0), "1h")
+        (('cache_write_5m', 3.75), ('cache_write_1h', 6.0), ('cache_miss', 1.0))
+    """
+    if retention == "1h" and rates.cache_write_1h is not None:
+        return "cache_write_1h", rates.cache_write_1h
+    return ("cache_write_5m" if rates.cache_write_5m is not None else "cache_miss"), rates.cache_write
 
 
 def request_route_model(request: Request) -> tuple[str | None, str | None]:
@@ -177,6 +197,10 @@ class LedgerEntry:
         tier: the ``prompt_tokens_above`` threshold of the long-context tier whose rates priced the
             whole request (its cost, no-cache, off-peak and lost cost alike); None: base rates.
         route: the wire API the request went out by (``anthropic-messages``, ...), when known.
+        cache_retention: the retention its rendered body asked for when it is not the rule's
+            default (the cache verdict's: ``1h``, ``24h``, ``none``), and ``cache_write_rate``
+            the rate bucket its cache writes were billed at then (``cache_write_1h``, ...); both
+            None otherwise, and then absent from the JSON.
     """
 
     index: int
@@ -202,6 +226,8 @@ class LedgerEntry:
     rate_effective: str | None = None
     route: str | None = None
     tier: int | None = None
+    cache_retention: str | None = None
+    cache_write_rate: str | None = None
 
     @property
     def is_break(self) -> bool:
@@ -217,7 +243,8 @@ class LedgerEntry:
                 "classification": self.classification, "lost_tokens": dict(self.lost),
                 "lost_cost_usd": dict(self.lost_cost), "rate_source": self.rate_source,
                 "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "tier": self.tier,
-                "route": self.route}
+                "route": self.route, **({} if self.cache_retention is None else {
+                    "cache_retention": self.cache_retention, "cache_write_rate": self.cache_write_rate})}
 
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
@@ -235,17 +262,20 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                         window=quote.window if isinstance(quote, Quote) else book.window("", None),
                         tokens=tokens, cost=None, route=route,
                         classification=verdict.classification if verdict else None,
-                        lost=dict(verdict.lost) if verdict else {})
+                        lost=dict(verdict.lost) if verdict else {},
+                        cache_retention=verdict.cache_retention if verdict else None)
     if isinstance(quote, str):
         return replace(entry, unpriced=quote)
+    retention = entry.cache_retention
     priced = replace(entry, billed_as=quote.billed_as, rate_source=quote.source, rate_retrieved=quote.retrieved,
-                     rate_effective=quote.effective, tier=quote.tier, lost_cost=_lost_by_cause(entry.lost, quote))
+                     rate_effective=quote.effective, tier=quote.tier, lost_cost=_lost_by_cause(entry.lost, quote),
+                     cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None)
     if tokens is None:
         return replace(priced, unpriced="usage not logged")
     flat = Tokens(tokens.prompt, output=tokens.output)
-    return replace(priced, cost=Costs.of(tokens, quote.rates, quote.per),
+    return replace(priced, cost=Costs.of(tokens, quote.rates, quote.per, retention=retention),
                    no_cache_cost=Costs.of(flat, quote.rates, quote.per).total,
-                   off_peak_cost=Costs.of(tokens, quote.off_peak, quote.per).total)
+                   off_peak_cost=Costs.of(tokens, quote.off_peak, quote.per, retention=retention).total)
 
 
 def _lost_rate(quote: Quote) -> Decimal:

@@ -43,6 +43,10 @@ class CacheVerdict:
         lost: tokens that were billed as misses, per cause; ``lost_cost``: their cost (USD) at the
             request's rate (cache-miss minus cache-read), None when the request is unpriced.
         prompt_source: ``wire:<adapter>`` when the rendered body was compared, else ``json``.
+        cache_retention: the retention the request's rendered body asks for when it is not its
+            rule's default (:class:`dsh_audit.cache.Retention`: ``1h``, ``24h`` or ``none``), with the
+            ``ttl_seconds`` it was judged with (None: it caches nothing); both None otherwise, and
+            then absent from the JSON.
     """
 
     index: int
@@ -65,15 +69,19 @@ class CacheVerdict:
     lost: dict[str, int] = field(default_factory=dict)
     lost_cost: float | None = None
     prompt_source: str = "json"
+    cache_retention: str | None = None
+    ttl_seconds: float | None = None
 
     def to_json(self) -> dict[str, Any]:
+        retention = {} if self.cache_retention is None else {"cache_retention": self.cache_retention,
+                                                             "ttl_seconds": self.ttl_seconds}
         return {"index": self.index, "kind": self.kind, "turn": self.turn, "step": self.step,
                 "attempt": self.attempt, "model": self.model, "family": self.family,
                 "prompt_tokens": self.prompt_tokens, "counted_tokens": self.counted_tokens,
                 "potential": self.potential, "expected_any": self.expected_any, "expected": self.expected,
                 "actual": self.actual, "classification": self.classification, "cause": self.cause,
                 "source_index": self.source_index, "gap_seconds": self.gap_seconds, "lost": dict(self.lost),
-                "lost_cost": self.lost_cost, "prompt_source": self.prompt_source}
+                "lost_cost": self.lost_cost, "prompt_source": self.prompt_source, **retention}
 
 
 @dataclass(frozen=True, slots=True)

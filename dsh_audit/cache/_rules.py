@@ -9,16 +9,33 @@ JSON rather than TOML so the package needs no ``tomli`` on Python 3.10.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+import orjson
+
 from ..errors import UsageError
 
-__all__ = ["CacheRule", "load_rules", "rule_for"]
+__all__ = ["CacheRule", "Retention", "load_rules", "rule_for"]
 
 _RULE_FILES = ("deepseek.json", "anthropic.json", "openai.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """The cache retention a request's rendered body asks for, when it is not its rule's default.
+
+    Attributes:
+        name: the body's own word for it: an Anthropic marker's ``ttl`` (``1h``), OpenAI's
+            ``prompt_cache_retention`` (``24h``), or ``none`` (a body with no cache marker at all).
+        ttl_seconds: the idle lifetime of what the request reads and writes; None: it caches nothing.
+    """
+
+    name: str
+    ttl_seconds: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +58,11 @@ class CacheRule:
         write_lag_seconds: how long after dispatch a prompt is assumed readable by the next request.
         tolerance_units / tolerance_ratio: how far actual may fall below a level before it counts.
         absent_cache_read: what a logged usage without ``cacheReadTokens`` means (``unknown``/``zero``).
+        retention_marker: the key that marks a cache breakpoint in a body (Anthropic
+            ``cache_control``): a body without one caches nothing; ``marker_ttl_field`` names the
+            marker's TTL field (``ttl``).
+        retention_key: a top-level body key naming the retention (OpenAI ``prompt_cache_retention``).
+        retention_ttls: retention name (a marker's TTL or the key's value) -> idle lifetime in seconds.
     """
 
     family: str
@@ -65,6 +87,10 @@ class CacheRule:
     tolerance_ratio: float
     absent_cache_read: str
     tokenizer: str
+    retention_marker: str | None = None
+    marker_ttl_field: str | None = None
+    retention_key: str | None = None
+    retention_ttls: tuple[tuple[str, float], ...] = ()
 
     def min_tokens(self, model: str | None) -> int:
         """The minimum cacheable prefix for ``model`` (first matching ``min_by_model`` entry)."""
@@ -85,11 +111,72 @@ class CacheRule:
             raise UsageError(f"cache unit must be a positive token count, got {unit}", hint="try --unit 64")
         return replace(self, unit_tokens=unit)
 
+    def retention(self, body: bytes | None) -> Retention | None:
+        """The retention a rendered wire ``body`` asks for, or None when it is this rule's default
+        (or the body is unknown, or the rule reads no retention from bodies).
+
+        Anthropic (``retention_marker``): a body with no marker caches nothing (``none``); else the
+        longest TTL any marker names (a prefix written at a 1-hour breakpoint lives an hour).
+        OpenAI (``retention_key``): the key's value. A name the rule does not list is the default.
+
+        Example:
+            >>> rule = rule_for("anthropic", "claude-sonnet-4-5")
+            >>> rule.retention(b'{"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}]}')
+            Retention(name='1h', ttl_seconds=3600.0)
+            >>> rule.retention(b'{"system":[{"type":"text","text":"S"}]}'), rule.retention(None)
+            (Retention(name='none', ttl_seconds=None), None)
+        """
+        if body is None:
+            return None
+        ttls = dict(self.retention_ttls)
+        if self.retention_marker is not None:
+            names = [m.get(self.marker_ttl_field) if self.marker_ttl_field else None
+                     for m in _markers(body, self.retention_marker)]
+            if not names:
+                return Retention("none", None)
+            longest = max(names, key=lambda name: ttls.get(name, self.ttl_seconds) if isinstance(name, str)
+                          else self.ttl_seconds)
+            return _retention(longest, ttls, self.ttl_seconds)
+        if self.retention_key is not None and f'"{self.retention_key}"'.encode() in body:
+            try:
+                top = orjson.loads(body)  # only a body that names the key: usually none is
+            except ValueError:
+                return None
+            return _retention(top.get(self.retention_key) if isinstance(top, dict) else None, ttls, self.ttl_seconds)
+        return None
+
     def to_json(self) -> dict[str, Any]:
         return {"family": self.family, "source": self.source, "retrieved": self.retrieved,
                 "unit_tokens": self.unit_tokens, "min_cacheable_tokens": self.min_cacheable_tokens,
                 "ttl_seconds": self.ttl_seconds, "best_effort": self.best_effort,
                 "write_lag_seconds": self.write_lag_seconds}
+
+
+def _retention(name: Any, ttls: dict[str, float], default: float) -> Retention | None:
+    ttl = ttls.get(name) if isinstance(name, str) else None
+    return None if ttl is None or ttl == default else Retention(str(name), ttl)
+
+
+def _markers(body: bytes, key: str) -> Iterator[dict[str, Any]]:
+    """Every ``key`` object of a compact JSON ``body`` (``{}`` for one that does not parse alone).
+
+    Found by bytes, not by parsing the body: inside a JSON string a quote is escaped, so
+    ``"key":{`` is a ``key`` member wherever it occurs; as :func:`dsh_audit.wire.without_cache_markers`
+    drops every such member, every one counts, at any depth.
+    """
+    opening = f'"{key}":{{'.encode()
+    at = body.find(opening)
+    while at >= 0:
+        start = at + len(opening) - 1
+        end = body.find(b"}", start)
+        if end < 0:
+            return
+        try:
+            value = orjson.loads(body[start:end + 1])
+        except ValueError:  # a nested object: no TTL field read
+            value = {}
+        yield value if isinstance(value, dict) else {}
+        at = body.find(opening, end)
 
 
 def _read(name: str) -> dict[str, Any]:
@@ -99,6 +186,7 @@ def _read(name: str) -> dict[str, Any]:
 
 def _rule(data: dict[str, Any]) -> CacheRule:
     match = data.get("match") or {}
+    retention = data.get("retention") or {}
     return CacheRule(
         family=data["family"], title=data["title"], source=data["source"], retrieved=data["retrieved"],
         providers=tuple(match.get("providers", ())), model_prefixes=tuple(match.get("model_prefixes", ())),
@@ -113,6 +201,9 @@ def _rule(data: dict[str, Any]) -> CacheRule:
         tolerance_units=int(data.get("tolerance_units", 1)), tolerance_ratio=float(data.get("tolerance_ratio", 0.0)),
         absent_cache_read=(data.get("usage") or {}).get("absent_cache_read", "unknown"),
         tokenizer=data.get("tokenizer", "estimate"),
+        retention_marker=retention.get("marker"), marker_ttl_field=retention.get("marker_ttl_field"),
+        retention_key=retention.get("body_key"),
+        retention_ttls=tuple((name, float(ttl)) for name, ttl in (retention.get("ttl_seconds") or {}).items()),
     )
 
 

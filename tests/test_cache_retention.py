@@ -1,0 +1,240 @@
+"""Cache retention from the wire truth: the rendered body's markers set the TTL and the write rate.
+
+A route's ``cacheRetention`` (docs/routes.md section 7.1) reaches the pi-ai bodies: ``long`` puts
+``"ttl":"1h"`` on every Anthropic ``cache_control`` marker and ``prompt_cache_retention: "24h"`` on
+OpenAI bodies, ``none`` removes the markers. The cache accounting reads the retention from each
+rendered body (``provider-cache-rules.md`` §2: 5 minutes, or 1 hour with ``ttl:"1h"``, writes at 2x
+base for 1 h; §3: OpenAI's extended retention up to 24 hours): a 1-hour body is judged with a
+3600 s TTL and its writes are priced at ``cache_write_1h``; a body with no marker caches nothing;
+an OpenAI 24h body is judged with a 24 h TTL. Without bodies (``--no-wire``) nothing changes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from dsh_audit.cache import cache_report, load_prices, rule_for, session_ledger
+from dsh_audit.cli import cli
+from dsh_audit.session import Session, open_session
+from dsh_audit.testing import LogBuilder
+from dsh_audit.wire import load_routes
+
+from _golden import CORPUS
+
+T0 = 1796209398000  # 2026-12-02T11:03:18Z, in milliseconds
+SYSTEM = "S" * 8000  # about 2,000 estimated tokens: above every minimum cacheable prefix used here
+C1 = CORPUS / "live-pi" / "c1-anthropic-tools"
+GATEWAY = ("providers:\n  local-openai:\n    api: openai-completions\n    baseURL: http://gateway/v1\n"
+           "    models:\n      - id: local-coder\n        contextWindow: 131072\n        maxTokens: 8192\n")
+
+
+def _envelope(b: LogBuilder, seq: int | None, api: str, provider: str, model: str) -> None:
+    """pi-ai's replay envelope on an ``assistant/message`` (the route the answer came back by)."""
+    assert seq is not None
+    message = b.event(seq)["data"]["message"]
+    message["source"]["replayState"] = {
+        "response": {"kind": "pi-ai", "version": 2, "api": api, "provider": provider, "model": model,
+                     "responseId": f"r-{seq}", "stopReason": "stop"},
+        "blocks": [{"type": "text"}]}
+
+
+def _claude(tmp_path: Path, reads: tuple[int, ...], gap_s: int = 600) -> Path:
+    """Requests to claude-sonnet-4-5 ``gap_s`` apart, each reading ``reads[i]`` cached tokens
+    (a request that reads none writes 2,000)."""
+    b = LogBuilder(session_id="retention", created_at=T0, provider="anthropic", model="claude-sonnet-4-5",
+                   system=SYSTEM)
+    for i, read in enumerate(reads):
+        with b.turn(f"turn {i}"):
+            with b.step():
+                usage = {"inputTokens": 20, "outputTokens": 10, "cacheReadTokens": read,
+                         "cacheWriteTokens": 0 if read else 2000}
+                reply = b.assistant(f"answer {i}", usage=usage)
+                _envelope(b, reply.seq, "anthropic-messages", "anthropic", "claude-sonnet-4-5")
+        b.clock.now += gap_s * 1000
+    return b.write_jsonl(tmp_path / "claude.jsonl")
+
+
+def _gateway(tmp_path: Path, gaps_s: tuple[int, ...]) -> Path:
+    """Requests through a hand-declared openai-completions route, ``gaps_s`` apart, none reading."""
+    b = LogBuilder(session_id="retention-openai", created_at=T0, provider="local-openai", model="local-coder",
+                   system=SYSTEM, reasoning_effort=None)
+    for i, gap in enumerate((*gaps_s, 0)):
+        with b.turn(f"turn {i}"):
+            with b.step():
+                usage = {"inputTokens": 2020, "outputTokens": 10, "cacheReadTokens": 0}
+                reply = b.assistant(f"answer {i}", usage=usage)
+                _envelope(b, reply.seq, "openai-completions", "local-openai", "local-coder")
+        b.clock.now += gap * 1000
+    return b.write_jsonl(tmp_path / "gateway.jsonl")
+
+
+def _routes(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "routes.yml"
+    path.write_text(text)
+    return path
+
+
+def _claude_routes(tmp_path: Path, retention: str | None) -> Path | None:
+    if retention is None:
+        return None
+    return _routes(tmp_path, f"providers:\n  anthropic:\n    cacheRetention: {retention}\n")
+
+
+def _session(log: Path, routes: Path | None) -> Session:
+    session = open_session(log)
+    if routes is not None:
+        session.use_routes(load_routes(routes))
+    return session
+
+
+def _verdicts(log: Path, routes: Path | None, *, wire: bool = True) -> list[dict[str, Any]]:
+    report = cache_report(_session(log, routes), prices=load_prices(search_from="/"), wire=wire)
+    return [v.to_json() for v in report.verdicts]
+
+
+def _pick(verdict: dict[str, Any], *keys: str) -> tuple[Any, ...]:
+    return tuple(verdict.get(k, "absent") for k in keys)
+
+
+KEYS = ("potential", "expected", "actual", "classification", "lost", "source_index", "cache_retention", "ttl_seconds")
+
+
+def test_a_ten_minute_gap_is_cold_by_default_and_warm_with_long_retention(tmp_path: Path) -> None:
+    miss = _claude(tmp_path, (0, 0))
+    # default (5 minutes): the prefix went cold; no retention field in the JSON
+    assert [_pick(v, *KEYS) for v in _verdicts(miss, None)] == [
+        (0, 0, 0, "as_expected", {}, None, "absent", "absent"),
+        (2020, 0, 0, "cold_ttl", {"cold_ttl": 2020}, None, "absent", "absent")]
+    # long: every breakpoint carries ttl 1h, so ten minutes later the prefix is still warm, and a
+    # miss is a miss of a warm prefix, not a cold one
+    long = _claude_routes(tmp_path, "long")
+    assert [_pick(v, *KEYS) for v in _verdicts(miss, long)] == [
+        (0, 0, 0, "as_expected", {}, None, "1h", 3600.0),
+        (2020, 2020, 0, "best_effort_miss", {"best_effort_miss": 2020}, 0, "1h", 3600.0)]
+    # the same gap with a logged hit: predicted only with the 1-hour TTL
+    hit = _claude(tmp_path, (0, 2000))
+    assert _pick(_verdicts(hit, None)[1], *KEYS) == (2020, 0, 2000, "as_expected", {}, None, "absent", "absent")
+    second = _verdicts(hit, long)[1]
+    assert second == {
+        "index": 1, "kind": "loop", "turn": 2, "step": 1, "attempt": 1, "model": "claude-sonnet-4-5",
+        "family": "anthropic", "prompt_tokens": 2020, "counted_tokens": second["counted_tokens"], "potential": 2020,
+        "expected_any": 2020, "expected": 2020, "actual": 2000, "classification": "as_expected", "cause": None,
+        "source_index": 0, "gap_seconds": 600.013, "lost": {}, "lost_cost": 0.0, "prompt_source": "wire:anthropic",
+        "cache_retention": "1h", "ttl_seconds": 3600.0}
+    # an hour and more is cold even with long retention
+    late = _claude(tmp_path, (0, 0), gap_s=3601)
+    assert _pick(_verdicts(late, long)[1], *KEYS) == (2020, 0, 0, "cold_ttl", {"cold_ttl": 2020}, None, "1h", 3600.0)
+
+
+def test_without_wire_bodies_nothing_changes(tmp_path: Path) -> None:
+    miss = _claude(tmp_path, (0, 0))
+    long = _claude_routes(tmp_path, "long")
+    assert _verdicts(miss, long, wire=False) == _verdicts(miss, None, wire=False)
+    assert [_pick(v, *KEYS) for v in _verdicts(miss, long, wire=False)][1] == (
+        2020, 0, 0, "cold_ttl", {"cold_ttl": 2020}, None, "absent", "absent")
+
+
+def test_a_long_retention_write_is_priced_at_the_one_hour_rate(tmp_path: Path) -> None:
+    # claude-sonnet-4-5: writes $3.75 (5 m) and $6 (1 h) per million, input $3, output $15
+    log = _claude(tmp_path, (0, 0))
+    book = load_prices(search_from="/")
+    costs = {}
+    for retention in (None, "long"):
+        session = _session(log, _claude_routes(tmp_path, retention))
+        report = cache_report(session, prices=book)
+        costs[retention] = session_ledger(session, prices=book, cache=report).entries
+    default, long = costs[None][0], costs["long"][0]
+    assert default.tokens is not None and default.tokens.cache_write == 2000
+    assert default.cost is not None and default.cost.cache_write == 0.0075  # 2,000 x $3.75 / 1M
+    assert long.cost is not None and long.cost.cache_write == 0.012  # 2,000 x $6 / 1M
+    assert (long.cost.total, long.no_cache_cost, long.off_peak_cost) == (0.01221, 0.00621, 0.01221)
+    assert (default.cache_retention, default.cache_write_rate) == (None, None)
+    assert (long.cache_retention, long.cache_write_rate) == ("1h", "cache_write_1h")
+    assert "cache_retention" not in default.to_json() and "cache_write_rate" not in default.to_json()
+    assert {k: long.to_json()[k] for k in ("cache_retention", "cache_write_rate")} == {
+        "cache_retention": "1h", "cache_write_rate": "cache_write_1h"}
+    # the CLI (one streamed pass) says the same
+    routes = _claude_routes(tmp_path, "long")
+    result = CliRunner().invoke(cli, ["cache", str(log), "--json", "--routes", str(routes)], catch_exceptions=False)
+    assert result.exit_code == 0
+    out = orjson.loads(result.stdout)
+    assert out["cost"]["cost_usd"] == {"cache_miss": 0.00012, "cache_read": 0.0, "cache_write": 0.024,
+                                       "output": 0.0003, "total": 0.02442}
+    assert [(v["cache_retention"], v["ttl_seconds"], v["classification"]) for v in out["timeline"]] == [
+        ("1h", 3600, "as_expected"), ("1h", 3600, "best_effort_miss")]
+
+
+def test_a_body_with_no_marker_caches_nothing_and_expects_nothing(tmp_path: Path) -> None:
+    log = _claude(tmp_path, (0, 0))
+    none = _claude_routes(tmp_path, "none")
+    assert [_pick(v, *KEYS) for v in _verdicts(log, none)] == [
+        (0, 0, 0, "as_expected", {}, None, "none", None),
+        (0, 0, 0, "as_expected", {}, None, "none", None)]
+    short = _routes(tmp_path, "providers:\n  anthropic:\n    cacheRetention: short\n")
+    assert _verdicts(log, short) == _verdicts(log, None)  # pi-ai's default: nothing to say
+
+
+def test_openai_extended_retention_is_judged_with_a_24_hour_ttl(tmp_path: Path) -> None:
+    # three requests: 10 minutes, then 25 hours apart; none reads the cache (1,920 = floor128(2,020))
+    log = _gateway(tmp_path, (600, 25 * 3600))
+    keys = ("prompt_source", "expected", "classification", "lost", "cache_retention", "ttl_seconds")
+    assert [_pick(v, *keys) for v in _verdicts(log, _routes(tmp_path, GATEWAY))] == [
+        ("wire:openai", 0, "as_expected", {}, "absent", "absent"),
+        ("wire:openai", 0, "cold_ttl", {"cold_ttl": 1920}, "absent", "absent"),
+        ("wire:openai", 0, "cold_ttl", {"cold_ttl": 1920}, "absent", "absent")]
+    extended = _routes(tmp_path, GATEWAY.replace("    models:", "    cacheRetention: long\n    models:"))
+    assert [_pick(v, *keys) for v in _verdicts(log, extended)] == [
+        ("wire:openai", 0, "as_expected", {}, "24h", 86400.0),
+        ("wire:openai", 1920, "best_effort_miss", {"best_effort_miss": 1920}, "24h", 86400.0),
+        ("wire:openai", 0, "cold_ttl", {"cold_ttl": 1920}, "24h", 86400.0)]
+
+
+def test_retention_is_read_from_the_body_markers_exactly() -> None:
+    claude, openai = rule_for("anthropic", "claude-sonnet-4-5"), rule_for("openai", "gpt-5.4")
+
+    def marked(*markers: str) -> bytes:
+        blocks = ",".join('{"type":"text","text":"t","cache_control":' + m + "}" for m in markers)
+        return b'{"system":[' + blocks.encode() + b'],"messages":[]}'
+
+    assert claude.retention(marked('{"type":"ephemeral"}')) is None
+    assert claude.retention(marked('{"type":"ephemeral","ttl":"5m"}')) is None
+    assert claude.retention(marked('{"type":"ephemeral","ttl":"2d"}')) is None  # a TTL the rules do not list
+    mixed = claude.retention(marked('{"type":"ephemeral","ttl":"1h"}', '{"type":"ephemeral"}'))
+    assert mixed is not None and (mixed.name, mixed.ttl_seconds) == ("1h", 3600.0)
+    # a marker written inside a string is text, not a marker
+    quoted = b'{"messages":[{"role":"user","content":"\\"cache_control\\":{\\"ttl\\":\\"1h\\"}"}]}'
+    bare = claude.retention(quoted)
+    assert bare is not None and (bare.name, bare.ttl_seconds) == ("none", None)
+    assert openai.retention(b'{"model":"m","stream":true,"prompt_cache_retention":"in_memory"}') is None
+    extended = openai.retention(b'{"model":"m","stream":true,"prompt_cache_retention":"24h"}')
+    assert extended is not None and (extended.name, extended.ttl_seconds) == ("24h", 86400.0)
+    assert openai.retention(b'{"model":"m","messages":[]}') is None
+    assert rule_for("deepseek", "deepseek-v4-pro").retention(marked('{"type":"ephemeral","ttl":"1h"}')) is None
+
+
+@pytest.mark.skipif(not C1.is_dir(), reason="../shared/corpus/live-pi is absent")
+def test_live_pi_claude_session_with_long_retention(tmp_path: Path) -> None:
+    text = (C1 / "inputs" / "pi-ai-routes.patch.yml").read_text()
+    anchor = "      anthropic:\n"
+    routes = _routes(tmp_path, text.replace(anchor, anchor + "        cacheRetention: long\n"))
+    log = next((C1 / "session-logs").glob("*.jsonl"))
+    book = load_prices(search_from="/")
+    ledgers = {}
+    for name, path in (("default", None), ("long", routes)):
+        session = _session(log, path)
+        report = cache_report(session, prices=book)
+        ledgers[name] = (report, session_ledger(session, prices=book, cache=report))
+    (short, short_ledger), (long, long_ledger) = ledgers["default"], ledgers["long"]
+    # the requests are seconds apart: the same verdicts, now marked 1h
+    assert [{**v.to_json(), "cache_retention": "1h", "ttl_seconds": 3600.0} for v in short.verdicts] == \
+        [v.to_json() for v in long.verdicts]
+    writes = long_ledger.tokens.cache_write
+    assert writes == short_ledger.tokens.cache_write == 18_490
+    assert short_ledger.cost.cache_write == 0.0693375  # 18,490 x $3.75 / 1M
+    assert long_ledger.cost.cache_write == 0.11094  # 18,490 x $6 / 1M
+    assert {e.cache_write_rate for e in long_ledger.entries if e.cost is not None} == {"cache_write_1h"}
