@@ -238,3 +238,18 @@ def test_live_pi_claude_session_with_long_retention(tmp_path: Path) -> None:
     assert short_ledger.cost.cache_write == 0.0693375  # 18,490 x $3.75 / 1M
     assert long_ledger.cost.cache_write == 0.11094  # 18,490 x $6 / 1M
     assert {e.cache_write_rate for e in long_ledger.entries if e.cost is not None} == {"cache_write_1h"}
+
+
+def test_usage_takes_the_route_file_and_prices_long_writes_as_cache_does(tmp_path: Path) -> None:
+    """`usage --routes` prices a session as `cache --routes` does: two 2,000-token writes at the
+    1-hour rate ($6/M); without the file, at the 5-minute rate ($3.75/M)."""
+    log = _claude(tmp_path, (0, 0))
+    routes = _claude_routes(tmp_path, "long")
+    costs = {}
+    for extra in ((), ("--routes", str(routes))):
+        result = CliRunner().invoke(cli, ["usage", str(log), "--json", *extra], catch_exceptions=False)
+        assert result.exit_code == 0, result.stderr
+        costs[bool(extra)] = orjson.loads(result.stdout)["total"]["cost_usd"]
+    assert costs[True] == {"cache_miss": 0.00012, "cache_read": 0.0, "cache_write": 0.024, "output": 0.0003,
+                           "total": 0.02442}
+    assert costs[False]["cache_write"] == 0.015  # 4,000 x $3.75 / 1M

@@ -74,6 +74,7 @@ def conflicting(tmp_path: Path) -> tuple[Path, str, str]:
     (["report", "{log}", "--capture", "{capture}", "-o", "{out}"], 0),
     (["cache", "{log}"], 0),
     (["cache", "{log}", "--jobs", "2"], 0),
+    (["usage", "{log}"], 0),
     (["breaks", "{log}"], 0),
     (["explain", "{log}", "1"], 0),
 ])

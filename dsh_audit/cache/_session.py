@@ -212,15 +212,17 @@ def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int
 
 def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
                  max_version: int = 4, breaks: bool = True, unit: int | None = None, tokenizer: str = "auto",
-                 wire: bool = True) -> GroupResult[SessionLedger]:
+                 wire: bool = True, routes: str | None = None) -> GroupResult[SessionLedger]:
     """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
     each read once; with ``breaks``, each request's cache verdict (a child attributed with its
-    parent, as ``cache`` does) prices what its breaks lost."""
+    parent, as ``cache`` does) prices what its breaks lost. ``routes``: a route configuration
+    file, as for :func:`cache_group` (its retention changes a body's cache TTL and write rate)."""
     headers = Headers(lenient=lenient, max_version=max_version)
-    streamed = _alone(paths, headers, prices=prices, unit=unit, tokenizer=tokenizer, wire=wire) if breaks else None
+    streamed = _alone(paths, headers, prices=prices, routes=routes, unit=unit, tokenizer=tokenizer,
+                      wire=wire) if breaks else None
     if streamed is not None:
         return _pick(streamed, 1)
-    group = open_group(paths, lenient=lenient, max_version=max_version, headers=headers)
+    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionLedger | Failure] = []
     pairs = accounted(group, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices) if breaks else \
         ((item, None) for item in group.given)  # without breaks, no cache report is made

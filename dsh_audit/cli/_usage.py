@@ -12,9 +12,9 @@ from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_pr
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
-from ..session import Failure, run_groups
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, listing_options, \
-    lenient_option, selected_logs, since_option, until_option
+from ..session import Failure, GroupResult, run_groups
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
+                      listing_options, routes_option, selected_logs, since_option, until_option)
 
 __all__ = ["prices_option", "usage_command"]
 
@@ -52,12 +52,13 @@ def _row(row: UsageRow, *, tier: bool) -> tuple[object, ...]:
 @prices_option
 @click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
 @listing_options
+@routes_option
 @lenient_option
 @jobs_option
 @engine_options
 def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: float | None,
-                  prices_path: str | None, no_breaks: bool, as_json: bool, lenient: bool, max_version: int,
-                  jobs: int, engine: str, scheduler: str | None) -> int:
+                  prices_path: str | None, no_breaks: bool, as_json: bool, routes: str | None, lenient: bool,
+                  max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
     """What sessions cost: tokens and USD by session, turn, day, model, window or request.
 
     Every request is priced at the rate for its model on its date and in its window (DeepSeek's
@@ -80,10 +81,20 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
         echo_error(exc)
         return EXIT_BAD_INPUT
     status = EXIT_OK
-    task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=not no_breaks)
+    task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=not no_breaks,
+                   routes=routes)
     ledgers: list[SessionLedger] = []
+    warnings: dict[str, tuple[str, ...]] = {}
+
+    def keep_warnings(result: GroupResult[SessionLedger]) -> None:
+        warnings.update(result.route_warnings)
+
     with progress_callback(len(logs), label="usage") as report_progress:
-        for item in run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress):
+        found = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress,
+                           on_group=keep_warnings)
+        for log, item in zip(logs, found):
+            for warning in warnings.get(str(log), ()):
+                echo_warning(warning)
             if isinstance(item, Failure):
                 echo_error(item.error)
                 status = EXIT_BAD_INPUT
