@@ -253,3 +253,29 @@ def test_usage_takes_the_route_file_and_prices_long_writes_as_cache_does(tmp_pat
     assert costs[True] == {"cache_miss": 0.00012, "cache_read": 0.0, "cache_write": 0.024, "output": 0.0003,
                            "total": 0.02442}
     assert costs[False]["cache_write"] == 0.015  # 4,000 x $3.75 / 1M
+
+
+def test_index_takes_the_route_file_and_a_changed_file_reindexes(tmp_path: Path) -> None:
+    """`index --routes` stores the costs `usage --routes` prices (1-hour writes), and a route file
+    with other content re-indexes the log (it is part of the records' options)."""
+    import sqlite3
+
+    log = _claude(tmp_path, (0, 0))
+    db = tmp_path / "audit.sqlite"
+
+    def index(*extra: str) -> tuple[dict[str, Any], float]:
+        result = CliRunner().invoke(cli, ["index", str(log), "--db", str(db), "--json", *extra],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.stderr
+        with sqlite3.connect(db) as connection:
+            (writes,) = connection.execute("select sum(cost_cache_write) from costs").fetchone()
+        return orjson.loads(result.stdout), writes
+
+    summary, writes = index("--routes", str(_claude_routes(tmp_path, "long")))
+    assert (summary["indexed"], summary["skipped"], writes) == (1, 0, 0.024)  # 4,000 x $6 / 1M
+    summary, writes = index("--routes", str(_claude_routes(tmp_path, "long")))
+    assert (summary["indexed"], summary["skipped"]) == (0, 1)  # the same file: unchanged
+    summary, writes = index("--routes", str(_claude_routes(tmp_path, "none")))
+    assert (summary["indexed"], summary["skipped"]) == (1, 0)  # another file: read again
+    summary, writes = index()
+    assert (summary["indexed"], summary["skipped"], writes) == (1, 0, 0.015)  # no file: the 5-minute rate

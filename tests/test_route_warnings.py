@@ -75,13 +75,15 @@ def conflicting(tmp_path: Path) -> tuple[Path, str, str]:
     (["cache", "{log}"], 0),
     (["cache", "{log}", "--jobs", "2"], 0),
     (["usage", "{log}"], 0),
+    (["index", "{log}", "--db", "{db}"], 0),
     (["breaks", "{log}"], 0),
     (["explain", "{log}", "1"], 0),
 ])
 def test_each_command_prints_the_window_conflict_once(tmp_path: Path, run: Run, command: list[str],
                                                       code: int) -> None:
     log, routes, warning = conflicting(tmp_path)
-    args = [a.format(log=log, capture=foreign_capture(tmp_path), out=tmp_path / "report.html") for a in command]
+    args = [a.format(log=log, capture=foreign_capture(tmp_path), out=tmp_path / "report.html",
+                     db=tmp_path / "audit.sqlite") for a in command]
     exit_code, _, err = run(*args, "--routes", routes)
     assert (exit_code, [line for line in err.splitlines() if line.startswith("warning:")]) == (code, [warning])
     # without the route file there is nothing to contradict

@@ -10,8 +10,8 @@ from ..cache import load_prices
 from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats, index_logs
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, engine_options, jobs_option, json_option,
-                      lenient_option, listing_options, selected_logs, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning, engine_options, jobs_option,
+                      json_option, lenient_option, listing_options, routes_option, selected_logs, time_options)
 from ._usage import prices_option
 
 __all__ = ["index_command", "stats_command"]
@@ -55,17 +55,18 @@ def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
 @click.option("--no-attribution", is_flag=True, help="Skip break attribution (faster; breaks table stays empty).")
 @click.option("--no-cache", is_flag=True, help="Skip cache accounting (faster; no expected reads or losses).")
 @prices_option
+@routes_option
 @json_option
 def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
                   until: float | None, engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool,
-                  prices_path: str | None, as_json: bool) -> int:
+                  prices_path: str | None, routes: str | None, as_json: bool) -> int:
     """Index session logs into a SQLite file: one row per session, request, priced request and
     cache break.
 
     Incremental: a log whose size and modification time are unchanged since it was indexed (with
-    the same options and price table) is skipped; a changed one is replaced. Every request is
-    priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are stored with
-    their error and reported on stderr (exit 2). An index of an older schema is upgraded in place
+    the same options, price table and route file) is skipped; a changed one is replaced. Every
+    request is priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are
+    stored with their error and reported on stderr (exit 2). An index of an older schema is upgraded in place
     (every log is read again). With no PATHS, $DSH_HOME/sessions is indexed. Query the file with
     `dsh-audit stats` or any SQLite client.
 
@@ -78,7 +79,9 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     with progress_callback(len(logs), label="indexing") as report:
         summary = index_logs(logs, db, lenient=lenient, max_version=max_version, attribution=not no_attribution,
                              cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, prices=prices,
-                             progress=report)
+                             progress=report, routes=routes)
+    for warning in summary.warnings:
+        echo_warning(warning)
     if summary.upgraded_from is not None:
         echo_note(f"{summary.db}: index schema {summary.upgraded_from} upgraded to {SCHEMA_VERSION} in place; "
                   "every log given was read again to store its priced ledger")

@@ -23,7 +23,8 @@ from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, a
 from ..errors import DshAuditError, UnreadableError
 from ..log import SessionLog
 from ..replay import Request
-from ..session import Failure, GroupResult, Headers, Session, SessionGroup, open_group
+from ..session import Failure, GroupResult, Headers, Session, SessionGroup, open_group, routes_from
+from ..wire import PiRoutes
 
 __all__ = ["BreakRow", "CostRow", "RequestRow", "SessionRecord", "audit_group", "audit_session", "options_key"]
 
@@ -184,11 +185,13 @@ class SessionRecord:
     costs: tuple[CostRow, ...] = field(default=(), repr=False)
 
 
-def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook) -> str:
-    """The reading and analysis options a record was made with, and the price table it was priced
-    with; a change re-indexes the file."""
+def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook,
+                routes: str | None = None) -> str:
+    """The reading and analysis options a record was made with, the price table it was priced with
+    and the route file (``routes``: a fingerprint of its text) its requests were routed by; a
+    change re-indexes the file."""
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
-            f"prices={prices.fingerprint}")
+            f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else ""))
 
 
 def _int(usage: dict[str, Any] | None, key: str) -> int | None:
@@ -267,40 +270,43 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
 
 
 def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool,
-          prices: PriceBook) -> dict[str, Any]:
+          prices: PriceBook, routes: str | None = None) -> dict[str, Any]:
     try:
         stat = Path(path).stat()
     except OSError as exc:
         raise UnreadableError(f"cannot read the file: {exc.strerror}", path=path) from exc
     return {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
             "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                                   prices=prices)}
+                                   prices=prices, routes=routes)}
 
 
 def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                attribution: bool = True, cache: bool = True,
-                prices: PriceBook | None = None) -> GroupResult[SessionRecord]:
+                attribution: bool = True, cache: bool = True, prices: PriceBook | None = None,
+                routes: str | None = None, routes_key: str | None = None) -> GroupResult[SessionRecord]:
     """:func:`audit_session` for a group of neighbouring logs, each read once, a fork or subagent
-    child attributed with its parent (a task of :func:`dsh_audit.session.run_groups`).
+    child attributed with its parent (a task of :func:`dsh_audit.session.run_groups`). ``routes``:
+    a route configuration file (``--routes``), ``routes_key`` its fingerprint in the records'
+    options (:func:`options_key`).
 
     Raises:
         UnreadableError: a file vanished before it could be stat'ed.
     """
     names = [os.fspath(p) for p in paths]
     book = prices if prices is not None else load_prices()
-    bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book)
-             for n in names]
+    bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
+                   routes=routes_key) for n in names]
     headers = Headers(lenient=lenient, max_version=max_version)
     log = headers.lone_root(names) if attribution and cache else None
     if log is not None:
-        return _streamed(log, bases[0], prices=book)
-    group = open_group(names, lenient=lenient, max_version=max_version, headers=headers)
+        return _streamed(log, bases[0], prices=book, config=routes_from(routes))
+    group = open_group(names, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache,
                                                            prices=book))
     return GroupResult.of(group, records)
 
 
-def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook) -> GroupResult[SessionRecord]:
+def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
+              config: PiRoutes | None) -> GroupResult[SessionRecord]:
     """The record of a log that is no fork or subagent child, each request turned into its rows as
     it is replayed and accounted (:func:`dsh_audit.cache.account_log`), none kept: the same record
     as :func:`_record` over the whole session."""
@@ -321,14 +327,15 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook) -> Gr
         if request.index in judged:
             judged[request.index] = verdict
 
-    result = account_log(log, prices=prices, on_transition=transition, on_judged=row)
+    result = account_log(log, prices=prices, config=config, on_transition=transition, on_judged=row)
     item = result.items[0]
     if isinstance(item, Failure):
         return GroupResult([_failed(base, item)], result.orphans, result.ids, result.route_warnings)
     report = item[0]
     record = SessionRecord(
         **base, session_id=sid, parent_session=log.header.parent_session, format_version=log.format_version,
-        event_count=log.event_count, request_count=len(rows), notes=tuple(log.warnings), attribution=True,
+        event_count=log.event_count, request_count=len(rows),
+        notes=(*log.warnings, *result.route_warnings.get(path, ())), attribution=True,
         cache=True, token_method=report.token_method, requests=tuple(rows),
         breaks=tuple(_break_row(path, t, judged.get(t.request)) for t in sorted(breaks, key=lambda t: t.request)),
         costs=tuple(costs))

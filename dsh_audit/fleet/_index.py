@@ -18,6 +18,7 @@ file of an older version until then.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import time
@@ -30,7 +31,7 @@ from typing import Any
 from ..errors import UsageError
 from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
-from ..session import Failure, run_groups
+from ..session import Failure, GroupResult, routes_from, run_groups
 from ..cache import PriceBook, load_prices
 from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, options_key
 
@@ -85,6 +86,8 @@ class IndexSummary:
         lost: how many of ``failed`` were not stored.
         seconds: wall time of the run.
         upgraded_from: the schema version the file was upgraded from in this run, if it was.
+        warnings: where a log read in this run contradicts the route file (``--routes``), once per
+            session and route/model, as every command that takes the file warns.
     """
 
     db: str
@@ -95,11 +98,13 @@ class IndexSummary:
     lost: int
     seconds: float
     upgraded_from: int | None = None
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "skipped": self.skipped,
                 "failed": [{"path": path, "error": error} for path, error in self.failed], "lost": self.lost,
-                "seconds": round(self.seconds, 3), "upgraded_from": self.upgraded_from}
+                "seconds": round(self.seconds, 3), "upgraded_from": self.upgraded_from,
+                "warnings": list(self.warnings)}
 
 
 def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
@@ -198,11 +203,19 @@ def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -
     return stale
 
 
+def _fingerprint(routes: str | None) -> str | None:
+    """A short hash of a route file's text (checked first: a bad file is one error before any log)."""
+    if routes is None:
+        return None
+    routes_from(routes)
+    return hashlib.sha256(Path(routes).read_bytes()).hexdigest()[:16]
+
+
 def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str], *, lenient: bool = False,
                max_version: int = 4, attribution: bool = True, cache: bool = True, jobs: int = 1,
                engine: str = "local", scheduler: str | None = None, prices: PriceBook | None = None,
                audit: Callable[[str], SessionRecord] | None = None,
-               progress: Callable[[int, int], None] | None = None) -> IndexSummary:
+               progress: Callable[[int, int], None] | None = None, routes: str | None = None) -> IndexSummary:
     """Add the logs to the index at ``db``, reading only those that changed since last time.
 
     Args:
@@ -215,6 +228,9 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         jobs, engine, scheduler, progress: see :func:`dsh_audit.fleet.run_many`.
         audit: a per-session audit (a picklable function of a path returning a
             :class:`SessionRecord`) replacing the default, :func:`audit_group` with the options above.
+        routes: a route configuration file (``--routes``): routes and model facts of hand-declared
+            pi-ai providers, and their profiles (a cache retention changes TTLs and write rates);
+            another file (by content) re-indexes every log.
 
     An index of an older schema version is upgraded in place (``upgraded_from`` says so).
 
@@ -229,19 +245,26 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     """
     started = time.perf_counter()
     book = prices if prices is not None else load_prices()
-    options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book)
+    routes_key = _fingerprint(routes)
+    options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
+                          routes=routes_key)
     task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                   prices=book)
+                   prices=book, routes=routes, routes_key=routes_key)
     if os.fspath(db):
         ProtectedInputs.of(logs).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
     connection, upgraded = _open(db, create=True, upgrade=True)
     failed: list[tuple[str, str]] = []
+    warnings: list[str] = []
     lost = 0
+
+    def keep_warnings(result: GroupResult[SessionRecord]) -> None:
+        warnings.extend(warning for found in result.route_warnings.values() for warning in found)
+
     try:
         stale = _stale(connection, paths, options)
         runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler, "progress": progress}
-        results = run_groups(stale, task, **runs) if audit is None else \
+        results = run_groups(stale, task, on_group=keep_warnings, **runs) if audit is None else \
             [r.value if r.value is not None else Failure(r.path, r.error or SessionTaskError("no record"))
              for r in iter_many(stale, audit, **runs)]
         for path, record in zip(stale, results):
@@ -259,4 +282,4 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         connection.close()
     return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost, skipped=len(paths) - len(stale),
                         failed=tuple(failed), lost=lost, seconds=time.perf_counter() - started,
-                        upgraded_from=upgraded)
+                        upgraded_from=upgraded, warnings=tuple(warnings))
