@@ -279,3 +279,13 @@ def test_index_takes_the_route_file_and_a_changed_file_reindexes(tmp_path: Path)
     assert (summary["indexed"], summary["skipped"]) == (1, 0)  # another file: read again
     summary, writes = index()
     assert (summary["indexed"], summary["skipped"], writes) == (1, 0, 0.015)  # no file: the 5-minute rate
+
+
+def test_usage_refuses_a_bad_route_file_before_reading_a_log(tmp_path: Path) -> None:
+    log = _claude(tmp_path, (0, 0))
+    bad = _routes(tmp_path, "providers: [\n")
+    result = CliRunner().invoke(cli, ["usage", str(log), "--routes", str(bad)], catch_exceptions=False,
+                                standalone_mode=False)
+    assert (result.return_value, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"error: {bad}: route file is not valid YAML at line 2") and \
+        result.stderr.count("\n") == 1

@@ -12,7 +12,7 @@ from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_pr
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
-from ..session import Failure, GroupResult, run_groups
+from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, routes_option, selected_logs, since_option, until_option)
 
@@ -76,6 +76,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     """
     try:
         prices = load_prices(prices_path)
+        routes_from(routes)  # a bad route file is one error, before any log is read
         logs = selected_logs(paths, None)
     except DshAuditError as exc:
         echo_error(exc)
