@@ -134,6 +134,11 @@ def main() -> None:
         per = (m2 - m1) / max(1, r2 - r1) * 1000
         print(f"\nRSS change after the first sample: {m2 - m1:+.1f} MB over {r2 - r1} requests "
               f"({per:+.3f} MB per 1000 requests)")
+        settled = [row for row in rows if row[2] >= 5000]  # the bounded caches are full by then
+        if len(settled) >= 2:
+            (_, _, r1, m1), (_, _, r2, m2) = settled[0], settled[-1]
+            print(f"after 5,000 requests: {m1:.1f} -> {m2:.1f} MB from {r1} to {r2} requests "
+                  f"({(m2 - m1) / max(1, r2 - r1) * 1000:+.3f} MB per 1000 requests)")
     os.remove(target)
 
 

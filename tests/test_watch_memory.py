@@ -1,16 +1,20 @@
 """What a watch keeps per request stays bounded (issue 16): the streamed attribution drops the
-evidence no later comparison reads, and the token counter's memo keeps a bounded amount of text.
-Counts of retained records, not timings; the streamed transitions still equal the whole ones."""
+evidence and the message digests no later comparison reads, the token counter's memo keeps a
+bounded amount of text, and the route context lent to title and compaction calls is dropped once
+they are judged. Counts of retained records, not timings; the streamed transitions still equal
+the whole ones."""
 
 from __future__ import annotations
 
 import gc
+import threading
 from pathlib import Path
 
-from dsh_audit.attribution import attribute, iter_attribute
+from dsh_audit.attribution import MessageDigests, attribute, iter_attribute
 from dsh_audit.cache import make_counter
-from dsh_audit.session import LogEvidence, open_session
+from dsh_audit.session import LogEvidence, RouteEvidence, open_session
 from dsh_audit.testing import LogBuilder, ToolCall
+from dsh_audit.watch import TailStream, WatchRequest, follow_log
 
 
 def _long_session(session_id: str, turns: int, *, titles: tuple[int, ...] = ()) -> LogBuilder:
@@ -87,3 +91,62 @@ def test_token_counter_memo_is_bounded_and_counts_stay_exact() -> None:
     assert len(memo) == counter.LIMIT // 1000
     assert next(iter(memo)) == texts[-len(memo)]  # the oldest went first
     assert counter(texts[0]) == 250  # counted again once forgotten
+
+
+def _new_objects(kind: type, old: list[object]) -> list[object]:
+    gc.collect()
+    return [o for o in gc.get_objects() if isinstance(o, kind) and not any(o is x for x in old)]
+
+
+def test_streamed_attribution_keeps_only_the_digests_of_held_messages(tmp_path: Path) -> None:
+    b = _long_session("s-digests", 70, titles=(2, 15, 30, 45, 60))
+    path = b.write_jsonl(tmp_path / "session.jsonl")
+    session = open_session(path)
+    whole = attribute(session)
+    most = max(len(r.messages) for r in session.requests)  # the longest prompt of the session
+    titled = max(len(r.messages) for r in session.requests if r.kind == "title")
+    del session
+    old = _new_objects(MessageDigests, [])
+    kept: list[tuple[int, int]] = []
+    streamed = []
+    digests: object = None
+    for transition in iter_attribute(path):
+        streamed.append(transition)
+        if digests is None:
+            (digests,) = _new_objects(MessageDigests, old)  # the walk's own, kept for the whole log
+        assert isinstance(digests, MessageDigests)
+        kept.append((len(digests), digests.size))
+    assert sorted(streamed, key=lambda t: t.request) == list(whole.transitions)
+    assert len(streamed) == 70 * 2 + 70 // 7 + 70 // 10 + 5, len(streamed)
+    breaks = [t for t in whole.transitions if t.verdict == "break" and t.relation in ("step", "retry")]
+    assert len(breaks) >= 15, len(breaks)  # each digests the whole shared prefix of its request
+    # At most the messages of the requests still held (the last loop request, the last title
+    # call): 14 entries and 3.9 KB at most here; kept for every request, 116 entries and 37 KB.
+    assert 0 < max(n for n, _ in kept) <= most + titled == 42, (max(kept), most, titled)
+    assert max(size for _, size in kept) < 10_000, max(kept)
+
+
+def test_a_followed_log_drops_the_route_context_of_judged_calls(tmp_path: Path) -> None:
+    b = _long_session("s-aux", 60, titles=(2, 15, 30, 45))
+    path = b.write_jsonl(tmp_path / "session.jsonl")
+    whole = open_session(path).routes
+    assert len(whole.aux_contexts) == 4 + 6  # a whole session keeps each title and compaction call's
+    stop = threading.Event()
+    stop.set()  # read what the file holds, then end
+    old = _new_objects(RouteEvidence, [])
+    kinds: list[str] = []
+    held: list[int] = []
+    routes: object = None
+    for item in follow_log(TailStream(str(path), stop=stop, settle=0.2, poll=0.01)):
+        if not isinstance(item, WatchRequest):
+            continue
+        kinds.append(item.kind)
+        if routes is None:
+            (routes,) = _new_objects(RouteEvidence, old)  # the followed log's own
+        assert isinstance(routes, RouteEvidence)
+        assert set(routes.aux_efforts) <= set(routes.aux_contexts)
+        held.append(len(routes.aux_contexts))
+    assert kinds.count("title") == 4 and kinds.count("compaction") == 6, kinds
+    # Once judged, only the last title call's stays (the next title call's transition may render
+    # it), besides a call logged but not yet judged: at most 2, never 10; at the end 1.
+    assert max(held) == 2 and held[-1] == 1, held

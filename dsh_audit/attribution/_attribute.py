@@ -129,7 +129,9 @@ class _Attributor:
         held (the last loop request, the last of each auxiliary kind) is dropped after each
         request: every later comparison reads its window from one of those (the next loop
         request from the last, a retry too; a compaction call from the loop request before it;
-        a title call from the last title call), never from further back.
+        a title call from the last title call), never from further back. So are the message
+        digests of every message none of them carries (a digest is a memo: one that is needed
+        again is taken again, with the same result).
         """
         last_loop: Request | None = None
         last_aux: dict[str, Request] = {}
@@ -149,9 +151,12 @@ class _Attributor:
                     session, before, session, compare(before, request, Pair(
                         relation, self._evidence(session), before.first_chunk_seq), self.digests), request)
                 last_aux[request.kind] = request
-            held = [r.first_chunk_seq for r in (last_loop, *last_aux.values()) if r is not None]
+            kept = [r for r in (last_loop, *last_aux.values()) if r is not None]
+            held = [r.first_chunk_seq for r in kept]
             if session.forget and last_loop is not None and None not in held:
                 self._evidence(session).forget_before(min(s for s in held if s is not None))
+            if session.forget:
+                self.digests.keep_only(r.messages for r in kept)
             yield item
 
     @staticmethod

@@ -10,7 +10,7 @@ a break, from the cached fragment lengths.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._seq import common_length
@@ -27,14 +27,36 @@ class MessageDigests:
     while the cache lives.
     """
 
-    # Bounded by the bytes of the messages it keeps alive, so that a streaming walk over a long
-    # log does not keep every message alive (nor a few huge tool results hundreds of megabytes);
-    # an evicted message is only serialised again if it is compared again.
+    # Bounded by the bytes of the messages it keeps alive, so that a whole-session walk over a
+    # long log does not keep every message alive (nor a few huge tool results hundreds of
+    # megabytes); an evicted message is only serialised again if it is compared again. A streamed
+    # walk also keeps only the messages of the requests it still holds (:meth:`keep_only`).
     LIMIT = 16_000_000
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Any, bytes, int]] = {}
         self._bytes = 0
+        self._added = False  # an entry came in since the last keep_only
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    @property
+    def size(self) -> int:
+        """UTF-8 bytes of the serialised messages held."""
+        return self._bytes
+
+    def keep_only(self, held: Iterable[Sequence[Any]]) -> None:
+        """Drop the digests of every message but those of the ``held`` message lists (a streamed
+        walk's: what its next comparisons can still read; anything else is serialised again if it
+        ever comes back). Nothing is scanned when no digest was taken since the last call: what
+        is left then is at most the previous held lists' messages."""
+        if not self._added:
+            return
+        self._added = False
+        keep = {id(message) for messages in held for message in messages}
+        for key in [key for key in self._cache if key not in keep]:
+            self._bytes -= self._cache.pop(key)[2]
 
     def get(self, message: Any) -> tuple[bytes, int]:
         """``(sha256 digest, byte length)`` of ``JSON.stringify(message)``."""
@@ -50,6 +72,7 @@ class MessageDigests:
             self._bytes -= self._cache.pop(next(iter(self._cache)))[2]
         self._cache[id(message)] = entry
         self._bytes += entry[2]
+        self._added = True
         return entry[1], entry[2]
 
     def same(self, a: Any, b: Any) -> bool:

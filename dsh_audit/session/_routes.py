@@ -114,6 +114,12 @@ class RouteEvidence:
         if key in self._defaults:
             self.aux_efforts[seq] = self._defaults[key]
 
+    def release(self, seq: int) -> None:
+        """Drop what was kept for the title or compaction call at ``seq``: a streamed view calls
+        this once no later rendering can lend it (a whole session keeps every call's)."""
+        self.aux_contexts.pop(seq, None)
+        self.aux_efforts.pop(seq, None)
+
     def _on_context(self, seq: int, data: dict[str, Any]) -> None:
         key = _route_key(data)
         if key is None:

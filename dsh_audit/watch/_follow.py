@@ -111,6 +111,19 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         if event.type == "session/title" and isinstance(event.data, dict) and isinstance(event.data.get("title"), str):
             title[0] = event.data["title"]
 
+    last_title: list[int | None] = [None]
+
+    def release(request: Request) -> None:
+        """Drop the route context kept for a judged auxiliary call that nothing renders again: a
+        compaction call at once, a title call once the next one is judged (its transition may
+        render the one before it)."""
+        if request.kind == "compaction":
+            routes.release(request.first_chunk_seq)
+        elif request.kind == "title":
+            if last_title[0] is not None:
+                routes.release(last_title[0])
+            last_title[0] = request.first_chunk_seq
+
     def settled() -> Iterator[WatchItem]:
         while pending and pending[0].index in transitions:
             request = pending.popleft()
@@ -118,6 +131,7 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             inbox.items.append(request)
             verdict = next(judge)
             causes.pop(request.index, None)  # read only while its request is judged
+            release(request)
             entry = price_entry(request, prices, verdict)
             yield _describe(request, transition, verdict, entry.cost.total if entry.cost else None,
                             path=path, session_id=sid, title=title[0], history=history())
