@@ -289,3 +289,27 @@ def test_usage_refuses_a_bad_route_file_before_reading_a_log(tmp_path: Path) -> 
     assert (result.return_value, result.stdout) == (2, "")
     assert result.stderr.startswith(f"error: {bad}: route file is not valid YAML at line 2") and \
         result.stderr.count("\n") == 1
+
+
+def test_watch_takes_the_route_file(tmp_path: Path) -> None:
+    """A followed log is judged and priced with the route file as `cache --routes` judges it: the
+    second request, ten minutes on, is still warm with 1-hour retention (cold without the file),
+    and its 2,000 written tokens cost the 1-hour rate."""
+    import threading
+
+    from dsh_audit.watch import TailStream, WatchRequest, follow_log
+
+    log = _claude(tmp_path, (0, 0))
+    long = load_routes(_claude_routes(tmp_path, "long"))
+    seen = {}
+    for config in (None, long):
+        stop = threading.Event()
+        stop.set()  # read what the file holds, then end
+        items = follow_log(TailStream(str(log), stop=stop, settle=0.2, poll=0.01), config=config,
+                           prices=load_prices(search_from="/"))
+        seen[config is not None] = [(r.classification, r.cost) for r in items if isinstance(r, WatchRequest)]
+    cache = CliRunner().invoke(cli, ["cache", str(log), "--json", "--routes", str(_claude_routes(tmp_path, "long"))])
+    timeline = orjson.loads(cache.stdout)["timeline"]
+    assert [c for c, _ in seen[True]] == [v["classification"] for v in timeline] == ["as_expected", "best_effort_miss"]
+    assert [c for c, _ in seen[False]] == ["as_expected", "cold_ttl"]
+    assert seen[True][1][1] - seen[False][1][1] == pytest.approx(2000 * (6 - 3.75) / 1e6)

@@ -11,10 +11,12 @@ from types import FrameType
 
 import click
 
+from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import terminal_text
+from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
-from ._common import EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option
+from ._common import EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option, routes_option
 
 __all__ = ["watch_command"]
 
@@ -72,10 +74,11 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
 @click.option("--polling", is_flag=True,
               help="Look at the files every 0.05-0.5 s instead of using file-system notifications "
                    "(used when the watchdog package is installed); the first line says which is used.")
+@routes_option
 @lenient_option
 def watch_command(path: str | None, as_json: bool, since: float | None, on_break: str | None,
-                  idle_exit: float | None, exit_after: float | None, settle: float, polling: bool, lenient: bool,
-                  max_version: int) -> int:
+                  idle_exit: float | None, exit_after: float | None, settle: float, polling: bool,
+                  routes: str | None, lenient: bool, max_version: int) -> int:
     """Follow running sessions: every new request's cache verdict and cost, every break at once.
 
     PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions); sessions
@@ -92,6 +95,11 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
         dsh-audit watch ~/.dsh/sessions --json --on-break 'notify-send "cache break"'
     """
     command = shlex.split(on_break) if on_break else None
+    try:
+        config = routes_from(routes)  # a bad route file is one error, before any log is followed
+    except DshAuditError as exc:
+        echo_error(exc)
+        return EXIT_BAD_INPUT
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
 
@@ -103,7 +111,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
                           exit_after=exit_after, lenient=lenient, max_version=max_version,
-                          notifications=not polling):
+                          notifications=not polling, routes=config):
             summary.add(item)
             if as_json:
                 click.echo(dumps_line(item.to_json()))

@@ -18,7 +18,8 @@ from ..cache import CacheVerdict, PriceBook, attribution_causes, iter_cache_verd
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
 from ..replay import Request
-from ..session import Bodies, RouteEvidence, Session, find_parent, open_session, request_route
+from ..session import Bodies, RouteEvidence, Session, find_parent, open_session, request_route, window_conflicts
+from ..wire import PiRoutes
 from ._model import WatchItem, WatchNote, WatchRequest
 from ._tail import LogReplaced, TailStream
 
@@ -56,8 +57,8 @@ def _describe(request: Request, transition: Transition | None, verdict: CacheVer
 
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
-               max_version: int | None = None,
-               history: Callable[[], bool] = lambda: False) -> Iterator[WatchItem]:
+               max_version: int | None = None, history: Callable[[], bool] = lambda: False,
+               config: PiRoutes | None = None) -> Iterator[WatchItem]:
     """Everything one followed log shows, as it is written: a ``started`` note once its header is
     read, a :class:`WatchRequest` per request, then notes for torn tails, a ``replaced`` note when
     the file was truncated or replaced (following it stops there: the caller starts again), or an
@@ -74,6 +75,9 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         max_version: the newest log format version to read (default: every released one).
         history: asked as each request is produced: whether it is still part of the catch-up
             with what the log held when watching began.
+        config: a route configuration (``--routes``): routes, model facts and profiles (a cache
+            retention changes a body's TTL and write rate) of hand-declared pi-ai providers; where
+            the log contradicts it, a ``warning`` note once the log ends.
     """
     path = stream.path
     prices = prices if prices is not None else load_prices()
@@ -92,10 +96,11 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     pending: deque[Request] = deque()
     transitions: dict[int, Transition | None] = {}
     causes: dict[int, str] = {}
-    bodies, routes = Bodies(), RouteEvidence()
+    bodies, routes = Bodies(config), RouteEvidence()
+    declared = config.apis if config is not None else None
     inbox = _Inbox()
     judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
-                                routes=lambda request: request_route(request, routes).adapter)
+                                routes=lambda request: request_route(request, routes, declared=declared).adapter)
 
     def parent(parent_id: str) -> Session | None:
         found = find_parent(path, parent_id)
@@ -137,8 +142,8 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
                             path=path, session_id=sid, title=title[0], history=history())
 
     try:
-        for transition in attribute_log(log, bodies=bodies, routes=routes, tap=pending.append, observe=observe,
-                                        parent=parent):
+        for transition in attribute_log(log, bodies=bodies, routes=routes, config=config, tap=pending.append,
+                                        observe=observe, parent=parent):
             transitions[transition.request] = transition
             causes.update(attribution_causes([transition]))
             yield from settled()
@@ -151,5 +156,5 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         yield WatchNote(time.time(), path, "error", str(exc), sid)
     finally:
         log.close()
-    for warning in log.warnings:
+    for warning in [*log.warnings, *(window_conflicts(routes, config.models) if config is not None else ())]:
         yield WatchNote(time.time(), path, "warning", warning, sid)

@@ -24,6 +24,7 @@ from pathlib import Path
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError
 from ..log import default_sessions_root, discover, time_span
+from ..wire import PiRoutes
 from ._follow import follow_log
 from ._model import WatchItem, WatchNote
 from ._notify import Notifier, Wake
@@ -78,7 +79,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
           since: float | None = None, rescan: float = 1.0, settle: float = 10.0, poll: float = 0.05,
           idle_exit: float | None = None, exit_after: float | None = None, lenient: bool = False,
           max_version: int | None = None, prices: PriceBook | None = None,
-          notifications: bool = True) -> Iterator[WatchItem]:
+          notifications: bool = True, routes: PiRoutes | None = None) -> Iterator[WatchItem]:
     """Follow every session log under ``paths`` (default ``$DSH_HOME/sessions``) until ``stop``.
 
     Logs that exist when watching begins are replayed silently up to their current end (their
@@ -104,6 +105,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         prices: the price table (default: :func:`dsh_audit.cache.load_prices`).
         notifications: use file-system notifications when the ``watchdog`` package is installed
             (False: always poll).
+        routes: a route configuration (``--routes``, :func:`dsh_audit.wire.load_routes`) every
+            followed log is routed and accounted with (:func:`follow_log`).
 
     Example:
         >>> for item in watch(["~/.dsh/sessions"], exit_after=60):  # doctest: +SKIP
@@ -126,7 +129,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         replaced = False
         try:
             for item in follow_log(stream, prices=prices, lenient=lenient, max_version=max_version,
-                                   history=history):
+                                   history=history, config=routes):
                 replaced = replaced or (isinstance(item, WatchNote) and item.level == "replaced")
                 if replay_history or not getattr(item, "history", False):
                     out.put(item)
