@@ -39,6 +39,10 @@ _ESCAPES = {
 }
 _NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_PIECE = 1 << 20  # characters of a long string checked for escapes at once
+# A result at least this long is written again by the exact writer, which puts each string in
+# it once (orjson's bytes and their decoding would be two copies of a huge record at once).
+_HUGE = 16 << 20
 
 
 def _escape_char(match: re.Match[str]) -> str:
@@ -49,16 +53,40 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\u{ord(ch):04x}"
 
 
-def _quote(text: str) -> str:
-    if _NEEDS_ESCAPE.search(text) is None:
-        return '"' + text + '"'
-    if "\ud800" <= max(text) and _SURROGATE_PAIR.search(text):
-        # A well-formed pair written as two Python code points (json.loads of "\ud83d\ude00")
-        # is one character to JavaScript: join it, and escape only the lone halves.
-        text = _SURROGATE_PAIR.sub(
-            lambda m: m.group(0).encode("utf-16", "surrogatepass").decode("utf-16"), text
-        )
-    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+def _plain(text: str) -> bool:
+    """Whether ``text`` holds no character ``JSON.stringify`` escapes. A long text is checked in
+    pieces by orjson, which escapes the same characters and refuses surrogates (the pattern alone
+    reads about 60 MB/s), so no copy of it is made."""
+    if len(text) < _PIECE:
+        return _NEEDS_ESCAPE.search(text) is None
+    if '"' in text or "\\" in text:
+        return False
+    for start in range(0, len(text), _PIECE):
+        piece = text[start:start + _PIECE]
+        try:
+            written = len(orjson.dumps(piece))
+        except orjson.JSONEncodeError:  # a surrogate
+            return False
+        if written != (len(piece) if piece.isascii() else len(piece.encode("utf-8"))) + 2:
+            return False
+    return True
+
+
+def _quote_into(text: str, out: list[str]) -> None:
+    """Append ``text`` as a JSON string: the quotes and the text itself when nothing needs an
+    escape (the caller's join is then its only copy), else its escaped form."""
+    out.append('"')
+    if _plain(text):
+        out.append(text)
+    else:
+        if "\ud800" <= max(text) and _SURROGATE_PAIR.search(text):
+            # A well-formed pair written as two Python code points (json.loads of "\ud83d\ude00")
+            # is one character to JavaScript: join it, and escape only the lone halves.
+            text = _SURROGATE_PAIR.sub(
+                lambda m: m.group(0).encode("utf-16", "surrogatepass").decode("utf-16"), text
+            )
+        out.append(_NEEDS_ESCAPE.sub(_escape_char, text))
+    out.append('"')
 
 
 def js_number(value: int | float) -> str:
@@ -107,7 +135,7 @@ def js_number(value: int | float) -> str:
 
 def _write(value: Any, out: list[str]) -> None:
     if isinstance(value, str):
-        out.append(_quote(value))
+        _quote_into(value, out)
     elif isinstance(value, dict):
         if not value:
             out.append("{}")
@@ -118,7 +146,7 @@ def _write(value: Any, out: list[str]) -> None:
             if not first:
                 out.append(",")
             first = False
-            out.append(_quote(key))
+            _quote_into(key, out)
             out.append(":")
             _write(item, out)
         out.append("}")
@@ -175,7 +203,10 @@ def stringify(value: Any) -> str:
         '{"b":1,"a":["é",1.5,null]}'
     """
     data = _fast(value)
-    return data.decode("utf-8") if data is not None else _exact(value)
+    if data is None or len(data) >= _HUGE:
+        del data  # a huge result is not held twice
+        return _exact(value)
+    return data.decode("utf-8")
 
 
 def stringify_bytes(value: Any) -> bytes:

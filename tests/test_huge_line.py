@@ -1,5 +1,6 @@
 """A huge record costs memory proportional to it, once (issue 15): a line of 64 MiB is held as
-the line and the text it parses to, not as four copies; a line past the decoded-size limit is
+the line and the text it parses to, not as four copies, and the prompt-cache accounting adds one
+serialisation of each projection of the message, not six; a line past the decoded-size limit is
 refused in one line naming the file and the line; and a huge line parses exactly as any JSON
 parser reads it, whatever falls on the edges of the pieces it is decoded in."""
 
@@ -12,10 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 import zstandard
 
+from dsh_audit.cache import make_counter
+from dsh_audit.jsjson import stringify
 from dsh_audit.log import parse_json
+from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.log._records import LongStrings
 
 CHAT = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
@@ -26,6 +31,10 @@ GREETING = b'"text":"Hi! Who are you, in one sentence?"'
 # small log, in multiples of the line: the line itself and the text it parses to, with room for
 # the allocator (measured: 2.0-2.1x plain and zstd; 4.0-4.75x before issue 15).
 MAX_MULTIPLE = 2.5
+# The same for `cache` and `check`, whose prompt-cache accounting holds the message's log-JSON
+# segment and its DeepSeek wire fragment besides its text: three times the line (measured:
+# 3.05x plain and zstd, a tool result or a user message; 6-7x before).
+MAX_MULTIPLE_CACHE = 3.3
 # The child's peak resident set (KiB on Linux), measured by a parent that runs nothing else.
 PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
         "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
@@ -66,6 +75,56 @@ def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str)
     for command in ("requests", "validate"):
         grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
         assert grown * 1024 <= MAX_MULTIPLE * size, (command, grown * 1024 / size)
+
+
+def tool_log(path: Path, result: str) -> Path:
+    """A DeepSeek session whose one tool result is ``result``, answered and followed by a turn."""
+    b = LogBuilder(session_id="session-huge-tool")
+    with b.turn("read the file"):
+        with b.step():
+            reply = b.assistant(tool_calls=[ToolCall("read", {"path": "big.txt"})])
+            b.tool_result(reply.call_ids[0], result)
+        with b.step():
+            b.assistant("done")
+    with b.turn("thanks"):
+        with b.step():
+            b.assistant("welcome")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return b.write_zstd(path) if path.name.endswith(".zstd") else b.write_jsonl(path)
+
+
+@pytest.mark.slow  # four runs of a command over 64 MiB: about 2-3 s each on a shared machine
+@pytest.mark.parametrize("name", ["session.jsonl", "session.jsonl.zstd"])
+def test_a_huge_tool_result_costs_cache_and_check_three_times_the_line(tmp_path: Path, name: str) -> None:
+    size = 64 * MIB
+    text = base64.b64encode(os.urandom(size * 3 // 4)).decode()
+    small = tool_log(tmp_path / "small" / name, "small")
+    huge = tool_log(tmp_path / "huge" / name, text)
+    del text
+    for command in ("cache", "check"):
+        grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
+        assert grown * 1024 <= MAX_MULTIPLE_CACHE * size, (command, grown * 1024 / size)
+
+
+def test_the_token_estimate_of_a_text_and_of_its_head_reads_it_in_place() -> None:
+    count = make_counter("deepseek-v4", method="estimate")
+    # Non-ASCII across the 1 Mi-character pieces the estimate measures, and plain ASCII.
+    text = "é" * (MIB - 1) + "€😀" + "a" * 5
+    assert len(text) == MIB + 6
+    assert count(text) == (2 * (MIB - 1) + 3 + 4 + 5 + 3) // 4 == 524_291
+    assert [count.head(text, n) for n in (0, 3, MIB - 1, MIB, MIB + 1, MIB + 3, MIB + 6, MIB + 99)] == \
+        [0, 2, 524_288, 524_289, 524_290, 524_290, 524_291, 524_291]
+    assert [count.head(text, n) for n in (3, MIB + 1)] == [count(text[:3]), count(text[:MIB + 1])]
+    assert count.head("a" * 1000, 999) == 250
+
+
+def test_a_huge_value_is_written_exactly_as_json_stringify_writes_it() -> None:
+    # Past 16 MiB a value is written by the exact writer, each string once: the same text.
+    plain = "a" * (17 * MIB)
+    assert stringify({"t": plain, "n": [1.0, 2.5]}) == '{"t":"' + plain + '","n":[1,2.5]}'
+    odd = {"t": plain + '"\\\n\x01é😀\u2028' + "b" * MIB, "n": 3}  # escapes and raw non-ASCII
+    assert stringify(odd) == orjson.dumps(odd).decode()
+    assert stringify([plain + "\ud800", "\ud83d\ude00"]) == '["' + plain + '\\ud800","😀"]'
 
 
 def test_a_huge_line_past_the_decoded_size_limit_is_refused_in_one_line(tmp_path: Path) -> None:

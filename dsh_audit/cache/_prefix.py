@@ -11,7 +11,10 @@ Consecutive requests share almost all of their parts, so a part's segments and t
 made once and reused, as the same string objects, for as long as requests keep it: per message
 object (log JSON), per message fragment of the DeepSeek renderer (which renders each message
 once), or per serialised part (other bodies). A prompt therefore costs its new parts plus a
-pointer per shared one, and two prompts compare at C speed on shared segments.
+pointer per shared one, and two prompts compare at C speed on shared segments. A part is one
+serialisation of its message: a DeepSeek fragment that is one message the rule keeps is its own
+segment, and a body's message serialised to find its part is that part's segment (a huge message
+costs one copy per projection, not several).
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def prefix_tokens(prompt: Prompt, shared: tuple[int, int], count: TokenCounter) 
     else:
         total = sum(count(s) for s in prompt.segments[:whole])
     if chars and whole < prompt.size:
-        total += count(prompt.segments[whole][:chars])
+        total += count.head(prompt.segments[whole], chars)
     return total
 
 
@@ -130,8 +133,10 @@ class _Memo:
         return found[1]
 
     def roll(self) -> None:
-        """End a request: what it used becomes the most recently used."""
-        old = self.old
+        """End a request: what it used becomes the most recently used, and stays however large
+        it is (that request's prompt holds it anyway: dropping a huge part would only make the
+        next request serialise it again, a second copy of it)."""
+        old, used = self.old, len(self.new)
         for key, entry in self.new.items():
             gone = old.pop(key, None)
             if gone is not None:
@@ -139,7 +144,7 @@ class _Memo:
             self.weight += entry[2]
         old.update(self.new)
         self.new = {}
-        while self.weight > self.LIMIT and old:
+        while self.weight > self.LIMIT and len(old) > used:
             self.weight -= old.pop(next(iter(old)))[2]
 
 
@@ -288,14 +293,14 @@ class PromptBuilder:
     # -- parts ------------------------------------------------------------------------------
 
     def _part(self, key: Hashable, owner: Any, values: Callable[[], Iterable[Any]]) -> _Part:
-        def make() -> _Part:
-            segments = tuple(stringify(v) for v in values())
-            return segments, tuple(self.count(s) for s in segments)
-        return self._memo.get(key, owner, make)
+        return self._memo.get(key, owner, lambda: self._counted(tuple(stringify(v) for v in values())))
 
     def _text(self, key: Hashable, owner: Any, text: str) -> _Part:
         """A part that is already one segment (a JSON.stringify-exact fragment)."""
-        return self._memo.get(key, owner, lambda: ((text,), (self.count(text),)))
+        return self._memo.get(key, owner, lambda: self._counted((text,)))
+
+    def _counted(self, segments: tuple[str, ...]) -> _Part:
+        return segments, tuple(self.count(s) for s in segments)
 
     def _prompt(self, parts: dict[str, Any], source: str, fallback: Prompt | None = None,
                 key: str | None = None) -> Prompt:
@@ -374,9 +379,24 @@ class PromptBuilder:
 
         def part_for(i: int) -> _Part:
             fragment = fragments[i]
+            if self._as_is(fragment):
+                return self._text(id(fragment), fragment, fragment)
             return self._part(id(fragment), fragment, lambda: self._wire_messages(orjson.loads(f"[{fragment}]")))
 
         return {**parts, "system": system, "messages": self._messages(request, part_for)}
+
+    def _as_is(self, fragment: str) -> bool:
+        """Whether a DeepSeek message fragment is its own segment: one wire message (the renderer
+        wrote it with ``JSON.stringify``, which the parse and re-serialisation would give back)
+        that the rule leaves as it is, without a lone surrogate's escape (orjson refuses it, so
+        the request is compared as log JSON). Read without parsing it: outside strings, where a
+        quote is always escaped, a second message starts ``},{"role":``, and the keys the rule
+        drops are ``"reasoning_content":``; a huge message is neither parsed nor copied."""
+        if self.rule.family == "anthropic" or not fragment.startswith('{"role":') \
+                or '},{"role":' in fragment or "\\ud" in fragment:
+            return False
+        return not (self.rule.strip_reasoning_without_tool_calls and fragment.startswith('{"role":"assistant"')
+                    and '"reasoning_content":' in fragment)
 
     def _from_body(self, body: dict[str, Any]) -> dict[str, Any]:
         if self.rule.family == "anthropic":
@@ -393,10 +413,17 @@ class PromptBuilder:
         flat_segments: list[str] = []
         flat_counts: list[int] = []
         for m in messages:
-            part_segments, part_counts = self._part(stringify_bytes(m), None, lambda m=m: self._wire_messages([m]))  # type: ignore[misc]
+            text = stringify(m)  # the key, and the segment of a message the rule keeps as it is
+            part_segments, part_counts = self._memo.get(text, None, lambda m=m, text=text: self._body_part(m, text))  # type: ignore[misc]
             flat_segments += part_segments
             flat_counts += part_counts
         return {**parts, "messages": (flat_segments, flat_counts)}
+
+    def _body_part(self, message: dict[str, Any], text: str) -> _Part:
+        """The part of a rendered body's message whose ``JSON.stringify`` is ``text``: that text
+        itself when the rule keeps the message as it is (one serialisation of it, not two)."""
+        wire = self._wire_messages([message])
+        return self._counted((text,) if len(wire) == 1 and wire[0] is message else tuple(map(stringify, wire)))
 
     def _from_request(self, request: Request) -> dict[str, Any]:
         header = request.header or {}

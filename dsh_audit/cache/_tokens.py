@@ -48,8 +48,22 @@ def exact_tokenizer_available() -> bool:
     return _exact() is not None
 
 
+_PIECE = 1 << 20  # characters of a long non-ASCII text measured at once
+
+
+def utf8_length(text: str, stop: int | None = None) -> int:
+    """Bytes of ``text[:stop]`` in UTF-8, without a copy of a long text (ASCII: its length; else
+    measured a piece at a time)."""
+    end = len(text) if stop is None else min(max(stop, 0), len(text))
+    if text.isascii():
+        return end
+    if end == len(text) and end <= _PIECE:
+        return len(text.encode("utf-8"))
+    return sum(len(text[at:min(at + _PIECE, end)].encode("utf-8")) for at in range(0, end, _PIECE))
+
+
 def _estimate(text: str) -> int:
-    return (len(text.encode("utf-8")) + 3) // 4
+    return (utf8_length(text) + 3) // 4
 
 
 class TokenCounter:
@@ -85,6 +99,15 @@ class TokenCounter:
                 del memo[oldest]
                 self._chars -= len(oldest)
         return found
+
+    def head(self, text: str, chars: int) -> int:
+        """Token count of ``text[:chars]``. The estimate measures it in place: no copy of a long
+        text, and none kept in the memo."""
+        if chars >= len(text):
+            return self(text)
+        if self._count is _estimate:
+            return (utf8_length(text, chars) + 3) // 4
+        return self(text[:chars])
 
 
 def make_counter(tokenizer: str, *, method: str = "auto") -> TokenCounter:
