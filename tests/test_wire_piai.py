@@ -297,3 +297,17 @@ def test_bad_route_files_are_one_line_errors_naming_the_key(tmp_path, text, mess
         load_routes(path)
     assert message in caught.value.message and caught.value.path == str(path)
     assert "\n" not in str(caught.value)
+
+
+def test_js_len_counts_utf16_units_at_c_speed_across_its_pieces() -> None:
+    """JavaScript's ``text.length``: an astral character is two units, a lone surrogate one, also
+    where the text is measured a piece at a time (1 Mi characters)."""
+    from dsh_audit.wire._piai import _PIECE, js_len
+
+    def reference(text: str) -> int:
+        return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+    for text in ("", "abc", "é€", "a😀", "\ud800x", "x" * (_PIECE - 1) + "😀" + "\udc00" + "é",
+                 "😀" * (_PIECE + 3)):
+        assert js_len(text) == reference(text), text[:8]
+    assert js_len("😀" * (_PIECE + 3)) == 2 * _PIECE + 6
