@@ -156,3 +156,18 @@ def test_requests_at_80_columns_keeps_token_counts_whole():
 def test_piped_output_is_200_wide_without_columns():
     code, out = invoke("requests", str(SAMPLES / "chat"))
     assert code == 0 and any("│ 1 │ 1/1/1         │ loop  │ 6 initial │" in line for line in out.splitlines())
+
+
+def test_a_session_in_two_files_is_listed_from_each_with_a_note(monkeypatch, capsys):
+    """sample_logs keeps the chat and tools sessions both as exports and in a DSH sessions root:
+    each file is a row (copies may differ), and one note per session names its files."""
+    code, out, err = guarded(monkeypatch, capsys, "sessions", str(SAMPLES), "--json")
+    assert code == 0
+    ids = [json.loads(line)["session_id"] for line in out.splitlines()]
+    assert ids.count("session-sample-chat") == ids.count("session-sample-tools") == 2
+    root = SAMPLES / "sessions" / "--home-dev-projects-demo--"
+    assert sorted(line for line in err.splitlines() if " is in 2 files" in line) == [
+        f"note: session session-sample-chat is in 2 files, each listed: {SAMPLES / 'chat' / 'session.jsonl'}, "
+        f"{root / 'session-sample-chat' / 'session.jsonl.zstd'}",
+        f"note: session session-sample-tools is in 2 files, each listed: "
+        f"{root / 'session-sample-tools' / 'session.jsonl.zstd'}, {SAMPLES / 'tools' / 'session.jsonl'}"]

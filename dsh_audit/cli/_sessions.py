@@ -51,7 +51,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache;
     "breaks" prefix-cache breaks; "cost" the list-price cost; "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
-    value shows "-"; a narrow terminal leaves out "project", then "hit". --json prints one object per session, with first_activity too.
+    value shows "-"; a narrow terminal leaves out "project", then "hit". --json prints one object
+    per session, with first_activity too. A session found in several files (an export and its DSH
+    folder, a copy) is listed from each, with a note naming them.
 
     \b
     Example:
@@ -78,6 +80,7 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
             else:
                 summaries.append(item)
     ordered = newest_first(summaries)
+    _note_copies(ordered)
     if as_json:
         for summary in ordered:
             click.echo(dumps_line(summary.to_json()))
@@ -85,6 +88,17 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         print_table(f"{len(ordered)} session(s), newest first", _COLUMNS, (_row(s) for s in ordered),
                     droppable=("project", "hit"))
     return status
+
+
+def _note_copies(summaries: list[SessionSummary]) -> None:
+    """A note for each session found in more than one file (an export beside its DSH folder, a
+    copy): each file is listed, since copies may differ, and the note says which they are."""
+    files: dict[str, list[str]] = {}
+    for summary in summaries:
+        files.setdefault(summary.session_id, []).append(summary.path)
+    for session_id, paths in files.items():
+        if len(paths) > 1:
+            echo_note(f"session {session_id} is in {len(paths)} files, each listed: {', '.join(paths)}")
 
 
 COMMANDS = [sessions_command]
