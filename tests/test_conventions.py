@@ -48,10 +48,21 @@ def test_every_command_has_help_with_an_example(name, command):
 
 
 def test_version_option():
+    """--version names what this version reads and renders, from constants the library agrees with."""
+    from dsh_audit._version import DSH_RELEASE, LOG_FORMATS, PI_AI_RELEASE
+    from dsh_audit.log import SUPPORTED_VERSIONS
+    from dsh_audit.wire import _anthropic, _openai
+
     runner = CliRunner()
     result = runner.invoke(cli, ["--version"])
     assert result.exit_code == 0
-    assert dsh_audit.__version__ in result.output
+    assert result.output == (
+        f"dsh-audit {dsh_audit.__version__}: reads DSH session logs of format v0-v4 (v0 as DSH 0.1.0-rc.8 reads "
+        "it; --max-version 0 reads only v0, as that release does) and renders DSH's native DeepSeek requests and "
+        "pi-ai 0.82.1's Anthropic and OpenAI ones\n")
+    assert LOG_FORMATS == tuple(SUPPORTED_VERSIONS) and DSH_RELEASE == "0.1.0-rc.8"
+    assert f"pi-ai **{PI_AI_RELEASE}**" in (_anthropic.__doc__ or "") and f"pi-ai **{PI_AI_RELEASE}**" in (
+        _openai.__doc__ or "")
 
 
 def test_cli_reference_is_generated_from_the_commands():

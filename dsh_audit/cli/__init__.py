@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from .. import _version
 from .._version import __version__
 from ._common import run_guarded as _run_guarded
 from ._common import silence_stdout as _silence_stdout
@@ -64,7 +65,10 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup,
              context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DSH_AUDIT"})
-@click.version_option(__version__, prog_name="dsh-audit")
+@click.version_option(__version__, prog_name="dsh-audit", message=(
+    f"%(prog)s %(version)s: reads DSH session logs of format v{_version.LOG_FORMATS[0]}-v{_version.LOG_FORMATS[-1]} "
+    f"(v0 as DSH {_version.DSH_RELEASE} reads it; --max-version 0 reads only v0, as that release does) and "
+    f"renders DSH's native DeepSeek requests and pi-ai {_version.PI_AI_RELEASE}'s Anthropic and OpenAI ones"))
 def cli() -> None:
     """Replay and audit DeepSeek Harness (DSH) session logs.
 
