@@ -74,3 +74,21 @@ def test_cli_reference_is_generated_from_the_commands():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.DOC.read_text() == module.render(), "docs/cli.md is stale: run python scripts/gen_cli_doc.py"
+
+
+def test_help_lists_every_command_once_in_workflow_order_with_whole_summaries():
+    from dsh_audit.cli import _COMMANDS, _WORKFLOW
+
+    result = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    names, section = [], None
+    for line in result.output.splitlines():
+        if line.endswith(":") and not line.startswith(" "):
+            section = line
+        elif section not in (None, "Options:") and line.startswith("  ") and not line.startswith("   "):
+            names.append(line.split()[0])
+    assert names == [name for _, section in _WORKFLOW for name in section]
+    assert sorted(names) == sorted(_COMMANDS)
+    assert [line for line in result.output.splitlines() if line.endswith(":") and not line.startswith(" ")] == [
+        "Options:", *(f"{title}:" for title, _ in _WORKFLOW)]
+    assert "..." not in result.output.split("\n", 1)[1]  # summaries are whole, wrapped, never cut

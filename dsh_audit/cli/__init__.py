@@ -40,11 +40,39 @@ _COMMANDS = {
 }
 
 
+# ``--help`` lists the commands in the order of work, each section a step, each summary whole.
+_WORKFLOW = (
+    ("Find and read sessions", ("sessions", "requests", "show", "render")),
+    ("Cache and cost", ("breaks", "explain", "cache", "usage", "watch")),
+    ("Prove and gate", ("validate", "diff", "check", "report")),
+    ("Share", ("redact",)),
+    ("Fleets", ("index", "stats")),
+)
+
+
 class _LazyGroup(click.Group):
     """A group whose commands are imported on first use, from the :data:`_COMMANDS` table."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *_COMMANDS})
+        ordered = [name for _, names in _WORKFLOW for name in names]
+        return ordered + sorted({*self.commands, *_COMMANDS} - set(ordered))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands by step of the work (:data:`_WORKFLOW`), each with its whole summary (its
+        help's first sentence, wrapped, never cut with "...")."""
+        listed: set[str] = set()
+        sections = [*_WORKFLOW, ("Other", tuple(n for n in self.list_commands(ctx)
+                                                if all(n not in names for _, names in _WORKFLOW)))]
+        for title, names in sections:
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden and name not in listed:
+                    listed.add(name)
+                    rows.append((name, command.get_short_help_str(limit=10_000)))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> object:
         """A reader that stops early (``dsh-audit requests | head``) is not a failure: exit 0, as
