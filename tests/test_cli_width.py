@@ -51,7 +51,7 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
     assert lines[0] == "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd"
     assert lines[1:14] == [
         "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
-        "requests 8 (usage known 7); prompt tokens 57609",
+        "requests 8 (7 with cache reads logged); prompt tokens of those 57609",
         "cache read actual 36160 (62.8%) vs expected 17024 (29.6%)",
         "breaks 5 by cause: header_change 5",
         "tokens lost (of 48256 reusable): header_change 11968; cost lost $0.0076",

@@ -110,7 +110,7 @@ class SessionCacheReport:
 
     @property
     def known(self) -> tuple[CacheVerdict, ...]:
-        """Verdicts whose usage was logged."""
+        """Verdicts whose cache read was logged (the requests a hit ratio is measured over)."""
         return tuple(v for v in self.verdicts if v.actual is not None)
 
     @property

@@ -49,7 +49,8 @@ def _summary(report: SessionCacheReport) -> str:
     cost = "n/a" if report.lost_cost is None else f"${report.lost_cost:.4f}"
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})" for name, r in report.rules.items())
-    return (f"requests {len(report.verdicts)} (usage known {len(report.known)}); prompt tokens {report.prompt_total}\n"
+    return (f"requests {len(report.verdicts)} ({len(report.known)} with cache reads logged); prompt tokens of those "
+            f"{report.prompt_total}\n"
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
             f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}\n"

@@ -17,7 +17,7 @@ from ._usage import prices_option
 __all__ = ["index_command", "stats_command"]
 
 _DB_HELP = "The SQLite index file."
-_MEASURE_COLUMNS = ("requests", "usage known", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
+_MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
                  "off-peak $", "breaks $", "unpriced")
@@ -99,7 +99,7 @@ def _print_stats(stats: FleetStats) -> None:
     totals = stats.totals
     print_table(f"{stats.db}: fleet totals", ("measure", "value"), [
         ("sessions (refused)", f"{totals['sessions']} ({totals['sessions_refused']})"),
-        ("requests (usage known)", f"{totals['requests']} ({totals['usage_known']})"),
+        ("requests (cache reads logged)", f"{totals['requests']} ({totals['usage_known']})"),
         ("prompt tokens", totals["prompt_tokens"]),
         ("cache read actual / expected", f"{totals['actual_cache_read']} / {totals['expected_cache_read']}"),
         ("hit ratio actual / expected", f"{_ratio(totals['hit_ratio'])} / {_ratio(totals['expected_hit_ratio'])}"),

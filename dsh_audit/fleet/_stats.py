@@ -22,7 +22,7 @@ __all__ = ["FleetStats", "fleet_stats"]
 
 _BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
 _KNOWN = "actual_cache_read IS NOT NULL"
-# Per group: requests, usage known, prompt, actual, expected, lost tokens, lost cost.
+# Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost.
 _MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN prompt_tokens END), 0), "
              "COALESCE(SUM(actual_cache_read), 0), "
