@@ -147,3 +147,24 @@ def test_a_lone_surrogate_in_id_prompt_and_answer_crashes_no_command(tmp_path: P
     connection = sqlite3.connect(db)
     assert connection.execute("SELECT session_id FROM sessions").fetchall() == [("s-\\ud800-x",)]
     connection.close()
+
+
+def test_json_output_escapes_exactly_the_characters_a_terminal_would_act_on() -> None:
+    """`--json` and `show` write valid, lossless JSON in which no C1 control, bidi or other format
+    character, separator or lone surrogate stays raw (the categories terminal_text escapes)."""
+    import json
+    import sys
+    import unicodedata
+
+    from dsh_audit.report import dumps_line
+    from dsh_audit.report._json import _ACTIVE, dumps_pretty
+
+    active = {chr(c) for c in range(0x80, sys.maxunicode + 1)
+              if unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp")}
+    assert {chr(c) for c in range(0x80, sys.maxunicode + 1) if _ACTIVE.fullmatch(chr(c))} == active
+    value = {"title": "ok \x1b]0;x\x07 \x9b31m \u202e \u2028 \ud800 \u200b é 😀 \U000e0041"}
+    for text in (dumps_line(value), dumps_pretty(value)):
+        assert json.loads(text) == value
+        assert not any(ch in active or unicodedata.category(ch) == "Cc" for ch in text.replace("\n", ""))
+    assert dumps_line(value) == ('{"title":"ok \\u001b]0;x\\u0007 \\u009b31m \\u202e \\u2028 \\ud800 \\u200b é 😀 '
+                                 '\\udb40\\udc41"}')
