@@ -160,8 +160,9 @@ def test_a_long_retention_write_is_priced_at_the_one_hour_rate(tmp_path: Path) -
         "cache_retention": "1h", "cache_write_rate": "cache_write_1h"}
     # the CLI (one streamed pass) says the same
     routes = _claude_routes(tmp_path, "long")
-    result = CliRunner().invoke(cli, ["cache", str(log), "--json", "--routes", str(routes)], catch_exceptions=False)
-    assert result.exit_code == 0
+    result = CliRunner().invoke(cli, ["cache", str(log), "--json", "--routes", str(routes)], catch_exceptions=False,
+                                standalone_mode=False)
+    assert result.return_value == 0  # the command's own exit code (CliRunner's exit_code is 0 here)
     out = orjson.loads(result.stdout)
     assert out["cost"]["cost_usd"] == {"cache_miss": 0.00012, "cache_read": 0.0, "cache_write": 0.024,
                                        "output": 0.0003, "total": 0.02442}
@@ -247,8 +248,9 @@ def test_usage_takes_the_route_file_and_prices_long_writes_as_cache_does(tmp_pat
     routes = _claude_routes(tmp_path, "long")
     costs = {}
     for extra in ((), ("--routes", str(routes))):
-        result = CliRunner().invoke(cli, ["usage", str(log), "--json", *extra], catch_exceptions=False)
-        assert result.exit_code == 0, result.stderr
+        result = CliRunner().invoke(cli, ["usage", str(log), "--json", *extra], catch_exceptions=False,
+                                    standalone_mode=False)
+        assert result.return_value == 0, result.stderr
         costs[bool(extra)] = orjson.loads(result.stdout)["total"]["cost_usd"]
     assert costs[True] == {"cache_miss": 0.00012, "cache_read": 0.0, "cache_write": 0.024, "output": 0.0003,
                            "total": 0.02442}
@@ -265,8 +267,8 @@ def test_index_takes_the_route_file_and_a_changed_file_reindexes(tmp_path: Path)
 
     def index(*extra: str) -> tuple[dict[str, Any], float]:
         result = CliRunner().invoke(cli, ["index", str(log), "--db", str(db), "--json", *extra],
-                                    catch_exceptions=False)
-        assert result.exit_code == 0, result.stderr
+                                    catch_exceptions=False, standalone_mode=False)
+        assert result.return_value == 0, result.stderr
         with sqlite3.connect(db) as connection:
             (writes,) = connection.execute("select sum(cost_cache_write) from costs").fetchone()
         return orjson.loads(result.stdout), writes
