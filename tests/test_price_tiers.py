@@ -123,6 +123,20 @@ def test_bad_tier_is_one_line_naming_file_and_key_exit_2(tmp_path: Path, model: 
     assert str(prices) in lines[0] and f"providers.openai.models.{key}" in lines[0], err
 
 
+@pytest.mark.parametrize(("provider", "model"), [
+    # a longer name is another model, not a snapshot of the shorter one: o3-deep-research costs 5x o3
+    ("openai", "o3-deep-research"),
+    ("openai", "gpt-5-codex"),
+    ("openai", "gpt-4o-audio-preview"),
+    ("openai", "gpt-4o-2024-08-06-ft"),
+    ("anthropic", "claude-opus-4-1-preview"),
+])
+def test_other_model_with_a_listed_prefix_is_unpriced(tmp_path: Path, provider: str, model: str) -> None:
+    log = _log(tmp_path, model, _usage(1_000, 1_000, 1_000), provider=provider)
+    (entry,) = session_ledger(log, prices=load_prices(search_from="/")).entries
+    assert (entry.billed_as, entry.cost, entry.unpriced) == (None, None, f"no price for model {model!r}")
+
+
 @pytest.mark.parametrize(("provider", "model", "billed_as", "cost"), [
     # a dated snapshot is billed as its model: $15 / $1.5 / $75 (pi-ai lists the same rates for both ids)
     ("anthropic", "claude-opus-4-1-20250805", "claude-opus-4-1", Costs(0.015, 0.0015, 0.0, 0.075)),

@@ -55,6 +55,10 @@ _BUCKETS = ("cache_miss", "cache_read", "output", "cache_write_5m", "cache_write
 _REQUIRED = ("cache_miss", "cache_read", "output")
 _HOURS = re.compile(r"^(\d\d):(\d\d)-(\d\d):(\d\d)$")
 _OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+# the suffix of a dated snapshot of a listed model (Anthropic -20250929, OpenAI -2024-08-06): billed
+# as that model. Any other suffix names another model (gpt-5-codex, o3-deep-research, gpt-4o-audio-preview:
+# other rates or none listed), which stays unpriced rather than priced as the shorter name.
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +182,8 @@ class PriceBook:
         if model in models:
             return model
         # dated snapshots: claude-sonnet-4-5-20250929 is billed as claude-sonnet-4-5
-        prefixes = [k for k in models if model.startswith(k + "-")]
-        return max(prefixes, key=len) if prefixes else None
+        match = _SNAPSHOT.search(model)
+        return model[: match.start()] if match and model[: match.start()] in models else None
 
     def quote(self, provider: str | None, model: str | None, when: float | None, *,
               prompt_tokens: int | None = None) -> Quote | str:
