@@ -13,9 +13,9 @@ Importing the package is cheap: the names below are loaded on first use (PEP 562
 
 from __future__ import annotations
 
-import importlib
 import typing
 
+from ._lazy import lazy_names as _lazy_names
 from ._version import __version__
 
 if typing.TYPE_CHECKING:
@@ -51,14 +51,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

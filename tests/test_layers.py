@@ -197,12 +197,21 @@ def test_command_table_matches_the_command_modules():
     assert cli_package.cli.get_command(context, "no-such-command") is None
 
 
+# Lists, on stderr at exit, every module the run loaded: ``-X importtime`` alone misses the modules
+# ``importlib.import_module`` loads (the CLI's commands, a package's lazily resolved names).
+_LIST_MODULES = ("import atexit, sys; atexit.register(lambda: sys.stderr.write("
+                 "''.join(f'imported: {m}\\n' for m in sorted(sys.modules))))")
+
+
 def _imported_modules(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """Run ``python -X importtime ARGS`` in a fresh interpreter: the result and every module it imported."""
-    result = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True, text=True,
-                            cwd=ROOT, timeout=60)
-    modules = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines()
-               if line.startswith("import time:") and "|" in line}
+    """Run ``python -m M ARGS`` or ``python -c CODE ARGS`` in a fresh interpreter: the result and
+    every module it imported."""
+    option, target, *rest = args
+    code = f"import runpy; runpy.run_module({target!r}, run_name='__main__', alter_sys=True)" if option == "-m" \
+        else target
+    result = subprocess.run([sys.executable, "-c", f"{_LIST_MODULES}\n{code}", *rest], capture_output=True,
+                            text=True, cwd=ROOT, timeout=60)
+    modules = {line.removeprefix("imported: ") for line in result.stderr.splitlines() if line.startswith("imported: ")}
     return result, modules
 
 
@@ -212,8 +221,8 @@ def test_version_imports_no_library_code():
     assert dsh_audit.__version__ in result.stdout
     heavy = {"deepdiff", "rich", "dsh_audit.cache", "dsh_audit.gate", "dsh_audit.report"} & modules
     assert not heavy, f"--version imports {sorted(heavy)}"
-    allowed = {"dsh_audit", "dsh_audit.__main__", "dsh_audit._version", "dsh_audit.cli", "dsh_audit.cli._common",
-               "dsh_audit.errors"}
+    allowed = {"dsh_audit", "dsh_audit.__main__", "dsh_audit._lazy", "dsh_audit._version", "dsh_audit.cli",
+               "dsh_audit.cli._common", "dsh_audit.errors"}
     extra = sorted(m for m in modules if m.split(".")[0] == "dsh_audit" and m not in allowed)
     assert extra == [], f"--version imports {extra}"
 
@@ -223,3 +232,41 @@ def test_importing_the_cli_loads_no_command():
     assert result.returncode == 0, result.stderr[-2000:]
     assert not {"deepdiff", "rich"} & modules
     assert not [m for m in modules if m.startswith("dsh_audit.cli._") and m != "dsh_audit.cli._common"]
+
+
+#: What a command on one log never needs: other formatters, cache accounting, the gate, the fleet
+#: index, the process pool, and the third-party modules only some paths use (issue 11: start-up).
+_NOT_FOR_ONE_LOG = {"dsh_audit.report._html", "dsh_audit.report._junit", "dsh_audit.report._sarif",
+                    "dsh_audit.report._markdown", "dsh_audit.report._check_json", "dsh_audit.cache", "dsh_audit.gate",
+                    "dsh_audit.fleet._audit", "dsh_audit.fleet._index", "dsh_audit.fleet._stats", "dsh_audit.diff",
+                    "dsh_audit.capture", "dsh_audit.redact", "dsh_audit.watch", "deepdiff", "yaml", "sqlite3",
+                    "multiprocessing", "concurrent.futures", "tomllib"}
+
+
+@pytest.mark.parametrize("args, needed, heavy", [
+    (["requests", "sample_logs/tools/session.jsonl", "--json"], {"dsh_audit.session", "dsh_audit.report._json"},
+     _NOT_FOR_ONE_LOG | {"dsh_audit.attribution", "rich"}),
+    (["breaks", "sample_logs/chat/session.jsonl"], {"dsh_audit.attribution"}, _NOT_FOR_ONE_LOG),
+], ids=["requests", "breaks"])
+def test_a_command_on_one_log_imports_only_what_it_needs(args, needed, heavy):
+    result, modules = _imported_modules("-m", "dsh_audit", *args)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert needed <= modules  # the scan sees the command's own imports
+    assert sorted(heavy & modules) == [], f"{args[0]} imports {sorted(heavy & modules)}"
+
+
+def test_lazy_package_names_resolve_to_their_modules():
+    """Each package that resolves its names on first use lists every public name, and only those,
+    in ``_LAZY``, and ``dir()`` shows them before any is used."""
+    lazy = [name for name in ["dsh_audit"] + [n for _, n, is_pkg in pkgutil.walk_packages(dsh_audit.__path__, "dsh_audit.")
+                                              if is_pkg]
+            if hasattr(importlib.import_module(name), "_LAZY")]
+    assert {"dsh_audit", "dsh_audit.cache", "dsh_audit.fleet", "dsh_audit.report"} <= set(lazy)
+    for name in lazy:
+        module = importlib.import_module(name)
+        assert set(module._LAZY) == set(module.__all__) - {"__version__"}, name
+        assert set(module.__all__) <= set(dir(module)), name
+        for symbol, source in module._LAZY.items():
+            assert getattr(module, symbol) is getattr(importlib.import_module(source, name), symbol), (name, symbol)
+        with pytest.raises(AttributeError):
+            getattr(module, "no_such_name")

@@ -8,17 +8,24 @@ Example:
     ['as_expected', 'as_expected', 'break_explained']
 """
 
-from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
-from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
-from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
-from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, price_entry, session_ledger, usd_cost,
-                      usd_total)
-from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
-from ._rules import CacheRule, load_rules, rule_for
-from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
-from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
-from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
-from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
+from __future__ import annotations
+
+import typing
+
+from .._lazy import lazy_names as _lazy_names
+
+if typing.TYPE_CHECKING:
+    from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
+    from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
+    from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
+    from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, price_entry, session_ledger, usd_cost,
+                          usd_total)
+    from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
+    from ._rules import CacheRule, load_rules, rule_for
+    from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
+    from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
+    from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
+    from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
 
 __all__ = [
     "BREAKS",
@@ -73,3 +80,60 @@ __all__ = [
     "usd_cost",
     "usd_total",
 ]
+
+# Public name -> the module (relative to this package) that defines it: imported on first use.
+_LAZY = {
+    "BREAKS": "._report",
+    "CLASSIFICATIONS": "._report",
+    "CacheRule": "._rules",
+    "CacheVerdict": "._report",
+    "Costs": "._ledger",
+    "ESTIMATE": "._tokens",
+    "EXACT_DEEPSEEK": "._tokens",
+    "LedgerEntry": "._ledger",
+    "OFF_PEAK": "._prices",
+    "PEAK": "._prices",
+    "PriceBook": "._prices",
+    "Prompt": "._prefix",
+    "PromptBuilder": "._prefix",
+    "Quote": "._prices",
+    "Rates": "._prices",
+    "STANDARD": "._prices",
+    "SessionCacheReport": "._report",
+    "SessionLedger": "._ledger",
+    "SessionSummary": "._summary",
+    "TokenCounter": "._tokens",
+    "Tokens": "._ledger",
+    "USAGE_GROUPS": "._usage",
+    "UsageRow": "._usage",
+    "UsageTable": "._usage",
+    "account_log": "._session",
+    "actual_cache_read": "._account",
+    "analyze_cache": "._account",
+    "attribution_causes": "._account",
+    "cache_group": "._session",
+    "cache_report": "._session",
+    "common_chars": "._prefix",
+    "common_prefix": "._prefix",
+    "exact_tokenizer_available": "._tokens",
+    "iso_utc": "._summary",
+    "iter_cache_verdicts": "._account",
+    "ledger_group": "._session",
+    "load_prices": "._prices",
+    "load_rules": "._rules",
+    "make_counter": "._tokens",
+    "newest_first": "._summary",
+    "parse_instant": "._usage",
+    "prefix_tokens": "._prefix",
+    "price_entry": "._ledger",
+    "rule_for": "._rules",
+    "session_ledger": "._ledger",
+    "session_transitions": "._session",
+    "summarize_session": "._summary",
+    "summary_group": "._summary",
+    "usage_table": "._usage",
+    "usd_cost": "._ledger",
+    "usd_total": "._ledger",
+}
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

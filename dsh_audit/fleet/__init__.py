@@ -9,12 +9,19 @@ Example:
     0.8125
 """
 
-from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, audit_session
-from ..runner import DASK_INSTALL
-from ._index import SCHEMA_VERSION, IndexSummary, connect_index, index_logs
-from ..runner import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
-from ._select import modified_since, parse_since, select_logs
-from ._stats import FleetStats, fleet_stats
+from __future__ import annotations
+
+import typing
+
+from .._lazy import lazy_names as _lazy_names
+
+if typing.TYPE_CHECKING:
+    from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, audit_session
+    from ..runner import DASK_INSTALL
+    from ._index import SCHEMA_VERSION, IndexSummary, connect_index, index_logs
+    from ..runner import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
+    from ._select import modified_since, parse_since, select_logs
+    from ._stats import FleetStats, fleet_stats
 
 __all__ = [
     "BreakRow",
@@ -40,3 +47,31 @@ __all__ = [
     "run_many",
     "select_logs",
 ]
+
+# Public name -> the module (relative to this package) that defines it: imported on first use.
+_LAZY = {
+    "BreakRow": "._audit",
+    "CostRow": "._audit",
+    "DASK_INSTALL": "..runner",
+    "ENGINES": "..runner",
+    "FleetStats": "._stats",
+    "IndexSummary": "._index",
+    "RequestRow": "._audit",
+    "SCHEMA_VERSION": "._index",
+    "SessionRecord": "._audit",
+    "SessionTaskError": "..runner",
+    "TaskResult": "..runner",
+    "audit_group": "._audit",
+    "audit_session": "._audit",
+    "connect_index": "._index",
+    "fleet_stats": "._stats",
+    "index_logs": "._index",
+    "iter_many": "..runner",
+    "modified_since": "._select",
+    "parse_since": "._select",
+    "resolve_jobs": "..runner",
+    "run_many": "..runner",
+    "select_logs": "._select",
+}
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

@@ -1,11 +1,18 @@
 """Pure formatters: findings and requests in, text out. Only ``terminal`` imports rich."""
 
-from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
-from ._html import build_report_data, format_html, iter_html
-from ._json import dumps_line, dumps_pretty
-from ._junit import format_junit
-from ._markdown import format_markdown
-from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif, validation_sarif
+from __future__ import annotations
+
+import typing
+
+from .._lazy import lazy_names as _lazy_names
+
+if typing.TYPE_CHECKING:
+    from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
+    from ._html import build_report_data, format_html, iter_html
+    from ._json import dumps_line, dumps_pretty
+    from ._junit import format_junit
+    from ._markdown import format_markdown
+    from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif, validation_sarif
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -24,3 +31,24 @@ __all__ = [
     "report_object",
     "validation_sarif",
 ]
+
+# Public name -> the module (relative to this package) that defines it: imported on first use.
+_LAZY = {
+    "REPORT_SCHEMA_VERSION": "._check_json",
+    "SARIF_SCHEMA": "._sarif",
+    "SarifRule": "._sarif",
+    "build_report_data": "._html",
+    "build_sarif": "._sarif",
+    "dumps_line": "._json",
+    "dumps_pretty": "._json",
+    "format_html": "._html",
+    "format_json": "._check_json",
+    "format_junit": "._junit",
+    "format_markdown": "._markdown",
+    "format_sarif": "._sarif",
+    "iter_html": "._html",
+    "report_object": "._check_json",
+    "validation_sarif": "._sarif",
+}
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

@@ -18,7 +18,6 @@ them (:func:`dsh_audit.log.read_progress`), so that even one long log moves a pr
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
@@ -26,13 +25,14 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import DshAuditError, UsageError
 from ..log import read_progress
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["ENGINES", "SessionTaskError", "TaskResult", "iter_many", "resolve_jobs", "run_many"]
 
@@ -231,6 +231,12 @@ def in_process(jobs: int, engine: str, units: int) -> bool:
 def _local(paths: list[str], task: Callable[[str], T], jobs: int,
            progress: _Bytes | None) -> Iterator[TaskResult[T]]:
     """Process pool; yields in input order as soon as the head of the queue is done."""
+    # Imported here, not at the top: one log runs in process (_serial), and a command on one log
+    # should not pay for loading the process machinery.
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     total = len(paths)
     context = multiprocessing.get_context("spawn")  # no fork under a progress bar's thread
     done: dict[int, TaskResult[T]] = {}

@@ -16,18 +16,20 @@ DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) are 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel, RouteProfile
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["PiRoutes", "load_routes", "parse_routes"]
 
@@ -59,18 +61,24 @@ class PiRoutes:
     source: str = ""
 
 
-class _Yaml12Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans, as DSH's loader reads them: ``off``, ``on``, ``yes`` and ``no`` are
-    strings (``reasoningEfforts: {off: , high: high}`` has a level named ``off``)."""
+@functools.cache
+def _yaml12_loader() -> type[yaml.SafeLoader]:
+    """The YAML loader that reads as DSH's does: YAML 1.2 booleans, so ``off``, ``on``, ``yes``
+    and ``no`` are strings (``reasoningEfforts: {off: , high: high}`` has a level named ``off``).
+    Made when the first route file is read: yaml is imported only then (most commands read none)."""
+    import yaml
 
+    class Yaml12Loader(yaml.SafeLoader):
+        pass
 
-_Yaml12Loader.yaml_implicit_resolvers = {
-    key: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-for _first in "tTfF":
-    _Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                                        [_first])
+    Yaml12Loader.yaml_implicit_resolvers = {
+        key: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    for first in "tTfF":
+        Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
+                                           re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), [first])
+    return Yaml12Loader
 
 
 class _Bad(Exception):
@@ -99,8 +107,10 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read the route file: {exc}", path=name,
                          hint="give --routes a YAML file with DSH's llm-pi-ai route configuration") from None
+    import yaml  # here, not at the top: see _yaml12_loader
+
     try:
-        data = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

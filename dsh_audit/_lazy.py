@@ -1,0 +1,38 @@
+"""Public names of a package resolved on first use (PEP 562), so that importing one name of a
+package loads only the module that defines it (start-up time: a command imports what it uses).
+
+A package lists ``name -> defining module`` (relative to the package) in a ``_LAZY`` table, imports
+the same names under ``if TYPE_CHECKING:`` for type checkers, and installs the two hooks::
+
+    __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["lazy_names"]
+
+
+def lazy_names(package: str, table: Mapping[str, str],
+               public: Iterable[str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of ``package``: a name of ``table`` is imported
+    from its module when first read, then kept in the package's namespace (later reads skip the
+    hook); any other name raises :class:`AttributeError`, as for a plain module."""
+    listed = frozenset(public)
+
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | listed)
+
+    return __getattr__, __dir__
