@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from ..errors import UsageError
-from ..gate import CheckResult, SessionCheck, find_capture, load_policy, run_check
+from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
-from ..report import format_json, format_junit, format_markdown, format_sarif, iter_html
+from ..report import SessionPages, format_json, format_junit, format_markdown, format_sarif, iter_html
 from ..report.terminal import listing_format, print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, output_help, routes_option, selected_logs, session_paths, stdout_target,
@@ -24,12 +24,13 @@ _TABLE_LIMIT = 50
 
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
-         engine: str, scheduler: str | None, routes: str | None, outline: bool = False) -> CheckResult:
+         engine: str, scheduler: str | None, routes: str | None, outline: bool = False,
+         record: Callable[[], RequestRecorder] | None = None) -> CheckResult:
     """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
                          progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                         outline=outline)
+                         outline=outline, record=record)
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
@@ -227,8 +228,10 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     paths = session_paths(paths)
     _guard(_protected(paths, capture, policy_path, routes), output, what="HTML report")
     policy = load_policy(policy_path)
+    # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
-                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes)
+                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
+                  record=SessionPages())
     for warning in result.warnings:
         echo_warning(warning)
     _write(output, iter_html(result))

@@ -13,7 +13,7 @@ Example:
 """
 
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
-from ._model import CheckResult, Finding, RequestOutline, SessionCheck
+from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
 from ._rules import GATE_RULES, GateRule
 from ._run import run_check
@@ -28,6 +28,7 @@ __all__ = [
     "GateRule",
     "Policy",
     "RequestOutline",
+    "RequestRecorder",
     "SessionCheck",
     "find_capture",
     "find_pyproject",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["CheckResult", "Finding", "RequestOutline", "SessionCheck"]
+__all__ = ["CheckResult", "Finding", "RequestOutline", "RequestRecorder", "SessionCheck"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,17 @@ class RequestOutline:
         return cls(request.index, request.kind, request.session_id, request.turn, request.step, request.attempt)
 
 
+class RequestRecorder(Protocol):
+    """What a view makes of a log's requests while the log is checked as it is replayed
+    (``run_check(record=...)``), one request at a time, in replay order (the HTML report's
+    :class:`dsh_audit.report.SessionPage`, made by :class:`dsh_audit.report.SessionPages`)."""
+
+    def add(self, request: Any, transition: Any, verdict: Any, entry: Any) -> None:
+        """The next request (:class:`dsh_audit.replay.Request`), its attribution
+        (:class:`dsh_audit.attribution.Transition`, or None), cache verdict and priced ledger
+        entry (:func:`dsh_audit.cache.price_entry`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionCheck:
     """Everything the gate learnt about one log, kept for the reports.
@@ -90,6 +101,8 @@ class SessionCheck:
         seed_length: a fork child's seed length (its header's ``seedLength``): None for a subagent.
         first_time, last_time: the log's own first and last timestamps
             (:meth:`dsh_audit.session.Session.span`, as ``dsh-audit sessions`` shows them).
+        record: with ``run_check(record=...)``, the recorder that was handed the log's requests
+            while it was replayed (then ``requests`` are outlines); None when the log was read whole.
     """
 
     path: str
@@ -106,6 +119,7 @@ class SessionCheck:
     seed_length: int | None = None
     first_time: float | None = None
     last_time: float | None = None
+    record: RequestRecorder | None = None
 
     @property
     def failed(self) -> bool:

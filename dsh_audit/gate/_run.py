@@ -29,12 +29,13 @@ from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageErro
 from ..importers import detect
 from ..log import SessionLog, discover
 from ..replay import Request
+from ..runner import in_process
 from ..session import (Activity, Failure, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
                        routes_from, run_groups, validating_headers)
 from ..validate import LineValidator
 from ._findings import Judge, request_seq
 from ._inputs import find_capture
-from ._model import CheckResult, Finding, RequestOutline, SessionCheck
+from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
 
 __all__ = ["run_check"]
@@ -57,8 +58,10 @@ class _GroupCheck(GroupResult[SessionCheck]):
 
 
 class _Checker:
-    def __init__(self, policy: Policy, *, capture: Path | None) -> None:
+    def __init__(self, policy: Policy, *, capture: Path | None,
+                 record: Callable[[], RequestRecorder] | None = None) -> None:
         self.policy = policy
+        self.record = record  # makes what a log checked while it is replayed hands its requests to
         self.judge = Judge(policy)
         self.capture = capture
         self.captures: dict[Path, Any] = {}
@@ -146,23 +149,38 @@ class _Checker:
     def streamed(self, log: SessionLog, routes: str | None) -> tuple[SessionCheck, dict[str, tuple[str, ...]]]:
         """The check of a log that is no fork or subagent child and has no capture, made while it
         is replayed (:func:`dsh_audit.cache.account_log`): each request is attributed, accounted
-        and outlined as it comes, and none is kept. The same check as :meth:`run_group` over the
-        whole session, with :class:`RequestOutline` requests; and the route file's warnings."""
+        and outlined as it comes (and handed, with its transition, verdict and priced entry, to a
+        new recorder when the checker has ``record``), and none is kept. The same check as
+        :meth:`run_group` over the whole session, with :class:`RequestOutline` requests; and the
+        route file's warnings."""
+        record = None if self.record is None else self.record()
         activity = Activity(log.header)
         outlines: list[RequestOutline] = []
         transitions: list[Any] = []
+        by_request: dict[int, Any] = {}  # each request's transition, as the whole session's lookup
         seqs: dict[int, int | None] = {}  # the seq of each break's request
         breaking: set[int] = set()
+        first_sent: float | None = None  # the requests' first send and last answer (Session.span's fallback)
+        last_done: float | None = None
 
         def transition(found: Any) -> None:
             transitions.append(found)
+            by_request[found.request] = found
             if found.verdict == "break":
                 breaking.add(found.request)
 
         def judged(request: Request, verdict: Any, entry: Any) -> None:
+            nonlocal first_sent, last_done
             outlines.append(RequestOutline.of(request))
             if request.index in breaking:
                 seqs[request.index] = request_seq(request)
+            time = request.time
+            if time is not None:
+                end = time.done if time.done is not None else time.sent
+                first_sent = time.sent if first_sent is None else min(first_sent, time.sent)
+                last_done = end if last_done is None else max(last_done, end)
+            if record is not None:
+                record.add(request, by_request.get(request.index), verdict, entry)
 
         result = account_log(log, prices=load_prices(), config=routes_from(routes), adapter=self.policy.adapter,
                              on_transition=transition, on_judged=judged, observe=activity.on_event)
@@ -176,10 +194,13 @@ class _Checker:
         findings = self.judge.session(log.path, log.header.id, lines=activity.lines, seqs=seqs, rows=(),
                                       transitions=mine, cache=cache, capture=None,
                                       validation=_validation_of(found))
+        # Session.span: the log's own timestamps, else (none above 0) its requests' times
+        first, last = (activity.first, activity.last) if activity.first is not None else (first_sent, last_done)
         return SessionCheck(path=log.path, session_id=log.header.id, requests=tuple(outlines), transitions=mine,
                             cache=cache, findings=tuple(findings), title=activity.title,
                             parent_id=log.header.parent_session, seed_length=log.header.seed_length,
-                            first_time=activity.first, last_time=activity.last), dict(result.route_warnings)
+                            first_time=first, last_time=last, record=record), \
+            dict(result.route_warnings)
 
     def failed(self, failure: Failure) -> SessionCheck:
         findings = self.judge.refusal(failure, validation=_validation(failure))
@@ -228,14 +249,16 @@ def _foreign(failure: Failure) -> bool:
 
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
                 lenient: bool = False, max_version: int = 4, routes: str | None = None,
-                outline: bool = False) -> _GroupCheck:
+                outline: bool = False, record: Callable[[], RequestRecorder] | None = None) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`); with
-    ``outline``, a log that is no fork or subagent child and has no capture is checked while it
-    is replayed (:meth:`_Checker.streamed`)."""
-    checker = _Checker(policy, capture=Path(capture) if capture is not None else None)
+    ``outline`` or ``record``, a log that is no fork or subagent child and has no capture is
+    checked while it is replayed (:meth:`_Checker.streamed`), its requests handed to a new
+    ``record()``."""
+    checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
-    log = headers.lone_root(paths) if outline and checker.capture is None and find_capture(paths[0]) is None \
+    streams = outline or record is not None
+    log = headers.lone_root(paths) if streams and checker.capture is None and find_capture(paths[0]) is None \
         else None
     if log is not None:
         check, warned = checker.streamed(log, routes)
@@ -273,7 +296,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
               policy: Policy | None = None, lenient: bool = False, max_version: int = 4,
               progress: Progress | None = None, jobs: int = 1, engine: str = "local",
               scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
-              outline: bool = False) -> CheckResult:
+              outline: bool = False, record: Callable[[], RequestRecorder] | None = None) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -292,6 +315,12 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             Markdown reports show), not the request with its messages (the HTML report's); a log
             that is no fork or subagent child and has no capture is then checked as it is replayed,
             so memory does not grow with its requests.
+        record: a view that is made of a log's requests as they are judged (the HTML report's
+            :class:`dsh_audit.report.SessionPages`): a log that is no fork or subagent child and has
+            no capture is then checked as it is replayed, when it is checked in this process (one
+            log, or ``jobs`` 1, local engine); a new ``record()`` is handed each of its requests and
+            kept as its :attr:`SessionCheck.record`, and its requests are outlines. Other logs keep
+            their requests as ``outline`` says.
 
     Raises:
         UsageError: no log was found under ``paths``, or the route file cannot be used.
@@ -310,9 +339,11 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     if not logs:
         raise UsageError("no session logs found", path=", ".join(given) or None,
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
+    if record is not None and not in_process(jobs, engine, len(logs)):
+        record = None  # recorders stay in the process that made them (the HTML report's share files)
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
-                   outline=outline)
+                   outline=outline, record=record)
     loose: dict[tuple[str, int], Finding] = {}
     warnings: list[str] = []
 

@@ -8,7 +8,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
-    from ._html import build_report_data, format_html, iter_html
+    from ._html import SessionPage, SessionPages, build_report_data, format_html, iter_html
     from ._json import dumps_line, dumps_pretty
     from ._junit import format_junit
     from ._markdown import format_markdown
@@ -18,6 +18,8 @@ __all__ = [
     "REPORT_SCHEMA_VERSION",
     "SARIF_SCHEMA",
     "SarifRule",
+    "SessionPage",
+    "SessionPages",
     "build_report_data",
     "build_sarif",
     "dumps_line",
@@ -37,6 +39,8 @@ _LAZY = {
     "REPORT_SCHEMA_VERSION": "._check_json",
     "SARIF_SCHEMA": "._sarif",
     "SarifRule": "._sarif",
+    "SessionPage": "._html",
+    "SessionPages": "._html",
     "build_report_data": "._html",
     "build_sarif": "._sarif",
     "dumps_line": "._json",

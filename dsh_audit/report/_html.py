@@ -13,6 +13,12 @@ replaced in place), so the page grows with the distinct messages, not requests x
 script assembles a request's history only when the request is opened (or searched), and
 :func:`iter_html` yields the page in pieces so the command writes it without building one string.
 
+Each request's record is encoded as it comes (:class:`SessionPage`). For a log that ``check``
+reads as it is replayed (no fork or subagent child, no capture: ``run_check(record=SessionPages())``),
+that happens while the log is replayed, the texts go to a temporary file and no request is kept;
+a request's findings, known only at the end of the read, are added when the page is written. The
+page is the same byte for byte as the one made from the whole session's requests.
+
 Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per request, the session's
 ``cost`` summary that ``cache --json`` prints), never recomputed here.
 
@@ -27,17 +33,22 @@ own timestamps (:meth:`dsh_audit.session.Session.span`, the dates ``dsh-audit se
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import IO, Any, Protocol
 
 from .._version import __version__
 from ..cache import BREAKS, PriceBook, iso_utc, load_prices, price_entry
+from ..errors import UsageError
 from ..replay import MessageView
 from ._html_assets import CSS, SCRIPT
 
-__all__ = ["build_report_data", "format_html", "iter_html"]
+__all__ = ["SessionPage", "SessionPages", "build_report_data", "format_html", "iter_html"]
 
 _DIFF_LIMIT = 40
 
@@ -68,21 +79,108 @@ class _Table:
         return number
 
 
-class _Messages:
-    """A session's distinct messages, each stored once as its script JSON text.
+class _Texts(Protocol):
+    """Where a session's page texts go, in order: :class:`_Kept` or :class:`_Run`."""
 
-    A message with a seq is keyed by that seq and checked by value (a replace re-derives the
-    messages after it: new objects, same seq, same value); one without (title and search calls)
-    by identity, then by ``(None, text)``. Two messages with equal text at different seqs stay two
-    entries, so every entry has one seq.
-    """
+    def add(self, text: str) -> None: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+
+class _Kept:
+    """Texts kept in memory (a session whose requests are all in memory anyway)."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
-        self.seqs: list[int | None] = []
+
+    def add(self, text: str) -> None:
+        self.texts.append(text)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.texts)
+
+
+class _Spool:
+    """An anonymous temporary file of texts, one a line (script JSON is ASCII and holds no line
+    break), made on the first text and gone when this is. The pages of one report share it
+    (:class:`SessionPages`): their logs are checked one after another, so each page's texts are
+    one run of lines (:class:`_Run`). A file that cannot be made or written (no temporary folder,
+    a full disk) is an error when the page is written, not the log's (it is being replayed)."""
+
+    def __init__(self) -> None:
+        self.file: IO[bytes] | None = None
+        self.error: OSError | None = None
+        self.writer: _Run | None = None
+        self.at_end = True
+
+    def write(self, run: _Run, text: str) -> None:
+        try:
+            if self.file is None:
+                self.file = tempfile.TemporaryFile("w+b")
+                weakref.finalize(self, self.file.close)
+            if not self.at_end:
+                self.file.seek(0, os.SEEK_END)
+                self.at_end = True
+            if self.writer is not run:
+                assert run.start < 0, "a page's texts are written in one run"
+                self.writer, run.start = run, self.file.tell()
+            self.file.write(text.encode("ascii") + b"\n")
+        except OSError as exc:
+            self.error = exc
+
+    def lines(self, start: int, count: int) -> Iterator[str]:
+        """``count`` lines from offset ``start``."""
+        if self.error is not None:
+            raise UsageError(f"cannot write the page's temporary file: {self.error.strerror or self.error}",
+                             path=tempfile.gettempdir(),
+                             hint="free space there, or point TMPDIR at a folder with room, and run report again")
+        if self.file is None:
+            return
+        self.file.flush()
+        for _ in range(count):
+            self.at_end = False
+            self.file.seek(start)
+            line = self.file.readline()
+            start += len(line)
+            yield line[:-1].decode("ascii")
+
+
+class _Run:
+    """One page's texts in a :class:`_Spool`: written in one run, read back as often as asked."""
+
+    def __init__(self, spool: _Spool) -> None:
+        self.spool = spool
+        self.start = -1
+        self.count = 0
+
+    def add(self, text: str) -> None:
+        if self.spool.error is None:
+            self.spool.write(self, text)
+        self.count += 1
+
+    def __iter__(self) -> Iterator[str]:
+        return self.spool.lines(self.start, self.count)
+
+
+class _Messages:
+    """A session's distinct messages, each stored once as its script JSON text, after its seq's
+    (``texts``: ``"<seq> <message>"``, read back by :meth:`seqs` and :meth:`__iter__`).
+
+    A message with a seq is keyed by that seq and checked by value (a replace re-derives the
+    messages after it: new objects, same seq, same value); one without (title and search calls)
+    by identity, then by ``(seq, text)`` (held as a 128-bit digest, so a spooled page keeps no
+    text in memory). Two messages with equal text at different seqs stay two entries, so every
+    entry has one seq. The seq and identity lookups only spare encoding a message again: they
+    are dropped (:meth:`forget`) when the history is no longer an extension of the base's, so the
+    messages of a history that was compacted or replaced are not kept alive.
+    """
+
+    def __init__(self, texts: _Texts) -> None:
+        self.texts = texts
+        self.count = 0
         self.by_seq: dict[int, list[tuple[Any, int]]] = {}
         self.by_id: dict[int, tuple[Any, int]] = {}
-        self.by_text: dict[tuple[int | None, str], int] = {}
+        self.by_text: dict[bytes, int] = {}
 
     def number(self, message: Any, seq: int | None) -> int:
         if seq is not None:
@@ -94,15 +192,31 @@ class _Messages:
             if found is not None:
                 return found[1]
         text = _script_json(message)
-        number = self.by_text.setdefault((seq, text), len(self.texts))
-        if number == len(self.texts):
-            self.texts.append(text)
-            self.seqs.append(seq)
+        key = hashlib.blake2b(f"{seq}:{text}".encode("ascii"), digest_size=16).digest()
+        number = self.by_text.setdefault(key, self.count)
+        if number == self.count:
+            self.texts.add(f"{_script_json(seq)} {text}")
+            self.count += 1
         if seq is not None:
             self.by_seq.setdefault(seq, []).append((message, number))
         else:
             self.by_id[id(message)] = (message, number)
         return number
+
+    def seqs(self) -> Iterator[str]:
+        """Each message's seq, as script JSON (``null``: none)."""
+        for line in self.texts:
+            yield line.partition(" ")[0]
+
+    def __iter__(self) -> Iterator[str]:
+        """Each message's script JSON."""
+        for line in self.texts:
+            yield line.partition(" ")[2]
+
+    def forget(self) -> None:
+        """Drop the messages held for the seq and identity lookups (their numbers stay known by text)."""
+        self.by_seq.clear()
+        self.by_id.clear()
 
 
 class _History:
@@ -146,6 +260,8 @@ class _History:
                 runs.append([i, [number]])
         encoded = {"b": self.base, "n": len(listed), "d": runs, "u": request.kind == "loop"}
         if request.kind == "loop":
+            if shared < len(base_view):  # not an extension of the base: its older messages may be gone
+                self.messages.forget()
             del base_numbers[len(listed):]
             base_numbers[shared:] = numbers
             self.view, self.base = listed, position
@@ -179,7 +295,8 @@ def _capture(row: Any) -> dict[str, Any] | None:
 
 
 def _request(r: Any, history: dict[str, Any], *, headers: _Table, transition: Any, verdict: Any, row: Any,
-             entry: Any, findings: Sequence[Any]) -> dict[str, Any]:
+             entry: Any) -> dict[str, Any]:
+    """A request's record but its findings (``f``, the last key: :func:`_with_findings` adds it)."""
     usage = r.usage or r.message_usage
     return {
         "i": r.index, "kind": r.kind, "turn": r.turn, "step": r.step, "attempt": r.attempt,
@@ -194,11 +311,79 @@ def _request(r: Any, history: dict[str, Any], *, headers: _Table, transition: An
         "lcost": verdict.lost_cost if verdict and verdict.classification in BREAKS else None,
         "model": entry.model, "window": entry.window, "billed": entry.billed_as, "unpriced": entry.unpriced,
         "cost": None if entry.cost is None else entry.cost.to_json(),
-        "t": _transition(transition), "cap": _capture(row), "f": [f.to_json() for f in findings],
+        "t": _transition(transition), "cap": _capture(row),
     }
 
 
-def _overview(check: Any, requests: Sequence[Any], entries: Sequence[Any]) -> dict[str, Any]:
+def _with_findings(record: str, findings: Sequence[Any]) -> str:
+    """A request record's script JSON (:func:`_request`) with its findings as the last key, ``f``:
+    the findings are known only once the whole log is read."""
+    return record[:-1] + ',"f":' + _script_json([f.to_json() for f in findings]) + "}"
+
+
+class SessionPage:
+    """A session's page data, built one request at a time in replay order: each request's record
+    (its history as a delta, :class:`_History`, its message texts numbered once, its transition,
+    cache verdict and priced entry) is encoded as the request comes, and only what later requests
+    need is kept (the base request's message numbers, the message keys, the headers table, the
+    overview's counts). The texts (messages and records) are kept in memory, or with ``spool``
+    (:class:`SessionPages`) written to its temporary files, so a log checked while it is replayed
+    keeps no request and no text in memory.
+    """
+
+    def __init__(self, spool: SessionPages | None = None) -> None:
+        self.messages = _Messages(_Kept() if spool is None else _Run(spool.messages))
+        self.records: _Texts = _Kept() if spool is None else _Run(spool.records)
+        self.headers = _Table()
+        self.history = _History(self.messages)
+        self.count = 0
+        self.models: dict[str, None] = {}
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def add(self, request: Any, transition: Any, verdict: Any, entry: Any, row: Any = None) -> None:
+        """Encode the next request: its transition (None: none), cache verdict, priced entry
+        (:func:`dsh_audit.cache.price_entry`) and capture pairing (None: not compared)."""
+        record = _request(request, self.history.encode(self.count, request), headers=self.headers,
+                          transition=transition, verdict=verdict, row=row, entry=entry)
+        self.records.add(f"{request.index} {_script_json(record)}")
+        self.count += 1
+        if entry.model:
+            self.models.setdefault(entry.model)
+        time = request.time
+        if time is not None:  # min() and max() over the requests, as they come
+            done = time.done if time.done is not None else time.sent
+            if self.first is None or time.sent < self.first:
+                self.first = time.sent
+            if self.last is None or done > self.last:
+                self.last = done
+
+    def requests(self, findings: Sequence[Any]) -> Iterator[str]:
+        """The request records' script JSON, each with its findings (those of ``findings`` about it)."""
+        about: dict[int, list[Any]] = {}
+        for finding in findings:
+            if finding.request is not None:
+                about.setdefault(finding.request, []).append(finding)
+        for line in self.records:
+            index, _, record = line.partition(" ")
+            yield _with_findings(record, about.get(int(index), ()))
+
+
+class SessionPages:
+    """The pages of one report's logs that are checked while they are replayed, one after another
+    in this process (``run_check(record=SessionPages())``): each call makes the next log's
+    :class:`SessionPage`, whose texts go to two temporary files all the pages share (two open
+    files however many logs), deleted when the last page that uses them is."""
+
+    def __init__(self) -> None:
+        self.messages = _Spool()
+        self.records = _Spool()
+
+    def __call__(self) -> SessionPage:
+        return SessionPage(self)
+
+
+def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
     """The session's summary: the same numbers as ``check``'s table and ``cache --json``."""
     report = check.cache
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
@@ -211,16 +396,15 @@ def _overview(check: Any, requests: Sequence[Any], entries: Sequence[Any]) -> di
     causes: dict[str, int] = {}
     for b in breaks:
         causes[b["cause"] or "?"] = causes.get(b["cause"] or "?", 0) + 1
-    sent = [r.time.sent for r in requests if r.time is not None]
-    done = [r.time.done if r.time.done is not None else r.time.sent for r in requests if r.time is not None]
     return {"title": check.title,
-            "models": list(dict.fromkeys(e.model for e in entries if e.model)),
-            "requests": len(requests), "breaks": breaks, "breaks_by_cause": dict(sorted(causes.items())),
+            "models": list(page.models),
+            "requests": page.count, "breaks": breaks, "breaks_by_cause": dict(sorted(causes.items())),
             "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
             "prompt_tokens": report.prompt_total if report is not None else None,
             "cache_read": report.actual_total if report is not None else None,
             "cost": report.cost if report is not None else None,
-            "first": iso_utc(min(sent)) if sent else None, "last": iso_utc(max(done)) if done else None}
+            "first": iso_utc(page.first) if page.first is not None else None,
+            "last": iso_utc(page.last) if page.last is not None else None}
 
 
 #: Break causes ``dsh-audit breaks`` counts as unexplained (its ``--fail-on unexplained``).
@@ -332,33 +516,31 @@ def _order(sessions: Sequence[Any], lineage: Sequence[dict[str, Any]]) -> list[l
 
 
 def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Iterator[str]:
-    messages, headers = _Messages(), _Table()
-    history = _History(messages)
-    transitions = {t.request: t for t in check.transitions}
-    verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
-    rows: dict[int, Any] = {}
-    for row in check.captures:
-        if row.request is not None and not row.pairing.retry:
-            rows.setdefault(row.request.index, row)
-    requests: list[str] = []
-    entries: list[Any] = []
-    for position, r in enumerate(check.requests):
-        verdict = verdicts.get(r.index)
-        entry = price_entry(r, prices, verdict)
-        entries.append(entry)
-        requests.append(_script_json(_request(
-            r, history.encode(position, r), headers=headers, transition=transitions.get(r.index), verdict=verdict,
-            row=rows.get(r.index), entry=entry, findings=check.request_findings(r.index))))
+    page = check.record
+    if not isinstance(page, SessionPage):  # the requests are in memory: encode them now
+        page = SessionPage()
+        transitions = {t.request: t for t in check.transitions}
+        verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
+        rows: dict[int, Any] = {}
+        for row in check.captures:
+            if row.request is not None and not row.pairing.retry:
+                rows.setdefault(row.request.index, row)
+        for r in check.requests:
+            verdict = verdicts.get(r.index)
+            page.add(r, transitions.get(r.index), verdict, price_entry(r, prices, verdict), row=rows.get(r.index))
     head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path, "error": check.error,
             "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
-            "overview": _overview(check, check.requests, entries), "verdict": _verdict(check),
+            "overview": _overview(check, page), "verdict": _verdict(check),
             "unexplained": _unexplained(check), "family": place["family"],
-            "activity": [iso_utc(place["first"]), iso_utc(place["last"])], "mseq": messages.seqs}
-    yield _script_json(head)[:-1] + ',"headers":[' + ",".join(headers.texts) + '],"messages":['
-    for k, text in enumerate(messages.texts):
+            "activity": [iso_utc(place["first"]), iso_utc(place["last"])]}
+    yield _script_json(head)[:-1] + ',"mseq":['  # the head's last key: each message's seq
+    for k, seq in enumerate(page.messages.seqs()):
+        yield ("," if k else "") + seq
+    yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['
+    for k, text in enumerate(page.messages):
         yield ("," if k else "") + text
     yield '],"requests":['
-    for k, text in enumerate(requests):
+    for k, text in enumerate(page.requests(check.findings)):
         yield ("," if k else "") + text
     yield "]}"
 
