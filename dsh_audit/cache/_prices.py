@@ -34,7 +34,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -114,7 +114,9 @@ class _Window:
     holidays: frozenset[str]
 
     def at(self, when: float) -> str:
-        local = datetime.fromtimestamp(when, timezone.utc) + timedelta(minutes=self.offset)
+        local = utc_moment(when + self.offset * 60)  # the wall clock at the window's offset
+        if local is None:  # a log time past year 9999 (JavaScript dates reach year 275760)
+            return STANDARD
         minute = local.hour * 60 + local.minute
         if local.weekday() not in self.days or local.date().isoformat() in self.holidays:
             return OFF_PEAK
@@ -236,8 +238,18 @@ class PriceBook:
         return {"currency": self.currency, "per_tokens": self.per, "note": self.note, "files": list(self.files)}
 
 
+def utc_moment(seconds: float) -> datetime | None:
+    """``seconds`` since the epoch as an aware UTC datetime, or None outside the years 1-9999
+    that ``datetime`` holds (a log's time may be any JavaScript date, up to year 275760)."""
+    try:
+        return datetime.fromtimestamp(seconds, timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def _iso(when: float) -> str:
-    return datetime.fromtimestamp(when, timezone.utc).isoformat().replace("+00:00", "Z")
+    moment = utc_moment(when)
+    return f"{when:g} s after the epoch" if moment is None else moment.isoformat().replace("+00:00", "Z")
 
 
 class _Parser:

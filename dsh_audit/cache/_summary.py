@@ -8,14 +8,15 @@ and :func:`newest_first` orders summaries the way ``dsh-audit sessions`` lists t
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
+from ._prices import utc_moment
 from ._report import SessionCacheReport
 from ._session import accounted
 
@@ -23,15 +24,15 @@ __all__ = ["SessionSummary", "iso_utc", "newest_first", "summarize_session", "su
 
 
 def iso_utc(seconds: float | None) -> str | None:
-    """``seconds`` since the epoch as ISO 8601 in UTC to the second (``2026-11-01T09:30:00Z``).
+    """``seconds`` since the epoch as ISO 8601 in UTC to the second (``2026-11-01T09:30:00Z``);
+    None for None and for a time outside the years 1-9999.
 
     Example:
         >>> iso_utc(1800000000.009)
         '2027-01-15T08:00:00Z'
     """
-    if seconds is None:
-        return None
-    return datetime.fromtimestamp(int(seconds), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = None if seconds is None else utc_moment(math.floor(seconds))
+    return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)

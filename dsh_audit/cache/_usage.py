@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens
+from ._prices import utc_moment
 
 __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]
 
@@ -77,9 +78,8 @@ class UsageTable:
 
 
 def _day(entry: LedgerEntry) -> str:
-    if entry.sent is None:
-        return "unknown"
-    return datetime.fromtimestamp(entry.sent, timezone.utc).date().isoformat()
+    moment = None if entry.sent is None else utc_moment(entry.sent)
+    return "unknown" if moment is None else moment.date().isoformat()
 
 
 def _keys(by: str) -> Callable[[SessionLedger, LedgerEntry], str]:

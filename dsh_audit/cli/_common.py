@@ -157,7 +157,7 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
         # Stream: keep only request ``index`` (a long log's requests would keep all of it alive), or
         # the last ``-index`` ones; but read to the end, so a log DSH refuses is still refused.
         found, count = None, 0
-        last: deque[Request] = deque(maxlen=max(-index, 1))
+        last: deque[Request] = deque(maxlen=min(max(-index, 1), sys.maxsize))  # no log has more
         routes = RouteEvidence()
         try:
             for request in iter_requests(opened, observe=routes.on_event):

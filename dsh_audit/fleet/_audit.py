@@ -13,12 +13,11 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..attribution import SessionAttribution, Transition, attribute_opened
-from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report,
+from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
                      load_prices, session_ledger, usd_total)
 from ..errors import DshAuditError, UnreadableError
 from ..log import SessionLog
@@ -139,7 +138,8 @@ class CostRow:
 
 
 def _day(sent: float | None) -> str | None:
-    return datetime.fromtimestamp(sent, timezone.utc).date().isoformat() if sent is not None else None
+    text = None if sent is None else iso_utc(sent)
+    return None if text is None else text[:10]
 
 
 def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:

@@ -177,7 +177,7 @@ def _storable(value: Any) -> Any:
 def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
     with connection:
         for table in ("requests", "breaks", "costs", "sessions"):
-            connection.execute(f"DELETE FROM {table} WHERE path = ?", (record.path,))
+            connection.execute(f"DELETE FROM {table} WHERE path = ?", (_storable(record.path),))
         values = [_storable(getattr(record, name)) for name in _SESSION_COLUMNS]
         connection.execute(
             f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}, notes, indexed_at) "
@@ -198,7 +198,7 @@ def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -
         except OSError:
             stale.append(path)  # the audit reports why
             continue
-        if stored.get(path) != (stat.st_size, stat.st_mtime_ns, options):
+        if stored.get(_storable(path)) != (stat.st_size, stat.st_mtime_ns, options):
             stale.append(path)
     return stale
 

@@ -27,7 +27,7 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
         >>> find_capture("/nonexistent/session.jsonl") is None
         True
     """
-    folder = Path(log_path).resolve().parent
+    folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
     for _ in range(CAPTURE_SEARCH_LEVELS + 1):
         candidate = folder / CAPTURE_NAME
         if candidate.is_file():

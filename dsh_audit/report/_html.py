@@ -47,6 +47,7 @@ from ..cache import BREAKS, PriceBook, iso_utc, load_prices, price_entry
 from ..errors import UsageError
 from ..replay import MessageView
 from ._html_assets import CSS, SCRIPT
+from ._json import finite
 
 __all__ = ["SessionPage", "SessionPages", "build_report_data", "format_html", "iter_html"]
 
@@ -54,8 +55,12 @@ _DIFF_LIMIT = 40
 
 
 def _script_json(value: Any) -> str:
-    """JSON that cannot end a ``<script>`` block (``<``, ``>``, ``&`` escaped; ASCII only)."""
-    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+    """JSON that cannot end a ``<script>`` block (``<``, ``>``, ``&`` escaped; ASCII only) and that
+    ``JSON.parse`` reads: a number past the double range (a log's ``1e400``) is ``null``."""
+    try:
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:
+        text = json.dumps(finite(value), ensure_ascii=True, separators=(",", ":"), default=str, allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

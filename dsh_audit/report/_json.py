@@ -10,6 +10,7 @@ format characters, line and paragraph separators, lone surrogates) is written as
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -47,5 +48,22 @@ def dumps_line(value: Any) -> str:
 
 
 def dumps_pretty(value: Any) -> str:
-    """Indented JSON for people, active characters escaped, so it stays inert and UTF-8."""
-    return _inert(json.dumps(value, indent=2, ensure_ascii=False))
+    """Indented JSON for people, active characters escaped, so it stays inert and UTF-8; a
+    number past the double range (a log's ``1e400`` parses as infinity) is ``null``, as
+    ``JSON.stringify`` and :func:`dumps_line` write it."""
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(finite(value), indent=2, ensure_ascii=False, allow_nan=False)
+    return _inert(text)
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every infinite or NaN float replaced by None (the ``null`` JSON.stringify writes)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
