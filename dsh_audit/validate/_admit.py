@@ -23,7 +23,7 @@ from ..log import (
 )
 from ..replay import Replacement, SurfaceFold
 from ._sink import Sink
-from ._source import RawEvent
+from ._source import SAFE_MAX, RawEvent
 
 __all__ = ["Admitter"]
 
@@ -63,6 +63,23 @@ class Admitter:
         self.message_ids: dict[int, str] = {}
         self.surface_ok = True  # whether the fold accepted the last admitted event
         self.replacement: Replacement | None = None  # what the last admitted event shadowed, if anything
+        self._chunks_known = "assistant/chunk" in known
+
+    def plain_chunk(self, value: dict[str, Any]) -> bool:
+        """Whether ``value`` is an ``assistant/chunk`` event :meth:`admit` would admit without a
+        finding and without touching the surface: exactly the keys type, seq, time and data, an
+        ``int`` seq and safe-integer time, an object ``data``, a type this version knows (no
+        surfaceOp or sourceEventSeqs, so the fold leaves it alone; no upgrade or v0 shape applies to
+        a chunk). True records it as admitted; False means :meth:`admit` must check it.
+        """
+        if len(value) != 4 or value.get("type") != "assistant/chunk" or not self._chunks_known:
+            return False
+        time = value.get("time")
+        if (type(time) is not int or not -SAFE_MAX <= time <= SAFE_MAX or type(value["seq"]) is not int
+                or type(value.get("data")) is not dict):
+            return False
+        self.surface_ok, self.replacement = True, None
+        return True
 
     def admit(self, raw: RawEvent) -> Event | None:
         """Check one event; return it for the structure rules, or None when it cannot be used."""

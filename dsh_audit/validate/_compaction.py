@@ -46,9 +46,10 @@ class _Owed:
 
 
 def _is_checkpoint(event: Event) -> bool:
+    if event.type != "user/message" or not isinstance(event.surface_op, dict):
+        return False
     source = as_object(as_object(event.data).get("source"))
-    return (event.type == "user/message" and isinstance(event.surface_op, dict)
-            and source.get("kind") == "plugin" and source.get("plugin") == "compact")
+    return source.get("kind") == "plugin" and source.get("plugin") == "compact"
 
 
 def _range_of(seqs: Any) -> dict[str, Any] | None:
@@ -76,12 +77,13 @@ class CompactionCheck:
         self.event = event
         data = as_object(event.data)
         owed, self.owed = self.owed, None
+        checkpoint = _is_checkpoint(event)
         if owed is not None:
             self.check_owed(owed, event, replacement, surface_ok=surface_ok)
-        elif _is_checkpoint(event) and (self.open is None or not self.open.summarized):
+        elif checkpoint and (self.open is None or not self.open.summarized):
             # (after a summary of the open bracket, a late checkpoint is DSH320's finding)
             self.add("DSH322", "compaction checkpoint replace does not follow a compaction/summary")
-        if _is_checkpoint(event):
+        if checkpoint:
             self.check_in_bracket("compaction checkpoint", as_object(data.get("source")))
         etype = event.type
         if etype == "turn/start" or etype == "turn/end":

@@ -17,7 +17,11 @@ from ..errors import UnreadableError
 from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_json
 from ._sink import Sink
 
-__all__ = ["EventScan", "Fatal", "RawEvent", "open_lines", "scan_events", "unreadable"]
+__all__ = ["SAFE_MAX", "EventScan", "Fatal", "RawEvent", "open_lines", "scan_events", "unreadable"]
+
+#: the largest safe integer (JavaScript's ``Number.MAX_SAFE_INTEGER``), for the fast paths that
+#: test a plain ``int`` inline before calling :func:`is_safe_int`
+SAFE_MAX = 2**53 - 1
 
 
 class Fatal(Exception):
@@ -88,6 +92,53 @@ class EventScan:
         Raises:
             Fatal: the line is not UTF-8 (the finding is recorded).
         """
+        for item in self.runs(line):
+            if isinstance(item, list):
+                yield from (RawEvent(line.number, value) for value in item)
+            else:
+                yield item
+
+    def runs(self, line: Line) -> Iterator[RawEvent | list[dict[str, Any]]]:
+        """:meth:`feed`'s events, except that the events of a packed row come as one list of their
+        values (all read from ``line``) when the whole row can be checked now with its seqs in
+        order (nothing held, its first seq the next one): the events :func:`expand_row` makes of
+        a row share their keys, type, turn, step, chunk type and index, so a checker may treat
+        them together.
+
+        Raises:
+            Fatal: the line is not UTF-8 (the finding is recorded).
+        """
+        decoded = self._decode(line)
+        if decoded is None:
+            return
+        number = line.number
+        held = self.held
+        if len(decoded) > 1 and not held:  # only a packed row stores several events on one line
+            seq = decoded[0]["seq"]  # expand_row's: the row's seq0, a non-negative safe integer
+            if type(seq) is int and seq == self.expected and seq + len(decoded) - 1 <= SAFE_MAX:
+                self.expected = seq + len(decoded)
+                yield decoded
+                return
+        for value in decoded:
+            if not held and type(value) is dict:
+                # The common case first: an object whose seq is the next one (what _sequenced
+                # would pass unchanged; anything else takes the full check below).
+                seq = value.get("seq")
+                if type(seq) is int and seq == self.expected and seq <= SAFE_MAX:
+                    self.expected = seq + 1
+                    yield RawEvent(number, value)
+                    continue
+            items, self.expected = _sequenced(value, number, self.expected)
+            if held or isinstance(items[0], _Issue):
+                held.extend(items)
+                self.dropped += 1
+            else:
+                yield from items  # type: ignore[misc]
+        if held and _closes_turn(decoded):
+            yield from self._release()
+
+    def _decode(self, line: Line) -> list[Any] | None:
+        """The events stored on ``line``, or None when it holds none (its problem is held)."""
         held = self.held
         try:
             decoded: list[Any] = decode_record(parse_json(line.raw, line.strings))
@@ -97,7 +148,7 @@ class EventScan:
         except RowError as exc:
             held.append(_Issue("DSH105", str(exc), line.number, self.expected))
             self.dropped += 1
-            return
+            return None
         except ValueError:
             self.dropped += line.count  # a run of blank lines is one Line
             last = held[-1] if held else None
@@ -105,19 +156,11 @@ class EventScan:
                 lines = last.lines + line.count  # unparsable lines in a row: one finding, not one per line
                 held[-1] = _Issue("DSH104", f"line is not valid JSON (and neither are the {lines - 1} line(s) "
                                   "after it)", last.line, last.seq, lines)
-                return
+                return None
             blank_run = "" if line.count == 1 else f" (blank, and so are the {line.count - 1} line(s) after it)"
             held.append(_Issue("DSH104", "line is not valid JSON" + blank_run, line.number, self.expected, line.count))
-            return
-        for value in decoded:
-            items, self.expected = _sequenced(value, line.number, self.expected)
-            if held or isinstance(items[0], _Issue):
-                held.extend(items)
-                self.dropped += 1
-            else:
-                yield from items  # type: ignore[misc]
-        if held and _closes_turn(decoded):
-            yield from self._release()
+            return None
+        return decoded
 
     def end(self, torn: Sequence[TornTail]) -> None:
         """The end of the file: a problem no turn/end followed is a dropped tail (DSH106); what a

@@ -117,25 +117,39 @@ class Trace:
         self.header: dict[str, Any] | None = None
         self.new_instance = False
         self.end_seeds: list[int] = []  # a fork of a resumed log carries the parent's end-seeds too
-        self.event: Event | None = None
+        self.at: tuple[int, int] | None = None  # the current event's line and seq
         self.surface_ok = True  # whether the surface fold accepted the current event
 
     def add(self, rule: str, message: str) -> None:
-        assert self.event is not None
-        self.sink.add(rule, message, line=self.event.line, seq=self.event.seq)
+        assert self.at is not None
+        self.sink.add(rule, message, line=self.at[0], seq=self.at[1])
 
     # -- dispatch -------------------------------------------------------------------------------
 
     def apply(self, event: Event) -> None:
-        self.event = event
-        handler = _HANDLERS.get(event.type)
+        etype = event.type
         data = _data(event)
-        if event.type in _STEP_SCOPED or (event.type == "tool/result" and event.surface_op == "append"):
-            self.require_step(event.type, data)
-        if event.type in _TURN_SCOPED and self.open_turn is None:
-            self.add("DSH406", f"{event.type} appended outside any open turn")
+        if etype == "assistant/chunk":
+            self.chunk(event.line, event.seq, data)
+            return
+        self.at = (event.line, event.seq)
+        if etype in _STEP_SCOPED or (etype == "tool/result" and event.surface_op == "append"):
+            self.require_step(etype, data)
+        if etype in _TURN_SCOPED and self.open_turn is None:
+            self.add("DSH406", f"{etype} appended outside any open turn")
+        handler = _HANDLERS.get(etype)
         if handler is not None:
             handler(self, event, data)
+
+    def chunk(self, line: int, seq: int, data: dict[str, Any]) -> None:
+        """One ``assistant/chunk`` event (at ``line``, with payload ``data``): its step, then its
+        chunk through the stream grammar. :meth:`apply` of a chunk event, without the event."""
+        self.at = (line, seq)
+        turn, step = data.get("turn"), data.get("step")
+        if self.open_turn != turn or self.open_step != step:
+            self.require_step("assistant/chunk", data)
+        chunk = data.get("chunk")
+        self.feed(seq, (turn, step), chunk if isinstance(chunk, dict) else {})
 
     def refused(self, value: dict[str, Any]) -> None:
         """An event the admission refused: what it would have told the trace is unknown."""
@@ -160,6 +174,32 @@ class Trace:
         if self.open_turn != turn or self.open_step != step:
             self.add("DSH405", f"{kind} names turn {turn}/step {step} but open is turn "
                      f"{self.open_turn}/step {self.open_step}")
+
+    def chunk_row(self, line: int, values: list[dict[str, Any]]) -> None:
+        """The ``assistant/chunk`` events of one packed row (:meth:`chunk` of each, in order).
+
+        A row's deltas share turn, step, chunk type and index and follow each other, so after the
+        first one each of the others meets the same step check and the same open-block check,
+        leaving the state as it was but for the attempt's seqs: when neither check fails, the
+        rest only extend those seqs; when one fails, each event goes through :meth:`chunk`.
+        """
+        first = values[0]
+        data = first["data"]
+        self.chunk(line, first["seq"], data)
+        if len(values) == 1:
+            return
+        chunk = data.get("chunk")
+        attempt = self.step.attempt
+        ctype, index = (chunk.get("type"), chunk.get("index")) if isinstance(chunk, dict) else (None, None)
+        block = _DELTA_BLOCK.get(ctype) if type(ctype) is str else None
+        if (block is not None and type(index) is int and attempt is not None and attempt.finish is None
+                and attempt.open.get(index) == block
+                and self.open_turn == data.get("turn") and self.open_step == data.get("step")):
+            attempt.seqs.extend(value["seq"] for value in values[1:])
+            self.at = (line, values[-1]["seq"])
+            return
+        for value in values[1:]:
+            self.chunk(line, value["seq"], value["data"])
 
     # -- turns and steps --------------------------------------------------------------------------
 
@@ -245,9 +285,6 @@ class Trace:
             self.step.last_attempt = attempt
         self.step.attempt = None
 
-    def on_chunk(self, event: Event, data: dict[str, Any]) -> None:
-        self.feed(event.seq, (data.get("turn"), data.get("step")), as_object(data.get("chunk")))
-
     def on_stream(self, event: Event, data: dict[str, Any]) -> None:
         """v2+: an ``assistant/attempt`` or ``assistant/message`` stream is one attempt's chunks.
 
@@ -275,30 +312,38 @@ class Trace:
 
     def feed(self, seq: int, key: tuple[Any, Any], chunk: dict[str, Any]) -> None:
         """One chunk of the attempt of step ``key`` (stored at ``seq``) through the stream grammar."""
-        attempt = self.step.attempt
-        if attempt is not None and attempt.key != key:
-            self.end_attempt()
-            attempt = None
-        if attempt is not None and attempt.finish is not None:
-            if attempt.finish not in ("error", "aborted"):
-                self.add("DSH424", f"{chunk.get('type')} chunk after a {attempt.finish} finish in the same step")
-            self.step.last_attempt, attempt = attempt, None
+        step = self.step
+        attempt = step.attempt
+        if attempt is not None:
+            if attempt.key != key:
+                self.end_attempt()
+                attempt = None
+            elif attempt.finish is not None:
+                if attempt.finish not in ("error", "aborted"):
+                    self.add("DSH424", f"{chunk.get('type')} chunk after a {attempt.finish} finish in the same step")
+                step.last_attempt, attempt = attempt, None
         if attempt is None:
-            attempt = self.step.attempt = _Attempt(key=key)
-        if not attempt.seqs or attempt.seqs[-1] != seq:
-            attempt.seqs.append(seq)
+            attempt = step.attempt = _Attempt(key=key)
+        seqs = attempt.seqs
+        if not seqs or seqs[-1] != seq:
+            seqs.append(seq)
         self.on_stream_chunk(attempt, chunk)
 
     def on_stream_chunk(self, attempt: _Attempt, chunk: dict[str, Any]) -> None:
-        ctype, index = _key(chunk.get("type")), _key(chunk.get("index"))
-        if ctype == "block-start":
+        ctype, index = chunk.get("type"), chunk.get("index")
+        if type(ctype) is not str:
+            ctype = _key(ctype)
+        if type(index) is not int:
+            index = _key(index)
+        needs = _DELTA_BLOCK.get(ctype)  # the most common chunks first
+        if needs is not None:
+            if attempt.open.get(index) != needs:
+                self.add("DSH421", f"{ctype} at index {index} needs an open {needs} block, "
+                         f"got {attempt.open.get(index)}")
+        elif ctype == "block-start":
             if index in attempt.open:
                 self.add("DSH420", f"block-start repeats open block index {index}")
             attempt.open[index] = chunk.get("blockType")
-        elif ctype in _DELTA_BLOCK:
-            if attempt.open.get(index) != _DELTA_BLOCK[ctype]:
-                self.add("DSH421", f"{ctype} at index {index} needs an open {_DELTA_BLOCK[ctype]} block, "
-                         f"got {attempt.open.get(index)}")
         elif ctype == "block-end":
             block = as_object(chunk.get("block"))
             if index not in attempt.open:
@@ -375,7 +420,7 @@ _HANDLERS = {
     "turn/start": Trace.on_turn_start, "turn/end": Trace.on_turn_end,
     "step/start": Trace.on_step_start, "step/end": Trace.on_step_end,
     "tool/call": Trace.on_tool_call, "tool/result": Trace.on_tool_result,
-    "assistant/chunk": Trace.on_chunk, "assistant/message": Trace.on_assistant_message,
+    "assistant/message": Trace.on_assistant_message,
     "assistant/attempt": Trace.on_assistant_attempt,
     "compaction/summary": Trace.on_compaction_summary, "session/end-seed": Trace.on_end_seed,
     "request/header": Trace.on_request_header,
