@@ -199,13 +199,14 @@ def _findings(tmp_path: Path, case: str) -> tuple[Found, bytes]:
     CASES[case](lines)
     path = tmp_path / "session.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    checker = LineValidator(path)
+    checker = LineValidator(path, lineage=True)
     with path.open("rb") as stream:
         for line in iter_lines(stream, str(path), []):
             assert checker.feed(line)
     checker.end()
     found = [(f.rule, f.line, f.seq, f.message) for f in checker.finish()]
     assert found == [(f.rule, f.line, f.seq, f.message) for f in validate(path)]
+    assert checker.chain is not None
     return found, bytes(checker.chain.links)
 
 

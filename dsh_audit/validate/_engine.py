@@ -71,7 +71,7 @@ class LineValidator:
 
     def __init__(self, path: str | os.PathLike[str], *, rules: Iterable[str] | None = None,
                  ignore: Iterable[str] | None = None, lenient: bool = False,
-                 max_version: int = LATEST_VERSION) -> None:
+                 max_version: int = LATEST_VERSION, lineage: bool = False) -> None:
         self.path = os.fspath(path)
         self.lenient, self.max_version = lenient, max_version
         self.sink = Sink(self.path, select_rules(rules, ignore))
@@ -83,8 +83,10 @@ class LineValidator:
         self._compaction = CompactionCheck(self.sink)
         self._fatal = False  # the log can be read no further; the finding is recorded
         self._ended = False
-        #: every event's running hash, for the fork-lineage check of :func:`validate_paths`
-        self.chain = SeedChain()
+        #: with ``lineage``, every event's running hash, for the fork-lineage check of
+        #: :func:`validate_paths` over several logs (8 bytes and a hash per event: a lone log,
+        #: ``check`` and ``report`` compare no seeds, so they keep none)
+        self.chain: SeedChain | None = SeedChain() if lineage else None
 
     @property
     def complete(self) -> bool:
@@ -152,7 +154,8 @@ class LineValidator:
         self.header = header
 
     def _event(self, raw: RawEvent, line: Line | None = None) -> None:
-        self.chain.add(raw, line)
+        if self.chain is not None:
+            self.chain.add(raw, line)
         admitter, trace, compaction = self._admitter, self._trace, self._compaction
         assert admitter is not None and trace is not None
         value = raw.value
@@ -184,7 +187,8 @@ class LineValidator:
         if (self._compaction.owed is not None or not admitter.plain_chunk(values[0])
                 or not all(type(value["time"]) is int for value in values)):
             return False
-        self.chain.add_row(line, len(values))
+        if self.chain is not None:
+            self.chain.add_row(line, len(values))
         trace.surface_ok = True
         trace.chunk_row(line.number, values)
         return True
@@ -307,16 +311,19 @@ class _Checked:
 
 
 def _check_task(path: str, *, rules: tuple[str, ...] | None, ignore: tuple[str, ...] | None, lenient: bool,
-                max_version: int) -> _Checked:
-    """Validate one log (a top-level function, so that worker processes can run it)."""
-    checker = LineValidator(path, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version)
+                max_version: int, lineage: bool) -> _Checked:
+    """Validate one log (a top-level function, so that worker processes can run it); with
+    ``lineage``, keep its seed chain for the fork-lineage check."""
+    checker = LineValidator(path, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version,
+                            lineage=lineage)
     header = _check_file(path, checker)
     findings = tuple(checker.finish())
     if header is None:
         return _Checked(findings)
     parent = header.raw.get("parentSession")
     return _Checked(findings, header.session_id,
-                    parent if isinstance(parent, str) else None, header.seed_length, bytes(checker.chain.links))
+                    parent if isinstance(parent, str) else None, header.seed_length,
+                    bytes(checker.chain.links) if checker.chain is not None else b"")
 
 
 def _lineage_task(path: str, *, parents: dict[str, tuple[str, int]], selected: frozenset[str]) -> list[Finding]:
@@ -365,7 +372,9 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
     rules, ignore = (None if rules is None else tuple(rules)), (None if ignore is None else tuple(ignore))
     selected = select_rules(rules, ignore)
     given = [os.fspath(item) for item in paths]
-    task = partial(_check_task, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version)
+    # one log has no parent or child among the logs: no seeds to compare, no chain to keep
+    task = partial(_check_task, rules=rules, ignore=ignore, lenient=lenient, max_version=max_version,
+                   lineage=len(given) > 1)
     findings: list[Finding] = []
     headers: dict[str, tuple[str, _Checked]] = {}
     for path, checked in zip(given, _values(iter_many(given, task, jobs=jobs, engine=engine,
