@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["js_number", "sha256_hex", "stringify", "stringify_bytes"]
+__all__ = ["has_surrogate", "js_number", "sha256_hex", "stringify", "stringify_bytes"]
 
 _ESCAPES = {
     '"': '\\"',
@@ -51,6 +51,28 @@ def _escape_char(match: re.Match[str]) -> str:
     if known is not None:
         return known
     return f"\\u{ord(ch):04x}"
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point (a lone half, or a pair written as two code
+    points), found at C speed: ASCII has none, and UTF-8 refuses one, a piece at a time (a huge
+    text is not copied whole).
+
+    Example:
+        >>> has_surrogate("é😀"), has_surrogate("a\\ud800")
+        (False, True)
+    """
+    if text.isascii():
+        return False
+    for start in range(0, len(text), _PIECE):
+        piece = text[start:start + _PIECE]
+        if piece.isascii():
+            continue
+        try:
+            piece.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+    return False
 
 
 def _plain(text: str) -> bool:
@@ -78,8 +100,13 @@ def _quote_into(text: str, out: list[str]) -> None:
     out.append('"')
     if _plain(text):
         out.append(text)
+    elif not has_surrogate(text):
+        # orjson escapes what JSON.stringify escapes in a text without surrogates, each character
+        # alone: written a piece at a time at C speed (not a Python call per escape).
+        out.extend(orjson.dumps(text[start:start + _PIECE])[1:-1].decode("utf-8")
+                   for start in range(0, len(text), _PIECE))
     else:
-        if "\ud800" <= max(text) and _SURROGATE_PAIR.search(text):
+        if _SURROGATE_PAIR.search(text):
             # A well-formed pair written as two Python code points (json.loads of "\ud83d\ude00")
             # is one character to JavaScript: join it, and escape only the lone halves.
             text = _SURROGATE_PAIR.sub(
@@ -213,10 +240,15 @@ def stringify_bytes(value: Any) -> bytes:
     """``stringify(value)`` as the UTF-8 bytes a JavaScript runtime would send.
 
     The bytes are exactly their length, safe to keep: orjson's own result keeps the spare capacity
-    of its output buffer (about 16 KB behind a 1.5 KB message), which a cache of them would hold.
+    of its output buffer (about 16 KB behind a 1.5 KB message), which a cache of them would hold;
+    a result of 16 MiB or more is orjson's own (copying it would hold it twice).
     """
     data = _fast(value)
-    return bytes(memoryview(data)) if data is not None else _exact(value).encode("utf-8")
+    if data is None:
+        return _exact(value).encode("utf-8")
+    # A huge result is kept as it is: a copy would hold it twice at once, and its spare capacity
+    # is at most a few untouched pages.
+    return data if len(data) >= _HUGE else bytes(memoryview(data))
 
 
 def sha256_hex(value: Any) -> str:

@@ -11,17 +11,23 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 import zstandard
 
-from dsh_audit.cache import make_counter
-from dsh_audit.jsjson import stringify
+from dsh_audit.cache import PromptBuilder, make_counter, rule_for
+from dsh_audit.jsjson import has_surrogate, stringify
 from dsh_audit.log import parse_json
 from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.log._records import LongStrings
+from dsh_audit.session import Session, open_session
+from dsh_audit.wire import fold_text_block, load_routes, make_renderer, without_cache_markers
+from dsh_audit.wire._piai import js_len, sanitize_surrogates
 
 CHAT = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
 MIB = 1 << 20
@@ -184,3 +190,123 @@ def test_a_huge_key_and_a_huge_line_of_short_strings_still_parse() -> None:
     many = json.dumps(["ab"] * (3 * MIB)).encode()
     assert len(many) > 16 * MIB
     assert parse_json(many) == ["ab"] * (3 * MIB)
+
+
+# --- pi-ai routes (Anthropic Messages, OpenAI chat completions) ---------------------------------
+
+GATEWAY = ("providers:\n  local-openai:\n    api: openai-completions\n    baseURL: http://gateway/v1\n"
+           "    models:\n      - id: local-coder\n        contextWindow: 131072\n        maxTokens: 8192\n")
+PI_ROUTES = {"anthropic": ("anthropic", "claude-sonnet-4-5", "anthropic-messages"),
+             "openai": ("local-openai", "local-coder", "openai-completions")}
+
+
+def pi_tool_log(path: Path, result: str, route: str) -> Path:
+    """:func:`tool_log` on a pi-ai route, every answer with pi-ai's replay envelope."""
+    provider, model, api = PI_ROUTES[route]
+    extra: dict[str, Any] = {} if route == "anthropic" else {"reasoning_effort": None, "context_window": 131072}
+    b = LogBuilder(session_id="session-huge-pi", provider=provider, model=model, **extra)
+
+    def envelope(seq: int | None, block: str) -> None:
+        assert seq is not None
+        b.event(seq)["data"]["message"]["source"]["replayState"] = {
+            "response": {"kind": "pi-ai", "version": 2, "api": api, "provider": provider, "model": model,
+                         "responseId": f"r-{seq}", "stopReason": "toolUse" if block == "tool-call" else "stop"},
+            "blocks": [{"type": block}]}
+
+    with b.turn("read the file"):
+        with b.step():
+            reply = b.assistant(tool_calls=[ToolCall("read", {"path": "big.txt"})])
+            envelope(reply.seq, "tool-call")
+            b.tool_result(reply.call_ids[0], result)
+        with b.step():
+            envelope(b.assistant("done").seq, "text")
+    with b.turn("thanks"):
+        with b.step():
+            envelope(b.assistant("welcome").seq, "text")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (path.parent / "routes.yml").write_text(GATEWAY)
+    return b.write_jsonl(path)
+
+
+@pytest.mark.slow  # four runs of a command over 64 MiB per route: about 1.5 s each on a shared machine
+@pytest.mark.parametrize("route", ["anthropic", "openai"])
+def test_a_huge_tool_result_on_a_pi_ai_route_costs_cache_and_check_three_times_the_line(
+        tmp_path: Path, route: str) -> None:
+    # The body is kept as its JSON value (the log's own texts), not written and parsed back:
+    # the text, its log-JSON segment and its wire segment (measured: 3.05-3.08x; 7.3x before).
+    size = 64 * MIB
+    text = base64.b64encode(os.urandom(size * 3 // 4)).decode()
+    small = pi_tool_log(tmp_path / "small" / "session.jsonl", "small", route)
+    huge = pi_tool_log(tmp_path / "huge" / "session.jsonl", text, route)
+    del text
+    for command in ("cache", "check"):
+        grown = (peak_kib(command, str(huge), "--routes", str(huge.parent / "routes.yml"))
+                 - peak_kib(command, str(small), "--routes", str(small.parent / "routes.yml")))
+        assert grown * 1024 <= MAX_MULTIPLE_CACHE * size, (command, route, grown * 1024 / size)
+
+
+def pi_session(tmp_path: Path, result: str, route: str) -> Session:
+    session = open_session(pi_tool_log(tmp_path / route / "session.jsonl", result, route))
+    session.use_routes(load_routes(tmp_path / route / "routes.yml"))
+    return session
+
+
+@pytest.mark.parametrize("route", ["anthropic", "openai"])
+def test_a_huge_tool_result_on_a_pi_ai_route_is_one_segment_shared_by_every_request(
+        tmp_path: Path, route: str) -> None:
+    text = ("é😀 \"line\"\t\n" + "x" * 80) * (2 * MIB // 80)  # escapes, astral: the exact writer's path
+    session = pi_session(tmp_path, text, route)
+    rule = rule_for(*PI_ROUTES[route][:2], adapter=route)
+    builder = PromptBuilder(rule, value=lambda r: session.bodies.value(r, route),
+                            render=lambda r: session.bodies.body(r, route))
+    prompts = [builder.build(r) for r in session.requests]
+    assert [p.source for p in prompts] == [f"wire:{route}"] * 3
+    # The segment of the tool result is made once and shared, as the same string, by both later
+    # requests; it is the message exactly as the rendered body writes it.
+    huge = [[s for s in p.segments[:p.size] if len(s) > MIB] for p in prompts]
+    assert [len(h) for h in huge] == [0, 1, 1]
+    assert huge[1][0] is huge[2][0]
+    body = orjson.loads(session.bodies.render(session.requests[2], route))
+    message = next(m for m in body["messages"] if m["role"] == "tool" or (
+        isinstance(m["content"], list) and m["content"][0]["type"] == "tool_result"))
+    if route == "anthropic":
+        message = fold_text_block(without_cache_markers(message))
+    assert huge[1][0] == stringify(message)
+    # The same prompts as from the rendered bytes, parsed back (the route before the body value).
+    parsed = PromptBuilder(rule, render=lambda r: session.bodies.body(r, route))
+    assert [parsed.build(r).segments[:p.size] for r, p in zip(session.requests, prompts)] == \
+        [p.segments[:p.size] for p in prompts]
+
+
+@pytest.mark.parametrize("route", ["anthropic", "openai"])
+def test_a_huge_tool_result_on_a_pi_ai_route_renders_at_c_speed(tmp_path: Path, route: str) -> None:
+    # No routine reads the text a character at a time (pi-ai's surrogate sanitiser and
+    # UTF-16 length did, 2 s per call at 64 MiB): rendering the body costs a few times writing
+    # the text once with orjson (measured: 5-6x, the text encoded once per check; 70x before).
+    text = ("é😀 \"line\"\t\n" + "x" * 80) * (8 * MIB // 80)
+    session = pi_session(tmp_path, text, route)
+    request = session.requests[2]
+    renderer = make_renderer(route, models=load_routes(tmp_path / route / "routes.yml").models)
+
+    def best(run: Callable[[], object]) -> float:
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            run()
+            times.append(time.process_time() - start)
+        return min(times)
+
+    reference = best(lambda: orjson.dumps(text))
+    rendered = best(lambda: renderer.render(request))
+    assert rendered <= 20 * reference + 0.05, (rendered, reference)
+    assert sanitize_surrogates(text) is text  # no copy of a text without surrogates
+    assert sanitize_surrogates("a" * MIB + "\ud800é\udc00b\ud83d\ude00") == "a" * MIB + "éb\ud83d\ude00"
+
+
+def test_a_surrogate_is_found_in_any_piece_of_a_huge_text() -> None:
+    base = "é" * (3 * MIB)
+    assert not has_surrogate(base) and not has_surrogate("a" * MIB + "😀")
+    for at in (0, MIB - 1, MIB, 2 * MIB + 5, 3 * MIB - 1):
+        for half in ("\ud800", "\udfff"):
+            assert has_surrogate(base[:at] + half + base[at + 1:]), (at, half)
+    assert js_len(base + "😀") == 3 * MIB + 2

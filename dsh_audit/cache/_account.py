@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from ..jsjson import stringify_bytes
 from ..replay import Request, RequestTime
 from ..session import Bodies
-from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens
+from ._prefix import Prompt, PromptBuilder, blank_long, common_prefix, prefix_tokens
 from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
@@ -155,9 +156,10 @@ class _Analyzer:
             bodies, adapter = self.bodies, rule.wire_adapter
             render = None if bodies is None else (lambda request: bodies.body(request, adapter))
             pieces = None if bodies is None else (lambda request: bodies.pieces(request, adapter))
+            value = None if bodies is None else (lambda request: bodies.value(request, adapter))
             count = make_counter(rule.tokenizer, method=self.tokenizer)
             found = self.families[rule.family] = _Family(
-                rule, PromptBuilder(rule, render=render, pieces=pieces, count=count), count)
+                rule, PromptBuilder(rule, render=render, pieces=pieces, value=value, count=count), count)
         return found
 
     def predecessor(self, request: Request) -> _Seen | None:
@@ -234,7 +236,12 @@ class _Analyzer:
         body: without wire bodies every request keeps its rule's TTL)."""
         if self.bodies is None or (rule.retention_marker is None and rule.retention_key is None):
             return None
-        return rule.retention(self.bodies.body(request, rule.wire_adapter))  # the body just built: kept
+        value = self.bodies.value(request, rule.wire_adapter)  # the body just built: kept
+        if value is not None:
+            # Its markers and retention key, written without its long texts (a huge tool result
+            # is not written out to find them; nothing outside a string changes).
+            return rule.retention(stringify_bytes(blank_long(value)))
+        return rule.retention(self.bodies.body(request, rule.wire_adapter))
 
     def break_cause(self, index: int) -> tuple[str, str] | None:
         """The break classification and cause of request ``index``; None when it is no break.

@@ -122,11 +122,12 @@ class _Memo:
         self.weight = 0  # of ``old``
 
     def get(self, key: Hashable, owner: Any, make: Callable[[], _Part]) -> _Part:
-        """The value for ``key`` (``owner`` is kept alive with it and must be the same object)."""
+        """The value for ``key`` (``owner`` is kept alive with it and must be the same object, or
+        a tuple of the same objects)."""
         found = self.new.get(key)
-        if found is None or found[0] is not owner:
+        if found is None or not _same(found[0], owner):
             found = self.old.get(key)
-            if found is None or found[0] is not owner:
+            if found is None or not _same(found[0], owner):
                 value = make()
                 found = (owner, value, sum(map(len, value[0])) + self.ENTRY)
             self.new[key] = found
@@ -259,15 +260,20 @@ class PromptBuilder:
             falls back to the request's own header and messages.
         pieces: optional ``request -> PromptPieces`` (the DeepSeek renderer's unjoined body),
             used before ``render``: it gives the same segments without joining or parsing a body.
+        value: optional ``request -> body`` as a JSON value (the pi-ai renderers' body before it
+            is written), used before ``render``: the same parts without writing or parsing the
+            body, its texts the log's own strings. Never changed here.
         count: the token counter (default: the rule's tokenizer, estimated).
     """
 
     def __init__(self, rule: CacheRule, *, render: Callable[[Request], bytes | None] | None = None,
                  pieces: Callable[[Request], PromptPieces | None] | None = None,
+                 value: Callable[[Request], dict[str, Any] | None] | None = None,
                  count: TokenCounter | None = None) -> None:
         self.rule = rule
         self.render = render
         self.pieces = pieces
+        self.value = value
         self.count = count or make_counter(rule.tokenizer, method="estimate")
         self._memo = _Memo()
         self._tracks: dict[str, _Track] = {}  # per projection: the last loop request's prompt lists
@@ -282,8 +288,10 @@ class PromptBuilder:
                     return self._prompt(self._from_pieces(request, got), wire, fallback, key="wire")
                 except ValueError:  # a fragment orjson cannot parse (a lone surrogate), as a body below
                     return fallback
-            rendered = self.render(request) if self.render is not None else None  # None: refused
-            body = _object(rendered)
+            body = self.value(request) if self.value is not None else None
+            if body is None:
+                rendered = self.render(request) if self.render is not None else None  # None: refused
+                body = _object(rendered)
             if body is not None:
                 return self._prompt(self._from_body(body), wire, fallback)
             return fallback
@@ -413,17 +421,32 @@ class PromptBuilder:
         flat_segments: list[str] = []
         flat_counts: list[int] = []
         for m in messages:
-            text = stringify(m)  # the key, and the segment of a message the rule keeps as it is
-            part_segments, part_counts = self._memo.get(text, None, lambda m=m, text=text: self._body_part(m, text))  # type: ignore[misc]
+            long: list[str] = []
+            _long_strings(m, long)
+            if long:
+                # Keyed by its long strings' identity and the rest of it: a message that holds a
+                # huge text (the log's own string, in a body value) is written once, not once per
+                # request that repeats it.
+                key: Hashable = ("long", stringify(blank_long(m)), tuple(map(id, long)))
+                owner: Any = tuple(long)
+                make: Callable[[], _Part] = lambda m=m: self._body_part(m, None)  # type: ignore[misc]
+            else:
+                text = stringify(m)  # the key, and the segment of a message the rule keeps as it is
+                key, owner = text, None
+                make = lambda m=m, text=text: self._body_part(m, text)  # type: ignore[misc]
+            part_segments, part_counts = self._memo.get(key, owner, make)
             flat_segments += part_segments
             flat_counts += part_counts
         return {**parts, "messages": (flat_segments, flat_counts)}
 
-    def _body_part(self, message: dict[str, Any], text: str) -> _Part:
-        """The part of a rendered body's message whose ``JSON.stringify`` is ``text``: that text
-        itself when the rule keeps the message as it is (one serialisation of it, not two)."""
+    def _body_part(self, message: dict[str, Any], text: str | None) -> _Part:
+        """The part of a rendered body's message whose ``JSON.stringify`` is ``text`` (None: not
+        written yet): that text itself when the rule keeps the message as it is (one serialisation
+        of it, not two)."""
         wire = self._wire_messages([message])
-        return self._counted((text,) if len(wire) == 1 and wire[0] is message else tuple(map(stringify, wire)))
+        if len(wire) == 1 and wire[0] is message:
+            return self._counted((text if text is not None else stringify(message),))
+        return self._counted(tuple(map(stringify, wire)))
 
     def _from_request(self, request: Request) -> dict[str, Any]:
         header = request.header or {}
@@ -442,6 +465,42 @@ class PromptBuilder:
             "messages": self._messages(request, lambda i: self._part(
                 ("json", id(messages[i])), messages[i], lambda: [_drop_reasoning(messages[i]) if strip else messages[i]])),
         }
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are one object, or tuples of the same objects (a key made of ids
+    is only valid while the objects it names are alive and the same: the owner keeps them)."""
+    if a is b:
+        return True
+    return type(a) is tuple and type(b) is tuple and len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+LONG = 1 << 16  # characters of a string keyed by identity in a body value, not by its content
+
+
+def _long_strings(value: Any, out: list[str]) -> None:
+    """Append each string of ``value`` of :data:`LONG` characters or more, in writing order."""
+    if isinstance(value, str):
+        if len(value) >= LONG:
+            out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _long_strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _long_strings(item, out)
+
+
+def blank_long(value: Any) -> Any:
+    """``value`` with each string of :data:`LONG` characters or more written as ``""`` (a copy of
+    its structure; what ``JSON.stringify`` writes outside those strings is unchanged)."""
+    if isinstance(value, str):
+        return "" if len(value) >= LONG else value
+    if isinstance(value, dict):
+        return {k: blank_long(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [blank_long(v) for v in value]
+    return value
 
 
 def _object(raw: bytes | None) -> dict[str, Any] | None:

@@ -42,7 +42,8 @@ from ._routes import (
                      route_for,
                      window_conflicts,
 )
-from ._session import Activity, Bodies, EventLines, Session, open_foreign, open_session, route_renderer, routes_from
+from ._lines import EventLines
+from ._session import Activity, Bodies, Session, open_foreign, open_session, route_renderer, routes_from
 
 __all__ = [
     "ADAPTER_APIS",

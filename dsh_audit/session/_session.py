@@ -16,7 +16,6 @@ surface, not by the number of requests.
 from __future__ import annotations
 
 import os
-from array import array
 from functools import lru_cache
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
@@ -25,12 +24,14 @@ from typing import Any
 
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect, load_foreign
+from ..jsjson import stringify_bytes
 from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
 from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_renderer, render
 from ._evidence import EvidenceCollector, LogEvidence
+from ._lines import EventLines
 from ._routes import Route, RouteEvidence, request_route, window_conflicts
 
 __all__ = ["Activity", "Bodies", "Session", "open_foreign", "open_session", "route_renderer", "routes_from"]
@@ -39,47 +40,21 @@ _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
 
 
-class EventLines:
-    """seq -> physical line of every event, 4-8 bytes an event: findings cite lines without
-    reading the log again."""
-
-    GAP = 4096  # seqs skipped at once and still kept in the array (a packed row's events, read as one)
-
-    def __init__(self) -> None:
-        self._dense = array("l")  # seqs 0, 1, 2, ... (DSH's are contiguous); -1: no event read there
-        self._sparse: dict[int, int] = {}
-
-    def add(self, seq: int, line: int) -> None:
-        gap = seq - len(self._dense)
-        if 0 < gap <= self.GAP:
-            self._dense.extend(array("l", [-1]) * gap)
-            gap = 0
-        if gap == 0:
-            self._dense.append(line)
-        else:
-            self._sparse[seq] = line
-
-    def get(self, seq: int | None) -> int | None:
-        if seq is None:
-            return None
-        if 0 <= seq < len(self._dense):
-            line = self._dense[seq]
-            return line if line >= 0 else self._sparse.get(seq)
-        return self._sparse.get(seq)
-
-
 class Bodies:
     """Wire bodies rendered once per adapter, through one renderer per adapter, the last few kept.
 
     Consecutive requests share most of their messages, so one renderer per adapter serialises each
     shared message fragment once; every view of a session (attribution, cache accounting, capture
-    diff) asks here, so a request's body is rendered at most once per adapter.
+    diff) asks here, so a request's body is rendered at most once per adapter. A renderer that
+    builds its body as a JSON value (the pi-ai ones, ``body_value``) has that value kept, not its
+    bytes: the value holds the log's own texts, so a huge message is not held again; its bytes
+    are written when asked for (:meth:`render`) and not kept.
     """
 
     def __init__(self, routes: PiRoutes | None = None) -> None:
         self._renderers: dict[str, dict[str, Any]] = {}
         self._routes = routes
-        self._bodies: OrderedDict[tuple[str, int, str], bytes | DshAuditError] = OrderedDict()
+        self._bodies: OrderedDict[tuple[str, int, str], bytes | dict[str, Any] | DshAuditError] = OrderedDict()
 
     def render(self, request: Request, adapter: str = "deepseek", **options: Any) -> bytes:
         """The wire body ``adapter`` sends for ``request``; ``options`` as :func:`dsh_audit.wire.render`
@@ -92,11 +67,37 @@ class Bodies:
         cache = self._renderer_cache(adapter)
         if options:
             return bytes(render(request, adapter=adapter, renderer_cache=cache, **options).body)
+        found = self._kept(request, adapter)
+        return found if isinstance(found, bytes) else stringify_bytes(found)
+
+    def value(self, request: Request, adapter: str) -> dict[str, Any] | None:
+        """The body of a renderer that builds it as a JSON value (pi-ai's), kept as :meth:`render`
+        keeps bodies and never to be changed; None for other renderers, or when the request
+        cannot be rendered.
+
+        Raises:
+            UsageError: ``adapter`` names no renderer.
+        """
+        if not callable(getattr(self._renderer(adapter), "body_value", None)):
+            return None
+        try:
+            found = self._kept(request, adapter)
+        except DshAuditError as exc:
+            if exc.code == "usage":
+                raise
+            return None
+        return found if isinstance(found, dict) else None
+
+    def _kept(self, request: Request, adapter: str) -> bytes | dict[str, Any]:
         key = (adapter, request.index, request.session_id)
         found = self._bodies.get(key)
         if found is None:
+            renderer = self._renderer(adapter)
             try:
-                found = bytes(render(request, adapter=adapter, renderer_cache=cache).body)
+                if request.kind != "search" and callable(getattr(renderer, "body_value", None)):
+                    found = renderer.body_value(request)
+                else:
+                    found = bytes(render(request, adapter=adapter, renderer_cache=self._renderer_cache(adapter)).body)
             except DshAuditError as exc:
                 if exc.code == "usage":
                     raise
@@ -110,6 +111,10 @@ class Bodies:
             raise found
         return found
 
+    def _renderer(self, adapter: str) -> Any:
+        cache = self._renderer_cache(adapter)
+        return cache.get(adapter) or cache.setdefault(adapter, make_renderer(adapter))
+
     def _renderer_cache(self, adapter: str) -> dict[str, Any]:
         cache = self._renderers.get(adapter)
         if cache is None:
@@ -122,8 +127,7 @@ class Bodies:
         """The unjoined pieces of a DeepSeek loop body (:meth:`dsh_audit.wire.DeepSeekRenderer.prompt_pieces`),
         from the renderer every view shares; None for other adapters and kinds, or when the
         request cannot be rendered."""
-        cache = self._renderer_cache(adapter)
-        renderer = cache.get(adapter) or cache.setdefault(adapter, make_renderer(adapter))
+        renderer = self._renderer(adapter)
         if not isinstance(renderer, DeepSeekRenderer):
             return None
         try:

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import RenderError
-from ..jsjson import stringify
+from ..jsjson import has_surrogate, stringify
 from ._piai_models import CONTEXT_SAFETY_TOKENS, PiCall, PiModel, compaction_messages
 
 __all__ = [
@@ -71,14 +71,14 @@ _PIECE = 1 << 20  # characters of a text encoded at once by js_len
 
 def js_len(text: str) -> int:
     """``text.length`` in JavaScript: UTF-16 code units (an astral character is two), counted at C
-    speed: a text with no astral character is its length, else its UTF-16 encoding, a piece at a
-    time (a huge tool result is not copied whole).
+    speed: an ASCII text is its length, another its UTF-16 encoding, a piece at a time (a huge
+    tool result is not copied whole, nor read a character at a time).
 
     Example:
         >>> js_len("abc"), js_len("é€"), js_len("a😀")
         (3, 2, 3)
     """
-    if text.isascii() or max(text, default="a") <= "\uffff":
+    if text.isascii():
         return len(text)
     return sum(len(text[at:at + _PIECE].encode("utf-16-le", "surrogatepass")) // 2
                for at in range(0, len(text), _PIECE))
@@ -91,8 +91,9 @@ def clean_id(text: str) -> str:
 
 
 def sanitize_surrogates(text: str) -> str:
-    """pi-ai ``sanitizeSurrogates``: drop unpaired UTF-16 surrogates."""
-    return _LONE_SURROGATE.sub("", text) if text and max(text) >= "\ud800" else text
+    """pi-ai ``sanitizeSurrogates``: drop unpaired UTF-16 surrogates; a text without any is
+    returned as it is (the same object: a huge tool result is not copied), found at C speed."""
+    return _LONE_SURROGATE.sub("", text) if has_surrogate(text) else text
 
 
 def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

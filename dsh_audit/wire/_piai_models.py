@@ -346,6 +346,24 @@ class PiRenderer:
         """The request headers in wire order (credential withheld)."""
         raise NotImplementedError
 
+    def _checked_call(self, request: Any) -> PiCall:
+        call = self.call(request)
+        if call.model.api != self.api:
+            other_api, other_adapter = self.other
+            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not {self.api}",
+                              hint=f"render {other_api} routes with --adapter {other_adapter}")
+        return call
+
+    def body_value(self, request: Any, *, compaction_instruction: str | None = None) -> dict[str, Any]:
+        """The body :meth:`render` serialises, as a JSON value (keys in wire order): its texts are
+        the log's own string objects, so a view that reads its parts (the prompt-cache accounting)
+        neither parses the body back nor holds a second copy of a huge message.
+
+        Raises:
+            RenderError: as :meth:`render`.
+        """
+        return self.body(request, self._checked_call(request), compaction_instruction=compaction_instruction)
+
     def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
         """Render one request: exact body bytes and headers (credential withheld).
 
@@ -356,11 +374,7 @@ class PiRenderer:
         Raises:
             RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
         """
-        call = self.call(request)
-        if call.model.api != self.api:
-            other_api, other_adapter = self.other
-            raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not {self.api}",
-                              hint=f"render {other_api} routes with --adapter {other_adapter}")
+        call = self._checked_call(request)
         body = self.body(request, call, compaction_instruction=compaction_instruction)
         prefix = urlsplit(call.model.base_url).path.rstrip("/")
         return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
