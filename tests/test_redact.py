@@ -284,6 +284,17 @@ def test_redaction_keeps_every_verdict_of_generated_sessions(tmp_path_factory, c
                 assert window not in text or window in structure
 
 
+def _skeleton(value, key=None):
+    """``value`` with every string but the structural ones emptied (its keys and shape)."""
+    if isinstance(value, dict):
+        return {k: _skeleton(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_skeleton(v, key) for v in value]
+    if isinstance(value, str):
+        return value if key in STRUCTURAL_KEYS else ""
+    return value
+
+
 def _structure(jsonl: str) -> str:
     """Object keys and structural values of every record of ``jsonl`` (and of the bodies its
     capture records hold), joined: the only places original words may stay."""
@@ -295,7 +306,11 @@ def _structure(jsonl: str) -> str:
             found.extend(stringify(k) + ":" for k in value)  # as the text holds it: '"message' of a key
             for k, v in value.items():
                 if k == "body" and isinstance(v, str) and v.startswith("{"):
-                    walk(json.loads(v))
+                    body = json.loads(v)
+                    walk(body)
+                    # the body's own keys and structure as the capture's text holds them, escaped
+                    # inside its "body" string: a content window may match them by chance
+                    found.append(stringify(stringify(_skeleton(body)))[1:-1])
                 else:
                     walk(v, k)
         elif isinstance(value, list):
