@@ -32,7 +32,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, TypeGuard
 
 from ..replay import Request
@@ -54,7 +54,12 @@ def usd_cost(tokens: int, rate: float | Decimal, per: int) -> float:
         (0.3, 0.30000000000000004)
     """
     exact = Decimal(tokens) * (rate if isinstance(rate, Decimal) else Decimal(repr(rate))) / Decimal(per)
-    return float(round(exact, _DIGITS))
+    try:
+        return float(round(exact, _DIGITS))
+    except InvalidOperation:  # past 28 significant digits down to the nano-dollar (a huge rate or count)
+        with localcontext() as context:
+            context.prec = exact.adjusted() + _DIGITS + 2
+            return float(round(exact, _DIGITS))
 
 
 def usd_total(values: Iterable[float]) -> float:

@@ -39,7 +39,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UnreadableError, UsageError
+from ..log import open_regular
 from ._rules import rule_for
 
 if sys.version_info >= (3, 11):
@@ -53,11 +54,15 @@ PEAK, OFF_PEAK, STANDARD = "peak", "off-peak", "standard"
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _BUCKETS = ("cache_miss", "cache_read", "output", "cache_write_5m", "cache_write_1h")
 _REQUIRED = ("cache_miss", "cache_read", "output")
-_HOURS = re.compile(r"^(\d\d):(\d\d)-(\d\d):(\d\d)$")
-_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+_HOURS = re.compile(r"(\d\d):([0-5]\d)-(\d\d):([0-5]\d)", re.ASCII)  # fullmatch: no trailing newline
+_OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
 # the suffix of a dated snapshot of a listed model (Anthropic -20250929, OpenAI -2024-08-06): billed
 # as that model. Any other suffix names another model (gpt-5-codex, o3-deep-research, gpt-4o-audio-preview:
 # other rates or none listed), which stays unpriced rather than priced as the shorter name.
+#: Largest rate accepted, USD per ``per_tokens`` tokens (far above any list price; keeps costs finite).
+_MAX_RATE = 1e9
+#: Largest price file read (the packaged table is about 40 KiB).
+MAX_PRICE_FILE = 16 << 20
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
 
 
@@ -280,8 +285,13 @@ class _Parser:
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
 
     def rate(self, value: Any, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        # compared, not passed to math.isfinite: an integer past the double range would overflow
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
             raise self.fail(key, f"{value!r} is not a rate (a number >= 0)")
+        if value > _MAX_RATE:
+            shown = f"{value:.6g}" if isinstance(value, float) or value < 10**20 else \
+                f"a {len(str(value))}-digit number"
+            raise self.fail(key, f"{shown} is above {_MAX_RATE:g}, not a price")
         return float(value)
 
     def rates(self, data: dict[str, Any], key: str) -> Rates:
@@ -331,16 +341,16 @@ class _Parser:
 
     def window(self, data: Any, key: str) -> _Window:
         data = self.table(data, key)
-        match = _OFFSET.match(str(data.get("utc_offset", "+00:00")))
-        if match is None:
-            raise self.fail(f"{key}.utc_offset", f"{data.get('utc_offset')!r} is not +HH:MM")
+        match = _OFFSET.fullmatch(str(data.get("utc_offset", "+00:00")))
+        if match is None or int(match[2]) > 23:
+            raise self.fail(f"{key}.utc_offset", f"{data.get('utc_offset')!r} is not +HH:MM (HH 00-23, MM 00-59)")
         offset = (1 if match[1] == "+" else -1) * (int(match[2]) * 60 + int(match[3]))
         hours = []
         spans = data.get("peak_hours")
         if not isinstance(spans, list):
             raise self.fail(f"{key}.peak_hours", "missing list of HH:MM-HH:MM spans")
         for i, span in enumerate(spans):
-            found = _HOURS.match(span) if isinstance(span, str) else None
+            found = _HOURS.fullmatch(span) if isinstance(span, str) else None
             a = int(found[1]) * 60 + int(found[2]) if found else -1
             b = int(found[3]) * 60 + int(found[4]) if found else -1
             if found is None or not 0 <= a < b <= 24 * 60:
@@ -389,16 +399,26 @@ class _Parser:
 
 
 def _read(path: Path) -> Any:
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    hint = f"give --prices a {kind} price table; see dsh_audit/cache/rules/prices.json for the shape"
     try:
-        if path.suffix == ".toml":
-            with open(path, "rb") as handle:
-                return tomllib.load(handle)
-        return json.loads(path.read_text("utf-8"))
+        with open_regular(path, what="price table") as handle:  # a FIFO would hang: refused
+            raw = handle.read(MAX_PRICE_FILE + 1)
+    except UnreadableError as exc:
+        raise UsageError(exc.message, path=str(path), hint=exc.hint or hint) from None
     except OSError as exc:
-        raise UsageError(f"cannot read price table: {exc.strerror}", path=str(path)) from None
-    except (ValueError, UnicodeDecodeError) as exc:  # JSON and TOML decode errors are ValueErrors
-        raise UsageError(f"price table is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: "
-                         f"{str(exc).splitlines()[0]}", path=str(path)) from None
+        raise UsageError(f"cannot read price table: {exc.strerror or exc}", path=str(path), hint=hint) from None
+    if len(raw) > MAX_PRICE_FILE:
+        raise UsageError(f"price table is larger than {MAX_PRICE_FILE >> 20} MiB", path=str(path), hint=hint)
+    try:
+        return tomllib.loads(raw.decode("utf-8")) if kind == "TOML" else json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"price table is not UTF-8 text (byte {exc.start})", path=str(path), hint=hint) from None
+    except ValueError as exc:  # JSON and TOML decode errors, integers past the digit limit
+        problem = str(exc).splitlines()[0].split("; use ")[0]
+        raise UsageError(f"price table is not valid {kind}: {problem}", path=str(path), hint=hint) from None
+    except RecursionError:
+        raise UsageError("price table nests arrays or objects too deeply", path=str(path), hint=hint) from None
 
 
 def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:

@@ -198,10 +198,11 @@ def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices:
         return None
     try:
         book = prices if prices is not None else load_prices(prices_path)
-    except DshAuditError as exc:  # a bad --prices file: this log's error, as reading it whole gives
+        config = routes_from(routes)
+    except DshAuditError as exc:  # a bad --prices or --routes file: this log's error, as reading it whole gives
         log.close()
         return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
-    return account_log(log, config=routes_from(routes), unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+    return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
 
 
 def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:

@@ -32,7 +32,8 @@ def iso_utc(seconds: float | None) -> str | None:
         '2027-01-15T08:00:00Z'
     """
     moment = None if seconds is None else utc_moment(math.floor(seconds))
-    return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # the year by hand: strftime's %Y does not pad years before 1000 on glibc ("1-01-01T...")
+    return None if moment is None else f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"
 
 
 @dataclass(frozen=True, slots=True)

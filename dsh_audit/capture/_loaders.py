@@ -181,7 +181,7 @@ def _har_url_path(url: str) -> str:
 
 def _gunzip(path: Path, where: str, data: bytes) -> bytes:
     """A gzip body decompressed in pieces, within the limits on decoded size and expansion."""
-    budget = DecodeBudget(str(path))
+    budget = DecodeBudget(str(path), what="body", codec="gzip")
     inflater = zlib.decompressobj(wbits=31)
     pieces: list[bytes] = []
     tail = data

@@ -204,13 +204,10 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
 
 
 def window_text(since: float | None, until: float | None) -> str:
-    from datetime import datetime, timezone
+    from ..cache import iso_utc
 
     def iso(moment: float) -> str:
-        try:
-            return datetime.fromtimestamp(moment, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        except (OverflowError, OSError, ValueError):
-            return repr(moment)
+        return iso_utc(moment) or f"{moment:.6g} s after the epoch (outside the years 1-9999)"
 
     return " ".join(f"{name} {iso(moment)}" for name, moment in (("--since", since), ("--until", until))
                     if moment is not None)

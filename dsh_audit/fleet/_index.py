@@ -117,6 +117,30 @@ def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3
     return _open(db, create=create, upgrade=False)[0]
 
 
+#: SQLite result codes that say the file could not be used now, not that it is no index
+#: (``sqlite_errorname`` of the error; extended codes such as SQLITE_READONLY_DBMOVED start the same).
+_NOT_NOW = (("SQLITE_BUSY", "the index is locked by another program",
+             "wait until the other `dsh-audit index` (or program) holding --db is done, then run again"),
+            ("SQLITE_LOCKED", "the index is locked by another program",
+             "wait until the other `dsh-audit index` (or program) holding --db is done, then run again"),
+            ("SQLITE_READONLY", "the index is read-only", "give a --db file this user can write"),
+            ("SQLITE_CANTOPEN", "cannot open the index", "check the --db path and its folder's permissions"),
+            ("SQLITE_PERM", "cannot open the index", "check the --db path and its folder's permissions"),
+            ("SQLITE_IOERR", "cannot read or write the index", "check the disk and the --db path"),
+            ("SQLITE_FULL", "the disk holding the index is full", "free space, or give --db a file on another disk"))
+
+
+def index_error(exc: sqlite3.Error, location: str, *, hint: str) -> UsageError:
+    """One line for a SQLite error on the index at ``location``: a lock, a read-only file or an
+    unopenable path named as such (the file may be a sound index), anything else as "not a
+    dsh-audit index" with ``hint``."""
+    name = str(getattr(exc, "sqlite_errorname", ""))
+    for code, what, why in _NOT_NOW:
+        if name.startswith(code):
+            return UsageError(f"{what}: {exc}", path=location, hint=why)
+    return UsageError(f"not a dsh-audit index: {exc}", path=location, hint=hint)
+
+
 def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
     """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
     place, and the version it had is returned beside the connection."""
@@ -150,8 +174,7 @@ def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[s
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         connection.commit()
     except sqlite3.DatabaseError as exc:
-        raise UsageError(f"not a dsh-audit index: {exc}", path=location,
-                         hint="give another --db file, or delete this one") from exc
+        raise index_error(exc, location, hint="give another --db file, or delete this one") from None
     return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
 
 
@@ -276,8 +299,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                 failed.append((path, str(record.error)))
                 lost += 1
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
-        raise UsageError(f"not a dsh-audit index: {exc}", path=os.fspath(db),
-                         hint="delete the file and index again") from None
+        raise index_error(exc, os.fspath(db), hint="delete the file and index again") from None
     finally:
         connection.close()
     return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost, skipped=len(paths) - len(stale),

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
-from ..errors import UsageError
-from ._index import connect_index
+from ._index import connect_index, index_error
 
 __all__ = ["FleetStats", "fleet_stats"]
 
@@ -117,10 +116,15 @@ def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
     return tuple(sorted(causes.values(), key=lambda c: (-c["lost_tokens"], -c["cache_breaks"], c["cause"])))
 
 
+#: The largest integer SQLite binds (a signed 64-bit integer).
+_SQLITE_MAX_INT = (1 << 63) - 1
+
+
 def _top(connection: sqlite3.Connection, top: int) -> tuple[dict[str, Any], ...]:
     rows = connection.execute(
         f"SELECT s.path, s.session_id, {_MEASURES} FROM requests JOIN sessions AS s USING (path) "
-        "GROUP BY s.path ORDER BY COALESCE(SUM(lost_tokens), 0) DESC, s.path LIMIT ?", (top,))
+        "GROUP BY s.path ORDER BY COALESCE(SUM(lost_tokens), 0) DESC, s.path LIMIT ?",
+        (min(top, _SQLITE_MAX_INT),))  # a larger --top is "every session"; SQLite cannot bind it
     return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:]), **_session_cost(connection, row[0])}
                  for row in list(rows))
 
@@ -213,7 +217,6 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
                           top_sessions=_top(connection, top), cost=_cost(connection),
                           cost_by_model=_cost_by_model(connection), cost_by_cause=_cost_by_cause(connection))
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
-        raise UsageError(f"not a dsh-audit index: {exc}", path=os.fspath(db),
-                         hint="delete the file and index again") from None
+        raise index_error(exc, os.fspath(db), hint="delete the file and index again") from None
     finally:
         connection.close()

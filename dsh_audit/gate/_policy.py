@@ -158,6 +158,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"policy file is not UTF-8 text (byte {exc.start})", path=str(path)) from None
     except RecursionError:
         raise UsageError("policy file nests arrays or tables too deeply", path=str(path)) from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        problem = str(exc).splitlines()[0].split("; use ")[0]
+        raise UsageError(f"policy file is not valid TOML: {problem}", path=str(path)) from None
 
 
 def _tool_table(document: dict[str, Any], source: str) -> dict[str, Any] | None:

@@ -50,7 +50,9 @@ DEFAULT_MAX_RATIO = 200
 # The ratio is checked over the whole file read so far, once this much text has been decoded.
 _RATIO_FLOOR = 4 << 20
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE = re.compile(r"\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+# ASCII digits only (int() refuses "²", which \d and isdigit() accept), at most 30 (int() refuses 4,301)
+_SIZE = re.compile(r"\s*([0-9]{1,30})\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+_WHOLE = re.compile(r"\s*([0-9]{1,30})\s*")
 # Raw bytes consumed are reported to the read hook in steps of at least this much (and at the end).
 _REPORT_STEP = 1 << 20
 _READ_HOOK: ContextVar[Callable[[int], None] | None] = ContextVar("dsh_audit_read_hook", default=None)
@@ -204,10 +206,11 @@ def decode_limits() -> tuple[int, int]:
                              hint="give bytes with an optional K, M, G or T suffix, e.g. 16G; 0 means no limit")
         max_decoded = int(match.group(1)) * _UNITS[match.group(2).upper()]
     if ratio_text.strip():
-        if not ratio_text.strip().isdigit():
+        whole = _WHOLE.fullmatch(ratio_text)
+        if whole is None:
             raise UsageError(f"DSH_AUDIT_MAX_RATIO={ratio_text!r} is not a whole number",
                              hint="give decoded bytes per compressed byte, e.g. 1000; 0 means no limit")
-        max_ratio = int(ratio_text)
+        max_ratio = int(whole.group(1))
     return max_decoded, max_ratio
 
 
@@ -222,29 +225,30 @@ class DecodeBudget:
         1048576
     """
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, *, what: str = "log", codec: str = "zstd") -> None:
+        self.path, self.what, self.codec = path, what, codec  # words of the refusal: a gzip capture body is no log
         self.max_decoded, self.max_ratio = decode_limits()
         self.decoded = 0
 
     def spend(self, size: int, compressed: int | None) -> None:
-        """Count ``size`` more decoded bytes; ``compressed``: zstd bytes read so far (None: plain)."""
+        """Count ``size`` more decoded bytes; ``compressed``: compressed bytes read so far (None: plain)."""
         self.decoded += size
+        real = f"if this is a real {self.what}, raise the limit"
         if self.max_decoded and self.decoded > self.max_decoded:
             raise UnreadableError(
-                f"refused: the decoded log passes the limit of {_size_text(self.max_decoded)} of text "
+                f"refused: the decoded {self.what} passes the limit of {_size_text(self.max_decoded)} of text "
                 "(DSH_AUDIT_MAX_DECODED)",
                 path=self.path,
-                hint=f"if this is a real log, raise the limit: DSH_AUDIT_MAX_DECODED={_next_size(self.max_decoded)} "
-                     "(0: no limit); see docs/hostile-inputs.md")
+                hint=f"{real}: DSH_AUDIT_MAX_DECODED={_next_size(self.max_decoded)} (0: no limit); "
+                     "see docs/hostile-inputs.md")
         if compressed and self.max_ratio and self.decoded > _RATIO_FLOOR \
                 and self.decoded > self.max_ratio * compressed:
             raise UnreadableError(
-                f"refused as a decompression bomb: {compressed} zstd bytes expand to more than "
+                f"refused as a decompression bomb: {compressed} {self.codec} bytes expand to more than "
                 f"{self.decoded} bytes, past the limit of {self.max_ratio}x (DSH_AUDIT_MAX_RATIO)",
                 path=self.path,
-                hint=f"real DSH logs expand 3-6x; if this is a real log, raise the limit: "
-                     f"DSH_AUDIT_MAX_RATIO={self.max_ratio * 10} (0: no limit); see docs/hostile-inputs.md")
+                hint=("real DSH logs expand 3-6x; " if self.what == "log" else "")
+                + f"{real}: DSH_AUDIT_MAX_RATIO={self.max_ratio * 10} (0: no limit); see docs/hostile-inputs.md")
 
 
 def _next_size(size: int) -> str:

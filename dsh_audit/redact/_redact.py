@@ -228,6 +228,16 @@ def _compare(before: dict[str, list[Any]], after: dict[str, list[Any]]) -> tuple
     return digests, tuple(c for c in digests if digest(after.get(c, [])) != digests[c])
 
 
+def _salt_bytes(salt: str) -> bytes:
+    """The bytes of a text salt: the very bytes given in argv or the environment, also when they are
+    not UTF-8 (Python carries those as lone surrogates U+DC80-U+DCFF); any other lone surrogate
+    (from a caller of :func:`redact`) as its UTF-8 form."""
+    try:
+        return salt.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return salt.encode("utf-8", "surrogatepass")
+
+
 def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt: str | bytes | None = None,
            keep: Iterable[str] = (), tool_names: bool = True, capture: str | os.PathLike[str] | None = None,
            capture_output: str | os.PathLike[str] | None = None, force: bool = False,
@@ -266,7 +276,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         raise UsageError(f"unknown --keep part {unknown[0]!r}", hint=f"choose from {', '.join(KEEP_CHOICES)}")
     if salt is not None and not salt:
         raise UsageError("the salt is empty", hint="give a non-empty --salt, or none for a random one")
-    key = salt.encode("utf-8") if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
+    key = _salt_bytes(salt) if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
     capture_source = Path(capture) if capture is not None else None
     evidence = ProtectedInputs()
     for item in (source, capture_source):

@@ -19,13 +19,14 @@ import dataclasses
 import functools
 import os
 import re
+from urllib.parse import urlsplit
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import UnreadableError, UsageError
+from ..log import open_regular
 from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel, RouteProfile
 
 if TYPE_CHECKING:
@@ -41,6 +42,9 @@ _RETENTIONS = ("none", "short", "long")
 _BUDGET_LEVELS = ("minimal", "low", "medium", "high")
 #: DSH's attribution header names, which a profile's headers cannot set (``attribution.ts``).
 _RESERVED_HEADERS = frozenset({"user-agent"})
+#: Largest route file read (DSH's route configurations are a few KiB; PyYAML reads about 1 MiB/s).
+MAX_ROUTE_FILE = 1 << 20
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses",
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
                    "mistral-conversations"})
@@ -102,11 +106,21 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
         'openai-completions'
     """
     name = os.fspath(path)
+    hint = "give --routes a YAML file with DSH's llm-pi-ai route configuration"
     try:
-        text = Path(name).read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read the route file: {exc}", path=name,
-                         hint="give --routes a YAML file with DSH's llm-pi-ai route configuration") from None
+        with open_regular(name, what="route file") as handle:  # a FIFO would hang: refused
+            raw = handle.read(MAX_ROUTE_FILE + 1)
+    except UnreadableError as exc:
+        raise UsageError(exc.message, path=name, hint=exc.hint or hint) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read the route file: {exc.strerror or exc}", path=name, hint=hint) from None
+    if len(raw) > MAX_ROUTE_FILE:
+        raise UsageError(f"route file is larger than {MAX_ROUTE_FILE >> 20} MiB; a route configuration is a few KiB",
+                         path=name, hint=hint)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"route file is not UTF-8 text (byte {exc.start})", path=name, hint=hint) from None
     import yaml  # here, not at the top: see _yaml12_loader
 
     try:
@@ -115,8 +129,12 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise UsageError(f"route file is not valid YAML{where}: {problem}", path=name,
-                         hint="give --routes a YAML file with DSH's llm-pi-ai route configuration") from None
+        raise UsageError(f"route file is not valid YAML{where}: {problem}", path=name, hint=hint) from None
+    except RecursionError:
+        raise UsageError("route file nests mappings or lists too deeply", path=name, hint=hint) from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        problem = str(exc).splitlines()[0].split("; use ")[0]
+        raise UsageError(f"route file is not valid YAML: {problem}", path=name, hint=hint) from None
     try:
         return dataclasses.replace(parse_routes(data), source=name)
     except _Bad as exc:
@@ -174,7 +192,7 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
     catalog = _catalog(provider)
     settings = _profile(profile, where)
     api = profile.get("api")
-    if api is not None and api not in _APIS:
+    if api is not None and (not isinstance(api, str) or api not in _APIS):
         raise _Bad(f"{where}.api", f"unknown pi-ai api {api!r} (known: {', '.join(sorted(_APIS))})")
     entries = profile.get("models") or []
     overrides = profile.get("modelOverrides") or {}
@@ -182,9 +200,11 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
         raise _Bad(where, "models must be a list and modelOverrides a mapping")
     if overrides and entries:
         raise _Bad(f"{where}.modelOverrides", "beside a models list; declare the fields on its entries")
-    for model_id in overrides:
+    for model_id, fields in overrides.items():
         if model_id not in catalog:
             raise _Bad(f"{where}.modelOverrides.{model_id}", "the installed catalog does not describe this model")
+        if fields is not None and not isinstance(fields, dict):
+            raise _Bad(f"{where}.modelOverrides.{model_id}", "must be a mapping of model fields")
     if not entries:
         entries = [{"id": model_id, **(overrides.get(model_id) or {})} for model_id in catalog]
     if not entries:
@@ -221,6 +241,11 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
     if headers is not None and (not isinstance(headers, dict)
                                 or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
         raise _Bad(f"{where}.headers", "must map header names to string values")
+    for key, value in (headers or {}).items():
+        # what fetch's Headers refuses: a name that is not an HTTP token, a value with CR, LF or NUL
+        if not _TOKEN.fullmatch(key) or any(c in value for c in "\r\n\0"):
+            raise _Bad(f"{where}.headers.{key}",
+                       "is not a valid HTTP header (a token name; no CR, LF or NUL in the value)")
     if reasoning is None and retention is None and budgets is None and not headers:
         return None
     # pi-ai reads only the four levels' budgets (simple-options.js adjustMaxTokensForThinking).
@@ -234,19 +259,39 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
     model_api = api or (base.api if base else None) or (next(iter(shared_api)) if len(shared_api) == 1 else None)
     if model_api is None:
         raise _Bad(f"{at}", "needs an api: the catalog does not describe it, so set the route's api")
+    route = at[: at.rindex(".models[")]  # the route's own key path
     base_url = profile.get("baseURL") or (base.base_url if base else None)
     if not isinstance(base_url, str):
         raise _Bad(f"{at}", "needs a baseURL: the catalog does not describe this route")
+    try:
+        urlsplit(base_url)
+    except ValueError as exc:
+        raise _Bad(f"{route}.baseURL", f"is not a URL ({exc})") from None
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in base_url):
+        raise _Bad(f"{route}.baseURL", "is not a URL (it holds a control character)")
     context = _positive(entry.get("contextWindow"), f"{at}.contextWindow") or \
         (base.context_window if base else defaults[0])
     cap = _positive(entry.get("maxTokens"), f"{at}.maxTokens") or (base.max_tokens if base else defaults[1])
     reasoning, levels = _reasoning(entry, base, at)
-    compat = {**(base.compat if base and base.api == model_api else {}), **(profile.get("compat") or {}),
-              **(entry.get("compat") or {})}
+    compat = {**(base.compat if base and base.api == model_api else {}),
+              **_compat(profile.get("compat"), f"{route}.compat"),
+              **_compat(entry.get("compat"), f"{at}.compat")}
     declared_input = entry.get("input")
+    if declared_input is not None and (not isinstance(declared_input, list)
+                                       or not all(isinstance(i, str) for i in declared_input)):
+        raise _Bad(f"{at}.input", "must be a list of input kinds (text, image)")
     inputs = tuple(declared_input) if declared_input else (base.input if base else _DEFAULT_INPUT)
     return PiModel(provider=provider, id=entry["id"], api=model_api, base_url=base_url, context_window=context,
                    max_tokens=cap, reasoning=reasoning, thinking_level_map=levels, input=inputs, compat=compat)
+
+
+def _compat(value: Any, where: str) -> dict[str, Any]:
+    """A ``compat`` mapping of pi-ai switch names (None: no switches)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise _Bad(where, "must be a mapping of pi-ai compat switch names to values")
+    return value
 
 
 def _reasoning(entry: dict[str, Any], base: PiModel | None,
