@@ -261,7 +261,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     log = headers.lone_root(paths) if streams and checker.capture is None and find_capture(paths[0]) is None \
         else None
     if log is not None:
-        check, warned = checker.streamed(log, routes)
+        with log:  # closed however the check ends (a bad price table stops it before the first event)
+            check, warned = checker.streamed(log, routes)
         notes = [f"{path}: {warning}" for path, found in warned.items() for warning in found]
         ids = {check.session_id: check.path} if check.session_id is not None and check.error is None else {}
         return _GroupCheck([check], [], ids, warned, notes=notes)
