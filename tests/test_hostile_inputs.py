@@ -19,24 +19,14 @@ import pytest
 import zstandard
 
 from dsh_audit.session import find_parent
-from dsh_audit.cli import cli
-from dsh_audit.cli._common import run_guarded
 from dsh_audit.jsjson import stringify
 from dsh_audit.log._records import parse_json
 from dsh_audit.testing import LogBuilder, tool_schema
+from _cli import invoke
 
 SID = "session-hostile"
 DEEP_HINT = r" \(hint: DSH's JSON\.parse may still load this log; dsh-audit's recursive serialisers stop here\)"
 DEEP = "line nests JSON arrays or objects more than 512 levels deep; dsh-audit cannot process it"
-
-
-def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
-    """Run ``dsh-audit ARGS`` in process; returns exit code, stdout and stderr lines."""
-    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
-    code = run_guarded(cli)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err.splitlines()
 
 
 def two_turns(*, tools: bool = False) -> LogBuilder:

@@ -9,31 +9,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dsh_audit.cli import cli
-from dsh_audit.cli._common import run_guarded
 from dsh_audit.fleet import index_logs
 from dsh_audit.importers import load_foreign
 from dsh_audit.jsjson import stringify
-from dsh_audit.testing import LogBuilder
+from _cli import chat_log, invoke
 
 DATA = Path(__file__).resolve().parent / "data" / "importers"
 CLAUDE = DATA / "claude-code" / "7d3c6a52-1f0e-4c2b-9a8e-2b1f5c0d9e11.jsonl"
 CODEX = DATA / "codex" / "rollout-2026-01-05T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
-
-
-def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
-    """Run ``dsh-audit ARGS`` in process; returns exit code, stdout and stderr lines."""
-    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
-    code = run_guarded(cli)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err.splitlines()
 
 
 def assert_one_error(result: tuple[int, str, list[str]], line: str) -> None:
@@ -42,12 +30,7 @@ def assert_one_error(result: tuple[int, str, list[str]], line: str) -> None:
 
 
 def dsh_log(path: Path) -> Path:
-    b = LogBuilder(session_id="session-hostile-2")
-    with b.turn("Hi"):
-        with b.step():
-            b.assistant("Hello")
-    path.write_text("".join(line + "\n" for line in b.lines(packed=False)), encoding="utf-8")
-    return path
+    return chat_log(path, "session-hostile-2")
 
 
 # -- policy files (check and report) --------------------------------------------------------------

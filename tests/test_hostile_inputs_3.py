@@ -8,15 +8,12 @@ never a traceback, a hang or unbounded work.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from dsh_audit.cache import usd_cost
-from dsh_audit.cli import cli
-from dsh_audit.cli._common import run_guarded
-from dsh_audit.testing import LogBuilder
+from _cli import chat_log, invoke
 
 ROUTE_HINT = "(hint: give --routes a YAML file with DSH's llm-pi-ai route configuration)"
 SHAPE_HINT = "(hint: see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models)"
@@ -24,22 +21,8 @@ C3 = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "live
 PRICE_HINT = "see dsh_audit/cache/rules/prices.json for the shape"
 
 
-def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
-    """Run ``dsh-audit ARGS`` in process; returns exit code, stdout and stderr lines."""
-    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
-    code = run_guarded(cli)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err.splitlines()
-
-
 def dsh_log(path: Path) -> Path:
-    b = LogBuilder(session_id="session-hostile-3")
-    with b.turn("Hi"):
-        with b.step():
-            b.assistant("Hello")
-    path.write_text("".join(line + "\n" for line in b.lines(packed=False)), encoding="utf-8")
-    return path
+    return chat_log(path, "session-hostile-3")
 
 
 def route(provider: str = "", model: str = "", *, api: str = "openai-completions",

@@ -5,37 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from dsh_audit.cli import cli
-from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import UsageError
 from dsh_audit.fleet import index_logs
 from dsh_audit.log import ProtectedInputs, write_atomic
-from dsh_audit.testing import LogBuilder
+from _cli import chat_log, invoke
 
 HINT = "(hint: write it to another path)"
 
 
-def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
-    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
-    code = run_guarded(cli)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err.splitlines()
-
-
 def dsh_log(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    b = LogBuilder(session_id="session-outputs")
-    with b.turn("Hi"):
-        with b.step():
-            b.assistant("Hello")
-    path.write_text("".join(line + "\n" for line in b.lines(packed=False)), encoding="utf-8")
-    return path
+    return chat_log(path, "session-outputs")
 
 
 def digest(path: Path) -> str:
