@@ -30,7 +30,7 @@ from ..importers import detect
 from ..log import SessionLog, discover
 from ..replay import Request
 from ..runner import in_process
-from ..session import (Activity, Failure, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
+from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
                        routes_from, run_groups, validating_headers)
 from ..validate import LineValidator
 from ._findings import Judge, request_seq
@@ -160,8 +160,7 @@ class _Checker:
         by_request: dict[int, Any] = {}  # each request's transition, as the whole session's lookup
         seqs: dict[int, int | None] = {}  # the seq of each break's request
         breaking: set[int] = set()
-        first_sent: float | None = None  # the requests' first send and last answer (Session.span's fallback)
-        last_done: float | None = None
+        sent = RequestSpan()  # the requests' span: Session.span's fallback
 
         def transition(found: Any) -> None:
             transitions.append(found)
@@ -170,15 +169,10 @@ class _Checker:
                 breaking.add(found.request)
 
         def judged(request: Request, verdict: Any, entry: Any) -> None:
-            nonlocal first_sent, last_done
             outlines.append(RequestOutline.of(request))
             if request.index in breaking:
                 seqs[request.index] = request_seq(request)
-            time = request.time
-            if time is not None:
-                end = time.done if time.done is not None else time.sent
-                first_sent = time.sent if first_sent is None else min(first_sent, time.sent)
-                last_done = end if last_done is None else max(last_done, end)
+            sent.add(request.time)
             if record is not None:
                 record.add(request, by_request.get(request.index), verdict, entry)
 
@@ -195,7 +189,7 @@ class _Checker:
                                       transitions=mine, cache=cache, capture=None,
                                       validation=_validation_of(found))
         # Session.span: the log's own timestamps, else (none above 0) its requests' times
-        first, last = (activity.first, activity.last) if activity.first is not None else (first_sent, last_done)
+        first, last = (activity.first, activity.last) if activity.first is not None else (sent.first, sent.last)
         return SessionCheck(path=log.path, session_id=log.header.id, requests=tuple(outlines), transitions=mine,
                             cache=cache, findings=tuple(findings), title=activity.title,
                             parent_id=log.header.parent_session, seed_length=log.header.seed_length,

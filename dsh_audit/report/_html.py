@@ -46,6 +46,7 @@ from .._version import __version__
 from ..cache import BREAKS, PriceBook, iso_utc, load_prices, price_entry
 from ..errors import UsageError
 from ..replay import MessageView
+from ..session import RequestSpan
 from ._html_assets import CSS, SCRIPT
 from ._json import finite
 
@@ -343,8 +344,7 @@ class SessionPage:
         self.history = _History(self.messages)
         self.count = 0
         self.models: dict[str, None] = {}
-        self.first: float | None = None
-        self.last: float | None = None
+        self.span = RequestSpan()  # the overview's first and last
 
     def add(self, request: Any, transition: Any, verdict: Any, entry: Any, row: Any = None) -> None:
         """Encode the next request: its transition (None: none), cache verdict, priced entry
@@ -355,13 +355,7 @@ class SessionPage:
         self.count += 1
         if entry.model:
             self.models.setdefault(entry.model)
-        time = request.time
-        if time is not None:  # min() and max() over the requests, as they come
-            done = time.done if time.done is not None else time.sent
-            if self.first is None or time.sent < self.first:
-                self.first = time.sent
-            if self.last is None or done > self.last:
-                self.last = done
+        self.span.add(request.time)
 
     def requests(self, findings: Sequence[Any]) -> Iterator[str]:
         """The request records' script JSON, each with its findings (those of ``findings`` about it)."""
@@ -408,8 +402,7 @@ def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
             "prompt_tokens": report.prompt_total if report is not None else None,
             "cache_read": report.actual_total if report is not None else None,
             "cost": report.cost if report is not None else None,
-            "first": iso_utc(page.first) if page.first is not None else None,
-            "last": iso_utc(page.last) if page.last is not None else None}
+            "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
 
 
 #: Break causes ``dsh-audit breaks`` counts as unexplained (its ``--fail-on unexplained``).

@@ -43,7 +43,7 @@ from ._routes import (
                      window_conflicts,
 )
 from ._lines import EventLines
-from ._session import Activity, Bodies, Session, open_foreign, open_session, route_renderer, routes_from
+from ._session import Activity, Bodies, RequestSpan, Session, open_foreign, open_session, route_renderer, routes_from
 
 __all__ = [
     "ADAPTER_APIS",
@@ -57,6 +57,7 @@ __all__ = [
     "GroupResult",
     "Headers",
     "LogEvidence",
+    "RequestSpan",
     "Route",
     "RouteEvidence",
     "Session",

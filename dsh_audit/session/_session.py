@@ -218,9 +218,10 @@ class Session:
         times; ``(None, None)`` when it records none."""
         if self.first_time is not None:
             return self.first_time, self.last_time
-        sent = [t.sent for t in self.times.values()]
-        done = [t.done if t.done is not None else t.sent for t in self.times.values()]
-        return (min(sent), max(done)) if sent else (None, None)
+        span = RequestSpan()
+        for time in self.times.values():
+            span.add(time)
+        return span.first, span.last
 
     def loops(self) -> list[Request]:
         """The loop requests in first-chunk order."""
@@ -401,6 +402,22 @@ def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
                    lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
                    warnings=list(log.warnings), upgrades=log.upgrades, title=activity.title,
                    first_time=activity.first, last_time=activity.last, lines=activity.lines)
+
+
+class RequestSpan:
+    """The first send and the last answer (else send) of requests, folded as they come: the span
+    of a log whose own timestamps say nothing (:meth:`Session.span`)."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def add(self, time: RequestTime | None) -> None:
+        if time is None:
+            return
+        done = time.done if time.done is not None else time.sent
+        self.first = time.sent if self.first is None else min(self.first, time.sent)
+        self.last = done if self.last is None else max(self.last, done)
 
 
 class Activity:
