@@ -1,7 +1,7 @@
 """``dsh-audit watch`` against a writer process appending a real corpus session as DSH does.
 
 A writer subprocess appends a corpus log unit by unit (plain: line by line; zstd: frame by frame,
-at the original frame boundaries) with short sleeps and records when each unit was written;
+at the original frame boundaries) with short sleeps and records when each unit's write began;
 ``watch --json`` runs as another subprocess. The breaks it prints must equal what ``breaks
 --json`` says about the finished log, each printed within one second of the unit that completes
 it (found by replaying growing prefixes of the log).
@@ -47,9 +47,9 @@ WRITER = textwrap.dedent("""
         if source not in cache:
             cache[source] = open(source, "rb").read()
         os.makedirs(os.path.dirname(target), exist_ok=True)
+        times.append(time.time())  # before the write: a watcher may print before this process runs again
         with open(target, "ab") as out:
             out.write(cache[source][start:end])
-        times.append(time.time())
         time.sleep(float(pause))
     json.dump(times, open(stamps, "w"))
 """)
@@ -162,7 +162,8 @@ def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> Non
     for key, seen in printed.items():
         unit = _completing_unit(data, cuts, key, tmp_path, suffix)
         print(f"{kind} break {key[0]} printed {seen - written[unit]:.3f} s after unit {unit}")
-        assert 0 <= seen - written[unit] < 1.0, (key, unit, seen - written[unit])
+        # ``seen`` is printed rounded to the millisecond, so it may read up to 0.5 ms early
+        assert -0.0005 <= seen - written[unit] < 1.0, (key, unit, seen - written[unit])
 
 
 def test_tail_stream_waits_for_complete_units_and_reports_a_torn_tail(tmp_path: Path) -> None:
