@@ -13,7 +13,9 @@ Hierarchy::
     ├── CaptureError              a capture file we cannot read or align
     ├── RenderError               a request the adapter would refuse, or that needs facts the
     │                             log lacks (image bytes, the compaction instruction)
-    └── UsageError                bad options or arguments
+    ├── UsageError                bad options or arguments
+    └── InternalError             an exception no code meant to raise: a dsh-audit bug, shown as
+                                  one line (:meth:`InternalError.unexpected`), exit code 3
 
 Every error carries ``path``, ``line`` (1-based physical line of the decoded log, 1 = header)
 and ``seq`` when known, plus a ``hint`` that says how to fix or work around it.
@@ -30,6 +32,7 @@ __all__ = [
     "InputError",
     "MalformedRecordError",
     "RenderError",
+    "InternalError",
     "ReplayError",
     "UnreadableError",
     "UnsupportedFormatError",
@@ -138,3 +141,32 @@ class RenderError(DshAuditError):
 
 class UsageError(DshAuditError):
     code = "usage"
+
+
+class InternalError(DshAuditError):
+    """An exception that no code of dsh-audit raises on purpose: a bug, described in one line."""
+
+    code = "internal"
+
+    @classmethod
+    def unexpected(cls, exc: BaseException, *, path: str | None = None) -> "InternalError":
+        """``exc`` as one line: its type, its message and the innermost frame that raised it.
+
+        Example:
+            >>> try:
+            ...     {}["key"]
+            ... except KeyError as exc:
+            ...     str(InternalError.unexpected(exc)).startswith("unexpected KeyError: 'key' at ")
+            True
+        """
+        import traceback
+
+        last = traceback.extract_tb(exc.__traceback__)[-1:]
+        at = f" at {last[0].filename}:{last[0].lineno}" if last else ""
+        if isinstance(exc, MemoryError):
+            return cls(f"ran out of memory{at}", path=path,
+                       hint="the input may be a decompression bomb or hold a huge line: see the limits "
+                            "in docs/hostile-inputs.md, or run one log at a time (--jobs 1)")
+        return cls(f"unexpected {type(exc).__name__}: {exc}{at}", path=path,
+                   hint="this is a dsh-audit bug; please report it with the log if you can share it "
+                        "(DSH_AUDIT_TRACEBACK=1 shows the traceback)")

@@ -320,3 +320,65 @@ def test_a_reader_that_stops_early_is_not_a_failure(argv: list[str]) -> None:
         process.stdout.read(100)
         process.stdout.close()
         assert (process.wait(timeout=60), process.stderr.read()) == (0, b"")
+
+
+# -- a bug, a long value, an endless wait: still one line --------------------------------------------
+
+def _broken(*_args: Any, **_kwargs: Any) -> Any:
+    raise RuntimeError("boom \x1b]0;title\x07")
+
+
+def test_an_unexpected_exception_is_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch,
+                                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    import dsh_audit.cli._requests as requests_cli
+
+    monkeypatch.delenv("DSH_AUDIT_TRACEBACK", raising=False)
+    monkeypatch.setattr(requests_cli, "iter_many", _broken)
+    code, out, err = _main(monkeypatch, capsysbinary, "requests", str(CHAT))
+    assert (code, out) == (3, b"")
+    assert err.count("\n") == 1 and "Traceback" not in err and "\x1b" not in err
+    assert err.startswith("error: unexpected RuntimeError: boom \\u001b]0;title\\u0007 at ")
+    assert err.endswith("(hint: this is a dsh-audit bug; please report it with the log if you can share it "
+                        "(DSH_AUDIT_TRACEBACK=1 shows the traceback))\n")
+
+    monkeypatch.setenv("DSH_AUDIT_TRACEBACK", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        _main(monkeypatch, capsysbinary, "requests", str(CHAT))
+
+
+def test_running_out_of_memory_is_one_line_naming_the_limits(monkeypatch: pytest.MonkeyPatch,
+                                                              capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    import dsh_audit.cli._requests as requests_cli
+
+    def exhausted(*_args: Any, **_kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.delenv("DSH_AUDIT_TRACEBACK", raising=False)
+    monkeypatch.setattr(requests_cli, "iter_many", exhausted)
+    code, out, err = _main(monkeypatch, capsysbinary, "requests", str(CHAT))
+    assert (code, out) == (3, b"")
+    assert err.startswith("error: ran out of memory at ") and err.count("\n") == 1
+    assert "docs/hostile-inputs.md" in err and "--jobs 1" in err
+
+
+def test_an_error_quoting_a_huge_value_is_cut_in_the_middle(monkeypatch: pytest.MonkeyPatch,
+                                                            capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    from dsh_audit.cli._common import MESSAGE_MAX
+
+    code, out, err = _main(monkeypatch, capsysbinary, "cache", str(CHAT), "--jobs", "9" * 5000)
+    assert (code, out) == (2, b"") and err.count("\n") == 1
+    assert err.startswith("error: Invalid value for '--jobs' / '-j': '999")
+    head, cut = err.split(" [... ", 1)
+    number, tail = cut.split(" characters cut ...] ")
+    assert len(head) == len(tail.removesuffix("\n")) == MESSAGE_MAX // 2
+    assert len(head) + int(number.replace(",", "")) + len(tail) - 1 > 5000
+    assert tail.endswith("(hint: see `dsh-audit cache --help`)\n")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400", "-inf"])
+@pytest.mark.parametrize("option", ["--exit-after", "--idle-exit", "--settle"])
+def test_watch_waits_only_a_finite_time(option: str, value: str, monkeypatch: pytest.MonkeyPatch,
+                                        capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path) -> None:
+    code, out, err = _main(monkeypatch, capsysbinary, "watch", str(tmp_path), option, value)
+    assert (code, out) == (2, b"") and err.count("\n") == 1
+    assert err.startswith(f"error: Invalid value for '{option}': ")

@@ -110,7 +110,8 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 130 interrupted."""
+    """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 3 an unexpected error,
+    130 interrupted."""
     try:
         code = _run_guarded(cli)
     except KeyboardInterrupt:  # a second Ctrl-C while the first one is being handled

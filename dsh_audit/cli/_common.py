@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import DshAuditError, UsageError
+from ..errors import DshAuditError, InternalError, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_OK", "STDOUT", "RequestCommand", "echo",
+__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand", "echo",
            "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option",
            "lenient_option", "listing_options", "no_such_request", "one_log", "one_request", "output_help",
            "parse_when", "request_position", "routes_option", "run_guarded", "selected_logs", "session_paths",
            "session_title", "since_option", "stdout_target", "time_options", "until_option", "window_text",
            "write_output"]
 
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
@@ -40,14 +40,24 @@ _NEGATIVE = re.compile(r"-\d+")
 ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
 
 
+#: the longest message line on stderr: an error may quote an input (a 5,000-digit option value,
+#: a log's text), and a message is for reading, not for carrying the input back
+MESSAGE_MAX = 2000
+
+
 def echo(text: object, *, err: bool = False) -> None:
     """One line on stdout (stderr with ``err``), shown with :func:`terminal_text`: text from a log
-    never moves the cursor, never starts a CI workflow command, and stays on one line."""
+    never moves the cursor, never starts a CI workflow command, and stays on one line. A stderr
+    line longer than :data:`MESSAGE_MAX` characters keeps its start and end, and says how much of
+    its middle was cut."""
     from ..report.terminal import listing_line, terminal_text  # not at import: --version loads no library code
 
     line = terminal_text(text)
     if not err:
         line, err = listing_line(line)  # beside a CSV or Markdown listing (--format), as that shows it
+    elif len(line) > MESSAGE_MAX:
+        keep = MESSAGE_MAX // 2
+        line = f"{line[:keep]} [... {len(line) - 2 * keep:,} characters cut ...] {line[-keep:]}"
     click.echo(line, err=err)
 
 
@@ -310,6 +320,11 @@ def run_guarded(command: click.Group) -> int:
     except BrokenPipeError:  # outside a command (the group turns a command's into exit 0)
         silence_stdout()
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, never a traceback
+        if os.environ.get("DSH_AUDIT_TRACEBACK"):
+            raise
+        echo_error(InternalError.unexpected(exc))
+        return EXIT_INTERNAL
     return result if isinstance(result, int) else EXIT_OK
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 import signal
 import subprocess
 import threading
 import time
 from types import FrameType
+from typing import Any
 
 import click
 
@@ -19,6 +21,26 @@ from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option, routes_option
 
 __all__ = ["watch_command"]
+
+
+class _Seconds(click.FloatRange):
+    """A non-negative, finite number of seconds: ``inf`` or ``nan`` would wait forever (leave the
+    option out for that)."""
+
+    name = "number of seconds"
+
+    def __init__(self) -> None:
+        super().__init__(min=0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        seconds: float = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds (leave the option out to watch until Ctrl-C)",
+                      param, ctx)
+        return seconds
+
+
+SECONDS = _Seconds()
 
 
 def _tokens(value: int | None) -> str:
@@ -64,11 +86,11 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
 @click.option("--on-break", metavar="CMD", default=None,
               help="Run CMD (split like a shell would, run without one) for every break, with the break "
                    "as one JSON line on its stdin.")
-@click.option("--idle-exit", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+@click.option("--idle-exit", type=SECONDS, default=None, metavar="SECONDS",
               help="Stop once no followed log has grown for SECONDS.")
-@click.option("--exit-after", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+@click.option("--exit-after", type=SECONDS, default=None, metavar="SECONDS",
               help="Stop after SECONDS.")
-@click.option("--settle", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
+@click.option("--settle", type=SECONDS, default=10.0, show_default=True, metavar="SECONDS",
               help="How long an unfinished last record may stay unchanged before it is reported as a "
                    "torn tail (a writer that stops also makes it one).")
 @click.option("--polling", is_flag=True,

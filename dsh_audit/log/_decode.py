@@ -183,6 +183,11 @@ def _size_text(size: int) -> str:
     return f"{size} bytes"
 
 
+def _quoted(value: str, keep: int = 40) -> str:
+    """``value`` quoted for a message: its first ``keep`` characters when it is longer, and its length."""
+    return repr(value) if len(value) <= keep else f"{value[:keep]!r}... ({len(value):,} characters)"
+
+
 def decode_limits() -> tuple[int, int]:
     """``(max_decoded_bytes, max_ratio)`` from the environment (0 means no limit).
 
@@ -202,13 +207,13 @@ def decode_limits() -> tuple[int, int]:
     if size_text.strip():
         match = _SIZE.fullmatch(size_text)
         if match is None:
-            raise UsageError(f"DSH_AUDIT_MAX_DECODED={size_text!r} is not a size",
+            raise UsageError(f"DSH_AUDIT_MAX_DECODED={_quoted(size_text)} is not a size",
                              hint="give bytes with an optional K, M, G or T suffix, e.g. 16G; 0 means no limit")
         max_decoded = int(match.group(1)) * _UNITS[match.group(2).upper()]
     if ratio_text.strip():
         whole = _WHOLE.fullmatch(ratio_text)
         if whole is None:
-            raise UsageError(f"DSH_AUDIT_MAX_RATIO={ratio_text!r} is not a whole number",
+            raise UsageError(f"DSH_AUDIT_MAX_RATIO={_quoted(ratio_text)} is not a whole number",
                              hint="give decoded bytes per compressed byte, e.g. 1000; 0 means no limit")
         max_ratio = int(whole.group(1))
     return max_decoded, max_ratio

@@ -22,13 +22,12 @@ import os
 import pickle
 import signal
 import threading
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..errors import DshAuditError, UsageError
+from ..errors import DshAuditError, InternalError, UsageError
 from ..log import read_progress
 
 if TYPE_CHECKING:
@@ -102,11 +101,8 @@ def _guarded(task: Callable[[Any], T], unit: Unit) -> TaskResult[T]:
     except DshAuditError as exc:
         return TaskResult(path, error=_portable(exc.located(path=path)))
     except Exception as exc:  # noqa: BLE001 - one broken session must not stop the fleet
-        last = traceback.extract_tb(exc.__traceback__)[-1:]
-        at = f" at {last[0].filename}:{last[0].lineno}" if last else ""
-        return TaskResult(path, error=SessionTaskError(
-            f"unexpected {type(exc).__name__}: {exc}{at}", path=path,
-            hint="this is a dsh-audit bug; please report it with the log if you can share it"))
+        found = InternalError.unexpected(exc, path=path)
+        return TaskResult(path, error=SessionTaskError(found.message, path=path, hint=found.hint))
 
 
 def _lost(unit: Unit, why: str) -> TaskResult[Any]:
