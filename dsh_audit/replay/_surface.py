@@ -46,6 +46,9 @@ class MessageView(Sequence[Any]):
     def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step == 1:  # copy only the slice, not the whole view first
+                return tuple(self._items[self._start + start: self._start + max(start, stop)])
             return tuple(self._items[self._start: self._n][index])
         size = len(self)
         if index < 0:
