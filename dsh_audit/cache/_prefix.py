@@ -190,14 +190,20 @@ class _Track:
     def common(self, other: _Track) -> tuple[int, int]:
         """``(segments, characters)`` this track and ``other`` share from the start, cached once
         they differ (a later append to either cannot change it then; until then, the characters
-        are 0 and the segments all of the shorter one's)."""
+        are 0 and the segments all of the shorter one's, and the next call compares only the
+        segments appended since)."""
         found = self._common.get(other)
-        if found is not None:
+        if found is not None and found[1] >= 0:
             return found
-        whole = common_length(self.segments, other.segments)
-        if whole >= min(len(self.segments), len(other.segments)):
+        # Until they differ, the segments both had when last compared are known to be shared
+        # (tracks only grow): compare only what was appended since.
+        start = found[0] if found is not None else 0
+        mine, theirs = self.segments, other.segments
+        whole = start + common_length(mine[start:], theirs[start:]) if start else common_length(mine, theirs)
+        if whole >= min(len(mine), len(theirs)):
+            self._common[other] = other._common[self] = (whole, -1)  # -1: no difference yet
             return whole, 0
-        shared = (whole, common_chars(self.segments[whole], other.segments[whole]))
+        shared = (whole, common_chars(mine[whole], theirs[whole]))
         self._common[other] = shared
         other._common[self] = shared
         return shared

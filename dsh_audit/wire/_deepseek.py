@@ -26,7 +26,7 @@ What each request kind takes from the log:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain, islice
+from itertools import chain
 from typing import Any, NamedTuple
 
 from ..errors import RenderError
@@ -255,7 +255,7 @@ class DeepSeekRenderer:
                 fragments += last_fragments[old_start:old_start + stop - start]
                 sizes += last_sizes[old_start:old_start + stop - start]
                 continue
-            for message in islice(messages, start, stop):
+            for message in messages[start:stop]:  # a slice: islice would walk the history from 0
                 entry = cache.get(id(message))
                 if entry is None or entry[0] is not message:
                     text = None if has_image(message.get("content")) else \
