@@ -277,6 +277,8 @@ SCENARIOS: dict[str, tuple[list[str], str | None, str | None, bool]] = {
     "empty": (REQUESTS, "", "PAGER", True),
     "piped": (REQUESTS, "PAGER", None, False),
     "quits at once": (REQUESTS, QUITTER, None, True),
+    "check markdown": (["check", str(TOOLS), "--format", "markdown"], "PAGER", None, True),
+    "check json": (["check", str(TOOLS), "--format", "json"], "PAGER", None, True),
 }
 
 
@@ -337,6 +339,18 @@ def test_a_table_on_a_terminal_goes_through_the_pager_at_the_terminals_width(
     assert max(len(line) for line in paged.splitlines()) <= WIDTH
     assert "session session-sample-tools" in paged and "narrow terminal: finish not shown" in paged
     assert "3  1/4/1          loop" in paged
+
+
+def test_check_pages_its_markdown_summary_but_not_its_json_report(
+        terminal_runs: dict[str, tuple[int, str, str, str | None]]) -> None:
+    """``check --format markdown`` is a listing like any other (paged on a terminal);
+    ``--format json`` is a machine format, printed directly, as every command's JSON is."""
+    code, shown, err, paged = terminal_runs["check markdown"]
+    assert (code, shown, err) == (0, "", "")
+    assert paged is not None and paged.startswith("## dsh-audit check: ✅ passed\n\n1 log(s), 4 request(s); ")
+    code, shown, err, paged = terminal_runs["check json"]
+    assert (code, err, paged) == (0, "", None)
+    assert json.loads(shown)["passed"] is True
 
 
 def test_no_pager_prints_directly(terminal_runs: dict[str, tuple[int, str, str, str | None]]) -> None:

@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
 from ..report import SessionPages, format_json, format_junit, format_markdown, format_sarif, iter_html
-from ..report.terminal import listing_format, print_status, print_table, progress_callback
+from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, output_help, routes_option, selected_logs, session_paths, stdout_target,
                       time_options, window_text, write_output)
@@ -189,6 +189,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _write(junit_path, format_junit(result))
     _write(sarif_path, format_sarif(result, base=os.getcwd()))
     _write(json_path, format_json(result))
+    if fmt == "markdown":
+        page_listing()  # the summary is this run's listing: paged on a terminal like any other
     _write(markdown_path, markdown)
     _step_summary(markdown)
     if piped is None:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 __all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
-           "output_width", "print_status", "print_table", "progress", "progress_callback", "stderr_console",
-           "stdout_console", "table_cell", "terminal_text"]
+           "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
+           "stderr_console", "stdout_console", "table_cell", "terminal_text"]
 
 T = TypeVar("T")
 
@@ -135,6 +135,12 @@ def markdown_text(text: object) -> str:
 def _markdown_inline(text: str) -> str:
     """``text`` (already shown with :func:`terminal_text`) with Markdown's markup characters escaped."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def page_listing() -> None:
+    """Before a listing's output that is written whole rather than line by line (``check --format
+    markdown``: the Markdown summary): start its pager when one is due, as its first line would."""
+    _start_pager()
 
 
 def _start_pager() -> None:
