@@ -159,6 +159,14 @@ class _Serialised:
             self._size -= len(old)
         return data
 
+    def keep_only(self, items: list[Any]) -> None:
+        """Forget every message that is not in ``items`` (a replace's new list): a message that
+        left the surface is never hashed again, and an entry would keep it alive (a compaction
+        drops most of the history, which must not stay pinned up to the byte budget)."""
+        live = {id(item) for item in items}
+        for key in [key for key in self._items if key not in live]:
+            self._size -= len(self._items.pop(key)[1])
+
 
 class PrefixDigest:
     """SHA-256 of ``JSON.stringify(items[start:n])`` for any ``n``, over one growing list.
@@ -211,6 +219,7 @@ class PrefixDigest:
         """A digest over ``items``, whose first ``shared`` entries are this list's."""
         other = PrefixDigest.__new__(PrefixDigest)
         other._items, other._start, other._serialise = items, self._start, self._serialise
+        self._serialise.keep_only(items)
         kept = max(shared - self._start, 0) // self.EVERY + 1
         other._checkpoints = self._checkpoints[:kept]
         other._hasher, other._fed = other._checkpoints[-1].copy(), (len(other._checkpoints) - 1) * self.EVERY
