@@ -514,3 +514,20 @@ def test_since_on_validate_and_breaks(tmp_path: Path, monkeypatch: pytest.Monkey
     code, out, err = run(monkeypatch, capsys, command, "--since", "0s", str(old))
     summary = "0 error(s), 0 warning(s), 0 info in 0 file(s)\n" if command == "validate" else ""
     assert (code, out) == (0, "") and err.endswith(": " + _LEFT_OUT.format(1) + summary)
+
+
+def test_another_build_of_dsh_audit_indexes_every_log_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A record is skipped only when the same build made it: another one may attribute, account or
+    price by other rules, with the same price table and options."""
+    import dsh_audit.fleet._audit as audit
+
+    logs = [str(p) for p in sorted((Path(__file__).resolve().parent.parent / "sample_logs").glob("*/session.jsonl"))]
+    db = str(tmp_path / "index.sqlite")
+    assert json.loads(run(monkeypatch, capsys, "index", *logs, "--db", db, "--json")[1])["indexed"] == len(logs)
+    assert json.loads(run(monkeypatch, capsys, "index", *logs, "--db", db, "--json")[1])["skipped"] == len(logs)
+    monkeypatch.setattr(audit, "code_fingerprint", lambda: "another-build")
+    again = json.loads(run(monkeypatch, capsys, "index", *logs, "--db", db, "--json")[1])
+    assert (again["indexed"], again["skipped"]) == (len(logs), 0)
+    stored = {row[0] for row in sqlite3.connect(db).execute("SELECT options FROM sessions")}
+    assert len(stored) == 1 and stored.pop().endswith(";code=another-build")

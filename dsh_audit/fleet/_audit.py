@@ -9,6 +9,8 @@ that fails leaves a note instead of losing the session's requests.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -185,13 +187,34 @@ class SessionRecord:
     costs: tuple[CostRow, ...] = field(default=(), repr=False)
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """A fingerprint of this dsh-audit's own code and data (every ``.py`` and ``.json`` file of the
+    package, by path and content): a record made by another build of dsh-audit may have been
+    attributed, accounted or priced by other rules, even with the same price table.
+
+    Example:
+        >>> len(code_fingerprint()), code_fingerprint() == code_fingerprint()
+        (16, True)
+    """
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json") and "__pycache__" not in p.parts):
+        name = path.relative_to(root).as_posix().encode("utf-8", "surrogateescape")
+        data = path.read_bytes()
+        digest.update(b"%d:%s%d:" % (len(name), name, len(data)))
+        digest.update(data)
+    return digest.hexdigest()[:16]
+
+
 def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook,
                 routes: str | None = None) -> str:
-    """The reading and analysis options a record was made with, the price table it was priced with
-    and the route file (``routes``: a fingerprint of its text) its requests were routed by; a
-    change re-indexes the file."""
+    """The reading and analysis options a record was made with, the price table it was priced with,
+    the route file (``routes``: a fingerprint of its text) its requests were routed by, and the
+    build of dsh-audit that made it (:func:`code_fingerprint`); a change re-indexes the file."""
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
-            f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else ""))
+            f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else "")
+            + f";code={code_fingerprint()}")
 
 
 def _int(usage: dict[str, Any] | None, key: str) -> int | None:
