@@ -398,7 +398,7 @@ def test_captured_extends_and_header_diff():
 def test_exports_are_exact_and_sorted():
     assert attribution.__all__ == sorted(attribution.__all__)
     assert set(attribution.__all__) == {
-        "Break", "CAUSES", "Divergence", "FieldChange", "MessageDigests", "RELATIONS", "SessionAttribution",
+        "Break", "CAUSES", "Divergence", "FieldChange", "MessageDigests", "RELATIONS", "SessionAttribution", "UNEXPLAINED_CAUSES",
         "Transition", "VERDICTS", "attribute", "attribute_group", "attribute_log", "attribute_opened", "attribute_paths",
         "attribute_sessions", "captured_extends", "common_prefix", "diff_headers", "format_transition", "lcp_bytes",
         "pieces_offset",

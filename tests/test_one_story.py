@@ -1,21 +1,35 @@
-"""One story in every view: breaks, cache, check, index and stats count the same breaks, per log,
-over the whole corpus and the sample logs (a break is what attribution calls a break)."""
+"""One story in every view: breaks, explain, cache, check, report, index and stats count the same
+breaks, per log, over the whole corpus and the sample logs and over generated sessions (a break is
+what attribution calls a break, an unexplained one what its cause says), and the regressions found
+by running every view over logs beyond the corpus."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import sqlite3
 from collections import Counter
 from functools import partial
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from dsh_audit.attribution import attribute_paths
-from dsh_audit.cache import BREAKS, cache_group
+from dsh_audit.attribution import UNEXPLAINED_CAUSES, attribute_paths
+from dsh_audit.cache import BREAKS, cache_group, cache_report
+from dsh_audit.cli import cli
 from dsh_audit.fleet import fleet_stats, index_logs
-from dsh_audit.gate import run_check
+from dsh_audit.gate import Policy, run_check
 from dsh_audit.log import discover
+from dsh_audit.report import SessionPages, build_report_data
 from dsh_audit.session import Failure, run_groups
+from dsh_audit.strategies import sessions
+from dsh_audit.testing import LogBuilder, ToolCall
+
+from _properties import folder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -62,3 +76,215 @@ def test_check_and_index_count_the_same_breaks(logs: list[Path], breaks: dict[st
     assert dict(classified) == expected
     totals = fleet_stats(db).totals
     assert totals["attribution_breaks"] == totals["cache_breaks"] == sum(breaks.values())
+
+
+# -- every view over generated sessions -------------------------------------------------------------
+
+_HOUR_MS = 3_600_000
+_TOOLS = [{"type": "function", "function": {
+    "name": "read", "description": "Read a file.",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
+#: What a generated session gets after its drawn turns: the parts the strategies leave out.
+_EXTRAS = ("title", "search", "idle-past-ttl", "idle-short", "retry-with-usage", "retry-without-usage",
+           "no-usage", "partial-usage", "cache-reads", "switch-provider", "effort", "subagent")
+GENERATED = sessions(turns=(1, 3), max_steps=3, retries=2, compactions=2, prunes=1, header_changes=3, resumes=1,
+                     forks=1)
+
+
+def _extend(builder: LogBuilder, extras: list[str], where: Path) -> list[Path]:
+    """Play ``extras`` on a generated session's builder; returns the subagent logs written."""
+    children: list[Path] = []
+    for k, extra in enumerate(extras):
+        if extra == "title":
+            builder.title(f"Title {k}")
+            continue
+        if extra == "search":
+            builder.append("web/deepseek-search-llm-request", {
+                "endpoint": "https://api.deepseek.com/anthropic/v1/messages", "apiVersion": "2023-06-01",
+                "body": {"model": "deepseek-chat", "max_tokens": 512,
+                         "messages": [{"role": "user", "content": f"q{k}"}]}})
+            continue
+        if extra == "subagent":
+            child = LogBuilder(session_id=f"{builder.session_id}-sub-{k}", parent_session=builder.session_id,
+                               origin="subagent", delegation_depth=1, created_at=builder.clock.now)
+            child.append("subagent/descriptor", {"version": 2, "mode": "continuable", "provider": "spawn",
+                                                 "label": "sub", "agentProvider": "deepseek-official",
+                                                 "agentModel": "deepseek-v4-flash"})
+            child.end_seed()
+            with child.turn("Count the bullets."):
+                with child.step():
+                    child.assistant("3", usage={"inputTokens": 900, "outputTokens": 1, "cacheReadTokens": 128})
+            path = where / child.session_id / "session.jsonl"
+            path.parent.mkdir(parents=True)
+            child.write_jsonl(path, packed=False)
+            children.append(path)
+            continue
+        if extra == "idle-past-ttl":
+            builder.clock.now += 4 * _HOUR_MS  # past DeepSeek's 3 h TTL
+        elif extra == "idle-short":
+            builder.clock.now += 6 * 60_000  # past Anthropic's and OpenAI's 5 min, not DeepSeek's
+        elif extra == "switch-provider":
+            builder.configure(provider="anthropic", model="claude-sonnet-4-5")
+        elif extra == "effort":
+            builder.configure(reasoning_effort="max")
+        usage: dict[str, int] | None = {"inputTokens": 2000 + 300 * k, "outputTokens": 5}
+        if extra == "no-usage":
+            usage = None
+        elif extra == "partial-usage":
+            usage = {"outputTokens": 5}
+        elif extra == "cache-reads":
+            usage = {"inputTokens": 700, "outputTokens": 5, "cacheReadTokens": 1280 + 128 * k}
+        with builder.turn(f"Go on ({extra})."):
+            with builder.step():
+                if extra == "retry-with-usage":
+                    builder.retry(usage={"inputTokens": 1500, "outputTokens": 0, "cacheReadTokens": 0})
+                elif extra == "retry-without-usage":
+                    builder.retry(partial_text="half an answer")
+                builder.assistant(f"Done {k}.", usage=usage)
+    return children
+
+
+def _story(logs: list[Path], tmp: Path) -> dict[str, Counter[tuple[str, int, str]]]:
+    """``(log, request, cause)`` of every break, as each view counts it (a log by its real path)."""
+    real = os.path.realpath
+    found: dict[str, Counter[tuple[str, int, str]]] = {}
+    attributions, _ = attribute_paths(logs)
+    found["breaks"] = Counter((real(a.path or ""), t.request, t.cause or "unexplained")
+                              for a in attributions for t in a.transitions if t.is_break)
+    reports = run_groups(logs, partial(cache_group, tokenizer="estimate"))
+    found["cache"] = Counter((real(r.path), v.index, v.cause or "?") for r in reports if not isinstance(r, Failure)
+                             for v in r.verdicts if v.classification in BREAKS)
+    found["cache_by_cause"] = Counter((real(r.path), -1, cause) for r in reports if not isinstance(r, Failure)
+                                      for cause, n in r.breaks_by_cause.items() for _ in range(n))
+    checked = run_check(logs, outline=True)
+    found["check"] = Counter((real(c.path), t.request, t.cause or "unexplained")
+                             for c in checked.sessions for t in c.transitions if t.is_break)
+    found["check_cache"] = Counter((real(c.path), v.index, v.cause or "?") for c in checked.sessions
+                                   if c.cache is not None for v in c.cache.verdicts if v.classification in BREAKS)
+    page = build_report_data(run_check(logs, record=SessionPages()))
+    found["report"] = Counter((real(s["path"]), b["i"], b["cause"] or "unexplained")
+                              for s in page["sessions"] for b in s["overview"]["breaks"])
+    found["report_requests"] = Counter((real(s["path"]), r["i"], r["ccause"]) for s in page["sessions"]
+                                       for r in s["requests"] if r["cls"] in BREAKS)
+    db = tmp / "index.sqlite"
+    index_logs(logs, db)
+    connection = sqlite3.connect(db)
+    try:
+        found["index"] = Counter((real(p), i, c or "unexplained")
+                                 for p, i, c in connection.execute("SELECT path, request, cause FROM breaks"))
+        found["index_requests"] = Counter((real(p), i, c) for p, i, c in connection.execute(
+            f"SELECT path, idx, cause FROM requests WHERE classification IN {BREAKS!r}"))
+    finally:
+        connection.close()
+    stats = fleet_stats(db)
+    found["stats"] = Counter({("", -1, c["cause"]): c["cache_breaks"] for c in stats.by_cause if c["cache_breaks"]})
+    found["stats_attribution"] = Counter({("", -1, c["cause"]): c["attribution_breaks"] for c in stats.by_cause
+                                          if c["attribution_breaks"]})
+    assert stats.totals["attribution_breaks"] == stats.totals["cache_breaks"] == sum(found["breaks"].values())
+    # unexplained breaks: one definition (Transition.is_unexplained) in every view that counts them
+    unexplained = Counter(real(a.path or "") for a in attributions for t in a.transitions if t.is_unexplained)
+    assert Counter(real(r.path) for r in reports if not isinstance(r, Failure)
+                   for v in r.verdicts if v.classification == "break_unexplained") == unexplained
+    assert +Counter({real(s["path"]): s["unexplained"] for s in page["sessions"]}) == unexplained
+    # explain, one log at a time, on every break breaks lists
+    runner = CliRunner()
+    explained: Counter[tuple[str, int, str]] = Counter()
+    for path, request, _ in found["breaks"]:
+        result = runner.invoke(cli, ["explain", path, str(request), "--json"])
+        transition = json.loads(result.output)
+        assert transition["verdict"] == "break", (path, request, transition)
+        explained[(path, request, transition["cause"] or "unexplained")] += 1
+    found["explain"] = explained
+    return found
+
+
+def _by_cause(found: Counter[tuple[str, int, str]]) -> Counter[str]:
+    return Counter(cause for (_, _, cause), n in found.items() for _ in range(n))
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(GENERATED, st.lists(st.sampled_from(_EXTRAS), max_size=4), st.booleans(), st.sampled_from([0, 2, 4]),
+       st.booleans())
+def test_every_view_tells_the_same_story_of_a_generated_session(session, extras, apart, version, compressed):
+    """Breaks, explain, cache, check, report, index and stats list the same breaks with the same causes
+    over a generated session (parent, fork children, a subagent), its retries with and without usage,
+    title and search calls, idle gaps and provider switches, in format v0, v2 or v4, plain or zstd;
+    given as one folder, or one log at a time."""
+    with folder() as where:
+        subagents = _extend(session.builder, extras, where)
+        logs = [*session.write_all(where, version=version, compressed=compressed), *subagents]
+        groups = [[log] for log in logs] if apart else [logs]
+        for n, given in enumerate(groups):
+            (where / f"db-{n}").mkdir()
+            found = _story(given, where / f"db-{n}")
+            breaks = found.pop("breaks")
+            for view in ("cache", "check", "check_cache", "report", "report_requests", "index", "index_requests",
+                         "explain"):
+                assert found[view] == breaks, view
+            causes = _by_cause(breaks)
+            for view in ("cache_by_cause", "stats", "stats_attribution"):
+                assert _by_cause(found[view]) == causes, view
+
+
+# -- regressions: disagreements found by running every view over logs beyond the corpus -------------
+
+
+def test_a_retried_prompt_sets_the_expected_read_from_its_logged_retry(tmp_path: Path) -> None:
+    """A failed attempt without usage and its retry send the same prompt; the next step extends the
+    retry (attribution: extension of request 1). The expected read came from the failed attempt's own
+    count (the first of equal prefixes), 384 instead of the retry's logged 5000, and the step read as
+    ``cold_ttl`` milliseconds after the retry: explain and cache told two stories."""
+    b = LogBuilder(session_id="retried", tools=_TOOLS)
+    with b.turn("Read a.txt and tell me what it says. " * 40):
+        with b.step():
+            b.retry()  # no usage logged
+            reply = b.assistant("Reading.", tool_calls=[ToolCall("read", {"path": "a.txt"})],
+                                usage={"inputTokens": 5000, "outputTokens": 9, "cacheReadTokens": 0})
+            b.tool_result(reply.call_ids[0], "hello")
+        with b.step():
+            b.assistant("It says hello.", usage={"inputTokens": 4100, "outputTokens": 5, "cacheReadTokens": 1024})
+    log = b.write_jsonl(tmp_path / "retried" / "session.jsonl", packed=False)
+    (attribution,), _ = attribute_paths([log])
+    assert [(t.request, t.previous, t.relation, t.verdict) for t in attribution.transitions] == [
+        (0, None, "first", "first"), (1, 0, "retry", "cache_safe_change"), (2, 1, "step", "extension")]
+    report = cache_report(log, tokenizer="estimate")
+    assert [(v.index, v.attempt, v.prompt_tokens, v.potential, v.expected_any, v.expected, v.actual, v.source_index,
+             v.classification, v.lost) for v in report.verdicts] == [
+        (0, 1, None, 0, 0, 0, None, None, "usage_unknown", {}),
+        (1, 2, 5000, 384, 384, 384, 0, 0, "write_not_landed", {"write_not_landed": 384}),
+        (2, 1, 5124, 4992, 4992, 4992, 1024, 1, "write_not_landed", {"write_not_landed": 3968}),
+    ]
+
+
+@needs_corpus
+def test_an_unrecorded_mutation_is_unexplained_in_every_view(tmp_path: Path) -> None:
+    """With a capture beside the log, check attributes with it: a dropped header change makes request 3
+    an ``unrecorded_mutation`` break. cache (``break_unexplained``) and check (``DSH821``) called it
+    unexplained, the report page counted it explained ("passed: 5 explained break(s)", unexplained 0)."""
+    scenario = tmp_path / "c-change"
+    shutil.copytree(CORPUS / "live" / "c-change" / "session-logs", scenario / "session-logs")
+    shutil.copy(CORPUS / "live" / "c-change" / "wire.jsonl", scenario / "wire.jsonl")
+    log = next((scenario / "session-logs").glob("*.jsonl"))
+    lines = []
+    for line in log.read_text().splitlines():
+        if line.startswith('{"type":"request/header","seq":51,'):  # the effort change: DSH skips an ignorable event
+            event = json.loads(line)
+            line = json.dumps({"type": "x-test/dropped", "seq": 51, "time": event["time"], "data": {},
+                               "ignorable": True}, separators=(",", ":"))
+        lines.append(line)
+    log.write_text("\n".join(lines) + "\n")
+
+    policy = Policy(fail_on_unexplained_break=False, capture_fail=())
+    result = run_check([scenario], policy=policy, record=SessionPages())
+    (check,) = result.sessions
+    assert [(t.request, t.cause, t.is_unexplained) for t in check.transitions if t.is_break] == [
+        (2, "header_change", False), (3, "unrecorded_mutation", True), (4, "header_change", False),
+        (6, "header_change", False), (7, "header_change", False)]
+    assert "unrecorded_mutation" in UNEXPLAINED_CAUSES
+    assert check.cache is not None
+    assert check.cache.classification_counts["break_unexplained"] == 1
+    assert [(f.rule, f.request, f.fails) for f in result.findings] == [
+        ("DSH507", None, False), ("DSH811", 3, False), ("DSH821", 3, False)]
+    (page,) = build_report_data(result)["sessions"]
+    assert (page["unexplained"], page["verdict"]) == (
+        1, "passed: 4 explained break(s), 1 unexplained break(s) the policy allows")

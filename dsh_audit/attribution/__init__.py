@@ -13,6 +13,7 @@ from ._header_diff import diff_headers
 from ._model import (
     CAUSES,
     RELATIONS,
+    UNEXPLAINED_CAUSES,
     VERDICTS,
     Break,
     Divergence,
@@ -32,6 +33,7 @@ __all__ = [
     "RELATIONS",
     "SessionAttribution",
     "Transition",
+    "UNEXPLAINED_CAUSES",
     "VERDICTS",
     "attribute",
     "attribute_group",

@@ -13,6 +13,7 @@ from ..session import Evidence
 __all__ = [
     "CAUSES",
     "RELATIONS",
+    "UNEXPLAINED_CAUSES",
     "VERDICTS",
     "Break",
     "Divergence",
@@ -31,6 +32,13 @@ VERDICTS = ("first", "extension", "cache_safe_change", "break")
 #: Why a transition is not a plain extension. ``unrecorded_mutation`` needs captured bodies.
 CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent",
           "retry", "unexplained", "unrecorded_mutation")
+
+#: The causes of a break the log does not explain: ``unexplained`` (the log records nothing that
+#: changes the prompt) and ``unrecorded_mutation`` (the captured bodies break the prefix where the
+#: log records nothing). One definition for every view (:attr:`Transition.is_unexplained`): the
+#: ``cache`` classification ``break_unexplained``, check's ``DSH821``, ``breaks --fail-on
+#: unexplained`` and the report page's count.
+UNEXPLAINED_CAUSES = ("unexplained", "unrecorded_mutation")
 
 #: How the two requests relate: consecutive loop steps, a retry in the same step, a new loop
 #: instance over the same log, a fork/subagent child's first request against its parent, an
@@ -149,6 +157,11 @@ class Transition:
     @property
     def is_break(self) -> bool:
         return self.verdict == "break"
+
+    @property
+    def is_unexplained(self) -> bool:
+        """A break whose cause the log does not explain (no cause, or one of :data:`UNEXPLAINED_CAUSES`)."""
+        return self.is_break and (self.cause is None or self.cause in UNEXPLAINED_CAUSES)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``dsh-audit breaks --json``."""

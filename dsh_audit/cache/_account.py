@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from ..attribution import UNEXPLAINED_CAUSES
 from ..jsjson import stringify_bytes
 from ..replay import Request, RequestTime
 from ..session import Bodies
@@ -37,7 +38,7 @@ from ._tokens import TokenCounter, make_counter
 
 __all__ = ["CacheAccount", "actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
 
-_UNEXPLAINED = frozenset({"unexplained", "unrecorded_mutation"})
+_UNEXPLAINED = frozenset(UNEXPLAINED_CAUSES)  # break_unexplained: attribution's one definition
 
 
 def actual_cache_read(request: Request, rule: CacheRule) -> int | None:
@@ -116,6 +117,7 @@ class _Seen:
     time: RequestTime | None
     size: int  # provider-scale prompt size: the logged prompt tokens when known, else ``tokens``
     ttl: float | None  # how long what it wrote or refreshed stays; None: it cached nothing
+    logged: bool = False  # ``size`` is the logged prompt (the provider's own count)
 
 
 def _chain(request: Request) -> str:
@@ -178,25 +180,33 @@ class _Analyzer:
         logged = _logged_prompt(request)
         size = logged if logged is not None else tokens
         now = self.times.get(request.index)
-        best: dict[str, tuple[tuple[int, int], _Seen, Prompt, Prompt]] = {}
+        best: dict[str, tuple[tuple[int, int, int], _Seen, Prompt, Prompt]] = {}
         same = self.by_route.setdefault((rule.family, model), [])
         for seen in same[-self.lookback:] if ttl is not None else ():  # a request that caches nothing reads nothing
             if seen.ttl is None:
                 continue  # it wrote nothing
             mine, theirs = prompt.view(seen.prompt)
-            shared = common_prefix(mine, theirs)
+            # The longest shared prefix; of equal ones, the best measured, then the latest: an earlier
+            # prompt that is the whole prefix with its size logged (the provider's own count), then
+            # part of one (this request's count, on its logged scale), then a whole prompt only
+            # counted here. A failed attempt without usage and its logged retry share a prompt: the
+            # attempt's own count is not the provider's scale and must not set the level.
+            common = common_prefix(mine, theirs)
+            whole = common == (theirs.size, 0)
+            shared = (*common, 2 if whole and seen.logged else 0 if whole else 1)
             warm = now is None or seen.time is None or now.sent - seen.time.sent <= seen.ttl
             landed = warm and (now is None or seen.time is None or (
                 (seen.time.done is not None and seen.time.done <= now.sent)
                 and now.sent - seen.time.sent >= rule.write_lag_seconds))
             for name, ok in (("any", True), ("warm", warm), ("landed", landed)):
-                if ok and (name not in best or shared > best[name][0]):
+                if ok and (name not in best or shared >= best[name][0]):
                     best[name] = (shared, seen, mine, theirs)
 
         def level(name: str) -> int:
             if name not in best:
                 return 0
-            shared, seen, mine, theirs = best[name]
+            found, seen, mine, theirs = best[name]
+            shared = found[:2]
             if shared == (theirs.size, 0):
                 raw = seen.size  # the whole earlier prompt: a request-boundary unit of known size
             else:
@@ -216,7 +226,7 @@ class _Analyzer:
         billed, billed_model = request_route_model(request)
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
                                   prompt_tokens=_logged_prompt(request))  # a tier prices the whole request
-        seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl)
+        seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl, logged is not None)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
         same.append(seen_now)

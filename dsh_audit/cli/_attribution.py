@@ -114,7 +114,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
     for attribution in attributions:
         rows = [t for t in attribution.transitions if show_all or t.verdict == "break"]
         found = found or any(t.verdict == "break" for t in rows)
-        failing = failing or any(t.verdict == "break" and (fail_on == "any" or t.cause in (None, "unexplained"))
+        failing = failing or any(t.is_break and (fail_on == "any" or t.is_unexplained)
                                  for t in rows if fail_on != "never")
         if as_json:
             for t in rows:

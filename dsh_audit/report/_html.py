@@ -43,6 +43,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any, Protocol
 
 from .._version import __version__
+from ..attribution import UNEXPLAINED_CAUSES
 from ..cache import BREAKS, PriceBook, iso_utc, load_prices, price_entry
 from ..errors import UsageError
 from ..replay import MessageView
@@ -405,8 +406,9 @@ def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
             "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
 
 
-#: Break causes ``dsh-audit breaks`` counts as unexplained (its ``--fail-on unexplained``).
-_UNEXPLAINED = (None, "unexplained")
+#: Break causes the log does not explain (:attr:`dsh_audit.attribution.Transition.is_unexplained`): as
+#: ``breaks --fail-on unexplained``, check's DSH821 and the ``cache`` classification count them.
+_UNEXPLAINED = (None, *UNEXPLAINED_CAUSES)
 
 
 def _unexplained(check: Any) -> int:
