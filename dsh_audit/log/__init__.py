@@ -9,7 +9,7 @@ from its two ends (:func:`time_span`). :func:`read_progress` reports the bytes a
 (for a progress bar).
 """
 
-from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, read_progress
+from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, parse_line, read_progress
 from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
 from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
@@ -65,6 +65,7 @@ __all__ = [
     "message_shape_error",
     "open_regular",
     "parse_json",
+    "parse_line",
     "read_log",
     "read_progress",
     "read_stream",

@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import zstandard
 
 from ..errors import UnreadableError, UsageError
-from ._records import LongStrings
+from ._records import LongStrings, parse_json
 
-__all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd",
+__all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd", "parse_line",
            "read_progress"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -72,6 +72,32 @@ class Line:
     raw: bytes | bytearray  # a bytearray for a line joined from pieces (not copied once more)
     count: int = 1
     strings: LongStrings | None = field(default=None, compare=False, repr=False)
+
+
+#: the line :func:`parse_line` last parsed for a later consumer, and its value
+_SHARED: tuple[Line | None, Any] = (None, None)
+
+
+def parse_line(line: Line, *, share: bool = False) -> Any:
+    """:func:`parse_json` of ``line``, parsed once for two consumers that read it in turn.
+
+    A reader that tees its lines to a validator (``check``, ``report``) hands each line to the
+    validator first, which parses it with ``share=True``; the reader's own parse of the same
+    ``Line`` then takes that value (and forgets it) instead of parsing the line again. Both only
+    read the value. Without a first consumer, this is :func:`parse_json`.
+
+    Raises:
+        ValueError, UnicodeDecodeError: as :func:`parse_json`.
+    """
+    global _SHARED
+    found, value = _SHARED
+    if found is line:
+        _SHARED = (None, None)
+        return value
+    value = parse_json(line.raw, line.strings)
+    if share:
+        _SHARED = (line, value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)

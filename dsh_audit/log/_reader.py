@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, BinaryIO, NoReturn, Protocol
 
 from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
-from ._decode import Line, TornTail, iter_lines
+from ._decode import Line, TornTail, iter_lines, parse_line
 from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
 from ._outputs import open_regular
 from ._records import (
@@ -29,7 +29,6 @@ from ._records import (
     envelope_error,
     is_safe_int,
     message_shape_error,
-    parse_json,
     row_head,
 )
 from ._types import CHUNK_ROW_TYPES
@@ -225,7 +224,7 @@ class SessionLog:
         for line in self._lines:
             extra = 0  # members of a collapsed row beyond the one yielded
             try:
-                value = parse_json(line.raw, line.strings)
+                value = parse_line(line)  # a tee's validator may have parsed it already
                 if collapse and isinstance(value, dict) and isinstance(value.get("type"), str) \
                         and value["type"] in CHUNK_ROW_TYPES:
                     head, count = row_head(value)

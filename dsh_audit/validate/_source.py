@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from ..errors import UnreadableError
-from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_json
+from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_line
 from ._sink import Sink
 
 __all__ = ["SAFE_MAX", "EventScan", "Fatal", "RawEvent", "open_lines", "scan_events", "unreadable"]
@@ -141,7 +141,7 @@ class EventScan:
         """The events stored on ``line``, or None when it holds none (its problem is held)."""
         held = self.held
         try:
-            decoded: list[Any] = decode_record(parse_json(line.raw, line.strings))
+            decoded: list[Any] = decode_record(parse_line(line, share=True))  # the reader takes it next
         except UnicodeDecodeError as exc:
             self.sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
             raise Fatal from None
