@@ -33,6 +33,7 @@ from dsh_audit.replay import RequestTime
 from dsh_audit.replay import Digest, Request
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
 
@@ -272,3 +273,17 @@ def test_attribution_causes_accepts_transitions_and_dicts() -> None:
     assert causes == {2: "compaction", 4: "unexplained"}  # a break is what attribution calls a break
     assert set(CLASSIFICATIONS) >= {"as_expected", "break_explained", "cold_ttl", "best_effort_miss",
                                     "write_not_landed", "below_minimum", "usage_unknown"}
+
+
+def test_cache_json_is_written_as_it_is_made_and_equals_the_whole_object(capsys: pytest.CaptureFixture[str]) -> None:
+    """``cache --json`` writes a long timeline a batch of entries at a time (never the whole line
+    in memory): the same bytes as the whole object serialised at once."""
+    from dsh_audit.cli._cache import _write_json
+    from dsh_audit.report import dumps_line
+
+    report = cache_report(str(SAMPLES / "tools" / "session.jsonl"), tokenizer="estimate")
+    assert len(report.verdicts) == 4
+    for batch in (1, 3, 4, 512):
+        _write_json(report, batch=batch)
+        assert capsys.readouterr().out == dumps_line(report.to_json()) + "\n"
+    assert list(report.to_json()) == [*report.to_json(timeline=False), "timeline"]  # the last key

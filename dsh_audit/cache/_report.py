@@ -160,9 +160,10 @@ class SessionCacheReport:
         costs = [v.lost_cost for v in self.verdicts if v.lost_cost is not None]
         return round(sum(costs), 9) if costs else None
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``dsh-audit cache --json`` object for this session."""
-        return {
+    def to_json(self, *, timeline: bool = True) -> dict[str, Any]:
+        """The ``dsh-audit cache --json`` object for this session (without its last key,
+        ``timeline``, when ``timeline`` is False: a writer that streams it appends it)."""
+        found = {
             "path": self.path, "session_id": self.session_id, "requests": len(self.verdicts),
             "usage_known": len(self.known), "token_method": self.token_method, "rules": self.rules,
             "attribution": self.attribution, "prompt_tokens": self.prompt_total,
@@ -172,5 +173,7 @@ class SessionCacheReport:
             "breaks_by_cause": self.breaks_by_cause, "reusable_cache_read": self.potential_total,
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
             "price_note": self.price_note, "notes": list(self.notes), "cost": self.cost,
-            "timeline": [v.to_json() for v in self.verdicts],
         }
+        if timeline:
+            found["timeline"] = [v.to_json() for v in self.verdicts]
+        return found

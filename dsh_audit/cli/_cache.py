@@ -152,7 +152,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 status = EXIT_BAD_INPUT
                 continue
             if as_json:
-                click.echo(dumps_line(report.to_json()))
+                _write_json(report)
             else:
                 for line in fit_lines(f"{session_title(str(report.path), report.session_id)}\n{_summary(report)}"):
                     echo(line)
@@ -160,6 +160,19 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if status == EXIT_OK and any(v.classification == "break_unexplained" for v in report.verdicts):
                 status = EXIT_FINDINGS
     return status
+
+
+def _write_json(report: SessionCacheReport, batch: int = 512) -> None:
+    """``dumps_line(report.to_json())`` and a newline, written as it is made: the timeline (one
+    entry per request, the bulk of a long session's line) a batch of entries at a time, never
+    the whole line in memory. The same bytes (``timeline`` is the object's last key)."""
+    head = dumps_line(report.to_json(timeline=False))
+    click.echo(head[:-1] + ',"timeline":[', nl=False)
+    verdicts = report.verdicts
+    for start in range(0, len(verdicts), batch):
+        text = ",".join(dumps_line(v.to_json()) for v in verdicts[start:start + batch])
+        click.echo(("," if start else "") + text, nl=False)
+    click.echo("]}")
 
 
 COMMANDS = [cache_command]
