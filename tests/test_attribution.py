@@ -245,6 +245,35 @@ def test_config_only_header_change_is_cache_safe(tmp_path):
     assert t.first_divergence is None
 
 
+def test_a_new_title_revision_is_a_title_input_break_explained_by_its_request(tmp_path):
+    """DSH's all-prompts title provider calls again after each human prompt, with every prompt so
+    far as one JSON array: the input changes where the array grew. Its own record explains that."""
+    b = LogBuilder(session_id="s-titles")
+    _chat_turn(b, "one")
+    first = b.title("One", title_provider="session-title-all-prompts-llm")
+    _chat_turn(b, "two")
+    second = b.title("One and two", title_provider="session-title-all-prompts-llm")
+    found = _one(tmp_path, b)
+    titles = [t for t in found.transitions if t.kind == "title"]
+    assert [_row(t) for t in titles] == [
+        (1, "title_call", "first", None, (), ()),
+        (3, "title_call", "break", "title_input", (), (second,))]
+    assert titles[1].is_unexplained is False and titles[1].previous == 1 and first < second
+    assert (titles[1].first_divergence.segment, titles[1].first_divergence.message_index) == ("messages", 0)
+    code = run_guarded_exit(["breaks", str(tmp_path / "s-titles.jsonl"), "--json"])
+    assert code == 0  # explained: breaks fails only on unexplained ones by default
+
+
+def run_guarded_exit(args: list[str]) -> int:
+    import sys as _sys
+
+    old, _sys.argv = _sys.argv, ["dsh-audit", *args]
+    try:
+        return run_guarded(cli)
+    finally:
+        _sys.argv = old
+
+
 def test_model_change_is_a_header_break(tmp_path):
     b = LogBuilder(session_id="s-model")
     _chat_turn(b, "one")

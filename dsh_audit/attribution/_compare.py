@@ -203,6 +203,14 @@ def compare(prev: Request, cur: Request, pair: Pair, digests: MessageDigests) ->
         explaining = [r for r in touching if r.positions[0] <= k <= r.positions[-1] + 1]
         if pair.relation == "subagent":
             causes.append("subagent")
+        elif pair.relation == "title_call":
+            # A title call's messages are logged whole by its own session/title-llm-request: DSH's
+            # all-prompts title provider sends every human prompt so far as one JSON array, so each
+            # revision changes the input where the array grew (its README: cache reuse "ends at the
+            # first changed JSON token"). The record that logs the new input explains the break.
+            causes.append("title_input")
+            evidence.append(Evidence(cur.first_chunk_seq, "session/title-llm-request",
+                                     {"messageSeqs": cur.extra.get("messageSeqs")}))
         elif explaining:
             causes.extend(r.cause for r in sorted(explaining, key=lambda r: r.positions[0]))
         else:

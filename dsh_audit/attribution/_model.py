@@ -31,7 +31,7 @@ VERDICTS = ("first", "extension", "cache_safe_change", "break")
 
 #: Why a transition is not a plain extension. ``unrecorded_mutation`` needs captured bodies.
 CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent",
-          "retry", "unexplained", "unrecorded_mutation")
+          "retry", "title_input", "unexplained", "unrecorded_mutation")
 
 #: The causes of a break the log does not explain: ``unexplained`` (the log records nothing that
 #: changes the prompt) and ``unrecorded_mutation`` (the captured bodies break the prefix where the
