@@ -8,8 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 import dsh_audit
+from dsh_audit.cli import cli
 from dsh_audit.jsjson import stringify
 from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.wire import render
@@ -57,3 +59,32 @@ def test_every_command_handles_search_calls(log_path, command, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     if args[0] == "requests":
         assert [json.loads(line)["kind"] for line in result.stdout.splitlines()] == ["search", "loop", "loop"]
+
+
+def test_a_second_web_search_is_a_search_input_break_explained_by_its_record(tmp_path):
+    """Each web search sends its own query: a later search call breaks the previous one's prefix,
+    and its own record (which logs the body whole) explains it; breaks exits 0."""
+    from dsh_audit.attribution import attribute_paths
+
+    builder = LogBuilder(session_id="session-search2", cwd="/home/dev/p")
+    records = []
+    for query in ("first query", "second query"):
+        with builder.turn(f"Find {query}."):
+            with builder.step():
+                builder.header()
+                reply = builder.assistant(tool_calls=[ToolCall("web_search", {"query": query})])
+                records.append(builder.append("web/deepseek-search-llm-request", {
+                    "endpoint": "https://search.example/v1/messages", "apiVersion": "2023-06-01",
+                    "body": {**BODY, "messages": [{"role": "user", "content": query}]}}))
+                builder.tool_result(reply.call_ids[0], "1. notes")
+            with builder.step():
+                builder.assistant("Here.")
+    path = builder.write_jsonl(tmp_path / "session.jsonl")
+    (found,), failures = attribute_paths([path], adapter=None)
+    assert failures == []
+    searches = [(t.request, t.previous, t.relation, t.verdict, t.cause, t.evidence_seqs)
+                for t in found.transitions if t.kind == "search"]
+    assert searches == [(0, None, "search_call", "first", None, ()),
+                        (3, 0, "search_call", "break", "search_input", (records[1],))]
+    result = CliRunner().invoke(cli, ["breaks", str(path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output

@@ -10,7 +10,8 @@ Conversations (spec §7-§9):
   before the parent first mentions the child (``subagent``); the parent must be among the logs;
 * a compaction summary call against the loop request before it (``compaction_call``: DSH sends
   the head of that prompt, so the call should reuse its prefix);
-* title calls form their own conversation (``title_call``).
+* title calls form their own conversation (``title_call``), and so do web-search calls
+  (``search_call``).
 
 With captured bodies, a pair that the log says extends but whose captured bodies do not is an
 ``unrecorded_mutation``. With ``dsh_audit.wire`` installed, a break also gets its byte offset in
@@ -38,6 +39,8 @@ from ._prefix import MessageDigests, lcp_bytes, pieces_offset
 __all__ = ["attribute", "attribute_sessions", "captured_extends"]
 
 _CAPTURE_RELATIONS = ("step", "retry", "resume", "fork")
+#: the relation of an auxiliary call to the last call of its kind (each kind is a conversation)
+_AUX_RELATIONS = {"title": "title_call", "search": "search_call"}
 _NON_PROMPT_KEYS = frozenset({"messages", "stream", "stream_options", "max_tokens", "max_completion_tokens",
                               "temperature", "stop", "metadata"})
 
@@ -145,7 +148,7 @@ class _Attributor:
             elif request.kind == "compaction":
                 item = self.compaction_call(session, last_loop, request)
             else:
-                relation = "title_call" if request.kind == "title" else "first"
+                relation = _AUX_RELATIONS.get(request.kind, "first")
                 before = last_aux.get(request.kind)
                 item = self.first(session, request, relation=relation) if before is None else self.finish(
                     session, before, session, compare(before, request, Pair(

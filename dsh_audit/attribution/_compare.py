@@ -30,6 +30,14 @@ from ._prefix import MessageDigests, common_prefix, lcp_bytes, messages_offset
 __all__ = ["Pair", "compare"]
 
 _BOUNDARY_CAUSES = ("resume", "fork", "subagent")
+#: relation -> (cause, the record that logs the call's whole input) of auxiliary conversations
+_AUX_INPUTS = {"title_call": ("title_input", "session/title-llm-request"),
+               "search_call": ("search_input", "web/deepseek-search-llm-request")}
+
+
+def _aux_evidence(request: Request) -> dict[str, Any]:
+    """What the evidence quotes of an auxiliary call's record: a title call's source messages."""
+    return {"messageSeqs": request.extra.get("messageSeqs")} if request.kind == "title" else {}
 
 
 @dataclass
@@ -203,14 +211,14 @@ def compare(prev: Request, cur: Request, pair: Pair, digests: MessageDigests) ->
         explaining = [r for r in touching if r.positions[0] <= k <= r.positions[-1] + 1]
         if pair.relation == "subagent":
             causes.append("subagent")
-        elif pair.relation == "title_call":
-            # A title call's messages are logged whole by its own session/title-llm-request: DSH's
-            # all-prompts title provider sends every human prompt so far as one JSON array, so each
-            # revision changes the input where the array grew (its README: cache reuse "ends at the
-            # first changed JSON token"). The record that logs the new input explains the break.
-            causes.append("title_input")
-            evidence.append(Evidence(cur.first_chunk_seq, "session/title-llm-request",
-                                     {"messageSeqs": cur.extra.get("messageSeqs")}))
+        elif pair.relation in _AUX_INPUTS:
+            # An auxiliary call's input is logged whole by its own record, which explains a new
+            # one: DSH's all-prompts title provider sends every human prompt so far as one JSON
+            # array, so each revision changes the input where the array grew (its README: cache
+            # reuse "ends at the first changed JSON token"); each web search sends its own query.
+            cause, record = _AUX_INPUTS[pair.relation]
+            causes.append(cause)
+            evidence.append(Evidence(cur.first_chunk_seq, record, _aux_evidence(cur)))
         elif explaining:
             causes.extend(r.cause for r in sorted(explaining, key=lambda r: r.positions[0]))
         else:

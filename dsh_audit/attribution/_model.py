@@ -31,7 +31,7 @@ VERDICTS = ("first", "extension", "cache_safe_change", "break")
 
 #: Why a transition is not a plain extension. ``unrecorded_mutation`` needs captured bodies.
 CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent",
-          "retry", "title_input", "unexplained", "unrecorded_mutation")
+          "retry", "title_input", "search_input", "unexplained", "unrecorded_mutation")
 
 #: The causes of a break the log does not explain: ``unexplained`` (the log records nothing that
 #: changes the prompt) and ``unrecorded_mutation`` (the captured bodies break the prefix where the
@@ -42,8 +42,9 @@ UNEXPLAINED_CAUSES = ("unexplained", "unrecorded_mutation")
 
 #: How the two requests relate: consecutive loop steps, a retry in the same step, a new loop
 #: instance over the same log, a fork/subagent child's first request against its parent, an
-#: auxiliary compaction call against the loop request before it, or the start of a conversation.
-RELATIONS = ("step", "retry", "resume", "fork", "subagent", "compaction_call", "title_call", "first")
+#: auxiliary compaction call against the loop request before it, a title or web-search call against
+#: the previous one of its kind, or the start of a conversation.
+RELATIONS = ("step", "retry", "resume", "fork", "subagent", "compaction_call", "title_call", "search_call", "first")
 
 
 @dataclass(frozen=True, slots=True)

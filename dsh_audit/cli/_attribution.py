@@ -85,10 +85,10 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
     PATHS may be log files, session folders or a sessions root (default $DSH_HOME/sessions).
     Each request is compared with the one whose cache it could reuse: the previous loop step, the
     attempt it retries, the parent request of a fork or subagent child (the parent log is found
-    beside the child), the loop request a compaction call summarises, the previous title call. A
-    break names its cause (header_change, compaction, prune, plugin_replace, resume, fork, subagent,
-    retry, title_input, unexplained, unrecorded_mutation), the header fields that changed, the log
-    seqs that prove it and where the prompts first differ.
+    beside the child), the loop request a compaction call summarises, the previous title or
+    web-search call. A break names its cause (header_change, compaction, prune, plugin_replace,
+    resume, fork, subagent, retry, title_input, search_input, unexplained, unrecorded_mutation), the
+    header fields that changed, the log seqs that prove it and where the prompts first differ.
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
     break is listed), 2 on bad input.
 

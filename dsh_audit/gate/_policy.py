@@ -18,7 +18,8 @@ Keys (kebab-case, as TOML tools spell them) and strict defaults::
     require-capture = false                # DSH810 fails when a log has no capture
     fail-on-unexplained-break = true       # DSH821
     allowed-break-causes = ["header_change", "compaction", "prune", "plugin_replace",
-                            "resume", "fork", "subagent", "retry", "title_input"]  # DSH822 for any other cause
+                            "resume", "fork", "subagent", "retry", "title_input",
+                            "search_input"]                      # DSH822 for any other cause
     min-cache-hit-ratio = 0.0              # DSH831 below this actual ratio (0 turns it off)
     ignore = []                            # rule ids or prefixes ("DSH4") whose findings are dropped
     adapter = "auto"                       # wire format for capture comparison: auto (each request's route
@@ -53,7 +54,7 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 _THRESHOLDS = ("error", "warning", "info", "never")
 _KINDS = ("loop", "compaction", "title")
 _CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent", "retry",
-           "title_input", "unexplained", "unrecorded_mutation")
+           "title_input", "search_input", "unexplained", "unrecorded_mutation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class Policy:
     require_capture: bool = False
     fail_on_unexplained_break: bool = True
     allowed_break_causes: tuple[str, ...] = ("header_change", "compaction", "prune", "plugin_replace", "resume",
-                                             "fork", "subagent", "retry", "title_input")
+                                             "fork", "subagent", "retry", "title_input", "search_input")
     min_cache_hit_ratio: float = 0.0
     ignore: tuple[str, ...] = ()
     adapter: str = "auto"
