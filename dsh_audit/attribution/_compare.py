@@ -216,8 +216,8 @@ def compare(prev: Request, cur: Request, pair: Pair, digests: MessageDigests) ->
             # one: DSH's all-prompts title provider sends every human prompt so far as one JSON
             # array, so each revision changes the input where the array grew (its README: cache
             # reuse "ends at the first changed JSON token"); each web search sends its own query.
-            cause, record = _AUX_INPUTS[pair.relation]
-            causes.append(cause)
+            aux_cause, record = _AUX_INPUTS[pair.relation]
+            causes.append(aux_cause)
             evidence.append(Evidence(cur.first_chunk_seq, record, _aux_evidence(cur)))
         elif explaining:
             causes.extend(r.cause for r in sorted(explaining, key=lambda r: r.positions[0]))
