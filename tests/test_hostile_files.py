@@ -95,3 +95,22 @@ def test_unreadable_log_is_one_line(tmp_path, monkeypatch, capsys):
     log.chmod(0)
     assert invoke(monkeypatch, capsys, "requests", str(log)) == (
         2, "", [f"error: {log}: cannot open: Permission denied"])
+
+
+def test_a_log_the_system_refuses_to_open_is_one_line_even_as_root(tmp_path, monkeypatch, capsys):
+    """The same refusal as a chmod 000 log, for a run as root (which reads every file): the open
+    that every reader goes through fails with EACCES for this one path."""
+    import errno
+
+    log = dsh_log(tmp_path / "session.jsonl")
+    real_open = os.open
+
+    def refusing(path, flags, *args, **kwargs):
+        if os.fspath(path) == str(log):
+            raise PermissionError(errno.EACCES, "Permission denied", str(log))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr("dsh_audit.log._outputs.os.open", refusing)
+    for command in ("requests", "breaks", "cache", "check", "validate"):
+        assert invoke(monkeypatch, capsys, command, str(log)) == (
+            2, "", [f"error: {log}: cannot open: Permission denied"]), command
