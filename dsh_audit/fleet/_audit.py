@@ -217,9 +217,11 @@ def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bo
             + f";code={code_fingerprint()}")
 
 
-def _int(usage: dict[str, Any] | None, key: str) -> int | None:
-    value = (usage or {}).get(key)
-    return value if isinstance(value, int) else None
+def _int(usage: Any, key: str) -> int | None:
+    """A token count of a usage record; a record that is not an object, or a count that is not
+    an integer, is no count."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _request_row(path: str, request: Request, sent: float | None) -> RequestRow:

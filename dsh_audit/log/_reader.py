@@ -267,6 +267,8 @@ class SessionLog:
                     break
                 expected += 1 + extra
                 self._next_seq = expected
+                if type(seq) is float or type(event.get("time")) is float:
+                    event = _js_integers(event)
                 checked = self._check(event, line.number, sid, message_ids)
                 if checked is not None and self._candidate is None:
                     yield checked
@@ -344,6 +346,18 @@ class SessionLog:
         return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,
                      surface_op=event.get("surfaceOp"), source_event_seqs=event.get("sourceEventSeqs"),
                      ignorable=event.get("ignorable") is True)
+
+
+def _js_integers(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with a ``seq`` or ``time`` written as an integral float (``1.0``, ``-0.0``) made an
+    int: JavaScript has one number type, so DSH reads ``1.0`` as ``1``; any other float is left
+    for the envelope check to refuse."""
+    fixed = dict(event)
+    for key in ("seq", "time"):
+        value = fixed.get(key)
+        if type(value) is float and value.is_integer():
+            fixed[key] = int(value)
+    return fixed
 
 
 def _unknown_type_hint(etype: str) -> str:

@@ -17,9 +17,12 @@ breakpoints, schema rebuilt as ``{type, properties, required}`` with ``eager_inp
 budget thinking at effort ``high`` (``budget_tokens`` 16384, ``max_tokens`` 64000), adaptive
 thinking with ``output_config.effort: max`` and no ``anthropic-beta``, ``thinking: disabled`` for
 the title, native thinking replay with signatures, and another model's thinking as plain text.
-Implemented from the dist but not captured here: the context clamp of ``max_tokens`` biting,
-``temperature``, long retention, redacted thinking, tool-id normalisation, OAuth keys (not modelled:
-DSH deployments use API keys), deferred tools (DSH never sets ``addedToolNames``).
+Not captured but checked against pi-ai 0.82.1's own output for synthetic sessions
+(``tests/data/piai_oracle``): the context clamp of ``max_tokens`` down to 1 and the budget's
+``|| 1024``, custom thinking budgets, every effort, ``temperature``, long and no retention,
+redacted thinking, tool-id normalisation, orphaned calls, skipped error turns, and hand-declared
+routes with compat switches. Not modelled: OAuth keys (DSH deployments use API keys), deferred
+tools (DSH never sets ``addedToolNames``).
 """
 
 from __future__ import annotations
@@ -128,7 +131,8 @@ def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str,
     tool_cache = cache if _compat(model, "supportsCacheControlOnTools", True) else None
     out = []
     for index, tool in enumerate(unique.values()):
-        schema = tool.get("parameters") or {}
+        schema = tool.get("parameters")
+        schema = schema if isinstance(schema, Mapping) else {}  # JavaScript reads no field of another value
         entry: dict[str, Any] = {"name": tool["name"]}
         if tool.get("description") is not None:
             entry["description"] = tool["description"]

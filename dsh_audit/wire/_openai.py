@@ -9,17 +9,21 @@ Body, in key order: ``model``, ``messages``, ``stream: true``, ``prompt_cache_ke
 ``prompt_cache_retention`` (official OpenAI URL or long retention only), ``stream_options``,
 ``store: false`` (standard endpoints), ``max_completion_tokens`` or ``max_tokens``,
 ``temperature``, ``tools`` (``strict: false`` unless unsupported; ``[]`` when history has tool
-calls but the request no tools), then the reasoning fields of the compat ``thinkingFormat``.
+calls but the request no tools), then the reasoning fields of the compat ``thinkingFormat``, then
+the provider-routing fields (``provider``, ``providerOptions``). A ``cacheControlFormat:
+anthropic`` endpoint also gets Anthropic-style ``cache_control`` on the system message, the last
+tool and the last message with text.
 
 Verified byte for byte against ``corpus/live-pi/c3-openai-compat`` (5 loop requests and the title
 request, a hand-declared route at an unknown URL with no compat overrides): the compat detection for
 an unknown URL (``developer`` role, ``store: false``, ``max_completion_tokens``, bare
 ``reasoning_effort``, no ``prompt_cache_key``), ``content: null`` on tool-call-only turns,
 ``reasoning_content`` named by the thinking signature, ``strict: false``, tool-message key order,
-no ``reasoning_effort`` on the title, and the header set (credential withheld). Implemented from the
-dist but not captured: the other ``thinkingFormat`` branches, Anthropic-style ``cache_control`` for
-OpenRouter ``anthropic/`` models, tool-id normalisation for ``|`` ids, session-affinity headers,
-``requiresAssistantAfterToolResult``/``requiresThinkingAsText``/``requiresToolResultName``.
+no ``reasoning_effort`` on the title, and the header set (credential withheld). Not captured but
+checked against pi-ai 0.82.1's own output for synthetic sessions (``tests/data/piai_oracle``): every
+``thinkingFormat`` branch, Anthropic-style ``cache_control``, ``|`` and over-long tool ids, URL
+detection (OpenAI, DeepSeek, Moonshot, OpenRouter), session-affinity headers, the clamp, and the
+``requiresAssistantAfterToolResult``/``requiresThinkingAsText``/``requiresToolResultName`` switches.
 """
 
 from __future__ import annotations
@@ -28,9 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import RenderError
 from ..jsjson import stringify
-from ._piai import clean_id, js_parse, request_context, sanitize_surrogates, transform_messages
+from ._piai import clean_id, js_head, js_parse, request_context, sanitize_surrogates, transform_messages
 from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
@@ -114,7 +117,8 @@ def _normalize_id(call_id: str, model: PiModel, _message: Any) -> str:
             return combined
         digest = short_hash(call_id)[:8]
         return f"{call[:max(1, 40 - len(digest) - 1)]}_{digest}"
-    return call_id[:40] if model.provider == "openai" else call_id
+    # openai-completions.js convertMessages: the 40 are UTF-16 units (a cut may split an astral pair).
+    return js_head(call_id, 40) if model.provider == "openai" else call_id
 
 
 def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -249,11 +253,99 @@ def _reasoning_fields(body: dict[str, Any], model: PiModel, compat: Mapping[str,
         elif not off_pinned:
             body["thinking"] = levels["off"] if levels.get("off") is not None else "none"
     elif fmt == "chat-template":
-        raise RenderError("thinkingFormat chat-template is not modelled", hint="set the compat thinkingFormat")
+        kwargs = _chat_template_kwargs(model, compat, effort)
+        if kwargs:
+            body["chat_template_kwargs"] = kwargs
     elif effort and compat["supportsReasoningEffort"]:
         body["reasoning_effort"] = _mapped(model, effort)
     elif not effort and compat["supportsReasoningEffort"] and isinstance(levels.get("off"), str):
         body["reasoning_effort"] = levels["off"]
+
+
+def _chat_template_kwargs(model: PiModel, compat: Mapping[str, Any], effort: str | None) -> dict[str, Any]:
+    """pi-ai ``buildChatTemplateKwargs``: each ``compat.chatTemplateKwargs`` entry, a plain value
+    as it is; an object (``{$var: "thinking.enabled"}``, ``omitWhenOff``) resolved from the
+    effort and ``thinkingLevelMap``, an unresolved one left out."""
+    levels = model.thinking_level_map or {}
+    kwargs: dict[str, Any] = {}
+    declared = compat.get("chatTemplateKwargs")
+    for key, value in (declared.items() if isinstance(declared, Mapping) else ()):
+        if not isinstance(value, (Mapping, list)):
+            kwargs[key] = value
+            continue
+        spec = value if isinstance(value, Mapping) else {}
+        if not effort and spec.get("omitWhenOff"):
+            continue
+        if spec.get("$var") == "thinking.enabled":
+            kwargs[key] = bool(effort)
+            continue
+        level = effort or "off"
+        if level not in levels:
+            if effort:
+                kwargs[key] = effort
+        elif isinstance(levels[level], str):
+            kwargs[key] = levels[level]
+    return kwargs
+
+
+def _cache_control(compat: Mapping[str, Any], retention: str) -> dict[str, str] | None:
+    """pi-ai ``getCompatCacheControl``: Anthropic-style markers for a ``cacheControlFormat:
+    anthropic`` endpoint (OpenRouter ``anthropic/`` models, or a route that declares it)."""
+    if compat["cacheControlFormat"] != "anthropic" or retention == "none":
+        return None
+    if retention == "long" and compat["supportsLongCacheRetention"]:
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def _mark_text(message: dict[str, Any], cache: dict[str, str]) -> bool:
+    """Put ``cache`` on a message's text: a non-empty string becomes a one-block array, else the
+    last text part of an array takes it; False when there is no text to mark."""
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content:
+            return False
+        message["content"] = [{"type": "text", "text": content, "cache_control": cache}]
+        return True
+    parts: list[dict[str, Any]] = content if isinstance(content, list) else []
+    for part in reversed(parts):
+        if part.get("type") == "text":
+            part["cache_control"] = cache
+            return True
+    return False
+
+
+def _apply_cache_control(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                         cache: dict[str, str]) -> None:
+    """pi-ai ``applyAnthropicCacheControl`` (``api/openai-completions.js``): the first system or
+    developer message, the last tool, and the last user/assistant/tool message that has text
+    (walking back past ones without)."""
+    system = next((m for m in messages if m["role"] in ("system", "developer")), None)
+    if system is not None:
+        _mark_text(system, cache)
+    if tools:
+        tools[-1]["cache_control"] = cache
+    for message in reversed(messages):
+        if message["role"] in ("user", "assistant", "tool") and _mark_text(message, cache):
+            return
+
+
+def _routing(body: dict[str, Any], model: PiModel) -> None:
+    """pi-ai's provider-routing fields, read from the model's own ``compat``: OpenRouter's
+    ``provider`` and the Vercel AI Gateway's ``providerOptions.gateway`` (``only``/``order``)."""
+    openrouter = model.compat.get("openRouterRouting")
+    if _js_truthy(openrouter):
+        body["provider"] = openrouter
+    vercel = model.compat.get("vercelGatewayRouting")
+    if isinstance(vercel, Mapping):
+        gateway = {k: vercel[k] for k in ("only", "order") if _js_truthy(vercel.get(k))}
+        if gateway:
+            body["providerOptions"] = {"gateway": gateway}
+
+
+def _js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value: every object and array is true, 0 and "" are false."""
+    return isinstance(value, (Mapping, list)) or bool(value)
 
 
 def _clamp_level(model: PiModel, level: str) -> str:
@@ -301,10 +393,11 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
                                                                             for b in m["content"]))
              for m in context["messages"]):
         body["tools"] = []
-    if compat["cacheControlFormat"] == "anthropic" and retention != "none":
-        raise RenderError("Anthropic-style cache_control on OpenAI completions is not modelled",
-                          hint="only OpenRouter anthropic/ models use it")
+    cache = _cache_control(compat, retention)
+    if cache is not None:
+        _apply_cache_control(body["messages"], body.get("tools"), cache)
     _reasoning_fields(body, model, compat, effort)
+    _routing(body, model)
     return body
 
 

@@ -32,8 +32,9 @@ Verified against the captures in ``corpus/live-pi`` (c1: 10 loop + 1 title Anthr
 5 loop + 1 title OpenAI bodies): native replay with signatures, foreign conversion of another
 model's thinking, separate consecutive user messages, grouped tool results, the uncapped
 ``max_tokens`` (the clamp is computed but never binds there). The clamp itself, orphan results,
-redacted thinking and id normalisation are implemented from the dist and not exercised by a
-capture.
+redacted thinking and id normalisation are not exercised by a capture; they are checked against
+pi-ai 0.82.1's own output for synthetic sessions (``tests/data/piai_oracle``), which takes this
+module's context conversion as its input.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "clamp_max_tokens",
     "clean_id",
     "estimate_context_tokens",
+    "js_head",
     "js_len",
     "js_parse",
     "parse_arguments",
@@ -82,6 +84,19 @@ def js_len(text: str) -> int:
         return len(text)
     return sum(len(text[at:at + _PIECE].encode("utf-16-le", "surrogatepass")) // 2
                for at in range(0, len(text), _PIECE))
+
+
+def js_head(text: str, units: int) -> str:
+    """``text.slice(0, units)`` in JavaScript: the first ``units`` UTF-16 code units, so a cut
+    through an astral character keeps its high surrogate alone.
+
+    Example:
+        >>> js_head("ab", 5), js_head("a😀b", 2) == "a" + chr(0xD83D), js_head("a😀b", 3)
+        ('ab', True, 'a😀')
+    """
+    if text.isascii() or js_len(text) <= units:
+        return text[:units]
+    return text.encode("utf-16-le", "surrogatepass")[:2 * units].decode("utf-16-le", "surrogatepass")
 
 
 def clean_id(text: str) -> str:
@@ -135,15 +150,27 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 # --- DSH toPiContext ----------------------------------------------------------------------------
 
 
+def _blocks(value: Any) -> list[Mapping[str, Any]]:
+    """The content blocks of ``value``: an element that is not an object is no block, as on the
+    DeepSeek route (DSH's load checks only that ``content`` is an array)."""
+    return [b for b in value if isinstance(b, Mapping)] if isinstance(value, list) else []
+
+
+def _text(block: Mapping[str, Any]) -> str:
+    """A block's ``text``; one that is not a string counts as no text, as on the DeepSeek route."""
+    text = block.get("text")
+    return text if isinstance(text, str) else ""
+
+
 def _text_of(message: Mapping[str, Any]) -> str:
-    return "".join(b.get("text", "") for b in message.get("content") or () if b.get("type") == "text")
+    return "".join(_text(b) for b in _blocks(message.get("content")) if b.get("type") == "text")
 
 
 def _result_text(blocks: Any) -> str:
     parts = []
-    for block in blocks or ():
+    for block in _blocks(blocks):
         if block.get("type") == "text":
-            parts.append(block.get("text", ""))
+            parts.append(_text(block))
         elif block.get("type") == "tool-result":
             parts.append(_result_text(block.get("content")))
     return "".join(parts)
@@ -152,7 +179,7 @@ def _result_text(blocks: Any) -> str:
 def _reject_images(message: Mapping[str, Any]) -> None:
     def has_image(blocks: Any) -> bool:
         return any(b.get("type") == "image" or (b.get("type") == "tool-result" and has_image(b.get("content")))
-                   for b in blocks or ())
+                   for b in _blocks(blocks))
     if has_image(message.get("content")):
         raise RenderError("image content needs the attachment bytes, which the log does not hold",
                           hint="render only text-only requests with the pi-ai renderers")
@@ -177,7 +204,7 @@ def _valid_envelope(message: Mapping[str, Any], source: Mapping[str, Any]) -> di
         return None
     if response["provider"] != source.get("provider") or response["model"] != source.get("model"):
         return None
-    content = message.get("content") or []
+    content = _blocks(message.get("content"))
     if len(blocks) != len(content):
         return None
     for block, replay in zip(content, blocks):
@@ -194,17 +221,19 @@ def _pi_block(block: Mapping[str, Any], replay: Mapping[str, Any] | None) -> dic
     kind = block.get("type")
     replay = replay or {}
     if kind == "text":
-        out = {"type": "text", "text": block.get("text", "")}
+        out: dict[str, Any] = {"type": "text", "text": _text(block)}
         if "textSignature" in replay:
             out["textSignature"] = replay["textSignature"]
         return out
     if kind == "reasoning":
-        out = {"type": "thinking", "thinking": block.get("text", "")}
+        out = {"type": "thinking", "thinking": _text(block)}
         for key in ("thinkingSignature", "redacted"):
             if key in replay:
                 out[key] = replay[key]
         return out
     if kind == "tool-call":
+        _require_text(block, "id", "a tool call's id")
+        _require_text(block, "name", "a tool call's name")
         out = {"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
                "arguments": parse_arguments(block.get("arguments"))}
         if "thoughtSignature" in replay:
@@ -215,12 +244,54 @@ def _pi_block(block: Mapping[str, Any], replay: Mapping[str, Any] | None) -> dic
     return None  # plugin block types are not representable in pi-ai
 
 
+_DAMAGED = "the log was edited or damaged; `dsh-audit validate` lists what else is wrong in it"
+
+
+def _require_text(block: Mapping[str, Any], key: str, what: str) -> str:
+    """pi-ai reads tool-call ids and names as strings (it normalises and measures them): another
+    value throws inside the adapter, so DSH could not have sent the request."""
+    value = block.get(key)
+    if not isinstance(value, str):
+        shown = "missing" if value is None and key not in block else f"a JSON {_json_type(value)}"
+        raise RenderError(f"{what} is {shown}, not a string; DSH's pi-ai adapter would throw on it",
+                          hint=_DAMAGED)
+    return value
+
+
+def _tools(value: Any) -> list[Mapping[str, Any]]:
+    """The header's tools as DSH's ``toPiContext`` maps them: a list of objects with string names."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RenderError(f"the header's tools is a JSON {_json_type(value)}, not a list; DSH's adapter fails on it "
+                          "(TypeError: options.tools?.map is not a function)", dsh_code="TypeError", hint=_DAMAGED)
+    for tool in value:
+        if not isinstance(tool, Mapping):
+            raise RenderError(f"a tool of the header is a JSON {_json_type(tool)}, not an object; "
+                              "DSH's pi-ai adapter would throw on it", hint=_DAMAGED)
+        _require_text(tool, "name", "a tool's name")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
 def pi_assistant(message: Mapping[str, Any], *, owned: bool) -> dict[str, Any]:
     """DSH ``toPiAssistant``: native when the envelope is usable and owned, foreign otherwise."""
     source = message.get("source") or {}
     state = _valid_envelope(message, source) if owned and source.get("kind") == "model" else None
-    replays = state["blocks"] if state else [None] * len(message.get("content") or [])
-    content = [b for b in (_pi_block(blk, rp) for blk, rp in zip(message.get("content") or [], replays))
+    blocks = _blocks(message.get("content"))
+    replays = state["blocks"] if state else [None] * len(blocks)
+    content = [b for b in (_pi_block(blk, rp) for blk, rp in zip(blocks, replays))
                if b is not None]
     if state is not None:
         response = state["response"]
@@ -234,6 +305,36 @@ def pi_assistant(message: Mapping[str, Any], *, owned: bool) -> dict[str, Any]:
             "stopReason": "toolUse" if any(b["type"] == "toolCall" for b in content) else "stop"}
 
 
+def _at(exc: RenderError, seq: int | None) -> RenderError:
+    if exc.seq is None:
+        exc.seq = seq
+    return exc
+
+
+def _pi_message(message: Mapping[str, Any], owned: frozenset[str], tool_names: dict[str, str]) -> list[dict[str, Any]]:
+    """One DSH message as the pi-ai messages it becomes (``tool_names`` collects tool-call names)."""
+    _reject_images(message)
+    role = message.get("role")
+    if role == "system":
+        return [{"role": "user", "content": _text_of(message)}]
+    if role == "assistant":
+        source = message.get("source") or {}
+        assistant = pi_assistant(message, owned=source.get("provider") in owned)
+        tool_names.update((b["id"], b["name"]) for b in assistant["content"] if b["type"] == "toolCall")
+        return [assistant]
+    out: list[dict[str, Any]] = []
+    text = _text_of(message)
+    results = [b for b in _blocks(message.get("content")) if b.get("type") == "tool-result"]
+    if text or not results:
+        out.append({"role": "user", "content": text})
+    for result in results:
+        call_id = _require_text(result, "toolCallId", "a tool result's toolCallId")
+        out.append({"role": "toolResult", "toolCallId": call_id, "toolName": tool_names.get(call_id, "unknown"),
+                    "content": [{"type": "text", "text": _result_text(result.get("content")) or "(no output)"}],
+                    "isError": result.get("isError") or False})
+    return out
+
+
 def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | None = None,
                extra_messages: tuple[Mapping[str, Any], ...] = ()) -> dict[str, Any]:
     """DSH ``toPiContext`` over a request: ``{systemPrompt?, messages, tools?}``.
@@ -245,34 +346,28 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
     owned = owned_routes if owned_routes is not None else frozenset({provider})
     tool_names: dict[str, str] = {}
     messages: list[dict[str, Any]] = []
-    for message in (*request.messages, *extra_messages):
-        _reject_images(message)
-        role = message.get("role")
-        if role == "system":
-            messages.append({"role": "user", "content": _text_of(message)})
-        elif role == "assistant":
-            source = message.get("source") or {}
-            assistant = pi_assistant(message, owned=source.get("provider") in owned)
-            tool_names.update((b["id"], b["name"]) for b in assistant["content"] if b["type"] == "toolCall")
-            messages.append(assistant)
-        else:
-            text = _text_of(message)
-            results = [b for b in message.get("content") or () if b.get("type") == "tool-result"]
-            if text or not results:
-                messages.append({"role": "user", "content": text})
-            for result in results:
-                messages.append({"role": "toolResult", "toolCallId": result.get("toolCallId"),
-                                 "toolName": tool_names.get(result.get("toolCallId"), "unknown"),
-                                 "content": [{"type": "text", "text": _result_text(result.get("content"))
-                                              or "(no output)"}],
-                                 "isError": result.get("isError") or False})
+    seqs = getattr(request, "message_seqs", ())
+    own_seq = getattr(request, "first_chunk_seq", None)  # an auxiliary call's event: its messages and header
+    for index, message in enumerate((*request.messages, *extra_messages)):
+        try:
+            messages += _pi_message(message, owned, tool_names)
+        except RenderError as exc:
+            raise _at(exc, seqs[index] if index < len(seqs) else own_seq) from None
     context: dict[str, Any] = {}
-    if header.get("system") is not None:
-        context["systemPrompt"] = header["system"]
+    try:
+        system = header.get("system")
+        if isinstance(system, str):
+            context["systemPrompt"] = system
+        elif system is not None and system not in (0, False):  # pi-ai skips a falsy prompt and
+            raise RenderError(f"the system prompt is a JSON {_json_type(system)}, not a string; "  # throws
+                              "DSH's pi-ai adapter would throw on it", hint=_DAMAGED)  # on any other
+        tools = [{k: v for k, v in (("name", t.get("name")), ("description", t.get("description")),
+                                    ("parameters", t.get("parameters"))) if k in t}
+                 for t in _tools(header.get("tools"))]
+    except RenderError as exc:
+        header_seq = getattr(request, "header_seq", None)
+        raise _at(exc, own_seq if header_seq is None else header_seq) from None
     context["messages"] = messages
-    tools = [{k: v for k, v in (("name", t.get("name")), ("description", t.get("description")),
-                                ("parameters", t.get("parameters"))) if k in t}
-             for t in header.get("tools") or ()]
     if tools:
         context["tools"] = tools
     return context
@@ -283,13 +378,19 @@ def request_context(request: Any, call: PiCall, *, owned_routes: frozenset[str] 
     """The pi-ai context of ``request``, its token estimate and the clamped output cap.
 
     Raises:
-        RenderError: a compaction request without its instruction, or an image in the context.
+        RenderError: a compaction request without its instruction, an image in the context, or a
+            value pi-ai reads as a string or a number that is not one.
     """
     model = call.model
     context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
                          extra_messages=compaction_messages(request, compaction_instruction))
     estimate = estimate_context_tokens(context)
     cap = call.max_tokens if call.max_tokens is not None else model.max_tokens
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)):  # JavaScript's Math.min coerces it
+        seq = getattr(request, "header_seq", None)
+        raise RenderError(f"the call's maxTokens is a JSON {_json_type(cap)}, not a number; dsh-audit cannot "
+                          "work out the output cap pi-ai sends from it", hint=_DAMAGED,
+                          seq=getattr(request, "first_chunk_seq", None) if seq is None else seq)
     return context, estimate, clamp_max_tokens(model, estimate, cap)
 
 
