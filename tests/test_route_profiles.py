@@ -149,9 +149,10 @@ def test_profile_headers_go_before_the_attribution_and_cannot_replace_it(tmp_pat
     plain_head, plain_body = plain.output.split("\n\n", 1)
     assert body == plain_body  # headers are not in the body
     assert head.splitlines() == [
-        "POST /v1/chat/completions", "accept: text/plain", "x-stainless-retry-count: 0", "x-stainless-lang: js",
+        "POST /v1/chat/completions", "x-stainless-retry-count: 0", "x-stainless-lang: js",
         "x-stainless-package-version: 6.26.0", "x-stainless-os: Linux", "x-stainless-arch: x64",
-        "x-stainless-runtime: node", "x-stainless-runtime-version: v24.19.0", "X-Gateway-Tenant: team-a",
+        "x-stainless-runtime: node", "x-stainless-runtime-version: v24.19.0", "x-gateway-tenant: team-a",
+        "accept: text/plain",
         "user-agent: deepseek-harness/0.1.0-rc.8 (+https://github.com/deepseek-ai/deepseek-harness)",
         "content-type: application/json"]
     assert plain_head.splitlines()[1] == "accept: application/json"

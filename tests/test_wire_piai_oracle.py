@@ -83,8 +83,6 @@ def test_every_header_set_and_path_is_pi_ais(case: str, tmp_path: Path) -> None:
         assert [[k, v] for k, v in wire.headers if k != RUNTIME] == expected["headers"], request.index
 
 
-@pytest.mark.xfail(strict=True, reason="profile headers: pi-ai's SDKs lower-case names and move an overridden "
-                                       "header to the profile's place (README, known difference)")
 @pytest.mark.parametrize("case", sorted(PROFILE_HEADERS))
 def test_profile_headers_follow_the_sdk_header_merge(case: str, tmp_path: Path) -> None:
     record = load(case)

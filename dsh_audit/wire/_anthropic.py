@@ -225,7 +225,8 @@ def _headers(call: PiCall, has_tools: bool, agent: str,
     if call.session_id and call.cache_retention != "none" and _compat(model, "sendSessionAffinityHeaders", False):
         headers.append(("x-session-affinity", call.session_id))
     headers += [("user-agent", agent), ("content-type", "application/json")]
-    return tuple(merge_profile_headers(headers, call))
+    client = ("accept", "anthropic-dangerous-direct-browser-access", "anthropic-beta", "x-session-affinity")
+    return tuple(merge_profile_headers(headers, call, client=client))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

@@ -414,7 +414,8 @@ def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) ->
                 headers.append(("session_id", session))
             headers += [("x-client-request-id", session), ("x-session-affinity", session)]
     headers += [("user-agent", agent), ("content-type", "application/json")]
-    return tuple(merge_profile_headers(headers, call))
+    client = ("x-session-id", "session_id", "x-client-request-id", "x-session-affinity")
+    return tuple(merge_profile_headers(headers, call, client=client))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

@@ -270,23 +270,33 @@ def _logged_default_effort(request: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall) -> list[tuple[str, str]]:
-    """``headers`` (the SDK's, ending with DSH's ``user-agent`` and ``content-type``) with the route
-    profile's ``headers`` (DSH ``requestHeaders``: deployment headers, attribution names removed,
-    then the attribution): one the SDK already sends takes the profile's value in place, the others
-    go just before ``user-agent``. Header order is not verified against a capture."""
+def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *,
+                          client: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """``headers`` (the SDK's, in wire order, ending with DSH's ``user-agent`` and
+    ``content-type``) with the route profile's ``headers`` (DSH ``requestHeaders``: deployment
+    headers, attribution names removed, then the attribution) merged as pi-ai and its SDK merge them.
+
+    ``client`` names the entries pi-ai itself puts in the SDK client's ``defaultHeaders`` object,
+    which DSH's headers join: there a header of exactly the same name keeps its place and takes the
+    profile's value (``Object.assign``). The SDK then builds the request's headers source by source
+    (``internal/headers.js`` ``buildHeaders``: SDK defaults, then ``defaultHeaders``, then the body's
+    ``content-type``), every name lower-cased, and each header a later source sets is removed from
+    its earlier place and appended: so a profile header that overrides an SDK header (``accept``,
+    ``anthropic-version``, ``x-stainless-*``) moves to the profile's place, before ``user-agent``.
+    Checked against pi-ai 0.82.1's own requests (``tests/data/piai_oracle``)."""
     if not call.headers:
         return headers
-    out = list(headers)
-    where = next((i for i, (name, _) in enumerate(out) if name == "user-agent"), len(out))
-    for name, value in call.headers:
-        same = next((i for i, (have, _) in enumerate(out) if have.lower() == name.lower()), None)
-        if same is not None:
-            out[same] = (out[same][0], value)
-        else:
-            out.insert(where, (name, value))
-            where += 1
-    return out
+    values = dict(headers)
+    last = ("user-agent", "content-type")
+    sdk = [(name, value) for name, value in headers if name not in client and name not in last]
+    merged = {name: values[name] for name, _ in headers if name in client}
+    merged.update(call.headers)
+    merged["user-agent"] = values["user-agent"]
+    out: dict[str, str] = {}
+    for name, value in (*sdk, *merged.items(), ("content-type", values["content-type"])):
+        out.pop(name.lower(), None)
+        out[name.lower()] = value
+    return list(out.items())
 
 
 def user_agent(version: str) -> str:
