@@ -11,11 +11,12 @@ tables edited the same way; duplicated keys and nesting just under and over the 
 packed chunk rows with mismatched ``dt``/``args``/``texts`` lengths; header config with
 ``maxTokens`` 0, negative, huge or a float; usage records and timestamps of every type; whole
 lines that are another JSON type, CRLF, a BOM, a 1 MB session id; and extreme CLI option values.
-89 cases failed, from 12 defects. 8 are fixed here, each with a test below. 4 are in files this
-round did not own: ``redact`` on nesting of 490-511 levels (RecursionError), a 1 MB session id
-(table folding quadratic in its length), ``render --compaction-instruction /dev/zero`` (an
-unbounded read), and ``explain`` after a header whose tool name is a number (TypeError). A
-further 32 failures were other work being edited in the same tree while the round ran.
+89 cases failed, from 12 defects, each fixed with a test below: the first 8 in the fuzzing
+session, the last 4 after it (``redact`` on nesting of 490-511 levels: RecursionError; a 1 MB
+session id: table folding quadratic in its length; ``render --compaction-instruction
+/dev/zero``: an unbounded read; ``explain`` after a header whose tool name is a number:
+TypeError). A further 32 failures were other work being edited in the same tree while the round
+ran.
 
 Each test edits one field of a corpus log (or a built one) and asserts the exact exit code and
 error line.
@@ -253,3 +254,59 @@ def test_a_seq_or_time_written_as_an_integral_float_is_the_integer(tmp_path, mon
         assert (code, err) == (0, [])
         shown.append(out.replace(str(log), "LOG"))
     assert shown[0] == shown[1]
+
+
+# -- the four defects fixed after the round -----------------------------------------------------
+
+def _deep(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_redact_reads_a_record_nested_as_deep_as_the_reader_accepts(tmp_path, monkeypatch, capsys):
+    """Nesting just under the reader's 512 levels was a RecursionError in redact (two frames a
+    level: each comprehension is a frame)."""
+    from dsh_audit.log._records import MAX_DEPTH
+
+    log = edited(B_TOOLS, tmp_path / "in", 9, "data/x", _deep(MAX_DEPTH - 4))
+    out = tmp_path / "out.jsonl"
+    code, shown, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out))
+    assert (code, err) == (0, []) and shown.splitlines()[-1] == "verdicts of requests, breaks, cache: unchanged"
+    depth, value = 0, json.loads(out.read_text(encoding="utf-8").splitlines()[8])["data"]["x"]
+    while isinstance(value, list):
+        depth, value = depth + 1, value[0]
+    assert depth == MAX_DEPTH - 4 and value != "x"  # the text at the bottom is content: replaced
+
+
+def test_a_megabyte_session_id_folds_in_linear_time(tmp_path, monkeypatch, capsys):
+    """A 1 MB word in a table title folded by re-measuring and copying its rest at every line
+    (17 s); it now folds one line's worth at a time. The exact lines are asserted."""
+    from dsh_audit.report.terminal import fit_lines
+
+    word = "session-" + "a" * 1_000_000
+    lines = fit_lines(f"{word} tail", 80)
+    assert lines[0] == "session-"  # folded after its hyphen, then 78 characters a line after the indent
+    assert all(line == "  " + "a" * 78 for line in lines[1:-1]) and len(lines) == 2 + 1_000_000 // 78
+    assert lines[-1] == "  " + "a" * (1_000_000 % 78) + " tail"
+
+
+def test_a_compaction_instruction_that_is_a_device_or_too_large_is_refused(tmp_path, monkeypatch, capsys):
+    """``/dev/zero`` was read without end; a FIFO would wait for a writer."""
+    log = chat_log(tmp_path / "session.jsonl", "session-instruction")
+    hint = "(hint: give --compaction-instruction the text file of DSH's compaction instruction)"
+    assert invoke(monkeypatch, capsys, "render", str(log), "0", "--compaction-instruction", "/dev/zero") == (
+        2, "", [f"error: /dev/zero: is a character device, not a compaction instruction file {hint}"])
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * ((1 << 20) + 1))
+    assert invoke(monkeypatch, capsys, "render", str(log), "0", "--compaction-instruction", str(big)) == (
+        2, "", [f"error: {big}: the compaction instruction file is larger than 1 MiB {hint}"])
+
+
+def test_explain_shows_a_tool_named_by_a_number(tmp_path, monkeypatch, capsys):
+    """A header tool whose name is a number made explain's text a TypeError."""
+    log = edited(B_TOOLS, tmp_path / "in", 12, "data/header/tools/0/name", 0)
+    code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "2")
+    assert (code, err) == (0, [])
+    assert "  tools: 25 → 25 (added bash; removed 0) (prompt)" in out.splitlines()

@@ -24,6 +24,11 @@ def _value(value: Any) -> str:
     return text if len(text) <= 80 else text[:80] + "…"
 
 
+def _tool_name(name: Any) -> str:
+    """A tool's name as the log spells it (a log may name a tool with a number, or with none)."""
+    return name if isinstance(name, str) else stringify(name)
+
+
 def _field(change: FieldChange) -> list[str]:
     effect = "prompt" if change.prompt_affecting else "not prompt content"
     detail = change.detail or {}
@@ -31,7 +36,8 @@ def _field(change: FieldChange) -> list[str]:
         lines = [f"  system: {change.before} → {change.after} chars ({effect})"]
         return lines + [f"      {line}" for line in detail.get("diff", [])]
     if change.field == "tools" and "added" in detail:
-        bits = [f"{key} {', '.join(detail[key])}" for key in ("added", "removed", "schema_changed") if detail[key]]
+        bits = [f"{key} {', '.join(map(_tool_name, detail[key]))}" for key in ("added", "removed", "schema_changed")
+                if detail[key]]
         if detail.get("reordered"):
             bits.append("reordered")
         return [f"  tools: {len(change.before)} → {len(change.after)} ({'; '.join(bits)}) ({effect})"]

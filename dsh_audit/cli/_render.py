@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import DshAuditError, UsageError
+from ..errors import DshAuditError, UnreadableError, UsageError
+from ..log import open_regular
 from ..report.terminal import terminal_text
 from ..session import request_route, routes_from, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
@@ -18,13 +18,32 @@ from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, echo_note, echo_
 __all__ = ["render_command"]
 
 
+#: the largest compaction instruction file read (DSH's own is a few KB)
+MAX_INSTRUCTION = 1 << 20
+
+
 def _read_instruction(path: str | None) -> str | None:
+    """The compaction instruction text of ``path``: a regular UTF-8 file of at most 1 MiB (a FIFO
+    or ``/dev/zero`` is refused before a byte is read, never waited on or read without end)."""
     if path is None:
         return None
+    hint = "give --compaction-instruction the text file of DSH's compaction instruction"
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read the compaction instruction: {exc}", path=path) from exc
+        with open_regular(path, what="compaction instruction file") as handle:
+            raw = handle.read(MAX_INSTRUCTION + 1)
+    except UnreadableError as exc:
+        raise UsageError(exc.message, path=path, hint=hint) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read the compaction instruction: {exc.strerror or exc}", path=path,
+                         hint=hint) from None
+    if len(raw) > MAX_INSTRUCTION:
+        raise UsageError(f"the compaction instruction file is larger than {MAX_INSTRUCTION >> 20} MiB", path=path,
+                         hint=hint)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the compaction instruction is not UTF-8 text (byte {exc.start})", path=path,
+                         hint=hint) from None
 
 
 @click.command("render", cls=RequestCommand)

@@ -156,11 +156,19 @@ class Redactor:
         """``value`` with every string replaced as :meth:`string` says; keys and scalars kept."""
         if isinstance(value, str):
             return self.string(value, key, kept=kept)
+        # Loops, not comprehensions: a comprehension is a frame of its own, and a record nested
+        # up to the reader's 512 levels must fit the interpreter's recursion limit.
         if isinstance(value, dict):
             renamed = self.keys(value)
-            return {renamed.get(k, k): self.value(v, k, kept=kept or self._kept_part(k)) for k, v in value.items()}
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                out[renamed.get(k, k)] = self.value(v, k, kept=kept or self._kept_part(k))
+            return out
         if isinstance(value, list):
-            return [self.value(v, key, kept=kept) for v in value]
+            items: list[Any] = []
+            for v in value:
+                items.append(self.value(v, key, kept=kept))
+            return items
         return value
 
     def _kept_part(self, key: str) -> bool:

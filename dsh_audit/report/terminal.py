@@ -466,11 +466,17 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
                     cell_len(rest + word) <= room or cell_len(current + (head[0] if head else piece)) > room):
                 lines.append(current)
                 current, piece = rest, word
-            while cell_len(current + piece) > room:  # at the start of a line: fold the word
-                cut = _fold_at(piece, room - cell_len(current))
-                lines.append(current + piece[:cut])
-                current, piece = rest, piece[cut:]
-            current += piece
+            # At the start of a line: fold the word, looking at no more of it than a line can
+            # show (a 1 MB word folds in linear time, not by re-measuring and copying its rest).
+            window, at_char = 2 * room + 16, 0
+            while True:
+                head = piece[at_char:at_char + window]
+                if at_char + window >= len(piece) and cell_len(current + head) <= room:
+                    break
+                cut = _fold_at(head, room - cell_len(current)) if cell_len(current + head) > room else len(head)
+                lines.append(current + head[:cut])
+                current, at_char = rest, at_char + cut
+            current += piece[at_char:]
         lines.append(current)
     return lines
 
