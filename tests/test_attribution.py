@@ -124,8 +124,9 @@ def test_live_scenario_transitions(scenario):
 def test_live_details_divergence_and_context():
     change = _live("c-change")["3c2f1824"]
     model = change.transition(2)
+    # adapter=None renders nothing, but the wire.jsonl beside the logs gives the body offset, as check gives it
     assert model.first_divergence.to_json() == {"segment": "config", "message_index": None, "offset": None,
-                                                "body_offset": None}
+                                                "body_offset": 22}
     assert [f.to_json() for f in model.fields][0] == {"field": "model", "before": "deepseek-v4-flash",
                                                       "after": "deepseek-v4-pro", "prompt_affecting": True}
     plan = change.transition(4)
@@ -144,7 +145,7 @@ def test_live_details_divergence_and_context():
         "compaction", "compaction_call", "extension", 6, (112, 113), 12)
     checkpoint = manual.transition(8)
     assert checkpoint.first_divergence.to_json() == {"segment": "messages", "message_index": 0, "offset": 36,
-                                                     "body_offset": None}
+                                                     "body_offset": 4279}
     assert [e.seq for e in checkpoint.context] == [111, 116]
 
     auto = _live("e2-autocompact")["6e84040b"]

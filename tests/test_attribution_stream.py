@@ -87,6 +87,41 @@ def _copies(tmp_path):
 
 
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
+def test_check_for_its_reports_keeps_the_cache_totals_not_a_verdict_per_request(tmp_path):
+    """`check`'s reports show a session's cache sums, counts and cost, never a request's verdict:
+    with ``cache_totals`` a log checked as it is replayed keeps no verdict and no ledger entry,
+    and its totals are the same."""
+    from dsh_audit.gate import run_check
+
+    compared = 0
+    for copy in _copies(tmp_path):
+        kept = run_check([copy], lenient=True, outline=True).sessions[0]
+        totals = run_check([copy], lenient=True, outline=True, cache_totals=True).sessions[0]
+        if kept.cache is None:
+            continue
+        assert totals.cache is not None and totals.cache.verdicts == (), copy
+        assert totals.cache.to_json(timeline=False) == kept.cache.to_json(timeline=False), copy
+        assert totals.findings == kept.findings, copy
+        compared += bool(kept.cache.verdicts)
+    assert compared >= 10
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_sum_is_usd_total_of_every_value_added(seed):
+    import random
+
+    from dsh_audit.cache import ExactSum, usd_total
+
+    rng = random.Random(seed)
+    for _ in range(500):
+        values = [round(rng.uniform(-1, 1) * 10 ** rng.randint(-9, 4), rng.randint(0, 12))
+                  for _ in range(rng.randint(0, 60))]
+        total = ExactSum()
+        for value in values:
+            total.add(value)
+        assert total.usd() == usd_total(values), values
+
+
 def test_check_of_a_log_alone_is_made_while_replayed_exactly_as_whole(tmp_path, monkeypatch):
     """`check LOG` (outline=True) on a root log with no capture keeps no request: its findings,
     transitions, cache report, title and span equal the whole-session check's, and its requests

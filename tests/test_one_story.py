@@ -5,11 +5,14 @@ by running every view over logs beyond the corpus."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -29,6 +32,7 @@ from dsh_audit.session import Failure, run_groups
 from dsh_audit.strategies import sessions
 from dsh_audit.testing import LogBuilder, ToolCall
 
+from _cli import invoke
 from _properties import folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -288,3 +292,89 @@ def test_an_unrecorded_mutation_is_unexplained_in_every_view(tmp_path: Path) -> 
     (page,) = build_report_data(result)["sessions"]
     assert (page["unexplained"], page["verdict"]) == (
         1, "passed: 4 explained break(s), 1 unexplained break(s) the policy allows")
+
+
+def _edited_capture(scenario: Path) -> Path:
+    """``b-tools`` copied to ``scenario`` with one character of message 1 of the body on line 5 of
+    its wire.jsonl changed (its ``body_sha256`` updated): what a proxy rewriting a request leaves."""
+    shutil.copytree(CORPUS / "live" / "b-tools", scenario)
+    capture = scenario / "wire.jsonl"
+    lines = capture.read_text().splitlines()
+    record = json.loads(lines[4])
+    assert json.loads(record["body"])["messages"][1]["content"].startswith("Look at hello.txt ")
+    record["body"] = record["body"].replace("Look at hello.txt ", "Look at hellO.txt ", 1)
+    record["body_sha256"] = hashlib.sha256(record["body"].encode()).hexdigest()
+    lines[4] = json.dumps(record)
+    capture.write_text("\n".join(lines) + "\n")
+    (log,) = (scenario / "session-logs").glob("*.jsonl")
+    return log
+
+
+def _breaks_listed(run: Callable[..., tuple[int, str, list[str]]], *argv: str) -> tuple[int, list[tuple[int, str]]]:
+    code, out, _ = run("breaks", "--json", *argv)
+    return code, [(t["request"], t["cause"]) for t in map(json.loads, out.splitlines())]
+
+
+@needs_corpus
+def test_a_capture_beside_the_log_tells_every_view_the_same_breaks(tmp_path: Path, monkeypatch, capsys) -> None:
+    """check and report compared a log with the wire.jsonl found beside it and listed the requests
+    whose captured bodies break the prefix where the log records nothing (``unrecorded_mutation``);
+    breaks, explain, cache and index read the log alone and listed none. Every view now finds the
+    same capture, or takes ``--capture``."""
+    log = _edited_capture(tmp_path / "b-tools")
+    run = partial(invoke, monkeypatch, capsys)
+    expected = [(4, "unrecorded_mutation"), (5, "unrecorded_mutation")]
+    assert _breaks_listed(run, str(log)) == (1, expected)
+
+    explained = []
+    for index in range(9):
+        code, out, err = run("explain", str(log), str(index), "--json")
+        assert (code, err) == (0, [])
+        transition = json.loads(out)
+        if transition["verdict"] == "break":
+            explained.append((transition["request"], transition["cause"]))
+    assert explained == expected
+
+    code, out, err = run("cache", str(log), "--json")
+    assert (code, err) == (1, [])
+    report = json.loads(out)
+    assert [(v["index"], v["cause"]) for v in report["timeline"] if v["classification"] in BREAKS] == expected
+    assert (report["breaks"], report["breaks_by_cause"]) == (2, {"unrecorded_mutation": 2})
+
+    code, out, _ = run("check", str(log), "--json-report", "-")
+    assert code == 1
+    (checked,) = json.loads(out)["sessions"]
+    assert checked["capture"] == str(tmp_path / "b-tools" / "wire.jsonl")
+    assert [(b["request"], b["cause"]) for b in checked["breaks"]] == expected
+
+    db = tmp_path / "index.sqlite"
+    code, _, err = run("index", str(log), "--db", str(db))
+    assert (code, err) == (0, [])
+    connection = sqlite3.connect(db)
+    try:
+        assert connection.execute("SELECT request, cause FROM breaks ORDER BY request").fetchall() == expected
+    finally:
+        connection.close()
+
+    page = tmp_path / "report.html"
+    code, _, _ = run("report", str(log), "-o", str(page))
+    assert code == 0
+    blob = re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>', page.read_text(), re.S)
+    assert blob is not None
+    (shown,) = json.loads(blob.group(1))["sessions"]
+    assert [(b["i"], b["cause"]) for b in shown["overview"]["breaks"]] == expected
+
+
+@needs_corpus
+def test_breaks_takes_the_capture_it_is_given(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``breaks --capture`` compares every log with that capture, not the one beside it."""
+    log = _edited_capture(tmp_path / "b-tools")
+    run = partial(invoke, monkeypatch, capsys)
+    edited = tmp_path / "b-tools" / "wire.jsonl"
+    assert _breaks_listed(run, str(log), "--capture", str(CORPUS / "live" / "b-tools" / "wire.jsonl")) == (0, [])
+    alone = tmp_path / "alone" / "session.jsonl"
+    alone.parent.mkdir()
+    shutil.copy(log, alone)
+    assert _breaks_listed(run, str(alone)) == (0, [])
+    assert _breaks_listed(run, str(alone), "--capture", str(edited)) == (
+        1, [(4, "unrecorded_mutation"), (5, "unrecorded_mutation")])

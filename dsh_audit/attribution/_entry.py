@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from ..capture import find_capture, session_captures
 from ..errors import DshAuditError, UnsupportedFormatError
 from ..log import Event, SessionLog, discover, read_log
 from ..replay import Request, iter_requests
@@ -49,37 +50,52 @@ def refuse_imported(item: Session | Failure) -> Session | Failure:
     return item
 
 
-def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto") -> dict[str, SessionAttribution]:
+def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto",
+                     capture: str | os.PathLike[str] | None = None) -> dict[str, SessionAttribution]:
     """Attribute every given DSH session of an opened group (each with the ancestors read beside
-    it), in rounds in which a session id appears once: log path -> attribution."""
+    it), in rounds in which a session id appears once: log path -> attribution.
+
+    Each session is compared with what was sent as ``dsh-audit check`` compares it: ``capture``
+    (``--capture``) for every log, else the ``wire.jsonl`` found beside each log
+    (:func:`dsh_audit.capture.find_capture`); a transition whose captured bodies break the prefix
+    where the log records nothing is then an ``unrecorded_mutation`` break. A log with no capture
+    is attributed from the log alone.
+
+    Raises:
+        CaptureError: a capture cannot be read.
+    """
     found: dict[str, SessionAttribution] = {}
     for round_ in rounds([s for s in group.given if isinstance(s, Session) and not s.imported]):
         ids = {s.id for s in round_}
         usable = [*round_, *(a for a in group.ancestors if a.id not in ids and not a.imported)]
-        found.update((a.path or "", a) for a in attribute_sessions(usable, adapter=adapter) if a.session_id in ids)
+        bodies, _ = session_captures(round_, capture)
+        found.update((a.path or "", a) for a in attribute_sessions(usable, captures=bodies, adapter=adapter)
+                     if a.session_id in ids)
     return found
 
 
 def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                    adapter: str | None = "auto", ancestors: bool = True,
-                    routes: str | None = None) -> GroupResult[SessionAttribution]:
+                    adapter: str | None = "auto", ancestors: bool = True, routes: str | None = None,
+                    capture: str | os.PathLike[str] | None = None) -> GroupResult[SessionAttribution]:
     """Read ``paths`` together (each once, parents beside children too) and attribute every one;
-    ``routes`` is a route configuration file (see :func:`dsh_audit.session.open_group`)."""
+    ``routes`` is a route configuration file (see :func:`dsh_audit.session.open_group`), ``capture``
+    what was sent (see :func:`attribute_opened`). A log given alone that is no fork or subagent
+    child and has no capture is attributed while it is replayed."""
     headers = Headers(lenient=lenient, max_version=max_version)
-    log = headers.lone_root(paths)
+    log = headers.lone_root(paths) if capture is None and find_capture(paths[0]) is None else None
     if log is not None:
         return _streamed(log, adapter=adapter, config=routes_from(routes))
     group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes,
                        headers=headers)
-    found = attribute_opened(group, adapter=adapter)
+    found = attribute_opened(group, adapter=adapter, capture=capture)
     items = [found[item.path] if isinstance(item, Session) and not item.imported else refuse_imported(item)
              for item in group.given]
     return GroupResult.of(group, items)  # type: ignore[arg-type]
 
 
 def _streamed(log: SessionLog, *, adapter: str | None, config: PiRoutes | None) -> GroupResult[SessionAttribution]:
-    """A log given alone that is no fork or subagent child (no parent to compare with), attributed
-    while it is replayed (:func:`attribute_log`): no request is kept, only the previous one of each
+    """A log given alone that is no fork or subagent child (no parent to compare with) and has no
+    capture (nothing sent to compare with), attributed while it is replayed (:func:`attribute_log`): no request is kept, only the previous one of each
     conversation, so memory stays bounded by the live surface. The same transitions as
     :func:`attribute_opened` (``tests/test_watch.py`` and ``tests/test_one_story.py`` check them
     against the whole-session path)."""
@@ -102,6 +118,7 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
                     ancestors: bool = True, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
                     progress: Callable[[int, int], None] | None = None, routes: str | None = None,
                     on_group: Callable[[GroupResult[SessionAttribution]], None] | None = None,
+                    capture: str | os.PathLike[str] | None = None,
                     ) -> tuple[list[SessionAttribution], list[Failure]]:
     """Discover, read and attribute every log under ``paths``, children with their parents.
 
@@ -122,6 +139,9 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
         progress: called as ``progress(done, total)`` after each group of logs.
         routes: a route configuration file (``--routes``) for requests whose route the log does not settle.
         on_group: sees each group's whole result, in this process, in order (its ``route_warnings``).
+        capture: what was sent (wire.jsonl, HAR 1.2, a folder of bodies) for every log; None: the
+            ``wire.jsonl`` found beside each log, as ``dsh-audit check`` finds it
+            (:func:`dsh_audit.capture.find_capture`). See :func:`attribute_opened`.
 
     Returns:
         The attributions of the given logs that were read, and the failures of the others, each
@@ -129,9 +149,11 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
 
     Raises:
         UnreadableError: a path does not exist or holds no log. UsageError: bad ``jobs`` or ``engine``.
+        CaptureError: a capture cannot be read.
     """
     task = partial(attribute_group, lenient=lenient, max_version=4 if max_version is None else max_version,
-                   adapter=adapter, ancestors=ancestors, routes=routes)
+                   adapter=adapter, ancestors=ancestors, routes=routes,
+                   capture=os.fspath(capture) if capture is not None else None)
     ordered = run_groups(discover(list(paths)), task, jobs=jobs, engine=engine, scheduler=scheduler,
                          progress=progress, on_group=on_group)
     return ([a for a in ordered if isinstance(a, SessionAttribution)],

@@ -17,9 +17,9 @@ from .._lazy import lazy_names as _lazy_names
 if typing.TYPE_CHECKING:
     from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
     from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
-    from ._report import BREAKS, CLASSIFICATIONS, CacheVerdict, SessionCacheReport
-    from ._ledger import (Costs, LedgerEntry, SessionLedger, Tokens, price_entry, session_ledger, usd_cost,
-                          usd_total)
+    from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
+    from ._ledger import (Costs, ExactSum, LedgerEntry, LedgerTotals, SessionLedger, Tokens, price_entry,
+                          session_ledger, usd_cost, usd_total)
     from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
     from ._rules import CacheRule, load_rules, rule_for
     from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
@@ -31,11 +31,14 @@ __all__ = [
     "BREAKS",
     "CLASSIFICATIONS",
     "CacheRule",
+    "CacheTotals",
     "CacheVerdict",
     "Costs",
     "ESTIMATE",
     "EXACT_DEEPSEEK",
+    "ExactSum",
     "LedgerEntry",
+    "LedgerTotals",
     "OFF_PEAK",
     "PEAK",
     "PriceBook",
@@ -86,11 +89,14 @@ _LAZY = {
     "BREAKS": "._report",
     "CLASSIFICATIONS": "._report",
     "CacheRule": "._rules",
+    "CacheTotals": "._report",
     "CacheVerdict": "._report",
     "Costs": "._ledger",
     "ESTIMATE": "._tokens",
     "EXACT_DEEPSEEK": "._tokens",
+    "ExactSum": "._ledger",
     "LedgerEntry": "._ledger",
+    "LedgerTotals": "._ledger",
     "OFF_PEAK": "._prices",
     "PEAK": "._prices",
     "PriceBook": "._prices",

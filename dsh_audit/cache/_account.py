@@ -30,7 +30,7 @@ from ..jsjson import stringify_bytes
 from ..replay import Request, RequestTime
 from ..session import Bodies
 from ._prefix import Prompt, PromptBuilder, blank_long, common_prefix, prefix_tokens
-from ._report import CacheVerdict, SessionCacheReport
+from ._report import CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
 from ._rules import CacheRule, Retention, rule_for
@@ -337,7 +337,7 @@ class CacheAccount:
     of :func:`analyze_cache` (which is this over a list), for a view that does not keep the
     session's requests. ``causes`` (request index -> break cause) is read when each request is
     judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`;
-    ``keep=False`` keeps no verdict (:meth:`report` then has none)."""
+    ``keep=False`` keeps no verdict (:meth:`report` then has none, and its totals)."""
 
     def __init__(self, *, causes: dict[int, str] | None, unit: int | None = None, tokenizer: str = "auto",
                  bodies: Bodies | None = None, prices: PriceBook | None = None, price_note: str | None = None,
@@ -351,6 +351,7 @@ class CacheAccount:
                                   routes=routes, prices=self.prices, lookback=lookback)
         self.verdicts: list[CacheVerdict] = []
         self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept
+        self.totals = CacheTotals()  # what report() sums up, kept or not
 
     def add(self, request: Request, time: RequestTime | None) -> CacheVerdict:
         """Judge the next request (``time``: its send/answer time; None: TTL and write lag are not
@@ -361,6 +362,7 @@ class CacheAccount:
         self.times.pop(request.index, None)  # only the request being judged is looked up
         if self.keep:
             self.verdicts.append(verdict)
+        self.totals.add(verdict)
         return verdict
 
     def report(self) -> SessionCacheReport:
@@ -371,7 +373,7 @@ class CacheAccount:
             path=self.path, session_id=self.session_id, verdicts=tuple(self.verdicts),
             token_method=", ".join(methods),
             rules={name: f.rule.to_json() for name, f in self.analyzer.families.items()},
-            attribution=self.causes is not None, price_note=self.note or "")
+            attribution=self.causes is not None, price_note=self.note or "", totals=self.totals)
 
 
 def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] | None, unit: int | None = None,

@@ -40,7 +40,7 @@ from ..session import Session, open_session
 from ._prices import PriceBook, Quote, Rates, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
-__all__ = ["Costs", "LedgerEntry", "SessionLedger", "Tokens", "price_entry",
+__all__ = ["Costs", "ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "Tokens", "price_entry",
            "request_route_model", "session_ledger", "usd_cost", "usd_total", "write_rate"]
 
 _DIGITS = 9  # nano-dollars
@@ -303,63 +303,173 @@ def _lost_by_cause(lost: dict[str, int], quote: Quote) -> dict[str, float]:
     return costs
 
 
+class ExactSum:
+    """A running sum of floats kept exact (as non-overlapping partial sums, Shewchuk's algorithm,
+    which :func:`math.fsum` uses): :meth:`usd` is :func:`usd_total` of every value added, in any
+    order, without keeping them.
+
+    Example:
+        >>> total = ExactSum()
+        >>> for value in (0.1, 0.2, 1e-12):
+        ...     total.add(value)
+        >>> total.usd() == usd_total([0.1, 0.2, 1e-12])
+        True
+    """
+
+    __slots__ = ("_partials",)
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []
+
+    def add(self, value: float) -> None:
+        partials, at = self._partials, 0
+        for other in partials:
+            if abs(value) < abs(other):
+                value, other = other, value
+            high = value + other
+            low = other - (high - value)
+            if low:
+                partials[at] = low
+                at += 1
+            value = high
+        partials[at:] = [value]
+
+    def usd(self) -> float:
+        return usd_total(self._partials)
+
+
+class LedgerTotals:
+    """A session ledger's totals, added to one priced entry at a time (:meth:`add`): what
+    :meth:`SessionLedger.summary` reports, without keeping the entries. Every amount is summed
+    exactly (:class:`ExactSum`), so the totals equal those of the entries kept."""
+
+    __slots__ = ("_break", "_costs", "_lost_cost", "_lost_tokens", "_no_cache", "_off_peak", "_unpriced",
+                 "requests", "tokens")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.tokens = Tokens()
+        self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
+        self._no_cache, self._off_peak, self._break = ExactSum(), ExactSum(), ExactSum()
+        self._lost_tokens: Counter[str] = Counter()
+        self._lost_cost: dict[str, ExactSum] = {}
+        self._unpriced: Counter[str] = Counter()
+
+    def add(self, entry: LedgerEntry) -> None:
+        self.requests += 1
+        if entry.tokens is not None:
+            self.tokens = self.tokens + entry.tokens
+        if entry.cost is not None:
+            if self._costs is None:
+                self._costs = [ExactSum() for _ in entry.cost._values()]
+            for bucket, value in zip(self._costs, entry.cost._values()):
+                bucket.add(value)
+        if entry.no_cache_cost is not None:
+            self._no_cache.add(entry.no_cache_cost)
+        if entry.off_peak_cost is not None:
+            self._off_peak.add(entry.off_peak_cost)
+        self._lost_tokens.update(entry.lost)
+        for cause, cost in entry.lost_cost.items():
+            self._lost_cost.setdefault(cause, ExactSum()).add(cost)
+            if entry.is_break:
+                self._break.add(cost)
+        if entry.unpriced:
+            self._unpriced[entry.unpriced] += 1
+
+    @classmethod
+    def of(cls, entries: Iterable[LedgerEntry]) -> LedgerTotals:
+        totals = cls()
+        for entry in entries:
+            totals.add(entry)
+        return totals
+
+    @property
+    def cost(self) -> Costs:
+        return Costs() if self._costs is None else Costs(*(bucket.usd() for bucket in self._costs))
+
+    @property
+    def no_cache_cost(self) -> float:
+        return self._no_cache.usd()
+
+    @property
+    def off_peak_cost(self) -> float:
+        return self._off_peak.usd()
+
+    @property
+    def lost_tokens_by_cause(self) -> dict[str, int]:
+        return dict(sorted(self._lost_tokens.items()))
+
+    @property
+    def lost_cost_by_cause(self) -> dict[str, float]:
+        return {cause: total.usd() for cause, total in sorted(self._lost_cost.items())}
+
+    @property
+    def break_cost(self) -> float:
+        """Cost of the tokens the breaks lost (requests classified as a break)."""
+        return self._break.usd()
+
+    @property
+    def unpriced(self) -> dict[str, int]:
+        """Reason -> number of requests not priced."""
+        return dict(sorted(self._unpriced.items()))
+
+
 @dataclass(frozen=True, slots=True)
 class SessionLedger:
     """Every request of one session log, priced, with totals.
 
     ``cost`` counts the priced requests; ``unpriced`` lists the requests that are not (unknown
-    model, usage not logged, no timestamp), so a total is never silently short.
+    model, usage not logged, no timestamp), so a total is never silently short. ``entries`` is
+    empty when the ledger was made without keeping them (``totals`` then holds their sums).
     """
 
     path: str
     session_id: str
     entries: tuple[LedgerEntry, ...]
     prices: dict[str, Any] = field(default_factory=dict)
+    totals: LedgerTotals = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.totals is None:
+            object.__setattr__(self, "totals", LedgerTotals.of(self.entries))
 
     @property
     def tokens(self) -> Tokens:
-        return sum((e.tokens for e in self.entries if e.tokens is not None), Tokens())
+        return self.totals.tokens
 
     @property
     def cost(self) -> Costs:
-        return Costs.of_many(e.cost for e in self.entries if e.cost is not None)
+        return self.totals.cost
 
     @property
     def no_cache_cost(self) -> float:
-        return usd_total([e.no_cache_cost for e in self.entries if e.no_cache_cost is not None])
+        return self.totals.no_cache_cost
 
     @property
     def off_peak_cost(self) -> float:
-        return usd_total([e.off_peak_cost for e in self.entries if e.off_peak_cost is not None])
+        return self.totals.off_peak_cost
 
     @property
     def lost_tokens_by_cause(self) -> dict[str, int]:
-        total: Counter[str] = Counter()
-        for entry in self.entries:
-            total.update(entry.lost)
-        return dict(sorted(total.items()))
+        return self.totals.lost_tokens_by_cause
 
     @property
     def lost_cost_by_cause(self) -> dict[str, float]:
-        total: dict[str, list[float]] = {}
-        for entry in self.entries:
-            for cause, cost in entry.lost_cost.items():
-                total.setdefault(cause, []).append(cost)
-        return {k: usd_total(v) for k, v in sorted(total.items())}
+        return self.totals.lost_cost_by_cause
 
     @property
     def break_cost(self) -> float:
         """Cost of the tokens the breaks lost (requests classified as a break)."""
-        return usd_total([c for e in self.entries if e.is_break for c in e.lost_cost.values()])
+        return self.totals.break_cost
 
     @property
     def unpriced(self) -> dict[str, int]:
         """Reason -> number of requests not priced."""
-        return dict(sorted(Counter(e.unpriced for e in self.entries if e.unpriced).items()))
+        return self.totals.unpriced
 
     def summary(self) -> dict[str, Any]:
         """The session's totals (the ``cost`` object of ``cache --json``)."""
-        return {"requests": len(self.entries), "tokens": self.tokens.to_json(), "cost_usd": self.cost.to_json(),
+        return {"requests": self.totals.requests, "tokens": self.tokens.to_json(), "cost_usd": self.cost.to_json(),
                 "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
                 "break_cost_usd": self.break_cost, "unpriced": self.unpriced}

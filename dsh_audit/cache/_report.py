@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BREAKS", "CLASSIFICATIONS", "CacheVerdict", "SessionCacheReport"]
+__all__ = ["BREAKS", "CLASSIFICATIONS", "CacheTotals", "CacheVerdict", "SessionCacheReport"]
 
 #: Every classification a verdict can carry (see docs/cache-accounting.md).
 CLASSIFICATIONS = (
@@ -84,18 +85,86 @@ class CacheVerdict:
                 "lost_cost": self.lost_cost, "prompt_source": self.prompt_source, **retention}
 
 
+class CacheTotals:
+    """The sums and counts of a session's verdicts, added to one verdict at a time: what every
+    view shows of a session besides its timeline, without keeping the verdicts.
+
+    Example:
+        >>> totals = CacheTotals()
+        >>> totals.requests, totals.break_count, totals.lost_cost
+        (0, 0, None)
+    """
+
+    __slots__ = ("_classes", "_lost", "_lost_cause", "actual_total", "break_count", "expected_total", "known",
+                 "potential_total", "prompt_total", "requests", "_causes")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.known = 0  # verdicts whose cache read was logged
+        self.actual_total = 0
+        self.expected_total = 0  # over the known ones
+        self.prompt_total = 0  # over the known ones
+        self.potential_total = 0  # over the known ones
+        self.break_count = 0
+        self._classes: Counter[str] = Counter()
+        self._causes: Counter[str] = Counter()
+        self._lost_cause: Counter[str] = Counter()
+        self._lost: float | None = None  # the lost costs summed in request order, as sum() does
+
+    def add(self, verdict: CacheVerdict) -> None:
+        self.requests += 1
+        self.actual_total += verdict.actual or 0
+        if verdict.actual is not None:
+            self.known += 1
+            self.expected_total += verdict.expected
+            self.prompt_total += verdict.prompt_tokens or 0
+            self.potential_total += verdict.potential
+        self._classes[verdict.classification] += 1
+        if verdict.classification in BREAKS:
+            self.break_count += 1
+            self._causes[verdict.cause or "?"] += 1
+        self._lost_cause.update(verdict.lost)
+        if verdict.lost_cost is not None:
+            self._lost = verdict.lost_cost if self._lost is None else self._lost + verdict.lost_cost
+
+    @classmethod
+    def of(cls, verdicts: Iterable[CacheVerdict]) -> CacheTotals:
+        totals = cls()
+        for verdict in verdicts:
+            totals.add(verdict)
+        return totals
+
+    @property
+    def classification_counts(self) -> dict[str, int]:
+        return dict(sorted(self._classes.items()))
+
+    @property
+    def breaks_by_cause(self) -> dict[str, int]:
+        return dict(sorted(self._causes.items()))
+
+    @property
+    def lost_by_cause(self) -> dict[str, int]:
+        return dict(sorted(self._lost_cause.items()))
+
+    @property
+    def lost_cost(self) -> float | None:
+        return None if self._lost is None else round(self._lost + 0, 9)
+
+
 @dataclass(frozen=True, slots=True)
 class SessionCacheReport:
     """Cache accounting for one session log.
 
     Attributes:
         path, session_id: the log.
-        verdicts: one per request, in request order.
+        verdicts: one per request, in request order; empty when the report was made without
+            keeping them (``totals`` then holds what they add up to).
         token_method: how tokens were counted (``deepseek-v4-tokenizer`` or ``estimate-utf8-bytes/4``).
         rules: the provider rules applied (``family -> rule summary``).
         attribution: ``True`` when break causes came from an attribution result.
         price_note: the "check your contract" note of the price table.
         cost: what the session cost (:meth:`dsh_audit.cache.SessionLedger.summary`), when priced.
+        totals: the verdicts' sums and counts (made from ``verdicts`` when not given).
     """
 
     path: str
@@ -107,24 +176,38 @@ class SessionCacheReport:
     price_note: str = ""
     notes: tuple[str, ...] = ()
     cost: dict[str, Any] | None = None
+    totals: CacheTotals = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.totals is None:
+            object.__setattr__(self, "totals", CacheTotals.of(self.verdicts))
+
+    @property
+    def request_count(self) -> int:
+        return self.totals.requests
+
+    @property
+    def known_count(self) -> int:
+        """Requests whose cache read was logged (the requests a hit ratio is measured over)."""
+        return self.totals.known
 
     @property
     def known(self) -> tuple[CacheVerdict, ...]:
-        """Verdicts whose cache read was logged (the requests a hit ratio is measured over)."""
+        """Verdicts whose cache read was logged (empty when the verdicts were not kept)."""
         return tuple(v for v in self.verdicts if v.actual is not None)
 
     @property
     def actual_total(self) -> int:
-        return sum(v.actual or 0 for v in self.verdicts)
+        return self.totals.actual_total
 
     @property
     def expected_total(self) -> int:
         """Expected reads over the requests with known usage (comparable to ``actual_total``)."""
-        return sum(v.expected for v in self.known)
+        return self.totals.expected_total
 
     @property
     def prompt_total(self) -> int:
-        return sum(v.prompt_tokens or 0 for v in self.known)
+        return self.totals.prompt_total
 
     def ratio(self, tokens: int) -> float | None:
         total = self.prompt_total
@@ -132,40 +215,36 @@ class SessionCacheReport:
 
     @property
     def classification_counts(self) -> dict[str, int]:
-        return dict(sorted(Counter(v.classification for v in self.verdicts).items()))
+        return self.totals.classification_counts
 
     @property
     def break_count(self) -> int:
         """Requests classified as a break (with an attribution: exactly the breaks it found)."""
-        return sum(v.classification in BREAKS for v in self.verdicts)
+        return self.totals.break_count
 
     @property
     def potential_total(self) -> int:
         """Reusable cache reads over the requests with known usage: what ``lost`` is measured from."""
-        return sum(v.potential for v in self.known)
+        return self.totals.potential_total
 
     @property
     def breaks_by_cause(self) -> dict[str, int]:
-        return dict(sorted(Counter(v.cause or "?" for v in self.verdicts if v.classification in BREAKS).items()))
+        return self.totals.breaks_by_cause
 
     @property
     def lost_by_cause(self) -> dict[str, int]:
-        total: Counter[str] = Counter()
-        for verdict in self.verdicts:
-            total.update(verdict.lost)
-        return dict(sorted(total.items()))
+        return self.totals.lost_by_cause
 
     @property
     def lost_cost(self) -> float | None:
-        costs = [v.lost_cost for v in self.verdicts if v.lost_cost is not None]
-        return round(sum(costs), 9) if costs else None
+        return self.totals.lost_cost
 
     def to_json(self, *, timeline: bool = True) -> dict[str, Any]:
         """The ``dsh-audit cache --json`` object for this session (without its last key,
         ``timeline``, when ``timeline`` is False: a writer that streams it appends it)."""
         found = {
-            "path": self.path, "session_id": self.session_id, "requests": len(self.verdicts),
-            "usage_known": len(self.known), "token_method": self.token_method, "rules": self.rules,
+            "path": self.path, "session_id": self.session_id, "requests": self.request_count,
+            "usage_known": self.known_count, "token_method": self.token_method, "rules": self.rules,
             "attribution": self.attribution, "prompt_tokens": self.prompt_total,
             "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),

@@ -9,7 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from ..attribution import Transition, attribute, attribute_log, attribute_opened
-from ..errors import DshAuditError
+from ..capture import find_capture
+from ..errors import CaptureError, DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request
 from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, open_group,
@@ -18,7 +19,7 @@ from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Ses
 from ..wire import PiRoutes
 from ._account import CacheAccount, analyze_cache, attribution_causes
 from ._report import CacheVerdict, SessionCacheReport
-from ._ledger import LedgerEntry, SessionLedger, price_entry, session_ledger
+from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
 
 __all__ = ["account_log", "accounted", "cache_group", "cache_report", "ledger_group", "session_transitions"]
@@ -79,16 +80,26 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
     return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary())
 
 
-def accounted(group: SessionGroup, *, attribution: bool = True, **options: Any
-              ) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
+def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,
+              **options: Any) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
     """Each given log of an opened group with its cache report (``options`` as :func:`cache_report`;
-    breaks attributed as ``dsh-audit breaks`` does, a child with its parent): None for a log that
-    could not be read (its :class:`Failure`), the error for one whose accounting failed (a bad
-    ``--prices`` file or tokenizer choice), so each view decides what that log becomes."""
-    found = attribute_opened(group) if attribution else {}
+    breaks attributed as ``dsh-audit breaks`` does, a child with its parent, each log compared with
+    ``capture`` or the capture found beside it: :func:`dsh_audit.attribution.attribute_opened`):
+    None for a log that could not be read (its :class:`Failure`), the error for one whose
+    accounting failed (a bad ``--prices`` file or tokenizer choice), so each view decides what that
+    log becomes (a capture that cannot be read is that error for every log of the group).
+    """
+    failed: CaptureError | None = None
+    try:
+        found = attribute_opened(group, capture=capture) if attribution else {}
+    except CaptureError as exc:  # a capture that cannot be read: the accounting of every log of the group fails
+        found, failed = {}, exc
     for item in group.given:
         if isinstance(item, Failure):
             yield item, None
+            continue
+        if failed is not None:
+            yield item, failed
             continue
         given = found.get(item.path)
         try:
@@ -100,22 +111,25 @@ def accounted(group: SessionGroup, *, attribution: bool = True, **options: Any
 def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                 attribution: bool = True, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
                 prices_path: str | None = None, prices: PriceBook | None = None,
-                routes: str | None = None) -> GroupResult[SessionCacheReport]:
+                routes: str | None = None, capture: str | os.PathLike[str] | None = None,
+                ) -> GroupResult[SessionCacheReport]:
     """Cache reports of a group of neighbouring logs, each read once, a fork or subagent child
-    attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists).
+    attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists), each log
+    compared with ``capture`` (``--capture``) or the capture found beside it, as ``dsh-audit
+    check`` compares it (:func:`dsh_audit.capture.find_capture`).
 
     A task of :func:`dsh_audit.session.run_groups`; options as :func:`cache_report`, with
     ``attribution`` False for every break ``unattributed``.
     """
     headers = Headers(lenient=lenient, max_version=max_version)
     streamed = _alone(paths, headers, prices=prices, prices_path=prices_path, routes=routes, unit=unit,
-                      tokenizer=tokenizer, wire=wire) if attribution else None
+                      tokenizer=tokenizer, wire=wire, capture=capture) if attribution else None
     if streamed is not None:
         return _pick(streamed, 0)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionCacheReport | Failure] = []
-    for item, report in accounted(group, attribution=attribution, unit=unit, tokenizer=tokenizer, wire=wire,
-                                  prices_path=prices_path, prices=prices):
+    for item, report in accounted(group, attribution=attribution, capture=capture, unit=unit, tokenizer=tokenizer,
+                                  wire=wire, prices_path=prices_path, prices=prices):
         if isinstance(item, Failure):
             items.append(item)
         elif isinstance(report, DshAuditError):  # a bad --prices file or tokenizer choice: this log's error
@@ -129,10 +143,10 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
                 tokenizer: str = "auto", wire: bool = True, adapter: str | None = "auto",
                 on_transition: Callable[[Transition], None] | None = None,
                 on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
-                observe: Callable[[Event], None] | None = None
+                observe: Callable[[Event], None] | None = None, keep: bool = True
                 ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
-    """A log that is no fork or subagent child (:meth:`dsh_audit.session.Headers.lone_root`),
-    attributed and accounted while it is replayed: each request is judged once attribution has its
+    """A log that is no fork or subagent child (:meth:`dsh_audit.session.Headers.lone_root`) and
+    has no capture (its attribution reads the log alone), attributed and accounted while it is replayed: each request is judged once attribution has its
     transition (the transitions come in first-chunk order, requests are judged in replay order, as
     :func:`cache_report` judges them) and priced, and none is kept. The same report and ledger as
     :func:`cache_report` and :func:`session_ledger` over the whole session
@@ -142,8 +156,10 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     ``adapter`` is attribution's (:func:`dsh_audit.attribution.attribute_log`). ``on_transition``
     sees each transition as attribution finds it; ``on_judged`` each request with its verdict and
     priced entry, in replay order, for a view that turns them into its own rows as they come
-    (``dsh-audit index``, ``check``); ``observe`` every event as it is read. The log is closed at
-    the end."""
+    (``dsh-audit index``, ``check``); ``observe`` every event as it is read. With ``keep=False``
+    the report holds no verdict and the ledger no entry, only their totals (for a view that needs
+    nothing else of them per request, or takes each one from ``on_judged``): nothing of a request
+    outlives its turn. The log is closed at the end."""
     path, sid = log.path, log.header.id
     bodies, evidence = Bodies(config), RouteEvidence()
     declared = config.apis if config is not None else None
@@ -151,8 +167,9 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies if wire else None,
                            prices=prices, routes=lambda request: request_route(request, evidence,
                                                                              declared=declared).adapter,
-                           path=path, session_id=sid)
+                           path=path, session_id=sid, keep=keep)
     entries: list[LedgerEntry] = []
+    totals = LedgerTotals()
     pending: deque[Request] = deque()
     known: set[int] = set()
 
@@ -161,7 +178,9 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
         route = request_route(request, evidence, declared=declared)
         entry = price_entry(request, prices, verdict, sent=request.time.sent if request.time else None,
                             route=route.api or route.adapter)
-        entries.append(entry)
+        if keep:
+            entries.append(entry)
+        totals.add(entry)
         if on_judged is not None:
             on_judged(request, verdict, entry)
 
@@ -182,7 +201,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
                                     log.format_version)])
     finally:
         log.close()
-    ledger = SessionLedger(path, sid, tuple(entries), prices.to_json())
+    ledger = SessionLedger(path, sid, tuple(entries), prices.to_json(), totals=totals)
     report = replace(account.report(), cost=ledger.summary())
     warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
@@ -190,9 +209,13 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
 
 def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
            prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
-           tokenizer: str = "auto", wire: bool = True) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
-    """:func:`account_log` for a group that is one log with no parent (its header read by
-    ``headers``, then handed over); None for any other group (read whole, with ``headers``)."""
+           tokenizer: str = "auto", wire: bool = True, capture: str | os.PathLike[str] | None = None,
+           ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
+    """:func:`account_log` for a group that is one log with no parent and no capture (``capture``
+    given, or one found beside it) (its header read by ``headers``, then handed over); None for any
+    other group (read whole, with ``headers``, and compared with its capture)."""
+    if capture is not None or find_capture(paths[0]) is not None:
+        return None
     log = headers.lone_root(paths)
     if log is None:
         return None
@@ -213,19 +236,21 @@ def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int
 
 def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
                  max_version: int = 4, breaks: bool = True, unit: int | None = None, tokenizer: str = "auto",
-                 wire: bool = True, routes: str | None = None) -> GroupResult[SessionLedger]:
+                 wire: bool = True, routes: str | None = None,
+                 capture: str | os.PathLike[str] | None = None) -> GroupResult[SessionLedger]:
     """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
     each read once; with ``breaks``, each request's cache verdict (a child attributed with its
-    parent, as ``cache`` does) prices what its breaks lost. ``routes``: a route configuration
-    file, as for :func:`cache_group` (its retention changes a body's cache TTL and write rate)."""
+    parent and compared with ``capture`` or the one found beside it, as ``cache`` does) prices what
+    its breaks lost. ``routes``: a route configuration file, as for :func:`cache_group` (its
+    retention changes a body's cache TTL and write rate)."""
     headers = Headers(lenient=lenient, max_version=max_version)
     streamed = _alone(paths, headers, prices=prices, routes=routes, unit=unit, tokenizer=tokenizer,
-                      wire=wire) if breaks else None
+                      wire=wire, capture=capture) if breaks else None
     if streamed is not None:
         return _pick(streamed, 1)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionLedger | Failure] = []
-    pairs = accounted(group, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices) if breaks else \
+    pairs = accounted(group, capture=capture, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices) if breaks else \
         ((item, None) for item in group.given)  # without breaks, no cache report is made
     for item, report in pairs:
         if isinstance(item, Failure):

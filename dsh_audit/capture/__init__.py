@@ -1,5 +1,9 @@
-"""Captured wire requests: loading them (wire.jsonl, HAR 1.2, a folder of bodies) and aligning
-them with the requests rebuilt from logs. What a difference means is :mod:`dsh_audit.diff`'s job.
+"""Captured wire requests: loading them (wire.jsonl, HAR 1.2, a folder of bodies), finding the one
+beside a log, and aligning them with the requests rebuilt from logs. What a difference means is
+:mod:`dsh_audit.diff`'s job.
+
+Names are resolved on first use (:mod:`dsh_audit._lazy`): a view that only looks for a capture
+beside a log loads neither the diff nor the comparison.
 
 Example:
     >>> from dsh_audit.capture import align, load_capture
@@ -7,13 +11,24 @@ Example:
     >>> pairs = align(dsh_audit.requests(dsh_audit.load("session.jsonl")), captures)  # doctest: +SKIP
 """
 
-from ._align import Pairing, align
-from ._compare import RequestDiff, compare_capture, gate_ok
-from ._loaders import LOADERS, CaptureLoader, load_capture
-from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
+from __future__ import annotations
+
+import typing
+
+from .._lazy import lazy_names as _lazy_names
+
+if typing.TYPE_CHECKING:
+    from ._align import Pairing, align
+    from ._bodies import captured_bodies, session_captures
+    from ._compare import RequestDiff, compare_capture, gate_ok
+    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
+    from ._loaders import LOADERS, CaptureLoader, load_capture
+    from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
 __all__ = [
     "CAPTURE_KINDS",
+    "CAPTURE_NAME",
+    "CAPTURE_SEARCH_LEVELS",
     "COMPACTION_PREFIX",
     "CaptureLoader",
     "CapturedRequest",
@@ -22,9 +37,36 @@ __all__ = [
     "RequestDiff",
     "TITLE_PREFIX",
     "align",
+    "captured_bodies",
     "classify",
     "compare_capture",
+    "find_capture",
     "gate_ok",
     "last_user_text",
     "load_capture",
+    "session_captures",
 ]
+
+_LAZY = {
+    "CAPTURE_KINDS": "._types",
+    "CAPTURE_NAME": "._find",
+    "CAPTURE_SEARCH_LEVELS": "._find",
+    "COMPACTION_PREFIX": "._types",
+    "CaptureLoader": "._loaders",
+    "CapturedRequest": "._types",
+    "LOADERS": "._loaders",
+    "Pairing": "._align",
+    "RequestDiff": "._compare",
+    "TITLE_PREFIX": "._types",
+    "align": "._align",
+    "captured_bodies": "._bodies",
+    "classify": "._types",
+    "compare_capture": "._compare",
+    "find_capture": "._find",
+    "gate_ok": "._compare",
+    "last_user_text": "._types",
+    "load_capture": "._loaders",
+    "session_captures": "._bodies",
+}
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

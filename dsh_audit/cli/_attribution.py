@@ -12,7 +12,7 @@ from ..attribution import SessionAttribution, Transition, attribute_paths, forma
 from ..session import Failure, GroupResult
 from ..report import dumps_line
 from ..report.terminal import fit_lines, print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, echo, echo_error, echo_warning,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, capture_option, echo, echo_error, echo_warning,
                       engine_options, jobs_option, json_option, lenient_option, listing_options, no_such_request,
                       one_log, request_position, routes_option, selected_logs, session_title, time_options)
 
@@ -24,8 +24,8 @@ _COLUMNS = ("#", "vs", "relation", "verdict", "cause", "fields", "evidence seqs"
 _DROPPABLE = ("first divergence", "relation")
 
 
-def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, routes: str | None, jobs: int = 1,
-               engine: str = "local", scheduler: str | None = None,
+def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, routes: str | None,
+               capture: str | None, jobs: int = 1, engine: str = "local", scheduler: str | None = None,
                progress: Callable[[int, int], None] | None = None) -> tuple[list[SessionAttribution], list[Failure]]:
     """:func:`dsh_audit.attribution.attribute_paths` of the logs, each log's route-file warnings
     printed once (before its results: they say which window the bodies were rendered with)."""
@@ -35,7 +35,8 @@ def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, r
         warnings.update(result.route_warnings)
 
     found = attribute_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs, engine=engine,
-                            scheduler=scheduler, progress=progress, routes=routes, on_group=keep_warnings)
+                            scheduler=scheduler, progress=progress, routes=routes, on_group=keep_warnings,
+                            capture=capture)
     for path in logs:
         for warning in warnings.get(os.fspath(path), ()):
             echo_warning(warning)
@@ -68,6 +69,7 @@ def _row(t: Transition) -> tuple[object, ...]:
 @click.option("--all", "show_all", is_flag=True,
               help="List every request's transition (extensions, cache-safe changes), not only breaks.")
 @listing_options
+@capture_option
 @routes_option
 @lenient_option
 @click.option("--fail-on", type=click.Choice(["unexplained", "any", "never"]), default="unexplained",
@@ -77,8 +79,8 @@ def _row(t: Transition) -> tuple[object, ...]:
 @jobs_option
 @time_options
 @engine_options
-def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_on: str, routes: str | None,
-                   lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
+def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, capture: str | None, fail_on: str,
+                   routes: str | None, lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                    scheduler: str | None) -> int:
     """List every prefix-cache break between consecutive requests, with its cause and evidence.
 
@@ -89,6 +91,9 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
     web-search call. A break names its cause (header_change, compaction, prune, plugin_replace,
     resume, fork, subagent, retry, title_input, search_input, unexplained, unrecorded_mutation), the
     header fields that changed, the log seqs that prove it and where the prompts first differ.
+    A log with a capture (--capture, or a wire.jsonl found beside it, as `check` finds it) is
+    compared with what was sent too: captured bodies that break the prefix where the log records
+    nothing are an unrecorded_mutation break.
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
     break is listed), 2 on bad input.
 
@@ -103,7 +108,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
     with progress_callback(len(logs), label="breaks") as report_progress:
         attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, jobs=jobs,
                                             engine=engine, scheduler=scheduler, progress=report_progress,
-                                            routes=routes)
+                                            routes=routes, capture=capture)
     status = EXIT_OK
     for outcome in failures:
         for warning in outcome.warnings:
@@ -134,15 +139,18 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, fail_o
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
 @json_option
+@capture_option
 @routes_option
 @lenient_option
-def explain_command(path: str, index: int, as_json: bool, routes: str | None, lenient: bool, max_version: int) -> int:
+def explain_command(path: str, index: int, as_json: bool, capture: str | None, routes: str | None, lenient: bool,
+                    max_version: int) -> int:
     """Say why request INDEX of one log did or did not reuse the previous request's cache.
 
     INDEX is the '#' column of `dsh-audit requests`; a negative INDEX counts from the end (-1 is
     the last request, -2 the one before) and may come before or after PATH. The answer names the
     request it is compared with, the verdict, the cause, the changed header fields and quotes the evidence events
-    (type, seq and the data that matters).
+    (type, seq and the data that matters). A log with a capture (--capture, or a wire.jsonl found
+    beside it, as `check` finds it) is compared with what was sent too, as `breaks` compares it.
 
     \b
     Example:
@@ -150,7 +158,8 @@ def explain_command(path: str, index: int, as_json: bool, routes: str | None, le
         dsh-audit explain latest -1
     """
     logs = [one_log(path)]
-    attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, routes=routes)
+    attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, routes=routes,
+                                        capture=capture)
     for outcome in failures:
         for warning in outcome.warnings:
             echo_warning(warning)

@@ -17,6 +17,7 @@ from ._common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
+    capture_option,
     echo,
     echo_error,
     echo_warning,
@@ -49,7 +50,7 @@ def _summary(report: SessionCacheReport) -> str:
     cost = "n/a" if report.lost_cost is None else f"${report.lost_cost:.4f}"
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})" for name, r in report.rules.items())
-    return (f"requests {len(report.verdicts)} ({len(report.known)} with cache reads logged); prompt tokens of those "
+    return (f"requests {report.request_count} ({report.known_count} with cache reads logged); prompt tokens of those "
             f"{report.prompt_total}\n"
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
@@ -102,13 +103,14 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
 @click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
               help="A price file (JSON or TOML) overriding or extending the packaged table and "
                    "pyproject's [tool.dsh-audit.prices].")
+@capture_option
 @routes_option
 @jobs_option
 @time_options
 @engine_options
 def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
-                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, routes: str | None,
-                  jobs: int, since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
+                  tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, capture: str | None,
+                  routes: str | None, jobs: int, since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
@@ -116,7 +118,9 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     with each request's classification: as_expected,
     break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
-    $DSH_HOME/sessions are read, newest first. Exit 1 when a break has no explanation.
+    $DSH_HOME/sessions are read, newest first. Breaks are those `breaks` lists: a log with a capture
+    (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
+    too. Exit 1 when a break has no explanation.
 
     \b
     Example:
@@ -135,7 +139,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
         echo_error(exc)
         return EXIT_BAD_INPUT
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
-                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes)
+                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes, capture=capture)
     warnings: dict[str, tuple[str, ...]] = {}
 
     def keep_warnings(result: GroupResult[SessionCacheReport]) -> None:

@@ -13,9 +13,9 @@ from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, loa
 from ..log import ProtectedInputs, discover
 from ..report import SessionPages, format_json, format_junit, format_markdown, format_sarif, iter_html
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_warning, engine_options, jobs_option, lenient_option,
-                      listing_options, output_help, routes_option, selected_logs, session_paths, stdout_target,
-                      time_options, window_text, write_output)
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, capture_option, echo, echo_warning, engine_options, jobs_option,
+                      lenient_option, listing_options, output_help, routes_option, selected_logs, session_paths,
+                      stdout_target, time_options, window_text, write_output)
 
 __all__ = ["check_command", "report_command"]
 
@@ -25,12 +25,12 @@ _TABLE_LIMIT = 50
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
          engine: str, scheduler: str | None, routes: str | None, outline: bool = False,
-         record: Callable[[], RequestRecorder] | None = None) -> CheckResult:
+         record: Callable[[], RequestRecorder] | None = None, cache_totals: bool = False) -> CheckResult:
     """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
                          progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                         outline=outline, record=record)
+                         outline=outline, record=record, cache_totals=cache_totals)
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
@@ -116,12 +116,6 @@ def _step_summary(markdown: str) -> None:
         echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}")
 
 
-def _capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--capture", "capture", type=click.Path(exists=True),
-                        help="What was sent, for every log: wire.jsonl, HAR 1.2 or a folder of bodies. "
-                             "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
-
-
 def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
                         help="A TOML policy file ([tool.dsh-audit] table or top-level keys). Default: the "
@@ -130,7 +124,7 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
-@_capture_option
+@capture_option
 @_policy_option
 @click.option("--junit", "junit_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a JUnit XML report"))
@@ -182,7 +176,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     policy = load_policy(policy_path)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  outline=True)  # no report of check shows a request's messages
+                  outline=True, cache_totals=True)  # no report of check shows a request's messages or verdict
     for warning in result.warnings:
         echo_warning(warning)
     markdown = format_markdown(result)
@@ -200,7 +194,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
 
 @click.command("report")
 @click.argument("paths", nargs=-1, type=click.Path())
-@_capture_option
+@capture_option
 @_policy_option
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
               show_default=True, help=output_help("the HTML page"))

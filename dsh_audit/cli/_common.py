@@ -21,12 +21,12 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand", "echo",
-           "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "jobs_option", "json_option",
-           "lenient_option", "listing_options", "no_such_request", "one_log", "one_request", "output_help",
-           "parse_when", "request_position", "routes_option", "run_guarded", "selected_logs", "session_paths",
-           "session_title", "since_option", "stdout_target", "time_options", "until_option", "window_text",
-           "write_output"]
+__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand",
+           "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options",
+           "jobs_option", "json_option", "lenient_option", "listing_options", "no_such_request", "one_log",
+           "one_request", "output_help", "parse_when", "request_position", "routes_option", "run_guarded",
+           "selected_logs", "session_paths", "session_title", "since_option", "stdout_target", "time_options",
+           "until_option", "window_text", "write_output"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -406,6 +406,14 @@ def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--lenient", is_flag=True,
                         help="Accept headers DSH refuses only for metadata (missing version or "
                              "delegationDepth, non-absolute cwd), as for tokenised test fixtures.")(func)
+
+
+def capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--capture PATH`` (``capture``): what was sent, compared with every log as ``check`` compares
+    it (default: the ``wire.jsonl`` :func:`dsh_audit.capture.find_capture` finds beside each log)."""
+    return click.option("--capture", "capture", type=click.Path(exists=True),
+                        help="What was sent, for every log: wire.jsonl, HAR 1.2 or a folder of bodies. "
+                             "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
 
 
 def routes_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution import SessionAttribution, Transition, attribute_opened
+from ..capture import find_capture
 from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
                      load_prices, session_ledger, usd_total)
-from ..errors import DshAuditError, UnreadableError
+from ..errors import CaptureError, DshAuditError, UnreadableError
 from ..log import SessionLog
 from ..replay import Request
 from ..session import Failure, GroupResult, Headers, Session, SessionGroup, open_group, routes_from
@@ -208,13 +209,14 @@ def code_fingerprint() -> str:
 
 
 def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook,
-                routes: str | None = None) -> str:
+                routes: str | None = None, capture: str | None = None) -> str:
     """The reading and analysis options a record was made with, the price table it was priced with,
-    the route file (``routes``: a fingerprint of its text) its requests were routed by, and the
-    build of dsh-audit that made it (:func:`code_fingerprint`); a change re-indexes the file."""
+    the route file (``routes``: a fingerprint of its text) its requests were routed by, the capture
+    given for every log (``capture``: its path), and the build of dsh-audit that made it
+    (:func:`code_fingerprint`); a change re-indexes the file."""
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
             f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else "")
-            + f";code={code_fingerprint()}")
+            + (f";capture={capture}" if capture is not None else "") + f";code={code_fingerprint()}")
 
 
 def _int(usage: Any, key: str) -> int | None:
@@ -295,23 +297,27 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
 
 
 def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool,
-          prices: PriceBook, routes: str | None = None) -> dict[str, Any]:
+          prices: PriceBook, routes: str | None = None, capture: str | None = None) -> dict[str, Any]:
     try:
         stat = Path(path).stat()
     except OSError as exc:
         raise UnreadableError(f"cannot read the file: {exc.strerror}", path=path) from exc
     return {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
             "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                                   prices=prices, routes=routes)}
+                                   prices=prices, routes=routes, capture=capture)}
 
 
 def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                 attribution: bool = True, cache: bool = True, prices: PriceBook | None = None,
-                routes: str | None = None, routes_key: str | None = None) -> GroupResult[SessionRecord]:
+                routes: str | None = None, routes_key: str | None = None,
+                capture: str | None = None) -> GroupResult[SessionRecord]:
     """:func:`audit_session` for a group of neighbouring logs, each read once, a fork or subagent
     child attributed with its parent (a task of :func:`dsh_audit.session.run_groups`). ``routes``:
     a route configuration file (``--routes``), ``routes_key`` its fingerprint in the records'
-    options (:func:`options_key`).
+    options (:func:`options_key`). Each log is compared with ``capture`` (``--capture``) or the
+    capture found beside it, as ``dsh-audit check`` compares it
+    (:func:`dsh_audit.attribution.attribute_opened`); a log with no capture that is no fork or
+    subagent child is audited while it is replayed.
 
     Raises:
         UnreadableError: a file vanished before it could be stat'ed.
@@ -319,14 +325,15 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     names = [os.fspath(p) for p in paths]
     book = prices if prices is not None else load_prices()
     bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
-                   routes=routes_key) for n in names]
+                   routes=routes_key, capture=capture) for n in names]
     headers = Headers(lenient=lenient, max_version=max_version)
-    log = headers.lone_root(names) if attribution and cache else None
+    alone = attribution and cache and capture is None and find_capture(names[0]) is None
+    log = headers.lone_root(names) if alone else None
     if log is not None:
         return _streamed(log, bases[0], prices=book, config=routes_from(routes))
     group = open_group(names, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache,
-                                                           prices=book))
+                                                           prices=book, capture=capture))
     return GroupResult.of(group, records)
 
 
@@ -352,7 +359,8 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
         if request.index in judged:
             judged[request.index] = verdict
 
-    result = account_log(log, prices=prices, config=config, on_transition=transition, on_judged=row)
+    result = account_log(log, prices=prices, config=config, on_transition=transition, on_judged=row,
+                         keep=False)  # each request is turned into its rows as it is judged
     item = result.items[0]
     if isinstance(item, Failure):
         return GroupResult([_failed(base, item)], result.orphans, result.ids, result.route_warnings)
@@ -368,8 +376,13 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
 
 
 def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool,
-             prices: PriceBook) -> list[SessionRecord]:
-    found = attribute_opened(group) if attribution else {}
+             prices: PriceBook, capture: str | None = None) -> list[SessionRecord]:
+    try:
+        found = attribute_opened(group, capture=capture) if attribution else {}
+    except CaptureError as exc:  # a capture that cannot be read: each log's record holds the error
+        return [_failed(base, item if isinstance(item, Failure) else
+                        Failure(item.path, exc, tuple(item.warnings), item.id, item.header, item.format_version))
+                for base, item in zip(bases, group.given)]
     return [_failed(base, item) if isinstance(item, Failure) else
             _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache,
                     prices=prices)

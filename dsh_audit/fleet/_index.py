@@ -238,7 +238,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                max_version: int = 4, attribution: bool = True, cache: bool = True, jobs: int = 1,
                engine: str = "local", scheduler: str | None = None, prices: PriceBook | None = None,
                audit: Callable[[str], SessionRecord] | None = None,
-               progress: Callable[[int, int], None] | None = None, routes: str | None = None) -> IndexSummary:
+               progress: Callable[[int, int], None] | None = None, routes: str | None = None,
+               capture: str | os.PathLike[str] | None = None) -> IndexSummary:
     """Add the logs to the index at ``db``, reading only those that changed since last time.
 
     Args:
@@ -254,6 +255,9 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         routes: a route configuration file (``--routes``): routes and model facts of hand-declared
             pi-ai providers, and their profiles (a cache retention changes TTLs and write rates);
             another file (by content) re-indexes every log.
+        capture: what was sent (wire.jsonl, HAR 1.2, a folder of bodies) for every log; None: the
+            ``wire.jsonl`` found beside each log, as ``dsh-audit check`` finds it
+            (:func:`dsh_audit.capture.find_capture`). Another ``capture`` (by path) re-indexes every log.
 
     An index of an older schema version is upgraded in place (``upgraded_from`` says so).
 
@@ -269,10 +273,11 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     started = time.perf_counter()
     book = prices if prices is not None else load_prices()
     routes_key = _fingerprint(routes)
+    given = os.path.abspath(capture) if capture is not None else None
     options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
-                          routes=routes_key)
+                          routes=routes_key, capture=given)
     task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                   prices=book, routes=routes, routes_key=routes_key)
+                   prices=book, routes=routes, routes_key=routes_key, capture=given)
     if os.fspath(db):
         ProtectedInputs.of(logs).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))

@@ -1,38 +1,9 @@
-"""Finding the capture that belongs to a log when none is given.
-
-The search rule: a file named ``wire.jsonl`` in the log's own folder, else in each parent folder
-in turn, at most :data:`CAPTURE_SEARCH_LEVELS` folders up; the nearest one wins. Four levels reach
-a recorded scenario folder from a log in DSH's layout
-(``<scenario>/home/sessions/<project>/<session>/session.jsonl.zstd``) and from a decompressed copy
-(``<scenario>/session-logs/<id>.jsonl``). A capture found this way may hold other sessions'
-requests too: alignment matches requests by their session id header and reports the rest as
-foreign, which never fails.
+"""Finding the capture that belongs to a log when none is given: :func:`dsh_audit.capture.find_capture`
+(it lives in :mod:`dsh_audit.capture`, where every view of a log finds it), named here too.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from ..capture import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 
 __all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "find_capture"]
-
-CAPTURE_NAME = "wire.jsonl"
-CAPTURE_SEARCH_LEVELS = 4
-
-
-def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
-    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None.
-
-    Example:
-        >>> find_capture("/nonexistent/session.jsonl") is None
-        True
-    """
-    folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
-    for _ in range(CAPTURE_SEARCH_LEVELS + 1):
-        candidate = folder / CAPTURE_NAME
-        if candidate.is_file():
-            return candidate
-        if folder.parent == folder:
-            break
-        folder = folder.parent
-    return None

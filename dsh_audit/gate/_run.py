@@ -24,7 +24,7 @@ from typing import Any
 
 from ..attribution import attribute_sessions
 from ..cache import account_log, cache_report, load_prices
-from ..capture import compare_capture, load_capture
+from ..capture import captured_bodies, compare_capture, find_capture, load_capture
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover
@@ -34,7 +34,6 @@ from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, ope
                        routes_from, run_groups, validating_headers)
 from ..validate import LineValidator
 from ._findings import Judge, request_seq
-from ._inputs import find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
 
@@ -59,9 +58,10 @@ class _GroupCheck(GroupResult[SessionCheck]):
 
 class _Checker:
     def __init__(self, policy: Policy, *, capture: Path | None,
-                 record: Callable[[], RequestRecorder] | None = None) -> None:
+                 record: Callable[[], RequestRecorder] | None = None, totals: bool = False) -> None:
         self.policy = policy
         self.record = record  # makes what a log checked while it is replayed hands its requests to
+        self.totals = totals  # a log checked while it is replayed keeps only its cache totals
         self.judge = Judge(policy)
         self.capture = capture
         self.captures: dict[Path, Any] = {}
@@ -119,8 +119,8 @@ class _Checker:
                   rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
         ids = {s.id for s in group}
         sessions = [*group, *(a for a in ancestors if a.id not in ids)]
-        bodies = {sid: _captured_bodies(next(s for s in group if s.id == sid).requests, mine)
-                  for sid, mine in rows.items()}
+        bodies = {sid: captured_bodies(next(s for s in group if s.id == sid).requests,
+                                       (row.pairing for row in mine)) for sid, mine in rows.items()}
         results = attribute_sessions(sessions, captures=bodies, adapter=self.policy.adapter)
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
@@ -177,6 +177,7 @@ class _Checker:
                 record.add(request, by_request.get(request.index), verdict, entry)
 
         result = account_log(log, prices=load_prices(), config=routes_from(routes), adapter=self.policy.adapter,
+                             keep=record is not None or not self.totals,  # the page lists each break's loss
                              on_transition=transition, on_judged=judged, observe=activity.on_event)
         tee = self.tees.get(log.path)
         found = tee.finish() if isinstance(tee, LineValidator) and tee.complete else None
@@ -243,12 +244,14 @@ def _foreign(failure: Failure) -> bool:
 
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
                 lenient: bool = False, max_version: int = 4, routes: str | None = None,
-                outline: bool = False, record: Callable[[], RequestRecorder] | None = None) -> _GroupCheck:
+                outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
+                cache_totals: bool = False) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`); with
     ``outline`` or ``record``, a log that is no fork or subagent child and has no capture is
     checked while it is replayed (:meth:`_Checker.streamed`), its requests handed to a new
     ``record()``."""
-    checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record)
+    checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
+                       totals=cache_totals)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
     streams = outline or record is not None
@@ -279,25 +282,18 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=notes, foreign=foreign)
 
 
-def _captured_bodies(requests: Sequence[Any], rows: Sequence[Any]) -> list[bytes | None]:
-    first: dict[int, bytes] = {}
-    for row in rows:
-        if row.capture is not None and not row.pairing.retry and row.request.index not in first:
-            first[row.request.index] = row.capture.body
-    return [first.get(r.index) for r in requests]
-
-
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
               policy: Policy | None = None, lenient: bool = False, max_version: int = 4,
               progress: Progress | None = None, jobs: int = 1, engine: str = "local",
               scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
-              outline: bool = False, record: Callable[[], RequestRecorder] | None = None) -> CheckResult:
+              outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
+              cache_totals: bool = False) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
         paths: log files or folders (see :func:`dsh_audit.log.discover`).
         captures: one capture (wire.jsonl, HAR, body folder) for every log; None looks for a
-            ``wire.jsonl`` beside each log (:func:`dsh_audit.gate.find_capture`).
+            ``wire.jsonl`` beside each log (:func:`dsh_audit.capture.find_capture`).
         policy: which findings fail (default :class:`Policy`, the strict defaults).
         lenient: accept headers DSH refuses only for their metadata (tokenised fixtures).
         max_version: the newest log format version to read.
@@ -316,6 +312,9 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             log, or ``jobs`` 1, local engine); a new ``record()`` is handed each of its requests and
             kept as its :attr:`SessionCheck.record`, and its requests are outlines. Other logs keep
             their requests as ``outline`` says.
+        cache_totals: a log checked as it is replayed (with ``outline``) keeps only its cache
+            report's totals, not a verdict per request (``cache.verdicts`` is empty; every sum,
+            count and the cost are there): what the JUnit, JSON, SARIF and Markdown reports show.
 
     Raises:
         UsageError: no log was found under ``paths``, or the route file cannot be used.
@@ -338,7 +337,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         record = None  # recorders stay in the process that made them (the HTML report's share files)
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
-                   outline=outline, record=record)
+                   outline=outline, record=record, cache_totals=cache_totals)
     loose: dict[tuple[str, int], Finding] = {}
     warnings: list[str] = []
 
