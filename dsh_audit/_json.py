@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["as_object"]
+__all__ = ["as_object", "json_type"]
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -14,3 +14,21 @@ def as_object(value: Any) -> dict[str, Any]:
     non-object reads as having no members. The result is the input (not a copy); never mutate it.
     """
     return value if isinstance(value, dict) else {}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a parsed value, as JavaScript names it (``null``, ``boolean``, ``number``,
+    ``string``, ``array``, ``object``); another Python type by its own name.
+
+    Example:
+        >>> [json_type(v) for v in (None, True, 1.5, "x", [], {})]
+        ['null', 'boolean', 'number', 'string', 'array', 'object']
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)

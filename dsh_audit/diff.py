@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ._json import json_type
 from .jsjson import stringify
 from .log import parse_json
 
@@ -116,17 +117,6 @@ def _js_equal(x: Any, y: Any) -> bool:
     return type(x) is type(y) and x == y
 
 
-def _js_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
-    return names.get(type(value), type(value).__name__)
-
-
 class _Describer:
     """Turns a path into the one-line wording of a summary, reading roles and names from the bodies."""
 
@@ -182,9 +172,9 @@ def _value_change(describe: _Describer, parts: list[_Part], old: Any, new: Any) 
             first = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b)
             text = f"differs from char {first} on (same length)"
         return Difference(path, "changed", describe.line(parts, text))
-    if _js_type(old) != _js_type(new):
+    if json_type(old) != json_type(new):
         return Difference(path, "type", describe.line(
-            parts, f"is {_js_type(old)} {_short(old)} expected, {_js_type(new)} {_short(new)} in the capture"))
+            parts, f"is {json_type(old)} {_short(old)} expected, {json_type(new)} {_short(new)} in the capture"))
     return Difference(path, "changed", describe.line(parts, f"is {_short(old)} expected, {_short(new)} in the capture"))
 
 

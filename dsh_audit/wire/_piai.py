@@ -45,6 +45,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .._json import json_type
 from ..errors import RenderError
 from ..jsjson import has_surrogate, stringify
 from ._piai_models import CONTEXT_SAFETY_TOKENS, PiCall, PiModel, compaction_messages
@@ -252,7 +253,7 @@ def _require_text(block: Mapping[str, Any], key: str, what: str) -> str:
     value throws inside the adapter, so DSH could not have sent the request."""
     value = block.get(key)
     if not isinstance(value, str):
-        shown = "missing" if value is None and key not in block else f"a JSON {_json_type(value)}"
+        shown = "missing" if value is None and key not in block else f"a JSON {json_type(value)}"
         raise RenderError(f"{what} is {shown}, not a string; DSH's pi-ai adapter would throw on it",
                           hint=_DAMAGED)
     return value
@@ -263,26 +264,14 @@ def _tools(value: Any) -> list[Mapping[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise RenderError(f"the header's tools is a JSON {_json_type(value)}, not a list; DSH's adapter fails on it "
+        raise RenderError(f"the header's tools is a JSON {json_type(value)}, not a list; DSH's adapter fails on it "
                           "(TypeError: options.tools?.map is not a function)", dsh_code="TypeError", hint=_DAMAGED)
     for tool in value:
         if not isinstance(tool, Mapping):
-            raise RenderError(f"a tool of the header is a JSON {_json_type(tool)}, not an object; "
+            raise RenderError(f"a tool of the header is a JSON {json_type(tool)}, not an object; "
                               "DSH's pi-ai adapter would throw on it", hint=_DAMAGED)
         _require_text(tool, "name", "a tool's name")
     return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def pi_assistant(message: Mapping[str, Any], *, owned: bool) -> dict[str, Any]:
@@ -359,7 +348,7 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
         if isinstance(system, str):
             context["systemPrompt"] = system
         elif system is not None and system not in (0, False):  # pi-ai skips a falsy prompt and
-            raise RenderError(f"the system prompt is a JSON {_json_type(system)}, not a string; "  # throws
+            raise RenderError(f"the system prompt is a JSON {json_type(system)}, not a string; "  # throws
                               "DSH's pi-ai adapter would throw on it", hint=_DAMAGED)  # on any other
         tools = [{k: v for k, v in (("name", t.get("name")), ("description", t.get("description")),
                                     ("parameters", t.get("parameters"))) if k in t}
@@ -388,7 +377,7 @@ def request_context(request: Any, call: PiCall, *, owned_routes: frozenset[str] 
     cap = call.max_tokens if call.max_tokens is not None else model.max_tokens
     if isinstance(cap, bool) or not isinstance(cap, (int, float)):  # JavaScript's Math.min coerces it
         seq = getattr(request, "header_seq", None)
-        raise RenderError(f"the call's maxTokens is a JSON {_json_type(cap)}, not a number; dsh-audit cannot "
+        raise RenderError(f"the call's maxTokens is a JSON {json_type(cap)}, not a number; dsh-audit cannot "
                           "work out the output cap pi-ai sends from it", hint=_DAMAGED,
                           seq=getattr(request, "first_chunk_seq", None) if seq is None else seq)
     return context, estimate, clamp_max_tokens(model, estimate, cap)
