@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from dsh_audit.cache import (
     CLASSIFICATIONS,
     analyze_cache,
@@ -287,3 +288,20 @@ def test_cache_json_is_written_as_it_is_made_and_equals_the_whole_object(capsys:
         _write_json(report, batch=batch)
         assert capsys.readouterr().out == dumps_line(report.to_json()) + "\n"
     assert list(report.to_json()) == [*report.to_json(timeline=False), "timeline"]  # the last key
+
+
+def test_cache_json_of_a_log_replayed_alone_spools_its_timeline_and_keeps_no_verdict(monkeypatch, tmp_path):
+    """In one process, a log accounted while it is replayed hands each verdict to a spool and its
+    report keeps only totals; the line is the one made from the whole session."""
+    from dsh_audit.cache import cache_group
+    from dsh_audit.report import dumps_line
+
+    log = SAMPLES / "tools" / "session.jsonl"
+    spooled: list[tuple[str, int]] = []
+    (streamed,) = cache_group([str(log)], tokenizer="estimate",
+                              on_verdict=lambda path, v: spooled.append((path, v.index))).items
+    assert streamed.verdicts == () and spooled == [(str(log), i) for i in range(4)]
+    whole = cache_report(str(log), tokenizer="estimate")
+    assert streamed.to_json(timeline=False) == whole.to_json(timeline=False)
+    result = CliRunner().invoke(cli, ["cache", str(log), "--json", "--tokenizer", "estimate"], catch_exceptions=False)
+    assert result.exit_code == 0 and result.stdout == dumps_line(whole.to_json()) + "\n"

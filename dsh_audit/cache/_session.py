@@ -112,6 +112,7 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
                 attribution: bool = True, unit: int | None = None, tokenizer: str = "auto", wire: bool = True,
                 prices_path: str | None = None, prices: PriceBook | None = None,
                 routes: str | None = None, capture: str | os.PathLike[str] | None = None,
+                on_verdict: Callable[[str, CacheVerdict], None] | None = None,
                 ) -> GroupResult[SessionCacheReport]:
     """Cache reports of a group of neighbouring logs, each read once, a fork or subagent child
     attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists), each log
@@ -119,11 +120,14 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     check`` compares it (:func:`dsh_audit.capture.find_capture`).
 
     A task of :func:`dsh_audit.session.run_groups`; options as :func:`cache_report`, with
-    ``attribution`` False for every break ``unattributed``.
+    ``attribution`` False for every break ``unattributed``. With ``on_verdict`` (in this process),
+    a log accounted while it is replayed hands it each verdict, with the log's path, as it is
+    judged, and its report keeps none (only their totals); other logs' reports keep theirs.
     """
     headers = Headers(lenient=lenient, max_version=max_version)
     streamed = _alone(paths, headers, prices=prices, prices_path=prices_path, routes=routes, unit=unit,
-                      tokenizer=tokenizer, wire=wire, capture=capture) if attribution else None
+                      tokenizer=tokenizer, wire=wire, capture=capture, on_verdict=on_verdict) \
+        if attribution else None
     if streamed is not None:
         return _pick(streamed, 0)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
@@ -210,6 +214,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
 def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
            prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
            tokenizer: str = "auto", wire: bool = True, capture: str | os.PathLike[str] | None = None,
+           on_verdict: Callable[[str, CacheVerdict], None] | None = None,
            ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
     """:func:`account_log` for a group that is one log with no parent and no capture (``capture``
     given, or one found beside it) (its header read by ``headers``, then handed over); None for any
@@ -225,7 +230,11 @@ def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices:
     except DshAuditError as exc:  # a bad --prices or --routes file: this log's error, as reading it whole gives
         log.close()
         return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
-    return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+    if on_verdict is None:
+        return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+    path, hand = log.path, on_verdict
+    return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book, keep=False,
+                       on_judged=lambda _request, verdict, _entry: hand(path, verdict))
 
 
 def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from functools import partial
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
+from ..runner import in_process
 from ..session import Failure, GroupResult, run_groups
 from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (
@@ -138,8 +143,10 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
+    spools = _Timelines() if as_json and in_process(jobs, engine, len(logs)) else None
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
-                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes, capture=capture)
+                   unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes, capture=capture,
+                   on_verdict=spools.add if spools is not None else None)
     warnings: dict[str, tuple[str, ...]] = {}
 
     def keep_warnings(result: GroupResult[SessionCacheReport]) -> None:
@@ -154,28 +161,62 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if isinstance(report, Failure):
                 echo_error(report.error)
                 status = EXIT_BAD_INPUT
+                if spools is not None:
+                    spools.pop(str(log))
                 continue
             if as_json:
-                _write_json(report)
+                _write_json(report, spools.pop(report.path) if spools is not None else None)
             else:
                 for line in fit_lines(f"{session_title(str(report.path), report.session_id)}\n{_summary(report)}"):
                     echo(line)
                 print_table("timeline", _COLUMNS, (_row(v) for v in report.verdicts))
-            if status == EXIT_OK and any(v.classification == "break_unexplained" for v in report.verdicts):
+            if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
     return status
 
 
-def _write_json(report: SessionCacheReport, batch: int = 512) -> None:
+class _Timelines:
+    """Each log's timeline entries, as JSON, spooled as its verdicts are judged (to memory, then
+    to a temporary file past a few megabytes): a log accounted while it is replayed keeps no
+    verdict, and its line is written from here."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, Any] = {}
+
+    def add(self, path: str, verdict: CacheVerdict) -> None:
+        spool = self._files.get(path)
+        if spool is None:
+            spool = self._files[path] = tempfile.SpooledTemporaryFile(max_size=8 << 20)
+        spool.write(dumps_line(verdict.to_json()).encode("utf-8", "surrogatepass") + b"\n")
+
+    def pop(self, path: str) -> Iterator[str] | None:
+        """The log's entries, in judging order, once (None: none were spooled)."""
+        spool = self._files.pop(path, None)
+        if spool is None:
+            return None
+
+        def entries() -> Iterator[str]:
+            with spool:
+                spool.seek(0)
+                for raw in spool:
+                    yield raw[:-1].decode("utf-8", "surrogatepass")
+
+        return entries()
+
+
+def _write_json(report: SessionCacheReport, spooled: Iterator[str] | None = None, batch: int = 512) -> None:
     """``dumps_line(report.to_json())`` and a newline, written as it is made: the timeline (one
     entry per request, the bulk of a long session's line) a batch of entries at a time, never
-    the whole line in memory. The same bytes (``timeline`` is the object's last key)."""
+    the whole line in memory, from the report's verdicts or, when they were not kept, from
+    ``spooled`` (:class:`_Timelines`). The same bytes (``timeline`` is the object's last key)."""
     head = dumps_line(report.to_json(timeline=False))
     click.echo(head[:-1] + ',"timeline":[', nl=False)
-    verdicts = report.verdicts
-    for start in range(0, len(verdicts), batch):
-        text = ",".join(dumps_line(v.to_json()) for v in verdicts[start:start + batch])
-        click.echo(("," if start else "") + text, nl=False)
+    entries = spooled if spooled is not None and not report.verdicts else (dumps_line(v.to_json())
+                                                                            for v in report.verdicts)
+    first = True
+    for chunk in iter(lambda: list(islice(entries, batch)), []):
+        click.echo(("" if first else ",") + ",".join(chunk), nl=False)
+        first = False
     click.echo("]}")
 
 
