@@ -162,3 +162,20 @@ def test_write_atomic_replaces_and_keeps_lone_surrogates_writable(tmp_path):
     write_atomic(target, "a\ud800b")
     assert target.read_bytes() == b"a\\ud800b"
     assert listing(tmp_path) == ["r.md"]
+
+
+def test_index_db_over_a_capture_or_the_route_file_is_refused(tmp_path, monkeypatch, capsys):
+    """The captures a log is compared with (given, or found folders above it) and the route file
+    are inputs too."""
+    log = dsh_log(tmp_path / "a" / "b" / "c" / "session.jsonl")
+    found = tmp_path / "a" / "wire.jsonl"  # two folders above the log: find_capture's reach
+    found.write_text("")
+    given, routes = tmp_path / "given.jsonl", tmp_path / "routes.yaml"
+    given.write_text("")
+    routes.write_text("- id: llm-pi-ai\n  config:\n    providers:\n      anthropic:\n"
+                      "        baseURL: http://127.0.0.1:1\n        models:\n          - id: claude-sonnet-4-5\n")
+    for db, extra in ((found, []), (given, ["--capture", str(given)]), (routes, ["--routes", str(routes)])):
+        before = digest(db)
+        assert invoke(monkeypatch, capsys, "index", str(log), *extra, "--db", str(db)) == (
+            2, "", [f"error: {db}: the index would overwrite the input {db} {HINT}"]), db
+        assert digest(db) == before

@@ -33,6 +33,7 @@ from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ..cache import PriceBook, load_prices
+from ..capture import find_capture
 from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, options_key
 
 __all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
@@ -262,8 +263,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     An index of an older schema version is upgraded in place (``upgraded_from`` says so).
 
     Raises:
-        UsageError: the index file cannot be used (or is one of the logs, or a file beside one), or a
-            bad engine option.
+        UsageError: the index file cannot be used (or is one of the logs, a file beside one, a
+            capture or the route file), or a bad engine option.
 
     Example:
         >>> summary = index_logs(discover(["sessions/"]), "audit.sqlite", jobs=2)  # doctest: +SKIP
@@ -278,8 +279,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                           routes=routes_key, capture=given)
     task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
                    prices=book, routes=routes, routes_key=routes_key, capture=given)
-    if os.fspath(db):
-        ProtectedInputs.of(logs).guard(db, what="index")
+    if os.fspath(db):  # never the logs, the captures they are compared with, or the route file
+        ProtectedInputs.of(logs, files=[capture, routes, *(find_capture(log) for log in logs)]).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
     connection, upgraded = _open(db, create=True, upgrade=True)
     failed: list[tuple[str, str]] = []
