@@ -177,7 +177,7 @@ class _Checker:
                 record.add(request, by_request.get(request.index), verdict, entry)
 
         result = account_log(log, prices=load_prices(), config=routes_from(routes), adapter=self.policy.adapter,
-                             keep=record is not None or not self.totals,  # the page lists each break's loss
+                             keep=record is None and not self.totals,  # a page keeps what it shows
                              on_transition=transition, on_judged=judged, observe=activity.on_event)
         tee = self.tees.get(log.path)
         found = tee.finish() if isinstance(tee, LineValidator) and tee.complete else None

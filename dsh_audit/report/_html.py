@@ -346,6 +346,7 @@ class SessionPage:
         self.count = 0
         self.models: dict[str, None] = {}
         self.span = RequestSpan()  # the overview's first and last
+        self.breaks: dict[int, Any] = {}  # the cache verdict of each request attribution calls a break
 
     def add(self, request: Any, transition: Any, verdict: Any, entry: Any, row: Any = None) -> None:
         """Encode the next request: its transition (None: none), cache verdict, priced entry
@@ -357,6 +358,8 @@ class SessionPage:
         if entry.model:
             self.models.setdefault(entry.model)
         self.span.add(request.time)
+        if transition is not None and transition.verdict == "break" and verdict is not None:
+            self.breaks[request.index] = verdict  # what the overview says each break lost
 
     def requests(self, findings: Sequence[Any]) -> Iterator[str]:
         """The request records' script JSON, each with its findings (those of ``findings`` about it)."""
@@ -386,7 +389,7 @@ class SessionPages:
 def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
     """The session's summary: the same numbers as ``check``'s table and ``cache --json``."""
     report = check.cache
-    verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
+    verdicts = page.breaks  # kept by the page as it was made: the report keeps no verdict then
     breaks: list[dict[str, Any]] = []
     for t in check.transitions:
         if t.verdict == "break":
