@@ -87,21 +87,22 @@ def _copies(tmp_path):
 
 
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
-def test_check_for_its_reports_keeps_the_cache_totals_not_a_verdict_per_request(tmp_path):
-    """`check`'s reports show a session's cache sums, counts and cost, never a request's verdict:
-    with ``cache_totals`` a log checked as it is replayed keeps no verdict and no ledger entry,
-    and its totals are the same."""
+def test_check_for_its_reports_keeps_the_cache_totals_and_breaks_not_a_record_per_request(tmp_path):
+    """`check`'s reports show a session's cache sums, counts and cost and its breaks, never a
+    request's verdict or an extension: with ``lean`` a log checked as it is replayed keeps no
+    verdict, no ledger entry and no transition but the breaks; its totals and findings are the same."""
     from dsh_audit.gate import run_check
 
     compared = 0
     for copy in _copies(tmp_path):
         kept = run_check([copy], lenient=True, outline=True).sessions[0]
-        totals = run_check([copy], lenient=True, outline=True, cache_totals=True).sessions[0]
+        totals = run_check([copy], lenient=True, outline=True, lean=True).sessions[0]
         if kept.cache is None:
             continue
         assert totals.cache is not None and totals.cache.verdicts == (), copy
         assert totals.cache.to_json(timeline=False) == kept.cache.to_json(timeline=False), copy
         assert totals.findings == kept.findings, copy
+        assert totals.transitions == tuple(t for t in kept.transitions if t.verdict == "break"), copy
         compared += bool(kept.cache.verdicts)
     assert compared >= 10
 

@@ -25,12 +25,12 @@ _TABLE_LIMIT = 50
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
          engine: str, scheduler: str | None, routes: str | None, outline: bool = False,
-         record: Callable[[], RequestRecorder] | None = None, cache_totals: bool = False) -> CheckResult:
+         record: Callable[[], RequestRecorder] | None = None, lean: bool = False) -> CheckResult:
     """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
                          progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                         outline=outline, record=record, cache_totals=cache_totals)
+                         outline=outline, record=record, lean=lean)
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
@@ -176,7 +176,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     policy = load_policy(policy_path)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  outline=True, cache_totals=True)  # no report of check shows a request's messages or verdict
+                  outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
     for warning in result.warnings:
         echo_warning(warning)
     markdown = format_markdown(result)

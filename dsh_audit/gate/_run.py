@@ -58,10 +58,10 @@ class _GroupCheck(GroupResult[SessionCheck]):
 
 class _Checker:
     def __init__(self, policy: Policy, *, capture: Path | None,
-                 record: Callable[[], RequestRecorder] | None = None, totals: bool = False) -> None:
+                 record: Callable[[], RequestRecorder] | None = None, lean: bool = False) -> None:
         self.policy = policy
         self.record = record  # makes what a log checked while it is replayed hands its requests to
-        self.totals = totals  # a log checked while it is replayed keeps only its cache totals
+        self.lean = lean  # a log checked while it is replayed keeps only what check's reports show
         self.judge = Judge(policy)
         self.capture = capture
         self.captures: dict[Path, Any] = {}
@@ -162,9 +162,13 @@ class _Checker:
         breaking: set[int] = set()
         sent = RequestSpan()  # the requests' span: Session.span's fallback
 
+        lean = self.lean and record is None
+
         def transition(found: Any) -> None:
-            transitions.append(found)
-            by_request[found.request] = found
+            if found.verdict == "break" or not lean:  # check's reports and findings show breaks only
+                transitions.append(found)
+            if record is not None:
+                by_request[found.request] = found
             if found.verdict == "break":
                 breaking.add(found.request)
 
@@ -174,10 +178,10 @@ class _Checker:
                 seqs[request.index] = request_seq(request)
             sent.add(request.time)
             if record is not None:
-                record.add(request, by_request.get(request.index), verdict, entry)
+                record.add(request, by_request.pop(request.index, None), verdict, entry)
 
         result = account_log(log, prices=load_prices(), config=routes_from(routes), adapter=self.policy.adapter,
-                             keep=record is None and not self.totals,  # a page keeps what it shows
+                             keep=record is None and not self.lean,  # a page keeps what it shows
                              on_transition=transition, on_judged=judged, observe=activity.on_event)
         tee = self.tees.get(log.path)
         found = tee.finish() if isinstance(tee, LineValidator) and tee.complete else None
@@ -245,13 +249,13 @@ def _foreign(failure: Failure) -> bool:
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
                 lenient: bool = False, max_version: int = 4, routes: str | None = None,
                 outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-                cache_totals: bool = False) -> _GroupCheck:
+                lean: bool = False) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`); with
     ``outline`` or ``record``, a log that is no fork or subagent child and has no capture is
     checked while it is replayed (:meth:`_Checker.streamed`), its requests handed to a new
     ``record()``."""
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
-                       totals=cache_totals)
+                       lean=lean)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
     streams = outline or record is not None
@@ -287,7 +291,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
               progress: Progress | None = None, jobs: int = 1, engine: str = "local",
               scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
               outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-              cache_totals: bool = False) -> CheckResult:
+              lean: bool = False) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -312,9 +316,10 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             log, or ``jobs`` 1, local engine); a new ``record()`` is handed each of its requests and
             kept as its :attr:`SessionCheck.record`, and its requests are outlines. Other logs keep
             their requests as ``outline`` says.
-        cache_totals: a log checked as it is replayed (with ``outline``) keeps only its cache
-            report's totals, not a verdict per request (``cache.verdicts`` is empty; every sum,
-            count and the cost are there): what the JUnit, JSON, SARIF and Markdown reports show.
+        lean: a log checked as it is replayed (with ``outline``) keeps only what the JUnit,
+            JSON, SARIF and Markdown reports show: its cache report's totals, not a verdict per
+            request (``cache.verdicts`` is empty; every sum, count and the cost are there), and of
+            its transitions only the breaks.
 
     Raises:
         UsageError: no log was found under ``paths``, or the route file cannot be used.
@@ -337,7 +342,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         record = None  # recorders stay in the process that made them (the HTML report's share files)
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
-                   outline=outline, record=record, cache_totals=cache_totals)
+                   outline=outline, record=record, lean=lean)
     loose: dict[tuple[str, int], Finding] = {}
     warnings: list[str] = []
 
