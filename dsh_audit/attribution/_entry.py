@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from ..capture import find_capture, session_captures
+from ..capture import capture_for, session_captures
 from ..errors import DshAuditError, UnsupportedFormatError
 from ..log import Event, SessionLog, discover, read_log
 from ..replay import Request, iter_requests
@@ -82,7 +82,7 @@ def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = 
     what was sent (see :func:`attribute_opened`). A log given alone that is no fork or subagent
     child and has no capture is attributed while it is replayed."""
     headers = Headers(lenient=lenient, max_version=max_version)
-    log = headers.lone_root(paths) if capture is None and find_capture(paths[0]) is None else None
+    log = headers.lone_root(paths) if capture_for(paths[0], capture) is None else None
     if log is not None:
         return _streamed(log, adapter=adapter, config=routes_from(routes))
     group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes,

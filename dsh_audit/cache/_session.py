@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..attribution import Transition, attribute, attribute_log, attribute_opened
-from ..capture import find_capture
+from ..capture import capture_for
 from ..errors import CaptureError, DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request
@@ -219,7 +219,7 @@ def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices:
     """:func:`account_log` for a group that is one log with no parent and no capture (``capture``
     given, or one found beside it) (its header read by ``headers``, then handed over); None for any
     other group (read whole, with ``headers``, and compared with its capture)."""
-    if capture is not None or find_capture(paths[0]) is not None:
+    if capture_for(paths[0], capture) is not None:
         return None
     log = headers.lone_root(paths)
     if log is None:

@@ -21,7 +21,7 @@ if typing.TYPE_CHECKING:
     from ._align import Pairing, align
     from ._bodies import captured_bodies, session_captures
     from ._compare import RequestDiff, compare_capture, gate_ok
-    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
+    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture
     from ._loaders import LOADERS, CaptureLoader, load_capture
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
@@ -37,6 +37,7 @@ __all__ = [
     "RequestDiff",
     "TITLE_PREFIX",
     "align",
+    "capture_for",
     "captured_bodies",
     "classify",
     "compare_capture",
@@ -59,6 +60,7 @@ _LAZY = {
     "RequestDiff": "._compare",
     "TITLE_PREFIX": "._types",
     "align": "._align",
+    "capture_for": "._find",
     "captured_bodies": "._bodies",
     "classify": "._types",
     "compare_capture": "._compare",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "find_capture"]
+__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "capture_for", "find_capture"]
 
 CAPTURE_NAME = "wire.jsonl"
 CAPTURE_SEARCH_LEVELS = 4

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..attribution import SessionAttribution, Transition, attribute_opened
-from ..capture import find_capture
+from ..capture import capture_for
 from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
                      load_prices, session_ledger, usd_total)
 from ..errors import CaptureError, DshAuditError, UnreadableError
@@ -327,7 +327,7 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
                    routes=routes_key, capture=capture) for n in names]
     headers = Headers(lenient=lenient, max_version=max_version)
-    alone = attribution and cache and capture is None and find_capture(names[0]) is None
+    alone = attribution and cache and capture_for(names[0], capture) is None
     log = headers.lone_root(names) if alone else None
     if log is not None:
         return _streamed(log, bases[0], prices=book, config=routes_from(routes))

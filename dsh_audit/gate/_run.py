@@ -24,7 +24,7 @@ from typing import Any
 
 from ..attribution import attribute_sessions
 from ..cache import account_log, cache_report, load_prices
-from ..capture import captured_bodies, compare_capture, find_capture, load_capture
+from ..capture import capture_for, captured_bodies, compare_capture, find_capture, load_capture
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover
@@ -259,8 +259,7 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
     streams = outline or record is not None
-    log = headers.lone_root(paths) if streams and checker.capture is None and find_capture(paths[0]) is None \
-        else None
+    log = headers.lone_root(paths) if streams and capture_for(paths[0], checker.capture) is None else None
     if log is not None:
         with log:  # closed however the check ends (a bad price table stops it before the first event)
             check, warned = checker.streamed(log, routes)
