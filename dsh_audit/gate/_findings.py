@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..attribution import UNEXPLAINED_CAUSES
 from ..session import EventLines, Failure
 from ..errors import InputError
 from ..replay import Request
@@ -107,7 +106,7 @@ class Judge:
         for t in transitions:
             if t.verdict != "break":
                 continue
-            unexplained = t.cause is None or t.cause in UNEXPLAINED_CAUSES  # Transition.is_unexplained
+            unexplained = t.is_unexplained
             if not unexplained and t.cause in self.policy.allowed_break_causes:
                 continue
             seq = t.evidence_seqs[0] if t.evidence_seqs else seqs.get(t.request)

@@ -43,7 +43,6 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any, Protocol
 
 from .._version import __version__
-from ..attribution import UNEXPLAINED_CAUSES
 from ..cache import BREAKS, PriceBook, iso_utc, load_prices, price_entry
 from ..errors import UsageError
 from ..replay import MessageView
@@ -409,13 +408,10 @@ def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
             "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
 
 
-#: Break causes the log does not explain (:attr:`dsh_audit.attribution.Transition.is_unexplained`): as
-#: ``breaks --fail-on unexplained``, check's DSH821 and the ``cache`` classification count them.
-_UNEXPLAINED = (None, *UNEXPLAINED_CAUSES)
-
-
 def _unexplained(check: Any) -> int:
-    return sum(1 for t in check.transitions if t.verdict == "break" and t.cause in _UNEXPLAINED)
+    """Breaks the log does not explain, as ``breaks --fail-on unexplained``, check's DSH821 and the
+    ``cache`` classification count them (:attr:`dsh_audit.attribution.Transition.is_unexplained`)."""
+    return sum(1 for t in check.transitions if t.is_unexplained)
 
 
 def _verdict(check: Any) -> str:
