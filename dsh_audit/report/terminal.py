@@ -486,10 +486,14 @@ def _fold_at(word: str, room: int) -> int:
     last ``.``, ``-`` or ``_``, else at the room."""
     from rich.cells import cell_len
 
-    fits = 0
-    while fits < len(word) and cell_len(word[:fits + 1]) <= room:
-        fits += 1
-    fits = max(fits, 1)
+    low, high = 0, len(word)  # the longest prefix of at most room cells (prefix widths only grow)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if cell_len(word[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    fits = max(low, 1)
     for group in _FOLD_AFTER:
         soft = max(word.rfind(ch, 0, fits) for ch in group) + 1
         if soft > 0:
