@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["as_object", "json_type"]
+__all__ = ["as_object", "json_objects", "json_type"]
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -14,6 +15,17 @@ def as_object(value: Any) -> dict[str, Any]:
     non-object reads as having no members. The result is the input (not a copy); never mutate it.
     """
     return value if isinstance(value, dict) else {}
+
+
+def json_objects(value: Any) -> list[Mapping[str, Any]]:
+    """The objects among the elements of ``value`` when it is a JSON array, else none: a message's
+    content blocks, where DSH's load checks only that ``content`` is an array.
+
+    Example:
+        >>> json_objects([{"type": "text"}, 5, None]), json_objects("text")
+        ([{'type': 'text'}], [])
+    """
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
 def json_type(value: Any) -> str:

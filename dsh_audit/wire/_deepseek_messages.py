@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._json import json_objects
 from ..errors import RenderError
 
 __all__ = ["has_image", "image_path_messages", "text_path_messages"]
@@ -23,10 +24,6 @@ Block = Mapping[str, Any]
 _NO_OUTPUT = "(no output)"
 _SEE_IMAGE = "(see attached image)"
 _TOOL_IMAGES_LEAD = "Attached image(s) from tool result:"
-
-
-def _blocks(value: Any) -> list[Block]:
-    return [b for b in value if isinstance(b, Mapping)] if isinstance(value, list) else []
 
 
 def _text_of(blocks: Sequence[Block]) -> str:
@@ -46,7 +43,7 @@ def _copy(target: dict[str, Any], key: str, source: Mapping[str, Any], source_ke
 
 def has_image(blocks: Any) -> bool:
     """Whether content holds an ``image`` block, nested tool results included (``contentHasImage``)."""
-    for block in _blocks(blocks):
+    for block in json_objects(blocks):
         if block.get("type") == "image":
             return True
         if block.get("type") == "tool-result" and has_image(block.get("content")):
@@ -92,7 +89,7 @@ def text_path_messages(message: Message) -> list[dict[str, Any]]:
     ``tool`` message per tool result (``"(no output)"`` for an empty one).
     """
     role = message.get("role")
-    blocks = _blocks(message.get("content"))
+    blocks = json_objects(message.get("content"))
     if role == "system":
         return [{"role": "system", "content": _text_of(blocks)}]
     if role == "assistant":
@@ -103,7 +100,7 @@ def text_path_messages(message: Message) -> list[dict[str, Any]]:
     if text or not results:
         wire.append({"role": "user", "content": text})
     for result in results:
-        wire.append(_tool(result, _text_of(_blocks(result.get("content"))) or _NO_OUTPUT))
+        wire.append(_tool(result, _text_of(json_objects(result.get("content"))) or _NO_OUTPUT))
     return wire
 
 
@@ -116,7 +113,7 @@ def _image_sizes(blocks: Sequence[Block], out: list[int]) -> None:
             attachment = _attachment(block)
             out.append(math.ceil(int(attachment.get("bytes") or 0) / 3) * 4)
         elif block.get("type") == "tool-result":
-            _image_sizes(_blocks(block.get("content")), out)
+            _image_sizes(json_objects(block.get("content")), out)
 
 
 def _offload(blocks: list[Block], remaining: list[int], text: str) -> list[Block]:
@@ -126,7 +123,7 @@ def _offload(blocks: list[Block], remaining: list[int], text: str) -> list[Block
             remaining[0] -= 1
             out.append({"type": "text", "text": text})
         elif block.get("type") == "tool-result":
-            out.append({**block, "content": _offload(_blocks(block.get("content")), remaining, text)})
+            out.append({**block, "content": _offload(json_objects(block.get("content")), remaining, text)})
         else:
             out.append(block)
     return out
@@ -138,7 +135,7 @@ def _offloaded(messages: Sequence[Message], max_bytes: int | None, text: str | N
         return list(messages)
     sizes: list[int] = []
     for message in messages:
-        _image_sizes(_blocks(message.get("content")), sizes)
+        _image_sizes(json_objects(message.get("content")), sizes)
     total, count = sum(sizes), 0
     for size in sizes:
         if total <= max_bytes:
@@ -152,7 +149,7 @@ def _offloaded(messages: Sequence[Message], max_bytes: int | None, text: str | N
                           "would replace them with its offload notice, whose text the log does not hold",
                           hint="pass offloaded_image_text= (DSH's OFFLOADED_IMAGE_TEXT) or a larger bound")
     remaining = [count]
-    return [{**m, "content": _offload(_blocks(m.get("content")), remaining, text)} for m in messages]
+    return [{**m, "content": _offload(json_objects(m.get("content")), remaining, text)} for m in messages]
 
 
 def _image_part(block: Block, images: Mapping[str, bytes]) -> dict[str, Any]:
@@ -175,7 +172,7 @@ def _parts(blocks: Sequence[Block], images: Mapping[str, bytes]) -> list[dict[st
         elif kind == "image":
             parts.append(_image_part(block, images))
         elif kind == "tool-result":
-            parts.extend(_parts(_blocks(block.get("content")), images))
+            parts.extend(_parts(json_objects(block.get("content")), images))
     return parts
 
 
@@ -203,7 +200,7 @@ def image_path_messages(messages: Sequence[Message], images: Mapping[str, bytes]
 
     for message in _offloaded(messages, max_request_image_bytes, offloaded_image_text):
         role = message.get("role")
-        blocks = _blocks(message.get("content"))
+        blocks = json_objects(message.get("content"))
         if role in ("system", "assistant"):
             flush()
             wire.extend(text_path_messages(message))
@@ -215,7 +212,7 @@ def image_path_messages(messages: Sequence[Message], images: Mapping[str, bytes]
             flush()
             wire.append({"role": "user", "content": content})
         for result in results:
-            inner = _parts(_blocks(result.get("content")), images)
+            inner = _parts(json_objects(result.get("content")), images)
             found = [p for p in inner if p["type"] == "image_url"]
             text = "".join(p["text"] for p in inner if p["type"] == "text")
             wire.append(_tool(result, text or (_SEE_IMAGE if found else _NO_OUTPUT)))

@@ -45,7 +45,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._json import json_type
+from .._json import json_objects, json_type
 from ..errors import RenderError
 from ..jsjson import has_surrogate, stringify
 from ._piai_models import CONTEXT_SAFETY_TOKENS, PiCall, PiModel, compaction_messages
@@ -151,12 +151,6 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 # --- DSH toPiContext ----------------------------------------------------------------------------
 
 
-def _blocks(value: Any) -> list[Mapping[str, Any]]:
-    """The content blocks of ``value``: an element that is not an object is no block, as on the
-    DeepSeek route (DSH's load checks only that ``content`` is an array)."""
-    return [b for b in value if isinstance(b, Mapping)] if isinstance(value, list) else []
-
-
 def _text(block: Mapping[str, Any]) -> str:
     """A block's ``text``; one that is not a string counts as no text, as on the DeepSeek route."""
     text = block.get("text")
@@ -164,12 +158,12 @@ def _text(block: Mapping[str, Any]) -> str:
 
 
 def _text_of(message: Mapping[str, Any]) -> str:
-    return "".join(_text(b) for b in _blocks(message.get("content")) if b.get("type") == "text")
+    return "".join(_text(b) for b in json_objects(message.get("content")) if b.get("type") == "text")
 
 
 def _result_text(blocks: Any) -> str:
     parts = []
-    for block in _blocks(blocks):
+    for block in json_objects(blocks):
         if block.get("type") == "text":
             parts.append(_text(block))
         elif block.get("type") == "tool-result":
@@ -180,7 +174,7 @@ def _result_text(blocks: Any) -> str:
 def _reject_images(message: Mapping[str, Any]) -> None:
     def has_image(blocks: Any) -> bool:
         return any(b.get("type") == "image" or (b.get("type") == "tool-result" and has_image(b.get("content")))
-                   for b in _blocks(blocks))
+                   for b in json_objects(blocks))
     if has_image(message.get("content")):
         raise RenderError("image content needs the attachment bytes, which the log does not hold",
                           hint="render only text-only requests with the pi-ai renderers")
@@ -205,7 +199,7 @@ def _valid_envelope(message: Mapping[str, Any], source: Mapping[str, Any]) -> di
         return None
     if response["provider"] != source.get("provider") or response["model"] != source.get("model"):
         return None
-    content = _blocks(message.get("content"))
+    content = json_objects(message.get("content"))
     if len(blocks) != len(content):
         return None
     for block, replay in zip(content, blocks):
@@ -278,7 +272,7 @@ def pi_assistant(message: Mapping[str, Any], *, owned: bool) -> dict[str, Any]:
     """DSH ``toPiAssistant``: native when the envelope is usable and owned, foreign otherwise."""
     source = message.get("source") or {}
     state = _valid_envelope(message, source) if owned and source.get("kind") == "model" else None
-    blocks = _blocks(message.get("content"))
+    blocks = json_objects(message.get("content"))
     replays = state["blocks"] if state else [None] * len(blocks)
     content = [b for b in (_pi_block(blk, rp) for blk, rp in zip(blocks, replays))
                if b is not None]
@@ -313,7 +307,7 @@ def _pi_message(message: Mapping[str, Any], owned: frozenset[str], tool_names: d
         return [assistant]
     out: list[dict[str, Any]] = []
     text = _text_of(message)
-    results = [b for b in _blocks(message.get("content")) if b.get("type") == "tool-result"]
+    results = [b for b in json_objects(message.get("content")) if b.get("type") == "tool-result"]
     if text or not results:
         out.append({"role": "user", "content": text})
     for result in results:
