@@ -281,3 +281,27 @@ def test_a_secret_split_across_deltas_leaves_no_fragment_and_is_counted_once(tmp
     assert result.mismatched == ()
     assert session_verdicts(open_session(result.output)) == session_verdicts(open_session(log))
     assert check_bundle(result.output).ok
+
+
+@pytest.mark.parametrize("cwd", ["G:\\Users\\dev\\proj", "G:/work/proj", "\\\\server\\share\\proj", "/home/dev/proj"])
+def test_a_path_stays_absolute_on_the_platform_that_wrote_it(tmp_path, cwd):
+    """A Windows-recorded log's cwd was one segment (split at "/" only), so its placeholder was not
+    absolute and DSH (and this project's reader) refused the redacted log. Separators (both), the
+    drive and UNC's leading pair are kept; every name is replaced, with its length."""
+    from dsh_audit.validate import validate
+
+    builder = LogBuilder(session_id="s-win", cwd=cwd)
+    with builder.turn("hi"):
+        with builder.step():
+            builder.assistant("Hello.")
+    log = builder.write_jsonl(tmp_path / "session.jsonl")
+    out = tmp_path / "out.jsonl"
+    result = redact(log, out, salt=b"salt")
+    redacted = json.loads(out.read_text(encoding="utf-8").splitlines()[0])["cwd"]
+    shape = [c if c in "/\\:" else "x" for c in cwd]
+    assert [c if c in "/\\:" else "x" for c in redacted] == shape and redacted != cwd
+    assert redacted.startswith(cwd[:2] if cwd[1] == ":" else cwd[0])  # the drive, or the leading separator
+    for name in ("Users", "dev", "proj", "work", "server", "share", "home"):
+        assert f"\\{name}" not in redacted and f"/{name}" not in redacted
+    assert [f.rule for f in validate(out)] == [f.rule for f in validate(log)] == []
+    assert result.mismatched == ()

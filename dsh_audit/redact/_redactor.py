@@ -14,6 +14,7 @@ are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wher
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -41,6 +42,10 @@ PATH_KEYS = frozenset({"cwd", "path", "paths", "file_path", "filePath", "root", 
 _TOOL_NAME_KEYS = frozenset({"name", "toolName"})
 _HARNESS_PREFIXES = (TITLE_PREFIX, COMPACTION_PREFIX)
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_/")
+
+
+_SEPARATORS = re.compile(r"([/\\])")
+_DRIVE = re.compile(r"[A-Za-z]:")
 
 
 def _identifier(text: str) -> bool:
@@ -130,13 +135,16 @@ class Redactor:
         return self.placeholders.keys(every) if found else {}
 
     def path(self, text: str) -> str:
-        """A path: each segment replaced, separators, ``.`` and ``..`` kept."""
+        """A path: each segment replaced; separators (``/`` and a Windows ``\\``), ``.``, ``..``,
+        ``~`` and a leading drive (``G:``) kept, so a path absolute on the platform that wrote it
+        (POSIX, a drive letter, UNC) stays absolute: DSH refuses a log whose ``cwd`` is not."""
         if "paths" in self.keep:
             return self.keep_text(text)
         self._count(text)
         self.strings += 1
-        parts = text.split("/")
-        return "/".join(p if p in ("", ".", "..", "~") else self.placeholders.text(p) for p in parts)
+        parts = _SEPARATORS.split(text)  # segments at even positions, separators at odd ones
+        return "".join(part if at % 2 or part in ("", ".", "..", "~") or (at == 0 and _DRIVE.fullmatch(part))
+                       else self.placeholders.text(part) for at, part in enumerate(parts))
 
     def string(self, text: str, key: str | None, *, kept: bool = False) -> str:
         """``text`` found under ``key``: kept, a path, or content."""
