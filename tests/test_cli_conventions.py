@@ -294,7 +294,7 @@ def test_fleet_exports_cost_row() -> None:
     import dsh_audit.fleet as fleet
 
     assert "CostRow" in fleet.__all__ and fleet.CostRow.__module__ == "dsh_audit.fleet._audit"
-    assert fleet.SessionRecord.__dataclass_fields__["costs"].type == "tuple[CostRow, ...]"
+    assert fleet.SessionRecord.__dataclass_fields__["costs"].type == "Sequence[CostRow]"
 
 
 def test_a_click_usage_error_is_one_line_naming_the_help(monkeypatch: pytest.MonkeyPatch,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from functools import partial
 from itertools import islice
@@ -12,6 +11,7 @@ from typing import Any
 
 import click
 
+from .._spool import LineSpool
 from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
@@ -162,7 +162,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 echo_error(report.error)
                 status = EXIT_BAD_INPUT
                 if spools is not None:
-                    spools.pop(str(log))
+                    spools.discard(str(log))
                 continue
             if as_json:
                 _write_json(report, spools.pop(report.path) if spools is not None else None)
@@ -176,43 +176,40 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
 
 
 class _Timelines:
-    """Each log's timeline entries, as JSON, spooled as its verdicts are judged (to memory, then
-    to a temporary file past a few megabytes): a log accounted while it is replayed keeps no
+    """Each log's timeline entries, as JSON, spooled as its verdicts are judged
+    (:class:`~dsh_audit._spool.LineSpool`): a log accounted while it is replayed keeps no
     verdict, and its line is written from here."""
 
     def __init__(self) -> None:
-        self._files: dict[str, Any] = {}
+        self._spools: dict[str, LineSpool] = {}
 
     def add(self, path: str, verdict: CacheVerdict) -> None:
-        spool = self._files.get(path)
+        spool = self._spools.get(path)
         if spool is None:
-            spool = self._files[path] = tempfile.SpooledTemporaryFile(max_size=8 << 20)
-        spool.write(dumps_line(verdict.to_json()).encode("utf-8", "surrogatepass") + b"\n")
+            spool = self._spools[path] = LineSpool()
+        spool.append(dumps_line(verdict.to_json()))
 
-    def pop(self, path: str) -> Iterator[str] | None:
-        """The log's entries, in judging order, once (None: none were spooled)."""
-        spool = self._files.pop(path, None)
-        if spool is None:
-            return None
+    def pop(self, path: str) -> LineSpool | None:
+        """The log's entries, in judging order, read once (None: none were spooled)."""
+        return self._spools.pop(path, None)
 
-        def entries() -> Iterator[str]:
-            with spool:
-                spool.seek(0)
-                for raw in spool:
-                    yield raw[:-1].decode("utf-8", "surrogatepass")
-
-        return entries()
+    def discard(self, path: str) -> None:
+        spool = self._spools.pop(path, None)
+        if spool is not None:
+            spool.close()
 
 
-def _write_json(report: SessionCacheReport, spooled: Iterator[str] | None = None, batch: int = 512) -> None:
+def _write_json(report: SessionCacheReport, spooled: LineSpool | None = None, batch: int = 512) -> None:
     """``dumps_line(report.to_json())`` and a newline, written as it is made: the timeline (one
     entry per request, the bulk of a long session's line) a batch of entries at a time, never
     the whole line in memory, from the report's verdicts or, when they were not kept, from
     ``spooled`` (:class:`_Timelines`). The same bytes (``timeline`` is the object's last key)."""
     head = dumps_line(report.to_json(timeline=False))
     click.echo(head[:-1] + ',"timeline":[', nl=False)
-    entries = spooled if spooled is not None and not report.verdicts else (dumps_line(v.to_json())
-                                                                            for v in report.verdicts)
+    if spooled is not None and report.verdicts:
+        spooled.close()  # the report kept its verdicts
+    entries = iter(spooled) if spooled is not None and not report.verdicts else (dumps_line(v.to_json())
+                                                                                  for v in report.verdicts)
     first = True
     for chunk in iter(lambda: list(islice(entries, batch)), []):
         click.echo(("" if first else ",") + ",".join(chunk), nl=False)

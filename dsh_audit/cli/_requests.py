@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -10,6 +9,7 @@ from typing import Any
 
 import click
 
+from .._spool import LineSpool
 from ..errors import DshAuditError
 from ..runner import in_process, iter_many
 from ..replay import Request
@@ -61,35 +61,13 @@ class _View:
     caption: str | None = None
 
 
-class _Spool:
-    """JSON lines written as they are made, to memory and then to a temporary file past a few
-    megabytes, and read back once the log is known to be readable (a log DSH refuses prints no
-    request): a long log's output is never held whole in memory."""
-
-    def __init__(self) -> None:
-        self._file = tempfile.SpooledTemporaryFile(max_size=8 << 20)
-
-    def append(self, line: str) -> None:
-        self._file.write(line.encode("utf-8", "surrogatepass") + b"\n")
-
-    def __iter__(self) -> Iterator[str]:
-        self._file.seek(0)
-        try:
-            for raw in self._file:
-                yield raw[:-1].decode("utf-8", "surrogatepass")
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        self._file.close()
-
-
 def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False) -> _View:
     """Replay one log and pre-render its output; a top-level function so that workers can run it.
 
     Each request is turned into its line or row as it is replayed and not kept, so the session
-    holds no request; ``streamed`` (in this process only) spools JSON lines (:class:`_Spool`)."""
-    lines: _Spool | list[str] = _Spool() if streamed and as_json else []
+    holds no request; ``streamed`` (in this process only) spools JSON lines (a
+    :class:`~dsh_audit._spool.LineSpool`)."""
+    lines: LineSpool | list[str] = LineSpool() if streamed and as_json else []
     rows: list[tuple[Any, ...]] = []
 
     def take(request: Request) -> None:
@@ -101,16 +79,16 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     try:
         session = read_session(path, lenient=lenient, max_version=max_version, on_request=take, keep=False)
     except BaseException:
-        if isinstance(lines, _Spool):
+        if isinstance(lines, LineSpool):
             lines.close()
         raise
     warnings = tuple(session.warnings)
     if isinstance(session, Failure):
-        if isinstance(lines, _Spool):
+        if isinstance(lines, LineSpool):
             lines.close()  # a log DSH refuses prints no request
         return _View(session.path, warnings, error=session.error)
     if as_json:
-        return _View(session.path, warnings, lines=lines if isinstance(lines, _Spool) else tuple(lines))
+        return _View(session.path, warnings, lines=lines if isinstance(lines, LineSpool) else tuple(lines))
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id, rows=tuple(rows),

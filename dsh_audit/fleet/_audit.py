@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._spool import RowSpool
 from ..attribution import SessionAttribution, Transition, attribute_opened
 from ..capture import capture_for
 from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
@@ -166,7 +167,11 @@ def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
-    """Everything the index keeps about one log file (``sessions`` table plus its rows)."""
+    """Everything the index keeps about one log file (``sessions`` table plus its rows).
+
+    The rows are a tuple, or a :class:`~dsh_audit._spool.RowSpool` for a log turned into rows as
+    it is replayed (a long log's rows are not held in memory); either compares equal to the tuple
+    of the same rows."""
 
     path: str
     size: int
@@ -183,9 +188,9 @@ class SessionRecord:
     attribution: bool = False
     cache: bool = False
     token_method: str | None = None
-    requests: tuple[RequestRow, ...] = field(default=(), repr=False)
-    breaks: tuple[BreakRow, ...] = field(default=(), repr=False)
-    costs: tuple[CostRow, ...] = field(default=(), repr=False)
+    requests: Sequence[RequestRow] = field(default=(), repr=False)
+    breaks: Sequence[BreakRow] = field(default=(), repr=False)
+    costs: Sequence[CostRow] = field(default=(), repr=False)
 
 
 @functools.cache
@@ -343,8 +348,7 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
     it is replayed and accounted (:func:`dsh_audit.cache.account_log`), none kept: the same record
     as :func:`_record` over the whole session."""
     path, sid = base["path"], log.header.id
-    rows: list[RequestRow] = []
-    costs: list[CostRow] = []
+    rows, costs = RowSpool(RequestRow), RowSpool(CostRow)
     breaks: list[Transition] = []
     judged: dict[int, CacheVerdict | None] = {}  # break request -> its verdict, once judged
 
@@ -369,9 +373,9 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
         **base, session_id=sid, parent_session=log.header.parent_session, format_version=log.format_version,
         event_count=log.event_count, request_count=len(rows),
         notes=(*log.warnings, *result.route_warnings.get(path, ())), attribution=True,
-        cache=True, token_method=report.token_method, requests=tuple(rows),
+        cache=True, token_method=report.token_method, requests=rows,
         breaks=tuple(_break_row(path, t, judged.get(t.request)) for t in sorted(breaks, key=lambda t: t.request)),
-        costs=tuple(costs))
+        costs=costs)
     return GroupResult([record], result.orphans, result.ids, result.route_warnings)
 
 

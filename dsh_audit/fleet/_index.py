@@ -22,9 +22,10 @@ import hashlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -179,12 +180,11 @@ def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[s
     return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
 
 
-def _insert(connection: sqlite3.Connection, table: str, rows: Sequence[Any]) -> None:
-    if not rows:
-        return
-    names = [f.name for f in fields(rows[0])]
+def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
+    names = [f.name for f in fields(cls)]
+    values = attrgetter(*names)
     connection.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                           [tuple(_storable(getattr(row, name)) for name in names) for row in rows])
+                           (tuple(map(_storable, values(row))) for row in rows))
 
 
 def _storable(value: Any) -> Any:
@@ -207,9 +207,9 @@ def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
             f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}, notes, indexed_at) "
             f"VALUES ({', '.join('?' * (len(_SESSION_COLUMNS) + 2))})",
             (*values, _storable("\n".join(record.notes)), time.time()))
-        _insert(connection, "requests", record.requests)
-        _insert(connection, "breaks", record.breaks)
-        _insert(connection, "costs", record.costs)
+        _insert(connection, "requests", RequestRow, record.requests)
+        _insert(connection, "breaks", BreakRow, record.breaks)
+        _insert(connection, "costs", CostRow, record.costs)
 
 
 def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -> list[str]:
