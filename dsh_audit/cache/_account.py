@@ -242,16 +242,23 @@ class _Analyzer:
             ttl_seconds=ttl if retention else None)
 
     def retention(self, rule: CacheRule, request: Request) -> Retention | None:
-        """The retention the request's rendered body asks for (None: the rule's default, or no
-        body: without wire bodies every request keeps its rule's TTL)."""
-        if self.bodies is None or (rule.retention_marker is None and rule.retention_key is None):
+        """The retention the request's rendered body asks for (None: the rule's ``ttl_seconds``).
+
+        Without a body (no wire bodies, or one that cannot be rendered) an Anthropic request keeps
+        its rule's TTL, and an OpenAI one gets what its model's default and a 24h request agree on
+        (:meth:`CacheRule.retention`): OpenAI's default is not ``in_memory`` for every model.
+        """
+        if rule.retention_marker is None and rule.retention_key is None:
             return None
-        value = self.bodies.value(request, rule.wire_adapter)  # the body just built: kept
-        if value is not None:
-            # Its markers and retention key, written without its long texts (a huge tool result
-            # is not written out to find them; nothing outside a string changes).
-            return rule.retention(stringify_bytes(blank_long(value)))
-        return rule.retention(self.bodies.body(request, rule.wire_adapter))
+        body = None
+        if self.bodies is not None:
+            value = self.bodies.value(request, rule.wire_adapter)  # the body just built: kept
+            if value is not None:
+                # Its markers and retention key, written without its long texts (a huge tool result
+                # is not written out to find them; nothing outside a string changes).
+                return rule.retention(stringify_bytes(blank_long(value)))
+            body = self.bodies.body(request, rule.wire_adapter)
+        return rule.retention(body, model=_model(request)[1])
 
     def break_cause(self, index: int) -> tuple[str, str] | None:
         """The break classification and cause of request ``index``; None when it is no break.

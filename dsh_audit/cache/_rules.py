@@ -9,6 +9,7 @@ JSON rather than TOML so the package needs no ``tomli`` on Python 3.10.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -30,8 +31,12 @@ class Retention:
 
     Attributes:
         name: the body's own word for it: an Anthropic marker's ``ttl`` (``1h``), OpenAI's
-            ``prompt_cache_retention`` (``24h``), or ``none`` (a body with no cache marker at all).
-        ttl_seconds: the idle lifetime of what the request reads and writes; None: it caches nothing.
+            ``prompt_cache_retention`` (``24h``), or ``none`` (a body with no cache marker at all);
+            for an OpenAI body without the key, OpenAI's default for its model (``24h``), or
+            ``in_memory_or_24h`` when that default depends on what is not known (the
+            organization's Zero Data Retention status, whether the model offers ``24h``).
+        ttl_seconds: the idle lifetime of what the request reads and writes (the longer one when
+            unknown: a miss within it is a best-effort miss); None: it caches nothing.
     """
 
     name: str
@@ -63,6 +68,13 @@ class CacheRule:
             marker's TTL field (``ttl``).
         retention_key: a top-level body key naming the retention (OpenAI ``prompt_cache_retention``).
         retention_ttls: retention name (a marker's TTL or the key's value) -> idle lifetime in seconds.
+        only_24h_models / both_models: OpenAI model ids (and their dated snapshots) whose default
+            retention, for a body without ``retention_key``, is ``24h`` whatever the organization
+            (only 24h offered), or ``24h`` without Zero Data Retention and ``in_memory`` with it.
+        unknown_retention: the name of a default retention that is not known (None: the rule has
+            no retention default; a body without the key keeps ``ttl_seconds``).
+        zero_data_retention: the organization's Zero Data Retention status (None: not stated, as
+            the log does not record it); see :meth:`default_retention`.
     """
 
     family: str
@@ -91,6 +103,10 @@ class CacheRule:
     marker_ttl_field: str | None = None
     retention_key: str | None = None
     retention_ttls: tuple[tuple[str, float], ...] = ()
+    only_24h_models: tuple[str, ...] = ()
+    both_models: tuple[str, ...] = ()
+    unknown_retention: str | None = None
+    zero_data_retention: bool | None = None
 
     def min_tokens(self, model: str | None) -> int:
         """The minimum cacheable prefix for ``model`` (first matching ``min_by_model`` entry)."""
@@ -111,13 +127,65 @@ class CacheRule:
             raise UsageError(f"cache unit must be a positive token count, got {unit}", hint="try --unit 64")
         return replace(self, unit_tokens=unit)
 
-    def retention(self, body: bytes | None) -> Retention | None:
-        """The retention a rendered wire ``body`` asks for, or None when it is this rule's default
+    def with_zero_data_retention(self, zdr: bool | None) -> CacheRule:
+        """This rule judging for an organization with (``True``) or without (``False``) Zero Data
+        Retention; None, or a rule without a retention default, leaves it as it is."""
+        if zdr is None or self.unknown_retention is None:
+            return self
+        return replace(self, zero_data_retention=zdr)
+
+    def default_retention(self, model: str | None) -> Retention | None:
+        """The retention of a body that names none (no ``retention_key``), or None when it is
+        ``ttl_seconds``: OpenAI's default, by model and Zero Data Retention status (spec §3).
+
+        ``only_24h_models`` get ``24h``. A model OpenAI does not serve (no ``model_prefixes``
+        match: a gateway's own) keeps ``ttl_seconds``. For an organization with Zero Data
+        Retention every other model gets ``in_memory`` (``ttl_seconds``); without it a
+        ``both_models`` model gets ``24h``. Anything else is not known: ``unknown_retention``,
+        judged with the longest TTL the rule lists, so that a miss within it is a best-effort
+        miss (never ``cold_ttl``, never ``as_expected``) and a miss after it is ``cold_ttl``.
+
+        Example:
+            >>> rule = rule_for("openai", "gpt-5.4")
+            >>> rule.default_retention("gpt-5.5"), rule.default_retention("gpt-5.4")
+            (Retention(name='24h', ttl_seconds=86400.0), Retention(name='in_memory_or_24h', ttl_seconds=86400.0))
+            >>> rule.with_zero_data_retention(True).default_retention("gpt-5.4") is None
+            True
+            >>> rule.default_retention("local-coder") is None
+            True
+        """
+        if self.unknown_retention is None or not model:
+            return None
+        ttls = dict(self.retention_ttls)
+        if _listed(model, self.only_24h_models):
+            return _retention("24h", ttls, self.ttl_seconds)
+        if not any(model.startswith(p) for p in self.model_prefixes):
+            return None
+        if self.zero_data_retention is True:
+            return None
+        if self.zero_data_retention is False and _listed(model, self.both_models):
+            return _retention("24h", ttls, self.ttl_seconds)
+        return self._unknown()
+
+    def _unknown(self) -> Retention | None:
+        """The unknown retention, judged with the longest TTL the rule lists."""
+        longest = max((ttl for _, ttl in self.retention_ttls), default=self.ttl_seconds)
+        if self.unknown_retention is None or longest == self.ttl_seconds:
+            return None
+        return Retention(self.unknown_retention, longest)
+
+    def retention(self, body: bytes | None, *, model: str | None = None) -> Retention | None:
+        """The retention a rendered wire ``body`` asks for, or None when it is ``ttl_seconds``
         (or the body is unknown, or the rule reads no retention from bodies).
 
         Anthropic (``retention_marker``): a body with no marker caches nothing (``none``); else the
         longest TTL any marker names (a prefix written at a 1-hour breakpoint lives an hour).
-        OpenAI (``retention_key``): the key's value. A name the rule does not list is the default.
+        OpenAI (``retention_key``): the key's value (``in_memory`` is ``ttl_seconds``); a body
+        without the key, or with a value the rule does not list, gets :meth:`default_retention`
+        for the body's ``model``. Without a body, an OpenAI request of ``model`` gets what both
+        a body without the key and one with ``24h`` (a route's ``cacheRetention: long``) agree
+        on: ``24h`` when both are ``24h``, else unknown (or ``ttl_seconds`` for a model OpenAI does
+        not serve).
 
         Example:
             >>> rule = rule_for("anthropic", "claude-sonnet-4-5")
@@ -126,9 +194,14 @@ class CacheRule:
             >>> rule.retention(b'{"system":[{"type":"text","text":"S"}]}'), rule.retention(None)
             (Retention(name='none', ttl_seconds=None), None)
         """
-        if body is None:
-            return None
         ttls = dict(self.retention_ttls)
+        if body is None:
+            if self.retention_key is None or self.unknown_retention is None:
+                return None
+            default = self.default_retention(model)
+            if default is None and model and any(model.startswith(p) for p in self.model_prefixes):
+                return self._unknown()  # in_memory, or 24h if the route asked for it
+            return default
         if self.retention_marker is not None:
             names = [m.get(self.marker_ttl_field) if self.marker_ttl_field else None
                      for m in _markers(body, self.retention_marker)]
@@ -137,19 +210,48 @@ class CacheRule:
             longest = max(names, key=lambda name: ttls.get(name, self.ttl_seconds) if isinstance(name, str)
                           else self.ttl_seconds)
             return _retention(longest, ttls, self.ttl_seconds)
-        if self.retention_key is not None and f'"{self.retention_key}"'.encode() in body:
+        if self.retention_key is None:
+            return None
+        if f'"{self.retention_key}"'.encode() in body:
             try:
                 top = orjson.loads(body)  # only a body that names the key: usually none is
             except ValueError:
                 return None
-            return _retention(top.get(self.retention_key) if isinstance(top, dict) else None, ttls, self.ttl_seconds)
-        return None
+            if not isinstance(top, dict):
+                return None
+            name = top.get(self.retention_key)
+            if isinstance(name, str) and name in ttls:
+                return _retention(name, ttls, self.ttl_seconds)
+            found = top.get("model")
+            return self.default_retention(found if isinstance(found, str) else None)
+        return self.default_retention(_body_model(body))
 
     def to_json(self) -> dict[str, Any]:
         return {"family": self.family, "source": self.source, "retrieved": self.retrieved,
                 "unit_tokens": self.unit_tokens, "min_cacheable_tokens": self.min_cacheable_tokens,
                 "ttl_seconds": self.ttl_seconds, "best_effort": self.best_effort,
                 "write_lag_seconds": self.write_lag_seconds}
+
+
+#: A compact JSON body's leading ``"model"`` member (pi-ai writes it first), as a JSON string.
+_LEADING_MODEL = re.compile(rb'\{"model":("(?:[^"\\]|\\.)*")')
+
+
+def _body_model(body: bytes) -> str | None:
+    """The ``model`` of a body that starts with it (pi-ai's bodies do), without parsing the rest."""
+    found = _LEADING_MODEL.match(body)
+    if found is None:
+        return None
+    try:
+        model = orjson.loads(found.group(1))
+    except ValueError:
+        return None
+    return model if isinstance(model, str) else None
+
+
+def _listed(model: str, ids: tuple[str, ...]) -> bool:
+    """Whether ``model`` is one of ``ids`` or a dated snapshot of one (``gpt-5.5-2026-04-23``)."""
+    return any(model == i or (model.startswith(i + "-") and model[len(i) + 1:len(i) + 2].isdigit()) for i in ids)
 
 
 def _retention(name: Any, ttls: dict[str, float], default: float) -> Retention | None:
@@ -187,6 +289,7 @@ def _read(name: str) -> dict[str, Any]:
 def _rule(data: dict[str, Any]) -> CacheRule:
     match = data.get("match") or {}
     retention = data.get("retention") or {}
+    default = retention.get("default") or {}
     return CacheRule(
         family=data["family"], title=data["title"], source=data["source"], retrieved=data["retrieved"],
         providers=tuple(match.get("providers", ())), model_prefixes=tuple(match.get("model_prefixes", ())),
@@ -204,6 +307,8 @@ def _rule(data: dict[str, Any]) -> CacheRule:
         retention_marker=retention.get("marker"), marker_ttl_field=retention.get("marker_ttl_field"),
         retention_key=retention.get("body_key"),
         retention_ttls=tuple((name, float(ttl)) for name, ttl in (retention.get("ttl_seconds") or {}).items()),
+        only_24h_models=tuple(default.get("only_24h", ())), both_models=tuple(default.get("both", ())),
+        unknown_retention=default.get("unknown"),
     )
 
 
@@ -219,13 +324,14 @@ def load_rules() -> tuple[CacheRule, ...]:
 
 
 def rule_for(provider: str | None, model: str | None, *, unit: int | None = None,
-             adapter: str | None = None) -> CacheRule:
+             adapter: str | None = None, zero_data_retention: bool | None = None) -> CacheRule:
     """The rule covering a DSH ``provider``/``model`` pair; DeepSeek when nothing matches.
 
     The request's route wins (``adapter``: the wire format it went out in, see
     :meth:`dsh_audit.session.Session.route`), then the provider id (pi-ai routes a ``claude-*``
     model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
-    DeepSeek, DSH's default route.
+    DeepSeek, DSH's default route. ``zero_data_retention``: the organization's status, when the
+    caller knows it (:meth:`CacheRule.with_zero_data_retention`).
     """
     rules = load_rules()
     chosen = next((r for r in rules if adapter and r.wire_adapter == adapter), None)
@@ -233,4 +339,4 @@ def rule_for(provider: str | None, model: str | None, *, unit: int | None = None
         chosen = next((r for r in rules if provider and provider in r.providers), None)
     if chosen is None:
         chosen = next((r for r in rules if model and any(model.startswith(p) for p in r.model_prefixes)), rules[0])
-    return chosen.with_unit(unit)
+    return chosen.with_unit(unit).with_zero_data_retention(zero_data_retention)

@@ -235,7 +235,8 @@ class AnthropicRenderer(PiRenderer):
 
     Args:
         models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
-        owned_routes: routes served by the same pi-ai adapter (default: each request's route).
+        owned_routes: the routes of the pi-ai adapter that serves the request (default: every route,
+            as DSH's one ``llm-pi-ai`` adapter serves them all; see :func:`pi_context`).
         profile_reasoning: the route profile's ``reasoning``, used when a request names no effort
             (default: the route file's, :class:`~dsh_audit.wire.RouteProfile`).
         cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``; default:

@@ -294,7 +294,8 @@ def _at(exc: RenderError, seq: int | None) -> RenderError:
     return exc
 
 
-def _pi_message(message: Mapping[str, Any], owned: frozenset[str], tool_names: dict[str, str]) -> list[dict[str, Any]]:
+def _pi_message(message: Mapping[str, Any], owned: frozenset[str] | None,
+                tool_names: dict[str, str]) -> list[dict[str, Any]]:
     """One DSH message as the pi-ai messages it becomes (``tool_names`` collects tool-call names)."""
     _reject_images(message)
     role = message.get("role")
@@ -302,7 +303,7 @@ def _pi_message(message: Mapping[str, Any], owned: frozenset[str], tool_names: d
         return [{"role": "user", "content": _text_of(message)}]
     if role == "assistant":
         source = message.get("source") or {}
-        assistant = pi_assistant(message, owned=source.get("provider") in owned)
+        assistant = pi_assistant(message, owned=owned is None or source.get("provider") in owned)
         tool_names.update((b["id"], b["name"]) for b in assistant["content"] if b["type"] == "toolCall")
         return [assistant]
     out: list[dict[str, Any]] = []
@@ -322,18 +323,27 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
                extra_messages: tuple[Mapping[str, Any], ...] = ()) -> dict[str, Any]:
     """DSH ``toPiContext`` over a request: ``{systemPrompt?, messages, tools?}``.
 
-    ``owned_routes`` are the routes of the pi-ai adapter instance (default: ``provider``, the
-    target route); assistant messages of other routes lose their replay state first (spec §8.0).
+    ``owned_routes`` are the routes of the pi-ai adapter instance that serves ``provider``, the
+    target route; assistant messages of other routes lose their replay state first (DSH
+    ``forAdapter``, spec §8.0). None (the default): every route. DSH's ``llm-pi-ai`` plugin
+    registers one adapter instance for all the routes of its configuration (``llm-pi-ai/src/index.ts``
+    ``apply``: ``registerAdapter(routes, adapter)``) and DSH's composition mounts one such plugin,
+    so every pi-ai replay envelope in a history is the target adapter's own; a message from the
+    native DeepSeek adapter carries none and is foreign whatever this says. Kept or stripped,
+    another route's message is another model to pi-ai; the body differs only on its redacted
+    thinking (kept, pi-ai drops it; foreign, its text is sent) and on an envelope whose
+    ``stopReason`` is ``error`` or ``aborted`` (kept, pi-ai drops the message; foreign, it is sent
+    as a ``stop`` or ``toolUse`` turn). DSH's envelope check accepts those two, but DSH 0.1.0-rc.8
+    writes an envelope only on pi-ai's ``done`` and no message for a failed attempt.
     """
     header = request.header or {}
-    owned = owned_routes if owned_routes is not None else frozenset({provider})
     tool_names: dict[str, str] = {}
     messages: list[dict[str, Any]] = []
     seqs = getattr(request, "message_seqs", ())
     own_seq = getattr(request, "first_chunk_seq", None)  # an auxiliary call's event: its messages and header
     for index, message in enumerate((*request.messages, *extra_messages)):
         try:
-            messages += _pi_message(message, owned, tool_names)
+            messages += _pi_message(message, owned_routes, tool_names)
         except RenderError as exc:
             raise _at(exc, seqs[index] if index < len(seqs) else own_seq) from None
     context: dict[str, Any] = {}
