@@ -332,6 +332,22 @@ def _first_bytes(path: Path) -> bytes:
     return head
 
 
+def _loader_for(target: Path, format: str | None) -> CaptureLoader:
+    """The loader named ``format``, else the first that handles ``target``; a CaptureError if none."""
+    if format is not None:
+        loader = LOADERS.get(format)
+        if loader is None:
+            raise CaptureError(f"unknown capture format {format!r}", path=str(target),
+                               hint="known formats: " + ", ".join(sorted(LOADERS)))
+        return loader
+    first = _first_bytes(target)
+    found = next((item for item in LOADERS.values() if item.handles(target, first)), None)
+    if found is None:
+        raise CaptureError("not a capture format dsh-audit knows", path=str(target),
+                           hint="expected a wire.jsonl file, a HAR 1.2 file or a folder of *.json bodies")
+    return found
+
+
 def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> list[CapturedRequest]:
     """Load every request of a capture file or folder, in the capture's order.
 
@@ -351,17 +367,10 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> 
     target = Path(path)
     if not target.exists():
         raise CaptureError("capture not found", path=str(target), hint="check the --capture path")
-    if format is not None:
-        loader = LOADERS.get(format)
-        if loader is None:
-            raise CaptureError(f"unknown capture format {format!r}", path=str(target),
-                               hint="known formats: " + ", ".join(sorted(LOADERS)))
-    else:
-        first = _first_bytes(target)
-        loader = next((item for item in LOADERS.values() if item.handles(target, first)), None)
-        if loader is None:
-            raise CaptureError("not a capture format dsh-audit knows", path=str(target),
-                               hint="expected a wire.jsonl file, a HAR 1.2 file or a folder of *.json bodies")
+    try:
+        loader = _loader_for(target, format)
+    except MemoryError:  # sniffing lists a body folder: one with too many files to hold
+        raise _too_large(target) from None
     captured = []
     try:
         for position, (method, url_path, headers, body, time, source, locator) in enumerate(loader.read(target)):

@@ -139,7 +139,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                 click.echo(dumps_line(item.to_json()))
             elif isinstance(item, WatchNote):
                 if item.level == "error":
-                    echo_error(f"{item.path}: {item.message}")
+                    # a log's or folder's error names its place itself (path:line: ...)
+                    echo_error(item.message if item.message.startswith(item.path) else f"{item.path}: {item.message}")
                 elif item.level == "warning":
                     echo_warning(item.message)
                 elif item.level == "replaced":

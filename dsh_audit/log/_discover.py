@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import UnreadableError, UsageError
@@ -51,16 +51,24 @@ def _pick_generation(folder: Path, names: list[str], notes: list[str] | None) ->
     return [n for n in names if generations[n] is None or n == best]
 
 
-def _unreadable(error: OSError) -> None:
-    """os.walk's error handler: a folder we cannot list is reported, never skipped silently."""
-    raise UnreadableError(f"cannot read folder: {error.strerror or error}", path=error.filename,
-                          hint="give dsh-audit read access to it, or leave it out")
+def _unreadable(refused: dict[str, str] | None) -> Callable[[OSError], None]:
+    """os.walk's error handler: a folder we cannot list is reported (raised, or recorded in
+    ``refused``), never skipped silently. A folder gone since it was listed is no longer there."""
+
+    def handle(error: OSError) -> None:
+        if refused is None:
+            raise UnreadableError(f"cannot read folder: {error.strerror or error}", path=error.filename,
+                                  hint="give dsh-audit read access to it, or leave it out")
+        if error.filename is not None and not isinstance(error, (FileNotFoundError, NotADirectoryError)):
+            refused[os.fsdecode(error.filename)] = error.strerror or str(error)
+
+    return handle
 
 
-def _walk(folder: Path, notes: list[str] | None = None) -> list[Path]:
+def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] | None = None) -> list[Path]:
     named: list[Path] = []
     other: list[Path] = []
-    for root, dirs, files in os.walk(folder, onerror=_unreadable):
+    for root, dirs, files in os.walk(folder, onerror=_unreadable(refused)):
         dirs.sort()
         session_files = _pick_generation(Path(root), sorted(f for f in files if _SESSION_NAME.match(f)), notes)
         named.extend(Path(root) / name for name in session_files)
@@ -86,7 +94,7 @@ def _key(path: Path) -> Path:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
-             notes: list[str] | None = None) -> list[Path]:
+             notes: list[str] | None = None, refused: dict[str, str] | None = None) -> list[Path]:
     """Expand paths to the session log files they hold, in a stable order.
 
     A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
@@ -97,10 +105,14 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
+    A folder below that cannot be listed is an error, unless ``refused`` is given: then it is
+    recorded there (its path, as :func:`os.walk` names it, and why) and the rest is searched (a
+    watch reports it and goes on).
 
     Raises:
         UsageError: a path is the empty string.
-        UnreadableError: a path does not exist, a folder cannot be listed, or holds no session log.
+        UnreadableError: a path does not exist, a folder cannot be listed (``refused`` not given),
+            or holds no session log.
     """
     given = list(paths or [])
     if not given:
@@ -116,7 +128,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
             raise UsageError("empty path", hint="name a log, a session folder or a sessions root")
         path = Path(item)
         if path.is_dir():
-            logs = _walk(path, notes)
+            logs = _walk(path, notes, refused)
             if not logs:
                 raise UnreadableError("folder holds no DSH session log", path=str(path),
                                       hint="expected session.jsonl or session.jsonl.zstd files below it")

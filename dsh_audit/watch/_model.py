@@ -73,8 +73,9 @@ class WatchNote:
     """Something that happened: ``watching`` (the first item: what is followed and how changes
     are noticed; ``path`` holds the watched paths), ``started`` (a new session is followed),
     ``replaced`` (the log was truncated or replaced: it is followed again from its first byte),
-    ``warning`` (a torn tail, dropped records) or ``error`` (the log cannot be read any more; the
-    watch goes on with the others)."""
+    ``warning`` (a torn tail, dropped records) or ``error`` (the log cannot be read any more, or
+    ``path`` is a folder that cannot be listed; each is reported once and the watch goes on with
+    the others)."""
 
     seen: float
     path: str
@@ -118,4 +119,4 @@ class WatchSummary:
 
     def text(self) -> str:
         return (f"watched {self.sessions} session(s): {self.requests} request(s), {self.breaks} break(s), "
-                f"${self.cost:.4f}" + (f", {self.errors} unreadable log(s)" if self.errors else ""))
+                f"${self.cost:.4f}" + (f", {self.errors} unreadable log(s) or folder(s)" if self.errors else ""))

@@ -81,9 +81,10 @@ class TailStream:
             raise UnreadableError("the log was deleted while it was watched", path=self.path) from None
         except OSError as exc:
             raise UnreadableError(f"cannot read the log: {exc.strerror}", path=self.path) from None
-        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end: never read one
-            raise UnreadableError("is not a regular file", path=self.path)
         size, identity = info.st_size, (info.st_dev, info.st_ino)
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end: never read one
+            self.identity = identity  # the file refused: the watch reports it once (not a replacement)
+            raise UnreadableError("is not a regular file", path=self.path)
         if self.identity is not None and identity != self.identity:
             self._release()
             raise LogReplaced("another file replaced the log while it was watched", path=self.path,
@@ -98,6 +99,7 @@ class TailStream:
             try:
                 self._file = open(self.path, "rb")  # noqa: SIM115 - closed when idle or at the end
             except OSError as exc:
+                self.identity = identity  # the file refused: the watch reports it once (not a replacement)
                 raise UnreadableError(f"cannot open the log: {exc.strerror}", path=self.path) from None
             opened = os.fstat(self._file.fileno())
             if self.identity is not None and (opened.st_dev, opened.st_ino) != self.identity:

@@ -6,9 +6,12 @@ and gets every follower's items as they come. Changes are noticed through file-s
 notifications when the ``watchdog`` package is installed, else by polling (:class:`Notifier`);
 the first item says which. A log that is truncated or replaced is followed again from its first
 byte; a newer log generation in a session folder takes the place of the older one; a log that
-ends in an error is not looked at again until another file takes its path. Setting ``stop`` ends
-the watch: each stream hands over what it holds and ends, so torn tails are reported the way DSH
-would report them, and the iteration ends once every follower has finished.
+ends in an error is not looked at again until another file takes its path. A folder that cannot
+be listed (no permission) is reported once, as an ``error`` note naming it, and the rest of the
+tree is still watched (it is reported again only if it becomes readable and then unreadable
+again). Setting ``stop`` ends the watch: each stream hands over what it holds and ends, so torn
+tails are reported the way DSH would report them, and the iteration ends once every follower has
+finished.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cache import PriceBook, load_prices
-from ..errors import DshAuditError
+from ..errors import DshAuditError, UnreadableError
 from ..log import default_sessions_root, discover, time_span
 from ..wire import PiRoutes
 from ._follow import follow_log
@@ -49,15 +52,18 @@ class _Done:
     replaced: bool
 
 
-def _find(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The logs under ``paths`` now; a folder that holds none yet is not an error (watch waits)."""
+def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
+    """The logs under ``paths`` now, and the folders under them that cannot be listed (each with
+    why): the logs elsewhere are still found. A folder that holds no log yet is not an error (watch
+    waits)."""
     found: list[Path] = []
+    refused: dict[str, str] = {}
     for path in paths:
         try:
-            found.extend(discover([path]))
+            found.extend(discover([path], refused=refused))
         except DshAuditError:
             continue
-    return found
+    return found, refused
 
 
 def _last_active(path: str, mtime: float) -> float:
@@ -118,6 +124,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     out: queue.Queue[WatchItem | _Done] = queue.Queue()
     followers: dict[str, _Follower] = {}
     ended: dict[str, tuple[int, int] | None] = {}  # logs no longer followed: the file each was (None: deleted)
+    unreadable: set[str] = set()  # folders that could not be listed at the last look (reported once)
     began = time.monotonic()
     notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                         safety=max(poll * 40, 2.0))
@@ -153,8 +160,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         followers[path] = _Follower(stream, thread, wake)
         thread.start()
 
-    def scan(*, existing: bool) -> None:
-        found = [str(p) for p in _find(roots)]
+    def scan(*, existing: bool) -> list[WatchNote]:
+        """Start following the logs found now; an ``error`` note for each folder newly refused."""
+        logs, refused = _find(roots)
+        found = [str(p) for p in logs]
         for path in found:
             if path in followers:
                 continue
@@ -170,10 +179,18 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         for path, follower in followers.items():
             if path not in chosen and os.path.dirname(path) in folders and os.path.exists(path):
                 follower.stream.end()
+        notes = [WatchNote(time.time(), folder, "error", str(UnreadableError(
+                     f"cannot read folder: {why}", path=folder,
+                     hint="its sessions are not followed until dsh-audit can read it; the watch goes on")))
+                 for folder, why in refused.items() if folder not in unreadable]
+        unreadable.clear()  # a folder readable again is reported again if it is refused again
+        unreadable.update(refused)
+        return notes
 
-    scan(existing=True)
+    refused_at_start = scan(existing=True)
     yield WatchNote(time.time(), ", ".join(roots), "watching",
                     f"following {len(followers)} log(s); changes are noticed by {notifier.method}")
+    yield from refused_at_start
     last_scan = last_growth = time.monotonic()
     grown = sum(f.stream.offset for f in followers.values())
     woken = False
@@ -185,7 +202,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                     stop.set()
                 elif notifier.rescan.is_set() or now - last_scan >= (rescan * 10 if notifier.notified else rescan):
                     notifier.rescan.clear()
-                    scan(existing=False)
+                    yield from scan(existing=False)
                     last_scan = now
                 offsets = sum(f.stream.offset for f in followers.values())
                 if offsets != grown:
