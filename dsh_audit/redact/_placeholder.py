@@ -59,8 +59,8 @@ _LEAD4 = _ranges((0xF1, 0xF3))
 _ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)))  # BMP, high, low surrogate
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+', re.S)
-_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+|"', re.S)  # a lone " (not in JSON) too
+_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
 _SHORTEST_SECRET = 10  # a key token shorter than this (quotes included) holds no secret find_secrets reports
@@ -143,6 +143,30 @@ def reencode(token: str, new: str) -> str:
         return stringify(new)
     out.append('"')
     return "".join(out)
+
+
+def _char_starts(token: str) -> list[int]:
+    """Where each character of the value of the JSON string token ``token`` starts in it (a surrogate
+    pair written as two ``\\uXXXX`` escapes is one character, as :func:`json.loads` reads it).
+
+    Example:
+        >>> _char_starts(json.dumps("a\\n\\u00e9\\U0001F600b"))
+        [1, 2, 4, 10, 22]
+    """
+    starts: list[int] = []
+    i, end = 1, len(token) - 1
+    while i < end:
+        starts.append(i)
+        if token[i] != "\\":
+            i += 1
+        elif token[i + 1] != "u":
+            i += 2
+        elif (0xD800 <= int(token[i + 2:i + 6], 16) < 0xDC00 and token[i + 6:i + 8] == "\\u"
+              and _HEX.fullmatch(token[i + 8:i + 12]) and 0xDC00 <= int(token[i + 8:i + 12], 16) < 0xE000):
+            i += 12  # one character, two escapes
+        else:
+            i += 6
+    return starts
 
 
 def _json_text(text: str) -> bool:
@@ -302,11 +326,21 @@ class Placeholders:
                 candidate = candidate[:i] + self.other_than(candidate[i], candidate[i]) + candidate[i + 1:]
         return candidate
 
-    def kept(self, text: str) -> str:
+    def kept(self, text: str, found: Callable[[str, str], None] | None = None) -> str:
         """A kept text (``--keep``, structural strings): ``text`` with each secret in it replaced by its
-        :meth:`plain` placeholder, every other character kept. In JSON object or array text, a
-        secret inside an object key is replaced as every key is (:func:`rewrite_keys` with
-        :meth:`keys`), so the object's keys stay distinct and the choice does not depend on their order.
+        :meth:`plain` placeholder, every other character kept; ``found(kind, secret)`` is told of each.
+
+        Each JSON string in the text (all of JSON object or array text, or a quoted string of other
+        text that reads as one) is read as :meth:`json` reads a value: its secrets are looked for in
+        the string as read (escapes decoded, so a secret written with ``\\uXXXX`` or ``\\/`` escapes is
+        found; JSON text inside it is read the same way, at any depth), replaced there, and the string
+        written back in its original's escape forms (:func:`reencode`; a character written ``\\/``
+        stays ``/``), so every length stays and the JSON stays valid. A secret found only with what
+        surrounds a string (``"api_key": "..."``, an ``Authorization`` header) is replaced inside the
+        string, the rest as written. In JSON object or array text a secret inside an object key is
+        replaced as every key is (:func:`rewrite_keys` with :meth:`keys`), so the object's keys stay
+        distinct whatever their order. How a string is read depends on the string alone, not on what
+        follows it, so two texts that share a prefix keep sharing it up to the string where they part.
 
         Example:
             >>> p = Placeholders(b"salt")
@@ -314,24 +348,86 @@ class Placeholders:
             >>> kept = p.kept(text)
             >>> kept.endswith('": 1, "env": 2}'), len(kept) == len(text), "abcdefghijklmn" in kept
             (True, True, False)
+            >>> nested = json.dumps({"args": json.dumps({"token": "abc\\u00e9defgh", "n": 1})})
+            >>> print(nested)
+            {"args": "{\\"token\\": \\"abc\\\\u00e9defgh\\", \\"n\\": 1}"}
+            >>> print(p.kept(nested))
+            {"args": "{\\"token\\": \\"ISx\\\\u046awGzmN\\", \\"n\\": 1}"}
         """
+        return self._kept(text, found, ())[0]
+
+    def _kept(self, text: str, found: Callable[[str, str], None] | None,
+              around: Iterable[tuple[int, int, int]]) -> tuple[str, set[int]]:
+        """:meth:`kept` of ``text``, also replacing each span of ``around`` (number, start, end: a secret
+        found in the text around ``text``) that overlaps none of the secrets in ``text`` itself; and the
+        numbers of the spans of ``around`` it replaced."""
         matches = list(find_secrets(text))
-        if not matches:
-            return text
-        keys = [(start, end) for start, end, _, _ in _key_tokens(text)] if _json_text(text) else []
-        starts = [start for start, _ in keys]
-        out: list[str] = []
-        last = 0
-        for match in matches:
-            at = bisect.bisect_left(starts, match.start) - 1  # the last key token starting before the secret
-            if at >= 0 and match.end < keys[at][1]:
-                continue  # inside an object key: rewrite_keys replaces it, keys kept distinct
-            out.append(text[last:match.start])
-            out.append(self.plain(text[match.start:match.end]))
-            last = match.end
-        out.append(text[last:])
-        scrubbed = "".join(out)
-        return rewrite_keys(scrubbed, self.keys) if keys else scrubbed
+        spans = [(m.start, m.end) for m in matches]
+        outer: list[int] = []  # spans[len(matches) + i] is the span of around numbered outer[i]
+        for n, start, end in around:
+            if start < end and not any(m.start < end and start < m.end for m in matches):
+                spans.append((start, end))
+                outer.append(n)
+        if not spans and '"' not in text:
+            return text, set()
+        # A secret found starting inside a JSON string ends with it (a private key block without its
+        # end line runs on to the end of the text as written, but only to the end of its string as read)
+        strings = [(m.start(), m.end()) for m in _TOKEN.finditer(text) if len(m.group(0)) > 1 and m.group(0)[0] == '"']
+        firsts = [start for start, _ in strings]
+        for i, (start, end) in enumerate(spans):
+            at = bisect.bisect_right(firsts, start) - 1
+            if at >= 0 and start < strings[at][1] - 1:
+                spans[i] = (start, min(end, strings[at][1] - 1))
+        used: set[int] = set()
+
+        def raw(start: int, piece: str) -> str:
+            """``piece`` (at ``start`` in ``text``, not a JSON string) with every span in it replaced as written."""
+            end = start + len(piece)
+            cuts = sorted((max(s, start), min(e, end), n) for n, (s, e) in enumerate(spans) if s < end and start < e)
+            if not cuts:
+                return piece
+            out: list[str] = []
+            last = start
+            for s, e, n in cuts:
+                used.add(n)
+                s = max(s, last)  # spans from around may overlap by a character
+                if s < e:
+                    out.append(text[last:s])
+                    out.append(self.plain(text[s:e]))
+                    last = e
+            out.append(text[last:end])
+            return "".join(out)
+
+        def string(start: int, token: str) -> str:
+            """A JSON string token at ``start`` in ``text``, its secrets (and those of ``spans`` inside
+            it) replaced in the string as read, written back in its forms."""
+            try:
+                value = json.loads(token)
+            except ValueError:  # quotes that do not hold a JSON string: the text inside as written
+                return '"' + raw(start + 1, token[1:-1]) + '"'
+            end = start + len(token) - 1  # the closing quote
+            inside = [(n, max(s, start + 1) - start, min(e, end) - start)
+                      for n, (s, e) in enumerate(spans) if s < end and start + 1 < e]
+            starts = _char_starts(token) if inside or "\\/" in token else []
+            if len(starts) == len(value):  # in the string as read, each span growing to whole characters
+                inside = [(n, bisect.bisect_right(starts, s) - 1, bisect.bisect_left(starts, e)) for n, s, e in inside]
+            else:
+                inside = [(n, 0, len(value)) for n, _, _ in inside]
+            new, hits = self._kept(value, found, inside)
+            used.update(hits)
+            if new == value:
+                return token
+            if "\\/" in token and len(new) == len(starts):
+                new = "".join("/" if token[at:at + 2] == "\\/" else ch for at, ch in zip(starts, new))
+            return reencode(token, new)
+
+        keys = _json_text(text)  # JSON text keeps its structure and keys (but for secrets): only its strings change
+        out = self._strings(text, string, found, keys=keys, other=None if keys else raw)
+        if found is not None:
+            for n in sorted(used):
+                if n < len(matches):
+                    found(matches[n].kind, text[matches[n].start:matches[n].end])
+        return out, {outer[n - len(matches)] for n in used if n >= len(matches)}
 
     def text(self, text: str) -> str:
         """The placeholder of ``text``: :meth:`json` for JSON object or array text, else :meth:`plain`."""
@@ -356,15 +452,33 @@ class Placeholders:
             json.loads(text)
         except (ValueError, RecursionError):
             return None
+        return self._strings(text, lambda start, token: reencode(token, self.text(json.loads(token))))
+
+    def _strings(self, text: str, value: Callable[[int, str], str], found: Callable[[str, str], None] | None = None,
+                 *, keys: bool = True, other: Callable[[int, str], str] | None = None) -> str:
+        """``text`` with each JSON string token that is not an object key replaced by
+        ``value(start, token)`` (``start``: where the token starts in ``text``) and, when ``other`` is
+        given, each other piece by ``other(start, piece)``. With ``keys`` (``text`` is JSON), keys,
+        numbers, literals and layout are kept but for a key that holds a secret: it is renamed as
+        every key is (:func:`rewrite_keys` with :meth:`keys`), and ``found`` is told of each such
+        secret. Without, a key is a string as any other."""
         out: list[str] = []
-        tokens = [m.group(0) for m in _TOKEN.finditer(text)]
+        tokens = list(_TOKEN.finditer(text))
         secret_key = False
-        for i, token in enumerate(tokens):
-            if token.startswith('"') and not (i + 1 < len(tokens) and tokens[i + 1].lstrip().startswith(":")):
-                out.append(reencode(token, self.text(json.loads(token))))
+        for i, match in enumerate(tokens):
+            token = match.group(0)
+            if len(token) < 2 or token[0] != '"':
+                out.append(other(match.start(), token) if other is not None and token != '"' else token)
+            elif not keys or not (i + 1 < len(tokens) and tokens[i + 1].group(0).lstrip().startswith(":")):
+                out.append(value(match.start(), token))
             else:
-                if token.startswith('"') and len(token) >= _SHORTEST_SECRET and not secret_key:
-                    secret_key = any(True for _ in find_secrets(json.loads(token)))
                 out.append(token)
+                if len(token) >= _SHORTEST_SECRET and (found is not None or not secret_key):
+                    name = json.loads(token)
+                    for secret in find_secrets(name):
+                        secret_key = True
+                        if found is None:
+                            break
+                        found(secret.kind, name[secret.start:secret.end])
         redacted = "".join(out)
         return rewrite_keys(redacted, self.keys) if secret_key else redacted

@@ -46,6 +46,12 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_/")
 
 _SEPARATORS = re.compile(r"([/\\])")
 _DRIVE = re.compile(r"[A-Za-z]:")
+_MEMO = 20_000  # texts whose secrets (and kept form) are remembered
+
+
+def _digest(secret: str) -> bytes:
+    """What tells two secrets apart in the summary (never the secret)."""
+    return hashlib.blake2b(secret.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _identifier(text: str) -> bool:
@@ -71,6 +77,7 @@ class Redactor:
     strings: int = 0
     kept: set[str] = field(default_factory=set)
     _scanned: dict[str, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
+    _kept_texts: dict[str, tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
 
     # -- strings ---------------------------------------------------------------------------
 
@@ -78,24 +85,38 @@ class Redactor:
         """The kind and a digest of each secret in ``text`` (remembered for repeated texts)."""
         found = self._scanned.get(text)
         if found is None:
-            found = tuple((m.kind, hashlib.blake2b(text[m.start:m.end].encode("utf-8", "surrogatepass"),
-                                                  digest_size=16).digest()) for m in find_secrets(text))
-            if len(self._scanned) > 20_000:
+            found = tuple((m.kind, _digest(text[m.start:m.end])) for m in find_secrets(text))
+            if len(self._scanned) > _MEMO:
                 self._scanned.clear()
             self._scanned[text] = found
         return found
 
     def _count(self, text: str) -> None:
-        for kind, digest in self._scan(text):
+        self._tally(self._scan(text))
+
+    def _tally(self, found: Iterable[tuple[str, bytes]]) -> None:
+        for kind, digest in found:
             self.secrets[kind] += 1
             self.secret_values.setdefault(kind, set()).add(digest)
 
     def keep_text(self, text: str) -> str:
-        """A kept string: itself, with any secret in it replaced (a secret in an object key of JSON
-        text as every key's is: :meth:`Placeholders.kept`)."""
-        self._count(text)
+        """A kept string: itself, with each secret in it replaced and counted once (in a JSON string
+        of it, as the string reads, escapes decoded and at any depth of JSON inside JSON, the string
+        written back in its escape forms; a secret in an object key of JSON text as every key's is:
+        :meth:`Placeholders.kept`)."""
         self.kept.add(text)
-        return self.placeholders.kept(text) if self._scan(text) else text
+        if not self._scan(text) and '"' not in text:  # no secret, and no JSON string that could hide one
+            return text
+        done = self._kept_texts.get(text)
+        if done is None:
+            found: list[tuple[str, bytes]] = []
+            new = self.placeholders.kept(text, lambda kind, secret: found.append((kind, _digest(secret))))
+            done = (text if new == text else new, tuple(found))  # the text itself, not a copy, when nothing went
+            if len(self._kept_texts) > _MEMO:
+                self._kept_texts.clear()
+            self._kept_texts[text] = done
+        self._tally(done[1])
+        return done[0]
 
     def content(self, text: str) -> str:
         """A content string: its placeholder (secrets in it are counted)."""
