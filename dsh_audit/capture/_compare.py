@@ -22,7 +22,7 @@ from ..errors import DshAuditError
 from ..log import parse_json
 from ..replay import Request
 from ..session import Bodies
-from ..wire import make_renderer
+from ..wire import images_in_body, make_renderer
 from ._align import Pairing, align
 from ._types import CapturedRequest, last_user_text
 
@@ -32,6 +32,9 @@ __all__ = ["RequestDiff", "compare_capture", "gate_ok"]
 BodyRenderer = Callable[[Request, dict[str, Any]], bytes]
 
 INSTRUCTION_NOTE = "instruction from capture"
+#: The note of a request rendered with image bytes taken from its capture: the log holds only a
+#: reference (``sha256:<digest>``), so only bytes with that digest are used.
+IMAGES_NOTE = "image bytes from capture"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,17 @@ def _instruction(capture: CapturedRequest) -> str | None:
         return None
 
 
+def _images(capture: CapturedRequest) -> dict[str, bytes]:
+    """The image bytes a captured body carries, keyed by digest as a log names them (none when
+    the body holds no base64 data)."""
+    if b"base64" not in capture.body:
+        return {}
+    try:
+        return images_in_body(parse_json(capture.body))
+    except (ValueError, UnicodeDecodeError):
+        return {}
+
+
 def _unpaired(pairing: Pairing) -> RequestDiff:
     note = pairing.note or ""
     foreign = pairing.request is None and (note.startswith("foreign") or note.startswith("not an LLM call"))
@@ -146,6 +160,10 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
                                            "final user message to take DSH's instruction from"))
                 continue
             options["compaction_instruction"], note = instruction, INSTRUCTION_NOTE
+        images = _images(capture)
+        if images:  # the log names an image by its digest; a captured image with that digest is it
+            options["images"] = images
+            note = IMAGES_NOTE if note is None else f"{note}; {IMAGES_NOTE}"
         key = id(request)
         try:
             if key not in rendered:

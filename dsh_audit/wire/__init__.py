@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 
 from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces, utf8_size
+from ._images import images_in_body
 from ._markers import fold_text_block, without_cache_markers
 from ._piai_models import RouteProfile
 from ._piai_routes import PiRoutes, load_routes
@@ -41,6 +42,7 @@ __all__ = [
     "RouteProfile",
     "WireRequest",
     "fold_text_block",
+    "images_in_body",
     "load_routes",
     "make_renderer",
     "register",

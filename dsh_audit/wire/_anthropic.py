@@ -21,7 +21,8 @@ Not captured but checked against pi-ai 0.82.1's own output for synthetic session
 (``tests/data/piai_oracle``): the context clamp of ``max_tokens`` down to 1 and the budget's
 ``|| 1024``, custom thinking budgets, every effort, ``temperature``, long and no retention,
 redacted thinking, tool-id normalisation, orphaned calls, skipped error turns, and hand-declared
-routes with compat switches. Not modelled: OAuth keys (DSH deployments use API keys), deferred
+routes with compat switches, and images in user messages and tool results
+(``tests/data/piai_oracle/images``). Not modelled: OAuth keys (DSH deployments use API keys), deferred
 tools (DSH never sets ``addedToolNames``).
 """
 
@@ -86,10 +87,25 @@ def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool
     return blocks
 
 
+def _image(block: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}}
+
+
+def _blocks(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Text and image blocks in order (``convertMessages``' user branch, ``convertContentBlocks``)."""
+    return [{"type": "text", "text": sanitize_surrogates(b["text"])} if b["type"] == "text" else _image(b)
+            for b in content]
+
+
 def _tool_result(msg: Mapping[str, Any]) -> dict[str, Any]:
-    text = "\n".join(b["text"] for b in msg["content"] if b["type"] == "text")
-    return {"type": "tool_result", "tool_use_id": msg["toolCallId"], "content": sanitize_surrogates(text),
-            "is_error": msg["isError"]}
+    content: str | list[dict[str, Any]]
+    if any(b["type"] == "image" for b in msg["content"]):
+        content = _blocks(msg["content"])
+        if not any(b["type"] == "text" for b in content):
+            content.insert(0, {"type": "text", "text": "(see attached image)"})
+    else:
+        content = sanitize_surrogates("\n".join(b["text"] for b in msg["content"] if b["type"] == "text"))
+    return {"type": "tool_result", "tool_use_id": msg["toolCallId"], "content": content, "is_error": msg["isError"]}
 
 
 def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | None,
@@ -99,8 +115,11 @@ def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | No
     while i < len(messages):
         msg = messages[i]
         if msg["role"] == "user":
-            # DSH always hands pi-ai string user content (images are refused upstream).
-            if msg["content"].strip():
+            if isinstance(msg["content"], list):  # a user message with an image (DSH's image path)
+                blocks = [b for b in _blocks(msg["content"]) if b["type"] != "text" or b["text"].strip()]
+                if blocks:
+                    params.append({"role": "user", "content": blocks})
+            elif msg["content"].strip():
                 params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
         elif msg["role"] == "assistant":
             blocks = _assistant_blocks(msg["content"], allow_empty_signature)
@@ -178,11 +197,13 @@ def _thinking(call: PiCall, max_tokens: int, estimate: int) -> tuple[int, dict[s
 
 
 def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
-                   compaction_instruction: str | None = None) -> dict[str, Any]:
+                   compaction_instruction: str | None = None, images: Mapping[str, bytes] | None = None,
+                   offloaded_image_text: str | None = None) -> dict[str, Any]:
     """The request body as a JSON value (keys in wire order), before serialisation."""
     model = call.model
     context, estimate, base = request_context(request, call, owned_routes=owned_routes,
-                                              compaction_instruction=compaction_instruction)
+                                              compaction_instruction=compaction_instruction, images=images,
+                                              offloaded_image_text=offloaded_image_text)
     max_tokens, thinking, effort = _thinking(call, base, estimate)
     cache = _cache_control(model, call.cache_retention)
     messages = transform_messages(context["messages"], model, _normalize_id)
@@ -255,10 +276,12 @@ class AnthropicRenderer(PiRenderer):
     endpoint = "/v1/messages"
     other = ("openai-completions", "openai")
 
-    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
+    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None,
+             images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> dict[str, Any]:
         """See :func:`anthropic_body`."""
         return anthropic_body(request, call, owned_routes=self.owned_routes,
-                              compaction_instruction=compaction_instruction)
+                              compaction_instruction=compaction_instruction, images=images,
+                              offloaded_image_text=offloaded_image_text)
 
     def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         """The Anthropic SDK's headers for this call (credential withheld)."""

@@ -32,7 +32,8 @@ from typing import Any, NamedTuple
 from ..errors import RenderError
 from ..jsjson import stringify
 from ..replay import MessageView, Request
-from ._deepseek_messages import has_image, image_path_messages, text_path_messages
+from ._deepseek_messages import image_path_messages, text_path_messages
+from ._images import has_image
 from ._registry import register
 from ._types import WireRequest
 

@@ -2,21 +2,22 @@
 
 Written from DSH 0.1.0-rc.8 ``packages/llm/llm-deepseek/src/serialize.ts`` (``serializeMessages``,
 ``serializeMessagesWithImages``) and ``packages/llm/llm/src/content.ts`` (``offloadRequestImages``);
-spec §8.1. JavaScript drops object keys whose value is ``undefined``: a key absent from the log's
-block is absent from the wire object here too (``_copy``).
+spec §8.1. The image walk, the request image bound and the attachment lookup are the ones both
+DSH adapters share (:mod:`dsh_audit.wire._images`). JavaScript drops object keys whose value is
+``undefined``: a key absent from the log's block is absent from the wire object here too
+(``_copy``).
 """
 
 from __future__ import annotations
 
-import base64
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._json import json_objects
 from ..errors import RenderError
+from ._images import attachment_bytes, has_image, image_attachment, offload_images, to_base64
 
-__all__ = ["has_image", "image_path_messages", "text_path_messages"]
+__all__ = ["image_path_messages", "text_path_messages"]
 
 Message = Mapping[str, Any]
 Block = Mapping[str, Any]
@@ -31,24 +32,9 @@ def _text_of(blocks: Sequence[Block]) -> str:
     return "".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
 
 
-def _attachment(block: Block) -> Mapping[str, Any]:
-    value = block.get("attachment")
-    return value if isinstance(value, Mapping) else {}
-
-
 def _copy(target: dict[str, Any], key: str, source: Mapping[str, Any], source_key: str) -> None:
     if source_key in source:
         target[key] = source[source_key]
-
-
-def has_image(blocks: Any) -> bool:
-    """Whether content holds an ``image`` block, nested tool results included (``contentHasImage``)."""
-    for block in json_objects(blocks):
-        if block.get("type") == "image":
-            return True
-        if block.get("type") == "tool-result" and has_image(block.get("content")):
-            return True
-    return False
 
 
 def _assistant(blocks: Sequence[Block]) -> dict[str, Any]:
@@ -107,59 +93,9 @@ def text_path_messages(message: Message) -> list[dict[str, Any]]:
 # --- image path -------------------------------------------------------------------------------
 
 
-def _image_sizes(blocks: Sequence[Block], out: list[int]) -> None:
-    for block in blocks:
-        if block.get("type") == "image":
-            attachment = _attachment(block)
-            out.append(math.ceil(int(attachment.get("bytes") or 0) / 3) * 4)
-        elif block.get("type") == "tool-result":
-            _image_sizes(json_objects(block.get("content")), out)
-
-
-def _offload(blocks: list[Block], remaining: list[int], text: str) -> list[Block]:
-    out: list[Block] = []
-    for block in blocks:
-        if block.get("type") == "image" and remaining[0] > 0:
-            remaining[0] -= 1
-            out.append({"type": "text", "text": text})
-        elif block.get("type") == "tool-result":
-            out.append({**block, "content": _offload(json_objects(block.get("content")), remaining, text)})
-        else:
-            out.append(block)
-    return out
-
-
-def _offloaded(messages: Sequence[Message], max_bytes: int | None, text: str | None) -> list[Message]:
-    """Replace the oldest images until the total base64 size fits ``max_bytes`` (not logged by DSH)."""
-    if max_bytes is None:
-        return list(messages)
-    sizes: list[int] = []
-    for message in messages:
-        _image_sizes(json_objects(message.get("content")), sizes)
-    total, count = sum(sizes), 0
-    for size in sizes:
-        if total <= max_bytes:
-            break
-        total -= size
-        count += 1
-    if count == 0:
-        return list(messages)
-    if text is None:
-        raise RenderError(f"{count} oldest image(s) exceed the {max_bytes}-byte request image bound and DSH "
-                          "would replace them with its offload notice, whose text the log does not hold",
-                          hint="pass offloaded_image_text= (DSH's OFFLOADED_IMAGE_TEXT) or a larger bound")
-    remaining = [count]
-    return [{**m, "content": _offload(json_objects(m.get("content")), remaining, text)} for m in messages]
-
-
 def _image_part(block: Block, images: Mapping[str, bytes]) -> dict[str, Any]:
-    attachment = _attachment(block)
-    key = attachment.get("attachmentId")
-    data = images.get(key) if isinstance(key, str) else None
-    if data is None:
-        raise RenderError(f"no bytes supplied for image attachment {key!r}",
-                          hint="pass images={attachmentId: bytes} with the attachment store's files")
-    url = f"data:{attachment.get('mediaType')};base64,{base64.b64encode(data).decode('ascii')}"
+    data = attachment_bytes(block, images)
+    url = f"data:{image_attachment(block).get('mediaType')};base64,{to_base64(data)}"
     return {"type": "image_url", "image_url": {"url": url}}
 
 
@@ -198,7 +134,7 @@ def image_path_messages(messages: Sequence[Message], images: Mapping[str, bytes]
             wire.append({"role": "user", "content": [{"type": "text", "text": _TOOL_IMAGES_LEAD}, *pending]})
             pending.clear()
 
-    for message in _offloaded(messages, max_request_image_bytes, offloaded_image_text):
+    for message in offload_images(messages, max_request_image_bytes, offloaded_image_text):
         role = message.get("role")
         blocks = json_objects(message.get("content"))
         if role in ("system", "assistant"):

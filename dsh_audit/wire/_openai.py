@@ -23,7 +23,9 @@ no ``reasoning_effort`` on the title, and the header set (credential withheld). 
 checked against pi-ai 0.82.1's own output for synthetic sessions (``tests/data/piai_oracle``): every
 ``thinkingFormat`` branch, Anthropic-style ``cache_control``, ``|`` and over-long tool ids, URL
 detection (OpenAI, DeepSeek, Moonshot, OpenRouter), session-affinity headers, the clamp, and the
-``requiresAssistantAfterToolResult``/``requiresThinkingAsText``/``requiresToolResultName`` switches.
+``requiresAssistantAfterToolResult``/``requiresThinkingAsText``/``requiresToolResultName`` switches,
+and images (``image_url`` parts; a tool group's images in a following user message;
+``tests/data/piai_oracle/images``).
 """
 
 from __future__ import annotations
@@ -121,6 +123,13 @@ def _normalize_id(call_id: str, model: PiModel, _message: Any) -> str:
     return js_head(call_id, 40) if model.provider == "openai" else call_id
 
 
+def _part(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A user content block as a chat-completions part: text, or an image as a ``data:`` URL."""
+    if block["type"] == "text":
+        return {"type": "text", "text": sanitize_surrogates(block["text"])}
+    return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
+
+
 def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> dict[str, Any] | None:
     out: dict[str, Any] = {"role": "assistant", "content": "" if compat["requiresAssistantAfterToolResult"] else None}
     texts = [sanitize_surrogates(b["text"]) for b in msg["content"] if b["type"] == "text" and b["text"].strip()]
@@ -173,7 +182,9 @@ def _convert_messages(context: Mapping[str, Any], model: PiModel, compat: Mappin
         if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and msg["role"] == "user":
             params.append({"role": "assistant", "content": "I have processed the tool results."})
         if msg["role"] == "user":
-            params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
+            content = msg["content"]
+            params.append({"role": "user", "content": [_part(b) for b in content] if isinstance(content, list)
+                           else sanitize_surrogates(content)})  # a list: DSH's image path (never empty)
         elif msg["role"] == "assistant":
             converted = _assistant(msg, model, compat)
             if converted is None:
@@ -181,16 +192,27 @@ def _convert_messages(context: Mapping[str, Any], model: PiModel, compat: Mappin
                 continue  # skipped messages leave last_role as it was
             params.append(converted)
         else:
+            images: list[dict[str, Any]] = []
             while i < len(messages) and messages[i]["role"] == "toolResult":
                 result = messages[i]
                 text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
-                entry = {"role": "tool", "content": sanitize_surrogates(text or "(no tool output)"),
+                found = [_part(b) for b in result["content"] if b["type"] == "image"]
+                entry = {"role": "tool", "content": sanitize_surrogates(text or ("(see attached image)" if found
+                                                                                 else "(no tool output)")),
                          "tool_call_id": result["toolCallId"]}
                 if compat["requiresToolResultName"] and result.get("toolName"):
                     entry["name"] = result["toolName"]
                 params.append(entry)
+                if "image" in model.input:
+                    images += found
                 i += 1
             last_role = "toolResult"
+            if images:  # the group's images follow it in one user message
+                if compat["requiresAssistantAfterToolResult"]:
+                    params.append({"role": "assistant", "content": "I have processed the tool results."})
+                params.append({"role": "user", "content": [
+                    {"type": "text", "text": "Attached image(s) from tool result:"}, *images]})
+                last_role = "user"
             continue
         last_role = msg["role"]
         i += 1
@@ -363,11 +385,13 @@ def _clamp_level(model: PiModel, level: str) -> str:
 
 
 def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
-                compaction_instruction: str | None = None) -> dict[str, Any]:
+                compaction_instruction: str | None = None, images: Mapping[str, bytes] | None = None,
+                offloaded_image_text: str | None = None) -> dict[str, Any]:
     """The request body as a JSON value (keys in wire order), before serialisation."""
     model, compat = call.model, detect_compat(call.model)
     context, _, max_tokens = request_context(request, call, owned_routes=owned_routes,
-                                             compaction_instruction=compaction_instruction)
+                                             compaction_instruction=compaction_instruction, images=images,
+                                             offloaded_image_text=offloaded_image_text)
     effort = _clamp_level(model, call.reasoning) if call.reasoning else None
     effort = None if effort == "off" else effort
     retention = call.cache_retention
@@ -444,9 +468,11 @@ class OpenAIRenderer(PiRenderer):
     endpoint = "/chat/completions"
     other = ("anthropic-messages", "anthropic")
 
-    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
+    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None,
+             images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> dict[str, Any]:
         """See :func:`openai_body`."""
-        return openai_body(request, call, owned_routes=self.owned_routes, compaction_instruction=compaction_instruction)
+        return openai_body(request, call, owned_routes=self.owned_routes, compaction_instruction=compaction_instruction,
+                           images=images, offloaded_image_text=offloaded_image_text)
 
     def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         """The OpenAI SDK's headers for this call (credential withheld)."""

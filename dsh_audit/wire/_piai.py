@@ -17,6 +17,10 @@ Steps shared by both wire formats, in the order DSH and pi-ai apply them:
    its content block for block becomes a *native* pi-ai message (signatures restored); any other
    becomes *foreign* (``api: dsh-foreign``). Tool-call arguments are parsed with JavaScript
    ``JSON.parse`` semantics (integer-like keys first), malformed or non-object ones become ``{}``.
+   A request with an image takes DSH's image path (``toPiContextWithImages``): the model must take
+   images, the oldest images over the route's bound are offloaded, and user content and tool
+   results with an image become text/``ImageContent`` lists, the bytes given by the caller (the
+   log holds only the attachment reference).
 3. **The output cap** (``buildBaseOptions``): ``min(requested or model.maxTokens,
    max(1, contextWindow - estimate - 4096))`` where ``estimate`` is pi-ai's character-count
    estimator (chars / 4, rounded up per message, plus system prompt and tools). DSH's
@@ -48,7 +52,9 @@ from typing import Any
 from .._json import json_objects, json_type
 from ..errors import RenderError
 from ..jsjson import has_surrogate, stringify
-from ._piai_models import CONTEXT_SAFETY_TOKENS, PiCall, PiModel, compaction_messages
+from ._images import has_image
+from ._piai_images import image_messages, user_content
+from ._piai_models import CONTEXT_SAFETY_TOKENS, PI_MAX_REQUEST_IMAGE_BYTES, PiCall, PiModel, compaction_messages
 
 __all__ = [
     "clamp_max_tokens",
@@ -171,15 +177,6 @@ def _result_text(blocks: Any) -> str:
     return "".join(parts)
 
 
-def _reject_images(message: Mapping[str, Any]) -> None:
-    def has_image(blocks: Any) -> bool:
-        return any(b.get("type") == "image" or (b.get("type") == "tool-result" and has_image(b.get("content")))
-                   for b in json_objects(blocks))
-    if has_image(message.get("content")):
-        raise RenderError("image content needs the attachment bytes, which the log does not hold",
-                          hint="render only text-only requests with the pi-ai renderers")
-
-
 _STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
 _PI_BLOCK = ("text", "reasoning", "tool-call")
 _SIGNATURES = ("textSignature", "thinkingSignature", "thoughtSignature")
@@ -294,10 +291,14 @@ def _at(exc: RenderError, seq: int | None) -> RenderError:
     return exc
 
 
-def _pi_message(message: Mapping[str, Any], owned: frozenset[str] | None,
-                tool_names: dict[str, str]) -> list[dict[str, Any]]:
-    """One DSH message as the pi-ai messages it becomes (``tool_names`` collects tool-call names)."""
-    _reject_images(message)
+def _pi_message(message: Mapping[str, Any], owned: frozenset[str] | None, tool_names: dict[str, str],
+                images: Mapping[str, bytes] | None, image_path: bool) -> list[dict[str, Any]]:
+    """One DSH message as the pi-ai messages it becomes (``tool_names`` collects tool-call names).
+
+    ``image_path``: the request holds an image, so DSH converts it with ``toPiContextWithImages``
+    (user content and tool results through ``userContent``); the text-only path gives the same
+    messages wherever there is no image.
+    """
     role = message.get("role")
     if role == "system":
         return [{"role": "user", "content": _text_of(message)}]
@@ -307,21 +308,33 @@ def _pi_message(message: Mapping[str, Any], owned: frozenset[str] | None,
         tool_names.update((b["id"], b["name"]) for b in assistant["content"] if b["type"] == "toolCall")
         return [assistant]
     out: list[dict[str, Any]] = []
-    text = _text_of(message)
-    results = [b for b in json_objects(message.get("content")) if b.get("type") == "tool-result"]
-    if text or not results:
-        out.append({"role": "user", "content": text})
+    blocks = json_objects(message.get("content"))
+    results = [b for b in blocks if b.get("type") == "tool-result"]
+    content = user_content([b for b in blocks if b.get("type") != "tool-result"], images) if image_path \
+        else _text_of(message)
+    if content or not results:
+        out.append({"role": "user", "content": content})
     for result in results:
         call_id = _require_text(result, "toolCallId", "a tool result's toolCallId")
+        inner = user_content(result.get("content"), images) if image_path else _result_text(result.get("content"))
         out.append({"role": "toolResult", "toolCallId": call_id, "toolName": tool_names.get(call_id, "unknown"),
-                    "content": [{"type": "text", "text": _result_text(result.get("content")) or "(no output)"}],
+                    "content": inner if isinstance(inner, list) else [{"type": "text", "text": inner or "(no output)"}],
                     "isError": result.get("isError") or False})
     return out
 
 
 def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | None = None,
-               extra_messages: tuple[Mapping[str, Any], ...] = ()) -> dict[str, Any]:
+               extra_messages: tuple[Mapping[str, Any], ...] = (), model: PiModel | None = None,
+               images: Mapping[str, bytes] | None = None,
+               max_request_image_bytes: int | None = PI_MAX_REQUEST_IMAGE_BYTES,
+               offloaded_image_text: str | None = None) -> dict[str, Any]:
     """DSH ``toPiContext`` over a request: ``{systemPrompt?, messages, tools?}``.
+
+    A request with an image anywhere takes DSH's image path (``adapter.ts`` ``stream``,
+    ``context.ts`` ``toPiContextWithImages``): ``model`` (when given) must take image input, only
+    user messages may hold images, the oldest images beyond ``max_request_image_bytes`` become
+    ``offloaded_image_text``, and every other image becomes pi-ai ``ImageContent`` with the bytes
+    of ``images`` (by ``attachmentId``; the log holds only the reference).
 
     ``owned_routes`` are the routes of the pi-ai adapter instance that serves ``provider``, the
     target route; assistant messages of other routes lose their replay state first (DSH
@@ -341,9 +354,18 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
     messages: list[dict[str, Any]] = []
     seqs = getattr(request, "message_seqs", ())
     own_seq = getattr(request, "first_chunk_seq", None)  # an auxiliary call's event: its messages and header
-    for index, message in enumerate((*request.messages, *extra_messages)):
+    source = (*request.messages, *extra_messages)
+    image_path = any(has_image(m.get("content")) for m in source)
+    if image_path:
         try:
-            messages += _pi_message(message, owned_routes, tool_names)
+            source = image_messages(source, model, max_request_image_bytes, offloaded_image_text)
+        except RenderError as exc:
+            index = exc.seq if exc.seq is not None else 0
+            exc.seq = None
+            raise _at(exc, seqs[index] if index < len(seqs) else own_seq) from None
+    for index, message in enumerate(source):
+        try:
+            messages += _pi_message(message, owned_routes, tool_names, images, image_path)
         except RenderError as exc:
             raise _at(exc, seqs[index] if index < len(seqs) else own_seq) from None
     context: dict[str, Any] = {}
@@ -367,16 +389,19 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
 
 
 def request_context(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
-                    compaction_instruction: str | None) -> tuple[dict[str, Any], int, int]:
+                    compaction_instruction: str | None, images: Mapping[str, bytes] | None = None,
+                    offloaded_image_text: str | None = None) -> tuple[dict[str, Any], int, int]:
     """The pi-ai context of ``request``, its token estimate and the clamped output cap.
 
     Raises:
-        RenderError: a compaction request without its instruction, an image in the context, or a
-            value pi-ai reads as a string or a number that is not one.
+        RenderError: a compaction request without its instruction, an image DSH refuses or whose
+            bytes are not in ``images``, or a value pi-ai reads as a string or a number that is not one.
     """
     model = call.model
     context = pi_context(request, provider=model.provider, owned_routes=owned_routes,
-                         extra_messages=compaction_messages(request, compaction_instruction))
+                         extra_messages=compaction_messages(request, compaction_instruction), model=model,
+                         images=images, max_request_image_bytes=call.max_request_image_bytes,
+                         offloaded_image_text=offloaded_image_text)
     estimate = estimate_context_tokens(context)
     cap = call.max_tokens if call.max_tokens is not None else model.max_tokens
     if isinstance(cap, bool) or not isinstance(cap, (int, float)):  # JavaScript's Math.min coerces it
@@ -455,7 +480,9 @@ def _transform_block(block: dict[str, Any], same: bool, normalize: Any, model: P
 
 
 def transform_messages(messages: list[dict[str, Any]], model: PiModel, normalize: Any = None) -> list[dict[str, Any]]:
-    """pi-ai ``transformMessages`` (images are rejected earlier, so no image downgrade)."""
+    """pi-ai ``transformMessages``. Its downgrade of images for a model without image input
+    (``downgradeUnsupportedImages``) never acts on a DSH request: DSH's adapter refuses such a
+    request before pi-ai sees it (:func:`pi_context`)."""
     ids: dict[str, str] = {}
     transformed = []
     for msg in messages:

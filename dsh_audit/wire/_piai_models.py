@@ -27,6 +27,7 @@ __all__ = [
     "CONTEXT_SAFETY_TOKENS",
     "HARNESS_VERSION",
     "PI_AI_VERSION",
+    "PI_MAX_REQUEST_IMAGE_BYTES",
     "SDK_PLATFORM",
     "THINKING_LEVELS",
     "PiCall",
@@ -49,6 +50,8 @@ SDK_PLATFORM: tuple[tuple[str, str], ...] = (
     ("x-stainless-runtime-version", "v24.19.0"))
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 CONTEXT_SAFETY_TOKENS = 4096
+#: DSH's default ``maxRequestImageBytes`` of a pi-ai route (``llm-pi-ai/src/config.ts``, 20 MiB).
+PI_MAX_REQUEST_IMAGE_BYTES = 20 * 1024 * 1024
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -67,12 +70,15 @@ class RouteProfile:
         cache_retention: ``cacheRetention`` (``none``, ``short``, ``long``); None: pi-ai's ``short``.
         thinking_budgets: ``thinkingBudgets`` by level (``minimal`` .. ``high``), laid over pi-ai's.
         headers: ``headers``, in file order, without DSH's reserved attribution names.
+        max_request_image_bytes: ``maxRequestImageBytes``, the bound on a request's base64 image
+            payload past which DSH replaces the oldest images; None: DSH's 20 MiB.
     """
 
     reasoning: str | None = None
     cache_retention: str | None = None
     thinking_budgets: Mapping[str, int] | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    max_request_image_bytes: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "thinking_budgets", _frozen_map(self.thinking_budgets))
@@ -213,6 +219,7 @@ class PiCall:
     session_id: str | None
     thinking_budgets: Mapping[str, int] | None
     headers: tuple[tuple[str, str], ...] = ()
+    max_request_image_bytes: int = PI_MAX_REQUEST_IMAGE_BYTES
 
 
 def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | None = None,
@@ -258,7 +265,8 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
                   max_tokens=config.get("maxTokens"), temperature=config.get("temperature"),
                   cache_retention=cache_retention or profile.cache_retention or "short", session_id=session_id,
                   thinking_budgets=thinking_budgets if thinking_budgets is not None else profile.thinking_budgets,
-                  headers=profile.headers)
+                  headers=profile.headers,
+                  max_request_image_bytes=profile.max_request_image_bytes or PI_MAX_REQUEST_IMAGE_BYTES)
 
 
 def _logged_default_effort(request: Any) -> str | None:
@@ -348,7 +356,8 @@ class PiRenderer:
         return request_call(request, models=self.models, profile_reasoning=self.profile_reasoning,
                             cache_retention=self.cache_retention, thinking_budgets=self.thinking_budgets)
 
-    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None) -> dict[str, Any]:
+    def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None,
+             images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> dict[str, Any]:
         """The request body as a JSON value (keys in wire order)."""
         raise NotImplementedError
 
@@ -364,7 +373,9 @@ class PiRenderer:
                               hint=f"render {other_api} routes with --adapter {other_adapter}")
         return call
 
-    def body_value(self, request: Any, *, compaction_instruction: str | None = None) -> dict[str, Any]:
+    def body_value(self, request: Any, *, compaction_instruction: str | None = None,
+                   images: Mapping[str, bytes] | None = None,
+                   offloaded_image_text: str | None = None) -> dict[str, Any]:
         """The body :meth:`render` serialises, as a JSON value (keys in wire order): its texts are
         the log's own string objects, so a view that reads its parts (the prompt-cache accounting)
         neither parses the body back nor holds a second copy of a huge message.
@@ -372,20 +383,27 @@ class PiRenderer:
         Raises:
             RenderError: as :meth:`render`.
         """
-        return self.body(request, self._checked_call(request), compaction_instruction=compaction_instruction)
+        return self.body(request, self._checked_call(request), compaction_instruction=compaction_instruction,
+                         images=images, offloaded_image_text=offloaded_image_text)
 
-    def render(self, request: Any, *, compaction_instruction: str | None = None) -> WireRequest:
+    def render(self, request: Any, *, compaction_instruction: str | None = None,
+               images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> WireRequest:
         """Render one request: exact body bytes and headers (credential withheld).
 
         Args:
             request: a request on a route of this renderer's pi-ai API (:attr:`api`).
             compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
+            images: attachment bytes by ``attachmentId``; required when a message holds an image
+                (the log records only its reference).
+            offloaded_image_text: DSH's stand-in text, needed only when images exceed the route's
+                ``maxRequestImageBytes``.
 
         Raises:
             RenderError: DSH would refuse the request (``dsh_code``), or the log lacks a fact.
         """
         call = self._checked_call(request)
-        body = self.body(request, call, compaction_instruction=compaction_instruction)
+        body = self.body(request, call, compaction_instruction=compaction_instruction, images=images,
+                         offloaded_image_text=offloaded_image_text)
         prefix = urlsplit(call.model.base_url).path.rstrip("/")
         return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
                            headers=self.headers(call, body), body=stringify_bytes(body))

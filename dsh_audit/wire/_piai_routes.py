@@ -9,8 +9,9 @@ file is the input that settles it. Each model resolves the way DSH's ``catalog.t
 then the route's defaults; ``reasoningEfforts`` becomes pi-ai's ``thinkingLevelMap`` (a declared
 level carries its wire value, an undeclared one is pinned unsupported, a bare ``off`` stays out).
 The route's stream settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``headers``;
-DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) are read into a
-:class:`~dsh_audit.wire.RouteProfile` carried by each of its models.
+DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) and its request image
+bound (``maxRequestImageBytes``) are read into a :class:`~dsh_audit.wire.RouteProfile` carried by
+each of its models.
 """
 
 from __future__ import annotations
@@ -246,12 +247,17 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
         if not _TOKEN.fullmatch(key) or any(c in value for c in "\r\n\0"):
             raise _Bad(f"{where}.headers.{key}",
                        "is not a valid HTTP header (a token name; no CR, LF or NUL in the value)")
-    if reasoning is None and retention is None and budgets is None and not headers:
+    image_bound = profile.get("maxRequestImageBytes")
+    if image_bound is not None and (not isinstance(image_bound, int) or isinstance(image_bound, bool)
+                                    or image_bound <= 0):
+        raise _Bad(f"{where}.maxRequestImageBytes", "must be a positive whole number of bytes")
+    if reasoning is None and retention is None and budgets is None and not headers and image_bound is None:
         return None
     # pi-ai reads only the four levels' budgets (simple-options.js adjustMaxTokensForThinking).
     kept = {level: budgets[level] for level in _BUDGET_LEVELS if level in budgets} if budgets is not None else None
     sent = tuple((k, v) for k, v in (headers or {}).items() if k.lower() not in _RESERVED_HEADERS)
-    return RouteProfile(reasoning=reasoning, cache_retention=retention, thinking_budgets=kept, headers=sent)
+    return RouteProfile(reasoning=reasoning, cache_retention=retention, thinking_budgets=kept, headers=sent,
+                        max_request_image_bytes=image_bound)
 
 
 def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],
@@ -280,7 +286,12 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
     if declared_input is not None and (not isinstance(declared_input, list)
                                        or not all(isinstance(i, str) for i in declared_input)):
         raise _Bad(f"{at}.input", "must be a list of input kinds (text, image)")
-    inputs = tuple(declared_input) if declared_input else (base.input if base else _DEFAULT_INPUT)
+    route_input = profile.get("defaultInput")  # DSH catalog.ts: the entry's, the catalog's, then this
+    if route_input is not None and (not isinstance(route_input, list) or not route_input
+                                    or not all(isinstance(i, str) for i in route_input)):
+        raise _Bad(f"{route}.defaultInput", "must be a non-empty list of input kinds (text, image)")
+    inputs = tuple(declared_input) if declared_input else \
+        (base.input if base else tuple(route_input) if route_input else _DEFAULT_INPUT)
     return PiModel(provider=provider, id=entry["id"], api=model_api, base_url=base_url, context_window=context,
                    max_tokens=cap, reasoning=reasoning, thinking_level_map=levels, input=inputs, compat=compat)
 
