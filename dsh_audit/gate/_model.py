@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -89,7 +90,9 @@ class SessionCheck:
         path: the log file.
         session_id: the session id, or None when the log could not be read.
         requests: the rebuilt requests (:class:`dsh_audit.replay.Request`), or with
-            ``run_check(outline=True)`` their :class:`RequestOutline`.
+            ``run_check(outline=True)`` their :class:`RequestOutline` (for a log checked as it is
+            replayed, a :class:`~dsh_audit._spool.RowSpool`: a long log's outlines are not held
+            in memory).
         transitions: attribution, one per request (:class:`dsh_audit.attribution.Transition`).
         cache: the cache accounting (:class:`dsh_audit.cache.SessionCacheReport`), or None.
         captures: capture pairings of this session's requests (:class:`dsh_audit.capture.RequestDiff`).
@@ -107,7 +110,7 @@ class SessionCheck:
 
     path: str
     session_id: str | None
-    requests: tuple[Any, ...] = ()
+    requests: Sequence[Any] = ()
     transitions: tuple[Any, ...] = ()
     cache: Any = None
     captures: tuple[Any, ...] = ()

@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .._spool import RowSpool
 from ..attribution import attribute_sessions
 from ..cache import account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies, compare_capture, find_capture, load_capture
@@ -155,7 +156,7 @@ class _Checker:
         route file's warnings."""
         record = None if self.record is None else self.record()
         activity = Activity(log.header)
-        outlines: list[RequestOutline] = []
+        outlines = RowSpool(RequestOutline)
         transitions: list[Any] = []
         by_request: dict[int, Any] = {}  # each request's transition, as the whole session's lookup
         seqs: dict[int, int | None] = {}  # the seq of each break's request
@@ -195,7 +196,7 @@ class _Checker:
                                       validation=_validation_of(found))
         # Session.span: the log's own timestamps, else (none above 0) its requests' times
         first, last = (activity.first, activity.last) if activity.first is not None else (sent.first, sent.last)
-        return SessionCheck(path=log.path, session_id=log.header.id, requests=tuple(outlines), transitions=mine,
+        return SessionCheck(path=log.path, session_id=log.header.id, requests=outlines, transitions=mine,
                             cache=cache, findings=tuple(findings), title=activity.title,
                             parent_id=log.header.parent_session, seed_length=log.header.seed_length,
                             first_time=first, last_time=last, record=record), \

@@ -27,7 +27,7 @@ from ._records import (
     parse_json,
 )
 from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader
-from ._upgrade import Malformed, upgrade_event
+from ._upgrade import Malformed, MessageIds, upgrade_event
 from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "Line",
     "LineTee",
     "Malformed",
+    "MessageIds",
     "ProtectedInputs",
     "RowError",
     "SUPPORTED_VERSIONS",

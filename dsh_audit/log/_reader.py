@@ -33,7 +33,7 @@ from ._records import (
 )
 from ._types import CHUNK_ROW_TYPES
 from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
-from ._upgrade import Malformed, upgrade_event
+from ._upgrade import Malformed, MessageIds, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
 __all__ = ["SUPPORTED_VERSIONS", "LineTee", "SessionLog", "read_log", "read_stream"]
@@ -138,7 +138,7 @@ class SessionLog:
     _collapse_rows: bool = field(default=False, repr=False)
     # Scan position, kept here so that fail() resumes the scan where replay stopped it.
     _next_seq: int = field(default=0, repr=False)
-    _message_ids: dict[int, str] = field(default_factory=dict, repr=False)
+    _message_ids: MessageIds = field(default_factory=MessageIds, repr=False)
 
     @property
     def session_id(self) -> str:
@@ -283,7 +283,7 @@ class SessionLog:
             self.warnings.append(f"{self.path}: torn tail: {torn.reason} ({torn.dropped_bytes} bytes ignored)")
         self._torn.clear()
 
-    def _check(self, raw: Any, line: int, sid: str, message_ids: dict[int, str]) -> Event | None:
+    def _check(self, raw: Any, line: int, sid: str, message_ids: MessageIds) -> Event | None:
         if raw.get("type") == "assistant/chunk" and len(raw) == 4 and isinstance(raw.get("data"), dict) \
                 and is_safe_int(raw.get("time")):
             # The bulk of every log (and every event a packed row expands to): a plain chunk has

@@ -9,9 +9,11 @@ the spec; the code is ours.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from typing import Any, TypeGuard
 
-__all__ = ["Malformed", "legacy_message_id", "upgrade_event"]
+__all__ = ["Malformed", "MessageIds", "legacy_message_id", "upgrade_event"]
 
 
 class Malformed(Exception):
@@ -20,6 +22,51 @@ class Malformed(Exception):
 
 def legacy_message_id(session_id: str, seq: int) -> str:
     return f"legacy-message:{session_id}:{seq}"
+
+
+class MessageIds:
+    """The id of each message event read so far, by seq (DSH's ``messageIds`` map in its
+    persistence coordinator): what a legacy tool-result replacement inherits from the message
+    it replaces. A long log holds hundreds of thousands, each needed at most once, so they are
+    kept as one buffer of UTF-8 text with arrays of seqs and offsets, not as one string object
+    each: no per-id objects pinning the allocator's pools between a line's short-lived parse
+    objects. An id that is not a string, or a seq that is not above every seq kept so far (a
+    log that repeats or reorders seqs is refused elsewhere), is kept as given.
+
+    Example:
+        >>> ids = MessageIds()
+        >>> ids[3] = "a"; ids[7] = "\\u00e9\\ud800"; ids[5] = None
+        >>> ids.get(3), ids.get(7), ids.get(5), ids.get(4)
+        ('a', '\\xe9\\ud800', None, None)
+    """
+
+    __slots__ = ("_seqs", "_ends", "_data", "_other")
+
+    def __init__(self) -> None:
+        self._seqs = array("q")
+        self._ends = array("q")
+        self._data = bytearray()
+        self._other: dict[int, Any] = {}
+
+    def __setitem__(self, seq: int, value: Any) -> None:
+        if type(value) is str and type(seq) is int and -2**63 <= seq < 2**63 and (
+                not self._seqs or seq > self._seqs[-1]):
+            self._data += value.encode("utf-8", "surrogatepass")
+            self._seqs.append(seq)
+            self._ends.append(len(self._data))
+            self._other.pop(seq, None)
+        else:
+            self._other[seq] = value
+
+    def get(self, seq: int) -> Any:
+        """The id of the message at ``seq``, or None."""
+        if seq in self._other:
+            return self._other[seq]
+        at = bisect_left(self._seqs, seq)
+        if at == len(self._seqs) or self._seqs[at] != seq:
+            return None
+        start = self._ends[at - 1] if at else 0
+        return self._data[start:self._ends[at]].decode("utf-8", "surrogatepass")
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -119,7 +166,7 @@ def _steering(event: dict[str, Any], sid: str) -> dict[str, Any]:
     return {**event, "type": "user/message", "data": message}
 
 
-def _message(event: dict[str, Any], sid: str, message_ids: dict[int, str]) -> dict[str, Any]:
+def _message(event: dict[str, Any], sid: str, message_ids: MessageIds) -> dict[str, Any]:
     data = event.get("data")
     if not isinstance(data, dict):
         return event
@@ -162,7 +209,8 @@ def _message(event: dict[str, Any], sid: str, message_ids: dict[int, str]) -> di
     return event
 
 
-def upgrade_event(event: dict[str, Any], session_id: str, message_ids: dict[int, str]) -> tuple[dict[str, Any], str | None]:
+def upgrade_event(event: dict[str, Any], session_id: str,
+                  message_ids: MessageIds) -> tuple[dict[str, Any], str | None]:
     """Apply every legacy upgrade to one raw event dict; return it and the upgrade's name."""
     etype = event.get("type")
     out = event

@@ -15,6 +15,7 @@ from ..errors import ReplayError
 from ..log import (
     Event,
     Malformed,
+    MessageIds,
     adapter_defaults_error,
     is_safe_int,
     message_shape_error,
@@ -60,7 +61,7 @@ class Admitter:
         self.version = version
         self.known = known
         self.fold = SurfaceFold()
-        self.message_ids: dict[int, str] = {}
+        self.message_ids = MessageIds()
         self.surface_ok = True  # whether the fold accepted the last admitted event
         self.replacement: Replacement | None = None  # what the last admitted event shadowed, if anything
         self._chunks_known = "assistant/chunk" in known
