@@ -11,7 +11,7 @@ import click
 from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
-from ..report import SessionPages, format_json, format_junit, format_markdown, format_sarif, iter_html
+from ..report import SessionPages, format_json, format_markdown, format_sarif, iter_html, iter_junit
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, capture_option, echo, echo_warning, engine_options, jobs_option,
                       lenient_option, listing_options, output_help, routes_option, selected_logs, session_paths,
@@ -180,9 +180,13 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     for warning in result.warnings:
         echo_warning(warning)
     markdown = format_markdown(result)
-    _write(junit_path, format_junit(result))
-    _write(sarif_path, format_sarif(result, base=os.getcwd()))
-    _write(json_path, format_json(result))
+    # each report made only when asked for; JUnit's one testcase per request is written as made
+    if junit_path is not None:
+        _write(junit_path, iter_junit(result))
+    if sarif_path is not None:
+        _write(sarif_path, format_sarif(result, base=os.getcwd()))
+    if json_path is not None:
+        _write(json_path, format_json(result))
     if fmt == "markdown":
         page_listing()  # the summary is this run's listing: paged on a terminal like any other
     _write(markdown_path, markdown)

@@ -10,7 +10,7 @@ if typing.TYPE_CHECKING:
     from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
     from ._html import SessionPage, SessionPages, build_report_data, format_html, iter_html
     from ._json import dumps_line, dumps_pretty
-    from ._junit import format_junit
+    from ._junit import format_junit, iter_junit
     from ._markdown import format_markdown
     from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif, validation_sarif
 
@@ -30,6 +30,7 @@ __all__ = [
     "format_markdown",
     "format_sarif",
     "iter_html",
+    "iter_junit",
     "report_object",
     "validation_sarif",
 ]
@@ -48,6 +49,7 @@ _LAZY = {
     "format_html": "._html",
     "format_json": "._check_json",
     "format_junit": "._junit",
+    "iter_junit": "._junit",
     "format_markdown": "._markdown",
     "format_sarif": "._sarif",
     "iter_html": "._html",

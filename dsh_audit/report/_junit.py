@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["format_junit"]
+__all__ = ["format_junit", "iter_junit"]
 
 _BAD_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -41,44 +41,76 @@ def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[An
     return 1 if failing else 0
 
 
-def _suite(root: ET.Element, check: Any) -> tuple[int, int]:
+def _fails(findings: Sequence[Any]) -> int:
+    return 1 if any(f.fails for f in findings) else 0
+
+
+def _open_tag(tag: str, attributes: dict[str, str]) -> str:
+    """``<tag a="..." ...>`` as ElementTree writes it (the same escaping and attribute order)."""
+    return ET.tostring(ET.Element(tag, attributes), encoding="unicode")[:-3] + ">"
+
+
+def _cases(level: int, cases: Iterable[tuple[str, str, Sequence[Any]]]) -> Iterator[str]:
+    """Each testcase, indented as :func:`xml.etree.ElementTree.indent` indents it at ``level``."""
+    for name, classname, findings in cases:
+        holder = ET.Element("testsuite")
+        _case(holder, name=name, classname=classname, findings=findings)
+        case = holder[0]
+        ET.indent(case, level=level)
+        yield "\n" + "  " * level + ET.tostring(case, encoding="unicode")
+
+
+def _suite(check: Any) -> tuple[dict[str, str], Callable[[], Iterator[tuple[str, str, Sequence[Any]]]]]:
+    """A log's testsuite: its attributes, and its testcases (the ``log`` one, then one per request)."""
     name = check.session_id or check.path
-    suite = ET.SubElement(root, "testsuite", name=_clean(name), file=_clean(check.path))
     classname = _clean(f"dsh-audit.{name}")
-    failures = _case(suite, name="log", classname=classname, findings=check.log_findings)
-    for request in check.requests:
-        failures += _case(suite, name=_label(request), classname=classname,
-                          findings=check.request_findings(request.index))
-    tests = len(check.requests) + 1
-    suite.set("tests", str(tests))
-    suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    suite.set("skipped", "0")
-    suite.set("time", "0")
-    return tests, failures
+
+    def cases() -> Iterator[tuple[str, str, Sequence[Any]]]:
+        yield "log", classname, check.log_findings
+        for request in check.requests:
+            yield _label(request), classname, check.request_findings(request.index)
+
+    failures = sum(_fails(findings) for _, _, findings in cases())
+    return {"name": _clean(name), "file": _clean(check.path), "tests": str(len(check.requests) + 1),
+            "failures": str(failures), "errors": "0", "skipped": "0", "time": "0"}, cases
 
 
 def format_junit(result: Any) -> str:
-    """The JUnit XML text of a :class:`dsh_audit.gate.CheckResult`.
+    """The JUnit XML text of a :class:`dsh_audit.gate.CheckResult` (:func:`iter_junit` joined).
 
     Example:
         >>> print(format_junit(result))  # doctest: +SKIP
         <?xml version="1.0" encoding="UTF-8"?>
         <testsuites name="dsh-audit check" tests="4" failures="0" errors="0" time="0">...
     """
-    root = ET.Element("testsuites", name="dsh-audit check")
-    tests = failures = 0
-    for check in result.sessions:
-        t, f = _suite(root, check)
-        tests, failures = tests + t, failures + f
+    return "".join(iter_junit(result))
+
+
+def iter_junit(result: Any) -> Iterator[str]:
+    """The JUnit XML text of a :class:`dsh_audit.gate.CheckResult`, in pieces as it is written:
+    a long log's testcases (one per request) are never held as one tree or one text.
+
+    Example:
+        >>> print("".join(iter_junit(result)))  # doctest: +SKIP
+        <?xml version="1.0" encoding="UTF-8"?>
+        <testsuites name="dsh-audit check" tests="4" failures="0" errors="0" time="0">...
+    """
+    suites = [_suite(check) for check in result.sessions]
     loose = list(result.unattached)
     if loose:
-        suite = ET.SubElement(root, "testsuite", name="captures")
-        failed = _case(suite, name="captures no log explains", classname="dsh-audit.captures", findings=loose)
-        for key, value in (("tests", 1), ("failures", failed), ("errors", 0), ("skipped", 0), ("time", 0)):
-            suite.set(key, str(value))
-        tests, failures = tests + 1, failures + failed
-    for key, value in (("tests", tests), ("failures", failures), ("errors", 0), ("time", 0)):
-        root.set(key, str(value))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        captures = [("captures no log explains", "dsh-audit.captures", loose)]
+        suites.append(({"name": "captures", "tests": "1", "failures": str(_fails(loose)), "errors": "0",
+                        "skipped": "0", "time": "0"}, lambda: iter(captures)))
+    tests = sum(int(attributes["tests"]) for attributes, _ in suites)
+    failures = sum(int(attributes["failures"]) for attributes, _ in suites)
+    root = {"name": "dsh-audit check", "tests": str(tests), "failures": str(failures), "errors": "0", "time": "0"}
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    if not suites:
+        yield ET.tostring(ET.Element("testsuites", root), encoding="unicode") + "\n"
+        return
+    yield _open_tag("testsuites", root)
+    for attributes, cases in suites:
+        yield "\n  " + _open_tag("testsuite", attributes)
+        yield from _cases(2, cases())
+        yield "\n  </testsuite>"
+    yield "\n</testsuites>\n"
