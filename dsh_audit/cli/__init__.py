@@ -14,6 +14,7 @@ import click
 
 from .. import _version
 from .._version import __version__
+from ._common import escape_unencodable_stdout as _escape_unencodable_stdout
 from ._common import run_guarded as _run_guarded
 from ._common import silence_stdout as _silence_stdout
 
@@ -112,6 +113,7 @@ def cli() -> None:
 def main() -> None:
     """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 3 an unexpected error,
     130 interrupted."""
+    _escape_unencodable_stdout()
     try:
         code = _run_guarded(cli)
     except KeyboardInterrupt:  # a second Ctrl-C while the first one is being handled

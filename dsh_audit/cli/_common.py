@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import functools
 import io
 import os
@@ -326,6 +327,41 @@ def run_guarded(command: click.Group) -> int:
         echo_error(InternalError.unexpected(exc))
         return EXIT_INTERNAL
     return result if isinstance(result, int) else EXIT_OK
+
+
+#: The codecs that write every character: stdout in any of them needs no escapes.
+_EVERY_CHARACTER = frozenset({"utf-8", "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be",
+                              "gb18030"})
+_ESCAPES = "dsh-audit-escape"
+
+
+def _escape(exc: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: each character the codec cannot write as the JSON escape of its
+    UTF-16 code units (``\\u00e9``; an astral character as its surrogate pair), which is also
+    how a JSON line would spell it."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    units = exc.object[exc.start:exc.end].encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2)), exc.end
+
+
+codecs.register_error(_ESCAPES, _escape)
+
+
+def escape_unencodable_stdout() -> None:
+    """When stdout's encoding cannot write every character (``PYTHONIOENCODING=ascii``, a C locale
+    with UTF-8 mode off), write the characters it cannot as JSON escapes (``caf\\u00e9``) instead
+    of failing on the first log text outside it (exit 3). UTF-8 output is left alone."""
+    stream = sys.stdout
+    encoding = getattr(stream, "encoding", None)
+    if not isinstance(stream, io.TextIOWrapper) or not encoding:
+        return
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return
+    if name not in _EVERY_CHARACTER:
+        stream.reconfigure(errors=_ESCAPES)
 
 
 def silence_stdout() -> None:

@@ -116,7 +116,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
         dsh-audit watch
         dsh-audit watch ~/.dsh/sessions --json --on-break 'notify-send "cache break"'
     """
-    command = shlex.split(on_break) if on_break else None
+    try:
+        command = shlex.split(on_break) if on_break else None
+    except ValueError as exc:  # unpaired quotes: a usage error, before any log is followed
+        raise click.BadParameter(f"{on_break!r}: {exc}", param_hint="'--on-break'") from None
     try:
         config = routes_from(routes)  # a bad route file is one error, before any log is followed
     except DshAuditError as exc:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..log import ProtectedInputs
+from ..log import ProtectedInputs, special_kind
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ..cache import PriceBook, load_prices
@@ -147,6 +147,9 @@ def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[s
     """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
     place, and the version it had is returned beside the connection."""
     location = os.fspath(db)
+    kind = special_kind(location) if location else None
+    if kind is not None:  # SQLite would write its journal beside it (as root: /dev/null-journal)
+        raise UsageError(f"the index is {kind}, not a file", path=location, hint="give --db a file name")
     if not location or (not create and not Path(location).is_file()):
         raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
     try:

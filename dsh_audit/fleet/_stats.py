@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
+from ..errors import UsageError
 from ._index import connect_index, index_error
 
 __all__ = ["FleetStats", "fleet_stats"]
@@ -194,6 +195,54 @@ def _cost_by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]
     return tuple(sorted(rows, key=lambda r: (-r["lost_cost_usd"], r["cause"])))
 
 
+#: The SQLite storage classes each declared column type may hold (``NULL`` in all of them).
+_STORED = {"TEXT": ("text",), "INTEGER": ("integer", "real"), "REAL": ("real", "integer")}
+#: The largest number a column may hold: far past any count or cost, and summed over any number of
+#: rows still a finite double (``math.fsum`` of 1e308s overflows).
+_MAX_REAL = 1e200
+#: The JSON columns ``stats`` sums the values of (``json_each``): objects of numbers.
+_JSON_NUMBERS = (("requests", "lost"), ("costs", "lost_cost_by_cause"))
+
+
+def _check_values(connection: sqlite3.Connection, location: str) -> None:
+    """Refuse an index whose columns hold values of a type ``index`` never writes (a BLOB where
+    text belongs, text where a count belongs, an infinite cost, a JSON cause map that is not
+    numbers): the file was edited or damaged, and its sums would mean nothing. One scan per table.
+
+    Raises:
+        UsageError: naming the first such table and column.
+    """
+    bad: tuple[str, str] | None = None
+    for table in ("sessions", "requests", "breaks", "costs"):
+        columns = [(str(row[1]), str(row[2]).upper()) for row in connection.execute(f"PRAGMA table_info({table})")]
+        tests = []
+        for name, declared in columns:
+            kinds = ", ".join(f"'{kind}'" for kind in _STORED.get(declared, ()))
+            if kinds:
+                bound = f" AND abs(\"{name}\") <= {_MAX_REAL}" if declared != "TEXT" else ""
+                tests.append((name, f"(\"{name}\" IS NULL OR (typeof(\"{name}\") IN ({kinds}){bound}))"))
+        if not tests:
+            continue
+        which = " ".join(f"WHEN NOT {test} THEN {index}" for index, (_, test) in enumerate(tests))
+        sound = " AND ".join(test for _, test in tests)
+        row = connection.execute(f"SELECT CASE {which} END FROM {table} WHERE NOT ({sound}) LIMIT 1").fetchone()
+        if row is not None:
+            bad = (table, tests[row[0]][0])
+            break
+    for table, column in () if bad else _JSON_NUMBERS:
+        row = connection.execute(f"SELECT 1 FROM {table} WHERE json_type({column}) IS NOT 'object' "
+                                 f"AND {column} IS NOT NULL LIMIT 1").fetchone() or connection.execute(
+            f"SELECT 1 FROM {table}, json_each({table}.{column}) AS item WHERE {table}.{column} IS NOT NULL "
+            f"AND (item.type NOT IN ('integer', 'real') OR abs(item.value) > {_MAX_REAL}) LIMIT 1").fetchone()
+        if row is not None:
+            bad = (table, column)
+            break
+    if bad is not None:
+        raise UsageError(f"not a dsh-audit index: column {bad[0]}.{bad[1]} holds a value of a type or size "
+                         "`dsh-audit index` never writes (the file was edited or damaged)", path=location,
+                         hint="delete the file and build it again with `dsh-audit index PATH --db FILE`")
+
+
 def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
     """Answer the fleet questions from the index at ``db``.
 
@@ -211,6 +260,7 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
     """
     connection = connect_index(db, create=False)
     try:
+        _check_values(connection, os.fspath(db))
         return FleetStats(db=os.fspath(db), totals=_totals(connection),
                           by_model=_grouped(connection, "model", "4 DESC, model"),
                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),

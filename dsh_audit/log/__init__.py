@@ -13,7 +13,7 @@ from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, pa
 from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
 from ._follow import complete_length, is_zstd_head
 from ._format import classify_record, detect_format
-from ._outputs import ProtectedInputs, open_regular, write_atomic
+from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
 from ._header import is_absolute_path
 from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
 from ._span import time_span
@@ -71,6 +71,7 @@ __all__ = [
     "read_progress",
     "read_stream",
     "resolve_session",
+    "special_kind",
     "time_span",
     "to_v0_shapes",
     "upgrade_event",

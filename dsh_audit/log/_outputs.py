@@ -5,7 +5,8 @@ first checked against the inputs of the run: the logs, the other logs and captur
 folders, and any capture, policy, route file or index named on the command line. A path that is
 one of them, or resolves to one (symlinks, ``..``, a hard link), is refused before any work is
 done. Reports are then written to a temporary file beside the target and renamed over it, so a
-failed run never leaves a half-written file.
+failed run never leaves a half-written file; a target that is a device, a FIFO or a socket
+(``/dev/null``, ``/dev/stdout``, a pipe) is written to as it is, never replaced by a file.
 
 Inputs are opened with :func:`open_regular`: a FIFO, a device or a symlink loop named like a log
 is refused in one line before it is read, instead of hanging or growing without limit.
@@ -24,7 +25,7 @@ from typing import BinaryIO
 
 from ..errors import UnreadableError, UsageError
 
-__all__ = ["ProtectedInputs", "open_regular", "write_atomic"]
+__all__ = ["ProtectedInputs", "open_regular", "special_kind", "write_atomic"]
 
 _LOG_LIKE = (".jsonl", ".jsonl.zstd", ".har")
 _Key = tuple[int, int]
@@ -130,11 +131,25 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str]
     (a lone surrogate, which UTF-8 cannot hold, is written as its ``\\udXXX`` escape); an iterable
     of strings is written piece by piece, never joined in memory.
 
+    A target that exists and is neither a regular file nor a folder (``/dev/null``, ``/dev/stdout``,
+    a FIFO) is written to directly: renaming over it would replace the device itself (as root,
+    ``-o /dev/null`` left a regular file in place of /dev/null). A symlink to a regular file is
+    followed: the file it names is replaced, not the link.
+
     Raises:
         UsageError: ``cannot write {what}: <reason>`` when the folder is missing or not writable.
     """
     name = os.fspath(path)
     pieces: Iterable[str | bytes] = [data] if isinstance(data, (str, bytes)) else data
+    try:
+        mode: int | None = os.stat(name).st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        _write_through(name, pieces, mode, what=what)
+        return
+    if os.path.islink(name):  # the file the link names is replaced, never the link (/dev/stdout)
+        name = os.path.realpath(name)
     target = Path(name)
     temp: str | None = None
     try:
@@ -157,8 +172,43 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str]
                 pass
 
 
+def _write_through(name: str, pieces: Iterable[str | bytes], mode: int, *, what: str) -> None:
+    """Write to the device, FIFO or socket ``name`` as it is; a FIFO that no program reads is
+    refused at once (opened without blocking), not waited on."""
+    try:
+        fd = os.open(name, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        reason = ("no program is reading the FIFO" if stat.S_ISFIFO(mode) and exc.errno == errno.ENXIO
+                  else exc.strerror or str(exc))
+        raise UsageError(f"cannot write {what}: {reason}", path=name) from None
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb") as handle:
+            for piece in pieces:
+                handle.write(piece.encode("utf-8", errors="backslashreplace") if isinstance(piece, str) else piece)
+    except OSError as exc:
+        raise UsageError(f"cannot write {what}: {exc.strerror or exc}", path=name) from None
+
+
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What an existing ``path`` is when it is neither a regular file nor a folder (``a FIFO``, ``a
+    character device``...), following symlinks; None for a file, a folder or nothing there.
+
+    Example:
+        >>> special_kind("/dev/null"), special_kind("README.md"), special_kind("no/such/file")
+        ('a character device', None, None)
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((label for test, label in _KINDS if test(mode)), "not a regular file")
 
 
 def open_regular(path: str | os.PathLike[str], *, what: str = "log file") -> BinaryIO:

@@ -25,7 +25,7 @@ import orjson
 from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import UnreadableError, UsageError
-from ..log import ProtectedInputs, open_regular, parse_json, read_stream
+from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
 from ..session import Session, open_session
 from ._capture import META_SUFFIX, redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
@@ -106,6 +106,10 @@ def _guard(evidence: ProtectedInputs, target: Path, *, what: str, hint: str) -> 
 def _check_target(target: Path, *, force: bool, what: str, hint: str) -> None:
     if target.is_dir():
         raise UsageError(f"the {what} is a folder", path=str(target), hint=hint)
+    kind = special_kind(target)
+    if kind is not None:  # renaming the redacted file over it would replace the FIFO or device itself
+        raise UsageError(f"the {what} is {kind}, not a file", path=str(target),
+                         hint="write it to a file, or to stdout with -o -")
     if target.exists() and not force:
         raise UsageError(f"the {what} already exists", path=str(target), hint="pass --force to replace it")
     if not target.parent.is_dir():

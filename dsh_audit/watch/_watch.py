@@ -29,7 +29,7 @@ from ..errors import DshAuditError, UnreadableError
 from ..log import default_sessions_root, discover, time_span
 from ..wire import PiRoutes
 from ._follow import follow_log
-from ._model import WatchItem, WatchNote
+from ._model import WatchItem, WatchNote, WatchRequest
 from ._notify import Notifier, Wake
 from ._tail import TailStream
 
@@ -45,11 +45,13 @@ class _Follower:
 
 @dataclass(frozen=True)
 class _Done:
-    """A follower has finished; ``replaced``: its file was truncated or replaced."""
+    """A follower has finished; ``replaced``: its file was truncated or replaced; ``shown``: how
+    many of its requests were printed or passed over as history, and whether its ``started`` note was."""
 
     path: str
     stream: TailStream
     replaced: bool
+    shown: tuple[int, bool] = (0, False)
 
 
 def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
@@ -71,6 +73,13 @@ def _last_active(path: str, mtime: float) -> float:
     reads only the file's two ends), else ``mtime`` for a log that records no time."""
     span = time_span(path)
     return mtime if span is None else span[1]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -124,29 +133,40 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     out: queue.Queue[WatchItem | _Done] = queue.Queue()
     followers: dict[str, _Follower] = {}
     ended: dict[str, tuple[int, int] | None] = {}  # logs no longer followed: the file each was (None: deleted)
+    # Logs that ended in a torn tail: the bytes read and the requests shown. One that grows past
+    # them (a writer slower than --settle, a session resumed) is followed again from its start,
+    # its requests already shown left out, instead of never being read again.
+    torn: dict[str, tuple[int, tuple[int, bool]]] = {}
     unreadable: set[str] = set()  # folders that could not be listed at the last look (reported once)
     began = time.monotonic()
     notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                         safety=max(poll * 40, 2.0))
 
-    def run(stream: TailStream, start_size: int, replay_history: bool) -> None:
+    def run(stream: TailStream, start_size: int, replay_history: bool, skip: tuple[int, bool] | None) -> None:
         def history() -> bool:
             return stream.offset <= start_size
 
         replaced = False
+        requests, started = skip or (0, False)
         try:
             for item in follow_log(stream, prices=prices, lenient=lenient, max_version=max_version,
                                    history=history, config=routes):
                 replaced = replaced or (isinstance(item, WatchNote) and item.level == "replaced")
+                if skip is not None and (item.index < skip[0] if isinstance(item, WatchRequest) else
+                                         isinstance(item, WatchNote) and item.level == "started" and skip[1]):
+                    continue  # shown before its torn tail grew and the log was followed again
+                if isinstance(item, WatchRequest):
+                    requests = item.index + 1
+                started = started or (isinstance(item, WatchNote) and item.level == "started")
                 if replay_history or not getattr(item, "history", False):
                     out.put(item)
         except Exception as exc:  # noqa: BLE001 - one log's failure must not end the watch
             out.put(WatchNote(time.time(), stream.path, "error", f"{type(exc).__name__}: {exc}"))
         finally:
             stream.close()
-            out.put(_Done(stream.path, stream, replaced))
+            out.put(_Done(stream.path, stream, replaced, (requests, started)))
 
-    def start(path: str, *, existing: bool) -> None:
+    def start(path: str, *, existing: bool, skip: tuple[int, bool] | None = None) -> None:
         try:
             info = os.stat(path)
         except OSError:
@@ -155,7 +175,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         recent = since is not None and existing and _last_active(path, info.st_mtime) >= since
         wake = notifier.wake_for(path)
         stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake)
-        thread = threading.Thread(target=run, args=(stream, size, recent or not existing),
+        thread = threading.Thread(target=run, args=(stream, size, recent or not existing, skip),
                                   name=f"watch {os.path.basename(path)}", daemon=True)
         followers[path] = _Follower(stream, thread, wake)
         thread.start()
@@ -167,11 +187,16 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         for path in found:
             if path in followers:
                 continue
+            skip = None
             if path in ended:
-                if _identity(path) == ended[path]:
-                    continue  # the same file that ended in an error: reported once
+                same = _identity(path) == ended[path]
+                if same and path in torn and _size(path) > torn[path][0]:
+                    skip = torn[path][1]
+                elif same:
+                    continue  # the same file that ended in an error (reported once) or torn, unchanged
                 del ended[path]
-            start(path, existing=existing)
+                torn.pop(path, None)
+            start(path, existing=existing, skip=skip)
         # A session folder's newer log generation takes the place of the older one (discover
         # yields only the newest of a folder's generations).
         folders = {os.path.dirname(p) for p in found}
@@ -230,6 +255,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                 start(item.path, existing=False)  # its new content, from the first byte
             elif not stop.is_set():
                 ended[item.path] = None if item.stream.gone else item.stream.identity
+                if item.stream.torn:
+                    torn[item.path] = (item.stream.offset, item.shown)
     finally:
         stop.set()
         notifier.wake_all()

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import os
 import re
+import reprlib
 from urllib.parse import urlsplit
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
     import yaml
 
 __all__ = ["PiRoutes", "load_routes", "parse_routes"]
+
+#: A route-file value in an error, described by its first items only: YAML aliases can make a
+#: one-line value name a billion strings (``api: *bomb``).
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother = 2, 4, 4, 60, 60
 
 # DSH's llm-pi-ai defaults (config.ts DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOKENS, DEFAULT_INPUT).
 _DEFAULT_CONTEXT_WINDOW = 262_144
@@ -194,7 +200,7 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
     settings = _profile(profile, where)
     api = profile.get("api")
     if api is not None and (not isinstance(api, str) or api not in _APIS):
-        raise _Bad(f"{where}.api", f"unknown pi-ai api {api!r} (known: {', '.join(sorted(_APIS))})")
+        raise _Bad(f"{where}.api", f"unknown pi-ai api {_SHORT.repr(api)} (known: {', '.join(sorted(_APIS))})")
     entries = profile.get("models") or []
     overrides = profile.get("modelOverrides") or {}
     if not isinstance(entries, list) or not isinstance(overrides, dict):
