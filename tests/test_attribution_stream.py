@@ -90,7 +90,8 @@ def _copies(tmp_path):
 def test_check_for_its_reports_keeps_the_cache_totals_and_breaks_not_a_record_per_request(tmp_path):
     """`check`'s reports show a session's cache sums, counts and cost and its breaks, never a
     request's verdict or an extension: with ``lean`` a log checked as it is replayed keeps no
-    verdict, no ledger entry and no transition but the breaks; its totals and findings are the same."""
+    verdict, no ledger entry and no transition but the breaks, each as its outline (no quoted event
+    data); its totals and findings are the same."""
     from dsh_audit.gate import run_check
 
     compared = 0
@@ -102,7 +103,7 @@ def test_check_for_its_reports_keeps_the_cache_totals_and_breaks_not_a_record_pe
         assert totals.cache is not None and totals.cache.verdicts == (), copy
         assert totals.cache.to_json(timeline=False) == kept.cache.to_json(timeline=False), copy
         assert totals.findings == kept.findings, copy
-        assert totals.transitions == tuple(t for t in kept.transitions if t.verdict == "break"), copy
+        assert totals.transitions == tuple(t.outline() for t in kept.transitions if t.verdict == "break"), copy
         compared += bool(kept.cache.verdicts)
     assert compared >= 10
 
@@ -170,3 +171,18 @@ def test_index_of_a_log_alone_is_made_while_replayed_exactly_as_whole():
         assert streamed.items == [whole], path
         compared += 1
     assert compared >= 20, compared
+
+
+def test_a_transition_outline_keeps_what_lists_a_break():
+    from dsh_audit.attribution import FieldChange, Transition
+    from dsh_audit.session import Evidence
+
+    full = Transition("s", 4, 3, "s", "loop", "break", "header_change", ("prune",),
+                      fields=(FieldChange("system", 10, 12, True, {"diff": ["-a", "+b"]}),),
+                      evidence=(Evidence(7, "request/header", {"config": {"model": "m"}}, "s"),),
+                      context=(Evidence(6, "plan/mode", {"mode": "plan"}),), detail="system changed")
+    outline = full.outline()
+    assert outline == Transition("s", 4, 3, "s", "loop", "break", "header_change", ("prune",),
+                                 fields=(FieldChange("system", None, None, True),),
+                                 evidence=(Evidence(7, "request/header", {}, "s"),), detail="system changed")
+    assert (outline.evidence_seqs, outline.field_names, outline.is_unexplained) == ((7,), ("system",), False)

@@ -5,7 +5,7 @@ JSON shapes (``to_json``) are the contract of ``dsh-audit breaks --json`` and ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..session import Evidence
@@ -163,6 +163,15 @@ class Transition:
     def is_unexplained(self) -> bool:
         """A break whose cause the log does not explain (no cause, or one of :data:`UNEXPLAINED_CAUSES`)."""
         return self.is_break and (self.cause is None or self.cause in UNEXPLAINED_CAUSES)
+
+    def outline(self) -> Transition:
+        """This transition without what only ``explain`` shows: the quoted events keep their seq and
+        type (:attr:`evidence_seqs`), the changed fields their names (:attr:`field_names`), and the
+        context, the field values and the first divergence go. A long log's breaks kept for a
+        report that lists them hold no event data (a prune's shadowed seqs, a header's config)."""
+        return replace(self, evidence=tuple(Evidence(e.seq, e.type, {}, e.session_id) for e in self.evidence),
+                       context=(), first_divergence=None,
+                       fields=tuple(FieldChange(f.field, None, None, f.prompt_affecting) for f in self.fields))
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``dsh-audit breaks --json``."""

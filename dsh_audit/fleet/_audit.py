@@ -349,19 +349,19 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
     as :func:`_record` over the whole session."""
     path, sid = base["path"], log.header.id
     rows, costs = RowSpool(RequestRow), RowSpool(CostRow)
-    breaks: list[Transition] = []
-    judged: dict[int, CacheVerdict | None] = {}  # break request -> its verdict, once judged
+    pending: dict[int, Transition] = {}  # a break whose request is not judged yet
+    breaks: list[BreakRow] = []
 
     def transition(found: Transition) -> None:
         if found.is_break:
-            breaks.append(found)
-            judged[found.request] = None
+            pending[found.request] = found
 
     def row(request: Request, verdict: CacheVerdict, entry: LedgerEntry) -> None:
         rows.append(_with_cache(_request_row(path, request, request.time.sent if request.time else None), verdict))
         costs.append(_cost_row(path, sid, entry))
-        if request.index in judged:
-            judged[request.index] = verdict
+        found = pending.pop(request.index, None)
+        if found is not None:  # its row now, the transition (and the events it quotes) let go
+            breaks.append(_break_row(path, found, verdict))
 
     result = account_log(log, prices=prices, config=config, on_transition=transition, on_judged=row,
                          keep=False)  # each request is turned into its rows as it is judged
@@ -374,7 +374,7 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
         event_count=log.event_count, request_count=len(rows),
         notes=(*log.warnings, *result.route_warnings.get(path, ())), attribution=True,
         cache=True, token_method=report.token_method, requests=rows,
-        breaks=tuple(_break_row(path, t, judged.get(t.request)) for t in sorted(breaks, key=lambda t: t.request)),
+        breaks=tuple(sorted([*breaks, *(_break_row(path, t, None) for t in pending.values())], key=lambda b: b.request)),
         costs=costs)
     return GroupResult([record], result.orphans, result.ids, result.route_warnings)
 

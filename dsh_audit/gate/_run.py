@@ -163,11 +163,13 @@ class _Checker:
         breaking: set[int] = set()
         sent = RequestSpan()  # the requests' span: Session.span's fallback
 
-        lean = self.lean and record is None
+        # check's reports and findings, and a page made as the log is read (it has the rest), read
+        # back only the breaks, and of each only what lists it
+        slim = self.lean or record is not None
 
         def transition(found: Any) -> None:
-            if found.verdict == "break" or not lean:  # check's reports and findings show breaks only
-                transitions.append(found)
+            if found.verdict == "break" or not slim:
+                transitions.append(found.outline() if slim else found)
             if record is not None:
                 by_request[found.request] = found
             if found.verdict == "break":
