@@ -29,6 +29,7 @@ from dsh_audit.wire._piai_models import PiModel, RouteProfile
 from dsh_audit.wire._piai_routes import parse_routes
 
 from _cli import invoke
+from test_wire_piai_oracle import opened as oracle_session  # the same session of a recorded case
 
 ORACLE = Path(__file__).parent / "data" / "piai_oracle" / "images"
 CASES = sorted(p.stem for p in ORACLE.glob("*.json"))
@@ -104,15 +105,6 @@ def with_fields(model: PiModel, **changes: Any) -> PiModel:
 
 def load(case: str) -> dict[str, Any]:
     return json.loads((ORACLE / f"{case}.json").read_text("utf-8"))
-
-
-def oracle_session(record: dict[str, Any], tmp_path: Path) -> Session:
-    path = tmp_path / "session.jsonl"
-    path.write_text("".join(line + "\n" for line in record["log"]), "utf-8")
-    session = open_session(path)
-    if record["routes"] is not None:
-        session.use_routes(parse_routes(record["routes"]))
-    return session
 
 
 def test_the_image_oracle_set_is_whole() -> None:

@@ -293,6 +293,23 @@ class _Lines:
                 return got
 
 
+def _interrupt(watcher: subprocess.Popen[str]) -> None:
+    """Ctrl-C the watch and wait for it to end (its stdout is the reader thread's: not communicate())."""
+    watcher.send_signal(signal.SIGINT)
+    watcher.wait(timeout=20)
+
+
+def _ended_cleanly(watcher: subprocess.Popen[str], lines: _Lines) -> str:
+    """After :func:`_interrupt`: the watch exited 0 without a traceback; its stderr."""
+    assert watcher.stderr is not None
+    with watcher.stderr:
+        err = watcher.stderr.read()
+    lines.reader.join(timeout=10)
+    assert watcher.returncode == 0, err
+    assert "Traceback" not in err
+    return err
+
+
 def _header_id(path: Path) -> str:
     return str(json.loads(path.read_bytes().split(b"\n", 1)[0])["id"])
 
@@ -356,14 +373,8 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
         time.sleep(1.5)  # each is reported once, not at every look
         assert lines.items.empty()
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=20)  # stdout is the reader thread's: not communicate()
-    assert watcher.stderr is not None
-    with watcher.stderr:
-        err = watcher.stderr.read()
-    lines.reader.join(timeout=10)
-    assert watcher.returncode == 0, err
-    assert "Traceback" not in err
+        _interrupt(watcher)
+    _ended_cleanly(watcher, lines)
     summary = lines.until(lambda x: x["type"] == "summary")[-1]
     assert summary == {"type": "summary", "sessions": 3, "requests": 3 + 9 + 6 + 3, "breaks": 1,
                        "cost_usd": summary["cost_usd"], "errors": 2}

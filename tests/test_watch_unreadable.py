@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from _cli import chat_log
-from test_watch import _Lines
+from test_watch import _ended_cleanly, _interrupt, _Lines
 
 REFUSING = textwrap.dedent("""
     import builtins, errno, os, sys
@@ -157,15 +157,9 @@ def test_watch_reports_an_unreadable_folder_and_log_once_and_goes_on(tmp_path: P
             ("started", str(sessions / "proj" / "session-5" / "session.jsonl")),
             ("request", str(sessions / "proj" / "session-5" / "session.jsonl"))]
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=20)  # stdout is the reader thread's: not communicate()
+        _interrupt(watcher)
         refuser.restore()
-    assert watcher.stderr is not None
-    with watcher.stderr:
-        err = watcher.stderr.read()
-    lines.reader.join(timeout=10)
-    assert watcher.returncode == 0, err
-    assert "Traceback" not in err
+    _ended_cleanly(watcher, lines)
     summary = lines.until(lambda x: x["type"] == "summary", WAIT)
     assert [x["type"] for x in summary] == ["summary"]  # nothing more was reported before it
     assert summary[0] == {"type": "summary", "sessions": 2, "requests": 1, "breaks": 0,
