@@ -100,6 +100,10 @@ class Divergence:
                 "body_offset": self.body_offset}
 
 
+#: The data of an outline's evidence (:meth:`Transition.outline`): one empty object for them all.
+_NO_DATA: dict[str, Any] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class Transition:
     """How one request relates to the request its provider cache could reuse.
@@ -169,7 +173,7 @@ class Transition:
         type (:attr:`evidence_seqs`), the changed fields their names (:attr:`field_names`), and the
         context, the field values and the first divergence go. A long log's breaks kept for a
         report that lists them hold no event data (a prune's shadowed seqs, a header's config)."""
-        return replace(self, evidence=tuple(Evidence(e.seq, e.type, {}, e.session_id) for e in self.evidence),
+        return replace(self, evidence=tuple(Evidence(e.seq, e.type, _NO_DATA, e.session_id) for e in self.evidence),
                        context=(), first_divergence=None,
                        fields=tuple(FieldChange(f.field, None, None, f.prompt_affecting) for f in self.fields))
 

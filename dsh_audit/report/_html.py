@@ -313,12 +313,22 @@ def _request(r: Any, history: dict[str, Any], *, headers: _Table, transition: An
         "prompt": verdict.prompt_tokens if verdict else None, "counted": verdict.counted_tokens if verdict else None,
         "expected": verdict.expected if verdict else None, "actual": verdict.actual if verdict else None,
         "cls": verdict.classification if verdict else None, "ccause": verdict.cause if verdict else None,
-        "pot": verdict.potential if verdict else None, "lost": sum(verdict.lost.values()) if verdict else None,
-        "lcost": verdict.lost_cost if verdict and verdict.classification in BREAKS else None,
+        "pot": verdict.potential if verdict else None, **_lost_keys(verdict),
         "model": entry.model, "window": entry.window, "billed": entry.billed_as, "unpriced": entry.unpriced,
         "cost": None if entry.cost is None else entry.cost.to_json(),
         "t": _transition(transition), "cap": _capture(row),
     }
+
+
+def _lost(verdict: Any) -> tuple[int, float | None]:
+    """What a break's cache verdict says it lost: tokens, and their cost when the cache
+    classifies the request as a break (else None)."""
+    return sum(verdict.lost.values()), verdict.lost_cost if verdict.classification in BREAKS else None
+
+
+def _lost_keys(verdict: Any) -> dict[str, Any]:
+    lost, cost = _lost(verdict) if verdict else (None, None)
+    return {"lost": lost, "lcost": cost}
 
 
 def _with_findings(record: str, findings: Sequence[Any]) -> str:
@@ -345,7 +355,8 @@ class SessionPage:
         self.count = 0
         self.models: dict[str, None] = {}
         self.span = RequestSpan()  # the overview's first and last
-        self.breaks: dict[int, Any] = {}  # the cache verdict of each request attribution calls a break
+        # what the overview says each break lost: tokens, and their cost when the cache calls it a break
+        self.breaks: dict[int, tuple[int, float | None]] = {}
 
     def add(self, request: Any, transition: Any, verdict: Any, entry: Any, row: Any = None) -> None:
         """Encode the next request: its transition (None: none), cache verdict, priced entry
@@ -358,7 +369,7 @@ class SessionPage:
             self.models.setdefault(entry.model)
         self.span.add(request.time)
         if transition is not None and transition.verdict == "break" and verdict is not None:
-            self.breaks[request.index] = verdict  # what the overview says each break lost
+            self.breaks[request.index] = _lost(verdict)
 
     def requests(self, findings: Sequence[Any]) -> Iterator[str]:
         """The request records' script JSON, each with its findings (those of ``findings`` about it)."""
@@ -388,13 +399,12 @@ class SessionPages:
 def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
     """The session's summary: the same numbers as ``check``'s table and ``cache --json``."""
     report = check.cache
-    verdicts = page.breaks  # kept by the page as it was made: the report keeps no verdict then
+    lost = page.breaks  # kept by the page as it was made: the report keeps no verdict then
     breaks: list[dict[str, Any]] = []
     for t in check.transitions:
         if t.verdict == "break":
-            v = verdicts.get(t.request)
-            breaks.append({"i": t.request, "cause": t.cause, "lost": sum(v.lost.values()) if v is not None else None,
-                           "cost": v.lost_cost if v is not None and v.classification in BREAKS else None})
+            tokens, cost = lost.get(t.request, (None, None))
+            breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost})
     causes: dict[str, int] = {}
     for b in breaks:
         causes[b["cause"] or "?"] = causes.get(b["cause"] or "?", 0) + 1
