@@ -39,7 +39,7 @@ import os
 import re
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import IO, Any, Protocol
 
 from .._version import __version__
@@ -186,7 +186,7 @@ class _Messages:
         self.count = 0
         self.by_seq: dict[int, list[tuple[Any, int]]] = {}
         self.by_id: dict[int, tuple[Any, int]] = {}
-        self.by_text: dict[bytes, int] = {}
+        self.by_text: dict[int | None, dict[bytes, int]] = {}  # by seq: a seq's texts
 
     def number(self, message: Any, seq: int | None) -> int:
         if seq is not None:
@@ -199,7 +199,7 @@ class _Messages:
                 return found[1]
         text = _script_json(message)
         key = hashlib.blake2b(f"{seq}:{text}".encode("ascii"), digest_size=16).digest()
-        number = self.by_text.setdefault(key, self.count)
+        number = self.by_text.setdefault(seq, {}).setdefault(key, self.count)
         if number == self.count:
             self.texts.add(f"{_script_json(seq)} {text}")
             self.count += 1
@@ -219,10 +219,13 @@ class _Messages:
         for line in self.texts:
             yield line.partition(" ")[2]
 
-    def forget(self) -> None:
-        """Drop the messages held for the seq and identity lookups (their numbers stay known by text)."""
+    def forget(self, live: Collection[int]) -> None:
+        """Drop the messages held for the seq and identity lookups (their numbers stay known by
+        text), and the texts of seqs no longer ``live``: a message left out of a replaced or
+        compacted history never comes back, so a long session keeps the texts of its surface only."""
         self.by_seq.clear()
         self.by_id.clear()
+        self.by_text = {seq: texts for seq, texts in self.by_text.items() if seq is None or seq in live}
 
 
 class _History:
@@ -267,7 +270,7 @@ class _History:
         encoded = {"b": self.base, "n": len(listed), "d": runs, "u": request.kind == "loop"}
         if request.kind == "loop":
             if shared < len(base_view):  # not an extension of the base: its older messages may be gone
-                self.messages.forget()
+                self.messages.forget(frozenset(seqs))
             del base_numbers[len(listed):]
             base_numbers[shared:] = numbers
             self.view, self.base = listed, position
