@@ -22,6 +22,7 @@ import operator
 import pickle
 import struct
 import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import IO, Any, Generic, TypeVar, overload
@@ -35,8 +36,11 @@ T = TypeVar("T")
 _LENGTH = struct.Struct("<I")
 
 
-def _file() -> IO[bytes]:
-    return tempfile.SpooledTemporaryFile(max_size=MEMORY_BYTES)
+def _file(owner: object) -> IO[bytes]:
+    """A spooled temporary file, closed when ``owner`` goes (a spool dropped unread leaves nothing)."""
+    file = tempfile.SpooledTemporaryFile(max_size=MEMORY_BYTES)
+    weakref.finalize(owner, file.close)
+    return file
 
 
 class LineSpool:
@@ -44,7 +48,7 @@ class LineSpool:
     and read back once."""
 
     def __init__(self) -> None:
-        self._file = _file()
+        self._file = _file(self)
 
     def append(self, line: str) -> None:
         if "\n" in line:
@@ -101,7 +105,7 @@ class RowSpool(Sequence[T], Generic[T]):
         if not self._pending:
             return
         if self._file is None:
-            self._file = _file()
+            self._file = _file(self)
         self._file.seek(0, 2)
         data = pickle.dumps(self._pending, protocol=pickle.HIGHEST_PROTOCOL)
         self._file.write(_LENGTH.pack(len(data)) + data)
