@@ -128,9 +128,14 @@ class SessionCheck:
     def failed(self) -> bool:
         return any(f.fails for f in self.findings)
 
-    def request_findings(self, index: int) -> tuple[Finding, ...]:
-        """The findings about request ``index``."""
-        return tuple(f for f in self.findings if f.request == index)
+    def findings_by_request(self) -> dict[int, list[Finding]]:
+        """The findings about each request (by index), in order: grouped in one pass, so a report
+        that lists every request of a long log does not scan the findings once per request."""
+        about: dict[int, list[Finding]] = {}
+        for finding in self.findings:
+            if finding.request is not None:
+                about.setdefault(finding.request, []).append(finding)
+        return about
 
     @property
     def log_findings(self) -> tuple[Finding, ...]:

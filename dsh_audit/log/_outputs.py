@@ -141,12 +141,9 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str]
     """
     name = os.fspath(path)
     pieces: Iterable[str | bytes] = [data] if isinstance(data, (str, bytes)) else data
-    try:
-        mode: int | None = os.stat(name).st_mode
-    except (OSError, ValueError):
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        _write_through(name, pieces, mode, what=what)
+    kind = special_kind(name)
+    if kind is not None:
+        _write_through(name, pieces, fifo=kind == _FIFO, what=what)
         return
     if os.path.islink(name):  # the file the link names is replaced, never the link (/dev/stdout)
         name = os.path.realpath(name)
@@ -172,13 +169,13 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str]
                 pass
 
 
-def _write_through(name: str, pieces: Iterable[str | bytes], mode: int, *, what: str) -> None:
+def _write_through(name: str, pieces: Iterable[str | bytes], *, fifo: bool, what: str) -> None:
     """Write to the device, FIFO or socket ``name`` as it is; a FIFO that no program reads is
     refused at once (opened without blocking), not waited on."""
     try:
         fd = os.open(name, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        reason = ("no program is reading the FIFO" if stat.S_ISFIFO(mode) and exc.errno == errno.ENXIO
+        reason = ("no program is reading the FIFO" if fifo and exc.errno == errno.ENXIO
                   else exc.strerror or str(exc))
         raise UsageError(f"cannot write {what}: {reason}", path=name) from None
     try:
@@ -190,8 +187,14 @@ def _write_through(name: str, pieces: Iterable[str | bytes], mode: int, *, what:
         raise UsageError(f"cannot write {what}: {exc.strerror or exc}", path=name) from None
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+_FIFO = "a FIFO"
+_KINDS = ((stat.S_ISFIFO, _FIFO), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    """What a file of ``mode`` that is neither a regular file nor a folder is, in words."""
+    return next((label for test, label in _KINDS if test(mode)), "not a regular file")
 
 
 def special_kind(path: str | os.PathLike[str]) -> str | None:
@@ -206,9 +209,7 @@ def special_kind(path: str | os.PathLike[str]) -> str | None:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    return next((label for test, label in _KINDS if test(mode)), "not a regular file")
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _kind(mode)
 
 
 def open_regular(path: str | os.PathLike[str], *, what: str = "log file") -> BinaryIO:
@@ -239,7 +240,7 @@ def open_regular(path: str | os.PathLike[str], *, what: str = "log file") -> Bin
         os.close(fd)
         if stat.S_ISDIR(mode):
             raise UnreadableError(f"is a folder, not a {what}", path=name)
-        kind = next((label for test, label in _KINDS if test(mode)), "not a regular file")
+        kind = _kind(mode)
         raise UnreadableError(f"is {kind}, not a {what}" if kind != "not a regular file" else
                               f"is not a regular file, not a {what}", path=name,
                               hint="only regular files are read")

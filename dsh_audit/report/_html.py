@@ -39,7 +39,7 @@ import os
 import re
 import tempfile
 import weakref
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import IO, Any, Protocol
 
 from .._version import __version__
@@ -374,12 +374,9 @@ class SessionPage:
         if transition is not None and transition.verdict == "break" and verdict is not None:
             self.breaks[request.index] = _lost(verdict)
 
-    def requests(self, findings: Sequence[Any]) -> Iterator[str]:
-        """The request records' script JSON, each with its findings (those of ``findings`` about it)."""
-        about: dict[int, list[Any]] = {}
-        for finding in findings:
-            if finding.request is not None:
-                about.setdefault(finding.request, []).append(finding)
+    def requests(self, about: Mapping[int, Sequence[Any]]) -> Iterator[str]:
+        """The request records' script JSON, each with its findings (``about``: by request index,
+        :meth:`dsh_audit.gate.SessionCheck.findings_by_request`)."""
         for line in self.records:
             index, _, record = line.partition(" ")
             yield _with_findings(record, about.get(int(index), ()))
@@ -552,7 +549,7 @@ def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Ite
     for k, text in enumerate(page.messages):
         yield ("," if k else "") + text
     yield '],"requests":['
-    for k, text in enumerate(page.requests(check.findings)):
+    for k, text in enumerate(page.requests(check.findings_by_request())):
         yield ("," if k else "") + text
     yield "]}"
 

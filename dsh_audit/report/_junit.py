@@ -65,10 +65,12 @@ def _suite(check: Any) -> tuple[dict[str, str], Callable[[], Iterator[tuple[str,
     name = check.session_id or check.path
     classname = _clean(f"dsh-audit.{name}")
 
+    about = check.findings_by_request()
+
     def cases() -> Iterator[tuple[str, str, Sequence[Any]]]:
         yield "log", classname, check.log_findings
         for request in check.requests:
-            yield _label(request), classname, check.request_findings(request.index)
+            yield _label(request), classname, about.get(request.index, ())
 
     failures = sum(_fails(findings) for _, _, findings in cases())
     return {"name": _clean(name), "file": _clean(check.path), "tests": str(len(check.requests) + 1),
