@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import select
 import signal
 import subprocess
@@ -378,3 +379,35 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
     summary = lines.until(lambda x: x["type"] == "summary")[-1]
     assert summary == {"type": "summary", "sessions": 3, "requests": 3 + 9 + 6 + 3, "breaks": 1,
                        "cost_usd": summary["cost_usd"], "errors": 2}
+
+
+@pytest.mark.skipif(not list(LIVE.glob("c-change/session-logs/*.jsonl")), reason="the DSH corpus is not present")
+def test_watch_lines_fold_at_spaces_to_80_columns(tmp_path: Path) -> None:
+    """Each request's line, and the opening and closing notes, fit COLUMNS=80 (as every listing
+    does), folded at spaces: the same words as the unfolded line, none split."""
+    log = next(LIVE.glob("c-change/session-logs/*.jsonl"))
+    target = tmp_path / "sessions" / "proj" / "session-1" / "session.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(log.read_bytes())
+
+    def run(columns: str) -> tuple[str, str]:
+        done = subprocess.run([sys.executable, "-m", "dsh_audit", "watch", str(tmp_path / "sessions"), "--since",
+                               "100000d", "--idle-exit", "1", "--polling"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "COLUMNS": columns, "NO_COLOR": "1"})
+        assert done.returncode == 0, done.stderr
+        return done.stdout, done.stderr
+
+    narrow, wide = run("80"), run("1000")
+
+    def text(out: str) -> str:  # every character but the spaces and breaks, without the clock times
+        return "".join(re.sub(r"\b\d\d:\d\d:\d\d\b", "", out).split())
+
+    for folded, whole in zip(narrow, wide):
+        assert max(len(line) for line in folded.splitlines()) <= 80
+        assert max(len(line) for line in whole.splitlines()) > 80  # there was something to fold
+        assert text(folded) == text(whole)
+        # folded at spaces (a long path after a '/'): each folded line ends where a word ended
+        words = {piece for line in whole.splitlines() for piece in line.split()}
+        ends = [line.split()[-1] for line in folded.splitlines() if line.strip()]
+        assert all(end in words or end.endswith("/") or re.fullmatch(r"\d\d:\d\d:\d\d", end)
+                   for end in ends), ends

@@ -15,7 +15,7 @@ import click
 
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import terminal_text
+from ..report.terminal import fit_lines
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option, routes_option
@@ -149,11 +149,14 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                 elif item.level == "replaced":
                     echo_warning(f"{item.path}: {item.message}; following it again from its start")
                 elif item.level == "watching":
-                    echo(f"watching {item.path}: {item.message}", err=True)
-            elif item.is_break:
-                click.secho(terminal_text(format_watch_line(item)), fg="red", bold=True)
-            else:
-                echo(format_watch_line(item))
+                    for line in fit_lines(f"watching {item.path}: {item.message}"):
+                        echo(line, err=True)
+            else:  # folded at spaces to the terminal's width (COLUMNS when piped), as every listing
+                for line in fit_lines(format_watch_line(item)):
+                    if item.is_break:
+                        click.secho(line, fg="red", bold=True)
+                    else:
+                        echo(line)
             if command and isinstance(item, WatchRequest) and item.is_break:
                 _on_break(command, item)
     finally:
@@ -161,7 +164,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:
-        echo(summary.text(), err=True)
+        for line in fit_lines(summary.text()):
+            echo(line, err=True)
     return EXIT_OK
 
 
