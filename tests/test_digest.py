@@ -12,7 +12,8 @@ from dsh_audit.jsjson import sha256_hex
 from dsh_audit.replay import Digest, PrefixDigest
 
 # Each step: ("grow", k) appends k items; ("ask", i) asks the digest of a prefix; ("replace", i)
-# starts a new list keeping the first i items, as a surface replace does.
+# starts a new list in which item i became a new one (the items after it kept), as a surface
+# replace does.
 steps = st.lists(st.tuples(st.sampled_from(["grow", "ask", "replace"]), st.integers(0, 80)), max_size=40)
 
 
@@ -29,8 +30,9 @@ def test_prefix_digest_equals_a_fresh_hash(steps: list[tuple[str, int]], start: 
                 items.append({"n": counter})
         elif op == "replace":
             shared = min(k, len(items))
-            items = items[:shared] + [{"replaced": counter}]
-            digest = digest.fork(items, shared)
+            gone = items[shared:shared + 1]
+            items = items[:shared] + [{"replaced": counter}] + items[shared + 1:]
+            digest = digest.fork(items, shared, gone)
         else:
             n = min(k, len(items))
             assert digest.digest(n) == sha256_hex(items[start:max(n, start)])

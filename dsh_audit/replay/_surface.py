@@ -159,13 +159,24 @@ class _Serialised:
             self._size -= len(old)
         return data
 
-    def keep_only(self, items: list[Any]) -> None:
-        """Forget every message that is not in ``items`` (a replace's new list): a message that
-        left the surface is never hashed again, and an entry would keep it alive (a compaction
-        drops most of the history, which must not stay pinned up to the byte budget)."""
-        live = {id(item) for item in items}
-        for key in [key for key in self._items if key not in live]:
-            self._size -= len(self._items.pop(key)[1])
+    def joined(self, items: list[Any]) -> bytes:
+        """``b",".join`` of the bytes of ``items`` (the known ones looked up without a call)."""
+        get, parts = self._items.get, []
+        for item in items:
+            found = get(id(item))
+            parts.append(found[1] if found is not None and found[0] is item else self(item))
+        return b",".join(parts)
+
+    def forget(self, items: list[Any]) -> None:
+        """Forget ``items``, the messages a replace took off the surface: they are never hashed
+        again, and an entry would keep them alive (a compaction drops most of the history, which
+        must not stay pinned up to the byte budget)."""
+        entries = self._items
+        for item in items:
+            found = entries.get(id(item))
+            if found is not None and found[0] is item:
+                del entries[id(item)]
+                self._size -= len(found[1])
 
 
 class PrefixDigest:
@@ -203,11 +214,16 @@ class PrefixDigest:
             self._hasher, self._fed = self._checkpoints[at].copy(), at * self.EVERY
         hasher, fed, every, checkpoints = self._hasher, self._fed, self.EVERY, self._checkpoints
         serialise = self._serialise
-        for item in self._items[self._start + fed: self._start + wanted]:  # islice would walk from 0
+        base = self._start
+        while fed < wanted:
+            # One block up to the next checkpoint, fed to the hasher in one call: after a replace
+            # the whole history that follows is hashed again, and per-item calls cost more than
+            # the hashing itself.
+            stop = min(wanted, (fed // every + 1) * every)
             if fed:
                 hasher.update(b",")
-            hasher.update(serialise(item))
-            fed += 1
+            hasher.update(serialise.joined(self._items[base + fed: base + stop]))  # islice would walk from 0
+            fed = stop
             if fed % every == 0 and fed // every == len(checkpoints):
                 checkpoints.append(hasher.copy())
         self._fed = fed
@@ -215,11 +231,12 @@ class PrefixDigest:
         final.update(b"]")
         return final.hexdigest()
 
-    def fork(self, items: list[Any], shared: int) -> "PrefixDigest":
-        """A digest over ``items``, whose first ``shared`` entries are this list's."""
+    def fork(self, items: list[Any], shared: int, gone: list[Any]) -> "PrefixDigest":
+        """A digest over ``items``, whose first ``shared`` entries are this list's; ``gone``: the
+        entries of this list that ``items`` no longer holds."""
         other = PrefixDigest.__new__(PrefixDigest)
         other._items, other._start, other._serialise = items, self._start, self._serialise
-        self._serialise.keep_only(items)
+        self._serialise.forget(gone)
         kept = max(shared - self._start, 0) // self.EVERY + 1
         other._checkpoints = self._checkpoints[:kept]
         other._hasher, other._fed = other._checkpoints[-1].copy(), (len(other._checkpoints) - 1) * self.EVERY
@@ -374,12 +391,13 @@ class SurfaceFold:
         shift = end_idx - start_idx
         middle = derive_event_message(self.node_events[self.nodes[start_idx]])
         new = [] if middle is None else [middle]
+        gone = self._messages[kept:after]
         self._messages = self._messages[:kept] + new + self._messages[after:]
         self._message_seqs = self._message_seqs[:kept] + ([self.nodes[start_idx]] if new else []) \
             + self._message_seqs[after:]
         self._message_nodes = nodes[:kept] + ([start_idx] if new else []) + list(map((-shift).__add__, nodes[after:]))
         self._projected = len(self.nodes)
-        self._digests = {start: digest.fork(self._messages, kept) for start, digest in self._digests.items()}
+        self._digests = {start: digest.fork(self._messages, kept, gone) for start, digest in self._digests.items()}
 
     def _project(self) -> None:
         nodes, events = self.nodes, self.node_events
