@@ -86,5 +86,8 @@ def test_a_second_web_search_is_a_search_input_break_explained_by_its_record(tmp
                 for t in found.transitions if t.kind == "search"]
     assert searches == [(0, None, "search_call", "first", None, ()),
                         (3, 0, "search_call", "break", "search_input", (records[1],))]
+    quoted = [e.to_json() for t in found.transitions if t.kind == "search" for e in t.evidence]
+    assert quoted == [{"seq": records[1], "type": "web/deepseek-search-llm-request",
+                       "data": {"endpoint": "https://search.example/v1/messages", "query": "second query"}}]
     result = CliRunner().invoke(cli, ["breaks", str(path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output

@@ -35,9 +35,22 @@ _AUX_INPUTS = {"title_call": ("title_input", "session/title-llm-request"),
                "search_call": ("search_input", "web/deepseek-search-llm-request")}
 
 
+#: How much of a web search's query its evidence quotes.
+_QUERY_CHARS = 200
+
+
 def _aux_evidence(request: Request) -> dict[str, Any]:
-    """What the evidence quotes of an auxiliary call's record: a title call's source messages."""
-    return {"messageSeqs": request.extra.get("messageSeqs")} if request.kind == "title" else {}
+    """What the evidence quotes of an auxiliary call's record: a title call's source messages, a
+    web search's endpoint and query (the text of its last user message, clipped)."""
+    if request.kind == "title":
+        return {"messageSeqs": request.extra.get("messageSeqs")}
+    if request.kind == "search":
+        query = next((m.get("content") for m in reversed(request.messages)
+                      if isinstance(m, dict) and m.get("role") == "user"), None)
+        if not isinstance(query, str):  # content blocks: their text parts
+            query = " ".join(b["text"] for b in query or () if isinstance(b, dict) and isinstance(b.get("text"), str))
+        return {"endpoint": request.extra.get("endpoint"), "query": query[:_QUERY_CHARS]}
+    return {}
 
 
 @dataclass
