@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 from .._seq import common_length
@@ -54,8 +55,7 @@ class MessageDigests:
         if not self._added:
             return
         self._added = False
-        keep = {id(message) for messages in held for message in messages}
-        for key in [key for key in self._cache if key not in keep]:
+        for key in self._cache.keys() - set(map(id, chain.from_iterable(held))):  # set passes at C speed
             self._bytes -= self._cache.pop(key)[2]
 
     def get(self, message: Any) -> tuple[bytes, int]:
