@@ -293,7 +293,7 @@ def test_stats_top_sessions_show_cost(tmp_path: Path) -> None:
 def test_fleet_exports_cost_row() -> None:
     import dsh_audit.fleet as fleet
 
-    assert "CostRow" in fleet.__all__ and fleet.CostRow.__module__ == "dsh_audit.fleet._audit"
+    assert "CostRow" in fleet.__all__ and fleet.CostRow.__module__ == "dsh_audit.fleet._rows"
     assert fleet.SessionRecord.__dataclass_fields__["costs"].type == "Sequence[CostRow]"
 
 

@@ -298,7 +298,7 @@ def test_index_errors_name_a_lock_or_a_read_only_file_not_a_foreign_database(tmp
     """A locked or read-only index was "not a dsh-audit index" with a hint to delete it (issue 15)."""
     import sqlite3
 
-    from dsh_audit.fleet._index import index_error
+    from dsh_audit.fleet._db import index_error
 
     db = tmp_path / "audit.sqlite"
     holder = sqlite3.connect(db, isolation_level=None)

@@ -18,9 +18,9 @@ if typing.TYPE_CHECKING:
     from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
     from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
-    from ._ledger import (Costs, ExactSum, LedgerEntry, LedgerTotals, SessionLedger, Tokens, price_entry,
-                          session_ledger, usd_cost, usd_total)
-    from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, Rates, load_prices
+    from ._ledger import ExactSum, LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
+    from ._money import Costs, Rates, Tokens, usd_cost, usd_total
+    from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, load_prices
     from ._rules import CacheRule, load_rules, rule_for
     from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
@@ -91,7 +91,7 @@ _LAZY = {
     "CacheRule": "._rules",
     "CacheTotals": "._report",
     "CacheVerdict": "._report",
-    "Costs": "._ledger",
+    "Costs": "._money",
     "ESTIMATE": "._tokens",
     "EXACT_DEEPSEEK": "._tokens",
     "ExactSum": "._ledger",
@@ -103,13 +103,13 @@ _LAZY = {
     "Prompt": "._prefix",
     "PromptBuilder": "._prefix",
     "Quote": "._prices",
-    "Rates": "._prices",
+    "Rates": "._money",
     "STANDARD": "._prices",
     "SessionCacheReport": "._report",
     "SessionLedger": "._ledger",
     "SessionSummary": "._summary",
     "TokenCounter": "._tokens",
-    "Tokens": "._ledger",
+    "Tokens": "._money",
     "USAGE_GROUPS": "._usage",
     "UsageRow": "._usage",
     "UsageTable": "._usage",
@@ -138,8 +138,8 @@ _LAZY = {
     "summarize_session": "._summary",
     "summary_group": "._summary",
     "usage_table": "._usage",
-    "usd_cost": "._ledger",
-    "usd_total": "._ledger",
+    "usd_cost": "._money",
+    "usd_total": "._money",
 }
 
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

@@ -19,155 +19,27 @@ is :attr:`Tokens.prompt`, cache-miss + cache-read + cache-write: with disjoint b
 provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached tokens; DeepSeek's
 ``prompt_tokens``), and the count pi-ai's ``calculateCost`` tests a tier with.
 
-Money has one representation: USD as a float holding a whole number of nano-dollars. A bucket's
-cost is worked out in decimal (tokens x the rate as the table writes it) and rounded to the nano-dollar
-(:func:`usd_cost`); every sum goes through :func:`usd_total`, so a total is the same number
-whichever way its requests are grouped (by session, turn, day, model, in ``stats``' SQL).
+Amounts are the money values of :mod:`dsh_audit.cache._money` (:class:`Tokens`, :class:`Costs`,
+:func:`usd_cost`, :func:`usd_total`): USD as whole nano-dollars, every sum exact.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation, localcontext
-from typing import Any, TypeGuard
+from decimal import Decimal
+from typing import Any
 
 from ..replay import Request
 from ..session import Session, open_session
-from ._prices import PriceBook, Quote, Rates, load_prices
+from ._money import Costs, Tokens, usd_cost, usd_total, write_rate
+from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
-__all__ = ["Costs", "ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "Tokens", "price_entry",
-           "request_route_model", "session_ledger", "usd_cost", "usd_total", "write_rate"]
-
-_DIGITS = 9  # nano-dollars
-
-
-def usd_cost(tokens: int, rate: float | Decimal, per: int) -> float:
-    """``tokens`` at ``rate`` USD per ``per`` tokens, exact in decimal, rounded to the nano-dollar.
-
-    Example:
-        >>> usd_cost(3, 0.1, 1), 3 * 0.1 / 1
-        (0.3, 0.30000000000000004)
-    """
-    exact = Decimal(tokens) * (rate if isinstance(rate, Decimal) else Decimal(repr(rate))) / Decimal(per)
-    try:
-        return float(round(exact, _DIGITS))
-    except InvalidOperation:  # past 28 significant digits down to the nano-dollar (a huge rate or count)
-        with localcontext() as context:
-            context.prec = exact.adjusted() + _DIGITS + 2
-            return float(round(exact, _DIGITS))
-
-
-def usd_total(values: Iterable[float]) -> float:
-    """The sum of amounts in USD, rounded to the nano-dollar: of amounts that are whole nano-dollars,
-    the exact sum whatever their order or grouping.
-
-    Example:
-        >>> usd_total([0.1, 0.2]), 0.1 + 0.2
-        (0.3, 0.30000000000000004)
-    """
-    return round(math.fsum(values), _DIGITS)
-
-
-def _count(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-@dataclass(frozen=True, slots=True)
-class Tokens:
-    """Tokens by billing bucket (``reasoning`` is part of ``output``, shown apart)."""
-
-    cache_miss: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    output: int = 0
-    reasoning: int = 0
-
-    @property
-    def prompt(self) -> int:
-        return self.cache_miss + self.cache_read + self.cache_write
-
-    @property
-    def total(self) -> int:
-        return self.prompt + self.output
-
-    def __add__(self, other: Tokens) -> Tokens:
-        return Tokens(*(a + b for a, b in zip(self._values(), other._values())))
-
-    def _values(self) -> tuple[int, ...]:
-        return (self.cache_miss, self.cache_read, self.cache_write, self.output, self.reasoning)
-
-    @classmethod
-    def of(cls, usage: Any) -> Tokens | None:
-        """The buckets of a DSH ``TokenUsage``; None when it is absent or has no input/output count."""
-        if not isinstance(usage, dict) or not _count(usage.get("inputTokens")) or not _count(usage.get("outputTokens")):
-            return None
-        extra = {k: usage.get(name) for k, name in (("cache_read", "cacheReadTokens"), ("cache_write", "cacheWriteTokens"),
-                                                     ("reasoning", "reasoningTokens"))}
-        return cls(usage["inputTokens"], output=usage["outputTokens"],
-                   **{k: v for k, v in extra.items() if _count(v)})
-
-    def to_json(self) -> dict[str, int]:
-        return {"cache_miss": self.cache_miss, "cache_read": self.cache_read, "cache_write": self.cache_write,
-                "output": self.output, "reasoning": self.reasoning, "total": self.total}
-
-
-@dataclass(frozen=True, slots=True)
-class Costs:
-    """USD by billing bucket."""
-
-    cache_miss: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
-    output: float = 0.0
-
-    @property
-    def total(self) -> float:
-        return usd_total(self._values())
-
-    def _values(self) -> tuple[float, float, float, float]:
-        return (self.cache_miss, self.cache_read, self.cache_write, self.output)
-
-    def __add__(self, other: Costs) -> Costs:
-        return Costs(*(usd_total(pair) for pair in zip(self._values(), other._values())))
-
-    @classmethod
-    def of(cls, tokens: Tokens, rates: Rates, per: int, *, retention: str | None = None) -> Costs:
-        """``tokens`` at ``rates``; cache writes at the rate of ``retention`` (:func:`write_rate`)."""
-        return cls(usd_cost(tokens.cache_miss, rates.cache_miss, per), usd_cost(tokens.cache_read, rates.cache_read, per),
-                   usd_cost(tokens.cache_write, write_rate(rates, retention)[1], per),
-                   usd_cost(tokens.output, rates.output, per))
-
-    @classmethod
-    def of_many(cls, items: Iterable[Costs]) -> Costs:
-        """The bucket-wise :func:`usd_total` of ``items``."""
-        rows = [c._values() for c in items]
-        return cls(*(usd_total(column) for column in zip(*rows))) if rows else cls()
-
-    def to_json(self) -> dict[str, float]:
-        return {"cache_miss": round(self.cache_miss, _DIGITS), "cache_read": round(self.cache_read, _DIGITS),
-                "cache_write": round(self.cache_write, _DIGITS), "output": round(self.output, _DIGITS),
-                "total": self.total}
-
-
-def write_rate(rates: Rates, retention: str | None) -> tuple[str, float]:
-    """The bucket and rate a cache write is billed at: ``cache_write_1h`` for a request whose body
-    asked for the 1-hour TTL (``retention`` ``1h``, :attr:`CacheVerdict.cache_retention`) when the
-    table has that rate, else ``cache_write_5m``, else ``cache_miss`` (a write without its own rate
-    is billed as input).
-
-    Example:
-        >>> rates = Rates(3.0, 0.3, 15.0, cache_write_5m=3.75, cache_write_1h=6.0)
-        >>> write_rate(rates, None), write_rate(rates, "1h"), write_rate(Rates(1.0, 0.1, 2.0), "1h")
-        (('cache_write_5m', 3.75), ('cache_write_1h', 6.0), ('cache_miss', 1.0))
-    """
-    if retention == "1h" and rates.cache_write_1h is not None:
-        return "cache_write_1h", rates.cache_write_1h
-    return ("cache_write_5m" if rates.cache_write_5m is not None else "cache_miss"), rates.cache_write
+__all__ = ["ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "price_entry", "request_route_model",
+           "session_ledger"]
 
 
 def request_route_model(request: Request) -> tuple[str | None, str | None]:

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
+from ._money import _BUCKETS, Rates
 from ._rules import rule_for
 
 if sys.version_info >= (3, 11):
@@ -48,11 +49,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Quote", "Rates", "load_prices"]
+__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Quote", "load_prices"]
 
 PEAK, OFF_PEAK, STANDARD = "peak", "off-peak", "standard"
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_BUCKETS = ("cache_miss", "cache_read", "output", "cache_write_5m", "cache_write_1h")
 _REQUIRED = ("cache_miss", "cache_read", "output")
 _HOURS = re.compile(r"(\d\d):([0-5]\d)-(\d\d):([0-5]\d)", re.ASCII)  # fullmatch: no trailing newline
 _OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
@@ -64,25 +64,6 @@ _MAX_RATE = 1e9
 #: Largest price file read (the packaged table is about 40 KiB).
 MAX_PRICE_FILE = 16 << 20
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Rates:
-    """USD per ``per`` tokens of each bucket; a write without its own rate is billed as input."""
-
-    cache_miss: float
-    cache_read: float
-    output: float
-    cache_write_5m: float | None = None
-    cache_write_1h: float | None = None
-
-    @property
-    def cache_write(self) -> float:
-        """The rate of a logged cache write (5-minute TTL: DSH's usage does not split them)."""
-        return self.cache_write_5m if self.cache_write_5m is not None else self.cache_miss
-
-    def to_json(self) -> dict[str, float]:
-        return {k: v for k in _BUCKETS if (v := getattr(self, k)) is not None}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import UsageError
-from ._ledger import Costs, LedgerEntry, SessionLedger, Tokens
+from ._ledger import LedgerEntry, SessionLedger
+from ._money import Costs, Tokens
 from ._prices import utc_moment
 
 __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]

@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from ..cache import load_prices
-from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats, index_logs
+from .. import cache, fleet
+from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, jobs_option, json_option, lenient_option, listing_options, routes_option,
                       selected_logs, time_options)
-from ._usage import prices_option
 
-__all__ = ["index_command", "stats_command"]
+# ``stats`` imports only the index's schema and its sums (issue 11): the price table and the
+# indexing pipeline are read through the packages' lazy names (``cache.load_prices``,
+# ``fleet.index_logs``) when ``index`` runs.
+__all__ = ["index_command", "prices_option", "stats_command"]
 
 _DB_HELP = "The SQLite index file."
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
                  "off-peak $", "breaks $", "unpriced")
+
+
+def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--prices FILE``: the price file of every command that prices requests."""
+    return click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
+                        help="A price file (JSON or TOML) overriding or extending the packaged table and "
+                             "pyproject's [tool.dsh-audit.prices].")(func)
 
 
 def _usd(value: float | None) -> str:
@@ -77,12 +87,13 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     Example:
         dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
     """
-    prices = load_prices(prices_path)  # a bad price file is one error, before any log is read
+    prices = cache.load_prices(prices_path)  # a bad price file is one error, before any log is read
     logs = selected_logs(paths, since, until)
     with progress_callback(len(logs), label="indexing") as report:
-        summary = index_logs(logs, db, lenient=lenient, max_version=max_version, attribution=not no_attribution,
-                             cache=not no_cache, jobs=jobs, engine=engine, scheduler=scheduler, prices=prices,
-                             progress=report, routes=routes, capture=capture)
+        summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
+                                   attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,
+                                   scheduler=scheduler, prices=prices, progress=report, routes=routes,
+                                   capture=capture)
     for warning in summary.warnings:
         echo_warning(warning)
     if summary.upgraded_from is not None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import click
 
@@ -15,20 +13,14 @@ from ..report.terminal import print_table, progress_callback
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, routes_option, selected_logs, since_option, until_option)
+from ._fleet import prices_option
 
-__all__ = ["prices_option", "usage_command"]
+__all__ = ["usage_command"]
 
 _COLUMNS = ("{by}", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache",
             "off-peak", "lost tokens (cost)", "unpriced")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words.
 _DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache")
-
-
-def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--prices FILE``: the price file of every command that prices requests."""
-    return click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
-                        help="A price file (JSON or TOML) overriding or extending the packaged table and "
-                             "pyproject's [tool.dsh-audit.prices].")(func)
 
 
 def _usd(value: float) -> str:

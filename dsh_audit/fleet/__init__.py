@@ -16,9 +16,11 @@ import typing
 from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
-    from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, audit_session
+    from ._audit import audit_group, audit_session
     from ..runner import DASK_INSTALL
-    from ._index import SCHEMA_VERSION, IndexSummary, connect_index, index_logs
+    from ._db import SCHEMA_VERSION, connect_index
+    from ._index import IndexSummary, index_logs
+    from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
     from ..runner import ENGINES, SessionTaskError, TaskResult, iter_many, resolve_jobs, run_many
     from ._select import modified_since, parse_since, select_logs
     from ._stats import FleetStats, fleet_stats
@@ -50,20 +52,20 @@ __all__ = [
 
 # Public name -> the module (relative to this package) that defines it: imported on first use.
 _LAZY = {
-    "BreakRow": "._audit",
-    "CostRow": "._audit",
+    "BreakRow": "._rows",
+    "CostRow": "._rows",
     "DASK_INSTALL": "..runner",
     "ENGINES": "..runner",
     "FleetStats": "._stats",
     "IndexSummary": "._index",
-    "RequestRow": "._audit",
-    "SCHEMA_VERSION": "._index",
-    "SessionRecord": "._audit",
+    "RequestRow": "._rows",
+    "SCHEMA_VERSION": "._db",
+    "SessionRecord": "._rows",
     "SessionTaskError": "..runner",
     "TaskResult": "..runner",
     "audit_group": "._audit",
     "audit_session": "._audit",
-    "connect_index": "._index",
+    "connect_index": "._db",
     "fleet_stats": "._stats",
     "index_logs": "._index",
     "iter_many": "..runner",

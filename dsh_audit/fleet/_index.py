@@ -1,19 +1,8 @@
 """The fleet index: one SQLite file with a row per session, per request, per priced request and
-per cache break.
+per cache break (its tables and schema versions: :mod:`dsh_audit.fleet._db`).
 
-Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow`,
-:class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
-``requests`` and ``costs`` (the priced ledger) keyed by ``(path, idx)``, ``breaks`` keyed by
-``(path, request)``, and ``meta`` (the schema version). Indexing is incremental: a file whose
-size, modification time, indexing options and price table are those stored is skipped; a changed
-one has its rows replaced.
-
-Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column. ``index``
-upgrades a file of version 1 or 2 in place: the ``costs`` table is made anew, empty (a version-2
-row cannot tell a base-rate request from one billed at a long-context tier), and every stored log
-is marked changed, so each log given is read again and priced; a log not given stays stored
-without a ledger until it is (``stats`` counts it as ``sessions_unpriced``). ``stats`` refuses a
-file of an older version until then.
+Indexing is incremental: a file whose size, modification time, indexing options and price table
+are those stored is skipped; a changed one has its rows replaced.
 """
 
 from __future__ import annotations
@@ -29,48 +18,16 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..log import ProtectedInputs, special_kind
+from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ..cache import PriceBook, load_prices
 from ..capture import find_capture
-from ._audit import BreakRow, CostRow, RequestRow, SessionRecord, audit_group, options_key
+from ._audit import audit_group, options_key
+from ._db import SESSION_COLUMNS, index_error, open_index
+from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
-__all__ = ["SCHEMA_VERSION", "IndexSummary", "connect_index", "index_logs"]
-
-SCHEMA_VERSION = 3
-# The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
-# empty); every stored session is then marked changed, so the next run reads each log given again.
-_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",)}
-
-_TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
-_SESSION_SKIP = ("requests", "breaks", "costs", "notes")  # rows of other tables; notes are stored joined
-_SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord) if f.name not in _SESSION_SKIP)
-_KEYS = {"sessions": "path", "requests": "path, idx", "breaks": "path, request", "costs": "path, idx"}
-
-
-def _column_type(annotation: str) -> str:
-    return _TYPES.get(annotation.split(" ")[0].split("|")[0].strip(), "TEXT")
-
-
-def _table_sql(name: str, cls: type, skip: tuple[str, ...] = ()) -> str:
-    columns = [f"{f.name} {_column_type(str(f.type))}" for f in fields(cls) if f.name not in skip]
-    if name == "sessions":
-        columns.extend(["notes TEXT", "indexed_at REAL"])
-    return f"CREATE TABLE IF NOT EXISTS {name} ({', '.join(columns)}, PRIMARY KEY ({_KEYS[name]}))"
-
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
-    _table_sql("sessions", SessionRecord, _SESSION_SKIP),
-    _table_sql("requests", RequestRow),
-    _table_sql("breaks", BreakRow),
-    _table_sql("costs", CostRow),
-    "CREATE INDEX IF NOT EXISTS requests_model ON requests (model)",
-    "CREATE INDEX IF NOT EXISTS requests_day ON requests (day)",
-    "CREATE INDEX IF NOT EXISTS costs_model ON costs (model)",
-)
+__all__ = ["IndexSummary", "index_logs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,80 +66,6 @@ class IndexSummary:
                 "warnings": list(self.warnings)}
 
 
-def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
-    """Open (and with ``create`` make) the index at ``db``, checking its schema version.
-
-    Raises:
-        UsageError: the file is not an index of this schema version, or is missing and
-            ``create`` is false.
-    """
-    return _open(db, create=create, upgrade=False)[0]
-
-
-#: SQLite result codes that say the file could not be used now, not that it is no index
-#: (``sqlite_errorname`` of the error; extended codes such as SQLITE_READONLY_DBMOVED start the same).
-_NOT_NOW = (("SQLITE_BUSY", "the index is locked by another program",
-             "wait until the other `dsh-audit index` (or program) holding --db is done, then run again"),
-            ("SQLITE_LOCKED", "the index is locked by another program",
-             "wait until the other `dsh-audit index` (or program) holding --db is done, then run again"),
-            ("SQLITE_READONLY", "the index is read-only", "give a --db file this user can write"),
-            ("SQLITE_CANTOPEN", "cannot open the index", "check the --db path and its folder's permissions"),
-            ("SQLITE_PERM", "cannot open the index", "check the --db path and its folder's permissions"),
-            ("SQLITE_IOERR", "cannot read or write the index", "check the disk and the --db path"),
-            ("SQLITE_FULL", "the disk holding the index is full", "free space, or give --db a file on another disk"))
-
-
-def index_error(exc: sqlite3.Error, location: str, *, hint: str) -> UsageError:
-    """One line for a SQLite error on the index at ``location``: a lock, a read-only file or an
-    unopenable path named as such (the file may be a sound index), anything else as "not a
-    dsh-audit index" with ``hint``."""
-    name = str(getattr(exc, "sqlite_errorname", ""))
-    for code, what, why in _NOT_NOW:
-        if name.startswith(code):
-            return UsageError(f"{what}: {exc}", path=location, hint=why)
-    return UsageError(f"not a dsh-audit index: {exc}", path=location, hint=hint)
-
-
-def _open(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
-    """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
-    place, and the version it had is returned beside the connection."""
-    location = os.fspath(db)
-    kind = special_kind(location) if location else None
-    if kind is not None:  # SQLite would write its journal beside it (as root: /dev/null-journal)
-        raise UsageError(f"the index is {kind}, not a file", path=location, hint="give --db a file name")
-    if not location or (not create and not Path(location).is_file()):
-        raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
-    try:
-        connection = sqlite3.connect(location)
-        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "meta" not in tables and (tables or not create):
-            connection.close()  # another program's database, or (for stats) an empty one: leave it alone
-            raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
-                             path=location, hint="give another --db file, or build one with `dsh-audit index`")
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
-            if "meta" in tables else None
-        stored = None if row is None else str(row[0])
-        if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADES):
-            connection.close()
-            hint = ("run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place"
-                    if stored in _UPGRADES else "delete the file and index again")
-            raise UsageError(f"index schema version {stored}, this dsh-audit reads {SCHEMA_VERSION}", path=location,
-                             hint=hint)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        for table in _UPGRADES.get(stored or "", ()):
-            connection.execute(f"DROP TABLE IF EXISTS {table}")
-        if stored in _UPGRADES:
-            connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
-        for statement in _SCHEMA:
-            connection.execute(statement)
-        connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        connection.commit()
-    except sqlite3.DatabaseError as exc:
-        raise index_error(exc, location, hint="give another --db file, or delete this one") from None
-    return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
-
-
 def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
     names = [f.name for f in fields(cls)]
     values = attrgetter(*names)
@@ -205,10 +88,10 @@ def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
     with connection:
         for table in ("requests", "breaks", "costs", "sessions"):
             connection.execute(f"DELETE FROM {table} WHERE path = ?", (_storable(record.path),))
-        values = [_storable(getattr(record, name)) for name in _SESSION_COLUMNS]
+        values = [_storable(getattr(record, name)) for name in SESSION_COLUMNS]
         connection.execute(
-            f"INSERT INTO sessions ({', '.join(_SESSION_COLUMNS)}, notes, indexed_at) "
-            f"VALUES ({', '.join('?' * (len(_SESSION_COLUMNS) + 2))})",
+            f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, notes, indexed_at) "
+            f"VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 2))})",
             (*values, _storable("\n".join(record.notes)), time.time()))
         _insert(connection, "requests", RequestRow, record.requests)
         _insert(connection, "breaks", BreakRow, record.breaks)
@@ -285,7 +168,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     if os.fspath(db):  # never the logs, the captures they are compared with, or the route file
         ProtectedInputs.of(logs, files=[capture, routes, *(find_capture(log) for log in logs)]).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
-    connection, upgraded = _open(db, create=True, upgrade=True)
+    connection, upgraded = open_index(db, create=True, upgrade=True)
     failed: list[tuple[str, str]] = []
     warnings: list[str] = []
     lost = 0

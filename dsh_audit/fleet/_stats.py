@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
 from ..errors import UsageError
-from ._index import connect_index, index_error
+from ._db import connect_index, index_error
 
 __all__ = ["FleetStats", "fleet_stats"]
 

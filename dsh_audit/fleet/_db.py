@@ -1,0 +1,136 @@
+"""The fleet index file: its SQLite schema (a table per row type of :mod:`dsh_audit.fleet._rows`),
+opening it with its schema version checked (and upgraded, for ``index``), and a SQLite error on it
+as one line. Nothing here reads a log: ``stats`` opens the index with this module alone.
+
+Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow`,
+:class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
+``requests`` and ``costs`` (the priced ledger) keyed by ``(path, idx)``, ``breaks`` keyed by
+``(path, request)``, and ``meta`` (the schema version).
+
+Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column. ``index``
+upgrades a file of version 1 or 2 in place: the ``costs`` table is made anew, empty (a version-2
+row cannot tell a base-rate request from one billed at a long-context tier), and every stored log
+is marked changed, so each log given is read again and priced; a log not given stays stored
+without a ledger until it is (``stats`` counts it as ``sessions_unpriced``). ``stats`` refuses a
+file of an older version until then.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import fields
+from pathlib import Path
+
+from ..errors import UsageError
+from ..log import special_kind
+from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
+
+__all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "connect_index", "index_error", "open_index"]
+
+SCHEMA_VERSION = 3
+# The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
+# empty); every stored session is then marked changed, so the next run reads each log given again.
+_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",)}
+
+_TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
+_SESSION_SKIP = ("requests", "breaks", "costs", "notes")  # rows of other tables; notes are stored joined
+SESSION_COLUMNS = tuple(f.name for f in fields(SessionRecord) if f.name not in _SESSION_SKIP)
+_KEYS = {"sessions": "path", "requests": "path, idx", "breaks": "path, request", "costs": "path, idx"}
+
+
+def _column_type(annotation: str) -> str:
+    return _TYPES.get(annotation.split(" ")[0].split("|")[0].strip(), "TEXT")
+
+
+def _table_sql(name: str, cls: type, skip: tuple[str, ...] = ()) -> str:
+    columns = [f"{f.name} {_column_type(str(f.type))}" for f in fields(cls) if f.name not in skip]
+    if name == "sessions":
+        columns.extend(["notes TEXT", "indexed_at REAL"])
+    return f"CREATE TABLE IF NOT EXISTS {name} ({', '.join(columns)}, PRIMARY KEY ({_KEYS[name]}))"
+
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
+    _table_sql("sessions", SessionRecord, _SESSION_SKIP),
+    _table_sql("requests", RequestRow),
+    _table_sql("breaks", BreakRow),
+    _table_sql("costs", CostRow),
+    "CREATE INDEX IF NOT EXISTS requests_model ON requests (model)",
+    "CREATE INDEX IF NOT EXISTS requests_day ON requests (day)",
+    "CREATE INDEX IF NOT EXISTS costs_model ON costs (model)",
+)
+
+
+def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
+    """Open (and with ``create`` make) the index at ``db``, checking its schema version.
+
+    Raises:
+        UsageError: the file is not an index of this schema version, or is missing and
+            ``create`` is false.
+    """
+    return open_index(db, create=create, upgrade=False)[0]
+
+
+#: SQLite result codes that say the file could not be used now, not that it is no index
+#: (``sqlite_errorname`` of the error; extended codes such as SQLITE_READONLY_DBMOVED start the same).
+_NOT_NOW = (("SQLITE_BUSY", "the index is locked by another program",
+             "wait until the other `dsh-audit index` (or program) holding --db is done, then run again"),
+            ("SQLITE_LOCKED", "the index is locked by another program",
+             "wait until the other `dsh-audit index` (or program) holding --db is done, then run again"),
+            ("SQLITE_READONLY", "the index is read-only", "give a --db file this user can write"),
+            ("SQLITE_CANTOPEN", "cannot open the index", "check the --db path and its folder's permissions"),
+            ("SQLITE_PERM", "cannot open the index", "check the --db path and its folder's permissions"),
+            ("SQLITE_IOERR", "cannot read or write the index", "check the disk and the --db path"),
+            ("SQLITE_FULL", "the disk holding the index is full", "free space, or give --db a file on another disk"))
+
+
+def index_error(exc: sqlite3.Error, location: str, *, hint: str) -> UsageError:
+    """One line for a SQLite error on the index at ``location``: a lock, a read-only file or an
+    unopenable path named as such (the file may be a sound index), anything else as "not a
+    dsh-audit index" with ``hint``."""
+    name = str(getattr(exc, "sqlite_errorname", ""))
+    for code, what, why in _NOT_NOW:
+        if name.startswith(code):
+            return UsageError(f"{what}: {exc}", path=location, hint=why)
+    return UsageError(f"not a dsh-audit index: {exc}", path=location, hint=hint)
+
+
+def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
+    """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
+    place, and the version it had is returned beside the connection."""
+    location = os.fspath(db)
+    kind = special_kind(location) if location else None
+    if kind is not None:  # SQLite would write its journal beside it (as root: /dev/null-journal)
+        raise UsageError(f"the index is {kind}, not a file", path=location, hint="give --db a file name")
+    if not location or (not create and not Path(location).is_file()):
+        raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
+    try:
+        connection = sqlite3.connect(location)
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "meta" not in tables and (tables or not create):
+            connection.close()  # another program's database, or (for stats) an empty one: leave it alone
+            raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
+                             path=location, hint="give another --db file, or build one with `dsh-audit index`")
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+            if "meta" in tables else None
+        stored = None if row is None else str(row[0])
+        if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADES):
+            connection.close()
+            hint = ("run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place"
+                    if stored in _UPGRADES else "delete the file and index again")
+            raise UsageError(f"index schema version {stored}, this dsh-audit reads {SCHEMA_VERSION}", path=location,
+                             hint=hint)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        for table in _UPGRADES.get(stored or "", ()):
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
+        if stored in _UPGRADES:
+            connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
+        for statement in _SCHEMA:
+            connection.execute(statement)
+        connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        connection.commit()
+    except sqlite3.DatabaseError as exc:
+        raise index_error(exc, location, hint="give another --db file, or delete this one") from None
+    return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
