@@ -12,7 +12,9 @@ Hierarchy::
     ├── ReplayError               the log reads but its surface or header fold is inconsistent
     ├── CaptureError              a capture file we cannot read or align
     ├── RenderError               a request the adapter would refuse, or that needs facts the
-    │                             log lacks (image bytes, the compaction instruction)
+    │   │                         log lacks (image bytes, the compaction instruction)
+    │   └── AttachmentError       an image object in DSH's attachment store that cannot be used
+    │                             (unreadable, too large, its bytes not the digest naming them)
     ├── UsageError                bad options or arguments
     └── InternalError             an exception no code meant to raise: a dsh-audit bug, shown as
                                   one line (:meth:`InternalError.unexpected`), exit code 3
@@ -26,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AttachmentError",
     "CaptureError",
     "CorruptLogError",
     "DshAuditError",
@@ -137,6 +140,13 @@ class RenderError(DshAuditError):
     def __init__(self, message: str, *, dsh_code: str | None = None, **where: Any) -> None:
         super().__init__(message, **where)
         self.dsh_code = dsh_code
+
+
+class AttachmentError(RenderError):
+    """An object of DSH's attachment store that cannot give a request its image: it cannot be read
+    as a file, is larger than the bound, or its bytes do not hash to the digest that names it
+    (``dsh_code`` as DSH's store says it: ``ATTACHMENT_CORRUPT``, ``ATTACHMENT_READ_FAILED``). The
+    message names the object's path; the request is not rendered, as DSH would not send it."""
 
 
 class UsageError(DshAuditError):

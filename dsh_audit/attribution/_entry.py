@@ -224,7 +224,7 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
     evidence = LogEvidence(log.header.id)
     routes = routes if routes is not None else RouteEvidence()  # what the log has shown of each adapter so far
     session = _Session(log.path, log.header, [], lenient=log.lenient, evidence=evidence,
-                       bodies=bodies if bodies is not None else Bodies(config), routes=routes,
+                       bodies=bodies if bodies is not None else Bodies(config, log=log.path), routes=routes,
                        declared=config.apis if config is not None else None, forget=True)
     attributor = _Attributor([session], adapter=adapter, parent=parent)
     collector = EvidenceCollector(evidence, frozenset())

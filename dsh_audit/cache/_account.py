@@ -331,7 +331,7 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         (0, True)
     """
     account = CacheAccount(causes=attribution_causes(attribution) if attribution is not None else None, unit=unit,
-                           tokenizer=tokenizer, bodies=(bodies or Bodies()) if wire else None, prices=prices,
+                           tokenizer=tokenizer, bodies=(bodies or Bodies(log=path or None)) if wire else None, prices=prices,
                            price_note=price_note, lookback=lookback, routes=routes, path=path, session_id=session_id)
     given = times or {}
     for request in requests:

@@ -12,9 +12,10 @@ from ..attribution import SessionAttribution, Transition, attribute_paths, forma
 from ..session import Failure, GroupResult
 from ..report import dumps_line
 from ..report.terminal import fit_lines, print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, capture_option, echo, echo_error, echo_warning,
-                      engine_options, jobs_option, json_option, lenient_option, listing_options, no_such_request,
-                      one_log, request_position, routes_option, selected_logs, session_title, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
+                      echo_error, echo_warning, engine_options, jobs_option, json_option, lenient_option,
+                      listing_options, no_such_request, one_log, request_position, routes_option, selected_logs,
+                      session_title, time_options)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -71,6 +72,7 @@ def _row(t: Transition) -> tuple[object, ...]:
 @listing_options
 @capture_option
 @routes_option
+@attachments_option
 @lenient_option
 @click.option("--fail-on", type=click.Choice(["unexplained", "any", "never"]), default="unexplained",
               show_default=True,
@@ -141,6 +143,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
 @json_option
 @capture_option
 @routes_option
+@attachments_option
 @lenient_option
 def explain_command(path: str, index: int, as_json: bool, capture: str | None, routes: str | None, lenient: bool,
                     max_version: int) -> int:

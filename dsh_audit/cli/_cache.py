@@ -22,6 +22,7 @@ from ._common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
+    attachments_option,
     capture_option,
     echo,
     echo_error,
@@ -110,6 +111,7 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
                    "pyproject's [tool.dsh-audit.prices].")
 @capture_option
 @routes_option
+@attachments_option
 @jobs_option
 @time_options
 @engine_options

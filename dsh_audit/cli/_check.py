@@ -13,9 +13,9 @@ from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, loa
 from ..log import ProtectedInputs, discover
 from ..report import SessionPages, format_json, format_markdown, format_sarif, iter_html, iter_junit
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, capture_option, echo, echo_warning, engine_options, jobs_option,
-                      lenient_option, listing_options, output_help, routes_option, selected_logs, session_paths,
-                      stdout_target, time_options, window_text, write_output)
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo, echo_warning,
+                      engine_options, jobs_option, lenient_option, listing_options, output_help, routes_option,
+                      selected_logs, session_paths, stdout_target, time_options, window_text, write_output)
 
 __all__ = ["check_command", "report_command"]
 
@@ -139,6 +139,7 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
                                                "Markdown summary (--markdown -); csv puts the findings and the "
                                                "verdict on stderr")
 @routes_option
+@attachments_option
 @lenient_option
 @jobs_option
 @time_options
@@ -203,6 +204,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
               show_default=True, help=output_help("the HTML page"))
 @routes_option
+@attachments_option
 @lenient_option
 @jobs_option
 @time_options

@@ -535,3 +535,41 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
                         help="Where sessions run: local processes (--jobs) or a Dask cluster "
                              "(needs pip install 'dsh-audit[dask]').")(func)
+
+
+def _use_attachments(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Make the store ``value`` names every log's for this command (``$DSH_AUDIT_ATTACHMENTS``, which
+    worker processes inherit), restoring the environment when the command ends."""
+    from ..session import ATTACHMENTS_ENV, attachment_root
+
+    if value is None:
+        return
+    root = attachment_root(value)
+    if root is None:
+        raise click.BadParameter(f"no attachment store in {value!r}: none of it, its v1 folder or its "
+                                 "attachments/v1 folder holds an objects folder", ctx=ctx, param=param)
+    before = os.environ.get(ATTACHMENTS_ENV)
+    os.environ[ATTACHMENTS_ENV] = os.path.abspath(root)
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(ATTACHMENTS_ENV, None)
+        else:
+            os.environ[ATTACHMENTS_ENV] = before
+
+    ctx.call_on_close(restore)
+
+
+def attachments_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--attachments DIR``: the attachment store image requests are rendered from, for every log
+    (default: the store of the DSH home a log sits in, else ``$DSH_HOME``'s). The command reads it
+    from the environment (:func:`dsh_audit.session.attachment_store`), so it takes no parameter."""
+    return click.option("--attachments", metavar="DIR", type=click.Path(file_okay=False), default=None,
+                        expose_value=False, callback=_use_attachments,
+                        help="DSH's attachment store (<DSH_HOME>/attachments/v1, that folder's parent or the "
+                             "DSH home), where the bytes of a logged image are read from. Default: the store "
+                             "of the DSH home the log is in, else $DSH_HOME's (else ~/.dsh's). A capture's "
+                             "image bytes win.")(func)
+
+
+__all__ += ["attachments_option"]

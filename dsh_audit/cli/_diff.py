@@ -15,8 +15,8 @@ from ..replay import Request
 from ..session import Failure, Session, read_session, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
-from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning, listing_options,
-                      lenient_option, routes_option)
+from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, attachments_option, echo, echo_error,
+                      echo_warning, listing_options, lenient_option, routes_option)
 
 __all__ = ["diff_command"]
 
@@ -109,6 +109,7 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None
               help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
 @listing_options
 @routes_option
+@attachments_option
 @lenient_option
 def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_json: bool, routes: str | None,
                  lenient: bool, max_version: int) -> int:

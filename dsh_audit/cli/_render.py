@@ -10,10 +10,10 @@ import click
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import open_regular
 from ..report.terminal import terminal_text
-from ..session import request_route, routes_from, window_conflicts
+from ..session import attachment_store, request_route, routes_from, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, echo_note, echo_warning, lenient_option, one_request,
-                      routes_option)
+from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, attachments_option, echo_note, echo_warning,
+                      lenient_option, one_request, routes_option)
 
 __all__ = ["render_command"]
 
@@ -60,6 +60,7 @@ def _read_instruction(path: str | None) -> str | None:
 @click.option("--harness-version", default=DEFAULT_HARNESS_VERSION, show_default=True,
               help="DSH version written in the user-agent header (deepseek adapter).")
 @routes_option
+@attachments_option
 @lenient_option
 def render_command(path: str, index: int, adapter: str, with_headers: bool, instruction_file: str | None,
                    harness_version: str, routes: str | None, lenient: bool, max_version: int) -> int:
@@ -69,7 +70,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     the last request, -2 the one before) and may come before or after PATH. The wire format is the request's own route
     (a Claude request through pi-ai's Anthropic route is written as Anthropic Messages), unless
     --adapter forces one. Compaction requests need the instruction text
-    DSH appends (--compaction-instruction); image requests cannot be rendered from a log alone.
+    DSH appends (--compaction-instruction). Image bytes are read from DSH's attachment store
+    (--attachments; default: the store of the DSH home the log is in, else $DSH_HOME's).
 
     \b
     Example:
@@ -94,8 +96,11 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
         {"models": config.models} if config is not None else {}
     renderer = make_renderer(adapter, **options)
     instruction = _read_instruction(instruction_file)
-    call_options = {"compaction_instruction": instruction} if instruction is not None else {}
+    call_options: dict[str, Any] = {"compaction_instruction": instruction} if instruction is not None else {}
     try:
+        images = attachment_store(log_path)
+        if images is not None:
+            call_options["images"] = images
         wire = renderer.render(request, **call_options)
     except DshAuditError as exc:
         raise exc.located(path=log_path) from None

@@ -12,6 +12,7 @@ Example:
     (3, 'dsh')
 """
 
+from ._attachments import ATTACHMENTS_ENV, AttachmentStore, ImageOverlay, attachment_root, attachment_store
 from ._evidence import (
                      CONTEXT_TYPES,
                      Evidence,
@@ -47,7 +48,9 @@ from ._session import Activity, Bodies, RequestSpan, Session, open_foreign, open
 
 __all__ = [
     "ADAPTER_APIS",
+    "ATTACHMENTS_ENV",
     "Activity",
+    "AttachmentStore",
     "Bodies",
     "CONTEXT_TYPES",
     "EventLines",
@@ -56,12 +59,15 @@ __all__ = [
     "Failure",
     "GroupResult",
     "Headers",
+    "ImageOverlay",
     "LogEvidence",
     "RequestSpan",
     "Route",
     "RouteEvidence",
     "Session",
     "SessionGroup",
+    "attachment_root",
+    "attachment_store",
     "collect_evidence",
     "family_groups",
     "find_parent",

@@ -30,6 +30,7 @@ from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
 from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_renderer, render
+from ._attachments import ImageOverlay, attachment_store
 from ._evidence import EvidenceCollector, LogEvidence
 from ._lines import EventLines
 from ._routes import Route, RouteEvidence, request_route, window_conflicts
@@ -49,11 +50,26 @@ class Bodies:
     builds its body as a JSON value (the pi-ai ones, ``body_value``) has that value kept, not its
     bytes: the value holds the log's own texts, so a huge message is not held again; its bytes
     are written when asked for (:meth:`render`) and not kept.
+
+    An image's bytes come from :attr:`images` (default: the log's attachment store,
+    :func:`dsh_audit.session.attachment_store`), the same for every body kept; a capture's bytes
+    passed to :meth:`render` are looked up first.
     """
 
-    def __init__(self, routes: PiRoutes | None = None) -> None:
+    def __init__(self, routes: PiRoutes | None = None, images: Mapping[str, bytes] | None = None, *,
+                 log: str | os.PathLike[str] | None = None) -> None:
+        """``routes``: a route configuration (``--routes``) whose model facts render the pi-ai
+        routes. ``images``: the image bytes by ``attachmentId`` every body takes (a capture's,
+        passed to :meth:`render`, win); default: the attachment store of the log at ``log``
+        (:func:`dsh_audit.session.attachment_store`: ``--attachments``, the store of the DSH home
+        the log sits in, else ``$DSH_HOME``'s), or none.
+
+        Raises:
+            UsageError: ``$DSH_AUDIT_ATTACHMENTS`` names a folder that holds no store.
+        """
         self._renderers: dict[str, dict[str, Any]] = {}
         self._routes = routes
+        self.images: Mapping[str, bytes] | None = images if images is not None else attachment_store(log)
         self._bodies: OrderedDict[tuple[str, int, str], bytes | dict[str, Any] | DshAuditError] = OrderedDict()
 
     def render(self, request: Request, adapter: str = "deepseek", **options: Any) -> bytes:
@@ -66,6 +82,9 @@ class Bodies:
         """
         cache = self._renderer_cache(adapter)
         if options:
+            if self.images is not None:  # a capture's images first, then the store's
+                given = options.get("images")
+                options["images"] = self.images if given is None else ImageOverlay(given, self.images)
             return bytes(render(request, adapter=adapter, renderer_cache=cache, **options).body)
         found = self._kept(request, adapter)
         return found if isinstance(found, bytes) else stringify_bytes(found)
@@ -93,11 +112,13 @@ class Bodies:
         found = self._bodies.get(key)
         if found is None:
             renderer = self._renderer(adapter)
+            images = {} if self.images is None else {"images": self.images}  # the same for every body kept
             try:
                 if request.kind != "search" and callable(getattr(renderer, "body_value", None)):
-                    found = renderer.body_value(request)
+                    found = renderer.body_value(request, **images)
                 else:
-                    found = bytes(render(request, adapter=adapter, renderer_cache=self._renderer_cache(adapter)).body)
+                    found = bytes(render(request, adapter=adapter, renderer_cache=self._renderer_cache(adapter),
+                                         **images).body)
             except DshAuditError as exc:
                 if exc.code == "usage":
                     raise
@@ -235,7 +256,7 @@ class Session:
         """Take a route configuration (``--routes``): its declared routes decide requests' routes,
         and its model facts render them."""
         self.config = routes
-        self.bodies = Bodies(routes)
+        self.bodies = Bodies(routes, self.bodies.images)
         self.warnings.extend(self.route_conflicts())  # the log's own window wins over the file's
 
     def route_conflicts(self) -> list[str]:
@@ -401,7 +422,8 @@ def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
     return Session(path=log.path, header=log.header, format="dsh", format_version=log.format_version,
                    lenient=log.lenient, requests=requests, result=result, evidence=evidence, routes=routes,
                    warnings=list(log.warnings), upgrades=log.upgrades, title=activity.title,
-                   first_time=activity.first, last_time=activity.last, lines=activity.lines)
+                   first_time=activity.first, last_time=activity.last, lines=activity.lines,
+                   bodies=Bodies(log=log.path))
 
 
 class RequestSpan:

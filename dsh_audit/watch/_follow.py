@@ -96,7 +96,7 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     pending: deque[Request] = deque()
     transitions: dict[int, Transition | None] = {}
     causes: dict[int, str] = {}
-    bodies, routes = Bodies(config), RouteEvidence()
+    bodies, routes = Bodies(config, log=path), RouteEvidence()
     declared = config.apis if config is not None else None
     inbox = _Inbox()
     judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,

@@ -50,13 +50,16 @@ def attachment_bytes(block: Block, images: Mapping[str, bytes]) -> bytes:
     """The bytes of an image block's attachment, looked up by its ``attachmentId``.
 
     Raises:
-        RenderError: ``images`` holds no bytes for it.
+        RenderError: ``images`` holds no bytes for it (the hint is the mapping's ``missing_hint``
+            when it has one: an attachment store names itself).
     """
     key = image_attachment(block).get("attachmentId")
     data = images.get(key) if isinstance(key, str) else None
     if data is None:
+        hint = getattr(images, "missing_hint", None)
         raise RenderError(f"no bytes supplied for image attachment {key!r}",
-                          hint="pass images={attachmentId: bytes} with the attachment store's files")
+                          hint=hint if isinstance(hint, str) else
+                          "pass images={attachmentId: bytes} with the attachment store's files")
     return data
 
 

@@ -1,0 +1,226 @@
+"""The image bytes a log names, from DSH's attachment store on disk.
+
+A DSH log records an image only as a reference, ``{attachmentId: "sha256:<hex>", mediaType, bytes,
+width, height, name?}``; the bytes live in DSH's local attachment store. Written from DSH
+0.1.0-rc.8 ``packages/attachment/attachment-local``:
+
+- The store root is ``<DSH_HOME>/attachments/v1`` (``src/index.ts:63``), ``DSH_HOME`` resolved as
+  DSH resolves it: an explicit home, then ``$DSH_HOME`` (blank counts as unset, ``~`` expanded),
+  then ``~/.dsh`` (``packages/util/home-paths/src/index.ts:87-91``).
+- One image is one file, ``<root>/objects/<hex[:2]>/<hex>``, holding exactly the encoded image
+  bytes (no sidecar: the metadata is the log's reference), where ``<hex>`` is the SHA-256 of those
+  bytes and the reference's id is ``sha256:<hex>`` (``src/store.ts:19, 36-38, 139-149, 190``).
+- A read checks the digest and refuses a mismatch, ``ATTACHMENT_CORRUPT``; a missing object is
+  ``ATTACHMENT_NOT_FOUND`` (``src/store.ts:204-231``). Admission limits are not applied again on
+  a read (``README.md``), so the bound here is ours: it only keeps a hostile store from being read
+  without end.
+
+Session logs sit at ``<DSH_HOME>/sessions/<project>/<session>/session.jsonl[.zstd]``
+(``session-persistence-jsonl/src/format.ts:176-208``, ``bundle/base/cordis.patch.yml:98-101``), so
+the store of a log under a DSH home is found beside it (:func:`attachment_store`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from ..errors import AttachmentError, UnreadableError, UsageError
+from ..log import open_regular, special_kind
+
+__all__ = ["ATTACHMENTS_ENV", "MAX_ATTACHMENT_BYTES", "AttachmentStore", "ImageOverlay", "attachment_root",
+           "attachment_store", "dsh_home"]
+
+#: The environment variable naming the store every log takes (``--attachments DIR`` sets it for
+#: the command, so worker processes see it too).
+ATTACHMENTS_ENV = "DSH_AUDIT_ATTACHMENTS"
+#: The largest object read (32 MiB): DSH admits 3.5 MiB by default (``attachment-local/src/index.ts:14``)
+#: and offloads, never sends, an image whose base64 exceeds the 20 MiB request bound.
+MAX_ATTACHMENT_BYTES = 32 << 20
+#: The bytes of recently read objects kept (an image rides every later request of its session).
+KEPT_BYTES = 64 << 20
+
+_ID = re.compile(r"sha256:([0-9a-f]{64})")  # DSH's ID_PATTERN (store.ts:19)
+_HINT = "point --attachments DIR at an intact copy of DSH's attachment store (<DSH_HOME>/attachments/v1)"
+
+
+def dsh_home() -> Path:
+    """DSH's home as DSH resolves it without an explicit one: ``$DSH_HOME`` (a blank value counts as
+    unset; ``~`` expanded), else ``~/.dsh``."""
+    value = os.environ.get("DSH_HOME", "")
+    return Path(os.path.expanduser(value) if value.strip() else Path.home() / ".dsh")
+
+
+def attachment_root(folder: str | os.PathLike[str]) -> Path | None:
+    """The store root (the folder holding ``objects``) that ``folder`` names: the root itself, the
+    ``attachments`` folder above it, or a DSH home; None when none of them holds an ``objects``
+    folder."""
+    base = Path(folder)
+    for root in (base, base / "v1", base / "attachments" / "v1"):
+        if (root / "objects").is_dir():
+            return root
+    return None
+
+
+def _beside(log: str | os.PathLike[str]) -> Path | None:
+    """The store of the DSH home a log at ``<home>/sessions/<project>/<session>/session*.jsonl[.zstd]``
+    sits in, when that home has one."""
+    found = Path(os.path.abspath(log))
+    for path in dict.fromkeys((found, Path(os.path.realpath(found)))):
+        if path.name.startswith("session.") and len(path.parents) > 3 and path.parents[2].name == "sessions":
+            root = path.parents[3] / "attachments" / "v1"
+            if root.is_dir():
+                return root
+    return None
+
+
+def attachment_store(log: str | os.PathLike[str] | None = None) -> AttachmentStore | None:
+    """The attachment store the images of the log at ``log`` are read from: the one named by
+    ``$DSH_AUDIT_ATTACHMENTS`` (``--attachments DIR``), else the one of the DSH home the log sits
+    in, else ``$DSH_HOME``'s (else ``~/.dsh``'s); None when there is none.
+
+    Raises:
+        UsageError: ``$DSH_AUDIT_ATTACHMENTS`` names a folder that holds no store.
+    """
+    given = os.environ.get(ATTACHMENTS_ENV, "")
+    if given:
+        root = attachment_root(given)
+        if root is None:
+            raise UsageError(f"no attachment store at {given}: no objects folder in it, its v1 folder or its "
+                             "attachments/v1 folder", path=given, hint=_HINT)
+        return AttachmentStore(root)
+    beside = _beside(log) if log is not None else None
+    if beside is not None:
+        return AttachmentStore(beside)
+    home = dsh_home() / "attachments" / "v1"
+    return AttachmentStore(home) if home.is_dir() else None
+
+
+class AttachmentStore(Mapping[str, bytes]):
+    """DSH's attachment store at ``root`` (``<DSH_HOME>/attachments/v1``) as the ``images`` a
+    renderer takes: ``sha256:<hex>`` to the object's bytes, read on first use and checked against
+    the digest that names them. An object that is not there is a ``KeyError`` (the renderer then
+    says no bytes were supplied for it); the bytes of the last objects read are kept, at most
+    :data:`KEPT_BYTES`.
+
+    Raises (on a lookup):
+        AttachmentError: the object is not a regular file, cannot be read, is larger than
+            ``max_bytes``, or its bytes do not hash to its name (DSH's ``ATTACHMENT_CORRUPT``).
+
+    Example:
+        >>> store = AttachmentStore("no/such/store")
+        >>> store.get("sha256:" + "0" * 64) is None, len(store)
+        (True, 0)
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, max_bytes: int = MAX_ATTACHMENT_BYTES,
+                 keep_bytes: int = KEPT_BYTES) -> None:
+        self.root = Path(root)
+        self.max_bytes = max_bytes
+        self.keep_bytes = keep_bytes
+        self._kept: OrderedDict[str, bytes] = OrderedDict()
+        self._kept_size = 0
+
+    def __repr__(self) -> str:
+        return f"AttachmentStore({os.fspath(self.root)!r})"
+
+    def object_path(self, key: str) -> Path | None:
+        """Where the object ``key`` (``sha256:<hex>``) is stored; None for a key of another form."""
+        match = _ID.fullmatch(key) if isinstance(key, str) else None
+        return None if match is None else self.root / "objects" / match[1][:2] / match[1]
+
+    @property
+    def missing_hint(self) -> str:
+        """The hint of the renderer's error for an object this store lacks."""
+        return (f"DSH's attachment store {self.root} has no such object: point --attachments DIR at the store "
+                "that has it, or give --capture with the request's capture")
+
+    def __getitem__(self, key: str) -> bytes:
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+            return found
+        path = self.object_path(key)
+        if path is None or not os.path.lexists(path):
+            raise KeyError(key)
+        data = self._read(key, path)
+        self._kept[key] = data
+        self._kept_size += len(data)
+        while self._kept_size > self.keep_bytes and len(self._kept) > 1:
+            self._kept_size -= len(self._kept.popitem(last=False)[1])
+        return data
+
+    def _read(self, key: str, path: Path) -> bytes:
+        kind = special_kind(path)  # a FIFO or a device is never opened
+        if kind is not None:
+            raise AttachmentError(f"attachment object {path} is {kind}, not a file", dsh_code="ATTACHMENT_READ_FAILED",
+                                  hint=_HINT)
+        try:
+            with open_regular(path, what="file") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size > self.max_bytes:
+                    raise AttachmentError(f"attachment object {path} holds {size} bytes, more than the "
+                                          f"{self.max_bytes}-byte bound of an image", hint=_HINT)
+                data = handle.read(self.max_bytes + 1)
+        except UnreadableError as exc:
+            raise AttachmentError(f"attachment object {path}: {exc.message}", dsh_code="ATTACHMENT_READ_FAILED",
+                                  hint=_HINT) from None
+        except OSError as exc:
+            raise AttachmentError(f"cannot read attachment object {path}: {exc.strerror or exc}",
+                                  dsh_code="ATTACHMENT_READ_FAILED", hint=_HINT) from None
+        if len(data) > self.max_bytes:
+            raise AttachmentError(f"attachment object {path} holds more than the {self.max_bytes}-byte bound of "
+                                  "an image", hint=_HINT)
+        digest = hashlib.sha256(data).hexdigest()
+        if "sha256:" + digest != key:
+            raise AttachmentError(f"attachment object {path} failed integrity verification: its bytes hash to "
+                                  f"sha256:{digest}, not the digest that names it", dsh_code="ATTACHMENT_CORRUPT",
+                                  hint=_HINT)
+        return data
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids of the objects in the store (listed, not read)."""
+        try:
+            buckets = sorted(os.listdir(self.root / "objects"))
+        except OSError:
+            return
+        for bucket in buckets:
+            try:
+                names = sorted(os.listdir(self.root / "objects" / bucket))
+            except OSError:
+                continue
+            for name in names:
+                if name[:2] == bucket and _ID.fullmatch("sha256:" + name):
+                    yield "sha256:" + name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class ImageOverlay(Mapping[str, bytes]):
+    """Image bytes looked up in ``first`` (a capture's), then in ``then`` (the store): the capture's
+    bytes win where both have an image (both are the bytes its digest names)."""
+
+    def __init__(self, first: Mapping[str, bytes], then: Mapping[str, bytes]) -> None:
+        self.first, self.then = first, then
+
+    def __getitem__(self, key: str) -> bytes:
+        found = self.first.get(key)
+        return found if found is not None else self.then[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.first
+        yield from (key for key in self.then if key not in self.first)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @property
+    def missing_hint(self) -> str | None:
+        """The store's hint for an image neither holds."""
+        hint = getattr(self.then, "missing_hint", None)
+        return hint if isinstance(hint, str) else None
