@@ -333,6 +333,10 @@ def run_guarded(command: click.Group) -> int:
 _EVERY_CHARACTER = frozenset({"utf-8", "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be",
                               "gb18030"})
 _ESCAPES = "dsh-audit-escape"
+#: ASCII under another name. click writes UTF-8 to a stream whose codec is named ``ascii`` (a
+#: "misconfigured" one, to click) rather than through it, past its error handler: a stream
+#: reconfigured to this codec is written to as it is, so every line takes the escapes.
+_ASCII = "dsh_audit_ascii"
 
 
 def _escape(exc: UnicodeError) -> tuple[str, int]:
@@ -345,23 +349,45 @@ def _escape(exc: UnicodeError) -> tuple[str, int]:
     return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2)), exc.end
 
 
+def _find_codec(name: str) -> codecs.CodecInfo | None:
+    """A codec search function that knows :data:`_ASCII` only: the ``ascii`` codec by that name."""
+    if name != _ASCII:
+        return None
+    ascii_codec = codecs.lookup("ascii")
+    return codecs.CodecInfo(ascii_codec.encode, ascii_codec.decode, name=_ASCII,
+                            incrementalencoder=ascii_codec.incrementalencoder,
+                            incrementaldecoder=ascii_codec.incrementaldecoder,
+                            streamreader=ascii_codec.streamreader, streamwriter=ascii_codec.streamwriter)
+
+
 codecs.register_error(_ESCAPES, _escape)
+codecs.register(_find_codec)
 
 
 def escape_unencodable_stdout() -> None:
     """When stdout's encoding cannot write every character (``PYTHONIOENCODING=ascii``, a C locale
     with UTF-8 mode off), write the characters it cannot as JSON escapes (``caf\\u00e9``) instead
-    of failing on the first log text outside it (exit 3). UTF-8 output is left alone."""
-    stream = sys.stdout
-    encoding = getattr(stream, "encoding", None)
-    if not isinstance(stream, io.TextIOWrapper) or not encoding:
-        return
-    try:
-        name = codecs.lookup(encoding).name
-    except LookupError:
-        return
-    if name not in _EVERY_CHARACTER:
-        stream.reconfigure(errors=_ESCAPES)
+    of failing on the first log text outside it (exit 3); stderr likewise. UTF-8 output is left alone.
+
+    Every line then takes the same escapes: a table's text (escaped before it is measured, by
+    :func:`dsh_audit.report.terminal.stdout_text`, so that its columns line up), an echoed line,
+    and a JSON line, which stays valid JSON of the same values (a ``\\uXXXX`` escape is one in a
+    JSON string, the only place such a character can be). A machine format written whole to
+    stdout (``report -o -``, ``check --format json``: :func:`write_output`) is UTF-8 bytes, as in a
+    file.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if not isinstance(stream, io.TextIOWrapper) or not encoding:
+            continue
+        try:
+            name = codecs.lookup(encoding).name
+        except LookupError:
+            continue
+        if name == "ascii":
+            stream.reconfigure(encoding=_ASCII, errors=_ESCAPES)
+        elif name not in _EVERY_CHARACTER:
+            stream.reconfigure(errors=_ESCAPES)
 
 
 def silence_stdout() -> None:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
            "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
-           "stderr_console", "stdout_console", "table_cell", "terminal_text"]
+           "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text"]
 
 T = TypeVar("T")
 
@@ -90,6 +90,43 @@ def terminal_text(text: object) -> str:
         cut = len(value) - len(stripped)
         value = value[:cut] + _escape(stripped[0]) + stripped[1:]
     return value
+
+
+def stdout_text(text: str) -> str:
+    """``text`` as stdout can write it: itself when stdout's encoding holds all of it (UTF-8
+    always), else with each character it cannot hold as the JSON escape of its UTF-16 code units
+    (``caf\\u00e9``, an astral character as its surrogate pair), as the CLI's stdout writes such a
+    character (:func:`dsh_audit.cli.main`). A table or a folded line is measured on this text, so
+    that what stdout writes takes the room it was given (``PYTHONIOENCODING=ascii``).
+
+    Example:
+        >>> stdout_text("plain ASCII")
+        'plain ASCII'
+    """
+    if text.isascii():
+        return text
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return "".join(ch if _encodes(ch, encoding) else _json_escape(ch) for ch in text)
+    except LookupError:  # a stream that names no codec this interpreter has: nothing to measure by
+        return text
+    return text
+
+
+def _encodes(char: str, encoding: str) -> bool:
+    try:
+        char.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _json_escape(char: str) -> str:
+    """``char`` as the JSON escape of its UTF-16 code units: ``\\u00e9``, ``\\ud83d\\ude00``."""
+    units = char.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[at]:02x}{units[at + 1]:02x}" for at in range(0, len(units), 2))
 
 
 # A CSV text cell starting with one of these is a formula to a spreadsheet: it gets a leading apostrophe.
@@ -186,7 +223,7 @@ def _heading(text: str) -> Text:
     """A title or caption: rich wraps it anywhere, so no ``::`` or ``##`` may start a wrapped line."""
     from rich.text import Text
 
-    return Text(terminal_text(text).replace("::", ":\\u003a").replace("##", "#\\u0023"))
+    return Text(stdout_text(terminal_text(text)).replace("::", ":\\u003a").replace("##", "#\\u0023"))
 
 
 def table_cell(value: object) -> str:
@@ -224,6 +261,9 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     if state is not None and state.format == "markdown":
         _write_markdown(state, title, headers, cells, caption)
         return
+    # What stdout cannot write is escaped by it: measure the escapes, so that the columns line up.
+    cells = [[stdout_text(text) for text in row] for row in cells]
+    headers = [stdout_text(header) for header in headers]
     console = stdout_console()
     kept = list(range(len(headers)))
     for drop in range(len([c for c in droppable if c in columns]) + 1):
@@ -408,7 +448,8 @@ def output_width() -> int:
 
 
 def middle_cut(text: str, width: int) -> str:
-    """``text`` if it fits ``width`` cells, else its start and end around a ``…`` (a long path).
+    """``text`` if it fits ``width`` cells, else its start and end around a ``…`` (a long path);
+    shown as stdout can write it (:func:`stdout_text`), an escape never cut.
 
     Example:
         >>> middle_cut("/home/me/sessions/session-1/session.jsonl", 24)
@@ -416,11 +457,29 @@ def middle_cut(text: str, width: int) -> str:
     """
     from rich.cells import cell_len, set_cell_size
 
-    if cell_len(text) <= width:
-        return text
-    head = max(width - 1, 0) // 2
-    tail = max(width - 1 - head, 0)
-    return set_cell_size(text, head) + _CUT + (_tail(text, tail) if tail else "")
+    shown, cut = stdout_text(text), stdout_text(_CUT)
+    if cell_len(shown) <= width:
+        return shown
+    room = max(width - cell_len(cut), 0)
+    head, tail = room // 2, room - room // 2
+    if shown == text and cut == _CUT:
+        return set_cell_size(text, head) + _CUT + (_tail(text, tail) if tail else "")
+    pieces = [stdout_text(char) for char in text]  # each character, or its escape: cut between them
+    return "".join(_fitting(pieces, head)) + cut + "".join(reversed(_fitting(pieces[::-1], tail)))
+
+
+def _fitting(pieces: Sequence[str], width: int) -> list[str]:
+    """The first of ``pieces`` that fit ``width`` cells together."""
+    from rich.cells import cell_len
+
+    kept: list[str] = []
+    used = 0
+    for piece in pieces:
+        used += cell_len(piece)
+        if used > width:
+            break
+        kept.append(piece)
+    return kept
 
 
 def _tail(text: str, width: int) -> str:
@@ -434,8 +493,9 @@ def _tail(text: str, width: int) -> str:
 
 
 def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[str]:
-    """``text``'s lines, each shown with :func:`terminal_text` and wrapped at spaces to ``width``
-    (default :func:`output_width`), a wrapped line's rest indented ``hanging`` past its first line.
+    """``text``'s lines, each shown with :func:`terminal_text` (and as stdout can write it:
+    :func:`stdout_text`) and wrapped at spaces to ``width`` (default :func:`output_width`), a
+    wrapped line's rest indented ``hanging`` past its first line.
 
     A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
     starting where the line's other words end.
@@ -449,7 +509,7 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
     room = output_width() if width is None else width
     lines: list[str] = []
     for raw in text.removesuffix("\n").split("\n") if text else ():
-        line = terminal_text(raw)
+        line = stdout_text(terminal_text(raw))
         body = line.lstrip(" ")
         indent = line[:len(line) - len(body)]
         if cell_len(line) <= room or not body:
@@ -510,7 +570,8 @@ def print_status(text: str, *, ok: bool) -> None:
     elif listing_format() == "markdown":
         sys.stdout.write(f"**{line.removesuffix('  ')}**\n")
     else:
-        stdout_console().print(line, style="bold green" if ok else "bold red", markup=False, emoji=False)
+        stdout_console().print(stdout_text(line), style="bold green" if ok else "bold red", markup=False,
+                               emoji=False)
 
 
 def _bar(*, in_bytes: bool = False) -> Progress:

@@ -1,0 +1,307 @@
+"""Output for people and tools when stdout cannot write every character (issues 14 and 15).
+
+With ``PYTHONIOENCODING=ascii`` (or ``latin-1``, or a C locale with UTF-8 mode off) the CLI writes
+each character stdout cannot hold as the JSON escape of its UTF-16 code units (``caf\\u00e9``).
+Two defects, each with tests below that failed before the fix:
+
+- tables were measured on the characters, then the stream wrote each one it could not hold as
+  six: every row holding one overflowed its columns (``requests``, ``sessions``, ``usage``,
+  ``check``...). Now cells, headers, titles and folded lines are escaped before they are measured.
+- click writes UTF-8 to a stream whose codec is named ``ascii``, past its error handler: under
+  ``PYTHONIOENCODING=ascii`` every JSON line (``--json``, ``show``), every echoed line (``explain``)
+  and every warning was raw UTF-8. Now they take the same escapes: JSON lines are pure ASCII and
+  decode to the same values.
+
+Every run here is the real CLI in a process of its own, its stdout a pipe in that encoding.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from _cli import invoke
+from dsh_audit.report.terminal import middle_cut, stdout_text
+from dsh_audit.testing import LogBuilder
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSION = "s-caf\u00e9-\u2192-\U0001f600"
+TITLE = "Caf\u00e9 \u2192 \u6f22\u5b57 \U0001f600"
+MODEL = "deepseek-\u2192\u6f22\u5b57"
+# How stdout writes them: latin-1 holds the e-acute, neither holds the arrow, the CJK or the emoji.
+SHOWN = {
+    "ascii": {SESSION: "s-caf\\u00e9-\\u2192-\\ud83d\\ude00", MODEL: "deepseek-\\u2192\\u6f22\\u5b57"},
+    "latin-1": {SESSION: "s-caf\u00e9-\\u2192-\\ud83d\\ude00", MODEL: "deepseek-\\u2192\\u6f22\\u5b57"},
+}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding ``s/session.jsonl``: two turns and a title call, non-ASCII text in the
+    session id, the prompts, the title and the model the second turn switches to."""
+    folder = tmp_path_factory.mktemp("encoding")
+    builder = LogBuilder(session_id=SESSION)
+    with builder.turn("R\u00e9sum\u00e9 \u2192 \u6f22\u5b57"):
+        with builder.step():
+            builder.assistant("H\u00e9llo \U0001f600")
+    builder.title(TITLE)
+    builder.configure(model=MODEL)
+    with builder.turn("two"):
+        with builder.step():
+            builder.assistant("Hi")
+    builder.write_jsonl(folder / "s" / "session.jsonl")
+    return folder
+
+
+def cli(folder: Path, encoding: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``dsh-audit ARGS`` in ``folder`` (this tree's package), stdout a pipe in ``encoding`` and 80
+    columns wide, no setting of the caller's that changes what is printed."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("DSH_AUDIT_", "FORCE_COLOR", "TTY_", "PYTHONUTF8"))}
+    env.update(PYTHONIOENCODING=encoding, COLUMNS="80", PYTHONPATH=os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    return subprocess.run([sys.executable, "-m", "dsh_audit", *args], cwd=folder, capture_output=True, timeout=60,
+                          env=env)
+
+
+def run(folder: Path, encoding: str, *args: str) -> tuple[int, str, list[str]]:
+    """:func:`cli`'s exit code, stdout and stderr lines, both decoded in ``encoding`` (strictly: a
+    byte it cannot hold fails)."""
+    result = cli(folder, encoding, *args)
+    return result.returncode, result.stdout.decode(encoding), result.stderr.decode(encoding).splitlines()
+
+
+def separators(lines: list[str]) -> set[tuple[int, ...]]:
+    """The offsets of the column separators (``|`` and ``+``) of each line: one tuple when they line up."""
+    return {tuple(at for at, char in enumerate(line) if char in "|+") for line in lines}
+
+
+# -- tables -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_boxed_table_keeps_its_columns(folder, encoding):
+    """Before: the title line and the table were measured on ``caf\u00e9``..., then written
+    longer; now the heading is as wide as the table and every row's borders line up."""
+    code, out, err = run(folder, encoding, "requests", "s/session.jsonl")
+    assert (code, err) == (0, [])
+    lines = out.splitlines()
+    heading = f"s/session.jsonl  session {SHOWN[encoding][SESSION]}"
+    assert lines == [
+        heading.ljust(80),
+        "+------------------------------------------------------------------------------+",
+        "|   |               |       |         |      |       | cache |        |        |",
+        "| # | turn/step/try | kind  | header  | msgs | input | read  | output | finish |",
+        "|---+---------------+-------+---------+------+-------+-------+--------+--------|",
+        "| 0 | 1/1/1         | loop  | 5       |    1 |   133 | ?     |      9 | stop   |",
+        "|   |               |       | initial |      |       |       |        |        |",
+        "| 1 | -             | title | -       |    1 |     ? | ?     |      ? |        |",
+        "| 2 | 2/1/1         | loop  | 22      |    3 |   231 | ?     |      7 | stop   |",
+        "|   |               |       | change  |      |       |       |        |        |",
+        "+------------------------------------------------------------------------------+",
+    ]
+
+
+def test_a_compact_table_wraps_escapes_in_their_column_ascii(folder):
+    code, out, err = run(folder, "ascii", "sessions", "s/session.jsonl", "--no-cost")
+    assert (code, err) == (0, [])
+    lines = out.splitlines()
+    assert [line.rstrip() for line in lines] == [
+        "1 session(s), newest first",
+        "when (UTC)   |title          |reqs |hit |breaks |cost |id",
+        "-------------+---------------+-----+----+-------+-----+-------------------------",
+        "2027-01-15   |Caf\\u00e9      |   3 |-   |-      |-    |s-caf\\u00e9-\\u2192-",
+        "08:00        |\\u2192         |     |    |       |     |\\ud83d\\ude00",
+        "             |\\u6f22\\u5b57   |     |    |       |     |",
+        "             |\\ud83d\\ude00   |     |    |       |     |",
+        "narrow terminal: project not shown (widen it, or use --json)",
+    ]
+    assert {len(line) for line in lines} == {80}
+    assert len(separators(lines[1:7])) == 1
+
+
+def test_a_compact_table_wraps_escapes_in_their_column_latin_1(folder):
+    code, out, err = run(folder, "latin-1", "sessions", "s/session.jsonl", "--no-cost")
+    assert (code, err) == (0, [])
+    lines = out.splitlines()
+    assert [line.rstrip() for line in lines[1:6]] == [
+        "when (UTC)   |title          |reqs |hit |breaks |cost |id",
+        "-------------+---------------+-----+----+-------+-----+-------------------------",
+        "2027-01-15   |Caf\u00e9 \\u2192    |   3 |-   |-      |-    |s-caf\u00e9-\\u2192-",
+        "08:00        |\\u6f22\\u5b57   |     |    |       |     |\\ud83d\\ude00",
+        "             |\\ud83d\\ude00   |     |    |       |     |",
+    ]
+    assert {len(line) for line in lines} == {80}
+    assert len(separators(lines[1:6])) == 1
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
+    """The model column holds the model's escapes; the warning naming it (stderr, which click
+    wrote as UTF-8 under ``ascii``) takes the same escapes."""
+    code, out, err = run(folder, encoding, "usage", "s/session.jsonl", "--by", "model")
+    assert code == 0
+    lines = out.splitlines()
+    assert [line.rstrip() for line in lines[3:8]] == [
+        "model                      |requests |   miss |   read |output |   cost |(cost)",
+        "---------------------------+---------+--------+--------+-------+--------+-------",
+        "deepseek-v4-flash          |       2 |    133 |      0 |     9 |$0.0001 |",
+        "deepseek-                  |       1 |    231 |      0 |     7 |$0.0000 |",
+        "\\u2192\\u6f22\\u5b57         |         |        |        |       |        |",
+    ]
+    assert len(separators(lines[1:9])) == 1
+    assert max(len(line) for line in lines) == 80
+    assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}'",
+                   "warning: 1 request(s) unpriced: usage not logged"]
+
+
+def test_check_records_and_status_ascii(folder):
+    code, out, err = run(folder, "ascii", "check", "s/session.jsonl")
+    assert (code, err) == (0, [])
+    assert [line.rstrip() for line in out.splitlines()] == [
+        "dsh-audit check",
+        "status     ok",
+        "log        s/session.jsonl",
+        "session    s-caf\\u00e9-\\u2192-\\ud83d\\ude00",
+        "requests   3",
+        "capture    none",
+        "breaks     1",
+        "cache hit  n/a",
+        "findings   1",
+        "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
+        "(policy: defaults)",
+    ]
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_explain_folds_the_escaped_text(folder, encoding):
+    """Folded lines are measured on what stdout writes: none is longer than COLUMNS."""
+    code, out, err = run(folder, encoding, "explain", "s/session.jsonl", "2")
+    assert (code, err) == (0, [])
+    lines = out.splitlines()
+    first = f"request 2 (loop, turn 2 step 1 attempt 1) of session {SHOWN[encoding][SESSION]}:"
+    start = [first, "  break, cause header_change"] if encoding == "latin-1" else \
+        ["request 2 (loop, turn 2 step 1 attempt 1) of session",
+         f"  {SHOWN[encoding][SESSION]}: break, cause header_change"]
+    assert lines[:2] == start
+    assert lines[2:] == [
+        "  compared with request 0 (step); 1 leading message(s) shared",
+        "  prompt changed at config (header_change: model)",
+        "  first divergence: config, byte 19 of the body",
+        "fields:",
+        '  model: "deepseek-v4-flash" \\u2192 "deepseek-\\u2192\\u6f22\\u5b57" (prompt)',
+        "evidence:",
+        '  seq 22 request/header {"reason":"change",',
+        '    "config":{"provider":"deepseek-official",',
+        '    "model":"deepseek-\\u2192\\u6f22\\u5b57","reasoningEffort":"high",',
+        '    "maxTokens":65536},"adapterDefaults":null,"system_chars":31,"tools":null}',
+    ]
+    assert max(len(line) for line in lines) <= 80
+
+
+PATH = "/home/\u00e9\u6f22\u5b57/sessions/\u6f22\u5b57-1/session.jsonl"
+
+
+@pytest.mark.parametrize(("encoding", "text", "cut"), [
+    ("ascii", "caf\\u00e9 \\ud83d\\ude00 ok", "/home/\\u00e9\\u2026ession.jsonl"),
+    # an escape that does not fit is left out whole, never cut: the line is shorter
+    ("latin-1", "caf\u00e9 \\ud83d\\ude00 ok", "/home/\u00e9\\u2026ession.jsonl"),
+    ("utf-8", "caf\u00e9 \U0001f600 ok", "/home/\u00e9\u6f22\u5b57/se\u20261/session.jsonl"),
+])
+def test_text_is_measured_as_stdout_writes_it(monkeypatch, encoding, text, cut):
+    """:func:`stdout_text` spells what stdout cannot write as the stream does; :func:`middle_cut`
+    (a long path in a table's title) measures those escapes and its own ``\u2026``."""
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding=encoding))
+    assert stdout_text("caf\u00e9 \U0001f600 ok") == text
+    assert middle_cut(PATH, 30) == cut
+    assert middle_cut(PATH, 200) == stdout_text(PATH)
+
+
+# -- JSON, CSV, Markdown ------------------------------------------------------------------------------
+
+JSON_COMMANDS = [
+    ("sessions", "s/session.jsonl", "--json", "--no-cost"),
+    ("requests", "s/session.jsonl", "--format", "json"),
+    ("usage", "s/session.jsonl", "--by", "model", "--json"),
+    ("explain", "s/session.jsonl", "2", "--json"),
+    ("show", "s/session.jsonl", "2", "--compact"),
+]
+
+
+@pytest.mark.parametrize("args", JSON_COMMANDS, ids=lambda args: args[0])
+def test_json_lines_are_ascii_and_decode_to_the_same_values(folder, args, monkeypatch, capsys):
+    """Before: raw UTF-8 under ``ascii`` (click wrote past the stream). Now pure ASCII, each
+    character as its ``\\uXXXX`` escape (a surrogate pair for the emoji): the same values as the
+    UTF-8 lines (the CLI run in process writes those)."""
+    code, out, _ = run(folder, "ascii", *args)
+    assert code == 0
+    assert out.isascii()
+    assert "\\ud83d\\ude00" in out or "\\u6f22\\u5b57" in out
+    monkeypatch.chdir(folder)
+    utf8_code, utf8_out, _ = invoke(monkeypatch, capsys, *args)
+    assert utf8_code == 0
+    assert SESSION in utf8_out or MODEL in utf8_out
+    assert [json.loads(line) for line in out.splitlines()] == [json.loads(line) for line in utf8_out.splitlines()]
+
+
+def test_pretty_json_is_ascii_and_decodes_to_the_same_values(folder):
+    code, out, err = run(folder, "ascii", "show", "s/session.jsonl", "2")
+    assert (code, err) == (0, [])
+    assert out.isascii()
+    assert '\n  "session_id": "s-caf\\u00e9-\\u2192-\\ud83d\\ude00",\n' in out
+    request = json.loads(out)
+    assert (request["session_id"], request["header"]["config"]["model"]) == (SESSION, MODEL)
+
+
+def test_json_lines_latin_1_escape_what_latin_1_cannot_hold(folder):
+    code, out, err = run(folder, "latin-1", "sessions", "s/session.jsonl", "--json", "--no-cost")
+    assert (code, err) == (0, [])
+    assert '"session_id":"s-caf\u00e9-\\u2192-\\ud83d\\ude00",' in out
+    summary = json.loads(out)
+    assert (summary["session_id"], summary["title"]) == (SESSION, TITLE)
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_csv_and_markdown_take_the_same_escapes(folder, encoding):
+    shown = SHOWN[encoding][SESSION]
+    code, out, err = run(folder, encoding, "requests", "s/session.jsonl", "--format", "csv")
+    assert (code, err) == (0, [])
+    assert out.splitlines() == [
+        "table,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
+        f"s/session.jsonl  session {shown},0,1/1/1,loop,5 initial,1,133,?,9,stop",
+        f"s/session.jsonl  session {shown},1,-,title,-,1,?,?,?,",
+        f"s/session.jsonl  session {shown},2,2/1/1,loop,22 change,3,231,?,7,stop",
+    ]
+    code, out, err = run(folder, encoding, "sessions", "s/session.jsonl", "--format", "markdown", "--no-cost")
+    assert (code, err) == (0, [])
+    title = "Caf\\u00e9" if encoding == "ascii" else "Caf\u00e9"
+    assert out.splitlines()[-1] == (f"| 2027-01-15 08:00 | {title} \\u2192 \\u6f22\\u5b57 \\ud83d\\ude00 | "
+                                    f"/home/dev/project | 3 | - | - | - | {shown} |")
+
+
+def test_render_writes_the_exact_body_bytes_whatever_the_encoding(folder):
+    """A body is bytes for a wire, not text for a terminal: the same bytes under every encoding."""
+    runs = [cli(folder, encoding, "render", "s/session.jsonl", "2") for encoding in ("utf-8", "ascii")]
+    assert [(r.returncode, r.stderr) for r in runs] == [(0, b""), (0, b"")]
+    assert runs[0].stdout == runs[1].stdout
+    assert MODEL.encode("utf-8") in runs[0].stdout
+
+
+# -- UTF-8: nothing escaped -------------------------------------------------------------------------
+
+def test_utf8_stdout_writes_the_characters_as_in_process(folder, monkeypatch, capsys):
+    """Under UTF-8 nothing changes: the process writes what the CLI run in process (no stdout
+    set up by ``main``) writes, characters as they are."""
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("COLUMNS", "80")
+    for args in (["requests", "s/session.jsonl"], ["sessions", "s/session.jsonl", "--json", "--no-cost"]):
+        code, out, err = run(folder, "utf-8", *args)
+        assert (code, err) == (0, [])
+        assert invoke(monkeypatch, capsys, *args) == (0, out, [])
+        assert "\\u00e9" not in out and SESSION in out
+    assert out.startswith(f'{{"path":"s/session.jsonl","session_id":"{SESSION}","title":"{TITLE}",')
