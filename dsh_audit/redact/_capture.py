@@ -8,9 +8,12 @@ string the redacted log renders there: texts DSH joined into one wire string (se
 blocks of one message) stay consistent that way. Any other string (a capture that differs from
 the log, a request no log explains) is redacted on its own, as the log's strings are.
 Authorization-like headers (and HAR cookies) are dropped, from a body folder's ``*.meta.json``
-sidecars too; responses go through
-:mod:`._response`. String tokens are rewritten with :func:`._placeholder.reencode`, which keeps
-each character's escape form, so every length stays.
+sidecars too; responses go through :mod:`._response`. String tokens are rewritten with
+:func:`._placeholder.reencode`, which keeps each character's escape form, so every length stays.
+
+Secrets are counted where they are redacted: a string the capture holds as the rendered log does
+is the log's, counted there, not again; every other string (read with its object key, as the
+log's are), a response, and a dropped header's or cookie's value count in the summary too.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..capture import CapturedRequest, align
+from ..capture import CapturedRequest, align, last_user_text
 from ..errors import CaptureError, DshAuditError
 from ..jsjson import stringify
 from ..log import parse_json
@@ -47,11 +50,16 @@ def _strings(body: bytes | None) -> dict[JsonPath, str]:
     return {path: json.loads(token) for _, _, token, path in string_tokens(text)}
 
 
-def _diverging(value: str, before: str, after: str, redactor: Redactor) -> str:
+def _member(path: JsonPath) -> str | None:
+    """The object key a string at ``path`` is the value of (None for a list item or the top)."""
+    return path[-1] if path and isinstance(path[-1], str) else None
+
+
+def _diverging(value: str, before: str, after: str, redactor: Redactor, key: str | None) -> str:
     """A string that differs from the rendered ``before``: the redacted render ``after`` up to where
     they first differ, then the value's own placeholder, so the first difference stays where it was."""
     k = next((i for i, (a, b) in enumerate(zip(value, before)) if a != b), min(len(value), len(before)))
-    own = redactor.content(value)
+    own = redactor.content(value, key)
     if k >= len(own) or len(after) != len(before):
         return own
     return after[:k] + redactor.placeholders.other_than(own[k], after[k] if k < len(after) else "") + own[k + 1:]
@@ -74,11 +82,11 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
         elif value in moved:  # a string the render has elsewhere (reordered tools or messages)
             new = moved[value]
         elif path in redacted and isinstance(original.get(path), str):
-            new = _diverging(value, original[path], redacted[path], redactor)
+            new = _diverging(value, original[path], redacted[path], redactor, _member(path))
         elif value in redactor.kept or (path and path[-1] in STRUCTURAL_KEYS):
-            new = redactor.keep_text(value)
+            new = redactor.keep_text(value, _member(path))
         else:
-            new = redactor.content(value)
+            new = redactor.content(value, _member(path))
         out.append(text[last:start])
         out.append(reencode(token, new))
         last = end
@@ -101,8 +109,6 @@ def _render(session: Session, index: int, instruction: str | None) -> bytes | No
 
 
 def _instruction(body: bytes) -> str | None:
-    from ..capture import last_user_text
-
     try:
         return last_user_text(parse_json(body))
     except (ValueError, UnicodeDecodeError):
@@ -117,6 +123,8 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
     for name, value in headers.items():
         if _DROPPED_HEADER.search(str(name)) and not str(name).lower().endswith("-session-id"):
             dropped.append(str(name).lower())
+            if isinstance(value, str):
+                redactor.count(value, str(name))  # it goes whole, but its secrets are counted
             continue
         if str(name).lower() == "content-length":
             lengths[name] = str(size) if isinstance(value, str) else size
@@ -138,7 +146,9 @@ def redacted_bodies(captures: list[CapturedRequest], original: Session, redacted
         index = by_position.get(position)
         before = after = None
         if index is not None:
-            instruction = _instruction(body)
+            # only a compaction body is rendered with the instruction it holds (not the log: DSH's),
+            # redacted and counted once here; another request's last user text is the log's, counted there
+            instruction = _instruction(body) if original.requests[index].kind == "compaction" else None
             before = _render(original, index, instruction)
             after = _render(redacted, index, redactor.content(instruction) if instruction else None)
         if before is not None and before == body and after is not None:
@@ -242,6 +252,8 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
         name = str(header.get("name", ""))
         if _DROPPED_HEADER.search(name) and not name.lower().endswith("-session-id"):
             dropped.append(name.lower())
+            if isinstance(header.get("value"), str):
+                redactor.count(header["value"], name)  # it goes whole, but its secrets are counted
             continue
         fixed = size is not None and name.lower() == "content-length"
         entry = redactor.value({**header, "name": name, "value": None if fixed else header.get("value")}, kept=True)
@@ -260,6 +272,9 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
         elif key == "cookies":
             if value:
                 dropped.append("cookies")
+            for cookie in value if isinstance(value, list) else ():
+                if isinstance(cookie, dict) and isinstance(cookie.get("value"), str):
+                    redactor.count(cookie["value"], str(cookie.get("name", "")))  # they go, their secrets counted
             out[key] = []
         elif key == "postData" and isinstance(value, dict) and body is not None:
             encoded = (base64.b64encode(body).decode("ascii") if value.get("encoding") == "base64"

@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..jsjson import stringify
-from ._secrets import find_secrets, scrub
+from ._secrets import SecretMatch, context_key, find_secrets, private_key_closed, scrub
 
-__all__ = ["Placeholders", "reencode", "rewrite_keys"]
+__all__ = ["Placeholders", "context_secrets", "reencode", "rewrite_keys"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -167,6 +167,58 @@ def _char_starts(token: str) -> list[int]:
         else:
             i += 6
     return starts
+
+
+def context_secrets(key: str, value: str) -> list[SecretMatch]:
+    """The secrets of ``value`` that show only beside its object key ``key`` (a value under
+    ``"api_key"``, ``"password"``, ``"Authorization"``...), as spans of ``value``. They are looked for
+    in the member as ``JSON.stringify`` writes it (``"key": "value"``), so they do not depend on how
+    the member was written: a key spelled with ``\\uXXXX`` escapes, a member of a log record (an
+    object, not text) and one of JSON text are read alike. The secrets ``value`` holds alone are
+    left to it (none of the spans overlaps one).
+
+    Example:
+        >>> [(m.kind, m.start, m.end) for m in context_secrets("Authorization", "Bearer abc123def456")]
+        [('authorization', 0, 19)]
+        >>> context_secrets("command", "Bearer abc123def456"), context_secrets("password", "sk-ant-api03-" + "x" * 20)
+        ([], [])
+    """
+    if len(value) < 4 or not context_key(key):
+        return []
+    head = stringify(key) + ": "
+    token = stringify(value)
+    starts = _char_starts(token)
+    if len(starts) != len(value):
+        return []
+    own = [(m.start, m.end) for m in find_secrets(value)]
+    base = len(head)
+    found: list[SecretMatch] = []
+    for match in find_secrets(head + token):
+        if match.start <= base:  # not inside the value's string
+            continue
+        start = bisect.bisect_right(starts, match.start - base) - 1
+        end = min(bisect.bisect_left(starts, match.end - base), len(value))
+        if start < end and not any(s < end and start < e for s, e in own):
+            found.append(SecretMatch(match.kind, start, end))
+    return found
+
+
+def _member_keys(text: str, tokens: list[re.Match[str]]) -> dict[int, str]:
+    """Where each string token of ``text`` that is the value of an object member under a key that can
+    make it a secret (:func:`context_key`) starts, and that key (as read). ``tokens``: ``_TOKEN``'s."""
+    if not context_key(text) and "\\u" not in text:  # no such key, as written or as an escape may write it
+        return {}
+    members: dict[int, str] = {}
+    for first, colon, second in zip(tokens, tokens[1:], tokens[2:]):
+        name, between, value = first.group(0), colon.group(0), second.group(0)
+        if len(name) > 1 and name[0] == '"' and between.strip() == ":" and len(value) > 1 and value[0] == '"':
+            try:
+                key = json.loads(name)
+            except ValueError:
+                continue
+            if isinstance(key, str) and context_key(key):
+                members[second.start()] = key
+    return members
 
 
 def _json_text(text: str) -> bool:
@@ -326,7 +378,7 @@ class Placeholders:
                 candidate = candidate[:i] + self.other_than(candidate[i], candidate[i]) + candidate[i + 1:]
         return candidate
 
-    def kept(self, text: str, found: Callable[[str, str], None] | None = None) -> str:
+    def kept(self, text: str, found: Callable[[str, str], None] | None = None, *, key: str | None = None) -> str:
         """A kept text (``--keep``, structural strings): ``text`` with each secret in it replaced by its
         :meth:`plain` placeholder, every other character kept; ``found(kind, secret)`` is told of each.
 
@@ -342,6 +394,12 @@ class Placeholders:
         distinct whatever their order. How a string is read depends on the string alone, not on what
         follows it, so two texts that share a prefix keep sharing it up to the string where they part.
 
+        A string that is the value of an object member (of the JSON, or of a record: ``key``) is also read
+        with its key, as :func:`context_secrets` reads it, so a key written ``"Author\\u0069zation"`` gives
+        its value the same context as ``"Authorization"``. A private key block that starts inside a JSON
+        string ends with that string, unless its ``-----END`` line is in a later string (a key written as
+        an array of lines): then every string up to that line goes, and the JSON between them stays.
+
         Example:
             >>> p = Placeholders(b"salt")
             >>> text = '{"sk-ant-api03-abcdefghijklmnopqrstuv": 1, "env": 2}'
@@ -354,14 +412,16 @@ class Placeholders:
             >>> print(p.kept(nested))
             {"args": "{\\"token\\": \\"ISx\\\\u046awGzmN\\", \\"n\\": 1}"}
         """
-        return self._kept(text, found, ())[0]
+        return self._kept(text, found, (), key)[0]
 
     def _kept(self, text: str, found: Callable[[str, str], None] | None,
-              around: Iterable[tuple[int, int, int]]) -> tuple[str, set[int]]:
-        """:meth:`kept` of ``text``, also replacing each span of ``around`` (number, start, end: a secret
-        found in the text around ``text``) that overlaps none of the secrets in ``text`` itself; and the
-        numbers of the spans of ``around`` it replaced."""
+              around: Iterable[tuple[int, int, int]], key: str | None = None) -> tuple[str, set[int]]:
+        """:meth:`kept` of ``text`` (the value of a member under ``key``, when given), also replacing each
+        span of ``around`` (number, start, end: a secret found in the text around ``text``) that overlaps
+        none of the secrets in ``text`` itself; and the numbers of the spans of ``around`` it replaced."""
         matches = list(find_secrets(text))
+        if key is not None:
+            matches += context_secrets(key, text)  # none overlaps a secret of the text alone
         spans = [(m.start, m.end) for m in matches]
         outer: list[int] = []  # spans[len(matches) + i] is the span of around numbered outer[i]
         for n, start, end in around:
@@ -371,19 +431,32 @@ class Placeholders:
         if not spans and '"' not in text:
             return text, set()
         # A secret found starting inside a JSON string ends with it (a private key block without its
-        # end line runs on to the end of the text as written, but only to the end of its string as read)
-        strings = [(m.start(), m.end()) for m in _TOKEN.finditer(text) if len(m.group(0)) > 1 and m.group(0)[0] == '"']
+        # end line runs on to the end of the text as written, but only to the end of its string as read;
+        # one whose header ends its string, at the closing quote, is then empty), but for a private key
+        # block whose END line is in a later string: it covers those strings, not the JSON between them
+        # (counted once: by its first string, when that holds more than the header, as read)
+        tokens = list(_TOKEN.finditer(text))
+        strings = [(m.start(), m.end()) for m in tokens if len(m.group(0)) > 1 and m.group(0)[0] == '"']
         firsts = [start for start, _ in strings]
+        across: set[int] = set()
+        silent: set[int] = set()
         for i, (start, end) in enumerate(spans):
             at = bisect.bisect_right(firsts, start) - 1
-            if at >= 0 and start < strings[at][1] - 1:
-                spans[i] = (start, min(end, strings[at][1] - 1))
+            if at >= 0 and start <= strings[at][1] - 1:
+                if end > strings[at][1] - 1 and i < len(matches) and private_key_closed(text, matches[i]):
+                    across.add(i)
+                    if start < strings[at][1] - 1:
+                        silent.add(i)
+                else:
+                    spans[i] = (start, min(end, strings[at][1] - 1))
+        members = _member_keys(text, tokens)
         used: set[int] = set()
 
         def raw(start: int, piece: str) -> str:
             """``piece`` (at ``start`` in ``text``, not a JSON string) with every span in it replaced as written."""
             end = start + len(piece)
-            cuts = sorted((max(s, start), min(e, end), n) for n, (s, e) in enumerate(spans) if s < end and start < e)
+            cuts = sorted((max(s, start), min(e, end), n) for n, (s, e) in enumerate(spans)
+                          if s < end and start < e and n not in across)
             if not cuts:
                 return piece
             out: list[str] = []
@@ -413,7 +486,7 @@ class Placeholders:
                 inside = [(n, bisect.bisect_right(starts, s) - 1, bisect.bisect_left(starts, e)) for n, s, e in inside]
             else:
                 inside = [(n, 0, len(value)) for n, _, _ in inside]
-            new, hits = self._kept(value, found, inside)
+            new, hits = self._kept(value, found, inside, members.get(start))
             used.update(hits)
             if new == value:
                 return token
@@ -425,7 +498,7 @@ class Placeholders:
         out = self._strings(text, string, found, keys=keys, other=None if keys else raw)
         if found is not None:
             for n in sorted(used):
-                if n < len(matches):
+                if n < len(matches) and n not in silent:
                     found(matches[n].kind, text[matches[n].start:matches[n].end])
         return out, {outer[n - len(matches)] for n in used if n >= len(matches)}
 

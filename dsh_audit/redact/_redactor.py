@@ -8,7 +8,10 @@ keeps (``--keep``). Paths (``cwd``, ``path``, ``file_path``, ...) are replaced s
 so an absolute path stays absolute. Numbers, booleans and nulls never change, nor do object keys,
 except a key that holds a secret: the secret in it is replaced in place, keys kept distinct
 (:meth:`Placeholders.keys`), in the objects of a record and in JSON text alike, kept or not. Secrets
-are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wherever they are found.
+are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wherever they are found,
+as they read: a string replaced whole counts exactly the secrets it would lose if it were kept
+(JSON-escaped ones in tool arguments too), and the value of an object member is read with its key
+(``"password": "..."``), in a record's objects as in JSON text.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
 from ._placeholder import Placeholders
-from ._secrets import find_secrets
+from ._secrets import context_key, find_secrets
 
 __all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "Redactor"]
 
@@ -77,12 +80,13 @@ class Redactor:
     strings: int = 0
     kept: set[str] = field(default_factory=set)
     _scanned: dict[str, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
-    _kept_texts: dict[str, tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
+    _kept_texts: dict[tuple[str, str | None], tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
 
     # -- strings ---------------------------------------------------------------------------
 
     def _scan(self, text: str) -> tuple[tuple[str, bytes], ...]:
-        """The kind and a digest of each secret in ``text`` (remembered for repeated texts)."""
+        """The kind and a digest of each secret in ``text`` as written (remembered for repeated texts):
+        what :meth:`_secrets` finds in a text without a quote, and in an object key."""
         found = self._scanned.get(text)
         if found is None:
             found = tuple((m.kind, _digest(text[m.start:m.end])) for m in find_secrets(text))
@@ -91,38 +95,63 @@ class Redactor:
             self._scanned[text] = found
         return found
 
-    def _count(self, text: str) -> None:
-        self._tally(self._scan(text))
+    def _read(self, text: str, key: str | None) -> tuple[str, tuple[tuple[str, bytes], ...]]:
+        """The kept form of ``text`` (the value of a member under ``key``, when given) and the kind and a
+        digest of each secret replaced in it (:meth:`Placeholders.kept`; remembered for repeated texts)."""
+        memo = (text, key)
+        done = self._kept_texts.get(memo)
+        if done is None:
+            found: list[tuple[str, bytes]] = []
+            new = self.placeholders.kept(text, lambda kind, secret: found.append((kind, _digest(secret))), key=key)
+            done = (text if new == text else new, tuple(found))  # the text itself, not a copy, when nothing went
+            if len(self._kept_texts) > _MEMO:
+                self._kept_texts.clear()
+            self._kept_texts[memo] = done
+        return done
+
+    def _secrets(self, text: str, key: str | None = None) -> tuple[tuple[str, bytes], ...]:
+        """The kind and a digest of each secret of ``text`` as it reads, found under ``key`` (when
+        given): exactly the secrets :meth:`keep_text` would replace in it, so a text counts the same
+        whether it is kept or replaced whole (JSON strings read with their escapes decoded, JSON text
+        inside them at any depth, a member's value with its key)."""
+        context = key if key is not None and context_key(key) else None
+        if context is None and '"' not in text:
+            return self._scan(text)
+        return self._read(text, context)[1]
+
+    def _count(self, text: str, key: str | None = None) -> None:
+        self._tally(self._secrets(text, key))
+
+    def count(self, text: str, key: str | None = None) -> None:
+        """Count the secrets of ``text`` (under ``key``, when given) that goes whole: a dropped
+        capture header (its name as ``key``) or cookie."""
+        self._count(text, key)
 
     def _tally(self, found: Iterable[tuple[str, bytes]]) -> None:
         for kind, digest in found:
             self.secrets[kind] += 1
             self.secret_values.setdefault(kind, set()).add(digest)
 
-    def keep_text(self, text: str) -> str:
-        """A kept string: itself, with each secret in it replaced and counted once (in a JSON string
-        of it, as the string reads, escapes decoded and at any depth of JSON inside JSON, the string
-        written back in its escape forms; a secret in an object key of JSON text as every key's is:
-        :meth:`Placeholders.kept`)."""
+    def keep_text(self, text: str, key: str | None = None) -> str:
+        """A kept string (the value of a member under ``key``, when given): itself, with each secret in
+        it replaced and counted once (in a JSON string of it, as the string reads, escapes decoded and
+        at any depth of JSON inside JSON, the string written back in its escape forms; a secret in an
+        object key of JSON text as every key's is; a value with its key: :meth:`Placeholders.kept`)."""
         self.kept.add(text)
-        if not self._scan(text) and '"' not in text:  # no secret, and no JSON string that could hide one
+        context = key if key is not None and context_key(key) else None
+        if context is None and '"' not in text and not self._scan(text):  # no secret, no JSON string to hide one
             return text
-        done = self._kept_texts.get(text)
-        if done is None:
-            found: list[tuple[str, bytes]] = []
-            new = self.placeholders.kept(text, lambda kind, secret: found.append((kind, _digest(secret))))
-            done = (text if new == text else new, tuple(found))  # the text itself, not a copy, when nothing went
-            if len(self._kept_texts) > _MEMO:
-                self._kept_texts.clear()
-            self._kept_texts[text] = done
+        done = self._read(text, context)
         self._tally(done[1])
         return done[0]
 
-    def content(self, text: str) -> str:
-        """A content string: its placeholder (secrets in it are counted)."""
+    def content(self, text: str, key: str | None = None) -> str:
+        """A content string (the value of a member under ``key``, when given): its placeholder. Its
+        secrets are counted as :meth:`keep_text` would find them (:meth:`_secrets`), so JSON-escaped
+        ones (tool arguments, JSON in a tool result) count too."""
         if not text or text.isspace() or text.startswith(_HARNESS_PREFIXES):
-            return self.keep_text(text)
-        self._count(text)
+            return self.keep_text(text, key)
+        self._count(text, key)
         self.strings += 1
         return self.placeholders.text(text)
 
@@ -152,7 +181,7 @@ class Redactor:
         every = list(names)
         found = [name for name in every if len(name) >= 8 and self._scan(name)]
         for name in found:
-            self._count(name)
+            self._tally(self._scan(name))  # as written, as Placeholders.keys replaces it
         return self.placeholders.keys(every) if found else {}
 
     def path(self, text: str) -> str:
@@ -167,24 +196,26 @@ class Redactor:
         return "".join(part if at % 2 or part in ("", ".", "..", "~") or (at == 0 and _DRIVE.fullmatch(part))
                        else self.placeholders.text(part) for at, part in enumerate(parts))
 
-    def string(self, text: str, key: str | None, *, kept: bool = False) -> str:
-        """``text`` found under ``key``: kept, a path, or content."""
+    def string(self, text: str, key: str | None, *, kept: bool = False, member: bool = True) -> str:
+        """``text`` found under ``key``: kept, a path, or content. ``member``: ``text`` is the value of
+        the object member ``key`` (not an item of a list under it), read with its key for secrets."""
+        context = key if member else None
         if kept:
-            return self.keep_text(text)
+            return self.keep_text(text, context)
         if key in _TOOL_NAME_KEYS and not self.tool_names:
-            return self.content(text)
+            return self.content(text, context)
         if key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text)):
-            return self.keep_text(text)
+            return self.keep_text(text, context)
         if key in PATH_KEYS:
             return self.path(text)
-        return self.content(text)
+        return self.content(text, context)
 
     # -- values ----------------------------------------------------------------------------
 
-    def value(self, value: Any, key: str | None = None, *, kept: bool = False) -> Any:
+    def value(self, value: Any, key: str | None = None, *, kept: bool = False, member: bool = True) -> Any:
         """``value`` with every string replaced as :meth:`string` says; keys and scalars kept."""
         if isinstance(value, str):
-            return self.string(value, key, kept=kept)
+            return self.string(value, key, kept=kept, member=member)
         # Loops, not comprehensions: a comprehension is a frame of its own, and a record nested
         # up to the reader's 512 levels must fit the interpreter's recursion limit.
         if isinstance(value, dict):
@@ -196,7 +227,7 @@ class Redactor:
         if isinstance(value, list):
             items: list[Any] = []
             for v in value:
-                items.append(self.value(v, key, kept=kept))
+                items.append(self.value(v, key, kept=kept, member=False))
             return items
         return value
 

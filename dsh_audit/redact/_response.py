@@ -87,7 +87,8 @@ def _json_response(text: str, redactor: Redactor) -> str:
     replace = {}
     for start, _, token, path in string_tokens(text):
         value = json.loads(token)
-        replace[start] = redactor.keep_text(value) if _structural(path) else redactor.content(value)
+        key = path[-1] if path and isinstance(path[-1], str) else None
+        replace[start] = redactor.keep_text(value, key) if _structural(path) else redactor.content(value, key)
     return rewrite_keys(_rewrite(text, replace), redactor.keys)
 
 

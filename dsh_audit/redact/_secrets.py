@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["SECRET_KINDS", "SecretMatch", "find_secrets", "scrub"]
+__all__ = ["SECRET_KINDS", "SecretMatch", "context_key", "find_secrets", "private_key_closed", "scrub"]
 
-_NAME = r"[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_-]?key|access[_-]?key)[A-Za-z0-9_.-]*"
+_KEYWORDS = r"api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_-]?key|access[_-]?key"
+_NAME = r"[A-Za-z0-9_.-]*(?:" + _KEYWORDS + r")[A-Za-z0-9_.-]*"
 
 # kind -> pattern; the ``v`` group (or the whole match) is the secret.
 _PATTERNS: dict[str, str] = {
@@ -41,6 +42,10 @@ _PATTERNS: dict[str, str] = {
 SECRET_KINDS = tuple(_PATTERNS)
 
 _COMPILED = [(kind, re.compile(pattern, re.S if kind == "private_key" else 0)) for kind, pattern in _PATTERNS.items()]
+
+# What an object key must hold for a pattern to read its value as a secret beside it (``authorization``,
+# ``key_value``): a key without it gives its value no context (:func:`context_key`).
+_CONTEXT_KEY = re.compile(r"(?i)authorization|" + _KEYWORDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,24 @@ def find_secrets(text: str) -> Iterator[SecretMatch]:
             if end > start and not any(s < end and start < e for _, s, e in ((m.kind, m.start, m.end) for m in found)):
                 found.append(SecretMatch(kind, start, end))
     yield from sorted(found, key=lambda m: m.start)
+
+
+def context_key(key: str) -> bool:
+    """Whether an object key can make its value a secret (``"api_key": "..."``, ``"Authorization":
+    "Bearer ..."``): only such a key's members are looked at as a whole (see
+    :func:`dsh_audit.redact._placeholder.context_secrets`).
+
+    Example:
+        >>> context_key("OPENAI_API_KEY"), context_key("Proxy-Authorization"), context_key("command")
+        (True, True, False)
+    """
+    return _CONTEXT_KEY.search(key) is not None
+
+
+def private_key_closed(text: str, match: SecretMatch) -> bool:
+    """Whether ``match``, a ``private_key`` match in ``text``, ends at its ``-----END`` line (not at the
+    end of the text): only the pattern's END alternative leaves the text there."""
+    return match.kind == "private_key" and text.startswith("-----END", match.end)
 
 
 def scrub(text: str, replace: Callable[[str], str], found: Callable[[str], None] | None = None) -> str:

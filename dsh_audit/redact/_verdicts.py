@@ -19,7 +19,7 @@ from ..cache import cache_report
 from ..capture import CapturedRequest, compare_capture
 from ..errors import DshAuditError
 from ..jsjson import stringify
-from ..session import Session
+from ..session import Session, route_renderer
 
 __all__ = ["CATEGORIES", "digest", "session_verdicts"]
 
@@ -57,8 +57,6 @@ def _cache(session: Session) -> list[Any]:
 
 
 def _diff(session: Session, captures: Sequence[CapturedRequest]) -> list[Any]:
-    from ..session import route_renderer
-
     rows = compare_capture(session.requests, captures, render=route_renderer([session]))
     out = []
     for row in rows:
