@@ -26,6 +26,7 @@ HEAVY = frozenset({
     "dsh_audit.importers", "dsh_audit.validate", "dsh_audit.runner", "dsh_audit.gate", "dsh_audit.diff",
     "dsh_audit.fleet._audit", "dsh_audit.fleet._index", "dsh_audit.cache._ledger", "dsh_audit.cache._prices",
     "dsh_audit.cache._session", "dsh_audit.cache._account", "dsh_audit.cache._tokens", "dsh_audit.cli._usage",
+    "dsh_audit.log._decode", "dsh_audit.log._reader", "zstandard",
     "deepdiff", "yaml", "tomllib", "multiprocessing", "concurrent.futures",
 })
 #: What the stats path is made of (the scan sees its imports at all).

@@ -9,26 +9,33 @@ from its two ends (:func:`time_span`). :func:`read_progress` reports the bytes a
 (for a progress bar).
 """
 
-from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, parse_line, read_progress
-from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
-from ._follow import complete_length, is_zstd_head
-from ._format import classify_record, detect_format
-from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
-from ._header import is_absolute_path
-from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
-from ._span import time_span
-from ._records import (
-    RowError,
-    adapter_defaults_error,
-    decode_record,
-    expand_row,
-    is_safe_int,
-    message_shape_error,
-    parse_json,
-)
-from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader
-from ._upgrade import Malformed, MessageIds, upgrade_event
-from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
+from __future__ import annotations
+
+import typing
+
+from .._lazy import lazy_names as _lazy_names
+
+if typing.TYPE_CHECKING:
+    from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, parse_line, read_progress
+    from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
+    from ._follow import complete_length, is_zstd_head
+    from ._format import classify_record, detect_format
+    from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
+    from ._header import is_absolute_path
+    from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
+    from ._span import time_span
+    from ._records import (
+        RowError,
+        adapter_defaults_error,
+        decode_record,
+        expand_row,
+        is_safe_int,
+        message_shape_error,
+        parse_json,
+    )
+    from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader
+    from ._upgrade import Malformed, MessageIds, upgrade_event
+    from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
 
 __all__ = [
     "CHUNK_ROW_TYPES",
@@ -77,3 +84,55 @@ __all__ = [
     "upgrade_event",
     "write_atomic",
 ]
+
+# Public name -> the module (relative to this package) that defines it: imported on first use, so
+# that a command needing one helper (an output file check) does not load the decoders.
+_LAZY = {
+    "adapter_defaults_error": "._records",
+    "canonical_generation": "._versions",
+    "CHUNK_ROW_TYPES": "._types",
+    "classify_record": "._format",
+    "complete_length": "._follow",
+    "decode_limits": "._decode",
+    "decode_record": "._records",
+    "DecodeBudget": "._decode",
+    "default_sessions_root": "._discover",
+    "detect_format": "._format",
+    "discover": "._discover",
+    "Event": "._types",
+    "expand_row": "._records",
+    "is_absolute_path": "._header",
+    "is_safe_int": "._records",
+    "is_zstd_head": "._follow",
+    "iter_lines": "._decode",
+    "KNOWN_EVENT_TYPES": "._types",
+    "known_types": "._versions",
+    "LATEST_VERSION": "._versions",
+    "Line": "._decode",
+    "LineTee": "._reader",
+    "looks_like_log": "._discover",
+    "Malformed": "._upgrade",
+    "message_shape_error": "._records",
+    "MessageIds": "._upgrade",
+    "open_regular": "._outputs",
+    "parse_json": "._records",
+    "parse_line": "._decode",
+    "ProtectedInputs": "._outputs",
+    "read_log": "._reader",
+    "read_progress": "._decode",
+    "read_stream": "._reader",
+    "resolve_session": "._discover",
+    "RowError": "._records",
+    "SessionHeader": "._types",
+    "SessionLog": "._reader",
+    "special_kind": "._outputs",
+    "SUPPORTED_VERSIONS": "._reader",
+    "SURFACE_TYPES": "._types",
+    "time_span": "._span",
+    "to_v0_shapes": "._versions",
+    "TornTail": "._decode",
+    "upgrade_event": "._upgrade",
+    "write_atomic": "._outputs",
+}
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)
