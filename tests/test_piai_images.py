@@ -238,9 +238,8 @@ def test_without_the_bytes_the_reason_names_what_is_missing(tmp_path: Path) -> N
     error = caught.value
     assert error.message == (f"the log holds only a reference to image {PNG_ID!r} (mediaType 'image/png', 12 "
                              "bytes), not the bytes pi-ai sends as base64: DSH reads them from its attachment store")
-    assert error.hint == ("render it with images={attachmentId: bytes}, from DSH's attachment store "
-                          "(<DSH_HOME>/attachments/v1/objects/<first 2 hex>/<hex>), a Web export's media/ folder, "
-                          "or a capture of the request (dsh_audit.wire.images_in_body)")
+    assert error.hint == ("read the bytes from DSH's attachment store with --attachments DIR "
+                          "(<DSH_HOME>/attachments/v1), or from a capture of the request with --capture FILE")
     assert (error.seq, error.dsh_code) == (request.message_seqs[2], None)
     with pytest.raises(RenderError) as caught:
         make_renderer("anthropic").render(session.requests[2], images={PNG_ID: PNG})

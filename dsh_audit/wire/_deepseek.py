@@ -33,7 +33,7 @@ from ..errors import RenderError
 from ..jsjson import stringify
 from ..replay import MessageView, Request
 from ._deepseek_messages import image_path_messages, text_path_messages
-from ._images import has_image
+from ._images import IMAGE_BYTES_HINT, has_image
 from ._registry import register
 from ._types import WireRequest
 
@@ -281,7 +281,7 @@ class DeepSeekRenderer:
         if images is None:
             raise RenderError("the request carries image content; its bytes live in DSH's attachment "
                               "store, not in the log", dsh_code="UNSUPPORTED_CONTENT", seq=seq,
-                              hint="pass images={attachmentId: bytes} to render the image path")
+                              hint=IMAGE_BYTES_HINT)
         try:
             wire = image_path_messages(request.messages, images,
                                        max_request_image_bytes=self.max_request_image_bytes,

@@ -24,7 +24,12 @@ from typing import Any
 from .._json import json_objects
 from ..errors import RenderError
 
-__all__ = ["attachment_bytes", "has_image", "image_attachment", "images_in_body", "offload_images", "to_base64"]
+#: How a user gives a renderer the bytes a logged image reference names.
+IMAGE_BYTES_HINT = ("read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
+                    "or from a capture of the request with --capture FILE")
+
+__all__ = ["IMAGE_BYTES_HINT", "attachment_bytes", "has_image", "image_attachment", "images_in_body", "offload_images",
+           "to_base64"]
 
 Message = Mapping[str, Any]
 Block = Mapping[str, Any]
@@ -58,8 +63,7 @@ def attachment_bytes(block: Block, images: Mapping[str, bytes]) -> bytes:
     if data is None:
         hint = getattr(images, "missing_hint", None)
         raise RenderError(f"no bytes supplied for image attachment {key!r}",
-                          hint=hint if isinstance(hint, str) else
-                          "pass images={attachmentId: bytes} with the attachment store's files")
+                          hint=hint if isinstance(hint, str) else IMAGE_BYTES_HINT)
     return data
 
 

@@ -14,14 +14,10 @@ from typing import Any
 
 from .._json import json_objects
 from ..errors import RenderError
-from ._images import attachment_bytes, has_image, image_attachment, offload_images, to_base64
+from ._images import IMAGE_BYTES_HINT, attachment_bytes, has_image, image_attachment, offload_images, to_base64
 from ._piai_models import PiModel
 
 __all__ = ["image_messages", "user_content"]
-
-_IMAGE_HINT = ("render it with images={attachmentId: bytes}, from DSH's attachment store "
-               "(<DSH_HOME>/attachments/v1/objects/<first 2 hex>/<hex>), a Web export's media/ folder, or a capture "
-               "of the request (dsh_audit.wire.images_in_body)")
 
 
 def _pi_image(block: Mapping[str, Any], images: Mapping[str, bytes] | None) -> dict[str, Any]:
@@ -32,12 +28,12 @@ def _pi_image(block: Mapping[str, Any], images: Mapping[str, bytes] | None) -> d
     if images is None:
         raise RenderError(f"the log holds only a reference to image {key!r} (mediaType {media!r}, {size!r} bytes), "
                           "not the bytes pi-ai sends as base64: DSH reads them from its attachment store",
-                          hint=_IMAGE_HINT)
+                          hint=IMAGE_BYTES_HINT)
     data = attachment_bytes(block, images)
     if not isinstance(media, str) or size != len(data):
         raise RenderError(f"the bytes supplied for image {key!r} do not match its logged reference (mediaType "
                           f"{media!r}, {size!r} bytes; {len(data)} supplied): DSH's attachment store refuses such "
-                          "a read", dsh_code="ATTACHMENT_CORRUPT", hint=_IMAGE_HINT)
+                          "a read", dsh_code="ATTACHMENT_CORRUPT", hint=IMAGE_BYTES_HINT)
     return {"type": "image", "data": to_base64(data), "mimeType": media}
 
 
