@@ -95,17 +95,26 @@ def gateway_b(messages: list[dict[str, Any]]) -> str:
                       "max_completion_tokens": 8192})
 
 
-def test_an_aborted_turn_on_another_route_of_the_adapter_is_dropped(tmp_path: Path) -> None:
-    b = LogBuilder(session_id="owned-aborted", provider="gw-a", model="coder-a", system=SYSTEM,
-                   reasoning_effort=None, max_tokens=None)
-    with b.turn("First."):
-        with b.step():
-            reply(b, "openai-completions", "gw-a", "coder-a", "Partial answer", stop="aborted")
+def builder(session_id: str, provider: str = "gw-a", model: str = "coder-a") -> LogBuilder:
+    return LogBuilder(session_id=session_id, provider=provider, model=model, system=SYSTEM,
+                      reasoning_effort=None, max_tokens=None)
+
+
+def then_on_gateway_b(b: LogBuilder, tmp_path: Path, answer: str) -> Session:
+    """A second turn on gw-b after whatever ``b`` holds, and the session opened."""
     b.configure(provider="gw-b", model="coder-b")
     with b.turn("Second."):
         with b.step():
-            reply(b, "openai-completions", "gw-b", "coder-b", "Done.")
-    session = opened(b, tmp_path)
+            reply(b, "openai-completions", "gw-b", "coder-b", answer)
+    return opened(b, tmp_path)
+
+
+def test_an_aborted_turn_on_another_route_of_the_adapter_is_dropped(tmp_path: Path) -> None:
+    b = builder("owned-aborted")
+    with b.turn("First."):
+        with b.step():
+            reply(b, "openai-completions", "gw-a", "coder-a", "Partial answer", stop="aborted")
+    session = then_on_gateway_b(b, tmp_path, "Done.")
     # shared (DSH): the envelope is kept, its stopReason says aborted, pi-ai skips the message
     kept = gateway_b([{"role": "user", "content": "First."}, {"role": "user", "content": "Second."}])
     # owned by another adapter: stripped, the foreign message is a finished "stop" turn and is sent
@@ -115,35 +124,25 @@ def test_an_aborted_turn_on_another_route_of_the_adapter_is_dropped(tmp_path: Pa
 
 
 def test_a_failed_attempt_leaves_nothing_to_own_so_both_agree(tmp_path: Path) -> None:
-    b = LogBuilder(session_id="owned-failed", provider="gw-a", model="coder-a", system=SYSTEM,
-                   reasoning_effort=None, max_tokens=None)
+    b = builder("owned-failed")
     b.start_turn("First.")
     b.start_step()
     b.retry(code="PI_AI_ERROR", message="socket hang up", partial_text="Partial answer", llm_retry=False)
     b.end_turn({"kind": "error", "error": {"message": "socket hang up", "code": "PI_AI_ERROR"}})
-    b.configure(provider="gw-b", model="coder-b")
-    with b.turn("Second."):
-        with b.step():
-            reply(b, "openai-completions", "gw-b", "coder-b", "Done.")
-    session = opened(b, tmp_path)
+    session = then_on_gateway_b(b, tmp_path, "Done.")
     # DSH writes no assistant/message for a failed attempt: its partial text is in no history
     expected = gateway_b([{"role": "user", "content": "First."}, {"role": "user", "content": "Second."}])
     assert bodies(session, 1, tmp_path) == {"command": expected, "shared": expected, "own route": expected}
 
 
 def test_redacted_thinking_of_another_route_is_dropped_when_shared(tmp_path: Path) -> None:
-    b = LogBuilder(session_id="owned-redacted", provider="anthropic", model="claude-sonnet-4-5", system=SYSTEM,
-                   reasoning_effort=None, max_tokens=None)
+    b = builder("owned-redacted", "anthropic", "claude-sonnet-4-5")
     with b.turn("First."):
         with b.step():
             # pi-ai's redacted_thinking block: text "[Reasoning redacted]", the payload as signature
             reply(b, "anthropic-messages", "anthropic", "claude-sonnet-4-5", "Done.",
                   reasoning="[Reasoning redacted]", redacted=True)
-    b.configure(provider="gw-b", model="coder-b")
-    with b.turn("Second."):
-        with b.step():
-            reply(b, "openai-completions", "gw-b", "coder-b", "Fine.")
-    session = opened(b, tmp_path)
+    session = then_on_gateway_b(b, tmp_path, "Fine.")
     assert session.route(session.requests[0]).adapter == "anthropic"
     # shared: the envelope marks the block redacted, and pi-ai drops redacted thinking of another model
     kept = gateway_b([{"role": "user", "content": "First."}, {"role": "assistant", "content": "Done."},
@@ -156,16 +155,11 @@ def test_redacted_thinking_of_another_route_is_dropped_when_shared(tmp_path: Pat
 
 
 def test_an_envelope_of_another_route_changes_nothing_else(tmp_path: Path) -> None:
-    b = LogBuilder(session_id="owned-plain", provider="gw-a", model="coder-a", system=SYSTEM,
-                   reasoning_effort=None, max_tokens=None)
+    b = builder("owned-plain")
     with b.turn("First."):
         with b.step():
             reply(b, "openai-completions", "gw-a", "coder-a", "Answer A.", reasoning="Think A.")
-    b.configure(provider="gw-b", model="coder-b")
-    with b.turn("Second."):
-        with b.step():
-            reply(b, "openai-completions", "gw-b", "coder-b", "Answer B.")
-    session = opened(b, tmp_path)
+    session = then_on_gateway_b(b, tmp_path, "Answer B.")
     # another model's thinking is text either way (its signature is not replayed to coder-b)
     expected = gateway_b([{"role": "user", "content": "First."},
                           {"role": "assistant", "content": "Think A.Answer A."},
