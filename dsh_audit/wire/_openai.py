@@ -446,17 +446,8 @@ def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) ->
 class OpenAIRenderer(PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends OpenAI chat completions.
 
-    Args:
-        models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
-        owned_routes: the routes of the pi-ai adapter that serves the request (default: every route,
-            as DSH's one ``llm-pi-ai`` adapter serves them all; see :func:`pi_context`).
-        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort
-            (default: the route file's, :class:`~dsh_audit.wire.RouteProfile`).
-        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``; default:
-            the route file's, else ``short``).
-        thinking_budgets: accepted for symmetry; chat completions send no thinking budget.
-        version: DSH version written in ``user-agent``.
-        platform: the SDK's ``x-stainless-os/arch/runtime/runtime-version`` headers.
+    Takes the settings of :class:`PiRenderer` (``thinking_budgets`` is accepted
+    for symmetry: chat completions send no thinking budget).
 
     Example:
         >>> renderer = OpenAIRenderer()

@@ -331,11 +331,21 @@ def compaction_messages(request: Any, instruction: str | None) -> tuple[dict[str
 class PiRenderer:
     """What the pi-ai renderers share: the route profile's settings and the render steps.
 
-    A subclass names its pi-ai API, endpoint and adapter, and builds the body and the headers;
-    its docstring lists the settings (``models``, ``owned_routes``, ``profile_reasoning``,
-    ``cache_retention``, ``thinking_budgets``, ``version``, ``platform``). The three profile
-    settings, when given, win over the route file's (:class:`RouteProfile` on each model); what
-    the log records wins over both (:func:`request_call`).
+    A subclass names its pi-ai API, endpoint and adapter, and builds the body and the headers.
+    The three profile settings, when given, win over the route file's (:class:`RouteProfile` on
+    each model); what the log records wins over both (:func:`request_call`).
+
+    Args:
+        models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
+        owned_routes: the routes of the pi-ai adapter that serves the request (default: every route,
+            as DSH's one ``llm-pi-ai`` adapter serves them all; see :func:`pi_context`).
+        profile_reasoning: the route profile's ``reasoning``, used when a request names no effort
+            (default: the route file's, :class:`~dsh_audit.wire.RouteProfile`).
+        cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``; default:
+            the route file's, else ``short``).
+        thinking_budgets: the profile's ``thinkingBudgets`` by level (default: the route file's).
+        version: DSH version written in ``user-agent``.
+        platform: the SDK's ``x-stainless-os/arch/runtime/runtime-version`` headers.
     """
 
     adapter: ClassVar[str]
