@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from _json_text import all_strings
 
 from dsh_audit.jsjson import stringify
 from dsh_audit.redact import Placeholders, Redactor, find_secrets
@@ -106,20 +107,6 @@ def _log(folder: Path) -> Path:
     return b.write_jsonl(folder / "session.jsonl", packed=False)
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string and key of ``value``, and those of JSON text inside a string, at any depth."""
-    if isinstance(value, str):
-        try:
-            inner = json.loads(value)
-        except ValueError:
-            return [value]
-        return [value, *_strings(inner)]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (k, *_strings(v))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
 
 def _survivors(data: bytes) -> list[str]:
     """The planted fragments and spellings found in ``data`` (JSON lines, or one JSON document), as
@@ -131,7 +118,7 @@ def _survivors(data: bytes) -> list[str]:
     except ValueError:
         documents = [json.loads(line) for line in filter(None, text.split("\n"))]
     for document in documents:
-        for s in _strings(document):
+        for s in all_strings(document):
             found += [f for f in (*FRAGMENTS, *SPELLINGS) if f in s]
     return sorted(set(found))
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _cli import invoke
+from _json_text import all_strings
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -59,25 +60,11 @@ CASES: dict[str, tuple[str, str, dict[str, int]]] = {
 FRAGMENTS = ("Wv4Wv4", "hunter2", "abcdefgh", "MIIEabc", "dXNl", "defAghi")  # of each secret, as it reads
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string and key of ``value``, and those of JSON text inside a string, at any depth."""
-    if isinstance(value, str):
-        try:
-            inner = json.loads(value)
-        except ValueError:
-            return [value]
-        return [value, *_strings(inner)]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (k, *_strings(v))]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
 
 def _gone(*texts: str) -> bool:
     """Whether no secret of the cases is left in ``texts`` (JSON texts or not), as written or as
     any JSON in them reads, at any depth."""
-    found = [s for text in texts for s in (text, *_strings(text))]
+    found = [s for text in texts for s in (text, *all_strings(text))]
     return not any(fragment in s for s in found for fragment in FRAGMENTS)
 
 
@@ -165,8 +152,8 @@ def test_any_kept_json_keeps_its_shape_lengths_and_prefixes_and_loses_its_secret
     kept = p.kept(text)
     assert len(kept.encode("utf-8", "surrogatepass")) == len(text.encode("utf-8", "surrogatepass"))
     assert len(stringify(kept)) == len(stringify(text))
-    assert not any(secret[8:18] in s for s in _strings(kept) for secret in _PLANTED)
-    assert len(_strings(kept)) == len(_strings(text))  # the same strings, JSON text inside them still JSON
+    assert not any(secret[8:18] in s for s in all_strings(kept) for secret in _PLANTED)
+    assert len(all_strings(kept)) == len(all_strings(text))  # the same strings, JSON text inside them still JSON
     assert p.kept(text + " and more") == kept + " and more"
 
 
