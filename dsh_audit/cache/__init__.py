@@ -21,7 +21,7 @@ if typing.TYPE_CHECKING:
     from ._ledger import ExactSum, LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
     from ._money import Costs, Rates, Tokens, usd_cost, usd_total
     from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, load_prices
-    from ._rules import CacheRule, load_rules, rule_for
+    from ._rules import Breakpoints, CacheRule, load_rules, pyproject_zero_data_retention, rule_for
     from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
     from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
@@ -29,6 +29,7 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "BREAKS",
+    "Breakpoints",
     "CLASSIFICATIONS",
     "CacheRule",
     "CacheTotals",
@@ -74,6 +75,7 @@ __all__ = [
     "parse_instant",
     "prefix_tokens",
     "price_entry",
+    "pyproject_zero_data_retention",
     "rule_for",
     "session_ledger",
     "session_transitions",
@@ -87,6 +89,7 @@ __all__ = [
 # Public name -> the module (relative to this package) that defines it: imported on first use.
 _LAZY = {
     "BREAKS": "._report",
+    "Breakpoints": "._rules",
     "CLASSIFICATIONS": "._report",
     "CacheRule": "._rules",
     "CacheTotals": "._report",
@@ -132,6 +135,7 @@ _LAZY = {
     "parse_instant": "._usage",
     "prefix_tokens": "._prefix",
     "price_entry": "._ledger",
+    "pyproject_zero_data_retention": "._rules",
     "rule_for": "._rules",
     "session_ledger": "._ledger",
     "session_transitions": "._session",

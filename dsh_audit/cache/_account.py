@@ -8,6 +8,11 @@ For each request R, with the earlier requests of the same provider family and mo
   rule's, or the one the request's rendered body asks for (:meth:`CacheRule.retention`: an
   Anthropic marker's ``ttl``, OpenAI's ``prompt_cache_retention``); a body that caches nothing
   (no Anthropic marker) reads nothing and leaves nothing to read;
+* for a breakpoint-based model (OpenAI GPT-5.6 and later, :attr:`CacheRule.breakpoints`), the
+  level is instead the longest prefix ending at a breakpoint an earlier request wrote (the
+  implicit one after its latest user or tool message, and any explicit one) that R's prompt
+  contains whole, in whole tokens, 0 below the minimum; reads consider the latest breakpoints
+  only, and a request that reads a breakpoint within its TTL refreshes it;
 * ``potential``: what the conversation's previous request (any model) left: the smaller of its
   prompt and R's, rounded; raised to ``expected_any`` when that is larger;
 * ``actual``: the logged ``cacheReadTokens`` (``None`` when the usage is absent).
@@ -21,9 +26,11 @@ counts is the classification. See ``docs/cache-accounting.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
+
+import orjson
 
 from ..attribution import UNEXPLAINED_CAUSES
 from ..jsjson import stringify_bytes
@@ -33,7 +40,7 @@ from ._prefix import Prompt, PromptBuilder, blank_long, common_prefix, prefix_to
 from ._report import CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
-from ._rules import CacheRule, Retention, rule_for
+from ._rules import Breakpoints, CacheRule, Retention, pyproject_zero_data_retention, rule_for
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["CacheAccount", "actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
@@ -118,6 +125,15 @@ class _Seen:
     size: int  # provider-scale prompt size: the logged prompt tokens when known, else ``tokens``
     ttl: float | None  # how long what it wrote or refreshed stays; None: it cached nothing
     logged: bool = False  # ``size`` is the logged prompt (the provider's own count)
+    # A breakpoint-based request's breakpoints (prompt projection source -> segment count of each
+    # prefix that ends at one, ascending -> its provider-scale tokens when measured, else None):
+    # what it wrote, and what it read and so refreshed.
+    marks: dict[str, dict[int, int | None]] | None = None
+
+
+# A breakpoint level: tokens, whether they are measured (a logged prompt size), the request that
+# wrote or refreshed the breakpoint, its segment count and the prompt projection it counts in.
+_Level = tuple[int, bool, _Seen, int, str]
 
 
 def _chain(request: Request) -> str:
@@ -128,6 +144,40 @@ def _rounded(rule: CacheRule, model: str | None, tokens: int) -> int:
     if tokens < rule.min_tokens(model):
         return 0
     return tokens // rule.unit_tokens * rule.unit_tokens
+
+
+def _breakpoints(bp: Breakpoints, size: int, messages: Sequence[Any], implicit: bool) -> tuple[int, ...]:
+    """Segment counts of the prefixes of a ``size``-segment prompt ending in ``messages`` (one
+    segment each) that end at a breakpoint (:meth:`_Analyzer.marks`), ascending."""
+    if not messages or size < len(messages):
+        return ()
+    start = size - len(messages)
+    points = {start + i + 1 for i, m in enumerate(messages) if _marked(m, bp.marker)}
+    if implicit:
+        last = max((i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") in bp.implicit_roles),
+                   default=None)
+        if last is not None:
+            points.add(start + last + 1)
+    return tuple(sorted(points))
+
+
+def _marked(message: Any, marker: str) -> bool:
+    """Whether a body message, or one of its content blocks, carries the explicit breakpoint key."""
+    if not isinstance(message, Mapping):
+        return False
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else ()
+    return marker in message or any(isinstance(b, Mapping) and marker in b for b in blocks)
+
+
+def _parsed(body: bytes | None) -> dict[str, Any] | None:
+    if body is None:
+        return None
+    try:
+        value = orjson.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _model(request: Request) -> tuple[str | None, str | None]:
@@ -141,8 +191,9 @@ def _model(request: Request) -> tuple[str | None, str | None]:
 class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
                  tokenizer: str, bodies: Bodies | None, prices: PriceBook, lookback: int,
-                 routes: Callable[[Request], str | None] | None) -> None:
+                 routes: Callable[[Request], str | None] | None, zero_data_retention: bool | None = None) -> None:
         self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
+        self.zero_data_retention = zero_data_retention
         self.bodies, self.prices, self.lookback, self.routes = bodies, prices, lookback, routes
         self.families: dict[str, _Family] = {}
         self.rules: dict[tuple[str | None, str | None, str | None], CacheRule] = {}
@@ -152,7 +203,8 @@ class _Analyzer:
     def family(self, provider: str | None, model: str | None, adapter: str | None) -> _Family:
         rule = self.rules.get((provider, model, adapter))
         if rule is None:
-            rule = self.rules[(provider, model, adapter)] = rule_for(provider, model, unit=self.unit, adapter=adapter)
+            rule = self.rules[(provider, model, adapter)] = rule_for(
+                provider, model, unit=self.unit, adapter=adapter).with_zero_data_retention(self.zero_data_retention)
         found = self.families.get(rule.family)
         if found is None:
             bodies, adapter = self.bodies, rule.wire_adapter
@@ -171,8 +223,9 @@ class _Analyzer:
 
     def verdict(self, request: Request) -> CacheVerdict:
         provider, model = _model(request)
-        fam = self.family(provider, model, self.routes(request) if self.routes is not None else None)
-        rule, count = fam.rule, fam.count
+        adapter = self.routes(request) if self.routes is not None else None
+        fam = self.family(provider, model, adapter)
+        rule, count = self.rules[(provider, model, adapter)], fam.count  # the model's own (breakpoint based?)
         prompt = fam.builder.build(request)
         retention = self.retention(rule, request)
         ttl = rule.ttl_seconds if retention is None else retention.ttl_seconds
@@ -182,7 +235,18 @@ class _Analyzer:
         now = self.times.get(request.index)
         best: dict[str, tuple[tuple[int, int, int], _Seen, Prompt, Prompt]] = {}
         same = self.by_route.setdefault((rule.family, model), [])
-        for seen in same[-self.lookback:] if ttl is not None else ():  # a request that caches nothing reads nothing
+        marks: dict[str, dict[int, int | None]] | None = None
+        points: dict[str, _Level] = {}
+        if rule.breakpoint_based and rule.breakpoints is not None:
+            marks = self.marks(rule.breakpoints, rule, request, prompt, logged)
+            if ttl is not None:
+                points = self.breakpoint_levels(rule, model, prompt, same, logged, size, now, count)
+            if "warm" in points:  # a read refreshes the breakpoint it reads: this prompt holds it whole
+                read, measured, _, point, projection = points["warm"]
+                refreshed = marks.setdefault(projection, {})
+                refreshed[point] = read if measured else refreshed.get(point)
+                marks[projection] = dict(sorted(refreshed.items()))
+        for seen in same[-self.lookback:] if ttl is not None and marks is None else ():  # a request that caches nothing reads nothing
             if seen.ttl is None:
                 continue  # it wrote nothing
             mine, theirs = prompt.view(seen.prompt)
@@ -214,7 +278,12 @@ class _Analyzer:
                 raw = round(prefix_tokens(mine, shared, count) * (logged / own if logged and own else 1.0))
             return _rounded(rule, model, min(raw, size))
 
-        expected_any, expected, landed_level = level("any"), level("warm"), level("landed")
+        if marks is None:
+            expected_any, expected, landed_level = level("any"), level("warm"), level("landed")
+        else:
+            expected_any, expected, landed_level = (points[name][0] if name in points else 0
+                                                    for name in ("any", "warm", "landed"))
+        origin = best["warm"][1] if "warm" in best else points["warm"][2] if "warm" in points else None
         pred = self.predecessor(request)
         potential = expected_any
         if pred is not None and pred.ttl is not None and ttl is not None:
@@ -226,7 +295,7 @@ class _Analyzer:
         billed, billed_model = request_route_model(request)
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
                                   prompt_tokens=_logged_prompt(request))  # a tier prices the whole request
-        seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl, logged is not None)
+        seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl, logged is not None, marks)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
         same.append(seen_now)
@@ -235,11 +304,90 @@ class _Analyzer:
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
             model=model, family=rule.family, prompt_tokens=_logged_prompt(request), counted_tokens=tokens,
             potential=potential, expected_any=expected_any, expected=expected, actual=actual,
-            classification=classification, cause=cause, source_index=best["warm"][1].request.index if "warm" in best else None,
+            classification=classification, cause=cause, source_index=origin.request.index if origin else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
             lost_cost=lost_cost(sum(lost.values()), price) if isinstance(price, Quote) else None,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
             ttl_seconds=ttl if retention else None)
+
+    def marks(self, bp: Breakpoints, rule: CacheRule, request: Request, prompt: Prompt,
+              logged: int | None) -> dict[str, dict[int, int | None]]:
+        """The breakpoints a breakpoint-based request writes, per projection of its prompt: after its
+        latest message of :attr:`Breakpoints.implicit_roles` (unless its body's cache options ask
+        for explicit breakpoints only), and after each message with an explicit marker on one of
+        its content blocks (at the end of that message: a prompt segment is a whole message).
+
+        A projection's last segments are its messages, one each (the rendered body's after its
+        leading system and developer messages, or the log's own); one that does not hold them
+        so has no breakpoint. A breakpoint at the end of the prompt measures ``logged`` tokens."""
+        body = self.bodies.value(request, rule.wire_adapter) if self.bodies is not None else None
+        if body is None and self.bodies is not None and prompt.source != "json":
+            body = _parsed(self.bodies.body(request, rule.wire_adapter))
+        implicit = rule.implicit_breakpoint(body)
+        found: dict[str, dict[int, int | None]] = {}
+        for projection in (prompt, prompt.json):
+            if projection is None:
+                continue
+            if projection.source == "json":
+                messages: Sequence[Any] = request.messages
+            else:
+                messages = [m for m in (body or {}).get("messages") or [] if isinstance(m, dict)]
+                while messages and messages[0].get("role") in ("system", "developer"):
+                    messages = messages[1:]
+            found[projection.source] = {point: logged if point == projection.size else None
+                                        for point in _breakpoints(bp, projection.size, messages, implicit)}
+        return found
+
+    def breakpoint_levels(self, rule: CacheRule, model: str | None, prompt: Prompt, same: list[_Seen],
+                          logged: int | None, size: int, now: RequestTime | None,
+                          count: TokenCounter) -> dict[str, _Level]:
+        """The longest breakpoint prefix an earlier request wrote that ``prompt`` holds whole, of
+        the latest :attr:`Breakpoints.lookback` breakpoints, at least the minimum: any (``any``),
+        within its TTL (``warm``), and readable by now (``landed``), with who wrote it.
+
+        Of requests that hold the same breakpoint, the best measured wins, then the latest, as
+        for the common prefix: one that measured it (its whole prompt with its size logged, or a
+        read of it that was), then one that holds it inside (this request's count, on its logged
+        scale), then a whole prompt only counted here."""
+        bp = rule.breakpoints
+        best: dict[str, tuple[tuple[int, int], _Seen, Prompt, Prompt]] = {}
+        left = bp.lookback if bp is not None else 0
+        for seen in reversed(same):
+            if left <= 0:
+                break
+            if seen.ttl is None or not seen.marks:
+                continue  # it wrote nothing
+            mine, theirs = prompt.view(seen.prompt)
+            written = list(seen.marks.get(theirs.source, {}).items())[-left:]
+            left -= len(written)
+            whole = common_prefix(mine, theirs)[0]
+            held = [mark for mark in written if mark[0] <= whole]
+            if not held:
+                continue
+            point, known = held[-1]  # the longest it holds whole: no fallback to a part of one
+            measured = 2 if known is not None else 0 if point == theirs.size else 1
+            warm = now is None or seen.time is None or now.sent - seen.time.sent <= seen.ttl
+            landed = warm and (now is None or seen.time is None or (
+                (seen.time.done is not None and seen.time.done <= now.sent)
+                and now.sent - seen.time.sent >= rule.write_lag_seconds))
+            for name, ok in (("any", True), ("warm", warm), ("landed", landed)):
+                if ok and (name not in best or (point, measured) > best[name][0]):  # equal: the latest keeps it
+                    best[name] = ((point, measured), seen, mine, theirs)
+        minimum = rule.min_tokens(model)
+        levels: dict[str, _Level] = {}
+        for name, ((point, measured), seen, mine, theirs) in best.items():
+            known = seen.marks.get(theirs.source, {}).get(point) if seen.marks else None
+            if known is not None:
+                raw = known  # measured: the provider's own count
+            elif point == theirs.size:
+                raw = seen.size  # the whole earlier prompt, counted here
+            else:
+                own = mine.tokens
+                raw = round(prefix_tokens(mine, (point, 0), count) * (logged / own if logged and own else 1.0))
+            tokens = min(raw, size)
+            if tokens >= minimum:  # a strict minimum up to the breakpoint
+                levels[name] = (tokens, measured == 2 and tokens == raw, seen, point, mine.source)
+        return levels
 
     def retention(self, rule: CacheRule, request: Request) -> Retention | None:
         """The retention the request's rendered body asks for (None: the rule's ``ttl_seconds``).
@@ -306,7 +454,7 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
                   prices: PriceBook | None = None,
                   price_note: str | None = None, lookback: int = 64,
                   routes: Callable[[Request], str | None] | None = None, path: str = "",
-                  session_id: str = "") -> SessionCacheReport:
+                  session_id: str = "", zero_data_retention: bool | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session's requests.
 
     Args:
@@ -324,6 +472,10 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         lookback: how many earlier requests of the same model to compare with.
         routes: request -> the adapter its route used (:meth:`dsh_audit.session.Session.route`),
             which picks the provider's cache rule; without it the provider id and model decide.
+        zero_data_retention: whether the organization has OpenAI Zero Data Retention, which
+            decides OpenAI's default retention (:meth:`CacheRule.default_retention`); None: as
+            the nearest ``pyproject.toml`` states it (:func:`pyproject_zero_data_retention`),
+            else not stated.
 
     Example:
         >>> report = analyze_cache([])
@@ -332,7 +484,8 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
     """
     account = CacheAccount(causes=attribution_causes(attribution) if attribution is not None else None, unit=unit,
                            tokenizer=tokenizer, bodies=(bodies or Bodies(log=path or None)) if wire else None, prices=prices,
-                           price_note=price_note, lookback=lookback, routes=routes, path=path, session_id=session_id)
+                           price_note=price_note, lookback=lookback, routes=routes, path=path, session_id=session_id,
+                           zero_data_retention=zero_data_retention)
     given = times or {}
     for request in requests:
         account.add(request, given.get(request.index))
@@ -344,18 +497,23 @@ class CacheAccount:
     of :func:`analyze_cache` (which is this over a list), for a view that does not keep the
     session's requests. ``causes`` (request index -> break cause) is read when each request is
     judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`;
-    ``keep=False`` keeps no verdict (:meth:`report` then has none, and its totals)."""
+    ``keep=False`` keeps no verdict (:meth:`report` then has none, and its totals).
+
+    Raises:
+        UsageError: ``zero_data_retention`` is None and the nearest ``pyproject.toml`` states it
+            wrongly (:func:`pyproject_zero_data_retention`)."""
 
     def __init__(self, *, causes: dict[int, str] | None, unit: int | None = None, tokenizer: str = "auto",
                  bodies: Bodies | None = None, prices: PriceBook | None = None, price_note: str | None = None,
                  lookback: int = 64, routes: Callable[[Request], str | None] | None = None, path: str = "",
-                 session_id: str = "", keep: bool = True) -> None:
+                 session_id: str = "", keep: bool = True, zero_data_retention: bool | None = None) -> None:
         self.prices = prices if prices is not None else load_prices()
         self.note = self.prices.note if price_note is None else price_note
         self.causes, self.tokenizer, self.path, self.session_id = causes, tokenizer, path, session_id
         self.times: dict[int, RequestTime] = {}
+        zdr = zero_data_retention if zero_data_retention is not None else pyproject_zero_data_retention()
         self.analyzer = _Analyzer(times=self.times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
-                                  routes=routes, prices=self.prices, lookback=lookback)
+                                  routes=routes, prices=self.prices, lookback=lookback, zero_data_retention=zdr)
         self.verdicts: list[CacheVerdict] = []
         self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept
         self.totals = CacheTotals()  # what report() sums up, kept or not
@@ -385,8 +543,8 @@ class CacheAccount:
 
 def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] | None, unit: int | None = None,
                         tokenizer: str = "auto", bodies: Bodies | None = None, prices: PriceBook | None = None,
-                        lookback: int = 64,
-                        routes: Callable[[Request], str | None] | None = None) -> Iterator[CacheVerdict]:
+                        lookback: int = 64, routes: Callable[[Request], str | None] | None = None,
+                        zero_data_retention: bool | None = None) -> Iterator[CacheVerdict]:
     """The cache verdict of each request as it arrives, for a session that is still running.
 
     The same verdicts :func:`analyze_cache` gives, one request at a time: ``causes`` (request
@@ -395,6 +553,7 @@ def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] |
     request is handed over. Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
     """
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies, prices=prices,
-                           lookback=lookback, routes=routes, keep=False)  # a watch runs for hours
+                           lookback=lookback, routes=routes, keep=False,  # a watch runs for hours
+                           zero_data_retention=zero_data_retention)
     for request in requests:
         yield account.add(request, request.time)

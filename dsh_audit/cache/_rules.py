@@ -9,18 +9,31 @@ JSON rather than TOML so the package needs no ``tomli`` on Python 3.10.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..errors import UsageError
+from ..errors import UnreadableError, UsageError
+from ..log import open_regular
 
-__all__ = ["CacheRule", "Retention", "load_rules", "rule_for"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Breakpoints", "CacheRule", "Retention", "load_rules", "pyproject_zero_data_retention", "rule_for"]
+
+#: The table and key of ``pyproject.toml`` that state the organization's OpenAI Zero Data Retention.
+ZDR_TABLE, ZDR_KEY = "[tool.dsh-audit.cache]", "openai-zero-data-retention"
+_MAX_PYPROJECT = 16 << 20  # bytes of a pyproject.toml read for the key
 
 _RULE_FILES = ("deepseek.json", "anthropic.json", "openai.json")
 
@@ -41,6 +54,61 @@ class Retention:
 
     name: str
     ttl_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Breakpoints:
+    """A family's breakpoint-based caching, for the models it covers (OpenAI GPT-5.6 and later).
+
+    A read happens only at an eligible breakpoint an earlier request wrote: the whole prefix up to
+    it must match exactly (no fallback to the longest unmarked prefix, no unit rounding), it must
+    hold at least ``min_tokens``, and reads consider the latest ``lookback`` breakpoints.
+
+    Attributes:
+        model_prefix / from_version: the model ids it covers: ``gpt-<major>[.<minor>]...`` from
+            ``(major, minor)`` on (``gpt-5.6``, ``gpt-5.6-luna``, a dated snapshot, ``gpt-5.10``,
+            ``gpt-6``), compared as numbers.
+        min_tokens: the strict minimum up to the breakpoint; ``lookback``: breakpoints considered.
+        ttl_seconds / retention: the idle lifetime, refreshed on reuse, and its name.
+        options_key: the body key holding the cache options (``prompt_cache_options``), with
+            ``ttl_field`` (its TTL, one of ``ttls``) and ``mode_field``; ``explicit_mode``, its
+            value that turns the implicit breakpoint off.
+        marker: the content-block key of an explicit breakpoint (``prompt_cache_breakpoint``).
+        implicit_roles: the roles of the message the implicit breakpoint follows (the latest one).
+    """
+
+    model_prefix: str
+    from_version: tuple[int, int]
+    min_tokens: int
+    lookback: int
+    ttl_seconds: float
+    retention: str
+    options_key: str
+    ttl_field: str
+    mode_field: str
+    explicit_mode: str
+    ttls: tuple[tuple[str, float], ...]
+    marker: str
+    implicit_roles: tuple[str, ...]
+
+    def covers(self, model: str | None) -> bool:
+        """Whether ``model`` is breakpoint based: its version, read as numbers, is ``from_version`` or later.
+
+        Example:
+            >>> bp = rule_for("openai", "gpt-5.6").breakpoints
+            >>> [bp.covers(m) for m in ("gpt-5.6", "gpt-5.6-luna-2026-06-01", "gpt-5.10", "gpt-6", "gpt-5.5", "gpt-5")]
+            [True, True, True, True, False, False]
+        """
+        if not model or not model.startswith(self.model_prefix):
+            return False
+        found = _VERSION.match(model, len(self.model_prefix))
+        if found is None:
+            return False
+        return (int(found.group(1)), int(found.group(2) or 0)) >= self.from_version
+
+
+#: ``<major>[.<minor>]`` after a model prefix (each a whole run of digits).
+_VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +143,9 @@ class CacheRule:
             no retention default; a body without the key keeps ``ttl_seconds``).
         zero_data_retention: the organization's Zero Data Retention status (None: not stated, as
             the log does not record it); see :meth:`default_retention`.
+        breakpoints: the family's breakpoint-based caching for the models it covers (OpenAI
+            GPT-5.6 and later); ``breakpoint_based``: this rule is the one for such a model
+            (:func:`rule_for` picks it by model id: :meth:`for_model`).
     """
 
     family: str
@@ -107,6 +178,8 @@ class CacheRule:
     both_models: tuple[str, ...] = ()
     unknown_retention: str | None = None
     zero_data_retention: bool | None = None
+    breakpoints: Breakpoints | None = None
+    breakpoint_based: bool = False
 
     def min_tokens(self, model: str | None) -> int:
         """The minimum cacheable prefix for ``model`` (first matching ``min_by_model`` entry)."""
@@ -133,6 +206,23 @@ class CacheRule:
         if zdr is None or self.unknown_retention is None:
             return self
         return replace(self, zero_data_retention=zdr)
+
+    def for_model(self, model: str | None) -> CacheRule:
+        """This rule as it judges ``model``: for a model :attr:`breakpoints` covers, breakpoint
+        based (hits in whole tokens, its minimum and TTL); for any other, this rule itself.
+
+        Example:
+            >>> rule = rule_for("openai", "gpt-5.6-luna")
+            >>> rule.breakpoint_based, rule.unit_tokens, rule.min_tokens("gpt-5.6-luna"), rule.ttl_seconds
+            (True, 1, 1024, 1800.0)
+            >>> rule_for("openai", "gpt-5.5").breakpoint_based
+            False
+        """
+        bp = self.breakpoints
+        if bp is None or self.breakpoint_based or not bp.covers(model):
+            return self
+        return replace(self, breakpoint_based=True, unit_tokens=1, min_cacheable_tokens=bp.min_tokens,
+                       min_by_model=(), ttl_seconds=bp.ttl_seconds)
 
     def default_retention(self, model: str | None) -> Retention | None:
         """The retention of a body that names none (no ``retention_key``), or None when it is
@@ -194,6 +284,8 @@ class CacheRule:
             >>> rule.retention(b'{"system":[{"type":"text","text":"S"}]}'), rule.retention(None)
             (Retention(name='none', ttl_seconds=None), None)
         """
+        if self.breakpoints is not None and self.breakpoint_based:
+            return _breakpoint_retention(self.breakpoints, body)
         ttls = dict(self.retention_ttls)
         if body is None:
             if self.retention_key is None or self.unknown_retention is None:
@@ -226,11 +318,39 @@ class CacheRule:
             return self.default_retention(found if isinstance(found, str) else None)
         return self.default_retention(_body_model(body))
 
+    def implicit_breakpoint(self, body: dict[str, Any] | None) -> bool:
+        """Whether a breakpoint-based request's ``body`` (None: not known) has the implicit
+        breakpoint: its cache options do not ask for explicit breakpoints only."""
+        bp = self.breakpoints
+        if bp is None or body is None:
+            return True
+        options = body.get(bp.options_key)
+        return not (isinstance(options, dict) and options.get(bp.mode_field) == bp.explicit_mode)
+
     def to_json(self) -> dict[str, Any]:
-        return {"family": self.family, "source": self.source, "retrieved": self.retrieved,
-                "unit_tokens": self.unit_tokens, "min_cacheable_tokens": self.min_cacheable_tokens,
-                "ttl_seconds": self.ttl_seconds, "best_effort": self.best_effort,
-                "write_lag_seconds": self.write_lag_seconds}
+        found = {"family": self.family, "source": self.source, "retrieved": self.retrieved,
+                 "unit_tokens": self.unit_tokens, "min_cacheable_tokens": self.min_cacheable_tokens,
+                 "ttl_seconds": self.ttl_seconds, "best_effort": self.best_effort,
+                 "write_lag_seconds": self.write_lag_seconds}
+        if self.breakpoint_based and self.breakpoints is not None:
+            found["breakpoint_lookback"] = self.breakpoints.lookback  # a breakpoint-based model's rule
+        return found
+
+
+def _breakpoint_retention(bp: Breakpoints, body: bytes | None) -> Retention:
+    """A breakpoint-based request's retention: its body's cache options' TTL when ``bp`` lists
+    it, else ``bp``'s own (``30m``), named either way."""
+    ttls = dict(bp.ttls)
+    if body is not None and f'"{bp.options_key}"'.encode() in body:
+        try:
+            top = orjson.loads(body)  # only a body that names the key: pi-ai sends it for none of DSH's routes
+        except ValueError:
+            top = None
+        options = top.get(bp.options_key) if isinstance(top, dict) else None
+        name = options.get(bp.ttl_field) if isinstance(options, dict) else None
+        if isinstance(name, str) and name in ttls:
+            return Retention(name, ttls[name])
+    return Retention(bp.retention, bp.ttl_seconds)
 
 
 #: A compact JSON body's leading ``"model"`` member (pi-ai writes it first), as a JSON string.
@@ -309,7 +429,22 @@ def _rule(data: dict[str, Any]) -> CacheRule:
         retention_ttls=tuple((name, float(ttl)) for name, ttl in (retention.get("ttl_seconds") or {}).items()),
         only_24h_models=tuple(default.get("only_24h", ())), both_models=tuple(default.get("both", ())),
         unknown_retention=default.get("unknown"),
+        breakpoints=_breakpoints(data.get("breakpoints")),
     )
+
+
+def _breakpoints(data: dict[str, Any] | None) -> Breakpoints | None:
+    if not data:
+        return None
+    models, options = data["models"], data["options"]
+    major, _, minor = str(models["from_version"]).partition(".")
+    return Breakpoints(
+        model_prefix=models["prefix"], from_version=(int(major), int(minor or 0)),
+        min_tokens=int(data["min_cacheable_tokens"]), lookback=int(data["lookback_breakpoints"]),
+        ttl_seconds=float(data["ttl_seconds"]), retention=data["retention"], options_key=options["body_key"],
+        ttl_field=options["ttl_field"], mode_field=options["mode_field"], explicit_mode=options["explicit_mode"],
+        ttls=tuple((name, float(ttl)) for name, ttl in options["ttl_seconds"].items()),
+        marker=data["marker"], implicit_roles=tuple(data["implicit_roles"]))
 
 
 @lru_cache(maxsize=1)
@@ -331,7 +466,8 @@ def rule_for(provider: str | None, model: str | None, *, unit: int | None = None
     :meth:`dsh_audit.session.Session.route`), then the provider id (pi-ai routes a ``claude-*``
     model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
     DeepSeek, DSH's default route. ``zero_data_retention``: the organization's status, when the
-    caller knows it (:meth:`CacheRule.with_zero_data_retention`).
+    caller knows it (:meth:`CacheRule.with_zero_data_retention`). A model the rule's
+    :attr:`~CacheRule.breakpoints` cover gets the breakpoint-based rule (:meth:`CacheRule.for_model`).
     """
     rules = load_rules()
     chosen = next((r for r in rules if adapter and r.wire_adapter == adapter), None)
@@ -339,4 +475,65 @@ def rule_for(provider: str | None, model: str | None, *, unit: int | None = None
         chosen = next((r for r in rules if provider and provider in r.providers), None)
     if chosen is None:
         chosen = next((r for r in rules if model and any(model.startswith(p) for p in r.model_prefixes)), rules[0])
-    return chosen.with_unit(unit).with_zero_data_retention(zero_data_retention)
+    return chosen.with_unit(unit).with_zero_data_retention(zero_data_retention).for_model(model)
+
+
+def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = None) -> bool | None:
+    """The organization's OpenAI Zero Data Retention status as the nearest ``pyproject.toml``
+    (searched from ``search_from``, default the current folder; the search stops at the first one
+    found) states it: ``openai-zero-data-retention = true|false`` in ``[tool.dsh-audit.cache]``;
+    None when there is no such file, table or key.
+
+    Raises:
+        UsageError: the file cannot be read or is not TOML, or the key is not a boolean; the
+            message names the file and the key.
+
+    Example:
+        >>> pyproject_zero_data_retention(search_from="/") in (None, True, False)
+        True
+    """
+    here = Path(search_from if search_from is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            stat = candidate.stat()
+            return _stated_zdr(str(candidate), stat.st_mtime_ns, stat.st_size)
+    return None
+
+
+@lru_cache(maxsize=8)
+def _stated_zdr(path: str, _mtime_ns: int, _size: int) -> bool | None:
+    """:func:`pyproject_zero_data_retention` of one file version (read once per version)."""
+    hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
+    try:
+        with open_regular(path, what="pyproject.toml") as handle:  # a FIFO would hang: refused
+            raw = handle.read(_MAX_PYPROJECT + 1)
+        if len(raw) > _MAX_PYPROJECT:
+            raise UsageError(f"pyproject.toml is larger than {_MAX_PYPROJECT >> 20} MiB", path=path)
+        document = tomllib.loads(raw.decode("utf-8"))
+    except UnreadableError as exc:
+        raise UsageError(exc.message, path=path, hint=exc.hint or hint) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read pyproject.toml: {exc.strerror or exc}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"pyproject.toml is not UTF-8 text (byte {exc.start})", path=path) from None
+    except (ValueError, RecursionError) as exc:  # TOML decode errors, integers past the digit limit
+        problem = str(exc).splitlines()[0].split("; use ")[0] if str(exc) else "nests too deeply"
+        raise UsageError(f"pyproject.toml is not valid TOML: {problem}", path=path) from None
+    tool = document.get("tool")
+    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
+    cache = table.get("cache") if isinstance(table, dict) else None
+    if cache is None:
+        return None
+    if not isinstance(cache, dict):
+        raise UsageError(f"{ZDR_TABLE} must be a table", path=path, hint=hint)
+    value = cache.get(ZDR_KEY)
+    if value is None or isinstance(value, bool):
+        return value
+    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path, hint=hint)
+
+
+def _shown(value: Any) -> str:
+    """A TOML value, briefly and on one line (its text is the user's own file, never a log's)."""
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."

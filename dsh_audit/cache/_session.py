@@ -38,7 +38,7 @@ def session_transitions(session: Session) -> list[Transition] | None:
 def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
                  attribution: Iterable[Any] | str | None = "auto", unit: int | None = None,
                  tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None,
-                 prices: PriceBook | None = None) -> SessionCacheReport:
+                 prices: PriceBook | None = None, zero_data_retention: bool | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session.
 
     Args:
@@ -54,6 +54,8 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
         prices_path: a price file (JSON or TOML) over the packaged table and pyproject's
             ``[tool.dsh-audit.prices]`` (:func:`dsh_audit.cache.load_prices`).
         prices: a loaded price table (wins over ``prices_path``).
+        zero_data_retention: the organization's OpenAI Zero Data Retention status (None: as the
+            nearest ``pyproject.toml``'s ``[tool.dsh-audit.cache]`` states it, else not stated).
 
     Raises:
         DshAuditError: the log cannot be read or replayed.
@@ -76,7 +78,7 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
     report = analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
                            tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
                            price_note=prices.note, routes=lambda request: session.route(request).adapter,
-                           path=session.path, session_id=session.id)
+                           path=session.path, session_id=session.id, zero_data_retention=zero_data_retention)
     return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary())
 
 
@@ -113,7 +115,7 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
                 prices_path: str | None = None, prices: PriceBook | None = None,
                 routes: str | None = None, capture: str | os.PathLike[str] | None = None,
                 on_verdict: Callable[[str, CacheVerdict], None] | None = None,
-                ) -> GroupResult[SessionCacheReport]:
+                zero_data_retention: bool | None = None) -> GroupResult[SessionCacheReport]:
     """Cache reports of a group of neighbouring logs, each read once, a fork or subagent child
     attributed with its parent (so its breaks are those ``dsh-audit breaks`` lists), each log
     compared with ``capture`` (``--capture``) or the capture found beside it, as ``dsh-audit
@@ -126,14 +128,15 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     """
     headers = Headers(lenient=lenient, max_version=max_version)
     streamed = _alone(paths, headers, prices=prices, prices_path=prices_path, routes=routes, unit=unit,
-                      tokenizer=tokenizer, wire=wire, capture=capture, on_verdict=on_verdict) \
-        if attribution else None
+                      tokenizer=tokenizer, wire=wire, capture=capture, on_verdict=on_verdict,
+                      zero_data_retention=zero_data_retention) if attribution else None
     if streamed is not None:
         return _pick(streamed, 0)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionCacheReport | Failure] = []
     for item, report in accounted(group, attribution=attribution, capture=capture, unit=unit, tokenizer=tokenizer,
-                                  wire=wire, prices_path=prices_path, prices=prices):
+                                  wire=wire, prices_path=prices_path, prices=prices,
+                                  zero_data_retention=zero_data_retention):
         if isinstance(item, Failure):
             items.append(item)
         elif isinstance(report, DshAuditError):  # a bad --prices file or tokenizer choice: this log's error
@@ -147,8 +150,8 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
                 tokenizer: str = "auto", wire: bool = True, adapter: str | None = "auto",
                 on_transition: Callable[[Transition], None] | None = None,
                 on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
-                observe: Callable[[Event], None] | None = None, keep: bool = True
-                ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
+                observe: Callable[[Event], None] | None = None, keep: bool = True,
+                zero_data_retention: bool | None = None) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
     """A log that is no fork or subagent child (:meth:`dsh_audit.session.Headers.lone_root`) and
     has no capture (its attribution reads the log alone), attributed and accounted while it is replayed: each request is judged once attribution has its
     transition (the transitions come in first-chunk order, requests are judged in replay order, as
@@ -171,7 +174,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies if wire else None,
                            prices=prices, routes=lambda request: request_route(request, evidence,
                                                                              declared=declared).adapter,
-                           path=path, session_id=sid, keep=keep)
+                           path=path, session_id=sid, keep=keep, zero_data_retention=zero_data_retention)
     entries: list[LedgerEntry] = []
     totals = LedgerTotals()
     pending: deque[Request] = deque()
@@ -214,7 +217,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
 def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
            prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
            tokenizer: str = "auto", wire: bool = True, capture: str | os.PathLike[str] | None = None,
-           on_verdict: Callable[[str, CacheVerdict], None] | None = None,
+           on_verdict: Callable[[str, CacheVerdict], None] | None = None, zero_data_retention: bool | None = None,
            ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
     """:func:`account_log` for a group that is one log with no parent and no capture (``capture``
     given, or one found beside it) (its header read by ``headers``, then handed over); None for any
@@ -231,10 +234,12 @@ def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices:
         log.close()
         return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
     if on_verdict is None:
-        return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book)
+        return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book,
+                           zero_data_retention=zero_data_retention)
     path, hand = log.path, on_verdict
     return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book, keep=False,
-                       on_judged=lambda _request, verdict, _entry: hand(path, verdict))
+                       on_judged=lambda _request, verdict, _entry: hand(path, verdict),
+                       zero_data_retention=zero_data_retention)
 
 
 def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:
@@ -245,21 +250,22 @@ def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int
 
 def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, lenient: bool = False,
                  max_version: int = 4, breaks: bool = True, unit: int | None = None, tokenizer: str = "auto",
-                 wire: bool = True, routes: str | None = None,
-                 capture: str | os.PathLike[str] | None = None) -> GroupResult[SessionLedger]:
+                 wire: bool = True, routes: str | None = None, capture: str | os.PathLike[str] | None = None,
+                 zero_data_retention: bool | None = None) -> GroupResult[SessionLedger]:
     """Ledgers of a group of neighbouring logs (a task of :func:`dsh_audit.session.run_groups`),
     each read once; with ``breaks``, each request's cache verdict (a child attributed with its
     parent and compared with ``capture`` or the one found beside it, as ``cache`` does) prices what
     its breaks lost. ``routes``: a route configuration file, as for :func:`cache_group` (its
-    retention changes a body's cache TTL and write rate)."""
+    retention changes a body's cache TTL and write rate); ``zero_data_retention`` as for :func:`cache_report`."""
     headers = Headers(lenient=lenient, max_version=max_version)
     streamed = _alone(paths, headers, prices=prices, routes=routes, unit=unit, tokenizer=tokenizer,
-                      wire=wire, capture=capture) if breaks else None
+                      wire=wire, capture=capture, zero_data_retention=zero_data_retention) if breaks else None
     if streamed is not None:
         return _pick(streamed, 1)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionLedger | Failure] = []
-    pairs = accounted(group, capture=capture, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices) if breaks else \
+    pairs = accounted(group, capture=capture, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices,
+                      zero_data_retention=zero_data_retention) if breaks else \
         ((item, None) for item in group.given)  # without breaks, no cache report is made
     for item, report in pairs:
         if isinstance(item, Failure):

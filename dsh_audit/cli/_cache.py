@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import islice
 from pathlib import Path
@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from .._spool import LineSpool
-from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
+from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices, pyproject_zero_data_retention
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..runner import in_process
@@ -37,10 +37,25 @@ from ._common import (
     time_options,
 )
 
-__all__ = ["cache_command"]
+__all__ = ["cache_command", "openai_zdr_option"]
 
 # "reusable": what the conversation's previous request left in the cache; "lost" is measured from it.
 _COLUMNS = ("#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual", "classification", "lost")
+
+
+def openai_zdr_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--openai-zdr/--no-openai-zdr``: the organization's OpenAI Zero Data Retention status."""
+    return click.option(
+        "--openai-zdr/--no-openai-zdr", "openai_zdr", default=None,
+        help="Whether the OpenAI organization has Zero Data Retention, which decides OpenAI's default "
+             "prompt-cache retention (docs/cache-accounting.md). Default: as the nearest pyproject.toml's "
+             "[tool.dsh-audit.cache] openai-zero-data-retention states it, else not stated.")(func)
+
+
+def stated_zdr(flag: bool | None) -> bool | None:
+    """The organization's Zero Data Retention status: ``flag`` when given, else the nearest
+    ``pyproject.toml``'s (raises :class:`~dsh_audit.errors.UsageError` on a bad value)."""
+    return flag if flag is not None else pyproject_zero_data_retention()
 
 
 def _ratio(value: float | None) -> str:
@@ -112,12 +127,14 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
 @capture_option
 @routes_option
 @attachments_option
+@openai_zdr_option
 @jobs_option
 @time_options
 @engine_options
 def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, unit: int | None,
                   tokenizer: str, no_wire: bool, no_attribution: bool, prices_path: str | None, capture: str | None,
-                  routes: str | None, jobs: int, since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
+                  routes: str | None, openai_zdr: bool | None, jobs: int, since: float | None, until: float | None,
+                  engine: str, scheduler: str | None) -> int:
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
@@ -142,13 +159,14 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
         return EXIT_BAD_INPUT
     try:
         prices = load_prices(prices_path)  # a bad price file is one error, before any log is read
+        zdr = stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
     spools = _Timelines() if as_json and in_process(jobs, engine, len(logs)) else None
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
                    unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes, capture=capture,
-                   on_verdict=spools.add if spools is not None else None)
+                   on_verdict=spools.add if spools is not None else None, zero_data_retention=zdr)
     warnings: dict[str, tuple[str, ...]] = {}
 
     def keep_warnings(result: GroupResult[SessionCacheReport]) -> None:
