@@ -377,6 +377,9 @@ class _Parser:
                     if period.billed_as is not None and period.billed_as not in table.models:
                         raise self.fail(f"providers.{name}.models.{model}[{i}].billed_as",
                                         f"no model {period.billed_as!r} in the price table")
+                    if period.billed_as == model:  # never a price: every request of it would be unpriced
+                        raise self.fail(f"providers.{name}.models.{model}[{i}].billed_as",
+                                        "names the model itself; give its rates instead")
 
 
 def _read(path: Path) -> Any:

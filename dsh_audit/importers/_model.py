@@ -12,6 +12,7 @@ number of the imported file.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -81,11 +82,47 @@ def open_input(path: str | os.PathLike[str]) -> BinaryIO:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
 
 
+#: Arrays and objects nested deeper than this in one line are refused, as the DSH reader refuses
+#: them (:data:`dsh_audit.log.parse_json`): the recursive serialisers downstream cannot hold them.
+MAX_DEPTH = 512
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN, Infinity and -Infinity
+
+
+def _parse(raw: bytes) -> Any:
+    """One line's JSON value, as JavaScript's ``JSON.parse`` reads it: a lone surrogate escape
+    (``"\\ud800"``, which orjson refuses) is kept; NaN and Infinity are not JSON.
+
+    Raises ValueError (UnicodeDecodeError included) when the line is not JSON, RecursionError
+    when it nests too deeply for the fallback parser."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw.decode("utf-8"), parse_constant=_not_json)
+
+
+def _too_deep(raw: bytes, value: Any) -> bool:
+    """Whether ``value`` (parsed from ``raw``) nests arrays or objects more than :data:`MAX_DEPTH`
+    levels deep, found level by level (no recursion)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(MAX_DEPTH):
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, (dict, list))]
+        if not level:
+            return False
+    return True
+
+
 def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings.
 
     Raises:
-        UnreadableError: the file cannot be opened.
+        UnreadableError: the file cannot be opened, or a line nests arrays or objects more than
+            :data:`MAX_DEPTH` levels deep (valid JSON, refused as the DSH reader refuses it).
     """
     name = os.fspath(path)
     with open_input(name) as handle:
@@ -93,11 +130,19 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
             if not raw.strip():
                 continue
             try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+                value = _parse(raw)
+                deep = _too_deep(raw, value)
+            except RecursionError:
+                deep = True
+            except ValueError:
                 torn = not raw.endswith(b"\n")
                 warnings.append(f"{name}:{number}: {'torn last line' if torn else 'not JSON'}, skipped")
                 continue
+            if deep:
+                raise UnreadableError(f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; "
+                                      "dsh-audit cannot process it", path=name, line=number,
+                                      hint="the agent that wrote it may still read it; dsh-audit's recursive "
+                                           "serialisers stop here")
             if isinstance(value, dict):
                 yield number, value
             else:

@@ -3,8 +3,10 @@ default ``$DSH_HOME/sessions`` (else ``~/.dsh/sessions``), DSH's layout (spec §
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -86,6 +88,24 @@ def _foreign(path: Path) -> bool:
         return False
 
 
+def _is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder, like :meth:`Path.is_dir`; but a path that cannot be looked at
+    (no permission on a folder above it, a name too long) raises instead of passing for absent.
+
+    Raises:
+        UnreadableError: ``path`` cannot be looked at; the message says why.
+    """
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError as exc:
+        # absent, below a file, a symlink loop (read_log names a loop when it is read): no folder
+        if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno in (errno.ELOOP, errno.EBADF):
+            return False
+        raise UnreadableError(f"cannot look at this path: {exc.strerror or exc}", path=str(path),
+                              hint="give dsh-audit access to it (and to the folders above it), or pass "
+                                   "another path or DSH_HOME") from None
+
+
 def _key(path: Path) -> Path:
     try:
         return path.resolve()
@@ -105,19 +125,20 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
-    A folder below that cannot be listed is an error, unless ``refused`` is given: then it is
-    recorded there (its path, as :func:`os.walk` names it, and why) and the rest is searched (a
-    watch reports it and goes on).
+    A folder below that cannot be listed, or a given path that cannot be looked at (no
+    permission on a folder above it, a name too long), is an error, unless ``refused`` is given:
+    then it is recorded there (its path, as :func:`os.walk` names it, and why) and the rest is
+    searched (a watch reports it and goes on).
 
     Raises:
         UsageError: a path is the empty string.
-        UnreadableError: a path does not exist, a folder cannot be listed (``refused`` not given),
-            or holds no session log.
+        UnreadableError: a path does not exist or cannot be looked at, a folder cannot be listed
+            (``refused`` not given), or holds no session log.
     """
     given = list(paths or [])
     if not given:
         root = default_sessions_root()
-        if not root.is_dir():
+        if not _is_folder(root):
             raise UnreadableError("no sessions folder", path=str(root),
                                   hint="pass a log, a session folder or a sessions root, or set DSH_HOME")
         given = [root]
@@ -127,7 +148,14 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
         if os.fspath(item) == "":
             raise UsageError("empty path", hint="name a log, a session folder or a sessions root")
         path = Path(item)
-        if path.is_dir():
+        try:
+            folder = _is_folder(path)
+        except UnreadableError as exc:
+            if refused is None:
+                raise
+            refused[str(path)] = exc.message.removeprefix("cannot look at this path: ")
+            continue
+        if folder:
             logs = _walk(path, notes, refused)
             if not logs:
                 raise UnreadableError("folder holds no DSH session log", path=str(path),
@@ -144,13 +172,21 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     return found
 
 
-def _header_ids(logs: Iterable[Path]) -> list[tuple[str, int, Path]]:
-    """``(session id, createdAt, path)`` of each log whose header can be read (others are skipped)."""
+def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list[UnreadableError]]:
+    """``(session id, createdAt, path)`` of each log whose header can be read, and why each log
+    that cannot be opened (no permission, a FIFO, a symlink loop) cannot be; a file that opens
+    but holds no DSH header (another agent's log, a damaged one) is skipped."""
     from ..errors import DshAuditError
     from ._reader import read_log
 
     found: list[tuple[str, int, Path]] = []
+    unopened: list[UnreadableError] = []
     for path in logs:
+        try:
+            open_regular(path).close()
+        except UnreadableError as exc:
+            unopened.append(exc)
+            continue
         try:
             log = read_log(path, lenient=True)
         except DshAuditError:
@@ -158,7 +194,14 @@ def _header_ids(logs: Iterable[Path]) -> list[tuple[str, int, Path]]:
         log.close()
         created = log.header.created_at if isinstance(log.header.created_at, int) else 0
         found.append((log.header.id, created, path))
-    return found
+    return found, unopened
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:  # gone since it was read
+        return 0.0
 
 
 def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> Path:
@@ -171,7 +214,8 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
 
     Raises:
         UsageError: ``ref`` names no session, or several (the message lists up to five).
-        UnreadableError: a path does not exist and there is no sessions folder to look in.
+        UnreadableError: a path does not exist and there is no sessions folder to look in; or a
+            log under it cannot be opened and ``ref`` is ``latest`` or no session's exact id.
 
     Example:
         >>> resolve_session("session-sample-ch", root="sample_logs/sessions").name
@@ -184,13 +228,20 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
                              hint="point at a single session.jsonl[.zstd] file, or pass its session id")
         return logs[0]
     folder = Path(root) if root is not None else default_sessions_root()
-    if not folder.is_dir():
+    if not _is_folder(folder):
         raise UnreadableError("no such file, and no sessions folder to look the session id up in", path=ref,
                               hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
-    known = _header_ids(discover([folder]))
-    if ref == "latest" and known:
-        return max(known, key=lambda k: (k[1], os.stat(k[2]).st_mtime))[2]
+    known, unopened = _header_ids(discover([folder]))
     exact = [k for k in known if k[0] == ref]
+    if unopened and (ref == "latest" or not exact):  # the answer may be the log that cannot be read
+        first = unopened[0]
+        others = f" (and {len(unopened) - 1} more log(s))" if len(unopened) > 1 else ""
+        what = "which session is latest" if ref == "latest" else f"which session {ref!r} names"
+        raise UnreadableError(f"{first.message}{others}, so {what} cannot be told", path=first.path,
+                              hint="make it readable or move it out of the sessions folder, or pass the "
+                                   "log's path instead of a session id")
+    if ref == "latest" and known:
+        return max(known, key=lambda k: (k[1], _mtime(k[2])))[2]
     matches = exact or [k for k in known if k[0].startswith(ref) or k[0].removeprefix("session-").startswith(ref)]
     ids = sorted({k[0] for k in matches})
     if len(ids) == 1:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import orjson
-
 from ._outputs import open_regular
+from ._records import parse_json
 
 __all__ = ["classify_record", "detect_format"]
 
@@ -81,8 +80,8 @@ def detect_format(path: str | os.PathLike[str], *, max_records: int = 32) -> str
             if not raw.strip():
                 continue
             try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+                record = parse_json(raw)  # as JSON.parse reads it: a lone surrogate escape is JSON
+            except ValueError:  # not JSON, not UTF-8, nested too deeply
                 continue
             if isinstance(record, dict):
                 found = classify_record(record, first=seen == 0)

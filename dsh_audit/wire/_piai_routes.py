@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import re
 import reprlib
@@ -51,6 +52,9 @@ _BUDGET_LEVELS = ("minimal", "low", "medium", "high")
 _RESERVED_HEADERS = frozenset({"user-agent"})
 #: Largest route file read (DSH's route configurations are a few KiB; PyYAML reads about 1 MiB/s).
 MAX_ROUTE_FILE = 1 << 20
+#: Profile fields DSH no longer reads and refuses (``config.ts`` ``rejectRemovedFields``).
+_REMOVED_FIELDS = {"provider": "the route is the providers key", "maxRetries": "compose recovery with dsh-llm-retry",
+                   "maxRetryDelayMs": "compose recovery with dsh-llm-retry"}
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses",
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
@@ -132,6 +136,10 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
 
     try:
         data = yaml.load(text, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, C0 and C1 controls)
+        line = text.count("\n", 0, exc.position) + 1
+        raise UsageError(f"route file is not valid YAML at line {line}: {exc.reason} (U+{exc.character:04X})",
+                         path=name, hint=hint) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -173,8 +181,16 @@ def parse_routes(data: Any) -> PiRoutes:
     models: dict[tuple[str, str], PiModel] = {}
     for provider, profile in _providers(data).items():
         where = f"providers.{provider}"
+        if provider == "":  # DSH config.ts resolveProfiles refuses these, as below
+            raise _Bad("providers", "a provider name is empty")
         if not isinstance(profile, dict):
             raise _Bad(where, "is not a mapping")
+        for key in ("baseURL", "displayName"):
+            if profile.get(key) == "":
+                raise _Bad(f"{where}.{key}", "is empty")
+        for key, instead in _REMOVED_FIELDS.items():
+            if key in profile:
+                raise _Bad(f"{where}.{key}", f"was removed from DSH's configuration: {instead}")
         resolved = _route_models(str(provider), profile, where)
         models.update(((m.provider, m.id), m) for m in resolved)
         shared = {m.api for m in resolved}
@@ -188,8 +204,12 @@ def _catalog(provider: str) -> dict[str, PiModel]:
 
 
 def _positive(value: Any, where: str) -> int | None:
+    """A count DSH's schema reads as ``z.number().step(1).min(1)``: a whole number of at least 1,
+    which YAML may write as a float (``4096.0``: one JavaScript number); None when absent."""
     if value is None:
         return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise _Bad(where, "must be a positive integer")
     return value
@@ -249,14 +269,17 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
                                 or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
         raise _Bad(f"{where}.headers", "must map header names to string values")
     for key, value in (headers or {}).items():
-        # what fetch's Headers refuses: a name that is not an HTTP token, a value with CR, LF or NUL
+        # what fetch's Headers refuses: a name that is not an HTTP token, a value with CR, LF or NUL,
+        # or one that is no ByteString (a character past U+00FF: webidl's ByteString conversion)
         if not _TOKEN.fullmatch(key) or any(c in value for c in "\r\n\0"):
             raise _Bad(f"{where}.headers.{key}",
                        "is not a valid HTTP header (a token name; no CR, LF or NUL in the value)")
-    image_bound = profile.get("maxRequestImageBytes")
-    if image_bound is not None and (not isinstance(image_bound, int) or isinstance(image_bound, bool)
-                                    or image_bound <= 0):
-        raise _Bad(f"{where}.maxRequestImageBytes", "must be a positive whole number of bytes")
+        if any(ord(c) > 0xFF for c in value):
+            raise _Bad(f"{where}.headers.{key}", "holds a character past U+00FF, which fetch cannot send")
+    try:
+        image_bound = _positive(profile.get("maxRequestImageBytes"), f"{where}.maxRequestImageBytes")
+    except _Bad:
+        raise _Bad(f"{where}.maxRequestImageBytes", "must be a positive whole number of bytes") from None
     if reasoning is None and retention is None and budgets is None and not headers and image_bound is None:
         return None
     # pi-ai reads only the four levels' budgets (simple-options.js adjustMaxTokensForThinking).
