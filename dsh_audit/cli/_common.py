@@ -203,10 +203,10 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
     if paths:
         return tuple(paths)
     from ..errors import UnreadableError
-    from ..log import default_sessions_root
+    from ..log import default_sessions_root, is_folder
 
     root = default_sessions_root()
-    if not root.is_dir():
+    if not is_folder(root):  # a root that cannot be looked at (a name too long, no permission) raises
         where = "$DSH_HOME/sessions" if os.environ.get("DSH_HOME") else "~/.dsh/sessions (DSH_HOME is not set)"
         raise UnreadableError(f"no PATH given and no sessions folder at {where}", path=str(root),
                               hint="pass PATH (a log, a session folder or a sessions root), or set DSH_HOME "

@@ -17,7 +17,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, parse_line, read_progress
-    from ._discover import default_sessions_root, discover, looks_like_log, resolve_session
+    from ._discover import default_sessions_root, discover, is_folder, looks_like_log, resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import classify_record, detect_format
     from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
@@ -65,6 +65,7 @@ __all__ = [
     "discover",
     "expand_row",
     "is_absolute_path",
+    "is_folder",
     "is_safe_int",
     "is_zstd_head",
     "iter_lines",
@@ -102,6 +103,7 @@ _LAZY = {
     "Event": "._types",
     "expand_row": "._records",
     "is_absolute_path": "._header",
+    "is_folder": "._discover",
     "is_safe_int": "._records",
     "is_zstd_head": "._follow",
     "iter_lines": "._decode",

@@ -15,7 +15,7 @@ from ._format import detect_format
 from ._outputs import open_regular
 from ._versions import canonical_generation
 
-__all__ = ["default_sessions_root", "discover", "looks_like_log", "resolve_session"]
+__all__ = ["default_sessions_root", "discover", "is_folder", "looks_like_log", "resolve_session"]
 
 _SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
@@ -88,7 +88,7 @@ def _foreign(path: Path) -> bool:
         return False
 
 
-def _is_folder(path: Path) -> bool:
+def is_folder(path: Path) -> bool:
     """Whether ``path`` is a folder, like :meth:`Path.is_dir`; but a path that cannot be looked at
     (no permission on a folder above it, a name too long) raises instead of passing for absent.
 
@@ -138,7 +138,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     given = list(paths or [])
     if not given:
         root = default_sessions_root()
-        if not _is_folder(root):
+        if not is_folder(root):
             raise UnreadableError("no sessions folder", path=str(root),
                                   hint="pass a log, a session folder or a sessions root, or set DSH_HOME")
         given = [root]
@@ -149,7 +149,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
             raise UsageError("empty path", hint="name a log, a session folder or a sessions root")
         path = Path(item)
         try:
-            folder = _is_folder(path)
+            folder = is_folder(path)
         except UnreadableError as exc:
             if refused is None:
                 raise
@@ -228,7 +228,7 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
                              hint="point at a single session.jsonl[.zstd] file, or pass its session id")
         return logs[0]
     folder = Path(root) if root is not None else default_sessions_root()
-    if not _is_folder(folder):
+    if not is_folder(folder):
         raise UnreadableError("no such file, and no sessions folder to look the session id up in", path=ref,
                               hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
     known, unopened = _header_ids(discover([folder]))
