@@ -223,3 +223,45 @@ def test_an_imported_lone_surrogate_is_read_as_json_parse_reads_it(tmp_path, mon
     assert (shown["session_id"], shown["messages"][0]["content"][0]["text"]) == ("s\ud800", "hi \udc00")
     code, out, _ = invoke(monkeypatch, capsys, "sessions", str(log), "--json")
     assert code == 0 and json.loads(out)["session_id"] == "s\ud800"
+
+
+# -- redact --check reads only its bundle --------------------------------------------------------
+
+def _bundle(tmp_path: Path, monkeypatch, capsys) -> tuple[Path, Path]:
+    """A redacted log with its manifest (requests, breaks and cache verdicts) in ``tmp_path/b``."""
+    log = chat_log(tmp_path / "in" / "session.jsonl", "bundle")
+    out = tmp_path / "b" / "session.jsonl"
+    out.parent.mkdir()
+    assert invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s")[0] == 0
+    return out, Path(f"{out}.manifest.json")
+
+
+def test_a_manifest_that_is_not_a_regular_file_is_refused_without_reading(tmp_path, monkeypatch, capsys):
+    out, manifest = _bundle(tmp_path, monkeypatch, capsys)
+    manifest.unlink()
+    manifest.symlink_to("/dev/zero")  # read whole, this grew without end
+    code, stdout, err = invoke(monkeypatch, capsys, "redact", "--check", str(out))
+    assert (code, stdout) == (2, "")
+    assert err == [f"error: {manifest}: is a character device, not a redaction manifest (hint: only regular files "
+                   "are read)"]
+
+
+def test_a_manifest_cannot_point_the_check_outside_its_bundle(tmp_path, monkeypatch, capsys):
+    out, manifest = _bundle(tmp_path, monkeypatch, capsys)
+    data = json.loads(manifest.read_text("utf-8"))
+    data["verdicts"]["diff"] = {"digest": "0" * 64, "count": 1}
+    for name in ("/etc/passwd", "../in/session.jsonl", "", "."):
+        data["capture"] = name
+        manifest.write_text(json.dumps(data), "utf-8")
+        code, stdout, err = invoke(monkeypatch, capsys, "redact", "--check", str(out))
+        assert (code, stdout) == (2, "")
+        assert err == [f"error: {manifest}: the manifest names a capture outside the bundle's folder: {name!r} "
+                       "(hint: keep the redacted capture beside the redacted log (redact --capture-output into "
+                       "the folder of -o))"]
+    data["capture"] = "wire.jsonl"  # inside, but gone: the hint says where it comes from
+    manifest.write_text(json.dumps(data), "utf-8")
+    code, stdout, err = invoke(monkeypatch, capsys, "redact", "--check", str(out))
+    assert (code, stdout) == (2, "")
+    assert err == [f"error: {out.parent / 'wire.jsonl'}: capture not found (hint: the "
+                   "manifest's capture is the redacted capture `dsh-audit redact` wrote beside the log: restore "
+                   "it from the bundle)"]

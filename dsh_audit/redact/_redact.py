@@ -24,7 +24,7 @@ import orjson
 
 from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
-from ..errors import UnreadableError, UsageError
+from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
 from ..session import Session, open_session
 from ._capture import META_SUFFIX, redact_body_folder, redact_capture_lines, redact_har
@@ -400,6 +400,27 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
     }
 
 
+#: The largest manifest read: one holds a digest and a count per verdict category.
+MANIFEST_LIMIT = 16 << 20
+
+
+def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedRequest]:
+    """The redacted capture a manifest names, read only from inside the bundle's folder: a bundle
+    comes from someone else, and its manifest must not make a check read any other file."""
+    folder = os.path.realpath(log.parent)
+    target = os.path.realpath(log.parent / name) if name and not os.path.isabs(name) else None
+    if target is None or os.path.commonpath([folder, target]) != folder or target == folder:
+        raise UsageError(f"the manifest names a capture outside the bundle's folder: {name!r}", path=str(manifest_file),
+                         hint="keep the redacted capture beside the redacted log (redact --capture-output into "
+                              "the folder of -o)")
+    try:
+        return load_capture(target)
+    except DshAuditError as exc:
+        exc.hint = ("the manifest's capture is the redacted capture `dsh-audit redact` wrote beside the log: "
+                    "restore it from the bundle")
+        raise
+
+
 def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False) -> BundleCheck:
     """Re-run requests, breaks, cache (and diff, when the bundle has a capture) on a redacted log
     and compare each verdict digest with its manifest's.
@@ -410,21 +431,25 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False) -> Bund
     """
     log = Path(path)
     manifest_file = manifest_path(log)
+    if not os.path.lexists(manifest_file):
+        raise UsageError("no redaction manifest beside the log", path=str(manifest_file),
+                         hint="check the log `dsh-audit redact` wrote, with its .manifest.json")
+    with open_regular(manifest_file, what="redaction manifest") as handle:  # never a FIFO or a device
+        data = handle.read(MANIFEST_LIMIT + 1)
     try:
-        manifest = orjson.loads(manifest_file.read_bytes())
+        if len(data) > MANIFEST_LIMIT:
+            raise ValueError("too large")
+        manifest = orjson.loads(data)
         recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
         capture_name = manifest.get("capture")
-    except FileNotFoundError:
-        raise UsageError("no redaction manifest beside the log", path=str(manifest_file),
-                         hint="check the log `dsh-audit redact` wrote, with its .manifest.json") from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
     session: Session = open_session(log, lenient=lenient, foreign=False)
     captures: list[CapturedRequest] | None = None
     if "diff" in recorded:
         if not isinstance(capture_name, str):
             raise UsageError("the manifest records diff verdicts but names no capture", path=str(manifest_file))
-        captures = load_capture(log.parent / capture_name)
+        captures = _bundle_capture(log, capture_name, manifest_file)
     found = session_verdicts(session, captures)
     return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},
                        {c: len(found[c]) for c in found})
