@@ -265,3 +265,19 @@ def test_a_manifest_cannot_point_the_check_outside_its_bundle(tmp_path, monkeypa
     assert err == [f"error: {out.parent / 'wire.jsonl'}: capture not found (hint: the "
                    "manifest's capture is the redacted capture `dsh-audit redact` wrote beside the log: restore "
                    "it from the bundle)"]
+
+
+# -- an empty path is named as one, never read as the current folder -----------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["cache", "{log}", "--prices", ""], "the price table path is empty (hint: give --prices a JSON price table)"),
+    (["index", "{log}", "--db", ""], "the index path is empty (hint: give --db a file name)"),
+    (["stats", "--db", ""], "the index path is empty (hint: give --db a file name)"),
+    (["redact", "{log}", "-o", ""], "the output path is empty (hint: name a file with -o (and --capture-output))"),
+])
+def test_an_empty_path_is_an_empty_path(tmp_path, monkeypatch, capsys, args, message):
+    log = chat_log(tmp_path / "session.jsonl", "empty-paths")
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = invoke(monkeypatch, capsys, *(a.format(log=log) for a in args))
+    assert (code, stdout, err) == (2, "", [f"error: {message}"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]

@@ -436,6 +436,8 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
     if found is not None:
         layers.append(found)
     if path is not None:
+        if os.fspath(path) == "":  # Path("") is the current folder
+            raise UsageError("the price table path is empty", hint="give --prices a JSON price table")
         layers.append((os.fspath(path), _read(Path(path))))
     for name, data in layers:
         parser = _Parser(name, providers)

@@ -273,6 +273,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         >>> result.mismatched, sorted(result.secrets)  # doctest: +SKIP
         ((), ['openai_api_key'])
     """
+    if os.fspath(output) == "" or (capture_output is not None and os.fspath(capture_output) == ""):
+        raise UsageError("the output path is empty", hint="name a file with -o (and --capture-output)")
     source, target = Path(path), Path(output)
     kept = frozenset(keep)
     unknown = sorted(kept - set(KEEP_CHOICES))
