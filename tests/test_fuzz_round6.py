@@ -271,7 +271,6 @@ def test_a_manifest_cannot_point_the_check_outside_its_bundle(tmp_path, monkeypa
 
 @pytest.mark.parametrize("args, message", [
     (["cache", "{log}", "--prices", ""], "the price table path is empty (hint: give --prices a JSON price table)"),
-    (["index", "{log}", "--db", ""], "the index path is empty (hint: give --db a file name)"),
     (["stats", "--db", ""], "the index path is empty (hint: give --db a file name)"),
     (["redact", "{log}", "-o", ""], "the output path is empty (hint: name a file with -o (and --capture-output))"),
 ])

@@ -146,7 +146,7 @@ def test_index_into_an_empty_file_and_stats_of_an_empty_index(tmp_path, monkeypa
 def test_index_with_an_empty_db_path(tmp_path, monkeypatch, capsys):
     log = dsh_log(tmp_path / "session.jsonl")
     assert_one_error(invoke(monkeypatch, capsys, "index", str(log), "--db", ""),
-                     "error: no such index (hint: build one with `dsh-audit index PATH --db FILE`)")
+                     "error: the index path is empty (hint: give --db a file name)")
 
 
 def test_index_of_another_layout_under_the_same_version(tmp_path, monkeypatch, capsys):
