@@ -114,8 +114,30 @@ class RowSpool(Sequence[T], Generic[T]):
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def row_type(self) -> type[T]:
+        """The frozen dataclass of the rows."""
+        return self._cls
+
     def __iter__(self) -> Iterator[T]:
-        make, pending, file = self._cls, list(self._pending), self._file
+        make = self._cls
+        for values in self.values():
+            yield make(*values)
+
+    def values(self) -> Iterator[tuple[Any, ...]]:
+        """Each row's field values, in the order of ``dataclasses.fields`` (what a table row
+        stores), without making the rows.
+
+        Example:
+            >>> from dataclasses import dataclass
+            >>> @dataclass(frozen=True)
+            ... class Row:
+            ...     name: str
+            ...     count: int | None
+            >>> list(RowSpool(Row, [Row("a", 1), Row("b", None)]).values())
+            [('a', 1), ('b', None)]
+        """
+        pending, file = list(self._pending), self._file
         size = 0 if file is None else file.seek(0, 2)
         at = 0
         while at < size:
@@ -124,10 +146,8 @@ class RowSpool(Sequence[T], Generic[T]):
             length = _LENGTH.unpack(file.read(_LENGTH.size))[0]
             batch = pickle.loads(file.read(length))
             at += _LENGTH.size + length
-            for values in batch:
-                yield make(*values)
-        for values in pending:
-            yield make(*values)
+            yield from batch
+        yield from pending
 
     @overload
     def __getitem__(self, index: int) -> T: ...

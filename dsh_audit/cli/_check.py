@@ -8,15 +8,18 @@ from typing import Any
 
 import click
 
+from .. import report as reports
 from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
-from ..report import SessionPages, format_json, format_markdown, format_sarif, iter_html, iter_junit
+from ..report import SessionPages, iter_html
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo, echo_warning,
                       engine_options, jobs_option, lenient_option, listing_options, output_help, routes_option,
                       selected_logs, session_paths, stdout_target, time_options, window_text, write_output)
 
+# check's formatters are read through the package's lazy names (``reports.iter_junit``) when their
+# report is written, so a run loads only those it writes (issue 11: start-up).
 __all__ = ["check_command", "report_command"]
 
 _COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "cache hit", "findings")
@@ -180,14 +183,14 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                   outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
     for warning in result.warnings:
         echo_warning(warning)
-    markdown = format_markdown(result)
+    markdown = reports.format_markdown(result)
     # each report made only when asked for; JUnit's one testcase per request is written as made
     if junit_path is not None:
-        _write(junit_path, iter_junit(result))
+        _write(junit_path, reports.iter_junit(result))
     if sarif_path is not None:
-        _write(sarif_path, format_sarif(result, base=os.getcwd()))
+        _write(sarif_path, reports.format_sarif(result, base=os.getcwd()))
     if json_path is not None:
-        _write(json_path, format_json(result))
+        _write(json_path, reports.format_json(result))
     if fmt == "markdown":
         page_listing()  # the summary is this run's listing: paged on a terminal like any other
     _write(markdown_path, markdown)

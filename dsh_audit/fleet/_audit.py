@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +32,14 @@ from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 __all__ = ["audit_group", "audit_session", "options_key"]
 
 
+@functools.lru_cache(maxsize=64)  # a request's row and its cost row ask for the same time's day
 def _day(sent: float | None) -> str | None:
     text = None if sent is None else iso_utc(sent)
     return None if text is None else text[:10]
+
+
+#: ``json.dumps(value, sort_keys=True)``'s encoder, made once (a request row has one such value).
+_SORTED_JSON = json.JSONEncoder(sort_keys=True).encode
 
 
 def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:
@@ -53,7 +57,7 @@ def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:
         off_peak_cost=entry.off_peak_cost, classification=entry.classification, is_break=entry.is_break,
         lost_tokens=sum(entry.lost.values()),
         lost_cost=usd_total(entry.lost_cost.values()) if entry.billed_as is not None else None,
-        lost_cost_by_cause=json.dumps(entry.lost_cost, sort_keys=True), unpriced=entry.unpriced,
+        lost_cost_by_cause=_SORTED_JSON(entry.lost_cost), unpriced=entry.unpriced,
         rate_source=entry.rate_source, rate_effective=entry.rate_effective, rate_retrieved=entry.rate_retrieved)
 
 
@@ -95,26 +99,28 @@ def _int(usage: Any, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _request_row(path: str, request: Request, sent: float | None) -> RequestRow:
+def _request_row(path: str, request: Request, sent: float | None, verdict: CacheVerdict | None = None) -> RequestRow:
+    """A request's row; with its cache ``verdict`` (when the cache was accounted), its cache columns
+    are the verdict's, else its prompt and cache read are the logged usage's."""
     usage = request.usage if request.usage is not None else request.message_usage
     config = (request.header or {}).get("config") or {}
     inputs, read, write = _int(usage, "inputTokens"), _int(usage, "cacheReadTokens"), _int(usage, "cacheWriteTokens")
+    if verdict is None:
+        prompt = None if inputs is None else inputs + (read or 0) + (write or 0)
+        actual = read if inputs is not None else None
+        expected = classification = cause = lost_tokens = lost_cost = lost = None
+    else:
+        prompt, actual, expected = verdict.prompt_tokens, verdict.actual, verdict.expected
+        classification, cause, lost_cost = verdict.classification, verdict.cause, verdict.lost_cost
+        lost_tokens, lost = sum(verdict.lost.values()), _SORTED_JSON(verdict.lost)
     return RequestRow(
         path=path, idx=request.index, session_id=request.session_id, kind=request.kind, turn=request.turn,
         step=request.step, attempt=request.attempt, model=config.get("model") or request.extra.get("model"),
         provider=config.get("provider"), input_tokens=inputs, cache_read_tokens=read, cache_write_tokens=write,
         output_tokens=_int(usage, "outputTokens"), message_count=request.message_count,
-        messages_sha256=request.messages_sha256, sent_at=sent,
-        day=_day(sent),
-        prompt_tokens=None if inputs is None else inputs + (read or 0) + (write or 0),
-        actual_cache_read=read if inputs is not None else None)
-
-
-def _with_cache(row: RequestRow, verdict: CacheVerdict) -> RequestRow:
-    return replace(row, prompt_tokens=verdict.prompt_tokens, actual_cache_read=verdict.actual,
-                   expected_cache_read=verdict.expected, classification=verdict.classification,
-                   cause=verdict.cause, lost_tokens=sum(verdict.lost.values()), lost_cost=verdict.lost_cost,
-                   lost=json.dumps(verdict.lost, sort_keys=True))
+        messages_sha256=request.messages_sha256, sent_at=sent, day=_day(sent), prompt_tokens=prompt,
+        actual_cache_read=actual, expected_cache_read=expected, classification=classification, cause=cause,
+        lost_tokens=lost_tokens, lost_cost=lost_cost, lost=lost)
 
 
 def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) -> BreakRow:
@@ -221,7 +227,7 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
             pending[found.request] = found
 
     def row(request: Request, verdict: CacheVerdict, entry: LedgerEntry) -> None:
-        rows.append(_with_cache(_request_row(path, request, request.time.sent if request.time else None), verdict))
+        rows.append(_request_row(path, request, request.time.sent if request.time else None, verdict))
         costs.append(_cost_row(path, sid, entry))
         found = pending.pop(request.index, None)
         if found is not None:  # its row now, the transition (and the events it quotes) let go
@@ -273,8 +279,8 @@ def _record(base: dict[str, Any], session: Session, attributed: SessionAttributi
     ledger = session_ledger(session, prices=prices, cache=report)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times
-    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None) for r in session.requests]
-    rows = [_with_cache(row, verdicts[row.idx]) if row.idx in verdicts else row for row in rows]
+    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None, verdicts.get(r.index))
+            for r in session.requests]
     breaks = [_break_row(path, t, verdicts.get(t.request)) for t in transitions or () if t.is_break]
     return SessionRecord(
         **base, session_id=session.id, parent_session=session.header.parent_session,

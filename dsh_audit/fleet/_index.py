@@ -18,6 +18,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from .._spool import RowSpool
 from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, GroupResult, routes_from, run_groups
@@ -68,15 +69,16 @@ class IndexSummary:
 
 def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
     names = [f.name for f in fields(cls)]
-    values = attrgetter(*names)
+    # a spool's rows are stored as their values, in the order of their fields: read back as they are
+    values = rows.values() if isinstance(rows, RowSpool) and rows.row_type is cls else map(attrgetter(*names), rows)
     connection.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                           (tuple(map(_storable, values(row))) for row in rows))
+                           (tuple(map(_storable, row)) for row in values))
 
 
 def _storable(value: Any) -> Any:
     """``value`` as SQLite can hold it: a lone surrogate (valid in a JSON log, and DSH writes what
     it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8."""
-    if isinstance(value, str):
+    if isinstance(value, str) and not value.isascii():  # ASCII text is UTF-8 already
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:

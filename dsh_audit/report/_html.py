@@ -40,6 +40,8 @@ import re
 import tempfile
 import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import IO, Any, Protocol
 
 from .._version import __version__
@@ -55,14 +57,26 @@ __all__ = ["SessionPage", "SessionPages", "build_report_data", "format_html", "i
 _DIFF_LIMIT = 40
 
 
+#: The encoder ``json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str,
+#: allow_nan=False)`` makes on every call, made once (a page encodes a few values per request).
+_ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=str, allow_nan=False).encode
+
+
 def _script_json(value: Any) -> str:
     """JSON that cannot end a ``<script>`` block (``<``, ``>``, ``&`` escaped; ASCII only) and that
     ``JSON.parse`` reads: a number past the double range (a log's ``1e400``) is ``null``."""
     try:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str, allow_nan=False)
+        text = _ENCODE(value)
     except ValueError:
-        text = json.dumps(finite(value), ensure_ascii=True, separators=(",", ":"), default=str, allow_nan=False)
+        text = _ENCODE(finite(value))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _seq_json(seq: Any) -> str:
+    """:func:`_script_json` of a message's seq (an int, or None), without the encoder for the usual ones."""
+    if seq is None:
+        return "null"
+    return int.__repr__(seq) if type(seq) is int else _script_json(seq)
 
 
 class _Table:
@@ -201,7 +215,7 @@ class _Messages:
         key = hashlib.blake2b(f"{seq}:{text}".encode("ascii"), digest_size=16).digest()
         number = self.by_text.setdefault(seq, {}).setdefault(key, self.count)
         if number == self.count:
-            self.texts.add(f"{_script_json(seq)} {text}")
+            self.texts.add(f"{_seq_json(seq)} {text}")
             self.count += 1
         if seq is not None:
             self.by_seq.setdefault(seq, []).append((message, number))
@@ -225,7 +239,10 @@ class _Messages:
         compacted history never comes back, so a long session keeps the texts of its surface only."""
         self.by_seq.clear()
         self.by_id.clear()
-        self.by_text = {seq: texts for seq, texts in self.by_text.items() if seq is None or seq in live}
+        by_text = self.by_text
+        for seq in by_text.keys() - live:  # by_text is only looked up: its order does not matter
+            if seq is not None:
+                del by_text[seq]
 
 
 class _History:
@@ -250,19 +267,29 @@ class _History:
             seqs = ()
         base_view, base_numbers = self.view, self.numbers
         shared = listed.shared_prefix(base_view) if isinstance(listed, MessageView) else 0
-        old_view = base_view[shared:]
-        new_seqs = seqs[shared:] if seqs else ()
-        numbers: list[int] = []
+        # The base's own objects at their own positions take its numbers and make no run: after a
+        # replace (a new list, so nothing ``shared``) the leading ones are found at C speed, and
+        # the rest of the old positions are compared by identity at C speed, so only the other
+        # messages (in position order, as they are numbered) are looked at one by one.
+        same = shared
+        if not shared and isinstance(listed, MessageView) and isinstance(base_view, MessageView):
+            same = listed.same_run(0, base_view, 0)
+        items = listed[same:]
+        old_view = base_view[same:]
+        overlap = min(len(items), len(old_view))
+        new_seqs = seqs[same:] if seqs else ()
+        numbers: list[int] = base_numbers[shared:same + overlap]
         runs: list[list[Any]] = []
-        for offset, message in enumerate(listed[shared:]):
-            i = shared + offset
-            if offset < len(old_view) and message is old_view[offset]:
-                number = base_numbers[i]
+        number_of = self.messages.number
+        for offset in (*compress(count(), map(is_not, items, old_view)), *range(overlap, len(items))):
+            i = same + offset
+            number = number_of(items[offset], new_seqs[offset] if new_seqs else None)
+            if offset < overlap:
+                numbers[i - shared] = number
+                if base_numbers[i] == number:
+                    continue
             else:
-                number = self.messages.number(message, new_seqs[offset] if new_seqs else None)
-            numbers.append(number)
-            if i < len(base_numbers) and base_numbers[i] == number:
-                continue
+                numbers.append(number)
             if runs and runs[-1][0] + len(runs[-1][1]) == i:
                 runs[-1][1].append(number)
             else:
@@ -337,6 +364,8 @@ def _lost_keys(verdict: Any) -> dict[str, Any]:
 def _with_findings(record: str, findings: Sequence[Any]) -> str:
     """A request record's script JSON (:func:`_request`) with its findings as the last key, ``f``:
     the findings are known only once the whole log is read."""
+    if not findings:  # most requests: no encoder for an empty list
+        return record[:-1] + ',"f":[]}'
     return record[:-1] + ',"f":' + _script_json([f.to_json() for f in findings]) + "}"
 
 
