@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 import click
 
 from .._spool import LineSpool
-from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices, pyproject_zero_data_retention
+from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..runner import in_process
@@ -31,31 +30,19 @@ from ._common import (
     jobs_option,
     listing_options,
     lenient_option,
+    openai_zdr_option,
+    prices_option,
     routes_option,
     selected_logs,
     session_title,
+    stated_zdr,
     time_options,
 )
 
-__all__ = ["cache_command", "openai_zdr_option"]
+__all__ = ["cache_command"]
 
 # "reusable": what the conversation's previous request left in the cache; "lost" is measured from it.
 _COLUMNS = ("#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual", "classification", "lost")
-
-
-def openai_zdr_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--openai-zdr/--no-openai-zdr``: the organization's OpenAI Zero Data Retention status."""
-    return click.option(
-        "--openai-zdr/--no-openai-zdr", "openai_zdr", default=None,
-        help="Whether the OpenAI organization has Zero Data Retention, which decides OpenAI's default "
-             "prompt-cache retention (docs/cache-accounting.md). Default: as the nearest pyproject.toml's "
-             "[tool.dsh-audit.cache] openai-zero-data-retention states it, else not stated.")(func)
-
-
-def stated_zdr(flag: bool | None) -> bool | None:
-    """The organization's Zero Data Retention status: ``flag`` when given, else the nearest
-    ``pyproject.toml``'s (raises :class:`~dsh_audit.errors.UsageError` on a bad value)."""
-    return flag if flag is not None else pyproject_zero_data_retention()
 
 
 def _ratio(value: float | None) -> str:
@@ -121,9 +108,7 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
               help="Count tokens with the DeepSeek V4 tokenizer (extra 'tokenizer') or estimate bytes/4.")
 @click.option("--no-wire", is_flag=True, help="Compare the log's JSON instead of rendered wire bodies.")
 @click.option("--no-attribution", is_flag=True, help="Do not ask dsh_audit.attribution for break causes.")
-@click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
-              help="A price file (JSON or TOML) overriding or extending the packaged table and "
-                   "pyproject's [tool.dsh-audit.prices].")
+@prices_option
 @capture_option
 @routes_option
 @attachments_option

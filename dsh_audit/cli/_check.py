@@ -9,14 +9,16 @@ from typing import Any
 import click
 
 from .. import report as reports
+from ..cache import load_prices
 from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs, discover
 from ..report import SessionPages, iter_html
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo, echo_warning,
-                      engine_options, jobs_option, lenient_option, listing_options, output_help, routes_option,
-                      selected_logs, session_paths, stdout_target, time_options, window_text, write_output)
+                      engine_options, jobs_option, lenient_option, listing_options, openai_zdr_option, output_help,
+                      prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
+                      time_options, window_text, write_output)
 
 # check's formatters are read through the package's lazy names (``reports.iter_junit``) when their
 # report is written, so a run loads only those it writes (issue 11: start-up).
@@ -27,13 +29,17 @@ _TABLE_LIMIT = 50
 
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
-         engine: str, scheduler: str | None, routes: str | None, outline: bool = False,
-         record: Callable[[], RequestRecorder] | None = None, lean: bool = False) -> CheckResult:
-    """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal."""
+         engine: str, scheduler: str | None, routes: str | None, prices_path: str | None, openai_zdr: bool | None,
+         outline: bool = False, record: Callable[[], RequestRecorder] | None = None, lean: bool = False) -> CheckResult:
+    """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal; a bad price file or
+    pyproject.toml value is one error before any log is read."""
+    load_prices(prices_path)
+    zdr = stated_zdr(openai_zdr)
     with progress_callback(max(2, len(paths)), label="checking") as report:
         return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
                          progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                         outline=outline, record=record, lean=lean)
+                         outline=outline, record=record, lean=lean, prices_path=prices_path,
+                         zero_data_retention=zdr)
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
@@ -143,13 +149,15 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
                                                "verdict on stderr")
 @routes_option
 @attachments_option
+@prices_option
+@openai_zdr_option
 @lenient_option
 @jobs_option
 @time_options
 @engine_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None, routes: str | None,
-                  lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
+                  prices_path: str | None, openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                   scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
@@ -173,14 +181,14 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         markdown_path = _format_target(fmt, "--markdown", markdown_path)
     piped = stdout_target(junit=junit_path, sarif=sarif_path, json_report=json_path, markdown=markdown_path)
     paths = session_paths(paths)
-    protected = _protected(paths, capture, policy_path, routes)
+    protected = _protected(paths, capture, policy_path, routes, prices_path)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
         _guard(protected, target, what=what)
     policy = load_policy(policy_path)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
+                  prices_path=prices_path, openai_zdr=openai_zdr, outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
     for warning in result.warnings:
         echo_warning(warning)
     markdown = reports.format_markdown(result)
@@ -208,12 +216,14 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
               show_default=True, help=output_help("the HTML page"))
 @routes_option
 @attachments_option
+@prices_option
+@openai_zdr_option
 @lenient_option
 @jobs_option
 @time_options
 @engine_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
-                   routes: str | None, lenient: bool, max_version: int, jobs: int, since: float | None,
+                   routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None,
                    until: float | None, engine: str, scheduler: str | None) -> int:
     """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions;
     --since/--until keep those active in a window, by the logs' own timestamps).
@@ -231,12 +241,12 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
         dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
     """
     paths = session_paths(paths)
-    _guard(_protected(paths, capture, policy_path, routes), output, what="HTML report")
+    _guard(_protected(paths, capture, policy_path, routes, prices_path), output, what="HTML report")
     policy = load_policy(policy_path)
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  record=SessionPages())
+                  prices_path=prices_path, openai_zdr=openai_zdr, record=SessionPages())
     for warning in result.warnings:
         echo_warning(warning)
     _write(output, iter_html(result))

@@ -486,6 +486,31 @@ def routes_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "which a log does not record.")(func)
 
 
+def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--prices FILE`` (``prices_path``): the price file of every command that prices requests."""
+    return click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
+                        help="A price file (JSON or TOML) overriding or extending the packaged table and "
+                             "pyproject's [tool.dsh-audit.prices].")(func)
+
+
+def openai_zdr_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--openai-zdr/--no-openai-zdr`` (``openai_zdr``): the organization's OpenAI Zero Data
+    Retention status, on every command that judges the prefix cache (:func:`stated_zdr`)."""
+    return click.option(
+        "--openai-zdr/--no-openai-zdr", "openai_zdr", default=None,
+        help="Whether the OpenAI organization has Zero Data Retention, which decides OpenAI's default "
+             "prompt-cache retention (docs/cache-accounting.md). Default: as the nearest pyproject.toml's "
+             "[tool.dsh-audit.cache] openai-zero-data-retention states it, else not stated.")(func)
+
+
+def stated_zdr(flag: bool | None) -> bool | None:
+    """The organization's Zero Data Retention status: ``flag`` when given, else the nearest
+    ``pyproject.toml``'s (raises :class:`~dsh_audit.errors.UsageError` on a bad value)."""
+    from ..cache import pyproject_zero_data_retention
+
+    return flag if flag is not None else pyproject_zero_data_retention()
+
+
 def jobs_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--jobs/-j N`` (``jobs``): worker processes, one session log per task (0: every CPU)."""
     return click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -12,26 +11,19 @@ from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
-                      engine_options, jobs_option, json_option, lenient_option, listing_options, routes_option,
-                      selected_logs, time_options)
+                      engine_options, jobs_option, json_option, lenient_option, listing_options, prices_option,
+                      routes_option, selected_logs, time_options)
 
 # ``stats`` imports only the index's schema and its sums (issue 11): the price table and the
 # indexing pipeline are read through the packages' lazy names (``cache.load_prices``,
 # ``fleet.index_logs``) when ``index`` runs.
-__all__ = ["index_command", "prices_option", "stats_command"]
+__all__ = ["index_command", "stats_command"]
 
 _DB_HELP = "The SQLite index file."
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
                  "off-peak $", "breaks $", "unpriced")
-
-
-def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--prices FILE``: the price file of every command that prices requests."""
-    return click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
-                        help="A price file (JSON or TOML) overriding or extending the packaged table and "
-                             "pyproject's [tool.dsh-audit.prices].")(func)
 
 
 def _usd(value: float | None) -> str:

@@ -12,8 +12,7 @@ from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
-                      listing_options, routes_option, selected_logs, since_option, until_option)
-from ._fleet import prices_option
+                      listing_options, prices_option, routes_option, selected_logs, since_option, until_option)
 
 __all__ = ["usage_command"]
 

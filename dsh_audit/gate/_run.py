@@ -24,7 +24,7 @@ from typing import Any
 
 from .._spool import RowSpool
 from ..attribution import attribute_sessions
-from ..cache import account_log, cache_report, load_prices
+from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies, compare_capture, find_capture, load_capture
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
@@ -59,8 +59,11 @@ class _GroupCheck(GroupResult[SessionCheck]):
 
 class _Checker:
     def __init__(self, policy: Policy, *, capture: Path | None,
-                 record: Callable[[], RequestRecorder] | None = None, lean: bool = False) -> None:
+                 record: Callable[[], RequestRecorder] | None = None, lean: bool = False,
+                 prices: PriceBook | None = None, zero_data_retention: bool | None = None) -> None:
         self.policy = policy
+        self.prices = prices if prices is not None else load_prices()
+        self.zero_data_retention = zero_data_retention  # the OpenAI organization's, when stated
         self.record = record  # makes what a log checked while it is replayed hands its requests to
         self.lean = lean  # a log checked while it is replayed keeps only what check's reports show
         self.judge = Judge(policy)
@@ -131,7 +134,8 @@ class _Checker:
         checks = []
         for session in group:
             mine = transitions.get(session.id, ())
-            cache = cache_report(session, attribution=list(mine))
+            cache = cache_report(session, attribution=list(mine), prices=self.prices,
+                                 zero_data_retention=self.zero_data_retention)
             capture = files.get(session.id)
             first, last = session.span()
             findings = self.judge.session(session.path, session.id, lines=session.lines,
@@ -183,7 +187,8 @@ class _Checker:
             if record is not None:
                 record.add(request, by_request.pop(request.index, None), verdict, entry)
 
-        result = account_log(log, prices=load_prices(), config=routes_from(routes), adapter=self.policy.adapter,
+        result = account_log(log, prices=self.prices, config=routes_from(routes), adapter=self.policy.adapter,
+                             zero_data_retention=self.zero_data_retention,
                              keep=record is None and not self.lean,  # a page keeps what it shows
                              on_transition=transition, on_judged=judged, observe=activity.on_event)
         tee = self.tees.get(log.path)
@@ -252,13 +257,14 @@ def _foreign(failure: Failure) -> bool:
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
                 lenient: bool = False, max_version: int = 4, routes: str | None = None,
                 outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-                lean: bool = False) -> _GroupCheck:
+                lean: bool = False, prices_path: str | None = None,
+                zero_data_retention: bool | None = None) -> _GroupCheck:
     """Check one group of neighbouring logs, each read once (a task of :func:`run_check`); with
     ``outline`` or ``record``, a log that is no fork or subagent child and has no capture is
     checked while it is replayed (:meth:`_Checker.streamed`), its requests handed to a new
     ``record()``."""
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
-                       lean=lean)
+                       lean=lean, prices=load_prices(prices_path), zero_data_retention=zero_data_retention)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
     streams = outline or record is not None
@@ -293,7 +299,8 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
               progress: Progress | None = None, jobs: int = 1, engine: str = "local",
               scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
               outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-              lean: bool = False) -> CheckResult:
+              lean: bool = False, prices_path: str | os.PathLike[str] | None = None,
+              zero_data_retention: bool | None = None) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -322,6 +329,9 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             JSON, SARIF and Markdown reports show: its cache report's totals, not a verdict per
             request (``cache.verdicts`` is empty; every sum, count and the cost are there), and of
             its transitions only the breaks.
+        prices_path: a price file (``--prices``) over the packaged table and ``pyproject.toml``'s.
+        zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
+            None: as the nearest ``pyproject.toml`` states it, else not stated).
 
     Raises:
         UsageError: no log was found under ``paths``, or the route file cannot be used.
@@ -344,7 +354,9 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         record = None  # recorders stay in the process that made them (the HTML report's share files)
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
-                   outline=outline, record=record, lean=lean)
+                   outline=outline, record=record, lean=lean,
+                   prices_path=os.fspath(prices_path) if prices_path is not None else None,
+                   zero_data_retention=zero_data_retention)
     loose: dict[tuple[str, int], Finding] = {}
     warnings: list[str] = []
 

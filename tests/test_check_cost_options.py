@@ -1,0 +1,77 @@
+"""``check`` and ``report`` take the options every pricing and cache-judging command takes:
+``--prices FILE`` and ``--openai-zdr/--no-openai-zdr``, read before any log is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _cli import chat_log, invoke
+
+import test_openai_breakpoints as openai_logs
+
+GATEWAY = ('[providers.deepseek.models.deepseek-v4-flash]\ncache_miss = 1000000.0\ncache_read = 0.0\n'
+           'output = 0.0\nsource = "our gateway"\n')
+
+
+LIVE = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "live"
+
+
+@pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is absent")
+def test_check_prices_with_the_given_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    log = sorted((LIVE / "a-chat" / "session-logs").glob("*.jsonl"))[0]
+    prices = tmp_path / "gateway.toml"
+    prices.write_text(GATEWAY)
+
+    def cost(*args: str) -> str:
+        code, out, err = invoke(monkeypatch, capsys, "check", str(log), *args, "--markdown", "-")
+        assert (code, err) == (0, [])
+        return out.splitlines()[6].split(" | ")[7]  # the session's row, its cost column
+
+    assert cost() == "$0.0013"  # DeepSeek's list price
+    # a dollar per cache-miss token: the 8,060 prompt tokens the cache did not hold
+    assert cost("--prices", str(prices)) == "$8060.0000"
+
+
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_a_bad_price_file_stops_before_any_log_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str], command: str) -> None:
+    log = chat_log(tmp_path / "s" / "session.jsonl", "priced")
+    prices = tmp_path / "gateway.toml"
+    prices.write_text(GATEWAY.replace("1000000.0", "-1"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, command, str(log), "--prices", str(prices))
+    assert (code, out, len(err)) == (2, "", 1)
+    assert err[0].startswith(f"error: {prices}: ") and "cache_miss" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gateway.toml", "s"]  # no report written
+
+
+@pytest.mark.parametrize(("flag", "expected", "classifications"), [
+    ("--openai-zdr", 0, {"as_expected": 1, "cold_ttl": 1}),
+    ("--no-openai-zdr", 1920, {"as_expected": 1, "best_effort_miss": 1})])
+def test_check_judges_openai_retention_with_the_stated_zdr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], flag: str,
+                                                          expected: int, classifications: dict[str, int]) -> None:
+    log, routes = openai_logs._gpt_5_4(tmp_path)  # two gpt-5.4 requests two hours apart
+    code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--routes", str(routes), flag, "--json-report", "-")
+    assert code == 0
+    cache = json.loads(out)["sessions"][0]["cache"]
+    assert (cache["expected_cache_read"], cache["classifications"]) == (expected, classifications)
+
+
+def test_report_reads_the_zdr_status_before_any_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    log, routes = openai_logs._gpt_5_4(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.dsh-audit.cache]\nopenai-zero-data-retention = "yes"\n')
+    monkeypatch.chdir(tmp_path)
+    page = tmp_path / "page.html"
+    code, out, err = invoke(monkeypatch, capsys, "report", str(log), "--routes", str(routes), "-o", str(page))
+    assert (code, out) == (2, "") and not page.exists()
+    assert err == [f"error: {(tmp_path / 'pyproject.toml').resolve()}: [tool.dsh-audit.cache] openai-zero-data-"
+                   'retention must be true or false, not "yes" (hint: write openai-zero-data-retention = true or '
+                   "false under [tool.dsh-audit.cache])"]
+    code, out, err = invoke(monkeypatch, capsys, "report", str(log), "--routes", str(routes), "-o", str(page),
+                            "--openai-zdr")  # the flag wins: the file is not read
+    assert code == 0 and page.exists()
