@@ -75,3 +75,24 @@ def test_report_reads_the_zdr_status_before_any_log(tmp_path: Path, monkeypatch:
     code, out, err = invoke(monkeypatch, capsys, "report", str(log), "--routes", str(routes), "-o", str(page),
                             "--openai-zdr")  # the flag wins: the file is not read
     assert code == 0 and page.exists()
+
+
+@pytest.mark.parametrize(("flag", "second"), [("--openai-zdr", "cold_ttl"), ("--no-openai-zdr", "best_effort_miss")])
+def test_watch_judges_with_the_stated_zdr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str], flag: str, second: str) -> None:
+    log, routes = openai_logs._gpt_5_4(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "watch", str(log), "--routes", str(routes), "--json", "--since",
+                            "2000-01-01", "--idle-exit", "0.2", "--polling", flag)
+    assert code == 0
+    verdicts = [line["classification"] for line in map(json.loads, out.splitlines()) if "classification" in line]
+    assert verdicts == ["as_expected", second]
+
+
+def test_watch_refuses_a_bad_price_file_before_following(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    log = chat_log(tmp_path / "s" / "session.jsonl", "watched")
+    missing = tmp_path / "none.toml"
+    code, out, err = invoke(monkeypatch, capsys, "watch", str(log), "--prices", str(missing), "--idle-exit", "0.2")
+    assert (code, out) == (2, "")
+    assert err == [f"error: {missing}: cannot open: No such file or directory (hint: give --prices a TOML price "
+                   "table; see dsh_audit/cache/rules/prices.json for the shape)"]

@@ -13,12 +13,14 @@ from typing import Any
 
 import click
 
+from ..cache import load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import fit_lines
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
-from ._common import EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option, routes_option
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option,
+                      openai_zdr_option, prices_option, routes_option, stated_zdr)
 
 __all__ = ["watch_command"]
 
@@ -97,10 +99,13 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
               help="Look at the files every 0.05-0.5 s instead of using file-system notifications "
                    "(used when the watchdog package is installed); the first line says which is used.")
 @routes_option
+@prices_option
+@openai_zdr_option
 @lenient_option
 def watch_command(path: str | None, as_json: bool, since: float | None, on_break: str | None,
                   idle_exit: float | None, exit_after: float | None, settle: float, polling: bool,
-                  routes: str | None, lenient: bool, max_version: int) -> int:
+                  routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
+                  max_version: int) -> int:
     """Follow running sessions: every new request's cache verdict and cost, every break at once.
 
     PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions); sessions
@@ -121,7 +126,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     except ValueError as exc:  # unpaired quotes: a usage error, before any log is followed
         raise click.BadParameter(f"{on_break!r}: {exc}", param_hint="'--on-break'") from None
     try:
-        config = routes_from(routes)  # a bad route file is one error, before any log is followed
+        config = routes_from(routes)  # a bad route, price or pyproject file is one error, before any log is followed
+        prices = load_prices(prices_path)
+        zdr = stated_zdr(openai_zdr)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
@@ -136,7 +143,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
                           exit_after=exit_after, lenient=lenient, max_version=max_version,
-                          notifications=not polling, routes=config):
+                          notifications=not polling, routes=config, prices=prices, zero_data_retention=zdr):
             summary.add(item)
             if as_json:
                 click.echo(dumps_line(item.to_json()))

@@ -58,7 +58,7 @@ def _describe(request: Request, transition: Transition | None, verdict: CacheVer
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
                max_version: int | None = None, history: Callable[[], bool] = lambda: False,
-               config: PiRoutes | None = None) -> Iterator[WatchItem]:
+               config: PiRoutes | None = None, zero_data_retention: bool | None = None) -> Iterator[WatchItem]:
     """Everything one followed log shows, as it is written: a ``started`` note once its header is
     read, a :class:`WatchRequest` per request, then notes for torn tails, a ``replaced`` note when
     the file was truncated or replaced (following it stops there: the caller starts again), or an
@@ -100,7 +100,8 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     declared = config.apis if config is not None else None
     inbox = _Inbox()
     judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
-                                routes=lambda request: request_route(request, routes, declared=declared).adapter)
+                                routes=lambda request: request_route(request, routes, declared=declared).adapter,
+                                zero_data_retention=zero_data_retention)
 
     def parent(parent_id: str) -> Session | None:
         found = find_parent(path, parent_id)

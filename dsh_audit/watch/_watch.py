@@ -94,7 +94,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
           since: float | None = None, rescan: float = 1.0, settle: float = 10.0, poll: float = 0.05,
           idle_exit: float | None = None, exit_after: float | None = None, lenient: bool = False,
           max_version: int | None = None, prices: PriceBook | None = None,
-          notifications: bool = True, routes: PiRoutes | None = None) -> Iterator[WatchItem]:
+          notifications: bool = True, routes: PiRoutes | None = None,
+          zero_data_retention: bool | None = None) -> Iterator[WatchItem]:
     """Follow every session log under ``paths`` (default ``$DSH_HOME/sessions``) until ``stop``.
 
     Logs that exist when watching begins are replayed silently up to their current end (their
@@ -122,6 +123,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             (False: always poll).
         routes: a route configuration (``--routes``, :func:`dsh_audit.wire.load_routes`) every
             followed log is routed and accounted with (:func:`follow_log`).
+        zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
+            None: as the nearest ``pyproject.toml`` states it, else not stated).
 
     Example:
         >>> for item in watch(["~/.dsh/sessions"], exit_after=60):  # doctest: +SKIP
@@ -150,7 +153,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         requests, started = skip or (0, False)
         try:
             for item in follow_log(stream, prices=prices, lenient=lenient, max_version=max_version,
-                                   history=history, config=routes):
+                                   history=history, config=routes, zero_data_retention=zero_data_retention):
                 replaced = replaced or (isinstance(item, WatchNote) and item.level == "replaced")
                 if skip is not None and (item.index < skip[0] if isinstance(item, WatchRequest) else
                                          isinstance(item, WatchNote) and item.level == "started" and skip[1]):
