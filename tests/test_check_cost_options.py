@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,23 @@ def test_watch_refuses_a_bad_price_file_before_following(tmp_path: Path, monkeyp
     assert (code, out) == (2, "")
     assert err == [f"error: {missing}: cannot open: No such file or directory (hint: give --prices a TOML price "
                    "table; see dsh_audit/cache/rules/prices.json for the shape)"]
+
+
+def test_index_stores_verdicts_judged_with_the_stated_zdr_and_reindexes_on_a_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    log, routes = openai_logs._gpt_5_4(tmp_path)
+    db = str(tmp_path / "i.sqlite")
+
+    def index(*args: str) -> tuple[int, list[str]]:
+        code, out, err = invoke(monkeypatch, capsys, "index", str(log), "--routes", str(routes), "--db", db,
+                                "--json", *args)
+        assert code == 0
+        summary = json.loads(out)
+        connection = sqlite3.connect(db)
+        found = [row[0] for row in connection.execute("SELECT classification FROM requests ORDER BY idx")]
+        connection.close()
+        return summary["indexed"], found
+
+    assert index("--openai-zdr") == (1, ["as_expected", "cold_ttl"])
+    assert index("--openai-zdr") == (0, ["as_expected", "cold_ttl"])  # unchanged: skipped
+    assert index("--no-openai-zdr") == (1, ["as_expected", "best_effort_miss"])  # another status: read again

@@ -11,8 +11,8 @@ from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
-                      engine_options, jobs_option, json_option, lenient_option, listing_options, prices_option,
-                      routes_option, selected_logs, time_options)
+                      engine_options, jobs_option, json_option, lenient_option, listing_options, openai_zdr_option,
+                      prices_option, routes_option, selected_logs, stated_zdr, time_options)
 
 # ``stats`` imports only the index's schema and its sums (issue 11): the price table and the
 # indexing pipeline are read through the packages' lazy names (``cache.load_prices``,
@@ -58,17 +58,19 @@ def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
 @click.option("--no-attribution", is_flag=True, help="Skip break attribution (faster; breaks table stays empty).")
 @click.option("--no-cache", is_flag=True, help="Skip cache accounting (faster; no expected reads or losses).")
 @prices_option
+@openai_zdr_option
 @capture_option
 @routes_option
 @json_option
 def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
                   until: float | None, engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool,
-                  prices_path: str | None, capture: str | None, routes: str | None, as_json: bool) -> int:
+                  prices_path: str | None, openai_zdr: bool | None, capture: str | None, routes: str | None,
+                  as_json: bool) -> int:
     """Index session logs into a SQLite file: one row per session, request, priced request and
     cache break.
 
     Incremental: a log whose size and modification time are unchanged since it was indexed (with
-    the same options, price table, route file and --capture) is skipped; a changed one is replaced.
+    the same options, price table, route file, ZDR status and --capture) is skipped; a changed one is replaced.
     Breaks are those `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside
     it, as `check` finds it) is compared with what was sent too. Every request is priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are
     stored with their error and reported on stderr (exit 2). An index of an older schema is upgraded in place
@@ -80,12 +82,13 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
         dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
     """
     prices = cache.load_prices(prices_path)  # a bad price file is one error, before any log is read
+    zdr = stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
     logs = selected_logs(paths, since, until)
     with progress_callback(len(logs), label="indexing") as report:
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
                                    attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,
                                    scheduler=scheduler, prices=prices, progress=report, routes=routes,
-                                   capture=capture)
+                                   capture=capture, zero_data_retention=zdr)
     for warning in summary.warnings:
         echo_warning(warning)
     if summary.upgraded_from is not None:

@@ -82,14 +82,18 @@ def code_fingerprint() -> str:
 
 
 def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook,
-                routes: str | None = None, capture: str | None = None) -> str:
+                routes: str | None = None, capture: str | None = None,
+                zero_data_retention: bool | None = None) -> str:
     """The reading and analysis options a record was made with, the price table it was priced with,
     the route file (``routes``: a fingerprint of its text) its requests were routed by, the capture
-    given for every log (``capture``: its path), and the build of dsh-audit that made it
-    (:func:`code_fingerprint`); a change re-indexes the file."""
+    given for every log (``capture``: its path), the OpenAI organization's Zero Data Retention
+    status when stated, and the build of dsh-audit that made it (:func:`code_fingerprint`); a
+    change re-indexes the file."""
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
             f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else "")
-            + (f";capture={capture}" if capture is not None else "") + f";code={code_fingerprint()}")
+            + (f";capture={capture}" if capture is not None else "")
+            + (f";zdr={int(zero_data_retention)}" if zero_data_retention is not None else "")
+            + f";code={code_fingerprint()}")
 
 
 def _int(usage: Any, key: str) -> int | None:
@@ -135,10 +139,10 @@ def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) 
 
 
 def _account(session: Session, transitions: list[Transition] | None, notes: list[str],
-             prices: PriceBook) -> SessionCacheReport | None:
+             prices: PriceBook, zero_data_retention: bool | None = None) -> SessionCacheReport | None:
     """The cache report, with the defaults of ``dsh-audit cache``."""
     try:
-        return cache_report(session, attribution=transitions, prices=prices)
+        return cache_report(session, attribution=transitions, prices=prices, zero_data_retention=zero_data_retention)
     except DshAuditError as exc:  # keep the session's requests whatever happens
         notes.append(f"cache accounting failed: {exc}")
         return None
@@ -172,24 +176,27 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
 
 
 def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cache: bool,
-          prices: PriceBook, routes: str | None = None, capture: str | None = None) -> dict[str, Any]:
+          prices: PriceBook, routes: str | None = None, capture: str | None = None,
+          zero_data_retention: bool | None = None) -> dict[str, Any]:
     try:
         stat = Path(path).stat()
     except OSError as exc:
         raise UnreadableError(f"cannot read the file: {exc.strerror}", path=path) from exc
     return {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
             "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                                   prices=prices, routes=routes, capture=capture)}
+                                   prices=prices, routes=routes, capture=capture,
+                                   zero_data_retention=zero_data_retention)}
 
 
 def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                 attribution: bool = True, cache: bool = True, prices: PriceBook | None = None,
                 routes: str | None = None, routes_key: str | None = None,
-                capture: str | None = None) -> GroupResult[SessionRecord]:
+                capture: str | None = None, zero_data_retention: bool | None = None) -> GroupResult[SessionRecord]:
     """:func:`audit_session` for a group of neighbouring logs, each read once, a fork or subagent
     child attributed with its parent (a task of :func:`dsh_audit.session.run_groups`). ``routes``:
     a route configuration file (``--routes``), ``routes_key`` its fingerprint in the records'
-    options (:func:`options_key`). Each log is compared with ``capture`` (``--capture``) or the
+    options (:func:`options_key`); ``zero_data_retention``: the OpenAI organization's status
+    (``--openai-zdr``). Each log is compared with ``capture`` (``--capture``) or the
     capture found beside it, as ``dsh-audit check`` compares it
     (:func:`dsh_audit.attribution.attribute_opened`); a log with no capture that is no fork or
     subagent child is audited while it is replayed.
@@ -200,20 +207,22 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     names = [os.fspath(p) for p in paths]
     book = prices if prices is not None else load_prices()
     bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
-                   routes=routes_key, capture=capture) for n in names]
+                   routes=routes_key, capture=capture, zero_data_retention=zero_data_retention) for n in names]
     headers = Headers(lenient=lenient, max_version=max_version)
     alone = attribution and cache and capture_for(names[0], capture) is None
     log = headers.lone_root(names) if alone else None
     if log is not None:
-        return _streamed(log, bases[0], prices=book, config=routes_from(routes))
+        return _streamed(log, bases[0], prices=book, config=routes_from(routes),
+                         zero_data_retention=zero_data_retention)
     group = open_group(names, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache,
-                                                           prices=book, capture=capture))
+                                                           prices=book, capture=capture,
+                                                           zero_data_retention=zero_data_retention))
     return GroupResult.of(group, records)
 
 
-def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
-              config: PiRoutes | None) -> GroupResult[SessionRecord]:
+def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook, config: PiRoutes | None,
+              zero_data_retention: bool | None = None) -> GroupResult[SessionRecord]:
     """The record of a log that is no fork or subagent child, each request turned into its rows as
     it is replayed and accounted (:func:`dsh_audit.cache.account_log`), none kept: the same record
     as :func:`_record` over the whole session."""
@@ -234,7 +243,8 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
             breaks.append(_break_row(path, found, verdict))
 
     result = account_log(log, prices=prices, config=config, on_transition=transition, on_judged=row,
-                         keep=False)  # each request is turned into its rows as it is judged
+                         keep=False,  # each request is turned into its rows as it is judged
+                         zero_data_retention=zero_data_retention)
     item = result.items[0]
     if isinstance(item, Failure):
         return GroupResult([_failed(base, item)], result.orphans, result.ids, result.route_warnings)
@@ -250,7 +260,8 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook,
 
 
 def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool,
-             prices: PriceBook, capture: str | None = None) -> list[SessionRecord]:
+             prices: PriceBook, capture: str | None = None,
+             zero_data_retention: bool | None = None) -> list[SessionRecord]:
     try:
         found = attribute_opened(group, capture=capture) if attribution else {}
     except CaptureError as exc:  # a capture that cannot be read: each log's record holds the error
@@ -259,7 +270,7 @@ def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cac
                 for base, item in zip(bases, group.given)]
     return [_failed(base, item) if isinstance(item, Failure) else
             _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache,
-                    prices=prices)
+                    prices=prices, zero_data_retention=zero_data_retention)
             for base, item in zip(bases, group.given)]
 
 
@@ -271,11 +282,11 @@ def _failed(base: dict[str, Any], failure: Failure) -> SessionRecord:
 
 
 def _record(base: dict[str, Any], session: Session, attributed: SessionAttribution | None, *,
-            cache: bool, prices: PriceBook) -> SessionRecord:
+            cache: bool, prices: PriceBook, zero_data_retention: bool | None = None) -> SessionRecord:
     path = base["path"]
     notes = list(session.warnings)
     transitions = list(attributed.transitions) if attributed is not None else None
-    report = _account(session, transitions, notes, prices) if cache else None
+    report = _account(session, transitions, notes, prices, zero_data_retention) if cache else None
     ledger = session_ledger(session, prices=prices, cache=report)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times

@@ -128,7 +128,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                engine: str = "local", scheduler: str | None = None, prices: PriceBook | None = None,
                audit: Callable[[str], SessionRecord] | None = None,
                progress: Callable[[int, int], None] | None = None, routes: str | None = None,
-               capture: str | os.PathLike[str] | None = None) -> IndexSummary:
+               capture: str | os.PathLike[str] | None = None,
+               zero_data_retention: bool | None = None) -> IndexSummary:
     """Add the logs to the index at ``db``, reading only those that changed since last time.
 
     Args:
@@ -147,6 +148,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         capture: what was sent (wire.jsonl, HAR 1.2, a folder of bodies) for every log; None: the
             ``wire.jsonl`` found beside each log, as ``dsh-audit check`` finds it
             (:func:`dsh_audit.capture.find_capture`). Another ``capture`` (by path) re-indexes every log.
+        zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
+            None: as the nearest ``pyproject.toml`` states it); another stated status re-indexes every log.
 
     An index of an older schema version is upgraded in place (``upgraded_from`` says so).
 
@@ -164,9 +167,10 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     routes_key = _fingerprint(routes)
     given = os.path.abspath(capture) if capture is not None else None
     options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
-                          routes=routes_key, capture=given)
+                          routes=routes_key, capture=given, zero_data_retention=zero_data_retention)
     task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
-                   prices=book, routes=routes, routes_key=routes_key, capture=given)
+                   prices=book, routes=routes, routes_key=routes_key, capture=given,
+                   zero_data_retention=zero_data_retention)
     if os.fspath(db):  # never the logs, the captures they are compared with, or the route file
         ProtectedInputs.of(logs, files=[capture, routes, *(find_capture(log) for log in logs)]).guard(db, what="index")
     paths = list(dict.fromkeys(str(Path(p).resolve()) for p in logs))
