@@ -284,17 +284,21 @@ def test_header_change_with_wrong_typed_fields(tmp_path, monkeypatch, capsys, fi
     assert name in [f["field"] for f in rows[0]["fields"]]
 
 
-def test_header_change_with_a_non_list_stop(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(("first", "second"), [(3, ["x"]), (3, 4), ("ab", ["a", "b"])])
+def test_header_change_with_a_non_list_stop(tmp_path, monkeypatch, capsys, first, second):
     b = two_turns()
 
     def edit(records):
-        headers(records)[0]["config"]["stop"] = 3
-        headers(records)[1]["config"]["stop"] = ["x"]
+        headers(records)[0]["config"]["stop"] = first
+        headers(records)[1]["config"]["stop"] = second
 
     path = write_log(tmp_path / "session.jsonl", b, edit)
     code, out, err = invoke(monkeypatch, capsys, "explain", "--json", str(path), "1")
     assert (code, err) == (0, [])
     assert "stop" in json.dumps(json.loads(out)["fields"])
+    # the header fold compares stops too (DSH's callConfigEquals would throw on these: no crash here)
+    code, out, err = invoke(monkeypatch, capsys, "validate", str(path))
+    assert (code, out, err) == (0, "", ["0 error(s), 0 warning(s), 0 info in 1 file(s)"])
 
 
 # -- HAR captures with wrong-typed fields -------------------------------------------------------

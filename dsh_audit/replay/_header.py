@@ -51,6 +51,10 @@ def call_config_equals(a: dict[str, Any], b: dict[str, Any]) -> bool:
     sa, sb = a.get("stop"), b.get("stop")
     if sa is None or sb is None:
         return sa is None and sb is None
+    if not isinstance(sa, list) or not isinstance(sb, list):
+        # DSH's typed config always holds a list; on any other value its `.every` would throw.
+        # A log can hold anything: equal only when it is the same value.
+        return type(sa) is type(sb) and sa == sb
     return len(sa) == len(sb) and all(_strict_equal(x, y) for x, y in zip(sa, sb))
 
 
