@@ -225,9 +225,11 @@ class SessionLog:
             extra = 0  # members of a collapsed row beyond the one yielded
             try:
                 value = parse_line(line)  # a tee's validator may have parsed it already
-                if collapse and isinstance(value, dict) and isinstance(value.get("type"), str) \
-                        and value["type"] in CHUNK_ROW_TYPES:
-                    head, count = row_head(value)
+                if not (isinstance(value, dict) and isinstance(value.get("type"), str)
+                        and value["type"] in CHUNK_ROW_TYPES):
+                    decoded = [value]  # decode_record's, for anything but a packed row
+                elif collapse:
+                    head, count = row_head(value)  # a tee's validator may have expanded the row already
                     decoded, extra = [head], count - 1
                 else:
                     decoded = decode_record(value)

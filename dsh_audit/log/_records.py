@@ -332,7 +332,14 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def row_head(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """Validate a row like :func:`expand_row` but build only its first event; return it and the count."""
+    """Validate a row like :func:`expand_row` but build only its first event; return it and the count.
+
+    A row a first consumer already expanded (:func:`decode_record` with ``share``) is not
+    validated again: its first event and count are taken from that expansion.
+    """
+    events = _take_row(row)
+    if events is not None:
+        return events[0], len(events)
     tag, members, times = _validate_row(row)
     data = row["data"]
     first = {"type": "assistant/chunk", "seq": row["seq0"], "time": times[0],
@@ -340,10 +347,40 @@ def row_head(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
     return first, len(members)
 
 
-def decode_record(value: Any) -> list[Any]:
-    """One parsed line to the events it stores (a row expands; anything else passes through)."""
+#: the packed row :func:`decode_record` last expanded for a later consumer, and its events
+_SHARED_ROW: tuple[Any, list[dict[str, Any]]] = (None, [])
+
+
+def _take_row(row: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The events of ``row`` when a first consumer kept them for this very object (and forget them)."""
+    global _SHARED_ROW
+    found, events = _SHARED_ROW
+    if found is not row:
+        return None
+    _SHARED_ROW = (None, [])
+    return events
+
+
+def decode_record(value: Any, *, share: bool = False) -> list[Any]:
+    """One parsed line to the events it stores (a row expands; anything else passes through).
+
+    A row is validated and expanded once for two consumers that decode the same parsed value in
+    turn (the validation rules, then the reader of ``check`` and ``report``; see
+    :func:`~dsh_audit.log.parse_line`): the first decodes it with ``share=True``, and the next
+    :func:`decode_record` or :func:`row_head` of the same object takes that expansion (and
+    forgets it) instead of validating the row again. Both only read the events. A row that fails
+    validation is kept for nobody: the next consumer meets the same :class:`RowError`.
+    """
+    global _SHARED_ROW
+    if share:
+        _SHARED_ROW = (None, [])  # a row nobody took is not held while the next line is decoded
     if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in CHUNK_ROW_TYPES:
-        return expand_row(value)
+        events = None if share else _take_row(value)
+        if events is None:
+            events = expand_row(value)
+            if share:
+                _SHARED_ROW = (value, events)
+        return events
     return [value]
 
 

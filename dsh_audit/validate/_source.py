@@ -141,7 +141,7 @@ class EventScan:
         """The events stored on ``line``, or None when it holds none (its problem is held)."""
         held = self.held
         try:
-            decoded: list[Any] = decode_record(parse_line(line, share=True))  # the reader takes it next
+            decoded: list[Any] = decode_record(parse_line(line, share=True), share=True)  # the reader takes both next
         except UnicodeDecodeError as exc:
             self.sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
             raise Fatal from None
