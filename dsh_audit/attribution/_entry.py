@@ -84,7 +84,7 @@ def attribute_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = 
     headers = Headers(lenient=lenient, max_version=max_version)
     log = headers.lone_root(paths) if capture_for(paths[0], capture) is None else None
     if log is not None:
-        return _streamed(log, adapter=adapter, config=routes_from(routes))
+        return _streamed(log, adapter=adapter, config=routes_from(routes, log=log.path))
     group = open_group(paths, lenient=lenient, max_version=max_version, ancestors=ancestors, routes=routes,
                        headers=headers)
     found = attribute_opened(group, adapter=adapter, capture=capture)

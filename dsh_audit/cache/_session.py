@@ -229,7 +229,7 @@ def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices:
         return None
     try:
         book = prices if prices is not None else load_prices(prices_path)
-        config = routes_from(routes)
+        config = routes_from(routes, log=log.path)
     except DshAuditError as exc:  # a bad --prices or --routes file: this log's error, as reading it whole gives
         log.close()
         return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])

@@ -25,7 +25,7 @@ from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, a
 from ..errors import CaptureError, DshAuditError, UnreadableError
 from ..log import SessionLog
 from ..replay import Request
-from ..session import Failure, GroupResult, Headers, Session, SessionGroup, open_group, routes_from
+from ..session import Failure, GroupResult, Headers, Session, SessionGroup, home_routes_key, open_group, routes_from
 from ..wire import PiRoutes
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
@@ -207,12 +207,13 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     names = [os.fspath(p) for p in paths]
     book = prices if prices is not None else load_prices()
     bases = [_base(n, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
-                   routes=routes_key, capture=capture, zero_data_retention=zero_data_retention) for n in names]
+                   routes=routes_key if routes is not None else home_routes_key(n), capture=capture,
+                   zero_data_retention=zero_data_retention) for n in names]
     headers = Headers(lenient=lenient, max_version=max_version)
     alone = attribution and cache and capture_for(names[0], capture) is None
     log = headers.lone_root(names) if alone else None
     if log is not None:
-        return _streamed(log, bases[0], prices=book, config=routes_from(routes),
+        return _streamed(log, bases[0], prices=book, config=routes_from(routes, log=log.path),
                          zero_data_retention=zero_data_retention)
     group = open_group(names, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     records: list[SessionRecord | Failure] = list(_audited(group, *bases, attribution=attribution, cache=cache,

@@ -21,7 +21,7 @@ from typing import Any
 from .._spool import RowSpool
 from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
-from ..session import Failure, GroupResult, routes_from, run_groups
+from ..session import Failure, GroupResult, home_routes_key, routes_from, run_groups
 from ..cache import PriceBook, load_prices
 from ..capture import find_capture
 from ._audit import audit_group, options_key
@@ -100,8 +100,9 @@ def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
         _insert(connection, "costs", CostRow, record.costs)
 
 
-def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -> list[str]:
-    """The paths whose file differs from its stored row (or has none)."""
+def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: Callable[[str], str]) -> list[str]:
+    """The paths whose file differs from its stored row (or has none), ``options(path)`` the
+    options its row must have been made with."""
     stored = {row[0]: row[1:] for row in connection.execute("SELECT path, size, mtime_ns, options FROM sessions")}
     stale: list[str] = []
     for path in paths:
@@ -110,9 +111,16 @@ def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: str) -
         except OSError:
             stale.append(path)  # the audit reports why
             continue
-        if stored.get(_storable(path)) != (stat.st_size, stat.st_mtime_ns, options):
+        if stored.get(_storable(path)) != (stat.st_size, stat.st_mtime_ns, options(path)):
             stale.append(path)
     return stale
+
+
+def _options(path: str, *, routes: str | None, given: bool, **options: Any) -> str:
+    """The options the row of the log at ``path`` is made with (:func:`options_key`): the route
+    file's fingerprint (``routes``) when one is ``given``, else that of the log's home patch layer
+    (:func:`dsh_audit.session.home_routes_key`), as :func:`audit_group` keys its records."""
+    return options_key(routes=routes if given else home_routes_key(path), **options)
 
 
 def _fingerprint(routes: str | None) -> str | None:
@@ -166,8 +174,11 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     book = prices if prices is not None else load_prices()
     routes_key = _fingerprint(routes)
     given = os.path.abspath(capture) if capture is not None else None
-    options = options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache, prices=book,
-                          routes=routes_key, capture=given, zero_data_retention=zero_data_retention)
+    # Without --routes, a log in a DSH home takes its routes from that home's patch layer
+    # (routes_from): the layer's text is in the log's options, so an edit of it re-audits the log.
+    options = partial(_options, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
+                      prices=book, routes=routes_key, given=routes is not None, capture=given,
+                      zero_data_retention=zero_data_retention)
     task = partial(audit_group, lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
                    prices=book, routes=routes, routes_key=routes_key, capture=given,
                    zero_data_retention=zero_data_retention)

@@ -187,7 +187,7 @@ class _Checker:
             if record is not None:
                 record.add(request, by_request.pop(request.index, None), verdict, entry)
 
-        result = account_log(log, prices=self.prices, config=routes_from(routes), adapter=self.policy.adapter,
+        result = account_log(log, prices=self.prices, config=routes_from(routes, log=log.path), adapter=self.policy.adapter,
                              zero_data_retention=self.zero_data_retention,
                              keep=record is None and not self.lean,  # a page keeps what it shows
                              on_transition=transition, on_judged=judged, observe=activity.on_event)

@@ -12,7 +12,7 @@ Example:
     (3, 'dsh')
 """
 
-from ._attachments import ATTACHMENTS_ENV, AttachmentStore, ImageOverlay, attachment_root, attachment_store
+from ._attachments import ATTACHMENTS_ENV, AttachmentStore, ImageOverlay, attachment_root, attachment_store, dsh_homes_of
 from ._evidence import (
                      CONTEXT_TYPES,
                      Evidence,
@@ -44,7 +44,19 @@ from ._routes import (
                      window_conflicts,
 )
 from ._lines import EventLines
-from ._session import Activity, Bodies, RequestSpan, Session, open_foreign, open_session, route_renderer, routes_from
+from ._session import (
+                     HOME_PATCH,
+                     Activity,
+                     Bodies,
+                     RequestSpan,
+                     Session,
+                     home_routes_file,
+                     home_routes_key,
+                     open_foreign,
+                     open_session,
+                     route_renderer,
+                     routes_from,
+)
 
 __all__ = [
     "ADAPTER_APIS",
@@ -58,6 +70,7 @@ __all__ = [
     "EvidenceCollector",
     "Failure",
     "GroupResult",
+    "HOME_PATCH",
     "Headers",
     "ImageOverlay",
     "LogEvidence",
@@ -69,8 +82,11 @@ __all__ = [
     "attachment_root",
     "attachment_store",
     "collect_evidence",
+    "dsh_homes_of",
     "family_groups",
     "find_parent",
+    "home_routes_file",
+    "home_routes_key",
     "open_foreign",
     "open_group",
     "open_session",

@@ -33,7 +33,7 @@ from ..errors import AttachmentError, UnreadableError, UsageError
 from ..log import open_regular, special_kind
 
 __all__ = ["ATTACHMENTS_ENV", "MAX_ATTACHMENT_BYTES", "AttachmentStore", "ImageOverlay", "attachment_root",
-           "attachment_store", "dsh_home"]
+           "attachment_store", "dsh_home", "dsh_homes_of"]
 
 #: The environment variable naming the store every log takes (``--attachments DIR`` sets it for
 #: the command, so worker processes see it too).
@@ -66,15 +66,26 @@ def attachment_root(folder: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def _beside(log: str | os.PathLike[str]) -> Path | None:
-    """The store of the DSH home a log at ``<home>/sessions/<project>/<session>/session*.jsonl[.zstd]``
-    sits in, when that home has one."""
+def dsh_homes_of(log: str | os.PathLike[str]) -> list[Path]:
+    """The DSH home a log at ``<home>/sessions/<project>/<session>/session*.jsonl[.zstd]`` sits in:
+    the one its path names, then the one its real path names when a link leads elsewhere; empty
+    for a log that sits in no DSH home.
+
+    Example:
+        >>> dsh_homes_of("/h/sessions/p/s/session.jsonl"), dsh_homes_of("/h/logs/session.jsonl")
+        ([PosixPath('/h')], [])
+    """
     found = Path(os.path.abspath(log))
-    for path in dict.fromkeys((found, Path(os.path.realpath(found)))):
-        if path.name.startswith("session.") and len(path.parents) > 3 and path.parents[2].name == "sessions":
-            root = path.parents[3] / "attachments" / "v1"
-            if root.is_dir():
-                return root
+    return [path.parents[3] for path in dict.fromkeys((found, Path(os.path.realpath(found))))
+            if path.name.startswith("session.") and len(path.parents) > 3 and path.parents[2].name == "sessions"]
+
+
+def _beside(log: str | os.PathLike[str]) -> Path | None:
+    """The store of the DSH home a log sits in (:func:`dsh_homes_of`), when that home has one."""
+    for home in dsh_homes_of(log):
+        root = home / "attachments" / "v1"
+        if root.is_dir():
+            return root
     return None
 
 

@@ -85,8 +85,8 @@ def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
         opened = exc
     found = _finish(name, opened, lenient=lenient, watch=frozenset(), foreign=foreign, checker=checker,
                     on_request=on_request, keep=keep)
-    if isinstance(found, Session) and routes is not None:
-        found.use_routes(routes_from(routes))
+    if isinstance(found, Session) and (config := routes_from(routes, log=name)) is not None:
+        found.use_routes(config)
     return found
 
 
@@ -182,9 +182,9 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
     known = {ids[p][0] for p in every}
     orphans = [(os.fspath(p), parent) for p in given if (parent := ids[p][1]) is not None and parent not in known]
     group = SessionGroup([read[p] for p in given], extra, orphans)
-    if routes is not None:
-        config = routes_from(routes)
-        for session in group.sessions:
+    routes_from(routes)  # a bad --routes file is an error even when no log could be read
+    for session in group.sessions:
+        if (config := routes_from(routes, log=session.path)) is not None:
             session.use_routes(config)
     return group
 

@@ -15,6 +15,7 @@ surface, not by the number of requests.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import lru_cache
 from collections import Counter, OrderedDict
@@ -25,17 +26,18 @@ from typing import Any
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect, load_foreign
 from ..jsjson import stringify_bytes
-from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
+from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, open_regular, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
 from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_renderer, render
-from ._attachments import ImageOverlay, attachment_store
+from ._attachments import ImageOverlay, attachment_store, dsh_homes_of
 from ._evidence import EvidenceCollector, LogEvidence
 from ._lines import EventLines
-from ._routes import Route, RouteEvidence, request_route, window_conflicts
+from ._routes import Route, RouteEvidence, request_provider, request_route, window_conflicts
 
-__all__ = ["Activity", "Bodies", "Session", "open_foreign", "open_session", "route_renderer", "routes_from"]
+__all__ = ["HOME_PATCH", "Activity", "Bodies", "Session", "home_routes_file", "home_routes_key", "open_foreign",
+           "open_session", "route_renderer", "routes_from"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
@@ -261,8 +263,18 @@ class Session:
 
     def route_conflicts(self) -> list[str]:
         """Where this log contradicts the route configuration it took (``--routes``): one warning
-        per route/model whose logged context window differs from the file's (the log's is used)."""
-        return window_conflicts(self.routes, self.config.models) if self.config is not None else []
+        per route/model whose logged context window differs from the file's (the log's is used);
+        first, when the configuration is its DSH home's (:func:`routes_from`) and routes a
+        request of it, which file that is."""
+        if self.config is None:
+            return []
+        found = []
+        if self.config.source == home_routes_file(self.path):
+            routed = set(self.config.apis) | {provider for provider, _ in self.config.models}
+            if any(request_provider(r) in routed for r in self.requests):
+                found.append(f"route configuration from {self.config.source} (the llm-pi-ai row of DSH's home "
+                             "patch layer; --routes FILE overrides it)")
+        return found + window_conflicts(self.routes, self.config.models)
 
     def route(self, request: Request, *, forced: str | None = None,
               declared: Mapping[str, str] | None = None) -> Route:
@@ -279,14 +291,64 @@ class Session:
         return None if adapter is None else self.bodies.body(request, adapter)
 
 
-@lru_cache(maxsize=8)
-def routes_from(path: str | None) -> PiRoutes | None:
-    """The route configuration at ``path`` (read once per process), or None without one.
+#: DSH's home-level user patch layer, ``$DSH_HOME/cordis.patch.yml`` (``apps/cli/src/profile-boot.ts``
+#: ``homePatchPath``; ``PROFILE_PATCH_FILENAME``, ``packages/boot/app-boot/src/profile.ts``).
+HOME_PATCH = "cordis.patch.yml"
+#: The bytes of a home patch layer hashed into an index's options (a route file is read no further).
+_HASHED = (1 << 20) + 1
+
+
+def home_routes_file(log: str | os.PathLike[str]) -> str | None:
+    """DSH's home patch layer (``<home>/cordis.patch.yml``) of the DSH home the log at ``log`` sits
+    in (:func:`dsh_homes_of`), when there is one; it may hold no route configuration."""
+    for home in dsh_homes_of(log):
+        if (home / HOME_PATCH).exists():
+            return str(home / HOME_PATCH)
+    return None
+
+
+def home_routes_key(log: str | os.PathLike[str]) -> str | None:
+    """A short hash of the text of the log's home patch layer (:func:`home_routes_file`), which an
+    index keeps with the log's row so that an edit of it re-audits the log; None without one."""
+    found = home_routes_file(log)
+    if found is None:
+        return None
+    try:
+        with open_regular(found, what="route file") as handle:
+            return "home:" + hashlib.sha256(handle.read(_HASHED)).hexdigest()[:16]
+    except (OSError, DshAuditError):  # reading it for the audit reports why
+        return "home:unreadable"
+
+
+def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None) -> PiRoutes | None:
+    """The route configuration at ``path`` (``--routes``; read once per process); without one, the
+    one of the DSH home the log at ``log`` sits in, when that home's patch layer
+    (:func:`home_routes_file`) sets the ``llm-pi-ai`` row's ``config``; else None.
+
+    DSH composes that row from its bundle layers, then the profile's ``cordis.patch.yml``, then the
+    home's, then ``--patch`` overlays (``apps/cli/src/profile-boot.ts`` ``composeProfile``), and a
+    later row replaces each key it names whole (vendored include ``applyEntryPatches``), so a
+    ``config`` set by the home layer is the one DSH ran with (bar a ``--patch`` overlay, which is
+    per launch). The profile layer is not read: the profile is chosen per launch (``--profile
+    NAME``, ``dsh web``) and the log does not record it.
 
     Raises:
         UsageError: the file cannot be read or declares a route DSH would refuse.
     """
-    return None if path is None else load_routes(path)
+    if path is not None:
+        return _route_file(path)
+    found = home_routes_file(log) if log is not None else None
+    return None if found is None else _home_layer(found)
+
+
+@lru_cache(maxsize=8)
+def _route_file(path: str) -> PiRoutes:
+    return load_routes(path)
+
+
+@lru_cache(maxsize=8)
+def _home_layer(path: str) -> PiRoutes | None:
+    return load_routes(path, layer=True)
 
 
 def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
@@ -93,7 +93,23 @@ def _yaml12_loader() -> type[yaml.SafeLoader]:
     for first in "tTfF":
         Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
                                            re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), [first])
+    Yaml12Loader.add_constructor("tag:yaml.org,2002:js", _js_expression)
     return Yaml12Loader
+
+
+@dataclass(frozen=True, slots=True)
+class _JsExpression:
+    """A ``!!js`` scalar of DSH's patch dialect (the vendored include's ``entryListSchema``), kept
+    unevaluated: no route field may be one."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return f"!!js {self.text!r}"
+
+
+def _js_expression(loader: yaml.SafeLoader, node: yaml.Node) -> _JsExpression:
+    return _JsExpression(str(loader.construct_scalar(node)))  # type: ignore[arg-type]
 
 
 class _Bad(Exception):
@@ -103,9 +119,21 @@ class _Bad(Exception):
         super().__init__(f"{where}: {what}")
 
 
-def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
+@overload
+def load_routes(path: str | os.PathLike[str], *, layer: Literal[False] = False) -> PiRoutes: ...
+@overload
+def load_routes(path: str | os.PathLike[str], *, layer: Literal[True]) -> PiRoutes | None: ...
+
+
+def load_routes(path: str | os.PathLike[str], *, layer: bool = False) -> PiRoutes | None:
     """Read a route file (YAML: DSH's config rows, the ``llm-pi-ai`` row's ``config``, or its
     ``providers`` mapping).
+
+    With ``layer``, the file is one of DSH's patch layers (a ``cordis.patch.yml``: a top-level
+    list of patch rows, each a mapping, as DSH's app-boot ``parsePatchList`` requires), and None
+    when no row of it sets the ``llm-pi-ai`` row's ``config`` (such a layer leaves the route
+    configuration as the layers below it made it). ``!!js`` expressions, which DSH's patch dialect
+    allows, are read as opaque values: one in the route configuration is refused as a wrong type.
 
     Raises:
         UsageError: the file cannot be read, is not YAML, or declares a route DSH would refuse;
@@ -118,6 +146,24 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
     """
     name = os.fspath(path)
     hint = "give --routes a YAML file with DSH's llm-pi-ai route configuration"
+    data = _read_yaml(name, hint)
+    try:
+        if layer:
+            data = _layer_config(data)
+            if data is None:
+                return None
+        return dataclasses.replace(parse_routes(data), source=name)
+    except _Bad as exc:
+        raise UsageError(f"route file: {exc}", path=name,
+                         hint="see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models") from None
+
+
+def _read_yaml(name: str, hint: str) -> Any:
+    """The parsed YAML of the route file ``name``.
+
+    Raises:
+        UsageError: the file cannot be read or is not YAML.
+    """
     try:
         with open_regular(name, what="route file") as handle:  # a FIFO would hang: refused
             raw = handle.read(MAX_ROUTE_FILE + 1)
@@ -135,7 +181,7 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
     import yaml  # here, not at the top: see _yaml12_loader
 
     try:
-        data = yaml.load(text, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, C0 and C1 controls)
         line = text.count("\n", 0, exc.position) + 1
         raise UsageError(f"route file is not valid YAML at line {line}: {exc.reason} (U+{exc.character:04X})",
@@ -150,11 +196,19 @@ def load_routes(path: str | os.PathLike[str]) -> PiRoutes:
     except ValueError as exc:  # an integer past Python's digit limit
         problem = str(exc).splitlines()[0].split("; use ")[0]
         raise UsageError(f"route file is not valid YAML: {problem}", path=name, hint=hint) from None
-    try:
-        return dataclasses.replace(parse_routes(data), source=name)
-    except _Bad as exc:
-        raise UsageError(f"route file: {exc}", path=name,
-                         hint="see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models") from None
+
+
+def _layer_config(data: Any) -> Any:
+    """The ``llm-pi-ai`` row's ``config`` a DSH patch layer sets, None when it sets none. A patch
+    row replaces each key it names (the vendored include's ``applyEntryPatches`` assigns
+    ``target[key] = value``), so the last row setting ``config`` wins whole."""
+    if not isinstance(data, list):
+        raise _Bad("rows", "a patch layer must be a top-level YAML list of patch rows")
+    for index, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise _Bad(f"rows[{index}]", "must be a mapping (a patch row)")
+    rows = [r for r in data if r.get("id") == "llm-pi-ai" and "config" in r]
+    return rows[-1]["config"] if rows else None
 
 
 def _providers(data: Any) -> Mapping[str, Any]:
