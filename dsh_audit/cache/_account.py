@@ -33,10 +33,9 @@ from typing import Any, TypeGuard
 import orjson
 
 from ..attribution import UNEXPLAINED_CAUSES
-from ..jsjson import stringify_bytes
 from ..replay import Request, RequestTime
 from ..session import Bodies
-from ._prefix import Prompt, PromptBuilder, blank_long, common_prefix, prefix_tokens
+from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
 from ._report import CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
@@ -404,7 +403,7 @@ class _Analyzer:
             if value is not None:
                 # Its markers and retention key, written without its long texts (a huge tool result
                 # is not written out to find them; nothing outside a string changes).
-                return rule.retention(stringify_bytes(blank_long(value)))
+                return rule.retention(retention_body(value))
             body = self.bodies.body(request, rule.wire_adapter)
         return rule.retention(body, model=_model(request)[1])
 

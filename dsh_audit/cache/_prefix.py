@@ -10,7 +10,10 @@ equal, plus the common characters of the first differing segment.
 Consecutive requests share almost all of their parts, so a part's segments and token counts are
 made once and reused, as the same string objects, for as long as requests keep it: per message
 object (log JSON), per message fragment of the DeepSeek renderer (which renders each message
-once), or per serialised part (other bodies). A prompt therefore costs its new parts plus a
+once), or per serialised part (other bodies). A pi-ai renderer's body holds its history's converted
+messages as the same objects request after request (only the last one, which carries the moving
+cache marker, is new), so a loop request's prompt extends the last one's lists as the DeepSeek
+renderer's does; an importer's requests (tuples of the same message objects) extend theirs too. A prompt therefore costs its new parts plus a
 pointer per shared one, and two prompts compare at C speed on shared segments. A part is one
 serialisation of its message: a DeepSeek fragment that is one message the rule keeps is its own
 segment, and a body's message serialised to find its part is that part's segment (a huge message
@@ -19,9 +22,10 @@ costs one copy per projection, not several).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, islice
+from itertools import accumulate, compress, count, islice
+from operator import is_not
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -34,7 +38,7 @@ from ..wire import PromptPieces, fold_text_block, without_cache_markers
 from ._rules import CacheRule
 from ._tokens import TokenCounter, make_counter
 
-__all__ = ["Prompt", "PromptBuilder", "common_chars", "common_prefix", "prefix_tokens"]
+__all__ = ["Prompt", "PromptBuilder", "common_chars", "common_prefix", "prefix_tokens", "retention_body"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -155,6 +159,7 @@ class _Memo:
 class _Messages:
     view: Sequence[Any]
     part_for: Callable[[int], _Part]
+    runs: bool = True  # whether a fork looks for the previous track's runs after the shared start
 
 
 def _flat(messages: _Messages | tuple[list[str], list[int]]) -> tuple[list[str], list[int]]:
@@ -242,7 +247,7 @@ class _Track:
         track.segments, track.counts, track.cumulative = self.segments[:cut], self.counts[:cut], self.cumulative[:cut]
         track.parts, track.offsets = self.parts[:kept], self.offsets[:kept]
         at = kept
-        if isinstance(messages.view, MessageView):
+        if isinstance(messages.view, MessageView) and messages.runs:
             for start, old_start, length in messages.view.runs_from(self.view):
                 if start + length <= kept:
                     continue
@@ -299,7 +304,8 @@ class PromptBuilder:
                 rendered = self.render(request) if self.render is not None else None  # None: refused
                 body = _object(rendered)
             if body is not None:
-                return self._prompt(self._from_body(body), wire, fallback)
+                # a loop request's body extends the last one's track; an auxiliary call's is its own
+                return self._prompt(self._from_body(body), wire, fallback, key="body" if request.kind == "loop" else None)
             return fallback
         finally:
             self._memo.roll()
@@ -342,9 +348,13 @@ class PromptBuilder:
         fixed = tuple(head)
         view = messages.view if isinstance(messages, _Messages) else None
         track = self._tracks.get(key) if key is not None else None
-        if (isinstance(view, MessageView) and isinstance(messages, _Messages) and key is not None
+        if (isinstance(view, (MessageView, tuple)) and isinstance(messages, _Messages) and key is not None
                 and track is not None and track.head == fixed):
-            kept = view.common_items(track.view)
+            kept = view.common_items(track.view) if isinstance(view, MessageView) else _same_start(view, track.view)
+            if kept == len(track.view) - 1 and kept < len(view) and messages.part_for(kept) == track.parts[kept]:
+                # The last message is another object with the same segments (a pi-ai body's last
+                # user message, which carried the moving cache marker there and none here).
+                kept += 1
             if kept == len(track.view) <= len(view):
                 track.extend(messages, kept)  # the same generation, grown: extend in place
             else:
@@ -355,7 +365,7 @@ class PromptBuilder:
             track.extend(messages, 0)
         else:
             track._add(*messages)
-        if isinstance(view, MessageView) and key is not None:
+        if isinstance(view, (MessageView, tuple)) and key is not None:  # a tuple: an importer's request
             self._tracks[key] = track
         return track.prompt(source, fallback)
 
@@ -413,20 +423,28 @@ class PromptBuilder:
                     and '"reasoning_content":' in fragment)
 
     def _from_body(self, body: dict[str, Any]) -> dict[str, Any]:
-        if self.rule.family == "anthropic":
-            body = without_cache_markers(body)
-        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-        system: list[Any] = []
-        while messages and messages[0].get("role") in ("system", "developer"):
-            system.append(messages.pop(0))
+        # Markers are dropped part by part (the Anthropic family), not from a copy of the whole
+        # body: a message the previous request's body held as the same object keeps its part (a
+        # pi-ai renderer's history is the same objects in every body, :func:`_prompt`'s track).
+        strip = self.rule.family == "anthropic"
+        raw = body.get("messages") or []
+        # all dicts (a renderer's body): the list as it is, checked at C speed
+        kept = raw if type(raw) is list and set(map(type, raw)) <= {dict} else [m for m in raw if isinstance(m, dict)]
+        lead = 0
+        while lead < len(kept) and kept[lead].get("role") in ("system", "developer"):
+            lead += 1
+        system: list[Any] = [without_cache_markers(m) if strip else m for m in kept[:lead]]
+        messages = kept[lead:] if lead else kept
         if "system" in body:
-            system.insert(0, body["system"])
-        head = {k: v for k, v in body.items() if k not in ("messages", "system")}
+            system.insert(0, without_cache_markers(body["system"]) if strip else body["system"])
+        head = {k: without_cache_markers(v) if strip else v for k, v in body.items()
+                if k not in ("messages", "system") and not (strip and k == "cache_control")}
         parts: dict[str, Any] = self._head(head, stringify_bytes(head))  # kept keys: exact-size bytes
         parts["system"] = [self._part(("system", stringify_bytes(system)), None, lambda: system)]
-        flat_segments: list[str] = []
-        flat_counts: list[int] = []
-        for m in messages:
+        view = MessageView(messages, len(messages))
+
+        def part_for(i: int) -> _Part:
+            m = without_cache_markers(messages[i]) if strip else messages[i]
             long: list[str] = []
             _long_strings(m, long)
             if long:
@@ -434,16 +452,11 @@ class PromptBuilder:
                 # huge text (the log's own string, in a body value) is written once, not once per
                 # request that repeats it.
                 key: Hashable = ("long", stringify(blank_long(m)), tuple(map(id, long)))
-                owner: Any = tuple(long)
-                make: Callable[[], _Part] = lambda m=m: self._body_part(m, None)  # type: ignore[misc]
-            else:
-                text = stringify(m)  # the key, and the segment of a message the rule keeps as it is
-                key, owner = text, None
-                make = lambda m=m, text=text: self._body_part(m, text)  # type: ignore[misc]
-            part_segments, part_counts = self._memo.get(key, owner, make)
-            flat_segments += part_segments
-            flat_counts += part_counts
-        return {**parts, "messages": (flat_segments, flat_counts)}
+                return self._memo.get(key, tuple(long), lambda: self._body_part(m, None))
+            text = stringify(m)  # the key, and the segment of a message the rule keeps as it is
+            return self._memo.get(text, None, lambda: self._body_part(m, text))
+
+        return {**parts, "messages": _Messages(view, part_for, runs=False)}
 
     def _body_part(self, message: dict[str, Any], text: str | None) -> _Part:
         """The part of a rendered body's message whose ``JSON.stringify`` is ``text`` (None: not
@@ -473,6 +486,11 @@ class PromptBuilder:
         }
 
 
+def _same_start(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items ``a`` and ``b`` share as the same objects (found at C speed)."""
+    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are one object, or tuples of the same objects (a key made of ids
     is only valid while the objects it names are alive and the same: the owner keeps them)."""
@@ -485,28 +503,149 @@ LONG = 1 << 16  # characters of a string keyed by identity in a body value, not 
 
 
 def _long_strings(value: Any, out: list[str]) -> None:
-    """Append each string of ``value`` of :data:`LONG` characters or more, in writing order."""
-    if isinstance(value, str):
-        if len(value) >= LONG:
-            out.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _long_strings(item, out)
-    elif isinstance(value, list):
-        for item in value:
-            _long_strings(item, out)
+    """Append each string of ``value`` of :data:`LONG` characters or more, in writing order
+    (walked with a stack: a value nested as deep as the log reader allows is no recursion error)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) >= LONG:
+                out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(item.values()))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def blank_long(value: Any) -> Any:
     """``value`` with each string of :data:`LONG` characters or more written as ``""`` (a copy of
-    its structure; what ``JSON.stringify`` writes outside those strings is unchanged)."""
+    its structure; what ``JSON.stringify`` writes outside those strings is unchanged). Walked with
+    a stack: a value nested as deep as the log reader allows is no recursion error.
+
+    Example:
+        >>> blank_long({"a": ["x" * LONG, 1], "b": "y"})
+        {'a': ['', 1], 'b': 'y'}
+    """
     if isinstance(value, str):
         return "" if len(value) >= LONG else value
-    if isinstance(value, dict):
-        return {k: blank_long(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [blank_long(v) for v in value]
-    return value
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, copy = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            if isinstance(item, str):
+                if len(item) >= LONG:
+                    item = ""
+            elif isinstance(item, (dict, list)):
+                child: Any = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+                item = child
+            if copy.__class__ is dict:
+                copy[key] = item
+            else:
+                copy.append(item)
+    return root
+
+
+_MARKER = b'"cache_control":{'
+
+
+class _Skeletons:
+    """:func:`retention_body`'s stand-ins for body messages, by identity (each entry holds its
+    message, so an id is not reused while it is here). Emptied whole past :attr:`LIMIT` (weighed by
+    the bytes written to make them: a huge message must not be pinned for long). Shared by the
+    process's threads (``watch`` follows each log in one): each state is one value, read and
+    replaced whole."""
+
+    LIMIT = 8_000_000
+    ENTRY = 64
+
+    def __init__(self) -> None:
+        self.parts: dict[int, tuple[Any, bytes | None]] = {}
+        self.weight = 0
+        # the last body's messages and their stand-ins (held: their ids stay theirs)
+        self.last: tuple[list[Any], list[bytes | None]] = ([], [])
+
+    def all(self, messages: list[Any]) -> list[bytes | None]:
+        """The stand-in of each of ``messages``: those the last list started with (the same
+        objects, found at C speed) as they were, the rest looked up or made."""
+        last, last_parts = self.last
+        kept = _same_start(messages, last)
+        parts = last_parts[:kept] + [self.get(m) for m in messages[kept:]]
+        self.last = (messages, parts)
+        return parts
+
+    def get(self, message: Any) -> bytes | None:
+        """The stand-in of ``message``; None when it does not parse alone (so neither does a body
+        that holds it, nor may its stand-in)."""
+        found = self.parts.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        if self.weight > self.LIMIT:
+            self.parts, self.weight = {}, 0
+        written = stringify_bytes(blank_long(message))
+        try:
+            orjson.loads(b'{"messages":[' + written + b"]}")  # at its depth in a body
+            part: bytes | None = b"{" + b",".join(b'"cache_control":' + m for m in _marker_texts(written)) + b"}"
+        except ValueError:
+            part = None
+        self.parts[id(message)] = (message, part)
+        self.weight += len(written) + self.ENTRY
+        return part
+
+
+_SKELETONS = _Skeletons()
+
+
+def _marker_texts(body: bytes) -> Iterator[bytes]:
+    """The text of each ``"cache_control":{`` member as :meth:`CacheRule.retention` reads it: from
+    its ``{`` to the first ``}`` after it, or ``{}`` when that does not parse alone (found by
+    bytes, each search starting at the last one's end, as the rule's own scan does)."""
+    at = body.find(_MARKER)
+    while at >= 0:
+        start = at + len(_MARKER) - 1
+        end = body.find(b"}", start)
+        if end < 0:
+            return
+        text = body[start:end + 1]
+        try:
+            orjson.loads(text)
+        except ValueError:
+            text = b"{}"
+        yield text
+        at = body.find(_MARKER, end)
+
+
+def retention_body(body: dict[str, Any]) -> bytes:
+    """Bytes :meth:`~dsh_audit.cache.CacheRule.retention` reads the same retention from as from
+    ``stringify_bytes(blank_long(body))``, made from each message once: every message of a body
+    that begins with ``model`` stands as an object of its ``cache_control`` members (the texts the
+    rule parses, in order), the rest of the body as it is written. A rule reads markers wherever
+    they are, and a retention key or cache options at the top level (a body that names one only
+    inside a message reads as one that names none); a body that would not parse is written whole.
+
+    Example:
+        >>> retention_body({"model": "m", "messages": [{"role": "user", "content": [
+        ...     {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}], "stream": True})
+        b'{"model":"m","messages":[{"cache_control":{"type":"ephemeral"}}],"stream":true}'
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list) or next(iter(body), None) != "model":
+        return stringify_bytes(blank_long(body))
+    parts = _SKELETONS.all(messages)
+    if None in parts:
+        return stringify_bytes(blank_long(body))
+    members = [(stringify_bytes(k), None if k == "messages" else stringify_bytes(blank_long(v))) for k, v in body.items()]
+    try:  # the rest of the body parses (each message was checked where it sits)
+        orjson.loads(b"{" + b",".join(k + b":" + v for k, v in members if v is not None) + b"}")
+    except ValueError:
+        return stringify_bytes(blank_long(body))
+    listed = b"[" + b",".join(parts) + b"]"  # type: ignore[arg-type]  # no None in parts
+    written = b"{" + b",".join(k + b":" + (listed if v is None else v) for k, v in members) + b"}"
+    return written
 
 
 def _object(raw: bytes | None) -> dict[str, Any] | None:

@@ -32,7 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._piai import clamp_max_tokens, clean_id, request_context, sanitize_surrogates, transform_messages
+from ._piai import (clamp_max_tokens, clean_id, folded_request_context, request_context, sanitize_surrogates,
+                    transform_messages)
 from ._piai_models import PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
@@ -108,38 +109,64 @@ def _tool_result(msg: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": msg["toolCallId"], "content": content, "is_error": msg["isError"]}
 
 
-def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | None,
-                      allow_empty_signature: bool) -> list[dict[str, Any]]:
-    params: list[dict[str, Any]] = []
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
+class _Converter:
+    """``convertMessages``, one transformed message at a time (:class:`~dsh_audit.wire._piai.Sink`):
+    consecutive tool results become one user message, closed by the next other message."""
+
+    __slots__ = ("allow_empty_signature", "group", "params")
+
+    def __init__(self, allow_empty_signature: bool) -> None:
+        self.allow_empty_signature = allow_empty_signature
+        self.params: list[dict[str, Any]] = []
+        self.group: list[dict[str, Any]] = []  # the open run of tool results
+
+    def add(self, msg: dict[str, Any]) -> None:
+        if msg["role"] == "toolResult":
+            self.group.append(_tool_result(msg))
+            return
+        if self.group:
+            self.params.append({"role": "user", "content": self.group})
+            self.group = []
         if msg["role"] == "user":
             if isinstance(msg["content"], list):  # a user message with an image (DSH's image path)
                 blocks = [b for b in _blocks(msg["content"]) if b["type"] != "text" or b["text"].strip()]
                 if blocks:
-                    params.append({"role": "user", "content": blocks})
+                    self.params.append({"role": "user", "content": blocks})
             elif msg["content"].strip():
-                params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
-        elif msg["role"] == "assistant":
-            blocks = _assistant_blocks(msg["content"], allow_empty_signature)
-            if blocks:
-                params.append({"role": "assistant", "content": blocks})
+                self.params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
         else:
-            results = []
-            while i < len(messages) and messages[i]["role"] == "toolResult":
-                results.append(_tool_result(messages[i]))
-                i += 1
-            params.append({"role": "user", "content": results})
-            continue
-        i += 1
+            blocks = _assistant_blocks(msg["content"], self.allow_empty_signature)
+            if blocks:
+                self.params.append({"role": "assistant", "content": blocks})
+
+    def finish(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        group = self.group + [_tool_result(m) for m in extra]
+        return (self.params + [{"role": "user", "content": group}]) if group else list(self.params)
+
+
+def _new_converter(model: PiModel) -> _Converter:
+    return _Converter(_compat(model, "allowEmptySignature", False))
+
+
+def _mark_last(params: list[dict[str, Any]], cache: dict[str, str] | None) -> list[dict[str, Any]]:
+    """``params`` with ``cache`` on the last block of the last message when it is a user message
+    (a string content becomes a one-block array): a new last message, the others as they are."""
     if cache and params and params[-1]["role"] == "user":
         last = params[-1]
-        if isinstance(last["content"], str):
-            last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache}]
-        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
-            last["content"][-1]["cache_control"] = cache
+        content = last["content"]
+        if isinstance(content, str):
+            params[-1] = {**last, "content": [{"type": "text", "text": content, "cache_control": cache}]}
+        elif content and content[-1]["type"] in ("text", "image", "tool_result"):
+            params[-1] = {**last, "content": [*content[:-1], {**content[-1], "cache_control": cache}]}
     return params
+
+
+def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | None,
+                      allow_empty_signature: bool) -> list[dict[str, Any]]:
+    converter = _Converter(allow_empty_signature)
+    for msg in messages:
+        converter.add(msg)
+    return _mark_last(converter.finish([]), cache)
 
 
 def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str, str] | None) -> list[dict[str, Any]]:
@@ -198,18 +225,31 @@ def _thinking(call: PiCall, max_tokens: int, estimate: int) -> tuple[int, dict[s
 
 def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
                    compaction_instruction: str | None = None, images: Mapping[str, bytes] | None = None,
-                   offloaded_image_text: str | None = None) -> dict[str, Any]:
-    """The request body as a JSON value (keys in wire order), before serialisation."""
+                   offloaded_image_text: str | None = None, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The request body as a JSON value (keys in wire order), before serialisation.
+
+    ``state``: a renderer's own, kept between its requests: a loop request then converts only
+    the messages its predecessor did not have (:func:`~dsh_audit.wire._piai.folded_request_context`),
+    the same body either way."""
     model = call.model
-    context, estimate, base = request_context(request, call, owned_routes=owned_routes,
-                                              compaction_instruction=compaction_instruction, images=images,
-                                              offloaded_image_text=offloaded_image_text)
-    max_tokens, thinking, effort = _thinking(call, base, estimate)
     cache = _cache_control(model, call.cache_retention)
-    messages = transform_messages(context["messages"], model, _normalize_id)
+    folded = None if state is None else folded_request_context(
+        state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_new_converter)
+    if folded is not None:
+        context, estimate, base, fold = folded
+    else:
+        context, estimate, base = request_context(request, call, owned_routes=owned_routes,
+                                                  compaction_instruction=compaction_instruction, images=images,
+                                                  offloaded_image_text=offloaded_image_text)
+    max_tokens, thinking, effort = _thinking(call, base, estimate)
+    if folded is not None:
+        messages = _mark_last(fold.sink.finish(fold.transform.tail()), cache)
+    else:
+        messages = _convert_messages(transform_messages(context["messages"], model, _normalize_id), cache,
+                                     _compat(model, "allowEmptySignature", False))
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": _convert_messages(messages, cache, _compat(model, "allowEmptySignature", False)),
+        "messages": messages,
         "max_tokens": max_tokens,
         "stream": True,
     }
@@ -271,7 +311,7 @@ class AnthropicRenderer(PiRenderer):
         """See :func:`anthropic_body`."""
         return anthropic_body(request, call, owned_routes=self.owned_routes,
                               compaction_instruction=compaction_instruction, images=images,
-                              offloaded_image_text=offloaded_image_text)
+                              offloaded_image_text=offloaded_image_text, state=self.state)
 
     def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         """The Anthropic SDK's headers for this call (credential withheld)."""

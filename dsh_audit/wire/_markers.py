@@ -15,15 +15,32 @@ __all__ = ["fold_text_block", "without_cache_markers"]
 def without_cache_markers(value: Any) -> Any:
     """``value`` (a body or any part of it) with every ``cache_control`` key dropped, as a copy.
 
+    Walked with a stack, not by recursion: a tool schema nested as deep as the log reader
+    allows is copied like any other.
+
     Example:
         >>> without_cache_markers({"tools": [{"name": "t", "cache_control": {"type": "ephemeral"}}]})
         {'tools': [{'name': 't'}]}
     """
-    if isinstance(value, dict):
-        return {k: without_cache_markers(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_cache_markers(v) for v in value]
-    return value
+    if not isinstance(value, (dict, list)):
+        return value
+    root: dict[str, Any] | list[Any] = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, copy = stack.pop()
+        pairs = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in pairs:
+            if key == "cache_control" and copy.__class__ is dict:
+                continue
+            if isinstance(item, (dict, list)):
+                child: Any = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+                item = child
+            if copy.__class__ is dict:
+                copy[key] = item
+            else:
+                copy.append(item)
+    return root
 
 
 def fold_text_block(message: dict[str, Any]) -> dict[str, Any]:

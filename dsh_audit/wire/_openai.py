@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsjson import stringify
-from ._piai import clean_id, js_head, js_parse, request_context, sanitize_surrogates, transform_messages
+from ._piai import (clean_id, folded_request_context, js_head, js_parse, request_context, sanitize_surrogates,
+                    transform_messages)
 from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
@@ -169,54 +170,89 @@ def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]
     return out
 
 
-def _convert_messages(context: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> list[dict[str, Any]]:
-    messages = transform_messages(context["messages"], model, _normalize_id)
-    params: list[dict[str, Any]] = []
-    if context.get("systemPrompt"):
-        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-        params.append({"role": role, "content": sanitize_surrogates(context["systemPrompt"])})
-    last_role = None
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and msg["role"] == "user":
-            params.append({"role": "assistant", "content": "I have processed the tool results."})
+_FILLER = {"role": "assistant", "content": "I have processed the tool results."}
+
+
+class _Converter:
+    """``convertMessages``, one transformed message at a time (:class:`~dsh_audit.wire._piai.Sink`),
+    without the system message: a run of tool results is closed (its images following it) by
+    the next other message."""
+
+    __slots__ = ("compat", "group", "images", "last_role", "model", "params")
+
+    def __init__(self, model: PiModel) -> None:
+        self.model = model
+        self.compat: Mapping[str, Any] = detect_compat(model)
+        self.params: list[dict[str, Any]] = []
+        self.last_role: str | None = None
+        self.group = False  # in a run of tool results
+        self.images: list[dict[str, Any]] = []  # the run's images
+
+    def add(self, msg: dict[str, Any]) -> None:
+        compat = self.compat
+        if msg["role"] == "toolResult":
+            self.group = True
+            text = "\n".join(b["text"] for b in msg["content"] if b["type"] == "text")
+            found = [_part(b) for b in msg["content"] if b["type"] == "image"]
+            entry = {"role": "tool", "content": sanitize_surrogates(text or ("(see attached image)" if found
+                                                                             else "(no tool output)")),
+                     "tool_call_id": msg["toolCallId"]}
+            if compat["requiresToolResultName"] and msg.get("toolName"):
+                entry["name"] = msg["toolName"]
+            self.params.append(entry)
+            if "image" in self.model.input:
+                self.images = self.images + found
+            return
+        self._close()
+        if compat["requiresAssistantAfterToolResult"] and self.last_role == "toolResult" and msg["role"] == "user":
+            self.params.append(dict(_FILLER))
         if msg["role"] == "user":
             content = msg["content"]
-            params.append({"role": "user", "content": [_part(b) for b in content] if isinstance(content, list)
-                           else sanitize_surrogates(content)})  # a list: DSH's image path (never empty)
-        elif msg["role"] == "assistant":
-            converted = _assistant(msg, model, compat)
-            if converted is None:
-                i += 1
-                continue  # skipped messages leave last_role as it was
-            params.append(converted)
+            self.params.append({"role": "user", "content": [_part(b) for b in content] if isinstance(content, list)
+                                else sanitize_surrogates(content)})  # a list: DSH's image path (never empty)
         else:
-            images: list[dict[str, Any]] = []
-            while i < len(messages) and messages[i]["role"] == "toolResult":
-                result = messages[i]
-                text = "\n".join(b["text"] for b in result["content"] if b["type"] == "text")
-                found = [_part(b) for b in result["content"] if b["type"] == "image"]
-                entry = {"role": "tool", "content": sanitize_surrogates(text or ("(see attached image)" if found
-                                                                                 else "(no tool output)")),
-                         "tool_call_id": result["toolCallId"]}
-                if compat["requiresToolResultName"] and result.get("toolName"):
-                    entry["name"] = result["toolName"]
-                params.append(entry)
-                if "image" in model.input:
-                    images += found
-                i += 1
-            last_role = "toolResult"
-            if images:  # the group's images follow it in one user message
-                if compat["requiresAssistantAfterToolResult"]:
-                    params.append({"role": "assistant", "content": "I have processed the tool results."})
-                params.append({"role": "user", "content": [
-                    {"type": "text", "text": "Attached image(s) from tool result:"}, *images]})
-                last_role = "user"
-            continue
-        last_role = msg["role"]
-        i += 1
-    return params
+            converted = _assistant(msg, self.model, compat)
+            if converted is None:
+                return  # skipped messages leave last_role as it was
+            self.params.append(converted)
+        self.last_role = msg["role"]
+
+    def _close(self) -> None:
+        if not self.group:
+            return
+        self.group, self.last_role = False, "toolResult"
+        if self.images:  # the run's images follow it in one user message
+            if self.compat["requiresAssistantAfterToolResult"]:
+                self.params.append(dict(_FILLER))
+            self.params.append({"role": "user", "content": [
+                {"type": "text", "text": "Attached image(s) from tool result:"}, *self.images]})
+            self.last_role = "user"
+        self.images = []
+
+    def finish(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        end = _Converter.__new__(_Converter)
+        end.model, end.compat, end.params = self.model, self.compat, list(self.params)
+        end.last_role, end.group, end.images = self.last_role, self.group, self.images
+        for msg in extra:
+            end.add(msg)
+        end._close()
+        return end.params
+
+
+def _system(context: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if not context.get("systemPrompt"):
+        return []
+    role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+    return [{"role": role, "content": sanitize_surrogates(context["systemPrompt"])}]
+
+
+def _convert_messages(context: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> list[dict[str, Any]]:
+    messages = transform_messages(context["messages"], model, _normalize_id)
+    converter = _Converter(model)
+    converter.compat = compat
+    for msg in messages:
+        converter.add(msg)
+    return _system(context, model, compat) + converter.finish([])
 
 
 def _tools(tools: list[dict[str, Any]], compat: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -320,36 +356,39 @@ def _cache_control(compat: Mapping[str, Any], retention: str) -> dict[str, str] 
     return {"type": "ephemeral"}
 
 
-def _mark_text(message: dict[str, Any], cache: dict[str, str]) -> bool:
-    """Put ``cache`` on a message's text: a non-empty string becomes a one-block array, else the
-    last text part of an array takes it; False when there is no text to mark."""
+def _mark_text(message: dict[str, Any], cache: dict[str, str]) -> dict[str, Any] | None:
+    """``message`` with ``cache`` on its text, as a new message (the old one may be another
+    request's too): a non-empty string becomes a one-block array, else the last text part of an
+    array takes it; None when there is no text to mark."""
     content = message.get("content")
     if isinstance(content, str):
         if not content:
-            return False
-        message["content"] = [{"type": "text", "text": content, "cache_control": cache}]
-        return True
+            return None
+        return {**message, "content": [{"type": "text", "text": content, "cache_control": cache}]}
     parts: list[dict[str, Any]] = content if isinstance(content, list) else []
-    for part in reversed(parts):
-        if part.get("type") == "text":
-            part["cache_control"] = cache
-            return True
-    return False
+    for at in range(len(parts) - 1, -1, -1):
+        if parts[at].get("type") == "text":
+            return {**message, "content": [*parts[:at], {**parts[at], "cache_control": cache}, *parts[at + 1:]]}
+    return None
 
 
 def _apply_cache_control(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                          cache: dict[str, str]) -> None:
     """pi-ai ``applyAnthropicCacheControl`` (``api/openai-completions.js``): the first system or
     developer message, the last tool, and the last user/assistant/tool message that has text
-    (walking back past ones without)."""
-    system = next((m for m in messages if m["role"] in ("system", "developer")), None)
-    if system is not None:
-        _mark_text(system, cache)
+    (walking back past ones without). A marked message is replaced in ``messages`` by a marked
+    copy."""
+    at = next((i for i, m in enumerate(messages) if m["role"] in ("system", "developer")), None)
+    if at is not None:
+        messages[at] = _mark_text(messages[at], cache) or messages[at]
     if tools:
         tools[-1]["cache_control"] = cache
-    for message in reversed(messages):
-        if message["role"] in ("user", "assistant", "tool") and _mark_text(message, cache):
-            return
+    for at in range(len(messages) - 1, -1, -1):
+        if messages[at]["role"] in ("user", "assistant", "tool"):
+            marked = _mark_text(messages[at], cache)
+            if marked is not None:
+                messages[at] = marked
+                return
 
 
 def _routing(body: dict[str, Any], model: PiModel) -> None:
@@ -386,17 +425,28 @@ def _clamp_level(model: PiModel, level: str) -> str:
 
 def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
                 compaction_instruction: str | None = None, images: Mapping[str, bytes] | None = None,
-                offloaded_image_text: str | None = None) -> dict[str, Any]:
-    """The request body as a JSON value (keys in wire order), before serialisation."""
+                offloaded_image_text: str | None = None, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The request body as a JSON value (keys in wire order), before serialisation.
+
+    ``state``: a renderer's own, kept between its requests: a loop request then converts only
+    the messages its predecessor did not have (:func:`~dsh_audit.wire._piai.folded_request_context`),
+    the same body either way."""
     model, compat = call.model, detect_compat(call.model)
-    context, _, max_tokens = request_context(request, call, owned_routes=owned_routes,
-                                             compaction_instruction=compaction_instruction, images=images,
-                                             offloaded_image_text=offloaded_image_text)
+    folded = None if state is None else folded_request_context(
+        state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_Converter)
+    if folded is not None:
+        context, _, max_tokens, fold = folded
+    else:
+        context, _, max_tokens = request_context(request, call, owned_routes=owned_routes,
+                                                 compaction_instruction=compaction_instruction, images=images,
+                                                 offloaded_image_text=offloaded_image_text)
     effort = _clamp_level(model, call.reasoning) if call.reasoning else None
     effort = None if effort == "off" else effort
     retention = call.cache_retention
     long_ok = retention == "long" and compat["supportsLongCacheRetention"]
-    body: dict[str, Any] = {"model": model.id, "messages": _convert_messages(context, model, compat), "stream": True}
+    messages = (_system(context, model, compat) + fold.sink.finish(fold.transform.tail())) if folded is not None \
+        else _convert_messages(context, model, compat)
+    body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
     if (("api.openai.com" in model.base_url and retention != "none") or long_ok) and call.session_id:
         body["prompt_cache_key"] = call.session_id[:64]
     if long_ok:
@@ -413,9 +463,9 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
         body["tools"] = _tools(context["tools"], compat)
         if compat["zaiToolStream"]:
             body["tool_stream"] = True
-    elif any(m["role"] == "toolResult" or (m["role"] == "assistant" and any(b["type"] == "toolCall"
-                                                                            for b in m["content"]))
-             for m in context["messages"]):
+    elif fold.tool_traffic if folded is not None else any(
+            m["role"] == "toolResult" or (m["role"] == "assistant" and any(b["type"] == "toolCall" for b in m["content"]))
+            for m in context["messages"]):
         body["tools"] = []
     cache = _cache_control(compat, retention)
     if cache is not None:
@@ -463,7 +513,7 @@ class OpenAIRenderer(PiRenderer):
              images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> dict[str, Any]:
         """See :func:`openai_body`."""
         return openai_body(request, call, owned_routes=self.owned_routes, compaction_instruction=compaction_instruction,
-                           images=images, offloaded_image_text=offloaded_image_text)
+                           images=images, offloaded_image_text=offloaded_image_text, state=self.state)
 
     def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         """The OpenAI SDK's headers for this call (credential withheld)."""

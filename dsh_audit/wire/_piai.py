@@ -32,6 +32,14 @@ Steps shared by both wire formats, in the order DSH and pi-ai apply them:
    model is dropped, tool-call ids are normalised per API, errored/aborted assistant turns are
    skipped and orphaned tool calls get a synthetic ``"No result provided"`` error result.
 
+A renderer converts a loop request's messages incrementally (:func:`folded_request_context`):
+steps 2 and 4 and the adapter's ``convertMessages`` are folded one DSH message at a time, each
+message's conversion is made once per message object (what it takes from its context, the tool
+names of earlier calls, is checked on reuse), and the only parts that depend on later messages
+(the synthetic results of a trailing orphaned call, a trailing run of tool results, the last
+message's cache marker) are made per request, without changing the fold; so a log renders in time
+linear in its messages, and its bodies are those of a fresh conversion, byte for byte.
+
 Verified against the captures in ``corpus/live-pi`` (c1: 10 loop + 1 title Anthropic bodies, c3:
 5 loop + 1 title OpenAI bodies): native replay with signatures, foreign conversion of another
 model's thinking, separate consecutive user messages, grouped tool results, the uncapped
@@ -46,12 +54,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from operator import is_
+from typing import Any, Protocol
 
 from .._json import json_objects, json_type
 from ..errors import RenderError
 from ..jsjson import has_surrogate, stringify
+from ..replay import MessageView
 from ._images import has_image
 from ._piai_images import image_messages, user_content
 from ._piai_models import CONTEXT_SAFETY_TOKENS, PI_MAX_REQUEST_IMAGE_BYTES, PiCall, PiModel, compaction_messages
@@ -59,7 +69,10 @@ from ._piai_models import CONTEXT_SAFETY_TOKENS, PI_MAX_REQUEST_IMAGE_BYTES, PiC
 __all__ = [
     "clamp_max_tokens",
     "clean_id",
+    "Sink",
+    "Transform",
     "estimate_context_tokens",
+    "folded_request_context",
     "js_head",
     "js_len",
     "js_parse",
@@ -146,11 +159,20 @@ def js_parse(text: str) -> Any:
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
-    """DSH ``parseArguments``: the parsed object, or ``{}`` for anything else."""
+    """DSH ``parseArguments``: the parsed object, or ``{}`` for anything else.
+
+    Raises:
+        RenderError: the arguments nest deeper than Python's parser goes (JavaScript's reads
+            them; the body DSH sent holds them parsed, so it cannot be rebuilt).
+    """
     try:
         parsed = js_parse(raw) if isinstance(raw, str) else None
     except ValueError:
         return {}
+    except RecursionError:
+        raise RenderError("a tool call's arguments nest JSON objects or arrays too deep for dsh-audit to parse; "
+                          "DSH's JSON.parse reads them, so the body it sent cannot be rebuilt",
+                          hint="the request is compared as log JSON where a view needs its prompt") from None
     return parsed if isinstance(parsed, dict) else {}
 
 
@@ -349,7 +371,6 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
     as a ``stop`` or ``toolUse`` turn). DSH's envelope check accepts those two, but DSH 0.1.0-rc.8
     writes an envelope only on pi-ai's ``done`` and no message for a failed attempt.
     """
-    header = request.header or {}
     tool_names: dict[str, str] = {}
     messages: list[dict[str, Any]] = []
     seqs = getattr(request, "message_seqs", ())
@@ -368,6 +389,16 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
             messages += _pi_message(message, owned_routes, tool_names, images, image_path)
         except RenderError as exc:
             raise _at(exc, seqs[index] if index < len(seqs) else own_seq) from None
+    context = _header_context(request)
+    context["messages"] = messages
+    if "tools" in context:  # pi-ai's key order: systemPrompt, messages, tools
+        context["tools"] = context.pop("tools")
+    return context
+
+
+def _header_context(request: Any) -> dict[str, Any]:
+    """``{systemPrompt?, tools?}`` of the request's header, as :func:`pi_context` maps them."""
+    header = request.header or {}
     context: dict[str, Any] = {}
     try:
         system = header.get("system")
@@ -381,8 +412,7 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
                  for t in _tools(header.get("tools"))]
     except RenderError as exc:
         header_seq = getattr(request, "header_seq", None)
-        raise _at(exc, own_seq if header_seq is None else header_seq) from None
-    context["messages"] = messages
+        raise _at(exc, getattr(request, "first_chunk_seq", None) if header_seq is None else header_seq) from None
     if tools:
         context["tools"] = tools
     return context
@@ -403,13 +433,141 @@ def request_context(request: Any, call: PiCall, *, owned_routes: frozenset[str] 
                          images=images, max_request_image_bytes=call.max_request_image_bytes,
                          offloaded_image_text=offloaded_image_text)
     estimate = estimate_context_tokens(context)
+    return context, estimate, _output_cap(request, call, estimate)
+
+
+def _output_cap(request: Any, call: PiCall, estimate: int) -> int:
+    model = call.model
     cap = call.max_tokens if call.max_tokens is not None else model.max_tokens
     if isinstance(cap, bool) or not isinstance(cap, (int, float)):  # JavaScript's Math.min coerces it
         seq = getattr(request, "header_seq", None)
         raise RenderError(f"the call's maxTokens is a JSON {json_type(cap)}, not a number; dsh-audit cannot "
                           "work out the output cap pi-ai sends from it", hint=_DAMAGED,
                           seq=getattr(request, "first_chunk_seq", None) if seq is None else seq)
-    return context, estimate, clamp_max_tokens(model, estimate, cap)
+    return clamp_max_tokens(model, estimate, cap)
+
+
+# --- one conversation's requests, folded message by message --------------------------------------
+
+
+class Sink(Protocol):
+    """An adapter's ``convertMessages``, one transformed message at a time."""
+
+    def add(self, msg: dict[str, Any]) -> None:
+        """Convert ``msg``, the next message :class:`Transform` settled."""
+
+    def finish(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The converted messages of the list so far followed by ``extra`` (its tail), without
+        changing the state: a new list, whose converted messages are shared with later ones."""
+
+
+class _Fold:
+    """A loop request's messages through DSH's conversion, pi-ai's estimate, ``transformMessages``
+    and the adapter's conversion, folded one DSH message at a time: the next request of the same
+    fold generation (whose messages extend these) adds only its new messages."""
+
+    __slots__ = ("fed", "image", "key", "sink", "tokens", "tool_names", "tool_traffic", "transform", "view")
+
+    def __init__(self, key: tuple[Any, ...], transform: Transform, sink: Sink) -> None:
+        self.key = key
+        self.view: Sequence[Any] | None = None  # the messages folded (kept: their ids stay theirs)
+        self.tool_names: dict[str, str] = {}
+        self.tokens = 0  # estimate of the context messages
+        self.tool_traffic = False  # a tool result, or an assistant tool call, among them
+        self.transform, self.sink = transform, sink
+        self.fed = 0  # of transform.result, given to sink
+        self.image = False  # a message holds an image: DSH's image path, never folded
+
+    def add(self, pi: dict[str, Any]) -> None:
+        self.tokens += _message_tokens(pi)
+        if not self.tool_traffic:
+            self.tool_traffic = pi["role"] == "toolResult" or (
+                pi["role"] == "assistant" and any(b["type"] == "toolCall" for b in pi["content"]))
+        self.transform.add(pi)
+        result = self.transform.result
+        while self.fed < len(result):
+            self.sink.add(result[self.fed])
+            self.fed += 1
+
+
+def _extends(messages: Sequence[Any], folded: Sequence[Any]) -> bool:
+    """Whether ``messages`` start with the ``folded`` message objects: one fold generation's views
+    know it at once, other sequences (an importer's tuples) compare identities at C speed."""
+    if len(messages) < len(folded):
+        return False
+    if isinstance(messages, MessageView):
+        return messages.shared_prefix(folded) == len(folded)
+    return not isinstance(folded, MessageView) and all(map(is_, folded, messages))
+
+
+_Converted = tuple[Mapping[str, Any], list[dict[str, Any]], tuple[tuple[str, str], ...]]
+
+
+def _converted(message: Mapping[str, Any], owned: frozenset[str] | None, tool_names: dict[str, str],
+               cache: dict[int, _Converted], old: dict[int, _Converted]) -> list[dict[str, Any]]:
+    """:func:`_pi_message` of a text-only message, made once per message object: a pure function of
+    the message and ``owned``, but for the ``toolName`` of its tool results (what the history's
+    calls named), checked on reuse. The entry holds the message, so its id is not reused."""
+    entry = cache.get(id(message))
+    if entry is None or entry[0] is not message:
+        entry = old.get(id(message))
+    if entry is not None and entry[0] is message \
+            and all(tool_names.get(call_id, "unknown") == name for call_id, name in entry[2]):
+        for pi in entry[1]:
+            if pi["role"] == "assistant":
+                tool_names.update((b["id"], b["name"]) for b in pi["content"] if b["type"] == "toolCall")
+    else:
+        out = _pi_message(message, owned, tool_names, None, False)
+        entry = (message, out, tuple((m["toolCallId"], m["toolName"]) for m in out if m["role"] == "toolResult"))
+    cache[id(message)] = entry
+    return entry[1]
+
+
+def folded_request_context(state: dict[str, Any], request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
+                           normalize: Any, sink: Callable[[PiModel], Sink]) -> tuple[dict[str, Any], int, int, _Fold] | None:
+    """:func:`request_context` of a loop request, its messages folded (``state``: the renderer's,
+    kept between requests): the header's context without messages, the estimate, the output cap
+    and the fold, whose ``sink.finish(transform.tail())`` is the adapter's messages.
+
+    Each message's conversion is made once per message object and each request adds only the
+    messages its predecessor in the same fold generation did not have, so rendering a log is
+    linear in its messages, not in requests x history; the converted messages of the history are
+    the same objects in every request's body. None when the request is not a text-only loop
+    request, or when anything fails: the caller then renders it with :func:`request_context`
+    (which raises what DSH's adapter would, in its order).
+    """
+    messages = request.messages
+    if getattr(request, "kind", None) != "loop" or not isinstance(messages, (MessageView, tuple)):
+        return None
+    key = (owned_routes, call.model, normalize, sink)
+    fold: _Fold | None = state.get("fold")
+    cache: dict[int, _Converted] = state.setdefault("messages", {})
+    old: dict[int, _Converted] = {}
+    try:
+        if fold is None or fold.key != key or fold.view is None or not _extends(messages, fold.view):
+            # A new fold generation (or another model): start again, each surviving message's
+            # conversion reused; the cache keeps the messages of this generation only.
+            fold, start, old, cache = _Fold(key, Transform(call.model, normalize), sink(call.model)), 0, cache, {}
+            state["fold"], state["messages"] = None, cache
+        else:
+            start = len(fold.view)
+        if not fold.image:
+            for message in messages[start:]:
+                if has_image(message.get("content")):
+                    fold.image = True
+                    break
+                for pi in _converted(message, owned_routes, fold.tool_names, cache, old):
+                    fold.add(pi)
+        fold.view = messages
+        state["fold"] = fold
+        if fold.image:
+            return None
+        context = _header_context(request)
+        estimate = fold.tokens + _head_tokens(context)
+        return context, estimate, _output_cap(request, call, estimate), fold
+    except Exception:  # noqa: BLE001 - the plain rendering raises it again (or DSH's error before it)
+        state["fold"] = None
+        return None
 
 
 # --- pi-ai estimateContextTokens and the output cap ---------------------------------------------
@@ -434,7 +592,12 @@ def _message_tokens(message: Mapping[str, Any]) -> int:
 
 def estimate_context_tokens(context: Mapping[str, Any]) -> int:
     """pi-ai ``estimateContextTokens`` for a DSH-built context (historical usage is always zero)."""
-    tokens = sum(_message_tokens(m) for m in context["messages"])
+    return sum(_message_tokens(m) for m in context["messages"]) + _head_tokens(context)
+
+
+def _head_tokens(context: Mapping[str, Any]) -> int:
+    """The system prompt's and the tools' share of :func:`estimate_context_tokens`."""
+    tokens = 0
     system = context.get("systemPrompt")
     if system:
         tokens += math.ceil(js_len(system) / 4)
@@ -479,48 +642,68 @@ def _transform_block(block: dict[str, Any], same: bool, normalize: Any, model: P
     return [block]
 
 
+class Transform:
+    """pi-ai ``transformMessages``, one context message at a time.
+
+    :meth:`add` each message in order; :attr:`result` holds the messages settled so far, and
+    :meth:`tail` the synthetic results the end of the list adds for orphaned tool calls, without
+    changing the state (so a later request of the same conversation can add its new messages).
+    Both passes of pi-ai's function look only backwards except that orphan check, so the messages
+    settled for a list are those settled for any list it starts.
+    """
+
+    __slots__ = ("ids", "model", "normalize", "pending", "result", "seen")
+
+    def __init__(self, model: PiModel, normalize: Any = None) -> None:
+        self.model, self.normalize = model, normalize
+        self.ids: dict[str, str] = {}
+        self.result: list[dict[str, Any]] = []
+        self.pending: list[dict[str, Any]] = []
+        self.seen: set[str] = set()
+
+    def add(self, msg: dict[str, Any]) -> None:
+        """Transform ``msg`` (the first pass) and settle it (the second)."""
+        model = self.model
+        if msg["role"] == "toolResult":
+            new_id = self.ids.get(msg["toolCallId"])
+            if new_id and new_id != msg["toolCallId"]:
+                msg = {**msg, "toolCallId": new_id}
+        elif msg["role"] == "assistant":
+            same = (msg["provider"], msg["api"], msg["model"]) == (model.provider, model.api, model.id)
+            content = [out for b in msg["content"]
+                       for out in _transform_block(b, same, self.normalize, model, self.ids, msg)]
+            msg = {**msg, "content": content}
+        if msg["role"] == "assistant":
+            self._flush()
+            if msg["stopReason"] in ("error", "aborted"):
+                return
+            calls = [b for b in msg["content"] if b["type"] == "toolCall"]
+            if calls:
+                self.pending, self.seen = calls, set()
+            self.result.append(msg)
+        elif msg["role"] == "toolResult":
+            self.seen.add(msg["toolCallId"])
+            self.result.append(msg)
+        else:
+            self._flush()
+            self.result.append(msg)
+
+    def tail(self) -> list[dict[str, Any]]:
+        """The ``"No result provided"`` results the list's end adds for the pending calls."""
+        return [{"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
+                 "content": [{"type": "text", "text": "No result provided"}], "isError": True}
+                for call in self.pending if call["id"] not in self.seen]
+
+    def _flush(self) -> None:
+        self.result += self.tail()
+        self.pending, self.seen = [], set()
+
+
 def transform_messages(messages: list[dict[str, Any]], model: PiModel, normalize: Any = None) -> list[dict[str, Any]]:
     """pi-ai ``transformMessages``. Its downgrade of images for a model without image input
     (``downgradeUnsupportedImages``) never acts on a DSH request: DSH's adapter refuses such a
     request before pi-ai sees it (:func:`pi_context`)."""
-    ids: dict[str, str] = {}
-    transformed = []
+    transform = Transform(model, normalize)
     for msg in messages:
-        if msg["role"] == "toolResult":
-            new_id = ids.get(msg["toolCallId"])
-            transformed.append({**msg, "toolCallId": new_id} if new_id and new_id != msg["toolCallId"] else msg)
-        elif msg["role"] == "assistant":
-            same = (msg["provider"], msg["api"], msg["model"]) == (model.provider, model.api, model.id)
-            content = [out for b in msg["content"] for out in _transform_block(b, same, normalize, model, ids, msg)]
-            transformed.append({**msg, "content": content})
-        else:
-            transformed.append(msg)
-    result: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    seen: set[str] = set()
-
-    def flush() -> None:
-        nonlocal pending, seen
-        for call in pending:
-            if call["id"] not in seen:
-                result.append({"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
-                               "content": [{"type": "text", "text": "No result provided"}], "isError": True})
-        pending, seen = [], set()
-
-    for msg in transformed:
-        if msg["role"] == "assistant":
-            flush()
-            if msg["stopReason"] in ("error", "aborted"):
-                continue
-            calls = [b for b in msg["content"] if b["type"] == "toolCall"]
-            if calls:
-                pending, seen = calls, set()
-            result.append(msg)
-        elif msg["role"] == "toolResult":
-            seen.add(msg["toolCallId"])
-            result.append(msg)
-        else:
-            flush()
-            result.append(msg)
-    flush()
-    return result
+        transform.add(msg)
+    return transform.result + transform.tail()

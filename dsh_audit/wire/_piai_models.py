@@ -360,6 +360,9 @@ class PiRenderer:
     thinking_budgets: Mapping[str, int] | None = None
     version: str = HARNESS_VERSION
     platform: tuple[tuple[str, str], ...] = SDK_PLATFORM
+    #: what the renderer keeps between requests: the last loop request's folded conversion and
+    #: each message's (see :func:`dsh_audit.wire._piai.folded_request_context`)
+    state: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def call(self, request: Any) -> PiCall:
         """DSH's stream options for ``request`` under this renderer's profile."""
