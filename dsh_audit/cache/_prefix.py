@@ -31,6 +31,7 @@ from weakref import WeakKeyDictionary
 
 import orjson
 
+from .._json import rebuild_json
 from .._seq import common_length
 from ..jsjson import stringify, stringify_bytes
 from ..replay import MessageView, Request
@@ -526,28 +527,7 @@ def blank_long(value: Any) -> Any:
         >>> blank_long({"a": ["x" * LONG, 1], "b": "y"})
         {'a': ['', 1], 'b': 'y'}
     """
-    if isinstance(value, str):
-        return "" if len(value) >= LONG else value
-    if not isinstance(value, (dict, list)):
-        return value
-    root: Any = {} if isinstance(value, dict) else []
-    stack: list[tuple[Any, Any]] = [(value, root)]
-    while stack:
-        source, copy = stack.pop()
-        pairs = source.items() if isinstance(source, dict) else enumerate(source)
-        for key, item in pairs:
-            if isinstance(item, str):
-                if len(item) >= LONG:
-                    item = ""
-            elif isinstance(item, (dict, list)):
-                child: Any = {} if isinstance(item, dict) else []
-                stack.append((item, child))
-                item = child
-            if copy.__class__ is dict:
-                copy[key] = item
-            else:
-                copy.append(item)
-    return root
+    return rebuild_json(value, blank_from=LONG)
 
 
 _MARKER = b'"cache_control":{'

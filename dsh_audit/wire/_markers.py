@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._json import rebuild_json
+
 __all__ = ["fold_text_block", "without_cache_markers"]
 
 
@@ -22,25 +24,7 @@ def without_cache_markers(value: Any) -> Any:
         >>> without_cache_markers({"tools": [{"name": "t", "cache_control": {"type": "ephemeral"}}]})
         {'tools': [{'name': 't'}]}
     """
-    if not isinstance(value, (dict, list)):
-        return value
-    root: dict[str, Any] | list[Any] = {} if isinstance(value, dict) else []
-    stack: list[tuple[Any, Any]] = [(value, root)]
-    while stack:
-        source, copy = stack.pop()
-        pairs = source.items() if isinstance(source, dict) else enumerate(source)
-        for key, item in pairs:
-            if key == "cache_control" and copy.__class__ is dict:
-                continue
-            if isinstance(item, (dict, list)):
-                child: Any = {} if isinstance(item, dict) else []
-                stack.append((item, child))
-                item = child
-            if copy.__class__ is dict:
-                copy[key] = item
-            else:
-                copy.append(item)
-    return root
+    return rebuild_json(value, drop_key="cache_control")
 
 
 def fold_text_block(message: dict[str, Any]) -> dict[str, Any]:
