@@ -98,6 +98,8 @@ class Breakpoints:
             >>> bp = rule_for("openai", "gpt-5.6").breakpoints
             >>> [bp.covers(m) for m in ("gpt-5.6", "gpt-5.6-luna-2026-06-01", "gpt-5.10", "gpt-6", "gpt-5.5", "gpt-5")]
             [True, True, True, True, False, False]
+            >>> [bp.covers(m) for m in ("gpt-\uff15.\uff16", "gpt-" + "9" * 5000, "gpt-5." + "9" * 5000)]
+            [False, False, False]
         """
         if not model or not model.startswith(self.model_prefix):
             return False
@@ -107,8 +109,9 @@ class Breakpoints:
         return (int(found.group(1)), int(found.group(2) or 0)) >= self.from_version
 
 
-#: ``<major>[.<minor>]`` after a model prefix (each a whole run of digits).
-_VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
+#: ``<major>[.<minor>]`` after a model prefix, each a whole run of ASCII digits ("５" is no version
+#: digit), at most 9 long (a model id is log text: a run of thousands of digits is no version).
+_VERSION = re.compile(r"([0-9]{1,9})(?![0-9])(?:\.([0-9]{1,9})(?![0-9]))?")
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,10 +147,17 @@ def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
     return None
 
 
+#: The largest policy file read (a pyproject.toml is found, not chosen: a huge one is refused).
+MAX_POLICY_FILE = 16 << 20
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with open_regular(path, what="policy file") as handle:  # a FIFO would hang: refused
-            return tomllib.load(handle)
+            raw = handle.read(MAX_POLICY_FILE + 1)
+        if len(raw) > MAX_POLICY_FILE:
+            raise UsageError(f"policy file is larger than {MAX_POLICY_FILE >> 20} MiB", path=str(path))
+        return tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read policy file: {exc.strerror}", path=str(path)) from None
     except tomllib.TOMLDecodeError as exc:

@@ -22,9 +22,11 @@ the store of a log under a DSH home is found beside it (:func:`attachment_store`
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -55,13 +57,38 @@ def dsh_home() -> Path:
     return Path(os.path.expanduser(value) if value.strip() else Path.home() / ".dsh")
 
 
+#: What a path that is not there says when it is looked at: no folder, nothing else wrong.
+_ABSENT = (errno.ENOENT, errno.ENOTDIR)
+
+
+def _is_folder(path: Path, *, named: bool) -> bool:
+    """Whether ``path`` is a folder. A path that cannot be looked at (no permission on a folder
+    above it, a name too long) is no folder when the store is only looked for (``named`` False:
+    beside a log, in ``$DSH_HOME``), and a :class:`UsageError` naming it when the user named it."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except ValueError:  # a NUL byte
+        if named:
+            raise UsageError("the attachment store path holds a NUL byte", hint=_HINT) from None
+        return False
+    except OSError as exc:
+        if named and exc.errno not in _ABSENT:
+            raise UsageError(f"cannot look in {path}: {exc.strerror or exc}", path=os.fspath(path),
+                             hint=_HINT) from None
+        return False
+
+
 def attachment_root(folder: str | os.PathLike[str]) -> Path | None:
     """The store root (the folder holding ``objects``) that ``folder`` names: the root itself, the
     ``attachments`` folder above it, or a DSH home; None when none of them holds an ``objects``
-    folder."""
+    folder.
+
+    Raises:
+        UsageError: ``folder`` cannot be looked in (no permission, a name too long).
+    """
     base = Path(folder)
     for root in (base, base / "v1", base / "attachments" / "v1"):
-        if (root / "objects").is_dir():
+        if _is_folder(root / "objects", named=True):
             return root
     return None
 
@@ -84,7 +111,7 @@ def _beside(log: str | os.PathLike[str]) -> Path | None:
     """The store of the DSH home a log sits in (:func:`dsh_homes_of`), when that home has one."""
     for home in dsh_homes_of(log):
         root = home / "attachments" / "v1"
-        if root.is_dir():
+        if _is_folder(root, named=False):
             return root
     return None
 
@@ -98,17 +125,17 @@ def attachment_store(log: str | os.PathLike[str] | None = None) -> AttachmentSto
         UsageError: ``$DSH_AUDIT_ATTACHMENTS`` names a folder that holds no store.
     """
     given = os.environ.get(ATTACHMENTS_ENV, "")
-    if given:
+    if given.strip():  # a blank value is unset, as a blank DSH_HOME is
         root = attachment_root(given)
         if root is None:
-            raise UsageError(f"no attachment store at {given}: no objects folder in it, its v1 folder or its "
-                             "attachments/v1 folder", path=given, hint=_HINT)
+            raise UsageError(f"${ATTACHMENTS_ENV} names no attachment store: no objects folder in it, its v1 "
+                             "folder or its attachments/v1 folder", path=given, hint=_HINT)
         return AttachmentStore(root)
     beside = _beside(log) if log is not None else None
     if beside is not None:
         return AttachmentStore(beside)
     home = dsh_home() / "attachments" / "v1"
-    return AttachmentStore(home) if home.is_dir() else None
+    return AttachmentStore(home) if _is_folder(home, named=False) else None
 
 
 class AttachmentStore(Mapping[str, bytes]):
@@ -156,8 +183,15 @@ class AttachmentStore(Mapping[str, bytes]):
             self._kept.move_to_end(key)
             return found
         path = self.object_path(key)
-        if path is None or not os.path.lexists(path):
+        if path is None:
             raise KeyError(key)
+        try:
+            os.lstat(path)
+        except OSError as exc:  # not there: the renderer's "no bytes"; a bucket that cannot be searched: an error
+            if exc.errno in _ABSENT:
+                raise KeyError(key) from None
+            raise AttachmentError(f"cannot look at attachment object {path}: {exc.strerror or exc}",
+                                  dsh_code="ATTACHMENT_READ_FAILED", hint=_HINT) from None
         data = self._read(key, path)
         self._kept[key] = data
         self._kept_size += len(data)
