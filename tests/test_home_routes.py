@@ -127,3 +127,23 @@ def test_render_takes_the_home_file_too(tmp_path: Path, monkeypatch: pytest.Monk
     given = invoke(monkeypatch, capsys, "render", str(COMPAT / "session-logs" / f"{SESSION}.jsonl"), "1",
                    "--routes", str(ROUTES))
     assert found == given and found[0] == 0 and found[2] == []
+
+
+def test_watch_reads_the_home_routes_and_names_a_broken_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    log = _home(tmp_path, ROUTES.read_text(encoding="utf-8"))
+    args = ("watch", str(log), "--json", "--since", "2000-01-01", "--idle-exit", "0.2", "--polling")
+
+    def followed() -> tuple[int, list[str]]:
+        code, out, _ = invoke(monkeypatch, capsys, *args)
+        lines = [json.loads(line) for line in out.splitlines()]
+        assert code == 0
+        return sum(line["type"] == "request" for line in lines), [line["message"] for line in lines
+                                                                   if line["type"] == "error"]
+
+    # (a route file is read once per process: the broken one first)
+    (tmp_path / "home" / "cordis.patch.yml").write_text("- id: llm-pi-ai\n  config: [\n", encoding="utf-8")
+    assert followed() == (0, ["route file is not valid YAML at line 3: expected the node content, but found "
+                              "'<stream end>'"])
+    (tmp_path / "home" / "cordis.patch.yml").write_text(ROUTES.read_text(encoding="utf-8"), encoding="utf-8")
+    assert followed() == (6, [])

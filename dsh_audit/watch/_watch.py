@@ -27,6 +27,7 @@ from pathlib import Path
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError, UnreadableError
 from ..log import default_sessions_root, discover, time_span
+from ..session import routes_from
 from ..wire import PiRoutes
 from ._follow import follow_log
 from ._model import WatchItem, WatchNote, WatchRequest
@@ -152,8 +153,16 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         replaced = False
         requests, started = skip or (0, False)
         try:
+            # without --routes, the route file of the DSH home the log sits in (a bad one is this log's error)
+            config = routes if routes is not None else routes_from(None, log=stream.path)
+        except DshAuditError as exc:
+            out.put(WatchNote(time.time(), stream.path, "error", exc.message))
+            stream.close()
+            out.put(_Done(stream.path, stream, replaced, (requests, started)))
+            return
+        try:
             for item in follow_log(stream, prices=prices, lenient=lenient, max_version=max_version,
-                                   history=history, config=routes, zero_data_retention=zero_data_retention):
+                                   history=history, config=config, zero_data_retention=zero_data_retention):
                 replaced = replaced or (isinstance(item, WatchNote) and item.level == "replaced")
                 if skip is not None and (item.index < skip[0] if isinstance(item, WatchRequest) else
                                          isinstance(item, WatchNote) and item.level == "started" and skip[1]):
