@@ -151,13 +151,31 @@ def _breakpoints(bp: Breakpoints, size: int, messages: Sequence[Any], implicit: 
     if not messages or size < len(messages):
         return ()
     start = size - len(messages)
-    points = {start + i + 1 for i, m in enumerate(messages) if _marked(m, bp.marker)}
+    points = {start + i + 1 for i, m in enumerate(messages) if _marked_once(m, bp.marker)}
     if implicit:
-        last = max((i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") in bp.implicit_roles),
-                   default=None)
+        last = next((i for i in range(len(messages) - 1, -1, -1)  # the latest: looked for from the end
+                     if isinstance(messages[i], Mapping) and messages[i].get("role") in bp.implicit_roles), None)
         if last is not None:
             points.add(start + last + 1)
     return tuple(sorted(points))
+
+
+#: Whether a message carries an explicit breakpoint, by identity (each entry holds its message, so
+#: an id is not reused while it is here): consecutive bodies share their history's message objects,
+#: so each is looked at once, not once per request. Emptied whole past :data:`_MARKS_LIMIT` entries.
+_MARKS: dict[int, tuple[Any, str, bool]] = {}
+_MARKS_LIMIT = 8192
+
+
+def _marked_once(message: Any, marker: str) -> bool:
+    found = _MARKS.get(id(message))
+    if found is not None and found[0] is message and found[1] == marker:
+        return found[2]
+    marked = _marked(message, marker)
+    if len(_MARKS) >= _MARKS_LIMIT:
+        _MARKS.clear()
+    _MARKS[id(message)] = (message, marker, marked)
+    return marked
 
 
 def _marked(message: Any, marker: str) -> bool:
