@@ -62,3 +62,14 @@ def test_a_huge_pyproject_is_refused_not_read(tmp_path, monkeypatch, capsys, com
                             str(tmp_path / "out"))
     assert (code, out) == (2, "")
     assert err == [f"error: {pyproject.resolve()}: policy file is larger than 16 MiB"]
+
+
+def test_a_broken_pyproject_is_not_blamed_on_prices(tmp_path, monkeypatch, capsys):
+    log = chat_log(tmp_path / "s" / "session.jsonl", "bad-pyproject")
+    (tmp_path / "pyproject.toml").write_text("not = = toml\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "cache", str(log))
+    assert (code, out) == (2, "")
+    assert err == [f"error: {(tmp_path / 'pyproject.toml').resolve()}: price table is not valid TOML: Invalid value "
+                   "(at line 1, column 7) (hint: fix or move this pyproject.toml (the nearest to the current folder): "
+                   "dsh-audit reads its [tool.dsh-audit.prices] table)"]

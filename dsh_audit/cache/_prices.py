@@ -382,9 +382,13 @@ class _Parser:
                                         "names the model itself; give its rates instead")
 
 
-def _read(path: Path) -> Any:
+def _read(path: Path, *, found: bool = False) -> Any:
+    """The price table at ``path`` (``found``: the nearest ``pyproject.toml``, which the user did
+    not name: its errors say so)."""
     kind = "TOML" if path.suffix == ".toml" else "JSON"
-    hint = f"give --prices a {kind} price table; see dsh_audit/cache/rules/prices.json for the shape"
+    hint = (f"give --prices a {kind} price table; see dsh_audit/cache/rules/prices.json for the shape" if not found
+            else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
+                 "[tool.dsh-audit.prices] table")
     try:
         with open_regular(path, what="price table") as handle:  # a FIFO would hang: refused
             raw = handle.read(MAX_PRICE_FILE + 1)
@@ -411,7 +415,7 @@ def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            tool = _read(candidate).get("tool")
+            tool = _read(candidate, found=True).get("tool")
             table = tool.get("dsh-audit") if isinstance(tool, dict) else None
             prices = table.get("prices") if isinstance(table, dict) else None
             return None if prices is None else (f"{candidate} [tool.dsh-audit.prices]", prices)
