@@ -168,7 +168,11 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     nothing else of them per request, or takes each one from ``on_judged``): nothing of a request
     outlives its turn. The log is closed at the end."""
     path, sid = log.path, log.header.id
-    bodies, evidence = Bodies(config, log=path), RouteEvidence()
+    try:
+        bodies, evidence = Bodies(config, log=path), RouteEvidence()
+    except BaseException:  # a store that cannot be used ($DSH_AUDIT_ATTACHMENTS): the log is closed too
+        log.close()
+        raise
     declared = config.apis if config is not None else None
     causes: dict[int, str] = {}
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies if wire else None,
