@@ -11,7 +11,7 @@ import zstandard
 
 from dsh_audit.capture import load_capture
 from dsh_audit.jsjson import stringify
-from dsh_audit.redact import Placeholders, check_bundle, redact, session_verdicts
+from dsh_audit.redact import Placeholders, check_bundle, find_secrets, redact, session_verdicts
 from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder, ToolCall, jsonl_bytes, migrate_events
 
@@ -305,3 +305,10 @@ def test_a_path_stays_absolute_on_the_platform_that_wrote_it(tmp_path, cwd):
         assert f"\\{name}" not in redacted and f"/{name}" not in redacted
     assert [f.rule for f in validate(out)] == [f.rule for f in validate(log)] == []
     assert result.mismatched == ()
+
+
+def test_a_credential_in_a_url_query_is_a_secret() -> None:
+    text = "GET https://api.example.com/v1/items?page=2&api_key=abc123def&sort=asc#top and ?access_token=XYZ98765"
+    assert [(m.kind, text[m.start:m.end]) for m in find_secrets(text)] == [
+        ("url_parameter", "abc123def"), ("url_parameter", "XYZ98765")]
+    assert list(find_secrets("https://h/p?page=2&key=val&q=token")) == []  # no credential name, or too short

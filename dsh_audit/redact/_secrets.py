@@ -36,6 +36,8 @@ _PATTERNS: dict[str, str] = {
     "authorization": r"(?i)\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?P<v>(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]{6,})",
     "env_assignment": r"(?im)^[ \t]*(?:export[ \t]+)?" + _NAME + r"=[\"']?(?P<v>[^\s\"'#()]{4,})",
     "key_value": r"(?i)[\"']" + _NAME + r"[\"']\s*:\s*[\"'](?P<v>[^\"'\s]{6,})[\"']",
+    # a credential in a URL's query string (``?api_key=...``, ``&access_token=...``)
+    "url_parameter": r"(?i)[?&]" + _NAME + r"=(?P<v>[^&#\s\"'<>\\]{4,})",
 }
 
 #: The kinds of secret a summary can name.
