@@ -147,3 +147,14 @@ def test_watch_reads_the_home_routes_and_names_a_broken_file(tmp_path: Path, mon
                               "'<stream end>'"])
     (tmp_path / "home" / "cordis.patch.yml").write_text(ROUTES.read_text(encoding="utf-8"), encoding="utf-8")
     assert followed() == (6, [])
+
+
+def test_a_home_file_that_is_a_symlink_loop_is_an_error_not_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    log = _home(tmp_path, None)
+    layer = tmp_path / "home" / "cordis.patch.yml"
+    layer.symlink_to(layer)  # DSH's loadOptionalPatches skips only a missing layer
+    code, out, err = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(tmp_path / "wire.jsonl"))
+    assert (code, out) == (2, "")
+    assert err == [f"error: {layer}: cannot open: symlink loop (hint: give --routes a YAML file with DSH's "
+                   "llm-pi-ai route configuration)"]

@@ -15,6 +15,7 @@ surface, not by the number of requests.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from functools import lru_cache
@@ -302,8 +303,14 @@ def home_routes_file(log: str | os.PathLike[str]) -> str | None:
     """DSH's home patch layer (``<home>/cordis.patch.yml``) of the DSH home the log at ``log`` sits
     in (:func:`dsh_homes_of`), when there is one; it may hold no route configuration."""
     for home in dsh_homes_of(log):
-        if (home / HOME_PATCH).exists():
-            return str(home / HOME_PATCH)
+        try:
+            os.stat(home / HOME_PATCH)
+        except OSError as exc:
+            # DSH skips only a layer that is not there (loadOptionalPatches: ENOENT); any other
+            # failure (a symlink loop, no permission) is this file's error, reported when it is read
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                continue
+        return str(home / HOME_PATCH)
     return None
 
 
