@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._piai import (clamp_max_tokens, clean_id, folded_request_context, request_context, sanitize_surrogates,
+from ._piai import (body_context, clamp_max_tokens, clean_id, sanitize_surrogates,
                     transform_messages)
 from ._piai_models import PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
@@ -233,16 +233,11 @@ def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
     the same body either way."""
     model = call.model
     cache = _cache_control(model, call.cache_retention)
-    folded = None if state is None else folded_request_context(
-        state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_new_converter)
-    if folded is not None:
-        context, estimate, base, fold = folded
-    else:
-        context, estimate, base = request_context(request, call, owned_routes=owned_routes,
-                                                  compaction_instruction=compaction_instruction, images=images,
-                                                  offloaded_image_text=offloaded_image_text)
+    context, estimate, base, fold = body_context(
+        state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_new_converter,
+        compaction_instruction=compaction_instruction, images=images, offloaded_image_text=offloaded_image_text)
     max_tokens, thinking, effort = _thinking(call, base, estimate)
-    if folded is not None:
+    if fold is not None:
         messages = _mark_last(fold.sink.finish(fold.transform.tail()), cache)
     else:
         messages = _convert_messages(transform_messages(context["messages"], model, _normalize_id), cache,

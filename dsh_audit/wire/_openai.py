@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsjson import stringify
-from ._piai import (clean_id, folded_request_context, js_head, js_parse, request_context, sanitize_surrogates,
+from ._piai import (body_context, clean_id, js_head, js_parse, sanitize_surrogates,
                     transform_messages)
 from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
@@ -432,19 +432,14 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
     the messages its predecessor did not have (:func:`~dsh_audit.wire._piai.folded_request_context`),
     the same body either way."""
     model, compat = call.model, detect_compat(call.model)
-    folded = None if state is None else folded_request_context(
-        state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_Converter)
-    if folded is not None:
-        context, _, max_tokens, fold = folded
-    else:
-        context, _, max_tokens = request_context(request, call, owned_routes=owned_routes,
-                                                 compaction_instruction=compaction_instruction, images=images,
-                                                 offloaded_image_text=offloaded_image_text)
+    context, _, max_tokens, fold = body_context(
+        state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_Converter,
+        compaction_instruction=compaction_instruction, images=images, offloaded_image_text=offloaded_image_text)
     effort = _clamp_level(model, call.reasoning) if call.reasoning else None
     effort = None if effort == "off" else effort
     retention = call.cache_retention
     long_ok = retention == "long" and compat["supportsLongCacheRetention"]
-    messages = (_system(context, model, compat) + fold.sink.finish(fold.transform.tail())) if folded is not None \
+    messages = (_system(context, model, compat) + fold.sink.finish(fold.transform.tail())) if fold is not None \
         else _convert_messages(context, model, compat)
     body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
     if (("api.openai.com" in model.base_url and retention != "none") or long_ok) and call.session_id:
@@ -463,7 +458,7 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
         body["tools"] = _tools(context["tools"], compat)
         if compat["zaiToolStream"]:
             body["tool_stream"] = True
-    elif fold.tool_traffic if folded is not None else any(
+    elif fold.tool_traffic if fold is not None else any(
             m["role"] == "toolResult" or (m["role"] == "assistant" and any(b["type"] == "toolCall" for b in m["content"]))
             for m in context["messages"]):
         body["tools"] = []

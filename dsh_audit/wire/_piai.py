@@ -67,6 +67,7 @@ from ._piai_images import image_messages, user_content
 from ._piai_models import CONTEXT_SAFETY_TOKENS, PI_MAX_REQUEST_IMAGE_BYTES, PiCall, PiModel, compaction_messages
 
 __all__ = [
+    "body_context",
     "clamp_max_tokens",
     "clean_id",
     "Sink",
@@ -521,6 +522,22 @@ def _converted(message: Mapping[str, Any], owned: frozenset[str] | None, tool_na
         entry = (message, out, tuple((m["toolCallId"], m["toolName"]) for m in out if m["role"] == "toolResult"))
     cache[id(message)] = entry
     return entry[1]
+
+
+def body_context(state: dict[str, Any] | None, request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
+                 normalize: Any, sink: Callable[[PiModel], Sink], compaction_instruction: str | None,
+                 images: Mapping[str, bytes] | None, offloaded_image_text: str | None,
+                 ) -> tuple[dict[str, Any], int, int, _Fold | None]:
+    """What a renderer builds a body from: :func:`folded_request_context` when the renderer keeps
+    ``state`` and the request can be folded, else :func:`request_context` with no fold."""
+    folded = None if state is None else folded_request_context(state, request, call, owned_routes=owned_routes,
+                                                               normalize=normalize, sink=sink)
+    if folded is not None:
+        return folded
+    context, estimate, base = request_context(request, call, owned_routes=owned_routes,
+                                              compaction_instruction=compaction_instruction, images=images,
+                                              offloaded_image_text=offloaded_image_text)
+    return context, estimate, base, None
 
 
 def folded_request_context(state: dict[str, Any], request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
