@@ -39,6 +39,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._pyproject import find_pyproject
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
 from ._money import _BUCKETS, Rates
@@ -411,15 +412,13 @@ def _read(path: Path, *, found: bool = False) -> Any:
 
 def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:
     """The ``[tool.dsh-audit.prices]`` table of the nearest ``pyproject.toml``, if any."""
-    here = Path(start if start is not None else Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            tool = _read(candidate, found=True).get("tool")
-            table = tool.get("dsh-audit") if isinstance(tool, dict) else None
-            prices = table.get("prices") if isinstance(table, dict) else None
-            return None if prices is None else (f"{candidate} [tool.dsh-audit.prices]", prices)
-    return None
+    candidate = find_pyproject(start)
+    if candidate is None:
+        return None
+    tool = _read(candidate, found=True).get("tool")
+    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
+    prices = table.get("prices") if isinstance(table, dict) else None
+    return None if prices is None else (f"{candidate} [tool.dsh-audit.prices]", prices)
 
 
 def load_prices(path: str | os.PathLike[str] | None = None, *,

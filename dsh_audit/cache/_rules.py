@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from .._pyproject import find_pyproject
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
 
@@ -495,13 +495,11 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
         >>> pyproject_zero_data_retention(search_from="/") in (None, True, False)
         True
     """
-    here = Path(search_from if search_from is not None else Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            stat = candidate.stat()
-            return _stated_zdr(str(candidate), stat.st_mtime_ns, stat.st_size)
-    return None
+    candidate = find_pyproject(search_from)
+    if candidate is None:
+        return None
+    stat = candidate.stat()
+    return _stated_zdr(str(candidate), stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=8)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .._pyproject import find_pyproject
 from ..errors import UsageError
 from ..log import open_regular
 
@@ -136,15 +137,6 @@ def _checked(key: str, value: Any, source: str) -> Any:
     if value not in choices:
         raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source)
     return value
-
-
-def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """The nearest ``pyproject.toml`` in ``start`` (default: the current folder) or above."""
-    folder = Path(start or os.getcwd()).resolve()
-    for candidate in (folder, *folder.parents):
-        if (candidate / "pyproject.toml").is_file():
-            return candidate / "pyproject.toml"
-    return None
 
 
 #: The largest policy file read (a pyproject.toml is found, not chosen: a huge one is refused).
