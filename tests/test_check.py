@@ -84,7 +84,7 @@ def test_check_cli_passes_on_the_whole_live_corpus(tmp_path, _check):
     result = _check(LIVE, "--json", report)
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
-    assert (data["passed"], data["counts"]["sessions"], data["counts"]["requests"], data["findings"]) == (True, 22, 132, [])
+    assert (data["passed"], data["counts"]["sessions"], data["counts"]["requests"], data["findings"]) == (True, 11, 66, [])
 
 
 @needs_corpus

@@ -124,7 +124,7 @@ def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:
     result = views["check"]
     shown = {m["log"].replace("\\", ""): m["cost"] for line in format_markdown(result).splitlines()
              if (m := _ROW.match(line))}
-    assert len(shown) == len(result.sessions) > 20
+    assert len(shown) == len(result.sessions) > 10
     compared = 0
     for check in result.sessions:
         report = views["cache"].get(check.path)
@@ -135,7 +135,7 @@ def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:
             total, breaks = report["cost"]["cost_usd"]["total"], report["cost"]["break_cost_usd"]
             assert shown[check.path] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else ""), check.path
             compared += 1
-    assert compared >= 20
+    assert compared >= 10
 
 
 def test_checks_json_report_carries_the_cache_cost(views: dict[str, Any]) -> None:
@@ -145,7 +145,7 @@ def test_checks_json_report_carries_the_cache_cost(views: dict[str, Any]) -> Non
     shown = {m["log"].replace("\\", ""): m["cost"] for line in format_markdown(result).splitlines()
              if (m := _ROW.match(line))}
     report = orjson.loads(format_json(result))
-    assert len(report["sessions"]) == len(result.sessions) > 20
+    assert len(report["sessions"]) == len(result.sessions) > 10
     compared = 0
     for session in report["sessions"]:
         cache = views["cache"].get(session["path"])
@@ -156,7 +156,7 @@ def test_checks_json_report_carries_the_cache_cost(views: dict[str, Any]) -> Non
             total, breaks = session["cost"]["cost_usd"]["total"], session["cost"]["break_cost_usd"]
             assert shown[session["path"]] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else "")
             compared += 1
-    assert compared >= 20
+    assert compared >= 10
 
 
 def test_stats_on_the_index_equals_usage_and_cache(views: dict[str, Any]) -> None:

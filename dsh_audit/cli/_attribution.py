@@ -104,7 +104,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
         dsh-audit breaks ~/.dsh/sessions --json | jq 'select(.cause == "unexplained")'
         dsh-audit breaks --since 7d --jobs 0
     """
-    logs = selected_logs(paths, since, until, quiet_without_since=True)
+    logs = selected_logs(paths, since, until)
     if not logs:
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:

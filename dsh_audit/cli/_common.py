@@ -224,23 +224,21 @@ def window_text(since: float | None, until: float | None) -> str:
                     if moment is not None)
 
 
-def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None, *,
-                  quiet_without_since: bool = False) -> list[Path]:
+def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None) -> list[Path]:
     """The session logs under ``paths`` (default: :func:`session_paths`) whose own timestamps fall
     in ``[since, until)``: a log is kept when its latest timestamp is at or after ``since`` and its
     earliest is before ``until`` (the log's times, never the file's mtime, so a copied folder
     selects the same sessions; :func:`dsh_audit.log.time_span` reads only each log's two ends). A
     log whose times cannot be read is kept, so that the run says why.
-    Discovery's notes and what the window left out are printed on stderr as ``note: ...``.
-
-    ``quiet_without_since`` drops discovery's notes when no window is given (``breaks``, ``validate``).
+    Discovery's notes (which file of a session was read) and what the window left out are printed
+    on stderr as ``note: ...``.
     """
     from ..fleet import select_logs
     from ..log import time_span
 
     windowed = since is not None or until is not None
     notes: list[str] = []
-    logs = select_logs(session_paths(paths), notes=notes if windowed or not quiet_without_since else None)
+    logs = select_logs(session_paths(paths), notes=notes)
     if windowed:
         kept = []
         for log in logs:

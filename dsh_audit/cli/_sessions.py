@@ -53,7 +53,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
     value shows "-"; a narrow terminal leaves out "project", then "hit". --json prints one object
     per session, with first_activity too. A session found in several files (an export and its DSH
-    folder, a copy) is listed from each, with a note naming them.
+    folder, a copy) is read once when they hold the same lines, or one holds the other's and more
+    (the file DSH reads, else the longer); copies that differ are listed from each. A note says
+    which.
 
     \b
     Example:

@@ -52,7 +52,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     if as_json and sarif_path == STDOUT:
         raise UsageError("only one output can go to stdout, not --json and --sarif -",
                          hint="give --sarif a FILE name, or leave out --json")
-    logs = selected_logs(paths, since, until, quiet_without_since=True)
+    logs = selected_logs(paths, since, until)
     if sarif_path != STDOUT:
         ProtectedInputs.of(logs).guard(sarif_path, what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:

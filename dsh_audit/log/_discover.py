@@ -8,9 +8,11 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable
+from itertools import zip_longest
 from pathlib import Path
 
-from ..errors import UnreadableError, UsageError
+from ..errors import DshAuditError, UnreadableError, UsageError
+from ._decode import TornTail, iter_lines
 from ._format import detect_format
 from ._outputs import open_regular
 from ._versions import canonical_generation
@@ -114,14 +116,17 @@ def _key(path: Path) -> Path:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
-             notes: list[str] | None = None, refused: dict[str, str] | None = None) -> list[Path]:
+             notes: list[str] | None = None, refused: dict[str, str] | None = None,
+             copies: bool = True) -> list[Path]:
     """Expand paths to the session log files they hold, in a stable order.
 
     A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
     (and ``session.N.jsonl`` child logs of test snapshots), then for other ``*.jsonl[.zstd]`` files
     whose first line is a session header. With no paths, the default sessions root is used. A
     session folder holding several generations (``session.jsonl.zstd`` and
-    ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so.
+    ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With
+    ``copies`` (the default), one session found as several files (DSH's log and an export or a
+    copy of it, compressed or not) is read once (:func:`_without_copies`); ``notes`` says which.
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
@@ -169,7 +174,74 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
             if key not in seen:
                 seen.add(key)
                 found.append(log)
-    return found
+    return _without_copies(found, notes) if copies else found
+
+
+def _copy_name(path: Path) -> str | None:
+    """The session a file's name says it holds: a canonical session file's folder
+    (``<id>/session.jsonl.zstd``), an export's name without its suffix (``<id>.jsonl``); None for a
+    child snapshot (``session.1.jsonl``), which shares its folder with its parent."""
+    name = path.name
+    if _SESSION_NAME.match(name):
+        return path.parent.name if canonical_generation(name) is not None else None
+    for suffix in _LOG_SUFFIXES[::-1]:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return None
+
+
+def _holds(a: Path, b: Path) -> int | None:
+    """How two files' decoded lines compare: 0 the same lines, 1 ``a`` holds all of ``b``'s and
+    more after them, -1 the reverse; None when they differ, or one cannot be read (its reading
+    says why later). Both are read once, side by side, within the decode limits."""
+    torn: list[TornTail] = []
+    try:
+        with open_regular(a) as first, open_regular(b) as second:
+            for x, y in zip_longest(iter_lines(first, os.fspath(a), torn), iter_lines(second, os.fspath(b), torn)):
+                if x is None:
+                    return -1
+                if y is None:
+                    return 1
+                if x.raw != y.raw or x.count != y.count:
+                    return None
+    except (DshAuditError, OSError):
+        return None
+    return 0
+
+
+def _preferred(path: Path) -> bool:
+    """A file DSH itself reads (``session.jsonl[.zstd]`` in a session folder), rather than an export."""
+    return bool(_SESSION_NAME.match(path.name))
+
+
+def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
+    """``logs`` with each session read once: files whose names say they hold the same session
+    (:func:`_copy_name`) are compared line by line; of two with the same lines the file DSH reads
+    is kept (else the first), of two where one holds the other and more the longer is kept (an
+    earlier copy stops where it was taken). Files that differ otherwise are all kept. ``notes``
+    says which file was read instead of which."""
+    named: dict[str, list[Path]] = {}
+    for log in logs:
+        if (name := _copy_name(log)) is not None:
+            named.setdefault(name, []).append(log)
+    dropped: set[Path] = set()
+    for group in named.values():
+        kept: list[Path] = []
+        for log in group:
+            for at, other in enumerate(kept):
+                relation = _holds(other, log)
+                if relation is None:
+                    continue
+                if relation == -1 or (relation == 0 and _preferred(log) and not _preferred(other)):
+                    kept[at], log, other = log, other, log
+                dropped.add(log)
+                if notes is not None:
+                    why = "the same lines" if relation == 0 else "the other's lines and more"
+                    notes.append(f"one session in two files: read {other}, not {log} ({why})")
+                break
+            else:
+                kept.append(log)
+    return [log for log in logs if log not in dropped]
 
 
 def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list[UnreadableError]]:

@@ -58,12 +58,13 @@ class _Done:
 def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
     """The logs under ``paths`` now, and the folders under them that cannot be listed (each with
     why): the logs elsewhere are still found. A folder that holds no log yet is not an error (watch
-    waits)."""
+    waits). Copies of a session are not looked for: a live log grows while it is compared, and a
+    poll must not re-read every file."""
     found: list[Path] = []
     refused: dict[str, str] = {}
     for path in paths:
         try:
-            found.extend(discover([path], refused=refused))
+            found.extend(discover([path], refused=refused, copies=False))
         except DshAuditError:
             continue
     return found, refused

@@ -1,0 +1,104 @@
+"""One session found as several files is read once: DSH's log and an export of it (compressed or
+not), or an earlier copy, and a note names the file read; files that differ otherwise are all read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from dsh_audit.log import discover
+
+from _cli import invoke
+
+ROOT = Path(__file__).resolve().parent.parent
+CHANGE = ROOT / "sample_logs" / "sessions" / "--home-dev-projects-demo--" / "session-sample-change" / "session.jsonl.zstd"
+CORPUS = ROOT.parent / "shared" / "corpus"
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+
+
+def _lines() -> bytes:
+    return zstandard.ZstdDecompressor().stream_reader(CHANGE.read_bytes(), read_across_frames=True).read()
+
+
+def _scenario(tmp_path: Path, export: bytes) -> tuple[Path, Path]:
+    """A scenario folder as the corpus lays it out: DSH's home, and an export beside it."""
+    dsh = tmp_path / "home" / "sessions" / "--p--" / "session-sample-change" / "session.jsonl.zstd"
+    dsh.parent.mkdir(parents=True)
+    shutil.copy(CHANGE, dsh)
+    plain = tmp_path / "session-logs" / "session-sample-change.jsonl"
+    plain.parent.mkdir()
+    plain.write_bytes(export)
+    return dsh, plain
+
+
+def test_an_export_with_the_same_lines_is_not_read_again(tmp_path: Path) -> None:
+    dsh, plain = _scenario(tmp_path, _lines())
+    notes: list[str] = []
+    assert discover([tmp_path], notes=notes) == [dsh]
+    assert notes == [f"one session in two files: read {dsh}, not {plain} (the same lines)"]
+    # The file DSH reads is kept whichever comes first.
+    assert discover([plain, dsh]) == [dsh]
+
+
+def test_of_a_copy_and_the_log_it_was_taken_from_the_longer_is_read(tmp_path: Path) -> None:
+    lines = _lines().splitlines(keepends=True)
+    dsh, plain = _scenario(tmp_path, b"".join(lines))
+    frames = zstandard.ZstdCompressor()  # as DSH writes: the header alone in the first frame
+    dsh.write_bytes(frames.compress(lines[0]) + frames.compress(b"".join(lines[1:10])))  # an older state
+    notes: list[str] = []
+    assert discover([tmp_path], notes=notes) == [plain]
+    assert notes == [f"one session in two files: read {plain}, not {dsh} (the other's lines and more)"]
+
+
+def test_copies_that_differ_are_both_read(tmp_path: Path) -> None:
+    lines = _lines().splitlines(keepends=True)
+    record = json.loads(lines[-1])
+    record["time"] += 1
+    dsh, plain = _scenario(tmp_path, b"".join(lines[:-1]) + json.dumps(record).encode() + b"\n")
+    notes: list[str] = []
+    assert discover([tmp_path], notes=notes) == [dsh, plain]
+    assert notes == []
+
+
+def test_a_child_snapshot_beside_its_parent_is_not_a_copy(tmp_path: Path) -> None:
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    (folder / "session.jsonl").write_bytes(_lines())
+    (folder / "session.1.jsonl").write_bytes(_lines())
+    assert discover([folder]) == [folder / "session.1.jsonl", folder / "session.jsonl"]
+
+
+def test_an_unreadable_copy_is_kept_for_its_reading_to_report(tmp_path: Path) -> None:
+    dsh, plain = _scenario(tmp_path, b"")
+    plain.unlink()
+    plain.mkdir()  # a folder named like a log: not a copy, and no log is found in it
+    assert discover([tmp_path]) == [dsh]
+    plain.rmdir()
+    plain.write_bytes(b"\x28\xb5\x2f\xfd not zstd")  # corrupt: its own reading says so
+    assert discover([tmp_path]) == [dsh, plain]
+
+
+def test_every_command_reads_the_session_once_and_says_which_file(tmp_path: Path, monkeypatch, capsys) -> None:
+    dsh, plain = _scenario(tmp_path, _lines())
+    note = f"note: one session in two files: read {dsh}, not {plain} (the same lines)"
+    for command in (["requests", "--json"], ["breaks", "--json"], ["cache", "--json"], ["validate"],
+                    ["sessions", "--json"], ["usage", "--json"]):
+        code, out, err = invoke(monkeypatch, capsys, *command, str(tmp_path))
+        assert (command[0], code, note in err) == (command[0], 0 if command[0] != "breaks" else code, True), err
+        assert str(plain) not in out, command
+
+
+@needs_corpus
+@pytest.mark.parametrize("scenario", ["live/b-tools", "live/f-fork", "live-pi/c1-anthropic-tools"])
+def test_diff_of_a_whole_scenario_folder_matches_every_capture(scenario: str, monkeypatch, capsys) -> None:
+    """The done-when of route selection: ``diff ROOT --capture wire.jsonl`` with no flag, on the
+    scenario folder (DSH's home and the exports beside it)."""
+    root = CORPUS / scenario
+    code, out, err = invoke(monkeypatch, capsys, "diff", str(root), "--capture", str(root / "wire.jsonl"), "--json")
+    verdicts = {json.loads(line)["verdict"] for line in out.splitlines()}
+    assert (code, verdicts) == (0, {"identical"}), err
+    assert all(line.startswith("note: one session in two files: read ") for line in err)
