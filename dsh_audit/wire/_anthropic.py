@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._piai import (body_context, clamp_max_tokens, clean_id, sanitize_surrogates,
+from ._piai import (body_context, clamp_max_tokens, clean_id, js_blank, sanitize_surrogates,
                     transform_messages)
 from ._piai_models import PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
@@ -65,15 +65,17 @@ def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool
     for block in content:
         kind = block["type"]
         if kind == "text":
-            if block["text"].strip():
+            if not js_blank(block["text"]):
                 blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
         elif kind == "thinking":
             signature = block.get("thinkingSignature")
             if block.get("redacted"):
-                blocks.append({"type": "redacted_thinking", "data": signature})
+                # anthropic-messages.js:891-895: ``data`` is the signature, left out when it has none
+                # (an envelope that marks a block redacted without one; JSON drops ``undefined``).
+                blocks.append({"type": "redacted_thinking", **({} if signature is None else {"data": signature})})
                 continue
-            signed = isinstance(signature, str) and bool(signature.strip())
-            if not block["thinking"].strip() and not signed:
+            signed = isinstance(signature, str) and not js_blank(signature)
+            if js_blank(block["thinking"]) and not signed:
                 continue
             text = sanitize_surrogates(block["thinking"])
             if signed:
@@ -129,10 +131,10 @@ class _Converter:
             self.group = []
         if msg["role"] == "user":
             if isinstance(msg["content"], list):  # a user message with an image (DSH's image path)
-                blocks = [b for b in _blocks(msg["content"]) if b["type"] != "text" or b["text"].strip()]
+                blocks = [b for b in _blocks(msg["content"]) if b["type"] != "text" or not js_blank(b["text"])]
                 if blocks:
                     self.params.append({"role": "user", "content": blocks})
-            elif msg["content"].strip():
+            elif not js_blank(msg["content"]):
                 self.params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
         else:
             blocks = _assistant_blocks(msg["content"], self.allow_empty_signature)

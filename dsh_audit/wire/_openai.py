@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..jsjson import stringify
-from ._piai import (body_context, clean_id, js_head, js_parse, sanitize_surrogates,
+from ._piai import (body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
                     transform_messages)
 from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
@@ -133,9 +133,9 @@ def _part(block: Mapping[str, Any]) -> dict[str, Any]:
 
 def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]) -> dict[str, Any] | None:
     out: dict[str, Any] = {"role": "assistant", "content": "" if compat["requiresAssistantAfterToolResult"] else None}
-    texts = [sanitize_surrogates(b["text"]) for b in msg["content"] if b["type"] == "text" and b["text"].strip()]
+    texts = [sanitize_surrogates(b["text"]) for b in msg["content"] if b["type"] == "text" and not js_blank(b["text"])]
     text = "".join(texts)
-    thinking = [b for b in msg["content"] if b["type"] == "thinking" and b["thinking"].strip()]
+    thinking = [b for b in msg["content"] if b["type"] == "thinking" and not js_blank(b["thinking"])]
     if thinking and compat["requiresThinkingAsText"]:
         joined = "\n\n".join(sanitize_surrogates(b["thinking"]) for b in thinking)
         out["content"] = [{"type": "text", "text": joined}, *({"type": "text", "text": t} for t in texts)]
@@ -302,8 +302,10 @@ def _reasoning_fields(body: dict[str, Any], model: PiModel, compat: Mapping[str,
             body["reasoning"] = {"effort": _mapped(model, effort)}
         elif not off_pinned:
             body["reasoning"] = {"effort": levels["off"] if levels.get("off") is not None else "none"}
-    elif fmt == "ant-ling":
-        if effort and isinstance(levels.get(effort), str):
+    elif fmt == "ant-ling" and effort:
+        # openai-completions.js:610: the only branch whose test names the effort, so without one
+        # an ant-ling route falls through to the plain ``reasoning_effort`` ``off`` branch (:636).
+        if isinstance(levels.get(effort), str):
             body["reasoning"] = {"effort": levels[effort]}
     elif fmt == "string-thinking":
         if effort:

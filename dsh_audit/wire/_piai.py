@@ -74,6 +74,7 @@ __all__ = [
     "Transform",
     "estimate_context_tokens",
     "folded_request_context",
+    "js_blank",
     "js_head",
     "js_len",
     "js_parse",
@@ -118,6 +119,23 @@ def js_head(text: str, units: int) -> str:
     if text.isascii() or js_len(text) <= units:
         return text[:units]
     return text.encode("utf-16-le", "surrogatepass")[:2 * units].decode("utf-16-le", "surrogatepass")
+
+
+#: What JavaScript's ``String.prototype.trim`` removes (WhiteSpace and LineTerminator): Python's
+#: ``str.strip()`` also removes U+001C..U+001F and U+0085, and keeps U+FEFF.
+_JS_SPACE = "\t\n\v\f\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_blank(text: str) -> bool:
+    """``text.trim().length === 0`` in JavaScript, the test by which pi-ai drops an empty text or
+    thinking block (``api/transform-messages.js:83``; ``api/anthropic-messages.js:838``, ``:866``,
+    ``:882``, ``:899-900``; ``api/openai-completions.js:842``, ``:850``).
+
+    Example:
+        >>> js_blank(" \\n\\ufeff"), js_blank("\\x1f"), js_blank("\\x85")
+        (True, False, False)
+    """
+    return not text.strip(_JS_SPACE)
 
 
 def clean_id(text: str) -> str:
@@ -342,7 +360,7 @@ def _pi_message(message: Mapping[str, Any], owned: frozenset[str] | None, tool_n
         inner = user_content(result.get("content"), images) if image_path else _result_text(result.get("content"))
         out.append({"role": "toolResult", "toolCallId": call_id, "toolName": tool_names.get(call_id, "unknown"),
                     "content": inner if isinstance(inner, list) else [{"type": "text", "text": inner or "(no output)"}],
-                    "isError": result.get("isError") or False})
+                    "isError": False if result.get("isError") is None else result["isError"]})  # ``?? false``
     return out
 
 
@@ -641,7 +659,7 @@ def _transform_block(block: dict[str, Any], same: bool, normalize: Any, model: P
             return [block] if same else []
         if same and block.get("thinkingSignature"):
             return [block]
-        if not block["thinking"] or not block["thinking"].strip():
+        if js_blank(block["thinking"]):
             return []
         return [block] if same else [{"type": "text", "text": block["thinking"]}]
     if kind == "text":

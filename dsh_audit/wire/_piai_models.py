@@ -2,12 +2,13 @@
 
 pi-ai resolves a route/model to a ``Model`` (context window, output capability, reasoning levels,
 compat switches) that DSH never logs; :class:`PiModel` is that record, :data:`BUILTIN_MODELS`
-holds the models of the corpus, and callers pass their own for other routes. :func:`request_call`
-applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which effort reaches pi-ai, which
-cap, and what the adapter refuses. Facts are those of pi-ai **0.82.1** (its
-``dist/providers/data/anthropic.json`` and ``models.js`` level rules) and DSH 0.1.0-rc.8's
-``llm-pi-ai/src/catalog.ts`` for hand-declared models. :class:`PiRenderer` holds the route
-profile settings both pi-ai renderers take and the render steps they share.
+holds pi-ai's catalog entries for the catalog routes DSH users pick (every Claude model, DeepSeek's
+own route, OpenRouter's Claude, DeepSeek and GPT-5 models), and callers pass their own for other
+routes. :func:`request_call` applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which
+effort reaches pi-ai, which cap, and what the adapter refuses. Facts are those of pi-ai **0.82.1**
+(its ``dist/providers/data/{anthropic,deepseek,openrouter}.json`` and ``models.js`` level rules) and
+DSH 0.1.0-rc.8's ``llm-pi-ai/src/catalog.ts`` for hand-declared models. :class:`PiRenderer` holds
+the route profile settings both pi-ai renderers take and the render steps they share.
 """
 
 from __future__ import annotations
@@ -141,22 +142,133 @@ class PiModel:
         return tuple(out)
 
 
-def _catalog_anthropic(model_id: str, max_tokens: int, **extra: Any) -> PiModel:
-    compat = {"supportsStrictTools": True, **extra.pop("compat", {})}
-    return PiModel(provider="anthropic", id=model_id, api="anthropic-messages",
-                   base_url="https://api.anthropic.com", context_window=1_000_000,
-                   max_tokens=max_tokens, reasoning=True, input=("text", "image"), compat=compat, **extra)
+# Compat switches and thinking-level maps the catalog entries below share (pi-ai 0.82.1 JSON, verbatim).
+_NO_OFF_XHIGH_MAX = {"off": None, "xhigh": "xhigh", "max": "max"}
+_ADAPTIVE = {"forceAdaptiveThinking": True, "supportsStrictTools": True}
+_STRICT = {"supportsStrictTools": True}
+_MAX = {"max": "max"}
+_XHIGH_MAX = {"xhigh": "xhigh", "max": "max"}
+_ADAPTIVE_NO_TEMPERATURE = {"forceAdaptiveThinking": True, "supportsTemperature": False,
+                            "supportsStrictTools": True}
+_DEEPSEEK_LEVELS = {"minimal": None, "low": None, "medium": None, "high": "high", "max": "max"}
+_DEEPSEEK = {"supportsStore": False, "supportsDeveloperRole": False,
+             "requiresReasoningContentOnAssistantMessages": True, "thinkingFormat": "deepseek"}
+_OPENROUTER_ANTHROPIC = {"thinkingFormat": "openrouter", "cacheControlFormat": "anthropic"}
+_OPENROUTER_DEEPSEEK = {"supportsDeveloperRole": False, "thinkingFormat": "openrouter"}
+_OPENROUTER_DEEPSEEK_LEVELS = {"minimal": None, "low": None, "medium": None, "high": "high", "max": None,
+                               "xhigh": "xhigh"}
+_OPENROUTER_DEEPSEEK_V4 = {"supportsDeveloperRole": False, "thinkingFormat": "openrouter",
+                           "requiresReasoningContentOnAssistantMessages": True}
+_OPENROUTER = {"thinkingFormat": "openrouter"}
+_XHIGH = {"xhigh": "xhigh"}
+_XHIGH_FROM_MEDIUM = {"xhigh": "xhigh", "off": None, "minimal": None, "low": None}
+_T, _TI = ("text",), ("text", "image")
+_BASE_URLS = {"anthropic": "https://api.anthropic.com", "deepseek": "https://api.deepseek.com",
+              "openrouter": "https://openrouter.ai/api/v1"}
+_APIS = {"anthropic": "anthropic-messages", "deepseek": "openai-completions", "openrouter": "openai-completions"}
+
+#: (provider, id, contextWindow, maxTokens, reasoning, input, thinkingLevelMap, compat), as pi-ai
+#: 0.82.1 ships them in ``dist/providers/data/anthropic.json`` (every model), ``deepseek.json``
+#: (every model) and ``openrouter.json`` (its ``anthropic/claude-*``, ``deepseek/*`` and
+#: ``openai/gpt-5*`` models only: the other 221 OpenRouter entries need a route file).
+_CATALOG: tuple[tuple[str, str, int, int, bool, tuple[str, ...], Mapping[str, str | None] | None,
+                      Mapping[str, Any]], ...] = (
+    ("anthropic", "claude-fable-5", 1_000_000, 128_000, True, _TI, _NO_OFF_XHIGH_MAX, _ADAPTIVE),
+    ("anthropic", "claude-haiku-4-5", 200_000, 64_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-haiku-4-5-20251001", 200_000, 64_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-opus-4-1", 200_000, 32_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-opus-4-1-20250805", 200_000, 32_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-opus-4-5", 200_000, 64_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-opus-4-5-20251101", 200_000, 64_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-opus-4-6", 1_000_000, 128_000, True, _TI, _MAX, _ADAPTIVE),
+    ("anthropic", "claude-opus-4-7", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _ADAPTIVE_NO_TEMPERATURE),
+    ("anthropic", "claude-opus-4-8", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _ADAPTIVE_NO_TEMPERATURE),
+    ("anthropic", "claude-opus-5", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _ADAPTIVE_NO_TEMPERATURE),
+    ("anthropic", "claude-sonnet-4-5", 1_000_000, 64_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-sonnet-4-5-20250929", 1_000_000, 64_000, True, _TI, None, _STRICT),
+    ("anthropic", "claude-sonnet-4-6", 1_000_000, 128_000, True, _TI, _MAX, _ADAPTIVE),
+    ("anthropic", "claude-sonnet-5", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _ADAPTIVE),
+    ("deepseek", "deepseek-v4-flash", 1_000_000, 384_000, True, _T, _DEEPSEEK_LEVELS, _DEEPSEEK),
+    ("deepseek", "deepseek-v4-pro", 1_000_000, 384_000, True, _T, _DEEPSEEK_LEVELS, _DEEPSEEK),
+    ("openrouter", "anthropic/claude-3-haiku", 200_000, 4_096, False, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-fable-5", 1_000_000, 128_000, True,
+     _TI, _NO_OFF_XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-haiku-4.5", 200_000, 64_000, True, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4", 200_000, 32_000, True, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.1", 200_000, 32_000, True, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.5", 200_000, 64_000, True, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.6", 1_000_000, 128_000, True, _TI, _MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.7", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.7-fast", 1_000_000, 128_000, True,
+     _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.8", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-4.8-fast", 1_000_000, 128_000, True,
+     _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-5", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-opus-5-fast", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-sonnet-4", 200_000, 64_000, True, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-sonnet-4.5", 1_000_000, 64_000, True, _TI, None, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-sonnet-4.6", 1_000_000, 128_000, True, _TI, _MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "anthropic/claude-sonnet-5", 1_000_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER_ANTHROPIC),
+    ("openrouter", "deepseek/deepseek-chat", 128_000, 16_000, False, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-chat-v3-0324", 163_840, 65_536, False, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-chat-v3.1", 163_840, 32_768, True, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-r1", 64_000, 16_000, True, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-r1-0528", 163_840, 32_768, True, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-v3.1-terminus", 131_072, 32_768, True, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-v3.2", 163_840, 65_536, True, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-v3.2-exp", 163_840, 65_536, True, _T, None, _OPENROUTER_DEEPSEEK),
+    ("openrouter", "deepseek/deepseek-v4-flash", 1_048_575, 4_096, True,
+     _T, _OPENROUTER_DEEPSEEK_LEVELS, _OPENROUTER_DEEPSEEK_V4),
+    ("openrouter", "deepseek/deepseek-v4-pro", 1_048_576, 384_000, True,
+     _T, _OPENROUTER_DEEPSEEK_LEVELS, _OPENROUTER_DEEPSEEK_V4),
+    ("openrouter", "openai/gpt-5", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5-codex", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5-mini", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5-nano", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5-pro", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.1", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.1-chat", 128_000, 16_384, False, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.1-codex", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.1-codex-max", 400_000, 128_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.1-codex-mini", 400_000, 100_000, True, _TI, None, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.2", 400_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.2-chat", 128_000, 16_384, False, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.2-codex", 400_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.2-pro", 400_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.3-chat", 128_000, 16_384, False, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.3-codex", 400_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.4", 1_050_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.4-mini", 400_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.4-nano", 400_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.4-pro", 1_050_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.5", 1_050_000, 128_000, True, _TI, _XHIGH, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.5-pro", 1_050_000, 128_000, True, _TI, _XHIGH_FROM_MEDIUM, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.6-luna", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.6-luna-pro", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.6-sol", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.6-sol-pro", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.6-terra", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+    ("openrouter", "openai/gpt-5.6-terra-pro", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+)
 
 
-#: pi-ai 0.82.1's installed catalog entries (``providers/data/anthropic.json``) for the models DSH
-#: users pick on its catalog routes. Hand-declared routes have no catalog entry: their facts come
-#: from DSH's route configuration (``--routes``, :func:`dsh_audit.wire.load_routes`).
+def _catalog_model(provider: str, model_id: str, window: int, max_tokens: int, reasoning: bool,
+                   modalities: tuple[str, ...], levels: Mapping[str, str | None] | None,
+                   compat: Mapping[str, Any]) -> PiModel:
+    return PiModel(provider=provider, id=model_id, api=_APIS[provider], base_url=_BASE_URLS[provider],
+                   context_window=window, max_tokens=max_tokens, reasoning=reasoning, thinking_level_map=levels,
+                   input=modalities, compat=compat)
+
+
+#: pi-ai 0.82.1's installed catalog entries for the models DSH users pick on its catalog routes
+#: (Claude through ``anthropic``; DeepSeek's own ``deepseek`` route and OpenRouter's Claude,
+#: DeepSeek and GPT-5 models through ``openai-completions``). OpenAI's own catalog route speaks
+#: ``openai-responses``, which no dsh-audit renderer builds. Hand-declared routes have no catalog
+#: entry: their facts come from DSH's route configuration (``--routes``,
+#: :func:`dsh_audit.wire.load_routes`).
 BUILTIN_MODELS: Mapping[tuple[str, str], PiModel] = MappingProxyType({
-    ("anthropic", "claude-sonnet-4-5"): _catalog_anthropic("claude-sonnet-4-5", 64000),
-    ("anthropic", "claude-sonnet-4-6"): _catalog_anthropic(
-        "claude-sonnet-4-6", 128000, thinking_level_map={"max": "max"},
-        compat={"forceAdaptiveThinking": True}),
-})
+    (row[0], row[1]): _catalog_model(*row) for row in _CATALOG})
 
 
 def resolve_model(provider: str | None, model_id: str | None,
