@@ -8,8 +8,13 @@ string the redacted log renders there: texts DSH joined into one wire string (se
 blocks of one message) stay consistent that way. Any other string (a capture that differs from
 the log, a request no log explains) is redacted on its own, as the log's strings are.
 Authorization-like headers (and HAR cookies) are dropped, from a body folder's ``*.meta.json``
-sidecars too; responses go through :mod:`._response`. String tokens are rewritten with
-:func:`._placeholder.reencode`, which keeps each character's escape form, so every length stays.
+sidecars too, and count as secrets by their names (:func:`._secrets.header_kind`: an
+``Authorization``, ``Cookie``, ``Set-Cookie`` or ``x-api-key`` value is one whatever its shape; a
+cookie when its name says session or credential); a HAR ``queryString`` or ``postData.params`` item
+and a URL's query parameter whose name says credential (``api_key``, ``key``, ``token``, ``auth``...)
+have their values replaced and counted the same way; responses go through :mod:`._response`.
+String tokens are rewritten with :func:`._placeholder.reencode`, which keeps each character's
+escape form, so every length stays.
 
 Secrets are counted where they are redacted: a string the capture holds as the rendered log does
 is the log's, counted there, not again; every other string (read with its object key, as the
@@ -24,6 +29,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from ..capture import CapturedRequest, align, last_user_text
 from ..errors import CaptureError, DshAuditError
@@ -33,6 +39,7 @@ from ..session import Session
 from ._placeholder import reencode, rewrite_keys
 from ._redactor import STRUCTURAL_KEYS, Redactor
 from ._response import JsonPath, redact_content_text, redact_response, string_tokens
+from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har", "redacted_bodies",
            "string_tokens"]
@@ -41,7 +48,23 @@ __all__ = ["META_SUFFIX", "redact_body", "redact_body_folder", "redact_capture_l
 META_SUFFIX = ".meta.json"
 
 _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signature|password")
+_QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
+_SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the like: kept, no secret
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
+
+
+def _url(url: str, redactor: Redactor) -> str:
+    """A captured URL (or request path), kept without its secrets: those of its shape (a provider key,
+    ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
+    name says credential (``?token=abc``: :func:`._secrets.credential_name`), whatever its length."""
+    kept = redactor.keep_text(url)
+    for match in _QUERY_PARAMETER.finditer(url):
+        start, end = match.span(2)
+        if start < end and kept[start:end] == url[start:end] and credential_name(unquote(match.group(1))):
+            value = redactor.replace_named(match.group(2), unquote(match.group(1)), "url_parameter")
+            kept = kept[:start] + value + kept[end:]
+    return kept
+
 
 def _strings(body: bytes | None) -> dict[JsonPath, str]:
     if body is None:
@@ -115,16 +138,32 @@ def _instruction(body: bytes) -> str | None:
         return None
 
 
+def _dropped(name: str) -> bool:
+    """Whether a header named ``name`` is dropped: an auth, cookie, API key or token header."""
+    return ((_DROPPED_HEADER.search(name) is not None or header_kind(name) is not None)
+            and not name.lower().endswith(_SESSION_HEADER))
+
+
+def _drop(name: str, value: Any, redactor: Redactor, dropped: list[str]) -> None:
+    """A dropped header: its name noted, its value counted as a secret by its name (its secrets when
+    it holds some: :meth:`Redactor.named`)."""
+    dropped.append(name.lower())
+    if isinstance(value, str):
+        kind = header_kind(name)
+        if kind is None:
+            redactor.count(value, name)
+        else:
+            redactor.named(value, name, kind)
+
+
 def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) -> Any:
     if not isinstance(headers, dict):
         return redactor.value(headers)
     kept = {}
     lengths = {}
     for name, value in headers.items():
-        if _DROPPED_HEADER.search(str(name)) and not str(name).lower().endswith("-session-id"):
-            dropped.append(str(name).lower())
-            if isinstance(value, str):
-                redactor.count(value, str(name))  # it goes whole, but its secrets are counted
+        if _dropped(str(name)):
+            _drop(str(name), value, redactor, dropped)
             continue
         if str(name).lower() == "content-length":
             lengths[name] = str(size) if isinstance(value, str) else size
@@ -191,6 +230,8 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
             result[key] = _headers(value, redactor, dropped, len(body))
         elif key == "response":
             result[key] = redact_response(value, redactor)
+        elif key in ("url", "path") and isinstance(value, str):
+            result[key] = _url(value, redactor)
         elif key in _KEPT_FIELDS:
             result[key] = redactor.value(value, key, kept=True)
         else:
@@ -250,10 +291,8 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             kept.append(redactor.value(header))
             continue
         name = str(header.get("name", ""))
-        if _DROPPED_HEADER.search(name) and not name.lower().endswith("-session-id"):
-            dropped.append(name.lower())
-            if isinstance(header.get("value"), str):
-                redactor.count(header["value"], name)  # it goes whole, but its secrets are counted
+        if _dropped(name):
+            _drop(name, header.get("value"), redactor, dropped)
             continue
         fixed = size is not None and name.lower() == "content-length"
         entry = redactor.value({**header, "name": name, "value": None if fixed else header.get("value")}, kept=True)
@@ -261,6 +300,26 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             entry["value"] = str(size)
         kept.append(entry)
     return kept
+
+
+def _named_items(items: Any, redactor: Redactor, *, kept: bool) -> Any:
+    """A HAR ``queryString`` (``kept``) or ``postData.params`` list: each ``{"name", "value"}`` item whose
+    name says credential (``api_key``, ``key``, ``token``, ``access_token``, ``password``, ``auth``...:
+    :func:`._secrets.credential_name`) has its value replaced whole and counted as a ``url_parameter``
+    secret, whatever its shape; the other items are kept without their secrets (``kept``) or content."""
+    if not isinstance(items, list):
+        return redactor.value(items, kept=kept)
+    out = []
+    for item in items:
+        name = item.get("name") if isinstance(item, dict) else None
+        value = item.get("value") if isinstance(item, dict) else None
+        if not isinstance(name, str) or not isinstance(value, str) or not credential_name(name):
+            out.append(redactor.value(item, kept=kept and isinstance(item, dict)))
+            continue
+        out.append({k: redactor.replace_named(v, name, "url_parameter") if k == "value"
+                    else redactor.value(v, k, kept=kept)
+                    for k, v in item.items()})
+    return out
 
 
 def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body: bytes | None) -> dict[str, Any]:
@@ -274,22 +333,26 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
                 dropped.append("cookies")
             for cookie in value if isinstance(value, list) else ():
                 if isinstance(cookie, dict) and isinstance(cookie.get("value"), str):
-                    redactor.count(cookie["value"], str(cookie.get("name", "")))  # they go, their secrets counted
+                    name = str(cookie.get("name", ""))
+                    if cookie_secret(name):  # they go; a session cookie counts by its name, others their secrets
+                        redactor.named(cookie["value"], name, "cookie")
+                    else:
+                        redactor.count(cookie["value"], name)
             out[key] = []
         elif key == "postData" and isinstance(value, dict) and body is not None:
             encoded = (base64.b64encode(body).decode("ascii") if value.get("encoding") == "base64"
                        else body.decode("utf-8", "surrogatepass"))
-            out[key] = {k: encoded if k == "text" else redactor.value(v, k, kept=k in _HAR_KEPT)
-                        for k, v in value.items()}
+            out[key] = {k: encoded if k == "text" else _named_items(v, redactor, kept=False) if k == "params"
+                        else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "content" and isinstance(value, dict):
             out[key] = {k: redact_content_text(v, value.get("encoding"), redactor) if k == "text" and isinstance(v, str)
                         else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "queryString" and isinstance(value, list):
-            out[key] = [redactor.value(item, kept=isinstance(item, dict)) for item in value]
+            out[key] = _named_items(value, redactor, kept=True)
         elif key == "bodySize" and body is not None and isinstance(value, int) and value >= 0:
             out[key] = len(body)
         elif key in _HAR_URLS and isinstance(value, str):
-            out[key] = redactor.keep_text(value)
+            out[key] = _url(value, redactor)
         else:
             out[key] = redactor.value(value, key, kept=key in _HAR_KEPT)
     return out

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..jsjson import stringify
-from ._secrets import SecretMatch, context_key, find_secrets, private_key_closed, scrub
+from ._secrets import SecretMatch, context_key, find_secrets, key_body, private_key_closed, private_key_open, scrub
 
 __all__ = ["Placeholders", "context_secrets", "reencode", "rewrite_keys"]
 
@@ -63,6 +63,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+|"', re.S)  # a lone " (not in JSON
 _SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+_BLANK = re.compile(r"\s|\\n|\\r")  # what a key body may hold that is no key (blank lines, ``\n`` escapes)
 _SHORTEST_SECRET = 10  # a key token shorter than this (quotes included) holds no secret find_secrets reports
 
 
@@ -201,6 +202,49 @@ def context_secrets(key: str, value: str) -> list[SecretMatch]:
         if start < end and not any(s < end and start < e for s, e in own):
             found.append(SecretMatch(match.kind, start, end))
     return found
+
+
+def _key_run(tokens: list[re.Match[str]], first: int) -> int | None:
+    """Where (in ``tokens``, ``_TOKEN``'s) the private key block that the JSON string ``tokens[first]``
+    leaves open (:func:`private_key_open`, as the string reads) ends: the last of the value strings
+    after it (object keys and blank strings skipped) that read as key body (:func:`key_body`), up to
+    the one that holds its END line; None when the string leaves none open, or the next value string
+    is not key body (prose, a number: the block ends with its own string).
+
+    Example:
+        >>> lines = ["-----BEGIN EC PRIVATE KEY-----", "MHcCAQEEIO1x", "", "oAoGCCqGSM49", "thanks"]
+        >>> tokens = list(_TOKEN.finditer(json.dumps(lines)))
+        >>> [m.group(0) for m in tokens][_key_run(tokens, 1)]
+        '"oAoGCCqGSM49"'
+    """
+    try:
+        value = json.loads(tokens[first].group(0))
+    except ValueError:
+        return None
+    if not isinstance(value, str) or private_key_open(value) is None:
+        return None
+    last = None
+    for k in range(first + 1, len(tokens)):
+        token = tokens[k].group(0)
+        if len(token) < 2 or token[0] != '"':
+            if token.strip(" \t\r\n,:[]{}"):  # anything but JSON punctuation between two strings ends it
+                break
+            continue
+        if k + 1 < len(tokens) and tokens[k + 1].group(0).lstrip()[:1] == ":":  # an object key
+            continue
+        try:
+            value = json.loads(token)
+        except ValueError:
+            break
+        body = key_body(value) if isinstance(value, str) else None
+        if body is None:
+            break
+        length, closed = body
+        if closed or _BLANK.sub("", value[:length]):
+            last = k
+        if closed:
+            break
+    return last
 
 
 def _member_keys(text: str, tokens: list[re.Match[str]]) -> dict[int, str]:
@@ -399,6 +443,9 @@ class Placeholders:
         its value the same context as ``"Authorization"``. A private key block that starts inside a JSON
         string ends with that string, unless its ``-----END`` line is in a later string (a key written as
         an array of lines): then every string up to that line goes, and the JSON between them stays.
+        Without an END line, a block its string leaves open (:func:`._secrets.private_key_open`) goes on
+        over the value strings after it that read as key body (:func:`._secrets.key_body`), up to the
+        first that does not (prose stays), and counts once.
 
         Example:
             >>> p = Placeholders(b"salt")
@@ -440,14 +487,26 @@ class Placeholders:
         firsts = [start for start, _ in strings]
         across: set[int] = set()
         silent: set[int] = set()
+        # A block without its END line that its string leaves open (:func:`private_key_open`) goes on
+        # over the value strings after it that read as key body (a truncated key as an array of lines)
+        positions = [k for k, m in enumerate(tokens) if len(m.group(0)) > 1 and m.group(0)[0] == '"']
         for i, (start, end) in enumerate(spans):
             at = bisect.bisect_right(firsts, start) - 1
             if at >= 0 and start <= strings[at][1] - 1:
+                last = None
                 if end > strings[at][1] - 1 and i < len(matches) and private_key_closed(text, matches[i]):
                     across.add(i)
                     if start < strings[at][1] - 1:
                         silent.add(i)
-                else:
+                elif end > strings[at][1] - 1 and i < len(matches) and matches[i].kind == "private_key":
+                    last = _key_run(tokens, positions[at])
+                if last is not None:
+                    spans[i] = (start, tokens[last].end() - 1)
+                    matches[i] = SecretMatch(matches[i].kind, matches[i].start, tokens[last].end() - 1)
+                    across.add(i)
+                    if start < strings[at][1] - 1:
+                        silent.add(i)
+                elif i not in across:
                     spans[i] = (start, min(end, strings[at][1] - 1))
         members = _member_keys(text, tokens)
         used: set[int] = set()

@@ -11,7 +11,10 @@ except a key that holds a secret: the secret in it is replaced in place, keys ke
 are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wherever they are found,
 as they read: a string replaced whole counts exactly the secrets it would lose if it were kept
 (JSON-escaped ones in tool arguments too), and the value of an object member is read with its key
-(``"password": "..."``), in a record's objects as in JSON text.
+(``"password": "..."``), in a record's objects as in JSON text. A private key block split over
+strings of one record (its header ending one content block, its body in the next) goes and counts
+once (:meth:`Redactor.string`); a value that is a secret by its name alone (a captured header, cookie
+or query parameter) is counted by :meth:`Redactor.named`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
 from ._placeholder import Placeholders
-from ._secrets import context_key, find_secrets
+from ._secrets import CONTEXT_KINDS, context_key, find_secrets, key_body, private_key_open
 
 __all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "Redactor"]
 
@@ -80,6 +83,9 @@ class Redactor:
     strings: int = 0
     kept: set[str] = field(default_factory=set)
     _scanned: dict[str, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
+    # a private key block an earlier string of the record being read left open, and whether it was counted
+    _open_key: bool = False
+    _key_counted: bool = False
     _kept_texts: dict[tuple[str, str | None], tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
 
     # -- strings ---------------------------------------------------------------------------
@@ -126,6 +132,23 @@ class Redactor:
         """Count the secrets of ``text`` (under ``key``, when given) that goes whole: a dropped
         capture header (its name as ``key``) or cookie."""
         self._count(text, key)
+
+    def named(self, text: str, name: str, kind: str) -> None:
+        """Count the secrets of ``text``, a value that is a secret by its ``name`` alone (a dropped
+        ``Authorization``, ``Cookie`` or ``x-api-key`` header, a session cookie, an ``api_key`` query
+        parameter): the provider keys it holds by their own shape (``sk-...``, ``AKIA...``), or, when
+        it holds none, itself as one secret of ``kind``, whatever its shape (not as the kind another
+        name around it would give: :data:`._secrets.CONTEXT_KINDS`)."""
+        found = tuple(secret for secret in self._secrets(text) if secret[0] not in CONTEXT_KINDS)
+        if not found and text.strip():
+            found = ((kind, _digest(text)),)
+        self._tally(found)
+
+    def replace_named(self, text: str, name: str, kind: str) -> str:
+        """A value that is a secret by its ``name`` alone (:meth:`named`, counted there), replaced
+        whole by its placeholder, of the same lengths, kept part or not."""
+        self.named(text, name, kind)
+        return self.placeholders.plain(text)
 
     def _tally(self, found: Iterable[tuple[str, bytes]]) -> None:
         for kind, digest in found:
@@ -198,17 +221,45 @@ class Redactor:
 
     def string(self, text: str, key: str | None, *, kept: bool = False, member: bool = True) -> str:
         """``text`` found under ``key``: kept, a path, or content. ``member``: ``text`` is the value of
-        the object member ``key`` (not an item of a list under it), read with its key for secrets."""
+        the object member ``key`` (not an item of a list under it), read with its key for secrets.
+
+        A string of a record that continues a private key block an earlier string of the record left
+        open (a key split over two content blocks or list items: :meth:`_split_key`) loses that part
+        too, kept or not, and the block counts once."""
         context = key if member else None
-        if kept:
-            return self.keep_text(text, context)
+        structural = key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text))
+        split = 0 if structural or not text.strip() else self._split_key(text)  # a structural string: no key
+        structural = structural and not kept and not (key in _TOOL_NAME_KEYS and not self.tool_names)
+        if kept or structural:
+            out = self.keep_text(text, context)
+            if split and out[:split] == text[:split]:
+                out = self.placeholders.plain(text[:split]) + out[split:]
+            return out
         if key in _TOOL_NAME_KEYS and not self.tool_names:
             return self.content(text, context)
-        if key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text)):
-            return self.keep_text(text, context)
         if key in PATH_KEYS:
             return self.path(text)
         return self.content(text, context)
+
+    def _split_key(self, text: str) -> int:
+        """How much of the start of ``text`` continues a private key block that an earlier string of
+        the record left open (0: none), that part counted as the block's when the block was not yet
+        (its header had nothing after it); and note whether ``text`` leaves a block open. Only key
+        body continues a block (:func:`._secrets.key_body`): a string of prose ends it."""
+        length, still_open = 0, False
+        if self._open_key:
+            body = key_body(text)
+            if body is not None and (body[1] or text[:body[0]].strip()):
+                length, still_open = body[0], not body[1]
+                if length and not self._key_counted:
+                    self._tally((("private_key", _digest(text[:length])),))
+                    self._key_counted = True
+        start = private_key_open(text)
+        if start is not None:
+            self._open_key, self._key_counted = True, start < len(text)
+        else:
+            self._open_key = still_open
+        return length
 
     # -- values ----------------------------------------------------------------------------
 
@@ -237,6 +288,7 @@ class Redactor:
 
     def record(self, record: Any) -> Any:
         """One storage record of a log (the header line, an event or a packed chunk row)."""
+        self._open_key = False  # a private key block never runs from one record into the next
         if not isinstance(record, dict):
             return self.value(record)
         if record.get("type") == "session" and "seq" not in record:

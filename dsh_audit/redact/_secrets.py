@@ -3,9 +3,21 @@
 No maintained detector fits: ``detect-secrets`` (the best-known pure-Python one) scans lines of
 files through process-wide settings, reports values without their offsets and flags every
 high-entropy id (message ids, call ids and digests fill a DSH log). These patterns are the
-provider formats those tools also know, plus ``Authorization`` values, private key blocks and
-``.env``-style assignments of names that say key, token, secret or password. Each match is
-replaced by a placeholder of the same lengths; only the kind is ever reported.
+provider formats those tools also know (each with a prefix or a shape no id or digest has: a
+bare hex hash, a UUID, a git SHA or base64 image data is no secret), plus ``Authorization``,
+``Bearer`` and ``Cookie`` values, private key blocks and ``.env``-style assignments of names that
+say key, token, secret or password. Each match is replaced by a placeholder of the same lengths;
+only the kind is ever reported.
+
+A private key block runs from its ``-----BEGIN ... PRIVATE KEY-----`` line to its END line, or to
+the end of the text when none follows. Split over several strings (the lines of a key as a JSON
+array, two content blocks, a truncated key whose body is in the next string), the strings after
+its header that read as key body (:func:`key_body`: base64 lines, PEM header lines) continue it:
+:func:`private_key_open` tells a text that leaves a block open.
+
+Some values are secrets by the name they are found under alone, whatever their shape: a captured
+HTTP header, cookie or query parameter named ``Authorization``, ``Cookie``, ``x-api-key``,
+``api_key``, ``token``, ``password``... (:func:`header_kind`, :func:`credential_name`).
 """
 
 from __future__ import annotations
@@ -14,40 +26,87 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["SECRET_KINDS", "SecretMatch", "context_key", "find_secrets", "private_key_closed", "scrub"]
+__all__ = ["CONTEXT_KINDS", "SECRET_KINDS", "SecretMatch", "context_key", "cookie_secret", "credential_name",
+           "find_secrets", "header_kind", "key_body", "private_key_closed", "private_key_open", "scrub"]
 
 _KEYWORDS = r"api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_-]?key|access[_-]?key"
 _NAME = r"[A-Za-z0-9_.-]*(?:" + _KEYWORDS + r")[A-Za-z0-9_.-]*"
+# what else names a credential in an environment variable (``OPENAI_KEY``, ``DB_PASS``; upper case only:
+# ``prompt_cache_key`` and ``monkey`` are no secrets) and in a URL's query string (``?key=``, ``&sig=``)
+_ENV_NAME = r"(?-i:[A-Z0-9_]*_(?:KEY|PASS|PW|AUTH))"
+_URL_NAME = r"key|auth|sig|[A-Za-z0-9_.-]*signature"
+_PEM_BEGIN = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+_PEM_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 
-# kind -> pattern; the ``v`` group (or the whole match) is the secret.
+# kind -> pattern; the ``v`` group (or the whole match) is the secret. Order matters: where two
+# kinds match the same characters, the earlier one is reported (:func:`find_secrets`).
 _PATTERNS: dict[str, str] = {
-    "private_key": r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<v>.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    "private_key": _PEM_BEGIN + r"(?P<v>.*?)(?:" + _PEM_END + r"|\Z)",
     "anthropic_api_key": r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+    # DeepSeek: ``sk-`` and 32 lower-case hex digits (before OpenAI's, whose pattern matches it too)
+    "deepseek_api_key": r"\bsk-[0-9a-f]{32}(?![A-Za-z0-9_-])",
     "openai_api_key": r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
     "aws_access_key_id": r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    # an AWS secret access key, 40 base64 characters, in an assignment of any syntax (``.env``,
+    # ``~/.aws/credentials``' ``name = value``, YAML, JSON)
+    "aws_secret_access_key": r"(?i)\baws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
+                             r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
     "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
-    "gitlab_token": r"\bglpat-[A-Za-z0-9_-]{20,}",
+    # personal, deploy, runner, pipeline trigger, feed, CI job, OAuth app and incoming mail tokens
+    "gitlab_token": r"\bgl(?:pat|dt|rt|ptt|ft|cbt|oas|imt)-[A-Za-z0-9_.-]{20,}",
     "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
-    "slack_token": r"\bxox[abposr]-[0-9A-Za-z-]{10,}",
-    "stripe_key": r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}",
+    # an OAuth access token and a client secret
+    "google_oauth_token": r"\b(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})",
+    "slack_token": r"\bxox(?:[abposr]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
+    "slack_webhook": r"\bhooks\.slack\.com/(?:services|workflows)/(?P<v>[A-Za-z0-9_/-]{20,})",
+    "stripe_key": r"\b(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
     "huggingface_token": r"\bhf_[A-Za-z0-9]{30,}",
     "npm_token": r"\bnpm_[A-Za-z0-9]{36}",
+    "pypi_token": r"\bpypi-AgE[A-Za-z0-9_-]{32,}",
+    "groq_api_key": r"\bgsk_[A-Za-z0-9]{40,}",
+    "xai_api_key": r"\bxai-[A-Za-z0-9]{40,}",
     "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     "authorization": r"(?i)\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?P<v>(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]{6,})",
-    "env_assignment": r"(?im)^[ \t]*(?:export[ \t]+)?" + _NAME + r"=[\"']?(?P<v>[^\s\"'#()]{4,})",
-    "key_value": r"(?i)[\"']" + _NAME + r"[\"']\s*:\s*[\"'](?P<v>[^\"'\s]{6,})[\"']",
-    # a credential in a URL's query string (``?api_key=...``, ``&access_token=...``)
-    "url_parameter": r"(?i)[?&]" + _NAME + r"=(?P<v>[^&#\s\"'<>\\]{4,})",
+    # a bearer token outside an ``Authorization`` header (``-H "Bearer ..."``, a token in prose): 16
+    # characters or more, a digit among them, so ``Bearer authentication`` is no secret
+    "bearer_token": r"\b[Bb]earer[ \t]+(?P<v>(?=[A-Za-z0-9._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)",
+    # a ``Cookie`` or ``Set-Cookie`` header's value (a session, whatever its cookies' names)
+    "cookie": r"(?i)\b(?:set-)?cookie[\"']?[ \t]*:[ \t]*[\"']?(?P<v>[^\s=;,:\"']+=[^\r\n\"']{2,})",
+    # (a value that is a variable's reference, ``$API_KEY`` or ``${API_KEY}``, is none)
+    "env_assignment": r"(?im)^[ \t]*(?:export[ \t]+)?(?:" + _NAME + "|" + _ENV_NAME
+                      + r")=[\"']?(?P<v>(?!\$)[^\s\"'#()]{4,})",
+    "key_value": r"(?i)[\"']" + _NAME + r"[\"']\s*:\s*[\"'](?P<v>(?!\$\{)[^\"'\s]{6,})[\"']",
+    # a credential in a URL's query string (``?api_key=...``, ``&access_token=...``, ``?key=...``)
+    "url_parameter": r"(?i)[?&](?:" + _NAME + "|" + _URL_NAME + r")=(?P<v>[^&#\s\"'<>\\]{4,})",
 }
 
 #: The kinds of secret a summary can name.
 SECRET_KINDS = tuple(_PATTERNS)
 
+#: The kinds found by a name beside the value, not by the value's own shape: a value that is a
+#: secret by its own name (:meth:`dsh_audit.redact.Redactor.named`) counts as that name says instead.
+CONTEXT_KINDS = frozenset({"authorization", "bearer_token", "cookie", "env_assignment", "key_value", "url_parameter"})
+
 _COMPILED = [(kind, re.compile(pattern, re.S if kind == "private_key" else 0)) for kind, pattern in _PATTERNS.items()]
 
 # What an object key must hold for a pattern to read its value as a secret beside it (``authorization``,
-# ``key_value``): a key without it gives its value no context (:func:`context_key`).
-_CONTEXT_KEY = re.compile(r"(?i)authorization|" + _KEYWORDS)
+# ``cookie``, ``key_value``): a key without it gives its value no context (:func:`context_key`).
+_CONTEXT_KEY = re.compile(r"(?i)authorization|cookie|" + _KEYWORDS)
+
+# A name that makes a value a secret by itself (a HAR query parameter, header or form field): the
+# keywords above, or ``key``, ``auth``, ``sig``, ``signature``... as a whole word of it. (Not
+# ``session``: ``x-deepseek-harness-session-id`` is no secret; a cookie's name is read by itself.)
+_CREDENTIAL_NAME = re.compile(r"(?i)" + _KEYWORDS + r"|authorization|signature|bearer|jwt|cookie"
+                              r"|(?:^|[-_.])(?:key|auth|sig|csrf|xsrf)(?:$|[-_.])")
+_SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|login|remember|identity")
+_AUTHORIZATION_HEADER = re.compile(r"(?i)(?:proxy-)?authorization")
+_COOKIE_HEADER = re.compile(r"(?i)(?:set-)?cookie2?")
+
+_BEGIN = re.compile(_PEM_BEGIN)
+_END = re.compile(_PEM_END)
+_BREAK = re.compile(r"\r\n|[\n\r]|\\n|\\r\\n")  # a line break, or one written as a ``\n`` escape in raw text
+_MIXED = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9+/]).*", re.S)
+_BODY_LINE = re.compile(r"[A-Za-z0-9+/=]+|(?:Proc-Type|DEK-Info|Comment|Version|Hash)[ \t]*:[^\r\n]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +153,91 @@ def private_key_closed(text: str, match: SecretMatch) -> bool:
     """Whether ``match``, a ``private_key`` match in ``text``, ends at its ``-----END`` line (not at the
     end of the text): only the pattern's END alternative leaves the text there."""
     return match.kind == "private_key" and text.startswith("-----END", match.end)
+
+
+def credential_name(name: str) -> bool:
+    """Whether a value found under ``name`` (a query parameter, form field, cookie or header name) is
+    a secret by that name alone, whatever its shape.
+
+    Example:
+        >>> [credential_name(n) for n in ("api_key", "key", "X-Goog-Api-Key", "sig", "page", "monkey", "session-id")]
+        [True, True, True, True, False, False, False]
+    """
+    return _CREDENTIAL_NAME.search(name) is not None
+
+
+def cookie_secret(name: str) -> bool:
+    """Whether a cookie named ``name`` holds a secret by its name (a session, a login, a token).
+
+    Example:
+        >>> [cookie_secret(n) for n in ("sessionid", "JSESSIONID", "connect.sid", "auth_token", "theme")]
+        [True, True, True, True, False]
+    """
+    return credential_name(name) or _SESSION_COOKIE.search(name) is not None
+
+
+def header_kind(name: str) -> str | None:
+    """The kind of secret an HTTP header's value is by its name alone (None: it says nothing):
+    ``authorization`` (and ``Proxy-Authorization``), ``cookie`` (``Cookie``, ``Set-Cookie``), or
+    ``key_value`` for another credential name (``x-api-key``, ``anthropic-api-key``, ``x-auth-token``...).
+
+    Example:
+        >>> [header_kind(n) for n in ("Authorization", "Set-Cookie", "x-api-key", "Content-Type")]
+        ['authorization', 'cookie', 'key_value', None]
+    """
+    if _AUTHORIZATION_HEADER.fullmatch(name):
+        return "authorization"
+    if _COOKIE_HEADER.fullmatch(name):
+        return "cookie"
+    return "key_value" if credential_name(name) else None
+
+
+def key_body(text: str) -> tuple[int, bool] | None:
+    """How much of ``text`` reads as the body of a private key block (base64 lines, PEM header lines
+    such as ``Proc-Type:``, blank lines), up to its END line when it holds one: that length and
+    whether the END line follows; None when a line before that reads as something else (prose), or
+    when, without an END line, what it holds does not look like key material (base64 mixes upper and
+    lower case letters with digits or ``+``/``/``, or ends in ``=`` padding: ``thanks`` and
+    ``/home/dev/project`` are no key).
+
+    Example:
+        >>> key_body("MIIEabc+/=\\\\nQUJD\\n"), key_body("QUJD\\n-----END RSA PRIVATE KEY-----\\nok")
+        ((17, False), (5, True))
+        >>> key_body("hello world"), key_body("thanks"), key_body("/home/dev/project"), key_body("AbC="), key_body("")
+        (None, None, None, (4, False), (0, False))
+    """
+    end = _END.search(text)
+    body = text if end is None else text[:end.start()]
+    material = []
+    for line in _BREAK.split(body):
+        line = line.strip(" \t")
+        if line and _BODY_LINE.fullmatch(line) is None:
+            return None
+        material.append(line)
+    found = "".join(material)
+    if end is None and found and not (found.endswith("=") or ":" in found or _MIXED.fullmatch(found)):
+        return None  # one word, a path: no key material without its END line
+    return len(body), end is not None
+
+
+def private_key_open(text: str) -> int | None:
+    """Where the body of a private key block that ``text`` leaves open starts: its last BEGIN line,
+    with no END line after it and nothing but key body (:func:`key_body`) after that; None when
+    ``text`` leaves none open. A later string that reads as key body continues that block.
+
+    Example:
+        >>> private_key_open("key:\\n-----BEGIN RSA PRIVATE KEY-----")
+        36
+        >>> private_key_open("-----BEGIN RSA PRIVATE KEY-----\\nab c") is None  # prose after the header
+        True
+    """
+    last = None
+    for last in _BEGIN.finditer(text):
+        pass
+    if last is None:
+        return None
+    found = key_body(text[last.end():])
+    return last.end() if found is not None and not found[1] else None
 
 
 def scrub(text: str, replace: Callable[[str], str], found: Callable[[str], None] | None = None) -> str:
