@@ -1,17 +1,164 @@
-"""The ``pyproject.toml`` a command reads its ``[tool.dsh-audit]`` tables from: the nearest one."""
+"""The ``pyproject.toml`` a command reads its ``[tool.dsh-audit]`` tables from (the nearest one),
+and the one bounded reader of it and of every other TOML or JSON file a user configures
+(``--policy``, ``--prices``).
+
+A folder named ``pyproject.toml`` is not one: the search goes on above it, as pip
+(``os.path.isfile``) and black (``Path.is_file``) skip it. Anything else at that name is the
+nearest ``pyproject.toml`` and must be a regular file: a FIFO, a device, a socket, a symlink loop
+or a dangling symlink is an error, never read and never waited on (skipping it would silently
+apply a ``pyproject.toml`` further up, or the defaults).
+"""
 
 from __future__ import annotations
 
+import errno
+import json
 import os
+import re
+import stat
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["find_pyproject"]
+from .errors import UnreadableError, UsageError
+from .log import open_regular, special_kind
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "REASONS", "find_pyproject", "read_bytes", "read_json",
+           "read_toml"]
+
+#: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
+MAX_CONFIG_FILE = 16 << 20
+#: Why a file could not be read, as :attr:`ConfigFileError.reason` names it.
+REASONS = ("open", "read", "size", "encoding", "syntax", "nesting")
+_HINT = "dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it"
+# tomllib before Python 3.14 gives the position only in its message: "... (at line 3, column 7)"
+_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
+
+
+class ConfigFileError(UsageError):
+    """A configuration file that cannot be read or parsed, in one line.
+
+    ``path`` names the file, ``reason`` is one of :data:`REASONS` (``open``: missing, not a regular
+    file, a symlink loop, no permission; ``read``: the read failed; ``size``: over the limit;
+    ``encoding``: not UTF-8; ``syntax``: not valid TOML or JSON; ``nesting``: nested past Python's
+    recursion limit); ``line`` and ``column`` (1-based) locate a syntax error when the parser says
+    where it is. ``message`` is worded with the caller's name for the file (``what``).
+    """
+
+    def __init__(self, message: str, *, path: str, reason: str, line: int | None = None,
+                 column: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, path=path, line=line, hint=hint)
+        self.reason = reason
+        self.column = column
 
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """The nearest ``pyproject.toml`` in ``start`` (default: the current folder) or above."""
+    """The nearest ``pyproject.toml`` in ``start`` (default: the current folder) or above.
+
+    Only a file's kind is looked at (``stat``): nothing is opened or read.
+
+    Raises:
+        ConfigFileError: the nearest ``pyproject.toml`` is not a regular file (a FIFO, a device,
+            a socket) or cannot be looked at (a symlink loop, a dangling symlink, no permission).
+
+    Example:
+        >>> find_pyproject("/") in (None, Path("/pyproject.toml"))
+        True
+    """
     folder = Path(start or os.getcwd()).resolve()
-    for candidate in (folder, *folder.parents):
-        if (candidate / "pyproject.toml").is_file():
-            return candidate / "pyproject.toml"
+    for candidate in (above / "pyproject.toml" for above in (folder, *folder.parents)):
+        try:
+            mode = os.stat(candidate).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            if not os.path.islink(candidate):
+                continue  # nothing there
+            raise ConfigFileError("cannot open: dangling symlink", path=str(candidate), reason="open",
+                                  hint=_HINT) from None
+        except OSError as exc:
+            reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+            raise ConfigFileError(f"cannot open: {reason}", path=str(candidate), reason="open", hint=_HINT) from None
+        if stat.S_ISDIR(mode):
+            continue  # not a pyproject.toml, as for pip and black
+        if not stat.S_ISREG(mode):
+            kind = special_kind(candidate) or "not a regular file"
+            raise ConfigFileError(f"is {kind}, not a pyproject.toml", path=str(candidate), reason="open", hint=_HINT)
+        return candidate
     return None
+
+
+def read_bytes(path: str | os.PathLike[str], *, what: str, limit: int = MAX_CONFIG_FILE) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; ``what`` names the file
+    in messages (``"policy file"``). A FIFO or device is refused before a byte is read.
+
+    Raises:
+        ConfigFileError: reason ``open``, ``read`` or ``size``.
+    """
+    name = os.fspath(path)
+    try:
+        with open_regular(name, what=what) as handle:  # a FIFO would hang: refused
+            raw = handle.read(limit + 1)
+    except UnreadableError as exc:
+        raise ConfigFileError(exc.message, path=name, reason="open", hint=exc.hint) from None
+    except OSError as exc:
+        raise ConfigFileError(f"cannot read {what}: {exc.strerror or exc}", path=name, reason="read") from None
+    if len(raw) > limit:
+        size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+        raise ConfigFileError(f"{what} is larger than {size}", path=name, reason="size")
+    return raw
+
+
+def read_toml(path: str | os.PathLike[str], *, what: str = "pyproject.toml", limit: int = MAX_CONFIG_FILE
+              ) -> dict[str, Any]:
+    """The TOML document at ``path``, read by :func:`read_bytes`.
+
+    Raises:
+        ConfigFileError: one line naming the file and the reason (see :data:`REASONS`), e.g.
+            ``pyproject.toml is not valid TOML: Invalid value (at line 1, column 7)``.
+
+    Example:
+        >>> try:
+        ...     read_toml("/dev/null")
+        ... except ConfigFileError as exc:
+        ...     (exc.reason, str(exc))
+        ('open', '/dev/null: is a character device, not a pyproject.toml (hint: only regular files are read)')
+    """
+    raw = read_bytes(path, what=what, limit=limit)
+    document: dict[str, Any] = _parsed(lambda: tomllib.loads(raw.decode("utf-8")), os.fspath(path), what, "TOML")
+    return document
+
+
+def read_json(path: str | os.PathLike[str], *, what: str, limit: int = MAX_CONFIG_FILE) -> Any:
+    """The JSON document at ``path`` (UTF-8, or UTF-16/32 as :func:`json.loads` detects it), read
+    by :func:`read_bytes`; raises :class:`ConfigFileError` as :func:`read_toml` does."""
+    raw = read_bytes(path, what=what, limit=limit)
+    return _parsed(lambda: json.loads(raw), os.fspath(path), what, "JSON")
+
+
+def _parsed(parse: Callable[[], Any], name: str, what: str, language: str) -> Any:
+    """``parse()``, its failures as :class:`ConfigFileError`."""
+    try:
+        return parse()
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"{what} is not UTF-8 text (byte {exc.start})", path=name, reason="encoding") from None
+    except ValueError as exc:  # TOML and JSON decode errors, integers past Python's digit limit
+        problem = str(exc).splitlines()[0].split("; use ")[0]
+        line, column = _position(exc, problem)
+        raise ConfigFileError(f"{what} is not valid {language}: {problem}", path=name, reason="syntax",
+                              line=line, column=column) from None
+    except RecursionError:
+        raise ConfigFileError(f"{what} nests arrays or tables too deeply", path=name, reason="nesting") from None
+
+
+def _position(exc: ValueError, problem: str) -> tuple[int | None, int | None]:
+    """The 1-based line and column of a decode error, when the parser gives them."""
+    line, column = getattr(exc, "lineno", None), getattr(exc, "colno", None)
+    if isinstance(line, int) and isinstance(column, int):
+        return line, column
+    found = _POSITION.search(problem)
+    return (int(found.group(1)), int(found.group(2))) if found else (None, None)

@@ -32,23 +32,16 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import find_pyproject
-from ..errors import UnreadableError, UsageError
-from ..log import open_regular
+from .._pyproject import ConfigFileError, find_pyproject, read_json, read_toml
+from ..errors import UsageError
 from ._money import _BUCKETS, Rates
 from ._rules import rule_for
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 __all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Quote", "load_prices"]
 
@@ -62,8 +55,6 @@ _OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
 # other rates or none listed), which stays unpriced rather than priced as the shorter name.
 #: Largest rate accepted, USD per ``per_tokens`` tokens (far above any list price; keeps costs finite).
 _MAX_RATE = 1e9
-#: Largest price file read (the packaged table is about 40 KiB).
-MAX_PRICE_FILE = 16 << 20
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
 
 
@@ -391,23 +382,10 @@ def _read(path: Path, *, found: bool = False) -> Any:
             else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
                  "[tool.dsh-audit.prices] table")
     try:
-        with open_regular(path, what="price table") as handle:  # a FIFO would hang: refused
-            raw = handle.read(MAX_PRICE_FILE + 1)
-    except UnreadableError as exc:
-        raise UsageError(exc.message, path=str(path), hint=exc.hint or hint) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read price table: {exc.strerror or exc}", path=str(path), hint=hint) from None
-    if len(raw) > MAX_PRICE_FILE:
-        raise UsageError(f"price table is larger than {MAX_PRICE_FILE >> 20} MiB", path=str(path), hint=hint)
-    try:
-        return tomllib.loads(raw.decode("utf-8")) if kind == "TOML" else json.loads(raw)
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"price table is not UTF-8 text (byte {exc.start})", path=str(path), hint=hint) from None
-    except ValueError as exc:  # JSON and TOML decode errors, integers past the digit limit
-        problem = str(exc).splitlines()[0].split("; use ")[0]
-        raise UsageError(f"price table is not valid {kind}: {problem}", path=str(path), hint=hint) from None
-    except RecursionError:
-        raise UsageError("price table nests arrays or objects too deeply", path=str(path), hint=hint) from None
+        return read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
+    except ConfigFileError as exc:  # "objects": a price table may be JSON
+        message = "price table nests arrays or objects too deeply" if exc.reason == "nesting" else exc.message
+        raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
 
 
 def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:

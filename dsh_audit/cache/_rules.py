@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -20,20 +19,13 @@ from typing import Any
 
 import orjson
 
-from .._pyproject import find_pyproject
-from ..errors import UnreadableError, UsageError
-from ..log import open_regular
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from .._pyproject import ConfigFileError, find_pyproject, read_toml
+from ..errors import UsageError
 
 __all__ = ["Breakpoints", "CacheRule", "Retention", "load_rules", "pyproject_zero_data_retention", "rule_for"]
 
 #: The table and key of ``pyproject.toml`` that state the organization's OpenAI Zero Data Retention.
 ZDR_TABLE, ZDR_KEY = "[tool.dsh-audit.cache]", "openai-zero-data-retention"
-_MAX_PYPROJECT = 16 << 20  # bytes of a pyproject.toml read for the key
 
 _RULE_FILES = ("deepseek.json", "anthropic.json", "openai.json")
 
@@ -498,8 +490,11 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     candidate = find_pyproject(search_from)
     if candidate is None:
         return None
-    stat = candidate.stat()
-    return _stated_zdr(str(candidate), stat.st_mtime_ns, stat.st_size)
+    try:
+        version = candidate.stat()
+    except OSError:  # gone since the search: the reader says why
+        return _stated_zdr(str(candidate), 0, -1)
+    return _stated_zdr(str(candidate), version.st_mtime_ns, version.st_size)
 
 
 @lru_cache(maxsize=8)
@@ -507,20 +502,9 @@ def _stated_zdr(path: str, _mtime_ns: int, _size: int) -> bool | None:
     """:func:`pyproject_zero_data_retention` of one file version (read once per version)."""
     hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
     try:
-        with open_regular(path, what="pyproject.toml") as handle:  # a FIFO would hang: refused
-            raw = handle.read(_MAX_PYPROJECT + 1)
-        if len(raw) > _MAX_PYPROJECT:
-            raise UsageError(f"pyproject.toml is larger than {_MAX_PYPROJECT >> 20} MiB", path=path)
-        document = tomllib.loads(raw.decode("utf-8"))
-    except UnreadableError as exc:
-        raise UsageError(exc.message, path=path, hint=exc.hint or hint) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read pyproject.toml: {exc.strerror or exc}", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"pyproject.toml is not UTF-8 text (byte {exc.start})", path=path) from None
-    except (ValueError, RecursionError) as exc:  # TOML decode errors, integers past the digit limit
-        problem = str(exc).splitlines()[0].split("; use ")[0] if str(exc) else "nests too deeply"
-        raise UsageError(f"pyproject.toml is not valid TOML: {problem}", path=path) from None
+        document = read_toml(path)
+    except ConfigFileError as exc:  # only a file that cannot be opened gets the hint about the key
+        raise UsageError(exc.message, path=path, hint=(exc.hint or hint) if exc.reason == "open" else None) from None
     tool = document.get("tool")
     table = tool.get("dsh-audit") if isinstance(tool, dict) else None
     cache = table.get("cache") if isinstance(table, dict) else None

@@ -5,7 +5,8 @@ Where the policy comes from (first that applies):
 1. ``--policy FILE``: a TOML file holding either a ``[tool.dsh-audit]`` table (so a
    ``pyproject.toml`` can be given) or the keys at top level (a ``dsh-audit.toml``).
 2. the nearest ``pyproject.toml`` in the current folder or above; its ``[tool.dsh-audit]`` table
-   (the search stops at the first ``pyproject.toml`` found, as ruff and black do).
+   (the search stops at the first ``pyproject.toml`` found, as ruff and black do; a folder of that
+   name is passed over, a FIFO or other special file is an error: see ``dsh_audit._pyproject``).
 3. the strict defaults below.
 
 Keys (kebab-case, as TOML tools spell them) and strict defaults::
@@ -33,19 +34,12 @@ from __future__ import annotations
 
 import difflib
 import os
-import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import find_pyproject
-from ..errors import UsageError
-from ..log import open_regular
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from .._pyproject import ConfigFileError, find_pyproject, read_toml
+from ..errors import UnreadableError, UsageError
 
 __all__ = ["CAPTURE_VERDICTS", "Policy", "find_pyproject", "load_policy"]
 
@@ -139,28 +133,14 @@ def _checked(key: str, value: Any, source: str) -> Any:
     return value
 
 
-#: The largest policy file read (a pyproject.toml is found, not chosen: a huge one is refused).
-MAX_POLICY_FILE = 16 << 20
-
-
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``, its errors worded for a policy file."""
     try:
-        with open_regular(path, what="policy file") as handle:  # a FIFO would hang: refused
-            raw = handle.read(MAX_POLICY_FILE + 1)
-        if len(raw) > MAX_POLICY_FILE:
-            raise UsageError(f"policy file is larger than {MAX_POLICY_FILE >> 20} MiB", path=str(path))
-        return tomllib.loads(raw.decode("utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read policy file: {exc.strerror}", path=str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"policy file is not valid TOML: {exc}", path=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"policy file is not UTF-8 text (byte {exc.start})", path=str(path)) from None
-    except RecursionError:
-        raise UsageError("policy file nests arrays or tables too deeply", path=str(path)) from None
-    except ValueError as exc:  # an integer past Python's digit limit
-        problem = str(exc).splitlines()[0].split("; use ")[0]
-        raise UsageError(f"policy file is not valid TOML: {problem}", path=str(path)) from None
+        return read_toml(path, what="policy file")
+    except ConfigFileError as exc:
+        if exc.reason == "open":  # missing, a folder, a FIFO: unreadable, as any input file would be
+            raise UnreadableError(exc.message, path=exc.path, hint=exc.hint) from None
+        raise UsageError(exc.message, path=exc.path) from None
 
 
 def _tool_table(document: dict[str, Any], source: str) -> dict[str, Any] | None:
