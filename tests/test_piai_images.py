@@ -24,7 +24,7 @@ from dsh_audit.errors import RenderError
 from dsh_audit.jsjson import stringify
 from dsh_audit.session import Session, open_session, route_renderer
 from dsh_audit.testing import LogBuilder, ToolCall, tool_schema
-from dsh_audit.wire import PiRoutes, images_in_body, make_renderer
+from dsh_audit.wire import OFFLOADED_IMAGE_TEXT, PiRoutes, images_in_body, make_renderer
 from dsh_audit.wire._piai_models import PiModel, RouteProfile
 from dsh_audit.wire._piai_routes import parse_routes
 
@@ -220,11 +220,8 @@ def test_an_offloaded_image_needs_no_bytes(tmp_path: Path) -> None:
         body["messages"][4],
         {"role": "tool", "content": "[gone]", "tool_call_id": "c1"},
         {"role": "tool", "content": "b:[gone]", "tool_call_id": "c2"}]
-    with pytest.raises(RenderError) as caught:
-        run(session.requests[-1], {"images": IMAGES})
-    assert caught.value.message == ("3 oldest image(s) exceed the 1-byte request image bound and DSH would replace "
-                                    "them with its offload notice, whose text the log does not hold")
-    assert caught.value.seq == session.requests[-1].message_seqs[2]
+    body = json.loads(run(session.requests[-1], {"images": IMAGES}))  # DSH's own text by default
+    assert body["messages"][3] == {"role": "user", "content": "Look:" + OFFLOADED_IMAGE_TEXT}
 
 
 # --- what cannot be rendered --------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 import dsh_audit
 from dsh_audit.errors import RenderError, UsageError
 from dsh_audit.replay import Digest, Request
-from dsh_audit.wire import ADAPTERS, DeepSeekRenderer, WireRequest, make_renderer, render, render_all
+from dsh_audit.wire import ADAPTERS, OFFLOADED_IMAGE_TEXT, DeepSeekRenderer, WireRequest, make_renderer, render, render_all
 
 from _golden import CORPUS, golden_files, log_for
 
@@ -300,8 +300,8 @@ def test_image_path_with_supplied_bytes():
         {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, url]},
         {"role": "assistant", "content": "ok"},
     ]
-    with pytest.raises(RenderError, match="offload"):
-        DeepSeekRenderer(max_request_image_bytes=4).render(req, images={"sha256:ab": b"\x01\x02\x03"})
+    default = DeepSeekRenderer(max_request_image_bytes=4).render(req, images={"sha256:ab": b"\x01\x02\x03"})
+    assert json.loads(default.body)["messages"][0] == {"role": "user", "content": "look" + OFFLOADED_IMAGE_TEXT}
     offloaded = DeepSeekRenderer(max_request_image_bytes=4).render(
         req, images={"sha256:ab": b"\x01\x02\x03"}, offloaded_image_text="[gone]")
     assert json.loads(offloaded.body)["messages"][0] == {"role": "user", "content": "look[gone]"}

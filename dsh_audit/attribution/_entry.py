@@ -28,6 +28,7 @@ from ..session import (
     RouteEvidence,
     Session,
     SessionGroup,
+    attachment_warnings,
     open_group,
     rounds,
     routes_from,
@@ -102,13 +103,16 @@ def _streamed(log: SessionLog, *, adapter: str | None, config: PiRoutes | None) 
     path = log.path
     evidence = RouteEvidence()
     try:
-        found = sorted(attribute_log(log, adapter=adapter, routes=evidence, config=config), key=lambda t: t.request)
+        bodies = Bodies(config, log=path)
+        found = sorted(attribute_log(log, adapter=adapter, bodies=bodies, routes=evidence, config=config),
+                       key=lambda t: t.request)
     except DshAuditError as exc:  # DSH refuses the log: its Failure, as reading it whole gives
         return GroupResult([Failure(path, exc.located(path=path), tuple(log.warnings), log.header.id, log.header,
                                     log.format_version)])
     finally:
         log.close()
-    warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
+    warnings = tuple(attachment_warnings(bodies.images)) + \
+        (tuple(config.notes) + tuple(window_conflicts(evidence, config.models)) if config is not None else ())
     return GroupResult([SessionAttribution(log.header.id, path, tuple(found))], [], {log.header.id: path},
                        {path: warnings} if warnings else {})
 

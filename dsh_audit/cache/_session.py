@@ -13,7 +13,8 @@ from ..capture import capture_for
 from ..errors import CaptureError, DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request
-from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, open_group,
+from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, attachment_warnings,
+                       open_group,
                        open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
@@ -214,7 +215,8 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
         log.close()
     ledger = SessionLedger(path, sid, tuple(entries), prices.to_json(), totals=totals)
     report = replace(account.report(), cost=ledger.summary())
-    warnings = tuple(window_conflicts(evidence, config.models)) if config is not None else ()
+    warnings = tuple(attachment_warnings(bodies.images)) + \
+        (tuple(config.notes) + tuple(window_conflicts(evidence, config.models)) if config is not None else ())
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
 
 

@@ -476,12 +476,33 @@ def capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
 
 
+def _use_profile(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Make ``value`` the DSH profile of every log for this command (``$DSH_AUDIT_PROFILE``)."""
+    from ..session import PROFILE_ENV
+    from ..wire import check_profile
+
+    if value is not None:
+        try:
+            check_profile(value)
+        except DshAuditError as exc:
+            raise click.BadParameter(exc.message, ctx=ctx, param=param) from None
+        _set_for_command(ctx, PROFILE_ENV, value)
+
+
 def routes_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--routes FILE`` (``routes``): DSH's llm-pi-ai route configuration, for facts a log lacks."""
+    """``--routes FILE`` (``routes``): DSH's llm-pi-ai route configuration, for facts a log lacks;
+    and ``--profile NAME``, the DSH profile whose layers give it when no file is given (read from
+    the environment by :func:`dsh_audit.session.routes_from`, so it takes no parameter)."""
+    func = click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_use_profile,
+                        help="The DSH profile the sessions ran under (the log does not record it): its "
+                             "<DSH_HOME>/profiles/NAME/cordis.patch.yml is read under the home's own layers "
+                             "when no --routes is given. Default: $DSH_AUDIT_PROFILE, else the home's only "
+                             "profile, else the home's layers alone.")(func)
     return click.option("--routes", metavar="FILE", type=click.Path(dir_okay=False), default=None,
                         help="DSH's llm-pi-ai route configuration (YAML: the llm-pi-ai row, its config, or "
                              "its providers): routes and model facts of hand-declared pi-ai providers, "
-                             "which a log does not record.")(func)
+                             "which a log does not record. Default: the layers of the DSH home the log is "
+                             "in (its profile's and its own cordis.patch.yml, its settings.yaml).")(func)
 
 
 def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -597,14 +618,19 @@ def _use_attachments(ctx: click.Context, param: click.Parameter, value: str | No
     if root is None:
         raise click.BadParameter(f"no attachment store in {value!r}: none of it, its v1 folder or its "
                                  "attachments/v1 folder holds an objects folder", ctx=ctx, param=param)
-    before = os.environ.get(ATTACHMENTS_ENV)
-    os.environ[ATTACHMENTS_ENV] = os.path.abspath(root)
+    _set_for_command(ctx, ATTACHMENTS_ENV, os.path.abspath(root))
+
+
+def _set_for_command(ctx: click.Context, name: str, value: str) -> None:
+    """Set environment variable ``name`` (which worker processes inherit) until the command ends."""
+    before = os.environ.get(name)
+    os.environ[name] = value
 
     def restore() -> None:
         if before is None:
-            os.environ.pop(ATTACHMENTS_ENV, None)
+            os.environ.pop(name, None)
         else:
-            os.environ[ATTACHMENTS_ENV] = before
+            os.environ[name] = before
 
     ctx.call_on_close(restore)
 

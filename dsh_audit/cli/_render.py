@@ -81,8 +81,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     config = routes_from(routes)
     log_path, request, evidence = one_request(path, index, lenient=lenient, max_version=max_version)
     config = config if routes is not None else routes_from(None, log=log_path)  # the log's DSH home's, if any
-    for warning in window_conflicts(evidence, config.models) if config is not None else ():
-        echo_warning(warning)  # where the log contradicts the route file; the log's window is used
+    for warning in (*config.notes, *window_conflicts(evidence, config.models)) if config is not None else ():
+        echo_warning(warning)  # what the home's layers leave open; where the log contradicts the route file
     route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
                           declared=config.apis if config is not None else None)
     if route.adapter is None:

@@ -12,7 +12,8 @@ Example:
     (3, 'dsh')
 """
 
-from ._attachments import ATTACHMENTS_ENV, AttachmentStore, ImageOverlay, attachment_root, attachment_store, dsh_homes_of
+from ._attachments import (ATTACHMENTS_ENV, AttachmentStore, ImageOverlay, attachment_root, attachment_store,
+                           attachment_warnings, dsh_homes_of)
 from ._evidence import (
                      CONTEXT_TYPES,
                      Evidence,
@@ -46,6 +47,7 @@ from ._routes import (
 from ._lines import EventLines
 from ._session import (
                      HOME_PATCH,
+                     PROFILE_ENV,
                      Activity,
                      Bodies,
                      RequestSpan,
@@ -74,6 +76,7 @@ __all__ = [
     "Headers",
     "ImageOverlay",
     "LogEvidence",
+    "PROFILE_ENV",
     "RequestSpan",
     "Route",
     "RouteEvidence",
@@ -81,6 +84,7 @@ __all__ = [
     "SessionGroup",
     "attachment_root",
     "attachment_store",
+    "attachment_warnings",
     "collect_evidence",
     "dsh_homes_of",
     "family_groups",

@@ -18,6 +18,12 @@ width, height, name?}``; the bytes live in DSH's local attachment store. Written
 Session logs sit at ``<DSH_HOME>/sessions/<project>/<session>/session.jsonl[.zstd]``
 (``session-persistence-jsonl/src/format.ts:176-208``, ``bundle/base/cordis.patch.yml:98-101``), so
 the store of a log under a DSH home is found beside it (:func:`attachment_store`).
+
+An object that cannot be used (its bytes do not hash to its name, it is truncated, unreadable, too
+large, or not a file) is refused on every lookup, as DSH refuses it; a view that then measures the
+request from the log's JSON instead of its wire body would hide that, so the store keeps one warning
+line per such object (:attr:`AttachmentStore.problems`, :func:`attachment_warnings`) for the command
+to print with the log's other warnings.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from ..errors import AttachmentError, UnreadableError, UsageError
 from ..log import open_regular, special_kind
 
 __all__ = ["ATTACHMENTS_ENV", "MAX_ATTACHMENT_BYTES", "AttachmentStore", "ImageOverlay", "attachment_root",
-           "attachment_store", "dsh_home", "dsh_homes_of"]
+           "attachment_store", "attachment_warnings", "dsh_home", "dsh_homes_of"]
 
 #: The environment variable naming the store every log takes (``--attachments DIR`` sets it for
 #: the command, so worker processes see it too).
@@ -162,6 +168,10 @@ class AttachmentStore(Mapping[str, bytes]):
         self.keep_bytes = keep_bytes
         self._kept: OrderedDict[str, bytes] = OrderedDict()
         self._kept_size = 0
+        # key -> (the object's lstat signature, its refusal): an unchanged unusable object is not
+        # read again for each request that carries it (a 32 MiB one would be hashed every time)
+        self._refused: dict[str, tuple[tuple[int, int, int], AttachmentError]] = {}
+        self._problems: dict[str, str] = {}  # object path -> its warning line, in the order met
 
     def __repr__(self) -> str:
         return f"AttachmentStore({os.fspath(self.root)!r})"
@@ -177,6 +187,14 @@ class AttachmentStore(Mapping[str, bytes]):
         return (f"DSH's attachment store {self.root} has no such object: point --attachments DIR at the store "
                 "that has it, or give --capture with the request's capture")
 
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """One warning line per object looked up that could not be used (corrupt, truncated,
+        unreadable, too large, not a file), in the order met: what it is, where, and that the
+        requests carrying it were not rendered from their wire body. Control characters in a path
+        are written as ``\\uXXXX`` escapes, so each warning is one line."""
+        return tuple(self._problems.values())
+
     def __getitem__(self, key: str) -> bytes:
         found = self._kept.get(key)
         if found is not None:
@@ -186,18 +204,36 @@ class AttachmentStore(Mapping[str, bytes]):
         if path is None:
             raise KeyError(key)
         try:
-            os.lstat(path)
+            info = os.lstat(path)
         except OSError as exc:  # not there: the renderer's "no bytes"; a bucket that cannot be searched: an error
             if exc.errno in _ABSENT:
                 raise KeyError(key) from None
-            raise AttachmentError(f"cannot look at attachment object {path}: {exc.strerror or exc}",
-                                  dsh_code="ATTACHMENT_READ_FAILED", hint=_HINT) from None
-        data = self._read(key, path)
+            raise self._refuse(path, AttachmentError(
+                f"cannot look at attachment object {path}: {exc.strerror or exc}",
+                dsh_code="ATTACHMENT_READ_FAILED", hint=_HINT)) from None
+        signature = (info.st_ino, info.st_size, info.st_mtime_ns)
+        refused = self._refused.get(key)
+        if refused is not None and refused[0] == signature:  # a fresh error: a renderer locates it
+            raise AttachmentError(refused[1].message, dsh_code=refused[1].dsh_code, hint=refused[1].hint)
+        try:
+            data = self._read(key, path)
+        except AttachmentError as exc:
+            self._refused[key] = (signature, exc)
+            raise self._refuse(path, exc) from None
+        self._refused.pop(key, None)
         self._kept[key] = data
         self._kept_size += len(data)
         while self._kept_size > self.keep_bytes and len(self._kept) > 1:
             self._kept_size -= len(self._kept.popitem(last=False)[1])
         return data
+
+    def _refuse(self, path: Path, error: AttachmentError) -> AttachmentError:
+        """``error``, its warning line kept (the first one met for ``path``)."""
+        code = f" [{error.dsh_code}]" if error.dsh_code else ""
+        self._problems.setdefault(os.fspath(path), _one_line(
+            f"{error.message}{code}: requests carrying this image are not rendered; their prompt is measured "
+            f"from the log's JSON (hint: {error.hint or _HINT})"))
+        return error
 
     def _read(self, key: str, path: Path) -> bytes:
         kind = special_kind(path)  # a FIFO or a device is never opened
@@ -244,6 +280,29 @@ class AttachmentStore(Mapping[str, bytes]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with each character that is not printable (newlines, ESC, C1, bidi controls, lone
+    surrogates) written as its ``\\uXXXX`` escape: a path is not ours to trust."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+                   for ch in text)
+
+
+def attachment_warnings(images: Mapping[str, bytes] | None) -> list[str]:
+    """The warnings of the attachment store behind ``images`` (an :class:`AttachmentStore`, or an
+    :class:`ImageOverlay` over one): one line per object it refused (:attr:`AttachmentStore.problems`);
+    empty for any other mapping or None.
+
+    Example:
+        >>> attachment_warnings(None), attachment_warnings(AttachmentStore("no/such/store"))
+        ([], [])
+    """
+    if isinstance(images, ImageOverlay):
+        return attachment_warnings(images.first) + attachment_warnings(images.then)
+    return list(images.problems) if isinstance(images, AttachmentStore) else []
 
 
 class ImageOverlay(Mapping[str, bytes]):

@@ -32,8 +32,11 @@ ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-co
 _PI_ADAPTERS = frozenset(ADAPTER_APIS.values())
 #: Provider ids DSH's native DeepSeek adapter serves by default.
 _NATIVE = frozenset({"deepseek-official"})
-#: pi-ai catalog providers whose API is fixed by the catalog (pi-ai 0.82.1 ``providers/data``).
-_CATALOG_APIS: Mapping[str, str] = {"anthropic": "anthropic-messages"}
+#: pi-ai catalog providers whose API is fixed by the catalog (pi-ai 0.82.1 ``providers/data``: every
+#: model of ``anthropic.json``, ``deepseek.json`` and ``openrouter.json`` names that one API) and
+#: whose model facts :data:`dsh_audit.wire._piai_models` ships.
+_CATALOG_APIS: Mapping[str, str] = {"anthropic": "anthropic-messages", "deepseek": "openai-completions",
+                                    "openrouter": "openai-completions"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,14 +31,15 @@ from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, open_reg
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
-from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, load_routes, make_renderer, render
-from ._attachments import ImageOverlay, attachment_store, dsh_homes_of
+from ..wire import (DeepSeekRenderer, PiRoutes, PromptPieces, home_route_files, load_home_routes, load_routes,
+                     make_renderer, render)
+from ._attachments import ImageOverlay, attachment_store, attachment_warnings, dsh_homes_of
 from ._evidence import EvidenceCollector, LogEvidence
 from ._lines import EventLines
 from ._routes import Route, RouteEvidence, request_provider, request_route, window_conflicts
 
-__all__ = ["HOME_PATCH", "Activity", "Bodies", "Session", "home_routes_file", "home_routes_key", "open_foreign",
-           "open_session", "route_renderer", "routes_from"]
+__all__ = ["HOME_PATCH", "PROFILE_ENV", "Activity", "Bodies", "Session", "home_routes_file", "home_routes_key",
+           "open_foreign", "open_session", "route_renderer", "routes_from"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
@@ -267,15 +268,17 @@ class Session:
         per route/model whose logged context window differs from the file's (the log's is used);
         first, when the configuration is its DSH home's (:func:`routes_from`) and routes a
         request of it, which file that is."""
+        found = attachment_warnings(self.bodies.images)
         if self.config is None:
-            return []
-        found = []
-        if self.config.source == home_routes_file(self.path):
+            return found
+        if self.config.layers:
             routed = set(self.config.apis) | {provider for provider, _ in self.config.models}
             if any(request_provider(r) in routed for r in self.requests):
-                found.append(f"route configuration from {self.config.source} (the llm-pi-ai row of DSH's home "
-                             "patch layer; --routes FILE overrides it)")
-        return found + window_conflicts(self.routes, self.config.models)
+                what = ("the llm-pi-ai row of DSH's home patch layer"
+                        if self.config.layers == (home_routes_file(self.path),) else "DSH's layers under its home")
+                found.append(f"route configuration from {' + '.join(self.config.layers)} ({what}; --routes FILE "
+                             "overrides it)")
+        return found + list(self.config.notes) + window_conflicts(self.routes, self.config.models)
 
     def route(self, request: Request, *, forced: str | None = None,
               declared: Mapping[str, str] | None = None) -> Route:
@@ -295,6 +298,9 @@ class Session:
 #: DSH's home-level user patch layer, ``$DSH_HOME/cordis.patch.yml`` (``apps/cli/src/profile-boot.ts``
 #: ``homePatchPath``; ``PROFILE_PATCH_FILENAME``, ``packages/boot/app-boot/src/profile.ts``).
 HOME_PATCH = "cordis.patch.yml"
+#: The environment variable naming the DSH profile the sessions ran under (a CLI ``--profile NAME``
+#: would set it for the command, as ``--attachments`` sets its own, so worker processes see it).
+PROFILE_ENV = "DSH_AUDIT_PROFILE"
 #: The bytes of a home patch layer hashed into an index's options (a route file is read no further).
 _HASHED = (1 << 20) + 1
 
@@ -317,45 +323,58 @@ def home_routes_file(log: str | os.PathLike[str]) -> str | None:
 def home_routes_key(log: str | os.PathLike[str]) -> str | None:
     """A short hash of the text of the log's home patch layer (:func:`home_routes_file`), which an
     index keeps with the log's row so that an edit of it re-audits the log; None without one."""
-    found = home_routes_file(log)
-    if found is None:
+    digest = hashlib.sha256(os.environ.get(PROFILE_ENV, "").strip().encode("utf-8", "surrogatepass") + b"\0")
+    files = [path for home in dsh_homes_of(log) for path in home_route_files(home)]
+    if not files:
         return None
-    try:
-        with open_regular(found, what="route file") as handle:
-            return "home:" + hashlib.sha256(handle.read(_HASHED)).hexdigest()[:16]
-    except (OSError, DshAuditError):  # reading it for the audit reports why
-        return "home:unreadable"
+    for path in files:
+        digest.update(path.encode("utf-8", "surrogatepass") + b"\0")
+        try:
+            with open_regular(path, what="route file") as handle:
+                digest.update(handle.read(_HASHED))
+        except (OSError, DshAuditError):  # reading it for the audit reports why
+            digest.update(b"unreadable")
+    return "home:" + digest.hexdigest()[:16]
 
 
-def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None) -> PiRoutes | None:
+def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None,
+                profile: str | None = None) -> PiRoutes | None:
     """The route configuration at ``path`` (``--routes``; read once per process); without one, the
-    one of the DSH home the log at ``log`` sits in, when that home's patch layer
-    (:func:`home_routes_file`) sets the ``llm-pi-ai`` row's ``config``; else None.
-
-    DSH composes that row from its bundle layers, then the profile's ``cordis.patch.yml``, then the
-    home's, then ``--patch`` overlays (``apps/cli/src/profile-boot.ts`` ``composeProfile``), and a
-    later row replaces each key it names whole (vendored include ``applyEntryPatches``), so a
-    ``config`` set by the home layer is the one DSH ran with (bar a ``--patch`` overlay, which is
-    per launch). The profile layer is not read: the profile is chosen per launch (``--profile
-    NAME``, ``dsh web``) and the log does not record it.
+    one DSH composed under the DSH home the log at ``log`` sits in (:func:`dsh_audit.wire.load_home_routes`:
+    the profile's patch layer, the home's, then the settings document's ``llm-pi-ai`` section),
+    ``profile`` naming the profile the session ran under (the log does not record it); else None.
+    Re-read when one of those files changes (:func:`dsh_audit.wire.home_route_files`).
 
     Raises:
-        UsageError: the file cannot be read or declares a route DSH would refuse.
+        UsageError: a file cannot be read or declares a route DSH would refuse.
     """
     if path is not None:
         return _route_file(path)
-    found = home_routes_file(log) if log is not None else None
-    return None if found is None else _home_layer(found)
+    if profile is None:
+        profile = os.environ.get(PROFILE_ENV, "").strip() or None  # --profile sets it for the command
+    for home in dsh_homes_of(log) if log is not None else ():
+        files = home_route_files(home)
+        if files:
+            return _home_routes(os.fspath(home), profile, tuple((f, _stamp(f)) for f in files))
+    return None
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)
+
+
+@lru_cache(maxsize=8)
+def _home_routes(home: str, profile: str | None, files: tuple[tuple[str, tuple[int, int]], ...]) -> PiRoutes | None:
+    return load_home_routes(home, profile=profile)
 
 
 @lru_cache(maxsize=8)
 def _route_file(path: str) -> PiRoutes:
     return load_routes(path)
-
-
-@lru_cache(maxsize=8)
-def _home_layer(path: str) -> PiRoutes | None:
-    return load_routes(path, layer=True)
 
 
 def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",

@@ -115,7 +115,8 @@ class DeepSeekRenderer:
             compaction_instruction: DSH's compaction instruction text; required for ``compaction``.
             compaction_effort: the effort the adapter defaulted to for a compaction call.
             images: attachment bytes by ``attachmentId``; required when any message has an image.
-            offloaded_image_text: DSH's stand-in text, needed only when images exceed the bound.
+            offloaded_image_text: the stand-in text of an image offloaded to fit the request image
+                bound (default: DSH's own, ``OFFLOADED_IMAGE_TEXT``, shipped in ``wire/_images.py``).
 
         Raises:
             RenderError: the adapter would refuse the request (``dsh_code`` says with which code),

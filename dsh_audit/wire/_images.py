@@ -24,11 +24,18 @@ from typing import Any
 from .._json import json_objects
 from ..errors import RenderError
 
+#: DSH's model-facing stand-in for an image removed to fit a request's image bound: the text block
+#: ``offloadRequestImages`` puts where each oldest image was. A code constant of DSH, not in any
+#: log: ``OFFLOADED_IMAGE_TEXT``, DSH 0.1.0-rc.8 ``packages/llm/llm/src/content.ts:7-8``.
+OFFLOADED_IMAGE_TEXT = ("[image omitted to keep the request within its image limit; older images are omitted "
+                        "first. If this image is still needed, read its file again when a path is available; "
+                        "otherwise ask the user to attach it again.]")
+
 #: How a user gives a renderer the bytes a logged image reference names.
 IMAGE_BYTES_HINT = ("read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
                     "or from a capture of the request with --capture FILE")
 
-__all__ = ["IMAGE_BYTES_HINT", "attachment_bytes", "has_image", "image_attachment", "images_in_body", "offload_images",
+__all__ = ["IMAGE_BYTES_HINT", "OFFLOADED_IMAGE_TEXT", "attachment_bytes", "has_image", "image_attachment", "images_in_body", "offload_images",
            "to_base64"]
 
 Message = Mapping[str, Any]
@@ -96,13 +103,16 @@ def _offload(blocks: list[Block], remaining: list[int], text: str) -> list[Block
     return out
 
 
-def offload_images(messages: Sequence[Message], max_bytes: int | None, text: str | None) -> list[Message]:
+def offload_images(messages: Sequence[Message], max_bytes: int | None, text: str | None = None) -> list[Message]:
     """DSH ``offloadRequestImages``: replace the oldest images, counted by the base64 size of
-    their logged ``bytes``, until the total fits ``max_bytes`` (None: no bound). The replacement
-    is DSH's ``OFFLOADED_IMAGE_TEXT``, which the log does not hold: pass it as ``text``.
+    their logged ``bytes``, until the total fits ``max_bytes`` (None: no bound). Each replaced
+    image becomes a text block of ``text`` (None: DSH's :data:`OFFLOADED_IMAGE_TEXT`).
 
-    Raises:
-        RenderError: images must be replaced and ``text`` is None.
+    Example:
+        >>> image = {"type": "image", "attachment": {"attachmentId": "sha256:ab", "bytes": 3}}
+        >>> [message] = offload_images([{"role": "user", "content": [image, image]}], 4)
+        >>> message["content"][0] == {"type": "text", "text": OFFLOADED_IMAGE_TEXT}, message["content"][1] is image
+        (True, True)
     """
     if max_bytes is None:
         return list(messages)
@@ -117,12 +127,9 @@ def offload_images(messages: Sequence[Message], max_bytes: int | None, text: str
         count += 1
     if count == 0:
         return list(messages)
-    if text is None:
-        raise RenderError(f"{count} oldest image(s) exceed the {max_bytes}-byte request image bound and DSH "
-                          "would replace them with its offload notice, whose text the log does not hold",
-                          hint="pass offloaded_image_text= (DSH's OFFLOADED_IMAGE_TEXT) or a larger bound")
     remaining = [count]
-    return [{**m, "content": _offload(json_objects(m.get("content")), remaining, text)} for m in messages]
+    stand_in = OFFLOADED_IMAGE_TEXT if text is None else text
+    return [{**m, "content": _offload(json_objects(m.get("content")), remaining, stand_in)} for m in messages]
 
 
 # --- image bytes a captured body carries --------------------------------------------------------

@@ -374,8 +374,9 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
     A request with an image anywhere takes DSH's image path (``adapter.ts`` ``stream``,
     ``context.ts`` ``toPiContextWithImages``): ``model`` (when given) must take image input, only
     user messages may hold images, the oldest images beyond ``max_request_image_bytes`` become
-    ``offloaded_image_text``, and every other image becomes pi-ai ``ImageContent`` with the bytes
-    of ``images`` (by ``attachmentId``; the log holds only the reference).
+    ``offloaded_image_text`` (default: DSH's ``OFFLOADED_IMAGE_TEXT``), and every other image
+    becomes pi-ai ``ImageContent`` with the bytes of ``images`` (by ``attachmentId``; the log holds
+    only the reference).
 
     ``owned_routes`` are the routes of the pi-ai adapter instance that serves ``provider``, the
     target route; assistant messages of other routes lose their replay state first (DSH

@@ -12,12 +12,19 @@ The route's stream settings (``reasoning``, ``cacheRetention``, ``thinkingBudget
 DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) and its request image
 bound (``maxRequestImageBytes``) are read into a :class:`~dsh_audit.wire.RouteProfile` carried by
 each of its models.
+
+A route file is one of DSH's inputs; :func:`load_home_routes` composes the configuration the way
+DSH composes it under its home (a profile's patch layer, the home's, the settings document's
+section), and every file is read as DSH's own YAML readers read it (YAML 1.2 scalars, no merge
+keys, a key named twice refused).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
+import json
 import math
 import os
 import re
@@ -35,7 +42,8 @@ from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel, RouteProfile
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["PiRoutes", "load_routes", "parse_routes"]
+__all__ = ["PATCH_FILE", "PROFILES_DIR", "PROFILE_HINT", "SETTINGS_FILE", "PiRoutes", "YamlDialect", "check_profile",
+           "home_profiles", "home_route_files", "load_home_routes", "load_routes", "parse_routes"]
 
 #: A route-file value in an error, described by its first items only: YAML aliases can make a
 #: one-line value name a billion strings (``api: *bomb``).
@@ -50,6 +58,8 @@ _RETENTIONS = ("none", "short", "long")
 _BUDGET_LEVELS = ("minimal", "low", "medium", "high")
 #: DSH's attribution header names, which a profile's headers cannot set (``attribution.ts``).
 _RESERVED_HEADERS = frozenset({"user-agent"})
+_FILE_HINT = "give --routes a YAML file with DSH's llm-pi-ai route configuration"
+_CONFIG_HINT = "see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models"
 #: Largest route file read (DSH's route configurations are a few KiB; PyYAML reads about 1 MiB/s).
 MAX_ROUTE_FILE = 1 << 20
 #: Profile fields DSH no longer reads and refuses (``config.ts`` ``rejectRemovedFields``).
@@ -68,32 +78,98 @@ class PiRoutes:
     Attributes:
         apis: provider id -> the pi-ai API its models speak (when they all speak one).
         models: (provider, model id) -> :class:`PiModel` for every model the file serves.
-        source: the file it was read from.
+        source: the file it was read from (composed from DSH's layers: the last one that set it).
+        layers: composed from a DSH home (:func:`load_home_routes`): every file that set part of
+            it, in DSH's order; else empty.
+        notes: what the composition could not settle (one line each), for a command to print.
     """
 
     apis: Mapping[str, str]
     models: Mapping[tuple[str, str], PiModel]
     source: str = ""
+    layers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+#: The implicit tags of PyYAML's SafeLoader that DSH's YAML readers do not have: js-yaml's
+#: ``JSON_SCHEMA`` (patch layers: vendored include ``src/index.ts:23``) and the ``yaml`` package's
+#: YAML 1.2 core schema (the settings document) resolve ``<<`` and ``2024-01-01`` as strings.
+_NOT_DSH_TAGS = frozenset({"tag:yaml.org,2002:bool", "tag:yaml.org,2002:merge", "tag:yaml.org,2002:timestamp"})
+#: Which of DSH's YAML readers a file is read as: ``js-yaml`` 4.2.0 (patch layers, app-boot
+#: ``src/index.ts:13, 320-339``) or ``yaml`` 2.9.0 (``settings.yaml``, settings-file ``src/index.ts:15, 278``).
+YamlDialect = Literal["js-yaml", "yaml"]
+
+
+def _js_string(value: Any) -> Any:
+    """``String(key)``: the name js-yaml gives a mapping key, by which it finds a duplicate
+    (``lib/loader.js`` ``storeMappingPair``): ``1`` and ``"1"``, ``true`` and ``True`` are one key."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, (_JsExpression, dict)):
+        return "[object Object]"
+    if isinstance(value, (list, tuple)):  # unhashable: PyYAML refuses it (and a str() of aliases may not end)
+        return ("node", id(value))
+    return str(value)
+
+
+def _yaml_identity(value: Any) -> Any:
+    """The ``yaml`` package's key identity (``uniqueKeys``: ``a.value === b.value`` of two scalars):
+    ``1`` and ``1.0`` are one key, ``1`` and ``"1"`` two, NaN never equal to itself."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
+        return ("number", float(value) if abs(value) < 1 << 53 else value)
+    return ("node", id(value))
 
 
 @functools.cache
-def _yaml12_loader() -> type[yaml.SafeLoader]:
-    """The YAML loader that reads as DSH's does: YAML 1.2 booleans, so ``off``, ``on``, ``yes``
-    and ``no`` are strings (``reasoningEfforts: {off: , high: high}`` has a level named ``off``).
+def _yaml12_loader(dialect: YamlDialect = "js-yaml") -> type[yaml.SafeLoader]:
+    """The YAML loader that reads as DSH's reader of ``dialect`` does: YAML 1.2 booleans, so
+    ``off``, ``on``, ``yes`` and ``no`` are strings (``reasoningEfforts: {off: , high: high}`` has a
+    level named ``off``); no merge keys or timestamps; a mapping that names one key twice refused
+    (js-yaml 4.2.0 ``lib/loader.js:440-446`` "duplicated mapping key" unless its ``json`` option,
+    which DSH does not pass; ``yaml`` 2.9.0 ``uniqueKeys: true`` by default, ``DUPLICATE_KEY``).
     Made when the first route file is read: yaml is imported only then (most commands read none)."""
     import yaml
 
+    identity = _js_string if dialect == "js-yaml" else _yaml_identity
+
     class Yaml12Loader(yaml.SafeLoader):
-        pass
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    name = identity(key)
+                    hash(name)
+                except TypeError:  # an unhashable key: PyYAML's own error says so
+                    continue
+                if name in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicated mapping key {_SHORT.repr(key)} (DSH's YAML reader refuses it)",
+                        key_node.start_mark)
+                seen.add(name)
+            return super().construct_mapping(node, deep=deep)
 
     Yaml12Loader.yaml_implicit_resolvers = {
-        key: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:bool"]
+        key: [(tag, regex) for tag, regex in resolvers if tag not in _NOT_DSH_TAGS]
         for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
     for first in "tTfF":
         Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
                                            re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), [first])
-    Yaml12Loader.add_constructor("tag:yaml.org,2002:js", _js_expression)
+    if dialect == "js-yaml":
+        Yaml12Loader.add_constructor("tag:yaml.org,2002:js", _js_expression)
     return Yaml12Loader
 
 
@@ -145,8 +221,7 @@ def load_routes(path: str | os.PathLike[str], *, layer: bool = False) -> PiRoute
         'openai-completions'
     """
     name = os.fspath(path)
-    hint = "give --routes a YAML file with DSH's llm-pi-ai route configuration"
-    data = _read_yaml(name, hint)
+    data = _read_yaml(name, _FILE_HINT)
     try:
         if layer:
             data = _layer_config(data)
@@ -154,61 +229,334 @@ def load_routes(path: str | os.PathLike[str], *, layer: bool = False) -> PiRoute
                 return None
         return dataclasses.replace(parse_routes(data), source=name)
     except _Bad as exc:
-        raise UsageError(f"route file: {exc}", path=name,
-                         hint="see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models") from None
+        raise UsageError(f"route file: {exc}", path=name, hint=_CONFIG_HINT) from None
 
 
-def _read_yaml(name: str, hint: str) -> Any:
-    """The parsed YAML of the route file ``name``.
+def _read_yaml(name: str, hint: str, *, what: str = "route file", dialect: YamlDialect = "js-yaml") -> Any:
+    """The parsed YAML of the route file (or other file ``what``) ``name``, read as DSH's reader
+    of ``dialect`` reads it.
 
     Raises:
-        UsageError: the file cannot be read or is not YAML.
+        UsageError: the file cannot be read or is not YAML (a key named twice included).
     """
     try:
-        with open_regular(name, what="route file") as handle:  # a FIFO would hang: refused
+        with open_regular(name, what=what) as handle:  # a FIFO would hang: refused
             raw = handle.read(MAX_ROUTE_FILE + 1)
     except UnreadableError as exc:
         raise UsageError(exc.message, path=name, hint=exc.hint or hint) from None
     except OSError as exc:
-        raise UsageError(f"cannot read the route file: {exc.strerror or exc}", path=name, hint=hint) from None
+        raise UsageError(f"cannot read the {what}: {exc.strerror or exc}", path=name, hint=hint) from None
     if len(raw) > MAX_ROUTE_FILE:
-        raise UsageError(f"route file is larger than {MAX_ROUTE_FILE >> 20} MiB; a route configuration is a few KiB",
+        raise UsageError(f"{what} is larger than {MAX_ROUTE_FILE >> 20} MiB; a route configuration is a few KiB",
                          path=name, hint=hint)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"route file is not UTF-8 text (byte {exc.start})", path=name, hint=hint) from None
+        raise UsageError(f"{what} is not UTF-8 text (byte {exc.start})", path=name, hint=hint) from None
     import yaml  # here, not at the top: see _yaml12_loader
 
     try:
-        return yaml.load(text, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_yaml12_loader(dialect))  # noqa: S506 - a SafeLoader subclass
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, C0 and C1 controls)
         line = text.count("\n", 0, exc.position) + 1
-        raise UsageError(f"route file is not valid YAML at line {line}: {exc.reason} (U+{exc.character:04X})",
+        raise UsageError(f"{what} is not valid YAML at line {line}: {exc.reason} (U+{exc.character:04X})",
                          path=name, hint=hint) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise UsageError(f"route file is not valid YAML{where}: {problem}", path=name, hint=hint) from None
+        raise UsageError(f"{what} is not valid YAML{where}: {problem}", path=name, hint=hint) from None
     except RecursionError:
-        raise UsageError("route file nests mappings or lists too deeply", path=name, hint=hint) from None
+        raise UsageError(f"{what} nests mappings or lists too deeply", path=name, hint=hint) from None
     except ValueError as exc:  # an integer past Python's digit limit
         problem = str(exc).splitlines()[0].split("; use ")[0]
-        raise UsageError(f"route file is not valid YAML: {problem}", path=name, hint=hint) from None
+        raise UsageError(f"{what} is not valid YAML: {problem}", path=name, hint=hint) from None
 
 
 def _layer_config(data: Any) -> Any:
     """The ``llm-pi-ai`` row's ``config`` a DSH patch layer sets, None when it sets none. A patch
     row replaces each key it names (the vendored include's ``applyEntryPatches`` assigns
     ``target[key] = value``), so the last row setting ``config`` wins whole."""
+    rows = [r for r in _patch_rows(data) if r.get("id") == "llm-pi-ai" and "config" in r]
+    return rows[-1]["config"] if rows else None
+
+
+# --- the layers DSH composes under its home ----------------------------------------------------
+#
+# DSH composes a profile's tree as patch layers over an empty entry list (``apps/cli/src/
+# profile-boot.ts:122-151``): the bundles' layers (shipped with DSH: dsh-base mounts the llm-pi-ai
+# row with no routes, ``packages/bundle/base/cordis.patch.yml:88-96``), the profile's own
+# ``<home>/profiles/<name>/cordis.patch.yml`` (read when it exists, app-boot ``src/profile.ts:398-401``),
+# the home's ``<home>/cordis.patch.yml`` (absent only when not there, app-boot ``src/index.ts:278-287``),
+# then the launch's ``--patch`` overlays, which no file records. A patch replaces each key it names,
+# ``config`` whole (vendored include ``src/index.ts:121-124``). The llm-pi-ai plugin then lays the
+# ``llm-pi-ai`` section of the settings document (``<home>/settings.yaml``, what the web Models page
+# writes) over that config (``llm-pi-ai/src/index.ts:284``, ``settings/src/index.ts:863-874``): plain
+# objects merge key by key, anything else (a list included) replaces (``settings/src/index.ts:297-305``).
+
+#: DSH's patch layer file, a profile's own and the home's (``PROFILE_PATCH_FILENAME``, app-boot
+#: ``src/profile.ts:39``; ``homePatchPath``, ``apps/cli/src/profile-boot.ts:49-51``).
+PATCH_FILE = "cordis.patch.yml"
+#: DSH's settings document under its home (settings-file ``src/index.ts:56``).
+SETTINGS_FILE = "settings.yaml"
+#: The folder of a DSH home holding its profiles (``PROFILES_DIR``, app-boot ``src/profile.ts:36``).
+PROFILES_DIR = "profiles"
+#: What settles the profile a session ran under: its log does not record it (the header holds
+#: version, id, createdAt, cwd, parentSession, seedLength, origin, delegationDepth, agentPreset:
+#: ``session-persistence-jsonl/src/format.ts:51-64``), and DSH takes it per launch (``dsh --profile
+#: NAME``, ``dsh web``: ``apps/cli/src/args.ts:131-144, 156-169``).
+PROFILE_HINT = "name the DSH profile the session ran under (its dsh --profile NAME) with --profile NAME"
+#: The rows the route configuration depends on, and the plugin dsh-base mounts in each.
+_ROWS = {"llm-pi-ai": "@deepseek-ai/dsh-llm-pi-ai", "settings": "@deepseek-ai/dsh-settings-file"}
+_UNSET: Any = object()
+
+
+@dataclass
+class _Row:
+    """A row of DSH's composed tree, as far as the route configuration depends on it."""
+
+    name: Any
+    config: Any = _UNSET
+    disabled: Any = None
+    source: str | None = None  # the layer that set its config
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript's truthiness of a parsed YAML value (``[]`` and ``{}`` are true)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return bool(value) and not (isinstance(value, float) and math.isnan(value))
+    return True
+
+
+def _fresh_rows() -> dict[str, _Row]:
+    return {row_id: _Row(name) for row_id, name in _ROWS.items()}
+
+
+def _inserted(rows: dict[str, _Row], entries: list[Any], source: str) -> None:
+    """Rows an ``insert`` adds: one of an id tracked becomes the row its later patches target (the
+    include indexes what it inserts, group rows' children too)."""
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("id"), str) and entry["id"] in _ROWS:
+            rows[entry["id"]] = _Row(entry.get("name"), entry.get("config", _UNSET), entry.get("disabled"),
+                                     source if "config" in entry else None)
+        if _truthy(entry.get("group")) and isinstance(entry.get("config"), list):
+            _inserted(rows, entry["config"], source)
+
+
+def _apply_patches(rows: dict[str, _Row], patches: list[dict[str, Any]], source: str) -> None:
+    """One layer's patch rows applied as the vendored include's ``applyEntryPatches`` applies them
+    (``src/index.ts:77-125``): an ``insert`` adds rows, a patch whose ``name`` is not its row's
+    plugin is skipped, and each other key a patch names replaces the row's."""
+    for patch in patches:
+        insert = patch.get("insert")
+        if _truthy(insert):
+            if isinstance(insert, list):
+                _inserted(rows, insert, source)
+            continue
+        row_id = patch.get("id")
+        row = rows.get(row_id) if isinstance(row_id, str) else None
+        if row is None or (_truthy(patch.get("name")) and patch.get("name") != row.name):
+            continue
+        if "config" in patch:
+            row.config, row.source = patch["config"], source
+        if "disabled" in patch:
+            row.disabled = patch["disabled"]
+
+
+def _patch_rows(data: Any) -> list[dict[str, Any]]:
+    """A patch layer's rows, shaped as DSH's ``parsePatchList`` requires (app-boot ``src/index.ts:320-339``)."""
     if not isinstance(data, list):
         raise _Bad("rows", "a patch layer must be a top-level YAML list of patch rows")
     for index, row in enumerate(data):
         if not isinstance(row, dict):
             raise _Bad(f"rows[{index}]", "must be a mapping (a patch row)")
-    rows = [r for r in data if r.get("id") == "llm-pi-ai" and "config" in r]
-    return rows[-1]["config"] if rows else None
+    return data
+
+
+def _read_layer(path: str) -> list[dict[str, Any]]:
+    """A patch layer's rows, worded as a route file's (``--routes FILE`` overrides every layer)."""
+    try:
+        return _patch_rows(_read_yaml(path, _FILE_HINT))
+    except _Bad as exc:
+        raise UsageError(f"route file: {exc}", path=path, hint=_CONFIG_HINT) from None
+
+
+def _present(path: str) -> bool:
+    """Whether DSH reads the file at ``path`` as a layer: it is skipped only when not there (a file
+    that cannot be looked at is read, and its error reported)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno not in (errno.ENOENT, errno.ENOTDIR)
+    except ValueError:  # a NUL byte: no such file
+        return False
+    return True
+
+
+def home_profiles(home: str | os.PathLike[str]) -> list[str]:
+    """The profiles of the DSH home ``home``: the folders under ``<home>/profiles`` holding a
+    ``package.json`` (what DSH loads as a profile, app-boot ``src/profile.ts:375-385``), DSH's
+    ``node_modules`` fallback excepted; sorted."""
+    folder = os.path.join(os.fspath(home), PROFILES_DIR)
+    try:
+        names = sorted(os.listdir(folder))
+    except (OSError, ValueError):
+        return []
+    return [name for name in names
+            if name != "node_modules" and os.path.isfile(os.path.join(folder, name, "package.json"))]
+
+
+def check_profile(name: str) -> None:
+    """DSH's ``resolveProfileDir`` refusals (app-boot ``src/profile.ts:104-111``)."""
+    if name in ("", ".", "..", "node_modules") or "/" in name or "\\" in name or "\0" in name:
+        raise UsageError(f"invalid DSH profile name {_SHORT.repr(name)}", hint=PROFILE_HINT)
+
+
+def home_route_files(home: str | os.PathLike[str]) -> list[str]:
+    """Every file under the DSH home ``home`` that :func:`load_home_routes` may read, that is there:
+    each profile's patch layer, the home's, the settings document (for an index to notice an edit)."""
+    base = os.fspath(home)
+    found = [os.path.join(base, PROFILES_DIR, name, PATCH_FILE) for name in home_profiles(base)]
+    found = [path for path in found if os.path.exists(path)]
+    return found + [path for path in (os.path.join(base, PATCH_FILE), os.path.join(base, SETTINGS_FILE))
+                    if _present(path)]
+
+
+def _composed(home: str, profile: str | None, home_patches: list[dict[str, Any]] | None) -> dict[str, _Row]:
+    rows = _fresh_rows()
+    if profile is not None:
+        path = os.path.join(home, PROFILES_DIR, profile, PATCH_FILE)
+        if os.path.exists(path):  # DSH: existsSync, then read
+            _apply_patches(rows, _read_layer(path), path)
+    if home_patches is not None:
+        _apply_patches(rows, home_patches, os.path.join(home, PATCH_FILE))
+    return rows
+
+
+def _settled(rows: dict[str, _Row]) -> tuple[Any, ...]:
+    return tuple((row.config, row.disabled) for row in rows.values())
+
+
+def _profile_rows(home: str, profile: str | None, home_patches: list[dict[str, Any]] | None,
+                  notes: list[str]) -> dict[str, _Row]:
+    """The rows DSH composed for the profile ``profile``; without one, for the home's only profile,
+    or the one every profile composes; else the home layer's alone, with a note saying so."""
+    if profile is not None:
+        check_profile(profile)
+        return _composed(home, profile, home_patches)
+    profiles = home_profiles(home)
+    if not profiles:
+        return _composed(home, None, home_patches)
+    candidates, unreadable = [], []
+    for name in profiles:
+        try:
+            candidates.append(_composed(home, name, home_patches))
+        except UsageError:
+            unreadable.append(name)
+    if not unreadable and all(_settled(rows) == _settled(candidates[0]) for rows in candidates):
+        return candidates[0]  # one profile, or every profile composes the same rows
+    notes.append(f"the profiles of DSH home {home} ({', '.join(profiles)}) compose different llm-pi-ai routes "
+                 "and the log does not record which one ran: the home's own layers only are read; " + PROFILE_HINT)
+    return _composed(home, None, home_patches)
+
+
+def _settings_path(home: str, row: _Row, notes: list[str]) -> str | None:
+    """The settings document DSH read (settings-file ``resolveSpec``, ``src/index.ts:55-60``):
+    ``<home>/settings.yaml`` unless the ``settings`` row names another; None when the row is
+    disabled or names one that cannot be told from here (a relative path, an expression)."""
+    if _truthy(row.disabled):
+        return None
+    config = row.config if isinstance(row.config, dict) else {}
+    for key, tail in (("path", None), ("dshHome", SETTINGS_FILE)):
+        value = config.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str) and os.path.isabs(value):
+            return value if tail is None else os.path.join(value, tail)
+        notes.append(f"DSH's settings document is placed by the settings row's config.{key} {_SHORT.repr(value)} "
+                     f"({row.source}), which does not say where from here: its llm-pi-ai section is not read")
+        return None
+    return os.path.join(home, SETTINGS_FILE)
+
+
+def _settings_section(path: str) -> Any:
+    """The ``llm-pi-ai`` section of the settings document at ``path`` (``_UNSET`` when it has none),
+    read as settings-file reads it (``src/index.ts:170-181, 272-295``)."""
+    hint = "see DSH's settings document: a map of namespace sections, llm-pi-ai: {providers: ...}"
+    if path.endswith(".json"):  # JSON.parse: a key named twice is its last value
+        try:
+            with open_regular(path, what="settings file") as handle:
+                raw = handle.read(MAX_ROUTE_FILE + 1)
+            if len(raw) > MAX_ROUTE_FILE:
+                raise ValueError(f"larger than {MAX_ROUTE_FILE >> 20} MiB")
+            text = raw.decode("utf-8")
+            document = json.loads(text) if text.strip() else {}
+        except (OSError, UnreadableError, ValueError, RecursionError) as exc:
+            reason = exc.message if isinstance(exc, UnreadableError) else str(exc).splitlines()[0]
+            raise UsageError(f"cannot read the settings file as JSON: {_SHORT.repr(reason)}", path=path,
+                             hint=hint) from None
+    elif path.endswith((".yaml", ".yml")):
+        document = _read_yaml(path, hint, what="settings file", dialect="yaml")
+        document = {} if document is None else document
+    else:
+        raise UsageError("settings file is neither .yaml, .yml nor .json, which DSH refuses", path=path, hint=hint)
+    if not isinstance(document, dict):
+        raise UsageError("settings file must be a map of namespace sections", path=path, hint=hint)
+    section = document.get("llm-pi-ai")
+    return _UNSET if section is None else section
+
+
+def _merge_layers(under: Any, over: Any) -> Any:
+    """DSH settings' ``mergeLayers``: plain objects merge key by key, anything else replaces."""
+    if not isinstance(under, dict) or not isinstance(over, dict):
+        return over
+    merged = dict(under)
+    for key, value in over.items():
+        merged[key] = _merge_layers(merged[key], value) if key in merged else value
+    return merged
+
+
+def load_home_routes(home: str | os.PathLike[str], *, profile: str | None = None) -> PiRoutes | None:
+    """The ``llm-pi-ai`` route configuration DSH composed under the DSH home ``home``, from the
+    layers DSH reads there, in its order and with its merge rules (see the comment above
+    :data:`PATCH_FILE`): the profile's patch layer, the home's, then the settings document's
+    ``llm-pi-ai`` section. ``profile`` names the profile (the log does not record it); without
+    one, the home's only profile is the one, else the one every profile composes alike; when the
+    profiles compose different routes, only the home's own layers are read and
+    :attr:`PiRoutes.notes` says so. None when no layer sets a route configuration (and nothing
+    is left unsettled). ``--patch`` overlays (per launch, recorded nowhere) are not read.
+
+    Raises:
+        UsageError: a layer that DSH reads cannot be read, is not YAML (a key named twice
+            included), or composes a route DSH would refuse; the message names the file.
+
+    Example:
+        >>> routes = load_home_routes("~/.dsh", profile="web")  # doctest: +SKIP
+        >>> routes.layers  # doctest: +SKIP
+        ('/home/me/.dsh/cordis.patch.yml', '/home/me/.dsh/settings.yaml')
+    """
+    base, notes = os.fspath(home), list[str]()
+    home_layer = os.path.join(base, PATCH_FILE)
+    home_patches = _read_layer(home_layer) if _present(home_layer) else None
+    rows = _profile_rows(base, profile, home_patches, notes)
+    settings = _settings_path(base, rows["settings"], notes)
+    section = _settings_section(settings) if settings is not None and _present(settings) else _UNSET
+    row = rows["llm-pi-ai"]
+    layers = tuple(path for path, used in ((row.source, row.config is not _UNSET), (settings, section is not _UNSET))
+                   if used and path is not None)
+    if row.config is _UNSET and section is _UNSET:
+        return PiRoutes(MappingProxyType({}), MappingProxyType({}), notes=tuple(notes)) if notes else None
+    config = row.config if section is _UNSET else _merge_layers(None if row.config is _UNSET else row.config, section)
+    try:
+        routes = parse_routes(config)
+    except _Bad as exc:
+        where = " + ".join(layers)
+        raise UsageError(f"route configuration composed from {where}: {exc}" if len(layers) > 1
+                         else f"route configuration: {exc}", path=layers[-1] if layers else base,
+                         hint=_CONFIG_HINT) from None
+    return dataclasses.replace(routes, source=layers[-1] if layers else "", layers=layers, notes=tuple(notes))
 
 
 def _providers(data: Any) -> Mapping[str, Any]:
