@@ -306,7 +306,7 @@ def test_a_click_usage_error_is_one_line_naming_the_help(monkeypatch: pytest.Mon
         2, b"", "error: No such command 'nosuch'. (hint: see `dsh-audit --help`)\n")
 
 
-@pytest.mark.parametrize("argv", [["requests", "sample_logs/"], ["requests", "sample_logs/", "--json"]])
+@pytest.mark.parametrize("argv", [["requests", "sample_logs/sessions/"], ["requests", "sample_logs/sessions/", "--json"]])
 def test_a_reader_that_stops_early_is_not_a_failure(argv: list[str]) -> None:
     """``dsh-audit requests | head``: exit 0 and nothing on stderr (rich and click both exit 1 on a
     broken pipe by themselves)."""

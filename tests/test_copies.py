@@ -102,3 +102,35 @@ def test_diff_of_a_whole_scenario_folder_matches_every_capture(scenario: str, mo
     verdicts = {json.loads(line)["verdict"] for line in out.splitlines()}
     assert (code, verdicts) == (0, {"identical"}), err
     assert all(line.startswith("note: one session in two files: read ") for line in err)
+
+
+def test_a_copy_named_otherwise_beside_a_dsh_home_is_found_by_its_header(tmp_path: Path) -> None:
+    dsh, _ = _scenario(tmp_path, _lines())
+    (tmp_path / "session-logs" / "session-sample-change.jsonl").unlink()
+    plain = tmp_path / "change" / "session.jsonl"  # a session folder copied out and renamed
+    plain.parent.mkdir()
+    plain.write_bytes(_lines())
+    notes: list[str] = []
+    assert discover([tmp_path], notes=notes) == [dsh]
+    assert notes == [f"one session in two files: read {dsh}, not {plain} (the same lines)"]
+
+
+def test_a_dsh_home_alone_is_not_read_to_find_copies(tmp_path: Path, monkeypatch) -> None:
+    """Where every log is where DSH keeps it, the folder names say which session each holds."""
+    dsh, plain = _scenario(tmp_path, _lines())
+    plain.unlink()
+    seen: list[Path] = []
+    monkeypatch.setattr("dsh_audit.log._discover._header_id", seen.append)
+    assert (discover([tmp_path]), seen) == ([dsh], [])
+
+
+def test_snapshot_fixtures_sharing_the_token_id_are_not_copies(tmp_path: Path) -> None:
+    """DSH's snapshot normaliser writes ``{{sessionId}}`` into every fixture: it names no session."""
+    dsh, _ = _scenario(tmp_path, b"")
+    (tmp_path / "session-logs" / "session-sample-change.jsonl").unlink()
+    header = b'{"type":"session","version":0,"id":"{{sessionId}}","createdAt":0,"cwd":"/w","delegationDepth":0}\n'
+    for name in ("a", "b"):
+        (tmp_path / "fixtures" / name).mkdir(parents=True)
+        (tmp_path / "fixtures" / name / "session.jsonl").write_bytes(header)
+    assert discover([tmp_path]) == [tmp_path / "fixtures" / "a" / "session.jsonl",
+                                    tmp_path / "fixtures" / "b" / "session.jsonl", dsh]

@@ -15,6 +15,7 @@ from ..errors import DshAuditError, UnreadableError, UsageError
 from ._decode import TornTail, iter_lines
 from ._format import detect_format
 from ._outputs import open_regular
+from ._reader import read_log
 from ._versions import canonical_generation
 
 __all__ = ["default_sessions_root", "discover", "is_folder", "looks_like_log", "resolve_session"]
@@ -190,6 +191,24 @@ def _copy_name(path: Path) -> str | None:
     return None
 
 
+def _in_layout(path: Path) -> bool:
+    """Whether ``path`` is where DSH keeps a session: ``sessions/<project>/<session>/session.jsonl[.zstd]``."""
+    return bool(_SESSION_NAME.match(path.name)) and path.parent.parent.parent.name == "sessions"
+
+
+def _header_id(path: Path) -> str | None:
+    """The session id in a log's header; None when it has none that can be read (its reading says
+    why), or a snapshot fixture's token (``{{sessionId}}``: DSH's snapshot normaliser gives every
+    fixture that id, so it names no session)."""
+    try:
+        log = read_log(path, lenient=True)
+    except DshAuditError:
+        return None
+    log.close()
+    found = log.header.id
+    return None if found.startswith("{{") and found.endswith("}}") else found
+
+
 def _holds(a: Path, b: Path) -> int | None:
     """How two files' decoded lines compare: 0 the same lines, 1 ``a`` holds all of ``b``'s and
     more after them, -1 the reverse; None when they differ, or one cannot be read (its reading
@@ -209,20 +228,26 @@ def _holds(a: Path, b: Path) -> int | None:
     return 0
 
 
-def _preferred(path: Path) -> bool:
-    """A file DSH itself reads (``session.jsonl[.zstd]`` in a session folder), rather than an export."""
-    return bool(_SESSION_NAME.match(path.name))
+def _preferred(path: Path) -> int:
+    """How much a file is the one DSH reads: 2 where DSH keeps it (:func:`_in_layout`), 1 named as
+    DSH names it elsewhere (a session folder copied out), 0 an export."""
+    return 2 if _in_layout(path) else 1 if _SESSION_NAME.match(path.name) else 0
 
 
 def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
-    """``logs`` with each session read once: files whose names say they hold the same session
-    (:func:`_copy_name`) are compared line by line; of two with the same lines the file DSH reads
-    is kept (else the first), of two where one holds the other and more the longer is kept (an
-    earlier copy stops where it was taken). Files that differ otherwise are all kept. ``notes``
-    says which file was read instead of which."""
+    """``logs`` with each session read once: files that hold the same session are compared line by
+    line; of two with the same lines the file DSH reads is kept (else the first), of two where one
+    holds the other and more the longer is kept (an earlier copy stops where it was taken). Files
+    that differ otherwise are all kept. ``notes`` says which file was read instead of which.
+
+    Which files hold one session: in a DSH home (every log where DSH keeps it) or among files
+    outside one, their names say (:func:`_copy_name`: nothing is read); when both kinds are found
+    together (a scenario folder holding DSH's home and exports, a copy beside a home), the session
+    id of each header (one more small read of each log's first line)."""
+    mixed = len({_in_layout(log) for log in logs}) > 1
     named: dict[str, list[Path]] = {}
     for log in logs:
-        if (name := _copy_name(log)) is not None:
+        if (name := _header_id(log) if mixed else _copy_name(log)) is not None:
             named.setdefault(name, []).append(log)
     dropped: set[Path] = set()
     for group in named.values():
@@ -232,7 +257,7 @@ def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
                 relation = _holds(other, log)
                 if relation is None:
                     continue
-                if relation == -1 or (relation == 0 and _preferred(log) and not _preferred(other)):
+                if relation == -1 or (relation == 0 and _preferred(log) > _preferred(other)):
                     kept[at], log, other = log, other, log
                 dropped.add(log)
                 if notes is not None:
@@ -248,9 +273,6 @@ def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list
     """``(session id, createdAt, path)`` of each log whose header can be read, and why each log
     that cannot be opened (no permission, a FIFO, a symlink loop) cannot be; a file that opens
     but holds no DSH header (another agent's log, a damaged one) is skipped."""
-    from ..errors import DshAuditError
-    from ._reader import read_log
-
     found: list[tuple[str, int, Path]] = []
     unopened: list[UnreadableError] = []
     for path in logs:
