@@ -109,62 +109,60 @@ def test_breaks_at_80_columns_leaves_out_first_divergence_and_folds_a_dotted_nam
 
 
 @needs_corpus
-def test_requests_at_80_columns_is_boxed_with_whole_headers():
+def test_requests_at_80_columns_is_compact_with_a_row_a_line():
+    """The boxed table would wrap "10 initial" under every row; the compact one holds each row on one line."""
     code, lines = invoke("requests", str(LOG), columns=80)
     assert code == 0
-    assert lines[2:7] == [
-        "┏━━━┳━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━┳━━━━━━┳━━━━━━━┳━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┓",
-        "┃   ┃ turn/     ┃       ┃         ┃      ┃       ┃ cache ┃        ┃            ┃",
-        "┃ # ┃ step/try  ┃ kind  ┃ header  ┃ msgs ┃ input ┃  read ┃ output ┃ finish     ┃",
-        "┡━━━╇━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━╇━━━━━━╇━━━━━━━╇━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━┩",
-        "│ 0 │ -         │ title │ -       │    1 │     ? │     ? │      ? │            │"]
-    assert "│ 4 │ 4/1/1     │ loop  │ 76      │    9 │  1910 │  6784 │     13 │ tool-calls │" in lines
+    assert lines[2:6] == [
+        "#  turn/step/try  kind   header      msgs  input  cache read  output  finish",
+        "─" * 80,
+        "0  -              title  -              1      ?           ?       ?",
+        "1  1/1/1          loop   10 initial     2   7963           0       3  stop"]
+    assert "4  4/1/1          loop   76 change      9   1910        6784      13  tool-calls" in lines
 
 
 @needs_corpus
 def test_requests_at_60_columns_is_compact_without_finish():
+    """Without finish, every row holds on one line ("10 initial" unwrapped) when the header wraps once more."""
     code, lines = invoke("requests", str(LOG), columns=60)
     assert code == 0
     assert lines[2:8] == [
-        " " * 47 + "cache",
-        "#  turn/step/try  kind   header   msgs  input   read  output",
+        "   turn/step/" + " " * 34 + "cache",
+        "#  try         kind   header      msgs  input   read  output",
         "─" * 60,
-        "0  -              title  -           1      ?      ?       ?",
-        "1  1/1/1          loop   10          2   7963      0       3",
-        " " * 25 + "initial"]
+        "0  -           title  -              1      ?      ?       ?",
+        "1  1/1/1       loop   10 initial     2   7963      0       3",
+        "2  2/1/1       loop   30 change      4   7993      0      18"]
     assert lines[-1] == "narrow terminal: finish not shown (widen it, or use --json)"
 
 
 @needs_corpus
-def test_sessions_at_80_columns_folds_the_id_at_a_dash():
+def test_sessions_at_80_columns_keeps_the_date_the_title_and_a_short_id_whole():
+    """Before: "2026-12-02 11:02", "Fake session title" and the id were each split over lines."""
     code, lines = invoke("sessions", str(LOG), columns=80)
     assert code == 0
     assert lines == [
         "1 session(s), newest first",
-        "when (UTC)    title      reqs    hit  breaks     cost  id",
-        "─" * 80,
-        "2026-12-02    Fake          8  62.8%       5  $0.0111  session-da27503b-0c2b-",
-        "11:02         session                                  4cbd-a3bf-da4c3c2f1824",
-        "              title",
-        "narrow terminal: project not shown (widen it, or use --json)"]
+        "when (UTC)        title               reqs  breaks     cost  id",
+        "─" * 77,
+        "2026-12-02 11:02  Fake session title     8       5  $0.0111  session-da27503b",
+        "id: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: project, hit not shown (widen it, or use --json)"]
 
 
 @needs_corpus
-def test_usage_at_80_columns_keeps_every_number_whole():
+def test_usage_at_80_columns_keeps_every_number_and_id_whole():
     code, lines = invoke("usage", str(LOG), columns=80)
     assert code == 0
     assert lines == [
         "usage by session",
-        " " * 70 + "lost",
-        " " * 38 + "cache   cache" + " " * 19 + "tokens",
-        "session                    requests    miss    read  output     cost  (cost)",
+        " " * 30 + "cache    cache" + " " * 19 + "lost tokens",
+        "session           requests     miss     read  output     cost  (cost)",
         "─" * 80,
-        "session-da27503b-0c2b-            8   21449   36160      96  $0.0111  11968",
-        "4cbd-a3bf-da4c3c2f1824" + " " * 48 + "($0.0076)",
-        "total                             8   21449   36160      96  $0.0111  11968",
-        " " * 70 + "($0.0076)",
+        "session-da27503b         8    21449    36160      96  $0.0111  11968 ($0.0076)",
+        "total                    8    21449    36160      96  $0.0111  11968 ($0.0076)",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract",
+        "your contract; session ids: shortest unique prefix (--json for whole ids)",
         "narrow terminal: unpriced, cache write, off-peak, no cache not shown (widen it,",
         "or use --json)"]
 
@@ -270,24 +268,21 @@ def test_wide_table_is_boxed_on_one_line_a_row(monkeypatch, capsys):
         "└────────────┴───────────────┴──────────┘"]
 
 
-def test_narrower_wraps_text_at_spaces_and_headers_after_a_slash(monkeypatch, capsys):
+def test_narrower_is_compact_with_a_row_a_line_and_headers_wrapped_after_a_slash(monkeypatch, capsys):
+    """The boxed table would wrap "alpha beta"; the compact one holds it, the header wrapping instead."""
     assert _table(monkeypatch, capsys, 30) == [
         "t",
-        "┏━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━┓",
-        "┃       ┃ turn/   ┃          ┃",
-        "┃       ┃ step/   ┃          ┃",
-        "┃ name  ┃ try     ┃   tokens ┃",
-        "┡━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━┩",
-        "│ alpha │ 1/1/1   │ 13613605 │",
-        "│ beta  │         │          │",
-        "│ x     │ -       │        - │",
-        "└───────┴─────────┴──────────┘"]
+        "            turn/",
+        "name        step/try    tokens",
+        "─" * 30,
+        "alpha beta  1/1/1     13613605",
+        "x           -                -"]
 
 
-def test_then_compact_then_a_droppable_column_left_out(monkeypatch, capsys):
+def test_then_a_droppable_column_left_out_then_text_wrapped(monkeypatch, capsys):
     assert _table(monkeypatch, capsys, 24) == [
-        "t", "       turn/", "       step/", "name   try        tokens", "─" * 24,
-        "alpha  1/1/1    13613605", "beta", "x      -               -"]
+        "t", "name          tokens", "─" * 20, "alpha beta  13613605", "x                  -",
+        "narrow terminal:", "turn/step/try not", "shown (widen it, or", "use --json)"]
     assert _table(monkeypatch, capsys, 16) == [
         "t", "name      tokens", "─" * 16, "alpha   13613605", "beta", "x              -",
         "narrow terminal:", "turn/step/try", "not shown (widen", "it, or use", "--json)"]

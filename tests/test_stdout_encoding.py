@@ -85,59 +85,60 @@ def separators(lines: list[str]) -> set[tuple[int, ...]]:
 # -- tables -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
-def test_a_boxed_table_keeps_its_columns(folder, encoding):
+def test_a_table_keeps_its_columns(folder, encoding):
     """Before: the title line and the table were measured on ``caf\u00e9``..., then written
-    longer; now the heading is as wide as the table and every row's borders line up."""
+    longer; now the heading is as wide as the table and every row's separators line up (the
+    compact table, every row on one line, "cache read" right-aligned: its ``?`` is a number not
+    logged)."""
     code, out, err = run(folder, encoding, "requests", "s/session.jsonl")
     assert (code, err) == (0, [])
     lines = out.splitlines()
     heading = f"s/session.jsonl  session {SHOWN[encoding][SESSION]}"
     assert lines == [
-        heading.ljust(80),
-        "+------------------------------------------------------------------------------+",
-        "|   |               |       |         |      |       | cache |        |        |",
-        "| # | turn/step/try | kind  | header  | msgs | input | read  | output | finish |",
-        "|---+---------------+-------+---------+------+-------+-------+--------+--------|",
-        "| 0 | 1/1/1         | loop  | 5       |    1 |   133 | ?     |      9 | stop   |",
-        "|   |               |       | initial |      |       |       |        |        |",
-        "| 1 | -             | title | -       |    1 |     ? | ?     |      ? |        |",
-        "| 2 | 2/1/1         | loop  | 22      |    3 |   231 | ?     |      7 | stop   |",
-        "|   |               |       | change  |      |       |       |        |        |",
-        "+------------------------------------------------------------------------------+",
+        heading.ljust(75),
+        "# |turn/step/try |kind  |header    |msgs |input |cache read |output |finish",
+        "--+--------------+------+----------+-----+------+-----------+-------+------",
+        "0 |1/1/1         |loop  |5 initial |   1 |  133 |         ? |     9 |stop  ",
+        "1 |-             |title |-         |   1 |    ? |         ? |     ? |      ",
+        "2 |2/1/1         |loop  |22 change |   3 |  231 |         ? |     7 |stop  ",
     ]
+    assert len(separators(lines[1:])) == 1
 
 
-def test_a_compact_table_wraps_escapes_in_their_column_ascii(folder):
+def test_a_table_wraps_escapes_in_their_column_ascii(folder):
+    """--no-cost: hit, breaks and cost have no value in any row, so they are the first left out."""
     code, out, err = run(folder, "ascii", "sessions", "s/session.jsonl", "--no-cost")
     assert (code, err) == (0, [])
     lines = out.splitlines()
     assert [line.rstrip() for line in lines] == [
         "1 session(s), newest first",
-        "when (UTC)   |title          |reqs |hit |breaks |cost |id",
-        "-------------+---------------+-----+----+-------+-----+-------------------------",
-        "2027-01-15   |Caf\\u00e9      |   3 |-   |-      |-    |s-caf\\u00e9-\\u2192-",
-        "08:00        |\\u2192         |     |    |       |     |\\ud83d\\ude00",
-        "             |\\u6f22\\u5b57   |     |    |       |     |",
-        "             |\\ud83d\\ude00   |     |    |       |     |",
-        "narrow terminal: project not shown (widen it, or use --json)",
+        "+------------------------------------------------------------------------------+",
+        "| when (UTC)       | title              | reqs | id                            |",
+        "|------------------+--------------------+------+-------------------------------|",
+        "| 2027-01-15 08:00 | Caf\\u00e9 \\u2192   |    3 | s-caf\\u00e9-\\u2192-           |",
+        "|                  | \\u6f22\\u5b57       |      | \\ud83d\\ude00                  |",
+        "|                  | \\ud83d\\ude00       |      |                               |",
+        "+------------------------------------------------------------------------------+",
+        "narrow terminal: hit, breaks, cost (no values), project not shown (widen it, or",
+        "use --json)",
     ]
     assert {len(line) for line in lines} == {80}
-    assert len(separators(lines[1:7])) == 1
+    assert len(separators(lines[2:7])) == 1
 
 
-def test_a_compact_table_wraps_escapes_in_their_column_latin_1(folder):
+def test_a_table_wraps_escapes_in_their_column_latin_1(folder):
     code, out, err = run(folder, "latin-1", "sessions", "s/session.jsonl", "--no-cost")
     assert (code, err) == (0, [])
     lines = out.splitlines()
-    assert [line.rstrip() for line in lines[1:6]] == [
-        "when (UTC)   |title          |reqs |hit |breaks |cost |id",
-        "-------------+---------------+-----+----+-------+-----+-------------------------",
-        "2027-01-15   |Caf\u00e9 \\u2192    |   3 |-   |-      |-    |s-caf\u00e9-\\u2192-",
-        "08:00        |\\u6f22\\u5b57   |     |    |       |     |\\ud83d\\ude00",
-        "             |\\ud83d\\ude00   |     |    |       |     |",
+    assert [line.rstrip() for line in lines[2:7]] == [
+        "| when (UTC)       | title                 | reqs | id                         |",
+        "|------------------+-----------------------+------+----------------------------|",
+        "| 2027-01-15 08:00 | Caf\u00e9 \\u2192           |    3 | s-caf\u00e9-\\u2192-\\ud83d\\ude00 |",
+        "|                  | \\u6f22\\u5b57          |      |                            |",
+        "|                  | \\ud83d\\ude00          |      |                            |",
     ]
     assert {len(line) for line in lines} == {80}
-    assert len(separators(lines[1:6])) == 1
+    assert len(separators(lines[2:7])) == 1
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
@@ -147,14 +148,17 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
     code, out, err = run(folder, encoding, "usage", "s/session.jsonl", "--by", "model")
     assert code == 0
     lines = out.splitlines()
-    assert [line.rstrip() for line in lines[3:8]] == [
-        "model                      |requests |   miss |   read |output |   cost |(cost)",
-        "---------------------------+---------+--------+--------+-------+--------+-------",
-        "deepseek-v4-flash          |       2 |    133 |      0 |     9 |$0.0001 |",
-        "deepseek-                  |       1 |    231 |      0 |     7 |$0.0000 |",
-        "\\u2192\\u6f22\\u5b57         |         |        |        |       |        |",
+    assert [line.rstrip() for line in lines[2:7]] == [
+        "model                      |requests |   miss |  read |output |   cost |no cache",
+        "---------------------------+---------+--------+-------+-------+--------+--------",
+        "deepseek-v4-flash          |       2 |    133 |     0 |     9 |$0.0001 | $0.0001",
+        "deepseek-                  |       1 |    231 |     0 |     7 |$0.0000 | $0.0000",
+        "\\u2192\\u6f22\\u5b57         |         |        |       |       |        |",
     ]
-    assert len(separators(lines[1:9])) == 1
+    assert [line.rstrip() for line in lines[-2:]] == [
+        "narrow terminal: lost tokens (cost) (no values), unpriced, cache write, off-peak",
+        "not shown (widen it, or use --json)"]
+    assert len(separators(lines[1:8])) == 1
     assert max(len(line) for line in lines) == 80
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}'",
                    "warning: 1 request(s) unpriced: usage not logged"]

@@ -337,8 +337,8 @@ def test_a_table_on_a_terminal_goes_through_the_pager_at_the_terminals_width(
     assert (code, shown, err) == (0, "", "")
     assert paged is not None and paged == terminal_runs["no-pager"][1]  # the same table as unpaged, as wide
     assert max(len(line) for line in paged.splitlines()) <= WIDTH
-    assert "session session-sample-tools" in paged and "narrow terminal: finish not shown" in paged
-    assert "3  1/4/1          loop" in paged
+    assert "session session-sample-tools" in paged and "narrow terminal: cache read (no values) not shown" in paged
+    assert "3  1/4/1    loop  5 initial     8    824      18  stop" in paged
 
 
 def test_check_pages_its_markdown_summary_but_not_its_json_report(
@@ -356,7 +356,7 @@ def test_check_pages_its_markdown_summary_but_not_its_json_report(
 def test_no_pager_prints_directly(terminal_runs: dict[str, tuple[int, str, str, str | None]]) -> None:
     code, shown, err, paged = terminal_runs["no-pager"]
     assert (code, err, paged) == (0, "", None)
-    assert "session session-sample-tools" in shown and "3  1/4/1          loop" in shown
+    assert "session session-sample-tools" in shown and "3  1/4/1    loop  5 initial     8    824      18  stop" in shown
 
 
 @pytest.mark.parametrize("name", ["empty", "piped"])

@@ -96,6 +96,17 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
     A log with a capture (--capture, or a wire.jsonl found beside it, as `check` finds it) is
     compared with what was sent too: captured bodies that break the prefix where the log records
     nothing are an unrecorded_mutation break.
+
+    Columns: "#" the request (the INDEX of `requests`); "vs" the request it is compared with (with
+    its session id when that is a parent's); "relation" how the two relate (step, retry, resume,
+    fork, subagent, compaction_call...); "verdict" break (with --all also first, extension,
+    cache_safe_change);
+    "cause" the cause (+ any other at the same request); "fields" the header fields that changed;
+    "evidence seqs" the log seqs that prove it; "first divergence" where the prompts first differ
+    (the segment, the message index, "@N" the byte offset in the segment, "body@N" in the
+    rendered body). A narrow terminal leaves out a column with no value in any row, then "first
+    divergence", then "relation".
+
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
     break is listed), 2 on bad input.
 

@@ -9,7 +9,7 @@ import click
 from .. import cache, fleet
 from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
-from ..report.terminal import print_table, progress_callback
+from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, jobs_option, json_option, lenient_option, listing_options, openai_zdr_option,
                       prices_option, routes_option, selected_logs, stated_zdr, time_options)
@@ -24,6 +24,10 @@ _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit rat
                     "lost $")
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
                  "off-peak $", "breaks $", "unpriced")
+# Left out, in this order, while a narrow terminal cannot show a table with whole words (after a
+# column with no value in any row).
+_COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $")
+_MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
 
 
 def _usd(value: float | None) -> str:
@@ -44,8 +48,7 @@ def _ratio(value: float | None) -> str:
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
     cost = row["lost_cost_usd"]
     return (row["requests"], row["usage_known"], row["prompt_tokens"], row["actual_cache_read"],
-            _ratio(row["hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"],
-            "n/a" if cost is None else f"{cost:.4f}")
+            _ratio(row["hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _usd(cost))
 
 
 @click.command("index")
@@ -131,18 +134,35 @@ def _print_stats(stats: FleetStats) -> None:
         *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
     ])
-    print_table("cost by model", ("model", *_COST_COLUMNS), ((r["model"] or "?", *_costs(r)) for r in stats.cost_by_model))
+    print_table("cost by model", ("model", *_COST_COLUMNS),
+                ((r["model"] or "?", *_costs(r)) for r in stats.cost_by_model), droppable=_COST_DROPPABLE)
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
                 ((r["cause"], r["lost_tokens"], _usd(r["lost_cost_usd"]), _usd(r["break_cost_usd"]))
                  for r in stats.cost_by_cause))
-    print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model))
+    print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model),
+                droppable=_MEASURE_DROPPABLE)
     print_table("by day (UTC, request time)", ("day", *_MEASURE_COLUMNS),
-                ((r["day"] or "?", *_measures(r)) for r in stats.by_day))
+                ((r["day"] or "?", *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
-    print_table("sessions losing the most cached tokens", ("session", "path", *_MEASURE_COLUMNS, "cost", "breaks $"),
-                ((r["session_id"], r["path"], *_measures(r), _usd(r["cost_usd"]), _usd(r["break_cost_usd"]))
-                 for r in stats.top_sessions))
+    columns = ("session", "path", *_MEASURE_COLUMNS, "cost", "breaks $")
+    rows = [(r["session_id"], r["path"], *_measures(r), _usd(r["cost_usd"]), _usd(r["break_cost_usd"]))
+            for r in stats.top_sessions]
+    caption = None
+    if listing_format() == "table" and not _fits(columns, rows):
+        names = short_ids(str(row[0]) for row in rows)
+        shortened = [(names[str(row[0])], *row[1:]) for row in rows]
+        if shortened != rows:
+            rows, caption = shortened, "session: shortest unique prefix (--json for whole ids)"
+    print_table("sessions losing the most cached tokens", columns, rows, droppable=_MEASURE_DROPPABLE, caption=caption)
+
+
+def _fits(columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> bool:
+    """Whether the columns a narrow terminal keeps fit on one line a row, session ids whole (the
+    compact table's spacing; a header may wrap at its spaces)."""
+    widths = [max([*(len(word) for word in column.split()), *(len(str(row[at])) for row in rows)])
+              for at, column in enumerate(columns) if column not in _MEASURE_DROPPABLE]
+    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 
 
 @click.command("stats")
@@ -159,6 +179,14 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
     (total, by bucket, at long-context tier rates, per model, with no cache, off-peak, and what
     cache losses and breaks cost) from the priced ledger `index` stored, without reading the logs
     again. --json prints one object.
+
+    Columns: "reads logged" the requests whose usage records cache reads, and "prompt" their
+    prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
+    prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
+    cached tokens lost and what they cost; "breaks $" what the cache breaks cost; a "$" column
+    is USD at list prices. A narrow terminal leaves out a column with no value in any row, then
+    the lesser columns (the caption names them), and shows session ids as their shortest unique
+    prefix among those listed.
 
     \b
     Example:

@@ -139,6 +139,14 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     attempt (retries included) plus compaction and title calls. With --jobs or --engine dask the
     logs are read in parallel and printed in the same order as a serial run.
 
+    Columns: "#" the INDEX that `show`, `explain` and `render` take; "turn/step/try" where it was
+    sent ("-" for a title call, "N/-" for a compaction call); "kind" loop, compaction or title;
+    "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
+    sent; "input", "cache read" and "output" the tokens the log records for its response (input:
+    prompt tokens not read from the cache, as DSH counts them; "?" when none are logged);
+    "finish" why the response ended. A narrow terminal leaves out a column with no value in any
+    row, then "finish", then "header".
+
     \b
     Example:
         dsh-audit requests sample_logs/ --json | jq .messages_sha256

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 import click
@@ -9,7 +10,7 @@ import click
 from ..cache import SessionSummary, iso_utc, newest_first, summary_group
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import print_table, progress_callback
+from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ..session import Failure, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, lenient_option,
                       listing_options, selected_logs, time_options)
@@ -17,6 +18,9 @@ from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warni
 __all__ = ["sessions_command"]
 
 _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id")
+# The room a title is given when deciding whether whole ids fit the terminal.
+_TITLE_ROOM = 20
+_SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
 
 
 def _ratio(value: float | None) -> str | None:
@@ -51,11 +55,13 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache;
     "breaks" prefix-cache breaks; "cost" the list-price cost; "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
-    value shows "-"; a narrow terminal leaves out "project", then "hit". --json prints one object
-    per session, with first_activity too. A session found in several files (an export and its DSH
-    folder, a copy) is read once when they hold the same lines, or one holds the other's and more
-    (the file DSH reads, else the longer); copies that differ are listed from each. A note says
-    which.
+    value shows "-". A narrow terminal first leaves out a column with no value in any row, then
+    "project", then "hit", and shows each id as its shortest unique prefix (session-86ef2d28),
+    which the caption says; a date, a number or an id is never split over lines. --json prints
+    one object per session, with first_activity and the whole id. A session found in several
+    files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
+    one holds the other's and more (the file DSH reads, else the longer); copies that differ are
+    listed from each. A note says which.
 
     \b
     Example:
@@ -87,9 +93,24 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         for summary in ordered:
             click.echo(dumps_line(summary.to_json()))
     elif ordered:
-        print_table(f"{len(ordered)} session(s), newest first", _COLUMNS, (_row(s) for s in ordered),
-                    droppable=("project", "hit"))
+        rows = [_row(s) for s in ordered]
+        caption = None
+        if listing_format() == "table" and not _fits(rows):
+            names = short_ids(s.session_id for s in ordered)
+            rows = [(*row[:-1], names[s.session_id]) for row, s in zip(rows, ordered)]
+            caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
+        print_table(f"{len(ordered)} session(s), newest first", _COLUMNS, rows, droppable=("project", "hit"),
+                    caption=caption)
     return status
+
+
+def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether whole ids leave a table on one line a session, on the terminal: every column but
+    "project" at its widest, "title" at most ``_TITLE_ROOM`` (the compact table's spacing)."""
+    widths = [max([len(_COLUMNS[at]), *(len("-" if row[at] is None else str(row[at])) for row in rows)])
+              for at in range(len(_COLUMNS)) if _COLUMNS[at] != "project"]
+    widths[1] = min(widths[1], _TITLE_ROOM)
+    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 
 
 def _note_copies(summaries: list[SessionSummary]) -> None:

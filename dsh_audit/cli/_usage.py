@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 import click
@@ -9,7 +10,7 @@ import click
 from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_prices, usage_table
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import print_table, progress_callback
+from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, prices_option, routes_option, selected_logs, since_option, until_option)
@@ -20,6 +21,9 @@ _COLUMNS = ("{by}", "requests", "cache miss", "cache read", "cache write", "outp
             "off-peak", "lost tokens (cost)", "unpriced")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words.
 _DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache")
+# Groups whose key starts with a session id, which a narrow terminal shows shortened.
+_BY_SESSION = ("session", "turn", "request")
+_SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
 
 
 def _usd(value: float) -> str:
@@ -59,6 +63,15 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     the sessions under $DSH_HOME/sessions are read. --since and --until keep the requests the log
     says were sent in that window. By request, a `tier` column shows the prompt size above which a
     long-context tier's rates priced the whole request (only when one did).
+
+    Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache),
+    "cache read", "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and
+    "off-peak" what the same requests would have cost with no cache and all off-peak; "lost
+    tokens (cost)" the cache-miss tokens the cache breaks caused and what they cost; "unpriced"
+    the requests with no price (no usage logged, or a model the table does not know). A narrow
+    terminal leaves out a column with no value in any row, then unpriced, cache write, off-peak
+    and no cache, and shows session ids as their shortest unique prefix (--json and --format
+    csv keep them whole).
 
     \b
     Example:
@@ -101,15 +114,33 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     columns = [c.format(by=by) for c in _COLUMNS]
     if tier:
         columns.insert(columns.index("cost") + 1, "tier")
-    print_table(f"usage by {by}", columns, [*(_row(r, tier=tier) for r in table.rows), _row(table.total, tier=tier)],
-                droppable=_DROPPABLE,
-                caption=f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
-                        f"({', '.join(prices.files)}); check your contract"
-                        + ("; tier: prompt tokens above which long-context rates priced the whole request"
-                           if tier else ""))
+    rows = [*(_row(r, tier=tier) for r in table.rows), _row(table.total, tier=tier)]
+    caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
+               f"({', '.join(prices.files)}); check your contract"
+               + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
+    if by in _BY_SESSION and listing_format() == "table" and not _fits(columns, rows):
+        names = short_ids(ledger.session_id for ledger in ledgers)
+        shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
+        if shortened != rows:
+            rows, caption = shortened, f"{caption}; {_SHORT_NOTE}"
+    print_table(f"usage by {by}", columns, rows, droppable=_DROPPABLE, caption=caption)
     for reason, count in table.unpriced.items():
         echo_warning(f"{count} request(s) unpriced: {reason}")
     return status
+
+
+def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether the columns a narrow terminal keeps fit on one line a row, keys whole (the compact
+    table's spacing; a header may wrap at its spaces)."""
+    widths = [max([*(len(word) for word in column.split()), *(len(str(row[at])) for row in rows)])
+              for at, column in enumerate(columns) if column not in _DROPPABLE]
+    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
+
+
+def _short_key(key: str, names: dict[str, str]) -> str:
+    """``key`` (``ID``, ``ID turn N``, ``ID #N``) with its session id shortened (:func:`short_ids`)."""
+    head, space, rest = key.partition(" ")
+    return names.get(head, head) + space + rest
 
 
 COMMANDS = [usage_command]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._seq import common_length
 from ..errors import UsageError
 from ._listing import LISTING_FORMATS, Listing, current, listing, listing_format, live, paging, start_pager
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
            "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
-           "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text"]
+           "short_ids", "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text"]
 
 T = TypeVar("T")
 
@@ -42,6 +43,13 @@ _NUMBER = re.compile(r"^[~$+-]?\d[\d,._]*(%|s|ms|x)?$")
 _NO_NUMBER = frozenset({"", "-", "?", "n/a"})
 # Words up to this length are never split in a table; a longer one (a path) folds.
 _WHOLE_WORD = 24
+# A column whose cells are all this short is not wrapped while leaving out a column can avoid it.
+_ROOMY = 24
+# What a table keeps on one line as if it were one word: a date and time (``2027-01-15 08:00``).
+_TABLE_WORD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?(?![\d:])|\S+")
+# A word holding a UUID (a session id, not a path) is kept whole in a table up to this length.
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_WHOLE_ID = 64
 # The narrowest value column of the one-record-per-block layout (a terminal narrower than that overflows).
 _NARROWEST = 8
 # A header may wrap at a space or after one of these (``turn/step/try``, ``off-peak``), never inside a word.
@@ -243,10 +251,15 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     word is ever split over lines: a column of numbers (``13,613,605``, ``~146``, ``12.5%``,
     ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, a text column
     at least as wide as its longest word (up to ``_WHOLE_WORD`` characters, so a path folds), and
-    a header wraps only at a space or after ``/`` or ``-``. The first layout that fits is drawn:
-    the boxed table, then a borderless compact one; then the same with the ``droppable`` columns
-    left out one by one, in that order (the caption says which); else one block of
-    ``column value`` lines per row, every column kept.
+    a header wraps only at a space or after ``/`` or ``-``; a date and time (``2027-01-15 08:00``)
+    and a word holding a UUID (a session id) stay on one line. Columns are left out one by one
+    (the caption says which): first a column with no value in any row (every cell ``-``, ``?``,
+    ``n/a`` or empty), then the ``droppable`` columns in that order. The first layout that fits is
+    drawn: with all the columns, then with one left out, and so on, the boxed table with every
+    cell on one line, the borderless compact one so, then the boxed and the compact table with
+    only cells longer than ``_ROOMY`` wrapped; failing all that, the compact table with text
+    wrapped down to its longest words, with as few columns left out as that needs; else one block
+    of ``column value`` lines per row, every column kept.
 
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
@@ -265,23 +278,39 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     cells = [[stdout_text(text) for text in row] for row in cells]
     headers = [stdout_text(header) for header in headers]
     console = stdout_console()
-    kept = list(range(len(headers)))
-    for drop in range(len([c for c in droppable if c in columns]) + 1):
-        dropped = [c for c in droppable if c in columns][:drop]
-        kept = [at for at, column in enumerate(columns) if column not in dropped]
-        shown_headers = [headers[at] for at in kept]
-        shown = [[row[at] for at in kept if at < len(row)] for row in cells]
-        numeric = [_numeric([row[at] for row in shown if at < len(row)]) for at in range(len(kept))]
-        floors = _floors(shown_headers, shown, numeric)
-        for compact in (False, True):
-            room = console.width - _overhead(len(kept), compact=compact)
-            if sum(floors) <= room:
-                note = f"narrow terminal: {', '.join(dropped)} not shown (widen it, or use --json)" if dropped else None
-                widths = _widths(shown_headers, shown, numeric, floors, room)
-                _draw_table(console, title, shown_headers, shown, numeric, widths,
-                            [text for text in (caption, note) if text is not None], compact=compact)
-                return
+    empty = [at for at in range(len(headers))
+             if cells and all(at >= len(row) or row[at] in _NO_NUMBER for row in cells)]
+    order = [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
+    for squeezed in (False, True):
+        for drop in range(len(order) + 1):
+            kept = [at for at in range(len(headers)) if at not in order[:drop]]
+            shown_headers = [headers[at] for at in kept]
+            shown = [[row[at] for at in kept if at < len(row)] for row in cells]
+            numeric = [_numeric([row[at] for row in shown if at < len(row)]) for at in range(len(kept))]
+            floors = _floors(shown_headers, shown, numeric)
+            natural = _natural(shown_headers, shown, floors)
+            # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
+            least = floors if squeezed else [max([floors[at], *(width for width in widths if width <= _ROOMY)])
+                                             for at, widths in enumerate(_cell_widths(len(kept), shown))]
+            # Squeezed, the compact table leaves text the most room.
+            tries = ((least, True),) if squeezed else (
+                (natural, False), (natural, True), (least, False), (least, True))
+            for needed, compact in tries:
+                room = console.width - _overhead(len(kept), compact=compact)
+                if sum(needed) <= room:
+                    note = _narrow_note([headers[at] for at in order[:drop] if at in empty],
+                                        [headers[at] for at in order[:drop] if at not in empty])
+                    widths = _widths(shown_headers, shown, least, room)
+                    _draw_table(console, title, shown_headers, shown, numeric, widths,
+                                [text for text in (caption, note) if text is not None], compact=compact)
+                    return
     _draw_records(console, title, headers, cells, caption)
+
+
+def _narrow_note(empty: Sequence[str], dropped: Sequence[str]) -> str | None:
+    """The caption naming the columns a narrow terminal left out, those with no value first."""
+    names = ([f"{', '.join(empty)} (no values)"] if empty else []) + list(dropped)
+    return f"narrow terminal: {', '.join(names)} not shown (widen it, or use --json)" if names else None
 
 
 def _csv_cell(text: str) -> str:
@@ -356,26 +385,46 @@ def _header_text(header: str, width: int) -> str:
 
 
 def _floors(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[int]:
-    """Each column's narrowest width: its widest number, or its longest word up to ``_WHOLE_WORD``,
-    and its header's longest piece."""
+    """Each column's narrowest width: its widest number, or its longest word up to ``_WHOLE_WORD``
+    (a date and time is one word; one holding a UUID, not a path, counts whole up to
+    ``_WHOLE_ID``), and its header's longest piece."""
     from rich.cells import cell_len
 
     floors: list[int] = []
     for at, header in enumerate(headers):
-        longest_word = max((cell_len(w) for row in cells if at < len(row) for w in row[at].split()), default=1)
-        floor = longest_word if numeric[at] else min(longest_word, _WHOLE_WORD)
+        words = [w for row in cells if at < len(row) for w in _TABLE_WORD.findall(row[at])]
+        longest_word = max(map(cell_len, words), default=1)
+        longest_id = max((cell_len(w) for w in words if _UUID.search(w) and "/" not in w and cell_len(w) <= _WHOLE_ID),
+                         default=0)
+        floor = longest_word if numeric[at] else max(min(longest_word, _WHOLE_WORD), longest_id)
         floors.append(max([1, floor, *(cell_len(piece) for _, piece in _header_pieces(header))]))
     return floors
 
 
+def _cell_widths(count: int, cells: Sequence[Sequence[str]]) -> list[list[int]]:
+    """The widths of the cells of each of ``count`` columns (a column of no row: ``[0]``)."""
+    from rich.cells import cell_len
+
+    return [[cell_len(row[at]) if at < len(row) else 0 for row in cells] or [0] for at in range(count)]
+
+
+def _natural(headers: Sequence[str], cells: Sequence[Sequence[str]], floors: Sequence[int]) -> list[int]:
+    """Each column's width with every cell on one line and its header's words whole."""
+    from rich.cells import cell_len
+
+    return [max([floors[at], *(cell_len(w) for w in header.split()),
+                 *(cell_len(row[at]) for row in cells if at < len(row))]) for at, header in enumerate(headers)]
+
+
 def _numeric(shown: Sequence[str]) -> bool:
-    return any(text not in _NO_NUMBER for text in shown) and all(_is_number(text) for text in shown)
+    """Whether a column holds numbers: each cell one or none, and one at least, or ``?`` (a number not known)."""
+    return any(text not in _NO_NUMBER or text == "?" for text in shown) and all(_is_number(text) for text in shown)
 
 
-def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], floors: Sequence[int],
-            room: int) -> list[int]:
+def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], floors: Sequence[int], room: int) -> list[int]:
     """Column widths that fit ``room`` cells of text, narrowing the widest column first: first down
-    to what keeps its header's words on one line, then down to its floor (:func:`_floors`)."""
+    to what keeps its header's words on one line, then down to its floor (:func:`_floors`, or
+    wider: see :func:`print_table`)."""
     from rich.cells import cell_len
 
     widths: list[int] = []
@@ -702,3 +751,28 @@ def progress_callback(total: int, *, label: str) -> Iterator[Callable[[int, int]
     finally:
         delayed.close()
 
+
+def short_ids(ids: Iterable[str]) -> dict[str, str]:
+    """Each id holding a UUID cut to the shortest prefix no other of ``ids`` starts with, in whole
+    groups of the UUID, at least its first (`show`, `explain` and `render` accept a unique prefix);
+    other ids whole.
+
+    Example:
+        >>> ids = ["session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "session-86ef2d28-6e7b-43ae-ad66-0aa63a88c3dd",
+        ...        "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-sample-chat"]
+        >>> [short_ids(ids)[i] for i in ids]
+        ['session-86ef2d28-6e7a', 'session-86ef2d28-6e7b', '402a1ae8', 'session-sample-chat']
+    """
+    unique = sorted(set(ids))
+    short: dict[str, str] = {}
+    for at, whole in enumerate(unique):
+        found = _UUID.search(whole)
+        if found is None:
+            short[whole] = whole
+            continue
+        # Sorted: the ids sharing the most leading characters with this one are its neighbours.
+        shared = max((common_length(whole, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)), default=0)
+        length = max(found.start() + 8, shared + 1)
+        end = whole.find("-", length - 1)  # to the end of the UUID's group it cut into
+        short[whole] = whole if end < 0 or end >= found.end() else whole[:max(end, length)]
+    return short

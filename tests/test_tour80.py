@@ -1,0 +1,197 @@
+"""Whole outputs at 80 columns, as a new user reads them (issue 14): a date and a session id are
+never split over lines, a column with no value in any row is the first left out, a row that fits
+on one line is drawn on one, and the short id a narrow table shows is one `explain` accepts."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from _cli import invoke
+from _terminal import read_terminal
+from dsh_audit.report.terminal import short_ids
+from dsh_audit.report.terminal import print_table
+from dsh_audit.testing import LogBuilder
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+ROOT = SAMPLES.parent
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Three sessions as DSH names them: two share their UUID's first group, one has no prefix.
+UUID_SESSIONS = (
+    ("session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "Fix the flaky test", 1_800_000_000_000),
+    ("session-86ef2d28-9b1c-4f00-a1b2-0123456789ab", None, 1_800_000_600_000),
+    ("402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "Count the bullet lines in the README", 1_800_001_200_000),
+)
+SAMPLE_SESSIONS = [
+    "8 session(s), newest first",
+    "when (UTC)        title        reqs  breaks     cost  id",
+    "─" * 80,
+    "2027-01-15 08:00  -               4       0  $0.0008  session-sample-tools",
+    "2027-01-15 08:00  -               5       4  $0.0022  session-sample-change",
+    "2027-01-15 08:00  -               4       0  $0.0005  session-sample-fork-parent",
+    "2027-01-15 08:00  -               4       2  $0.0004  session-sample-compaction",
+    "2027-01-15 08:00  -               1       0  $0.0001  fork-child:review",
+    "2027-01-15 08:00  -               3       1  $0.0006  session-sample-resume",
+    "2027-01-15 08:00  Who are you     3       0  $0.0002  session-sample-chat",
+    "2027-01-15 08:00  -               4       1  $0.0005  session-sample-retry",
+    "narrow terminal: hit (no values), project not shown (widen it, or use --json)"]
+
+
+@pytest.fixture
+def uuid_home(tmp_path: Path) -> Path:
+    """A DSH home holding :data:`UUID_SESSIONS`, ten minutes apart, two of them titled."""
+    for session_id, title, created in UUID_SESSIONS:
+        builder = LogBuilder(session_id=session_id, created_at=created)
+        with builder.turn("Hi"):
+            with builder.step():
+                builder.assistant("Hello")
+        if title is not None:
+            builder.title(title)
+        builder.write_jsonl(tmp_path / "sessions" / "--home-dev-project--" / session_id / "session.jsonl", packed=False)
+    return tmp_path
+
+
+def at_80(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str,
+          home: Path | None = None) -> tuple[int, list[str], list[str]]:
+    """``dsh-audit ARGS`` piped at COLUMNS=80: exit code, stdout lines (trailing blanks cut) and stderr lines."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("DSH_HOME", str(home if home is not None else SAMPLES))
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    return code, [line.rstrip() for line in lines], err
+
+
+def test_sessions_keep_the_date_whole_and_leave_out_the_empty_column_first(monkeypatch, capsys):
+    """Before: "2027-01-15 08:00" was split into two lines on every row, while "hit" (no value:
+    the samples log no cache reads) kept its place."""
+    code, lines, err = at_80(monkeypatch, capsys, "sessions")
+    assert (code, err) == (0, [])
+    assert lines == SAMPLE_SESSIONS
+
+
+def test_sessions_in_an_80_column_terminal_are_the_piped_table(monkeypatch, capsys, tmp_path: Path):
+    """The same table in a real pseudo-terminal 80 columns wide (no COLUMNS, no pager)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PAGER", "DSH_AUDIT_PAGER")}
+    env.update(DSH_HOME=str(SAMPLES), DSH_AUDIT_PAGER="", PYTHONPATH=str(ROOT), TERM="xterm")
+    main, child = os.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
+    with subprocess.Popen([sys.executable, "-m", "dsh_audit", "sessions"], stdout=child, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, env=env, cwd=tmp_path) as process:
+        os.close(child)
+        written = read_terminal(main)
+        err = process.stderr.read() if process.stderr else b""
+        code = process.wait(60)
+    os.close(main)
+    shown = ANSI.sub("", written.decode().replace("\r\n", "\n"))
+    assert (code, err) == (0, b"")
+    assert [line.rstrip() for line in shown.splitlines()] == SAMPLE_SESSIONS
+
+
+def test_requests_draw_a_row_a_line_when_the_compact_table_holds_it(monkeypatch, capsys):
+    """Before: boxed, "6 initial" wrapped under every row, and "cache read" (all "?", a number
+    not logged) left-aligned while "input" right-aligned its "?"."""
+    monkeypatch.chdir(ROOT)
+    code, lines, err = at_80(monkeypatch, capsys, "requests", "sample_logs/chat/session.jsonl")
+    assert (code, err) == (0, [])
+    assert lines == [
+        "sample_logs/chat/session.jsonl  session session-sample-chat",
+        "#  turn/step/try  kind   header     msgs  input  cache read  output  finish",
+        "─" * 75,
+        "0  -              title  -             1      ?           ?       ?",
+        "1  1/1/1          loop   6 initial     2    216           ?      39  stop",
+        "2  2/1/1          loop   6 initial     4    354           ?      24  stop"]
+
+
+def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_home: Path):
+    """Before: every id was folded over two lines ("session-86ef2d28-6e7a-43ae-" / "ad66-...")."""
+    code, lines, err = at_80(monkeypatch, capsys, "sessions", home=uuid_home)
+    assert (code, err) == (0, [])
+    assert lines == [
+        "3 session(s), newest first",
+        "when (UTC)        title             reqs  breaks     cost  id",
+        "─" * 80,
+        "2027-01-15 08:20  Count the bullet     2       0  $0.0000  402a1ae8",
+        "                  lines in the",
+        "                  README",
+        "2027-01-15 08:10  -                    1       0  $0.0000  session-86ef2d28-9b1c",
+        "2027-01-15 08:00  Fix the flaky        2       0  $0.0000  session-86ef2d28-6e7a",
+        "                  test",
+        "id: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: hit (no values), project not shown (widen it, or use --json)"]
+    code, lines, err = at_80(monkeypatch, capsys, "explain", "session-86ef2d28-6e7a", "0", home=uuid_home)
+    assert (code, err) == (0, [])
+    assert lines[0] == "request 0 (loop, turn 1 step 1 attempt 1) of session"
+    assert lines[1] == "  session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd: first"
+
+
+def test_sessions_wide_enough_show_whole_ids(monkeypatch, capsys, uuid_home: Path):
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("DSH_HOME", str(uuid_home))
+    code, out, err = invoke(monkeypatch, capsys, "sessions")
+    assert (code, err) == (0, [])
+    lines = [line.rstrip() for line in out.splitlines()]
+    assert [re.findall(r"\S*[0-9a-f]{8}-[0-9a-f-]{27}", line)[0] for line in lines if "2027" in line] == [
+        "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab",
+        "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd"]
+    assert "shortest unique prefix" not in out
+
+
+def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):
+    code, lines, err = at_80(monkeypatch, capsys, "usage", home=uuid_home)
+    assert (code, err) == (0, ["warning: 2 request(s) unpriced: usage not logged"])
+    assert lines == [
+        "usage by session",
+        "                                 cache  cache                        no     off-",
+        "session                requests   miss   read  output     cost    cache     peak",
+        "─" * 80,
+        "402a1ae8                      2    131      0       8  $0.0000  $0.0000  $0.0000",
+        "session-86ef2d28-6e7a         2    131      0       8  $0.0000  $0.0000  $0.0000",
+        "session-86ef2d28-9b1c         1    131      0       8  $0.0000  $0.0000  $0.0000",
+        "total                         5    393      0      24  $0.0001  $0.0001  $0.0001",
+        "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
+        "your contract; session ids: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: lost tokens (cost) (no values), unpriced, cache write not shown",
+        "(widen it, or use --json)"]
+
+
+def test_usage_csv_keeps_whole_ids(monkeypatch, capsys, uuid_home: Path):
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("DSH_HOME", str(uuid_home))
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--format", "csv")
+    assert code == 0
+    assert [line.split(",")[1] for line in out.splitlines()[1:]] == [
+        "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd",
+        "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab", "total"]
+
+
+def test_short_ids_cut_in_whole_uuid_groups():
+    ids = ["session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3de",
+           "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab", "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7",
+           "session-sample-chat"]
+    assert [short_ids(ids)[i] for i in ids] == [
+        "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3de",
+        "session-86ef2d28-9b1c", "402a1ae8", "session-sample-chat"]
+
+
+def test_a_table_keeps_dates_and_ids_whole_and_drops_an_empty_column_first(monkeypatch, capsys):
+    """"note" (no value in any row) goes before the droppable "extra"; the date and the id stay whole."""
+    monkeypatch.setenv("COLUMNS", "70")
+    print_table("t", ["when", "note", "id", "extra"],
+                [["2027-01-15 08:00", None, "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "a b c"],
+                 ["2027-01-16 09:30", "?", "x", "d"]], droppable=["extra"])
+    assert [line.rstrip() for line in capsys.readouterr().out.splitlines()] == [
+        "t",
+        "when              id                                            extra",
+        "─" * 69,
+        "2027-01-15 08:00  session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd  a b c",
+        "2027-01-16 09:30  x                                             d",
+        "narrow terminal: note (no values) not shown (widen it, or use --json)"]
