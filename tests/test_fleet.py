@@ -430,7 +430,7 @@ def test_validate_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch,
     elif args == ["--json"]:
         assert (*serial[:2], _copies_noted(serial[2])) == (0, "", (12, ""))
     else:
-        assert serial[0] == 1 and serial[1].count("\n") == 610
+        assert serial[0] == 1 and serial[1].count("\n") == 611
 
 
 @needs_corpus
@@ -485,7 +485,7 @@ def test_breaks_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, c
                                          "step": 61, "subagent": 1, "title_call": 10}
     else:
         copies, rest = _copies_noted(serial[2])
-        assert (serial[0], serial[1].count("\n"), copies, rest.count("\n")) == (2, 460, 17, 22)
+        assert (serial[0], serial[1].count("\n"), copies, rest.count("\n")) == (2, 460, 14, 22)
 
 
 @needs_corpus

@@ -77,12 +77,21 @@ def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterabl
 
 def _storable(value: Any) -> Any:
     """``value`` as SQLite can hold it: a lone surrogate (valid in a JSON log, and DSH writes what
-    it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8."""
+    it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8; an integer past
+    SQLite's 64 bits (a logged count up to 2**64 - 1, or a sum of such counts) becomes the nearest
+    double, the number JavaScript holds for it.
+
+    Example:
+        >>> _storable(2**63 - 1), _storable(2**64 - 1), _storable("\\ud800")
+        (9223372036854775807, 1.8446744073709552e+19, '\\\\ud800')
+    """
     if isinstance(value, str) and not value.isascii():  # ASCII text is UTF-8 already
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
             return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return float(value)
     return value
 
 

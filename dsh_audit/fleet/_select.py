@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -28,7 +29,7 @@ def parse_since(text: str, *, now: float | None = None) -> float:
         now: the present, in seconds since the epoch (default: the clock).
 
     Raises:
-        UsageError: ``text`` is neither.
+        UsageError: ``text`` is neither, or an age too long for a float (400 digits of weeks).
 
     Example:
         >>> parse_since("7d", now=1_000_000.0)
@@ -37,7 +38,11 @@ def parse_since(text: str, *, now: float | None = None) -> float:
     match = _RELATIVE.match(text)
     if match:
         current = time.time() if now is None else now
-        return current - float(match.group(1)) * _SECONDS[match.group(2)]
+        then = current - float(match.group(1)) * _SECONDS[match.group(2)]
+        if not math.isfinite(then):  # infinity: no date, and no moment later code can floor
+            raise UsageError(f"cannot read --since {text!r}: the age is too long",
+                             hint="give an age such as 90s, 30m, 12h, 7d or 2w, or a date")
+        return then
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:

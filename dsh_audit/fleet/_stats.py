@@ -267,6 +267,11 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
                           top_sessions=_top(connection, top), cost=_cost(connection),
                           cost_by_model=_cost_by_model(connection), cost_by_cause=_cost_by_cause(connection))
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
+        if str(exc) == "integer overflow":  # a sound index: SUM() of counts that add up past 2**63 - 1
+            raise UsageError("the token counts of the index add up past SQLite's 64-bit integers: its logs "
+                             "hold counts no model reports", path=os.fspath(db),
+                             hint="find them with `dsh-audit sessions PATH` and index the other logs "
+                                  "apart") from None
         raise index_error(exc, os.fspath(db), hint="delete the file and index again") from None
     finally:
         connection.close()

@@ -160,8 +160,14 @@ def iso_seconds(value: Any) -> float | None:
 
 
 def token_count(value: Any) -> int:
-    """A logged token count as an int; anything that is not a number (a damaged record) counts 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A logged token count as an int; anything that is not a number, or not a finite one below
+    2**63 in size (a damaged record: ``1e400`` reads as infinity), counts 0.
+
+    Example:
+        >>> token_count(12), token_count(7.9), token_count(float("inf")), token_count(1e300), token_count("5")
+        (12, 7, 0, 0, 0)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -(2**63) < value < 2**63:
         return 0
     return int(value)
 

@@ -234,11 +234,19 @@ def _preferred(path: Path) -> int:
     return 2 if _in_layout(path) else 1 if _SESSION_NAME.match(path.name) else 0
 
 
+#: The most files of one session name that are compared with each other (a log, its export, a copy
+#: or two): more are not copies of one session, and comparing them two by two would read each of
+#: them as many times as there are others.
+_MAX_COPIES = 4
+
+
 def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
     """``logs`` with each session read once: files that hold the same session are compared line by
     line; of two with the same lines the file DSH reads is kept (else the first), of two where one
     holds the other and more the longer is kept (an earlier copy stops where it was taken). Files
-    that differ otherwise are all kept. ``notes`` says which file was read instead of which.
+    that differ otherwise are all kept. ``notes`` says which file was read instead of which. More
+    than :data:`_MAX_COPIES` files of one session are all kept uncompared, so that the work stays
+    within a few reads of each file.
 
     Which files hold one session: in a DSH home (every log where DSH keeps it) or among files
     outside one, their names say (:func:`_copy_name`: nothing is read); when both kinds are found
@@ -251,6 +259,8 @@ def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
             named.setdefault(name, []).append(log)
     dropped: set[Path] = set()
     for group in named.values():
+        if len(group) > _MAX_COPIES:
+            continue  # not copies of one session (fixtures sharing an id): each is read, none compared
         kept: list[Path] = []
         for log in group:
             for at, other in enumerate(kept):

@@ -43,6 +43,22 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN, Infinity and -Infinity
 
 
+def _number_int(literal: str) -> int | float:
+    """An integer literal as orjson reads it: an int from -2**63 to 2**64 - 1, else the nearest
+    float, which past the largest double is infinity, as ``JSON.parse`` reads ``1`` and 400 zeros
+    (a Python int of 400 digits in a token count overflowed the cost arithmetic).
+
+    Example:
+        >>> _number_int("18446744073709551615"), _number_int("18446744073709551616"), _number_int("1" + "0" * 400)
+        (18446744073709551615, 1.8446744073709552e+19, inf)
+    """
+    if len(literal) <= 20:
+        value = int(literal)
+        if -(2**63) <= value < 2**64:
+            return value
+    return float(literal)  # no digit limit, unlike int()
+
+
 class LongStrings:
     """The long string literals of one huge line, decoded once and shared by every parse of it.
 
@@ -66,7 +82,8 @@ _PIECE = 1 << 20  # long literals are checked and decoded in pieces of about thi
 
 
 def parse_json(raw: bytes | bytearray, strings: LongStrings | None = None) -> Any:
-    """Parse one line the way ``JSON.parse`` would (lone surrogates and huge ints allowed).
+    """Parse one line the way ``JSON.parse`` would (lone surrogates allowed; an integer past 64 bits
+    is the nearest double, infinity past the largest, as orjson and ``JSON.parse`` read it).
 
     A line of more than 16 MiB costs memory for the line and for what it parses to, once: its
     long strings are decoded one by one (and shared through ``strings`` by every parse of the
@@ -90,7 +107,7 @@ def _parse_whole(raw: bytes | bytearray) -> Any:
     except orjson.JSONDecodeError:
         text = raw.decode("utf-8")  # UnicodeDecodeError propagates: the caller reports it
         try:
-            value = json.loads(text, parse_constant=_refuse_constant)
+            value = json.loads(text, parse_constant=_refuse_constant, parse_int=_number_int)
         except RecursionError:
             raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth_exceeds(value, MAX_DEPTH):

@@ -66,7 +66,10 @@ def attachment_bytes(block: Block, images: Mapping[str, bytes]) -> bytes:
             when it has one: an attachment store names itself).
     """
     key = image_attachment(block).get("attachmentId")
-    data = images.get(key) if isinstance(key, str) else None
+    if not isinstance(key, str):  # nothing to look up: no store or capture could supply it
+        raise RenderError("an image block names no attachment (no string attachmentId in its attachment)",
+                          hint="the log is damaged here: DSH writes attachment: {attachmentId: 'sha256:<hex>'}")
+    data = images.get(key)
     if data is None:
         hint = getattr(images, "missing_hint", None)
         raise RenderError(f"no bytes supplied for image attachment {key!r}",
