@@ -221,14 +221,19 @@ def test_a_json_settings_document_named_by_the_settings_row(tmp_path: Path) -> N
 # --- a session rendered with the composed routes ------------------------------------------------
 
 
-def test_a_request_renders_with_the_profile_it_ran_under(tmp_path: Path) -> None:
-    home = make_home(tmp_path, profiles={"tui": route("medium"), "web": route("high")})
+def _layers_log(home: Path) -> Path:
+    """A one-turn session on the hand-declared route local-openai, effort high, in ``home``."""
     b = LogBuilder(session_id="layers", provider="local-openai", model="local-coder", system="Sys.", tools=[],
                    reasoning_effort="high", max_tokens=1000)
     with b.turn("Hi."):
         with b.step():
             reply(b, "local-openai", "local-coder", "openai-completions", "Hello.")
-    session = open_session(b.write_jsonl(home / "sessions" / "--proj--" / "layers" / "session.jsonl"))
+    return b.write_jsonl(home / "sessions" / "--proj--" / "layers" / "session.jsonl")
+
+
+def test_a_request_renders_with_the_profile_it_ran_under(tmp_path: Path) -> None:
+    home = make_home(tmp_path, profiles={"tui": route("medium"), "web": route("high")})
+    session = open_session(_layers_log(home))
     body = ('{"model":"local-coder","messages":[{"role":"developer","content":"Sys."},{"role":"user","content":'
             '"Hi."}],"stream":true,"stream_options":{"include_usage":true},"store":false,'
             '"max_completion_tokens":1000,"reasoning_effort":"%s"}')
@@ -292,13 +297,7 @@ def test_merge_keys_and_dates_are_read_as_dsh_reads_them(tmp_path: Path) -> None
 def test_render_takes_the_profile_from_the_command_line(tmp_path: Path, monkeypatch, capsys) -> None:
     """``--profile NAME`` (every command with ``--routes``) names the profile the log cannot."""
     monkeypatch.delenv("DSH_AUDIT_PROFILE", raising=False)
-    home = make_home(tmp_path, profiles={"tui": route("medium"), "web": route("high")})
-    b = LogBuilder(session_id="layers", provider="local-openai", model="local-coder", system="Sys.", tools=[],
-                   reasoning_effort="high", max_tokens=1000)
-    with b.turn("Hi."):
-        with b.step():
-            reply(b, "local-openai", "local-coder", "openai-completions", "Hello.")
-    log = b.write_jsonl(home / "sessions" / "--proj--" / "layers" / "session.jsonl")
+    log = _layers_log(make_home(tmp_path, profiles={"tui": route("medium"), "web": route("high")}))
     for profile, sent in (("tui", "medium"), ("web", "high")):
         code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0", "--profile", profile)
         assert (code, out.endswith(f'"reasoning_effort":"{sent}"}}')) == (0, True), err
