@@ -205,6 +205,121 @@ def _model(request: Request) -> tuple[str | None, str | None]:
     return (provider if isinstance(provider, str) else None), (model if isinstance(model, str) else None)
 
 
+# The best earlier prompt to read from: ``((segments, characters, measured), seen, mine, theirs)``.
+_Best = tuple[tuple[int, int, int], _Seen, Prompt, Prompt]
+# Consecutive earlier requests whose prompts lie on the same tracks (a prompt's own, its log-JSON
+# projection's) and so share one common prefix with any later prompt's: that key, and the requests.
+_Run = tuple[tuple[str, Any, Any], list[_Seen]]
+
+
+def _run_key(prompt: Prompt) -> tuple[str, Any, Any]:
+    return prompt.source, prompt.track, (prompt.json or prompt).track
+
+
+def _runs(seen: Iterable[_Seen]) -> list[_Run]:
+    """``seen`` (oldest first) in runs of the same key (:data:`_Run`)."""
+    runs: list[_Run] = []
+    for item in seen:
+        _add_run(runs, item)
+    return runs
+
+
+def _add_run(runs: list[_Run], seen: _Seen) -> None:
+    key = _run_key(seen.prompt)
+    if runs and runs[-1][0] == key:  # tracks compare by identity
+        runs[-1][1].append(seen)
+    else:
+        runs.append((key, [seen]))
+
+
+def _drop_runs(runs: list[_Run], count: int) -> None:
+    """Forget the ``count`` oldest requests of ``runs``."""
+    while count > 0 and runs:
+        first = runs[0][1]
+        if len(first) <= count:
+            count -= len(first)
+            del runs[0]
+        else:
+            del first[:count]
+            count = 0
+
+
+def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag: float) -> dict[str, _Best]:
+    """The earlier request whose prompt shares the longest prefix with ``prompt``, of the requests
+    of ``runs`` (oldest first): any (``any``), within its TTL (``warm``), and readable by now
+    (``landed``), each with the shared prefix and the two prompts compared (in one projection).
+
+    The longest shared prefix wins; of equal ones, the best measured, then the latest: an earlier
+    prompt that is the whole prefix with its size logged (the provider's own count), then part of
+    one (this request's count, on its logged scale), then a whole prompt only counted here. A
+    failed attempt without usage and its logged retry share a prompt: the attempt's own count is
+    not the provider's scale and must not set the level.
+
+    Most earlier requests lie on a few tracks (a fork per replace): a run's common prefix with this
+    prompt is looked up once (:func:`~dsh_audit.cache._prefix.common_prefix`: its tracks' common
+    prefix, or all of the shorter prompt's), and a request's is then the smaller of it and its
+    size. Runs are read latest first, and one whose longest possible prefix is no longer than each
+    level found so far is passed over whole: only a longer prefix can replace a later find.
+    """
+    found_any: _Best | None = None
+    found_warm: _Best | None = None
+    found_landed: _Best | None = None
+    source, projected = prompt.source, prompt.json or prompt
+    own: dict[Any, tuple[int, int]] = {}  # track -> its common prefix with this prompt's track
+    other: dict[Any, tuple[int, int]] = {}  # ... with its log-JSON projection's track
+    sent = now.sent if now is not None else None
+    for (their_source, their_track, their_json), seens in reversed(runs):
+        alike = their_source == source
+        mine, commons, track = (prompt, own, their_track) if alike else (projected, other, their_json)
+        whole = mine.size
+        if track is mine.track:
+            chars = 0
+        else:
+            common = commons.get(track)
+            if common is None:
+                common = commons[track] = mine.track.common(track)
+            if common[0] < whole:
+                whole, chars = common
+            else:
+                chars = 0
+        # No request of the run shares more than (whole, chars), measured at best: none can replace
+        # what a later one found when that is as good.
+        if found_landed is not None and found_warm is not None and found_any is not None:
+            bound = (whole, chars, 2)
+            if bound <= found_landed[0] and bound <= found_warm[0] and bound <= found_any[0]:
+                continue
+        for seen in reversed(seens):
+            if seen.ttl is None:
+                continue  # it wrote nothing
+            theirs = seen.prompt if alike else seen.prompt.json or seen.prompt
+            size = theirs.size
+            n = size if size < mine.size else mine.size
+            if n <= whole:  # all of the shorter prompt, or of the run's common prefix
+                shared = (n, 0, 2 if seen.logged and n == size else 0 if n == size else 1)
+            else:
+                shared = (whole, chars, 1)
+            time = seen.time
+            if sent is None or time is None:
+                warm = landed = True
+            else:
+                warm = sent - time.sent <= seen.ttl
+                landed = warm and time.done is not None and time.done <= sent and sent - time.sent >= lag
+            # latest first: only a strictly better one replaces a find (of equals, the latest wins)
+            entry = None
+            if found_any is None or shared > found_any[0]:
+                entry = found_any = (shared, seen, mine, theirs)
+            if warm:
+                if found_warm is None or shared > found_warm[0]:
+                    entry = found_warm = entry or (shared, seen, mine, theirs)
+                if landed and (found_landed is None or shared > found_landed[0]):
+                    found_landed = entry or (shared, seen, mine, theirs)
+    best: dict[str, _Best] = {}
+    for name, value in (("any", found_any), ("warm", found_warm), ("landed", found_landed)):
+        if value is not None:
+            best[name] = value
+    return best
+
+
 class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
                  tokenizer: str, bodies: Bodies | None, prices: PriceBook, lookback: int,
@@ -216,6 +331,7 @@ class _Analyzer:
         self.rules: dict[tuple[str | None, str | None, str | None], CacheRule] = {}
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
         self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # recent requests per (family, model)
+        self.runs: dict[tuple[str, str | None], list[_Run]] = {}  # the same, in runs (:func:`_nearest`)
 
     def family(self, provider: str | None, model: str | None, adapter: str | None) -> _Family:
         rule = self.rules.get((provider, model, adapter))
@@ -250,8 +366,9 @@ class _Analyzer:
         logged = _logged_prompt(request)
         size = logged if logged is not None else tokens
         now = self.times.get(request.index)
-        best: dict[str, tuple[tuple[int, int, int], _Seen, Prompt, Prompt]] = {}
+        best: dict[str, _Best] = {}
         same = self.by_route.setdefault((rule.family, model), [])
+        runs = self.runs.setdefault((rule.family, model), [])
         marks: dict[str, dict[int, int | None]] | None = None
         points: dict[str, _Level] = {}
         if rule.breakpoint_based and rule.breakpoints is not None:
@@ -263,25 +380,10 @@ class _Analyzer:
                 refreshed = marks.setdefault(projection, {})
                 refreshed[point] = read if measured else refreshed.get(point)
                 marks[projection] = dict(sorted(refreshed.items()))
-        for seen in same[-self.lookback:] if ttl is not None and marks is None else ():  # a request that caches nothing reads nothing
-            if seen.ttl is None:
-                continue  # it wrote nothing
-            mine, theirs = prompt.view(seen.prompt)
-            # The longest shared prefix; of equal ones, the best measured, then the latest: an earlier
-            # prompt that is the whole prefix with its size logged (the provider's own count), then
-            # part of one (this request's count, on its logged scale), then a whole prompt only
-            # counted here. A failed attempt without usage and its logged retry share a prompt: the
-            # attempt's own count is not the provider's scale and must not set the level.
-            common = common_prefix(mine, theirs)
-            whole = common == (theirs.size, 0)
-            shared = (*common, 2 if whole and seen.logged else 0 if whole else 1)
-            warm = now is None or seen.time is None or now.sent - seen.time.sent <= seen.ttl
-            landed = warm and (now is None or seen.time is None or (
-                (seen.time.done is not None and seen.time.done <= now.sent)
-                and now.sent - seen.time.sent >= rule.write_lag_seconds))
-            for name, ok in (("any", True), ("warm", warm), ("landed", landed)):
-                if ok and (name not in best or shared >= best[name][0]):
-                    best[name] = (shared, seen, mine, theirs)
+        if ttl is not None and marks is None:  # a request that caches nothing reads nothing
+            candidates = same[-self.lookback:]
+            best = _nearest(prompt, runs if len(candidates) == len(same) else _runs(candidates), now,
+                            rule.write_lag_seconds)
 
         def level(name: str) -> int:
             if name not in best:
@@ -311,15 +413,18 @@ class _Analyzer:
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
         billed, billed_model = request_route_model(request)
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
-                                  prompt_tokens=_logged_prompt(request))  # a tier prices the whole request
+                                  prompt_tokens=logged)  # a tier prices the whole request
         seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl, logged is not None, marks)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
         same.append(seen_now)
+        _add_run(runs, seen_now)
+        kept = len(same)
         del same[:-self.lookback]
+        _drop_runs(runs, kept - len(same))
         return CacheVerdict(
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
-            model=model, family=rule.family, prompt_tokens=_logged_prompt(request), counted_tokens=tokens,
+            model=model, family=rule.family, prompt_tokens=logged, counted_tokens=tokens,
             potential=potential, expected_any=expected_any, expected=expected, actual=actual,
             classification=classification, cause=cause, source_index=origin.request.index if origin else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -134,25 +134,32 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     usage = request.usage if request.usage is not None else request.message_usage
     tokens = Tokens.of(usage)
     quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=tokens.prompt if tokens else None)
-    entry = LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
-                        attempt=request.attempt, sent=sent, provider=provider, model=model,
-                        window=quote.window if isinstance(quote, Quote) else book.window("", None),
-                        tokens=tokens, cost=None, route=route,
-                        classification=verdict.classification if verdict else None,
-                        lost=dict(verdict.lost) if verdict else {},
-                        cache_retention=verdict.cache_retention if verdict else None)
+    classification = verdict.classification if verdict else None
+    lost = dict(verdict.lost) if verdict else {}
+    retention = verdict.cache_retention if verdict else None
     if isinstance(quote, str):
-        return replace(entry, unpriced=quote)
-    retention = entry.cache_retention
-    priced = replace(entry, billed_as=quote.billed_as, rate_source=quote.source, rate_retrieved=quote.retrieved,
-                     rate_effective=quote.effective, tier=quote.tier, lost_cost=_lost_by_cause(entry.lost, quote),
-                     cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None)
-    if tokens is None:
-        return replace(priced, unpriced="usage not logged")
-    flat = Tokens(tokens.prompt, output=tokens.output)
-    return replace(priced, cost=Costs.of(tokens, quote.rates, quote.per, retention=retention),
-                   no_cache_cost=Costs.of(flat, quote.rates, quote.per).total,
-                   off_peak_cost=Costs.of(tokens, quote.off_peak, quote.per, retention=retention).total)
+        return LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
+                           attempt=request.attempt, sent=sent, provider=provider, model=model,
+                           window=book.window("", None), tokens=tokens, cost=None, route=route,
+                           classification=classification, lost=lost, cache_retention=retention, unpriced=quote)
+    # Made whole at once (not by a copy per field group): one entry per request.
+    cost = no_cache_cost = off_peak_cost = None
+    if tokens is not None:
+        cost = Costs.of(tokens, quote.rates, quote.per, retention=retention)
+        no_cache_cost = Costs.of(Tokens(tokens.prompt, output=tokens.output), quote.rates, quote.per).total
+        # off-peak rates that are the rates themselves (an off-peak request, a provider without
+        # windows) cost what the request did
+        off_peak_cost = cost.total if quote.off_peak is quote.rates else \
+            Costs.of(tokens, quote.off_peak, quote.per, retention=retention).total
+    return LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
+                       attempt=request.attempt, sent=sent, provider=provider, model=model, window=quote.window,
+                       tokens=tokens, cost=cost, route=route, classification=classification, lost=lost,
+                       cache_retention=retention, billed_as=quote.billed_as, rate_source=quote.source,
+                       rate_retrieved=quote.retrieved, rate_effective=quote.effective, tier=quote.tier,
+                       lost_cost=_lost_by_cause(lost, quote),
+                       cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None,
+                       unpriced=None if tokens is not None else "usage not logged",
+                       no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost)
 
 
 def _lost_rate(quote: Quote) -> Decimal:

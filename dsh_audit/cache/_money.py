@@ -19,6 +19,10 @@ from typing import Any, TypeGuard
 __all__ = ["Costs", "Rates", "Tokens", "usd_cost", "usd_total", "write_rate"]
 
 _DIGITS = 9  # nano-dollars
+#: Each positive rate as the decimal :func:`usd_cost` reads it (``Decimal(repr(rate))``), made once:
+#: a table has a few dozen; emptied whole past :data:`_RATES_LIMIT`.
+_RATES: dict[float, Decimal] = {}
+_RATES_LIMIT = 1024
 _BUCKETS = ("cache_miss", "cache_read", "output", "cache_write_5m", "cache_write_1h")
 
 
@@ -48,7 +52,17 @@ def usd_cost(tokens: int, rate: float | Decimal, per: int) -> float:
         >>> usd_cost(3, 0.1, 1), 3 * 0.1 / 1
         (0.3, 0.30000000000000004)
     """
-    exact = Decimal(tokens) * (rate if isinstance(rate, Decimal) else Decimal(repr(rate))) / Decimal(per)
+    if type(rate) is float and 0.0 < rate < math.inf and per > 0:  # a table's rate (not a signed zero)
+        if not tokens:
+            return 0.0  # what the decimal product of 0 tokens rounds to, at any such rate
+        exact_rate = _RATES.get(rate)
+        if exact_rate is None:
+            if len(_RATES) >= _RATES_LIMIT:
+                _RATES.clear()
+            exact_rate = _RATES[rate] = Decimal(repr(rate))
+    else:
+        exact_rate = rate if isinstance(rate, Decimal) else Decimal(repr(rate))
+    exact = Decimal(tokens) * exact_rate / Decimal(per)
     try:
         return float(round(exact, _DIGITS))
     except InvalidOperation:  # past 28 significant digits down to the nano-dollar (a huge rate or count)

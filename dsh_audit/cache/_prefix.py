@@ -289,6 +289,7 @@ class PromptBuilder:
         self.count = count or make_counter(rule.tokenizer, method="estimate")
         self._memo = _Memo()
         self._tracks: dict[str, _Track] = {}  # per projection: the last loop request's prompt lists
+        self._tail: tuple[str, dict[str, Any] | None] | None = None  # the last DeepSeek tail, parsed (read only)
 
     def build(self, request: Request) -> Prompt:
         try:
@@ -397,7 +398,12 @@ class PromptBuilder:
         # The DeepSeek body is '{"model":M,"messages":[' + system, fragments + tail: only the
         # tail (parameters and tools, the same for many requests) is parsed, once per value.
         tail = pieces.tail
-        top = _object(("{" + tail[tail.index("]") + 2:]).encode()) if "]" in tail else None
+        last = self._tail
+        if last is not None and (last[0] is tail or last[0] == tail):
+            top = last[1]  # the same parameters and tools as the last request's: parsed once
+        else:
+            top = _object(("{" + tail[tail.index("]") + 2:]).encode()) if "]" in tail else None
+            self._tail = (tail, top)
         parts = self._head(top or {}, tail)
         system = [] if pieces.system is None else [self._text(("system", pieces.system), None, pieces.system)]
         fragments = pieces.fragments

@@ -56,6 +56,8 @@ _OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
 #: Largest rate accepted, USD per ``per_tokens`` tokens (far above any list price; keeps costs finite).
 _MAX_RATE = 1e9
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
+#: How many answers :meth:`PriceBook.quote` keeps (a few requests' worth is all it reuses).
+_QUOTES_LIMIT = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,12 @@ class PriceBook:
     currency: str = "USD"
     note: str = ""
     files: tuple[str, ...] = ()
+    # What :meth:`quote` answered, by its arguments (a request is quoted by its cache verdict and
+    # again by its ledger entry, and a session's model rarely changes), and the table and model
+    # name each (provider, model) pair is priced from; emptied whole past :data:`_QUOTES_LIMIT`.
+    _quotes: dict[tuple[Any, ...], Quote | str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _tables: dict[tuple[str | None, str], tuple[str, str] | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def window(self, provider: str, when: float | None) -> str:
         """``peak``, ``off-peak``, or ``standard`` (no window in force), by the send time."""
@@ -172,11 +180,34 @@ class PriceBook:
 
         ``prompt_tokens`` (cache-miss + cache-read + cache-write, as logged) selects a long-context
         tier; None prices at the base rates."""
-        if not model:
-            return "no model"
+        key = (provider, model, when, prompt_tokens)
+        found = self._quotes.get(key)
+        if found is None:
+            found = self._quote(provider, model, when, prompt_tokens)
+            if len(self._quotes) >= _QUOTES_LIMIT:
+                self._quotes.clear()
+            self._quotes[key] = found
+        return found
+
+    def _table(self, provider: str | None, model: str) -> tuple[str, str] | None:
+        """The provider table and model name ``model`` through ``provider`` is priced from, if any:
+        its rule's family's table first, then every other in name order."""
+        key = (provider, model)
+        if key in self._tables:
+            return self._tables[key]
         family = rule_for(provider, model).family
         order = [family, *sorted(p for p in self.providers if p != family)]
         found = next(((p, k) for p in order if p in self.providers and (k := self._find(p, model))), None)
+        if len(self._tables) >= _QUOTES_LIMIT:
+            self._tables.clear()
+        self._tables[key] = found
+        return found
+
+    def _quote(self, provider: str | None, model: str | None, when: float | None,
+               prompt_tokens: int | None) -> Quote | str:
+        if not model:
+            return "no model"
+        found = self._table(provider, model)
         if found is None:
             return f"no price for model {model!r}"
         if when is None:

@@ -44,7 +44,63 @@ def _inert(text: str) -> str:
 
 def dumps_line(value: Any) -> str:
     """Compact JSON (``JSON.stringify`` spelling: raw UTF-8), active characters escaped."""
-    return _inert(stringify(value))
+    return _inert(stringify(_whole_numbers(value)))
+
+
+_SAFE = 2**53
+_NESTING = 32  # levels of objects and arrays looked into; a value nested deeper is left as it is
+
+
+def _whole_numbers(value: Any) -> Any:
+    """``value``, or a copy of it with each float that holds a whole number (a TTL of ``300.0``)
+    as that ``int``, when that cannot change what :func:`~dsh_audit.jsjson.stringify` writes.
+
+    ``JSON.stringify`` spells both alike (``300``); orjson, which ``stringify`` writes with first,
+    spells the float ``300.0``, so a line holding one is written a value at a time in Python
+    instead (a report line holds several). Only an object with such a float among its own members
+    (a report row: a TTL, a cost of 0) is looked into, so a line without one costs nothing more;
+    the copy is made only when every float in it is one orjson spells as ``JSON.stringify`` does
+    once whole floats are integers (at least ``1e-4`` in size), so the two ways of writing it agree;
+    anything else is left as it is.
+
+    Example:
+        >>> _whole_numbers({"ttl": 300.0, "gap": 1.5, "n": [2.0, True, -0.0]})
+        {'ttl': 300, 'gap': 1.5, 'n': [2, True, 0]}
+        >>> _whole_numbers({"ttl": 300.0, "cost": 9.15e-6})
+        {'ttl': 300.0, 'cost': 9.15e-06}
+    """
+    if type(value) is not dict:
+        return value
+    for item in value.values():
+        if type(item) is float and item.is_integer():
+            converted = _whole(value, _NESTING)
+            return value if converted is _UNSAFE else converted
+    return value
+
+
+_UNSAFE = object()
+
+
+def _whole(value: Any, depth: int) -> Any:
+    """:func:`_whole_numbers`' copy of ``value``; :data:`_UNSAFE` when it holds a float orjson
+    may spell otherwise than ``JSON.stringify``, or is nested deeper than ``depth``."""
+    kind = type(value)
+    if kind is float:
+        if value.is_integer():
+            return int(value) if -_SAFE <= value <= _SAFE else _UNSAFE
+        return value if 1e-4 <= abs(value) < 1e16 else _UNSAFE  # NaN compares false: unsafe
+    if kind is dict or kind is list or kind is tuple:
+        if not depth:
+            return _UNSAFE
+        items = value.values() if kind is dict else value
+        out = []
+        for item in items:
+            made = _whole(item, depth - 1)
+            if made is _UNSAFE:
+                return _UNSAFE
+            out.append(made)
+        return dict(zip(value, out)) if kind is dict else out
+    return value
 
 
 def dumps_pretty(value: Any) -> str:
