@@ -200,10 +200,11 @@ def _write(value: Any, out: list[str]) -> None:
 
 
 # orjson writes what JSON.stringify writes (same escapes, raw non-ASCII, shortest floats) except
-# for integer-valued floats ("1.0", "1e+16".."1e+20") and lone surrogates / ints beyond 2**53 (it raises).
-# Output that could hold such a float takes the exact path; a false alarm inside a string only
-# costs speed.
-_ORJSON_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\d[eE]\+(?:1[6-9]|20)(?![0-9])")
+# for integer-valued floats ("1.0", "1e+16".."1e+20"), floats from 1e-6 to 1e-5 (orjson "9.15e-6",
+# JavaScript "0.00000915": it writes decimals down to 1e-6) and lone surrogates / ints beyond 2**53
+# (it raises). Output that could hold such a float takes the exact path; a false alarm inside a
+# string only costs speed.
+_ORJSON_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\d[eE]\+(?:1[6-9]|20)(?![0-9])|\d[eE]-6(?![0-9])")
 
 
 def _fast(value: Any) -> bytes | None:
@@ -211,7 +212,7 @@ def _fast(value: Any) -> bytes | None:
         data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)  # integers beyond 2**53 take the exact path
     except (TypeError, orjson.JSONEncodeError):
         return None
-    if (b".0" in data or b"e+" in data) and _ORJSON_SUSPECT.search(data):
+    if (b".0" in data or b"e+" in data or b"e-6" in data) and _ORJSON_SUSPECT.search(data):
         return None
     return data
 

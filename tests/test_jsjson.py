@@ -34,7 +34,13 @@ def test_digest_is_sha256_of_utf8():
 
 @pytest.mark.parametrize("value", [
     1.0, {"a": [2.0, -3.0]}, 1e16, 12345678901234567.0, 1e20, "x\ud800", 2**70, {"k": 0.5, "s": "1.0 e+16"},
-    [1e-7, 1.5e300, 123.25, "\u2028\x7f\x00"],
+    [1e-7, 1.5e300, 123.25, "\u2028\x7f\x00"], {"lost_cost": 9.15e-6}, [1e-6, 3.3e-6, 1e-5],
 ])
 def test_fast_path_never_changes_the_answer(value):
     assert stringify(value) == __import__("dsh_audit.jsjson", fromlist=["_exact"])._exact(value)
+
+
+def test_floats_from_1e_6_to_1e_5_are_decimals_as_javascript_writes_them():
+    """orjson writes 9.15e-6 with an exponent; JSON.stringify writes decimals down to 1e-6 (node:
+    JSON.stringify([9.15e-6, 1e-6, 1.5e-7]) is '[0.00000915,0.000001,1.5e-7]')."""
+    assert stringify([9.15e-6, 1e-6, 1.5e-7]) == "[0.00000915,0.000001,1.5e-7]"
