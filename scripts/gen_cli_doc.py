@@ -8,8 +8,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
-
 from dsh_audit.cli import cli
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
@@ -20,13 +18,14 @@ def render() -> str:
              "Generated from the commands' own help by `python scripts/gen_cli_doc.py`; "
              "`tests/test_conventions.py` fails when it is out of date.\n"]
     settings = {k: v for k, v in cli.context_settings.items() if k != "auto_envvar_prefix"}
-    context = click.Context(cli, info_name="dsh-audit", terminal_width=100, max_content_width=100, **settings)
+    # The commands' own context class: its help formatter wraps only at whitespace, as --help does.
+    context = cli.context_class(cli, info_name="dsh-audit", terminal_width=100, max_content_width=100, **settings)
     parts.append("## dsh-audit\n\n```text\n" + cli.get_help(context).rstrip() + "\n```\n")
     for name in cli.list_commands(context):
         command = cli.get_command(context, name)
         assert command is not None, name
-        sub = click.Context(command, info_name=f"dsh-audit {name}", parent=context,
-                            terminal_width=100, max_content_width=100, **settings)
+        sub = command.context_class(command, info_name=name, parent=context,
+                                    terminal_width=100, max_content_width=100, **settings)
         parts.append(f"## dsh-audit {name}\n\n```text\n" + command.get_help(sub).rstrip() + "\n```\n")
     return "\n".join(parts)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Iterable as _Iterable
 
 import click
 
@@ -51,8 +52,52 @@ _WORKFLOW = (
 )
 
 
+# U+2011 NON-BREAKING HYPHEN: one column wide like "-" but no hyphen to textwrap. click wraps help
+# with click.formatting.wrap_text, whose TextWrapper keeps textwrap's break_on_hyphens=True and
+# takes no option to turn it off, so "--fail-on-any-break" or "docs/cache-retention.md" would be
+# split at a hyphen; holding the hyphens as U+2011 while click wraps makes it break at whitespace.
+_HELD_HYPHEN = "\u2011"
+
+
+def _hold_hyphens(text: str) -> str:
+    return text.replace("-", _HELD_HYPHEN)
+
+
+class _WholeWordFormatter(click.HelpFormatter):
+    """click's help formatter, wrapping at whitespace only: the text click wraps (usage, help,
+    definition lists) goes in with its hyphens held (:data:`_HELD_HYPHEN`), and every string
+    written to the buffer comes out with them given back, so an option name, path or package
+    name is never split over two lines (issue 14). A U+2011 in the help itself is written as "-"."""
+
+    def write(self, string: str) -> None:
+        super().write(string.replace(_HELD_HYPHEN, "-"))
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        super().write_usage(prog, _hold_hyphens(args), prefix)
+
+    def write_text(self, text: str) -> None:
+        super().write_text(_hold_hyphens(text))
+
+    def write_dl(self, rows: _Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        super().write_dl([(_hold_hyphens(term), _hold_hyphens(text)) for term, text in rows], col_max, col_spacing)
+
+
+class _HelpContext(click.Context):
+    """The context of the group and of each of its commands: help wrapped at whitespace only."""
+
+    formatter_class = _WholeWordFormatter
+
+
 class _LazyGroup(click.Group):
-    """A group whose commands are imported on first use, from the :data:`_COMMANDS` table."""
+    """A group whose commands are imported on first use, from the :data:`_COMMANDS` table; it and
+    its commands format their help with :class:`_WholeWordFormatter`."""
+
+    context_class = _HelpContext
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        # A command's own context_class makes its --help's context (click.Command.make_context).
+        cmd.context_class = _HelpContext
+        super().add_command(cmd, name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         ordered = [name for _, names in _WORKFLOW for name in names]

@@ -62,7 +62,10 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     A model the price table does not know is counted as unpriced, never as free. With no PATHS,
     the sessions under $DSH_HOME/sessions are read. --since and --until keep the requests the log
     says were sent in that window. By request, a `tier` column shows the prompt size above which a
-    long-context tier's rates priced the whole request (only when one did).
+    long-context tier's rates priced the whole request (only when one did). By turn, a row is
+    "SESSION turn N", and "SESSION turn -" sums the requests of no turn: session-title and
+    web-search calls, whose log records name no turn, and compactions run between turns (manual
+    ones, logged with turn null); a compaction inside a turn counts in that turn.
 
     Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache),
     "cache read", "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and
