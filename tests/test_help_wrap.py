@@ -107,3 +107,11 @@ def test_every_command_help_at_80_columns_splits_no_word(monkeypatch: pytest.Mon
     assert lines[0].startswith(f"Usage: dsh-audit {name} ")
     assert hyphen_breaks(lines) == []
     assert [option for option in long_options(command) if not whole_on_a_line(option, lines)] == []
+
+
+def test_every_help_line_fits_80_columns(monkeypatch, capsys) -> None:
+    """Example blocks are not rewrapped (click's \\b): each must fit as written."""
+    for name in sorted(cli.list_commands(click.Context(cli))):
+        monkeypatch.setenv("COLUMNS", "80")
+        code, out, _ = invoke(monkeypatch, capsys, name, "--help")
+        assert code == 0 and [line for line in out.splitlines() if len(line) > 80] == [], name

@@ -112,7 +112,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
 
     \b
     Example:
-        dsh-audit breaks ~/.dsh/sessions --json | jq 'select(.cause == "unexplained")'
+        dsh-audit breaks --json | jq 'select(.cause == "unexplained")'
         dsh-audit breaks --since 7d --jobs 0
     """
     logs = selected_logs(paths, since, until)
@@ -168,7 +168,7 @@ def explain_command(path: str, index: int, as_json: bool, capture: str | None, r
 
     \b
     Example:
-        dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1/session.jsonl.zstd 8
+        dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1 8
         dsh-audit explain latest -1
     """
     logs = [one_log(path)]

@@ -62,8 +62,8 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
 
     \b
     Example:
-        dsh-audit redact session.jsonl.zstd -o shared/session.jsonl.zstd --capture wire.jsonl
-        dsh-audit redact --check shared/session.jsonl.zstd
+        dsh-audit redact session.jsonl.zstd -o out.jsonl.zstd --capture wire.jsonl
+        dsh-audit redact --check out.jsonl.zstd
     """
     if check:
         return _check(path, lenient)

@@ -119,7 +119,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     \b
     Example:
         dsh-audit watch
-        dsh-audit watch ~/.dsh/sessions --json --on-break 'notify-send "cache break"'
+        dsh-audit watch --json --on-break 'notify-send "cache break"'
     """
     try:
         command = shlex.split(on_break) if on_break else None
