@@ -39,7 +39,7 @@ import os
 import re
 import tempfile
 import weakref
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import compress, count
 from operator import is_not
 from typing import IO, Any, Protocol
@@ -55,6 +55,11 @@ from ._json import finite
 __all__ = ["SessionPage", "SessionPages", "build_report_data", "format_html", "iter_html"]
 
 _DIFF_LIMIT = 40
+#: About how many characters :func:`iter_html` joins into one piece of a session's lists.
+_PIECE = 1 << 16
+#: The buffer of a page's temporary file: a long session's texts are written and read back in a
+#: few large system calls (the default 8 KiB makes one per message over that size).
+_BUFFER = 1 << 20
 
 
 #: The encoder ``json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str,
@@ -132,15 +137,16 @@ class _Spool:
         self.error: OSError | None = None
         self.writer: _Run | None = None
         self.at_end = True
+        self.reader: object | None = None  # the read (:meth:`lines`) the file's position is at
 
     def write(self, run: _Run, text: str) -> None:
         try:
             if self.file is None:
-                self.file = tempfile.TemporaryFile("w+b")
-                weakref.finalize(self, self.file.close)
+                self.file = tempfile.TemporaryFile("w+b", buffering=_BUFFER)
+                weakref.finalize(self, _close, self.file)
             if not self.at_end:
                 self.file.seek(0, os.SEEK_END)
-                self.at_end = True
+                self.at_end, self.reader = True, None
             if self.writer is not run:
                 assert run.start < 0, "a page's texts are written in one run"
                 self.writer, run.start = run, self.file.tell()
@@ -150,19 +156,34 @@ class _Spool:
 
     def lines(self, start: int, count: int) -> Iterator[str]:
         """``count`` lines from offset ``start``."""
+        if self.file is not None and self.error is None:
+            try:  # the texts still in the buffer (a full disk can refuse them only now)
+                self.file.flush()
+            except OSError as exc:
+                self.error = exc
         if self.error is not None:
             raise UsageError(f"cannot write the page's temporary file: {self.error.strerror or self.error}",
                              path=tempfile.gettempdir(),
                              hint="free space there, or point TMPDIR at a folder with room, and run report again")
         if self.file is None:
             return
-        self.file.flush()
+        read = object()  # this read: the file is sought again only after another read or a write moved it
         for _ in range(count):
-            self.at_end = False
-            self.file.seek(start)
+            if self.reader is not read:
+                self.file.seek(start)
+                self.at_end, self.reader = False, read
             line = self.file.readline()
             start += len(line)
             yield line[:-1].decode("ascii")
+
+
+def _close(file: IO[bytes]) -> None:
+    """Close a spool's file; texts still in its buffer that a full disk refuses are dropped (the
+    page's error, :meth:`_Spool.lines`, said so already), closing the file all the same."""
+    try:
+        file.close()
+    except OSError:
+        pass
 
 
 class _Run:
@@ -572,15 +593,29 @@ def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Ite
             "unexplained": _unexplained(check), "family": place["family"],
             "activity": [iso_utc(place["first"]), iso_utc(place["last"])]}
     yield _script_json(head)[:-1] + ',"mseq":['  # the head's last key: each message's seq
-    for k, seq in enumerate(page.messages.seqs()):
-        yield ("," if k else "") + seq
+    yield from _listed(page.messages.seqs())
     yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['
-    for k, text in enumerate(page.messages):
-        yield ("," if k else "") + text
+    yield from _listed(page.messages)
     yield '],"requests":['
-    for k, text in enumerate(page.requests(check.findings_by_request())):
-        yield ("," if k else "") + text
+    yield from _listed(page.requests(check.findings_by_request()))
     yield "]}"
+
+
+def _listed(texts: Iterable[str]) -> Iterator[str]:
+    """``texts`` separated by commas, in pieces that each end with the text taking them to
+    :data:`_PIECE` characters (the last may be shorter): a few hundred writes for a long session,
+    not one per message."""
+    batch: list[str] = []
+    size = 0
+    sep = ""
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= _PIECE:
+            yield sep + ",".join(batch)
+            batch, size, sep = [], 0, ","
+    if batch:
+        yield sep + ",".join(batch)
 
 
 def _data_chunks(result: Any) -> Iterator[str]:
@@ -604,7 +639,8 @@ def build_report_data(result: Any) -> dict[str, Any]:
 
 
 def iter_html(result: Any, *, title: str = "dsh-audit report") -> Iterator[str]:
-    """The page of :func:`format_html` in pieces (each at most one session's message or request)."""
+    """The page of :func:`format_html` in pieces (a session's messages and requests some 64 KiB at a
+    time: :func:`_listed`)."""
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     yield (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
