@@ -86,7 +86,7 @@ def test_every_command_reads_the_session_once_and_says_which_file(tmp_path: Path
     dsh, plain = _scenario(tmp_path, _lines())
     note = f"note: one session in two files: read {dsh}, not {plain} (the same lines)"
     for command in (["requests", "--json"], ["breaks", "--json"], ["cache", "--json"], ["validate"],
-                    ["sessions", "--json"], ["usage", "--json"]):
+                    ["sessions", "--json"], ["usage", "--json"], ["check"]):
         code, out, err = invoke(monkeypatch, capsys, *command, str(tmp_path))
         assert (command[0], code, note in err) == (command[0], 0 if command[0] != "breaks" else code, True), err
         assert str(plain) not in out, command
