@@ -209,7 +209,9 @@ def test_diff_takes_the_capture_then_the_store(tmp_path: Path, monkeypatch, caps
     actual = hashlib.sha256(b"not the picture").hexdigest()
     assert rows(forged) == (1, [first, (1, "unrendered", "order (no session header); cannot render: attachment "
                                                          f"object {found} failed integrity verification: its bytes "
-                                                         f"hash to sha256:{actual}, not the digest that names it")])
+                                                         f"hash to sha256:{actual}, not the digest that names it "
+                                                         "(hint: point --attachments DIR at an intact copy of DSH's "
+                                                         "attachment store (<DSH_HOME>/attachments/v1))")])
 
 
 def test_a_session_renders_from_the_store_and_keeps_the_body(tmp_path: Path) -> None:

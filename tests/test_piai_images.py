@@ -319,7 +319,9 @@ def test_diff_and_cache_go_on_around_an_unrendered_image_request(tmp_path: Path,
                                for body in forged), "utf-8")
     code, out, _ = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(capture), "--json")
     rows = [json.loads(line) for line in out.splitlines()]
-    reason = f"cannot render: no bytes supplied for image attachment {PNG_ID!r}"  # none with its digest
+    reason = (f"cannot render: no bytes supplied for image attachment {PNG_ID!r}"  # none with its digest
+              " (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
+              "or from a capture of the request with --capture FILE)")
     assert code == 1
     assert [(r["index"], r["verdict"], r["note"]) for r in rows] == [
         (0, "identical", "order (no session header)"),

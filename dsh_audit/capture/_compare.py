@@ -169,7 +169,9 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
             if key not in rendered:
                 rendered[key] = renderer(request, options)
         except DshAuditError as exc:
-            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}"))
+            # the hint names what would settle it (--routes FILE, --attachments DIR): every view shows it
+            hint = f" (hint: {exc.hint})" if exc.hint else ""
+            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}{hint}"))
             continue
         body = diff_bodies(rendered[key], capture.body)
         results.append(RequestDiff(pairing, body.verdict, body, note))

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import click
 
 from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
-from ..errors import RenderError, UsageError
+from ..errors import UsageError
 from ..log import discover
 from ..replay import Request
 from ..session import Failure, Session, read_session, route_renderer
@@ -23,26 +22,6 @@ __all__ = ["diff_command"]
 _COLUMNS = ("#", "kind", "turn/step/try", "verdict", "first offset", "capture", "note")
 _QUIET_NOTES = ("session header and order", "order (no session header)")
 _DETAIL_LIMIT = 8
-#: The options of diff a render error's hint may name; such a hint is kept in the row's note.
-_OPTIONS = ("--routes", "--adapter")
-
-
-def _hinted(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
-    """``render`` whose errors carry their hint in the message (the row's note) when it names an
-    option of diff: "no pi-ai model facts ... (hint: pass --routes FILE ...)", as render prints it."""
-
-    def run(request: Request, options: dict[str, Any]) -> bytes:
-        try:
-            return render(request, options)
-        except RenderError as exc:
-            if not exc.hint or not any(option in exc.hint for option in _OPTIONS):
-                raise
-            raise RenderError(f"{exc.message} (hint: {exc.hint})", dsh_code=exc.dsh_code, path=exc.path,
-                              line=exc.line, seq=exc.seq) from None
-
-    return run
-
-
 def _capture_cell(row: RequestDiff) -> str:
     capture = row.capture
     if capture is None:
@@ -145,7 +124,7 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
         sessions[session.id] = session.path
         opened.append(session)
         requests.extend(session.requests)
-    rows = compare_capture(requests, captures, render=_hinted(route_renderer(opened, adapter=adapter)))
+    rows = compare_capture(requests, captures, render=route_renderer(opened, adapter=adapter))
     ok = gate_ok(rows, strict=strict)
     if as_json:
         for row in rows:
