@@ -10,12 +10,15 @@ a break, from the cached fragment lengths.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from .._seq import common_length
 from ..jsjson import stringify
+from ..replay import MessageView
 from ..wire import PromptPieces, utf8_size
 
 __all__ = ["MessageDigests", "common_prefix", "lcp_bytes", "messages_offset", "pieces_offset"]
@@ -26,6 +29,11 @@ class MessageDigests:
 
     Keyed by object identity; the cache holds a reference to each object so an id is never reused
     while the cache lives.
+
+    :meth:`keep_only` follows the held lists from call to call by what changed in them (a
+    replace's runs, :meth:`~dsh_audit.replay.MessageView.runs_from`): how many times they hold
+    each object, and which objects they let go of since the last drop. Only those and the digests
+    taken since are then looked at, not the whole history.
     """
 
     # Bounded by the bytes of the messages it keeps alive, so that a whole-session walk over a
@@ -38,6 +46,11 @@ class MessageDigests:
         self._cache: dict[int, tuple[Any, bytes, int]] = {}
         self._bytes = 0
         self._added = False  # an entry came in since the last keep_only
+        self._held: list[Sequence[Any]] = []  # the lists of the last keep_only
+        self._holds: Counter[int] | None = None  # id -> times the held lists hold it (None: not followed)
+        self._whole = True  # the next drop compares every digest with the held lists
+        self._fresh: list[int] = []  # ids digested since the last drop (while followed)
+        self._left: list[int] = []  # ids the held lists let go of since the last drop
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -51,12 +64,78 @@ class MessageDigests:
         """Drop the digests of every message but those of the ``held`` message lists (a streamed
         walk's: what its next comparisons can still read; anything else is serialised again if it
         ever comes back). Nothing is scanned when no digest was taken since the last call: what
-        is left then is at most the previous held lists' messages."""
+        is left then is at most the previous held lists' messages.
+
+        When each held list is the last call's or a view that shares its start with it, only what
+        changed is read (what a replace took out and put in, what was appended); otherwise every
+        held message is, as it is when the lists are not views."""
+        lists = list(held)
+        followed = self._follow(lists)
         if not self._added:
             return
         self._added = False
-        for key in self._cache.keys() - set(map(id, chain.from_iterable(held))):  # set passes at C speed
-            self._bytes -= self._cache.pop(key)[2]
+        cache = self._cache
+        if followed and not self._whole and self._holds is not None:
+            holds = self._holds
+            gone: Iterable[int] = {key for key in chain(self._fresh, self._left) if key in cache and key not in holds}
+        else:
+            gone = cache.keys() - set(map(id, chain.from_iterable(lists)))  # set passes at C speed
+        self._whole = not followed
+        self._fresh, self._left = [], []
+        for key in gone:
+            self._bytes -= cache.pop(key)[2]
+
+    def _follow(self, lists: list[Sequence[Any]]) -> bool:
+        """Bring the hold counts from the last call's lists to ``lists``; False when they are not
+        followed (the next drop then compares every digest)."""
+        prior, self._held, holds = self._held, lists, self._holds
+        if holds is not None and len(prior) == len(lists) and len(self._left) <= len(holds):
+            for new, old in zip(lists, prior):
+                if new is old:
+                    continue
+                if not (isinstance(new, MessageView) and isinstance(old, MessageView)):
+                    break  # a list that is not a view: counted again
+                shared = new.common_items(old)
+                if shared == len(old):  # grown: only the appended items are new
+                    holds.update(map(id, new[shared:]))
+                elif shared:
+                    self._move(holds, old, new)
+                else:
+                    break  # another conversation, or a replace at its start: counted again
+            else:
+                return True
+        self._whole = True
+        if not all(isinstance(items, MessageView) for items in lists):
+            self._holds = None
+            return False
+        self._holds = Counter(map(id, chain.from_iterable(lists)))  # counted at C speed
+        self._fresh, self._left = [], []
+        return True
+
+    def _move(self, holds: Counter[int], old: MessageView, new: MessageView) -> None:
+        """Count ``new``'s items instead of ``old``'s: only those outside their shared runs."""
+        runs = new.runs_from(old)
+        at = 0
+        for start, _, length in runs:  # put in: new's items outside the runs
+            for message in new[at:start]:
+                holds[id(message)] += 1
+            at = start + length
+        for message in new[at:]:
+            holds[id(message)] += 1
+        at = 0
+        for _, old_start, length in sorted(runs, key=itemgetter(1)):  # taken out: old's outside them
+            self._take(holds, old[at:old_start])
+            at = old_start + length
+        self._take(holds, old[at:])
+
+    def _take(self, holds: Counter[int], messages: Iterable[Any]) -> None:
+        """Count ``messages`` out; those no held list holds any more are noted as let go of."""
+        for message in messages:
+            key = id(message)
+            holds[key] -= 1
+            if holds[key] <= 0:
+                del holds[key]
+                self._left.append(key)
 
     def get(self, message: Any) -> tuple[bytes, int]:
         """``(sha256 digest, byte length)`` of ``JSON.stringify(message)``."""
@@ -73,6 +152,10 @@ class MessageDigests:
         self._cache[id(message)] = entry
         self._bytes += entry[2]
         self._added = True
+        if self._holds is not None:
+            self._fresh.append(id(message))
+            if len(self._fresh) > len(self._cache) + 1024:  # digests taken with no keep_only to drop them
+                self._holds, self._held, self._fresh, self._left = None, [], [], []
         return entry[1], entry[2]
 
     def same(self, a: Any, b: Any) -> bool:

@@ -22,6 +22,7 @@ costs one copy per projection, not several).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, count, islice
@@ -177,9 +178,16 @@ def _flat(messages: _Messages | tuple[list[str], list[int]]) -> tuple[list[str],
 
 class _Track:
     """A growing prompt: the head's segments, then each message's, with their token counts and
-    running sums. Prompts are prefixes of it; its lists only grow."""
+    running sums. Prompts are prefixes of it; its lists only grow.
 
-    __slots__ = ("__weakref__", "_common", "counts", "cumulative", "head", "offsets", "parts", "segments", "view")
+    Where each message's segments start is not listed per message (a fork would shift every later
+    one: a new int per message of the history after each prune). Nearly every part is one segment,
+    so only the messages whose part is not are listed (:attr:`wide`), with the segments they add
+    beyond one each, summed (:attr:`spread`); :meth:`_offset` reads a message's start from them.
+    """
+
+    __slots__ = ("__weakref__", "_common", "counts", "cumulative", "head", "parts", "segments", "spread", "view",
+                 "wide")
 
     def __init__(self, head: tuple[str, ...], head_counts: list[int]) -> None:
         self.head = head
@@ -187,7 +195,8 @@ class _Track:
         self.counts: list[int] = list(head_counts)
         self.cumulative: list[int] = list(accumulate(head_counts))
         self.parts: list[_Part] = []  # one per message of view
-        self.offsets: list[int] = []  # where each message's segments start
+        self.wide: list[int] = []  # the messages whose part is not one segment (ascending)
+        self.spread: list[int] = []  # [j]: segments beyond one per part, summed over wide[:j + 1]
         self.view: Sequence[Any] = ()
         # Weak: a track must not keep alive every track it was ever compared with (and, through
         # theirs, every track of the log with all their messages).
@@ -214,6 +223,11 @@ class _Track:
         other._common[self] = shared
         return shared
 
+    def _offset(self, message: int) -> int:
+        """Where message ``message``'s segments start (``len(parts)``: the end of the segments)."""
+        j = bisect_left(self.wide, message)
+        return len(self.head) + message + (self.spread[j - 1] if j else 0)
+
     def _add(self, segments: Sequence[str], counts: Sequence[int]) -> None:
         total = self.cumulative[-1] if self.cumulative else 0
         self.segments += segments
@@ -224,16 +238,22 @@ class _Track:
         """Add the parts of ``messages.view[start:stop]``."""
         for i in range(start, len(messages.view) if stop is None else stop):
             part = messages.part_for(i)
-            self.offsets.append(len(self.segments))
+            if len(part[0]) != 1:
+                self.wide.append(len(self.parts))
+                self.spread.append((self.spread[-1] if self.spread else 0) + len(part[0]) - 1)
             self.parts.append(part)
             self._add(*part)
         self.view = messages.view
 
     def _copy(self, source: _Track, start: int, stop: int) -> None:
-        """Add ``source``'s messages ``start:stop`` as they are (a C-speed copy)."""
-        first = source.offsets[start]
-        last = source.offsets[stop] if stop < len(source.offsets) else len(source.segments)
-        self.offsets += map((len(self.segments) - first).__add__, source.offsets[start:stop])
+        """Add ``source``'s messages ``start:stop`` as they are (a C-speed copy; only the few
+        messages of more or fewer segments than one are renumbered)."""
+        first, last = source._offset(start), source._offset(stop)
+        low, high = bisect_left(source.wide, start), bisect_left(source.wide, stop)
+        if low < high:
+            before = (self.spread[-1] if self.spread else 0) - (source.spread[low - 1] if low else 0)
+            self.wide += map((len(self.parts) - start).__add__, source.wide[low:high])
+            self.spread += map(before.__add__, source.spread[low:high])
         self.parts += source.parts[start:stop]
         self._add(source.segments[first:last], source.counts[first:last])
 
@@ -243,10 +263,10 @@ class _Track:
         (what followed the replaced range, :meth:`MessageView.runs_from`); only the messages
         new to it get their parts made."""
         track = _Track.__new__(_Track)
-        cut = self.offsets[kept] if kept < len(self.offsets) else len(self.segments)
+        cut, wide = self._offset(kept), bisect_left(self.wide, kept)
         track.head, track._common, track.view = self.head, WeakKeyDictionary(), ()
         track.segments, track.counts, track.cumulative = self.segments[:cut], self.counts[:cut], self.cumulative[:cut]
-        track.parts, track.offsets = self.parts[:kept], self.offsets[:kept]
+        track.parts, track.wide, track.spread = self.parts[:kept], self.wide[:wide], self.spread[:wide]
         at = kept
         if isinstance(messages.view, MessageView) and messages.runs:
             for start, old_start, length in messages.view.runs_from(self.view):
