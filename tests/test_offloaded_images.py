@@ -10,7 +10,6 @@ overrides it.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,13 @@ from dsh_audit.wire import DeepSeekRenderer
 from dsh_audit.wire._images import OFFLOADED_IMAGE_TEXT, offload_images
 
 from _cli import invoke
+from test_attachments import BLOCK, picture_log
 from test_piai_images import picture_session
 
 #: DSH 0.1.0-rc.8 ``content.ts:7-8``, spelled out here so that a change of the shipped text fails.
 DSH_TEXT = ("[image omitted to keep the request within its image limit; older images are omitted first. If this "
             "image is still needed, read its file again when a path is available; otherwise ask the user to "
             "attach it again.]")
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(8))
-KEY = "sha256:" + hashlib.sha256(PNG).hexdigest()
-BLOCK = {"type": "image", "attachment": {"attachmentId": KEY, "mediaType": "image/png", "bytes": len(PNG),
-                                         "width": 1, "height": 1}}
 
 
 @pytest.fixture(autouse=True)
@@ -56,17 +52,6 @@ def test_offload_uses_dshs_text_unless_told_otherwise() -> None:
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "[gone]"}]},
         {"role": "tool", "content": [{"type": "tool-result", "content": [{"type": "text", "text": "[gone]"}]}]}]
     assert offload_images(messages, 48) == messages
-
-
-def picture_log(path: Path) -> Path:
-    b = LogBuilder(session_id="pics")
-    with b.turn("Hi."):
-        with b.step():
-            b.assistant("Hello.")
-    with b.turn([{"type": "text", "text": "Look:"}, BLOCK]):
-        with b.step():
-            b.assistant("Seen.")
-    return b.write_jsonl(path)
 
 
 def test_the_deepseek_route_renders_an_offloaded_image_with_no_argument(tmp_path: Path) -> None:
