@@ -16,7 +16,6 @@ import pytest
 
 from dsh_audit.jsjson import stringify
 from dsh_audit.session import ATTACHMENTS_ENV, open_session
-from dsh_audit.testing import LogBuilder
 from dsh_audit.wire import DeepSeekRenderer
 from dsh_audit.wire._images import OFFLOADED_IMAGE_TEXT, offload_images
 
