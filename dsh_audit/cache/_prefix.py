@@ -23,7 +23,7 @@ costs one copy per projection, not several).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, count, islice
 from operator import is_not
@@ -37,7 +37,7 @@ from .._seq import common_length
 from ..jsjson import stringify, stringify_bytes
 from ..replay import MessageView, Request
 from ..wire import PromptPieces, fold_text_block, without_cache_markers
-from ._rules import CacheRule
+from ._rules import CacheRule, key_objects
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["Prompt", "PromptBuilder", "common_chars", "common_prefix", "prefix_tokens", "retention_body"]
@@ -556,9 +556,6 @@ def blank_long(value: Any) -> Any:
     return rebuild_json(value, blank_from=LONG)
 
 
-_MARKER = b'"cache_control":{'
-
-
 class _Skeletons:
     """:func:`retention_body`'s stand-ins for body messages, by identity (each entry holds its
     message, so an id is not reused while it is here). Emptied whole past :attr:`LIMIT` (weighed by
@@ -595,7 +592,7 @@ class _Skeletons:
         written = stringify_bytes(blank_long(message))
         try:
             orjson.loads(b'{"messages":[' + written + b"]}")  # at its depth in a body
-            part: bytes | None = b"{" + b",".join(b'"cache_control":' + m for m in _marker_texts(written)) + b"}"
+            part: bytes | None = b"{" + b",".join(b'"cache_control":' + m for m, _ in key_objects(written, "cache_control")) + b"}"
         except ValueError:
             part = None
         self.parts[id(message)] = (message, part)
@@ -604,25 +601,6 @@ class _Skeletons:
 
 
 _SKELETONS = _Skeletons()
-
-
-def _marker_texts(body: bytes) -> Iterator[bytes]:
-    """The text of each ``"cache_control":{`` member as :meth:`CacheRule.retention` reads it: from
-    its ``{`` to the first ``}`` after it, or ``{}`` when that does not parse alone (found by
-    bytes, each search starting at the last one's end, as the rule's own scan does)."""
-    at = body.find(_MARKER)
-    while at >= 0:
-        start = at + len(_MARKER) - 1
-        end = body.find(b"}", start)
-        if end < 0:
-            return
-        text = body[start:end + 1]
-        try:
-            orjson.loads(text)
-        except ValueError:
-            text = b"{}"
-        yield text
-        at = body.find(_MARKER, end)
 
 
 def retention_body(body: dict[str, Any]) -> bytes:

@@ -22,7 +22,8 @@ import orjson
 from .._pyproject import ConfigFileError, find_pyproject, read_toml
 from ..errors import UsageError
 
-__all__ = ["Breakpoints", "CacheRule", "Retention", "load_rules", "pyproject_zero_data_retention", "rule_for"]
+__all__ = ["Breakpoints", "CacheRule", "Retention", "key_objects", "load_rules", "pyproject_zero_data_retention",
+           "rule_for"]
 
 #: The table and key of ``pyproject.toml`` that state the organization's OpenAI Zero Data Retention.
 ZDR_TABLE, ZDR_KEY = "[tool.dsh-audit.cache]", "openai-zero-data-retention"
@@ -291,7 +292,7 @@ class CacheRule:
             return default
         if self.retention_marker is not None:
             names = [m.get(self.marker_ttl_field) if self.marker_ttl_field else None
-                     for m in _markers(body, self.retention_marker)]
+                     for _, m in key_objects(body, self.retention_marker)]
             if not names:
                 return Retention("none", None)
             longest = max(names, key=lambda name: ttls.get(name, self.ttl_seconds) if isinstance(name, str)
@@ -374,12 +375,14 @@ def _retention(name: Any, ttls: dict[str, float], default: float) -> Retention |
     return None if ttl is None or ttl == default else Retention(str(name), ttl)
 
 
-def _markers(body: bytes, key: str) -> Iterator[dict[str, Any]]:
-    """Every ``key`` object of a compact JSON ``body`` (``{}`` for one that does not parse alone).
+def key_objects(body: bytes, key: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """Every ``key`` object of a compact JSON ``body``, as its text (from its ``{`` to the first
+    ``}`` after it) and its value; ``b"{}"`` and ``{}`` for one that does not parse alone.
 
     Found by bytes, not by parsing the body: inside a JSON string a quote is escaped, so
     ``"key":{`` is a ``key`` member wherever it occurs; as :func:`dsh_audit.wire.without_cache_markers`
-    drops every such member, every one counts, at any depth.
+    drops every such member, every one counts, at any depth. Each search starts at the last
+    one's end.
     """
     opening = f'"{key}":{{'.encode()
     at = body.find(opening)
@@ -388,11 +391,12 @@ def _markers(body: bytes, key: str) -> Iterator[dict[str, Any]]:
         end = body.find(b"}", start)
         if end < 0:
             return
+        text = body[start:end + 1]
         try:
-            value = orjson.loads(body[start:end + 1])
+            value = orjson.loads(text)
         except ValueError:  # a nested object: no TTL field read
-            value = {}
-        yield value if isinstance(value, dict) else {}
+            text, value = b"{}", {}
+        yield text, value
         at = body.find(opening, end)
 
 
