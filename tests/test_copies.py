@@ -146,3 +146,17 @@ def test_many_files_of_one_session_name_are_not_compared(tmp_path: Path, monkeyp
     compared: list[tuple[Path, Path]] = []
     monkeypatch.setattr("dsh_audit.log._discover._holds", lambda a, b: compared.append((a, b)))
     assert (len(discover([tmp_path])), compared) == (6, [])
+
+
+def test_a_copy_not_read_again_is_still_never_written(tmp_path: Path, monkeypatch, capsys) -> None:
+    """It is evidence like the log read: an output pointed at it is refused, the file unchanged."""
+    _, plain = _scenario(tmp_path, _lines())
+    before = plain.read_bytes()
+    for argv, what in ((["check", str(tmp_path), "--json", str(plain)], "the JSON report"),
+                       (["report", str(tmp_path), "-o", str(plain)], "the HTML report"),
+                       (["validate", str(tmp_path), "--sarif", str(plain)], "the SARIF report"),
+                       (["index", str(tmp_path), "--db", str(plain)], "the index")):
+        code, out, err = invoke(monkeypatch, capsys, *argv)
+        assert (code, out, err[-1].startswith(f"error: {plain}: {what} would overwrite the input ")) == (
+            2, "", True), (argv, err)
+        assert plain.read_bytes() == before

@@ -12,11 +12,11 @@ from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
-from ..log import ProtectedInputs, discover
+from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo, echo_note,
-                      echo_warning, engine_options, jobs_option, lenient_option, listing_options, openai_zdr_option,
+                      echo_warning, engine_options, evidence_logs, jobs_option, lenient_option, listing_options, openai_zdr_option,
                       output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
                       time_options, window_text, write_output)
 
@@ -58,15 +58,18 @@ def _in_window(paths: Sequence[str], since: float | None, until: float | None) -
     return [str(log) for log in logs]
 
 
-def _protected(paths: Sequence[str], *inputs: str | None, windowed: bool) -> ProtectedInputs:
-    """The logs under ``paths``, the captures beside them and the other ``inputs``: never written.
-    Discovery's notes (which file of a session is read) go to stderr, unless a window is set
-    (``windowed``: :func:`selected_logs` prints them then)."""
-    notes: list[str] = []
-    logs = discover(paths, notes=notes)
-    for note in () if windowed else notes:
-        echo_note(note)
+def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
+    """Every log under ``paths`` (:func:`evidence_logs`), the captures beside them and the other
+    ``inputs``: never written."""
+    logs = evidence_logs(paths)
     return ProtectedInputs.of(logs, files=[*inputs, *(find_capture(log) for log in logs)])
+
+
+def _echo_discovered(result: CheckResult, *, windowed: bool) -> None:
+    """Discovery's notes (which file of a session was read) on stderr, unless a window was set
+    (``windowed``: :func:`selected_logs` printed them then)."""
+    for note in () if windowed else result.discovered:
+        echo_note(note)
 
 
 def _write(path: str | None, text: str | Iterable[str]) -> None:
@@ -186,8 +189,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         markdown_path = _format_target(fmt, "--markdown", markdown_path)
     piped = stdout_target(junit=junit_path, sarif=sarif_path, json_report=json_path, markdown=markdown_path)
     paths = session_paths(paths)
-    protected = _protected(paths, capture, policy_path, routes, prices_path,
-                           windowed=since is not None or until is not None)
+    protected = _protected(paths, capture, policy_path, routes, prices_path)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
         _guard(protected, target, what=what)
@@ -195,6 +197,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
                   prices_path=prices_path, openai_zdr=openai_zdr, outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
+    _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)
     markdown = reports.format_markdown(result)
@@ -247,13 +250,13 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
         dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
     """
     paths = session_paths(paths)
-    _guard(_protected(paths, capture, policy_path, routes, prices_path, windowed=since is not None or until is not None),
-           output, what="HTML report")
+    _guard(_protected(paths, capture, policy_path, routes, prices_path), output, what="HTML report")
     policy = load_policy(policy_path)
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
     result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
                   prices_path=prices_path, openai_zdr=openai_zdr, record=SessionPages())
+    _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)
     _write(output, iter_html(result))

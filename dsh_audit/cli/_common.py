@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from ..session import RouteEvidence
 
 __all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand",
-           "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options",
-           "jobs_option", "json_option", "lenient_option", "listing_options", "no_such_request", "one_log",
+           "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "evidence_logs",
+           "guard_evidence", "jobs_option", "json_option", "lenient_option", "listing_options", "no_such_request", "one_log",
            "one_request", "output_help", "parse_when", "request_position", "routes_option", "run_guarded",
            "selected_logs", "session_paths", "session_title", "since_option", "stdout_target", "time_options",
            "until_option", "window_text", "write_output"]
@@ -212,6 +212,28 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
                               hint="pass PATH (a log, a session folder or a sessions root), or set DSH_HOME "
                                    "to the DSH home that holds sessions/")
     return (str(root),)
+
+
+def evidence_logs(paths: Sequence[str]) -> list[Path]:
+    """The logs no output of a command may overwrite: every log under ``paths``
+    (:func:`session_paths`), a copy of a session that is not read again included (it is evidence)."""
+    from ..log import discover
+
+    return discover(session_paths(paths), copies=False)
+
+
+def guard_evidence(paths: Sequence[str], target: str | None, *, what: str) -> None:
+    """Refuse to write ``target`` (the ``what`` of a command; None or empty: nothing is written)
+    over any of :func:`evidence_logs`.
+
+    Raises:
+        UsageError: it is one of them.
+    """
+    from ..log import ProtectedInputs
+
+    if not target:
+        return
+    ProtectedInputs.of(evidence_logs(paths)).guard(target, what=what)
 
 
 def window_text(since: float | None, until: float | None) -> str:

@@ -11,8 +11,8 @@ from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
-                      engine_options, jobs_option, json_option, lenient_option, listing_options, openai_zdr_option,
-                      prices_option, routes_option, selected_logs, stated_zdr, time_options)
+                      engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
+                      openai_zdr_option, prices_option, routes_option, selected_logs, stated_zdr, time_options)
 
 # ``stats`` imports only the index's schema and its sums (issue 11): the price table and the
 # indexing pipeline are read through the packages' lazy names (``cache.load_prices``,
@@ -87,6 +87,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     prices = cache.load_prices(prices_path)  # a bad price file is one error, before any log is read
     zdr = stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
     logs = selected_logs(paths, since, until)
+    guard_evidence(paths, db, what="index")  # nor a copy of a session not read again (index_logs guards the rest)
     with progress_callback(len(logs), label="indexing") as report:
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
                                    attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,

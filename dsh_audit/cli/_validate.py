@@ -8,11 +8,11 @@ import click
 
 from .._version import __version__
 from ..errors import UsageError
-from ..log import ProtectedInputs
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import format_summary, format_text, select_rules, validate_paths
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_lines, engine_options, jobs_option, json_option,
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_lines, engine_options, guard_evidence, jobs_option,
+                      json_option,
                       lenient_option, output_help, selected_logs, time_options, write_output)
 
 __all__ = ["validate_command"]
@@ -54,7 +54,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
                          hint="give --sarif a FILE name, or leave out --json")
     logs = selected_logs(paths, since, until)
     if sarif_path != STDOUT:
-        ProtectedInputs.of(logs).guard(sarif_path, what="SARIF report")
+        guard_evidence(paths, sarif_path, what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
         findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
                                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,

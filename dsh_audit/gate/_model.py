@@ -155,6 +155,8 @@ class CheckResult:
             a log contradicts the route file: ``"<log>: route ...: the log records contextWindow ..."``).
         warnings: the route file's warnings, one per session and route/model whose logged context
             window it contradicts (the text of those notes without the log's path; the CLI prints them).
+        discovered: discovery's notes among ``notes`` (which file of a session was read: a copy not
+            read again, the generation DSH reads), which the CLI prints.
     """
 
     sessions: tuple[SessionCheck, ...]
@@ -162,6 +164,7 @@ class CheckResult:
     policy: Any
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    discovered: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -347,6 +347,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     notes: list[str] = []
     given = [os.fspath(p) for p in paths]
     logs = discover(given, notes=notes)
+    discovered = tuple(notes)
     if not logs:
         raise UsageError("no session logs found", path=", ".join(given) or None,
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
@@ -376,4 +377,5 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         raise failed  # a task that died (a bug or a lost worker), not a log's refusal
     ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
-    return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings))
+    return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings),
+                       discovered=discovered)
