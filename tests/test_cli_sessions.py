@@ -172,7 +172,7 @@ def test_a_session_in_two_files_is_listed_from_each_with_a_note(monkeypatch, cap
     assert (ids.count("session-sample-chat"), ids.count("session-sample-tools")) == (1, 2)
     root = SAMPLES / "sessions" / "--home-dev-projects-demo--"
     assert sorted(line for line in err.splitlines() if " is in 2 files" in line or "two files" in line) == [
-        f"note: one session in two files: read {root / 'session-sample-chat' / 'session.jsonl.zstd'}, not "
-        f"{SAMPLES / 'chat' / 'session.jsonl'} (the same lines)",
+        f"note: one session in two files under {SAMPLES}/: read sessions/--home-dev-projects-demo--/"
+        "session-sample-chat/session.jsonl.zstd, not chat/session.jsonl (the same lines)",
         f"note: session session-sample-tools is in 2 files, each listed: "
         f"{root / 'session-sample-tools' / 'session.jsonl.zstd'}, {SAMPLES / 'tools' / 'session.jsonl'}"]

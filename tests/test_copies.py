@@ -39,7 +39,7 @@ def test_an_export_with_the_same_lines_is_not_read_again(tmp_path: Path) -> None
     dsh, plain = _scenario(tmp_path, _lines())
     notes: list[str] = []
     assert discover([tmp_path], notes=notes) == [dsh]
-    assert notes == [f"one session in two files: read {dsh}, not {plain} (the same lines)"]
+    assert notes == [f"one session in two files under {tmp_path}/: read {dsh.relative_to(tmp_path)}, not {plain.relative_to(tmp_path)} (the same lines)"]
     # The file DSH reads is kept whichever comes first.
     assert discover([plain, dsh]) == [dsh]
 
@@ -51,7 +51,7 @@ def test_of_a_copy_and_the_log_it_was_taken_from_the_longer_is_read(tmp_path: Pa
     dsh.write_bytes(frames.compress(lines[0]) + frames.compress(b"".join(lines[1:10])))  # an older state
     notes: list[str] = []
     assert discover([tmp_path], notes=notes) == [plain]
-    assert notes == [f"one session in two files: read {plain}, not {dsh} (the other's lines and more)"]
+    assert notes == [f"one session in two files under {tmp_path}/: read {plain.relative_to(tmp_path)}, not {dsh.relative_to(tmp_path)} (the other's lines and more)"]
 
 
 def test_copies_that_differ_are_both_read(tmp_path: Path) -> None:
@@ -84,7 +84,8 @@ def test_an_unreadable_copy_is_kept_for_its_reading_to_report(tmp_path: Path) ->
 
 def test_every_command_reads_the_session_once_and_says_which_file(tmp_path: Path, monkeypatch, capsys) -> None:
     dsh, plain = _scenario(tmp_path, _lines())
-    note = f"note: one session in two files: read {dsh}, not {plain} (the same lines)"
+    note = (f"note: one session in two files under {tmp_path}/: read {dsh.relative_to(tmp_path)}, "
+            f"not {plain.relative_to(tmp_path)} (the same lines)")
     for command in (["requests", "--json"], ["breaks", "--json"], ["cache", "--json"], ["validate"],
                     ["sessions", "--json"], ["usage", "--json"], ["check"]):
         code, out, err = invoke(monkeypatch, capsys, *command, str(tmp_path))
@@ -101,7 +102,7 @@ def test_diff_of_a_whole_scenario_folder_matches_every_capture(scenario: str, mo
     code, out, err = invoke(monkeypatch, capsys, "diff", str(root), "--capture", str(root / "wire.jsonl"), "--json")
     verdicts = {json.loads(line)["verdict"] for line in out.splitlines()}
     assert (code, verdicts) == (0, {"identical"}), err
-    assert all(line.startswith("note: one session in two files: read ") for line in err)
+    assert all(line.startswith(f"note: one session in two files under {root}/: read home/") for line in err)
 
 
 def test_a_copy_named_otherwise_beside_a_dsh_home_is_found_by_its_header(tmp_path: Path) -> None:
@@ -112,7 +113,7 @@ def test_a_copy_named_otherwise_beside_a_dsh_home_is_found_by_its_header(tmp_pat
     plain.write_bytes(_lines())
     notes: list[str] = []
     assert discover([tmp_path], notes=notes) == [dsh]
-    assert notes == [f"one session in two files: read {dsh}, not {plain} (the same lines)"]
+    assert notes == [f"one session in two files under {tmp_path}/: read {dsh.relative_to(tmp_path)}, not {plain.relative_to(tmp_path)} (the same lines)"]
 
 
 def test_a_dsh_home_alone_is_not_read_to_find_copies(tmp_path: Path, monkeypatch) -> None:

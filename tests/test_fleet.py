@@ -459,7 +459,7 @@ def _copies_noted(err: str) -> tuple[int, str]:
     """How many ``one session in two files`` notes ``err`` starts with, and the rest of it: each
     live scenario holds its session as DSH persisted it and as a decompressed export, read once."""
     lines = err.splitlines(keepends=True)
-    notes = [line for line in lines if line.startswith("note: one session in two files: read ")]
+    notes = [line for line in lines if line.startswith("note: one session in two files under ")]
     assert all(line.endswith(" (the same lines)\n") for line in notes)
     return len(notes), "".join(lines[len(notes):])
 

@@ -68,7 +68,7 @@ def test_stats_command_imports_no_pipeline(tmp_path, monkeypatch, capsys):
     summary = json.loads(out)
     # sample_logs holds the chat session as DSH keeps it and as a plain copy: read once, with a note
     assert (code, [line.split(",")[0] for line in err], summary["failed"], summary["skipped"]) == (
-        0, ["note: one session in two files: read " + str(ROOT / "sample_logs" / "sessions")
+        0, [f"note: one session in two files under {ROOT / 'sample_logs'}/: read sessions"
             + "/--home-dev-projects-demo--/session-sample-chat/session.jsonl.zstd"], [], 0)
     assert summary["indexed"] == summary["seen"] > 2
     result, modules = _run("import runpy; runpy.run_module('dsh_audit', run_name='__main__', alter_sys=True)",

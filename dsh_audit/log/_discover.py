@@ -272,11 +272,24 @@ def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
                 dropped.add(log)
                 if notes is not None:
                     why = "the same lines" if relation == 0 else "the other's lines and more"
-                    notes.append(f"one session in two files: read {other}, not {log} ({why})")
+                    notes.append(_copy_note(other, log, why))
                 break
             else:
                 kept.append(log)
     return [log for log in logs if log not in dropped]
+
+
+def _copy_note(read: Path, skipped: Path, why: str) -> str:
+    """The note for a copy not read: both paths whole, the folder they share said once (a DSH
+    home's path and an export's beside it share all but their last few parts)."""
+    try:
+        shared = os.path.commonpath([read.parent, skipped.parent])
+    except ValueError:  # one absolute, one relative: nothing to say once
+        shared = ""
+    if shared in ("", os.curdir, os.sep):
+        return f"one session in two files: read {read}, not {skipped} ({why})"
+    return (f"one session in two files under {shared}{os.sep}: read {read.relative_to(shared)}, "
+            f"not {skipped.relative_to(shared)} ({why})")
 
 
 def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list[UnreadableError]]:
