@@ -275,7 +275,7 @@ def test_a_key_is_named_twice_as_each_of_dshs_readers_names_keys(tmp_path: Path)
     with pytest.raises(UsageError) as caught:
         load_home_routes(home)
     assert (caught.value.message, caught.value.path) == (
-        "settings file is not valid YAML at line 3: duplicated mapping key 1.0 (DSH's YAML reader refuses it)",
+        "settings file is not valid YAML at line 3: duplicated mapping key 1 (DSH's YAML reader refuses it)",
         str(home / "settings.yaml"))
 
 

@@ -30,7 +30,7 @@ import os
 import re
 import reprlib
 from urllib.parse import urlsplit
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -94,10 +94,71 @@ class PiRoutes:
 #: The implicit tags of PyYAML's SafeLoader that DSH's YAML readers do not have: js-yaml's
 #: ``JSON_SCHEMA`` (patch layers: vendored include ``src/index.ts:23``) and the ``yaml`` package's
 #: YAML 1.2 core schema (the settings document) resolve ``<<`` and ``2024-01-01`` as strings.
-_NOT_DSH_TAGS = frozenset({"tag:yaml.org,2002:bool", "tag:yaml.org,2002:merge", "tag:yaml.org,2002:timestamp"})
+_NOT_DSH_TAGS = frozenset({"tag:yaml.org,2002:bool", "tag:yaml.org,2002:merge", "tag:yaml.org,2002:timestamp",
+                           "tag:yaml.org,2002:value", "tag:yaml.org,2002:yaml",  # ``=``, ``!``: strings to both
+                           "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})  # YAML 1.1's: _NUMBER_FORMS instead
 #: Which of DSH's YAML readers a file is read as: ``js-yaml`` 4.2.0 (patch layers, app-boot
 #: ``src/index.ts:13, 320-339``) or ``yaml`` 2.9.0 (``settings.yaml``, settings-file ``src/index.ts:15, 278``).
 YamlDialect = Literal["js-yaml", "yaml"]
+
+#: The plain scalars each of DSH's YAML readers takes as a number, as (tag, pattern) in the order
+#: it tries them (a scalar no pattern matches is a string). js-yaml 4.2.0's JSON_SCHEMA
+#: (``lib/type/int.js`` ``resolveYamlInteger``: a sign on every base, ``0b``/``0x``/``0o`` in lower
+#: case, no ``_``; ``lib/type/float.js`` ``YAML_FLOAT_PATTERN``: exponents without a dot, ``.5`` but
+#: not ``+.5``); the ``yaml`` package 2.9.0's core schema (``dist/schema/core/int.js``: ``0o`` and
+#: ``0x`` without a sign, no ``0b``; ``float.js``: ``floatNaN``, ``floatExp``, ``float``). PyYAML's
+#: YAML 1.1 forms differ on most of these: ``1e3`` a string, ``017`` octal, ``1_000`` and
+#: ``1:20`` (sexagesimal) numbers.
+_NUMBER_FORMS: Mapping[str, tuple[tuple[str, re.Pattern[str]], ...]] = MappingProxyType({
+    "js-yaml": (
+        ("tag:yaml.org,2002:int", re.compile(r"[-+]?(?:0b[01]+|0x[0-9a-fA-F]+|0o[0-7]+|[0-9]+)\Z")),
+        ("tag:yaml.org,2002:float", re.compile(r"(?:[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?"
+                                               r"|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"))),
+    "yaml": (
+        ("tag:yaml.org,2002:int", re.compile(r"(?:0o[0-7]+|[-+]?[0-9]+|0x[0-9a-fA-F]+)\Z")),
+        ("tag:yaml.org,2002:float", re.compile(r"(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN"
+                                               r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+"
+                                               r"|[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*))\Z"))),
+})
+_JS_SAFE = 2 ** 53
+
+
+def _js_number(value: float) -> int | float:
+    """A JavaScript number as dsh-audit holds it: a whole number within 2**53 an int (JavaScript has
+    one number type: ``4096.0`` and ``4096`` are one value), anything else the double."""
+    return int(value) if value.is_integer() and abs(value) <= _JS_SAFE else value
+
+
+def _number(dialect: YamlDialect, refused: type[yaml.MarkedYAMLError]) -> Callable[[yaml.SafeLoader, yaml.Node], Any]:
+    """The constructor of a plain scalar that ``dialect``'s number pattern matched: its value as a
+    JavaScript number (``parseInt`` by base, ``parseFloat``). js-yaml keeps a scalar whose value is
+    not finite (``1`` and 400 zeros) as a string (``Number.isFinite`` in both resolvers); ``yaml``
+    gives it Infinity. A scalar tagged ``!!int`` or ``!!float`` that is no such number is ``refused``."""
+
+    forms = dict(_NUMBER_FORMS[dialect])
+
+    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+        text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+        if not forms[node.tag].match(text):  # an explicit ``!!int abc``: js-yaml "cannot resolve a node"
+            raise refused(None, None, f"{_SHORT.repr(text)} is not a YAML {node.tag[18:]}", node.start_mark)
+        digits = text.lstrip("+-").lower()
+        negative = text.startswith("-")
+        if digits in (".inf", ".nan"):
+            value = math.nan if digits == ".nan" else -math.inf if negative else math.inf
+            return value
+        if digits[:2] in ("0b", "0o", "0x"):  # bases 2, 8 and 16 are exact at any length
+            whole = int(digits[2:], {"b": 2, "o": 8, "x": 16}[digits[1]])
+            try:
+                value = float(-whole if negative else whole)
+            except OverflowError:
+                value = -math.inf if negative else math.inf
+        else:
+            value = float(text)  # decimal: the nearest double, as parseInt and parseFloat round
+        if not math.isfinite(value):
+            return text if dialect == "js-yaml" else value
+        return _js_number(value) if value or not negative else 0  # -0 is 0 wherever DSH uses it
+
+    return construct
 
 
 def _js_string(value: Any) -> Any:
@@ -168,6 +229,9 @@ def _yaml12_loader(dialect: YamlDialect = "js-yaml") -> type[yaml.SafeLoader]:
     for first in "tTfF":
         Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool",
                                            re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), [first])
+    for tag, pattern in _NUMBER_FORMS[dialect]:
+        Yaml12Loader.add_implicit_resolver(tag, pattern, list("0123456789+-."))
+        Yaml12Loader.add_constructor(tag, _number(dialect, yaml.constructor.ConstructorError))
     if dialect == "js-yaml":
         Yaml12Loader.add_constructor("tag:yaml.org,2002:js", _js_expression)
     return Yaml12Loader
