@@ -38,10 +38,10 @@ def route(provider: str = "", model: str = "", *, api: str = "openai-completions
 ROUTE_ERRORS = [
     # nesting past Python's recursion limit: RecursionError traceback
     ("a: " + "[" * 50_000 + "]" * 50_000 + "\n", f"route file nests mappings or lists too deeply {ROUTE_HINT}"),
-    # an integer past Python's 4300-digit limit: ValueError traceback
+    # an integer past Python's 4300-digit limit: ValueError traceback; then "not valid YAML"; now as
+    # js-yaml reads it (a number past a double is a string, Number.isFinite), so DSH's schema refuses it
     (route(model="            contextWindow: " + "9" * 5000 + "\n"),
-     "route file is not valid YAML: Exceeds the limit (4300 digits) for integer string conversion: "
-     f"value has 5000 digits {ROUTE_HINT}"),
+     f"route file: providers.local-openai.models[0].contextWindow: must be a positive integer {SHAPE_HINT}"),
     # api not a string: TypeError (unhashable) traceback
     (route(api="[1]"), "route file: providers.local-openai.api: unknown pi-ai api [1] (known: anthropic-messages, "
      "azure-openai-responses, bedrock-converse-stream, google-generative-ai, google-vertex, mistral-conversations, "
