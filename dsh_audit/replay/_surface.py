@@ -40,6 +40,11 @@ class _Generation(list[Any]):
         self.parent = None if parent is None else weakref.ref(parent)
         self.runs = runs
 
+    def __reduce__(self) -> tuple[type[_Generation], tuple[list[Any]]]:
+        """Pickled (a worker's result) as its items alone: a weak reference does not pickle, and
+        the lineage only spares a search, which :meth:`MessageView.runs_from` falls back to."""
+        return _Generation, (list(self),)
+
 
 def _compose(outer: Sequence[_Run], inner: Sequence[_Run]) -> list[_Run]:
     """Runs of ``c`` in ``a`` from runs of ``b`` in ``a`` (``outer``) and of ``c`` in ``b`` (``inner``)."""
