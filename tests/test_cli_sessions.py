@@ -14,6 +14,7 @@ from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.log import resolve_session
 from dsh_audit.session import open_session
+from dsh_audit.testing import LogBuilder
 
 from _golden import CORPUS
 
@@ -57,7 +58,24 @@ def test_resolve_session_by_id_prefix_and_latest():
     root = SAMPLES / "sessions"
     assert resolve_session("session-sample-chat", root=root).parent.name == "session-sample-chat"
     assert resolve_session("sample-retry", root=root).parent.name == "session-sample-retry"
-    assert resolve_session("latest", root=root).parent.name == "fork-child~003Areview"  # newest createdAt
+    # the session `sessions` lists first: the newest last activity (its last event, by ms)
+    assert resolve_session("latest", root=root).parent.name == "session-sample-tools"
+
+
+def test_latest_is_the_last_active_session_not_the_last_created(tmp_path):
+    """A session created on the 1st and resumed on the 4th is later than one created on the 3rd."""
+    root = tmp_path / "sessions" / "--p--"
+    for name, created, last in (("session-long", 1_796_083_200_000, 1_796_342_400_000),
+                                ("session-short", 1_796_256_000_000, 1_796_256_060_000)):
+        b = LogBuilder(session_id=name, created_at=created)
+        b.clock.now = last - 1000  # resumed: its events come later than its header
+        with b.turn("hi"):
+            with b.step():
+                b.assistant("Sure.")
+        b.write_jsonl(root / name / "session.jsonl")
+    assert resolve_session("latest", root=tmp_path / "sessions").parent.name == "session-long"
+    code, out = invoke("sessions", "--json", str(tmp_path / "sessions"))
+    assert [json.loads(line)["session_id"] for line in out.splitlines()] == ["session-long", "session-short"]
 
 
 # --- sessions -----------------------------------------------------------------------------------
@@ -100,7 +118,7 @@ def test_sessions_wide_shows_every_column():
 
 def test_show_latest_and_id_prefix(monkeypatch, capsys):
     code, out, err = guarded(monkeypatch, capsys, "show", "latest", "0", "--compact")
-    assert (code, err) == (0, "") and json.loads(out)["session_id"] == "fork-child:review"
+    assert (code, err) == (0, "") and json.loads(out)["session_id"] == "session-sample-tools"
     code, out, err = guarded(monkeypatch, capsys, "show", "sample-chat", "1", "--compact")
     assert (code, err) == (0, "") and json.loads(out)["session_id"] == "session-sample-chat"
 

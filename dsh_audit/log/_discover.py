@@ -16,6 +16,7 @@ from ._decode import TornTail, iter_lines
 from ._format import detect_format
 from ._outputs import open_regular
 from ._reader import read_log
+from ._span import time_span
 from ._versions import canonical_generation
 
 __all__ = ["default_sessions_root", "discover", "is_folder", "looks_like_log", "resolve_session"]
@@ -314,11 +315,14 @@ def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list
     return found, unopened
 
 
-def _mtime(path: Path) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:  # gone since it was read
-        return 0.0
+def _latest(paths: list[Path]) -> Path:
+    """Of ``paths``, the log with the newest last activity; of equal ones (or none with a time) the
+    first by path."""
+    def last(path: Path) -> float:
+        span = time_span(path)
+        return float("-inf") if span is None else span[1]
+
+    return min(sorted(paths), key=lambda path: -last(path))
 
 
 def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> Path:
@@ -326,8 +330,11 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
     unique prefix of one (with or without its ``session-``), looked up under ``root`` (default:
     :func:`default_sessions_root`).
 
-    ``latest`` is the session whose header ``createdAt`` is newest. A session present as several
-    files is the one :func:`discover` lists first.
+    ``latest`` is the session ``dsh-audit sessions`` lists first: the newest last activity by the
+    log's own timestamps (:func:`time_span`, which reads only the log's two ends), as DSH's own
+    session list orders by last update (``host/apiproxy/src/api-proxy.ts:1728``); of equal ones
+    the first by path, as there. A session present as several files is the one :func:`discover`
+    lists first.
 
     Raises:
         UsageError: ``ref`` names no session, or several (the message lists up to five).
@@ -358,7 +365,7 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
                               hint="make it readable or move it out of the sessions folder, or pass the "
                                    "log's path instead of a session id")
     if ref == "latest" and known:
-        return max(known, key=lambda k: (k[1], _mtime(k[2])))[2]
+        return _latest([path for _, _, path in known])
     matches = exact or [k for k in known if k[0].startswith(ref) or k[0].removeprefix("session-").startswith(ref)]
     ids = sorted({k[0] for k in matches})
     if len(ids) == 1:
