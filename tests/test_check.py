@@ -155,6 +155,19 @@ def test_policy_allow_list_and_cache_ratio(tmp_path, _check):
     assert _check(LIVE / "c-change" / "home", "--policy", policy_file).exit_code == 1
 
 
+def test_a_ratio_bound_on_a_log_without_usage_is_a_warning_not_a_silent_pass(tmp_path, _check):
+    """The sample chat records no usage: the bound cannot be checked, and check says so (DSH832)."""
+    policy_file = tmp_path / "policy.toml"
+    policy_file.write_text("min-cache-hit-ratio = 0.5\n")
+    log = SAMPLES / "chat" / "session.jsonl"
+    result = run_check([log], policy=load_policy(policy_file))
+    assert [(f.rule, f.severity, f.message) for f in result.failing] == [
+        ("DSH832", "warning", "the cache-hit ratio cannot be measured (no usage in the log's 3 request(s)), so the "
+                              "policy bound 50.0% was not checked")]
+    assert _check(log, "--policy", policy_file).exit_code == 1
+    assert [f.rule for f in run_check([log]).findings] == ["DSH810"]  # no bound, nothing to say
+
+
 def test_policy_from_pyproject_and_bad_keys(tmp_path, _check):
     project = tmp_path / "proj"
     (project / "sub").mkdir(parents=True)

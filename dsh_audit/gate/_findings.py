@@ -120,6 +120,10 @@ class Judge:
     def _cache(self, path: str, session_id: str, cache: Any) -> list[Finding]:
         bound = self.policy.min_cache_hit_ratio
         ratio = cache.ratio(cache.actual_total) if cache is not None else None
+        if bound and ratio is None and cache is not None and cache.request_count:
+            return [self.finding("DSH832", f"the cache-hit ratio cannot be measured (no usage in the log's "
+                                 f"{cache.request_count} request(s)), so the policy bound {bound:.1%} was not "
+                                 "checked", path=path, session_id=session_id)]
         if not bound or ratio is None or ratio >= bound:
             return []
         return [self.finding("DSH831", f"actual cache-hit ratio {ratio:.1%} is below the policy bound {bound:.1%} "

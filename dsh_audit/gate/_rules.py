@@ -73,6 +73,10 @@ _ALL = (
     GateRule("DSH831", "error", "cache-hit-ratio-low",
              "The session's actual cache-hit ratio (cache reads / prompt tokens) is below the policy bound.",
              "run `dsh-audit cache` for the requests that missed and why", "min-cache-hit-ratio"),
+    GateRule("DSH832", "warning", "cache-hit-ratio-unmeasured",
+             "The policy bounds the cache-hit ratio, but the log's requests record no usage to measure it by.",
+             "the bound was not checked for this log: record usage (DSH logs it per request), or drop "
+             "min-cache-hit-ratio for such logs", "min-cache-hit-ratio"),
 )
 
 #: Every gate rule by id.
