@@ -15,7 +15,8 @@ from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, loa
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo, echo_note,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo,
+                      echo_error, echo_note,
                       echo_warning, engine_options, evidence_logs, jobs_option, lenient_option, listing_options, openai_zdr_option,
                       output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
                       time_options, window_text, write_output)
@@ -243,7 +244,8 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     its cause and evidence events, filters requests by the text of their messages, and opens any
     request: its cost, messages, header, the diff against the previous request and against the
     captured body. PAGE.html#request-N and #break-N open request N. Exit 0 when written (use
-    `check` to gate), 2 on bad input.
+    `check` to gate), 2 on bad input or when a log cannot be read (the page is still written, with
+    that log's error in it, and the error is printed).
 
     \b
     Example:
@@ -263,7 +265,10 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "
          f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}", err=output == STDOUT)
-    return EXIT_OK
+    refused = [c.error for c in result.sessions if c.error is not None]
+    for error in refused:  # on the page as an error entry; said here as every describing command says it
+        echo_error(error)
+    return EXIT_BAD_INPUT if refused else EXIT_OK
 
 
 COMMANDS = [check_command, report_command]
