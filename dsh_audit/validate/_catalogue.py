@@ -92,7 +92,7 @@ _ALL = [
     Rule("DSH211", "error", "header-agent-preset", "agentPreset must be a string when present.", "omit it or write its name",
          '{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":0,"agentPreset":3}'),
     Rule("DSH212", "error", "header-cwd", "cwd must be an absolute path string when present.",
-         "write the absolute working directory (tokenised fixtures need --lenient)",
+         "write the absolute working directory; --lenient reads a tokenised fixture's {{cwd}} as a warning",
          '{"type":"session","version":0,"id":"s1","createdAt":1,"cwd":"{{cwd}}","delegationDepth":0}'),
     Rule("DSH213", "error", "header-parent-session", "parentSession must be a string when present.",
          "write the parent's session id", '{"type":"session","version":0,"id":"c1","createdAt":1,"parentSession":5,"delegationDepth":1}'),
