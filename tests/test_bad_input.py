@@ -121,6 +121,18 @@ def test_seq_gap_after_the_last_turn_end_is_a_torn_tail(tmp_path, monkeypatch, c
                    f"crash-damaged tail: 1 record(s) after seq {last - 3} ignored"]
 
 
+def test_a_gap_at_the_first_event_says_so_not_seq_minus_one(tmp_path, monkeypatch, capsys):
+    """DSH's blocked-log fixture: one event with seq 1 and no turn/end (lenient: a tail, dropped)."""
+    header = json.loads(plain_lines()[0])
+    event = {"seq": 1, "time": 1, "type": "turn/start", "data": {"turn": 1}}
+    path = write(tmp_path / "session.jsonl", [json.dumps(header), json.dumps(event)])
+    code, rows, err = run(monkeypatch, capsys, str(path))
+    assert (code, rows) == (0, [])
+    assert err == [f"warning: {path}:2: corrupt session log: seq gap in committed region at line 1 (expected 0, "
+                   "got 1); no turn/end follows, so DSH treats the rest as a crash-damaged tail: 1 record(s) from "
+                   "the first event on ignored"]
+
+
 def test_bad_json_after_the_last_turn_end_is_a_torn_tail(tmp_path, monkeypatch, capsys):
     lines = [*_with_second_turn(), "{not json"]
     code, rows, err = run(monkeypatch, capsys, str(write(tmp_path / "session.jsonl", lines)))

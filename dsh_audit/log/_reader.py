@@ -280,7 +280,8 @@ class SessionLog:
         if issue is not None and dropped:
             self.warnings.append(
                 f"{self.path}:{issue.line}: {issue.message}; no turn/end follows, so DSH treats the "
-                f"rest as a crash-damaged tail: {dropped} record(s) after seq {expected - 1} ignored")
+                f"rest as a crash-damaged tail: {dropped} record(s) "
+                f"{f'after seq {expected - 1}' if expected else 'from the first event on'} ignored")
         for torn in self._torn:
             self.warnings.append(f"{self.path}: torn tail: {torn.reason} ({torn.dropped_bytes} bytes ignored)")
         self._torn.clear()
