@@ -63,8 +63,8 @@ def test_blank_lines_past_the_limits_are_read_fast_as_one_run(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr == (
         f"warning: {bomb}:2: corrupt session log: unparsable committed event at line 1 (not valid JSON); "
-        "no turn/end follows, so DSH treats the rest as a crash-damaged tail: 134217728 record(s) after "
-        "seq -1 ignored\n")
+        "no turn/end follows, so DSH treats the rest as a crash-damaged tail: 134217728 record(s) from "
+        "the first event on ignored\n")
 
 
 def test_decoded_size_limit_is_one_line(tmp_path):

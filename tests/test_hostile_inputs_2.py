@@ -43,7 +43,7 @@ POLICY_ERRORS = [
     (b'tool = "x"\n', "unknown policy key 'tool' (hint: see docs/ci.md for the policy keys)"),
     (b"[tool]\ndsh-audit = 3\n", "[tool.dsh-audit] must be a table"),
     (b'[[tool.dsh-audit]]\nadapter = "openai"\n', "[tool.dsh-audit] must be a table"),
-    (b"adapter = {a = 1}\n", "policy key 'adapter' must be one of auto, deepseek, anthropic, openai"),
+    (b"adapter = {a = 1}\n", "policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses"),
     (b"fail-on-refusal = {x = true}\n", "policy key 'fail-on-refusal' must be true or false"),
     (b'ignore = [""]\n', "policy key 'ignore': an empty string would match every rule"),
 ]

@@ -65,14 +65,10 @@ PLANTED: dict[str, tuple[str, str]] = {
 OCCURRENCES = 1 + 4 + 3 + 3 + 3 + 1 + 1 + 1 + 1 + 1
 
 
-def test_the_kinds_a_summary_can_name():
-    assert SECRET_KINDS == (
-        "private_key", "anthropic_api_key", "deepseek_api_key", "openai_api_key", "aws_access_key_id",
-        "aws_secret_access_key", "github_token", "gitlab_token", "google_api_key", "google_oauth_token",
-        "slack_token", "slack_webhook", "stripe_key", "huggingface_token", "npm_token", "pypi_token",
-        "groq_api_key", "xai_api_key", "jwt", "authorization", "bearer_token", "cookie", "env_assignment",
-        "key_value", "url_parameter")
-    assert sorted(PLANTED) == sorted(SECRET_KINDS)  # every kind is planted below
+def test_every_kind_of_round_3_is_one_a_summary_can_name():
+    # the whole list, with the kinds round 4 added, is pinned in test_redact_secrets_round4.py
+    assert set(PLANTED) <= set(SECRET_KINDS)
+    assert len(PLANTED) == 25  # every kind of round 3 is planted below
 
 
 @pytest.mark.parametrize("kind", sorted(PLANTED))

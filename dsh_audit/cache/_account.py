@@ -154,7 +154,8 @@ def _breakpoints(bp: Breakpoints, size: int, messages: Sequence[Any], implicit: 
     points = {start + i + 1 for i, m in enumerate(messages) if _marked_once(m, bp.marker)}
     if implicit:
         last = next((i for i in range(len(messages) - 1, -1, -1)  # the latest: looked for from the end
-                     if isinstance(messages[i], Mapping) and messages[i].get("role") in bp.implicit_roles), None)
+                     if isinstance(messages[i], Mapping) and (messages[i].get("role") in bp.implicit_roles or (
+                         "tool" in bp.implicit_roles and messages[i].get("type") == "function_call_output"))), None)
         if last is not None:
             points.add(start + last + 1)
     return tuple(sorted(points))
@@ -453,7 +454,8 @@ class _Analyzer:
             if projection.source == "json":
                 messages: Sequence[Any] = request.messages
             else:
-                messages = [m for m in (body or {}).get("messages") or [] if isinstance(m, dict)]
+                items = (body or {}).get("messages") if "messages" in (body or {}) else (body or {}).get("input")
+                messages = [m for m in items or [] if isinstance(m, dict)]  # a Responses body: its input
                 while messages and messages[0].get("role") in ("system", "developer"):
                     messages = messages[1:]
             found[projection.source] = {point: logged if point == projection.size else None

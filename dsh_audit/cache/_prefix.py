@@ -454,7 +454,8 @@ class PromptBuilder:
         # body: a message the previous request's body held as the same object keeps its part (a
         # pi-ai renderer's history is the same objects in every body, :func:`_prompt`'s track).
         strip = self.rule.family == "anthropic"
-        raw = body.get("messages") or []
+        key = "messages" if "messages" in body or "input" not in body else "input"  # a Responses body's items
+        raw = body.get(key) or []
         # all dicts (a renderer's body): the list as it is, checked at C speed
         kept = raw if type(raw) is list and set(map(type, raw)) <= {dict} else [m for m in raw if isinstance(m, dict)]
         lead = 0
@@ -465,7 +466,7 @@ class PromptBuilder:
         if "system" in body:
             system.insert(0, without_cache_markers(body["system"]) if strip else body["system"])
         head = {k: without_cache_markers(v) if strip else v for k, v in body.items()
-                if k not in ("messages", "system") and not (strip and k == "cache_control")}
+                if k not in (key, "system") and not (strip and k == "cache_control")}
         parts: dict[str, Any] = self._head(head, stringify_bytes(head))  # kept keys: exact-size bytes
         parts["system"] = [self._part(("system", stringify_bytes(system)), None, lambda: system)]
         view = MessageView(messages, len(messages))

@@ -457,19 +457,31 @@ def load_rules() -> tuple[CacheRule, ...]:
     return tuple(_rule(_read(name)) for name in _RULE_FILES)
 
 
+#: Wire adapters whose requests follow another adapter's provider rule. pi-ai's ``openai-responses``
+#: renderer (``responses``) writes to OpenAI's Responses API: OpenAI's prompt caching is the same
+#: for both of its APIs (provider-cache-rules.md section 3, ``prompt_cache_key`` and
+#: ``prompt_cache_retention`` are the same body keys), so such a request takes the ``openai`` rule,
+#: compared over its own rendered (Responses) body.
+_ADAPTER_FAMILIES: dict[str, str] = {"responses": "openai"}
+
+
 def rule_for(provider: str | None, model: str | None, *, unit: int | None = None,
              adapter: str | None = None, zero_data_retention: bool | None = None) -> CacheRule:
     """The rule covering a DSH ``provider``/``model`` pair; DeepSeek when nothing matches.
 
     The request's route wins (``adapter``: the wire format it went out in, see
-    :meth:`dsh_audit.session.Session.route`), then the provider id (pi-ai routes a ``claude-*``
+    :meth:`dsh_audit.session.Session.route`; ``responses``, pi-ai's ``openai-responses``, takes the
+    ``openai`` rule with its own body as the prompt), then the provider id (pi-ai routes a ``claude-*``
     model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
     DeepSeek, DSH's default route. ``zero_data_retention``: the organization's status, when the
     caller knows it (:meth:`CacheRule.with_zero_data_retention`). A model the rule's
     :attr:`~CacheRule.breakpoints` cover gets the breakpoint-based rule (:meth:`CacheRule.for_model`).
     """
     rules = load_rules()
-    chosen = next((r for r in rules if adapter and r.wire_adapter == adapter), None)
+    family_adapter = _ADAPTER_FAMILIES.get(adapter, adapter) if adapter else None
+    chosen = next((r for r in rules if family_adapter and r.wire_adapter == family_adapter), None)
+    if chosen is not None and adapter is not None and adapter != chosen.wire_adapter:
+        chosen = replace(chosen, wire_adapter=adapter)  # the provider's rule, over the route's own body
     if chosen is None:
         chosen = next((r for r in rules if provider and provider in r.providers), None)
     if chosen is None:

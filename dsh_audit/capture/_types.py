@@ -79,10 +79,22 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _messages(body: Any) -> list[Any] | None:
+    """A body's conversation: its ``messages`` (chat completions, Anthropic Messages), else a
+    Responses body's ``input`` items (pi-ai ``openai-responses``: ``POST /responses``), else None."""
+    if not isinstance(body, dict):
+        return None
+    for key in ("messages", "input"):
+        found = body.get(key)
+        if isinstance(found, list):
+            return found
+    return None
+
+
 def _system_text(body: dict[str, Any]) -> str:
     if "system" in body:
         return _text_of(body["system"])
-    messages = body.get("messages")
+    messages = _messages(body)
     if isinstance(messages, list) and messages and isinstance(messages[0], dict):
         first = messages[0]
         if first.get("role") in ("system", "developer"):
@@ -91,8 +103,9 @@ def _system_text(body: dict[str, Any]) -> str:
 
 
 def last_user_text(body: Any) -> str | None:
-    """The text of the body's last message when that message is a user message, else None."""
-    messages = body.get("messages") if isinstance(body, dict) else None
+    """The text of the body's last message (a Responses body's last ``input`` item) when that
+    message is a user message, else None."""
+    messages = _messages(body)
     if not isinstance(messages, list) or not messages:
         return None
     last = messages[-1]
@@ -107,6 +120,8 @@ def classify(headers: dict[str, str], body: bytes) -> str:
     Example:
         >>> classify({}, b'{"messages":[{"role":"user","content":"hi"}]}')
         'loop'
+        >>> classify({}, b'{"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}]}')
+        'loop'
     """
     try:
         value = parse_json(body) if body else None
@@ -114,7 +129,7 @@ def classify(headers: dict[str, str], body: bytes) -> str:
         value = None
     if COMPACT_HEADER in headers:
         return "compaction"
-    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
+    if not isinstance(value, dict) or _messages(value) is None:
         return "other"
     if (last_user_text(value) or "").startswith(COMPACTION_PREFIX):
         return "compaction"

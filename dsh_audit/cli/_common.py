@@ -38,7 +38,7 @@ STDOUT = "-"
 _NEGATIVE = re.compile(r"-\d+")
 
 #: The ``--adapter`` choices of ``diff`` and ``render`` (DSH's wire formats).
-ADAPTER_CHOICES = ("deepseek", "anthropic", "openai")
+ADAPTER_CHOICES = ("deepseek", "anthropic", "openai", "responses")
 
 
 #: the longest message line on stderr: an error may quote an input (a 5,000-digit option value,

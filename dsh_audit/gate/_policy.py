@@ -127,7 +127,7 @@ def _checked(key: str, value: Any, source: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise UsageError(f"policy key {key!r} must be a number from 0 to 1", path=source)
         return float(value)
-    choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("auto", "deepseek", "anthropic", "openai")}[key]
+    choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("auto", "deepseek", "anthropic", "openai", "responses")}[key]
     if value not in choices:
         raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source)
     return value

@@ -36,13 +36,14 @@ from ..errors import CaptureError, DshAuditError
 from ..jsjson import stringify
 from ..log import parse_json
 from ..session import Session
+from ..wire import images_in_body
 from ._placeholder import reencode, rewrite_keys
-from ._redactor import STRUCTURAL_KEYS, Redactor
+from ._redactor import STRUCTURAL_KEYS, TOOL_NAME_KEYS, Redactor
 from ._response import JsonPath, redact_content_text, redact_response, string_tokens
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har", "redacted_bodies",
-           "string_tokens"]
+           "stand_in_images", "string_tokens"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -78,6 +79,14 @@ def _member(path: JsonPath) -> str | None:
     return path[-1] if path and isinstance(path[-1], str) else None
 
 
+def _structural(path: JsonPath, redactor: Redactor) -> bool:
+    """Whether a string at ``path`` of a body is kept as the log's structural strings are (a model, a
+    role, a type, an id; a tool name unless those go too): it stays itself, whatever the render holds
+    there, so a body that differs from the render in one (another model) differs where it did."""
+    key = _member(path)
+    return key in STRUCTURAL_KEYS and (redactor.tool_names or key not in TOOL_NAME_KEYS)
+
+
 def _diverging(value: str, before: str, after: str, redactor: Redactor, key: str | None) -> str:
     """A string that differs from the rendered ``before``: the redacted render ``after`` up to where
     they first differ, then the value's own placeholder, so the first difference stays where it was."""
@@ -88,8 +97,40 @@ def _diverging(value: str, before: str, after: str, redactor: Redactor, key: str
     return after[:k] + redactor.placeholders.other_than(own[k], after[k] if k < len(after) else "") + own[k + 1:]
 
 
-def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], redacted: dict[JsonPath, str]) -> bytes:
-    """One captured body, string values replaced in place."""
+def stand_in_images(document: Any, redactor: Redactor) -> tuple[dict[str, str], dict[str, bytes], dict[str, bytes]]:
+    """The images a parsed captured body carries (:func:`dsh_audit.wire.images_in_body`, every wire
+    shape it knows), each replaced by the stand-in of its bytes (:meth:`Placeholders.image`, named as
+    the redacted log names it: :meth:`Redactor.attachment`): the stand-in's base64 for each image's
+    base64, and the bytes of the original and of the stand-in images by attachment name, to render
+    the original and the redacted log with."""
+    strings: dict[str, str] = {}
+    before = images_in_body(document)
+    after: dict[str, bytes] = {}
+    for name, data in before.items():
+        renamed = redactor.placeholders.image_id(name, len(data))
+        if renamed is None:  # larger than any image DSH sends: no stand-in (its base64 goes as content)
+            continue
+        stand_in = redactor.placeholders.image(name, len(data))
+        strings[base64.b64encode(data).decode("ascii")] = base64.b64encode(stand_in).decode("ascii")
+        after[renamed] = stand_in
+    return strings, before, after
+
+
+def _image_string(value: str, images: dict[str, str]) -> str | None:
+    """``value`` with the image base64 it is (or ends a ``data:`` URL with) replaced by its stand-in's
+    (``images``: :func:`stand_in_images`); None when it holds none."""
+    if value in images:
+        return images[value]
+    head, found, data = value.rpartition(";base64,")
+    if found and head.startswith("data:") and data in images:
+        return head + found + images[data]
+    return None
+
+
+def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], redacted: dict[JsonPath, str],
+                images: dict[str, str] | None = None) -> bytes:
+    """One captured body, string values replaced in place; ``images``: the stand-in base64 of each
+    image's base64 (:func:`stand_in_images`)."""
     try:
         text = body.decode("utf-8")
         parse_json(body)
@@ -100,14 +141,17 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
     last = 0
     for start, end, token, path in string_tokens(text):
         value = json.loads(token)
-        if path in redacted and original.get(path) == value:
+        image = _image_string(value, images) if images else None
+        if image is not None:  # image bytes: their stand-in's, as the redacted log names it
+            new = image
+        elif path in redacted and original.get(path) == value:
             new = redacted[path]
+        elif value in redactor.kept or _structural(path, redactor):  # kept where the render differs too
+            new = redactor.keep_text(value, _member(path))
         elif value in moved:  # a string the render has elsewhere (reordered tools or messages)
             new = moved[value]
         elif path in redacted and isinstance(original.get(path), str):
             new = _diverging(value, original[path], redacted[path], redactor, _member(path))
-        elif value in redactor.kept or (path and path[-1] in STRUCTURAL_KEYS):
-            new = redactor.keep_text(value, _member(path))
         else:
             new = redactor.content(value, _member(path))
         out.append(text[last:start])
@@ -117,14 +161,20 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
     return rewrite_keys("".join(out), redactor.keys).encode("utf-8", "surrogatepass")
 
 
-def _render(session: Session, index: int, instruction: str | None) -> bytes | None:
+def _render(session: Session, index: int, instruction: str | None, images: dict[str, bytes]) -> bytes | None:
+    """The body ``session`` renders for its request ``index`` (None when it cannot), as ``diff`` renders
+    it: a compaction with the captured ``instruction``, images with the captured ``images``."""
     request = session.requests[index]
     adapter = session.route(request).adapter
     if adapter is None:
         return None
-    options = {"compaction_instruction": instruction} if request.kind == "compaction" and instruction else {}
+    options: dict[str, Any] = {}
+    if request.kind == "compaction" and instruction:
+        options["compaction_instruction"] = instruction
     if request.kind == "compaction" and not options:
         return None
+    if images:
+        options["images"] = images
     try:
         return session.bodies.render(request, adapter, **options)
     except DshAuditError:
@@ -183,18 +233,30 @@ def redacted_bodies(captures: list[CapturedRequest], original: Session, redacted
     for position, capture in enumerate(captures):
         body = capture.body
         index = by_position.get(position)
+        images, given, stand_ins = _images(body, redactor)
         before = after = None
         if index is not None:
             # only a compaction body is rendered with the instruction it holds (not the log: DSH's),
             # redacted and counted once here; another request's last user text is the log's, counted there
             instruction = _instruction(body) if original.requests[index].kind == "compaction" else None
-            before = _render(original, index, instruction)
-            after = _render(redacted, index, redactor.content(instruction) if instruction else None)
+            before = _render(original, index, instruction, given)
+            after = _render(redacted, index, redactor.content(instruction) if instruction else None, stand_ins)
         if before is not None and before == body and after is not None:
             bodies.append(after)
         else:
-            bodies.append(redact_body(body, redactor, _strings(before), _strings(after)))
+            bodies.append(redact_body(body, redactor, _strings(before), _strings(after), images))
     return bodies
+
+
+def _images(body: bytes, redactor: Redactor) -> tuple[dict[str, str], dict[str, bytes], dict[str, bytes]]:
+    """:func:`stand_in_images` of a captured body (none when it holds no base64 data or is no JSON)."""
+    if b"base64" not in body:
+        return {}, {}, {}
+    try:
+        document = parse_json(body)
+    except (ValueError, UnicodeDecodeError):
+        return {}, {}, {}
+    return stand_in_images(document, redactor)
 
 
 def redact_capture_lines(lines: list[bytes], captures: list[CapturedRequest], original: Session, redacted: Session,

@@ -11,13 +11,17 @@ Each UTF-8 byte is shifted, within the bytes UTF-8 allows at its place in its ch
 non-zero amount drawn from a keyed BLAKE2b hash of the salt and the bytes *before* it
 (prefix-preserving anonymisation, as Crypto-PAn does for IP addresses). So equal texts get equal
 placeholders, two texts that share a prefix share the placeholder of that prefix and first
-differ at exactly the byte where they did (break offsets stay), different texts always get
-different placeholders (each byte is a bijection given its prefix), and no ASCII character is
-left in place. Without the salt the shifts say nothing; with many texts, the first character of
-each is a fixed substitution (every text has the same, empty, prefix there).
+differ at exactly the byte where they did (break offsets stay; at the character, for the first
+non-space multi-byte character of a text, whose placeholder may walk past the spaces of its class),
+different texts always get different placeholders (each byte is a bijection given its prefix), and no
+ASCII character is left in place but the spaces a text starts with. Without the salt the shifts say
+nothing; with many texts, the first character of each is a fixed substitution (every text has the
+same, empty, prefix there).
 
 What is kept on purpose: whitespace-only texts (renderers drop them, so the verdict depends on
-it) and JSON structure inside texts that are JSON objects or arrays (keys, numbers, literals and
+it), the spaces a content text starts with (so that a text is blank for JavaScript's ``trim`` and
+Python's ``isspace`` exactly when its placeholder is: :meth:`Placeholders.plain` ``blank``) and JSON
+structure inside texts that are JSON objects or arrays (keys, numbers, literals and
 layout stay; string values are replaced), so tool arguments still parse to objects of the same
 shape. An object key that holds a secret is the exception: the secret in it is replaced in place
 (:meth:`Placeholders.keys`, :func:`rewrite_keys`), keeping the key's lengths and the object's keys
@@ -34,9 +38,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..jsjson import stringify
-from ._secrets import SecretMatch, context_key, find_secrets, key_body, private_key_closed, private_key_open, scrub
+from ._secrets import (SecretMatch, context_key, find_secrets, key_body, private_key_closed, private_key_open, scrub,
+                       split_private_key)
 
-__all__ = ["Placeholders", "context_secrets", "reencode", "rewrite_keys"]
+__all__ = ["IMAGE_LIMIT", "Placeholders", "context_secrets", "reencode", "rewrite_keys"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -51,6 +56,15 @@ _CTL = tuple(c for c in range(0x20) if c not in _ESC)
 _CONT = _ranges((0x80, 0xBF))
 _ASCII: dict[int, tuple[int, ...]] = {c: members for members in (_ALNUM, _PUNCT, _QUOTE, _ESC, _CTL) for c in members}
 _ASCII[0x7F] = (0x7F,)
+#: What blanks a text for Python's ``str.isspace`` or JavaScript's ``trim`` (pi-ai drops a text or thinking
+#: block that ``trim()`` leaves empty; Python's set adds U+001C..U+001F and U+0085, JavaScript's U+FEFF).
+_SPACES = frozenset("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+# Before a text's first character that is not a space (:data:`_SPACES`): a space stays itself and any
+# other ASCII character moves among the non-spaces of its class, so a text is blank after as before
+_LEADING: dict[int, tuple[int, ...]] = {
+    c: (c,) if chr(c) in _SPACES else tuple(m for m in members if chr(m) not in _SPACES)
+    for c, members in _ASCII.items()}
 # lead byte -> (its class of lead bytes, the class of the byte after it, given that byte), per UTF-8's
 # rules, so that every output is valid UTF-8 (or a lone surrogate, as Python holds it) of the same width
 _LEAD2 = _ranges((0xC2, 0xDF))
@@ -65,6 +79,12 @@ _HEX = re.compile(r"[0-9a-fA-F]{4}")
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
 _BLANK = re.compile(r"\s|\\n|\\r")  # what a key body may hold that is no key (blank lines, ``\n`` escapes)
 _SHORTEST_SECRET = 10  # a key token shorter than this (quotes included) holds no secret find_secrets reports
+
+
+#: The largest image given a stand-in (32 MiB, as dsh-audit reads DSH's attachment store: DSH admits 3.5 MiB
+#: by default and never sends an image whose base64 passes 20 MiB); a larger one keeps its name.
+IMAGE_LIMIT = 32 << 20
+_MEMO_IMAGES = 4096
 
 
 def _lead(byte: int) -> tuple[tuple[int, ...], int]:
@@ -204,12 +224,13 @@ def context_secrets(key: str, value: str) -> list[SecretMatch]:
     return found
 
 
-def _key_run(tokens: list[re.Match[str]], first: int) -> int | None:
+def _key_run(tokens: list[re.Match[str]], first: int, *, opened: bool = False) -> int | None:
     """Where (in ``tokens``, ``_TOKEN``'s) the private key block that the JSON string ``tokens[first]``
     leaves open (:func:`private_key_open`, as the string reads) ends: the last of the value strings
     after it (object keys and blank strings skipped) that read as key body (:func:`key_body`), up to
     the one that holds its END line; None when the string leaves none open, or the next value string
-    is not key body (prose, a number: the block ends with its own string).
+    is not key body (prose, a number: the block ends with its own string). ``opened``: the string
+    leaves a block open whatever it reads as (its BEGIN line began in the string before it).
 
     Example:
         >>> lines = ["-----BEGIN EC PRIVATE KEY-----", "MHcCAQEEIO1x", "", "oAoGCCqGSM49", "thanks"]
@@ -221,7 +242,7 @@ def _key_run(tokens: list[re.Match[str]], first: int) -> int | None:
         value = json.loads(tokens[first].group(0))
     except ValueError:
         return None
-    if not isinstance(value, str) or private_key_open(value) is None:
+    if not isinstance(value, str) or (not opened and private_key_open(value) is None):
         return None
     last = None
     for k in range(first + 1, len(tokens)):
@@ -245,6 +266,43 @@ def _key_run(tokens: list[re.Match[str]], first: int) -> int | None:
         if closed:
             break
     return last
+
+
+def _split_keys(tokens: list[re.Match[str]]) -> list[tuple[int, int, bool]]:
+    """Each private key block of a JSON text (``tokens``: ``_TOKEN``'s) whose BEGIN line runs across two
+    value strings with only JSON punctuation between them (``["-----BEGIN RSA PRIV", "ATE KEY-----\\n..."]``,
+    :func:`._secrets.split_private_key`): where its body starts and ends in the text (up to its END line,
+    or when the second string leaves it open, over the value strings after it that read as key body:
+    :func:`_key_run`), and whether it runs over more strings than the second."""
+    found: list[tuple[int, int, bool]] = []
+    before: str | None = None
+    for k, match in enumerate(tokens):
+        token = match.group(0)
+        if len(token) < 2 or token[0] != '"':
+            if token.strip(" \t\r\n,:[]{}"):
+                before = None
+            continue
+        if k + 1 < len(tokens) and tokens[k + 1].group(0).lstrip()[:1] == ":":  # an object key
+            continue
+        try:
+            value = json.loads(token)
+        except ValueError:
+            before = None
+            continue
+        split = split_private_key(before, value) if before is not None and isinstance(value, str) else None
+        before = value if isinstance(value, str) else None
+        if split is None:
+            continue
+        start, end, closed = split
+        starts = _char_starts(token)
+        if len(starts) != len(value):
+            continue
+        last = None if closed else _key_run(tokens, k, opened=True)
+        raw_end = tokens[last].end() - 1 if last is not None else match.start() + (
+            starts[end] if end < len(starts) else len(token) - 1)
+        found.append((match.start() + (starts[start] if start < len(starts) else len(token) - 1), raw_end,
+                      last is not None))
+    return found
 
 
 def _member_keys(text: str, tokens: list[re.Match[str]]) -> dict[int, str]:
@@ -330,11 +388,34 @@ def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
     return "".join(out)
 
 
+#: A path's separators: never replaced nor produced (the other members of their class walk past
+#: them), so a placeholder has its text's shape as a path, absolute or not on the platform that
+#: wrote it (DSH212), wherever the text is.
+_SEPARATORS = frozenset(b"/\\")
+
+
 def _shift(byte: int, members: tuple[int, ...], draw: int) -> int:
     size = len(members)
-    if size == 1:
+    if size == 1 or byte in _SEPARATORS:
         return byte
-    return members[(members.index(byte) + 1 + draw % (size - 1)) % size]
+    step = 1 + draw % (size - 1)
+    out = members[(members.index(byte) + step) % size]
+    while out in _SEPARATORS:  # cycle walking: a bijection of the class's other members
+        out = members[(members.index(out) + step) % size]
+    return out
+
+
+def _char(state: Any, char: bytes) -> bytes:
+    """The placeholder of one multi-byte character ``char`` after the prefix hashed into ``state``: each
+    byte shifted within the bytes UTF-8 allows at its place, by a draw keyed with the bytes before it
+    (a bijection of the characters of its class, given ``state``)."""
+    lead, width = _lead(char[0])
+    out = bytearray(width)
+    hashed = state.copy()
+    for at, members in enumerate([lead, _second(char[0], char[1])] + [_CONT] * (width - 2)):
+        out[at] = _shift(char[at], members, int.from_bytes(hashed.copy().digest(), "big"))
+        hashed.update(char[at:at + 1])
+    return bytes(out)
 
 
 class Placeholders:
@@ -351,27 +432,86 @@ class Placeholders:
         if not salt:
             raise ValueError("the salt must not be empty")
         self._hash = hashlib.blake2b(b"dsh-audit redact v1", key=hashlib.sha256(salt).digest(), digest_size=8)
+        self._image_key = hashlib.sha256(b"dsh-audit redact image\0" + salt).digest()
         self._memo: dict[str, str] = {}
+        self._image_ids: dict[tuple[str, int], str] = {}
 
-    def plain(self, text: str) -> str:
-        """The class-preserving, prefix-preserving placeholder of ``text`` (no JSON awareness)."""
+    def image(self, attachment: str, size: int) -> bytes:
+        """The stand-in bytes of the image a log names ``attachment`` (``sha256:<hex>``), ``size`` bytes
+        long: keyed pseudo-random bytes drawn from the salt and the name (SHAKE256), so the log's
+        reference and a captured body's bytes of one image get the same stand-in (:meth:`image_id`
+        names it), and its base64 keeps its length.
+
+        Example:
+            >>> p = Placeholders(b"salt")
+            >>> image = p.image("sha256:ab", 70)
+            >>> len(image), image == p.image("sha256:ab", 70) != p.image("sha256:ac", 70)
+            (70, True)
+        """
+        return hashlib.shake_256(self._image_key + attachment.encode("utf-8", "surrogatepass")).digest(size)
+
+    def image_id(self, attachment: str, size: int) -> str | None:
+        """The attachment name of the stand-in of the image named ``attachment`` (:meth:`image`): as DSH
+        names an image, ``sha256:`` and the hex SHA-256 of its bytes; None for an image larger than any
+        DSH sends (:data:`IMAGE_LIMIT`), which gets no stand-in."""
+        if not 0 <= size <= IMAGE_LIMIT:
+            return None
+        memo = (attachment, size)
+        found = self._image_ids.get(memo)
+        if found is None:
+            found = "sha256:" + hashlib.sha256(self.image(attachment, size)).hexdigest()
+            if len(self._image_ids) > _MEMO_IMAGES:
+                self._image_ids.clear()
+            self._image_ids[memo] = found
+        return found
+
+    def plain(self, text: str, *, blank: bool = False) -> str:
+        """The class-preserving, prefix-preserving placeholder of ``text`` (no JSON awareness).
+
+        With ``blank`` (a content text: :meth:`text`), whether the text is blank (only spaces, for
+        Python's ``str.isspace`` and for JavaScript's ``trim``, by which pi-ai drops a text or thinking
+        block) stays too: up to the text's first character that is no space (:data:`_SPACES`), spaces
+        stay themselves and other characters move among the non-spaces of their class (a multi-byte
+        one walks its class's cycle past the spaces), so the placeholder's first non-space is where
+        the text's was, and a text of spaces stays one. (A secret replaced inside a kept text holds
+        letters or digits, which never become spaces: it needs no ``blank``.)
+
+        Example:
+            >>> p = Placeholders(b"salt")
+            >>> [p.plain(t, blank=True).isspace() for t in ("!", "\\ufeff!", " x")]
+            [False, False, False]
+            >>> p.plain("\\ufeff\\u3000", blank=True), p.plain("\\ufeff\\u3000") != "\\ufeff\\u3000"
+            ('\\ufeff\\u3000', True)
+        """
         if not text or text.isspace():
             return text
         data = text.encode("utf-8", "surrogatepass")
         out = bytearray(len(data))
         state = self._hash.copy()
+        leading = blank  # no character but spaces so far
         i = 0
         while i < len(data):
             byte = data[i]
             if byte < 0x80:
-                classes = [_ASCII[byte]]
-            else:
-                lead, width = _lead(byte)
-                classes = [lead, _second(byte, data[i + 1])] + [_CONT] * (width - 2)
-            for members in classes:
-                out[i] = _shift(data[i], members, int.from_bytes(state.copy().digest(), "big"))
+                out[i] = _shift(byte, _LEADING[byte] if leading else _ASCII[byte],
+                                int.from_bytes(state.copy().digest(), "big"))
+                leading = leading and chr(byte) in _SPACES
                 state.update(data[i:i + 1])
                 i += 1
+                continue
+            char = data[i:i + _lead(byte)[1]]
+            if not leading:
+                new = _char(state, char)
+            elif char.decode("utf-8", "surrogatepass") in _SPACES:
+                new = char
+            else:
+                leading = False
+                new = _char(state, char)
+                while new.decode("utf-8", "surrogatepass") in _SPACES:  # cycle walking: a bijection of the rest
+                    new = _char(state, new)
+            out[i:i + len(char)] = new
+            state.update(char)
+            i += len(char)
         return out.decode("utf-8", "surrogatepass")
 
     @staticmethod
@@ -382,7 +522,12 @@ class Placeholders:
         code = ord(ch)
         if code < 0x80:
             members = _ASCII[code]
-            return chr(members[(members.index(code) + 1) % len(members)])
+            if code in _SEPARATORS:
+                return ch  # no other member may stand for a separator; taken ones are told apart elsewhere
+            out = members[(members.index(code) + 1) % len(members)]
+            while out in _SEPARATORS:
+                out = members[(members.index(out) + 1) % len(members)]
+            return chr(out)
         data = bytearray(ch.encode("utf-8", "surrogatepass"))
         data[-1] = 0x80 + (data[-1] - 0x80 + 1) % 0x40
         return data.decode("utf-8", "surrogatepass")
@@ -469,6 +614,16 @@ class Placeholders:
         matches = list(find_secrets(text))
         if key is not None:
             matches += context_secrets(key, text)  # none overlaps a secret of the text alone
+        # a private key block whose BEGIN line runs across two strings of the text: its body goes as one
+        # that starts in the second string (over the strings after it, to its END line or the last string
+        # of key body, as ``runs`` says)
+        tokens = list(_TOKEN.finditer(text)) if '"' in text else []
+        runs: dict[int, int] = {}
+        for start, end, run in _split_keys(tokens) if "---" in text else ():  # one half holds 3 of its 5 dashes
+            if start < end and not any(m.start < end and start < m.end for m in matches):
+                if run:
+                    runs[len(matches)] = end
+                matches.append(SecretMatch("private_key", start, end))
         spans = [(m.start, m.end) for m in matches]
         outer: list[int] = []  # spans[len(matches) + i] is the span of around numbered outer[i]
         for n, start, end in around:
@@ -482,7 +637,6 @@ class Placeholders:
         # one whose header ends its string, at the closing quote, is then empty), but for a private key
         # block whose END line is in a later string: it covers those strings, not the JSON between them
         # (counted once: by its first string, when that holds more than the header, as read)
-        tokens = list(_TOKEN.finditer(text))
         strings = [(m.start(), m.end()) for m in tokens if len(m.group(0)) > 1 and m.group(0)[0] == '"']
         firsts = [start for start, _ in strings]
         across: set[int] = set()
@@ -491,6 +645,9 @@ class Placeholders:
         # over the value strings after it that read as key body (a truncated key as an array of lines)
         positions = [k for k, m in enumerate(tokens) if len(m.group(0)) > 1 and m.group(0)[0] == '"']
         for i, (start, end) in enumerate(spans):
+            if i in runs:  # its strings go, not the JSON between them
+                across.add(i)
+                continue
             at = bisect.bisect_right(firsts, start) - 1
             if at >= 0 and start <= strings[at][1] - 1:
                 last = None
@@ -561,30 +718,35 @@ class Placeholders:
                     found(matches[n].kind, text[matches[n].start:matches[n].end])
         return out, {outer[n - len(matches)] for n in used if n >= len(matches)}
 
-    def text(self, text: str) -> str:
-        """The placeholder of ``text``: :meth:`json` for JSON object or array text, else :meth:`plain`."""
+    def text(self, text: str, *, blank: bool = True) -> str:
+        """The placeholder of ``text``: :meth:`json` for JSON object or array text, else :meth:`plain`,
+        blank exactly when ``text`` is (``blank``; a streamed delta, which no verdict reads, needs not
+        be: its leading space is hidden among punctuation as every other)."""
+        if not blank:
+            done = self.json(text, blank=False) if text.lstrip()[:1] in ("{", "[") else None
+            return self.plain(text) if done is None else done
         found = self._memo.get(text)
         if found is not None:
             return found
         stripped = text.lstrip()
         result = self.json(text) if stripped[:1] in ("{", "[") else None
         if result is None:
-            result = self.plain(text)
+            result = self.plain(text, blank=True)
         if len(text) > 32:
             if len(self._memo) > 50_000:
                 self._memo.clear()
             self._memo[text] = result
         return result
 
-    def json(self, text: str) -> str | None:
+    def json(self, text: str, *, blank: bool = True) -> str | None:
         """``text`` with every string *value* of the JSON it holds replaced in place (keys, numbers,
         literals and layout kept, but a secret in a key is replaced: :meth:`keys`); None when
-        ``text`` is not JSON."""
+        ``text`` is not JSON. ``blank``: as :meth:`text`'s."""
         try:
             json.loads(text)
         except (ValueError, RecursionError):
             return None
-        return self._strings(text, lambda start, token: reencode(token, self.text(json.loads(token))))
+        return self._strings(text, lambda start, token: reencode(token, self.text(json.loads(token), blank=blank)))
 
     def _strings(self, text: str, value: Callable[[int, str], str], found: Callable[[str, str], None] | None = None,
                  *, keys: bool = True, other: Callable[[int, str], str] | None = None) -> str:

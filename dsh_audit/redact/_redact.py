@@ -10,6 +10,7 @@ into place, so a failure leaves nothing partial; no output may be, or resolve to
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets as _random
 import shutil
@@ -26,7 +27,8 @@ from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
-from ..session import Session, open_session
+from ..session import Session, open_session, routes_from
+from ..wire import PiRoutes
 from ._capture import META_SUFFIX, redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
 from ._log import LogRewriter, drain, teed
@@ -63,6 +65,8 @@ class Redaction:
         mismatched: categories whose verdicts differ between original and redaction (should be
             empty; the bundle is written anyway and the CLI exits 1).
         notes: what could not be carried over (torn tails, damaged records).
+        routes: whether a route configuration rendered the verdicts (``routes=``); the manifest says
+            so, and :func:`check_bundle` then needs it too.
     """
 
     output: Path
@@ -76,6 +80,7 @@ class Redaction:
     verdicts: dict[str, str] = field(default_factory=dict)
     mismatched: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    routes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,8 +168,15 @@ def _capture_format(path: Path) -> str:
 
 @contextmanager
 def _temporary(target: Path) -> Iterator[tuple[IO[bytes], Path]]:
-    """A temporary file beside ``target``, removed unless the caller renamed it."""
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False)
+    """A temporary file beside ``target``, removed unless the caller renamed it.
+
+    Raises:
+        UsageError: the folder of ``target`` takes no new file (not writable, a read-only file system).
+    """
+    try:
+        handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False)
+    except OSError as exc:
+        raise _unwritable(target, exc) from None
     temp = Path(handle.name)
     umask = os.umask(0)
     os.umask(umask)
@@ -180,8 +192,15 @@ def _temporary(target: Path) -> Iterator[tuple[IO[bytes], Path]]:
 @contextmanager
 def _temporary_folder(target: Path, files: dict[str, bytes]) -> Iterator[Path]:
     """A temporary folder beside ``target`` holding ``files`` (name -> bytes), removed unless the
-    caller renamed it."""
-    temp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    caller renamed it.
+
+    Raises:
+        UsageError: the folder of ``target`` takes no new folder.
+    """
+    try:
+        temp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    except OSError as exc:
+        raise _unwritable(target, exc) from None
     umask = os.umask(0)
     os.umask(umask)
     try:
@@ -193,6 +212,16 @@ def _temporary_folder(target: Path, files: dict[str, bytes]) -> Iterator[Path]:
     finally:
         if temp.exists():
             shutil.rmtree(temp)
+
+
+#: What only writing a file fails with (a full disk, a quota, a file too large, a read-only file system).
+_WRITE_ERRORS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS") if hasattr(errno, name))
+
+
+def _unwritable(target: Path, exc: OSError) -> UsageError:
+    """The one-line error of an output that cannot be written where it was asked for."""
+    return UsageError(f"cannot write {target.name!r} there: {exc.strerror or exc}", path=str(target.parent),
+                      hint="write the redacted files to a folder you can write to (-o, --capture-output)")
 
 
 def _replace_folder(temp: Path, target: Path) -> None:
@@ -245,7 +274,7 @@ def _salt_bytes(salt: str) -> bytes:
 def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt: str | bytes | None = None,
            keep: Iterable[str] = (), tool_names: bool = True, capture: str | os.PathLike[str] | None = None,
            capture_output: str | os.PathLike[str] | None = None, force: bool = False,
-           lenient: bool = False) -> Redaction:
+           lenient: bool = False, routes: str | os.PathLike[str] | PiRoutes | None = None) -> Redaction:
     """Write a redacted copy of one session log (and its capture) with a verdict manifest.
 
     Args:
@@ -261,6 +290,11 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             name beside ``output``).
         force: replace existing output files (never an input).
         lenient: read tokenised test fixtures (see :func:`dsh_audit.log.read_log`).
+        routes: DSH's ``llm-pi-ai`` route configuration (a file, as ``--routes`` takes, or one
+            read already), with which both logs' requests are routed and rendered (a hand-declared
+            pi-ai route's requests are rendered only with it); the redacted copy's verdicts are then
+            checked with it too (:func:`check_bundle` ``routes=``). Default: none (not even the DSH
+            home's, which a check of the bundle elsewhere would not find).
 
     Raises:
         UsageError: an empty salt, an unknown ``keep`` part, an output that exists without
@@ -313,11 +347,28 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
                              hint=capture_hint)
     elif capture_target is not None:
         _check_target(capture_target, force=force, what="capture output", hint=capture_hint)
+    config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
     redactor = Redactor(Placeholders(key), keep=kept, tool_names=tool_names)
+    try:
+        return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
+                      lenient=lenient)
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRORS:
+            raise
+        raise _unwritable(target, exc) from None
+
+
+def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
+           redactor: Redactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
+           lenient: bool) -> Redaction:
+    """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
+    and rename the files into place (the outputs were checked by :func:`redact`)."""
     streams = ChunkStreams(redactor)
     with _temporary(target) as (log_out, log_temp):
         rewriter = LogRewriter(log_out, streams.record, path=str(source))
         original = _read_log(source, rewriter.feed, lenient=lenient)
+        if config is not None:
+            original.use_routes(config)
         streams.end()
         notes = rewriter.finish()
         capture_format = _capture_format(capture_source) if capture_source is not None else None
@@ -325,6 +376,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         before = session_verdicts(original, captures)
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
+        if config is not None:
+            redacted.use_routes(config)
         capture_data = b""
         capture_files: dict[str, bytes] | None = None
         dropped: list[str] = []
@@ -349,7 +402,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
                 compressed=rewriter.compressed, strings=redactor.strings,
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
-                dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes))
+                dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes),
+                routes=config is not None)
             with _temporary(manifest) as (manifest_out, manifest_temp):
                 manifest_out.write(orjson.dumps(_manifest(result, before, kept, tool_names), option=orjson.OPT_INDENT_2))
                 manifest_out.write(b"\n")
@@ -398,6 +452,7 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         "capture": None if result.capture is None else os.path.relpath(result.capture, result.output.parent),
         "kept": sorted(keep) + (["tool names"] if tool_names else []),
         "secrets": result.secrets,
+        "routes": result.routes,
         "verdicts": {c: {"count": len(before[c]), "digest": result.verdicts[c]} for c in result.verdicts},
     }
 
@@ -423,12 +478,15 @@ def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedR
         raise
 
 
-def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False) -> BundleCheck:
+def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
+                 routes: str | os.PathLike[str] | PiRoutes | None = None) -> BundleCheck:
     """Re-run requests, breaks, cache (and diff, when the bundle has a capture) on a redacted log
-    and compare each verdict digest with its manifest's.
+    and compare each verdict digest with its manifest's. ``routes``: the route configuration the
+    bundle was made with (its manifest says whether it was: :func:`redact` ``routes=``).
 
     Raises:
-        UsageError: the manifest is missing or not a dsh-audit redaction manifest.
+        UsageError: the manifest is missing or not a dsh-audit redaction manifest; it records
+            verdicts made with a route configuration and none is given, or the other way round.
         DshAuditError: the log or its capture cannot be read.
     """
     log = Path(path)
@@ -444,9 +502,18 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False) -> Bund
         manifest = orjson.loads(data)
         recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
         capture_name = manifest.get("capture")
+        routed = manifest.get("routes", False)
+        if not isinstance(routed, bool):
+            raise ValueError("routes")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
+    if routed != (routes is not None):
+        made = "with" if routed else "without"
+        raise UsageError(f"the manifest's verdicts were made {made} a route configuration", path=str(manifest_file),
+                         hint="check the bundle with the route configuration it was redacted with, and only then")
     session: Session = open_session(log, lenient=lenient, foreign=False)
+    if routes is not None:
+        session.use_routes(routes if isinstance(routes, PiRoutes) else routes_from(os.fspath(routes)))
     captures: list[CapturedRequest] | None = None
     if "diff" in recorded:
         if not isinstance(capture_name, str):

@@ -28,9 +28,9 @@ from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
 from ._placeholder import Placeholders
-from ._secrets import CONTEXT_KINDS, context_key, find_secrets, key_body, private_key_open
+from ._secrets import CONTEXT_KINDS, context_key, find_secrets, key_body, private_key_open, split_private_key
 
-__all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "Redactor"]
+__all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "TOOL_NAME_KEYS", "Redactor"]
 
 #: What ``--keep`` can name.
 KEEP_CHOICES = ("paths", "system", "titles", "tools")
@@ -39,13 +39,15 @@ STRUCTURAL_KEYS = frozenset("""
     type id role kind provider model callId toolCallId responseId surfaceOp op blockType reasoningEffort
     preset policy mode target commandId sourceCommandId compactionId retryId handlerId runId goalId subCallId
     parentCallId rootCallId childId parentSession senderSessionId attachmentId mediaType digest api
-    stopReason code thinkingSignature plugin form point phase outcome action operation decision dialect
+    stopReason code thinkingSignature textSignature thoughtSignature responseModel plugin form point phase outcome
+    action operation decision dialect
     status source lang shape what waitReason titleProvider agentPreset origin agentProvider agentModel
     pluginId packageId pluginRunId rpcId name toolName required policyKey time createdAt version
     reasoning_effort tool_call_id tool_choice object finish_reason
     """.split())
 PATH_KEYS = frozenset({"cwd", "path", "paths", "file_path", "filePath", "root", "workdir"})
-_TOOL_NAME_KEYS = frozenset({"name", "toolName"})
+#: The structural keys that hold a tool name (replaced too with ``tool_names=False``).
+TOOL_NAME_KEYS = frozenset({"name", "toolName"})
 _HARNESS_PREFIXES = (TITLE_PREFIX, COMPACTION_PREFIX)
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_/")
 
@@ -53,6 +55,7 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_/")
 _SEPARATORS = re.compile(r"([/\\])")
 _DRIVE = re.compile(r"[A-Za-z]:")
 _MEMO = 20_000  # texts whose secrets (and kept form) are remembered
+_IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")  # how DSH names an image it stores (by its bytes' digest)
 
 
 def _digest(secret: str) -> bytes:
@@ -86,6 +89,7 @@ class Redactor:
     # a private key block an earlier string of the record being read left open, and whether it was counted
     _open_key: bool = False
     _key_counted: bool = False
+    _tail: str = ""  # the end of the last string of the record read, which may start a BEGIN line
     _kept_texts: dict[tuple[str, str | None], tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
 
     # -- strings ---------------------------------------------------------------------------
@@ -191,7 +195,7 @@ class Redactor:
         are counted with its stream's, once the stream is whole (:meth:`stream_secrets`)."""
         if delta and not delta.isspace():
             self.strings += 1
-            return self.placeholders.text(delta)
+            return self.placeholders.text(delta, blank=False)  # no verdict reads a delta: its spaces are hidden
         return delta
 
     def stream_secrets(self, deltas: list[str]) -> None:
@@ -224,42 +228,53 @@ class Redactor:
         the object member ``key`` (not an item of a list under it), read with its key for secrets.
 
         A string of a record that continues a private key block an earlier string of the record left
-        open (a key split over two content blocks or list items: :meth:`_split_key`) loses that part
-        too, kept or not, and the block counts once."""
+        open (a key split over two content blocks or list items: :meth:`_split_key`), or whose BEGIN
+        line the string before it started (``"-----BEGIN RSA PRIV"``, ``"ATE KEY-----\\nMIIE..."``),
+        loses that part too, kept or not, and the block counts once."""
         context = key if member else None
         structural = key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text))
-        split = 0 if structural or not text.strip() else self._split_key(text)  # a structural string: no key
-        structural = structural and not kept and not (key in _TOOL_NAME_KEYS and not self.tool_names)
+        # a structural string holds no key, and does not part two strings that do
+        start, end = (0, 0) if structural or not text.strip() else self._split_key(text)
+        structural = structural and not kept and not (key in TOOL_NAME_KEYS and not self.tool_names)
         if kept or structural:
             out = self.keep_text(text, context)
-            if split and out[:split] == text[:split]:
-                out = self.placeholders.plain(text[:split]) + out[split:]
+            if start < end and out[start:end] == text[start:end]:
+                out = out[:start] + self.placeholders.plain(text[start:end]) + out[end:]
             return out
-        if key in _TOOL_NAME_KEYS and not self.tool_names:
+        if key in TOOL_NAME_KEYS and not self.tool_names:
             return self.content(text, context)
         if key in PATH_KEYS:
             return self.path(text)
         return self.content(text, context)
 
-    def _split_key(self, text: str) -> int:
-        """How much of the start of ``text`` continues a private key block that an earlier string of
-        the record left open (0: none), that part counted as the block's when the block was not yet
-        (its header had nothing after it); and note whether ``text`` leaves a block open. Only key
-        body continues a block (:func:`._secrets.key_body`): a string of prose ends it."""
-        length, still_open = 0, False
+    def _split_key(self, text: str) -> tuple[int, int]:
+        """The part of ``text`` that is the body of a private key block an earlier string of the record
+        began (``start == end``: none): one the last string left open continues at the start of ``text``
+        while it reads as key body (:func:`._secrets.key_body`: a string of prose ends it); one whose
+        BEGIN line the last string started and ``text`` ends (:func:`._secrets.split_private_key`) runs
+        from there to its END line or the end of ``text``. That part counts as the block's when the block
+        was not yet counted. Also notes whether ``text`` leaves a block open, and its end."""
+        start = end = 0
+        still_open = False
+        split = None if self._open_key or not self._tail else split_private_key(self._tail, text)
         if self._open_key:
             body = key_body(text)
             if body is not None and (body[1] or text[:body[0]].strip()):
-                length, still_open = body[0], not body[1]
-                if length and not self._key_counted:
-                    self._tally((("private_key", _digest(text[:length])),))
-                    self._key_counted = True
-        start = private_key_open(text)
-        if start is not None:
-            self._open_key, self._key_counted = True, start < len(text)
+                end, still_open = body[0], not body[1]
+        elif split is not None:
+            start, end, closed = split
+            still_open = not closed
+            self._key_counted = False
+        if end > start and not self._key_counted:
+            self._tally((("private_key", _digest(text[start:end])),))
+            self._key_counted = True
+        opened = private_key_open(text)
+        if opened is not None:
+            self._open_key, self._key_counted = True, opened < len(text)
         else:
             self._open_key = still_open
-        return length
+        self._tail = text[-64:]
+        return start, end
 
     # -- values ----------------------------------------------------------------------------
 
@@ -274,6 +289,9 @@ class Redactor:
             out: dict[Any, Any] = {}
             for k, v in value.items():
                 out[renamed.get(k, k)] = self.value(v, k, kept=kept or self._kept_part(k))
+            image = self.attachment(value)
+            if image is not None:
+                out["attachmentId"] = image
             return out
         if isinstance(value, list):
             items: list[Any] = []
@@ -282,13 +300,23 @@ class Redactor:
             return items
         return value
 
+    def attachment(self, reference: dict[Any, Any]) -> str | None:
+        """The new ``attachmentId`` of an image reference (``{attachmentId: "sha256:<hex>", bytes, ...}``,
+        spec §5.3): its stand-in's (:meth:`Placeholders.image_id`), which a captured body's image of those
+        bytes becomes too (:mod:`._capture`); None for any other object (a reference without a whole
+        ``bytes`` size, with another kind of name, or larger than any image DSH sends, keeps it)."""
+        name, size = reference.get("attachmentId"), reference.get("bytes")
+        if not isinstance(name, str) or type(size) is not int or size < 0 or _IMAGE_ID.fullmatch(name) is None:
+            return None
+        return self.placeholders.image_id(name, size)
+
     def _kept_part(self, key: str) -> bool:
         return ((key == "system" and "system" in self.keep) or (key == "tools" and "tools" in self.keep)
                 or (key == "title" and "titles" in self.keep))
 
     def record(self, record: Any) -> Any:
         """One storage record of a log (the header line, an event or a packed chunk row)."""
-        self._open_key = False  # a private key block never runs from one record into the next
+        self._open_key, self._tail = False, ""  # a private key block never runs from one record into the next
         if not isinstance(record, dict):
             return self.value(record)
         if record.get("type") == "session" and "seq" not in record:

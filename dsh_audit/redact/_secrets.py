@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["CONTEXT_KINDS", "SECRET_KINDS", "SecretMatch", "context_key", "cookie_secret", "credential_name",
-           "find_secrets", "header_kind", "key_body", "private_key_closed", "private_key_open", "scrub"]
+           "find_secrets", "header_kind", "key_body", "private_key_closed", "private_key_open", "scrub",
+           "split_private_key"]
 
 _KEYWORDS = r"api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_-]?key|access[_-]?key"
 _NAME = r"[A-Za-z0-9_.-]*(?:" + _KEYWORDS + r")[A-Za-z0-9_.-]*"
@@ -35,6 +36,12 @@ _NAME = r"[A-Za-z0-9_.-]*(?:" + _KEYWORDS + r")[A-Za-z0-9_.-]*"
 # ``prompt_cache_key`` and ``monkey`` are no secrets) and in a URL's query string (``?key=``, ``&sig=``)
 _ENV_NAME = r"(?-i:[A-Z0-9_]*_(?:KEY|PASS|PW|AUTH))"
 _URL_NAME = r"key|auth|sig|[A-Za-z0-9_.-]*signature"
+# a name that ends with a credential word (``MISTRAL_API_KEY``, ``auth_token``, ``client_secret``, ``x-api-key``;
+# not ``max_tokens``, ``tokenizer`` or ``secret_name``), whose value is a secret in any assignment syntax
+_CREDENTIAL = (r"(?<![A-Za-z0-9_.-])(?:(?:[A-Za-z0-9_.-]*[_.-])?(?:" + _KEYWORDS + r"|pass|pw)|" + _ENV_NAME + r")")
+# a value of 8 characters or more with a letter and a digit (``os.environ``, ``get_key()``, ``64000``, ``${KEY}``,
+# ``<your key>`` are none)
+_VALUE = r"(?P<v>(?=[^\s\"'`,;]*[0-9])(?=[^\s\"'`,;]*[A-Za-z])[A-Za-z0-9_./+=~:@!%*^-]{8,})(?![A-Za-z0-9_./+=~:@!%*^-])"
 _PEM_BEGIN = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 
@@ -65,6 +72,17 @@ _PATTERNS: dict[str, str] = {
     "pypi_token": r"\bpypi-AgE[A-Za-z0-9_-]{32,}",
     "groq_api_key": r"\bgsk_[A-Za-z0-9]{40,}",
     "xai_api_key": r"\bxai-[A-Za-z0-9]{40,}",
+    # Twilio API key (``SK``) and account (``AC``) SIDs: two letters and 32 lower-case hex digits
+    "twilio_key": r"\b(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9_-])",
+    # Databricks personal access tokens (``dapi``, 32 hex digits, an optional ``-N``)
+    "databricks_token": r"\bdapi[0-9a-f]{32}(?:-[0-9])?(?![A-Za-z0-9_-])",
+    "sendgrid_api_key": r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+    # a bot's id, a colon and its 35-character secret (which starts ``AA``)
+    "telegram_bot_token": r"\b[0-9]{8,10}:(?P<v>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
+    # Azure keys (Cognitive Services, Azure OpenAI, API Management): 32 hex digits beside the header
+    # that carries them
+    "azure_api_key": r"(?i)\b(?:api-key|ocp-apim-subscription-key)[\"']?[ \t]*[:=][ \t]*[\"']?"
+                     r"(?P<v>[0-9a-f]{32})(?![A-Za-z0-9_-])",
     "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     "authorization": r"(?i)\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?P<v>(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]{6,})",
     # a bearer token outside an ``Authorization`` header (``-H "Bearer ..."``, a token in prose): 16
@@ -78,6 +96,10 @@ _PATTERNS: dict[str, str] = {
     "key_value": r"(?i)[\"']" + _NAME + r"[\"']\s*:\s*[\"'](?P<v>(?!\$\{)[^\"'\s]{6,})[\"']",
     # a credential in a URL's query string (``?api_key=...``, ``&access_token=...``, ``?key=...``)
     "url_parameter": r"(?i)[?&](?:" + _NAME + "|" + _URL_NAME + r")=(?P<v>[^&#\s\"'<>\\]{4,})",
+    # a prefix-less key (Mistral's 32 characters, a Twilio auth token, a password) under a credential name
+    # in any other syntax: inline ``-e MISTRAL_API_KEY=...``, YAML ``api_key: ...``, a keyword argument
+    # ``api_key='...'``, ``os.environ["API_KEY"] = "..."``, a header ``x-api-key: ...``
+    "credential_assignment": r"(?i)" + _CREDENTIAL + r"[\"']?\]?[ \t]*[:=][ \t]*[\"']?" + _VALUE,
 }
 
 #: The kinds of secret a summary can name.
@@ -85,7 +107,8 @@ SECRET_KINDS = tuple(_PATTERNS)
 
 #: The kinds found by a name beside the value, not by the value's own shape: a value that is a
 #: secret by its own name (:meth:`dsh_audit.redact.Redactor.named`) counts as that name says instead.
-CONTEXT_KINDS = frozenset({"authorization", "bearer_token", "cookie", "env_assignment", "key_value", "url_parameter"})
+CONTEXT_KINDS = frozenset({"authorization", "bearer_token", "cookie", "env_assignment", "key_value", "url_parameter",
+                           "azure_api_key", "credential_assignment"})
 
 _COMPILED = [(kind, re.compile(pattern, re.S if kind == "private_key" else 0)) for kind, pattern in _PATTERNS.items()]
 
@@ -238,6 +261,36 @@ def private_key_open(text: str) -> int | None:
         return None
     found = key_body(text[last.end():])
     return last.end() if found is not None and not found[1] else None
+
+
+#: How much of the end of a string may hold the start of a BEGIN line that the next string ends.
+_SPLIT = 64
+_HEADER_CHARS = frozenset("-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ")
+
+
+def split_private_key(before: str, text: str) -> tuple[int, int, bool] | None:
+    """The body of a private key block whose BEGIN line starts at the end of ``before`` (the string
+    before ``text``: an item of a list, a content block) and ends in ``text``
+    (``"-----BEGIN RSA PRIV"``, ``"ATE KEY-----\\nMIIE..."``): where it starts and ends in ``text`` (at
+    its END line, or at the end of ``text``) and whether its END line is there; None when no BEGIN
+    line runs across the two.
+
+    Example:
+        >>> split_private_key("key: -----BEGIN RSA PRIV", "ATE KEY-----\\nMIIEab\\n-----END RSA PRIVATE KEY-----")
+        (12, 20, True)
+        >>> split_private_key("-----BEGIN EC PRIVATE KEY-----", "MHcC"), split_private_key("a -", "-- b")
+        (None, None)
+    """
+    tail = before[-_SPLIT:]
+    if not tail or tail[-1] not in _HEADER_CHARS:  # no BEGIN line can be cut here
+        return None
+    joined = tail + text[:_SPLIT]
+    for match in _BEGIN.finditer(joined):
+        if match.start() < len(tail) < match.end():
+            start = match.end() - len(tail)
+            end = _END.search(text, start)
+            return start, len(text) if end is None else end.start(), end is not None
+    return None
 
 
 def scrub(text: str, replace: Callable[[str], str], found: Callable[[str], None] | None = None) -> str:

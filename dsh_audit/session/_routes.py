@@ -28,15 +28,16 @@ __all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "request_provider", "reques
            "window_conflicts"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
-ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai"}
+ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai",
+                                   "openai-responses": "responses"}
 _PI_ADAPTERS = frozenset(ADAPTER_APIS.values())
 #: Provider ids DSH's native DeepSeek adapter serves by default.
 _NATIVE = frozenset({"deepseek-official"})
 #: pi-ai catalog providers whose API is fixed by the catalog (pi-ai 0.82.1 ``providers/data``: every
-#: model of ``anthropic.json``, ``deepseek.json`` and ``openrouter.json`` names that one API) and
-#: whose model facts :data:`dsh_audit.wire._piai_models` ships.
+#: model of ``anthropic.json``, ``deepseek.json``, ``openrouter.json`` and ``openai.json`` names that
+#: one API) and whose model facts :data:`dsh_audit.wire._piai_models` ships.
 _CATALOG_APIS: Mapping[str, str] = {"anthropic": "anthropic-messages", "deepseek": "openai-completions",
-                                    "openrouter": "openai-completions"}
+                                    "openrouter": "openai-completions", "openai": "openai-responses"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,7 @@ class Route:
 
     Attributes:
         provider: the provider id the header names.
-        adapter: the dsh-audit renderer (``deepseek``, ``anthropic``, ``openai``), or None when the
+        adapter: the dsh-audit renderer (``deepseek``, ``anthropic``, ``openai``, ``responses``), or None when the
             route is unknown or its format has no renderer.
         api: pi-ai's API name for pi-ai routes, ``deepseek-chat-completions`` for the native adapter.
         because: what settled it (evidence seq, a default, the caller's choice) or, without an

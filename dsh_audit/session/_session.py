@@ -144,7 +144,7 @@ class Bodies:
         cache = self._renderers.get(adapter)
         if cache is None:
             cache = self._renderers[adapter] = {}
-            if self._routes is not None and adapter in ("anthropic", "openai"):
+            if self._routes is not None and adapter in ("anthropic", "openai", "responses"):
                 cache[adapter] = make_renderer(adapter, models=self._routes.models)  # the route file's facts
         return cache
 

@@ -1,7 +1,7 @@
 """Rendering requests to the exact bytes each DSH adapter sends.
 
 Each adapter's renderer lives in its own module and registers a factory in :data:`ADAPTERS`
-(``deepseek`` here; ``anthropic`` and ``openai`` when their modules are installed).
+(``deepseek`` here; ``anthropic``, ``openai`` and ``responses`` when their modules are installed).
 
 Example:
     >>> import dsh_audit
@@ -24,7 +24,7 @@ from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
 from ._types import Renderer, WireRequest
 
-for _name in ("_anthropic", "_openai"):
+for _name in ("_anthropic", "_openai", "_responses"):
     try:
         importlib.import_module(f"{__name__}.{_name}")
     except ModuleNotFoundError as _exc:

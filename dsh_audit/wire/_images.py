@@ -140,16 +140,23 @@ def offload_images(messages: Sequence[Message], max_bytes: int | None, text: str
 
 def _base64_of(node: Mapping[str, Any]) -> str | None:
     """The base64 data of one wire image: Anthropic's ``{type: image, source: {type: base64,
-    data}}`` or a chat-completions ``{type: image_url, image_url: {url: "data:...;base64,..."}}``."""
-    if node.get("type") == "image":
+    data}}``, a chat-completions ``{type: image_url, image_url: {url: "data:...;base64,..."}}`` or
+    a Responses ``{type: input_image, image_url: "data:...;base64,..."}``."""
+    kind = node.get("type")
+    if kind == "image":
         source = node.get("source")
         if isinstance(source, Mapping) and source.get("type") == "base64" and isinstance(source.get("data"), str):
             return str(source["data"])
-    elif node.get("type") == "image_url":
+        return None
+    if kind == "image_url":
         inner = node.get("image_url")
         url = inner.get("url") if isinstance(inner, Mapping) else None
-        if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
-            return url.partition(";base64,")[2]
+    elif kind == "input_image":
+        url = node.get("image_url")
+    else:
+        return None
+    if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+        return url.partition(";base64,")[2]
     return None
 
 

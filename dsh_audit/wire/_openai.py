@@ -37,7 +37,7 @@ from typing import Any
 from ..jsjson import stringify
 from ._piai import (body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
                     transform_messages)
-from ._piai_models import THINKING_LEVELS, PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
+from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
 
@@ -411,20 +411,6 @@ def _js_truthy(value: Any) -> bool:
     return isinstance(value, (Mapping, list)) or bool(value)
 
 
-def _clamp_level(model: PiModel, level: str) -> str:
-    """pi-ai ``clampThinkingLevel``: the nearest supported level, upwards first."""
-    available = model.supported_levels()
-    if level in available:
-        return level
-    if level not in THINKING_LEVELS:
-        return available[0] if available else "off"
-    index = THINKING_LEVELS.index(level)
-    for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
-
-
 def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,
                 compaction_instruction: str | None = None, images: Mapping[str, bytes] | None = None,
                 offloaded_image_text: str | None = None, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -437,7 +423,7 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
     context, _, max_tokens, fold = body_context(
         state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_Converter,
         compaction_instruction=compaction_instruction, images=images, offloaded_image_text=offloaded_image_text)
-    effort = _clamp_level(model, call.reasoning) if call.reasoning else None
+    effort = clamp_level(model, call.reasoning) if call.reasoning else None
     effort = None if effort == "off" else effort
     retention = call.cache_retention
     long_ok = retention == "long" and compat["supportsLongCacheRetention"]

@@ -169,12 +169,17 @@ def _js_int(text: str) -> int | float:
 
 
 def js_parse(text: str) -> Any:
-    """``JSON.parse(text)`` as a JavaScript runtime sees it (key order, number precision).
+    """``JSON.parse(text)`` as a JavaScript runtime sees it (key order, number precision; the
+    ``NaN``, ``Infinity`` and ``-Infinity`` Python's parser accepts are refused, as JavaScript's).
 
     Raises:
         ValueError: the text is not JSON.
     """
-    return json.loads(text, object_pairs_hook=_js_object, parse_int=_js_int)
+    return json.loads(text, object_pairs_hook=_js_object, parse_int=_js_int, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:

@@ -3,12 +3,12 @@
 pi-ai resolves a route/model to a ``Model`` (context window, output capability, reasoning levels,
 compat switches) that DSH never logs; :class:`PiModel` is that record, :data:`BUILTIN_MODELS`
 holds pi-ai's catalog entries for the catalog routes DSH users pick (every Claude model, DeepSeek's
-own route, OpenRouter's Claude, DeepSeek and GPT-5 models), and callers pass their own for other
-routes. :func:`request_call` applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which
+own route, OpenRouter's Claude, DeepSeek and GPT-5 models, OpenAI's own models), and callers pass
+their own for other routes. :func:`request_call` applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which
 effort reaches pi-ai, which cap, and what the adapter refuses. Facts are those of pi-ai **0.82.1**
-(its ``dist/providers/data/{anthropic,deepseek,openrouter}.json`` and ``models.js`` level rules) and
+(its ``dist/providers/data/{anthropic,deepseek,openrouter,openai}.json`` and ``models.js`` level rules) and
 DSH 0.1.0-rc.8's ``llm-pi-ai/src/catalog.ts`` for hand-declared models. :class:`PiRenderer` holds
-the route profile settings both pi-ai renderers take and the render steps they share.
+the route profile settings the pi-ai renderers take and the render steps they share.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "PiModel",
     "PiRenderer",
     "RouteProfile",
+    "clamp_level",
     "compaction_messages",
     "merge_profile_headers",
     "request_call",
@@ -49,6 +50,8 @@ HARNESS_VERSION = "0.1.0-rc.8"
 SDK_PLATFORM: tuple[tuple[str, str], ...] = (
     ("x-stainless-os", "Linux"), ("x-stainless-arch", "x64"), ("x-stainless-runtime", "node"),
     ("x-stainless-runtime-version", "v24.19.0"))
+#: pi-ai API -> the dsh-audit adapter that renders it (for a renderer's mismatch hint).
+_API_ADAPTERS = {"anthropic-messages": "anthropic", "openai-completions": "openai", "openai-responses": "responses"}
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 CONTEXT_SAFETY_TOKENS = 4096
 #: DSH's default ``maxRequestImageBytes`` of a pi-ai route (``llm-pi-ai/src/config.ts``, 20 MiB).
@@ -162,15 +165,45 @@ _OPENROUTER_DEEPSEEK_V4 = {"supportsDeveloperRole": False, "thinkingFormat": "op
 _OPENROUTER = {"thinkingFormat": "openrouter"}
 _XHIGH = {"xhigh": "xhigh"}
 _XHIGH_FROM_MEDIUM = {"xhigh": "xhigh", "off": None, "minimal": None, "low": None}
+# pi-ai 0.82.1 ``dist/providers/data/openai.json`` (every model ``openai-responses``): thinking-level
+# maps and compat switches, verbatim.
+_GPT5_LEVELS = {"off": None, "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": None,
+                "max": None}
+_NO_OFF = {"off": None}
+_HIGH_ONLY = {"off": None, "minimal": None, "low": None, "medium": None, "high": "high", "xhigh": None, "max": None}
+_NONE_TO_HIGH = {"off": "none", "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": None,
+                 "max": None}
+_NONE_TO_XHIGH = {"off": "none", "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh",
+                  "max": None}
+_MEDIUM_XHIGH = {"off": None, "minimal": None, "low": None, "medium": "medium", "high": None, "xhigh": "xhigh",
+                 "max": None}
+_MEDIUM_TO_XHIGH = {"off": None, "minimal": None, "low": None, "medium": "medium", "high": "high", "xhigh": "xhigh",
+                    "max": None}
+_NO_OFF_XHIGH = {"off": None, "xhigh": "xhigh"}
+_LOW_TO_XHIGH = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh",
+                 "max": None}
+_NONE_TO_MAX = {"off": "none", "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh",
+                "max": "max"}
+_MINIMAL_TO_XHIGH = {"off": None, "minimal": "minimal", "low": "low", "medium": "medium", "high": "high",
+                     "xhigh": "xhigh", "max": None}
+_LOW_TO_HIGH = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": None,
+                "max": None}
+_OAI_STRICT = {"supportsStrictMode": True}
+_OAI_GRAMMAR = {"supportsStrictMode": True, "supportsOpenAIGrammarTools": True}
+_OAI_TOOL_SEARCH = {"supportsStrictMode": True, "supportsOpenAIGrammarTools": True, "supportsToolSearch": True}
+_OAI_EXPLICIT_CACHE = {"supportsStrictMode": True, "supportsOpenAIGrammarTools": True, "supportsToolSearch": True,
+                       "supportsExplicitPromptCacheMode": True}
 _T, _TI = ("text",), ("text", "image")
 _BASE_URLS = {"anthropic": "https://api.anthropic.com", "deepseek": "https://api.deepseek.com",
-              "openrouter": "https://openrouter.ai/api/v1"}
-_APIS = {"anthropic": "anthropic-messages", "deepseek": "openai-completions", "openrouter": "openai-completions"}
+              "openrouter": "https://openrouter.ai/api/v1", "openai": "https://api.openai.com/v1"}
+_APIS = {"anthropic": "anthropic-messages", "deepseek": "openai-completions", "openrouter": "openai-completions",
+         "openai": "openai-responses"}
 
 #: (provider, id, contextWindow, maxTokens, reasoning, input, thinkingLevelMap, compat), as pi-ai
 #: 0.82.1 ships them in ``dist/providers/data/anthropic.json`` (every model), ``deepseek.json``
-#: (every model) and ``openrouter.json`` (its ``anthropic/claude-*``, ``deepseek/*`` and
-#: ``openai/gpt-5*`` models only: the other 221 OpenRouter entries need a route file).
+#: (every model), ``openrouter.json`` (its ``anthropic/claude-*``, ``deepseek/*`` and
+#: ``openai/gpt-5*`` models only: the other 221 OpenRouter entries need a route file) and
+#: ``openai.json`` (every model, all 38 ``openai-responses``, base URL ``https://api.openai.com/v1``).
 _CATALOG: tuple[tuple[str, str, int, int, bool, tuple[str, ...], Mapping[str, str | None] | None,
                       Mapping[str, Any]], ...] = (
     ("anthropic", "claude-fable-5", 1_000_000, 128_000, True, _TI, _NO_OFF_XHIGH_MAX, _ADAPTIVE),
@@ -250,6 +283,44 @@ _CATALOG: tuple[tuple[str, str, int, int, bool, tuple[str, ...], Mapping[str, st
     ("openrouter", "openai/gpt-5.6-sol-pro", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
     ("openrouter", "openai/gpt-5.6-terra", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
     ("openrouter", "openai/gpt-5.6-terra-pro", 1_050_000, 128_000, True, _TI, _XHIGH_MAX, _OPENROUTER),
+    ("openai", "gpt-4", 8_192, 8_192, False, _T, None, _OAI_STRICT),
+    ("openai", "gpt-4-turbo", 128_000, 4_096, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4.1", 1_047_576, 32_768, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4.1-mini", 1_047_576, 32_768, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4.1-nano", 1_047_576, 32_768, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4o", 128_000, 16_384, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4o-2024-05-13", 128_000, 4_096, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4o-2024-08-06", 128_000, 16_384, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4o-2024-11-20", 128_000, 16_384, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-4o-mini", 128_000, 16_384, False, _TI, None, _OAI_STRICT),
+    ("openai", "gpt-5", 400_000, 128_000, True, _TI, _GPT5_LEVELS, _OAI_GRAMMAR),
+    ("openai", "gpt-5-chat-latest", 128_000, 16_384, False, _TI, _NO_OFF, _OAI_GRAMMAR),
+    ("openai", "gpt-5-mini", 400_000, 128_000, True, _TI, _GPT5_LEVELS, _OAI_GRAMMAR),
+    ("openai", "gpt-5-nano", 400_000, 128_000, True, _TI, _GPT5_LEVELS, _OAI_GRAMMAR),
+    ("openai", "gpt-5-pro", 400_000, 128_000, True, _TI, _HIGH_ONLY, _OAI_GRAMMAR),
+    ("openai", "gpt-5.1", 400_000, 128_000, True, _TI, _NONE_TO_HIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.2", 400_000, 128_000, True, _TI, _NONE_TO_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.2-chat-latest", 128_000, 16_384, True, _TI, _MEDIUM_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.2-pro", 400_000, 128_000, True, _TI, _MEDIUM_TO_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.3-chat-latest", 128_000, 16_384, False, _TI, _NO_OFF_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.3-codex", 400_000, 128_000, True, _TI, _NONE_TO_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.3-codex-spark", 128_000, 32_000, True, _TI, _LOW_TO_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.4", 272_000, 128_000, True, _TI, _NONE_TO_XHIGH, _OAI_TOOL_SEARCH),
+    ("openai", "gpt-5.4-mini", 400_000, 128_000, True, _TI, _NONE_TO_XHIGH, _OAI_TOOL_SEARCH),
+    ("openai", "gpt-5.4-nano", 400_000, 128_000, True, _TI, _NONE_TO_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.4-pro", 1_050_000, 128_000, True, _TI, _MEDIUM_TO_XHIGH, _OAI_TOOL_SEARCH),
+    ("openai", "gpt-5.5", 272_000, 128_000, True, _TI, _NONE_TO_XHIGH, _OAI_TOOL_SEARCH),
+    ("openai", "gpt-5.5-pro", 1_050_000, 128_000, True, _TI, _MEDIUM_TO_XHIGH, _OAI_GRAMMAR),
+    ("openai", "gpt-5.6-luna", 272_000, 128_000, True, _TI, _NONE_TO_MAX, _OAI_EXPLICIT_CACHE),
+    ("openai", "gpt-5.6-sol", 272_000, 128_000, True, _TI, _NONE_TO_MAX, _OAI_EXPLICIT_CACHE),
+    ("openai", "gpt-5.6-terra", 272_000, 128_000, True, _TI, _NONE_TO_MAX, _OAI_EXPLICIT_CACHE),
+    ("openai", "gpt-realtime-2.1", 128_000, 32_000, True, _TI, _MINIMAL_TO_XHIGH, _OAI_STRICT),
+    ("openai", "o1", 200_000, 100_000, True, _TI, _LOW_TO_HIGH, _OAI_STRICT),
+    ("openai", "o1-pro", 200_000, 100_000, True, _TI, _LOW_TO_HIGH, _OAI_STRICT),
+    ("openai", "o3", 200_000, 100_000, True, _TI, _LOW_TO_HIGH, _OAI_STRICT),
+    ("openai", "o3-mini", 200_000, 100_000, True, _T, _LOW_TO_HIGH, _OAI_STRICT),
+    ("openai", "o3-pro", 200_000, 100_000, True, _TI, _LOW_TO_HIGH, _OAI_STRICT),
+    ("openai", "o4-mini", 200_000, 100_000, True, _TI, _LOW_TO_HIGH, _OAI_STRICT),
 )
 
 
@@ -263,8 +334,8 @@ def _catalog_model(provider: str, model_id: str, window: int, max_tokens: int, r
 
 #: pi-ai 0.82.1's installed catalog entries for the models DSH users pick on its catalog routes
 #: (Claude through ``anthropic``; DeepSeek's own ``deepseek`` route and OpenRouter's Claude,
-#: DeepSeek and GPT-5 models through ``openai-completions``). OpenAI's own catalog route speaks
-#: ``openai-responses``, which no dsh-audit renderer builds. Hand-declared routes have no catalog
+#: DeepSeek and GPT-5 models through ``openai-completions``; OpenAI's own ``openai`` route, which
+#: speaks ``openai-responses``, :mod:`dsh_audit.wire._responses`). Hand-declared routes have no catalog
 #: entry: their facts come from DSH's route configuration (``--routes``,
 #: :func:`dsh_audit.wire.load_routes`).
 BUILTIN_MODELS: Mapping[tuple[str, str], PiModel] = MappingProxyType({
@@ -381,6 +452,21 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
                   max_request_image_bytes=profile.max_request_image_bytes or PI_MAX_REQUEST_IMAGE_BYTES)
 
 
+def clamp_level(model: PiModel, level: str) -> str:
+    """pi-ai ``clampThinkingLevel`` (``models.js:404-422``), which ``streamSimple`` applies to the
+    effort: the level when supported, else the nearest supported one, upwards first."""
+    available = model.supported_levels()
+    if level in available:
+        return level
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    index = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
+
+
 def _logged_default_effort(request: Any) -> str | None:
     """The route's default effort as the log shows it, for a call that names no effort."""
     if getattr(request, "kind", None) not in ("title", "compaction"):
@@ -494,8 +580,11 @@ class PiRenderer:
         call = self.call(request)
         if call.model.api != self.api:
             other_api, other_adapter = self.other
+            adapter = _API_ADAPTERS.get(call.model.api)
+            hint = f"render {call.model.api} routes with --adapter {adapter}" if adapter is not None \
+                else f"render {other_api} routes with --adapter {other_adapter}"
             raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not {self.api}",
-                              hint=f"render {other_api} routes with --adapter {other_adapter}")
+                              hint=hint)
         return call
 
     def body_value(self, request: Any, *, compaction_instruction: str | None = None,
