@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
+import struct
+import subprocess
+import sys
+import termios
+import threading
+from pathlib import Path
+
+#: What rich draws around the text of a progress bar: colours, the bar itself, line clearing.
+#: A terminal's colour and cursor sequences.
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+DRAWING = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|[\xe2][\x94\x95][\x80-\xbf]")
 
 
 def read_terminal(main: int) -> bytes:
@@ -17,3 +30,41 @@ def read_terminal(main: int) -> bytes:
             break
         chunks.append(data)
     return b"".join(chunks)
+
+
+def run_dsh_audit(args: list[str], *, tty: bool, env: dict[str, str],
+                  cwd: Path | None = None) -> tuple[int, bytes, bytes]:
+    """Run dsh-audit with stdout piped and stderr a pseudo-terminal (``tty``) or a pipe: its exit
+    code, stdout and what it wrote to stderr."""
+    command = [sys.executable, "-m", "dsh_audit", *args]
+    if not tty:
+        done = subprocess.run(command, capture_output=True, env=env, timeout=60, cwd=cwd)
+        return done.returncode, done.stdout, done.stderr
+    import pty
+
+    main, child = pty.openpty()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=child, env=env, cwd=cwd) as process:
+        os.close(child)
+        out: list[bytes] = []
+        reader = threading.Thread(target=lambda: out.append(process.stdout.read() if process.stdout else b""))
+        reader.start()  # stdout is read beside the terminal, so that neither blocks the command
+        written = read_terminal(main)
+        reader.join()
+        code = process.wait(60)
+    os.close(main)
+    return code, out[0], written
+
+
+def in_terminal(args: list[str], *, columns: int, env: dict[str, str], cwd: Path) -> tuple[int, str, bytes]:
+    """Run dsh-audit with stdout a real pseudo-terminal ``columns`` wide: its exit code, what it
+    drew (colour sequences removed, ``\\r\\n`` as ``\\n``) and its stderr."""
+    main, child = os.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    with subprocess.Popen([sys.executable, "-m", "dsh_audit", *args], stdout=child, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, env=env, cwd=cwd) as process:
+        os.close(child)
+        written = read_terminal(main)
+        err = process.stderr.read() if process.stderr else b""
+        code = process.wait(60)
+    os.close(main)
+    return code, ANSI.sub("", written.decode().replace("\r\n", "\n")), err

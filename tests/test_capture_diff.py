@@ -486,3 +486,30 @@ def test_cli_help_ends_with_example(monkeypatch, capsys):
     assert code == 0
     lines = [line.strip() for line in out.split("Options:")[0].strip().splitlines()]
     assert lines[-2:] == ["Example:", "dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict"]
+
+
+@pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is absent")
+def test_a_tampered_title_body_fails_diff_as_it_fails_check(tmp_path, monkeypatch, capsys):
+    """A proxy that rewrites a title body: check fails it (DSH811), and so does diff now (it passed)."""
+    rows = [json.loads(line) for line in (LIVE / "a-chat" / "wire.jsonl").read_text(encoding="utf-8").splitlines()]
+    title = next(r for r in rows if r["kind"] == "title")
+    body = json.loads(title["body"])
+    title["body"] = stringify({**body, "temperature": 0.5})
+    del title["body_sha256"], title["body_bytes"]  # what a proxy that rewrote it would not know
+    capture = tmp_path / "wire.jsonl"
+    capture.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    log = LIVE / "a-chat" / "session-logs"
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+        code = run_guarded(cli)
+        return code, capsys.readouterr().out
+
+    code, out = run("diff", str(log), "--capture", str(capture), "--json")
+    verdicts = [(json.loads(line)["kind"], json.loads(line)["verdict"]) for line in out.splitlines()]
+    assert code == 1 and ("title", "different") in verdicts
+    assert all(v == "identical" for k, v in verdicts if k != "title")
+    assert run("check", str(log), "--capture", str(capture))[0] == 1
+    title["body"] = stringify(body)  # untampered: diff passes
+    capture.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert run("diff", str(log), "--capture", str(capture), "--json")[0] == 0

@@ -261,8 +261,10 @@ def test_check_json_cost_is_the_markdowns(tmp_path: Path) -> None:
     assert code == 0 and report["sessions"]
     for session in report["sessions"]:
         cost: dict[str, Any] = session["cost"]
-        total, breaks = cost["cost_usd"]["total"], cost["break_cost_usd"]
-        shown = f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else "")
+        total, breaks, unpriced = cost["cost_usd"]["total"], cost["break_cost_usd"], cost["unpriced_requests"]
+        bound = "≥" if unpriced else ""  # a sum over the priced requests only: a lower bound
+        shown = (f"{bound}${total:.4f}" + (f" (breaks {bound}${breaks:.4f})" if breaks else "")
+                 + (f" ({unpriced} unpriced)" if unpriced else ""))
         assert f"| {shown} |" in markdown, session["path"]
         assert set(cost) >= {"requests", "tokens", "cost_usd", "no_cache_cost_usd", "off_peak_cost_usd",
                              "break_cost_usd", "unpriced"}

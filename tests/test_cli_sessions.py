@@ -101,7 +101,10 @@ def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
     assert any("│ Who are you │" in line or "Who are" in line for line in lines)
     assert "None" not in out
     # The compact layout; the date kept whole; hit, with no value in any row, left out first.
-    assert "2027-01-15 08:00  -               5       4  $0.0022  session-sample-change" in [
+    assert "2027-01-15 08:00  -              5       4   $0.0022  session-sample-change" in [
+        line.rstrip() for line in lines]
+    # a session with an unpriced request (its title call logged no usage): a lower bound
+    assert "2027-01-15 08:00  -              4       1  ≥$0.0005  session-sample-retry" in [
         line.rstrip() for line in lines]
     assert lines[-1].rstrip() == "narrow terminal: hit (no values), project not shown (widen it, or use --json)"
 

@@ -49,21 +49,23 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
     code, lines = invoke("cache", RELATIVE, columns=80)
     assert code == 0
     assert lines[0] == "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd"
-    assert lines[1:14] == [
+    # the title call logged no usage: every amount is a sum over the priced requests, a lower bound
+    assert lines[1:15] == [
         "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
         "requests 8 (7 with cache reads logged); prompt tokens of those 57609",
         "cache read actual 36160 (62.8%) vs expected 17024 (29.6%)",
         "breaks 5 by cause: header_change 5",
-        "tokens lost (of 48256 reusable): header_change 11968; cost lost $0.0076",
-        "session cost $0.0111 (cache miss $0.0101, cache read $0.0008, cache write",
-        "  $0.0000, output $0.0002)",
-        "with no cache $0.0341; all off-peak $0.0111; breaks cost $0.0076; 1 request(s)",
-        "  unpriced (list prices, check your contract)",
+        "tokens lost (of 48256 reusable): header_change 11968; cost lost ≥$0.0076",
+        "session cost ≥$0.0111 (cache miss ≥$0.0101, cache read ≥$0.0008, cache write",
+        "  ≥$0.0000, output ≥$0.0002)",
+        "with no cache ≥$0.0341; all off-peak ≥$0.0111; breaks cost ≥$0.0076; 1",
+        "  request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check",
+        "  your contract)",
         "tokens: estimate-utf8-bytes/4",
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
         "timeline"]
-    assert lines[14:20] == [
+    assert lines[15:21] == [
         "          turn/step/",
         "#  kind   try          prompt  reusable  expected  actual  classification   lost",
         "─" * 80,
@@ -89,23 +91,25 @@ def test_cache_at_60_columns_is_one_block_per_request(monkeypatch: pytest.Monkey
 
 
 @needs_corpus
-def test_breaks_at_80_columns_leaves_out_first_divergence_and_folds_a_dotted_name_at_its_dot(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_breaks_at_80_columns_leaves_out_first_divergence_and_relation_to_keep_a_dotted_name_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: "adapterDefaults.reasoningEffort" was folded at its dot ("adapterDefaults." /
+    "reasoningEffort"), which reads as two field names; now "relation" is left out for it."""
     monkeypatch.chdir(CORPUS.parent)
     _, lines = invoke("breaks", RELATIVE, columns=80)
     assert lines == [
         "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd",
         "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
         " " * 72 + "evidence",
-        "#  vs  relation  verdict  cause          fields                             seqs",
+        "#  vs  verdict  cause          fields                                       seqs",
         "─" * 80,
-        "2   1  step      break    header_change  model, system                        30",
-        "3   2  step      break    header_change  reasoningEffort,                     51",
-        " " * 41 + "adapterDefaults.",
-        " " * 41 + "reasoningEffort",
-        "4   3  step      break    header_change  system                               76",
-        "6   5  step      break    header_change  system                              121",
-        "7   6  step      break    header_change  system, tools                       135",
-        "narrow terminal: first divergence not shown (widen it, or use --json)"]
+        "2   1  break    header_change  model, system                                  30",
+        "3   2  break    header_change  reasoningEffort,                               51",
+        " " * 31 + "adapterDefaults.reasoningEffort",
+        "4   3  break    header_change  system                                         76",
+        "6   5  break    header_change  system                                        121",
+        "7   6  break    header_change  system, tools                                 135",
+        "narrow terminal: first divergence, relation not shown (widen it, or use --json)"]
 
 
 @needs_corpus
@@ -143,9 +147,9 @@ def test_sessions_at_80_columns_keeps_the_date_the_title_and_a_short_id_whole():
     assert code == 0
     assert lines == [
         "1 session(s), newest first",
-        "when (UTC)        title               reqs  breaks     cost  id",
-        "─" * 77,
-        "2026-12-02 11:02  Fake session title     8       5  $0.0111  session-da27503b",
+        "when (UTC)        title               reqs  breaks      cost  id",
+        "─" * 78,
+        "2026-12-02 11:02  Fake session title     8       5  ≥$0.0111  session-da27503b",
         "id: shortest unique prefix (--json for whole ids)",
         "narrow terminal: project, hit not shown (widen it, or use --json)"]
 
@@ -154,17 +158,22 @@ def test_sessions_at_80_columns_keeps_the_date_the_title_and_a_short_id_whole():
 def test_usage_at_80_columns_keeps_every_number_and_id_whole():
     code, lines = invoke("usage", str(LOG), columns=80)
     assert code == 0
+    # the title call logged no usage: lower bounds, and the unpriced column is never left out then
     assert lines == [
         "usage by session",
-        " " * 30 + "cache    cache" + " " * 19 + "lost tokens",
-        "session           requests     miss     read  output     cost  (cost)",
+        " " * 60 + "lost",
+        " " * 28 + "cache  cache" + " " * 20 + "tokens",
+        "session           requests   miss   read  output      cost  (cost)      unpriced",
         "─" * 80,
-        "session-da27503b         8    21449    36160      96  $0.0111  11968 ($0.0076)",
-        "total                    8    21449    36160      96  $0.0111  11968 ($0.0076)",
+        "session-da27503b         8  21449  36160      96  ≥$0.0111  11968              1",
+        " " * 60 + "(≥$0.0076)",
+        "total                    8  21449  36160      96  ≥$0.0111  11968              1",
+        " " * 60 + "(≥$0.0076)",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: unpriced, cache write, off-peak, no cache not shown (widen it,",
-        "or use --json)"]
+        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
+        "priced; session ids: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: cache write, off-peak, no cache not shown (widen it, or use",
+        "--json)"]
 
 
 @needs_corpus

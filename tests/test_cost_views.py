@@ -61,12 +61,34 @@ def _priced(cache: dict[str, Any], *under: str) -> list[dict[str, Any]]:
             and (not folders or any(p.startswith(f) for f in folders))]
 
 
+def _total(cost: dict[str, Any]) -> float:
+    """A ledger summary's or usage row's priced total: null (no request priced) sums as nothing."""
+    return float((cost["cost_usd"] or {}).get("total", 0.0))
+
+
+def _amount(cost: dict[str, Any], key: str) -> float:
+    """An amount of a summary or row; null only when no request was priced (never a bare 0 for unknown)."""
+    assert cost[key] is not None or (cost["cost_usd"] is None and cost["cost_complete"] is False), key
+    return float(cost[key] or 0.0)
+
+
+def _markdown_cost(cost: dict[str, Any]) -> str:
+    """What check's Markdown shows for a ledger summary: ``≥$`` a lower bound, ``$?`` nothing priced."""
+    unpriced = cost["unpriced_requests"]
+    if cost["cost_usd"] is None:
+        return f"$? ({unpriced} unpriced)"
+    bound = "≥" if unpriced else ""
+    breaks = cost["break_cost_usd"]
+    return (f"{bound}${_total(cost):.4f}" + (f" (breaks {bound}${breaks:.4f})" if breaks else "")
+            + (f" ({unpriced} unpriced)" if unpriced else ""))
+
+
 def test_the_corpus_has_priced_sessions_with_breaks(views: dict[str, Any]) -> None:
     costs = _priced(views["cache"])
-    assert sum(1 for c in costs if c["cost_usd"]["total"] > 0) >= 30
-    assert sum(1 for c in costs if c["break_cost_usd"] > 0) >= 5
+    assert sum(1 for c in costs if _total(c) > 0) >= 30
+    assert sum(1 for c in costs if _amount(c, "break_cost_usd") > 0) >= 5
     assert {Path(p).parts[len(CORPUS.parts)] for p, r in views["cache"].items()
-            if r["cost"] and r["cost"]["cost_usd"]["total"]} == {"fixtures", "live", "live-pi"}
+            if r["cost"] and _total(r["cost"])} == {"fixtures", "live", "live-pi"}
 
 
 @pytest.mark.parametrize(("by", "under"), [("model", ()), ("session", ("live", "live-pi")),
@@ -74,18 +96,19 @@ def test_the_corpus_has_priced_sessions_with_breaks(views: dict[str, Any]) -> No
 def test_every_usage_grouping_sums_to_the_cache_total(views: dict[str, Any], by: str, under: tuple[str, ...]) -> None:
     costs = _priced(views["cache"], *under)
     table = views["usage"][by]
-    total = usd_total(c["cost_usd"]["total"] for c in costs)
-    breaks = usd_total(c["break_cost_usd"] for c in costs)
+    total = usd_total(_total(c) for c in costs)
+    breaks = usd_total(_amount(c, "break_cost_usd") for c in costs)
     assert total > 0.01 and breaks > 0.001
     assert table["sessions"] == len(costs)
-    assert table["total"]["cost_usd"]["total"] == usd_total(r["cost_usd"]["total"] for r in table["rows"]) == total
-    assert table["total"]["break_cost_usd"] == usd_total(r["break_cost_usd"] for r in table["rows"]) == breaks
+    assert table["total"]["cost_usd"]["total"] == usd_total(_total(r) for r in table["rows"]) == total
+    assert table["total"]["break_cost_usd"] == usd_total(_amount(r, "break_cost_usd") for r in table["rows"]) == breaks
     assert table["total"]["tokens"]["total"] == sum(r["tokens"]["total"] for r in table["rows"]) == sum(
         c["tokens"]["total"] for c in costs)
     for bucket in ("cache_miss", "cache_read", "cache_write", "output"):
-        assert table["total"]["cost_usd"][bucket] == usd_total(c["cost_usd"][bucket] for c in costs), bucket
+        assert table["total"]["cost_usd"][bucket] == usd_total((c["cost_usd"] or {}).get(bucket, 0.0)
+                                                                for c in costs), bucket
     for key in ("no_cache_cost_usd", "off_peak_cost_usd"):
-        assert table["total"][key] == usd_total(c[key] for c in costs), key
+        assert table["total"][key] == usd_total(_amount(c, key) for c in costs), key
 
 
 def test_usage_by_session_is_each_sessions_cache_cost(views: dict[str, Any]) -> None:
@@ -98,11 +121,14 @@ def test_usage_by_session_is_each_sessions_cache_cost(views: dict[str, Any]) -> 
     assert set(rows) == set(per_id) and len(rows) >= 10
     for session_id, costs in per_id.items():
         row = rows[session_id]
-        assert row["cost_usd"] == Costs.of_many(Costs(**{k: v for k, v in c["cost_usd"].items() if k != "total"})
-                                                for c in costs).to_json(), session_id
-        assert row["break_cost_usd"] == usd_total(c["break_cost_usd"] for c in costs), session_id
-        assert row["no_cache_cost_usd"] == usd_total(c["no_cache_cost_usd"] for c in costs), session_id
-        assert row["off_peak_cost_usd"] == usd_total(c["off_peak_cost_usd"] for c in costs), session_id
+        if row["cost_usd"] is None:  # no request priced: unknown in both, never $0
+            assert {c["cost_usd"] for c in costs} == {None} and row["cost_complete"] is False, session_id
+            continue
+        assert row["cost_usd"] == Costs.of_many(Costs(**{k: v for k, v in (c["cost_usd"] or {}).items()
+                                                        if k != "total"}) for c in costs).to_json(), session_id
+        for key in ("break_cost_usd", "no_cache_cost_usd", "off_peak_cost_usd"):
+            assert row[key] == usd_total(_amount(c, key) for c in costs), (session_id, key)
+        assert row["unpriced_requests"] == sum(c["unpriced_requests"] for c in costs), session_id
 
 
 def test_cache_lost_cost_is_the_ledgers(views: dict[str, Any]) -> None:
@@ -114,10 +140,11 @@ def test_cache_lost_cost_is_the_ledgers(views: dict[str, Any]) -> None:
         assert (report["lost_cost_usd"] or 0.0) == usd_total(by_cause.values()), path
         breaks = [v["lost_cost"] for v in report["timeline"] if v["classification"].startswith("break_")
                   and v["lost_cost"] is not None]
-        assert cost["break_cost_usd"] == usd_total(breaks), path
+        assert _amount(cost, "break_cost_usd") == usd_total(breaks), path
 
 
-_ROW = re.compile(r"^\| \S+ \S+ \| (?P<log>.+?) \| .* \| (?P<cost>n/a|\$[0-9.]+(?: \(breaks \$[0-9.]+\))?) \| \d+ \|$")
+_ROW = re.compile(r"^\| \S+ \S+ \| (?P<log>.+?) \| .* \| (?P<cost>n/a|\$\? \(\d+ unpriced\)|≥?\$[0-9.]+"
+                  r"(?: \(breaks ≥?\$[0-9.]+\))?(?: \(\d+ unpriced\))?) \| \d+ \|$")
 
 
 def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:
@@ -132,8 +159,7 @@ def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:
             continue
         assert check.cache.cost == report["cost"], check.path  # the object Markdown renders
         if check.path in shown and report["cost"] is not None:
-            total, breaks = report["cost"]["cost_usd"]["total"], report["cost"]["break_cost_usd"]
-            assert shown[check.path] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else ""), check.path
+            assert shown[check.path] == _markdown_cost(report["cost"]), check.path
             compared += 1
     assert compared >= 10
 
@@ -153,8 +179,7 @@ def test_checks_json_report_carries_the_cache_cost(views: dict[str, Any]) -> Non
             continue
         assert session["cost"] == cache["cost"], session["path"]  # the ledger summary, key for key
         if session["cost"] is not None:
-            total, breaks = session["cost"]["cost_usd"]["total"], session["cost"]["break_cost_usd"]
-            assert shown[session["path"]] == f"${total:.4f}" + (f" (breaks ${breaks:.4f})" if breaks else "")
+            assert shown[session["path"]] == _markdown_cost(session["cost"])
             compared += 1
     assert compared >= 10
 
@@ -196,7 +221,7 @@ def test_index_costs_rows_per_session_equal_cache(views: dict[str, Any]) -> None
             continue
         mine = rows[str(Path(path).resolve())]
         assert len(mine) == report["cost"]["requests"], path
-        assert usd_total(r[1] for r in mine if r[1] is not None) == report["cost"]["cost_usd"]["total"], path
-        assert usd_total(r[3] for r in mine if r[2] and r[3] is not None) == report["cost"]["break_cost_usd"], path
+        assert usd_total(r[1] for r in mine if r[1] is not None) == _total(report["cost"]), path
+        assert usd_total(r[3] for r in mine if r[2] and r[3] is not None) == _amount(report["cost"], "break_cost_usd"), path
         for _, cost, _, _, billed_as, source, _, unpriced in mine:
             assert (cost is None) == (unpriced is not None) and (billed_as is None or source), path

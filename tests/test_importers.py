@@ -325,7 +325,7 @@ def test_requests_command_lists_imported_requests(path):
                                 standalone_mode=False)
     assert result.return_value == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
-    assert rows == [json.loads(json.dumps(r.summary())) for r in load_foreign(path).requests]
+    assert rows == [json.loads(json.dumps({"path": str(path), **r.summary()})) for r in load_foreign(path).requests]
     assert len(rows) == 4
 
 

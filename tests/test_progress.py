@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
-import threading
 from itertools import accumulate
 from pathlib import Path
 
 import pytest
 import zstandard
 
-from _terminal import read_terminal
+from _terminal import DRAWING, run_dsh_audit
 from dsh_audit.log import iter_lines, read_log, read_progress
 from dsh_audit.runner import iter_many
 
@@ -23,8 +21,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from generate import write_log  # noqa: E402  the benchmark generator: a long, valid session
 
 MIB = 1 << 20
-# What rich draws around the text of a bar: colours, the bar itself, line clearing.
-_DRAWING = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|[\xe2][\x94\x95][\x80-\xbf]")
 
 
 @pytest.fixture(scope="module")
@@ -33,27 +29,6 @@ def long_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("long") / "session.jsonl"
     write_log(path, 1.2)
     return path
-
-
-def _run(args: list[str], *, tty: bool, env: dict[str, str]) -> tuple[int, bytes, bytes]:
-    """Run dsh-audit with stdout piped and stderr a pseudo-terminal (``tty``) or a pipe."""
-    command = [sys.executable, "-m", "dsh_audit", *args]
-    if not tty:
-        done = subprocess.run(command, capture_output=True, env=env, timeout=60)
-        return done.returncode, done.stdout, done.stderr
-    import pty
-
-    main, child = pty.openpty()
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=child, env=env) as process:
-        os.close(child)
-        out: list[bytes] = []
-        reader = threading.Thread(target=lambda: out.append(process.stdout.read() if process.stdout else b""))
-        reader.start()  # stdout is read beside the terminal, so that neither blocks the command
-        written = read_terminal(main)
-        reader.join()
-        code = process.wait(60)
-    os.close(main)
-    return code, out[0], written
 
 
 def _env(**values: str) -> dict[str, str]:
@@ -65,12 +40,12 @@ def test_a_single_log_draws_a_bar_of_bytes_on_a_terminal_and_stdout_stays_the_sa
     size = long_log.stat().st_size
     assert MIB < size < 2 * MIB
     env = _env(DSH_AUDIT_PROGRESS_DELAY="0")
-    piped = _run(["requests", str(long_log)], tty=False, env=env)
+    piped = run_dsh_audit(["requests", str(long_log)], tty=False, env=env)
     assert piped[0] == 0 and piped[2] == b""  # no terminal: no bar
-    code, out, err = _run(["requests", str(long_log)], tty=True, env=env)
+    code, out, err = run_dsh_audit(["requests", str(long_log)], tty=True, env=env)
     assert code == 0
     assert out == piped[1]
-    frames = [_DRAWING.sub(b"", frame).decode() for frame in err.split(b"\r")]
+    frames = [DRAWING.sub(b"", frame).decode() for frame in err.split(b"\r")]
     shown = [frame for frame in frames if frame.strip()]
     assert shown[0] == "replaying   0/? bytes 0:00:00"  # at once (delay 0), before the total is known
     percents = [m.group(1) for m in (re.match(r"replaying +(\d+)% ", f) for f in shown) if m]
@@ -92,12 +67,12 @@ def quick_log(tmp_path: Path) -> Path:
 
 
 def test_a_quick_run_on_a_terminal_draws_nothing(quick_log: Path) -> None:
-    code, out, err = _run(["requests", "--json", str(quick_log)], tty=True, env=_env())  # the default delay: 1 s
+    code, out, err = run_dsh_audit(["requests", "--json", str(quick_log)], tty=True, env=_env())  # the default delay: 1 s
     assert (code, err, out.count(b"\n")) == (0, b"", 1)  # one request, no bar
 
 
 def test_a_bad_delay_is_one_line_on_a_terminal(quick_log: Path) -> None:
-    code, out, err = _run(["requests", str(quick_log)], tty=True, env=_env(DSH_AUDIT_PROGRESS_DELAY="soon"))
+    code, out, err = run_dsh_audit(["requests", str(quick_log)], tty=True, env=_env(DSH_AUDIT_PROGRESS_DELAY="soon"))
     assert (code, out) == (2, b"")
     assert err.decode().replace("\r\n", "\n") == (
         "error: DSH_AUDIT_PROGRESS_DELAY='soon' is not a number of seconds (hint: give the seconds of work "

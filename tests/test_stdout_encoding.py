@@ -87,15 +87,15 @@ def separators(lines: list[str]) -> set[tuple[int, ...]]:
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_a_table_keeps_its_columns(folder, encoding):
     """Before: the title line and the table were measured on ``caf\u00e9``..., then written
-    longer; now the heading is as wide as the table and every row's separators line up (the
-    compact table, every row on one line, "cache read" right-aligned: its ``?`` is a number not
-    logged)."""
+    longer; now the heading is a line of its own above the table and every row's separators line
+    up (the compact table, every row on one line, "cache read" right-aligned: its ``?`` is a
+    number not logged)."""
     code, out, err = run(folder, encoding, "requests", "s/session.jsonl")
     assert (code, err) == (0, [])
     lines = out.splitlines()
     heading = f"s/session.jsonl  session {SHOWN[encoding][SESSION]}"
     assert lines == [
-        heading.ljust(75),
+        heading,
         "# |turn/step/try |kind  |header    |msgs |input |cache read |output |finish",
         "--+--------------+------+----------+-----+------+-----------+-------+------",
         "0 |1/1/1         |loop  |5 initial |   1 |  133 |         ? |     9 |stop  ",
@@ -113,16 +113,16 @@ def test_a_table_wraps_escapes_in_their_column_ascii(folder):
     assert [line.rstrip() for line in lines] == [
         "1 session(s), newest first",
         "+------------------------------------------------------------------------------+",
-        "| when (UTC)       | title              | reqs | id                            |",
-        "|------------------+--------------------+------+-------------------------------|",
-        "| 2027-01-15 08:00 | Caf\\u00e9 \\u2192   |    3 | s-caf\\u00e9-\\u2192-           |",
-        "|                  | \\u6f22\\u5b57       |      | \\ud83d\\ude00                  |",
-        "|                  | \\ud83d\\ude00       |      |                               |",
+        "| when (UTC)       | title            | reqs | id                              |",
+        "|------------------+------------------+------+---------------------------------|",
+        "| 2027-01-15 08:00 | Caf\\u00e9 \\u2192 |    3 | s-caf\\u00e9-\\u2192-\\ud83d\\ude00 |",
+        "|                  | \\u6f22\\u5b57     |      |                                 |",
+        "|                  | \\ud83d\\ude00     |      |                                 |",
         "+------------------------------------------------------------------------------+",
         "narrow terminal: hit, breaks, cost (no values), project not shown (widen it, or",
         "use --json)",
-    ]
-    assert {len(line) for line in lines} == {80}
+    ]  # the id whole, even in its escapes: a piece of an id on a line of its own reads as another id
+    assert {len(line) for line in lines[1:]} == {80}  # the title is a line of its own, never padded
     assert len(separators(lines[2:7])) == 1
 
 
@@ -137,7 +137,7 @@ def test_a_table_wraps_escapes_in_their_column_latin_1(folder):
         "|                  | \\u6f22\\u5b57          |      |                            |",
         "|                  | \\ud83d\\ude00          |      |                            |",
     ]
-    assert {len(line) for line in lines} == {80}
+    assert {len(line) for line in lines[1:]} == {80}
     assert len(separators(lines[2:7])) == 1
 
 
@@ -147,19 +147,25 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
     wrote as UTF-8 under ``ascii``) takes the same escapes."""
     code, out, err = run(folder, encoding, "usage", "s/session.jsonl", "--by", "model")
     assert code == 0
-    lines = out.splitlines()
-    assert [line.rstrip() for line in lines[2:7]] == [
-        "model                      |requests |   miss |  read |output |   cost |no cache",
-        "---------------------------+---------+--------+-------+-------+--------+--------",
-        "deepseek-v4-flash          |       2 |    133 |     0 |     9 |$0.0001 | $0.0001",
-        "deepseek-                  |       1 |    231 |     0 |     7 |$0.0000 | $0.0000",
-        "\\u2192\\u6f22\\u5b57         |         |        |       |       |        |",
-    ]
-    assert [line.rstrip() for line in lines[-2:]] == [
-        "narrow terminal: lost tokens (cost) (no values), unpriced, cache write, off-peak",
-        "not shown (widen it, or use --json)"]
-    assert len(separators(lines[1:8])) == 1
-    assert max(len(line) for line in lines) == 80
+    lines = [line.rstrip() for line in out.splitlines()]
+    # Both models have an unpriced request (the title call logged no usage; the other model has no
+    # price): the "unpriced" column is never left out then, and a lower bound's "≥" is its escape,
+    # so the table is one block a row, each cell whole.
+    assert lines[12:24] == [
+        "",
+        "model               deepseek-\\u2192\\u6f22\\u5b57",
+        "requests            1",
+        "cache miss          231",
+        "cache read          0",
+        "cache write         0",
+        "output              7",
+        "cost                $?",
+        "no cache            $?",
+        "off-peak            $?",
+        "lost tokens (cost)",
+        "unpriced            1"]
+    assert lines[7] == "cost                \\u2265$0.0001"
+    assert max(len(line) for line in out.splitlines()) == 80
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}'",
                    "warning: 1 request(s) unpriced: usage not logged"]
 

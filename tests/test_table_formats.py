@@ -114,17 +114,25 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
 
     def row(r: dict[str, Any]) -> list[str]:
         t = r["tokens"]
-        lost = f"{r['lost_tokens']} (${r['lost_cost_usd']:.4f})" if r["lost_tokens"] else ""
+        lost = f"{r['lost_tokens']} ({_usd(r, r['lost_cost_usd'])})" if r["lost_tokens"] else ""
         return [r["key"], str(r["requests"]), str(t["cache_miss"]), str(t["cache_read"]), str(t["cache_write"]),
-                str(t["output"]), f"${r['cost_usd']['total']:.4f}", f"${r['no_cache_cost_usd']:.4f}",
-                f"${r['off_peak_cost_usd']:.4f}", lost, str(r["unpriced_requests"] or "")]
+                str(t["output"]), _usd(r, r["cost_usd"]["total"]), _usd(r, r["no_cache_cost_usd"]),
+                _usd(r, r["off_peak_cost_usd"]), lost, str(r["unpriced_requests"] or "")]
 
     assert csv_rows(out) == [
         ["session", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache", "off-peak",
          "lost tokens (cost)", "unpriced"],
         *(row(r) for r in table["rows"]), row(table["total"])]
-    assert csv_rows(out)[-1] == ["total", "8", "21449", "36160", "0", "96", "$0.0111", "$0.0341", "$0.0111",
-                                 "11968 ($0.0076)", "1"]
+    # the title call logged no usage: every amount is a lower bound
+    assert csv_rows(out)[-1] == ["total", "8", "21449", "36160", "0", "96", "≥$0.0111", "≥$0.0341", "≥$0.0111",
+                                 "11968 (≥$0.0076)", "1"]
+
+
+def _usd(row: dict[str, Any], value: float | None) -> str:
+    """An amount as a table shows it: ``≥$`` (a lower bound) when a request is unpriced, ``$?`` when none was priced."""
+    if value is None:
+        return "$?"
+    return ("≥" if row["unpriced_requests"] else "") + f"${value:.4f}"
 
 
 def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
@@ -136,7 +144,7 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     for s in json_lines(json_out):
         expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
                          str(s["requests"]), "-" if s["hit_ratio"] is None else f"{s['hit_ratio']:.1%}",
-                         str(s["breaks"]), f"${s['cost_usd']:.4f}", s["session_id"]])
+                         "-" if s["breaks"] is None else str(s["breaks"]), _usd(s, s["cost_usd"]), s["session_id"]])
     assert len(expected) == 9
     assert csv_rows(out) == expected
 
@@ -211,7 +219,8 @@ def test_json_and_another_format_is_one_line_and_exit_2(monkeypatch: pytest.Monk
 
 def test_format_json_is_json() -> None:
     assert run("requests", str(TOOLS), "--format", "json") == run("requests", str(TOOLS), "--json")
-    assert run("requests", str(TOOLS), "--format", "json", "--json")[1].startswith('{"index":0,')
+    assert run("requests", str(TOOLS), "--format", "json", "--json")[1].startswith(
+        '{"path":' + json.dumps(str(TOOLS)) + ',"index":0,')
 
 
 def test_check_format_json_is_the_json_report_and_csv_keeps_stdout_for_csv() -> None:

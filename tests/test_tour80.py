@@ -4,44 +4,40 @@ on one line is drawn on one, and the short id a narrow table shows is one `expla
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import struct
-import subprocess
-import sys
-import termios
 from pathlib import Path
 
 import pytest
 
 from _cli import invoke
-from _terminal import read_terminal
+from _terminal import in_terminal
 from dsh_audit.report.terminal import short_ids
 from dsh_audit.report.terminal import print_table
 from dsh_audit.testing import LogBuilder
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 ROOT = SAMPLES.parent
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Three sessions as DSH names them: two share their UUID's first group, one has no prefix.
 UUID_SESSIONS = (
     ("session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "Fix the flaky test", 1_800_000_000_000),
     ("session-86ef2d28-9b1c-4f00-a1b2-0123456789ab", None, 1_800_000_600_000),
     ("402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "Count the bullet lines in the README", 1_800_001_200_000),
 )
+# chat and retry have a title call that logged no usage: their cost is a lower bound
 SAMPLE_SESSIONS = [
     "8 session(s), newest first",
-    "when (UTC)        title        reqs  breaks     cost  id",
+    "when (UTC)        title       reqs  breaks      cost  id",
     "─" * 80,
-    "2027-01-15 08:00  -               4       0  $0.0008  session-sample-tools",
-    "2027-01-15 08:00  -               5       4  $0.0022  session-sample-change",
-    "2027-01-15 08:00  -               4       0  $0.0005  session-sample-fork-parent",
-    "2027-01-15 08:00  -               4       2  $0.0004  session-sample-compaction",
-    "2027-01-15 08:00  -               1       0  $0.0001  fork-child:review",
-    "2027-01-15 08:00  -               3       1  $0.0006  session-sample-resume",
-    "2027-01-15 08:00  Who are you     3       0  $0.0002  session-sample-chat",
-    "2027-01-15 08:00  -               4       1  $0.0005  session-sample-retry",
+    "2027-01-15 08:00  -              4       0   $0.0008  session-sample-tools",
+    "2027-01-15 08:00  -              5       4   $0.0022  session-sample-change",
+    "2027-01-15 08:00  -              4       0   $0.0005  session-sample-fork-parent",
+    "2027-01-15 08:00  -              4       2   $0.0004  session-sample-compaction",
+    "2027-01-15 08:00  -              1       0   $0.0001  fork-child:review",
+    "2027-01-15 08:00  -              3       1   $0.0006  session-sample-resume",
+    "2027-01-15 08:00  Who are        3       0  ≥$0.0002  session-sample-chat",
+    "                  you",
+    "2027-01-15 08:00  -              4       1  ≥$0.0005  session-sample-retry",
     "narrow terminal: hit (no values), project not shown (widen it, or use --json)"]
 
 
@@ -82,16 +78,7 @@ def test_sessions_in_an_80_column_terminal_are_the_piped_table(monkeypatch, caps
     """The same table in a real pseudo-terminal 80 columns wide (no COLUMNS, no pager)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PAGER", "DSH_AUDIT_PAGER")}
     env.update(DSH_HOME=str(SAMPLES), DSH_AUDIT_PAGER="", PYTHONPATH=str(ROOT), TERM="xterm")
-    main, child = os.openpty()
-    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
-    with subprocess.Popen([sys.executable, "-m", "dsh_audit", "sessions"], stdout=child, stderr=subprocess.PIPE,
-                          stdin=subprocess.DEVNULL, env=env, cwd=tmp_path) as process:
-        os.close(child)
-        written = read_terminal(main)
-        err = process.stderr.read() if process.stderr else b""
-        code = process.wait(60)
-    os.close(main)
-    shown = ANSI.sub("", written.decode().replace("\r\n", "\n"))
+    code, shown, err = in_terminal(["sessions"], columns=80, env=env, cwd=tmp_path)
     assert (code, err) == (0, b"")
     assert [line.rstrip() for line in shown.splitlines()] == SAMPLE_SESSIONS
 
@@ -117,13 +104,13 @@ def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_
     assert (code, err) == (0, [])
     assert lines == [
         "3 session(s), newest first",
-        "when (UTC)        title             reqs  breaks     cost  id",
+        "when (UTC)        title            reqs  breaks      cost  id",
         "─" * 80,
-        "2027-01-15 08:20  Count the bullet     2       0  $0.0000  402a1ae8",
-        "                  lines in the",
-        "                  README",
-        "2027-01-15 08:10  -                    1       0  $0.0000  session-86ef2d28-9b1c",
-        "2027-01-15 08:00  Fix the flaky        2       0  $0.0000  session-86ef2d28-6e7a",
+        "2027-01-15 08:20  Count the           2       0  ≥$0.0000  402a1ae8",
+        "                  bullet lines in",
+        "                  the README",
+        "2027-01-15 08:10  -                   1       0   $0.0000  session-86ef2d28-9b1c",
+        "2027-01-15 08:00  Fix the flaky       2       0  ≥$0.0000  session-86ef2d28-6e7a",
         "                  test",
         "id: shortest unique prefix (--json for whole ids)",
         "narrow terminal: hit (no values), project not shown (widen it, or use --json)"]
@@ -148,19 +135,21 @@ def test_sessions_wide_enough_show_whole_ids(monkeypatch, capsys, uuid_home: Pat
 def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):
     code, lines, err = at_80(monkeypatch, capsys, "usage", home=uuid_home)
     assert (code, err) == (0, ["warning: 2 request(s) unpriced: usage not logged"])
+    # the title calls logged no usage: lower bounds, and "unpriced" is kept (never left out then)
     assert lines == [
         "usage by session",
-        "                                 cache  cache                        no     off-",
-        "session                requests   miss   read  output     cost    cache     peak",
+        "                                     cache     cache",
+        "session                requests       miss      read  output      cost  unpriced",
         "─" * 80,
-        "402a1ae8                      2    131      0       8  $0.0000  $0.0000  $0.0000",
-        "session-86ef2d28-6e7a         2    131      0       8  $0.0000  $0.0000  $0.0000",
-        "session-86ef2d28-9b1c         1    131      0       8  $0.0000  $0.0000  $0.0000",
-        "total                         5    393      0      24  $0.0001  $0.0001  $0.0001",
+        "402a1ae8                      2        131         0       8  ≥$0.0000         1",
+        "session-86ef2d28-6e7a         2        131         0       8  ≥$0.0000         1",
+        "session-86ef2d28-9b1c         1        131         0       8   $0.0000",
+        "total                         5        393         0      24  ≥$0.0001         2",
         "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: lost tokens (cost) (no values), unpriced, cache write not shown",
-        "(widen it, or use --json)"]
+        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
+        "priced; session ids: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: lost tokens (cost) (no values), cache write, off-peak, no cache",
+        "not shown (widen it, or use --json)"]
 
 
 def test_usage_csv_keeps_whole_ids(monkeypatch, capsys, uuid_home: Path):

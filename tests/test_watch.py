@@ -378,7 +378,7 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
     _ended_cleanly(watcher, lines)
     summary = lines.until(lambda x: x["type"] == "summary")[-1]
     assert summary == {"type": "summary", "sessions": 3, "requests": 3 + 9 + 6 + 3, "breaks": 1,
-                       "cost_usd": summary["cost_usd"], "errors": 2}
+                       "cost_usd": summary["cost_usd"], "errors": 2, "unpriced_requests": 4, "cost_complete": False}
 
 
 @pytest.mark.skipif(not list(LIVE.glob("c-change/session-logs/*.jsonl")), reason="the DSH corpus is not present")

@@ -163,7 +163,8 @@ def test_watch_reports_an_unreadable_folder_and_log_once_and_goes_on(tmp_path: P
     summary = lines.until(lambda x: x["type"] == "summary", WAIT)
     assert [x["type"] for x in summary] == ["summary"]  # nothing more was reported before it
     assert summary[0] == {"type": "summary", "sessions": 2, "requests": 1, "breaks": 0,
-                          "cost_usd": summary[0]["cost_usd"], "errors": 3}
+                          "cost_usd": summary[0]["cost_usd"], "errors": 3, "unpriced_requests": 0,
+                          "cost_complete": True}
 
 
 def test_text_mode_names_an_unreadable_log_once_per_line(tmp_path: Path) -> None:

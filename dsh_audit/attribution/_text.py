@@ -13,10 +13,20 @@ _DATA_CHARS = 300
 
 
 def _where(t: Transition) -> str:
-    parts = [t.kind]
-    if t.turn is not None or t.step is not None:
-        parts.append(f"turn {t.turn} step {t.step} attempt {t.attempt}")
-    return ", ".join(parts)
+    """The request's kind and place, as `requests` shows it: ``loop, turn 5 step 1 attempt 1``, a
+    compaction call (no step) ``compaction, turn 9, no step``, a title call its kind alone.
+
+    Example:
+        >>> from dsh_audit.attribution import Transition
+        >>> _where(Transition("s", 10, None, None, "first", "first", None, kind="compaction", turn=9))
+        'compaction, turn 9, no step'
+    """
+    if t.turn is None and t.step is None:
+        return t.kind
+    turn = "no turn" if t.turn is None else f"turn {t.turn}"
+    if t.step is None:
+        return f"{t.kind}, {turn}, no step"
+    return f"{t.kind}, {turn} step {t.step} attempt {t.attempt}"
 
 
 def _value(value: Any) -> str:

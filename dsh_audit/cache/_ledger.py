@@ -34,7 +34,7 @@ from typing import Any
 
 from ..replay import Request
 from ..session import Session, open_session
-from ._money import Costs, Tokens, usd_cost, usd_total, write_rate
+from ._money import Costs, Tokens, group_unpriced, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
@@ -289,8 +289,13 @@ class LedgerTotals:
 
     @property
     def unpriced(self) -> dict[str, int]:
-        """Reason -> number of requests not priced."""
-        return dict(sorted(self._unpriced.items()))
+        """Reason -> number of requests not priced (reasons of one model grouped: :func:`group_unpriced`)."""
+        return group_unpriced(self._unpriced)
+
+    @property
+    def unpriced_requests(self) -> int:
+        """The requests not priced."""
+        return sum(self._unpriced.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,11 +352,18 @@ class SessionLedger:
         return self.totals.unpriced
 
     def summary(self) -> dict[str, Any]:
-        """The session's totals (the ``cost`` object of ``cache --json``)."""
-        return {"requests": self.totals.requests, "tokens": self.tokens.to_json(), "cost_usd": self.cost.to_json(),
-                "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
+        """The session's totals (the ``cost`` object of ``cache --json``). Amounts are sums over
+        the priced requests: None (unknown) when no request was priced but some were not
+        (:meth:`Costs.known`); ``unpriced_requests`` counts those and ``cost_complete`` is False
+        when there are any (the amounts are then lower bounds)."""
+        counts = {"requests": self.totals.requests, "unpriced": self.totals.unpriced_requests}
+        return {"requests": self.totals.requests, "tokens": self.tokens.to_json(),
+                "cost_usd": None if Costs.known(0.0, **counts) is None else self.cost.to_json(),
+                "no_cache_cost_usd": Costs.known(self.no_cache_cost, **counts),
+                "off_peak_cost_usd": Costs.known(self.off_peak_cost, **counts),
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
-                "break_cost_usd": self.break_cost, "unpriced": self.unpriced}
+                "break_cost_usd": Costs.known(self.break_cost, **counts), "unpriced": self.unpriced,
+                "unpriced_requests": counts["unpriced"], "cost_complete": not counts["unpriced"]}
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "session_id": self.session_id, **self.summary(), "prices": self.prices,

@@ -11,12 +11,13 @@ whichever way its requests are grouped (by session, turn, day, model, in ``stats
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, TypeGuard
 
-__all__ = ["Costs", "Rates", "Tokens", "usd_cost", "usd_total", "write_rate"]
+__all__ = ["Costs", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_total", "write_rate"]
 
 _DIGITS = 9  # nano-dollars
 #: Each positive rate as the decimal :func:`usd_cost` reads it (``Decimal(repr(rate))``), made once:
@@ -161,6 +162,71 @@ class Costs:
         return {"cache_miss": round(self.cache_miss, _DIGITS), "cache_read": round(self.cache_read, _DIGITS),
                 "cache_write": round(self.cache_write, _DIGITS), "output": round(self.output, _DIGITS),
                 "total": self.total}
+
+    @staticmethod
+    def group_unpriced(counts: Mapping[str, int]) -> dict[str, int]:
+        """:func:`group_unpriced`: why requests were not priced -> how many, one reason per model
+        with no rate in force (for ``stats``, which sums the reasons the index stored)."""
+        return group_unpriced(counts)
+
+    @staticmethod
+    def known(amount: float, *, requests: int, unpriced: int) -> float | None:
+        """``amount``, the priced sum over ``requests`` requests of which ``unpriced`` have no
+        price, as JSON gives it: None (unknown) when none of them was priced, else the sum (a
+        lower bound when ``unpriced``: the view says so beside it, never a bare 0 for unknown).
+
+        Example:
+            >>> Costs.known(0.0, requests=2, unpriced=2), Costs.known(0.5, requests=2, unpriced=1)
+            (None, 0.5)
+        """
+        return None if unpriced and unpriced >= requests else amount
+
+    @staticmethod
+    def shown(amount: float | None, *, requests: int, unpriced: int, digits: int = 4) -> str:
+        """``amount`` (as :meth:`known`) for people, one rule in every view: ``$x`` when every
+        request was priced, ``≥$x`` (a lower bound) when some were not, ``$?`` (unknown, never
+        ``$0``) when none was or ``amount`` is None (``dsh-audit watch`` shows an unpriced request so).
+
+        Example:
+            >>> [Costs.shown(0.25, requests=2, unpriced=n) for n in (0, 1, 2)]
+            ['$0.2500', '≥$0.2500', '$?']
+        """
+        if amount is None or (unpriced and unpriced >= requests):
+            return "$?"
+        return ("≥" if unpriced else "") + f"${amount:.{digits}f}"
+
+
+_NO_RATE_ON = re.compile(r"(no rate for .*) in force (?:at|on) (\d{4}-\d\d-\d\d)(?:T\S*)?", re.DOTALL)
+
+
+def group_unpriced(counts: Mapping[str, int]) -> dict[str, int]:
+    """Reasons requests were not priced -> how many, sorted, the days a model had no rate in
+    force grouped into one reason per model and provider with their date range (``... in force on
+    D`` or ``... in force between A and B``; an index written before said ``in force at`` an
+    exact time, read alike).
+
+    Example:
+        >>> group_unpriced({"no rate for 'm' (provider p) in force on 2026-07-14": 2,
+        ...                 "no rate for 'm' (provider p) in force at 2026-07-13T13:56:40Z": 1, "no model": 1})
+        {'no model': 1, "no rate for 'm' (provider p) in force between 2026-07-13 and 2026-07-14": 3}
+    """
+    days: dict[str, list[str]] = {}
+    found: dict[str, int] = {}
+    for reason, count in counts.items():
+        match = _NO_RATE_ON.fullmatch(reason)
+        if match is None:
+            found[reason] = found.get(reason, 0) + count
+            continue
+        head, day = match.groups()
+        days.setdefault(head, []).append(day)
+        found[head] = found.get(head, 0) + count
+    for head, seen in days.items():
+        first, last = min(seen), max(seen)
+        span = f"on {first}" if first == last else f"between {first} and {last}"
+        count = found.pop(head)
+        key = f"{head} in force {span}"
+        found[key] = found.get(key, 0) + count
+    return dict(sorted(found.items()))
 
 
 def write_rate(rates: Rates, retention: str | None) -> tuple[str, float]:

@@ -216,7 +216,7 @@ class PriceBook:
         for _ in range(8):
             periods = [p for p in self.providers[table].models[name] if p.start <= when]
             if not periods:
-                return f"no rate for {name!r} in force at {_iso(when)}"
+                return f"no rate for {name!r} (provider {table}) in force on {_iso(when)[:10]}"
             period = periods[-1]
             if period.billed_as is not None or period.rates is None:
                 name = period.billed_as or name

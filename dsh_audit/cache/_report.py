@@ -164,6 +164,8 @@ class SessionCacheReport:
         attribution: ``True`` when break causes came from an attribution result.
         price_note: the "check your contract" note of the price table.
         cost: what the session cost (:meth:`dsh_audit.cache.SessionLedger.summary`), when priced.
+        imported: the log is an imported one (Claude Code, Codex): break attribution needs a DSH
+            log, so its break count is not applicable (None in the JSON, not 0).
         totals: the verdicts' sums and counts (made from ``verdicts`` when not given).
     """
 
@@ -176,6 +178,7 @@ class SessionCacheReport:
     price_note: str = ""
     notes: tuple[str, ...] = ()
     cost: dict[str, Any] | None = None
+    imported: bool = False
     totals: CacheTotals = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -248,8 +251,9 @@ class SessionCacheReport:
             "attribution": self.attribution, "prompt_tokens": self.prompt_total,
             "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),
-            "classifications": self.classification_counts, "breaks": self.break_count,
-            "breaks_by_cause": self.breaks_by_cause, "reusable_cache_read": self.potential_total,
+            "classifications": self.classification_counts, "breaks": None if self.imported else self.break_count,
+            "breaks_by_cause": None if self.imported else self.breaks_by_cause,
+            "reusable_cache_read": self.potential_total,
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
             "price_note": self.price_note, "notes": list(self.notes), "cost": self.cost,
         }

@@ -80,7 +80,8 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
                            tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
                            price_note=prices.note, routes=lambda request: session.route(request).adapter,
                            path=session.path, session_id=session.id, zero_data_retention=zero_data_retention)
-    return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary())
+    return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary(),
+                   imported=session.imported)
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,

@@ -52,7 +52,11 @@ class SessionSummary:
         prompt_tokens, output_tokens: logged tokens over the requests whose usage was logged.
         cache_read_tokens: logged prompt-cache reads; ``hit_ratio`` is their share of the prompt.
         breaks: prefix-cache breaks; ``cost_usd`` the session's list-price cost. All three are None
-            when cache accounting did not run or failed (``notes`` says why).
+            when cache accounting did not run or failed (``notes`` says why); ``breaks`` is None
+            for an imported log too (break attribution needs a DSH log: ``dsh-audit breaks``
+            refuses it), ``cost_usd`` when no request could be priced.
+        unpriced: the requests not priced (``cost_usd`` is then the sum over the others: a lower
+            bound); None when cache accounting did not run.
         parent_session: the parent's id for a fork or subagent child.
         notes, warnings: what went wrong around the log (accounting) and in it (a torn tail).
     """
@@ -72,6 +76,7 @@ class SessionSummary:
     hit_ratio: float | None = None
     breaks: int | None = None
     cost_usd: float | None = None
+    unpriced: int | None = None
     parent_session: str | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -83,7 +88,9 @@ class SessionSummary:
                 "format": self.format, "format_version": self.format_version, "requests": self.requests,
                 "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
                 "cache_read_tokens": self.cache_read_tokens, "hit_ratio": self.hit_ratio, "breaks": self.breaks,
-                "cost_usd": self.cost_usd, "parent_session": self.parent_session, "notes": list(self.notes),
+                "cost_usd": self.cost_usd, "unpriced_requests": self.unpriced,
+                "cost_complete": None if self.unpriced is None else not self.unpriced,
+                "parent_session": self.parent_session, "notes": list(self.notes),
                 "warnings": list(self.warnings)}
 
 
@@ -115,10 +122,13 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
     if report is None:
         read = _logged(session, "cacheReadTokens")
         return SessionSummary(**common, cache_read_tokens=read)
-    cost = report.cost["cost_usd"]["total"] if report.cost is not None else None
+    cost = report.cost["cost_usd"] if report.cost is not None else None
+    unpriced = report.cost.get("unpriced_requests") if report.cost is not None else None
     return SessionSummary(**common, prompt_tokens=report.prompt_total, cache_read_tokens=report.actual_total,
-                          hit_ratio=report.ratio(report.actual_total), breaks=report.break_count,
-                          cost_usd=cost)
+                          hit_ratio=report.ratio(report.actual_total),
+                          breaks=None if session.imported else report.break_count,
+                          cost_usd=cost["total"] if isinstance(cost, dict) else None,
+                          unpriced=unpriced if isinstance(unpriced, int) else None)
 
 
 def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ._ledger import LedgerEntry, SessionLedger
-from ._money import Costs, Tokens
+from ._money import Costs, Tokens, group_unpriced
 from ._prices import utc_moment
 
 __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]
@@ -52,13 +52,27 @@ class UsageRow:
             self.break_cost + (sum(entry.lost_cost.values()) if entry.is_break else 0.0),
             self.unpriced + (entry.unpriced is not None), self.tier)
 
+    def known(self, amount: float) -> float | None:
+        """``amount`` of this row as JSON gives it: None when none of its requests was priced
+        but some were not (:meth:`Costs.known`), else the sum over the priced ones."""
+        return Costs.known(round(amount, 9), requests=self.requests, unpriced=self.unpriced)
+
+    def shown(self, amount: float) -> str:
+        """``amount`` of this row for people: ``$x``, ``≥$x`` when some requests are unpriced,
+        ``$?`` when none was priced (:meth:`Costs.shown`)."""
+        return Costs.shown(amount, requests=self.requests, unpriced=self.unpriced)
+
     def to_json(self, *, tier: bool = False) -> dict[str, Any]:
-        """The row's JSON; with ``tier`` (rows by request), its ``tier`` too."""
+        """The row's JSON; with ``tier`` (rows by request), its ``tier`` too. Amounts are None when
+        no request of the row was priced; ``cost_complete`` is False when any was not (they are
+        then sums over the priced ones: lower bounds)."""
         return {"key": self.key, "requests": self.requests, "tokens": self.tokens.to_json(),
-                "cost_usd": self.cost.to_json(), "no_cache_cost_usd": round(self.no_cache_cost, 9),
-                "off_peak_cost_usd": round(self.off_peak_cost, 9), "lost_tokens": self.lost_tokens,
-                "lost_cost_usd": round(self.lost_cost, 9), "break_cost_usd": round(self.break_cost, 9),
-                "unpriced_requests": self.unpriced, **({"tier": self.tier} if tier else {})}
+                "cost_usd": None if self.known(0.0) is None else self.cost.to_json(),
+                "no_cache_cost_usd": self.known(self.no_cache_cost),
+                "off_peak_cost_usd": self.known(self.off_peak_cost), "lost_tokens": self.lost_tokens,
+                "lost_cost_usd": self.known(self.lost_cost), "break_cost_usd": self.known(self.break_cost),
+                "unpriced_requests": self.unpriced, "cost_complete": not self.unpriced,
+                **({"tier": self.tier} if tier else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,18 +97,31 @@ def _day(entry: LedgerEntry) -> str:
     return "unknown" if moment is None else moment.date().isoformat()
 
 
-def _keys(by: str) -> Callable[[SessionLedger, LedgerEntry], str]:
+def _keys(by: str, names: dict[int, str]) -> Callable[[SessionLedger, LedgerEntry], str]:
+    """The row key of an entry of a ledger; ``names``: ``id(ledger)`` -> how its session is named."""
     keys: dict[str, Callable[[SessionLedger, LedgerEntry], str]] = {
-        "session": lambda s, e: s.session_id,
-        "turn": lambda s, e: f"{s.session_id} turn {'-' if e.turn is None else e.turn}",
+        "session": lambda s, e: names[id(s)],
+        "turn": lambda s, e: f"{names[id(s)]} turn {'-' if e.turn is None else e.turn}",
         "day": lambda s, e: _day(e),
         "model": lambda s, e: e.model or "unknown",
         "window": lambda s, e: e.window,
-        "request": lambda s, e: f"{s.session_id} #{e.index}",
+        "request": lambda s, e: f"{names[id(s)]} #{e.index}",
     }
     if by not in keys:
         raise UsageError(f"cannot group usage by {by!r}", hint="use one of " + ", ".join(USAGE_GROUPS))
     return keys[by]
+
+
+def _session_names(ledgers: Iterable[SessionLedger]) -> dict[int, str]:
+    """``id(ledger)`` -> the name of its session in a row key: the session id when no other file
+    of ``ledgers`` has it, else the id and the file (``ID (PATH)``): two files of one session whose
+    lines differ are listed apart, as ``dsh-audit sessions`` lists them."""
+    given = list(ledgers)
+    files: dict[str, set[str]] = {}
+    for ledger in given:
+        files.setdefault(ledger.session_id, set()).add(ledger.path)
+    return {id(ledger): ledger.session_id if len(files[ledger.session_id]) == 1
+            else f"{ledger.session_id} ({ledger.path})" for ledger in given}
 
 
 def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since: float | None = None,
@@ -109,14 +136,19 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
         >>> usage_table([], by="day").total.requests
         0
     """
-    key = _keys(by)
+    given = list(ledgers)
+    key = _keys(by, _session_names(given))
     rows: dict[str, UsageRow] = {}
     total = UsageRow("total")
     unpriced: dict[str, int] = {}
     sessions = 0
     prices: dict[str, Any] = {}
-    for ledger in ledgers:
-        sessions += 1
+    windowed = since is not None or until is not None
+    for ledger in given:
+        # a session counts when the window keeps one of its requests (or, with no window, always)
+        sessions += not windowed or any(
+            e.sent is not None and (since is None or e.sent >= since) and (until is None or e.sent < until)
+            for e in ledger.entries)
         prices = prices or ledger.prices
         for entry in ledger.entries:
             if (since is not None or until is not None) and entry.sent is None:
@@ -131,7 +163,7 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
                 reason = entry.unpriced
                 unpriced[reason] = unpriced.get(reason, 0) + 1
     ordered = sorted(rows.values(), key=lambda r: r.key) if by in ("day", "model", "window") else list(rows.values())
-    return UsageTable(by, tuple(ordered), total, sessions, dict(sorted(unpriced.items())), prices)
+    return UsageTable(by, tuple(ordered), total, sessions, group_unpriced(unpriced), prices)
 
 
 def parse_instant(text: str, *, end: bool = False) -> float:

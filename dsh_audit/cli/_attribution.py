@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -65,6 +66,20 @@ def _row(t: Transition) -> tuple[object, ...]:
             " ".join(map(str, t.evidence_seqs)), _divergence(t))
 
 
+def _json_row(path: str | None, t: Transition) -> dict[str, Any]:
+    """A ``breaks --json`` row: the log's path first (as in `cache`, `sessions` and `check`: two
+    files may hold one session id), the transition's JSON, and ``unexplained`` after its causes:
+    whether it is a break the log does not explain (:attr:`Transition.is_unexplained`, as
+    ``--fail-on unexplained``, `cache` and `check` count them)."""
+    row: dict[str, Any] = {"path": path}
+    for key, value in t.to_json().items():
+        row[key] = value
+        if key == "other_causes":
+            row["unexplained"] = t.is_unexplained
+    row.setdefault("unexplained", t.is_unexplained)
+    return row
+
+
 @click.command("breaks")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--all", "show_all", is_flag=True,
@@ -107,12 +122,16 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
     rendered body). A narrow terminal leaves out a column with no value in any row, then "first
     divergence", then "relation".
 
+    With --json, one object per listed transition: "path" the log it is from, its session id,
+    request, cause and evidence, and "unexplained" true for a break the log does not explain
+    (cause unexplained or unrecorded_mutation, as --fail-on unexplained counts them).
+
     Exit 0 when every break is explained, 1 when a break is unexplained (--fail-on any: when any
     break is listed), 2 on bad input.
 
     \b
     Example:
-        dsh-audit breaks --json | jq 'select(.cause == "unexplained")'
+        dsh-audit breaks --json | jq 'select(.unexplained)'
         dsh-audit breaks --since 7d --jobs 0
     """
     logs = selected_logs(paths, since, until)
@@ -137,7 +156,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
                                  for t in rows if fail_on != "never")
         if as_json:
             for t in rows:
-                click.echo(dumps_line(t.to_json()))
+                click.echo(dumps_line(_json_row(attribution.path, t)))
         elif rows:
             title = session_title(attribution.path or "-", attribution.session_id)
             print_table(title, _COLUMNS, (_row(t) for t in rows), droppable=_DROPPABLE)
@@ -172,8 +191,9 @@ def explain_command(path: str, index: int, as_json: bool, capture: str | None, r
         dsh-audit explain latest -1
     """
     logs = [one_log(path)]
-    attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, routes=routes,
-                                        capture=capture)
+    with progress_callback(len(logs), label="explain") as report_progress:
+        attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, routes=routes,
+                                            capture=capture, progress=report_progress)
     for outcome in failures:
         for warning in outcome.warnings:
             echo_warning(warning)

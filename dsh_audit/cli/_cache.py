@@ -11,16 +11,17 @@ from pathlib import Path
 import click
 
 from .._spool import LineSpool
-from ..cache import CacheVerdict, SessionCacheReport, cache_group, load_prices
+from ..cache import CacheVerdict, Costs, SessionCacheReport, cache_group, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..runner import in_process
 from ..session import Failure, GroupResult, run_groups
-from ..report.terminal import fit_lines, print_table, progress_callback
+from ..report.terminal import fit_lines, listing_format, print_table, progress_callback
 from ._common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
+    place_text,
     attachments_option,
     capture_option,
     echo,
@@ -53,16 +54,33 @@ def _pairs(mapping: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in mapping.items()) or "none"
 
 
+def _shown(report: SessionCacheReport, amount: float | None, *, lost: bool = False) -> str:
+    """An amount of the session's ledger: ``≥$x`` when some of its requests are unpriced, ``$?``
+    when none was priced (:meth:`Costs.shown`); with ``lost`` (what lost tokens cost), ``$0.0000``
+    when no token was lost, whatever was priced."""
+    if lost and not any(report.lost_by_cause.values()):
+        return "$0.0000"
+    cost = report.cost or {}
+    unpriced = cost.get("unpriced_requests")
+    return Costs.shown(amount, requests=report.request_count, unpriced=unpriced if isinstance(unpriced, int) else 0)
+
+
+def _breaks(report: SessionCacheReport) -> str:
+    if report.imported:
+        return "breaks n/a (an imported log: break attribution needs a DSH log)"
+    return f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}"
+
+
 def _summary(report: SessionCacheReport) -> str:
     """The session's summary, one fact a line (``fit_lines`` wraps a long one at its spaces)."""
-    cost = "n/a" if report.lost_cost is None else f"${report.lost_cost:.4f}"
+    cost = "n/a" if report.lost_cost is None and report.cost is None else _shown(report, report.lost_cost, lost=True)
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})" for name, r in report.rules.items())
     return (f"requests {report.request_count} ({report.known_count} with cache reads logged); prompt tokens of those "
             f"{report.prompt_total}\n"
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
-            f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}\n"
+            f"{_breaks(report)}\n"
             f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}; cost lost {cost}\n"
             f"{_cost(report)}"
             f"tokens: {report.token_method}\nrules: {rules or 'none'}"
@@ -75,20 +93,35 @@ def _cost(report: SessionCacheReport) -> str:
     if cost is None:
         return ""
     unpriced = sum(cost["unpriced"].values())
-    return (f"session cost ${cost['cost_usd']['total']:.4f} (cache miss ${cost['cost_usd']['cache_miss']:.4f}, "
-            f"cache read ${cost['cost_usd']['cache_read']:.4f}, cache write ${cost['cost_usd']['cache_write']:.4f}, "
-            f"output ${cost['cost_usd']['output']:.4f})\nwith no cache ${cost['no_cache_cost_usd']:.4f}; "
-            f"all off-peak ${cost['off_peak_cost_usd']:.4f}; breaks cost ${cost['break_cost_usd']:.4f}"
-            + (f"; {unpriced} request(s) unpriced" if unpriced else "") + " (list prices, check your contract)\n")
+    buckets = cost["cost_usd"]
+    parts = "" if buckets is None else " (" + ", ".join(
+        f"{name} {_shown(report, buckets[key])}" for name, key in (
+            ("cache miss", "cache_miss"), ("cache read", "cache_read"), ("cache write", "cache_write"),
+            ("output", "output"))) + ")"
+    return (f"session cost {_shown(report, None if buckets is None else buckets['total'])}{parts}\n"
+            f"with no cache {_shown(report, cost['no_cache_cost_usd'])}; "
+            f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; "
+            f"breaks cost {_shown(report, cost['break_cost_usd'], lost=True)}"
+            + (f"; {unpriced} request(s) unpriced" if unpriced else "")
+            + (" (≥$: a sum over the priced ones only)" if 0 < unpriced < report.request_count else "")
+            + " (list prices, check your contract)\n")
 
 
 def _row(verdict: CacheVerdict) -> tuple[object, ...]:
-    where = "-" if verdict.turn is None else f"{verdict.turn}/{verdict.step}/{verdict.attempt}"
+    where = place_text(verdict.turn, verdict.step, verdict.attempt)
     prompt = verdict.prompt_tokens if verdict.prompt_tokens is not None else f"~{verdict.counted_tokens}"
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
                                       verdict.classification else "")
     return (verdict.index, verdict.kind, where, prompt, verdict.potential, verdict.expected,
             "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
+
+
+def _timeline_title(report: SessionCacheReport) -> str:
+    """The timeline table's title: ``timeline`` under the session's heading on a terminal; in CSV
+    and Markdown, whose rows are led by their table's title, which session and file it is."""
+    if listing_format() == "table":
+        return "timeline"
+    return f"timeline of session {report.session_id} ({report.path})"
 
 
 def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) -> list[Path]:
@@ -129,7 +162,10 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
     $DSH_HOME/sessions are read, newest first. Breaks are those `breaks` lists: a log with a capture
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
-    too. Exit 1 when a break has no explanation.
+    too. An amount over unpriced requests is a lower bound, "≥$0.0123", or "$?" when none was
+    priced (--json: null, with unpriced_requests and cost_complete); an imported log has no break
+    count ("breaks n/a", null). In --format csv and markdown each timeline is titled with its
+    session and file. Exit 1 when a break has no explanation.
 
     \b
     Example:
@@ -174,7 +210,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             else:
                 for line in fit_lines(f"{session_title(str(report.path), report.session_id)}\n{_summary(report)}"):
                     echo(line)
-                print_table("timeline", _COLUMNS, (_row(v) for v in report.verdicts))
+                print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts))
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
     return status

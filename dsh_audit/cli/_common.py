@@ -9,7 +9,8 @@ import os
 import re
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -23,8 +24,10 @@ if TYPE_CHECKING:
     from ..session import RouteEvidence
 
 __all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand",
+           "place_text",
            "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "evidence_logs",
-           "guard_evidence", "jobs_option", "json_option", "lenient_option", "listing_options", "no_such_request", "one_log",
+           "file_size", "guard_evidence", "jobs_option", "json_option", "lenient_option", "listing_options", "log_progress",
+           "no_such_request", "one_log",
            "one_request", "output_help", "parse_when", "request_position", "routes_option", "run_guarded",
            "selected_logs", "session_paths", "session_title", "since_option", "stdout_target", "time_options",
            "until_option", "window_text", "write_output"]
@@ -66,6 +69,21 @@ def echo_lines(text: str, *, err: bool = False) -> None:
     """Several lines (a library's ``format_*`` text), each shown with :func:`terminal_text`."""
     for line in text.removesuffix("\n").split("\n") if text else ():
         echo(line, err=err)
+
+
+def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
+    """Where a request was sent, as every table shows it: ``turn/step/attempt``; ``N/-`` for a
+    compaction call (a turn, no step), ``-`` for a title call (neither).
+
+    Example:
+        >>> place_text(2, 1, 1), place_text(9, None, 1), place_text(None, None, None)
+        ('2/1/1', '9/-', '-')
+    """
+    if turn is None:
+        return "-"
+    if step is None:
+        return f"{turn}/-"
+    return f"{turn}/{step}/{attempt}"
 
 
 def echo_error(error: DshAuditError | str) -> None:
@@ -119,14 +137,17 @@ def request_position(index: int, count: int) -> int | None:
 
 def session_title(path: str, session_id: str) -> str:
     """A heading naming a session log, ``PATH  session ID``, its path cut in the middle to fit the
-    terminal (:func:`dsh_audit.report.terminal.middle_cut`); when that would leave less than half
-    of the line to the path, the path takes the whole line and ``session ID`` wraps to the next."""
-    from ..report.terminal import listing_format, middle_cut, output_width, terminal_text
+    terminal (:func:`dsh_audit.report.terminal.middle_cut`, at
+    :func:`~dsh_audit.report.terminal.title_width`); when that would leave less than half of the
+    line to the path, the path takes the whole line and ``session ID`` goes to the next (a table
+    breaks its title there, never inside a word). The whole path when piped with no ``COLUMNS``,
+    and in CSV or Markdown."""
+    from ..report.terminal import listing_format, middle_cut, terminal_text, title_width
 
     suffix = f"  session {terminal_text(session_id)}"
-    if listing_format() != "table":  # CSV, Markdown: the whole path
+    width = title_width()
+    if listing_format() != "table" or width is None:  # CSV, Markdown, a pipe: the whole path
         return terminal_text(path) + suffix
-    width = output_width()
     room = width - len(suffix)
     return middle_cut(terminal_text(path), room if room >= width // 2 else width) + suffix
 
@@ -184,6 +205,50 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     if found is None:
         raise no_such_request(index, count, log)
     return str(log), found, routes
+
+
+def file_size(path: str | os.PathLike[str]) -> int:
+    """The size on disk of the file at ``path`` (0 when it cannot be looked at: the command says why)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _no_progress(size: int) -> None:
+    """What ``advance`` is when no bar is drawn (:func:`log_progress`)."""
+
+
+@contextmanager
+def log_progress(paths: Iterable[str | os.PathLike[str]], *, label: str, passes: int = 1,
+                 extra: int = 0) -> Iterator[Callable[[int], None]]:
+    """A progress bar on an interactive stderr (:func:`dsh_audit.report.terminal.progress_callback`:
+    after ``DSH_AUDIT_PROGRESS_DELAY`` seconds, cleared when the block ends) for a command that
+    reads the logs at ``paths`` in this process: it moves with the bytes read of any log in the
+    block (:func:`dsh_audit.log.read_progress`; size on disk, compressed bytes for zstd), out of
+    their sizes times ``passes`` (a command that reads a log again, or does as much work after
+    reading it) plus ``extra`` bytes of other work. Yields ``advance(size)``, for work done in the
+    block that reads no log (``size`` bytes' worth); it does nothing when no bar is drawn. Done
+    never passes the total.
+    """
+    from ..log import read_progress
+    from ..report.terminal import progress_callback
+
+    total = passes * sum(map(file_size, paths)) + extra
+    with progress_callback(total, label=label) as report:
+        if report is None:
+            yield _no_progress
+            return
+        done = 0
+
+        def advance(size: int) -> None:
+            nonlocal done
+            done = min(done + size, total)
+            report(done, total)
+
+        report(0, total)
+        with read_progress(advance):
+            yield advance
 
 
 def no_such_request(index: int, count: int, log: Path) -> UsageError:

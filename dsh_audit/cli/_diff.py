@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
@@ -15,13 +17,17 @@ from ..session import Failure, Session, read_session, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, attachments_option, echo, echo_error,
-                      echo_warning, listing_options, lenient_option, routes_option)
+                      place_text,
+                      echo_warning, file_size, listing_options, lenient_option, log_progress, routes_option,
+                      session_title)
 
 __all__ = ["diff_command"]
 
 _COLUMNS = ("#", "kind", "turn/step/try", "verdict", "first offset", "capture", "note")
 _QUIET_NOTES = ("session header and order", "order (no session header)")
 _DETAIL_LIMIT = 8
+# What renders a request's body (:func:`dsh_audit.session.route_renderer`).
+_Render = Callable[[Request, dict[str, Any]], bytes]
 def _capture_cell(row: RequestDiff) -> str:
     capture = row.capture
     if capture is None:
@@ -36,7 +42,7 @@ def _note(row: RequestDiff) -> str:
 
 def _cells(row: RequestDiff) -> tuple[object, ...]:
     request = row.request
-    where = "-" if request is None or request.turn is None else f"{request.turn}/{request.step}/{request.attempt}"
+    where = "-" if request is None else place_text(request.turn, request.step, request.attempt)
     offset = row.diff.first_offset if row.diff is not None else None
     return ("-" if request is None else request.index, row.kind, where, row.verdict,
             "-" if offset is None else offset, _capture_cell(row), _note(row))
@@ -70,10 +76,21 @@ def _summary(rows: Sequence[RequestDiff], *, ok: bool) -> str:
 def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None:
     for session_id, path in sessions.items():
         mine = [r for r in rows if r.request is not None and r.request.session_id == session_id]
-        print_table(f"{path}  session {session_id}", _COLUMNS, (_cells(r) for r in mine))
+        print_table(session_title(path, session_id), _COLUMNS, (_cells(r) for r in mine))
     loose = [r for r in rows if r.request is None]
     if loose:
         print_table("captures no request explains", _COLUMNS, (_cells(r) for r in loose))
+
+
+def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _Render:
+    """``render``, moving the progress bar by ``share`` after each body it renders."""
+
+    def run(request: Request, options: dict[str, Any]) -> bytes:
+        body = render(request, options)
+        advance(share)
+        return body
+
+    return run
 
 
 @click.command("diff")
@@ -99,7 +116,8 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
     different, unmatched or unrendered, the first differing byte and the capture position.
     Compaction requests take DSH's instruction text from the captured body. Exit 0 when every
-    loop request is identical or equivalent (identical with --strict), 1 otherwise, 2 on bad input.
+    loop request is identical or equivalent (identical with --strict) and no title or compaction
+    body is different (equivalent with --strict), 1 otherwise, 2 on bad input.
 
     \b
     Example:
@@ -108,23 +126,30 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     logs = discover([path])
     if not logs:
         raise UsageError("no session logs found", path=path, hint="point at a session.jsonl[.zstd] or a folder")
-    captures = load_capture(capture_path)
+    # The bar's work: loading the capture, reading the logs, then rendering and comparing each
+    # request (as much again as the capture: its bodies are what each rendered body is compared with).
+    weight = file_size(capture_path) if os.path.isfile(capture_path) else sum(map(file_size, logs))
     requests: list[Request] = []
     sessions: dict[str, str] = {}
     opened: list[Session] = []
     bad = False
-    for log in logs:
-        session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)
-        for warning in session.warnings:
-            echo_warning(warning)
-        if isinstance(session, Failure):
-            echo_error(session.error)
-            bad = True
-            continue
-        sessions[session.id] = session.path
-        opened.append(session)
-        requests.extend(session.requests)
-    rows = compare_capture(requests, captures, render=route_renderer(opened, adapter=adapter))
+    with log_progress(logs, label="diff", extra=2 * weight) as advance:
+        captures = load_capture(capture_path)
+        advance(weight)
+        for log in logs:
+            session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)
+            for warning in session.warnings:
+                echo_warning(warning)
+            if isinstance(session, Failure):
+                echo_error(session.error)
+                bad = True
+                continue
+            sessions[session.id] = session.path
+            opened.append(session)
+            requests.extend(session.requests)
+        render = _advancing(route_renderer(opened, adapter=adapter), advance, weight // max(len(requests), 1))
+        rows = compare_capture(requests, captures, render=render)
+        advance(weight)  # the requests not rendered (unmatched, unrendered) are done too
     ok = gate_ok(rows, strict=strict)
     if as_json:
         for row in rows:

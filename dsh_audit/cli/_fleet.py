@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .. import cache, fleet
+from ..cache import Costs
 from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
@@ -28,17 +29,39 @@ _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "o
 # column with no value in any row).
 _COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $")
 _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
+_BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
 
 
 def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.4f}"
 
 
+def _priced(row: dict[str, Any], value: float | None) -> str:
+    """An amount of ledger sums ``row``: ``≥$x`` when some of its requests are unpriced, ``$?``
+    when none was priced (:meth:`Costs.shown`); ``n/a`` for a session indexed without a ledger."""
+    if row.get("unpriced_requests") is None:
+        return _usd(value)
+    return Costs.shown(value, requests=row["requests"], unpriced=row["unpriced_requests"])
+
+
 def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
-    cost = row["cost_usd"]
-    return (row["requests"], _usd(cost["cache_miss"]), _usd(cost["cache_read"]), _usd(cost["cache_write"]),
-            _usd(cost["output"]), _usd(cost["total"]), _usd(row["no_cache_cost_usd"]), _usd(row["off_peak_cost_usd"]),
-            _usd(row["break_cost_usd"]), row["unpriced_requests"] or "")
+    cost = row["cost_usd"] or {}
+    return (row["requests"], *(_priced(row, cost.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output",
+                                                                   "total")),
+            _priced(row, row["no_cache_cost_usd"]), _priced(row, row["off_peak_cost_usd"]),
+            _priced(row, row["break_cost_usd"]), row["unpriced_requests"] or "")
+
+
+def _cost_droppable(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The cost columns a narrow terminal may leave out: never "unpriced" when a request is."""
+    return tuple(c for c in _COST_DROPPABLE if c != "unpriced" or not any(r["unpriced_requests"] for r in rows))
+
+
+def _lost(row: dict[str, Any]) -> str:
+    """What a group's cache losses cost: ``≥$x`` when some losses are unpriced (``$?``: none priced)."""
+    if row["lost_cost_usd"] is None and not row["lost_unpriced"]:
+        return "n/a"
+    return Costs.shown(row["lost_cost_usd"], requests=row["lost_requests"], unpriced=row["lost_unpriced"])
 
 
 def _ratio(value: float | None) -> str:
@@ -46,9 +69,8 @@ def _ratio(value: float | None) -> str:
 
 
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
-    cost = row["lost_cost_usd"]
     return (row["requests"], row["usage_known"], row["prompt_tokens"], row["actual_cache_read"],
-            _ratio(row["hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _usd(cost))
+            _ratio(row["hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _lost(row))
 
 
 @click.command("index")
@@ -119,26 +141,31 @@ def _print_stats(stats: FleetStats) -> None:
         ("output tokens", totals["output_tokens"]),
         ("breaks (attribution / cache)", f"{totals['attribution_breaks']} / {totals['cache_breaks']}"),
         ("tokens lost", totals["lost_tokens"]),
-        ("cost lost (list prices)", _usd(totals["lost_cost_usd"])),
+        ("cost lost (list prices)", _lost(totals)),
     ])
     cost = stats.cost
+    buckets = cost["cost_usd"] or {}
     print_table("cost (list prices, check your contract)", ("measure", "value"), [
         ("requests (unpriced)", f"{cost['requests']} ({cost['unpriced_requests']})"),
-        ("cost", _usd(cost["cost_usd"]["total"])),
+        ("cost", _priced(cost, buckets.get("total"))),
         ("cache miss / cache read / cache write / output",
-         " / ".join(_usd(cost["cost_usd"][k]) for k in ("cache_miss", "cache_read", "cache_write", "output"))),
+         " / ".join(_priced(cost, buckets.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output"))),
         *((("billed at long-context tier rates (requests)",
             f"{_usd(cost['tier_cost_usd'])} ({cost['tier_requests']})"),) if cost["tier_requests"] else ()),
-        ("with no cache", _usd(cost["no_cache_cost_usd"])),
-        ("all off-peak", _usd(cost["off_peak_cost_usd"])),
-        ("cache losses / of which breaks", f"{_usd(cost['lost_cost_usd'])} / {_usd(cost['break_cost_usd'])}"),
+        ("with no cache", _priced(cost, cost["no_cache_cost_usd"])),
+        ("all off-peak", _priced(cost, cost["off_peak_cost_usd"])),
+        ("cache losses / of which breaks",  # no token lost: nothing lost, whatever was priced
+         f"{_priced(cost, cost['lost_cost_usd'])} / {_priced(cost, cost['break_cost_usd'])}"
+         if totals["lost_tokens"] else "$0.0000 / $0.0000"),
         *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
-    ])
+    ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
     print_table("cost by model", ("model", *_COST_COLUMNS),
-                ((r["model"] or "?", *_costs(r)) for r in stats.cost_by_model), droppable=_COST_DROPPABLE)
+                ((r["model"] or "?", *_costs(r)) for r in stats.cost_by_model),
+                droppable=_cost_droppable(list(stats.cost_by_model)))
+    # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
-                ((r["cause"], r["lost_tokens"], _usd(r["lost_cost_usd"]), _usd(r["break_cost_usd"]))
+                ((r["cause"], r["lost_tokens"], _priced(cost, r["lost_cost_usd"]), _priced(cost, r["break_cost_usd"]))
                  for r in stats.cost_by_cause))
     print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model),
                 droppable=_MEASURE_DROPPABLE)
@@ -147,7 +174,7 @@ def _print_stats(stats: FleetStats) -> None:
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
     columns = ("session", "path", *_MEASURE_COLUMNS, "cost", "breaks $")
-    rows = [(r["session_id"], r["path"], *_measures(r), _usd(r["cost_usd"]), _usd(r["break_cost_usd"]))
+    rows = [(r["session_id"], r["path"], *_measures(r), _priced(r, r["cost_usd"]), _priced(r, r["break_cost_usd"]))
             for r in stats.top_sessions]
     caption = None
     if listing_format() == "table" and not _fits(columns, rows):

@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import click
 
+import os
+
 from ..errors import UsageError
-from ._common import EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, output_help, write_output
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, log_progress, output_help,
+                      write_output)
+
+#: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
+SALT_ENV = "DSH_AUDIT_REDACT_SALT"
 
 __all__ = ["redact_command"]
 
 
-def _check(path: str, lenient: bool) -> int:
+def _check(path: str, lenient: bool, routes: str | None) -> int:
     from ..redact import check_bundle
 
-    result = check_bundle(path, lenient=lenient)
+    with log_progress([path], label="checking"):
+        result = check_bundle(path, lenient=lenient, routes=routes)
     for category, recorded in result.recorded.items():
         state = "match" if result.found.get(category) == recorded else "MISMATCH"
         echo(f"{category}: {state} ({result.counts.get(category, 0)} verdict(s))")
@@ -46,10 +53,14 @@ def _check(path: str, lenient: bool) -> int:
 @click.option("--check", "check", is_flag=True,
               help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "
                    "every verdict with its manifest.")
+@click.option("--routes", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+              help="DSH's llm-pi-ai route configuration (YAML), for a log whose hand-declared pi-ai routes render "
+                   "only with it; give the same file to --check. Not taken from a DSH home: a bundle is "
+                   "checked elsewhere.")
 @lenient_option
 def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
-                   capture_path: str | None, capture_output: str | None, force: bool, check: bool, lenient: bool,
-                   max_version: int) -> int:
+                   capture_path: str | None, capture_output: str | None, force: bool, check: bool, routes: str | None,
+                   lenient: bool, max_version: int) -> int:
     """Write a copy of a session log without secrets or content that still proves every break.
 
     Every user, assistant, reasoning and tool text, tool arguments and results, file paths and
@@ -57,8 +68,9 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
     seqs, turns, steps, ids, models, usage and times stay, so `requests`, `breaks`, `cache` and
     `diff` give the same verdicts on the copy. Secrets go even from kept parts; the summary
     names their kinds, never their values. A manifest (OUTPUT.manifest.json) records the
-    verdicts' digest; --check verifies a copy against it. Exit 0 done (or check passed), 1 a
-    verdict differs, 2 bad input.
+    verdicts' digest; --check verifies a copy against it. A log whose hand-declared pi-ai routes
+    render only with DSH's route configuration needs --routes FILE, in both runs (the manifest
+    says whether one was given). Exit 0 done (or check passed), 1 a verdict differs, 2 bad input.
 
     \b
     Example:
@@ -66,12 +78,15 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
         dsh-audit redact --check out.jsonl.zstd
     """
     if check:
-        return _check(path, lenient)
+        return _check(path, lenient, routes)
+    if salt is None and os.environ.get(SALT_ENV) == "":
+        raise UsageError(f"{SALT_ENV} is set but empty", hint="give it a non-empty salt, or unset it for a random one")
     if output is None:
         raise UsageError("no output path", hint="pass -o OUTPUT (or --check to verify a redacted log)")
     if output != STDOUT:
         return _redact(path, output, keep=keep, redact_tool_names=redact_tool_names, salt=salt,
-                       capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient)
+                       capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient,
+                       routes=routes)
     if capture_path is not None and capture_output is None:
         raise UsageError("-o - leaves no folder for the redacted capture",
                          hint="pass --capture-output FILE too, or -o OUTPUT")
@@ -82,7 +97,7 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
         target = Path(folder) / Path(path).name
         status = _redact(path, str(target), keep=keep, redact_tool_names=redact_tool_names, salt=salt,
                          capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient,
-                         piped=True)
+                         routes=routes, piped=True)
         if target.exists():
             write_output(STDOUT, target.read_bytes(), what="redacted log")
     return status
@@ -90,13 +105,15 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
 
 def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
             capture_path: str | None, capture_output: str | None, force: bool, lenient: bool,
-            piped: bool = False) -> int:
+            routes: str | None = None, piped: bool = False) -> int:
     """Redact ``path`` to ``output`` and say what was done (on stderr when ``piped``: the log goes
     to stdout, and its manifest is not kept)."""
     from ..redact import redact
 
-    result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
-                    capture_output=capture_output, force=force, lenient=lenient)
+    # The log is read twice: redacted as it is read, then the copy, to compare their verdicts.
+    with log_progress([path], label="redacting", passes=2):
+        result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
+                        capture_output=capture_output, force=force, lenient=lenient, routes=routes)
     echo(f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
          f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced", err=piped)
     if result.capture is not None:

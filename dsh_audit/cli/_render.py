@@ -13,7 +13,7 @@ from ..report.terminal import terminal_text
 from ..session import attachment_store, request_route, routes_from, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, attachments_option, echo_note, echo_warning,
-                      lenient_option, one_request, routes_option)
+                      lenient_option, log_progress, one_log, one_request, routes_option)
 
 __all__ = ["render_command"]
 
@@ -79,7 +79,9 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
         dsh-audit render latest -1 --headers
     """
     config = routes_from(routes)
-    log_path, request, evidence = one_request(path, index, lenient=lenient, max_version=max_version)
+    log = one_log(path)
+    with log_progress([log], label="render"):
+        log_path, request, evidence = one_request(str(log), index, lenient=lenient, max_version=max_version)
     config = config if routes is not None else routes_from(None, log=log_path)  # the log's DSH home's, if any
     for warning in (*config.notes, *window_conflicts(evidence, config.models)) if config is not None else ():
         echo_warning(warning)  # what the home's layers leave open; where the log contradicts the route file

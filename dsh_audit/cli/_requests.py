@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -16,9 +17,9 @@ from ..replay import Request
 from ..session import Failure, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning,
-                      engine_options, jobs_option, listing_options, lenient_option, one_request, selected_logs,
-                      session_title, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning, place_text,
+                      engine_options, jobs_option, listing_options, lenient_option, log_progress, one_log, one_request,
+                      selected_logs, session_title, time_options)
 
 __all__ = ["requests_command", "show_command"]
 
@@ -34,12 +35,7 @@ def _tokens(usage: dict[str, Any] | None, key: str) -> str:
 
 
 def _row(request: Request) -> tuple[object, ...]:
-    if request.turn is None and request.step is None:
-        where = "-"
-    elif request.step is None:
-        where = f"{request.turn}/-"
-    else:
-        where = f"{request.turn}/{request.step}/{request.attempt}"
+    where = place_text(request.turn, request.step, request.attempt)
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
     usage = request.usage or request.message_usage
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
@@ -69,10 +65,12 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     :class:`~dsh_audit._spool.LineSpool`)."""
     lines: LineSpool | list[str] = LineSpool() if streamed and as_json else []
     rows: list[tuple[Any, ...]] = []
+    name = os.fspath(path)
 
     def take(request: Request) -> None:
         if as_json:
-            lines.append(dumps_line(request.summary()))
+            # The log's path first, as in `cache`, `sessions` and `check`: two files may hold one session id.
+            lines.append(dumps_line({"path": name, **request.summary()}))
         else:
             rows.append(_row(request))
 
@@ -145,7 +143,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     sent; "input", "cache read" and "output" the tokens the log records for its response (input:
     prompt tokens not read from the cache, as DSH counts them; "?" when none are logged);
     "finish" why the response ended. A narrow terminal leaves out a column with no value in any
-    row, then "finish", then "header".
+    row, then "finish", then "header". With --json, one object per request, led by "path", the
+    log it is from (two files may hold one session id).
 
     \b
     Example:
@@ -185,7 +184,9 @@ def show_command(path: str, index: int, lenient: bool, max_version: int, compact
         dsh-audit show sample_logs/tools/session.jsonl 2
         dsh-audit show latest -1
     """
-    _, found, _ = one_request(path, index, lenient=lenient, max_version=max_version)
+    log = one_log(path)
+    with log_progress([log], label="show"):
+        _, found, _ = one_request(str(log), index, lenient=lenient, max_version=max_version)
     request = found.to_json()
     click.echo(dumps_line(request) if compact else dumps_pretty(request))
     return EXIT_OK

@@ -7,7 +7,7 @@ from functools import partial
 
 import click
 
-from ..cache import SessionSummary, iso_utc, newest_first, summary_group
+from ..cache import Costs, SessionSummary, iso_utc, newest_first, summary_group
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
@@ -27,14 +27,18 @@ def _ratio(value: float | None) -> str | None:
     return None if value is None else f"{value:.1%}"
 
 
-def _cost(value: float | None) -> str | None:
-    return None if value is None else f"${value:.4f}"
+def _cost(summary: SessionSummary) -> str | None:
+    """The session's cost: ``$x``, ``≥$x`` when some requests are unpriced, ``$?`` when none was
+    priced (:meth:`Costs.shown`); None (``-``) when cache accounting did not run."""
+    if summary.unpriced is None:
+        return None if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
+    return Costs.shown(summary.cost_usd, requests=summary.requests, unpriced=summary.unpriced)
 
 
 def _row(summary: SessionSummary) -> tuple[object, ...]:
     last = iso_utc(summary.last_activity)
     return (last[:16].replace("T", " ") if last else None, summary.title, summary.project,
-            summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary.cost_usd), summary.session_id)
+            summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary), summary.session_id)
 
 
 @click.command("sessions")
@@ -53,7 +57,10 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     (else ~/.dsh/sessions) is read. Columns: "when" is the log's own latest timestamp
     (UTC, not the file's mtime); "title" the session's latest session/title; "project" the
     header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache;
-    "breaks" prefix-cache breaks; "cost" the list-price cost; "id" the session id that `show`,
+    "breaks" prefix-cache breaks ("-" for an imported log: break attribution needs a DSH log);
+    "cost" the list-price cost, "≥$0.0123" (a lower bound) when some requests could not be priced
+    and "$?" when none could (--json: cost_usd null, with unpriced_requests and cost_complete);
+    "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
     value shows "-". A narrow terminal first leaves out a column with no value in any row, then
     "project", then "hit", and shows each id as its shortest unique prefix (session-86ef2d28),

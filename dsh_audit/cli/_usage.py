@@ -26,16 +26,19 @@ _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
 
 
-def _usd(value: float) -> str:
-    return f"${value:.4f}"
-
-
 def _row(row: UsageRow, *, tier: bool) -> tuple[object, ...]:
+    """A row's cells; an amount over unpriced requests is a lower bound (``≥$x``) or unknown (``$?``)."""
     t = row.tokens
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
-    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, _usd(row.cost.total), *tiers,
-            _usd(row.no_cache_cost), _usd(row.off_peak_cost),
-            f"{row.lost_tokens} ({_usd(row.lost_cost)})" if row.lost_tokens else "", row.unpriced or "")
+    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, row.shown(row.cost.total),
+            *tiers, row.shown(row.no_cache_cost), row.shown(row.off_peak_cost),
+            f"{row.lost_tokens} ({row.shown(row.lost_cost)})" if row.lost_tokens else "", row.unpriced or "")
+
+
+def _droppable(total: UsageRow) -> tuple[str, ...]:
+    """The columns a narrow terminal may leave out: never "unpriced" when a request is, since it
+    says which amounts are lower bounds or unknown."""
+    return tuple(c for c in _DROPPABLE if c != "unpriced" or not total.unpriced)
 
 
 @click.command("usage")
@@ -61,7 +64,8 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     off-peak, and what the cache breaks lost (their extra cache-miss tokens at the request's rate).
     A model the price table does not know is counted as unpriced, never as free. With no PATHS,
     the sessions under $DSH_HOME/sessions are read. --since and --until keep the requests the log
-    says were sent in that window. By request, a `tier` column shows the prompt size above which a
+    says were sent in that window (and count the sessions with one kept; a note says how many logs
+    had no activity in it). By request, a `tier` column shows the prompt size above which a
     long-context tier's rates priced the whole request (only when one did). By turn, a row is
     "SESSION turn N", and "SESSION turn -" sums the requests of no turn: session-title and
     web-search calls, whose log records name no turn, and compactions run between turns (manual
@@ -71,10 +75,13 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     "cache read", "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and
     "off-peak" what the same requests would have cost with no cache and all off-peak; "lost
     tokens (cost)" the cache-miss tokens the cache breaks caused and what they cost; "unpriced"
-    the requests with no price (no usage logged, or a model the table does not know). A narrow
-    terminal leaves out a column with no value in any row, then unpriced, cache write, off-peak
-    and no cache, and shows session ids as their shortest unique prefix (--json and --format
-    csv keep them whole).
+    the requests with no price (no usage logged, or a model the table does not know). An amount
+    over unpriced requests is a lower bound, "≥$0.0123", or "$?" when none of them was priced
+    (--json: null, with "unpriced_requests" and "cost_complete"). A narrow terminal leaves out a
+    column with no value in any row, then unpriced (kept while a request is unpriced), cache
+    write, off-peak and no cache, and shows session ids as their shortest unique prefix (--json
+    and --format csv keep them whole). A session found in two files whose lines differ is a row
+    of each, "ID (PATH)".
 
     \b
     Example:
@@ -84,7 +91,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     try:
         prices = load_prices(prices_path)
         routes_from(routes)  # a bad route file is one error, before any log is read
-        logs = selected_logs(paths, None)
+        logs = selected_logs(paths, since, until)  # a note says how many logs the window left out
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
@@ -121,22 +128,25 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
-    if by in _BY_SESSION and listing_format() == "table" and not _fits(columns, rows):
+    if table.total.unpriced:
+        caption += "; ≥$: a lower bound (unpriced requests left out), $?: no request priced"
+    droppable = _droppable(table.total)
+    if by in _BY_SESSION and listing_format() == "table" and not _fits(columns, rows, droppable):
         names = short_ids(ledger.session_id for ledger in ledgers)
         shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
         if shortened != rows:
             rows, caption = shortened, f"{caption}; {_SHORT_NOTE}"
-    print_table(f"usage by {by}", columns, rows, droppable=_DROPPABLE, caption=caption)
+    print_table(f"usage by {by}", columns, rows, droppable=droppable, caption=caption)
     for reason, count in table.unpriced.items():
         echo_warning(f"{count} request(s) unpriced: {reason}")
     return status
 
 
-def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> bool:
+def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], droppable: Sequence[str]) -> bool:
     """Whether the columns a narrow terminal keeps fit on one line a row, keys whole (the compact
     table's spacing; a header may wrap at its spaces)."""
     widths = [max([*(len(word) for word in column.split()), *(len(str(row[at])) for row in rows)])
-              for at, column in enumerate(columns) if column not in _DROPPABLE]
+              for at, column in enumerate(columns) if column not in droppable]
     return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 
 

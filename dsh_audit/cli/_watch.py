@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..cache import load_prices
+from ..cache import Costs, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import fit_lines
@@ -55,7 +55,7 @@ def format_watch_line(item: WatchRequest) -> str:
     who = item.title or item.session_id.removeprefix("session-")[:8]
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
-    cost = "$?" if item.cost is None else f"${item.cost:.4f}"
+    cost = Costs.shown(item.cost, requests=1, unpriced=item.cost is None)
     line = (f"{when}  {who}  #{item.index} {where}  {item.model or '?'}  prompt {_tokens(item.prompt_tokens)}  "
             f"cache {_tokens(item.actual)}/{_tokens(item.expected)} expected  {cost}  {item.classification}")
     if item.is_break:
@@ -140,11 +140,13 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
 
     signal.signal(signal.SIGINT, interrupt)
     summary = WatchSummary()
+    unpriced = 0  # requests without a cost: the summary's is then a lower bound, or unknown
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
                           exit_after=exit_after, lenient=lenient, max_version=max_version,
                           notifications=not polling, routes=config, prices=prices, zero_data_retention=zdr):
             summary.add(item)
+            unpriced += isinstance(item, WatchRequest) and item.cost is None
             if as_json:
                 click.echo(dumps_line(item.to_json()))
             elif isinstance(item, WatchNote):
@@ -169,11 +171,28 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     finally:
         signal.signal(signal.SIGINT, previous)
     if as_json:
-        click.echo(dumps_line(summary.to_json()))
+        click.echo(dumps_line(_summary_json(summary, unpriced)))
     else:
-        for line in fit_lines(summary.text()):
+        for line in fit_lines(_summary_text(summary, unpriced)):
             echo(line, err=True)
     return EXIT_OK
+
+
+def _summary_json(summary: WatchSummary, unpriced: int) -> dict[str, Any]:
+    """The summary's JSON line: ``cost_usd`` the sum over the priced requests, null when none was
+    priced, with ``unpriced_requests`` and ``cost_complete`` (:meth:`Costs.known`)."""
+    found = summary.to_json()
+    return {**found, "cost_usd": Costs.known(found["cost_usd"], requests=summary.requests, unpriced=unpriced),
+            "unpriced_requests": unpriced, "cost_complete": not unpriced}
+
+
+def _summary_text(summary: WatchSummary, unpriced: int) -> str:
+    """The summary's last line: the cost ``≥$x`` when some requests are unpriced, ``$?`` when none
+    was priced (:meth:`Costs.shown`), with how many were not."""
+    return (f"watched {summary.sessions} session(s): {summary.requests} request(s), {summary.breaks} break(s), "
+            f"{Costs.shown(summary.cost, requests=summary.requests, unpriced=unpriced)}"
+            + (f" ({unpriced} unpriced)" if unpriced else "")
+            + (f", {summary.errors} unreadable log(s) or folder(s)" if summary.errors else ""))
 
 
 COMMANDS = [watch_command]

@@ -22,7 +22,7 @@ from ..attribution import SessionAttribution, Transition, attribute_opened
 from ..capture import capture_for
 from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
                      load_prices, session_ledger, usd_total)
-from ..errors import CaptureError, DshAuditError, UnreadableError
+from ..errors import CaptureError, DshAuditError
 from ..log import SessionLog
 from ..replay import Request
 from ..session import Failure, GroupResult, Headers, Session, SessionGroup, home_routes_key, open_group, routes_from
@@ -161,9 +161,6 @@ def audit_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ve
         prices: the price table every request is priced with (default
             :func:`dsh_audit.cache.load_prices`).
 
-    Raises:
-        UnreadableError: the file vanished before it could be stat'ed.
-
     Example:
         >>> record = audit_session("sample_logs/chat/session.jsonl")  # doctest: +SKIP
         >>> record.request_count, record.error  # doctest: +SKIP
@@ -180,9 +177,10 @@ def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cach
           zero_data_retention: bool | None = None) -> dict[str, Any]:
     try:
         stat = Path(path).stat()
-    except OSError as exc:
-        raise UnreadableError(f"cannot read the file: {exc.strerror}", path=path) from exc
-    return {"path": path, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+        size, mtime_ns = stat.st_size, stat.st_mtime_ns
+    except OSError:  # a symlink loop, a dangling link, a file gone: reading it says why, for it alone
+        size, mtime_ns = -1, -1
+    return {"path": path, "size": size, "mtime_ns": mtime_ns,
             "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
                                    prices=prices, routes=routes, capture=capture,
                                    zero_data_retention=zero_data_retention)}
@@ -199,10 +197,8 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     (``--openai-zdr``). Each log is compared with ``capture`` (``--capture``) or the
     capture found beside it, as ``dsh-audit check`` compares it
     (:func:`dsh_audit.attribution.attribute_opened`); a log with no capture that is no fork or
-    subagent child is audited while it is replayed.
-
-    Raises:
-        UnreadableError: a file vanished before it could be stat'ed.
+    subagent child is audited while it is replayed. A log that cannot be read (a symlink loop, a
+    file gone) is a record holding its error; the other logs of the group are audited.
     """
     names = [os.fspath(p) for p in paths]
     book = prices if prices is not None else load_prices()

@@ -22,12 +22,14 @@ __all__ = ["FleetStats", "fleet_stats"]
 
 _BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
 _KNOWN = "actual_cache_read IS NOT NULL"
-# Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost.
+# Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost,
+# requests that lost tokens, and those of them with no lost cost (unpriced).
 _MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN prompt_tokens END), 0), "
              "COALESCE(SUM(actual_cache_read), 0), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN expected_cache_read END), 0), "
-             "COALESCE(SUM(lost_tokens), 0), SUM(lost_cost)")
+             "COALESCE(SUM(lost_tokens), 0), SUM(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
+             "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0)")
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -35,11 +37,15 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def _measures(row: tuple[Any, ...]) -> dict[str, Any]:
-    requests, known, prompt, actual, expected, lost, cost = row
+    """A group's measures; ``lost_cost_usd`` sums the priced losses (None when no loss was priced
+    but some were not), ``lost_unpriced`` counts the requests whose lost tokens have no price."""
+    requests, known, prompt, actual, expected, lost, cost, losing, unpriced = row
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected,
             "hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
-            "lost_tokens": lost, "lost_cost_usd": None if cost is None else usd_total([cost])}
+            "lost_tokens": lost, "lost_cost_usd": None if cost is None else Costs.known(
+                usd_total([cost]), requests=losing, unpriced=unpriced),
+            "lost_unpriced": unpriced, "lost_requests": losing}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +140,10 @@ def _session_cost(connection: sqlite3.Connection, path: str) -> dict[str, Any]:
     """What one indexed session cost and what its breaks cost (None each: indexed without a ledger)."""
     sums = _ledger_sums(connection, "WHERE path = ?", (path,))
     if not sums["requests"]:
-        return {"cost_usd": None, "break_cost_usd": None}
-    return {"cost_usd": sums["cost_usd"]["total"], "break_cost_usd": sums["break_cost_usd"]}
+        return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None}
+    return {"cost_usd": None if sums["cost_usd"] is None else sums["cost_usd"]["total"],
+            "break_cost_usd": sums["break_cost_usd"], "unpriced_requests": sums["unpriced_requests"],
+            "cost_complete": sums["cost_complete"]}
 
 
 _AMOUNTS = ("cost_cache_miss", "cost_cache_read", "cost_cache_write", "cost_output", "no_cache_cost",
@@ -159,12 +167,17 @@ def _ledger_sums(connection: sqlite3.Connection, where: str = "", params: tuple[
     cost = Costs(*(usd_total(amounts[name]) for name in _AMOUNTS[:4]))
     breaks = [r[-1] for r in rows if r[1] and r[-1] is not None]
     tiered = [r for r in rows if r[2] is not None]
-    return {"requests": len(rows), "unpriced_requests": sum(unpriced.values()), "tokens": tokens.to_json(),
-            "cost_usd": cost.to_json(), "no_cache_cost_usd": usd_total(amounts["no_cache_cost"]),
-            "off_peak_cost_usd": usd_total(amounts["off_peak_cost"]), "lost_cost_usd": usd_total(amounts["lost_cost"]),
-            "break_cost_usd": usd_total(breaks), "tier_requests": len(tiered),
+    # Amounts are sums over the priced requests: None when none was priced but some were not
+    # (unknown, never $0), lower bounds when ``cost_complete`` is False.
+    counts = {"requests": len(rows), "unpriced": sum(unpriced.values())}
+    return {"requests": len(rows), "unpriced_requests": counts["unpriced"], "cost_complete": not counts["unpriced"],
+            "tokens": tokens.to_json(), "cost_usd": None if Costs.known(0.0, **counts) is None else cost.to_json(),
+            "no_cache_cost_usd": Costs.known(usd_total(amounts["no_cache_cost"]), **counts),
+            "off_peak_cost_usd": Costs.known(usd_total(amounts["off_peak_cost"]), **counts),
+            "lost_cost_usd": Costs.known(usd_total(amounts["lost_cost"]), **counts),
+            "break_cost_usd": Costs.known(usd_total(breaks), **counts), "tier_requests": len(tiered),
             "tier_cost_usd": usd_total(r[3] for r in tiered if r[3] is not None),
-            "unpriced": dict(sorted(unpriced.items()))}
+            "unpriced": Costs.group_unpriced(unpriced)}
 
 
 def _cost(connection: sqlite3.Connection) -> dict[str, Any]:
@@ -177,7 +190,8 @@ def _cost(connection: sqlite3.Connection) -> dict[str, Any]:
 def _cost_by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
     models = [row[0] for row in connection.execute("SELECT DISTINCT model FROM costs")]
     rows = [{"model": model, **_ledger_sums(connection, "WHERE model IS ?", (model,))} for model in models]
-    return tuple(sorted(rows, key=lambda r: (-r["cost_usd"]["total"], -r["requests"], r["model"] or "")))
+    return tuple(sorted(rows, key=lambda r: (-(r["cost_usd"] or {}).get("total", 0.0), -r["requests"],
+                                             r["model"] or "")))
 
 
 def _cost_by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:

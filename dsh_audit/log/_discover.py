@@ -7,7 +7,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import zip_longest
 from pathlib import Path
 
@@ -71,10 +71,24 @@ def _unreadable(refused: dict[str, str] | None) -> Callable[[OSError], None]:
     return handle
 
 
+def _tree(folder: Path, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """:func:`os.walk` top down (a symlinked folder listed, not entered; the order of ``dirs`` as
+    the caller leaves it), one folder per :func:`os.walk` and a stack of folders to go down, where
+    :func:`os.walk` recurses once per level: a tree nested deeper than Python's recursion limit is
+    searched too, not a ``RecursionError``."""
+    stack = [os.fspath(folder)]
+    while stack:
+        for root, dirs, files in os.walk(stack.pop(), onerror=onerror):
+            yield root, dirs, files
+            below = [os.path.join(root, name) for name in dirs]
+            dirs.clear()  # this os.walk lists its folder only; the stack goes down
+            stack.extend(path for path in reversed(below) if not os.path.islink(path))
+
+
 def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] | None = None) -> list[Path]:
     named: list[Path] = []
     other: list[Path] = []
-    for root, dirs, files in os.walk(folder, onerror=_unreadable(refused)):
+    for root, dirs, files in _tree(folder, _unreadable(refused)):
         dirs.sort()
         session_files = _pick_generation(Path(root), sorted(f for f in files if _SESSION_NAME.match(f)), notes)
         named.extend(Path(root) / name for name in session_files)

@@ -92,6 +92,8 @@ function clear(node){while(node.firstChild){node.removeChild(node.firstChild);}}
 function json(v){return JSON.stringify(v,null,2);}
 function fmt(v){return String(v).replace(/\B(?=(\d{3})+(?!\d))/g,",");}
 function usd(v,digits){return typeof v==="number"?"$"+v.toFixed(digits||4):"n/a";}
+function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests;if(typeof v!=="number"){return u?"$?":"n/a";}
+ return (u?"\u2265":"")+usd(v);}
 function ratio(v){return typeof v==="number"?(100*v).toFixed(1)+"%":"n/a";}
 function where(r){return r.turn===null?r.kind:(r.kind+" "+r.turn+"/"+r.step+"/"+r.attempt);}
 function size(r){return r.prompt!==null&&r.prompt!==undefined?r.prompt:(r.counted||0);}
@@ -152,7 +154,7 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  add(meta,el("span",{cls:"when"},s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps"));
  add(meta,el("span",{cls:"count"},o.requests+" request(s)"));
  add(meta,el("span",{cls:"breaks"},o.breaks.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
- add(meta,el("span",{cls:"cost"},usd(total)));add(meta,el("span",{cls:"verdict"},s.verdict));}
+ add(meta,el("span",{cls:"cost"},costUsd(total,o.cost)));add(meta,el("span",{cls:"verdict"},s.verdict));}
 
 function nav(){var n=document.getElementById("sessions");clear(n);var many=DATA.sessions.length>1;n.hidden=!many;
  var count=document.getElementById("session-count");count.textContent="";if(!many){return;}
@@ -219,9 +221,9 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
   ["model(s)",o.models.length?o.models.join(", "):"-","models"],["requests",o.requests,"requests"],
   ["breaks",o.breaks.length+(causes?" ("+causes+")":""),"breaks"],
   ["cache hit",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+o.cache_read+" of "+o.prompt_tokens+" prompt tokens)":""),"hit"],
-  ["cost",usd(total)+(unpriced?" (unpriced: "+unpriced+")":""),"cost"],
-  ["breaks cost",cost?usd(cost.break_cost_usd):"n/a","break-cost"],
-  ["without cache",cost?usd(cost.no_cache_cost_usd):"n/a","no-cache"],
+  ["cost",costUsd(total,cost)+(unpriced?" (unpriced: "+unpriced+")":""),"cost"],
+  ["breaks cost",costUsd(cost&&cost.break_cost_usd,cost),"break-cost"],
+  ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
   ["requests sent",o.first?o.first+" \u2013 "+o.last:"-","span"]],true);
  if(o.breaks.length){var ul=add(box,el("ul",{cls:"break-list"}));o.breaks.forEach(function(b){var li=add(ul,el("li"));
   add(li,el("a",{href:"#"+prefix()+"break-"+b.i},"break at request "+b.i));

@@ -2,9 +2,9 @@
 
 Both are valid, lossless JSON whose text can reach a terminal or a log viewer: besides the C0
 controls JSON itself escapes, every character a terminal or an editor would act on rather than
-show (C1 controls such as the 8-bit CSI U+009B, bidi overrides and isolates, zero-width and other
-format characters, line and paragraph separators, lone surrogates) is written as ``\\uXXXX``
-(the same categories :func:`dsh_audit.report.terminal.terminal_text` escapes).
+show (DEL, C1 controls such as the 8-bit CSI U+009B, bidi overrides and isolates, zero-width and
+other format characters, line and paragraph separators, lone surrogates) is written as
+``\\uXXXX`` (the same categories :func:`dsh_audit.report.terminal.terminal_text` escapes).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from ..jsjson import stringify
 
 __all__ = ["dumps_line", "dumps_pretty"]
 
-#: Every non-ASCII code point of Unicode categories Cc, Cf, Cs, Zl, Zp (Python 3.11's database;
-#: tests/test_hostile_text.py checks the class against ``unicodedata``).
+#: DEL and every non-ASCII code point of Unicode categories Cc, Cf, Cs, Zl, Zp (Python 3.11's
+#: database; tests/test_hostile_text.py checks the class against ``unicodedata``).
 _ACTIVE = re.compile(
-    "[\x80-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "[\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
     "\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 
@@ -39,7 +39,7 @@ def _units(code: int) -> tuple[int, ...]:
 
 
 def _inert(text: str) -> str:
-    return text if text.isascii() else _ACTIVE.sub(_escape, text)
+    return text if text.isascii() and "\x7f" not in text else _ACTIVE.sub(_escape, text)
 
 
 def dumps_line(value: Any) -> str:

@@ -5,7 +5,11 @@ The shape is the common Jenkins/Ant JUnit XML one (``testsuites > testsuite > te
 ``log`` testcase that carries the findings about the log as a whole (validation, refusal, missing
 capture, cache ratio). Failing findings become ``<failure>`` elements; the other findings are
 listed in the testcase's ``<system-out>``. Text that XML 1.0 cannot hold (control characters,
-lone surrogates) is written as ``\\uXXXX``.
+lone surrogates) is written as ``\\uXXXX``; a character it holds that a terminal would act on
+rather than show (DEL, C1 controls such as the 8-bit CSI U+009B, bidi overrides, line and
+paragraph separators, CR) as a character reference (``&#x202e;``), and so is the first character
+of a line of log text that a CI runner would read as a workflow command (``::error``): the same
+text to an XML reader, inert where the document is printed (``check --junit -``).
 """
 
 from __future__ import annotations
@@ -15,19 +19,51 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from ._json import _ACTIVE
+
 __all__ = ["format_junit", "iter_junit"]
 
 #: What XML 1.0 cannot hold: every code point but ``\t \n \r``, U+0020-U+D7FF, U+E000-U+FFFD and
 #: U+10000-U+10FFFF, spelt as that set's complement (the negated class takes milliseconds to compile).
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: The first character of a line (after blanks) that GitHub Actions or Azure Pipelines would read as
+#: a command: ``::error ...``, ``##[error]``, ``##vso[...]``.
+_CI_LINE = re.compile(r"(?m)^([^\S\n]*)([:#])(?=:|#\[|#vso\[)")
 
 
 def _clean(text: str) -> str:
     return _BAD_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
+def _reference(match: re.Match[str]) -> str:
+    return f"&#x{ord(match.group(0)):x};"
+
+
+def _inert(piece: str) -> str:
+    """A piece of the document (its text already :func:`_clean`) as it is written: each active
+    character (DEL, C1, bidi: :data:`dsh_audit.report._json._ACTIVE`) and CR (which an XML reader
+    would read as LF) as a character reference, and so is the first character of a line of text
+    that a CI runner would read as a workflow command (``::error``, ``##[``): a log's text with a
+    line break cannot start one where the document is printed. An element's line starts with
+    ``<``, so every such line is text, and an XML reader reads the same text."""
+    if not (piece.isascii() and "\x7f" not in piece):
+        piece = _ACTIVE.sub(_reference, piece)
+    if "\r" in piece:
+        piece = piece.replace("\r", "&#13;")
+    if "::" in piece or "##" in piece:
+        piece = _CI_LINE.sub(lambda m: f"{m.group(1)}&#x{ord(m.group(2)):x};", piece)
+    return piece
+
+
 def _label(request: Any) -> str:
-    where = "" if request.turn is None else f" turn {request.turn} step {request.step} attempt {request.attempt}"
+    """A request's testcase name: ``request 3 (loop turn 2 step 1 attempt 1)``; a compaction call
+    (no step) ``request 10 (compaction turn 9, no step)``, as `requests` shows it (``9/-``)."""
+    if request.turn is None:
+        where = ""
+    elif request.step is None:
+        where = f" turn {request.turn}, no step"
+    else:
+        where = f" turn {request.turn} step {request.step} attempt {request.attempt}"
     return f"request {request.index} ({request.kind}{where})"
 
 
@@ -114,6 +150,10 @@ def iter_junit(result: Any) -> Iterator[str]:
         <?xml version="1.0" encoding="UTF-8"?>
         <testsuites name="dsh-audit check" tests="4" failures="0" errors="0" time="0">...
     """
+    return map(_inert, _pieces(result))
+
+
+def _pieces(result: Any) -> Iterator[str]:
     suites = [_suite(check) for check in result.sessions]
     loose = list(result.unattached)
     if loose:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .terminal import terminal_text
+
 __all__ = ["MAX_ROWS", "format_markdown"]
 
 MAX_ROWS = 200
@@ -17,10 +19,12 @@ _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
 
 def _md(text: object) -> str:
-    """Escape text for a Markdown table cell or list item (no HTML, no Markdown, one line)."""
-    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    value = _SPECIAL.sub(r"\\\1", value)
-    return value.replace("\r", " ").replace("\n", " ")
+    """Escape text for a Markdown table cell or list item (no HTML, no Markdown, one line): shown
+    with :func:`~dsh_audit.report.terminal.terminal_text` first, so that a control, C1 or bidi
+    character, a lone surrogate or a line break from a log is its escape, not a terminal's command
+    (``check --markdown -`` writes to the terminal)."""
+    value = terminal_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", value)
 
 
 def _ratio(check: Any) -> str:
@@ -35,10 +39,15 @@ def _cost(check: Any) -> str:
     if not isinstance(cost, dict):
         return "n/a"
     total = (cost.get("cost_usd") or {}).get("total")
-    if not isinstance(total, (int, float)):
-        return "n/a"
+    unpriced = cost.get("unpriced_requests")
+    unpriced = unpriced if isinstance(unpriced, int) and not isinstance(unpriced, bool) else 0
+    if not isinstance(total, (int, float)):  # nothing priced: unknown, never $0
+        return f"$? ({unpriced} unpriced)" if unpriced else "n/a"
+    # a sum over the priced requests only: a lower bound, the unpriced count beside it
+    bound = "≥" if unpriced else ""
     lost = cost.get("break_cost_usd")
-    return f"${total:.4f}" + (f" (breaks ${lost:.4f})" if isinstance(lost, (int, float)) and lost else "")
+    breaks = f" (breaks {bound}${lost:.4f})" if isinstance(lost, (int, float)) and lost else ""
+    return f"{bound}${total:.4f}{breaks}" + (f" ({unpriced} unpriced)" if unpriced else "")
 
 
 def _capture(check: Any) -> str:

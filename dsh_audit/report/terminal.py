@@ -34,22 +34,29 @@ if TYPE_CHECKING:
 
 __all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
            "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
-           "short_ids", "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text"]
+           "short_ids", "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text",
+           "title_width"]
 
 T = TypeVar("T")
 
-# A number as the CLI prints one: a count, an estimate (~146), a ratio, a price, an index range.
-_NUMBER = re.compile(r"^[~$+-]?\d[\d,._]*(%|s|ms|x)?$")
+# A number as the CLI prints one: a count, an estimate (~146), a ratio, a price, a lower bound
+# (≥$0.0076, ``\u2265$0.0076`` on a stdout that cannot write ≥), an index range; ``?`` and ``$?``
+# a number not known.
+_NUMBER = re.compile(r"^(?:~|≥|\\u2265)?[$+-]?\d[\d,._]*(%|s|ms|x)?$|^\$\?$")
 _NO_NUMBER = frozenset({"", "-", "?", "n/a"})
-# Words up to this length are never split in a table; a longer one (a path) folds.
+# A path up to this long is never cut in a table; a longer one is cut in its middle (``…``) to fit.
 _WHOLE_WORD = 24
 # A column whose cells are all this short is not wrapped while leaving out a column can avoid it.
 _ROOMY = 24
 # What a table keeps on one line as if it were one word: a date and time (``2027-01-15 08:00``).
 _TABLE_WORD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?(?![\d:])|\S+")
-# A word holding a UUID (a session id, not a path) is kept whole in a table up to this length.
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+# A word that is not a path (a session id, a model name, a number) is kept whole in a table up to
+# this length; a longer one is cut in its middle (``…``) to fit, never folded.
 _WHOLE_ID = 64
+# A word read as a file path: absolute, home- or dot-relative, a drive or UNC path, three or more
+# ``/`` (a model name has fewer: ``openrouter/anthropic/claude-sonnet-4``), or a log's file name.
+_PATH_WORD = re.compile(r"^(?:~|\.{1,2})?/|^[A-Za-z]:[\\/]|^\\\\|(?:[^/]*/){3}|\.(?:jsonl|zstd|zst|json|har)$")
 # The narrowest value column of the one-record-per-block layout (a terminal narrower than that overflows).
 _NARROWEST = 8
 # A header may wrap at a space or after one of these (``turn/step/try``, ``off-peak``), never inside a word.
@@ -217,8 +224,44 @@ def stdout_console() -> Console:
 
 def _piped_width() -> int:
     """The width of piped output: ``COLUMNS`` when set, else 200 (whole rows, not rich's 80)."""
+    return _columns() or 200
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` when it is set to a width, else None."""
     columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else 200
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def title_width() -> int | None:
+    """The width a heading (a session log's path) is cut to: :func:`output_width` on a terminal,
+    through a pager, or piped with ``COLUMNS`` set; None (the whole heading, never cut or wrapped)
+    when stdout is a pipe or a file and ``COLUMNS`` is not set."""
+    state = current()
+    if (state is None or state.width is None) and not sys.stdout.isatty() and _columns() is None:
+        return None
+    return output_width()
+
+
+def _print_heading(console: Console, text: str) -> None:
+    """A table's title above it, never wrapped inside a word (a path split over lines reads as two
+    names): on one line when it fits :func:`title_width` (always when that is None: piped with no
+    ``COLUMNS``), else broken at its last two-space gap (``PATH  session ID``:
+    :func:`dsh_audit.cli._common.session_title`), each line cut in its middle (:func:`middle_cut`)
+    when still wider."""
+    from rich.cells import cell_len
+
+    if not text:  # no title, no line (as rich's own title)
+        return
+    width = title_width()
+    shown = stdout_text(terminal_text(text))
+    if width is None or cell_len(shown) <= width:
+        lines = [shown]
+    else:
+        head, gap, tail = shown.rpartition("  ")
+        lines = [middle_cut(part, width) for part in ((head, tail) if gap and head.strip() else (shown,))]
+    for line in lines:
+        console.print(_heading(line), soft_wrap=True)
 
 
 def stderr_console() -> Console:
@@ -250,16 +293,19 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns), and no number or
     word is ever split over lines: a column of numbers (``13,613,605``, ``~146``, ``12.5%``,
     ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, a text column
-    at least as wide as its longest word (up to ``_WHOLE_WORD`` characters, so a path folds), and
-    a header wraps only at a space or after ``/`` or ``-``; a date and time (``2027-01-15 08:00``)
-    and a word holding a UUID (a session id) stay on one line. Columns are left out one by one
+    at least as wide as its longest word (a path: up to ``_WHOLE_WORD`` characters; any other
+    word, such as a session id or a model name, up to ``_WHOLE_ID``), and a header wraps only at
+    a space or after ``/`` or ``-``; a date and time (``2027-01-15 08:00``) stays on one line. A
+    word longer than its column is cut in its middle with ``…``, never folded. The title is one
+    line above the table (:func:`title_width`), never wrapped. Columns are left out one by one
     (the caption says which): first a column with no value in any row (every cell ``-``, ``?``,
     ``n/a`` or empty), then the ``droppable`` columns in that order. The first layout that fits is
     drawn: with all the columns, then with one left out, and so on, the boxed table with every
     cell on one line, the borderless compact one so, then the boxed and the compact table with
     only cells longer than ``_ROOMY`` wrapped; failing all that, the compact table with text
-    wrapped down to its longest words, with as few columns left out as that needs; else one block
-    of ``column value`` lines per row, every column kept.
+    wrapped down to its longest words, with as few columns left out as that needs; then so with
+    words longer than ``_WHOLE_WORD`` cut; else one block of ``column value`` lines per row,
+    every column kept.
 
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
@@ -281,13 +327,13 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     empty = [at for at in range(len(headers))
              if cells and all(at >= len(row) or row[at] in _NO_NUMBER for row in cells)]
     order = [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
-    for squeezed in (False, True):
+    for squeezed, cut in ((False, False), (True, False), (True, True)):
         for drop in range(len(order) + 1):
             kept = [at for at in range(len(headers)) if at not in order[:drop]]
             shown_headers = [headers[at] for at in kept]
             shown = [[row[at] for at in kept if at < len(row)] for row in cells]
             numeric = [_numeric([row[at] for row in shown if at < len(row)]) for at in range(len(kept))]
-            floors = _floors(shown_headers, shown, numeric)
+            floors = _floors(shown_headers, shown, numeric, cut=cut)
             natural = _natural(shown_headers, shown, floors)
             # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
             least = floors if squeezed else [max([floors[at], *(width for width in widths if width <= _ROOMY)])
@@ -384,18 +430,20 @@ def _header_text(header: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def _floors(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[int]:
+def _floors(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], *,
+            cut: bool = False) -> list[int]:
     """Each column's narrowest width: its widest number, or its longest word up to ``_WHOLE_WORD``
-    (a date and time is one word; one holding a UUID, not a path, counts whole up to
-    ``_WHOLE_ID``), and its header's longest piece."""
+    (a date and time is one word; one that is not a path (:data:`_PATH_WORD`), such as a session
+    id or a model name, counts whole up to ``_WHOLE_ID``, unless ``cut``: then it may be cut in its
+    middle down to ``_WHOLE_WORD`` too), and its header's longest piece."""
     from rich.cells import cell_len
 
     floors: list[int] = []
     for at, header in enumerate(headers):
         words = [w for row in cells if at < len(row) for w in _TABLE_WORD.findall(row[at])]
         longest_word = max(map(cell_len, words), default=1)
-        longest_id = max((cell_len(w) for w in words if _UUID.search(w) and "/" not in w and cell_len(w) <= _WHOLE_ID),
-                         default=0)
+        longest_id = 0 if cut else max(
+            (cell_len(w) for w in words if not _PATH_WORD.search(w) and cell_len(w) <= _WHOLE_ID), default=0)
         floor = longest_word if numeric[at] else max(min(longest_word, _WHOLE_WORD), longest_id)
         floors.append(max([1, floor, *(cell_len(piece) for _, piece in _header_pieces(header))]))
     return floors
@@ -452,20 +500,43 @@ def _draw_table(console: Console, title: str, headers: Sequence[str], cells: Seq
 
     style: dict[str, Any] = dict(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                                  collapse_padding=True) if compact else {}
-    table = Table(title=_heading(title), caption=Text("\n").join(map(_heading, captions)) if captions else None,
-                  title_justify="left", caption_justify="left", **style)
+    table = Table(caption=Text("\n").join(map(_heading, captions)) if captions else None,
+                  caption_justify="left", **style)
     for header, width, is_number in zip(headers, widths, numeric):
         table.add_column(Text(_header_text(header, width)), overflow="fold", width=width,
                          justify="right" if is_number else "left")
     for row in cells:
         table.add_row(*(Text(text if number else _cell_text(text, width))
                         for text, width, number in zip(row, widths, numeric)))
+    _print_heading(console, title)
     console.print(table)
 
 
 def _cell_text(text: str, width: int) -> str:
-    """A text cell wrapped to ``width`` at spaces, a word too long folded at a ``/``, ``.``, ``-``... when it can."""
-    return "\n".join(fit_lines(text, width, hanging=0))
+    """A text cell wrapped to ``width`` at spaces (a date and time kept on one line), a word too
+    long for a line cut in its middle (:func:`middle_cut`), never folded: a piece of an id or a
+    path on a line of its own reads as another name.
+
+    Example:
+        >>> print(_cell_text("moved to /home/me/sessions/session-1/session.jsonl", 16))
+        moved to
+        /home/me…n.jsonl
+    """
+    from rich.cells import cell_len
+
+    if cell_len(text) <= width:
+        return text
+    lines: list[str] = []
+    for word in _TABLE_WORD.findall(text):
+        if word.startswith(_CI_COMMANDS):  # any word may start a line: none may start a CI command
+            word = _escape(word[0]) + word[1:]
+        if cell_len(word) > width:
+            word = middle_cut(word, width)
+        if lines and cell_len(lines[-1]) + 1 + cell_len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _draw_records(console: Console, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
@@ -485,7 +556,7 @@ def _draw_records(console: Console, title: str, headers: Sequence[str], cells: S
             grid.add_row("", "")
         for header, text in zip(headers, row):
             grid.add_row(Text(header), Text(_cell_text(text, value_width)))
-    console.print(_heading(title))
+    _print_heading(console, title)
     console.print(grid)
     if caption is not None:
         console.print(_heading(caption))

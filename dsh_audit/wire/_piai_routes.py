@@ -572,13 +572,21 @@ def _settings_section(path: str) -> Any:
     return _UNSET if section is None else section
 
 
-def _merge_layers(under: Any, over: Any) -> Any:
-    """DSH settings' ``mergeLayers``: plain objects merge key by key, anything else replaces."""
+def _merge_layers(under: Any, over: Any, done: dict[tuple[int, int], Any] | None = None) -> Any:
+    """DSH settings' ``mergeLayers``: plain objects merge key by key, anything else replaces.
+
+    Two YAML documents that alias one mapping under many keys (an alias bomb in each) would meet
+    the same pair of mappings exponentially often: each pair is merged once (``done``) and its
+    result shared, as the aliases share their mappings."""
     if not isinstance(under, dict) or not isinstance(over, dict):
         return over
-    merged = dict(under)
+    done = {} if done is None else done
+    pair = (id(under), id(over))
+    if pair in done:
+        return done[pair]
+    merged = done[pair] = dict(under)
     for key, value in over.items():
-        merged[key] = _merge_layers(merged[key], value) if key in merged else value
+        merged[key] = _merge_layers(merged[key], value, done) if key in merged else value
     return merged
 
 

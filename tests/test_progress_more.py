@@ -1,0 +1,145 @@
+"""The progress bar of the commands that read one log (issue 14): `show`, `render`, `explain`,
+`diff --capture`, `redact` and `redact --check` draw it on an interactive stderr, over the bytes of
+the log (and of the capture, for `diff`), also within one long log, and stdout is the same with
+or without it. Before, none of them called a progress callback: 77 s of `redact` on a 20 MB log
+showed nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from _terminal import DRAWING, run_dsh_audit
+from dsh_audit.cli._common import log_progress
+from dsh_audit.log import read_log
+from dsh_audit.report import terminal
+from dsh_audit.session import read_session
+from dsh_audit.wire import make_renderer
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from generate import write_log  # noqa: E402  the benchmark generator: a long, valid session
+
+MIB = 1 << 20
+
+
+def _run(args: list[str], *, tty: bool, cwd: Path) -> tuple[int, bytes, bytes]:
+    """dsh-audit with stdout piped and stderr a pseudo-terminal (``tty``) or a pipe; the bar at once."""
+    return run_dsh_audit(args, tty=tty, env={**os.environ, "DSH_AUDIT_PROGRESS_DELAY": "0"}, cwd=cwd)
+
+
+def _frames(err: bytes) -> list[str]:
+    """The bar's states as drawn, in order, each once, its elapsed time left out."""
+    shown = [DRAWING.sub(b"", frame).decode() for frame in err.split(b"\r")]
+    return list(dict.fromkeys(re.sub(r" \d+:\d\d:\d\d$", "", f) for f in shown if f.strip()))
+
+
+def _same_stdout_with_a_bar(args: list[str], cwd: Path) -> list[str]:
+    """Run ``args`` piped and on a terminal: the same exit code and stdout, no bar when piped;
+    the bar's frames on the terminal."""
+    code, out, err = _run(args, tty=False, cwd=cwd)
+    assert err == b""
+    shown = _run(args, tty=True, cwd=cwd)
+    assert (shown[0], shown[1]) == (code, out)
+    assert shown[2].endswith(b"\x1b[?25h\r\x1b[1A\x1b[2K")  # the cursor is back and the bar's line is cleared
+    return _frames(shown[2])
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``s/session.jsonl``: a generated session of 51,014 bytes (8 requests), and ``s/wire.jsonl``:
+    the bodies its loop requests sent, as `diff` reads them."""
+    root = tmp_path_factory.mktemp("progress")
+    log = root / "s" / "session.jsonl"
+    log.parent.mkdir()
+    write_log(log, 0.05)
+    session = read_session(log)
+    renderer = make_renderer("deepseek")
+    with open(root / "s" / "wire.jsonl", "w", encoding="utf-8") as out:
+        for seq, request in enumerate(session.requests, 1):
+            if request.kind == "loop":
+                body = renderer.render(request).body.decode()
+                out.write(json.dumps({"seq": seq, "method": "POST", "path": "/chat/completions", "kind": "conversation",
+                                      "headers": {"x-deepseek-harness-session-id": session.id}, "body": body}) + "\n")
+    return root
+
+
+def test_show_render_and_explain_draw_a_bar_of_the_log_bytes(folder: Path) -> None:
+    assert (folder / "s" / "session.jsonl").stat().st_size == 51014
+    for command, index in (("show", "-1"), ("render", "1"), ("explain", "-1")):
+        assert _same_stdout_with_a_bar([command, "s/session.jsonl", index], folder) == [
+            f"{command}   0/? bytes", f"{command}    0% 0.0/51.0 kB", f"{command}  100% 51.0/51.0 kB"], command
+
+
+def test_diff_moves_over_the_capture_the_log_and_each_request_compared(folder: Path) -> None:
+    capture = (folder / "s" / "wire.jsonl").stat().st_size
+    frames = _same_stdout_with_a_bar(["diff", "s/session.jsonl", "--capture", "s/wire.jsonl"], folder)
+    total = 51014 + 2 * capture
+    assert frames[:3] == ["diff   0/? bytes", f"diff    0% 0.0/{total / 1000:.1f} kB",
+                          f"diff   {100 * capture // total}% {capture / 1000:.1f}/{total / 1000:.1f} kB"]
+    assert frames[-1] == f"diff  100% {total / 1000:.1f}/{total / 1000:.1f} kB"
+    percents = [int(m[1]) for m in (re.match(r"diff +(\d+)% ", f) for f in frames) if m]
+    assert percents == sorted(percents) and len(percents) >= 6  # loading, reading, then request by request
+
+
+def test_redact_counts_the_log_read_twice_and_check_once(folder: Path, tmp_path: Path) -> None:
+    """`redact` reads the log (writing the copy as it reads), then the copy to compare verdicts."""
+    out = tmp_path / "r.jsonl"
+    args = ["redact", "s/session.jsonl", "-o", str(out), "--salt", "x", "--force"]
+    assert _same_stdout_with_a_bar(args, folder) == [
+        "redacting   0/? bytes", "redacting    0% 0.0/102.0 kB", "redacting   50% 51.0/102.0 kB",
+        "redacting  100% 102.0/102.0 kB"]
+    assert _same_stdout_with_a_bar(["redact", "--check", str(out)], folder) == [
+        "checking   0/? bytes", "checking    0% 0.0/51.0 kB", "checking  100% 51.0/51.0 kB"]
+
+
+def test_show_moves_within_one_long_log(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    write_log(log, 1.2)
+    size = log.stat().st_size
+    assert MIB < size < 2 * MIB
+    frames = _same_stdout_with_a_bar(["show", str(log), "0", "--compact"], tmp_path)
+    assert frames == ["show   0/? bytes", f"show    0% 0.0/{size / 1e6:.1f} MB",
+                      f"show   {100 * MIB // size}% {MIB / 1e6:.1f}/{size / 1e6:.1f} MB",
+                      f"show  100% {size / 1e6:.1f}/{size / 1e6:.1f} MB"]
+
+
+def test_a_quick_show_on_a_terminal_draws_nothing_by_default(folder: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DSH_AUDIT_PROGRESS_DELAY"}  # the default delay: 1 s
+    code, _, written = run_dsh_audit(["show", "s/session.jsonl", "0", "--compact"], tty=True, env=env, cwd=folder)
+    assert (code, written) == (0, b"")
+
+
+def test_log_progress_never_passes_its_total_and_counts_other_work(monkeypatch, folder: Path) -> None:
+    seen: list[tuple[int, int]] = []
+
+    @contextmanager
+    def recording(total: int, *, label: str) -> Iterator[object]:
+        assert (total, label) == (2 * 51014 + 10, "testing")
+        yield lambda done, whole: seen.append((done, whole))
+
+    monkeypatch.setattr(terminal, "progress_callback", recording)
+    log = folder / "s" / "session.jsonl"
+    with log_progress([log], label="testing", passes=2, extra=10) as advance:
+        for _ in range(3):  # one read more than the two passes counted
+            with read_log(log) as opened:
+                for _ in opened.events():
+                    pass
+        advance(10)
+    total = 2 * 51014 + 10
+    assert seen == [(0, total), (51014, total), (2 * 51014, total), (total, total), (total, total)]
+
+
+def test_no_bar_and_no_callback_when_stderr_is_not_a_terminal(folder: Path) -> None:
+    calls: list[int] = []
+    with log_progress([folder / "s" / "session.jsonl"], label="x") as advance:
+        advance(5)  # stderr is pytest's capture, not a terminal: nothing is drawn, nothing fails
+        calls.append(5)
+    assert calls == [5]

@@ -1,0 +1,42 @@
+"""``redact --routes FILE`` and ``redact --check --routes FILE`` from the command line, and a salt
+variable that is set but empty (click takes an empty variable as unset: it was a random salt)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from _cli import invoke
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+C3 = CORPUS / "live-pi" / "c3-openai-compat"
+needs_corpus = pytest.mark.skipif(not C3.is_dir(), reason="../shared/corpus is absent")
+
+
+@needs_corpus
+def test_a_hand_declared_route_is_redacted_and_checked_with_its_route_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    log = next((C3 / "session-logs").glob("*.jsonl"))
+    routes = str(C3 / "inputs" / "pi-ai-routes.patch.yml")
+    out = tmp_path / "out.jsonl"
+    code, text, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--routes", routes,
+                             "--salt", "s1")
+    assert (code, err) == (0, []) and text.endswith("verdicts of requests, breaks, cache: unchanged\n")
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(out), "--routes", routes) == (
+        0, "requests: match (6 verdict(s))\nbreaks: match (6 verdict(s))\ncache: match (6 verdict(s))\n"
+           f"OK: every verdict of {out} matches its manifest\n", [])
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (
+        2, "", [f"error: {out}.manifest.json: the manifest's verdicts were made with a route configuration "
+                "(hint: check the bundle with the route configuration it was redacted with, and only then)"])
+
+
+def test_an_empty_salt_variable_is_refused_not_a_random_salt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_REDACT_SALT", "")
+    log = Path(__file__).resolve().parent.parent / "sample_logs" / "chat" / "session.jsonl"
+    out = tmp_path / "out.jsonl"
+    assert invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out)) == (
+        2, "", ["error: DSH_AUDIT_REDACT_SALT is set but empty (hint: give it a non-empty salt, or unset it for a "
+                "random one)"])
+    assert not out.exists()
