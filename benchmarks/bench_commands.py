@@ -11,7 +11,7 @@ once before timing, and PYTHONDONTWRITEBYTECODE is removed from the children's e
 (with it set and no ``__pycache__``, each run compiled ~100 modules from source, ~0.3 s counted
 as work).
   commands  ``dsh-audit requests --json``, ``breaks --json --all``, ``cache --json``,
-            ``check --json FILE``, ``index --db FILE`` (a fresh file each run), ``report -o FILE``,
+            ``check --json-report FILE``, ``index --db FILE`` (a fresh file each run), ``report -o FILE``,
             stdout to /dev/null; work = wall time - start-up
 
 Logs: the largest log under the corpus's live/ folder, and for each --sizes MB two generated
@@ -63,7 +63,7 @@ COMMANDS: dict[str, list[str]] = {  # name -> argv after "dsh-audit"; {log} and 
     "requests": ["requests", "{log}", "--json"],
     "breaks": ["breaks", "{log}", "--json", "--all"],
     "cache": ["cache", "{log}", "--json"],
-    "check": ["check", "{log}", "--json", "{out}"],
+    "check": ["check", "{log}", "--json-report", "{out}"],
     "index": ["index", "{log}", "--db", "{out}"],
     "report": ["report", "{log}", "-o", "{out}"],
 }

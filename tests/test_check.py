@@ -81,7 +81,7 @@ def test_check_passes_on_each_live_scenario_with_its_capture(scenario, _check):
 @needs_corpus
 def test_check_cli_passes_on_the_whole_live_corpus(tmp_path, _check):
     report = tmp_path / "r.json"
-    result = _check(LIVE, "--json", report)
+    result = _check(LIVE, "--json-report", report)
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
     assert (data["passed"], data["counts"]["sessions"], data["counts"]["requests"], data["findings"]) == (True, 11, 66, [])

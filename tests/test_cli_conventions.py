@@ -66,12 +66,8 @@ def test_every_json_flag_prints_json_and_every_file_output_says_dash_is_stdout()
     assert len(commands) == 16
     for name in commands:
         options = _options(name)
-        if "--json" in options:
-            option = options["--json"]
-            if name == "check":  # the older spelling of --json-report FILE
-                assert option.opts == ["--json-report", "--json"] and not option.is_flag
-            else:
-                assert option.is_flag and "JSON" in (option.help or ""), name  # a flag: JSON on stdout
+        if "--json" in options:  # a flag everywhere, check included: JSON on stdout
+            assert options["--json"].is_flag and "JSON" in (options["--json"].help or ""), name
         for flag in FILE_OUTPUTS.get(name, []):
             assert "'-' writes it to stdout (and nothing else goes there)" in (options[flag].help or ""), (name, flag)
     for name in DEFAULT_ROOT:
@@ -86,13 +82,13 @@ def test_every_json_flag_prints_json_and_every_file_output_says_dash_is_stdout()
 def test_docs_cli_md_documents_the_conventions() -> None:
     text = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())
     assert text.count("'-' writes it to stdout (and nothing else goes there)") == 7
-    assert "--json-report, --json FILE" in text
+    assert "--json-report FILE" in text and "--json FILE" not in text
 
 
 # -- `-` is stdout -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flag", ["--json-report", "--json"])
-def test_check_json_report_to_stdout_is_the_report_alone(flag: str, tmp_path: Path) -> None:
+def test_check_json_report_to_stdout_is_the_report_alone(tmp_path: Path) -> None:
+    flag = "--json-report"
     code, out, err = _run("check", str(CHAT), flag, "-")
     report = json.loads(out)  # stdout holds the report and nothing else
     assert (code, report["passed"], report["counts"]["sessions"], report["counts"]["requests"]) == (0, True, 1, 3)
@@ -112,7 +108,7 @@ def test_check_other_reports_to_stdout(flag: str, start: str) -> None:
 
 def test_two_outputs_cannot_share_stdout(monkeypatch: pytest.MonkeyPatch,
                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    code, out, err = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json", "-", "--sarif", "-")
+    code, out, err = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json-report", "-", "--sarif", "-")
     assert (code, out) == (2, b"")
     assert err == ("error: only one output can go to stdout, not --sarif -, --json-report - "
                    "(hint: give the others a FILE name)\n")
@@ -384,3 +380,18 @@ def test_watch_waits_only_a_finite_time(option: str, value: str, monkeypatch: py
     code, out, err = _main(monkeypatch, capsysbinary, "watch", str(tmp_path), option, value)
     assert (code, out) == (2, b"") and err.count("\n") == 1
     assert err.startswith(f"error: Invalid value for '{option}': ")
+
+
+def test_check_json_is_the_flag_and_an_old_json_file_is_refused_with_the_option_to_use(
+        monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path) -> None:
+    """``check --json`` prints the JSON report on stdout, as ``--json-report -`` does; the older
+    ``check --json FILE`` names a .json file as a log, and is told the option that writes one."""
+    flag = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json")
+    dash = _main(monkeypatch, capsysbinary, "check", str(CHAT), "--json-report", "-")
+    assert flag == dash and flag[0] == 0 and json.loads(flag[1])["passed"] is True
+    report = tmp_path / "out.json"
+    code, out, err = _main(monkeypatch, capsysbinary, "check", "--json", str(report), str(CHAT))
+    assert (code, out, err) == (2, b"", f"error: {report}: a .json file is no session log: --json prints the JSON "
+                                        "report on stdout and takes no FILE (hint: write the JSON report to a file "
+                                        "with --json-report FILE)\n")
+    assert not report.exists()

@@ -153,7 +153,7 @@ def test_a_copy_not_read_again_is_still_never_written(tmp_path: Path, monkeypatc
     """It is evidence like the log read: an output pointed at it is refused, the file unchanged."""
     _, plain = _scenario(tmp_path, _lines())
     before = plain.read_bytes()
-    for argv, what in ((["check", str(tmp_path), "--json", str(plain)], "the JSON report"),
+    for argv, what in ((["check", str(tmp_path), "--json-report", str(plain)], "the JSON report"),
                        (["report", str(tmp_path), "-o", str(plain)], "the HTML report"),
                        (["validate", str(tmp_path), "--sarif", str(plain)], "the SARIF report"),
                        (["index", str(tmp_path), "--db", str(plain)], "the index")):

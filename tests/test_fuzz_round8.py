@@ -72,7 +72,7 @@ def test_an_integer_literal_is_read_as_orjson_and_json_parse_read_it():
 
 
 @pytest.mark.parametrize("command", [["usage", "--json"], ["sessions", "--json"], ["cache", "--json"],
-                                     ["check", "--json", "-"]])
+                                     ["check", "--json"]])
 def test_a_count_past_the_double_range_is_no_count(tmp_path, monkeypatch, capsys, command):
     log = _with_usage(tmp_path / "s" / "session.jsonl", "inputTokens", HUGE)
     code, out, err = invoke(monkeypatch, capsys, command[0], str(log), *command[1:])

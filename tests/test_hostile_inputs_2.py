@@ -74,7 +74,7 @@ def test_subtables_of_other_commands_are_still_ignored(tmp_path, monkeypatch, ca
     policy = tmp_path / "policy.toml"
     policy.write_text('[tool.dsh-audit]\nadapter = "openai"\n[tool.dsh-audit.cache]\nunit = 64\n', encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--policy", str(policy),
-                            "--json", str(tmp_path / "r.json"))
+                            "--json-report", str(tmp_path / "r.json"))
     assert (code, err) == (0, [])
     assert json.loads((tmp_path / "r.json").read_text("utf-8"))["policy"]["adapter"] == "openai"
 
@@ -178,7 +178,7 @@ def test_validate_a_chunk_whose_type_is_a_list(tmp_path, monkeypatch, capsys):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "validate", "--json", str(path))
     assert (code, out, err) == (0, "", [])
-    code, out, err = invoke(monkeypatch, capsys, "check", str(path), "--json", str(tmp_path / "r.json"))
+    code, out, err = invoke(monkeypatch, capsys, "check", str(path), "--json-report", str(tmp_path / "r.json"))
     assert code == 0
     assert json.loads((tmp_path / "r.json").read_text("utf-8"))["passed"] is True
 

@@ -29,7 +29,7 @@ def listing(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-CHECK_OUTPUTS = [("--json", "JSON report"), ("--junit", "JUnit report"), ("--sarif", "SARIF report"),
+CHECK_OUTPUTS = [("--json-report", "JSON report"), ("--junit", "JUnit report"), ("--sarif", "SARIF report"),
                  ("--markdown", "Markdown summary")]
 
 
@@ -63,7 +63,7 @@ def test_check_given_a_folder_refuses_every_log_and_capture_in_it(tmp_path, monk
     # session.v4.jsonl.zstd is not the generation read, but it is a log of the folder: still evidence
     for target in (log, other, wire):
         before = target.read_bytes()
-        code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path / "s"), "--json", str(target))
+        code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path / "s"), "--json-report", str(target))
         assert (code, out, len(err)) == (2, "", 1)
         assert err[0].startswith(f"error: {target}: the JSON report would overwrite the input ")
         assert target.read_bytes() == before
@@ -89,7 +89,7 @@ def test_step_summary_pointing_at_the_log_is_refused_before_any_work(tmp_path, m
     before = digest(log)
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(log))
     json_out = tmp_path / "r.json"
-    assert invoke(monkeypatch, capsys, "check", str(log), "--json", str(json_out)) == (
+    assert invoke(monkeypatch, capsys, "check", str(log), "--json-report", str(json_out)) == (
         2, "", [f"error: {log}: the GITHUB_STEP_SUMMARY would overwrite the input {log} {HINT}"])
     assert digest(log) == before
     assert not json_out.exists()  # refused before the work: no report either
@@ -139,7 +139,7 @@ def test_outputs_elsewhere_are_written(tmp_path, monkeypatch, capsys):
     summary = tmp_path / "summary.md"
     summary.write_text("# before\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    code, _, err = invoke(monkeypatch, capsys, "check", str(log), "--json", str(tmp_path / "r.json"),
+    code, _, err = invoke(monkeypatch, capsys, "check", str(log), "--json-report", str(tmp_path / "r.json"),
                           "--markdown", str(tmp_path / "s" / "summary.md"))
     assert (code, err) == (0, [])
     assert (tmp_path / "r.json").read_text("utf-8").startswith("{")

@@ -119,6 +119,19 @@ def _format_target(fmt: str, option: str, path: str | None) -> str:
     return STDOUT
 
 
+def _no_old_json_file(paths: Sequence[str]) -> None:
+    """``check --json FILE``, the spelling before ``--json`` was the flag every command has: FILE
+    would be read as a log (or be missing), so it is refused with the option that writes it.
+
+    Raises:
+        UsageError: a PATH names a ``.json`` file, or one that does not exist.
+    """
+    for path in paths:
+        if path.endswith(".json") and (not os.path.exists(path) or os.path.isfile(path)):
+            raise UsageError("a .json file is no session log: --json prints the JSON report on stdout and takes "
+                             "no FILE", path=path, hint="write the JSON report to a file with --json-report FILE")
+
+
 def _step_summary_target() -> str | None:
     return os.environ.get("GITHUB_STEP_SUMMARY") or None
 
@@ -148,14 +161,12 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help=output_help("a JUnit XML report"))
 @click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a SARIF 2.1.0 report"))
-@click.option("--json-report", "--json", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
-              help=output_help("the JSON report (docs/report-schema.json)") + " --json FILE is the older "
-                   "spelling; unlike other commands' --json flag it takes a FILE.")
+@click.option("--json-report", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help=output_help("the JSON report (docs/report-schema.json)"))
 @click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a Markdown summary"))
-@listing_options(json_flag=False, formats_help="json prints the JSON report (--json-report -), markdown the "
-                                               "Markdown summary (--markdown -); csv puts the findings and the "
-                                               "verdict on stderr")
+@listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
+                              "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr")
 @routes_option
 @attachments_option
 @prices_option
@@ -165,8 +176,9 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @time_options
 @engine_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
-                  sarif_path: str | None, json_path: str | None, markdown_path: str | None, routes: str | None,
-                  prices_path: str | None, openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
+                  sarif_path: str | None, json_path: str | None, markdown_path: str | None, as_json: bool,
+                  routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
+                  max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                   scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
@@ -181,9 +193,11 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     \b
     Example:
         dsh-audit check recorded/ --sarif dsh.sarif --junit dsh-junit.xml
-        dsh-audit check recorded/ --json-report - | jq .counts
+        dsh-audit check recorded/ --json | jq .counts
     """
     fmt = listing_format()
+    if as_json:
+        _no_old_json_file(paths)
     if fmt == "json":
         json_path = _format_target(fmt, "--json-report", json_path)
     elif fmt == "markdown":
