@@ -135,8 +135,9 @@ class DeepSeekRenderer:
             if compaction_instruction is None:
                 raise RenderError("a compaction request ends with DSH's fixed compaction instruction, "
                                   "which the log does not record", seq=request.first_chunk_seq,
-                                  hint="pass compaction_instruction= (CLI: --compaction-instruction FILE) with "
-                                       "DSH's COMPACTION_INSTRUCTION text")
+                                  hint="give --compaction-instruction FILE, DSH's compaction instruction text "
+                                       "(diff and check take it from the captured body; from Python: "
+                                       "compaction_instruction=)")
             fragments = [*fragments, stringify({"role": "user", "content": compaction_instruction})]
         elif request.kind == "title":
             model, options, effort, purpose = config.get("model"), config, None, "session-title"

@@ -521,7 +521,8 @@ def compaction_messages(request: Any, instruction: str | None) -> tuple[dict[str
     if instruction is None:
         raise RenderError("a compaction request ends with DSH's fixed compaction instruction, which the log "
                           "does not record", seq=request.first_chunk_seq,
-                          hint="pass compaction_instruction= with DSH's COMPACTION_INSTRUCTION text")
+                          hint="give --compaction-instruction FILE, DSH's compaction instruction text (diff and "
+                               "check take it from the captured body; from Python: compaction_instruction=)")
     return ({"role": "user", "content": [{"type": "text", "text": instruction}], "source": {"kind": "user"}},)
 
 
