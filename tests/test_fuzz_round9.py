@@ -73,7 +73,7 @@ def test_index_reports_a_symlink_loop_and_indexes_its_neighbours(tmp_path, monke
     db = tmp_path / "i.db"
     code, out, err = invoke(monkeypatch, capsys, "index", str(tmp_path / "logs"), "--db", str(db))
     assert (code, err) == (2, [f"error: {loop}: cannot open: symlink loop"])
-    assert out.startswith(f"{db}: indexed 2, skipped 0 unchanged, 1 unreadable, of 2 log(s) in ")
+    assert out.startswith(f"{db}: indexed 2 (1 refused, stored with their error), skipped 0 unchanged, of 2 log(s) in ")
     with closing(sqlite3.connect(db)) as connection:
         rows = connection.execute("SELECT session_id, error FROM sessions ORDER BY path").fetchall()
     assert rows == [(None, f"{loop}: cannot open: symlink loop"), ("ok", None)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,7 +13,11 @@ from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
-                      openai_zdr_option, prices_option, routes_option, selected_logs, stated_zdr, time_options)
+                      openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
+                      time_options)
+
+if TYPE_CHECKING:
+    from ..fleet import IndexSummary
 
 # ``stats`` imports only the index's schema and its sums (issue 11): the price table and the
 # indexing pipeline are read through the packages' lazy names (``cache.load_prices``,
@@ -98,9 +102,17 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     the same options, price table, route file, ZDR status and --capture) is skipped; a changed one is replaced.
     Breaks are those `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside
     it, as `check` finds it) is compared with what was sent too. Every request is priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are
-    stored with their error and reported on stderr (exit 2). An index of an older schema is upgraded in place
+    stored with their error (`stats` counts them as refused) and reported on stderr (exit 2). A log
+    indexed before that lies under one of PATHS and is no longer on disk is removed from
+    the index, all its rows; logs under other paths stay, and so does a log still there but left out
+    by --since/--until. An index of an older schema is upgraded in place
     (every log is read again). With no PATHS, $DSH_HOME/sessions is indexed. Query the file with
     `dsh-audit stats` or any SQLite client.
+
+    The summary line counts the logs given: "indexed N (R refused, stored with their error)",
+    "skipped N unchanged", "N failed (not stored, tried again next run)" when a log's task failed,
+    then "removed N log(s) no longer there". --json prints them as one object (`refused`,
+    `removed` and `removed_paths`; `failed` lists every log refused or failed, with its error).
 
     \b
     Example:
@@ -114,7 +126,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
                                    attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,
                                    scheduler=scheduler, prices=prices, progress=report, routes=routes,
-                                   capture=capture, zero_data_retention=zdr)
+                                   capture=capture, zero_data_retention=zdr, roots=session_paths(paths))
     for warning in summary.warnings:
         echo_warning(warning)
     if summary.upgraded_from is not None:
@@ -125,9 +137,26 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:
-        echo(f"{summary.db}: indexed {summary.indexed}, skipped {summary.skipped} unchanged, "
-                   f"{len(summary.failed)} unreadable, of {summary.seen} log(s) in {summary.seconds:.1f} s")
+        echo(_index_line(summary))
     return EXIT_BAD_INPUT if summary.failed else EXIT_OK
+
+
+def _index_line(summary: IndexSummary) -> str:
+    """The summary line of ``index``: its counts add up to the logs given (``seen``); the logs
+    removed as no longer on disk are not among them.
+
+    Example:
+        >>> print(_index_line(fleet.IndexSummary(  # doctest: +NORMALIZE_WHITESPACE
+        ...     db="a.sqlite", seen=4, indexed=2, skipped=1, failed=(("x", "x: refused"), ("y", "y: task failed")),
+        ...     lost=1, seconds=0.04, removed=("z",))))
+        a.sqlite: indexed 2 (1 refused, stored with their error), skipped 1 unchanged,
+        1 failed (not stored, tried again next run), of 4 log(s) in 0.0 s; removed 1 log(s) no longer there
+    """
+    refused = f" ({summary.refused} refused, stored with their error)" if summary.refused else ""
+    lost = f", {summary.lost} failed (not stored, tried again next run)" if summary.lost else ""
+    removed = f"; removed {len(summary.removed)} log(s) no longer there" if summary.removed else ""
+    return (f"{summary.db}: indexed {summary.indexed}{refused}, skipped {summary.skipped} unchanged{lost}, "
+            f"of {summary.seen} log(s) in {summary.seconds:.1f} s{removed}")
 
 
 def _print_stats(stats: FleetStats) -> None:

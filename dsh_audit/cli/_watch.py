@@ -140,13 +140,11 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
 
     signal.signal(signal.SIGINT, interrupt)
     summary = WatchSummary()
-    unpriced = 0  # requests without a cost: the summary's is then a lower bound, or unknown
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
                           exit_after=exit_after, lenient=lenient, max_version=max_version,
                           notifications=not polling, routes=config, prices=prices, zero_data_retention=zdr):
             summary.add(item)
-            unpriced += isinstance(item, WatchRequest) and item.cost is None
             if as_json:
                 click.echo(dumps_line(item.to_json()))
             elif isinstance(item, WatchNote):
@@ -171,28 +169,11 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     finally:
         signal.signal(signal.SIGINT, previous)
     if as_json:
-        click.echo(dumps_line(_summary_json(summary, unpriced)))
+        click.echo(dumps_line(summary.to_json()))
     else:
-        for line in fit_lines(_summary_text(summary, unpriced)):
+        for line in fit_lines(summary.text()):
             echo(line, err=True)
     return EXIT_OK
-
-
-def _summary_json(summary: WatchSummary, unpriced: int) -> dict[str, Any]:
-    """The summary's JSON line: ``cost_usd`` the sum over the priced requests, null when none was
-    priced, with ``unpriced_requests`` and ``cost_complete`` (:meth:`Costs.known`)."""
-    found = summary.to_json()
-    return {**found, "cost_usd": Costs.known(found["cost_usd"], requests=summary.requests, unpriced=unpriced),
-            "unpriced_requests": unpriced, "cost_complete": not unpriced}
-
-
-def _summary_text(summary: WatchSummary, unpriced: int) -> str:
-    """The summary's last line: the cost ``≥$x`` when some requests are unpriced, ``$?`` when none
-    was priced (:meth:`Costs.shown`), with how many were not."""
-    return (f"watched {summary.sessions} session(s): {summary.requests} request(s), {summary.breaks} break(s), "
-            f"{Costs.shown(summary.cost, requests=summary.requests, unpriced=unpriced)}"
-            + (f" ({unpriced} unpriced)" if unpriced else "")
-            + (f", {summary.errors} unreadable log(s) or folder(s)" if summary.errors else ""))
 
 
 COMMANDS = [watch_command]

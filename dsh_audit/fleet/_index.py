@@ -2,13 +2,15 @@
 per cache break (its tables and schema versions: :mod:`dsh_audit.fleet._db`).
 
 Indexing is incremental: a file whose size, modification time, indexing options and price table
-are those stored is skipped; a changed one has its rows replaced.
+are those stored is skipped; a changed one has its rows replaced. A stored log under one of the
+``roots`` indexed that is no longer on disk is removed, all its rows in one transaction.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,17 +39,19 @@ class IndexSummary:
 
     Attributes:
         db: the index file.
-        seen: logs given (after ``--since``).
-        indexed: logs read and stored in this run (refused logs included).
+        seen: logs given (after ``--since``): ``indexed + skipped + lost``.
+        indexed: logs read and stored in this run, the :attr:`refused` ones included.
         skipped: unchanged logs left as stored.
         failed: ``(path, error message)`` of every log that could not be read in this run, in
-            input order: logs DSH would refuse (stored, with their error) and logs whose task
-            failed (not stored, so the next run tries again).
-        lost: how many of ``failed`` were not stored.
+            input order: logs DSH would refuse (stored, with their error: :attr:`refused` of them,
+            the logs ``stats`` counts as refused) and logs whose task failed (``lost``).
+        lost: how many of ``failed`` were not stored (their task failed: the next run tries again).
         seconds: wall time of the run.
         upgraded_from: the schema version the file was upgraded from in this run, if it was.
         warnings: where a log read in this run contradicts the route file (``--routes``), once per
             session and route/model, as every command that takes the file warns.
+        removed: the stored logs under a root given (see :func:`index_logs`) that were no longer
+            on disk, removed from the index in this run (not among ``seen``), sorted.
     """
 
     db: str
@@ -59,10 +63,17 @@ class IndexSummary:
     seconds: float
     upgraded_from: int | None = None
     warnings: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    @property
+    def refused(self) -> int:
+        """How many of ``indexed`` are logs DSH would refuse, stored with their error."""
+        return len(self.failed) - self.lost
 
     def to_json(self) -> dict[str, Any]:
-        return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "skipped": self.skipped,
-                "failed": [{"path": path, "error": error} for path, error in self.failed], "lost": self.lost,
+        return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "refused": self.refused,
+                "skipped": self.skipped, "failed": [{"path": path, "error": error} for path, error in self.failed],
+                "lost": self.lost, "removed": len(self.removed), "removed_paths": list(self.removed),
                 "seconds": round(self.seconds, 3), "upgraded_from": self.upgraded_from,
                 "warnings": list(self.warnings)}
 
@@ -109,6 +120,53 @@ def _store(connection: sqlite3.Connection, record: SessionRecord) -> None:
         _insert(connection, "costs", CostRow, record.costs)
 
 
+_ESCAPED = re.compile(r"\\u(d[89a-f][0-9a-f]{2})")
+
+
+def _gone(stored: str) -> bool:
+    """Whether the log stored as ``stored`` is no longer on disk: looking it up says no such file
+    (or a file where a folder was). A log that cannot be looked at (no permission on a folder
+    above it) is not gone; nor is one whose name held a lone surrogate (stored as its ``\\udXXX``
+    escape, :func:`_storable`) when the unescaped name is there."""
+    for name in dict.fromkeys((stored, _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), stored))):
+        try:
+            os.stat(name)
+        except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: no file can have that name
+            continue
+        except OSError:
+            return False
+        return False
+    return True
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies in one of them (a folder)."""
+    return any(path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep) for root in roots)
+
+
+def _prune(connection: sqlite3.Connection, roots: Sequence[str], given: Sequence[str]) -> tuple[str, ...]:
+    """Remove every stored log under one of ``roots`` (absolute, resolved, as stored) that is not
+    among ``given`` (the logs of this run, there by definition) and is no longer on disk: all its
+    rows, of every table, in one transaction that holds the index's write lock while each such
+    log is looked up again (a concurrent ``index`` cannot store it in between). Returns their
+    stored paths, sorted."""
+    if not roots:
+        return ()
+    keep = set(given)
+    candidates = [row[0] for row in connection.execute("SELECT path FROM sessions")
+                  if isinstance(row[0], str) and row[0] not in keep and _under(row[0], roots)]
+    missing = {path for path in candidates if _gone(path)}
+    if not missing:
+        return ()
+    with connection:
+        connection.execute("BEGIN IMMEDIATE")
+        gone = sorted(row[0] for row in connection.execute("SELECT path FROM sessions")
+                      if row[0] in missing and _gone(row[0]))
+        for table in ("requests", "breaks", "costs", "sessions"):
+            connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in gone))
+    return tuple(gone)
+
+
 def _stale(connection: sqlite3.Connection, paths: Sequence[str], options: Callable[[str], str]) -> list[str]:
     """The paths whose file differs from its stored row (or has none), ``options(path)`` the
     options its row must have been made with."""
@@ -146,7 +204,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                audit: Callable[[str], SessionRecord] | None = None,
                progress: Callable[[int, int], None] | None = None, routes: str | None = None,
                capture: str | os.PathLike[str] | None = None,
-               zero_data_retention: bool | None = None) -> IndexSummary:
+               zero_data_retention: bool | None = None,
+               roots: Sequence[str | os.PathLike[str]] = ()) -> IndexSummary:
     """Add the logs to the index at ``db``, reading only those that changed since last time.
 
     Args:
@@ -167,6 +226,10 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
             (:func:`dsh_audit.capture.find_capture`). Another ``capture`` (by path) re-indexes every log.
         zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
             None: as the nearest ``pyproject.toml`` states it); another stated status re-indexes every log.
+        roots: the files and folders ``logs`` were found under (``dsh-audit index PATHS``): every
+            stored log that is one of them or lies in one, is not among ``logs`` and is no longer
+            on disk is removed from the index (``removed``). A log that is there but left out (by
+            ``--since``, say), or cannot be looked at, stays; so do the logs under other roots.
 
     An index of an older schema version is upgraded in place (``upgraded_from`` says so).
 
@@ -203,6 +266,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         warnings.extend(warning for found in result.route_warnings.values() for warning in found)
 
     try:
+        removed = _prune(connection, [_storable(os.path.realpath(root)) for root in roots],
+                         [_storable(path) for path in paths])
         stale = _stale(connection, paths, options)
         runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler, "progress": progress}
         results = run_groups(stale, task, on_group=keep_warnings, **runs) if audit is None else \
@@ -222,4 +287,4 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         connection.close()
     return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost, skipped=len(paths) - len(stale),
                         failed=tuple(failed), lost=lost, seconds=time.perf_counter() - started,
-                        upgraded_from=upgraded, warnings=tuple(warnings))
+                        upgraded_from=upgraded, warnings=tuple(warnings), removed=removed)

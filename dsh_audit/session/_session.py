@@ -31,8 +31,8 @@ from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, open_reg
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
-from ..wire import (DeepSeekRenderer, PiRoutes, PromptPieces, home_route_files, load_home_routes, load_routes,
-                     make_renderer, render)
+from ..wire import (DeepSeekRenderer, PiRoutes, PromptPieces, home_profiles, home_route_files, load_home_routes,
+                    load_routes, make_renderer, render)
 from ._attachments import ImageOverlay, attachment_store, attachment_warnings, dsh_homes_of
 from ._evidence import EvidenceCollector, LogEvidence
 from ._lines import EventLines
@@ -324,7 +324,8 @@ def home_routes_key(log: str | os.PathLike[str]) -> str | None:
     """A short hash of the text of the log's home patch layer (:func:`home_routes_file`), which an
     index keeps with the log's row so that an edit of it re-audits the log; None without one."""
     digest = hashlib.sha256(os.environ.get(PROFILE_ENV, "").strip().encode("utf-8", "surrogatepass") + b"\0")
-    files = [path for home in dsh_homes_of(log) for path in home_route_files(home)]
+    profile = os.environ.get(PROFILE_ENV, "").strip() or None
+    files = [path for home in dsh_homes_of(log) for path in home_route_files(home, profile=profile)]
     if not files:
         return None
     for path in files:
@@ -353,8 +354,8 @@ def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None,
     if profile is None:
         profile = os.environ.get(PROFILE_ENV, "").strip() or None  # --profile sets it for the command
     for home in dsh_homes_of(log) if log is not None else ():
-        files = home_route_files(home)
-        if files:
+        files = home_route_files(home, profile=profile)
+        if files or (profile is None and home_profiles(home)):  # too many profiles to read: say so
             return _home_routes(os.fspath(home), profile, tuple((f, _stamp(f)) for f in files))
     return None
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cache import Costs
+
 __all__ = ["WatchItem", "WatchNote", "WatchRequest", "WatchSummary"]
 
 
@@ -93,13 +95,16 @@ WatchItem = WatchRequest | WatchNote
 
 @dataclass(slots=True)
 class WatchSummary:
-    """What a watch saw, for its last line."""
+    """What a watch saw, for its last line. ``cost`` is the sum over the priced requests only;
+    ``unpriced`` counts the requests without a price, so the sum is a lower bound when some are
+    unpriced and unknown when all are (the project's rule, :class:`~dsh_audit.cache.Costs`)."""
 
     sessions: int = 0
     requests: int = 0
     breaks: int = 0
     cost: float = 0.0
     errors: int = 0
+    unpriced: int = 0
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
 
     def add(self, item: WatchItem) -> None:
@@ -111,12 +116,37 @@ class WatchSummary:
             return
         self.requests += 1
         self.breaks += item.is_break
-        self.cost += item.cost or 0.0
+        if item.cost is None:
+            self.unpriced += 1
+        else:
+            self.cost += item.cost
 
     def to_json(self) -> dict[str, Any]:
+        """The summary's JSON line: ``cost_usd`` the sum over the priced requests, null when none
+        was priced (:meth:`Costs.known`), with ``unpriced_requests`` and ``cost_complete``.
+
+        Example:
+            >>> fields = ("cost_usd", "unpriced_requests", "cost_complete")
+            >>> [WatchSummary(requests=2, cost=0.5, unpriced=1).to_json()[k] for k in fields]
+            [0.5, 1, False]
+            >>> [WatchSummary(requests=2, unpriced=2).to_json()[k] for k in fields]
+            [None, 2, False]
+        """
         return {"type": "summary", "sessions": self.sessions, "requests": self.requests, "breaks": self.breaks,
-                "cost_usd": round(self.cost, 6), "errors": self.errors}
+                "cost_usd": Costs.known(round(self.cost, 6), requests=self.requests, unpriced=self.unpriced),
+                "errors": self.errors, "unpriced_requests": self.unpriced, "cost_complete": not self.unpriced}
 
     def text(self) -> str:
+        """The summary's last line: the cost ``≥$x`` when some requests are unpriced, ``$?`` when
+        none was priced (:meth:`Costs.shown`), with how many were not.
+
+        Example:
+            >>> WatchSummary(sessions=1, requests=2, cost=0.5, unpriced=1).text()
+            'watched 1 session(s): 2 request(s), 0 break(s), ≥$0.5000 (1 unpriced)'
+            >>> WatchSummary(sessions=1, requests=2, unpriced=2).text()
+            'watched 1 session(s): 2 request(s), 0 break(s), $? (2 unpriced)'
+        """
         return (f"watched {self.sessions} session(s): {self.requests} request(s), {self.breaks} break(s), "
-                f"${self.cost:.4f}" + (f", {self.errors} unreadable log(s) or folder(s)" if self.errors else ""))
+                f"{Costs.shown(self.cost, requests=self.requests, unpriced=self.unpriced)}"
+                + (f" ({self.unpriced} unpriced)" if self.unpriced else "")
+                + (f", {self.errors} unreadable log(s) or folder(s)" if self.errors else ""))

@@ -19,7 +19,7 @@ from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES,
 from ._images import OFFLOADED_IMAGE_TEXT, images_in_body
 from ._markers import fold_text_block, without_cache_markers
 from ._piai_models import RouteProfile
-from ._piai_routes import PiRoutes, check_profile, home_route_files, load_home_routes, load_routes
+from ._piai_routes import PiRoutes, check_profile, home_profiles, home_route_files, load_home_routes, load_routes
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
 from ._types import Renderer, WireRequest
@@ -44,6 +44,7 @@ __all__ = [
     "WireRequest",
     "check_profile",
     "fold_text_block",
+    "home_profiles",
     "home_route_files",
     "images_in_body",
     "load_home_routes",

@@ -21,6 +21,7 @@ keys, a key named twice refused).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import errno
 import functools
@@ -29,6 +30,8 @@ import math
 import os
 import re
 import reprlib
+import threading
+import time
 from urllib.parse import urlsplit
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -42,8 +45,9 @@ from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel, RouteProfile
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["PATCH_FILE", "PROFILES_DIR", "PROFILE_HINT", "SETTINGS_FILE", "PiRoutes", "YamlDialect", "check_profile",
-           "home_profiles", "home_route_files", "load_home_routes", "load_routes", "parse_routes"]
+__all__ = ["MAX_COMPARED_PROFILES", "PATCH_FILE", "PROFILES_DIR", "PROFILE_HINT", "SETTINGS_FILE", "PiRoutes",
+           "YamlDialect", "check_profile", "home_profiles", "home_route_files",
+           "load_home_routes", "load_routes", "parse_routes"]
 
 #: A route-file value in an error, described by its first items only: YAML aliases can make a
 #: one-line value name a billion strings (``api: *bomb``).
@@ -296,13 +300,74 @@ def load_routes(path: str | os.PathLike[str], *, layer: bool = False) -> PiRoute
         raise UsageError(f"route file: {exc}", path=name, hint=_CONFIG_HINT) from None
 
 
+class _Memo:
+    """Parsed YAML files, by (path, dialect, what, hint): the file's (size, mtime, ctime, inode,
+    device) when it was read and what reading it gave (its value, or the UsageError it raised).
+    A file is parsed once per process while it stays unchanged (a home's layers are composed for
+    each session of the home); past :data:`_MEMO_BYTES` bytes of files the least recently read go.
+    A parsed value is shared: no caller changes one."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.total = limit, 0
+        self.entries: collections.OrderedDict[tuple[str, ...], tuple[tuple[int, ...], Any, int]] = \
+            collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...], stamp: tuple[int, ...]) -> tuple[bool, Any]:
+        with self.lock:
+            known = self.entries.get(key)
+            if known is None or known[0] != stamp:
+                return False, None
+            self.entries.move_to_end(key)
+            return True, known[1]
+
+    def put(self, key: tuple[str, ...], stamp: tuple[int, ...], outcome: Any, size: int) -> None:
+        with self.lock:
+            old = self.entries.pop(key, None)
+            self.total += size - (old[2] if old is not None else 0)
+            self.entries[key] = (stamp, outcome, size)
+            while len(self.entries) > 1 and self.total > self.limit:
+                self.total -= self.entries.popitem(last=False)[1][2]
+
+
+#: The bytes of files whose parsed YAML :func:`_read_yaml` keeps.
+_MEMO_BYTES = 16 << 20
+#: How recently modified a file is not memoised (git's "racy" entries): a file system stamps a
+#: write with a coarse clock (a few ms; 2 s on FAT), so a same-size edit just after a read could
+#: keep its stamp.
+_RACY_NS = 2_000_000_000
+_MEMO = _Memo(_MEMO_BYTES)
+
+
 def _read_yaml(name: str, hint: str, *, what: str = "route file", dialect: YamlDialect = "js-yaml") -> Any:
     """The parsed YAML of the route file (or other file ``what``) ``name``, read as DSH's reader
-    of ``dialect`` reads it.
+    of ``dialect`` reads it; parsed again only when the file changed (:class:`_Memo`).
 
     Raises:
         UsageError: the file cannot be read or is not YAML (a key named twice included).
     """
+    try:
+        info = os.stat(name)
+    except (OSError, ValueError):  # not there, or no such name: reading it says why
+        return _parse_yaml(name, hint, what=what, dialect=dialect)
+    key = (name, dialect, what, hint)
+    stamp = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
+    if time.time_ns() - info.st_mtime_ns < _RACY_NS:
+        return _parse_yaml(name, hint, what=what, dialect=dialect)  # see _RACY_NS
+    found, outcome = _MEMO.get(key, stamp)
+    if not found:
+        try:
+            outcome = _parse_yaml(name, hint, what=what, dialect=dialect)
+        except UsageError as exc:
+            outcome = exc
+        _MEMO.put(key, stamp, outcome, max(info.st_size, 1))
+    if isinstance(outcome, UsageError):
+        raise outcome.with_traceback(None)
+    return outcome
+
+
+def _parse_yaml(name: str, hint: str, *, what: str, dialect: YamlDialect) -> Any:
+    """:func:`_read_yaml` without the memo."""
     try:
         with open_regular(name, what=what) as handle:  # a FIFO would hang: refused
             raw = handle.read(MAX_ROUTE_FILE + 1)
@@ -369,7 +434,13 @@ PROFILES_DIR = "profiles"
 #: version, id, createdAt, cwd, parentSession, seedLength, origin, delegationDepth, agentPreset:
 #: ``session-persistence-jsonl/src/format.ts:51-64``), and DSH takes it per launch (``dsh --profile
 #: NAME``, ``dsh web``: ``apps/cli/src/args.ts:131-144, 156-169``).
-PROFILE_HINT = "name the DSH profile the session ran under (its dsh --profile NAME) with --profile NAME"
+PROFILE_HINT = ("name the DSH profile the session ran under (its dsh --profile NAME) with --profile NAME "
+                "(or $DSH_AUDIT_PROFILE)")
+#: The most profiles with a patch layer that :func:`load_home_routes` parses to learn whether they
+#: all compose alike when no profile is named; a home with more is not compared (a layer may be up
+#: to :data:`MAX_ROUTE_FILE`, and every command composing the home would parse them all): a note
+#: says the profile is not known, and the home's own layers only are read.
+MAX_COMPARED_PROFILES = 16
 #: The rows the route configuration depends on, and the plugin dsh-base mounts in each.
 _ROWS = {"llm-pi-ai": "@deepseek-ai/dsh-llm-pi-ai", "settings": "@deepseek-ai/dsh-settings-file"}
 _UNSET: Any = object()
@@ -478,14 +549,36 @@ def check_profile(name: str) -> None:
         raise UsageError(f"invalid DSH profile name {_SHORT.repr(name)}", hint=PROFILE_HINT)
 
 
-def home_route_files(home: str | os.PathLike[str]) -> list[str]:
-    """Every file under the DSH home ``home`` that :func:`load_home_routes` may read, that is there:
-    each profile's patch layer, the home's, the settings document (for an index to notice an edit)."""
+def home_route_files(home: str | os.PathLike[str], *, profile: str | None = None) -> list[str]:
+    """The files under the DSH home ``home`` that :func:`load_home_routes` reads with ``profile``,
+    that are there (what an index hashes to notice an edit): the profile's patch layer (without one named: each profile's, unless more than
+    :data:`MAX_COMPARED_PROFILES` have one, as then none is read), the home's, the settings document.
+
+    Example:
+        >>> home_route_files("/home/me/.dsh", profile="web")  # doctest: +SKIP
+        ['/home/me/.dsh/profiles/web/cordis.patch.yml', '/home/me/.dsh/cordis.patch.yml']
+    """
     base = os.fspath(home)
-    found = [os.path.join(base, PROFILES_DIR, name, PATCH_FILE) for name in home_profiles(base)]
-    found = [path for path in found if os.path.exists(path)]
-    return found + [path for path in (os.path.join(base, PATCH_FILE), os.path.join(base, SETTINGS_FILE))
-                    if _present(path)]
+    if profile is not None:
+        try:
+            check_profile(profile)
+        except UsageError:  # load_home_routes refuses it, reading nothing
+            return []
+        layered = _layered(base, [profile])
+    else:
+        layered = _layered(base, home_profiles(base))
+        layered = layered if len(layered) <= MAX_COMPARED_PROFILES else []
+    return layered + _home_files(base)
+
+
+def _layered(home: str, profiles: list[str]) -> list[str]:
+    """The patch layers of ``profiles`` that are there (DSH: ``existsSync``, then read)."""
+    found = [os.path.join(home, PROFILES_DIR, name, PATCH_FILE) for name in profiles]
+    return [path for path in found if os.path.exists(path)]
+
+
+def _home_files(home: str) -> list[str]:
+    return [path for path in (os.path.join(home, PATCH_FILE), os.path.join(home, SETTINGS_FILE)) if _present(path)]
 
 
 def _composed(home: str, profile: str | None, home_patches: list[dict[str, Any]] | None) -> dict[str, _Row]:
@@ -513,15 +606,25 @@ def _profile_rows(home: str, profile: str | None, home_patches: list[dict[str, A
     profiles = home_profiles(home)
     if not profiles:
         return _composed(home, None, home_patches)
+    layered = [name for name in profiles if _layered(home, [name])]
+    if len(layered) > MAX_COMPARED_PROFILES:  # too many to parse for every command (home_route_files alike)
+        notes.append(f"DSH home {home} has {len(layered)} profiles with a patch layer, more than the "
+                     f"{MAX_COMPARED_PROFILES} compared, and the log does not record which one ran: the profile "
+                     "is not known and the home's own layers only are read; " + PROFILE_HINT)
+        return _composed(home, None, home_patches)
     candidates, unreadable = [], []
-    for name in profiles:
+    if len(layered) < len(profiles):  # a profile without a layer composes the home's layers alone
+        candidates.append(_composed(home, None, home_patches))
+    for name in layered:
         try:
             candidates.append(_composed(home, name, home_patches))
         except UsageError:
             unreadable.append(name)
     if not unreadable and all(_settled(rows) == _settled(candidates[0]) for rows in candidates):
         return candidates[0]  # one profile, or every profile composes the same rows
-    notes.append(f"the profiles of DSH home {home} ({', '.join(profiles)}) compose different llm-pi-ai routes "
+    named = ", ".join(profiles[:MAX_COMPARED_PROFILES]) + (f", ... ({len(profiles)} in all)"
+                                                           if len(profiles) > MAX_COMPARED_PROFILES else "")
+    notes.append(f"the profiles of DSH home {home} ({named}) compose different llm-pi-ai routes "
                  "and the log does not record which one ran: the home's own layers only are read; " + PROFILE_HINT)
     return _composed(home, None, home_patches)
 
@@ -596,9 +699,11 @@ def load_home_routes(home: str | os.PathLike[str], *, profile: str | None = None
     :data:`PATCH_FILE`): the profile's patch layer, the home's, then the settings document's
     ``llm-pi-ai`` section. ``profile`` names the profile (the log does not record it); without
     one, the home's only profile is the one, else the one every profile composes alike; when the
-    profiles compose different routes, only the home's own layers are read and
+    profiles compose different routes, or more than :data:`MAX_COMPARED_PROFILES` of them have a
+    patch layer (they are then not parsed), only the home's own layers are read and
     :attr:`PiRoutes.notes` says so. None when no layer sets a route configuration (and nothing
-    is left unsettled). ``--patch`` overlays (per launch, recorded nowhere) are not read.
+    is left unsettled). ``--patch`` overlays (per launch, recorded nowhere) are not read. Each
+    file is parsed once while it is unchanged (:class:`_Memo`).
 
     Raises:
         UsageError: a layer that DSH reads cannot be read, is not YAML (a key named twice
