@@ -116,15 +116,15 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
         t = r["tokens"]
         lost = f"{r['lost_tokens']} ({_usd(r, r['lost_cost_usd'])})" if r["lost_tokens"] else ""
         return [r["key"], str(r["requests"]), str(t["cache_miss"]), str(t["cache_read"]), str(t["cache_write"]),
-                str(t["output"]), _usd(r, r["cost_usd"]["total"]), _usd(r, r["no_cache_cost_usd"]),
-                _usd(r, r["off_peak_cost_usd"]), lost, str(r["unpriced_requests"] or "")]
+                str(t["output"]), _usd_csv(r, r["cost_usd"]["total"]), _usd_csv(r, r["no_cache_cost_usd"]),
+                _usd_csv(r, r["off_peak_cost_usd"]), lost, str(r["unpriced_requests"] or "")]
 
     assert csv_rows(out) == [
         ["session", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache", "off-peak",
          "lost tokens (cost)", "unpriced"],
         *(row(r) for r in table["rows"]), row(table["total"])]
     # the title call logged no usage: every amount is a lower bound
-    assert csv_rows(out)[-1] == ["total", "8", "21449", "36160", "0", "96", "≥$0.0111", "≥$0.0341", "≥$0.0111",
+    assert csv_rows(out)[-1] == ["total", "8", "21449", "36160", "0", "96", "0.0111", "0.0341", "0.0111",
                                  "11968 (≥$0.0076)", "1"]
 
 
@@ -133,6 +133,12 @@ def _usd(row: dict[str, Any], value: float | None) -> str:
     if value is None:
         return "$?"
     return ("≥" if row["unpriced_requests"] else "") + f"${value:.4f}"
+
+
+def _usd_csv(row: dict[str, Any], value: float | None) -> str:
+    """An amount as CSV writes it: a number a spreadsheet can sum (a lower bound beside the row's
+    unpriced count), empty when unknown."""
+    return "" if value is None else f"{value:.4f}"
 
 
 def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
@@ -144,7 +150,7 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     for s in json_lines(json_out):
         expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
                          str(s["requests"]), "-" if s["hit_ratio"] is None else f"{s['hit_ratio']:.1%}",
-                         "-" if s["breaks"] is None else str(s["breaks"]), _usd(s, s["cost_usd"]), s["session_id"]])
+                         "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"]), s["session_id"]])
     assert len(expected) == 9
     assert csv_rows(out) == expected
 

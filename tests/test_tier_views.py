@@ -148,15 +148,15 @@ def test_usage_by_request_table_has_a_tier_column_only_when_a_request_has_a_tier
     assert code == 0 and out == (
         "table,request,requests,cache miss,cache read,cache write,output,cost,tier,no cache,off-peak,"
         "lost tokens (cost),unpriced\r\n"
-        "usage by request,tiers #0,1,20000,252000,0,1000,$0.1280,,$0.6950,$0.1280,,\r\n"
-        'usage by request,tiers #1,1,1000,271001,0,2000,$0.1855,">272,000",$1.4050,$0.1855,,\r\n'
-        "usage by request,total,2,21000,523001,0,3000,$0.3135,,$2.1000,$0.3135,,\r\n")
+        "usage by request,tiers #0,1,20000,252000,0,1000,0.1280,,0.6950,0.1280,,\r\n"
+        'usage by request,tiers #1,1,1000,271001,0,2000,0.1855,">272,000",1.4050,0.1855,,\r\n'
+        "usage by request,total,2,21000,523001,0,3000,0.3135,,2.1000,0.3135,,\r\n")
     code, out, _ = run("usage", str(_base(tmp_path)), "--by", "request", "--no-breaks", "--format", "csv")
     assert code == 0 and out == (
         "table,request,requests,cache miss,cache read,cache write,output,cost,no cache,off-peak,"
         "lost tokens (cost),unpriced\r\n"
-        "usage by request,base #0,1,20000,252000,0,1000,$0.1280,$0.6950,$0.1280,,\r\n"
-        "usage by request,total,1,20000,252000,0,1000,$0.1280,$0.6950,$0.1280,,\r\n")
+        "usage by request,base #0,1,20000,252000,0,1000,0.1280,0.6950,0.1280,,\r\n"
+        "usage by request,total,1,20000,252000,0,1000,0.1280,0.6950,0.1280,,\r\n")
 
 
 def test_usage_by_request_terminal_table_and_caption_name_the_tier(tmp_path: Path, run: Runner) -> None:

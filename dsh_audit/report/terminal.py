@@ -359,9 +359,24 @@ def _narrow_note(empty: Sequence[str], dropped: Sequence[str]) -> str | None:
     return f"narrow terminal: {', '.join(names)} not shown (widen it, or use --json)" if names else None
 
 
+#: An amount of money as a table shows it: ``$0.0111``, or ``≥$0.0111`` when some of its requests
+#: were unpriced (a lower bound), or ``$?`` when none was priced.
+_MONEY = re.compile(r"≥?\$(\d+(?:\.\d+)?)|\$\?")
+
+
 def _csv_cell(text: str) -> str:
-    """A cell as CSV shows it: a text a spreadsheet would read as a formula (``=``, ``+``, ``-``,
-    ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number."""
+    """A cell as CSV shows it: an amount of money as a number a spreadsheet can sum (``$0.0111``
+    and the lower bound ``≥$0.0111`` as ``0.0111``, whose row's unpriced count says it is one;
+    ``$?``, unknown, empty); a text a spreadsheet would read as a formula (``=``, ``+``, ``-``,
+    ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number.
+
+    Example:
+        >>> [_csv_cell(t) for t in ("$0.0111", "≥$0.5", "$?", "=SUM(A1)", "-5", "7936 ($0.0051)")]
+        ['0.0111', '0.5', '', "'=SUM(A1)", '-5', '7936 ($0.0051)']
+    """
+    money = _MONEY.fullmatch(text)
+    if money is not None:
+        return money.group(1) or ""
     return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
 
 
