@@ -332,3 +332,24 @@ def test_an_envelope_whose_api_contradicts_its_route_is_unrendered_naming_both(t
                "        baseURL: http://127.0.0.1:9/v1\n        models:\n          - id: claude-sonnet-4-5\n"
     session.use_routes(routes_from(route_file(tmp_path, agreeing)))
     assert [session.route(r).adapter for r in session.requests] == ["openai", "openai"]
+
+
+def test_a_route_file_that_sets_no_window_is_not_blamed_for_the_catalogs(tmp_path, monkeypatch, capsys):
+    """A route file that only adds headers to the openai catalog route: the catalog's window
+    (400,000) differs from the one the log records (12,000), but the file set none; no warning
+    (before: 'the route file (--routes) says 400000'). A window the file sets is still compared."""
+    from _cli import invoke
+
+    case = json.loads((Path(__file__).parent / "data" / "piai_oracle" / "resp-images-offload.json").read_text("utf-8"))
+    log = tmp_path / "session.jsonl"
+    log.write_text("".join(line + "\n" for line in case["log"]), encoding="utf-8")
+    routes = tmp_path / "routes.yml"
+    routes.write_text("providers:\n  openai:\n    headers: {X-A: b}\n", encoding="utf-8")
+    code, _, err = invoke(monkeypatch, capsys, "cache", str(log), "--routes", str(routes))
+    assert [line for line in err if "contextWindow" in line] == []
+    routes = tmp_path / "window.yml"  # another file: a route file is read once per process
+    routes.write_text("providers:\n  openai:\n    modelOverrides: {gpt-5: {contextWindow: 300000}}\n", encoding="utf-8")
+    code, _, err = invoke(monkeypatch, capsys, "cache", str(log), "--routes", str(routes))
+    assert [line.split("; requests")[0] for line in err if "contextWindow" in line] == [
+        "warning: route openai/gpt-5: the log records contextWindow 12000 (request/context at seq 6), the route "
+        "file (--routes) says 300000"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dsh_audit.cache import rule_for
 from dsh_audit.cli import cli
 from dsh_audit.gate import run_check
 from dsh_audit.session import Route, RouteEvidence, open_session, route_for
@@ -87,6 +88,20 @@ def test_cache_rules_follow_the_route() -> None:
     result = CliRunner().invoke(cli, ["cache", "--json", str(log), "--routes", str(
         CORPUS / "live-pi" / "c3-openai-compat" / "inputs" / "pi-ai-routes.patch.yml")], catch_exceptions=False)
     assert list(json.loads(result.output)["rules"]) == ["openai"]  # a 'local-openai' provider id
+
+
+def test_the_server_that_caches_picks_the_rule_the_route_picks_the_body() -> None:
+    """DeepSeek's own API through pi-ai's openai-completions route caches as DeepSeek does (and is
+    priced as DeepSeek): its rule is DeepSeek's, measured over the route's body; a gateway of any
+    other name speaking openai-completions takes OpenAI's; a route of a known provider keeps it."""
+    deepseek = rule_for("deepseek", "deepseek-v4-pro", adapter="openai")
+    assert (deepseek.family, deepseek.wire_adapter, deepseek.min_cacheable_tokens) == ("deepseek", "openai", 64)
+    gateway = rule_for("local-openai", "local-coder", adapter="openai")
+    assert (gateway.family, gateway.wire_adapter) == ("openai", "openai")
+    assert (rule_for("openai", "gpt-5", adapter="responses").family,
+            rule_for("openai", "gpt-5", adapter="responses").wire_adapter) == ("openai", "responses")
+    assert rule_for("anthropic", "claude-sonnet-4-5", adapter="anthropic").family == "anthropic"
+    assert rule_for("deepseek", "deepseek-v4-pro", adapter="deepseek").family == "deepseek"
 
 
 def test_an_unknown_route_is_unrendered_with_its_reason_never_different(tmp_path: Path) -> None:

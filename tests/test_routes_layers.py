@@ -306,3 +306,16 @@ def test_render_takes_the_profile_from_the_command_line(tmp_path: Path, monkeypa
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0", "--profile", "../tui")
     assert (code, out) == (2, "") and "invalid DSH profile name '../tui'" in err[-1]
     assert "DSH_AUDIT_PROFILE" not in __import__("os").environ  # set for the command only
+
+
+def test_a_profile_that_does_not_exist_is_refused_as_dsh_refuses_it(tmp_path: Path) -> None:
+    """``--profile wrok`` for ``work``: DSH says the profile does not exist (app-boot profile.ts);
+    dsh-audit read the home's layers alone and said nothing. A shipped template (web, headless) is
+    created by DSH on first use, so naming one that is absent is no mistake."""
+    home = make_home(tmp_path, profiles={"work": route("medium"), "other": None})
+    with pytest.raises(UsageError) as caught:
+        load_home_routes(home, profile="wrok")
+    assert (caught.value.message, caught.value.path, caught.value.hint) == (
+        "DSH profile 'wrok' does not exist in this DSH home", str(home), "its profiles: other, work")
+    assert load_home_routes(home, profile="headless") is None
+    assert load_home_routes(home, profile="work") is not None

@@ -86,9 +86,9 @@ def options_for(record: dict[str, Any], request: Any) -> dict[str, Any]:
 
 
 def test_the_oracle_set_is_whole() -> None:
-    assert len(CASES) == 95
+    assert len(CASES) == 101
     records = [load(case) for case in CASES]
-    assert sum(len(r["requests"]) for r in records) == 672
+    assert sum(len(r["requests"]) for r in records) == 722
     assert {r["pi_ai"] for r in records} == {"0.82.1"}
     kinds = {q["kind"] for r in records for q in r["requests"]}
     assert kinds == {"loop", "title", "compaction"}

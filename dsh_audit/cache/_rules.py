@@ -469,17 +469,24 @@ def rule_for(provider: str | None, model: str | None, *, unit: int | None = None
              adapter: str | None = None, zero_data_retention: bool | None = None) -> CacheRule:
     """The rule covering a DSH ``provider``/``model`` pair; DeepSeek when nothing matches.
 
-    The request's route wins (``adapter``: the wire format it went out in, see
-    :meth:`dsh_audit.session.Session.route`; ``responses``, pi-ai's ``openai-responses``, takes the
-    ``openai`` rule with its own body as the prompt), then the provider id (pi-ai routes a ``claude-*``
-    model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
+    With a route (``adapter``: the wire format the request went out in, see
+    :meth:`dsh_audit.session.Session.route`), a provider id a rule names wins (the server that
+    caches: DeepSeek's own API through pi-ai's ``openai-completions`` is DeepSeek's rule, measured
+    over the route's body), else the route's family (``responses``, pi-ai's ``openai-responses``,
+    takes the ``openai`` rule with its own body as the prompt; a gateway of any name speaking
+    ``openai-completions`` the ``openai`` rule); without one the provider id (pi-ai routes a
+    ``claude-*`` model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
     DeepSeek, DSH's default route. ``zero_data_retention``: the organization's status, when the
     caller knows it (:meth:`CacheRule.with_zero_data_retention`). A model the rule's
     :attr:`~CacheRule.breakpoints` cover gets the breakpoint-based rule (:meth:`CacheRule.for_model`).
     """
     rules = load_rules()
-    family_adapter = _ADAPTER_FAMILIES.get(adapter, adapter) if adapter else None
-    chosen = next((r for r in rules if family_adapter and r.wire_adapter == family_adapter), None)
+    # a provider a rule names is the server that caches (DeepSeek's API through pi-ai's
+    # openai-completions route caches as DeepSeek does, and is priced so); else the route's family
+    chosen = next((r for r in rules if provider and provider in r.providers), None) if adapter else None
+    if chosen is None:
+        family_adapter = _ADAPTER_FAMILIES.get(adapter, adapter) if adapter else None
+        chosen = next((r for r in rules if family_adapter and r.wire_adapter == family_adapter), None)
     if chosen is not None and adapter is not None and adapter != chosen.wire_adapter:
         chosen = replace(chosen, wire_adapter=adapter)  # the provider's rule, over the route's own body
     if chosen is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..log import Event
+from ..wire import BUILTIN_MODELS
 
 __all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "request_provider", "request_route", "route_for",
            "window_conflicts"]
@@ -175,7 +176,8 @@ def _route_key(data: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], Any]) -> list[str]:
-    """One warning line per route/model whose logged context window differs from the route file's.
+    """One warning line per route/model whose logged context window differs from the one the route
+    file sets (a catalog model's window the file leaves as pi-ai's catalog has it is not the file's).
 
     The logged window is the one DSH's pi-ai adapter resolved and used at the time; a route file is
     the configuration as it is now. Requests that logged their window are rendered with it; the
@@ -189,7 +191,8 @@ def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], A
     out = []
     for (provider, model), logged in evidence.windows.items():
         declared = getattr(models.get((provider, model)), "context_window", None)
-        if not isinstance(declared, int):
+        catalog = getattr(BUILTIN_MODELS.get((provider, model)), "context_window", None)
+        if not isinstance(declared, int) or declared == catalog:  # the file set no window: pi-ai's catalog did
             continue
         for window, seq in logged.items():
             if window != declared:

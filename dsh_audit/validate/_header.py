@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..log import SUPPORTED_VERSIONS, Line, canonical_generation, is_absolute_path, is_safe_int, parse_json
+from ..log import (SUPPORTED_VERSIONS, Line, canonical_generation, classify_record, is_absolute_path, is_safe_int,
+                   parse_json)
 from ._sink import Sink
 from ._source import Fatal
 
@@ -50,6 +51,11 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         sink.add("DSH201", "header line is not valid JSON", line=1)
         raise Fatal from None
     if not isinstance(value, dict) or value.get("type") != "session":
+        kind = classify_record(value, first=True) if isinstance(value, dict) else None
+        if kind not in (None, "dsh"):  # another agent's log: one finding, not its records' field errors
+            sink.add("DSH202", f'first line is a {kind} record, not a DSH session header: this is a {kind} session '
+                     "(requests, show, cache and usage import it; validate checks DSH logs)", line=1)
+            raise Fatal
         sink.add("DSH202", 'first line is not an object with type "session"', line=1)
         value = value if isinstance(value, dict) else {}
     version = _check_version(value, sink, lenient=lenient, max_version=max_version)

@@ -543,6 +543,12 @@ def home_profiles(home: str | os.PathLike[str]) -> list[str]:
             if name != "node_modules" and os.path.isfile(os.path.join(folder, name, "package.json"))]
 
 
+#: The profiles DSH creates on first use from a shipped template when they are not there (app-boot
+#: ``src/profile.ts`` ``PROFILE_TEMPLATES``), their patch layer an empty list: naming one that is
+#: absent is no mistake, and it composes the home's own layers.
+_PROFILE_TEMPLATES = frozenset({"web", "headless"})
+
+
 def check_profile(name: str) -> None:
     """DSH's ``resolveProfileDir`` refusals (app-boot ``src/profile.ts:104-111``)."""
     if name in ("", ".", "..", "node_modules") or "/" in name or "\\" in name or "\0" in name:
@@ -602,6 +608,13 @@ def _profile_rows(home: str, profile: str | None, home_patches: list[dict[str, A
     or the one every profile composes; else the home layer's alone, with a note saying so."""
     if profile is not None:
         check_profile(profile)
+        if profile not in _PROFILE_TEMPLATES and not os.path.isfile(os.path.join(home, PROFILES_DIR, profile,
+                                                                                   "package.json")):
+            known = home_profiles(home)  # DSH: "profile ... does not exist" (app-boot src/profile.ts:376-384)
+            shown = ", ".join(known[:12]) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
+            raise UsageError(f"DSH profile {profile!r} does not exist in this DSH home", path=home,
+                             hint=f"its profiles: {shown}" if known else "it has none: leave out --profile "
+                                                                          "and $DSH_AUDIT_PROFILE")
         return _composed(home, profile, home_patches)
     profiles = home_profiles(home)
     if not profiles:
