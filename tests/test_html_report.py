@@ -65,6 +65,26 @@ def _driver(user_data: Path):
     return webdriver.Chrome(options=options, service=service)
 
 
+def _detail_heading(browser, expected: str) -> str:
+    """The heading of the request the page opened, once it reads ``expected`` (or after 10 s, as it
+    is then): the page fills it in after a click or a hash change, asynchronously in Chromium."""
+    from selenium.common.exceptions import NoSuchElementException, TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def text() -> str:
+        try:
+            return browser.find_element(By.CSS_SELECTOR, "#detail h2").text
+        except NoSuchElementException:
+            return ""
+
+    try:
+        WebDriverWait(browser, 10).until(lambda _: text() == expected)
+    except TimeoutException:
+        pass
+    return text()
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     """One Chromium for the module (starting one takes about a second): every test first loads its
@@ -129,7 +149,7 @@ def test_large_log_is_paged(tmp_path, browser):
     columns = browser.find_elements(By.CSS_SELECTOR, "#timeline .req")
     assert [c.get_attribute("data-request") for c in columns] == [str(n) for n in range(400, 450)]
     columns[-1].click()
-    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 449 · loop 1/450/1"
+    assert _detail_heading(browser, "Request 449 · loop 1/450/1") == "Request 449 · loop 1/450/1"
     assert len(browser.find_elements(By.CSS_SELECTOR, "#detail .messages pre.text")) == 30
 
 
@@ -183,7 +203,7 @@ def test_summary_and_break_costs_equal_the_cache_ledger_for_a_corpus_log(tmp_pat
                      "break at request 7: header_change, lost 2880 token(s), $0.0018"]
 
     browser.find_element(By.CSS_SELECTOR, "#overview .break-list a[href='#break-2']").click()
-    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 2 · loop 2/1/1"
+    assert _detail_heading(browser, "Request 2 · loop 2/1/1") == "Request 2 · loop 2/1/1"
     assert _rows(browser, "#detail table.cost tr[data-key]") == {
         "model": "deepseek-v4-pro", "window": "off-peak", "sent": "2026-12-02T11:02:21Z", "cost": "$0.005311",
         "break-cost": "$0.005063 (7936 lost of 7936 reusable token(s))"}
@@ -200,16 +220,16 @@ def test_deep_links_open_the_request_or_break_and_opening_sets_the_link(tmp_path
 
     uri = _report(tmp_path, _corpus_log("c-change")).as_uri()
     browser.get(uri + "#request-5")
-    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 5 · loop 4/2/1"
+    assert _detail_heading(browser, "Request 5 · loop 4/2/1") == "Request 5 · loop 4/2/1"
     assert "sel" in browser.find_element(By.ID, "request-5").get_attribute("class").split()
     assert [c.get_attribute("data-request") for c in browser.find_elements(By.CSS_SELECTOR, "#timeline .req.sel")] == ["5"]
 
     browser.get(uri + "#break-4")  # same document, new hash: the hashchange path
-    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 4 · loop 4/1/1"
+    assert _detail_heading(browser, "Request 4 · loop 4/1/1") == "Request 4 · loop 4/1/1"
     assert browser.find_element(By.CSS_SELECTOR, "#detail .cause").text == "header_change"
     browser.get("about:blank")
     browser.get(uri + "#break-7")  # a fresh load
-    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 7 · loop 6/1/1"
+    assert _detail_heading(browser, "Request 7 · loop 6/1/1") == "Request 7 · loop 6/1/1"
     browser.get(uri + "#break-5")  # request 5 is not a break
     assert browser.find_element(By.CSS_SELECTOR, "#detail p.failed").text == "no break 5 in this log"
 
@@ -217,7 +237,7 @@ def test_deep_links_open_the_request_or_break_and_opening_sets_the_link(tmp_path
     assert browser.execute_script("return location.hash") == "#request-3"
     browser.find_element(By.ID, "break-6").click()
     assert browser.execute_script("return location.hash") == "#break-6"
-    assert browser.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 6 · loop 5/1/1"
+    assert _detail_heading(browser, "Request 6 · loop 5/1/1") == "Request 6 · loop 5/1/1"
 
 
 def _search_log(tmp_path: Path) -> Path:

@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from test_html_report import HOSTILE, SCRIPT_TEXT, _report, browser  # noqa: F401  (a fixture, used by chrome)
+from test_html_report import HOSTILE, SCRIPT_TEXT, _detail_heading, _report, browser  # noqa: F401  (a fixture, used by chrome)
 
 from dsh_audit.gate import CheckResult, Policy, run_check
 from dsh_audit.report import build_report_data, format_html
@@ -308,7 +308,7 @@ def test_screenshots_at_1400_and_390_px_and_no_horizontal_overflow_on_a_phone(tm
     try:
         chrome.get(out.as_uri() + "#s1-request-1")  # session-sample-change, its detail open
         assert chrome.execute_script("return window.innerWidth") == 390
-        assert chrome.find_element(By.CSS_SELECTOR, "#detail h2").text == "Request 1 · loop 2/1/1"
+        assert _detail_heading(chrome, "Request 1 · loop 2/1/1") == "Request 1 · loop 2/1/1"
         overflow = "return [document.documentElement.scrollWidth, window.innerWidth]"
         width, inner = chrome.execute_script(overflow)
         assert width <= inner, (width, inner)

@@ -40,3 +40,17 @@ def test_an_empty_salt_variable_is_refused_not_a_random_salt(
         2, "", ["error: DSH_AUDIT_REDACT_SALT is set but empty (hint: give it a non-empty salt, or unset it for a "
                 "random one)"])
     assert not out.exists()
+
+
+@needs_corpus
+def test_redacting_a_hand_declared_route_without_its_route_file_says_the_capture_is_unproven(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --routes every request is unrendered on both sides, so the verdicts match while the
+    redacted capture no longer matches the redacted log once rendered: redact says so."""
+    log = next((C3 / "session-logs").glob("*.jsonl"))
+    code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "out.jsonl"),
+                          "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
+    assert (code, err) == (0, [
+        "note: 6 captured request(s) could not be rendered from the log (verdict unrendered), so their redacted "
+        "bodies are not proven to match the redacted log: the recipient may render them (with a route file) and "
+        "see them differ; for a hand-declared pi-ai route give --routes FILE (and to --check), then redact again"])

@@ -374,6 +374,12 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         capture_format = _capture_format(capture_source) if capture_source is not None else None
         captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
         before = session_verdicts(original, captures)
+        unrendered = sum(1 for row in before.get("diff", ()) if row[3] == "unrendered")
+        if unrendered:  # their captured bodies cannot follow the log's placeholders: said, not proven
+            notes.append(f"{unrendered} captured request(s) could not be rendered from the log (verdict unrendered), "
+                         "so their redacted bodies are not proven to match the redacted log: the recipient may "
+                         "render them (with a route file) and see them differ; for a hand-declared pi-ai route "
+                         "give --routes FILE (and to --check), then redact again")
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
         if config is not None:
