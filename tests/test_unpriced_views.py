@@ -255,6 +255,11 @@ def test_an_imported_log_has_no_break_count(monkeypatch, capsys) -> None:
     assert "breaks n/a (an imported log: break attribution needs a DSH log)" in _lines(out)
     code, out, _ = invoke(monkeypatch, capsys, "sessions", str(CLAUDE_CODE))
     assert "/work/proj     4  59.3%  -       $0.0134  7d3c6a52" in out
+    monkeypatch.setenv("COLUMNS", "200")  # a cache drop of an imported log is counted beside "n/a"
+    codex = next((CLAUDE_CODE.parent.parent / "codex").glob("*.jsonl"))
+    code, out, _ = invoke(monkeypatch, capsys, "cache", str(codex))
+    assert ("breaks n/a (an imported log: break attribution needs a DSH log); 1 cache drop(s) with no cause known "
+            "(break_unattributed below)") in _lines(out)
 
 
 def test_cache_csv_and_markdown_name_each_timelines_session(monkeypatch, capsys) -> None:

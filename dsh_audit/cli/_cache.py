@@ -67,7 +67,9 @@ def _shown(report: SessionCacheReport, amount: float | None, *, lost: bool = Fal
 
 def _breaks(report: SessionCacheReport) -> str:
     if report.imported:
-        return "breaks n/a (an imported log: break attribution needs a DSH log)"
+        dropped = report.classification_counts.get("break_unattributed", 0)
+        return ("breaks n/a (an imported log: break attribution needs a DSH log)"
+                + (f"; {dropped} cache drop(s) with no cause known (break_unattributed below)" if dropped else ""))
     return f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}"
 
 
