@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 from _cli import invoke
-from _json_text import all_strings
+from test_redact_secrets_round3 import OCCURRENCES, _fields, _log, _survives
 
 from dsh_audit.jsjson import stringify
 from dsh_audit.redact import SECRET_KINDS, Placeholders, Redactor, find_secrets, redact
-from dsh_audit.testing import LogBuilder, ToolCall
+from dsh_audit.testing import LogBuilder
 
 # kind -> (a text holding one secret of that kind, in the context its pattern needs; a part of the
 # secret alone that must not survive anywhere). Fake values, each of its provider's current shape.
@@ -38,12 +38,7 @@ PLANTED: dict[str, tuple[str, str]] = {
                               "Ab3dEf5hIj7lMn9pQr1t"),
 }
 
-# Where the builder writes each field's text: the system prompt 1; the tool arguments 4 (their delta
-# stream, block-end, assistant/message, tool/call); the user prompt 3 (agent/inbox/spliced,
-# user/message, the title request quoting it); reasoning 3 and answer 3 (delta stream, block-end,
-# assistant/message); the tool result, the title, the cwd, the agent preset and the tool description
-# 1 each (tests/test_redact_escaped_secrets.py derives each).
-OCCURRENCES = 1 + 4 + 3 + 3 + 3 + 1 + 1 + 1 + 1 + 1
+# The planted log and how often each field's text is written in it (OCCURRENCES): round 3's.
 
 
 def test_the_kinds_a_summary_can_name():
@@ -93,44 +88,6 @@ def test_each_planted_text_holds_one_secret_of_its_kind(kind):
     planted = f"note\n{text}\nend"
     found = [(m.kind, planted[m.start:m.end]) for m in find_secrets(planted)]
     assert [k for k, _ in found] == [kind] and part in found[0][1]
-
-
-def _fields(text: str) -> dict[str, str]:
-    """The text of each content field, holding ``text`` on a line of its own, the cwd absolute."""
-    planted = f"note\n{text}\nend"
-    return {"system": planted, "user": planted, "answer": planted, "reasoning": planted,
-            "arguments": json.dumps({"command": planted}), "result": planted, "title": planted,
-            "cwd": f"/home/dev/p\n{text}\n", "preset": planted, "description": planted}
-
-
-def _log(folder: Path, fields: dict[str, str], *, name: str = "session.jsonl") -> Path:
-    tool = {"name": "bash", "description": fields["description"],
-            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}
-    b = LogBuilder(session_id="s-round4", cwd=fields["cwd"], system=fields["system"], tools=[tool],
-                   agent_preset=fields["preset"])
-    with b.turn(fields["user"]):
-        with b.step():
-            b.assistant(fields["answer"], reasoning=fields["reasoning"],
-                        tool_calls=[ToolCall("bash", fields["arguments"], id="call-1")])
-            b.tool_result("call-1", fields["result"])
-        with b.step():
-            b.assistant("done")
-    b.title(fields["title"])
-    folder.mkdir(parents=True, exist_ok=True)
-    return b.write_jsonl(folder / name, packed=False)
-
-
-def _survives(data: bytes, part: str) -> bool:
-    """Whether ``part`` is in ``data`` (JSON lines, or one JSON document), as written or as any JSON
-    in it reads."""
-    text = data.decode("utf-8")
-    if part in text:
-        return True
-    try:
-        documents = [json.loads(text)]
-    except ValueError:
-        documents = [json.loads(line) for line in filter(None, text.split("\n"))]
-    return any(part in s for document in documents for s in all_strings(document))
 
 
 @pytest.mark.parametrize("keep", [(), ("system", "tools", "titles", "paths")], ids=["replaced", "kept"])

@@ -34,7 +34,7 @@ import bisect
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..jsjson import stringify
@@ -245,14 +245,9 @@ def _key_run(tokens: list[re.Match[str]], first: int, *, opened: bool = False) -
     if not isinstance(value, str) or (not opened and private_key_open(value) is None):
         return None
     last = None
-    for k in range(first + 1, len(tokens)):
-        token = tokens[k].group(0)
-        if len(token) < 2 or token[0] != '"':
-            if token.strip(" \t\r\n,:[]{}"):  # anything but JSON punctuation between two strings ends it
-                break
-            continue
-        if k + 1 < len(tokens) and tokens[k + 1].group(0).lstrip()[:1] == ":":  # an object key
-            continue
+    for k, token in _value_strings(tokens, first + 1):
+        if token is None:
+            break
         try:
             value = json.loads(token)
         except ValueError:
@@ -268,6 +263,20 @@ def _key_run(tokens: list[re.Match[str]], first: int, *, opened: bool = False) -
     return last
 
 
+def _value_strings(tokens: list[re.Match[str]], start: int = 0) -> Iterator[tuple[int, str | None]]:
+    """From ``start``, each JSON string token that is a value, not an object key, with its index;
+    ``(index, None)`` for a piece between strings that is not JSON punctuation (which parts them)."""
+    for k in range(start, len(tokens)):
+        token = tokens[k].group(0)
+        if len(token) < 2 or token[0] != '"':
+            if token.strip(" \t\r\n,:[]{}"):
+                yield k, None
+            continue
+        if k + 1 < len(tokens) and tokens[k + 1].group(0).lstrip()[:1] == ":":  # an object key
+            continue
+        yield k, token
+
+
 def _split_keys(tokens: list[re.Match[str]]) -> list[tuple[int, int, bool]]:
     """Each private key block of a JSON text (``tokens``: ``_TOKEN``'s) whose BEGIN line runs across two
     value strings with only JSON punctuation between them (``["-----BEGIN RSA PRIV", "ATE KEY-----\\n..."]``,
@@ -276,14 +285,11 @@ def _split_keys(tokens: list[re.Match[str]]) -> list[tuple[int, int, bool]]:
     :func:`_key_run`), and whether it runs over more strings than the second."""
     found: list[tuple[int, int, bool]] = []
     before: str | None = None
-    for k, match in enumerate(tokens):
-        token = match.group(0)
-        if len(token) < 2 or token[0] != '"':
-            if token.strip(" \t\r\n,:[]{}"):
-                before = None
+    for k, token in _value_strings(tokens):
+        if token is None:
+            before = None
             continue
-        if k + 1 < len(tokens) and tokens[k + 1].group(0).lstrip()[:1] == ":":  # an object key
-            continue
+        match = tokens[k]
         try:
             value = json.loads(token)
         except ValueError:
