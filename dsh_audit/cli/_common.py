@@ -90,21 +90,15 @@ def echo_error(error: DshAuditError | str) -> None:
     echo(f"error: {error}", err=True)
 
 
-#: The warnings this command printed (the root click context they were printed under, and their
-#: texts): a warning every log of a run shares (its DSH home's route layers) is said once.
-_WARNED: list[Any] = [None, set()]
-
-
 def echo_warning(text: str) -> None:
-    """``warning: TEXT`` on stderr, once per command run (later copies of the same text add nothing)."""
+    """``warning: TEXT`` on stderr, once per command run (a warning every log of a run shares, such as
+    its DSH home's route layers, is said once; outside a run every warning is printed)."""
     context = click.get_current_context(silent=True)
-    if context is not None:  # outside a command run (a direct call) every warning is printed
-        root = context.find_root()
-        if _WARNED[0] is not root:
-            _WARNED[0], _WARNED[1] = root, set()
-        if text in _WARNED[1]:
+    if context is not None:
+        said: set[str] = context.find_root().meta.setdefault("dsh_audit.warned", set())
+        if text in said:
             return
-        _WARNED[1].add(text)
+        said.add(text)
     echo(f"warning: {text}", err=True)
 
 
