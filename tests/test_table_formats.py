@@ -428,3 +428,13 @@ def test_a_pager_that_cannot_start_is_a_warning_and_the_table_is_printed(
     assert state.process is None and "x" in out
     assert err == (f"warning: cannot start the pager {MISSING!r}: No such file or directory; printing "
                    "directly (hint: set DSH_AUDIT_PAGER or PAGER to a pager, or pass --no-pager)\n")
+
+
+def test_csv_reads_money_only_in_money_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """A title that reads like an amount stays the log's text; a cost column's amounts are numbers."""
+    with listing("csv"):
+        print_table("sessions", ("title", "cost", "no cache", "breaks $", "unpriced"),
+                    [("$5", "≥$0.0123", "$?", "$0.5000", "1"), ("$?", "$0.0010", "$0.0020", "$0.0000", "")])
+    assert capsys.readouterr().out == ("table,title,cost,no cache,breaks $,unpriced\r\n"
+                                       "sessions,$5,0.0123,,0.5000,1\r\n"
+                                       "sessions,$?,0.0010,0.0020,0.0000,\r\n")

@@ -535,7 +535,7 @@ def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool =
                             show_default=True,
                             help="How tables are printed: a table for people, json, csv (RFC 4180: a header "
                                  "row and every column per table, each row led by a table column naming its "
-                                 "table, tables apart by a blank line; an amount of money a plain number, "
+                                 "table, tables apart by a blank line; an amount in a money column a plain number, "
                                  "empty when unknown; a text cell a "
                                  "spreadsheet would read as a formula starts with ') or markdown (a heading "
                                  f"and a GitHub table per table, log text escaped); {formats_help}."),

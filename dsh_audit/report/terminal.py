@@ -364,19 +364,29 @@ def _narrow_note(empty: Sequence[str], dropped: Sequence[str]) -> str | None:
 _MONEY = re.compile(r"≥?\$(\d+(?:\.\d+)?)|\$\?")
 
 
-def _csv_cell(text: str) -> str:
-    """A cell as CSV shows it: an amount of money as a number a spreadsheet can sum (``$0.0111``
-    and the lower bound ``≥$0.0111`` as ``0.0111``, whose row's unpriced count says it is one;
-    ``$?``, unknown, empty); a text a spreadsheet would read as a formula (``=``, ``+``, ``-``,
-    ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number.
+def _money_column(header: str) -> bool:
+    """Whether a column holds amounts of money (no log text): a cost, a ``... $`` column, the
+    no-cache and off-peak figures."""
+    name = header.lower()
+    return "cost" in name or name.endswith("$") or name in ("no cache", "off-peak", "of which breaks")
+
+
+def _csv_cell(text: str, *, money: bool = False) -> str:
+    """A cell as CSV shows it: in a money column (``money``), an amount as a number a spreadsheet can
+    sum (``$0.0111`` and the lower bound ``≥$0.0111`` as ``0.0111``, whose row's unpriced count says
+    it is one; ``$?``, unknown, empty); a text a spreadsheet would read as a formula (``=``, ``+``,
+    ``-``, ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number. A
+    title that reads ``$5`` stays text: only money columns are read as money.
 
     Example:
-        >>> [_csv_cell(t) for t in ("$0.0111", "≥$0.5", "$?", "=SUM(A1)", "-5", "7936 ($0.0051)")]
-        ['0.0111', '0.5', '', "'=SUM(A1)", '-5', '7936 ($0.0051)']
+        >>> [_csv_cell(t, money=True) for t in ("$0.0111", "≥$0.5", "$?", "7936 ($0.0051)")]
+        ['0.0111', '0.5', '', '7936 ($0.0051)']
+        >>> [_csv_cell(t) for t in ("$0.0111", "=SUM(A1)", "-5")]
+        ['$0.0111', "'=SUM(A1)", '-5']
     """
-    money = _MONEY.fullmatch(text)
-    if money is not None:
-        return money.group(1) or ""
+    amount = _MONEY.fullmatch(text) if money else None
+    if amount is not None:
+        return amount.group(1) or ""
     return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
 
 
@@ -391,7 +401,8 @@ def _write_csv(state: Listing, title: str, headers: Sequence[str], cells: Sequen
     writer = csv.writer(out, lineterminator="\r\n")
     named = _csv_cell(title)
     writer.writerow(["table", *(_csv_cell(h) for h in headers)])
-    writer.writerows([named, *(_csv_cell(text) for text in row)] for row in cells)
+    money = [_money_column(h) for h in headers]
+    writer.writerows([named, *(_csv_cell(text, money=m) for text, m in zip(row, money))] for row in cells)
     state.tables += 1
     sys.stdout.write(out.getvalue())
     sys.stdout.flush()
