@@ -5,18 +5,32 @@ Rules, in order:
 1. **Session.** A capture carrying ``x-deepseek-harness-session-id`` is matched only with
    requests of that session (DSH sends the header on every loop, title and compaction call of
    the DeepSeek adapter). A capture naming a session that none of the given logs holds is
-   reported as ``foreign`` and never paired.
+   reported as ``foreign`` and never paired. A capture without it that carries one of the
+   session ids pi-ai forwards (:data:`PIAI_SESSION_HEADERS`, a body ``prompt_cache_key``) whose
+   value is the id of one of the given sessions is matched only with that session's requests; such
+   a value naming no given session is no evidence (a deployment's profile headers can set these
+   names), never ``foreign``.
 2. **Kind.** Loop captures pair with loop requests, compaction with compaction, title with title;
    a capture of kind ``other`` is never paired.
-3. **Order.** Within one session and kind, requests (in the order given) and captures (in capture
-   order) are paired first to first.
-4. **Retries.** Consecutive captures of one session and kind with identical bodies are one
+3. **Route.** A capture pairs only with a request whose route (:func:`log_routes`, or the
+   ``routes`` given) speaks the wire API of the capture's endpoint (:func:`capture_apis`:
+   ``…/messages`` is pi-ai ``anthropic-messages``, ``…/chat/completions`` DSH's native adapter or
+   pi-ai ``openai-completions`` — only the native one when the DSH session header is there —,
+   ``…/responses`` pi-ai ``openai-responses``; the body's shape when the path says nothing), and
+   whose model is the body's ``model`` (both adapters send the log's model id as the wire model).
+   A side whose route or model is unknown pairs with any, after every pairing both sides know.
+4. **Order.** Within one session, kind, route and model, requests (in the order given) and
+   captures (in capture order) are paired first to first.
+5. **Retries.** Consecutive captures of one session and kind with identical bodies are one
    send and its resends. Consecutive rebuilt attempts of one step (``attempt`` 2, 3, ...) are
    one request and its retries. The n-th attempt pairs with the n-th identical send; sends
    beyond the last attempt (the adapter retried before anything reached the stream, so the log
    has no attempt for them) pair with the last attempt and are flagged ``retry``.
-5. **No session header.** Captures without the header (pi-ai sends none) are paired last, by
-   kind and order, with the requests still unpaired, across all sessions in the order given.
+6. **No session evidence.** Captures with neither are paired last, by kind, route, model and
+   order, with the requests still unpaired. Requests of several sessions are taken in the order
+   they were sent (their logged send times, each session's own order kept), else in the order
+   given; a pairing whose route and model lane holds requests of more than one session says so in
+   its note, since only order tells those sessions apart.
 
 Nothing is dropped: every request and every capture appears in exactly one :class:`Pairing`
 (a resend appears in its own pairing with ``retry=True``), with the other side ``None`` when
@@ -25,15 +39,51 @@ unmatched and a ``note`` that says why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..log import Event, parse_json
 from ..replay import Request
+from ..session import RouteEvidence, request_provider, route_for
 from ._types import CapturedRequest
 
-__all__ = ["Pairing", "align"]
+__all__ = ["PIAI_SESSION_HEADERS", "Pairing", "RouteApi", "align", "capture_apis", "log_routes"]
 
 _PAIRED_KINDS = ("loop", "compaction", "title")
+
+#: ``routes(request)``: the wire API of the route a request took (pi-ai's API name, or
+#: ``deepseek-chat-completions`` for DSH's native adapter: :attr:`dsh_audit.session.Route.api`),
+#: None when the route is unknown.
+RouteApi = Callable[[Request], "str | None"]
+
+_NATIVE = "deepseek-chat-completions"
+_CHAT = frozenset({_NATIVE, "openai-completions"})
+#: Path endings and the wire APIs that post there: the SDKs pi-ai 0.82.1 drives post to
+#: ``{baseURL}/chat/completions``, ``{baseURL}/responses`` (``openai``) and
+#: ``{baseURL}/v1/messages`` (``@anthropic-ai/sdk``); DSH's native adapter to
+#: ``{baseURL}/chat/completions`` (``packages/llm/llm-deepseek/src/adapter.ts``).
+_ENDPOINTS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("/chat/completions", _CHAT),
+    ("/messages", frozenset({"anthropic-messages"})),
+    ("/responses", frozenset({"openai-responses"})),
+)
+#: The headers pi-ai 0.82.1 sets to the ``sessionId`` DSH's pi-ai adapter passes it
+#: (``packages/llm/llm-pi-ai/src/adapter.ts``: ``sessionId: String(options.sessionId)``), each
+#: only on some routes: ``x-session-affinity`` (``anthropic-messages`` and ``openai-completions``
+#: with the ``sendSessionAffinityHeaders`` compat flag), ``x-session-id`` (OpenRouter-style
+#: affinity), ``session_id`` (OpenAI-style affinity) and ``x-client-request-id``
+#: (``openai-completions`` with affinity, ``openai-responses`` always);
+#: ``dist/api/openai-completions.js`` and ``openai-responses.js`` ``createClient``,
+#: ``anthropic-messages.js`` ``createClient``. pi-ai also sends ``prompt_cache_key`` in the body
+#: (``openai-responses`` unless the cache retention is ``none``; ``openai-completions`` for
+#: ``api.openai.com`` or long retention), cut to :data:`PROMPT_CACHE_KEY_LENGTH` code points
+#: (``openai-prompt-cache.js``). ``metadata.user_id`` is sent only when the caller passes
+#: ``metadata``, which DSH's adapter never does: it is not session evidence.
+PIAI_SESSION_HEADERS = ("x-session-affinity", "x-session-id", "session_id", "x-client-request-id")
+PROMPT_CACHE_KEY_LENGTH = 64
+_BODY_KEY = "prompt_cache_key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +103,136 @@ class Pairing:
     note: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What a captured body says about its route and session."""
+
+    apis: frozenset[str] | None
+    model: str | None
+    hints: tuple[tuple[str, str], ...]
+
+
+def _body_apis(body: Mapping[str, Any]) -> frozenset[str] | None:
+    """The wire APIs a body's shape allows, when the path says nothing (a body folder)."""
+    if isinstance(body.get("input"), list) and not isinstance(body.get("messages"), list):
+        return frozenset({"openai-responses"})
+    if "system" in body:  # Anthropic Messages: the system prompt is top-level, never a message
+        return frozenset({"anthropic-messages"})
+    messages = body.get("messages")
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict) \
+            and messages[0].get("role") in ("system", "developer"):
+        return _CHAT
+    return None
+
+
+def _parsed(capture: CapturedRequest) -> dict[str, Any]:
+    try:
+        value = parse_json(capture.body) if capture.body else None
+    except (ValueError, UnicodeDecodeError):
+        value = None
+    return value if isinstance(value, dict) else {}
+
+
+def capture_apis(capture: CapturedRequest, body: Mapping[str, Any] | None = None) -> frozenset[str] | None:
+    """The wire APIs (route API names) that could have sent ``capture``: from its path's ending,
+    else from its body's shape; narrowed to DSH's native adapter when it carries DSH's session
+    header (only ``llm-deepseek`` sends it). None when neither tells.
+
+    Example:
+        >>> sent = CapturedRequest(0, "POST", "/v1/messages", {}, b"{}", None, "wire.jsonl", "line 1", "loop")
+        >>> sorted(capture_apis(sent))
+        ['anthropic-messages']
+    """
+    bare = capture.path.split("?", 1)[0].rstrip("/")
+    apis = next((apis for ending, apis in _ENDPOINTS if bare.endswith(ending)), None)
+    if apis is None:
+        apis = _body_apis(body if body is not None else _parsed(capture))
+    if apis is not None and capture.session_id is not None and _NATIVE in apis:
+        return frozenset({_NATIVE})
+    return apis
+
+
+def _facts(capture: CapturedRequest) -> _Facts:
+    body = _parsed(capture)
+    model = body.get("model")
+    hints = [(name, capture.headers[name]) for name in PIAI_SESSION_HEADERS if name in capture.headers]
+    key = body.get(_BODY_KEY)
+    if isinstance(key, str):
+        hints.append((_BODY_KEY, key))
+    return _Facts(capture_apis(capture, body), model if isinstance(model, str) else None, tuple(hints))
+
+
+def _hinted(facts: _Facts, sessions: Iterable[str]) -> tuple[str, str] | None:
+    """(session id, where) for the first pi-ai session id that names one of ``sessions``."""
+    for where, value in facts.hints:
+        for sid in sessions:
+            if value == sid or (where == _BODY_KEY and value == sid[:PROMPT_CACHE_KEY_LENGTH]):
+                return sid, where
+    return None
+
+
+def log_routes(requests: Iterable[Request]) -> RouteApi:
+    """The route API of each request (:data:`RouteApi`) as far as the requests themselves show it:
+    the API the session's logged assistant messages show for the request's provider
+    (:class:`dsh_audit.session.RouteEvidence`: pi-ai's replay envelope, or a native DeepSeek
+    message), as :func:`dsh_audit.session.route_for` reads it (unknown when pi-ai's catalog
+    contradicts it); None when no message shows it. Neither pi-ai's catalog nor DSH's defaults
+    stand in for missing evidence: a route configuration can declare any provider id with another
+    API (a hand-declared ``openai`` route speaking ``openai-completions``), and an unknown route
+    pairs with any capture. A caller holding the sessions passes ``Session.route`` instead, which
+    also knows the route configuration.
+
+    Example:
+        >>> log_routes([])(request) is None  # doctest: +SKIP
+        True
+    """
+    evidence: dict[str, RouteEvidence] = {}
+    seen: set[tuple[str, int]] = set()
+    for request in requests:
+        found = evidence.setdefault(request.session_id, RouteEvidence())
+        for seq, message in zip(request.message_seqs, request.messages):
+            if (request.session_id, seq) in seen:
+                continue
+            seen.add((request.session_id, seq))
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                found.on_event(Event(seq=seq, type="assistant/message", time=0, data={"message": message}, line=0))
+
+    def api(request: Request) -> str | None:
+        provider, found = request_provider(request), evidence.get(request.session_id)
+        if provider is None or found is None or provider not in found.seen:
+            return None
+        route = route_for(provider, found)  # unknown when pi-ai's catalog contradicts the log
+        return route.api if route.adapter is not None else None
+
+    return api
+
+
+def _request_model(request: Request) -> str | None:
+    """The model a request was sent to: a compaction call's is the one its summary names."""
+    logged = request.extra.get("model") if request.kind == "compaction" else None
+    if isinstance(logged, str) and logged:
+        return logged
+    config = (request.header or {}).get("config")
+    model = config.get("model") if isinstance(config, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def _fits(lane: tuple[str | None, str | None], facts: _Facts, *, strict: bool) -> bool:
+    api, model = lane
+    if strict:
+        return (api is not None and model is not None and facts.apis is not None and api in facts.apis
+                and model == facts.model)
+    return ((api is None or facts.apis is None or api in facts.apis)
+            and (model is None or facts.model is None or model == facts.model))
+
+
 def _request_runs(requests: Sequence[Request]) -> list[list[Request]]:
     runs: list[list[Request]] = []
     for request in requests:
         previous = runs[-1][-1] if runs else None
         if (previous is not None and request.attempt > 1 and request.kind == previous.kind
-                and (request.turn, request.step) == (previous.turn, previous.step)):
+                and (request.turn, request.step) == (previous.turn, previous.step)
+                and request.session_id == previous.session_id):
             runs[-1].append(request)
         else:
             runs.append([request])
@@ -75,26 +249,98 @@ def _capture_runs(captures: Sequence[CapturedRequest]) -> list[list[CapturedRequ
     return runs
 
 
-def _pair_runs(requests: Sequence[Request], captures: Sequence[CapturedRequest], *, basis: str,
-               ) -> tuple[list[Pairing], list[CapturedRequest]]:
-    """Pair requests and captures of one kind by order, retries folded; return the captures left."""
+def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[CapturedRequest]],
+             lanes: Mapping[int, tuple[str | None, str | None]], facts: Mapping[int, _Facts]) -> dict[int, int]:
+    """Request run -> capture run: first every run whose route and model both sides know, in order
+    within each lane; then the runs left, each taking the first capture run left that fits."""
+    partner: dict[int, int] = {}
+    taken: set[int] = set()
+    queues: dict[tuple[str, str], list[int]] = {}
+    for j, sends in enumerate(capture_runs):
+        found = facts[id(sends[0])]
+        if found.apis is not None and found.model is not None:
+            for name in sorted(found.apis):
+                queues.setdefault((name, found.model), []).append(j)
+    cursors: dict[tuple[str, str], int] = {}
+    for i, attempts in enumerate(request_runs):
+        api, model = lanes[id(attempts[0])]
+        if api is None or model is None or (api, model) not in queues:
+            continue
+        key = (api, model)
+        queue, at = queues[key], cursors.get(key, 0)
+        while at < len(queue) and queue[at] in taken:
+            at += 1
+        cursors[key] = at
+        if at < len(queue):
+            partner[i] = queue[at]
+            taken.add(queue[at])
+    for i, attempts in enumerate(request_runs):
+        if i in partner:
+            continue
+        lane = lanes[id(attempts[0])]
+        for j, sends in enumerate(capture_runs):
+            if j not in taken and _fits(lane, facts[id(sends[0])], strict=False):
+                partner[i] = j
+                taken.add(j)
+                break
+    return partner
+
+
+def _pair_runs(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
+               lanes: Mapping[int, tuple[str | None, str | None]], facts: Mapping[int, _Facts],
+               basis: Callable[[Request, CapturedRequest], str]) -> tuple[list[Pairing], list[CapturedRequest]]:
+    """Pair requests and captures of one kind by route, model and order, retries folded; return
+    the captures left, in capture order."""
     pairs: list[Pairing] = []
     request_runs, capture_runs = _request_runs(requests), _capture_runs(captures)
-    for attempts, sends in zip(request_runs, capture_runs):
+    partner = _matches(request_runs, capture_runs, lanes, facts)
+    for i, attempts in enumerate(request_runs):
+        if i not in partner:
+            continue
+        sends = capture_runs[partner[i]]
         for number, attempt in enumerate(attempts):
             if number < len(sends):
-                pairs.append(Pairing(attempt, sends[number], note=basis))
+                pairs.append(Pairing(attempt, sends[number], note=basis(attempt, sends[number])))
             else:
                 pairs.append(Pairing(attempt, None, note=f"retry attempt {attempt.attempt}: the capture "
                                      f"holds {len(sends)} send(s) of these bytes"))
         for send in sends[len(attempts):]:
             pairs.append(Pairing(attempts[-1], send, retry=True,
                                  note=f"identical resend of capture {sends[0].position}"))
-    return pairs, [c for run in capture_runs[len(request_runs):] for c in run]
+    taken = set(partner.values())
+    return pairs, [c for j, run in enumerate(capture_runs) if j not in taken for c in run]
 
 
-def align(requests: Sequence[Request], captures: Sequence[CapturedRequest]) -> list[Pairing]:
+def _in_send_order(requests: Sequence[Request]) -> tuple[list[Request], bool]:
+    """Requests of several sessions in the order they were sent, each session's own order kept,
+    and whether their logged send times decided it (else they stay in the order given)."""
+    by_session: dict[str, list[Request]] = {}
+    for request in requests:
+        by_session.setdefault(request.session_id, []).append(request)
+    if len(by_session) < 2 or any(r.time is None for r in requests):
+        return list(requests), False
+    return list(heapq.merge(*by_session.values(), key=lambda r: r.time.sent if r.time else 0.0)), True
+
+
+def _where(facts: _Facts, capture: CapturedRequest) -> str:
+    """The endpoint and model of a capture nothing explains, for its note."""
+    parts = [f"{capture.method} {capture.path}" if capture.path else "an unknown endpoint"]
+    if facts.model is not None:
+        parts.append(f"model {facts.model}")
+    return ", ".join(parts)
+
+
+def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
+          routes: RouteApi | None = None) -> list[Pairing]:
     """Pair every rebuilt request with its captured send (rules in the module docstring).
+
+    Args:
+        requests: rebuilt requests, from one or several logs.
+        captures: a loaded capture.
+        routes: the route API of each request (:data:`RouteApi`): for an opened
+            :class:`dsh_audit.session.Session`, ``session.route(r).api`` when that route's adapter
+            is known, else None (what :func:`dsh_audit.capture.session_captures` passes; it also
+            knows a ``--routes`` file); default :func:`log_routes` of ``requests``.
 
     Returns pairings in the order of ``requests`` (a request's resends right after it), then
     the captures nothing explains, in capture order.
@@ -104,40 +350,66 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest]) -> l
         >>> [(p.request.index, p.capture.position) for p in pairs if p.request and p.capture]  # doctest: +SKIP
         [(0, 1), (1, 0), (2, 2)]
     """
-    sessions = {r.session_id for r in requests}
+    api_of = routes if routes is not None else log_routes(requests)
+    order = list(dict.fromkeys(r.session_id for r in requests))
+    sessions = set(order)
+    lanes = {id(r): (api_of(r), _request_model(r)) for r in requests if r.kind in _PAIRED_KINDS}
+    facts = {id(c): _facts(c) for c in captures if c.kind in _PAIRED_KINDS}
     by_request: dict[int, list[Pairing]] = {}
     unpaired: list[Request] = list(requests)
     leftovers: list[Pairing] = []
+    owner: dict[int, tuple[str, str]] = {}  # capture -> (its session, what says so)
     for capture in captures:
         sid = capture.session_id
         if capture.kind not in _PAIRED_KINDS:
             leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)"))
         elif sid is not None and sid not in sessions:
             leftovers.append(Pairing(None, capture, note=f"foreign: session {sid} is not among the logs given"))
+        elif sid is not None:
+            owner[id(capture)] = (sid, "session header and order")
+        elif (hinted := _hinted(facts[id(capture)], order)) is not None:
+            owner[id(capture)] = (hinted[0], f"pi-ai session id ({hinted[1]}) and order")
 
-    def pair(requests_in: list[Request], captures_in: list[CapturedRequest], basis: str) -> list[CapturedRequest]:
-        pairs, left = _pair_runs(requests_in, captures_in, basis=basis)
+    def pair(requests_in: list[Request], captures_in: list[CapturedRequest],
+             basis: Callable[[Request, CapturedRequest], str]) -> list[CapturedRequest]:
+        pairs, left = _pair_runs(requests_in, captures_in, lanes=lanes, facts=facts, basis=basis)
         for item in pairs:
             assert item.request is not None
             by_request.setdefault(id(item.request), []).append(item)
         return left
 
-    unlabelled = [c for c in captures if c.kind in _PAIRED_KINDS and c.session_id is None]
-    for sid in dict.fromkeys(r.session_id for r in requests):
+    for sid in order:
         for kind in _PAIRED_KINDS:
             mine = [r for r in unpaired if r.session_id == sid and r.kind == kind]
-            theirs = [c for c in captures if c.session_id == sid and c.kind == kind]
-            for capture in pair(mine, theirs, "session header and order"):
-                leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request of session {sid} left"))
+            theirs = [c for c in captures if c.kind == kind and owner.get(id(c), ("",))[0] == sid]
+            for capture in pair(mine, theirs, lambda _r, c: owner[id(c)][1]):
+                leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request of session {sid} left "
+                                         f"for {_where(facts[id(capture)], capture)}"))
         unpaired = [r for r in unpaired if id(r) not in by_request]
+    unlabelled = [c for c in captures if c.kind in _PAIRED_KINDS and c.session_id is None and id(c) not in owner]
     for kind in _PAIRED_KINDS:
-        mine = [r for r in unpaired if r.kind == kind]
-        theirs = [c for c in unlabelled if c.kind == kind]
-        for capture in pair(mine, theirs, "order (no session header)"):
-            leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request left"))
+        mine, timed = _in_send_order([r for r in unpaired if r.kind == kind])
+        lane_sessions: dict[tuple[str | None, str | None], set[str]] = {}
+        for request in mine:
+            lane_sessions.setdefault(lanes[id(request)], set()).add(request.session_id)
+        across = ("order by send time across sessions (no session header)" if timed
+                  else "order across sessions as given (no session header)")
+
+        def basis(request: Request, _capture: CapturedRequest) -> str:
+            return across if len(lane_sessions[lanes[id(request)]]) > 1 else "order (no session header)"
+
+        for capture in pair(mine, [c for c in unlabelled if c.kind == kind], basis):
+            leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request left for "
+                                     f"{_where(facts[id(capture)], capture)}"))
     result: list[Pairing] = []
     for request in requests:
-        result.extend(by_request.get(id(request))
-                      or [Pairing(request, None, note=f"no captured {request.kind} send of this session left")])
+        result.extend(by_request.get(id(request)) or [Pairing(request, None, note=_missing(request, lanes))])
     result.extend(sorted(leftovers, key=lambda p: p.capture.position if p.capture else -1))
     return result
+
+
+def _missing(request: Request, lanes: Mapping[int, tuple[str | None, str | None]]) -> str:
+    """The note of a request no capture was paired with."""
+    api, model = lanes.get(id(request), (None, None))
+    route = f" on its route ({api}, model {model})" if api is not None and model is not None else ""
+    return f"no captured {request.kind} send of this session left{route}"

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..replay import Request
-from ..session import Session
+from ..session import Session, route_apis
 from ._align import Pairing, align
 from ._find import capture_for
 from ._loaders import load_capture
@@ -52,7 +52,7 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     bodies: dict[str, list[bytes | None]] = {}
     files: dict[str, Path] = {}
     for path, members in by_capture.items():
-        pairs = align([r for s in members for r in s.requests], load_capture(path))
+        pairs = align([r for s in members for r in s.requests], load_capture(path), routes=route_apis(members))
         for session in members:
             mine = [p for p in pairs if p.request is not None and p.request.session_id == session.id]
             bodies[session.id] = captured_bodies(session.requests, mine)

@@ -23,7 +23,7 @@ from ..log import parse_json
 from ..replay import Request
 from ..session import Bodies
 from ..wire import images_in_body, make_renderer
-from ._align import Pairing, align
+from ._align import Pairing, RouteApi, align
 from ._types import CapturedRequest, last_user_text
 
 __all__ = ["RequestDiff", "compare_capture", "gate_ok"]
@@ -125,7 +125,7 @@ def _unpaired(pairing: Pairing) -> RequestDiff:
 
 def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
                     adapter: str = "deepseek", bodies: Bodies | None = None,
-                    render: BodyRenderer | None = None) -> list[RequestDiff]:
+                    render: BodyRenderer | None = None, routes: RouteApi | None = None) -> list[RequestDiff]:
     """Align ``requests`` with ``captures`` and diff every pair's body.
 
     Args:
@@ -134,6 +134,8 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
         adapter: the wire renderer to use (see :mod:`dsh_audit.wire`).
         bodies: the sessions' rendered bodies, shared with the other views (default: rendered here).
         render: replaces the wire renderer (tests, other tools): request and options to bytes.
+        routes: the route API of each request, for pairing (:func:`align`; default: what the
+            requests' own logged messages show, :func:`dsh_audit.capture.log_routes`).
 
     Returns:
         One :class:`RequestDiff` per pairing, in :func:`align` order.
@@ -146,7 +148,7 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
     renderer = render if render is not None else _shared_renderer(bodies or Bodies(), adapter)
     rendered: dict[int, bytes] = {}
     results: list[RequestDiff] = []
-    for pairing in align(requests, captures):
+    for pairing in align(requests, captures, routes=routes):
         request, capture = pairing.request, pairing.capture
         if request is None or capture is None:
             results.append(_unpaired(pairing))

@@ -13,7 +13,7 @@ from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
 from ..errors import UsageError
 from ..log import discover
 from ..replay import Request
-from ..session import Failure, Session, read_session, route_renderer
+from ..session import Failure, Session, read_session, route_apis, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, attachments_option, echo, echo_error,
@@ -148,7 +148,7 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
             opened.append(session)
             requests.extend(session.requests)
         render = _advancing(route_renderer(opened, adapter=adapter), advance, weight // max(len(requests), 1))
-        rows = compare_capture(requests, captures, render=render)
+        rows = compare_capture(requests, captures, render=render, routes=route_apis(opened, adapter=adapter))
         advance(weight)  # the requests not rendered (unmatched, unrendered) are done too
     ok = gate_ok(rows, strict=strict)
     if as_json:

@@ -31,8 +31,8 @@ from ..importers import detect
 from ..log import SessionLog, discover
 from ..replay import Request
 from ..runner import in_process
-from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, route_renderer, route_warnings,
-                       routes_from, run_groups, validating_headers)
+from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, route_apis,
+                       route_renderer, route_warnings, routes_from, run_groups, validating_headers)
 from ..validate import LineValidator
 from ._findings import Judge, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
@@ -100,7 +100,8 @@ class _Checker:
 
         for path, members in by_capture.items():
             requests = [r for s in members for r in s.requests]
-            for row in compare_capture(requests, self.load(path), adapter=adapter, render=render):
+            for row in compare_capture(requests, self.load(path), adapter=adapter, render=render,
+                                       routes=route_apis(members, adapter=adapter)):
                 if row.request is not None:
                     rows.setdefault(row.request.session_id, []).append(row)
                 elif row.verdict == "unmatched":

@@ -56,6 +56,7 @@ from ._session import (
                      home_routes_key,
                      open_foreign,
                      open_session,
+                     route_apis,
                      route_renderer,
                      routes_from,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "request_provider",
     "request_route",
     "rounds",
+    "route_apis",
     "route_for",
     "route_renderer",
     "route_warnings",

@@ -399,6 +399,25 @@ def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",
     return run
 
 
+def route_apis(sessions: Iterable[Session], *, adapter: str = "auto",
+               declared: Mapping[str, str] | None = None) -> Callable[[Request], str | None]:
+    """``api(request)``: the wire API of each request's route (as :func:`route_renderer` takes it),
+    None when the route is unknown; capture pairing matches a captured send by it.
+
+    Example:
+        >>> route_apis([])  # doctest: +ELLIPSIS
+        <function route_apis.<locals>.api at ...>
+    """
+    by_id = {s.id: s for s in sessions}
+
+    def api(request: Request) -> str | None:
+        route = by_id[request.session_id].route(request, forced=None if adapter == "auto" else adapter,
+                                                 declared=declared)
+        return route.api if route.adapter is not None else None
+
+    return api
+
+
 def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
     """Another agent's session (Claude Code, Codex) when an importer recognises the file."""
     chosen = detect(path)
