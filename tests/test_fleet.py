@@ -299,8 +299,10 @@ def test_incremental_index_skips_unchanged_and_replaces_changed(tmp_path: Path, 
     assert (first["seen"], first["indexed"], first["skipped"], first["lost"]) == (4, 4, 0, 0)
     code, out, err = run(monkeypatch, capsys, "index", str(root), "--db", db, "--json", "-j", "2")
     second = json.loads(out)
-    assert code == 0 and err == ""
-    assert (second["indexed"], second["skipped"], second["failed"]) == (0, 4, [])
+    broken = str((root / "broken" / "session.jsonl").resolve())
+    assert code == 2 and err.count("error: ") == 1 and "broken" in err  # a refused log: reported on every run
+    assert (second["indexed"], second["skipped"], second["refused_unchanged"], second["refused"]) == (0, 4, 1, 0)
+    assert second["failed"] == first["failed"] and [f["path"] for f in second["failed"]] == [broken]
     target = root / "two" / "session.jsonl"
     shutil.copy(change, target)
     later = time.time() + 5
@@ -430,7 +432,7 @@ def test_validate_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch,
     elif args == ["--json"]:
         assert (*serial[:2], _copies_noted(serial[2])) == (0, "", (12, ""))
     else:
-        assert serial[0] == 1 and serial[1].count("\n") == 611
+        assert serial[0] == 1 and serial[1].count("\n") == 575
 
 
 @needs_corpus

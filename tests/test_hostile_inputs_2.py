@@ -45,7 +45,8 @@ POLICY_ERRORS = [
     (b'[[tool.dsh-audit]]\nadapter = "openai"\n', "[tool.dsh-audit] must be a table"),
     (b"adapter = {a = 1}\n", "policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses"),
     (b"fail-on-refusal = {x = true}\n", "policy key 'fail-on-refusal' must be true or false"),
-    (b'ignore = [""]\n', "policy key 'ignore': an empty string would match every rule"),
+    (b'ignore = [""]\n', "policy key 'ignore': an empty string would match every rule (hint: give a rule id "
+                         "(DSH101-DSH832) or a family such as DSH3; see docs/rules.md)"),
 ]
 
 

@@ -221,8 +221,7 @@ def test_v2_stream_record_messages(tmp_path):
     assert [(f.rule, f.message) for f in findings] == [
         ("DSH109", f"{prefix} 0: a raw record is exactly {{type, time, chunk}} with a safe-integer time and an "
                    "object chunk"),
-        ("DSH421", "reasoning-delta at index 0 needs an open reasoning block, got None"),
-        ("DSH421", "reasoning-delta at index 0 needs an open reasoning block, got None"),
+        ("DSH421", "reasoning-delta at index 0 needs an open reasoning block, but no block is open there"),
         ("DSH109", f"{prefix} 4: malformed text-chunks stream record: dt length 0 does not match 2 members"),
         ("DSH422", "block-end index 0 has no open block"),
         ("DSH109", f"{prefix} 15: unsupported stream record type 'usage-chunks'")]

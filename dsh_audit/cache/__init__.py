@@ -15,7 +15,7 @@ import typing
 from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
-    from ._account import actual_cache_read, analyze_cache, attribution_causes, iter_cache_verdicts
+    from ._account import analyze_cache, attribution_causes, iter_cache_verdicts
     from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import ExactSum, LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
@@ -57,7 +57,6 @@ __all__ = [
     "UsageRow",
     "UsageTable",
     "account_log",
-    "actual_cache_read",
     "analyze_cache",
     "attribution_causes",
     "cache_group",
@@ -117,7 +116,6 @@ _LAZY = {
     "UsageRow": "._usage",
     "UsageTable": "._usage",
     "account_log": "._session",
-    "actual_cache_read": "._account",
     "analyze_cache": "._account",
     "attribution_causes": "._account",
     "cache_group": "._session",

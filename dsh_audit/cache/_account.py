@@ -34,7 +34,7 @@ import orjson
 
 from ..attribution import UNEXPLAINED_CAUSES
 from ..replay import Request, RequestTime
-from ..session import Bodies
+from ..session import Bodies, logged_cache_read
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
 from ._report import CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
@@ -42,25 +42,9 @@ from ._prices import PriceBook, Quote, load_prices
 from ._rules import Breakpoints, CacheRule, Retention, pyproject_zero_data_retention, rule_for
 from ._tokens import TokenCounter, make_counter
 
-__all__ = ["CacheAccount", "actual_cache_read", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
+__all__ = ["CacheAccount", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
 
 _UNEXPLAINED = frozenset(UNEXPLAINED_CAUSES)  # break_unexplained: attribution's one definition
-
-
-def actual_cache_read(request: Request, rule: CacheRule) -> int | None:
-    """The logged cache-read tokens of ``request``; ``None`` when unknown (never a made-up 0).
-
-    The attempt's own usage chunk wins; a step's ``assistant/message`` usage is the fallback
-    (spec §7.4). A usage without ``cacheReadTokens`` is 0 for pi-ai routes (they omit zeros) and
-    unknown for DeepSeek (the field is absent only when the wire did not report it).
-    """
-    usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict):
-        return None
-    value = usage.get("cacheReadTokens")
-    if _is_count(value):
-        return value
-    return 0 if rule.absent_cache_read == "zero" and "inputTokens" in usage else None
 
 
 def _logged_prompt(request: Request) -> int | None:
@@ -408,7 +392,7 @@ class _Analyzer:
         potential = expected_any
         if pred is not None and pred.ttl is not None and ttl is not None:
             potential = max(potential, _rounded(rule, model, min(pred.size, size)))
-        actual = actual_cache_read(request, rule)
+        actual = logged_cache_read(request)
         gap = (now.sent - pred.time.sent) if now and pred and pred.time else None
         classification, cause, lost = self.classify(
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)

@@ -20,13 +20,16 @@ provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached t
 ``prompt_tokens``), and the count pi-ai's ``calculateCost`` tests a tier with.
 
 Amounts are the money values of :mod:`dsh_audit.cache._money` (:class:`Tokens`, :class:`Costs`,
-:func:`usd_cost`, :func:`usd_total`): USD as whole nano-dollars, every sum exact.
+:func:`usd_cost`, :func:`usd_total`): USD as whole nano-dollars, every sum exact. What a request owes
+of each amount a view sums (its cost, with no cache, off-peak, what its lost cache reads and its
+break cost) is decided in one place, :class:`~dsh_audit.cache._money.CostSums`, and summed by one
+rule, :class:`~dsh_audit.cache._money.Priced`: ``usage``, ``cache``, ``stats`` (which feeds the
+index's ledger rows through the same sums), ``check`` and ``report`` agree.
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -34,7 +37,7 @@ from typing import Any
 
 from ..replay import Request
 from ..session import Session, open_session
-from ._money import Costs, Tokens, group_unpriced, usd_cost, usd_total, write_rate
+from ._money import CostSums, Costs, ExactSum, Tokens, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
@@ -182,78 +185,20 @@ def _lost_by_cause(lost: dict[str, int], quote: Quote) -> dict[str, float]:
     return costs
 
 
-class ExactSum:
-    """A running sum of floats kept exact (as non-overlapping partial sums, Shewchuk's algorithm,
-    which :func:`math.fsum` uses): :meth:`usd` is :func:`usd_total` of every value added, in any
-    order, without keeping them.
-
-    Example:
-        >>> total = ExactSum()
-        >>> for value in (0.1, 0.2, 1e-12):
-        ...     total.add(value)
-        >>> total.usd() == usd_total([0.1, 0.2, 1e-12])
-        True
-    """
-
-    __slots__ = ("_partials",)
-
-    def __init__(self) -> None:
-        self._partials: list[float] = []
-
-    def add(self, value: float) -> None:
-        partials, at = self._partials, 0
-        for other in partials:
-            if abs(value) < abs(other):
-                value, other = other, value
-            high = value + other
-            low = other - (high - value)
-            if low:
-                partials[at] = low
-                at += 1
-            value = high
-        partials[at:] = [value]
-
-    def usd(self) -> float:
-        return usd_total(self._partials)
-
-
-class LedgerTotals:
+class LedgerTotals(CostSums):
     """A session ledger's totals, added to one priced entry at a time (:meth:`add`): what
-    :meth:`SessionLedger.summary` reports, without keeping the entries. Every amount is summed
-    exactly (:class:`ExactSum`), so the totals equal those of the entries kept."""
+    :meth:`SessionLedger.summary` reports, without keeping the entries; the sums of
+    :class:`~dsh_audit.cache._money.CostSums` (the one rule for money some requests have no price
+    for), so they equal those of the entries kept and of ``usage`` and ``stats``."""
 
-    __slots__ = ("_break", "_costs", "_lost_cost", "_lost_tokens", "_no_cache", "_off_peak", "_unpriced",
-                 "requests", "tokens")
-
-    def __init__(self) -> None:
-        self.requests = 0
-        self.tokens = Tokens()
-        self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
-        self._no_cache, self._off_peak, self._break = ExactSum(), ExactSum(), ExactSum()
-        self._lost_tokens: Counter[str] = Counter()
-        self._lost_cost: dict[str, ExactSum] = {}
-        self._unpriced: Counter[str] = Counter()
+    __slots__ = ()
 
     def add(self, entry: LedgerEntry) -> None:
-        self.requests += 1
-        if entry.tokens is not None:
-            self.tokens = self.tokens + entry.tokens
-        if entry.cost is not None:
-            if self._costs is None:
-                self._costs = [ExactSum() for _ in entry.cost._values()]
-            for bucket, value in zip(self._costs, entry.cost._values()):
-                bucket.add(value)
-        if entry.no_cache_cost is not None:
-            self._no_cache.add(entry.no_cache_cost)
-        if entry.off_peak_cost is not None:
-            self._off_peak.add(entry.off_peak_cost)
-        self._lost_tokens.update(entry.lost)
-        for cause, cost in entry.lost_cost.items():
-            self._lost_cost.setdefault(cause, ExactSum()).add(cost)
-            if entry.is_break:
-                self._break.add(cost)
-        if entry.unpriced:
-            self._unpriced[entry.unpriced] += 1
+        """Add one priced request (:meth:`CostSums.add_request`)."""
+        self.add_request(tokens=entry.tokens, cost=entry.cost, no_cache=entry.no_cache_cost,
+                         off_peak=entry.off_peak_cost, lost=entry.lost,
+                         lost_cost=entry.lost_cost if entry.billed_as is not None else None,
+                         is_break=entry.is_break, unpriced=entry.unpriced)
 
     @classmethod
     def of(cls, entries: Iterable[LedgerEntry]) -> LedgerTotals:
@@ -261,41 +206,6 @@ class LedgerTotals:
         for entry in entries:
             totals.add(entry)
         return totals
-
-    @property
-    def cost(self) -> Costs:
-        return Costs() if self._costs is None else Costs(*(bucket.usd() for bucket in self._costs))
-
-    @property
-    def no_cache_cost(self) -> float:
-        return self._no_cache.usd()
-
-    @property
-    def off_peak_cost(self) -> float:
-        return self._off_peak.usd()
-
-    @property
-    def lost_tokens_by_cause(self) -> dict[str, int]:
-        return dict(sorted(self._lost_tokens.items()))
-
-    @property
-    def lost_cost_by_cause(self) -> dict[str, float]:
-        return {cause: total.usd() for cause, total in sorted(self._lost_cost.items())}
-
-    @property
-    def break_cost(self) -> float:
-        """Cost of the tokens the breaks lost (requests classified as a break)."""
-        return self._break.usd()
-
-    @property
-    def unpriced(self) -> dict[str, int]:
-        """Reason -> number of requests not priced (reasons of one model grouped: :func:`group_unpriced`)."""
-        return group_unpriced(self._unpriced)
-
-    @property
-    def unpriced_requests(self) -> int:
-        """The requests not priced."""
-        return sum(self._unpriced.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,18 +262,8 @@ class SessionLedger:
         return self.totals.unpriced
 
     def summary(self) -> dict[str, Any]:
-        """The session's totals (the ``cost`` object of ``cache --json``). Amounts are sums over
-        the priced requests: None (unknown) when no request was priced but some were not
-        (:meth:`Costs.known`); ``unpriced_requests`` counts those and ``cost_complete`` is False
-        when there are any (the amounts are then lower bounds)."""
-        counts = {"requests": self.totals.requests, "unpriced": self.totals.unpriced_requests}
-        return {"requests": self.totals.requests, "tokens": self.tokens.to_json(),
-                "cost_usd": None if Costs.known(0.0, **counts) is None else self.cost.to_json(),
-                "no_cache_cost_usd": Costs.known(self.no_cache_cost, **counts),
-                "off_peak_cost_usd": Costs.known(self.off_peak_cost, **counts),
-                "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
-                "break_cost_usd": Costs.known(self.break_cost, **counts), "unpriced": self.unpriced,
-                "unpriced_requests": counts["unpriced"], "cost_complete": not counts["unpriced"]}
+        """The session's totals (the ``cost`` object of ``cache --json``: :meth:`LedgerTotals.summary`)."""
+        return self.totals.summary()
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "session_id": self.session_id, **self.summary(), "prices": self.prices,

@@ -6,18 +6,23 @@ Money has one representation: USD as a float holding a whole number of nano-doll
 cost is worked out in decimal (tokens x the rate as the table writes it) and rounded to the nano-dollar
 (:func:`usd_cost`); every sum goes through :func:`usd_total`, so a total is the same number
 whichever way its requests are grouped (by session, turn, day, model, in ``stats``' SQL).
+
+An amount summed over requests some of which have no price follows one rule in every view, kept
+in one place: :class:`Priced` (never ``$0`` for unknown: ``$?`` or a lower bound ``≥$x``).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, TypeGuard
 
-__all__ = ["Costs", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_total", "write_rate"]
+__all__ = ["CostSums", "Costs", "ExactSum", "Priced", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_total",
+           "write_rate"]
 
 _DIGITS = 9  # nano-dollars
 #: Each positive rate as the decimal :func:`usd_cost` reads it (``Decimal(repr(rate))``), made once:
@@ -81,6 +86,68 @@ def usd_total(values: Iterable[float]) -> float:
         (0.3, 0.30000000000000004)
     """
     return round(math.fsum(values), _DIGITS)
+
+
+@dataclass(frozen=True, slots=True)
+class Priced:
+    """An amount in USD summed over a group of requests of which some may have no price: the one
+    rule every view (``usage``, ``cache``, ``stats``, ``check``, ``report``) shows money by.
+
+    A request *owes* an amount when it has something to price in it: every request owes its cost,
+    its cost with no cache and its cost off-peak; only a request that lost cache reads owes a lost
+    cost, and only a break that lost them a break cost (a request that lost no token lost $0,
+    whatever its price). The amount is
+
+    - unknown (JSON null, ``$?``) when none of the requests that owe it was priced, or none of the
+      group's requests was: never ``$0`` for money no rate prices;
+    - else the sum over the priced requests (:func:`usd_total`), shown ``$x`` when every request of
+      the group was priced and ``≥$x`` (a lower bound, beside the group's unpriced count and
+      ``cost_complete``) when any was not.
+
+    Attributes:
+        usd: the sum over the priced requests.
+        requests, unpriced: the group's requests, and how many of them were not priced.
+        owing, owing_unpriced: the requests that owe the amount, and how many of them have no price
+            for it.
+
+    Example:
+        >>> lost = Priced().add(0.0, priced=True, owes=False).add(None, priced=False, owes=True)
+        >>> lost.known, lost.shown(), lost.add(0.25, priced=True).shown()
+        (None, '$?', '≥$0.2500')
+    """
+
+    usd: float = 0.0
+    requests: int = 0
+    unpriced: int = 0
+    owing: int = 0
+    owing_unpriced: int = 0
+
+    def add(self, amount: float | None, *, priced: bool, owes: bool = True) -> Priced:
+        """The sum with one more request: ``amount`` what it owes (None: no price for it),
+        ``priced`` whether the request was priced, ``owes`` whether it owes anything here."""
+        return Priced(self.usd if amount is None else usd_total((self.usd, amount)), self.requests + 1,
+                      self.unpriced + (not priced), self.owing + owes, self.owing_unpriced + (owes and amount is None))
+
+    def __add__(self, other: Priced) -> Priced:
+        return Priced(usd_total((self.usd, other.usd)), self.requests + other.requests, self.unpriced + other.unpriced,
+                      self.owing + other.owing, self.owing_unpriced + other.owing_unpriced)
+
+    @property
+    def known(self) -> float | None:
+        """The amount as JSON gives it: None when it is unknown, else the sum over the priced
+        requests (a lower bound when ``unpriced``)."""
+        if (self.unpriced and self.unpriced >= self.requests) or (
+                self.owing_unpriced and self.owing_unpriced >= self.owing):
+            return None
+        return self.usd
+
+    def shown(self, digits: int = 4) -> str:
+        """The amount for people: ``$x``, ``≥$x`` when some request of the group is unpriced,
+        ``$?`` when it is unknown."""
+        known = self.known
+        if known is None:
+            return "$?"
+        return ("≥" if self.unpriced else "") + f"${known:.{digits}f}"
 
 
 def _count(value: Any) -> TypeGuard[int]:
@@ -164,36 +231,239 @@ class Costs:
                 "total": self.total}
 
     @staticmethod
+    def sums() -> CostSums:
+        """An empty :class:`CostSums`, the one place requests' amounts are summed (for ``stats``,
+        which reaches the money values alone, without the pipeline)."""
+        return CostSums()
+
+    @staticmethod
     def group_unpriced(counts: Mapping[str, int]) -> dict[str, int]:
         """:func:`group_unpriced`: why requests were not priced -> how many, one reason per model
         with no rate in force (for ``stats``, which sums the reasons the index stored)."""
         return group_unpriced(counts)
 
     @staticmethod
-    def known(amount: float, *, requests: int, unpriced: int) -> float | None:
+    def known(amount: float, *, requests: int, unpriced: int, owing: int | None = None,
+              owing_unpriced: int | None = None) -> float | None:
         """``amount``, the priced sum over ``requests`` requests of which ``unpriced`` have no
-        price, as JSON gives it: None (unknown) when none of them was priced, else the sum (a
+        price, as JSON gives it (:attr:`Priced.known`, for sums made elsewhere, as ``stats``' SQL):
+        None (unknown) when none of them was priced, or none of the ``owing`` requests that owe it
+        (default: every one) was (``owing_unpriced`` of them have no price for it), else the sum (a
         lower bound when ``unpriced``: the view says so beside it, never a bare 0 for unknown).
 
         Example:
             >>> Costs.known(0.0, requests=2, unpriced=2), Costs.known(0.5, requests=2, unpriced=1)
             (None, 0.5)
+            >>> Costs.known(0.0, requests=2, unpriced=1, owing=1, owing_unpriced=1) is None  # lost unpriced
+            True
         """
-        return None if unpriced and unpriced >= requests else amount
+        return Priced(amount, requests, unpriced, requests if owing is None else owing,
+                      unpriced if owing_unpriced is None else owing_unpriced).known
 
     @staticmethod
-    def shown(amount: float | None, *, requests: int, unpriced: int, digits: int = 4) -> str:
-        """``amount`` (as :meth:`known`) for people, one rule in every view: ``$x`` when every
-        request was priced, ``≥$x`` (a lower bound) when some were not, ``$?`` (unknown, never
-        ``$0``) when none was or ``amount`` is None (``dsh-audit watch`` shows an unpriced request so).
+    def shown(amount: float | None, *, requests: int, unpriced: int, digits: int = 4, owing: int | None = None,
+              owing_unpriced: int | None = None) -> str:
+        """``amount`` (as :meth:`known`) for people, one rule in every view (:meth:`Priced.shown`):
+        ``$x`` when every request was priced, ``≥$x`` (a lower bound) when some were not, ``$?``
+        (unknown, never ``$0``) when none was, or none of the ``owing`` that owe it (as :meth:`known`),
+        or ``amount`` is None (``dsh-audit watch`` shows an unpriced request so).
 
         Example:
             >>> [Costs.shown(0.25, requests=2, unpriced=n) for n in (0, 1, 2)]
             ['$0.2500', '≥$0.2500', '$?']
         """
-        if amount is None or (unpriced and unpriced >= requests):
+        if amount is None:
             return "$?"
-        return ("≥" if unpriced else "") + f"${amount:.{digits}f}"
+        return Priced(amount, requests, unpriced, requests if owing is None else owing,
+                      unpriced if owing_unpriced is None else owing_unpriced).shown(digits)
+
+
+class ExactSum:
+    """A running sum of floats kept exact (as non-overlapping partial sums, Shewchuk's algorithm,
+    which :func:`math.fsum` uses): :meth:`usd` is :func:`usd_total` of every value added, in any
+    order, without keeping them.
+
+    Example:
+        >>> total = ExactSum()
+        >>> for value in (0.1, 0.2, 1e-12):
+        ...     total.add(value)
+        >>> total.usd() == usd_total([0.1, 0.2, 1e-12])
+        True
+    """
+
+    __slots__ = ("_partials",)
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []
+
+    def add(self, value: float) -> None:
+        partials, at = self._partials, 0
+        for other in partials:
+            if abs(value) < abs(other):
+                value, other = other, value
+            high = value + other
+            low = other - (high - value)
+            if low:
+                partials[at] = low
+                at += 1
+            value = high
+        partials[at:] = [value]
+
+    def usd(self) -> float:
+        return usd_total(self._partials)
+
+
+class CostSums:
+    """What a group of priced requests adds up to, one request at a time (:meth:`add_request`):
+    tokens and USD by bucket, what they would have cost with no cache and all off-peak, the cache
+    reads they lost and what that cost, by cause and in breaks, and why some were not priced.
+
+    The one place that says what a request owes of each amount, summed by the one rule of
+    :class:`Priced` (:meth:`known`, :meth:`shown`): a session's ledger
+    (:class:`~dsh_audit.cache.LedgerTotals`), every ``usage`` row and ``stats``' sums of the
+    index's ledger rows (:meth:`Costs.sums`) all add up through it, so they agree. Every amount is
+    summed exactly (:class:`ExactSum`, :func:`usd_total`), whichever way the requests are grouped.
+
+    Example:
+        >>> sums = Costs.sums()
+        >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.25, lost={},
+        ...                  lost_cost={}, is_break=False, unpriced=None)
+        >>> sums.add_request(tokens=Tokens(10, 90), cost=None, no_cache=None, off_peak=None,
+        ...                  lost={"header_change": 80}, lost_cost=None, is_break=True, unpriced="no price")
+        >>> sums.shown("cost"), sums.shown("lost"), sums.known("break"), sums.summary()["unpriced"]
+        ('≥$0.5000', '$?', None, {'no price': 1})
+    """
+
+    __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "requests",
+                 "tokens")
+
+    #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
+    #: what the lost cache reads cost and what the breaks' lost cache reads cost.
+    AMOUNTS = ("cost", "no_cache", "off_peak", "lost", "break")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.tokens = Tokens()
+        self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
+        self._amounts = dict.fromkeys(self.AMOUNTS, Priced())
+        self._lost_tokens: Counter[str] = Counter()
+        self._by_cause: dict[str, tuple[Priced, Priced]] = {}  # cause -> (lost, of which in breaks)
+        self._priced_causes: set[str] = set()  # the causes a priced request lost tokens to
+        self._unpriced: Counter[str] = Counter()
+
+    def add_request(self, *, tokens: Tokens | None, cost: Costs | None, no_cache: float | None,
+                    off_peak: float | None, lost: Mapping[str, int], lost_cost: Mapping[str, float] | None,
+                    is_break: bool, unpriced: str | None) -> None:
+        """Add one request: ``tokens`` and ``cost`` by bucket (None: no usage logged, unpriced),
+        what it would have cost with ``no_cache`` and ``off_peak``, the tokens it ``lost`` per
+        cause and their ``lost_cost`` per cause (None: no rate priced them), whether it
+        ``is_break``, and why it is ``unpriced`` (None: priced).
+
+        Every request owes its cost, its no-cache and off-peak cost; only one that lost tokens owes
+        a lost cost (per cause: one that lost tokens to it), and only such a break a break cost."""
+        self.requests += 1
+        if tokens is not None:
+            self.tokens = self.tokens + tokens
+        if cost is not None:
+            if self._costs is None:
+                self._costs = [ExactSum() for _ in cost._values()]
+            for bucket, value in zip(self._costs, cost._values()):
+                bucket.add(value)
+        priced = unpriced is None
+        lost_usd = None if lost_cost is None else usd_total(lost_cost.values())
+        losing = any(lost.values())
+        amounts = self._amounts
+        for name, amount, owes in (("cost", None if cost is None else cost.total, True), ("no_cache", no_cache, True),
+                                   ("off_peak", off_peak, True), ("lost", lost_usd, losing),
+                                   ("break", lost_usd if is_break else 0.0, is_break and losing)):
+            amounts[name] = amounts[name].add(amount, priced=priced, owes=owes)
+        self._lost_tokens.update(lost)
+        if lost_cost is not None:
+            self._priced_causes.update(lost_cost)
+        for cause, count in lost.items():
+            cause_cost = None if lost_cost is None else lost_cost.get(cause, 0.0)
+            cause_lost, cause_breaks = self._by_cause.get(cause, (Priced(), Priced()))
+            self._by_cause[cause] = (cause_lost.add(cause_cost, priced=priced, owes=count > 0),
+                                     cause_breaks.add(cause_cost if is_break else 0.0, priced=priced,
+                                                      owes=is_break and count > 0))
+        if unpriced:
+            self._unpriced[unpriced] += 1
+
+    def known(self, amount: str) -> float | None:
+        """``amount`` (one of :data:`AMOUNTS`) as JSON gives it: None when no request that owes it
+        was priced, else the sum over the priced ones (a lower bound when ``unpriced_requests``)."""
+        return self._amounts[amount].known
+
+    def shown(self, amount: str, digits: int = 4) -> str:
+        """``amount`` (one of :data:`AMOUNTS`) for people: ``$x``, ``≥$x`` (some requests
+        unpriced), ``$?`` (unknown)."""
+        return self._amounts[amount].shown(digits)
+
+    @property
+    def cost(self) -> Costs:
+        return Costs() if self._costs is None else Costs(*(bucket.usd() for bucket in self._costs))
+
+    @property
+    def no_cache_cost(self) -> float:
+        return self._amounts["no_cache"].usd
+
+    @property
+    def off_peak_cost(self) -> float:
+        return self._amounts["off_peak"].usd
+
+    @property
+    def lost_tokens(self) -> int:
+        """The cache reads lost, all causes."""
+        return sum(self._lost_tokens.values())
+
+    @property
+    def lost_cost(self) -> float:
+        """Cost of the tokens lost, all causes, over the priced requests (:meth:`known`: ``lost``)."""
+        return self._amounts["lost"].usd
+
+    @property
+    def lost_tokens_by_cause(self) -> dict[str, int]:
+        return dict(sorted(self._lost_tokens.items()))
+
+    @property
+    def lost_cost_by_cause(self) -> dict[str, float]:
+        """Cause -> what its lost tokens cost over the priced requests (a cause lost only by
+        unpriced requests is left out: :meth:`causes` says it is unknown)."""
+        return {cause: lost.usd for cause, (lost, _) in sorted(self._by_cause.items()) if cause in self._priced_causes}
+
+    def causes(self) -> dict[str, tuple[int, float | None, float | None]]:
+        """Cause -> tokens lost, what they cost and the part lost in breaks, each as JSON gives it
+        (:meth:`known`: None when no request that lost them was priced)."""
+        return {cause: (self._lost_tokens[cause], lost.known, breaks.known)
+                for cause, (lost, breaks) in sorted(self._by_cause.items())}
+
+    @property
+    def break_cost(self) -> float:
+        """Cost of the tokens the breaks lost (requests classified as a break)."""
+        return self._amounts["break"].usd
+
+    @property
+    def unpriced(self) -> dict[str, int]:
+        """Reason -> number of requests not priced (reasons of one model grouped: :func:`group_unpriced`)."""
+        return group_unpriced(self._unpriced)
+
+    @property
+    def unpriced_requests(self) -> int:
+        """The requests not priced."""
+        return sum(self._unpriced.values())
+
+    def summary(self) -> dict[str, Any]:
+        """The sums as JSON (the ``cost`` object of ``cache --json``).
+        Amounts are sums over the priced requests, by the one rule (:meth:`known`): None (unknown)
+        when no request that owes one was priced; ``unpriced_requests`` counts the requests not
+        priced and ``cost_complete`` is False when there are any (the amounts are then lower bounds)."""
+        unpriced = self.unpriced_requests
+        return {"requests": self.requests, "tokens": self.tokens.to_json(),
+                "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
+                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
+                "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
+                "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
+                "cost_complete": not unpriced}
 
 
 _NO_RATE_ON = re.compile(r"(no rate for .*) in force (?:at|on) (\d{4}-\d\d-\d\d)(?:T\S*)?", re.DOTALL)

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._money import Priced
+
 __all__ = ["BREAKS", "CLASSIFICATIONS", "CacheTotals", "CacheVerdict", "SessionCacheReport"]
 
 #: Every classification a verdict can carry (see docs/cache-accounting.md).
@@ -109,7 +111,7 @@ class CacheTotals:
         self._classes: Counter[str] = Counter()
         self._causes: Counter[str] = Counter()
         self._lost_cause: Counter[str] = Counter()
-        self._lost: float | None = None  # the lost costs summed in request order, as sum() does
+        self._lost = Priced()  # what the lost tokens cost, by the one rule for unpriced requests
 
     def add(self, verdict: CacheVerdict) -> None:
         self.requests += 1
@@ -124,8 +126,9 @@ class CacheTotals:
             self.break_count += 1
             self._causes[verdict.cause or "?"] += 1
         self._lost_cause.update(verdict.lost)
-        if verdict.lost_cost is not None:
-            self._lost = verdict.lost_cost if self._lost is None else self._lost + verdict.lost_cost
+        # owed only by a request that lost tokens; priced when its rate is known
+        self._lost = self._lost.add(verdict.lost_cost, priced=verdict.lost_cost is not None,
+                                    owes=any(verdict.lost.values()))
 
     @classmethod
     def of(cls, verdicts: Iterable[CacheVerdict]) -> CacheTotals:
@@ -148,7 +151,11 @@ class CacheTotals:
 
     @property
     def lost_cost(self) -> float | None:
-        return None if self._lost is None else round(self._lost + 0, 9)
+        """What the lost tokens cost: None when no request that lost tokens was priced, or no
+        request was (:class:`~dsh_audit.cache._money.Priced`; no request at all: nothing was
+        accounted), else the sum over the priced ones."""
+        known = self._lost.known if self._lost.unpriced < self._lost.requests else None
+        return None if known is None else known + 0  # no -0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,7 +126,6 @@ class CacheRule:
         best_effort: whether a miss with an intact warm prefix is a documented possibility.
         write_lag_seconds: how long after dispatch a prompt is assumed readable by the next request.
         tolerance_units / tolerance_ratio: how far actual may fall below a level before it counts.
-        absent_cache_read: what a logged usage without ``cacheReadTokens`` means (``unknown``/``zero``).
         retention_marker: the key that marks a cache breakpoint in a body (Anthropic
             ``cache_control``): a body without one caches nothing; ``marker_ttl_field`` names the
             marker's TTL field (``ttl``).
@@ -164,7 +163,6 @@ class CacheRule:
     write_lag_seconds: float
     tolerance_units: int
     tolerance_ratio: float
-    absent_cache_read: str
     tokenizer: str
     retention_marker: str | None = None
     marker_ttl_field: str | None = None
@@ -421,7 +419,6 @@ def _rule(data: dict[str, Any]) -> CacheRule:
         ttl_seconds=float(data["ttl_seconds"]), ttl_refresh_on_hit=bool(data.get("ttl_refresh_on_hit", True)),
         best_effort=bool(data["best_effort"]), write_lag_seconds=float(data["write_lag_seconds"]),
         tolerance_units=int(data.get("tolerance_units", 1)), tolerance_ratio=float(data.get("tolerance_ratio", 0.0)),
-        absent_cache_read=(data.get("usage") or {}).get("absent_cache_read", "unknown"),
         tokenizer=data.get("tokenizer", "estimate"),
         retention_marker=retention.get("marker"), marker_ttl_field=retention.get("marker_ttl_field"),
         retention_key=retention.get("body_key"),

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import UsageError
-from ._ledger import LedgerEntry, SessionLedger
-from ._money import Costs, Tokens, group_unpriced
+from ._ledger import LedgerEntry, LedgerTotals, SessionLedger
+from ._money import Costs, Tokens
 from ._prices import utc_moment
 
 __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]
@@ -25,7 +25,9 @@ USAGE_GROUPS = ("session", "turn", "day", "model", "window", "request")
 
 @dataclass(frozen=True, slots=True)
 class UsageRow:
-    """Sums over the requests of one group (or all of them: :attr:`UsageTable.total`).
+    """Sums over the requests of one group (or all of them: :attr:`UsageTable.total`): the
+    :class:`~dsh_audit.cache.LedgerTotals` of its requests, so a row's amounts follow the same rule
+    as ``cache`` and ``stats`` (:meth:`known`, :meth:`shown`).
 
     ``tier``: in a row of one request (``by="request"``), the ``prompt_tokens_above`` threshold of
     the long-context tier whose rates priced it (:attr:`LedgerEntry.tier`); None for the base
@@ -33,46 +35,52 @@ class UsageRow:
     """
 
     key: str
-    requests: int = 0
-    tokens: Tokens = field(default_factory=Tokens)
-    cost: Costs = field(default_factory=Costs)
-    no_cache_cost: float = 0.0
-    off_peak_cost: float = 0.0
-    lost_tokens: int = 0
-    lost_cost: float = 0.0
-    break_cost: float = 0.0
-    unpriced: int = 0
+    totals: LedgerTotals = field(default_factory=LedgerTotals, compare=False)
     tier: int | None = None
 
-    def add(self, entry: LedgerEntry) -> UsageRow:
-        return UsageRow(
-            self.key, self.requests + 1, self.tokens + (entry.tokens or Tokens()), self.cost + (entry.cost or Costs()),
-            self.no_cache_cost + (entry.no_cache_cost or 0.0), self.off_peak_cost + (entry.off_peak_cost or 0.0),
-            self.lost_tokens + sum(entry.lost.values()), self.lost_cost + sum(entry.lost_cost.values()),
-            self.break_cost + (sum(entry.lost_cost.values()) if entry.is_break else 0.0),
-            self.unpriced + (entry.unpriced is not None), self.tier)
+    @property
+    def requests(self) -> int:
+        return self.totals.requests
 
-    def known(self, amount: float) -> float | None:
-        """``amount`` of this row as JSON gives it: None when none of its requests was priced
-        but some were not (:meth:`Costs.known`), else the sum over the priced ones."""
-        return Costs.known(round(amount, 9), requests=self.requests, unpriced=self.unpriced)
+    @property
+    def tokens(self) -> Tokens:
+        return self.totals.tokens
 
-    def shown(self, amount: float) -> str:
+    @property
+    def cost(self) -> Costs:
+        return self.totals.cost
+
+    @property
+    def lost_tokens(self) -> int:
+        return self.totals.lost_tokens
+
+    @property
+    def unpriced(self) -> int:
+        """The requests of the row not priced."""
+        return self.totals.unpriced_requests
+
+    def known(self, amount: str) -> float | None:
+        """``amount`` of this row (``cost``, ``no_cache``, ``off_peak``, ``lost``, ``break``) as
+        JSON gives it: None when no request that owes it was priced, else the sum over the priced
+        ones (:meth:`LedgerTotals.known`)."""
+        value = self.totals.known(amount)
+        return None if value is None else round(value, 9)
+
+    def shown(self, amount: str) -> str:
         """``amount`` of this row for people: ``$x``, ``≥$x`` when some requests are unpriced,
-        ``$?`` when none was priced (:meth:`Costs.shown`)."""
-        return Costs.shown(amount, requests=self.requests, unpriced=self.unpriced)
+        ``$?`` when it is unknown (:meth:`LedgerTotals.shown`)."""
+        return self.totals.shown(amount)
 
     def to_json(self, *, tier: bool = False) -> dict[str, Any]:
         """The row's JSON; with ``tier`` (rows by request), its ``tier`` too. Amounts are None when
-        no request of the row was priced; ``cost_complete`` is False when any was not (they are
-        then sums over the priced ones: lower bounds)."""
+        they are unknown (no request that owes one was priced); ``cost_complete`` is False when any
+        request was not priced (they are then sums over the priced ones: lower bounds)."""
         return {"key": self.key, "requests": self.requests, "tokens": self.tokens.to_json(),
-                "cost_usd": None if self.known(0.0) is None else self.cost.to_json(),
-                "no_cache_cost_usd": self.known(self.no_cache_cost),
-                "off_peak_cost_usd": self.known(self.off_peak_cost), "lost_tokens": self.lost_tokens,
-                "lost_cost_usd": self.known(self.lost_cost), "break_cost_usd": self.known(self.break_cost),
-                "unpriced_requests": self.unpriced, "cost_complete": not self.unpriced,
-                **({"tier": self.tier} if tier else {})}
+                "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
+                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
+                "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
+                "break_cost_usd": self.known("break"), "unpriced_requests": self.unpriced,
+                "cost_complete": not self.unpriced, **({"tier": self.tier} if tier else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +147,7 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
     given = list(ledgers)
     key = _keys(by, _session_names(given))
     rows: dict[str, UsageRow] = {}
-    total = UsageRow("total")
-    unpriced: dict[str, int] = {}
+    total = UsageRow("total")  # the sum of the rows: every request a row holds, added once more
     sessions = 0
     prices: dict[str, Any] = {}
     windowed = since is not None or until is not None
@@ -157,13 +164,13 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
                     until is not None and entry.sent is not None and entry.sent >= until):
                 continue
             name = key(ledger, entry)
-            rows[name] = rows.get(name, UsageRow(name, tier=entry.tier if by == "request" else None)).add(entry)
-            total = total.add(entry)
-            if entry.unpriced:
-                reason = entry.unpriced
-                unpriced[reason] = unpriced.get(reason, 0) + 1
+            row = rows.get(name)
+            if row is None:
+                row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None)
+            row.totals.add(entry)
+            total.totals.add(entry)
     ordered = sorted(rows.values(), key=lambda r: r.key) if by in ("day", "model", "window") else list(rows.values())
-    return UsageTable(by, tuple(ordered), total, sessions, group_unpriced(unpriced), prices)
+    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, prices)
 
 
 def parse_instant(text: str, *, end: bool = False) -> float:

@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from ..attribution import SessionAttribution, Transition, attribute_paths, format_transition
+from ..capture import capture_for
 from ..session import Failure, GroupResult
 from ..report import dumps_line
 from ..report.terminal import fit_lines, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
-                      echo_error, echo_warning, engine_options, jobs_option, json_option, lenient_option,
-                      listing_options, no_such_request, one_log, request_position, routes_option, selected_logs,
-                      session_title, time_options)
+                      echo_error, echo_warning, engine_options, file_size, jobs_option, json_option, lenient_option,
+                      listing_options, log_progress, no_such_request, one_log, request_position, routes_option,
+                      selected_logs, session_title, time_options)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -43,6 +44,19 @@ def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, r
         for warning in warnings.get(os.fspath(path), ()):
             echo_warning(warning)
     return found
+
+
+def _capture_size(capture: Path | None) -> int:
+    """The bytes of a capture (a file, or a folder of body files: theirs); 0 for none or one that
+    cannot be looked at (attribution says why)."""
+    if capture is None:
+        return 0
+    try:
+        if capture.is_dir():
+            return sum(file_size(item) for item in capture.iterdir() if item.is_file())
+    except OSError:
+        return 0
+    return file_size(capture)
 
 
 def _divergence(t: Transition) -> str:
@@ -191,9 +205,14 @@ def explain_command(path: str, index: int, as_json: bool, capture: str | None, r
         dsh-audit explain latest -1
     """
     logs = [one_log(path)]
-    with progress_callback(len(logs), label="explain") as report_progress:
+    # The bar's work: the log's bytes, then, with a capture, loading it and comparing each request's
+    # captured body with the one before (as much again as the capture, as `diff` weighs it). The
+    # comparison reports nothing as it goes: the bar waits below 100% until it is done.
+    compared = 2 * _capture_size(capture_for(logs[0], capture))
+    with log_progress(logs, label="explain", extra=compared) as advance:
         attributions, failures = _attribute(logs, lenient=lenient, max_version=max_version, routes=routes,
-                                            capture=capture, progress=report_progress)
+                                            capture=capture)
+        advance(compared)
     for outcome in failures:
         for warning in outcome.warnings:
             echo_warning(warning)

@@ -13,7 +13,7 @@ from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
-                      openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
+                      openai_zdr_option, prices_option, routes_option, selected_logs, stated_zdr,
                       time_options)
 
 if TYPE_CHECKING:
@@ -102,17 +102,26 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     the same options, price table, route file, ZDR status and --capture) is skipped; a changed one is replaced.
     Breaks are those `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside
     it, as `check` finds it) is compared with what was sent too. Every request is priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are
-    stored with their error (`stats` counts them as refused) and reported on stderr (exit 2). A log
-    indexed before that lies under one of PATHS and is no longer on disk is removed from
-    the index, all its rows; logs under other paths stay, and so does a log still there but left out
-    by --since/--until. An index of an older schema is upgraded in place
-    (every log is read again). With no PATHS, $DSH_HOME/sessions is indexed. Query the file with
-    `dsh-audit stats` or any SQLite client.
+    stored with their error (`stats` counts them as refused) and reported on stderr (exit 2) on
+    every run that covers them, read again or unchanged. A log indexed before that is no longer
+    on disk is removed from the index, all its rows, wherever it was (under PATHS or not: a log
+    moved or deleted is gone); a log still there but left out by --since/--until stays.
+
+    A session is stored once, as the other commands read it once: when a log read holds a
+    session id the index has from another file still on disk (a plain and a compressed copy, an
+    older generation, an export and DSH's log), the file the other commands would read is kept
+    and the other's rows removed, with a note naming both; files that hold different lines
+    under one id are two sessions, both kept (a fork or subagent child has its own id). An index
+    of an older schema is upgraded in place (every log is read again). With no PATHS,
+    $DSH_HOME/sessions is indexed. Query the file with `dsh-audit stats` or any SQLite client.
 
     The summary line counts the logs given: "indexed N (R refused, stored with their error)",
-    "skipped N unchanged", "N failed (not stored, tried again next run)" when a log's task failed,
-    then "removed N log(s) no longer there". --json prints them as one object (`refused`,
-    `removed` and `removed_paths`; `failed` lists every log refused or failed, with its error).
+    "skipped N unchanged (R refused, reported again)", "N failed (not stored, tried again next
+    run)" when a log's task failed, "N not stored (a session indexed from another file)", then
+    "removed N log(s) no longer there" and "replaced N log(s) by another file of their session".
+    --json prints them as one object (`refused`, `refused_unchanged`, `removed` and
+    `removed_paths`, `replaced_paths`, `copies`, `notes`; `failed` lists every log refused or
+    failed, with its error).
 
     \b
     Example:
@@ -126,9 +135,11 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
                                    attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,
                                    scheduler=scheduler, prices=prices, progress=report, routes=routes,
-                                   capture=capture, zero_data_retention=zdr, roots=session_paths(paths))
+                                   capture=capture, zero_data_retention=zdr)
     for warning in summary.warnings:
         echo_warning(warning)
+    for note in summary.notes:
+        echo_note(note)
     if summary.upgraded_from is not None:
         echo_note(f"{summary.db}: index schema {summary.upgraded_from} upgraded to {SCHEMA_VERSION} in place; "
                   "every log given was read again to store its priced ledger")
@@ -143,7 +154,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
 
 def _index_line(summary: IndexSummary) -> str:
     """The summary line of ``index``: its counts add up to the logs given (``seen``); the logs
-    removed as no longer on disk are not among them.
+    removed as no longer on disk, or replaced by another file of their session, are not among them.
 
     Example:
         >>> print(_index_line(fleet.IndexSummary(  # doctest: +NORMALIZE_WHITESPACE
@@ -151,12 +162,20 @@ def _index_line(summary: IndexSummary) -> str:
         ...     lost=1, seconds=0.04, removed=("z",))))
         a.sqlite: indexed 2 (1 refused, stored with their error), skipped 1 unchanged,
         1 failed (not stored, tried again next run), of 4 log(s) in 0.0 s; removed 1 log(s) no longer there
+        >>> print(_index_line(fleet.IndexSummary(  # doctest: +NORMALIZE_WHITESPACE
+        ...     db="a.sqlite", seen=3, indexed=1, skipped=1, failed=(("x", "x: refused"),), lost=0, seconds=0.04,
+        ...     refused_unchanged=1, replaced=("v",), copies=("w",))))
+        a.sqlite: indexed 1, skipped 1 unchanged (1 refused, reported again), 1 not stored (a session indexed
+        from another file), of 3 log(s) in 0.0 s; replaced 1 log(s) by another file of their session
     """
     refused = f" ({summary.refused} refused, stored with their error)" if summary.refused else ""
+    again = f" ({summary.refused_unchanged} refused, reported again)" if summary.refused_unchanged else ""
     lost = f", {summary.lost} failed (not stored, tried again next run)" if summary.lost else ""
+    copies = f", {len(summary.copies)} not stored (a session indexed from another file)" if summary.copies else ""
     removed = f"; removed {len(summary.removed)} log(s) no longer there" if summary.removed else ""
-    return (f"{summary.db}: indexed {summary.indexed}{refused}, skipped {summary.skipped} unchanged{lost}, "
-            f"of {summary.seen} log(s) in {summary.seconds:.1f} s{removed}")
+    replaced = f"; replaced {len(summary.replaced)} log(s) by another file of their session" if summary.replaced else ""
+    return (f"{summary.db}: indexed {summary.indexed}{refused}, skipped {summary.skipped} unchanged{again}{lost}"
+            f"{copies}, of {summary.seen} log(s) in {summary.seconds:.1f} s{removed}{replaced}")
 
 
 def _print_stats(stats: FleetStats) -> None:

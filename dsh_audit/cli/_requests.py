@@ -14,7 +14,7 @@ from .._spool import LineSpool
 from ..errors import DshAuditError
 from ..runner import in_process, iter_many
 from ..replay import Request
-from ..session import Failure, read_session
+from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning, place_text,
@@ -39,8 +39,9 @@ def _row(request: Request) -> tuple[object, ...]:
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
     usage = request.usage or request.message_usage
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
+    read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
     return (request.index, where, request.kind, header, request.message_count,
-            _tokens(usage, "inputTokens"), _tokens(usage, "cacheReadTokens"), _tokens(usage, "outputTokens"), finish)
+            _tokens(usage, "inputTokens"), "?" if read is None else str(read), _tokens(usage, "outputTokens"), finish)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,12 +27,13 @@ _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
 
 
 def _row(row: UsageRow, *, tier: bool) -> tuple[object, ...]:
-    """A row's cells; an amount over unpriced requests is a lower bound (``≥$x``) or unknown (``$?``)."""
+    """A row's cells; an amount over unpriced requests is a lower bound (``≥$x``) or unknown (``$?``)
+    by the one rule (:meth:`UsageRow.shown`)."""
     t = row.tokens
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
-    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, row.shown(row.cost.total),
-            *tiers, row.shown(row.no_cache_cost), row.shown(row.off_peak_cost),
-            f"{row.lost_tokens} ({row.shown(row.lost_cost)})" if row.lost_tokens else "", row.unpriced or "")
+    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, row.shown("cost"), *tiers,
+            row.shown("no_cache"), row.shown("off_peak"),
+            f"{row.lost_tokens} ({row.shown('lost')})" if row.lost_tokens else "", row.unpriced or "")
 
 
 def _droppable(total: UsageRow) -> tuple[str, ...]:
@@ -74,14 +75,16 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache),
     "cache read", "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and
     "off-peak" what the same requests would have cost with no cache and all off-peak; "lost
-    tokens (cost)" the cache-miss tokens the cache breaks caused and what they cost; "unpriced"
-    the requests with no price (no usage logged, or a model the table does not know). An amount
-    over unpriced requests is a lower bound, "≥$0.0123", or "$?" when none of them was priced
-    (--json: null, with "unpriced_requests" and "cost_complete"). A narrow terminal leaves out a
-    column with no value in any row, then unpriced (kept while a request is unpriced), cache
-    write, off-peak and no cache, and shows session ids as their shortest unique prefix (--json
-    and --format csv keep them whole). A session found in two files whose lines differ is a row
-    of each, "ID (PATH)".
+    tokens (cost)" the cache-miss tokens that lost cache reads caused (breaks and other
+    shortfalls the cache analysis found) and what that cost over cache reads; "unpriced" the
+    requests with no price (no usage logged, or a model the table does not know). An amount over
+    unpriced requests is a lower bound, "≥$0.0123", or "$?" when none of the requests that owe it
+    was priced (a lost cost is owed only by the requests that lost tokens: a loss only unpriced
+    requests had is "$?", never $0; --json: null, with "unpriced_requests" and "cost_complete"),
+    as in cache, stats, check and report. A narrow terminal leaves out a column with no value in
+    any row, then unpriced (kept while a request is unpriced), cache write, off-peak and no
+    cache, and shows session ids as their shortest unique prefix (--json and --format csv keep
+    them whole). A session found in two files whose lines differ is a row of each, "ID (PATH)".
 
     \b
     Example:

@@ -12,7 +12,8 @@ upgrades a file of version 1 or 2 in place: the ``costs`` table is made anew, em
 row cannot tell a base-rate request from one billed at a long-context tier), and every stored log
 is marked changed, so each log given is read again and priced; a log not given stays stored
 without a ledger until it is (``stats`` counts it as ``sessions_unpriced``). ``stats`` refuses a
-file of an older version until then.
+file of an older version until then. A file of a newer version was written by a newer dsh-audit:
+both refuse it, with the advice to upgrade dsh-audit (deleting it would lose what it holds).
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS requests_model ON requests (model)",
     "CREATE INDEX IF NOT EXISTS requests_day ON requests (day)",
     "CREATE INDEX IF NOT EXISTS costs_model ON costs (model)",
+    # index looks a session up by id to store it once (made in place in an index of this version)
+    "CREATE INDEX IF NOT EXISTS sessions_id ON sessions (session_id)",
 )
 
 
@@ -96,6 +99,25 @@ def index_error(exc: sqlite3.Error, location: str, *, hint: str) -> UsageError:
     return UsageError(f"not a dsh-audit index: {exc}", path=location, hint=hint)
 
 
+def _version_hint(stored: str) -> str:
+    """What to do with an index of schema version ``stored``, which this dsh-audit cannot use as it
+    is: upgrade an older one in place; read a newer one with the newer dsh-audit that wrote it.
+
+    Example:
+        >>> _version_hint("9")
+        'it was written by a newer dsh-audit: upgrade dsh-audit (pip install -U dsh-audit) to read it'
+    """
+    if stored in _UPGRADES:
+        return "run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place"
+    try:
+        newer = int(stored) > SCHEMA_VERSION
+    except ValueError:  # no number (or one too long to read): no version of dsh-audit wrote it
+        newer = False
+    if newer:
+        return "it was written by a newer dsh-audit: upgrade dsh-audit (pip install -U dsh-audit) to read it"
+    return "give another --db file, or delete this one and index again"
+
+
 def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
     """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
     place, and the version it had is returned beside the connection."""
@@ -119,8 +141,7 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
         stored = None if row is None else str(row[0])
         if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADES):
             connection.close()
-            hint = ("run `dsh-audit index PATH --db FILE` on the logs to upgrade it in place"
-                    if stored in _UPGRADES else "delete the file and index again")
+            hint = _version_hint(stored)
             raise UsageError(f"index schema version {stored}, this dsh-audit reads {SCHEMA_VERSION}", path=location,
                              hint=hint)
         connection.execute("PRAGMA journal_mode=WAL")

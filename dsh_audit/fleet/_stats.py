@@ -3,12 +3,15 @@ the sessions that lost the most cached tokens, and what it all cost.
 
 Ratios follow ``dsh-audit cache``: cache-read tokens over the logged prompt (input + cache read +
 cache write) of the requests whose usage is known. Costs are sums of the ``costs`` ledger the
-index stored (the rows of ``dsh-audit usage``), added up with :func:`dsh_audit.cache.usd_total`
-so they equal ``usage`` and ``cache`` to the nano-dollar; no log is read again.
+index stored (the rows of ``dsh-audit usage``), each row added up by the same sums as ``usage``
+and ``cache`` (:meth:`dsh_audit.cache.Costs.sums`): they agree to the nano-dollar, and an amount no
+request that owes it was priced for is unknown (null), never $0. No log is read again, and nothing
+of the pipeline is imported: the money values alone.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -23,13 +26,13 @@ __all__ = ["FleetStats", "fleet_stats"]
 _BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
 _KNOWN = "actual_cache_read IS NOT NULL"
 # Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost,
-# requests that lost tokens, and those of them with no lost cost (unpriced).
+# requests that lost tokens, those of them with no lost cost (unpriced), and the requests with none.
 _MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN prompt_tokens END), 0), "
              "COALESCE(SUM(actual_cache_read), 0), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN expected_cache_read END), 0), "
              "COALESCE(SUM(lost_tokens), 0), SUM(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
-             "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0)")
+             "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0)")
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -37,14 +40,16 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def _measures(row: tuple[Any, ...]) -> dict[str, Any]:
-    """A group's measures; ``lost_cost_usd`` sums the priced losses (None when no loss was priced
-    but some were not), ``lost_unpriced`` counts the requests whose lost tokens have no price."""
-    requests, known, prompt, actual, expected, lost, cost, losing, unpriced = row
+    """A group's measures; ``lost_cost_usd`` sums the priced losses by the one rule
+    (:meth:`Costs.known`, as ``cache`` sums its verdicts): None when no request that lost tokens
+    was priced, or no request was; ``lost_unpriced`` counts the requests whose lost tokens have no
+    price, of the ``lost_requests`` that lost any."""
+    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost = row
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected,
             "hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
-            "lost_tokens": lost, "lost_cost_usd": None if cost is None else Costs.known(
-                usd_total([cost]), requests=losing, unpriced=unpriced),
+            "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
+                                                              unpriced=no_cost, owing=losing, owing_unpriced=unpriced),
             "lost_unpriced": unpriced, "lost_requests": losing}
 
 
@@ -127,86 +132,116 @@ def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
 _SQLITE_MAX_INT = (1 << 63) - 1
 
 
-def _top(connection: sqlite3.Connection, top: int) -> tuple[dict[str, Any], ...]:
+def _top(connection: sqlite3.Connection, top: int, ledgers: dict[str | None, _Ledger]) -> tuple[dict[str, Any], ...]:
     rows = connection.execute(
         f"SELECT s.path, s.session_id, {_MEASURES} FROM requests JOIN sessions AS s USING (path) "
         "GROUP BY s.path ORDER BY COALESCE(SUM(lost_tokens), 0) DESC, s.path LIMIT ?",
         (min(top, _SQLITE_MAX_INT),))  # a larger --top is "every session"; SQLite cannot bind it
-    return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:]), **_session_cost(connection, row[0])}
+    return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:]), **_session_cost(ledgers.get(row[0]))}
                  for row in list(rows))
 
 
-def _session_cost(connection: sqlite3.Connection, path: str) -> dict[str, Any]:
+def _session_cost(ledger: _Ledger | None) -> dict[str, Any]:
     """What one indexed session cost and what its breaks cost (None each: indexed without a ledger)."""
-    sums = _ledger_sums(connection, "WHERE path = ?", (path,))
-    if not sums["requests"]:
+    if ledger is None or not ledger.sums.requests:
         return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None}
+    sums = ledger.to_json()
     return {"cost_usd": None if sums["cost_usd"] is None else sums["cost_usd"]["total"],
             "break_cost_usd": sums["break_cost_usd"], "unpriced_requests": sums["unpriced_requests"],
             "cost_complete": sums["cost_complete"]}
 
 
-_AMOUNTS = ("cost_cache_miss", "cost_cache_read", "cost_cache_write", "cost_output", "no_cache_cost",
-            "off_peak_cost", "lost_cost")
-_TOKENS = ("cache_miss_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens")
+#: The ``costs`` columns a request's amounts are read back from (``c``), with its lost tokens by
+#: cause (``r``: the ``requests`` row of the same request).
+_ROW = ("c.path", "c.model", "c.tier", "c.unpriced", "c.billed_as", "c.is_break", "c.cache_miss_tokens",
+        "c.cache_read_tokens", "c.cache_write_tokens", "c.output_tokens", "c.reasoning_tokens", "c.cost_cache_miss",
+        "c.cost_cache_read", "c.cost_cache_write", "c.cost_output", "c.no_cache_cost", "c.off_peak_cost",
+        "c.lost_tokens", "c.lost_cost_by_cause", "r.lost")
 
 
-def _ledger_sums(connection: sqlite3.Connection, where: str = "", params: tuple[Any, ...] = ()) -> dict[str, Any]:
-    """The ledger's sums over the ``costs`` rows matching ``where``: every amount is summed in
-    Python with :func:`usd_total` (SQLite's float ``SUM`` may round differently)."""
-    columns = ("unpriced", "is_break", "tier", "cost_total", *_TOKENS, *_AMOUNTS)
-    rows = connection.execute(f"SELECT {', '.join(columns)} FROM costs {where}", params).fetchall()
-    unpriced: dict[str, int] = {}
-    for row in rows:
-        if row[0] is not None:
-            unpriced[row[0]] = unpriced.get(row[0], 0) + 1
-    first = columns.index(_TOKENS[0])
-    tokens = Tokens(*(sum(r[first + i] or 0 for r in rows) for i in range(len(_TOKENS))))
-    amounts = {name: [r[first + len(_TOKENS) + i] for r in rows if r[first + len(_TOKENS) + i] is not None]
-               for i, name in enumerate(_AMOUNTS)}
-    cost = Costs(*(usd_total(amounts[name]) for name in _AMOUNTS[:4]))
-    breaks = [r[-1] for r in rows if r[1] and r[-1] is not None]
-    tiered = [r for r in rows if r[2] is not None]
-    # Amounts are sums over the priced requests: None when none was priced but some were not
-    # (unknown, never $0), lower bounds when ``cost_complete`` is False.
-    counts = {"requests": len(rows), "unpriced": sum(unpriced.values())}
-    return {"requests": len(rows), "unpriced_requests": counts["unpriced"], "cost_complete": not counts["unpriced"],
-            "tokens": tokens.to_json(), "cost_usd": None if Costs.known(0.0, **counts) is None else cost.to_json(),
-            "no_cache_cost_usd": Costs.known(usd_total(amounts["no_cache_cost"]), **counts),
-            "off_peak_cost_usd": Costs.known(usd_total(amounts["off_peak_cost"]), **counts),
-            "lost_cost_usd": Costs.known(usd_total(amounts["lost_cost"]), **counts),
-            "break_cost_usd": Costs.known(usd_total(breaks), **counts), "tier_requests": len(tiered),
-            "tier_cost_usd": usd_total(r[3] for r in tiered if r[3] is not None),
-            "unpriced": Costs.group_unpriced(unpriced)}
+class _Ledger:
+    """The ledger sums of a group of ``costs`` rows (:meth:`Costs.sums`, as ``usage`` and ``cache``
+    sum a session's ledger), with its requests billed at a long-context tier and what they cost."""
+
+    __slots__ = ("sums", "tier_costs", "tier_requests")
+
+    def __init__(self) -> None:
+        self.sums = Costs.sums()
+        self.tier_requests = 0
+        self.tier_costs: list[float] = []
+
+    def add(self, row: tuple[Any, ...], lost: dict[str, int], lost_cost: dict[str, float] | None) -> None:
+        """Add one ``costs`` row (columns :data:`_ROW` from ``c.tier``), its lost tokens and their
+        cost by cause (None: no rate priced them)."""
+        (tier, unpriced, _, is_break, miss, read, write, output, reasoning, cost_miss, cost_read, cost_write,
+         cost_output, no_cache, off_peak) = row[:15]
+        tokens = None if miss is None else Tokens(miss, read or 0, write or 0, output or 0, reasoning or 0)
+        cost = None if cost_miss is None else Costs(cost_miss, cost_read or 0.0, cost_write or 0.0, cost_output or 0.0)
+        self.sums.add_request(tokens=tokens, cost=cost, no_cache=no_cache, off_peak=off_peak, lost=lost,
+                              lost_cost=lost_cost, is_break=bool(is_break), unpriced=unpriced)
+        if tier is not None:
+            self.tier_requests += 1
+            if cost is not None:
+                self.tier_costs.append(cost.total)
+
+    def to_json(self) -> dict[str, Any]:
+        """The group's ``cost`` object: the ledger summary's amounts (sums over the priced
+        requests: None when no request that owes one was priced, never $0 for unknown; lower
+        bounds when ``cost_complete`` is False), what the cache losses cost, and the tier."""
+        sums = self.sums
+        summary = sums.summary()
+        return {"requests": sums.requests, "unpriced_requests": summary["unpriced_requests"],
+                "cost_complete": summary["cost_complete"], "tokens": summary["tokens"],
+                "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
+                "off_peak_cost_usd": summary["off_peak_cost_usd"], "lost_cost_usd": sums.known("lost"),
+                "break_cost_usd": summary["break_cost_usd"], "tier_requests": self.tier_requests,
+                "tier_cost_usd": usd_total(self.tier_costs), "unpriced": summary["unpriced"]}
 
 
-def _cost(connection: sqlite3.Connection) -> dict[str, Any]:
+def _ledgers(connection: sqlite3.Connection) -> tuple[_Ledger, dict[str | None, _Ledger], dict[str | None, _Ledger]]:
+    """The ledger sums of the whole index, of each model and of each session (by path), in one
+    pass over the ``costs`` rows."""
+    total = _Ledger()
+    by_model: dict[str | None, _Ledger] = {}
+    by_path: dict[str | None, _Ledger] = {}
+    for row in connection.execute(f"SELECT {', '.join(_ROW)} FROM costs AS c LEFT JOIN requests AS r "
+                                  "ON r.path = c.path AND r.idx = c.idx"):
+        path, model, *amounts, lost_tokens, lost_cost, lost = row
+        by_cause: dict[str, int] = json.loads(lost) if lost else {}
+        if lost_tokens and not by_cause:  # a request row without its causes: its tokens still count
+            by_cause = {"?": lost_tokens}
+        # priced when a rate billed it (``billed_as``), as the ledger entry it was written from
+        cause_cost = (json.loads(lost_cost) if lost_cost else {}) if amounts[2] is not None else None
+        for ledger in (total, by_model.setdefault(model, _Ledger()), by_path.setdefault(path, _Ledger())):
+            ledger.add(tuple(amounts), by_cause, cause_cost)
+    return total, by_model, by_path
+
+
+def _cost(connection: sqlite3.Connection, total: _Ledger) -> dict[str, Any]:
     missing = connection.execute(
         "SELECT COUNT(*) FROM sessions WHERE error IS NULL AND request_count > 0 "
         "AND NOT EXISTS (SELECT 1 FROM costs WHERE costs.path = sessions.path)").fetchone()[0]
-    return {**_ledger_sums(connection), "sessions_unpriced": missing}
+    return {**total.to_json(), "sessions_unpriced": missing}
 
 
-def _cost_by_model(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
-    models = [row[0] for row in connection.execute("SELECT DISTINCT model FROM costs")]
-    rows = [{"model": model, **_ledger_sums(connection, "WHERE model IS ?", (model,))} for model in models]
+def _cost_by_model(by_model: dict[str | None, _Ledger]) -> tuple[dict[str, Any], ...]:
+    rows = [{"model": model, **ledger.to_json()} for model, ledger in by_model.items()]
     return tuple(sorted(rows, key=lambda r: (-(r["cost_usd"] or {}).get("total", 0.0), -r["requests"],
                                              r["model"] or "")))
 
 
-def _cost_by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
-    causes: dict[str, dict[str, list[float]]] = {}
-    for cause, cost, is_break in connection.execute(
-            "SELECT item.key, item.value, costs.is_break FROM costs, json_each(costs.lost_cost_by_cause) AS item"):
-        entry = causes.setdefault(cause, {"lost": [], "breaks": []})
-        entry["lost"].append(cost)
-        if is_break:
-            entry["breaks"].append(cost)
+def _cost_by_cause(connection: sqlite3.Connection, total: _Ledger) -> tuple[dict[str, Any], ...]:
+    """Per cause of lost cache reads: the tokens lost (of every indexed request, so the rows add up
+    to the fleet's tokens lost), what the priced ones cost and the part lost in breaks, by the one
+    rule (None: no request that lost tokens to the cause was priced, or none has a ledger)."""
     tokens = dict(connection.execute("SELECT item.key, SUM(item.value) FROM requests, json_each(requests.lost) AS item "
                                      "WHERE requests.lost IS NOT NULL GROUP BY 1").fetchall())
-    rows = [{"cause": cause, "lost_tokens": tokens.get(cause, 0), "lost_cost_usd": usd_total(v["lost"]),
-             "break_cost_usd": usd_total(v["breaks"])} for cause, v in causes.items()]
-    return tuple(sorted(rows, key=lambda r: (-r["lost_cost_usd"], r["cause"])))
+    causes = total.sums.causes()
+    rows = [{"cause": cause, "lost_tokens": tokens.get(cause, lost_tokens), "lost_cost_usd": cost,
+             "break_cost_usd": breaks} for cause, (lost_tokens, cost, breaks) in causes.items()]
+    rows += [{"cause": cause, "lost_tokens": count, "lost_cost_usd": None, "break_cost_usd": None}
+             for cause, count in tokens.items() if cause not in causes]  # lost only by logs without a ledger
+    return tuple(sorted(rows, key=lambda r: (-(r["lost_cost_usd"] or 0.0), r["cause"])))
 
 
 #: The SQLite storage classes each declared column type may hold (``NULL`` in all of them).
@@ -275,11 +310,12 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
     connection = connect_index(db, create=False)
     try:
         _check_values(connection, os.fspath(db))
+        total, by_model, by_path = _ledgers(connection)
         return FleetStats(db=os.fspath(db), totals=_totals(connection),
                           by_model=_grouped(connection, "model", "4 DESC, model"),
                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
-                          top_sessions=_top(connection, top), cost=_cost(connection),
-                          cost_by_model=_cost_by_model(connection), cost_by_cause=_cost_by_cause(connection))
+                          top_sessions=_top(connection, top, by_path), cost=_cost(connection, total),
+                          cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total))
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
         if str(exc) == "integer overflow":  # a sound index: SUM() of counts that add up past 2**63 - 1
             raise UsageError("the token counts of the index add up past SQLite's 64-bit integers: its logs "

@@ -22,12 +22,15 @@ Keys (kebab-case, as TOML tools spell them) and strict defaults::
                             "resume", "fork", "subagent", "retry", "title_input",
                             "search_input"]                      # DSH822 for any other cause
     min-cache-hit-ratio = 0.0              # DSH831 below this actual ratio (0 turns it off)
-    ignore = []                            # rule ids or prefixes ("DSH4") whose findings are dropped
+    ignore = []                            # rule ids or families ("DSH4", "DSH81") whose findings are dropped
     adapter = "auto"                       # wire format for capture comparison: auto (each request's route
-                                           # from the log)|deepseek|anthropic|openai
+                                           # from the log)|deepseek|anthropic|openai|responses
 
 Sub-tables of ``[tool.dsh-audit]`` belong to other commands and are ignored here; an unknown key
-is an error (a misspelt key would silently weaken the gate).
+is an error (a misspelt key would silently weaken the gate), and so is an ``ignore`` entry that
+names no rule or family, or every rule (``"D"``, ``"DSH"``). A ``--policy`` file is either a plain
+policy (keys at top level) or pyproject-style (a ``[tool.dsh-audit]`` table): keys at top level
+beside that table would be ignored, so they are an error too.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from typing import Any
 
 from .._pyproject import ConfigFileError, find_pyproject, read_toml
 from ..errors import UnreadableError, UsageError
+from ..validate import RULES, checked_rule_ids
+from ._rules import GATE_RULES
 
 __all__ = ["CAPTURE_VERDICTS", "Policy", "find_pyproject", "load_policy"]
 
@@ -105,10 +110,11 @@ class Policy:
 def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"policy key {key!r} must be a list of strings", path=source)
+    if allowed is None:  # rule ids: each names a rule or a family of them, as validate's --ignore
+        checked_rule_ids(value, [*RULES, *GATE_RULES], what=f"policy key {key!r}", path=source)
+        return tuple(value)
     for item in value:
-        if allowed is None and not item:
-            raise UsageError(f"policy key {key!r}: an empty string would match every rule", path=source)
-        if allowed is not None and item not in allowed:
+        if item not in allowed:
             raise UsageError(f"policy key {key!r}: unknown value {item!r}", path=source,
                              hint="allowed: " + ", ".join(allowed))
     return tuple(value)
@@ -168,9 +174,17 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
         True
     """
     if path is not None:
+        source = os.fspath(path)
         document = _read_toml(Path(path))
-        tool = _tool_table(document, os.fspath(path))
-        return Policy.from_mapping(document if tool is None else tool, source=os.fspath(path))
+        tool = _tool_table(document, source)
+        if tool is None:
+            return Policy.from_mapping(document, source=source)
+        beside = [str(key) for key, value in document.items() if not isinstance(value, dict)]
+        if beside:  # a plain policy and a pyproject-style one mixed: the top-level keys would not be read
+            raise UsageError(f"top-level key(s) {', '.join(map(repr, beside))} beside [tool.dsh-audit] would be "
+                             "ignored", path=source,
+                             hint="move them into [tool.dsh-audit], or drop the table and keep the keys at top level")
+        return Policy.from_mapping(tool, source=source)
     found = find_pyproject(search_from)
     if found is None:
         return Policy()

@@ -25,8 +25,8 @@ from typing import Any
 from ..log import Event
 from ..wire import BUILTIN_MODELS
 
-__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "request_provider", "request_route", "route_for",
-           "window_conflicts"]
+__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "logged_cache_read", "request_provider", "request_route",
+           "route_for", "window_conflicts"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
 ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai",
@@ -217,6 +217,36 @@ def request_provider(request: Any) -> str | None:
     if not isinstance(provider, str):
         provider = (getattr(request, "extra", None) or {}).get("provider")
     return provider if isinstance(provider, str) else None
+
+
+def logged_cache_read(request: Any) -> int | None:
+    """The cache-read tokens ``request``'s logged usage holds; None when unknown, never a made-up 0.
+
+    The attempt's own usage chunk wins; a step's ``assistant/message`` usage is the fallback (spec
+    §7.4). What a usage without ``cacheReadTokens`` means depends on the DSH adapter that wrote it,
+    which its provider id names: DSH's native DeepSeek adapter serves ``deepseek-official`` alone
+    (``llm-deepseek/src/index.ts`` ``PROVIDER``) and writes the bucket only when the wire reported
+    one, so there it is unknown; every other provider goes through the pi-ai adapter, whose
+    ``mapUsage`` (``llm-pi-ai/src/stream.ts``) writes it only when pi-ai's ``cacheRead`` is above 0
+    ("pi-ai reports zeros, not absence"), so a pi-ai usage with its ``inputTokens`` and no bucket
+    read 0 as pi-ai counted it.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> pi = {"config": {"provider": "anthropic"}}
+        >>> logged_cache_read(R(usage={"inputTokens": 5}, message_usage=None, header=pi, kind="loop", extra={}))
+        0
+        >>> native = {"config": {"provider": "deepseek-official"}}
+        >>> logged_cache_read(R(usage={"inputTokens": 5}, message_usage=None, header=native, kind="loop", extra={}))
+    """
+    usage = request.usage if request.usage is not None else request.message_usage
+    if not isinstance(usage, dict):
+        return None
+    value = usage.get("cacheReadTokens")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    provider = request_provider(request)
+    return 0 if provider is not None and provider not in _NATIVE and "inputTokens" in usage else None
 
 
 def _from_api(provider: str, api: str, because: str) -> Route:

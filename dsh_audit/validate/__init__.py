@@ -17,7 +17,7 @@ from ._catalogue import LENIENT_RULES, RULES
 from ._engine import LineValidator, validate, validate_paths
 from ._model import SEVERITIES, Finding, Rule, Severity
 from ._report import format_summary, format_text
-from ._sink import select_rules
+from ._sink import checked_rule_ids, select_rules
 
 __all__ = [
     "Finding",
@@ -27,6 +27,7 @@ __all__ = [
     "Rule",
     "SEVERITIES",
     "Severity",
+    "checked_rule_ids",
     "format_summary",
     "format_text",
     "select_rules",

@@ -9,6 +9,7 @@ streams of v2+ ``assistant/message`` and ``assistant/attempt`` records.
 
 from __future__ import annotations
 
+from ..log import LATEST_VERSION
 from ._model import Rule
 
 __all__ = ["LENIENT_RULES", "RULES"]
@@ -71,11 +72,13 @@ _ALL = [
     Rule("DSH202", "error", "header-type", 'The first line must be an object with type "session".',
          "write the session header before any event", '{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}'),
     Rule("DSH203", "error", "header-version", "The header needs a numeric version.",
-         "write version 0 (DSH 0.1.0-rc.8 writes SESSION_FORMAT_VERSION 0)",
+         "write version 0, as DSH 0.1.0-rc.8 does; --lenient reads a tokenised fixture's missing version as a "
+         "warning",
          '{"type":"session","id":"s1","createdAt":1800000000000,"delegationDepth":0}'),
     Rule("DSH204", "error", "version-newer",
          "The log's format version is newer than the reader reads; DSH refuses it ('upgrade the harness').",
-         "read it with a harness that knows this version, or validate with a higher --max-version",
+         f"read it with a harness that knows its version: this dsh-audit reads up to v{LATEST_VERSION}, so a "
+         f"newer log needs a newer dsh-audit; a --max-version below {LATEST_VERSION} refuses newer logs on purpose",
          '{"type":"session","version":4,"id":"s1","createdAt":1800000000000,"delegationDepth":0,"isSeeded":false}'),
     Rule("DSH205", "error", "version-unknown", "The version is not a released format (negative or fractional).",
          "released formats are v0-v4", '{"type":"session","version":-1,"id":"s1","createdAt":1,"delegationDepth":0}'),
@@ -86,7 +89,8 @@ _ALL = [
     Rule("DSH208", "error", "header-created-at", "createdAt must be a non-negative safe integer (epoch milliseconds).",
          "write Date.now() at creation", '{"type":"session","version":0,"id":"s1","createdAt":"today","delegationDepth":0}'),
     Rule("DSH209", "error", "header-delegation-depth", "delegationDepth is always written, a non-negative safe integer.",
-         "write 0 for a top-level session", '{"type":"session","version":0,"id":"s1","createdAt":1800000000000}'),
+         "write 0 for a top-level session; --lenient reads a tokenised fixture's missing delegationDepth as a "
+         "warning", '{"type":"session","version":0,"id":"s1","createdAt":1800000000000}'),
     Rule("DSH210", "error", "header-origin", "origin may only be \"subagent\".", "omit origin for a top-level session",
          '{"type":"session","version":0,"id":"s1","createdAt":1,"origin":"fork","delegationDepth":0}'),
     Rule("DSH211", "error", "header-agent-preset", "agentPreset must be a string when present.", "omit it or write its name",

@@ -125,7 +125,7 @@ class LineValidator:
             return
         try:
             if self._trace is None:
-                self._start(None)
+                self._start(None, torn)
             self._scan.end(torn)
             assert self._trace is not None
             self._trace.finish()
@@ -145,8 +145,8 @@ class LineValidator:
             raise RuntimeError(f"{self.path}: validation ended before the end of the log")
         return _order(self.sink.findings)
 
-    def _start(self, line: Line | None) -> None:
-        header = check_header(line, self.sink, lenient=self.lenient, max_version=self.max_version)
+    def _start(self, line: Line | None, torn: Sequence[TornTail] = ()) -> None:
+        header = check_header(line, self.sink, lenient=self.lenient, max_version=self.max_version, torn=torn)
         _lineage_header(header, self.sink)
         self._admitter = Admitter(self.sink, session_id=header.session_id, version=header.version,
                                   known=known_types(header.version, KNOWN_EVENT_TYPES))

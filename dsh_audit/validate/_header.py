@@ -8,10 +8,11 @@ events are still checked afterwards with the shapes of the header's version.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..log import (SUPPORTED_VERSIONS, Line, canonical_generation, classify_record, is_absolute_path, is_safe_int,
+from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, classify_record, is_absolute_path, is_safe_int,
                    parse_json)
 from ._sink import Sink
 from ._source import Fatal
@@ -37,10 +38,12 @@ def _non_negative(value: Any) -> bool:
     return is_safe_int(value) and value >= 0
 
 
-def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: int) -> HeaderInfo:
-    """Check the header line; raise Fatal when the log cannot be read at all."""
+def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: int,
+                 torn: Sequence[TornTail] = ()) -> HeaderInfo:
+    """Check the header line (None: the file holds no complete line, only ``torn`` bytes if any);
+    raise Fatal when the log cannot be read at all."""
     if line is None:
-        sink.add("DSH201", "empty file: no session header line", line=1)
+        _no_line(sink, torn)
         raise Fatal
     try:
         value = parse_json(line.raw)
@@ -64,6 +67,23 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
     return HeaderInfo(version=version, session_id=sid, raw=value)
 
 
+def _no_line(sink: Sink, torn: Sequence[TornTail]) -> None:
+    """The file holds no complete line: empty (DSH201), a first zstd frame cut off with no line
+    recovered from it (DSH103, a crash mid-write, and DSH201), or bytes with no newline at all
+    (DSH101: not a DSH log, whose header is a whole line)."""
+    if not torn:
+        sink.add("DSH201", "empty file: no session header line", line=1)
+        return
+    tail = torn[0]
+    if tail.reason.startswith("zstd frame"):
+        sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)", line=1)
+        sink.add("DSH201", "no session header line: the file's first zstd frame is cut off and no complete line "
+                 "was recovered from it", line=1)
+        return
+    sink.add("DSH101", f"no complete line: the file's {tail.dropped_bytes} bytes hold no newline, so there is no "
+             "session header line (not a DSH log, or cut off inside its first line)", line=1)
+
+
 def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_version: int) -> int:
     version = value.get("version")
     if "version" not in value:
@@ -74,8 +94,12 @@ def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_vers
         return 0
     if version > max_version:
         readable = "v0" if max_version == 0 else f"v0-v{max_version}"
-        sink.add("DSH204", f"log format v{version} is newer than this reader reads ({readable}): "
-                 "written by a newer harness", line=1)
+        if version > LATEST_VERSION:
+            sink.add("DSH204", f"log format v{version} is newer than this dsh-audit reads (v0-v{LATEST_VERSION}): "
+                     "written by a newer harness", line=1)
+        else:
+            sink.add("DSH204", f"log format v{version} is newer than --max-version {max_version} reads "
+                     f"({readable}); this dsh-audit reads up to v{LATEST_VERSION}", line=1)
         if version not in SUPPORTED_VERSIONS:
             raise Fatal  # no released shapes to check the events against
         return int(version)

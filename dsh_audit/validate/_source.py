@@ -77,6 +77,7 @@ class EventScan:
         self.expected = 0
         self.held: list[_Issue | RawEvent] = []  # since the first unresolved problem
         self.dropped = 0
+        self.last_line = 1  # the last physical line fed (1: the header, read before the events)
 
     def _release(self) -> Iterator[RawEvent]:
         for item in self.held:
@@ -108,6 +109,7 @@ class EventScan:
         Raises:
             Fatal: the line is not UTF-8 (the finding is recorded).
         """
+        self.last_line = line.number + line.count - 1
         decoded = self._decode(line)
         if decoded is None:
             return
@@ -170,8 +172,9 @@ class EventScan:
             self.sink.add("DSH106", f"{first.message} ({first.rule}); no turn/end follows, so DSH treats it as a "
                           f"crash-damaged tail: {self.dropped} record(s) from here on are ignored",
                           line=first.line, seq=first.seq)
-        for tail in torn:
-            self.sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)")
+        for tail in torn:  # the incomplete bytes start the line after the last complete one
+            self.sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)",
+                          line=self.last_line + 1)
 
 
 def scan_events(lines: Iterator[Line], sink: Sink, torn: list[TornTail]) -> Iterator[RawEvent]:

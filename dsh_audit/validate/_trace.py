@@ -80,6 +80,9 @@ class _Attempt:
     usage: Any = None
     usage_seen: bool = False
     finish: str | None = None
+    #: (delta type, index) already reported as having no open block there (DSH421): the deltas
+    #: after it at that index are one cause, one finding, until a block-start opens the index
+    unopened: set[tuple[Any, Any]] = field(default_factory=set)
 
 
 @dataclass
@@ -101,6 +104,13 @@ def _data(event: Event) -> dict[str, Any]:
     return as_object(event.data)
 
 
+def _number(what: str, value: Any) -> str:
+    """``turn 3``, or what stands instead of a number in an untrusted field (``no turn``, ``turn "3"``)."""
+    if value is None:
+        return f"no {what}"
+    return f"{what} {value}" if type(value) is int else f"{what} {value!r}"
+
+
 class Trace:
     """Folds events in order and reports DSH109, DSH4xx, DSH22x, DSH31x, DSH6xx and DSH7xx findings."""
 
@@ -119,6 +129,9 @@ class Trace:
         self.end_seeds: list[int] = []  # a fork of a resumed log carries the parent's end-seeds too
         self.at: tuple[int, int] | None = None  # the current event's line and seq
         self.surface_ok = True  # whether the surface fold accepted the current event
+        #: the last DSH405 mismatch (named turn and step, open turn and step) until a turn or step
+        #: boundary: the events after it that name the same wrong step are one cause, one finding
+        self.misplaced: tuple[Any, ...] | None = None
 
     def add(self, rule: str, message: str) -> None:
         assert self.at is not None
@@ -161,8 +174,10 @@ class Trace:
     def finish(self) -> None:
         """End of the log: open-tail facts and seed lineage."""
         if self.open_turn is not None:
-            self.sink.add("DSH407", f"log ends inside open turn {self.open_turn}"
-                          + (f" (step {self.open_step} open)" if self.open_step is not None else ""))
+            line, seq = self.at if self.at is not None else (None, None)
+            self.sink.add("DSH407", f"log ends inside open {_number('turn', self.open_turn)}"
+                          + (f" ({_number('step', self.open_step)} open)" if self.open_step is not None else ""),
+                          line=line, seq=seq)
         if self.version <= 1 and self.seed_length:
             if self.seed_length not in self.end_seeds:
                 where = ", ".join(f"seq {s}" for s in self.end_seeds) or "none"
@@ -171,9 +186,19 @@ class Trace:
 
     def require_step(self, kind: str, data: dict[str, Any]) -> None:
         turn, step = data.get("turn"), data.get("step")
-        if self.open_turn != turn or self.open_step != step:
-            self.add("DSH405", f"{kind} names turn {turn}/step {step} but open is turn "
-                     f"{self.open_turn}/step {self.open_step}")
+        if self.open_turn == turn and self.open_step == step:
+            return
+        mismatch = (_key(turn), _key(step), _key(self.open_turn), _key(self.open_step))
+        if mismatch == self.misplaced:
+            return  # reported at the first event naming this step
+        self.misplaced = mismatch
+        if self.open_turn is None:
+            where = "no turn is open"
+        elif self.open_step is None:
+            where = f"no step of {_number('turn', self.open_turn)} is open"
+        else:
+            where = f"{_number('turn', self.open_turn)}/{_number('step', self.open_step)} is open"
+        self.add("DSH405", f"{kind} names {_number('turn', turn)}/{_number('step', step)} but {where}")
 
     def chunk_row(self, line: int, values: list[dict[str, Any]]) -> None:
         """The ``assistant/chunk`` events of one packed row (:meth:`chunk` of each, in order).
@@ -206,29 +231,41 @@ class Trace:
     def on_turn_start(self, event: Event, data: dict[str, Any]) -> None:
         turn = data.get("turn")
         if self.open_turn is not None:
-            self.add("DSH402", f"turn/start {turn} while turn {self.open_turn} is still open")
+            self.add("DSH402", f"turn/start names {_number('turn', turn)} while {_number('turn', self.open_turn)} "
+                     "is still open")
         if turn != self.next_turn:
-            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {turn}")
-        self.open_turn, self.next_step = turn, 1
+            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {_number('turn', turn)}")
+        self.open_turn, self.next_step, self.misplaced = turn, 1, None
 
     def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
         turn = data.get("turn")
-        if self.open_turn != turn:
-            self.add("DSH402", f"turn/end {turn} does not match open turn {self.open_turn}")
+        if self.open_turn is None:
+            self.add("DSH402", f"turn/end names {_number('turn', turn)} but no turn is open")
+        elif self.open_turn != turn:
+            self.add("DSH402", f"turn/end names {_number('turn', turn)} but {_number('turn', self.open_turn)} is open")
         if self.open_step is not None:
-            self.add("DSH402", f"turn/end {turn} while step {self.open_step} is still open")
-        self.open_turn = None
+            self.add("DSH402", f"turn/end names {_number('turn', turn)} while {_number('step', self.open_step)} "
+                     "is still open")
+        self.open_turn = self.misplaced = None
         self.next_turn += 1
 
     def on_step_start(self, event: Event, data: dict[str, Any]) -> None:
         turn, step = data.get("turn"), data.get("step")
-        if self.open_turn != turn:
-            self.add("DSH404", f"step/start in turn {turn} but open turn is {self.open_turn}")
+        if self.open_turn is None:
+            # its turn/start is missing (or was not readable): the step's turn is taken as open,
+            # so that the events of that turn are not each reported again as outside any turn
+            self.add("DSH404", f"step/start names {_number('turn', turn)} but no turn is open")
+            self.open_turn = turn
+        elif self.open_turn != turn:
+            self.add("DSH404", f"step/start names {_number('turn', turn)} but {_number('turn', self.open_turn)} "
+                     "is open")
         if self.open_step is not None:
-            self.add("DSH404", f"step/start {step} while step {self.open_step} is still open")
+            self.add("DSH404", f"step/start names {_number('step', step)} while {_number('step', self.open_step)} "
+                     "is still open")
         if step != self.next_step:
-            self.add("DSH403", f"step/start expected step {self.next_step} in turn {turn}, got {step}")
-        self.open_step = step
+            self.add("DSH403", f"step/start expected step {self.next_step} in {_number('turn', turn)}, "
+                     f"got {_number('step', step)}")
+        self.open_step, self.misplaced = step, None
         self.step = _Step()
 
     def on_step_end(self, event: Event, data: dict[str, Any]) -> None:
@@ -240,7 +277,7 @@ class Trace:
             if call_id not in step.results:
                 self.add("DSH412", f"tool call {call_id} of the step's assistant message has no tool/result")
         self.pending.clear()
-        self.open_step = None
+        self.open_step = self.misplaced = None
         self.next_step += 1
         self.step = _Step()
 
@@ -337,13 +374,18 @@ class Trace:
             index = _key(index)
         needs = _DELTA_BLOCK.get(ctype)  # the most common chunks first
         if needs is not None:
-            if attempt.open.get(index) != needs:
+            if attempt.open.get(index) != needs and (ctype, index) not in attempt.unopened:
+                attempt.unopened.add((ctype, index))
+                found = attempt.open.get(index)
                 self.add("DSH421", f"{ctype} at index {index} needs an open {needs} block, "
-                         f"got {attempt.open.get(index)}")
+                         + (f"but a {found if type(found) is str else repr(found)} block is open there"
+                            if index in attempt.open else "but no block is open there"))
         elif ctype == "block-start":
             if index in attempt.open:
                 self.add("DSH420", f"block-start repeats open block index {index}")
             attempt.open[index] = chunk.get("blockType")
+            if attempt.unopened:  # the index's block changes: a delta there is a new cause
+                attempt.unopened = {u for u in attempt.unopened if u[1] != index}
         elif ctype == "block-end":
             block = as_object(chunk.get("block"))
             if index not in attempt.open:
@@ -351,6 +393,8 @@ class Trace:
             elif block.get("type") != attempt.open[index]:
                 self.add("DSH422", f"block-end index {index} closes {block.get('type')}, expected {attempt.open[index]}")
             attempt.open.pop(index, None)
+            if attempt.unopened:
+                attempt.unopened = {u for u in attempt.unopened if u[1] != index}
         elif ctype == "usage":
             if attempt.usage_seen:
                 self.add("DSH423", "usage chunk repeated in one attempt")
