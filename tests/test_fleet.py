@@ -384,7 +384,7 @@ def test_dask_engine_matches_local(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     distributed = pytest.importorskip("distributed")
     serial = run(monkeypatch, capsys, "requests", "--json", str(LIVE))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address="127.0.0.1:0") as cluster:
         address = cluster.scheduler_address
         on_dask = run(monkeypatch, capsys, "requests", "--json", "--engine", "dask", "--scheduler", address, str(LIVE))
         results = run_many(["0", "bad", "2"], _echo, engine="dask", scheduler=address)
