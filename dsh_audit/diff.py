@@ -37,7 +37,7 @@ __all__ = ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
 
 VERDICTS = ("identical", "equivalent", "different")
 _EQUIVALENCE_ORDER = ("key order", "whitespace", "number spelling", "string escaping")
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|\s+|[^\s{}\[\]:,"]+', re.S)
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|\s+|[^\s{}\[\]:,"]+', re.S)
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 _MISSING = object()
 _Part = str | int
@@ -364,6 +364,17 @@ def _context(data: bytes, offset: int, width: int) -> str:
     return data[max(0, offset - width): offset + width].decode("utf-8", errors="backslashreplace")
 
 
+def _first_difference(a: bytes, b: bytes, piece: int = 1 << 16) -> int:
+    """The offset of the first byte at which ``a`` and ``b`` differ (the shorter one's length when it
+    is a prefix of the other), compared a piece at a time at C speed (a byte at a time in Python, two
+    16 MiB bodies took seconds)."""
+    size = min(len(a), len(b))
+    start = 0
+    while start < size and a[start:start + piece] == b[start:start + piece]:
+        start += piece
+    return next((i for i in range(start, min(start + piece, size)) if a[i] != b[i]), size)
+
+
 def diff_bodies(expected: bytes, actual: bytes, *, context: int = 24) -> BodyDiff:
     """Compare a rebuilt body with a captured one.
 
@@ -379,7 +390,7 @@ def diff_bodies(expected: bytes, actual: bytes, *, context: int = 24) -> BodyDif
     """
     if expected == actual:
         return BodyDiff("identical", len(expected), len(actual), None, None, None, (), ())
-    offset = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    offset = _first_difference(expected, actual)
     contexts = (_context(expected, offset, context), _context(actual, offset, context))
     try:
         old = parse_json(expected)

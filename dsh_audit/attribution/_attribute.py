@@ -33,6 +33,7 @@ from ..replay import Request
 from ..session import Bodies, Evidence, LogEvidence, RouteEvidence, Session, open_session, request_route
 from ..wire import fold_text_block, without_cache_markers
 from ._compare import Pair, compare
+from ._header_diff import on_route
 from ._model import Divergence, SessionAttribution, Transition
 from ._prefix import MessageDigests, lcp_bytes, pieces_offset
 
@@ -285,19 +286,26 @@ class _Attributor:
                     first_divergence=Divergence("messages" if index is not None else "config", index, None),
                     detail="the captured bodies break the prefix, but the log records nothing that changes "
                            "the prompt: something between DSH's log and the provider rewrote the request")
-        if item.verdict != "break" or item.first_divergence is None:
-            return item
-        if bodies is None:
-            offset = self._pieces_offset(prev_session, prev, session, cur)
+        if item.verdict == "break" and item.first_divergence is not None:
+            offset = self._pieces_offset(prev_session, prev, session, cur) if bodies is None else None
+            if offset is None and bodies is None:
+                rendered = (self._rendered(prev_session, prev), self._rendered(session, cur))
+                bodies = (rendered[0], rendered[1]) if rendered[0] is not None and rendered[1] is not None else None
+            if offset is None and bodies is not None:
+                offset = lcp_bytes(*bodies)
             if offset is not None:
-                return dataclasses.replace(item, first_divergence=dataclasses.replace(
+                item = dataclasses.replace(item, first_divergence=dataclasses.replace(
                     item.first_divergence, body_offset=offset))
-            rendered = (self._rendered(prev_session, prev), self._rendered(session, cur))
-            bodies = (rendered[0], rendered[1]) if rendered[0] is not None and rendered[1] is not None else None
-        if bodies is None:
+        if "reasoningEffort" not in item.field_names:
             return item
-        return dataclasses.replace(item, first_divergence=dataclasses.replace(
-            item.first_divergence, body_offset=lcp_bytes(*bodies)))
+        routes = (self._route(prev_session, prev), self._route(session, cur))
+        return dataclasses.replace(item, fields=on_route(item.fields, routes, bodies))
+
+    def _route(self, session: _Session, request: Request) -> str | None:
+        """The adapter a request went through (the one the caller forces, if any), rendered or not."""
+        if self.adapter not in (None, "auto"):
+            return self.adapter
+        return request_route(request, session.routes, declared=session.declared).adapter
 
 
 def as_item(session: Session) -> _Session:

@@ -6,23 +6,46 @@ provider-template dependent", and provider-cache-rules.md §1 infers "prompt-aff
 treated as a break), ``system`` and ``tools``. Not prompt content: ``maxTokens``, ``temperature``,
 ``stop`` and the ``adapterDefaults`` markers (an explicit ↔ default flip with the same value sends
 the same bytes), so a header change limited to them is cache-safe.
+
+What an effort change does on the wire depends on the route. :func:`diff_headers` sees headers
+alone and gives ``reasoningEffort`` the detail ``thinking`` (``enabled``, or ``disabled`` for
+``off``), which is what DSH's native DeepSeek adapter sends. Attribution, which knows each
+request's route, calls :func:`on_route` to mark a change on any other route: there the detail says
+what the two rendered (or captured) bodies' reasoning parameters are (:func:`wire_reasoning`), or
+that they were not rendered. pi-ai 0.82.1 spells an effort per API and model: Anthropic Messages
+sends budget thinking (``{"type":"enabled","budget_tokens":N}``) or, for a model whose compat
+``forceAdaptiveThinking`` is set (the 4.6 models), ``{"type":"adaptive"}`` plus
+``output_config.effort`` (``dist/api/anthropic-messages.js`` ``streamSimple`` and the thinking
+block of its params); OpenAI Chat Completions sends ``reasoning_effort`` or a compat dialect's
+own keys (``dist/api/openai-completions.js``); OpenAI Responses ``reasoning.effort`` with
+``include`` (``dist/api/openai-responses.js``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..jsjson import stringify
 from ._model import FieldChange
 
-__all__ = ["diff_headers", "prompt_segment", "system_text", "PROMPT_CONFIG_FIELDS"]
+__all__ = ["diff_headers", "on_route", "prompt_segment", "system_text", "wire_reasoning", "PROMPT_CONFIG_FIELDS",
+           "REASONING_KEYS"]
 
 PROMPT_CONFIG_FIELDS = ("provider", "model", "reasoningEffort")
 _CONFIG_FIELDS = ("provider", "model", "reasoningEffort", "maxTokens", "temperature", "stop")
 _MARKERS = ("reasoningEffort", "maxTokens")
 _DIFF_LINES = 24
 _LINE_CHARS = 200
+#: The top-level body keys by which a route sends reasoning: pi-ai's Anthropic Messages thinking
+#: block (``thinking``, ``output_config``), its Chat Completions dialects (``reasoning_effort``,
+#: ``thinking``, ``enable_thinking``, ``chat_template_kwargs``, ``reasoning``) and Responses
+#: (``reasoning``, ``include``); DeepSeek's own (``thinking``, ``reasoning_effort``).
+REASONING_KEYS = frozenset({"thinking", "output_config", "reasoning_effort", "reasoning", "enable_thinking",
+                            "chat_template_kwargs", "include"})
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -35,6 +58,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _thinking(effort: Any) -> str | None:
+    """DeepSeek's ``thinking.type`` for an effort (DSH's native adapter); other routes: see :func:`on_route`."""
     if effort is None:
         return None
     return "disabled" if effort == "off" else "enabled"
@@ -146,3 +170,87 @@ def prompt_segment(changes: tuple[FieldChange, ...]) -> str | None:
         if segment in names:
             return segment
     return None
+
+
+def _member_wise(a: dict[str, Any], b: dict[str, Any], key: str) -> bool:
+    """Whether the changed reasoning value ``key`` is told member by member: both objects with the
+    same ``type`` (or none), or one absent and the other an object without ``type``. A tagged
+    object whose tag changes (``thinking`` enabled → adaptive) is shown whole."""
+    before, after = a.get(key), b.get(key)
+    if isinstance(before, dict) and isinstance(after, dict):
+        return stringify(before.get("type")) == stringify(after.get("type"))
+    one = after if key not in a else before if key not in b else None
+    return isinstance(one, dict) and "type" not in one
+
+
+def _wire_change(path: str, a: dict[str, Any], b: dict[str, Any], key: str) -> dict[str, Any]:
+    """``{"path", "before", "after"}`` of ``key`` in objects ``a`` and ``b``, a side left out where it is absent."""
+    out: dict[str, Any] = {"path": path}
+    if key in a:
+        out["before"] = a[key]
+    if key in b:
+        out["after"] = b[key]
+    return out
+
+
+def _differs(a: dict[str, Any], b: dict[str, Any], key: str) -> bool:
+    return (key in a) != (key in b) or stringify(a.get(key)) != stringify(b.get(key))
+
+
+def wire_reasoning(prev_body: bytes, cur_body: bytes) -> list[dict[str, Any]] | None:
+    """The reasoning parameters (:data:`REASONING_KEYS`) that differ between two wire bodies, in
+    the current body's key order: ``{"path", "before", "after"}``, a side left out where the body
+    has no such key. None when either body is not a JSON object.
+
+    Example:
+        >>> for change in wire_reasoning(b'{"thinking":{"type":"enabled","budget_tokens":16384}}',
+        ...                              b'{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}'):
+        ...     print(change)
+        {'path': 'thinking', 'before': {'type': 'enabled', 'budget_tokens': 16384}, 'after': {'type': 'adaptive'}}
+        {'path': 'output_config.effort', 'after': 'max'}
+    """
+    try:
+        a, b = json.loads(prev_body), json.loads(cur_body)
+    except ValueError:
+        return None
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return None
+    out = []
+    for key in [*b, *(k for k in a if k not in b)]:
+        if key not in REASONING_KEYS or not _differs(a, b, key):
+            continue
+        if not _member_wise(a, b, key):
+            out.append(_wire_change(key, a, b, key))
+            continue
+        ma, mb = a.get(key, {}), b.get(key, {})
+        out.extend(_wire_change(f"{key}.{name}", ma, mb, name)
+                   for name in [*mb, *(n for n in ma if n not in mb)] if _differs(ma, mb, name))
+    return out
+
+
+def on_route(changes: Sequence[FieldChange], routes: tuple[str | None, str | None],
+             bodies: tuple[bytes, bytes] | None) -> tuple[FieldChange, ...]:
+    """``changes`` with the ``reasoningEffort`` detail made true to the two requests' routes.
+
+    Both on the native DeepSeek route (``deepseek``): unchanged, ``thinking`` is what is sent.
+    Otherwise the detail keeps ``thinking`` (reasoning on or off as DSH asks: ``disabled`` for
+    ``off``) and gains ``route`` (the current request's adapter, None when the log does not tell)
+    and, when both bodies are at hand, ``wire`` (:func:`wire_reasoning`).
+
+    Example:
+        >>> [c] = diff_headers({"config": {"reasoningEffort": "high"}}, {"config": {"reasoningEffort": "max"}})
+        >>> on_route([c], ("anthropic", "anthropic"), None)[0].detail
+        {'thinking': ['enabled', 'enabled'], 'route': 'anthropic'}
+    """
+    if routes == ("deepseek", "deepseek"):
+        return tuple(changes)
+    out = []
+    for change in changes:
+        if change.field == "reasoningEffort" and change.detail is not None and "route" not in change.detail:
+            detail = {**change.detail, "route": routes[1]}
+            wire = wire_reasoning(*bodies) if bodies is not None else None
+            if wire is not None:
+                detail["wire"] = wire
+            change = dataclasses.replace(change, detail=detail)
+        out.append(change)
+    return tuple(out)

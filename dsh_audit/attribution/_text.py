@@ -53,8 +53,47 @@ def _field(change: FieldChange) -> list[str]:
         return [f"  tools: {len(change.before)} → {len(change.after)} ({'; '.join(bits)}) ({effect})"]
     line = f"  {change.field}: {_value(change.before)} → {_value(change.after)} ({effect})"
     if "thinking" in detail:
-        line += f"; thinking {detail['thinking'][0]} → {detail['thinking'][1]}"
+        line += _effort(detail)
     return [line]
+
+
+def _wire_side(change: dict[str, Any], side: str) -> str:
+    return _value(change[side]) if side in change else "(absent)"
+
+
+def _wire_path(path: Any) -> str:
+    """A body parameter's dotted path, its member name as the body spells it, JSON-escaped (a
+    captured body's member name may hold a newline or a control character)."""
+    text = stringify(path)[1:-1] if isinstance(path, str) else stringify(path)
+    return text if len(text) <= 80 else text[:80] + "…"
+
+
+def _effort(detail: dict[str, Any]) -> str:
+    """What an effort change does: DeepSeek's ``thinking`` (its native route); the reasoning
+    parameters of the two bodies on another route; or, no body at hand, reasoning on or off as
+    DSH asks, with no claim about the route's wire form.
+
+    Example:
+        >>> _effort({"thinking": ["enabled", "disabled"]})
+        '; thinking enabled → disabled'
+        >>> _effort({"thinking": ["enabled", "enabled"], "route": "responses",
+        ...          "wire": [{"path": "reasoning.effort", "before": "high", "after": "low"}]})
+        '; on the wire: reasoning.effort "high" → "low"'
+        >>> _effort({"thinking": [None, "disabled"], "route": None})
+        '; reasoning default → off (route unknown, no body rendered to show its wire form)'
+    """
+    thinking = detail["thinking"]
+    if "route" not in detail:
+        return f"; thinking {thinking[0]} → {thinking[1]}"
+    wire = detail.get("wire")
+    if wire is not None:
+        if not wire:
+            return "; on the wire: no reasoning parameter changed"
+        return "; on the wire: " + "; ".join(
+            f"{_wire_path(c.get('path'))} {_wire_side(c, 'before')} → {_wire_side(c, 'after')}" for c in wire)
+    states = [{"enabled": "on", "disabled": "off"}.get(state, "default") for state in thinking]
+    route = "route unknown" if detail["route"] is None else f"adapter {_tool_name(detail['route'])}"
+    return f"; reasoning {states[0]} → {states[1]} ({route}, no body rendered to show its wire form)"
 
 
 def _evidence(item: Evidence) -> str:

@@ -3,7 +3,8 @@
 The packaged table (``cache/rules/prices.json``) holds public list prices, every rate with the
 URL it was read from and the date; ``[tool.dsh-audit.prices]`` in the nearest ``pyproject.toml``
 and then ``--prices FILE`` (JSON or TOML, same shape) replace a provider's windows or a model's
-rates, or add new ones. A model the table does not know is *unpriced*, never priced at zero.
+rates, or add new ones (their rates in the packaged table's unit: a ``per_tokens`` or ``currency``
+other than its own is refused). A model the table does not know is *unpriced*, never priced at zero.
 
 Shape (USD per ``per_tokens`` tokens)::
 
@@ -393,6 +394,19 @@ class _Parser:
                 parsed = [self.period(p, f"{key}.models.{model}[{i}]") for i, p in enumerate(items)]
                 target.models[model] = sorted(parsed, key=lambda p: p.start)
 
+    def units(self, data: Any, per: int, currency: str) -> None:
+        """Refuse a ``per_tokens`` or ``currency`` other than the packaged table's: every rate of every
+        layer is read as ``currency`` per ``per`` tokens, so a file of rates per thousand tokens would
+        otherwise be priced a thousand times too low, silently."""
+        document = self.table(data, "(top level)")
+        for key, packaged in (("per_tokens", per), ("currency", currency)):
+            value = document.get(key, packaged)
+            if isinstance(value, bool) or value != packaged:
+                shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+                unit = f"per {per} tokens" if key == "per_tokens" else f"in {currency}"
+                raise self.fail(key, f"{shown} is not the packaged table's {packaged!r}: every rate is read "
+                                     f"{unit} (leave it out and give the rates {unit})")
+
     def check_references(self) -> None:
         for name, table in self.providers.items():
             for model, periods in table.models.items():
@@ -451,11 +465,12 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
         if os.fspath(path) == "":  # Path("") is the current folder
             raise UsageError("the price table path is empty", hint="give --prices a JSON price table")
         layers.append((os.fspath(path), _read(Path(path))))
+    per, currency = int(packaged.get("per_tokens", 1_000_000)), str(packaged.get("currency", "USD"))
     for name, data in layers:
         parser = _Parser(name, providers)
+        parser.units(data, per, currency)
         parser.document(data)
         parser.check_references()
         files.append(name)
     note = str(packaged.get("note", ""))
-    return PriceBook(providers, per=int(packaged.get("per_tokens", 1_000_000)),
-                     currency=str(packaged.get("currency", "USD")), note=note, files=tuple(files))
+    return PriceBook(providers, per=per, currency=currency, note=note, files=tuple(files))

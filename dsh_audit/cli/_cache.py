@@ -126,10 +126,19 @@ def _timeline_title(report: SessionCacheReport) -> str:
     return f"timeline of session {report.session_id} ({report.path})"
 
 
+def _mtime(path: Path) -> float:
+    """When ``path`` was last written; a log that cannot be stat'ed (a symlink loop, one deleted since it
+    was found) sorts last, and reading it reports why."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return float("-inf")
+
+
 def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) -> list[Path]:
     logs = selected_logs(paths, since, until)
     if not paths:
-        logs.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
+        logs.sort(key=_mtime, reverse=True)
     return logs
 
 

@@ -21,7 +21,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .._seq import common_length
 from ..errors import UsageError
@@ -29,8 +29,9 @@ from ._listing import LISTING_FORMATS, Listing, current, listing, listing_format
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.text import Text
     from rich.progress import Progress, TaskID
+    from rich.table import Table
+    from rich.text import Text
 
 __all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
            "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
@@ -327,17 +328,18 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     empty = [at for at in range(len(headers))
              if cells and all(at >= len(row) or row[at] in _NO_NUMBER for row in cells)]
     order = [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
+    measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
     for squeezed, cut in ((False, False), (True, False), (True, True)):
         for drop in range(len(order) + 1):
             kept = [at for at in range(len(headers)) if at not in order[:drop]]
             shown_headers = [headers[at] for at in kept]
             shown = [[row[at] for at in kept if at < len(row)] for row in cells]
-            numeric = [_numeric([row[at] for row in shown if at < len(row)]) for at in range(len(kept))]
-            floors = _floors(shown_headers, shown, numeric, cut=cut)
-            natural = _natural(shown_headers, shown, floors)
+            shown_columns = [measured[at] for at in kept]
+            numeric = [column.numeric for column in shown_columns]
+            floors = _floors(shown_headers, shown_columns, cut=cut)
+            natural = _natural(shown_headers, shown_columns, floors)
             # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
-            least = floors if squeezed else [max([floors[at], *(width for width in widths if width <= _ROOMY)])
-                                             for at, widths in enumerate(_cell_widths(len(kept), shown))]
+            least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
             # Squeezed, the compact table leaves text the most room.
             tries = ((least, True),) if squeezed else (
                 (natural, False), (natural, True), (least, False), (least, True))
@@ -346,7 +348,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
                 if sum(needed) <= room:
                     note = _narrow_note([headers[at] for at in order[:drop] if at in empty],
                                         [headers[at] for at in order[:drop] if at not in empty])
-                    widths = _widths(shown_headers, shown, least, room)
+                    widths = _widths(shown_headers, shown_columns, least, room)
                     _draw_table(console, title, shown_headers, shown, numeric, widths,
                                 [text for text in (caption, note) if text is not None], compact=compact)
                     return
@@ -456,38 +458,59 @@ def _header_text(header: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def _floors(headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], *,
-            cut: bool = False) -> list[int]:
+class _Column(NamedTuple):
+    """What laying out a table needs to know of one column's cells (:func:`_measure_columns`)."""
+
+    numeric: bool  # a column of numbers (:func:`_numeric`)
+    widest: int  # its widest cell (0: no cell)
+    roomy: int  # its widest cell of at most _ROOMY cells (0: none)
+    longest_word: int  # its longest word (:data:`_TABLE_WORD`; 1: no word)
+    longest_id: int  # its longest word that is not a path (:data:`_PATH_WORD`), of at most _WHOLE_ID cells (0: none)
+
+
+def _measure_columns(count: int, cells: Sequence[Sequence[str]]) -> list[_Column]:
+    """Each of ``count`` columns of ``cells`` measured, each cell and word once, for every layout
+    :func:`print_table` tries (a row may have fewer cells than columns)."""
+    columns: list[_Column] = []
+    for at in range(count):
+        texts = [row[at] for row in cells if at < len(row)]
+        sizes = [_cell_len(text) for text in texts]
+        words = [word for text in texts for word in _TABLE_WORD.findall(text)]
+        word_sizes = [_cell_len(word) for word in words]
+        columns.append(_Column(
+            numeric=_numeric(texts), widest=max(sizes, default=0),
+            roomy=max((size for size in sizes if size <= _ROOMY), default=0),
+            longest_word=max(word_sizes, default=1),
+            longest_id=max((size for word, size in zip(words, word_sizes)
+                            if size <= _WHOLE_ID and not _PATH_WORD.search(word)), default=0)))
+    return columns
+
+
+def _cell_len(text: str) -> int:
+    """``rich.cells.cell_len(text)``, at once for printable ASCII (one cell a character: rich's
+    ``_SINGLE_CELL_UNICODE_RANGES`` start with U+0020 to U+007E)."""
+    from rich.cells import cell_len
+
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
+
+
+def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = False) -> list[int]:
     """Each column's narrowest width: its widest number, or its longest word up to ``_WHOLE_WORD``
     (a date and time is one word; one that is not a path (:data:`_PATH_WORD`), such as a session
     id or a model name, counts whole up to ``_WHOLE_ID``, unless ``cut``: then it may be cut in its
     middle down to ``_WHOLE_WORD`` too), and its header's longest piece."""
-    from rich.cells import cell_len
-
     floors: list[int] = []
-    for at, header in enumerate(headers):
-        words = [w for row in cells if at < len(row) for w in _TABLE_WORD.findall(row[at])]
-        longest_word = max(map(cell_len, words), default=1)
-        longest_id = 0 if cut else max(
-            (cell_len(w) for w in words if not _PATH_WORD.search(w) and cell_len(w) <= _WHOLE_ID), default=0)
-        floor = longest_word if numeric[at] else max(min(longest_word, _WHOLE_WORD), longest_id)
-        floors.append(max([1, floor, *(cell_len(piece) for _, piece in _header_pieces(header))]))
+    for header, column in zip(headers, columns):
+        longest_id = 0 if cut else column.longest_id
+        floor = column.longest_word if column.numeric else max(min(column.longest_word, _WHOLE_WORD), longest_id)
+        floors.append(max([1, floor, *(_cell_len(piece) for _, piece in _header_pieces(header))]))
     return floors
 
 
-def _cell_widths(count: int, cells: Sequence[Sequence[str]]) -> list[list[int]]:
-    """The widths of the cells of each of ``count`` columns (a column of no row: ``[0]``)."""
-    from rich.cells import cell_len
-
-    return [[cell_len(row[at]) if at < len(row) else 0 for row in cells] or [0] for at in range(count)]
-
-
-def _natural(headers: Sequence[str], cells: Sequence[Sequence[str]], floors: Sequence[int]) -> list[int]:
+def _natural(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int]) -> list[int]:
     """Each column's width with every cell on one line and its header's words whole."""
-    from rich.cells import cell_len
-
-    return [max([floors[at], *(cell_len(w) for w in header.split()),
-                 *(cell_len(row[at]) for row in cells if at < len(row))]) for at, header in enumerate(headers)]
+    return [max([floors[at], *(_cell_len(w) for w in header.split()), column.widest])
+            for at, (header, column) in enumerate(zip(headers, columns))]
 
 
 def _numeric(shown: Sequence[str]) -> bool:
@@ -495,18 +518,15 @@ def _numeric(shown: Sequence[str]) -> bool:
     return any(text not in _NO_NUMBER or text == "?" for text in shown) and all(_is_number(text) for text in shown)
 
 
-def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], floors: Sequence[int], room: int) -> list[int]:
+def _widths(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int], room: int) -> list[int]:
     """Column widths that fit ``room`` cells of text, narrowing the widest column first: first down
     to what keeps its header's words on one line, then down to its floor (:func:`_floors`, or
     wider: see :func:`print_table`)."""
-    from rich.cells import cell_len
-
     widths: list[int] = []
     titled: list[int] = []
-    for at, header in enumerate(headers):
-        shown = [row[at] for row in cells if at < len(row)]
-        titled.append(max([floors[at], *(cell_len(w) for w in header.split())]))
-        widths.append(max([cell_len(header), *(cell_len(text) for text in shown), floors[at]]))
+    for at, (header, column) in enumerate(zip(headers, columns)):
+        titled.append(max([floors[at], *(_cell_len(w) for w in header.split())]))
+        widths.append(max([_cell_len(header), column.widest, floors[at]]))
     for floor_of in (titled, floors):
         while sum(widths) > room:
             slack = [(widths[at] - floor_of[at], at) for at in range(len(widths)) if widths[at] > floor_of[at]]
@@ -519,7 +539,58 @@ def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]], floors: Sequ
 def _draw_table(console: Console, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
                 numeric: Sequence[bool], widths: Sequence[int], captions: Sequence[str], *, compact: bool) -> None:
     """A table (boxed, or ``compact``: no borders) with the given column widths; ``captions`` are
-    lines under it."""
+    lines under it.
+
+    The same text as :func:`_draw_table_rich`, byte for byte, written faster when rich would
+    wrap, fold, crop and style nothing in its rows (:func:`_plain_rows`): rich draws the table's
+    frame (its top border, header, header rule, bottom border and captions, styled as on a
+    terminal) as a table of no rows, and the rows are written between, as rich writes them. Else
+    rich draws it all.
+    """
+    body = _plain_rows(console, cells, numeric, widths, compact=compact)
+    if body is None or len(headers) != len(widths):
+        _draw_table_rich(console, title, headers, cells, numeric, widths, captions, compact=compact)
+        return
+    # A table of no rows is the table's top (down to its header rule), then its bottom border (none
+    # when compact) and its captions: its rows go between the two, and change neither. The widths
+    # of its columns are fixed and fit (rich.table.Table._measure_column, _calculate_column_widths),
+    # a row is drawn from its own cells (Table._render), the captions after the table
+    # (Table.__rich_console__) at its width.
+    frame = _captured(console, _table_frame(headers, numeric, widths, (), compact=compact))
+    top = frame if compact else frame[:frame.rindex("\n", 0, len(frame) - 1) + 1]  # all but the bottom border
+    if captions:
+        frame = _captured(console, _table_frame(headers, numeric, widths, captions, compact=compact))
+    if not frame.startswith(top):  # never (see above): rich draws it all
+        _draw_table_rich(console, title, headers, cells, numeric, widths, captions, compact=compact)
+        return
+    _print_heading(console, title)
+    _write(console, [top, *body, frame[len(top):]])
+
+
+def _captured(console: Console, table: Table) -> str:
+    """What ``console.print(table)`` would write."""
+    with console.capture() as capture:
+        console.print(table)
+    return capture.get()
+
+
+def _draw_table_rich(console: Console, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]],
+                     numeric: Sequence[bool], widths: Sequence[int], captions: Sequence[str], *,
+                     compact: bool) -> None:
+    """:func:`_draw_table` drawn by rich, cell by cell: a cell may wrap (:func:`_cell_text`)."""
+    from rich.text import Text
+
+    table = _table_frame(headers, numeric, widths, captions, compact=compact)
+    for row in cells:
+        table.add_row(*(Text(text if number else _cell_text(text, width))
+                        for text, width, number in zip(row, widths, numeric)))
+    _print_heading(console, title)
+    console.print(table)
+
+
+def _table_frame(headers: Sequence[str], numeric: Sequence[bool], widths: Sequence[int], captions: Sequence[str],
+                 *, compact: bool) -> Table:
+    """The rich table of :func:`_draw_table`, its columns and captions, with no rows yet."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -531,11 +602,105 @@ def _draw_table(console: Console, title: str, headers: Sequence[str], cells: Seq
     for header, width, is_number in zip(headers, widths, numeric):
         table.add_column(Text(_header_text(header, width)), overflow="fold", width=width,
                          justify="right" if is_number else "left")
-    for row in cells:
-        table.add_row(*(Text(text if number else _cell_text(text, width))
-                        for text, width, number in zip(row, widths, numeric)))
-    _print_heading(console, title)
-    console.print(table)
+    return table
+
+
+def _plain_rows(console: Console, cells: Sequence[Sequence[str]], numeric: Sequence[bool], widths: Sequence[int],
+                *, compact: bool) -> list[str] | None:
+    """The lines rich draws for the rows of :func:`_draw_table`, each ending in a newline; None
+    when rich may draw them otherwise than this does, so that rich draws the table.
+
+    This draws the rows as rich does (rich 15: rich/table.py, rich/padding.py, rich/text.py,
+    rich/containers.py, rich/segment.py) when it can show that rich wraps, folds, crops and styles
+    nothing in them:
+
+    - the console writes plain text to a file: not Jupyter, not a legacy Windows console (drawn by
+      Win32 calls), not quiet (nothing written), not recording;
+    - the columns (one or more, each at least one cell wide) fit the console, so rich keeps their
+      widths (``Table._calculate_column_widths`` narrows them only when they do not fit), and so do
+      the lines (``Console.print`` crops none);
+    - every row has a cell for each column, and each line of each cell (a text cell wrapped by
+      :func:`_cell_text`, a number whole) is printable text (no tab, other space than `` ``,
+      control or format character) without ``U+FE0F`` (whose width depends on the character
+      before it), no wider than its column: ``Text.wrap`` (``divide_line``) breaks no line.
+
+    A cell's line is then its text padded to the column's width (``Lines.justify``: ``left`` pads
+    it on the right; ``right`` strips its trailing spaces, then pads it on the left), inside the
+    column's padding (``Padding``, expanded to the column: one space each side when boxed;
+    compact, with ``collapse_padding`` and no ``pad_edge``, one space after each column but the
+    last: ``Table._get_cells``); a row is as many lines high as its highest cell, the others
+    topped up with blank lines (``Segment.align_top``, a column's default ``vertical``); each line
+    is its cells joined by the box's vertical line (a space when compact), inside its left and
+    right edges when boxed (``Table._render``: the ``mid`` characters, the ``foot`` ones on the
+    last row, of the box as the console shows it, ASCII on a stdout that is not UTF-8:
+    ``Box.substitute``). Nothing in a row has a style, on a terminal too: the table, its rows,
+    columns, cells and borders have none (only the header does), so rich writes each segment's
+    text as it is (``Console._render_buffer``).
+    """
+    from rich import box
+
+    count = len(widths)
+    if (console.is_jupyter or console.legacy_windows or console.quiet or console.record or not count
+            or len(numeric) < count or min(widths) < 1
+            or sum(widths) + _overhead(count, compact=compact) > console.width):
+        return None
+    shown = (box.SIMPLE_HEAD if compact else box.HEAVY_HEAD).substitute(console.options, safe=console.safe_box)
+    pads = [(0, 0 if at == count - 1 else 1) if compact else (1, 1) for at in range(count)]
+    blanks = [" " * (width + left + right) for width, (left, right) in zip(widths, pads)]
+    lines: list[str] = []
+    for at, row in enumerate(cells):
+        if len(row) < count:
+            return None
+        drawn: list[list[str]] = []
+        for text, width, number, (left_pad, right_pad) in zip(row, widths, numeric, pads):
+            size = _cell_len(text)
+            parts = [text] if size <= width or number else _cell_text(text, width).split("\n")
+            cell: list[str] = []
+            for part in parts:
+                if part is not text:
+                    size = _cell_len(part)
+                if size > width or not part.isprintable() or "\ufe0f" in part:
+                    return None
+                if number:  # justify="right"
+                    part = part.rstrip()
+                    part = " " * (width - _cell_len(part)) + part
+                else:
+                    part += " " * (width - size)
+                cell.append(" " * left_pad + part + " " * right_pad)
+            drawn.append(cell)
+        last = at == len(cells) - 1
+        divider = shown.foot_vertical if last else shown.mid_vertical
+        edge_left, edge_right = ("", "") if compact else (
+            (shown.foot_left, shown.foot_right) if last else (shown.mid_left, shown.mid_right))
+        for line in range(max(map(len, drawn))):
+            pieces = [cell[line] if line < len(cell) else blank for cell, blank in zip(drawn, blanks)]
+            lines.append(edge_left + divider.join(pieces) + edge_right + "\n")
+    return lines
+
+
+def _write(console: Console, texts: Sequence[str]) -> None:
+    """``texts`` written to the console's file as ``Console.print`` writes what it drew
+    (``Console._check_buffer``, ``_write_buffer``): at once and flushed, on Windows in pieces of
+    at most 8192 characters (a whole number of lines); a reader gone is ``console.on_broken_pipe``."""
+    out = console.file
+    try:
+        if sys.platform != "win32":
+            out.write("".join(texts))
+        else:
+            batch: list[str] = []
+            size = 0
+            for line in "".join(texts).splitlines(True):
+                if size + len(line) > 8192 and batch:
+                    out.write("".join(batch))
+                    batch.clear()
+                    size = 0
+                batch.append(line)
+                size += len(line)
+            if batch:
+                out.write("".join(batch))
+        out.flush()
+    except BrokenPipeError:
+        console.on_broken_pipe()
 
 
 def _cell_text(text: str, width: int) -> str:

@@ -58,6 +58,8 @@ _SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxoth
 _DEFAULT_CONTEXT_WINDOW = 262_144
 _DEFAULT_MAX_TOKENS = 32_768
 _DEFAULT_INPUT = ("text",)
+#: The input kinds a route may declare (DSH ``catalog.ts`` ``MODALITIES``: pi-ai's; config.ts refuses others).
+_MODALITIES = ("text", "image")
 _RETENTIONS = ("none", "short", "long")
 _BUDGET_LEVELS = ("minimal", "low", "medium", "high")
 #: DSH's attribution header names, which a profile's headers cannot set (``attribution.ts``).
@@ -602,6 +604,25 @@ def _settled(rows: dict[str, _Row]) -> tuple[Any, ...]:
     return tuple((row.config, row.disabled) for row in rows.values())
 
 
+def _alike(a: Any, b: Any, seen: set[tuple[int, int]] | None = None) -> bool:
+    """``a == b`` for parsed YAML values, which aliases may make share or hold themselves (``&r
+    {self: *r}``, which DSH's YAML readers read too): each pair of containers is compared once, and a
+    pair met again inside itself is alike, so an alias bomb in two layers costs its text, not 9**9
+    comparisons, and a value that holds itself is no RecursionError."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or not isinstance(a, (dict, list, tuple)):
+        return bool(a == b)
+    seen = set() if seen is None else seen
+    pair = (id(a), id(b))
+    if pair in seen:
+        return True
+    seen.add(pair)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_alike(value, b[key], seen) for key, value in a.items())
+    return len(a) == len(b) and all(_alike(x, y, seen) for x, y in zip(a, b))
+
+
 def _profile_rows(home: str, profile: str | None, home_patches: list[dict[str, Any]] | None,
                   notes: list[str]) -> dict[str, _Row]:
     """The rows DSH composed for the profile ``profile``; without one, for the home's only profile,
@@ -633,7 +654,7 @@ def _profile_rows(home: str, profile: str | None, home_patches: list[dict[str, A
             candidates.append(_composed(home, name, home_patches))
         except UsageError:
             unreadable.append(name)
-    if not unreadable and all(_settled(rows) == _settled(candidates[0]) for rows in candidates):
+    if not unreadable and all(_alike(_settled(rows), _settled(candidates[0])) for rows in candidates):
         return candidates[0]  # one profile, or every profile composes the same rows
     named = ", ".join(profiles[:MAX_COMPARED_PROFILES]) + (f", ... ({len(profiles)} in all)"
                                                            if len(profiles) > MAX_COMPARED_PROFILES else "")
@@ -661,6 +682,17 @@ def _settings_path(home: str, row: _Row, notes: list[str]) -> str | None:
     return os.path.join(home, SETTINGS_FILE)
 
 
+def _json_int(text: str) -> int | float:
+    """``JSON.parse``'s number for an integer literal: the nearest double, at any length (Python's
+    ``int`` refuses more than 4,300 digits; ``1`` and 400 zeros is Infinity)."""
+    return _js_number(float(text))
+
+
+def _json_constant(name: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's parser reads and ``JSON.parse`` refuses."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def _settings_section(path: str) -> Any:
     """The ``llm-pi-ai`` section of the settings document at ``path`` (``_UNSET`` when it has none),
     read as settings-file reads it (``src/index.ts:170-181, 272-295``)."""
@@ -672,9 +704,10 @@ def _settings_section(path: str) -> Any:
             if len(raw) > MAX_ROUTE_FILE:
                 raise ValueError(f"larger than {MAX_ROUTE_FILE >> 20} MiB")
             text = raw.decode("utf-8")
-            document = json.loads(text) if text.strip() else {}
+            document = json.loads(text, parse_int=_json_int, parse_constant=_json_constant) if text.strip() else {}
         except (OSError, UnreadableError, ValueError, RecursionError) as exc:
-            reason = exc.message if isinstance(exc, UnreadableError) else str(exc).splitlines()[0]
+            reason = exc.message if isinstance(exc, UnreadableError) else \
+                "it nests objects or arrays too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0]
             raise UsageError(f"cannot read the settings file as JSON: {_SHORT.repr(reason)}", path=path,
                              hint=hint) from None
     elif path.endswith((".yaml", ".yml")):
@@ -905,11 +938,11 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
               **_compat(entry.get("compat"), f"{at}.compat")}
     declared_input = entry.get("input")
     if declared_input is not None and (not isinstance(declared_input, list)
-                                       or not all(isinstance(i, str) for i in declared_input)):
+                                       or not all(i in _MODALITIES for i in declared_input)):
         raise _Bad(f"{at}.input", "must be a list of input kinds (text, image)")
     route_input = profile.get("defaultInput")  # DSH catalog.ts: the entry's, the catalog's, then this
     if route_input is not None and (not isinstance(route_input, list) or not route_input
-                                    or not all(isinstance(i, str) for i in route_input)):
+                                    or not all(i in _MODALITIES for i in route_input)):
         raise _Bad(f"{route}.defaultInput", "must be a non-empty list of input kinds (text, image)")
     inputs = tuple(declared_input) if declared_input else \
         (base.input if base else tuple(route_input) if route_input else _DEFAULT_INPUT)

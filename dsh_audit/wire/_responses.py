@@ -143,11 +143,15 @@ def _tool_output(model: PiModel, content: list[dict[str, Any]]) -> Any:
 def _reasoning_item(signature: str) -> Any:
     try:
         return js_parse(signature)
-    except (ValueError, RecursionError):
+    except ValueError:
         raise RenderError("a reasoning block's thinking signature is not JSON: pi-ai's openai-responses "
                           "conversion JSON.parses it to replay the reasoning item and throws, so DSH could not "
                           "have sent this request", hint="the log was edited or damaged; `dsh-audit validate` "
                           "lists what else is wrong in it") from None
+    except RecursionError:  # JSON all the same: JavaScript's JSON.parse reads it (as parse_arguments says)
+        raise RenderError("a reasoning block's thinking signature nests JSON objects or arrays too deep for "
+                          "dsh-audit to parse; DSH's JSON.parse reads it, so the body it sent cannot be rebuilt",
+                          hint="the request is compared as log JSON where a view needs its prompt") from None
 
 
 class _Converter:
