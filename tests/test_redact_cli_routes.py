@@ -45,12 +45,16 @@ def test_an_empty_salt_variable_is_refused_not_a_random_salt(
 @needs_corpus
 def test_redacting_a_hand_declared_route_without_its_route_file_says_the_capture_is_unproven(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --routes every request is unrendered on both sides, so the verdicts match while the
-    redacted capture no longer matches the redacted log once rendered: redact says so."""
+    """Without --routes every request is unrendered on both sides, so the verdicts match but prove
+    nothing of the capture: redact says so (how many, why, the flag). (Updated, session 29: the note
+    said the recipient may see the redacted pair differ once rendered, which was the defect of issue
+    17 that tests/test_redact_routes_round2.py now checks is gone.)"""
     log = next((C3 / "session-logs").glob("*.jsonl"))
     code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "out.jsonl"),
                           "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
     assert (code, err) == (0, [
-        "note: 6 captured request(s) could not be rendered from the log (verdict unrendered), so their redacted "
-        "bodies are not proven to match the redacted log: the recipient may render them (with a route file) and "
-        "see them differ; for a hand-declared pi-ai route give --routes FILE (and to --check), then redact again"])
+        "note: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
+        "a hand-declared route's models are described by DSH's route configuration, which the log does not record "
+        "(hint: pass --routes FILE (DSH's llm-pi-ai route configuration))): their diff verdicts compared nothing, so "
+        "the redacted capture is not proven to match the redacted log; redact again with --routes FILE, and give "
+        "the same file to --check"])

@@ -348,7 +348,7 @@ def _breakpoint_retention(bp: Breakpoints, body: bytes | None) -> Retention:
 
 
 #: A compact JSON body's leading ``"model"`` member (pi-ai writes it first), as a JSON string.
-_LEADING_MODEL = re.compile(rb'\{"model":("(?:[^"\\]|\\.)*")')
+_LEADING_MODEL = re.compile(rb'\{"model":("[^"\\]*(?:\\.[^"\\]*)*")')
 
 
 def _body_model(body: bytes) -> str | None:

@@ -25,6 +25,9 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
     for category, recorded in result.recorded.items():
         state = "match" if result.found.get(category) == recorded else "MISMATCH"
         echo(f"{category}: {state} ({result.counts.get(category, 0)} verdict(s))")
+    if result.unrendered:
+        echo_note(f"the manifest records {result.unrendered} captured request(s) as unrendered: their diff verdicts "
+                  "compared no rendered body, here as when the bundle was made")
     if result.ok:
         echo(f"OK: every verdict of {path} matches its manifest")
         return EXIT_OK
@@ -39,7 +42,7 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
                    + " With '-' no manifest is kept.")
 @click.option("--keep", multiple=True, type=click.Choice(["paths", "system", "titles", "tools"]),
               help="Keep this part verbatim (repeatable); secrets in it still go.")
-@click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default).")
+@click.option("--redact-tool-names", is_flag=True, help="Replace tool names too (kept by default). Not with --keep tools, which keeps them.")
 @click.option("--salt", default=None, metavar="TEXT",
               help="Placeholder salt: the same salt gives the same placeholders in every run. "
                    "Default: a random salt, never written anywhere. Prefer the environment "
@@ -70,7 +73,9 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
     names their kinds, never their values. A manifest (OUTPUT.manifest.json) records the
     verdicts' digest; --check verifies a copy against it. A log whose hand-declared pi-ai routes
     render only with DSH's route configuration needs --routes FILE, in both runs (the manifest
-    says whether one was given). Exit 0 done (or check passed), 1 a verdict differs, 2 bad input.
+    says whether one was given); without it their captured requests are unrendered, their diff
+    verdicts compare nothing, and redact says so (the manifest lists them). Exit 0 done (or check
+    passed), 1 a verdict differs, 2 bad input.
 
     \b
     Example:
@@ -133,7 +138,12 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
     if result.mismatched:
         echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
         return EXIT_FINDINGS
-    echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
+    if not result.unrendered or "diff" not in result.verdicts:
+        echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
+        return EXIT_OK
+    others = [c for c in result.verdicts if c != "diff"]
+    echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
+         "request(s) unrendered, not compared (see the note)", err=piped)
     return EXIT_OK
 
 

@@ -27,6 +27,7 @@ import base64
 import hashlib
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -35,15 +36,15 @@ from ..capture import CapturedRequest, align, last_user_text
 from ..errors import CaptureError, DshAuditError
 from ..jsjson import stringify
 from ..log import parse_json
-from ..session import Session
+from ..session import Session, route_apis
 from ..wire import images_in_body
 from ._placeholder import reencode, rewrite_keys
 from ._redactor import STRUCTURAL_KEYS, TOOL_NAME_KEYS, Redactor
 from ._response import JsonPath, redact_content_text, redact_response, string_tokens
 from ._secrets import cookie_secret, credential_name, header_kind
 
-__all__ = ["META_SUFFIX", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har", "redacted_bodies",
-           "stand_in_images", "string_tokens"]
+__all__ = ["META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har",
+           "redacted_bodies", "stand_in_images", "string_tokens"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -52,6 +53,34 @@ _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signatur
 _QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
 _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the like: kept, no secret
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
+
+
+#: The longest text :class:`LogRedactor` remembers replacing: a text kept elsewhere is a structural
+#: value (a mode, a status, an enum-like setting), short; a longer one is kept only in a ``--keep`` part.
+_REMEMBERED = 64
+
+
+@dataclass
+class LogRedactor(Redactor):
+    """A :class:`Redactor` that remembers the short texts the log replaced by their placeholders
+    (:meth:`content`), while ``reading_log``: a captured string that the log both kept (a structural
+    value, ``"mode": "workspace-write"``) and replaced (the same text as content, a tool schema's
+    ``"enum": ["workspace-write"]``) is redacted by where it stands (:func:`_kept`), as the log
+    redacted it there, not kept because it was kept elsewhere.
+
+    Attributes:
+        replaced: the texts of at most :data:`_REMEMBERED` characters the log replaced.
+        reading_log: whether the log is being read (the capture's strings are not remembered).
+    """
+
+    replaced: set[str] = field(default_factory=set)
+    reading_log: bool = True
+
+    def content(self, text: str, key: str | None = None) -> str:
+        new = super().content(text, key)
+        if self.reading_log and new != text and len(text) <= _REMEMBERED:
+            self.replaced.add(text)
+        return new
 
 
 def _url(url: str, redactor: Redactor) -> str:
@@ -85,6 +114,31 @@ def _structural(path: JsonPath, redactor: Redactor) -> bool:
     there, so a body that differs from the render in one (another model) differs where it did."""
     key = _member(path)
     return key in STRUCTURAL_KEYS and (redactor.tool_names or key not in TOOL_NAME_KEYS)
+
+
+#: The top-level members of a wire body that hold a part ``--keep`` can keep: the tools, the system
+#: prompt (Anthropic's ``system``, Google's ``systemInstruction``, OpenAI Responses' ``instructions``).
+_KEPT_PARTS = {"tools": "tools", "system": "system", "systemInstruction": "system", "instructions": "system"}
+
+
+def _kept(value: str, path: JsonPath, redactor: Redactor) -> bool:
+    """Whether a string of a body that the render does not hold at its path stays itself: a structural
+    value (:func:`_structural`), or a text the log kept, unless the log also replaced that very text
+    (:attr:`LogRedactor.replaced`). Such a text is kept only where the log keeps it: under a structural
+    key (a list item under its list's key, as the log reads one) or in a part kept with ``--keep``. So
+    a body that cannot be rendered (a hand-declared pi-ai route without ``--routes``) is redacted as
+    the log renders: a tool schema's ``"enum": ["workspace-write"]`` gets the placeholder the log's
+    tool schema got, though ``"mode": "workspace-write"`` stayed."""
+    if _structural(path, redactor):
+        return True
+    if value not in redactor.kept:
+        return False
+    if not isinstance(redactor, LogRedactor) or value not in redactor.replaced:
+        return True
+    key = next((step for step in reversed(path) if isinstance(step, str)), None)
+    part = _KEPT_PARTS.get(path[0]) if path and isinstance(path[0], str) else None
+    return ((key in STRUCTURAL_KEYS and (redactor.tool_names or key not in TOOL_NAME_KEYS))
+            or (part is not None and part in redactor.keep))
 
 
 def _diverging(value: str, before: str, after: str, redactor: Redactor, key: str | None) -> str:
@@ -146,7 +200,7 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
             new = image
         elif path in redacted and original.get(path) == value:
             new = redacted[path]
-        elif value in redactor.kept or _structural(path, redactor):  # kept where the render differs too
+        elif _kept(value, path, redactor):  # kept where the render differs too
             new = redactor.keep_text(value, _member(path))
         elif value in moved:  # a string the render has elsewhere (reordered tools or messages)
             new = moved[value]
@@ -226,7 +280,7 @@ def redacted_bodies(captures: list[CapturedRequest], original: Session, redacted
                     redactor: Redactor) -> list[bytes]:
     """The redacted body of each captured request, in capture order."""
     by_position: dict[int, int] = {}
-    for pairing in align(original.requests, captures):
+    for pairing in align(original.requests, captures, routes=route_apis([original])):  # as diff pairs them
         if pairing.request is not None and pairing.capture is not None:
             by_position[pairing.capture.position] = original.requests.index(pairing.request)
     bodies: list[bytes] = []

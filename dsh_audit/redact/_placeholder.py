@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..jsjson import stringify
-from ._secrets import (SecretMatch, context_key, find_secrets, key_body, private_key_closed, private_key_open, scrub,
-                       split_private_key)
+from ._secrets import (SecretMatch, context_key, find_secrets, key_body, key_end, key_piece, private_key_closed,
+                       private_key_cut, private_key_open, scrub, split_private_key, split_tail)
 
 __all__ = ["IMAGE_LIMIT", "Placeholders", "context_secrets", "reencode", "rewrite_keys"]
 
@@ -73,12 +73,15 @@ _LEAD4 = _ranges((0xF1, 0xF3))
 _ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)))  # BMP, high, low surrogate
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^"]+|"', re.S)  # a lone " (not in JSON) too
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"]+|"', re.S)  # a lone " (not in JSON) too
 _SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
 _BLANK = re.compile(r"\s|\\n|\\r")  # what a key body may hold that is no key (blank lines, ``\n`` escapes)
 _SHORTEST_SECRET = 10  # a key token shorter than this (quotes included) holds no secret find_secrets reports
+# What a JSON string token may end with (before its closing quote) when its value ends with a character of
+# a BEGIN or END line: the character, or the last hex digit of a ``\\uXXXX`` escape of one
+_LINE_END = frozenset("-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 abcdef")
 
 
 #: The largest image given a stand-in (32 MiB, as dsh-audit reads DSH's attachment store: DSH admits 3.5 MiB
@@ -224,25 +227,39 @@ def context_secrets(key: str, value: str) -> list[SecretMatch]:
     return found
 
 
-def _key_run(tokens: list[re.Match[str]], first: int, *, opened: bool = False) -> int | None:
+def _key_run(tokens: list[re.Match[str]], first: int, *, opened: int | None = None,
+             ends: _KeyEnds | None = None) -> int | None:
     """Where (in ``tokens``, ``_TOKEN``'s) the private key block that the JSON string ``tokens[first]``
-    leaves open (:func:`private_key_open`, as the string reads) ends: the last of the value strings
-    after it (object keys and blank strings skipped) that read as key body (:func:`key_body`), up to
-    the one that holds its END line; None when the string leaves none open, or the next value string
-    is not key body (prose, a number: the block ends with its own string). ``opened``: the string
-    leaves a block open whatever it reads as (its BEGIN line began in the string before it).
+    leaves open (:func:`private_key_open`, as the string reads) ends: the value string that ends its
+    END line, when the value strings up to that line (object keys skipped; the line whole or cut over
+    strings) read as pieces of a key, however short (:func:`._secrets.key_end`: chunks of a key); else
+    the last of the value strings after it (blank strings skipped) that read as key body alone
+    (:func:`key_body`); None when the string leaves none open, or the next value string is not key
+    body (prose, a number: the block ends with its own string). ``opened``: the string leaves a block
+    open whatever it reads as, its body starting there (its BEGIN line began in the strings before
+    it). ``ends``: the lookahead of the text's other blocks, which it shares (each string read once).
 
     Example:
         >>> lines = ["-----BEGIN EC PRIVATE KEY-----", "MHcCAQEEIO1x", "", "oAoGCCqGSM49", "thanks"]
         >>> tokens = list(_TOKEN.finditer(json.dumps(lines)))
         >>> [m.group(0) for m in tokens][_key_run(tokens, 1)]
         '"oAoGCCqGSM49"'
+        >>> chunks = ["-----BEGIN EC PRIVATE KEY-----", "MH", "cC", "-----END EC PRIV", "ATE KEY-----", "thanks"]
+        >>> tokens = list(_TOKEN.finditer(json.dumps(chunks)))
+        >>> [m.group(0) for m in tokens][_key_run(tokens, 1)]
+        '"ATE KEY-----"'
     """
     try:
         value = json.loads(tokens[first].group(0))
     except ValueError:
         return None
-    if not isinstance(value, str) or (not opened and private_key_open(value) is None):
+    if not isinstance(value, str):
+        return None
+    if private_key_cut(value) if opened is None else key_piece(value, opened):
+        last = (ends or _KeyEnds(tokens)).after(first, split_tail("", value))
+        if last is not None:
+            return last
+    if opened is None and private_key_open(value) is None:
         return None
     last = None
     for k, token in _value_strings(tokens, first + 1):
@@ -263,6 +280,84 @@ def _key_run(tokens: list[re.Match[str]], first: int, *, opened: bool = False) -
     return last
 
 
+class _KeyEnds:
+    """The END line lookahead (:func:`._secrets.key_end`) of the private key blocks of one JSON text,
+    remembered: a block that opens among the strings an earlier block's lookahead read ends where that
+    lookahead said (the strings between are the same, and no END line starts before its BEGIN line
+    ends), so each string of the text is read once however many blocks it holds (a text of many cut
+    BEGIN lines and no END line stays linear)."""
+
+    def __init__(self, tokens: list[re.Match[str]]) -> None:
+        self.tokens = tokens
+        self._from = self._stop = -1
+        self._last: int | None = None
+
+    def after(self, first: int, tail: str) -> int | None:
+        """The index (in the tokens) of the value string that ends the END line of a block that the
+        string ``tokens[first]`` leaves open (``tail``: its :func:`._secrets.split_tail`), when the value
+        strings before that line read as pieces of a key; None when they do not."""
+        if self._from <= first < self._stop:
+            return self._last
+        read: list[int] = []
+
+        def values() -> Iterator[str]:
+            for k, token in _value_strings(self.tokens, first + 1):
+                if token is None:
+                    return
+                try:
+                    value = json.loads(token)
+                except ValueError:
+                    return
+                read[:] = [k]
+                yield value
+
+        count = key_end(values(), tail)
+        self._from, self._stop = first, read[0] if read else first
+        self._last = read[0] if count is not None else None
+        return self._last
+
+
+def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether the span ``start:end`` overlaps none of ``taken`` (spans in order, no two overlapping).
+
+    Example:
+        >>> _free([(0, 4), (10, 12)], 4, 10), _free([(0, 4), (10, 12)], 3, 5), _free([(0, 4), (10, 12)], 11, 20)
+        (True, False, False)
+    """
+    at = bisect.bisect_left(taken, (end,))  # the spans that start before ``end``; the last ends last
+    return at == 0 or taken[at - 1][1] <= start
+
+
+class _Overlaps:
+    """Which of ``spans`` overlap each of a series of ranges of a text asked in order (each range
+    starting where or after the one before ended, as :meth:`Placeholders._strings` reads the pieces of a
+    text): a sweep, so each span is looked at when the ranges reach it and dropped once they pass it,
+    and a text of many strings and many secrets is read in linear time, not each string against every
+    span.
+
+    Example:
+        >>> sweep = _Overlaps([(5, 9), (0, 2), (1, 30)])
+        >>> sweep.between(0, 3), sweep.between(3, 6), sweep.between(10, 12), sweep.between(40, 41)
+        ([1, 2], [0, 2], [2], [])
+    """
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self._spans = spans
+        self._order = sorted(range(len(spans)), key=lambda n: spans[n][0])
+        self._next = 0
+        self._active: list[int] = []
+
+    def between(self, start: int, end: int) -> list[int]:
+        """The numbers of the spans that overlap ``start:end`` (or hold the point ``start`` when the
+        range is empty), in order."""
+        spans, order = self._spans, self._order
+        while self._next < len(order) and spans[order[self._next]][0] < end:
+            self._active.append(order[self._next])
+            self._next += 1
+        self._active = [n for n in self._active if spans[n][1] > start]
+        return sorted(n for n in self._active if spans[n][0] < end)
+
+
 def _value_strings(tokens: list[re.Match[str]], start: int = 0) -> Iterator[tuple[int, str | None]]:
     """From ``start``, each JSON string token that is a value, not an object key, with its index;
     ``(index, None)`` for a piece between strings that is not JSON punctuation (which parts them)."""
@@ -277,33 +372,39 @@ def _value_strings(tokens: list[re.Match[str]], start: int = 0) -> Iterator[tupl
         yield k, token
 
 
-def _split_keys(tokens: list[re.Match[str]]) -> list[tuple[int, int, bool]]:
-    """Each private key block of a JSON text (``tokens``: ``_TOKEN``'s) whose BEGIN line runs across two
-    value strings with only JSON punctuation between them (``["-----BEGIN RSA PRIV", "ATE KEY-----\\n..."]``,
-    :func:`._secrets.split_private_key`): where its body starts and ends in the text (up to its END line,
-    or when the second string leaves it open, over the value strings after it that read as key body:
-    :func:`_key_run`), and whether it runs over more strings than the second."""
+def _split_keys(tokens: list[re.Match[str]], ends: _KeyEnds | None = None) -> list[tuple[int, int, bool]]:
+    """Each private key block of a JSON text (``tokens``: ``_TOKEN``'s) whose BEGIN line runs across
+    consecutive value strings, two or more, with only JSON punctuation between them
+    (``["-----BEGIN RSA PRIV", "ATE KEY-----\\n..."]``, ``["-----BEG", "IN RSA PRIV", "ATE KEY-----"]``:
+    :func:`._secrets.split_private_key` on the joined end of the strings before, :func:`._secrets.split_tail`):
+    where its body starts and ends in the text (up to its END line, or when the string that ends the BEGIN
+    line leaves it open, over the value strings after it that read as key body or as pieces of one up to
+    its END line: :func:`_key_run`), and whether it runs over more strings than that one. Each string is
+    decoded only when a BEGIN line can run into it or out of it (its last character may be one of such a
+    line), so the work stays that of reading the text once."""
     found: list[tuple[int, int, bool]] = []
-    before: str | None = None
+    tail = ""
     for k, token in _value_strings(tokens):
         if token is None:
-            before = None
+            tail = ""
+            continue
+        if not tail and len(token) > 2 and token[-2] not in _LINE_END:  # no BEGIN line runs out of or into it
             continue
         match = tokens[k]
         try:
             value = json.loads(token)
         except ValueError:
-            before = None
+            tail = ""
             continue
-        split = split_private_key(before, value) if before is not None and isinstance(value, str) else None
-        before = value if isinstance(value, str) else None
+        split = split_private_key(tail, value) if tail else None
+        tail = split_tail(tail, value)
         if split is None:
             continue
         start, end, closed = split
         starts = _char_starts(token)
         if len(starts) != len(value):
             continue
-        last = None if closed else _key_run(tokens, k, opened=True)
+        last = None if closed else _key_run(tokens, k, opened=start, ends=ends)
         raw_end = tokens[last].end() - 1 if last is not None else match.start() + (
             starts[end] if end < len(starts) else len(token) - 1)
         found.append((match.start() + (starts[start] if start < len(starts) else len(token) - 1), raw_end,
@@ -596,7 +697,10 @@ class Placeholders:
         an array of lines): then every string up to that line goes, and the JSON between them stays.
         Without an END line, a block its string leaves open (:func:`._secrets.private_key_open`) goes on
         over the value strings after it that read as key body (:func:`._secrets.key_body`), up to the
-        first that does not (prose stays), and counts once.
+        first that does not (prose stays), and counts once. A BEGIN line cut over any number of
+        consecutive value strings (:func:`_split_keys`) opens a block in the string that ends it, and a
+        block whose next strings read as pieces of a key, however short, up to an END line (whole or cut
+        over strings: :func:`._secrets.key_end`) takes them all; each string is read once (:class:`_KeyEnds`).
 
         Example:
             >>> p = Placeholders(b"salt")
@@ -625,15 +729,18 @@ class Placeholders:
         # of key body, as ``runs`` says)
         tokens = list(_TOKEN.finditer(text)) if '"' in text else []
         runs: dict[int, int] = {}
-        for start, end, run in _split_keys(tokens) if "---" in text else ():  # one half holds 3 of its 5 dashes
-            if start < end and not any(m.start < end and start < m.end for m in matches):
+        ends = _KeyEnds(tokens)  # the END line lookahead of every block of the text, each string read once
+        taken = sorted((m.start, m.end) for m in matches)  # no two overlap
+        for start, end, run in _split_keys(tokens, ends) if "-" in text else ():  # a piece holds one of its dashes
+            if start < end and _free(taken, start, end):
                 if run:
                     runs[len(matches)] = end
                 matches.append(SecretMatch("private_key", start, end))
+                bisect.insort(taken, (start, end))
         spans = [(m.start, m.end) for m in matches]
         outer: list[int] = []  # spans[len(matches) + i] is the span of around numbered outer[i]
         for n, start, end in around:
-            if start < end and not any(m.start < end and start < m.end for m in matches):
+            if start < end and _free(taken, start, end):
                 spans.append((start, end))
                 outer.append(n)
         if not spans and '"' not in text:
@@ -662,7 +769,7 @@ class Placeholders:
                     if start < strings[at][1] - 1:
                         silent.add(i)
                 elif end > strings[at][1] - 1 and i < len(matches) and matches[i].kind == "private_key":
-                    last = _key_run(tokens, positions[at])
+                    last = _key_run(tokens, positions[at], ends=ends)
                 if last is not None:
                     spans[i] = (start, tokens[last].end() - 1)
                     matches[i] = SecretMatch(matches[i].kind, matches[i].start, tokens[last].end() - 1)
@@ -677,8 +784,8 @@ class Placeholders:
         def raw(start: int, piece: str) -> str:
             """``piece`` (at ``start`` in ``text``, not a JSON string) with every span in it replaced as written."""
             end = start + len(piece)
-            cuts = sorted((max(s, start), min(e, end), n) for n, (s, e) in enumerate(spans)
-                          if s < end and start < e and n not in across)
+            cuts = sorted((max(spans[n][0], start), min(spans[n][1], end), n) for n in overlaps.between(start, end)
+                          if n not in across)
             if not cuts:
                 return piece
             out: list[str] = []
@@ -701,8 +808,8 @@ class Placeholders:
             except ValueError:  # quotes that do not hold a JSON string: the text inside as written
                 return '"' + raw(start + 1, token[1:-1]) + '"'
             end = start + len(token) - 1  # the closing quote
-            inside = [(n, max(s, start + 1) - start, min(e, end) - start)
-                      for n, (s, e) in enumerate(spans) if s < end and start + 1 < e]
+            inside = [(n, max(spans[n][0], start + 1) - start, min(spans[n][1], end) - start)
+                      for n in overlaps.between(start + 1, end)]
             starts = _char_starts(token) if inside or "\\/" in token else []
             if len(starts) == len(value):  # in the string as read, each span growing to whole characters
                 inside = [(n, bisect.bisect_right(starts, s) - 1, bisect.bisect_left(starts, e)) for n, s, e in inside]
@@ -716,6 +823,7 @@ class Placeholders:
                 new = "".join("/" if token[at:at + 2] == "\\/" else ch for at, ch in zip(starts, new))
             return reencode(token, new)
 
+        overlaps = _Overlaps(spans)  # the pieces of the text are read in order: each span is looked at once
         keys = _json_text(text)  # JSON text keeps its structure and keys (but for secrets): only its strings change
         out = self._strings(text, string, found, keys=keys, other=None if keys else raw)
         if found is not None:

@@ -29,11 +29,11 @@ from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
 from ..session import Session, open_session, routes_from
 from ..wire import PiRoutes
-from ._capture import META_SUFFIX, redact_body_folder, redact_capture_lines, redact_har
+from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
 from ._log import LogRewriter, drain, teed
 from ._placeholder import Placeholders
-from ._redactor import KEEP_CHOICES, Redactor
+from ._redactor import KEEP_CHOICES
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["BundleCheck", "Redaction", "check_bundle", "manifest_path", "redact"]
@@ -67,6 +67,9 @@ class Redaction:
         notes: what could not be carried over (torn tails, damaged records).
         routes: whether a route configuration rendered the verdicts (``routes=``); the manifest says
             so, and :func:`check_bundle` then needs it too.
+        unrendered: the captured requests that could not be rendered from the log (verdict
+            ``unrendered``), as ``(request index, reason)``: their bodies were compared with nothing,
+            so their diff verdicts prove nothing, and the manifest lists them (``"unrendered"``).
     """
 
     output: Path
@@ -81,16 +84,19 @@ class Redaction:
     mismatched: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     routes: bool = False
+    unrendered: tuple[tuple[int | None, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class BundleCheck:
-    """What :func:`check_bundle` found: each category's recorded and recomputed digest."""
+    """What :func:`check_bundle` found: each category's recorded and recomputed digest, and how many
+    captured requests the manifest records as unrendered (their diff verdicts compared nothing)."""
 
     path: Path
     recorded: dict[str, str]
     found: dict[str, str]
     counts: dict[str, int]
+    unrendered: int = 0
 
     @property
     def mismatched(self) -> tuple[str, ...]:
@@ -297,7 +303,9 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             home's, which a check of the bundle elsewhere would not find).
 
     Raises:
-        UsageError: an empty salt, an unknown ``keep`` part, an output that exists without
+        UsageError: an empty salt, an unknown ``keep`` part, ``tools`` kept with ``tool_names=False``
+            (``--keep tools`` keeps the tool names ``--redact-tool-names`` would replace: the two
+            contradict each other), an output that exists without
             ``force``, an output (log, manifest or capture) that is or resolves to an input (or,
             for a folder capture, lies inside it or holds it), a capture format redact cannot rewrite.
         DshAuditError: the log or the capture cannot be read.
@@ -314,6 +322,9 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     unknown = sorted(kept - set(KEEP_CHOICES))
     if unknown:
         raise UsageError(f"unknown --keep part {unknown[0]!r}", hint=f"choose from {', '.join(KEEP_CHOICES)}")
+    if "tools" in kept and not tool_names:
+        raise UsageError("--keep tools and --redact-tool-names contradict each other (the tools kept verbatim "
+                         "hold their names)", hint="drop one of them")
     if salt is not None and not salt:
         raise UsageError("the salt is empty", hint="give a non-empty --salt, or none for a random one")
     key = _salt_bytes(salt) if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
@@ -348,7 +359,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     elif capture_target is not None:
         _check_target(capture_target, force=force, what="capture output", hint=capture_hint)
     config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
-    redactor = Redactor(Placeholders(key), keep=kept, tool_names=tool_names)
+    redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
     try:
         return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
                       lenient=lenient)
@@ -359,7 +370,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
 
 
 def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
-           redactor: Redactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
+           redactor: LogRedactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
            lenient: bool) -> Redaction:
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
     and rename the files into place (the outputs were checked by :func:`redact`)."""
@@ -371,15 +382,14 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
             original.use_routes(config)
         streams.end()
         notes = rewriter.finish()
+        redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
         capture_format = _capture_format(capture_source) if capture_source is not None else None
         captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
-        before = session_verdicts(original, captures)
-        unrendered = sum(1 for row in before.get("diff", ()) if row[3] == "unrendered")
-        if unrendered:  # their captured bodies cannot follow the log's placeholders: said, not proven
-            notes.append(f"{unrendered} captured request(s) could not be rendered from the log (verdict unrendered), "
-                         "so their redacted bodies are not proven to match the redacted log: the recipient may "
-                         "render them (with a route file) and see them differ; for a hand-declared pi-ai route "
-                         "give --routes FILE (and to --check), then redact again")
+        reasons: list[str] = []
+        before = session_verdicts(original, captures, unrendered=reasons)
+        unrendered = tuple(zip((row[0] for row in before.get("diff", ()) if row[3] == "unrendered"), reasons))
+        if unrendered:  # their diff verdicts compared nothing: said, never claimed unchanged
+            notes.append(_unrendered_note(unrendered, routed=config is not None))
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
         if config is not None:
@@ -409,7 +419,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
                 dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes),
-                routes=config is not None)
+                routes=config is not None, unrendered=unrendered)
             with _temporary(manifest) as (manifest_out, manifest_temp):
                 manifest_out.write(orjson.dumps(_manifest(result, before, kept, tool_names), option=orjson.OPT_INDENT_2))
                 manifest_out.write(b"\n")
@@ -437,6 +447,20 @@ def _staged_capture(target: Path, data: bytes, files: dict[str, bytes] | None) -
         yield temp
 
 
+def _unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool) -> str:
+    """What :func:`redact` says of the captured requests it could not render: how many, why (each
+    reason once, with how many it holds for) and what settles it."""
+    counts: dict[str, int] = {}
+    for _, reason in unrendered:
+        counts[reason] = counts.get(reason, 0) + 1
+    why = "; ".join(reason if n == 1 else f"{n} x {reason}" for reason, n in counts.items())
+    settle = ""
+    if not routed and any("--routes" in reason for reason in counts):
+        settle = "; redact again with --routes FILE, and give the same file to --check"
+    return (f"{len(unrendered)} captured request(s) unrendered ({why}): their diff verdicts compared nothing, so "
+            f"the redacted capture is not proven to match the redacted log{settle}")
+
+
 def _left_out(folder: Path, written: dict[str, bytes]) -> list[str]:
     """A note on what a body folder holds beside its bodies and their sidecars (not copied)."""
     others = sorted(p.name for p in folder.iterdir() if p.name not in written)
@@ -459,6 +483,8 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         "kept": sorted(keep) + (["tool names"] if tool_names else []),
         "secrets": result.secrets,
         "routes": result.routes,
+        # the captured requests no render was compared with (their diff verdicts are "unrendered")
+        "unrendered": {"count": len(result.unrendered), "requests": [index for index, _ in result.unrendered]},
         "verdicts": {c: {"count": len(before[c]), "digest": result.verdicts[c]} for c in result.verdicts},
     }
 
@@ -511,6 +537,9 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         routed = manifest.get("routes", False)
         if not isinstance(routed, bool):
             raise ValueError("routes")
+        unrendered = manifest.get("unrendered", {"count": 0})["count"]  # absent from older manifests
+        if type(unrendered) is not int or unrendered < 0:
+            raise ValueError("unrendered")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
     if routed != (routes is not None):
@@ -527,7 +556,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         captures = _bundle_capture(log, capture_name, manifest_file)
     found = session_verdicts(session, captures)
     return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},
-                       {c: len(found[c]) for c in found})
+                       {c: len(found[c]) for c in found}, unrendered)
 
 
 

@@ -12,9 +12,10 @@ are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wher
 as they read: a string replaced whole counts exactly the secrets it would lose if it were kept
 (JSON-escaped ones in tool arguments too), and the value of an object member is read with its key
 (``"password": "..."``), in a record's objects as in JSON text. A private key block split over
-strings of one record (its header ending one content block, its body in the next) goes and counts
-once (:meth:`Redactor.string`); a value that is a secret by its name alone (a captured header, cookie
-or query parameter) is counted by :meth:`Redactor.named`.
+strings of one record (its header ending one content block, its body in the next; its BEGIN line, body
+and END line cut over any number of them) goes and counts once (:meth:`Redactor.string`); a value
+that is a secret by its name alone (a captured header, cookie or query parameter) is counted by
+:meth:`Redactor.named`.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
 from ._placeholder import Placeholders
-from ._secrets import CONTEXT_KINDS, context_key, find_secrets, key_body, private_key_open, split_private_key
+from ._secrets import (CONTEXT_KINDS, context_key, find_secrets, key_body, key_end, key_piece, private_key_cut,
+                       private_key_end, private_key_open, split_private_key, split_tail)
 
 __all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "TOOL_NAME_KEYS", "Redactor"]
 
@@ -89,7 +91,15 @@ class Redactor:
     # a private key block an earlier string of the record being read left open, and whether it was counted
     _open_key: bool = False
     _key_counted: bool = False
-    _tail: str = ""  # the end of the last string of the record read, which may start a BEGIN line
+    _tail: str = ""  # the joined end of the last strings of the record read, which may start a BEGIN line
+    # the record being read (None outside :meth:`record`), its strings as :meth:`string` reads them for a
+    # private key block (made when first needed), how many it has read, the position of the string that
+    # ends the END line of the block open (None: not known), and the last lookahead (from, stop, result)
+    _record: Any = None
+    _walked: list[str] | None = None
+    _position: int = 0
+    _key_end: int | None = None
+    _ahead: tuple[int, int, int | None] = (-1, -1, None)
     _kept_texts: dict[tuple[str, str | None], tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
 
     # -- strings ---------------------------------------------------------------------------
@@ -250,14 +260,25 @@ class Redactor:
     def _split_key(self, text: str) -> tuple[int, int]:
         """The part of ``text`` that is the body of a private key block an earlier string of the record
         began (``start == end``: none): one the last string left open continues at the start of ``text``
-        while it reads as key body (:func:`._secrets.key_body`: a string of prose ends it); one whose
-        BEGIN line the last string started and ``text`` ends (:func:`._secrets.split_private_key`) runs
-        from there to its END line or the end of ``text``. That part counts as the block's when the block
-        was not yet counted. Also notes whether ``text`` leaves a block open, and its end."""
+        while it reads as key body (:func:`._secrets.key_body`: a string of prose ends it), or, up to the
+        string that ends its END line, as pieces of a key however short (:meth:`_ahead_end`); one whose
+        BEGIN line the strings before started and ``text`` ends (:func:`._secrets.split_private_key` on
+        their joined end, :func:`._secrets.split_tail`: a line cut over any number of strings) runs from
+        there to its END line or the end of ``text``. That part counts as the block's when the block was
+        not yet counted. Also notes whether ``text`` leaves a block open, and its end."""
+        position = self._position
+        self._position += 1
         start = end = 0
         still_open = False
+        # a piece of a block whose END line is ahead (:meth:`_ahead_end`): whole, or up to that line
+        ahead = self._key_end if self._open_key else None
         split = None if self._open_key or not self._tail else split_private_key(self._tail, text)
-        if self._open_key:
+        if ahead is not None and position <= ahead:
+            if position < ahead:  # before the string that ends the END line (a cut END line too)
+                end, still_open = len(text), True
+            else:
+                end = private_key_end(text) or 0  # none: the line began in the strings before
+        elif self._open_key:
             body = key_body(text)
             if body is not None and (body[1] or text[:body[0]].strip()):
                 end, still_open = body[0], not body[1]
@@ -265,16 +286,47 @@ class Redactor:
             start, end, closed = split
             still_open = not closed
             self._key_counted = False
+            self._key_end = self._ahead_end(position, text) if still_open and key_piece(text, start) else None
         if end > start and not self._key_counted:
             self._tally((("private_key", _digest(text[start:end])),))
             self._key_counted = True
-        opened = private_key_open(text)
-        if opened is not None:
-            self._open_key, self._key_counted = True, opened < len(text)
+        opened = None if still_open else private_key_open(text)  # a block that begins after the one read
+        cut = not still_open and private_key_cut(text)
+        if opened is not None or cut:
+            self._open_key, self._key_counted = True, opened is not None and opened < len(text)
+            self._key_end = self._ahead_end(position, text) if cut else None
         else:
             self._open_key = still_open
-        self._tail = text[-64:]
+        self._tail = split_tail(self._tail, text)
         return start, end
+
+    def _ahead_end(self, position: int, text: str) -> int | None:
+        """The position (among the strings of the record :meth:`_split_key` reads) of the string that ends
+        the END line of the private key block that ``text``, at ``position``, leaves open, when the strings
+        before it read as pieces of a key (:func:`._secrets.key_end`); None when they do not, or outside
+        :meth:`record`. A block that opens among the strings an earlier lookahead read ends where it said,
+        so each string of a record is read once however many blocks it holds."""
+        if self._record is None:
+            return None
+        begun, stop, found = self._ahead
+        if begun <= position < stop:
+            return found
+        if self._walked is None:
+            self._walked = _walk(self._record)
+        strings = self._walked
+        if position >= len(strings) or strings[position] is not text:  # not the record's own string
+            return None
+        read = [position]
+
+        def after() -> Iterator[str]:
+            for at in range(position + 1, len(strings)):
+                read[0] = at
+                yield strings[at]
+
+        count = key_end(after(), split_tail("", text))
+        found = None if count is None else position + count
+        self._ahead = (position, read[0], found)
+        return found
 
     # -- values ----------------------------------------------------------------------------
 
@@ -317,11 +369,36 @@ class Redactor:
     def record(self, record: Any) -> Any:
         """One storage record of a log (the header line, an event or a packed chunk row)."""
         self._open_key, self._tail = False, ""  # a private key block never runs from one record into the next
-        if not isinstance(record, dict):
+        self._record, self._walked, self._position, self._key_end, self._ahead = record, None, 0, None, (-1, -1, None)
+        try:
+            if not isinstance(record, dict):
+                return self.value(record)
+            if record.get("type") == "session" and "seq" not in record:
+                return {k: (self.path(v) if k == "cwd" and isinstance(v, str) else self.value(v, k, kept=True))
+                        for k, v in record.items()}
+            if record.get("type") == "system/message" and "system" in self.keep:
+                return self.value(record, kept=True)
             return self.value(record)
-        if record.get("type") == "session" and "seq" not in record:
-            return {k: (self.path(v) if k == "cwd" and isinstance(v, str) else self.value(v, k, kept=True))
-                    for k, v in record.items()}
-        if record.get("type") == "system/message" and "system" in self.keep:
-            return self.value(record, kept=True)
-        return self.value(record)
+        finally:
+            self._record = self._walked = None
+
+
+def _walk(record: Any) -> list[str]:
+    """The strings of ``record`` that :meth:`Redactor.string` reads for a private key block
+    (:meth:`Redactor._split_key`: neither structural nor blank), in the order it reads them; a header's
+    ``cwd`` string, read as a path, is none. A loop, not recursion: a record may nest 512 levels."""
+    header = isinstance(record, dict) and record.get("type") == "session" and "seq" not in record
+    out: list[str] = []
+    stack: list[tuple[Any, Any]] = [(record, None)]
+    while stack:
+        value, key = stack.pop()
+        if isinstance(value, str):
+            if value.strip() and key not in STRUCTURAL_KEYS and not (key == "reason" and _identifier(value)):
+                out.append(value)
+        elif isinstance(value, dict):
+            items = [(v, k) for k, v in value.items()
+                     if not (header and value is record and k == "cwd" and isinstance(v, str))]
+            stack.extend(reversed(items))
+        elif isinstance(value, list):
+            stack.extend((v, key) for v in reversed(value))
+    return out

@@ -28,7 +28,7 @@ __all__ = ["JsonPath", "redact_content_text", "redact_response", "redact_respons
 #: Where a string value sits in a JSON document: object keys and array indexes from the top.
 JsonPath = tuple[Any, ...]
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 

@@ -11,9 +11,12 @@ only the kind is ever reported.
 
 A private key block runs from its ``-----BEGIN ... PRIVATE KEY-----`` line to its END line, or to
 the end of the text when none follows. Split over several strings (the lines of a key as a JSON
-array, two content blocks, a truncated key whose body is in the next string), the strings after
-its header that read as key body (:func:`key_body`: base64 lines, PEM header lines) continue it:
-:func:`private_key_open` tells a text that leaves a block open.
+array, two content blocks, a truncated key whose body is in the next string, streamed chunks
+quoted as a JSON array), the strings after its header that read as key body (:func:`key_body`:
+base64 lines, PEM header lines) continue it: :func:`private_key_open` tells a text that leaves a
+block open. Its BEGIN line may itself be cut over any number of consecutive strings
+(:func:`split_tail`, :func:`split_private_key`), and so may its END line: the strings up to an END
+line, whole or cut, that read as pieces of a key (:func:`key_end`) are its body, however short.
 
 Some values are secrets by the name they are found under alone, whatever their shape: a captured
 HTTP header, cookie or query parameter named ``Authorization``, ``Cookie``, ``x-api-key``,
@@ -22,13 +25,14 @@ HTTP header, cookie or query parameter named ``Authorization``, ``Cookie``, ``x-
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["CONTEXT_KINDS", "SECRET_KINDS", "SecretMatch", "context_key", "cookie_secret", "credential_name",
-           "find_secrets", "header_kind", "key_body", "private_key_closed", "private_key_open", "scrub",
-           "split_private_key"]
+           "find_secrets", "header_kind", "key_body", "key_end", "key_piece", "private_key_closed", "private_key_cut",
+           "private_key_end", "private_key_open", "scrub", "split_private_key", "split_tail"]
 
 _KEYWORDS = r"api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_-]?key|access[_-]?key"
 _NAME = r"[A-Za-z0-9_.-]*(?:" + _KEYWORDS + r")[A-Za-z0-9_.-]*"
@@ -41,7 +45,11 @@ _URL_NAME = r"key|auth|sig|[A-Za-z0-9_.-]*signature"
 _CREDENTIAL = (r"(?<![A-Za-z0-9_.-])(?:(?:[A-Za-z0-9_.-]*[_.-])?(?:" + _KEYWORDS + r"|pass|pw)|" + _ENV_NAME + r")")
 # a value of 8 characters or more with a letter and a digit (``os.environ``, ``get_key()``, ``64000``, ``${KEY}``,
 # ``<your key>`` are none)
-_VALUE = r"(?P<v>(?=[^\s\"'`,;]*[0-9])(?=[^\s\"'`,;]*[A-Za-z])[A-Za-z0-9_./+=~:@!%*^-]{8,})(?![A-Za-z0-9_./+=~:@!%*^-])"
+# (the letter and the digit are looked for in the value itself, lazily: a lookahead over every character
+# up to a space would read the rest of a long text of ``\n`` escapes at each assignment in it, quadratic)
+_VALUE_CHARS = r"[A-Za-z0-9_./+=~:@!%*^-]"
+_VALUE = (r"(?P<v>(?=" + _VALUE_CHARS + r"*?[0-9])(?=" + _VALUE_CHARS + r"*?[A-Za-z])" + _VALUE_CHARS + r"{8,})(?!"
+          + _VALUE_CHARS + r")")
 _PEM_BEGIN = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 
@@ -151,13 +159,19 @@ def find_secrets(text: str) -> Iterator[SecretMatch]:
     """
     if len(text) < 8:
         return
+    # the matches kept so far, in order and without overlaps: a new one is checked against its two
+    # neighbours only (not against every match: a text of many secrets, a long stream, stays linear)
     found: list[SecretMatch] = []
+    starts: list[int] = []
     for kind, pattern in _COMPILED:
         for match in pattern.finditer(text):
             start, end = match.span("v") if "v" in pattern.groupindex and match.group("v") is not None else match.span()
-            if end > start and not any(s < end and start < e for _, s, e in ((m.kind, m.start, m.end) for m in found)):
-                found.append(SecretMatch(kind, start, end))
-    yield from sorted(found, key=lambda m: m.start)
+            at = bisect.bisect_left(starts, start)
+            overlaps = (at < len(found) and found[at].start < end) or (at > 0 and found[at - 1].end > start)
+            if end > start and not overlaps:
+                found.insert(at, SecretMatch(kind, start, end))
+                starts.insert(at, start)
+    yield from found
 
 
 def context_key(key: str) -> bool:
@@ -263,21 +277,91 @@ def private_key_open(text: str) -> int | None:
     return last.end() if found is not None and not found[1] else None
 
 
-#: How much of the end of a string may hold the start of a BEGIN line that the next string ends.
+#: How much of the end of the strings before one may hold the start of a BEGIN (or END) line that
+#: this string ends (the longest such line is shorter).
 _SPLIT = 64
 _HEADER_CHARS = frozenset("-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ")
+# What a piece of a private key block between its BEGIN and END lines may hold, cut anywhere: base64,
+# line breaks (a ``\\n`` escape too), the characters of PEM header lines (``Proc-Type: 4,ENCRYPTED``)
+# and of a cut END line
+_PIECE = re.compile(r"[A-Za-z0-9+/=:, \t\r\n\\-]*")
+
+
+def private_key_end(text: str) -> int | None:
+    """Where the first END line of a private key block in ``text`` starts (None: it holds none).
+
+    Example:
+        >>> private_key_end("QUJD\\n-----END RSA PRIVATE KEY-----\\n"), private_key_end("-----END RSA PRIV")
+        (5, None)
+    """
+    end = _END.search(text)
+    return None if end is None else end.start()
+
+
+def key_piece(text: str, start: int = 0) -> bool:
+    """Whether ``text`` from ``start`` reads as a piece of a private key block cut anywhere, between
+    its BEGIN and END lines (:func:`key_end`): base64, line breaks, the characters of PEM header lines
+    and of a cut END line, however short.
+
+    Example:
+        >>> key_piece("MIIE"), key_piece("Ab\\nCd=="), key_piece("-----END RSA PRIV"), key_piece("that's all")
+        (True, True, True, False)
+    """
+    return _PIECE.fullmatch(text, start) is not None
+
+
+def private_key_cut(text: str) -> bool:
+    """Whether ``text`` leaves a private key block open as a piece of one (:func:`key_end`): its last
+    BEGIN line has no END line after it and nothing but what a piece of a key holds, however short
+    (``"-----BEGIN RSA PRIVATE KEY-----\\nMIIE"``, which :func:`private_key_open` does not call key
+    material alone). Whether the block runs on is then for the strings after it to say (an END line).
+
+    Example:
+        >>> private_key_cut("-----BEGIN RSA PRIVATE KEY-----\\nMIIE")
+        True
+        >>> private_key_cut("-----BEGIN RSA PRIVATE KEY----- ok!"), private_key_cut("no key")
+        (False, False)
+    """
+    last = None
+    for last in _BEGIN.finditer(text):
+        pass
+    return last is not None and _END.search(text, last.end()) is None and key_piece(text, last.end())
+
+
+def split_tail(tail: str, text: str) -> str:
+    """What :func:`split_private_key` needs of the consecutive strings up to ``text`` (``tail``: what
+    it needed of those before it, ``""`` for none): the end of them joined, as far back as a BEGIN
+    (or END) line that runs into the next string may start. A BEGIN line holds no character that
+    parts it, so a line cut over any number of strings is found in the joined end of them; keeping
+    only that end keeps the work of each string bounded, however many there are.
+
+    Example:
+        >>> tail = ""
+        >>> for piece in ("note: -----BEG", "IN", " RSA PRIV"):
+        ...     tail = split_tail(tail, piece)
+        >>> tail, split_tail(tail, "no key")
+        ('note: -----BEGIN RSA PRIV', '')
+    """
+    if not text:
+        return tail
+    if text[-1] not in _HEADER_CHARS:  # no BEGIN or END line runs on past this string
+        return ""
+    return (tail + text[-_SPLIT:])[-_SPLIT:]
 
 
 def split_private_key(before: str, text: str) -> tuple[int, int, bool] | None:
-    """The body of a private key block whose BEGIN line starts at the end of ``before`` (the string
-    before ``text``: an item of a list, a content block) and ends in ``text``
-    (``"-----BEGIN RSA PRIV"``, ``"ATE KEY-----\\nMIIE..."``): where it starts and ends in ``text`` (at
-    its END line, or at the end of ``text``) and whether its END line is there; None when no BEGIN
-    line runs across the two.
+    """The body of a private key block whose BEGIN line starts at the end of ``before`` (the end of
+    the consecutive strings before ``text``, joined: :func:`split_tail`; items of a list, content
+    blocks) and ends in ``text`` (``"-----BEGIN RSA PRIV"``, ``"ATE KEY-----\\nMIIE..."``; or
+    ``"-----BEG"``, ``"IN RSA PRIV"``, ``"ATE KEY-----\\nMIIE..."``): where it starts and ends in
+    ``text`` (at its END line, or at the end of ``text``) and whether its END line is there; None
+    when no BEGIN line runs across into ``text``.
 
     Example:
         >>> split_private_key("key: -----BEGIN RSA PRIV", "ATE KEY-----\\nMIIEab\\n-----END RSA PRIVATE KEY-----")
         (12, 20, True)
+        >>> split_private_key(split_tail(split_tail("", "-----BEG"), "IN RSA PRIV"), "ATE KEY-----\\nMIIE")
+        (12, 17, False)
         >>> split_private_key("-----BEGIN EC PRIVATE KEY-----", "MHcC"), split_private_key("a -", "-- b")
         (None, None)
     """
@@ -290,6 +374,35 @@ def split_private_key(before: str, text: str) -> tuple[int, int, bool] | None:
             start = match.end() - len(tail)
             end = _END.search(text, start)
             return start, len(text) if end is None else end.start(), end is not None
+    return None
+
+
+def key_end(texts: Iterable[str], tail: str = "") -> int | None:
+    """How many of ``texts`` (the strings after the one where a private key block's BEGIN line ends,
+    in order; ``tail``: that string's :func:`split_tail`, where an END line may start) its body runs
+    over, up to and including the string its END line ends in (the line whole in one string, or cut
+    over consecutive ones): when every string before that line reads as a piece of a key, cut
+    anywhere (base64, line breaks, PEM header lines: however short, ``"MIIE"``, ``"Ab"``); None when a
+    string that does not (prose), or the end of ``texts``, comes first. It reads each string once, and
+    stops there.
+
+    Example:
+        >>> key_end(["MIIE", "pAIB\\nAAK", "CAQ==\\n-----END RSA PRIV", "ATE KEY-----", "thanks"])
+        4
+        >>> key_end(["MIIE", "pAIB", "that's all", "-----END RSA PRIVATE KEY-----"]), key_end(["MIIE", "pAIB"])
+        (None, None)
+    """
+    for n, text in enumerate(texts):
+        end = _END.search(text)
+        if end is not None:
+            return n + 1 if key_piece(text[:end.start()]) else None
+        if tail:
+            head = tail + text[:_SPLIT]
+            if any(match.start() < len(tail) < match.end() for match in _END.finditer(head)):
+                return n + 1
+        if not key_piece(text):
+            return None
+        tail = split_tail(tail, text)
     return None
 
 

@@ -5,7 +5,9 @@ message count, usage, finish kind). ``breaks``: each transition's relation, verd
 changed header field names, evidence seqs and first divergence (segment, message, offsets).
 ``cache``: each request's classification, cause and token figures (tokens estimated from UTF-8
 bytes, which a redaction keeps). ``diff``: each capture row's verdict, first differing offset,
-equivalence kinds and difference paths. Nothing in them is text from the log.
+equivalence kinds and difference paths, the captures paired with the requests as ``diff`` and
+``check`` pair them (by each request's route API, with the session's route configuration:
+:func:`dsh_audit.session.route_apis`). Nothing in them is text from the log.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..cache import cache_report
 from ..capture import CapturedRequest, compare_capture
 from ..errors import DshAuditError
 from ..jsjson import stringify
-from ..session import Session, route_renderer
+from ..session import Session, route_apis, route_renderer
 
 __all__ = ["CATEGORIES", "digest", "session_verdicts"]
 
@@ -56,10 +58,14 @@ def _cache(session: Session) -> list[Any]:
              v.expected_any, v.expected, v.actual, v.source_index, dict(v.lost)] for v in report.verdicts]
 
 
-def _diff(session: Session, captures: Sequence[CapturedRequest]) -> list[Any]:
-    rows = compare_capture(session.requests, captures, render=route_renderer([session]))
+def _diff(session: Session, captures: Sequence[CapturedRequest], unrendered: list[str] | None) -> list[Any]:
+    # paired as diff and check pair them: by each request's route API (the session's --routes configuration)
+    rows = compare_capture(session.requests, captures, render=route_renderer([session]),
+                           routes=route_apis([session]))
     out = []
     for row in rows:
+        if row.verdict == "unrendered" and unrendered is not None:
+            unrendered.append(row.note or "cannot render")
         diff = row.diff
         out.append([None if row.request is None else row.request.index,
                     None if row.capture is None else row.capture.position, row.kind, row.verdict,
@@ -69,11 +75,16 @@ def _diff(session: Session, captures: Sequence[CapturedRequest]) -> list[Any]:
     return out
 
 
-def session_verdicts(session: Session, captures: Sequence[CapturedRequest] | None = None) -> dict[str, list[Any]]:
-    """The content-free verdicts of ``session`` (and of its capture, when given), by category."""
+def session_verdicts(session: Session, captures: Sequence[CapturedRequest] | None = None, *,
+                     unrendered: list[str] | None = None) -> dict[str, list[Any]]:
+    """The content-free verdicts of ``session`` (and of its capture, when given), by category.
+
+    ``unrendered``: when given, the reason of each captured request that could not be rendered
+    (verdict ``unrendered``: its body was never compared) is appended to it, in diff order.
+    """
     verdicts = {"requests": _requests(session), "breaks": _breaks(session), "cache": _cache(session)}
     if captures is not None:
-        verdicts["diff"] = _diff(session, captures)
+        verdicts["diff"] = _diff(session, captures, unrendered)
     return verdicts
 
 
