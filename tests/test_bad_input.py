@@ -229,8 +229,10 @@ def test_binary_garbage(tmp_path, monkeypatch, capsys):
 
 
 def test_folder_without_logs(tmp_path, monkeypatch, capsys):
+    """Nothing to describe is no bad input (README: Exit codes): an empty listing, a note, exit 0."""
     (tmp_path / "notes.txt").write_text("no logs here")
-    assert_error(run(monkeypatch, capsys, str(tmp_path)), tmp_path, None, None, "folder holds no DSH session log")
+    assert run(monkeypatch, capsys, str(tmp_path)) == \
+        (0, [], [f"note: {tmp_path}: folder holds no DSH session log: nothing to list there"])
 
 
 def test_log_that_is_not_utf8(tmp_path, monkeypatch, capsys):

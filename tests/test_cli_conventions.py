@@ -191,7 +191,8 @@ def test_a_bad_time_is_a_usage_error(command: str, option: str, value: str, monk
 
 @pytest.mark.parametrize("command", ["breaks", "requests", "sessions", "validate", "cache"])
 def test_since_and_until_select_by_the_logs_timestamps(command: str, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     log = tmp_path / "chat" / "session.jsonl"  # 2027-01-15T08:00:00Z in the log; the copy's mtime is now
     log.parent.mkdir()
     shutil.copy(CHAT, log)
@@ -203,11 +204,17 @@ def test_since_and_until_select_by_the_logs_timestamps(command: str, tmp_path: P
     for args, window in ((["--since", "2027-01-16"], "--since 2027-01-16T00:00:00Z"),
                          (["--until", "2027-01-14"], "--until 2027-01-15T00:00:00Z"),
                          (["--since", "2027-01-15T08:00:01Z"], "--since 2027-01-15T08:00:01Z")):
+        left_out = (f"note: {window}: 1 of 1 log(s) with no activity in that window (by the logs' own "
+                    "timestamps) left out\n")
+        if command == "validate":  # a gate given nothing to check exits 2 (README: Exit codes)
+            code, out, err = _main(monkeypatch, capsysbinary, command, "--json", str(log), *args)
+            assert (code, out) == (2, b""), args
+            assert err == (f"{left_out}error: {log}: no session log has activity in {window} (by the logs' own "
+                           "timestamps) (hint: widen or drop --since/--until)\n")
+            continue
         code, out, err = _run(command, "--json", str(log), *args)
         assert (code, out) == (0, ""), args
-        if window is not None:
-            assert (f"note: {window}: 1 of 1 log(s) with no activity in that window (by the logs' own "
-                    "timestamps) left out\n") in err
+        assert left_out in err
 
 
 def test_usage_since_and_until_share_the_parser() -> None:

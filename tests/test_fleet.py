@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -525,10 +526,17 @@ def test_since_on_validate_and_breaks(tmp_path: Path, monkeypatch: pytest.Monkey
     assert str(old) not in out
     if command == "breaks":
         assert [json.loads(line)["request"] for line in out.splitlines()] == [0, 1, 2]
-    # Nothing modified since: nothing to check, and no default sessions root is read instead.
+    # Nothing modified since: nothing to check, and no default sessions root is read instead; the
+    # gate validate exits 2 then (README: Exit codes), breaks lists nothing.
     code, out, err = run(monkeypatch, capsys, command, "--since", "0s", str(old))
-    summary = "0 error(s), 0 warning(s), 0 info in 0 file(s)\n" if command == "validate" else ""
-    assert (code, out) == (0, "") and err.endswith(": " + _LEFT_OUT.format(1) + summary)
+    if command == "validate":
+        lines = err.splitlines()
+        assert (code, out, len(lines)) == (2, "", 2) and lines[0].endswith(": " + _LEFT_OUT.format(1).strip())
+        assert re.fullmatch(re.escape(f"error: {old}: no session log has activity in --since ") + r"\S+ "
+                            + re.escape("(by the logs' own timestamps) (hint: widen or drop --since/--until)"),
+                            lines[1]), lines[1]
+    else:
+        assert (code, out) == (0, "") and err.endswith(": " + _LEFT_OUT.format(1))
 
 
 def test_another_build_of_dsh_audit_indexes_every_log_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

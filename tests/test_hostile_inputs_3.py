@@ -229,11 +229,15 @@ def test_a_window_before_year_1000_is_shown_with_four_digit_years(tmp_path, monk
     log = dsh_log(tmp_path / "session.jsonl")
     out = str(tmp_path / "r.html")
     hint = "(by the logs' own timestamps) (hint: widen or drop --since/--until)"
+    # report describes: an empty window is a page with no log and exit 0 (README: Exit codes); check gates
     assert invoke(monkeypatch, capsys, "report", str(log), "--until", "0001-01-01", "-o", out)[::2] == \
+        (0, ["note: --until 0001-01-02T00:00:00Z: 1 of 1 log(s) with no activity in that window (by the logs' own "
+             "timestamps) left out"])
+    assert invoke(monkeypatch, capsys, "check", str(log), "--until", "0001-01-01")[::2] == \
         (2, ["note: --until 0001-01-02T00:00:00Z: 1 of 1 log(s) with no activity in that window (by the logs' own "
              "timestamps) left out",
              f"error: {log}: no session log has activity in --until 0001-01-02T00:00:00Z {hint}"])
-    assert invoke(monkeypatch, capsys, "report", str(log), "--until", "0001-01-01T00:00:00+14:00", "-o", out)[::2] == \
+    assert invoke(monkeypatch, capsys, "check", str(log), "--until", "0001-01-01T00:00:00+14:00")[::2] == \
         (2, ["note: --until -6.21356e+10 s after the epoch (outside the years 1-9999): 1 of 1 log(s) with no activity "
              "in that window (by the logs' own timestamps) left out",
              f"error: {log}: no session log has activity in --until -6.21356e+10 s after the epoch (outside the years "

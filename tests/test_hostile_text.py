@@ -82,11 +82,13 @@ def test_hostile_session_text_is_shown_inert(tmp_path, monkeypatch, capsys, args
 def test_hostile_folder_name_in_an_error_line_stays_one_line(tmp_path, monkeypatch, capsys):
     folder = tmp_path / f"x{CONTROLS.replace(chr(0), '')}\n::error::y[bold]"
     folder.mkdir()
-    code, out, err = invoke(monkeypatch, capsys, "requests", str(folder))
-    assert (code, out) == (2, "")
-    assert err.count("\n") == 1 and err.startswith("error: ")
-    assert_inert(out, err)
-    assert terminal_text(str(folder)) in err
+    # a gate that finds nothing to check: one error line; a describing command: one note line
+    for command, code_wanted, prefix in (("check", 2, "error: "), ("requests", 0, "note: ")):
+        code, out, err = invoke(monkeypatch, capsys, command, str(folder))
+        assert (code, out) == (code_wanted, "")
+        assert err.count("\n") == 1 and err.startswith(prefix)
+        assert_inert(out, err)
+        assert terminal_text(str(folder)) in err
 
 
 def test_click_usage_errors_quote_arguments_escaped(tmp_path, monkeypatch, capsys):

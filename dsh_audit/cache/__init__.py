@@ -15,7 +15,7 @@ import typing
 from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
-    from ._account import analyze_cache, attribution_causes, iter_cache_verdicts
+    from ._account import ParentRequest, analyze_cache, attribution_causes, iter_cache_verdicts
     from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import ExactSum, LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
@@ -42,6 +42,7 @@ __all__ = [
     "LedgerTotals",
     "OFF_PEAK",
     "PEAK",
+    "ParentRequest",
     "PriceBook",
     "Prompt",
     "PromptBuilder",
@@ -101,6 +102,7 @@ _LAZY = {
     "LedgerTotals": "._ledger",
     "OFF_PEAK": "._prices",
     "PEAK": "._prices",
+    "ParentRequest": "._account",
     "PriceBook": "._prices",
     "Prompt": "._prefix",
     "PromptBuilder": "._prefix",

@@ -1,6 +1,8 @@
 """Expected versus actual cache reads per request, classified, with the tokens and cost lost.
 
-For each request R, with the earlier requests of the same provider family and model:
+For each request R, with the earlier requests of the same cache (the same provider id, model and
+wire format: R's prompt is its own route's body, compared with bodies of that format only; a fork
+or subagent child's first request also the parent's request it continues, :class:`ParentRequest`):
 
 * ``expected_any``: the longest common prompt prefix with any earlier request, in tokens,
   rounded down to the rule's unit, 0 below its minimum;
@@ -35,6 +37,7 @@ import orjson
 from ..attribution import UNEXPLAINED_CAUSES
 from ..replay import Request, RequestTime
 from ..session import Bodies, logged_cache_read
+from ..wire import PromptPieces
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
 from ._report import CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import lost_cost, request_route_model
@@ -42,7 +45,7 @@ from ._prices import PriceBook, Quote, load_prices
 from ._rules import Breakpoints, CacheRule, Retention, pyproject_zero_data_retention, rule_for
 from ._tokens import TokenCounter, make_counter
 
-__all__ = ["CacheAccount", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
+__all__ = ["CacheAccount", "ParentRequest", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
 
 _UNEXPLAINED = frozenset(UNEXPLAINED_CAUSES)  # break_unexplained: attribution's one definition
 
@@ -93,9 +96,27 @@ def attribution_causes(attribution: Iterable[Any]) -> dict[int, str]:
 
 @dataclass
 class _Family:
-    rule: CacheRule
-    builder: PromptBuilder
-    count: TokenCounter
+    rule: CacheRule  # the first rule of the family seen (the report's)
+    count: TokenCounter  # the family's tokenizer, shared by every route of the family
+
+
+@dataclass(frozen=True)
+class ParentRequest:
+    """The request of another session (a fork or subagent child's parent) whose cache a
+    session's first request may read: the one attribution compares it with (:attr:`Transition.previous
+    <dsh_audit.attribution.Transition.previous>` of ``previous_session_id``).
+
+    Attributes:
+        request: the parent's request.
+        time: its send/answer time (None: TTL and write lag are not judged against it).
+        bodies: the parent session's rendered bodies (:attr:`dsh_audit.session.Session.bodies`).
+        adapter: the adapter its route used (:meth:`dsh_audit.session.Session.route`).
+    """
+
+    request: Request
+    time: RequestTime | None = None
+    bodies: Bodies | None = None
+    adapter: str | None = None
 
 
 @dataclass
@@ -117,6 +138,16 @@ class _Seen:
 # A breakpoint level: tokens, whether they are measured (a logged prompt size), the request that
 # wrote or refreshed the breakpoint, its segment count and the prompt projection it counts in.
 _Level = tuple[int, bool, _Seen, int, str]
+
+
+# Whose cached prompts a request may read: earlier requests to one server (the provider id: a DSH
+# provider is one endpoint), of one model, in one wire format (the route's adapter: bodies of two
+# formats are different bytes, no prefix of one is measured against the other).
+_Pool = tuple[str | None, str, str | None]
+
+
+def _pool(provider: str | None, rule: CacheRule, model: str | None) -> _Pool:
+    return provider, rule.wire_adapter, model
 
 
 def _chain(request: Request) -> str:
@@ -313,25 +344,60 @@ class _Analyzer:
         self.zero_data_retention = zero_data_retention
         self.bodies, self.prices, self.lookback, self.routes = bodies, prices, lookback, routes
         self.families: dict[str, _Family] = {}
+        self.builders: dict[tuple[str, str], PromptBuilder] = {}  # per (family, wire adapter)
         self.rules: dict[tuple[str | None, str | None, str | None], CacheRule] = {}
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
-        self.by_route: dict[tuple[str, str | None], list[_Seen]] = {}  # recent requests per (family, model)
-        self.runs: dict[tuple[str, str | None], list[_Run]] = {}  # the same, in runs (:func:`_nearest`)
+        self.by_route: dict[_Pool, list[_Seen]] = {}  # recent requests per cache (:func:`_pool`)
+        self.runs: dict[_Pool, list[_Run]] = {}  # the same, in runs (:func:`_nearest`)
+        # Other sessions' requests this one's may read (a fork child's parent): their bodies.
+        self.foreign: dict[str, Bodies | None] = {}
 
-    def family(self, provider: str | None, model: str | None, adapter: str | None) -> _Family:
+    def rule(self, provider: str | None, model: str | None, adapter: str | None) -> CacheRule:
+        """The cache rule of a request of ``provider``/``model`` sent by ``adapter`` (its route's)."""
         rule = self.rules.get((provider, model, adapter))
         if rule is None:
             rule = self.rules[(provider, model, adapter)] = rule_for(
                 provider, model, unit=self.unit, adapter=adapter).with_zero_data_retention(self.zero_data_retention)
+        return rule
+
+    def family(self, rule: CacheRule) -> _Family:
+        """The rule's family: its token counter, and the first of its rules seen (the report's)."""
         found = self.families.get(rule.family)
         if found is None:
-            bodies, adapter = self.bodies, rule.wire_adapter
-            render = None if bodies is None else (lambda request: bodies.body(request, adapter))
-            pieces = None if bodies is None else (lambda request: bodies.pieces(request, adapter))
-            value = None if bodies is None else (lambda request: bodies.value(request, adapter))
-            count = make_counter(rule.tokenizer, method=self.tokenizer)
-            found = self.families[rule.family] = _Family(
-                rule, PromptBuilder(rule, render=render, pieces=pieces, value=value, count=count), count)
+            found = self.families[rule.family] = _Family(rule, make_counter(rule.tokenizer, method=self.tokenizer))
+        return found
+
+    def body_source(self, request: Request) -> Bodies | None:
+        """The rendered bodies ``request`` is read from: its own session's (another session's for
+        a request of :meth:`inherit`)."""
+        if request.session_id in self.foreign:
+            return self.foreign[request.session_id]
+        return self.bodies
+
+    def builder(self, rule: CacheRule) -> PromptBuilder:
+        """The prompt builder of a rule's wire format: one per family and adapter, so that each
+        request's prompt is its own route's body (the session renders each body once per adapter)."""
+        key = (rule.family, rule.wire_adapter)
+        found = self.builders.get(key)
+        if found is None:
+            adapter, source = rule.wire_adapter, self.body_source
+            wired = self.bodies is not None
+
+            def render(request: Request) -> bytes | None:
+                bodies = source(request)
+                return None if bodies is None else bodies.body(request, adapter)
+
+            def pieces(request: Request) -> PromptPieces | None:
+                bodies = source(request)
+                return None if bodies is None else bodies.pieces(request, adapter)
+
+            def value(request: Request) -> dict[str, Any] | None:
+                bodies = source(request)
+                return None if bodies is None else bodies.value(request, adapter)
+
+            found = self.builders[key] = PromptBuilder(
+                rule, render=render if wired else None, pieces=pieces if wired else None,
+                value=value if wired else None, count=self.family(rule).count)
         return found
 
     def predecessor(self, request: Request) -> _Seen | None:
@@ -339,12 +405,33 @@ class _Analyzer:
         last loop or search request (a compaction call continues no conversation)."""
         return self.last.get(_chain(request))
 
+    def inherit(self, parent: ParentRequest) -> None:
+        """Take ``parent.request``, of another session, as the earlier request this session's next
+        one continues and may read the cache of (:class:`ParentRequest`): it is compared with,
+        never judged."""
+        request = parent.request
+        self.foreign[request.session_id] = parent.bodies if self.bodies is not None else None
+        provider, model = _model(request)
+        rule = self.rule(provider, model, parent.adapter)
+        prompt = self.builder(rule).build(request)
+        retention = self.retention(rule, request)
+        logged = _logged_prompt(request)
+        marks = self.marks(rule.breakpoints, rule, request, prompt, logged) \
+            if rule.breakpoint_based and rule.breakpoints is not None else None
+        seen = _Seen(request, prompt, prompt.tokens, rule.family, parent.time,
+                     logged if logged is not None else prompt.tokens,
+                     rule.ttl_seconds if retention is None else retention.ttl_seconds, logged is not None, marks)
+        self.last[_chain(request)] = seen
+        pool = _pool(provider, rule, model)
+        self.by_route.setdefault(pool, []).append(seen)
+        _add_run(self.runs.setdefault(pool, []), seen)
+
     def verdict(self, request: Request) -> CacheVerdict:
         provider, model = _model(request)
         adapter = self.routes(request) if self.routes is not None else None
-        fam = self.family(provider, model, adapter)
-        rule, count = self.rules[(provider, model, adapter)], fam.count  # the model's own (breakpoint based?)
-        prompt = fam.builder.build(request)
+        rule = self.rule(provider, model, adapter)  # the model's own (breakpoint based?), over its route's body
+        count = self.family(rule).count
+        prompt = self.builder(rule).build(request)
         retention = self.retention(rule, request)
         ttl = rule.ttl_seconds if retention is None else retention.ttl_seconds
         tokens = prompt.tokens
@@ -352,8 +439,8 @@ class _Analyzer:
         size = logged if logged is not None else tokens
         now = self.times.get(request.index)
         best: dict[str, _Best] = {}
-        same = self.by_route.setdefault((rule.family, model), [])
-        runs = self.runs.setdefault((rule.family, model), [])
+        same = self.by_route.setdefault(_pool(provider, rule, model), [])
+        runs = self.runs.setdefault(_pool(provider, rule, model), [])
         marks: dict[str, dict[int, int | None]] | None = None
         points: dict[str, _Level] = {}
         if rule.breakpoint_based and rule.breakpoints is not None:
@@ -427,9 +514,10 @@ class _Analyzer:
         A projection's last segments are its messages, one each (the rendered body's after its
         leading system and developer messages, or the log's own); one that does not hold them
         so has no breakpoint. A breakpoint at the end of the prompt measures ``logged`` tokens."""
-        body = self.bodies.value(request, rule.wire_adapter) if self.bodies is not None else None
-        if body is None and self.bodies is not None and prompt.source != "json":
-            body = _parsed(self.bodies.body(request, rule.wire_adapter))
+        bodies = self.body_source(request)
+        body = bodies.value(request, rule.wire_adapter) if bodies is not None else None
+        if body is None and bodies is not None and prompt.source != "json":
+            body = _parsed(bodies.body(request, rule.wire_adapter))
         implicit = rule.implicit_breakpoint(body)
         found: dict[str, dict[int, int | None]] = {}
         for projection in (prompt, prompt.json):
@@ -507,13 +595,14 @@ class _Analyzer:
         if rule.retention_marker is None and rule.retention_key is None:
             return None
         body = None
-        if self.bodies is not None:
-            value = self.bodies.value(request, rule.wire_adapter)  # the body just built: kept
+        bodies = self.body_source(request)
+        if bodies is not None:
+            value = bodies.value(request, rule.wire_adapter)  # the body just built: kept
             if value is not None:
                 # Its markers and retention key, written without its long texts (a huge tool result
                 # is not written out to find them; nothing outside a string changes).
                 return rule.retention(retention_body(value))
-            body = self.bodies.body(request, rule.wire_adapter)
+            body = bodies.body(request, rule.wire_adapter)
         return rule.retention(body, model=_model(request)[1])
 
     def break_cause(self, index: int) -> tuple[str, str] | None:
@@ -562,7 +651,8 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
                   prices: PriceBook | None = None,
                   price_note: str | None = None, lookback: int = 64,
                   routes: Callable[[Request], str | None] | None = None, path: str = "",
-                  session_id: str = "", zero_data_retention: bool | None = None) -> SessionCacheReport:
+                  session_id: str = "", zero_data_retention: bool | None = None,
+                  parents: Mapping[int, ParentRequest] | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session's requests.
 
     Args:
@@ -584,6 +674,9 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
             decides OpenAI's default retention (:meth:`CacheRule.default_retention`); None: as
             the nearest ``pyproject.toml`` states it (:func:`pyproject_zero_data_retention`),
             else not stated.
+        parents: request index -> the request of another session it continues (a fork or
+            subagent child's first request: its parent's, :class:`ParentRequest`), compared with
+            as the earlier request of its conversation and cache, never judged.
 
     Example:
         >>> report = analyze_cache([])
@@ -593,7 +686,7 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
     account = CacheAccount(causes=attribution_causes(attribution) if attribution is not None else None, unit=unit,
                            tokenizer=tokenizer, bodies=(bodies or Bodies(log=path or None)) if wire else None, prices=prices,
                            price_note=price_note, lookback=lookback, routes=routes, path=path, session_id=session_id,
-                           zero_data_retention=zero_data_retention)
+                           zero_data_retention=zero_data_retention, parents=parents)
     given = times or {}
     for request in requests:
         account.add(request, given.get(request.index))
@@ -605,7 +698,9 @@ class CacheAccount:
     of :func:`analyze_cache` (which is this over a list), for a view that does not keep the
     session's requests. ``causes`` (request index -> break cause) is read when each request is
     judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`;
-    ``keep=False`` keeps no verdict (:meth:`report` then has none, and its totals).
+    ``keep=False`` keeps no verdict (:meth:`report` then has none, and its totals). ``parents``
+    (request index -> the other session's request it continues, :class:`ParentRequest`) is read
+    when each request is judged, as ``causes`` is.
 
     Raises:
         UsageError: ``zero_data_retention`` is None and the nearest ``pyproject.toml`` states it
@@ -614,7 +709,8 @@ class CacheAccount:
     def __init__(self, *, causes: dict[int, str] | None, unit: int | None = None, tokenizer: str = "auto",
                  bodies: Bodies | None = None, prices: PriceBook | None = None, price_note: str | None = None,
                  lookback: int = 64, routes: Callable[[Request], str | None] | None = None, path: str = "",
-                 session_id: str = "", keep: bool = True, zero_data_retention: bool | None = None) -> None:
+                 session_id: str = "", keep: bool = True, zero_data_retention: bool | None = None,
+                 parents: Mapping[int, ParentRequest] | None = None) -> None:
         self.prices = prices if prices is not None else load_prices()
         self.note = self.prices.note if price_note is None else price_note
         self.causes, self.tokenizer, self.path, self.session_id = causes, tokenizer, path, session_id
@@ -622,6 +718,7 @@ class CacheAccount:
         zdr = zero_data_retention if zero_data_retention is not None else pyproject_zero_data_retention()
         self.analyzer = _Analyzer(times=self.times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
                                   routes=routes, prices=self.prices, lookback=lookback, zero_data_retention=zdr)
+        self.parents = parents
         self.verdicts: list[CacheVerdict] = []
         self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept
         self.totals = CacheTotals()  # what report() sums up, kept or not
@@ -631,6 +728,9 @@ class CacheAccount:
         judged for it)."""
         if time is not None:
             self.times[request.index] = time
+        parent = self.parents.get(request.index) if self.parents is not None else None
+        if parent is not None:
+            self.analyzer.inherit(parent)  # the earlier request this one continues, in another log
         verdict = self.analyzer.verdict(request)
         self.times.pop(request.index, None)  # only the request being judged is looked up
         if self.keep:
@@ -652,16 +752,19 @@ class CacheAccount:
 def iter_cache_verdicts(requests: Iterable[Request], *, causes: dict[int, str] | None, unit: int | None = None,
                         tokenizer: str = "auto", bodies: Bodies | None = None, prices: PriceBook | None = None,
                         lookback: int = 64, routes: Callable[[Request], str | None] | None = None,
-                        zero_data_retention: bool | None = None) -> Iterator[CacheVerdict]:
+                        zero_data_retention: bool | None = None,
+                        parents: Mapping[int, ParentRequest] | None = None) -> Iterator[CacheVerdict]:
     """The cache verdict of each request as it arrives, for a session that is still running.
 
     The same verdicts :func:`analyze_cache` gives, one request at a time: ``causes`` (request
     index -> break cause, :func:`attribution_causes`) is read when each request is judged, so a
     caller may fill it as attribution goes, as long as a request's transition is in it before the
-    request is handed over. Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
+    request is handed over; so is ``parents`` (request index -> the parent session's request a
+    fork or subagent child's request continues, :class:`ParentRequest`: the one its transition
+    names). Send times are each request's own (:attr:`~dsh_audit.replay.Request.time`).
     """
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies, prices=prices,
                            lookback=lookback, routes=routes, keep=False,  # a watch runs for hours
-                           zero_data_retention=zero_data_retention)
+                           zero_data_retention=zero_data_retention, parents=parents)
     for request in requests:
         yield account.add(request, request.time)

@@ -8,17 +8,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..attribution import Transition, attribute, attribute_log, attribute_opened
+from ..attribution import Transition, attribute, attribute_log, attribute_opened, attribute_sessions
 from ..capture import capture_for
 from ..errors import CaptureError, DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request
 from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, attachment_warnings,
-                       open_group,
+                       find_parent, open_group,
                        open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
-from ._account import CacheAccount, analyze_cache, attribution_causes
+from ._account import CacheAccount, ParentRequest, analyze_cache, attribution_causes
 from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
@@ -26,20 +26,90 @@ from ._prices import PriceBook, load_prices
 __all__ = ["account_log", "accounted", "cache_group", "cache_report", "ledger_group", "session_transitions"]
 
 
-def session_transitions(session: Session) -> list[Transition] | None:
-    """Every transition attribution finds in ``session``, or None when it has no DSH events to cite."""
+def session_transitions(session: Session, parent: Session | None = None) -> list[Transition] | None:
+    """Every transition attribution finds in ``session`` (a child compared with ``parent`` when
+    given), or None when it has no DSH events to cite."""
     if session.imported:
         return None
     try:
-        return list(attribute(session).transitions)
+        if parent is None or parent.imported:
+            return list(attribute(session).transitions)
+        return list(attribute_sessions([session, parent])[0].transitions)
     except DshAuditError:  # attribution is evidence for the cache report, which stands alone
         return None
+
+
+def _parent_request(session: Session, parent: Session | None, transitions: Iterable[Any] | None,
+                    *, wire: bool = True) -> tuple[dict[int, ParentRequest], list[str]]:
+    """The request of ``parent`` whose cache a fork or subagent child ``session`` continues (by
+    the index of the child's request that continues it), and what the report notes about it.
+
+    It is the one attribution compares the child's first request with (a transition whose
+    ``previous_session_id`` is the parent's: the parent's last loop request inside the fork's
+    seed, or before it first mentions a subagent); without an attribution, a fork child's is
+    found by the same rule (the parent's last loop request before ``seedLength``). A child whose
+    parent log was not read continues no request: its note says so.
+    """
+    parent_id = None if session.imported else session.header.parent_session
+    if not parent_id:
+        return {}, []
+    if parent is None or parent.id != parent_id:
+        return {}, [f"parent session {parent_id} was not read: the first request is compared with no "
+                      "earlier request (give the parent's log too, or keep it beside the child's)"]
+    by_index = {r.index: r for r in parent.requests}
+    found: Request | None = None
+    relation, child = "fork", None
+    for transition in transitions or ():
+        previous, index = getattr(transition, "previous", None), getattr(transition, "request", None)
+        if getattr(transition, "previous_session_id", None) == parent.id and isinstance(previous, int) \
+                and isinstance(index, int):
+            found, child = by_index.get(previous), index
+            relation = str(getattr(transition, "relation", None) or relation)
+            break
+    seed = session.header.seed_length
+    if found is None and transitions is None and seed:  # no attribution: a fork's rule, as attribution's
+        loops = [r for r in parent.requests if r.kind == "loop" and r.first_chunk_seq < seed]
+        mine = [r for r in session.requests if r.kind == "loop"]
+        if loops and mine:
+            found = max(loops, key=lambda r: r.first_chunk_seq)
+            child = min(mine, key=lambda r: r.first_chunk_seq).index
+    if found is None or child is None:
+        why = "without attribution only a fork child is paired with its parent's request" \
+            if transitions is None and not seed else "no request of this log continues one of its requests"
+        return {}, [f"parent session {parent_id} was read, but {why}: none is compared with the parent's"]
+    inherited = ParentRequest(found, parent.times.get(found.index), parent.bodies if wire else None,
+                              parent.route(found).adapter)
+    return {child: inherited}, [f"request {child} continues request {found.index} of parent session {parent.id} "
+                                f"({relation}): its expected cache read is measured against that request "
+                                "(its source_index)"]
+
+
+def _named_parent(session: Session, transitions: Iterable[Any] | None) -> Session | None:
+    """The parent log of a child whose transitions pair a request with a request of it (the
+    parent was read in this run: attribution compared them), found beside the child as the run
+    found it and read again; None when there is no such pair, or it cannot be found or read."""
+    parent_id = None if session.imported else session.header.parent_session
+    if not parent_id or not any(getattr(t, "previous_session_id", None) == parent_id for t in transitions or ()):
+        return None
+    found = find_parent(session.path, parent_id) if session.path else None
+    if found is None:
+        return None
+    try:
+        parent = open_session(found, lenient=True, foreign=False)  # read by the run's rules already
+    except DshAuditError:
+        return None
+    if parent.id != parent_id:
+        return None
+    if session.config is not None:
+        parent.use_routes(session.config)
+    return parent
 
 
 def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
                  attribution: Iterable[Any] | str | None = "auto", unit: int | None = None,
                  tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None,
-                 prices: PriceBook | None = None, zero_data_retention: bool | None = None) -> SessionCacheReport:
+                 prices: PriceBook | None = None, zero_data_retention: bool | None = None,
+                 parent: Session | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session.
 
     Args:
@@ -57,6 +127,12 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
         prices: a loaded price table (wins over ``prices_path``).
         zero_data_retention: the organization's OpenAI Zero Data Retention status (None: as the
             nearest ``pyproject.toml``'s ``[tool.dsh-audit.cache]`` states it, else not stated).
+        parent: the parent session of a fork or subagent child, read in the same run: the child's
+            first request is then judged against the parent's request it continues (the one
+            attribution compares it with), as a next request of the same conversation. Without
+            it, a parent that ``attribution`` pairs a request with is found beside the child and
+            read again (pass it to read it once); else the child's first request is compared with
+            nothing, and the report notes that the parent was not read.
 
     Raises:
         DshAuditError: the log cannot be read or replayed.
@@ -75,13 +151,19 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
         session = open_session(source, **options)
     if prices is None:
         prices = load_prices(prices_path)
-    given = session_transitions(session) if attribution == "auto" else attribution
+    given = session_transitions(session, parent) if attribution == "auto" else attribution
+    if given is not None and not isinstance(given, list):
+        given = list(given)  # read twice: the parent's request, then each break
+    if parent is None:
+        parent = _named_parent(session, given)
+    parents, notes = _parent_request(session, parent, given, wire=wire)
     report = analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
                            tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
                            price_note=prices.note, routes=lambda request: session.route(request).adapter,
-                           path=session.path, session_id=session.id, zero_data_retention=zero_data_retention)
+                           path=session.path, session_id=session.id, zero_data_retention=zero_data_retention,
+                           parents=parents)
     return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary(),
-                   imported=session.imported)
+                   imported=session.imported, notes=(*report.notes, *notes))
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,
@@ -91,13 +173,16 @@ def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | o
     ``capture`` or the capture found beside it: :func:`dsh_audit.attribution.attribute_opened`):
     None for a log that could not be read (its :class:`Failure`), the error for one whose
     accounting failed (a bad ``--prices`` file or tokenizer choice), so each view decides what that
-    log becomes (a capture that cannot be read is that error for every log of the group).
+    log becomes (a capture that cannot be read is that error for every log of the group). A fork
+    or subagent child whose parent the group read is judged against the parent's request it
+    continues (:func:`cache_report`'s ``parent``).
     """
     failed: CaptureError | None = None
     try:
         found = attribute_opened(group, capture=capture) if attribution else {}
     except CaptureError as exc:  # a capture that cannot be read: the accounting of every log of the group fails
         found, failed = {}, exc
+    by_id = {session.id: session for session in group.sessions}
     for item in group.given:
         if isinstance(item, Failure):
             yield item, None
@@ -106,8 +191,10 @@ def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | o
             yield item, failed
             continue
         given = found.get(item.path)
+        parent = None if item.imported or not item.header.parent_session else by_id.get(item.header.parent_session)
         try:
-            yield item, cache_report(item, attribution=list(given.transitions) if given else None, **options)
+            yield item, cache_report(item, attribution=list(given.transitions) if given else None, parent=parent,
+                                     **options)
         except DshAuditError as exc:
             yield item, exc
 

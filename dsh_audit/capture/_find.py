@@ -23,21 +23,40 @@ CAPTURE_SEARCH_LEVELS = 4
 
 
 def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
-    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None.
+    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None. It is named
+    from ``log_path`` as given (relative when that is: :func:`_as_typed`); the folders searched are
+    those above the log's resolved path.
 
     Example:
         >>> find_capture("/nonexistent/session.jsonl") is None
         True
     """
     folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
-    for _ in range(CAPTURE_SEARCH_LEVELS + 1):
+    for level in range(CAPTURE_SEARCH_LEVELS + 1):
         candidate = folder / CAPTURE_NAME
         if candidate.is_file():
-            return candidate
+            return _as_typed(log_path, level, candidate)
         if folder.parent == folder:
             break
         folder = folder.parent
     return None
+
+
+def _as_typed(log_path: str | os.PathLike[str], level: int, found: Path) -> Path:
+    """The capture ``found`` ``level`` folders above the log, named as the log was (its folder as
+    given, ``..`` per level up, the capture's name: ``f1/wire.jsonl`` for ``f1/session.jsonl``), so
+    that messages and reports show it as the user gave the log; ``found`` (resolved) when that name
+    is not the same file (a symlinked folder on the way).
+
+    Example:
+        >>> _as_typed("f1/session.jsonl", 1, Path("/nonexistent/wire.jsonl")) == Path("/nonexistent/wire.jsonl")
+        True
+    """
+    shown = Path(os.path.normpath(Path(log_path).parent.joinpath(*[os.pardir] * level, CAPTURE_NAME)))
+    try:
+        return shown if os.path.samefile(shown, found) else found
+    except (OSError, ValueError):
+        return found
 
 
 def capture_for(log_path: str | os.PathLike[str], given: str | os.PathLike[str] | None) -> Path | None:

@@ -43,20 +43,17 @@ def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: boo
                          zero_data_retention=zdr)
 
 
-def _in_window(paths: Sequence[str], since: float | None, until: float | None) -> Sequence[str]:
-    """``paths`` as given when no window is set, else the logs under them whose own timestamps fall
+def _in_window(paths: Sequence[str], since: float | None, until: float | None, *, gate: bool) -> Sequence[str]:
+    """``paths`` as given when no window is set and ``gate`` (a folder without logs is then
+    :func:`dsh_audit.gate.run_check`'s error), else the logs under them whose own timestamps fall
     in ``[since, until)`` (:func:`selected_logs`, which notes on stderr what it left out).
 
     Raises:
-        UsageError: the window leaves no log.
+        UsageError: ``gate`` and the window leaves no log (a gate that checked nothing does not pass).
     """
-    if since is None and until is None:
+    if gate and since is None and until is None:
         return paths
-    logs = selected_logs(paths, since, until)
-    if not logs:
-        raise UsageError(f"no session log has activity in {window_text(since, until)} (by the logs' own timestamps)",
-                         path=", ".join(paths), hint="widen or drop --since/--until")
-    return [str(log) for log in logs]
+    return [str(log) for log in selected_logs(paths, since, until, gate=gate)]
 
 
 def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
@@ -136,7 +133,25 @@ def _step_summary_target() -> str | None:
     return os.environ.get("GITHUB_STEP_SUMMARY") or None
 
 
+def _same_file(first: str, second: str) -> bool:
+    """Whether paths ``first`` and ``second`` name one file (the same inode, or, when one does not
+    exist yet, the same resolved path)."""
+    try:
+        return os.path.samefile(first, second)
+    except (OSError, ValueError):
+        return os.path.realpath(first) == os.path.realpath(second)
+
+
+def _markdown_is_step_summary(markdown_path: str | None) -> bool:
+    """Whether ``--markdown FILE`` names the file of ``GITHUB_STEP_SUMMARY``: the summary is then
+    appended to it once, as the step summary is, and never written over it (which would erase the
+    summaries of the job's earlier steps)."""
+    target = _step_summary_target()
+    return markdown_path not in (None, STDOUT) and target is not None and _same_file(markdown_path, target)
+
+
 def _step_summary(markdown: str) -> None:
+    """Append ``markdown`` to the file ``GITHUB_STEP_SUMMARY`` names, if any."""
     target = _step_summary_target()
     if target is None:
         return
@@ -166,7 +181,9 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a Markdown summary"))
 @listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
-                              "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr")
+                              "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr",
+                 json_help="The JSON report (docs/report-schema.json) on stdout: one indented JSON object, "
+                           "as --json-report - writes it")
 @routes_option
 @attachments_option
 @prices_option
@@ -187,8 +204,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
-    does, 2 on bad input or usage. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
-    to it. A report FILE of '-' goes to stdout instead of the table (one report at most).
+    does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
+    in the --since/--until window: a gate that checked nothing does not pass). With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
+    to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
 
     \b
     Example:
@@ -209,7 +227,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
         _guard(protected, target, what=what)
     policy = load_policy(policy_path)
-    result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
+    result = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
                   prices_path=prices_path, openai_zdr=openai_zdr, outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
     _echo_discovered(result, windowed=since is not None or until is not None)
@@ -225,11 +243,22 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         _write(json_path, reports.format_json(result))
     if fmt == "markdown":
         page_listing()  # the summary is this run's listing: paged on a terminal like any other
-    _write(markdown_path, markdown)
+    if _markdown_is_step_summary(markdown_path):
+        echo_note(f"--markdown {markdown_path} is GITHUB_STEP_SUMMARY: the summary is appended to it once, "
+                  "after the earlier steps' summaries")
+    else:
+        _write(markdown_path, markdown)
     _step_summary(markdown)
     if piped is None:
         _print(result)
     return EXIT_OK if result.passed else EXIT_FINDINGS
+
+
+def _verdict(result: CheckResult) -> str:
+    """What ``report`` says the check of its page found."""
+    if not result.sessions:
+        return "no log to check"
+    return "check passed" if result.passed else f"{len(result.failing)} failing finding(s)"
 
 
 @click.command("report")
@@ -258,8 +287,9 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     its cause and evidence events, filters requests by the text of their messages, and opens any
     request: its cost, messages, header, the diff against the previous request and against the
     captured body. PAGE.html#request-N and #break-N open request N. Exit 0 when written (use
-    `check` to gate), 2 on bad input or when a log cannot be read (the page is still written, with
-    that log's error in it, and the error is printed).
+    `check` to gate; a folder or --since/--until window with no log gives a page with none, and a
+    note), 2 on bad input or when a log cannot be read (the page is still written, with that
+    log's error in it, and the error is printed).
 
     \b
     Example:
@@ -268,17 +298,19 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     paths = session_paths(paths)
     _guard(_protected(paths, capture, policy_path, routes, prices_path), output, what="HTML report")
     policy = load_policy(policy_path)
+    logs = _in_window(paths, since, until, gate=False)  # nothing in the window or the folders: an empty page
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
-    result = _run(_in_window(paths, since, until), capture=capture, policy=policy, lenient=lenient,
+    result = _run(logs, capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  prices_path=prices_path, openai_zdr=openai_zdr, record=SessionPages())
-    _echo_discovered(result, windowed=since is not None or until is not None)
+                  prices_path=prices_path, openai_zdr=openai_zdr,
+                  record=SessionPages()) if logs else CheckResult(sessions=(), findings=(), policy=policy)
+    _echo_discovered(result, windowed=True)
     for warning in result.warnings:
         echo_warning(warning)
     _write(output, iter_html(result))
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "
-         f"{'check passed' if result.passed else f'{len(result.failing)} failing finding(s)'}", err=output == STDOUT)
+         f"{_verdict(result)}", err=output == STDOUT)
     refused = [c.error for c in result.sessions if c.error is not None]
     for error in refused:  # on the page as an error entry; said here as every describing command says it
         echo_error(error)

@@ -11,6 +11,8 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,18 +20,16 @@ import click
 from ..errors import DshAuditError, InternalError, UsageError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["ADAPTER_CHOICES", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand",
+__all__ = ["ADAPTER_CHOICES", "GATING_COMMANDS", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand",
            "place_text",
            "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "evidence_logs",
            "file_size", "guard_evidence", "jobs_option", "json_option", "lenient_option", "listing_options", "log_progress",
            "no_such_request", "one_log",
            "one_request", "output_help", "parse_when", "request_position", "routes_option", "run_guarded",
-           "selected_logs", "session_paths", "session_title", "since_option", "stdout_target", "time_options",
+           "selected_logs", "check_window", "session_paths", "session_title", "since_option", "stdout_target", "time_options",
            "until_option", "window_text", "write_output"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -289,10 +289,11 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
 
 def evidence_logs(paths: Sequence[str]) -> list[Path]:
     """The logs no output of a command may overwrite: every log under ``paths``
-    (:func:`session_paths`), a copy of a session that is not read again included (it is evidence)."""
+    (:func:`session_paths`), a copy of a session that is not read again included (it is evidence);
+    a folder that holds none has none (the command says whether that is an error)."""
     from ..log import discover
 
-    return discover(session_paths(paths), copies=False)
+    return _discover(list(session_paths(paths)), partial(discover, copies=False), skip_empty=True)[0]
 
 
 def guard_evidence(paths: Sequence[str], target: str | None, *, what: str) -> None:
@@ -319,33 +320,121 @@ def window_text(since: float | None, until: float | None) -> str:
                     if moment is not None)
 
 
-def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None) -> list[Path]:
+#: The commands that gate a build (``1`` when a finding fails): given nothing to check (no log
+#: under PATH, or none in the ``--since/--until`` window) they exit ``2``, since a gate that checked
+#: nothing must not pass; every other command lists nothing, says why in a note and exits ``0``.
+GATING_COMMANDS = frozenset({"check", "validate"})
+
+#: discovery's error for a folder with no session log below it (:func:`dsh_audit.log.discover`)
+_NO_LOG = "folder holds no DSH session log"
+
+
+def _gating() -> bool:
+    """Whether the running command is one of :data:`GATING_COMMANDS`."""
+    context = click.get_current_context(silent=True)
+    return context is not None and context.command.name in GATING_COMMANDS
+
+
+def check_window(since: float | None, until: float | None) -> None:
+    """Refuse a ``--since/--until`` window that holds no moment: the one check of every command.
+
+    Raises:
+        UsageError: ``since`` is at or after ``until``.
+    """
+    if since is not None and until is not None and since >= until:
+        raise UsageError(f"--since must be before --until: {window_text(since, until)} is an empty window",
+                         hint="--until WHEN ends the window, and a date there includes that whole day: give a "
+                              "--since before it, or swap the two")
+
+
+def _log_span(log: Path) -> tuple[float, float] | None:
+    """The first and last of a log's own timestamps (:func:`dsh_audit.log.time_span`; for another
+    agent's log, Claude Code or Codex, its imported session's :meth:`~dsh_audit.session.Session.span`);
+    None when its times cannot be read."""
+    from ..log import time_span
+    from ..session import open_foreign
+
+    span = time_span(log)
+    if span is not None:
+        return span
+    try:
+        imported = open_foreign(str(log))
+    except (DshAuditError, OSError, ValueError):
+        return None  # the run reads it again and says why
+    if imported is None:
+        return None
+    first, last = imported.span()
+    return None if first is None or last is None else (first, last)
+
+
+def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip_empty: bool) -> tuple[list[Path], list[str]]:
+    """``find(given)`` (a discovery of the logs under paths ``given``), and with ``skip_empty`` the
+    given folders that hold no log, left out (else such a folder is discovery's error). No path
+    left: no log (never the default sessions root)."""
+    from ..errors import UnreadableError
+
+    remaining = list(given)
+    empty: list[str] = []
+    while remaining:
+        try:
+            return find(remaining), empty
+        except UnreadableError as exc:
+            named = [p for p in remaining if str(Path(p)) == exc.path]
+            if not skip_empty or exc.message != _NO_LOG or not named:
+                raise
+            remaining = [p for p in remaining if p not in named]
+            empty.append(named[0])
+    return [], empty
+
+
+def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None, *,
+                  gate: bool | None = None) -> list[Path]:
     """The session logs under ``paths`` (default: :func:`session_paths`) whose own timestamps fall
     in ``[since, until)``: a log is kept when its latest timestamp is at or after ``since`` and its
     earliest is before ``until`` (the log's times, never the file's mtime, so a copied folder
-    selects the same sessions; :func:`dsh_audit.log.time_span` reads only each log's two ends). A
-    log whose times cannot be read is kept, so that the run says why.
-    Discovery's notes (which file of a session was read) and what the window left out are printed
-    on stderr as ``note: ...``.
-    """
-    from ..fleet import select_logs
-    from ..log import time_span
+    selects the same sessions; :func:`dsh_audit.log.time_span` reads only each log's two ends, and
+    another agent's log, Claude Code or Codex, is imported for its times). A log whose times
+    cannot be read at all is kept, so that the run says why.
+    Discovery's notes (which file of a session was read), what the window left out and a folder
+    that holds no log are printed on stderr as ``note: ...``.
 
+    ``gate`` (default: whether the running command is one of :data:`GATING_COMMANDS`): nothing to
+    check is an error; else an empty list, with the notes saying why.
+
+    Raises:
+        UsageError: ``since`` is not before ``until`` (:func:`check_window`); or, with ``gate``, no
+            log is in the window.
+        UnreadableError: a path does not exist or cannot be read; with ``gate``, a folder holds no log.
+    """
+    gate = _gating() if gate is None else gate
+    check_window(since, until)
     windowed = since is not None or until is not None
+    from ..fleet import select_logs
+
     notes: list[str] = []
-    logs = select_logs(session_paths(paths), notes=notes)
+    given = list(session_paths(paths))
+    logs, empty = _discover(given, partial(select_logs, notes=notes), skip_empty=not gate)
+    notes.extend(f"{path}: {_NO_LOG}: nothing to list there" for path in empty)
     if windowed:
-        kept = []
+        kept, unknown = [], 0
         for log in logs:
-            span = time_span(log)
+            span = _log_span(log)
+            if span is None:
+                unknown += 1
             if span is None or ((since is None or span[1] >= since) and (until is None or span[0] < until)):
                 kept.append(log)
         if len(kept) < len(logs):
             notes.append(f"{window_text(since, until)}: {len(logs) - len(kept)} of {len(logs)} log(s) with no "
                          "activity in that window (by the logs' own timestamps) left out")
+        if unknown:
+            notes.append(f"{window_text(since, until)}: {unknown} log(s) whose own timestamps cannot be read kept, "
+                         "so that the run says why")
         logs = kept
-    for note in notes:
+    for note in dict.fromkeys(notes):  # a discovery retried past an empty folder says its notes again
         echo_note(note)
+    if gate and windowed and not logs:
+        raise UsageError(f"no session log has activity in {window_text(since, until)} (by the logs' own timestamps)",
+                         path=", ".join(given), hint="widen or drop --since/--until")
     return logs
 
 
@@ -501,18 +590,19 @@ _FORMATS = ("table", "json", "csv", "markdown")
 
 
 def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool = True,
-                    formats_help: str = "json is what --json prints") -> Callable[..., Any]:
+                    formats_help: str = "json is what --json prints",
+                    json_help: str = "One JSON object per line on stdout, for other tools") -> Callable[..., Any]:
     """``--format table|json|csv|markdown``, ``--pager/--no-pager`` and (``json_flag``) ``--json``:
     how a command that prints tables prints them, the same on every such command.
 
     The command runs inside :func:`dsh_audit.report.terminal.listing`, so that its
     :func:`~dsh_audit.report.terminal.print_table` calls write the format chosen. With
-    ``json_flag`` the command gets ``as_json`` (``--json``, or ``--format json``); without it
-    (``check``, whose ``--json`` takes a FILE) it reads
-    :func:`~dsh_audit.report.terminal.listing_format`.
+    ``json_flag`` the command gets ``as_json`` (``--json``, or ``--format json``); without it it
+    reads :func:`~dsh_audit.report.terminal.listing_format`. ``json_help`` says what ``--json`` prints.
     """
     if func is None:
-        return functools.partial(listing_options, json_flag=json_flag, formats_help=formats_help)
+        return functools.partial(listing_options, json_flag=json_flag, formats_help=formats_help,
+                                 json_help=json_help)
     command = func
 
     @functools.wraps(command)
@@ -546,8 +636,7 @@ def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool =
                                  "--no-pager prints directly.")]
     if json_flag:
         options.insert(0, click.option("--json", "as_json", is_flag=True,
-                                       help="One JSON object per line on stdout, for other tools "
-                                            "(the same as --format json)."))
+                                       help=f"{json_help} (the same as --format json)."))
     wrapped: Callable[..., Any] = run
     for option in reversed(options):
         wrapped = option(wrapped)
@@ -665,9 +754,13 @@ def _parse_when(ctx: click.Context, param: click.Parameter, value: str | None) -
         return None
     option = f"--{param.name}"
     try:
-        return parse_when(value, option=option, end=param.name == "until")
+        moment = parse_when(value, option=option, end=param.name == "until")
     except DshAuditError as exc:
         raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
+    other = ctx.params.get("until" if param.name == "since" else "since")
+    if isinstance(other, float):  # the other bound, when it was read first: an empty window is refused here
+        check_window(*((moment, other) if param.name == "since" else (other, moment)))
+    return moment
 
 
 #: The ``--since`` callback (``watch`` uses it too).

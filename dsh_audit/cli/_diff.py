@@ -19,7 +19,7 @@ from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, attachments_option, echo, echo_error,
                       place_text,
                       echo_warning, file_size, listing_options, lenient_option, log_progress, routes_option,
-                      session_title)
+                      session_paths, session_title)
 
 __all__ = ["diff_command"]
 
@@ -94,7 +94,7 @@ def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _
 
 
 @click.command("diff")
-@click.argument("path", type=click.Path())
+@click.argument("path", required=False, type=click.Path())
 @click.option("--capture", "capture_path", required=True, type=click.Path(),
               help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies.")
 @click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
@@ -107,11 +107,12 @@ def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _
 @routes_option
 @attachments_option
 @lenient_option
-def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_json: bool, routes: str | None,
+def diff_command(path: str | None, capture_path: str, adapter: str, strict: bool, as_json: bool, routes: str | None,
                  lenient: bool, max_version: int) -> int:
     """Compare the requests rebuilt from logs with a capture of what DSH really sent.
 
-    PATH is a log file, a session folder or a sessions root; the capture may hold requests of
+    PATH is a log file, a session folder or a sessions root (default $DSH_HOME/sessions, else
+    ~/.dsh/sessions); the capture may hold requests of
     several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
     and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
     different, unmatched or unrendered, the first differing byte and the capture position.
@@ -123,9 +124,10 @@ def diff_command(path: str, capture_path: str, adapter: str, strict: bool, as_js
     Example:
         dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict
     """
-    logs = discover([path])
+    given = session_paths(() if path is None else (path,))
+    logs = discover(given)
     if not logs:
-        raise UsageError("no session logs found", path=path, hint="point at a session.jsonl[.zstd] or a folder")
+        raise UsageError("no session logs found", path=given[0], hint="point at a session.jsonl[.zstd] or a folder")
     # The bar's work: loading the capture, reading the logs, then rendering and comparing each
     # request (as much again as the capture: its bodies are what each rendered body is compared with).
     weight = file_size(capture_path) if os.path.isfile(capture_path) else sum(map(file_size, logs))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import shlex
 import signal
 import subprocess
@@ -50,8 +51,10 @@ def _tokens(value: int | None) -> str:
 
 
 def format_watch_line(item: WatchRequest) -> str:
-    """One request as one plain line: time, session, position, model, tokens, cost, verdict."""
-    when = time.strftime("%H:%M:%S", time.localtime(item.seen))
+    """One request as one plain line: time, session, position, model, tokens, cost, verdict. The
+    time is when the request was sent for the history ``--since`` prints, when the watch saw it
+    for a new request (or one whose send time the log does not record)."""
+    when = time.strftime("%H:%M:%S", time.localtime(item.sent if item.history and item.sent is not None else item.seen))
     who = item.title or item.session_id.removeprefix("session-")[:8]
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
@@ -67,15 +70,89 @@ def format_watch_line(item: WatchRequest) -> str:
     return line
 
 
-def _on_break(command: list[str], item: WatchRequest) -> None:
-    """Run ``command`` with the break as JSON on stdin, in the background (never through a shell)."""
-    def run() -> None:
-        try:
-            subprocess.run(command, input=dumps_line(item.to_json()).encode(), timeout=60, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            echo_warning(f"--on-break {command[0]}: {exc}")
+_HOOK_TIMEOUT = 60.0  # seconds an --on-break command may run
+_HOOK_GRACE = 1.0  # seconds between asking a hook's processes to end and killing them
 
-    threading.Thread(target=run, name="on-break", daemon=True).start()
+
+def _end_group(process: subprocess.Popen[bytes]) -> None:
+    """End a hook and every process it started (its own process group): SIGTERM, then SIGKILL
+    after :data:`_HOOK_GRACE` seconds."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+        except OSError:  # already gone
+            pass
+        try:
+            process.wait(_HOOK_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class _Hooks:
+    """The ``--on-break`` command, run in the background for each break (never through a shell),
+    each run in its own process group so that the watch can end it and whatever it started."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+        self.running: set[subprocess.Popen[bytes]] = set()
+        self.lock = threading.Lock()
+        self.ended = False
+        self.active = 0  # runs started and not yet over
+
+    def start(self, item: WatchRequest) -> None:
+        """Run the command with the break as one JSON line on its stdin."""
+        with self.lock:
+            self.active += 1
+        try:
+            threading.Thread(target=self._run, args=(dumps_line(item.to_json()).encode(),), name="on-break",
+                             daemon=True).start()
+        except RuntimeError as exc:  # no thread can be started now
+            with self.lock:
+                self.active -= 1
+            echo_warning(f"--on-break {self.command[0]}: {exc}")
+
+    def _run(self, payload: bytes) -> None:
+        try:
+            with self.lock:
+                if self.ended:
+                    self.active -= 1
+                    return
+                process = subprocess.Popen(self.command, stdin=subprocess.PIPE, start_new_session=True)
+                self.running.add(process)
+        except (OSError, subprocess.SubprocessError) as exc:
+            with self.lock:
+                self.active -= 1
+            echo_warning(f"--on-break {self.command[0]}: {exc}")
+            return
+        try:
+            process.communicate(payload, timeout=_HOOK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            echo_warning(f"--on-break {self.command[0]}: still running after {_HOOK_TIMEOUT:g} s; ended")
+            _end_group(process)
+        except (OSError, subprocess.SubprocessError) as exc:
+            echo_warning(f"--on-break {self.command[0]}: {exc}")
+            _end_group(process)
+        finally:
+            with self.lock:
+                self.running.discard(process)
+                self.active -= 1
+
+    def wait(self, interrupted: threading.Event) -> None:
+        """Let the runs still going finish (each within its time limit) unless ``interrupted``."""
+        while not interrupted.is_set():
+            with self.lock:
+                if not self.active:
+                    return
+            interrupted.wait(0.05)
+
+    def end(self) -> None:
+        """The watch ends: no new run starts, and every running one is ended (with what it started)."""
+        with self.lock:
+            self.ended = True
+            running = list(self.running)
+        for process in running:
+            _end_group(process)
 
 
 @click.command("watch")
@@ -87,7 +164,8 @@ def _on_break(command: list[str], item: WatchRequest) -> None:
                    "30m or 2h; without it only what happens from now on is printed.")
 @click.option("--on-break", metavar="CMD", default=None,
               help="Run CMD (split like a shell would, run without one) for every break, with the break "
-                   "as one JSON line on its stdin.")
+                   "as one JSON line on its stdin; a run is ended after 60 s, or at once by Ctrl-C or SIGTERM (when "
+                   "--idle-exit or --exit-after stops the watch, the runs still going finish first).")
 @click.option("--idle-exit", type=SECONDS, default=None, metavar="SECONDS",
               help="Stop once no followed log has grown for SECONDS.")
 @click.option("--exit-after", type=SECONDS, default=None, metavar="SECONDS",
@@ -110,11 +188,16 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
 
     PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions); sessions
     that start later are followed too. Only new bytes are read: a line or zstd frame still being
-    written is waited for. Each request prints its time, session, turn/step/attempt, model, prompt
-    tokens, actual and expected cache reads, cost and verdict; a break adds its cause, the changed
-    header fields and the evidence seqs. A fork or subagent child is compared with its parent
-    log, as `breaks` does. A log that is truncated or replaced is followed again from its start.
-    Ctrl-C stops with a summary and exit code 0.
+    written is waited for; what a log holds when the watch starts is history. Each request prints
+    its time (when it was sent, for the history --since prints; when the watch saw it, for a new
+    request), session, turn/step/attempt, model, prompt tokens, actual and expected cache reads,
+    cost and verdict; a break adds its cause, the changed header fields and the evidence seqs. A
+    fork or subagent child is compared with its parent log, as `breaks` does. A log that is
+    truncated or replaced is read again from its start: the requests it holds again are printed
+    again, and the summary counts each request of a session once. A log or folder that cannot be
+    read is one error line on stderr (with --json also a {"type":"error"} line on stdout), counted
+    in the summary; the watch goes on. Ctrl-C or SIGTERM stops at once (ending a running
+    --on-break command and what it started) with a summary and exit code 0.
 
     \b
     Example:
@@ -132,42 +215,56 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    stop = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
+    stop, interrupted = threading.Event(), threading.Event()
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
+        interrupted.set()
         stop.set()
 
-    signal.signal(signal.SIGINT, interrupt)
+    for signum in previous:
+        signal.signal(signum, interrupt)
     summary = WatchSummary()
+    hooks = _Hooks(command) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
                           exit_after=exit_after, lenient=lenient, max_version=max_version,
                           notifications=not polling, routes=config, prices=prices, zero_data_retention=zdr):
             summary.add(item)
+            if isinstance(item, WatchNote) and item.level == "error":
+                # on stderr in both modes (with --json also in the stream, for its consumers); a log's
+                # or folder's error names its place itself (path:line: ...)
+                echo_error(item.message if item.message.startswith(item.path) else f"{item.path}: {item.message}")
             if as_json:
                 click.echo(dumps_line(item.to_json()))
             elif isinstance(item, WatchNote):
-                if item.level == "error":
-                    # a log's or folder's error names its place itself (path:line: ...)
-                    echo_error(item.message if item.message.startswith(item.path) else f"{item.path}: {item.message}")
-                elif item.level == "warning":
+                if item.level == "warning":
                     echo_warning(item.message)
                 elif item.level == "replaced":
-                    echo_warning(f"{item.path}: {item.message}; following it again from its start")
+                    echo_warning(f"{item.path}: {item.message}; reading it again from its start (what it holds "
+                                 "again is printed again; the summary counts each request once)")
                 elif item.level == "watching":
                     for line in fit_lines(f"watching {item.path}: {item.message}"):
                         echo(line, err=True)
+                    if since is not None:  # the history's times are not when the watch saw it
+                        for line in fit_lines("each line: time (when sent, for the history; when seen, for a new "
+                                              "request), session, #request turn/step/attempt, model, prompt tokens, "
+                                              "cache read/expected tokens, cost, verdict"):
+                            echo(line, err=True)
             else:  # folded at spaces to the terminal's width (COLUMNS when piped), as every listing
                 for line in fit_lines(format_watch_line(item)):
                     if item.is_break:
                         click.secho(line, fg="red", bold=True)
                     else:
                         echo(line)
-            if command and isinstance(item, WatchRequest) and item.is_break:
-                _on_break(command, item)
+            if hooks is not None and isinstance(item, WatchRequest) and item.is_break:
+                hooks.start(item)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if hooks is not None:
+            hooks.wait(interrupted)  # --idle-exit, --exit-after: the last breaks' runs finish
+            hooks.end()  # Ctrl-C or SIGTERM ends the watch at once: a running hook does not hold it
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:

@@ -139,10 +139,13 @@ def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) 
 
 
 def _account(session: Session, transitions: list[Transition] | None, notes: list[str],
-             prices: PriceBook, zero_data_retention: bool | None = None) -> SessionCacheReport | None:
-    """The cache report, with the defaults of ``dsh-audit cache``."""
+             prices: PriceBook, zero_data_retention: bool | None = None,
+             parent: Session | None = None) -> SessionCacheReport | None:
+    """The cache report, with the defaults of ``dsh-audit cache`` (``parent``: a child's parent
+    log, read in this group)."""
     try:
-        return cache_report(session, attribution=transitions, prices=prices, zero_data_retention=zero_data_retention)
+        return cache_report(session, attribution=transitions, prices=prices, zero_data_retention=zero_data_retention,
+                            parent=parent)
     except DshAuditError as exc:  # keep the session's requests whatever happens
         notes.append(f"cache accounting failed: {exc}")
         return None
@@ -265,9 +268,11 @@ def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cac
         return [_failed(base, item if isinstance(item, Failure) else
                         Failure(item.path, exc, tuple(item.warnings), item.id, item.header, item.format_version))
                 for base, item in zip(bases, group.given)]
+    by_id = {session.id: session for session in group.sessions}
     return [_failed(base, item) if isinstance(item, Failure) else
             _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache,
-                    prices=prices, zero_data_retention=zero_data_retention)
+                    prices=prices, zero_data_retention=zero_data_retention,
+                    parent=None if item.imported else by_id.get(item.header.parent_session or ""))
             for base, item in zip(bases, group.given)]
 
 
@@ -279,11 +284,12 @@ def _failed(base: dict[str, Any], failure: Failure) -> SessionRecord:
 
 
 def _record(base: dict[str, Any], session: Session, attributed: SessionAttribution | None, *,
-            cache: bool, prices: PriceBook, zero_data_retention: bool | None = None) -> SessionRecord:
+            cache: bool, prices: PriceBook, zero_data_retention: bool | None = None,
+            parent: Session | None = None) -> SessionRecord:
     path = base["path"]
     notes = list(session.warnings)
     transitions = list(attributed.transitions) if attributed is not None else None
-    report = _account(session, transitions, notes, prices, zero_data_retention) if cache else None
+    report = _account(session, transitions, notes, prices, zero_data_retention, parent) if cache else None
     ledger = session_ledger(session, prices=prices, cache=report)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times

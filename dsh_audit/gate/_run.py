@@ -132,11 +132,13 @@ class _Checker:
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
         rows, files = self.compare(group)
         transitions = self.attribute(group, ancestors, rows)
+        known = {s.id: s for s in (*group, *ancestors)}
         checks = []
         for session in group:
             mine = transitions.get(session.id, ())
+            parent = None if session.imported else known.get(session.header.parent_session or "")
             cache = cache_report(session, attribution=list(mine), prices=self.prices,
-                                 zero_data_retention=self.zero_data_retention)
+                                 zero_data_retention=self.zero_data_retention, parent=parent)
             capture = files.get(session.id)
             first, last = session.span()
             findings = self.judge.session(session.path, session.id, lines=session.lines,

@@ -40,12 +40,20 @@ class SarifRule:
 
 
 def _uri(path: str, base: str | None) -> str:
+    """The artifact URI of ``path``: relative to ``base`` when it is under it, else an absolute
+    ``file:///`` URI (a relative path that leaves ``base``, ``../f1/...``, too); with no ``base``,
+    a relative path as it is.
+
+    Example:
+        >>> _uri("/work/p/logs/session.jsonl", "/work/p"), _uri("/work/f1/a b.jsonl", "/work/p")
+        ('logs/session.jsonl', 'file:///work/f1/a%20b.jsonl')
+    """
     if base is not None:
+        absolute = Path(os.path.abspath(path))
         try:
-            relative = Path(os.path.abspath(path)).relative_to(os.path.abspath(base))
-            return quote(relative.as_posix())
+            return quote(absolute.relative_to(os.path.abspath(base)).as_posix())
         except ValueError:
-            pass
+            return absolute.as_uri()
     if os.path.isabs(path):
         return Path(path).as_uri()
     return quote(path.replace(os.sep, "/"))

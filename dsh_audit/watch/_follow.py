@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import BinaryIO, cast
 
 from ..attribution import Transition, attribute_log
-from ..cache import CacheVerdict, PriceBook, attribution_causes, iter_cache_verdicts, load_prices, price_entry
+from ..cache import (CacheVerdict, ParentRequest, PriceBook, attribution_causes, iter_cache_verdicts, load_prices,
+                     price_entry)
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
 from ..replay import Request
@@ -57,8 +58,8 @@ def _describe(request: Request, transition: Transition | None, verdict: CacheVer
 
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
-               max_version: int | None = None, history: Callable[[], bool] = lambda: False,
-               config: PiRoutes | None = None, zero_data_retention: bool | None = None) -> Iterator[WatchItem]:
+               max_version: int | None = None, config: PiRoutes | None = None,
+               zero_data_retention: bool | None = None) -> Iterator[WatchItem]:
     """Everything one followed log shows, as it is written: a ``started`` note once its header is
     read, a :class:`WatchRequest` per request, then notes for torn tails, a ``replaced`` note when
     the file was truncated or replaced (following it stops there: the caller starts again), or an
@@ -73,11 +74,13 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         prices: the price table (default: :func:`dsh_audit.cache.load_prices`).
         lenient: header leniency (tokenised test fixtures).
         max_version: the newest log format version to read (default: every released one).
-        history: asked as each request is produced: whether it is still part of the catch-up
-            with what the log held when watching began.
         config: a route configuration (``--routes``): routes, model facts and profiles (a cache
             retention changes a body's TTL and write rate) of hand-declared pi-ai providers; where
             the log contradicts it, a ``warning`` note once the log ends.
+
+    A request whose first chunk lies within the bytes the log held when watching began
+    (``stream.history``, complete lines and frames only) comes with ``history`` set, even when it
+    is judged only once later bytes arrive.
     """
     path = stream.path
     prices = prices if prices is not None else load_prices()
@@ -99,9 +102,11 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     bodies, routes = Bodies(config, log=path), RouteEvidence()
     declared = config.apis if config is not None else None
     inbox = _Inbox()
+    parents: dict[int, ParentRequest] = {}  # a child's request -> the parent's request it continues
+    opened: dict[str, Session] = {}  # the parent read for attribution, for the cache judge too
     judge = iter_cache_verdicts(inbox, causes=causes, bodies=bodies, prices=prices,
                                 routes=lambda request: request_route(request, routes, declared=declared).adapter,
-                                zero_data_retention=zero_data_retention)
+                                zero_data_retention=zero_data_retention, parents=parents)
 
     def parent(parent_id: str) -> Session | None:
         found = find_parent(path, parent_id)
@@ -109,11 +114,28 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             return None
         watched = frozenset() if log.header.seed_length else frozenset({sid})  # a subagent: its spawn
         try:
-            return open_session(found, lenient=lenient, max_version=version, watch=watched, foreign=False)
+            session = open_session(found, lenient=lenient, max_version=version, watch=watched, foreign=False)
         except DshAuditError:
             return None
+        opened[session.id] = session
+        return session
+
+    def continued(transition: Transition) -> None:
+        """The parent's request a child's request continues (the one its transition names), for
+        the cache judge (as ``cache`` judges a child read with its parent)."""
+        session = opened.pop(transition.previous_session_id or "", None)
+        if session is None or transition.previous is None:
+            return
+        found = next((r for r in session.requests if r.index == transition.previous), None)
+        if found is not None:
+            parents[transition.request] = ParentRequest(found, session.times.get(found.index), session.bodies,
+                                                        session.route(found).adapter)
+
+    history_seq = [-1]  # the newest event seq the log held when watching began
 
     def observe(event: Event) -> None:
+        if stream.in_history:  # read from what the log held when watching began
+            history_seq[0] = max(history_seq[0], event.seq)
         if event.type == "session/title" and isinstance(event.data, dict) and isinstance(event.data.get("title"), str):
             title[0] = event.data["title"]
 
@@ -137,16 +159,20 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             inbox.items.append(request)
             verdict = next(judge)
             causes.pop(request.index, None)  # read only while its request is judged
+            parents.pop(request.index, None)
             release(request)
             entry = price_entry(request, prices, verdict)
             yield _describe(request, transition, verdict, entry.cost.total if entry.cost else None,
-                            path=path, session_id=sid, title=title[0], history=history())
+                            path=path, session_id=sid, title=title[0],
+                            history=request.first_chunk_seq <= history_seq[0])
 
     try:
         for transition in attribute_log(log, bodies=bodies, routes=routes, config=config, tap=pending.append,
                                         observe=observe, parent=parent):
             transitions[transition.request] = transition
             causes.update(attribution_causes([transition]))
+            if transition.previous_session_id not in (None, sid):
+                continued(transition)
             yield from settled()
         transitions.update((request.index, None) for request in pending)  # none should be left; never hang on one
         yield from settled()

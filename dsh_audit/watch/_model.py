@@ -97,7 +97,24 @@ WatchItem = WatchRequest | WatchNote
 class WatchSummary:
     """What a watch saw, for its last line. ``cost`` is the sum over the priced requests only;
     ``unpriced`` counts the requests without a price, so the sum is a lower bound when some are
-    unpriced and unknown when all are (the project's rule, :class:`~dsh_audit.cache.Costs`)."""
+    unpriced and unknown when all are (the project's rule, :class:`~dsh_audit.cache.Costs`).
+
+    A log followed again from its start (truncated, replaced or recreated) that holds the same
+    session again replaces what was counted of that session at that path, so each of its requests
+    is counted once: the summary holds the session's own counts, not the requests printed again.
+
+    Example:
+        >>> summary = WatchSummary()
+        >>> def request(index: int) -> WatchRequest:
+        ...     return WatchRequest(0, "s.jsonl", "s", None, index, "loop", 1, index, 1, None, None, None, None, None,
+        ...                         None, 0.25, "break" if index else None, None, None, None)
+        >>> for item in [WatchNote(0, "s.jsonl", "started", "", "s"), request(3), request(4),
+        ...              WatchNote(0, "s.jsonl", "replaced", "", "s"), WatchNote(0, "s.jsonl", "started", "", "s"),
+        ...              *map(request, range(6))]:
+        ...     summary.add(item)
+        >>> summary.to_json()["requests"], summary.breaks, summary.cost, summary.sessions
+        (6, 5, 1.5, 1)
+    """
 
     sessions: int = 0
     requests: int = 0
@@ -106,19 +123,35 @@ class WatchSummary:
     errors: int = 0
     unpriced: int = 0
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
+    # what was counted of each (path, session): requests, breaks, cost, unpriced
+    reads: dict[tuple[str, str], list[float]] = field(default_factory=dict, repr=False)
 
     def add(self, item: WatchItem) -> None:
         if isinstance(item, WatchNote):
             if item.level == "started" and item.session_id not in self.ids:
                 self.ids.add(item.session_id or item.path)
                 self.sessions += 1
+            if item.level == "started" and item.session_id is not None:
+                counted = self.reads.pop((item.path, item.session_id), None)
+                if counted is not None:  # read again from its start: its requests come again
+                    self.requests -= int(counted[0])
+                    self.breaks -= int(counted[1])
+                    self.cost -= counted[2]
+                    self.unpriced -= int(counted[3])
+                    if not self.requests - self.unpriced:
+                        self.cost = 0.0  # no rounding left over from the subtraction
             self.errors += item.level == "error"
             return
+        counted = self.reads.setdefault((item.path, item.session_id), [0, 0, 0.0, 0])
+        counted[0] += 1
         self.requests += 1
+        counted[1] += item.is_break
         self.breaks += item.is_break
         if item.cost is None:
+            counted[3] += 1
             self.unpriced += 1
         else:
+            counted[2] += item.cost
             self.cost += item.cost
 
     def to_json(self) -> dict[str, Any]:

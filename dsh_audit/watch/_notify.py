@@ -32,12 +32,13 @@ class Wake:
         """The file grew: look again soon."""
         self.interval = self.fast
 
-    def wait(self) -> None:
-        """Sleep until the file changes (notifications) or the next look is due."""
+    def wait(self, at_most: float | None = None) -> None:
+        """Sleep until the file changes (notifications) or the next look is due, ``at_most``
+        seconds when given (an incomplete record is waited for with a short poll)."""
         if self.notified:
-            self.event.wait(self.safety)
+            self.event.wait(self.safety if at_most is None else min(self.safety, at_most))
         else:
-            self.event.wait(self.interval)
+            self.event.wait(self.interval if at_most is None else min(self.interval, at_most))
             self.interval = min(self.interval * 2, self.slow)
         self.event.clear()
 

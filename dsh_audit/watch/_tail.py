@@ -5,12 +5,17 @@ The decoder (:func:`dsh_audit.log.read_stream`) reads this stream as if it were 
 record still being written is waited for, never reported as damage. The stream ends when the
 watch stops: whatever is still incomplete then is handed over and the decoder reports it as the
 torn tail DSH would. An incomplete tail that does not grow for ``settle`` seconds is handed over
-too (the writer has gone). The file is only ever opened for reading, and it is closed while the
-session is idle so that ended sessions hold no file handle.
+too (the writer has gone); while one is waited for, the file is looked at every few tenths of a
+second whatever the notifications say. The file is only ever opened for reading, and it is closed
+while the session is idle so that ended sessions hold no file handle.
 
 A file that shrinks, or whose path now names another file (another inode), was replaced: DSH
 only appends, so nothing read so far belongs to the new content and :class:`LogReplaced` is
 raised (the watch starts that log again from its first byte).
+
+The first ``history`` bytes are what the file held when watching began: plain text is never
+handed over across that boundary in one read, so while :attr:`TailStream.in_history` holds, every
+line the decoder has been given lies wholly within them (a line completed later does not).
 """
 
 from __future__ import annotations
@@ -45,10 +50,11 @@ class TailStream:
         release_after: seconds of idleness (at a record boundary) after which the file is closed.
         wake: when to look at the file next (file-system notifications or an adaptive poll,
             :class:`~dsh_audit.watch.Notifier`).
+        history: the file's size when watching began (its content then is history, not new).
     """
 
     def __init__(self, path: str, *, stop: threading.Event, settle: float = 10.0, poll: float = 0.05,
-                 release_after: float = 5.0, wake: Wake | None = None) -> None:
+                 release_after: float = 5.0, wake: Wake | None = None, history: int = 0) -> None:
         self.path = path
         self.stop = stop
         self.settle, self.poll, self.release_after = settle, poll, release_after
@@ -59,6 +65,8 @@ class TailStream:
         self._end_requested = False
         self._file: BinaryIO | None = None
         self._offset = 0
+        self._handed = 0  # bytes handed to the decoder
+        self.history = history
         self._raw = bytearray()  # read from the file, not yet a complete record
         self._ready = bytearray()  # complete records not yet read by the decoder
         self._zstd: bool | None = None
@@ -69,6 +77,11 @@ class TailStream:
     def offset(self) -> int:
         """Bytes of the file read so far."""
         return self._offset
+
+    @property
+    def in_history(self) -> bool:
+        """Whether everything handed to the decoder so far was in the file when watching began."""
+        return self._handed <= self.history
 
     # -- the file ----------------------------------------------------------------------------
 
@@ -150,7 +163,8 @@ class TailStream:
                 continue
             if not self._raw and idle >= self.release_after:
                 self._release()
-            self.wake.wait()
+            # an incomplete record is looked at again soon (a notification may be coalesced or lost)
+            self.wake.wait(at_most=min(self.poll * 4, max(self.settle - idle, self.poll)) if self._raw else None)
 
     # -- the stream the decoder reads ----------------------------------------------------------
 
@@ -164,8 +178,11 @@ class TailStream:
         # Plain text is handed over line by line as it completes; zstd frames are read in exact
         # pieces by the frame walker, and a whole frame is ready before its first byte is.
         self._wait(size if self._zstd else 1)
+        if not self._zstd and self._handed < self.history:
+            size = min(size, self.history - self._handed)  # never across the history boundary
         out = bytes(self._ready[:size])
         del self._ready[:size]
+        self._handed += len(out)
         return out
 
     def end(self) -> None:

@@ -5,8 +5,11 @@ Each log found under the paths (at the start, and by a rescan after) gets a thre
 and gets every follower's items as they come. Changes are noticed through file-system
 notifications when the ``watchdog`` package is installed, else by polling (:class:`Notifier`);
 the first item says which. A log that is truncated or replaced is followed again from its first
-byte; a newer log generation in a session folder takes the place of the older one; a log that
-ends in an error is not looked at again until another file takes its path. A folder that cannot
+byte (:class:`~dsh_audit.watch.WatchSummary` then counts each of its requests once); a log that
+ended in a torn tail is looked at every few tenths of a second and followed again as soon as it
+grows past it, its requests already shown left out; a newer log generation in a session folder
+takes the place of the older one; a log that ends in an error is not looked at again until
+another file takes its path. A folder that cannot
 be listed (no permission) is reported once, as an ``error`` note naming it, and the rest of the
 tree is still watched (it is reported again only if it becomes readable and then unreadable
 again). Setting ``stop`` ends the watch: each stream hands over what it holds and ends, so torn
@@ -101,9 +104,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     """Follow every session log under ``paths`` (default ``$DSH_HOME/sessions``) until ``stop``.
 
     Logs that exist when watching begins are replayed silently up to their current end (their
-    requests are left out unless the log was active at or after ``since`` by its own latest
-    timestamp, the file's mtime only when it records none, and then come with ``history`` set); logs that appear later are followed and reported from their first byte. The
-    first item is a ``watching`` note that says how many logs are followed and how changes are
+    requests, each whose first chunk was in the log then, are left out unless the log was active
+    at or after ``since`` by its own latest timestamp, the file's mtime only when it records none,
+    and then come with ``history`` set); logs that appear later are followed and reported from
+    their first byte. The first item is a ``watching`` note that says how many logs are followed and how changes are
     noticed.
 
     Args:
@@ -147,10 +151,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                         safety=max(poll * 40, 2.0))
 
-    def run(stream: TailStream, start_size: int, replay_history: bool, skip: tuple[int, bool] | None) -> None:
-        def history() -> bool:
-            return stream.offset <= start_size
-
+    def run(stream: TailStream, replay_history: bool, skip: tuple[int, bool] | None) -> None:
         replaced = False
         requests, started = skip or (0, False)
         try:
@@ -163,7 +164,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             return
         try:
             for item in follow_log(stream, prices=prices, lenient=lenient, max_version=max_version,
-                                   history=history, config=config, zero_data_retention=zero_data_retention):
+                                   config=config, zero_data_retention=zero_data_retention):
                 replaced = replaced or (isinstance(item, WatchNote) and item.level == "replaced")
                 if skip is not None and (item.index < skip[0] if isinstance(item, WatchRequest) else
                                          isinstance(item, WatchNote) and item.level == "started" and skip[1]):
@@ -187,11 +188,21 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         size = info.st_size if existing else 0
         recent = since is not None and existing and _last_active(path, info.st_mtime) >= since
         wake = notifier.wake_for(path)
-        stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake)
-        thread = threading.Thread(target=run, args=(stream, size, recent or not existing, skip),
+        stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake, history=size)
+        thread = threading.Thread(target=run, args=(stream, recent or not existing, skip),
                                   name=f"watch {os.path.basename(path)}", daemon=True)
         followers[path] = _Follower(stream, thread, wake)
         thread.start()
+
+    def resume(path: str) -> bool:
+        """Follow a log that ended in a torn tail again if it grew past it (the writer was slower
+        than ``settle``, or the session resumed), its requests already shown left out; True if so."""
+        if path not in torn or _identity(path) != ended.get(path) or _size(path) <= torn[path][0]:
+            return False
+        skip = torn.pop(path)[1]
+        del ended[path]
+        start(path, existing=False, skip=skip)
+        return True
 
     def scan(*, existing: bool) -> list[WatchNote]:
         """Start following the logs found now; an ``error`` note for each folder newly refused."""
@@ -200,16 +211,12 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         for path in found:
             if path in followers:
                 continue
-            skip = None
             if path in ended:
-                same = _identity(path) == ended[path]
-                if same and path in torn and _size(path) > torn[path][0]:
-                    skip = torn[path][1]
-                elif same:
-                    continue  # the same file that ended in an error (reported once) or torn, unchanged
+                if resume(path) or _identity(path) == ended[path]:
+                    continue  # followed again past its torn tail, or the same file: its error was reported once
                 del ended[path]
                 torn.pop(path, None)
-            start(path, existing=existing, skip=skip)
+            start(path, existing=existing)
         # A session folder's newer log generation takes the place of the older one (discover
         # yields only the newest of a folder's generations).
         folders = {os.path.dirname(p) for p in found}
@@ -229,7 +236,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     yield WatchNote(time.time(), ", ".join(roots), "watching",
                     f"following {len(followers)} log(s); changes are noticed by {notifier.method}")
     yield from refused_at_start
-    last_scan = last_growth = time.monotonic()
+    last_scan = last_growth = last_torn = time.monotonic()
     grown = sum(f.stream.offset for f in followers.values())
     woken = False
     try:
@@ -242,6 +249,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                     notifier.rescan.clear()
                     yield from scan(existing=False)
                     last_scan = now
+                elif torn and now - last_torn >= poll * 4:  # a torn tail completed is noticed at once
+                    last_torn = now
+                    for path in list(torn):
+                        resume(path)
                 offsets = sum(f.stream.offset for f in followers.values())
                 if offsets != grown:
                     grown, last_growth = offsets, now
