@@ -13,6 +13,7 @@ from _cli import invoke
 from test_piai_images import reply
 
 from dsh_audit.attribution import FieldChange, Transition, attribute, attribute_paths, format_transition
+from dsh_audit.attribution._attribute import captured_extends
 from dsh_audit.attribution._header_diff import wire_reasoning
 from dsh_audit.testing import LogBuilder
 
@@ -175,3 +176,11 @@ def test_wire_reasoning_tells_an_absent_parameter_from_null_and_skips_other_keys
         {"path": "output_config.effort", "before": None}]
     assert wire_reasoning(b'{"thinking":{"type":"enabled"}}', b'{"thinking":{"type":"enabled"}}') == []
     assert (wire_reasoning(b"[1]", b"{}"), wire_reasoning(b"{", b"{}")) == (None, None)
+
+
+def test_bodies_nested_past_the_parser_are_compared_as_bytes_never_a_crash() -> None:
+    """A captured body nested 100,000 deep is valid JSON the parser cannot read: no wire change is
+    listed, and the prefix test falls back to the bytes (before: RecursionError)."""
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert wire_reasoning(deep, deep) is None
+    assert captured_extends(deep, deep + b" ") == (True, None)

@@ -142,8 +142,12 @@ def test_a_moved_home_is_one_session_and_the_old_path_needs_no_naming(tmp_path: 
     assert _index(monkeypatch, capsys, str(tmp_path / "mv1"), "--db", str(db))[:2] == \
         (0, f"{db}: indexed 1, skipped 0 unchanged, of 1 log(s) in T s")
     (tmp_path / "mv1").rename(tmp_path / "mv2")
-    assert _index(monkeypatch, capsys, str(tmp_path / "mv2"), "--db", str(db)) == \
-        (0, f"{db}: indexed 1, skipped 0 unchanged, of 1 log(s) in T s; removed 1 log(s) no longer there", [])
+    moved = next((tmp_path / "mv2").rglob("session.jsonl.zstd")).relative_to(tmp_path / "mv2")
+    old = tmp_path.resolve() / "mv1" / moved  # as stored: gone
+    code, line, err = _index(monkeypatch, capsys, str(tmp_path / "mv2"), "--db", str(db))
+    assert (code, line) == (0, f"{db}: indexed 1, skipped 0 unchanged, of 1 log(s) in T s; replaced 1 log(s) by "
+                               "another file of their session")
+    assert len(err) == 1 and err[0].endswith(f"replaces {old} in the index, which is no longer there")
     assert _stats(monkeypatch, capsys, db) == CHAT_ONCE
     assert _paths(db) == [str(next((tmp_path / "mv2").rglob("session.jsonl.zstd")).resolve())]
 
@@ -264,3 +268,24 @@ def test_a_newer_index_says_upgrade_dsh_audit(tmp_path: Path, monkeypatch: pytes
     assert invoke(monkeypatch, capsys, "stats", "--db", str(db))[2] == \
         [f"error: {db}: index schema version x, this dsh-audit reads {SCHEMA_VERSION} (hint: give another --db file, "
          "or delete this one and index again)"]
+
+
+def test_a_stored_log_that_becomes_a_copy_of_the_kept_file_leaves_the_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An export first held other lines (two sessions under one id, both stored); rewritten as a
+    copy of DSH's log, it is not stored, and its earlier rows go: the session is counted once."""
+    home = tmp_path / "home" / "sessions" / "--p--" / "session-ident"
+    dsh_log = chat_log(home / "session.jsonl", "ident")
+    export = tmp_path / "exp" / "session-ident.jsonl"
+    export.parent.mkdir(parents=True)
+    export.write_text(dsh_log.read_text("utf-8").replace("Hello", "Hullo"), encoding="utf-8")
+    db = tmp_path / "i.sqlite"
+    assert _index(monkeypatch, capsys, str(tmp_path / "home"), "--db", str(db))[0] == 0
+    assert _index(monkeypatch, capsys, str(tmp_path / "exp"), "--db", str(db))[0] == 0
+    assert _stats(monkeypatch, capsys, db)[0] == 2  # different lines: two sessions
+    shutil.copyfile(dsh_log, export)
+    code, line, _ = _index(monkeypatch, capsys, str(tmp_path / "exp"), "--db", str(db))
+    assert (code, line) == (0, f"{db}: indexed 0, skipped 0 unchanged, 1 not stored (a session indexed from "
+                                "another file), of 1 log(s) in T s")
+    assert _stats(monkeypatch, capsys, db)[0] == 1
+    assert _paths(db) == [str(dsh_log.resolve())]

@@ -1,9 +1,9 @@
 """``index`` counts that add up, and logs no longer on disk removed from the index (issue 14).
 
 A refused log is among the indexed ones (stored with its error, as ``stats`` counts it), so the
-summary line says so instead of a separate "unreadable" count; a stored log that is gone from
-disk is removed, all its rows, wherever it was (under a path given or not), and the line says how
-many. Logs left out by a time window and logs still there but unreadable stay.
+summary line says so instead of a separate "unreadable" count; a stored log under a path given
+that is gone from disk is removed, all its rows, and the line says how many. Logs under other
+roots, logs left out by a time window and logs still there but unreadable stay.
 """
 
 from __future__ import annotations
@@ -81,23 +81,20 @@ def test_a_deleted_log_is_removed_and_the_line_says_so(tmp_path: Path, roots: tu
         (0, f"{db}: indexed 0, skipped 1 unchanged, of 1 log(s) in T s")  # nothing left to remove
 
 
-def test_a_gone_log_under_another_root_is_removed_too(tmp_path: Path, roots: tuple[Path, Path],
-                                                      monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """A file that is gone is gone: b is not given, its deleted log is removed all the same (before
-    issue 14's second round it stayed until b was given again); b's other log stays."""
+def test_logs_under_another_root_are_kept(tmp_path: Path, roots: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     a, b = roots
     db = tmp_path / "i.sqlite"
     assert _index(monkeypatch, capsys, str(a), str(b), "--db", str(db))[1] == \
         f"{db}: indexed 4, skipped 0 unchanged, of 4 log(s) in T s"
     shutil.rmtree(a / "one")
-    shutil.rmtree(b / "four")  # gone too, though b is not given below
+    shutil.rmtree(b / "four")  # gone too, but b is not given below
     assert _index(monkeypatch, capsys, str(a), "--db", str(db))[1] == \
-        f"{db}: indexed 0, skipped 1 unchanged, of 1 log(s) in T s; removed 2 log(s) no longer there"
-    assert sorted(_rows(db)["sessions"]) == ["three", "two"]
-    assert _sessions(db) == (2, 0, 2)
+        f"{db}: indexed 0, skipped 1 unchanged, of 1 log(s) in T s; removed 1 log(s) no longer there"
+    assert sorted(_rows(db)["sessions"]) == ["four", "three", "two"]
+    assert _sessions(db) == (3, 0, 3)
     assert _index(monkeypatch, capsys, str(b), "--db", str(db))[1] == \
-        f"{db}: indexed 0, skipped 1 unchanged, of 1 log(s) in T s"
+        f"{db}: indexed 0, skipped 1 unchanged, of 1 log(s) in T s; removed 1 log(s) no longer there"
     assert sorted(_rows(db)["sessions"]) == ["three", "two"]
     assert _sessions(db) == (2, 0, 2)
 
@@ -154,18 +151,20 @@ def test_json_keeps_its_keys_and_adds_refused_and_removed(tmp_path: Path, roots:
                        "refused_unchanged": 0, "replaced_paths": [], "copies": [], "notes": []}
 
 
-def test_every_gone_log_is_removed_through_the_api(tmp_path: Path) -> None:
-    """Through the API, with no log given: every stored log gone from disk is removed (it used to
-    take a ``roots`` argument that limited removal to them), the others stay."""
+def test_a_root_is_a_folder_or_the_file_itself(tmp_path: Path) -> None:
+    """Through the API (the CLI refuses a PATH that is gone): a sibling whose name starts with the
+    root's is not under it; a file given as the root is removed once gone."""
     logs = [chat_log(tmp_path / name / "session.jsonl", name) for name in ("a", "ab", "c")]
     db = tmp_path / "i.sqlite"
     assert index_logs(logs, db).indexed == 3
-    for log in logs[::2]:
+    for log in logs:
         shutil.rmtree(log.parent)
-    gone = index_logs([], db)
-    assert (gone.seen, gone.indexed, gone.removed) == (0, 0, tuple(str(log.resolve()) for log in logs[::2]))
+    kept = index_logs([], db, roots=[tmp_path / "a"])
+    assert (kept.seen, kept.indexed, kept.removed) == (0, 0, (str(tmp_path.resolve() / "a" / "session.jsonl"),))
+    assert sorted(_rows(db)["sessions"]) == ["ab", "c"]
+    assert index_logs([], db, roots=[logs[2]]).removed == (str(logs[2].resolve()),)
     assert sorted(_rows(db)["sessions"]) == ["ab"]
-    assert index_logs([], db).removed == ()  # nothing left to remove
+    assert index_logs([], db).removed == ()  # no root given: nothing is removed
     assert sorted(_rows(db)["sessions"]) == ["ab"]
 
 
@@ -190,7 +189,7 @@ def test_removal_waits_for_another_writer(tmp_path: Path, roots: tuple[Path, Pat
     writer.start()
     assert held.wait(5)
     started = time.monotonic()
-    summary = index_logs([], db)
+    summary = index_logs([], db, roots=[a])
     waited = time.monotonic() - started
     writer.join()
     assert summary.removed == (str(tmp_path.resolve() / "a" / "one" / "session.jsonl"),) and waited > 0.3

@@ -86,7 +86,7 @@ def captured_extends(prev_body: bytes, cur_body: bytes) -> tuple[bool, int | Non
     """
     try:
         a, b = json.loads(prev_body), json.loads(cur_body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a body nested past the parser: compare the bytes
         return cur_body.startswith(prev_body), None
     if not isinstance(a, dict) or not isinstance(b, dict):
         return False, None

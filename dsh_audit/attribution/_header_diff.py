@@ -211,7 +211,7 @@ def wire_reasoning(prev_body: bytes, cur_body: bytes) -> list[dict[str, Any]] | 
     """
     try:
         a, b = json.loads(prev_body), json.loads(cur_body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a body nested past the parser: nothing to compare
         return None
     if not isinstance(a, dict) or not isinstance(b, dict):
         return None

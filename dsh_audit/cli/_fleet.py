@@ -13,7 +13,7 @@ from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
-                      openai_zdr_option, prices_option, routes_option, selected_logs, stated_zdr,
+                      openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
                       time_options)
 
 if TYPE_CHECKING:
@@ -103,14 +103,14 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     Breaks are those `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside
     it, as `check` finds it) is compared with what was sent too. Every request is priced as `dsh-audit usage` prices it (table `costs`). Logs DSH would refuse are
     stored with their error (`stats` counts them as refused) and reported on stderr (exit 2) on
-    every run that covers them, read again or unchanged. A log indexed before that is no longer
-    on disk is removed from the index, all its rows, wherever it was (under PATHS or not: a log
-    moved or deleted is gone); a log still there but left out by --since/--until stays.
+    every run that covers them, read again or unchanged. A log indexed before under PATHS that is
+    no longer on disk is removed from the index, all its rows; one elsewhere stays (a disk not
+    mounted now is no deleted log), and so does a log still there but left out by --since/--until.
 
     A session is stored once, as the other commands read it once: when a log read holds a
-    session id the index has from another file still on disk (a plain and a compressed copy, an
-    older generation, an export and DSH's log), the file the other commands would read is kept
-    and the other's rows removed, with a note naming both; files that hold different lines
+    session id the index has from another file (a plain and a compressed copy, an older
+    generation, an export and DSH's log, a home moved away), the file the other commands would
+    read, or the one still on disk, is kept and the other's rows removed, with a note naming both; files that hold different lines
     under one id are two sessions, both kept (a fork or subagent child has its own id). An index
     of an older schema is upgraded in place (every log is read again). With no PATHS,
     $DSH_HOME/sessions is indexed. Query the file with `dsh-audit stats` or any SQLite client.
@@ -135,7 +135,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
                                    attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,
                                    scheduler=scheduler, prices=prices, progress=report, routes=routes,
-                                   capture=capture, zero_data_retention=zdr)
+                                   capture=capture, zero_data_retention=zdr, roots=session_paths(paths))
     for warning in summary.warnings:
         echo_warning(warning)
     for note in summary.notes:

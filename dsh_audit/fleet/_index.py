@@ -2,8 +2,10 @@
 per cache break (its tables and schema versions: :mod:`dsh_audit.fleet._db`).
 
 Indexing is incremental: a file whose size, modification time, indexing options and price table
-are those stored is skipped; a changed one has its rows replaced. A stored log that is no longer
-on disk is removed, all its rows in one transaction, wherever it was (a file that is gone is gone).
+are those stored is skipped; a changed one has its rows replaced. A stored log under the
+``roots`` indexed that is no longer on disk is removed, all its rows in one transaction; one
+elsewhere stays (a disk that is not mounted now is no deleted log) until a log of its session
+read in a later run takes its place.
 
 A session is stored once: when a log read in a run holds a session id already stored from another
 file that is still on disk and not among the logs of the run, the two files are compared as the
@@ -128,13 +130,18 @@ def _storable(value: Any) -> Any:
     return value
 
 
+def _remove(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
+    """Delete every row of the logs ``stored`` (paths as stored), of every table (inside the
+    caller's transaction)."""
+    for table in ("requests", "breaks", "costs", "sessions"):
+        connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in stored))
+
+
 def _store(connection: sqlite3.Connection, record: SessionRecord, replaced: Sequence[str] = ()) -> None:
     """Store ``record``, all its rows in place of those stored for its path, and remove the rows of
     the stored logs ``replaced`` (as stored), in one transaction."""
     with connection:
-        for table in ("requests", "breaks", "costs", "sessions"):
-            connection.executemany(f"DELETE FROM {table} WHERE path = ?",
-                                   ((path,) for path in (_storable(record.path), *replaced)))
+        _remove(connection, [_storable(record.path), *replaced])
         values = [_storable(getattr(record, name)) for name in SESSION_COLUMNS]
         connection.execute(
             f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, notes, indexed_at) "
@@ -169,14 +176,23 @@ def _gone(stored: str) -> bool:
     return _on_disk(stored) is None
 
 
-def _prune(connection: sqlite3.Connection, given: Sequence[str]) -> tuple[str, ...]:
-    """Remove every stored log that is not among ``given`` (the logs of this run, there by
-    definition) and is no longer on disk, wherever it was: all its rows, of every table, in one
-    transaction that holds the index's write lock while each such log is looked up again (a
-    concurrent ``index`` cannot store it in between). Returns their stored paths, sorted."""
+def _under(path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies in one of them (a folder)."""
+    return any(path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep) for root in roots)
+
+
+def _prune(connection: sqlite3.Connection, roots: Sequence[str], given: Sequence[str]) -> tuple[str, ...]:
+    """Remove every stored log under one of ``roots`` (absolute, resolved, as stored) that is not
+    among ``given`` (the logs of this run, there by definition) and is no longer on disk: all its
+    rows, of every table, in one transaction that holds the index's write lock while each such
+    log is looked up again (a concurrent ``index`` cannot store it in between). Returns their
+    stored paths, sorted. A log elsewhere is not looked at: a disk that is not mounted, or a
+    folder on a slow network share, is no deleted log."""
+    if not roots:
+        return ()
     keep = set(given)
     candidates = [row[0] for row in connection.execute("SELECT path FROM sessions")
-                  if isinstance(row[0], str) and row[0] not in keep]
+                  if isinstance(row[0], str) and row[0] not in keep and _under(row[0], roots)]
     missing = {path for path in candidates if _gone(path)}
     if not missing:
         return ()
@@ -184,8 +200,7 @@ def _prune(connection: sqlite3.Connection, given: Sequence[str]) -> tuple[str, .
         connection.execute("BEGIN IMMEDIATE")
         gone = sorted(row[0] for row in connection.execute("SELECT path FROM sessions")
                       if row[0] in missing and _gone(row[0]))
-        for table in ("requests", "breaks", "costs", "sessions"):
-            connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in gone))
+        _remove(connection, gone)
     return tuple(gone)
 
 
@@ -279,7 +294,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                audit: Callable[[str], SessionRecord] | None = None,
                progress: Callable[[int, int], None] | None = None, routes: str | None = None,
                capture: str | os.PathLike[str] | None = None,
-               zero_data_retention: bool | None = None) -> IndexSummary:
+               zero_data_retention: bool | None = None,
+               roots: Sequence[str | os.PathLike[str]] = ()) -> IndexSummary:
     """Add the logs to the index at ``db``, reading only those that changed since last time.
 
     Args:
@@ -300,13 +316,15 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
             (:func:`dsh_audit.capture.find_capture`). Another ``capture`` (by path) re-indexes every log.
         zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
             None: as the nearest ``pyproject.toml`` states it); another stated status re-indexes every log.
+        roots: the files and folders ``logs`` were found under (``dsh-audit index PATHS``): every
+            stored log that is one of them or lies in one, is not among ``logs`` and is no longer
+            on disk is removed from the index (``removed``). A log that is there but left out (by
+            ``--since``, say), or cannot be looked at, stays; so do the logs under other roots.
 
-    Every stored log that is not among ``logs`` and is no longer on disk, wherever it was, is
-    removed from the index (``removed``); a log that is there but left out (by ``--since``, say),
-    or cannot be looked at, stays. A session is stored once: a log read in this run that holds a
-    session stored from another file still on disk (and not among ``logs``) replaces that file's
-    rows when it is the file the live commands read (``replaced``), else it is not stored
-    (``copies``); see the module's docstring. A log given that is stored with an error (one DSH
+    A session is stored once: a log read in this run that holds a session stored from another
+    file (not among ``logs``) replaces that file's rows when it is the file the live commands read
+    or the other file is gone (``replaced``: a moved home), else it is not stored and any rows it
+    had are removed (``copies``); see the module's docstring. A log given that is stored with an error (one DSH
     would refuse) is in ``failed`` on every run, read again or not.
 
     An index of an older schema version is upgraded in place (``upgraded_from`` says so).
@@ -348,7 +366,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
 
     try:
         given_stored = {_storable(path) for path in paths}
-        removed = _prune(connection, list(given_stored))
+        removed = _prune(connection, [_storable(os.path.realpath(root)) for root in roots], list(given_stored))
         stale, refused = _stale(connection, paths, options)
         runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler, "progress": progress}
         results = run_groups(stale, task, on_group=keep_warnings, **runs) if audit is None else \
@@ -358,6 +376,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
             if isinstance(record, SessionRecord):
                 superseded, instead = _one_session(connection, record, given_stored)
                 if instead is not None:
+                    with connection:  # rows it had from an earlier run, when it held other lines
+                        _remove(connection, [_storable(path)])
                     copies.append(path)
                     notes.append(f"one session ({record.session_id}) in two files: the index keeps {instead}, "
                                  f"the file the other commands read; {path} not stored")
@@ -365,7 +385,8 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                 _store(connection, record, superseded)
                 replaced.extend(superseded)
                 notes.extend(f"one session ({record.session_id}) in two files: {path} replaces {old} in the "
-                             "index, the file the other commands read" for old in superseded)
+                             "index, " + ("which is no longer there" if _gone(old) else "the file the other commands read")
+                             for old in superseded)
                 if record.error is not None:
                     failed[path] = record.error
             else:
