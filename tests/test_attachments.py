@@ -99,8 +99,7 @@ def test_attachments_names_the_store_of_a_copied_log(named: str, tmp_path: Path,
     code, out, err = render(monkeypatch, capsys, str(copy), "1")
     assert (code, out) == (2, "")
     assert err == [f"error: {copy} seq 19: the request carries image content; its bytes live in DSH's attachment "
-                   "store, not in the log (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
-                   "or from a capture of the request with --capture FILE)"]
+                   "store, not in the log (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]
     assert render(monkeypatch, capsys, str(copy), "1", "--attachments", str(tmp_path / named)) == (0, BODY, [])
     assert ATTACHMENTS_ENV not in os.environ  # the command's setting ends with it
 
@@ -145,8 +144,7 @@ def test_a_missing_object_leaves_the_request_unrendered(tmp_path: Path, monkeypa
     code, out, err = render(monkeypatch, capsys, str(log), "1")
     assert (code, out) == (2, "")
     assert err == [f"error: {log} seq 19: no bytes supplied for image attachment {KEY!r} (hint: DSH's attachment "
-                   f"store {root} has no such object: point --attachments DIR at the store that has it, or give "
-                   "--capture with the request's capture)"]
+                   f"store {root} has no such object: point --attachments DIR at the store that has it)"]
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(log), "--json", "--attachments", str(root))
     assert code == 0  # the session is still accounted: the request's prompt is the log's JSON
     assert [(t["index"], t["prompt_source"]) for t in json.loads(out.splitlines()[0])["timeline"]] == [
@@ -293,8 +291,7 @@ def test_a_dsh_fixture_renders_its_inline_image(tmp_path: Path, monkeypatch, cap
     code, out, err = render(monkeypatch, capsys, str(log), "0", "--lenient")
     assert (code, out) == (2, "")
     assert err == [f"error: {log} seq 4: the request carries image content; its bytes live in DSH's attachment "
-                   "store, not in the log (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
-                   "or from a capture of the request with --capture FILE)"]
+                   "store, not in the log (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]
     assert f"sha256:{hashlib.sha256(raw).hexdigest()}" in log.read_text("utf-8")  # the id the log names
     store_object(tmp_path / "home" / "attachments" / "v1", raw, hashlib.sha256(raw).hexdigest())
     code, out, err = render(monkeypatch, capsys, str(log), "0", "--lenient")

@@ -91,7 +91,10 @@ def test_profiles_whose_configuration_holds_itself_compose_alike(tmp_path, monke
     assert routes is not None and (routes.layers, routes.notes, dict(routes.apis)) == (
         (str(home / "profiles" / "a" / "cordis.patch.yml"),), (), {"local-openai": "openai-completions"})
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0")
-    assert (code, err, json.loads(out)["model"]) == (0, [], "local-coder")
+    layer_file = home / "profiles" / "a" / "cordis.patch.yml"
+    assert (code, err, json.loads(out)["model"]) == (0, [
+        f"warning: route configuration from {layer_file} (the llm-pi-ai row of DSH profile a's patch layer; "
+        "--routes FILE overrides it)"], "local-coder")
 
 
 def test_profiles_whose_configurations_hold_themselves_differently_are_not_guessed(tmp_path):
@@ -392,8 +395,7 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
     ("responses: an image of an odd media type, no bytes", lambda t, m: _resp(t, "render", "0", media="image/x\x1b[2J"),
      2, ["error: {T}/s/session.jsonl seq 4: the log holds only a reference to image '" + PNG_ID + "' (mediaType "
          "'image/x\\x1b[2J', 12 bytes), not the bytes pi-ai sends as base64: DSH reads them from its attachment store "
-         "(hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
-         "or from a capture of the request with --capture FILE)"]),
+         "(hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]),
     ("prices: 100,000 levels", lambda t, m: _priced(t, '{"providers":' + "[" * 100000 + "]" * 100000 + "}"),
      2, ["error: {T}/p.json: price table nests arrays or objects too deeply (hint: give --prices a JSON price table; "
          "see dsh_audit/cache/rules/prices.json for the shape)"]),

@@ -189,7 +189,7 @@ def test_an_attachment_reference_is_never_a_path(tmp_path, monkeypatch, capsys):
     assert (code, out) == (2, "")
     assert err == [f"error: {log} seq 19: no bytes supplied for image attachment 'sha256:../../../../etc/passwd' "
                    f"(hint: DSH's attachment store {obj.parents[2]} has no such object: point --attachments DIR at "
-                   "the store that has it, or give --capture with the request's capture)"]
+                   "the store that has it)"]  # render has no --capture: its hint does not name it
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse"])

@@ -136,3 +136,19 @@ def test_the_anthropic_route_break_reads_zero_in_requests_as_in_cache(
     assert (code, err) == (0, [])
     assert _csv_column(out, "cache read") == ["?" if row["actual"] is None else str(row["actual"])
                                               for row in report["timeline"]]
+
+
+def test_a_negative_count_is_no_count_in_requests_and_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A logged ``cacheReadTokens`` below 0 (validate warns, DSH702) is unknown, never a read of
+    -7936 tokens that makes the prompt negative (before: ``actual -7936``, ``below_minimum``)."""
+    b = LogBuilder(session_id="negative", provider="deepseek-official", model="deepseek-v4-flash")
+    with b.turn("Hi"):
+        with b.step():
+            b.assistant("Hello", usage={"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": -7936})
+    log = b.write_jsonl(tmp_path / "session.jsonl")
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
+    assert (code, err, _csv_column(out, "cache read")) == (0, [], ["?"])
+    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
+    assert [(row["actual"], row["classification"]) for row in json.loads(out)["timeline"]] == [
+        (None, "usage_unknown")]

@@ -10,12 +10,15 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import pytest
 
+import dsh_audit.attribution._attribute as attribute_module
+from _cli import invoke
 from _terminal import DRAWING, run_dsh_audit
 from dsh_audit.cli._common import log_progress
 from dsh_audit.log import read_log
@@ -55,7 +58,8 @@ def _same_stdout_with_a_bar(args: list[str], cwd: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``s/session.jsonl``: a generated session of 51,014 bytes (8 requests), and ``s/wire.jsonl``:
-    the bodies its loop requests sent, as `diff` reads them."""
+    the bodies its loop requests sent, as `diff` reads them; ``alone/session.jsonl``, the same log
+    with no capture near it."""
     root = tmp_path_factory.mktemp("progress")
     log = root / "s" / "session.jsonl"
     log.parent.mkdir()
@@ -68,6 +72,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 body = renderer.render(request).body.decode()
                 out.write(json.dumps({"seq": seq, "method": "POST", "path": "/chat/completions", "kind": "conversation",
                                       "headers": {"x-deepseek-harness-session-id": session.id}, "body": body}) + "\n")
+    (root / "alone").mkdir()  # the same log with no capture near it
+    (root / "alone" / "session.jsonl").write_bytes(log.read_bytes())
     return root
 
 
@@ -76,7 +82,7 @@ def test_show_render_and_explain_draw_a_bar_of_the_log_bytes(folder: Path) -> No
     for command, index in (("show", "-1"), ("render", "1")):
         assert _same_stdout_with_a_bar([command, "s/session.jsonl", index], folder) == [
             f"{command}   0/? bytes", f"{command}    0% 0.0/51.0 kB", f"{command}  100% 51.0/51.0 kB"], command
-    # explain compares the wire.jsonl beside the log too: its bar counts that (tests/test_explain_progress.py)
+    # explain compares the wire.jsonl beside the log too: its bar counts that (the explain tests below)
     total = 51014 + 2 * (folder / "s" / "wire.jsonl").stat().st_size
     assert _same_stdout_with_a_bar(["explain", "s/session.jsonl", "-1"], folder) == [
         "explain   0/? bytes", f"explain    0% 0.0/{total / 1000:.1f} kB",
@@ -149,3 +155,73 @@ def test_no_bar_and_no_callback_when_stderr_is_not_a_terminal(folder: Path) -> N
         advance(5)  # stderr is pytest's capture, not a terminal: nothing is drawn, nothing fails
         calls.append(5)
     assert calls == [5]
+
+
+# -- explain with a capture: the bar counts the comparison, not only the log's bytes. Before, it
+# stood at 100% once the log was read while the capture was still loaded and every pair of
+# captured bodies compared (a generated 5 MB log with its 82 MB capture: 100% after 2 s of a
+# 7.6 s run). Its work, as `diff --capture` weighs it: the log's bytes, then twice the capture's.
+
+LOG_BYTES = 51014  # the generated session at scale 0.05 (8 requests)
+
+
+def _kb(size: int) -> str:
+    return f"{size / 1000:.1f}"
+
+
+def _bar(done: int, total: int) -> str:
+    return f"explain {100 * done / total:>4.0f}% {_kb(done)}/{_kb(total)} kB"  # rich rounds the percentage
+
+
+def test_the_bar_counts_the_capture_found_beside_the_log(folder: Path) -> None:
+    args = ["explain", "s/session.jsonl", "-1"]
+    code, out, err = _run(args, tty=False, cwd=folder)
+    assert (code, err) == (0, b"")  # piped: no bar
+    shown = _run(args, tty=True, cwd=folder)
+    assert (shown[0], shown[1]) == (code, out)  # the bar changes nothing on stdout
+    assert shown[2].endswith(b"\x1b[?25h\r\x1b[1A\x1b[2K")  # the cursor is back and the bar's line is cleared
+    total = LOG_BYTES + 2 * (folder / "s" / "wire.jsonl").stat().st_size
+    assert (folder / "s" / "session.jsonl").stat().st_size == LOG_BYTES
+    assert _frames(shown[2]) == ["explain   0/? bytes", _bar(0, total), _bar(LOG_BYTES, total), _bar(total, total)]
+
+
+def test_the_bar_counts_a_capture_given_with_capture(folder: Path) -> None:
+    capture = folder / "s" / "wire.jsonl"
+    code, _, err = _run(["explain", "alone/session.jsonl", "-1", "--capture", str(capture)], tty=True, cwd=folder)
+    total = LOG_BYTES + 2 * capture.stat().st_size
+    assert (code, _frames(err)) == (0, ["explain   0/? bytes", _bar(0, total), _bar(LOG_BYTES, total),
+                                        _bar(total, total)])
+
+
+def test_without_a_capture_the_bar_is_the_log_bytes(folder: Path) -> None:
+    code, _, err = _run(["explain", "alone/session.jsonl", "-1"], tty=True, cwd=folder)
+    assert (code, _frames(err)) == (0, ["explain   0/? bytes", _bar(0, LOG_BYTES), _bar(LOG_BYTES, LOG_BYTES)])
+
+
+def test_every_comparison_with_the_capture_runs_below_the_bar_total(
+        folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """In process: each captured pair is compared while the bar reads less than its total, which
+    it reaches once the comparison is done."""
+    seen: list[tuple[int, int]] = []
+    at_comparisons: list[tuple[int, int]] = []
+
+    @contextmanager
+    def recording(total: int, *, label: str) -> Iterator[Callable[[int, int], None]]:
+        assert label == "explain"
+        yield lambda done, whole: seen.append((done, whole))
+
+    compare = attribute_module.captured_extends
+
+    def watched(previous: bytes, current: bytes) -> Any:
+        at_comparisons.append(seen[-1])
+        return compare(previous, current)
+
+    monkeypatch.setattr(terminal, "progress_callback", recording)
+    monkeypatch.setattr(attribute_module, "captured_extends", watched)
+    monkeypatch.chdir(folder)
+    code, out, err = invoke(monkeypatch, capsys, "explain", "s/session.jsonl", "-1")
+    assert (code, err) == (0, [])
+    total = LOG_BYTES + 2 * (folder / "s" / "wire.jsonl").stat().st_size
+    assert len(at_comparisons) >= 5  # the generated session's loop requests, pair by pair
+    assert set(at_comparisons) == {(LOG_BYTES, total)}
+    assert (seen[0], seen[-1]) == ((0, total), (total, total))

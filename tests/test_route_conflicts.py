@@ -326,7 +326,7 @@ def test_an_envelope_whose_api_contradicts_its_route_is_unrendered_naming_both(t
     assert render.exit_code != 0 and render.exception is not None
     assert str(render.exception) == (f"{path}: request 0 cannot be rendered: unknown route: {reason} "
                                      "(hint: pass --routes FILE with the route configuration DSH had, or force a "
-                                     "wire format with --adapter deepseek|anthropic|openai)")
+                                     "wire format with --adapter deepseek|anthropic|openai|responses)")
     # a route file that agrees with the envelope settles it (it then supplies the model facts)
     agreeing = "- id: llm-pi-ai\n  config:\n    providers:\n      anthropic:\n        api: openai-completions\n" \
                "        baseURL: http://127.0.0.1:9/v1\n        models:\n          - id: claude-sonnet-4-5\n"

@@ -304,7 +304,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     ledger = SessionLedger(path, sid, tuple(entries), prices.to_json(), totals=totals)
     report = replace(account.report(), cost=ledger.summary())
     warnings = tuple(attachment_warnings(bodies.images)) + \
-        (tuple(config.notes) + tuple(window_conflicts(evidence, config.models)) if config is not None else ())
+        (tuple(config.notes) + tuple(window_conflicts(evidence, config)) if config is not None else ())
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
 
 

@@ -46,6 +46,16 @@ def _read_instruction(path: str | None) -> str | None:
                          hint=hint) from None
 
 
+def _without_capture(error: DshAuditError) -> DshAuditError:
+    """``error`` with the last alternative of its hint dropped when that names ``--capture``, an
+    option render does not have (a missing image's hint offers the attachment store, or a capture
+    of the request, which the commands that pair one take)."""
+    head, sep, tail = (error.hint or "").rpartition(", or ")
+    if sep and "--capture" in tail:
+        error.hint = head
+    return error
+
+
 @click.command("render", cls=RequestCommand)
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
@@ -83,14 +93,19 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     with log_progress([log], label="render"):
         log_path, request, evidence = one_request(str(log), index, lenient=lenient, max_version=max_version)
     config = config if routes is not None else routes_from(None, log=log_path)  # the log's DSH home's, if any
-    for warning in (*config.notes, *window_conflicts(evidence, config.models)) if config is not None else ():
-        echo_warning(warning)  # what the home's layers leave open; where the log contradicts the route file
+    for warning in (*config.notes, *window_conflicts(evidence, config)) if config is not None else ():
+        echo_warning(warning)  # the home layers taken and what they leave open; where the log contradicts them
     route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
                           declared=config.apis if config is not None else None)
+    if route.no_wire_format:
+        raise UsageError(f"request {request.index} cannot be rendered: a known route with no wire format: "
+                         f"{route.because}", path=log_path,
+                         hint="no option renders it: DSH sent it in a format dsh-audit does not write, and "
+                              "--adapter would write another")
     if route.adapter is None:
         raise UsageError(f"request {request.index} cannot be rendered: unknown route: {route.because}", path=log_path,
                          hint="pass --routes FILE with the route configuration DSH had, or force a wire "
-                              "format with --adapter deepseek|anthropic|openai")
+                              f"format with --adapter {'|'.join(ADAPTER_CHOICES)}")
     adapter = route.adapter
     if adapter not in ADAPTERS:
         raise UsageError(f"the {adapter!r} renderer is not installed in this build",
@@ -106,7 +121,7 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
             call_options["images"] = images
         wire = renderer.render(request, **call_options)
     except DshAuditError as exc:
-        raise exc.located(path=log_path) from None
+        raise _without_capture(exc).located(path=log_path) from None
     if with_headers:
         # A header value from the log (a session id) must not add header lines: CR/LF are escaped.
         lines = [terminal_text(f"{wire.method} {wire.path}")] + [terminal_text(f"{name}: {value}")

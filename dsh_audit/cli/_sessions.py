@@ -12,8 +12,8 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
 from ..session import Failure, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, lenient_option,
-                      listing_options, selected_logs, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, _use_profile, echo_error, echo_note, echo_warning, jobs_option,
+                      lenient_option, listing_options, selected_logs, time_options)
 
 __all__ = ["sessions_command"]
 
@@ -21,6 +21,8 @@ _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "
 # The room a title is given when deciding whether whole ids fit the terminal.
 _TITLE_ROOM = 20
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
+# The clause of the DSH-home route warning that names --routes, an option sessions does not take.
+_ROUTES_CLAUSE = "; --routes FILE overrides it"
 
 
 def _ratio(value: float | None) -> str | None:
@@ -49,6 +51,10 @@ def _row(summary: SessionSummary) -> tuple[object, ...]:
               help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")
 @jobs_option
 @time_options
+@click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_use_profile,
+              help="The DSH profile the sessions ran under (the log does not record it): its "
+                   "<DSH_HOME>/profiles/NAME/cordis.patch.yml is read under the home's own layers. "
+                   "Default: $DSH_AUDIT_PROFILE, else the home's only profile, else the home's layers alone.")
 def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
                      jobs: int, since: float | None, until: float | None) -> int:
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
@@ -86,7 +92,7 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     with progress_callback(len(logs), label="sessions") as report:
         for item in run_groups(logs, task, jobs=jobs, progress=report):
             for warning in item.warnings:
-                echo_warning(f"{item.path}: {warning}")
+                echo_warning(f"{item.path}: {warning.replace(_ROUTES_CLAUSE, '')}")
             for note in () if isinstance(item, Failure) else item.notes:
                 echo_note(f"{item.path}: {note}")
             if isinstance(item, Failure):

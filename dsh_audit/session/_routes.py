@@ -18,12 +18,13 @@ never rendered with a guess.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..log import Event
-from ..wire import BUILTIN_MODELS
+from ..wire import BUILTIN_MODELS, PiRoutes
 
 __all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "logged_cache_read", "request_provider", "request_route",
            "route_for", "window_conflicts"]
@@ -59,6 +60,21 @@ class Route:
     api: str | None
     because: str
 
+    @property
+    def no_wire_format(self) -> bool:
+        """Whether the route is known but speaks an API dsh-audit writes no bodies for
+        (``google-generative-ai``, ``google-vertex``, ...): no option renders its requests, since
+        ``--adapter`` would write a format DSH did not send.
+
+        Example:
+            >>> route_for("gemini", declared={"gemini": "google-generative-ai"}).no_wire_format
+            True
+            >>> route_for("my-gateway").no_wire_format
+            False
+        """
+        return self.adapter is None and self.api is not None and self.api != "deepseek-chat-completions" \
+            and self.api not in ADAPTER_APIS
+
 
 @dataclass
 class RouteEvidence:
@@ -84,6 +100,8 @@ class RouteEvidence:
     aux_contexts: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: title or compaction call seq -> the latest default effort a header of its route logged
     aux_efforts: dict[int, str] = field(default_factory=dict)
+    #: every provider id a header, a title call or a compaction summary routed a call by
+    providers: set[str] = field(default_factory=set)
     _latest: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, repr=False)
     _defaults: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
@@ -106,6 +124,9 @@ class RouteEvidence:
         config = header.get("config") if isinstance(header, dict) else None
         marks = header.get("adapterDefaults") if isinstance(header, dict) else None
         key = _route_key(config) if isinstance(config, dict) else None
+        provider = config.get("provider") if isinstance(config, dict) else None
+        if isinstance(provider, str):
+            self.providers.add(provider)
         effort = config.get("reasoningEffort") if isinstance(config, dict) else None
         if key is not None and isinstance(marks, dict) and marks.get("reasoningEffort") is True \
                 and isinstance(effort, str):
@@ -114,6 +135,7 @@ class RouteEvidence:
     def _on_aux(self, seq: int, key: tuple[str, str] | None) -> None:
         if key is None:
             return
+        self.providers.add(key[0])
         if key in self._latest:
             self.aux_contexts[seq] = self._latest[key]
         if key in self._defaults:
@@ -175,9 +197,32 @@ def _route_key(data: Mapping[str, Any]) -> tuple[str, str] | None:
     return (provider, model) if isinstance(provider, str) and isinstance(model, str) else None
 
 
-def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], Any]) -> list[str]:
-    """One warning line per route/model whose logged context window differs from the one the route
-    file sets (a catalog model's window the file leaves as pi-ai's catalog has it is not the file's).
+#: DSH's home and profile patch layers' file name, and the folder of a home's profiles (app-boot
+#: ``src/profile.ts``: ``PROFILE_PATCH_FILENAME``, ``PROFILES_DIR``).
+_PATCH_FILE, _PROFILES_DIR = "cordis.patch.yml", "profiles"
+
+
+def _home_layers(routes: PiRoutes) -> tuple[str, str, str]:
+    """How a warning names a route configuration composed from a DSH home (:attr:`PiRoutes.layers`):
+    its files, what they are, and the source of a value it sets."""
+    layer = routes.layers[0]
+    if len(routes.layers) == 1 and os.path.basename(layer) == _PATCH_FILE:
+        folder = os.path.dirname(layer)
+        what = f"DSH profile {os.path.basename(folder)}'s patch layer" \
+            if os.path.basename(os.path.dirname(folder)) == _PROFILES_DIR else "DSH's home patch layer"
+        return layer, f"the llm-pi-ai row of {what}", f"{what} {layer}"
+    files = " + ".join(routes.layers)
+    return files, "DSH's layers under its home", f"the route configuration composed from {files} (DSH's layers " \
+                                                 "under its home)"
+
+
+def window_conflicts(evidence: RouteEvidence, routes: PiRoutes | Mapping[tuple[str, str], Any], *,
+                     providers: Iterable[str | None] | None = None) -> list[str]:
+    """The warnings a session's route configuration gives: first, when it was composed from the
+    DSH home the log sits in (not a ``--routes`` file) and routes a call of the log, which layers
+    those are; then one line per route/model whose logged context window differs from the one the
+    configuration sets (a catalog model's window it leaves as pi-ai's catalog has it is not its own),
+    naming where the configuration came from.
 
     The logged window is the one DSH's pi-ai adapter resolved and used at the time; a route file is
     the configuration as it is now. Requests that logged their window are rendered with it; the
@@ -186,9 +231,28 @@ def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], A
 
     Args:
         evidence: the session's :class:`RouteEvidence`.
-        models: (provider, model) -> model facts with ``context_window`` (``PiRoutes.models``).
+        routes: the route configuration (:class:`~dsh_audit.wire.PiRoutes`); or only the models
+            of a ``--routes`` file ((provider, model) -> model facts with ``context_window``,
+            :attr:`PiRoutes.models`), which a warning calls the route file.
+        providers: the provider ids the session's calls were routed by (default: those
+            :attr:`RouteEvidence.providers` saw).
+
+    Example:
+        >>> home = PiRoutes({"local-openai": "openai-completions"}, {}, layers=("/h/cordis.patch.yml",))
+        >>> for line in window_conflicts(RouteEvidence(providers={"local-openai"}), home):
+        ...     print(line)
+        route configuration from /h/cordis.patch.yml (the llm-pi-ai row of DSH's home patch layer; --routes FILE overrides it)
+        >>> window_conflicts(RouteEvidence(providers={"deepseek-official"}), home)
+        []
     """
     out = []
+    models: Mapping[tuple[str, str], Any] = routes.models if isinstance(routes, PiRoutes) else routes
+    source = "the route file (--routes)"
+    if isinstance(routes, PiRoutes) and routes.layers:
+        files, what, source = _home_layers(routes)
+        routed = set(routes.apis) | {provider for provider, _ in routes.models}
+        if not routed.isdisjoint(evidence.providers if providers is None else providers):
+            out.append(f"route configuration from {files} ({what}; --routes FILE overrides it)")
     for (provider, model), logged in evidence.windows.items():
         declared = getattr(models.get((provider, model)), "context_window", None)
         catalog = getattr(BUILTIN_MODELS.get((provider, model)), "context_window", None)
@@ -197,7 +261,7 @@ def window_conflicts(evidence: RouteEvidence, models: Mapping[tuple[str, str], A
         for window, seq in logged.items():
             if window != declared:
                 out.append(f"route {provider}/{model}: the log records contextWindow {window} (request/context "
-                           f"at seq {seq}), the route file (--routes) says {declared}; requests that logged "
+                           f"at seq {seq}), {source} says {declared}; requests that logged "
                            "their window are rendered with the log's, the one DSH used")
                 break
     return out
@@ -244,7 +308,7 @@ def logged_cache_read(request: Any) -> int | None:
         return None
     value = usage.get("cacheReadTokens")
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return value if value >= 0 else None  # a negative count is none (validate warns, DSH702)
     provider = request_provider(request)
     return 0 if provider is not None and provider not in _NATIVE and "inputTokens" in usage else None
 

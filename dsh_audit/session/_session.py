@@ -264,21 +264,16 @@ class Session:
         self.warnings.extend(self.route_conflicts())  # the log's own window wins over the file's
 
     def route_conflicts(self) -> list[str]:
-        """Where this log contradicts the route configuration it took (``--routes``): one warning
-        per route/model whose logged context window differs from the file's (the log's is used);
-        first, when the configuration is its DSH home's (:func:`routes_from`) and routes a
-        request of it, which file that is."""
+        """Where this log contradicts the route configuration it took (``--routes``, or its DSH
+        home's layers: :func:`routes_from`): one warning per route/model whose logged context
+        window differs from the configuration's (the log's is used), naming where the configuration
+        came from; first, when it is its DSH home's and routes a request of it, which files those
+        are (:func:`dsh_audit.session.window_conflicts`)."""
         found = attachment_warnings(self.bodies.images)
         if self.config is None:
             return found
-        if self.config.layers:
-            routed = set(self.config.apis) | {provider for provider, _ in self.config.models}
-            if any(request_provider(r) in routed for r in self.requests):
-                what = ("the llm-pi-ai row of DSH's home patch layer"
-                        if self.config.layers == (home_routes_file(self.path),) else "DSH's layers under its home")
-                found.append(f"route configuration from {' + '.join(self.config.layers)} ({what}; --routes FILE "
-                             "overrides it)")
-        return found + list(self.config.notes) + window_conflicts(self.routes, self.config.models)
+        routed = {request_provider(r) for r in self.requests}
+        return found + list(self.config.notes) + window_conflicts(self.routes, self.config, providers=routed)
 
     def route(self, request: Request, *, forced: str | None = None,
               declared: Mapping[str, str] | None = None) -> Route:
@@ -393,7 +388,8 @@ def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",
         session = by_id[request.session_id]
         route = session.route(request, forced=None if adapter == "auto" else adapter, declared=declared)
         if route.adapter is None:
-            raise RenderError(f"unknown route: {route.because}", seq=request.first_chunk_seq)
+            kind = "a known route with no wire format" if route.no_wire_format else "unknown route"
+            raise RenderError(f"{kind}: {route.because}", seq=request.first_chunk_seq)
         return session.bodies.render(request, route.adapter, **options)
 
     return run

@@ -183,5 +183,5 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
         yield WatchNote(time.time(), path, "error", str(exc), sid)
     finally:
         log.close()
-    for warning in [*log.warnings, *(window_conflicts(routes, config.models) if config is not None else ())]:
+    for warning in [*log.warnings, *(window_conflicts(routes, config) if config is not None else ())]:
         yield WatchNote(time.time(), path, "warning", warning, sid)

@@ -31,9 +31,11 @@ OFFLOADED_IMAGE_TEXT = ("[image omitted to keep the request within its image lim
                         "first. If this image is still needed, read its file again when a path is available; "
                         "otherwise ask the user to attach it again.]")
 
-#: How a user gives a renderer the bytes a logged image reference names.
-IMAGE_BYTES_HINT = ("read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1), "
-                    "or from a capture of the request with --capture FILE")
+#: How a user gives a renderer the bytes a logged image reference names: DSH's attachment store
+#: (``--attachments``, every command that renders), or a capture of the request, whose clause comes
+#: last so that a command without ``--capture`` (``render``) prints the hint without it.
+IMAGE_BYTES_HINT = ("read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1)"
+                    ", or from a capture of the request with --capture FILE")
 
 __all__ = ["IMAGE_BYTES_HINT", "OFFLOADED_IMAGE_TEXT", "attachment_bytes", "has_image", "image_attachment", "images_in_body", "offload_images",
            "to_base64"]

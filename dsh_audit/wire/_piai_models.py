@@ -25,6 +25,7 @@ from ._types import WireRequest
 
 __all__ = [
     "BUILTIN_MODELS",
+    "CATALOG_BASE_URLS",
     "CONTEXT_SAFETY_TOKENS",
     "HARNESS_VERSION",
     "PI_AI_VERSION",
@@ -197,8 +198,12 @@ _OAI_TOOL_SEARCH = {"supportsStrictMode": True, "supportsOpenAIGrammarTools": Tr
 _OAI_EXPLICIT_CACHE = {"supportsStrictMode": True, "supportsOpenAIGrammarTools": True, "supportsToolSearch": True,
                        "supportsExplicitPromptCacheMode": True}
 _T, _TI = ("text",), ("text", "image")
-_BASE_URLS = {"anthropic": "https://api.anthropic.com", "deepseek": "https://api.deepseek.com",
-              "openrouter": "https://openrouter.ai/api/v1", "openai": "https://api.openai.com/v1"}
+#: The base URL pi-ai 0.82.1's catalog gives each of these providers (``dist/providers/anthropic.js:38``,
+#: ``deepseek.js:9``, ``openrouter.js:10``, ``openai.js:9``): DSH's ``resolveRouteModels`` falls back
+#: to it for a model the route lists without a ``baseURL`` (``llm-pi-ai/src/catalog.ts:805, 863``).
+CATALOG_BASE_URLS: Mapping[str, str] = MappingProxyType({
+    "anthropic": "https://api.anthropic.com", "deepseek": "https://api.deepseek.com",
+    "openrouter": "https://openrouter.ai/api/v1", "openai": "https://api.openai.com/v1"})
 _APIS = {"anthropic": "anthropic-messages", "deepseek": "openai-completions", "openrouter": "openai-completions",
          "openai": "openai-responses"}
 
@@ -563,7 +568,7 @@ _CATALOG: tuple[tuple[str, str, int, int, bool, tuple[str, ...], Mapping[str, st
 def _catalog_model(provider: str, model_id: str, window: int, max_tokens: int, reasoning: bool,
                    modalities: tuple[str, ...], levels: Mapping[str, str | None] | None,
                    compat: Mapping[str, Any]) -> PiModel:
-    return PiModel(provider=provider, id=model_id, api=_APIS[provider], base_url=_BASE_URLS[provider],
+    return PiModel(provider=provider, id=model_id, api=_APIS[provider], base_url=CATALOG_BASE_URLS[provider],
                    context_window=window, max_tokens=max_tokens, reasoning=reasoning, thinking_level_map=levels,
                    input=modalities, compat=compat)
 
@@ -583,13 +588,19 @@ def resolve_model(provider: str | None, model_id: str | None,
     """The :class:`PiModel` for a route/model pair: caller's ``models`` first, then built-ins.
 
     Raises:
-        RenderError: neither knows the pair (catalog facts are not in the log).
+        RenderError: neither knows the pair (catalog facts are not in the log): on a catalog route,
+            a model pi-ai's catalog does not list; on another, a model no route file describes.
     """
     if isinstance(provider, str) and isinstance(model_id, str):
         for table in (models or {}, BUILTIN_MODELS):
             found = table.get((provider, model_id))
             if found is not None:
                 return found
+    if provider in _APIS:  # a catalog route: pi-ai's catalog, not the route configuration, lacks the model
+        raise RenderError(f"no pi-ai model facts for {provider}/{model_id}: pi-ai {PI_AI_VERSION}'s catalog has no "
+                          f"such {provider} model, and the log does not record a model's facts", dsh_code=None,
+                          hint=f"declare the model with --routes FILE (DSH's llm-pi-ai route configuration: "
+                               f"providers.{provider}.models, with its contextWindow, maxTokens and reasoningEfforts)")
     raise RenderError(f"no pi-ai model facts for {provider}/{model_id}: a hand-declared route's models are "
                       "described by DSH's route configuration, which the log does not record", dsh_code=None,
                       hint="pass --routes FILE (DSH's llm-pi-ai route configuration)")

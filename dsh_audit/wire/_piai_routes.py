@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
-from ._piai_models import BUILTIN_MODELS, THINKING_LEVELS, PiModel, RouteProfile
+from ._piai_models import BUILTIN_MODELS, CATALOG_BASE_URLS, THINKING_LEVELS, PiModel, RouteProfile
 
 if TYPE_CHECKING:
     import yaml
@@ -633,9 +633,13 @@ def _profile_rows(home: str, profile: str | None, home_patches: list[dict[str, A
                                                                                    "package.json")):
             known = home_profiles(home)  # DSH: "profile ... does not exist" (app-boot src/profile.ts:376-384)
             shown = ", ".join(known[:12]) + (f", ... ({len(known)} in all)" if len(known) > 12 else "")
+            folder = os.path.join(home, PROFILES_DIR, profile)
+            why = (f"{folder} is not a DSH profile: a profile is a folder with a package.json, and this one has "
+                   "none; ") if os.path.isdir(folder) else ""
             raise UsageError(f"DSH profile {profile!r} does not exist in this DSH home", path=home,
-                             hint=f"its profiles: {shown}" if known else "it has none: leave out --profile "
-                                                                          "and $DSH_AUDIT_PROFILE")
+                             hint=why + (f"its profiles: {shown}" if known else
+                                         ("the home has none" if why else "it has none")
+                                         + ": leave out --profile and $DSH_AUDIT_PROFILE"))
         return _composed(home, profile, home_patches)
     profiles = home_profiles(home)
     if not profiles:
@@ -920,7 +924,8 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
     if model_api is None:
         raise _Bad(f"{at}", "needs an api: the catalog does not describe it, so set the route's api")
     route = at[: at.rindex(".models[")]  # the route's own key path
-    base_url = profile.get("baseURL") or (base.base_url if base else None)
+    # DSH catalog.ts:805, 863: request.baseURL ?? base?.baseUrl ?? providerBaseUrl (the catalog provider's)
+    base_url = profile.get("baseURL") or (base.base_url if base else None) or CATALOG_BASE_URLS.get(provider)
     if not isinstance(base_url, str):
         raise _Bad(f"{at}", "needs a baseURL: the catalog does not describe this route")
     try:
