@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import invoke
+from _cli import chat_log, invoke
 
 from dsh_audit.capture import CapturedRequest, align, compare_capture, load_capture, session_captures
 from dsh_audit.capture._align import PIAI_SESSION_HEADERS, capture_apis, log_routes
@@ -258,3 +258,16 @@ def test_the_routes_given_decide_over_the_log_and_an_unknown_route_pairs_with_an
         (0, True)]
     # the routes given win over what the log shows
     assert [p.capture is sent for p in align(loops[:1], [sent], routes=lambda _r: "anthropic-messages")] == [True]
+
+
+def test_an_empty_wire_jsonl_is_a_capture_of_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A proxy that recorded nothing leaves an empty ``wire.jsonl``: a capture of no request, so
+    every request is unmatched (DSH813, exit 1), not "not a capture format" (exit 2)."""
+    log = chat_log(tmp_path / "s" / "session.jsonl", "empty-capture")
+    (tmp_path / "s" / "wire.jsonl").write_bytes(b"\n")
+    assert load_capture(tmp_path / "s" / "wire.jsonl") == []
+    code, out, err = invoke(monkeypatch, capsys, "check", str(log))
+    assert code == 1
+    assert [line.split(": ", 3)[-1] for line in out.splitlines() if "DSH813" in line] == [
+        "DSH813 error FAIL: loop request 0 is unmatched"]

@@ -111,6 +111,8 @@ def _text_value(value: Any) -> str | None:
 
 def _jsonl_handles(path: Path, first: bytes) -> bool:
     stripped = first.lstrip()
+    if path.is_file() and path.suffix == ".jsonl" and not stripped:
+        return True  # a proxy that recorded nothing: a capture of no request, not an unknown format
     return path.is_file() and stripped.startswith(b"{") and not _HAR_START.match(first) and (
         b'"method"' in first or b'"body"' in first or path.suffix == ".jsonl")
 

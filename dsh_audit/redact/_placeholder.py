@@ -77,6 +77,11 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"]+|"', re.S)  # a lone " (not 
 _SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+#: What JSON text holds outside its strings and literals: structure and numbers (no content
+#: words); each checked in one linear pass (:func:`_skeleton_only`).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_LITERAL = re.compile(r"true|false|null")
+_SKELETON = re.compile(r"[\s{}\[\]:,0-9eE+.-]*")
 _BLANK = re.compile(r"\s|\\n|\\r")  # what a key body may hold that is no key (blank lines, ``\n`` escapes)
 _SHORTEST_SECRET = 10  # a key token shorter than this (quotes included) holds no secret find_secrets reports
 # What a JSON string token may end with (before its closing quote) when its value ends with a character of
@@ -428,6 +433,17 @@ def _member_keys(text: str, tokens: list[re.Match[str]]) -> dict[int, str]:
             if isinstance(key, str) and context_key(key):
                 members[second.start()] = key
     return members
+
+
+def _skeleton_only(text: str) -> bool:
+    """Whether ``text`` holds words only inside JSON strings (structure, numbers and literals
+    outside them), as JSON nested past the parser does.
+
+    Example:
+        >>> _skeleton_only('[[["a b", 1, -2.5e3, true]]]'), _skeleton_only("[[[secret words]]]")
+        (True, False)
+    """
+    return _SKELETON.fullmatch(_LITERAL.sub("", _STRING.sub("", text))) is not None
 
 
 def _json_text(text: str) -> bool:
@@ -858,7 +874,10 @@ class Placeholders:
         ``text`` is not JSON. ``blank``: as :meth:`text`'s."""
         try:
             json.loads(text)
-        except (ValueError, RecursionError):
+        except RecursionError:  # nested past the parser: still JSON when only strings hold words
+            if not _skeleton_only(text):
+                return None
+        except ValueError:
             return None
         return self._strings(text, lambda start, token: reencode(token, self.text(json.loads(token), blank=blank)))
 
