@@ -55,12 +55,12 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
         "requests 8 (7 with cache reads logged); prompt tokens of those 57609",
         "cache read actual 36160 (62.8%) vs expected 17024 (29.6%)",
         "breaks 5 by cause: header_change 5",
-        "tokens lost (of 48256 reusable): header_change 11968; cost lost ≥$0.0076",
+        "tokens lost (of 48256 reusable): header_change 11968; cost lost $0.0076",
         "session cost ≥$0.0111 (cache miss ≥$0.0101, cache read ≥$0.0008, cache write",
         "  ≥$0.0000, output ≥$0.0002)",
-        "with no cache ≥$0.0341; all off-peak ≥$0.0111; breaks cost ≥$0.0076; 1",
-        "  request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check",
-        "  your contract)",
+        "with no cache ≥$0.0341; all off-peak ≥$0.0111; breaks cost $0.0076; 1 request(s)",
+        "  unpriced (≥$: a sum over the priced ones only) (list prices, check your",
+        "  contract)",
         "tokens: estimate-utf8-bytes/4",
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
@@ -158,20 +158,23 @@ def test_sessions_at_80_columns_keeps_the_date_the_title_and_a_short_id_whole():
 def test_usage_at_80_columns_keeps_every_number_and_id_whole():
     code, lines = invoke("usage", str(LOG), columns=80)
     assert code == 0
-    # the title call logged no usage: lower bounds, and the unpriced column is never left out then
+    # the title call logged no usage: lower bounds, and the unpriced column is never left out then;
+    # the lost tokens stand beside the cache misses they are part of, their cost exact (the title
+    # call that could not be priced lost nothing)
     assert lines == [
         "usage by session",
-        " " * 60 + "lost",
-        " " * 28 + "cache  cache" + " " * 20 + "tokens",
-        "session           requests   miss   read  output      cost  (cost)      unpriced",
+        " " * 36 + "lost",
+        " " * 29 + "cache  tokens     cache",
+        "session           requests    miss  (cost)      read  output      cost  unpriced",
         "─" * 80,
-        "session-da27503b         8  21449  36160      96  ≥$0.0111  11968              1",
-        " " * 60 + "(≥$0.0076)",
-        "total                    8  21449  36160      96  ≥$0.0111  11968              1",
-        " " * 60 + "(≥$0.0076)",
+        "session-da27503b         8   21449  11968      36160      96  ≥$0.0111         1",
+        " " * 36 + "($0.0076)",
+        "total                    8   21449  11968      36160      96  ≥$0.0111         1",
+        " " * 36 + "($0.0076)",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; session ids: shortest unique prefix (--json for whole ids)",
+        "priced; tokens: sums over the 7 request(s) with usage logged (?: none logged);",
+        "session ids: shortest unique prefix (--json for whole ids)",
         "narrow terminal: cache write, off-peak, no cache not shown (widen it, or use",
         "--json)"]
 

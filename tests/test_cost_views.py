@@ -67,9 +67,19 @@ def _total(cost: dict[str, Any]) -> float:
 
 
 def _amount(cost: dict[str, Any], key: str) -> float:
-    """An amount of a summary or row; null only when no request was priced (never a bare 0 for unknown)."""
-    assert cost[key] is not None or (cost["cost_usd"] is None and cost["cost_complete"] is False), key
+    """An amount of a summary or row by the Priced rule: owed only by the requests that have
+    something to price in it (a break cost by the breaks that lost tokens), null only when none of
+    those was priced or no request was (never a bare 0 for unknown)."""
+    owed = {"break_cost_usd": "break", "lost_cost_usd": "lost"}.get(key)
+    if cost[key] is None:
+        assert cost["cost_usd"] is None and cost["cost_complete"] is False or (
+            owed is not None and cost.get(f"{owed}_unpriced", 1) >= cost.get(f"{owed}_requests", 1) > 0), key
     return float(cost[key] or 0.0)
+
+
+def _tokens(row: dict[str, Any]) -> int:
+    """A row's token total: null (no request of the row logged usage) sums as nothing."""
+    return 0 if row["tokens"] is None else int(row["tokens"]["total"])
 
 
 def _markdown_cost(cost: dict[str, Any]) -> str:
@@ -78,8 +88,9 @@ def _markdown_cost(cost: dict[str, Any]) -> str:
     if cost["cost_usd"] is None:
         return f"$? ({unpriced} unpriced)"
     bound = "≥" if unpriced else ""
-    breaks = cost["break_cost_usd"]
-    return (f"{bound}${_total(cost):.4f}" + (f" (breaks {bound}${breaks:.4f})" if breaks else "")
+    breaks = cost["break_cost_usd"]  # a lower bound only when a break that lost tokens is unpriced
+    shown = "$?" if breaks is None else ("≥" if cost["break_unpriced"] else "") + f"${breaks:.4f}"
+    return (f"{bound}${_total(cost):.4f}" + (f" (breaks {shown})" if breaks or cost["break_unpriced"] else "")
             + (f" ({unpriced} unpriced)" if unpriced else ""))
 
 
@@ -102,7 +113,7 @@ def test_every_usage_grouping_sums_to_the_cache_total(views: dict[str, Any], by:
     assert table["sessions"] == len(costs)
     assert table["total"]["cost_usd"]["total"] == usd_total(_total(r) for r in table["rows"]) == total
     assert table["total"]["break_cost_usd"] == usd_total(_amount(r, "break_cost_usd") for r in table["rows"]) == breaks
-    assert table["total"]["tokens"]["total"] == sum(r["tokens"]["total"] for r in table["rows"]) == sum(
+    assert table["total"]["tokens"]["total"] == sum(_tokens(r) for r in table["rows"]) == sum(
         c["tokens"]["total"] for c in costs)
     for bucket in ("cache_miss", "cache_read", "cache_write", "output"):
         assert table["total"]["cost_usd"][bucket] == usd_total((c["cost_usd"] or {}).get(bucket, 0.0)
@@ -144,7 +155,7 @@ def test_cache_lost_cost_is_the_ledgers(views: dict[str, Any]) -> None:
 
 
 _ROW = re.compile(r"^\| \S+ \S+ \| (?P<log>.+?) \| .* \| (?P<cost>n/a|\$\? \(\d+ unpriced\)|≥?\$[0-9.]+"
-                  r"(?: \(breaks ≥?\$[0-9.]+\))?(?: \(\d+ unpriced\))?) \| \d+ \|$")
+                  r"(?: \(breaks (?:≥?\$[0-9.]+|\$\?)\))?(?: \(\d+ unpriced\))?) \| \d+ \|$")
 
 
 def test_checks_markdown_shows_the_cache_cost(views: dict[str, Any]) -> None:

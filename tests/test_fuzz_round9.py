@@ -86,7 +86,7 @@ def test_check_markdown_shows_control_and_bidi_characters_escaped(tmp_path, monk
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--markdown", "-")
     shown = str(log).replace("_", "\\_")  # Markdown's emphasis character, escaped
     row = (f"| ✅ pass | {shown} | id\\\\u001b\\]0;PWN\\\\u0007\\\\u202e\\\\u009b2J\\\\u007f\\|&lt;b&gt; | 1 | none | 0 | n/a "
-           "| $0.0000 | 1 |")
+           "| $0.000049 | 1 |")  # a cost above 0: never shown as $0.0000
     assert (code, err, out.splitlines()[6]) == (0, [], row)
     assert not any(c in out for c in "\x1b\x07\u202e\x9b\x7f")
 

@@ -114,31 +114,33 @@ def test_usage_by_session(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     assert code == 0 and err == ["warning: 6 request(s) unpriced: no price for model 'local-coder'"]
     assert [line.rstrip() for line in out.splitlines()][:8] == [
         "usage by session",
-        "┏━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳"
-        "━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┓",
-        "┃ session   ┃ requests ┃ cache miss ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ "
-        "lost tokens (cost) ┃ unpriced ┃",
-        "┡━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇"
-        "━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━┩",
-        "│ s-both    │        6 │       8800 │       4096 │           0 │     60 │ ≥$0.0013 │ ≥$0.0019 │ ≥$0.0007 │ "
-        "6144 (≥$0.0006)    │        3 │",
+        "┏━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳"
+        "━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓",
+        "┃ session   ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ "
+        "no cache ┃ off-peak ┃ unpriced ┃",
+        "┡━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇"
+        "━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩",
+        # lost tokens beside the cache misses they are part of (issue 11 item 3)
+        "│ s-both    │        6 │       8800 │ 6144 (≥$0.0006)    │       4096 │           0 │     60 │ ≥$0.0013 │ "
+        "≥$0.0019 │ ≥$0.0007 │        3 │",
         # was "4096 (≥$0.0000)"
-        "│ s-unknown │        5 │       6700 │       4096 │           0 │     50 │ ≥$0.0007 │ ≥$0.0012 │ ≥$0.0003 │ "
-        "4096 ($?)          │        3 │",
-        "│ total     │       11 │      15500 │       8192 │           0 │    110 │ ≥$0.0020 │ ≥$0.0031 │ ≥$0.0010 │ "
-        "10240 (≥$0.0006)   │        6 │",
-        "└───────────┴──────────┴────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴"
-        "────────────────────┴──────────┘"]
+        "│ s-unknown │        5 │       6700 │ 4096 ($?)          │       4096 │           0 │     50 │ ≥$0.0007 │ "
+        "≥$0.0012 │ ≥$0.0003 │        3 │",
+        "│ total     │       11 │      15500 │ 10240 (≥$0.0006)   │       8192 │           0 │    110 │ ≥$0.0020 │ "
+        "≥$0.0031 │ ≥$0.0010 │        6 │",
+        "└───────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴"
+        "──────────┴──────────┴──────────┘"]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--format", "csv")
+    # CSV: exact amounts (as the JSON), the lost tokens and their cost two plain columns, unknown empty
     assert _csv(out) == [
-        ["table", "session", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache",
-         "off-peak", "lost tokens (cost)", "unpriced"],
-        ["usage by session", "s-both", "6", "8800", "4096", "0", "60", "0.0013", "0.0019", "0.0007",
-         "6144 (≥$0.0006)", "3"],
-        ["usage by session", "s-unknown", "5", "6700", "4096", "0", "50", "0.0007", "0.0012", "0.0003",
-         "4096 ($?)", "3"],
-        ["usage by session", "total", "11", "15500", "8192", "0", "110", "0.0020", "0.0031", "0.0010",
-         "10240 (≥$0.0006)", "6"]]
+        ["table", "session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write",
+         "output", "cost", "no cache", "off-peak", "unpriced"],
+        ["usage by session", "s-both", "6", "8800", "6144", "0.00056448", "4096", "0", "60", "0.00130752",
+         "0.001872", "0.00065376", "3"],
+        ["usage by session", "s-unknown", "5", "6700", "4096", "", "4096", "0", "50", "0.00066552", "0.00123",
+         "0.00033276", "3"],
+        ["usage by session", "total", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
+         "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--json")[1])
     assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["total"])] == [
         ("s-both", 6144, *BOTH), ("s-unknown", 4096, *UNKNOWN), ("total", 10240, *TOTAL)]
@@ -148,23 +150,24 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "model", "--format", "csv")
     assert code == 0 and _csv(out)[1:] == [
-        ["usage by model", "deepseek-v4-flash", "5", "6300", "3840", "0", "50", "0.0020", "0.0031", "0.0010",
-         "1920 ($0.0006)", ""],
-        ["usage by model", "local-coder", "6", "9200", "4352", "0", "60", "", "", "", "8320 ($?)", "6"],
-        ["usage by model", "total", "11", "15500", "8192", "0", "110", "0.0020", "0.0031", "0.0010",
-         "10240 (≥$0.0006)", "6"]]
+        ["usage by model", "deepseek-v4-flash", "5", "6300", "1920", "0.00056448", "3840", "0", "50", "0.00197304",
+         "0.003102", "0.00098652", "0"],
+        ["usage by model", "local-coder", "6", "9200", "8320", "", "4352", "0", "60", "", "", "", "6"],
+        ["usage by model", "total", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
+         "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "model", "--json")[1])
     assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["total"])] == [
         ("deepseek-v4-flash", 1920, 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
         ("local-coder", 8320, None, None, None, None, None, 6, False), ("total", 10240, *TOTAL)]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "turn", "--format", "csv")
-    assert [(r[1], r[7], r[10], r[11]) for r in _csv(out)[1:]] == [
-        ("s-both turn 1", "0.0006", "", ""), ("s-both turn 2", "0.0001", "", ""),
-        ("s-both turn 3", "0.0006", "1920 ($0.0006)", ""), ("s-both turn 4", "", "2048 ($?)", "1"),
-        ("s-both turn 5", "", "", "1"), ("s-both turn 6", "", "2176 ($?)", "1"),
-        ("s-unknown turn 1", "0.0006", "", ""), ("s-unknown turn 2", "0.0001", "", ""),
-        ("s-unknown turn 3", "", "1920 ($?)", "1"), ("s-unknown turn 4", "", "", "1"),
-        ("s-unknown turn 5", "", "2176 ($?)", "1"), ("total", "0.0020", "10240 (≥$0.0006)", "6")]
+    # a turn whose only request is unpriced: its lost cost is unknown (empty) even when it lost nothing
+    assert [(r[1], r[9], r[4], r[5], r[12]) for r in _csv(out)[1:]] == [
+        ("s-both turn 1", "0.000612", "0", "0", "0"), ("s-both turn 2", "0.00005352", "0", "0", "0"),
+        ("s-both turn 3", "0.000642", "1920", "0.00056448", "0"), ("s-both turn 4", "", "2048", "", "1"),
+        ("s-both turn 5", "", "0", "", "1"), ("s-both turn 6", "", "2176", "", "1"),
+        ("s-unknown turn 1", "0.000612", "0", "0", "0"), ("s-unknown turn 2", "0.00005352", "0", "0", "0"),
+        ("s-unknown turn 3", "", "1920", "", "1"), ("s-unknown turn 4", "", "0", "", "1"),
+        ("s-unknown turn 5", "", "2176", "", "1"), ("total", "0.00197304", "10240", "0.00056448", "6")]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "turn", "--json")[1])
     assert [(r["key"], r["lost_tokens"], r["lost_cost_usd"], r["break_cost_usd"]) for r in table["rows"]
             if r["lost_tokens"]] == [("s-both turn 3", 1920, LOST, LOST), ("s-both turn 4", 2048, None, None),
@@ -181,12 +184,15 @@ def test_cache(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
     assert lines == {
         "s-both": [
             "tokens lost (of 10240 reusable): header_change 6144; cost lost ≥$0.0006",
-            "session cost ≥$0.0013 (cache miss ≥$0.0013, cache read ≥$0.0000, cache write ≥$0.0000, output ≥$0.0000)",
+            # an amount above 0 too small for 4 decimals: two significant digits, never $0.0000
+            "session cost ≥$0.0013 (cache miss ≥$0.0013, cache read ≥$0.000012, cache write ≥$0.0000, "
+            "output ≥$0.000036)",
             "with no cache ≥$0.0019; all off-peak ≥$0.0007; breaks cost ≥$0.0006; 3 request(s) unpriced (≥$: a sum "
             "over the priced ones only) (list prices, check your contract)"],
         "s-unknown": [  # were "cost lost ≥$0.0000" and "breaks cost ≥$0.0000"
             "tokens lost (of 8192 reusable): header_change 4096; cost lost $?",
-            "session cost ≥$0.0007 (cache miss ≥$0.0006, cache read ≥$0.0000, cache write ≥$0.0000, output ≥$0.0000)",
+            "session cost ≥$0.0007 (cache miss ≥$0.0006, cache read ≥$0.000012, cache write ≥$0.0000, "
+            "output ≥$0.000024)",
             "with no cache ≥$0.0012; all off-peak ≥$0.0003; breaks cost $?; 3 request(s) unpriced (≥$: a sum over "
             "the priced ones only) (list prices, check your contract)"]}
     code, out, _ = invoke(monkeypatch, capsys, "cache", "sessions", "--json")
@@ -210,7 +216,8 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
         ("deepseek-v4-flash", 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
         ("local-coder", None, None, None, None, None, 6, False)]
     assert stats["cost_by_cause"] == [
-        {"cause": "header_change", "lost_tokens": 10240, "lost_cost_usd": LOST, "break_cost_usd": LOST}]
+        {"cause": "header_change", "lost_tokens": 10240, "lost_cost_usd": LOST, "break_cost_usd": LOST,
+         "lost_requests": 5, "lost_unpriced": 4, "break_requests": 5, "break_unpriced": 4}]
     assert [(r["model"], r["lost_tokens"], r["lost_cost_usd"]) for r in stats["by_model"]] == [
         ("local-coder", 8320, None), ("deepseek-v4-flash", 1920, LOST)]
     assert (stats["totals"]["lost_tokens"], stats["totals"]["lost_cost_usd"]) == (10240, LOST)
@@ -218,11 +225,15 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "sessions losing the most cached tokens"] == [
         ["s-both", str(home / "sessions/--p--/s-both/session.jsonl"), "6", "6", "12896", "4096", "31.8%", "31.8%",
-         "6144", "0.0006", "0.0013", "0.0006"],
+         "6144", "0.00056448", "0.00130752", "0.00056448"],
         ["s-unknown", str(home / "sessions/--p--/s-unknown/session.jsonl"), "5", "5", "10796", "4096", "37.9%",
-         "37.9%", "4096", "", "0.0007", ""]]  # breaks $ was 0.0000
-    assert [r[1:] for r in rows if r[0] == "cost (list prices, check your contract)"][4:6] == [
-        ["all off-peak", "≥$0.0010"], ["cache losses / of which breaks", "≥$0.0006 / ≥$0.0006"]]
+         "37.9%", "4096", "", "0.00066552", ""]]  # breaks $ was 0.0000
+    # CSV: one plain amount a row (a table joins them "a / b"), the unpriced count a row of its own
+    assert [r[1:] for r in rows if r[0] == "cost (list prices, check your contract)"] == [
+        ["requests", "11"], ["unpriced requests", "6"], ["cost", "0.00197304"], ["cache miss", "0.00189"],
+        ["cache read", "0.00002304"], ["cache write", "0"], ["output", "0.00006"], ["with no cache", "0.003102"],
+        ["all off-peak", "0.00098652"], ["cache losses", "0.00056448"], ["of which breaks", "0.00056448"],
+        ["unpriced: no price for model 'local-coder'", "6"]]
 
 
 def test_check_and_the_report(home: Path, monkeypatch: pytest.MonkeyPatch,
@@ -233,7 +244,8 @@ def test_check_and_the_report(home: Path, monkeypatch: pytest.MonkeyPatch,
                                                             "s-unknown": (None, None, 3, False)}  # was 0
     code, out, _ = invoke(monkeypatch, capsys, "check", "sessions", "--markdown", "-")
     assert [line.split(" | ")[2:8:5] for line in out.splitlines() if line.startswith("| ✅")] == [
-        ["s-both", "≥$0.0013 (breaks ≥$0.0006) (3 unpriced)"], ["s-unknown", "≥$0.0007 (3 unpriced)"]]
+        # a break cost no break's request could price is "$?", not left out
+        ["s-both", "≥$0.0013 (breaks ≥$0.0006) (3 unpriced)"], ["s-unknown", "≥$0.0007 (breaks $?) (3 unpriced)"]]
     page = home / "page.html"
     code, _, _ = invoke(monkeypatch, capsys, "report", "sessions/--p--/s-unknown/session.jsonl", "-o", str(page))
     assert code == 0 and '"break_cost_usd":null' in page.read_text(encoding="utf-8")  # the page: "$?"

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+from decimal import Decimal
 import struct
 import subprocess
 import sys
@@ -114,18 +115,20 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
 
     def row(r: dict[str, Any]) -> list[str]:
         t = r["tokens"]
-        lost = f"{r['lost_tokens']} ({_usd(r, r['lost_cost_usd'])})" if r["lost_tokens"] else ""
-        return [r["key"], str(r["requests"]), str(t["cache_miss"]), str(t["cache_read"]), str(t["cache_write"]),
-                str(t["output"]), _usd_csv(r, r["cost_usd"]["total"]), _usd_csv(r, r["no_cache_cost_usd"]),
-                _usd_csv(r, r["off_peak_cost_usd"]), lost, str(r["unpriced_requests"] or "")]
+        return [r["key"], str(r["requests"]), str(t["cache_miss"]), str(r["lost_tokens"]),
+                _usd_csv(r, r["lost_cost_usd"]), str(t["cache_read"]), str(t["cache_write"]), str(t["output"]),
+                _usd_csv(r, r["cost_usd"]["total"]), _usd_csv(r, r["no_cache_cost_usd"]),
+                _usd_csv(r, r["off_peak_cost_usd"]), str(r["unpriced_requests"])]
 
+    # the lost tokens beside the cache misses they are part of; in CSV two plain columns
     assert csv_rows(out) == [
-        ["session", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache", "off-peak",
-         "lost tokens (cost)", "unpriced"],
+        ["session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write", "output",
+         "cost", "no cache", "off-peak", "unpriced"],
         *(row(r) for r in table["rows"]), row(table["total"])]
-    # the title call logged no usage: every amount is a lower bound
-    assert csv_rows(out)[-1] == ["total", "8", "21449", "36160", "0", "96", "0.0111", "0.0341", "0.0111",
-                                 "11968 (≥$0.0076)", "1"]
+    # the title call logged no usage: every amount a request owes is a lower bound (the unpriced
+    # count beside), each the exact amount the JSON has, not the table's 4 decimals
+    assert csv_rows(out)[-1] == ["total", "8", "21449", "11968", "0.007635584", "36160", "0", "96", "0.01107667",
+                                 "0.03414675", "0.01107667", "1"]
 
 
 def _usd(row: dict[str, Any], value: float | None) -> str:
@@ -136,9 +139,9 @@ def _usd(row: dict[str, Any], value: float | None) -> str:
 
 
 def _usd_csv(row: dict[str, Any], value: float | None) -> str:
-    """An amount as CSV writes it: a number a spreadsheet can sum (a lower bound beside the row's
-    unpriced count), empty when unknown."""
-    return "" if value is None else f"{value:.4f}"
+    """An amount as CSV writes it: the exact number (as the JSON has it) a spreadsheet can sum (a
+    lower bound beside the row's unpriced count), empty when unknown."""
+    return "" if value is None else format(Decimal(repr(value)), "f")
 
 
 def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
@@ -146,11 +149,13 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     code, out, _ = run("sessions", "--format", "csv", env=env)
     assert code == 0
     _, json_out, _ = run("sessions", "--json", env=env)
-    expected = [["when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id"]]
+    # the cost exact (as the JSON has it), its unpriced count beside it
+    expected = [["when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "unpriced", "id"]]
     for s in json_lines(json_out):
         expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
                          str(s["requests"]), "-" if s["hit_ratio"] is None else f"{s['hit_ratio']:.1%}",
-                         "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"]), s["session_id"]])
+                         "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"]),
+                         "" if s["unpriced_requests"] is None else str(s["unpriced_requests"]), s["session_id"]])
     assert len(expected) == 9
     assert csv_rows(out) == expected
 

@@ -140,31 +140,31 @@ def test_usage_by_request_json_shows_each_requests_tier(tmp_path: Path, run: Run
     code, out, _ = run("usage", log, "--by", "session", "--json", "--no-breaks")
     assert code == 0 and [sorted(r) for r in orjson.loads(out)["rows"]] == [[
         "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "no_cache_cost_usd",
-        "off_peak_cost_usd", "requests", "tokens", "unpriced_requests"]]
+        "off_peak_cost_usd", "requests", "tokens", "unpriced_requests", "usage_unknown_requests"]]
 
 
 def test_usage_by_request_table_has_a_tier_column_only_when_a_request_has_a_tier(tmp_path: Path, run: Runner) -> None:
     code, out, _ = run("usage", str(_tiered(tmp_path)), "--by", "request", "--no-breaks", "--format", "csv")
     assert code == 0 and out == (
-        "table,request,requests,cache miss,cache read,cache write,output,cost,tier,no cache,off-peak,"
-        "lost tokens (cost),unpriced\r\n"
-        "usage by request,tiers #0,1,20000,252000,0,1000,0.1280,,0.6950,0.1280,,\r\n"
-        'usage by request,tiers #1,1,1000,271001,0,2000,0.1855,">272,000",1.4050,0.1855,,\r\n'
-        "usage by request,total,2,21000,523001,0,3000,0.3135,,2.1000,0.3135,,\r\n")
+        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,tier,no cache,"
+        "off-peak,unpriced\r\n"
+        "usage by request,tiers #0,1,20000,0,0,252000,0,1000,0.128,,0.695,0.128,0\r\n"
+        'usage by request,tiers #1,1,1000,0,0,271001,0,2000,0.1855005,">272,000",1.405005,0.1855005,0\r\n'
+        "usage by request,total,2,21000,0,0,523001,0,3000,0.3135005,,2.100005,0.3135005,0\r\n")
     code, out, _ = run("usage", str(_base(tmp_path)), "--by", "request", "--no-breaks", "--format", "csv")
     assert code == 0 and out == (
-        "table,request,requests,cache miss,cache read,cache write,output,cost,no cache,off-peak,"
-        "lost tokens (cost),unpriced\r\n"
-        "usage by request,base #0,1,20000,252000,0,1000,0.1280,0.6950,0.1280,,\r\n"
-        "usage by request,total,1,20000,252000,0,1000,0.1280,0.6950,0.1280,,\r\n")
+        "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,no cache,"
+        "off-peak,unpriced\r\n"
+        "usage by request,base #0,1,20000,0,0,252000,0,1000,0.128,0.695,0.128,0\r\n"
+        "usage by request,total,1,20000,0,0,252000,0,1000,0.128,0.695,0.128,0\r\n")
 
 
 def test_usage_by_request_terminal_table_and_caption_name_the_tier(tmp_path: Path, run: Runner) -> None:
     code, tiered, _ = run("usage", str(_tiered(tmp_path)), "--by", "request", "--no-breaks")
     header = [cell.strip() for cell in tiered.splitlines()[2].split("┃")[1:-1]]
-    assert code == 0 and header == ["request", "requests", "cache miss", "cache read", "cache write", "output", "cost",
-                                    "tier", "no cache", "off-peak", "lost tokens (cost)", "unpriced"]
-    assert [line.split("│")[8].strip() for line in tiered.splitlines()[4:7]] == ["", ">272,000", ""]
+    assert code == 0 and header == ["request", "requests", "cache miss", "lost tokens (cost)", "cache read",
+                                    "cache write", "output", "cost", "tier", "no cache", "off-peak", "unpriced"]
+    assert [line.split("│")[9].strip() for line in tiered.splitlines()[4:7]] == ["", ">272,000", ""]
     caption = " ".join(line.strip() for line in tiered.splitlines()[8:])
     assert caption.endswith("check your contract; tier: prompt tokens above which long-context rates priced the "
                             "whole request")

@@ -104,13 +104,14 @@ def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_
     assert (code, err) == (0, [])
     assert lines == [
         "3 session(s), newest first",
-        "when (UTC)        title            reqs  breaks      cost  id",
+        "when (UTC)        title          reqs  breaks        cost  id",
         "─" * 80,
-        "2027-01-15 08:20  Count the           2       0  ≥$0.0000  402a1ae8",
-        "                  bullet lines in",
-        "                  the README",
-        "2027-01-15 08:10  -                   1       0   $0.0000  session-86ef2d28-9b1c",
-        "2027-01-15 08:00  Fix the flaky       2       0  ≥$0.0000  session-86ef2d28-6e7a",
+        # a cost above 0 too small for 4 decimals: two significant digits (was "≥$0.0000")
+        "2027-01-15 08:20  Count the         2       0  ≥$0.000049  402a1ae8",
+        "                  bullet lines",
+        "                  in the README",
+        "2027-01-15 08:10  -                 1       0   $0.000049  session-86ef2d28-9b1c",
+        "2027-01-15 08:00  Fix the flaky     2       0  ≥$0.000049  session-86ef2d28-6e7a",
         "                  test",
         "id: shortest unique prefix (--json for whole ids)",
         "narrow terminal: hit (no values), project not shown (widen it, or use --json)"]
@@ -138,16 +139,18 @@ def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_
     # the title calls logged no usage: lower bounds, and "unpriced" is kept (never left out then)
     assert lines == [
         "usage by session",
-        "                                     cache     cache",
-        "session                requests       miss      read  output      cost  unpriced",
+        "                                    cache    cache",
+        "session                requests      miss     read  output        cost  unpriced",
         "─" * 80,
-        "402a1ae8                      2        131         0       8  ≥$0.0000         1",
-        "session-86ef2d28-6e7a         2        131         0       8  ≥$0.0000         1",
-        "session-86ef2d28-9b1c         1        131         0       8   $0.0000",
-        "total                         5        393         0      24  ≥$0.0001         2",
+        # a cost above 0 too small for 4 decimals: two significant digits (was "≥$0.0000")
+        "402a1ae8                      2       131        0       8  ≥$0.000049         1",
+        "session-86ef2d28-6e7a         2       131        0       8  ≥$0.000049         1",
+        "session-86ef2d28-9b1c         1       131        0       8   $0.000049",
+        "total                         5       393        0      24    ≥$0.0001         2",
         "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; session ids: shortest unique prefix (--json for whole ids)",
+        "priced; tokens: sums over the 3 request(s) with usage logged (?: none logged);",
+        "session ids: shortest unique prefix (--json for whole ids)",
         "narrow terminal: lost tokens (cost) (no values), cache write, off-peak, no cache",
         "not shown (widen it, or use --json)"]
 

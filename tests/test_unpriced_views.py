@@ -104,7 +104,7 @@ def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monk
         "total                   4     3000       0     300  ≥$0.0008  ≥$0.0008         2",
         "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced",
+        "priced; tokens: sums over the 3 request(s) with usage logged (?: none logged)",
         "narrow terminal: lost tokens (cost) (no values), cache write, off-peak not shown",
         "(widen it, or use --json)"]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json")
@@ -126,12 +126,13 @@ def test_usage_by_every_group_marks_the_unpriced(home: Path, monkeypatch, capsys
     header = rows[0]
     cost, unpriced = header.index("cost"), header.index("unpriced")
     shown = {(r[cost], r[unpriced]) for r in rows[1:]}
-    # CSV: amounts a spreadsheet can sum, a lower bound beside its unpriced count, an unknown empty
-    assert ("0.0008", "2") in shown and not {c for c, u in shown if c == "0.0000" or (c == "" and u == "")}
+    # CSV: exact amounts a spreadsheet can sum (as the JSON has them, not rounded to 4 decimals), a
+    # lower bound beside its unpriced count (0 when none), an unknown empty
+    assert ("0.00084", "2") in shown and not {c for c, u in shown if c == "0.0000" or (c == "" and u == "0")}
     for c, u in shown:  # a row with no unpriced request is priced whole; one with any, a bound or unknown
-        assert float(c) >= 0 if u == "" else (c == "" or float(c) >= 0), (c, u)
+        assert float(c) >= 0 if u == "0" else (c == "" or float(c) >= 0), (c, u)
     if by == "model":
-        assert shown == {("0.0008", "1"), ("", "1"), ("0.0008", "2")}
+        assert shown == {("0.00084", "1"), ("", "1"), ("0.00084", "2")}
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", by, "--format", "markdown")
     assert "| ≥$0.0008 |" in out and "$0.0000" not in out
 

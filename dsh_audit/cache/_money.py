@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, TypeGuard
 
-__all__ = ["CostSums", "Costs", "ExactSum", "Priced", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_total",
-           "write_rate"]
+__all__ = ["CostSums", "Costs", "ExactSum", "Priced", "Rates", "Tokens", "group_unpriced", "usd_cost", "usd_text",
+           "usd_total", "write_rate"]
 
 _DIGITS = 9  # nano-dollars
 #: Each positive rate as the decimal :func:`usd_cost` reads it (``Decimal(repr(rate))``), made once:
@@ -88,6 +88,22 @@ def usd_total(values: Iterable[float]) -> float:
     return round(math.fsum(values), _DIGITS)
 
 
+def usd_text(usd: float, digits: int = 4) -> str:
+    """``usd`` for people: ``$x`` to ``digits`` decimals, or, for an amount that is not 0 but would
+    show as ``$0.0000``, to its first two significant digits (down to the nano-dollar): never an
+    exact-looking zero for money that is not.
+
+    Example:
+        >>> usd_text(0.01234), usd_text(0.000021), usd_text(0.0), usd_text(1e-09)
+        ('$0.0123', '$0.000021', '$0.0000', '$0.000000001')
+    """
+    text = f"{usd:.{digits}f}"
+    if usd and not text.strip("-0."):
+        places = min(1 - math.floor(math.log10(abs(usd))), _DIGITS)
+        text = f"{usd:.{places}f}"
+    return f"${text}"
+
+
 @dataclass(frozen=True, slots=True)
 class Priced:
     """An amount in USD summed over a group of requests of which some may have no price: the one
@@ -100,9 +116,11 @@ class Priced:
 
     - unknown (JSON null, ``$?``) when none of the requests that owe it was priced, or none of the
       group's requests was: never ``$0`` for money no rate prices;
-    - else the sum over the priced requests (:func:`usd_total`), shown ``$x`` when every request of
-      the group was priced and ``≥$x`` (a lower bound, beside the group's unpriced count and
-      ``cost_complete``) when any was not.
+    - else the sum over the priced requests (:func:`usd_total`), shown ``$x`` when every request
+      that owes it was priced and ``≥$x`` (a lower bound, beside the group's unpriced count and
+      ``cost_complete``) when one that owes it was not (an unpriced request that lost nothing
+      leaves the lost cost exact). An amount above 0 too small for ``digits`` decimals is shown to
+      two significant digits (:func:`usd_text`), never as ``$0.0000``.
 
     Attributes:
         usd: the sum over the priced requests.
@@ -141,13 +159,18 @@ class Priced:
             return None
         return self.usd
 
+    @property
+    def bound(self) -> bool:
+        """Whether a known amount is a lower bound: a request that owes it has no price for it."""
+        return self.owing_unpriced > 0
+
     def shown(self, digits: int = 4) -> str:
-        """The amount for people: ``$x``, ``≥$x`` when some request of the group is unpriced,
-        ``$?`` when it is unknown."""
+        """The amount for people: ``$x``, ``≥$x`` when a request that owes it is unpriced
+        (:attr:`bound`), ``$?`` when it is unknown (:func:`usd_text`)."""
         known = self.known
         if known is None:
             return "$?"
-        return ("≥" if self.unpriced else "") + f"${known:.{digits}f}"
+        return ("≥" if self.bound else "") + usd_text(known, digits)
 
 
 def _count(value: Any) -> TypeGuard[int]:
@@ -235,6 +258,11 @@ class Costs:
         """An empty :class:`CostSums`, the one place requests' amounts are summed (for ``stats``,
         which reaches the money values alone, without the pipeline)."""
         return CostSums()
+
+    @staticmethod
+    def text(usd: float, digits: int = 4) -> str:
+        """:func:`usd_text`: a known amount for people, never ``$0.0000`` for one that is not 0."""
+        return usd_text(usd, digits)
 
     @staticmethod
     def group_unpriced(counts: Mapping[str, int]) -> dict[str, int]:
@@ -335,7 +363,7 @@ class CostSums:
     """
 
     __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "requests",
-                 "tokens")
+                 "tokens", "usage_unknown")
 
     #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
     #: what the lost cache reads cost and what the breaks' lost cache reads cost.
@@ -344,6 +372,7 @@ class CostSums:
     def __init__(self) -> None:
         self.requests = 0
         self.tokens = Tokens()
+        self.usage_unknown = 0  # requests with no usage logged: ``tokens`` sums the others
         self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
         self._amounts = dict.fromkeys(self.AMOUNTS, Priced())
         self._lost_tokens: Counter[str] = Counter()
@@ -364,6 +393,8 @@ class CostSums:
         self.requests += 1
         if tokens is not None:
             self.tokens = self.tokens + tokens
+        else:
+            self.usage_unknown += 1
         if cost is not None:
             if self._costs is None:
                 self._costs = [ExactSum() for _ in cost._values()]
@@ -395,9 +426,14 @@ class CostSums:
         return self._amounts[amount].known
 
     def shown(self, amount: str, digits: int = 4) -> str:
-        """``amount`` (one of :data:`AMOUNTS`) for people: ``$x``, ``≥$x`` (some requests
+        """``amount`` (one of :data:`AMOUNTS`) for people: ``$x``, ``≥$x`` (a request that owes it
         unpriced), ``$?`` (unknown)."""
         return self._amounts[amount].shown(digits)
+
+    def priced(self, amount: str) -> Priced:
+        """``amount`` (one of :data:`AMOUNTS`) as its :class:`Priced` sum: which requests owe it
+        and how many of them have no price for it."""
+        return self._amounts[amount]
 
     @property
     def cost(self) -> Costs:
@@ -437,6 +473,12 @@ class CostSums:
         return {cause: (self._lost_tokens[cause], lost.known, breaks.known)
                 for cause, (lost, breaks) in sorted(self._by_cause.items())}
 
+    def cause_owing(self) -> dict[str, dict[str, int]]:
+        """Cause -> the requests that owe what its lost tokens cost and the part lost in breaks
+        (``lost_requests``, ``break_requests``), and how many of them have no price for it
+        (``lost_unpriced``, ``break_unpriced``): what a view needs to show them by :class:`Priced`."""
+        return {cause: _owing(lost, breaks) for cause, (lost, breaks) in sorted(self._by_cause.items())}
+
     @property
     def break_cost(self) -> float:
         """Cost of the tokens the breaks lost (requests classified as a break)."""
@@ -456,14 +498,23 @@ class CostSums:
         """The sums as JSON (the ``cost`` object of ``cache --json``).
         Amounts are sums over the priced requests, by the one rule (:meth:`known`): None (unknown)
         when no request that owes one was priced; ``unpriced_requests`` counts the requests not
-        priced and ``cost_complete`` is False when there are any (the amounts are then lower bounds)."""
+        priced and ``cost_complete`` is False when there are any (the amounts are then lower bounds).
+        ``lost_requests`` and ``break_requests`` count the requests that owe a lost and a break
+        cost (they lost tokens), ``lost_unpriced`` and ``break_unpriced`` those of them with no
+        price: an amount is a lower bound only when the latter is not 0 (:class:`Priced`)."""
         unpriced = self.unpriced_requests
         return {"requests": self.requests, "tokens": self.tokens.to_json(),
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
                 "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
-                "cost_complete": not unpriced}
+                "cost_complete": not unpriced, **_owing(self._amounts["lost"], self._amounts["break"])}
+
+
+def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:
+    """The requests that owe a lost and a break cost, and how many of them have no price for it."""
+    return {"lost_requests": lost.owing, "lost_unpriced": lost.owing_unpriced, "break_requests": breaks.owing,
+            "break_unpriced": breaks.owing_unpriced}
 
 
 _NO_RATE_ON = re.compile(r"(no rate for .*) in force (?:at|on) (\d{4}-\d\d-\d\d)(?:T\S*)?", re.DOTALL)

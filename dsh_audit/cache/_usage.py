@@ -59,6 +59,11 @@ class UsageRow:
         """The requests of the row not priced."""
         return self.totals.unpriced_requests
 
+    @property
+    def usage_unknown(self) -> int:
+        """The requests of the row with no usage logged: :attr:`tokens` sums the others'."""
+        return self.totals.usage_unknown
+
     def known(self, amount: str) -> float | None:
         """``amount`` of this row (``cost``, ``no_cache``, ``off_peak``, ``lost``, ``break``) as
         JSON gives it: None when no request that owes it was priced, else the sum over the priced
@@ -74,8 +79,12 @@ class UsageRow:
     def to_json(self, *, tier: bool = False) -> dict[str, Any]:
         """The row's JSON; with ``tier`` (rows by request), its ``tier`` too. Amounts are None when
         they are unknown (no request that owes one was priced); ``cost_complete`` is False when any
-        request was not priced (they are then sums over the priced ones: lower bounds)."""
-        return {"key": self.key, "requests": self.requests, "tokens": self.tokens.to_json(),
+        request was not priced (they are then sums over the priced ones: lower bounds). ``tokens``
+        sums the requests with usage logged, None when none of the row's did
+        (``usage_unknown_requests`` counts those that did not)."""
+        return {"key": self.key, "requests": self.requests,
+                "tokens": self.tokens.to_json() if self.requests > self.usage_unknown else None,
+                "usage_unknown_requests": self.usage_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),

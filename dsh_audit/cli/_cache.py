@@ -54,15 +54,40 @@ def _pairs(mapping: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in mapping.items()) or "none"
 
 
-def _shown(report: SessionCacheReport, amount: float | None, *, lost: bool = False) -> str:
-    """An amount of the session's ledger: ``≥$x`` when some of its requests are unpriced, ``$?``
-    when none was priced (:meth:`Costs.shown`); with ``lost`` (what lost tokens cost), ``$0.0000``
-    when no token was lost, whatever was priced."""
-    if lost and not any(report.lost_by_cause.values()):
-        return "$0.0000"
+def _shown(report: SessionCacheReport, amount: float | None, *, owed: str | None = None) -> str:
+    """An amount of the session's ledger by the one rule (:meth:`Costs.shown`): ``≥$x`` when a
+    request that owes it is unpriced, ``$?`` when none that owes it was priced; ``owed``
+    (``lost``, ``break``) names an amount only the requests that lost tokens owe (the ledger's
+    ``{owed}_requests`` and ``{owed}_unpriced``: ``$0.0000`` when none lost a token), else every
+    request owes it."""
     cost = report.cost or {}
     unpriced = cost.get("unpriced_requests")
-    return Costs.shown(amount, requests=report.request_count, unpriced=unpriced if isinstance(unpriced, int) else 0)
+    owing: dict[str, int] = {}
+    if owed is not None:
+        requests, owing_unpriced = cost.get(f"{owed}_requests"), cost.get(f"{owed}_unpriced")
+        if isinstance(requests, int) and isinstance(owing_unpriced, int):
+            owing = {"owing": requests, "owing_unpriced": owing_unpriced}
+        if not owing.get("owing") and not any(report.lost_by_cause.values()):
+            return Costs.text(0.0)
+    return Costs.shown(amount, requests=report.request_count, unpriced=unpriced if isinstance(unpriced, int) else 0,
+                       **owing)
+
+
+def _ttls(report: SessionCacheReport) -> dict[str, str]:
+    """Provider family -> the cache TTLs its requests used, when a body asked for a retention
+    (``cacheRetention: long``: Anthropic's 1-hour TTL; OpenAI's ``prompt_cache_retention``): each
+    with its retention's name, the rule's default beside them when other requests used it
+    (``300s, 3600s (1h)``); a family whose requests asked for none is left out (its rule's TTL)."""
+    seen: dict[str, dict[tuple[float, str | None], None]] = {}
+    for verdict in report.verdicts:
+        rule = report.rules.get(verdict.family)
+        if rule is None:
+            continue
+        ttl = rule["ttl_seconds"] if verdict.ttl_seconds is None else verdict.ttl_seconds
+        seen.setdefault(verdict.family, {})[(ttl, verdict.cache_retention)] = None
+    return {family: ", ".join(f"{ttl:g}s" + (f" ({name})" if name else "") for ttl, name in sorted(
+                found, key=lambda pair: (pair[0], pair[1] or "")))
+            for family, found in seen.items() if any(name for _, name in found)}
 
 
 def _breaks(report: SessionCacheReport) -> str:
@@ -75,9 +100,12 @@ def _breaks(report: SessionCacheReport) -> str:
 
 def _summary(report: SessionCacheReport) -> str:
     """The session's summary, one fact a line (``fit_lines`` wraps a long one at its spaces)."""
-    cost = "n/a" if report.lost_cost is None and report.cost is None else _shown(report, report.lost_cost, lost=True)
-    rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} ttl {r['ttl_seconds']:g}s "
-                      f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})" for name, r in report.rules.items())
+    cost = "n/a" if report.lost_cost is None and report.cost is None else _shown(report, report.lost_cost, owed="lost")
+    ttls = _ttls(report)
+    rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} "
+                      f"ttl {ttls.get(name) or format(r['ttl_seconds'], 'g') + 's'} "
+                      f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})"
+                      for name, r in report.rules.items())
     return (f"requests {report.request_count} ({report.known_count} with cache reads logged); prompt tokens of those "
             f"{report.prompt_total}\n"
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
@@ -103,7 +131,7 @@ def _cost(report: SessionCacheReport) -> str:
     return (f"session cost {_shown(report, None if buckets is None else buckets['total'])}{parts}\n"
             f"with no cache {_shown(report, cost['no_cache_cost_usd'])}; "
             f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; "
-            f"breaks cost {_shown(report, cost['break_cost_usd'], lost=True)}"
+            f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')}"
             + (f"; {unpriced} request(s) unpriced" if unpriced else "")
             + (" (≥$: a sum over the priced ones only)" if 0 < unpriced < report.request_count else "")
             + " (list prices, check your contract)\n")
@@ -175,7 +203,9 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
     too. An amount over unpriced requests is a lower bound, "≥$0.0123", or "$?" when none was
     priced (--json: null, with unpriced_requests and cost_complete); an imported log has no break
-    count ("breaks n/a", null). In --format csv and markdown each timeline is titled with its
+    count ("breaks n/a", null). The "rules" line gives each provider rule's TTL as the requests
+    used it: a retention their bodies asked for is named beside its TTL ("ttl 3600s (1h)" for
+    cacheRetention: long). In --format csv and markdown each timeline is titled with its
     session and file. Exit 1 when a break has no explanation.
 
     \b

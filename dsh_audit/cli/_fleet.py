@@ -10,7 +10,8 @@ from .. import cache, fleet
 from ..cache import Costs
 from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
-from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
+from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
+                               table_cell)
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
                       openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
@@ -36,16 +37,21 @@ _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
 _BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
 
 
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
+def _usd(value: float | None) -> Amount:
+    """An amount with no unpriced request to count (a tier's cost): ``$?`` when unknown."""
+    return Amount(value, "$?" if value is None else Costs.text(value))
 
 
-def _priced(row: dict[str, Any], value: float | None) -> str:
-    """An amount of ledger sums ``row``: ``≥$x`` when some of its requests are unpriced, ``$?``
-    when none was priced (:meth:`Costs.shown`); ``n/a`` for a session indexed without a ledger."""
+def _priced(row: dict[str, Any], value: float | None, owed: str | None = None) -> Amount:
+    """An amount of ledger sums ``row`` by the one rule (:meth:`Costs.shown`): ``≥$x`` when a
+    request that owes it is unpriced, ``$?`` when none that owes it was priced; ``owed``
+    (``lost``, ``break``) names an amount only the requests that lost tokens owe (``row``'s
+    ``{owed}_requests``, ``{owed}_unpriced``), else every request owes it; ``$?`` for a session
+    indexed without a ledger."""
     if row.get("unpriced_requests") is None:
         return _usd(value)
-    return Costs.shown(value, requests=row["requests"], unpriced=row["unpriced_requests"])
+    owing = {} if owed is None else {"owing": row[f"{owed}_requests"], "owing_unpriced": row[f"{owed}_unpriced"]}
+    return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=row["unpriced_requests"], **owing))
 
 
 def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -53,7 +59,8 @@ def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row["requests"], *(_priced(row, cost.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output",
                                                                    "total")),
             _priced(row, row["no_cache_cost_usd"]), _priced(row, row["off_peak_cost_usd"]),
-            _priced(row, row["break_cost_usd"]), row["unpriced_requests"] or "")
+            _priced(row, row["break_cost_usd"], "break"),
+            Amount(row["unpriced_requests"], str(row["unpriced_requests"] or "")))
 
 
 def _cost_droppable(rows: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -61,15 +68,28 @@ def _cost_droppable(rows: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(c for c in _COST_DROPPABLE if c != "unpriced" or not any(r["unpriced_requests"] for r in rows))
 
 
-def _lost(row: dict[str, Any]) -> str:
-    """What a group's cache losses cost: ``≥$x`` when some losses are unpriced (``$?``: none priced)."""
-    if row["lost_cost_usd"] is None and not row["lost_unpriced"]:
-        return "n/a"
-    return Costs.shown(row["lost_cost_usd"], requests=row["lost_requests"], unpriced=row["lost_unpriced"])
+def _lost(row: dict[str, Any]) -> Amount:
+    """What a group's cache losses cost, by the one rule (:meth:`Costs.shown`): owed only by its
+    ``lost_requests`` (those that lost tokens), ``≥$x`` when one of them is unpriced, ``$?`` when
+    it is unknown."""
+    value = row["lost_cost_usd"]
+    return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=0, owing=row["lost_requests"],
+                                     owing_unpriced=row["lost_unpriced"]))
+
+
+def _measure(label: str, cells: tuple[Any, ...], *, csv: bool, names: tuple[str, ...] = (),
+             form: str = "{} / {}") -> list[tuple[Any, ...]]:
+    """A ``measure, value`` row of several values: one row ``label, a / b`` (``form``) in a table;
+    in CSV (``csv``) a row per value, named by ``names`` (default: ``label`` split at `` / ``), each
+    value a plain number (:class:`Amount`)."""
+    if not csv:
+        texts = [table_cell(cell) for cell in cells]
+        return [(label, form.format(*texts) if form.count("{}") == len(texts) else " / ".join(texts))]
+    return list(zip(names or tuple(label.split(" / ")), cells))
 
 
 def _ratio(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
+    return "n/a" if value is None else f"{value:.1%}"  # a ratio of no tokens: not a number, not money
 
 
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -180,31 +200,40 @@ def _index_line(summary: IndexSummary) -> str:
 
 def _print_stats(stats: FleetStats) -> None:
     totals = stats.totals
+    csv = listing_format() == "csv"
     print_table(f"{stats.db}: fleet totals", ("measure", "value"), [
-        ("sessions (refused)", f"{totals['sessions']} ({totals['sessions_refused']})"),
-        ("requests (cache reads logged)", f"{totals['requests']} ({totals['usage_known']})"),
+        *_measure("sessions (refused)", (totals["sessions"], totals["sessions_refused"]), csv=csv,
+                  names=("sessions", "sessions refused"), form="{} ({})"),
+        *_measure("requests (cache reads logged)", (totals["requests"], totals["usage_known"]), csv=csv,
+                  names=("requests", "requests with cache reads logged"), form="{} ({})"),
         ("prompt tokens", totals["prompt_tokens"]),
-        ("cache read actual / expected", f"{totals['actual_cache_read']} / {totals['expected_cache_read']}"),
-        ("hit ratio actual / expected", f"{_ratio(totals['hit_ratio'])} / {_ratio(totals['expected_hit_ratio'])}"),
+        *_measure("cache read actual / expected", (totals["actual_cache_read"], totals["expected_cache_read"]),
+                  csv=csv, names=("cache read actual", "cache read expected")),
+        *_measure("hit ratio actual / expected", (_ratio(totals["hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
+                  csv=csv, names=("hit ratio actual", "hit ratio expected")),
         ("output tokens", totals["output_tokens"]),
-        ("breaks (attribution / cache)", f"{totals['attribution_breaks']} / {totals['cache_breaks']}"),
+        *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
+                  names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),
         ("cost lost (list prices)", _lost(totals)),
     ])
     cost = stats.cost
     buckets = cost["cost_usd"] or {}
     print_table("cost (list prices, check your contract)", ("measure", "value"), [
-        ("requests (unpriced)", f"{cost['requests']} ({cost['unpriced_requests']})"),
+        *_measure("requests (unpriced)", (cost["requests"], cost["unpriced_requests"]), csv=csv,
+                  names=("requests", "unpriced requests"), form="{} ({})"),
         ("cost", _priced(cost, buckets.get("total"))),
-        ("cache miss / cache read / cache write / output",
-         " / ".join(_priced(cost, buckets.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output"))),
-        *((("billed at long-context tier rates (requests)",
-            f"{_usd(cost['tier_cost_usd'])} ({cost['tier_requests']})"),) if cost["tier_requests"] else ()),
+        *_measure("cache miss / cache read / cache write / output",
+                  tuple(_priced(cost, buckets.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output")),
+                  csv=csv),
+        *(_measure("billed at long-context tier rates (requests)", (_usd(cost["tier_cost_usd"]), cost["tier_requests"]),
+                   csv=csv, names=("billed at long-context tier rates", "requests at long-context tier rates"),
+                   form="{} ({})") if cost["tier_requests"] else ()),
         ("with no cache", _priced(cost, cost["no_cache_cost_usd"])),
         ("all off-peak", _priced(cost, cost["off_peak_cost_usd"])),
-        ("cache losses / of which breaks",  # no token lost: nothing lost, whatever was priced
-         f"{_priced(cost, cost['lost_cost_usd'])} / {_priced(cost, cost['break_cost_usd'])}"
-         if totals["lost_tokens"] else "$0.0000 / $0.0000"),
+        *_measure("cache losses / of which breaks",  # owed by the requests that lost tokens only
+                  (_priced(cost, cost["lost_cost_usd"], "lost"), _priced(cost, cost["break_cost_usd"], "break")),
+                  csv=csv),
         *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
     ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
@@ -213,8 +242,8 @@ def _print_stats(stats: FleetStats) -> None:
                 droppable=_cost_droppable(list(stats.cost_by_model)))
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
-                ((r["cause"], r["lost_tokens"], _priced(cost, r["lost_cost_usd"]), _priced(cost, r["break_cost_usd"]))
-                 for r in stats.cost_by_cause))
+                ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
+                  _priced({**cost, **r}, r["break_cost_usd"], "break")) for r in stats.cost_by_cause))
     print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model),
                 droppable=_MEASURE_DROPPABLE)
     print_table("by day (UTC, request time)", ("day", *_MEASURE_COLUMNS),
@@ -222,7 +251,8 @@ def _print_stats(stats: FleetStats) -> None:
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
     columns = ("session", "path", *_MEASURE_COLUMNS, "cost", "breaks $")
-    rows = [(r["session_id"], r["path"], *_measures(r), _priced(r, r["cost_usd"]), _priced(r, r["break_cost_usd"]))
+    rows = [(r["session_id"], r["path"], *_measures(r), _priced(r, r["cost_usd"]),
+             _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
     caption = None
     if listing_format() == "table" and not _fits(columns, rows):
@@ -236,7 +266,7 @@ def _print_stats(stats: FleetStats) -> None:
 def _fits(columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> bool:
     """Whether the columns a narrow terminal keeps fit on one line a row, session ids whole (the
     compact table's spacing; a header may wrap at its spaces)."""
-    widths = [max([*(len(word) for word in column.split()), *(len(str(row[at])) for row in rows)])
+    widths = [max([*(len(word) for word in column.split()), *(len(table_cell(row[at])) for row in rows)])
               for at, column in enumerate(columns) if column not in _MEASURE_DROPPABLE]
     return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 
@@ -260,7 +290,11 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
     cached tokens lost and what they cost; "breaks $" what the cache breaks cost; a "$" column
-    is USD at list prices. A narrow terminal leaves out a column with no value in any row, then
+    is USD at list prices. An amount is "≥$x" (a lower bound) only when a request that owes it
+    is unpriced (a lost or break cost is owed only by the requests that lost tokens), "$?" when
+    it is unknown, and to two significant digits when too small for 4 decimals ("$0.000021").
+    --format csv writes each amount exact (as --json does) and a row the table shows as "a / b"
+    as one row per value. A narrow terminal leaves out a column with no value in any row, then
     the lesser columns (the caption names them), and shows session ids as their shortest unique
     prefix among those listed.
 

@@ -10,7 +10,8 @@ import click
 from ..cache import Costs, SessionSummary, iso_utc, newest_first, summary_group
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
+from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
+                               table_cell)
 from ..session import Failure, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, _use_profile, echo_error, echo_note, echo_warning, jobs_option,
                       lenient_option, listing_options, selected_logs, time_options)
@@ -18,6 +19,8 @@ from ._common import (EXIT_BAD_INPUT, EXIT_OK, _use_profile, echo_error, echo_no
 __all__ = ["sessions_command"]
 
 _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id")
+# In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0).
+_CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "unpriced", "id")
 # The room a title is given when deciding whether whole ids fit the terminal.
 _TITLE_ROOM = 20
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
@@ -29,18 +32,23 @@ def _ratio(value: float | None) -> str | None:
     return None if value is None else f"{value:.1%}"
 
 
-def _cost(summary: SessionSummary) -> str | None:
+def _cost(summary: SessionSummary) -> Amount | None:
     """The session's cost: ``$x``, ``≥$x`` when some requests are unpriced, ``$?`` when none was
-    priced (:meth:`Costs.shown`); None (``-``) when cache accounting did not run."""
+    priced (:meth:`Costs.shown`), the exact amount in CSV (:class:`Amount`); None (``-``) when
+    cache accounting did not run."""
     if summary.unpriced is None:
-        return None if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
-    return Costs.shown(summary.cost_usd, requests=summary.requests, unpriced=summary.unpriced)
+        return None if summary.cost_usd is None else Amount(summary.cost_usd, Costs.text(summary.cost_usd))
+    known = Costs.known(summary.cost_usd or 0.0, requests=summary.requests, unpriced=summary.unpriced)
+    return Amount(known, Costs.shown(summary.cost_usd, requests=summary.requests, unpriced=summary.unpriced))
 
 
-def _row(summary: SessionSummary) -> tuple[object, ...]:
+def _row(summary: SessionSummary, *, csv: bool = False) -> tuple[object, ...]:
+    """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no accounting)."""
     last = iso_utc(summary.last_activity)
+    unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
     return (last[:16].replace("T", " ") if last else None, summary.title, summary.project,
-            summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary), summary.session_id)
+            summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary), *unpriced,
+            summary.session_id)
 
 
 @click.command("sessions")
@@ -106,21 +114,22 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         for summary in ordered:
             click.echo(dumps_line(summary.to_json()))
     elif ordered:
-        rows = [_row(s) for s in ordered]
+        csv = listing_format() == "csv"
+        rows = [_row(s, csv=csv) for s in ordered]
         caption = None
         if listing_format() == "table" and not _fits(rows):
             names = short_ids(s.session_id for s in ordered)
             rows = [(*row[:-1], names[s.session_id]) for row, s in zip(rows, ordered)]
             caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
-        print_table(f"{len(ordered)} session(s), newest first", _COLUMNS, rows, droppable=("project", "hit"),
-                    caption=caption)
+        print_table(f"{len(ordered)} session(s), newest first", _CSV_COLUMNS if csv else _COLUMNS, rows,
+                    droppable=("project", "hit"), caption=caption)
     return status
 
 
 def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
     """Whether whole ids leave a table on one line a session, on the terminal: every column but
     "project" at its widest, "title" at most ``_TITLE_ROOM`` (the compact table's spacing)."""
-    widths = [max([len(_COLUMNS[at]), *(len("-" if row[at] is None else str(row[at])) for row in rows)])
+    widths = [max([len(_COLUMNS[at]), *(len(table_cell(row[at])) for row in rows)])
               for at in range(len(_COLUMNS)) if _COLUMNS[at] != "project"]
     widths[1] = min(widths[1], _TITLE_ROOM)
     return sum(widths) + 2 * (len(widths) - 1) <= output_width()

@@ -10,15 +10,18 @@ import click
 from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_prices, usage_table
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import listing_format, output_width, print_table, progress_callback, short_ids
+from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
+                               table_cell)
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, prices_option, routes_option, selected_logs, since_option, until_option)
 
 __all__ = ["usage_command"]
 
-_COLUMNS = ("{by}", "requests", "cache miss", "cache read", "cache write", "output", "cost", "no cache",
-            "off-peak", "lost tokens (cost)", "unpriced")
+_COLUMNS = ("{by}", "requests", "cache miss", "lost tokens (cost)", "cache read", "cache write", "output", "cost",
+            "no cache", "off-peak", "unpriced")
+# In CSV the lost tokens and what they cost are two plain columns (a number each a spreadsheet can sum).
+_CSV_LOST = ("lost tokens", "lost cost")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words.
 _DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
@@ -26,14 +29,25 @@ _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
 
 
-def _row(row: UsageRow, *, tier: bool) -> tuple[object, ...]:
-    """A row's cells; an amount over unpriced requests is a lower bound (``≥$x``) or unknown (``$?``)
-    by the one rule (:meth:`UsageRow.shown`)."""
+def _amount(row: UsageRow, name: str) -> Amount:
+    """An amount of ``row`` as a cell: its exact value (None: unknown) and how people read it, a
+    lower bound (``≥$x``) or unknown (``$?``) by the one rule (:meth:`UsageRow.known`, :meth:`UsageRow.shown`)."""
+    return Amount(row.known(name), row.shown(name))
+
+
+def _row(row: UsageRow, *, tier: bool, csv: bool = False) -> tuple[object, ...]:
+    """A row's cells. Tokens of a row none of whose requests logged usage are unknown (``?``, empty
+    in CSV), never 0; the lost tokens and their cost are one cell ``N ($x)`` in a table, two plain
+    columns in CSV (``csv``); the unpriced count is empty in a table when 0."""
     t = row.tokens
+    known = row.requests > row.usage_unknown
+    miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if known
+                                 else (Amount(None, "?"),) * 4)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
-    return (row.key, row.requests, t.cache_miss, t.cache_read, t.cache_write, t.output, row.shown("cost"), *tiers,
-            row.shown("no_cache"), row.shown("off_peak"),
-            f"{row.lost_tokens} ({row.shown('lost')})" if row.lost_tokens else "", row.unpriced or "")
+    lost: tuple[object, ...] = ((row.lost_tokens if known else Amount(None, ""), _amount(row, "lost")) if csv else
+                                (f"{row.lost_tokens} ({row.shown('lost')})" if row.lost_tokens else "",))
+    return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost"), *tiers,
+            _amount(row, "no_cache"), _amount(row, "off_peak"), Amount(row.unpriced, str(row.unpriced or "")))
 
 
 def _droppable(total: UsageRow) -> tuple[str, ...]:
@@ -73,11 +87,15 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     ones, logged with turn null); a compaction inside a turn counts in that turn.
 
     Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache),
-    "cache read", "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and
-    "off-peak" what the same requests would have cost with no cache and all off-peak; "lost
-    tokens (cost)" the cache-miss tokens that lost cache reads caused (breaks and other
-    shortfalls the cache analysis found) and what that cost over cache reads; "unpriced" the
-    requests with no price (no usage logged, or a model the table does not know). An amount over
+    then "lost tokens (cost)" the part of them that lost cache reads caused (breaks and other
+    shortfalls the cache analysis found) and what that cost over cache reads; "cache read",
+    "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and "off-peak" what
+    the same requests would have cost with no cache and all off-peak; "unpriced" the requests with
+    no price (no usage logged, or a model the table does not know). Tokens a request did not log
+    (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests), and a sum
+    counts the requests that logged them. An amount too small for 4 decimals shows two
+    significant digits ("$0.000021"). --format csv writes each amount exact (as --json does),
+    "lost tokens" and "lost cost" as two columns, an unknown as an empty cell. An amount over
     unpriced requests is a lower bound, "≥$0.0123", or "$?" when none of the requests that owe it
     was priced (a lost cost is owed only by the requests that lost tokens: a loss only unpriced
     requests had is "$?", never $0; --json: null, with "unpriced_requests" and "cost_complete"),
@@ -124,15 +142,22 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
         return status
     # A request billed at a long-context tier shows its threshold; no such request, no column.
     tier = any(r.tier is not None for r in table.rows)
+    csv = listing_format() == "csv"
     columns = [c.format(by=by) for c in _COLUMNS]
+    if csv:
+        at = columns.index("lost tokens (cost)")
+        columns[at:at + 1] = _CSV_LOST
     if tier:
         columns.insert(columns.index("cost") + 1, "tier")
-    rows = [*(_row(r, tier=tier) for r in table.rows), _row(table.total, tier=tier)]
+    rows = [*(_row(r, tier=tier, csv=csv) for r in table.rows), _row(table.total, tier=tier, csv=csv)]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
     if table.total.unpriced:
         caption += "; ≥$: a lower bound (unpriced requests left out), $?: no request priced"
+    if table.total.usage_unknown:
+        caption += (f"; tokens: sums over the {table.total.requests - table.total.usage_unknown} request(s) with "
+                    "usage logged (?: none logged)")
     droppable = _droppable(table.total)
     if by in _BY_SESSION and listing_format() == "table" and not _fits(columns, rows, droppable):
         names = short_ids(ledger.session_id for ledger in ledgers)
@@ -148,7 +173,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
 def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], droppable: Sequence[str]) -> bool:
     """Whether the columns a narrow terminal keeps fit on one line a row, keys whole (the compact
     table's spacing; a header may wrap at its spaces)."""
-    widths = [max([*(len(word) for word in column.split()), *(len(str(row[at])) for row in rows)])
+    widths = [max([*(len(word) for word in column.split()), *(len(table_cell(row[at])) for row in rows)])
               for at, column in enumerate(columns) if column not in droppable]
     return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 

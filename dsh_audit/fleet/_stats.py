@@ -144,11 +144,13 @@ def _top(connection: sqlite3.Connection, top: int, ledgers: dict[str | None, _Le
 def _session_cost(ledger: _Ledger | None) -> dict[str, Any]:
     """What one indexed session cost and what its breaks cost (None each: indexed without a ledger)."""
     if ledger is None or not ledger.sums.requests:
-        return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None}
+        return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None,
+                "break_requests": None, "break_unpriced": None}
     sums = ledger.to_json()
     return {"cost_usd": None if sums["cost_usd"] is None else sums["cost_usd"]["total"],
             "break_cost_usd": sums["break_cost_usd"], "unpriced_requests": sums["unpriced_requests"],
-            "cost_complete": sums["cost_complete"]}
+            "cost_complete": sums["cost_complete"], "break_requests": sums["break_requests"],
+            "break_unpriced": sums["break_unpriced"]}
 
 
 #: The ``costs`` columns a request's amounts are read back from (``c``), with its lost tokens by
@@ -194,7 +196,9 @@ class _Ledger:
                 "cost_complete": summary["cost_complete"], "tokens": summary["tokens"],
                 "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
                 "off_peak_cost_usd": summary["off_peak_cost_usd"], "lost_cost_usd": sums.known("lost"),
-                "break_cost_usd": summary["break_cost_usd"], "tier_requests": self.tier_requests,
+                "break_cost_usd": summary["break_cost_usd"],
+                **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced")},
+                "tier_requests": self.tier_requests,
                 "tier_cost_usd": usd_total(self.tier_costs), "unpriced": summary["unpriced"]}
 
 
@@ -237,9 +241,11 @@ def _cost_by_cause(connection: sqlite3.Connection, total: _Ledger) -> tuple[dict
     tokens = dict(connection.execute("SELECT item.key, SUM(item.value) FROM requests, json_each(requests.lost) AS item "
                                      "WHERE requests.lost IS NOT NULL GROUP BY 1").fetchall())
     causes = total.sums.causes()
+    owing = total.sums.cause_owing()
     rows = [{"cause": cause, "lost_tokens": tokens.get(cause, lost_tokens), "lost_cost_usd": cost,
-             "break_cost_usd": breaks} for cause, (lost_tokens, cost, breaks) in causes.items()]
-    rows += [{"cause": cause, "lost_tokens": count, "lost_cost_usd": None, "break_cost_usd": None}
+             "break_cost_usd": breaks, **owing[cause]} for cause, (lost_tokens, cost, breaks) in causes.items()]
+    rows += [{"cause": cause, "lost_tokens": count, "lost_cost_usd": None, "break_cost_usd": None,
+              "lost_requests": 0, "lost_unpriced": 0, "break_requests": 0, "break_unpriced": 0}
              for cause, count in tokens.items() if cause not in causes]  # lost only by logs without a ledger
     return tuple(sorted(rows, key=lambda r: (-(r["lost_cost_usd"] or 0.0), r["cause"])))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..cache import Costs
 from .terminal import terminal_text
 
 __all__ = ["MAX_ROWS", "format_markdown"]
@@ -33,21 +34,30 @@ def _ratio(check: Any) -> str:
     return "n/a" if ratio is None else f"{ratio:.1%}"
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _cost(check: Any) -> str:
-    """What the session cost, and what its breaks cost (the cache ledger's summary)."""
+    """What the session cost, and what its breaks cost (the cache ledger's summary), by the one
+    rule (:meth:`~dsh_audit.cache.Costs.shown`): ``≥$x`` when a request that owes it is unpriced,
+    ``$?`` when it is unknown (a break cost none of the breaks' requests could price is
+    ``(breaks $?)``, never left out), the unpriced count beside."""
     cost = getattr(check.cache, "cost", None) if check.cache is not None else None
     if not isinstance(cost, dict):
         return "n/a"
     total = (cost.get("cost_usd") or {}).get("total")
-    unpriced = cost.get("unpriced_requests")
-    unpriced = unpriced if isinstance(unpriced, int) and not isinstance(unpriced, bool) else 0
+    unpriced = _count(cost.get("unpriced_requests")) or 0
+    requests = _count(cost.get("requests")) or 0
     if not isinstance(total, (int, float)):  # nothing priced: unknown, never $0
         return f"$? ({unpriced} unpriced)" if unpriced else "n/a"
-    # a sum over the priced requests only: a lower bound, the unpriced count beside it
-    bound = "≥" if unpriced else ""
     lost = cost.get("break_cost_usd")
-    breaks = f" (breaks {bound}${lost:.4f})" if isinstance(lost, (int, float)) and lost else ""
-    return f"{bound}${total:.4f}{breaks}" + (f" ({unpriced} unpriced)" if unpriced else "")
+    owing, owing_unpriced = _count(cost.get("break_requests")), _count(cost.get("break_unpriced"))
+    shown = Costs.shown(lost if isinstance(lost, (int, float)) else None, requests=requests, unpriced=unpriced,
+                        owing=owing, owing_unpriced=owing_unpriced)
+    breaks = f" (breaks {_md(shown)})" if lost or (lost is None and owing_unpriced) else ""
+    return (_md(Costs.shown(total, requests=requests, unpriced=unpriced)) + breaks
+            + (f" ({unpriced} unpriced)" if unpriced else ""))
 
 
 def _capture(check: Any) -> str:

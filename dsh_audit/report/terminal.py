@@ -19,6 +19,7 @@ import re
 import sys
 import threading
 import unicodedata
+from decimal import Decimal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-__all__ = ["LISTING_FORMATS", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text", "middle_cut",
-           "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
+__all__ = ["LISTING_FORMATS", "Amount", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text",
+           "middle_cut", "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
            "short_ids", "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text",
            "title_width"]
 
@@ -278,8 +279,38 @@ def _heading(text: str) -> Text:
     return Text(stdout_text(terminal_text(text)).replace("::", ":\\u003a").replace("##", "#\\u0023"))
 
 
+class Amount(NamedTuple):
+    """A number cell that people and a spreadsheet read differently: ``text`` as a table and
+    Markdown show it (``$0.0002``, ``≥$0.0980``, ``$?``; a count, ``?`` when unknown), ``value``
+    the exact number CSV writes (an amount in USD to the nano-dollar, as the JSON gives it; a count),
+    None when unknown (CSV: an empty cell). The one way a command hands :func:`print_table` money or
+    a count that may be unknown.
+
+    Example:
+        >>> Amount(0.00021, "$0.0002").csv, Amount(2.1e-05, "$0.000021").csv, Amount(None, "$?").csv
+        ('0.00021', '0.000021', '')
+    """
+
+    value: float | int | None
+    text: str
+
+    @property
+    def csv(self) -> str:
+        """The value as CSV writes it: a plain decimal (never an exponent), empty when unknown."""
+        value = self.value
+        if value is None or isinstance(value, bool):
+            return ""
+        if isinstance(value, int):
+            return str(value)
+        text = format(Decimal(repr(value)), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def table_cell(value: object) -> str:
-    """A table cell's text: :func:`terminal_text`, with None (no value) shown as ``-``."""
+    """A table cell's text: :func:`terminal_text`, with None (no value) shown as ``-`` and an
+    :class:`Amount` as its text."""
+    if isinstance(value, Amount):
+        return terminal_text(value.text)
     return "-" if value is None else terminal_text(value)
 
 
@@ -311,11 +342,12 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
     """
-    cells = [[table_cell(cell) for cell in row] for row in rows]
+    given = [list(row) for row in rows]
+    cells = [[table_cell(cell) for cell in row] for row in given]
     headers = [terminal_text(column) for column in columns]
     state = current()
     if state is not None and state.format == "csv":
-        _write_csv(state, terminal_text(title), headers, cells)
+        _write_csv(state, terminal_text(title), headers, given)
         return
     _start_pager()
     if state is not None and state.format == "markdown":
@@ -368,7 +400,9 @@ _MONEY = re.compile(r"≥?\$(\d+(?:\.\d+)?)|\$\?")
 
 def _money_column(header: str) -> bool:
     """Whether a column holds amounts of money (no log text): a cost, a ``... $`` column, the
-    no-cache and off-peak figures."""
+    no-cache and off-peak figures. Only for a command that hands :func:`print_table` an amount as
+    its text (``$0.0111``) rather than as an :class:`Amount`, which CSV writes exact: the text is
+    already rounded to the table's 4 decimals."""
     name = header.lower()
     return "cost" in name or name.endswith("$") or name in ("no cache", "off-peak", "of which breaks")
 
@@ -392,11 +426,12 @@ def _csv_cell(text: str, *, money: bool = False) -> str:
     return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
 
 
-def _write_csv(state: Listing, title: str, headers: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+def _write_csv(state: Listing, title: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     """One table as RFC 4180 CSV on stdout: a header row, then every row with every column, each
     row led by a ``table`` column holding the table's title (which session, which measure: a
     command may print several tables); a blank line before the second table of a run and each
-    one after."""
+    one after. An :class:`Amount` is its exact value (:attr:`Amount.csv`), any other cell its
+    text (:func:`table_cell`, :func:`_csv_cell`)."""
     out = io.StringIO()
     if state.tables:
         out.write("\r\n")
@@ -404,7 +439,8 @@ def _write_csv(state: Listing, title: str, headers: Sequence[str], cells: Sequen
     named = _csv_cell(title)
     writer.writerow(["table", *(_csv_cell(h) for h in headers)])
     money = [_money_column(h) for h in headers]
-    writer.writerows([named, *(_csv_cell(text, money=m) for text, m in zip(row, money))] for row in cells)
+    writer.writerows([named, *(cell.csv if isinstance(cell, Amount) else _csv_cell(table_cell(cell), money=m)
+                               for cell, m in zip(row, money))] for row in rows)
     state.tables += 1
     sys.stdout.write(out.getvalue())
     sys.stdout.flush()
