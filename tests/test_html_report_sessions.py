@@ -173,7 +173,7 @@ def test_session_list_links_sections_nests_children_and_filters_inertly(tmp_path
         ("0", "session-sample-resume", "", day, "3 request(s)", "1 break(s)", "$0.0006", "failed: 1 failing finding(s)"),
         ("0", "session-sample-retry", "", day, "4 request(s)", "1 break(s) (1 unexplained)", "≥$0.0005",
          "passed: 1 unexplained break(s) the policy allows"),
-        ("0", HOSTILE, "", "2027-01-15T08:01:40Z – 2027-01-15T08:01:40Z", "2 request(s)", "0 break(s)", "≥$0.0000",
+        ("0", HOSTILE, "", "2027-01-15T08:01:40Z – 2027-01-15T08:01:40Z", "2 request(s)", "0 break(s)", "≥$0.000048",
          "passed: no breaks"),
         ("0", "session-sample-tools", "", day, "4 request(s)", "0 break(s)", "$0.0008", "passed: no breaks"),
         ("0", "session-sample-change", "", day, "5 request(s)", "4 break(s)", "$0.0022", "passed: 4 explained break(s)"),
