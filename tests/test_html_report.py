@@ -339,3 +339,22 @@ def test_page_size_is_linear_in_a_growing_log_and_embeds_each_message_once(tmp_p
     log_ratio = sizes[48][0] / sizes[24][0]
     page_ratio = sizes[48][1] / sizes[24][1]
     assert 0.9 < page_ratio / log_ratio < 1.1, (sizes, log_ratio, page_ratio)
+
+
+def test_a_break_of_an_unpriced_model_costs_unknown_on_the_page(tmp_path, browser):
+    """A model no price table knows loses cache reads to a break: its cost is unknown (``$?``),
+    never ``n/a`` or ``$0`` (the terminal views' rule, cache._money.Priced)."""
+    from selenium.webdriver.common.by import By
+
+    b = LogBuilder(session_id="unpriced-break", created_at=1_800_000_000_000, model="local-coder", system="S" * 8000)
+    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
+        with b.turn(text), b.step():
+            b.assistant(text, usage={"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read})
+    b.configure(system="T" * 8000)
+    with b.turn("three"), b.step():
+        b.assistant("three", usage={"inputTokens": 2100, "outputTokens": 10, "cacheReadTokens": 0})
+    log = b.write_jsonl(tmp_path / "s" / "session.jsonl")
+    browser.get(_report(tmp_path, log).as_uri())
+    items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#overview .break-list li")]
+    assert items == ["break at request 2: header_change, lost 1920 token(s), $?"]
+    assert _rows(browser, "#overview tr[data-key=break-cost]") == {"break-cost": "$?"}

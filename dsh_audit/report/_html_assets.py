@@ -91,7 +91,7 @@ function add(parent,child){parent.appendChild(child);return child;}
 function clear(node){while(node.firstChild){node.removeChild(node.firstChild);}}
 function json(v){return JSON.stringify(v,null,2);}
 function fmt(v){return String(v).replace(/\B(?=(\d{3})+(?!\d))/g,",");}
-function usd(v,digits){if(typeof v!=="number"){return "n/a";}var t=v.toFixed(digits||4);
+function usd(v,digits){if(typeof v!=="number"){return "$?";}var t=v.toFixed(digits||4);
  if(v&&!/[1-9]/.test(t)){t=v.toFixed(Math.min(1-Math.floor(Math.log10(Math.abs(v))),9));}return "$"+t;}
 function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests;if(typeof v!=="number"){return u?"$?":"n/a";}
  return (u?"\u2265":"")+usd(v);}
