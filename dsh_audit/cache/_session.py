@@ -14,8 +14,7 @@ from ..errors import CaptureError, DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request
 from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, attachment_warnings,
-                       find_parent, open_group,
-                       open_session,
+                       open_group, open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, ParentRequest, analyze_cache, attribution_causes
@@ -84,27 +83,6 @@ def _parent_request(session: Session, parent: Session | None, transitions: Itera
                                 "(its source_index)"]
 
 
-def _named_parent(session: Session, transitions: Iterable[Any] | None) -> Session | None:
-    """The parent log of a child whose transitions pair a request with a request of it (the
-    parent was read in this run: attribution compared them), found beside the child as the run
-    found it and read again; None when there is no such pair, or it cannot be found or read."""
-    parent_id = None if session.imported else session.header.parent_session
-    if not parent_id or not any(getattr(t, "previous_session_id", None) == parent_id for t in transitions or ()):
-        return None
-    found = find_parent(session.path, parent_id) if session.path else None
-    if found is None:
-        return None
-    try:
-        parent = open_session(found, lenient=True, foreign=False)  # read by the run's rules already
-    except DshAuditError:
-        return None
-    if parent.id != parent_id:
-        return None
-    if session.config is not None:
-        parent.use_routes(session.config)
-    return parent
-
-
 def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = False, max_version: int | None = None,
                  attribution: Iterable[Any] | str | None = "auto", unit: int | None = None,
                  tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None,
@@ -130,9 +108,8 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
         parent: the parent session of a fork or subagent child, read in the same run: the child's
             first request is then judged against the parent's request it continues (the one
             attribution compares it with), as a next request of the same conversation. Without
-            it, a parent that ``attribution`` pairs a request with is found beside the child and
-            read again (pass it to read it once); else the child's first request is compared with
-            nothing, and the report notes that the parent was not read.
+            it the child's first request is compared with nothing, and the report notes that the
+            parent was not read (a log is never opened here but ``source``).
 
     Raises:
         DshAuditError: the log cannot be read or replayed.
@@ -154,8 +131,6 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
     given = session_transitions(session, parent) if attribution == "auto" else attribution
     if given is not None and not isinstance(given, list):
         given = list(given)  # read twice: the parent's request, then each break
-    if parent is None:
-        parent = _named_parent(session, given)
     parents, notes = _parent_request(session, parent, given, wire=wire)
     report = analyze_cache(session.requests, times=session.times, attribution=given, unit=unit,
                            tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
