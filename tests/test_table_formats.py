@@ -32,7 +32,7 @@ from markdown_it import MarkdownIt
 from _terminal import read_terminal
 from dsh_audit.cli import _COMMANDS, cli
 from dsh_audit.cli._common import _FORMATS, run_guarded
-from dsh_audit.report.terminal import LISTING_FORMATS, listing, print_table
+from dsh_audit.report.terminal import LISTING_FORMATS, Amount, listing, print_table
 from dsh_audit.testing import LogBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -435,11 +435,13 @@ def test_a_pager_that_cannot_start_is_a_warning_and_the_table_is_printed(
                    "directly (hint: set DSH_AUDIT_PAGER or PAGER to a pager, or pass --no-pager)\n")
 
 
-def test_csv_reads_money_only_in_money_columns(capsys: pytest.CaptureFixture[str]) -> None:
-    """A title that reads like an amount stays the log's text; a cost column's amounts are numbers."""
+def test_csv_reads_money_only_from_amounts(capsys: pytest.CaptureFixture[str]) -> None:
+    """A title that reads like an amount stays the log's text; an :class:`Amount` is its exact value
+    (empty when unknown), whatever the table shows."""
     with listing("csv"):
         print_table("sessions", ("title", "cost", "no cache", "breaks $", "unpriced"),
-                    [("$5", "≥$0.0123", "$?", "$0.5000", "1"), ("$?", "$0.0010", "$0.0020", "$0.0000", "")])
+                    [("$5", Amount(0.01234, "≥$0.0123"), Amount(None, "$?"), Amount(0.5, "$0.5000"), "1"),
+                     ("$?", Amount(0.001, "$0.0010"), Amount(0.002, "$0.0020"), Amount(0.000021, "$0.000021"), "")])
     assert capsys.readouterr().out == ("table,title,cost,no cache,breaks $,unpriced\r\n"
-                                       "sessions,$5,0.0123,,0.5000,1\r\n"
-                                       "sessions,$?,0.0010,0.0020,0.0000,\r\n")
+                                       "sessions,$5,0.01234,,0.5,1\r\n"
+                                       "sessions,$?,0.001,0.002,0.000021,\r\n")

@@ -393,36 +393,16 @@ def _narrow_note(empty: Sequence[str], dropped: Sequence[str]) -> str | None:
     return f"narrow terminal: {', '.join(names)} not shown (widen it, or use --json)" if names else None
 
 
-#: An amount of money as a table shows it: ``$0.0111``, or ``≥$0.0111`` when some of its requests
-#: were unpriced (a lower bound), or ``$?`` when none was priced.
-_MONEY = re.compile(r"≥?\$(\d+(?:\.\d+)?)|\$\?")
-
-
-def _money_column(header: str) -> bool:
-    """Whether a column holds amounts of money (no log text): a cost, a ``... $`` column, the
-    no-cache and off-peak figures. Only for a command that hands :func:`print_table` an amount as
-    its text (``$0.0111``) rather than as an :class:`Amount`, which CSV writes exact: the text is
-    already rounded to the table's 4 decimals."""
-    name = header.lower()
-    return "cost" in name or name.endswith("$") or name in ("no cache", "off-peak", "of which breaks")
-
-
-def _csv_cell(text: str, *, money: bool = False) -> str:
-    """A cell as CSV shows it: in a money column (``money``), an amount as a number a spreadsheet can
-    sum (``$0.0111`` and the lower bound ``≥$0.0111`` as ``0.0111``, whose row's unpriced count says
-    it is one; ``$?``, unknown, empty); a text a spreadsheet would read as a formula (``=``, ``+``,
-    ``-``, ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number. A
-    title that reads ``$5`` stays text: only money columns are read as money.
+def _csv_cell(text: str) -> str:
+    """A text cell as CSV shows it: a text a spreadsheet would read as a formula (``=``, ``+``,
+    ``-``, ``@`` first) gets a leading apostrophe; a number (``-5``, ``+12%``) stays a number. Money
+    is never read from text (a title that reads ``$5`` stays text): a command hands it over as an
+    :class:`Amount`, which CSV writes exact.
 
     Example:
-        >>> [_csv_cell(t, money=True) for t in ("$0.0111", "≥$0.5", "$?", "7936 ($0.0051)")]
-        ['0.0111', '0.5', '', '7936 ($0.0051)']
         >>> [_csv_cell(t) for t in ("$0.0111", "=SUM(A1)", "-5")]
         ['$0.0111', "'=SUM(A1)", '-5']
     """
-    amount = _MONEY.fullmatch(text) if money else None
-    if amount is not None:
-        return amount.group(1) or ""
     return "'" + text if text.startswith(_FORMULA_START) and not _is_number(text) else text
 
 
@@ -438,9 +418,8 @@ def _write_csv(state: Listing, title: str, headers: Sequence[str], rows: Sequenc
     writer = csv.writer(out, lineterminator="\r\n")
     named = _csv_cell(title)
     writer.writerow(["table", *(_csv_cell(h) for h in headers)])
-    money = [_money_column(h) for h in headers]
-    writer.writerows([named, *(cell.csv if isinstance(cell, Amount) else _csv_cell(table_cell(cell), money=m)
-                               for cell, m in zip(row, money))] for row in rows)
+    writer.writerows([named, *(cell.csv if isinstance(cell, Amount) else _csv_cell(table_cell(cell))
+                               for cell in row)] for row in rows)
     state.tables += 1
     sys.stdout.write(out.getvalue())
     sys.stdout.flush()
