@@ -62,11 +62,11 @@ def test_the_logged_window_wins_over_the_route_file_and_the_conflict_is_one_line
     session.use_routes(config)
     assert caps(bodies_of(session, compaction_instruction="Summarise.")) == expected_caps(estimates, 16000)
     # once per session and route, naming both values and the route
-    assert window_conflicts(session.routes, config.models) == [
+    assert window_conflicts(session.routes, config) == [
         f"route anthropic/claude-sonnet-4-5: the log records contextWindow 16000 (request/context at seq "
         f"{first_context}), the route file (--routes) says 200000; requests that logged their window are rendered "
         "with the log's, the one DSH used"]
-    assert session.warnings == window_conflicts(session.routes, config.models)  # what the CLI prints
+    assert session.warnings == window_conflicts(session.routes, config)  # what the CLI prints
     assert read_session(tmp_path / "session.jsonl", routes=route_file(tmp_path, CLAUDE_200K)).warnings == \
         session.warnings  # every command that takes --routes prints them (tests/test_route_warnings.py)
 
@@ -78,10 +78,10 @@ def test_the_route_file_window_applies_where_the_log_has_none_and_agreement_is_s
     assert config is not None
     session.use_routes(config)
     assert caps(bodies_of(session, compaction_instruction="Summarise.")) == expected_caps(estimates, 16000)
-    assert window_conflicts(session.routes, config.models) == []
+    assert window_conflicts(session.routes, config) == []
     b16, _ = small_window(16000)
     logged = open_session(b16.write_jsonl(tmp_path / "logged.jsonl"))
-    assert window_conflicts(logged.routes, config.models) == []
+    assert window_conflicts(logged.routes, config) == []
 
 
 # --- 2. a title call takes its route's logged window ---------------------------------------------

@@ -216,7 +216,7 @@ def _home_layers(routes: PiRoutes) -> tuple[str, str, str]:
                                                  "under its home)"
 
 
-def window_conflicts(evidence: RouteEvidence, routes: PiRoutes | Mapping[tuple[str, str], Any], *,
+def window_conflicts(evidence: RouteEvidence, routes: PiRoutes, *,
                      providers: Iterable[str | None] | None = None) -> list[str]:
     """The warnings a session's route configuration gives: first, when it was composed from the
     DSH home the log sits in (not a ``--routes`` file) and routes a call of the log, which layers
@@ -231,9 +231,8 @@ def window_conflicts(evidence: RouteEvidence, routes: PiRoutes | Mapping[tuple[s
 
     Args:
         evidence: the session's :class:`RouteEvidence`.
-        routes: the route configuration (:class:`~dsh_audit.wire.PiRoutes`); or only the models
-            of a ``--routes`` file ((provider, model) -> model facts with ``context_window``,
-            :attr:`PiRoutes.models`), which a warning calls the route file.
+        routes: the route configuration (:class:`~dsh_audit.wire.PiRoutes`): a ``--routes`` file,
+            which a warning calls the route file, or one composed from DSH's home.
         providers: the provider ids the session's calls were routed by (default: those
             :attr:`RouteEvidence.providers` saw).
 
@@ -246,9 +245,9 @@ def window_conflicts(evidence: RouteEvidence, routes: PiRoutes | Mapping[tuple[s
         []
     """
     out = []
-    models: Mapping[tuple[str, str], Any] = routes.models if isinstance(routes, PiRoutes) else routes
+    models = routes.models
     source = "the route file (--routes)"
-    if isinstance(routes, PiRoutes) and routes.layers:
+    if routes.layers:
         files, what, source = _home_layers(routes)
         routed = set(routes.apis) | {provider for provider, _ in routes.models}
         if not routed.isdisjoint(evidence.providers if providers is None else providers):
