@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import RenderError
 from ..jsjson import stringify
 from ._piai import (body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
                     transform_messages)
@@ -153,13 +154,19 @@ def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]
                               "function": {"name": c["name"], "arguments": stringify(c["arguments"])}}
                              for c in calls]
         details = []
-        for call in calls:
+        for call in calls:  # openai-completions.js:912-919: JSON.parse each, then .filter(Boolean)
             if call.get("thoughtSignature"):
                 try:
                     parsed = js_parse(call["thoughtSignature"])
                 except ValueError:
                     parsed = None
-                if parsed:
+                except RecursionError:  # V8 parses it, but JSON.stringify of the body then overflows
+                    raise RenderError("a tool call's thought signature nests JSON objects or arrays too deep: "
+                                      "pi-ai replays it parsed in reasoning_details, and JavaScript cannot "
+                                      "serialise a body that deep, so DSH could not have sent this request",
+                                      hint="the log was edited or damaged; `dsh-audit validate` lists what "
+                                      "else is wrong in it") from None
+                if _js_truthy(parsed):
                     details.append(parsed)
         if details:
             out["reasoning_details"] = details
@@ -259,8 +266,8 @@ def _tools(tools: list[dict[str, Any]], compat: Mapping[str, Any]) -> list[dict[
     out = []
     for tool in tools:
         function: dict[str, Any] = {"name": tool["name"]}
-        for key in ("description", "parameters"):
-            if tool.get(key) is not None:
+        for key in ("description", "parameters"):  # written as they are: null stays, absent is dropped
+            if key in tool:
                 function[key] = tool[key]
         if compat["supportsStrictMode"] is not False:
             function["strict"] = False

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
-from ._piai_models import BUILTIN_MODELS, CATALOG_BASE_URLS, THINKING_LEVELS, PiModel, RouteProfile
+from ._piai_models import THINKING_LEVELS, PiModel, RouteProfile, catalog_base_url, catalog_models
 
 if TYPE_CHECKING:
     import yaml
@@ -828,8 +828,10 @@ def parse_routes(data: Any) -> PiRoutes:
     return PiRoutes(MappingProxyType(apis), MappingProxyType(models))
 
 
-def _catalog(provider: str) -> dict[str, PiModel]:
-    return {model_id: model for (p, model_id), model in BUILTIN_MODELS.items() if p == provider}
+def _catalog(provider: str) -> Mapping[str, PiModel]:
+    """pi-ai's catalog entries of ``provider`` (DSH ``catalogModels``): every built-in provider's,
+    not only the ones :data:`~dsh_audit.wire.BUILTIN_MODELS` lists."""
+    return catalog_models(provider)
 
 
 def _positive(value: Any, where: str) -> int | None:
@@ -924,8 +926,9 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
     if model_api is None:
         raise _Bad(f"{at}", "needs an api: the catalog does not describe it, so set the route's api")
     route = at[: at.rindex(".models[")]  # the route's own key path
-    # DSH catalog.ts:805, 863: request.baseURL ?? base?.baseUrl ?? providerBaseUrl (the catalog provider's)
-    base_url = profile.get("baseURL") or (base.base_url if base else None) or CATALOG_BASE_URLS.get(provider)
+    # DSH catalog.ts:805, 863: request.baseURL ?? base?.baseUrl ?? providerBaseUrl (the catalog provider's;
+    # an entry's empty baseUrl, as pi-ai's azure-openai-responses models have, stays: ``??``)
+    base_url = profile.get("baseURL") or (base.base_url if base is not None else catalog_base_url(provider))
     if not isinstance(base_url, str):
         raise _Bad(f"{at}", "needs a baseURL: the catalog does not describe this route")
     try:
@@ -938,9 +941,13 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
         (base.context_window if base else defaults[0])
     cap = _positive(entry.get("maxTokens"), f"{at}.maxTokens") or (base.max_tokens if base else defaults[1])
     reasoning, levels = _reasoning(entry, base, at)
-    compat = {**(base.compat if base and base.api == model_api else {}),
-              **_compat(profile.get("compat"), f"{route}.compat"),
-              **_compat(entry.get("compat"), f"{at}.compat")}
+    # DSH catalog.ts resolveModelCompat: with no compat configured, the catalog entry's survives
+    # through ``...base`` whatever the api; configured switches start from it only while the
+    # resolved api is the entry's own (an api repoint leaves it in the other protocol's shape).
+    configured = {**_compat(profile.get("compat"), f"{route}.compat"),
+                  **_compat(entry.get("compat"), f"{at}.compat")}
+    inherited = base.compat if base and (not configured or base.api == model_api) else {}
+    compat = {**inherited, **configured}
     declared_input = entry.get("input")
     if declared_input is not None and (not isinstance(declared_input, list)
                                        or not all(i in _MODALITIES for i in declared_input)):
@@ -951,8 +958,10 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
         raise _Bad(f"{route}.defaultInput", "must be a non-empty list of input kinds (text, image)")
     inputs = tuple(declared_input) if declared_input else \
         (base.input if base else tuple(route_input) if route_input else _DEFAULT_INPUT)
+    # ``...base``: the catalog entry's model headers reach the request as pi-ai's model.headers
     return PiModel(provider=provider, id=entry["id"], api=model_api, base_url=base_url, context_window=context,
-                   max_tokens=cap, reasoning=reasoning, thinking_level_map=levels, input=inputs, compat=compat)
+                   max_tokens=cap, reasoning=reasoning, thinking_level_map=levels, input=inputs, compat=compat,
+                   headers=base.headers if base else ())
 
 
 def _compat(value: Any, where: str) -> dict[str, Any]:
