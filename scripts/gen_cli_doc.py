@@ -1,16 +1,145 @@
 """Generate docs/cli.md from the click commands' own help (``--check``: exit 1 when it is stale).
 
+The conventions every command shares (session references, defaults, output formats, report files,
+exit codes), the environment variables and shell completion come first; which command takes which
+shared option is read from the commands themselves, so the lists cannot drift from the code.
+
 tests/test_conventions.py compares :func:`render` with the file.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import click
 
 from dsh_audit.cli import cli
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+
+#: The console script's name (pyproject.toml ``[project.scripts]``): click's completion variable is made from it.
+PROG = "dsh-audit"
+
+#: Commands whose PATH is a path only: they do not look a session id or ``latest`` up (yet).
+PATHS_ONLY = ("watch",)
+
+#: Every environment variable dsh-audit reads, and what it sets (tests/test_people_round2.py checks
+#: that each one the package names is here).
+ENVIRONMENT = (
+    ("DSH_HOME", "where sessions live: a command given no PATH reads `$DSH_HOME/sessions` (else "
+                 "`~/.dsh/sessions`), and a session id, id prefix or `latest` is looked up there"),
+    ("DSH_AUDIT_PAGER, PAGER, LESS", "the pager of a table or Markdown on a terminal (an empty value or `cat`: "
+                                     "none; `LESS=FRX` when `LESS` is unset); `--no-pager` turns it off"),
+    ("DSH_AUDIT_PROGRESS_DELAY", "seconds before a progress bar appears on a terminal (default `1`; `0`: at once)"),
+    ("DSH_AUDIT_MAX_DECODED, DSH_AUDIT_MAX_RATIO", "the decoded-size and expansion limits that refuse a "
+                                                   "decompression bomb (`docs/hostile-inputs.md`)"),
+    ("DSH_AUDIT_PROFILE", "the DSH profile whose route layers are read (`--profile`)"),
+    ("DSH_AUDIT_ATTACHMENTS", "the attachment store image requests are rendered from (`--attachments`)"),
+    ("DSH_AUDIT_REDACT_SALT", "`redact --salt`"),
+    ("DSH_AUDIT_<COMMAND>_<NAME>", "any option's default (click's; NAME is the option's parameter name), e.g. "
+                                   "`DSH_AUDIT_USAGE_BY=day`, `DSH_AUDIT_REQUESTS_OUTPUT_FORMAT=csv`"),
+    ("DSH_AUDIT_TRACEBACK", "set: an unexpected error (exit `3`) shows its traceback instead of one line"),
+    ("GITHUB_STEP_SUMMARY", "`check` appends its Markdown summary to this file"),
+    ("COLUMNS", "the width of tables and wrapped lines when stdout is not a terminal (default 200)"),
+)
+
+
+def _names(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: command names in backquotes."""
+    quoted = [f"`{item}`" for item in items]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def conventions(commands: dict[str, click.Command]) -> str:
+    """The ``Conventions`` section: what every command shares, with the commands that take each
+    shared option read from their parameters."""
+
+    def having(test: Callable[[click.Parameter], bool]) -> list[str]:
+        return [name for name, command in commands.items() if any(test(p) for p in command.params)]
+
+    def option(flag: str) -> Callable[[click.Parameter], bool]:
+        return lambda p: isinstance(p, click.Option) and flag in (*p.opts, *p.secondary_opts)
+
+    def argument(name: str, *, many: bool = False, required: bool = False) -> Callable[[click.Parameter], bool]:
+        return lambda p: (isinstance(p, click.Argument) and p.name == name and (p.nargs == -1) == many
+                          and p.required == required)
+
+    many = having(argument("paths", many=True))
+    optional = having(argument("path"))
+    one = having(argument("path", required=True))
+    referenced = [n for n in [*many, *optional, *one] if n not in PATHS_ONLY]
+    windowed = [name for name in having(option("--since")) if name in having(option("--until"))]
+    since_only = [name for name in having(option("--since")) if name not in windowed]
+    files = [f"`{name} {next(o for o in p.opts if o.startswith('--'))}`" for name, command in commands.items()
+             for p in command.params if isinstance(p, click.Option) and "'-' writes it to stdout" in (p.help or "")]
+    lines = [
+        "## Conventions\n",
+        "Every command follows these; `README.md` says why, and `tests/test_conventions.py`, "
+        "`tests/test_cli_conventions.py` and `tests/test_conventions_round2.py` hold them.\n",
+        "- **PATH.** A log file (`session.jsonl`, `session.jsonl.zstd`, `session.vN.jsonl[.zstd]`), a session "
+        "folder or a sessions root (every log below it is found, the generation DSH would read is picked, and a "
+        "session also found as a copy is read once). " + _names(referenced) + " also take a session reference: "
+        "`latest` (the session `dsh-audit sessions` lists first), a session id, or a unique prefix of one (with or "
+        "without its `session-`), looked up under `$DSH_HOME/sessions` (else `~/.dsh/sessions`). A path that "
+        "exists always wins over an id, and a name with a `/` or a log's or capture's suffix is a path; a prefix "
+        "that fits several sessions is an error naming up to five (exit `2`). " + _names(PATHS_ONLY)
+        + " takes a path only.",
+        "- **No PATH.** " + _names(many + optional) + " read `$DSH_HOME/sessions` (else `~/.dsh/sessions`) when "
+        "given none. " + _names(one) + " read one session and need it named (a folder must hold exactly one log).",
+        "- **Order.** `sessions`, `requests`, `breaks` and `check`'s table list logs newest first, by the last of "
+        "each log's own timestamps (never the file's mtime), equal ones by path; `requests`, `breaks` and "
+        "`check` keep the PATHS in the order given, each one's logs newest first.",
+        "- **Time window.** `--since/--until WHEN` (" + _names(windowed) + "; " + _names(since_only) + ": "
+        "`--since` only) select by the logs' own timestamps: a date, a date-time (UTC unless it has an offset) or "
+        "an age such as `7d`; `--since` at or after `--until` is a usage error.",
+        "- **JSON.** `--json` (" + _names(having(option("--json"))) + ") prints JSON on stdout: one object per "
+        "line (`check`: its JSON report, one indented object).",
+        "- **Formats.** `--format table|json|csv|markdown` (" + _names(having(option("--format"))) + "): `json` is "
+        "what `--json` prints; `csv` is RFC 4180 with a header row and every column, each row led by a `table` "
+        "column naming its table, tables apart by a blank line, a count or amount plain (money to the "
+        "nano-dollar, as `--json` gives it), an unknown one (`?`, `$?`) an empty cell, and a text a spreadsheet "
+        "would read as a formula led by `'`; `markdown` is a heading and a GitHub table per table, log text "
+        "escaped.",
+        "- **Tables.** A table fits the terminal (piped: `COLUMNS`, else 200 columns) without splitting a number, "
+        "a date or an id: a narrow terminal leaves out a column with no value, then each command's lesser columns "
+        "(the caption names them), and a run's tables share one style (boxed, or borderless when narrow).",
+        "- **Pager.** On a terminal, a table or Markdown goes through `$DSH_AUDIT_PAGER`, else `$PAGER`, else "
+        "`less` (" + _names(having(option("--pager"))) + "; `--no-pager` prints directly). Output to a pipe or a "
+        "file is never paged.",
+        "- **Report files.** " + ", ".join(files) + " write to stdout when FILE is `-`, and then nothing else "
+        "goes to stdout; two outputs cannot both be `-`. An output never overwrites an input log.",
+        "- **Parallel runs.** `--jobs N` (" + _names(having(option("--jobs"))) + ") and `--engine dask` ("
+        + _names(having(option("--engine"))) + ") print what a serial run prints.",
+        "- **Messages.** stdout carries the listing; warnings, notes and errors go to stderr as one line each "
+        "(`warning:`, `note:`, `error: PATH: ... (hint: ...)`), log text escaped.",
+        "- **Exit codes.** `0` clean, `1` findings that fail (`check`, `validate`, `diff`, `breaks`, `cache`, "
+        "`redact`), `2` bad input or usage (and a gate, `check` or `validate`, given nothing to check), `3` an "
+        "unexpected error (one line; `DSH_AUDIT_TRACEBACK=1` shows the traceback), `130` interrupted. A "
+        "describing command given an empty folder or window lists nothing, says why in a note and exits `0`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def environment() -> str:
+    """The ``Environment variables`` and ``Shell completion`` sections."""
+    variable = "_" + PROG.replace("-", "_").upper() + "_COMPLETE"
+    rows = ["| variable | what it sets |", "|---|---|"]
+    rows += [f"| {', '.join(f'`{name}`' for name in names.split(', '))} | {text} |" for names, text in ENVIRONMENT]
+    return "\n".join([
+        "## Environment variables\n",
+        *rows,
+        "",
+        "## Shell completion\n",
+        "Commands, options and choices complete in bash, zsh and fish (click's completion):\n",
+        "```sh",
+        f'eval "$({variable}=bash_source {PROG})"   # in ~/.bashrc',
+        f'eval "$({variable}=zsh_source {PROG})"    # in ~/.zshrc',
+        f"{variable}=fish_source {PROG} | source    # in ~/.config/fish/completions/{PROG}.fish",
+        "```\n",
+    ])
 
 
 def render() -> str:
@@ -19,14 +148,19 @@ def render() -> str:
              "`tests/test_conventions.py` fails when it is out of date.\n"]
     settings = {k: v for k, v in cli.context_settings.items() if k != "auto_envvar_prefix"}
     # The commands' own context class: its help formatter wraps only at whitespace, as --help does.
-    context = cli.context_class(cli, info_name="dsh-audit", terminal_width=100, max_content_width=100, **settings)
-    parts.append("## dsh-audit\n\n```text\n" + cli.get_help(context).rstrip() + "\n```\n")
+    context = cli.context_class(cli, info_name=PROG, terminal_width=100, max_content_width=100, **settings)
+    commands: dict[str, click.Command] = {}
     for name in cli.list_commands(context):
         command = cli.get_command(context, name)
         assert command is not None, name
+        commands[name] = command
+    parts.append(conventions(commands))
+    parts.append(environment())
+    parts.append(f"## {PROG}\n\n```text\n" + cli.get_help(context).rstrip() + "\n```\n")
+    for name, command in commands.items():
         sub = command.context_class(command, info_name=name, parent=context,
                                     terminal_width=100, max_content_width=100, **settings)
-        parts.append(f"## dsh-audit {name}\n\n```text\n" + command.get_help(sub).rstrip() + "\n```\n")
+        parts.append(f"## {PROG} {name}\n\n```text\n" + command.get_help(sub).rstrip() + "\n```\n")
     return "\n".join(parts)
 
 

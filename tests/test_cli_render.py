@@ -90,7 +90,7 @@ def test_render_to_a_terminal_shows_what_a_terminal_would_act_on_escaped(tmp_pat
     assert "\u202e".encode() in piped and "\u009b".encode() in piped  # the exact bytes
     main, child = pty.openpty()
     with subprocess.Popen([sys.executable, "-m", "dsh_audit", "render", str(log), "0"], stdout=child,
-                          stderr=subprocess.PIPE) as process:
+                          stderr=subprocess.PIPE, env={**os.environ, "DSH_AUDIT_PAGER": ""}) as process:  # no pager
         os.close(child)
         written = read_terminal(main)
         err = process.stderr.read().decode() if process.stderr else ""

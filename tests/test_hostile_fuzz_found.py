@@ -65,11 +65,15 @@ def test_times_past_year_9999_are_unknown_days_not_a_traceback(tmp_path, monkeyp
     assert (code, err) == (0, "")
     assert [(r["key"], r["requests"]) for r in json.loads(out)["rows"]] == [("unknown", 1)]
 
-    # DeepSeek's peak window cannot place such a time on its calendar: the standard rate applies
+    # DeepSeek's peak window cannot place such a time on its calendar: the standard rate applies (the
+    # request is unpriced all the same: its deepseek-official usage logs no cacheReadTokens)
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "window", "--json", str(log))
     assert (code, err) == (0, "")
     assert [(r["key"], r["requests"], r["unpriced_requests"]) for r in json.loads(out)["rows"]] == \
-        [("standard", 1, 0)]
+        [("standard", 1, 1)]
+    assert json.loads(out)["unpriced"] == {
+        "cache reads not logged (deepseek-official logs cacheReadTokens only when the API reported them: the "
+        "prompt's split into hits and misses is unknown)": 1}
 
 
 def test_index_stores_a_session_whose_times_are_past_year_9999(tmp_path, monkeypatch, capsys):

@@ -160,13 +160,15 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
         ("deepseek-v4-flash", 1920, 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
         ("local-coder", 8320, None, None, None, None, None, 6, False), ("total", 10240, *TOTAL)]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "turn", "--format", "csv")
-    # a turn whose only request is unpriced: its lost cost is unknown (empty) even when it lost nothing
+    # a turn whose only request is unpriced: its lost cost is unknown (empty) when it lost tokens, and
+    # 0 when it lost nothing (docs/cache-accounting.md: "a loss with no lost token costs $0.0000",
+    # 0 in JSON and CSV: an amount no request owes is 0, never unknown)
     assert [(r[1], r[9], r[4], r[5], r[12]) for r in _csv(out)[1:]] == [
         ("s-both turn 1", "0.000612", "0", "0", "0"), ("s-both turn 2", "0.00005352", "0", "0", "0"),
         ("s-both turn 3", "0.000642", "1920", "0.00056448", "0"), ("s-both turn 4", "", "2048", "", "1"),
-        ("s-both turn 5", "", "0", "", "1"), ("s-both turn 6", "", "2176", "", "1"),
+        ("s-both turn 5", "", "0", "0", "1"), ("s-both turn 6", "", "2176", "", "1"),
         ("s-unknown turn 1", "0.000612", "0", "0", "0"), ("s-unknown turn 2", "0.00005352", "0", "0", "0"),
-        ("s-unknown turn 3", "", "1920", "", "1"), ("s-unknown turn 4", "", "0", "", "1"),
+        ("s-unknown turn 3", "", "1920", "", "1"), ("s-unknown turn 4", "", "0", "0", "1"),
         ("s-unknown turn 5", "", "2176", "", "1"), ("total", "0.00197304", "10240", "0.00056448", "6")]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "turn", "--json")[1])
     assert [(r["key"], r["lost_tokens"], r["lost_cost_usd"], r["break_cost_usd"]) for r in table["rows"]
@@ -224,10 +226,10 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "sessions losing the most cached tokens"] == [
-        ["s-both", str(home / "sessions/--p--/s-both/session.jsonl"), "6", "6", "12896", "4096", "31.8%", "31.8%",
-         "6144", "0.00056448", "0.00130752", "0.00056448"],
-        ["s-unknown", str(home / "sessions/--p--/s-unknown/session.jsonl"), "5", "5", "10796", "4096", "37.9%",
-         "37.9%", "4096", "", "0.00066552", ""]]  # breaks $ was 0.0000
+        ["s-both", str(home / "sessions/--p--/s-both/session.jsonl"), "6", "6", "12896", "4096",
+         "0.3176178660049628", "0.3176178660049628", "6144", "0.00056448", "0.00130752", "0.00056448"],
+        ["s-unknown", str(home / "sessions/--p--/s-unknown/session.jsonl"), "5", "5", "10796", "4096",
+         "0.37939977769544275", "0.37939977769544275", "4096", "", "0.00066552", ""]]  # breaks $ was 0.0000
     # CSV: one plain amount a row (a table joins them "a / b"), the unpriced count a row of its own
     assert [r[1:] for r in rows if r[0] == "cost (list prices, check your contract)"] == [
         ["requests", "11"], ["unpriced requests", "6"], ["cost", "0.00197304"], ["cache miss", "0.00189"],

@@ -75,7 +75,7 @@ def test_every_view_reads_a_missing_bucket_alike_and_keeps_a_logged_zero(
         provider: str, model: str, missing: int | None) -> None:
     log = _log(tmp_path, provider, model)
     reads = [missing, 2990, 0]
-    shown = ["?" if read is None else str(read) for read in reads]
+    shown = ["" if read is None else str(read) for read in reads]  # CSV: an unknown count is an empty cell
     known_prompt = (3000 if missing is not None else 0) + (40 + 2990) + (3100 + 0)
 
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
@@ -111,11 +111,11 @@ def test_the_openai_completions_route_reads_alike_in_requests_cache_and_the_repo
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
     assert (code, err) == (0, [])
     reads = _csv_column(out, "cache read")
-    assert reads == ["?", "0", "8064", "8192", "8320", "8448"]  # the title call logs no usage
+    assert reads == ["", "0", "8064", "8192", "8320", "8448"]  # the title call logs no usage: empty in CSV
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
     assert (code, err) == (0, [])
     report = json.loads(out)
-    assert [row["actual"] for row in report["timeline"]] == [None if read == "?" else int(read) for read in reads]
+    assert [row["actual"] for row in report["timeline"]] == [None if read == "" else int(read) for read in reads]
     assert report["usage_known"] == 5
     session = _report_data(monkeypatch, capsys, log, tmp_path / "report.html")
     assert [r["actual"] for r in session["requests"]] == [row["actual"] for row in report["timeline"]]
@@ -134,7 +134,7 @@ def test_the_anthropic_route_break_reads_zero_in_requests_as_in_cache(
     assert (row["actual"], row["classification"], row["cause"]) == (0, "break_explained", "header_change")
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
     assert (code, err) == (0, [])
-    assert _csv_column(out, "cache read") == ["?" if row["actual"] is None else str(row["actual"])
+    assert _csv_column(out, "cache read") == ["" if row["actual"] is None else str(row["actual"])
                                               for row in report["timeline"]]
 
 
@@ -148,7 +148,7 @@ def test_a_negative_count_is_no_count_in_requests_and_cache(
             b.assistant("Hello", usage={"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": -7936})
     log = b.write_jsonl(tmp_path / "session.jsonl")
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
-    assert (code, err, _csv_column(out, "cache read")) == (0, [], ["?"])
+    assert (code, err, _csv_column(out, "cache read")) == (0, [], [""])
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
     assert [(row["actual"], row["classification"]) for row in json.loads(out)["timeline"]] == [
         (None, "usage_unknown")]

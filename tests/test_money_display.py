@@ -91,42 +91,51 @@ def test_usage_by_request_table(home: Path, monkeypatch: pytest.MonkeyPatch,
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request")
     assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'",
                                  "warning: 1 request(s) unpriced: usage not logged"]
+    # each request's model, window and send time after its amounts, as many as 200 columns hold
+    # (issue 13: a request's row says what it was priced by; the whole of it in --json and CSV)
     assert _lines(out) == [
         "usage by request",
         "┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳"
-        "━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┓",
+        "━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓",
         # the lost tokens beside the cache misses they are part of
         "┃ request    ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ "
-        "no cache ┃  off-peak ┃ unpriced ┃",
+        "no cache ┃  off-peak ┃ unpriced ┃ model             ┃ window   ┃ sent                 ┃",
         "┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇"
-        "━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━┩",
+        "━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩",
         "│ s-mixed #0 │        1 │       2000 │                    │          0 │           0 │     10 │  $0.0006 │ "
-        " $0.0006 │   $0.0003 │          │",
+        " $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
         # $0.00002676 off-peak: two significant digits, never an exact-looking $0.0000
         "│ s-mixed #1 │        1 │        100 │                    │       1920 │           0 │     10 │  $0.0001 │ "
-        " $0.0006 │ $0.000027 │          │",
+        " $0.0006 │ $0.000027 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
         "│ s-mixed #2 │        1 │       2100 │ 1920 ($0.0006)     │          0 │           0 │     10 │  $0.0006 │ "
-        " $0.0006 │   $0.0003 │          │",
+        " $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
         # the title call logged no usage: its tokens are unknown, not 0
         "│ s-mixed #3 │        1 │          ? │                    │          ? │           ? │      ? │       $? │ "
-        "      $? │        $? │        1 │",
+        "      $? │        $? │        1 │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
         "│ s-mixed #4 │        1 │        100 │                    │       2048 │           0 │     10 │       $? │ "
-        "      $? │        $? │        1 │",
+        "      $? │        $? │        1 │ local-coder       │ standard │ 2027-01-15T08:00:00Z │",
         # only a priced request lost tokens: the lost cost is exact, the others lower bounds
         "│ total      │        5 │       4300 │ 1920 ($0.0006)     │       3968 │           0 │     40 │ ≥$0.0013 │ "
-        "≥$0.0019 │  ≥$0.0007 │        2 │",
+        "≥$0.0019 │  ≥$0.0007 │        2 │                   │          │                      │",
         "└────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴"
-        "──────────┴───────────┴──────────┘",
+        "──────────┴───────────┴──────────┴───────────────────┴──────────┴──────────────────────┘",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower "
-        "bound (unpriced requests left out),",
-        "$?: no request priced; tokens: sums over the 4 request(s) with usage logged (?: none logged)"]
+        "bound (unpriced requests left out), $?: no request priced; tokens: sums over the 4",
+        "request(s) with usage logged (?: none logged)"]
 
 
 def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "csv")
     rows = _csv(out)
-    assert code == 0 and rows == [
+    # each request's row ends with what it was priced by (issue 13); the rate source is the table's
+    details = [row[13:] for row in rows]
+    source = details[1][4]
+    flash = ["deepseek-v4-flash", "peak", "2027-01-15T08:00:00Z", "deepseek-flash", source, "", ""]
+    assert details == [["model", "window", "sent", "billed as", "rate source", "cache retention", "write rate"],
+                       flash, flash, flash, flash,
+                       ["local-coder", "standard", "2027-01-15T08:00:00Z", "", "", "", ""], [""] * 7]
+    assert code == 0 and source.startswith("https://") and [row[:13] for row in rows] == [
         ["table", "request", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write",
          "output", "cost", "no cache", "off-peak", "unpriced"],
         ["usage by request", "s-mixed #0", "1", "2000", "0", "0", "0", "0", "10", "0.000612", "0.000612", "0.000306",
@@ -135,8 +144,10 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
          "0.00002676", "0"],
         ["usage by request", "s-mixed #2", "1", "2100", "1920", "0.00056448", "0", "0", "10", "0.000642", "0.000642",
          "0.000321", "0"],
-        ["usage by request", "s-mixed #3", "1", "", "", "", "", "", "", "", "", "", "1"],  # no usage: unknown
-        ["usage by request", "s-mixed #4", "1", "100", "0", "", "2048", "0", "10", "", "", "", "1"],
+        # no usage: tokens unknown; it lost no token, so its lost cost is 0 (docs/cache-accounting.md: a
+        # loss with no lost token costs $0.0000, 0 in JSON and CSV, whatever was priced)
+        ["usage by request", "s-mixed #3", "1", "", "", "0", "", "", "", "", "", "", "1"],
+        ["usage by request", "s-mixed #4", "1", "100", "0", "0", "2048", "0", "10", "", "", "", "1"],
         ["usage by request", "total", "5", "4300", "1920", "0.00056448", "3968", "0", "40", "0.00130752", "0.001872",
          "0.00065376", "2"]]
     # the rows sum to the total row, exactly (at 4 decimals they were 0.0006 + 0.0001 + 0.0006 = 0.0013)
@@ -147,7 +158,7 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
     assert [(r["key"], r["tokens"] and r["tokens"]["total"], r["usage_unknown_requests"], r["lost_cost_usd"])
             for r in (*table["rows"], table["total"])] == [
         ("s-mixed #0", 2010, 0, 0.0), ("s-mixed #1", 2030, 0, 0.0), ("s-mixed #2", 2110, 0, LOST),
-        ("s-mixed #3", None, 1, None), ("s-mixed #4", 2158, 0, None), ("total", 8308, 1, LOST)]
+        ("s-mixed #3", None, 1, 0.0), ("s-mixed #4", 2158, 0, 0.0), ("total", 8308, 1, LOST)]  # no loss: 0
     # the CSV cells are the JSON's numbers
     assert [Decimal(r[9]) for r in rows[1:4]] == [Decimal(repr(r["cost_usd"]["total"])) for r in table["rows"][:3]]
 
@@ -179,15 +190,16 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert "│ header_change │        1920 │ $0.0006 │         $0.0006 │" in lines
     assert ("│ deepseek-v4-flash │        4 │     ≥$0.0013 │   ≥$0.000012 │      ≥$0.0000 │ ≥$0.000036 │ ≥$0.0013 │"
             "   ≥$0.0019 │   ≥$0.0007 │  $0.0006 │        1 │") in lines
-    # by model "lost $": one spelling of unknown (it was "n/a" for a model that lost nothing)
+    # by model "lost $": a model that lost no token lost $0.0000, whatever was priced (it was "n/a", then
+    # "$?"; docs/cache-accounting.md: a loss with no lost token costs $0.0000, 0 in JSON and CSV)
     assert ("│ local-coder       │        1 │            1 │   2148 │       2048 │     95.3% │     0.0% │"
-            "           0 │      $? │") in lines
+            "           0 │ $0.0000 │") in lines
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)
     assert [r[1:] for r in rows if r[0] == "i.sqlite: fleet totals"] == [
         ["sessions", "1"], ["sessions refused", "0"], ["requests", "5"], ["requests with cache reads logged", "4"],
         ["prompt tokens", "8268"], ["cache read actual", "3968"], ["cache read expected", "1920"],
-        ["hit ratio actual", "48.0%"], ["hit ratio expected", "23.2%"], ["output tokens", "40"],
+        ["hit ratio actual", "0.4799225931301403"], ["hit ratio expected", "0.23222060957910015"], ["output tokens", "40"],
         ["breaks (attribution)", "2"], ["breaks (cache)", "2"], ["tokens lost", "1920"],
         ["cost lost (list prices)", "0.00056448"]]
     assert [r[1:] for r in rows if r[0] == "cost (list prices, check your contract)"] == [
@@ -198,8 +210,9 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert [r[1:] for r in rows if r[0] == "cost by model"] == [
         ["deepseek-v4-flash", "4", "0.00126", "0.00001152", "0", "0.000036", "0.00130752", "0.001872", "0.00065376",
          "0.00056448", "1"],
-        ["local-coder", "1", "", "", "", "", "", "", "", "", "1"]]
-    assert [r[-1] for r in rows if r[0] == "by model"] == ["0.00056448", ""]
+        ["local-coder", "1", "", "", "", "", "", "", "", "0", "1"]]  # no break lost a token: 0
+    # local-coder lost no token: 0 (docs/cache-accounting.md)
+    assert [r[-1] for r in rows if r[0] == "by model"] == ["0.00056448", "0"]
     assert [r[-3:] for r in rows if r[0] == "sessions losing the most cached tokens"] == [
         ["0.00056448", "0.00130752", "0.00056448"]]
 

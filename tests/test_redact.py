@@ -70,9 +70,9 @@ def test_json_text_keeps_each_escape_form_so_lengths_and_token_estimates_stay():
     p = Placeholders(b"salt")
     original = '{"path": "\\u007f\\u00e9\\ud83d\\ude00\\n"}'
     redacted = p.text(original)
-    assert redacted == '{"path": "\\u007f\\u023a\\ud887\\udd92\\t"}'
+    assert redacted == '{"path": "\\u007f\\u023a\\ud887\\udd92\\n"}'
     assert len(stringify(redacted)) == len(stringify(original))
-    assert json.loads(redacted) == {"path": "\x7f\u023a\U00031d92\t"}
+    assert json.loads(redacted) == {"path": "\x7f\u023a\U00031d92\n"}
 
 
 @given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=40))
@@ -153,8 +153,8 @@ def test_the_cli_summary_names_kinds_never_values(tmp_path):
     assert re.fullmatch(r"secrets removed: openai_api_key 1 \(\d+ occurrence\(s\)\)", lines[2])
     check = CliRunner().invoke(cli, ["redact", "--check", str(out)], catch_exceptions=False)
     assert check.exit_code == 0
-    assert check.output == ("requests: match (3 verdict(s))\nbreaks: match (3 verdict(s))\n"
-                            f"cache: match (3 verdict(s))\nOK: every verdict of {out} matches its manifest\n")
+    assert check.output == ("requests: match (3 request(s))\nbreaks: match (3 request(s), 0 break(s))\n"
+                            f"cache: match (3 request(s))\nOK: every verdict of {out} matches its manifest\n")
 
 
 # -- bad input ---------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def _run(monkeypatch, args):
 
 
 @pytest.mark.parametrize("case, message", [
-    ("unreadable", "{missing}: cannot open: No such file or directory"),
+    ("unreadable", "{missing}: no such file or folder"),  # as every command says it
     ("exists", "{out}: the output already exists (hint: pass --force to replace it)"),
     ("empty-salt", "the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
     ("same-file", "{log}: the output would overwrite the input {log} (hint: choose another -o path)"),
@@ -208,7 +208,7 @@ def _corpus_logs():
 def test_redacted_corpus_sessions_keep_every_verdict_and_validate_the_same(tmp_path, log):
     wire = log.parents[4] / "wire.jsonl"
     out = tmp_path / "session.jsonl.zstd"
-    result = redact(log, out, salt="corpus", capture=wire)
+    result = redact(log, out, salt="corpus", capture=wire, alone=True)  # a child: compared without its parent
     assert result.mismatched == ()
     assert set(result.verdicts) == {"requests", "breaks", "cache", "diff"}
     assert _frames(out.read_bytes()) == _frames(log.read_bytes())  # same frames, same lengths
@@ -280,6 +280,8 @@ def test_redaction_keeps_every_verdict_of_generated_sessions(tmp_path_factory, c
             continue  # DSH's own fixed prompts stay: captures are classified by them
         for i in range(0, max(0, len(piece) - 8)):
             window = piece[i:i + 8]
+            if all(ch in "\\u0123456789abcdefABCDEF" for ch in window):
+                continue  # \uXXXX escapes hold no words; a line break's stays, as the character does
             if sum(ch.isalnum() for ch in window) >= 5 and window not in stringify(session.header_record):
                 assert window not in text or window in structure
 

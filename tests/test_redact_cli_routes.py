@@ -24,7 +24,7 @@ def test_a_hand_declared_route_is_redacted_and_checked_with_its_route_file(
                              "--salt", "s1")
     assert (code, err) == (0, []) and text.endswith("verdicts of requests, breaks, cache: unchanged\n")
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out), "--routes", routes) == (
-        0, "requests: match (6 verdict(s))\nbreaks: match (6 verdict(s))\ncache: match (6 verdict(s))\n"
+        0, "requests: match (6 request(s))\nbreaks: match (6 request(s), 0 break(s))\ncache: match (6 request(s))\n"
            f"OK: every verdict of {out} matches its manifest\n", [])
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (
         2, "", [f"error: {out}.manifest.json: the manifest's verdicts were made with a route configuration "

@@ -72,8 +72,8 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
     manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text("utf-8"))
     assert (manifest["routes"], manifest["unrendered"]) == (False, {"count": 6, "requests": [0, 1, 2, 3, 4, 5]})
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (
-        0, "requests: match (6 verdict(s))\nbreaks: match (6 verdict(s))\ncache: match (6 verdict(s))\n"
-           f"diff: match (6 verdict(s))\nOK: every verdict of {out} matches its manifest\n",
+        0, "requests: match (6 request(s))\nbreaks: match (6 request(s), 0 break(s))\ncache: match (6 request(s))\n"
+           f"diff: match (6 diff row(s))\nOK: every verdict of {out} matches its manifest\n",
         ["note: the manifest records 6 captured request(s) as unrendered: their diff verdicts compared no rendered "
          "body, here as when the bundle was made"])
 
@@ -239,7 +239,7 @@ def _corpus_sessions() -> list[tuple[Path, Path, Path | None]]:
                          ids=lambda v: v.parent.parent.name + "/" + v.name[:16] if isinstance(v, Path) else str(v))
 def test_every_corpus_session_keeps_its_verdicts_with_its_capture(tmp_path: Path, log: Path, capture: Path,
                                                                    routes: Path | None) -> None:
-    result = redact(log, tmp_path / log.name, capture=capture, salt="corpus", routes=routes)
+    result = redact(log, tmp_path / log.name, capture=capture, salt="corpus", routes=routes, alone=True)
     assert result.mismatched == ()
     check = check_bundle(result.output, routes=routes)
     assert (check.ok, sorted(check.found)) == (True, ["breaks", "cache", "diff", "requests"])

@@ -248,9 +248,10 @@ def test_a_missing_log_a_folder_and_a_fifo_are_one_line_each(tmp_path, monkeypat
     folder, _ = _folder(tmp_path)
     (folder / "logs").mkdir()
     _refused(monkeypatch, capsys, folder, "missing.jsonl", "-o", "out.jsonl", "--salt", "s",
-             message="error: missing.jsonl: cannot open: No such file or directory")
+             message="error: missing.jsonl: no such file or folder")
     _refused(monkeypatch, capsys, folder, "logs", "-o", "out.jsonl", "--salt", "s",
-             message="error: logs: is a folder, not a log file")
+             message="error: logs: folder holds no DSH session log "  # a folder of one session is read
+                     "(hint: expected session.jsonl or session.jsonl.zstd files below it)")
     if hasattr(os, "mkfifo"):
         os.mkfifo(folder / "fifo")
         _refused(monkeypatch, capsys, folder, "fifo", "-o", "out.jsonl", "--salt", "s",

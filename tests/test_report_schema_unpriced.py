@@ -25,5 +25,7 @@ def test_an_unpriced_session_report_is_valid_and_says_unknown() -> None:
     cost = data["sessions"][0]["cost"]
     assert {k: cost[k] for k in ("cost_usd", "no_cache_cost_usd", "off_peak_cost_usd", "break_cost_usd",
                                  "unpriced", "unpriced_requests", "cost_complete")} == {
-        "cost_usd": None, "no_cache_cost_usd": None, "off_peak_cost_usd": None, "break_cost_usd": None,
+        # no break lost a token: the break cost is 0, not unknown (docs/cache-accounting.md: a loss
+        # with no lost token costs $0.0000, 0 in JSON, whatever was priced)
+        "cost_usd": None, "no_cache_cost_usd": None, "off_peak_cost_usd": None, "break_cost_usd": 0.0,
         "unpriced": {"no price for model 'local-coder'": 6}, "unpriced_requests": 6, "cost_complete": False}

@@ -237,7 +237,7 @@ def profiled_home(tmp_path: Path, *, manifests: bool = True) -> Path:
                     "local-coder", "openai-completions", window=131072)
 
 
-def test_sessions_takes_a_profile_and_offers_no_routes_option(tmp_path, monkeypatch, capsys) -> None:
+def test_sessions_takes_a_profile_and_says_routes_overrides_it(tmp_path, monkeypatch, capsys) -> None:
     log = profiled_home(tmp_path)
     home = tmp_path / "home"
     code, _, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json")
@@ -248,11 +248,11 @@ def test_sessions_takes_a_profile_and_offers_no_routes_option(tmp_path, monkeypa
     code, _, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json", "--profile", "a")
     assert (code, err) == (0, [
         f"warning: {log}: route configuration from {home / 'profiles' / 'a' / 'cordis.patch.yml'} (the llm-pi-ai "
-        "row of DSH profile a's patch layer)"])
+        "row of DSH profile a's patch layer; --routes FILE overrides it)"])  # sessions takes --routes now
     code, _, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json", "--profile", "b")
     assert (code, err) == (0, [
         f"warning: {log}: route configuration from {home / 'profiles' / 'b' / 'cordis.patch.yml'} (the llm-pi-ai "
-        "row of DSH profile b's patch layer)",
+        "row of DSH profile b's patch layer; --routes FILE overrides it)",
         f"warning: {log}: route local-openai/local-coder: the log records contextWindow 131072 (request/context at "
         f"seq 6), DSH profile b's patch layer {home / 'profiles' / 'b' / 'cordis.patch.yml'} says 65536; requests "
         "that logged their window are rendered with the log's, the one DSH used"])

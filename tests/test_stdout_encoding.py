@@ -49,12 +49,13 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     builder = LogBuilder(session_id=SESSION)
     with builder.turn("R\u00e9sum\u00e9 \u2192 \u6f22\u5b57"):
         with builder.step():
-            builder.assistant("H\u00e9llo \U0001f600")
+            # usage as DSH's DeepSeek adapter logs it from the API's reply: the cache read included
+            builder.assistant("H\u00e9llo \U0001f600", usage={"inputTokens": 133, "outputTokens": 9, "cacheReadTokens": 0})
     builder.title(TITLE)
     builder.configure(model=MODEL)
     with builder.turn("two"):
         with builder.step():
-            builder.assistant("Hi")
+            builder.assistant("Hi", usage={"inputTokens": 231, "outputTokens": 7, "cacheReadTokens": 0})
     builder.write_jsonl(folder / "s" / "session.jsonl")
     return folder
 
@@ -98,9 +99,9 @@ def test_a_table_keeps_its_columns(folder, encoding):
         heading,
         "# |turn/step/try |kind  |header    |msgs |input |cache read |output |finish",
         "--+--------------+------+----------+-----+------+-----------+-------+------",
-        "0 |1/1/1         |loop  |5 initial |   1 |  133 |         ? |     9 |stop  ",
+        "0 |1/1/1         |loop  |5 initial |   1 |  133 |         0 |     9 |stop  ",
         "1 |-             |title |-         |   1 |    ? |         ? |     ? |      ",
-        "2 |2/1/1         |loop  |22 change |   3 |  231 |         ? |     7 |stop  ",
+        "2 |2/1/1         |loop  |22 change |   3 |  231 |         0 |     7 |stop  ",
     ]
     assert len(separators(lines[1:])) == 1
 
@@ -174,15 +175,11 @@ def test_check_records_and_status_ascii(folder):
     code, out, err = run(folder, "ascii", "check", "s/session.jsonl")
     assert (code, err) == (0, [])
     assert [line.rstrip() for line in out.splitlines()] == [
-        "dsh-audit check",
-        "status     ok",
-        "log        s/session.jsonl",
-        "session    s-caf\\u00e9-\\u2192-\\ud83d\\ude00",
-        "requests   3",
-        "capture    none",
-        "breaks     1",
-        "cache hit  n/a",
-        "findings   1",
+        "dsh-audit check",  # a table at 80 columns, lesser columns left out and said so
+        "status |session                         |requests |breaks |cache hit |findings",
+        "-------+--------------------------------+---------+-------+----------+--------",
+        "ok     |s-caf\\u00e9-\\u2192-\\ud83d\\ude00 |       3 |     1 |     0.0% |       1",
+        "narrow terminal: log, capture not shown (widen it, or use --json)",
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
         "(policy: defaults)",
     ]
@@ -283,9 +280,9 @@ def test_csv_and_markdown_take_the_same_escapes(folder, encoding):
     assert (code, err) == (0, [])
     assert out.splitlines() == [
         "table,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
-        f"s/session.jsonl  session {shown},0,1/1/1,loop,5 initial,1,133,?,9,stop",
-        f"s/session.jsonl  session {shown},1,-,title,-,1,?,?,?,",
-        f"s/session.jsonl  session {shown},2,2/1/1,loop,22 change,3,231,?,7,stop",
+        f"s/session.jsonl  session {shown},0,1/1/1,loop,5 initial,1,133,0,9,stop",
+        f"s/session.jsonl  session {shown},1,-,title,-,1,,,,",
+        f"s/session.jsonl  session {shown},2,2/1/1,loop,22 change,3,231,0,7,stop",
     ]
     code, out, err = run(folder, encoding, "sessions", "s/session.jsonl", "--format", "markdown", "--no-cost")
     assert (code, err) == (0, [])

@@ -493,7 +493,9 @@ def test_cli_json(tmp_path):
     assert [json.loads(line) for line in result.stdout.splitlines()] == [{
         "rule": "DSH309", "severity": "error",
         "message": "sourceEventSeqs must reference earlier events: 33 >= current seq 32",
-        "path": str(path), "line": 34, "seq": 32, "hint": "cite seqs below the event's own"}]
+        "path": str(path), "line": 34, "seq": 32, "hint": "cite seqs below the event's own"}, {
+        "type": "summary", "passed": False, "counts": {"error": 1, "warning": 0, "info": 0}, "files": 1,
+        "rules": {"DSH309": 1}}]
 
 
 def test_cli_bad_usage_and_unreadable_path(tmp_path):

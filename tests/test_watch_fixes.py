@@ -26,6 +26,7 @@ import zstandard
 from _cli import invoke
 from test_watch import PLAIN, ZSTD, _cli_stdout, _json_lines, _started
 
+from dsh_audit.cache import usd_total
 from dsh_audit.watch import TailStream, WatchItem, WatchNote, WatchRequest, WatchSummary, watch
 
 needs_corpus = pytest.mark.skipif(not PLAIN or not ZSTD, reason="the DSH corpus is not present")
@@ -114,9 +115,10 @@ def test_a_truncated_and_rewritten_log_is_counted_once(tmp_path: Path) -> None:
         summary.add(item)
     again = [item for item in items[replaced:] if isinstance(item, WatchRequest)]
     assert summary.to_json() == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5,
-                                 "cost_usd": round(sum(item.cost or 0.0 for item in again), 6), "errors": 0,
+                                 "cost_usd": usd_total(item.cost for item in again if item.cost is not None),
+                                 "errors": 0,
                                  "unpriced_requests": 1, "cost_complete": False}
-    assert summary.to_json()["cost_usd"] == 0.011077  # the session's own cost (the repro summed 0.01314)
+    assert summary.to_json()["cost_usd"] == 0.01107667  # the session's own, exact (the repro summed 0.01314)
 
 
 @needs_corpus
@@ -227,7 +229,7 @@ def test_stopping_the_watch_ends_a_running_on_break_command(tmp_path: Path, sign
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
     lines = _json_lines(opening + out)
-    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.011077,
+    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.01107667,
                          "errors": 0, "unpriced_requests": 1, "cost_complete": False}
     _wait_for(lambda: not any(map(_alive, sleeping)), timeout=5.0)
 

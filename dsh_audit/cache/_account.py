@@ -40,7 +40,7 @@ from ..session import Bodies, logged_cache_read
 from ..wire import PromptPieces
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
 from ._report import CacheTotals, CacheVerdict, SessionCacheReport
-from ._ledger import lost_cost, request_route_model
+from ._ledger import logged_tokens, lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
 from ._rules import Breakpoints, CacheRule, Retention, pyproject_zero_data_retention, rule_for
 from ._tokens import TokenCounter, make_counter
@@ -56,11 +56,21 @@ def _logged_prompt(request: Request) -> int | None:
     if usage is None or not _is_count(tokens):
         return None
     extra = (usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"))
-    return tokens + sum(v for v in extra if _is_count(v))  # a wrong-typed bucket counts 0
+    return tokens + sum(v for v in extra if _is_count(v))  # a wrong-typed or negative bucket counts 0
+
+
+def _written(request: Request) -> int:
+    """The cache writes ``request``'s usage logged (0 when it logged none): its lost tokens are
+    billed as those writes first (:func:`~dsh_audit.cache._ledger.lost_split`)."""
+    tokens, _ = logged_tokens(request)
+    return tokens.cache_write if tokens is not None else 0
 
 
 def _is_count(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """A logged token count: a non-negative integer (a negative one is none, as
+    :func:`~dsh_audit.session.logged_cache_read` and the ledger's
+    :func:`~dsh_audit.cache._ledger.logged_tokens` read it)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _field(item: Any, *names: str) -> Any:
@@ -500,7 +510,8 @@ class _Analyzer:
             potential=potential, expected_any=expected_any, expected=expected, actual=actual,
             classification=classification, cause=cause, source_index=origin.request.index if origin else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
-            lost_cost=lost_cost(sum(lost.values()), price) if isinstance(price, Quote) else None,
+            lost_cost=lost_cost(sum(lost.values()), price, written=_written(request),
+                                retention=retention.name if retention else None) if isinstance(price, Quote) else None,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
             ttl_seconds=ttl if retention else None)
 

@@ -9,11 +9,18 @@ Tokens are read from DSH's ``TokenUsage``, whose buckets are disjoint whatever t
 (spec §5.6: DeepSeek's ``inputTokens`` is ``prompt_tokens - cache hits``, pi-ai's Anthropic and
 OpenAI inputs exclude cache reads and writes): cache-miss input = ``inputTokens``, cache read =
 ``cacheReadTokens``, cache write = ``cacheWriteTokens``, output = ``outputTokens`` (which already
-holds ``reasoningTokens``). Each bucket is priced at the rate for the request's model and window
+holds ``reasoningTokens``). One rule for a usage that is incomplete or malformed, the cache
+report's (:func:`logged_tokens`): a count is a non-negative integer, anything else is not logged;
+the cache read is :func:`dsh_audit.session.logged_cache_read` (unknown when DSH's native DeepSeek
+adapter logged none: its ``inputTokens`` then holds the whole prompt); a request missing a bucket
+keeps the buckets it logged but has no price (its cost is left out of every sum, which is then a
+lower bound: never an exact figure made of a guessed 0). Each bucket is priced at the rate for the request's model and window
 (:class:`~dsh_audit.cache.PriceBook`); a cache write at the 5-minute write rate, or at the 1-hour
 one when the request's cache verdict found a ``ttl: "1h"`` marker in its rendered body (DSH's usage
-does not split writes by TTL; pi-ai marks every breakpoint of a request alike); a break's lost
-tokens are priced at the difference between its request's cache-miss and cache-read rates. A model with long-context tiers (GPT-5.4, GPT-5.5)
+does not split writes by TTL; pi-ai marks every breakpoint of a request alike). A request's lost
+tokens (cache reads it should have had, :func:`lost_split`) were billed first as its cache writes,
+up to the writes it logged, and the rest as cache misses: each at its bucket's rate minus the
+cache-read rate (:func:`lost_cost`). A model with long-context tiers (GPT-5.4, GPT-5.5)
 bills the whole request at a tier's rates when its prompt exceeds the tier's threshold; the prompt
 is :attr:`Tokens.prompt`, cache-miss + cache-read + cache-write: with disjoint buckets that is the
 provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached tokens; DeepSeek's
@@ -36,13 +43,18 @@ from decimal import Decimal
 from typing import Any
 
 from ..replay import Request
-from ..session import Session, open_session
+from ..session import Session, logged_cache_read, open_session, request_provider
 from ._money import CostSums, Costs, ExactSum, Tokens, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
-__all__ = ["ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "price_entry", "request_route_model",
-           "session_ledger"]
+__all__ = ["ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "logged_tokens", "lost_cost", "lost_split",
+           "price_entry", "request_route_model", "session_ledger"]
+
+#: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
+#: API reported it, and then its ``inputTokens`` is the whole prompt (``llm-deepseek/src/translate.ts``
+#: ``mapUsage``); :func:`dsh_audit.session.logged_cache_read` reads its usage by the same rule.
+NATIVE_DEEPSEEK = "deepseek-official"
 
 
 def request_route_model(request: Request) -> tuple[str | None, str | None]:
@@ -65,13 +77,16 @@ class LedgerEntry:
         provider, model: the DSH provider id and model it went to; ``billed_as``: the price-table
             model it is billed as (an alias resolved), None when unpriced.
         window: ``peak``, ``off-peak`` or ``standard`` (the provider has no window then).
-        tokens: tokens by bucket, None when the log holds no usage for it.
+        tokens: tokens by bucket, None when the log holds no usage for it; ``unlogged``: the
+            usage fields it holds no valid count of (:func:`logged_tokens`: ``tokens`` then has
+            only the others, and the request is unpriced).
         cost: USD by bucket, None when unpriced or the usage is unknown; ``unpriced``: why.
         no_cache_cost: the same tokens with every cache read and write billed as a miss.
         off_peak_cost: the same tokens at the off-peak rates of the same day's table.
         classification, lost: the cache verdict and its lost tokens per cause (when accounted).
-        lost_cost: those tokens priced at this request's miss - read rate difference, per cause
-            (the causes add up to the cost of all of them, the cache verdict's ``lost_cost``).
+        lost_cost: what those tokens cost over cache reads (:func:`lost_cost`: billed first as
+            the request's cache writes, the rest as misses), per cause (the causes add up to the
+            cost of all of them).
         rate_source, rate_retrieved: where the rate was read, and when; ``rate_effective``: the
             ISO date-time it applies from (None: any date).
         tier: the ``prompt_tokens_above`` threshold of the long-context tier whose rates priced the
@@ -108,6 +123,7 @@ class LedgerEntry:
     tier: int | None = None
     cache_retention: str | None = None
     cache_write_rate: str | None = None
+    unlogged: tuple[str, ...] = ()
 
     @property
     def is_break(self) -> bool:
@@ -124,7 +140,57 @@ class LedgerEntry:
                 "lost_cost_usd": dict(self.lost_cost), "rate_source": self.rate_source,
                 "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "tier": self.tier,
                 "route": self.route, **({} if self.cache_retention is None else {
-                    "cache_retention": self.cache_retention, "cache_write_rate": self.cache_write_rate})}
+                    "cache_retention": self.cache_retention, "cache_write_rate": self.cache_write_rate}),
+                **({"unlogged": list(self.unlogged)} if self.unlogged else {})}
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:
+    """The tokens by bucket ``request``'s logged usage holds, and the fields of it that hold no
+    valid count: one rule with the cache report's.
+
+    The attempt's own usage wins, the step's ``assistant/message`` usage is the fallback (spec
+    §7.4). A count is a non-negative integer; a negative or wrong-typed one is not logged
+    (``validate`` warns of it). ``cacheReadTokens`` is :func:`dsh_audit.session.logged_cache_read`:
+    a pi-ai usage without it read 0, DSH's native DeepSeek adapter's did not log it (unknown),
+    and then its ``inputTokens`` is the whole prompt, so the cache-miss bucket is unknown too. A
+    missing ``cacheWriteTokens`` or ``reasoningTokens`` is 0 (no adapter writes a 0 there). The
+    tokens are None when the usage is absent or holds none of input, cache read and output.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> native = {"config": {"provider": "deepseek-official"}}
+        >>> logged_tokens(R(usage={"inputTokens": 9, "outputTokens": 2}, message_usage=None, header=native,
+        ...                 kind="loop", extra={}))
+        (Tokens(cache_miss=0, cache_read=0, cache_write=0, output=2, reasoning=0), ('inputTokens', 'cacheReadTokens'))
+        >>> logged_tokens(R(usage={"inputTokens": -1, "outputTokens": 2, "cacheReadTokens": 7},
+        ...                 message_usage=None, header=native, kind="loop", extra={}))
+        (Tokens(cache_miss=0, cache_read=7, cache_write=0, output=2, reasoning=0), ('inputTokens',))
+    """
+    usage = request.usage if request.usage is not None else request.message_usage
+    if not isinstance(usage, dict):
+        return None, ()
+    miss, read, output = _count(usage.get("inputTokens")), logged_cache_read(request), _count(usage.get("outputTokens"))
+    write = 0 if usage.get("cacheWriteTokens") is None else _count(usage.get("cacheWriteTokens"))
+    if read is None and miss is not None and request_provider(request) == NATIVE_DEEPSEEK:
+        miss = None  # its inputTokens holds the cache reads it did not log
+    if miss is None and read is None and output is None:
+        return None, ()
+    unlogged = tuple(name for name, value in (("inputTokens", miss), ("cacheReadTokens", read),
+                                              ("cacheWriteTokens", write), ("outputTokens", output))
+                     if value is None)
+    return Tokens(miss or 0, read or 0, write or 0, output or 0, _count(usage.get("reasoningTokens")) or 0), unlogged
+
+
+def _unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
+    """Why a request whose usage lacks the fields ``unlogged`` is not priced."""
+    if unlogged == ("inputTokens", "cacheReadTokens") and request_provider(request) == NATIVE_DEEPSEEK:
+        return (f"cache reads not logged ({NATIVE_DEEPSEEK} logs cacheReadTokens only when the API reported "
+                "them: the prompt's split into hits and misses is unknown)")
+    return "usage without a valid " + ", ".join(unlogged)
 
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
@@ -134,9 +200,11 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     ``route``: the wire API it went out by)."""
     provider, model = request_route_model(request)
     sent = request.time.sent if request.time is not None else sent
-    usage = request.usage if request.usage is not None else request.message_usage
-    tokens = Tokens.of(usage)
-    quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=tokens.prompt if tokens else None)
+    tokens, unlogged = logged_tokens(request)
+    whole = tokens is not None and not unlogged
+    prompt = tokens.prompt if tokens is not None and not {"inputTokens", "cacheReadTokens",
+                                                          "cacheWriteTokens"} & set(unlogged) else None
+    quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=prompt)
     classification = verdict.classification if verdict else None
     lost = dict(verdict.lost) if verdict else {}
     retention = verdict.cache_retention if verdict else None
@@ -144,10 +212,11 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
         return LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
                            attempt=request.attempt, sent=sent, provider=provider, model=model,
                            window=book.window("", None), tokens=tokens, cost=None, route=route,
-                           classification=classification, lost=lost, cache_retention=retention, unpriced=quote)
+                           classification=classification, lost=lost, cache_retention=retention, unpriced=quote,
+                           unlogged=unlogged)
     # Made whole at once (not by a copy per field group): one entry per request.
     cost = no_cache_cost = off_peak_cost = None
-    if tokens is not None:
+    if tokens is not None and whole:
         cost = Costs.of(tokens, quote.rates, quote.per, retention=retention)
         no_cache_cost = Costs.of(Tokens(tokens.prompt, output=tokens.output), quote.rates, quote.per).total
         # off-peak rates that are the rates themselves (an off-peak request, a provider without
@@ -159,29 +228,74 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                        tokens=tokens, cost=cost, route=route, classification=classification, lost=lost,
                        cache_retention=retention, billed_as=quote.billed_as, rate_source=quote.source,
                        rate_retrieved=quote.retrieved, rate_effective=quote.effective, tier=quote.tier,
-                       lost_cost=_lost_by_cause(lost, quote),
+                       lost_cost=_lost_by_cause(lost, quote, written=tokens.cache_write if tokens else 0,
+                                                retention=retention),
                        cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None,
-                       unpriced=None if tokens is not None else "usage not logged",
+                       unpriced=None if whole else "usage not logged" if tokens is None else
+                       _unlogged_reason(request, unlogged), unlogged=unlogged,
                        no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost)
 
 
-def _lost_rate(quote: Quote) -> Decimal:
-    return Decimal(repr(quote.rates.cache_miss)) - Decimal(repr(quote.rates.cache_read))
+def lost_split(lost: int, written: int) -> tuple[int, int]:
+    """How a request's ``lost`` tokens were billed, given the ``written`` cache writes its usage
+    logged: ``(as cache writes, as cache misses)``.
+
+    A provider bills a prompt in order: the cached prefix it read, then what it wrote to the cache
+    up to the request's last breakpoint, then the uncached rest as input (Anthropic: "content
+    after the last breakpoint is never cached; it appears as input_tokens", and a request writes
+    ``|prefix(last breakpoint)| - read``: spec ``provider-cache-rules.md`` §2). The lost tokens
+    follow the read prefix (they are the part of the expected read that was not read), so they are
+    billed as writes first, up to the request's writes, and the rest as misses. A provider that
+    writes nothing (DeepSeek, OpenAI) bills them all as misses.
+
+    Example:
+        >>> lost_split(8927, 8917), lost_split(100, 0), lost_split(100, 250)
+        ((8917, 10), (0, 100), (100, 0))
+    """
+    as_writes = min(max(lost, 0), max(written, 0))
+    return as_writes, lost - as_writes
 
 
-def lost_cost(tokens: int, quote: Quote) -> float:
-    """What ``tokens`` prompt tokens billed as misses instead of cache reads cost at ``quote``."""
-    return usd_cost(tokens, _lost_rate(quote), quote.per)
+def _lost_usd(lost: int, quote: Quote, written: int, retention: str | None) -> Decimal:
+    """USD per ``quote.per`` tokens of :func:`lost_cost`, exact."""
+    read = Decimal(repr(quote.rates.cache_read))
+    as_writes, as_misses = lost_split(lost, written)
+    usd = as_misses * (Decimal(repr(quote.rates.cache_miss)) - read)
+    if as_writes:
+        usd += as_writes * (Decimal(repr(write_rate(quote.rates, retention)[1])) - read)
+    return usd
 
 
-def _lost_by_cause(lost: dict[str, int], quote: Quote) -> dict[str, float]:
-    """:func:`lost_cost` per cause, the rounding remainder on the biggest cause, so the causes add
-    up to the cost of all the lost tokens."""
-    costs = {cause: lost_cost(n, quote) for cause, n in lost.items()}
+def lost_cost(tokens: int, quote: Quote, *, written: int = 0, retention: str | None = None) -> float:
+    """What ``tokens`` prompt tokens a request should have read from the cache cost over cache
+    reads at ``quote``: those billed as its cache writes (:func:`lost_split`, ``written``: the
+    writes its usage logged) at the write rate of ``retention`` minus the read rate
+    (:func:`~dsh_audit.cache._money.write_rate`), the rest at the miss rate minus the read rate.
+
+    Example:
+        >>> from dsh_audit.cache import Quote, Rates
+        >>> rates = Rates(3.0, 0.3, 15.0, cache_write_5m=3.75, cache_write_1h=6.0)
+        >>> sonnet = Quote("anthropic", "claude-sonnet-4-6", "claude-sonnet-4-6", "standard", rates, rates,
+        ...                1_000_000, "example", "2026-12-06")
+        >>> lost_cost(8927, sonnet), lost_cost(8927, sonnet, written=8917)
+        (0.0241029, 0.03079065)
+        >>> lost_cost(8927, sonnet, written=8917, retention="1h")
+        0.0508539
+    """
+    return usd_cost(1, _lost_usd(tokens, quote, written, retention), quote.per)
+
+
+def _lost_by_cause(lost: dict[str, int], quote: Quote, *, written: int = 0,
+                   retention: str | None = None) -> dict[str, float]:
+    """:func:`lost_cost` of all the lost tokens, split by cause in proportion to their tokens,
+    the rounding remainder on the biggest cause, so the causes add up to it."""
+    count = sum(lost.values())
+    whole = _lost_usd(count, quote, written, retention)
+    costs = {cause: usd_cost(1, whole * n / count, quote.per) if count else 0.0 for cause, n in lost.items()}
     if len(costs) > 1:
         biggest = max(sorted(lost), key=lambda cause: lost[cause])
         rest = usd_total(v for k, v in costs.items() if k != biggest)
-        costs[biggest] = usd_total([lost_cost(sum(lost.values()), quote), -rest])
+        costs[biggest] = usd_total([usd_cost(1, whole, quote.per), -rest])
     return costs
 
 

@@ -114,8 +114,10 @@ class Priced:
     cost, and only a break that lost them a break cost (a request that lost no token lost $0,
     whatever its price). The amount is
 
-    - unknown (JSON null, ``$?``) when none of the requests that owe it was priced, or none of the
-      group's requests was: never ``$0`` for money no rate prices;
+    - exactly 0 (``$0.0000``, JSON 0) when no request of the group owes it, whatever their prices
+      (a loss with no lost token costs nothing);
+    - unknown (JSON null, ``$?``) when none of the requests that owe it has a price for it: never
+      ``$0`` for money no rate prices;
     - else the sum over the priced requests (:func:`usd_total`), shown ``$x`` when every request
       that owes it was priced and ``≥$x`` (a lower bound, beside the group's unpriced count and
       ``cost_complete``) when one that owes it was not (an unpriced request that lost nothing
@@ -132,6 +134,8 @@ class Priced:
         >>> lost = Priced().add(0.0, priced=True, owes=False).add(None, priced=False, owes=True)
         >>> lost.known, lost.shown(), lost.add(0.25, priced=True).shown()
         (None, '$?', '≥$0.2500')
+        >>> Priced().add(None, priced=False, owes=False).known  # nothing lost, nothing priced: 0
+        0.0
     """
 
     usd: float = 0.0
@@ -152,12 +156,12 @@ class Priced:
 
     @property
     def known(self) -> float | None:
-        """The amount as JSON gives it: None when it is unknown, else the sum over the priced
-        requests (a lower bound when ``unpriced``)."""
-        if (self.unpriced and self.unpriced >= self.requests) or (
-                self.owing_unpriced and self.owing_unpriced >= self.owing):
+        """The amount as JSON gives it: None when it is unknown (every request that owes it has no
+        price for it), else the sum over the priced requests (a lower bound when :attr:`bound`; 0
+        when no request owes it)."""
+        if self.owing_unpriced and self.owing_unpriced >= self.owing:
             return None
-        return self.usd
+        return self.usd + 0.0  # no -0.0
 
     @property
     def bound(self) -> bool:

@@ -23,30 +23,53 @@ A model's value may be one rate object instead of a list (it then applies from a
 cache-write tokens, the provider's own prompt count) exceeds a tier's ``prompt_tokens_above`` is
 billed wholly at the rates of the highest such tier (pi-ai's ``calculateCost`` rule); a period
 with ``off_peak`` rates needs them in each of its tiers too. ``verified`` and ``corroborated``
-texts beside a rate are documentation: the parser does not read them.
+texts beside a rate are documentation: the parser does not read them. Any other key is refused
+(one line naming the file and key: a misspelt ``cache_wirte_5m`` would otherwise leave the write
+rate out, silently), and so is a rate beside ``billed_as`` (an alias has its model's rates).
+
+A request's window is ``peak`` or ``off-peak`` when its provider's table has a peak window in
+force at its send time (DeepSeek's), else ``standard``: the provider bills one rate all day
+(Anthropic, OpenAI), or the request has no send time, or its model is unpriced.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
 import os
 import re
+import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import ConfigFileError, find_pyproject, read_json, read_toml
+from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
 from ._rules import rule_for
 
 __all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Quote", "load_prices"]
 
+#: The windows a request is priced in: ``standard`` when its provider has no peak window in force
+#: (one rate all day), no send time is logged, or the request is unpriced.
 PEAK, OFF_PEAK, STANDARD = "peak", "off-peak", "standard"
+#: Keys a price table may hold beside the ones it reads: documentation of where a rate came from.
+_NOTES = frozenset({"source", "retrieved", "verified", "corroborated"})
+_RATE_KEYS = frozenset(_BUCKETS)
+#: The keys each kind of table of a price document may hold.
+_KEYS = {
+    "document": frozenset({"providers", "per_tokens", "currency", "note", "schema", "gaps"}),
+    "provider": frozenset({"models", "windows"}),
+    "window": frozenset({"from", "utc_offset", "peak_hours", "days", "holidays"}) | _NOTES,
+    "period": frozenset({"from", "billed_as", "off_peak", "tiers"}) | _RATE_KEYS | _NOTES,
+    "alias": frozenset({"from", "billed_as"}) | _NOTES,
+    "tier": frozenset({"prompt_tokens_above", "off_peak"}) | _RATE_KEYS | _NOTES,
+    "off_peak": _RATE_KEYS | _NOTES,
+}
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _REQUIRED = ("cache_miss", "cache_read", "output")
 _HOURS = re.compile(r"(\d\d):([0-5]\d)-(\d\d):([0-5]\d)", re.ASCII)  # fullmatch: no trailing newline
@@ -272,9 +295,23 @@ class _Parser:
         return UsageError(f"price table key {key}: {problem}", path=self.path,
                           hint="see dsh_audit/cache/rules/prices.json for the shape")
 
-    def table(self, value: Any, key: str) -> dict[str, Any]:
+    def table(self, value: Any, key: str, kind: str | None = None) -> dict[str, Any]:
+        """``value`` as a table; with ``kind`` (one of :data:`_KEYS`), refused when it holds a key
+        that kind of table does not (a misspelt rate would be left out silently)."""
         if not isinstance(value, dict):
             raise self.fail(key, "must be a table/object")
+        if kind is not None:
+            unknown = sorted(str(k) for k in value if k not in _KEYS[kind])
+            if unknown:
+                name = unknown[0]
+                where = name if key == "(top level)" else f"{key}.{name}"
+                close = difflib.get_close_matches(name, sorted(_KEYS[kind]), n=1)
+                if kind == "alias" and name in _KEYS["period"]:
+                    problem = "beside billed_as: an alias is billed at its model's rates (remove it, or the billed_as)"
+                else:
+                    problem = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "") + \
+                        f"; known: {', '.join(sorted(_KEYS[kind]))}"
+                raise self.fail(where, problem)
         return value
 
     def instant(self, value: Any, key: str) -> float:
@@ -294,8 +331,9 @@ class _Parser:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
             raise self.fail(key, f"{value!r} is not a rate (a number >= 0)")
         if value > _MAX_RATE:
-            shown = f"{value:.6g}" if isinstance(value, float) or value < 10**20 else \
-                f"a {len(str(value))}-digit number"
+            written = getattr(value, "written", None)  # a number past the double range, as the file writes it
+            shown = (written if len(written) <= 40 else written[:37] + "...") if isinstance(written, str) else \
+                f"{value:.6g}" if isinstance(value, float) or value < 10**20 else f"a {len(str(value))}-digit number"
             raise self.fail(key, f"{shown} is above {_MAX_RATE:g}, not a price")
         return float(value)
 
@@ -309,7 +347,7 @@ class _Parser:
     def off_peak(self, data: dict[str, Any], key: str) -> Rates | None:
         if "off_peak" not in data:
             return None
-        return self.rates(self.table(data["off_peak"], f"{key}.off_peak"), f"{key}.off_peak")
+        return self.rates(self.table(data["off_peak"], f"{key}.off_peak", "off_peak"), f"{key}.off_peak")
 
     def tiers(self, data: dict[str, Any], key: str, source: str, off_peak: bool) -> tuple[_Tier, ...]:
         items = data.get("tiers", [])
@@ -318,7 +356,7 @@ class _Parser:
         tiers: dict[int, _Tier] = {}
         for i, item in enumerate(items):
             where = f"{key}.tiers[{i}]"
-            item = self.table(item, where)
+            item = self.table(item, where, "tier")
             above = item.get("prompt_tokens_above")
             if isinstance(above, bool) or not isinstance(above, int) or above < 0:
                 raise self.fail(f"{where}.prompt_tokens_above", f"{above!r} is not a token count (a whole number >= 0)")
@@ -331,7 +369,7 @@ class _Parser:
         return tuple(sorted(tiers.values(), key=lambda t: t.above))
 
     def period(self, data: Any, key: str) -> _Period:
-        data = self.table(data, key)
+        data = self.table(data, key, "alias" if "billed_as" in data else "period")
         billed_as = data.get("billed_as")
         if billed_as is not None and not isinstance(billed_as, str):
             raise self.fail(f"{key}.billed_as", "must be a model name")
@@ -345,7 +383,7 @@ class _Parser:
                        source, str(data.get("retrieved") or ""), tiers)
 
     def window(self, data: Any, key: str) -> _Window:
-        data = self.table(data, key)
+        data = self.table(data, key, "window")
         match = _OFFSET.fullmatch(str(data.get("utc_offset", "+00:00")))
         if match is None or int(match[2]) > 23:
             raise self.fail(f"{key}.utc_offset", f"{data.get('utc_offset')!r} is not +HH:MM (HH 00-23, MM 00-59)")
@@ -377,9 +415,10 @@ class _Parser:
 
     def document(self, data: Any) -> None:
         providers = self.table(self.table(data, "(top level)").get("providers"), "providers")
+        self.table(data, "(top level)", "document")  # then a key beside it the table does not know
         for name, body in providers.items():
             key = f"providers.{name}"
-            body = self.table(body, key)
+            body = self.table(body, key, "provider")
             target = self.providers.setdefault(name, _Provider())
             if "windows" in body:
                 if not isinstance(body["windows"], list):
@@ -427,10 +466,43 @@ def _read(path: Path, *, found: bool = False) -> Any:
             else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
                  "[tool.dsh-audit.prices] table")
     try:
-        return read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
+        data = read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
     except ConfigFileError as exc:  # "objects": a price table may be JSON
         message = "price table nests arrays or objects too deeply" if exc.reason == "nesting" else exc.message
         raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
+    return _as_written(path, kind) if _infinite(data) else data
+
+
+class _Written(float):
+    """A number a price file writes past the double range (``1e400``, read as infinity), with
+    its text, so an error can say it as written."""
+
+    written: str
+
+    def __new__(cls, text: str) -> _Written:
+        number = super().__new__(cls, text)
+        number.written = text
+        return number
+
+
+def _infinite(value: Any) -> bool:
+    """Whether a parsed document holds an infinite number anywhere."""
+    if isinstance(value, float):
+        return math.isinf(value)
+    if isinstance(value, dict):
+        return any(_infinite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_infinite(v) for v in value)
+    return False
+
+
+def _as_written(path: Path, kind: str) -> Any:
+    """The document at ``path``, which parsed, parsed again with every decimal number a float
+    that keeps its text (:class:`_Written`), for the error that refuses one past the double range."""
+    raw = read_bytes(path, what="price table")
+    if kind == "TOML":
+        return tomllib.loads(raw.decode("utf-8"), parse_float=_Written)
+    return json.loads(raw, parse_float=_Written)
 
 
 def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:

@@ -151,10 +151,11 @@ class CacheTotals:
 
     @property
     def lost_cost(self) -> float | None:
-        """What the lost tokens cost: None when no request that lost tokens was priced, or no
-        request was (:class:`~dsh_audit.cache._money.Priced`; no request at all: nothing was
-        accounted), else the sum over the priced ones."""
-        known = self._lost.known if self._lost.unpriced < self._lost.requests else None
+        """What the lost tokens cost: None when no request that lost tokens was priced
+        (:class:`~dsh_audit.cache._money.Priced`) or there is no request at all (nothing was
+        accounted), else the sum over the priced ones: 0 when no request lost a token, whatever
+        their prices."""
+        known = self._lost.known if self._lost.requests else None
         return None if known is None else known + 0  # no -0.0
 
 

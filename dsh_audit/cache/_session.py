@@ -237,7 +237,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     except BaseException:  # a store that cannot be used ($DSH_AUDIT_ATTACHMENTS): the log is closed too
         log.close()
         raise
-    declared = config.apis if config is not None else None
+    declared = config  # its messages name the file a route came from
     causes: dict[int, str] = {}
     account = CacheAccount(causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies if wire else None,
                            prices=prices, routes=lambda request: request_route(request, evidence,

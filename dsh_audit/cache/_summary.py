@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
-from ._prices import utc_moment
+from ._prices import PriceBook, utc_moment
 from ._report import SessionCacheReport
 from ._session import accounted
 
@@ -132,19 +132,22 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
 
 
 def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
-                  accounting: bool = True, tokenizer: str = "auto") -> GroupResult[SessionSummary]:
+                  accounting: bool = True, tokenizer: str = "auto", prices: PriceBook | None = None,
+                  routes: str | None = None) -> GroupResult[SessionSummary]:
     """Summaries of a group of neighbouring logs, each read once (a task of
     :func:`dsh_audit.session.run_groups`); with ``accounting``, hit ratio, breaks and cost come from
-    the cache report ``dsh-audit cache`` would print (breaks attributed as ``dsh-audit breaks`` does).
+    the cache report ``dsh-audit cache`` would print (breaks attributed as ``dsh-audit breaks`` does),
+    priced by ``prices`` (default: the packaged table and pyproject's), its routes from the route
+    configuration file ``routes`` (``--routes``) as ``cache`` reads them.
 
     Never raises for a log: one that cannot be read is a :class:`~dsh_audit.session.Failure`.
     """
-    group = open_group(paths, lenient=lenient, max_version=max_version)
+    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes)
     items: list[SessionSummary | Failure] = []
     if not accounting:
         items = [summarize_session(item) if isinstance(item, Session) else item for item in group.given]
         return GroupResult.of(group, items)
-    for item, report in accounted(group, tokenizer=tokenizer):
+    for item, report in accounted(group, tokenizer=tokenizer, prices=prices):
         if isinstance(item, Failure):
             items.append(item)
         elif isinstance(report, DshAuditError):  # the session is still worth a row

@@ -16,6 +16,7 @@ from ..errors import UsageError
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger
 from ._money import Costs, Tokens
 from ._prices import utc_moment
+from ._summary import iso_utc
 
 __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]
 
@@ -31,12 +32,15 @@ class UsageRow:
 
     ``tier``: in a row of one request (``by="request"``), the ``prompt_tokens_above`` threshold of
     the long-context tier whose rates priced it (:attr:`LedgerEntry.tier`); None for the base
-    rates and in every other row.
+    rates and in every other row. ``entry``: in such a row, the request's ledger entry (its send
+    time, model, window, the model it is billed as, where its rate was read, its cache retention
+    and write rate: :meth:`request_details`); None in every other row.
     """
 
     key: str
     totals: LedgerTotals = field(default_factory=LedgerTotals, compare=False)
     tier: int | None = None
+    entry: LedgerEntry | None = field(default=None, compare=False)
 
     @property
     def requests(self) -> int:
@@ -76,8 +80,25 @@ class UsageRow:
         ``$?`` when it is unknown (:meth:`LedgerTotals.shown`)."""
         return self.totals.shown(amount)
 
+    def request_details(self) -> dict[str, Any]:
+        """A row of one request: when it was sent (ISO 8601 UTC), its provider and model, the
+        window it was priced in (``peak``, ``off-peak``, ``standard``: no window), the price-table
+        model it is billed as, where its rate was read and when, the cache retention its body
+        asked for (``1h``, ``24h``, ``none``; None: the provider's default) and the rate its
+        cache writes were billed at (``cache_write_1h``, ...; None: the default 5-minute rate or
+        no retention asked), and the usage fields it logged no valid count of; empty for any
+        other row."""
+        e = self.entry
+        if e is None:
+            return {}
+        return {"sent": iso_utc(e.sent), "provider": e.provider, "model": e.model, "window": e.window,
+                "billed_as": e.billed_as, "rate_source": e.rate_source, "rate_retrieved": e.rate_retrieved,
+                "rate_effective": e.rate_effective, "cache_retention": e.cache_retention,
+                "cache_write_rate": e.cache_write_rate, "usage_unlogged": list(e.unlogged)}
+
     def to_json(self, *, tier: bool = False) -> dict[str, Any]:
-        """The row's JSON; with ``tier`` (rows by request), its ``tier`` too. Amounts are None when
+        """The row's JSON; with ``tier`` (rows by request), its ``tier`` too, and a row of one
+        request has its :meth:`request_details`. Amounts are None when
         they are unknown (no request that owes one was priced); ``cost_complete`` is False when any
         request was not priced (they are then sums over the priced ones: lower bounds). ``tokens``
         sums the requests with usage logged, None when none of the row's did
@@ -89,7 +110,8 @@ class UsageRow:
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
                 "break_cost_usd": self.known("break"), "unpriced_requests": self.unpriced,
-                "cost_complete": not self.unpriced, **({"tier": self.tier} if tier else {})}
+                "cost_complete": not self.unpriced, **({"tier": self.tier} if tier else {}),
+                **self.request_details()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +197,8 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
             name = key(ledger, entry)
             row = rows.get(name)
             if row is None:
-                row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None)
+                row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None,
+                                            entry=entry if by == "request" else None)
             row.totals.add(entry)
             total.totals.add(entry)
     ordered = sorted(rows.values(), key=lambda r: r.key) if by in ("day", "model", "window") else list(rows.values())

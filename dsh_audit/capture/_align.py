@@ -20,7 +20,10 @@ Rules, in order:
    whose model is the body's ``model`` (both adapters send the log's model id as the wire model).
    A side whose route or model is unknown pairs with any, after every pairing both sides know.
 4. **Order.** Within one session, kind, route and model, requests (in the order given) and
-   captures (in capture order) are paired first to first.
+   captures (in capture order) are paired first to first. A lane whose route and model both sides
+   know and that holds more requests than captures, or fewer, is paired by content instead
+   (:func:`_by_content`): still in order, but each capture with the request whose new messages it
+   sends, so a body missing in the middle of the lane leaves only its own request unpaired.
 5. **Retries.** Consecutive captures of one session and kind with identical bodies are one
    send and its resends. Consecutive rebuilt attempts of one step (``attempt`` 2, 3, ...) are
    one request and its retries. The n-th attempt pairs with the n-th identical send; sends
@@ -252,7 +255,8 @@ def _capture_runs(captures: Sequence[CapturedRequest]) -> list[list[CapturedRequ
 def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[CapturedRequest]],
              lanes: Mapping[int, tuple[str | None, str | None]], facts: Mapping[int, _Facts]) -> dict[int, int]:
     """Request run -> capture run: first every run whose route and model both sides know, in order
-    within each lane; then the runs left, each taking the first capture run left that fits."""
+    within each lane (by content where the lane's counts differ: :func:`_by_content`); then the
+    runs left, each taking the first capture run left that fits."""
     partner: dict[int, int] = {}
     taken: set[int] = set()
     queues: dict[tuple[str, str], list[int]] = {}
@@ -262,11 +266,13 @@ def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[
             for name in sorted(found.apis):
                 queues.setdefault((name, found.model), []).append(j)
     cursors: dict[tuple[str, str], int] = {}
+    by_lane: dict[tuple[str, str], list[int]] = {}
     for i, attempts in enumerate(request_runs):
         api, model = lanes[id(attempts[0])]
         if api is None or model is None or (api, model) not in queues:
             continue
         key = (api, model)
+        by_lane.setdefault(key, []).append(i)
         queue, at = queues[key], cursors.get(key, 0)
         while at < len(queue) and queue[at] in taken:
             at += 1
@@ -274,6 +280,16 @@ def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[
         if at < len(queue):
             partner[i] = queue[at]
             taken.add(queue[at])
+    for key, mine in by_lane.items():
+        free = [j for j in queues[key] if j not in taken]
+        if not free and all(i in partner for i in mine):
+            continue  # as many sends as requests: order alone pairs them
+        theirs = sorted({partner[i] for i in mine if i in partner} | set(free))
+        for i in mine:
+            taken.discard(partner.pop(i, -1))
+        for at, j in _by_content([request_runs[i][0] for i in mine], [capture_runs[j][0] for j in theirs]):
+            partner[mine[at]] = theirs[j]
+            taken.add(theirs[j])
     for i, attempts in enumerate(request_runs):
         if i in partner:
             continue
@@ -284,6 +300,116 @@ def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[
                 taken.add(j)
                 break
     return partner
+
+
+def _content(messages: Any) -> frozenset[str]:
+    """Every string a conversation's message contents hold (a string that is a JSON object or
+    array, such as tool-call arguments, by the strings in it): the same text whichever adapter's
+    form carries it (DSH's logged messages, a chat-completions, Anthropic or Responses body)."""
+    found: set[str] = set()
+    stack: list[Any] = [messages]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str):
+            if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
+                try:
+                    stack.append(parse_json(value.encode("utf-8")))
+                    continue
+                except (ValueError, UnicodeError):
+                    pass
+            found.add(value)
+    return frozenset(found)
+
+
+def _request_content(request: Request) -> frozenset[str]:
+    """:func:`_content` of the request's messages as DSH logged them: their ``content`` only (a
+    message's id and source are DSH's bookkeeping, never sent)."""
+    return _content([m.get("content") if isinstance(m, dict) else m for m in request.messages])
+
+
+def _capture_content(capture: CapturedRequest) -> frozenset[str]:
+    """:func:`_content` of the conversation a captured body sends."""
+    body = _parsed(capture)
+    messages = body.get("messages")
+    return _content(messages if isinstance(messages, list) else body.get("input"))
+
+
+def _by_content(requests: Sequence[Request], captures: Sequence[CapturedRequest]) -> list[tuple[int, int]]:
+    """Pair the requests and captures of one lane (each in order) when their numbers differ: as
+    many pairs as the shorter side has, in order, the gaps where the messages say they are.
+
+    A request's new content is what its messages hold that the previous request of its session
+    in the lane did not (the new user text, the last reply, its tool results). How much of it a
+    capture holds is measured against the most any capture it could pair with holds (a
+    compaction's summary, for one, is not sent as DSH logged it); a request whose new content no
+    such capture holds has no evidence for any. A capture is the send of a request when it holds
+    that request's new content and not the next one's: so a body missing in the middle of the
+    lane leaves its own request unpaired instead of shifting every later pair, and a body that
+    differs from its request in some content still pairs with it. Where the content tells
+    nothing, the earliest pairs win (the order pairing).
+
+    Returns (request index, capture index) pairs.
+    """
+    bodies: dict[int, frozenset[str]] = {}
+    fresh: list[frozenset[str]] = []
+    previous: dict[str, frozenset[str]] = {}
+    following: dict[int, int] = {}
+    last: dict[str, int] = {}
+    for i, request in enumerate(requests):
+        content = _request_content(request)
+        fresh.append(content - previous.get(request.session_id, frozenset()))
+        previous[request.session_id] = content
+        if request.session_id in last:
+            following[last[request.session_id]] = i
+        last[request.session_id] = i
+    spare = abs(len(requests) - len(captures))  # request i can pair only with captures i-spare .. i+spare
+    held: dict[tuple[int, int], int] = {}
+    most: dict[int, int] = {}
+
+    def holds(i: int, j: int) -> int:
+        if (i, j) not in held:
+            if j not in bodies:
+                bodies[j] = _capture_content(captures[j])
+            held[i, j] = len(fresh[i] & bodies[j])
+        return held[i, j]
+
+    def share(i: int, j: int) -> float:
+        """How much of request i's new content capture j holds, of the most any capture it could
+        pair with holds (0 when none holds any: no evidence for any capture)."""
+        if i not in most:
+            most[i] = max((holds(i, k) for k in range(max(0, i - spare), min(len(captures), i + spare + 1))),
+                          default=0)
+        return holds(i, j) / most[i] if most[i] else 0.0
+
+    def score(i: int, j: int) -> int:
+        return round((share(i, j) - (share(following[i], j) if i in following else 0.0)) * 1_000_000)
+
+    if len(requests) >= len(captures):
+        return _monotone(len(requests), len(captures), score)
+    return [(i, j) for j, i in _monotone(len(captures), len(requests), lambda j, i: score(i, j))]
+
+
+def _monotone(rows: int, cols: int, score: Callable[[int, int], int]) -> list[tuple[int, int]]:
+    """Pair every column with a row (``cols <= rows``), both in order, for the largest total
+    ``score``; of equal totals, the one whose rows are earliest. Returns (row, column) pairs."""
+    spare = rows - cols
+    # best[k][s]: the largest total for columns k.. when column k may take rows k+s.. (s <= spare)
+    best = [[0] * (spare + 2) for _ in range(cols + 1)]
+    for k in range(cols - 1, -1, -1):
+        for s in range(spare, -1, -1):
+            take = score(k + s, k) + best[k + 1][s]
+            best[k][s] = take if s == spare else max(take, best[k][s + 1])
+    pairs: list[tuple[int, int]] = []
+    s = 0
+    for k in range(cols):
+        while s < spare and score(k + s, k) + best[k + 1][s] < best[k][s + 1]:
+            s += 1
+        pairs.append((k + s, k))
+    return pairs
 
 
 def _pair_runs(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,

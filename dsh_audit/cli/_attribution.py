@@ -13,11 +13,11 @@ from ..attribution import SessionAttribution, Transition, attribute_paths, forma
 from ..capture import capture_for
 from ..session import Failure, GroupResult
 from ..report import dumps_line
-from ..report.terminal import fit_lines, print_table, progress_callback
+from ..report.terminal import Amount, fit_lines, page_listing, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
                       echo_error, echo_warning, engine_options, file_size, jobs_option, json_option, lenient_option,
-                      listing_options, log_progress, no_such_request, one_log, request_position, routes_option,
-                      selected_logs, session_title, time_options)
+                      listing_options, log_progress, newest_first, no_such_request, one_log, pager_option, request_position, routes_option,
+                      selected_logs, session_paths, session_title, time_options)
 
 __all__ = ["breaks_command", "explain_command"]
 
@@ -72,9 +72,10 @@ def _divergence(t: Transition) -> str:
 
 
 def _row(t: Transition) -> tuple[object, ...]:
-    previous = "-" if t.previous is None else str(t.previous)
-    if t.previous_session_id not in (None, t.session_id):
-        previous += f" ({t.previous_session_id})"
+    # a number (CSV: plain, empty when there is none), or text when it is a parent's request
+    previous: object = Amount(t.previous, "-" if t.previous is None else str(t.previous))
+    if t.previous is not None and t.previous_session_id not in (None, t.session_id):
+        previous = f"{t.previous} ({t.previous_session_id})"
     cause = (t.cause or "") + (f" +{','.join(t.other_causes)}" if t.other_causes else "")
     return (t.request, previous, t.relation, t.verdict, cause, ", ".join(t.field_names),
             " ".join(map(str, t.evidence_seqs)), _divergence(t))
@@ -115,8 +116,10 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
                    scheduler: str | None) -> int:
     """List every prefix-cache break between consecutive requests, with its cause and evidence.
 
-    PATHS may be log files, session folders or a sessions root (default $DSH_HOME/sessions).
-    Each request is compared with the one whose cache it could reuse: the previous loop step, the
+    PATHS may be log files, session folders, a sessions root (default $DSH_HOME/sessions), or a
+    session id, a unique id prefix or `latest` (looked up there). Each PATH's logs are listed as
+    `sessions` lists them, the newest last activity first by the logs' own timestamps; the PATHS in
+    the order given. Each request is compared with the one whose cache it could reuse: the previous loop step, the
     attempt it retries, the parent request of a fork or subagent child (the parent log is found
     beside the child), the loop request a compaction call summarises, the previous title or
     web-search call. A break names its cause (header_change, compaction, prune, plugin_replace,
@@ -148,7 +151,8 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
         dsh-audit breaks --json | jq 'select(.unexplained)'
         dsh-audit breaks --since 7d --jobs 0
     """
-    logs = selected_logs(paths, since, until)
+    given = session_paths(paths)
+    logs = newest_first(selected_logs(given, since, until), given)  # as `sessions` lists them
     if not logs:
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:
@@ -189,6 +193,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
 @routes_option
 @attachments_option
 @lenient_option
+@pager_option("the answer")
 def explain_command(path: str, index: int, as_json: bool, capture: str | None, routes: str | None, lenient: bool,
                     max_version: int) -> int:
     """Say why request INDEX of one log did or did not reuse the previous request's cache.
@@ -201,7 +206,7 @@ def explain_command(path: str, index: int, as_json: bool, capture: str | None, r
 
     \b
     Example:
-        dsh-audit explain ~/.dsh/sessions/-home-me-proj-/session-1 8
+        dsh-audit explain ~/.dsh/sessions/--home-me-proj--/session-1 8
         dsh-audit explain latest -1
     """
     logs = [one_log(path)]
@@ -226,9 +231,10 @@ def explain_command(path: str, index: int, as_json: bool, capture: str | None, r
     except KeyError:
         raise no_such_request(index, len(requests), logs[0]) from None
     if as_json:
+        page_listing()
         click.echo(dumps_line(transition.to_json()))
     else:
-        for line in fit_lines(format_transition(transition)):
+        for line in fit_lines(format_transition(transition)):  # the first line starts the pager
             echo(line)
     return EXIT_OK
 

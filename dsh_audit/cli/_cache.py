@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import islice
 from pathlib import Path
@@ -98,8 +98,22 @@ def _breaks(report: SessionCacheReport) -> str:
     return f"breaks {report.break_count} by cause: {_pairs(report.breaks_by_cause)}"
 
 
-def _summary(report: SessionCacheReport) -> str:
-    """The session's summary, one fact a line (``fit_lines`` wraps a long one at its spaces)."""
+def _rates_note(files: Sequence[str]) -> str:
+    """Where the rates of a price table came from (:attr:`PriceBook.files`), for the cost line:
+    the packaged list prices alone, or the files that overrode or extended them.
+
+    Example:
+        >>> _rates_note(["packaged"]), _rates_note(["packaged", "contract.json"])
+        ('list prices, check your contract', 'rates from contract.json over the packaged list prices')
+    """
+    given = [name for name in files if name != "packaged"]
+    return f"rates from {', '.join(given)} over the packaged list prices" if given else \
+        "list prices, check your contract"
+
+
+def _summary(report: SessionCacheReport, rates: str = "list prices, check your contract") -> str:
+    """The session's summary, one fact a line (``fit_lines`` wraps a long one at its spaces);
+    ``rates`` says where the rates came from (:func:`_rates_note`)."""
     cost = "n/a" if report.lost_cost is None and report.cost is None else _shown(report, report.lost_cost, owed="lost")
     ttls = _ttls(report)
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} "
@@ -112,13 +126,14 @@ def _summary(report: SessionCacheReport) -> str:
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
             f"{_breaks(report)}\n"
             f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}; cost lost {cost}\n"
-            f"{_cost(report)}"
+            f"{_cost(report, rates)}"
             f"tokens: {report.token_method}\nrules: {rules or 'none'}"
             + ("" if report.attribution else "\nno attribution: breaks are unattributed"))
 
 
-def _cost(report: SessionCacheReport) -> str:
-    """The session's cost lines (list prices by model, date and window; check your contract)."""
+def _cost(report: SessionCacheReport, rates: str = "list prices, check your contract") -> str:
+    """The session's cost lines (rates by model, date and window; ``rates`` says where they came
+    from: :func:`_rates_note`)."""
     cost = report.cost
     if cost is None:
         return ""
@@ -134,7 +149,7 @@ def _cost(report: SessionCacheReport) -> str:
             f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')}"
             + (f"; {unpriced} request(s) unpriced" if unpriced else "")
             + (" (≥$: a sum over the priced ones only)" if 0 < unpriced < report.request_count else "")
-            + " (list prices, check your contract)\n")
+            + f" ({rates})\n")
 
 
 def _row(verdict: CacheVerdict) -> tuple[object, ...]:
@@ -249,7 +264,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if as_json:
                 _write_json(report, spools.pop(report.path) if spools is not None else None)
             else:
-                for line in fit_lines(f"{session_title(str(report.path), report.session_id)}\n{_summary(report)}"):
+                heading = session_title(str(report.path), report.session_id)
+                for line in fit_lines(f"{heading}\n{_summary(report, _rates_note(prices.files))}"):
                     echo(line)
                 print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts))
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):

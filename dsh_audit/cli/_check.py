@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,11 +15,12 @@ from ..errors import UsageError
 from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
-from ..report.terminal import listing_format, page_listing, print_status, print_table, progress_callback
+from ..report.terminal import (Amount, listing_format, output_width, page_listing, print_status, print_table,
+                               progress_callback, short_ids, table_cell)
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo,
                       echo_error, echo_note,
                       echo_warning, engine_options, evidence_logs, jobs_option, lenient_option, listing_options, openai_zdr_option,
-                      output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
+                      newest_first, output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
                       time_options, window_text, write_output)
 
 # check's formatters are read through the package's lazy names (``reports.iter_junit``) when their
@@ -26,6 +28,10 @@ from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachment
 __all__ = ["check_command", "report_command"]
 
 _COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "cache hit", "findings")
+# Left out, in this order, while a narrow terminal cannot show the table with whole words (the
+# session id names the log, as `show` and `sessions` take it; --json and --format csv keep every column).
+_DROPPABLE = ("log", "capture", "cache hit")
+_SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
 _TABLE_LIMIT = 50
 
 
@@ -85,16 +91,38 @@ def _row(check: SessionCheck) -> tuple[object, ...]:
     report = check.cache
     ratio = report.ratio(report.actual_total) if report is not None else None
     return ("FAIL" if check.failed else "ok", check.path, check.session_id or "-", len(check.requests), capture,
-            sum(t.verdict == "break" for t in check.transitions), "n/a" if ratio is None else f"{ratio:.1%}",
+            sum(t.verdict == "break" for t in check.transitions), Amount(ratio, "n/a" if ratio is None else f"{ratio:.1%}"),
             len(check.findings))
 
 
-def _print(result: CheckResult) -> None:
-    shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
+def _newest_first(checks: Sequence[SessionCheck], given: Sequence[str]) -> list[SessionCheck]:
+    """``checks`` in the order `sessions` lists their logs, those of each of the PATHS ``given``
+    in the order given (:func:`newest_first`)."""
+    by_log = {Path(check.path): check for check in checks}
+    return [by_log[log] for log in newest_first(by_log, given)] if len(by_log) == len(checks) else list(checks)
+
+
+def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether whole session ids leave the table on one line a log, on the terminal: every column
+    but "log" (the first left out) at its widest, the compact table's spacing."""
+    kept = [at for at, column in enumerate(_COLUMNS) if column != "log"]
+    widths = [max([len(_COLUMNS[at]), *(len(table_cell(row[at])) for row in rows)]) for at in kept]
+    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
+
+
+def _print(result: CheckResult, given: Sequence[str]) -> None:
+    shown = _newest_first(result.sessions if len(result.sessions) <= _TABLE_LIMIT
+                          else [s for s in result.sessions if s.failed], given)
     if shown:
-        print_table("dsh-audit check", _COLUMNS, (_row(s) for s in shown),
-                    caption=None if len(shown) == len(result.sessions)
-                    else f"{len(result.sessions) - len(shown)} passing log(s) not listed")
+        rows = [_row(s) for s in shown]
+        captions = [] if len(shown) == len(result.sessions) else [
+            f"{len(result.sessions) - len(shown)} passing log(s) not listed"]
+        if listing_format() == "table" and not _fits(rows):  # as `sessions` shows ids on a narrow terminal
+            names = short_ids(s.session_id for s in shown if s.session_id)
+            rows = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
+            if any(names[i] != i for i in names):
+                captions.append(_SHORT_NOTE)
+        print_table("dsh-audit check", _COLUMNS, rows, caption="; ".join(captions) or None, droppable=_DROPPABLE)
     for finding in result.findings:
         if finding.fails or finding.severity != "info":
             echo(finding.format())
@@ -199,13 +227,16 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                   scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
 
-    Every log under PATHS (default $DSH_HOME/sessions; --since/--until keep those active in a
-    window, by the logs' own timestamps) is validated, its requests are rebuilt and compared byte for byte with
+    Every log under PATHS (default $DSH_HOME/sessions; a session id, a unique id prefix or
+    `latest` is looked up there; --since/--until keep those active in a window, by the logs' own
+    timestamps) is validated, its requests are rebuilt and compared byte for byte with
     a capture (--capture, or a wire.jsonl found beside the log), every prefix-cache break is
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
     does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
-    in the --since/--until window: a gate that checked nothing does not pass). With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
+    in the --since/--until window: a gate that checked nothing does not pass). The table lists each PATH's logs as
+    `sessions` does (newest first), the PATHS in the order given; a narrow terminal shows each session id as its shortest unique prefix and
+    leaves out "log", then "capture", then "cache hit". With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
 
     \b
@@ -250,7 +281,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         _write(markdown_path, markdown)
     _step_summary(markdown)
     if piped is None:
-        _print(result)
+        _print(result, paths)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 
 
@@ -281,6 +312,9 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions;
     --since/--until keep those active in a window, by the logs' own timestamps).
 
+    PATHS may be log files, session folders, a sessions root, or a session id, a unique id prefix
+    or `latest` (looked up under $DSH_HOME/sessions).
+
     The page (no network, no external files) shows each log's summary (models, requests, breaks
     by cause, cache-hit ratio, what the session and its breaks cost), its request timeline with
     bars for prompt size, expected and actual cache reads, marks every prefix-cache break with
@@ -293,7 +327,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
 
     \b
     Example:
-        dsh-audit report ~/.dsh/sessions/-home-me-proj-/session-1 -o report.html
+        dsh-audit report ~/.dsh/sessions/--home-me-proj--/session-1 -o report.html
     """
     paths = session_paths(paths)
     _guard(_protected(paths, capture, policy_path, routes, prices_path), output, what="HTML report")

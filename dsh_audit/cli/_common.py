@@ -27,9 +27,9 @@ __all__ = ["ADAPTER_CHOICES", "GATING_COMMANDS", "EXIT_BAD_INPUT", "EXIT_FINDING
            "place_text",
            "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "evidence_logs",
            "file_size", "guard_evidence", "jobs_option", "json_option", "lenient_option", "listing_options", "log_progress",
-           "no_such_request", "one_log",
+           "newest_first", "no_such_request", "one_log", "pager_option",
            "one_request", "output_help", "parse_when", "request_position", "routes_option", "run_guarded",
-           "selected_logs", "check_window", "session_paths", "session_title", "since_option", "stdout_target", "time_options",
+           "selected_logs", "check_window", "session_paths", "session_ref", "session_title", "since_option", "stdout_target", "time_options",
            "until_option", "window_text", "write_output"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -160,12 +160,40 @@ def session_title(path: str, session_id: str) -> str:
     return middle_cut(terminal_text(path), room if room >= width // 2 else width) + suffix
 
 
-def one_log(path: str) -> Path:
-    """The one session log ``path`` names: a file or folder, ``latest``, a session id or a unique
-    id prefix under $DSH_HOME/sessions (:func:`dsh_audit.log.resolve_session`)."""
+#: A PATH that names a file by its form (a folder separator, a log's or capture's suffix) is a
+#: path, never a session id: when it does not exist, discovery says so.
+_PATH_FORM = re.compile(r"[/\\]|\.(?:jsonl|zstd|zst|json|har)$", re.IGNORECASE)
+
+
+def session_ref(path: str) -> str:
+    """A PATH argument as every command reads it: ``path`` itself when it exists (a file or folder
+    always wins over an id) or has a path's form (:data:`_PATH_FORM`: one that does not exist is
+    then discovery's error); else ``latest``, a session id or a unique id prefix, looked up under
+    $DSH_HOME/sessions (else ~/.dsh/sessions) and given as that session's log
+    (:func:`dsh_audit.log.resolve_session`). The one reader of session references: the PATHS of a
+    command that reads a set of logs (:func:`session_paths`) and the PATH of one that reads one
+    (:func:`one_log`).
+
+    Raises:
+        UsageError: ``path`` names no session, or several (the message lists up to five).
+        UnreadableError: there is no sessions folder to look it up in.
+    """
+    if path == "" or os.path.lexists(path) or _PATH_FORM.search(path):
+        return path
     from ..log import resolve_session
 
-    return resolve_session(path)
+    return str(resolve_session(path))
+
+
+def one_log(path: str) -> Path:
+    """The one session log ``path`` names: a file, a folder holding exactly one session log,
+    ``latest``, a session id or a unique id prefix under $DSH_HOME/sessions (:func:`session_ref`)."""
+    from ..log import discover, resolve_session
+
+    named = session_ref(path)
+    if named == path and path and not os.path.lexists(path):
+        discover([path])  # a missing path: "no such file or folder", as every command says it
+    return resolve_session(named)
 
 
 def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request, RouteEvidence]:
@@ -267,14 +295,17 @@ def no_such_request(index: int, count: int, log: Path) -> UsageError:
 
 
 def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
-    """``paths``, or the sessions root (``$DSH_HOME/sessions``, else ``~/.dsh/sessions``) when none is
-    given: the default of every command that takes session paths.
+    """``paths``, each a path or a session reference (:func:`session_ref`: ``latest``, a session
+    id or a unique id prefix, given as its log), or the sessions root (``$DSH_HOME/sessions``, else
+    ``~/.dsh/sessions``) when none is given: the default of every command that takes session paths.
 
     Raises:
-        UnreadableError: no path is given and the sessions root is not a folder.
+        UnreadableError: no path is given and the sessions root is not a folder, or a reference
+            has no sessions folder to be looked up in.
+        UsageError: a reference names no session, or several.
     """
     if paths:
-        return tuple(paths)
+        return tuple(map(session_ref, paths))
     from ..errors import UnreadableError
     from ..log import default_sessions_root, is_folder
 
@@ -365,6 +396,39 @@ def _log_span(log: Path) -> tuple[float, float] | None:
         return None
     first, last = imported.span()
     return None if first is None or last is None else (first, last)
+
+
+def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:
+    """``logs`` newest first, as `sessions` and `cache` list them: the most recently written first
+    (the file's modification time: DSH appends to a log while its session runs, so a fork or
+    subagent child that ended before its parent comes after it), equal ones by path, and a file
+    that cannot be read last (its reading says why). The time is the file's, not the log's own
+    timestamps, so ordering never reads a log: every command opens each log once (`sessions`,
+    which reads every log whole, orders by the log's own last activity).
+
+    With ``given`` (the PATHS a command was given, as :func:`session_paths` gives them), the logs
+    of each keep the order the PATHS were given in, each one's logs newest first: ``requests
+    a.jsonl b.jsonl`` lists a before b, a folder's logs newest first.
+
+    Example:
+        >>> [log.name for log in newest_first([Path("b/none.jsonl"), Path("a/no.jsonl")])]  # no file: by path
+        ['no.jsonl', 'none.jsonl']
+        >>> [str(log) for log in newest_first([Path("a/no.jsonl"), Path("b/none.jsonl")], given=["b", "a"])]
+        ['b/none.jsonl', 'a/no.jsonl']
+    """
+    roots = [Path(path) for path in given]
+
+    def root(log: Path) -> int:
+        """The first of ``given`` that is ``log`` or a folder above it (none: after them all)."""
+        return next((at for at, path in enumerate(roots) if path == log or path in log.parents), len(roots))
+
+    def age(log: Path) -> float:
+        try:
+            return -os.stat(log).st_mtime
+        except OSError:
+            return float("inf")
+
+    return sorted(sorted(logs, key=str), key=lambda log: (root(log), age(log)))
 
 
 def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip_empty: bool) -> tuple[list[Path], list[str]]:
@@ -625,15 +689,11 @@ def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool =
                             show_default=True,
                             help="How tables are printed: a table for people, json, csv (RFC 4180: a header "
                                  "row and every column per table, each row led by a table column naming its "
-                                 "table, tables apart by a blank line; an amount in a money column a plain number, "
-                                 "empty when unknown; a text cell a "
+                                 "table, tables apart by a blank line; an amount in a money column or a token count a "
+                                 "plain number, empty when unknown; a text cell a "
                                  "spreadsheet would read as a formula starts with ') or markdown (a heading "
                                  f"and a GitHub table per table, log text escaped); {formats_help}."),
-               click.option("--pager/--no-pager", default=True,
-                            help="On a terminal, show a table or Markdown through $DSH_AUDIT_PAGER, else "
-                                 "$PAGER, else less (LESS=FRX when LESS is unset: output that fits the "
-                                 "screen is not paged); an empty value or cat means no pager. "
-                                 "--no-pager prints directly.")]
+               click.option("--pager/--no-pager", default=True, help=_pager_help("a table or Markdown"))]
     if json_flag:
         options.insert(0, click.option("--json", "as_json", is_flag=True,
                                        help=f"{json_help} (the same as --format json)."))
@@ -641,6 +701,36 @@ def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool =
     for option in reversed(options):
         wrapped = option(wrapped)
     return wrapped
+
+
+def _pager_help(what: str) -> str:
+    """The help of ``--pager/--no-pager`` (``pager``) on a command that shows ``what`` on a terminal."""
+    return (f"On a terminal, show {what} through $DSH_AUDIT_PAGER, else $PAGER, else less (LESS=FRX when "
+            "LESS is unset: output that fits the screen is not paged); an empty value or cat means no pager. "
+            "--no-pager prints directly.")
+
+
+def pager_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--pager/--no-pager`` on a command that prints no table but may print a screenful or more
+    (``show``, ``explain``, ``render``): the same option, the same pager as :func:`listing_options`.
+    The command runs inside :func:`dsh_audit.report.terminal.listing`; its first line on stdout
+    starts the pager (:func:`echo`, or :func:`dsh_audit.report.terminal.page_listing` before
+    output written otherwise)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        command = func
+
+        @functools.wraps(command)
+        def run(*args: Any, pager: bool, **kwargs: Any) -> Any:
+            from ..report.terminal import listing
+
+            with listing("table", pager=pager):
+                return command(*args, **kwargs)
+
+        wrapped: Callable[..., Any] = click.option("--pager/--no-pager", default=True, help=_pager_help(what))(run)
+        return wrapped
+
+    return decorate
 
 
 def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -111,8 +111,9 @@ def diff_command(path: str | None, capture_path: str, adapter: str, strict: bool
                  lenient: bool, max_version: int) -> int:
     """Compare the requests rebuilt from logs with a capture of what DSH really sent.
 
-    PATH is a log file, a session folder or a sessions root (default $DSH_HOME/sessions, else
-    ~/.dsh/sessions); the capture may hold requests of
+    PATH is a log file, a session folder, a sessions root (default $DSH_HOME/sessions, else
+    ~/.dsh/sessions), or a session id, a unique id prefix or `latest` (looked up there); the
+    capture may hold requests of
     several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
     and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
     different, unmatched or unrendered, the first differing byte and the capture position.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -10,8 +11,8 @@ from .. import cache, fleet
 from ..cache import Costs
 from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
-from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
-                               table_cell)
+from ..report.terminal import (Amount, fit_lines, listing_format, output_width, print_table, progress_callback,
+                               short_ids, table_cell)
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
                       openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
@@ -28,13 +29,43 @@ __all__ = ["index_command", "stats_command"]
 _DB_HELP = "The SQLite index file."
 _MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
                     "lost $")
+# In CSV the expected ratio's column says what it is (a table's "expected" stands beside "hit ratio").
+_CSV_MEASURE_COLUMNS = tuple("expected hit ratio" if c == "expected" else c for c in _MEASURE_COLUMNS)
 _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
                  "off-peak $", "breaks $", "unpriced")
 # Left out, in this order, while a narrow terminal cannot show a table with whole words (after a
 # column with no value in any row).
 _COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $")
 _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
+# A group of requests whose model (or day) the log does not say: as `usage --by model|day` names it.
+_UNKNOWN = "unknown"
 _BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
+
+
+def _rates(prices: Sequence[tuple[str, ...] | None]) -> tuple[str, str]:
+    """Where the rates of the ledgers ``stats`` sums came from (:attr:`FleetStats.prices`), worded
+    as ``cache`` words it: for the "cost lost" measure, and for the cost table's title.
+
+    Example:
+        >>> _rates([("packaged",)])
+        ('list prices', 'list prices, check your contract')
+        >>> _rates([("packaged", "contract.json")])
+        ('rates from contract.json', 'rates from contract.json over the packaged list prices')
+        >>> _rates([("packaged",), ("packaged", "a.json")])[1]
+        'rates of 2 price tables (list prices; a.json), index again with one'
+        >>> _rates([None])[1]
+        'rates of a price table this index does not name (index again to record it)'
+    """
+    given = [None if files is None else [name for name in files if name != "packaged"] for files in prices]
+    if not given or given == [[]]:
+        return "list prices", "list prices, check your contract"
+    if len(given) == 1 and given[0] is not None:
+        files = ", ".join(given[0])
+        return f"rates from {files}", f"rates from {files} over the packaged list prices"
+    if len(given) == 1:
+        return "rates not recorded", "rates of a price table this index does not name (index again to record it)"
+    names = "; ".join("not recorded" if files is None else ", ".join(files) or "list prices" for files in given)
+    return f"rates of {len(given)} price tables", f"rates of {len(given)} price tables ({names}), index again with one"
 
 
 def _usd(value: float | None) -> Amount:
@@ -88,8 +119,10 @@ def _measure(label: str, cells: tuple[Any, ...], *, csv: bool, names: tuple[str,
     return list(zip(names or tuple(label.split(" / ")), cells))
 
 
-def _ratio(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"  # a ratio of no tokens: not a number, not money
+def _ratio(value: float | None) -> Amount:
+    """A cache-hit ratio: ``48.0%`` in a table, the ratio itself from 0 to 1 in CSV (as ``--json``
+    gives it, every digit); ``n/a`` (CSV: empty) for a ratio of no prompt tokens."""
+    return Amount(value, "n/a" if value is None else f"{value:.1%}")
 
 
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -168,7 +201,8 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:
-        echo(_index_line(summary))
+        for line in fit_lines(_index_line(summary)):  # at spaces, to the terminal (COLUMNS when piped)
+            echo(line)
     return EXIT_BAD_INPUT if summary.failed else EXIT_OK
 
 
@@ -200,6 +234,7 @@ def _index_line(summary: IndexSummary) -> str:
 
 def _print_stats(stats: FleetStats) -> None:
     totals = stats.totals
+    lost_rates, rates = _rates(stats.prices)
     csv = listing_format() == "csv"
     print_table(f"{stats.db}: fleet totals", ("measure", "value"), [
         *_measure("sessions (refused)", (totals["sessions"], totals["sessions_refused"]), csv=csv,
@@ -215,11 +250,11 @@ def _print_stats(stats: FleetStats) -> None:
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),
-        ("cost lost (list prices)", _lost(totals)),
+        (f"cost lost ({lost_rates})", _lost(totals)),
     ])
     cost = stats.cost
     buckets = cost["cost_usd"] or {}
-    print_table("cost (list prices, check your contract)", ("measure", "value"), [
+    print_table(f"cost ({rates})", ("measure", "value"), [
         *_measure("requests (unpriced)", (cost["requests"], cost["unpriced_requests"]), csv=csv,
                   names=("requests", "unpriced requests"), form="{} ({})"),
         ("cost", _priced(cost, buckets.get("total"))),
@@ -238,19 +273,20 @@ def _print_stats(stats: FleetStats) -> None:
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
     ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
     print_table("cost by model", ("model", *_COST_COLUMNS),
-                ((r["model"] or "?", *_costs(r)) for r in stats.cost_by_model),
+                ((r["model"] or _UNKNOWN, *_costs(r)) for r in stats.cost_by_model),
                 droppable=_cost_droppable(list(stats.cost_by_model)))
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
                 ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
                   _priced({**cost, **r}, r["break_cost_usd"], "break")) for r in stats.cost_by_cause))
-    print_table("by model", ("model", *_MEASURE_COLUMNS), ((r["model"], *_measures(r)) for r in stats.by_model),
-                droppable=_MEASURE_DROPPABLE)
-    print_table("by day (UTC, request time)", ("day", *_MEASURE_COLUMNS),
-                ((r["day"] or "?", *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
+    measures = _CSV_MEASURE_COLUMNS if csv else _MEASURE_COLUMNS
+    print_table("by model", ("model", *measures),
+                ((r["model"] or _UNKNOWN, *_measures(r)) for r in stats.by_model), droppable=_MEASURE_DROPPABLE)
+    print_table("by day (UTC, request time)", ("day", *measures),
+                ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
-    columns = ("session", "path", *_MEASURE_COLUMNS, "cost", "breaks $")
+    columns = ("session", "path", *measures, "cost", "breaks $")
     rows = [(r["session_id"], r["path"], *_measures(r), _priced(r, r["cost_usd"]),
              _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
@@ -290,13 +326,16 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
     cached tokens lost and what they cost; "breaks $" what the cache breaks cost; a "$" column
-    is USD at list prices. An amount is "≥$x" (a lower bound) only when a request that owes it
+    is USD at the rates `index` priced with (list prices unless --prices or pyproject.toml's
+    [tool.dsh-audit.prices] gave others: the cost table's title says which); a request whose
+    model or day the log does not say is counted under "unknown", as `usage` counts it. An amount is "≥$x" (a lower bound) only when a request that owes it
     is unpriced (a lost or break cost is owed only by the requests that lost tokens), "$?" when
     it is unknown, and to two significant digits when too small for 4 decimals ("$0.000021").
-    --format csv writes each amount exact (as --json does) and a row the table shows as "a / b"
-    as one row per value. A narrow terminal leaves out a column with no value in any row, then
-    the lesser columns (the caption names them), and shows session ids as their shortest unique
-    prefix among those listed.
+    --format csv writes, as --json gives them, each amount exact and each hit ratio as the ratio
+    from 0 to 1 with every digit (empty for n/a; the "expected" column is "expected hit ratio"
+    there), and a row the table shows as "a / b" as one row per value. A narrow terminal leaves
+    out a column with no value in any row, then the lesser columns (the caption names them), and
+    shows session ids as their shortest unique prefix among those listed.
 
     \b
     Example:

@@ -8,8 +8,8 @@ import click
 import os
 
 from ..errors import UsageError
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, log_progress, output_help,
-                      write_output)
+from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, log_progress, one_log,
+                      output_help, write_output)
 
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
@@ -24,7 +24,12 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
         result = check_bundle(path, lenient=lenient, routes=routes)
     for category, recorded in result.recorded.items():
         state = "match" if result.found.get(category) == recorded else "MISMATCH"
-        echo(f"{category}: {state} ({result.counts.get(category, 0)} verdict(s))")
+        count = result.counts.get(category, 0)
+        if category == "breaks":  # one row per request, a break or not
+            what = f"{count} request(s), {result.breaks} break(s)"
+        else:
+            what = f"{count} {'diff row' if category == 'diff' else 'request'}(s)"
+        echo(f"{category}: {state} ({what})")
     if result.unrendered:
         echo_note(f"the manifest records {result.unrendered} captured request(s) as unrendered: their diff verdicts "
                   "compared no rendered body, here as when the bundle was made")
@@ -56,16 +61,25 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
 @click.option("--check", "check", is_flag=True,
               help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "
                    "every verdict with its manifest.")
+@click.option("--alone", is_flag=True,
+              help="Redact a fork or subagent child whose parent log lies beside it alone: its verdicts are compared "
+                   "without the parent (by default the parent's redaction must lie beside OUTPUT, redacted first with "
+                   "the same salt, and the verdicts are compared with the parent on both sides).")
+@click.option("--any-capture", is_flag=True,
+              help="Redact a capture none of whose requests is one of the log's (another session's capture is "
+                   "refused by default).")
 @click.option("--routes", metavar="FILE", type=click.Path(dir_okay=False), default=None,
               help="DSH's llm-pi-ai route configuration (YAML), for a log whose hand-declared pi-ai routes render "
                    "only with it; give the same file to --check. Not taken from a DSH home: a bundle is "
                    "checked elsewhere.")
 @lenient_option
 def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
-                   capture_path: str | None, capture_output: str | None, force: bool, check: bool, routes: str | None,
-                   lenient: bool, max_version: int) -> int:
+                   capture_path: str | None, capture_output: str | None, force: bool, check: bool, alone: bool,
+                   any_capture: bool, routes: str | None, lenient: bool, max_version: int) -> int:
     """Write a copy of a session log without secrets or content that still proves every break.
 
+    PATH is a log file, a session folder holding one log, or a session id, a unique id prefix or
+    `latest`, looked up under $DSH_HOME/sessions (as `show` takes it).
     Every user, assistant, reasoning and tool text, tool arguments and results, file paths and
     the system prompt become deterministic placeholders of the same byte lengths; structure,
     seqs, turns, steps, ids, models, usage and times stay, so `requests`, `breaks`, `cache` and
@@ -74,8 +88,10 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
     verdicts' digest; --check verifies a copy against it. A log whose hand-declared pi-ai routes
     render only with DSH's route configuration needs --routes FILE, in both runs (the manifest
     says whether one was given); without it their captured requests are unrendered, their diff
-    verdicts compare nothing, and redact says so (the manifest lists them). Exit 0 done (or check
-    passed), 1 a verdict differs, 2 bad input.
+    verdicts compare nothing, and redact says so (the manifest lists them). A fork or subagent
+    child whose parent log lies beside it needs its parent redacted first, with the same salt,
+    beside OUTPUT (as `breaks` finds a parent), or --alone. Exit 0 done (or check passed), 1 a
+    verdict differs, 2 bad input (a capture of another session too, unless --any-capture).
 
     \b
     Example:
@@ -83,15 +99,16 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
         dsh-audit redact --check out.jsonl.zstd
     """
     if check:
-        return _check(path, lenient, routes)
+        return _check(str(one_log(path)), lenient, routes)
     if salt is None and os.environ.get(SALT_ENV) == "":
         raise UsageError(f"{SALT_ENV} is set but empty", hint="give it a non-empty salt, or unset it for a random one")
     if output is None:
         raise UsageError("no output path", hint="pass -o OUTPUT (or --check to verify a redacted log)")
+    path = str(one_log(path))  # a folder of one log, a session id, an id prefix or latest: that log
     if output != STDOUT:
         return _redact(path, output, keep=keep, redact_tool_names=redact_tool_names, salt=salt,
                        capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient,
-                       routes=routes)
+                       routes=routes, alone=alone, any_capture=any_capture)
     if capture_path is not None and capture_output is None:
         raise UsageError("-o - leaves no folder for the redacted capture",
                          hint="pass --capture-output FILE too, or -o OUTPUT")
@@ -102,7 +119,7 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
         target = Path(folder) / Path(path).name
         status = _redact(path, str(target), keep=keep, redact_tool_names=redact_tool_names, salt=salt,
                          capture_path=capture_path, capture_output=capture_output, force=force, lenient=lenient,
-                         routes=routes, piped=True)
+                         routes=routes, piped=True, alone=alone, any_capture=any_capture)
         if target.exists():
             write_output(STDOUT, target.read_bytes(), what="redacted log")
     return status
@@ -110,7 +127,7 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
 
 def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
             capture_path: str | None, capture_output: str | None, force: bool, lenient: bool,
-            routes: str | None = None, piped: bool = False) -> int:
+            routes: str | None = None, piped: bool = False, alone: bool = False, any_capture: bool = False) -> int:
     """Redact ``path`` to ``output`` and say what was done (on stderr when ``piped``: the log goes
     to stdout, and its manifest is not kept)."""
     from ..redact import redact
@@ -118,7 +135,8 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
     # The log is read twice: redacted as it is read, then the copy, to compare their verdicts.
     with log_progress([path], label="redacting", passes=2):
         result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
-                        capture_output=capture_output, force=force, lenient=lenient, routes=routes)
+                        capture_output=capture_output, force=force, lenient=lenient, routes=routes, alone=alone,
+                        any_capture=any_capture)
     echo(f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
          f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced", err=piped)
     if result.capture is not None:

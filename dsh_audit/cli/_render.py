@@ -9,11 +9,11 @@ import click
 
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import open_regular
-from ..report.terminal import terminal_text
+from ..report.terminal import page_listing, terminal_text
 from ..session import attachment_store, request_route, routes_from, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, attachments_option, echo_note, echo_warning,
-                      lenient_option, log_progress, one_log, one_request, routes_option)
+                      lenient_option, log_progress, one_log, one_request, pager_option, routes_option)
 
 __all__ = ["render_command"]
 
@@ -72,6 +72,7 @@ def _without_capture(error: DshAuditError) -> DshAuditError:
 @routes_option
 @attachments_option
 @lenient_option
+@pager_option("the body")
 def render_command(path: str, index: int, adapter: str, with_headers: bool, instruction_file: str | None,
                    harness_version: str, routes: str | None, lenient: bool, max_version: int) -> int:
     """Write the exact body bytes request INDEX of one log sends (binary, no trailing newline).
@@ -122,12 +123,14 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
         wire = renderer.render(request, **call_options)
     except DshAuditError as exc:
         raise _without_capture(exc).located(path=log_path) from None
+    terminal = sys.stdout.isatty()  # before the pager takes stdout: the body is shown escaped there too
+    page_listing()  # on a terminal: the pager, before the first line
     if with_headers:
         # A header value from the log (a session id) must not add header lines: CR/LF are escaped.
         lines = [terminal_text(f"{wire.method} {wire.path}")] + [terminal_text(f"{name}: {value}")
                                                                  for name, value in wire.headers]
         click.echo(("\n".join(lines) + "\n\n").encode("utf-8"), nl=False)
-    if sys.stdout.isatty():
+    if terminal:
         # A terminal would act on the C1 controls and bidi overrides JSON.stringify leaves raw in a
         # body (log text): show them escaped; a pipe or a file gets the exact bytes.
         click.echo(terminal_text(wire.body.decode("utf-8", "surrogateescape")))

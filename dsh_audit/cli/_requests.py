@@ -16,10 +16,10 @@ from ..runner import in_process, iter_many
 from ..replay import Request
 from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
-from ..report.terminal import print_table, progress_callback
+from ..report.terminal import Amount, page_listing, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning, place_text,
-                      engine_options, jobs_option, listing_options, lenient_option, log_progress, one_log, one_request,
-                      selected_logs, session_title, time_options)
+                      engine_options, jobs_option, listing_options, lenient_option, log_progress, newest_first, one_log,
+                      one_request, pager_option, selected_logs, session_paths, session_title, time_options)
 
 __all__ = ["requests_command", "show_command"]
 
@@ -28,10 +28,16 @@ _COLUMNS = ("#", "turn/step/try", "kind", "header", "msgs", "input", "cache read
 _DROPPABLE = ("finish", "header")
 
 
-def _tokens(usage: dict[str, Any] | None, key: str) -> str:
-    if not usage or key not in usage:
-        return "?"
-    return str(usage[key])
+def _count(value: object) -> Amount:
+    """A token count the log records: the number (CSV writes it plain), or ``?`` when it records
+    none (CSV: an empty cell)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Amount(value, str(value))
+    return Amount(None, "?" if value is None else str(value))
+
+
+def _tokens(usage: dict[str, Any] | None, key: str) -> Amount:
+    return _count(usage.get(key) if usage else None)
 
 
 def _row(request: Request) -> tuple[object, ...]:
@@ -41,7 +47,7 @@ def _row(request: Request) -> tuple[object, ...]:
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
     read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
     return (request.index, where, request.kind, header, request.message_count,
-            _tokens(usage, "inputTokens"), "?" if read is None else str(read), _tokens(usage, "outputTokens"), finish)
+            _tokens(usage, "inputTokens"), _count(read), _tokens(usage, "outputTokens"), finish)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +139,11 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                      since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """List every LLM request each session log implies.
 
-    PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders or a sessions
-    root; with none, $DSH_HOME/sessions (else ~/.dsh/sessions) is read. One row per dispatched
+    PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders, a sessions
+    root, or a session id, a unique id prefix or `latest` (looked up under $DSH_HOME/sessions); with
+    none, $DSH_HOME/sessions (else ~/.dsh/sessions) is read. Each PATH's logs are listed as
+    `sessions` lists them, the newest last activity first by the logs' own timestamps; the PATHS
+    in the order given. One row per dispatched
     attempt (retries included) plus compaction and title calls. With --jobs or --engine dask the
     logs are read in parallel and printed in the same order as a serial run.
 
@@ -142,7 +151,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     sent ("-" for a title call, "N/-" for a compaction call); "kind" loop, compaction or title;
     "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
     sent; "input", "cache read" and "output" the tokens the log records for its response (input:
-    prompt tokens not read from the cache, as DSH counts them; "?" when none are logged);
+    prompt tokens not read from the cache, as DSH counts them; "?" when none are logged, an
+    empty cell in --format csv);
     "finish" why the response ended. A narrow terminal leaves out a column with no value in any
     row, then "finish", then "header". With --json, one object per request, led by "path", the
     log it is from (two files may hold one session id).
@@ -152,7 +162,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit requests sample_logs/ --json | jq .messages_sha256
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
-    logs = selected_logs(paths, since, until)
+    given = session_paths(paths)
+    logs = newest_first(selected_logs(given, since, until), given)  # as `sessions` lists them
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
                    streamed=in_process(jobs, engine, len(logs)))
     status = EXIT_OK
@@ -174,6 +185,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
 @click.argument("index", type=int)
 @lenient_option
 @click.option("--compact", is_flag=True, help="Exact JSON.stringify output instead of indented JSON.")
+@pager_option("the JSON")
 def show_command(path: str, index: int, lenient: bool, max_version: int, compact: bool) -> int:
     """Print request INDEX of one session log in full as JSON (messages, header, usage).
 
@@ -189,6 +201,7 @@ def show_command(path: str, index: int, lenient: bool, max_version: int, compact
     with log_progress([log], label="show"):
         _, found, _ = one_request(str(log), index, lenient=lenient, max_version=max_version)
     request = found.to_json()
+    page_listing()
     click.echo(dumps_line(request) if compact else dumps_pretty(request))
     return EXIT_OK
 COMMANDS = [requests_command, show_command]

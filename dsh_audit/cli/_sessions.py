@@ -7,14 +7,14 @@ from functools import partial
 
 import click
 
-from ..cache import Costs, SessionSummary, iso_utc, newest_first, summary_group
+from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
                                table_cell)
-from ..session import Failure, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, _use_profile, echo_error, echo_note, echo_warning, jobs_option,
-                      lenient_option, listing_options, selected_logs, time_options)
+from ..session import Failure, routes_from, run_groups
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, lenient_option,
+                      listing_options, prices_option, routes_option, selected_logs, time_options)
 
 __all__ = ["sessions_command"]
 
@@ -24,8 +24,6 @@ _CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost
 # The room a title is given when deciding whether whole ids fit the terminal.
 _TITLE_ROOM = 20
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
-# The clause of the DSH-home route warning that names --routes, an option sessions does not take.
-_ROUTES_CLAUSE = "; --routes FILE overrides it"
 
 
 def _ratio(value: float | None) -> str | None:
@@ -42,13 +40,14 @@ def _cost(summary: SessionSummary) -> Amount | None:
     return Amount(known, Costs.shown(summary.cost_usd, requests=summary.requests, unpriced=summary.unpriced))
 
 
-def _row(summary: SessionSummary, *, csv: bool = False) -> tuple[object, ...]:
-    """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no accounting)."""
+def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False) -> tuple[object, ...]:
+    """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no accounting);
+    the id as ``ID (PATH)`` when the session is listed from several files (``copies``)."""
     last = iso_utc(summary.last_activity)
     unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
     return (last[:16].replace("T", " ") if last else None, summary.title, summary.project,
             summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary), *unpriced,
-            summary.session_id)
+            f"{summary.session_id} ({summary.path})" if copies else summary.session_id)
 
 
 @click.command("sessions")
@@ -57,14 +56,13 @@ def _row(summary: SessionSummary, *, csv: bool = False) -> tuple[object, ...]:
 @lenient_option
 @click.option("--no-cost", is_flag=True,
               help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")
+@prices_option
+@routes_option
 @jobs_option
 @time_options
-@click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_use_profile,
-              help="The DSH profile the sessions ran under (the log does not record it): its "
-                   "<DSH_HOME>/profiles/NAME/cordis.patch.yml is read under the home's own layers. "
-                   "Default: $DSH_AUDIT_PROFILE, else the home's only profile, else the home's layers alone.")
 def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
-                     jobs: int, since: float | None, until: float | None) -> int:
+                     prices_path: str | None, routes: str | None, jobs: int, since: float | None,
+                     until: float | None) -> int:
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
@@ -82,7 +80,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     one object per session, with first_activity and the whole id. A session found in several
     files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
     one holds the other's and more (the file DSH reads, else the longer); copies that differ are
-    listed from each. A note says which.
+    listed from each, their id shown "ID (PATH)" as `usage` shows it. A note says which. Costs
+    are priced as `usage` and `cache` price them (--prices, --routes, pyproject's
+    [tool.dsh-audit.prices]); a price or route file that cannot be used is one error, exit 2.
 
     \b
     Example:
@@ -90,17 +90,21 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit sessions sample_logs/sessions --json | jq -r .title
     """
     try:
+        # a bad price or route file is one error, before any log is read (as usage and cache do)
+        prices = None if no_cost else load_prices(prices_path)
+        routes_from(routes)
         logs = selected_logs(paths, since, until)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=not no_cost)
+    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=not no_cost, prices=prices,
+                   routes=routes)
     status = EXIT_OK
     summaries: list[SessionSummary] = []
     with progress_callback(len(logs), label="sessions") as report:
         for item in run_groups(logs, task, jobs=jobs, progress=report):
             for warning in item.warnings:
-                echo_warning(f"{item.path}: {warning.replace(_ROUTES_CLAUSE, '')}")
+                echo_warning(f"{item.path}: {warning}")
             for note in () if isinstance(item, Failure) else item.notes:
                 echo_note(f"{item.path}: {note}")
             if isinstance(item, Failure):
@@ -115,11 +119,16 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
             click.echo(dumps_line(summary.to_json()))
     elif ordered:
         csv = listing_format() == "csv"
-        rows = [_row(s, csv=csv) for s in ordered]
+        files: dict[str, set[str]] = {}
+        for summary in ordered:
+            files.setdefault(summary.session_id, set()).add(summary.path)
+        copies = {session_id for session_id, found in files.items() if len(found) > 1}
+        rows = [_row(s, csv=csv, copies=s.session_id in copies) for s in ordered]
         caption = None
         if listing_format() == "table" and not _fits(rows):
             names = short_ids(s.session_id for s in ordered)
-            rows = [(*row[:-1], names[s.session_id]) for row, s in zip(rows, ordered)]
+            rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
+                    for row, s in zip(rows, ordered)]
             caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
         print_table(f"{len(ordered)} session(s), newest first", _CSV_COLUMNS if csv else _COLUMNS, rows,
                     droppable=("project", "hit"), caption=caption)

@@ -22,7 +22,12 @@ _COLUMNS = ("{by}", "requests", "cache miss", "lost tokens (cost)", "cache read"
             "no cache", "off-peak", "unpriced")
 # In CSV the lost tokens and what they cost are two plain columns (a number each a spreadsheet can sum).
 _CSV_LOST = ("lost tokens", "lost cost")
-# Left out, in this order, while a narrow terminal cannot show the table with whole words.
+# A row of one request (--by request) says when it was sent, what it was billed as and at which
+# rate, after the amounts: every one in CSV, the first four in a table.
+_REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retention", "write rate")
+_REQUEST_TABLE = _REQUEST[:4]
+# Left out, in this order, while a narrow terminal cannot show the table with whole words: a
+# request's details first (--json and --format csv keep them), then these.
 _DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
@@ -35,10 +40,21 @@ def _amount(row: UsageRow, name: str) -> Amount:
     return Amount(row.known(name), row.shown(name))
 
 
-def _row(row: UsageRow, *, tier: bool, csv: bool = False) -> tuple[object, ...]:
+def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
+    """The cells of a row of one request after its amounts (:meth:`UsageRow.request_details`):
+    all of :data:`_REQUEST` in CSV (``csv``), :data:`_REQUEST_TABLE` in a table; empty in the
+    total row."""
+    found = row.request_details()
+    cells = tuple("" if (cell := found.get(key)) is None else cell for key in (
+        "model", "window", "sent", "billed_as", "rate_source", "cache_retention", "cache_write_rate"))
+    return cells if csv else cells[:len(_REQUEST_TABLE)]
+
+
+def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False) -> tuple[object, ...]:
     """A row's cells. Tokens of a row none of whose requests logged usage are unknown (``?``, empty
     in CSV), never 0; the lost tokens and their cost are one cell ``N ($x)`` in a table, two plain
-    columns in CSV (``csv``); the unpriced count is empty in a table when 0."""
+    columns in CSV (``csv``); the unpriced count is empty in a table when 0; rows by request
+    (``request``) end with the request's details (:func:`_details`)."""
     t = row.tokens
     known = row.requests > row.usage_unknown
     miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if known
@@ -46,14 +62,17 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False) -> tuple[object, ...]:
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
     lost: tuple[object, ...] = ((row.lost_tokens if known else Amount(None, ""), _amount(row, "lost")) if csv else
                                 (f"{row.lost_tokens} ({row.shown('lost')})" if row.lost_tokens else "",))
+    details = _details(row, csv=csv) if request else ()
     return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost"), *tiers,
-            _amount(row, "no_cache"), _amount(row, "off_peak"), Amount(row.unpriced, str(row.unpriced or "")))
+            _amount(row, "no_cache"), _amount(row, "off_peak"), Amount(row.unpriced, str(row.unpriced or "")),
+            *details)
 
 
-def _droppable(total: UsageRow) -> tuple[str, ...]:
-    """The columns a narrow terminal may leave out: never "unpriced" when a request is, since it
-    says which amounts are lower bounds or unknown."""
-    return tuple(c for c in _DROPPABLE if c != "unpriced" or not total.unpriced)
+def _droppable(total: UsageRow, *, request: bool = False) -> tuple[str, ...]:
+    """The columns a narrow terminal may leave out: a request's details first (``request``), and
+    never "unpriced" when a request is, since it says which amounts are lower bounds or unknown."""
+    return (*(reversed(_REQUEST_TABLE) if request else ()),
+            *(c for c in _DROPPABLE if c != "unpriced" or not total.unpriced))
 
 
 @click.command("usage")
@@ -86,14 +105,24 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     web-search calls, whose log records name no turn, and compactions run between turns (manual
     ones, logged with turn null); a compaction inside a turn counts in that turn.
 
-    Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache),
-    then "lost tokens (cost)" the part of them that lost cache reads caused (breaks and other
-    shortfalls the cache analysis found) and what that cost over cache reads; "cache read",
-    "cache write" and "output" tokens; "cost" the list-price USD; "no cache" and "off-peak" what
-    the same requests would have cost with no cache and all off-peak; "unpriced" the requests with
-    no price (no usage logged, or a model the table does not know). Tokens a request did not log
-    (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests), and a sum
-    counts the requests that logged them. An amount too small for 4 decimals shows two
+    Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache,
+    nor written to it); "lost tokens (cost)" the prompt tokens the cache analysis expected to be
+    read from the cache and were not (breaks and other shortfalls), and what that cost over cache
+    reads: they were billed first as the request's cache writes (up to the writes it logged, at
+    the write rate of its TTL: Anthropic's 5-minute or 1-hour rate), the rest as cache misses
+    (DeepSeek and OpenAI write nothing: all misses); "cache read", "cache write" and "output"
+    tokens; "cost" the USD at the table's rates; "no cache" and "off-peak" what the same requests
+    would have cost with no cache and all off-peak; "unpriced" the requests with no price (no
+    usage logged, a usage missing a count, or a model the table does not know). Tokens a request
+    did not log (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests),
+    and a sum counts the requests that logged them; a request whose usage lacks a count (a
+    DeepSeek usage without cacheReadTokens: its hits are unknown) is unpriced, its other tokens
+    counted. By request, each row also says its model, its window ("peak" or "off-peak" by
+    DeepSeek's hours; "standard": the provider bills one rate all day, or the request has no time
+    or no price), when it was sent (UTC) and the model the table bills it as, as many of them as
+    the terminal has room for beside the amounts; --json and --format csv have them all, and
+    where its rate was read, its cache retention ("1h": cacheRetention long) and the rate its
+    cache writes were billed at. An amount too small for 4 decimals shows two
     significant digits ("$0.000021"). --format csv writes each amount exact (as --json does),
     "lost tokens" and "lost cost" as two columns, an unknown as an empty cell. An amount over
     unpriced requests is a lower bound, "≥$0.0123", or "$?" when none of the requests that owe it
@@ -149,7 +178,11 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
         columns[at:at + 1] = _CSV_LOST
     if tier:
         columns.insert(columns.index("cost") + 1, "tier")
-    rows = [*(_row(r, tier=tier, csv=csv) for r in table.rows), _row(table.total, tier=tier, csv=csv)]
+    request = by == "request"
+    if request:
+        columns.extend(_REQUEST if csv else _REQUEST_TABLE)
+    rows = [*(_row(r, tier=tier, csv=csv, request=request) for r in table.rows),
+            _row(table.total, tier=tier, csv=csv, request=request)]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
@@ -158,7 +191,9 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     if table.total.usage_unknown:
         caption += (f"; tokens: sums over the {table.total.requests - table.total.usage_unknown} request(s) with "
                     "usage logged (?: none logged)")
-    droppable = _droppable(table.total)
+    if request and not csv and listing_format() == "table":
+        columns, rows = _room_for_details(columns, rows)
+    droppable = _droppable(table.total, request=request)
     if by in _BY_SESSION and listing_format() == "table" and not _fits(columns, rows, droppable):
         names = short_ids(ledger.session_id for ledger in ledgers)
         shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
@@ -176,6 +211,19 @@ def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], droppable:
     widths = [max([*(len(word) for word in column.split()), *(len(table_cell(row[at])) for row in rows)])
               for at, column in enumerate(columns) if column not in droppable]
     return sum(widths) + 2 * (len(widths) - 1) <= output_width()
+
+
+def _room_for_details(columns: list[str], rows: list[tuple[object, ...]]
+                      ) -> tuple[list[str], list[tuple[object, ...]]]:
+    """The table's columns and rows with as many of a request's details (the last columns,
+    :data:`_REQUEST_TABLE`) as leave the boxed table on one line a row (every cell whole): the
+    amounts are never squeezed for them, and a narrow terminal shows none (--json and --format
+    csv have them all)."""
+    widths = [max([len(column), *(len(table_cell(row[at])) for row in rows)]) for at, column in enumerate(columns)]
+    keep = len(columns)
+    while keep > len(columns) - len(_REQUEST_TABLE) and sum(widths[:keep]) + 3 * keep + 1 > output_width():
+        keep -= 1
+    return columns[:keep], [row[:keep] for row in rows]
 
 
 def _short_key(key: str, names: dict[str, str]) -> str:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -10,10 +13,10 @@ from .._version import __version__
 from ..errors import UsageError
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
-from ..validate import format_summary, format_text, select_rules, validate_paths
+from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_lines, engine_options, guard_evidence, jobs_option,
                       json_option,
-                      lenient_option, output_help, selected_logs, time_options, write_output)
+                      lenient_option, output_help, selected_logs, session_paths, time_options, write_output)
 
 __all__ = ["validate_command"]
 
@@ -37,11 +40,13 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
                      since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """Check session logs against the conformance rules and report every finding.
 
-    PATHS are log files, session folders or a sessions root (default $DSH_HOME/sessions). Unlike `requests`, which stops at
+    PATHS are log files, session folders, a sessions root (default $DSH_HOME/sessions), or a
+    session id, a unique id prefix or `latest` (looked up there). Unlike `requests`, which stops at
     the refusal DSH reports, this lists every violation with its rule id (docs/rules.md),
     file:line, seq and a fix hint, and checks a child log against its parent when both are given.
     Exit status: 0 no error finding, 1 error findings (or warnings with --strict), 2 bad usage or
-    an unreadable path.
+    an unreadable path. With --json, one object per finding, then always a last one:
+    {"type": "summary", "passed", "counts" by severity, "files", "rules": findings by rule}.
 
     \b
     Example:
@@ -52,6 +57,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     if as_json and sarif_path == STDOUT:
         raise UsageError("only one output can go to stdout, not --json and --sarif -",
                          hint="give --sarif a FILE name, or leave out --json")
+    paths = session_paths(paths)  # a session id, id prefix or latest looked up once
     logs = selected_logs(paths, since, until)
     if sarif_path != STDOUT:
         guard_evidence(paths, sarif_path, what="SARIF report")
@@ -59,6 +65,8 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
                                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
                                   progress=report_progress)
+    failing = {"error", "warning"} if strict else {"error"}
+    passed = not any(f.severity in failing for f in findings)
     if as_json:
         for finding in findings:
             click.echo(dumps_line(finding.to_json()))
@@ -69,8 +77,24 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     if sarif_path is not None:
         write_output(sarif_path, json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n",
                      what="SARIF")
-    failing = {"error", "warning"} if strict else {"error"}
-    return EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_OK
+    if as_json:  # last, once every output is written: a run that fails there has no summary
+        click.echo(dumps_line(_summary(findings, files=len(logs), passed=passed)))
+    return EXIT_OK if passed else EXIT_FINDINGS
+
+
+def _summary(findings: Sequence[Finding], *, files: int, passed: bool) -> dict[str, Any]:
+    """The ``--json`` stream's last object, after one per finding (as `watch` ends its stream):
+    ``type`` summary, whether the run passed (exit 0), the findings by severity (as `check`'s
+    JSON report counts them), the files read and the findings by rule.
+
+    Example:
+        >>> _summary([], files=2, passed=True)
+        {'type': 'summary', 'passed': True, 'counts': {'error': 0, 'warning': 0, 'info': 0}, 'files': 2, 'rules': {}}
+    """
+    severities = Counter(f.severity for f in findings)
+    return {"type": "summary", "passed": passed,
+            "counts": {severity: severities[severity] for severity in ("error", "warning", "info")},
+            "files": files, "rules": dict(sorted(Counter(f.rule for f in findings).items()))}
 
 
 COMMANDS = [validate_command]

@@ -199,6 +199,13 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     in the summary; the watch goes on. Ctrl-C or SIGTERM stops at once (ending a running
     --on-break command and what it started) with a summary and exit code 0.
 
+    One session present as several files (DSH's log and an export or copy of it, compressed or
+    not) is followed once, in the file the other commands read, with a note saying which: of two
+    with the same lines DSH's, else the one that holds the other's lines and more (the one being
+    written). A copy that appears later is compared then; one that grows past the followed file,
+    or outlives it, is followed from the request where the other stopped: no request is printed or
+    counted twice.
+
     \b
     Example:
         dsh-audit watch
@@ -240,6 +247,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
             elif isinstance(item, WatchNote):
                 if item.level == "warning":
                     echo_warning(item.message)
+                elif item.level == "note":  # which file of a session is followed, as the other commands say it
+                    for line in fit_lines(f"note: {item.message}"):
+                        echo(line, err=True)
                 elif item.level == "replaced":
                     echo_warning(f"{item.path}: {item.message}; reading it again from its start (what it holds "
                                  "again is printed again; the summary counts each request once)")

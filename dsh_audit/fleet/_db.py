@@ -5,7 +5,8 @@ as one line. Nothing here reads a log: ``stats`` opens the index with this modul
 Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow`,
 :class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
 ``requests`` and ``costs`` (the priced ledger) keyed by ``(path, idx)``, ``breaks`` keyed by
-``(path, request)``, and ``meta`` (the schema version).
+``(path, request)``, and ``meta`` (the schema version, and the files of each price table a
+ledger was priced with: :func:`record_prices`, :func:`price_sources`).
 
 Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column. ``index``
 upgrades a file of version 1 or 2 in place: the ``costs`` table is made anew, empty (a version-2
@@ -18,7 +19,9 @@ both refuse it, with the advice to upgrade dsh-audit (deleting it would lose wha
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sqlite3
 from dataclasses import fields
 from pathlib import Path
@@ -27,7 +30,8 @@ from ..errors import UsageError
 from ..log import special_kind
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
-__all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "connect_index", "index_error", "open_index"]
+__all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "connect_index", "index_error", "open_index", "price_sources",
+           "record_prices"]
 
 SCHEMA_VERSION = 3
 # The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
@@ -157,3 +161,50 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
     except sqlite3.DatabaseError as exc:
         raise index_error(exc, location, hint="give another --db file, or delete this one") from None
     return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
+
+
+_PRICES_KEY = "prices "  # + a price table's fingerprint: the meta key of the files it was made of
+_PRICES_OPTION = re.compile(r"(?:^|;)prices=([^;]*)")
+
+
+def record_prices(connection: sqlite3.Connection, fingerprint: str, files: tuple[str, ...]) -> None:
+    """Store which files the price table ``fingerprint`` (:attr:`PriceBook.fingerprint`) was made
+    of (:attr:`PriceBook.files`: ``packaged``, then ``[tool.dsh-audit.prices]`` and ``--prices``),
+    so that ``stats`` can say where the rates of the ledgers it sums came from."""
+    with connection:
+        connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_PRICES_KEY + fingerprint, json.dumps(files)))
+
+
+def price_sources(connection: sqlite3.Connection) -> tuple[tuple[str, ...] | None, ...]:
+    """The files of each price table the stored ledgers were priced with (as
+    :func:`record_prices` stored them; None for a table an older dsh-audit did not record), in
+    the order of their fingerprints.
+
+    Example:
+        >>> connection = sqlite3.connect(":memory:")
+        >>> for statement in _SCHEMA:
+        ...     _ = connection.execute(statement)
+        >>> _ = connection.execute("INSERT INTO sessions (path, options) VALUES ('a', 'cache=1;prices=f1;code=x')")
+        >>> _ = connection.execute("INSERT INTO costs (path, idx) VALUES ('a', 0)")
+        >>> price_sources(connection)
+        (None,)
+        >>> record_prices(connection, "f1", ("packaged", "mine.json"))
+        >>> price_sources(connection)
+        (('packaged', 'mine.json'),)
+    """
+    prints: set[str] = set()
+    for (options,) in connection.execute("SELECT DISTINCT options FROM sessions AS s WHERE options IS NOT NULL "
+                                         "AND EXISTS (SELECT 1 FROM costs AS c WHERE c.path = s.path)"):
+        found = _PRICES_OPTION.search(str(options))
+        if found is not None:
+            prints.add(found.group(1))
+    stored = dict(connection.execute(f"SELECT substr(key, {len(_PRICES_KEY) + 1}), value FROM meta "
+                                     "WHERE key LIKE 'prices %'"))
+    sources: list[tuple[str, ...] | None] = []
+    for fingerprint in sorted(prints):
+        try:
+            files = json.loads(stored[fingerprint]) if fingerprint in stored else None
+        except ValueError:  # edited by hand: not known
+            files = None
+        sources.append(tuple(map(str, files)) if isinstance(files, list) else None)
+    return tuple(sources)

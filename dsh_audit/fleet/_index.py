@@ -37,7 +37,7 @@ from ..session import Failure, GroupResult, home_routes_key, routes_from, run_gr
 from ..cache import PriceBook, load_prices
 from ..capture import find_capture
 from ._audit import audit_group, options_key
-from ._db import SESSION_COLUMNS, index_error, open_index
+from ._db import SESSION_COLUMNS, index_error, open_index, record_prices
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
 __all__ = ["IndexSummary", "index_logs"]
@@ -365,6 +365,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         warnings.extend(warning for found in result.route_warnings.values() for warning in found)
 
     try:
+        record_prices(connection, book.fingerprint, book.files)  # where its rates came from, for stats
         given_stored = {_storable(path) for path in paths}
         removed = _prune(connection, [_storable(os.path.realpath(root)) for root in roots], list(given_stored))
         stale, refused = _stale(connection, paths, options)

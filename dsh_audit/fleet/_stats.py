@@ -19,7 +19,7 @@ from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
 from ..errors import UsageError
-from ._db import connect_index, index_error
+from ._db import connect_index, index_error, price_sources
 
 __all__ = ["FleetStats", "fleet_stats"]
 
@@ -31,8 +31,36 @@ _MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN prompt_tokens END), 0), "
              "COALESCE(SUM(actual_cache_read), 0), "
              f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN expected_cache_read END), 0), "
-             "COALESCE(SUM(lost_tokens), 0), SUM(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
+             "COALESCE(SUM(lost_tokens), 0), usd_sum(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
              "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0)")
+
+
+class _UsdSum:
+    """The SQL aggregate ``usd_sum(x)``: :func:`usd_total` of the amounts, as ``usage`` and ``cache``
+    sum them (SQLite's ``SUM`` adds doubles one by one, which over many rows drifts past the
+    nano-dollar); NULL when every amount is NULL, as ``SUM``. Zeros are not kept (they add nothing),
+    so what is held is one float per request that lost a priced token.
+
+    Example:
+        >>> total = _UsdSum()
+        >>> for value in (1e8, 1e-7, 1e-7, 1e-7, None, 0.0):
+        ...     total.step(value)
+        >>> total.finalize(), usd_total([1e8 + 1e-7 + 1e-7 + 1e-7])  # added one by one, the sum drifts
+        (100000000.0000003, 100000000.00000031)
+    """
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+        self.seen = False
+
+    def step(self, value: float | None) -> None:
+        if value is not None:
+            self.seen = True
+            if value:
+                self.values.append(value)
+
+    def finalize(self) -> float | None:
+        return usd_total(self.values) if self.seen else None
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -74,6 +102,9 @@ class FleetStats:
         cost_by_model: ``cost`` per model the requests went to, costliest first.
         cost_by_cause: per cause of lost cache reads: tokens lost, their cost, and the part lost
             in cache breaks.
+        prices: the files of each price table the stored ledgers were priced with
+            (:attr:`dsh_audit.cache.PriceBook.files`: ``packaged`` alone for the list prices), None
+            for one the index does not record (made by an older dsh-audit); ``price_files`` in JSON.
     """
 
     db: str
@@ -85,12 +116,14 @@ class FleetStats:
     cost: dict[str, Any]
     cost_by_model: tuple[dict[str, Any], ...]
     cost_by_cause: tuple[dict[str, Any], ...]
+    prices: tuple[tuple[str, ...] | None, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The one object ``dsh-audit stats --json`` prints."""
         return {"db": self.db, "totals": self.totals, "by_model": list(self.by_model), "by_day": list(self.by_day),
                 "by_cause": list(self.by_cause), "top_sessions": list(self.top_sessions), "cost": self.cost,
-                "cost_by_model": list(self.cost_by_model), "cost_by_cause": list(self.cost_by_cause)}
+                "cost_by_model": list(self.cost_by_model), "cost_by_cause": list(self.cost_by_cause),
+                "price_files": [None if files is None else list(files) for files in self.prices]}
 
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
@@ -315,13 +348,16 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
     """
     connection = connect_index(db, create=False)
     try:
+        # typeshed's aggregate protocol has finalize() return an int; SQLite takes any value it stores
+        connection.create_aggregate("usd_sum", 1, _UsdSum)  # type: ignore[arg-type]
         _check_values(connection, os.fspath(db))
         total, by_model, by_path = _ledgers(connection)
         return FleetStats(db=os.fspath(db), totals=_totals(connection),
                           by_model=_grouped(connection, "model", "4 DESC, model"),
                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
                           top_sessions=_top(connection, top, by_path), cost=_cost(connection, total),
-                          cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total))
+                          cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total),
+                          prices=price_sources(connection))
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
         if str(exc) == "integer overflow":  # a sound index: SUM() of counts that add up past 2**63 - 1
             raise UsageError("the token counts of the index add up past SQLite's 64-bit integers: its logs "

@@ -14,9 +14,17 @@ placeholders, two texts that share a prefix share the placeholder of that prefix
 differ at exactly the byte where they did (break offsets stay; at the character, for the first
 non-space multi-byte character of a text, whose placeholder may walk past the spaces of its class),
 different texts always get different placeholders (each byte is a bijection given its prefix), and no
-ASCII character is left in place but the spaces a text starts with. Without the salt the shifts say
-nothing; with many texts, the first character of each is a fixed substitution (every text has the
-same, empty, prefix there).
+ASCII character is left in place but the spaces a text starts with, path separators and line breaks.
+The prefix is that of the line: every line break (:data:`LINE_BREAKS`, as ``str.splitlines`` splits)
+stays itself, no other character becomes one, and the hash starts again after it, so the lines two
+versions of a system prompt share keep equal placeholders and a line diff of them its hunks. Without
+the salt the shifts say nothing; with many texts, the first character of each line is a fixed
+substitution (every line has the same, empty, prefix there), and equal lines show as equal.
+
+Session ids (:meth:`Placeholders.keep_identifiers`: the log's own, its parent's, its children's) are
+identifiers, not content: a text that holds one keeps it verbatim in place, its placeholder built
+around it, so a parent's tool result that names its child's session still names it (``breaks`` dates
+a subagent's spawn by that first mention).
 
 What is kept on purpose: whitespace-only texts (renderers drop them, so the verdict depends on
 it), the spaces a content text starts with (so that a text is blank for JavaScript's ``trim`` and
@@ -41,7 +49,7 @@ from ..jsjson import stringify
 from ._secrets import (SecretMatch, context_key, find_secrets, key_body, key_end, key_piece, private_key_closed,
                        private_key_cut, private_key_open, scrub, split_private_key, split_tail)
 
-__all__ = ["IMAGE_LIMIT", "Placeholders", "context_secrets", "reencode", "rewrite_keys"]
+__all__ = ["IMAGE_LIMIT", "LINE_BREAKS", "Placeholders", "context_secrets", "reencode", "rewrite_keys"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -515,15 +523,25 @@ def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
 #: them), so a placeholder has its text's shape as a path, absolute or not on the platform that
 #: wrote it (DSH212), wherever the text is.
 _SEPARATORS = frozenset(b"/\\")
+#: What Python's ``str.splitlines`` ends a line at (``\n``, ``\r`` and so ``\r\n``, ``\v``, ``\f``,
+#: ``\x1c``-``\x1e``, U+0085, U+2028, U+2029): never replaced nor produced either, so a text keeps its
+#: lines, and a line diff of two versions of a system prompt (``breaks``, ``explain``) keeps its hunks.
+LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+#: The single bytes no placeholder replaces nor produces: separators and ASCII line breaks.
+_FIXED = _SEPARATORS | frozenset(ord(c) for c in LINE_BREAKS if c < "\x80")
+_WIDE_BREAKS = frozenset(c.encode("utf-8") for c in LINE_BREAKS if c >= "\x80")
+_ASCII_BREAKS = frozenset(ord(c) for c in LINE_BREAKS if c < "\x80")
+#: The shortest identifier :meth:`Placeholders.keep_identifiers` keeps (a shorter one could be a word).
+_SHORTEST_ID = 8
 
 
-def _shift(byte: int, members: tuple[int, ...], draw: int) -> int:
+def _shift(byte: int, members: tuple[int, ...], draw: int, fixed: frozenset[int] = _FIXED) -> int:
     size = len(members)
-    if size == 1 or byte in _SEPARATORS:
+    if size == 1 or byte in fixed:
         return byte
     step = 1 + draw % (size - 1)
     out = members[(members.index(byte) + step) % size]
-    while out in _SEPARATORS:  # cycle walking: a bijection of the class's other members
+    while out in fixed:  # cycle walking: a bijection of the class's other members
         out = members[(members.index(out) + step) % size]
     return out
 
@@ -557,6 +575,8 @@ class Placeholders:
         self._hash = hashlib.blake2b(b"dsh-audit redact v1", key=hashlib.sha256(salt).digest(), digest_size=8)
         self._image_key = hashlib.sha256(b"dsh-audit redact image\0" + salt).digest()
         self._memo: dict[str, str] = {}
+        self._identifiers: re.Pattern[str] | None = None
+        self._shortest = 0
         self._image_ids: dict[tuple[str, int], str] = {}
 
     def image(self, attachment: str, size: int) -> bytes:
@@ -588,7 +608,7 @@ class Placeholders:
             self._image_ids[memo] = found
         return found
 
-    def plain(self, text: str, *, blank: bool = False) -> str:
+    def plain(self, text: str, *, blank: bool = False, lines: bool = True) -> str:
         """The class-preserving, prefix-preserving placeholder of ``text`` (no JSON awareness).
 
         With ``blank`` (a content text: :meth:`text`), whether the text is blank (only spaces, for
@@ -605,26 +625,61 @@ class Placeholders:
             [False, False, False]
             >>> p.plain("\\ufeff\\u3000", blank=True), p.plain("\\ufeff\\u3000") != "\\ufeff\\u3000"
             ('\\ufeff\\u3000', True)
+
+        With ``lines`` (all but a streamed delta's), each line break (:data:`LINE_BREAKS`) stays and the
+        hash starts again after it, so equal lines get equal placeholders:
+
+            >>> two = p.plain("same\\nold\\nsame"), p.plain("same\\nnew\\nsame")
+            >>> [t.split("\\n") for t in two][0][::2] == [t.split("\\n") for t in two][1][::2], two[0] != two[1]
+            (True, True)
         """
         if not text or text.isspace():
             return text
         data = text.encode("utf-8", "surrogatepass")
         out = bytearray(len(data))
-        state = self._hash.copy()
-        leading = blank  # no character but spaces so far
-        i = 0
-        while i < len(data):
+        state, leading, at, done = self._hash.copy(), blank, 0, 0  # leading: no character but spaces so far
+        if self._identifiers is not None and len(text) >= self._shortest:
+            for match in self._identifiers.finditer(text):  # an identifier stays itself, the placeholder around it
+                start = at + len(text[done:match.start()].encode("utf-8", "surrogatepass"))
+                state, leading = self._bytes(data, at, start, out, state, leading, lines)
+                end = start + len(match.group(0).encode("utf-8", "surrogatepass"))
+                out[start:end] = data[start:end]
+                state.update(data[start:end])
+                leading = False
+                at, done = end, match.end()
+        self._bytes(data, at, len(data), out, state, leading, lines)
+        return out.decode("utf-8", "surrogatepass")
+
+    def _bytes(self, data: bytes, i: int, stop: int, out: bytearray, state: Any, leading: bool,
+               lines: bool) -> tuple[Any, bool]:
+        """The placeholder of ``data[i:stop]`` into ``out`` (:meth:`plain`), after the bytes hashed into
+        ``state`` (since the last line break); the state and ``leading`` after it. Each line break stays
+        and starts the hash again (a line's placeholder depends on that line alone, so the lines two
+        versions of a text share keep their placeholders, and a line diff its hunks); without ``lines``
+        (a streamed delta) a line break is hidden among its class as every other character."""
+        fixed, breaks, wide = (_FIXED, _ASCII_BREAKS, _WIDE_BREAKS) if lines else (_SEPARATORS, frozenset(), frozenset())
+        while i < stop:
             byte = data[i]
             if byte < 0x80:
                 out[i] = _shift(byte, _LEADING[byte] if leading else _ASCII[byte],
-                                int.from_bytes(state.copy().digest(), "big"))
+                                int.from_bytes(state.copy().digest(), "big"), fixed)
                 leading = leading and chr(byte) in _SPACES
-                state.update(data[i:i + 1])
+                if byte in breaks:
+                    state = self._hash.copy()
+                else:
+                    state.update(data[i:i + 1])
                 i += 1
                 continue
             char = data[i:i + _lead(byte)[1]]
+            if char in wide:
+                out[i:i + len(char)] = char
+                state = self._hash.copy()
+                i += len(char)
+                continue
             if not leading:
                 new = _char(state, char)
+                while new in wide:  # cycle walking: a bijection of the rest of its class
+                    new = _char(state, new)
             elif char.decode("utf-8", "surrogatepass") in _SPACES:
                 new = char
             else:
@@ -635,7 +690,16 @@ class Placeholders:
             out[i:i + len(char)] = new
             state.update(char)
             i += len(char)
-        return out.decode("utf-8", "surrogatepass")
+        return state, leading
+
+    def keep_identifiers(self, identifiers: Iterable[str]) -> None:
+        """Keep each of ``identifiers`` (session ids: :func:`session_ids`) verbatim wherever a text
+        holds it: the placeholder is built around it (:meth:`plain`), so a parent's tool result that
+        names its child's session id names it after as before. Call before the first placeholder."""
+        found = sorted({i for i in identifiers if len(i) >= _SHORTEST_ID}, key=lambda i: (-len(i), i))
+        self._identifiers = re.compile("|".join(map(re.escape, found))) if found else None
+        self._shortest = min(map(len, found)) if found else 0
+        self._memo.clear()
 
     @staticmethod
     def other_than(ch: str, taken: str) -> str:
@@ -645,10 +709,10 @@ class Placeholders:
         code = ord(ch)
         if code < 0x80:
             members = _ASCII[code]
-            if code in _SEPARATORS:
+            if code in _FIXED:
                 return ch  # no other member may stand for a separator; taken ones are told apart elsewhere
             out = members[(members.index(code) + 1) % len(members)]
-            while out in _SEPARATORS:
+            while out in _FIXED:
                 out = members[(members.index(out) + 1) % len(members)]
             return chr(out)
         data = bytearray(ch.encode("utf-8", "surrogatepass"))
@@ -854,7 +918,7 @@ class Placeholders:
         be: its leading space is hidden among punctuation as every other)."""
         if not blank:
             done = self.json(text, blank=False) if text.lstrip()[:1] in ("{", "[") else None
-            return self.plain(text) if done is None else done
+            return self.plain(text, lines=False) if done is None else done
         found = self._memo.get(text)
         if found is not None:
             return found

@@ -27,11 +27,11 @@ from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
-from ..session import Session, open_session, routes_from
+from ..session import Headers, Session, find_parent, open_session, routes_from
 from ..wire import PiRoutes
 from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
-from ._log import LogRewriter, drain, teed
+from ._log import LogRewriter, drain, session_ids, teed
 from ._placeholder import Placeholders
 from ._redactor import KEEP_CHOICES
 from ._verdicts import CATEGORIES, digest, session_verdicts
@@ -70,6 +70,8 @@ class Redaction:
         unrendered: the captured requests that could not be rendered from the log (verdict
             ``unrendered``), as ``(request index, reason)``: their bodies were compared with nothing,
             so their diff verdicts prove nothing, and the manifest lists them (``"unrendered"``).
+        parent: the session id of the parent a child's verdicts were compared with (its redacted log
+            beside the redacted child, where ``breaks`` and :func:`check_bundle` find it), or None.
     """
 
     output: Path
@@ -85,18 +87,22 @@ class Redaction:
     notes: tuple[str, ...] = ()
     routes: bool = False
     unrendered: tuple[tuple[int | None, str], ...] = ()
+    parent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class BundleCheck:
-    """What :func:`check_bundle` found: each category's recorded and recomputed digest, and how many
-    captured requests the manifest records as unrendered (their diff verdicts compared nothing)."""
+    """What :func:`check_bundle` found: each category's recorded and recomputed digest, how many rows
+    each holds (``counts``: for ``requests``, ``breaks`` and ``cache`` one per request; ``breaks``: how
+    many of those are breaks), and how many captured requests the manifest records as unrendered (their diff verdicts
+    compared nothing)."""
 
     path: Path
     recorded: dict[str, str]
     found: dict[str, str]
     counts: dict[str, int]
     unrendered: int = 0
+    breaks: int = 0
 
     @property
     def mismatched(self) -> tuple[str, ...]:
@@ -250,16 +256,60 @@ def _read(path: Path) -> bytes:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
 
 
-def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
+def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool,
+              placeholders: Placeholders | None = None, identifiers: Iterable[str] = ()) -> Session:
     """The session of the log at ``source``, read once: every byte the reader reads is also handed
-    to ``sink`` (the redacted copy is written in the same read)."""
+    to ``sink`` (the redacted copy is written in the same read). With ``placeholders``, a first pass
+    over the same open file (:func:`session_ids`, at C speed) tells them the session ids the log names,
+    and ``identifiers`` (the ids of the rest of its family), to keep in every text."""
     handle = open_regular(source)
     try:
+        if placeholders is not None:  # session ids stay verbatim in every text: learnt before the first one
+            own, named = session_ids(handle, str(source))
+            handle.seek(0)
+            placeholders.keep_identifiers(named | set(identifiers) | _children(source, own))
         session = open_session(read_stream(teed(handle, sink), str(source), lenient=lenient), foreign=False)
         drain(handle, sink)  # the reader read to the end; anything it left is redacted too
     finally:
         handle.close()
     return session
+
+
+def _nearby(folder: Path) -> list[Path]:
+    """Log files in ``folder`` and its direct subfolders (where DSH keeps a session's siblings)."""
+    found: list[Path] = []
+    for pattern in ("*", "*/*"):
+        try:
+            found.extend(p for p in sorted(folder.glob(pattern))
+                         if p.name.endswith((".jsonl", ".jsonl.zstd")) and p.is_file())
+        except OSError:
+            continue
+    return found
+
+
+def _children(source: Path, own: str | None) -> set[str]:
+    """The session ids of the logs beside ``source`` (where ``breaks`` finds a child's parent) whose
+    header names ``own`` as their ``parentSession``: the parent's text may name them before any
+    structural member does (a tool result saying a subagent started)."""
+    if not own:
+        return set()
+    headers = Headers()
+    found: set[str] = set()
+    seen = {os.path.realpath(source)}
+    try:
+        for folder in dict.fromkeys((source.parent, source.parent.parent)):
+            for log in _nearby(folder):
+                real = os.path.realpath(log)
+                if real in seen:  # each log once (the two searches overlap)
+                    continue
+                seen.add(real)
+                sid, parent = headers.ids(log)
+                headers.close()
+                if sid and parent == own:
+                    found.add(sid)
+    finally:
+        headers.close()
+    return found
 
 
 def _compare(before: dict[str, list[Any]], after: dict[str, list[Any]]) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -280,7 +330,8 @@ def _salt_bytes(salt: str) -> bytes:
 def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt: str | bytes | None = None,
            keep: Iterable[str] = (), tool_names: bool = True, capture: str | os.PathLike[str] | None = None,
            capture_output: str | os.PathLike[str] | None = None, force: bool = False,
-           lenient: bool = False, routes: str | os.PathLike[str] | PiRoutes | None = None) -> Redaction:
+           lenient: bool = False, routes: str | os.PathLike[str] | PiRoutes | None = None,
+           identifiers: Iterable[str] = (), alone: bool = False, any_capture: bool = False) -> Redaction:
     """Write a redacted copy of one session log (and its capture) with a verdict manifest.
 
     Args:
@@ -301,6 +352,17 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             pi-ai route's requests are rendered only with it); the redacted copy's verdicts are then
             checked with it too (:func:`check_bundle` ``routes=``). Default: none (not even the DSH
             home's, which a check of the bundle elsewhere would not find).
+        identifiers: more session ids to keep verbatim in every text (the ids of the log's family:
+            its children's). The ids the log names itself (its own, its ``parentSession``, every
+            ``senderSessionId``) are always kept: ``breaks`` dates a child's spawn by the first
+            mention of its id in the parent, often a tool result's text.
+        alone: redact a fork or subagent child whose parent log lies beside it (where ``breaks``
+            finds it and compares the child with it) alone, its verdicts compared without the parent
+            on both sides, as the recipient sees them without it. Default: refused (a usage error
+            naming the parent), since the bundle would not prove the verdicts seen beside the parent.
+        any_capture: redact a capture none of whose requests is one of the log's (another
+            session's). Default: refused (a usage error); a capture some of whose requests match none
+            of the log's is redacted with a note saying how many.
 
     Raises:
         UsageError: an empty salt, an unknown ``keep`` part, ``tools`` kept with ``tool_names=False``
@@ -362,7 +424,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
     try:
         return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
-                      lenient=lenient)
+                      lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture)
     except OSError as exc:
         if exc.errno not in _WRITE_ERRORS:
             raise
@@ -371,22 +433,27 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
 
 def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
            redactor: LogRedactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
-           lenient: bool) -> Redaction:
+           lenient: bool, identifiers: Iterable[str] = (), alone: bool = False,
+           any_capture: bool = False) -> Redaction:
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
     and rename the files into place (the outputs were checked by :func:`redact`)."""
     streams = ChunkStreams(redactor)
     with _temporary(target) as (log_out, log_temp):
         rewriter = LogRewriter(log_out, streams.record, path=str(source))
-        original = _read_log(source, rewriter.feed, lenient=lenient)
+        original = _read_log(source, rewriter.feed, lenient=lenient, placeholders=redactor.placeholders,
+                             identifiers=identifiers)
         if config is not None:
             original.use_routes(config)
         streams.end()
         notes = rewriter.finish()
+        family, parent_path, redacted_parent = _family(source, target, original, alone=alone, lenient=lenient)
+        notes.extend(family)
         redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
         capture_format = _capture_format(capture_source) if capture_source is not None else None
         captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
         reasons: list[str] = []
-        before = session_verdicts(original, captures, unrendered=reasons)
+        parent = _parent(parent_path, original, lenient=lenient, config=config)
+        before = session_verdicts(original, captures, unrendered=reasons, parent=parent)
         unrendered = tuple(zip((row[0] for row in before.get("diff", ()) if row[3] == "unrendered"), reasons))
         if unrendered:  # their diff verdicts compared nothing: said, never claimed unchanged
             notes.append(_unrendered_note(unrendered, routed=config is not None))
@@ -411,7 +478,10 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 capture_data = b"".join(lines)
         with _staged_capture(capture_target or target, capture_data, capture_files) as capture_temp:
             after_captures = load_capture(capture_temp, format=capture_format) if captures is not None else None
-            after = session_verdicts(redacted, after_captures)
+            after = session_verdicts(redacted, after_captures,
+                                     parent=_parent(redacted_parent, redacted, lenient=lenient, config=config))
+            if captures is not None and capture_source is not None:  # refused here: nothing is renamed yet
+                notes.extend(_unmatched(before["diff"], len(captures), capture_source, any_capture=any_capture))
             digests, mismatched = _compare(before, after)
             result = Redaction(
                 output=target, manifest=manifest, capture=capture_target, format_version=original.format_version,
@@ -419,7 +489,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
                 dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes),
-                routes=config is not None, unrendered=unrendered)
+                routes=config is not None, unrendered=unrendered,
+                parent=None if parent is None else parent.id)
             with _temporary(manifest) as (manifest_out, manifest_temp):
                 manifest_out.write(orjson.dumps(_manifest(result, before, kept, tool_names), option=orjson.OPT_INDENT_2))
                 manifest_out.write(b"\n")
@@ -445,6 +516,74 @@ def _staged_capture(target: Path, data: bytes, files: dict[str, bytes] | None) -
         out.write(data)
         out.flush()
         yield temp
+
+
+def _family(source: Path, target: Path, session: Session, *, alone: bool,
+            lenient: bool) -> tuple[list[str], Path | None, Path | None]:
+    """A fork or subagent child whose parent log lies beside it (where ``breaks`` and ``cache`` find it
+    and compare the child with it): the notes, the parent's log and its redacted log beside ``target``
+    (where the recipient's ``breaks`` finds it), so the verdicts compared are the child's with its
+    parent on both sides. Nothing when the parent is not beside the child (its verdicts are its own
+    alone, there as in the bundle) or with ``alone`` (a note says the parent was left out).
+
+    Raises:
+        UsageError: the parent lies beside the child, but no redaction of it beside ``target``.
+    """
+    parent_id = session.header.parent_session
+    if not isinstance(parent_id, str) or not parent_id:
+        return [], None, None
+    headers = Headers(lenient=lenient)
+    try:
+        parent = find_parent(source, parent_id, headers=headers)
+        redacted = find_parent(target, parent_id, headers=headers) if parent is not None and not alone else None
+    finally:
+        headers.close()
+    if parent is None:
+        return [], None, None
+    if alone:
+        return [f"redacted alone: its verdicts were compared without its parent log {parent} (beside it, breaks "
+                "compares the two); redact the parent too, with the same salt, to give the recipient both"], None, None
+    if redacted is None or os.path.realpath(redacted) == os.path.realpath(parent):
+        raise UsageError(f"this log is a child of {parent}, beside it, which its breaks and cache verdicts there "
+                         "compare it with, and no redaction of that parent lies beside the output", path=str(source),
+                         hint="redact the parent first, with the same salt, into the layout the logs have (the "
+                              "child's -o beside it, as breaks finds a parent); or pass --alone to compare this "
+                              "child's verdicts without its parent")
+    return [f"verdicts compared with the parent session {parent_id} on both sides: {parent} and its redaction "
+            f"{redacted}"], parent, redacted
+
+
+def _parent(path: Path | None, child: Session, *, lenient: bool, config: PiRoutes | None) -> Session | None:
+    """The parent session at ``path`` (None: none), read watching for a subagent child's id (its first
+    mention in the parent dates the spawn), with the route configuration the child takes."""
+    if path is None:
+        return None
+    watch = frozenset() if child.header.seed_length else frozenset({child.id})
+    parent = open_session(path, lenient=lenient, watch=watch, foreign=False)
+    if config is not None:
+        parent.use_routes(config)
+    return parent
+
+
+def _unmatched(rows: list[Any], captured: int, capture: Path, *, any_capture: bool) -> list[str]:
+    """A note on the captured requests that match none of the log's (``rows``: the diff verdicts);
+    refused when none matches at all, unless ``any_capture``.
+
+    Raises:
+        UsageError: a capture of one or more requests, none of them one of the log's.
+    """
+    matched = sum(1 for row in rows if row[0] is not None and row[1] is not None)
+    strays = [row for row in rows if row[0] is None and row[1] is not None]
+    if not strays:
+        return []
+    foreign = sum(1 for row in strays if row[3] == "foreign")
+    whose = f" ({foreign} of another session)" if foreign else ""
+    if not matched and captured and not any_capture:
+        raise UsageError(f"none of the {captured} captured request(s) is one of this log's{whose}: is it the "
+                         "capture of another session?", path=str(capture),
+                         hint="pass the capture of this session (or --any-capture to redact it anyway)")
+    return [f"{len(strays)} of {captured} captured request(s) match none of the log's requests{whose}: they are "
+            "redacted as content, and prove nothing about this log"]
 
 
 def _unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool) -> str:
@@ -485,6 +624,8 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         "routes": result.routes,
         # the captured requests no render was compared with (their diff verdicts are "unrendered")
         "unrendered": {"count": len(result.unrendered), "requests": [index for index, _ in result.unrendered]},
+        # a child's verdicts compared with its parent: its redacted log beside this one (as breaks finds it)
+        "parent": result.parent,
         "verdicts": {c: {"count": len(before[c]), "digest": result.verdicts[c]} for c in result.verdicts},
     }
 
@@ -540,6 +681,9 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         unrendered = manifest.get("unrendered", {"count": 0})["count"]  # absent from older manifests
         if type(unrendered) is not int or unrendered < 0:
             raise ValueError("unrendered")
+        parent_id = manifest.get("parent")  # absent from older manifests
+        if parent_id is not None and (not isinstance(parent_id, str) or not parent_id):
+            raise ValueError("parent")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
     if routed != (routes is not None):
@@ -554,9 +698,28 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         if not isinstance(capture_name, str):
             raise UsageError("the manifest records diff verdicts but names no capture", path=str(manifest_file))
         captures = _bundle_capture(log, capture_name, manifest_file)
-    found = session_verdicts(session, captures)
+    parent = None
+    if parent_id is not None:
+        if session.header.parent_session != parent_id:
+            raise UsageError(f"the manifest compares this log with the parent session {parent_id}, which its header "
+                             "does not name", path=str(manifest_file))
+        headers = Headers(lenient=lenient)
+        try:
+            parent_path = find_parent(log, parent_id, headers=headers)
+        finally:
+            headers.close()
+        if parent_path is None:
+            raise UsageError(f"the manifest's verdicts compare this child with its parent session {parent_id}, whose "
+                             "redacted log is not beside it", path=str(log),
+                             hint="keep the redacted parent log where redact found it (beside the child, as breaks "
+                                  "finds a parent)")
+        parent = _parent(parent_path, session, lenient=lenient,
+                         config=None if routes is None else routes if isinstance(routes, PiRoutes) else
+                         routes_from(os.fspath(routes)))
+    found = session_verdicts(session, captures, parent=parent)
+    breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
     return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},
-                       {c: len(found[c]) for c in found}, unrendered)
+                       {c: len(found[c]) for c in found}, unrendered, breaks)
 
 
 

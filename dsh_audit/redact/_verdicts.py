@@ -2,7 +2,7 @@
 
 ``requests``: each request's place (index, kind, turn/step/attempt, its seqs, header reason,
 message count, usage, finish kind). ``breaks``: each transition's relation, verdict, causes,
-changed header field names, evidence seqs and first divergence (segment, message, offsets).
+changed header field names (with a system prompt's diff hunk headers, a tool list's change counts), evidence seqs and first divergence (segment, message, offsets).
 ``cache``: each request's classification, cause and token figures (tokens estimated from UTF-8
 bytes, which a redaction keeps). ``diff``: each capture row's verdict, first differing offset,
 equivalence kinds and difference paths, the captures paired with the requests as ``diff`` and
@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ..attribution import attribute
+from ..attribution import attribute, attribute_sessions
 from ..cache import cache_report
 from ..capture import CapturedRequest, compare_capture
 from ..errors import DshAuditError
@@ -38,20 +38,45 @@ def _requests(session: Session) -> list[Any]:
     return rows
 
 
-def _breaks(session: Session) -> list[Any]:
+def _breaks(session: Session, parent: Session | None) -> list[Any]:
     try:
-        transitions = attribute(session).transitions
+        transitions = (attribute(session) if parent is None else attribute_sessions([session, parent])[0]).transitions
     except DshAuditError as exc:
         return [["error", exc.code]]
     return [[t.request, t.previous, t.previous_session_id, t.kind, t.turn, t.step, t.attempt, t.relation,
-             t.verdict, t.cause, list(t.other_causes), [[f.field, f.prompt_affecting] for f in t.fields],
+             t.verdict, t.cause, list(t.other_causes), [[f.field, f.prompt_affecting, _shape(f.detail)] for f in t.fields],
              list(t.evidence_seqs), t.first_divergence.to_json() if t.first_divergence else None,
              t.common_messages] for t in transitions]
 
 
-def _cache(session: Session) -> list[Any]:
+def _shape(detail: Any) -> Any:
+    """What of a changed header field's detail a verdict keeps: a system prompt's line diff as its
+    length and hunk headers (``@@ -3 +3 @@``: line numbers and counts, no text), a tool list's change
+    as how many tools were added, removed or changed and whether they were reordered.
+
+    Example:
+        >>> _shape({"diff": ["@@ -3 +3 @@", "-a", "+b"]}), _shape({"added": ["x"], "removed": [], "reordered": False,
+        ...                                                          "schema_changed": ["y", "z"]})
+        ([3, ['@@ -3 +3 @@']], [1, 0, False, 2])
+    """
+    if not isinstance(detail, dict):
+        return None
+    diff = detail.get("diff")
+    if isinstance(diff, list):
+        return [len(diff), [line for line in diff if isinstance(line, str) and line.startswith("@@")]]
+    if "added" in detail:
+        return [len(detail.get("added") or ()), len(detail.get("removed") or ()), detail.get("reordered"),
+                len(detail.get("schema_changed") or ())]
+    return None
+
+
+def _cache(session: Session, parent: Session | None) -> list[Any]:
     try:
-        report = cache_report(session, tokenizer="estimate")
+        if parent is None:
+            report = cache_report(session, tokenizer="estimate")
+        else:  # the child's first request continues the parent's, as attribution pairs them
+            transitions = attribute_sessions([session, parent])[0].transitions
+            report = cache_report(session, tokenizer="estimate", attribution=transitions, parent=parent)
     except DshAuditError as exc:
         return [["error", exc.code]]
     return [[v.index, v.kind, v.classification, v.cause, v.prompt_tokens, v.counted_tokens, v.potential,
@@ -76,13 +101,16 @@ def _diff(session: Session, captures: Sequence[CapturedRequest], unrendered: lis
 
 
 def session_verdicts(session: Session, captures: Sequence[CapturedRequest] | None = None, *,
-                     unrendered: list[str] | None = None) -> dict[str, list[Any]]:
+                     unrendered: list[str] | None = None, parent: Session | None = None) -> dict[str, list[Any]]:
     """The content-free verdicts of ``session`` (and of its capture, when given), by category.
 
     ``unrendered``: when given, the reason of each captured request that could not be rendered
     (verdict ``unrendered``: its body was never compared) is appended to it, in diff order.
+    ``parent``: the parent session of a fork or subagent child (read watching for the child's id),
+    with which ``breaks`` and ``cache`` compare the child's first request, as they do with the
+    parent beside the child.
     """
-    verdicts = {"requests": _requests(session), "breaks": _breaks(session), "cache": _cache(session)}
+    verdicts = {"requests": _requests(session), "breaks": _breaks(session, parent), "cache": _cache(session, parent)}
     if captures is not None:
         verdicts["diff"] = _diff(session, captures, unrendered)
     return verdicts

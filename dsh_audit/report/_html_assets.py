@@ -95,6 +95,9 @@ function usd(v,digits){if(typeof v!=="number"){return "$?";}var t=v.toFixed(digi
  if(v&&!/[1-9]/.test(t)){t=v.toFixed(Math.min(1-Math.floor(Math.log10(Math.abs(v))),9));}return "$"+t;}
 function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests;if(typeof v!=="number"){return u?"$?":"n/a";}
  return (u?"\u2265":"")+usd(v);}
+function owedUsd(v,c,k){if(!c){return "n/a";}var n=c[k+"_requests"],u=c[k+"_unpriced"];
+ if(typeof n!=="number"||typeof u!=="number"){return costUsd(v,c);}if(!n){return usd(0);}
+ if(typeof v!=="number"){return "$?";}return (u?"\u2265":"")+usd(v);}
 function ratio(v){return typeof v==="number"?(100*v).toFixed(1)+"%":"n/a";}
 function where(r){return r.turn===null?r.kind:(r.kind+" "+r.turn+"/"+r.step+"/"+r.attempt);}
 function size(r){return r.prompt!==null&&r.prompt!==undefined?r.prompt:(r.counted||0);}
@@ -223,7 +226,7 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
   ["breaks",o.breaks.length+(causes?" ("+causes+")":""),"breaks"],
   ["cache hit",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+o.cache_read+" of "+o.prompt_tokens+" prompt tokens)":""),"hit"],
   ["cost",costUsd(total,cost)+(unpriced?" (unpriced: "+unpriced+")":""),"cost"],
-  ["breaks cost",costUsd(cost&&cost.break_cost_usd,cost),"break-cost"],
+  ["breaks cost",owedUsd(cost&&cost.break_cost_usd,cost,"break"),"break-cost"],
   ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
   ["requests sent",o.first?o.first+" \u2013 "+o.last:"-","span"]],true);
  if(o.breaks.length){var ul=add(box,el("ul",{cls:"break-list"}));o.breaks.forEach(function(b){var li=add(ul,el("li"));

@@ -19,6 +19,7 @@ import re
 import sys
 import threading
 import unicodedata
+import weakref
 from decimal import Decimal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -318,6 +319,11 @@ def _is_number(text: str) -> bool:
     return bool(_NUMBER.match(text)) or text in _NO_NUMBER
 
 
+#: The style of a run's first table, boxed (False) or compact (True), by its listing
+#: (:func:`print_table`: the run's other tables take it).
+_RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionary()
+
+
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 caption: str | None = None, droppable: Sequence[str] = ()) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
@@ -337,7 +343,9 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     only cells longer than ``_ROOMY`` wrapped; failing all that, the compact table with text
     wrapped down to its longest words, with as few columns left out as that needs; then so with
     words longer than ``_WHOLE_WORD`` cut; else one block of ``column value`` lines per row,
-    every column kept.
+    every column kept. Inside :func:`listing`, a run's tables share one style: after the first
+    (boxed or compact), only layouts of its style are tried, in that order; the other style
+    only when none of them fits.
 
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
@@ -361,29 +369,35 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
              if cells and all(at >= len(row) or row[at] in _NO_NUMBER for row in cells)]
     order = [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
     measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
-    for squeezed, cut in ((False, False), (True, False), (True, True)):
-        for drop in range(len(order) + 1):
-            kept = [at for at in range(len(headers)) if at not in order[:drop]]
-            shown_headers = [headers[at] for at in kept]
-            shown = [[row[at] for at in kept if at < len(row)] for row in cells]
-            shown_columns = [measured[at] for at in kept]
-            numeric = [column.numeric for column in shown_columns]
-            floors = _floors(shown_headers, shown_columns, cut=cut)
-            natural = _natural(shown_headers, shown_columns, floors)
-            # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
-            least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
-            # Squeezed, the compact table leaves text the most room.
-            tries = ((least, True),) if squeezed else (
-                (natural, False), (natural, True), (least, False), (least, True))
-            for needed, compact in tries:
-                room = console.width - _overhead(len(kept), compact=compact)
-                if sum(needed) <= room:
-                    note = _narrow_note([headers[at] for at in order[:drop] if at in empty],
-                                        [headers[at] for at in order[:drop] if at not in empty])
-                    widths = _widths(shown_headers, shown_columns, least, room)
-                    _draw_table(console, title, shown_headers, shown, numeric, widths,
-                                [text for text in (caption, note) if text is not None], compact=compact)
-                    return
+    chosen = None if state is None else _RUN_STYLES.get(state)
+    # One style per run: a table after the first takes the first one's style (boxed or compact)
+    # whenever some layout of that style fits, leaving columns out for it as the first table would.
+    for styles in ((True, False),) if chosen is None else ((chosen,), (not chosen,)):
+        for squeezed, cut in ((False, False), (True, False), (True, True)):
+            for drop in range(len(order) + 1):
+                kept = [at for at in range(len(headers)) if at not in order[:drop]]
+                shown_headers = [headers[at] for at in kept]
+                shown = [[row[at] for at in kept if at < len(row)] for row in cells]
+                shown_columns = [measured[at] for at in kept]
+                numeric = [column.numeric for column in shown_columns]
+                floors = _floors(shown_headers, shown_columns, cut=cut)
+                natural = _natural(shown_headers, shown_columns, floors)
+                # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
+                least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
+                # Squeezed, the compact table leaves text the most room.
+                tries = ((least, True),) if squeezed else (
+                    (natural, False), (natural, True), (least, False), (least, True))
+                for needed, compact in tries:
+                    room = console.width - _overhead(len(kept), compact=compact)
+                    if compact in styles and sum(needed) <= room:
+                        note = _narrow_note([headers[at] for at in order[:drop] if at in empty],
+                                            [headers[at] for at in order[:drop] if at not in empty])
+                        widths = _widths(shown_headers, shown_columns, least, room)
+                        _draw_table(console, title, shown_headers, shown, numeric, widths,
+                                    [text for text in (caption, note) if text is not None], compact=compact)
+                        if state is not None:
+                            _RUN_STYLES.setdefault(state, compact)
+                        return
     _draw_records(console, title, headers, cells, caption)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..log import Event
-from ..wire import BUILTIN_MODELS, PiRoutes
+from ..wire import PIAI_CATALOG, PiRoutes, catalog_api
 
 __all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "logged_cache_read", "request_provider", "request_route",
            "route_for", "window_conflicts"]
@@ -35,13 +35,6 @@ ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-co
 _PI_ADAPTERS = frozenset(ADAPTER_APIS.values())
 #: Provider ids DSH's native DeepSeek adapter serves by default.
 _NATIVE = frozenset({"deepseek-official"})
-#: pi-ai catalog providers whose API is fixed by the catalog (pi-ai 0.82.1 ``providers/data``: every
-#: model of ``anthropic.json``, ``deepseek.json``, ``openrouter.json`` and ``openai.json`` names that
-#: one API) and whose model facts :data:`dsh_audit.wire._piai_models` ships.
-_CATALOG_APIS: Mapping[str, str] = {"anthropic": "anthropic-messages", "deepseek": "openai-completions",
-                                    "openrouter": "openai-completions", "openai": "openai-responses"}
-
-
 @dataclass(frozen=True, slots=True)
 class Route:
     """How requests to one provider id went out.
@@ -254,7 +247,7 @@ def window_conflicts(evidence: RouteEvidence, routes: PiRoutes, *,
             out.append(f"route configuration from {files} ({what}; --routes FILE overrides it)")
     for (provider, model), logged in evidence.windows.items():
         declared = getattr(models.get((provider, model)), "context_window", None)
-        catalog = getattr(BUILTIN_MODELS.get((provider, model)), "context_window", None)
+        catalog = getattr(PIAI_CATALOG.get((provider, model)), "context_window", None)
         if not isinstance(declared, int) or declared == catalog:  # the file set no window: pi-ai's catalog did
             continue
         for window, seq in logged.items():
@@ -322,43 +315,70 @@ def _from_api(provider: str, api: str, because: str) -> Route:
     return Route(provider, adapter, api, because)
 
 
+#: How a route decision names a route configuration given as a bare mapping, or read from a
+#: ``--routes`` file.
+_ROUTES_OPTION = "the route configuration (--routes)"
+
+
+def _config_source(routes: PiRoutes) -> str:
+    """How a message names where ``routes`` came from: the layer file(s) of the DSH home it was
+    composed from (as :func:`window_conflicts` names them), else the ``--routes`` file.
+
+    Example:
+        >>> _config_source(PiRoutes({}, {}, layers=("/h/cordis.patch.yml",)))
+        "DSH's home patch layer /h/cordis.patch.yml"
+        >>> _config_source(PiRoutes({}, {}, source="routes.yml"))
+        'the route configuration (--routes)'
+    """
+    return _home_layers(routes)[2] if routes.layers else _ROUTES_OPTION
+
+
 def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
-              forced: str | None = None, declared: Mapping[str, str] | None = None) -> Route:
+              forced: str | None = None, declared: Mapping[str, str] | PiRoutes | None = None) -> Route:
     """The route of requests to ``provider``.
 
     Args:
         provider: the request's provider id (:func:`request_provider`).
         evidence: what the session's log showed (:class:`RouteEvidence`).
         forced: an adapter the caller chose for every request (``--adapter``).
-        declared: provider id -> pi-ai API from a route configuration (``--routes``).
+        declared: provider id -> pi-ai API from a route configuration (``--routes``), or that
+            configuration itself (:class:`~dsh_audit.wire.PiRoutes`), whose messages then name
+            where it came from (:func:`_config_source`: the DSH home's layer file, or ``--routes``).
 
     Example:
         >>> route_for("anthropic").adapter
         'anthropic'
         >>> route_for("my-gateway").adapter is None
         True
+        >>> home = PiRoutes({"my-gateway": "openai-completions"}, {}, layers=("/h/cordis.patch.yml",))
+        >>> route_for("my-gateway", declared=home).because
+        "DSH's home patch layer /h/cordis.patch.yml"
     """
     if forced is not None:
         return Route(provider, forced, None, f"--adapter {forced}")
     if provider is None:
         return Route(None, None, None, "the request names no provider (no request/header before it)")
+    named = _config_source(declared) if isinstance(declared, PiRoutes) else _ROUTES_OPTION
+    apis = declared.apis if isinstance(declared, PiRoutes) else declared or {}
     found = evidence.seen.get(provider) if evidence is not None else None
-    is_declared = bool(declared) and provider in (declared or {})
-    configured = (declared or {})[provider] if is_declared else _CATALOG_APIS.get(provider)
+    is_declared = provider in apis
+    # A catalog route's API is pi-ai's, when every model of the provider speaks one (DSH's
+    # ``sharedCatalogApi``); DSH's own DeepSeek provider is no pi-ai route.
+    configured = apis[provider] if is_declared else None if provider in _NATIVE else catalog_api(provider)
     if found is not None:
         api, seq = found
         kind = "pi-ai's replay envelope" if api != "deepseek-chat-completions" else "a native DeepSeek message"
         if configured is not None and configured != api:
             # The log shows what DSH sent; the model facts at hand describe another API, so a body
             # rendered either way would be a false 'different'.
-            source = "the route configuration (--routes)" if is_declared else "pi-ai's catalog"
+            source = named if is_declared else "pi-ai's catalog"
             return Route(provider, None, api, f"provider {provider!r}: {kind} at seq {seq} shows api {api!r} but "
                          f"{source} says {configured!r}; pass --routes FILE with the route configuration DSH had, "
                          "or --adapter")
         if not is_declared:
             return _from_api(provider, api, f"{kind} at seq {seq}")
     if is_declared and configured is not None:
-        return _from_api(provider, configured, "the route configuration (--routes)")
+        return _from_api(provider, configured, named)
     if configured is not None:
         return _from_api(provider, configured, "pi-ai's catalog")
     if provider in _NATIVE:
@@ -368,7 +388,7 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
 
 
 def request_route(request: Any, evidence: RouteEvidence | None = None, *, forced: str | None = None,
-                  declared: Mapping[str, str] | None = None) -> Route:
+                  declared: Mapping[str, str] | PiRoutes | None = None) -> Route:
     """:func:`route_for` the request's provider; a web-search call's body is logged whole and sent
     as it is, whatever adapter the conversation uses. A title or compaction call is lent its
     route's logged context and default effort (:meth:`RouteEvidence.lend_context`) on the way, so

@@ -276,12 +276,12 @@ class Session:
         return found + list(self.config.notes) + window_conflicts(self.routes, self.config, providers=routed)
 
     def route(self, request: Request, *, forced: str | None = None,
-              declared: Mapping[str, str] | None = None) -> Route:
+              declared: Mapping[str, str] | PiRoutes | None = None) -> Route:
         """The route ``request`` went out by: the adapter that sent it and why we know
-        (:func:`dsh_audit.session.route_for` with this log's evidence and route configuration)."""
-        if declared is None and self.config is not None:
-            declared = self.config.apis
-        return request_route(request, self.routes, forced=forced, declared=declared)
+        (:func:`dsh_audit.session.route_for` with this log's evidence and route configuration,
+        whose messages name the file a route came from)."""
+        return request_route(request, self.routes, forced=forced,
+                             declared=declared if declared is not None else self.config)
 
     def body(self, request: Request, adapter: str | None = None) -> bytes | None:
         """The wire body ``adapter`` (default: the request's route) sends for ``request``, rendered
@@ -352,6 +352,8 @@ def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None,
         files = home_route_files(home, profile=profile)
         if files or (profile is None and home_profiles(home)):  # too many profiles to read: say so
             return _home_routes(os.fspath(home), profile, tuple((f, _stamp(f)) for f in files))
+        if profile is not None:  # no layer to read: a profile the home does not have is refused all the same
+            load_home_routes(home, profile=profile)
     return None
 
 

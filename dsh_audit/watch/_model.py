@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cache import Costs
+from ..cache import Costs, usd_total
 
 __all__ = ["WatchItem", "WatchNote", "WatchRequest", "WatchSummary"]
 
@@ -75,7 +75,8 @@ class WatchNote:
     """Something that happened: ``watching`` (the first item: what is followed and how changes
     are noticed; ``path`` holds the watched paths), ``started`` (a new session is followed),
     ``replaced`` (the log was truncated or replaced: it is followed again from its first byte),
-    ``warning`` (a torn tail, dropped records) or ``error`` (the log cannot be read any more, or
+    ``note`` (one session is present as several files: which one is followed, as discovery's
+    notes say it), ``warning`` (a torn tail, dropped records) or ``error`` (the log cannot be read any more, or
     ``path`` is a folder that cannot be listed; each is reported once and the watch goes on with
     the others)."""
 
@@ -95,9 +96,11 @@ WatchItem = WatchRequest | WatchNote
 
 @dataclass(slots=True)
 class WatchSummary:
-    """What a watch saw, for its last line. ``cost`` is the sum over the priced requests only;
-    ``unpriced`` counts the requests without a price, so the sum is a lower bound when some are
-    unpriced and unknown when all are (the project's rule, :class:`~dsh_audit.cache.Costs`).
+    """What a watch saw, for its last line. ``cost`` is the sum over the priced requests only,
+    exact to the nano-dollar (every sum :func:`~dsh_audit.cache.usd_total`, as ``cache`` and
+    ``usage`` sum the same requests: the same number); ``unpriced`` counts the requests without a
+    price, so the sum is a lower bound when some are unpriced and unknown when all are (the
+    project's rule, :class:`~dsh_audit.cache.Costs`).
 
     A log followed again from its start (truncated, replaced or recreated) that holds the same
     session again replaces what was counted of that session at that path, so each of its requests
@@ -136,10 +139,8 @@ class WatchSummary:
                 if counted is not None:  # read again from its start: its requests come again
                     self.requests -= int(counted[0])
                     self.breaks -= int(counted[1])
-                    self.cost -= counted[2]
+                    self.cost = usd_total((self.cost, -counted[2]))  # exact: no rounding left over
                     self.unpriced -= int(counted[3])
-                    if not self.requests - self.unpriced:
-                        self.cost = 0.0  # no rounding left over from the subtraction
             self.errors += item.level == "error"
             return
         counted = self.reads.setdefault((item.path, item.session_id), [0, 0, 0.0, 0])
@@ -151,11 +152,12 @@ class WatchSummary:
             counted[3] += 1
             self.unpriced += 1
         else:
-            counted[2] += item.cost
-            self.cost += item.cost
+            counted[2] = usd_total((counted[2], item.cost))
+            self.cost = usd_total((self.cost, item.cost))
 
     def to_json(self) -> dict[str, Any]:
-        """The summary's JSON line: ``cost_usd`` the sum over the priced requests, null when none
+        """The summary's JSON line: ``cost_usd`` the sum over the priced requests to the
+        nano-dollar (never rounded further: ``cache --json`` gives the same number), null when none
         was priced (:meth:`Costs.known`), with ``unpriced_requests`` and ``cost_complete``.
 
         Example:
@@ -164,9 +166,11 @@ class WatchSummary:
             [0.5, 1, False]
             >>> [WatchSummary(requests=2, unpriced=2).to_json()[k] for k in fields]
             [None, 2, False]
+            >>> WatchSummary(requests=1, cost=2.1e-08).to_json()["cost_usd"]  # not 0.0
+            2.1e-08
         """
         return {"type": "summary", "sessions": self.sessions, "requests": self.requests, "breaks": self.breaks,
-                "cost_usd": Costs.known(round(self.cost, 6), requests=self.requests, unpriced=self.unpriced),
+                "cost_usd": Costs.known(self.cost, requests=self.requests, unpriced=self.unpriced),
                 "errors": self.errors, "unpriced_requests": self.unpriced, "cost_complete": not self.unpriced}
 
     def text(self) -> str:

@@ -9,7 +9,15 @@ byte (:class:`~dsh_audit.watch.WatchSummary` then counts each of its requests on
 ended in a torn tail is looked at every few tenths of a second and followed again as soon as it
 grows past it, its requests already shown left out; a newer log generation in a session folder
 takes the place of the older one; a log that ends in an error is not looked at again until
-another file takes its path. A folder that cannot
+another file takes its path. One session present as several files (DSH's log and an export or a
+copy of it, compressed or not, or a plain ``session.jsonl`` beside a folder's
+``session.jsonl.zstd``) is followed once, in the file the other commands read
+(:func:`~dsh_audit.log.discover`: of two with the same lines DSH's, else the one that holds the
+other's lines and more, the one still being written), with a ``note`` saying which; the files are
+compared only when one appears, goes, or a copy not followed changes, never at every look. A copy
+that grows past the followed file (it is the one being written) takes its place from the request
+where the other stopped, and so does a copy whose followed file goes: no request is shown or
+counted twice. A folder that cannot
 be listed (no permission) is reported once, as an ``error`` note naming it, and the rest of the
 tree is still watched (it is reported again only if it becomes readable and then unreadable
 again). Setting ``stop`` ends the watch: each stream hands over what it holds and ends, so torn
@@ -29,7 +37,7 @@ from pathlib import Path
 
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError, UnreadableError
-from ..log import default_sessions_root, discover, time_span
+from ..log import canonical_generation, default_sessions_root, discover, read_log, time_span
 from ..session import routes_from
 from ..wire import PiRoutes
 from ._follow import follow_log
@@ -61,16 +69,61 @@ class _Done:
 def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
     """The logs under ``paths`` now, and the folders under them that cannot be listed (each with
     why): the logs elsewhere are still found. A folder that holds no log yet is not an error (watch
-    waits). Copies of a session are not looked for: a live log grows while it is compared, and a
-    poll must not re-read every file."""
+    waits). Copies of a session are not compared here (:func:`_one_each` does that, only when the
+    files change): a poll must not re-read every file. A session folder's plain file beside the
+    compressed one discovery picks (``session.jsonl`` beside ``session.jsonl.zstd``: DSH writes
+    one of them, and the plain one is the one written when DSH's compression is off) is listed
+    after it, as a copy to compare."""
     found: list[Path] = []
     refused: dict[str, str] = {}
     for path in paths:
+        notes: list[str] = []
         try:
-            found.extend(discover([path], refused=refused, copies=False))
+            logs = discover([path], refused=refused, copies=False, notes=notes)
         except DshAuditError:
             continue
+        picked = {note.split(": read ", 1)[0] for note in notes}  # folders where one generation was picked
+        for log in logs:
+            found.append(log)
+            if str(log.parent) in picked and log.name.endswith(".zstd") and canonical_generation(log.name) is not None:
+                plain = log.with_name(log.name.removesuffix(".zstd"))
+                if os.path.isfile(plain):
+                    found.append(plain)
     return found, refused
+
+
+def _session_id(path: str) -> str | None:
+    """The session id in a log's header; None when it cannot be read yet (or at all: following it
+    says why)."""
+    try:
+        log = read_log(path, lenient=True)
+    except (DshAuditError, OSError):
+        return None
+    log.close()
+    return log.header.id
+
+
+def _one_each(group: list[str]) -> tuple[list[str], list[str]] | None:
+    """Of the files of one session (in the order discovery lists them), those the other commands
+    read (:func:`discover`, which compares them line by line) and its notes saying which file was
+    read instead of which; None when one cannot be looked at now (decided at a later look)."""
+    if len(group) == 1:
+        return group, []
+    notes: list[str] = []
+    try:
+        kept = {str(p) for p in discover(group, notes=notes, copies=True)}
+    except DshAuditError:
+        return None
+    return [p for p in group if p in kept], notes
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
+    """What changes when a file is written or replaced: its size, mtime and inode."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def _last_active(path: str, mtime: float) -> float:
@@ -147,6 +200,20 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     # its requests already shown left out, instead of never being read again.
     torn: dict[str, tuple[int, tuple[int, bool]]] = {}
     unreadable: set[str] = set()  # folders that could not be listed at the last look (reported once)
+    # One session in several files: the session each log holds (its header's id; a followed log's
+    # from its ``started`` note), the files of each session as last decided, the copies not
+    # followed (each with its signature: one that changes is compared again), the file followed
+    # for each session, a file to follow in place of one whose follower is still ending
+    # (``waiting``: the ending one -> the new one) or has ended (``instead``: new -> old), and the
+    # requests each ended follower showed (the file that takes its place leaves them out).
+    ids: dict[str, str] = {}
+    unread: dict[str, tuple[int, int, int] | None] = {}  # logs whose header could not be read, at which signature
+    members: dict[str, list[str]] = {}
+    copies: dict[str, tuple[int, int, int] | None] = {}
+    chosen_for: dict[str, str] = {}
+    waiting: dict[str, str] = {}
+    instead: dict[str, str] = {}
+    shown_at: dict[str, tuple[int, bool]] = {}
     began = time.monotonic()
     notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                         safety=max(poll * 40, 2.0))
@@ -180,13 +247,15 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             stream.close()
             out.put(_Done(stream.path, stream, replaced, (requests, started)))
 
-    def start(path: str, *, existing: bool, skip: tuple[int, bool] | None = None) -> None:
+    def start(path: str, *, existing: bool, skip: tuple[int, bool] | None = None, quiet: bool = False) -> None:
+        """Follow ``path``: what it holds now is history when ``existing`` (printed only when it
+        was active since ``since``, never when ``quiet``: another file of its session showed it)."""
         try:
             info = os.stat(path)
         except OSError:
             return
         size = info.st_size if existing else 0
-        recent = since is not None and existing and _last_active(path, info.st_mtime) >= since
+        recent = since is not None and existing and not quiet and _last_active(path, info.st_mtime) >= since
         wake = notifier.wake_for(path)
         stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake, history=size)
         thread = threading.Thread(target=run, args=(stream, recent or not existing, skip),
@@ -204,12 +273,77 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         start(path, existing=False, skip=skip)
         return True
 
+    def sessions(found: list[str]) -> list[WatchNote]:
+        """Decide which file of each session to follow (:func:`_one_each`) where its files changed
+        since the last look (one appeared or went, a copy not followed was written): a ``note`` for
+        each copy newly left out. A followed file left out (a copy now holds its lines and more) is
+        ended, and the file chosen instead takes its place (``instead``)."""
+        present = set(found)
+        for gone in [p for p in ids if p not in present]:
+            del ids[gone]
+        for gone in [p for p in unread if p not in present]:
+            del unread[gone]
+        grouped: dict[str, list[str]] = {}
+        for path in found:
+            sid = ids.get(path)
+            if sid is None and (path not in unread or unread[path] != _signature(path)):
+                sid = _session_id(path)  # read once per file (a followed log's comes from its follower)
+                if sid is None:
+                    unread[path] = _signature(path)  # tried again once it changes
+                else:
+                    ids[path] = sid
+                    unread.pop(path, None)
+            if sid is not None:
+                grouped.setdefault(sid, []).append(path)
+        notes: list[WatchNote] = []
+        for sid in [s for s in members if s not in grouped]:  # no file of it left
+            del members[sid]
+        for sid, group in grouped.items():
+            if group == members.get(sid) and all(copies[p] == _signature(p) for p in group if p in copies):
+                continue  # nothing changed: nothing is read again
+            decided = _one_each(group)
+            if decided is None:
+                continue  # one could not be looked at: decided at a later look
+            kept, said = decided
+            members[sid] = group
+            before = chosen_for.get(sid)
+            for path in group:
+                if path not in kept:
+                    copies[path] = _signature(path)
+                    follower = followers.get(path)
+                    if follower is not None:
+                        follower.stream.end()  # a copy of what is followed now; it hands over and ends
+                else:
+                    copies.pop(path, None)
+            notes.extend(WatchNote(time.time(), kept[0], "note", note, sid) for note in said)
+            chosen_for[sid] = kept[0]
+            if before is not None and before not in kept and len(kept) == 1 and kept[0] not in followers:
+                instead[kept[0]] = before  # its requests shown in ``before`` are not shown again
+        return notes
+
+    def take_over(path: str, before: str) -> None:
+        """Follow ``path`` in place of ``before``, another file of its session: from the request
+        where ``before`` stopped once its follower has ended."""
+        ended.pop(path, None)
+        torn.pop(path, None)
+        if before in followers:
+            waiting[before] = path
+        elif before in shown_at:
+            start(path, existing=False, skip=shown_at[before])
+        else:
+            start(path, existing=True, quiet=True)
+
     def scan(*, existing: bool) -> list[WatchNote]:
-        """Start following the logs found now; an ``error`` note for each folder newly refused."""
+        """Start following the logs found now (one file of each session); an ``error`` note for each
+        folder newly refused, a ``note`` for each copy of a session left out."""
         logs, refused = _find(roots)
         found = [str(p) for p in logs]
+        told = sessions(found)
         for path in found:
-            if path in followers:
+            if path in followers or path in copies or path in waiting.values():
+                continue
+            if path in instead:
+                take_over(path, instead.pop(path))
                 continue
             if path in ended:
                 if resume(path) or _identity(path) == ended[path]:
@@ -224,7 +358,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         for path, follower in followers.items():
             if path not in chosen and os.path.dirname(path) in folders and os.path.exists(path):
                 follower.stream.end()
-        notes = [WatchNote(time.time(), folder, "error", str(UnreadableError(
+        notes = told + [WatchNote(time.time(), folder, "error", str(UnreadableError(
                      f"cannot read folder: {why}", path=folder,
                      hint="its sessions are not followed until dsh-audit can read it; the watch goes on")))
                  for folder, why in refused.items() if folder not in unreadable]
@@ -269,13 +403,20 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             except queue.Empty:
                 continue
             if not isinstance(item, _Done):
+                if isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None:
+                    ids[item.path] = item.session_id  # the session it holds, read by its follower
                 yield item
                 continue
             follower = followers.get(item.path)
             if follower is not None and follower.stream is item.stream:
                 del followers[item.path]
                 notifier.forget(item.path, follower.wake)
-            if item.replaced and not stop.is_set():
+            shown_at[item.path] = item.shown
+            after = waiting.pop(item.path, None)
+            if after is not None and not stop.is_set():
+                ended[item.path] = None if item.stream.gone else item.stream.identity
+                start(after, existing=False, skip=item.shown)  # another file of its session, where it stopped
+            elif item.replaced and not stop.is_set() and item.path not in copies:
                 start(item.path, existing=False)  # its new content, from the first byte
             elif not stop.is_set():
                 ended[item.path] = None if item.stream.gone else item.stream.identity

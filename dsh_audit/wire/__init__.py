@@ -18,7 +18,7 @@ import importlib
 from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces, utf8_size
 from ._images import OFFLOADED_IMAGE_TEXT, images_in_body
 from ._markers import fold_text_block, without_cache_markers
-from ._piai_models import BUILTIN_MODELS, RouteProfile
+from ._piai_models import BUILTIN_MODELS, PIAI_CATALOG, RouteProfile, catalog_api
 from ._piai_routes import PiRoutes, check_profile, home_profiles, home_route_files, load_home_routes, load_routes
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
@@ -38,11 +38,13 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_IMAGE_BYTES",
     "DeepSeekRenderer",
     "OFFLOADED_IMAGE_TEXT",
+    "PIAI_CATALOG",
     "PiRoutes",
     "PromptPieces",
     "Renderer",
     "RouteProfile",
     "WireRequest",
+    "catalog_api",
     "check_profile",
     "fold_text_block",
     "home_profiles",

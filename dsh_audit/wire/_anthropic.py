@@ -182,7 +182,7 @@ def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str,
         schema = tool.get("parameters")
         schema = schema if isinstance(schema, Mapping) else {}  # JavaScript reads no field of another value
         entry: dict[str, Any] = {"name": tool["name"]}
-        if tool.get("description") is not None:
+        if "description" in tool:  # anthropic-messages.js:1007 writes it as it is: null stays
             entry["description"] = tool["description"]
         if eager:
             entry["eager_input_streaming"] = True

@@ -330,6 +330,26 @@ def _logged_window(request: Any, model: PiModel) -> PiModel:
     return model
 
 
+def _logged_cap(header: Mapping[str, Any], model: PiModel) -> PiModel:
+    """``model`` with the output cap a route configured for it, when the header proves it.
+
+    DSH materialises a call's ``maxTokens`` from the route only when the route's model entry names
+    one (``llm-pi-ai/src/catalog.ts:875-881``: that value is both ``model.maxTokens`` and the
+    ``configuredMaxTokens`` default, ``adapter.ts:268-275``), and then logs
+    ``adapterDefaults.maxTokens: true`` (``llm/src/index.ts`` ``resolveCallFor``). Such a header's
+    ``maxTokens`` is therefore the model's cap, which pi-ai's budget clamp reads
+    (``simple-options.js:46``), for every call on the same route and model, even without the route
+    configuration.
+    """
+    defaults, config = header.get("adapterDefaults"), header["config"]
+    cap = config.get("maxTokens")
+    if not isinstance(defaults, Mapping) or defaults.get("maxTokens") is not True \
+            or not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0 or cap == model.max_tokens \
+            or config.get("provider") != model.provider or config.get("model") != model.id:
+        return model
+    return replace(model, max_tokens=cap)
+
+
 @dataclass(frozen=True, slots=True)
 class PiCall:
     """The stream options DSH passes to ``streamSimple`` (spec §8.2), for one request."""
@@ -373,7 +393,8 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
         config = {"provider": logged.get("provider") or config.get("provider"),
                   "model": logged.get("model") or config.get("model"),
                   **({"maxTokens": logged["maxTokens"]} if logged.get("maxTokens") is not None else {})}
-    model = _logged_window(request, resolve_model(config.get("provider"), config.get("model"), models))
+    model = _logged_cap(header, _logged_window(request, resolve_model(config.get("provider"), config.get("model"),
+                                                                       models)))
     if config.get("stop") is not None:
         raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION")
     profile = model.profile or RouteProfile()

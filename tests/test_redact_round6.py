@@ -1,0 +1,188 @@
+"""Redaction round 6: session ids stay in texts (a subagent's spawn keeps its seq), a child beside its
+parent is refused unless redacted alone, line breaks stay (a system prompt's diff keeps its hunks), and
+a capture of another session is refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from _cli import chat_log, invoke
+from dsh_audit.errors import UsageError
+from dsh_audit.redact import Placeholders, check_bundle, redact, session_verdicts
+from dsh_audit.session import open_session
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+SUBAGENT = CORPUS / "live" / "g-subagent" / "session-logs"
+PARENT = SUBAGENT / "session-70444d8d-ee1d-43e9-8341-470b57f1019c.jsonl"
+CHILD = SUBAGENT / "718aabf5-ac98-48d9-87ec-fa18653fd4d4.jsonl"
+CHILD_ID = "718aabf5-ac98-48d9-87ec-fa18653fd4d4"
+CHANGE = CORPUS / "live" / "c-change" / "session-logs" / "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824.jsonl"
+A_CHAT_WIRE = CORPUS / "live" / "a-chat" / "wire.jsonl"
+needs_corpus = pytest.mark.skipif(not SUBAGENT.is_dir(), reason="../shared/corpus is absent")
+
+
+def _breaks(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], log: Path) -> list[dict]:
+    code, out, err = invoke(monkeypatch, capsys, "breaks", "--json", str(log))
+    assert (code, err) == (0, [])
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return [{k: row[k] for k in ("request", "previous", "verdict", "cause", "evidence_seqs")}
+            | {"fields": [f["field"] for f in row["fields"]]} for row in rows]
+
+
+# -- 1. session ids are identifiers, not content -------------------------------------------------
+
+
+def test_a_session_id_stays_in_place_inside_a_placeholder() -> None:
+    p = Placeholders(b"salt")
+    p.keep_identifiers([CHILD_ID, "short"])  # an id shorter than 8 characters could be a word: not kept
+    text = f"started subagent {CHILD_ID} (short)"
+    out = p.plain(text)
+    assert len(out.encode()) == len(text.encode())
+    assert out[17:17 + len(CHILD_ID)] == CHILD_ID
+    assert "started" not in out and "short" not in out
+    assert p.text(json.dumps({"note": text}))[10 + 17:10 + 17 + len(CHILD_ID)] == CHILD_ID
+
+
+@needs_corpus
+def test_a_redacted_parent_keeps_the_first_mention_of_its_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    expected = [{"request": 0, "previous": 1, "verdict": "break", "cause": "subagent", "evidence_seqs": [34, 1, 11],
+                 "fields": ["system", "tools"]}]
+    assert _breaks(monkeypatch, capsys, CHILD) == expected
+    (tmp_path / "p").mkdir()
+    (tmp_path / "c").mkdir()
+    redact(PARENT, tmp_path / "p" / "session.jsonl", salt="s")
+    child = redact(CHILD, tmp_path / "c" / "session.jsonl", salt="s", alone=True)
+    assert child.mismatched == ()
+    assert child.notes == (f"redacted alone: its verdicts were compared without its parent log {PARENT} (beside it, "
+                           "breaks compares the two); redact the parent too, with the same salt, to give the "
+                           "recipient both",)
+    assert _breaks(monkeypatch, capsys, tmp_path / "c" / "session.jsonl") == expected
+
+
+@needs_corpus
+def test_a_child_id_only_the_text_names_is_learnt_from_the_child_beside_it(tmp_path: Path) -> None:
+    # the parent's only structural mention (senderSessionId) names another id: the child's id is in texts only
+    other = "00000000-0000-0000-0000-000000000000"
+    text = PARENT.read_text(encoding="utf-8").replace(f'"senderSessionId":"{CHILD_ID}"', f'"senderSessionId":"{other}"')
+    alone, family = tmp_path / "x" / "alone", tmp_path / "y" / "family"  # the search looks one folder up
+    for folder in (alone, family):
+        folder.mkdir(parents=True)
+        (folder / PARENT.name).write_text(text, encoding="utf-8")
+    shutil.copy(CHILD, family / CHILD.name)
+    redact(alone / PARENT.name, tmp_path / "a.jsonl", salt="s")
+    redact(family / PARENT.name, tmp_path / "f.jsonl", salt="s")
+    assert (tmp_path / "a.jsonl").read_text(encoding="utf-8").count(CHILD_ID) == 0
+    assert (tmp_path / "f.jsonl").read_text(encoding="utf-8").count(CHILD_ID) == text.count(CHILD_ID)
+
+
+# -- 2. a child beside its parent ----------------------------------------------------------------
+
+
+@needs_corpus
+def test_a_child_beside_its_parent_needs_the_parent_redacted_beside_it_or_alone(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b"  # a parent is looked for beside the output and one folder up: none there
+    out.mkdir(parents=True)
+    with pytest.raises(UsageError) as caught:
+        redact(CHILD, out / "c.jsonl", salt="s")
+    assert str(caught.value) == (
+        f"{CHILD}: this log is a child of {PARENT}, beside it, which its breaks and cache verdicts there compare it "
+        "with, and no redaction of that parent lies beside the output (hint: redact the parent first, with the same "
+        "salt, into the layout the logs have (the child's -o beside it, as breaks finds a parent); or pass --alone to "
+        "compare this child's verdicts without its parent)")
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
+@needs_corpus
+def test_a_child_redacted_beside_its_redacted_parent_proves_its_verdicts_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path = tmp_path / "a" / "b"  # a parent is looked for one folder up too: only this test's logs there
+    tmp_path.mkdir(parents=True)
+    redact(PARENT, tmp_path / PARENT.name, salt="s")
+    child = redact(CHILD, tmp_path / CHILD.name, salt="s")
+    assert (child.mismatched, child.parent) == ((), "session-70444d8d-ee1d-43e9-8341-470b57f1019c")
+    assert child.notes == ("verdicts compared with the parent session session-70444d8d-ee1d-43e9-8341-470b57f1019c on "
+                           f"both sides: {PARENT} and its redaction {tmp_path / PARENT.name}",)
+    assert _breaks(monkeypatch, capsys, tmp_path / CHILD.name) == _breaks(monkeypatch, capsys, CHILD)
+    assert check_bundle(tmp_path / CHILD.name).ok
+    # the same child compared alone records other verdicts: its bundle proves what it was compared with
+    alone = redact(CHILD, tmp_path / "alone.jsonl", salt="s", alone=True)
+    assert alone.verdicts["breaks"] != child.verdicts["breaks"] and alone.parent is None
+    # a parent redacted with another salt is not the child's: the verdicts move, and redact says so
+    other = tmp_path.parent.parent / "other"
+    other.mkdir()
+    redact(PARENT, other / PARENT.name, salt="another")
+    assert redact(CHILD, other / CHILD.name, salt="s").mismatched == ("breaks", "cache")
+    # a bundle whose parent is gone is a usage error of --check, not a mismatch
+    (tmp_path / PARENT.name).unlink()
+    with pytest.raises(UsageError, match="whose redacted log is not beside it"):
+        check_bundle(tmp_path / CHILD.name)
+
+
+# -- 3. line breaks stay, and a system prompt's diff keeps its hunks -----------------------------
+
+
+def test_line_breaks_stay_and_each_line_is_hashed_alone() -> None:
+    p = Placeholders(b"salt")
+    old, new = "alpha\nbeta\r\ngamma\u2028delta\x85end", "alpha\nBETA\r\ngamma\u2028delta\x85end"
+    a, b = p.plain(old), p.plain(new)
+    assert [len(x.encode()) for x in (a, b)] == [len(old.encode())] * 2
+    assert a.splitlines(keepends=True)[1:][1:] == b.splitlines(keepends=True)[1:][1:]  # the lines after stay
+    assert [line[-1:] for line in a.splitlines(keepends=True)][:-1] == ["\n", "\n", "\u2028", "\x85"]
+    assert a.splitlines()[0] == b.splitlines()[0] and a.splitlines()[1] != b.splitlines()[1]
+    # no other character becomes a line break
+    every = "".join(chr(c) for c in range(0x20)) + "\x85\u2028\u2029 x\u00e9\u4e00"
+    assert len(p.plain(every * 3).splitlines()) == len((every * 3).splitlines())
+    # a streamed delta hides its line breaks as before (no verdict reads it)
+    assert p.text("\n\nSo", blank=False)[0] != "\n"
+
+
+@pytest.mark.skipif(not CHANGE.is_file(), reason="../shared/corpus is absent")
+def test_a_changed_system_prompt_keeps_its_diff_hunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    result = redact(CHANGE, tmp_path / "r.jsonl", salt="s")
+    assert result.mismatched == ()
+    check = check_bundle(tmp_path / "r.jsonl")  # one breaks row per request, five of them breaks
+    assert (check.ok, check.counts["breaks"], check.breaks) == (True, 8, 5)
+
+    def hunks(log: Path) -> list[list[object]]:
+        code, out, _ = invoke(monkeypatch, capsys, "breaks", "--json", str(log))
+        assert code == 0
+        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+        return [[f["field"], len(f["detail"]["diff"]), [x for x in f["detail"]["diff"] if x.startswith("@@")]]
+                for row in rows for f in row["fields"] if f["field"] == "system"]
+
+    expected = [["system", 3, ["@@ -3 +3 @@"]], ["system", 14, ["@@ -3,0 +4,13 @@"]],
+                ["system", 14, ["@@ -4,13 +3,0 @@"]], ["system", 3, ["@@ -19,2 +18,0 @@"]]]
+    assert hunks(CHANGE) == expected
+    assert hunks(tmp_path / "r.jsonl") == expected
+    # the verdicts a manifest digests hold the hunk headers and the tool list's change counts
+    fields = [row[11] for row in session_verdicts(open_session(CHANGE))["breaks"] if row[11]]
+    assert fields == [[["model", True, None], ["system", True, [3, ["@@ -3 +3 @@"]]]],
+                      [["reasoningEffort", True, None], ["adapterDefaults.reasoningEffort", False, None]],
+                      [["system", True, [14, ["@@ -3,0 +4,13 @@"]]]],
+                      [["system", True, [14, ["@@ -4,13 +3,0 @@"]]]],
+                      [["system", True, [3, ["@@ -19,2 +18,0 @@"]]], ["tools", True, [0, 2, False, 0]]]]
+
+
+# -- 4. a capture of another session --------------------------------------------------------------
+
+
+@pytest.mark.skipif(not A_CHAT_WIRE.is_file(), reason="../shared/corpus is absent")
+def test_a_capture_of_another_session_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    log = chat_log(tmp_path / "in.jsonl", "session-mine")
+    code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "o.jsonl"), "--salt", "s",
+                            "--capture", str(A_CHAT_WIRE))
+    assert (code, out) == (2, "")
+    assert err == [f"error: {A_CHAT_WIRE}: none of the 3 captured request(s) is one of this log's (3 of another "
+                   "session): is it the capture of another session? (hint: pass the capture of this session (or "
+                   "--any-capture to redact it anyway))"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+    result = redact(log, tmp_path / "o.jsonl", salt="s", capture=A_CHAT_WIRE, any_capture=True)
+    assert result.notes == ("3 of 3 captured request(s) match none of the log's requests (3 of another session): "
+                            "they are redacted as content, and prove nothing about this log",)

@@ -1,0 +1,175 @@
+"""``dsh-audit watch`` follows one session once when it is present as several files (issue 14).
+
+A scenario folder holds each session twice, as DSH's ``session.jsonl.zstd`` and as an export
+``session-logs/<id>.jsonl``: the watch used to follow both and its summary counted every request
+twice (132 requests on the live corpus where ``cache`` and ``usage`` count 66). Now, as every other
+command, it reads the file the other commands read and says which in a note; a copy that appears
+while watching is compared then; a copy that grows past the followed file (it is the one being
+written), or that outlives it, takes its place from the request where the other stopped: each
+request is shown and counted once. Real file watching, in process (as ``test_watch_fixes.py``) and
+through the CLI; the corpus session is c-change (8 requests, 5 breaks).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import zstandard
+from _cli import invoke
+from test_watch import PLAIN, ZSTD
+from test_watch_fixes import _append, _drive, _note, _request, _watching
+
+from dsh_audit.watch import WatchItem, WatchNote, WatchRequest, WatchSummary
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live" / "c-change"
+needs_corpus = pytest.mark.skipif(not PLAIN or not ZSTD, reason="the DSH corpus is not present")
+WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling")
+SID = "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"
+HALF = 60  # lines of c-change: 4 whole requests
+
+
+def _lines() -> list[bytes]:
+    return PLAIN[0].read_bytes().splitlines(keepends=True)
+
+
+def _layout(tmp_path: Path, name: str = "session.jsonl") -> Path:
+    """Where DSH keeps the session: ``sessions/<project>/<id>/session.jsonl[.zstd]``."""
+    path = tmp_path / "sessions" / "--p--" / SID / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _export(tmp_path: Path) -> Path:
+    path = tmp_path / "sessions" / "exports" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _requests(items: list[WatchItem]) -> list[tuple[int, str]]:
+    return [(item.index, item.path) for item in items if isinstance(item, WatchRequest)]
+
+
+def _notes(items: list[WatchItem]) -> list[str]:
+    return [item.message for item in items if isinstance(item, WatchNote) and item.level == "note"]
+
+
+def _summary(items: list[WatchItem]) -> dict[str, object]:
+    summary = WatchSummary()
+    for item in items:
+        summary.add(item)
+    found = summary.to_json()
+    return {k: found[k] for k in ("sessions", "requests", "breaks", "errors")}
+
+
+ONCE = {"sessions": 1, "requests": 8, "breaks": 5, "errors": 0}
+
+
+@needs_corpus
+def test_a_scenario_folder_is_watched_once_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The repro, through the CLI: the summary equals ``cache``'s (8 requests, the same cost to the
+    nano-dollar), not twice it; one note says which file was followed, as ``cache`` says it."""
+    shutil.copytree(CORPUS / "home", tmp_path / "c" / "home")
+    shutil.copytree(CORPUS / "session-logs", tmp_path / "c" / "session-logs")
+    monkeypatch.setenv("COLUMNS", "400")
+    folder = str(tmp_path / "c")
+    note = (f"note: one session in two files under {folder}/: read home/sessions/--home-dev-dsh-runs-a-c-change-ws--/"
+            f"{SID}/session.jsonl.zstd, not session-logs/{SID}.jsonl (the same lines)")
+    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", folder)
+    assert code == 0 and err == [note]
+    cost = json.loads(out)["cost"]
+    assert (cost["requests"], cost["cost_usd"]["total"]) == (8, 0.01107667)
+    code, out, err = invoke(monkeypatch, capsys, "watch", folder, *WATCH, "--json")
+    assert code == 0 and err == []
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [x["type"] for x in lines] == ["watching", "note", "started", "request", "request", "break", "break",
+                                          "break", "request", "break", "break", "summary"]
+    assert {k: lines[1][k] for k in ("path", "session_id", "message")} == {
+        "path": f"{folder}/home/sessions/--home-dev-dsh-runs-a-c-change-ws--/{SID}/session.jsonl.zstd",
+        "session_id": SID, "message": note.removeprefix("note: ")}
+    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.01107667,
+                         "errors": 0, "unpriced_requests": 1, "cost_complete": False}
+    code, out, err = invoke(monkeypatch, capsys, "watch", folder, *WATCH)
+    assert code == 0 and len(out.splitlines()) == 8
+    assert err[1:] == [
+        "each line: time (when sent, for the history; when seen, for a new request), session, #request "
+        "turn/step/attempt, model, prompt tokens, cache read/expected tokens, cost, verdict",
+        note, "watched 1 session(s): 8 request(s), 5 break(s), ≥$0.0111 (1 unpriced)"]
+
+
+@needs_corpus
+def test_a_copy_made_while_watching_is_not_followed(tmp_path: Path) -> None:
+    """DSH's log is being written; an export of it appears (the same lines so far): a note, and
+    the log alone goes on being followed, every request once."""
+    lines, live, export = _lines(), _layout(tmp_path), _export(tmp_path)
+    live.write_bytes(b"".join(lines[:HALF]))
+    items = _drive(tmp_path, [(_watching, lambda: export.write_bytes(b"".join(lines[:HALF]))),
+                              (_note("note"), _append(live, b"".join(lines[HALF:]))), (_request(7), lambda: None)],
+                   since=0.0, rescan=0.1)
+    assert _notes(items) == [f"one session in two files under {tmp_path}/sessions/: read --p--/{SID}/session.jsonl, "
+                             f"not exports/{SID}.jsonl (the same lines)"]
+    assert _requests(items) == [(index, str(live)) for index in range(8)]
+    assert _summary(items) == ONCE
+
+
+@needs_corpus
+@pytest.mark.parametrize("notifications", [True, False], ids=["notifications", "polling"])
+def test_a_copy_that_grows_past_the_followed_file_takes_its_place(tmp_path: Path, notifications: bool) -> None:
+    """DSH's log and an export with the same lines: the log is followed. Then the export is the
+    one written to (a session resumed from it): it is followed from the request where the log
+    stopped, with a note; no request is shown twice."""
+    lines, live, export = _lines(), _layout(tmp_path), _export(tmp_path)
+    live.write_bytes(b"".join(lines[:HALF]))
+    export.write_bytes(b"".join(lines[:HALF]))
+    items = _drive(tmp_path, [(_note("note"), _append(export, b"".join(lines[HALF:]))), (_request(7), lambda: None)],
+                   since=0.0, rescan=0.1, notifications=notifications)
+    assert _notes(items) == [
+        f"one session in two files under {tmp_path}/sessions/: read --p--/{SID}/session.jsonl, not exports/{SID}.jsonl "
+        "(the same lines)",
+        f"one session in two files under {tmp_path}/sessions/: read exports/{SID}.jsonl, not --p--/{SID}/session.jsonl "
+        "(the other's lines and more)"]
+    assert _requests(items) == [(index, str(live if index < 4 else export)) for index in range(8)]
+    assert _summary(items) == ONCE
+
+
+@needs_corpus
+def test_a_copy_outliving_the_followed_file_takes_its_place(tmp_path: Path) -> None:
+    """The followed log is deleted (moved away) once it has shown three requests, its export stays
+    and is written to: it is followed from where the log stopped (the deletion is still reported,
+    as for any followed log)."""
+    lines, live, export = _lines(), _layout(tmp_path), _export(tmp_path)
+    live.write_bytes(b"".join(lines[:HALF]))
+    export.write_bytes(b"".join(lines[:HALF]))
+
+    def move() -> None:
+        live.unlink()
+        _append(export, b"".join(lines[HALF:]))()
+
+    items = _drive(tmp_path, [(_request(2), move), (_request(7), lambda: None)], since=0.0, rescan=0.1)
+    # request 3 is judged once the bytes after it are read: the export's
+    assert _requests(items) == [(index, str(live if index < 3 else export)) for index in range(8)]
+    assert [(item.level, item.message) for item in items if isinstance(item, WatchNote) and item.level == "error"] == [
+        ("error", f"{live}:61: the log was deleted while it was watched")]  # said as before, once
+    assert _summary(items) == {**ONCE, "errors": 1}
+
+
+@needs_corpus
+def test_the_plain_log_beside_the_compressed_one_is_followed_while_it_is_written(tmp_path: Path) -> None:
+    """A session folder holding ``session.jsonl.zstd`` and ``session.jsonl`` with the same lines:
+    the compressed one is followed, as the other commands read it; once the plain one is written
+    to (DSH's compression is off), the plain one is followed from where the other stopped."""
+    lines, plain, packed = _lines(), _layout(tmp_path), _layout(tmp_path, "session.jsonl.zstd")
+    plain.write_bytes(b"".join(lines[:HALF]))
+    packed.write_bytes(b"".join(zstandard.ZstdCompressor().compress(line) for line in lines[:HALF]))
+    items = _drive(tmp_path, [(_note("note"), _append(plain, b"".join(lines[HALF:]))), (_request(7), lambda: None)],
+                   since=0.0, rescan=0.1)
+    folder = f"{tmp_path}/sessions/--p--/{SID}/"
+    assert _notes(items) == [
+        f"one session in two files under {folder}: read session.jsonl.zstd, not session.jsonl (the same lines)",
+        f"one session in two files under {folder}: read session.jsonl, not session.jsonl.zstd "
+        "(the other's lines and more)"]
+    assert _requests(items) == [(index, str(packed if index < 4 else plain)) for index in range(8)]
+    assert _summary(items) == ONCE

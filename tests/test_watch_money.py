@@ -1,0 +1,188 @@
+"""``dsh-audit watch``'s money is ``usage``'s and ``cache``'s (issues 13 and 14).
+
+- ``watch --json`` carries every amount exact, to the nano-dollar: each request's ``cost_usd`` is
+  ``usage --by request``'s, and the summary's ``cost_usd`` the session's total in ``cache --json``
+  and ``usage --json`` (it was rounded to the micro-dollar, so a session of $0.0000003 read as 0).
+- Its lines show each amount as ``usage``'s table does (``$0.0001``, ``$0.00000030``, ``$?``); an
+  unknown amount stays unknown (``$?``, null), never 0.
+- The summary sums exactly also when a log is read again from its start.
+
+Each watch runs once over what the log holds (``--since`` makes it history, ``--idle-exit`` ends
+it): real file reading, no mocks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _cli import invoke
+from dsh_audit.cache import usd_total
+from dsh_audit.testing import LogBuilder
+from dsh_audit.watch import WatchNote, WatchRequest, WatchSummary
+
+T0 = 1_800_000_000_000  # 2027-01-15T08:00:00Z: DeepSeek's peak window
+WATCH = ("--since", "100000d", "--idle-exit", "0.3", "--polling")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
+SCENARIOS = ("c-change", "f-fork", "g-subagent")
+needs_corpus = pytest.mark.skipif(not all((CORPUS / s / "home" / "sessions").is_dir() for s in SCENARIOS),
+                                  reason="../shared/corpus is absent")
+
+
+def _usage(miss: int, read: int, output: int = 10) -> dict[str, int]:
+    return {"inputTokens": miss, "outputTokens": output, "cacheReadTokens": read}
+
+
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builder: LogBuilder, session_id: str) -> Path:
+    builder.write_jsonl(tmp_path / "sessions" / "--p--" / session_id / "session.jsonl", packed=False)
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``s-mixed`` (as in ``test_money_display.py``): three deepseek-v4-flash requests at peak (the
+    third a break after a system-prompt change), a title call with no usage logged, then local-coder
+    (no price)."""
+    b = LogBuilder(session_id="s-mixed", created_at=T0, model="deepseek-v4-flash", system="S" * 8000)
+    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
+        with b.turn(text), b.step():
+            b.assistant(text, usage=_usage(miss, read))
+    b.configure(system="T" * 8000)
+    with b.turn("three"), b.step():
+        b.assistant("three", usage=_usage(2100, 0))
+    b.title("A title")
+    b.configure(model="local-coder")
+    with b.turn("four"), b.step():
+        b.assistant("four", usage=_usage(100, 2048))
+    return _home(tmp_path, monkeypatch, b, "s-mixed")
+
+
+def _json_lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_json_carries_the_exact_amounts_of_usage_and_cache(mixed: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = invoke(monkeypatch, capsys, "watch", *WATCH, "--json")
+    assert code == 0
+    lines = _json_lines(out)
+    requests = [(line["index"], line["cost_usd"]) for line in lines if line["type"] in ("request", "break")]
+    assert requests == [(0, 0.000612), (1, 0.00005352), (2, 0.000642), (3, None), (4, None)]
+    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 5, "breaks": 2, "cost_usd": 0.00130752,
+                         "errors": 0, "unpriced_requests": 2, "cost_complete": False}
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", "--by", "request")
+    assert code == 0
+    usage = json.loads(out)
+    assert requests == [(int(row["key"].split("#")[1]), row["cost_usd"] and row["cost_usd"]["total"])
+                        for row in usage["rows"]]
+    assert (usage["total"]["cost_usd"]["total"], usage["total"]["unpriced_requests"]) == (0.00130752, 2)
+    code, out, _ = invoke(monkeypatch, capsys, "cache", "--json")
+    assert code == 0
+    cost = json.loads(out)["cost"]
+    assert (cost["cost_usd"]["total"], cost["requests"], cost["unpriced_requests"]) == (0.00130752, 5, 2)
+
+
+def test_lines_show_amounts_as_usage_does(mixed: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole output; each line's cost is the cost cell of ``usage --by request``'s table."""
+    code, out, err = invoke(monkeypatch, capsys, "watch", *WATCH)
+    assert code == 0
+    when = time.strftime("%H:%M:%S", time.localtime(T0 / 1000))  # every request was sent within that second
+    assert out.splitlines() == [
+        f"{when}  s-mixed  #0 t1/s1/a1  deepseek-v4-flash  prompt 2,000  cache 0/0 expected  $0.0006  as_expected",
+        f"{when}  s-mixed  #1 t2/s1/a1  deepseek-v4-flash  prompt 2,020  cache 1,920/1,920 expected  $0.0001  "
+        "as_expected",
+        f"{when}  s-mixed  #2 t3/s1/a1  deepseek-v4-flash  prompt 2,100  cache 0/0 expected  $0.0006  "
+        "break_explained  BREAK header_change fields system evidence seqs 33",
+        f"{when}  A title  #3 title  deepseek-v4-flash  prompt ?  cache ?/0 expected  $?  usage_unknown",
+        f"{when}  A title  #4 t4/s1/a1  local-coder  prompt 2,148  cache 2,048/0 expected  $?  break_explained  "
+        "BREAK header_change fields model evidence seqs 49"]
+    assert err[-1] == "watched 1 session(s): 5 request(s), 2 break(s), ≥$0.0013 (2 unpriced)"
+    shown = [line.split("  ")[-2] if "BREAK" not in line else line.split("  ")[-3] for line in out.splitlines()]
+    code, table, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "markdown")
+    assert code == 0
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| s-mixed \\#")]
+    assert shown == [row[7] for row in rows] == ["$0.0006", "$0.0001", "$0.0006", "$?", "$?"]
+    total = next(line.split(" | ") for line in table.splitlines() if line.startswith("| total |"))
+    assert err[-1].split(", ")[-1].split(" ")[0] == total[7] == "≥$0.0013"
+
+
+@pytest.mark.parametrize(("model", "json_cost", "shown"), [
+    ("deepseek-v4-flash", 3e-07, "$0.00000030"),  # 1 cache-miss token at $0.30 per million: not 0
+    ("local-coder", None, "$?"),  # no price: unknown, never $0
+])
+def test_a_tiny_or_unknown_amount_is_never_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str], model: str,
+                                                json_cost: float | None, shown: str) -> None:
+    b = LogBuilder(session_id="s-tiny", created_at=T0, model=model)
+    with b.turn("one"), b.step():
+        b.assistant("one", usage=_usage(1, 0, output=0))
+    _home(tmp_path, monkeypatch, b, "s-tiny")
+    code, out, _ = invoke(monkeypatch, capsys, "watch", *WATCH, "--json")
+    assert code == 0
+    lines = _json_lines(out)
+    assert [line["cost_usd"] for line in lines if line["type"] == "request"] == [json_cost]
+    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 1, "breaks": 0, "cost_usd": json_cost,
+                         "errors": 0, "unpriced_requests": int(json_cost is None),
+                         "cost_complete": json_cost is not None}
+    code, out, err = invoke(monkeypatch, capsys, "watch", *WATCH)
+    assert code == 0
+    assert out.split("  ")[-2:] == [shown, "below_minimum\n"]  # a 1-token prompt caches nothing
+    assert err[-1] == f"watched 1 session(s): 1 request(s), 0 break(s), {shown}" + (
+        "" if json_cost else " (1 unpriced)")
+    code, table, _ = invoke(monkeypatch, capsys, "usage", "--format", "markdown")
+    assert code == 0
+    assert [line.split(" | ")[7] for line in table.splitlines() if line.startswith("| total |")] == [shown]
+
+
+def _request(index: int, cost: float | None) -> WatchRequest:
+    return WatchRequest(0, "s.jsonl", "s", None, index, "loop", 1, index, 1, None, None, None, None, None, None,
+                        cost, None, None, None, None)
+
+
+def test_the_summary_sums_exactly_when_a_log_is_read_again() -> None:
+    """Three requests of $0.0000001 are $0.0000003 (not 0.0, nor 3.0000000000000004e-07); read again
+    from its start with one request of $0.1 and one unpriced, the session cost $0.1, exactly."""
+    summary = WatchSummary()
+    started = WatchNote(0, "s.jsonl", "started", "", "s")
+    for item in (started, _request(0, 1e-7), _request(1, 1e-7), _request(2, 1e-7)):
+        summary.add(item)
+    assert summary.to_json()["cost_usd"] == 3e-07 and summary.text().endswith(", $0.00000030")
+    for item in (WatchNote(0, "s.jsonl", "replaced", "", "s"), started, _request(0, 0.1), _request(1, None)):
+        summary.add(item)
+    assert summary.to_json() == {"type": "summary", "sessions": 1, "requests": 2, "breaks": 0, "cost_usd": 0.1,
+                                 "errors": 0, "unpriced_requests": 1, "cost_complete": False}
+    assert summary.text() == "watched 1 session(s): 2 request(s), 0 break(s), ≥$0.1000 (1 unpriced)"
+
+
+@needs_corpus
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_summary_of_a_corpus_session_is_cache_and_usage_total(scenario: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A model switch, a fork and its parent, a subagent and its parent: watch's total is exact."""
+    monkeypatch.chdir(tmp_path)
+    root = str(CORPUS / scenario / "home" / "sessions")
+    code, out, _ = invoke(monkeypatch, capsys, "watch", root, *WATCH, "--json")
+    assert code == 0
+    summary = _json_lines(out)[-1]
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", root)
+    assert code == 0
+    total = json.loads(out)["total"]
+    expected = {"c-change": 0.01107667, "f-fork": 0.001434726, "g-subagent": 0.002161452}[scenario]
+    assert (summary["cost_usd"], summary["requests"], summary["unpriced_requests"]) == (
+        total["cost_usd"]["total"], total["requests"], total["unpriced_requests"]) == (
+        expected, total["requests"], total["unpriced_requests"])
+    code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", root)
+    assert code == 0
+    costs = [json.loads(line)["cost"] for line in out.splitlines()]
+    assert usd_total((c["cost_usd"] or {}).get("total", 0.0) for c in costs) == summary["cost_usd"]
+    assert sum(c["requests"] for c in costs) == summary["requests"]
+    assert sum(c["unpriced_requests"] for c in costs) == summary["unpriced_requests"]
