@@ -30,3 +30,29 @@ def chat_log(path: Path, session_id: str) -> Path:
             b.assistant("Hello")
     path.write_text("".join(line + "\n" for line in b.lines(packed=False)), encoding="utf-8")
     return path
+
+
+def mixed_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, columns: int = 200) -> Path:
+    """A DSH home at ``tmp_path`` (``DSH_HOME``, and the current folder) holding ``s-mixed``:
+    three deepseek-v4-flash requests in DeepSeek's peak window (the third a break after a
+    system-prompt change), a title call with no usage logged, then local-coder (no price)."""
+
+    def usage(miss: int, read: int) -> dict[str, int]:
+        return {"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read}
+
+    b = LogBuilder(session_id="s-mixed", created_at=1_800_000_000_000, model="deepseek-v4-flash", system="S" * 8000)
+    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
+        with b.turn(text), b.step():
+            b.assistant(text, usage=usage(miss, read))
+    b.configure(system="T" * 8000)
+    with b.turn("three"), b.step():
+        b.assistant("three", usage=usage(2100, 0))
+    b.title("A title")
+    b.configure(model="local-coder")
+    with b.turn("four"), b.step():
+        b.assistant("four", usage=usage(100, 2048))
+    b.write_jsonl(tmp_path / "sessions" / "--p--" / "s-mixed" / "session.jsonl", packed=False)
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

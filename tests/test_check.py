@@ -13,6 +13,7 @@ from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import UsageError
 from dsh_audit.gate import Policy, find_capture, load_policy, run_check
+from dsh_audit.testing import LogBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -156,16 +157,29 @@ def test_policy_allow_list_and_cache_ratio(tmp_path, _check):
 
 
 def test_a_ratio_bound_on_a_log_without_usage_is_a_warning_not_a_silent_pass(tmp_path, _check):
-    """The sample chat records no usage: the bound cannot be checked, and check says so (DSH832)."""
+    """A chat whose replies record no usage: the bound cannot be checked, and check says so (DSH832).
+    (The sample chat logs its cache reads, as DSH's DeepSeek adapter does: its ratio is measured.)"""
     policy_file = tmp_path / "policy.toml"
     policy_file.write_text("min-cache-hit-ratio = 0.5\n")
-    log = SAMPLES / "chat" / "session.jsonl"
+    b = LogBuilder(session_id="session-no-usage")
+    with b.turn("Hi! Who are you?"):
+        with b.step():
+            b.title("Who are you")
+            b.assistant("A coding agent.", usage=None)
+    with b.turn("And what did I ask?"):
+        with b.step():
+            b.assistant("Who I am.", usage=None)
+    log = b.write_jsonl(tmp_path / "session-no-usage" / "session.jsonl")
     result = run_check([log], policy=load_policy(policy_file))
     assert [(f.rule, f.severity, f.message) for f in result.failing] == [
         ("DSH832", "warning", "the cache-hit ratio cannot be measured (no usage in the log's 3 request(s)), so the "
                               "policy bound 50.0% was not checked")]
     assert _check(log, "--policy", policy_file).exit_code == 1
     assert [f.rule for f in run_check([log]).findings] == ["DSH810"]  # no bound, nothing to say
+    measured = run_check([SAMPLES / "chat" / "session.jsonl"], policy=load_policy(policy_file))
+    assert [(f.rule, f.message) for f in measured.failing] == [
+        ("DSH831", "actual cache-hit ratio 26.9% is below the policy bound 50.0% (128 of 475 prompt tokens read "
+                   "from cache)")]
 
 
 def test_policy_from_pyproject_and_bad_keys(tmp_path, _check):

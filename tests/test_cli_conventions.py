@@ -8,6 +8,7 @@ codes as README.md says. And issue 13's leftovers: check's JSON carries the cost
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -170,8 +171,8 @@ def test_validate_check_and_report_read_dsh_home(command: str, tmp_path: Path, m
         assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
     elif command == "validate":  # no finding: the summary on stderr
         assert default[1:] == given[1:] == ("", "0 error(s), 0 warning(s), 0 info in 8 file(s)\n")
-    else:
-        assert default[1] == given[1] and given[1]
+    else:  # the same logs; the home's newest first, given PATHS' by path (docs/cli.md)
+        assert sorted(default[1].splitlines()) == sorted(given[1].splitlines()) and given[1]
 
 
 # -- --since / --until: one parser, the logs' own timestamps ------------------------------------
@@ -257,6 +258,14 @@ def test_describing_commands_exit_0_and_bad_usage_2(args: list[str], code: int, 
 
 # -- issue 13: cost in check's JSON, stats' top sessions, CostRow ----------------------------------
 
+def _usd(amount: float) -> str:
+    """An amount as people see it: 4 decimals, or 2 significant digits when those would show 0."""
+    text = f"{amount:.4f}"
+    if amount and float(text) == 0:
+        text = f"{amount:.{1 - math.floor(math.log10(amount))}f}"
+    return f"${text}"
+
+
 def test_check_json_cost_is_the_markdowns(tmp_path: Path) -> None:
     code, out, _ = _run("check", str(SAMPLES / "sessions"), "--json-report", "-")
     report = json.loads(out)
@@ -267,10 +276,11 @@ def test_check_json_cost_is_the_markdowns(tmp_path: Path) -> None:
         total, breaks, unpriced = (cost["cost_usd"] or {}).get("total"), cost["break_cost_usd"], \
             cost["unpriced_requests"]
         bound = "≥" if unpriced else ""  # a sum over the priced requests only: a lower bound
-        if total is None:  # the samples' deepseek-official usages log no cacheReadTokens: none priced
-            shown = f"$? ({unpriced} unpriced)"  # (docs/cache-accounting.md, "Unpriced requests")
-        else:
-            shown = (f"{bound}${total:.4f}" + (f" (breaks {bound}${breaks:.4f})" if breaks else "")
+        if total is None:  # no request priced (docs/cache-accounting.md, "Unpriced requests")
+            shown = f"$? ({unpriced} unpriced)"
+        else:  # the samples' replies log cacheReadTokens (as DSH's DeepSeek adapter does): priced
+            breaks_bound = "≥" if cost["break_unpriced"] else ""  # owed by the requests that lost tokens
+            shown = (f"{bound}{_usd(total)}" + (f" (breaks {breaks_bound}{_usd(breaks)})" if breaks else "")
                      + (f" ({unpriced} unpriced)" if unpriced else ""))
         assert f"| {shown} |" in markdown, session["path"]
         assert set(cost) >= {"requests", "tokens", "cost_usd", "no_cache_cost_usd", "off_peak_cost_usd",

@@ -45,7 +45,7 @@ def test_summary_of_the_chat_sample():
     assert (iso_utc(summary.first_activity), iso_utc(summary.last_activity)) == (
         "2027-01-15T08:00:00Z", "2027-01-15T08:00:00Z")
     assert summary.first_activity == 1800000000.0 and summary.last_activity > summary.first_activity
-    assert summary.output_tokens == 63 and summary.breaks is None and summary.cost_usd is None
+    assert summary.output_tokens == 35 and summary.breaks is None and summary.cost_usd is None
 
 
 @pytest.mark.skipif(not (CORPUS / "live" / "a-chat").is_dir(), reason="../shared/corpus is absent")
@@ -86,11 +86,11 @@ def test_sessions_json_one_object_per_session_newest_first():
     assert code == 0 and len(rows) == 8
     assert rows[0]["session_id"] == "session-sample-tools"  # its last event is the newest (by ms)
     chat = next(r for r in rows if r["session_id"] == "session-sample-chat")
-    # the sample logs' deepseek-official usages log no cacheReadTokens: their hits are unknown, so no
-    # request is priced (docs/cache-accounting.md, "Unpriced requests": cache's logged_cache_read rule)
+    # the replies log cacheReadTokens as DSH's DeepSeek adapter does: priced; the title call logs no
+    # usage (DSH has no field for it): one request unpriced, the cost a lower bound
     assert chat == {**chat, "title": "Who are you", "project": "/home/dev/projects/demo", "requests": 3,
                     "first_activity": "2027-01-15T08:00:00Z", "format": "dsh", "format_version": 0,
-                    "breaks": 0, "cost_usd": None, "unpriced_requests": 3, "cost_complete": False}
+                    "breaks": 0, "cost_usd": 0.000146868, "unpriced_requests": 1, "cost_complete": False}
     change = next(r for r in rows if r["session_id"] == "session-sample-change")
     assert change["breaks"] == 4
 
@@ -102,14 +102,14 @@ def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
     assert max(len(line) for line in lines) <= 80
     assert any("│ Who are you │" in line or "Who are" in line for line in lines)
     assert "None" not in out
-    # The compact layout; the date kept whole; hit, with no value in any row, left out first.
-    # no request of the samples is priced: their deepseek-official usages log no cacheReadTokens (hits
-    # unknown: docs/cache-accounting.md, "Unpriced requests"), so every cost is unknown, never $0
-    assert "2027-01-15 08:00  -               5       4    $?  session-sample-change" in [
+    # The compact layout; the date kept whole; project and hit, lesser columns, left out.
+    # the samples' replies log cacheReadTokens (as DSH's DeepSeek adapter does): priced; the retry
+    # sample's two failed attempts log no usage, so its cost is a lower bound
+    assert "2027-01-15 08:00  -             5       4    $0.0011  session-sample-change" in [
         line.rstrip() for line in lines]
-    assert "2027-01-15 08:00  -               4       1    $?  session-sample-retry" in [
+    assert "2027-01-15 08:00  -             4       1   ≥$0.0004  session-sample-retry" in [
         line.rstrip() for line in lines]
-    assert lines[-1].rstrip() == "narrow terminal: hit (no values), project not shown (widen it, or use --json)"
+    assert lines[-1].rstrip() == "narrow terminal: project, hit not shown (widen it, or use --json)"
 
 
 def test_sessions_wide_shows_every_column():
@@ -165,19 +165,20 @@ def test_cache_timeline_never_splits_a_number(columns):
                        columns=columns)
     table = out[out.index("timeline"):].splitlines()
     assert code == 0 and max(len(line) for line in table) <= columns
-    if columns == 80:  # the compact layout: one row a line
-        assert next(line for line in table if line.startswith("4  loop")).split()[3:6] == ["538", "384", "0"]
-    else:  # "actual" and "lost", with no value in any row, left out: the compact layout still
-        assert next(line for line in table if line.startswith("4  loop")).split()[3:6] == ["538", "384", "0"]
-        assert [line.rstrip() for line in table[-2:]] == [
-            "narrow terminal: actual, lost (no values) not shown (widen", "it, or use --json)"]
+    if columns == 80:  # the compact layout: one row a line (the classification wrapped)
+        assert next(line for line in table if line.startswith("4  loop")).split()[3:7] == ["237", "128", "0", "0"]
+    else:  # every column has a value (the replies log their cache reads): one card per row
+        rows = [line.rstrip() for line in table]
+        card = rows[rows.index("#               4"):]
+        assert card[3:7] == [
+            "prompt          237", "reusable        128", "expected        0", "actual          0"]
 
 
 def test_requests_at_80_columns_keeps_token_counts_whole():
     code, out = invoke("requests", str(SAMPLES / "chat"), columns=80)
     lines = out.splitlines()
     assert code == 0 and max(len(line) for line in lines) <= 80
-    assert "2  2/1/1          loop   6 initial     4    354           ?      24  stop" in [
+    assert "2  2/1/1          loop   6 initial     4    128         128      10  stop" in [
         line.rstrip() for line in lines]
 
 

@@ -50,22 +50,23 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
     assert code == 0
     assert lines[0] == "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd"
     # the title call logged no usage: every amount is a sum over the priced requests, a lower bound
-    assert lines[1:15] == [
+    assert lines[1:16] == [
         "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
-        "requests 8 (7 with cache reads logged); prompt tokens of those 57609",
+        "requests 8 (7 with cache reads and prompt logged); prompt tokens of those 57609",
         "cache read actual 36160 (62.8%) vs expected 17024 (29.6%)",
         "breaks 5 by cause: header_change 5",
-        "tokens lost (of 48256 reusable): header_change 11968; cost lost $0.0076",
+        "tokens lost (of 48256 reusable): header_change 11968; cost lost $0.0076 (all",
+        "  causes: breaks and other shortfalls)",
         "session cost ≥$0.0111 (cache miss ≥$0.0101, cache read ≥$0.0008, cache write",
         "  ≥$0.0000, output ≥$0.0002)",
-        "with no cache ≥$0.0341; all off-peak ≥$0.0111; breaks cost $0.0076; 1 request(s)",
-        "  unpriced (≥$: a sum over the priced ones only) (list prices, check your",
-        "  contract)",
+        "with no cache ≥$0.0341; all off-peak ≥$0.0111; breaks cost $0.0076 (the part of",
+        "  the cost lost that breaks caused); 1 request(s) unpriced (≥$: a sum over the",
+        "  priced ones only) (list prices, check your contract)",
         "tokens: estimate-utf8-bytes/4",
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
         "timeline"]
-    assert lines[15:21] == [
+    assert lines[16:22] == [
         "          turn/step/",
         "#  kind   try          prompt  reusable  expected  actual  classification   lost",
         "─" * 80,
@@ -160,23 +161,21 @@ def test_usage_at_80_columns_keeps_every_number_and_id_whole():
     assert code == 0
     # the title call logged no usage: lower bounds, and the unpriced column is never left out then;
     # the lost tokens stand beside the cache misses they are part of, their cost exact (the title
-    # call that could not be priced lost nothing)
+    # call that could not be priced lost nothing); a lesser column (output) is left out before a
+    # cell is wrapped
     assert lines == [
         "usage by session",
-        " " * 36 + "lost",
-        " " * 29 + "cache  tokens     cache",
-        "session           requests    miss  (cost)      read  output      cost  unpriced",
+        " " * 29 + "cache  lost tokens        cache",
+        "session           requests    miss  (cost)              read      cost  unpriced",
         "─" * 80,
-        "session-da27503b         8   21449  11968      36160      96  ≥$0.0111         1",
-        " " * 36 + "($0.0076)",
-        "total                    8   21449  11968      36160      96  ≥$0.0111         1",
-        " " * 36 + "($0.0076)",
+        "session-da27503b         8   21449  11968 ($0.0076)    36160  ≥$0.0111         1",
+        "total                    8   21449  11968 ($0.0076)    36160  ≥$0.0111         1",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 7 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: cache write, off-peak, no cache not shown (widen it, or use",
-        "--json)"]
+        "narrow terminal: cache write, off-peak, no cache, output not shown (widen it, or",
+        "use --json)"]
 
 
 @needs_corpus

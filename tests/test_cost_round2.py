@@ -167,9 +167,11 @@ def test_malformed_usage_counts_alike_in_usage_and_cache(
                    "warning: 1 request(s) unpriced: usage without a valid outputTokens"]
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(log), "--json")
     report = _json(out)
-    # cache's cache reads are usage's; its prompt total counts the requests whose prompt is known
-    # (a negative or wrong-typed inputTokens is no count: never -178 in a prompt)
-    assert (report["actual_cache_read"], report["prompt_tokens"]) == (5760, 2000 + 100 + 1920)
+    # cache's reads and prompt total count the same requests, those whose prompt is known (a negative
+    # or wrong-typed inputTokens is no count: never -178 in a prompt); the reads of the others are
+    # counted apart, and with them make usage's
+    assert (report["actual_cache_read"], report["prompt_tokens"], report["usage_known_without_prompt"],
+            report["cache_read_without_prompt"]) == (1920, 2000 + 100 + 1920, 2, 3840)
 
 
 # -- 4. a loss of no token is 0 ------------------------------------------------------------------------

@@ -21,36 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from _cli import invoke
-from dsh_audit.testing import LogBuilder
+from _cli import invoke, mixed_home
 
-T0 = 1_800_000_000_000  # 2027-01-15T08:00:00Z
 CONTRACT = ('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"from": "2026-01-01", "cache_miss": 1.0, '
             '"cache_read": 0.1, "output": 2.0, "source": "my contract"}]}}}}')
 
 
-def _usage(miss: int, read: int) -> dict[str, int]:
-    return {"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read}
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    b = LogBuilder(session_id="s-mixed", created_at=T0, model="deepseek-v4-flash", system="S" * 8000)
-    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
-        with b.turn(text), b.step():
-            b.assistant(text, usage=_usage(miss, read))
-    b.configure(system="T" * 8000)
-    with b.turn("three"), b.step():
-        b.assistant("three", usage=_usage(2100, 0))
-    b.title("A title")
-    b.configure(model="local-coder")
-    with b.turn("four"), b.step():
-        b.assistant("four", usage=_usage(100, 2048))
-    b.write_jsonl(tmp_path / "sessions" / "--p--" / "s-mixed" / "session.jsonl", packed=False)
-    monkeypatch.setenv("DSH_HOME", str(tmp_path))
-    monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return mixed_home(tmp_path, monkeypatch, columns=80)
 
 
 def _forget_model(db: Path) -> None:

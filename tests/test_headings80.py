@@ -200,8 +200,8 @@ def test_requests_json_rows_lead_with_their_path(monkeypatch, capsys) -> None:
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert all(list(row)[:3] == ["path", "index", "session_id"] for row in rows)
-    tools = [(Path(row["path"]).relative_to(ROOT).as_posix(), row["index"]) for row in rows
-             if row["session_id"] == "session-sample-tools"]
+    tools = sorted((Path(row["path"]).relative_to(ROOT).as_posix(), row["index"]) for row in rows
+                   if row["session_id"] == "session-sample-tools")  # the files' order is their mtimes
     packed = "sample_logs/sessions/--home-dev-projects-demo--/session-sample-tools/session.jsonl.zstd"
     assert tools == [(packed, 0), (packed, 1), (packed, 2), (packed, 3),
                      ("sample_logs/tools/session.jsonl", 0), ("sample_logs/tools/session.jsonl", 1),

@@ -165,25 +165,29 @@ def test_session_list_links_sections_nests_children_and_filters_inertly(tmp_path
     position = {s["session_id"]: k for k, s in enumerate(data["sessions"])}
     chrome.get(out.as_uri())
 
-    # sessions whose title call logged no usage show a lower bound (≥$: the priced requests only); the
-    # sample logs' and the hostile log's deepseek-official usages log no cacheReadTokens, so none of
-    # their requests is priced: "$?" (docs/cache-accounting.md, "Unpriced requests": hits unknown)
+    # sessions whose title call (or failed attempt) logged no usage show a lower bound (≥$: the priced
+    # requests only); the sample logs' replies log cacheReadTokens as DSH's DeepSeek adapter does, so
+    # they are priced; the hostile log's deepseek-official usages log none, so none of its requests is
+    # priced: "$?" (docs/cache-accounting.md, "Unpriced requests": hits unknown)
     day = "2027-01-15T08:00:00Z – 2027-01-15T08:00:00Z"
     fork = "2026-12-02T11:03:17Z – 2026-12-02T11:03:18Z"
     sub = "2026-12-02T11:03:08Z – 2026-12-02T11:03:09Z"
     assert _entries(chrome) == [
-        ("0", "session-sample-resume", "", day, "3 request(s)", "1 break(s)", "$?", "failed: 1 failing finding(s)"),
-        ("0", "session-sample-retry", "", day, "4 request(s)", "1 break(s) (1 unexplained)", "$?",
+        ("0", "session-sample-resume", "", day, "3 request(s)", "1 break(s)", "$0.0004",
+         "failed: 1 failing finding(s)"),
+        ("0", "session-sample-retry", "", day, "4 request(s)", "1 break(s) (1 unexplained)", "≥$0.0004",
          "passed: 1 unexplained break(s) the policy allows"),
         ("0", HOSTILE, "", "2027-01-15T08:01:40Z – 2027-01-15T08:01:40Z", "2 request(s)", "0 break(s)", "$?",
          "passed: no breaks"),
-        ("0", "session-sample-tools", "", day, "4 request(s)", "0 break(s)", "$?", "passed: no breaks"),
-        ("0", "session-sample-change", "", day, "5 request(s)", "4 break(s)", "$?", "passed: 4 explained break(s)"),
-        ("0", "session-sample-fork-parent", "", day, "4 request(s)", "0 break(s)", "$?", "passed: no breaks"),
-        ("1", "fork-child:review", "fork at seq 28", day, "1 request(s)", "0 break(s)", "$?", "passed: no breaks"),
-        ("0", "session-sample-compaction", "", day, "4 request(s)", "2 break(s)", "$?",
+        ("0", "session-sample-tools", "", day, "4 request(s)", "0 break(s)", "$0.0003", "passed: no breaks"),
+        ("0", "session-sample-change", "", day, "5 request(s)", "4 break(s)", "$0.0011",
+         "passed: 4 explained break(s)"),
+        ("0", "session-sample-fork-parent", "", day, "4 request(s)", "0 break(s)", "$0.0002", "passed: no breaks"),
+        ("1", "fork-child:review", "fork at seq 28", day, "1 request(s)", "0 break(s)", "$0.000022",
+         "passed: no breaks"),
+        ("0", "session-sample-compaction", "", day, "4 request(s)", "2 break(s)", "$0.0003",
          "passed: 2 explained break(s)"),
-        ("0", "Who are you", "", day, "3 request(s)", "0 break(s)", "$?", "passed: no breaks"),
+        ("0", "Who are you", "", day, "3 request(s)", "0 break(s)", "≥$0.0001", "passed: no breaks"),
         ("0", "Fake session title", "", fork, "5 request(s)", "0 break(s)", "≥$0.0014", "passed: no breaks"),
         ("1", "Fake session title", "fork at seq 44", fork, "1 request(s)", "0 break(s)", "$0.0001",
          "passed: no breaks"),

@@ -185,18 +185,19 @@ def test_cache(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
         lines[session] = [line for line in out.splitlines() if "cost" in line]
     assert lines == {
         "s-both": [
-            "tokens lost (of 10240 reusable): header_change 6144; cost lost ≥$0.0006",
+            "tokens lost (of 10240 reusable): header_change 6144; cost lost ≥$0.0006 (all causes: breaks and other "
+            "shortfalls)",
             # an amount above 0 too small for 4 decimals: two significant digits, never $0.0000
             "session cost ≥$0.0013 (cache miss ≥$0.0013, cache read ≥$0.000012, cache write ≥$0.0000, "
             "output ≥$0.000036)",
-            "with no cache ≥$0.0019; all off-peak ≥$0.0007; breaks cost ≥$0.0006; 3 request(s) unpriced (≥$: a sum "
-            "over the priced ones only) (list prices, check your contract)"],
+            "with no cache ≥$0.0019; all off-peak ≥$0.0007; breaks cost ≥$0.0006 (the part of the cost lost that breaks "
+            "caused); 3 request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check your"],
         "s-unknown": [  # were "cost lost ≥$0.0000" and "breaks cost ≥$0.0000"
-            "tokens lost (of 8192 reusable): header_change 4096; cost lost $?",
+            "tokens lost (of 8192 reusable): header_change 4096; cost lost $? (all causes: breaks and other shortfalls)",
             "session cost ≥$0.0007 (cache miss ≥$0.0006, cache read ≥$0.000012, cache write ≥$0.0000, "
             "output ≥$0.000024)",
-            "with no cache ≥$0.0012; all off-peak ≥$0.0003; breaks cost $?; 3 request(s) unpriced (≥$: a sum over "
-            "the priced ones only) (list prices, check your contract)"]}
+            "with no cache ≥$0.0012; all off-peak ≥$0.0003; breaks cost $? (the part of the cost lost that breaks "
+            "caused); 3 request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check your"]}
     code, out, _ = invoke(monkeypatch, capsys, "cache", "sessions", "--json")
     reports = {r["session_id"]: r for r in map(json.loads, out.splitlines())}
     assert {s: (r["lost_cost_usd"], r["lost_tokens_by_cause"], _amounts(r["cost"])) for s, r in reports.items()} == {

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from _cli import invoke
+from _cli import invoke, mixed_home
 from dsh_audit.cache import Costs, usd_total
 from dsh_audit.report.terminal import Amount, listing, print_table
 from dsh_audit.testing import LogBuilder
@@ -38,28 +38,9 @@ T0 = 1_800_000_000_000  # 2027-01-15T08:00:00Z: DeepSeek's peak window
 LOST = 0.00056448  # 1920 tokens lost by deepseek-v4-flash at peak: 1920 x ($0.30 - $0.006) / 1M
 
 
-def _usage(miss: int, read: int) -> dict[str, int]:
-    return {"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read}
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    b = LogBuilder(session_id="s-mixed", created_at=T0, model="deepseek-v4-flash", system="S" * 8000)
-    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
-        with b.turn(text), b.step():
-            b.assistant(text, usage=_usage(miss, read))
-    b.configure(system="T" * 8000)
-    with b.turn("three"), b.step():
-        b.assistant("three", usage=_usage(2100, 0))
-    b.title("A title")
-    b.configure(model="local-coder")
-    with b.turn("four"), b.step():
-        b.assistant("four", usage=_usage(100, 2048))
-    b.write_jsonl(tmp_path / "sessions" / "--p--" / "s-mixed" / "session.jsonl", packed=False)
-    monkeypatch.setenv("DSH_HOME", str(tmp_path))
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return mixed_home(tmp_path, monkeypatch)
 
 
 def _csv(out: str) -> list[list[str]]:
@@ -167,11 +148,12 @@ def test_cache_and_check(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     code, out, _ = invoke(monkeypatch, capsys, "cache", "sessions/--p--/s-mixed/session.jsonl")
     assert code == 0
     assert [line for line in _lines(out) if "cost" in line] == [
-        "tokens lost (of 5888 reusable): header_change 1920; cost lost $0.0006",
+        "tokens lost (of 5888 reusable): header_change 1920; cost lost $0.0006 (all causes: breaks and other "
+        "shortfalls)",
         "session cost ≥$0.0013 (cache miss ≥$0.0013, cache read ≥$0.000012, cache write ≥$0.0000, output "
         "≥$0.000036)",
-        "with no cache ≥$0.0019; all off-peak ≥$0.0007; breaks cost $0.0006; 2 request(s) unpriced (≥$: a sum over the "
-        "priced ones only) (list prices, check your contract)"]
+        "with no cache ≥$0.0019; all off-peak ≥$0.0007; breaks cost $0.0006 (the part of the cost lost that breaks "
+        "caused); 2 request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check your"]
     code, out, _ = invoke(monkeypatch, capsys, "check", "sessions", "--markdown", "-")
     assert [line.split(" | ")[7] for line in out.splitlines() if line.startswith("| ✅")] == [
         "≥$0.0013 (breaks $0.0006) (2 unpriced)"]

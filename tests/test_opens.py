@@ -68,9 +68,9 @@ def test_every_command_opens_each_log_once(tmp_path: Path) -> None:
     real = {str(Path(p).resolve()): p for p in logs}
     opened = {name: {real[p]: n for p, n in c.items() if p != "exit"} for name, c in counts.items()}
     single = {name: {one: 1} for name in ("diff", "show", "render")}
-    # redact reads the fork child once, and its parent's header twice (for the child ids texts may
+    # redact reads the fork child once, and its parent's header once (for the child ids texts may
     # name, and to say the child was redacted --alone)
-    single["redact"] = {one: 1, logs[1]: 2}
+    single["redact"] = {one: 1, logs[1]: 1}
     # explain on the fork child reads its parent (found beside it) once, to compare with;
     # check and report run the validation rules over the lines of the session's own read;
     # validate proves the child's seed equal to its parent's prefix from running hashes kept in

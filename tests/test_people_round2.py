@@ -161,8 +161,8 @@ def test_requests_csv_writes_unknown_tokens_empty(monkeypatch: pytest.MonkeyPatc
     assert out.splitlines() == [
         "table,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
         f"{title},0,-,title,-,1,,,,",
-        f"{title},1,1/1/1,loop,6 initial,2,216,,39,stop",
-        f"{title},2,2/1/1,loop,6 initial,4,354,,24,stop"]
+        f"{title},1,1/1/1,loop,6 initial,2,219,0,25,stop",
+        f"{title},2,2/1/1,loop,6 initial,4,128,128,10,stop"]
     code, out, _ = invoke(monkeypatch, capsys, "requests", "sample_logs/chat/session.jsonl")
     assert code == 0 and out.splitlines()[4] == "│ 0 │ -             │ title │ -         │    1 │     ? │          ? │      ? │        │"
 
@@ -197,15 +197,16 @@ def test_listings_order_logs_as_sessions_does(home: Path, monkeypatch: pytest.Mo
         assert (code, _paths(out)) == (0, newest_first), args
     code, out, _ = invoke(monkeypatch, capsys, "check", "--format", "csv")
     assert code == 0 and [line.split(",")[2] for line in out.splitlines()[1:]] == newest_first
-    # PATHS keep the order given, each one's logs newest first
+    # PATHS keep the order given, each one's logs by path (the same on every checkout)
     oldest, folder = _log_of(home, "a", "session-aaa1"), str(home / "sessions")
+    by_path = sorted(newest_first)
     for args in (["requests", "--json"], ["breaks", "--all", "--json"]):
         code, out, _ = invoke(monkeypatch, capsys, *args, oldest, newest_first[0])
         assert (code, _paths(out)) == (0, [oldest, newest_first[0]]), args
         code, out, _ = invoke(monkeypatch, capsys, *args, "ccc", folder)
-        assert (code, _paths(out)) == (0, [newest_first[1], newest_first[0], oldest]), args
+        assert (code, _paths(out)) == (0, [newest_first[1], by_path[0], by_path[1]]), args
     code, out, _ = invoke(monkeypatch, capsys, "check", oldest, folder, "--format", "csv")
-    assert code == 0 and [line.split(",")[2] for line in out.splitlines()[1:]] == [oldest, *newest_first[:2]]
+    assert code == 0 and [line.split(",")[2] for line in out.splitlines()[1:]] == by_path
 
 
 # -- 4. check at 80 columns; one table style per run ---------------------------------------------
@@ -237,8 +238,8 @@ def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monk
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "check", str(tmp_path / "s"))
     lines = [line.rstrip() for line in out.splitlines()]
-    assert code == 0 and lines[4:6] == ["│ ok     │ session-86ef2d28-6e7b │        1 │ none    │      0 │        1 │",
-                                        "│ ok     │ session-86ef2d28-6e7a │        1 │ none    │      0 │        1 │"]
+    assert code == 0 and lines[4:6] == ["│ ok     │ session-86ef2d28-6e7a │        1 │ none    │      0 │        1 │",
+                                        "│ ok     │ session-86ef2d28-6e7b │        1 │ none    │      0 │        1 │"]
     assert lines[7] == "session: shortest unique prefix of its id (--json for whole ids)"
 
 

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from _cli import chat_log, invoke
 from dsh_audit.errors import UsageError
@@ -20,6 +21,8 @@ SUBAGENT = CORPUS / "live" / "g-subagent" / "session-logs"
 PARENT = SUBAGENT / "session-70444d8d-ee1d-43e9-8341-470b57f1019c.jsonl"
 CHILD = SUBAGENT / "718aabf5-ac98-48d9-87ec-fa18653fd4d4.jsonl"
 CHILD_ID = "718aabf5-ac98-48d9-87ec-fa18653fd4d4"
+HOME_PARENT = (CORPUS / "live" / "g-subagent" / "home" / "sessions" / "--home-dev-dsh-runs-a-g-subagent-ws--"
+               / "session-70444d8d-ee1d-43e9-8341-470b57f1019c" / "session.jsonl.zstd")
 CHANGE = CORPUS / "live" / "c-change" / "session-logs" / "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824.jsonl"
 A_CHAT_WIRE = CORPUS / "live" / "a-chat" / "wire.jsonl"
 needs_corpus = pytest.mark.skipif(not SUBAGENT.is_dir(), reason="../shared/corpus is absent")
@@ -38,12 +41,13 @@ def _breaks(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 
 def test_a_session_id_stays_in_place_inside_a_placeholder() -> None:
     p = Placeholders(b"salt")
-    p.keep_identifiers([CHILD_ID, "short"])  # an id shorter than 8 characters could be a word: not kept
+    # a string of another shape than a session id's (a word, a phrase) could be content: not kept
+    p.keep_identifiers([CHILD_ID, "short", "started subagent"])
     text = f"started subagent {CHILD_ID} (short)"
     out = p.plain(text)
     assert len(out.encode()) == len(text.encode())
     assert out[17:17 + len(CHILD_ID)] == CHILD_ID
-    assert "started" not in out and "short" not in out
+    assert "started" not in out and "subagent" not in out and "short" not in out
     assert p.text(json.dumps({"note": text}))[10 + 17:10 + 17 + len(CHILD_ID)] == CHILD_ID
 
 
@@ -78,6 +82,21 @@ def test_a_child_id_only_the_text_names_is_learnt_from_the_child_beside_it(tmp_p
     redact(family / PARENT.name, tmp_path / "f.jsonl", salt="s")
     assert (tmp_path / "a.jsonl").read_text(encoding="utf-8").count(CHILD_ID) == 0
     assert (tmp_path / "f.jsonl").read_text(encoding="utf-8").count(CHILD_ID) == text.count(CHILD_ID)
+
+
+@needs_corpus
+def test_a_zstd_parent_in_its_dsh_home_keeps_the_id_of_its_child_in_the_sibling_folder(tmp_path: Path) -> None:
+    # the child's header is read (one folder up, where DSH keeps a project's sessions) before the parent's
+    # first text, in the parent's one read: the spawn's tool result, before any structural mention, keeps it
+    def text(path: Path) -> str:
+        with path.open("rb") as handle:
+            return zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True).read().decode()
+
+    result = redact(HOME_PARENT, tmp_path / "session.jsonl.zstd", salt="s")
+    assert (result.compressed, result.mismatched) == (True, ())
+    original, copy = text(HOME_PARENT), text(tmp_path / "session.jsonl.zstd")
+    assert [n.count(CHILD_ID) for n in copy.splitlines()] == [n.count(CHILD_ID) for n in original.splitlines()]
+    assert copy.count(CHILD_ID) == 7 and f"started subagent {CHILD_ID}" not in copy
 
 
 # -- 2. a child beside its parent ----------------------------------------------------------------

@@ -48,7 +48,7 @@ def test_the_kinds_a_summary_can_name():
         "slack_token", "slack_webhook", "stripe_key", "huggingface_token", "npm_token", "pypi_token",
         "groq_api_key", "xai_api_key", "twilio_key", "databricks_token", "sendgrid_api_key", "telegram_bot_token",
         "azure_api_key", "jwt", "authorization", "bearer_token", "cookie", "env_assignment", "key_value",
-        "url_parameter", "credential_assignment")
+        "url_parameter", "credential_assignment", "url_credentials")
     assert set(PLANTED) <= set(SECRET_KINDS)
 
 

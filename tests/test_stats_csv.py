@@ -27,39 +27,18 @@ from typing import Any
 
 import pytest
 
-from _cli import invoke
+from _cli import invoke, mixed_home
 from dsh_audit.cache import Costs
-from dsh_audit.testing import LogBuilder
 
-T0 = 1_800_000_000_000  # 2027-01-15T08:00:00Z: DeepSeek's peak window
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
 SCENARIOS = ("c-change", "f-fork", "g-subagent")
 needs_corpus = pytest.mark.skipif(not all((CORPUS / s / "home" / "sessions").is_dir() for s in SCENARIOS),
                                   reason="../shared/corpus is absent")
 
 
-def _usage(miss: int, read: int) -> dict[str, int]:
-    return {"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read}
-
-
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    b = LogBuilder(session_id="s-mixed", created_at=T0, model="deepseek-v4-flash", system="S" * 8000)
-    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
-        with b.turn(text), b.step():
-            b.assistant(text, usage=_usage(miss, read))
-    b.configure(system="T" * 8000)
-    with b.turn("three"), b.step():
-        b.assistant("three", usage=_usage(2100, 0))
-    b.title("A title")
-    b.configure(model="local-coder")
-    with b.turn("four"), b.step():
-        b.assistant("four", usage=_usage(100, 2048))
-    b.write_jsonl(tmp_path / "sessions" / "--p--" / "s-mixed" / "session.jsonl", packed=False)
-    monkeypatch.setenv("DSH_HOME", str(tmp_path))
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return mixed_home(tmp_path, monkeypatch)
 
 
 def _indexed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *paths: str) -> None:

@@ -149,23 +149,19 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
     code, out, err = run(folder, encoding, "usage", "s/session.jsonl", "--by", "model")
     assert code == 0
     lines = [line.rstrip() for line in out.splitlines()]
-    # Both models have an unpriced request (the title call logged no usage; the other model has no
-    # price): the "unpriced" column is never left out then, and a lower bound's "≥" is its escape,
-    # so the table is one block a row, each cell whole.
-    assert lines[12:24] == [
-        "",
-        "model               deepseek-\\u2192\\u6f22\\u5b57",
-        "requests            1",
-        "cache miss          231",
-        "lost tokens (cost)",  # beside the cache misses they are part of
-        "cache read          0",
-        "cache write         0",
-        "output              7",
-        "cost                $?",
-        "no cache            $?",
-        "off-peak            $?",
-        "unpriced            1"]
-    assert lines[8] == "cost                \\u2265$0.0001"
+    # A compact table at 80 columns (lesser columns left out and named); the model column holds
+    # the model's escapes and a lower bound's "≥" is its escape, every row's separators lined up.
+    assert lines[:7] == [
+        "usage by model",
+        "                            |         |  cache |  cache |              |",
+        "model                       |requests |   miss |   read |         cost |unpriced",
+        "----------------------------+---------+--------+--------+--------------+--------",
+        "deepseek-v4-flash           |       2 |    133 |      0 |\\u2265$0.0001 |       1",
+        "deepseek-\\u2192\\u6f22\\u5b57 |       1 |    231 |      0 |           $? |       1",
+        "total                       |       3 |    364 |      0 |\\u2265$0.0001 |       2"]
+    assert len(separators(lines[2:7])) == 1
+    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache write, off-peak, no",
+                          "cache, output not shown (widen it, or use --json)"]
     assert max(len(line) for line in out.splitlines()) == 80
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}'",
                    "warning: 1 request(s) unpriced: usage not logged"]

@@ -151,10 +151,11 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     assert code == 0
     _, json_out, _ = run("sessions", "--json", env=env)
     # the cost exact (as the JSON has it), its unpriced count beside it
-    expected = [["when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "unpriced", "id"]]
+    # and the hit ratio itself, from 0 to 1 with every digit (empty when there is none)
+    expected = [["when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id"]]
     for s in json_lines(json_out):
         expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
-                         str(s["requests"]), "-" if s["hit_ratio"] is None else f"{s['hit_ratio']:.1%}",
+                         str(s["requests"]), _usd_csv(s, s["hit_ratio"]),
                          "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"]),
                          "" if s["unpriced_requests"] is None else str(s["unpriced_requests"]), s["session_id"]])
     assert len(expected) == 9
@@ -358,8 +359,8 @@ def test_a_table_on_a_terminal_goes_through_the_pager_at_the_terminals_width(
     assert (code, shown, err) == (0, "", "")
     assert paged is not None and paged == terminal_runs["no-pager"][1]  # the same table as unpaged, as wide
     assert max(len(line) for line in paged.splitlines()) <= WIDTH
-    assert "session session-sample-tools" in paged and "narrow terminal: cache read (no values) not shown" in paged
-    assert "3  1/4/1    loop  5 initial     8    824      18  stop" in paged
+    assert "session session-sample-tools" in paged and "narrow terminal: finish not shown" in paged
+    assert "3  1/4/1         loop  5 initial     8    260    256      11" in paged
 
 
 def test_check_pages_its_markdown_summary_but_not_its_json_report(
@@ -377,7 +378,7 @@ def test_check_pages_its_markdown_summary_but_not_its_json_report(
 def test_no_pager_prints_directly(terminal_runs: dict[str, tuple[int, str, str, str | None]]) -> None:
     code, shown, err, paged = terminal_runs["no-pager"]
     assert (code, err, paged) == (0, "", None)
-    assert "session session-sample-tools" in shown and "3  1/4/1    loop  5 initial     8    824      18  stop" in shown
+    assert "session session-sample-tools" in shown and "3  1/4/1         loop  5 initial     8    260    256      11" in shown
 
 
 @pytest.mark.parametrize("name", ["empty", "piped"])

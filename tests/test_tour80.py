@@ -26,19 +26,22 @@ UUID_SESSIONS = (
 )
 # the samples' deepseek-official usages log no cacheReadTokens: hits unknown, so no request is priced
 # and every cost is "$?" (docs/cache-accounting.md, "Unpriced requests"), never an exact guess
+# The samples' replies log their cache reads (as DSH's DeepSeek adapter does): every session priced
+# but the chat's title call and the retry's failed attempts (no usage logged: "≥$", a lower bound).
 SAMPLE_SESSIONS = [
     "8 session(s), newest first",
-    "when (UTC)        title        reqs  breaks  cost  id",
-    "─" * 77,
-    "2027-01-15 08:00  -               4       0    $?  session-sample-tools",
-    "2027-01-15 08:00  -               5       4    $?  session-sample-change",
-    "2027-01-15 08:00  -               4       0    $?  session-sample-fork-parent",
-    "2027-01-15 08:00  -               4       2    $?  session-sample-compaction",
-    "2027-01-15 08:00  -               1       0    $?  fork-child:review",
-    "2027-01-15 08:00  -               3       1    $?  session-sample-resume",
-    "2027-01-15 08:00  Who are you     3       0    $?  session-sample-chat",
-    "2027-01-15 08:00  -               4       1    $?  session-sample-retry",
-    "narrow terminal: hit (no values), project not shown (widen it, or use --json)"]
+    "when (UTC)        title      reqs  breaks       cost  id",
+    "─" * 80,
+    "2027-01-15 08:00  -             4       0    $0.0003  session-sample-tools",
+    "2027-01-15 08:00  -             5       4    $0.0011  session-sample-change",
+    "2027-01-15 08:00  -             4       0    $0.0002  session-sample-fork-parent",
+    "2027-01-15 08:00  -             4       2    $0.0003  session-sample-compaction",
+    "2027-01-15 08:00  -             1       0  $0.000022  fork-child:review",
+    "2027-01-15 08:00  -             3       1    $0.0004  session-sample-resume",
+    "2027-01-15 08:00  Who are       3       0   ≥$0.0001  session-sample-chat",
+    "                  you",
+    "2027-01-15 08:00  -             4       1   ≥$0.0004  session-sample-retry",
+    "narrow terminal: project, hit not shown (widen it, or use --json)"]
 
 
 @pytest.fixture
@@ -96,8 +99,8 @@ def test_requests_draw_a_row_a_line_when_the_compact_table_holds_it(monkeypatch,
         "#  turn/step/try  kind   header     msgs  input  cache read  output  finish",
         "─" * 75,
         "0  -              title  -             1      ?           ?       ?",
-        "1  1/1/1          loop   6 initial     2    216           ?      39  stop",
-        "2  2/1/1          loop   6 initial     4    354           ?      24  stop"]
+        "1  1/1/1          loop   6 initial     2    219           0      25  stop",
+        "2  2/1/1          loop   6 initial     4    128         128      10  stop"]
 
 
 def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_home: Path):

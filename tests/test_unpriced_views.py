@@ -145,17 +145,17 @@ def test_cache_summary_lines(home: Path, monkeypatch, capsys) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(unknown))
     assert code == 0
     assert _lines(out)[4:7] == [
-        "tokens lost (of 0 reusable): none; cost lost $0.0000",
+        "tokens lost (of 0 reusable): none; cost lost $0.0000 (all causes: breaks and other shortfalls)",
         "session cost $?",
-        "with no cache $?; all off-peak $?; breaks cost $0.0000; 1 request(s) unpriced (list prices, check your "
-        "contract)"]
+        "with no cache $?; all off-peak $?; breaks cost $0.0000 (the part of the cost lost that breaks caused); 1 "
+        "request(s)"]
     partial = home / "sessions" / "--p--" / "session-partial" / "session.jsonl"
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(partial))
     assert _lines(out)[5:8] == [
         "session cost ≥$0.0004 (cache miss ≥$0.0003, cache read ≥$0.0000, cache write ≥$0.0000, output ≥$0.0001)",
-        "with no cache ≥$0.0004; all off-peak ≥$0.0002; breaks cost $0.0000; 1 request(s) unpriced (≥$: a sum over "
-        "the priced",
-        "  ones only) (list prices, check your contract)"]
+        "with no cache ≥$0.0004; all off-peak ≥$0.0002; breaks cost $0.0000 (the part of the cost lost that breaks "
+        "caused); 1",
+        "  request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check your contract)"]
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(unknown), "--json")
     cost = json.loads(out)["cost"]
     # no break lost a token: the break cost is 0 (an amount no request owes), the rest unknown

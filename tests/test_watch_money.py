@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from _cli import invoke
+from _cli import invoke, mixed_home
 from dsh_audit.cache import usd_total
 from dsh_audit.testing import LogBuilder
 from dsh_audit.watch import WatchNote, WatchRequest, WatchSummary
@@ -50,18 +50,7 @@ def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``s-mixed`` (as in ``test_money_display.py``): three deepseek-v4-flash requests at peak (the
     third a break after a system-prompt change), a title call with no usage logged, then local-coder
     (no price)."""
-    b = LogBuilder(session_id="s-mixed", created_at=T0, model="deepseek-v4-flash", system="S" * 8000)
-    for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
-        with b.turn(text), b.step():
-            b.assistant(text, usage=_usage(miss, read))
-    b.configure(system="T" * 8000)
-    with b.turn("three"), b.step():
-        b.assistant("three", usage=_usage(2100, 0))
-    b.title("A title")
-    b.configure(model="local-coder")
-    with b.turn("four"), b.step():
-        b.assistant("four", usage=_usage(100, 2048))
-    return _home(tmp_path, monkeypatch, b, "s-mixed")
+    return mixed_home(tmp_path, monkeypatch)
 
 
 def _json_lines(out: str) -> list[dict[str, Any]]:

@@ -323,13 +323,13 @@ class _Parser:
         try:
             stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
-            raise self.fail(key, f"{value!r} is not an ISO date or date-time") from None
+            raise self.fail(key, f"{_shown(value)} is not an ISO date or date-time") from None
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
 
     def rate(self, value: Any, key: str) -> float:
         # compared, not passed to math.isfinite: an integer past the double range would overflow
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
-            raise self.fail(key, f"{value!r} is not a rate (a number >= 0)")
+            raise self.fail(key, f"{_shown(value)} is not a rate (a number >= 0)")
         if value > _MAX_RATE:
             written = getattr(value, "written", None)  # a number past the double range, as the file writes it
             shown = (written if len(written) <= 40 else written[:37] + "...") if isinstance(written, str) else \
@@ -441,7 +441,7 @@ class _Parser:
         for key, packaged in (("per_tokens", per), ("currency", currency)):
             value = document.get(key, packaged)
             if isinstance(value, bool) or value != packaged:
-                shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+                shown = _shown(value)
                 unit = f"per {per} tokens" if key == "per_tokens" else f"in {currency}"
                 raise self.fail(key, f"{shown} is not the packaged table's {packaged!r}: every rate is read "
                                      f"{unit} (leave it out and give the rates {unit})")
@@ -485,14 +485,25 @@ class _Written(float):
         return number
 
 
+def _shown(value: Any) -> str:
+    """``value`` as an error quotes it: its repr, cut to 60 characters (a file's whole nested
+    array is no message)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _infinite(value: Any) -> bool:
-    """Whether a parsed document holds an infinite number anywhere."""
-    if isinstance(value, float):
-        return math.isinf(value)
-    if isinstance(value, dict):
-        return any(_infinite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_infinite(v) for v in value)
+    """Whether a parsed document holds an infinite number anywhere (a loop, not recursion: the
+    parser reads documents nested deeper than Python's stack)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and math.isinf(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
 
 

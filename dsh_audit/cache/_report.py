@@ -91,6 +91,15 @@ class CacheTotals:
     """The sums and counts of a session's verdicts, added to one verdict at a time: what every
     view shows of a session besides its timeline, without keeping the verdicts.
 
+    The sums a hit ratio is made of (``actual_total``, ``expected_total``, ``prompt_total``) are
+    over the same requests, the ``known`` ones: those whose cache read and prompt size were both
+    logged, so that a ratio (reads over prompt tokens) never passes 100 % by counting reads of
+    prompts it does not count. A request whose cache read was logged and prompt size was not (a
+    usage without a valid ``inputTokens``) is left out of them and counted apart: ``sizeless``
+    requests, ``sizeless_read`` cache-read tokens. The tokens lost (by cause) and the reusable
+    reads they are measured from (``potential_total``) count every request whose cache read was
+    logged, as the ledger prices the losses.
+
     Example:
         >>> totals = CacheTotals()
         >>> totals.requests, totals.break_count, totals.lost_cost
@@ -98,15 +107,17 @@ class CacheTotals:
     """
 
     __slots__ = ("_classes", "_lost", "_lost_cause", "actual_total", "break_count", "expected_total", "known",
-                 "potential_total", "prompt_total", "requests", "_causes")
+                 "potential_total", "prompt_total", "requests", "sizeless", "sizeless_read", "_causes")
 
     def __init__(self) -> None:
         self.requests = 0
-        self.known = 0  # verdicts whose cache read was logged
-        self.actual_total = 0
+        self.known = 0  # verdicts whose cache read and prompt size were logged: what a hit ratio is measured over
+        self.actual_total = 0  # over the known ones
         self.expected_total = 0  # over the known ones
         self.prompt_total = 0  # over the known ones
-        self.potential_total = 0  # over the known ones
+        self.potential_total = 0  # over the known and the sizeless ones (as the lost tokens)
+        self.sizeless = 0  # cache read logged, prompt size not: left out of the actual, expected and prompt sums
+        self.sizeless_read = 0  # their cache reads
         self.break_count = 0
         self._classes: Counter[str] = Counter()
         self._causes: Counter[str] = Counter()
@@ -115,9 +126,14 @@ class CacheTotals:
 
     def add(self, verdict: CacheVerdict) -> None:
         self.requests += 1
-        self.actual_total += verdict.actual or 0
-        if verdict.actual is not None:
+        if verdict.actual is not None and verdict.prompt_tokens is None:
+            # a read of a prompt of unknown size: beside the prompts it would be a share of nothing
+            self.sizeless += 1
+            self.sizeless_read += verdict.actual
+            self.potential_total += verdict.potential
+        elif verdict.actual is not None:
             self.known += 1
+            self.actual_total += verdict.actual
             self.expected_total += verdict.expected
             self.prompt_total += verdict.prompt_tokens or 0
             self.potential_total += verdict.potential
@@ -199,16 +215,28 @@ class SessionCacheReport:
 
     @property
     def known_count(self) -> int:
-        """Requests whose cache read was logged (the requests a hit ratio is measured over)."""
+        """Requests whose cache read and prompt size were logged (the requests a hit ratio and every
+        token sum is measured over: :class:`CacheTotals`)."""
         return self.totals.known
 
     @property
+    def sizeless_count(self) -> int:
+        """Requests whose cache read was logged and prompt size was not: left out of the token sums."""
+        return self.totals.sizeless
+
+    @property
+    def sizeless_read(self) -> int:
+        """The cache reads of the :attr:`sizeless_count` requests (left out of :attr:`actual_total`)."""
+        return self.totals.sizeless_read
+
+    @property
     def known(self) -> tuple[CacheVerdict, ...]:
-        """Verdicts whose cache read was logged (empty when the verdicts were not kept)."""
-        return tuple(v for v in self.verdicts if v.actual is not None)
+        """Verdicts whose cache read and prompt size were logged (empty when the verdicts were not kept)."""
+        return tuple(v for v in self.verdicts if v.actual is not None and v.prompt_tokens is not None)
 
     @property
     def actual_total(self) -> int:
+        """Logged cache reads over the requests with known usage and prompt size (comparable to ``prompt_total``)."""
         return self.totals.actual_total
 
     @property
@@ -235,7 +263,8 @@ class SessionCacheReport:
 
     @property
     def potential_total(self) -> int:
-        """Reusable cache reads over the requests with known usage: what ``lost`` is measured from."""
+        """Reusable cache reads over the requests whose cache read was logged: what ``lost`` is
+        measured from (the sizeless ones included, as their losses are)."""
         return self.totals.potential_total
 
     @property
@@ -255,7 +284,8 @@ class SessionCacheReport:
         ``timeline``, when ``timeline`` is False: a writer that streams it appends it)."""
         found = {
             "path": self.path, "session_id": self.session_id, "requests": self.request_count,
-            "usage_known": self.known_count, "token_method": self.token_method, "rules": self.rules,
+            "usage_known": self.known_count, "usage_known_without_prompt": self.sizeless_count,
+            "cache_read_without_prompt": self.sizeless_read, "token_method": self.token_method, "rules": self.rules,
             "attribution": self.attribution, "prompt_tokens": self.prompt_total,
             "actual_cache_read": self.actual_total, "expected_cache_read": self.expected_total,
             "actual_hit_ratio": self.ratio(self.actual_total), "expected_hit_ratio": self.ratio(self.expected_total),

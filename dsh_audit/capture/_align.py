@@ -43,6 +43,7 @@ unmatched and a ``note`` that says why.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -325,10 +326,37 @@ def _content(messages: Any) -> frozenset[str]:
     return frozenset(found)
 
 
-def _request_content(request: Request) -> frozenset[str]:
-    """:func:`_content` of the request's messages as DSH logged them: their ``content`` only (a
-    message's id and source are DSH's bookkeeping, never sent)."""
-    return _content([m.get("content") if isinstance(m, dict) else m for m in request.messages])
+def _request_content(messages: Sequence[Any]) -> frozenset[str]:
+    """:func:`_content` of messages as DSH logged them: their ``content`` only (a message's id and
+    source are DSH's bookkeeping, never sent)."""
+    return _content([m.get("content") if isinstance(m, dict) else m for m in messages])
+
+
+def _fresh(requests: Sequence[Request]) -> tuple[list[frozenset[str]], dict[int, int]]:
+    """Each request's new content (what its messages hold that the previous request of its
+    session did not), and the next request of its session, by place. A request whose messages
+    begin with the previous one's has only its further messages read (a long session's requests
+    each resend its whole history)."""
+    fresh: list[frozenset[str]] = []
+    previous: dict[str, tuple[list[Any], set[str]]] = {}
+    following: dict[int, int] = {}
+    last: dict[str, int] = {}
+    for i, request in enumerate(requests):
+        messages = list(request.messages)
+        before = previous.get(request.session_id)
+        if before is not None and messages[:len(before[0])] == before[0]:
+            added = _request_content(messages[len(before[0]):])
+            fresh.append(added - before[1])
+            before[1].update(added)
+            previous[request.session_id] = (messages, before[1])
+        else:
+            content = _request_content(messages)
+            fresh.append(content - before[1] if before is not None else content)
+            previous[request.session_id] = (messages, set(content))
+        if request.session_id in last:
+            following[last[request.session_id]] = i
+        last[request.session_id] = i
+    return fresh, following
 
 
 def _capture_content(capture: CapturedRequest) -> frozenset[str]:
@@ -352,62 +380,221 @@ def _by_content(requests: Sequence[Request], captures: Sequence[CapturedRequest]
     differs from its request in some content still pairs with it. Where the content tells
     nothing, the earliest pairs win (the order pairing).
 
+    The work stays within the size of the content: each capture's strings are looked up in an
+    index of the requests' new content (each string names the few requests it is new in), and
+    only the pairs whose score is not zero (:func:`_scores`) are kept for :func:`_monotone`.
+
     Returns (request index, capture index) pairs.
     """
-    bodies: dict[int, frozenset[str]] = {}
-    fresh: list[frozenset[str]] = []
-    previous: dict[str, frozenset[str]] = {}
-    following: dict[int, int] = {}
-    last: dict[str, int] = {}
-    for i, request in enumerate(requests):
-        content = _request_content(request)
-        fresh.append(content - previous.get(request.session_id, frozenset()))
-        previous[request.session_id] = content
-        if request.session_id in last:
-            following[last[request.session_id]] = i
-        last[request.session_id] = i
-    spare = abs(len(requests) - len(captures))  # request i can pair only with captures i-spare .. i+spare
-    held: dict[tuple[int, int], int] = {}
-    most: dict[int, int] = {}
-
-    def holds(i: int, j: int) -> int:
-        if (i, j) not in held:
-            if j not in bodies:
-                bodies[j] = _capture_content(captures[j])
-            held[i, j] = len(fresh[i] & bodies[j])
-        return held[i, j]
-
-    def share(i: int, j: int) -> float:
-        """How much of request i's new content capture j holds, of the most any capture it could
-        pair with holds (0 when none holds any: no evidence for any capture)."""
-        if i not in most:
-            most[i] = max((holds(i, k) for k in range(max(0, i - spare), min(len(captures), i + spare + 1))),
-                          default=0)
-        return holds(i, j) / most[i] if most[i] else 0.0
-
-    def score(i: int, j: int) -> int:
-        return round((share(i, j) - (share(following[i], j) if i in following else 0.0)) * 1_000_000)
-
-    if len(requests) >= len(captures):
-        return _monotone(len(requests), len(captures), score)
-    return [(i, j) for j, i in _monotone(len(captures), len(requests), lambda j, i: score(i, j))]
+    fresh, following = _fresh(requests)
+    cells = _scores(fresh, following, captures, abs(len(requests) - len(captures)))
+    if len(requests) >= len(captures):  # a column is a capture, a row a request
+        return _monotone(len(requests), len(captures), {(j, i - j): v for (i, j), v in cells.items() if i >= j})
+    return [(i, j) for j, i in _monotone(len(captures), len(requests),
+                                         {(i, j - i): v for (i, j), v in cells.items() if j >= i})]
 
 
-def _monotone(rows: int, cols: int, score: Callable[[int, int], int]) -> list[tuple[int, int]]:
+def _scores(fresh: Sequence[frozenset[str]], following: Mapping[int, int], captures: Sequence[CapturedRequest],
+            spare: int) -> dict[tuple[int, int], int]:
+    """The scores of :func:`_by_content` that are not zero, by (request, capture), for the pairs
+    in order (a request i pairs only with captures i-spare .. i+spare): how much of request i's
+    new content capture j holds, of the most any capture it could pair with holds, less the same
+    share of the next request's new content, in millionths.
+
+    A capture that holds all of a request's new content and all of the next one's holds the same
+    share of both: that pair scores zero, and only the pairs around the last request a capture
+    holds, or around content held in part, are looked at."""
+    index: dict[str, list[int]] = {}
+    for i, strings in enumerate(fresh):
+        for text in strings:
+            index.setdefault(text, []).append(i)
+    before = {after: i for i, after in following.items()}
+    most = [0] * len(fresh)
+    # per capture: (request, what it holds of the request's new content, of the next request's)
+    near: list[list[tuple[int, int, int]]] = []
+    for j, capture in enumerate(captures):
+        hits: dict[int, int] = {}
+        for text in _capture_content(capture):
+            for i in index.get(text, ()):
+                hits[i] = hits.get(i, 0) + 1
+        full: set[int] = set()
+        for i, count in hits.items():
+            if abs(i - j) <= spare:
+                most[i] = max(most[i], count)
+                if count == len(fresh[i]):
+                    full.add(i)
+        looked: set[int] = set()
+        for i in hits:
+            looked.add(i)
+            if i in before:
+                looked.add(before[i])
+        near.append([(i, hits.get(i, 0), hits.get(following[i], 0) if i in following else 0)
+                     for i in looked if abs(i - j) <= spare and not (i in full and following.get(i) in full)])
+
+    def share(i: int, count: int) -> float:
+        return count / most[i] if most[i] else 0.0
+
+    cells: dict[tuple[int, int], int] = {}
+    for j, candidates in enumerate(near):
+        for i, mine, next_ in candidates:
+            value = round((share(i, mine) - (share(following[i], next_) if i in following else 0.0)) * 1_000_000)
+            if value:
+                cells[i, j] = value
+    return cells
+
+
+def _monotone(rows: int, cols: int, cells: Mapping[tuple[int, int], int]) -> list[tuple[int, int]]:
     """Pair every column with a row (``cols <= rows``), both in order, for the largest total
-    ``score``; of equal totals, the one whose rows are earliest. Returns (row, column) pairs."""
+    score; of equal totals, the one whose rows are earliest. ``cells``: the scores that are not
+    zero, by (column k, offset s) for row k+s (``0 <= s <= rows - cols``). Returns (row, column)
+    pairs. Two ways give the same pairs: a table over the scored columns and the offsets around
+    the scores (:func:`_monotone_table`: its size is their product), or a step function changed
+    score by score (:func:`_monotone_steps`: a few list operations per score); the cheaper is
+    taken."""
+    columns = len({k for k, _ in cells})
+    offsets = len({s for _, s in cells})
+    if columns * offsets <= 8 * len(cells):
+        return _monotone_table(rows, cols, cells)
+    return _monotone_steps(rows, cols, cells)
+
+
+def _monotone_table(rows: int, cols: int, cells: Mapping[tuple[int, int], int]) -> list[tuple[int, int]]:
+    """:func:`_monotone` with a table of ``best`` for each scored column, at the offsets that
+    matter: the faster where few columns score, or their scores gather at few offsets.
+
+    best[k][s], the largest total for columns k.. when column k may take rows k+s.., is
+    ``max(score(k+s, k) + best[k+1][s], best[k][s+1])``: a column without a score keeps best as it
+    is, and at an offset where no column scores, nor at the next one, best is the same as at the
+    next: so it is kept for the scored columns only, at the offsets around the scored ones (and the
+    first and last), and the rows taken are the same as with every offset of every column."""
     spare = rows - cols
-    # best[k][s]: the largest total for columns k.. when column k may take rows k+s.. (s <= spare)
-    best = [[0] * (spare + 2) for _ in range(cols + 1)]
-    for k in range(cols - 1, -1, -1):
-        for s in range(spare, -1, -1):
-            take = score(k + s, k) + best[k + 1][s]
-            best[k][s] = take if s == spare else max(take, best[k][s + 1])
+    by_column: dict[int, dict[int, int]] = {}
+    for (k, s), value in cells.items():
+        by_column.setdefault(k, {})[s] = value
+    offsets = sorted({0, spare} | {t for _, s in cells for t in (s - 1, s, s + 1) if 0 <= t <= spare})
+    scored = sorted(by_column)
+    top = len(offsets) - 1
+    # best after each scored column, from the last: tables[x] is best[scored[x]] over ``offsets``
+    tables: list[list[int]] = [[0] * len(offsets) for _ in scored]
+    after = [0] * len(offsets)
+    for x in range(len(scored) - 1, -1, -1):
+        column = by_column[scored[x]]
+        table = tables[x]
+        table[top] = column.get(offsets[top], 0) + after[top]
+        for t in range(top - 1, -1, -1):
+            take = column.get(offsets[t], 0) + after[t]
+            table[t] = take if take >= table[t + 1] else table[t + 1]
+        after = table
+    pairs: list[tuple[int, int]] = []
+    t = 0
+    x = 0
+    for k in range(cols):
+        if x < len(scored) and scored[x] == k:
+            column, table = by_column[k], tables[x]
+            later = tables[x + 1] if x + 1 < len(scored) else None
+            while t < top and column.get(offsets[t], 0) + (later[t] if later else 0) < table[t + 1]:
+                t += 1
+            x += 1
+        pairs.append((k + offsets[t], k))
+    return pairs
+
+
+#: Below every total (each score is at most two million in size, and a lane holds far fewer pairs).
+_NONE = -(1 << 62)
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """One column's scores, as the pass back over the columns left them for the pass forward:
+    ``gain``: ``score + best[k+1]`` at each scored offset; ``past``: the first offset after each
+    scored one that is not scored."""
+
+    scores: dict[int, int]
+    gain: dict[int, int]
+    past: dict[int, int]
+    offsets: list[int]  # the scored offsets, ascending
+    top: list[int]  # top[n]: the largest gain at offsets[n:]
+
+
+def _monotone_steps(rows: int, cols: int, cells: Mapping[tuple[int, int], int]) -> list[tuple[int, int]]:
+    """:func:`_monotone` with ``best`` as a step function: the faster where the scores spread over
+    many offsets.
+
+    ``best[k][s]``, the largest total for columns k.. when column k may take rows k+s.., is
+    ``max(score(k+s, k) + best[k+1][s], best[k][s+1])``: it never grows with s, and a column
+    without a score leaves it as it is. So it is kept as a step function of s, changed by each
+    scored column where its scores reach (at most two steps each, and the steps they cover), with
+    what each column changed, to undo it on the pass forward that takes, column by column, the
+    earliest row of an optimal pairing: the work is within the number of scores and of rows, each
+    times a logarithm."""
+    spare = rows - cols
+    by_column: dict[int, dict[int, int]] = {}
+    for (k, s), value in cells.items():
+        by_column.setdefault(k, {})[s] = value
+    # best[k+1] now: values[n] at starts[n] <= s < starts[n+1]
+    starts: list[int] = [0]
+    values: list[int] = [0]
+    changed: dict[int, list[tuple[int, int, list[int], list[int]]]] = {}
+    columns: dict[int, _Column] = {}
+
+    def value_at(s: int) -> int:
+        return values[bisect_right(starts, s) - 1] if s <= spare else _NONE
+
+    def assign(low: int, high: int, value: int, log: list[tuple[int, int, list[int], list[int]]]) -> None:
+        """best[low..high] = value; what it replaced goes to ``log``."""
+        after = value_at(high + 1)
+        a, b = bisect_left(starts, low), bisect_right(starts, high + 1)
+        new_starts, new_values = ([low, high + 1], [value, after]) if high < spare else ([low], [value])
+        log.append((a, a + len(new_starts), starts[a:b], values[a:b]))
+        starts[a:b], values[a:b] = new_starts, new_values
+
+    for k in sorted(by_column, reverse=True):
+        scores = by_column[k]
+        down = sorted(scores, reverse=True)
+        past: dict[int, int] = {}
+        for s in down:
+            past[s] = past[s + 1] if s + 1 in scores else s + 1
+        gain = {s: scores[s] + value_at(s) for s in down}
+        beyond = {s: value_at(past[s]) for s in down}  # best[k+1] at the first offset not scored
+        log: list[tuple[int, int, list[int], list[int]]] = []
+        carry = _NONE
+        for s, below in zip(down, [*down[1:], -1]):
+            carry = max(carry, gain[s])
+            here = max(carry, beyond[s])
+            if here != value_at(s):
+                assign(s, s, here, log)
+            # offsets below s down to the next scored one: best[k+1] raised to ``carry`` where lower
+            # (a run of them ending at s-1, best[k+1] never growing with the offset)
+            if below + 1 <= s - 1 and value_at(s - 1) < carry:
+                lo, hi = bisect_right(starts, below + 1) - 1, bisect_right(starts, s - 1) - 1
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if values[mid] < carry:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                assign(max(below + 1, starts[lo]), s - 1, carry, log)
+        changed[k] = log
+        up = sorted(scores)
+        top = [_NONE] * (len(up) + 1)
+        for n in range(len(up) - 1, -1, -1):
+            top[n] = max(top[n + 1], gain[up[n]])
+        columns[k] = _Column(scores, gain, past, up, top)
     pairs: list[tuple[int, int]] = []
     s = 0
     for k in range(cols):
-        while s < spare and score(k + s, k) + best[k + 1][s] < best[k][s + 1]:
-            s += 1
+        column = columns.get(k)
+        if column is not None:
+            for a, b, old_starts, old_values in reversed(changed[k]):
+                starts[a:b], values[a:b] = old_starts, old_values  # best[k+1] again
+
+            def best(x: int, column: _Column = column) -> int:
+                """best[k][x]: the best of the first offset from x not scored and the scored ones."""
+                at = bisect_left(column.offsets, x)
+                return max(value_at(column.past.get(x, x)), column.top[at])
+
+            while s < spare and column.scores.get(s, 0) + value_at(s) < best(s + 1):
+                s += 1
         pairs.append((k + s, k))
     return pairs
 

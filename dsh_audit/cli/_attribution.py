@@ -152,7 +152,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, captur
         dsh-audit breaks --since 7d --jobs 0
     """
     given = session_paths(paths)
-    logs = newest_first(selected_logs(given, since, until), given)  # as `sessions` lists them
+    logs = newest_first(selected_logs(given, since, until), given if paths else ())  # as `sessions` lists them
     if not logs:
         return EXIT_OK
     with progress_callback(len(logs), label="breaks") as report_progress:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import islice
@@ -31,10 +30,12 @@ from ._common import (
     jobs_option,
     listing_options,
     lenient_option,
+    newest_first,
     openai_zdr_option,
     prices_option,
     routes_option,
     selected_logs,
+    session_paths,
     session_title,
     stated_zdr,
     time_options,
@@ -44,6 +45,12 @@ __all__ = ["cache_command"]
 
 # "reusable": what the conversation's previous request left in the cache; "lost" is measured from it.
 _COLUMNS = ("#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual", "classification", "lost")
+
+
+#: What the summary's two costs of lost tokens cover (the same words in docs/cache-accounting.md):
+#: every lost token, by every cause, and the part of it lost to breaks.
+_LOST_COST = "(all causes: breaks and other shortfalls)"
+_BREAK_COST = "(the part of the cost lost that breaks caused)"
 
 
 def _ratio(value: float | None) -> str:
@@ -120,15 +127,33 @@ def _summary(report: SessionCacheReport, rates: str = "list prices, check your c
                       f"ttl {ttls.get(name) or format(r['ttl_seconds'], 'g') + 's'} "
                       f"({r['source'].split(' ')[0].rstrip(',;')}, {r['retrieved']})"
                       for name, r in report.rules.items())
-    return (f"requests {report.request_count} ({report.known_count} with cache reads logged); prompt tokens of those "
-            f"{report.prompt_total}\n"
+    return (f"requests {report.request_count} ({_measured(report)}); prompt tokens of those {report.prompt_total}\n"
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
             f"{_breaks(report)}\n"
-            f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}; cost lost {cost}\n"
+            f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}; "
+            f"cost lost {cost} {_LOST_COST}\n"
             f"{_cost(report, rates)}"
             f"tokens: {report.token_method}\nrules: {rules or 'none'}"
             + ("" if report.attribution else "\nno attribution: breaks are unattributed"))
+
+
+def _measured(report: SessionCacheReport) -> str:
+    """Which requests the hit ratios are measured over: those whose cache read and prompt size
+    were logged, and how many whose cache read was logged without a prompt size were left out
+    (their reads are no share of a prompt it counts).
+
+    Example:
+        >>> from dsh_audit.cache import CacheTotals
+        >>> report = SessionCacheReport("s.jsonl", "s", (), "", {}, False, totals=CacheTotals())
+        >>> _measured(report)
+        '0 with cache reads and prompt logged'
+    """
+    text = f"{report.known_count} with cache reads and prompt logged"
+    if report.sizeless_count:
+        text += (f"; {report.sizeless_count} more with cache reads ({report.sizeless_read}) but no prompt size, "
+                 "left out of the ratios")
+    return text
 
 
 def _cost(report: SessionCacheReport, rates: str = "list prices, check your contract") -> str:
@@ -146,7 +171,7 @@ def _cost(report: SessionCacheReport, rates: str = "list prices, check your cont
     return (f"session cost {_shown(report, None if buckets is None else buckets['total'])}{parts}\n"
             f"with no cache {_shown(report, cost['no_cache_cost_usd'])}; "
             f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; "
-            f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')}"
+            f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')} {_BREAK_COST}"
             + (f"; {unpriced} request(s) unpriced" if unpriced else "")
             + (" (≥$: a sum over the priced ones only)" if 0 < unpriced < report.request_count else "")
             + f" ({rates})\n")
@@ -169,20 +194,11 @@ def _timeline_title(report: SessionCacheReport) -> str:
     return f"timeline of session {report.session_id} ({report.path})"
 
 
-def _mtime(path: Path) -> float:
-    """When ``path`` was last written; a log that cannot be stat'ed (a symlink loop, one deleted since it
-    was found) sorts last, and reading it reports why."""
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return float("-inf")
-
-
 def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) -> list[Path]:
-    logs = selected_logs(paths, since, until)
-    if not paths:
-        logs.sort(key=_mtime, reverse=True)
-    return logs
+    """The logs to account, in the order of :func:`newest_first`: with no PATHS newest first, as
+    `sessions` lists them; else those of each of the PATHS in the order given, each one's by path."""
+    given = session_paths(paths)
+    return newest_first(selected_logs(given, since, until), given if paths else ())
 
 
 @click.command("cache")
@@ -214,7 +230,30 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     with each request's classification: as_expected,
     break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
-    $DSH_HOME/sessions are read, newest first. Breaks are those `breaks` lists: a log with a capture
+    $DSH_HOME/sessions are read, newest first as `sessions` lists them; the logs of PATHS are
+    listed in the order the PATHS were given, each one's by path (the same on every checkout).
+
+    The hit ratios are cache reads over prompt tokens, both over the same requests: those whose
+    cache read and prompt size were logged; a request that logged its cache read and no prompt
+    size (a usage without a valid inputTokens) is left out of both, and the first line says how
+    many were (--json: usage_known_without_prompt, cache_read_without_prompt). "tokens lost" counts
+    the reusable reads that were billed instead as cache writes or misses, by cause: breaks and
+    every other shortfall (cold_ttl, write_not_landed, best_effort_miss). "cost lost" is what all
+    of them cost over cache reads ("all causes: breaks and other shortfalls"); "breaks
+    cost" is the part of it lost to breaks alone ("the part of the cost lost that breaks
+    caused"), so never more (docs/cache-accounting.md).
+
+    Timeline columns: "#" the request's index; "kind" loop, title, compaction or search;
+    "turn/step/try" where it was sent ("N/-": a compaction of turn N, "-": no turn); "prompt" the
+    logged prompt tokens (input + cache read + cache write), or "~N" when the log has no prompt
+    size for it: N is then dsh-audit's own estimate (--tokenizer), never counted in a sum;
+    "reusable" the cache reads the conversation's previous request left in the cache (what "lost"
+    is measured from); "expected" the cache reads the provider's rules predict (a prefix still in
+    its TTL, written, in whole cache units); "actual" the logged cache reads ("?": not logged,
+    never 0); "classification" the verdict, with its cause in brackets; "lost" the reusable tokens
+    that were not read (empty: none).
+
+    Breaks are those `breaks` lists: a log with a capture
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
     too. An amount over unpriced requests is a lower bound, "≥$0.0123", or "$?" when none was
     priced (--json: null, with unpriced_requests and cost_complete); an imported log has no break

@@ -234,8 +234,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
     does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
-    in the --since/--until window: a gate that checked nothing does not pass). The table lists each PATH's logs as
-    `sessions` does (newest first), the PATHS in the order given; a narrow terminal shows each session id as its shortest unique prefix and
+    in the --since/--until window: a gate that checked nothing does not pass). The table lists the logs newest
+    first as `sessions` does when no PATHS are given, else in the order the PATHS were given, each one's by path; a narrow terminal shows each session id as its shortest unique prefix and
     leaves out "log", then "capture", then "cache hit". With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
 
@@ -252,7 +252,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     elif fmt == "markdown":
         markdown_path = _format_target(fmt, "--markdown", markdown_path)
     piped = stdout_target(junit=junit_path, sarif=sarif_path, json_report=json_path, markdown=markdown_path)
-    paths = session_paths(paths)
+    given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
@@ -281,7 +281,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         _write(markdown_path, markdown)
     _step_summary(markdown)
     if piped is None:
-        _print(result, paths)
+        _print(result, paths if given else ())  # no PATHS: newest first
     return EXIT_OK if result.passed else EXIT_FINDINGS
 
 

@@ -399,16 +399,17 @@ def _log_span(log: Path) -> tuple[float, float] | None:
 
 
 def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:
-    """``logs`` newest first, as `sessions` and `cache` list them: the most recently written first
-    (the file's modification time: DSH appends to a log while its session runs, so a fork or
-    subagent child that ended before its parent comes after it), equal ones by path, and a file
-    that cannot be read last (its reading says why). The time is the file's, not the log's own
-    timestamps, so ordering never reads a log: every command opens each log once (`sessions`,
-    which reads every log whole, orders by the log's own last activity).
+    """``logs`` in the order a listing shows them. With no PATHS (``given`` empty: the default
+    sessions root), newest first, as `sessions` lists them: the most recently written first (the
+    file's modification time: DSH appends to a log while its session runs, so a fork or subagent
+    child that ended before its parent comes after it), equal ones by path. The time is the
+    file's, not the log's own timestamps, so ordering never reads a log: every command opens each
+    log once (`sessions`, which reads every log whole, orders by the log's own last activity).
 
-    With ``given`` (the PATHS a command was given, as :func:`session_paths` gives them), the logs
-    of each keep the order the PATHS were given in, each one's logs newest first: ``requests
-    a.jsonl b.jsonl`` lists a before b, a folder's logs newest first.
+    With PATHS (``given``, as :func:`session_paths` gives them), the order is the one they were
+    given in, each one's logs in discovery's order (by path): the same on every machine and every
+    checkout (a copied or freshly cloned folder's modification times say nothing), so CI output
+    can be compared.
 
     Example:
         >>> [log.name for log in newest_first([Path("b/none.jsonl"), Path("a/no.jsonl")])]  # no file: by path
@@ -416,11 +417,15 @@ def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:
         >>> [str(log) for log in newest_first([Path("a/no.jsonl"), Path("b/none.jsonl")], given=["b", "a"])]
         ['b/none.jsonl', 'a/no.jsonl']
     """
-    roots = [Path(path) for path in given]
+    if given:
+        roots = [Path(path) for path in given]
 
-    def root(log: Path) -> int:
-        """The first of ``given`` that is ``log`` or a folder above it (none: after them all)."""
-        return next((at for at, path in enumerate(roots) if path == log or path in log.parents), len(roots))
+        def root(log: Path) -> int:
+            """The first of ``given`` that is ``log`` or a folder above it (none: after them all)."""
+            return next((at for at, path in enumerate(roots) if path == log or path in log.parents), len(roots))
+
+        return sorted(logs, key=root)  # stable: discovery's order within each
+    by_path = sorted(logs, key=str)
 
     def age(log: Path) -> float:
         try:
@@ -428,7 +433,7 @@ def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:
         except OSError:
             return float("inf")
 
-    return sorted(sorted(logs, key=str), key=lambda log: (root(log), age(log)))
+    return sorted(by_path, key=age)
 
 
 def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip_empty: bool) -> tuple[list[Path], list[str]]:
@@ -537,6 +542,23 @@ def output_help(what: str) -> str:
     return f"Write {what} to FILE; '-' writes it to stdout (and nothing else goes there)."
 
 
+def _usage_context(group: click.Group) -> click.Context | None:
+    """The context of the command a usage error with none came from: click raises some errors of
+    an option's value before the command's context holds it (a bare ``--prices`` at the end:
+    ``BadOptionUsage`` from its parser, with no context), so that the hint would name the group's
+    help instead of the command's. The command line (``sys.argv``) is read again resiliently
+    (no callback runs, no error is raised) for the command's name; None when it cannot be."""
+    try:
+        root = group.make_context("dsh-audit", sys.argv[1:], resilient_parsing=True)
+        given = [*root._protected_args, *root.args]  # the command's name and its arguments
+        name, command, _ = group.resolve_command(root, given) if given else (None, None, [])
+    except (click.ClickException, click.exceptions.Exit, IndexError):
+        return None
+    if command is None or name is None:
+        return root
+    return click.Context(command, info_name=name, parent=root)
+
+
 def run_guarded(command: click.Group) -> int:
     """Run the click group; a DshAuditError becomes one line on stderr and exit 2."""
     try:
@@ -550,7 +572,7 @@ def run_guarded(command: click.Group) -> int:
     except click.UsageError as exc:
         # One line, like every other error: the message (escaped like log text: it may quote an
         # argument) and where the usage is, instead of click's three-line block.
-        names, ctx = [], exc.ctx
+        names, ctx = [], exc.ctx or _usage_context(command)
         while ctx is not None:
             names.append(ctx.info_name or "")
             ctx = ctx.parent

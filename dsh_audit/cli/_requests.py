@@ -163,7 +163,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
     given = session_paths(paths)
-    logs = newest_first(selected_logs(given, since, until), given)  # as `sessions` lists them
+    logs = newest_first(selected_logs(given, since, until), given if paths else ())  # as `sessions` lists them
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
                    streamed=in_process(jobs, engine, len(logs)))
     status = EXIT_OK

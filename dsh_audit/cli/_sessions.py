@@ -20,14 +20,17 @@ __all__ = ["sessions_command"]
 
 _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id")
 # In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0).
-_CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "unpriced", "id")
+# "hit" is the ratio itself there, from 0 to 1 (as --json and `stats` CSV give it), named so.
+_CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id")
 # The room a title is given when deciding whether whole ids fit the terminal.
 _TITLE_ROOM = 20
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
 
 
-def _ratio(value: float | None) -> str | None:
-    return None if value is None else f"{value:.1%}"
+def _ratio(value: float | None) -> Amount:
+    """A cache-hit ratio: ``48.0%`` in a table, the ratio itself from 0 to 1 in CSV (every digit,
+    as --json gives it); ``-`` (CSV: empty) when there is none (no accounting, no prompt tokens)."""
+    return Amount(value, "-" if value is None else f"{value:.1%}")
 
 
 def _cost(summary: SessionSummary) -> Amount | None:
@@ -41,7 +44,8 @@ def _cost(summary: SessionSummary) -> Amount | None:
 
 
 def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False) -> tuple[object, ...]:
-    """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no accounting);
+    """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no
+    accounting) and its hit ratio from 0 to 1;
     the id as ``ID (PATH)`` when the session is listed from several files (``copies``)."""
     last = iso_utc(summary.last_activity)
     unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
@@ -68,7 +72,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
     (else ~/.dsh/sessions) is read. Columns: "when" is the log's own latest timestamp
     (UTC, not the file's mtime); "title" the session's latest session/title; "project" the
-    header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache;
+    header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache
+    (cache reads over prompt tokens, of the requests that logged both; --format csv: "hit ratio",
+    the ratio from 0 to 1 with every digit);
     "breaks" prefix-cache breaks ("-" for an imported log: break attribution needs a DSH log);
     "cost" the list-price cost, "≥$0.0123" (a lower bound) when some requests could not be priced
     and "$?" when none could (--json: cost_usd null, with unpriced_requests and cost_complete);

@@ -28,7 +28,7 @@ _REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retent
 _REQUEST_TABLE = _REQUEST[:4]
 # Left out, in this order, while a narrow terminal cannot show the table with whole words: a
 # request's details first (--json and --format csv keep them), then these.
-_DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache")
+_DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache", "output", "requests", "cache read")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
@@ -129,9 +129,10 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     was priced (a lost cost is owed only by the requests that lost tokens: a loss only unpriced
     requests had is "$?", never $0; --json: null, with "unpriced_requests" and "cost_complete"),
     as in cache, stats, check and report. A narrow terminal leaves out a column with no value in
-    any row, then unpriced (kept while a request is unpriced), cache write, off-peak and no
-    cache, and shows session ids as their shortest unique prefix (--json and --format csv keep
-    them whole). A session found in two files whose lines differ is a row of each, "ID (PATH)".
+    any row, then unpriced (kept while a request is unpriced), cache write, off-peak, no cache,
+    output, requests and cache read, as few as it needs (the caption names them), and shows
+    session ids as their shortest unique prefix (--json and --format csv keep them whole). A
+    session found in two files whose lines differ is a row of each, "ID (PATH)".
 
     \b
     Example:

@@ -21,7 +21,7 @@ from ..report.terminal import fit_lines
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option,
-                      openai_zdr_option, prices_option, routes_option, stated_zdr)
+                      openai_zdr_option, prices_option, routes_option, session_ref, stated_zdr)
 
 __all__ = ["watch_command"]
 
@@ -186,18 +186,20 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                   max_version: int) -> int:
     """Follow running sessions: every new request's cache verdict and cost, every break at once.
 
-    PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions); sessions
-    that start later are followed too. Only new bytes are read: a line or zstd frame still being
-    written is waited for; what a log holds when the watch starts is history. Each request prints
-    its time (when it was sent, for the history --since prints; when the watch saw it, for a new
-    request), session, turn/step/attempt, model, prompt tokens, actual and expected cache reads,
-    cost and verdict; a break adds its cause, the changed header fields and the evidence seqs. A
-    fork or subagent child is compared with its parent log, as `breaks` does. A log that is
-    truncated or replaced is read again from its start: the requests it holds again are printed
-    again, and the summary counts each request of a session once. A log or folder that cannot be
-    read is one error line on stderr (with --json also a {"type":"error"} line on stdout), counted
-    in the summary; the watch goes on. Ctrl-C or SIGTERM stops at once (ending a running
-    --on-break command and what it started) with a summary and exit code 0.
+    PATH is a log, a session folder or a sessions root (default $DSH_HOME/sessions), or `latest`, a
+    session id or a unique id prefix, looked up there as every command looks it up (one that names
+    no session is an error, exit 2); a path that does not exist yet (one with a folder separator or
+    a log's suffix) is waited for. Sessions that start later are followed too. Only new bytes are
+    read: a line or zstd frame still being written is waited for; what a log holds when the watch
+    starts is history. Each request prints its time (when it was sent, for the history --since
+    prints; when the watch saw it, for a new request), session, turn/step/attempt, model, prompt
+    tokens, actual and expected cache reads, cost and verdict; a break adds its cause, the changed
+    header fields and the evidence seqs. A fork or subagent child is compared with its parent log,
+    as `breaks` does. A log that is truncated or replaced is read again from its start: the requests
+    it holds again are printed again, and the summary counts each request of a session once. A log
+    or folder that cannot be read is one error line on stderr (with --json also a {"type":"error"}
+    line on stdout), counted in the summary; the watch goes on. Ctrl-C or SIGTERM stops at once
+    (ending a running --on-break command and what it started) with a summary and exit code 0.
 
     One session present as several files (DSH's log and an export or copy of it, compressed or
     not) is followed once, in the file the other commands read, with a note saying which: of two
@@ -216,6 +218,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     except ValueError as exc:  # unpaired quotes: a usage error, before any log is followed
         raise click.BadParameter(f"{on_break!r}: {exc}", param_hint="'--on-break'") from None
     try:
+        # ``latest``, a session id or a unique prefix names its log, as on every command (an unknown
+        # one is a usage error); a path is kept, one that does not exist yet too (DSH may create it)
+        path = session_ref(path) if path else None
         config = routes_from(routes)  # a bad route, price or pyproject file is one error, before any log is followed
         prices = load_prices(prices_path)
         zdr = stated_zdr(openai_zdr)

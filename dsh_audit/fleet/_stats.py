@@ -25,12 +25,15 @@ __all__ = ["FleetStats", "fleet_stats"]
 
 _BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
 _KNOWN = "actual_cache_read IS NOT NULL"
+# The hit ratios are read over the same requests as `cache` reads them: those whose cache read and
+# prompt size were both logged (a read without its prompt would make a ratio above 100 %).
+_BOTH = f"{_KNOWN} AND prompt_tokens IS NOT NULL"
 # Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost,
 # requests that lost tokens, those of them with no lost cost (unpriced), and the requests with none.
 _MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
-             f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN prompt_tokens END), 0), "
-             "COALESCE(SUM(actual_cache_read), 0), "
-             f"COALESCE(SUM(CASE WHEN {_KNOWN} THEN expected_cache_read END), 0), "
+             f"COALESCE(SUM(CASE WHEN {_BOTH} THEN prompt_tokens END), 0), "
+             f"COALESCE(SUM(CASE WHEN {_BOTH} THEN actual_cache_read END), 0), "
+             f"COALESCE(SUM(CASE WHEN {_BOTH} THEN expected_cache_read END), 0), "
              "COALESCE(SUM(lost_tokens), 0), usd_sum(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
              "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0)")
 

@@ -102,6 +102,7 @@ class SessionCheck:
         title: the session's title as DSH logged it (``session/title``), or None.
         parent_id: a fork or subagent child's parent session (its header's ``parentSession``).
         seed_length: a fork child's seed length (its header's ``seedLength``): None for a subagent.
+        cwd: the working directory its header names (``cwd``), or None.
         first_time, last_time: the log's own first and last timestamps
             (:meth:`dsh_audit.session.Session.span`, as ``dsh-audit sessions`` shows them).
         record: with ``run_check(record=...)``, the recorder that was handed the log's requests
@@ -120,6 +121,7 @@ class SessionCheck:
     title: str | None = None
     parent_id: str | None = None
     seed_length: int | None = None
+    cwd: str | None = None
     first_time: float | None = None
     last_time: float | None = None
     record: RequestRecorder | None = None

@@ -151,7 +151,8 @@ class _Checker:
                                        captures=tuple(rows.get(session.id, ())),
                                        capture_path=str(capture) if capture else None, findings=tuple(findings),
                                        title=session.title, parent_id=session.header.parent_session,
-                                       seed_length=session.header.seed_length, first_time=first, last_time=last))
+                                       seed_length=session.header.seed_length, cwd=session.header.cwd,
+                                       first_time=first, last_time=last))
         return checks
 
     def streamed(self, log: SessionLog, routes: str | None) -> tuple[SessionCheck, dict[str, tuple[str, ...]]]:
@@ -209,7 +210,7 @@ class _Checker:
         return SessionCheck(path=log.path, session_id=log.header.id, requests=outlines, transitions=mine,
                             cache=cache, findings=tuple(findings), title=activity.title,
                             parent_id=log.header.parent_session, seed_length=log.header.seed_length,
-                            first_time=first, last_time=last, record=record), \
+                            cwd=log.header.cwd, first_time=first, last_time=last, record=record), \
             dict(result.route_warnings)
 
     def failed(self, failure: Failure) -> SessionCheck:
@@ -217,7 +218,8 @@ class _Checker:
         header = failure.header
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
                             error=str(failure.error), parent_id=header.parent_session if header else None,
-                            seed_length=header.seed_length if header else None)
+                            seed_length=header.seed_length if header else None,
+                            cwd=header.cwd if header else None)
 
 
 def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:

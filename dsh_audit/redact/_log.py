@@ -12,7 +12,6 @@ not held.
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, BinaryIO
 
@@ -25,7 +24,7 @@ from ..log import DecodeBudget, parse_json
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["LogRewriter", "drain", "session_ids", "teed"]
+__all__ = ["LogRewriter", "drain", "teed"]
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Compressed bytes decompressed at a time: a zstd block expands at most 128 KiB from 4 bytes, so a
@@ -199,54 +198,3 @@ def drain(handle: BinaryIO, sink: Callable[[bytes], None]) -> None:
     """Hand the rest of ``handle`` (what a reader that stopped early left unread) to ``sink``."""
     while data := handle.read(1 << 20):
         sink(data)
-
-
-#: The members of a log that name a session (spec §1.6 and ``packages/subagent/subagent/src/continuation.ts``):
-#: a child's ``parentSession`` (its header) and a subagent report's or settled notice's ``senderSessionId``
-#: (a message's ``source``). The header's ``id`` is read from the first line.
-_ID_MEMBER = re.compile(rb'"(?:parentSession|senderSessionId)"\s*:\s*"([^"\\]{1,256})"')
-_OVERLAP = 300  # more than a member and its value: a match cut between two reads is found in the second
-_READ = 1 << 20
-
-
-def session_ids(handle: BinaryIO, path: str) -> tuple[str | None, set[str]]:
-    """The header's session id of the log at ``handle`` (plain or zstd, read from its start to its
-    end; the caller seeks back) and every session id it names: its header's ``id`` and
-    ``parentSession``, and every ``parentSession`` and ``senderSessionId`` member of its records. One pass at C speed (zstd's decoder and a bytes regex),
-    stopped where the log passes a decode limit (its read proper then reports it).
-
-    Example:
-        >>> log = io.BytesIO(b'{"type":"session","id":"session-1"}\\n{"source":{"senderSessionId":"child-2"}}\\n')
-        >>> session_ids(log, "log.jsonl")[0], sorted(session_ids(log, "log.jsonl")[1])
-        ('session-1', ['child-2', 'session-1'])
-    """
-    head = handle.read(4)
-    handle.seek(0)
-    stream: BinaryIO = handle
-    budget: DecodeBudget | None = None
-    if head == _ZSTD_MAGIC:
-        stream = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True)
-        budget = DecodeBudget(path)
-    found: set[str] = set()
-    first = b""
-    carry = b""
-    try:
-        while data := stream.read(_READ):
-            if budget is not None:
-                budget.spend(len(data), handle.tell())
-            if b"\n" not in first:
-                first += data
-            window = carry + data
-            found.update(m.group(1).decode("utf-8", "replace") for m in _ID_MEMBER.finditer(window))
-            carry = window[-_OVERLAP:]
-    except (UnreadableError, zstandard.ZstdError):
-        pass
-    try:
-        header = parse_json(first.split(b"\n", 1)[0])
-    except (ValueError, UnicodeDecodeError):
-        header = None
-    own = None
-    if isinstance(header, dict):
-        found.update(v for v in (header.get("id"), header.get("parentSession")) if isinstance(v, str))
-        own = header.get("id") if isinstance(header.get("id"), str) else None
-    return own, found

@@ -24,7 +24,8 @@ substitution (every line has the same, empty, prefix there), and equal lines sho
 Session ids (:meth:`Placeholders.keep_identifiers`: the log's own, its parent's, its children's) are
 identifiers, not content: a text that holds one keeps it verbatim in place, its placeholder built
 around it, so a parent's tool result that names its child's session still names it (``breaks`` dates
-a subagent's spawn by that first mention).
+a subagent's spawn by that first mention). Only a string of the shape DSH gives a session id
+(:data:`SESSION_ID`: a UUID, or 32 hex digits, after an optional prefix such as ``session-``) is one.
 
 What is kept on purpose: whitespace-only texts (renderers drop them, so the verdict depends on
 it), the spaces a content text starts with (so that a text is blank for JavaScript's ``trim`` and
@@ -49,7 +50,7 @@ from ..jsjson import stringify
 from ._secrets import (SecretMatch, context_key, find_secrets, key_body, key_end, key_piece, private_key_closed,
                        private_key_cut, private_key_open, scrub, split_private_key, split_tail)
 
-__all__ = ["IMAGE_LIMIT", "LINE_BREAKS", "Placeholders", "context_secrets", "reencode", "rewrite_keys"]
+__all__ = ["IMAGE_LIMIT", "LINE_BREAKS", "Placeholders", "SESSION_ID", "context_secrets", "reencode", "rewrite_keys"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -531,8 +532,14 @@ LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 _FIXED = _SEPARATORS | frozenset(ord(c) for c in LINE_BREAKS if c < "\x80")
 _WIDE_BREAKS = frozenset(c.encode("utf-8") for c in LINE_BREAKS if c >= "\x80")
 _ASCII_BREAKS = frozenset(ord(c) for c in LINE_BREAKS if c < "\x80")
-#: The shortest identifier :meth:`Placeholders.keep_identifiers` keeps (a shorter one could be a word).
-_SHORTEST_ID = 8
+#: The shape of a session id DSH writes (:meth:`Placeholders.keep_identifiers` keeps no other string): a
+#: UUID (a subagent child, ``packages/subagent/subagent/src/continuation.ts:415``; an ACP session,
+#: ``packages/acp/acp/src/index.ts:311``), or one after a prefix ending in ``-`` (``session-<uuid>``,
+#: ``packages/bundle/headless/src/index.ts:112``; ``<agent>-session-<uuid>``,
+#: ``packages/core/agent-loop/src/index.ts:358``), or 32 hex digits after one (``session-<hex>``,
+#: ``packages/subagent/subagent-dsh-sdk/src/run.ts:165``). No text of words is one.
+SESSION_ID = re.compile(r"(?:[A-Za-z0-9._]{1,64}-){0,4}(?:[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
+                        r"|[0-9A-Fa-f]{32})")
 
 
 def _shift(byte: int, members: tuple[int, ...], draw: int, fixed: frozenset[int] = _FIXED) -> int:
@@ -693,10 +700,21 @@ class Placeholders:
         return state, leading
 
     def keep_identifiers(self, identifiers: Iterable[str]) -> None:
-        """Keep each of ``identifiers`` (session ids: :func:`session_ids`) verbatim wherever a text
-        holds it: the placeholder is built around it (:meth:`plain`), so a parent's tool result that
-        names its child's session id names it after as before. Call before the first placeholder."""
-        found = sorted({i for i in identifiers if len(i) >= _SHORTEST_ID}, key=lambda i: (-len(i), i))
+        """Keep each of ``identifiers`` (session ids) verbatim wherever a text holds it: the placeholder
+        is built around it (:meth:`plain`), so a parent's tool result that names its child's session
+        id names it after as before. A string not of the shape of a session id (:data:`SESSION_ID`) is
+        not kept: it could be content. Call before the first placeholder; a call replaces the ids of
+        the one before.
+
+        Example:
+            >>> p = Placeholders(b"salt")
+            >>> p.keep_identifiers(["session-0b6f6a0e-4f2c-4a55-9d3e-2b1c5f7e8a90", "Project Nightingale"])
+            >>> p.plain("see session-0b6f6a0e-4f2c-4a55-9d3e-2b1c5f7e8a90")[4:]
+            'session-0b6f6a0e-4f2c-4a55-9d3e-2b1c5f7e8a90'
+            >>> "Nightingale" in p.plain("Project Nightingale")
+            False
+        """
+        found = sorted({i for i in identifiers if SESSION_ID.fullmatch(i)}, key=lambda i: (-len(i), i))
         self._identifiers = re.compile("|".join(map(re.escape, found))) if found else None
         self._shortest = min(map(len, found)) if found else 0
         self._memo.clear()

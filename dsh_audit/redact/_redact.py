@@ -16,7 +16,7 @@ import secrets as _random
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -27,11 +27,11 @@ from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
-from ..session import Headers, Session, find_parent, open_session, routes_from
+from ..session import Headers, Session, find_parent, nearby_logs, open_session, routes_from
 from ..wire import PiRoutes
 from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
-from ._log import LogRewriter, drain, session_ids, teed
+from ._log import LogRewriter, drain, teed
 from ._placeholder import Placeholders
 from ._redactor import KEEP_CHOICES
 from ._verdicts import CATEGORIES, digest, session_verdicts
@@ -256,18 +256,11 @@ def _read(path: Path) -> bytes:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
 
 
-def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool,
-              placeholders: Placeholders | None = None, identifiers: Iterable[str] = ()) -> Session:
+def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
     """The session of the log at ``source``, read once: every byte the reader reads is also handed
-    to ``sink`` (the redacted copy is written in the same read). With ``placeholders``, a first pass
-    over the same open file (:func:`session_ids`, at C speed) tells them the session ids the log names,
-    and ``identifiers`` (the ids of the rest of its family), to keep in every text."""
+    to ``sink`` (the redacted copy is written in the same read)."""
     handle = open_regular(source)
     try:
-        if placeholders is not None:  # session ids stay verbatim in every text: learnt before the first one
-            own, named = session_ids(handle, str(source))
-            handle.seek(0)
-            placeholders.keep_identifiers(named | set(identifiers) | _children(source, own))
         session = open_session(read_stream(teed(handle, sink), str(source), lenient=lenient), foreign=False)
         drain(handle, sink)  # the reader read to the end; anything it left is redacted too
     finally:
@@ -275,40 +268,59 @@ def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool,
     return session
 
 
-def _nearby(folder: Path) -> list[Path]:
-    """Log files in ``folder`` and its direct subfolders (where DSH keeps a session's siblings)."""
-    found: list[Path] = []
-    for pattern in ("*", "*/*"):
-        try:
-            found.extend(p for p in sorted(folder.glob(pattern))
-                         if p.name.endswith((".jsonl", ".jsonl.zstd")) and p.is_file())
-        except OSError:
-            continue
-    return found
+class _Identifiers:
+    """The records of a log on their way to ``record`` (the redaction), telling ``placeholders`` the
+    session ids its texts keep verbatim (:meth:`Placeholders.keep_identifiers`) before the first text:
+    ``identifiers`` (the caller's), and from the header, its first record, where DSH writes them
+    (spec §1.6): its ``id``, its ``parentSession``, and the ids of the logs beside ``source`` whose
+    header names it as their ``parentSession`` (its children, read through ``headers``).
+
+    No other member names an id: a message's ``source.senderSessionId`` names the sender, a child
+    (found beside its parent, as ``breaks`` finds them) or the parent (its ``parentSession``); a
+    member of that name anywhere else (a tool call's arguments, a header's unknown member) is
+    content. The ids are known before any text is redacted, so every text of the log, and of its
+    capture after it, is redacted alike.
+    """
+
+    def __init__(self, record: Callable[[object], object], placeholders: Placeholders, source: Path,
+                 headers: Headers, identifiers: Iterable[str]) -> None:
+        self._record, self._placeholders, self._source, self._headers = record, placeholders, source, headers
+        self._extra = set(identifiers)
+        self._first = True
+        placeholders.keep_identifiers(self._extra)
+
+    def record(self, value: object) -> object:
+        if self._first:
+            self._first = False
+            if isinstance(value, dict) and value.get("type") == "session" and "seq" not in value:
+                own, parent = value.get("id"), value.get("parentSession")
+                found = {i for i in (own, parent) if isinstance(i, str)}
+                if isinstance(own, str) and own:
+                    found |= _children(self._source, own, self._headers)
+                self._placeholders.keep_identifiers(found | self._extra)
+        return self._record(value)
 
 
-def _children(source: Path, own: str | None) -> set[str]:
+def _children(source: Path, own: str, headers: Headers) -> set[str]:
     """The session ids of the logs beside ``source`` (where ``breaks`` finds a child's parent) whose
     header names ``own`` as their ``parentSession``: the parent's text may name them before any
-    structural member does (a tool result saying a subagent started)."""
-    if not own:
-        return set()
-    headers = Headers()
+    structural member does (a tool result saying a subagent started). Each header is read once
+    through ``headers`` (which keeps the ids, for :func:`_family`), none held open."""
     found: set[str] = set()
     seen = {os.path.realpath(source)}
     try:
         for folder in dict.fromkeys((source.parent, source.parent.parent)):
-            for log in _nearby(folder):
+            for log in nearby_logs(folder):
                 real = os.path.realpath(log)
                 if real in seen:  # each log once (the two searches overlap)
                     continue
                 seen.add(real)
                 sid, parent = headers.ids(log)
-                headers.close()
+                headers.release()
                 if sid and parent == own:
                     found.add(sid)
     finally:
-        headers.close()
+        headers.release()
     return found
 
 
@@ -352,10 +364,13 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
             pi-ai route's requests are rendered only with it); the redacted copy's verdicts are then
             checked with it too (:func:`check_bundle` ``routes=``). Default: none (not even the DSH
             home's, which a check of the bundle elsewhere would not find).
-        identifiers: more session ids to keep verbatim in every text (the ids of the log's family:
-            its children's). The ids the log names itself (its own, its ``parentSession``, every
-            ``senderSessionId``) are always kept: ``breaks`` dates a child's spawn by the first
-            mention of its id in the parent, often a tool result's text.
+        identifiers: more session ids to keep verbatim in every text (the ids of the log's family
+            that do not lie beside it). The ids its header names (its own, its ``parentSession``) and
+            those of its children beside it (the logs whose header names it as their
+            ``parentSession``, where ``breaks`` finds them) are always kept: ``breaks`` dates a
+            child's spawn by the first mention of its id in the parent, often a tool result's text.
+            Only a string of the shape of a session id is kept (a UUID, after an optional prefix
+            such as ``session-``: :meth:`Placeholders.keep_identifiers`).
         alone: redact a fork or subagent child whose parent log lies beside it (where ``breaks``
             finds it and compares the child with it) alone, its verdicts compared without the parent
             on both sides, as the recipient sees them without it. Default: refused (a usage error
@@ -438,15 +453,17 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
     and rename the files into place (the outputs were checked by :func:`redact`)."""
     streams = ChunkStreams(redactor)
-    with _temporary(target) as (log_out, log_temp):
-        rewriter = LogRewriter(log_out, streams.record, path=str(source))
-        original = _read_log(source, rewriter.feed, lenient=lenient, placeholders=redactor.placeholders,
-                             identifiers=identifiers)
+    # the headers of the logs beside the source, each read once: for its children's ids, and its parent
+    with _temporary(target) as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers:
+        learn = _Identifiers(streams.record, redactor.placeholders, source, headers, identifiers)
+        rewriter = LogRewriter(log_out, learn.record, path=str(source))
+        original = _read_log(source, rewriter.feed, lenient=lenient)
         if config is not None:
             original.use_routes(config)
         streams.end()
         notes = rewriter.finish()
-        family, parent_path, redacted_parent = _family(source, target, original, alone=alone, lenient=lenient)
+        family, parent_path, redacted_parent = _family(source, target, original, alone=alone, headers=headers)
+        headers.close()
         notes.extend(family)
         redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
         capture_format = _capture_format(capture_source) if capture_source is not None else None
@@ -519,12 +536,13 @@ def _staged_capture(target: Path, data: bytes, files: dict[str, bytes] | None) -
 
 
 def _family(source: Path, target: Path, session: Session, *, alone: bool,
-            lenient: bool) -> tuple[list[str], Path | None, Path | None]:
+            headers: Headers) -> tuple[list[str], Path | None, Path | None]:
     """A fork or subagent child whose parent log lies beside it (where ``breaks`` and ``cache`` find it
     and compare the child with it): the notes, the parent's log and its redacted log beside ``target``
     (where the recipient's ``breaks`` finds it), so the verdicts compared are the child's with its
     parent on both sides. Nothing when the parent is not beside the child (its verdicts are its own
-    alone, there as in the bundle) or with ``alone`` (a note says the parent was left out).
+    alone, there as in the bundle) or with ``alone`` (a note says the parent was left out). Each
+    header is read once, through ``headers``.
 
     Raises:
         UsageError: the parent lies beside the child, but no redaction of it beside ``target``.
@@ -532,12 +550,8 @@ def _family(source: Path, target: Path, session: Session, *, alone: bool,
     parent_id = session.header.parent_session
     if not isinstance(parent_id, str) or not parent_id:
         return [], None, None
-    headers = Headers(lenient=lenient)
-    try:
-        parent = find_parent(source, parent_id, headers=headers)
-        redacted = find_parent(target, parent_id, headers=headers) if parent is not None and not alone else None
-    finally:
-        headers.close()
+    parent = find_parent(source, parent_id, headers=headers)
+    redacted = find_parent(target, parent_id, headers=headers) if parent is not None and not alone else None
     if parent is None:
         return [], None, None
     if alone:

@@ -2,10 +2,13 @@
 
 Every string value of a record is content and gets a placeholder, except: strings under a
 *structural* key (types, ids, roles, kinds, providers, models, reasons, enum-like settings, tool
-names; the full list is :data:`STRUCTURAL_KEYS`), whitespace-only strings, DSH's own fixed prompts
-(the title and compaction instructions, which captures are classified by), and the parts the user
-keeps (``--keep``). Paths (``cwd``, ``path``, ``file_path``, ...) are replaced segment by segment,
-so an absolute path stays absolute. Numbers, booleans and nulls never change, nor do object keys,
+names; the full list is :data:`STRUCTURAL_KEYS`) where DSH's format puts them, whitespace-only strings,
+DSH's own fixed prompts (the title and compaction instructions, which captures are classified by), and
+the parts the user keeps (``--keep``). Below a content root (:data:`CONTENT_KEYS`: a tool call's
+arguments object, a tool result's ``details``) no key is structural, whatever its name; the header
+line keeps only the members the spec names (:data:`HEADER_KEYS`), any other one is content. Paths
+(``cwd``, ``path``, ``file_path``, ...) are replaced segment by segment, so an absolute path stays
+absolute. Numbers, booleans and nulls never change, nor do object keys,
 except a key that holds a secret: the secret in it is replaced in place, keys kept distinct
 (:meth:`Placeholders.keys`), in the objects of a record and in JSON text alike, kept or not. Secrets
 are scrubbed from every kept string (:meth:`Placeholders.kept`) and counted wherever they are found,
@@ -13,9 +16,10 @@ as they read: a string replaced whole counts exactly the secrets it would lose i
 (JSON-escaped ones in tool arguments too), and the value of an object member is read with its key
 (``"password": "..."``), in a record's objects as in JSON text. A private key block split over
 strings of one record (its header ending one content block, its body in the next; its BEGIN line, body
-and END line cut over any number of them) goes and counts once (:meth:`Redactor.string`); a value
-that is a secret by its name alone (a captured header, cookie or query parameter) is counted by
-:meth:`Redactor.named`.
+and END line cut over any number of them) goes and counts once (:meth:`Redactor.string`), told apart
+by its whole body; so does another secret cut over the text parts of one message or the string items
+of one list (:meth:`Redactor._cut`). A value that is a secret by its name alone (a captured header,
+cookie or query parameter) is counted by :meth:`Redactor.named`.
 """
 
 from __future__ import annotations
@@ -29,10 +33,10 @@ from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
 from ._placeholder import Placeholders
-from ._secrets import (CONTEXT_KINDS, context_key, find_secrets, key_body, key_end, key_piece, private_key_cut,
-                       private_key_end, private_key_open, split_private_key, split_tail)
+from ._secrets import (CONTEXT_KINDS, context_key, cut_secrets, find_secrets, key_body, key_end, key_piece, key_start,
+                       private_key_cut, private_key_end, private_key_open, split_private_key, split_tail)
 
-__all__ = ["KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "TOOL_NAME_KEYS", "Redactor"]
+__all__ = ["CONTENT_KEYS", "HEADER_KEYS", "KEEP_CHOICES", "PATH_KEYS", "STRUCTURAL_KEYS", "TOOL_NAME_KEYS", "Redactor"]
 
 #: What ``--keep`` can name.
 KEEP_CHOICES = ("paths", "system", "titles", "tools")
@@ -50,13 +54,27 @@ STRUCTURAL_KEYS = frozenset("""
 PATH_KEYS = frozenset({"cwd", "path", "paths", "file_path", "filePath", "root", "workdir"})
 #: The structural keys that hold a tool name (replaced too with ``tool_names=False``).
 TOOL_NAME_KEYS = frozenset({"name", "toolName"})
+#: The members whose object or list value is content whole, whatever its members are named: a tool
+#: call's arguments (an object in pi-ai's messages, as a replay envelope holds them; DSH's own are a
+#: JSON text) and a tool result's ``details``. No key below one is structural: a string there is
+#: content (a path still segment by segment).
+CONTENT_KEYS = frozenset({"arguments", "details"})
+#: The members of a log's header line (spec §1.3) that are no content: kept (secrets still go), ``cwd``
+#: as a path. Any other member of the header is content, whatever its name.
+HEADER_KEYS = frozenset({"type", "version", "id", "createdAt", "parentSession", "seedLength", "origin",
+                         "delegationDepth", "agentPreset"})
 _HARNESS_PREFIXES = (TITLE_PREFIX, COMPACTION_PREFIX)
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_/")
 
 
 _SEPARATORS = re.compile(r"([/\\])")
 _DRIVE = re.compile(r"[A-Za-z]:")
-_MEMO = 20_000  # texts whose secrets (and kept form) are remembered
+# What the memos of texts read for secrets (:meth:`Redactor._scan`, :meth:`Redactor._read`) may hold: so
+# many texts, and so many characters (texts and kept forms; a memo that would pass either is emptied
+# first, and a text longer than the second is not remembered). A DSH log repeats its texts (a message in
+# each request that carries it), so the memos save reading one again.
+_MEMO = 20_000
+_MEMO_CHARS = 32 * 2**20
 _IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")  # how DSH names an image it stores (by its bytes' digest)
 
 
@@ -101,6 +119,20 @@ class Redactor:
     _key_end: int | None = None
     _ahead: tuple[int, int, int | None] = (-1, -1, None)
     _kept_texts: dict[tuple[str, str | None], tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
+    _scanned_chars: int = 0
+    _kept_chars: int = 0
+    # the body of the private key block open in the record being read, as its strings hold it (None: none),
+    # whose distinct value is told by its whole body once it ends (:meth:`_finish_key`): ``_held``, it was
+    # counted, its digest not yet added; ``_hold``, the digest of what the string being read holds of it,
+    # to count without adding it (its own match, :meth:`_tally`)
+    _key_parts: list[str] | None = None
+    _held: bool = False
+    _hold: tuple[str, bytes] | None = None
+    # a string of the record that holds part of a secret cut over consecutive text parts (:meth:`_cut`):
+    # the string, the key it is found under, its spans of such secrets and the secrets its own reading
+    # finds that they cover (counted with the cut secret, once); the latter while it is being read
+    _piece: tuple[str, str | None, tuple[tuple[int, int], ...], tuple[tuple[str, bytes], ...]] | None = None
+    _suppress: list[tuple[str, bytes]] = field(default_factory=list)
 
     # -- strings ---------------------------------------------------------------------------
 
@@ -110,9 +142,12 @@ class Redactor:
         found = self._scanned.get(text)
         if found is None:
             found = tuple((m.kind, _digest(text[m.start:m.end])) for m in find_secrets(text))
-            if len(self._scanned) > _MEMO:
-                self._scanned.clear()
-            self._scanned[text] = found
+            if len(text) <= _MEMO_CHARS:
+                if len(self._scanned) > _MEMO or self._scanned_chars + len(text) > _MEMO_CHARS:
+                    self._scanned.clear()
+                    self._scanned_chars = 0
+                self._scanned[text] = found
+                self._scanned_chars += len(text)
         return found
 
     def _read(self, text: str, key: str | None) -> tuple[str, tuple[tuple[str, bytes], ...]]:
@@ -124,9 +159,13 @@ class Redactor:
             found: list[tuple[str, bytes]] = []
             new = self.placeholders.kept(text, lambda kind, secret: found.append((kind, _digest(secret))), key=key)
             done = (text if new == text else new, tuple(found))  # the text itself, not a copy, when nothing went
-            if len(self._kept_texts) > _MEMO:
-                self._kept_texts.clear()
-            self._kept_texts[memo] = done
+            size = len(text) + (0 if done[0] is text else len(new))
+            if size <= _MEMO_CHARS:
+                if len(self._kept_texts) > _MEMO or self._kept_chars + size > _MEMO_CHARS:
+                    self._kept_texts.clear()
+                    self._kept_chars = 0
+                self._kept_texts[memo] = done
+                self._kept_chars += size
         return done
 
     def _secrets(self, text: str, key: str | None = None) -> tuple[tuple[str, bytes], ...]:
@@ -165,8 +204,15 @@ class Redactor:
         return self.placeholders.plain(text)
 
     def _tally(self, found: Iterable[tuple[str, bytes]]) -> None:
-        for kind, digest in found:
+        for secret in found:
+            if secret in self._suppress:  # part of a secret cut over strings, counted whole (:meth:`_cut`)
+                self._suppress.remove(secret)
+                continue
+            kind, digest = secret
             self.secrets[kind] += 1
+            if secret == self._hold:  # a private key block the next strings may continue: its value when it ends
+                self._hold, self._held = None, True
+                continue
             self.secret_values.setdefault(kind, set()).add(digest)
 
     def keep_text(self, text: str, key: str | None = None) -> str:
@@ -233,16 +279,31 @@ class Redactor:
         return "".join(part if at % 2 or part in ("", ".", "..", "~") or (at == 0 and _DRIVE.fullmatch(part))
                        else self.placeholders.text(part) for at, part in enumerate(parts))
 
-    def string(self, text: str, key: str | None, *, kept: bool = False, member: bool = True) -> str:
+    def string(self, text: str, key: str | None, *, kept: bool = False, member: bool = True,
+               content: bool = False) -> str:
         """``text`` found under ``key``: kept, a path, or content. ``member``: ``text`` is the value of
         the object member ``key`` (not an item of a list under it), read with its key for secrets.
+        ``content``: ``text`` lies below a content root (:data:`CONTENT_KEYS`, a header's unknown
+        member), where no key is structural.
 
         A string of a record that continues a private key block an earlier string of the record left
         open (a key split over two content blocks or list items: :meth:`_split_key`), or whose BEGIN
         line the string before it started (``"-----BEGIN RSA PRIV"``, ``"ATE KEY-----\\nMIIE..."``),
-        loses that part too, kept or not, and the block counts once."""
+        loses that part too, kept or not, and the block counts once. So does a string that holds part of
+        another secret cut over the text parts of its message or list (:meth:`_cut`)."""
+        piece = self._piece
+        cut: tuple[tuple[int, int], ...] = ()
+        if piece is not None and piece[0] is text and piece[1] == key:
+            self._piece, cut, self._suppress = None, piece[2], list(piece[3])
+        try:
+            return self._string(text, key, kept=kept, member=member, cut=cut, content=content)
+        finally:
+            self._suppress, self._hold = [], None
+
+    def _string(self, text: str, key: str | None, *, kept: bool, member: bool, cut: tuple[tuple[int, int], ...],
+                content: bool) -> str:
         context = key if member else None
-        structural = key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text))
+        structural = not content and _structural(key, text)
         # a structural string holds no key, and does not part two strings that do
         start, end = (0, 0) if structural or not text.strip() else self._split_key(text)
         structural = structural and not kept and not (key in TOOL_NAME_KEYS and not self.tool_names)
@@ -250,12 +311,32 @@ class Redactor:
             out = self.keep_text(text, context)
             if start < end and out[start:end] == text[start:end]:
                 out = out[:start] + self.placeholders.plain(text[start:end]) + out[end:]
+            for start, end in cut:
+                out = self._hide(text, out, start, end)
             return out
-        if key in TOOL_NAME_KEYS and not self.tool_names:
+        if key in TOOL_NAME_KEYS and not self.tool_names and not content:
             return self.content(text, context)
         if key in PATH_KEYS:
             return self.path(text)
         return self.content(text, context)
+
+    def _hide(self, text: str, out: str, start: int, end: int) -> str:
+        """``out`` (the kept form of ``text``) with what it still holds of ``text[start:end]``, part of a
+        secret cut over strings, replaced (each run of it left as it was: a replaced character never
+        equals its original; nothing when the kept form is not as long as ``text``)."""
+        if len(out) != len(text):
+            return out
+        at = start
+        while at < end:
+            if out[at] != text[at]:
+                at += 1
+                continue
+            stop = at + 1
+            while stop < end and out[stop] == text[stop]:
+                stop += 1
+            out = out[:at] + self.placeholders.plain(text[at:stop]) + out[stop:]
+            at = stop
+        return out
 
     def _split_key(self, text: str) -> tuple[int, int]:
         """The part of ``text`` that is the body of a private key block an earlier string of the record
@@ -285,20 +366,47 @@ class Redactor:
         elif split is not None:
             start, end, closed = split
             still_open = not closed
-            self._key_counted = False
+            self._finish_key()
+            self._key_counted, self._key_parts = False, [] if self._record is not None else None
             self._key_end = self._ahead_end(position, text) if still_open and key_piece(text, start) else None
-        if end > start and not self._key_counted:
-            self._tally((("private_key", _digest(text[start:end])),))
-            self._key_counted = True
+        if end > start:
+            if self._key_parts is not None:
+                self._key_parts.append(text[start:end])
+            if not self._key_counted:
+                if self._key_parts is None:
+                    self._tally((("private_key", _digest(text[start:end])),))
+                else:  # its distinct value once its body is whole
+                    self.secrets["private_key"] += 1
+                    self._held = True
+                self._key_counted = True
+        if not still_open:
+            self._finish_key()
         opened = None if still_open else private_key_open(text)  # a block that begins after the one read
         cut = not still_open and private_key_cut(text)
         if opened is not None or cut:
-            self._open_key, self._key_counted = True, opened is not None and opened < len(text)
+            begun = key_start(text)
+            begun = len(text) if begun is None else begun
+            # the text's own match counts it when it holds some of its body (a cut one too: ``"...\nMIIE"``)
+            self._open_key, self._key_counted = True, begun < len(text)
             self._key_end = self._ahead_end(position, text) if cut else None
+            if self._record is not None:
+                self._key_parts = [text[begun:]]
+                if begun < len(text):
+                    self._hold = ("private_key", _digest(text[begun:]))
         else:
             self._open_key = still_open
         self._tail = split_tail(self._tail, text)
         return start, end
+
+    def _finish_key(self) -> None:
+        """End the private key block of the record that :meth:`_split_key` joined: when it was counted
+        without its distinct value, add that of its whole body (as one string holding the block whole
+        tells it: up to its END line, cut or not), so the same key whole and cut counts once."""
+        if self._key_parts is not None and self._held:
+            body = "".join(self._key_parts)
+            end = body.find("-----")  # an END line cut over the strings before the one that ends it
+            self.secret_values.setdefault("private_key", set()).add(_digest(body if end < 0 else body[:end]))
+        self._key_parts, self._held, self._hold = None, False, None
 
     def _ahead_end(self, position: int, text: str) -> int | None:
         """The position (among the strings of the record :meth:`_split_key` reads) of the string that ends
@@ -330,27 +438,68 @@ class Redactor:
 
     # -- values ----------------------------------------------------------------------------
 
-    def value(self, value: Any, key: str | None = None, *, kept: bool = False, member: bool = True) -> Any:
-        """``value`` with every string replaced as :meth:`string` says; keys and scalars kept."""
+    def value(self, value: Any, key: str | None = None, *, kept: bool = False, member: bool = True,
+              content: bool = False) -> Any:
+        """``value`` with every string replaced as :meth:`string` says; keys and scalars kept.
+        ``content``: ``value`` lies below a content root (:data:`CONTENT_KEYS`), as do its members."""
         if isinstance(value, str):
-            return self.string(value, key, kept=kept, member=member)
+            return self.string(value, key, kept=kept, member=member, content=content)
         # Loops, not comprehensions: a comprehension is a frame of its own, and a record nested
         # up to the reader's 512 levels must fit the interpreter's recursion limit.
         if isinstance(value, dict):
             renamed = self.keys(value)
             out: dict[Any, Any] = {}
             for k, v in value.items():
-                out[renamed.get(k, k)] = self.value(v, k, kept=kept or self._kept_part(k))
+                out[renamed.get(k, k)] = self.value(v, k, kept=kept or (not content and self._kept_part(k)),
+                                                    content=content or _content_root(k, v))
             image = self.attachment(value)
             if image is not None:
                 out["attachmentId"] = image
             return out
         if isinstance(value, list):
+            outer = self._piece
+            cut = self._cut(value, key, content) if self._record is not None and len(value) > 1 else {}
             items: list[Any] = []
-            for v in value:
-                items.append(self.value(v, key, kept=kept, member=False))
+            for at, v in enumerate(value):
+                self._piece = cut.get(at)
+                items.append(self.value(v, key, kept=kept, member=False, content=content))
+            self._piece = outer
             return items
         return value
+
+    def _cut(self, items: list[Any], key: str | None, content: bool = False) -> dict[int, Any]:
+        """The items of a list of a record that hold part of a secret cut over its text parts (see
+        :func:`._secrets.cut_secrets`), by position: the consecutive strings of a list, or ``text``
+        members of its consecutive ``{"type": "text", ...}`` blocks (the content of one message or tool
+        result), read joined in order; any other item parts them. Each such secret is counted here, once,
+        by its whole value; the string of each item that holds part of it loses that part when kept
+        (:meth:`_hide`), and does not count what its own reading finds there (:meth:`_tally`)."""
+        if (key in STRUCTURAL_KEYS and not content) or key in PATH_KEYS:
+            return {}
+        out: dict[int, Any] = {}
+        run: list[tuple[int, str, str | None]] = []
+        for at, item in enumerate([*items, None]):
+            if isinstance(item, str):
+                run.append((at, item, key))
+                continue
+            if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
+                run.append((at, item["text"], "text"))
+                continue
+            if len(run) > 1:
+                texts = [text for _, text, _ in run]
+                spans: dict[int, list[tuple[int, int]]] = {}
+                for match, parts in cut_secrets(texts):
+                    whole = "".join(texts[n][start:end] for n, start, end in parts)
+                    self._tally(((match.kind, _digest(whole)),))
+                    for n, start, end in parts:
+                        spans.setdefault(n, []).append((start, end))
+                for n, cuts in spans.items():
+                    at_item, text, member = run[n]
+                    own = tuple((m.kind, _digest(text[m.start:m.end])) for m in find_secrets(text)
+                                if m.kind != "private_key" and any(m.start < e and s < m.end for s, e in cuts))
+                    out[at_item] = (text, member, tuple(cuts), own)
+            run = []
+        return out
 
     def attachment(self, reference: dict[Any, Any]) -> str | None:
         """The new ``attachmentId`` of an image reference (``{attachmentId: "sha256:<hex>", bytes, ...}``,
@@ -369,36 +518,56 @@ class Redactor:
     def record(self, record: Any) -> Any:
         """One storage record of a log (the header line, an event or a packed chunk row)."""
         self._open_key, self._tail = False, ""  # a private key block never runs from one record into the next
+        self._key_parts, self._held, self._piece = None, False, None
         self._record, self._walked, self._position, self._key_end, self._ahead = record, None, 0, None, (-1, -1, None)
         try:
             if not isinstance(record, dict):
                 return self.value(record)
-            if record.get("type") == "session" and "seq" not in record:
-                return {k: (self.path(v) if k == "cwd" and isinstance(v, str) else self.value(v, k, kept=True))
+            if _is_header(record):  # its known members kept (cwd a path), any other one content
+                return {k: (self.path(v) if k == "cwd" and isinstance(v, str)
+                            else self.value(v, k, kept=True) if k in HEADER_KEYS
+                            else self.value(v, k, content=True))
                         for k, v in record.items()}
             if record.get("type") == "system/message" and "system" in self.keep:
                 return self.value(record, kept=True)
             return self.value(record)
         finally:
-            self._record = self._walked = None
+            self._finish_key()
+            self._record = self._walked = self._piece = None
 
 
 def _walk(record: Any) -> list[str]:
     """The strings of ``record`` that :meth:`Redactor.string` reads for a private key block
     (:meth:`Redactor._split_key`: neither structural nor blank), in the order it reads them; a header's
     ``cwd`` string, read as a path, is none. A loop, not recursion: a record may nest 512 levels."""
-    header = isinstance(record, dict) and record.get("type") == "session" and "seq" not in record
+    header = _is_header(record)
     out: list[str] = []
-    stack: list[tuple[Any, Any]] = [(record, None)]
+    stack: list[tuple[Any, Any, bool]] = [(record, None, False)]
     while stack:
-        value, key = stack.pop()
+        value, key, content = stack.pop()
         if isinstance(value, str):
-            if value.strip() and key not in STRUCTURAL_KEYS and not (key == "reason" and _identifier(value)):
+            if value.strip() and (content or not _structural(key, value)):
                 out.append(value)
         elif isinstance(value, dict):
-            items = [(v, k) for k, v in value.items()
-                     if not (header and value is record and k == "cwd" and isinstance(v, str))]
+            top = header and value is record  # the header line's own members: an unknown one is content
+            items = [(v, k, content or _content_root(k, v) or (top and k not in HEADER_KEYS)) for k, v in value.items()
+                     if not (top and k == "cwd" and isinstance(v, str))]
             stack.extend(reversed(items))
         elif isinstance(value, list):
-            stack.extend((v, key) for v in reversed(value))
+            stack.extend((v, key, content) for v in reversed(value))
     return out
+
+
+def _is_header(record: Any) -> bool:
+    """Whether ``record`` is a log's header line (spec §1.3)."""
+    return isinstance(record, dict) and record.get("type") == "session" and "seq" not in record
+
+
+def _structural(key: str | None, text: str) -> bool:
+    """Whether a string under ``key`` is structural where keys can be (not below a content root)."""
+    return key in STRUCTURAL_KEYS or (key == "reason" and _identifier(text))
+
+
+def _content_root(key: Any, value: Any) -> bool:
+    """Whether the member ``key`` holds content whole (:data:`CONTENT_KEYS`): an object or a list."""
+    return key in CONTENT_KEYS and isinstance(value, (dict, list))

@@ -6,8 +6,12 @@ high-entropy id (message ids, call ids and digests fill a DSH log). These patter
 provider formats those tools also know (each with a prefix or a shape no id or digest has: a
 bare hex hash, a UUID, a git SHA or base64 image data is no secret), plus ``Authorization``,
 ``Bearer`` and ``Cookie`` values, private key blocks and ``.env``-style assignments of names that
-say key, token, secret or password. Each match is replaced by a placeholder of the same lengths;
-only the kind is ever reported.
+say key, token, secret or password, and the password of a URL (``postgres://admin:...@db``). A key of a
+provider's prefix is found after anything but a letter or a digit (``MY_TOKEN_sk-...``: :data:`_AFTER`),
+and a text that holds percent-encoded characters is read decoded too (``%3Dsk-...``: :func:`_search`).
+Each match is replaced by a placeholder of the same lengths;
+only the kind is ever reported. A pattern runs only on a text that holds one of its anchors
+(:data:`_ANCHORS`, found at C speed), with the same matches as every pattern run on every text.
 
 A private key block runs from its ``-----BEGIN ... PRIVATE KEY-----`` line to its END line, or to
 the end of the text when none follows. Split over several strings (the lines of a key as a JSON
@@ -27,12 +31,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["CONTEXT_KINDS", "SECRET_KINDS", "SecretMatch", "context_key", "cookie_secret", "credential_name",
-           "find_secrets", "header_kind", "key_body", "key_end", "key_piece", "private_key_closed", "private_key_cut",
-           "private_key_end", "private_key_open", "scrub", "split_private_key", "split_tail"]
+           "cut_secrets", "find_secrets", "header_kind", "key_body", "key_end", "key_piece", "key_start",
+           "private_key_closed", "private_key_cut", "private_key_end", "private_key_open", "scrub",
+           "split_private_key", "split_tail"]
 
 _KEYWORDS = r"api[_-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|credential|private[_-]?key|access[_-]?key"
 _NAME = r"[A-Za-z0-9_.-]*(?:" + _KEYWORDS + r")[A-Za-z0-9_.-]*"
@@ -50,6 +55,12 @@ _CREDENTIAL = (r"(?<![A-Za-z0-9_.-])(?:(?:[A-Za-z0-9_.-]*[_.-])?(?:" + _KEYWORDS
 _VALUE_CHARS = r"[A-Za-z0-9_./+=~:@!%*^-]"
 _VALUE = (r"(?P<v>(?=" + _VALUE_CHARS + r"*?[0-9])(?=" + _VALUE_CHARS + r"*?[A-Za-z])" + _VALUE_CHARS + r"{8,})(?!"
           + _VALUE_CHARS + r")")
+# What may come right before a key of a provider's prefix (``sk-``, ``ghp_``, ``AKIA``...): anything but a letter or
+# a digit (``task-0123...`` and ``disk-...`` hold no ``sk-`` key: a key glued to the word before it cannot be told
+# from a longer token), so an underscore, a dash, a dot or a space may (``MY_TOKEN_sk-proj-...``, ``glob_ghp_...``), and
+# so may the letter of a backslash escape written out (``"\\nghp_..."`` in text that is not JSON). A percent-encoded
+# character before it (``%3Dsk-...``, ``Bearer%20sk-...``) is read decoded (:func:`_decode`).
+_AFTER = r"(?:(?<![^\W_])|(?<=\\[nrt]))"
 _PEM_BEGIN = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 
@@ -57,41 +68,41 @@ _PEM_END = r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
 # kinds match the same characters, the earlier one is reported (:func:`find_secrets`).
 _PATTERNS: dict[str, str] = {
     "private_key": _PEM_BEGIN + r"(?P<v>.*?)(?:" + _PEM_END + r"|\Z)",
-    "anthropic_api_key": r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+    "anthropic_api_key": _AFTER + r"sk-ant-[A-Za-z0-9_-]{20,}",
     # DeepSeek: ``sk-`` and 32 lower-case hex digits (before OpenAI's, whose pattern matches it too)
-    "deepseek_api_key": r"\bsk-[0-9a-f]{32}(?![A-Za-z0-9_-])",
-    "openai_api_key": r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
-    "aws_access_key_id": r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    "deepseek_api_key": _AFTER + r"sk-[0-9a-f]{32}(?![A-Za-z0-9_-])",
+    "openai_api_key": _AFTER + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+    "aws_access_key_id": _AFTER + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
     # an AWS secret access key, 40 base64 characters, in an assignment of any syntax (``.env``,
     # ``~/.aws/credentials``' ``name = value``, YAML, JSON)
-    "aws_secret_access_key": r"(?i)\baws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
+    "aws_secret_access_key": r"(?i)" + _AFTER + r"aws_?secret_?access_?key[\"']?[ \t]*[:=][ \t]*[\"']?"
                              r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-    "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+    "github_token": _AFTER + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
     # personal, deploy, runner, pipeline trigger, feed, CI job, OAuth app and incoming mail tokens
-    "gitlab_token": r"\bgl(?:pat|dt|rt|ptt|ft|cbt|oas|imt)-[A-Za-z0-9_.-]{20,}",
-    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
+    "gitlab_token": _AFTER + r"gl(?:pat|dt|rt|ptt|ft|cbt|oas|imt)-[A-Za-z0-9_.-]{20,}",
+    "google_api_key": _AFTER + r"AIza[0-9A-Za-z_-]{35}",
     # an OAuth access token and a client secret
-    "google_oauth_token": r"\b(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})",
-    "slack_token": r"\bxox(?:[abposr]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
+    "google_oauth_token": _AFTER + r"(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})",
+    "slack_token": _AFTER + r"xox(?:[abposr]|e(?:\.xox[bp])?)-[0-9A-Za-z-]{10,}",
     "slack_webhook": r"\bhooks\.slack\.com/(?:services|workflows)/(?P<v>[A-Za-z0-9_/-]{20,})",
-    "stripe_key": r"\b(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
-    "huggingface_token": r"\bhf_[A-Za-z0-9]{30,}",
-    "npm_token": r"\bnpm_[A-Za-z0-9]{36}",
-    "pypi_token": r"\bpypi-AgE[A-Za-z0-9_-]{32,}",
-    "groq_api_key": r"\bgsk_[A-Za-z0-9]{40,}",
-    "xai_api_key": r"\bxai-[A-Za-z0-9]{40,}",
+    "stripe_key": _AFTER + r"(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[0-9A-Za-z]{24,})",
+    "huggingface_token": _AFTER + r"hf_[A-Za-z0-9]{30,}",
+    "npm_token": _AFTER + r"npm_[A-Za-z0-9]{36}",
+    "pypi_token": _AFTER + r"pypi-AgE[A-Za-z0-9_-]{32,}",
+    "groq_api_key": _AFTER + r"gsk_[A-Za-z0-9]{40,}",
+    "xai_api_key": _AFTER + r"xai-[A-Za-z0-9]{40,}",
     # Twilio API key (``SK``) and account (``AC``) SIDs: two letters and 32 lower-case hex digits
-    "twilio_key": r"\b(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9_-])",
+    "twilio_key": _AFTER + r"(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9_-])",
     # Databricks personal access tokens (``dapi``, 32 hex digits, an optional ``-N``)
-    "databricks_token": r"\bdapi[0-9a-f]{32}(?:-[0-9])?(?![A-Za-z0-9_-])",
-    "sendgrid_api_key": r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+    "databricks_token": _AFTER + r"dapi[0-9a-f]{32}(?:-[0-9])?(?![A-Za-z0-9_-])",
+    "sendgrid_api_key": _AFTER + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
     # a bot's id, a colon and its 35-character secret (which starts ``AA``)
-    "telegram_bot_token": r"\b[0-9]{8,10}:(?P<v>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
+    "telegram_bot_token": r"(?<![0-9])[0-9]{8,10}:(?P<v>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
     # Azure keys (Cognitive Services, Azure OpenAI, API Management): 32 hex digits beside the header
     # that carries them
     "azure_api_key": r"(?i)\b(?:api-key|ocp-apim-subscription-key)[\"']?[ \t]*[:=][ \t]*[\"']?"
                      r"(?P<v>[0-9a-f]{32})(?![A-Za-z0-9_-])",
-    "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    "jwt": _AFTER + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     "authorization": r"(?i)\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?(?P<v>(?:(?:bearer|basic|token|digest)\s+)?[^\s\"',;]{6,})",
     # a bearer token outside an ``Authorization`` header (``-H "Bearer ..."``, a token in prose): 16
     # characters or more, a digit among them, so ``Bearer authentication`` is no secret
@@ -108,6 +119,12 @@ _PATTERNS: dict[str, str] = {
     # in any other syntax: inline ``-e MISTRAL_API_KEY=...``, YAML ``api_key: ...``, a keyword argument
     # ``api_key='...'``, ``os.environ["API_KEY"] = "..."``, a header ``x-api-key: ...``
     "credential_assignment": r"(?i)" + _CREDENTIAL + r"[\"']?\]?[ \t]*[:=][ \t]*[\"']?" + _VALUE,
+    # the password of a URL's user information (``postgres://admin:...@db``, ``https://bob:...@git``, ``redis://:...@``):
+    # the scheme, the user and the host stay. Not a reference or a mask (``${DB_PASS}``, ``$PASS``, ``{password}``,
+    # ``%s``, ``<password>``, ``****``, ``xxxx``) nor the words ``password``, ``pass``, ``passwd``, ``pwd``, ``secret``
+    # that stand for one in examples. (Last: a kind that also covers the URL, ``DB_PASSWORD=postgres://...``, wins.)
+    "url_credentials": r"(?<=[A-Za-z0-9+.-])://[^\s/?#@:\"'<>\\]*:(?P<v>(?![$*{<]|%[s(]|x+@|(?i:pass(?:wo?r?d)?|pwd|secret)@)"
+                       r"[^\s/?#\"'<>\\]+)@(?=[^\s/?#@\"'<>\\])",
 }
 
 #: The kinds of secret a summary can name.
@@ -119,6 +136,57 @@ CONTEXT_KINDS = frozenset({"authorization", "bearer_token", "cookie", "env_assig
                            "azure_api_key", "credential_assignment"})
 
 _COMPILED = [(kind, re.compile(pattern, re.S if kind == "private_key" else 0)) for kind, pattern in _PATTERNS.items()]
+
+# What every match of a kind's pattern holds (one of these literals at least), and how far before the
+# first of them in a text a match can start; None for a pattern that ignores case, whose anchors are
+# looked for in the text folded to lower case (:func:`_fold`; each of those needs a ``:`` or ``=``,
+# and may start anywhere before its anchor). A text without them is not searched with the pattern
+# (:func:`find_secrets`): most strings of a log hold none, and ``str.find`` reads a text at C speed
+# where a pattern starting with ``\b`` tries every position.
+_NAMED = ("key", "secret", "token", "pass", "pw", "credential")  # in every name _KEYWORDS matches
+_ANCHORS: dict[str, tuple[tuple[str, ...], int | None]] = {
+    "private_key": (("-----BEGIN ",), 0),
+    "anthropic_api_key": (("sk-ant-",), 0),
+    "deepseek_api_key": (("sk-",), 0),
+    "openai_api_key": (("sk-",), 0),
+    "aws_access_key_id": (("AKIA", "ASIA", "ABIA", "ACCA"), 0),
+    "aws_secret_access_key": (("aws",), None),
+    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), 0),
+    "gitlab_token": (("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glcbt-", "gloas-", "glimt-"), 0),
+    "google_api_key": (("AIza",), 0),
+    "google_oauth_token": (("ya29.", "GOCSPX-"), 0),
+    "slack_token": (("xox",), 0),
+    "slack_webhook": (("hooks.slack.com/",), 0),
+    "stripe_key": (("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"), 0),
+    "huggingface_token": (("hf_",), 0),
+    "npm_token": (("npm_",), 0),
+    "pypi_token": (("pypi-AgE",), 0),
+    "groq_api_key": (("gsk_",), 0),
+    "xai_api_key": (("xai-",), 0),
+    "twilio_key": (("SK", "AC"), 0),
+    "databricks_token": (("dapi",), 0),
+    "sendgrid_api_key": (("SG.",), 0),
+    "telegram_bot_token": ((":AA",), 10),  # after the bot's id, up to 10 digits
+    "azure_api_key": (("api-key", "ocp-apim"), None),
+    "jwt": (("eyJ",), 0),
+    "authorization": (("authorization",), None),
+    "bearer_token": (("earer",), 1),  # after its ``B`` or ``b``
+    "cookie": (("cookie",), None),
+    "env_assignment": (_NAMED + ("auth",), None),  # ``_ENV_NAME``'s ``_AUTH`` too
+    "key_value": (_NAMED, None),
+    "url_parameter": (_NAMED + ("auth", "sig"), None),
+    "credential_assignment": (_NAMED + ("auth",), None),
+    "url_credentials": (("://",), 0),
+}
+_GATED = [(kind, pattern, *_ANCHORS[kind]) for kind, pattern in _COMPILED]
+_GATED_KEYLESS = [gated for gated in _GATED if gated[0] != "private_key"]
+# any anchor of a pattern that heeds case (the longest first)
+_ANY_ANCHOR = re.compile("|".join(re.escape(anchor) for anchor in sorted(
+    {anchor for anchors, before in _ANCHORS.values() if before is not None for anchor in anchors},
+    key=lambda anchor: (-len(anchor), anchor))))
+# the characters other than ASCII ones that ``re`` reads as an ASCII letter when it ignores case (the
+# Kelvin sign, a long s, a dotless i and a dotted capital I, whose lower case is two characters)
+_FOLD = {0x212A: "k", 0x17F: "s", 0x131: "i", 0x130: "i"}
 
 # What an object key must hold for a pattern to read its value as a secret beside it (``authorization``,
 # ``cookie``, ``key_value``): a key without it gives its value no context (:func:`context_key`).
@@ -132,6 +200,12 @@ _CREDENTIAL_NAME = re.compile(r"(?i)" + _KEYWORDS + r"|authorization|signature|b
 _SESSION_COOKIE = re.compile(r"(?i)sess|sid|auth|login|remember|identity")
 _AUTHORIZATION_HEADER = re.compile(r"(?i)(?:proxy-)?authorization")
 _COOKIE_HEADER = re.compile(r"(?i)(?:set-)?cookie2?")
+
+# A percent-encoded ASCII character (``%3D``, ``%20``, ``%2F``): a URL's path or query string, a header value or a
+# form body may hold a secret only decoded reads (``?next=https%3A%2F%2Fapi%3Fkey%3Dsk-...``, ``Bearer%20sk-...``,
+# ``postgres%3A%2F%2Fadmin%3A...%40db``). A text is decoded again while it holds some (``%253D``), at most so often.
+_PERCENT = re.compile(r"%[0-7][0-9A-Fa-f]")
+_DECODINGS = 3
 
 _BEGIN = re.compile(_PEM_BEGIN)
 _END = re.compile(_PEM_END)
@@ -153,25 +227,208 @@ def find_secrets(text: str) -> Iterator[SecretMatch]:
     """Every secret in ``text``, in order, without overlaps (an earlier kind in
     :data:`SECRET_KINDS` wins a tie).
 
+    A pattern is run only on a text that holds one of its anchors (:data:`_ANCHORS`, found with
+    ``str.find`` at C speed), from where its first match can start at the earliest: the same
+    matches as every pattern run on the whole text (:func:`_full_scan`), in a fraction of the time.
+
     Example:
         >>> [m.kind for m in find_secrets("export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx")]
         ['openai_api_key']
     """
+    yield from _search(text, _gated)
+
+
+def _gated(text: str, whole: bool) -> list[SecretMatch]:
+    """:func:`_find` with every pattern (``whole``) or every pattern but the private key's."""
+    return _find(text, _GATED if whole else _GATED_KEYLESS)
+
+
+def _keyless(text: str, whole: bool) -> list[SecretMatch]:
+    """:func:`_find` with every pattern but the private key's, whatever ``whole`` says (strings joined:
+    :func:`cut_secrets`)."""
+    return _find(text, _GATED_KEYLESS)
+
+
+def _search(text: str, scan: Callable[[str, bool], list[SecretMatch]]) -> list[SecretMatch]:
+    """The secrets ``scan`` finds in ``text`` (``scan(text, True)``), and those it finds in ``text`` with its
+    percent-encoded characters decoded (``scan(decoded, False)``: no private key block, which no URL holds)
+    that overlap none of them, each as the span of ``text`` that encodes it (:func:`_decode`): in order,
+    without overlaps (a secret as written wins over one only decoding shows).
+
+    Example:
+        >>> text = "GET /cb?next=https%3A%2F%2Fapi.example.com%2Fv1%3Fkey%3Dsk-proj-Ab3dEf5hIj7lMn9pQr1tUv"
+        >>> [(m.kind, text[m.start:m.end]) for m in _search(text, _gated)]
+        [('openai_api_key', 'sk-proj-Ab3dEf5hIj7lMn9pQr1tUv')]
+        >>> text = "dsn=postgres%3A%2F%2Fadmin%3AS3cr%2540tQ7%40db"
+        >>> [(m.kind, text[m.start:m.end]) for m in _search(text, _gated)]
+        [('url_credentials', 'S3cr%2540tQ7')]
+    """
+    found = scan(text, True)
+    decoding = _decode(text)
+    if decoding is None:
+        return found
+    decoded, levels = decoding
+    starts = [match.start for match in found]
+    extra = []
+    for match in scan(decoded, False):
+        start, end = _encoded(match.start, levels), _encoded(match.end, levels)
+        at = bisect.bisect_left(starts, start)
+        if not ((at < len(found) and found[at].start < end) or (at > 0 and found[at - 1].end > start)):
+            extra.append(SecretMatch(match.kind, start, end))
+    return sorted(found + extra, key=lambda match: match.start) if extra else found
+
+
+def _decode(text: str) -> tuple[str, list[list[int]]] | None:
+    """``text`` with each percent-encoded ASCII character decoded (``%3D`` is ``=``; what that makes is
+    decoded again while it holds some, at most :data:`_DECODINGS` times), and for each decoding the
+    positions of the characters it decoded, in what it made (:func:`_encoded`); None when ``text``
+    holds none. (A character outside ASCII stays encoded: no secret's pattern reads one.)
+
+    Example:
+        >>> _decode("a%3Db%253Dc"), _decode("100% sure")
+        (('a=b=c', [[1, 3], [3]]), None)
+    """
+    if "%" not in text or _PERCENT.search(text) is None:
+        return None
+    levels: list[list[int]] = []
+    decoded = text
+    for _ in range(_DECODINGS):
+        pieces: list[str] = []
+        positions: list[int] = []
+        at = length = 0
+        for match in _PERCENT.finditer(decoded):
+            pieces.append(decoded[at:match.start()])
+            length += match.start() - at
+            positions.append(length)
+            pieces.append(chr(int(match.group()[1:], 16)))
+            length += 1
+            at = match.end()
+        if not positions:
+            break
+        pieces.append(decoded[at:])
+        decoded = "".join(pieces)
+        levels.append(positions)
+    return decoded, levels
+
+
+def _encoded(index: int, levels: list[list[int]]) -> int:
+    """Where the character at ``index`` of a text :func:`_decode` made starts in the text it decoded (or,
+    ``index`` its length, where that text ends): each character it decoded was three.
+
+    Example:
+        >>> decoded, levels = _decode("a%3Db%253Dc")
+        >>> [_encoded(index, levels) for index in range(len(decoded) + 1)]
+        [0, 1, 4, 5, 10, 11]
+    """
+    for positions in reversed(levels):
+        index += 2 * bisect.bisect_left(positions, index)
+    return index
+
+
+def _find(text: str, gated: list[tuple[str, re.Pattern[str], tuple[str, ...], int | None]]) -> list[SecretMatch]:
+    """:func:`find_secrets` with the patterns of ``gated`` (all, or all but one kind)."""
     if len(text) < 8:
+        return []
+    assigns = ":" in text or "=" in text
+    anchored = _ANY_ANCHOR.search(text) is not None  # one search for all: most texts hold none
+    if not (assigns or anchored):
+        return []
+    folded = None
+    runs: list[tuple[str, re.Pattern[str], int]] = []
+    for kind, pattern, anchors, before in gated:
+        if before is None:  # a pattern that ignores case, and needs a ``:`` or ``=``
+            if not assigns:
+                continue
+            if folded is None:
+                folded = _fold(text)
+            if any(anchor in folded for anchor in anchors):
+                runs.append((kind, pattern, 0))
+            continue
+        if not anchored:
+            continue
+        first = -1
+        for anchor in anchors:
+            at = text.find(anchor)
+            if at >= 0 and (first < 0 or at < first):
+                first = at
+        if first >= 0:
+            runs.append((kind, pattern, max(first - before, 0)))
+    return _collect(text, runs)
+
+
+def cut_secrets(texts: Sequence[str]) -> Iterator[tuple[SecretMatch, list[tuple[int, int, int]]]]:
+    """Each secret other than a private key (whose blocks :func:`split_private_key` and
+    :func:`key_end` join) that ``texts``, consecutive strings of one message or list read joined,
+    hold cut over two or more of them (``"... sk-proj-Zq7Lm"``, ``"2Xv9Pw4Zq7Lm2Xv9 ..."``): its match in
+    the joined text, and for each string it covers (in order) its index and the span of it there. A
+    secret whole in one string is that string's own (:func:`find_secrets`). Each string is read once.
+
+    Example:
+        >>> [(m.kind, parts) for m, parts in cut_secrets(["use sk-proj-Zq7Lm2", "Xv9Pw4Zq7Lm2Xv9Pw4 now"])]
+        [('openai_api_key', [(0, 4, 18), (1, 0, 18)])]
+    """
+    if len(texts) < 2:
         return
+    starts = []
+    at = 0
+    for text in texts:
+        starts.append(at)
+        at += len(text)
+    joined = "".join(texts)
+    for match in _search(joined, _keyless):
+        first = bisect.bisect_right(starts, match.start) - 1
+        last = bisect.bisect_right(starts, match.end - 1) - 1
+        if first == last:
+            continue
+        parts = []
+        for n in range(first, last + 1):
+            start, end = max(match.start - starts[n], 0), min(match.end - starts[n], len(texts[n]))
+            if end > start:
+                parts.append((n, start, end))
+        yield match, parts
+
+
+def _full_scan(text: str) -> list[SecretMatch]:
+    """What :func:`find_secrets` finds, by every pattern run on the whole text (no anchors): what it
+    must equal (the tests compare them)."""
+    return _search(text, _every)
+
+
+def _every(text: str, whole: bool) -> list[SecretMatch]:
+    """Every pattern (but the private key's, unless ``whole``) run on the whole text."""
+    if len(text) < 8:
+        return []
+    return _collect(text, [(kind, pattern, 0) for kind, pattern in _COMPILED if whole or kind != "private_key"])
+
+
+def _collect(text: str, runs: Iterable[tuple[str, re.Pattern[str], int]]) -> list[SecretMatch]:
+    """The matches of each pattern of ``runs`` (a kind, its pattern and where to start it), in the
+    order of :data:`SECRET_KINDS`, kept in text order and without overlaps (an earlier kind wins)."""
     # the matches kept so far, in order and without overlaps: a new one is checked against its two
     # neighbours only (not against every match: a text of many secrets, a long stream, stays linear)
     found: list[SecretMatch] = []
     starts: list[int] = []
-    for kind, pattern in _COMPILED:
-        for match in pattern.finditer(text):
+    for kind, pattern, pos in runs:
+        for match in pattern.finditer(text, pos):
             start, end = match.span("v") if "v" in pattern.groupindex and match.group("v") is not None else match.span()
             at = bisect.bisect_left(starts, start)
             overlaps = (at < len(found) and found[at].start < end) or (at > 0 and found[at - 1].end > start)
             if end > start and not overlaps:
                 found.insert(at, SecretMatch(kind, start, end))
                 starts.insert(at, start)
-    yield from found
+    return found
+
+
+def _fold(text: str) -> str:
+    """``text`` in lower case, each character a pattern that ignores case reads as an ASCII letter made
+    that letter (``K``, the Kelvin sign, is a ``k`` to ``re``; so are ``ſ`` an ``s``, ``ı`` and ``İ`` an
+    ``i``), so an anchor of such a pattern is in the folded text wherever the pattern can match.
+
+    Example:
+        >>> _fold("API_KEY"), _fold("\u212aey ſecret")
+        ('api_key', 'key secret')
+    """
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
 def context_key(key: str) -> bool:
@@ -255,6 +512,21 @@ def key_body(text: str) -> tuple[int, bool] | None:
     if end is None and found and not (found.endswith("=") or ":" in found or _MIXED.fullmatch(found)):
         return None  # one word, a path: no key material without its END line
     return len(body), end is not None
+
+
+def key_start(text: str) -> int | None:
+    """Where the body of the last private key block of ``text`` starts, when no END line follows its
+    BEGIN line (None: none is left open): what of it ``text`` holds, ``text[key_start(text):]``, is
+    the ``v`` of its ``private_key`` match (which runs to the end of the text).
+
+    Example:
+        >>> key_start("key:\\n-----BEGIN RSA PRIVATE KEY-----\\nMIIE"), key_start("no key")
+        (36, None)
+    """
+    last = None
+    for last in _BEGIN.finditer(text):
+        pass
+    return None if last is None or _END.search(text, last.end()) is not None else last.end()
 
 
 def private_key_open(text: str) -> int | None:

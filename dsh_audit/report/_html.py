@@ -20,13 +20,16 @@ a request's findings, known only at the end of the read, are added when the page
 page is the same byte for byte as the one made from the whole session's requests.
 
 Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per request, the session's
-``cost`` summary that ``cache --json`` prints), never recomputed here.
+``cost`` summary that ``cache --json`` prints, its ``off_peak_cost_usd`` the figure ``usage --json``
+gives), never recomputed here; the breaks by cause (:func:`_break_summary`) add up the breaks' own
+figures. Each log has a deep-link ``anchor`` (:func:`_anchors`: its session id when unique).
 
 The session list of a multi-session page is ordered here (``order``: ``[position, depth]`` pairs):
 failing sessions first, then those with unexplained breaks, then the rest, newest first within
 each group, every fork or subagent child right under its parent (a family ranks by its worst
-member, so a failing child is never buried). Nothing is read again (each log is read once, by
-``check``): a child's parent is its header's ``parentSession`` (a fork: with ``seedLength``), the
+member, so a failing child is never buried). Nothing is read again: everything is what ``check``
+found (a log's project is the last parts of its header's ``cwd``: :func:`_project_of`); a
+child's parent is its header's ``parentSession`` (a fork: with ``seedLength``), the
 parent attribution compares its first request with, and a log's first and last activity are its
 own timestamps (:meth:`dsh_audit.session.Session.span`, the dates ``dsh-audit sessions`` shows).
 """
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -51,6 +55,7 @@ from ..replay import MessageView
 from ..session import RequestSpan
 from ._html_assets import CSS, SCRIPT
 from ._json import finite
+from .terminal import short_ids
 
 __all__ = ["SessionPage", "SessionPages", "build_report_data", "format_html", "iter_html"]
 
@@ -461,11 +466,48 @@ def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
     return {"title": check.title,
             "models": list(page.models),
             "requests": page.count, "breaks": breaks, "breaks_by_cause": dict(sorted(causes.items())),
+            "break_summary": _break_summary(breaks),
             "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
             "prompt_tokens": report.prompt_total if report is not None else None,
             "cache_read": report.actual_total if report is not None else None,
             "cost": report.cost if report is not None else None,
             "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
+
+
+def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The breaks by cause, most tokens lost first: ``count``, the tokens they ``lost`` and their
+    ``cost`` (the sums of the breaks' own figures, :func:`_lost`), ``nothing`` (the requests of the
+    breaks that lost no token), ``unknown`` (breaks with no cache verdict: lost unknown) and
+    ``unpriced`` (breaks that lost tokens at no known price: ``cost`` is then a lower bound).
+
+    Example:
+        >>> _break_summary([{"i": 3, "cause": "prune", "lost": 0, "cost": 0.0},
+        ...                 {"i": 5, "cause": "prune", "lost": 10, "cost": 0.5},
+        ...                 {"i": 7, "cause": None, "lost": None, "cost": None}])
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [{'cause': 'prune', 'count': 2, 'lost': 10, 'cost': 0.5, 'nothing': [3], 'unknown': 0, 'unpriced': 0},
+         {'cause': '?', 'count': 1, 'lost': 0, 'cost': 0.0, 'nothing': [], 'unknown': 1, 'unpriced': 0}]
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    costs: dict[str, list[float]] = {}
+    for b in breaks:
+        cause = b["cause"] or "?"
+        row = rows.setdefault(cause, {"cause": cause, "count": 0, "lost": 0, "cost": 0.0, "nothing": [],
+                                      "unknown": 0, "unpriced": 0})
+        row["count"] += 1
+        if b["lost"] is None:
+            row["unknown"] += 1
+            continue
+        row["lost"] += b["lost"]
+        if b["lost"] == 0:
+            row["nothing"].append(b["i"])
+        elif b["cost"] is None:
+            row["unpriced"] += 1
+        else:
+            costs.setdefault(cause, []).append(b["cost"])
+    for cause, row in rows.items():
+        row["cost"] = round(math.fsum(costs.get(cause, ())), 9)
+    return sorted(rows.values(), key=lambda r: (-r["lost"], -r["count"], r["cause"]))
 
 
 def _unexplained(check: Any) -> int:
@@ -492,6 +534,52 @@ def _family(check: Any) -> tuple[str, str, int | None] | None:
     if check.parent_id is None:
         return None
     return (check.parent_id, "fork", check.seed_length) if check.seed_length else (check.parent_id, "subagent", None)
+
+
+def _anchors(sessions: Sequence[Any]) -> list[str]:
+    """Each log's deep-link key (``#<key>/request-N`` on the page, the key URL-escaped): its session
+    id when no other log of the page has it, so a link stays valid whatever else the page lists;
+    else the id and its occurrence (``id~2``), and ``log-K`` (its position) for a log with no id.
+
+    Example:
+        >>> class C:
+        ...     def __init__(self, session_id): self.session_id = session_id
+        >>> _anchors([C("a"), C("b"), C("a"), C(None), C("a~1")])
+        ['a~1~', 'b', 'a~2', 'log-3', 'a~1']
+    """
+    counts: dict[str, int] = {}
+    for check in sessions:
+        if check.session_id:
+            counts[check.session_id] = counts.get(check.session_id, 0) + 1
+    taken = set(counts)
+    seen: dict[str, int] = {}
+    keys: list[str] = []
+    for k, check in enumerate(sessions):
+        sid = check.session_id
+        if sid and counts[sid] == 1:
+            keys.append(sid)
+            continue
+        if sid:
+            seen[sid] = seen.get(sid, 0) + 1
+            key = f"{sid}~{seen[sid]}"
+        else:
+            key = f"log-{k}"
+        while key in taken:
+            key += "~"
+        taken.add(key)
+        keys.append(key)
+    return keys
+
+
+def _project_of(cwd: str) -> str:
+    """The last two parts of a working directory (either separator), or the whole of a root.
+
+    Example:
+        >>> _project_of("/home/dev/work/shop"), _project_of("G:\\\\src\\\\app"), _project_of("/")
+        ('work/shop', 'src/app', '/')
+    """
+    parts = [p for p in re.split(r"[\\/]+", cwd) if p]
+    return "/".join(parts[-2:]) or cwd
 
 
 def _lineage(sessions: Sequence[Any]) -> list[dict[str, Any]]:
@@ -591,7 +679,8 @@ def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Ite
             "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
             "overview": _overview(check, page), "verdict": _verdict(check),
             "unexplained": _unexplained(check), "family": place["family"],
-            "activity": [iso_utc(place["first"]), iso_utc(place["last"])]}
+            "activity": [iso_utc(place["first"]), iso_utc(place["last"])],
+            "anchor": place["anchor"], "short_id": place["short_id"], "project": _project_of(check.cwd) if check.cwd else None}
     yield _script_json(head)[:-1] + ',"mseq":['  # the head's last key: each message's seq
     yield from _listed(page.messages.seqs())
     yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['
@@ -621,6 +710,10 @@ def _listed(texts: Iterable[str]) -> Iterator[str]:
 def _data_chunks(result: Any) -> Iterator[str]:
     prices = load_prices()
     lineage = _lineage(result.sessions)
+    names = short_ids(c.session_id for c in result.sessions if c.session_id)
+    for place, anchor, check in zip(lineage, _anchors(result.sessions), result.sessions, strict=True):
+        place["anchor"] = anchor
+        place["short_id"] = names.get(check.session_id) if check.session_id else None
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
             "policy": result.policy.source, "unattached": [f.to_json() for f in result.unattached],
             "order": _order(result.sessions, lineage)}

@@ -3,11 +3,17 @@
 The script only ever writes log text with ``textContent`` (``el()`` below); it never assigns
 ``innerHTML``. It draws the timeline :data:`PAGE` requests at a time and assembles a request's
 messages (from its base request and its delta, see :mod:`._html`) only when the request is
-opened or searched. ``#request-N`` and ``#break-N`` (``#sK-request-N`` for the K-th log, from 0)
-open request N of the page's log when the page is loaded or the hash changes; ``#session-K`` opens
-the K-th log's section. A page of several logs lists them first (in ``DATA.order``: failing first,
-children under their parent); the search box filters that list and the open log's timeline with
+opened or searched. Deep links name the session: ``#<anchor>/request-N`` and ``#<anchor>/break-N``
+(the log's ``anchor``, its session id URL-escaped, so a link does not depend on the other logs of
+the page) and ``#<anchor>`` (the log); a page of one log uses ``#request-N`` and ``#break-N``. The
+older ``#request-N`` (the one log that has request N), ``#sK-request-N`` and ``#session-K`` (the
+K-th log, from 0) still open where they are unambiguous; a link to a log or request the page does
+not hold says so in the detail pane and opens nothing else. A page of several logs lists them first
+(in ``DATA.order``: failing first, children under their parent; each with its project and short id);
+the search box filters that list and the open log's timeline with
 plain substring tests on text. The timeline's y axis shows token values, its x axis request numbers.
+Only a ``break`` is drawn in the break colour: a ``cache_safe_change`` has its own. A log that could
+not be read shows its error only.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ PAGE = 200
 
 CSS = """
 :root{--fg:#1d2330;--muted:#667085;--bg:#fff;--panel:#f6f7f9;--line:#d0d5dd;--prompt:#c7d2fe;--exp:#60a5fa;
---act:#16a34a;--brk:#dc2626;--warn:#d97706}
+--act:#16a34a;--brk:#dc2626;--warn:#d97706;--safe:#0e7490}
 *{box-sizing:border-box}body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);
 background:var(--bg);min-height:100vh;overflow-wrap:anywhere}
 header{padding:10px 16px;border-bottom:1px solid var(--line);display:flex;flex-wrap:wrap;gap:4px 16px;align-items:baseline}
@@ -36,6 +42,9 @@ nav h2{margin:2px 0 4px}#session-list{list-style:none;margin:0;padding:0}
 #session-list .meta{font-size:12px;color:var(--muted);display:flex;flex-wrap:wrap;gap:0 10px}
 #session-list .fail .verdict,#session-list .fail .mark{color:var(--brk)}#session-list .mark{color:var(--act)}
 #session-list .warn .verdict{color:var(--warn)}
+#session-list .where{font-size:12px;color:var(--muted);display:flex;gap:0 10px;min-width:0}
+#session-list .where span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
+#session-list .sid{font-family:ui-monospace,Menlo,Consolas,monospace}
 .more{font:inherit;cursor:pointer}
 main{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px;padding:8px 12px;min-width:0}
 section{min-width:0}#detail{background:var(--panel);border-radius:8px;padding:8px 12px;overflow:auto;
@@ -43,7 +52,7 @@ max-height:calc(100vh - 64px)}
 .muted{color:var(--muted)}.pass{color:var(--act);font-weight:600}.failed{color:var(--brk);font-weight:600}
 .family a{font-weight:600}
 .timeline{display:flex;align-items:flex-end;gap:2px;height:320px;border-bottom:1px solid var(--line);
-overflow-x:auto;overflow-y:hidden;position:relative}
+overflow-x:auto;overflow-y:hidden;position:relative}.timeline[hidden]{display:none}
 .yaxis{position:sticky;left:0;z-index:2;flex:0 0 58px;height:100%;background:var(--bg);border-right:1px solid var(--line)}
 .yaxis .tick{position:absolute;right:0;transform:translateY(50%);font-size:10px;line-height:12px;color:var(--muted);
 padding-right:6px;white-space:nowrap}
@@ -65,12 +74,15 @@ z-index:1;max-height:120px;overflow:hidden}
 #pager{margin:4px 0 6px;display:flex;flex-wrap:wrap;gap:6px;align-items:center}#pager button{font:inherit;cursor:pointer}
 #log-findings{margin-top:26px}
 #overview table{margin:4px 0 8px}#overview th{font-weight:600;background:var(--panel)}
-.break-list a{color:var(--brk)}
+.break-list a{color:var(--brk)}.break-causes td.num{text-align:right}
+.break-details summary{cursor:pointer;margin:4px 0}.break-list .nothing,.break-list .nothing a{color:var(--muted)}
+.link-error{border:1px solid var(--brk);border-radius:6px;padding:6px 8px;background:#fef2f2}
 pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
 padding:6px 8px;margin:4px 0;max-height:360px;overflow:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
 .msg{border-left:3px solid var(--line);padding-left:8px;margin:6px 0}.msg.new{border-color:var(--act)}
 .msg.gone{border-color:var(--brk)}.msg .role{font-weight:600;font-size:12px}
-.cause{font-weight:700;color:var(--brk)}table{border-collapse:collapse;font-size:12px;max-width:100%}
+.cause{font-weight:700}.cause.brk{color:var(--brk)}.cause.safe{color:var(--safe)}
+.transition.is-safe{color:var(--safe)}table{border-collapse:collapse;font-size:12px;max-width:100%}
 td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{white-space:nowrap}
 .finding-item{color:var(--brk)}.finding-item.ok{color:var(--muted)}
@@ -138,7 +150,7 @@ function overallSummary(){
 function label(s){return s.overview.title||s.session_id||s.path;}
 function relation(s,withParent){var f=s.family;if(!f){return "";}
  return f.relation+(withParent?" of "+f.parent_id:"")+(f.seed!==null?" at seq "+f.seed:"");}
-function sessionText(k){var s=DATA.sessions[k];return [s.overview.title||"",s.session_id||"",s.path,s.verdict,relation(s,true)].join("\n").toLowerCase();}
+function sessionText(k){var s=DATA.sessions[k];return [s.overview.title||"",s.session_id||"",s.project||"",s.path,s.verdict,relation(s,true)].join("\n").toLowerCase();}
 function lowMessages(k){return lowered[k]||(lowered[k]=DATA.sessions[k].messages.map(function(m){return textOf(m).toLowerCase();}));}
 function sessionMatches(k,q){if(sessionText(k).indexOf(q)>=0){return true;}var low=lowMessages(k);
  for(var i=0;i<low.length;i++){if(low[i].indexOf(q)>=0){return true;}}return false;}
@@ -154,7 +166,10 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  var line=add(li,el("div",{cls:"line"}));add(line,el("span",{cls:"mark"},s.failed?"\u2716":"\u2714"));
  add(line,el("a",{cls:"name",href:"#session-"+k,title:label(s)+"\n"+(s.session_id||"")+"\n"+s.path},label(s)));
  if(s.family){add(line,el("span",{cls:"rel"},relation(s,s.family.parent===null)));}
+ var at=add(li,el("div",{cls:"where"}));add(at,el("span",{cls:"project",title:"project (the log's cwd)"},s.project||"no project"));
+ add(at,el("span",{cls:"sid",title:s.session_id||""},s.short_id||"no id"));
  var meta=add(li,el("div",{cls:"meta"}));var total=o.cost&&o.cost.cost_usd?o.cost.cost_usd.total:null;
+ if(unread(s)){add(meta,el("span",{cls:"unread"},"could not be read"));add(meta,el("span",{cls:"verdict"},s.verdict));return;}
  add(meta,el("span",{cls:"when"},s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps"));
  add(meta,el("span",{cls:"count"},o.requests+" request(s)"));
  add(meta,el("span",{cls:"breaks"},o.breaks.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
@@ -177,6 +192,14 @@ function legend(){var l=document.getElementById("legend");clear(l);
   var b=add(l,el("span"));add(b,el("i",{style:"background:"+p[0]}));add(b,document.createTextNode(p[1]));});}
 
 function prefix(){return state.session?"s"+state.session+"-":"";}
+// The link to request (or break) i of the k-th log: #request-i on a page of one log, else
+// #<anchor>/request-i, the anchor being the log's session id (URL-escaped; DATA.sessions[k].anchor),
+// so a link does not change when the page lists other logs.
+function hashFor(k,kind,i){if(DATA.sessions.length<2){return "#"+kind+"-"+i;}
+ try{return "#"+encodeURIComponent(DATA.sessions[k].anchor)+"/"+kind+"-"+i;}
+ catch(e){return "#s"+k+"-"+kind+"-"+i;}}  // an id no URL can hold (a lone surrogate): the page's own form
+// A log that could not be read: its error is all there is to show (no chart, no n/a table).
+function unread(s){return !!s.error&&!s.requests.length;}
 function positions(){var s=DATA.sessions[state.session];if(state.filter){return state.filter;}
  var all=[];for(var k=0;k<s.requests.length;k++){all.push(k);}return all;}
 
@@ -218,10 +241,11 @@ function kv(parent,rows,keyed){var tb=add(parent,el("table"));rows.forEach(funct
  add(tr,el("td",null,r[1]===null?"-":String(r[1])));});return tb;}
 
 function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=document.getElementById("overview");clear(box);
+ if(unread(s)){return;}
  var cost=o.cost||null;var total=cost&&cost.cost_usd?cost.cost_usd.total:null;
  var causes=Object.keys(o.breaks_by_cause).map(function(k){return k+" "+o.breaks_by_cause[k];}).join(", ");
  var unpriced=cost&&cost.unpriced?Object.keys(cost.unpriced).map(function(k){return cost.unpriced[k]+" "+k;}).join(", "):"";
- kv(box,[["title",o.title===null?"-":o.title,"title"],
+ var tb=kv(box,[["title",o.title===null?"-":o.title,"title"],
   ["model(s)",o.models.length?o.models.join(", "):"-","models"],["requests",o.requests,"requests"],
   ["breaks",o.breaks.length+(causes?" ("+causes+")":""),"breaks"],
   ["cache hit",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+o.cache_read+" of "+o.prompt_tokens+" prompt tokens)":""),"hit"],
@@ -229,9 +253,38 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
   ["breaks cost",owedUsd(cost&&cost.break_cost_usd,cost,"break"),"break-cost"],
   ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
   ["requests sent",o.first?o.first+" \u2013 "+o.last:"-","span"]],true);
- if(o.breaks.length){var ul=add(box,el("ul",{cls:"break-list"}));o.breaks.forEach(function(b){var li=add(ul,el("li"));
-  add(li,el("a",{href:"#"+prefix()+"break-"+b.i},"break at request "+b.i));
-  add(li,document.createTextNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));});}}
+ // what the same requests would have cost in the off-peak window (the ledger's off_peak_cost_usd,
+ // as usage --json gives it): a figure row of its own (data-figure), after the keyed rows
+ var row=add(tb,el("tr",{"data-figure":"off-peak"}));add(row,el("th",null,"all off-peak"));
+ add(row,el("td",null,costUsd(cost&&cost.off_peak_cost_usd,cost)));
+ if(o.breaks.length){if(o.breaks.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
+// The breaks by cause (when the list is collapsed or has several causes): how many, the tokens they
+// lost and what that cost, how many lost nothing.
+function breakCauses(box,o){var tb=add(box,el("table",{cls:"break-causes"}));var h=add(tb,el("tr"));
+ ["break cause","breaks","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
+ o.break_summary.forEach(function(c){var tr=add(tb,el("tr",{"data-cause":c.cause}));add(tr,el("td",null,c.cause));
+  add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
+  add(tr,el("td",{cls:"num"},c.unpriced?(c.cost?"\u2265"+usd(c.cost):"$?"):usd(c.cost)));
+  add(tr,el("td",{cls:"num"},fmt(c.nothing.length)));});}
+// Every break, one a line while they are few; past LIST_OPEN, a collapsed list where the breaks that
+// lost tokens are one a line and those that lost nothing are one line per cause.
+var LIST_OPEN=10,LIST_MAX=200;
+function breakItem(ul,b){var li=add(ul,el("li"));add(li,el("a",{href:hashFor(state.session,"break",b.i)},"break at request "+b.i));
+ add(li,document.createTextNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));}
+function breakList(box,o){if(o.breaks.length<=LIST_OPEN){var ul=add(box,el("ul",{cls:"break-list"}));
+  o.breaks.forEach(function(b){breakItem(ul,b);});return;}
+ var losing=o.breaks.filter(function(b){return b.lost!==0;});var nothing=o.breaks.length-losing.length;
+ var det=add(box,el("details",{cls:"break-details"}));
+ var unknown=losing.filter(function(b){return b.lost===null;}).length;
+ add(det,el("summary",null,"all "+fmt(o.breaks.length)+" breaks: "+fmt(losing.length-unknown)+" lost tokens, "+
+  (unknown?fmt(unknown)+" lost an unknown amount, ":"")+fmt(nothing)+" lost nothing (one line per cause)"));var list=add(det,el("ul",{cls:"break-list"}));
+ losing.slice(0,LIST_MAX).forEach(function(b){breakItem(list,b);});
+ if(losing.length>LIST_MAX){add(list,el("li",{cls:"muted"},(losing.length-LIST_MAX)+" more: see the timeline's markers"));}
+ o.break_summary.forEach(function(c){if(!c.nothing.length){return;}var li=add(list,el("li",{cls:"nothing","data-cause":c.cause}));
+  add(li,document.createTextNode(c.cause+": "+fmt(c.nothing.length)+" break(s) lost nothing, at request(s) "));
+  c.nothing.slice(0,LIST_MAX).forEach(function(i,at){if(at){add(li,document.createTextNode(", "));}
+   add(li,el("a",{href:hashFor(state.session,"break",i)},String(i)));});
+  if(c.nothing.length>LIST_MAX){add(li,document.createTextNode(" and "+(c.nothing.length-LIST_MAX)+" more"));}});}
 
 function familyLine(info,s){var f=s.family;if(!f){return;}var p=add(info,el("p",{cls:"family"}));
  add(p,document.createTextNode(f.relation+" of "));
@@ -247,10 +300,10 @@ function sessionInfo(){var s=DATA.sessions[state.session];
  var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor"}));
  familyLine(info,s);
  add(info,el("div",{cls:"verdict "+(s.failed?"failed":"pass")},s.verdict));
- add(info,el("div",{cls:"muted"},"activity: "+(s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps")));
- add(info,el("div",{cls:"muted"},(s.session_id||"")+" \u00b7 "+s.path));
- add(info,el("div",{cls:"muted"},"capture: "+(s.capture||"none")+" \u00b7 "+s.requests.length+" request(s)"));
- if(s.error){add(info,el("div",{cls:"failed"},s.error));}
+ if(!unread(s)){add(info,el("div",{cls:"muted"},"activity: "+(s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps")));}
+ add(info,el("div",{cls:"muted ident"},(s.project?"project "+s.project+" \u00b7 ":"")+(s.session_id||"")+" \u00b7 "+s.path));
+ if(!unread(s)){add(info,el("div",{cls:"muted"},"capture: "+(s.capture||"none")+" \u00b7 "+s.requests.length+" request(s)"));}
+ if(s.error){add(info,el("div",{cls:"failed error"},s.error));}
  var lf=document.getElementById("log-findings");clear(lf);
  if(s.findings.length){add(lf,el("h3",null,"Findings about the log"));findingList(lf,s.findings);}
  if(state.session===0&&DATA.unattached.length){add(lf,el("h3",null,"Captures no log explains"));findingList(lf,DATA.unattached);}}
@@ -292,16 +345,21 @@ function capture(parent,r){add(parent,el("h3",null,"Against the capture"));var c
  c.differences.forEach(function(d){add(parent,el("div",null,d.path+" ("+d.change+"): "+d.summary));});
  if(c.more_differences){add(parent,el("div",{cls:"muted"},c.more_differences+" more difference(s)"));}}
 
+// A transition's verdict in words (attribution's VERDICTS); only a break is drawn as one.
+var VERDICTS={first:"first request",extension:"extends the previous request",cache_safe_change:"cache-safe change",
+ "break":"cache break"};
 function setHash(h){try{history.replaceState(null,"",h);}catch(e){/* a page opened from a sandbox: no deep link */}}
 
 function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];var r=s.requests[pos];
  var cols=document.querySelectorAll("#timeline .req");for(var i=0;i<cols.length;i++){cols[i].classList.toggle("sel",
   cols[i].getAttribute("data-request")===String(r.i));}
- setHash("#"+prefix()+(asBreak&&isBreak(r)?"break-":"request-")+r.i);
+ setHash(hashFor(state.session,asBreak&&isBreak(r)?"break":"request",r.i));
  var d=document.getElementById("detail");clear(d);
  add(d,el("h2",null,"Request "+r.i+" \u00b7 "+where(r)));
- if(r.t){var line=add(d,el("p",{cls:"transition"}));add(line,document.createTextNode(r.t.verdict+" ("+r.t.relation+")"));
-  if(r.t.cause){add(line,document.createTextNode(" \u00b7 cause "));add(line,el("span",{cls:"cause"},r.t.cause));}
+ if(r.t){var brk=r.t.verdict==="break";var line=add(d,el("p",{cls:"transition "+(brk?"is-break":"is-safe")}));
+  add(line,document.createTextNode((VERDICTS[r.t.verdict]||r.t.verdict)+" ("+r.t.relation+")"));
+  if(r.t.cause){add(line,document.createTextNode(brk?" \u00b7 cause ":" \u00b7 "));add(line,el("span",{cls:"cause "+(brk?"brk":"safe")},r.t.cause));
+   if(r.t.verdict==="cache_safe_change"){add(line,document.createTextNode(" \u00b7 the prompt prefix is intact: no cache read lost"));}}
   if(r.t.other_causes.length){add(line,document.createTextNode(" + "+r.t.other_causes.join(", ")));}
   if(r.t.detail){add(d,el("p",{cls:"detail"},r.t.detail));}
   if(r.t.divergence){add(d,el("p",{cls:"muted"},"first divergence: "+r.t.divergence.segment+
@@ -332,6 +390,7 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
 var lowered={};
 function query(){return document.getElementById("search").value.trim().toLowerCase();}
 function search(query){var s=DATA.sessions[state.session];var q=query.trim().toLowerCase();var count=document.getElementById("search-count");
+ if(unread(s)){return;}
  if(!q){state.filter=null;count.textContent="";state.page=0;timeline();return;}
  var low=lowMessages(state.session);
  var match=low.map(function(t){return t.indexOf(q)>=0;});var found=[];
@@ -340,8 +399,12 @@ function search(query){var s=DATA.sessions[state.session];var q=query.trim().toL
 
 function select(i){state.session=i;state.page=0;state.request=null;state.filter=null;}
 
-function render(){nav();sessionInfo();overview();legend();var q=query();if(q){search(q);}else{
- document.getElementById("search-count").textContent="";timeline();}var d=document.getElementById("detail");clear(d);
+function render(){nav();sessionInfo();overview();var d=document.getElementById("detail");clear(d);
+ if(unread(DATA.sessions[state.session])){["legend","pager","timeline"].forEach(function(id){clear(document.getElementById(id));});
+  document.getElementById("timeline").hidden=true;document.getElementById("search-count").textContent="";
+  add(d,el("p",{cls:"muted"},"This log could not be read: no request to show."));return;}
+ document.getElementById("timeline").hidden=false;legend();var q=query();if(q){search(q);}else{
+ document.getElementById("search-count").textContent="";timeline();}
  add(d,el("p",{cls:"muted"},"Click a request or a break marker."));}
 
 function openIndex(i,asBreak){var s=DATA.sessions[state.session];for(var k=0;k<s.requests.length;k++){
@@ -355,13 +418,44 @@ function openIndex(i,asBreak){var s=DATA.sessions[state.session];for(var k=0;k<s
 function showSession(k){if(k!==state.session){select(k);render();}var top=document.getElementById("session");
  if(top.scrollIntoView){top.scrollIntoView({block:"start"});}}
 
-function fromHash(){var one=/^#session-(\d+)$/.exec(location.hash);
- if(one){var k=parseInt(one[1],10);if(k<DATA.sessions.length){showSession(k);return true;}return false;}
- var m=/^#(?:s(\d+)-)?(request|break)-(\d+)$/.exec(location.hash);if(!m){return false;}
- var si=m[1]===undefined?0:parseInt(m[1],10);if(si>=DATA.sessions.length){return false;}
- if(si!==state.session){select(si);render();}
- if(!openIndex(parseInt(m[3],10),m[2]==="break")){var d=document.getElementById("detail");clear(d);
-  add(d,el("p",{cls:"failed"},"no "+m[2]+" "+m[3]+" in this log"));}return true;}
+// Deep links: #<anchor>/request-N and #<anchor>/break-N (the log's session id, URL-escaped), #<anchor>
+// (a log); the older forms #request-N / #break-N (the one log that has request N), #sK-request-N and
+// #session-K (the K-th log, from 0). A link naming no log or request of this page says so in the
+// detail pane; it never opens another one.
+function linkError(words,candidates,kind,i){var d=document.getElementById("detail");clear(d);
+ var p=add(d,el("p",{cls:"failed link-error"},words));
+ if(candidates&&candidates.length){add(p,document.createTextNode(" Open it in: "));candidates.slice(0,20).forEach(function(k,at){
+  if(at){add(p,document.createTextNode(", "));}
+  add(p,el("a",{href:hashFor(k,kind,i)},label(DATA.sessions[k])+" ("+(DATA.sessions[k].project?DATA.sessions[k].project+", ":"")+
+   (DATA.sessions[k].short_id||DATA.sessions[k].anchor)+")"));});}
+ return true;}
+function byAnchor(key){if(key===null){return -1;}for(var k=0;k<DATA.sessions.length;k++){if(DATA.sessions[k].anchor===key){return k;}}
+ var found=-1;for(k=0;k<DATA.sessions.length;k++){if(DATA.sessions[k].session_id===key){if(found>=0){return -1;}found=k;}}return found;}
+function decoded(t){try{return decodeURIComponent(t);}catch(e){return null;}}
+function hasRequest(s,i,asBreak){for(var k=0;k<s.requests.length;k++){if(s.requests[k].i===i){return !asBreak||isBreak(s.requests[k]);}}
+ return false;}
+function openIn(si,kind,i){if(si!==state.session){select(si);render();}
+ if(!openIndex(i,kind==="break")){linkError("no "+kind+" "+i+" in this log");}return true;}
+function fromHash(){var h=location.hash;if(!h||h==="#"){return false;}
+ var m=/^#(.+)\/(request|break)-(\d+)$/.exec(h);
+ if(m){var key=decoded(m[1]);var k=byAnchor(key);
+  if(k<0){return linkError("no session \u201c"+(key===null?m[1]:key)+"\u201d in this report: the link "+h+" opens nothing here.");}
+  return openIn(k,m[2],parseInt(m[3],10));}
+ var whole=byAnchor(decoded(h.slice(1)));if(whole>=0){showSession(whole);return true;}
+ var one=/^#session-(\d+)$/.exec(h);
+ if(one){var n=parseInt(one[1],10);if(n<DATA.sessions.length){showSession(n);return true;}
+  return linkError("no session "+n+" in this report (it lists "+DATA.sessions.length+").");}
+ var old=/^#(?:s(\d+)-)?(request|break)-(\d+)$/.exec(h);
+ if(old){var i=parseInt(old[3],10);
+  if(old[1]!==undefined){var si=parseInt(old[1],10);if(si>=DATA.sessions.length){return linkError("no session "+si+" in this report.");}
+   return openIn(si,old[2],i);}
+  var having=[];for(var c=0;c<DATA.sessions.length;c++){if(hasRequest(DATA.sessions[c],i,old[2]==="break")){having.push(c);}}
+  if(having.length===1||DATA.sessions.length===1){return openIn(having.length?having[0]:0,old[2],i);}
+  if(!having.length){return linkError("no "+old[2]+" "+i+" in this report.");}
+  return linkError("the link "+h+" names no session, and "+having.length+" sessions of this report have "+old[2]+" "+i+".",
+   having,old[2],i);}
+ if(document.getElementById(h.slice(1))){return false;}
+ return linkError("the link "+h+" names no session or request of this report.");}
 
 overallSummary();
 if(DATA.sessions.length){state.session=DATA.order[0][0];render();fromHash();

@@ -34,7 +34,7 @@ from ._group import (
                      run_groups,
                      validating_headers,
 )
-from ._related import Headers, find_parent, walk_family, with_ancestors
+from ._related import Headers, find_parent, nearby_logs, walk_family, with_ancestors
 from ._routes import (
                      ADAPTER_APIS,
                      Route,
@@ -94,6 +94,7 @@ __all__ = [
     "home_routes_file",
     "home_routes_key",
     "logged_cache_read",
+    "nearby_logs",
     "open_foreign",
     "open_group",
     "open_session",

@@ -16,12 +16,13 @@ from typing import Any
 from ..errors import DshAuditError
 from ..log import LineTee, SessionLog, discover, read_log
 
-__all__ = ["Headers", "find_parent", "walk_family", "with_ancestors"]
+__all__ = ["Headers", "find_parent", "nearby_logs", "walk_family", "with_ancestors"]
 
 
 class Headers:
     """Reads each log's header once and keeps the log open, so its events can be read later
-    without opening the file a second time (:meth:`take`); logs never taken are closed."""
+    without opening the file a second time (:meth:`take`); logs never taken are closed.
+    :meth:`release` closes them early, keeping the ids read (:meth:`ids` answers from them)."""
 
     def __init__(self, *, lenient: bool = True, max_version: int | None = None,
                  tees: Mapping[str, LineTee] | None = None) -> None:
@@ -29,6 +30,7 @@ class Headers:
         self.options: dict[str, Any] = {} if max_version is None else {"max_version": max_version}
         self.opened: dict[str, SessionLog | DshAuditError] = {}
         self.tees = tees or {}  # path -> what sees every line of that log (read_log's tee)
+        self._ids: dict[str, tuple[str | None, str | None]] = {}  # path -> ids read (kept by release)
 
     def get(self, path: str | os.PathLike[str]) -> SessionLog | DshAuditError:
         name = os.fspath(path)
@@ -40,12 +42,17 @@ class Headers:
         return self.opened[name]
 
     def ids(self, path: str | os.PathLike[str]) -> tuple[str | None, str | None]:
-        """``(session id, parent session id)`` from a log's header line."""
-        log = self.get(path)
-        if isinstance(log, DshAuditError):
-            return None, None
-        parent = log.header.parent_session
-        return log.header.id, parent if isinstance(parent, str) and parent else None
+        """``(session id, parent session id)`` from a log's header line (read once, also after
+        :meth:`release`)."""
+        name = os.fspath(path)
+        if name not in self._ids:
+            log = self.get(name)
+            if isinstance(log, DshAuditError):
+                self._ids[name] = (None, None)
+            else:
+                parent = log.header.parent_session
+                self._ids[name] = (log.header.id, parent if isinstance(parent, str) and parent else None)
+        return self._ids[name]
 
     def take(self, path: str | os.PathLike[str]) -> SessionLog | DshAuditError:
         """The opened log (its header read, its events not), handed over to the caller."""
@@ -66,11 +73,17 @@ class Headers:
         self.close()
         return log
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """Close every log not taken, keeping the ids read: a search over many logs holds none of
+        them open, and :meth:`ids` still answers for each without opening it again."""
         for log in self.opened.values():
             if isinstance(log, SessionLog):
                 log.close()
         self.opened.clear()
+
+    def close(self) -> None:
+        self.release()
+        self._ids.clear()
 
 
 def find_parent(path: str | os.PathLike[str], parent_id: str, *, headers: Headers | None = None) -> Path | None:
@@ -96,14 +109,15 @@ def find_parent(path: str | os.PathLike[str], parent_id: str, *, headers: Header
                 if headers.ids(log)[0] == parent_id:
                     return log
     for folder in (here, here.parent):
-        for log in _nearby_logs(folder):
+        for log in nearby_logs(folder):
             if headers.ids(log)[0] == parent_id:
                 return log
     return None
 
 
-def _nearby_logs(folder: Path) -> list[Path]:
-    """Log files in ``folder`` and in its direct subfolders, never deeper.
+def nearby_logs(folder: Path) -> list[Path]:
+    """Log files (``*.jsonl``, ``*.jsonl.zstd``) in ``folder`` and in its direct subfolders, never
+    deeper, in name order: where a session's parent and children lie (spec §1.1).
 
     DSH's layout puts sibling sessions one folder below the project folder; a recursive walk would
     read a whole disk when a child log lies in ``/tmp`` or a home folder.

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -101,6 +102,43 @@ def _session_id(path: str) -> str | None:
         return None
     log.close()
     return log.header.id
+
+
+#: DSH's own name for a session file in its folder (``session.jsonl``, a generation ``session.v4.jsonl``,
+#: a child snapshot ``session.1.jsonl``; ``.zstd`` when compressed), as discovery matches it.
+_SESSION_FILE = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
+
+
+def _named(path: str) -> tuple[bool, str | None]:
+    """Whether a log is where DSH keeps a session (``sessions/<project>/<session>/session.jsonl``),
+    and the session its name says it holds (its folder's name for a session file, an export's name
+    without its suffix; None for a child snapshot, which shares its folder with its parent): what
+    :func:`discover` compares copies by."""
+    found = Path(path)
+    if _SESSION_FILE.match(found.name):
+        kept = found.parent.parent.parent.name == "sessions"
+        return kept, found.parent.name if canonical_generation(found.name) is not None else None
+    for suffix in (".jsonl.zstd", ".jsonl"):
+        if found.name.endswith(suffix):
+            return False, found.name[:-len(suffix)]
+    return False, None
+
+
+def _may_be_copies(found: Sequence[str]) -> set[str]:
+    """The logs of ``found`` that :func:`discover` could take for copies of another of them, so
+    whose header's session id is worth a read: every one when logs DSH keeps and logs outside its
+    home are found together (discovery then compares files by their headers' ids), else those
+    whose name says the session another's name says (it compares files by their names). A log
+    alone in its folder and in its name (one session's file, an export) is never opened for its
+    id: its follower reads it (its ``started`` note)."""
+    named = {path: _named(path) for path in found}
+    if len({kept for kept, _name in named.values()}) > 1:
+        return set(found)
+    counts: dict[str, int] = {}
+    for _kept, name in named.values():
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
 
 
 def _one_each(group: list[str]) -> tuple[list[str], list[str]] | None:
@@ -284,10 +322,11 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         for gone in [p for p in unread if p not in present]:
             del unread[gone]
         grouped: dict[str, list[str]] = {}
+        wanted = _may_be_copies(found)
         for path in found:
             sid = ids.get(path)
-            if sid is None and (path not in unread or unread[path] != _signature(path)):
-                sid = _session_id(path)  # read once per file (a followed log's comes from its follower)
+            if sid is None and path in wanted and (path not in unread or unread[path] != _signature(path)):
+                sid = _session_id(path)  # read once per file that may have a copy (else its follower says it)
                 if sid is None:
                     unread[path] = _signature(path)  # tried again once it changes
                 else:
