@@ -694,7 +694,7 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
     for sid in order:
         for kind in _PAIRED_KINDS:
             mine = [r for r in unpaired if r.session_id == sid and r.kind == kind]
-            theirs = [c for c in captures if c.kind == kind and owner.get(id(c), ("",))[0] == sid]
+            theirs = [c for c in captures if c.kind == kind and id(c) in owner and owner[id(c)][0] == sid]
             for capture in pair(mine, theirs, lambda _r, c: owner[id(c)][1]):
                 leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request of session {sid} left "
                                          f"for {_where(facts[id(capture)], capture)}"))

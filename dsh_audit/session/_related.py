@@ -86,6 +86,15 @@ class Headers:
         self._ids.clear()
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the system cannot hold (longer than a file name may be:
+    ``ENAMETOOLONG``) or reach names no file."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def find_parent(path: str | os.PathLike[str], parent_id: str, *, headers: Headers | None = None) -> Path | None:
     """The log of session ``parent_id`` beside the log at ``path``, or None.
 
@@ -100,7 +109,7 @@ def find_parent(path: str | os.PathLike[str], parent_id: str, *, headers: Header
     plain = parent_id not in ("", ".", "..") and not any(c in parent_id for c in "/\\\0")
     named = [here / f"{parent_id}.jsonl", here / f"{parent_id}.jsonl.zstd", here.parent / parent_id] if plain else []
     for candidate in named:
-        if candidate.exists():
+        if _exists(candidate):
             try:
                 logs = discover([candidate])
             except DshAuditError:  # a folder of that name holding no log
