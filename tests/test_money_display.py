@@ -125,9 +125,9 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
          "0.00002676", "0"],
         ["usage by request", "s-mixed #2", "1", "2100", "1920", "0.00056448", "0", "0", "10", "0.000642", "0.000642",
          "0.000321", "0"],
-        # no usage: tokens unknown; it lost no token, so its lost cost is 0 (docs/cache-accounting.md: a
-        # loss with no lost token costs $0.0000, 0 in JSON and CSV, whatever was priced)
-        ["usage by request", "s-mixed #3", "1", "", "", "0", "", "", "", "", "", "", "1"],
+        # no usage: tokens unknown; it lost no token (0, as --json says), so its lost cost is 0
+        # (docs/cache-accounting.md: a loss with no lost token costs $0.0000, 0 in JSON and CSV)
+        ["usage by request", "s-mixed #3", "1", "", "0", "0", "", "", "", "", "", "", "1"],
         ["usage by request", "s-mixed #4", "1", "100", "0", "0", "2048", "0", "10", "", "", "", "1"],
         ["usage by request", "total", "5", "4300", "1920", "0.00056448", "3968", "0", "40", "0.00130752", "0.001872",
          "0.00065376", "2"]]

@@ -60,7 +60,8 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False)
     miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if known
                                  else (Amount(None, "?"),) * 4)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
-    lost: tuple[object, ...] = ((row.lost_tokens if known else Amount(None, ""), _amount(row, "lost")) if csv else
+    # lost tokens as --json gives them: a request with no usage measured no loss (0, at $0)
+    lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost")) if csv else
                                 (f"{row.lost_tokens} ({row.shown('lost')})" if row.lost_tokens else "",))
     details = _details(row, csv=csv) if request else ()
     return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost"), *tiers,
