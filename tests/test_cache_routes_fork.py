@@ -141,6 +141,20 @@ def _routes(tmp_path: Path) -> str:
 # -- a session that switches routes ---------------------------------------------------------------
 
 
+#: The switching session's timeline (:func:`_timeline`: prompt source, expected, actual, verdict,
+#: compared with): the same whether pi-ai's ``deepseek`` provider or OpenRouter sends request 4.
+SWITCHED = [
+    ("wire:deepseek", 0, None, "usage_unknown", None),
+    ("wire:deepseek", 4992, 4992, "as_expected", 0),
+    ("wire:anthropic", 0, 0, "break_explained", None),
+    ("wire:anthropic", 6200, 6000, "as_expected", 2),
+    ("wire:responses", 0, 0, "break_explained", None),
+    ("wire:openai", 0, 0, "break_explained", None),
+    ("wire:openai", 0, 7168, "break_explained", None),
+    ("wire:deepseek", 9984, 5056, "break_explained", 1),
+]
+
+
 def test_each_request_is_built_from_its_own_routes_body(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Requests 5 (OpenRouter) and 6 (a local gateway) follow a Responses turn of the same rule
@@ -148,16 +162,7 @@ def test_each_request_is_built_from_its_own_routes_body(
     and neither reads what another provider cached."""
     log = _switching_log(tmp_path / "switch.jsonl")
     [report] = _reports(monkeypatch, capsys, str(log), "--routes", _routes(tmp_path))
-    assert _timeline(report) == [
-        ("wire:deepseek", 0, None, "usage_unknown", None),
-        ("wire:deepseek", 4992, 4992, "as_expected", 0),
-        ("wire:anthropic", 0, 0, "break_explained", None),
-        ("wire:anthropic", 6200, 6000, "as_expected", 2),
-        ("wire:responses", 0, 0, "break_explained", None),
-        ("wire:openai", 0, 0, "break_explained", None),
-        ("wire:openai", 0, 7168, "break_explained", None),
-        ("wire:deepseek", 9984, 5056, "break_explained", 1),
-    ]
+    assert _timeline(report) == SWITCHED
     assert report["notes"] == []
 
 
@@ -188,16 +193,7 @@ def test_pi_ai_deepseek_provider_is_not_measured_against_native_bodies(
     native request after it is compared with native request 1 again (it was request 5)."""
     log = _switching_log(tmp_path / "switch.jsonl", fourth=("deepseek", "deepseek-v4-pro"))
     [report] = _reports(monkeypatch, capsys, str(log), "--routes", _routes(tmp_path))
-    assert _timeline(report) == [
-        ("wire:deepseek", 0, None, "usage_unknown", None),
-        ("wire:deepseek", 4992, 4992, "as_expected", 0),
-        ("wire:anthropic", 0, 0, "break_explained", None),
-        ("wire:anthropic", 6200, 6000, "as_expected", 2),
-        ("wire:responses", 0, 0, "break_explained", None),
-        ("wire:openai", 0, 0, "break_explained", None),
-        ("wire:openai", 0, 7168, "break_explained", None),
-        ("wire:deepseek", 9984, 5056, "break_explained", 1),
-    ]
+    assert _timeline(report) == SWITCHED
     assert [v["family"] for v in report["timeline"]][5] == "deepseek"
 
 

@@ -17,7 +17,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, parse_line, read_progress
-    from ._discover import default_sessions_root, discover, is_folder, looks_like_log, resolve_session
+    from ._discover import copy_name, default_sessions_root, discover, in_layout, is_folder, looks_like_log, resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import classify_record, detect_format
     from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
@@ -58,12 +58,14 @@ __all__ = [
     "canonical_generation",
     "classify_record",
     "complete_length",
+    "copy_name",
     "decode_limits",
     "decode_record",
     "default_sessions_root",
     "detect_format",
     "discover",
     "expand_row",
+    "in_layout",
     "is_absolute_path",
     "is_folder",
     "is_safe_int",
@@ -94,12 +96,14 @@ _LAZY = {
     "CHUNK_ROW_TYPES": "._types",
     "classify_record": "._format",
     "complete_length": "._follow",
+    "copy_name": "._discover",
     "decode_limits": "._decode",
     "decode_record": "._records",
     "DecodeBudget": "._decode",
     "default_sessions_root": "._discover",
     "detect_format": "._format",
     "discover": "._discover",
+    "in_layout": "._discover",
     "Event": "._types",
     "expand_row": "._records",
     "is_absolute_path": "._header",

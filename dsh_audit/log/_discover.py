@@ -19,7 +19,8 @@ from ._reader import read_log
 from ._span import time_span
 from ._versions import canonical_generation
 
-__all__ = ["default_sessions_root", "discover", "is_folder", "looks_like_log", "resolve_session"]
+__all__ = ["copy_name", "default_sessions_root", "discover", "in_layout", "is_folder", "looks_like_log",
+           "resolve_session"]
 
 _SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
@@ -193,7 +194,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     return _without_copies(found, notes) if copies else found
 
 
-def _copy_name(path: Path) -> str | None:
+def copy_name(path: Path) -> str | None:
     """The session a file's name says it holds: a canonical session file's folder
     (``<id>/session.jsonl.zstd``), an export's name without its suffix (``<id>.jsonl``); None for a
     child snapshot (``session.1.jsonl``), which shares its folder with its parent."""
@@ -206,7 +207,7 @@ def _copy_name(path: Path) -> str | None:
     return None
 
 
-def _in_layout(path: Path) -> bool:
+def in_layout(path: Path) -> bool:
     """Whether ``path`` is where DSH keeps a session: ``sessions/<project>/<session>/session.jsonl[.zstd]``."""
     return bool(_SESSION_NAME.match(path.name)) and path.parent.parent.parent.name == "sessions"
 
@@ -244,9 +245,9 @@ def _holds(a: Path, b: Path) -> int | None:
 
 
 def _preferred(path: Path) -> int:
-    """How much a file is the one DSH reads: 2 where DSH keeps it (:func:`_in_layout`), 1 named as
+    """How much a file is the one DSH reads: 2 where DSH keeps it (:func:`in_layout`), 1 named as
     DSH names it elsewhere (a session folder copied out), 0 an export."""
-    return 2 if _in_layout(path) else 1 if _SESSION_NAME.match(path.name) else 0
+    return 2 if in_layout(path) else 1 if _SESSION_NAME.match(path.name) else 0
 
 
 #: The most files of one session name that are compared with each other (a log, its export, a copy
@@ -264,13 +265,13 @@ def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
     within a few reads of each file.
 
     Which files hold one session: in a DSH home (every log where DSH keeps it) or among files
-    outside one, their names say (:func:`_copy_name`: nothing is read); when both kinds are found
+    outside one, their names say (:func:`copy_name`: nothing is read); when both kinds are found
     together (a scenario folder holding DSH's home and exports, a copy beside a home), the session
     id of each header (one more small read of each log's first line)."""
-    mixed = len({_in_layout(log) for log in logs}) > 1
+    mixed = len({in_layout(log) for log in logs}) > 1
     named: dict[str, list[Path]] = {}
     for log in logs:
-        if (name := _header_id(log) if mixed else _copy_name(log)) is not None:
+        if (name := _header_id(log) if mixed else copy_name(log)) is not None:
             named.setdefault(name, []).append(log)
     dropped: set[Path] = set()
     for group in named.values():

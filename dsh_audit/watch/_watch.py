@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import queue
-import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -38,7 +37,7 @@ from pathlib import Path
 
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError, UnreadableError
-from ..log import canonical_generation, default_sessions_root, discover, read_log, time_span
+from ..log import canonical_generation, copy_name, default_sessions_root, discover, in_layout, read_log, time_span
 from ..session import routes_from
 from ..wire import PiRoutes
 from ._follow import follow_log
@@ -78,17 +77,16 @@ def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str
     found: list[Path] = []
     refused: dict[str, str] = {}
     for path in paths:
-        notes: list[str] = []
         try:
-            logs = discover([path], refused=refused, copies=False, notes=notes)
+            logs = discover([path], refused=refused, copies=False)
         except DshAuditError:
             continue
-        picked = {note.split(": read ", 1)[0] for note in notes}  # folders where one generation was picked
         for log in logs:
             found.append(log)
-            if str(log.parent) in picked and log.name.endswith(".zstd") and canonical_generation(log.name) is not None:
+            # discovery yields one file of a folder's generation: the plain one beside it is hidden
+            if log.name.endswith(".zstd") and canonical_generation(log.name) is not None:
                 plain = log.with_name(log.name.removesuffix(".zstd"))
-                if os.path.isfile(plain):
+                if plain not in logs and os.path.isfile(plain):
                     found.append(plain)
     return found, refused
 
@@ -104,26 +102,6 @@ def _session_id(path: str) -> str | None:
     return log.header.id
 
 
-#: DSH's own name for a session file in its folder (``session.jsonl``, a generation ``session.v4.jsonl``,
-#: a child snapshot ``session.1.jsonl``; ``.zstd`` when compressed), as discovery matches it.
-_SESSION_FILE = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
-
-
-def _named(path: str) -> tuple[bool, str | None]:
-    """Whether a log is where DSH keeps a session (``sessions/<project>/<session>/session.jsonl``),
-    and the session its name says it holds (its folder's name for a session file, an export's name
-    without its suffix; None for a child snapshot, which shares its folder with its parent): what
-    :func:`discover` compares copies by."""
-    found = Path(path)
-    if _SESSION_FILE.match(found.name):
-        kept = found.parent.parent.parent.name == "sessions"
-        return kept, found.parent.name if canonical_generation(found.name) is not None else None
-    for suffix in (".jsonl.zstd", ".jsonl"):
-        if found.name.endswith(suffix):
-            return False, found.name[:-len(suffix)]
-    return False, None
-
-
 def _may_be_copies(found: Sequence[str]) -> set[str]:
     """The logs of ``found`` that :func:`discover` could take for copies of another of them, so
     whose header's session id is worth a read: every one when logs DSH keeps and logs outside its
@@ -131,7 +109,7 @@ def _may_be_copies(found: Sequence[str]) -> set[str]:
     whose name says the session another's name says (it compares files by their names). A log
     alone in its folder and in its name (one session's file, an export) is never opened for its
     id: its follower reads it (its ``started`` note)."""
-    named = {path: _named(path) for path in found}
+    named = {path: (in_layout(Path(path)), copy_name(Path(path))) for path in found}
     if len({kept for kept, _name in named.values()}) > 1:
         return set(found)
     counts: dict[str, int] = {}

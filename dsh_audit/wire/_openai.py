@@ -38,7 +38,7 @@ from ..errors import RenderError
 from ..jsjson import stringify
 from ._piai import (body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
                     transform_messages)
-from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, merge_profile_headers, user_agent
+from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, js_truthy, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
 
@@ -166,7 +166,7 @@ def _assistant(msg: Mapping[str, Any], model: PiModel, compat: Mapping[str, Any]
                                       "serialise a body that deep, so DSH could not have sent this request",
                                       hint="the log was edited or damaged; `dsh-audit validate` lists what "
                                       "else is wrong in it") from None
-                if _js_truthy(parsed):
+                if js_truthy(parsed):
                     details.append(parsed)
         if details:
             out["reasoning_details"] = details
@@ -404,18 +404,13 @@ def _routing(body: dict[str, Any], model: PiModel) -> None:
     """pi-ai's provider-routing fields, read from the model's own ``compat``: OpenRouter's
     ``provider`` and the Vercel AI Gateway's ``providerOptions.gateway`` (``only``/``order``)."""
     openrouter = model.compat.get("openRouterRouting")
-    if _js_truthy(openrouter):
+    if js_truthy(openrouter):
         body["provider"] = openrouter
     vercel = model.compat.get("vercelGatewayRouting")
     if isinstance(vercel, Mapping):
-        gateway = {k: vercel[k] for k in ("only", "order") if _js_truthy(vercel.get(k))}
+        gateway = {k: vercel[k] for k in ("only", "order") if js_truthy(vercel.get(k))}
         if gateway:
             body["providerOptions"] = {"gateway": gateway}
-
-
-def _js_truthy(value: Any) -> bool:
-    """JavaScript truthiness of a JSON value: every object and array is true, 0 and "" are false."""
-    return isinstance(value, (Mapping, list)) or bool(value)
 
 
 def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None = None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -42,6 +43,7 @@ __all__ = [
     "PiRenderer",
     "RouteProfile",
     "catalog_api",
+    "js_truthy",
     "catalog_base_url",
     "catalog_models",
     "catalog_source",
@@ -249,6 +251,19 @@ PIAI_CATALOG: Mapping[tuple[str, str], PiModel] = _CatalogView(None)
 BUILTIN_MODELS: Mapping[tuple[str, str], PiModel] = _CatalogView(_PICKED)
 
 
+def js_truthy(value: Any) -> bool:
+    """JavaScript's truthiness of a parsed JSON or YAML value: every object and array is true;
+    ``0``, ``NaN``, ``""``, ``false`` and ``null`` are false.
+
+    Example:
+        >>> [js_truthy(v) for v in ({}, [], 0, float("nan"), "", None, "0")]
+        [True, True, False, False, False, False, True]
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return bool(value) and not (isinstance(value, float) and math.isnan(value))
+    return True
+
+
 def catalog_models(provider: str) -> Mapping[str, PiModel]:
     """pi-ai's catalog entries of ``provider`` by model id, in pi-ai's order (empty when pi-ai has
     no such built-in provider): DSH's ``catalogModels`` (``llm-pi-ai/src/catalog.ts``)."""
@@ -263,6 +278,7 @@ def catalog_base_url(provider: str) -> str | None:
     return _catalog().base_urls.get(provider)
 
 
+@functools.lru_cache(maxsize=256)  # asked for each request's route; a log names few providers
 def catalog_api(provider: str) -> str | None:
     """The one pi-ai API every catalog model of ``provider`` speaks (DSH ``sharedCatalogApi``);
     None when its models speak several or pi-ai has no such provider."""

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
-from ._piai_models import THINKING_LEVELS, PiModel, RouteProfile, catalog_base_url, catalog_models
+from ._piai_models import THINKING_LEVELS, PiModel, RouteProfile, catalog_base_url, catalog_models, js_truthy
 
 if TYPE_CHECKING:
     import yaml
@@ -458,13 +458,6 @@ class _Row:
     source: str | None = None  # the layer that set its config
 
 
-def _truthy(value: Any) -> bool:
-    """JavaScript's truthiness of a parsed YAML value (``[]`` and ``{}`` are true)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return bool(value) and not (isinstance(value, float) and math.isnan(value))
-    return True
-
-
 def _fresh_rows() -> dict[str, _Row]:
     return {row_id: _Row(name) for row_id, name in _ROWS.items()}
 
@@ -478,7 +471,7 @@ def _inserted(rows: dict[str, _Row], entries: list[Any], source: str) -> None:
         if isinstance(entry.get("id"), str) and entry["id"] in _ROWS:
             rows[entry["id"]] = _Row(entry.get("name"), entry.get("config", _UNSET), entry.get("disabled"),
                                      source if "config" in entry else None)
-        if _truthy(entry.get("group")) and isinstance(entry.get("config"), list):
+        if js_truthy(entry.get("group")) and isinstance(entry.get("config"), list):
             _inserted(rows, entry["config"], source)
 
 
@@ -488,13 +481,13 @@ def _apply_patches(rows: dict[str, _Row], patches: list[dict[str, Any]], source:
     plugin is skipped, and each other key a patch names replaces the row's."""
     for patch in patches:
         insert = patch.get("insert")
-        if _truthy(insert):
+        if js_truthy(insert):
             if isinstance(insert, list):
                 _inserted(rows, insert, source)
             continue
         row_id = patch.get("id")
         row = rows.get(row_id) if isinstance(row_id, str) else None
-        if row is None or (_truthy(patch.get("name")) and patch.get("name") != row.name):
+        if row is None or (js_truthy(patch.get("name")) and patch.get("name") != row.name):
             continue
         if "config" in patch:
             row.config, row.source = patch["config"], source
@@ -671,7 +664,7 @@ def _settings_path(home: str, row: _Row, notes: list[str]) -> str | None:
     """The settings document DSH read (settings-file ``resolveSpec``, ``src/index.ts:55-60``):
     ``<home>/settings.yaml`` unless the ``settings`` row names another; None when the row is
     disabled or names one that cannot be told from here (a relative path, an expression)."""
-    if _truthy(row.disabled):
+    if js_truthy(row.disabled):
         return None
     config = row.config if isinstance(row.config, dict) else {}
     for key, tail in (("path", None), ("dshHome", SETTINGS_FILE)):
