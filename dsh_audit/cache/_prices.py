@@ -332,7 +332,8 @@ class _Parser:
             raise self.fail(key, f"{_shown(value)} is not a rate (a number >= 0)")
         if value > _MAX_RATE:
             written = getattr(value, "written", None)  # a number past the double range, as the file writes it
-            shown = (written if len(written) <= 40 else written[:37] + "...") if isinstance(written, str) else \
+            shown = (written if len(written) <= 40 else f"a {len(written)}-digit number" if written.isdigit()
+                     else written[:37] + "...") if isinstance(written, str) else \
                 f"{value:.6g}" if isinstance(value, float) or value < 10**20 else f"a {len(str(value))}-digit number"
             raise self.fail(key, f"{shown} is above {_MAX_RATE:g}, not a price")
         return float(value)
@@ -469,6 +470,15 @@ def _read(path: Path, *, found: bool = False) -> Any:
         data = read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
     except ConfigFileError as exc:  # "objects": a price table may be JSON
         message = "price table nests arrays or objects too deeply" if exc.reason == "nesting" else exc.message
+        if kind == "JSON" and exc.reason == "syntax":
+            # Python's parser refuses an integer past its digit limit, which JSON.parse reads (as
+            # infinity): read so, the file is a price table or fails where it is not valid JSON
+            try:
+                return _as_written(path, kind)
+            except ValueError as again:  # a JSONDecodeError: bytes that are not UTF-8 were refused first
+                message = f"price table is not valid JSON: {str(again).splitlines()[0]}"
+            except RecursionError:
+                message = "price table nests arrays or objects too deeply"
         raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
     return _as_written(path, kind) if _infinite(data) else data
 
@@ -483,6 +493,21 @@ class _Written(float):
         number = super().__new__(cls, text)
         number.written = text
         return number
+
+
+def _whole(text: str) -> int | float:
+    """A JSON integer literal: an ``int``, or past Python's digit limit for ``int()`` (4,300
+    digits, far past the double range) the number ``JSON.parse`` reads, infinity, with its text
+    (:class:`_Written`), where Python's parser would refuse the file in its own words.
+
+    Example:
+        >>> _whole("12"), _whole("1" + "0" * 5000), len(_whole("1" + "0" * 5000).written)
+        (12, inf, 5001)
+    """
+    try:
+        return int(text)
+    except ValueError:  # the digit limit: the scanner hands over only well-formed literals
+        return _Written(text)
 
 
 def _shown(value: Any) -> str:
@@ -513,7 +538,7 @@ def _as_written(path: Path, kind: str) -> Any:
     raw = read_bytes(path, what="price table")
     if kind == "TOML":
         return tomllib.loads(raw.decode("utf-8"), parse_float=_Written)
-    return json.loads(raw, parse_float=_Written)
+    return json.loads(raw, parse_float=_Written, parse_int=_whole)
 
 
 def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:

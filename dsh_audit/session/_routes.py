@@ -8,7 +8,9 @@ DSH's pi-ai adapter with that pi-ai API; a model message without one came throug
 DeepSeek adapter. A route is decided, per provider id, from (in order) the caller's explicit
 choice, the route configuration (``--routes``), that evidence anywhere in the log, and DSH's own
 defaults (``deepseek-official`` is the native adapter's provider; pi-ai's catalog provider
-``anthropic`` speaks ``anthropic-messages``). When the log's evidence contradicts the route
+``anthropic`` speaks ``anthropic-messages``). On a catalog provider whose models speak several
+APIs (``github-copilot``, ``fireworks``, ...) it is decided per model: by the model's own catalog
+entry, as DSH resolves it, else by that model's own envelope. When the log's evidence contradicts the route
 configuration or the catalog (an envelope with ``api: openai-completions`` on the ``anthropic``
 route), the log shows what DSH sent and the model facts at hand describe something else: the
 route is unknown, with both named, rather than rendered into a false ``different``. A provider
@@ -18,6 +20,7 @@ never rendered with a guess.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -26,8 +29,8 @@ from typing import Any
 from ..log import Event
 from ..wire import PIAI_CATALOG, PiRoutes, catalog_api
 
-__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "logged_cache_read", "request_provider", "request_route",
-           "route_for", "window_conflicts"]
+__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "logged_cache_read", "request_model", "request_provider",
+           "request_route", "route_for", "window_conflicts"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
 ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai",
@@ -87,6 +90,13 @@ class RouteEvidence:
 
     #: provider id -> (api, seq of the first message that shows it)
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: (provider, model) -> (api, seq of the first message of that model that shows it): on a route
+    #: whose models speak several APIs, one model's envelope says nothing of another's
+    seen_models: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    #: as :attr:`seen` and :attr:`seen_models`, from ``finish`` chunks (used where no message shows
+    #: the route: an attempt whose message is not, or not yet, in the log)
+    finished: dict[str, tuple[str, int]] = field(default_factory=dict)
+    finished_models: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     #: (provider, model) -> {logged contextWindow: seq of the first request/context with it}
     windows: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
     #: title or compaction call seq -> the latest request/context of its route before it
@@ -112,6 +122,8 @@ class RouteEvidence:
             self._on_aux(event.seq, _route_key(event.data))
         elif event.type == "assistant/message":
             self._on_message(event)
+        elif event.type == "assistant/chunk":
+            self._on_finish(event)
 
     def _on_header(self, header: Any) -> None:
         config = header.get("config") if isinstance(header, dict) else None
@@ -154,17 +166,47 @@ class RouteEvidence:
         source = message.get("source") if isinstance(message, dict) else None
         if not isinstance(source, dict) or source.get("kind") != "model":
             return
-        provider = source.get("provider")
-        if not isinstance(provider, str) or provider in self.seen:
+        provider, model = source.get("provider"), source.get("model")
+        if not isinstance(provider, str):
             return
         state = source.get("replayState")
         response = state.get("response") if isinstance(state, dict) else None
         if isinstance(response, dict) and response.get("kind") == "pi-ai":
             api = response.get("api")
             if isinstance(api, str):
-                self.seen[provider] = (api, event.seq)
+                self._saw(provider, model, api, event.seq)
         elif state is None:
-            self.seen[provider] = ("deepseek-chat-completions", event.seq)
+            self._saw(provider, model, "deepseek-chat-completions", event.seq)
+
+    def _on_finish(self, event: Event) -> None:
+        """A ``finish`` chunk with pi-ai's replay envelope (DSH ``llm-pi-ai/src/stream.ts``: the
+        successful ``finish`` carries it, spec §8.2): the envelope names its route and model. A
+        finish without one proves nothing (a native finish and a failed pi-ai attempt look alike)."""
+        chunk = event.data.get("chunk")
+        if not isinstance(chunk, dict) or chunk.get("type") != "finish":
+            return
+        state = chunk.get("replayState")
+        response = state.get("response") if isinstance(state, dict) else None
+        if not isinstance(response, dict) or response.get("kind") != "pi-ai":
+            return
+        provider, model, api = response.get("provider"), response.get("model"), response.get("api")
+        if isinstance(provider, str) and isinstance(api, str):
+            self.finished.setdefault(provider, (api, event.seq))
+            if isinstance(model, str):
+                self.finished_models.setdefault((provider, model), (api, event.seq))
+
+    def _saw(self, provider: str, model: Any, api: str, seq: int) -> None:
+        self.seen.setdefault(provider, (api, seq))
+        if isinstance(model, str):
+            self.seen_models.setdefault((provider, model), (api, seq))
+
+    def shown(self, provider: str, model: str | None) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+        """What the log shows of ``provider``'s adapter: (the API shown for ``model`` itself, the
+        API shown for the provider by any of its models), each as (api, seq) or None; a message
+        wins over a ``finish`` chunk."""
+        key = (provider, model) if model is not None else None
+        own = (self.seen_models.get(key) or self.finished_models.get(key)) if key is not None else None
+        return own, self.seen.get(provider) or self.finished.get(provider)
 
     def lend_context(self, request: Any) -> None:
         """Give a title or compaction call what the log shows of its own route before it: the
@@ -333,9 +375,24 @@ def _config_source(routes: PiRoutes) -> str:
     return _home_layers(routes)[2] if routes.layers else _ROUTES_OPTION
 
 
+@functools.lru_cache(maxsize=64)  # asked per request; a log names few providers
+def _catalog_apis(provider: str) -> tuple[str, ...]:
+    """Every pi-ai API a catalog model of ``provider`` speaks, sorted (empty: no catalog provider)."""
+    return tuple(sorted({PIAI_CATALOG[key].api for key in PIAI_CATALOG if key[0] == provider}))
+
+
+def _catalog_model_api(provider: str, model: str | None) -> str | None:
+    """The API of pi-ai's catalog entry ``provider``/``model``: DSH resolves a catalog route's
+    model to ``request.api ?? base?.api ?? routeApi`` (``llm-pi-ai/src/catalog.ts:858``), so with
+    no route ``api`` the model's own entry decides, whatever its siblings speak."""
+    entry = PIAI_CATALOG.get((provider, model)) if model is not None else None
+    return entry.api if entry is not None else None
+
+
 def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
-              forced: str | None = None, declared: Mapping[str, str] | PiRoutes | None = None) -> Route:
-    """The route of requests to ``provider``.
+              forced: str | None = None, declared: Mapping[str, str] | PiRoutes | None = None,
+              model: str | None = None) -> Route:
+    """The route of requests to ``provider`` (and ``model``).
 
     Args:
         provider: the request's provider id (:func:`request_provider`).
@@ -344,6 +401,10 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
         declared: provider id -> pi-ai API from a route configuration (``--routes``), or that
             configuration itself (:class:`~dsh_audit.wire.PiRoutes`), whose messages then name
             where it came from (:func:`_config_source`: the DSH home's layer file, or ``--routes``).
+        model: the request's model id (:func:`request_model`). It matters on a catalog route whose
+            models speak several APIs (``fireworks``, ``github-copilot``, ``opencode``, ...): DSH
+            gives each model its own catalog entry's API (``catalog.ts:858``), and only that model's
+            replay envelopes show which one it took.
 
     Example:
         >>> route_for("anthropic").adapter
@@ -353,6 +414,8 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
         >>> home = PiRoutes({"my-gateway": "openai-completions"}, {}, layers=("/h/cordis.patch.yml",))
         >>> route_for("my-gateway", declared=home).because
         "DSH's home patch layer /h/cordis.patch.yml"
+        >>> route_for("github-copilot", model="gpt-4.1").api
+        'openai-completions'
     """
     if forced is not None:
         return Route(provider, forced, None, f"--adapter {forced}")
@@ -360,11 +423,28 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
         return Route(None, None, None, "the request names no provider (no request/header before it)")
     named = _config_source(declared) if isinstance(declared, PiRoutes) else _ROUTES_OPTION
     apis = declared.apis if isinstance(declared, PiRoutes) else declared or {}
-    found = evidence.seen.get(provider) if evidence is not None else None
-    is_declared = provider in apis
-    # A catalog route's API is pi-ai's, when every model of the provider speaks one (DSH's
-    # ``sharedCatalogApi``); DSH's own DeepSeek provider is no pi-ai route.
-    configured = apis[provider] if is_declared else None if provider in _NATIVE else catalog_api(provider)
+    file_model = declared.models.get((provider, model)) if isinstance(declared, PiRoutes) and model is not None \
+        else None
+    is_declared = provider in apis or file_model is not None
+    # A catalog route's API is pi-ai's: the one every model of the provider speaks (DSH's
+    # ``sharedCatalogApi``), else the request's model's own catalog entry; DSH's own DeepSeek
+    # provider is no pi-ai route. A route file's api wins (``request.api ?? base?.api``).
+    several = provider not in apis and provider not in _NATIVE and len(_catalog_apis(provider)) > 1
+    if provider in apis:
+        configured: str | None = apis[provider]
+    elif file_model is not None:
+        configured = file_model.api
+    else:
+        configured = None if provider in _NATIVE else catalog_api(provider) or _catalog_model_api(provider, model)
+    own, any_model = evidence.shown(provider, model) if evidence is not None else (None, None)
+    # On a route whose models speak one API, any model's message shows the route's. On a catalog
+    # route of several, only the model's own envelope shows its API (another model's shows only
+    # that pi-ai's adapter serves the id); a native message shows the native adapter serves it all.
+    # Asked without a model, the provider's first message answers, as for a one-API route.
+    per_model = several and model is not None
+    found = own if per_model else any_model
+    if per_model and found is None and any_model is not None and any_model[0] == "deepseek-chat-completions":
+        found = any_model
     if found is not None:
         api, seq = found
         kind = "pi-ai's replay envelope" if api != "deepseek-chat-completions" else "a native DeepSeek message"
@@ -380,11 +460,32 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
     if is_declared and configured is not None:
         return _from_api(provider, configured, named)
     if configured is not None:
-        return _from_api(provider, configured, "pi-ai's catalog")
+        return _from_api(provider, configured, "pi-ai's catalog" if not several
+                         else f"pi-ai's catalog entry of {provider}/{model}")
     if provider in _NATIVE:
         return Route(provider, "deepseek", "deepseek-chat-completions", "DSH's default DeepSeek provider")
+    if per_model:
+        other = f" (pi-ai's replay envelope at seq {any_model[1]} is another model's)" if any_model is not None else ""
+        return Route(provider, None, None, f"provider {provider!r}: its pi-ai catalog models speak several APIs "
+                     f"({', '.join(_catalog_apis(provider))}), pi-ai's catalog has no {provider} model {model!r}, "
+                     f"and the log shows no message of that model from its adapter{other}; pass --routes FILE "
+                     "(DSH's llm-pi-ai route configuration) or --adapter")
     return Route(provider, None, None, f"provider {provider!r}: the log shows no message from its adapter; "
                  "pass --routes FILE (DSH's llm-pi-ai route configuration) or --adapter")
+
+
+def request_model(request: Any) -> str | None:
+    """The model id a request was routed with: a compaction call's is the one its
+    ``compaction/summary`` names (as :func:`request_provider`), any other request's its header's."""
+    extra = getattr(request, "extra", None) or {}
+    logged = extra.get("model") if getattr(request, "kind", None) == "compaction" else None
+    if isinstance(logged, str) and logged:
+        return logged
+    config = (getattr(request, "header", None) or {}).get("config") or {}
+    model = config.get("model") if isinstance(config, dict) else None
+    if not isinstance(model, str):
+        model = extra.get("model")
+    return model if isinstance(model, str) else None
 
 
 def request_route(request: Any, evidence: RouteEvidence | None = None, *, forced: str | None = None,
@@ -396,7 +497,8 @@ def request_route(request: Any, evidence: RouteEvidence | None = None, *, forced
     if getattr(request, "kind", None) == "search":
         return Route(request_provider(request), forced or "deepseek", "web-search",
                      "a web-search call: its logged body is what was sent")
-    route = route_for(request_provider(request), evidence, forced=forced, declared=declared)
+    route = route_for(request_provider(request), evidence, forced=forced, declared=declared,
+                      model=request_model(request))
     if evidence is not None and route.adapter in _PI_ADAPTERS:
         evidence.lend_context(request)
     return route

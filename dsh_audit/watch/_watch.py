@@ -17,12 +17,14 @@ other's lines and more, the one still being written), with a ``note`` saying whi
 compared only when one appears, goes, or a copy not followed changes, never at every look. A copy
 that grows past the followed file (it is the one being written) takes its place from the request
 where the other stopped, and so does a copy whose followed file goes: no request is shown or
-counted twice. A folder that cannot
-be listed (no permission) is reported once, as an ``error`` note naming it, and the rest of the
-tree is still watched (it is reported again only if it becomes readable and then unreadable
-again). Setting ``stop`` ends the watch: each stream hands over what it holds and ends, so torn
-tails are reported the way DSH would report them, and the iteration ends once every follower has
-finished.
+counted twice. A copy that stops holding only the followed file's lines (it grows by a line the
+other does not hold: garbage, another continuation) is not followed from its first byte as a log of
+its own: the followed file stays the one read, and a ``note`` naming both says so once. A folder
+that cannot be listed (no permission) is reported once, as an ``error`` note naming it, and the
+rest of the tree is still watched (it is reported again only if it becomes readable and then
+unreadable again). Setting ``stop`` ends the watch: each stream hands over what it holds and ends,
+so torn tails are reported the way DSH would report them, and the iteration ends once every
+follower has finished.
 """
 
 from __future__ import annotations
@@ -133,6 +135,23 @@ def _one_each(group: list[str]) -> tuple[list[str], list[str]] | None:
     return [p for p in group if p in kept], notes
 
 
+def _differs_note(read: str, copy: str) -> str:
+    """The note for a copy left out that stopped holding only the lines of the file read (it grew
+    by other lines: garbage, another continuation): both paths whole, the folder they share said
+    once, as discovery's notes say them."""
+    try:
+        shared = os.path.commonpath([os.path.dirname(read), os.path.dirname(copy)])
+    except ValueError:  # one absolute, one relative: nothing to say once
+        shared = ""
+    if shared not in ("", os.curdir, os.sep):
+        prefix = f"under {shared}{os.sep}: "
+        read, copy = os.path.relpath(read, shared), os.path.relpath(copy, shared)
+    else:
+        prefix = ""
+    return (f"one session in two files {prefix}read {read}, not {copy} (it held the other's lines and now "
+            "differs from them: it is not followed, so no request is shown twice)")
+
+
 def _signature(path: str) -> tuple[int, int, int] | None:
     """What changes when a file is written or replaced: its size, mtime and inode."""
     try:
@@ -230,6 +249,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     waiting: dict[str, str] = {}
     instead: dict[str, str] = {}
     shown_at: dict[str, tuple[int, bool]] = {}
+    diverged: dict[str, str] = {}  # copies left out that now differ from the file read (noted once): copy -> that file
     began = time.monotonic()
     notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                         safety=max(poll * 40, 2.0))
@@ -324,18 +344,32 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
             kept, said = decided
             members[sid] = group
             before = chosen_for.get(sid)
+            # A copy left out before that now differs from the file read (it grew by other lines)
+            # stays left out: its requests so far were shown from that file. The file read stays
+            # the same; when it went, a copy left out takes its place (``instead``), not every one.
+            was_copy = {path for path in group if path in copies}
+            chosen = before if before in kept else next((p for p in kept if p in was_copy), kept[0])
+            differ = [p for p in kept if p != chosen and p in was_copy and before is not None]
             for path in group:
-                if path not in kept:
+                if path not in kept or path in differ:
                     copies[path] = _signature(path)
                     follower = followers.get(path)
                     if follower is not None:
                         follower.stream.end()  # a copy of what is followed now; it hands over and ends
                 else:
                     copies.pop(path, None)
-            notes.extend(WatchNote(time.time(), kept[0], "note", note, sid) for note in said)
-            chosen_for[sid] = kept[0]
-            if before is not None and before not in kept and len(kept) == 1 and kept[0] not in followers:
-                instead[kept[0]] = before  # its requests shown in ``before`` are not shown again
+                if path not in differ:
+                    diverged.pop(path, None)
+                elif diverged.get(path) != chosen:
+                    diverged[path] = chosen  # said once, until it is a copy again or another file is read
+                    notes.append(WatchNote(time.time(), chosen, "note", _differs_note(chosen, path), sid))
+            notes.extend(WatchNote(time.time(), chosen, "note", note, sid) for note in said)
+            chosen_for[sid] = chosen
+            if (before is not None and before not in kept and (len(kept) == 1 or chosen in was_copy)
+                    and chosen not in followers):
+                instead[chosen] = before  # its requests shown in ``before`` are not shown again
+        for path in [p for p in diverged if p not in present]:
+            del diverged[path]
         return notes
 
     def take_over(path: str, before: str) -> None:

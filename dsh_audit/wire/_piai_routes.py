@@ -76,6 +76,45 @@ _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
                    "mistral-conversations"})
 
+#: DSH's compat gates (``llm-pi-ai/src/catalog.ts:235-320``, ``COMPAT_GATES``): the compat fields
+#: pi-ai's compat type of each API declares, ``True`` where a route may set it ("offer"), ``False``
+#: where pi-ai's catalog sets it for the vendors that need it ("withhold"). The three Responses
+#: APIs share one type; an API missing here (Google's, Mistral's) takes no compat at all.
+_COMPLETIONS_COMPAT: Mapping[str, bool] = MappingProxyType({
+    **dict.fromkeys(("supportsStore", "supportsDeveloperRole", "supportsReasoningEffort", "supportsUsageInStreaming",
+                     "maxTokensField", "requiresToolResultName", "requiresAssistantAfterToolResult",
+                     "requiresThinkingAsText", "requiresReasoningContentOnAssistantMessages", "thinkingFormat",
+                     "chatTemplateKwargs", "supportsStrictMode", "cacheControlFormat",
+                     "supportsLongCacheRetention"), True),
+    **dict.fromkeys(("openRouterRouting", "vercelGatewayRouting", "zaiToolStream", "supportsOpenAIGrammarTools",
+                     "sendSessionAffinityHeaders", "deferredToolsMode", "sessionAffinityFormat"), False)})
+_RESPONSES_COMPAT: Mapping[str, bool] = MappingProxyType({
+    **dict.fromkeys(("supportsDeveloperRole", "supportsStrictMode", "supportsLongCacheRetention"), True),
+    **dict.fromkeys(("sessionAffinityFormat", "supportsOpenAIGrammarTools", "supportsToolSearch",
+                     "supportsExplicitPromptCacheMode"), False)})
+_ANTHROPIC_COMPAT: Mapping[str, bool] = MappingProxyType({
+    **dict.fromkeys(("supportsEagerToolInputStreaming", "supportsLongCacheRetention", "supportsCacheControlOnTools",
+                     "supportsTemperature", "forceAdaptiveThinking", "allowEmptySignature", "supportsStrictTools"),
+                    True),
+    **dict.fromkeys(("sendSessionAffinityHeaders", "supportsToolReferences"), False)})
+_COMPAT_GATES: Mapping[str, Mapping[str, bool]] = MappingProxyType({
+    "openai-completions": _COMPLETIONS_COMPAT, "openai-responses": _RESPONSES_COMPAT,
+    "azure-openai-responses": _RESPONSES_COMPAT, "openai-codex-responses": _RESPONSES_COMPAT,
+    "anthropic-messages": _ANTHROPIC_COMPAT,
+    "bedrock-converse-stream": MappingProxyType({"supportsStrictMode": True})})
+
+
+def _compat_apis(field: str) -> tuple[str, ...]:
+    """The APIs whose compat type declares ``field``, in DSH's gate order (empty: no API's does).
+
+    Example:
+        >>> _compat_apis("supportsTemperature")
+        ('anthropic-messages',)
+        >>> _compat_apis("supportsDeveloperRole")
+        ('openai-completions', 'openai-responses', 'azure-openai-responses', 'openai-codex-responses')
+    """
+    return tuple(api for api, gate in _COMPAT_GATES.items() if field in gate)
+
 
 @dataclass(frozen=True, slots=True)
 class PiRoutes:
@@ -870,6 +909,7 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
             raise _Bad(at, "needs an id")
         model = _model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at)
         out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
+    _route_compat_read(profile, out, where)
     return out
 
 
@@ -934,11 +974,11 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
         (base.context_window if base else defaults[0])
     cap = _positive(entry.get("maxTokens"), f"{at}.maxTokens") or (base.max_tokens if base else defaults[1])
     reasoning, levels = _reasoning(entry, base, at)
-    # DSH catalog.ts resolveModelCompat: with no compat configured, the catalog entry's survives
-    # through ``...base`` whatever the api; configured switches start from it only while the
-    # resolved api is the entry's own (an api repoint leaves it in the other protocol's shape).
-    configured = {**_compat(profile.get("compat"), f"{route}.compat"),
-                  **_compat(entry.get("compat"), f"{at}.compat")}
+    configured = _model_compat(profile.get("compat"), entry.get("compat"), model_api, route, at)
+    # DSH catalog.ts resolveModelCompat (:744-775): with no compat configured for this model's API,
+    # the catalog entry's survives through ``...base`` whatever the api; configured switches start
+    # from it only while the resolved api is the entry's own (:773: an api repoint leaves it in the
+    # other protocol's shape).
     inherited = base.compat if base and (not configured or base.api == model_api) else {}
     compat = {**inherited, **configured}
     declared_input = entry.get("input")
@@ -958,12 +998,51 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
 
 
 def _compat(value: Any, where: str) -> dict[str, Any]:
-    """A ``compat`` mapping of pi-ai switch names (None: no switches)."""
+    """A ``compat`` mapping of pi-ai switch names (None: no switches), without the switches set to
+    an empty mapping: DSH's ``configuredCompatEntries`` (``catalog.ts:464-470``) reads
+    ``chatTemplateKwargs: {}`` as not set, since it sends what leaving it out sends."""
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise _Bad(where, "must be a mapping of pi-ai compat switch names to values")
-    return value
+    return {k: v for k, v in value.items() if not (isinstance(v, dict) and not v)}
+
+
+def _model_compat(route_value: Any, model_value: Any, api: str, route: str, at: str) -> dict[str, Any]:
+    """The compat switches configured for one model of API ``api``, through DSH's compat gate
+    (``catalog.ts:751-762``, ``resolveModelCompat``): a route-level switch its API does not take
+    is skipped (a route default must stay settable on a route whose models speak several APIs),
+    a model's own is refused; the model's win field by field.
+
+    DSH refuses more than this before any API resolves (``assertOfferedCompatFields``,
+    ``catalog.ts:517-560``): a name no API declares, and a name its gate withholds (the fields pi-ai's
+    catalog sets for the vendors that need them, such as ``openRouterRouting`` or
+    ``sendSessionAffinityHeaders``). dsh-audit reads both: a withheld one applies to the APIs
+    that declare it, so a route file can state the compat pi-ai's own catalog entries carry, and
+    a name no API declares is kept and read by no renderer."""
+    gate = _COMPAT_GATES.get(api, {})
+    configured = {k: v for k, v in _compat(route_value, f"{route}.compat").items() if k in gate or not _compat_apis(k)}
+    for field, value in _compat(model_value, f"{at}.compat").items():
+        takers = _compat_apis(field)
+        if takers and field not in gate:
+            offered = [name for name, offer in gate.items() if offer]
+            raise _Bad(f"{at}.compat.{field}", f"the model's api is {api!r}, which does not take it (DSH's compat "
+                       f"gate): that switch exists on {', '.join(takers)}, and {api!r} offers "
+                       f"{', '.join(offered) if offered else 'no configurable compat'}")
+        configured[field] = value
+    return configured
+
+
+def _route_compat_read(profile: dict[str, Any], resolved: list[PiModel], where: str) -> None:
+    """Refuse a route-level switch that no model of the route can read (DSH ``catalog.ts:903-911``:
+    "no model on the route speaks a protocol that takes it"); a name no API declares is left to
+    :func:`_model_compat`."""
+    spoken = {m.api for m in resolved}
+    for field in _compat(profile.get("compat"), f"{where}.compat"):
+        takers = _compat_apis(field)
+        if takers and spoken.isdisjoint(takers):
+            raise _Bad(f"{where}.compat.{field}", f"no model on the route speaks an api that takes it (it exists on "
+                       f"{', '.join(takers)}; the route's models speak {', '.join(sorted(spoken))})")
 
 
 def _reasoning(entry: dict[str, Any], base: PiModel | None,
