@@ -63,7 +63,7 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
     code, text, err = invoke(monkeypatch, capsys, "redact", str(_c3_log()), "-o", str(out),
                              "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
     assert (code, err) == (0, [C3_NOTE])
-    assert text == (f"wrote {out} (format v0, plain): 881 content string(s) replaced\n"
+    assert text == (f"wrote {out} (format v0, plain): 883 content string(s) replaced\n"
                     f"wrote {tmp_path / 'wire.jsonl'}: auth headers dropped: none\n"
                     f"wrote {out}.manifest.json\n"
                     "secrets removed: none found\n"

@@ -16,13 +16,15 @@ Example:
 
 from ._placeholder import Placeholders
 from ._redact import BundleCheck, Redaction, check_bundle, manifest_path, redact
-from ._redactor import KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS, Redactor
+from ._redactor import CONTENT_KEYS, HEADER_KEYS, KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS, Redactor
 from ._secrets import SECRET_KINDS, SecretMatch, find_secrets, scrub
 from ._verdicts import CATEGORIES, session_verdicts
 
 __all__ = [
     "BundleCheck",
     "CATEGORIES",
+    "CONTENT_KEYS",
+    "HEADER_KEYS",
     "KEEP_CHOICES",
     "PATH_KEYS",
     "Placeholders",

@@ -34,13 +34,14 @@ from urllib.parse import unquote
 
 from ..capture import CapturedRequest, align, last_user_text
 from ..errors import CaptureError, DshAuditError
-from ..jsjson import stringify
 from ..log import parse_json
+from ..report import dumps_line
 from ..session import Session, route_apis
 from ..wire import images_in_body
 from ._placeholder import reencode, rewrite_keys
-from ._redactor import STRUCTURAL_KEYS, TOOL_NAME_KEYS, Redactor
-from ._response import JsonPath, redact_content_text, redact_response, string_tokens
+from ._redactor import TOOL_NAME_KEYS, Redactor
+from ._response import (WIRE_KEYS, JsonPath, below_content, redact_content_text, redact_response, string_tokens,
+                        wire_structural)
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har",
@@ -111,9 +112,12 @@ def _member(path: JsonPath) -> str | None:
 def _structural(path: JsonPath, redactor: Redactor) -> bool:
     """Whether a string at ``path`` of a body is kept as the log's structural strings are (a model, a
     role, a type, an id; a tool name unless those go too): it stays itself, whatever the render holds
-    there, so a body that differs from the render in one (another model) differs where it did."""
+    there, so a body that differs from the render in one (another model) differs where it did. Only a
+    key the wire formats use for no content counts, outside a tool's free-form input
+    (:func:`._response.wire_structural`): ``"kind"``, ``"source"`` or ``"mode"`` in a tool call's
+    ``input`` is the model's content."""
     key = _member(path)
-    return key in STRUCTURAL_KEYS and (redactor.tool_names or key not in TOOL_NAME_KEYS)
+    return wire_structural(path) and (redactor.tool_names or key not in TOOL_NAME_KEYS)
 
 
 #: The top-level members of a wire body that hold a part ``--keep`` can keep: the tools, the system
@@ -137,7 +141,7 @@ def _kept(value: str, path: JsonPath, redactor: Redactor) -> bool:
         return True
     key = next((step for step in reversed(path) if isinstance(step, str)), None)
     part = _KEPT_PARTS.get(path[0]) if path and isinstance(path[0], str) else None
-    return ((key in STRUCTURAL_KEYS and (redactor.tool_names or key not in TOOL_NAME_KEYS))
+    return ((key in WIRE_KEYS and not below_content(path) and (redactor.tool_names or key not in TOOL_NAME_KEYS))
             or (part is not None and part in redactor.keep))
 
 
@@ -327,7 +331,7 @@ def redact_capture_lines(lines: list[bytes], captures: list[CapturedRequest], or
     dropped: list[str] = []
     for line, body in zip(records, bodies):
         record = _record(parse_json(line), body, redactor, dropped)
-        out.append(stringify(record).encode("utf-8", "surrogatepass") + b"\n")
+        out.append(dumps_line(record).encode("utf-8") + b"\n")  # a body's C1 or bidi character escaped, as in the log
     return out, sorted(set(dropped))
 
 
@@ -386,7 +390,7 @@ def redact_body_folder(captures: list[CapturedRequest], original: Session, redac
         if not isinstance(record, dict):
             raise CaptureError("the capture changed while it was read", path=str(meta))
         sidecar = _record(record, body, redactor, dropped)
-        files[meta.name] = stringify(sidecar).encode("utf-8", "surrogatepass") + b"\n"
+        files[meta.name] = dumps_line(sidecar).encode("utf-8") + b"\n"
     return files, sorted(set(dropped))
 
 
@@ -495,4 +499,4 @@ def redact_har(document: Any, captures: list[CapturedRequest], original: Session
     log = {k: out_entries if k == "entries" else redactor.value(v, k, kept=k in _HAR_KEPT)
            for k, v in document["log"].items()}
     result = {k: log if k == "log" else redactor.value(v, k) for k, v in document.items()}
-    return stringify(result).encode("utf-8", "surrogatepass") + b"\n", sorted(set(dropped))
+    return dumps_line(result).encode("utf-8") + b"\n", sorted(set(dropped))

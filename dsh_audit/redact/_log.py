@@ -7,6 +7,10 @@ The log is read once: :func:`teed` hands every byte the session reader reads to 
 frame's redacted text (zstd) or one line (plain), never by the log; a zstd frame is decompressed in
 slices under the reader's :class:`dsh_audit.log.DecodeBudget`, so a decompression bomb is refused,
 not held.
+
+Each record is written as ``JSON.stringify`` writes it, but with every character a terminal would act
+on (DEL, C1 controls, bidi controls, lone surrogates...) as its ``\\uXXXX`` escape, as every JSON output
+of dsh-audit is (:func:`dsh_audit.report.dumps_line`): the copy reads back to the same values.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from typing import IO, TYPE_CHECKING, BinaryIO
 import zstandard
 
 from ..errors import UnreadableError
-from ..jsjson import stringify
 from ..log import DecodeBudget, parse_json
+from ..report import dumps_line
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -69,7 +73,10 @@ class LogRewriter:
         except (ValueError, UnicodeDecodeError):
             self._damaged += 1
             return None
-        return stringify(self._record(value)).encode("utf-8", "surrogatepass") + b"\n"
+        # JSON.stringify's spelling, with what a terminal would act on (DEL, C1 controls, bidi
+        # controls, lone surrogates...) as ``\\uXXXX``: the copy reads back to the same values, and
+        # ``cat`` of it shows them inert (a placeholder of a two- or three-byte character may be one)
+        return dumps_line(self._record(value)).encode("utf-8", "surrogatepass") + b"\n"
 
     def _text(self, text: bytes, emit: Callable[[bytes], object]) -> None:
         """Decoded ``text``: each line it completes is redacted and handed to ``emit``."""

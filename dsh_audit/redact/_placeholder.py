@@ -80,6 +80,7 @@ _LEAD2 = _ranges((0xC2, 0xDF))
 _LEAD3 = _ranges((0xE1, 0xEC), (0xEE, 0xEF))
 _LEAD4 = _ranges((0xF1, 0xF3))
 _ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)))  # BMP, high, low surrogate
+_E0_SECOND, _F0_SECOND, _F4_SECOND = _ranges((0xA0, 0xBF)), _ranges((0x90, 0xBF)), _ranges((0x80, 0x8F))
 
 
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"]+|"', re.S)  # a lone " (not in JSON) too
@@ -118,14 +119,15 @@ def _lead(byte: int) -> tuple[tuple[int, ...], int]:
 
 
 def _second(lead: int, byte: int) -> tuple[int, ...]:
+    """The class of the byte after lead byte ``lead`` (``byte``: that byte), a module constant."""
     if lead == 0xE0:
-        return _ranges((0xA0, 0xBF))
+        return _E0_SECOND
     if lead == 0xED:
         return next(c for c in _ED_SECOND if byte in c)
     if lead == 0xF0:
-        return _ranges((0x90, 0xBF))
+        return _F0_SECOND
     if lead == 0xF4:
-        return _ranges((0x80, 0x8F))
+        return _F4_SECOND
     return _CONT
 
 
@@ -553,15 +555,54 @@ def _shift(byte: int, members: tuple[int, ...], draw: int, fixed: frozenset[int]
     return out
 
 
+def _shifts(byte: int, members: tuple[int, ...], fixed: frozenset[int] = _FIXED) -> tuple[int, ...] | None:
+    """What :func:`_shift` makes of ``byte`` for each draw, by the draw modulo ``len(members) - 1`` (the
+    only part of it :func:`_shift` reads); None when it leaves ``byte`` itself whatever the draw. Made
+    once per byte and class, so a placeholder costs a hash and a lookup per byte (no search of its class).
+
+    Example:
+        >>> table = _shifts(ord("a"), _ALNUM)
+        >>> [table[d % len(table)] == _shift(ord("a"), _ALNUM, d) for d in (0, 7, 60, 10**20)], _shifts(0x2F, _PUNCT)
+        ([True, True, True, True], None)
+    """
+    if len(members) == 1 or byte in fixed:
+        return None
+    return tuple(_shift(byte, members, draw, fixed) for draw in range(len(members) - 1))
+
+
+def _ascii_tables(fixed: frozenset[int]) -> tuple[tuple[tuple[int, ...] | None, ...], ...]:
+    """:func:`_shifts` of every ASCII byte in its class (:data:`_ASCII`) and, before a text's first
+    character that is no space, in its leading class (:data:`_LEADING`): ``[leading][byte]``."""
+    return (tuple(_shifts(c, _ASCII[c], fixed) for c in range(0x80)),
+            tuple(_shifts(c, _LEADING[c], fixed) for c in range(0x80)))
+
+
+# ASCII bytes' shifts by whether line breaks stay (:meth:`Placeholders.plain` ``lines``), then [leading][byte]
+_ASCII_SHIFTS = {True: _ascii_tables(_FIXED), False: _ascii_tables(_SEPARATORS)}
+# A multi-byte character's bytes' shifts (no byte of one is fixed), made when first needed: by the class
+# (a module constant, so its id is stable) and the byte
+_WIDE_SHIFTS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def _classes(char: bytes) -> list[tuple[int, ...]]:
+    """The class of each byte of the multi-byte character ``char`` (:func:`_lead`, :func:`_second`)."""
+    lead, width = _lead(char[0])
+    return [lead, _second(char[0], char[1])] + [_CONT] * (width - 2)
+
+
 def _char(state: Any, char: bytes) -> bytes:
     """The placeholder of one multi-byte character ``char`` after the prefix hashed into ``state``: each
     byte shifted within the bytes UTF-8 allows at its place, by a draw keyed with the bytes before it
     (a bijection of the characters of its class, given ``state``)."""
-    lead, width = _lead(char[0])
-    out = bytearray(width)
+    out = bytearray(char)
     hashed = state.copy()
-    for at, members in enumerate([lead, _second(char[0], char[1])] + [_CONT] * (width - 2)):
-        out[at] = _shift(char[at], members, int.from_bytes(hashed.copy().digest(), "big"))
+    for at, members in enumerate(_classes(char)):
+        if len(members) > 1:  # a lead byte alone in its class (E0, ED, F0, F4) stays, as _shift leaves it
+            key = (id(members), char[at])
+            table = _WIDE_SHIFTS.get(key)
+            if table is None:
+                table = _WIDE_SHIFTS[key] = _shifts(char[at], members, frozenset()) or (char[at],)
+            out[at] = table[int.from_bytes(hashed.copy().digest(), "big") % len(table)]
         hashed.update(char[at:at + 1])
     return bytes(out)
 
@@ -643,7 +684,7 @@ class Placeholders:
         if not text or text.isspace():
             return text
         data = text.encode("utf-8", "surrogatepass")
-        out = bytearray(len(data))
+        out = bytearray(data)  # a byte no placeholder replaces (a separator, a line break) stays as it is
         state, leading, at, done = self._hash.copy(), blank, 0, 0  # leading: no character but spaces so far
         if self._identifiers is not None and len(text) >= self._shortest:
             for match in self._identifiers.finditer(text):  # an identifier stays itself, the placeholder around it
@@ -664,12 +705,17 @@ class Placeholders:
         and starts the hash again (a line's placeholder depends on that line alone, so the lines two
         versions of a text share keep their placeholders, and a line diff its hunks); without ``lines``
         (a streamed delta) a line break is hidden among its class as every other character."""
-        fixed, breaks, wide = (_FIXED, _ASCII_BREAKS, _WIDE_BREAKS) if lines else (_SEPARATORS, frozenset(), frozenset())
+        breaks, wide = (_ASCII_BREAKS, _WIDE_BREAKS) if lines else (frozenset(), frozenset())
+        shifts, first_shifts = _ASCII_SHIFTS[lines]
+        from_bytes = int.from_bytes
         while i < stop:
             byte = data[i]
             if byte < 0x80:
-                out[i] = _shift(byte, _LEADING[byte] if leading else _ASCII[byte],
-                                int.from_bytes(state.copy().digest(), "big"), fixed)
+                # as _shift(byte, its class, the draw) makes it, by table; the draw's hash is made only
+                # when it is read (``out`` holds each byte a table leaves as it is)
+                table = first_shifts[byte] if leading else shifts[byte]
+                if table is not None:
+                    out[i] = table[from_bytes(state.copy().digest(), "big") % len(table)]
                 leading = leading and chr(byte) in _SPACES
                 if byte in breaks:
                     state = self._hash.copy()

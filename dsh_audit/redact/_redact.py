@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
+from ..report import dumps_pretty
 from ..session import Headers, Session, find_parent, nearby_logs, open_session, routes_from
 from ..wire import PiRoutes
 from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har
@@ -509,7 +508,9 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 routes=config is not None, unrendered=unrendered,
                 parent=None if parent is None else parent.id)
             with _temporary(manifest) as (manifest_out, manifest_temp):
-                manifest_out.write(orjson.dumps(_manifest(result, before, kept, tool_names), option=orjson.OPT_INDENT_2))
+                # written as every JSON output is: a parent id's lone surrogate, C1 control or bidi
+                # character as its \uXXXX escape (orjson refuses the first, and would write the others raw)
+                manifest_out.write(dumps_pretty(_manifest(result, before, kept, tool_names)).encode("utf-8"))
                 manifest_out.write(b"\n")
                 manifest_out.flush()
                 os.replace(log_temp, target)
@@ -545,7 +546,8 @@ def _family(source: Path, target: Path, session: Session, *, alone: bool,
     header is read once, through ``headers``.
 
     Raises:
-        UsageError: the parent lies beside the child, but no redaction of it beside ``target``.
+        UsageError: the parent lies beside the child, but no redaction of it beside ``target`` (the log
+            of the parent's id there has no redaction manifest beside it: a plain copy).
     """
     parent_id = session.header.parent_session
     if not isinstance(parent_id, str) or not parent_id:
@@ -557,6 +559,15 @@ def _family(source: Path, target: Path, session: Session, *, alone: bool,
     if alone:
         return [f"redacted alone: its verdicts were compared without its parent log {parent} (beside it, breaks "
                 "compares the two); redact the parent too, with the same salt, to give the recipient both"], None, None
+    if redacted is not None and os.path.realpath(redacted) != os.path.realpath(parent) \
+            and not os.path.isfile(manifest_path(redacted)):
+        # a plain copy of the parent (a backup, another export), not its redaction: a redaction has its manifest
+        raise UsageError(f"the parent session's log beside the output, {redacted}, is no redaction of it (no "
+                         f"{manifest_path(redacted).name} beside it), and no redaction of the parent lies beside "
+                         "the output", path=str(source),
+                         hint="move that copy away and redact the parent first, with the same --salt, with -o "
+                              "beside this child's -o (as breaks finds a parent); or pass --alone to compare this "
+                              "child's verdicts without its parent")
     if redacted is None or os.path.realpath(redacted) == os.path.realpath(parent):
         raise UsageError(f"this log is a child of {parent}, beside it, which its breaks and cache verdicts there "
                          "compare it with, and no redaction of that parent lies beside the output", path=str(source),
@@ -686,7 +697,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     try:
         if len(data) > MANIFEST_LIMIT:
             raise ValueError("too large")
-        manifest = orjson.loads(data)
+        manifest = parse_json(data)  # as JSON.parse reads it: a lone surrogate's escape too
         recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
         capture_name = manifest.get("capture")
         routed = manifest.get("routes", False)

@@ -5,8 +5,9 @@ Every string value of a record is content and gets a placeholder, except: string
 names; the full list is :data:`STRUCTURAL_KEYS`) where DSH's format puts them, whitespace-only strings,
 DSH's own fixed prompts (the title and compaction instructions, which captures are classified by), and
 the parts the user keeps (``--keep``). Below a content root (:data:`CONTENT_KEYS`: a tool call's
-arguments object, a tool result's ``details``) no key is structural, whatever its name; the header
-line keeps only the members the spec names (:data:`HEADER_KEYS`), any other one is content. Paths
+arguments object, a tool result's ``details``; and a ``tool/result``'s ``meta``) no key is structural,
+whatever its name; the header line keeps only the members the spec names (:data:`HEADER_KEYS`), any
+other one is content. Paths
 (``cwd``, ``path``, ``file_path``, ...) are replaced segment by segment, so an absolute path stays
 absolute. Numbers, booleans and nulls never change, nor do object keys,
 except a key that holds a secret: the secret in it is replaced in place, keys kept distinct
@@ -57,8 +58,12 @@ TOOL_NAME_KEYS = frozenset({"name", "toolName"})
 #: The members whose object or list value is content whole, whatever its members are named: a tool
 #: call's arguments (an object in pi-ai's messages, as a replay envelope holds them; DSH's own are a
 #: JSON text) and a tool result's ``details``. No key below one is structural: a string there is
-#: content (a path still segment by segment).
+#: content (a path still segment by segment). So is a ``tool/result`` event's ``data.meta``
+#: (:data:`META_KEY`), there only: a tool's free-form ``JsonValue`` (``dsh-tool-fs`` puts its
+#: result-time diff there), while a tool's JSON schema may name a property ``meta``.
 CONTENT_KEYS = frozenset({"arguments", "details"})
+#: The member of a ``tool/result`` event's ``data`` that is content whole (spec §2: ``meta?: JsonValue``).
+META_KEY = "meta"
 #: The members of a log's header line (spec §1.3) that are no content: kept (secrets still go), ``cwd``
 #: as a path. Any other member of the header is content, whatever its name.
 HEADER_KEYS = frozenset({"type", "version", "id", "createdAt", "parentSession", "seedLength", "origin",
@@ -118,6 +123,7 @@ class Redactor:
     _position: int = 0
     _key_end: int | None = None
     _ahead: tuple[int, int, int | None] = (-1, -1, None)
+    _meta_of: Any = None  # the ``data`` of the ``tool/result`` being read, whose ``meta`` is content
     _kept_texts: dict[tuple[str, str | None], tuple[str, tuple[tuple[str, bytes], ...]]] = field(default_factory=dict)
     _scanned_chars: int = 0
     _kept_chars: int = 0
@@ -449,9 +455,10 @@ class Redactor:
         if isinstance(value, dict):
             renamed = self.keys(value)
             out: dict[Any, Any] = {}
+            meta = value is self._meta_of
             for k, v in value.items():
                 out[renamed.get(k, k)] = self.value(v, k, kept=kept or (not content and self._kept_part(k)),
-                                                    content=content or _content_root(k, v))
+                                                    content=content or _content_root(k, v) or (meta and k == META_KEY))
             image = self.attachment(value)
             if image is not None:
                 out["attachmentId"] = image
@@ -520,6 +527,7 @@ class Redactor:
         self._open_key, self._tail = False, ""  # a private key block never runs from one record into the next
         self._key_parts, self._held, self._piece = None, False, None
         self._record, self._walked, self._position, self._key_end, self._ahead = record, None, 0, None, (-1, -1, None)
+        self._meta_of = _meta_of(record)
         try:
             if not isinstance(record, dict):
                 return self.value(record)
@@ -533,7 +541,7 @@ class Redactor:
             return self.value(record)
         finally:
             self._finish_key()
-            self._record = self._walked = self._piece = None
+            self._record = self._walked = self._piece = self._meta_of = None
 
 
 def _walk(record: Any) -> list[str]:
@@ -541,6 +549,7 @@ def _walk(record: Any) -> list[str]:
     (:meth:`Redactor._split_key`: neither structural nor blank), in the order it reads them; a header's
     ``cwd`` string, read as a path, is none. A loop, not recursion: a record may nest 512 levels."""
     header = _is_header(record)
+    meta_of = _meta_of(record)
     out: list[str] = []
     stack: list[tuple[Any, Any, bool]] = [(record, None, False)]
     while stack:
@@ -550,8 +559,10 @@ def _walk(record: Any) -> list[str]:
                 out.append(value)
         elif isinstance(value, dict):
             top = header and value is record  # the header line's own members: an unknown one is content
-            items = [(v, k, content or _content_root(k, v) or (top and k not in HEADER_KEYS)) for k, v in value.items()
-                     if not (top and k == "cwd" and isinstance(v, str))]
+            meta = value is meta_of
+            items = [(v, k, content or _content_root(k, v) or (top and k not in HEADER_KEYS)
+                      or (meta and k == META_KEY))
+                     for k, v in value.items() if not (top and k == "cwd" and isinstance(v, str))]
             stack.extend(reversed(items))
         elif isinstance(value, list):
             stack.extend((v, key, content) for v in reversed(value))
@@ -561,6 +572,13 @@ def _walk(record: Any) -> list[str]:
 def _is_header(record: Any) -> bool:
     """Whether ``record`` is a log's header line (spec §1.3)."""
     return isinstance(record, dict) and record.get("type") == "session" and "seq" not in record
+
+
+def _meta_of(record: Any) -> Any:
+    """The ``data`` object of ``record`` when it is a ``tool/result`` event (its ``meta`` is content), else None."""
+    if isinstance(record, dict) and record.get("type") == "tool/result" and isinstance(record.get("data"), dict):
+        return record["data"]
+    return None
 
 
 def _structural(key: str | None, text: str) -> bool:

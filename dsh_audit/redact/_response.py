@@ -23,7 +23,8 @@ from typing import Any
 from ._placeholder import reencode, rewrite_keys
 from ._redactor import STRUCTURAL_KEYS, Redactor
 
-__all__ = ["JsonPath", "redact_content_text", "redact_response", "redact_response_text", "string_tokens"]
+__all__ = ["JsonPath", "WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
+           "string_tokens", "wire_structural"]
 
 #: Where a string value sits in a JSON document: object keys and array indexes from the top.
 JsonPath = tuple[Any, ...]
@@ -66,8 +67,59 @@ def _json(text: str) -> bool:
     return True
 
 
-def _structural(path: JsonPath) -> bool:
-    return bool(path) and path[-1] in STRUCTURAL_KEYS
+#: The structural keys (:data:`._redactor.STRUCTURAL_KEYS`) that the wire formats a captured body or
+#: response is written in use for what is no content: types, ids, roles, models, tool names and call
+#: ids, finish reasons, statuses, OpenAI Responses' message ``phase``, a tool choice, a reasoning
+#: effort, Google's function-calling ``mode``, ``responseId`` and ``thoughtSignature``, an error's
+#: ``code``, a tool schema's ``required`` property names. Every other structural key is a name of
+#: DSH's log (``kind``, ``source``, ``target``, ``action``...): in a body, a string under it is content.
+WIRE_KEYS = STRUCTURAL_KEYS & frozenset({
+    "type", "id", "role", "model", "name", "tool_call_id", "tool_choice", "reasoning_effort", "finish_reason",
+    "object", "status", "phase", "mode", "code", "responseId", "thoughtSignature", "required"})
+#: The members of a wire body whose object value is free-form, the model's or a tool's: a tool call's
+#: ``input`` (Anthropic, Bedrock) or ``arguments``, Google's ``functionCall.args``, a tool result's
+#: ``details``; and Google's ``functionResponse.response``. No key below one is structural.
+_CONTENT_ROOTS = frozenset({"input", "arguments", "args", "details"})
+#: Where a JSON schema (a tool's parameters) names its properties: a property named ``input`` or
+#: ``args`` there is a schema, whose ``type`` stays.
+_SCHEMA_NAMES = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+
+def below_content(path: JsonPath) -> bool:
+    """Whether ``path`` (of a body's string) runs through a free-form object (:data:`_CONTENT_ROOTS`):
+    a member of one of those names whose value is an object (OpenAI Responses' top-level ``input`` is a
+    list of items, whose types and roles stay), not a property a tool's JSON schema names so.
+
+    Example:
+        >>> below_content(("messages", 1, "content", 0, "input", "mode")), below_content(("input", 0, "role"))
+        (True, False)
+        >>> below_content(("tools", 0, "function", "parameters", "properties", "args", "type"))
+        False
+    """
+    for at in range(len(path) - 1):
+        step = path[at]
+        if not isinstance(step, str) or not isinstance(path[at + 1], str):
+            continue
+        before = path[at - 1] if at else None
+        if step in _CONTENT_ROOTS and before not in _SCHEMA_NAMES:
+            return True
+        if step == "response" and before == "functionResponse":
+            return True
+    return False
+
+
+def wire_structural(path: JsonPath) -> bool:
+    """Whether a string at ``path`` of a captured body or response is structural: the value of a member
+    whose key the wire formats use for no content (:data:`WIRE_KEYS`), not below a free-form object
+    (:func:`below_content`). Any other string is content, whatever its key.
+
+    Example:
+        >>> wire_structural(("model",)), wire_structural(("messages", 0, "kind"))
+        (True, False)
+        >>> wire_structural(("contents", 1, "parts", 0, "functionCall", "args", "type"))
+        False
+    """
+    return bool(path) and path[-1] in WIRE_KEYS and not below_content(path)
 
 
 def _rewrite(text: str, replace: dict[int, str]) -> str:
@@ -88,7 +140,7 @@ def _json_response(text: str, redactor: Redactor) -> str:
     for start, _, token, path in string_tokens(text):
         value = json.loads(token)
         key = path[-1] if path and isinstance(path[-1], str) else None
-        replace[start] = redactor.keep_text(value, key) if _structural(path) else redactor.content(value, key)
+        replace[start] = redactor.keep_text(value, key) if wire_structural(path) else redactor.content(value, key)
     return rewrite_keys(_rewrite(text, replace), redactor.keys)
 
 
@@ -110,7 +162,7 @@ def redact_sse(text: str, redactor: Redactor) -> str:
         found = _payload(line.rstrip("\r\n"))
         if found is not None:
             for _, _, token, path in string_tokens(found[1]):
-                if not _structural(path):
+                if not wire_structural(path):
                     streams.setdefault(path, []).append(json.loads(token))
     placeholders = {path: iter(redactor.stream(values)) for path, values in streams.items()}
     out: list[str] = []
@@ -120,8 +172,8 @@ def redact_sse(text: str, redactor: Redactor) -> str:
         found = _payload(body)
         if found is not None:
             prefix, payload = found
-            replace = {start: redactor.keep_text(json.loads(token)) if _structural(path) else next(placeholders[path])
-                       for start, _, token, path in string_tokens(payload)}
+            replace = {start: redactor.keep_text(json.loads(token)) if wire_structural(path)
+                       else next(placeholders[path]) for start, _, token, path in string_tokens(payload)}
             out.append(prefix + rewrite_keys(_rewrite(payload, replace), redactor.keys) + ending)
         elif body.startswith("data:") and body[5:].strip() != "[DONE]":
             cut = 6 if body.startswith("data: ") else 5
