@@ -44,18 +44,24 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..log import Event, parse_json
 from ..replay import Request
-from ..session import RouteEvidence, request_provider, route_for
+from ..session import RouteEvidence, request_model, request_provider, route_for
 from ._types import CapturedRequest
 
 __all__ = ["PIAI_SESSION_HEADERS", "Pairing", "RouteApi", "align", "capture_apis", "log_routes"]
 
 _PAIRED_KINDS = ("loop", "compaction", "title")
+#: Content pairing (:func:`_by_content`) reads a string new in more requests of a lane than this
+#: only near the pairs the other strings give (it names too many requests to look at them all).
+_COMMON = 32
+#: How far from the request the first pass of :func:`_by_content` paired a capture with the second
+#: pass looks.
+_NEAR = 16
 
 #: ``routes(request)``: the wire API of the route a request took (pi-ai's API name, or
 #: ``deepseek-chat-completions`` for DSH's native adapter: :attr:`dsh_audit.session.Route.api`),
@@ -166,13 +172,28 @@ def _facts(capture: CapturedRequest) -> _Facts:
     return _Facts(capture_apis(capture, body), model if isinstance(model, str) else None, tuple(hints))
 
 
-def _hinted(facts: _Facts, sessions: Iterable[str]) -> tuple[str, str] | None:
-    """(session id, where) for the first pi-ai session id that names one of ``sessions``."""
+def _hinted(facts: _Facts, sessions: Collection[str], cuts: Mapping[str, str]) -> tuple[str, str] | None:
+    """(session id, where) for the first pi-ai session id that names one of ``sessions`` (a
+    header only by the whole id; ``prompt_cache_key`` also by one cut to
+    :data:`PROMPT_CACHE_KEY_LENGTH` code points: ``cuts`` maps each cut to the first session, in
+    the order given, that it is the cut of, :func:`_cuts`)."""
     for where, value in facts.hints:
-        for sid in sessions:
-            if value == sid or (where == _BODY_KEY and value == sid[:PROMPT_CACHE_KEY_LENGTH]):
-                return sid, where
+        if where == _BODY_KEY and len(value) <= PROMPT_CACHE_KEY_LENGTH:
+            found = cuts.get(value)  # a session id no longer than the cut is its own cut
+        else:
+            found = value if value in sessions else None
+        if found is not None:
+            return found, where
     return None
+
+
+def _cuts(order: Iterable[str]) -> dict[str, str]:
+    """Each session id cut to :data:`PROMPT_CACHE_KEY_LENGTH` code points -> the first of ``order``
+    with that cut (for :func:`_hinted`)."""
+    cuts: dict[str, str] = {}
+    for sid in order:
+        cuts.setdefault(sid[:PROMPT_CACHE_KEY_LENGTH], sid)
+    return cuts
 
 
 def log_routes(requests: Iterable[Request]) -> RouteApi:
@@ -205,20 +226,12 @@ def log_routes(requests: Iterable[Request]) -> RouteApi:
         provider, found = request_provider(request), evidence.get(request.session_id)
         if provider is None or found is None or provider not in found.seen:
             return None
-        route = route_for(provider, found)  # unknown when pi-ai's catalog contradicts the log
+        # unknown when pi-ai's catalog contradicts the log; on a provider whose catalog models speak
+        # several APIs the model decides (DSH llm-pi-ai catalog.ts:858)
+        route = route_for(provider, found, model=request_model(request))
         return route.api if route.adapter is not None else None
 
     return api
-
-
-def _request_model(request: Request) -> str | None:
-    """The model a request was sent to: a compaction call's is the one its summary names."""
-    logged = request.extra.get("model") if request.kind == "compaction" else None
-    if isinstance(logged, str) and logged:
-        return logged
-    config = (request.header or {}).get("config")
-    model = config.get("model") if isinstance(config, dict) else None
-    return model if isinstance(model, str) else None
 
 
 def _fits(lane: tuple[str | None, str | None], facts: _Facts, *, strict: bool) -> bool:
@@ -291,15 +304,24 @@ def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[
         for at, j in _by_content([request_runs[i][0] for i in mine], [capture_runs[j][0] for j in theirs]):
             partner[mine[at]] = theirs[j]
             taken.add(theirs[j])
+    # the capture runs left, by what their bodies say (route APIs, model), each group in order: a
+    # request run takes the first of the heads of the groups that fit
+    groups: dict[_Facts, list[int]] = {}
+    for j, sends in enumerate(capture_runs):
+        if j not in taken:
+            found = facts[id(sends[0])]
+            groups.setdefault(_Facts(found.apis, found.model, ()), []).append(j)
+    heads = dict.fromkeys(groups, 0)
     for i, attempts in enumerate(request_runs):
         if i in partner:
             continue
         lane = lanes[id(attempts[0])]
-        for j, sends in enumerate(capture_runs):
-            if j not in taken and _fits(lane, facts[id(sends[0])], strict=False):
-                partner[i] = j
-                taken.add(j)
-                break
+        fitting = [group for group, at in heads.items()
+                   if at < len(groups[group]) and _fits(lane, group, strict=False)]
+        if fitting:
+            first = min(fitting, key=lambda group: groups[group][heads[group]])
+            partner[i] = groups[first][heads[first]]
+            heads[first] += 1
     return partner
 
 
@@ -381,55 +403,102 @@ def _by_content(requests: Sequence[Request], captures: Sequence[CapturedRequest]
     nothing, the earliest pairs win (the order pairing).
 
     The work stays within the size of the content: each capture's strings are looked up in an
-    index of the requests' new content (each string names the few requests it is new in), and
-    only the pairs whose score is not zero (:func:`_scores`) are kept for :func:`_monotone`.
+    index of the requests' new content, and only the pairs whose score is not zero
+    (:func:`_scores`) are kept for :func:`_monotone`. A string new in many requests (more than
+    :data:`_COMMON`: a content part's type name such as ``text``, new in the first request of
+    every session of a lane; a prompt or a short reply many sessions send alike) would name each
+    of them to every capture that holds it: where a lane has such strings, the pairs are found
+    twice, first without them, then with every string but each capture looking only at the
+    requests within :data:`_NEAR` of the one the first pass gave it (:func:`_near_first`; further
+    off, the first pass's scores stand). A lane without such strings is read once, every pair
+    its order allows looked at; so is, in the second pass, a lane whose counts differ by at most 5
+    (every request a capture can pair with is then within :data:`_NEAR` of the first pass's).
 
     Returns (request index, capture index) pairs.
     """
     fresh, following = _fresh(requests)
-    cells = _scores(fresh, following, captures, abs(len(requests) - len(captures)))
-    if len(requests) >= len(captures):  # a column is a capture, a row a request
-        return _monotone(len(requests), len(captures), {(j, i - j): v for (i, j), v in cells.items() if i >= j})
-    return [(i, j) for j, i in _monotone(len(captures), len(requests),
-                                         {(i, j - i): v for (i, j), v in cells.items() if j >= i})]
-
-
-def _scores(fresh: Sequence[frozenset[str]], following: Mapping[int, int], captures: Sequence[CapturedRequest],
-            spare: int) -> dict[tuple[int, int], int]:
-    """The scores of :func:`_by_content` that are not zero, by (request, capture), for the pairs
-    in order (a request i pairs only with captures i-spare .. i+spare): how much of request i's
-    new content capture j holds, of the most any capture it could pair with holds, less the same
-    share of the next request's new content, in millionths.
-
-    A capture that holds all of a request's new content and all of the next one's holds the same
-    share of both: that pair scores zero, and only the pairs around the last request a capture
-    holds, or around content held in part, are looked at."""
-    index: dict[str, list[int]] = {}
+    contents = [_capture_content(capture) for capture in captures]
+    spare = abs(len(requests) - len(captures))
+    index: dict[str, list[int]] = {}  # string -> the requests it is new in, ascending
     for i, strings in enumerate(fresh):
         for text in strings:
             index.setdefault(text, []).append(i)
+    window = [(j - spare, j + spare) for j in range(len(captures))]
+    telling = {text: found for text, found in index.items() if len(found) <= _COMMON}
+    cells = _scores(fresh, following, contents, telling, window)
+    if len(telling) < len(index):
+        first = _monotone_cells(len(requests), len(captures), cells)
+        reach = _near_first(first, len(requests), window)
+        near = _scores(fresh, following, contents, index, reach)
+        cells = {(i, j): v for (i, j), v in cells.items() if not reach[j][0] <= i <= reach[j][1]}
+        cells.update(near)
+    return _monotone_cells(len(requests), len(captures), cells)
+
+
+def _monotone_cells(requests: int, captures: int, cells: Mapping[tuple[int, int], int]) -> list[tuple[int, int]]:
+    """:func:`_monotone` over the shorter side, of scores by (request, capture): (request index,
+    capture index) pairs."""
+    if requests >= captures:  # a column is a capture, a row a request
+        return _monotone(requests, captures, {(j, i - j): v for (i, j), v in cells.items() if i >= j})
+    return [(i, j) for j, i in _monotone(captures, requests,
+                                         {(i, j - i): v for (i, j), v in cells.items() if j >= i})]
+
+
+def _near_first(pairs: Sequence[tuple[int, int]], requests: int,
+                window: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The requests each capture is looked at against in the second pass of :func:`_by_content`:
+    those within :data:`_NEAR` of the request the first pass paired it with (a capture it left
+    unpaired: of the one it paired the capture before with, else the first request), within the
+    capture's ``window``."""
+    paired = {j: i for i, j in pairs}
+    reach: list[tuple[int, int]] = []
+    centre = 0
+    for j, (low, high) in enumerate(window):
+        centre = paired.get(j, centre)
+        reach.append((max(low, centre - _NEAR, 0), min(high, centre + _NEAR, requests - 1)))
+    return reach
+
+
+def _scores(fresh: Sequence[frozenset[str]], following: Mapping[int, int], contents: Sequence[frozenset[str]],
+            index: Mapping[str, Sequence[int]], reach: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """The scores of :func:`_by_content` that are not zero, by (request, capture), for the pairs
+    in reach (capture j and the requests ``reach[j]``, at most those a capture can pair with in
+    order: j-spare .. j+spare): how much of request i's new content capture j holds, of the most
+    any capture in its reach holds, less the same share of the next request's new content, in
+    millionths. ``contents``: each capture's strings (:func:`_capture_content`); ``index``: the
+    strings read, each with the requests it is new in, ascending.
+
+    A capture that holds all of a request's new content and all of the next one's holds the same
+    share of both: that pair scores zero, and only the pairs around the last request a capture
+    holds, or around content held in part, are looked at. Each string a capture holds is looked
+    up in two indexes: the requests it is new in, and the requests whose next request it is new
+    in, each cut to the capture's reach."""
+    size = [0] * len(fresh)  # how many of each request's new strings are read
     before = {after: i for i, after in following.items()}
+    previous: dict[str, Sequence[int]] = {}  # string -> the requests whose next request it is new in
+    for text, found in index.items():
+        for i in found:
+            size[i] += 1
+        earlier = sorted(before[i] for i in found if i in before)
+        if earlier:
+            previous[text] = earlier
     most = [0] * len(fresh)
     # per capture: (request, what it holds of the request's new content, of the next request's)
     near: list[list[tuple[int, int, int]]] = []
-    for j, capture in enumerate(captures):
+    for strings, (low, high) in zip(contents, reach):
         hits: dict[int, int] = {}
-        for text in _capture_content(capture):
-            for i in index.get(text, ()):
-                hits[i] = hits.get(i, 0) + 1
+        ahead: dict[int, int] = {}
+        for text in strings:
+            for counts, found in ((hits, index.get(text, ())), (ahead, previous.get(text, ()))):
+                for at in range(bisect_left(found, low), bisect_right(found, high)):
+                    counts[found[at]] = counts.get(found[at], 0) + 1
         full: set[int] = set()
         for i, count in hits.items():
-            if abs(i - j) <= spare:
-                most[i] = max(most[i], count)
-                if count == len(fresh[i]):
-                    full.add(i)
-        looked: set[int] = set()
-        for i in hits:
-            looked.add(i)
-            if i in before:
-                looked.add(before[i])
-        near.append([(i, hits.get(i, 0), hits.get(following[i], 0) if i in following else 0)
-                     for i in looked if abs(i - j) <= spare and not (i in full and following.get(i) in full)])
+            most[i] = max(most[i], count)
+            if count == size[i]:
+                full.add(i)
+        near.append([(i, hits.get(i, 0), ahead.get(i, 0)) for i in {*hits, *ahead}
+                     if not (i in full and following.get(i) in full)])
 
     def share(i: int, count: int) -> float:
         return count / most[i] if most[i] else 0.0
@@ -666,12 +735,12 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
     api_of = routes if routes is not None else log_routes(requests)
     order = list(dict.fromkeys(r.session_id for r in requests))
     sessions = set(order)
-    lanes = {id(r): (api_of(r), _request_model(r)) for r in requests if r.kind in _PAIRED_KINDS}
+    lanes = {id(r): (api_of(r), request_model(r)) for r in requests if r.kind in _PAIRED_KINDS}
     facts = {id(c): _facts(c) for c in captures if c.kind in _PAIRED_KINDS}
     by_request: dict[int, list[Pairing]] = {}
-    unpaired: list[Request] = list(requests)
     leftovers: list[Pairing] = []
     owner: dict[int, tuple[str, str]] = {}  # capture -> (its session, what says so)
+    cuts = _cuts(order)
     for capture in captures:
         sid = capture.session_id
         if capture.kind not in _PAIRED_KINDS:
@@ -680,7 +749,7 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
             leftovers.append(Pairing(None, capture, note=f"foreign: session {sid} is not among the logs given"))
         elif sid is not None:
             owner[id(capture)] = (sid, "session header and order")
-        elif (hinted := _hinted(facts[id(capture)], order)) is not None:
+        elif (hinted := _hinted(facts[id(capture)], sessions, cuts)) is not None:
             owner[id(capture)] = (hinted[0], f"pi-ai session id ({hinted[1]}) and order")
 
     def pair(requests_in: list[Request], captures_in: list[CapturedRequest],
@@ -691,14 +760,21 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
             by_request.setdefault(id(item.request), []).append(item)
         return left
 
+    # each session's requests and the captures it owns, by kind, each in the order given
+    own_requests: dict[tuple[str, str], list[Request]] = {}
+    for request in requests:
+        own_requests.setdefault((request.session_id, request.kind), []).append(request)
+    own_captures: dict[tuple[str, str], list[CapturedRequest]] = {}
+    for capture in captures:
+        if id(capture) in owner:
+            own_captures.setdefault((owner[id(capture)][0], capture.kind), []).append(capture)
     for sid in order:
         for kind in _PAIRED_KINDS:
-            mine = [r for r in unpaired if r.session_id == sid and r.kind == kind]
-            theirs = [c for c in captures if c.kind == kind and id(c) in owner and owner[id(c)][0] == sid]
+            mine, theirs = own_requests.get((sid, kind), []), own_captures.get((sid, kind), [])
             for capture in pair(mine, theirs, lambda _r, c: owner[id(c)][1]):
                 leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request of session {sid} left "
                                          f"for {_where(facts[id(capture)], capture)}"))
-        unpaired = [r for r in unpaired if id(r) not in by_request]
+    unpaired = [r for r in requests if id(r) not in by_request]
     unlabelled = [c for c in captures if c.kind in _PAIRED_KINDS and c.session_id is None and id(c) not in owner]
     for kind in _PAIRED_KINDS:
         mine, timed = _in_send_order([r for r in unpaired if r.kind == kind])

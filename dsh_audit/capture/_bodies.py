@@ -53,8 +53,11 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     files: dict[str, Path] = {}
     for path, members in by_capture.items():
         pairs = align([r for s in members for r in s.requests], load_capture(path), routes=route_apis(members))
+        by_session: dict[str, list[Pairing]] = {}
+        for pairing in pairs:
+            if pairing.request is not None:
+                by_session.setdefault(pairing.request.session_id, []).append(pairing)
         for session in members:
-            mine = [p for p in pairs if p.request is not None and p.request.session_id == session.id]
-            bodies[session.id] = captured_bodies(session.requests, mine)
+            bodies[session.id] = captured_bodies(session.requests, by_session.get(session.id, []))
             files[session.id] = path
     return bodies, files
