@@ -5,6 +5,10 @@ A package lists ``name -> defining module`` (relative to the package) in a ``_LA
 the same names under ``if TYPE_CHECKING:`` for type checkers, and installs the two hooks::
 
     __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
+
+A module that needs a whole package only on some paths (``breaks --cost`` needs the cache
+accounting, ``breaks`` does not) binds it as ``cache = LazyModule("dsh_audit.cache")`` outside
+``if TYPE_CHECKING:`` and imports it for real inside, so type checkers see the package.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["LazyModule", "lazy_names"]
 
 
 def lazy_names(package: str, table: Mapping[str, str],
@@ -36,3 +40,20 @@ def lazy_names(package: str, table: Mapping[str, str],
         return sorted(set(vars(sys.modules[package])) | listed)
 
     return __getattr__, __dir__
+
+
+class LazyModule:
+    """The module ``name``, imported when one of its attributes is first read, not when this
+    object is made.
+
+    Example:
+        >>> json = LazyModule("json")
+        >>> json.dumps([1])
+        '[1]'
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)

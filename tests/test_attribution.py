@@ -431,7 +431,7 @@ def test_exports_are_exact_and_sorted():
         "Break", "CAUSES", "Divergence", "FieldChange", "MessageDigests", "RELATIONS", "SessionAttribution", "UNEXPLAINED_CAUSES",
         "Transition", "VERDICTS", "attribute", "attribute_group", "attribute_log", "attribute_opened", "attribute_paths",
         "attribute_sessions", "captured_extends", "common_prefix", "diff_headers", "format_transition", "lcp_bytes",
-        "pieces_offset",
+        "pieces_offset", "refuse_imported",
         "iter_attribute"}
 
 

@@ -192,11 +192,13 @@ def test_explain_wraps_at_words_with_a_hanging_indent(columns: int):
     code, lines = invoke("explain", str(LOG), "-1", columns=columns)
     assert code == 0
     if columns == 80:
-        assert lines[:5] == [
+        assert lines[:7] == [
             "request 7 (loop, turn 6 step 1 attempt 1) of session",
             "  session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824: break, cause header_change",
             "  compared with request 6 (step); 14 leading message(s) shared",
             "  prompt changed at system (header_change: system, tools)",
+            "  cost: 2880 token(s) it should have read from the cache and did not (as `cache`",
+            "    counts them), $0.0018 over cache reads at its rate",
             "  first divergence: system, byte 1961 of the segment, byte 2050 of the body"]
         assert lines[-4:] == [
             '  seq 135 request/header {"reason":"change",',

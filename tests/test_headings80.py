@@ -31,7 +31,9 @@ CHAT = CORPUS / "live" / "a-chat"
 needs_corpus = pytest.mark.skipif(not (CHAT / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
 TABLE_80 = ["#  turn/step/try  kind  header     msgs  input  cache read  output  finish",
             "─" * 74,
-            "0  1/1/1          loop  5 initial     1    131           ?       8  stop"]
+            "0  1/1/1          loop  5 initial     1    131           ?       8  stop",
+            "   total                                   131           ?       8",
+            "total: each count summed over the requests that logged it (?: not logged)"]
 
 
 def _chat(path: Path, session_id: str) -> Path:

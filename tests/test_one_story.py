@@ -82,6 +82,11 @@ def test_check_and_index_count_the_same_breaks(logs: list[Path], breaks: dict[st
     assert totals["attribution_breaks"] == totals["cache_breaks"] == sum(breaks.values())
 
 
+@needs_corpus
+def test_breaks_cost_what_cache_judged_over_the_corpus(logs: list[Path]) -> None:
+    assert _breaks_cost_what_cache_judged(CliRunner(), logs, "--lenient") == 50  # as every view counts them
+
+
 # -- every view over generated sessions -------------------------------------------------------------
 
 _HOUR_MS = 3_600_000
@@ -199,7 +204,29 @@ def _story(logs: list[Path], tmp: Path) -> dict[str, Counter[tuple[str, int, str
         assert transition["verdict"] == "break", (path, request, transition)
         explained[(path, request, transition["cause"] or "unexplained")] += 1
     found["explain"] = explained
+    _breaks_cost_what_cache_judged(runner, logs)
     return found
+
+
+def _breaks_cost_what_cache_judged(runner: CliRunner, logs: list[Path], *options: str) -> int:
+    """``breaks --json`` says what each break cost: the lost tokens of its request in ``cache
+    --json``'s timeline (null, with why, when its cache reads were not logged) and their cost (the
+    verdict's, $0 when it lost none), for every break ``breaks`` lists; returns how many it listed."""
+    real = os.path.realpath
+    argv = [*options, *(str(log) for log in logs)]
+    judged = runner.invoke(cli, ["cache", "--json", *argv])
+    verdicts = {(real(r["path"]), v["index"]): v for r in map(json.loads, judged.stdout.splitlines())
+                for v in r["timeline"]}
+    listed = runner.invoke(cli, ["breaks", "--json", "--cost", *argv])
+    rows = list(map(json.loads, listed.stdout.splitlines()))
+    assert len(rows) == sum(v["classification"] in BREAKS for v in verdicts.values())
+    for row in rows:
+        verdict = verdicts[(real(row["path"]), row["request"])]
+        lost = None if verdict["actual"] is None else sum(verdict["lost"].values())
+        cost = verdict["lost_cost"] if lost else None if lost is None else 0.0
+        assert (row["lost_tokens"], row["lost_cost_usd"]) == (lost, cost), (row["path"], row["request"], verdict)
+        assert (row["unpriced"] is None) == (cost is not None), row
+    return len(rows)
 
 
 def _by_cause(found: Counter[tuple[str, int, str]]) -> Counter[str]:

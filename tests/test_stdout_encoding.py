@@ -102,8 +102,10 @@ def test_a_table_keeps_its_columns(folder, encoding):
         "0 |1/1/1         |loop  |5 initial |   1 |  133 |         0 |     9 |stop  ",
         "1 |-             |title |-         |   1 |    ? |         ? |     ? |      ",
         "2 |2/1/1         |loop  |22 change |   3 |  231 |         0 |     7 |stop  ",
+        "  |total         |      |          |     |  364 |         0 |    16 |      ",
+        "total: each count summed over the requests that logged it (?: not logged)  ",
     ]
-    assert len(separators(lines[1:])) == 1
+    assert len(separators(lines[1:-1])) == 1
 
 
 def test_a_table_wraps_escapes_in_their_column_ascii(folder):
@@ -195,6 +197,7 @@ def test_explain_folds_the_escaped_text(folder, encoding):
     assert lines[2:] == [
         "  compared with request 0 (step); 1 leading message(s) shared",
         "  prompt changed at config (header_change: model)",
+        "  cost: $0, it lost no cache read it could have had (as `cache` counts them)",
         "  first divergence: config, byte 19 of the body",
         "fields:",
         '  model: "deepseek-v4-flash" \\u2192 "deepseek-\\u2192\\u6f22\\u5b57" (prompt)',

@@ -100,7 +100,9 @@ def test_requests_draw_a_row_a_line_when_the_compact_table_holds_it(monkeypatch,
         "─" * 75,
         "0  -              title  -             1      ?           ?       ?",
         "1  1/1/1          loop   6 initial     2    219           0      25  stop",
-        "2  2/1/1          loop   6 initial     4    128         128      10  stop"]
+        "2  2/1/1          loop   6 initial     4    128         128      10  stop",
+        "   total                                    347         128      35",
+        "total: each count summed over the requests that logged it (?: not logged)"]
 
 
 def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_home: Path):

@@ -8,7 +8,7 @@ cause and the log events that prove it (:class:`dsh_audit.session.Evidence`). Se
 """
 
 from ._attribute import attribute, attribute_sessions, captured_extends
-from ._entry import attribute_group, attribute_log, attribute_opened, attribute_paths, iter_attribute
+from ._entry import attribute_group, attribute_log, attribute_opened, attribute_paths, iter_attribute, refuse_imported
 from ._header_diff import diff_headers
 from ._model import (
     CAUSES,
@@ -48,4 +48,5 @@ __all__ = [
     "iter_attribute",
     "lcp_bytes",
     "pieces_offset",
+    "refuse_imported",
 ]

@@ -39,11 +39,13 @@ from ..wire import PiRoutes
 from ._attribute import _Attributor, _Session, attribute_sessions
 from ._model import SessionAttribution, Transition
 
-__all__ = ["attribute_group", "attribute_log", "attribute_opened", "attribute_paths", "iter_attribute"]
+__all__ = ["attribute_group", "attribute_log", "attribute_opened", "attribute_paths", "iter_attribute",
+           "refuse_imported"]
 
 
 def refuse_imported(item: Session | Failure) -> Session | Failure:
-    """An imported (Claude Code, Codex) log has no events to cite: a Failure for attribution."""
+    """An imported (Claude Code, Codex) log has no events to cite: a Failure for attribution (as
+    :func:`attribute_group` gives it, for a view that attributes an opened group its own way)."""
     if isinstance(item, Session) and item.imported:
         return Failure(item.path, UnsupportedFormatError(
             f"a {item.format} log: break attribution needs the events of a DSH session log", path=item.path,

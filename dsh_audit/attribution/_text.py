@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..jsjson import stringify
@@ -104,8 +105,10 @@ def _evidence(item: Evidence) -> str:
     return f"  {where}seq {item.seq} {item.type} {data}"
 
 
-def format_transition(t: Transition) -> str:
-    """Say why request ``t.request`` did or did not reuse the cache, quoting the evidence.
+def format_transition(t: Transition, *, added: Sequence[str] = ()) -> str:
+    """Say why request ``t.request`` did or did not reuse the cache, quoting the evidence;
+    ``added``: further lines another view says of the request (``explain``: what a break cost),
+    shown after the sentence that explains it.
 
     Example:
         >>> from dsh_audit.attribution import Transition
@@ -115,7 +118,7 @@ def format_transition(t: Transition) -> str:
     """
     head = f"request {t.request} ({_where(t)}) of session {t.session_id}: {t.verdict}"
     if t.verdict == "first":
-        lines = [head, "  nothing before it in its conversation: no cache to reuse"]
+        lines = [head, "  nothing before it in its conversation: no cache to reuse", *added]
         return "\n".join(lines + [f"  note: {n}" for n in t.notes])
     other = "" if t.previous_session_id in (None, t.session_id) else f" of session {t.previous_session_id}"
     cause = f", cause {t.cause}" if t.cause else ""
@@ -123,7 +126,7 @@ def format_transition(t: Transition) -> str:
     lines = [f"{head}{cause}{also}",
              f"  compared with request {t.previous}{other} ({t.relation}); {t.common_messages} leading "
              "message(s) shared",
-             f"  {t.detail}"]
+             f"  {t.detail}", *added]
     if t.first_divergence is not None:
         d = t.first_divergence
         where = d.segment + (f", message {d.message_index}" if d.message_index is not None else "")

@@ -513,7 +513,7 @@ class _Analyzer:
             lost_cost=lost_cost(sum(lost.values()), price, written=_written(request),
                                 retention=retention.name if retention else None) if isinstance(price, Quote) else None,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
-            ttl_seconds=ttl if retention else None)
+            ttl_seconds=ttl if retention else None, unpriced=price if isinstance(price, str) else None)
 
     def marks(self, bp: Breakpoints, rule: CacheRule, request: Request, prompt: Prompt,
               logged: int | None) -> dict[str, dict[int, int | None]]:

@@ -235,15 +235,30 @@ class _Track:
         self.cumulative += islice(accumulate(counts, initial=total), 1, None)
 
     def extend(self, messages: _Messages, start: int, stop: int | None = None) -> None:
-        """Add the parts of ``messages.view[start:stop]``."""
-        for i in range(start, len(messages.view) if stop is None else stop):
-            part = messages.part_for(i)
-            if len(part[0]) != 1:
-                self.wide.append(len(self.parts))
-                self.spread.append((self.spread[-1] if self.spread else 0) + len(part[0]) - 1)
-            self.parts.append(part)
-            self._add(*part)
+        """Add the parts of ``messages.view[start:stop]`` (made in order, added at once; those
+        made before a part that fails are added all the same)."""
+        made: list[_Part] = []
+        try:
+            for i in range(start, len(messages.view) if stop is None else stop):
+                made.append(messages.part_for(i))
+        finally:
+            self._add_parts(made)
         self.view = messages.view
+
+    def _add_parts(self, made: list[_Part]) -> None:
+        if not made:
+            return
+        first = len(self.parts)
+        segments: list[str] = []
+        counts: list[int] = []
+        for k, (part_segments, part_counts) in enumerate(made):
+            if len(part_segments) != 1:
+                self.wide.append(first + k)
+                self.spread.append((self.spread[-1] if self.spread else 0) + len(part_segments) - 1)
+            segments += part_segments
+            counts += part_counts
+        self.parts += made
+        self._add(segments, counts)
 
     def _copy(self, source: _Track, start: int, stop: int) -> None:
         """Add ``source``'s messages ``start:stop`` as they are (a C-speed copy; only the few
@@ -504,13 +519,17 @@ class PromptBuilder:
         tool_list = list(tools) if isinstance(tools, list) else ([tools] if tools is not None else [])
         strip = self.rule.strip_reasoning_without_tool_calls
         messages = request.messages
+
+        def part_for(i: int) -> _Part:
+            message = messages[i]  # looked up once (a view's item is a Python call)
+            return self._part(("json", id(message)), message, lambda: [_drop_reasoning(message) if strip else message])
+
         return {
             "params": [self._part(("json-params", id(config)), config, lambda: [params] if params else [])],
             "system": [self._part(("json-system", id(header)), header,
                                   lambda: [system] if system is not None else [])],
             "tools": [self._part(("json-tools", id(header)), header, lambda: tool_list)],
-            "messages": self._messages(request, lambda i: self._part(
-                ("json", id(messages[i])), messages[i], lambda: [_drop_reasoning(messages[i]) if strip else messages[i]])),
+            "messages": self._messages(request, part_for),
         }
 
 

@@ -44,7 +44,9 @@ class CacheVerdict:
         source_index: the earlier request that left the expected prefix; ``gap_seconds``: time
             since the conversation's previous request.
         lost: tokens that were billed as misses, per cause; ``lost_cost``: their cost (USD) at the
-            request's rate (cache-miss minus cache-read), None when the request is unpriced.
+            request's rate (cache-miss minus cache-read), None when the request is unpriced, and
+            ``unpriced`` then why (the price table's reason: an unknown model, no rate in force
+            on its date; not in the JSON of ``cache``'s timeline, whose ``lost_cost`` is null).
         prompt_source: ``wire:<adapter>`` when the rendered body was compared, else ``json``.
         cache_retention: the retention the request's rendered body asks for when it is not its
             rule's default (:class:`dsh_audit.cache.Retention`: ``1h``, ``24h`` or ``none``), with the
@@ -74,6 +76,7 @@ class CacheVerdict:
     prompt_source: str = "json"
     cache_retention: str | None = None
     ttl_seconds: float | None = None
+    unpriced: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         retention = {} if self.cache_retention is None else {"cache_retention": self.cache_retention,

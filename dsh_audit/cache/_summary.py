@@ -33,7 +33,10 @@ def iso_utc(seconds: float | None) -> str | None:
     """
     moment = None if seconds is None else utc_moment(math.floor(seconds))
     # the year by hand: strftime's %Y does not pad years before 1000 on glibc ("1-01-01T...")
-    return None if moment is None else f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"
+    if moment is None:
+        return None
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"  # not strftime: a call per field
+            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z")
 
 
 @dataclass(frozen=True, slots=True)

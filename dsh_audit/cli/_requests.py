@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -16,7 +16,7 @@ from ..runner import in_process, iter_many
 from ..replay import Request
 from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
-from ..report.terminal import Amount, page_listing, print_table, progress_callback
+from ..report.terminal import Amount, listing_format, page_listing, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning, place_text,
                       engine_options, jobs_option, listing_options, lenient_option, log_progress, newest_first, one_log,
                       one_request, pager_option, selected_logs, session_paths, session_title, time_options)
@@ -48,6 +48,27 @@ def _row(request: Request) -> tuple[object, ...]:
     read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
     return (request.index, where, request.kind, header, request.message_count,
             _tokens(usage, "inputTokens"), _count(read), _tokens(usage, "outputTokens"), finish)
+
+
+#: The columns the total row sums (each a count a request may not have logged).
+_SUMMED = ("input", "cache read", "output")
+
+
+def _total_row(rows: Sequence[tuple[Any, ...]]) -> tuple[tuple[object, ...], str | None]:
+    """The table's last row, ``total`` (under "turn/step/try"): the tokens of :data:`_SUMMED` summed over the requests that
+    logged each (``?`` when none did), as `usage` sums them; and the caption saying so when some
+    did not (None when every request logged every one)."""
+    total: list[object] = [""] * len(_COLUMNS)
+    total[_COLUMNS.index("turn/step/try")] = "total"  # "#" stays a column of numbers, as narrow as they are
+    short = False
+    for name in _SUMMED:
+        at = _COLUMNS.index(name)
+        known = [cell.value for row in rows
+                 if isinstance(cell := row[at], Amount) and isinstance(cell.value, int)]
+        short = short or len(known) < len(rows)
+        total[at] = Amount(sum(known), str(sum(known))) if known else Amount(None, "?")
+    note = "total: each count summed over the requests that logged it (?: not logged)" if short else None
+    return tuple(total), note
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +146,12 @@ def _report(view: _View, *, as_json: bool) -> None:
         return
     for note in view.notes:
         echo_note(note)
-    print_table(session_title(view.path, view.session_id), _COLUMNS, view.rows, caption=view.caption, droppable=_DROPPABLE)
+    rows, caption = list(view.rows), view.caption
+    if listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total
+        total, summed = _total_row(view.rows)
+        rows.append(total)
+        caption = "; ".join(text for text in (caption, summed) if text) or None
+    print_table(session_title(view.path, view.session_id), _COLUMNS, rows, caption=caption, droppable=_DROPPABLE)
 
 
 @click.command("requests")
@@ -153,9 +179,12 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     sent; "input", "cache read" and "output" the tokens the log records for its response (input:
     prompt tokens not read from the cache, as DSH counts them; "?" when none are logged, an
     empty cell in --format csv);
-    "finish" why the response ended. A narrow terminal leaves out a column with no value in any
-    row, then "finish", then "header". With --json, one object per request, led by "path", the
-    log it is from (two files may hold one session id).
+    "finish" why the response ended. The last row, "total", sums the tokens of each count over the
+    requests that logged it ("?" when none did; the caption says when some did not; not in
+    --format csv, whose rows are the JSON's). A narrow
+    terminal leaves out a column with no value in any row, then "finish", then "header". With
+    --json, one object per request, led by "path", the log it is from (two files may hold one
+    session id); no total.
 
     \b
     Example:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from itertools import accumulate, count
 from typing import Any, TypeGuard
 
 import orjson
@@ -269,6 +270,8 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 
 def is_safe_int(value: Any) -> TypeGuard[float]:
+    if type(value) is int:  # the common case first (a bool is not one)
+        return -MAX_SAFE <= value <= MAX_SAFE
     if isinstance(value, bool):
         return False
     if isinstance(value, float):
@@ -320,10 +323,8 @@ def _validate_row(row: dict[str, Any]) -> tuple[str, list[str], list[float]]:
         members = _row_members(tag, data, "texts")
     if not is_safe_int(seq0 + len(members) - 1):
         raise RowError(f"malformed {tag} storage row: member seqs must stay safe integers")
-    times = [time0]
-    for gap in data["dt"]:
-        times.append(times[-1] + gap)
-    if any(abs(t) > MAX_SAFE for t in times):
+    times = list(accumulate(data["dt"], initial=time0))  # each the one before plus its gap, as JavaScript adds
+    if max(times) > MAX_SAFE or min(times) < -MAX_SAFE:  # finite numbers: the same test as abs() of each
         raise RowError(f"malformed {tag} storage row: member times must stay safe integers")
     return tag, members, times
 
@@ -342,10 +343,23 @@ def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     """Validate a ``*-chunks`` row strictly and expand it to its ``assistant/chunk`` events."""
     tag, members, times = _validate_row(row)
     data, seq0 = row["data"], row["seq0"]
-    turn, step = data["turn"], data["step"]
-    return [{"type": "assistant/chunk", "seq": seq0 + k, "time": times[k],
-             "data": {"turn": turn, "step": step, "chunk": _member(tag, data, member)}}
-            for k, member in enumerate(members)]
+    turn, step, index = data["turn"], data["step"], data["index"]
+    # Each member's chunk as :func:`_member` makes it (the same keys in the same order), without a
+    # call per member: a row holds dozens of them.
+    if tag == "tool-call-chunks":
+        ident = data["id"]
+        if "name" in data:
+            name = data["name"]
+            chunks = [{"type": "tool-call-delta", "index": index, "id": ident, "name": name, "argumentsDelta": member}
+                      for member in members]
+        else:
+            chunks = [{"type": "tool-call-delta", "index": index, "id": ident, "argumentsDelta": member}
+                      for member in members]
+    else:
+        kind = "text-delta" if tag == "text-chunks" else "reasoning-delta"
+        chunks = [{"type": kind, "index": index, "text": member} for member in members]
+    return [{"type": "assistant/chunk", "seq": seq, "time": time, "data": {"turn": turn, "step": step, "chunk": chunk}}
+            for seq, time, chunk in zip(count(seq0), times, chunks)]
 
 
 def row_head(row: dict[str, Any]) -> tuple[dict[str, Any], int]:

@@ -400,7 +400,7 @@ def _check_provenance(event: Event, shadowed: list[int]) -> None:
         if not raw and event.type != "assistant/message":
             raise ReplayError("sourceEventSeqs must not be empty except on assistant/message")
         later = None
-        if all(type(source) is int for source in raw) and (not raw or min(raw) >= 0):
+        if set(map(type, raw)) <= {int} and (not raw or min(raw) >= 0):
             sources = set(raw)  # the common case, checked in C-speed passes
             if raw and max(raw) >= event.seq:
                 later = next(source for source in raw if source >= event.seq)
