@@ -255,6 +255,7 @@ MUTATIONS: dict[str, Callable[[Log], None]] = {
                                                   "data": log[1][9]["data"]}),
     "DSH413": _swap_calls,
     "DSH414": lambda log: insert(log[1], 31, {**log[1][30], "data": {**log[1][30]["data"], "callId": "call_extra"}}),
+    "DSH415": _set(30, "data.arguments", {"command": "ls"}),
     "DSH420": _chunk_inserted(14, {"type": "block-start", "index": 0, "blockType": "reasoning"}),
     "DSH421": _chunk_inserted(14, {"type": "text-delta", "index": 7, "text": "x"}),
     "DSH422": _chunk_inserted(14, {"type": "block-end", "index": 9, "block": {"type": "text", "text": ""}}),
@@ -314,6 +315,7 @@ PHYSICAL: dict[str, Callable[[Path], Path]] = {
     "DSH201": lambda tmp: _raw(tmp, b""),
     "DSH204": lambda tmp: write(tmp, _with_header(version=1)),
     "DSH206": lambda tmp: write(tmp, _with_header(version=1), name="session.jsonl"),
+    "DSH217": lambda tmp: write(tmp, _with_header(version=1), name="session.v1.jsonl"),
 }
 
 

@@ -99,10 +99,10 @@ def test_compaction_findings_text(tmp_path):
     log[1][113]["data"]["shadowedRange"] = {"start": 7, "end": 96}
     path = write(tmp_path, log)
     assert [(f.rule, f.seq, f.message) for f in validate(path)] == [
-        ("DSH321", 113, "shadowedRange {'start': 7, 'end': 96} must be the first and last of a non-empty "
-                        "shadowedSeqs [7, 8, 22, 29, 42, 44, 60, 67, 77, 84, 96, 98]"),
-        ("DSH321", 114, "replace range {'start': 7, 'end': 98} is not the compaction/summary shadowedRange "
-                        "{'start': 7, 'end': 96}")]
+        ("DSH321", 113, 'shadowedRange {"start":7,"end":96} must be the first and last of a non-empty '
+                        "shadowedSeqs [7,8,22,29,42,44,60,67,77,84,96,98]"),
+        ("DSH321", 114, 'replace range {"start":7,"end":98} is not the compaction/summary shadowedRange '
+                        '{"start":7,"end":96}')]
 
 
 def test_bracket_overlap_and_orphan_checkpoint(tmp_path):
@@ -111,7 +111,7 @@ def test_bracket_overlap_and_orphan_checkpoint(tmp_path):
     findings = validate(write(tmp_path, log))
     assert [(f.rule, f.seq) for f in findings] == [("DSH325", 113), ("DSH325", 114), ("DSH325", 115),
                                                    ("DSH325", 116)]
-    assert findings[0].message == ("compaction/start while compaction 87867474-e5f9-47cb-8936-12fb947893bb "
+    assert findings[0].message == ('compaction/start while compaction "87867474-e5f9-47cb-8936-12fb947893bb" '
                                    "(seq 112) has no compaction/end")
 
 
@@ -224,7 +224,7 @@ def test_v2_stream_record_messages(tmp_path):
         ("DSH421", "reasoning-delta at index 0 needs an open reasoning block, but no block is open there"),
         ("DSH109", f"{prefix} 4: malformed text-chunks stream record: dt length 0 does not match 2 members"),
         ("DSH422", "block-end index 0 has no open block"),
-        ("DSH109", f"{prefix} 15: unsupported stream record type 'usage-chunks'")]
+        ("DSH109", f'{prefix} 15: unsupported stream record type "usage-chunks"')]
 
 
 def test_v2_attempt_records(tmp_path):

@@ -108,7 +108,7 @@ EXPECTED: dict[str, Found] = {
         ('DSH111', 31, 37, 'time 1.5 is not a safe integer'),
     ],
     'chunk-ignorable-false': [
-        ('DSH113', 31, 37, 'ignorable is False, not true'),
+        ('DSH113', 31, 37, 'ignorable is false, not true'),
     ],
     'chunk-integral-float-time': [
     ],
@@ -129,9 +129,9 @@ EXPECTED: dict[str, Found] = {
         ('DSH405', 23, 29, 'assistant/chunk names turn 1/step 1 but no turn is open'),
         ('DSH421', 23, 29, 'text-delta at index 0 needs an open text block, but no block is open there'),
         ('DSH320', 23, 29, 'assistant/chunk follows the compaction/summary at seq 28; its user/message surface replace must come immediately after it'),
-        ('DSH327', 26, 33, 'turn/start crosses the open compaction f55a3da2-19a2-4b37-95a9-cfd96dbbbab2 (compaction/start seq 27)'),
-        ('DSH327', 37, 46, 'turn/end crosses the open compaction f55a3da2-19a2-4b37-95a9-cfd96dbbbab2 (compaction/start seq 27)'),
-        ('DSH326', None, None, 'log ends inside compaction f55a3da2-19a2-4b37-95a9-cfd96dbbbab2 (compaction/start seq 27 has no compaction/end)'),
+        ('DSH327', 26, 33, 'turn/start crosses the open compaction "f55a3da2-19a2-4b37-95a9-cfd96dbbbab2" (compaction/start seq 27)'),
+        ('DSH327', 37, 46, 'turn/end crosses the open compaction "f55a3da2-19a2-4b37-95a9-cfd96dbbbab2" (compaction/start seq 27)'),
+        ('DSH326', None, None, 'log ends inside compaction "f55a3da2-19a2-4b37-95a9-cfd96dbbbab2" (compaction/start seq 27 has no compaction/end)'),
     ],
     'row-block-not-open': [
         ('DSH421', 12, 14, 'text-delta at index 5 needs an open text block, but no block is open there'),
@@ -144,7 +144,8 @@ EXPECTED: dict[str, Found] = {
         ('DSH107', 32, 39, 'seq gap: expected 38, got 39'),
         ('DSH108', 33, 41, 'seq 41 repeats or goes backwards (expected 42)'),
         ('DSH426', 35, 43, 'stop finish with 1 open block(s)'),
-        ('DSH310', 36, 44, "sourceEventSeqs [37..43] (7) are not the attempt's chunks [37..43] (6)"),
+        ('DSH310', 36, 44, "sourceEventSeqs [37..43] (7) are not the attempt's chunks [37..43] (6): 38 is not a chunk "
+                           "of the attempt"),
     ],
     'row-turn-mismatch': [
         ('DSH405', 10, 8, 'assistant/chunk names turn 2/step 1 but turn 1/step 1 is open'),
@@ -159,7 +160,8 @@ EXPECTED: dict[str, Found] = {
         ('DSH107', 12, 14, 'seq gap: expected 13, got 14'),
         ('DSH421', 12, 14, 'text-delta at index 1 needs an open text block, but no block is open there'),
         ('DSH422', 14, 20, 'block-end index 1 has no open block'),
-        ('DSH310', 17, 23, "sourceEventSeqs [7..22] (16) are not the attempt's chunks [7..22] (15)"),
+        ('DSH310', 17, 23, "sourceEventSeqs [7..22] (16) are not the attempt's chunks [7..22] (15): 13 is not a chunk "
+                           "of the attempt"),
     ],
     'v2-chunks-unknown': [
         ('DSH206', 1, None, 'header says v2 but the file name session.jsonl is generation v0'),

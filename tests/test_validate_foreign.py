@@ -1,5 +1,6 @@
-"""``validate`` on another agent's log (Claude Code, Codex): one finding that says what the file is,
-not the DSH header-field errors its first record would give (five errors and a warning before)."""
+"""``validate`` on another agent's log (Claude Code, Codex): refused as `check` refuses it (exit 2,
+saying what the file is and what reads it), not the DSH header-field errors its first record would
+give (five errors and a warning before)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,6 @@ DATA = Path(__file__).resolve().parent / "data" / "importers"
 def test_a_foreign_log_is_one_finding_naming_its_format(kind: str, log: Path, monkeypatch, capsys) -> None:
     code, out, err = invoke(monkeypatch, capsys, "validate", str(log))
     assert (code, out, err) == (
-        1, f"{log}:1: DSH202 error: first line is a {kind} record, not a DSH session header: this is a {kind} "
-           "session (requests, show, cache and usage import it; validate checks DSH logs) (write the session "
-           "header before any event)\n", ["1 error(s), 0 warning(s), 0 info in 1 file(s): DSH202 x1"])
+        2, "", [f"error: {log}:1: first line is a {kind} record, not a DSH session header: this is a {kind} "
+                "session, not a DSH log (hint: requests, show, cache and usage import it; validate, breaks, check "
+                "and report read DSH logs only)"])

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import UsageError
+from ..errors import MalformedRecordError, UsageError
+from ..log import detect_format
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
@@ -44,9 +45,11 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     session id, a unique id prefix or `latest` (looked up there). Unlike `requests`, which stops at
     the refusal DSH reports, this lists every violation with its rule id (docs/rules.md),
     file:line, seq and a fix hint, and checks a child log against its parent when both are given.
-    Exit status: 0 no error finding, 1 error findings (or warnings with --strict), 2 bad usage or
-    an unreadable path. With --json, one object per finding, then always a last one:
-    {"type": "summary", "passed", "counts" by severity, "files", "rules": findings by rule}.
+    Exit status: 0 no error finding, 1 error findings (or warnings with --strict), 2 bad usage,
+    an unreadable path, or another agent's log (Claude Code, Codex: `requests`, `show`, `cache`
+    and `usage` read those). With --json, one object per finding, then always a last one:
+    {"type": "summary", "passed", "counts" by severity, "files", "rules": findings by rule}, and
+    with --ignore "ignored": how many findings it hid (the text summary says so on stderr).
 
     \b
     Example:
@@ -62,9 +65,14 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     if sarif_path != STDOUT:
         guard_evidence(paths, sarif_path, what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
-        findings = validate_paths(logs, rules=rules or None, ignore=ignored or None, lenient=lenient,
-                                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
-                                  progress=report_progress)
+        # every rule, selected below: another agent's log is refused whatever --rule says, and
+        # --ignore counts what it hides
+        found = validate_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs, engine=engine,
+                               scheduler=scheduler, progress=report_progress)
+    _refuse_foreign(found)
+    chosen, kept = select_rules(rules, ()), select_rules(rules, ignored)
+    findings = [f for f in found if f.rule in kept]
+    hidden = Counter(f.rule for f in found if f.rule in chosen and f.rule not in kept)
     failing = {"error", "warning"} if strict else {"error"}
     passed = not any(f.severity in failing for f in findings)
     if as_json:
@@ -74,12 +82,40 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         if sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
             echo_lines(format_text(findings))
         echo(format_summary(findings, files=len(logs)), err=True)
+        if ignored:
+            echo(_hidden_text(hidden), err=True)
     if sarif_path is not None:
         write_output(sarif_path, json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n",
                      what="SARIF")
     if as_json:  # last, once every output is written: a run that fails there has no summary
-        click.echo(dumps_line(_summary(findings, files=len(logs), passed=passed)))
+        summary = _summary(findings, files=len(logs), passed=passed)
+        if ignored:
+            summary["ignored"] = sum(hidden.values())
+        click.echo(dumps_line(summary))
     return EXIT_OK if passed else EXIT_FINDINGS
+
+
+def _refuse_foreign(findings: Sequence[Finding]) -> None:
+    """Refuse another agent's log (Claude Code, Codex) as `check` does: exit 2, saying what it is
+    and which commands read it, rather than a DSH202 error finding.
+
+    Raises:
+        MalformedRecordError: the first such log, with its DSH202 finding's message and hint.
+    """
+    for finding in findings:
+        if finding.rule == "DSH202" and finding.line == 1 and detect_format(finding.path) not in (None, "dsh"):
+            raise MalformedRecordError(finding.message, path=finding.path, line=1, hint=finding.hint)
+
+
+def _hidden_text(hidden: Counter[str]) -> str:
+    """The line after the text summary with --ignore: how many findings it hid, by rule.
+
+    Example:
+        >>> _hidden_text(Counter({"DSH505": 3, "DSH401": 1})), _hidden_text(Counter())
+        ('--ignore hid 4 finding(s): DSH401 x1, DSH505 x3', '--ignore hid 0 finding(s)')
+    """
+    rules = ", ".join(f"{rule} x{n}" for rule, n in sorted(hidden.items()))
+    return f"--ignore hid {sum(hidden.values())} finding(s)" + (f": {rules}" if rules else "")
 
 
 def _summary(findings: Sequence[Finding], *, files: int, passed: bool) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ..log import (
     upgrade_event,
 )
 from ..replay import Replacement, SurfaceFold
+from ._show import missing_or, shown
 from ._sink import Sink
 from ._source import SAFE_MAX, RawEvent
 
@@ -111,11 +112,12 @@ class Admitter:
             return None
         unknown = etype not in self.known
         if unknown and value.get("ignorable") is not True:
-            self.sink.add("DSH506", f'event type "{etype}" is unknown to this reader and not marked ignorable',
+            self.sink.add("DSH506", f"event type {shown(etype)} is unknown to this reader and not marked ignorable",
                           line=line, seq=seq)
             return None
         if unknown:
-            self.sink.add("DSH507", f'unknown event type "{etype}" is marked ignorable and skipped', line=line, seq=seq)
+            self.sink.add("DSH507", f"unknown event type {shown(etype)} is marked ignorable and skipped",
+                          line=line, seq=seq)
         if etype == "request/header":
             header = data.get("header") if isinstance(data, dict) else None
             problem = adapter_defaults_error(header if isinstance(header, dict) else {})
@@ -140,11 +142,12 @@ class Admitter:
         if extra:
             self.sink.add("DSH110", f"unknown envelope key(s) {', '.join(extra)}", line=line, seq=seq)
         if not is_safe_int(value.get("time")):
-            self.sink.add("DSH111", f"time {value.get('time')!r} is not a safe integer", line=line, seq=seq)
+            self.sink.add("DSH111", missing_or(value, "time", "is not a safe integer", owner="event"),
+                          line=line, seq=seq)
         if "ignorable" in value and value["ignorable"] is not True:
-            self.sink.add("DSH113", f"ignorable is {value['ignorable']!r}, not true", line=line, seq=seq)
+            self.sink.add("DSH113", f"ignorable is {shown(value['ignorable'])}, not true", line=line, seq=seq)
         if not isinstance(value.get("type"), str):
-            self.sink.add("DSH112", f"type {value.get('type')!r} is not a string", line=line, seq=seq)
+            self.sink.add("DSH112", missing_or(value, "type", "is not a string", owner="event"), line=line, seq=seq)
             return False
         if "data" not in value:
             self.sink.add("DSH112", "event has no data", line=line, seq=seq)

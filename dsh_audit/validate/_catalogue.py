@@ -108,6 +108,14 @@ _ALL = [
     Rule("DSH216", "error", "header-seeded-marker", "v2+ headers carry a boolean isSeeded and no seedLength.",
          "write isSeeded; the inherited count is the inherited session/end-seed's seq",
          '{"type":"session","version":2,"id":"s1","createdAt":1,"delegationDepth":0,"seedLength":4}'),
+    Rule("DSH217", "info", "version-development",
+         "The header says version 1, a format only development builds wrote (dsh-format-versions.md §6.2): its "
+         "body is a v0 body, so nothing else flags it, but DSH 0.1.0-rc.8 reads only v0 and refuses the log "
+         "(format.ts refuseForeignFormatVersion); a v2+ reader migrates it (§7.2).",
+         'a log meant for DSH 0.1.0-rc.8 writes "version": 0; run validate --max-version 0 to check a log as '
+         "rc.8 reads it",
+         '{"type":"session","version":1,"id":"s1","createdAt":1800000000000,"delegationDepth":0}   '
+         "(in session.v1.jsonl)"),
     Rule("DSH221", "error", "request-header-route", "A request/header config needs a non-empty provider and model.",
          "write the resolved route", '{"type":"request/header","seq":10,"time":1,"data":{"header":{"config":{"model":"m"}},"reason":"initial"}}'),
     Rule("DSH222", "error", "request-header-effort", "reasoningEffort, when present, must be a non-empty string.",
@@ -234,6 +242,12 @@ _ALL = [
          "journal results in model order even when tools ran in parallel", "tool-call blocks c1, c2; tool/result c2 before tool/result c1"),
     Rule("DSH414", "warning", "tool-call-unadvertised", "A tool/call answers a tool-call block of its step's assistant message.",
          "log only calls the model made", '{"type":"tool/call","seq":12,...,"data":{"callId":"c9",...}}   (no block c9)'),
+    Rule("DSH415", "warning", "tool-call-arguments",
+         "A tool/call's arguments is a string, the model's raw argument text (types.ts:283). DSH loads another "
+         "value, but its readers JSON.parse it and drop the call's view (api-proxy.ts viewFor, backscanArgs).",
+         "write arguments as the JSON text the model sent (JSON.stringify of an object), not the object",
+         '{"type":"tool/call","seq":12,"time":1,"data":{"turn":1,"step":1,"callId":"c1","name":"bash",'
+         '"arguments":{"command":"ls"}}}'),
     Rule("DSH420", "warning", "stream-block-start", "A block-start must not reuse the index of a block still open.",
          "give each open block its own index", '{"chunk":{"type":"block-start","index":1,...}} twice without block-end'),
     Rule("DSH421", "warning", "stream-delta", "A delta needs an open block of its type at its index.",

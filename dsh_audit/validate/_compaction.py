@@ -20,6 +20,7 @@ from typing import Any
 from .._json import as_object
 from ..log import Event
 from ..replay import Replacement
+from ._show import member, shown
 from ._sink import Sink
 
 __all__ = ["CompactionCheck"]
@@ -88,7 +89,7 @@ class CompactionCheck:
         etype = event.type
         if etype == "turn/start" or etype == "turn/end":
             if self.open is not None:
-                self.add("DSH327", f"{etype} crosses the open compaction {self.open.compaction_id} "
+                self.add("DSH327", f"{etype} crosses the open compaction {shown(self.open.compaction_id)} "
                          f"(compaction/start seq {self.open.seq})")
             self.open_turn = data.get("turn") if etype == "turn/start" else None
         elif etype == "session/end-seed":
@@ -114,7 +115,7 @@ class CompactionCheck:
             self.sink.add(rule, f"the log ends right after the {self.owed.kind} at seq {self.owed.seq}; its "
                           "surface replace is missing")
         if self.open is not None:
-            self.sink.add("DSH326", f"log ends inside compaction {self.open.compaction_id} "
+            self.sink.add("DSH326", f"log ends inside compaction {shown(self.open.compaction_id)} "
                           f"(compaction/start seq {self.open.seq} has no compaction/end)")
 
     # -- adjacency --------------------------------------------------------------------------------
@@ -131,21 +132,23 @@ class CompactionCheck:
             source = as_object(as_object(event.data).get("source"))
             if not _is_checkpoint(event) or source.get("compactionId") != owed.compaction_id:
                 self.add("DSH322", f"replace after compaction/summary seq {owed.seq} has source "
-                         f"{event.data.get('source')!r}; expected kind plugin, plugin compact, compactionId "
-                         f"{owed.compaction_id!r}")
+                         f"{shown(member(event.data, 'source'))}; expected kind plugin, plugin compact, "
+                         f"compactionId {shown(owed.compaction_id)}")
         op = event.surface_op
         declared = {"start": op.get("start"), "end": op.get("end")}
         if declared != owed.range:
-            self.add(mismatch, f"replace range {declared} is not the {owed.kind} shadowedRange {owed.range}")
+            self.add(mismatch, f"replace range {shown(declared)} is not the {owed.kind} shadowedRange "
+                     f"{shown(owed.range)}")
         elif surface_ok and replacement is not None and list(replacement.shadowed_seqs) != owed.seqs:
-            self.add(mismatch, f"replace shadows {list(replacement.shadowed_seqs)}, not the {owed.kind} "
-                     f"shadowedSeqs {owed.seqs}")
+            self.add(mismatch, f"replace shadows {shown(list(replacement.shadowed_seqs))}, not the {owed.kind} "
+                     f"shadowedSeqs {shown(owed.seqs)}")
 
     def check_range_shape(self, data: dict[str, Any]) -> None:
         seqs, declared = data.get("shadowedSeqs"), data.get("shadowedRange")
         if _range_of(seqs) is None or _range_of(seqs) != declared:
             rule = "DSH321" if self.event is not None and self.event.type == "compaction/summary" else "DSH324"
-            self.add(rule, f"shadowedRange {declared} must be the first and last of a non-empty shadowedSeqs {seqs}")
+            self.add(rule, f"shadowedRange {shown(member(data, 'shadowedRange'))} must be the first and last of a "
+                     f"non-empty shadowedSeqs {shown(member(data, 'shadowedSeqs'))}")
 
     # -- brackets -----------------------------------------------------------------------------------
 
@@ -153,29 +156,29 @@ class CompactionCheck:
         """Whether ``data`` (a summary, end or checkpoint source) belongs to the open bracket."""
         cid = data.get("compactionId")
         if self.open is None:
-            self.add("DSH325", f"{what} {cid} has no open compaction/start")
+            self.add("DSH325", f"{what} {shown(cid)} has no open compaction/start")
             return False
         if cid != self.open.compaction_id:
-            self.add("DSH325", f"{what} id {cid} does not match the open compaction/start id "
-                     f"{self.open.compaction_id} (seq {self.open.seq})")
+            self.add("DSH325", f"{what} id {shown(cid)} does not match the open compaction/start id "
+                     f"{shown(self.open.compaction_id)} (seq {self.open.seq})")
             return False
-        if data.get("sourceCommandId") != self.open.command_id:
-            self.add("DSH325", f"{what} sourceCommandId {data.get('sourceCommandId')!r} does not match "
-                     f"compaction/start's {self.open.command_id!r}")
+        if member(data, "sourceCommandId") != self.open.command_id:
+            self.add("DSH325", f"{what} sourceCommandId {shown(member(data, 'sourceCommandId'))} does not match "
+                     f"compaction/start's {shown(self.open.command_id)}")
         return True
 
     def check_owner(self, etype: str, owner: Any) -> None:
         if owner is None and self.open_turn is not None:
-            self.add("DSH327", f"{etype} is standalone (turn null) but turn {self.open_turn} is open")
+            self.add("DSH327", f"{etype} is standalone (turn null) but turn {shown(self.open_turn)} is open")
         elif owner is not None and owner != self.open_turn:
-            self.add("DSH327", f"{etype} names turn {owner} but the open turn is {self.open_turn}")
+            self.add("DSH327", f"{etype} names turn {shown(owner)} but the open turn is {shown(self.open_turn)}")
 
     def on_start(self, event: Event, data: dict[str, Any]) -> None:
         if self.open is not None:
-            self.add("DSH325", f"compaction/start while compaction {self.open.compaction_id} (seq "
+            self.add("DSH325", f"compaction/start while compaction {shown(self.open.compaction_id)} (seq "
                      f"{self.open.seq}) has no compaction/end")
         self.check_owner("compaction/start", data.get("turn"))
-        self.open = _Open(data.get("compactionId"), data.get("sourceCommandId"), data.get("turn"), event.seq)
+        self.open = _Open(data.get("compactionId"), member(data, "sourceCommandId"), data.get("turn"), event.seq)
 
     def on_summary(self, event: Event, data: dict[str, Any]) -> None:
         self.owed = _Owed("compaction/summary", event.seq, data.get("shadowedRange"), data.get("shadowedSeqs"),
@@ -183,18 +186,18 @@ class CompactionCheck:
         self.check_range_shape(data)
         if self.check_in_bracket("compaction/summary", data) and self.open is not None:
             if self.open.summarized:
-                self.add("DSH325", f"second compaction/summary in compaction {self.open.compaction_id}")
+                self.add("DSH325", f"second compaction/summary in compaction {shown(self.open.compaction_id)}")
             self.open.summarized = True
 
     def on_end(self, data: dict[str, Any]) -> None:
         """Check an end against the open bracket, then close it (even a mismatched one: no cascade)."""
         if self.check_in_bracket("compaction/end", data) and self.open is not None:
             if data.get("turn") != self.open.turn:
-                self.add("DSH327", f"compaction/end owner {data.get('turn')} is not compaction/start's "
-                         f"{self.open.turn}")
+                self.add("DSH327", f"compaction/end owner {shown(member(data, 'turn'))} is not compaction/start's "
+                         f"{shown(self.open.turn)}")
             else:
                 self.check_owner("compaction/end", self.open.turn)
             if "error" not in data and not self.open.summarized:
-                self.add("DSH325", f"compaction/end without error but compaction {self.open.compaction_id} "
+                self.add("DSH325", f"compaction/end without error but compaction {shown(self.open.compaction_id)} "
                          "has no compaction/summary")
         self.open = None

@@ -26,6 +26,7 @@ from ._admit import Admitter
 from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
 from ._model import Finding
+from ._show import member, named
 from ._sink import Sink, select_rules
 from ._source import EventScan, Fatal, RawEvent, open_lines, scan_events, unreadable
 from ._trace import Trace
@@ -48,8 +49,9 @@ def _lineage_header(header: HeaderInfo, sink: Sink) -> None:
     if raw.get("seedLength") is not None and parent is None:
         sink.add("DSH601", "header has seedLength but no parentSession", line=1)
     if raw.get("origin") == "subagent" and (parent is None or not (isinstance(depth, int) and depth >= 1)):
-        sink.add("DSH601", f"subagent header needs parentSession and delegationDepth >= 1 "
-                 f"(parentSession {parent!r}, delegationDepth {depth!r})", line=1)
+        sink.add("DSH601", "subagent header needs parentSession and delegationDepth >= 1 "
+                 f"({named('parentSession', member(raw, 'parentSession'))}, "
+                 f"{named('delegationDepth', member(raw, 'delegationDepth'))})", line=1)
 
 
 class LineValidator:

@@ -14,10 +14,16 @@ from typing import Any
 
 from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, classify_record, is_absolute_path, is_safe_int,
                    parse_json)
+from ._show import missing_or, shown
 from ._sink import Sink
 from ._source import Fatal
 
 __all__ = ["HeaderInfo", "check_header"]
+
+#: what reads another agent's log (Claude Code, Codex), where ``validate`` meets one (the commands
+#: ``check`` names in its refusal, with ``usage``, which imports them too)
+_FOREIGN_HINT = ("requests, show, cache and usage import it; validate, breaks, check and report read DSH logs "
+                "only")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +62,8 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
     if not isinstance(value, dict) or value.get("type") != "session":
         kind = classify_record(value, first=True) if isinstance(value, dict) else None
         if kind not in (None, "dsh"):  # another agent's log: one finding, not its records' field errors
-            sink.add("DSH202", f'first line is a {kind} record, not a DSH session header: this is a {kind} session '
-                     "(requests, show, cache and usage import it; validate checks DSH logs)", line=1)
+            sink.add("DSH202", f"first line is a {kind} record, not a DSH session header: this is a {kind} session, "
+                     "not a DSH log", line=1, hint=_FOREIGN_HINT)
             raise Fatal
         sink.add("DSH202", 'first line is not an object with type "session"', line=1)
         value = value if isinstance(value, dict) else {}
@@ -90,7 +96,7 @@ def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_vers
         sink.add("DSH203", "header has no version", line=1, severity="warning" if lenient else None)
         return 0
     if not isinstance(version, (int, float)) or isinstance(version, bool):
-        sink.add("DSH203", f"header version {version!r} is not a number", line=1)
+        sink.add("DSH203", f"header version {shown(version)} is not a number", line=1)
         return 0
     if version > max_version:
         readable = "v0" if max_version == 0 else f"v0-v{max_version}"
@@ -110,6 +116,9 @@ def _check_version(value: dict[str, Any], sink: Sink, *, lenient: bool, max_vers
     if generation is not None and generation != version:
         sink.add("DSH206", f"header says v{version} but the file name {os.path.basename(sink.path)} "
                  f"is generation v{generation}", line=1)
+    elif version == 1:  # (a v1 header in session.jsonl is DSH206's finding)
+        sink.add("DSH217", "log format v1 was written only by development builds, never by a release: "
+                 "DSH 0.1.0-rc.8 reads only v0 and refuses this log", line=1)
     return int(version)
 
 
@@ -118,26 +127,27 @@ def _check_fields(value: dict[str, Any], sink: Sink, *, version: int, lenient: b
         sink.add(rule, message, line=1, severity="warning" if soft and lenient else None)
 
     if not isinstance(value.get("id"), str):
-        bad("DSH207", f"header id {value.get('id')!r} is not a string")
+        bad("DSH207", missing_or(value, "id", "is not a string", owner="header", prefix="header "))
     if not _non_negative(value.get("createdAt")):
-        bad("DSH208", f"header createdAt {value.get('createdAt')!r} is not a non-negative safe integer")
+        bad("DSH208", missing_or(value, "createdAt", "is not a non-negative safe integer",
+                                 owner="header", prefix="header "))
     if "delegationDepth" not in value:
         bad("DSH209", "header has no delegationDepth", soft=True)
     elif not _non_negative(value["delegationDepth"]):
-        bad("DSH209", f"header delegationDepth {value['delegationDepth']!r} is not a non-negative safe integer")
+        bad("DSH209", f"header delegationDepth {shown(value['delegationDepth'])} is not a non-negative safe integer")
     if value.get("origin") not in (None, "subagent"):
-        bad("DSH210", f"header origin {value['origin']!r} is not \"subagent\"")
+        bad("DSH210", f"header origin {shown(value['origin'])} is not \"subagent\"")
     if value.get("agentPreset") is not None and not isinstance(value["agentPreset"], str):
-        bad("DSH211", f"header agentPreset {value['agentPreset']!r} is not a string")
+        bad("DSH211", f"header agentPreset {shown(value['agentPreset'])} is not a string")
     cwd = value.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
-        bad("DSH212", f"header cwd {cwd!r} is not a string")
+        bad("DSH212", f"header cwd {shown(cwd)} is not a string")
     elif isinstance(cwd, str) and not is_absolute_path(cwd):
         bad("DSH212", f'header cwd must be an absolute path, got "{cwd}"', soft=True)
     if value.get("parentSession") is not None and not isinstance(value["parentSession"], str):
-        bad("DSH213", f"header parentSession {value['parentSession']!r} is not a string")
+        bad("DSH213", f"header parentSession {shown(value['parentSession'])} is not a string")
     if value.get("seedLength") is not None and not _non_negative(value["seedLength"]):
-        bad("DSH214", f"header seedLength {value['seedLength']!r} is not a non-negative safe integer")
+        bad("DSH214", f"header seedLength {shown(value['seedLength'])} is not a non-negative safe integer")
     retired = [k for k in ("sandboxMode", "approvalPolicy") if k in value]
     if retired:
         bad("DSH215", f"header uses retired field(s) {', '.join(retired)}")

@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 from ..errors import UnreadableError
 from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_line
+from ._show import missing_or
 from ._sink import Sink
 
 __all__ = ["SAFE_MAX", "EventScan", "Fatal", "RawEvent", "open_lines", "scan_events", "unreadable"]
@@ -195,7 +196,8 @@ def _sequenced(value: Any, line: int, expected: int) -> tuple[list[_Issue | RawE
         return [_Issue("DSH112", "event is not a JSON object", line, expected)], expected + 1
     seq = value.get("seq")
     if not is_safe_int(seq) or seq < 0:
-        return [_Issue("DSH111", f"seq {seq!r} is not a non-negative safe integer", line, expected)], expected + 1
+        return [_Issue("DSH111", missing_or(value, "seq", "is not a non-negative safe integer", owner="event"), line,
+                       expected)], expected + 1
     seq = int(seq)
     if seq == expected:
         return [RawEvent(line, value)], expected + 1

@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._json import as_object
+from .._json import as_object, json_type
+from ..jsjson import stringify
 from ..log import CHUNK_ROW_TYPES, Event, RowError, expand_row, is_safe_int
 from ..replay import canonical_header, header_equals
+from ._show import MISSING, Opaque, member, named, shown
 from ._sink import Sink
 
 __all__ = ["Trace", "usage_problems"]
@@ -32,14 +34,16 @@ _UNKNOWN_HEADER: dict[str, Any] = {"unknown": True}  # a refused request/header:
 def usage_problems(usage: Any) -> list[tuple[str, str]]:
     """``(rule, message)`` for every way ``usage`` is not a TokenUsage (spec §5.6)."""
     if not isinstance(usage, dict):
-        return [("DSH701", f"usage {usage!r} is not an object")]
+        return [("DSH701", f"usage {shown(usage)} is not an object")]
     out = []
     for key in _USAGE_REQUIRED:
-        if not (is_safe_int(usage.get(key)) and usage[key] >= 0):
-            out.append(("DSH701", f"usage {key} {usage.get(key)!r} is not a non-negative integer"))
+        if key not in usage:
+            out.append(("DSH701", f"usage has no {key}"))
+        elif not (is_safe_int(usage[key]) and usage[key] >= 0):
+            out.append(("DSH701", f"usage {key} {shown(usage[key])} is not a non-negative integer"))
     for key in _USAGE_OPTIONAL:
         if key in usage and not (is_safe_int(usage[key]) and usage[key] >= 0):
-            out.append(("DSH702", f"usage {key} {usage[key]!r} is not a non-negative integer"))
+            out.append(("DSH702", f"usage {key} {shown(usage[key])} is not a non-negative integer"))
     extra = sorted(k for k in usage if k not in _USAGE_REQUIRED + _USAGE_OPTIONAL)
     if extra:
         out.append(("DSH703", f"usage has unknown key(s) {', '.join(extra)}"))
@@ -53,14 +57,16 @@ def stream_record_chunks(record: Any) -> tuple[list[dict[str, Any]], str | None]
     ``seq0`` and with its ``data`` fields inline (``dsh-format-versions.md`` §6.3), so it is checked
     and expanded by the v0 row code (``expand_row``).
     """
-    rec = as_object(record)
+    if not isinstance(record, dict):
+        return [], f"record {shown(record)} is not an object"
+    rec = record
     rtype = rec.get("type")
     if rtype == "chunk":
         if set(rec) != {"type", "time", "chunk"} or not is_safe_int(rec["time"]) or not isinstance(rec["chunk"], dict):
             return [], "a raw record is exactly {type, time, chunk} with a safe-integer time and an object chunk"
         return [rec["chunk"]], None
     if rtype not in CHUNK_ROW_TYPES:
-        return [], f"unsupported stream record type {rtype!r}"
+        return [], f"unsupported stream record type {shown(rtype)}" if "type" in rec else "the record has no type"
     fields = {k: v for k, v in rec.items() if k not in ("type", "time0")}
     if "turn" in fields or "step" in fields:
         return [], f"{rtype} record has a turn or step field"
@@ -96,19 +102,32 @@ class _Step:
 
 
 def _key(value: Any) -> Any:
-    """A hashable stand-in for an id or index read from untrusted data."""
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+    """A hashable stand-in for an id or index read from untrusted data (an array or object: its
+    JSON text, as :func:`shown` shows it)."""
+    if isinstance(value, (str, int, float, bool, type(None))) or value is MISSING:
+        return value
+    try:
+        return Opaque(stringify(value))
+    except (TypeError, ValueError, RecursionError):
+        return Opaque(f"<{type(value).__name__}>")
 
 
 def _data(event: Event) -> dict[str, Any]:
     return as_object(event.data)
 
 
-def _number(what: str, value: Any) -> str:
-    """``turn 3``, or what stands instead of a number in an untrusted field (``no turn``, ``turn "3"``)."""
-    if value is None:
-        return f"no {what}"
-    return f"{what} {value}" if type(value) is int else f"{what} {value!r}"
+_number = named  # ``turn 3``, ``no turn`` (missing), ``turn null``, ``turn "3"``
+
+
+def _call(call_id: Any) -> str:
+    """A call id (:func:`_key` of the field) in a message: its JSON, ``(no id)`` when missing."""
+    return "(no id)" if call_id is MISSING else shown(call_id)
+
+
+def _block_type(block: dict[str, Any]) -> str:
+    """A block or chunk type in a message: the name itself (``text``), else its JSON or ``untyped``."""
+    value = member(block, "type")
+    return value if type(value) is str else "untyped" if value is MISSING else shown(value)
 
 
 class Trace:
@@ -133,9 +152,9 @@ class Trace:
         #: boundary: the events after it that name the same wrong step are one cause, one finding
         self.misplaced: tuple[Any, ...] | None = None
 
-    def add(self, rule: str, message: str) -> None:
+    def add(self, rule: str, message: str, *, hint: str | None = None) -> None:
         assert self.at is not None
-        self.sink.add(rule, message, line=self.at[0], seq=self.at[1])
+        self.sink.add(rule, message, line=self.at[0], seq=self.at[1], hint=hint)
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -198,7 +217,8 @@ class Trace:
             where = f"no step of {_number('turn', self.open_turn)} is open"
         else:
             where = f"{_number('turn', self.open_turn)}/{_number('step', self.open_step)} is open"
-        self.add("DSH405", f"{kind} names {_number('turn', turn)}/{_number('step', step)} but {where}")
+        self.add("DSH405", f"{kind} names {_number('turn', member(data, 'turn'))}/"
+                 f"{_number('step', member(data, 'step'))} but {where}")
 
     def chunk_row(self, line: int, values: list[dict[str, Any]]) -> None:
         """The ``assistant/chunk`` events of one packed row (:meth:`chunk` of each, in order).
@@ -229,42 +249,58 @@ class Trace:
     # -- turns and steps --------------------------------------------------------------------------
 
     def on_turn_start(self, event: Event, data: dict[str, Any]) -> None:
-        turn = data.get("turn")
+        turn, named_turn = data.get("turn"), _number("turn", member(data, "turn"))
         if self.open_turn is not None:
-            self.add("DSH402", f"turn/start names {_number('turn', turn)} while {_number('turn', self.open_turn)} "
-                     "is still open")
-        if turn != self.next_turn:
-            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {_number('turn', turn)}")
+            self.add("DSH402", f"turn/start names {named_turn} while {_number('turn', self.open_turn)} is still open")
+        if "turn" not in data:
+            self.add("DSH401", f"turn/start has no turn field: the spec's turn/start data is {{turn}}, the turn's "
+                     f"number (turn {self.next_turn} is next)", hint=f'write "turn": {self.next_turn}')
+        elif turn != self.next_turn:
+            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {named_turn}")
         self.open_turn, self.next_step, self.misplaced = turn, 1, None
 
     def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
-        turn = data.get("turn")
+        turn, named_turn = data.get("turn"), _number("turn", member(data, "turn"))
         if self.open_turn is None:
-            self.add("DSH402", f"turn/end names {_number('turn', turn)} but no turn is open")
+            self.add("DSH402", f"turn/end names {named_turn} but no turn is open")
+        elif "turn" not in data:
+            self.add("DSH402", f"turn/end has no turn field: the spec's turn/end data is {{turn, reason}}, naming "
+                     f"the open {_number('turn', self.open_turn)}",
+                     hint=f'write "turn": {shown(self.open_turn)}')
         elif self.open_turn != turn:
-            self.add("DSH402", f"turn/end names {_number('turn', turn)} but {_number('turn', self.open_turn)} is open")
+            self.add("DSH402", f"turn/end names {named_turn} but {_number('turn', self.open_turn)} is open")
         if self.open_step is not None:
-            self.add("DSH402", f"turn/end names {_number('turn', turn)} while {_number('step', self.open_step)} "
-                     "is still open")
+            self.add("DSH402", f"turn/end names {named_turn} while {_number('step', self.open_step)} is still open")
         self.open_turn = self.misplaced = None
         self.next_turn += 1
 
     def on_step_start(self, event: Event, data: dict[str, Any]) -> None:
         turn, step = data.get("turn"), data.get("step")
-        if self.open_turn is None:
+        named_turn, named_step = _number("turn", member(data, "turn")), _number("step", member(data, "step"))
+        spec = "the spec's step/start data is {turn, step}"
+        if "turn" not in data:
+            # a missing field, not a wrong one: say what is missing, not how steps nest
+            if self.open_turn is None:
+                self.add("DSH404", f"step/start has no turn field, and no turn is open: {spec}, the open turn's "
+                         "number and the step's", hint="write turn/start first, then its number as the step's turn")
+            else:
+                self.add("DSH404", f"step/start has no turn field: {spec}, naming the open "
+                         f"{_number('turn', self.open_turn)}", hint=f'write "turn": {shown(self.open_turn)}')
+        elif self.open_turn is None:
             # its turn/start is missing (or was not readable): the step's turn is taken as open,
             # so that the events of that turn are not each reported again as outside any turn
-            self.add("DSH404", f"step/start names {_number('turn', turn)} but no turn is open")
+            self.add("DSH404", f"step/start names {named_turn} but no turn is open")
             self.open_turn = turn
         elif self.open_turn != turn:
-            self.add("DSH404", f"step/start names {_number('turn', turn)} but {_number('turn', self.open_turn)} "
-                     "is open")
+            self.add("DSH404", f"step/start names {named_turn} but {_number('turn', self.open_turn)} is open")
         if self.open_step is not None:
-            self.add("DSH404", f"step/start names {_number('step', step)} while {_number('step', self.open_step)} "
+            self.add("DSH404", f"step/start names {named_step} while {_number('step', self.open_step)} "
                      "is still open")
-        if step != self.next_step:
-            self.add("DSH403", f"step/start expected step {self.next_step} in {_number('turn', turn)}, "
-                     f"got {_number('step', step)}")
+        if "step" not in data:
+            self.add("DSH403", f"step/start has no step field: {spec}, steps numbered from 1 in each turn "
+                     f"(step {self.next_step} is next)", hint=f'write "step": {self.next_step}')
+        elif step != self.next_step:
+            self.add("DSH403", f"step/start expected step {self.next_step} in {named_turn}, got {named_step}")
         self.open_step, self.misplaced = step, None
         self.step = _Step()
 
@@ -273,9 +309,9 @@ class Trace:
         step = self.step
         for call_id in step.advertised if step.known else ():
             if call_id not in step.calls:
-                self.add("DSH411", f"tool call {call_id} of the step's assistant message has no tool/call")
+                self.add("DSH411", f"tool call {_call(call_id)} of the step's assistant message has no tool/call")
             if call_id not in step.results:
-                self.add("DSH412", f"tool call {call_id} of the step's assistant message has no tool/result")
+                self.add("DSH412", f"tool call {_call(call_id)} of the step's assistant message has no tool/result")
         self.pending.clear()
         self.open_step = self.misplaced = None
         self.next_step += 1
@@ -284,9 +320,15 @@ class Trace:
     # -- tools ------------------------------------------------------------------------------------
 
     def on_tool_call(self, event: Event, data: dict[str, Any]) -> None:
-        call_id = _key(data.get("callId"))
+        call_id = _key(member(data, "callId"))
         if self.step.known and call_id not in self.step.advertised:
-            self.add("DSH414", f"tool/call {call_id} is not a tool-call block of the step's assistant message")
+            self.add("DSH414", "tool/call has no callId, so it answers no tool-call block of the step's assistant "
+                     "message" if call_id is MISSING else
+                     f"tool/call {_call(call_id)} is not a tool-call block of the step's assistant message")
+        arguments = member(data, "arguments")
+        if type(arguments) is not str:
+            self.add("DSH415", "tool/call has no arguments" if arguments is MISSING else
+                     f"tool/call arguments is a JSON {json_type(arguments)}, not a string: {shown(arguments)}")
         self.pending.add(call_id)
         self.step.calls[call_id] = event.seq
 
@@ -300,17 +342,18 @@ class Trace:
         synthetic = (message["content"][0].get("isError") is True
                      and isinstance(data.get("error"), dict) and data["error"].get("code") == _NOT_STARTED)
         if call_id not in self.pending and not synthetic:
-            self.add("DSH410", f"tool/result for {call_id} with no prior tool/call in this step")
+            self.add("DSH410", f"tool/result for {_call(call_id)} with no prior tool/call in this step")
         self.pending.discard(call_id)
         step = self.step
         if step.results and call_id in step.advertised and step.results[-1] in step.advertised:
             if step.advertised.index(call_id) < step.advertised.index(step.results[-1]):
-                self.add("DSH413", f"tool/result {call_id} comes after {step.results[-1]}, "
+                self.add("DSH413", f"tool/result {_call(call_id)} comes after {_call(step.results[-1])}, "
                          "against the model's call order")
         step.results.append(call_id)
         call_seq = step.calls.get(call_id)
         if self.surface_ok and call_seq is not None and event.source_event_seqs != [call_seq]:
-            self.add("DSH311", f"sourceEventSeqs {event.source_event_seqs} should be [{call_seq}] (its tool/call)")
+            self.add("DSH311", f"sourceEventSeqs {shown(event.source_event_seqs)} should be [{call_seq}] "
+                     "(its tool/call)")
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -331,7 +374,8 @@ class Trace:
         """
         stream = data.get("stream")
         if not isinstance(stream, list):
-            self.add("DSH109", f"{event.type} stream {stream!r} is not an array")
+            self.add("DSH109", f"{event.type} has no stream" if "stream" not in data
+                     else f"{event.type} stream {shown(stream)} is not an array")
             return
         if not stream:
             return  # no model call of its own (v1->v2 writes [] for messages citing no chunk)
@@ -357,7 +401,7 @@ class Trace:
                 attempt = None
             elif attempt.finish is not None:
                 if attempt.finish not in ("error", "aborted"):
-                    self.add("DSH424", f"{chunk.get('type')} chunk after a {attempt.finish} finish in the same step")
+                    self.add("DSH424", f"{_block_type(chunk)} chunk after a {attempt.finish} finish in the same step")
                 step.last_attempt, attempt = attempt, None
         if attempt is None:
             attempt = step.attempt = _Attempt(key=key)
@@ -369,29 +413,30 @@ class Trace:
     def on_stream_chunk(self, attempt: _Attempt, chunk: dict[str, Any]) -> None:
         ctype, index = chunk.get("type"), chunk.get("index")
         if type(ctype) is not str:
-            ctype = _key(ctype)
+            ctype = _key(member(chunk, "type"))
         if type(index) is not int:
-            index = _key(index)
+            index = _key(member(chunk, "index"))
         needs = _DELTA_BLOCK.get(ctype)  # the most common chunks first
         if needs is not None:
             if attempt.open.get(index) != needs and (ctype, index) not in attempt.unopened:
                 attempt.unopened.add((ctype, index))
                 found = attempt.open.get(index)
-                self.add("DSH421", f"{ctype} at index {index} needs an open {needs} block, "
-                         + (f"but a {found if type(found) is str else repr(found)} block is open there"
+                self.add("DSH421", f"{ctype} at index {shown(index)} needs an open {needs} block, "
+                         + (f"but a {found if type(found) is str else shown(found)} block is open there"
                             if index in attempt.open else "but no block is open there"))
         elif ctype == "block-start":
             if index in attempt.open:
-                self.add("DSH420", f"block-start repeats open block index {index}")
+                self.add("DSH420", f"block-start repeats open block index {shown(index)}")
             attempt.open[index] = chunk.get("blockType")
             if attempt.unopened:  # the index's block changes: a delta there is a new cause
                 attempt.unopened = {u for u in attempt.unopened if u[1] != index}
         elif ctype == "block-end":
             block = as_object(chunk.get("block"))
             if index not in attempt.open:
-                self.add("DSH422", f"block-end index {index} has no open block")
+                self.add("DSH422", f"block-end index {shown(index)} has no open block")
             elif block.get("type") != attempt.open[index]:
-                self.add("DSH422", f"block-end index {index} closes {block.get('type')}, expected {attempt.open[index]}")
+                self.add("DSH422", f"block-end index {shown(index)} closes {_block_type(block)}, expected "
+                         f"{_block_type({'type': attempt.open[index]})}")
             attempt.open.pop(index, None)
             if attempt.unopened:
                 attempt.unopened = {u for u in attempt.unopened if u[1] != index}
@@ -402,7 +447,8 @@ class Trace:
             self.check_usage(chunk.get("usage"))
         elif ctype == "finish":
             reason = as_object(chunk.get("reason"))
-            attempt.finish = str(reason.get("kind"))
+            kind = member(reason, "kind")
+            attempt.finish = kind if type(kind) is str else "kind-less" if kind is MISSING else shown(kind)
             if attempt.open and attempt.finish in ("stop", "tool-calls"):
                 self.add("DSH426", f"{attempt.finish} finish with {len(attempt.open)} open block(s)")
 
@@ -416,12 +462,13 @@ class Trace:
             self.on_stream(event, data)
         self.end_attempt()
         content = data["message"]["content"]
-        self.step.advertised = [_key(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool-call"]
+        self.step.advertised = [_key(member(b, "id")) for b in content
+                                if isinstance(b, dict) and b.get("type") == "tool-call"]
         attempt = self.step.last_attempt
         if (self.surface_ok and attempt is not None and event.source_event_seqs is not None
                 and event.source_event_seqs != attempt.seqs):
             self.add("DSH310", f"sourceEventSeqs {_span(event.source_event_seqs)} are not the attempt's chunks "
-                     f"{_span(attempt.seqs)}")
+                     f"{_span(attempt.seqs)}{_difference(event.source_event_seqs, attempt.seqs)}")
         if "usage" in data:
             self.check_usage(data["usage"])
             if attempt is not None and attempt.usage_seen and attempt.usage != data["usage"]:
@@ -444,7 +491,8 @@ class Trace:
         header = canonical_header(data.get("header") or {})
         expected = "initial" if self.header is None else "resume" if self.new_instance else "change"
         if reason not in ("initial", "resume", "change", "fallback"):
-            self.add("DSH224", f"request/header reason {reason!r} is not initial, resume or change")
+            self.add("DSH224", "request/header has no reason" if "reason" not in data
+                     else f"request/header reason {shown(reason)} is not initial, resume or change")
         elif reason != "fallback" and reason != expected:
             why = {"initial": "the log has no header yet", "resume": "a new loop instance writes its first header",
                    "change": "this loop instance already wrote a header"}[expected]
@@ -455,9 +503,49 @@ class Trace:
 
 
 def _span(seqs: Any) -> str:
-    if isinstance(seqs, list) and len(seqs) > 4 and all(isinstance(s, int) for s in seqs):
+    if _long(seqs):
         return f"[{seqs[0]}..{seqs[-1]}] ({len(seqs)})"
-    return str(seqs)
+    return shown(seqs)
+
+
+def _long(seqs: Any) -> bool:
+    """Whether :func:`_span` abbreviates ``seqs`` (more than four integers) to its ends and length."""
+    return isinstance(seqs, list) and len(seqs) > 4 and all(type(s) is int for s in seqs)
+
+
+def _first(seqs: list[int], few: int = 5) -> str:
+    more = f" (+{len(seqs) - few} more)" if len(seqs) > few else ""
+    return ", ".join(str(s) for s in seqs[:few]) + more
+
+
+def _difference(cited: Any, chunks: list[int]) -> str:
+    """What two abbreviated :func:`_span` texts with the same ends hide (``[7..21] (15)`` against
+    ``[7..21] (14)``): the cited seqs that are not chunks, the chunks not cited (the first few of
+    each), or that the same seqs come in another order or repeat. Empty when the spans show the
+    difference (different ends, or a list short enough to be shown whole).
+
+    Example:
+        >>> _difference([7, 8, 9, 10, 12, 11], [7, 8, 9, 10, 11])
+        ': 12 is not a chunk of the attempt'
+        >>> _difference([7, 8, 9, 10, 11, 13], [7, 8, 9, 10, 11, 12, 13])
+        ': chunk 12 is not cited'
+        >>> _difference([7, 9, 8, 10, 11], [7, 8, 9, 10, 11]), _difference([7, 8, 9, 10, 11], [8, 9, 10, 11, 12])
+        (': the same seqs in another order', '')
+    """
+    if not (_long(cited) and _long(chunks) and cited[0] == chunks[0] and cited[-1] == chunks[-1]):
+        return ""
+    mine, theirs = set(cited), set(chunks)
+    extra = [s for s in cited if s not in theirs]
+    missing = [s for s in chunks if s not in mine]
+    parts = []
+    if extra:
+        parts.append(f"{_first(extra)} {'is not a chunk' if len(extra) == 1 else 'are not chunks'} of the attempt")
+    if missing:
+        parts.append(f"{'chunk' if len(missing) == 1 else 'chunks'} {_first(missing)} "
+                     f"{'is' if len(missing) == 1 else 'are'} not cited")
+    if not parts:
+        parts.append("the same seqs in another order" if len(cited) == len(mine) else "a seq is cited twice")
+    return ": " + "; ".join(parts)
 
 
 _HANDLERS = {
