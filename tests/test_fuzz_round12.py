@@ -392,6 +392,8 @@ def _verdicts(out: str) -> list[tuple[int | None, str]]:
 
 
 _PAIRED = [(0, "identical"), (1, "identical"), (2, "identical")]
+# this session's records whose body cannot be read pair by session header and order, `different`
+_UNREADABLE = [(0, "different"), (1, "different"), (2, "different")]
 _NONE = [(0, "unmatched"), (1, "unmatched"), (2, "unmatched"), (None, "foreign"), (None, "foreign"), (None, "foreign")]
 
 
@@ -403,8 +405,8 @@ _NONE = [(0, "unmatched"), (1, "unmatched"), (2, "unmatched"), (None, "foreign")
     ("each record three times in a row", lambda w: [r for r in w for _ in range(3)], 0,
      [pair for pair in _PAIRED for _ in range(3)]),
     ("hostile seqs", lambda w: [dict(r, seq=s) for r, s in zip(w, [ESC, 1e308, -1])], 0, _PAIRED),
-    ("bodies not JSON", lambda w: [dict(r, body="not json {") for r in w], 1, _NONE),
-    ("bodies null", lambda w: [dict(r, body=None) for r in w], 1, _NONE),
+    ("bodies not JSON", lambda w: [dict(r, body="not json {") for r in w], 1, _UNREADABLE),
+    ("bodies null", lambda w: [dict(r, body=None) for r in w], 1, _UNREADABLE),
     ("hostile headers", lambda w: [dict(r, headers=dict(r["headers"], **{"x-deepseek-harness-session-id": ESC}),
                                         path=ESC, method=ESC, kind=ESC) for r in w], 1, _NONE),
     ("response hostile", lambda w: [dict(r, response={"script": {"text": ESC}, "usage": ESC}) for r in w], 0,

@@ -11,7 +11,12 @@ Rules, in order:
    a value naming no given session is no evidence (a deployment's profile headers can set these
    names), never ``foreign``.
 2. **Kind.** Loop captures pair with loop requests, compaction with compaction, title with title;
-   a capture of kind ``other`` is never paired.
+   a capture of kind ``other`` (no body, not JSON, no ``messages``) is not an LLM call, never
+   paired, unless DSH's session header names one of the given sessions: then it is that session's
+   call whose body cannot be read, and it pairs, after that session's other captures, with the
+   first of the session's requests still unpaired (in send order) whose route and model it fits;
+   the note says why its body is no request body (:func:`unreadable_body`), and its verdict is
+   ``different`` (it is never identical to a rebuilt body).
 3. **Route.** A capture pairs only with a request whose route (:func:`log_routes`, or the
    ``routes`` given) speaks the wire API of the capture's endpoint (:func:`capture_apis`:
    ``…/messages`` is pi-ai ``anthropic-messages``, ``…/chat/completions`` DSH's native adapter or
@@ -43,17 +48,21 @@ unmatched and a ``note`` that says why.
 from __future__ import annotations
 
 import heapq
+import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..errors import CaptureError
 from ..log import Event, parse_json
 from ..replay import Request
 from ..session import RouteEvidence, request_model, request_provider, route_for
-from ._types import CapturedRequest
+from ._loaders import _too_large
+from ._types import CapturedRequest, unreadable_body
 
-__all__ = ["PIAI_SESSION_HEADERS", "Pairing", "RouteApi", "align", "capture_apis", "log_routes"]
+__all__ = ["PIAI_SESSION_HEADERS", "Pairing", "RouteApi", "align", "capture_apis", "log_routes", "too_large"]
 
 _PAIRED_KINDS = ("loop", "compaction", "title")
 #: Content pairing (:func:`_by_content`) reads a string new in more requests of a lane than this
@@ -727,11 +736,30 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
     Returns pairings in the order of ``requests`` (a request's resends right after it), then
     the captures nothing explains, in capture order.
 
+    Raises:
+        CaptureError: the capture does not fit in memory (its bodies are parsed again here), as
+            :func:`load_capture` says it.
+
     Example:
         >>> pairs = align(dsh_audit.requests(log), load_capture("wire.jsonl"))  # doctest: +SKIP
         >>> [(p.request.index, p.capture.position) for p in pairs if p.request and p.capture]  # doctest: +SKIP
         [(0, 1), (1, 0), (2, 2)]
     """
+    try:
+        return _align(requests, captures, routes=routes)
+    except MemoryError:
+        raise too_large(captures) from None
+
+
+def too_large(captures: Sequence[CapturedRequest]) -> CaptureError:
+    """The error of a capture that does not fit in memory, naming the file it was loaded from (the
+    folder of a body folder's files)."""
+    sources = sorted({capture.source for capture in captures})
+    return _too_large(Path(sources[0] if len(sources) == 1 else os.path.commonpath(sources) if sources else "."))
+
+
+def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
+           routes: RouteApi | None) -> list[Pairing]:
     api_of = routes if routes is not None else log_routes(requests)
     order = list(dict.fromkeys(r.session_id for r in requests))
     sessions = set(order)
@@ -741,12 +769,16 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
     leftovers: list[Pairing] = []
     owner: dict[int, tuple[str, str]] = {}  # capture -> (its session, what says so)
     cuts = _cuts(order)
+    unreadable: dict[str, list[CapturedRequest]] = {}  # a session's captures whose body is no request body
     for capture in captures:
         sid = capture.session_id
-        if capture.kind not in _PAIRED_KINDS:
-            leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)"))
-        elif sid is not None and sid not in sessions:
+        if sid is not None and sid not in sessions:
             leftovers.append(Pairing(None, capture, note=f"foreign: session {sid} is not among the logs given"))
+        elif capture.kind not in _PAIRED_KINDS:
+            if sid is None:
+                leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)"))
+            else:  # DSH's header names the session: an LLM call of it, whatever its body holds
+                unreadable.setdefault(sid, []).append(capture)
         elif sid is not None:
             owner[id(capture)] = (sid, "session header and order")
         elif (hinted := _hinted(facts[id(capture)], sessions, cuts)) is not None:
@@ -774,6 +806,21 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
             for capture in pair(mine, theirs, lambda _r, c: owner[id(c)][1]):
                 leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request of session {sid} left "
                                          f"for {_where(facts[id(capture)], capture)}"))
+    for sid in order:
+        # the session's requests no readable capture explains, in the order they were sent
+        left = [r for r in requests if r.session_id == sid and r.kind in _PAIRED_KINDS]
+        if all(r.time is not None for r in left):
+            left.sort(key=lambda r: r.time.sent if r.time else 0.0)
+        for capture in unreadable.get(sid, []):
+            facts[id(capture)] = _facts(capture)
+            why = unreadable_body(capture.body)
+            taker = next((r for r in left if id(r) not in by_request
+                          and _fits(lanes[id(r)], facts[id(capture)], strict=False)), None)
+            if taker is None:
+                leftovers.append(Pairing(None, capture, note=f"no rebuilt request of session {sid} left for "
+                                         f"{_where(facts[id(capture)], capture)}; {why}"))
+            else:
+                by_request[id(taker)] = [Pairing(taker, capture, note=f"session header and order; {why}")]
     unpaired = [r for r in requests if id(r) not in by_request]
     unlabelled = [c for c in captures if c.kind in _PAIRED_KINDS and c.session_id is None and id(c) not in owner]
     for kind in _PAIRED_KINDS:

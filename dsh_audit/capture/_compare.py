@@ -23,7 +23,7 @@ from ..log import parse_json
 from ..replay import Request
 from ..session import Bodies
 from ..wire import images_in_body, make_renderer
-from ._align import Pairing, RouteApi, align
+from ._align import Pairing, RouteApi, align, too_large
 from ._types import CapturedRequest, last_user_text
 
 __all__ = ["RequestDiff", "compare_capture", "gate_ok"]
@@ -44,7 +44,8 @@ class RequestDiff:
     ``verdict`` is a body verdict (``identical``, ``equivalent``, ``different``) when both sides
     exist and the request rendered; else ``unmatched`` (one side missing), ``foreign`` (a capture
     of a session none of the logs holds, or not an LLM call) or ``unrendered`` (the renderer
-    refused; ``note`` says why).
+    refused; ``note`` says why). A capture of kind ``other`` paired by its session header (its
+    body is no request body: the pairing's note says why) is ``different`` with no ``diff``.
     """
 
     pairing: Pairing
@@ -140,11 +141,23 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
     Returns:
         One :class:`RequestDiff` per pairing, in :func:`align` order.
 
+    Raises:
+        CaptureError: the capture does not fit in memory (its bodies are parsed again to align and
+            compare them, each rendered body held beside its captured one), as :func:`load_capture`.
+
     Example:
         >>> rows = compare_capture(dsh_audit.requests(log), load_capture("wire.jsonl"))  # doctest: +SKIP
         >>> {row.verdict for row in rows if row.kind == "loop"}  # doctest: +SKIP
         {'identical'}
     """
+    try:
+        return _compare(requests, captures, adapter=adapter, bodies=bodies, render=render, routes=routes)
+    except MemoryError:
+        raise too_large(captures) from None
+
+
+def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *, adapter: str,
+             bodies: Bodies | None, render: BodyRenderer | None, routes: RouteApi | None) -> list[RequestDiff]:
     renderer = render if render is not None else _shared_renderer(bodies or Bodies(), adapter)
     rendered: dict[int, bytes] = {}
     results: list[RequestDiff] = []
@@ -152,6 +165,11 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
         request, capture = pairing.request, pairing.capture
         if request is None or capture is None:
             results.append(_unpaired(pairing))
+            continue
+        if capture.kind == "other":
+            # this session's call (its session header says so) whose body is no request body: it
+            # cannot be the rebuilt one, and there is nothing to compare (the pairing's note says why)
+            results.append(RequestDiff(pairing, "different"))
             continue
         options: dict[str, Any] = {}
         note = None

@@ -14,7 +14,9 @@ Kinds, decided from the request alone (the first rule that matches wins):
    (Anthropic Messages). DeepSeek title calls also send ``thinking: {"type": "disabled"}``; that
    is not required, so other adapters' title calls are recognised too.
 3. ``loop``: any other JSON object with a ``messages`` array.
-4. ``other``: everything else (no body, not JSON, no ``messages``): never paired with a request.
+4. ``other``: everything else (no body, not JSON, no ``messages``). Only a capture of kind ``other``
+   that carries DSH's session header naming a given session is paired (it is that session's LLM call,
+   whatever its body holds; :func:`unreadable_body` says why its body is no request body).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from ..log import parse_json
 
 __all__ = ["CAPTURE_KINDS", "COMPACTION_PREFIX", "CapturedRequest", "TITLE_PREFIX", "classify",
-           "last_user_text"]
+           "last_user_text", "unreadable_body"]
 
 CAPTURE_KINDS = ("loop", "compaction", "title", "other")
 COMPACT_HEADER = "x-deepseek-harness-compact"
@@ -136,3 +138,27 @@ def classify(headers: dict[str, str], body: bytes) -> str:
     if not value.get("tools") and _system_text(value).startswith(TITLE_PREFIX):
         return "title"
     return "loop"
+
+
+def unreadable_body(body: bytes) -> str:
+    """Why ``body`` (of kind ``other``) is no request body: what a pairing of it says.
+
+    Example:
+        >>> unreadable_body(b"")
+        'the captured request has no body'
+        >>> unreadable_body(b"not json {")
+        'captured body is not JSON: Expecting value: line 1 column 1 (char 0)'
+        >>> unreadable_body(b"null"), unreadable_body(b'{"model": "m"}')
+        ('captured body is JSON null, not a request object', 'captured body is a JSON object without messages')
+    """
+    if not body:
+        return "the captured request has no body"
+    try:
+        value = parse_json(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return f"captured body is not JSON: {exc}"
+    if isinstance(value, dict):
+        return "captured body is a JSON object without messages"
+    kind = "JSON null" if value is None else "a JSON boolean" if isinstance(value, bool) else "a JSON number" \
+        if isinstance(value, (int, float)) else "a JSON string" if isinstance(value, str) else "a JSON array"
+    return f"captured body is {kind}, not a request object"

@@ -15,7 +15,7 @@ import os
 import secrets as _random
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -497,7 +497,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
             after = session_verdicts(redacted, after_captures,
                                      parent=_parent(redacted_parent, redacted, lenient=lenient, config=config))
             if captures is not None and capture_source is not None:  # refused here: nothing is renamed yet
-                notes.extend(_unmatched(before["diff"], len(captures), capture_source, any_capture=any_capture))
+                notes.extend(_unmatched(before["diff"], captures, capture_source, any_capture=any_capture))
             digests, mismatched = _compare(before, after)
             result = Redaction(
                 output=target, manifest=manifest, capture=capture_target, format_version=original.format_version,
@@ -590,19 +590,25 @@ def _parent(path: Path | None, child: Session, *, lenient: bool, config: PiRoute
     return parent
 
 
-def _unmatched(rows: list[Any], captured: int, capture: Path, *, any_capture: bool) -> list[str]:
+def _unmatched(rows: list[Any], captures: Sequence[CapturedRequest], capture: Path, *,
+               any_capture: bool) -> list[str]:
     """A note on the captured requests that match none of the log's (``rows``: the diff verdicts);
     refused when none matches at all, unless ``any_capture``.
 
     Raises:
         UsageError: a capture of one or more requests, none of them one of the log's.
     """
+    captured = len(captures)
     matched = sum(1 for row in rows if row[0] is not None and row[1] is not None)
     strays = [row for row in rows if row[0] is None and row[1] is not None]
     if not strays:
         return []
-    foreign = sum(1 for row in strays if row[3] == "foreign")
-    whose = f" ({foreign} of another session)" if foreign else ""
+    # a foreign row is a capture naming another session in DSH's header, or one without it that is not an LLM call
+    named = {c.position for c in captures if c.session_id is not None}
+    foreign = sum(1 for row in strays if row[3] == "foreign" and row[1] in named)
+    other = sum(1 for row in strays if row[3] == "foreign") - foreign
+    counts = [f"{foreign} of another session"] * bool(foreign) + [f"{other} not LLM call(s)"] * bool(other)
+    whose = f" ({', '.join(counts)})" if counts else ""
     if not matched and captured and not any_capture:
         raise UsageError(f"none of the {captured} captured request(s) is one of this log's{whose}: is it the "
                          "capture of another session?", path=str(capture),

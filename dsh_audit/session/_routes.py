@@ -49,18 +49,23 @@ class Route:
         api: pi-ai's API name for pi-ai routes, ``deepseek-chat-completions`` for the native adapter.
         because: what settled it (evidence seq, a default, the caller's choice) or, without an
             adapter, why not and what would settle it.
+        contradicted: the log shows ``api`` but the model facts at hand (a route file, pi-ai's catalog)
+            say another: an unknown route whatever ``api`` is, which ``--routes FILE`` or ``--adapter``
+            settles.
     """
 
     provider: str | None
     adapter: str | None
     api: str | None
     because: str
+    contradicted: bool = field(default=False, compare=False)  # what `because` says already: equal routes stay equal
 
     @property
     def no_wire_format(self) -> bool:
         """Whether the route is known but speaks an API dsh-audit writes no bodies for
         (``google-generative-ai``, ``google-vertex``, ...): no option renders its requests, since
-        ``--adapter`` would write a format DSH did not send.
+        ``--adapter`` would write a format DSH did not send. A route the log contradicts is not one,
+        whatever API its envelope names: which format DSH sent is open (:attr:`contradicted`).
 
         Example:
             >>> route_for("gemini", declared={"gemini": "google-generative-ai"}).no_wire_format
@@ -69,7 +74,7 @@ class Route:
             False
         """
         return self.adapter is None and self.api is not None and self.api != "deepseek-chat-completions" \
-            and self.api not in ADAPTER_APIS
+            and self.api not in ADAPTER_APIS and not self.contradicted
 
 
 @dataclass
@@ -454,7 +459,7 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
             source = named if is_declared else "pi-ai's catalog"
             return Route(provider, None, api, f"provider {provider!r}: {kind} at seq {seq} shows api {api!r} but "
                          f"{source} says {configured!r}; pass --routes FILE with the route configuration DSH had, "
-                         "or --adapter")
+                         "or --adapter", contradicted=True)
         if not is_declared:
             return _from_api(provider, api, f"{kind} at seq {seq}")
     if is_declared and configured is not None:
