@@ -88,9 +88,10 @@ def conventions(commands: dict[str, click.Command]) -> str:
         + " takes a path only.",
         "- **No PATH.** " + _names(many + optional) + " read `$DSH_HOME/sessions` (else `~/.dsh/sessions`) when "
         "given none. " + _names(one) + " read one session and need it named (a folder must hold exactly one log).",
-        "- **Order.** `sessions`, `requests`, `breaks` and `check`'s table list logs newest first, by the last of "
-        "each log's own timestamps (never the file's mtime), equal ones by path; `requests`, `breaks` and "
-        "`check` keep the PATHS in the order given, each one's logs newest first.",
+        "- **Order.** `requests`, `breaks`, `cache` and `check`'s table list logs newest first by the log "
+        "file's modification time when no PATH is given (equal ones by path; ordering reads no log), else the "
+        "PATHS in the order given, each one's logs by path. `sessions`, which reads every log before it lists, "
+        "orders by the last of each log's own timestamps (equal ones by path).",
         "- **Time window.** `--since/--until WHEN` (" + _names(windowed) + "; " + _names(since_only) + ": "
         "`--since` only) select by the logs' own timestamps: a date, a date-time (UTC unless it has an offset) or "
         "an age such as `7d`; `--since` at or after `--until` is a usage error.",
@@ -109,7 +110,8 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "`less` (" + _names(having(option("--pager"))) + "; `--no-pager` prints directly). Output to a pipe or a "
         "file is never paged.",
         "- **Report files.** " + ", ".join(files) + " write to stdout when FILE is `-`, and then nothing else "
-        "goes to stdout; two outputs cannot both be `-`. An output never overwrites an input log.",
+        "goes to stdout; two outputs cannot both be `-`, nor name the same file (`--markdown` may name "
+        "`$GITHUB_STEP_SUMMARY`: it is written once). An output never overwrites an input log.",
         "- **Parallel runs.** `--jobs N` (" + _names(having(option("--jobs"))) + ") and `--engine dask` ("
         + _names(having(option("--engine"))) + ") print what a serial run prints.",
         "- **Messages.** stdout carries the listing; warnings, notes and errors go to stderr as one line each "

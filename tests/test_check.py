@@ -113,7 +113,8 @@ def test_one_changed_character_in_a_captured_body_fails_with_dsh811(tmp_path, _c
     log = scenario / "session-logs" / f"{SESSION}.jsonl"
     failing = [line for line in result.output.splitlines() if " FAIL: " in line]
     assert failing == [f"{log}:52: seq 52: request 3: DSH811 error FAIL: loop request 3 is different vs "
-                       f"{scenario / 'wire.jsonl'} line 4 at byte 67 (messages[0].content)"]
+                       f"{scenario / 'wire.jsonl'} line 4 at byte 67 (messages[0].content) (hint: run "
+                       f"`dsh-audit diff {log} --capture {scenario / 'wire.jsonl'}` for the JSON paths that differ)"]
     results = json.loads(sarif.read_text())["runs"][0]["results"]
     assert [(r["ruleId"], r["level"], r["locations"][0]["physicalLocation"]) for r in results] == [
         ("DSH811", "error", {"artifactLocation": {"uri": log.as_uri()}, "region": {"startLine": 52}})]

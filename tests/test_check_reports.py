@@ -43,14 +43,16 @@ def test_junit_validates_against_the_jenkins_schema(passing, failing):
     schema = xmlschema.XMLSchema(str(Path(__file__).parent / "data" / "junit.xsd"))
     for result in (passing, failing):
         schema.validate(format_junit(result))
-    root = ET.fromstring(format_junit(failing))
+    base = str(Path(failing.sessions[0].path).parent.parent)  # the run's folder: names are relative to it
+    root = ET.fromstring(format_junit(failing, base=base))
     assert (root.get("tests"), root.get("failures")) == ("3", "2")
     suites = root.findall("testsuite")
     assert [(s.get("name"), s.get("tests"), s.get("failures")) for s in suites] == [
-        ("session-ok", "2", "1"), (str(failing.sessions[1].path).replace("\x01", "\\u0001"), "1", "1")]
+        ("ok/session.jsonl (session-ok)", "2", "1"), ("bad|<b>`\\u0001/session.jsonl", "1", "1")]
     assert [c.get("name") for c in suites[0].findall("testcase")] == ["log", "request 0 (loop turn 1 step 1 attempt 1)"]
+    # one <failure> a testcase: the refused log's two findings (DSH801, DSH204) are one failure
     failures = [f.get("type") for s in suites for c in s.findall("testcase") for f in c.findall("failure")]
-    assert failures == ["DSH810", "DSH801", "DSH204"]
+    assert failures == ["DSH810", "DSH801 DSH204"]
     assert suites[1].get("file").endswith("bad|<b>`\\u0001/session.jsonl")
     passing_root = ET.fromstring(format_junit(passing))
     assert (passing_root.get("tests"), passing_root.get("failures")) == ("41", "0")
@@ -69,7 +71,8 @@ def test_sarif_validates_against_the_official_2_1_0_schema(passing, failing):
     assert all(r["help"]["text"] and r["shortDescription"]["text"] for r in rules)
     found = [(r["ruleId"], r["level"], r["locations"][0]["physicalLocation"].get("region"), r["properties"]["fails"])
              for r in run["results"]]
-    assert found == [("DSH810", "note", None, True), ("DSH801", "error", {"startLine": 1}, True),
+    # DSH810 is info, but the policy (require-capture) fails it: its result's level is error
+    assert found == [("DSH810", "error", None, True), ("DSH801", "error", {"startLine": 1}, True),
                      ("DSH204", "error", {"startLine": 1}, True)]
     assert rules[run["results"][0]["ruleIndex"]]["id"] == "DSH810"
 

@@ -165,7 +165,8 @@ def test_cache_help_explains_every_timeline_column_and_the_estimate_marker() -> 
             "conversation's previous request left in the cache (what \"lost\" is measured from); \"expected\" the "
             "cache reads the provider's rules predict (a prefix still in its TTL, written, in whole cache units); "
             '"actual" the logged cache reads ("?": not logged, never 0); "classification" the verdict, with its '
-            'cause in brackets; "lost" the reusable tokens that were not read (empty: none).') in text
+            'cause in brackets; "lost" the reusable tokens that were not read (empty: none; "?" on a break whose '
+            'cache reads were not logged: unknown).') in text
     assert ('"cost lost" is what all of them cost over cache reads ("all causes: breaks and other '
             'shortfalls"); "breaks cost" is the part of it lost to breaks alone ("the part of the cost lost that '
             'breaks caused"), so never more') in text

@@ -114,7 +114,9 @@ def test_check_with_a_relative_capture_and_routes_is_the_serial_verdict(
     code, out, err = serial
     assert (code, err) == (1, [])
     assert ("../logs/one/session.jsonl:34: seq 32: request 2: DSH811 error FAIL: loop request 2 is different vs "
-            "../captures/wire.jsonl line 3 at byte 134 (messages[0].content)") in out.splitlines()
+            "../captures/wire.jsonl line 3 at byte 134 (messages[0].content) (hint: run `dsh-audit diff "
+            "../logs/one/session.jsonl --capture ../captures/wire.jsonl --routes ../routes.yml` for the JSON paths "
+            "that differ)") in out.splitlines()
 
 
 def test_a_failing_task_prints_the_serial_error_and_ends_at_once(cluster: tuple[str, Path], project: Path,

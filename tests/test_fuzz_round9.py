@@ -95,12 +95,13 @@ def test_check_markdown_shows_control_and_bidi_characters_escaped(tmp_path, monk
 
 def test_check_junit_writes_active_characters_as_references(tmp_path, monkeypatch, capsys):
     log = _hostile_log(tmp_path / "s" / "session.jsonl")
+    monkeypatch.chdir(tmp_path)  # the testsuite names the log's path relative to the run's folder
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--junit", "-")
-    name = "id\\u001b]0;PWN\\u0007&#x202e;&#x9b;2J&#x7f;|&lt;b&gt;"
+    name = "s/session.jsonl (id\\u001b]0;PWN\\u0007&#x202e;&#x9b;2J&#x7f;|&lt;b&gt;)"
     assert (code, err, out.splitlines()[2]) == \
         (0, [], f'  <testsuite name="{name}" file="{log}" tests="2" failures="0" errors="0" skipped="0" time="0">')
     assert not any(c in out for c in "\x1b\x07\u202e\x9b\x7f")
-    assert ET.fromstring(out.encode())[0].get("name") == "id\\u001b]0;PWN\\u0007\u202e\x9b2J\x7f|<b>"
+    assert ET.fromstring(out.encode())[0].get("name") == "s/session.jsonl (id\\u001b]0;PWN\\u0007\u202e\x9b2J\x7f|<b>)"
 
 
 def test_check_junit_starts_no_workflow_command_from_a_path(tmp_path, monkeypatch, capsys):
@@ -109,7 +110,8 @@ def test_check_junit_starts_no_workflow_command_from_a_path(tmp_path, monkeypatc
     shown = str(log).replace("\r\n::", "&#13;\n&#x3a;:")
     assert (code, err, out.splitlines()[4:6]) == \
         (0, [], [f"      <system-out>{shown.splitlines()[0]}", f"{shown.splitlines()[1]}: DSH810 info: no capture "
-                 "given or found beside the log (wire.jsonl)</system-out>"])
+                 "given or found beside the log (wire.jsonl) (hint: pass --capture, or record a wire.jsonl in the "
+                 "log's scenario folder)</system-out>"])
     assert not [line for line in out.splitlines() if line.lstrip().startswith("::")] and "\r" not in out
     assert str(log) + ": DSH810" in ET.fromstring(out.encode())[0][0][0].text
 

@@ -222,9 +222,12 @@ def _breaks_cost_what_cache_judged(runner: CliRunner, logs: list[Path], *options
     assert len(rows) == sum(v["classification"] in BREAKS for v in verdicts.values())
     for row in rows:
         verdict = verdicts[(real(row["path"]), row["request"])]
-        lost = None if verdict["actual"] is None else sum(verdict["lost"].values())
+        # a break whose cache reads were not logged lost an unknown amount in cache's timeline too
+        assert (verdict["lost"] is None) == (verdict["actual"] is None), verdict
+        lost = None if verdict["lost"] is None else sum(verdict["lost"].values())
         cost = verdict["lost_cost"] if lost else None if lost is None else 0.0
         assert (row["lost_tokens"], row["lost_cost_usd"]) == (lost, cost), (row["path"], row["request"], verdict)
+        assert lost is not None or verdict["lost_cost"] is None, verdict
         assert (row["unpriced"] is None) == (cost is not None), row
     return len(rows)
 
@@ -258,6 +261,56 @@ def test_every_view_tells_the_same_story_of_a_generated_session(session, extras,
 
 
 # -- regressions: disagreements found by running every view over logs beyond the corpus -------------
+
+
+def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount_in_every_view(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """DSH's native DeepSeek adapter logged no cacheReadTokens for the break (request 2): `breaks
+    --cost`, `explain`, `cache` (timeline, totals, ledger), `index`/`stats` and the report's data
+    all say what it lost is unknown (null, $?), never 0, and count it."""
+    b = LogBuilder(session_id="s-unknown", created_at=1_800_000_000_000, model="deepseek-v4-flash",
+                   system="S" * 8000)
+    with b.turn("one"), b.step():
+        b.assistant("one", usage={"inputTokens": 2000, "outputTokens": 10, "cacheReadTokens": 0})
+    with b.turn("two"), b.step():
+        b.assistant("two", usage={"inputTokens": 100, "outputTokens": 10, "cacheReadTokens": 1920})
+    b.configure(system="T" * 8000)
+    with b.turn("three"), b.step():
+        b.assistant("three", usage={"inputTokens": 2100, "outputTokens": 10})
+    log = b.write_jsonl(tmp_path / "s-unknown" / "session.jsonl", packed=False)
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> tuple[int, str, list[str]]:
+        return invoke(monkeypatch, capsys, *args)
+
+    assert _breaks_cost_what_cache_judged(CliRunner(), [log]) == 1
+    code, out, err = run("breaks", "--json", "--cost", str(log))
+    (row,) = map(json.loads, out.splitlines())
+    assert (code, err, row["request"], row["lost_tokens"], row["lost_cost_usd"]) == (0, [], 2, None, None)
+    code, out, err = run("cache", "--json", str(log))
+    report = json.loads(out)
+    assert (code, err) == (0, [])
+    assert [(v["index"], v["lost"], v["lost_cost"]) for v in report["timeline"]] == [(0, {}, 0), (1, {}, 0),
+                                                                                     (2, None, None)]
+    assert (report["lost_tokens_by_cause"], report["lost_cost_usd"], report["lost_unknown_requests"]) == ({}, None, 1)
+    cost = report["cost"]
+    assert {k: cost[k] for k in ("break_cost_usd", "lost_requests", "lost_unpriced", "break_requests",
+                                 "break_unpriced", "lost_unknown_requests")} == {
+        "break_cost_usd": None, "lost_requests": 1, "lost_unpriced": 1, "break_requests": 1, "break_unpriced": 1,
+        "lost_unknown_requests": 1}
+    index_logs([log], tmp_path / "index.sqlite")
+    stats = fleet_stats(tmp_path / "index.sqlite")
+    assert (stats.totals["lost_tokens"], stats.totals["lost_cost_usd"], stats.totals["lost_unknown_requests"]) == (
+        0, None, 1)
+    assert (stats.cost["break_cost_usd"], stats.cost["lost_cost_usd"], stats.cost["break_requests"],
+            stats.cost["break_unpriced"], stats.cost["lost_unknown_requests"]) == (None, None, 1, 1, 1)
+    (top,) = stats.top_sessions
+    assert (top["break_cost_usd"], top["break_unknown"]) == (None, 1)
+    (session,) = build_report_data(run_check([log], record=SessionPages()))["sessions"]
+    assert session["overview"]["breaks"] == [{"i": 2, "cause": "header_change", "lost": None, "cost": None}]
+
+
+# -- regressions found by running every view over logs beyond the corpus ------------------------------
 
 
 def test_a_retried_prompt_sets_the_expected_read_from_its_logged_retry(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from ..replay import Request, RequestTime
 from ..session import Bodies, logged_cache_read
 from ..wire import PromptPieces
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
-from ._report import CacheTotals, CacheVerdict, SessionCacheReport
+from ._report import BREAKS, LOST_UNKNOWN, CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import logged_tokens, lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
 from ._rules import Breakpoints, CacheRule, Retention, pyproject_zero_data_retention, rule_for
@@ -504,6 +504,8 @@ class _Analyzer:
         kept = len(same)
         del same[:-self.lookback]
         _drop_runs(runs, kept - len(same))
+        # a break whose cache reads were not logged lost an unknown amount: no cost, never $0
+        lost_unknown = actual is None and classification in BREAKS
         return CacheVerdict(
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
             model=model, family=rule.family, prompt_tokens=logged, counted_tokens=tokens,
@@ -511,9 +513,11 @@ class _Analyzer:
             classification=classification, cause=cause, source_index=origin.request.index if origin else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
             lost_cost=lost_cost(sum(lost.values()), price, written=_written(request),
-                                retention=retention.name if retention else None) if isinstance(price, Quote) else None,
+                                retention=retention.name if retention else None)
+            if isinstance(price, Quote) and not lost_unknown else None,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
-            ttl_seconds=ttl if retention else None, unpriced=price if isinstance(price, str) else None)
+            ttl_seconds=ttl if retention else None,
+            unpriced=LOST_UNKNOWN if lost_unknown else price if isinstance(price, str) else None)
 
     def marks(self, bp: Breakpoints, rule: CacheRule, request: Request, prompt: Prompt,
               logged: int | None) -> dict[str, dict[int, int | None]]:

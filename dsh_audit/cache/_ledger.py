@@ -84,6 +84,9 @@ class LedgerEntry:
         no_cache_cost: the same tokens with every cache read and write billed as a miss.
         off_peak_cost: the same tokens at the off-peak rates of the same day's table.
         classification, lost: the cache verdict and its lost tokens per cause (when accounted).
+        lost_unknown: what it lost is unknown (a break whose cache reads were not logged:
+            :attr:`CacheVerdict.lost_unknown`); ``lost`` and ``lost_cost`` are then empty, null in
+            the JSON, and it owes an unknown lost and break cost, never $0.
         lost_cost: what those tokens cost over cache reads (:func:`lost_cost`: billed first as
             the request's cache writes, the rest as misses), per cause (the causes add up to the
             cost of all of them).
@@ -124,6 +127,7 @@ class LedgerEntry:
     cache_retention: str | None = None
     cache_write_rate: str | None = None
     unlogged: tuple[str, ...] = ()
+    lost_unknown: bool = False
 
     @property
     def is_break(self) -> bool:
@@ -136,8 +140,9 @@ class LedgerEntry:
                 "tokens": None if self.tokens is None else self.tokens.to_json(),
                 "cost_usd": None if self.cost is None else self.cost.to_json(), "unpriced": self.unpriced,
                 "no_cache_cost_usd": self.no_cache_cost, "off_peak_cost_usd": self.off_peak_cost,
-                "classification": self.classification, "lost_tokens": dict(self.lost),
-                "lost_cost_usd": dict(self.lost_cost), "rate_source": self.rate_source,
+                "classification": self.classification,
+                "lost_tokens": None if self.lost_unknown else dict(self.lost),
+                "lost_cost_usd": None if self.lost_unknown else dict(self.lost_cost), "rate_source": self.rate_source,
                 "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "tier": self.tier,
                 "route": self.route, **({} if self.cache_retention is None else {
                     "cache_retention": self.cache_retention, "cache_write_rate": self.cache_write_rate}),
@@ -207,13 +212,14 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=prompt)
     classification = verdict.classification if verdict else None
     lost = dict(verdict.lost) if verdict else {}
+    lost_unknown = verdict.lost_unknown if verdict else False
     retention = verdict.cache_retention if verdict else None
     if isinstance(quote, str):
         return LedgerEntry(index=request.index, kind=request.kind, turn=request.turn, step=request.step,
                            attempt=request.attempt, sent=sent, provider=provider, model=model,
                            window=book.window("", None), tokens=tokens, cost=None, route=route,
                            classification=classification, lost=lost, cache_retention=retention, unpriced=quote,
-                           unlogged=unlogged)
+                           unlogged=unlogged, lost_unknown=lost_unknown)
     # Made whole at once (not by a copy per field group): one entry per request.
     cost = no_cache_cost = off_peak_cost = None
     if tokens is not None and whole:
@@ -233,7 +239,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                        cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None,
                        unpriced=None if whole else "usage not logged" if tokens is None else
                        _unlogged_reason(request, unlogged), unlogged=unlogged,
-                       no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost)
+                       no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost, lost_unknown=lost_unknown)
 
 
 def lost_split(lost: int, written: int) -> tuple[int, int]:
@@ -312,7 +318,7 @@ class LedgerTotals(CostSums):
         self.add_request(tokens=entry.tokens, cost=entry.cost, no_cache=entry.no_cache_cost,
                          off_peak=entry.off_peak_cost, lost=entry.lost,
                          lost_cost=entry.lost_cost if entry.billed_as is not None else None,
-                         is_break=entry.is_break, unpriced=entry.unpriced)
+                         is_break=entry.is_break, unpriced=entry.unpriced, lost_unknown=entry.lost_unknown)
 
     @classmethod
     def of(cls, entries: Iterable[LedgerEntry]) -> LedgerTotals:

@@ -366,8 +366,8 @@ class CostSums:
         ('≥$0.5000', '$?', None, {'no price': 1})
     """
 
-    __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "requests",
-                 "tokens", "usage_unknown")
+    __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "lost_unknown",
+                 "requests", "tokens", "usage_unknown")
 
     #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
     #: what the lost cache reads cost and what the breaks' lost cache reads cost.
@@ -377,6 +377,7 @@ class CostSums:
         self.requests = 0
         self.tokens = Tokens()
         self.usage_unknown = 0  # requests with no usage logged: ``tokens`` sums the others
+        self.lost_unknown = 0  # requests that lost an unknown amount (breaks whose cache reads were not logged)
         self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
         self._amounts = dict.fromkeys(self.AMOUNTS, Priced())
         self._lost_tokens: Counter[str] = Counter()
@@ -386,14 +387,17 @@ class CostSums:
 
     def add_request(self, *, tokens: Tokens | None, cost: Costs | None, no_cache: float | None,
                     off_peak: float | None, lost: Mapping[str, int], lost_cost: Mapping[str, float] | None,
-                    is_break: bool, unpriced: str | None) -> None:
+                    is_break: bool, unpriced: str | None, lost_unknown: bool = False) -> None:
         """Add one request: ``tokens`` and ``cost`` by bucket (None: no usage logged, unpriced),
         what it would have cost with ``no_cache`` and ``off_peak``, the tokens it ``lost`` per
         cause and their ``lost_cost`` per cause (None: no rate priced them), whether it
-        ``is_break``, and why it is ``unpriced`` (None: priced).
+        ``is_break``, why it is ``unpriced`` (None: priced), and whether what it lost is unknown
+        (``lost_unknown``: a break whose cache reads were not logged; ``lost`` is then empty).
 
         Every request owes its cost, its no-cache and off-peak cost; only one that lost tokens owes
-        a lost cost (per cause: one that lost tokens to it), and only such a break a break cost."""
+        a lost cost (per cause: one that lost tokens to it), and only such a break a break cost. A
+        request whose loss is unknown owes both (if a break) an unknown amount: a sum it is in is
+        a lower bound, or unknown, never an exact figure made of a guessed 0."""
         self.requests += 1
         if tokens is not None:
             self.tokens = self.tokens + tokens
@@ -405,8 +409,9 @@ class CostSums:
             for bucket, value in zip(self._costs, cost._values()):
                 bucket.add(value)
         priced = unpriced is None
-        lost_usd = None if lost_cost is None else usd_total(lost_cost.values())
-        losing = any(lost.values())
+        lost_usd = None if lost_cost is None or lost_unknown else usd_total(lost_cost.values())
+        losing = lost_unknown or any(lost.values())
+        self.lost_unknown += lost_unknown
         amounts = self._amounts
         for name, amount, owes in (("cost", None if cost is None else cost.total, True), ("no_cache", no_cache, True),
                                    ("off_peak", off_peak, True), ("lost", lost_usd, losing),
@@ -504,15 +509,18 @@ class CostSums:
         when no request that owes one was priced; ``unpriced_requests`` counts the requests not
         priced and ``cost_complete`` is False when there are any (the amounts are then lower bounds).
         ``lost_requests`` and ``break_requests`` count the requests that owe a lost and a break
-        cost (they lost tokens), ``lost_unpriced`` and ``break_unpriced`` those of them with no
-        price: an amount is a lower bound only when the latter is not 0 (:class:`Priced`)."""
+        cost (they lost tokens, or lost an unknown amount), ``lost_unpriced`` and ``break_unpriced``
+        those of them with no known cost for it: an amount is a lower bound only when the latter
+        is not 0 (:class:`Priced`); ``lost_unknown_requests`` counts the requests whose loss is
+        unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``."""
         unpriced = self.unpriced_requests
         return {"requests": self.requests, "tokens": self.tokens.to_json(),
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
                 "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
-                "cost_complete": not unpriced, **_owing(self._amounts["lost"], self._amounts["break"])}
+                "cost_complete": not unpriced, **_owing(self._amounts["lost"], self._amounts["break"]),
+                "lost_unknown_requests": self.lost_unknown}
 
 
 def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:

@@ -479,6 +479,13 @@ def _read(path: Path, *, found: bool = False) -> Any:
                 message = f"price table is not valid JSON: {str(again).splitlines()[0]}"
             except RecursionError:
                 message = "price table nests arrays or objects too deeply"
+        elif kind == "TOML" and exc.reason == "syntax" and "integer string conversion" in exc.message:
+            # the same integer in TOML (tomllib has no integer hook): read as JSON reads it, so the
+            # rate's key says it is no price (``a N-digit number is above 1e+09``)
+            try:
+                return _as_written(path, kind)
+            except ValueError as again:  # another syntax error, in tomllib's words
+                message = f"price table is not valid TOML: {str(again).splitlines()[0]}"
         raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
     return _as_written(path, kind) if _infinite(data) else data
 
@@ -532,12 +539,32 @@ def _infinite(value: Any) -> bool:
     return False
 
 
+#: A TOML decimal integer past Python's digit limit for ``int()`` (4,300 digits), which tomllib
+#: refuses in Python's words: digits and underscores, not part of a float, a key or a date.
+_LONG_INT = re.compile(rb"(?<![\w.+-])[+-]?[0-9][0-9_]{4299,}(?![\w.:-])")
+_MARK = "e0"  # appended to such an integer so that tomllib hands it to ``parse_float``
+
+
+def _toml_number(text: str) -> float:
+    """A TOML float as :class:`_Written`; an integer :data:`_LONG_INT` marked as a float, as
+    :func:`_whole` reads it (its text without the mark)."""
+    whole = text.removesuffix(_MARK).replace("_", "")
+    if text.endswith(_MARK) and whole.lstrip("+-").isdigit():
+        number = _whole(whole)
+        if isinstance(number, _Written):
+            return number
+    return _Written(text)
+
+
 def _as_written(path: Path, kind: str) -> Any:
-    """The document at ``path``, which parsed, parsed again with every decimal number a float
-    that keeps its text (:class:`_Written`), for the error that refuses one past the double range."""
+    """The document at ``path``, parsed again with every decimal number a float that keeps its
+    text (:class:`_Written`), for the error that refuses one past the double range; an integer
+    past Python's digit limit is read as ``JSON.parse`` reads it (:func:`_whole`: in TOML, marked
+    as a float first, :data:`_LONG_INT`)."""
     raw = read_bytes(path, what="price table")
     if kind == "TOML":
-        return tomllib.loads(raw.decode("utf-8"), parse_float=_Written)
+        text = _LONG_INT.sub(lambda found: found.group(0) + _MARK.encode(), raw).decode("utf-8")
+        return tomllib.loads(text, parse_float=_toml_number)
     return json.loads(raw, parse_float=_Written, parse_int=_whole)
 
 

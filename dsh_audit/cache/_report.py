@@ -26,6 +26,9 @@ CLASSIFICATIONS = (
 )
 #: The classifications that are breaks.
 BREAKS = ("break_explained", "break_unattributed", "break_unexplained")
+#: Why what a break lost is unknown (:attr:`CacheVerdict.lost_unknown`): the words of ``breaks``
+#: and ``explain``, and the verdict's ``unpriced``.
+LOST_UNKNOWN = "cache reads not logged: what it lost of the cache is unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,9 @@ class CacheVerdict:
             request's rate (cache-miss minus cache-read), None when the request is unpriced, and
             ``unpriced`` then why (the price table's reason: an unknown model, no rate in force
             on its date; not in the JSON of ``cache``'s timeline, whose ``lost_cost`` is null).
+            A break whose cache reads were not logged lost an unknown amount
+            (:attr:`lost_unknown`): ``lost`` is empty (null in the JSON), ``lost_cost`` None and
+            ``unpriced`` :data:`LOST_UNKNOWN`, never 0.
         prompt_source: ``wire:<adapter>`` when the rendered body was compared, else ``json``.
         cache_retention: the retention the request's rendered body asks for when it is not its
             rule's default (:class:`dsh_audit.cache.Retention`: ``1h``, ``24h`` or ``none``), with the
@@ -78,6 +84,12 @@ class CacheVerdict:
     ttl_seconds: float | None = None
     unpriced: str | None = None
 
+    @property
+    def lost_unknown(self) -> bool:
+        """Whether what the request lost of the cache is unknown: a break whose cache reads were
+        not logged (``actual`` None), which lost an unknown amount, never 0."""
+        return self.actual is None and self.classification in BREAKS
+
     def to_json(self) -> dict[str, Any]:
         retention = {} if self.cache_retention is None else {"cache_retention": self.cache_retention,
                                                              "ttl_seconds": self.ttl_seconds}
@@ -86,7 +98,8 @@ class CacheVerdict:
                 "prompt_tokens": self.prompt_tokens, "counted_tokens": self.counted_tokens,
                 "potential": self.potential, "expected_any": self.expected_any, "expected": self.expected,
                 "actual": self.actual, "classification": self.classification, "cause": self.cause,
-                "source_index": self.source_index, "gap_seconds": self.gap_seconds, "lost": dict(self.lost),
+                "source_index": self.source_index, "gap_seconds": self.gap_seconds,
+                "lost": None if self.lost_unknown else dict(self.lost),
                 "lost_cost": self.lost_cost, "prompt_source": self.prompt_source, **retention}
 
 
@@ -101,16 +114,19 @@ class CacheTotals:
     usage without a valid ``inputTokens``) is left out of them and counted apart: ``sizeless``
     requests, ``sizeless_read`` cache-read tokens. The tokens lost (by cause) and the reusable
     reads they are measured from (``potential_total``) count every request whose cache read was
-    logged, as the ledger prices the losses.
+    logged, as the ledger prices the losses. A break whose cache reads were not logged lost an
+    unknown amount (:attr:`CacheVerdict.lost_unknown`): it is counted apart (``lost_unknown``)
+    and owes an unknown cost, so :attr:`lost_cost` is then a lower bound, or None when no request
+    that lost tokens is known (:class:`~dsh_audit.cache._money.Priced`).
 
     Example:
         >>> totals = CacheTotals()
-        >>> totals.requests, totals.break_count, totals.lost_cost
-        (0, 0, None)
+        >>> totals.requests, totals.break_count, totals.lost_cost, totals.lost_unknown
+        (0, 0, None, 0)
     """
 
     __slots__ = ("_classes", "_lost", "_lost_cause", "actual_total", "break_count", "expected_total", "known",
-                 "potential_total", "prompt_total", "requests", "sizeless", "sizeless_read", "_causes")
+                 "lost_unknown", "potential_total", "prompt_total", "requests", "sizeless", "sizeless_read", "_causes")
 
     def __init__(self) -> None:
         self.requests = 0
@@ -122,6 +138,7 @@ class CacheTotals:
         self.sizeless = 0  # cache read logged, prompt size not: left out of the actual, expected and prompt sums
         self.sizeless_read = 0  # their cache reads
         self.break_count = 0
+        self.lost_unknown = 0  # breaks whose cache reads were not logged: what they lost is unknown
         self._classes: Counter[str] = Counter()
         self._causes: Counter[str] = Counter()
         self._lost_cause: Counter[str] = Counter()
@@ -145,9 +162,13 @@ class CacheTotals:
             self.break_count += 1
             self._causes[verdict.cause or "?"] += 1
         self._lost_cause.update(verdict.lost)
-        # owed only by a request that lost tokens; priced when its rate is known
-        self._lost = self._lost.add(verdict.lost_cost, priced=verdict.lost_cost is not None,
-                                    owes=any(verdict.lost.values()))
+        unknown = verdict.lost_unknown
+        self.lost_unknown += unknown
+        # owed only by a request that lost tokens (or may have: a break whose reads were not
+        # logged, whose amount is unknown); priced when its rate is known
+        self._lost = self._lost.add(None if unknown else verdict.lost_cost,
+                                    priced=verdict.lost_cost is not None and not unknown,
+                                    owes=unknown or any(verdict.lost.values()))
 
     @classmethod
     def of(cls, verdicts: Iterable[CacheVerdict]) -> CacheTotals:
@@ -176,6 +197,12 @@ class CacheTotals:
         their prices."""
         known = self._lost.known if self._lost.requests else None
         return None if known is None else known + 0  # no -0.0
+
+    @property
+    def lost_owing(self) -> tuple[int, int]:
+        """The requests that owe what the lost tokens cost (they lost tokens, or are a break whose
+        loss is unknown), and how many of them have no known cost for it (:class:`Priced`)."""
+        return self._lost.owing, self._lost.owing_unpriced
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +307,14 @@ class SessionCacheReport:
 
     @property
     def lost_cost(self) -> float | None:
+        """What the lost tokens cost (:attr:`CacheTotals.lost_cost`): a lower bound when
+        :attr:`lost_unknown` breaks lost an unknown amount, None when only they owe it."""
         return self.totals.lost_cost
+
+    @property
+    def lost_unknown(self) -> int:
+        """The breaks whose cache reads were not logged: what they lost is unknown, never 0."""
+        return self.totals.lost_unknown
 
     def to_json(self, *, timeline: bool = True) -> dict[str, Any]:
         """The ``dsh-audit cache --json`` object for this session (without its last key,
@@ -296,7 +330,8 @@ class SessionCacheReport:
             "breaks_by_cause": None if self.imported else self.breaks_by_cause,
             "reusable_cache_read": self.potential_total,
             "lost_tokens_by_cause": self.lost_by_cause, "lost_cost_usd": self.lost_cost,
-            "price_note": self.price_note, "notes": list(self.notes), "cost": self.cost,
+            "lost_unknown_requests": self.lost_unknown, "price_note": self.price_note, "notes": list(self.notes),
+            "cost": self.cost,
         }
         if timeline:
             found["timeline"] = [v.to_json() for v in self.verdicts]

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CaptureError, UnreadableError
-from ..log import DecodeBudget, open_regular, parse_json
+from ..log import DecodeBudget, TornTail, open_regular, parse_json
 from ._types import CapturedRequest, classify
 
 __all__ = ["LOADERS", "CaptureLoader", "load_capture"]
@@ -49,11 +49,13 @@ _Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str]
 
 @dataclass(frozen=True, slots=True)
 class CaptureLoader:
-    """A named capture format: a sniffing predicate and a reader of raw requests."""
+    """A named capture format: a sniffing predicate and a reader of raw requests, which records
+    in its list (when given one) what a writer killed mid-write left incomplete at the end (a torn
+    tail), dropped; without a list that is malformed input, as any other bad record."""
 
     name: str
     handles: Callable[[Path, bytes], bool]
-    read: Callable[[Path], Iterator[_Raw]]
+    read: Callable[[Path, list[TornTail] | None], Iterator[_Raw]]
 
 
 def _error(path: Path, where: str | None, message: str, hint: str) -> CaptureError:
@@ -154,15 +156,25 @@ def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in value.items()}
 
 
-def _jsonl_read(path: Path) -> Iterator[_Raw]:
+def _jsonl_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
+    """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
+    tail a capture writer killed mid-write leaves: it is recorded in ``torn`` (in the words of a
+    log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
+    that one too when ``torn`` is None), or a last line that is JSON but no record, is a CaptureError."""
+    hint = "a wire.jsonl capture has one JSON object per line"
     with _open(path, "capture file") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             where = f"line {number}"
+            if torn is not None and not line.endswith(b"\n"):  # the last line: cut off unless it is a whole record
+                try:
+                    parse_json(line)
+                except (ValueError, UnicodeDecodeError):
+                    torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
+                    return
             record = _parse_object(line, path, where, invalid="not a JSON record",
-                                   not_object="record is not a JSON object",
-                                   hint="a wire.jsonl capture has one JSON object per line")
+                                   not_object="record is not a JSON object", hint=hint)
             headers = _headers_object(path, where, record.get("headers"))
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
                    _jsonl_body(path, where, record), _text_value(record.get("time")), str(path), where)
@@ -255,7 +267,7 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
     return {str(h["name"]).lower(): str(h.get("value", "")) for h in value}
 
 
-def _har_read(path: Path) -> Iterator[_Raw]:
+def _har_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
     hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
     document = _parse(_read_bytes(path, "capture file"), path, None, invalid="not valid JSON", hint=hint)
     log = document.get("log") if isinstance(document, dict) else None
@@ -304,7 +316,7 @@ def _folder_meta(meta_file: Path) -> dict[str, Any]:
                          hint='a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
 
 
-def _folder_read(folder: Path) -> Iterator[_Raw]:
+def _folder_read(folder: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
     for body_file in _body_files(folder):
         meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
         meta = _folder_meta(meta_file)
@@ -350,12 +362,17 @@ def _loader_for(target: Path, format: str | None) -> CaptureLoader:
     return found
 
 
-def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> list[CapturedRequest]:
+def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
+                 warnings: list[str] | None = None) -> list[CapturedRequest]:
     """Load every request of a capture file or folder, in the capture's order.
 
     Args:
         path: a ``wire.jsonl`` file, a HAR file, or a folder of JSON bodies.
         format: a name from :data:`LOADERS` to skip sniffing.
+        warnings: where a torn tail is said (``wire.jsonl: torn tail: line 3 has no terminating
+            newline (120 bytes ignored)``, as a log's torn tail is), and dropped: a last line with
+            no newline that is not JSON, what a capture writer killed mid-write leaves. None: a
+            caller that cannot say it, to whom a torn tail is malformed input (a CaptureError).
 
     Raises:
         CaptureError: the input is missing, of no known format, or malformed (the message names
@@ -374,8 +391,10 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> 
     except MemoryError:  # sniffing lists a body folder: one with too many files to hold
         raise _too_large(target) from None
     captured = []
+    torn: list[TornTail] = []
+    raws = loader.read(target, None if warnings is None else torn)
     try:
-        for position, (method, url_path, headers, body, time, source, locator) in enumerate(loader.read(target)):
+        for position, (method, url_path, headers, body, time, source, locator) in enumerate(raws):
             captured.append(CapturedRequest(position=position, method=method, path=url_path, headers=headers,
                                             body=body, time=time, source=source, locator=locator,
                                             kind=classify(headers, body)))
@@ -384,4 +403,7 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None) -> 
         raise _too_large(target) from None
     except OSError as exc:  # a read that fails after the open (an I/O error, a file gone)
         raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(exc.filename) if exc.filename else str(target)) from None
+    for tail in torn:
+        assert warnings is not None
+        warnings.append(f"{target}: torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)")
     return captured

@@ -366,9 +366,10 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
     """List every prefix-cache break between consecutive requests, with its cause and evidence.
 
     PATHS may be log files, session folders, a sessions root (default $DSH_HOME/sessions), or a
-    session id, a unique id prefix or `latest` (looked up there). Each PATH's logs are listed as
-    `sessions` lists them, the newest last activity first by the logs' own timestamps; the PATHS in
-    the order given. Each request is compared with the one whose cache it could reuse: the previous loop step, the
+    session id, a unique id prefix or `latest` (looked up there). The logs are listed newest first
+    by the log file's modification time when no PATH is given (equal ones by path; ordering reads
+    no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by the
+    logs' own timestamps). Each request is compared with the one whose cache it could reuse: the previous loop step, the
     attempt it retries, the parent request of a fork or subagent child (the parent log is found
     beside the child), the loop request a compaction call summarises, the previous title or
     web-search call. A break names its cause (header_change, compaction, prune, plugin_replace,
@@ -413,7 +414,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
         dsh-audit breaks --since 7d --jobs 0
     """
     given = session_paths(paths)
-    logs = newest_first(selected_logs(given, since, until), given if paths else ())  # as `sessions` lists them
+    logs = newest_first(selected_logs(given, since, until), given if paths else ())  # the documented listing order (newest_first)
     if not logs:
         return EXIT_OK
     with_cost = with_cost or prices_path is not None or openai_zdr is not None

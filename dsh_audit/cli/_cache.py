@@ -66,7 +66,8 @@ def _shown(report: SessionCacheReport, amount: float | None, *, owed: str | None
     request that owes it is unpriced, ``$?`` when none that owes it was priced; ``owed``
     (``lost``, ``break``) names an amount only the requests that lost tokens owe (the ledger's
     ``{owed}_requests`` and ``{owed}_unpriced``: ``$0.0000`` when none lost a token), else every
-    request owes it."""
+    request owes it. A break that lost an unknown amount (its cache reads were not logged) owes
+    one: never ``$0.0000`` then, ``≥$x`` or ``$?``."""
     cost = report.cost or {}
     unpriced = cost.get("unpriced_requests")
     owing: dict[str, int] = {}
@@ -74,7 +75,9 @@ def _shown(report: SessionCacheReport, amount: float | None, *, owed: str | None
         requests, owing_unpriced = cost.get(f"{owed}_requests"), cost.get(f"{owed}_unpriced")
         if isinstance(requests, int) and isinstance(owing_unpriced, int):
             owing = {"owing": requests, "owing_unpriced": owing_unpriced}
-        if not owing.get("owing") and not any(report.lost_by_cause.values()):
+        elif report.lost_unknown:  # no ledger: the cache totals say who owes it
+            owing = dict(zip(("owing", "owing_unpriced"), report.totals.lost_owing))
+        if not owing.get("owing") and not any(report.lost_by_cause.values()) and not report.lost_unknown:
             return Costs.text(0.0)
     return Costs.shown(amount, requests=report.request_count, unpriced=unpriced if isinstance(unpriced, int) else 0,
                        **owing)
@@ -121,7 +124,8 @@ def _rates_note(files: Sequence[str]) -> str:
 def _summary(report: SessionCacheReport, rates: str = "list prices, check your contract") -> str:
     """The session's summary, one fact a line (``fit_lines`` wraps a long one at its spaces);
     ``rates`` says where the rates came from (:func:`_rates_note`)."""
-    cost = "n/a" if report.lost_cost is None and report.cost is None else _shown(report, report.lost_cost, owed="lost")
+    cost = "n/a" if report.lost_cost is None and report.cost is None and not report.lost_unknown else \
+        _shown(report, report.lost_cost, owed="lost")
     ttls = _ttls(report)
     rules = "; ".join(f"{name} unit {r['unit_tokens']} min {r['min_cacheable_tokens']} "
                       f"ttl {ttls.get(name) or format(r['ttl_seconds'], 'g') + 's'} "
@@ -131,11 +135,18 @@ def _summary(report: SessionCacheReport, rates: str = "list prices, check your c
             f"cache read actual {report.actual_total} ({_ratio(report.ratio(report.actual_total))}) vs expected "
             f"{report.expected_total} ({_ratio(report.ratio(report.expected_total))})\n"
             f"{_breaks(report)}\n"
-            f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}; "
-            f"cost lost {cost} {_LOST_COST}\n"
+            f"tokens lost (of {report.potential_total} reusable): {_pairs(report.lost_by_cause)}"
+            f"{_unknown(report)}; cost lost {cost} {_LOST_COST}\n"
             f"{_cost(report, rates)}"
             f"tokens: {report.token_method}\nrules: {rules or 'none'}"
             + ("" if report.attribution else "\nno attribution: breaks are unattributed"))
+
+
+def _unknown(report: SessionCacheReport) -> str:
+    """What the tokens lost leave out: the breaks whose cache reads were not logged, which lost an
+    unknown amount ("?" in the timeline's "lost"), never 0; "" when there are none."""
+    count = report.lost_unknown
+    return f"; ? in {count} break(s) whose cache reads were not logged" if count else ""
 
 
 def _measured(report: SessionCacheReport) -> str:
@@ -172,6 +183,7 @@ def _cost(report: SessionCacheReport, rates: str = "list prices, check your cont
             f"with no cache {_shown(report, cost['no_cache_cost_usd'])}; "
             f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; "
             f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')} {_BREAK_COST}"
+            + (f"; {report.lost_unknown} break(s) lost an unknown amount" if report.lost_unknown else "")
             + (f"; {unpriced} request(s) unpriced" if unpriced else "")
             + (" (≥$: a sum over the priced ones only)" if 0 < unpriced < report.request_count else "")
             + f" ({rates})\n")
@@ -183,7 +195,8 @@ def _row(verdict: CacheVerdict) -> tuple[object, ...]:
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
                                       verdict.classification else "")
     return (verdict.index, verdict.kind, where, prompt, verdict.potential, verdict.expected,
-            "?" if verdict.actual is None else verdict.actual, label, sum(verdict.lost.values()) or "")
+            "?" if verdict.actual is None else verdict.actual, label,
+            "?" if verdict.lost_unknown else sum(verdict.lost.values()) or "")
 
 
 def _timeline_title(report: SessionCacheReport) -> str:
@@ -230,7 +243,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     with each request's classification: as_expected,
     break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
-    $DSH_HOME/sessions are read, newest first as `sessions` lists them; the logs of PATHS are
+    $DSH_HOME/sessions are read, newest first by the log file's modification time; the logs of PATHS are
     listed in the order the PATHS were given, each one's by path (the same on every checkout).
 
     The hit ratios are cache reads over prompt tokens, both over the same requests: those whose
@@ -251,7 +264,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     is measured from); "expected" the cache reads the provider's rules predict (a prefix still in
     its TTL, written, in whole cache units); "actual" the logged cache reads ("?": not logged,
     never 0); "classification" the verdict, with its cause in brackets; "lost" the reusable tokens
-    that were not read (empty: none).
+    that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown).
 
     Breaks are those `breaks` lists: a log with a capture
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent

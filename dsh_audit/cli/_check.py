@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ _COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "cache 
 _DROPPABLE = ("log", "capture", "cache hit")
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
 _TABLE_LIMIT = 50
+_FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report options that take no FILE
 
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
@@ -96,8 +97,9 @@ def _row(check: SessionCheck) -> tuple[object, ...]:
 
 
 def _newest_first(checks: Sequence[SessionCheck], given: Sequence[str]) -> list[SessionCheck]:
-    """``checks`` in the order `sessions` lists their logs, those of each of the PATHS ``given``
-    in the order given (:func:`newest_first`)."""
+    """``checks`` in the order of :func:`newest_first`: with no PATHS (``given`` empty) newest
+    first by the log file's modification time, else those of each of the PATHS ``given`` in the
+    order given, each one's by path."""
     by_log = {Path(check.path): check for check in checks}
     return [by_log[log] for log in newest_first(by_log, given)] if len(by_log) == len(checks) else list(checks)
 
@@ -132,16 +134,48 @@ def _print(result: CheckResult, given: Sequence[str]) -> None:
                  f"{counts['failing']} failing (policy: {result.policy.source})", ok=result.passed)
 
 
-def _format_target(fmt: str, option: str, path: str | None) -> str:
-    """``--format json`` or ``markdown`` of ``check``: the report ``option`` writes, on stdout.
+def _format_flag(fmt: str) -> str:
+    """How the user asked for ``--format json`` or ``markdown``: ``--json`` when that flag was
+    typed (or set from its environment variable), else ``--format FMT``."""
+    context = click.get_current_context(silent=True)
+    source = None if context is None else context.get_parameter_source("as_json")
+    flagged = source is not None and source is not click.core.ParameterSource.DEFAULT
+    return "--json" if fmt == "json" and flagged else f"--format {fmt}"
+
+
+def _format_target(flag: str, option: str, path: str | None) -> str:
+    """``--format json`` (or ``--json``) or ``--format markdown`` of ``check``, as typed (``flag``):
+    the report ``option`` writes, on stdout.
 
     Raises:
         UsageError: ``option`` names a FILE too.
     """
     if path not in (None, STDOUT):
-        raise UsageError(f"--format {fmt} prints on stdout the report {option} {path} writes to a file",
-                         hint=f"give --format {fmt} (stdout) or {option} FILE, not both")
+        raise UsageError(f"{flag} prints on stdout the report {option} {path} writes to a file",
+                         hint=f"give {flag} (stdout) or {option} FILE, not both")
     return STDOUT
+
+
+def _distinct_reports(typed: Mapping[str, str | None]) -> None:
+    """Refuse two reports written to one file (the same path, or the same file through a symlink
+    or a hard link): the second would silently replace the first. ``GITHUB_STEP_SUMMARY`` counts
+    as a report, except beside ``--markdown`` naming its file (the summary is then appended once).
+
+    Raises:
+        UsageError: two of them name the same file; the message names both options as typed.
+    """
+    files = [(name, path) for name, path in typed.items() if path not in (None, STDOUT)]
+    summary = _step_summary_target()
+    if summary is not None:
+        files.append(("GITHUB_STEP_SUMMARY", summary))
+    for at, (name, path) in enumerate(files):
+        for other, other_path in files[at + 1:]:
+            assert path is not None and other_path is not None
+            if {name, other} == {"--markdown", "GITHUB_STEP_SUMMARY"} or not _same_file(path, other_path):
+                continue
+            said = other if other == "GITHUB_STEP_SUMMARY" else f"{other} {other_path}"
+            raise UsageError(f"{name} {path} and {said} name the same file: one report would overwrite the other",
+                             hint="give each report its own FILE")
 
 
 def _no_old_json_file(paths: Sequence[str]) -> None:
@@ -235,7 +269,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
     does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
     in the --since/--until window: a gate that checked nothing does not pass). The table lists the logs newest
-    first as `sessions` does when no PATHS are given, else in the order the PATHS were given, each one's by path; a narrow terminal shows each session id as its shortest unique prefix and
+    first by the log file's modification time when no PATH is given (equal ones by path; ordering
+    reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
+    the logs' own timestamps); a narrow terminal shows each session id as its shortest unique prefix and
     leaves out "log", then "capture", then "cache hit". With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
 
@@ -247,11 +283,15 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     fmt = listing_format()
     if as_json:
         _no_old_json_file(paths)
-    if fmt == "json":
-        json_path = _format_target(fmt, "--json-report", json_path)
-    elif fmt == "markdown":
-        markdown_path = _format_target(fmt, "--markdown", markdown_path)
-    piped = stdout_target(junit=junit_path, sarif=sarif_path, json_report=json_path, markdown=markdown_path)
+    typed = {"--junit": junit_path, "--sarif": sarif_path, "--json-report": json_path, "--markdown": markdown_path}
+    if fmt in ("json", "markdown"):
+        flag = _format_flag(fmt)
+        option = "--json-report" if fmt == "json" else "--markdown"
+        stdout = _format_target(flag, option, typed.pop(option))
+        json_path, markdown_path = (stdout, markdown_path) if fmt == "json" else (json_path, stdout)
+        typed[flag] = stdout
+    piped = stdout_target({name if name in _FORMAT_FLAGS else f"{name} {path}": path for name, path in typed.items()})
+    _distinct_reports(typed)
     given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),

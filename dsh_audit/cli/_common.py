@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -399,12 +399,14 @@ def _log_span(log: Path) -> tuple[float, float] | None:
 
 
 def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:
-    """``logs`` in the order a listing shows them. With no PATHS (``given`` empty: the default
-    sessions root), newest first, as `sessions` lists them: the most recently written first (the
-    file's modification time: DSH appends to a log while its session runs, so a fork or subagent
-    child that ended before its parent comes after it), equal ones by path. The time is the
-    file's, not the log's own timestamps, so ordering never reads a log: every command opens each
-    log once (`sessions`, which reads every log whole, orders by the log's own last activity).
+    """``logs`` in the order a listing of ``requests``, ``breaks``, ``cache`` and ``check`` shows
+    them (the rule README.md and each command's help state in the same words). With no PATHS
+    (``given`` empty: the default sessions root), newest first by the log file's modification
+    time (DSH appends to a log while its session runs, so a fork or subagent child that ended
+    before its parent comes after it), equal ones by path. The time is the file's, not the log's
+    own timestamps, so ordering never reads a log: every command opens each log once
+    (`sessions`, which reads every log whole before it lists, orders by the logs' own last
+    activity instead: where the files' times say nothing, as in a fresh copy, the orders differ).
 
     With PATHS (``given``, as :func:`session_paths` gives them), the order is the one they were
     given in, each one's logs in discovery's order (by path): the same on every machine and every
@@ -507,16 +509,20 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
     return logs
 
 
-def stdout_target(**targets: str | None) -> str | None:
-    """The one option of ``targets`` (option name -> path) that writes to stdout (``-``), or None.
+def stdout_target(targets: Mapping[str, str | None]) -> str | None:
+    """The one option of ``targets`` (the option as the user typed it, ``--sarif -`` or ``--json``
+    -> path) that writes to stdout (``-``), or None.
 
     Raises:
-        UsageError: several do: their outputs would be mixed.
+        UsageError: several do: their outputs would be mixed (the message names them as typed).
+
+    Example:
+        >>> stdout_target({"--sarif -": "-", "--junit": "j.xml"})
+        '--sarif -'
     """
     chosen = [name for name, path in targets.items() if path == STDOUT]
     if len(chosen) > 1:
-        names = ", ".join(f"--{name.replace('_', '-')} -" for name in chosen)
-        raise UsageError(f"only one output can go to stdout, not {names}", hint="give the others a FILE name")
+        raise UsageError(f"only one output can go to stdout, not {', '.join(chosen)}", hint="give the others a FILE name")
     return chosen[0] if chosen else None
 
 

@@ -101,11 +101,18 @@ def _cost_droppable(rows: list[dict[str, Any]]) -> tuple[str, ...]:
 
 def _lost(row: dict[str, Any]) -> Amount:
     """What a group's cache losses cost, by the one rule (:meth:`Costs.shown`): owed only by its
-    ``lost_requests`` (those that lost tokens), ``≥$x`` when one of them is unpriced, ``$?`` when
+    ``lost_requests`` (those that lost tokens, and the breaks whose cache reads were not logged,
+    which lost an unknown amount), ``≥$x`` when one of them is unpriced or unknown, ``$?`` when
     it is unknown."""
     value = row["lost_cost_usd"]
     return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=0, owing=row["lost_requests"],
                                      owing_unpriced=row["lost_unpriced"]))
+
+
+def _unknown_lost(count: int) -> tuple[tuple[str, int], ...]:
+    """The row that says how many breaks lost an unknown amount (their cache reads were not
+    logged: left out of the tokens lost, and owing an unknown cost), when any did."""
+    return (("breaks with unknown loss (reads not logged)", count),) if count else ()
 
 
 def _measure(label: str, cells: tuple[Any, ...], *, csv: bool, names: tuple[str, ...] = (),
@@ -250,6 +257,7 @@ def _print_stats(stats: FleetStats) -> None:
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),
+        *_unknown_lost(totals["lost_unknown_requests"]),
         (f"cost lost ({lost_rates})", _lost(totals)),
     ])
     cost = stats.cost
@@ -269,6 +277,7 @@ def _print_stats(stats: FleetStats) -> None:
         *_measure("cache losses / of which breaks",  # owed by the requests that lost tokens only
                   (_priced(cost, cost["lost_cost_usd"], "lost"), _priced(cost, cost["break_cost_usd"], "break")),
                   csv=csv),
+        *_unknown_lost(cost["lost_unknown_requests"]),
         *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
     ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)

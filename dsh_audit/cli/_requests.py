@@ -167,9 +167,10 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
 
     PATHS may be log files (session.jsonl or session.jsonl.zstd), session folders, a sessions
     root, or a session id, a unique id prefix or `latest` (looked up under $DSH_HOME/sessions); with
-    none, $DSH_HOME/sessions (else ~/.dsh/sessions) is read. Each PATH's logs are listed as
-    `sessions` lists them, the newest last activity first by the logs' own timestamps; the PATHS
-    in the order given. One row per dispatched
+    none, $DSH_HOME/sessions (else ~/.dsh/sessions) is read. The logs are listed newest first by
+    the log file's modification time when no PATH is given (equal ones by path; ordering reads no
+    log), else the PATHS in the order given, each one's logs by path (`sessions` orders by the
+    logs' own timestamps). One row per dispatched
     attempt (retries included) plus compaction and title calls. With --jobs or --engine dask the
     logs are read in parallel and printed in the same order as a serial run.
 
@@ -192,7 +193,7 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         dsh-audit requests ~/.dsh/sessions --since 7d --jobs 4 --json
     """
     given = session_paths(paths)
-    logs = newest_first(selected_logs(given, since, until), given if paths else ())  # as `sessions` lists them
+    logs = newest_first(selected_logs(given, since, until), given if paths else ())  # the documented listing order (newest_first)
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
                    streamed=in_process(jobs, engine, len(logs)))
     status = EXIT_OK

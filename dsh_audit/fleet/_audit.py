@@ -55,8 +55,10 @@ def _cost_row(path: str, session_id: str, entry: LedgerEntry) -> CostRow:
         cost_cache_write=cost.cache_write if cost else None, cost_output=cost.output if cost else None,
         cost_total=cost.total if cost else None, no_cache_cost=entry.no_cache_cost,
         off_peak_cost=entry.off_peak_cost, classification=entry.classification, is_break=entry.is_break,
-        lost_tokens=sum(entry.lost.values()),
-        lost_cost=usd_total(entry.lost_cost.values()) if entry.billed_as is not None else None,
+        # unknown (NULL) for a break whose cache reads were not logged, as unpriced: never 0
+        lost_tokens=None if entry.lost_unknown else sum(entry.lost.values()),
+        lost_cost=usd_total(entry.lost_cost.values()) if entry.billed_as is not None and not entry.lost_unknown
+        else None,
         lost_cost_by_cause=_SORTED_JSON(entry.lost_cost), unpriced=entry.unpriced,
         rate_source=entry.rate_source, rate_effective=entry.rate_effective, rate_retrieved=entry.rate_retrieved)
 
@@ -116,7 +118,10 @@ def _request_row(path: str, request: Request, sent: float | None, verdict: Cache
     else:
         prompt, actual, expected = verdict.prompt_tokens, verdict.actual, verdict.expected
         classification, cause, lost_cost = verdict.classification, verdict.cause, verdict.lost_cost
-        lost_tokens, lost = sum(verdict.lost.values()), _SORTED_JSON(verdict.lost)
+        if verdict.lost_unknown:  # a break whose cache reads were not logged: what it lost is unknown (NULL)
+            lost_tokens = lost = None
+        else:
+            lost_tokens, lost = sum(verdict.lost.values()), _SORTED_JSON(verdict.lost)
     return RequestRow(
         path=path, idx=request.index, session_id=request.session_id, kind=request.kind, turn=request.turn,
         step=request.step, attempt=request.attempt, model=config.get("model") or request.extra.get("model"),
@@ -134,7 +139,7 @@ def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) 
         other_causes=json.dumps(list(transition.other_causes)), fields=json.dumps(list(transition.field_names)),
         evidence_seqs=json.dumps(list(transition.evidence_seqs)), detail=transition.detail,
         classification=verdict.classification if verdict is not None else None,
-        lost_tokens=sum(verdict.lost.values()) if verdict is not None else None,
+        lost_tokens=sum(verdict.lost.values()) if verdict is not None and not verdict.lost_unknown else None,
         lost_cost=verdict.lost_cost if verdict is not None else None)
 
 

@@ -8,13 +8,16 @@ Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRo
 ``(path, request)``, and ``meta`` (the schema version, and the files of each price table a
 ledger was priced with: :func:`record_prices`, :func:`price_sources`).
 
-Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column. ``index``
-upgrades a file of version 1 or 2 in place: the ``costs`` table is made anew, empty (a version-2
-row cannot tell a base-rate request from one billed at a long-context tier), and every stored log
-is marked changed, so each log given is read again and priced; a log not given stays stored
-without a ledger until it is (``stats`` counts it as ``sessions_unpriced``). ``stats`` refuses a
-file of an older version until then. A file of a newer version was written by a newer dsh-audit:
-both refuse it, with the advice to upgrade dsh-audit (deleting it would lose what it holds).
+Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column; 4 stores what a
+break whose cache reads were not logged lost as unknown (NULL ``lost_tokens``, ``lost_cost`` and
+``lost`` in ``requests`` and ``breaks``, NULL ``lost_cost`` in ``costs``), where 3 stored 0.
+``index`` upgrades a file of version 1, 2 or 3 in place: from 1 or 2 the ``costs`` table is made
+anew, empty (a version-2 row cannot tell a base-rate request from one billed at a long-context
+tier); the rows of such breaks are set unknown (:data:`_UNKNOWN_LOST`: a break row whose cache read
+is NULL); and every stored log is marked changed, so each log given is read again and priced; a
+log not given stays stored (without a ledger, from 1 or 2, until it is: ``stats`` counts it as
+``sessions_unpriced``). ``stats`` refuses a file of an older version until then. A file of a
+newer version was written by a newer dsh-audit: both refuse it, with the advice to upgrade dsh-audit (deleting it would lose what it holds).
 """
 
 from __future__ import annotations
@@ -33,10 +36,23 @@ from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 __all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "connect_index", "index_error", "open_index", "price_sources",
            "record_prices"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
 # empty); every stored session is then marked changed, so the next run reads each log given again.
-_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",)}
+_UPGRADES: dict[str, tuple[str, ...]] = {"1": ("costs",), "2": ("costs",), "3": ()}
+_BREAK_CLASSES = "('break_explained', 'break_unattributed', 'break_unexplained')"
+# A stored request that is a break whose cache read was not logged (version 4 on: what it lost is
+# unknown, NULL), of the ``requests`` row ``r``.
+_UNKNOWN_BREAK = f"r.actual_cache_read IS NULL AND r.classification IN {_BREAK_CLASSES}"
+#: What upgrading an index of version 1 to 3 does to the rows of a break whose cache reads were not
+#: logged, which those versions stored as having lost 0: unknown (NULL), as version 4 writes them.
+_UNKNOWN_LOST = (
+    "UPDATE requests AS r SET lost_tokens = NULL, lost_cost = NULL, lost = NULL WHERE " + _UNKNOWN_BREAK,
+    "UPDATE breaks SET lost_tokens = NULL, lost_cost = NULL WHERE EXISTS (SELECT 1 FROM requests AS r "
+    f"WHERE r.path = breaks.path AND r.idx = breaks.request AND {_UNKNOWN_BREAK})",
+    "UPDATE costs SET lost_tokens = NULL, lost_cost = NULL WHERE EXISTS (SELECT 1 FROM requests AS r "
+    f"WHERE r.path = costs.path AND r.idx = costs.idx AND {_UNKNOWN_BREAK})",
+)
 
 _TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bool": "INTEGER"}
 _SESSION_SKIP = ("requests", "breaks", "costs", "notes")  # rows of other tables; notes are stored joined
@@ -155,6 +171,8 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
         if stored in _UPGRADES:
             connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
         for statement in _SCHEMA:
+            connection.execute(statement)
+        for statement in _UNKNOWN_LOST if stored in _UPGRADES else ():
             connection.execute(statement)
         connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         connection.commit()

@@ -112,7 +112,7 @@ class CostRow:
     off_peak_cost: float | None
     classification: str | None
     is_break: bool
-    lost_tokens: int
+    lost_tokens: int | None
     lost_cost: float | None
     lost_cost_by_cause: str
     unpriced: str | None

@@ -28,14 +28,18 @@ _KNOWN = "actual_cache_read IS NOT NULL"
 # The hit ratios are read over the same requests as `cache` reads them: those whose cache read and
 # prompt size were both logged (a read without its prompt would make a ratio above 100 %).
 _BOTH = f"{_KNOWN} AND prompt_tokens IS NOT NULL"
+# A break whose cache reads were not logged: what it lost is unknown (NULL), never 0.
+_LOST_UNKNOWN = f"lost_tokens IS NULL AND classification IN {_BREAKS}"
 # Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost,
-# requests that lost tokens, those of them with no lost cost (unpriced), and the requests with none.
+# requests that lost tokens, those of them with no lost cost (unpriced), the requests with none, and
+# the breaks that lost an unknown amount (they owe an unknown lost cost).
 _MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN prompt_tokens END), 0), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN actual_cache_read END), 0), "
              f"COALESCE(SUM(CASE WHEN {_BOTH} THEN expected_cache_read END), 0), "
              "COALESCE(SUM(lost_tokens), 0), usd_sum(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
-             "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0)")
+             "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0), "
+             f"COALESCE(SUM({_LOST_UNKNOWN}), 0)")
 
 
 class _UsdSum:
@@ -74,14 +78,17 @@ def _measures(row: tuple[Any, ...]) -> dict[str, Any]:
     """A group's measures; ``lost_cost_usd`` sums the priced losses by the one rule
     (:meth:`Costs.known`, as ``cache`` sums its verdicts): None when no request that lost tokens
     was priced, or no request was; ``lost_unpriced`` counts the requests whose lost tokens have no
-    price, of the ``lost_requests`` that lost any."""
-    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost = row
+    known cost, of the ``lost_requests`` that lost any; ``lost_unknown_requests`` the breaks whose
+    cache reads were not logged, which lost an unknown amount (``lost_tokens`` is a sum over the
+    others): they owe a lost cost no one knows, as an unpriced request does (of both counts)."""
+    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown = row
+    losing, unpriced = losing + unknown, unpriced + unknown
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected,
             "hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
             "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
                                                               unpriced=no_cost, owing=losing, owing_unpriced=unpriced),
-            "lost_unpriced": unpriced, "lost_requests": losing}
+            "lost_unpriced": unpriced, "lost_requests": losing, "lost_unknown_requests": unknown}
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,12 +188,12 @@ def _session_cost(ledger: _Ledger | None) -> dict[str, Any]:
     """What one indexed session cost and what its breaks cost (None each: indexed without a ledger)."""
     if ledger is None or not ledger.sums.requests:
         return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None,
-                "break_requests": None, "break_unpriced": None}
+                "break_requests": None, "break_unpriced": None, "break_unknown": None}
     sums = ledger.to_json()
     return {"cost_usd": None if sums["cost_usd"] is None else sums["cost_usd"]["total"],
             "break_cost_usd": sums["break_cost_usd"], "unpriced_requests": sums["unpriced_requests"],
             "cost_complete": sums["cost_complete"], "break_requests": sums["break_requests"],
-            "break_unpriced": sums["break_unpriced"]}
+            "break_unpriced": sums["break_unpriced"], "break_unknown": sums["lost_unknown_requests"]}
 
 
 #: The ``costs`` columns a request's amounts are read back from (``c``), with its lost tokens by
@@ -208,15 +215,18 @@ class _Ledger:
         self.tier_requests = 0
         self.tier_costs: list[float] = []
 
-    def add(self, row: tuple[Any, ...], lost: dict[str, int], lost_cost: dict[str, float] | None) -> None:
+    def add(self, row: tuple[Any, ...], lost: dict[str, int], lost_cost: dict[str, float] | None,
+            lost_unknown: bool = False) -> None:
         """Add one ``costs`` row (columns :data:`_ROW` from ``c.tier``), its lost tokens and their
-        cost by cause (None: no rate priced them)."""
+        cost by cause (None: no rate priced them), and whether what it lost is unknown (a break
+        whose cache reads were not logged)."""
         (tier, unpriced, _, is_break, miss, read, write, output, reasoning, cost_miss, cost_read, cost_write,
          cost_output, no_cache, off_peak) = row[:15]
         tokens = None if miss is None else Tokens(miss, read or 0, write or 0, output or 0, reasoning or 0)
         cost = None if cost_miss is None else Costs(cost_miss, cost_read or 0.0, cost_write or 0.0, cost_output or 0.0)
         self.sums.add_request(tokens=tokens, cost=cost, no_cache=no_cache, off_peak=off_peak, lost=lost,
-                              lost_cost=lost_cost, is_break=bool(is_break), unpriced=unpriced)
+                              lost_cost=lost_cost, is_break=bool(is_break), unpriced=unpriced,
+                              lost_unknown=lost_unknown)
         if tier is not None:
             self.tier_requests += 1
             if cost is not None:
@@ -233,7 +243,8 @@ class _Ledger:
                 "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
                 "off_peak_cost_usd": summary["off_peak_cost_usd"], "lost_cost_usd": sums.known("lost"),
                 "break_cost_usd": summary["break_cost_usd"],
-                **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced")},
+                **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced",
+                                           "lost_unknown_requests")},
                 "tier_requests": self.tier_requests,
                 "tier_cost_usd": usd_total(self.tier_costs), "unpriced": summary["unpriced"]}
 
@@ -250,10 +261,12 @@ def _ledgers(connection: sqlite3.Connection) -> tuple[_Ledger, dict[str | None, 
         by_cause: dict[str, int] = json.loads(lost) if lost else {}
         if lost_tokens and not by_cause:  # a request row without its causes: its tokens still count
             by_cause = {"?": lost_tokens}
+        # a break whose request row stored what it lost as unknown (NULL): its cache reads were not logged
+        unknown = bool(amounts[3]) and lost is None
         # priced when a rate billed it (``billed_as``), as the ledger entry it was written from
         cause_cost = (json.loads(lost_cost) if lost_cost else {}) if amounts[2] is not None else None
         for ledger in (total, by_model.setdefault(model, _Ledger()), by_path.setdefault(path, _Ledger())):
-            ledger.add(tuple(amounts), by_cause, cause_cost)
+            ledger.add(tuple(amounts), by_cause, cause_cost, unknown)
     return total, by_model, by_path
 
 

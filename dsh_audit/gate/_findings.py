@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,9 +15,15 @@ from ._model import Finding
 from ._policy import Policy
 from ._rules import GATE_RULES, GateRule
 
-__all__ = ["Judge", "request_seq"]
+__all__ = ["DIFF_UNEXPLAINED", "Judge", "diff_command", "request_seq"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
+#: What the ``dsh-audit diff`` command a capture finding's hint names shows of it.
+_DIFF_PURPOSE = {"DSH811": "for the JSON paths that differ",
+                 "DSH812": "for the spelling difference (key order, whitespace, numbers, escapes)",
+                 "DSH813": "for the alignment (check that the capture covers the whole session)"}
+#: The same for ``DSH814`` (a capture no log explains).
+DIFF_UNEXPLAINED = "for the alignment (the log is missing events for a call that was sent)"
 
 
 def request_seq(request: Request) -> int | None:
@@ -23,11 +31,34 @@ def request_seq(request: Request) -> int | None:
     return request.first_chunk_seq if request.first_chunk_seq is not None else request.step_start_seq
 
 
-class Judge:
-    """Builds findings for one policy: severity and hint from the rule, ``fails`` from the policy."""
+def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "auto",
+                 routes: str | None = None) -> str:
+    """The ``dsh-audit diff`` command that shows a capture verdict of ``log`` row by row, as typed
+    in a POSIX shell from the folder check ran in: ``diff`` finds no capture by itself, so it
+    names ``--capture`` (and the ``--adapter`` and ``--routes`` the gate rendered with).
 
-    def __init__(self, policy: Policy) -> None:
+    Example:
+        >>> diff_command("logs/a b.jsonl", Path("logs/wire.jsonl"), routes="r.yml")
+        "dsh-audit diff 'logs/a b.jsonl' --capture logs/wire.jsonl --routes r.yml"
+    """
+    words = ["dsh-audit", "diff", log, "--capture", os.fspath(capture)]
+    if adapter != "auto":
+        words += ["--adapter", adapter]
+    if routes is not None:
+        words += ["--routes", routes]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+class Judge:
+    """Builds findings for one policy: severity from the rule, ``fails`` from the policy, the hint
+    the finding's own cause names (a render refusal's), else the rule's.
+
+    ``routes`` is the route file check renders with (``--routes``): the ``dsh-audit diff``
+    command a capture finding's hint names passes it too."""
+
+    def __init__(self, policy: Policy, *, routes: str | None = None) -> None:
         self.policy = policy
+        self.routes = routes
 
     def _fails(self, meta: GateRule, verdict: str | None) -> bool:
         """Whether a finding of ``meta`` fails: the rule's policy key decides."""
@@ -43,11 +74,14 @@ class Judge:
         return True  # allowed-break-causes, min-cache-hit-ratio: the finding exists only when the policy fails it
 
     def finding(self, rule: str, message: str, *, path: str, line: int | None = None, seq: int | None = None,
-                session_id: str | None = None, request: int | None = None, verdict: str | None = None) -> Finding:
+                session_id: str | None = None, request: int | None = None, verdict: str | None = None,
+                hint: str | None = None) -> Finding:
+        """A finding of gate rule ``rule``; ``hint``, the finding's own (what its cause names),
+        wins over the rule's generic one: a finding shows one hint."""
         meta = GATE_RULES[rule]
         return Finding(rule=rule, severity=meta.severity, message=message, path=path, line=line, seq=seq,
                        session_id=session_id, request=request, fails=self._fails(meta, verdict),
-                       hint=meta.hint)
+                       hint=hint or meta.hint)
 
     def _validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
         return [Finding(rule=f.rule, severity=f.severity, message=f.message, path=f.path, line=f.line, seq=f.seq,
@@ -61,27 +95,34 @@ class Judge:
         """The findings of a log that could not be read or replayed."""
         error = outcome.error
         rule = "DSH801" if isinstance(error, InputError) else "DSH802"
-        text = error.message + (f" (hint: {error.hint})" if error.hint else "")
-        first = self.finding(rule, text, path=outcome.path, line=error.line, seq=error.seq,
-                             session_id=outcome.session_id)
+        first = self.finding(rule, error.message, path=outcome.path, line=error.line, seq=error.seq,
+                             session_id=outcome.session_id, hint=error.hint)
         return self._keep([first, *self._validation(validation, outcome.session_id)])
 
     def session(self, path: str, session_id: str, *, lines: EventLines, seqs: Mapping[int, int | None],
                 rows: Sequence[Any], transitions: Sequence[Any], cache: Any, capture: Path | None,
-                validation: Sequence[Any]) -> list[Finding]:
+                validation: Sequence[Any], render_hints: Mapping[int, str] | None = None) -> list[Finding]:
         """Every finding of one log that replayed: ``lines`` maps its events' seqs to lines (recorded
         in the session's one pass: no second read for a finding's line), ``seqs`` a request index to
-        the seq of its first chunk or step start (at least for each break's request)."""
+        the seq of its first chunk or step start (at least for each break's request),
+        ``render_hints`` the hint of each request the renderer refused (by ``id`` of the request)."""
         out = self._validation(validation, session_id)
         if capture is None:
             out.append(self.finding("DSH810", "no capture given or found beside the log (wire.jsonl)",
                                     path=path, session_id=session_id))
-        out += self._captures(path, rows, lines)
+        else:
+            out += self._captures(path, rows, lines, capture, render_hints or {})
         out += self._breaks(path, transitions, lines, seqs)
         out += self._cache(path, session_id, cache)
         return self._keep(out)
 
-    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines) -> list[Finding]:
+    def diff_hint(self, log: str, capture: str | os.PathLike[str], purpose: str) -> str:
+        """The hint of a capture finding: the ``dsh-audit diff`` command that shows it, complete."""
+        command = diff_command(log, capture, adapter=self.policy.adapter, routes=self.routes)
+        return f"run `{command}` {purpose}"
+
+    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines, capture: Path,
+                  render_hints: Mapping[int, str]) -> list[Finding]:
         out = []
         for row in rows:
             rule = _VERDICT_RULE.get(row.verdict)
@@ -94,10 +135,21 @@ class Judge:
                 paths = ", ".join(row.diff.paths[:3])
                 detail = f" at byte {row.diff.first_offset}" + (f" ({paths})" if paths else "")
             where = f" vs {row.capture.where()}" if row.capture is not None else ""
-            note = f": {row.note}" if row.note else ""
-            out.append(self.finding(rule, f"{request.kind} request {request.index} is {row.verdict}{where}{detail}{note}",
-                                    path=path, line=lines.get(seq), seq=seq, session_id=request.session_id,
-                                    request=request.index, verdict=row.verdict))
+            note, hint = row.note, None
+            if row.verdict == "unrendered":
+                # the refusal's hint (--routes FILE, --attachments DIR) is the finding's, not its message's
+                hint = render_hints.get(id(request))
+                if hint and note:
+                    note = note.removesuffix(f" (hint: {hint})")
+            elif row.verdict == "unmatched" or row.diff is None:
+                # why alignment left the request alone (its route and model), as `diff` says it
+                note = row.pairing.note
+            if hint is None and rule in _DIFF_PURPOSE:
+                hint = self.diff_hint(path, capture, _DIFF_PURPOSE[rule])
+            text = f"{request.kind} request {request.index} is {row.verdict}{where}{detail}"
+            out.append(self.finding(rule, text + (f": {note}" if note else ""), path=path, line=lines.get(seq),
+                                    seq=seq, session_id=request.session_id, request=request.index,
+                                    verdict=row.verdict, hint=hint))
         return out
 
     def _breaks(self, path: str, transitions: Sequence[Any], lines: EventLines,

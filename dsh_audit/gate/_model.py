@@ -44,13 +44,20 @@ class Finding:
                 "line": self.line, "seq": self.seq, "session_id": self.session_id, "request": self.request,
                 "fails": self.fails, "hint": self.hint}
 
-    def format(self) -> str:
-        """``path:line: seq N: request I: DSH811 error: message`` (``FAIL`` marks failing ones)."""
+    def format(self, *, hint: bool = True) -> str:
+        """``path:line: seq N: request I: DSH811 error: message (hint: ...)`` (``FAIL`` marks
+        failing ones; ``hint=False`` leaves out the hint, for a report that shows it apart).
+
+        Example:
+            >>> Finding("DSH810", "info", "no capture", "a.jsonl", hint="pass --capture").format()
+            'a.jsonl: DSH810 info: no capture (hint: pass --capture)'
+        """
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         seq = "" if self.seq is None else f" seq {self.seq}:"
         request = "" if self.request is None else f" request {self.request}:"
         mark = " FAIL" if self.fails else ""
-        return f"{where}:{seq}{request} {self.rule} {self.severity}{mark}: {self.message}"
+        shown = f" (hint: {self.hint})" if hint and self.hint else ""
+        return f"{where}:{seq}{request} {self.rule} {self.severity}{mark}: {self.message}{shown}"
 
 
 @dataclass(frozen=True, slots=True)

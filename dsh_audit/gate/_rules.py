@@ -22,7 +22,8 @@ class GateRule:
             decision, see :class:`dsh_audit.gate.Policy`).
         name: kebab-case name.
         summary: one sentence: what the finding means.
-        hint: what to do about it.
+        hint: what to do about it, when the finding names nothing more precise (a finding's own
+            hint, such as the render refusal's of a ``DSH815``, wins: :class:`Finding` has one).
         policy: the policy key that decides whether the finding fails the build.
     """
 
@@ -47,21 +48,27 @@ _ALL = (
              "pass --capture, or record a wire.jsonl in the log's scenario folder", "require-capture"),
     GateRule("DSH811", "error", "capture-different",
              "The captured body of a request is a different JSON value from the body rebuilt from the log.",
-             "the log does not record what was sent: run `dsh-audit diff` for the JSON paths", "capture-fail"),
+             "the log does not record what was sent: run `dsh-audit diff LOG --capture PATH` for the JSON paths",
+             "capture-fail"),
     GateRule("DSH812", "warning", "capture-equivalent",
              "The captured body is the same JSON value in other bytes; a provider prefix cache breaks there.",
-             "run `dsh-audit diff` for the spelling difference (key order, whitespace, numbers, escapes)",
+             "run `dsh-audit diff LOG --capture PATH` for the spelling difference (key order, whitespace, "
+             "numbers, escapes)",
              "capture-fail"),
     GateRule("DSH813", "error", "capture-unmatched",
              "A request rebuilt from the log has no captured send.",
-             "check that the capture covers the whole session; run `dsh-audit diff` for the alignment",
+             "check that the capture covers the whole session; run `dsh-audit diff LOG --capture PATH` for the "
+             "alignment",
              "capture-fail"),
     GateRule("DSH814", "error", "capture-unexplained",
              "A captured request of a checked session is explained by no request of its log.",
-             "the log is missing events for a call that was sent; run `dsh-audit diff`", "capture-fail"),
+             "the log is missing events for a call that was sent; run `dsh-audit diff LOG --capture PATH`",
+             "capture-fail"),
     GateRule("DSH815", "warning", "capture-unrendered",
              "A request paired with a capture could not be rendered to wire bytes.",
-             "the note says which fact the log lacks (image bytes, compaction instruction)", "capture-fail"),
+             "give what the message says rendering lacks: --routes FILE for a route the log does not describe, "
+             "--attachments DIR for a logged image's bytes, the policy key adapter for an unknown route",
+             "capture-fail"),
     GateRule("DSH821", "error", "break-unexplained",
              "The prompt prefix changed between two requests and no log event explains it.",
              "run `dsh-audit explain LOG INDEX`: a writer rewrote history without a surface replace",

@@ -34,7 +34,7 @@ from ..runner import in_process
 from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, route_apis,
                        route_renderer, route_warnings, routes_from, run_groups, validating_headers)
 from ..validate import LineValidator
-from ._findings import Judge, request_seq
+from ._findings import DIFF_UNEXPLAINED, Judge, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
 
@@ -54,28 +54,32 @@ class _GroupCheck(GroupResult[SessionCheck]):
 
     loose: dict[tuple[str, int], Finding] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    torn: list[str] = field(default_factory=list)  # each capture's torn tail, dropped (load_capture)
     foreign: DshAuditError | None = None
 
 
 class _Checker:
     def __init__(self, policy: Policy, *, capture: Path | None,
                  record: Callable[[], RequestRecorder] | None = None, lean: bool = False,
-                 prices: PriceBook | None = None, zero_data_retention: bool | None = None) -> None:
+                 prices: PriceBook | None = None, zero_data_retention: bool | None = None,
+                 routes: str | None = None) -> None:
         self.policy = policy
         self.prices = prices if prices is not None else load_prices()
         self.zero_data_retention = zero_data_retention  # the OpenAI organization's, when stated
         self.record = record  # makes what a log checked while it is replayed hands its requests to
         self.lean = lean  # a log checked while it is replayed keeps only what check's reports show
-        self.judge = Judge(policy)
+        self.judge = Judge(policy, routes=routes)
         self.capture = capture
         self.captures: dict[Path, Any] = {}
+        self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
         self.tees: dict[str, Any] = {}  # path -> what validates that log in its one read
+        self.render_hints: dict[int, str] = {}  # id(request) -> the hint of its render refusal
 
     def load(self, path: Path) -> Any:
         if path not in self.captures:
-            self.captures[path] = load_capture(path)
+            self.captures[path] = load_capture(path, warnings=self.torn)
         return self.captures[path]
 
     def capture_for(self, log: str) -> Path | None:
@@ -87,7 +91,8 @@ class _Checker:
         return found
 
     def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
-        """Capture rows per session id, and the capture file per session id."""
+        """Capture rows per session id, and the capture file per session id (the hint of each
+        render refusal kept in :attr:`render_hints`)."""
         by_capture: dict[Path, list[Session]] = {}
         for session in group:
             found = self.capture_for(session.path)
@@ -96,7 +101,7 @@ class _Checker:
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
         adapter = self.policy.adapter
-        render = _policy_hints(route_renderer(group, adapter=adapter))
+        render = _policy_hints(route_renderer(group, adapter=adapter), self.render_hints)
 
         for path, members in by_capture.items():
             requests = [r for s in members for r in s.requests]
@@ -105,20 +110,27 @@ class _Checker:
                 if row.request is not None:
                     rows.setdefault(row.request.session_id, []).append(row)
                 elif row.verdict == "unmatched":
-                    self.unexplained(row)
+                    self.unexplained(row, members, path)
             for s in members:
                 files[s.id] = path
         return rows, files
 
-    def unexplained(self, row: Any) -> None:
+    def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
+        """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with
+        ``capture_path``, the capture file or body folder) explains: why (alignment's note), and
+        the ``diff`` of the log it belongs to (of their folder when several logs share it)."""
         capture = row.capture
         match = _LINE.match(capture.locator or "")
         key = (capture.source, capture.position)
         if key not in self.loose and capture.kind in self.policy.capture_kinds:
+            mine = [s.path for s in members if s.id == capture.session_id] or [s.path for s in members]
+            log = mine[0] if len(mine) == 1 else _folder_of(mine)
+            note = f": {row.pairing.note}" if row.pairing.note else ""
             self.loose[key] = self.judge.finding(
                 "DSH814", f"captured {capture.kind} request {capture.position} ({capture.where()}) is explained "
-                f"by no request of the checked logs", path=capture.source,
-                line=int(match.group(1)) if match else None, session_id=capture.session_id, verdict="unexplained")
+                f"by no request of the checked logs{note}", path=capture.source,
+                line=int(match.group(1)) if match else None, session_id=capture.session_id, verdict="unexplained",
+                hint=self.judge.diff_hint(log, capture_path, DIFF_UNEXPLAINED))
 
     def attribute(self, group: list[Session], ancestors: list[Session],
                   rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
@@ -144,7 +156,8 @@ class _Checker:
             findings = self.judge.session(session.path, session.id, lines=session.lines,
                                           seqs={r.index: request_seq(r) for r in session.requests},
                                           rows=rows.get(session.id, []), transitions=mine, cache=cache,
-                                          capture=capture, validation=_validation(session))
+                                          capture=capture, validation=_validation(session),
+                                          render_hints=self.render_hints)
             requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=requests, transitions=tuple(mine), cache=cache,
@@ -222,20 +235,38 @@ class _Checker:
                             cwd=header.cwd if header else None)
 
 
-def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
+def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes],
+                  hints: dict[int, str]) -> Callable[[Request, dict[str, Any]], bytes]:
     """``render`` whose unknown-route reasons name what settles a route for check and report: the
-    policy key ``adapter`` (they take no ``--adapter``)."""
+    policy key ``adapter`` (they take no ``--adapter``); the hint of each refusal is kept in
+    ``hints`` (by ``id`` of the request), the hint of its ``DSH815`` finding."""
 
     def run(request: Request, options: dict[str, Any]) -> bytes:
         try:
             return render(request, options)
-        except RenderError as exc:
-            if not exc.message.endswith(_CLI_ADAPTER):
+        except DshAuditError as exc:
+            if exc.hint:
+                hints[id(request)] = exc.hint
+            if not isinstance(exc, RenderError) or not exc.message.endswith(_CLI_ADAPTER):
                 raise
             raise RenderError(exc.message.removesuffix(_CLI_ADAPTER) + _POLICY_ADAPTER, dsh_code=exc.dsh_code,
                               path=exc.path, line=exc.line, seq=exc.seq, hint=exc.hint) from None
 
     return run
+
+
+def _folder_of(paths: Sequence[str]) -> str:
+    """The folder that holds every log of ``paths`` (``diff`` reads each log under it), as
+    given; ``.`` when they share none as given (absolute and relative paths mixed).
+
+    Example:
+        >>> _folder_of(["s/a/session.jsonl", "s/b/session.jsonl"]), _folder_of(["/s/a.jsonl", "b.jsonl"])
+        ('s', '.')
+    """
+    try:
+        return os.path.commonpath([os.path.dirname(p) or "." for p in paths]) or "."
+    except ValueError:
+        return "."
 
 
 def _validation(item: Session | Failure) -> Sequence[Any]:
@@ -269,7 +300,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     checked while it is replayed (:meth:`_Checker.streamed`), its requests handed to a new
     ``record()``."""
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
-                       lean=lean, prices=load_prices(prices_path), zero_data_retention=zero_data_retention)
+                       lean=lean, prices=load_prices(prices_path), zero_data_retention=zero_data_retention,
+                       routes=routes)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
     streams = outline or record is not None
@@ -296,7 +328,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     ids = {s.id: s.path for s in group.given if isinstance(s, Session)}
     warned = route_warnings(group)
     notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
-    return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=notes, foreign=foreign)
+    return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=[*notes, *checker.torn],
+                       foreign=foreign, torn=checker.torn)
 
 
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
@@ -372,8 +405,9 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             raise result.foreign
         for key, finding in result.loose.items():
             loose.setdefault(key, finding)
-        notes.extend(result.notes)
+        notes.extend(note for note in result.notes if note not in result.torn or note not in notes)
         warnings.extend(warning for found in result.route_warnings.values() for warning in found)
+        warnings.extend(warning for warning in result.torn if warning not in warnings)  # a capture of several groups
 
     checked = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress,
                          on_group=spans)

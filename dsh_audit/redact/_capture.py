@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from ..log import parse_json
 from ..report import dumps_line
 from ..session import Session, route_apis
 from ..wire import images_in_body
-from ._placeholder import reencode, rewrite_keys
+from ._placeholder import json_string, reencode, rewrite_keys
 from ._redactor import TOOL_NAME_KEYS, Redactor
 from ._response import (WIRE_KEYS, JsonPath, below_content, redact_content_text, redact_response, string_tokens,
                         wire_structural)
@@ -101,7 +101,7 @@ def _strings(body: bytes | None) -> dict[JsonPath, str]:
     if body is None:
         return {}
     text = body.decode("utf-8", "surrogatepass")
-    return {path: json.loads(token) for _, _, token, path in string_tokens(text)}
+    return {path: json_string(token) for _, _, token, path in string_tokens(text)}
 
 
 def _member(path: JsonPath) -> str | None:
@@ -145,10 +145,29 @@ def _kept(value: str, path: JsonPath, redactor: Redactor) -> bool:
             or (part is not None and part in redactor.keep))
 
 
+_BLOCK = 4096  # the characters :func:`_common` compares at once
+
+
+def _common(one: str, two: str) -> int:
+    """The length of the longest prefix ``one`` and ``two`` share (compared a block at a time).
+
+    Example:
+        >>> _common("abcdef", "abcxef"), _common("ab", "abc"), _common("x" * 9000 + "y", "x" * 9001)
+        (3, 2, 9000)
+    """
+    size = min(len(one), len(two))
+    for at in range(0, size, _BLOCK):
+        end = min(at + _BLOCK, size)
+        a, b = one[at:end], two[at:end]
+        if a != b:
+            return at + next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    return size
+
+
 def _diverging(value: str, before: str, after: str, redactor: Redactor, key: str | None) -> str:
     """A string that differs from the rendered ``before``: the redacted render ``after`` up to where
     they first differ, then the value's own placeholder, so the first difference stays where it was."""
-    k = next((i for i, (a, b) in enumerate(zip(value, before)) if a != b), min(len(value), len(before)))
+    k = _common(value, before)
     own = redactor.content(value, key)
     if k >= len(own) or len(after) != len(before):
         return own
@@ -194,11 +213,19 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
         parse_json(body)
     except (ValueError, UnicodeDecodeError):
         return redactor.content(body.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
+    replaced = "".join(_pieces(text, redactor, original, redacted, images))
+    del text  # a large body is held as few times at once as it can be
+    return rewrite_keys(replaced, redactor.keys).encode("utf-8", "surrogatepass")
+
+
+def _pieces(text: str, redactor: Redactor, original: dict[JsonPath, str], redacted: dict[JsonPath, str],
+            images: dict[str, str] | None) -> Iterator[str]:
+    """The pieces of :func:`redact_body`'s ``text`` with its string values replaced, in order (a
+    generator: the strings of the last one are let go before the pieces are joined)."""
     moved = {value: redacted[p] for p, value in original.items() if p in redacted}
-    out: list[str] = []
     last = 0
     for start, end, token, path in string_tokens(text):
-        value = json.loads(token)
+        value = json_string(token)
         image = _image_string(value, images) if images else None
         if image is not None:  # image bytes: their stand-in's, as the redacted log names it
             new = image
@@ -212,11 +239,10 @@ def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], 
             new = _diverging(value, original[path], redacted[path], redactor, _member(path))
         else:
             new = redactor.content(value, _member(path))
-        out.append(text[last:start])
-        out.append(reencode(token, new))
+        yield text[last:start]
+        yield reencode(token, new)
         last = end
-    out.append(text[last:])
-    return rewrite_keys("".join(out), redactor.keys).encode("utf-8", "surrogatepass")
+    yield text[last:]
 
 
 def _render(session: Session, index: int, instruction: str | None, images: dict[str, bytes]) -> bytes | None:

@@ -43,6 +43,8 @@ import bisect
 import hashlib
 import json
 import re
+import struct
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -50,7 +52,8 @@ from ..jsjson import stringify
 from ._secrets import (SecretMatch, context_key, find_secrets, key_body, key_end, key_piece, private_key_closed,
                        private_key_cut, private_key_open, scrub, split_private_key, split_tail)
 
-__all__ = ["IMAGE_LIMIT", "LINE_BREAKS", "Placeholders", "SESSION_ID", "context_secrets", "reencode", "rewrite_keys"]
+__all__ = ["IMAGE_LIMIT", "LINE_BREAKS", "Placeholders", "SESSION_ID", "context_secrets", "json_string", "reencode",
+           "rewrite_keys"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -86,7 +89,11 @@ _E0_SECOND, _F0_SECOND, _F4_SECOND = _ranges((0xA0, 0xBF)), _ranges((0x90, 0xBF)
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[^"]+|"', re.S)  # a lone " (not in JSON) too
 _SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
-_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+#: The JSON string scanner :func:`json.loads` reads a string token with (typeshed does not declare it).
+_SCANSTRING: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
+#: The string and structure tokens of JSON text, what :func:`_key_tokens` reads (the colons, numbers,
+#: literals and spaces between hold no ``"``, ``,`` nor bracket: they are skipped in C).
+_SKIPPING = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|([{\[])|([}\]])|,', re.S)  # a string, an opening, a closing
 #: What JSON text holds outside its strings and literals: structure and numbers (no content
 #: words); each checked in one linear pass (:func:`_skeleton_only`).
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -137,25 +144,46 @@ def _unicode_escape(code: int, like: str) -> str:
     return "\\u" + (digits.upper() if any(c in "ABCDEF" for c in like) else digits)
 
 
+def json_string(token: str) -> str:
+    """The value of the JSON string token ``token`` (a whole token, as the token patterns here match one)
+    as :func:`json.loads` reads it (the same scanner, and errors), without its per-call overhead.
+
+    Example:
+        >>> token = r'"a\\u00e9\\/"'
+        >>> json_string(token), json_string(token) == json.loads(token)
+        ('aé/', True)
+    """
+    return _SCANSTRING(token, 1)[0]
+
+
 def reencode(token: str, new: str) -> str:
     """The JSON string token of ``new`` written the way ``token`` (a JSON string token whose value
     has a placeholder ``new``) is written: each character raw, as a short escape or as a
     ``\\uXXXX`` escape (a surrogate pair as two) where the original character was. Its length, and
     so every offset and token estimate of the JSON around it, stays. When a form cannot hold the
     new character (a ``\\/`` escape), the token is written as ``JSON.stringify`` writes it."""
+    if "\\" not in token:  # every character raw (what the loop below makes of it)
+        return '"' + new + '"' if len(new) == len(token) - 2 else stringify(new)
     out = ['"']
-    chars = iter(new)
+    at, size = 0, len(new)  # the next character of ``new`` to write
     i, end = 1, len(token) - 1
     try:
         while i < end:
-            ch = token[i]
-            if ch != "\\":
-                out.append(next(chars))
-                i += 1
+            escape = token.find("\\", i, end)
+            if escape != i:  # a run of raw characters: as many of ``new``, raw
+                stop = end if escape < 0 else escape
+                if at + stop - i > size:
+                    return stringify(new)
+                out.append(new[at:at + stop - i])
+                at += stop - i
+                i = stop
                 continue
+            if at >= size:
+                return stringify(new)
             form = token[i + 1]
             if form != "u":
-                short = _SHORT.get(next(chars))
+                short = _SHORT.get(new[at])
+                at += 1
                 if short is None:
                     return stringify(new)
                 out.append(short)
@@ -163,8 +191,9 @@ def reencode(token: str, new: str) -> str:
                 continue
             code = int(token[i + 2:i + 6], 16)
             low = token[i + 8:i + 12] if token[i + 6:i + 8] == "\\u" and _HEX.fullmatch(token[i + 8:i + 12]) else ""
+            value = ord(new[at])
+            at += 1
             if 0xD800 <= code < 0xDC00 and low and 0xDC00 <= int(low, 16) < 0xE000:  # one character, two escapes
-                value = ord(next(chars))
                 if value <= 0xFFFF:
                     return stringify(new)
                 value -= 0x10000
@@ -172,14 +201,13 @@ def reencode(token: str, new: str) -> str:
                            + _unicode_escape(0xDC00 + (value & 0x3FF), low))
                 i += 12
             else:
-                value = ord(next(chars))
                 if value > 0xFFFF:
                     return stringify(new)
                 out.append(_unicode_escape(value, token[i + 2:i + 6]))
                 i += 6
-    except (StopIteration, ValueError, IndexError):
+    except (ValueError, IndexError):
         return stringify(new)
-    if next(chars, None) is not None:
+    if at < size:
         return stringify(new)
     out.append('"')
     return "".join(out)
@@ -468,28 +496,32 @@ def _json_text(text: str) -> bool:
     return True
 
 
-def _key_tokens(text: str) -> list[tuple[int, int, str, int]]:
-    """``(start, end, token, object)`` of every object key token of JSON ``text``; ``object`` numbers
-    the object the key belongs to."""
-    found: list[tuple[int, int, str, int]] = []
-    stack: list[list[Any]] = []  # [is_object, expecting_key, object number]
+def _key_tokens(text: str) -> Iterator[tuple[int, int, int]]:
+    """``(start, end, object)`` of every object key token of JSON ``text``; ``object`` numbers the
+    object the key belongs to."""
+    kinds: list[bool] = []  # per open container, innermost last: whether it is an object,
+    expecting: list[bool] = []  # whether a key comes next in it,
+    numbers: list[int] = []  # and its number
     objects = 0
-    for match in _STRUCTURE.finditer(text):
-        token = match.group(0)
-        head = token[0]
-        if head == '"':
-            if stack and stack[-1][0] and stack[-1][1]:
-                found.append((match.start(), match.end(), token, stack[-1][2]))
-                stack[-1][1] = False
-        elif head in "{[":
-            objects += head == "{"
-            stack.append([head == "{", head == "{", objects])
-        elif head in "}]":
-            if stack:
-                stack.pop()
-        elif head == "," and stack and stack[-1][0]:
-            stack[-1][1] = True
-    return found
+    for match in _SKIPPING.finditer(text):  # only strings and structure change the state
+        kind = match.lastindex
+        if kind == 1:
+            if expecting and expecting[-1]:
+                yield match.start(), match.end(), numbers[-1]
+                expecting[-1] = False
+        elif kind == 2:
+            is_object = text[match.start()] == "{"
+            objects += is_object
+            kinds.append(is_object)
+            expecting.append(is_object)
+            numbers.append(objects)
+        elif kind == 3:
+            if kinds:
+                kinds.pop()
+                expecting.pop()
+                numbers.pop()
+        elif kinds and kinds[-1]:  # a comma in an object
+            expecting[-1] = True
 
 
 def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
@@ -502,21 +534,38 @@ def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
         >>> rewrite_keys('{"a": {"b": 1, "long-key-c": 2}}', rename)
         '{"a": {"b": 1, "long-key-d": 2}}'
     """
-    tokens = _key_tokens(text)
-    if not any(end - start >= _SHORTEST_SECRET for start, end, _, _ in tokens):
+    # the keys as three flat arrays (a body of many objects holds many keys), and the objects with a key
+    # long enough to hold a secret (a key no shorter than that as read is no shorter as written)
+    starts, ends, numbers = array("q"), array("q"), array("q")
+    long: set[int] = set()
+    for start, end, number in _key_tokens(text):
+        starts.append(start)
+        ends.append(end)
+        numbers.append(number)
+        if end - start >= _SHORTEST_SECRET:
+            long.add(number)
+    if not long:
         return text
     names: dict[int, list[str]] = {}
-    for start, end, token, number in tokens:
-        names.setdefault(number, []).append(json.loads(token))
+    read: dict[str, str] = {}  # each key token read once (a body repeats its keys)
+    for start, end, number in zip(starts, ends, numbers):
+        if number in long:
+            token = text[start:end]
+            name = read.get(token)
+            if name is None:
+                name = read[token] = json_string(token)
+            names.setdefault(number, []).append(name)
     renames = {number: keys(found) for number, found in names.items()
                if any(len(name) >= _SHORTEST_SECRET - 2 for name in found)}
+    renames = {number: renamed for number, renamed in renames.items() if renamed}
     out: list[str] = []
     last = 0
-    for start, end, token, number in tokens:
-        new = renames.get(number, {}).get(json.loads(token))
+    for start, end, number in zip(starts, ends, numbers):
+        renamed = renames.get(number)
+        new = None if renamed is None else renamed.get(json_string(text[start:end]))
         if new is not None:
             out.append(text[last:start])
-            out.append(reencode(token, new))
+            out.append(reencode(text[start:end], new))
             last = end
     out.append(text[last:])
     return "".join(out)
@@ -579,6 +628,16 @@ def _ascii_tables(fixed: frozenset[int]) -> tuple[tuple[tuple[int, ...] | None, 
 
 # ASCII bytes' shifts by whether line breaks stay (:meth:`Placeholders.plain` ``lines``), then [leading][byte]
 _ASCII_SHIFTS = {True: _ascii_tables(_FIXED), False: _ascii_tables(_SEPARATORS)}
+# The same, each as a table every byte has (a byte :func:`_shifts` leaves itself: only itself) and its length,
+# for :func:`_ascii_run`: by whether line breaks stay
+_RUN_TABLES = {lines: tuple((table or (c,)) for c, table in enumerate(tables[0]))
+               for lines, tables in _ASCII_SHIFTS.items()}
+_RUN_SIZES = {lines: tuple(map(len, tables)) for lines, tables in _RUN_TABLES.items()}
+# A run of ASCII bytes (that are no line breaks, when those stay) that :func:`_ascii_run` draws at once
+_RUNS = {True: re.compile(rb"[\x00-\x09\x0e-\x1b\x1f-\x7f]+"), False: re.compile(rb"[\x00-\x7f]+")}
+_SINGLE_BYTES = tuple(bytes((c,)) for c in range(256))
+_SHORT_RUN = 24  # a shorter run is drawn byte by byte (drawing at once costs more than it saves there)
+_RUN_CHUNK = 1 << 16  # the bytes drawn per batch of digests (bounds the lists a long run makes)
 # A multi-byte character's bytes' shifts (no byte of one is fixed), made when first needed: by the class
 # (a module constant, so its id is stable) and the byte
 _WIDE_SHIFTS: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -602,9 +661,36 @@ def _char(state: Any, char: bytes) -> bytes:
             table = _WIDE_SHIFTS.get(key)
             if table is None:
                 table = _WIDE_SHIFTS[key] = _shifts(char[at], members, frozenset()) or (char[at],)
-            out[at] = table[int.from_bytes(hashed.copy().digest(), "big") % len(table)]
+            out[at] = table[int.from_bytes(hashed.digest(), "big") % len(table)]  # digest() leaves the state
         hashed.update(char[at:at + 1])
     return bytes(out)
+
+
+def _ascii_run(state: Any, data: bytes, start: int, stop: int, out: bytearray, lines: bool) -> None:
+    """The placeholder of the run ``data[start:stop]`` (ASCII bytes, no line break when ``lines``, after
+    the first character of its text that is no space) into ``out[start:stop]``, after the prefix hashed
+    into ``state``, which it updates with the run: what :meth:`Placeholders._bytes` makes of it byte by
+    byte (each byte's table read with the draw of the prefix before it), the per-byte work done in C as
+    far as it goes. The digest of each prefix is still drawn (the scheme is per prefix), but from one
+    state updated in place (``digest()`` leaves a state as it is), the draws unpacked in one call and the
+    bytes looked up in one pass, a batch of bytes at a time.
+
+    Example:
+        >>> p = Placeholders(b"salt")
+        >>> state, out = p._hash.copy(), bytearray(b"???????")
+        >>> _ascii_run(state, b"-xa/b c", 1, 7, out, True)
+        >>> out[1:].decode() == p.plain("xa/b c"), out[:1], state.digest() == p._hash.copy().digest()
+        (True, bytearray(b'?'), False)
+    """
+    tables, sizes = _RUN_TABLES[lines], _RUN_SIZES[lines]
+    update, digest, single = state.update, state.digest, _SINGLE_BYTES.__getitem__
+    for at in range(start, stop, _RUN_CHUNK):
+        chunk = data[at:min(at + _RUN_CHUNK, stop)]
+        digests = [digest()]  # of the prefix before each byte: updated with the byte before, then drawn
+        digests += [digest() for byte in map(single, chunk[:-1]) if not update(byte)]
+        update(chunk[-1:])
+        draws = struct.unpack(f">{len(chunk)}Q", b"".join(digests))
+        out[at:at + len(chunk)] = bytes([tables[byte][draw % sizes[byte]] for byte, draw in zip(chunk, draws)])
 
 
 class Placeholders:
@@ -623,6 +709,7 @@ class Placeholders:
         self._hash = hashlib.blake2b(b"dsh-audit redact v1", key=hashlib.sha256(salt).digest(), digest_size=8)
         self._image_key = hashlib.sha256(b"dsh-audit redact image\0" + salt).digest()
         self._memo: dict[str, str] = {}
+        self._short: dict[str, str] = {}  # the same for texts of at most 32 characters (a body repeats its roles)
         self._identifiers: re.Pattern[str] | None = None
         self._shortest = 0
         self._image_ids: dict[tuple[str, int], str] = {}
@@ -708,14 +795,23 @@ class Placeholders:
         breaks, wide = (_ASCII_BREAKS, _WIDE_BREAKS) if lines else (frozenset(), frozenset())
         shifts, first_shifts = _ASCII_SHIFTS[lines]
         from_bytes = int.from_bytes
+        runs, short = _RUNS[lines], 0  # short: where a run of ASCII bytes too short to draw at once ends
         while i < stop:
             byte = data[i]
+            if byte < 0x80 and not leading and i >= short:  # a run of ASCII bytes at once, as below byte by byte
+                run = runs.match(data, i, stop)
+                end = i if run is None else run.end()
+                if end - i >= _SHORT_RUN:
+                    _ascii_run(state, data, i, end, out, lines)
+                    i = end
+                    continue
+                short = end
             if byte < 0x80:
                 # as _shift(byte, its class, the draw) makes it, by table; the draw's hash is made only
                 # when it is read (``out`` holds each byte a table leaves as it is)
                 table = first_shifts[byte] if leading else shifts[byte]
                 if table is not None:
-                    out[i] = table[from_bytes(state.copy().digest(), "big") % len(table)]
+                    out[i] = table[from_bytes(state.digest(), "big") % len(table)]  # digest() leaves the state
                 leading = leading and chr(byte) in _SPACES
                 if byte in breaks:
                     state = self._hash.copy()
@@ -764,6 +860,7 @@ class Placeholders:
         self._identifiers = re.compile("|".join(map(re.escape, found))) if found else None
         self._shortest = min(map(len, found)) if found else 0
         self._memo.clear()
+        self._short.clear()
 
     @staticmethod
     def other_than(ch: str, taken: str) -> str:
@@ -983,17 +1080,17 @@ class Placeholders:
         if not blank:
             done = self.json(text, blank=False) if text.lstrip()[:1] in ("{", "[") else None
             return self.plain(text, lines=False) if done is None else done
-        found = self._memo.get(text)
+        memo = self._memo if len(text) > 32 else self._short
+        found = memo.get(text)
         if found is not None:
             return found
         stripped = text.lstrip()
         result = self.json(text) if stripped[:1] in ("{", "[") else None
         if result is None:
             result = self.plain(text, blank=True)
-        if len(text) > 32:
-            if len(self._memo) > 50_000:
-                self._memo.clear()
-            self._memo[text] = result
+        if len(memo) > 50_000:
+            memo.clear()
+        memo[text] = result
         return result
 
     def json(self, text: str, *, blank: bool = True) -> str | None:

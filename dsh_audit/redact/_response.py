@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._placeholder import reencode, rewrite_keys
+from ._placeholder import json_string, reencode, rewrite_keys
 from ._redactor import STRUCTURAL_KEYS, Redactor
 
 __all__ = ["JsonPath", "WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
@@ -29,34 +29,49 @@ __all__ = ["JsonPath", "WIRE_KEYS", "below_content", "redact_content_text", "red
 #: Where a string value sits in a JSON document: object keys and array indexes from the top.
 JsonPath = tuple[Any, ...]
 
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
+#: The string and structure tokens of JSON text, what :func:`string_tokens` reads (the colons, numbers,
+#: literals and spaces between hold no ``"``, ``,`` nor bracket: they are skipped in C).
+_TOKEN = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|([{\[])|([}\]])|,', re.S)  # a string, an opening, a closing
+_KEY_MEMO = 4096  # the object keys :func:`string_tokens` remembers reading, per text (a body repeats its keys)
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
 
 
 def string_tokens(text: str) -> Iterator[tuple[int, int, str, JsonPath]]:
     """``(start, end, token, path)`` of every string *value* token of JSON ``text``."""
-    stack: list[list[Any]] = []  # [is_object, key_or_index, expecting_key]
+    objects: list[bool] = []  # per open container, innermost last: whether it is an object,
+    steps: list[Any] = []  # its key or index (the path),
+    expecting: list[bool] = []  # whether a key comes next in it
+    keys: dict[str, str] = {}
     for match in _TOKEN.finditer(text):
-        token = match.group(0)
-        head = token[0]
-        if head == '"':
-            if stack and stack[-1][0] and stack[-1][2]:
-                stack[-1][1] = json.loads(token)
-                stack[-1][2] = False
+        kind = match.lastindex
+        if kind == 1:
+            token = match.group(1)
+            if expecting and expecting[-1]:
+                key = keys.get(token)
+                if key is None:
+                    key = json_string(token)
+                    if len(keys) < _KEY_MEMO:
+                        keys[token] = key
+                steps[-1] = key
+                expecting[-1] = False
             else:
-                yield match.start(), match.end(), token, tuple(frame[1] for frame in stack)
-        elif head in "{[":
-            stack.append([head == "{", None if head == "{" else 0, head == "{"])
-        elif head in "}]":
-            if stack:
-                stack.pop()
-        elif head == ",":
-            if stack:
-                if stack[-1][0]:
-                    stack[-1][2] = True
-                else:
-                    stack[-1][1] += 1
+                yield match.start(), match.end(), token, tuple(steps)
+        elif kind == 2:
+            is_object = text[match.start()] == "{"
+            objects.append(is_object)
+            steps.append(None if is_object else 0)
+            expecting.append(is_object)
+        elif kind == 3:
+            if objects:
+                objects.pop()
+                steps.pop()
+                expecting.pop()
+        elif objects:  # a comma
+            if objects[-1]:
+                expecting[-1] = True
+            else:
+                steps[-1] += 1
 
 
 def _json(text: str) -> bool:

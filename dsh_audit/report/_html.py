@@ -376,9 +376,12 @@ def _request(r: Any, history: dict[str, Any], *, headers: _Table, transition: An
     }
 
 
-def _lost(verdict: Any) -> tuple[int, float | None]:
+def _lost(verdict: Any) -> tuple[int | None, float | None]:
     """What a break's cache verdict says it lost: tokens, and their cost when the cache
-    classifies the request as a break (else None)."""
+    classifies the request as a break (else None); both None (unknown, never 0) for a break whose
+    cache reads were not logged (:attr:`dsh_audit.cache.CacheVerdict.lost_unknown`)."""
+    if verdict.lost_unknown:
+        return None, None
     return sum(verdict.lost.values()), verdict.lost_cost if verdict.classification in BREAKS else None
 
 
@@ -414,7 +417,7 @@ class SessionPage:
         self.models: dict[str, None] = {}
         self.span = RequestSpan()  # the overview's first and last
         # what the overview says each break lost: tokens, and their cost when the cache calls it a break
-        self.breaks: dict[int, tuple[int, float | None]] = {}
+        self.breaks: dict[int, tuple[int | None, float | None]] = {}
 
     def add(self, request: Any, transition: Any, verdict: Any, entry: Any, row: Any = None) -> None:
         """Encode the next request: its transition (None: none), cache verdict, priced entry
@@ -477,7 +480,8 @@ def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
 def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The breaks by cause, most tokens lost first: ``count``, the tokens they ``lost`` and their
     ``cost`` (the sums of the breaks' own figures, :func:`_lost`), ``nothing`` (the requests of the
-    breaks that lost no token), ``unknown`` (breaks with no cache verdict: lost unknown) and
+    breaks that lost no token), ``unknown`` (breaks with no cache verdict, or whose cache reads
+    were not logged: lost unknown) and
     ``unpriced`` (breaks that lost tokens at no known price: ``cost`` is then a lower bound).
 
     Example:

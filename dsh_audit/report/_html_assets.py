@@ -108,8 +108,11 @@ function usd(v,digits){if(typeof v!=="number"){return "$?";}var t=v.toFixed(digi
 function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests;if(typeof v!=="number"){return u?"$?":"n/a";}
  return (u?"\u2265":"")+usd(v);}
 function owedUsd(v,c,k){if(!c){return "n/a";}var n=c[k+"_requests"],u=c[k+"_unpriced"];
- if(typeof n!=="number"||typeof u!=="number"){return costUsd(v,c);}if(!n){return usd(0);}
- if(typeof v!=="number"){return "$?";}return (u?"\u2265":"")+usd(v);}
+ if(typeof n!=="number"||typeof u!=="number"){return costUsd(v,c);}var x=c.lost_unknown_requests;
+ var w=x?" ("+fmt(x)+" break(s) lost an unknown amount: cache reads not logged)":"";if(!n){return usd(0)+w;}
+ if(typeof v!=="number"){return "$?"+w;}return (u?"\u2265":"")+usd(v)+w;}
+// A request that is a break whose cache reads were not logged: what it lost is unknown (lost null).
+function lostUnknown(r){return r.lost===null&&r.actual===null&&/^break_/.test(r.cls||"");}
 function ratio(v){return typeof v==="number"?(100*v).toFixed(1)+"%":"n/a";}
 function where(r){return r.turn===null?r.kind:(r.kind+" "+r.turn+"/"+r.step+"/"+r.attempt);}
 function size(r){return r.prompt!==null&&r.prompt!==undefined?r.prompt:(r.counted||0);}
@@ -234,7 +237,7 @@ function timeline(){var s=DATA.sessions[state.session];var t=document.getElement
    m.addEventListener("click",function(ev){ev.stopPropagation();open(pos,true);});}});}
 
 function findingList(parent,items){items.forEach(function(f){add(parent,el("div",{cls:"finding-item"+(f.fails?"":" ok")},
- f.rule+" "+f.severity+(f.fails?" (fails)":"")+": "+f.message+(f.line?"  ["+f.path+":"+f.line+(f.seq!==null?" seq "+f.seq:"")+"]":"")));});}
+ f.rule+" "+f.severity+(f.fails?" (fails)":"")+": "+f.message+(f.hint?" (hint: "+f.hint+")":"")+(f.line?"  ["+f.path+":"+f.line+(f.seq!==null?" seq "+f.seq:"")+"]":"")));});}
 
 function kv(parent,rows,keyed){var tb=add(parent,el("table"));rows.forEach(function(r){if(r[1]===undefined){return;}
  var tr=add(tb,el("tr",keyed&&r[2]?{"data-key":r[2]}:null));add(tr,el("th",null,r[0]));
@@ -373,10 +376,11 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
  add(d,el("h3",null,"Cost"));var c=kv(d,[["model",r.model+(r.billed&&r.billed!==r.model?" (billed as "+r.billed+")":""),"model"],
   ["window",r.window,"window"],["sent",r.sent,"sent"],
   ["cost",r.cost?usd(r.cost.total,6):"unpriced: "+r.unpriced,"cost"],
-  ["break cost",r.lcost===null?undefined:usd(r.lcost,6)+" ("+r.lost+" lost of "+r.pot+" reusable token(s))","break-cost"]],true);
+  ["break cost",lostUnknown(r)?"$? (cache reads not logged: what it lost of the cache is unknown)":
+   r.lcost===null?undefined:usd(r.lcost,6)+" ("+r.lost+" lost of "+r.pot+" reusable token(s))","break-cost"]],true);
  c.className="cost";
  add(d,el("h3",null,"Cache"));kv(d,[["prompt tokens",r.prompt],["counted tokens",r.counted],["expected cache read",r.expected],
-  ["actual cache read",r.actual],["reusable",r.pot],["lost",r.lost],["classification",r.cls],["reason",r.ccause]]);
+  ["actual cache read",r.actual],["reusable",r.pot],["lost",lostUnknown(r)?"?":r.lost],["classification",r.cls],["reason",r.ccause]]);
  var list=messagesOf(s,pos);
  capture(d,r);diffPrevious(d,s,pos,list);
  add(d,el("h3",null,"Header"));kv(d,[["header seq",r.hseq],["reason",r.hreason],["first chunk seq",r.seq]]);

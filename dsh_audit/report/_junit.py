@@ -3,8 +3,13 @@
 The shape is the common Jenkins/Ant JUnit XML one (``testsuites > testsuite > testcase`` with
 ``failure`` children), which GitHub, GitLab and Jenkins test reporters read. A log also gets a
 ``log`` testcase that carries the findings about the log as a whole (validation, refusal, missing
-capture, cache ratio). Failing findings become ``<failure>`` elements; the other findings are
-listed in the testcase's ``<system-out>``. Text that XML 1.0 cannot hold (control characters,
+capture, cache ratio). A testcase that fails has one ``<failure>`` element (the schema Jenkins and
+the test reporters follow allows one), which lists every failing finding of the testcase (one
+unknown event can be two findings: ``DSH801`` and ``DSH506``); the other findings are listed in
+the testcase's ``<system-out>``. A log's testsuite is named by its path relative to the run's
+folder (``base``) and its session id, its testcases' ``classname`` by that path: two copies of a
+session (a scenario's ``.zstd`` log and its decompressed copy, or three logs with one id) are
+distinct testcases, which a CI viewer does not merge. Text that XML 1.0 cannot hold (control characters,
 lone surrogates) is written as ``\\uXXXX``; a character it holds that a terminal would act on
 rather than show (DEL, C1 controls such as the 8-bit CSI U+009B, bidi overrides, line and
 paragraph separators, CR) as a character reference (``&#x202e;``), and so is the first character
@@ -14,6 +19,7 @@ text to an XML reader, inert where the document is printed (``check --junit -``)
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -67,12 +73,22 @@ def _label(request: Any) -> str:
     return f"request {request.index} ({request.kind}{where})"
 
 
+def _failure_text(finding: Any) -> str:
+    text: str = finding.format(hint=False)
+    return text + (f"\nhint: {finding.hint}" if finding.hint else "")
+
+
 def _case(suite: ET.Element, *, name: str, classname: str, findings: Sequence[Any]) -> int:
     case = ET.SubElement(suite, "testcase", name=_clean(name), classname=_clean(classname), time="0")
     failing = [f for f in findings if f.fails]
-    for finding in failing:
-        node = ET.SubElement(case, "failure", message=_clean(f"{finding.rule}: {finding.message}"), type=finding.rule)
-        node.text = _clean(finding.format() + (f"\nhint: {finding.hint}" if finding.hint else ""))
+    if failing:  # one <failure> for all of them: a testcase fails once, however many findings say why
+        first = failing[0]
+        rules = list(dict.fromkeys(f.rule for f in failing))
+        message = f"{first.rule}: {first.message}"
+        if len(failing) > 1:
+            message += f" (and {len(failing) - 1} more failing finding(s): {', '.join(f.rule for f in failing[1:])})"
+        node = ET.SubElement(case, "failure", message=_clean(message), type=" ".join(rules))
+        node.text = _clean("\n\n".join(_failure_text(f) for f in failing))
     others = [f for f in findings if not f.fails]
     if others:
         ET.SubElement(case, "system-out").text = _clean("\n".join(f.format() for f in others))
@@ -113,10 +129,32 @@ def _cases(level: int, cases: Iterable[tuple[str, str, Sequence[Any]]]) -> Itera
         yield indent + ET.tostring(case, encoding="unicode")
 
 
-def _suite(check: Any) -> tuple[dict[str, str], Callable[[], Iterator[tuple[str, str, Sequence[Any]]]]]:
-    """A log's testsuite: its attributes, and its testcases (the ``log`` one, then one per request)."""
-    name = check.session_id or check.path
-    classname = _clean(f"dsh-audit.{name}")
+def _relative(path: str, base: str) -> str:
+    """``path`` relative to the run's folder ``base`` when it lies under it, else as it is
+    (``/``-separated): what names a log's testsuite the same in every run from that folder.
+
+    Example:
+        >>> _relative("/ci/logs/a.jsonl", "/ci"), _relative("logs/./a.jsonl", "/ci"), _relative("/x/a.jsonl", "/ci")
+        ('logs/a.jsonl', 'logs/a.jsonl', '/x/a.jsonl')
+    """
+    if os.path.isabs(path):
+        try:
+            inside = os.path.relpath(path, base)
+        except ValueError:  # another drive (Windows)
+            inside = os.pardir
+        if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
+            path = inside
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+def _suite(check: Any, base: str) -> tuple[dict[str, str], Callable[[], Iterator[tuple[str, str, Sequence[Any]]]]]:
+    """A log's testsuite: its attributes, and its testcases (the ``log`` one, then one per request).
+
+    Its name is the log's path relative to ``base`` and its session id (``logs/a.jsonl (s-1)``),
+    its testcases' classname ``dsh-audit.`` and that path: unique for each log of the run."""
+    where = _relative(check.path, base)
+    name = f"{where} ({check.session_id})" if check.session_id else where
+    classname = _clean(f"dsh-audit.{where}")
 
     about = check.findings_by_request()
 
@@ -130,7 +168,7 @@ def _suite(check: Any) -> tuple[dict[str, str], Callable[[], Iterator[tuple[str,
             "failures": str(failures), "errors": "0", "skipped": "0", "time": "0"}, cases
 
 
-def format_junit(result: Any) -> str:
+def format_junit(result: Any, *, base: str | None = None) -> str:
     """The JUnit XML text of a :class:`dsh_audit.gate.CheckResult` (:func:`iter_junit` joined).
 
     Example:
@@ -138,23 +176,24 @@ def format_junit(result: Any) -> str:
         <?xml version="1.0" encoding="UTF-8"?>
         <testsuites name="dsh-audit check" tests="4" failures="0" errors="0" time="0">...
     """
-    return "".join(iter_junit(result))
+    return "".join(iter_junit(result, base=base))
 
 
-def iter_junit(result: Any) -> Iterator[str]:
+def iter_junit(result: Any, *, base: str | None = None) -> Iterator[str]:
     """The JUnit XML text of a :class:`dsh_audit.gate.CheckResult`, in pieces as it is written:
-    a long log's testcases (one per request) are never held as one tree or one text.
+    a long log's testcases (one per request) are never held as one tree or one text. A log's
+    testsuite and classname name its path relative to ``base`` (default: the current folder).
 
     Example:
         >>> print("".join(iter_junit(result)))  # doctest: +SKIP
         <?xml version="1.0" encoding="UTF-8"?>
         <testsuites name="dsh-audit check" tests="4" failures="0" errors="0" time="0">...
     """
-    return map(_inert, _pieces(result))
+    return map(_inert, _pieces(result, os.getcwd() if base is None else base))
 
 
-def _pieces(result: Any) -> Iterator[str]:
-    suites = [_suite(check) for check in result.sessions]
+def _pieces(result: Any, base: str) -> Iterator[str]:
+    suites = [_suite(check, base) for check in result.sessions]
     loose = list(result.unattached)
     if loose:
         captures = [("captures no log explains", "dsh-audit.captures", loose)]

@@ -55,7 +55,9 @@ def _cost(check: Any) -> str:
     owing, owing_unpriced = _count(cost.get("break_requests")), _count(cost.get("break_unpriced"))
     shown = Costs.shown(lost if isinstance(lost, (int, float)) else None, requests=requests, unpriced=unpriced,
                         owing=owing, owing_unpriced=owing_unpriced)
-    breaks = f" (breaks {_md(shown)})" if lost or (lost is None and owing_unpriced) else ""
+    unknown = _count(cost.get("lost_unknown_requests")) or 0
+    breaks = (f" (breaks {_md(shown)}" + (f", {unknown} lost an unknown amount" if unknown else "") + ")"
+              if lost or owing_unpriced else "")
     return (_md(Costs.shown(total, requests=requests, unpriced=unpriced)) + breaks
             + (f" ({unpriced} unpriced)" if unpriced else ""))
 
@@ -82,10 +84,14 @@ def _session_rows(result: Any) -> list[str]:
 
 
 def _finding_line(finding: Any) -> str:
+    """A finding's list item, its hint (what to do, with the policy key or command it names) a
+    nested item under it."""
     where = finding.path + (f":{finding.line}" if finding.line is not None else "")
     extra = "".join(part for part in (f" seq {finding.seq}" if finding.seq is not None else "",
                                       f" request {finding.request}" if finding.request is not None else ""))
-    return f"- **{finding.rule}** {finding.severity}: {_md(finding.message)} — {_md(where)}{_md(extra)}"
+    hint = getattr(finding, "hint", None)
+    return (f"- **{finding.rule}** {finding.severity}: {_md(finding.message)} — {_md(where)}{_md(extra)}"
+            + (f"\n  - hint: {_md(hint)}" if hint else ""))
 
 
 def _findings(title: str, findings: list[Any], *, folded: bool) -> list[str]:

@@ -3,7 +3,20 @@
 :func:`build_sarif` knows nothing of where findings come from: it takes rule descriptions and
 finding-like values (``rule``, ``severity``, ``message``, ``path``, ``line``, ``seq``, ``hint``,
 optionally ``session_id``, ``request``, ``fails``), so the validator's catalogue and the gate's
-rules share one writer. Results are located at the log file and line (``region.startLine``).
+rules share one writer.
+
+Results are located at the log file and line (``region.startLine``), except in a compressed log
+(``.zstd``): its line numbers count lines of the decompressed text, which a SARIF viewer (GitHub
+code scanning) would look for in the compressed bytes, so such a result names the file with no
+region. Every result with a seq also has a logical location, the event (``seq N`` of the
+session), which is where it points in either kind of log. A result's ``level`` is ``error``
+when the finding fails the build (``fails``), whatever its rule's default severity, and at most
+``warning`` when the policy lets it pass (``note`` for an ``info``): code scanning's ``error``
+alerts are the ones that fail a check, as the gate does. A finding with no ``fails`` (``dsh-audit
+validate``'s) has its severity's level; a rule's ``defaultConfiguration.level`` is its default
+severity's. Paths
+under ``base`` are URIs relative to ``%SRCROOT%`` (``uriBaseId``), which
+``run.originalUriBaseIds`` resolves to ``base``.
 """
 
 from __future__ import annotations
@@ -21,6 +34,10 @@ __all__ = ["SARIF_SCHEMA", "SarifRule", "build_sarif", "format_sarif", "validati
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+#: The ``uriBaseId`` of a path under the run's base folder (resolved by ``originalUriBaseIds``).
+SRCROOT = "%SRCROOT%"
+#: Log files whose lines are those of decompressed text: their results carry no region.
+_COMPRESSED = (".zstd", ".zst")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +76,39 @@ def _uri(path: str, base: str | None) -> str:
     return quote(path.replace(os.sep, "/"))
 
 
+def _relative(uri: str) -> bool:
+    """Whether an artifact URI from :func:`_uri` is relative (not ``file:///``)."""
+    return not uri.startswith("file:")
+
+
+def _level(finding: Any) -> str:
+    """A result's level: for a finding judged by a policy (it has ``fails``), ``error`` when it
+    fails the build and at most ``warning`` when it does not (a ``note`` for an ``info``); else
+    (``dsh-audit validate``'s findings) its severity's."""
+    fails = getattr(finding, "fails", None)
+    if fails is None:
+        return _LEVEL.get(finding.severity, "warning")
+    return "error" if fails else ("note" if finding.severity == "info" else "warning")
+
+
 def _result(finding: Any, index: dict[str, int], base: str | None) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": {"uri": _uri(finding.path, base)}}
-    if finding.line is not None:
-        location["region"] = {"startLine": finding.line}
+    artifact: dict[str, Any] = {"uri": _uri(finding.path, base)}
+    if base is not None and _relative(artifact["uri"]):
+        artifact["uriBaseId"] = SRCROOT
+    location: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact}}
+    if finding.line is not None and not finding.path.lower().endswith(_COMPRESSED):
+        location["physicalLocation"]["region"] = {"startLine": finding.line}
+    seq = getattr(finding, "seq", None)
+    if seq is not None:
+        session = getattr(finding, "session_id", None)
+        location["logicalLocations"] = [{"name": f"seq {seq}", "kind": "object",
+                                         "fullyQualifiedName": f"{session} seq {seq}" if session else f"seq {seq}"}]
     hint = getattr(finding, "hint", None)
     result: dict[str, Any] = {
         "ruleId": finding.rule,
-        "level": _LEVEL.get(finding.severity, "warning"),
+        "level": _level(finding),
         "message": {"text": finding.message + (f" (hint: {hint})" if hint else "")},
-        "locations": [{"physicalLocation": location}],
+        "locations": [location],
     }
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
@@ -87,7 +127,8 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
         findings: finding-like values (see the module docstring).
         rules: the rules to describe, in order (a finding of an undescribed rule has no ruleIndex).
         tool_version: ``tool.driver.version``.
-        base: paths under this folder become relative URIs (what code scanning expects).
+        base: paths under this folder become URIs relative to ``%SRCROOT%`` (what code scanning
+            expects), which ``originalUriBaseIds`` resolves to this folder.
         invocation_ok: when given, adds an ``invocations`` entry with ``executionSuccessful``.
 
     Example:
@@ -100,6 +141,9 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
                             "rules": [rule.to_json() for rule in rules]}},
         "results": [_result(f, index, base) for f in findings],
     }
+    if base is not None and any("uriBaseId" in location["physicalLocation"]["artifactLocation"]
+                                for result in run["results"] for location in result["locations"]):
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(os.path.abspath(base)).as_uri().rstrip("/") + "/"}}
     if invocation_ok is not None:
         run["invocations"] = [{"executionSuccessful": invocation_ok}]
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

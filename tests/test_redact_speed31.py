@@ -1,0 +1,109 @@
+"""Placeholders drawn in bulk are the placeholders drawn byte by byte (session 31).
+
+The ASCII runs of a text are drawn a batch at a time, JSON string tokens are re-encoded a run of raw
+characters at a time, object keys are read from flat arrays, and a captured string that diverges from
+the render finds the divergence a block at a time. None of it may change an output byte: placeholders
+are part of the contract (docs/redact.md). The values pinned here were made by the code before that
+change (byte by byte), on large and mixed inputs that reach every path (runs longer and shorter than a
+batch, line breaks, leading spaces, multi-byte characters, lone surrogates, session ids, escapes). Not a
+timing test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from dsh_audit.redact import Placeholders
+from dsh_audit.redact._capture import LogRedactor, redact_body
+from dsh_audit.redact._placeholder import reencode, rewrite_keys
+
+SALT = b"speed31"
+SESSION = "session-0b6f6a0e-4f2c-4a55-9d3e-2b1c5f7e8a90"
+
+
+def _sha(text: str | bytes) -> str:
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+def _mixed(size: int) -> str:
+    """A deterministic text of about ``size`` characters: long and short ASCII runs, every line break,
+    separators, quotes, controls, leading spaces, two-, three- and four-byte characters, surrogates."""
+    pieces = ["  lead", "word", "a" * 70_000, "/path/to/file.py", '"quoted" \\back', "\ttab", "x" * 23, "y" * 24,
+              "z" * 25, "\n", "\r\n", "\v\f\x1c\x1d\x1e", "\x85", "\u2028", "\u2029", "caf\u00e9", "\u2713 ok",
+              "\U0001f600", "\ud800", "\udc00", "\u3000\ufeff", "\x00\x1f\x7f", "{\"k\": [1, 2]}", " " * 30,
+              SESSION, "end of line " * 5]
+    out = [" \u3000\t\ufeff"]  # blank up to here: kept with ``blank``
+    seed = 31
+    total = len(out[0])
+    while total < size:
+        seed = (seed * 1_103_515_245 + 12_345) % 2**31
+        piece = pieces[seed % len(pieces)]
+        if len(piece) > 1000 and total + len(piece) > size:
+            piece = piece[:size - total]
+        out.append(piece)
+        total += len(piece)
+    return "".join(out)
+
+
+def test_short_placeholders_pinned():
+    p = Placeholders(SALT)
+    p.keep_identifiers([SESSION])
+    assert [p.plain(t) for t in ("hello world", "  two  spaces/ok\nnext line", "caf\u00e9 \u2713 \U0001f600!",
+                                 f"see {SESSION} there", '"q" \\ \t\x00\x7f')] == [
+        "SqY8c|xuq15", "`=NPt>>vnZH3a/8U\nYw98,m0ag", "NGc\u03b9$\ue077}\U00025e35*",
+        f"dPo!{SESSION}-bMAPE", '"N"#\\!\x08\x0e\x7f']
+    assert p.plain(" \u3000 x", blank=True) == " \u3000 P"
+    assert p.plain("a\nb\nc" * 3, lines=False) == "L\x0cX\r76\rB\x0cHN\rM\x08x"
+    assert p.text('{"k": "value", "n": [1, "two"]}') == '{"k": "gHJbZ", "n": [1, "ezR"]}'
+
+
+def test_large_placeholders_pinned():
+    p = Placeholders(SALT)
+    p.keep_identifiers([SESSION])
+    text = _mixed(300_000)
+    assert _sha(text) == "cb1facddb9612fc5ceabdf2a"  # the input itself
+    assert [_sha(p.plain(text, blank=blank, lines=lines)) for blank in (False, True) for lines in (True, False)] == [
+        "52c2fc7e9dbb075763f58154", "b570f15a60b6e7889be8d271", "485970efd8beb193a6228b55", "ddbf06347d7d64ee3ec02e46"]
+    assert _sha(p.plain("a" * 200_000)) == "775ed5b9cd3b4b547d3a2530"
+
+
+def test_reencode_pinned():
+    new = "\u00e9x\U0001f600/\"y\n"
+    assert [reencode(token, new) for token in (
+        json.dumps(new), json.dumps(new, ensure_ascii=False), '"\\u00E9x\\uD83D\\uDE00\\/\\"y\\n"',
+        '"abcdefg"', '"\\u00e9x\\ud83d\\ude00/\\"y"')] == [
+        '"\\u00e9x\\ud83d\\ude00/\\"y\\n"', '"\u00e9x\U0001f600/\\"y\\n"',
+        '"\\u00E9x\\uD83D\\uDE00\\/\\"y\\n"',  # a ``\\/`` form holds the new ``/`` as it held the old
+        '"\u00e9x\U0001f600/"y\n"',  # raw where the original was raw (the placeholder's class would keep it JSON)
+        '"\u00e9x\U0001f600/\\"y\\n"']  # one character short: as ``JSON.stringify`` writes it
+    long = "r" * 100_000
+    assert reencode('"' + "a" * 100_000 + '"', long) == '"' + long + '"'
+
+
+def test_rewrite_keys_pinned():
+    text = json.dumps({"model": "m", "messages": [{"role": "user", "content": "a"}] * 2000,
+                       "sk-ant-api03-abcdefghijklmnopqrstuv": {"sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX": 1, "b": 2}})
+    out = rewrite_keys(text, Placeholders(SALT).keys)
+    assert out[:-103] == text[:-103]
+    assert out[-103:] == ('ontent": "a"}], "dV>TEu:S9I37+UnCDTJF4qPKetEbMPjiU9d": '
+                          '{"dV>i5w4+kjvUpjYLaOgrwg36wtcMFH6f": 1, "b": 2}}')
+
+
+def test_capture_body_pinned():
+    """A captured body of many messages and a long string that diverges from the render."""
+    content = "".join(f"line {n}: the quick brown fox\n" for n in range(4000))
+    body = json.dumps({"model": "deepseek-v4-flash", "messages": [{"role": "user", "content": "hi"}] * 3000
+                       + [{"role": "user", "content": content}]}).encode()
+    path = ("messages", 3000, "content")
+    original = {path: content[:50_000] + "DIFFERENT" + content[50_009:]}
+    redactor = LogRedactor(Placeholders(SALT))
+    redacted = {path: redactor.content(original[path])}
+    out = redact_body(body, redactor, original, redacted)
+    assert len(out) == len(body) and redactor.strings == 3002
+    assert out[:120] == (b'{"model": "deepseek-v4-flash", "messages": [{"role": "user", "content": "Su"}, '
+                         b'{"role": "user", "content": "Su"}, {"role')
+    value = json.loads(out)["messages"][3000]["content"]
+    assert value[:50_000] == redacted[path][:50_000] and value[50_000] != redacted[path][50_000]
+    assert _sha(out) == "20771134d5289d8e6b21a4d2"
