@@ -62,7 +62,7 @@ def test_blank_lines_past_the_limits_are_read_fast_as_one_run(tmp_path):
     assert took < BUDGET
     assert result.returncode == 0, result.stderr
     assert result.stderr == (
-        f"warning: {bomb}:2: corrupt session log: unparsable committed event at line 1 (not valid JSON); "
+        f"warning: {bomb}:2: corrupt session log: unparsable committed event (not valid JSON); "
         "no turn/end follows, so DSH treats the rest as a crash-damaged tail: 134217728 record(s) from "
         "the first event on ignored\n")
 

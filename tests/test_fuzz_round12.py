@@ -179,7 +179,9 @@ def test_hostile_adapter_defaults_are_refused_as_dsh_refuses_them(defaults, tmp_
                   defaults=defaults)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out, err) == (2, "", [
-        f"error: {log}:7 seq 5: seed request/header at index 5 has invalid adapterDefaults"])
+        f"error: {log}:7 seq 5: seed request/header at index 5 has invalid adapterDefaults (hint: DSH accepts "
+        'adapterDefaults only as an object whose keys are "reasoningEffort" or "maxTokens", each true and each set '
+        "in the header's config)"])
 
 
 # -- usage, sessions and stats over a hostile home -------------------------------------------------

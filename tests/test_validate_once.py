@@ -1,7 +1,8 @@
-"""One decode of each packed row for the reader and the validation rules that see its lines
-(issue 11): ``check`` and ``report`` read a log once, the rules first (``read_log``'s ``tee``),
-and the reader then takes the row the rules already validated and expanded instead of validating
-it again. The findings and the events are those of two separate decodes."""
+"""One validation of each packed row for the reader and the validation rules that see its lines
+(issue 11): ``check`` and ``report`` read a log once, the rules first (``read_log``'s ``tee``).
+A row as DSH writes it is validated once, by the reader; the rules read its first event, its
+member count and its seqs without expanding it (``validate._source.packed_row``), and expand it
+only when that fast path refuses. The findings and the events are those of two separate decodes."""
 
 from __future__ import annotations
 

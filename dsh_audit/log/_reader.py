@@ -244,7 +244,7 @@ class SessionLog:
                 if issue is None:
                     detail = str(exc) if isinstance(exc, RowError) else "not valid JSON"
                     issue = self._err(CorruptLogError,
-                                      f"corrupt session log: unparsable committed event at line {line.number - 1} ({detail})",
+                                      f"corrupt session log: unparsable committed event ({detail})",
                                       line=line.number, seq=expected,
                                       hint="a damaged record before the last turn/end cannot be skipped safely")
                 dropped += line.count  # a run of blank lines is one Line
@@ -337,7 +337,7 @@ class SessionLog:
         if envelope:
             subject, problem = envelope
             self._offer(_SEED, seq, self._err(CorruptLogError, f"seed {subject} at index {seq} {problem}",
-                                              line=line, seq=seq))
+                                              line=line, seq=seq, hint=_ENVELOPE_HINTS.get(problem)))
             return None
         if (etype == "session/end-seed" and self.format_version >= 2 and self.seed_length is None
                 and isinstance(event.get("data"), dict) and event["data"].get("inherited") is True):
@@ -349,6 +349,14 @@ class SessionLog:
         return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,
                      surface_op=event.get("surfaceOp"), source_event_seqs=event.get("sourceEventSeqs"),
                      ignorable=event.get("ignorable") is True)
+
+
+#: what DSH requires, for an envelope problem whose words do not say it (DSH's
+#: ``assertAdapterDefaults``, packages/core/session/src/index.ts)
+_ENVELOPE_HINTS = {
+    "has invalid adapterDefaults": 'DSH accepts adapterDefaults only as an object whose keys are "reasoningEffort" '
+                                   'or "maxTokens", each true and each set in the header\'s config',
+}
 
 
 def _js_integers(event: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from ._header import HeaderInfo, check_header
 from ._model import Finding
 from ._show import member, named
 from ._sink import Sink, select_rules
-from ._source import EventScan, Fatal, RawEvent, open_lines, scan_events, unreadable
+from ._source import EventScan, Fatal, PackedRow, RawEvent, open_lines, scan_events, unreadable
 from ._trace import Trace
 
 if TYPE_CHECKING:
@@ -104,10 +104,10 @@ class LineValidator:
                 self._start(line)
             else:
                 for item in self._scan.runs(line):
-                    if not isinstance(item, list):
+                    if not isinstance(item, PackedRow):
                         self._event(item, line)
                     elif not self._row(item, line):
-                        for value in item:
+                        for value in item.events():
                             self._event(RawEvent(line.number, value), line)
         except Fatal:
             self._fatal = True
@@ -176,23 +176,23 @@ class LineValidator:
             trace.refused(raw.value)
             compaction.refused()
 
-    def _row(self, values: list[dict[str, Any]], line: Line) -> bool:
+    def _row(self, row: PackedRow, line: Line) -> bool:
         """The events of one packed row (:meth:`EventScan.runs`), read from ``line``, checked
-        together: False (nothing done) unless every one is a plain chunk (:meth:`_event`'s fast case).
+        together without unpacking it: False (nothing done) unless every one is a plain chunk
+        (:meth:`_event`'s fast case).
 
         What makes one member plain makes them all but their times, which :func:`expand_row`
-        makes by adding the row's integer gaps (checked safe) to ``time0``, so the first member
-        is checked in full and the others' times for being ``int``.
+        makes by adding the row's gaps to ``time0``; a :class:`PackedRow`'s are ``int`` and safe,
+        so the first member is checked in full and stands for the others.
         """
         admitter, trace = self._admitter, self._trace
         assert admitter is not None and trace is not None
-        if (self._compaction.owed is not None or not admitter.plain_chunk(values[0])
-                or not all(type(value["time"]) is int for value in values)):
+        if self._compaction.owed is not None or not admitter.plain_chunk(row.first):
             return False
         if self.chain is not None:
-            self.chain.add_row(line, len(values))
+            self.chain.add_row(line, row.count)
         trace.surface_ok = True
-        trace.chunk_row(line.number, values)
+        trace.chunk_row(line.number, row)
         return True
 
 

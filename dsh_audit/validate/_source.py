@@ -11,14 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, BinaryIO
 
 from ..errors import UnreadableError
-from ..log import Line, RowError, TornTail, decode_record, is_safe_int, iter_lines, parse_line
+from ..log import (
+    CHUNK_ROW_TYPES,
+    Line,
+    RowError,
+    TornTail,
+    decode_record,
+    expand_row,
+    is_safe_int,
+    iter_lines,
+    parse_line,
+)
 from ._show import missing_or
 from ._sink import Sink
 
-__all__ = ["SAFE_MAX", "EventScan", "Fatal", "RawEvent", "open_lines", "scan_events", "unreadable"]
+__all__ = ["SAFE_MAX", "EventScan", "Fatal", "PackedRow", "RawEvent", "open_lines", "packed_row", "scan_events",
+           "unreadable"]
 
 #: the largest safe integer (JavaScript's ``Number.MAX_SAFE_INTEGER``), for the fast paths that
 #: test a plain ``int`` inline before calling :func:`is_safe_int`
@@ -35,6 +47,77 @@ class RawEvent:
 
     line: int
     value: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PackedRow:
+    """A packed chunk row that :func:`expand_row` accepts, with integer seqs and times, not expanded:
+    what a checker of the common case reads of it (see :func:`packed_row`).
+
+    Its events (:meth:`events`) are ``count`` ``assistant/chunk`` events that share their keys,
+    type, turn, step, chunk type and index; the first is ``first``, the others have the seqs
+    following ``first["seq"]`` and ``int`` times.
+    """
+
+    value: dict[str, Any]  # the stored row
+    first: dict[str, Any]  # its first event, as expand_row makes it
+    count: int
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every event of the row, as :func:`expand_row` makes them."""
+        return expand_row(self.value)
+
+
+_TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
+_CALL_KEYS = frozenset({"turn", "step", "index", "id", "dt", "args"})
+_NAMED_CALL_KEYS = _CALL_KEYS | {"name"}
+_DELTA = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
+
+
+def packed_row(value: dict[str, Any]) -> PackedRow | None:
+    """``value``, a stored ``*-chunks`` row, as a :class:`PackedRow` without expanding it (nor
+    validating it through :func:`expand_row`, which the reader of ``check`` and ``report`` does
+    once); None when it is not plainly one, and :func:`decode_record` must say what it is.
+
+    Plainly one is a row as DSH writes it, which :func:`expand_row` accepts: exactly the keys
+    type, seq0, time0 and data; ``int`` seq0 (not negative), time0, turn, step and index; string
+    members (at least one), id and name; ``int`` gaps, one fewer than members; every member's seq
+    and time a safe integer. The first event is built as :func:`expand_row` builds it.
+    """
+    data = value.get("data")
+    if len(value) != 4 or type(data) is not dict:
+        return None
+    seq0, time0 = value.get("seq0"), value.get("time0")
+    turn, step, index = data.get("turn"), data.get("step"), data.get("index")
+    if (type(seq0) is not int or type(time0) is not int or type(turn) is not int or type(step) is not int
+            or type(index) is not int):
+        return None
+    tag = value["type"]
+    chunk: dict[str, Any]
+    if tag == "tool-call-chunks":
+        keys, members = frozenset(data), data.get("args")
+        if keys == _NAMED_CALL_KEYS and type(data["id"]) is str and type(data["name"]) is str:
+            chunk = {"type": "tool-call-delta", "index": index, "id": data["id"], "name": data["name"]}
+        elif keys == _CALL_KEYS and type(data["id"]) is str:
+            chunk = {"type": "tool-call-delta", "index": index, "id": data["id"]}
+        else:
+            return None
+    elif len(data) == 5 and _TEXT_KEYS.issuperset(data):
+        members, chunk = data["texts"], {"type": _DELTA[tag], "index": index}
+    else:
+        return None
+    gaps = data["dt"]
+    if (type(members) is not list or type(gaps) is not list or not members or len(gaps) != len(members) - 1
+            or not set(map(type, members)) <= {str} or not set(map(type, gaps)) <= {int}
+            or not 0 <= seq0 <= SAFE_MAX - len(members) + 1):
+        return None
+    times = list(accumulate(gaps, initial=time0)) if gaps else [time0]  # as expand_row adds them
+    if max(times) > SAFE_MAX or min(times) < -SAFE_MAX:
+        return None
+    chunk["argumentsDelta" if tag == "tool-call-chunks" else "text"] = members[0]
+    first = {"type": "assistant/chunk", "seq": seq0, "time": time0,
+             "data": {"turn": turn, "step": step, "chunk": chunk}}
+    return PackedRow(value, first, len(members))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,17 +178,17 @@ class EventScan:
             Fatal: the line is not UTF-8 (the finding is recorded).
         """
         for item in self.runs(line):
-            if isinstance(item, list):
-                yield from (RawEvent(line.number, value) for value in item)
+            if isinstance(item, PackedRow):
+                yield from (RawEvent(line.number, value) for value in item.events())
             else:
                 yield item
 
-    def runs(self, line: Line) -> Iterator[RawEvent | list[dict[str, Any]]]:
-        """:meth:`feed`'s events, except that the events of a packed row come as one list of their
-        values (all read from ``line``) when the whole row can be checked now with its seqs in
-        order (nothing held, its first seq the next one): the events :func:`expand_row` makes of
-        a row share their keys, type, turn, step, chunk type and index, so a checker may treat
-        them together.
+    def runs(self, line: Line) -> Iterator[RawEvent | PackedRow]:
+        """:meth:`feed`'s events, except that the events of a packed row come as one
+        :class:`PackedRow`, not expanded (all read from ``line``), when the whole row can be checked
+        now with its seqs in order (nothing held, its first seq the next one, more than one
+        member): its events share their keys, type, turn, step, chunk type and index, so a checker
+        may treat them together, and expand them (:meth:`PackedRow.events`) only when it cannot.
 
         Raises:
             Fatal: the line is not UTF-8 (the finding is recorded).
@@ -116,12 +199,13 @@ class EventScan:
             return
         number = line.number
         held = self.held
-        if len(decoded) > 1 and not held:  # only a packed row stores several events on one line
-            seq = decoded[0]["seq"]  # expand_row's: the row's seq0, a non-negative safe integer
-            if type(seq) is int and seq == self.expected and seq + len(decoded) - 1 <= SAFE_MAX:
-                self.expected = seq + len(decoded)
+        if isinstance(decoded, PackedRow):
+            seq = decoded.first["seq"]  # the row's seq0: a non-negative safe integer, as are the others
+            if not held and seq == self.expected and decoded.count > 1:
+                self.expected = seq + decoded.count
                 yield decoded
                 return
+            decoded = decoded.events()
         for value in decoded:
             if not held and type(value) is dict:
                 # The common case first: an object whose seq is the next one (what _sequenced
@@ -140,11 +224,17 @@ class EventScan:
         if held and _closes_turn(decoded):
             yield from self._release()
 
-    def _decode(self, line: Line) -> list[Any] | None:
-        """The events stored on ``line``, or None when it holds none (its problem is held)."""
+    def _decode(self, line: Line) -> list[Any] | PackedRow | None:
+        """The events stored on ``line`` (a packed row :func:`packed_row` accepts: not expanded), or
+        None when it holds none (its problem is held)."""
         held = self.held
         try:
-            decoded: list[Any] = decode_record(parse_line(line, share=True), share=True)  # the reader takes both next
+            value = parse_line(line, share=True)  # the reader takes it next
+            if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in CHUNK_ROW_TYPES:
+                row = packed_row(value)  # the common case: the row's members are not unpacked
+                if row is not None:
+                    return row
+            decoded: list[Any] = decode_record(value, share=True)  # the reader takes the expansion next
         except UnicodeDecodeError as exc:
             self.sink.add("DSH102", f"line is not valid UTF-8 (byte {exc.start})", line=line.number)
             raise Fatal from None

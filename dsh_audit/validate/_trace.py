@@ -19,6 +19,7 @@ from ..log import CHUNK_ROW_TYPES, Event, RowError, expand_row, is_safe_int
 from ..replay import canonical_header, header_equals
 from ._show import MISSING, Opaque, member, named, shown
 from ._sink import Sink
+from ._source import PackedRow
 
 __all__ = ["Trace", "usage_problems"]
 
@@ -220,18 +221,19 @@ class Trace:
         self.add("DSH405", f"{kind} names {_number('turn', member(data, 'turn'))}/"
                  f"{_number('step', member(data, 'step'))} but {where}")
 
-    def chunk_row(self, line: int, values: list[dict[str, Any]]) -> None:
+    def chunk_row(self, line: int, row: PackedRow) -> None:
         """The ``assistant/chunk`` events of one packed row (:meth:`chunk` of each, in order).
 
         A row's deltas share turn, step, chunk type and index and follow each other, so after the
         first one each of the others meets the same step check and the same open-block check,
         leaving the state as it was but for the attempt's seqs: when neither check fails, the
-        rest only extend those seqs; when one fails, each event goes through :meth:`chunk`.
+        rest only extend those seqs (the row is not unpacked); when one fails, each event goes
+        through :meth:`chunk`.
         """
-        first = values[0]
-        data = first["data"]
-        self.chunk(line, first["seq"], data)
-        if len(values) == 1:
+        first = row.first
+        data, seq0 = first["data"], first["seq"]
+        self.chunk(line, seq0, data)
+        if row.count == 1:
             return
         chunk = data.get("chunk")
         attempt = self.step.attempt
@@ -240,10 +242,10 @@ class Trace:
         if (block is not None and type(index) is int and attempt is not None and attempt.finish is None
                 and attempt.open.get(index) == block
                 and self.open_turn == data.get("turn") and self.open_step == data.get("step")):
-            attempt.seqs.extend(value["seq"] for value in values[1:])
-            self.at = (line, values[-1]["seq"])
+            attempt.seqs.extend(range(seq0 + 1, seq0 + row.count))
+            self.at = (line, seq0 + row.count - 1)
             return
-        for value in values[1:]:
+        for value in row.events()[1:]:
             self.chunk(line, value["seq"], value["data"])
 
     # -- turns and steps --------------------------------------------------------------------------
