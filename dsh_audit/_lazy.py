@@ -44,16 +44,31 @@ def lazy_names(package: str, table: Mapping[str, str],
 
 class LazyModule:
     """The module ``name``, imported when one of its attributes is first read, not when this
-    object is made.
+    object is made. A dunder name (``__copy__``, ``__deepcopy__``...) is never looked up in the
+    module: ``copy``, ``pickle`` and ``hasattr`` probe those, and must not import it.
 
     Example:
         >>> json = LazyModule("json")
+        >>> json
+        LazyModule('json')
         >>> json.dumps([1])
         '[1]'
+        >>> import copy
+        >>> copy.copy(json).dumps([2])
+        '[2]'
+        >>> hasattr(LazyModule("no_such_module"), "__wrapped__")
+        False
     """
+
+    __slots__ = ("_name",)
 
     def __init__(self, name: str) -> None:
         self._name = name
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
         return getattr(importlib.import_module(self._name), attribute)
+
+    def __repr__(self) -> str:
+        return f"LazyModule({self._name!r})"

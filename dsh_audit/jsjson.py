@@ -15,18 +15,29 @@ Contract, relied on by attribution and by ``messages_sha256``:
 Python values map as JSON values do: ``dict`` (keys must be ``str``), ``list``/``tuple``, ``str``,
 ``int``, ``float``, ``bool``, ``None``. Values JavaScript would drop (``undefined``) do not exist
 in parsed JSON, so nothing is dropped here.
+
+orjson 3.13.0 crashes the process (SIGSEGV) instead of raising MemoryError when an allocation fails,
+as it does under a memory limit (``ulimit -v``, ``ulimit -d``). :func:`fits_in_memory` is the one
+check made before orjson is given anything large, here (writing) and where JSON is parsed
+(``dsh_audit.log``'s ``ensure_room``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
+import sys
+import time
 from typing import Any
 
 import orjson
 
-__all__ = ["has_surrogate", "js_number", "sha256_hex", "stringify", "stringify_bytes"]
+if sys.platform != "win32":
+    import resource
+
+__all__ = ["fits_in_memory", "has_surrogate", "js_number", "memory_left", "sha256_hex", "stringify", "stringify_bytes"]
 
 _ESCAPES = {
     '"': '\\"',
@@ -43,6 +54,126 @@ _PIECE = 1 << 20  # characters of a long string checked for escapes at once
 # A result at least this long is written again by the exact writer, which puts each string in
 # it once (orjson's bytes and their decoding would be two copies of a huge record at once).
 _HUGE = 16 << 20
+
+
+_ROOM_CHECKED = 1 << 20  # orjson asking for no more than this is never checked
+
+
+def memory_left() -> int | None:
+    """Bytes left under the process's memory limits, the address space (RLIMIT_AS, against the
+    mapped size) and the data segment (RLIMIT_DATA, against the data and stack size), whichever is
+    less; None when neither is set, or when this system cannot tell (no ``/proc/self/statm``)."""
+    if sys.platform == "win32":
+        return None
+    limits = [(resource.getrlimit(which)[0], field) for which, field in ((resource.RLIMIT_AS, 0),
+                                                                          (resource.RLIMIT_DATA, 5))]
+    limits = [(limit, field) for limit, field in limits if limit != resource.RLIM_INFINITY]
+    if not limits:
+        return None
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            pages = [int(number) for number in statm.read().split()]
+        return min(int(limit) - pages[field] * os.sysconf("SC_PAGE_SIZE") for limit, field in limits)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def fits_in_memory(need: int) -> bool:
+    """Whether ``need`` more bytes of address space fit under the process's memory limits: the
+    check made before orjson parses or writes anything large (it segfaults when memory runs out).
+
+    Only a finite limit (RLIMIT_AS, ``ulimit -v``; RLIMIT_DATA, ``ulimit -d``) can be checked:
+    without one the kernel's OOM killer acts, and no program can answer. A need of 1 MiB or less,
+    or a system without ``/proc/self/statm``, always fits.
+
+    Example:
+        >>> fits_in_memory(4096)  # small: never checked
+        True
+    """
+    if need <= _ROOM_CHECKED:
+        return True
+    left = memory_left()
+    return left is None or need <= left
+
+
+_LIMITS_FRESH = 0.5  # seconds a reading of whether a limit is set is used again
+_limits_read: list[Any] = [-math.inf, False]  # when the limits were last read, and whether one is set
+
+
+def _limited() -> bool:
+    """Whether the process runs under a memory limit :func:`fits_in_memory` can check: read again
+    at most every half second (two system calls would cost a third of a small value's writing), so
+    a limit the process sets on itself is seen within that time."""
+    if sys.platform == "win32":
+        return False
+    now = time.monotonic()
+    if now - _limits_read[0] >= _LIMITS_FRESH:
+        _limits_read[:] = [now, resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+                           or resource.getrlimit(resource.RLIMIT_DATA)[0] != resource.RLIM_INFINITY]
+    return bool(_limits_read[1])
+
+
+# orjson.dumps grows one output buffer: each string asks for 8 bytes per byte of its UTF-8, each
+# array 128 bytes per element, each object 256 per member, beyond what is written, and the buffer
+# grows to the next power of two (peak address space measured on Linux x86-64: 13.3 bytes per
+# character of a 40 MB ASCII string, 57 per emoji, 266 per element of [1, 1, ...]).
+_WRITE_STRING = 8
+_WRITE_ELEMENT = 128
+_WRITE_MEMBER = 256
+_WIDE = 4096  # a non-ASCII string longer than this has its UTF-8 width read from its storage
+
+
+def _utf8_width(text: str) -> int:
+    """The most UTF-8 bytes one character of ``text`` can take (1 for ASCII; 4 for a short text)."""
+    if text.isascii():
+        return 1
+    if len(text) <= _WIDE:
+        return 4
+    per_char = sys.getsizeof(text) // len(text)  # CPython's 1, 2 or 4 bytes per character
+    return 2 if per_char == 1 else 3 if per_char == 2 else 4
+
+
+def _too_big_to_write(value: Any) -> int | None:
+    """None when ``orjson.dumps(value)`` fits in the memory left under the limits, else about the
+    most address space it would take (never less, per the figures above). The walk stops once
+    the room left is passed (so a value holding itself ends too)."""
+    written = biggest = 0
+    left: int | None = None
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size = len(item) * _utf8_width(item)
+            written += size + 2
+            biggest = max(biggest, _WRITE_STRING * size)
+        elif isinstance(item, dict):
+            written += 2 * len(item) + 2
+            biggest = max(biggest, _WRITE_MEMBER * len(item))
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            written += len(item) + 2
+            biggest = max(biggest, _WRITE_ELEMENT * len(item))
+            stack.extend(item)
+        else:
+            written += 24  # a number or a literal
+        need = (written + biggest) * 9 // 4
+        if need > _ROOM_CHECKED:
+            if left is None:
+                left = memory_left()
+                if left is None:
+                    return None  # no limit this system can measure
+            if need > left:
+                return need
+    return None
+
+
+def _dumps_piece(piece: str) -> bytes:
+    """``orjson.dumps(piece)`` of a piece of a long string; MemoryError when it might not fit."""
+    need = _too_big_to_write(piece)
+    if need is not None:
+        raise MemoryError(f"writing {len(piece)} characters as JSON needs about {need >> 20} MiB of memory")
+    return orjson.dumps(piece)
 
 
 def _escape_char(match: re.Match[str]) -> str:
@@ -86,7 +217,7 @@ def _plain(text: str) -> bool:
     for start in range(0, len(text), _PIECE):
         piece = text[start:start + _PIECE]
         try:
-            written = len(orjson.dumps(piece))
+            written = len(_dumps_piece(piece))
         except orjson.JSONEncodeError:  # a surrogate
             return False
         if written != (len(piece) if piece.isascii() else len(piece.encode("utf-8"))) + 2:
@@ -103,7 +234,7 @@ def _quote_into(text: str, out: list[str]) -> None:
     elif not has_surrogate(text):
         # orjson escapes what JSON.stringify escapes in a text without surrogates, each character
         # alone: written a piece at a time at C speed (not a Python call per escape).
-        out.extend(orjson.dumps(text[start:start + _PIECE])[1:-1].decode("utf-8")
+        out.extend(_dumps_piece(text[start:start + _PIECE])[1:-1].decode("utf-8")
                    for start in range(0, len(text), _PIECE))
     else:
         if _SURROGATE_PAIR.search(text):
@@ -208,6 +339,11 @@ _ORJSON_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\d[eE]\+(?:1[6-9]|20)(?![0-9])|\d
 
 
 def _fast(value: Any) -> bytes | None:
+    """orjson's writing of ``value`` when it is JavaScript's; None when the exact writer must write
+    it, as when orjson might not fit in the memory left under a limit (the exact writer allocates
+    in Python, where running out is a MemoryError, not a crash)."""
+    if _limited() and _too_big_to_write(value) is not None:
+        return None
     try:
         data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)  # integers beyond 2**53 take the exact path
     except (TypeError, orjson.JSONEncodeError):

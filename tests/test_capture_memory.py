@@ -58,7 +58,7 @@ def _sparse(path: Path, head: bytes) -> Path:
 
 
 def _capture(tmp_path: Path, kind: str) -> tuple[Path, Path]:
-    """A capture of ``kind`` with one part too large for memory: (the --capture path, the file named)."""
+    """A capture of ``kind`` with one part too large for memory: (the --capture path, the path its error names)."""
     if kind == "har":  # read whole, then parsed
         har = _sparse(tmp_path / "capture.har", b'{"log": {"entries": [{"request": {"postData": {"text": "')
         return har, har
@@ -70,9 +70,12 @@ def _capture(tmp_path: Path, kind: str) -> tuple[Path, Path]:
     folder = tmp_path / "bodies"
     folder.mkdir()
     (folder / "1.json").write_bytes(b"{}")
+    # the error names the folder given, not the file in it that did not fit
     if kind == "body":
-        return folder, _sparse(folder / "2.json", b"{")
-    return folder, _sparse(folder / "1.meta.json", b'{"method": "POST", "path": "')  # a sidecar
+        _sparse(folder / "2.json", b"{")
+    else:
+        _sparse(folder / "1.meta.json", b'{"method": "POST", "path": "')  # a sidecar
+    return folder, folder
 
 
 @needs_proc

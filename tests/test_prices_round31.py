@@ -55,7 +55,7 @@ def test_a_huge_integer_beside_a_syntax_error_is_the_syntax_error(
 def test_a_huge_integer_elsewhere_is_refused_by_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """Not only as a rate: an unknown key holding one is an unknown key, ``per_tokens`` holding one
-    is not the packaged unit (the number JSON.parse reads, infinity)."""
+    is not the packaged unit (said by its size, as a rate's is)."""
     code, out, err, prices = _usage(tmp_path, monkeypatch, capsys, '{"providers": {}, "x": ' + HUGE + "}")
     assert (code, out, err) == (2, "", [
         f"error: {prices}: price table key x: unknown key; known: currency, gaps, note, per_tokens, providers, "
@@ -63,5 +63,5 @@ def test_a_huge_integer_elsewhere_is_refused_by_key(tmp_path: Path, monkeypatch:
     code, out, err, prices = _usage(tmp_path, monkeypatch, capsys, json.dumps({"providers": {}})[:-1]
                                     + ', "per_tokens": ' + HUGE + "}")
     assert (code, out, err) == (2, "", [
-        f"error: {prices}: price table key per_tokens: inf is not the packaged table's 1000000: every rate is read "
+        f"error: {prices}: price table key per_tokens: a 5000-digit number is not the packaged table's 1000000: every rate is read "
         f"per 1000000 tokens (leave it out and give the rates per 1000000 tokens) {TABLE_HINT}"])

@@ -21,4 +21,5 @@ def test_a_foreign_log_is_one_finding_naming_its_format(kind: str, log: Path, mo
     assert (code, out, err) == (
         2, "", [f"error: {log}:1: first line is a {kind} record, not a DSH session header: this is a {kind} "
                 "session, not a DSH log (hint: requests, show, cache and usage import it; validate, breaks, check "
-                "and report read DSH logs only)"])
+                "and report read DSH logs only)",
+                "0 error(s), 0 warning(s), 0 info in 0 file(s)"])  # the summary of the DSH logs checked: none

@@ -243,10 +243,17 @@ def test_without_ignore_no_count_is_added(tmp_path, monkeypatch, capsys):
 def test_a_codex_log_exits_2_naming_what_reads_it(args: list[str], tmp_path, monkeypatch, capsys):
     clean = _write(tmp_path, lambda records: None)
     code, out, err = invoke(monkeypatch, capsys, "validate", *args, str(clean), str(CODEX))
-    assert (code, out, err) == (2, "", [
-        f"error: {CODEX}:1: first line is a codex record, not a DSH session header: this is a codex session, not a "
-        "DSH log (hint: requests, show, cache and usage import it; validate, breaks, check and report read DSH "
-        "logs only)"])
+    refused = (f"error: {CODEX}:1: first line is a codex record, not a DSH session header: this is a codex session, "
+               "not a DSH log (hint: requests, show, cache and usage import it; validate, breaks, check and report "
+               "read DSH logs only)")
+    # the refusal does not hide the other log's report: its summary (the clean log's), exit 2
+    if args == ["--json"]:
+        assert (code, [json.loads(line) for line in out.splitlines()], err) == (2, [
+            {"type": "summary", "passed": False, "counts": {"error": 0, "warning": 0, "info": 0}, "files": 1,
+             "rules": {}}], [refused])
+    else:
+        assert (code, out, err) == (2, "", [refused, "0 error(s), 0 warning(s), 0 info in 1 file(s)",
+                                            *(["--ignore hid 0 finding(s)"] if "--ignore" in args else [])])
     code, out, err = invoke(monkeypatch, capsys, "check", str(CODEX))
     assert (code, out, len(err)) == (2, "", 1)  # check refuses it alike
     assert "this is a codex session, not a DSH log" in err[0]

@@ -32,8 +32,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-import orjson
-
 from ..attribution import UNEXPLAINED_CAUSES
 from ..replay import Request, RequestTime
 from ..session import Bodies, logged_cache_read
@@ -42,7 +40,7 @@ from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retent
 from ._report import BREAKS, LOST_UNKNOWN, CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import logged_tokens, lost_cost, request_route_model
 from ._prices import PriceBook, Quote, load_prices
-from ._rules import Breakpoints, CacheRule, Retention, pyproject_zero_data_retention, rule_for
+from ._rules import Breakpoints, CacheRule, body_object, Retention, pyproject_zero_data_retention, rule_for
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["CacheAccount", "ParentRequest", "analyze_cache", "attribution_causes", "iter_cache_verdicts"]
@@ -213,14 +211,6 @@ def _marked(message: Any, marker: str) -> bool:
     return marker in message or any(isinstance(b, Mapping) and marker in b for b in blocks)
 
 
-def _parsed(body: bytes | None) -> dict[str, Any] | None:
-    if body is None:
-        return None
-    try:
-        value = orjson.loads(body)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _model(request: Request) -> tuple[str | None, str | None]:
@@ -532,7 +522,7 @@ class _Analyzer:
         bodies = self.body_source(request)
         body = bodies.value(request, rule.wire_adapter) if bodies is not None else None
         if body is None and bodies is not None and prompt.source != "json":
-            body = _parsed(bodies.body(request, rule.wire_adapter))
+            body = body_object(bodies.body(request, rule.wire_adapter))
         implicit = rule.implicit_breakpoint(body)
         found: dict[str, dict[int, int | None]] = {}
         for projection in (prompt, prompt.json):

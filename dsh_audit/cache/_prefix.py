@@ -35,9 +35,10 @@ import orjson
 from .._json import rebuild_json
 from .._seq import common_length
 from ..jsjson import stringify, stringify_bytes
+from ..log import ensure_room
 from ..replay import MessageView, Request
 from ..wire import PromptPieces, fold_text_block, without_cache_markers
-from ._rules import CacheRule, key_objects
+from ._rules import CacheRule, body_object, key_objects
 from ._tokens import TokenCounter, make_counter
 
 __all__ = ["Prompt", "PromptBuilder", "common_chars", "common_prefix", "prefix_tokens", "retention_body"]
@@ -339,7 +340,7 @@ class PromptBuilder:
             body = self.value(request) if self.value is not None else None
             if body is None:
                 rendered = self.render(request) if self.render is not None else None  # None: refused
-                body = _object(rendered)
+                body = body_object(rendered)
             if body is not None:
                 # a loop request's body extends the last one's track; an auxiliary call's is its own
                 return self._prompt(self._from_body(body), wire, fallback, key="body" if request.kind == "loop" else None)
@@ -437,7 +438,7 @@ class PromptBuilder:
         if last is not None and (last[0] is tail or last[0] == tail):
             top = last[1]  # the same parameters and tools as the last request's: parsed once
         else:
-            top = _object(("{" + tail[tail.index("]") + 2:]).encode()) if "]" in tail else None
+            top = body_object(("{" + tail[tail.index("]") + 2:]).encode()) if "]" in tail else None
             self._tail = (tail, top)
         parts = self._head(top or {}, tail)
         system = [] if pieces.system is None else [self._text(("system", pieces.system), None, pieces.system)]
@@ -447,7 +448,7 @@ class PromptBuilder:
             fragment = fragments[i]
             if self._as_is(fragment):
                 return self._text(id(fragment), fragment, fragment)
-            return self._part(id(fragment), fragment, lambda: self._wire_messages(orjson.loads(f"[{fragment}]")))
+            return self._part(id(fragment), fragment, lambda: self._wire_messages(_loads(f"[{fragment}]")))
 
         return {**parts, "system": system, "messages": self._messages(request, part_for)}
 
@@ -652,14 +653,13 @@ def retention_body(body: dict[str, Any]) -> bytes:
     return written
 
 
-def _object(raw: bytes | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = orjson.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+def _loads(text: str) -> Any:
+    """``orjson.loads(text)``, checked first: a fragment is as long as its message (orjson crashes
+    when it runs out of memory)."""
+    ensure_room(text)
+    return orjson.loads(text)
+
+
 
 
 def _drop_reasoning(message: dict[str, Any]) -> dict[str, Any]:

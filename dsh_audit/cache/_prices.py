@@ -331,11 +331,7 @@ class _Parser:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
             raise self.fail(key, f"{_shown(value)} is not a rate (a number >= 0)")
         if value > _MAX_RATE:
-            written = getattr(value, "written", None)  # a number past the double range, as the file writes it
-            shown = (written if len(written) <= 40 else f"a {len(written)}-digit number" if written.isdigit()
-                     else written[:37] + "...") if isinstance(written, str) else \
-                f"{value:.6g}" if isinstance(value, float) or value < 10**20 else f"a {len(str(value))}-digit number"
-            raise self.fail(key, f"{shown} is above {_MAX_RATE:g}, not a price")
+            raise self.fail(key, f"{_shown(value)} is above {_MAX_RATE:g}, not a price")
         return float(value)
 
     def rates(self, data: dict[str, Any], key: str) -> Rates:
@@ -360,9 +356,11 @@ class _Parser:
             item = self.table(item, where, "tier")
             above = item.get("prompt_tokens_above")
             if isinstance(above, bool) or not isinstance(above, int) or above < 0:
-                raise self.fail(f"{where}.prompt_tokens_above", f"{above!r} is not a token count (a whole number >= 0)")
+                raise self.fail(f"{where}.prompt_tokens_above",
+                                f"{_shown(above)} is not a token count (a whole number >= 0)")
             if above in tiers:
-                raise self.fail(f"{where}.prompt_tokens_above", f"a tier above {above} tokens is already declared")
+                raise self.fail(f"{where}.prompt_tokens_above",
+                                f"a tier above {_shown(above)} tokens is already declared")
             if off_peak and "off_peak" not in item:
                 raise self.fail(f"{where}.off_peak", "missing: the rate has off-peak rates, so each tier needs them")
             tiers[above] = _Tier(above, self.rates(item, where), self.off_peak(item, where),
@@ -387,7 +385,7 @@ class _Parser:
         data = self.table(data, key, "window")
         match = _OFFSET.fullmatch(str(data.get("utc_offset", "+00:00")))
         if match is None or int(match[2]) > 23:
-            raise self.fail(f"{key}.utc_offset", f"{data.get('utc_offset')!r} is not +HH:MM (HH 00-23, MM 00-59)")
+            raise self.fail(f"{key}.utc_offset", f"{_shown(data.get('utc_offset'))} is not +HH:MM (HH 00-23, MM 00-59)")
         offset = (1 if match[1] == "+" else -1) * (int(match[2]) * 60 + int(match[3]))
         hours = []
         spans = data.get("peak_hours")
@@ -398,11 +396,11 @@ class _Parser:
             a = int(found[1]) * 60 + int(found[2]) if found else -1
             b = int(found[3]) * 60 + int(found[4]) if found else -1
             if found is None or not 0 <= a < b <= 24 * 60:
-                raise self.fail(f"{key}.peak_hours[{i}]", f"{span!r} is not HH:MM-HH:MM (start before end)")
+                raise self.fail(f"{key}.peak_hours[{i}]", f"{_shown(span)} is not HH:MM-HH:MM (start before end)")
             hours.append((a, b))
         days = data.get("days", list(_DAYS))
         if not isinstance(days, list) or any(d not in _DAYS for d in days):
-            raise self.fail(f"{key}.days", f"{days!r} is not a list of {', '.join(_DAYS)}")
+            raise self.fail(f"{key}.days", f"{_shown(days)} is not a list of {', '.join(_DAYS)}")
         holidays = data.get("holidays", [])
         if not isinstance(holidays, list):
             raise self.fail(f"{key}.holidays", "must be a list of YYYY-MM-DD dates")
@@ -410,7 +408,7 @@ class _Parser:
             try:
                 datetime.strptime(str(day), "%Y-%m-%d")
             except ValueError:
-                raise self.fail(f"{key}.holidays[{i}]", f"{day!r} is not YYYY-MM-DD") from None
+                raise self.fail(f"{key}.holidays[{i}]", f"{_shown(day)} is not YYYY-MM-DD") from None
         return _Window(self.instant(data.get("from"), f"{key}.from"), offset, tuple(hours),
                        frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
 
@@ -518,10 +516,28 @@ def _whole(text: str) -> int | float:
 
 
 def _shown(value: Any) -> str:
-    """``value`` as an error quotes it: its repr, cut to 60 characters (a file's whole nested
-    array is no message)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """``value`` as an error quotes it. A number as the file writes it, up to 40 characters (one
+    past the double range, read as infinity, by its text: :class:`_Written`; a float in 6
+    significant digits), a longer integer by its size; anything else its repr, cut to 60
+    characters (a file's whole nested array is no message).
+
+    Example:
+        >>> _shown(1000), _shown(1e308), _shown(_Written("1e400")), _shown(_whole("9" * 5000))
+        ('1000', '1e+308', '1e400', 'a 5000-digit number')
+        >>> _shown(-10**999), _shown(_Written("1" * 50 + ".5")), _shown(True), _shown("x" * 70)[-4:]
+        ('a negative 1000-digit number', '1111111111111111111111111111111111111...', 'True', 'x...')
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    written = getattr(value, "written", None)
+    text = written if isinstance(written, str) else f"{value:.6g}" if isinstance(value, float) else str(value)
+    if len(text) <= 40:
+        return text
+    digits = text.lstrip("+-")
+    if digits.isdigit():
+        return f"a {'negative ' if text.startswith('-') else ''}{len(digits)}-digit number"
+    return text[:37] + "..."
 
 
 def _infinite(value: Any) -> bool:

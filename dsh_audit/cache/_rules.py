@@ -21,6 +21,7 @@ import orjson
 
 from .._pyproject import ConfigFileError, find_pyproject, read_toml
 from ..errors import UsageError
+from ..log import ensure_room
 
 __all__ = ["Breakpoints", "CacheRule", "Retention", "key_objects", "load_rules", "pyproject_zero_data_retention",
            "rule_for"]
@@ -299,11 +300,8 @@ class CacheRule:
         if self.retention_key is None:
             return None
         if f'"{self.retention_key}"'.encode() in body:
-            try:
-                top = orjson.loads(body)  # only a body that names the key: usually none is
-            except ValueError:
-                return None
-            if not isinstance(top, dict):
+            top = body_object(body)  # only a body that names the key: usually none is
+            if top is None:
                 return None
             name = top.get(self.retention_key)
             if isinstance(name, str) and name in ttls:
@@ -336,11 +334,8 @@ def _breakpoint_retention(bp: Breakpoints, body: bytes | None) -> Retention:
     it, else ``bp``'s own (``30m``), named either way."""
     ttls = dict(bp.ttls)
     if body is not None and f'"{bp.options_key}"'.encode() in body:
-        try:
-            top = orjson.loads(body)  # only a body that names the key: pi-ai sends it for none of DSH's routes
-        except ValueError:
-            top = None
-        options = top.get(bp.options_key) if isinstance(top, dict) else None
+        top = body_object(body)  # only a body that names the key: pi-ai sends it for none of DSH's routes
+        options = top.get(bp.options_key) if top is not None else None
         name = options.get(bp.ttl_field) if isinstance(options, dict) else None
         if isinstance(name, str) and name in ttls:
             return Retention(name, ttls[name])
@@ -542,3 +537,22 @@ def _shown(value: Any) -> str:
     """A TOML value, briefly and on one line (its text is the user's own file, never a log's)."""
     text = json.dumps(value, ensure_ascii=True, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def body_object(raw: bytes | None) -> dict[str, Any] | None:
+    """The JSON object a request body holds; None for no body, a body that is not JSON or not an
+    object. A rendered body is as long as the log's prompt: its size is checked first
+    (:func:`dsh_audit.log.ensure_room`: orjson crashes when it runs out of memory under a limit).
+
+    Example:
+        >>> body_object(b'{"model": "m"}'), body_object(b"[1]"), body_object(b"{"), body_object(None)
+        ({'model': 'm'}, None, None, None)
+    """
+    if raw is None:
+        return None
+    ensure_room(raw)
+    try:
+        value = orjson.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import UsageError
@@ -216,7 +216,7 @@ def parse_instant(text: str, *, end: bool = False) -> float:
     try:
         if len(text) == 10:
             day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-            return (day + timedelta(days=1) if end else day).timestamp()
+            return day.timestamp() + (86400.0 if end else 0.0)  # the end of 9999-12-31 is past datetime's range
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(f"{text!r} is not a date or date-time",

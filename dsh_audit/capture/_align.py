@@ -12,7 +12,8 @@ Rules, in order:
    names), never ``foreign``.
 2. **Kind.** Loop captures pair with loop requests, compaction with compaction, title with title;
    a capture of kind ``other`` (no body, not JSON, no ``messages``) is not an LLM call, never
-   paired, unless DSH's session header names one of the given sessions: then it is that session's
+   paired, unless DSH's session header names one of the given sessions and it is a POST to an
+   endpoint :func:`capture_apis` knows (a ``GET /models`` is no LLM call): then it is that session's
    call whose body cannot be read, and it pairs, after that session's other captures, with the
    first of the session's requests still unpaired (in send order) whose route and model it fits;
    the note says why its body is no request body (:func:`unreadable_body`), and its verdict is
@@ -752,9 +753,17 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
 
 
 def too_large(captures: Sequence[CapturedRequest]) -> CaptureError:
-    """The error of a capture that does not fit in memory, naming the file it was loaded from (the
-    folder of a body folder's files)."""
-    sources = sorted({capture.source for capture in captures})
+    """The error of a capture that does not fit in memory, naming what it was loaded from as
+    :func:`load_capture` does: the file, or the folder of a body folder's files (a body file has no
+    locator), however many it holds.
+
+    Example:
+        >>> body = CapturedRequest(position=0, method="POST", path="/chat/completions", headers={},
+        ...                        body=b"{}", time=None, source="bodies/1.json", locator="", kind="loop")
+        >>> too_large([body]).path, too_large([]).path
+        ('bodies', '.')
+    """
+    sources = sorted({str(Path(c.source).parent) if not c.locator else c.source for c in captures})
     return _too_large(Path(sources[0] if len(sources) == 1 else os.path.commonpath(sources) if sources else "."))
 
 
@@ -775,10 +784,12 @@ def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
         if sid is not None and sid not in sessions:
             leftovers.append(Pairing(None, capture, note=f"foreign: session {sid} is not among the logs given"))
         elif capture.kind not in _PAIRED_KINDS:
-            if sid is None:
-                leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)"))
-            else:  # DSH's header names the session: an LLM call of it, whatever its body holds
+            if sid is not None and capture.method == "POST" and capture_apis(capture) is not None:
+                # DSH's header names the session, and it was sent where an LLM call is: an LLM
+                # call of it, whatever its body holds
                 unreadable.setdefault(sid, []).append(capture)
+            else:  # a GET /models, or a POST to no endpoint an LLM call is sent to
+                leftovers.append(Pairing(None, capture, note="not an LLM call (kind other)"))
         elif sid is not None:
             owner[id(capture)] = (sid, "session header and order")
         elif (hinted := _hinted(facts[id(capture)], sessions, cuts)) is not None:

@@ -89,18 +89,20 @@ def _open(path: Path, what: str) -> Any:
 
 
 def _read_bytes(path: Path, what: str) -> bytes:
-    """Every byte of the file ``path``, or a CaptureError (unreadable, too large for memory)."""
+    """Every byte of the file ``path``, or a CaptureError (unreadable). A file too large for
+    memory raises MemoryError, which :func:`load_capture` says of the capture the user named (a body
+    folder, not its body file)."""
     with _open(path, what) as handle:
         try:
             data: bytes = handle.read()
         except OSError as exc:
             raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
-        except MemoryError:
-            raise _too_large(path) from None
     return data
 
 
 def _too_large(path: Path) -> CaptureError:
+    """The error of a capture that does not fit in memory; ``path`` is the capture as the user gave
+    it (a file, or a body folder)."""
     return CaptureError("the capture does not fit in memory", path=str(path),
                         hint="compare a smaller capture, e.g. one session's requests")
 

@@ -147,7 +147,7 @@ def _report(view: _View, *, as_json: bool) -> None:
     for note in view.notes:
         echo_note(note)
     rows, caption = list(view.rows), view.caption
-    if listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total
+    if rows and listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total; no rows, no total
         total, summed = _total_row(view.rows)
         rows.append(total)
         caption = "; ".join(text for text in (caption, summed) if text) or None

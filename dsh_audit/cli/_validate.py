@@ -15,8 +15,8 @@ from ..log import detect_format
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_lines, engine_options, guard_evidence, jobs_option,
-                      json_option,
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_error, echo_lines, engine_options,
+                      guard_evidence, jobs_option, json_option,
                       lenient_option, output_help, selected_logs, session_paths, time_options, write_output)
 
 __all__ = ["validate_command"]
@@ -69,42 +69,45 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         # --ignore counts what it hides
         found = validate_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs, engine=engine,
                                scheduler=scheduler, progress=report_progress)
-    _refuse_foreign(found)
+    refused = _foreign(found)
+    for error in refused:  # one line each; the other files' findings are still reported
+        echo_error(error)
+    found = [f for f in found if f.path not in {error.path for error in refused}]
+    files = len(logs) - len(refused)
     chosen, kept = select_rules(rules, ()), select_rules(rules, ignored)
     findings = [f for f in found if f.rule in kept]
     hidden = Counter(f.rule for f in found if f.rule in chosen and f.rule not in kept)
     failing = {"error", "warning"} if strict else {"error"}
-    passed = not any(f.severity in failing for f in findings)
+    passed = not refused and not any(f.severity in failing for f in findings)
     if as_json:
         for finding in findings:
             click.echo(dumps_line(finding.to_json()))
     else:
         if sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
             echo_lines(format_text(findings))
-        echo(format_summary(findings, files=len(logs)), err=True)
+        echo(format_summary(findings, files=files), err=True)
         if ignored:
             echo(_hidden_text(hidden), err=True)
     if sarif_path is not None:
         write_output(sarif_path, json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n",
                      what="SARIF")
     if as_json:  # last, once every output is written: a run that fails there has no summary
-        summary = _summary(findings, files=len(logs), passed=passed)
+        summary = _summary(findings, files=files, passed=passed)
         if ignored:
             summary["ignored"] = sum(hidden.values())
         click.echo(dumps_line(summary))
-    return EXIT_OK if passed else EXIT_FINDINGS
+    return EXIT_BAD_INPUT if refused else EXIT_OK if passed else EXIT_FINDINGS
 
 
-def _refuse_foreign(findings: Sequence[Finding]) -> None:
-    """Refuse another agent's log (Claude Code, Codex) as `check` does: exit 2, saying what it is
-    and which commands read it, rather than a DSH202 error finding.
-
-    Raises:
-        MalformedRecordError: the first such log, with its DSH202 finding's message and hint.
+def _foreign(findings: Sequence[Finding]) -> list[MalformedRecordError]:
+    """Another agent's logs (Claude Code, Codex) among those checked, refused as `check` refuses
+    one (saying what it is and which commands read it) rather than with a DSH202 error finding:
+    one error per such log, in the findings' order, with its DSH202 finding's message and hint.
+    The run exits 2 (bad input wins), once the other logs' findings are reported.
     """
-    for finding in findings:
-        if finding.rule == "DSH202" and finding.line == 1 and detect_format(finding.path) not in (None, "dsh"):
-            raise MalformedRecordError(finding.message, path=finding.path, line=1, hint=finding.hint)
+    return [MalformedRecordError(finding.message, path=finding.path, line=1, hint=finding.hint)
+            for finding in findings
+            if finding.rule == "DSH202" and finding.line == 1 and detect_format(finding.path) not in (None, "dsh")]
 
 
 def _hidden_text(hidden: Counter[str]) -> str:

@@ -23,6 +23,7 @@ import orjson
 
 from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
+from ..log import ensure_room
 from ..replay import Request
 
 if TYPE_CHECKING:
@@ -96,7 +97,9 @@ def _parse(raw: bytes) -> Any:
     (``"\\ud800"``, which orjson refuses) is kept; NaN and Infinity are not JSON.
 
     Raises ValueError (UnicodeDecodeError included) when the line is not JSON, RecursionError
-    when it nests too deeply for the fallback parser."""
+    when it nests too deeply for the fallback parser, MemoryError when a long line might not fit in
+    the memory left under a limit (orjson would crash)."""
+    ensure_room(raw)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -121,8 +124,9 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
     """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings.
 
     Raises:
-        UnreadableError: the file cannot be opened, or a line nests arrays or objects more than
-            :data:`MAX_DEPTH` levels deep (valid JSON, refused as the DSH reader refuses it).
+        UnreadableError: the file cannot be opened, a line nests arrays or objects more than
+            :data:`MAX_DEPTH` levels deep (valid JSON, refused as the DSH reader refuses it), or a
+            line does not fit in the memory left under a limit.
     """
     name = os.fspath(path)
     with open_input(name) as handle:
@@ -134,6 +138,9 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
                 deep = _too_deep(raw, value)
             except RecursionError:
                 deep = True
+            except MemoryError:
+                raise UnreadableError("line does not fit in memory", path=name, line=number,
+                                      hint="import the log where more memory is allowed (ulimit -v)") from None
             except ValueError:
                 torn = not raw.endswith(b"\n")
                 warnings.append(f"{name}:{number}: {'torn last line' if torn else 'not JSON'}, skipped")

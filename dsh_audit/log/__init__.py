@@ -2,7 +2,8 @@
 
 Beside the reader (:func:`read_log`), the building blocks it uses are public for the
 conformance checker (:mod:`dsh_audit.validate`) and the capture readers: line decoding
-(:func:`iter_lines`), JavaScript-exact JSON (:func:`parse_json`), packed chunk rows
+(:func:`iter_lines`), JavaScript-exact JSON (:func:`parse_json`; :func:`ensure_room`, the check
+before orjson parses a large text, which it cannot survive running out of memory on), packed chunk rows
 (:func:`decode_record`, :func:`expand_row`), DSH's shape checks, legacy upgrades and version
 shapes, content-based format detection (:func:`detect_format`), and a log's own time span read
 from its two ends (:func:`time_span`). :func:`read_progress` reports the bytes a reader consumes
@@ -28,6 +29,7 @@ if typing.TYPE_CHECKING:
         RowError,
         adapter_defaults_error,
         decode_record,
+        ensure_room,
         expand_row,
         is_safe_int,
         message_shape_error,
@@ -64,6 +66,7 @@ __all__ = [
     "default_sessions_root",
     "detect_format",
     "discover",
+    "ensure_room",
     "expand_row",
     "in_layout",
     "is_absolute_path",
@@ -104,6 +107,7 @@ _LAZY = {
     "detect_format": "._format",
     "discover": "._discover",
     "in_layout": "._discover",
+    "ensure_room": "._records",
     "Event": "._types",
     "expand_row": "._records",
     "is_absolute_path": "._header",

@@ -7,18 +7,14 @@ decides what a failure means for the whole log.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import sys
 from itertools import accumulate, count
 from typing import Any, TypeGuard
 
 import orjson
 
+from ..jsjson import fits_in_memory, memory_left
 from ._types import CHUNK_ROW_TYPES
-
-if sys.platform != "win32":
-    import resource
 
 __all__ = [
     "LongStrings",
@@ -118,50 +114,36 @@ _ROOM_PER_BYTE = 16
 _ROOM_PER_ITEM = 96  # per ``{``, ``[``, ``,`` and ``:`` (those inside strings counted too: more room asked, never less)
 
 
-def ensure_room(raw: bytes | bytearray) -> None:
+def ensure_room(raw: bytes | bytearray | str) -> None:
     """Raise MemoryError when parsing ``raw`` with orjson might not fit in the address space left.
 
     orjson segfaults when memory runs out (see above); this turns that into the MemoryError callers
-    report as one line (a capture: "the capture does not fit in memory"). Only a finite limit
-    (RLIMIT_AS, ``ulimit -v``; RLIMIT_DATA, ``ulimit -d``) can be checked: without one the kernel's
-    OOM killer acts, and no program can answer. A text of 1 MiB or less, or a system without
-    ``/proc/self/statm``, is not checked.
+    report as one line (a capture: "the capture does not fit in memory"). The check is
+    :func:`dsh_audit.jsjson.fits_in_memory`, the one made before orjson writes anything large too:
+    only a finite limit (RLIMIT_AS, ``ulimit -v``; RLIMIT_DATA, ``ulimit -d``) can be checked, and a
+    text of 1 MiB or less, or a system without ``/proc/self/statm``, is not. A ``str`` counts as
+    UTF-8 of 4 bytes a character unless it is ASCII.
 
     Example:
         >>> ensure_room(b"{}")  # small: never checked
     """
-    if len(raw) <= _ROOM_CHECKED:
+    size = len(raw) if not isinstance(raw, str) or raw.isascii() else 4 * len(raw)
+    if size <= _ROOM_CHECKED:
         return
-    left = _address_space_left()
-    if left is None:
-        return
-    items = raw.count(b"{") + raw.count(b"[") + raw.count(b",") + raw.count(b":")
-    need = _ROOM_PER_BYTE * len(raw) + _ROOM_PER_ITEM * items
-    if need > left:
-        raise MemoryError(f"parsing {len(raw)} bytes of JSON needs about {need >> 20} MiB of memory, "
+    if isinstance(raw, str):
+        items = raw.count("{") + raw.count("[") + raw.count(",") + raw.count(":")
+    else:
+        items = raw.count(b"{") + raw.count(b"[") + raw.count(b",") + raw.count(b":")
+    need = _ROOM_PER_BYTE * size + _ROOM_PER_ITEM * items
+    if not fits_in_memory(need):
+        left = memory_left() or 0
+        raise MemoryError(f"parsing {size} bytes of JSON needs about {need >> 20} MiB of memory, "
                           f"{max(left, 0) >> 20} MiB are left under the limit")
 
 
-def _address_space_left() -> int | None:
-    """Bytes left under the process's memory limits, the address space (RLIMIT_AS, against the
-    mapped size) and the data segment (RLIMIT_DATA, against the data and stack size), whichever is
-    less; None when neither is set, or when this system cannot tell (no ``/proc/self/statm``)."""
-    if sys.platform == "win32":
-        return None
-    limits = [(resource.getrlimit(which)[0], field) for which, field in ((resource.RLIMIT_AS, 0),
-                                                                          (resource.RLIMIT_DATA, 5))]
-    limits = [(limit, field) for limit, field in limits if limit != resource.RLIM_INFINITY]
-    if not limits:
-        return None
-    try:
-        with open("/proc/self/statm", "rb") as statm:
-            pages = [int(number) for number in statm.read().split()]
-        return min(int(limit) - pages[field] * os.sysconf("SC_PAGE_SIZE") for limit, field in limits)
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _parse_whole(raw: bytes | bytearray) -> Any:
+    # refused before orjson might run out of memory (a crash), with room left to say so: parsing
+    # with the standard library's parser instead leaves none for the work that follows
     ensure_room(raw)
     try:
         value = orjson.loads(raw)

@@ -76,7 +76,7 @@ class LogRewriter:
         # JSON.stringify's spelling, with what a terminal would act on (DEL, C1 controls, bidi
         # controls, lone surrogates...) as ``\\uXXXX``: the copy reads back to the same values, and
         # ``cat`` of it shows them inert (a placeholder of a two- or three-byte character may be one)
-        return dumps_line(self._record(value)).encode("utf-8", "surrogatepass") + b"\n"
+        return dumps_line(self._record(value)).encode("utf-8") + b"\n"
 
     def _text(self, text: bytes, emit: Callable[[bytes], object]) -> None:
         """Decoded ``text``: each line it completes is redacted and handed to ``emit``."""

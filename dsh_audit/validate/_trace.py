@@ -259,7 +259,10 @@ class Trace:
                      f"number (turn {self.next_turn} is next)", hint=f'write "turn": {self.next_turn}')
         elif turn != self.next_turn:
             self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {named_turn}")
-        self.open_turn, self.next_step, self.misplaced = turn, 1, None
+        # a turn/start naming no turn (missing or null) opens the turn it should have named, so the
+        # turn's steps are not reported again as steps of no open turn
+        self.open_turn = self.next_turn if turn is None else turn
+        self.next_step, self.misplaced = 1, None
 
     def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
         turn, named_turn = data.get("turn"), _number("turn", member(data, "turn"))

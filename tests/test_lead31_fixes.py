@@ -1,0 +1,51 @@
+"""A defect the review of session 31's commits found (a ``turn/start`` naming no turn made the next
+``step/start`` a second, false finding), and the memory check made before orjson parses a large text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from _cli import chat_log, invoke
+from dsh_audit.log import ensure_room, parse_json
+from dsh_audit.log import _records
+
+
+def test_a_turn_start_without_its_turn_is_one_finding_not_two(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    log = chat_log(tmp_path / "s" / "session.jsonl", "s1")
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        if record.get("type") == "turn/start":
+            del record["data"]["turn"]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "validate", str(log))
+    assert (code, out.splitlines(), err) == (0, [
+        f"{log}:3: seq 1: DSH401 warning: turn/start has no turn field: the spec's turn/start data is {{turn}}, "
+        'the turn\'s number (turn 1 is next) (write "turn": 1)'], ["0 error(s), 1 warning(s), 0 info in 1 file(s): "
+                                                                  "DSH401 x1"])
+
+
+def test_a_large_text_that_might_not_fit_is_refused_before_orjson_and_a_small_one_never_checked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = json.dumps({"content": "[1,1,1,1]" * (2 * 1024 * 1024 // 9), "n": 2 ** 70, "s": "\ud800"})
+    raw = text.encode("utf-8", "surrogatepass")
+    value = parse_json(raw)
+    assert value["n"] == 2 ** 70 and value["s"] == "\ud800" and len(value["content"]) == 2097144
+    monkeypatch.setattr(_records, "fits_in_memory", lambda need: False)  # as under a tight ulimit -v
+    with pytest.raises(MemoryError, match=r"^parsing 2097\d+ bytes of JSON needs about \d+ MiB of memory"):
+        parse_json(raw)  # refused with room left to say so, never an orjson crash
+    with pytest.raises(MemoryError):
+        ensure_room(text)
+    assert parse_json(orjson.dumps({"a": [1, 2]})) == {"a": [1, 2]}  # 1 MiB or less: never checked
+
+
+def test_until_the_last_day_datetime_can_hold_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    log = chat_log(tmp_path / "s" / "session.jsonl", "s1")
+    code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--until", "9999-12-31", "--json")
+    assert (code, err) == (0, [])
+    assert json.loads(out)["total"]["requests"] == 1  # before: "cannot read --until '9999-12-31'", exit 2
