@@ -12,7 +12,8 @@ import click
 from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
-from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, load_policy, run_check
+from ..gate import (CheckResult, RequestRecorder, SessionCheck, apply_baseline, find_capture, load_baseline, load_policy,
+                    run_check)
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import (Amount, listing_format, output_width, page_listing, print_status, print_table,
@@ -129,9 +130,10 @@ def _print(result: CheckResult, given: Sequence[str]) -> None:
         if finding.fails or finding.severity != "info":
             echo(finding.format())
     counts = result.counts()
+    baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
     print_status(f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
                  f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
-                 f"{counts['failing']} failing (policy: {result.policy.source})", ok=result.passed)
+                 f"{counts['failing']} failing{baselined} (policy: {result.policy.source})", ok=result.passed)
 
 
 def _format_flag(fmt: str) -> str:
@@ -242,6 +244,10 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
               help=output_help("the JSON report (docs/report-schema.json)"))
 @click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a Markdown summary"))
+@click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Accept the findings of FILE, a JSON report an earlier check wrote (--json-report FILE): "
+                   "those found again are reported as baselined and do not fail (see docs/ci.md). Default: "
+                   "baseline in the policy's [tool.dsh-audit.check].")
 @listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
                               "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr",
                  json_help="The JSON report (docs/report-schema.json) on stdout: one indented JSON object, "
@@ -255,7 +261,8 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
 @time_options
 @engine_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
-                  sarif_path: str | None, json_path: str | None, markdown_path: str | None, as_json: bool,
+                  sarif_path: str | None, json_path: str | None, markdown_path: str | None,
+                  baseline_path: str | None, as_json: bool,
                   routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
                   max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                   scheduler: str | None) -> int:
@@ -298,9 +305,16 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                          (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
         _guard(protected, target, what=what)
     policy = load_policy(policy_path)
+    # read before any report is written: --json-report may name the baseline file, to update it
+    baseline_path = baseline_path if baseline_path is not None else policy.baseline
+    baseline = None if baseline_path is None else load_baseline(baseline_path)
     result = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy, lenient=lenient,
                   max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
                   prices_path=prices_path, openai_zdr=openai_zdr, outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
+    if baseline is not None:
+        result = apply_baseline(result, baseline)
+        if result.baseline_gone:
+            echo_note(f"{result.baseline_gone} baseline finding(s) no longer occur")
     _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)

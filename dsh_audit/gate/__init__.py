@@ -12,6 +12,7 @@ Example:
     True
 """
 
+from ._baseline import Baseline, apply_baseline, load_baseline
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
@@ -19,6 +20,7 @@ from ._rules import GATE_RULES, GateRule
 from ._run import run_check
 
 __all__ = [
+    "Baseline",
     "CAPTURE_NAME",
     "CAPTURE_SEARCH_LEVELS",
     "CAPTURE_VERDICTS",
@@ -30,8 +32,10 @@ __all__ = [
     "RequestOutline",
     "RequestRecorder",
     "SessionCheck",
+    "apply_baseline",
     "find_capture",
     "find_pyproject",
+    "load_baseline",
     "load_policy",
     "run_check",
 ]

@@ -25,6 +25,7 @@ class Finding:
         request: the request index (``dsh-audit requests`` numbering), when the finding is about one.
         fails: whether the policy makes this finding fail the build.
         hint: how to fix it.
+        baselined: the finding is one a baseline accepts (``check --baseline``): it does not fail.
     """
 
     rule: str
@@ -37,12 +38,17 @@ class Finding:
     request: int | None = None
     fails: bool = False
     hint: str | None = None
+    baselined: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The finding object of the JSON report (``docs/report-schema.json``)."""
-        return {"rule": self.rule, "severity": self.severity, "message": self.message, "path": self.path,
-                "line": self.line, "seq": self.seq, "session_id": self.session_id, "request": self.request,
-                "fails": self.fails, "hint": self.hint}
+        """The finding object of the JSON report (``docs/report-schema.json``; ``baselined`` only
+        when true)."""
+        out: dict[str, Any] = {"rule": self.rule, "severity": self.severity, "message": self.message,
+                               "path": self.path, "line": self.line, "seq": self.seq, "session_id": self.session_id,
+                               "request": self.request, "fails": self.fails, "hint": self.hint}
+        if self.baselined:
+            out["baselined"] = True
+        return out
 
     def format(self, *, hint: bool = True) -> str:
         """``path:line: seq N: request I: DSH811 error: message (hint: ...)`` (``FAIL`` marks
@@ -55,7 +61,7 @@ class Finding:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         seq = "" if self.seq is None else f" seq {self.seq}:"
         request = "" if self.request is None else f" request {self.request}:"
-        mark = " FAIL" if self.fails else ""
+        mark = " FAIL" if self.fails else " baselined" if self.baselined else ""
         shown = f" (hint: {self.hint})" if hint and self.hint else ""
         return f"{where}:{seq}{request} {self.rule} {self.severity}{mark}: {self.message}{shown}"
 
@@ -174,6 +180,8 @@ class CheckResult:
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     discovered: tuple[str, ...] = ()
+    baseline: str | None = None
+    baseline_gone: int = 0
 
     @property
     def passed(self) -> bool:
@@ -193,7 +201,16 @@ class CheckResult:
     def request_count(self) -> int:
         return sum(len(s.requests) for s in self.sessions)
 
+    @property
+    def baselined(self) -> tuple[Finding, ...]:
+        """The findings the baseline accepts (``check --baseline``)."""
+        return tuple(f for f in self.findings if f.baselined)
+
     def counts(self) -> dict[str, int]:
-        """Findings by severity plus ``failing``: ``{"error": 1, "warning": 0, "info": 2, "failing": 1}``."""
+        """Findings by severity plus ``failing``: ``{"error": 1, "warning": 0, "info": 2, "failing": 1}``
+        (and ``baselined`` when a baseline was applied)."""
         by = Counter(f.severity for f in self.findings)
-        return {"error": by["error"], "warning": by["warning"], "info": by["info"], "failing": len(self.failing)}
+        out = {"error": by["error"], "warning": by["warning"], "info": by["info"], "failing": len(self.failing)}
+        if self.baseline is not None:
+            out["baselined"] = len(self.baselined)
+        return out

@@ -26,7 +26,9 @@ Keys (kebab-case, as TOML tools spell them) and strict defaults::
     adapter = "auto"                       # wire format for capture comparison: auto (each request's route
                                            # from the log)|deepseek|anthropic|openai|responses
 
-Sub-tables of ``[tool.dsh-audit]`` belong to other commands and are ignored here; an unknown key
+``[tool.dsh-audit.check] baseline = "FILE"`` names check's baseline (``check --baseline``, which
+wins over it): a JSON report of ``check``, relative to the folder of the TOML file that names it.
+Other sub-tables of ``[tool.dsh-audit]`` belong to other commands and are ignored here; an unknown key
 is an error (a misspelt key would silently weaken the gate), and so is an ``ignore`` entry that
 names no rule or family, or every rule (``"D"``, ``"DSH"``). A ``--policy`` file is either a plain
 policy (keys at top level) or pyproject-style (a ``[tool.dsh-audit]`` table): keys at top level
@@ -73,6 +75,7 @@ class Policy:
     ignore: tuple[str, ...] = ()
     adapter: str = "auto"
     source: str = "defaults"
+    baseline: str | None = None
 
     def validation_fails(self, severity: str) -> bool:
         """Whether a validation finding of ``severity`` fails the build."""
@@ -84,17 +87,19 @@ class Policy:
         return any(rule.upper().startswith(prefix.upper()) for prefix in self.ignore)
 
     def to_json(self) -> dict[str, Any]:
-        """The policy as TOML keys (kebab-case) plus ``source``."""
+        """The policy as TOML keys (kebab-case) plus ``source`` (and ``baseline`` when one is named)."""
         out: dict[str, Any] = {}
         for item in fields(self):
             value = getattr(self, item.name)
+            if item.name == "baseline" and value is None:
+                continue
             out[item.name.replace("_", "-")] = list(value) if isinstance(value, tuple) else value
         return out
 
     @classmethod
     def from_mapping(cls, table: dict[str, Any], *, source: str) -> Policy:
         """Build a policy from a ``[tool.dsh-audit]`` table; raises UsageError on a bad key or value."""
-        known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name != "source"}
+        known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name not in ("source", "baseline")}
         values: dict[str, Any] = {}
         for key, value in table.items():
             if isinstance(value, dict) and key not in known:
@@ -104,7 +109,19 @@ class Policy:
                 raise UsageError(f"unknown policy key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
                                  path=source, hint="see docs/ci.md for the policy keys")
             values[known[key]] = _checked(key, value, source)
-        return cls(**values, source=source)
+        return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
+
+
+def _baseline(check: Any, source: str) -> str | None:
+    """The ``baseline`` of the ``[tool.dsh-audit.check]`` table ``check``, resolved against the
+    folder of the TOML file ``source`` (None: no table, or no such key)."""
+    if not isinstance(check, dict) or "baseline" not in check:
+        return None
+    value = check["baseline"]
+    if not isinstance(value, str) or not value:
+        raise UsageError("[tool.dsh-audit.check] key 'baseline' must be a file name", path=source,
+                         hint="a JSON report written by `dsh-audit check --json-report FILE`")
+    return os.path.join(os.path.dirname(source), value)
 
 
 def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None) -> tuple[str, ...]:

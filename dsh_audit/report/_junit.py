@@ -6,7 +6,8 @@ The shape is the common Jenkins/Ant JUnit XML one (``testsuites > testsuite > te
 capture, cache ratio). A testcase that fails has one ``<failure>`` element (the schema Jenkins and
 the test reporters follow allows one), which lists every failing finding of the testcase (one
 unknown event can be two findings: ``DSH801`` and ``DSH506``); the other findings are listed in
-the testcase's ``<system-out>``. A log's testsuite is named by its path relative to the run's
+the testcase's ``<system-out>`` (a finding a baseline accepts, ``check --baseline``, among them:
+not a failure, marked ``baselined``). A log's testsuite is named by its path relative to the run's
 folder (``base``) and its session id, its testcases' ``classname`` by that path: two copies of a
 session (a scenario's ``.zstd`` log and its decompressed copy, or three logs with one id) are
 distinct testcases, which a CI viewer does not merge. Text that XML 1.0 cannot hold (control characters,

@@ -90,7 +90,8 @@ def _finding_line(finding: Any) -> str:
     extra = "".join(part for part in (f" seq {finding.seq}" if finding.seq is not None else "",
                                       f" request {finding.request}" if finding.request is not None else ""))
     hint = getattr(finding, "hint", None)
-    return (f"- **{finding.rule}** {finding.severity}: {_md(finding.message)} — {_md(where)}{_md(extra)}"
+    mark = " (baselined)" if getattr(finding, "baselined", False) else ""
+    return (f"- **{finding.rule}** {finding.severity}{mark}: {_md(finding.message)} — {_md(where)}{_md(extra)}"
             + (f"\n  - hint: {_md(hint)}" if hint else ""))
 
 
@@ -114,10 +115,13 @@ def format_markdown(result: Any) -> str:
     """
     counts = result.counts()
     head = "✅ passed" if result.passed else "❌ failed"
+    baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
+    gone = getattr(result, "baseline_gone", 0)
     lines = [f"## dsh-audit check: {head}", "",
              f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
-             f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing "
-             f"(policy: {_md(result.policy.source)}).", "", *_session_rows(result)]
+             f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
+             f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
+             "", *_session_rows(result)]
     lines += _findings("Failing findings", list(result.failing), folded=False)
     lines += _findings("Other findings", [f for f in result.findings if not f.fails], folded=True)
     return "\n".join(lines) + "\n"

@@ -16,7 +16,9 @@ alerts are the ones that fail a check, as the gate does. A finding with no ``fai
 validate``'s) has its severity's level; a rule's ``defaultConfiguration.level`` is its default
 severity's. Paths
 under ``base`` are URIs relative to ``%SRCROOT%`` (``uriBaseId``), which
-``run.originalUriBaseIds`` resolves to ``base``.
+``run.originalUriBaseIds`` resolves to ``base``. A check run against a baseline
+(``check --baseline``) gives each result a ``baselineState`` (SARIF 2.1.0 §3.27.24):
+``unchanged`` for a finding the baseline accepts (``baselined``), ``new`` for any other.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def _level(finding: Any) -> str:
     return "error" if fails else ("note" if finding.severity == "info" else "warning")
 
 
-def _result(finding: Any, index: dict[str, int], base: str | None) -> dict[str, Any]:
+def _result(finding: Any, index: dict[str, int], base: str | None, baselined: bool) -> dict[str, Any]:
     artifact: dict[str, Any] = {"uri": _uri(finding.path, base)}
     if base is not None and _relative(artifact["uri"]):
         artifact["uriBaseId"] = SRCROOT
@@ -112,6 +114,8 @@ def _result(finding: Any, index: dict[str, int], base: str | None) -> dict[str, 
     }
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
+    if baselined:
+        result["baselineState"] = "unchanged" if getattr(finding, "baselined", False) else "new"
     properties = {key: getattr(finding, key) for key in ("seq", "session_id", "request", "fails")
                   if getattr(finding, key, None) is not None}
     if properties:
@@ -120,7 +124,8 @@ def _result(finding: Any, index: dict[str, int], base: str | None) -> dict[str, 
 
 
 def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_version: str,
-                base: str | None = None, invocation_ok: bool | None = None) -> dict[str, Any]:
+                base: str | None = None, invocation_ok: bool | None = None,
+                baselined: bool = False) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every rule in ``tool.driver.rules``, one result per finding.
 
     Args:
@@ -130,6 +135,8 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
         base: paths under this folder become URIs relative to ``%SRCROOT%`` (what code scanning
             expects), which ``originalUriBaseIds`` resolves to this folder.
         invocation_ok: when given, adds an ``invocations`` entry with ``executionSuccessful``.
+        baselined: the findings were compared with a baseline: each result has a ``baselineState``
+            (``unchanged`` for a finding whose ``baselined`` is true, else ``new``).
 
     Example:
         >>> build_sarif([], rules=[], tool_version="0.1.0")["version"]
@@ -139,7 +146,7 @@ def build_sarif(findings: Iterable[Any], *, rules: Sequence[SarifRule], tool_ver
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "dsh-audit", "version": tool_version,
                             "rules": [rule.to_json() for rule in rules]}},
-        "results": [_result(f, index, base) for f in findings],
+        "results": [_result(f, index, base, baselined) for f in findings],
     }
     if base is not None and any("uriBaseId" in location["physicalLocation"]["artifactLocation"]
                                 for result in run["results"] for location in result["locations"]):
@@ -179,9 +186,10 @@ def format_sarif(result: Any, *, base: str | None = None) -> str:
 
     Every validation rule and gate rule is described (id, name, help text); each finding is a
     result at its log file and line, with ``seq``, ``session_id``, ``request`` and ``fails``
-    as properties.
+    as properties; with a baseline, its ``baselineState``.
     """
     from ._json import dumps_pretty
 
-    log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=base, invocation_ok=True)
+    log = build_sarif(result.findings, rules=_all_rules(), tool_version=__version__, base=base, invocation_ok=True,
+                      baselined=getattr(result, "baseline", None) is not None)
     return dumps_pretty(log) + "\n"

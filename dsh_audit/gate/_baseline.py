@@ -1,0 +1,136 @@
+"""Accepting known findings: ``dsh-audit check --baseline FILE``, FILE a JSON report an earlier
+``check --json-report FILE`` wrote (``docs/report-schema.json``).
+
+A finding of this run that matches a finding of the baseline is *baselined*: it no longer fails
+the gate (``fails`` false, ``baselined`` true), and the reports say so. Two findings match when
+their keys (:func:`finding_key`) are equal: the rule id, the session id, the request index and
+the seq (each as the finding has it, or none), and the message with the finding's log path (then
+the log's folder) taken out. The key leaves out the path, line and hint, so the same logs checked
+from another checkout or folder match; any change to what the finding says, or where in the
+session it points, makes it new. Each baseline finding accepts one finding of the run (the same
+finding twice in a run needs it twice in the baseline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ._model import CheckResult, Finding
+
+__all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
+
+#: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path.
+FindingKey = tuple[str, str | None, int | None, int | None, str]
+_HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE"
+
+
+def _without_path(message: str, path: str) -> str:
+    """``message`` with the log ``path``, then its folder (followed by a separator), replaced by
+    placeholders.
+
+    Example:
+        >>> _without_path("a/b/s.jsonl vs a/b/wire.jsonl line 3", "a/b/s.jsonl")
+        '<log> vs <dir>/wire.jsonl line 3'
+    """
+    if not path:
+        return message
+    text = message.replace(path, "<log>")
+    folder = os.path.dirname(path)
+    # the folder with its separator: a short folder name ("a") is not taken out of other words
+    return text.replace(folder + os.sep, "<dir>" + os.sep) if folder else text
+
+
+def finding_key(rule: str, session_id: str | None, request: int | None, seq: int | None, message: str,
+                path: str) -> FindingKey:
+    """The key two findings match by (the module's docstring).
+
+    Example:
+        >>> finding_key("DSH821", "s", 2, 7, "x/s.jsonl: break", "x/s.jsonl")
+        ('DSH821', 's', 2, 7, '<log>: break')
+    """
+    return (rule, session_id, request, seq, _without_path(message, path))
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The findings of a baseline report, as keys, and the file they came from."""
+
+    source: str
+    keys: tuple[FindingKey, ...]
+
+
+def _optional_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _key_of(item: Any) -> FindingKey | None:
+    """A report finding object's key, or None when it is no finding object."""
+    if not isinstance(item, dict) or not isinstance(item.get("rule"), str) or not isinstance(item.get("message"), str):
+        return None
+    session = item.get("session_id")
+    path = item.get("path")
+    return finding_key(item["rule"], session if isinstance(session, str) else None, _optional_int(item.get("request")),
+                       _optional_int(item.get("seq")), item["message"], path if isinstance(path, str) else "")
+
+
+def load_baseline(path: str | os.PathLike[str]) -> Baseline:
+    """The baseline a JSON report of ``check`` at ``path`` holds.
+
+    Raises:
+        UsageError: the file is missing or unreadable, is not JSON, or is not a check report
+            (one error, exit 2, its hint naming ``--json-report``).
+    """
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise UsageError(f"cannot read the baseline: {reason}", path=source, hint=_HINT) from None
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise UsageError("the baseline is not JSON", path=source, hint=_HINT) from None
+    findings = document.get("findings") if isinstance(document, dict) else None
+    tool = document.get("tool") if isinstance(document, dict) else None
+    if (not isinstance(findings, list) or not isinstance(tool, dict) or tool.get("name") != "dsh-audit"
+            or "schema_version" not in document):
+        raise UsageError("the baseline is not a JSON report of dsh-audit check", path=source, hint=_HINT)
+    keys = [_key_of(item) for item in findings]
+    if any(key is None for key in keys):
+        raise UsageError("the baseline is not a JSON report of dsh-audit check (a finding without rule or message)",
+                         path=source, hint=_HINT)
+    return Baseline(source=source, keys=tuple(key for key in keys if key is not None))
+
+
+def _key(finding: Finding) -> FindingKey:
+    return finding_key(finding.rule, finding.session_id, finding.request, finding.seq, finding.message, finding.path)
+
+
+def _mark(findings: Iterable[Finding], left: Counter[FindingKey]) -> tuple[Finding, ...]:
+    out = []
+    for finding in findings:
+        key = _key(finding)
+        if left[key] > 0:
+            left[key] -= 1
+            finding = replace(finding, fails=False, baselined=True)
+        out.append(finding)
+    return tuple(out)
+
+
+def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
+    """``result`` with each finding the ``baseline`` holds marked baselined (not failing), and a
+    note when baseline findings no longer occur (``"N baseline finding(s) no longer occur"``)."""
+    left: Counter[FindingKey] = Counter(baseline.keys)
+    sessions = tuple(replace(check, findings=_mark(check.findings, left)) for check in result.sessions)
+    loose = _mark(result.unattached, left)
+    gone = sum(left.values())
+    notes = (*result.notes, f"{gone} baseline finding(s) no longer occur") if gone else result.notes
+    return replace(result, sessions=sessions, findings=(*(f for s in sessions for f in s.findings), *loose),
+                   notes=notes, baseline=baseline.source, baseline_gone=gone)

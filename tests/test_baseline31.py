@@ -1,0 +1,196 @@
+"""``dsh-audit check --baseline FILE``: the findings of an earlier JSON report are accepted where
+they are (``docs/ci.md``, Baseline), from the CLI option or ``[tool.dsh-audit.check] baseline``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dsh_audit.gate import Finding, apply_baseline, load_baseline, load_policy, run_check
+
+from _cli import chat_log, invoke
+
+ROOT = Path(__file__).resolve().parent.parent
+LIVE = ROOT.parent / "shared" / "corpus" / "live"
+needs_corpus = pytest.mark.skipif(not (LIVE / "a-chat").is_dir(), reason="../shared/corpus is absent")
+_HINT = "(hint: write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE)"
+_STRICT = "require-capture = true\n"  # DSH810 (no capture) fails: a failing finding with no corpus
+
+
+@pytest.fixture(autouse=True)
+def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _two_logs(folder: Path) -> None:
+    chat_log(folder / "logs" / "a.jsonl", "s-a")
+    chat_log(folder / "logs" / "b.jsonl", "s-b")
+    (folder / "policy.toml").write_text(_STRICT, "utf-8")
+
+
+def _summary(out: str) -> str:
+    return out.splitlines()[-1]
+
+
+def test_a_baselined_finding_does_not_fail_and_every_report_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--json-report", "b.json")
+    assert code == 1
+    assert _summary(out) == "FAILED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 2 failing (policy: policy.toml)"
+    # accept s-a's finding only
+    base = json.loads((tmp_path / "b.json").read_text("utf-8"))
+    base["findings"] = [f for f in base["findings"] if f["session_id"] == "s-a"]
+    (tmp_path / "b.json").write_text(json.dumps(base), "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--baseline", "b.json",
+                            "--json-report", "r.json", "--sarif", "r.sarif", "--junit", "r.xml", "--markdown", "r.md")
+    assert code == 1
+    # a baselined info finding is not printed (as an info finding that passes is not)
+    assert [line for line in out.splitlines() if "DSH810" in line] == [
+        "logs/b.jsonl: DSH810 info FAIL: no capture given or found beside the log (wire.jsonl) (hint: pass "
+        "--capture, or record a wire.jsonl in the log's scenario folder)"]
+    assert _summary(out) == ("FAILED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 1 failing, "
+                             "1 baselined (policy: policy.toml)")
+    assert not [line for line in err if "no longer occur" in line]
+    report = json.loads((tmp_path / "r.json").read_text("utf-8"))
+    assert report["counts"] == {"error": 0, "warning": 0, "info": 2, "failing": 1, "baselined": 1, "sessions": 2,
+                                "requests": 2}
+    assert [(f["session_id"], f["fails"], f.get("baselined")) for f in report["findings"]] == [
+        ("s-a", False, True), ("s-b", True, None)]
+    assert report["notes"] == []
+    sarif = json.loads((tmp_path / "r.sarif").read_text("utf-8"))
+    assert [(r["properties"]["session_id"], r["level"], r["baselineState"]) for r in sarif["runs"][0]["results"]] == [
+        ("s-a", "note", "unchanged"), ("s-b", "error", "new")]
+    junit = (tmp_path / "r.xml").read_text("utf-8")
+    assert junit.count("<failure ") == 1 and "DSH810 info baselined" in junit
+    markdown = (tmp_path / "r.md").read_text("utf-8").splitlines()
+    assert markdown[2] == ("2 log(s), 2 request(s); findings: 0 error(s), 0 warning(s), 2 info; 1 failing, "
+                           "1 baselined (policy: policy.toml).")
+    assert r"- **DSH810** info (baselined): no capture given or found beside the log \(wire.jsonl\) — logs/a.jsonl" in markdown
+
+
+def test_the_baseline_matches_from_another_folder_and_a_changed_finding_is_new(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_logs(tmp_path / "one")
+    monkeypatch.chdir(tmp_path / "one")
+    assert invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--json-report",
+                  str(tmp_path / "b.json"))[0] == 1
+    shutil.copytree(tmp_path / "one", tmp_path / "two")  # another checkout, checked by its absolute path
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path / "two" / "logs"), "--policy",
+                            "two/policy.toml", "--baseline", "b.json")
+    assert code == 0
+    assert _summary(out) == ("PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing, "
+                             "2 baselined (policy: two/policy.toml)")
+    # a baseline finding that says something else is no longer there, and the run's finding is new
+    base = json.loads((tmp_path / "b.json").read_text("utf-8"))
+    base["findings"][1]["message"] += " (changed)"
+    base["findings"].append(dict(base["findings"][0], request=3))
+    (tmp_path / "b.json").write_text(json.dumps(base), "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "two/logs", "--policy", "two/policy.toml",
+                            "--baseline", "b.json", "--json")
+    assert code == 1
+    assert "note: 2 baseline finding(s) no longer occur" in err
+    report = json.loads(out)
+    assert report["notes"] == ["2 baseline finding(s) no longer occur"]
+    assert [f.get("baselined", False) for f in report["findings"]] == [True, False]
+
+
+def test_the_json_report_may_replace_the_baseline_it_was_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.json").write_text(json.dumps({"schema_version": 1, "tool": {"name": "dsh-audit"},
+                                                 "findings": []}), "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--baseline", "b.json",
+                            "--json-report", "b.json")
+    assert code == 1
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--baseline", "b.json")
+    assert code == 0
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (None, "cannot read the baseline: No such file or directory"),
+    ("[1", "the baseline is not JSON"),
+    ('{"findings": []}', "the baseline is not a JSON report of dsh-audit check"),
+    ('{"schema_version": 1, "tool": {"name": "dsh-audit"}, "findings": [{"rule": 1}]}',
+     "the baseline is not a JSON report of dsh-audit check (a finding without rule or message)"),
+])
+def test_a_bad_baseline_is_one_error_naming_json_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str | None,
+        said: str) -> None:
+    _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    if text is not None:
+        (tmp_path / "b.json").write_text(text, "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--baseline", "b.json",
+                            "--sarif", "r.sarif")
+    assert (code, out, err) == (2, "", [f"error: b.json: {said} {_HINT}"])
+    assert not (tmp_path / "r.sarif").exists()
+
+
+def test_the_policy_names_the_baseline_relative_to_its_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_logs(tmp_path)
+    (tmp_path / "conf").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--json-report",
+                  "conf/b.json")[0] == 1
+    (tmp_path / "conf" / "pyproject.toml").write_text(
+        '[tool.dsh-audit]\nrequire-capture = true\n\n[tool.dsh-audit.check]\nbaseline = "b.json"\n', "utf-8")
+    policy = load_policy("conf/pyproject.toml")
+    assert policy.baseline == "conf/b.json" and policy.to_json()["baseline"] == "conf/b.json"
+    assert "baseline" not in load_policy("policy.toml").to_json()
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "conf/pyproject.toml")
+    assert code == 0
+    assert _summary(out).endswith("0 failing, 2 baselined (policy: conf/pyproject.toml)")
+    # --baseline wins over the policy's
+    (tmp_path / "other.json").write_text('{"schema_version": 1, "tool": {"name": "dsh-audit"}, "findings": []}', "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "conf/pyproject.toml",
+                            "--baseline", "other.json")
+    assert code == 1
+    (tmp_path / "conf" / "pyproject.toml").write_text('[tool.dsh-audit.check]\nbaseline = 3\n', "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--policy", "conf/pyproject.toml")
+    assert (code, err) == (2, ["error: conf/pyproject.toml: [tool.dsh-audit.check] key 'baseline' must be a file "
+                               "name (hint: a JSON report written by `dsh-audit check --json-report FILE`)"])
+
+
+def test_each_baseline_finding_accepts_one_finding(tmp_path: Path) -> None:
+    chat_log(tmp_path / "a.jsonl", "s-a")
+    (tmp_path / "p.toml").write_text(_STRICT, "utf-8")
+    result = run_check([str(tmp_path / "a.jsonl")], policy=load_policy(tmp_path / "p.toml"))
+    twice = Finding("DSH810", "info", "no capture given or found beside the log (wire.jsonl)", "elsewhere/a.jsonl",
+                    session_id="s-a", fails=True)
+    (tmp_path / "b.json").write_text(json.dumps({"schema_version": 1, "tool": {"name": "dsh-audit"},
+                                                 "findings": [twice.to_json(), twice.to_json()]}), "utf-8")
+    out = apply_baseline(result, load_baseline(tmp_path / "b.json"))
+    assert (out.passed, out.counts()["baselined"], out.baseline_gone, out.notes[-1]) == (
+        True, 1, 1, "1 baseline finding(s) no longer occur")
+    assert out.findings[0].format() == (f"{tmp_path / 'a.jsonl'}: DSH810 info baselined: no capture given or found "
+                                        "beside the log (wire.jsonl) (hint: pass --capture, or "
+                                        "record a wire.jsonl in the log's scenario folder)")
+
+
+@needs_corpus
+def test_a_capture_finding_naming_its_log_matches_from_another_checkout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for checkout in ("one", "two"):
+        shutil.copytree(LIVE / "a-chat", tmp_path / checkout / "a-chat")
+        wire = tmp_path / checkout / "a-chat" / "wire.jsonl"
+        wire.write_bytes(wire.read_bytes()[:-5000])  # request 2 has no captured send: DSH813
+    monkeypatch.chdir(tmp_path / "one")
+    code, out, err = invoke(monkeypatch, capsys, "check", "a-chat", "--json-report", str(tmp_path / "b.json"))
+    assert code == 1
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "check", str(tmp_path / "two" / "a-chat"), "--baseline", "b.json",
+                            "--sarif", "r.sarif")
+    assert code == 0
+    assert _summary(out) == ("PASSED: 1 log(s), 3 request(s), 1 error(s), 0 warning(s), 0 info, 0 failing, "
+                             "1 baselined (policy: defaults)")
+    results = json.loads((tmp_path / "r.sarif").read_text("utf-8"))["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"], r["baselineState"]) for r in results] == [("DSH813", "warning", "unchanged")]
