@@ -141,8 +141,8 @@ def test_usage_by_request_json_shows_each_requests_tier(tmp_path: Path, run: Run
     assert "tier" not in table["total"]
     code, out, _ = run("usage", log, "--by", "session", "--json", "--no-breaks")
     assert code == 0 and [sorted(r) for r in orjson.loads(out)["rows"]] == [[
-        "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "no_cache_cost_usd",
-        "off_peak_cost_usd", "requests", "tokens", "unpriced_requests", "usage_unknown_requests"]]
+        "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "lost_unknown_requests",
+        "no_cache_cost_usd", "off_peak_cost_usd", "requests", "tokens", "unpriced_requests", "usage_unknown_requests"]]
 
 
 def test_usage_by_request_table_has_a_tier_column_only_when_a_request_has_a_tier(tmp_path: Path, run: Runner) -> None:

@@ -59,6 +59,12 @@ class UsageRow:
         return self.totals.lost_tokens
 
     @property
+    def lost_unknown(self) -> int:
+        """The requests of the row that lost an unknown amount (breaks whose cache reads were not
+        logged): :attr:`lost_tokens` sums the others', and the lost and break costs owed are unknown."""
+        return self.totals.lost_unknown
+
+    @property
     def unpriced(self) -> int:
         """The requests of the row not priced."""
         return self.totals.unpriced_requests
@@ -102,14 +108,17 @@ class UsageRow:
         they are unknown (no request that owes one was priced); ``cost_complete`` is False when any
         request was not priced (they are then sums over the priced ones: lower bounds). ``tokens``
         sums the requests with usage logged, None when none of the row's did
-        (``usage_unknown_requests`` counts those that did not)."""
+        (``usage_unknown_requests`` counts those that did not); ``lost_unknown_requests`` counts the
+        breaks whose cache reads were not logged, which lost an unknown amount (as ``cache --json``
+        counts them): ``lost_tokens`` sums the others'."""
         return {"key": self.key, "requests": self.requests,
                 "tokens": self.tokens.to_json() if self.requests > self.usage_unknown else None,
                 "usage_unknown_requests": self.usage_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
-                "break_cost_usd": self.known("break"), "unpriced_requests": self.unpriced,
+                "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown,
+                "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced, **({"tier": self.tier} if tier else {}),
                 **self.request_details()}
 

@@ -20,8 +20,11 @@ __all__ = ["usage_command"]
 
 _COLUMNS = ("{by}", "requests", "cache miss", "lost tokens (cost)", "cache read", "cache write", "output", "cost",
             "no cache", "off-peak", "unpriced")
-# In CSV the lost tokens and what they cost are two plain columns (a number each a spreadsheet can sum).
+# In CSV the lost tokens and what they cost are two plain columns (a number each a spreadsheet can sum),
+# then (only when a break lost an unknown amount, as the tier column) the count of such breaks
+# (--json: lost_unknown_requests).
 _CSV_LOST = ("lost tokens", "lost cost")
+_CSV_UNKNOWN = "lost unknown"
 # A row of one request (--by request) says when it was sent, what it was billed as and at which
 # rate, after the amounts: every one in CSV, the first four in a table.
 _REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retention", "write rate")
@@ -50,19 +53,25 @@ def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
     return cells if csv else cells[:len(_REQUEST_TABLE)]
 
 
-def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False) -> tuple[object, ...]:
+def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
+         unknown: bool = False) -> tuple[object, ...]:
     """A row's cells. Tokens of a row none of whose requests logged usage are unknown (``?``, empty
     in CSV), never 0; the lost tokens and their cost are one cell ``N ($x)`` in a table, two plain
-    columns in CSV (``csv``); the unpriced count is empty in a table when 0; rows by request
-    (``request``) end with the request's details (:func:`_details`)."""
+    columns in CSV (``csv``), then, when some break lost an unknown amount (cache reads not logged:
+    ``unknown``), the count of such breaks, which a table's cell shows as ``+?`` after the tokens
+    (``N+? ($x)``); the unpriced count is empty in a table when 0; rows by request (``request``)
+    end with the request's details (:func:`_details`)."""
     t = row.tokens
     known = row.requests > row.usage_unknown
     miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if known
                                  else (Amount(None, "?"),) * 4)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
     # lost tokens as --json gives them: a request with no usage measured no loss (0, at $0)
-    lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost")) if csv else
-                                (f"{row.lost_tokens} ({row.shown('lost')})" if row.lost_tokens else "",))
+    # and a break whose cache reads were not logged lost an unknown amount: "+?", never 0
+    unknowns = (row.lost_unknown,) if unknown else ()
+    lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost"), *unknowns) if csv else
+                                (f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} ({row.shown('lost')})"
+                                 if row.lost_tokens or row.lost_unknown else "",))
     details = _details(row, csv=csv) if request else ()
     return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost"), *tiers,
             _amount(row, "no_cache"), _amount(row, "off_peak"), Amount(row.unpriced, str(row.unpriced or "")),
@@ -129,7 +138,9 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     unpriced requests is a lower bound, "≥$0.0123", or "$?" when none of the requests that owe it
     was priced (a lost cost is owed only by the requests that lost tokens: a loss only unpriced
     requests had is "$?", never $0; --json: null, with "unpriced_requests" and "cost_complete"),
-    as in cache, stats, check and report. A narrow terminal leaves out a column with no value in
+    as in cache, stats, check and report. A break whose cache reads were not logged lost an
+    unknown amount: its lost tokens are "+?" ("0+? ($?)"; --json: lost_unknown_requests counts
+    such breaks, as cache --json does; --format csv: a "lost unknown" column, when one did). A narrow terminal leaves out a column with no value in
     any row, then unpriced (kept while a request is unpriced), cache write, off-peak, no cache,
     output, requests and cache read, as few as it needs (the caption names them), and shows
     session ids as their shortest unique prefix (--json and --format csv keep them whole). A
@@ -174,17 +185,18 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     # A request billed at a long-context tier shows its threshold; no such request, no column.
     tier = any(r.tier is not None for r in table.rows)
     csv = listing_format() == "csv"
+    unknown = bool(table.total.lost_unknown)  # a break lost an unknown amount: CSV counts them in a column
     columns = [c.format(by=by) for c in _COLUMNS]
     if csv:
         at = columns.index("lost tokens (cost)")
-        columns[at:at + 1] = _CSV_LOST
+        columns[at:at + 1] = (*_CSV_LOST, _CSV_UNKNOWN) if unknown else _CSV_LOST
     if tier:
         columns.insert(columns.index("cost") + 1, "tier")
     request = by == "request"
     if request:
         columns.extend(_REQUEST if csv else _REQUEST_TABLE)
-    rows = [*(_row(r, tier=tier, csv=csv, request=request) for r in table.rows),
-            _row(table.total, tier=tier, csv=csv, request=request)]
+    rows = [*(_row(r, tier=tier, csv=csv, request=request, unknown=unknown) for r in table.rows),
+            _row(table.total, tier=tier, csv=csv, request=request, unknown=unknown)]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
@@ -193,6 +205,9 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     if table.total.usage_unknown:
         caption += (f"; tokens: sums over the {table.total.requests - table.total.usage_unknown} request(s) with "
                     "usage logged (?: none logged)")
+    if table.total.lost_unknown:
+        caption += (f"; lost tokens: +?: {table.total.lost_unknown} break(s) lost an unknown amount "
+                    "(cache reads not logged)")
     if request and not csv and listing_format() == "table":
         columns, rows = _room_for_details(columns, rows)
     droppable = _droppable(table.total, request=request)

@@ -543,35 +543,41 @@ def _family(check: Any) -> tuple[str, str, int | None] | None:
 def _anchors(sessions: Sequence[Any]) -> list[str]:
     """Each log's deep-link key (``#<key>/request-N`` on the page, the key URL-escaped): its session
     id when no other log of the page has it, so a link stays valid whatever else the page lists;
-    else the id and its occurrence (``id~2``), and ``log-K`` (its position) for a log with no id.
+    else the id and its rank among the files of that id by path (``id~2``: the same key in a report
+    that lists those files in another order), and ``log-K`` (its position) for a log with no id.
 
     Example:
         >>> class C:
-        ...     def __init__(self, session_id): self.session_id = session_id
-        >>> _anchors([C("a"), C("b"), C("a"), C(None), C("a~1")])
-        ['a~1~', 'b', 'a~2', 'log-3', 'a~1']
+        ...     def __init__(self, session_id, path="x"): self.session_id, self.path = session_id, path
+        >>> _anchors([C("a", "z"), C("b"), C("a", "y"), C(None), C("a~1")])
+        ['a~2', 'b', 'a~1~', 'log-3', 'a~1']
     """
-    counts: dict[str, int] = {}
-    for check in sessions:
+    files: dict[str, list[int]] = {}
+    for k, check in enumerate(sessions):
         if check.session_id:
-            counts[check.session_id] = counts.get(check.session_id, 0) + 1
-    taken = set(counts)
-    seen: dict[str, int] = {}
+            files.setdefault(check.session_id, []).append(k)
+    rank: dict[int, int] = {}
+    for found in files.values():
+        for n, k in enumerate(sorted(found, key=lambda k: (str(sessions[k].path), k)), 1):
+            rank[k] = n
+    taken = set(files)
     keys: list[str] = []
     for k, check in enumerate(sessions):
         sid = check.session_id
-        if sid and counts[sid] == 1:
+        if sid and len(files[sid]) == 1:
             keys.append(sid)
             continue
-        if sid:
-            seen[sid] = seen.get(sid, 0) + 1
-            key = f"{sid}~{seen[sid]}"
-        else:
-            key = f"log-{k}"
+        key = f"{sid}~{rank[k]}" if sid else f"log-{k}"
+        keys.append(key)
+    # a key made here may be another log's id or key (``a~1`` above): its ``~`` grows until unique
+    for k, key in enumerate(keys):
+        sid = sessions[k].session_id
+        if sid and len(files[sid]) == 1:
+            continue
         while key in taken:
             key += "~"
         taken.add(key)
-        keys.append(key)
+        keys[k] = key
     return keys
 
 

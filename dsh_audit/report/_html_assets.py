@@ -5,7 +5,8 @@ The script only ever writes log text with ``textContent`` (``el()`` below); it n
 messages (from its base request and its delta, see :mod:`._html`) only when the request is
 opened or searched. Deep links name the session: ``#<anchor>/request-N`` and ``#<anchor>/break-N``
 (the log's ``anchor``, its session id URL-escaped, so a link does not depend on the other logs of
-the page) and ``#<anchor>`` (the log); a page of one log uses ``#request-N`` and ``#break-N``. The
+the page) and ``#<anchor>`` (the log: the session list and a child's parent link to it; two files
+of one session are ``#<id>~1`` and ``#<id>~2``); a page of one log uses ``#request-N`` and ``#break-N``. The
 older ``#request-N`` (the one log that has request N), ``#sK-request-N`` and ``#session-K`` (the
 K-th log, from 0) still open where they are unambiguous; a link to a log or request the page does
 not hold says so in the detail pane and opens nothing else. A page of several logs lists them first
@@ -167,7 +168,7 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  var li=add(list,el("li",{cls:cls.trim(),"data-session":String(k),"data-depth":String(depth),
   style:depth?"margin-left:"+(14*Math.min(depth,6))+"px":""}));
  var line=add(li,el("div",{cls:"line"}));add(line,el("span",{cls:"mark"},s.failed?"\u2716":"\u2714"));
- add(line,el("a",{cls:"name",href:"#session-"+k,title:label(s)+"\n"+(s.session_id||"")+"\n"+s.path},label(s)));
+ add(line,el("a",{cls:"name",href:sessionHash(k),title:label(s)+"\n"+(s.session_id||"")+"\n"+s.path},label(s)));
  if(s.family){add(line,el("span",{cls:"rel"},relation(s,s.family.parent===null)));}
  var at=add(li,el("div",{cls:"where"}));add(at,el("span",{cls:"project",title:"project (the log's cwd)"},s.project||"no project"));
  add(at,el("span",{cls:"sid",title:s.session_id||""},s.short_id||"no id"));
@@ -198,8 +199,15 @@ function prefix(){return state.session?"s"+state.session+"-":"";}
 // The link to request (or break) i of the k-th log: #request-i on a page of one log, else
 // #<anchor>/request-i, the anchor being the log's session id (URL-escaped; DATA.sessions[k].anchor),
 // so a link does not change when the page lists other logs.
+// The link to the k-th log itself: #<anchor> (its session id, URL-escaped; a copy of a session
+// #<id>~N), so a link copied from one report opens the same log in another; #session-K (the
+// page's own form, which fromHash still maps) only for an id no URL can hold (a lone surrogate).
+// The escape keeps ":" and "@" as they are (a fragment may hold them, an id such as "fork:review"
+// reads as itself); "/", "%", "#", spaces and the rest are percent-escaped (fromHash decodes them).
+function anchorOf(k){return encodeURIComponent(DATA.sessions[k].anchor).replace(/%3A/g,":").replace(/%40/g,"@");}
+function sessionHash(k){try{return "#"+anchorOf(k);}catch(e){return "#session-"+k;}}
 function hashFor(k,kind,i){if(DATA.sessions.length<2){return "#"+kind+"-"+i;}
- try{return "#"+encodeURIComponent(DATA.sessions[k].anchor)+"/"+kind+"-"+i;}
+ try{return "#"+anchorOf(k)+"/"+kind+"-"+i;}
  catch(e){return "#s"+k+"-"+kind+"-"+i;}}  // an id no URL can hold (a lone surrogate): the page's own form
 // A log that could not be read: its error is all there is to show (no chart, no n/a table).
 function unread(s){return !!s.error&&!s.requests.length;}
@@ -292,7 +300,7 @@ function breakList(box,o){if(o.breaks.length<=LIST_OPEN){var ul=add(box,el("ul",
 function familyLine(info,s){var f=s.family;if(!f){return;}var p=add(info,el("p",{cls:"family"}));
  add(p,document.createTextNode(f.relation+" of "));
  if(f.parent!==null){var ps=DATA.sessions[f.parent];
-  add(p,el("a",{href:"#session-"+f.parent},ps.overview.title?ps.overview.title+" ("+f.parent_id+")":f.parent_id));}
+  add(p,el("a",{href:sessionHash(f.parent)},ps.overview.title?ps.overview.title+" ("+f.parent_id+")":f.parent_id));}
  else{add(p,el("span",{cls:"parent"},f.parent_id));}
  if(f.seed!==null){add(p,document.createTextNode(" at seq "+f.seed));}
  if(f.parent===null){add(p,document.createTextNode("; the parent session is not in this report"));}}
@@ -300,7 +308,7 @@ function familyLine(info,s){var f=s.family;if(!f){return;}var p=add(info,el("p",
 function sessionInfo(){var s=DATA.sessions[state.session];
  document.getElementById("session-title").textContent=label(s);
  var section=document.getElementById("session");section.setAttribute("data-session",String(state.session));
- var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor"}));
+ var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor","data-anchor":s.anchor}));
  familyLine(info,s);
  add(info,el("div",{cls:"verdict "+(s.failed?"failed":"pass")},s.verdict));
  if(!unread(s)){add(info,el("div",{cls:"muted"},"activity: "+(s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps")));}
