@@ -37,7 +37,8 @@ import orjson
 if sys.platform != "win32":
     import resource
 
-__all__ = ["fits_in_memory", "has_surrogate", "js_number", "memory_left", "sha256_hex", "stringify", "stringify_bytes"]
+__all__ = ["fits_in_memory", "has_surrogate", "js_number", "memory_left", "memory_limited", "sha256_hex", "stringify",
+           "stringify_bytes"]
 
 _ESCAPES = {
     '"': '\\"',
@@ -100,7 +101,7 @@ _LIMITS_FRESH = 0.5  # seconds a reading of whether a limit is set is used again
 _limits_read: list[Any] = [-math.inf, False]  # when the limits were last read, and whether one is set
 
 
-def _limited() -> bool:
+def memory_limited() -> bool:
     """Whether the process runs under a memory limit :func:`fits_in_memory` can check: read again
     at most every half second (two system calls would cost a third of a small value's writing), so
     a limit the process sets on itself is seen within that time."""
@@ -170,7 +171,7 @@ def _too_big_to_write(value: Any) -> int | None:
 
 def _dumps_piece(piece: str) -> bytes:
     """``orjson.dumps(piece)`` of a piece of a long string; MemoryError when it might not fit."""
-    need = _too_big_to_write(piece)
+    need = _too_big_to_write(piece) if memory_limited() else None
     if need is not None:
         raise MemoryError(f"writing {len(piece)} characters as JSON needs about {need >> 20} MiB of memory")
     return orjson.dumps(piece)
@@ -342,7 +343,7 @@ def _fast(value: Any) -> bytes | None:
     """orjson's writing of ``value`` when it is JavaScript's; None when the exact writer must write
     it, as when orjson might not fit in the memory left under a limit (the exact writer allocates
     in Python, where running out is a MemoryError, not a crash)."""
-    if _limited() and _too_big_to_write(value) is not None:
+    if memory_limited() and _too_big_to_write(value) is not None:
         return None
     try:
         data = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)  # integers beyond 2**53 take the exact path

@@ -39,7 +39,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,9 @@ SNAPSHOT = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form"
             "sections": [{"name": "sandbox:policy", "text": "File policy: workspace-write."}]}
 
 
-# (prompt tokens, cache-hit tokens) of each reply / compaction summary, per session, in log order
+#: (prompt tokens, cache-hit tokens) of each usage-bearing call, by session id, in log order.
+Figures = Mapping[str, Sequence[tuple[int, int]]]
+
 # (regenerate with --derive; see the module docstring).
 FIGURES: dict[str, tuple[tuple[int, int], ...]] = {
     "fork-child:review": ((289, 256),),
@@ -70,9 +72,15 @@ FIGURES: dict[str, tuple[tuple[int, int], ...]] = {
 }
 
 
-def _tokens(text: str | None) -> int:
+def estimate_tokens(text: str | None) -> int:
     """A bytes/4 token estimate of an output text (0 for none)."""
     return (len(text.encode("utf-8")) + 3) // 4 if text else 0
+
+
+def deepseek_usage(prompt: int, hit: int, output: int, reasoning: int) -> dict[str, int]:
+    """The usage DSH's DeepSeek adapter logs for a call (``mapUsage``): the prompt's cache misses,
+    the output (reasoning included), the cache hits and the reasoning part of the output."""
+    return {"inputTokens": prompt - hit, "outputTokens": output, "cacheReadTokens": hit, "reasoningTokens": reasoning}
 
 
 class Usage:
@@ -90,19 +98,19 @@ class Usage:
 
     def _usage(self, b: LogBuilder, output: int, reasoning: int) -> dict[str, int]:
         prompt, hit = self._next(b)
-        return {"inputTokens": prompt - hit, "outputTokens": output, "cacheReadTokens": hit,
-                "reasoningTokens": reasoning}
+        return deepseek_usage(prompt, hit, output, reasoning)
 
     def reply(self, b: LogBuilder, text: str | None = None, *, reasoning: str | None = None,
               tool_calls: Sequence[ToolCall] = ()) -> Reply:
         """``b.assistant`` with the usage DSH's DeepSeek adapter would log for it."""
-        output = _tokens(reasoning) + _tokens(text) + sum(_tokens(call.text()) for call in tool_calls)
+        output = (estimate_tokens(reasoning) + estimate_tokens(text)
+                  + sum(estimate_tokens(call.text()) for call in tool_calls))
         return b.assistant(text, reasoning=reasoning, tool_calls=tool_calls,
-                           usage=self._usage(b, max(output, 1), _tokens(reasoning)))
+                           usage=self._usage(b, max(output, 1), estimate_tokens(reasoning)))
 
     def compaction(self, b: LogBuilder, summary: str, *, keep: int = 0) -> int:
         """``b.compaction`` with its summary call's usage (thinking off: no reasoning tokens)."""
-        return b.compaction(summary, keep=keep, usage=self._usage(b, _tokens(summary), 0))
+        return b.compaction(summary, keep=keep, usage=self._usage(b, estimate_tokens(summary), 0))
 
 
 def _builder(name: str, **options: Any) -> LogBuilder:
@@ -255,8 +263,9 @@ def build_samples(figures: Mapping[str, Sequence[tuple[int, int]]] | None = None
             "resume": resume(usage), "retry": retry(usage), "fork-parent": parent, "fork-child": child}
 
 
-def _predicted(root: Path) -> dict[str, tuple[tuple[int, int], ...]]:
-    """``(counted_tokens, expected)`` of each usage-bearing request ``dsh-audit cache`` lists under ``root``."""
+def predicted_figures(root: Path) -> dict[str, tuple[tuple[int, int], ...]]:
+    """``(counted_tokens, expected)`` of each usage-bearing request ``dsh-audit cache`` lists under
+    ``root``, by session id."""
     command = [sys.executable, "-m", "dsh_audit", "cache", "--json", "--tokenizer", "estimate", "--no-pager",
                str(root)]
     done = subprocess.run(command, capture_output=True, text=True, check=False,
@@ -268,21 +277,32 @@ def _predicted(root: Path) -> dict[str, tuple[tuple[int, int], ...]]:
         report = json.loads(line)
         figures[report["session_id"]] = tuple((entry["counted_tokens"], entry["expected"])
                                               for entry in report["timeline"] if entry["prompt_tokens"] is not None)
-    return figures
+    return dict(sorted(figures.items()))
 
 
-def derive_figures(rounds: int = 8) -> dict[str, tuple[tuple[int, int], ...]]:
-    """Rebuild the samples with dsh-audit's predicted hits until the figures stop changing."""
-    figures: dict[str, tuple[tuple[int, int], ...]] = dict(FIGURES)
+def settle_figures(start: Mapping[str, Sequence[tuple[int, int]]], write: Callable[[Figures, Path], Path],
+                   rounds: int = 8) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Write the logs with ``figures`` (``write(figures, tmp)`` returns the root it wrote) and take
+    dsh-audit's predicted prompts and hits as the next figures, from ``start``, until they stop changing."""
+    figures: dict[str, tuple[tuple[int, int], ...]] = {k: tuple(v) for k, v in start.items()}
     for _ in range(rounds):
         with tempfile.TemporaryDirectory(prefix="dsh-samples-") as tmp:
-            for builder in build_samples(figures).values():
-                builder.write_to_root(Path(tmp) / "sessions")
-            found = _predicted(Path(tmp) / "sessions")
+            found = predicted_figures(write(figures, Path(tmp)))
         if found == figures:
             return figures
         figures = found
     raise SystemExit(f"the figures did not settle in {rounds} rounds")
+
+
+def _write_samples_to(figures: Figures, tmp: Path) -> Path:
+    for builder in build_samples(figures).values():
+        builder.write_to_root(tmp / "sessions")
+    return tmp / "sessions"
+
+
+def derive_figures(rounds: int = 8) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Rebuild the samples with dsh-audit's predicted hits until the figures stop changing."""
+    return settle_figures(FIGURES, _write_samples_to, rounds)
 
 
 def _readme(samples: dict[str, LogBuilder], files: list[Path], out: Path) -> str:

@@ -29,11 +29,8 @@ Usage:
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +39,9 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from dsh_audit.strategies import GeneratedSession, sessions
 from dsh_audit.testing import LogBuilder
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the samples' script, beside this one
+from make_sample_logs import Figures, deepseek_usage, estimate_tokens, settle_figures  # noqa: E402
 
 SEED = 20260501
 STRATEGY = sessions(turns=(3, 3), max_steps=3, retries=(1, 1), compactions=(1, 1), prunes=(1, 1),
@@ -58,11 +58,6 @@ FIGURES: dict[str, tuple[tuple[int, int], ...]] = {
 _USAGE_EVENTS = ("assistant/message", "compaction/summary")
 
 
-def _tokens(text: str) -> int:
-    """A bytes/4 token estimate of a text."""
-    return (len(text.encode("utf-8")) + 3) // 4
-
-
 def _usage(data: Mapping[str, Any], figure: tuple[int, int] | None) -> dict[str, int]:
     """The usage DSH's DeepSeek adapter logs for a call whose event data is ``data``: its prompt
     split into misses and hits by ``figure`` (None: the drawn prompt, no hit, until --derive has
@@ -71,9 +66,9 @@ def _usage(data: Mapping[str, Any], figure: tuple[int, int] | None) -> dict[str,
     prompt, hit = figure if figure is not None else (drawn["inputTokens"], 0)
     message = data.get("message")
     blocks = message.get("content") if isinstance(message, dict) else None
-    reasoning = sum(_tokens(b["text"]) for b in blocks or () if isinstance(b, dict) and b.get("type") == "reasoning")
-    return {"inputTokens": prompt - hit, "outputTokens": drawn["outputTokens"], "cacheReadTokens": hit,
-            "reasoningTokens": min(reasoning, drawn["outputTokens"])}
+    reasoning = sum(estimate_tokens(b["text"]) for b in blocks or ()
+                    if isinstance(b, dict) and b.get("type") == "reasoning")
+    return deepseek_usage(prompt, hit, drawn["outputTokens"], min(reasoning, drawn["outputTokens"]))
 
 
 def _calls(builder: LogBuilder) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -129,33 +124,14 @@ def draw_sample(figures: Mapping[str, Sequence[tuple[int, int]]] | None = None) 
     return drawn[0]
 
 
-def _predicted(root: Path) -> dict[str, tuple[tuple[int, int], ...]]:
-    """``(counted_tokens, expected)`` of each usage-bearing request ``dsh-audit cache`` lists under ``root``."""
-    command = [sys.executable, "-m", "dsh_audit", "cache", "--json", "--tokenizer", "estimate", "--no-pager",
-               str(root)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False,
-                          cwd=Path(__file__).resolve().parent.parent)
-    if done.returncode not in (0, 1):  # 1: a break without an explanation (reported, not fatal here)
-        raise SystemExit(f"dsh-audit cache failed ({done.returncode}): {done.stderr}")
-    figures = {}
-    for line in done.stdout.splitlines():
-        report = json.loads(line)
-        figures[report["session_id"]] = tuple((entry["counted_tokens"], entry["expected"])
-                                              for entry in report["timeline"] if entry["prompt_tokens"] is not None)
-    return dict(sorted(figures.items()))
+def _write_drawn(figures: Figures, tmp: Path) -> Path:
+    draw_sample(figures).write_all(tmp, compressed=True)
+    return tmp
 
 
 def derive_figures(rounds: int = 8) -> dict[str, tuple[tuple[int, int], ...]]:
     """Rewrite the sample with dsh-audit's predicted hits until the figures stop changing."""
-    figures: dict[str, tuple[tuple[int, int], ...]] = dict(FIGURES)
-    for _ in range(rounds):
-        with tempfile.TemporaryDirectory(prefix="dsh-generated-") as tmp:
-            draw_sample(figures).write_all(Path(tmp), compressed=True)
-            found = _predicted(Path(tmp))
-        if found == figures:
-            return figures
-        figures = found
-    raise SystemExit(f"the figures did not settle in {rounds} rounds")
+    return settle_figures(FIGURES, _write_drawn, rounds)
 
 
 def _readme(session: GeneratedSession, files: list[Path], out: Path) -> str:

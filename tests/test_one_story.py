@@ -219,6 +219,8 @@ def _breaks_cost_what_cache_judged(runner: CliRunner, logs: list[Path], *options
                 for v in r["timeline"]}
     listed = runner.invoke(cli, ["breaks", "--json", "--cost", *argv])
     rows = list(map(json.loads, listed.stdout.splitlines()))
+    # both ran to the end (a crash would list no row and pass the checks below): 1 is an unexplained break
+    assert listed.exit_code == judged.exit_code in (0, 1), (judged.output, listed.output)
     assert len(rows) == sum(v["classification"] in BREAKS for v in verdicts.values())
     for row in rows:
         verdict = verdicts[(real(row["path"]), row["request"])]

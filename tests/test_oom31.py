@@ -107,7 +107,7 @@ def test_a_smaller_body_is_diffed_in_the_same_room(tmp_path: Path) -> None:
 
 def _room_left(monkeypatch: pytest.MonkeyPatch, left: int) -> None:
     """Make the writer see a limit with ``left`` bytes left under it (the parser sees room enough)."""
-    monkeypatch.setattr(jsjson, "_limited", lambda: True)
+    monkeypatch.setattr(jsjson, "memory_limited", lambda: True)
     monkeypatch.setattr(jsjson, "memory_left", lambda: left)
     monkeypatch.setattr(_records, "fits_in_memory", lambda need: True)
 
@@ -118,7 +118,9 @@ def test_the_exact_writer_writes_what_orjson_would_have(monkeypatch: pytest.Monk
     value = {"role": "user", "content": "a" * (1 << 21) + "é\n😀"}
     expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert jsjson.stringify(value) == expected
+    assert jsjson._fast(value) is not None  # room enough: orjson writes it
     _room_left(monkeypatch, 30 << 20)
+    assert jsjson._fast(value) is None  # too little room for orjson: the exact writer does
     assert (jsjson.stringify(value), jsjson.stringify_bytes(value)) == (expected, expected.encode())
 
 
@@ -138,6 +140,7 @@ def test_an_imported_line_too_large_for_memory_is_unreadable(tmp_path: Path, mon
     naming the file and line (never orjson's crash)."""
     path = tmp_path / "foreign.jsonl"
     path.write_text('{"type": "user"}\n' + json.dumps({"text": "a" * 2_000_000}) + "\n", encoding="utf-8")
+    monkeypatch.setattr(_records, "memory_limited", lambda: True)
     monkeypatch.setattr(_records, "fits_in_memory", lambda need: need <= 1 << 20)
     warnings: list[str] = []
     lines = read_jsonl(path, warnings)

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+import dsh_audit.redact
 from _cli import chat_log, invoke
 from dsh_audit.redact import CONTENT_KEYS, HEADER_KEYS, Placeholders, Redactor
-from dsh_audit.redact import _redactor as redactor_module
 from dsh_audit.redact._capture import redact_body
 from dsh_audit.redact._response import redact_response_text
 from dsh_audit.testing import LogBuilder, ToolCall
@@ -288,8 +288,10 @@ def test_a_secret_in_a_tool_results_meta_goes_and_is_counted(tmp_path, monkeypat
 
 
 def test_the_content_and_header_keys_are_public():
-    assert (CONTENT_KEYS, HEADER_KEYS) == (redactor_module.CONTENT_KEYS, redactor_module.HEADER_KEYS)
+    assert {"CONTENT_KEYS", "HEADER_KEYS"} <= set(dsh_audit.redact.__all__)
     assert CONTENT_KEYS == frozenset({"arguments", "details"})
+    assert HEADER_KEYS == frozenset({"agentPreset", "createdAt", "delegationDepth", "id", "origin", "parentSession",
+                                     "seedLength", "type", "version"})
 
 
 # -- 7. placeholders by table: the same bytes as before ---------------------------------------------

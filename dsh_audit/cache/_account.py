@@ -39,6 +39,7 @@ from ..wire import PromptPieces
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
 from ._report import BREAKS, LOST_UNKNOWN, CacheTotals, CacheVerdict, SessionCacheReport
 from ._ledger import logged_tokens, lost_cost, request_route_model
+from ._money import is_count
 from ._prices import PriceBook, Quote, load_prices
 from ._rules import Breakpoints, CacheRule, body_object, Retention, pyproject_zero_data_retention, rule_for
 from ._tokens import TokenCounter, make_counter
@@ -51,10 +52,10 @@ _UNEXPLAINED = frozenset(UNEXPLAINED_CAUSES)  # break_unexplained: attribution's
 def _logged_prompt(request: Request) -> int | None:
     usage = request.usage if request.usage is not None else request.message_usage
     tokens = usage.get("inputTokens") if isinstance(usage, dict) else None
-    if usage is None or not _is_count(tokens):
+    if usage is None or not is_count(tokens):
         return None
     extra = (usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"))
-    return tokens + sum(v for v in extra if _is_count(v))  # a wrong-typed or negative bucket counts 0
+    return tokens + sum(v for v in extra if is_count(v))  # a wrong-typed or negative bucket counts 0
 
 
 def _written(request: Request) -> int:
@@ -62,13 +63,6 @@ def _written(request: Request) -> int:
     billed as those writes first (:func:`~dsh_audit.cache._ledger.lost_split`)."""
     tokens, _ = logged_tokens(request)
     return tokens.cache_write if tokens is not None else 0
-
-
-def _is_count(value: Any) -> TypeGuard[int]:
-    """A logged token count: a non-negative integer (a negative one is none, as
-    :func:`~dsh_audit.session.logged_cache_read` and the ledger's
-    :func:`~dsh_audit.cache._ledger.logged_tokens` read it)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _field(item: Any, *names: str) -> Any:
@@ -209,8 +203,6 @@ def _marked(message: Any, marker: str) -> bool:
     content = message.get("content")
     blocks = content if isinstance(content, list) else ()
     return marker in message or any(isinstance(b, Mapping) and marker in b for b in blocks)
-
-
 
 
 def _model(request: Request) -> tuple[str | None, str | None]:

@@ -44,7 +44,7 @@ from typing import Any
 
 from ..replay import Request
 from ..session import Session, logged_cache_read, open_session, request_provider
-from ._money import CostSums, Costs, ExactSum, Tokens, usd_cost, usd_total, write_rate
+from ._money import CostSums, Costs, ExactSum, Tokens, is_count, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
@@ -150,7 +150,7 @@ class LedgerEntry:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if is_count(value) else None
 
 
 def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:

@@ -177,7 +177,9 @@ class Priced:
         return ("≥" if self.bound else "") + usd_text(known, digits)
 
 
-def _count(value: Any) -> TypeGuard[int]:
+def is_count(value: Any) -> TypeGuard[int]:
+    """A logged token count: a non-negative integer (a negative or wrong-typed one is none, as
+    :func:`~dsh_audit.session.logged_cache_read` reads it): the one rule of the cache package."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -208,12 +210,12 @@ class Tokens:
     @classmethod
     def of(cls, usage: Any) -> Tokens | None:
         """The buckets of a DSH ``TokenUsage``; None when it is absent or has no input/output count."""
-        if not isinstance(usage, dict) or not _count(usage.get("inputTokens")) or not _count(usage.get("outputTokens")):
+        if not isinstance(usage, dict) or not is_count(usage.get("inputTokens")) or not is_count(usage.get("outputTokens")):
             return None
         extra = {k: usage.get(name) for k, name in (("cache_read", "cacheReadTokens"), ("cache_write", "cacheWriteTokens"),
                                                      ("reasoning", "reasoningTokens"))}
         return cls(usage["inputTokens"], output=usage["outputTokens"],
-                   **{k: v for k, v in extra.items() if _count(v)})
+                   **{k: v for k, v in extra.items() if is_count(v)})
 
     def to_json(self) -> dict[str, int]:
         return {"cache_miss": self.cache_miss, "cache_read": self.cache_read, "cache_write": self.cache_write,

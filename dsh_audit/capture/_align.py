@@ -818,11 +818,15 @@ def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
                 leftovers.append(Pairing(None, capture, note=f"no rebuilt {kind} request of session {sid} left "
                                          f"for {_where(facts[id(capture)], capture)}"))
     for sid in order:
+        unread = unreadable.get(sid)
+        if not unread:
+            continue
         # the session's requests no readable capture explains, in the order they were sent
-        left = [r for r in requests if r.session_id == sid and r.kind in _PAIRED_KINDS]
+        left = [r for kind in _PAIRED_KINDS for r in own_requests.get((sid, kind), [])]
+        left.sort(key=lambda r: r.index)  # the log's order, as ``requests`` gave them
         if all(r.time is not None for r in left):
             left.sort(key=lambda r: r.time.sent if r.time else 0.0)
-        for capture in unreadable.get(sid, []):
+        for capture in unread:
             facts[id(capture)] = _facts(capture)
             why = unreadable_body(capture.body)
             taker = next((r for r in left if id(r) not in by_request

@@ -44,14 +44,21 @@ class RequestDiff:
     ``verdict`` is a body verdict (``identical``, ``equivalent``, ``different``) when both sides
     exist and the request rendered; else ``unmatched`` (one side missing), ``foreign`` (a capture
     of a session none of the logs holds, or not an LLM call) or ``unrendered`` (the renderer
-    refused; ``note`` says why). A capture of kind ``other`` paired by its session header (its
-    body is no request body: the pairing's note says why) is ``different`` with no ``diff``.
+    refused; ``note`` says why, ``hint`` what would settle it: ``--routes FILE``, ``--attachments
+    DIR``). A capture of kind ``other`` paired by its session header (its body is no request body:
+    the pairing's note says why) is ``different`` with no ``diff``.
     """
 
     pairing: Pairing
     verdict: str
     diff: BodyDiff | None = None
     note: str | None = None
+    hint: str | None = None
+
+    @property
+    def said(self) -> str | None:
+        """The note as a person reads it: with its hint, when it has one."""
+        return f"{self.note} (hint: {self.hint})" if self.note and self.hint else self.note
 
     @property
     def request(self) -> Request | None:
@@ -71,7 +78,7 @@ class RequestDiff:
     def to_json(self) -> dict[str, Any]:
         """The ``dsh-audit diff --json`` object of this row."""
         request, capture, body = self.request, self.capture, self.diff
-        notes = [n for n in (self.pairing.note, self.note) if n]
+        notes = [n for n in (self.pairing.note, self.said) if n]
         return {
             "session_id": request.session_id if request else (capture.session_id if capture else None),
             "index": request.index if request else None,
@@ -190,8 +197,7 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
                 rendered[key] = renderer(request, options)
         except DshAuditError as exc:
             # the hint names what would settle it (--routes FILE, --attachments DIR): every view shows it
-            hint = f" (hint: {exc.hint})" if exc.hint else ""
-            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}{hint}"))
+            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}", hint=exc.hint))
             continue
         body = diff_bodies(rendered[key], capture.body)
         results.append(RequestDiff(pairing, body.verdict, body, note))

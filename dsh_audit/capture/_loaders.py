@@ -407,5 +407,5 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
         raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(exc.filename) if exc.filename else str(target)) from None
     for tail in torn:
         assert warnings is not None
-        warnings.append(f"{target}: torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)")
+        warnings.append(f"{target}: {tail}")
     return captured

@@ -15,8 +15,9 @@ Kinds, decided from the request alone (the first rule that matches wins):
    is not required, so other adapters' title calls are recognised too.
 3. ``loop``: any other JSON object with a ``messages`` array.
 4. ``other``: everything else (no body, not JSON, no ``messages``). Only a capture of kind ``other``
-   that carries DSH's session header naming a given session is paired (it is that session's LLM call,
-   whatever its body holds; :func:`unreadable_body` says why its body is no request body).
+   that is a POST to an LLM endpoint carrying DSH's session header naming a given session is paired
+   (it is that session's LLM call, whatever its body holds; :func:`unreadable_body` says why its
+   body is no request body).
 """
 
 from __future__ import annotations

@@ -50,8 +50,6 @@ _CSV_LOST = ("lost tokens", "lost cost")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words
 # (`explain` shows them all for one request): what a break cost stays.
 _DROPPABLE = ("first divergence", "relation", "evidence seqs")
-#: Why a request's lost tokens are not known: its cache reads were not logged.
-_READS_UNKNOWN = "cache reads not logged: what it lost of the cache is unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +72,8 @@ class _Lost:
         """The loss of the request ``verdict`` judged; ``missing``: why it has none."""
         if verdict is None:
             return cls(None, None, missing or "its cache was not accounted")
-        if verdict.actual is None:
-            return cls(None, None, _READS_UNKNOWN)
+        if verdict.lost_unknown:  # a break whose cache reads were not logged: cache says why
+            return cls(None, None, verdict.unpriced)
         tokens = sum(verdict.lost.values())
         owes = int(tokens > 0)
         priced = verdict.lost_cost is not None

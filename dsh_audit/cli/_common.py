@@ -556,7 +556,9 @@ def _usage_context(group: click.Group) -> click.Context | None:
     (no callback runs, no error is raised) for the command's name; None when it cannot be."""
     try:
         root = group.make_context("dsh-audit", sys.argv[1:], resilient_parsing=True)
-        given = [*root._protected_args, *root.args]  # the command's name and its arguments
+        # the command's name and its arguments (click 8.1 names the first ``protected_args``)
+        protected = getattr(root, "_protected_args", None)
+        given = [*(root.protected_args if protected is None else protected), *root.args]
         name, command, _ = group.resolve_command(root, given) if given else (None, None, [])
     except (click.ClickException, click.exceptions.Exit, IndexError):
         return None

@@ -37,7 +37,7 @@ def _capture_cell(row: RequestDiff) -> str:
 
 def _note(row: RequestDiff) -> str:
     notes = [row.pairing.note] if row.pairing.note not in _QUIET_NOTES else []
-    return "; ".join(n for n in notes + [row.note] if n)
+    return "; ".join(n for n in notes + [row.said] if n)
 
 
 def _cells(row: RequestDiff) -> tuple[object, ...]:
@@ -137,7 +137,10 @@ def diff_command(path: str | None, capture_path: str, adapter: str, strict: bool
     opened: list[Session] = []
     bad = False
     with log_progress(logs, label="diff", extra=2 * weight) as advance:
-        captures = load_capture(capture_path)
+        torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
+        captures = load_capture(capture_path, warnings=torn)
+        for warning in torn:
+            echo_warning(warning)
         advance(weight)
         for log in logs:
             session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)

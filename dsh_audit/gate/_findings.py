@@ -101,17 +101,16 @@ class Judge:
 
     def session(self, path: str, session_id: str, *, lines: EventLines, seqs: Mapping[int, int | None],
                 rows: Sequence[Any], transitions: Sequence[Any], cache: Any, capture: Path | None,
-                validation: Sequence[Any], render_hints: Mapping[int, str] | None = None) -> list[Finding]:
+                validation: Sequence[Any]) -> list[Finding]:
         """Every finding of one log that replayed: ``lines`` maps its events' seqs to lines (recorded
         in the session's one pass: no second read for a finding's line), ``seqs`` a request index to
-        the seq of its first chunk or step start (at least for each break's request),
-        ``render_hints`` the hint of each request the renderer refused (by ``id`` of the request)."""
+        the seq of its first chunk or step start (at least for each break's request)."""
         out = self._validation(validation, session_id)
         if capture is None:
             out.append(self.finding("DSH810", "no capture given or found beside the log (wire.jsonl)",
                                     path=path, session_id=session_id))
         else:
-            out += self._captures(path, rows, lines, capture, render_hints or {})
+            out += self._captures(path, rows, lines, capture)
         out += self._breaks(path, transitions, lines, seqs)
         out += self._cache(path, session_id, cache)
         return self._keep(out)
@@ -121,8 +120,7 @@ class Judge:
         command = diff_command(log, capture, adapter=self.policy.adapter, routes=self.routes)
         return f"run `{command}` {purpose}"
 
-    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines, capture: Path,
-                  render_hints: Mapping[int, str]) -> list[Finding]:
+    def _captures(self, path: str, rows: Sequence[Any], lines: EventLines, capture: Path) -> list[Finding]:
         out = []
         for row in rows:
             rule = _VERDICT_RULE.get(row.verdict)
@@ -135,13 +133,9 @@ class Judge:
                 paths = ", ".join(row.diff.paths[:3])
                 detail = f" at byte {row.diff.first_offset}" + (f" ({paths})" if paths else "")
             where = f" vs {row.capture.where()}" if row.capture is not None else ""
-            note, hint = row.note, None
-            if row.verdict == "unrendered":
-                # the refusal's hint (--routes FILE, --attachments DIR) is the finding's, not its message's
-                hint = render_hints.get(id(request))
-                if hint and note:
-                    note = note.removesuffix(f" (hint: {hint})")
-            elif row.verdict == "unmatched" or row.diff is None:
+            # an unrendered request's refusal hint (--routes FILE, --attachments DIR) is the finding's
+            note, hint = row.note, row.hint
+            if row.verdict != "unrendered" and (row.verdict == "unmatched" or row.diff is None):
                 # why alignment left the request alone (its route and model), as `diff` says it
                 note = row.pairing.note
             if hint is None and rule in _DIFF_PURPOSE:

@@ -75,7 +75,6 @@ class _Checker:
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
         self.tees: dict[str, Any] = {}  # path -> what validates that log in its one read
-        self.render_hints: dict[int, str] = {}  # id(request) -> the hint of its render refusal
 
     def load(self, path: Path) -> Any:
         if path not in self.captures:
@@ -91,8 +90,7 @@ class _Checker:
         return found
 
     def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
-        """Capture rows per session id, and the capture file per session id (the hint of each
-        render refusal kept in :attr:`render_hints`)."""
+        """Capture rows per session id, and the capture file per session id."""
         by_capture: dict[Path, list[Session]] = {}
         for session in group:
             found = self.capture_for(session.path)
@@ -101,7 +99,7 @@ class _Checker:
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
         adapter = self.policy.adapter
-        render = _policy_hints(route_renderer(group, adapter=adapter), self.render_hints)
+        render = _policy_hints(route_renderer(group, adapter=adapter))
 
         for path, members in by_capture.items():
             requests = [r for s in members for r in s.requests]
@@ -156,8 +154,7 @@ class _Checker:
             findings = self.judge.session(session.path, session.id, lines=session.lines,
                                           seqs={r.index: request_seq(r) for r in session.requests},
                                           rows=rows.get(session.id, []), transitions=mine, cache=cache,
-                                          capture=capture, validation=_validation(session),
-                                          render_hints=self.render_hints)
+                                          capture=capture, validation=_validation(session))
             requests = tuple(map(RequestOutline.of, session.requests)) if outline else tuple(session.requests)
             checks.append(SessionCheck(path=session.path, session_id=session.id,
                                        requests=requests, transitions=tuple(mine), cache=cache,
@@ -235,18 +232,14 @@ class _Checker:
                             cwd=header.cwd if header else None)
 
 
-def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes],
-                  hints: dict[int, str]) -> Callable[[Request, dict[str, Any]], bytes]:
+def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
     """``render`` whose unknown-route reasons name what settles a route for check and report: the
-    policy key ``adapter`` (they take no ``--adapter``); the hint of each refusal is kept in
-    ``hints`` (by ``id`` of the request), the hint of its ``DSH815`` finding."""
+    policy key ``adapter`` (they take no ``--adapter``)."""
 
     def run(request: Request, options: dict[str, Any]) -> bytes:
         try:
             return render(request, options)
         except DshAuditError as exc:
-            if exc.hint:
-                hints[id(request)] = exc.hint
             if not isinstance(exc, RenderError) or not exc.message.endswith(_CLI_ADAPTER):
                 raise
             raise RenderError(exc.message.removesuffix(_CLI_ADAPTER) + _POLICY_ADAPTER, dsh_code=exc.dsh_code,

@@ -107,6 +107,15 @@ class TornTail:
     reason: str
     dropped_bytes: int
 
+    def __str__(self) -> str:
+        """The one wording of every view (a log's or a capture's warning, a DSH103 finding).
+
+        Example:
+            >>> str(TornTail("line 3 has no terminating newline", 120))
+            'torn tail: line 3 has no terminating newline (120 bytes ignored)'
+        """
+        return f"torn tail: {self.reason} ({self.dropped_bytes} bytes ignored)"
+
 
 def is_zstd(head: bytes) -> bool:
     return head[:4] == ZSTD_MAGIC

@@ -283,7 +283,7 @@ class SessionLog:
                 f"rest as a crash-damaged tail: {dropped} record(s) "
                 f"{f'after seq {expected - 1}' if expected else 'from the first event on'} ignored")
         for torn in self._torn:
-            self.warnings.append(f"{self.path}: torn tail: {torn.reason} ({torn.dropped_bytes} bytes ignored)")
+            self.warnings.append(f"{self.path}: {torn}")
         self._torn.clear()
 
     def _check(self, raw: Any, line: int, sid: str, message_ids: MessageIds) -> Event | None:

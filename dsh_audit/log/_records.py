@@ -13,7 +13,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from ..jsjson import fits_in_memory, memory_left
+from ..jsjson import fits_in_memory, memory_left, memory_limited
 from ._types import CHUNK_ROW_TYPES
 
 __all__ = [
@@ -128,7 +128,7 @@ def ensure_room(raw: bytes | bytearray | str) -> None:
         >>> ensure_room(b"{}")  # small: never checked
     """
     size = len(raw) if not isinstance(raw, str) or raw.isascii() else 4 * len(raw)
-    if size <= _ROOM_CHECKED:
+    if size <= _ROOM_CHECKED or not memory_limited():  # no limit: nothing to count (a count costs a parse)
         return
     if isinstance(raw, str):
         items = raw.count("{") + raw.count("[") + raw.count(",") + raw.count(":")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from .._seq import common_length
 from ..capture import CapturedRequest, align, last_user_text
 from ..errors import CaptureError, DshAuditError
 from ..log import parse_json
@@ -145,29 +146,10 @@ def _kept(value: str, path: JsonPath, redactor: Redactor) -> bool:
             or (part is not None and part in redactor.keep))
 
 
-_BLOCK = 4096  # the characters :func:`_common` compares at once
-
-
-def _common(one: str, two: str) -> int:
-    """The length of the longest prefix ``one`` and ``two`` share (compared a block at a time).
-
-    Example:
-        >>> _common("abcdef", "abcxef"), _common("ab", "abc"), _common("x" * 9000 + "y", "x" * 9001)
-        (3, 2, 9000)
-    """
-    size = min(len(one), len(two))
-    for at in range(0, size, _BLOCK):
-        end = min(at + _BLOCK, size)
-        a, b = one[at:end], two[at:end]
-        if a != b:
-            return at + next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
-    return size
-
-
 def _diverging(value: str, before: str, after: str, redactor: Redactor, key: str | None) -> str:
     """A string that differs from the rendered ``before``: the redacted render ``after`` up to where
     they first differ, then the value's own placeholder, so the first difference stays where it was."""
-    k = _common(value, before)
+    k = common_length(value, before)
     own = redactor.content(value, key)
     if k >= len(own) or len(after) != len(before):
         return own

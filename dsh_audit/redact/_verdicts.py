@@ -90,7 +90,7 @@ def _diff(session: Session, captures: Sequence[CapturedRequest], unrendered: lis
     out = []
     for row in rows:
         if row.verdict == "unrendered" and unrendered is not None:
-            unrendered.append(row.note or "cannot render")
+            unrendered.append(row.said or "cannot render")
         diff = row.diff
         out.append([None if row.request is None else row.request.index,
                     None if row.capture is None else row.capture.position, row.kind, row.verdict,

@@ -346,7 +346,7 @@ def _capture(row: Any) -> dict[str, Any] | None:
         return None
     diff = row.diff
     return {"verdict": row.verdict, "where": row.capture.where() if row.capture is not None else None,
-            "note": "; ".join(n for n in (row.pairing.note, row.note) if n) or None,
+            "note": "; ".join(n for n in (row.pairing.note, row.said) if n) or None,
             "first_offset": diff.first_offset if diff else None,
             "expected_context": diff.expected_context if diff else None,
             "actual_context": diff.actual_context if diff else None,

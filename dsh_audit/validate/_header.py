@@ -82,7 +82,7 @@ def _no_line(sink: Sink, torn: Sequence[TornTail]) -> None:
         return
     tail = torn[0]
     if tail.reason.startswith("zstd frame"):
-        sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)", line=1)
+        sink.add("DSH103", str(tail), line=1)
         sink.add("DSH201", "no session header line: the file's first zstd frame is cut off and no complete line "
                  "was recovered from it", line=1)
         return

@@ -264,8 +264,7 @@ class EventScan:
                           f"crash-damaged tail: {self.dropped} record(s) from here on are ignored",
                           line=first.line, seq=first.seq)
         for tail in torn:  # the incomplete bytes start the line after the last complete one
-            self.sink.add("DSH103", f"torn tail: {tail.reason} ({tail.dropped_bytes} bytes ignored)",
-                          line=self.last_line + 1)
+            self.sink.add("DSH103", str(tail), line=self.last_line + 1)
 
 
 def scan_events(lines: Iterator[Line], sink: Sink, torn: list[TornTail]) -> Iterator[RawEvent]:
