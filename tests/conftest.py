@@ -38,3 +38,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if (config.getoption("markexpr", "") or "").strip() == "slow":
         _properties.FULL_RUN = True
+
+
+# -- the CLI in process ---------------------------------------------------------------------------
+@pytest.fixture
+def cli80(tmp_path, monkeypatch, capsys):
+    """``dsh-audit ARGS`` through the real entry point, from ``tmp_path`` at 80 columns:
+    ``cli80(*args)`` gives the exit code, stdout and stderr lines (``_cli.invoke``)."""
+    from _cli import invoke
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)
+    return lambda *args: invoke(monkeypatch, capsys, *args)

@@ -194,3 +194,33 @@ def test_a_capture_finding_naming_its_log_matches_from_another_checkout(
                              "1 baselined (policy: defaults)")
     results = json.loads((tmp_path / "r.sarif").read_text("utf-8"))["runs"][0]["results"]
     assert [(r["ruleId"], r["level"], r["baselineState"]) for r in results] == [("DSH813", "warning", "unchanged")]
+
+
+@needs_corpus
+def test_a_capture_finding_matches_when_the_capture_is_named_by_another_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A capture given with ``--capture`` from outside the log's folder is named by another path
+    in another checkout (relative there, absolute here): the finding still matches."""
+    for checkout in ("one", "two"):
+        shutil.copytree(LIVE / "a-chat" / "session-logs", tmp_path / checkout / "logs")
+        rows = (LIVE / "a-chat" / "wire.jsonl").read_text("utf-8").splitlines()
+        first = json.loads(rows[0])
+        first["body"] = first["body"].replace("You are an AI agent", "You are an IA agent", 1)
+        del first["body_sha256"]  # edited on purpose (as long as it was)
+        (tmp_path / checkout / "caps").mkdir()
+        (tmp_path / checkout / "caps" / "wire.jsonl").write_text(
+            "\n".join([json.dumps(first), *rows[1:]]) + "\n", "utf-8")
+    monkeypatch.chdir(tmp_path / "one")
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs", "--capture", "caps/wire.jsonl",
+                            "--json-report", str(tmp_path / "b.json"))
+    report = json.loads((tmp_path / "b.json").read_text("utf-8"))
+    assert code == 1
+    assert [(f["rule"], f["message"][:66]) for f in report["findings"]] == [
+        ("DSH811", "loop request 1 is different vs caps/wire.jsonl line 1 at byte 80 ("),
+        ("DSH821", "request 2 breaks the prefix cache of request 1: cause unrecorded_m")]
+    monkeypatch.chdir(tmp_path)
+    capture = str(tmp_path / "two" / "caps" / "wire.jsonl")
+    code, out, err = invoke(monkeypatch, capsys, "check", "two/logs", "--capture", capture, "--baseline", "b.json")
+    assert (code, err) == (0, [])
+    assert _summary(out) == ("PASSED: 1 log(s), 3 request(s), 2 error(s), 0 warning(s), 0 info, 0 failing, "
+                             "2 baselined (policy: defaults)")

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import invoke
 from test_html_report import browser  # noqa: F401  (a fixture: one headless Chromium for the module)
 from test_unknown_lost31 import _unknown_log
 
@@ -33,14 +32,9 @@ HOSTILE = 'a/b c"<x>#%:@'
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.chdir(tmp_path)
-
-    def call(*args: str) -> tuple[int, str, list[str]]:
-        return invoke(monkeypatch, capsys, *args)
-
-    return call
+def run(cli80: Any) -> Any:
+    """``dsh-audit ARGS`` from ``tmp_path`` at 80 columns (conftest's ``cli80``)."""
+    return cli80
 
 
 def _lines(out: str) -> list[str]:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli import chat_log, invoke
+from _cli import chat_log
+from test_html_report import browser  # noqa: F401  (a fixture: one headless Chromium for the module)
 
 from dsh_audit.fleet import SCHEMA_VERSION, index_logs
 from dsh_audit.testing import LogBuilder
@@ -56,14 +57,9 @@ def _both_log(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    monkeypatch.setenv("COLUMNS", "80")
-    monkeypatch.chdir(tmp_path)
-
-    def call(*args: str) -> tuple[int, str, list[str]]:
-        return invoke(monkeypatch, capsys, *args)
-
-    return call
+def run(cli80: Any) -> Any:
+    """``dsh-audit ARGS`` from ``tmp_path`` at 80 columns (conftest's ``cli80``)."""
+    return cli80
 
 
 def _lines(out: str) -> list[str]:
@@ -261,16 +257,7 @@ def test_an_index_of_version_3_is_upgraded_and_its_stored_zeros_made_unknown(tmp
             stats["cost"]["lost_unknown_requests"]) == (1, None, 1)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from test_html_report import _driver
-
-    driver = _driver(tmp_path_factory.mktemp("chrome-profile"))
-    yield driver
-    driver.quit()
-
-
-def test_the_report_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any, browser: Any) -> None:
+def test_the_report_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any, browser: Any) -> None:  # noqa: F811
     from selenium.webdriver.common.by import By
     from test_html_report import _detail_heading
 

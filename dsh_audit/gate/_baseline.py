@@ -4,9 +4,10 @@
 A finding of this run that matches a finding of the baseline is *baselined*: it no longer fails
 the gate (``fails`` false, ``baselined`` true), and the reports say so. Two findings match when
 their keys (:func:`finding_key`) are equal: the rule id, the session id, the request index and
-the seq (each as the finding has it, or none), and the message with the finding's log path (then
-the log's folder) taken out. The key leaves out the path, line and hint, so the same logs checked
-from another checkout or folder match; any change to what the finding says, or where in the
+the seq (each as the finding has it, or none), and the message with the capture its session was
+compared with, the finding's log path, then the log's folder taken out. The key leaves out the
+path, line and hint, so the same logs checked from another checkout or folder (a capture given
+with ``--capture`` by another path included) match; any change to what the finding says, or where in the
 session it points, makes it new. Each baseline finding accepts one finding of the run (the same
 finding twice in a run needs it twice in the baseline).
 """
@@ -31,31 +32,35 @@ FindingKey = tuple[str, str | None, int | None, int | None, str]
 _HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE"
 
 
-def _without_path(message: str, path: str) -> str:
-    """``message`` with the log ``path``, then its folder (followed by a separator), replaced by
-    placeholders.
+def _without_path(message: str, path: str, capture: str | None = None) -> str:
+    """``message`` with the ``capture`` path, the log ``path``, then its folder (followed by a
+    separator), replaced by placeholders.
 
     Example:
         >>> _without_path("a/b/s.jsonl vs a/b/wire.jsonl line 3", "a/b/s.jsonl")
         '<log> vs <dir>/wire.jsonl line 3'
+        >>> _without_path("request 1 is different vs /c/wire.jsonl line 3", "a/b/s.jsonl", "/c/wire.jsonl")
+        'request 1 is different vs <capture> line 3'
     """
+    text = message.replace(capture, "<capture>") if capture else message
     if not path:
-        return message
-    text = message.replace(path, "<log>")
+        return text
+    text = text.replace(path, "<log>")
     folder = os.path.dirname(path)
     # the folder with its separator: a short folder name ("a") is not taken out of other words
     return text.replace(folder + os.sep, "<dir>" + os.sep) if folder else text
 
 
 def finding_key(rule: str, session_id: str | None, request: int | None, seq: int | None, message: str,
-                path: str) -> FindingKey:
-    """The key two findings match by (the module's docstring).
+                path: str, capture: str | None = None) -> FindingKey:
+    """The key two findings match by (the module's docstring); ``capture``: the capture the
+    finding's session was compared with, if any.
 
     Example:
         >>> finding_key("DSH821", "s", 2, 7, "x/s.jsonl: break", "x/s.jsonl")
         ('DSH821', 's', 2, 7, '<log>: break')
     """
-    return (rule, session_id, request, seq, _without_path(message, path))
+    return (rule, session_id, request, seq, _without_path(message, path, capture))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +75,24 @@ def _optional_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _key_of(item: Any) -> FindingKey | None:
-    """A report finding object's key, or None when it is no finding object."""
+def _key_of(item: Any, captures: dict[str, str]) -> FindingKey | None:
+    """A report finding object's key, or None when it is no finding object; ``captures``: the
+    capture each log path of the report was compared with."""
     if not isinstance(item, dict) or not isinstance(item.get("rule"), str) or not isinstance(item.get("message"), str):
         return None
     session = item.get("session_id")
-    path = item.get("path")
+    path = item.get("path") if isinstance(item.get("path"), str) else ""
     return finding_key(item["rule"], session if isinstance(session, str) else None, _optional_int(item.get("request")),
-                       _optional_int(item.get("seq")), item["message"], path if isinstance(path, str) else "")
+                       _optional_int(item.get("seq")), item["message"], path, captures.get(path))
+
+
+def _captures(sessions: Any) -> dict[str, str]:
+    """The capture each session of a report was compared with, by log path (a session object of
+    another shape is left out: its findings keep their capture's path in the key)."""
+    if not isinstance(sessions, list):
+        return {}
+    return {item["path"]: item["capture"] for item in sessions
+            if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("capture"), str)}
 
 
 def load_baseline(path: str | os.PathLike[str]) -> Baseline:
@@ -102,21 +117,23 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     if (not isinstance(findings, list) or not isinstance(tool, dict) or tool.get("name") != "dsh-audit"
             or "schema_version" not in document):
         raise UsageError("the baseline is not a JSON report of dsh-audit check", path=source, hint=_HINT)
-    keys = [_key_of(item) for item in findings]
+    captures = _captures(document.get("sessions"))
+    keys = [_key_of(item, captures) for item in findings]
     if any(key is None for key in keys):
         raise UsageError("the baseline is not a JSON report of dsh-audit check (a finding without rule or message)",
                          path=source, hint=_HINT)
     return Baseline(source=source, keys=tuple(key for key in keys if key is not None))
 
 
-def _key(finding: Finding) -> FindingKey:
-    return finding_key(finding.rule, finding.session_id, finding.request, finding.seq, finding.message, finding.path)
+def _key(finding: Finding, capture: str | None) -> FindingKey:
+    return finding_key(finding.rule, finding.session_id, finding.request, finding.seq, finding.message, finding.path,
+                       capture)
 
 
-def _mark(findings: Iterable[Finding], left: Counter[FindingKey]) -> tuple[Finding, ...]:
+def _mark(findings: Iterable[Finding], left: Counter[FindingKey], capture: str | None = None) -> tuple[Finding, ...]:
     out = []
     for finding in findings:
-        key = _key(finding)
+        key = _key(finding, capture)
         if left[key] > 0:
             left[key] -= 1
             finding = replace(finding, fails=False, baselined=True)
@@ -128,7 +145,8 @@ def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
     """``result`` with each finding the ``baseline`` holds marked baselined (not failing), and a
     note when baseline findings no longer occur (``"N baseline finding(s) no longer occur"``)."""
     left: Counter[FindingKey] = Counter(baseline.keys)
-    sessions = tuple(replace(check, findings=_mark(check.findings, left)) for check in result.sessions)
+    sessions = tuple(replace(check, findings=_mark(check.findings, left, check.capture_path))
+                     for check in result.sessions)
     loose = _mark(result.unattached, left)
     gone = sum(left.values())
     notes = (*result.notes, f"{gone} baseline finding(s) no longer occur") if gone else result.notes
