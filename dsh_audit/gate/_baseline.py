@@ -81,7 +81,8 @@ def _key_of(item: Any, captures: dict[str, str]) -> FindingKey | None:
     if not isinstance(item, dict) or not isinstance(item.get("rule"), str) or not isinstance(item.get("message"), str):
         return None
     session = item.get("session_id")
-    path = item.get("path") if isinstance(item.get("path"), str) else ""
+    given = item.get("path")
+    path = given if isinstance(given, str) else ""
     return finding_key(item["rule"], session if isinstance(session, str) else None, _optional_int(item.get("request")),
                        _optional_int(item.get("seq")), item["message"], path, captures.get(path))
 
