@@ -347,18 +347,22 @@ def write_samples(out: Path) -> list[Path]:
     return [*written, readme]
 
 
-def main(argv: list[str]) -> int:
+def script_main(argv: list[str], write: Callable[[Path], list[Path]],
+                derive: Callable[[], Mapping[str, tuple[tuple[int, int], ...]]]) -> int:
+    """A sample script's command line: ``--derive`` prints the ``FIGURES`` table ``derive`` makes
+    (to paste into the script); otherwise ``write`` writes the samples under ``argv[1]`` (default:
+    the project's ``sample_logs/``) and each file written is listed with its size."""
     if argv[1:] == ["--derive"]:
         print("FIGURES: dict[str, tuple[tuple[int, int], ...]] = {")
-        for session_id, pairs in derive_figures().items():
+        for session_id, pairs in derive().items():
             print(f"    {session_id!r}: {pairs!r},")
         print("}")
         return 0
     out = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "sample_logs"
-    for path in write_samples(out):
+    for path in write(out):
         print(f"{path.stat().st_size:6d}  {path.relative_to(out)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(script_main(sys.argv, write_samples, derive_figures))

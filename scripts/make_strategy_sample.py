@@ -41,7 +41,7 @@ from dsh_audit.strategies import GeneratedSession, sessions
 from dsh_audit.testing import LogBuilder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the samples' script, beside this one
-from make_sample_logs import Figures, deepseek_usage, estimate_tokens, settle_figures  # noqa: E402
+from make_sample_logs import Figures, deepseek_usage, estimate_tokens, script_main, settle_figures  # noqa: E402
 
 SEED = 20260501
 STRATEGY = sessions(turns=(3, 3), max_steps=3, retries=(1, 1), compactions=(1, 1), prunes=(1, 1),
@@ -157,18 +157,5 @@ def write_sample(out: Path) -> list[Path]:
     return [*files, readme]
 
 
-def main(argv: list[str]) -> int:
-    if argv[1:] == ["--derive"]:
-        print("FIGURES: dict[str, tuple[tuple[int, int], ...]] = {")
-        for session_id, pairs in derive_figures().items():
-            print(f"    {session_id!r}: {pairs!r},")
-        print("}")
-        return 0
-    out = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent / "sample_logs"
-    for path in write_sample(out):
-        print(f"{path.stat().st_size:6d}  {path.relative_to(out)}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(script_main(sys.argv, write_sample, derive_figures))
