@@ -232,6 +232,16 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "nearest pyproject.toml's [tool.dsh-audit], else the strict defaults.")(func)
 
 
+def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options ``check`` and ``report`` share after their own, in this order: how requests
+    are rendered (--routes, --attachments), priced (--prices, --openai-zdr), read (--lenient,
+    --max-version), run (--jobs), chosen by time (--since, --until) and by engine."""
+    for option in reversed((routes_option, attachments_option, prices_option, openai_zdr_option, lenient_option,
+                            jobs_option, time_options, engine_options)):
+        func = option(func)
+    return func
+
+
 @click.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
 @capture_option
@@ -252,14 +262,7 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
                               "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr",
                  json_help="The JSON report (docs/report-schema.json) on stdout: one indented JSON object, "
                            "as --json-report - writes it")
-@routes_option
-@attachments_option
-@prices_option
-@openai_zdr_option
-@lenient_option
-@jobs_option
-@time_options
-@engine_options
+@_session_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None,
                   baseline_path: str | None, as_json: bool,
@@ -352,14 +355,7 @@ def _verdict(result: CheckResult) -> str:
 @_policy_option
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
               show_default=True, help=output_help("the HTML page"))
-@routes_option
-@attachments_option
-@prices_option
-@openai_zdr_option
-@lenient_option
-@jobs_option
-@time_options
-@engine_options
+@_session_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
                    routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None,
                    until: float | None, engine: str, scheduler: str | None) -> int:
