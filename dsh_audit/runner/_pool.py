@@ -45,7 +45,7 @@ ENGINES = ("local", "dask")
 _WINDOW_PER_JOB = 4
 
 
-class SessionTaskError(DshAuditError):
+class SessionTaskError(InternalError):
     """A task failed on one session for a reason other than the log (a bug, a dead worker)."""
 
     code = "task"
