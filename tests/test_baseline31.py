@@ -224,3 +224,23 @@ def test_a_capture_finding_matches_when_the_capture_is_named_by_another_path(
     assert (code, err) == (0, [])
     assert _summary(out) == ("PASSED: 1 log(s), 3 request(s), 2 error(s), 0 warning(s), 0 info, 0 failing, "
                              "2 baselined (policy: defaults)")
+
+
+def test_baseline_findings_of_sessions_not_checked_are_not_gone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_logs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, _, _ = invoke(monkeypatch, capsys, "check", "logs", "--policy", "policy.toml", "--json-report", "b.json")
+    assert code == 1
+    code, out, err = invoke(monkeypatch, capsys, "check", "logs/b.jsonl", "--policy", "policy.toml",
+                            "--baseline", "b.json", "--markdown", "s.md")
+    assert (code, err) == (0, ["note: 1 baseline finding(s) are of sessions not checked"])
+    assert "1 baseline finding(s) are of sessions not checked." in (tmp_path / "s.md").read_text("utf-8")
+    result = run_check([str(tmp_path / "logs" / "b.jsonl")], policy=load_policy(tmp_path / "policy.toml"))
+    gone = Finding("DSH810", "info", "another message", "logs/b.jsonl", session_id="s-b", fails=True)
+    report = json.loads((tmp_path / "b.json").read_text("utf-8"))
+    report["findings"].append(gone.to_json())
+    (tmp_path / "b.json").write_text(json.dumps(report), "utf-8")
+    out = apply_baseline(result, load_baseline(tmp_path / "b.json"))
+    assert (out.counts()["baselined"], out.baseline_gone, out.baseline_unchecked, out.notes[-2:]) == (
+        1, 1, 1, ("1 baseline finding(s) no longer occur", "1 baseline finding(s) are of sessions not checked"))

@@ -318,6 +318,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         result = apply_baseline(result, baseline)
         if result.baseline_gone:
             echo_note(f"{result.baseline_gone} baseline finding(s) no longer occur")
+        if result.baseline_unchecked:
+            echo_note(f"{result.baseline_unchecked} baseline finding(s) are of sessions not checked")
     _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)

@@ -144,12 +144,19 @@ def _mark(findings: Iterable[Finding], left: Counter[FindingKey], capture: str |
 
 def apply_baseline(result: CheckResult, baseline: Baseline) -> CheckResult:
     """``result`` with each finding the ``baseline`` holds marked baselined (not failing), and a
-    note when baseline findings no longer occur (``"N baseline finding(s) no longer occur"``)."""
+    note when baseline findings of the sessions checked no longer occur (``"N baseline
+    finding(s) no longer occur"``); those of sessions this run did not check (a narrower PATH or
+    window) are not gone, and a second note counts them (``"N baseline finding(s) are of
+    sessions not checked"``)."""
     left: Counter[FindingKey] = Counter(baseline.keys)
     sessions = tuple(replace(check, findings=_mark(check.findings, left, check.capture_path))
                      for check in result.sessions)
     loose = _mark(result.unattached, left)
-    gone = sum(left.values())
-    notes = (*result.notes, f"{gone} baseline finding(s) no longer occur") if gone else result.notes
+    checked = {check.session_id for check in result.sessions}
+    unchecked = sum(n for key, n in left.items() if key[1] is not None and key[1] not in checked)
+    gone = sum(left.values()) - unchecked
+    notes = (*result.notes, *([f"{gone} baseline finding(s) no longer occur"] if gone else []),
+             *([f"{unchecked} baseline finding(s) are of sessions not checked"] if unchecked else []))
     return replace(result, sessions=sessions, findings=(*(f for s in sessions for f in s.findings), *loose),
-                   notes=notes, baseline=baseline.source, baseline_gone=gone)
+                   notes=notes, baseline=baseline.source, baseline_gone=gone,
+                   baseline_unchecked=unchecked)

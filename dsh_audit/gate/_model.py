@@ -172,6 +172,9 @@ class CheckResult:
             window it contradicts (the text of those notes without the log's path; the CLI prints them).
         discovered: discovery's notes among ``notes`` (which file of a session was read: a copy not
             read again, the generation DSH reads), which the CLI prints.
+        baseline: the baseline file applied (``--baseline``), or None.
+        baseline_gone: baseline findings of the sessions checked that no longer occur.
+        baseline_unchecked: baseline findings of sessions this run did not check.
     """
 
     sessions: tuple[SessionCheck, ...]
@@ -182,6 +185,7 @@ class CheckResult:
     discovered: tuple[str, ...] = ()
     baseline: str | None = None
     baseline_gone: int = 0
+    baseline_unchecked: int = 0
 
     @property
     def passed(self) -> bool:

@@ -117,10 +117,12 @@ def format_markdown(result: Any) -> str:
     head = "✅ passed" if result.passed else "❌ failed"
     baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
     gone = getattr(result, "baseline_gone", 0)
+    unchecked = getattr(result, "baseline_unchecked", 0)
     lines = [f"## dsh-audit check: {head}", "",
              f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
              f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
              f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
+             *([f"{unchecked} baseline finding(s) are of sessions not checked."] if unchecked else []),
              "", *_session_rows(result)]
     lines += _findings("Failing findings", list(result.failing), folded=False)
     lines += _findings("Other findings", [f for f in result.findings if not f.fails], folded=True)
