@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -474,7 +475,8 @@ def test_cli_bad_input_exits_2(tmp_path, monkeypatch, capsys):
     bad.write_text('{"method": "POST", "body": "{}"}\n{oops\n')
     code, _, err = run_cli(["diff", log, "--capture", str(bad)], monkeypatch, capsys)
     assert code == 2 and err.startswith(f"error: {bad}: line 2: not a JSON record")
-    code, _, err = run_cli(["diff", log], monkeypatch, capsys)
+    alone = shutil.copytree(log, tmp_path / "alone")  # no wire.jsonl beside it or above it
+    code, _, err = run_cli(["diff", str(alone)], monkeypatch, capsys)
     assert code == 2 and "--capture" in err
     code, _, _ = run_cli(["diff", log, "--capture", str(LIVE / "a-chat" / "wire.jsonl"), "--adapter", "nope"],
                          monkeypatch, capsys)
@@ -485,7 +487,8 @@ def test_cli_help_ends_with_example(monkeypatch, capsys):
     code, out, _ = run_cli(["diff", "--help"], monkeypatch, capsys)
     assert code == 0
     lines = [line.strip() for line in out.split("Options:")[0].strip().splitlines()]
-    assert lines[-2:] == ["Example:", "dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict"]
+    assert lines[-3:] == ["Example:", "dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict",
+                          "dsh-audit diff recorded/a-chat"]
 
 
 @pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is absent")

@@ -3,6 +3,9 @@ codes), after the other logs are reported."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +40,30 @@ def test_a_bug_in_one_log_of_two_exits_3_after_the_other_is_listed(
 
 def test_a_task_error_is_a_bug() -> None:
     assert issubclass(SessionTaskError, InternalError)
+
+
+LIVE = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "live"
+needs_corpus = pytest.mark.skipif(not (LIVE / "a-chat").is_dir(), reason="../shared/corpus is absent")
+
+
+@needs_corpus
+def test_diff_finds_the_capture_beside_each_log_as_check_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("a-chat", "b-tools"):
+        shutil.copytree(LIVE / name / "session-logs", tmp_path / "rec" / name / "session-logs")
+        shutil.copy(LIVE / name / "wire.jsonl", tmp_path / "rec" / name / "wire.jsonl")
+    lone = chat_log(tmp_path / "rec" / "lone" / "session.jsonl", "s-lone")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "diff", "rec", "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert Counter((row["capture_source"].split(" line ")[0], row["verdict"]) for row in rows) == {
+        ("rec/a-chat/wire.jsonl", "identical"): 3, ("rec/b-tools/wire.jsonl", "identical"): 9}
+    assert err == [f"note: {lone.relative_to(tmp_path)}: no capture given or found beside the log (wire.jsonl): "
+                   "not compared",
+                   "note: capture rec/a-chat/wire.jsonl found beside 1 log(s) (--capture FILE names another)",
+                   "note: capture rec/b-tools/wire.jsonl found beside 1 log(s) (--capture FILE names another)"]
+    code, out, err = invoke(monkeypatch, capsys, "diff", "rec/lone")
+    assert (code, out, err) == (2, "", ["error: rec/lone: no capture given or found beside the log (wire.jsonl) "
+                                        "(hint: pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of "
+                                        "JSON bodies)"])

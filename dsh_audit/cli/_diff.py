@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..capture import RequestDiff, compare_capture, gate_ok, load_capture
+from ..capture import RequestDiff, compare_capture, find_capture, gate_ok, load_capture
 from ..errors import UsageError
 from ..log import discover
 from ..replay import Request
@@ -17,7 +17,7 @@ from ..session import Failure, Session, read_session, route_apis, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
 from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, attachments_option, echo, echo_error,
-                      place_text,
+                      echo_note, place_text,
                       echo_warning, file_size, listing_options, lenient_option, log_progress, routes_option,
                       session_paths, session_title)
 
@@ -73,13 +73,45 @@ def _summary(rows: Sequence[RequestDiff], *, ok: bool) -> str:
             f"{loose['foreign']} foreign: {'OK' if ok else 'FAILED'}")
 
 
-def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str]) -> None:
+def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture: str, *, named: bool) -> None:
+    """The tables of one capture's comparison: one per session, then the captures no request
+    explains (their title names the ``capture`` when ``named``: several were compared)."""
     for session_id, path in sessions.items():
         mine = [r for r in rows if r.request is not None and r.request.session_id == session_id]
         print_table(session_title(path, session_id), _COLUMNS, (_cells(r) for r in mine))
     loose = [r for r in rows if r.request is None]
     if loose:
-        print_table("captures no request explains", _COLUMNS, (_cells(r) for r in loose))
+        print_table("captures no request explains" + (f" in {capture}" if named else ""), _COLUMNS,
+                    (_cells(r) for r in loose))
+
+
+def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
+              where: str) -> dict[str, list[str | os.PathLike[str]]]:
+    """The logs to compare, by the capture each is compared with: all with ``given`` (--capture),
+    else each with the wire.jsonl :func:`find_capture` finds beside it, as ``check`` finds it (a
+    note names each found; a log with none is said and left out).
+
+    Raises:
+        UsageError: no capture given and none found beside any log (the hint names --capture).
+    """
+    if given is not None:
+        return {given: list(logs)}
+    groups: dict[str, list[str | os.PathLike[str]]] = {}
+    alone = []
+    for log in logs:
+        found = find_capture(log)
+        if found is None:
+            alone.append(log)
+        else:
+            groups.setdefault(os.fspath(found), []).append(log)
+    if not groups:
+        raise UsageError("no capture given or found beside the log (wire.jsonl)", path=where,
+                         hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
+    for log in alone:
+        echo_note(f"{log}: no capture given or found beside the log (wire.jsonl): not compared")
+    for capture, found_for in groups.items():
+        echo_note(f"capture {capture} found beside {len(found_for)} log(s) (--capture FILE names another)")
+    return groups
 
 
 def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _Render:
@@ -95,8 +127,9 @@ def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _
 
 @click.command("diff")
 @click.argument("path", required=False, type=click.Path())
-@click.option("--capture", "capture_path", required=True, type=click.Path(),
-              help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies.")
+@click.option("--capture", "capture_path", type=click.Path(),
+              help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies. Default: a "
+                   "wire.jsonl beside each log or up to four folders above it, as `check` finds it.")
 @click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
               help="Which DSH adapter's wire format the rebuilt bodies use; auto takes each request's "
                    "route from the log (the provider its header names and the adapter the log shows "
@@ -107,13 +140,15 @@ def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _
 @routes_option
 @attachments_option
 @lenient_option
-def diff_command(path: str | None, capture_path: str, adapter: str, strict: bool, as_json: bool, routes: str | None,
+def diff_command(path: str | None, capture_path: str | None, adapter: str, strict: bool, as_json: bool, routes: str | None,
                  lenient: bool, max_version: int) -> int:
     """Compare the requests rebuilt from logs with a capture of what DSH really sent.
 
     PATH is a log file, a session folder, a sessions root (default $DSH_HOME/sessions, else
-    ~/.dsh/sessions), or a session id, a unique id prefix or `latest` (looked up there); the
-    capture may hold requests of
+    ~/.dsh/sessions), or a session id, a unique id prefix or `latest` (looked up there). Without
+    --capture, each log is compared with the wire.jsonl beside it or up to four folders above it,
+    as `check` finds it (a note names it; a log with none is said and not compared). A capture
+    may hold requests of
     several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
     and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
     different, unmatched or unrendered, the first differing byte and the capture position.
@@ -124,49 +159,68 @@ def diff_command(path: str | None, capture_path: str, adapter: str, strict: bool
     \b
     Example:
         dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict
+        dsh-audit diff recorded/a-chat
     """
     given = session_paths(() if path is None else (path,))
     logs = discover(given)
     if not logs:
         raise UsageError("no session logs found", path=given[0], hint="point at a session.jsonl[.zstd] or a folder")
-    # The bar's work: loading the capture, reading the logs, then rendering and comparing each
+    groups = _captures(logs, capture_path, given[0])
+    # The bar's work: loading each capture, reading the logs, then rendering and comparing each
     # request (as much again as the capture: its bodies are what each rendered body is compared with).
-    weight = file_size(capture_path) if os.path.isfile(capture_path) else sum(map(file_size, logs))
-    requests: list[Request] = []
-    sessions: dict[str, str] = {}
-    opened: list[Session] = []
+    weights = {capture: file_size(capture) if os.path.isfile(capture) else sum(map(file_size, its))
+               for capture, its in groups.items()}
+    compared: list[tuple[str, list[RequestDiff], dict[str, str]]] = []
     bad = False
-    with log_progress(logs, label="diff", extra=2 * weight) as advance:
-        torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
-        captures = load_capture(capture_path, warnings=torn)
-        for warning in torn:
-            echo_warning(warning)
-        advance(weight)
-        for log in logs:
-            session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)
-            for warning in session.warnings:
-                echo_warning(warning)
-            if isinstance(session, Failure):
-                echo_error(session.error)
-                bad = True
-                continue
-            sessions[session.id] = session.path
-            opened.append(session)
-            requests.extend(session.requests)
-        render = _advancing(route_renderer(opened, adapter=adapter), advance, weight // max(len(requests), 1))
-        rows = compare_capture(requests, captures, render=render, routes=route_apis(opened, adapter=adapter))
-        advance(weight)  # the requests not rendered (unmatched, unrendered) are done too
+    with log_progress(logs, label="diff", extra=2 * sum(weights.values())) as advance:
+        for capture, its in groups.items():
+            rows, sessions, failed = _compare(capture, its, weights[capture], advance, adapter=adapter,
+                                              routes=routes, lenient=lenient, max_version=max_version)
+            compared.append((capture, rows, sessions))
+            bad = bad or failed
+    rows = [row for _, found, _ in compared for row in found]
     ok = gate_ok(rows, strict=strict)
     if as_json:
         for row in rows:
             click.echo(dumps_line(row.to_json()))
     else:
-        _print_tables(rows, sessions)
+        for capture, found, sessions in compared:
+            _print_tables(found, sessions, capture, named=len(compared) > 1)
         _details(rows)
         echo(_summary(rows, ok=ok))
     if bad:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_FINDINGS
+
+
+def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, advance: Callable[[int], None], *, adapter: str,
+             routes: str | None, lenient: bool, max_version: int) -> tuple[list[RequestDiff], dict[str, str], bool]:
+    """``logs`` compared with ``capture``: the rows, the path of each session id read, and whether
+    a log could not be read (its error said)."""
+    torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
+    captures = load_capture(capture, warnings=torn)
+    for warning in torn:
+        echo_warning(warning)
+    advance(weight)
+    requests: list[Request] = []
+    sessions: dict[str, str] = {}
+    opened: list[Session] = []
+    bad = False
+    for log in logs:
+        session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)
+        for warning in session.warnings:
+            echo_warning(warning)
+        if isinstance(session, Failure):
+            echo_error(session.error)
+            bad = True
+            continue
+        sessions[session.id] = session.path
+        opened.append(session)
+        requests.extend(session.requests)
+    render = _advancing(route_renderer(opened, adapter=adapter), advance, weight // max(len(requests), 1))
+    rows = compare_capture(requests, captures, render=render, routes=route_apis(opened, adapter=adapter))
+    advance(weight)  # the requests not rendered (unmatched, unrendered) are done too
+    return rows, sessions, bad
 
 
 COMMANDS = [diff_command]
