@@ -88,16 +88,18 @@ def test_validate_sarif_under_a_regular_file(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "validate", str(log), "--sarif", str(blocker / "x.sarif"))
-    assert (code, out) == (2, "")
-    assert err == ["0 error(s), 0 warning(s), 0 info in 1 file(s)",
-                   f"error: {blocker / 'x.sarif'}: cannot write SARIF: Not a directory"]
+    assert (code, out, err) == (2, "", [f"error: {blocker / 'x.sarif'}: cannot write the SARIF report: its folder "
+                                        f"{blocker} is not a folder (hint: create the folder first, or name a file "
+                                        "in a folder that exists)"])
 
 
 def test_validate_sarif_in_a_missing_folder(tmp_path, monkeypatch, capsys):
     log = dsh_log(tmp_path / "session.jsonl")
     target = tmp_path / "missing" / "x.sarif"
     code, out, err = invoke(monkeypatch, capsys, "validate", "--json", str(log), "--sarif", str(target))
-    assert (code, out, err) == (2, "", [f"error: {target}: cannot write SARIF: No such file or directory"])
+    assert (code, out, err) == (2, "", [f"error: {target}: cannot write the SARIF report: its folder {target.parent} "
+                                        "does not exist (hint: create the folder first, or name a file in a folder "
+                                        "that exists)"])
 
 
 # -- index and stats databases --------------------------------------------------------------------

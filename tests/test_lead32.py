@@ -67,3 +67,25 @@ def test_diff_finds_the_capture_beside_each_log_as_check_does(
     assert (code, out, err) == (2, "", ["error: rec/lone: no capture given or found beside the log (wire.jsonl) "
                                         "(hint: pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of "
                                         "JSON bodies)"])
+
+
+@pytest.mark.parametrize(("args", "what"), [
+    (["report", "LOG", "-o", "nodir/x.html"], "HTML report"),
+    (["check", "LOG", "--junit", "nodir/j.xml"], "JUnit report"),
+    (["check", "LOG", "--json-report", "nodir/r.json"], "JSON report"),
+    (["validate", "LOG", "--sarif", "nodir/s.sarif"], "SARIF report"),
+    (["index", "LOG", "--db", "nodir/i.sqlite"], "index")])
+def test_an_output_in_a_missing_folder_is_refused_before_any_log_is_read(
+        args: list[str], what: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_text("not a log\n", "utf-8")  # read first, it would be the error said
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, *[str(log) if a == "LOG" else a for a in args])
+    assert (code, out, err) == (2, "", [f"error: nodir/{args[-1].split('/')[-1]}: cannot write the {what}: its folder "
+                                        "nodir does not exist (hint: create the folder first, or name a file in a "
+                                        "folder that exists)"])
+    (tmp_path / "adir").mkdir()
+    code, out, err = invoke(monkeypatch, capsys, *[str(log) if a == "LOG" else a for a in args[:-1]], "adir")
+    assert code == 2 and err[-1].startswith(("error: adir: cannot write the", "error: Invalid value"))

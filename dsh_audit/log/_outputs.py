@@ -112,7 +112,9 @@ class ProtectedInputs:
         return None
 
     def guard(self, target: str | os.PathLike[str] | None, *, what: str) -> None:
-        """Raise UsageError when ``target`` (None: no output) is empty or is one of the inputs."""
+        """Raise UsageError when ``target`` (None: no output) is empty, is one of the inputs, is a
+        folder or is in a folder that does not exist: said before any log is read, not after
+        the work (:func:`write_atomic` would refuse it then)."""
         if target is None:
             return
         name = os.fspath(target)
@@ -122,6 +124,13 @@ class ProtectedInputs:
         if found is not None:
             raise UsageError(f"the {what} would overwrite the input {found}", path=name,
                              hint="write it to another path")
+        folder = os.path.dirname(name) or os.curdir
+        if os.path.isdir(name):
+            raise UsageError(f"cannot write the {what}: it is a folder", path=name, hint="name a file in it")
+        if not os.path.isdir(folder):
+            why = "is not a folder" if os.path.lexists(folder) else "does not exist"
+            raise UsageError(f"cannot write the {what}: its folder {folder} {why}", path=name,
+                             hint="create the folder first, or name a file in a folder that exists")
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, what: str = "report") -> None:
