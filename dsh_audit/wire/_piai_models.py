@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -49,6 +50,7 @@ __all__ = [
     "catalog_source",
     "clamp_level",
     "compaction_messages",
+    "credential_header",
     "merge_profile_headers",
     "request_call",
     "resolve_model",
@@ -473,7 +475,12 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *,
     header that overrides an SDK header (``accept``, ``anthropic-version``, ``x-stainless-*``) moves
     to the profile's place, before ``user-agent``, and a model's ``User-Agent`` gives way to DSH's.
     Checked against pi-ai 0.82.1's own requests (``tests/data/piai_oracle``,
-    ``tests/test_piai_catalog_all.py``)."""
+    ``tests/test_piai_catalog_all.py``).
+
+    A credential header (:func:`credential_header`) a route file's profile or model names is
+    withheld, as the SDK's own ``authorization`` and ``x-api-key`` are: a deployment authenticates
+    a gateway there (``cf-aig-authorization`` for an authenticated Cloudflare AI Gateway, which a
+    hand-declared route can set nowhere else), and a rendered request never shows a credential."""
     model_headers = call.model.headers
     if not call.headers and not model_headers:
         return headers
@@ -489,7 +496,31 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *,
     for name, value in (*sdk, *merged.items(), ("content-type", values["content-type"])):
         out.pop(name.lower(), None)
         out[name.lower()] = value
-    return list(out.items())
+    return [(name, value) for name, value in out.items() if not credential_header(name)]
+
+
+#: A header name that says its value is a credential: an authorization, an API key, a token, a secret,
+#: a cookie, as a whole dash-, dot- or underscore-separated part of the name.
+_CREDENTIAL_HEADER = re.compile(r"(?i)(?:^|[-_.])(?:auth|authorization|token|secret|password|api-?key|"
+                                r"access-?key|cookie|signature)(?:$|[-_.])")
+
+
+def credential_header(name: str) -> bool:
+    """Whether a header named ``name`` carries a credential, so that a rendered request withholds
+    it: the SDKs' ``authorization`` and ``x-api-key``; pi-ai 0.82.1's ``cf-aig-authorization``,
+    the only header its ``cloudflare-ai-gateway`` auth sends the key in, with ``Authorization`` and
+    ``x-api-key`` set to null so that the SDKs send neither (``dist/providers/cloudflare-auth.js:
+    63-78``); a gateway's own (``x-portkey-api-key``, ``helicone-auth``, ``x-auth-token``).
+
+    Example:
+        >>> [credential_header(n) for n in ("Authorization", "cf-aig-authorization", "x-api-key",
+        ...                                  "x-goog-api-key", "helicone-auth", "Cookie")]
+        [True, True, True, True, True, True]
+        >>> [credential_header(n) for n in ("x-session-affinity", "session_id", "anthropic-beta", "x-team",
+        ...                                  "user-agent", "nvcf-poll-seconds")]
+        [False, False, False, False, False, False]
+    """
+    return _CREDENTIAL_HEADER.search(name) is not None
 
 
 def user_agent(version: str) -> str:
