@@ -23,7 +23,9 @@ CAPTURE_SEARCH_LEVELS = 4
 
 
 def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
-    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None. It is named
+    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None: the nearest
+    one there is, whatever it is (a dangling link or a FIFO is not passed over for one further
+    up, which would be compared in its place; reading it says what is wrong). It is named
     from ``log_path`` as given (relative when that is: :func:`_as_typed`); the folders searched are
     those above the log's resolved path.
 
@@ -34,7 +36,7 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
     folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
     for level in range(CAPTURE_SEARCH_LEVELS + 1):
         candidate = folder / CAPTURE_NAME
-        if candidate.is_file():
+        if os.path.lexists(candidate):  # not a file (a dangling link, a FIFO): its loader says why, once
             return _as_typed(log_path, level, candidate)
         if folder.parent == folder:
             break
@@ -55,8 +57,8 @@ def _as_typed(log_path: str | os.PathLike[str], level: int, found: Path) -> Path
     shown = Path(os.path.normpath(Path(log_path).parent.joinpath(*[os.pardir] * level, CAPTURE_NAME)))
     try:
         return shown if os.path.samefile(shown, found) else found
-    except (OSError, ValueError):
-        return found
+    except (OSError, ValueError):  # nothing readable there (a dangling link): the same folder names it
+        return shown if os.path.realpath(shown.parent) == os.path.realpath(found.parent) else found
 
 
 def capture_for(log_path: str | os.PathLike[str], given: str | os.PathLike[str] | None) -> Path | None:

@@ -22,10 +22,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,24 @@ def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         raise _error(path, where, "headers must be an object of name to value",
                      'write headers as {"content-type": "application/json", ...}')
-    return {str(k).lower(): str(v) for k, v in value.items()}
+    return _header_values(path, where, value.items(), 'write headers as {"content-type": "application/json", ...}')
+
+
+def _header_values(path: Path, where: str, pairs: Iterable[tuple[Any, Any]], hint: str) -> dict[str, str]:
+    """Header ``pairs`` as lower-cased names to text values: a null value is no header, a number is
+    its JSON digits; any other value that is no string (a list, an object, true) is a CaptureError
+    naming the header, never a Python repr taken for its value."""
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        if value is None:
+            continue
+        if not isinstance(name, str):
+            raise _error(path, where, "a header name is not a string", hint)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            shown = json.dumps(name[:80], ensure_ascii=True)
+            raise _error(path, where, f"header {shown} has a value that is not a string", hint)
+        headers[name.lower()] = value if isinstance(value, str) else json.dumps(value)
+    return headers
 
 
 def _jsonl_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
@@ -266,7 +284,8 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
     if not isinstance(value, list) or not all(isinstance(h, dict) and "name" in h for h in value):
         raise _error(path, where, "request.headers is not a list of {name, value}",
                      "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
-    return {str(h["name"]).lower(): str(h.get("value", "")) for h in value}
+    return _header_values(path, where, ((h["name"], h.get("value", "")) for h in value),
+                          "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
 
 
 def _har_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:

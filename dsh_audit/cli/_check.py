@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -219,8 +220,16 @@ def _step_summary(markdown: str) -> None:
     target = _step_summary_target()
     if target is None:
         return
+    try:  # opened without blocking: a FIFO no program reads is said at once, not waited on
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        reason = "no program is reading the FIFO" if exc.errno == errno.ENXIO else exc.strerror
+        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {reason}")
+        return
     try:
-        with open(target, "a", encoding="utf-8", errors="surrogateescape") as handle:
+        os.set_blocking(fd, True)
+        with open(fd, "a", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write(markdown)
     except OSError as exc:
         echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}")
@@ -305,8 +314,12 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
-                         (markdown_path, "Markdown summary"), (_step_summary_target(), "GITHUB_STEP_SUMMARY")):
+                         (markdown_path, "Markdown summary")):
         _guard(protected, target, what=what)
+    summary = _step_summary_target()
+    if summary is not None and protected.input_at(summary) is not None:  # else a failed append is a warning
+        raise UsageError(f"the GITHUB_STEP_SUMMARY would overwrite the input {protected.input_at(summary)}",
+                         path=summary, hint="write it to another path")
     policy = load_policy(policy_path)
     # read before any report is written: --json-report may name the baseline file, to update it
     baseline_path = baseline_path if baseline_path is not None else policy.baseline

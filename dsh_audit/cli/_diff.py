@@ -89,7 +89,7 @@ def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
               where: str) -> dict[str, list[str | os.PathLike[str]]]:
     """The logs to compare, by the capture each is compared with: all with ``given`` (--capture),
     else each with the wire.jsonl :func:`find_capture` finds beside it, as ``check`` finds it (a
-    note names each found; a log with none is said and left out).
+    log with none is said and left out; :func:`_compare` names each capture found once read).
 
     Raises:
         UsageError: no capture given and none found beside any log (the hint names --capture).
@@ -109,8 +109,6 @@ def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
                          hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
     for log in alone:
         echo_note(f"{log}: no capture given or found beside the log (wire.jsonl): not compared")
-    for capture, found_for in groups.items():
-        echo_note(f"capture {capture} found beside {len(found_for)} log(s) (--capture FILE names another)")
     return groups
 
 
@@ -174,8 +172,9 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     bad = False
     with log_progress(logs, label="diff", extra=2 * sum(weights.values())) as advance:
         for capture, its in groups.items():
-            rows, sessions, failed = _compare(capture, its, weights[capture], advance, adapter=adapter,
-                                              routes=routes, lenient=lenient, max_version=max_version)
+            rows, sessions, failed = _compare(capture, its, weights[capture], advance, found=capture_path is None,
+                                              adapter=adapter, routes=routes, lenient=lenient,
+                                              max_version=max_version)
             compared.append((capture, rows, sessions))
             bad = bad or failed
     rows = [row for _, found, _ in compared for row in found]
@@ -193,14 +192,17 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     return EXIT_OK if ok else EXIT_FINDINGS
 
 
-def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, advance: Callable[[int], None], *, adapter: str,
-             routes: str | None, lenient: bool, max_version: int) -> tuple[list[RequestDiff], dict[str, str], bool]:
-    """``logs`` compared with ``capture``: the rows, the path of each session id read, and whether
-    a log could not be read (its error said)."""
+def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, advance: Callable[[int], None], *,
+             found: bool, adapter: str, routes: str | None, lenient: bool,
+             max_version: int) -> tuple[list[RequestDiff], dict[str, str], bool]:
+    """``logs`` compared with ``capture`` (``found`` beside them: a note names it once read): the
+    rows, the path of each session id read, and whether a log could not be read (its error said)."""
     torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
     captures = load_capture(capture, warnings=torn)
     for warning in torn:
         echo_warning(warning)
+    if found:
+        echo_note(f"capture {capture} found beside {len(logs)} log(s) (--capture FILE names another)")
     advance(weight)
     requests: list[Request] = []
     sessions: dict[str, str] = {}

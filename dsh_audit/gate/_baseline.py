@@ -14,14 +14,13 @@ finding twice in a run needs it twice in the baseline).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
+from .._pyproject import ConfigFileError, read_json
 from ..errors import UsageError
 from ._model import CheckResult, Finding
 
@@ -29,6 +28,8 @@ __all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
 
 #: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path.
 FindingKey = tuple[str, str | None, int | None, int | None, str]
+#: The largest baseline read: a JSON report of tens of thousands of findings fits many times over.
+_LIMIT = 256 << 20
 _HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE"
 
 
@@ -104,15 +105,11 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
             (one error, exit 2, its hint naming ``--json-report``).
     """
     source = os.fspath(path)
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-        raise UsageError(f"cannot read the baseline: {reason}", path=source, hint=_HINT) from None
-    try:
-        document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise UsageError("the baseline is not JSON", path=source, hint=_HINT) from None
+    try:  # a regular file (a FIFO or device is refused unread), of at most _LIMIT bytes
+        document = read_json(source, what="baseline", limit=_LIMIT)
+    except ConfigFileError as exc:
+        message = exc.message.replace("cannot open: ", "cannot read the baseline: ", 1)
+        raise UsageError(message, path=source, line=exc.line, hint=_HINT) from None
     findings = document.get("findings") if isinstance(document, dict) else None
     tool = document.get("tool") if isinstance(document, dict) else None
     if (not isinstance(findings, list) or not isinstance(tool, dict) or tool.get("name") != "dsh-audit"
