@@ -246,9 +246,15 @@ def test_stats_totals_equal_summed_requests_and_cache(corpus_index: Path, monkey
     by_model: Counter[str] = Counter(r["header"]["config"]["model"] for r in rows)
     assert {m["model"]: m["requests"] for m in stats["by_model"]} == dict(by_model)
     assert sum(d["requests"] for d in stats["by_day"]) == len(rows)
-    worst = max(reports, key=lambda r: sum(r["lost_tokens_by_cause"].values()))
+    # ranked by what the losses cost, not by tokens (which do not compare across providers)
+    worst = max(reports, key=lambda r: r["lost_cost_usd"] or 0)
+    assert stats["top_sessions"][0]["lost_cost_usd"] == worst["lost_cost_usd"] > 0
     assert stats["top_sessions"][0]["lost_tokens"] == sum(worst["lost_tokens_by_cause"].values())
     assert len(stats["top_sessions"]) == 10
+    costs = [r["lost_cost_usd"] for r in stats["costliest_breaks"]]
+    # priced above $0, costliest first; then unknown (null); then $0
+    ranks = [(0, -cost) if cost else (1 if cost is None else 2, 0) for cost in costs]
+    assert len(costs) == 10 and ranks == sorted(ranks) and costs[0] > 0
 
 
 @needs_corpus

@@ -207,8 +207,8 @@ def test_summary_and_break_costs_equal_the_cache_ledger_for_a_corpus_log(tmp_pat
     browser.find_element(By.CSS_SELECTOR, "#overview .break-list a[href='#break-2']").click()
     assert _detail_heading(browser, "Request 2 · loop 2/1/1") == "Request 2 · loop 2/1/1"
     assert _rows(browser, "#detail table.cost tr[data-key]") == {
-        "model": "deepseek-v4-pro", "window": "off-peak", "sent": "2026-12-02T11:02:21Z", "cost": "$0.005311",
-        "break-cost": "$0.005063 (7936 lost of 7936 reusable token(s))"}
+        "model": "deepseek-v4-pro", "window": "off-peak", "sent": "2026-12-02T11:02:21Z", "cost": "$0.0053",
+        "break-cost": "$0.0051 (7936 lost of 7936 reusable token(s))"}
     # every request's cost is the ledger's: they add up to cache --json's session total
     data = build_report_data(run_check([log], policy=Policy()))["sessions"][0]
     assert round(sum(r["cost"]["total"] for r in data["requests"] if r["cost"]), 9) == cache["cost"]["cost_usd"]["total"]

@@ -174,6 +174,10 @@ breaks by cause,header_change,2,2,1920
 
 table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $,cost,breaks $
 sessions losing the most cached tokens,s-mixed,{path},5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.00056448,0.00130752,0.00056448
+
+table,session,path,request,model,cause,lost tokens,lost $
+costliest cache breaks,s-mixed,{path},2,deepseek-v4-flash,header_change,1920,0.00056448
+costliest cache breaks,s-mixed,{path},4,local-coder,header_change,0,0
 """
 
 MARKDOWN = r"""### i.sqlite: fleet totals
@@ -242,6 +246,17 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 | session | path | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost $ | cost | breaks $ |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | s-mixed | {path} | 5 | 4 | 8268 | 3968 | 48.0% | 23.2% | 1920 | $0.0006 | ≥$0.0013 | $0.0006 |
+
+ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens
+
+### costliest cache breaks
+
+| session | path | request | model | cause | lost tokens | lost $ |
+| --- | --- | ---: | --- | --- | ---: | ---: |
+| s-mixed | {path} | 2 | deepseek-v4-flash | header\_change | 1920 | $0.0006 |
+| s-mixed | {path} | 4 | local-coder | header\_change | 0 | $0.0000 |
+
+ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens
 """
 
 

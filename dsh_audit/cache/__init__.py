@@ -22,7 +22,8 @@ if typing.TYPE_CHECKING:
     from ._money import Costs, Rates, Tokens, usd_cost, usd_total
     from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, load_prices
     from ._rules import Breakpoints, CacheRule, load_rules, pyproject_zero_data_retention, rule_for
-    from ._session import account_log, cache_group, cache_report, ledger_group, session_transitions
+    from ._session import (account_alone, account_log, accounted, cache_group, cache_report, ledger_group,
+                           session_transitions)
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
     from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
     from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
@@ -57,7 +58,9 @@ __all__ = [
     "USAGE_GROUPS",
     "UsageRow",
     "UsageTable",
+    "account_alone",
     "account_log",
+    "accounted",
     "analyze_cache",
     "attribution_causes",
     "cache_group",
@@ -117,7 +120,9 @@ _LAZY = {
     "USAGE_GROUPS": "._usage",
     "UsageRow": "._usage",
     "UsageTable": "._usage",
+    "account_alone": "._session",
     "account_log": "._session",
+    "accounted": "._session",
     "analyze_cache": "._account",
     "attribution_causes": "._account",
     "cache_group": "._session",

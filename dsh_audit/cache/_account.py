@@ -38,7 +38,7 @@ from ..session import Bodies, logged_cache_read
 from ..wire import PromptPieces
 from ._prefix import Prompt, PromptBuilder, common_prefix, prefix_tokens, retention_body
 from ._report import BREAKS, LOST_UNKNOWN, CacheTotals, CacheVerdict, SessionCacheReport
-from ._ledger import logged_tokens, lost_cost, request_route_model
+from ._ledger import logged_tokens, lost_costs, priced_prompt, request_route_model
 from ._money import is_count
 from ._prices import PriceBook, Quote, load_prices
 from ._rules import Breakpoints, CacheRule, body_object, Retention, pyproject_zero_data_retention, rule_for
@@ -56,13 +56,6 @@ def _logged_prompt(request: Request) -> int | None:
         return None
     extra = (usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"))
     return tokens + sum(v for v in extra if is_count(v))  # a wrong-typed or negative bucket counts 0
-
-
-def _written(request: Request) -> int:
-    """The cache writes ``request``'s usage logged (0 when it logged none): its lost tokens are
-    billed as those writes first (:func:`~dsh_audit.cache._ledger.lost_split`)."""
-    tokens, _ = logged_tokens(request)
-    return tokens.cache_write if tokens is not None else 0
 
 
 def _field(item: Any, *names: str) -> Any:
@@ -476,8 +469,10 @@ class _Analyzer:
         classification, cause, lost = self.classify(
             rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
         billed, billed_model = request_route_model(request)
+        usage, unlogged = logged_tokens(request)
+        # at the rate its ledger entry is priced at: a tier prices the whole request
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
-                                  prompt_tokens=logged)  # a tier prices the whole request
+                                  prompt_tokens=priced_prompt(usage, unlogged))
         seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl, logged is not None, marks)
         if request.kind != "compaction":
             self.last[_chain(request)] = seen_now
@@ -486,17 +481,21 @@ class _Analyzer:
         kept = len(same)
         del same[:-self.lookback]
         _drop_runs(runs, kept - len(same))
-        # a break whose cache reads were not logged lost an unknown amount: no cost, never $0
+        # a break whose cache reads were not logged lost an unknown amount: no cost, never $0.
+        # Priced here once: the request's ledger entry takes the cost (price_entry). Its lost
+        # tokens were billed as its cache writes first (lost_split).
         lost_unknown = actual is None and classification in BREAKS
+        rate = price if isinstance(price, Quote) and not lost_unknown else None
+        priced = lost_costs(lost, rate, written=usage.cache_write if usage is not None else 0,
+                            retention=retention.name if retention else None) if rate is not None else None
         return CacheVerdict(
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
             model=model, family=rule.family, prompt_tokens=logged, counted_tokens=tokens,
             potential=potential, expected_any=expected_any, expected=expected, actual=actual,
             classification=classification, cause=cause, source_index=origin.request.index if origin else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
-            lost_cost=lost_cost(sum(lost.values()), price, written=_written(request),
-                                retention=retention.name if retention else None)
-            if isinstance(price, Quote) and not lost_unknown else None,
+            lost_cost=priced[0] if priced else None, lost_cost_by_cause=priced[1] if priced else None,
+            rate=rate,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
             ttl_seconds=ttl if retention else None,
             unpriced=LOST_UNKNOWN if lost_unknown else price if isinstance(price, str) else None)

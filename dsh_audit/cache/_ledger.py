@@ -37,7 +37,7 @@ index's ledger rows through the same sums), ``check`` and ``report`` agree.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -49,7 +49,7 @@ from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 
 __all__ = ["ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "logged_tokens", "lost_cost", "lost_split",
-           "price_entry", "request_route_model", "session_ledger"]
+           "lost_costs", "price_entry", "priced_prompt", "request_route_model", "session_ledger"]
 
 #: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
 #: API reported it, and then its ``inputTokens`` is the whole prompt (``llm-deepseek/src/translate.ts``
@@ -190,6 +190,15 @@ def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:
     return Tokens(miss or 0, read or 0, write or 0, output or 0, _count(usage.get("reasoningTokens")) or 0), unlogged
 
 
+def priced_prompt(tokens: Tokens | None, unlogged: tuple[str, ...]) -> int | None:
+    """The prompt tokens that select a request's long-context tier (:meth:`PriceBook.quote`), of
+    its :func:`logged_tokens`: cache-miss + cache-read + cache-write, None (base rates) when one of
+    them is not logged. Its cost and what it lost are priced at the one tier this gives."""
+    if tokens is None or {"inputTokens", "cacheReadTokens", "cacheWriteTokens"} & set(unlogged):
+        return None
+    return tokens.prompt
+
+
 def _unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
     """Why a request whose usage lacks the fields ``unlogged`` is not priced."""
     if unlogged == ("inputTokens", "cacheReadTokens") and request_provider(request) == NATIVE_DEEPSEEK:
@@ -202,14 +211,17 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                 sent: float | None = None, route: str | None = None) -> LedgerEntry:
     """Price one request (``verdict``: its cache verdict, whose lost tokens are priced too;
     ``sent``: its send time when the request carries none, as an importer's session gives;
-    ``route``: the wire API it went out by)."""
+    ``route``: the wire API it went out by).
+
+    What the request lost is priced once, by its cache verdict (:attr:`CacheVerdict.lost_cost_by_cause`,
+    :func:`lost_costs`), and taken from it when the verdict was priced at the rate this entry is
+    (the same table, model, send time, window and tier: always, in the pipeline); else (a verdict
+    judged without send times, or with another table) it is priced here at the entry's rate."""
     provider, model = request_route_model(request)
     sent = request.time.sent if request.time is not None else sent
     tokens, unlogged = logged_tokens(request)
     whole = tokens is not None and not unlogged
-    prompt = tokens.prompt if tokens is not None and not {"inputTokens", "cacheReadTokens",
-                                                          "cacheWriteTokens"} & set(unlogged) else None
-    quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=prompt)
+    quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=priced_prompt(tokens, unlogged))
     classification = verdict.classification if verdict else None
     lost = dict(verdict.lost) if verdict else {}
     lost_unknown = verdict.lost_unknown if verdict else False
@@ -221,6 +233,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                            classification=classification, lost=lost, cache_retention=retention, unpriced=quote,
                            unlogged=unlogged, lost_unknown=lost_unknown)
     # Made whole at once (not by a copy per field group): one entry per request.
+    judged = verdict.lost_cost_by_cause if verdict is not None and verdict.rate == quote else None
     cost = no_cache_cost = off_peak_cost = None
     if tokens is not None and whole:
         cost = Costs.of(tokens, quote.rates, quote.per, retention=retention)
@@ -234,8 +247,8 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                        tokens=tokens, cost=cost, route=route, classification=classification, lost=lost,
                        cache_retention=retention, billed_as=quote.billed_as, rate_source=quote.source,
                        rate_retrieved=quote.retrieved, rate_effective=quote.effective, tier=quote.tier,
-                       lost_cost=_lost_by_cause(lost, quote, written=tokens.cache_write if tokens else 0,
-                                                retention=retention),
+                       lost_cost=dict(judged) if judged is not None else lost_costs(
+                           lost, quote, written=tokens.cache_write if tokens else 0, retention=retention)[1],
                        cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None,
                        unpriced=None if whole else "usage not logged" if tokens is None else
                        _unlogged_reason(request, unlogged), unlogged=unlogged,
@@ -291,18 +304,32 @@ def lost_cost(tokens: int, quote: Quote, *, written: int = 0, retention: str | N
     return usd_cost(1, _lost_usd(tokens, quote, written, retention), quote.per)
 
 
-def _lost_by_cause(lost: dict[str, int], quote: Quote, *, written: int = 0,
-                   retention: str | None = None) -> dict[str, float]:
-    """:func:`lost_cost` of all the lost tokens, split by cause in proportion to their tokens,
-    the rounding remainder on the biggest cause, so the causes add up to it."""
+def lost_costs(lost: Mapping[str, int], quote: Quote, *, written: int = 0,
+               retention: str | None = None) -> tuple[float, dict[str, float]]:
+    """:func:`lost_cost` of all the ``lost`` tokens (cause -> tokens), and the same split by cause
+    in proportion to their tokens, the rounding remainder on the biggest cause, so the causes add
+    up to it: the one pricing of what a request lost (its cache verdict's, which its ledger entry
+    takes).
+
+    Example:
+        >>> from dsh_audit.cache import Quote, Rates
+        >>> rates = Rates(0.3, 0.006, 1.2)
+        >>> flash = Quote("deepseek", "deepseek-v4-flash", "deepseek-flash", "peak", rates, rates,
+        ...               1_000_000, "example", "2026-12-06")
+        >>> lost_costs({"prune": 1000, "cold_ttl": 333}, flash)
+        (0.000391902, {'prune': 0.000294, 'cold_ttl': 9.7902e-05})
+    """
     count = sum(lost.values())
+    if not count and quote.rates.cache_miss >= quote.rates.cache_read:  # most requests: $0 (a signed 0 else)
+        return 0.0, dict.fromkeys(lost, 0.0)
     whole = _lost_usd(count, quote, written, retention)
+    total = usd_cost(1, whole, quote.per)
     costs = {cause: usd_cost(1, whole * n / count, quote.per) if count else 0.0 for cause, n in lost.items()}
     if len(costs) > 1:
         biggest = max(sorted(lost), key=lambda cause: lost[cause])
         rest = usd_total(v for k, v in costs.items() if k != biggest)
-        costs[biggest] = usd_total([usd_cost(1, whole, quote.per), -rest])
-    return costs
+        costs[biggest] = usd_total([total, -rest])
+    return total, costs
 
 
 class LedgerTotals(CostSums):

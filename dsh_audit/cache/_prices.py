@@ -42,7 +42,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,8 +80,13 @@ _OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
 #: Largest rate accepted, USD per ``per_tokens`` tokens (far above any list price; keeps costs finite).
 _MAX_RATE = 1e9
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d\d-\d\d)$")
-#: How many answers :meth:`PriceBook.quote` keeps (a few requests' worth is all it reuses).
+#: How many answers :meth:`PriceBook.quote` keeps of each kind (a session's few models and tiers
+#: in a few windows is all it reuses).
 _QUOTES_LIMIT = 1024
+#: Seconds a memoised peak-window answer keeps clear of the edges of the span it holds over
+#: (:meth:`_Window.span`): a send time that near an edge is judged afresh.
+_EDGE = 1e-3
+_EPOCH_DAY = date(1970, 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +109,7 @@ class _Period:
 
     def tier(self, prompt_tokens: int | None) -> _Tier | None:
         """The tier that prices a request of ``prompt_tokens`` prompt tokens (None: base rates)."""
-        if prompt_tokens is None:
+        if prompt_tokens is None or not self.tiers:
             return None
         return max((t for t in self.tiers if prompt_tokens > t.above), key=lambda t: t.above, default=None)
 
@@ -125,6 +130,27 @@ class _Window:
         if local.weekday() not in self.days or local.date().isoformat() in self.holidays:
             return OFF_PEAK
         return PEAK if any(a <= minute < b for a, b in self.hours) else OFF_PEAK
+
+    def span(self, when: float) -> tuple[float, float]:
+        """Send times around ``when`` that :meth:`at` answers alike for (``start <= t < end``):
+        ``when``'s local day between the two peak-hour edges around it, less :data:`_EDGE` at
+        each end (the wall clock is read rounded to the microsecond); empty when it cannot be read.
+
+        Example:
+            >>> w = _Window(0.0, 480, ((540, 720),), frozenset(range(5)), frozenset())
+            >>> w.at(1796209398.0), w.span(1796209398.0)  # a Wednesday, 19:03 at +08:00: from 12:00 to midnight
+            ('off-peak', (1796184000.001, 1796227199.999))
+        """
+        shift = self.offset * 60
+        local = utc_moment(when + shift)
+        if local is None:
+            return 0.0, 0.0
+        midnight = (local.date() - _EPOCH_DAY).days * 86400 - shift  # the local day's start, as a send time
+        minute = local.hour * 60 + local.minute
+        edges = (0, 24 * 60, *(edge for hours in self.hours for edge in hours))
+        start = max(edge for edge in edges if edge <= minute)
+        end = min(edge for edge in edges if edge > minute)
+        return midnight + start * 60 + _EDGE, midnight + end * 60 - _EDGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +174,19 @@ class Quote:
     retrieved: str
     effective: str | None = None
     tier: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """What a (provider, model) is priced from at send times ``start <= t < end``: the provider
+    table and model name it is billed as (an alias resolved) and the period of rates in force,
+    the same for every such time (no period of the alias chain begins or ends inside)."""
+
+    start: float
+    end: float
+    table: str
+    name: str
+    period: _Period
 
 
 @dataclass
@@ -174,11 +213,18 @@ class PriceBook:
     currency: str = "USD"
     note: str = ""
     files: tuple[str, ...] = ()
-    # What :meth:`quote` answered, by its arguments (a request is quoted by its cache verdict and
-    # again by its ledger entry, and a session's model rarely changes), and the table and model
-    # name each (provider, model) pair is priced from; emptied whole past :data:`_QUOTES_LIMIT`.
-    _quotes: dict[tuple[Any, ...], Quote | str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # What :meth:`quote` resolved, memoised (each emptied whole past :data:`_QUOTES_LIMIT`): the
+    # table and model name each (provider, model) pair is priced from; the span of send times its
+    # rates were last resolved for (a session's requests run forward in time, mostly inside one
+    # period); each provider's last peak-window answer with the send times it holds for; and the
+    # quotes made, by (period, model, window, tier). Effective dates and windows are still
+    # judged at each request's send time: a memo answers only for times it holds for.
     _tables: dict[tuple[str | None, str], tuple[str, str] | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _spans: dict[tuple[str | None, str], _Span] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _windows: dict[str, tuple[float, float, str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _quotes: dict[tuple[int, str, str, int | None], tuple[_Period, Quote]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
     def window(self, provider: str, when: float | None) -> str:
@@ -186,8 +232,23 @@ class PriceBook:
         table = self.providers.get(provider)
         if when is None or table is None:
             return STANDARD
-        current = [w for w in table.windows if w.start <= when]
-        return current[-1].at(when) if current else STANDARD
+        memo = self._windows.get(provider)
+        if memo is not None and memo[0] <= when < memo[1]:
+            return memo[2]
+        windows = table.windows
+        count = sum(1 for w in windows if w.start <= when)  # sorted by start: those in force so far
+        end = windows[count].start if count < len(windows) else math.inf
+        if not count:
+            found, start = STANDARD, -math.inf
+        else:
+            current = windows[count - 1]
+            found = current.at(when)
+            start, until = current.span(when)
+            start, end = max(start, current.start), min(end, until)
+        if len(self._windows) >= _QUOTES_LIMIT:
+            self._windows.clear()
+        self._windows[provider] = (start, end, found)
+        return found
 
     def _find(self, provider: str, model: str) -> str | None:
         models = self.providers[provider].models
@@ -204,14 +265,18 @@ class PriceBook:
 
         ``prompt_tokens`` (cache-miss + cache-read + cache-write, as logged) selects a long-context
         tier; None prices at the base rates."""
-        key = (provider, model, when, prompt_tokens)
-        found = self._quotes.get(key)
-        if found is None:
-            found = self._quote(provider, model, when, prompt_tokens)
-            if len(self._quotes) >= _QUOTES_LIMIT:
-                self._quotes.clear()
-            self._quotes[key] = found
-        return found
+        if not model:
+            return "no model"
+        if when is None:
+            return f"no price for model {model!r}" if self._table(provider, model) is None else \
+                "no timestamp to date the rate"
+        span = self._spans.get((provider, model))
+        if span is None or not span.start <= when < span.end:
+            found = self._span(provider, model, when)
+            if isinstance(found, str):
+                return found
+            span = found
+        return self._quote(span, model, when, prompt_tokens)
 
     def _table(self, provider: str | None, model: str) -> tuple[str, str] | None:
         """The provider table and model name ``model`` through ``provider`` is priced from, if any:
@@ -227,33 +292,52 @@ class PriceBook:
         self._tables[key] = found
         return found
 
-    def _quote(self, provider: str | None, model: str | None, when: float | None,
-               prompt_tokens: int | None) -> Quote | str:
-        if not model:
-            return "no model"
+    def _span(self, provider: str | None, model: str, when: float) -> _Span | str:
+        """The rates ``model`` through ``provider`` is priced from at ``when`` and the send times
+        they hold for (:class:`_Span`, kept for the next request), or why it is unpriced."""
         found = self._table(provider, model)
         if found is None:
             return f"no price for model {model!r}"
-        if when is None:
-            return "no timestamp to date the rate"
         table, name = found
+        start, end = -math.inf, math.inf
         for _ in range(8):
-            periods = [p for p in self.providers[table].models[name] if p.start <= when]
-            if not periods:
+            periods = self.providers[table].models[name]
+            count = sum(1 for p in periods if p.start <= when)  # sorted by start: those begun by then
+            if not count:
                 return f"no rate for {name!r} (provider {table}) in force on {_iso(when)[:10]}"
-            period = periods[-1]
+            period = periods[count - 1]
+            start = max(start, period.start)
+            if count < len(periods):
+                end = min(end, periods[count].start)
             if period.billed_as is not None or period.rates is None:
                 name = period.billed_as or name
                 continue
-            window = self.window(table, when)
-            tier = period.tier(prompt_tokens)
-            base, off_peak = (tier.rates, tier.off_peak) if tier else (period.rates, period.off_peak)
-            rates = off_peak if window == OFF_PEAK and off_peak else base
-            return Quote(table, model, name, window, rates, off_peak or base, self.per,
-                         tier.source if tier else period.source, period.retrieved,
-                         _iso(period.start) if math.isfinite(period.start) else None,
-                         tier.above if tier else None)
+            span = _Span(start, end, table, name, period)
+            if len(self._spans) >= _QUOTES_LIMIT:
+                self._spans.clear()
+            self._spans[(provider, model)] = span
+            return span
         return f"'billed_as' loops from {model!r}"
+
+    def _quote(self, span: _Span, model: str, when: float, prompt_tokens: int | None) -> Quote:
+        """The quote of a request to ``model`` priced from ``span`` at ``when``: its window and tier."""
+        period = span.period
+        window = self.window(span.table, when)
+        tier = period.tier(prompt_tokens)
+        key = (id(period), model, window, tier.above if tier else None)
+        made = self._quotes.get(key)
+        if made is not None and made[0] is period:
+            return made[1]
+        assert period.rates is not None  # a period with no rates is an alias, resolved by _span
+        base, off_peak = (tier.rates, tier.off_peak) if tier else (period.rates, period.off_peak)
+        rates = off_peak if window == OFF_PEAK and off_peak else base
+        quote = Quote(span.table, model, span.name, window, rates, off_peak or base, self.per,
+                      tier.source if tier else period.source, period.retrieved,
+                      _iso(period.start) if math.isfinite(period.start) else None, tier.above if tier else None)
+        if len(self._quotes) >= _QUOTES_LIMIT:
+            self._quotes.clear()
+        self._quotes[key] = (period, quote)
+        return quote
 
     @property
     def fingerprint(self) -> str:

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._money import Priced
+
+if TYPE_CHECKING:
+    from ._prices import Quote
 
 __all__ = ["BREAKS", "CLASSIFICATIONS", "CacheTotals", "CacheVerdict", "SessionCacheReport"]
 
@@ -52,7 +55,12 @@ class CacheVerdict:
             on its date; not in the JSON of ``cache``'s timeline, whose ``lost_cost`` is null).
             A break whose cache reads were not logged lost an unknown amount
             (:attr:`lost_unknown`): ``lost`` is empty (null in the JSON), ``lost_cost`` None and
-            ``unpriced`` :data:`LOST_UNKNOWN`, never 0.
+            ``unpriced`` :data:`LOST_UNKNOWN`, never 0. A request that is no break whose cache
+            reads were not logged (``usage_unknown``) lost nothing: no shortfall of a read can
+            be measured, so ``lost`` is empty, not unknown (``docs/cache-accounting.md``).
+        lost_cost_by_cause: ``lost_cost`` per cause (the causes add up to it; None with it);
+            ``rate``: the quote both were priced at (None: unpriced). Neither is in the JSON: the
+            request's ledger entry takes them (:func:`dsh_audit.cache.price_entry`).
         prompt_source: ``wire:<adapter>`` when the rendered body was compared, else ``json``.
         cache_retention: the retention the request's rendered body asks for when it is not its
             rule's default (:class:`dsh_audit.cache.Retention`: ``1h``, ``24h`` or ``none``), with the
@@ -83,6 +91,8 @@ class CacheVerdict:
     cache_retention: str | None = None
     ttl_seconds: float | None = None
     unpriced: str | None = None
+    lost_cost_by_cause: dict[str, float] | None = None
+    rate: Quote | None = field(default=None, compare=False, repr=False)
 
     @property
     def lost_unknown(self) -> bool:

@@ -376,6 +376,16 @@ def key_objects(body: bytes, key: str) -> Iterator[tuple[bytes, dict[str, Any]]]
     ``"key":{`` is a ``key`` member wherever it occurs; as :func:`dsh_audit.wire.without_cache_markers`
     drops every such member, every one counts, at any depth. Each search starts at the last
     one's end.
+
+    A slice holds no ``}`` but its last, yet may be as long as the body (a member whose value
+    runs on in strings and arrays): its size is checked before orjson parses it
+    (:func:`dsh_audit.log.ensure_room`, as :func:`body_object` checks the body: orjson crashes
+    when it runs out of memory under a limit; a ``MemoryError`` then says so in one line).
+
+    Example:
+        >>> [v for _, v in key_objects(b'{"a":{"cache_control":{"ttl":"1h"}},"cache_control":{"x":{}}}',
+        ...                            "cache_control")]
+        [{'ttl': '1h'}, {}]
     """
     opening = f'"{key}":{{'.encode()
     at = body.find(opening)
@@ -385,6 +395,7 @@ def key_objects(body: bytes, key: str) -> Iterator[tuple[bytes, dict[str, Any]]]
         if end < 0:
             return
         text = body[start:end + 1]
+        ensure_room(text)  # a memory limit that cannot hold its parse: MemoryError, never a crash
         try:
             value = orjson.loads(text)
         except ValueError:  # a nested object: no TTL field read

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..attribution import Transition, attribute, attribute_log, attribute_opened, attribute_sessions
+from ..attribution import (SessionAttribution, Transition, attribute, attribute_log, attribute_opened,
+                           attribute_sessions)
 from ..capture import capture_for
 from ..errors import CaptureError, DshAuditError
 from ..log import Event, SessionLog
@@ -22,7 +23,8 @@ from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices
 
-__all__ = ["account_log", "accounted", "cache_group", "cache_report", "ledger_group", "session_transitions"]
+__all__ = ["account_alone", "account_log", "accounted", "cache_group", "cache_report", "ledger_group",
+           "session_transitions"]
 
 
 def session_transitions(session: Session, parent: Session | None = None) -> list[Transition] | None:
@@ -142,6 +144,7 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,
+              found: Mapping[str, SessionAttribution] | None = None,
               **options: Any) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
     """Each given log of an opened group with its cache report (``options`` as :func:`cache_report`;
     breaks attributed as ``dsh-audit breaks`` does, a child with its parent, each log compared with
@@ -151,15 +154,22 @@ def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | o
     log becomes (a capture that cannot be read is that error for every log of the group). A fork
     or subagent child whose parent the group read is judged against the parent's request it
     continues (:func:`cache_report`'s ``parent``).
+
+    ``found``: the group's attribution when the caller made it already (log path -> attribution,
+    :func:`~dsh_audit.attribution.attribute_opened`'s, which raises the capture's error itself),
+    so it is not made twice (``dsh-audit breaks --cost`` lists it): then only the logs it holds
+    are accounted, and each other log is given with None (an imported log, which attribution
+    refuses).
     """
     failed: CaptureError | None = None
+    given_found = found is not None
     try:
-        found = attribute_opened(group, capture=capture) if attribution else {}
+        found = found if found is not None else attribute_opened(group, capture=capture) if attribution else {}
     except CaptureError as exc:  # a capture that cannot be read: the accounting of every log of the group fails
         found, failed = {}, exc
     by_id = {session.id: session for session in group.sessions}
     for item in group.given:
-        if isinstance(item, Failure):
+        if isinstance(item, Failure) or (given_found and item.path not in found):
             yield item, None
             continue
         if failed is not None:
@@ -191,9 +201,9 @@ def cache_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     judged, and its report keeps none (only their totals); other logs' reports keep theirs.
     """
     headers = Headers(lenient=lenient, max_version=max_version)
-    streamed = _alone(paths, headers, prices=prices, prices_path=prices_path, routes=routes, unit=unit,
-                      tokenizer=tokenizer, wire=wire, capture=capture, on_verdict=on_verdict,
-                      zero_data_retention=zero_data_retention) if attribution else None
+    streamed = account_alone(paths, headers, prices=prices, prices_path=prices_path, routes=routes, unit=unit,
+                             tokenizer=tokenizer, wire=wire, capture=capture, on_verdict=on_verdict,
+                             zero_data_retention=zero_data_retention) if attribution else None
     if streamed is not None:
         return _pick(streamed, 0)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
@@ -283,14 +293,21 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
 
 
-def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
-           prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
-           tokenizer: str = "auto", wire: bool = True, capture: str | os.PathLike[str] | None = None,
-           on_verdict: Callable[[str, CacheVerdict], None] | None = None, zero_data_retention: bool | None = None,
-           ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
+def account_alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices: PriceBook | None,
+                  prices_path: str | None = None, routes: str | None = None, unit: int | None = None,
+                  tokenizer: str = "auto", wire: bool = True, capture: str | os.PathLike[str] | None = None,
+                  on_verdict: Callable[[str, CacheVerdict], None] | None = None,
+                  zero_data_retention: bool | None = None, keep: bool = True,
+                  on_transition: Callable[[Transition], None] | None = None,
+                  on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
+                  ) -> GroupResult[tuple[SessionCacheReport, SessionLedger]] | None:
     """:func:`account_log` for a group that is one log with no parent and no capture (``capture``
     given, or one found beside it) (its header read by ``headers``, then handed over); None for any
-    other group (read whole, with ``headers``, and compared with its capture)."""
+    other group (read whole, with ``headers``, and compared with its capture). A price table
+    (``prices``, else loaded from ``prices_path``) or route file that cannot be read is the log's
+    :class:`Failure`. ``keep``, ``on_transition`` and ``on_judged`` as :func:`account_log`'s;
+    ``on_verdict`` hands each verdict over with the log's path, and keeps none (``on_judged`` is
+    then not called)."""
     if capture_for(paths[0], capture) is not None:
         return None
     log = headers.lone_root(paths)
@@ -302,13 +319,15 @@ def _alone(paths: Sequence[str | os.PathLike[str]], headers: Headers, *, prices:
     except DshAuditError as exc:  # a bad --prices or --routes file: this log's error, as reading it whole gives
         log.close()
         return GroupResult([Failure(log.path, exc, tuple(log.warnings), log.header.id)])
-    if on_verdict is None:
-        return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book,
-                           zero_data_retention=zero_data_retention)
-    path, hand = log.path, on_verdict
-    return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book, keep=False,
-                       on_judged=lambda _request, verdict, _entry: hand(path, verdict),
-                       zero_data_retention=zero_data_retention)
+    if on_verdict is not None:
+        path, hand = log.path, on_verdict
+        keep = False
+
+        def on_judged(_request: Request, verdict: CacheVerdict, _entry: LedgerEntry) -> None:
+            hand(path, verdict)
+
+    return account_log(log, config=config, unit=unit, tokenizer=tokenizer, wire=wire, prices=book, keep=keep,
+                       on_transition=on_transition, on_judged=on_judged, zero_data_retention=zero_data_retention)
 
 
 def _pick(result: GroupResult[tuple[SessionCacheReport, SessionLedger]], at: int) -> GroupResult[Any]:
@@ -327,8 +346,8 @@ def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, 
     its breaks lost. ``routes``: a route configuration file, as for :func:`cache_group` (its
     retention changes a body's cache TTL and write rate); ``zero_data_retention`` as for :func:`cache_report`."""
     headers = Headers(lenient=lenient, max_version=max_version)
-    streamed = _alone(paths, headers, prices=prices, routes=routes, unit=unit, tokenizer=tokenizer,
-                      wire=wire, capture=capture, zero_data_retention=zero_data_retention) if breaks else None
+    streamed = account_alone(paths, headers, prices=prices, routes=routes, unit=unit, tokenizer=tokenizer,
+                             wire=wire, capture=capture, zero_data_retention=zero_data_retention) if breaks else None
     if streamed is not None:
         return _pick(streamed, 1)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)

@@ -16,8 +16,8 @@ from ..attribution import (SessionAttribution, Transition, attribute_opened, att
                            refuse_imported)
 from ..capture import capture_for
 from ..errors import DshAuditError
-from ..log import SessionLog, discover
-from ..session import Failure, GroupResult, Headers, Session, open_group, routes_from, run_groups
+from ..log import discover
+from ..session import Failure, GroupResult, Headers, Session, open_group, run_groups
 from ..report import dumps_line
 from ..report.terminal import Amount, fit_lines, listing_format, page_listing, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
@@ -150,46 +150,12 @@ def _account_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool, ma
                    every: bool) -> GroupResult[_Attributed]:
     """Attribute a group of neighbouring logs as ``breaks`` always did (:func:`dsh_audit.attribution.attribute_group`:
     each log read once, a child with its parent, compared with its capture) and account each one's
-    prefix cache as ``cache`` does, on the same read (:func:`dsh_audit.cache.account_log` for a log
-    read while it is replayed, else :func:`dsh_audit.cache.cache_report` over the opened session and
-    the transitions just found): the verdicts are ``cache``'s, not a second reckoning. Keeps the
-    verdicts of the breaks (``every``: of every request). A task of :func:`dsh_audit.session.run_groups`."""
+    prefix cache on the same read by ``cache``'s own functions: :func:`dsh_audit.cache.account_alone`
+    for a log read while it is replayed, else :func:`dsh_audit.cache.accounted` over the opened
+    group and the transitions just found. The verdicts are ``cache``'s, not a second reckoning.
+    Keeps the verdicts of the breaks (``every``: of every request). A task of
+    :func:`dsh_audit.session.run_groups`."""
     headers = Headers(lenient=lenient, max_version=max_version)
-    log = headers.lone_root(paths) if capture_for(paths[0], capture) is None else None
-    if log is not None:
-        return _account_streamed(log, routes=routes, prices=prices, zero_data_retention=zero_data_retention,
-                                 every=every)
-    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
-    found = attribute_opened(group, capture=capture)
-    by_id = {session.id: session for session in group.sessions}
-    items: list[_Attributed | Failure] = []
-    for item in group.given:
-        if not isinstance(item, Session) or item.imported:
-            items.append(refuse_imported(item))  # type: ignore[arg-type]
-            continue
-        attribution = found[item.path]
-        parent = by_id.get(item.header.parent_session) if item.header.parent_session else None
-        try:  # as `cache` accounts it (dsh_audit.cache.accounted): the transitions found above
-            report = cache.cache_report(item, attribution=list(attribution.transitions), parent=parent, prices=prices,
-                                  zero_data_retention=zero_data_retention)
-        except DshAuditError as exc:  # the breaks stand without it
-            items.append(_Attributed(attribution, missing=f"its cache was not accounted: {exc.message}"))
-            continue
-        listed = {t.request for t in attribution.transitions if every or t.is_break}
-        items.append(_Attributed(attribution, {v.index: v for v in report.verdicts if v.index in listed}))
-    return GroupResult.of(group, items)
-
-
-def _account_streamed(log: SessionLog, *, routes: str | None, prices: PriceBook, zero_data_retention: bool | None,
-                      every: bool) -> GroupResult[_Attributed]:
-    """:func:`_account_group` of a log given alone that is no fork or subagent child and has no
-    capture: attributed and accounted while it is replayed, keeping only the listed transitions'
-    verdicts."""
-    try:
-        config = routes_from(routes, log=log.path)
-    except BaseException:
-        log.close()
-        raise
     transitions: list[Transition] = []
     listed: set[int] = set()
     verdicts: dict[int, CacheVerdict] = {}
@@ -203,13 +169,30 @@ def _account_streamed(log: SessionLog, *, routes: str | None, prices: PriceBook,
         if verdict.index in listed:  # a request is judged once its transition is known
             verdicts[verdict.index] = verdict
 
-    result = cache.account_log(log, prices=prices, config=config, zero_data_retention=zero_data_retention, keep=False,
-                         on_transition=transition, on_judged=judged)
-    item = result.items[0]
-    if isinstance(item, Failure):
-        return GroupResult([item], result.orphans, result.ids, result.route_warnings)
-    attribution = SessionAttribution(log.header.id, log.path, tuple(sorted(transitions, key=lambda t: t.request)))
-    return GroupResult([_Attributed(attribution, verdicts)], result.orphans, result.ids, result.route_warnings)
+    streamed = cache.account_alone(paths, headers, prices=prices, routes=routes, capture=capture,
+                                   zero_data_retention=zero_data_retention, keep=False,
+                                   on_transition=transition, on_judged=judged)
+    if streamed is not None:  # a log given alone that is no fork or subagent child and has no capture
+        first = streamed.items[0]
+        one = first if isinstance(first, Failure) else _Attributed(
+            SessionAttribution(first[0].session_id, first[0].path, tuple(sorted(transitions, key=lambda t: t.request))),
+            verdicts)
+        return GroupResult([one], streamed.orphans, streamed.ids, streamed.route_warnings)
+    group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
+    found = attribute_opened(group, capture=capture)  # a capture that cannot be read: the group's error
+    items: list[_Attributed | Failure] = []
+    for item, report in cache.accounted(group, found=found, prices=prices, zero_data_retention=zero_data_retention):
+        if not isinstance(item, Session) or item.imported:
+            items.append(refuse_imported(item))  # type: ignore[arg-type]
+            continue
+        attribution = found[item.path]
+        if isinstance(report, DshAuditError):  # the breaks stand without it
+            items.append(_Attributed(attribution, missing=f"its cache was not accounted: {report.message}"))
+            continue
+        shown = {t.request for t in attribution.transitions if every or t.is_break}
+        judged_here = report.verdicts if report is not None else ()
+        items.append(_Attributed(attribution, {v.index: v for v in judged_here if v.index in shown}))
+    return GroupResult.of(group, items)
 
 
 def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, routes: str | None,

@@ -40,6 +40,11 @@ _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
 # A group of requests whose model (or day) the log does not say: as `usage --by model|day` names it.
 _UNKNOWN = "unknown"
 _BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
+# How the top sessions and the costliest breaks are ordered (tokens do not compare across
+# providers): as :attr:`FleetStats.top_sessions` says.
+_RANK_NOTE = "ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens"
+_BREAK_COLUMNS = ("request", "model", "cause", "lost tokens", "lost $")
+_BREAK_DROPPABLE = ("path", "model")
 
 
 def _rates(prices: Sequence[tuple[str, ...] | None]) -> tuple[str, str]:
@@ -299,37 +304,61 @@ def _print_stats(stats: FleetStats) -> None:
     rows = [(r["session_id"], r["path"], *_measures(r), _priced(r, r["cost_usd"]),
              _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
-    caption = None
-    if listing_format() == "table" and not _fits(columns, rows):
-        names = short_ids(str(row[0]) for row in rows)
-        shortened = [(names[str(row[0])], *row[1:]) for row in rows]
-        if shortened != rows:
-            rows, caption = shortened, "session: shortest unique prefix (--json for whole ids)"
-    print_table("sessions losing the most cached tokens", columns, rows, droppable=_MEASURE_DROPPABLE, caption=caption)
+    rows, short = _short_sessions(columns, rows, _MEASURE_DROPPABLE)
+    print_table("sessions losing the most cached tokens", columns, rows, droppable=_MEASURE_DROPPABLE,
+                caption="; ".join(text for text in (_RANK_NOTE if rows else None, short) if text) or None)
+    columns = ("session", "path", *_BREAK_COLUMNS)
+    rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
+             Amount(r["lost_tokens"], "?" if r["lost_tokens"] is None else str(r["lost_tokens"])),
+             _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
+    rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE)
+    print_table("costliest cache breaks", columns, rows, droppable=_BREAK_DROPPABLE,
+                caption="; ".join(text for text in (_RANK_NOTE if rows else None, short) if text) or None)
 
 
-def _fits(columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> bool:
+def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
+                    droppable: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
+    """``rows`` (session id first) with each id shortened to its shortest unique prefix among them,
+    and the caption saying so, when a table of them would not fit the terminal with whole ids."""
+    if listing_format() != "table" or _fits(columns, rows, droppable):
+        return rows, None
+    names = short_ids(str(row[0]) for row in rows)
+    shortened = [(names[str(row[0])], *row[1:]) for row in rows]
+    if shortened == rows:
+        return rows, None
+    return shortened, "session: shortest unique prefix (--json for whole ids)"
+
+
+def _fits(columns: tuple[str, ...], rows: list[tuple[Any, ...]], droppable: tuple[str, ...]) -> bool:
     """Whether the columns a narrow terminal keeps fit on one line a row, session ids whole (the
     compact table's spacing; a header may wrap at its spaces)."""
     widths = [max([*(len(word) for word in column.split()), *(len(table_cell(row[at])) for row in rows)])
-              for at, column in enumerate(columns) if column not in _MEASURE_DROPPABLE]
+              for at, column in enumerate(columns) if column not in droppable]
     return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 
 
 @click.command("stats")
 @click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
-              help="How many sessions the top-losses list shows.")
+              help="How many sessions, and how many breaks, the costliest-losses lists show.")
 @listing_options
 def stats_command(db: str, top: int, as_json: bool) -> int:
     """Answer fleet questions from an index made by `dsh-audit index`.
 
     Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
     `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
-    the sessions that lost the most cached tokens (with what each cost), and what the fleet cost
-    (total, by bucket, at long-context tier rates, per model, with no cache, off-peak, and what
-    cache losses and breaks cost) from the priced ledger `index` stored, without reading the logs
-    again. --json prints one object.
+    the --top sessions whose cache losses cost the most (with what each cost) and the --top
+    costliest cache breaks of all sessions (session, request: the "#" of `dsh-audit requests`,
+    model, cause, lost tokens and their cost), and what the fleet cost (total, by bucket, at
+    long-context tier rates, per model, with no cache, off-peak, and what cache losses and breaks
+    cost) from the priced ledger `index` stored, without reading the logs again. --json prints
+    one object (the breaks as "costliest_breaks").
+
+    Sessions and breaks are ranked by what their lost tokens cost, not by the tokens: a cached
+    token of one model can cost many times one of another. First those whose loss was priced,
+    costliest first (a lower bound "≥$x" by its x); then those whose loss has no known price
+    ("$?": a model the price table does not know, or a break whose cache reads were not logged),
+    most lost tokens first; then those that lost nothing. The tables' captions say so.
 
     Columns: "reads logged" the requests whose usage records cache reads, and "prompt" their
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over

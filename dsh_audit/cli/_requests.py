@@ -23,7 +23,9 @@ from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_
 
 __all__ = ["requests_command", "show_command"]
 
-_COLUMNS = ("#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "output", "finish")
+# "cache write" only for a log with a request that logged cache writes (:func:`_writes`).
+_COLUMNS: tuple[str, ...] = ("#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "cache write",
+                             "output", "finish")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words.
 _DROPPABLE = ("finish", "header")
 
@@ -40,6 +42,21 @@ def _tokens(usage: dict[str, Any] | None, key: str) -> Amount:
     return _count(usage.get(key) if usage else None)
 
 
+def _written(usage: dict[str, Any] | None) -> Amount:
+    """The cache-write tokens of a logged usage: its ``cacheWriteTokens``; 0 when the usage holds
+    its ``inputTokens`` but no such field (DSH's adapters write it only when above 0: pi-ai's
+    ``mapUsage``, and the DeepSeek adapter, whose provider bills no cache writes, never); ``?``
+    when the request logged no usage, as the ledger reads it (``dsh-audit usage``).
+
+    Example:
+        >>> [_written(u).text for u in ({"inputTokens": 10, "cacheWriteTokens": 8019}, {"inputTokens": 9}, None)]
+        ['8019', '0', '?']
+    """
+    if usage and "cacheWriteTokens" in usage:
+        return _count(usage["cacheWriteTokens"])
+    return _count(0 if isinstance(usage, dict) and "inputTokens" in usage else None)
+
+
 def _row(request: Request) -> tuple[object, ...]:
     where = place_text(request.turn, request.step, request.attempt)
     header = "-" if request.header_seq is None else f"{request.header_seq} {request.header_reason or ''}".strip()
@@ -47,22 +64,30 @@ def _row(request: Request) -> tuple[object, ...]:
     finish = (request.finish or {}).get("kind", "") if isinstance(request.finish, dict) else ""
     read = logged_cache_read(request)  # a pi-ai route's missing bucket is its 0, as in `cache`
     return (request.index, where, request.kind, header, request.message_count,
-            _tokens(usage, "inputTokens"), _count(read), _tokens(usage, "outputTokens"), finish)
+            _tokens(usage, "inputTokens"), _count(read), _written(usage), _tokens(usage, "outputTokens"), finish)
+
+
+def _writes(request: Request) -> bool:
+    """Whether ``request``'s logged usage records cache writes: a log with one shows the "cache
+    write" column (DSH's DeepSeek adapter never logs one)."""
+    usage = request.usage or request.message_usage
+    return isinstance(usage, dict) and "cacheWriteTokens" in usage
 
 
 #: The columns the total row sums (each a count a request may not have logged).
-_SUMMED = ("input", "cache read", "output")
+_SUMMED = ("input", "cache read", "cache write", "output")
 
 
-def _total_row(rows: Sequence[tuple[Any, ...]]) -> tuple[tuple[object, ...], str | None]:
+def _total_row(rows: Sequence[tuple[Any, ...]],
+               columns: Sequence[str] = _COLUMNS) -> tuple[tuple[object, ...], str | None]:
     """The table's last row, ``total`` (under "turn/step/try"): the tokens of :data:`_SUMMED` summed over the requests that
     logged each (``?`` when none did), as `usage` sums them; and the caption saying so when some
-    did not (None when every request logged every one)."""
-    total: list[object] = [""] * len(_COLUMNS)
-    total[_COLUMNS.index("turn/step/try")] = "total"  # "#" stays a column of numbers, as narrow as they are
+    did not (None when every request logged every one). ``columns``: those of ``rows``."""
+    total: list[object] = [""] * len(columns)
+    total[columns.index("turn/step/try")] = "total"  # "#" stays a column of numbers, as narrow as they are
     short = False
-    for name in _SUMMED:
-        at = _COLUMNS.index(name)
+    for name in (name for name in _SUMMED if name in columns):
+        at = columns.index(name)
         known = [cell.value for row in rows
                  if isinstance(cell := row[at], Amount) and isinstance(cell.value, int)]
         short = short or len(known) < len(rows)
@@ -83,6 +108,7 @@ class _View:
     session_id: str = ""
     rows: tuple[tuple[Any, ...], ...] = ()
     caption: str | None = None
+    writes: bool = False  # a request logged cache writes: the "cache write" column is shown
 
 
 def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, streamed: bool = False) -> _View:
@@ -93,14 +119,17 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     :class:`~dsh_audit._spool.LineSpool`)."""
     lines: LineSpool | list[str] = LineSpool() if streamed and as_json else []
     rows: list[tuple[Any, ...]] = []
+    writes = False
     name = os.fspath(path)
 
     def take(request: Request) -> None:
+        nonlocal writes
         if as_json:
             # The log's path first, as in `cache`, `sessions` and `check`: two files may hold one session id.
             lines.append(dumps_line({"path": name, **request.summary()}))
         else:
             rows.append(_row(request))
+            writes = writes or _writes(request)
 
     try:
         session = read_session(path, lenient=lenient, max_version=max_version, on_request=take, keep=False)
@@ -118,7 +147,7 @@ def _session_view(path: str, *, as_json: bool, lenient: bool, max_version: int, 
     notes = [f"{s['turn']}/{s['step']} at seq {s['step_start_seq']}: {s['note']}" for s in session.result.skipped_steps]
     return _View(session.path, warnings, notes=tuple(f"{session.path}: {n}" for n in session.result.notes),
                  session_id=session.id, rows=tuple(rows),
-                 caption=("steps without a response: " + "; ".join(notes)) if notes else None)
+                 caption=("steps without a response: " + "; ".join(notes)) if notes else None, writes=writes)
 
 
 def _write_lines(lines: Iterable[str], batch: int = 1 << 20) -> None:
@@ -146,12 +175,16 @@ def _report(view: _View, *, as_json: bool) -> None:
         return
     for note in view.notes:
         echo_note(note)
-    rows, caption = list(view.rows), view.caption
+    columns, rows, caption = _COLUMNS, list(view.rows), view.caption
+    if not view.writes:  # no request logged a cache write (DeepSeek's adapter never does): no column
+        write = _COLUMNS.index("cache write")
+        columns = _COLUMNS[:write] + _COLUMNS[write + 1:]
+        rows = [row[:write] + row[write + 1:] for row in rows]
     if rows and listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total; no rows, no total
-        total, summed = _total_row(view.rows)
+        total, summed = _total_row(rows, columns)
         rows.append(total)
         caption = "; ".join(text for text in (caption, summed) if text) or None
-    print_table(session_title(view.path, view.session_id), _COLUMNS, rows, caption=caption, droppable=_DROPPABLE)
+    print_table(session_title(view.path, view.session_id), columns, rows, caption=caption, droppable=_DROPPABLE)
 
 
 @click.command("requests")
@@ -177,9 +210,16 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     Columns: "#" the INDEX that `show`, `explain` and `render` take; "turn/step/try" where it was
     sent ("-" for a title call, "N/-" for a compaction call); "kind" loop, compaction or title;
     "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
-    sent; "input", "cache read" and "output" the tokens the log records for its response (input:
-    prompt tokens not read from the cache, as DSH counts them; "?" when none are logged, an
-    empty cell in --format csv);
+    sent; "input", "cache read", "cache write" and "output" the tokens the log records for its
+    response ("?" when none are logged, an empty cell in --format csv). DSH logs the prompt in
+    disjoint parts, prompt = input + cache read + cache write, each adapter from its provider's
+    usage: DeepSeek (DSH's own adapter): input is prompt_tokens less the cache hits, or the whole
+    prompt when no hits are logged (cache read "?"), and no cache writes (DeepSeek bills none);
+    pi-ai routes: Anthropic's input is its input_tokens, which leaves out both the cache reads
+    and the cache writes (a request that wrote 8019 tokens may show input 10), and an
+    OpenAI-compatible route's is prompt_tokens less cached_tokens and cache_write_tokens; pi-ai
+    logs a cache read or write only when above 0 (none logged: 0). "cache write" is shown for a
+    log with a request that logged one;
     "finish" why the response ended. The last row, "total", sums the tokens of each count over the
     requests that logged it ("?" when none did; the caption says when some did not; not in
     --format csv, whose rows are the JSON's). A narrow

@@ -1,5 +1,5 @@
 """Fleet questions over the index: totals, cache-hit ratios by model and by day, breaks by cause,
-the sessions that lost the most cached tokens, and what it all cost.
+the sessions and the breaks whose cache losses cost the most, and what it all cost.
 
 Ratios follow ``dsh-audit cache``: cache-read tokens over the logged prompt (input + cache read +
 cache write) of the requests whose usage is known. Costs are sums of the ``costs`` ledger the
@@ -11,6 +11,7 @@ of the pipeline is imported: the money values alone.
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import sqlite3
@@ -102,7 +103,9 @@ class FleetStats:
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
             attribution, and tokens lost to that cause.
-        top_sessions: the sessions that lost the most tokens, most first, each with what it cost
+        top_sessions: the sessions whose cache losses cost the most (``lost_cost_usd``), costliest
+            first, then those whose losses have no known price (null), most lost tokens first (tokens
+            do not compare across providers: :func:`_loss_rank`), each with what it cost
             (``cost_usd``) and what its breaks cost (``break_cost_usd``); None without a ledger.
         cost: what the fleet cost (the sums of ``dsh-audit usage``): requests, priced and unpriced
             requests (and why), tokens and USD by bucket, with no cache, all off-peak, what cache
@@ -115,6 +118,11 @@ class FleetStats:
         prices: the files of each price table the stored ledgers were priced with
             (:attr:`dsh_audit.cache.PriceBook.files`: ``packaged`` alone for the list prices), None
             for one the index does not record (made by an older dsh-audit); ``price_files`` in JSON.
+        costliest_breaks: the cache breaks of every session (as many as ``top_sessions`` lists)
+            whose lost tokens cost the most, in the same order: each one's log (``path``,
+            ``session_id``), ``request`` (the ``#`` of ``dsh-audit requests``), kind, turn, step,
+            attempt, model, provider, cause, classification, ``lost_tokens`` and ``lost_cost_usd``
+            (null: unknown; a break whose cache reads were not logged has both null).
     """
 
     db: str
@@ -127,13 +135,15 @@ class FleetStats:
     cost_by_model: tuple[dict[str, Any], ...]
     cost_by_cause: tuple[dict[str, Any], ...]
     prices: tuple[tuple[str, ...] | None, ...] = ()
+    costliest_breaks: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The one object ``dsh-audit stats --json`` prints."""
         return {"db": self.db, "totals": self.totals, "by_model": list(self.by_model), "by_day": list(self.by_day),
                 "by_cause": list(self.by_cause), "top_sessions": list(self.top_sessions), "cost": self.cost,
                 "cost_by_model": list(self.cost_by_model), "cost_by_cause": list(self.cost_by_cause),
-                "price_files": [None if files is None else list(files) for files in self.prices]}
+                "price_files": [None if files is None else list(files) for files in self.prices],
+                "costliest_breaks": list(self.costliest_breaks)}
 
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
@@ -171,17 +181,64 @@ def _by_cause(connection: sqlite3.Connection) -> tuple[dict[str, Any], ...]:
     return tuple(sorted(causes.values(), key=lambda c: (-c["lost_tokens"], -c["cache_breaks"], c["cause"])))
 
 
-#: The largest integer SQLite binds (a signed 64-bit integer).
-_SQLITE_MAX_INT = (1 << 63) - 1
+def _loss_rank(lost_cost: float | None, lost_tokens: int | None, *, losing: bool) -> tuple[int, float, int]:
+    """The sort key of a session or a break by what its cache losses cost, costliest first: tokens
+    do not compare across providers (a DeepSeek cache miss costs a fraction of a Claude one).
+    First those whose loss was priced above $0, by dollars (a lower bound ``≥$x`` by its ``x``),
+    then those that lost tokens (``losing``, or an unknown amount) at no known price (``$?``),
+    then the rest (nothing lost, or a loss priced $0); within each, most lost tokens first.
+
+    Example:
+        >>> ranked = sorted([(0.0076, 11968, True), (0.0308, 8927, True), (None, 50000, True), (0.0, 0, False)],
+        ...                 key=lambda r: _loss_rank(r[0], r[1], losing=r[2]))
+        >>> [r[0] for r in ranked]
+        [0.0308, 0.0076, None, 0.0]
+    """
+    if lost_cost is not None and lost_cost > 0:
+        return 0, -lost_cost, -(lost_tokens or 0)
+    return (1 if lost_cost is None and losing else 2), 0.0, -(lost_tokens or 0)
 
 
 def _top(connection: sqlite3.Connection, top: int, ledgers: dict[str | None, _Ledger]) -> tuple[dict[str, Any], ...]:
+    """The ``top`` sessions whose cache losses cost the most (:func:`_loss_rank` of each one's
+    ``lost_cost_usd``, as its row shows it), each with what it cost; one pass over the sessions,
+    holding ``top`` of them."""
+    rows = connection.execute(f"SELECT s.path, s.session_id, {_MEASURES} FROM requests JOIN sessions AS s "
+                              "USING (path) GROUP BY s.path")
+    measured = ({"path": row[0], "session_id": row[1], **_measures(row[2:])} for row in rows)
+    best = heapq.nsmallest(top, measured, key=lambda r: (
+        _loss_rank(r["lost_cost_usd"], r["lost_tokens"], losing=r["lost_requests"] > 0), r["path"]))
+    return tuple({**r, **_session_cost(ledgers.get(r["path"]))} for r in best)
+
+
+def _costliest_breaks(connection: sqlite3.Connection, top: int) -> tuple[dict[str, Any], ...]:
+    """The ``top`` cache breaks of the whole index (requests the cache analysis classified as a
+    break, as ``breaks (cache)`` counts them) whose lost tokens cost the most (:func:`_loss_rank`),
+    read from the ``requests`` rows: what each lost and its cost, priced once when indexed (the
+    ledger's ``breaks $`` sums the same amounts). ``lost_tokens`` and ``lost_cost_usd`` are None
+    for a break whose cache reads were not logged (it lost an unknown amount), ``lost_cost_usd``
+    None for one that lost tokens at no known price, and 0 for one that lost none."""
     rows = connection.execute(
-        f"SELECT s.path, s.session_id, {_MEASURES} FROM requests JOIN sessions AS s USING (path) "
-        "GROUP BY s.path ORDER BY COALESCE(SUM(lost_tokens), 0) DESC, s.path LIMIT ?",
-        (min(top, _SQLITE_MAX_INT),))  # a larger --top is "every session"; SQLite cannot bind it
-    return tuple({"path": row[0], "session_id": row[1], **_measures(row[2:]), **_session_cost(ledgers.get(row[0]))}
-                 for row in list(rows))
+        "SELECT r.path, s.session_id, r.idx, r.kind, r.turn, r.step, r.attempt, r.model, r.provider, r.cause, "
+        "r.classification, r.lost_tokens, r.lost_cost FROM requests AS r JOIN sessions AS s USING (path) "
+        f"WHERE r.classification IN {_BREAKS}")
+    return tuple(heapq.nsmallest(top, map(_break, rows), key=_break_key))  # holds ``top`` rows, not every break
+
+
+def _break(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A break of :func:`_costliest_breaks`, of its query's row."""
+    path, session_id, idx, kind, turn, step, attempt, model, provider, cause, classification, tokens, cost = row
+    losing = tokens is None or tokens > 0  # None: its cache reads were not logged
+    return {"path": path, "session_id": session_id, "request": idx, "kind": kind, "turn": turn, "step": step,
+            "attempt": attempt, "model": model, "provider": provider, "cause": cause,
+            "classification": classification, "lost_tokens": tokens,
+            "lost_cost_usd": cost if cost is not None or losing else 0.0}  # it lost nothing: it owes $0
+
+
+def _break_key(row: dict[str, Any]) -> tuple[tuple[int, float, int], str, int]:
+    """The order of :func:`_costliest_breaks` (:func:`_loss_rank`; then by log and request)."""
+    losing = row["lost_tokens"] is None or row["lost_tokens"] > 0
+    return _loss_rank(row["lost_cost_usd"], row["lost_tokens"], losing=losing), row["path"], row["request"]
 
 
 def _session_cost(ledger: _Ledger | None) -> dict[str, Any]:
@@ -352,7 +409,7 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
 
     Args:
         db: an index written by :func:`dsh_audit.fleet.index_logs`.
-        top: how many sessions ``top_sessions`` lists.
+        top: how many sessions ``top_sessions`` lists, and breaks ``costliest_breaks``.
 
     Raises:
         UsageError: ``db`` is missing or not an index.
@@ -373,7 +430,7 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
                           top_sessions=_top(connection, top, by_path), cost=_cost(connection, total),
                           cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total),
-                          prices=price_sources(connection))
+                          prices=price_sources(connection), costliest_breaks=_costliest_breaks(connection, top))
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
         if str(exc) == "integer overflow":  # a sound index: SUM() of counts that add up past 2**63 - 1
             raise UsageError("the token counts of the index add up past SQLite's 64-bit integers: its logs "

@@ -39,14 +39,13 @@ from ..log import parse_json
 from ..report import dumps_line
 from ..session import Session, route_apis
 from ..wire import images_in_body
-from ._placeholder import json_string, reencode, rewrite_keys
+from ._placeholder import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._redactor import TOOL_NAME_KEYS, Redactor
-from ._response import (WIRE_KEYS, JsonPath, below_content, redact_content_text, redact_response, string_tokens,
-                        wire_structural)
+from ._response import WIRE_KEYS, below_content, redact_content_text, redact_response, wire_structural
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har",
-           "redacted_bodies", "stand_in_images", "string_tokens"]
+           "redacted_bodies", "stand_in_images"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"

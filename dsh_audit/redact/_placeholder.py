@@ -46,14 +46,14 @@ import re
 import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..jsjson import stringify
 from ._secrets import (SecretMatch, context_key, find_secrets, key_body, key_end, key_piece, private_key_closed,
                        private_key_cut, private_key_open, scrub, split_private_key, split_tail)
 
-__all__ = ["IMAGE_LIMIT", "LINE_BREAKS", "Placeholders", "SESSION_ID", "context_secrets", "json_string", "reencode",
-           "rewrite_keys"]
+__all__ = ["IMAGE_LIMIT", "JsonPath", "LINE_BREAKS", "Placeholders", "SESSION_ID", "context_secrets", "json_string",
+           "reencode", "rewrite_keys", "string_tokens"]
 
 
 def _ranges(*spans: tuple[int, int]) -> tuple[int, ...]:
@@ -91,9 +91,12 @@ _SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": 
 _HEX = re.compile(r"[0-9a-fA-F]{4}")
 #: The JSON string scanner :func:`json.loads` reads a string token with (typeshed does not declare it).
 _SCANSTRING: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
-#: The string and structure tokens of JSON text, what :func:`_key_tokens` reads (the colons, numbers,
+#: Where a string sits in a JSON document: object keys (as read) and array indexes from the top.
+JsonPath = tuple[Any, ...]
+#: The string and structure tokens of JSON text, what :func:`string_tokens` reads (the colons, numbers,
 #: literals and spaces between hold no ``"``, ``,`` nor bracket: they are skipped in C).
-_SKIPPING = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|([{\[])|([}\]])|,', re.S)  # a string, an opening, a closing
+_JSON_TOKEN = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|([{\[])|([}\]])|,', re.S)  # a string, an opening, a closing
+_KEY_MEMO = 4096  # the object keys :func:`string_tokens` remembers reading, per text (a body repeats its keys)
 #: What JSON text holds outside its strings and literals: structure and numbers (no content
 #: words); each checked in one linear pass (:func:`_skeleton_only`).
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -496,32 +499,69 @@ def _json_text(text: str) -> bool:
     return True
 
 
-def _key_tokens(text: str) -> Iterator[tuple[int, int, int]]:
-    """``(start, end, object)`` of every object key token of JSON ``text``; ``object`` numbers the
-    object the key belongs to."""
-    kinds: list[bool] = []  # per open container, innermost last: whether it is an object,
-    expecting: list[bool] = []  # whether a key comes next in it,
-    numbers: list[int] = []  # and its number
+@overload
+def string_tokens(text: str, *, keys: Literal[False] = False) -> Iterator[tuple[int, int, str, JsonPath]]: ...
+
+
+@overload
+def string_tokens(text: str, *, keys: Literal[True]) -> Iterator[tuple[int, int, str, int]]: ...
+
+
+def string_tokens(text: str, *, keys: bool = False) -> Iterator[tuple[int, int, str, Any]]:
+    """The string tokens of JSON ``text`` in order, as ``(start, end, token, where)``: each string
+    *value*, ``where`` its path (:data:`JsonPath`); with ``keys``, each object key instead, ``where``
+    the number of the object it belongs to (from 1, in the order the objects open; keys are not read
+    then). The one scanner of JSON text's structure here: :func:`rewrite_keys` takes its keys, the
+    redaction of captured bodies and responses (``._capture``, ``._response``) its values.
+
+    Example:
+        >>> text = '{"a": ["x", {"b": "y"}], "c": "z"}'
+        >>> [(token, path) for _, _, token, path in string_tokens(text)]
+        [('"x"', ('a', 0)), ('"y"', ('a', 1, 'b')), ('"z"', ('c',))]
+        >>> [(token, number) for _, _, token, number in string_tokens(text, keys=True)]
+        [('"a"', 1), ('"b"', 2), ('"c"', 1)]
+    """
+    steps: list[Any] = []  # per open container, outermost first: its key (as read) or index, the path
+    outer: list[tuple[bool, int]] = []  # per open container but the innermost: its ``expecting``, ``number``
+    expecting = False  # whether a key comes next in the innermost container
+    number = -1  # its number (an array's 0; -1 outside any container)
+    read: dict[str, str] = {}
     objects = 0
-    for match in _SKIPPING.finditer(text):  # only strings and structure change the state
+    for match in _JSON_TOKEN.finditer(text):  # only strings and structure change the state
         kind = match.lastindex
         if kind == 1:
-            if expecting and expecting[-1]:
-                yield match.start(), match.end(), numbers[-1]
-                expecting[-1] = False
+            if not expecting:  # a value
+                if not keys:
+                    yield match.start(), match.end(), match.group(1), tuple(steps)
+                continue
+            expecting = False
+            if keys:
+                yield match.start(), match.end(), match.group(1), number
+                continue
+            token = match.group(1)
+            key = read.get(token)
+            if key is None:
+                key = json_string(token)
+                if len(read) < _KEY_MEMO:
+                    read[token] = key
+            steps[-1] = key
         elif kind == 2:
-            is_object = text[match.start()] == "{"
-            objects += is_object
-            kinds.append(is_object)
-            expecting.append(is_object)
-            numbers.append(objects)
+            outer.append((expecting, number))
+            if text[match.start()] == "{":
+                objects += 1
+                number, expecting = objects, True
+                steps.append(None)
+            else:
+                number, expecting = 0, False
+                steps.append(0)
         elif kind == 3:
-            if kinds:
-                kinds.pop()
-                expecting.pop()
-                numbers.pop()
-        elif kinds and kinds[-1]:  # a comma in an object
-            expecting[-1] = True
+            if outer:
+                expecting, number = outer.pop()
+                steps.pop()
+        elif number > 0:  # a comma in an object
+            expecting = True
+        elif number == 0:  # in an array
+            steps[-1] += 1
 
 
 def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
@@ -538,7 +578,7 @@ def rewrite_keys(text: str, keys: Callable[[list[str]], dict[str, str]]) -> str:
     # long enough to hold a secret (a key no shorter than that as read is no shorter as written)
     starts, ends, numbers = array("q"), array("q"), array("q")
     long: set[int] = set()
-    for start, end, number in _key_tokens(text):
+    for start, end, _, number in string_tokens(text, keys=True):
         starts.append(start)
         ends.append(end)
         numbers.append(number)

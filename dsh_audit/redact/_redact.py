@@ -16,7 +16,7 @@ import secrets as _random
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,7 +24,7 @@ from typing import IO, Any
 from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
-from ..log import ProtectedInputs, open_regular, parse_json, read_stream, special_kind
+from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_stream, special_kind
 from ..report import dumps_pretty
 from ..session import Headers, Session, find_parent, nearby_logs, open_session, routes_from
 from ..wire import PiRoutes
@@ -279,6 +279,11 @@ class _Identifiers:
     member of that name anywhere else (a tool call's arguments, a header's unknown member) is
     content. The ids are known before any text is redacted, so every text of the log, and of its
     capture after it, is redacted alike.
+
+    The logs beside ``source`` of the session its header names as its ``parentSession`` (the parent,
+    and its redaction when it lies there too) are kept open, their headers read and their events not
+    (:meth:`take_parent`), so a child's parent is read whole later without opening it again;
+    :meth:`close` closes those no one took.
     """
 
     def __init__(self, record: Callable[[object], object], placeholders: Placeholders, source: Path,
@@ -286,6 +291,7 @@ class _Identifiers:
         self._record, self._placeholders, self._source, self._headers = record, placeholders, source, headers
         self._extra = set(identifiers)
         self._first = True
+        self._parents: dict[str, SessionLog] = {}
         placeholders.keep_identifiers(self._extra)
 
     def record(self, value: object) -> object:
@@ -295,17 +301,38 @@ class _Identifiers:
                 own, parent = value.get("id"), value.get("parentSession")
                 found = {i for i in (own, parent) if isinstance(i, str)}
                 if isinstance(own, str) and own:
-                    found |= _children(self._source, own, self._headers)
+                    children, self._parents = _children(self._source, own, self._headers,
+                                                        parent if isinstance(parent, str) and parent else None)
+                    found |= children
                 self._placeholders.keep_identifiers(found | self._extra)
         return self._record(value)
 
+    def take_parent(self, path: Path) -> SessionLog | None:
+        """The log at ``path`` when it is one of the parent's logs kept open, handed over; else None."""
+        return self._parents.pop(os.path.realpath(path), None)
 
-def _children(source: Path, own: str, headers: Headers) -> set[str]:
+    def close(self) -> None:
+        for log in self._parents.values():
+            log.close()
+        self._parents.clear()
+
+
+#: The most logs of a child's parent session kept open by :func:`_children` (the parent and its redaction
+#: beside it, a copy or two): any more are closed, and opened again if one of them is read.
+_KEPT_PARENTS = 4
+
+
+def _children(source: Path, own: str, headers: Headers,
+              parent_id: str | None = None) -> tuple[set[str], dict[str, SessionLog]]:
     """The session ids of the logs beside ``source`` (where ``breaks`` finds a child's parent) whose
     header names ``own`` as their ``parentSession``: the parent's text may name them before any
     structural member does (a tool result saying a subagent started). Each header is read once
-    through ``headers`` (which keeps the ids, for :func:`_family`), none held open."""
+    through ``headers`` (which keeps the ids, for :func:`_family`), none held open but the logs of
+    session ``parent_id`` (the log's own parent, when it has one; :data:`_KEPT_PARENTS` at most), handed
+    over open by real path, their events unread, to be read whole without opening them again
+    (:func:`_parent`)."""
     found: set[str] = set()
+    kept: dict[str, SessionLog] = {}
     seen = {os.path.realpath(source)}
     try:
         for folder in dict.fromkeys((source.parent, source.parent.parent)):
@@ -315,12 +342,20 @@ def _children(source: Path, own: str, headers: Headers) -> set[str]:
                     continue
                 seen.add(real)
                 sid, parent = headers.ids(log)
+                if parent_id is not None and sid == parent_id and len(kept) < _KEPT_PARENTS:
+                    taken = headers.take(log)
+                    if isinstance(taken, SessionLog):
+                        kept[real] = taken
                 headers.release()
                 if sid and parent == own:
                     found.add(sid)
+    except BaseException:
+        for taken in kept.values():
+            taken.close()
+        raise
     finally:
         headers.release()
-    return found
+    return found, kept
 
 
 def _compare(before: dict[str, list[Any]], after: dict[str, list[Any]]) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -453,8 +488,9 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
     and rename the files into place (the outputs were checked by :func:`redact`)."""
     streams = ChunkStreams(redactor)
     # the headers of the logs beside the source, each read once: for its children's ids, and its parent
-    with _temporary(target) as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers:
-        learn = _Identifiers(streams.record, redactor.placeholders, source, headers, identifiers)
+    with _temporary(target) as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers, \
+            closing(_Identifiers(streams.record, redactor.placeholders, source, headers, identifiers)) as learn, \
+            ExitStack() as parent_logs:
         rewriter = LogRewriter(log_out, learn.record, path=str(source))
         original = _read_log(source, rewriter.feed, lenient=lenient)
         if config is not None:
@@ -462,13 +498,20 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         streams.end()
         notes = rewriter.finish()
         family, parent_path, redacted_parent = _family(source, target, original, alone=alone, headers=headers)
+        # each parent log read whole from the open log whose header was read to find it, never opened again
+        parent_log = _opened(parent_path, headers, learn)
+        redacted_parent_log = _opened(redacted_parent, headers, learn)
+        for opened in (parent_log, redacted_parent_log):
+            if isinstance(opened, SessionLog):  # read and closed by _parent; closed here on an error before
+                parent_logs.callback(opened.close)
+        learn.close()  # the other logs of the parent's session it kept open
         headers.close()
         notes.extend(family)
         redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
         capture_format = _capture_format(capture_source) if capture_source is not None else None
         captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
         reasons: list[str] = []
-        parent = _parent(parent_path, original, lenient=lenient, config=config)
+        parent = _parent(parent_log, original, lenient=lenient, config=config)
         before = session_verdicts(original, captures, unrendered=reasons, parent=parent)
         unrendered = tuple(zip((row[0] for row in before.get("diff", ()) if row[3] == "unrendered"), reasons))
         if unrendered:  # their diff verdicts compared nothing: said, never claimed unchanged
@@ -495,7 +538,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         with _staged_capture(capture_target or target, capture_data, capture_files) as capture_temp:
             after_captures = load_capture(capture_temp, format=capture_format) if captures is not None else None
             after = session_verdicts(redacted, after_captures,
-                                     parent=_parent(redacted_parent, redacted, lenient=lenient, config=config))
+                                     parent=_parent(redacted_parent_log, redacted, lenient=lenient, config=config))
             if captures is not None and capture_source is not None:  # refused here: nothing is renamed yet
                 notes.extend(_unmatched(before["diff"], captures, capture_source, any_capture=any_capture))
             digests, mismatched = _compare(before, after)
@@ -578,13 +621,28 @@ def _family(source: Path, target: Path, session: Session, *, alone: bool,
             f"{redacted}"], parent, redacted
 
 
-def _parent(path: Path | None, child: Session, *, lenient: bool, config: PiRoutes | None) -> Session | None:
-    """The parent session at ``path`` (None: none), read watching for a subagent child's id (its first
-    mention in the parent dates the spawn), with the route configuration the child takes."""
+def _opened(path: Path | None, headers: Headers, kept: _Identifiers | None = None) -> Path | SessionLog | None:
+    """The parent log at ``path`` (None: none) open, its header read by the search that found it: kept
+    open by ``kept`` (:func:`_children`), or by ``headers`` (:func:`dsh_audit.session.find_parent`), or
+    opened here; ``path`` itself when it cannot be read (read again then, to raise its error)."""
     if path is None:
         return None
+    log = kept.take_parent(path) if kept is not None else None
+    if log is None:
+        taken = headers.take(path)
+        log = taken if isinstance(taken, SessionLog) else None
+    return path if log is None else log
+
+
+def _parent(source: Path | SessionLog | None, child: Session, *, lenient: bool,
+            config: PiRoutes | None) -> Session | None:
+    """The parent session at ``source`` (None: none; an open log whose header is read: read on from there,
+    not opened again), read watching for a subagent child's id (its first mention in the parent dates
+    the spawn), with the route configuration the child takes."""
+    if source is None:
+        return None
     watch = frozenset() if child.header.seed_length else frozenset({child.id})
-    parent = open_session(path, lenient=lenient, watch=watch, foreign=False)
+    parent = open_session(source, lenient=lenient, watch=watch, foreign=False)
     if config is not None:
         parent.use_routes(config)
     return parent
@@ -722,8 +780,9 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         raise UsageError(f"the manifest's verdicts were made {made} a route configuration", path=str(manifest_file),
                          hint="check the bundle with the route configuration it was redacted with, and only then")
     session: Session = open_session(log, lenient=lenient, foreign=False)
-    if routes is not None:
-        session.use_routes(routes if isinstance(routes, PiRoutes) else routes_from(os.fspath(routes)))
+    config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
+    if config is not None:
+        session.use_routes(config)
     captures: list[CapturedRequest] | None = None
     if "diff" in recorded:
         if not isinstance(capture_name, str):
@@ -737,6 +796,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         headers = Headers(lenient=lenient)
         try:
             parent_path = find_parent(log, parent_id, headers=headers)
+            parent_log = _opened(parent_path, headers)  # its header read to find it: read on, not opened again
         finally:
             headers.close()
         if parent_path is None:
@@ -744,9 +804,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
                              "redacted log is not beside it", path=str(log),
                              hint="keep the redacted parent log where redact found it (beside the child, as breaks "
                                   "finds a parent)")
-        parent = _parent(parent_path, session, lenient=lenient,
-                         config=None if routes is None else routes if isinstance(routes, PiRoutes) else
-                         routes_from(os.fspath(routes)))
+        parent = _parent(parent_log, session, lenient=lenient, config=config)
     found = session_verdicts(session, captures, parent=parent)
     breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
     return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},

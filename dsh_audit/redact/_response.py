@@ -17,61 +17,17 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
-from ._placeholder import json_string, reencode, rewrite_keys
+from ._placeholder import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._redactor import STRUCTURAL_KEYS, Redactor
 
-__all__ = ["JsonPath", "WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
-           "string_tokens", "wire_structural"]
+__all__ = ["WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
+           "wire_structural"]
 
-#: Where a string value sits in a JSON document: object keys and array indexes from the top.
-JsonPath = tuple[Any, ...]
-
-#: The string and structure tokens of JSON text, what :func:`string_tokens` reads (the colons, numbers,
-#: literals and spaces between hold no ``"``, ``,`` nor bracket: they are skipped in C).
-_TOKEN = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|([{\[])|([}\]])|,', re.S)  # a string, an opening, a closing
-_KEY_MEMO = 4096  # the object keys :func:`string_tokens` remembers reading, per text (a body repeats its keys)
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
-
-
-def string_tokens(text: str) -> Iterator[tuple[int, int, str, JsonPath]]:
-    """``(start, end, token, path)`` of every string *value* token of JSON ``text``."""
-    objects: list[bool] = []  # per open container, innermost last: whether it is an object,
-    steps: list[Any] = []  # its key or index (the path),
-    expecting: list[bool] = []  # whether a key comes next in it
-    keys: dict[str, str] = {}
-    for match in _TOKEN.finditer(text):
-        kind = match.lastindex
-        if kind == 1:
-            token = match.group(1)
-            if expecting and expecting[-1]:
-                key = keys.get(token)
-                if key is None:
-                    key = json_string(token)
-                    if len(keys) < _KEY_MEMO:
-                        keys[token] = key
-                steps[-1] = key
-                expecting[-1] = False
-            else:
-                yield match.start(), match.end(), token, tuple(steps)
-        elif kind == 2:
-            is_object = text[match.start()] == "{"
-            objects.append(is_object)
-            steps.append(None if is_object else 0)
-            expecting.append(is_object)
-        elif kind == 3:
-            if objects:
-                objects.pop()
-                steps.pop()
-                expecting.pop()
-        elif objects:  # a comma
-            if objects[-1]:
-                expecting[-1] = True
-            else:
-                steps[-1] += 1
 
 
 def _json(text: str) -> bool:
@@ -137,26 +93,25 @@ def wire_structural(path: JsonPath) -> bool:
     return bool(path) and path[-1] in WIRE_KEYS and not below_content(path)
 
 
-def _rewrite(text: str, replace: dict[int, str]) -> str:
-    """JSON ``text`` with the string token starting at each offset of ``replace`` replaced in place."""
+def _rewrite(text: str, new: Callable[[str, JsonPath], str]) -> str:
+    """JSON ``text`` with each string value replaced in place, in order, by ``new(value, path)``
+    written in its original's escape forms (:func:`._placeholder.reencode`): one read of the text."""
     out: list[str] = []
     last = 0
-    for start, end, token, _ in string_tokens(text):
-        if start in replace:
-            out.append(text[last:start])
-            out.append(reencode(token, replace[start]))
-            last = end
+    for start, end, token, path in string_tokens(text):
+        out.append(text[last:start])
+        out.append(reencode(token, new(json_string(token), path)))
+        last = end
     out.append(text[last:])
     return "".join(out)
 
 
 def _json_response(text: str, redactor: Redactor) -> str:
-    replace = {}
-    for start, _, token, path in string_tokens(text):
-        value = json.loads(token)
+    def new(value: str, path: JsonPath) -> str:
         key = path[-1] if path and isinstance(path[-1], str) else None
-        replace[start] = redactor.keep_text(value, key) if wire_structural(path) else redactor.content(value, key)
-    return rewrite_keys(_rewrite(text, replace), redactor.keys)
+        return redactor.keep_text(value, key) if wire_structural(path) else redactor.content(value, key)
+
+    return rewrite_keys(_rewrite(text, new), redactor.keys)
 
 
 def _payload(line: str) -> tuple[str, str] | None:
@@ -178,8 +133,12 @@ def redact_sse(text: str, redactor: Redactor) -> str:
         if found is not None:
             for _, _, token, path in string_tokens(found[1]):
                 if not wire_structural(path):
-                    streams.setdefault(path, []).append(json.loads(token))
+                    streams.setdefault(path, []).append(json_string(token))
     placeholders = {path: iter(redactor.stream(values)) for path, values in streams.items()}
+
+    def new(value: str, path: JsonPath) -> str:
+        return redactor.keep_text(value) if wire_structural(path) else next(placeholders[path])
+
     out: list[str] = []
     for line in lines:
         body = line.rstrip("\r\n")
@@ -187,9 +146,7 @@ def redact_sse(text: str, redactor: Redactor) -> str:
         found = _payload(body)
         if found is not None:
             prefix, payload = found
-            replace = {start: redactor.keep_text(json.loads(token)) if wire_structural(path)
-                       else next(placeholders[path]) for start, _, token, path in string_tokens(payload)}
-            out.append(prefix + rewrite_keys(_rewrite(payload, replace), redactor.keys) + ending)
+            out.append(prefix + rewrite_keys(_rewrite(payload, new), redactor.keys) + ending)
         elif body.startswith("data:") and body[5:].strip() != "[DONE]":
             cut = 6 if body.startswith("data: ") else 5
             out.append(body[:cut] + redactor.content(body[cut:]) + ending)

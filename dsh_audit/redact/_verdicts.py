@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ..attribution import attribute, attribute_sessions
+from ..attribution import Transition, attribute, attribute_sessions
 from ..cache import cache_report
 from ..capture import CapturedRequest, compare_capture
 from ..errors import DshAuditError
@@ -38,11 +38,19 @@ def _requests(session: Session) -> list[Any]:
     return rows
 
 
-def _breaks(session: Session, parent: Session | None) -> list[Any]:
+def _transitions(session: Session, parent: Session | None) -> tuple[Transition, ...] | DshAuditError:
+    """Every transition attribution finds in ``session`` (a child compared with ``parent`` when given),
+    or the error it refuses the session with: attributed once, for the two verdicts that read it
+    (``breaks`` reports the transitions, ``cache`` takes them as its evidence)."""
     try:
-        transitions = (attribute(session) if parent is None else attribute_sessions([session, parent])[0]).transitions
+        return (attribute(session) if parent is None else attribute_sessions([session, parent])[0]).transitions
     except DshAuditError as exc:
-        return [["error", exc.code]]
+        return exc
+
+
+def _breaks(transitions: tuple[Transition, ...] | DshAuditError) -> list[Any]:
+    if isinstance(transitions, DshAuditError):
+        return [["error", transitions.code]]
     return [[t.request, t.previous, t.previous_session_id, t.kind, t.turn, t.step, t.attempt, t.relation,
              t.verdict, t.cause, list(t.other_causes), [[f.field, f.prompt_affecting, _shape(f.detail)] for f in t.fields],
              list(t.evidence_seqs), t.first_divergence.to_json() if t.first_divergence else None,
@@ -70,12 +78,17 @@ def _shape(detail: Any) -> Any:
     return None
 
 
-def _cache(session: Session, parent: Session | None) -> list[Any]:
+def _cache(session: Session, parent: Session | None, transitions: tuple[Transition, ...] | DshAuditError) -> list[Any]:
+    """The cache verdicts, with the transitions ``breaks`` reports as evidence. Alone, a session whose
+    attribution fails (or an imported one) is accounted with none, as :func:`dsh_audit.cache.cache_report`
+    accounts it by default; a child whose attribution with its parent fails has no cache verdicts."""
     try:
         if parent is None:
-            report = cache_report(session, tokenizer="estimate")
+            given = None if session.imported or isinstance(transitions, DshAuditError) else list(transitions)
+            report = cache_report(session, tokenizer="estimate", attribution=given)
+        elif isinstance(transitions, DshAuditError):
+            return [["error", transitions.code]]
         else:  # the child's first request continues the parent's, as attribution pairs them
-            transitions = attribute_sessions([session, parent])[0].transitions
             report = cache_report(session, tokenizer="estimate", attribution=transitions, parent=parent)
     except DshAuditError as exc:
         return [["error", exc.code]]
@@ -110,7 +123,9 @@ def session_verdicts(session: Session, captures: Sequence[CapturedRequest] | Non
     with which ``breaks`` and ``cache`` compare the child's first request, as they do with the
     parent beside the child.
     """
-    verdicts = {"requests": _requests(session), "breaks": _breaks(session, parent), "cache": _cache(session, parent)}
+    transitions = _transitions(session, parent)
+    verdicts = {"requests": _requests(session), "breaks": _breaks(transitions),
+                "cache": _cache(session, parent, transitions)}
     if captures is not None:
         verdicts["diff"] = _diff(session, captures, unrendered)
     return verdicts

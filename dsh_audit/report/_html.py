@@ -22,7 +22,11 @@ page is the same byte for byte as the one made from the whole session's requests
 Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per request, the session's
 ``cost`` summary that ``cache --json`` prints, its ``off_peak_cost_usd`` the figure ``usage --json``
 gives), never recomputed here; the breaks by cause (:func:`_break_summary`) add up the breaks' own
-figures. Each log has a deep-link ``anchor`` (:func:`_anchors`: its session id when unique).
+figures. The page's ``totals`` (shown atop a page of several logs) are ``usage --json``'s for
+the same logs, made by :func:`dsh_audit.cache.usage_table` from the same priced entries
+(:func:`_totals`; a page keeps its requests' entries for them, as ``usage``'s ledgers do). A header
+change's ``explain`` lines are :func:`dsh_audit.attribution.format_transition`'s (:func:`_field_lines`).
+Each log has a deep-link ``anchor`` (:func:`_anchors`: its session id when unique).
 
 The session list of a multi-session page is ordered here (``order``: ``[position, depth]`` pairs):
 failing sessions first, then those with unexplained breaks, then the rest, newest first within
@@ -44,12 +48,14 @@ import re
 import tempfile
 import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from itertools import compress, count
 from operator import is_not
 from typing import IO, Any, Protocol
 
 from .._version import __version__
-from ..cache import BREAKS, PriceBook, iso_utc, load_prices, price_entry
+from ..attribution import format_transition
+from ..cache import BREAKS, PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_table
 from ..errors import UsageError
 from ..replay import MessageView
 from ..session import RequestSpan
@@ -331,6 +337,7 @@ class _History:
 
 
 def _transition(t: Any) -> dict[str, Any] | None:
+    """A transition's record; one that changed header fields has ``explain``, :func:`_field_lines`."""
     if t is None:
         return None
     return {"verdict": t.verdict, "cause": t.cause, "other_causes": list(t.other_causes), "relation": t.relation,
@@ -338,7 +345,29 @@ def _transition(t: Any) -> dict[str, Any] | None:
             "fields": [f.to_json() for f in t.fields], "evidence": [e.to_json() for e in t.evidence],
             "context": [e.to_json() for e in t.context],
             "divergence": t.first_divergence.to_json() if t.first_divergence else None,
-            "common_messages": t.common_messages, "detail": t.detail, "notes": list(t.notes)}
+            "common_messages": t.common_messages, "detail": t.detail, "notes": list(t.notes),
+            **({"explain": _field_lines(t)} if t.fields else {})}
+
+
+def _field_lines(t: Any) -> list[str]:
+    """The lines ``dsh-audit explain`` says of a transition's changed header fields
+    (:func:`dsh_audit.attribution.format_transition`'s ``fields:`` part): a field and its change,
+    and for the system prompt the changed lines (``-old``, ``+new``), where the fields table shows
+    only the lengths (``4141 → 4141``). The part is what the whole answer adds to the answer of the
+    same transition with no field (evidence, context and notes, which the page shows apart, left
+    out of both), so no log text in the answer can be taken for a section of it.
+
+    Example:
+        >>> from dsh_audit.attribution import FieldChange, Transition
+        >>> change = FieldChange("system", 9, 9, True, {"diff": ["@@ -1 +1 @@", "-mode: a", "+mode: b"]})
+        >>> _field_lines(Transition("s", 1, 0, "s", "step", "break", "header_change", fields=(change,)))
+        ['  system: 9 → 9 chars (prompt)', '      @@ -1 +1 @@', '      -mode: a', '      +mode: b']
+    """
+    bare = replace(t, evidence=(), context=(), notes=())
+    whole, without = format_transition(bare), format_transition(replace(bare, fields=()))
+    if not whole.startswith(without):  # format_transition writes the fields after the rest: never here
+        return []
+    return whole[len(without):].split("\n")[2:]  # "", "fields:", then the fields' lines
 
 
 def _capture(row: Any) -> dict[str, Any] | None:
@@ -418,6 +447,9 @@ class SessionPage:
         self.span = RequestSpan()  # the overview's first and last
         # what the overview says each break lost: tokens, and their cost when the cache calls it a break
         self.breaks: dict[int, tuple[int | None, float | None]] = {}
+        # each request's priced ledger entry, for the page's totals (:func:`_totals`): ``usage``
+        # keeps them as its ledgers do, one small value a request, never the request
+        self.entries: list[Any] = []
 
     def add(self, request: Any, transition: Any, verdict: Any, entry: Any, row: Any = None) -> None:
         """Encode the next request: its transition (None: none), cache verdict, priced entry
@@ -426,6 +458,7 @@ class SessionPage:
                           transition=transition, verdict=verdict, row=row, entry=entry)
         self.records.add(f"{request.index} {_script_json(record)}")
         self.count += 1
+        self.entries.append(entry)
         if entry.model:
             self.models.setdefault(entry.model)
         self.span.add(request.time)
@@ -672,7 +705,17 @@ def _order(sessions: Sequence[Any], lineage: Sequence[dict[str, Any]]) -> list[l
     return out
 
 
-def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Iterator[str]:
+def _priced(check: Any, prices: PriceBook) -> list[Any]:
+    """Each request's priced ledger entry: as the page of a log checked while it was replayed
+    kept them, else (its requests are in memory) priced now, by its cache verdict."""
+    if isinstance(check.record, SessionPage):
+        return check.record.entries
+    verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
+    return [price_entry(r, prices, verdicts.get(r.index)) for r in check.requests]
+
+
+def _session_chunks(check: Any, entries: Sequence[Any], place: dict[str, Any]) -> Iterator[str]:
+    """A session's data (``entries``: its requests' priced entries, :func:`_priced`)."""
     page = check.record
     if not isinstance(page, SessionPage):  # the requests are in memory: encode them now
         page = SessionPage()
@@ -682,9 +725,8 @@ def _session_chunks(check: Any, prices: PriceBook, place: dict[str, Any]) -> Ite
         for row in check.captures:
             if row.request is not None and not row.pairing.retry:
                 rows.setdefault(row.request.index, row)
-        for r in check.requests:
-            verdict = verdicts.get(r.index)
-            page.add(r, transitions.get(r.index), verdict, price_entry(r, prices, verdict), row=rows.get(r.index))
+        for r, entry in zip(check.requests, entries, strict=True):
+            page.add(r, transitions.get(r.index), verdicts.get(r.index), entry, row=rows.get(r.index))
     head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path, "error": check.error,
             "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
             "overview": _overview(check, page), "verdict": _verdict(check),
@@ -717,31 +759,65 @@ def _listed(texts: Iterable[str]) -> Iterator[str]:
         yield sep + ",".join(batch)
 
 
-def _data_chunks(result: Any) -> Iterator[str]:
-    prices = load_prices()
+def _data_chunks(result: Any, prices: PriceBook | None = None) -> Iterator[str]:
+    """The page's data; ``prices`` prices the requests of the logs that were read whole (default
+    :func:`dsh_audit.cache.load_prices`: pass the table ``check`` priced with, ``--prices``)."""
+    prices = prices if prices is not None else load_prices()
     lineage = _lineage(result.sessions)
     names = short_ids(c.session_id for c in result.sessions if c.session_id)
     for place, anchor, check in zip(lineage, _anchors(result.sessions), result.sessions, strict=True):
         place["anchor"] = anchor
         place["short_id"] = names.get(check.session_id) if check.session_id else None
+    priced = [_priced(check, prices) for check in result.sessions]
+    # a log that could not be read has no ledger, as usage has none of it
+    ledgers = [SessionLedger(check.path, check.session_id or "", tuple(entries))
+               for check, entries in zip(result.sessions, priced, strict=True) if check.error is None]
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
             "policy": result.policy.source, "unattached": [f.to_json() for f in result.unattached],
-            "order": _order(result.sessions, lineage)}
+            "order": _order(result.sessions, lineage), "totals": _totals(ledgers)}
+    del ledgers
     yield _script_json(head)[:-1] + ',"sessions":['
     for k, check in enumerate(result.sessions):
         if k:
             yield ","
-        yield from _session_chunks(check, prices, lineage[k])
+        yield from _session_chunks(check, priced[k], lineage[k])
+        priced[k] = []  # a log's entries go once its data is written
     yield "]}"
 
 
-def build_report_data(result: Any) -> dict[str, Any]:
-    """The JSON value the page script renders (sessions, requests, findings; no markup)."""
-    value: dict[str, Any] = json.loads("".join(_data_chunks(result)))
+#: The amounts of a row of :func:`_totals`, as ``usage`` names them (:meth:`dsh_audit.cache.UsageRow.shown`).
+_AMOUNTS = ("cost", "no_cache", "off_peak", "lost", "break")
+
+
+def _totals(ledgers: Sequence[SessionLedger]) -> dict[str, Any]:
+    """What the page's logs add up to, as ``dsh-audit usage --json`` gives it for the same logs
+    (every request of each log that was read, whatever the ``--since`` window that chose the logs):
+    :func:`dsh_audit.cache.usage_table` of their priced requests, its ``total`` and its rows
+    ``by_model`` and ``by_day``, each row its ``usage --json`` object and ``shown``, each amount
+    as ``usage`` shows it (``$x``, a lower bound ``≥$x``, unknown ``$?``: :meth:`UsageRow.shown`).
+
+    Example:
+        >>> _totals([])["total"]["shown"]
+        {'cost': '$0.0000', 'no_cache': '$0.0000', 'off_peak': '$0.0000', 'lost': '$0.0000', 'break': '$0.0000'}
+    """
+    by_model = usage_table(ledgers, by="model")
+    by_day = usage_table(ledgers, by="day")
+    return {"sessions": by_model.sessions, "total": _usage_row(by_model.total),
+            "by_model": [_usage_row(r) for r in by_model.rows], "by_day": [_usage_row(r) for r in by_day.rows],
+            "unpriced": by_model.unpriced}
+
+
+def _usage_row(row: UsageRow) -> dict[str, Any]:
+    return {**row.to_json(), "shown": {name: row.shown(name) for name in _AMOUNTS}}
+
+
+def build_report_data(result: Any, *, prices: PriceBook | None = None) -> dict[str, Any]:
+    """The JSON value the page script renders (sessions, requests, findings, ``totals``; no markup)."""
+    value: dict[str, Any] = json.loads("".join(_data_chunks(result, prices)))
     return value
 
 
-def iter_html(result: Any, *, title: str = "dsh-audit report") -> Iterator[str]:
+def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook | None = None) -> Iterator[str]:
     """The page of :func:`format_html` in pieces (a session's messages and requests some 64 KiB at a
     time: :func:`_listed`)."""
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -752,6 +828,7 @@ def iter_html(result: Any, *, title: str = "dsh-audit report") -> Iterator[str]:
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{safe_title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         "<header id=\"top\"><h1 id=\"title\"></h1><div id=\"summary\"></div></header>\n"
+        "<section id=\"totals\" aria-label=\"totals of the sessions on this page\" hidden></section>\n"
         "<div id=\"search-bar\"><input id=\"search\" type=\"search\" placeholder=\"search sessions and messages\" "
         "aria-label=\"search the sessions and the requests' messages\" autocomplete=\"off\">"
         "<span id=\"search-count\" class=\"muted\"></span><span id=\"session-count\" class=\"muted\"></span></div>\n"
@@ -764,14 +841,17 @@ def iter_html(result: Any, *, title: str = "dsh-audit report") -> Iterator[str]:
         "</section></main>\n"
         "<script type=\"application/json\" id=\"dsh-data\">"
     )
-    yield from _data_chunks(result)
+    yield from _data_chunks(result, prices)
     yield f"</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
 
 
-def format_html(result: Any, *, title: str = "dsh-audit report") -> str:
+def format_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook | None = None) -> str:
     """The self-contained HTML forensics page of a :class:`dsh_audit.gate.CheckResult`.
 
     ``title`` is the page title (escaped); the data is embedded as JSON and rendered by the
-    inline script with ``textContent`` only. :func:`iter_html` gives the same page in pieces.
+    inline script with ``textContent`` only. ``prices`` prices the requests of the logs ``check``
+    read whole (a fork or subagent child, a log with a capture; default: the packaged table and
+    ``pyproject.toml``'s): pass the table the check priced with (``--prices``) so they and the
+    page's totals are what ``usage --prices`` gives. :func:`iter_html` gives the same page in pieces.
     """
-    return "".join(iter_html(result, title=title))
+    return "".join(iter_html(result, title=title, prices=prices))

@@ -74,6 +74,10 @@ z-index:1;max-height:120px;overflow:hidden}
 #legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}
 #pager{margin:4px 0 6px;display:flex;flex-wrap:wrap;gap:6px;align-items:center}#pager button{font:inherit;cursor:pointer}
 #log-findings{margin-top:26px}
+#totals{padding:6px 12px 8px;border-bottom:1px solid var(--line)}#totals[hidden]{display:none}#totals h2{margin:2px 0 4px}
+#totals .groups{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:flex-start;margin-top:6px}#totals td.num{text-align:right}
+#totals .groups table{display:block;max-width:100%;overflow-x:auto}#totals .groups th{white-space:normal}
+#totals p{margin:4px 0 0;font-size:12px}pre.field-diff{max-height:240px}
 #overview table{margin:4px 0 8px}#overview th{font-weight:600;background:var(--panel)}
 .break-list a{color:var(--brk)}.break-causes td.num{text-align:right}
 .break-details summary{cursor:pointer;margin:4px 0}.break-list .nothing,.break-list .nothing a{color:var(--muted)}
@@ -104,8 +108,17 @@ function add(parent,child){parent.appendChild(child);return child;}
 function clear(node){while(node.firstChild){node.removeChild(node.firstChild);}}
 function json(v){return JSON.stringify(v,null,2);}
 function fmt(v){return String(v).replace(/\B(?=(\d{3})+(?!\d))/g,",");}
-function usd(v,digits){if(typeof v!=="number"){return "$?";}var t=v.toFixed(digits||4);
- if(v&&!/[1-9]/.test(t)){t=v.toFixed(Math.min(1-Math.floor(Math.log10(Math.abs(v))),9));}return "$"+t;}
+// v to d decimals rounded as Python's format rounds (the exact value, a tie to even), where toFixed
+// rounds a tie up ($0.03125: "0.0312" in the CLI, "0.0313" by toFixed): the page's money reads as the CLI's.
+function fixed(v,d){var a=Math.abs(v);if(!(a<1e21)){return v.toFixed(d);}var s=a.toFixed(100);var dot=s.indexOf(".");
+ var n=s.slice(0,dot)+s.slice(dot+1,dot+1+d),rest=s.slice(dot+1+d);
+ if(rest.charAt(0)>"5"||(rest.charAt(0)==="5"&&(/[1-9]/.test(rest.slice(1))||n.charCodeAt(n.length-1)%2===1))){var k=n.length-1;
+  while(k>=0&&n.charAt(k)==="9"){k--;}n=(k<0?"1":n.slice(0,k)+String(+n.charAt(k)+1))+n.slice(k+1).replace(/9/g,"0");}
+ var ip=n.slice(0,n.length-d)||"0";return (v<0?"-":"")+ip+(d?"."+n.slice(n.length-d):"");}
+// Money as the CLI shows it (usd_text): 4 decimals, or two significant digits for an amount above 0
+// too small for them ("$0.000021"), never "$0.0000" for money that is not 0; "$?" unknown.
+function usd(v){if(typeof v!=="number"){return "$?";}var t=fixed(v,4);
+ if(v&&!/[1-9]/.test(t)){t=fixed(v,Math.min(1-Math.floor(Math.log10(Math.abs(v))),9));}return "$"+t;}
 function costUsd(v,c){if(!c){return "n/a";}var u=c.unpriced_requests;if(typeof v!=="number"){return u?"$?":"n/a";}
  return (u?"\u2265":"")+usd(v);}
 function owedUsd(v,c,k){if(!c){return "n/a";}var n=c[k+"_requests"],u=c[k+"_unpriced"];
@@ -140,6 +153,30 @@ function walk(s,upto,visit,match){var chain=[],count=0;
   else{list=patch(r.b<0?[]:chain.slice(),r,null);c=0;if(match){for(var i=0;i<list.length;i++){if(match[list[i]]){c++;}}}}
   if(visit(k,list,c)===false){return;}}}
 function messagesOf(s,pos){var out=[];walk(s,pos,function(k,list){if(k===pos){out=list.slice();}},null);return out;}
+
+// The totals of a page of several logs: DATA.totals, what usage --json gives for the same logs (its
+// total and its rows by model and by day), each amount as usage shows it (row.shown: $x, a lower
+// bound "\u2265$x" when a request that owes it was not priced, "$?" when none was).
+var AMOUNTS=[["cost","cost"],["no_cache","without cache"],["off_peak","all off-peak"]];
+function lostText(x){return fmt(x.lost_tokens)+(x.lost_unknown_requests?"+?":"")+" ("+x.shown.lost+")";}
+function totals(){var t=DATA.totals;var box=document.getElementById("totals");clear(box);
+ if(DATA.sessions.length<2||!t){box.hidden=true;return;}box.hidden=false;var x=t.total;
+ add(box,el("h2",null,"Totals of the "+fmt(t.sessions)+" session(s) read"));
+ var tb=kv(box,[["requests",fmt(x.requests),"requests"],["cost",x.shown.cost,"cost"],["without cache",x.shown.no_cache,"no-cache"],
+  ["all off-peak",x.shown.off_peak,"off-peak"],["lost tokens (cost)",lostText(x),"lost"],["breaks cost",x.shown["break"],"break-cost"],
+  ["unpriced requests",fmt(x.unpriced_requests)+(x.unpriced_requests?" ("+Object.keys(t.unpriced).map(function(k){
+   return t.unpriced[k]+" "+k;}).join(", ")+")":""),"unpriced"]],true);tb.className="totals";
+ var groups=add(box,el("div",{cls:"groups"}));
+ [["model","by_model"],["day (UTC)","by_day"]].forEach(function(g){var table=add(groups,el("table",{cls:g[1]}));var h=add(table,el("tr"));
+  [g[0],"requests"].concat(AMOUNTS.map(function(a){return a[1];}),["lost tokens (cost)","breaks cost","unpriced"]).forEach(function(c){
+   add(h,el("th",null,c));});
+  t[g[1]].forEach(function(row){var tr=add(table,el("tr",{"data-key":row.key}));add(tr,el("td",null,row.key));
+   add(tr,el("td",{cls:"num"},fmt(row.requests)));AMOUNTS.forEach(function(a){add(tr,el("td",{cls:"num"},row.shown[a[0]]));});
+   add(tr,el("td",{cls:"num"},lostText(row)));add(tr,el("td",{cls:"num"},row.shown["break"]));
+   add(tr,el("td",{cls:"num"},row.unpriced_requests?fmt(row.unpriced_requests):""));});});
+ add(box,el("p",{cls:"muted"},"As dsh-audit usage --json gives them for these logs (--by model, --by day): every request of "+
+  "each log on the page, priced at its model's rate on its date and in its window"+(x.unpriced_requests?
+  "; \u2265$: a lower bound (unpriced requests left out), $?: no request priced":"")+"."));}
 
 function overallSummary(){
  document.getElementById("title").textContent="dsh-audit report";
@@ -339,7 +376,10 @@ function diffPrevious(parent,s,pos,b){var r=s.requests[pos];var p=previousOf(s,r
  if(r.t.fields.length){var tb=add(parent,el("table",{cls:"fields"}));var h=add(tb,el("tr"));
   ["field","before","after","prompt-affecting"].forEach(function(c){add(h,el("th",null,c));});
   r.t.fields.forEach(function(f){var tr=add(tb,el("tr"));add(tr,el("td",null,f.field));add(tr,el("td",null,json(f.before)));
-   add(tr,el("td",null,json(f.after)));add(tr,el("td",null,f.prompt_affecting?"yes":"no"));});}
+   add(tr,el("td",null,json(f.after)));add(tr,el("td",null,f.prompt_affecting?"yes":"no"));});
+  // what changed, as dsh-audit explain says it (a system prompt: its changed lines, not only its length)
+  if(r.t.explain&&r.t.explain.length){add(parent,el("div",{cls:"muted"},"the change, as dsh-audit explain says it:"));
+   add(parent,el("pre",{cls:"field-diff"},r.t.explain.join("\n")));}}
  if(p<0){return;}var a=messagesOf(s,p);var k=0;while(k<a.length&&k<b.length&&a[k]===b[k]){k++;}
  add(parent,el("p",null,k+" leading message(s) shared; "+(a.length-k)+" removed, "+(b.length-k)+" added"+
   (s.requests[p].h!==r.h?"; header differs":"")));
@@ -383,9 +423,11 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
  if(r.f.length){add(d,el("h3",null,"Findings"));findingList(d,r.f);}
  add(d,el("h3",null,"Cost"));var c=kv(d,[["model",r.model+(r.billed&&r.billed!==r.model?" (billed as "+r.billed+")":""),"model"],
   ["window",r.window,"window"],["sent",r.sent,"sent"],
-  ["cost",r.cost?usd(r.cost.total,6):"unpriced: "+r.unpriced,"cost"],
+  ["cost",r.cost?usd(r.cost.total):"unpriced: "+r.unpriced,"cost"],
   ["break cost",lostUnknown(r)?"$? (cache reads not logged: what it lost of the cache is unknown)":
-   r.lcost===null?undefined:usd(r.lcost,6)+" ("+r.lost+" lost of "+r.pot+" reusable token(s))","break-cost"]],true);
+   r.lcost!==null?usd(r.lcost)+" ("+r.lost+" lost of "+r.pot+" reusable token(s))":
+   r.lost&&r.unpriced&&/^break_/.test(r.cls||"")?"$? ("+r.lost+" lost of "+r.pot+" reusable token(s), unpriced: "+r.unpriced+")":
+   undefined,"break-cost"]],true);
  c.className="cost";
  add(d,el("h3",null,"Cache"));kv(d,[["prompt tokens",r.prompt],["counted tokens",r.counted],["expected cache read",r.expected],
   ["actual cache read",r.actual],["reusable",r.pot],["lost",lostUnknown(r)?"?":r.lost],["classification",r.cls],["reason",r.ccause]]);
@@ -469,7 +511,7 @@ function fromHash(){var h=location.hash;if(!h||h==="#"){return false;}
  if(document.getElementById(h.slice(1))){return false;}
  return linkError("the link "+h+" names no session or request of this report.");}
 
-overallSummary();
+overallSummary();totals();
 if(DATA.sessions.length){state.session=DATA.order[0][0];render();fromHash();
  document.getElementById("search").addEventListener("input",function(ev){search(ev.target.value);nav();});
  window.addEventListener("hashchange",fromHash);}
