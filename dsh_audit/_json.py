@@ -1,11 +1,35 @@
-"""Typed access to parsed JSON values, where the project's ``Any`` from JSON meets typed code."""
+"""Typed access to parsed JSON values, where the project's ``Any`` from JSON meets typed code, and
+the refusals every JSON reader of the project shares (``NaN``; nesting too deep for it).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["as_object", "json_objects", "json_type", "rebuild_json"]
+__all__ = ["MAX_DEPTH", "NestingError", "as_object", "json_objects", "json_type", "rebuild_json", "refuse_constant"]
+
+#: Arrays and objects nested deeper than this in one JSON value are refused, as the DSH log reader
+#: refuses them: ``JSON.parse`` reads them, the recursive code downstream (serialisers, differs) cannot.
+MAX_DEPTH = 512
+
+
+class NestingError(ValueError):
+    """A JSON value nested deeper than :data:`MAX_DEPTH` levels: valid JSON dsh-audit cannot process."""
+
+
+def refuse_constant(name: str) -> NoReturn:
+    """The ``parse_constant`` of every :func:`json.loads` that reads JSON as ``JSON.parse`` does:
+    ``NaN``, ``Infinity`` and ``-Infinity``, which Python's parser reads, are not JSON.
+
+    Example:
+        >>> import json
+        >>> json.loads("[-Infinity]", parse_constant=refuse_constant)
+        Traceback (most recent call last):
+        ...
+        ValueError: -Infinity is not JSON
+    """
+    raise ValueError(f"{name} is not JSON")
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -361,10 +361,6 @@ def _encodable(text: str) -> bool:
     return True
 
 
-@pytest.mark.xfail(strict=True, reason="round 13 defect 8: report/_html.py _anchors keeps an id with a lone surrogate "
-                                       "as its anchor; the page cannot put it in a URL and links #session-K "
-                                       "(_html_assets.py sessionHash), which a log whose id is 'session-K' takes: "
-                                       "clicking log 1 opens log 0 (Chromium; /tmp/fuzz32/html/repro_anchor.py)")
 def test_a_log_whose_id_no_url_holds_has_a_link_no_other_log_takes(tmp_path: Path) -> None:
     first = chat_log(tmp_path / "a" / "session.jsonl", "session-1")
     second = chat_log(tmp_path / "b" / "session.jsonl", "SURROGATE")

@@ -313,8 +313,9 @@ def test_screenshots_at_1400_and_390_px(tmp_path, chrome):
 
 
 def test_an_id_no_url_can_hold_falls_back_to_the_pages_own_link(tmp_path, chrome):
-    """A session id with a lone surrogate (JSON allows it) has no URL escape: its links use the
-    page's positional form, and the page still opens its requests."""
+    """A session id with a lone surrogate (JSON allows it) has no URL escape: its links use the id
+    with the surrogate written as ``\\ud800`` (ranked, so no other log's id is it), and the page
+    still opens the page's positional form."""
     b = LogBuilder(session_id="session-LONE-lone")  # the surrogate is written into the JSON text below
     for k in range(2):
         with b.turn(f"question {k}"), b.step():
@@ -329,4 +330,4 @@ def test_an_id_no_url_can_hold_falls_back_to_the_pages_own_link(tmp_path, chrome
     chrome.get(uri + "#s0-request-1")
     assert _detail_heading(chrome, "Request 1 · loop 2/1/1") == "Request 1 · loop 2/1/1"
     assert _text(chrome, "#session-title") == "Lone"
-    assert chrome.execute_script("return location.hash") == "#s0-request-1"
+    assert chrome.execute_script("return location.hash") == "#session-%5Cud800-lone~1/request-1"

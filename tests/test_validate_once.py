@@ -1,8 +1,10 @@
 """One validation of each packed row for the reader and the validation rules that see its lines
 (issue 11): ``check`` and ``report`` read a log once, the rules first (``read_log``'s ``tee``).
-A row as DSH writes it is validated once, by the reader; the rules read its first event, its
-member count and its seqs without expanding it (``validate._source.packed_row``), and expand it
-only when that fast path refuses. The findings and the events are those of two separate decodes."""
+A row as DSH writes it is validated once, by the one row check of ``dsh_audit.log`` (session 32:
+the rules' fast path no longer has a second copy of it): the rules read its first event, its
+member count and its seqs without expanding it (``validate._source.packed_row``), and the reader
+takes that check (``row_head``, or ``decode_record``, which builds the other events without
+checking again). The findings and the events are those of two separate decodes."""
 
 from __future__ import annotations
 
@@ -72,8 +74,9 @@ def test_each_row_is_validated_once_for_reader_and_rules(tmp_path: Path, row_che
     assert rows == 5  # reasoning, text and tool-call rows
     alone = _events(path, tee=None, collapse=collapse)
     assert len(row_checks) == rows
+    row_checks.clear()
     expected = validate(path)
-    assert expected == []
+    assert expected == [] and len(row_checks) == rows  # the rules alone: once each too
     row_checks.clear()
     checker = LineValidator(path)
     teed = _events(path, tee=checker, collapse=collapse)

@@ -11,7 +11,6 @@ import click
 
 from .._version import __version__
 from ..errors import MalformedRecordError, UsageError
-from ..log import detect_format
 from ..report import dumps_line, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
@@ -65,10 +64,11 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     if sarif_path != STDOUT:
         guard_evidence(paths, sarif_path, what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
-        # every rule, selected below: another agent's log is refused whatever --rule says, and
-        # --ignore counts what it hides
-        found = validate_paths(logs, lenient=lenient, max_version=max_version, jobs=jobs, engine=engine,
-                               scheduler=scheduler, progress=report_progress)
+        # the rules --rule chooses (only their checks run), selected below: --ignore counts what
+        # it hides, and DSH202 finds another agent's log, refused whatever --rule says
+        found = validate_paths(logs, rules=(*rules, "DSH202") if rules else None, lenient=lenient,
+                               max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
+                               progress=report_progress)
     refused = _foreign(found)
     for error in refused:  # one line each; the other files' findings are still reported
         echo_error(error)
@@ -102,12 +102,12 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
 def _foreign(findings: Sequence[Finding]) -> list[MalformedRecordError]:
     """Another agent's logs (Claude Code, Codex) among those checked, refused as `check` refuses
     one (saying what it is and which commands read it) rather than with a DSH202 error finding:
-    one error per such log, in the findings' order, with its DSH202 finding's message and hint.
-    The run exits 2 (bad input wins), once the other logs' findings are reported.
+    one error per such log, in the findings' order, with its DSH202 finding's message and hint
+    (the finding names the format: the file is not read again). The run exits 2 (bad input wins),
+    once the other logs' findings are reported.
     """
     return [MalformedRecordError(finding.message, path=finding.path, line=1, hint=finding.hint)
-            for finding in findings
-            if finding.rule == "DSH202" and finding.line == 1 and detect_format(finding.path) not in (None, "dsh")]
+            for finding in findings if finding.foreign is not None]
 
 
 def _hidden_text(hidden: Counter[str]) -> str:

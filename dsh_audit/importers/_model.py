@@ -12,18 +12,16 @@ number of the imported file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-import orjson
-
+from .._json import MAX_DEPTH, NestingError
 from ..errors import UnreadableError
 from ..jsjson import stringify_bytes
-from ..log import ensure_room
+from ..log import parse_json
 from ..replay import Request
 
 if TYPE_CHECKING:
@@ -83,43 +81,6 @@ def open_input(path: str | os.PathLike[str]) -> BinaryIO:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
 
 
-#: Arrays and objects nested deeper than this in one line are refused, as the DSH reader refuses
-#: them (:data:`dsh_audit.log.parse_json`): the recursive serialisers downstream cannot hold them.
-MAX_DEPTH = 512
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN, Infinity and -Infinity
-
-
-def _parse(raw: bytes) -> Any:
-    """One line's JSON value, as JavaScript's ``JSON.parse`` reads it: a lone surrogate escape
-    (``"\\ud800"``, which orjson refuses) is kept; NaN and Infinity are not JSON.
-
-    Raises ValueError (UnicodeDecodeError included) when the line is not JSON, RecursionError
-    when it nests too deeply for the fallback parser, MemoryError when a long line might not fit in
-    the memory left under a limit (orjson would crash)."""
-    ensure_room(raw)
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw.decode("utf-8"), parse_constant=_not_json)
-
-
-def _too_deep(raw: bytes, value: Any) -> bool:
-    """Whether ``value`` (parsed from ``raw``) nests arrays or objects more than :data:`MAX_DEPTH`
-    levels deep, found level by level (no recursion)."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
-        return False
-    level = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(MAX_DEPTH):
-        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(child, (dict, list))]
-        if not level:
-            return False
-    return True
-
-
 def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings.
 
@@ -134,10 +95,12 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
             if not raw.strip():
                 continue
             try:
-                value = _parse(raw)
-                deep = _too_deep(raw, value)
-            except RecursionError:
-                deep = True
+                value = parse_json(raw)
+            except NestingError:
+                raise UnreadableError(f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; "
+                                      "dsh-audit cannot process it", path=name, line=number,
+                                      hint="the agent that wrote it may still read it; dsh-audit's recursive "
+                                           "serialisers stop here") from None
             except MemoryError:
                 raise UnreadableError("line does not fit in memory", path=name, line=number,
                                       hint="import the log where more memory is allowed (ulimit -v)") from None
@@ -145,11 +108,6 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
                 torn = not raw.endswith(b"\n")
                 warnings.append(f"{name}:{number}: {'torn last line' if torn else 'not JSON'}, skipped")
                 continue
-            if deep:
-                raise UnreadableError(f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; "
-                                      "dsh-audit cannot process it", path=name, line=number,
-                                      hint="the agent that wrote it may still read it; dsh-audit's recursive "
-                                           "serialisers stop here")
             if isinstance(value, dict):
                 yield number, value
             else:

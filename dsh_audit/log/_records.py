@@ -13,11 +13,13 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from .._json import MAX_DEPTH, NestingError, refuse_constant
 from ..jsjson import fits_in_memory, memory_left, memory_limited
 from ._types import CHUNK_ROW_TYPES
 
 __all__ = [
     "LongStrings",
+    "MAX_DEPTH",
     "NestingError",
     "RowError",
     "adapter_defaults_error",
@@ -33,17 +35,6 @@ MAX_SAFE = 2**53 - 1
 
 class RowError(Exception):
     """A packed chunk row that fails DSH's strict row validation."""
-
-
-MAX_DEPTH = 512
-
-
-class NestingError(ValueError):
-    """A JSON value nested deeper than :data:`MAX_DEPTH` levels: valid JSON dsh-audit cannot process."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # JSON.parse refuses NaN, Infinity and -Infinity
 
 
 def _number_int(literal: str) -> int | float:
@@ -111,7 +102,51 @@ def parse_json(raw: bytes | bytearray, strings: LongStrings | None = None) -> An
 # ``[[],[],...]``), where each ``{``, ``[``, ``,`` or ``:`` costs at most 73 bytes beyond 13 per byte.
 _ROOM_CHECKED = 1 << 20  # a text longer than this is checked before orjson parses it
 _ROOM_PER_BYTE = 16
-_ROOM_PER_ITEM = 96  # per ``{``, ``[``, ``,`` and ``:`` (those inside strings counted too: more room asked, never less)
+_ROOM_PER_ITEM = 96  # per ``{``, ``[``, ``,`` and ``:`` of the JSON structure (not those inside strings)
+_ITEMS = b"{[,:"
+_COUNT_PIECE = 1 << 18  # bytes counted at once (the structure count holds about 12 times this)
+
+
+def _item_bound(raw: bytes | bytearray | str) -> int:
+    """How many ``{``, ``[``, ``,`` and ``:`` ``raw`` holds, those inside strings too: more than
+    its structure has, counted at C speed (a piece at a time, not one pass per character)."""
+    if isinstance(raw, str):
+        return raw.count("{") + raw.count("[") + raw.count(",") + raw.count(":")
+    return sum(len(piece) - len(piece.translate(None, _ITEMS))
+               for piece in (raw[at:at + _COUNT_PIECE] for at in range(0, len(raw), _COUNT_PIECE)))
+
+
+def _structure_count(raw: bytes | bytearray | str) -> int:
+    """How many ``{``, ``[``, ``,`` and ``:`` of ``raw`` are JSON structure, outside strings: exact
+    for valid JSON, and for invalid JSON up to where a parser stops (it reads strings as this does).
+
+    A piece never ends inside a run of backslashes; in each, escaped backslashes and then escaped
+    quotes are blanked out, so the quotes left bound the strings, and the text between them is
+    counted at C speed.
+
+    Example:
+        >>> line = b'{"text": "a, b: [c]", "n": [1, 2]}'
+        >>> _structure_count(line), _item_bound(line)
+        (6, 9)
+    """
+    count = at = 0
+    inside = 0  # 1 while the text read so far ends inside a string
+    while at < len(raw):
+        end = min(at + _COUNT_PIECE, len(raw))
+        while end < len(raw) and raw[end - 1] in (0x5C, "\\"):
+            window = raw[end:end + _COUNT_PIECE]
+            rest = window.lstrip("\\") if isinstance(window, str) else window.lstrip(b"\\")
+            end = min(end + len(window) - len(rest) + 1, len(raw))
+        piece = raw[at:end]
+        data = piece.encode("utf-8", "surrogatepass") if isinstance(piece, str) else piece
+        if b"\\" in data:
+            data = data.replace(b"\\\\", b"__").replace(b'\\"', b"__")
+        segments = data.split(b'"')
+        outside = b"".join(segments[inside::2])
+        count += len(outside) - len(outside.translate(None, _ITEMS))
+        inside ^= (len(segments) - 1) & 1
+        at = end
+    return count
 
 
 def ensure_room(raw: bytes | bytearray | str) -> None:
@@ -124,21 +159,26 @@ def ensure_room(raw: bytes | bytearray | str) -> None:
     text of 1 MiB or less, or a system without ``/proc/self/statm``, is not. A ``str`` counts as
     UTF-8 of 4 bytes a character unless it is ASCII.
 
+    The need is bounded ever closer, each bound at most the one before, until one fits: every byte
+    taken as structure (no count), then every ``{``, ``[``, ``,`` and ``:`` (a count at C speed,
+    a fraction of the parse), then only those outside strings (slower on many short strings:
+    made only when the others would refuse a text that may well fit, such as prose or code full of
+    commas in a few long strings).
+
     Example:
         >>> ensure_room(b"{}")  # small: never checked
     """
     size = len(raw) if not isinstance(raw, str) or raw.isascii() else 4 * len(raw)
     if size <= _ROOM_CHECKED or not memory_limited():  # no limit: nothing to count (a count costs a parse)
         return
-    if isinstance(raw, str):
-        items = raw.count("{") + raw.count("[") + raw.count(",") + raw.count(":")
-    else:
-        items = raw.count(b"{") + raw.count(b"[") + raw.count(b",") + raw.count(b":")
-    need = _ROOM_PER_BYTE * size + _ROOM_PER_ITEM * items
-    if not fits_in_memory(need):
-        left = memory_left() or 0
-        raise MemoryError(f"parsing {size} bytes of JSON needs about {need >> 20} MiB of memory, "
-                          f"{max(left, 0) >> 20} MiB are left under the limit")
+    need = 0
+    for items in (size, _item_bound, _structure_count):  # size: every byte an item (each is one byte)
+        need = _ROOM_PER_BYTE * size + _ROOM_PER_ITEM * (items if isinstance(items, int) else items(raw))
+        if fits_in_memory(need):
+            return
+    left = memory_left() or 0
+    raise MemoryError(f"parsing {size} bytes of JSON needs about {need >> 20} MiB of memory, "
+                      f"{max(left, 0) >> 20} MiB are left under the limit")
 
 
 def _parse_whole(raw: bytes | bytearray) -> Any:
@@ -150,7 +190,7 @@ def _parse_whole(raw: bytes | bytearray) -> Any:
     except orjson.JSONDecodeError:
         text = raw.decode("utf-8")  # UnicodeDecodeError propagates: the caller reports it
         try:
-            value = json.loads(text, parse_constant=_refuse_constant, parse_int=_number_int)
+            value = json.loads(text, parse_constant=refuse_constant, parse_int=_number_int)
         except RecursionError:
             raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth_exceeds(value, MAX_DEPTH):
@@ -341,8 +381,60 @@ def _row_members(tag: str, data: dict[str, Any], key: str) -> list[str]:
     return payload
 
 
-def _validate_row(row: dict[str, Any]) -> tuple[str, list[str], list[float]]:
-    """DSH's strict row validation; returns the tag, the members and their times."""
+_TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
+_CALL_KEYS = frozenset({"turn", "step", "index", "id", "dt", "args"})
+_NAMED_CALL_KEYS = _CALL_KEYS | {"name"}
+
+_Shape = tuple[str, list[str], list[float]]  # a valid row's tag, members and their times
+
+
+def _plain_row(row: dict[str, Any]) -> _Shape | None:
+    """:func:`_validate_row`'s result for a row as DSH writes it, found with a few type tests (the
+    common case); None when the row is not plainly one, and the full check must say.
+
+    Plainly one: exactly the keys type, seq0, time0 and data; ``int`` seq0 (not negative), time0,
+    turn, step and index; string members (at least one), id and name; ``int`` gaps, one fewer
+    than members; every member's seq and time a safe integer. Every row this accepts the full
+    check accepts too, with the same members and times.
+    """
+    data = row.get("data")
+    if len(row) != 4 or type(data) is not dict:
+        return None
+    seq0, time0 = row.get("seq0"), row.get("time0")
+    if (type(seq0) is not int or type(time0) is not int or type(data.get("turn")) is not int
+            or type(data.get("step")) is not int or type(data.get("index")) is not int):
+        return None
+    tag = row["type"]
+    if tag == "tool-call-chunks":
+        keys = data.keys()
+        if type(data.get("id")) is not str or not (keys == _CALL_KEYS or (keys == _NAMED_CALL_KEYS
+                                                                        and type(data["name"]) is str)):
+            return None
+        members = data["args"]
+    elif len(data) == 5 and _TEXT_KEYS.issuperset(data):
+        members = data["texts"]
+    else:
+        return None
+    gaps = data["dt"]
+    if (type(members) is not list or type(gaps) is not list or not members or len(gaps) != len(members) - 1
+            or not set(map(type, members)) <= {str} or not set(map(type, gaps)) <= {int}
+            or not 0 <= seq0 <= MAX_SAFE - len(members) + 1):
+        return None
+    times: list[float] = list(accumulate(gaps, initial=time0))  # as the full check adds them
+    if max(times) > MAX_SAFE or min(times) < -MAX_SAFE:
+        return None
+    return tag, members, times
+
+
+def _validate_row(row: dict[str, Any]) -> _Shape:
+    """DSH's strict row validation; returns the tag, the members and their times.
+
+    A row as DSH writes it passes :func:`_plain_row`'s few type tests; any other takes every
+    check, which says what is wrong (the :class:`RowError`'s message).
+    """
+    plain = _plain_row(row)
+    if plain is not None:
+        return plain
     tag = row["type"]
     if not _exact_keys(row, ("type", "seq0", "time0", "data")):
         raise RowError(f"malformed {tag} storage row: envelope must be exactly {{type, seq0, time0, data}}")
@@ -372,67 +464,92 @@ def _validate_row(row: dict[str, Any]) -> tuple[str, list[str], list[float]]:
     return tag, members, times
 
 
-def _member(tag: str, data: dict[str, Any], member: str) -> dict[str, Any]:
-    if tag == "tool-call-chunks":
-        chunk: dict[str, Any] = {"type": "tool-call-delta", "index": data["index"], "id": data["id"]}
-        if "name" in data:
-            chunk["name"] = data["name"]
-        chunk["argumentsDelta"] = member
-        return chunk
-    return {"type": "text-delta" if tag == "text-chunks" else "reasoning-delta", "index": data["index"], "text": member}
-
-
-def expand_row(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Validate a ``*-chunks`` row strictly and expand it to its ``assistant/chunk`` events."""
-    tag, members, times = _validate_row(row)
+def _expand(row: dict[str, Any], shape: _Shape, limit: int | None = None) -> list[dict[str, Any]]:
+    """The events of a validated row (its first ``limit`` only when given)."""
+    tag, members, times = shape
+    if limit is not None:
+        members = members[:limit]
     data, seq0 = row["data"], row["seq0"]
     turn, step, index = data["turn"], data["step"], data["index"]
-    # Each member's chunk as :func:`_member` makes it (the same keys in the same order), without a
-    # call per member: a row holds dozens of them.
-    if tag == "tool-call-chunks":
-        ident = data["id"]
-        if "name" in data:
-            name = data["name"]
-            chunks = [{"type": "tool-call-delta", "index": index, "id": ident, "name": name, "argumentsDelta": member}
-                      for member in members]
-        else:
-            chunks = [{"type": "tool-call-delta", "index": index, "id": ident, "argumentsDelta": member}
-                      for member in members]
-    else:
+    # Each member's event with its chunk (the same keys in the same order for every member), in one
+    # comprehension: a row holds dozens of members.
+    if tag != "tool-call-chunks":
         kind = "text-delta" if tag == "text-chunks" else "reasoning-delta"
-        chunks = [{"type": kind, "index": index, "text": member} for member in members]
-    return [{"type": "assistant/chunk", "seq": seq, "time": time, "data": {"turn": turn, "step": step, "chunk": chunk}}
-            for seq, time, chunk in zip(count(seq0), times, chunks)]
+        return [{"type": "assistant/chunk", "seq": seq, "time": time,
+                 "data": {"turn": turn, "step": step, "chunk": {"type": kind, "index": index, "text": member}}}
+                for seq, time, member in zip(count(seq0), times, members)]
+    ident = data["id"]
+    if "name" not in data:
+        return [{"type": "assistant/chunk", "seq": seq, "time": time,
+                 "data": {"turn": turn, "step": step,
+                          "chunk": {"type": "tool-call-delta", "index": index, "id": ident, "argumentsDelta": member}}}
+                for seq, time, member in zip(count(seq0), times, members)]
+    name = data["name"]
+    return [{"type": "assistant/chunk", "seq": seq, "time": time,
+             "data": {"turn": turn, "step": step, "chunk": {"type": "tool-call-delta", "index": index, "id": ident,
+                                                            "name": name, "argumentsDelta": member}}}
+            for seq, time, member in zip(count(seq0), times, members)]
+
+
+def expand_row(row: dict[str, Any], *, limit: int | None = None, share: bool = False) -> list[dict[str, Any]]:
+    """Validate a ``*-chunks`` row strictly and expand it to its ``assistant/chunk`` events (only
+    the first ``limit`` of them when given: a reader that takes the others from the row itself).
+
+    With ``share``, the row is validated once for two consumers, as :func:`decode_record` shares
+    it: the next :func:`decode_record` or :func:`row_head` of the same object takes this
+    validation (and the events built) instead of validating the row again.
+
+    Raises:
+        RowError: the row fails DSH's strict row validation (the whole row, whatever ``limit``).
+
+    Example:
+        >>> row = {"type": "text-chunks", "seq0": 4, "time0": 10,
+        ...        "data": {"turn": 1, "step": 1, "index": 0, "dt": [2], "texts": ["a", "b"]}}
+        >>> [(e["seq"], e["time"], e["data"]["chunk"]["text"]) for e in expand_row(row)]
+        [(4, 10, 'a'), (5, 12, 'b')]
+        >>> expand_row(row, limit=1) == expand_row(row)[:1]
+        True
+    """
+    global _SHARED_ROW
+    if share:
+        _SHARED_ROW = _NOTHING_SHARED  # a row nobody took is not held while the next line is decoded
+    shape = _validate_row(row)
+    events = _expand(row, shape, limit)
+    if share:
+        _SHARED_ROW = (row, shape, events)
+    return events
 
 
 def row_head(row: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Validate a row like :func:`expand_row` but build only its first event; return it and the count.
 
-    A row a first consumer already expanded (:func:`decode_record` with ``share``) is not
-    validated again: its first event and count are taken from that expansion.
+    A row a first consumer already validated (:func:`decode_record` or :func:`expand_row` with
+    ``share``) is not validated again: its first event and count are taken from that validation.
     """
-    events = _take_row(row)
-    if events is not None:
-        return events[0], len(events)
-    tag, members, times = _validate_row(row)
-    data = row["data"]
-    first = {"type": "assistant/chunk", "seq": row["seq0"], "time": times[0],
-             "data": {"turn": data["turn"], "step": data["step"], "chunk": _member(tag, data, members[0])}}
-    return first, len(members)
+    shared = _take_row(row)
+    if shared is not None:
+        shape, events = shared
+        return events[0], len(shape[1])
+    shape = _validate_row(row)
+    return _expand(row, shape, 1)[0], len(shape[1])
 
 
-#: the packed row :func:`decode_record` last expanded for a later consumer, and its events
-_SHARED_ROW: tuple[Any, list[dict[str, Any]]] = (None, [])
+#: the packed row a first consumer validated for a later one (:func:`decode_record` or
+#: :func:`expand_row` with ``share``): the row, its shape and the events built of it (all, or the first)
+_SHARED_ROW: tuple[Any, _Shape, list[dict[str, Any]]]
+_NOTHING_SHARED: tuple[Any, _Shape, list[dict[str, Any]]] = (None, ("", [], []), [])
+_SHARED_ROW = _NOTHING_SHARED
 
 
-def _take_row(row: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The events of ``row`` when a first consumer kept them for this very object (and forget them)."""
+def _take_row(row: dict[str, Any]) -> tuple[_Shape, list[dict[str, Any]]] | None:
+    """The shape of ``row`` and the events built of it when a first consumer kept them for this
+    very object (and forget them)."""
     global _SHARED_ROW
-    found, events = _SHARED_ROW
+    found, shape, events = _SHARED_ROW
     if found is not row:
         return None
-    _SHARED_ROW = (None, [])
-    return events
+    _SHARED_ROW = _NOTHING_SHARED
+    return shape, events
 
 
 def decode_record(value: Any, *, share: bool = False) -> list[Any]:
@@ -440,21 +557,21 @@ def decode_record(value: Any, *, share: bool = False) -> list[Any]:
 
     A row is validated and expanded once for two consumers that decode the same parsed value in
     turn (the validation rules, then the reader of ``check`` and ``report``; see
-    :func:`~dsh_audit.log.parse_line`): the first decodes it with ``share=True``, and the next
-    :func:`decode_record` or :func:`row_head` of the same object takes that expansion (and
-    forgets it) instead of validating the row again. Both only read the events. A row that fails
-    validation is kept for nobody: the next consumer meets the same :class:`RowError`.
+    :func:`~dsh_audit.log.parse_line`): the first decodes it with ``share=True`` (or expands it
+    with :func:`expand_row`'s ``share``), and the next :func:`decode_record` or :func:`row_head`
+    of the same object takes that validation and expansion (and forgets them) instead of
+    validating the row again. Both only read the events. A row that fails validation is kept for
+    nobody: the next consumer meets the same :class:`RowError`.
     """
     global _SHARED_ROW
     if share:
-        _SHARED_ROW = (None, [])  # a row nobody took is not held while the next line is decoded
+        _SHARED_ROW = _NOTHING_SHARED  # a row nobody took is not held while the next line is decoded
     if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in CHUNK_ROW_TYPES:
-        events = None if share else _take_row(value)
-        if events is None:
-            events = expand_row(value)
-            if share:
-                _SHARED_ROW = (value, events)
-        return events
+        shared = None if share else _take_row(value)
+        if shared is None:
+            return expand_row(value, share=share)
+        shape, events = shared
+        return events if len(events) == len(shape[1]) else _expand(value, shape)
     return [value]
 
 

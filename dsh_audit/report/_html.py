@@ -573,11 +573,22 @@ def _family(check: Any) -> tuple[str, str, int | None] | None:
     return (check.parent_id, "fork", check.seed_length) if check.seed_length else (check.parent_id, "subagent", None)
 
 
+def _url_safe(text: str) -> bool:
+    """Whether a URL can hold ``text`` (percent-escaped): it is valid UTF-8, no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _anchors(sessions: Sequence[Any]) -> list[str]:
     """Each log's deep-link key (``#<key>/request-N`` on the page, the key URL-escaped): its session
     id when no other log of the page has it, so a link stays valid whatever else the page lists;
     else the id and its rank among the files of that id by path (``id~2``: the same key in a report
     that lists those files in another order), and ``log-K`` (its position) for a log with no id.
+    An id no URL can hold (a lone surrogate) is written with ``\\udXXX`` escapes and ranked, so
+    that its link is never the page's fallback ``#session-K``, which another log's id may be.
 
     Example:
         >>> class C:
@@ -597,15 +608,16 @@ def _anchors(sessions: Sequence[Any]) -> list[str]:
     keys: list[str] = []
     for k, check in enumerate(sessions):
         sid = check.session_id
-        if sid and len(files[sid]) == 1:
+        if sid and len(files[sid]) == 1 and _url_safe(sid):
             keys.append(sid)
             continue
-        key = f"{sid}~{rank[k]}" if sid else f"log-{k}"
+        shown = sid if not sid or _url_safe(sid) else sid.encode("utf-8", "backslashreplace").decode("ascii")
+        key = f"{shown}~{rank[k]}" if sid else f"log-{k}"
         keys.append(key)
     # a key made here may be another log's id or key (``a~1`` above): its ``~`` grows until unique
     for k, key in enumerate(keys):
         sid = sessions[k].session_id
-        if sid and len(files[sid]) == 1:
+        if sid and len(files[sid]) == 1 and _url_safe(sid):
             continue
         while key in taken:
             key += "~"

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import orjson
-
 from ..errors import UnreadableError
+from ..jsjson import stringify_bytes
 from ..log import (
     KNOWN_EVENT_TYPES,
     LATEST_VERSION,
@@ -38,6 +37,22 @@ __all__ = ["LineValidator", "validate", "validate_paths"]
 
 T = TypeVar("T")
 
+# Which checks can find which rules, so that a validator runs only those that can find a rule
+# it reports (``validate --rule``); tests/test_validate32.py checks each rule's breaking log.
+#: the rules only the header line can break (DSH2xx but those of request headers and stream
+#: records, and the header's DSH601): with no other reported, the rest of the file is not read
+_HEADER_RULES = frozenset({f"DSH{n}" for n in range(201, 218)} | {"DSH601"})
+#: the rules the physical pass alone finds (damaged bytes and records, seq breaks) beside the
+#: header's: with no other reported, no event is admitted (DSH111 and DSH112 are not among them:
+#: the admission finds them too)
+_PHYSICAL_RULES = _HEADER_RULES | {f"DSH{n}" for n in range(101, 109)}
+#: the rules of :class:`Trace` (turns, steps, tools, streams, request headers, usage, end-seeds)
+_TRACE_RULES = frozenset({"DSH109", "DSH224", "DSH225", "DSH226", "DSH310", "DSH311", "DSH602"}
+                         | {f"DSH{n}" for n in (*range(401, 408), *range(410, 416), *range(420, 427))}
+                         | {f"DSH{n}" for n in range(701, 705)})
+#: the rules of :class:`CompactionCheck`
+_COMPACTION_RULES = frozenset(f"DSH{n}" for n in range(320, 328))
+
 
 def _open(path: str) -> Any:
     return open_regular(path)  # a FIFO or device is refused, never read (closed by the caller's with)
@@ -61,7 +76,9 @@ class LineValidator:
     (:func:`dsh_audit.log.read_log`'s ``tee``): :meth:`feed` every line ``iter_lines`` yields,
     then :meth:`end` with its torn tails, or :meth:`fail` with the error that stopped it; then
     :meth:`finish` gives exactly the findings :func:`validate` gives for the file. Nothing is
-    held beyond what the rules keep, so memory stays bounded as in :func:`validate`.
+    held beyond what the rules keep, so memory stays bounded as in :func:`validate`. With
+    ``rules`` or ``ignore``, only the checks that can find a reported rule run (the header's
+    rules alone: :meth:`feed` wants no line after the header).
 
     Example:
         >>> from dsh_audit.log import read_log
@@ -76,19 +93,28 @@ class LineValidator:
                  max_version: int = LATEST_VERSION, lineage: bool = False) -> None:
         self.path = os.fspath(path)
         self.lenient, self.max_version = lenient, max_version
-        self.sink = Sink(self.path, select_rules(rules, ignore))
+        selected = select_rules(rules, ignore)
+        self.sink = Sink(self.path, selected)
         #: the checked header (None before the first line, or when the log cannot be read at all)
         self.header: HeaderInfo | None = None
+        self._started = False  # the header line was checked
+        # Only the checks that can find a reported rule run: the header's alone reads one line,
+        # the physical pass's admits no event, and the trace and the compaction fold run only for
+        # their own rules (the admission, which they both read, runs for either).
+        self._reads_events = not selected <= _HEADER_RULES
+        self._admits = not selected <= _PHYSICAL_RULES
+        self._traces = bool(selected & _TRACE_RULES)
         self._scan = EventScan(self.sink)
         self._admitter: Admitter | None = None
         self._trace: Trace | None = None
-        self._compaction = CompactionCheck(self.sink)
+        self._compaction = CompactionCheck(self.sink) if selected & _COMPACTION_RULES else None
         self._fatal = False  # the log can be read no further; the finding is recorded
         self._ended = False
         #: with ``lineage``, every event's running hash, for the fork-lineage check of
         #: :func:`validate_paths` over several logs (8 bytes and a hash per event: a lone log,
-        #: ``check`` and ``report`` compare no seeds, so they keep none)
-        self.chain: SeedChain | None = SeedChain() if lineage else None
+        #: ``check`` and ``report`` compare no seeds, so they keep none; nor does a run that does
+        #: not report DSH603)
+        self.chain: SeedChain | None = SeedChain() if lineage and "DSH603" in selected else None
 
     @property
     def complete(self) -> bool:
@@ -96,12 +122,19 @@ class LineValidator:
         return self._ended or self._fatal
 
     def feed(self, line: Line) -> bool:
-        """Check one line; False once the rest of the file is not needed (a fatal problem)."""
+        """Check one line; False once the rest of the file is not needed (a fatal problem, or
+        only the header's rules are reported)."""
         if self.complete:
             return False
         try:
-            if self._trace is None:
+            if not self._started:
                 self._start(line)
+                if not self._reads_events:
+                    self._ended = True  # every rule reported is the header's: the rest is not read
+                    return False
+            elif not self._admits:
+                for _ in self._scan.runs(line):
+                    pass  # the events, which no rule reported checks
             else:
                 for item in self._scan.runs(line):
                     if not isinstance(item, PackedRow):
@@ -126,12 +159,13 @@ class LineValidator:
         if self.complete:
             return
         try:
-            if self._trace is None:
+            if not self._started:
                 self._start(None, torn)
             self._scan.end(torn)
-            assert self._trace is not None
-            self._trace.finish()
-            self._compaction.finish()
+            if self._trace is not None:
+                self._trace.finish()
+            if self._compaction is not None:
+                self._compaction.finish()
             self._ended = True
         except Fatal:
             self._fatal = True
@@ -148,33 +182,41 @@ class LineValidator:
         return _order(self.sink.findings)
 
     def _start(self, line: Line | None, torn: Sequence[TornTail] = ()) -> None:
+        self._started = True
         header = check_header(line, self.sink, lenient=self.lenient, max_version=self.max_version, torn=torn)
         _lineage_header(header, self.sink)
-        self._admitter = Admitter(self.sink, session_id=header.session_id, version=header.version,
-                                  known=known_types(header.version, KNOWN_EVENT_TYPES))
-        self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length)
+        if self._admits:
+            self._admitter = Admitter(self.sink, session_id=header.session_id, version=header.version,
+                                      known=known_types(header.version, KNOWN_EVENT_TYPES))
+        if self._traces:
+            self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length)
         self.header = header
 
     def _event(self, raw: RawEvent, line: Line | None = None) -> None:
         if self.chain is not None:
             self.chain.add(raw, line)
         admitter, trace, compaction = self._admitter, self._trace, self._compaction
-        assert admitter is not None and trace is not None
+        assert admitter is not None
         value = raw.value
-        if compaction.owed is None and admitter.plain_chunk(value):
+        if (compaction is None or compaction.owed is None) and admitter.plain_chunk(value):
             # Most events of a log: a chunk nothing but the trace's step check and stream grammar
             # can find fault with (admission has nothing to say, compaction owes nothing).
-            trace.surface_ok = True
-            trace.chunk(raw.line, value["seq"], value["data"])
+            if trace is not None:
+                trace.surface_ok = True
+                trace.chunk(raw.line, value["seq"], value["data"])
             return
         event = admitter.admit(raw)
         if event is not None:
-            trace.surface_ok = admitter.surface_ok
-            trace.apply(event)
-            compaction.apply(event, admitter.replacement, surface_ok=admitter.surface_ok)
+            if trace is not None:
+                trace.surface_ok = admitter.surface_ok
+                trace.apply(event)
+            if compaction is not None:
+                compaction.apply(event, admitter.replacement, surface_ok=admitter.surface_ok)
         else:
-            trace.refused(raw.value)
-            compaction.refused()
+            if trace is not None:
+                trace.refused(raw.value)
+            if compaction is not None:
+                compaction.refused()
 
     def _row(self, row: PackedRow, line: Line) -> bool:
         """The events of one packed row (:meth:`EventScan.runs`), read from ``line``, checked
@@ -185,14 +227,15 @@ class LineValidator:
         makes by adding the row's gaps to ``time0``; a :class:`PackedRow`'s are ``int`` and safe,
         so the first member is checked in full and stands for the others.
         """
-        admitter, trace = self._admitter, self._trace
-        assert admitter is not None and trace is not None
-        if self._compaction.owed is not None or not admitter.plain_chunk(row.first):
+        admitter, trace, compaction = self._admitter, self._trace, self._compaction
+        assert admitter is not None
+        if (compaction is not None and compaction.owed is not None) or not admitter.plain_chunk(row.first):
             return False
         if self.chain is not None:
             self.chain.add_row(line, row.count)
-        trace.surface_ok = True
-        trace.chunk_row(line.number, row)
+        if trace is not None:
+            trace.surface_ok = True
+            trace.chunk_row(line.number, row)
         return True
 
 
@@ -202,9 +245,9 @@ class SeedChain:
 
     An event is hashed as the bytes of the line it came from and its place in that line (DSH
     copies a parent's records into the child's seed as they were written); an event released
-    later than its line (after a damaged record) is hashed as its JSON. Equal chains at
-    ``seedLength - 1`` mean equal events; chains that differ prove nothing (the same events may
-    be packed or spelt otherwise), and the events are then compared as values.
+    later than its line (after a damaged record) is hashed as ``JSON.stringify`` writes it. Equal
+    chains at ``seedLength - 1`` mean equal events; chains that differ prove nothing (the same
+    events may be packed or spelt otherwise), and the events are then compared as values.
     """
 
     def __init__(self) -> None:
@@ -220,10 +263,10 @@ class SeedChain:
         if line is not None and raw.line == line.number:
             self.add_row(line, 1)
             return
-        try:
-            data = orjson.dumps(raw.value)
-        except (TypeError, orjson.JSONEncodeError):
-            data = repr(raw.value).encode("utf-8", "surrogatepass")
+        # JSON.stringify's bytes: a parsed value always has them (lone surrogates, numbers past
+        # 64 bits, infinity included), and a huge one under a memory limit is written by Python
+        # (a MemoryError) where orjson would crash the process
+        data = stringify_bytes(raw.value)
         self._hasher.update(b"J" + len(data).to_bytes(8, "little") + data)
         self.links += self._hasher.digest()
 
@@ -277,7 +320,8 @@ def validate(path_or_log: str | os.PathLike[str] | SessionLog, *, rules: Iterabl
 
     Args:
         path_or_log: a ``session.jsonl[.zstd]`` file, or a :class:`SessionLog` (its file is read).
-        rules: rule ids (or id prefixes such as ``DSH3``) to report; default all.
+        rules: rule ids (or id prefixes such as ``DSH3``) to report; default all. Only the checks
+            that can find one of them run.
         ignore: rule ids (or prefixes) not to report.
         lenient: report header metadata DSH's oracle adapted for tokenised fixtures (missing
             version or delegationDepth, non-absolute cwd) as warnings.
@@ -385,9 +429,10 @@ def validate_paths(paths: Sequence[str | os.PathLike[str]], *, rules: Iterable[s
             headers.setdefault(checked.session_id, (path, checked))
         findings.extend(checked.findings)
     # A child whose seed the chains prove equal to its parent's prefix needs no second read; only
-    # the others are compared event by event, for the finding's exact seq and line.
+    # the others are compared event by event, for the finding's exact seq and line (none at all
+    # when DSH603 is not reported).
     parents = {path: (headers[c.parent][0], c.seed_length) for path, c in headers.values()
-               if c.parent is not None and c.parent in headers and c.seed_length
+               if "DSH603" in selected and c.parent is not None and c.parent in headers and c.seed_length
                and not seeds_match(c.chain, headers[c.parent][1].chain, c.seed_length)}
     lineage = partial(_lineage_task, parents=parents, selected=selected)
     for found in _values(iter_many(list(parents), lineage, jobs=jobs, engine=engine, scheduler=scheduler)):

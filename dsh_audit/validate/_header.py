@@ -63,7 +63,7 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         kind = classify_record(value, first=True) if isinstance(value, dict) else None
         if kind not in (None, "dsh"):  # another agent's log: one finding, not its records' field errors
             sink.add("DSH202", f"first line is a {kind} record, not a DSH session header: this is a {kind} session, "
-                     "not a DSH log", line=1, hint=_FOREIGN_HINT)
+                     "not a DSH log", line=1, hint=_FOREIGN_HINT, foreign=kind)
             raise Fatal
         sink.add("DSH202", 'first line is not an object with type "session"', line=1)
         value = value if isinstance(value, dict) else {}

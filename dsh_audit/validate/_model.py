@@ -41,7 +41,9 @@ class Finding:
     """One violation of one rule at one place of one log.
 
     ``line`` is the 1-based physical line of the decoded log (1 is the session header);
-    ``seq`` is the event's seq when the finding belongs to an event.
+    ``seq`` is the event's seq when the finding belongs to an event. ``foreign`` names another
+    agent's log format (``claude-code``, ``codex``) when the finding is the DSH202 of such a log's
+    first line, which ``validate`` refuses as a whole (not part of the JSON or SARIF finding).
     """
 
     rule: str
@@ -51,6 +53,7 @@ class Finding:
     line: int | None = None
     seq: int | None = None
     hint: str | None = None
+    foreign: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object of this finding."""

@@ -93,11 +93,12 @@ class Sink:
         self.findings: list[Finding] = []
 
     def add(self, rule: str, message: str, *, line: int | None = None, seq: int | None = None,
-            severity: Severity | None = None, hint: str | None = None) -> None:
+            severity: Severity | None = None, hint: str | None = None, foreign: str | None = None) -> None:
         """Record one finding of ``rule`` (its catalogue severity and hint unless ``severity`` or
-        ``hint`` overrides: a case the rule's general hint does not fit)."""
+        ``hint`` overrides: a case the rule's general hint does not fit; ``foreign``: see
+        :class:`Finding`)."""
         meta = RULES[rule]
         if rule not in self.selected:
             return
         self.findings.append(Finding(rule=rule, severity=severity or meta.severity, message=message,
-                                     path=self.path, line=line, seq=seq, hint=hint or meta.hint))
+                                     path=self.path, line=line, seq=seq, hint=hint or meta.hint, foreign=foreign))

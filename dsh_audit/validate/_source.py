@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any, BinaryIO
 
 from ..errors import UnreadableError
@@ -68,56 +67,24 @@ class PackedRow:
         return expand_row(self.value)
 
 
-_TEXT_KEYS = frozenset({"turn", "step", "index", "dt", "texts"})
-_CALL_KEYS = frozenset({"turn", "step", "index", "id", "dt", "args"})
-_NAMED_CALL_KEYS = _CALL_KEYS | {"name"}
-_DELTA = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
-
-
 def packed_row(value: dict[str, Any]) -> PackedRow | None:
-    """``value``, a stored ``*-chunks`` row, as a :class:`PackedRow` without expanding it (nor
-    validating it through :func:`expand_row`, which the reader of ``check`` and ``report`` does
-    once); None when it is not plainly one, and :func:`decode_record` must say what it is.
-
-    Plainly one is a row as DSH writes it, which :func:`expand_row` accepts: exactly the keys
-    type, seq0, time0 and data; ``int`` seq0 (not negative), time0, turn, step and index; string
-    members (at least one), id and name; ``int`` gaps, one fewer than members; every member's seq
-    and time a safe integer. The first event is built as :func:`expand_row` builds it.
+    """``value``, a stored ``*-chunks`` row, as a :class:`PackedRow` without expanding it: its
+    first event, as :func:`expand_row` builds it (which validates the whole row: DSH's strict row
+    check, made once for the reader of ``check`` and ``report`` too, which takes it next), and
+    its member count. None when the row fails that check (then :func:`decode_record` says why),
+    or when its seqs or times are not all ``int`` (integral floats, which DSH reads: a member
+    would not be checked as the first one, which stands for it; the row is expanded).
     """
-    data = value.get("data")
-    if len(value) != 4 or type(data) is not dict:
+    try:
+        (first,) = expand_row(value, limit=1, share=True)  # the reader of a tee takes it next
+    except RowError:
         return None
-    seq0, time0 = value.get("seq0"), value.get("time0")
-    turn, step, index = data.get("turn"), data.get("step"), data.get("index")
-    if (type(seq0) is not int or type(time0) is not int or type(turn) is not int or type(step) is not int
-            or type(index) is not int):
+    gaps = value["data"]["dt"]
+    # validated: the gaps are numbers (no bool), and one float among them or time0 makes the last
+    # member's time (their sum) a float
+    if type(first["seq"]) is not int or type(sum(gaps, first["time"])) is not int:
         return None
-    tag = value["type"]
-    chunk: dict[str, Any]
-    if tag == "tool-call-chunks":
-        keys, members = frozenset(data), data.get("args")
-        if keys == _NAMED_CALL_KEYS and type(data["id"]) is str and type(data["name"]) is str:
-            chunk = {"type": "tool-call-delta", "index": index, "id": data["id"], "name": data["name"]}
-        elif keys == _CALL_KEYS and type(data["id"]) is str:
-            chunk = {"type": "tool-call-delta", "index": index, "id": data["id"]}
-        else:
-            return None
-    elif len(data) == 5 and _TEXT_KEYS.issuperset(data):
-        members, chunk = data["texts"], {"type": _DELTA[tag], "index": index}
-    else:
-        return None
-    gaps = data["dt"]
-    if (type(members) is not list or type(gaps) is not list or not members or len(gaps) != len(members) - 1
-            or not set(map(type, members)) <= {str} or not set(map(type, gaps)) <= {int}
-            or not 0 <= seq0 <= SAFE_MAX - len(members) + 1):
-        return None
-    times = list(accumulate(gaps, initial=time0)) if gaps else [time0]  # as expand_row adds them
-    if max(times) > SAFE_MAX or min(times) < -SAFE_MAX:
-        return None
-    chunk["argumentsDelta" if tag == "tool-call-chunks" else "text"] = members[0]
-    first = {"type": "assistant/chunk", "seq": seq0, "time": time0,
-             "data": {"turn": turn, "step": step, "chunk": chunk}}
-    return PackedRow(value, first, len(members))
+    return PackedRow(value, first, len(gaps) + 1)
 
 
 @dataclass(frozen=True, slots=True)

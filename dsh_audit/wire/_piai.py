@@ -58,7 +58,7 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import is_
 from typing import Any, Protocol
 
-from .._json import json_objects, json_type
+from .._json import json_objects, json_type, refuse_constant
 from ..errors import RenderError
 from ..jsjson import has_surrogate, stringify
 from ..replay import MessageView
@@ -175,11 +175,7 @@ def js_parse(text: str) -> Any:
     Raises:
         ValueError: the text is not JSON.
     """
-    return json.loads(text, object_pairs_hook=_js_object, parse_int=_js_int, parse_constant=_no_constant)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    return json.loads(text, object_pairs_hook=_js_object, parse_int=_js_int, parse_constant=refuse_constant)
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:

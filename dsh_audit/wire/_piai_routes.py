@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from .._json import refuse_constant
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
 from ._piai_models import THINKING_LEVELS, PiModel, RouteProfile, catalog_base_url, catalog_models, js_truthy
@@ -724,11 +725,6 @@ def _json_int(text: str) -> int | float:
     return _js_number(float(text))
 
 
-def _json_constant(name: str) -> Any:
-    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's parser reads and ``JSON.parse`` refuses."""
-    raise ValueError(f"{name} is not JSON")
-
-
 def _settings_section(path: str) -> Any:
     """The ``llm-pi-ai`` section of the settings document at ``path`` (``_UNSET`` when it has none),
     read as settings-file reads it (``src/index.ts:170-181, 272-295``)."""
@@ -740,7 +736,7 @@ def _settings_section(path: str) -> Any:
             if len(raw) > MAX_ROUTE_FILE:
                 raise ValueError(f"larger than {MAX_ROUTE_FILE >> 20} MiB")
             text = raw.decode("utf-8")
-            document = json.loads(text, parse_int=_json_int, parse_constant=_json_constant) if text.strip() else {}
+            document = json.loads(text, parse_int=_json_int, parse_constant=refuse_constant) if text.strip() else {}
         except (OSError, UnreadableError, ValueError, RecursionError) as exc:
             reason = exc.message if isinstance(exc, UnreadableError) else \
                 "it nests objects or arrays too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0]
