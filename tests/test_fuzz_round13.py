@@ -303,9 +303,6 @@ def test_a_window_table_of_the_wrong_shape_is_one_error_naming_its_key(
         assert (code, out, err) == (2, "", [f"error: p.json: price table key {said} {tail}"])
 
 
-@pytest.mark.xfail(strict=True, reason="round 13 defect 4: cache/_prices.py window() checks holidays with "
-                                       "strptime('%Y-%m-%d'), which takes '2027-1-15', but _Window.at compares "
-                                       "the text with date.isoformat(): the holiday never matches, silently")
 def test_a_holiday_written_without_leading_zeros_is_refused_or_kept(
         windowed: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     body = {"from": "2026-01-01T00:00:00Z", "utc_offset": "+08:00", "peak_hours": ["09:00-18:00"],

@@ -4,6 +4,7 @@ codes), after the other logs are reported."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -89,3 +90,27 @@ def test_an_output_in_a_missing_folder_is_refused_before_any_log_is_read(
     (tmp_path / "adir").mkdir()
     code, out, err = invoke(monkeypatch, capsys, *[str(log) if a == "LOG" else a for a in args[:-1]], "adir")
     assert code == 2 and err[-1].startswith(("error: adir: cannot write the", "error: Invalid value"))
+
+
+@needs_corpus
+def test_report_prices_a_log_with_a_capture_with_the_prices_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log with a capture beside it is read whole by the check: the page priced it with the
+    packaged table whatever --prices said, so its costs and totals disagreed with usage's."""
+    shutil.copytree(LIVE / "c-change" / "session-logs", tmp_path / "c" / "session-logs")
+    shutil.copy(LIVE / "c-change" / "wire.jsonl", tmp_path / "c" / "wire.jsonl")
+    (tmp_path / "contract.json").write_text(json.dumps({"providers": {"deepseek": {"models": {
+        "deepseek-v4-flash": [{"from": "2026-01-01", "cache_miss": 1.0, "cache_read": 0.1, "output": 2.0}],
+        "deepseek-v4-pro": [{"from": "2026-01-01", "cache_miss": 3.0, "cache_read": 0.3, "output": 6.0}]}}}}))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "c", "--prices", "contract.json", "--json")
+    usage = json.loads(out.splitlines()[-1])["total"]
+    code, _, err = invoke(monkeypatch, capsys, "report", "c", "--prices", "contract.json", "-o", "page.html")
+    data = json.loads(re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>',
+                                (tmp_path / "page.html").read_text("utf-8"), re.S).group(1))
+    assert (code, err) == (0, [])
+    assert data["totals"]["total"]["cost_usd"] == usage["cost_usd"] == {
+        "cache_miss": 0.048421, "cache_read": 0.010848, "cache_write": 0.0, "output": 0.000564, "total": 0.059833}
+    assert [r["cost"]["total"] if r["cost"] else None for r in data["sessions"][0]["requests"]] == [
+        None, 0.007969, 0.024087, 0.0027738, 0.0078432, 0.003276, 0.00333, 0.010554]
+

@@ -29,7 +29,12 @@ rate out, silently), and so is a rate beside ``billed_as`` (an alias has its mod
 
 A request's window is ``peak`` or ``off-peak`` when its provider's table has a peak window in
 force at its send time (DeepSeek's), else ``standard``: the provider bills one rate all day
-(Anthropic, OpenAI), or the request has no send time, or its model is unpriced.
+(Anthropic, OpenAI), or the request has no send time, or its model is unpriced. A window's
+``holidays`` (each exactly ``YYYY-MM-DD``, a date of the window's own wall clock) are off-peak all
+day; the list covers the years its dates fall in. A request in another year is still priced, by
+the weekday rule alone (a holiday of that year at the peak rate), and :meth:`PriceBook.caveats`
+says so of those priced at the peak rate, once per provider table and year: give that year's
+holidays with ``--prices FILE``.
 """
 
 from __future__ import annotations
@@ -41,18 +46,19 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
 from ._rules import rule_for
 
-__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Quote", "load_prices"]
+__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Priced", "Quote", "load_prices"]
 
 #: The windows a request is priced in: ``standard`` when its provider has no peak window in force
 #: (one rate all day), no send time is logged, or the request is unpriced.
@@ -74,6 +80,11 @@ _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _REQUIRED = ("cache_miss", "cache_read", "output")
 _HOURS = re.compile(r"(\d\d):([0-5]\d)-(\d\d):([0-5]\d)", re.ASCII)  # fullmatch: no trailing newline
 _OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
+#: A holiday as the window compares it with a request's local date (``date.isoformat()``): a
+#: ``2027-1-15`` that ``strptime`` takes would never match, so it is refused.
+_DAY = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)  # fullmatch
+#: A date written with fewer digits (``2027-1-15``), which an error spells out in full.
+_SHORT_DAY = re.compile(r"(\d{1,4})-(\d{1,2})-(\d{1,2})", re.ASCII)  # fullmatch
 # the suffix of a dated snapshot of a listed model (Anthropic -20250929, OpenAI -2024-08-06): billed
 # as that model. Any other suffix names another model (gpt-5-codex, o3-deep-research, gpt-4o-audio-preview:
 # other rates or none listed), which stays unpriced rather than priced as the shorter name.
@@ -121,6 +132,11 @@ class _Window:
     hours: tuple[tuple[int, int], ...]  # [start, end) minutes of the local day
     days: frozenset[int]
     holidays: frozenset[str]
+    #: The years the holiday list covers: those its dates fall in (none without holidays).
+    years: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "years", frozenset(int(day[:4]) for day in self.holidays))
 
     def at(self, when: float) -> str:
         local = utc_moment(when + self.offset * 60)  # the wall clock at the window's offset
@@ -151,6 +167,20 @@ class _Window:
         start = max(edge for edge in edges if edge <= minute)
         end = min(edge for edge in edges if edge > minute)
         return midnight + start * 60 + _EDGE, midnight + end * 60 - _EDGE
+
+    def unknown_year(self, when: float) -> int | None:
+        """The year of ``when``'s local date when the window has holidays and their list does not
+        cover that year (:meth:`at` then prices it by the weekday rule alone), else None.
+
+        Example:
+            >>> w = _Window(0.0, 480, ((540, 720),), frozenset(range(5)), frozenset({"2026-10-01"}))
+            >>> w.years, w.unknown_year(1798732799.0), w.unknown_year(1798732800.0)  # 2026-12-31 15:59:59, 16:00 UTC
+            (frozenset({2026}), None, 2027)
+        """
+        if not self.holidays:
+            return None
+        local = utc_moment(when + self.offset * 60)
+        return None if local is None or local.year in self.years else local.year
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +217,20 @@ class _Span:
     table: str
     name: str
     period: _Period
+
+
+class Priced(Protocol):
+    """A priced request as :meth:`PriceBook.caveats` reads it (a ledger entry is one): the DSH
+    provider id and model it went to, and its send time (epoch seconds)."""
+
+    @property
+    def provider(self) -> str | None: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def sent(self) -> float | None: ...
 
 
 @dataclass
@@ -249,6 +293,50 @@ class PriceBook:
             self._windows.clear()
         self._windows[provider] = (start, end, found)
         return found
+
+    def caveat(self, provider: str | None, model: str | None, when: float | None) -> str | None:
+        """What the price of a request to ``model`` through ``provider`` at ``when`` could not
+        know, or None: the year's holidays, when the request is priced at the peak rate by a window
+        whose holiday list does not cover the year of its local date (:meth:`_Window.unknown_year`;
+        a request off-peak by the hour or the weekday is off-peak on a holiday too). It is priced
+        all the same, by the weekday rule alone: a public holiday of that year at the peak rate.
+        One text per provider table and year.
+
+        Example:
+            >>> book = load_prices(search_from="/")
+            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1798772400.0)  # 2027-01-01 03:00 UTC
+            'the deepseek price table lists no holidays of 2027 (its holiday list covers 2026): requests \
+of 2027 are priced by the weekday rule alone, a public holiday at the peak rate; give the holidays \
+of 2027 with --prices FILE (the "holidays" of the deepseek window)'
+            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1798779600.0) is None  # 05:00 UTC: off-peak
+            True
+            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1796180400.0) is None  # 2026-12-02 03:00 UTC
+            True
+        """
+        quote = self.quote(provider, model, when)
+        if isinstance(quote, str) or quote.window != PEAK or when is None:  # a holiday would not change it
+            return None
+        table = quote.provider
+        windows = self.providers[table].windows
+        count = sum(1 for w in windows if w.start <= when)  # sorted by start: the last begun is in force
+        year = windows[count - 1].unknown_year(when) if count else None
+        if year is None:
+            return None
+        covered = ", ".join(str(y) for y in sorted(windows[count - 1].years))
+        return (f"the {table} price table lists no holidays of {year} (its holiday list covers {covered}): "
+                f"requests of {year} are priced by the weekday rule alone, a public holiday at the peak rate; "
+                f'give the holidays of {year} with --prices FILE (the "holidays" of the {table} window)')
+
+    def caveats(self, requests: Iterable[Priced]) -> list[str]:
+        """The :meth:`caveat` texts of ``requests`` (ledger entries: their provider, model and send
+        time), each once, in the order first met: what a command prints once per run, beside the
+        costs they qualify."""
+        found: dict[str, None] = {}
+        for request in requests:
+            text = self.caveat(request.provider, request.model, request.sent)
+            if text is not None:
+                found.setdefault(text)
+        return list(found)
 
     def _find(self, provider: str, model: str) -> str | None:
         models = self.providers[provider].models
@@ -489,10 +577,8 @@ class _Parser:
         if not isinstance(holidays, list):
             raise self.fail(f"{key}.holidays", "must be a list of YYYY-MM-DD dates")
         for i, day in enumerate(holidays):
-            try:
-                datetime.strptime(str(day), "%Y-%m-%d")
-            except ValueError:
-                raise self.fail(f"{key}.holidays[{i}]", f"{_shown(day)} is not YYYY-MM-DD") from None
+            if not _holiday(day):
+                raise self.fail(f"{key}.holidays[{i}]", f"{_shown(day)} is not YYYY-MM-DD{_spelt(day)}")
         return _Window(self.instant(data.get("from"), f"{key}.from"), offset, tuple(hours),
                        frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
 
@@ -529,6 +615,21 @@ class _Parser:
                 raise self.fail(key, f"{shown} is not the packaged table's {packaged!r}: every rate is read "
                                      f"{unit} (leave it out and give the rates {unit})")
 
+    def constants(self, data: Any) -> None:
+        """Refuse JSON's ``NaN``, ``Infinity`` or ``-Infinity`` (:class:`_Constant`) where reading
+        the document left it (a rate refuses one first, by its key): a documentation key or
+        ``gaps``, which the parser does not read, would otherwise take a file ``JSON.parse`` refuses.
+        A loop, not recursion: the parser reads documents nested deeper than Python's stack."""
+        stack: list[tuple[str, Any]] = [("", data)]
+        while stack:
+            key, item = stack.pop()
+            if isinstance(item, _Constant):
+                raise self.fail(key, f"{item.literal} is not JSON")
+            if isinstance(item, dict):
+                stack.extend((f"{key}.{k}" if key else str(k), v) for k, v in reversed(item.items()))
+            elif isinstance(item, list):
+                stack.extend((f"{key}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+
     def check_references(self) -> None:
         for name, table in self.providers.items():
             for model, periods in table.models.items():
@@ -539,6 +640,42 @@ class _Parser:
                     if period.billed_as == model:  # never a price: every request of it would be unpriced
                         raise self.fail(f"providers.{name}.models.{model}[{i}].billed_as",
                                         "names the model itself; give its rates instead")
+
+
+def _holiday(day: Any) -> bool:
+    """Whether ``day`` is a holiday as a window compares it: a date exactly ``YYYY-MM-DD`` (its
+    text, or a TOML date, whose text is that), as ``date.isoformat()`` writes a request's day.
+
+    Example:
+        >>> _holiday("2027-01-15"), _holiday(date(2027, 1, 15)), _holiday("2027-1-15"), _holiday("2027-02-30")
+        (True, True, False, False)
+    """
+    text = str(day) if isinstance(day, (str, date)) and not isinstance(day, datetime) else ""
+    if _DAY.fullmatch(text) is None:
+        return False
+    try:
+        datetime.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        return False
+    return True
+
+
+def _spelt(day: Any) -> str:
+    """How a holiday written with fewer digits is spelt out (`` (write '2027-01-15')``), for the
+    error that refuses it; empty for anything else.
+
+    Example:
+        >>> _spelt("2027-1-5"), _spelt(" 2027-01-15"), _spelt("2027-13-01")
+        (" (write '2027-01-05')", '', '')
+    """
+    found = _SHORT_DAY.fullmatch(day) if isinstance(day, str) else None
+    if found is None:
+        return ""
+    try:
+        spelt = date(int(found[1]), int(found[2]), int(found[3])).isoformat()
+    except ValueError:
+        return ""
+    return f" (write {spelt!r})"
 
 
 def _read(path: Path, *, found: bool = False) -> Any:
@@ -569,7 +706,7 @@ def _read(path: Path, *, found: bool = False) -> Any:
             except ValueError as again:  # another syntax error, in tomllib's words
                 message = f"price table is not valid TOML: {str(again).splitlines()[0]}"
         raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
-    return _as_written(path, kind) if _infinite(data) else data
+    return _as_written(path, kind) if _unbounded(data) else data
 
 
 class _Written(float):
@@ -581,6 +718,26 @@ class _Written(float):
     def __new__(cls, text: str) -> _Written:
         number = super().__new__(cls, text)
         number.written = text
+        return number
+
+
+class _Constant(_Written):
+    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` in a price file: not JSON (``JSON.parse``
+    refuses them; Python's parser reads them). A rate that is one is refused by its key as the
+    number it reads as (``nan is not a rate``); one anywhere else by :meth:`_Parser.constants`,
+    in its own spelling (:attr:`literal`).
+
+    Example:
+        >>> number = _Constant("-Infinity")
+        >>> number, _shown(number), number.literal
+        (-inf, '-inf', '-Infinity')
+    """
+
+    literal: str
+
+    def __new__(cls, text: str) -> _Constant:
+        number = float.__new__(cls, text)
+        number.written, number.literal = f"{number:.6g}", text
         return number
 
 
@@ -624,13 +781,13 @@ def _shown(value: Any) -> str:
     return text[:37] + "..."
 
 
-def _infinite(value: Any) -> bool:
-    """Whether a parsed document holds an infinite number anywhere (a loop, not recursion: the
-    parser reads documents nested deeper than Python's stack)."""
+def _unbounded(value: Any) -> bool:
+    """Whether a parsed document holds an infinite number or a NaN anywhere (a loop, not
+    recursion: the parser reads documents nested deeper than Python's stack)."""
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, float) and math.isinf(item):
+        if isinstance(item, float) and not math.isfinite(item):
             return True
         if isinstance(item, dict):
             stack.extend(item.values())
@@ -660,12 +817,13 @@ def _as_written(path: Path, kind: str) -> Any:
     """The document at ``path``, parsed again with every decimal number a float that keeps its
     text (:class:`_Written`), for the error that refuses one past the double range; an integer
     past Python's digit limit is read as ``JSON.parse`` reads it (:func:`_whole`: in TOML, marked
-    as a float first, :data:`_LONG_INT`)."""
+    as a float first, :data:`_LONG_INT`); JSON's ``NaN``, ``Infinity`` and ``-Infinity`` are each
+    a :class:`_Constant`, which a rate refuses by its key and :meth:`_Parser.constants` anywhere else."""
     raw = read_bytes(path, what="price table")
     if kind == "TOML":
         text = _LONG_INT.sub(lambda found: found.group(0) + _MARK.encode(), raw).decode("utf-8")
         return tomllib.loads(text, parse_float=_toml_number)
-    return json.loads(raw, parse_float=_Written, parse_int=_whole)
+    return json.loads(raw, parse_float=_Written, parse_int=_whole, parse_constant=_Constant)
 
 
 def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:
@@ -705,6 +863,7 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
         parser = _Parser(name, providers)
         parser.units(data, per, currency)
         parser.document(data)
+        parser.constants(data)
         parser.check_references()
         files.append(name)
     note = str(packaged.get("note", ""))

@@ -406,7 +406,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     _echo_discovered(result, windowed=True)
     for warning in result.warnings:
         echo_warning(warning)
-    _write(output, iter_html(result))
+    _write(output, iter_html(result, prices=load_prices(prices_path)))  # the table the check priced with
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "
          f"{_verdict(result)}", err=output == STDOUT)
