@@ -164,18 +164,18 @@ def test_usage_at_80_columns_keeps_every_number_and_id_whole():
     # call that could not be priced lost nothing); a lesser column (output) is left out before a
     # cell is wrapped
     assert lines == [
-        "usage by session",
-        " " * 29 + "cache  lost tokens        cache",
-        "session           requests    miss  (cost)              read      cost  unpriced",
-        "─" * 80,
-        "session-da27503b         8   21449  11968 ($0.0076)    36160  ≥$0.0111         1",
-        "total                    8   21449  11968 ($0.0076)    36160  ≥$0.0111         1",
-        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; tokens: sums over the 7 request(s) with usage logged (?: none logged);",
-        "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: cache write, off-peak, no cache, output not shown (widen it, or",
-        "use --json)"]
+        'usage by session',
+        '                   cache  lost tokens        cache',
+        'session             miss  (cost)              read      cost  no cache  unpriced',
+        '────────────────────────────────────────────────────────────────────────────────',
+        'session-da27503b   21449  11968 ($0.0076)    36160  ≥$0.0111  ≥$0.0341         1',
+        'total              21449  11968 ($0.0076)    36160  ≥$0.0111  ≥$0.0341         1',
+        '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 7 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: cache write, requests, off-peak, output not shown (widen it, or',
+        'use --json)']
 
 
 @needs_corpus

@@ -93,7 +93,7 @@ def test_profiles_whose_configuration_holds_itself_compose_alike(tmp_path, monke
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0")
     layer_file = home / "profiles" / "a" / "cordis.patch.yml"
     assert (code, err, json.loads(out)["model"]) == (0, [
-        f"warning: route configuration from {layer_file} (the llm-pi-ai row of DSH profile a's patch layer; "
+        f"note: route configuration from {layer_file} (the llm-pi-ai row of DSH profile a's patch layer; "
         "--routes FILE overrides it)"], "local-coder")
 
 

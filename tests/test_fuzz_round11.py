@@ -183,7 +183,9 @@ def test_a_catalog_provider_on_another_api_than_its_catalog_entry_is_refused(mod
                              "replay envelope at seq 12 shows api 'openai-completions' but pi-ai's catalog says "
                              "'openai-responses'; ")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log))
-    assert (code, err) == (0, [f"warning: 2 request(s) unpriced: no price for model '{model}'"])
+    assert (code, err) == (0, [f"warning: 2 request(s) unpriced: no price for model '{model}' (provider openai: give "
+                               f"--prices FILE a [providers.openai.models.{model}] table of cache_miss, cache_read "
+                               "and output rates)"])
 
 
 def test_a_megabyte_model_name_is_cut_in_its_warning(tmp_path, monkeypatch, capsys):

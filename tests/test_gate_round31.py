@@ -32,7 +32,8 @@ PI_LOG = ("c3/home/sessions/--home-dev-dsh-runs-c-c3-openai-compat-ws--/"
 PI_REASON = ("title request 0 is unrendered vs c3/wire.jsonl line 2: cannot render: no pi-ai model facts for "
              "local-openai/local-coder: a hand-declared route's models are described by DSH's route "
              "configuration, which the log does not record")
-PI_HINT = "pass --routes FILE (DSH's llm-pi-ai route configuration)"
+PI_HINT = ("pass --routes FILE (DSH's llm-pi-ai route configuration), or declare the route in c3/home/cordis.patch.yml "
+           "(the patch layer of the DSH home the log was recorded in, read when no --routes is given)")
 
 
 # -- 1, 2, 4: DSH815's own hint, once, in every format; SARIF's level, region and base ------------
@@ -71,7 +72,9 @@ def test_an_unrendered_request_shows_its_own_hint_once_in_every_report(
     at = markdown.index("### Failing findings (6)") + 2
     assert markdown[at:at + 2] == [
         f"- **DSH815** warning: {PI_REASON} — {PI_LOG}:14 seq 12 request 0".replace("_", "\\_"),
-        "  - hint: pass --routes FILE \\(DSH's llm-pi-ai route configuration\\)"]
+        "  - hint: pass --routes FILE \\(DSH's llm-pi-ai route configuration\\), or declare the route in "
+        "c3/home/cordis.patch.yml \\(the patch layer of the DSH home the log was recorded in, read when no --routes "
+        "is given\\)"]
     assert sum(line.count("hint") for line in markdown) == 6  # one a finding
 
 

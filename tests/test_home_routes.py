@@ -48,7 +48,7 @@ def _verdicts(out: str) -> list[tuple[str, str]]:
 
 
 def _note(tmp_path: Path) -> str:
-    return (f"warning: route configuration from {tmp_path / 'home' / 'cordis.patch.yml'} (the llm-pi-ai row of "
+    return (f"note: route configuration from {tmp_path / 'home' / 'cordis.patch.yml'} (the llm-pi-ai row of "
             "DSH's home patch layer; --routes FILE overrides it)")
 
 

@@ -79,18 +79,19 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
     code, out, err = run("usage", "s-unknown/session.jsonl")
     assert (code, err) == (0, [f"warning: 1 request(s) unpriced: {_UNPRICED}"])
     assert _lines(out) == [
-        "usage by session",
-        "                        cache  lost tokens     cache",
-        "session    requests      miss  (cost)           read  output      cost  unpriced",
-        "─" * 80,
-        "s-unknown         3      2100  0+? ($?)         1920      30  ≥$0.0007         1",
-        "total             3      2100  0+? ($?)         1920      30  ≥$0.0007         1",
-        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; lost tokens: +?: 1 break(s) lost an unknown amount (cache reads not",
-        "logged)",
-        "narrow terminal: cache write, off-peak, no cache not shown (widen it, or use",
-        "--json)"]
+        'usage by session',
+        '                     lost',
+        '              cache  tokens        cache',
+        'session        miss  (cost)         read      cost  no cache  off-peak  unpriced',
+        '────────────────────────────────────────────────────────────────────────────────',
+        's-unknown      2100  0+? ($?)       1920  ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        'total          2100  0+? ($?)       1920  ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; lost tokens: +?: 1 break(s) lost an unknown amount (cache reads not',
+        'logged)',
+        'narrow terminal: cache write, requests, output not shown (widen it, or use',
+        '--json)']
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "csv")
     assert code == 0
     assert _lines(out) == [

@@ -111,7 +111,9 @@ def test_the_ledger_and_usage_table(home: Path) -> None:
 
 def test_usage_by_session(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "usage")
-    assert code == 0 and err == ["warning: 6 request(s) unpriced: no price for model 'local-coder'"]
+    assert code == 0 and err == ["warning: 6 request(s) unpriced: no price for model 'local-coder'"
+                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                                 "local-coder] table of cache_miss, cache_read and output rates)"]
     assert [line.rstrip() for line in out.splitlines()][:8] == [
         "usage by session",
         "┏━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳"

@@ -70,7 +70,9 @@ def test_an_amount_cell_is_exact_in_csv_and_readable_in_a_table(capsys: pytest.C
 def test_usage_by_request_table(home: Path, monkeypatch: pytest.MonkeyPatch,
                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request")
-    assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'",
+    assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'"
+                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                                 "local-coder] table of cache_miss, cache_read and output rates)",
                                  "warning: 1 request(s) unpriced: usage not logged"]
     # each request's model, window and send time after its amounts, as many as 200 columns hold
     # (issue 13: a request's row says what it was priced by; the whole of it in --json and CSV)

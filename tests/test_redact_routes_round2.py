@@ -33,8 +33,8 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs" / "chat" / "sess
 C3_NOTE = ("note: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
            "a hand-declared route's models are described by DSH's route configuration, which the log does not record "
            "(hint: pass --routes FILE (DSH's llm-pi-ai route configuration))): their diff verdicts compared nothing, so "
-           "the redacted capture is not proven to match the redacted log; redact again with --routes FILE, and give "
-           "the same file to --check")
+           "the redacted capture is not proven to match the redacted log; redact again with --routes FILE: the bundle "
+           "then carries it, redacted, for --check")
 
 
 def _c3_log() -> Path:
@@ -63,7 +63,8 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
     code, text, err = invoke(monkeypatch, capsys, "redact", str(_c3_log()), "-o", str(out),
                              "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
     assert (code, err) == (0, [C3_NOTE])
-    assert text == (f"wrote {out} (format v0, plain): 883 content string(s) replaced\n"
+    assert text == (f"wrote {out} (format v0, plain): 206 content string(s) replaced in the log, "
+                    "677 more in the capture\n"
                     f"wrote {tmp_path / 'wire.jsonl'}: auth headers dropped: none\n"
                     f"wrote {out}.manifest.json\n"
                     "secrets removed: none found\n"

@@ -5,7 +5,7 @@ DSH home's layer); every command that routes says once that it took the home's l
 whose API has no renderer is called that, not "unknown"; the ``--adapter`` list is the option's;
 ``render``'s image hint offers no ``--capture``; a catalog model pi-ai lacks is called that; a
 profile folder without ``package.json`` is named as such; ``sessions`` takes ``--profile`` and
-does not offer ``--routes``.
+``--routes`` and says the home's layers once, as a note (issue 14).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_render_names_the_home_layer_it_took_and_the_window_it_contradicts(tmp_p
     log, layer = home_with_local(tmp_path, 131000)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0")
     assert (code, err) == (0, [
-        f"warning: route configuration from {layer} (the llm-pi-ai row of DSH's home patch layer; --routes FILE "
+        f"note: route configuration from {layer} (the llm-pi-ai row of DSH's home patch layer; --routes FILE "
         "overrides it)",
         "warning: route local-openai/local-coder: the log records contextWindow 131072 (request/context at seq 6), "
         f"DSH's home patch layer {layer} says 131000; requests that logged their window are rendered with the "
@@ -184,7 +184,7 @@ def test_diff_names_the_home_layer_once(tmp_path, monkeypatch, capsys) -> None:
     (bodies / "0.json").write_text(out, encoding="utf-8")
     code, _, err = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(bodies))
     assert [line for line in err if "route" in line] == [
-        f"warning: route configuration from {layer} (the llm-pi-ai row of DSH's home patch layer; --routes FILE "
+        f"note: route configuration from {layer} (the llm-pi-ai row of DSH's home patch layer; --routes FILE "
         "overrides it)",
         "warning: route local-openai/local-coder: the log records contextWindow 131072 (request/context at seq 6), "
         f"DSH's home patch layer {layer} says 131000; requests that logged their window are rendered with the "
@@ -247,11 +247,11 @@ def test_sessions_takes_a_profile_and_says_routes_overrides_it(tmp_path, monkeyp
         "(its dsh --profile NAME) with --profile NAME (or $DSH_AUDIT_PROFILE)"])
     code, _, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json", "--profile", "a")
     assert (code, err) == (0, [
-        f"warning: {log}: route configuration from {home / 'profiles' / 'a' / 'cordis.patch.yml'} (the llm-pi-ai "
-        "row of DSH profile a's patch layer; --routes FILE overrides it)"])  # sessions takes --routes now
+        f"note: route configuration from {home / 'profiles' / 'a' / 'cordis.patch.yml'} (the llm-pi-ai "
+        "row of DSH profile a's patch layer; --routes FILE overrides it)"])  # once, as a note: every session of the home shares it
     code, _, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json", "--profile", "b")
     assert (code, err) == (0, [
-        f"warning: {log}: route configuration from {home / 'profiles' / 'b' / 'cordis.patch.yml'} (the llm-pi-ai "
+        f"note: route configuration from {home / 'profiles' / 'b' / 'cordis.patch.yml'} (the llm-pi-ai "
         "row of DSH profile b's patch layer; --routes FILE overrides it)",
         f"warning: {log}: route local-openai/local-coder: the log records contextWindow 131072 (request/context at "
         f"seq 6), DSH profile b's patch layer {home / 'profiles' / 'b' / 'cordis.patch.yml'} says 65536; requests "

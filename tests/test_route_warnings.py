@@ -121,8 +121,9 @@ def test_check_names_the_policy_key_where_diff_names_adapter(tmp_path: Path, run
     exit_code, out, _ = run("check", log, "--capture", bodies)
     assert exit_code == 1
     # the refusal names no hint of its own: the rule's generic one is the finding's
-    hint = (" (hint: give what the message says rendering lacks: --routes FILE for a route the log does not "
-            "describe, --attachments DIR for a logged image's bytes, the policy key adapter for an unknown route)")
+    hint = (" (hint: give what the message says rendering lacks: --routes FILE (or <home>/cordis.patch.yml in the "
+            "DSH home the log was recorded in) for a route the log does not describe, --attachments DIR for a logged "
+            "image's bytes, the policy key adapter for an unknown route)")
     assert [line for line in out.splitlines() if "DSH815" in line] == [
         f"{log}:12: seq 10: request 1: DSH815 warning FAIL: loop request 1 is unrendered vs {bodies}/1.json: "
         f"{reason}set the policy key adapter{hint}",

@@ -183,5 +183,5 @@ def test_diff_names_the_home_layer_that_contradicts_the_log(
         "order (no session header); cannot render: unknown route: provider 'anthropic': pi-ai's replay envelope "
         f"at seq {seq} shows api 'anthropic-messages' but DSH's home patch layer {layer} says "
         f"'openai-completions'{SETTLE}"))
-    assert err[0] == f"warning: route configuration from {layer} (the llm-pi-ai row of DSH's home patch layer; " \
+    assert err[0] == f"note: route configuration from {layer} (the llm-pi-ai row of DSH's home patch layer; " \
                      "--routes FILE overrides it)"

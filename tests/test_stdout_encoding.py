@@ -155,17 +155,19 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
     # the model's escapes and a lower bound's "≥" is its escape, every row's separators lined up.
     assert lines[:7] == [
         "usage by model",
-        "                            |         |  cache |  cache |              |",
-        "model                       |requests |   miss |   read |         cost |unpriced",
-        "----------------------------+---------+--------+--------+--------------+--------",
-        "deepseek-v4-flash           |       2 |    133 |      0 |\\u2265$0.0001 |       1",
-        "deepseek-\\u2192\\u6f22\\u5b57 |       1 |    231 |      0 |           $? |       1",
-        "total                       |       3 |    364 |      0 |\\u2265$0.0001 |       2"]
+        "                            |    cache |              |                |",
+        "model                       |     miss |         cost |       off-peak |unpriced",
+        "----------------------------+----------+--------------+----------------+--------",
+        "deepseek-v4-flash           |      133 |\\u2265$0.0001 |\\u2265$0.000025 |       1",
+        "deepseek-\\u2192\\u6f22\\u5b57 |      231 |           $? |             $? |       1",
+        "total                       |      364 |\\u2265$0.0001 |\\u2265$0.000025 |       2"]
     assert len(separators(lines[2:7])) == 1
-    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache write, off-peak, no",
-                          "cache, output not shown (widen it, or use --json)"]
+    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache read, cache write,",
+                          "requests, no cache, output not shown (widen it, or use --json)"]
     assert max(len(line) for line in out.splitlines()) == 80
-    assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}'",
+    assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}' (provider "
+                   "deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                   f"\"{SHOWN[encoding][MODEL]}\"] table of cache_miss, cache_read and output rates)",
                    "warning: 1 request(s) unpriced: usage not logged"]
 
 

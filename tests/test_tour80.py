@@ -149,21 +149,22 @@ def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_
     assert (code, err) == (0, ["warning: 2 request(s) unpriced: usage not logged"])
     # the title calls logged no usage: lower bounds, and "unpriced" is kept (never left out then)
     assert lines == [
-        "usage by session",
-        "                                    cache    cache",
-        "session                requests      miss     read  output        cost  unpriced",
-        "─" * 80,
-        # a cost above 0 too small for 4 decimals: two significant digits (was "≥$0.0000")
-        "402a1ae8                      2       131        0       8  ≥$0.000049         1",
-        "session-86ef2d28-6e7a         2       131        0       8  ≥$0.000049         1",
-        "session-86ef2d28-9b1c         1       131        0       8   $0.000049",
-        "total                         5       393        0      24    ≥$0.0001         2",
-        "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
-        "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
-        "priced; tokens: sums over the 3 request(s) with usage logged (?: none logged);",
-        "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: lost tokens (cost) (no values), cache write, off-peak, no cache",
-        "not shown (widen it, or use --json)"]
+        'usage by session',
+        '┏━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃                       ┃  cache ┃        ┃            ┃            ┃          ┃',
+        '┃ session               ┃   miss ┃ output ┃       cost ┃   off-peak ┃ unpriced ┃',
+        '┡━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ 402a1ae8              │    131 │      8 │ ≥$0.000049 │ ≥$0.000024 │        1 │',
+        '│ session-86ef2d28-6e7a │    131 │      8 │ ≥$0.000049 │ ≥$0.000024 │        1 │',
+        '│ session-86ef2d28-9b1c │    131 │      8 │  $0.000049 │  $0.000024 │          │',
+        '│ total                 │    393 │     24 │   ≥$0.0001 │   ≥$0.0001 │        2 │',
+        '└───────────────────────┴────────┴────────┴────────────┴────────────┴──────────┘',
+        '3 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 3 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: lost tokens (cost) (no values), cache read, cache write,',
+        'requests, no cache not shown (widen it, or use --json)']
 
 
 def test_usage_csv_keeps_whole_ids(monkeypatch, capsys, uuid_home: Path):

@@ -91,22 +91,24 @@ def test_sessions_table_and_json(home: Path, monkeypatch, capsys) -> None:
 
 def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monkeypatch, capsys) -> None:
     code, out, err = invoke(monkeypatch, capsys, "usage")
-    assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'",
+    assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'"
+                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                                 "local-coder] table of cache_miss, cache_read and output rates)",
                                  "warning: 1 request(s) unpriced: usage not logged"]
     assert _lines(out) == [
         "usage by session",
-        "                             cache   cache",
-        "session          requests     miss    read  output      cost  no cache  unpriced",
-        "─" * 80,
-        "session-partial         2     1000       0     100  ≥$0.0004  ≥$0.0004         1",
-        "session-priced          1     1000       0     100   $0.0004   $0.0004",
-        "session-unknown         1     1000       0     100        $?        $?         1",
-        "total                   4     3000       0     300  ≥$0.0008  ≥$0.0008         2",
+        "                           cache",
+        "session          requests   miss  output      cost  no cache  off-peak  unpriced",
+        "────────────────────────────────────────────────────────────────────────────────",
+        "session-partial         2   1000     100  ≥$0.0004  ≥$0.0004  ≥$0.0002         1",
+        "session-priced          1   1000     100   $0.0004   $0.0004   $0.0002",
+        "session-unknown         1   1000     100        $?        $?        $?         1",
+        "total                   4   3000     300  ≥$0.0008  ≥$0.0008  ≥$0.0004         2",
         "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 3 request(s) with usage logged (?: none logged)",
-        "narrow terminal: lost tokens (cost) (no values), cache write, off-peak not shown",
-        "(widen it, or use --json)"]
+        "narrow terminal: lost tokens (cost) (no values), cache read, cache write not",
+        "shown (widen it, or use --json)"]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json")
     table = json.loads(out)
     assert [(r["key"], r["cost_usd"] and r["cost_usd"]["total"], r["no_cache_cost_usd"], r["off_peak_cost_usd"],

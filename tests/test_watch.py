@@ -1,10 +1,12 @@
 """``dsh-audit watch`` against a writer process appending a real corpus session as DSH does.
 
 A writer subprocess appends a corpus log unit by unit (plain: line by line; zstd: frame by frame,
-at the original frame boundaries) with short sleeps and records when each unit's write began;
-``watch --json`` runs as another subprocess. The breaks it prints must equal what ``breaks
+at the original frame boundaries) and records when each unit's write began, pausing before each
+unit that completes a break (found by replaying growing prefixes of the log), so that the watch
+has seen the log without it; ``watch --json`` runs as another subprocess, stopped with Ctrl-C
+once it has printed the log's last request. The breaks it prints must equal what ``breaks
 --json`` says about the finished log, each printed within one second of the unit that completes
-it (found by replaying growing prefixes of the log).
+it, never before it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from _cli import invoke
 from click.testing import CliRunner
 
 from dsh_audit.attribution import iter_attribute
@@ -42,26 +45,27 @@ needs_corpus = pytest.mark.skipif(not PLAIN or not ZSTD, reason="the DSH corpus 
 
 WRITER = textwrap.dedent("""
     import json, os, sys, time
-    plan, stamps, pause = sys.argv[1:4]
+    plan, stamps = sys.argv[1:3]
     times, cache = [], {}
-    for source, start, end, target in json.load(open(plan)):
+    for source, start, end, target, pause in json.load(open(plan)):
         if source not in cache:
             cache[source] = open(source, "rb").read()
         os.makedirs(os.path.dirname(target), exist_ok=True)
+        time.sleep(pause)
         times.append(time.time())  # before the write: a watcher may print before this process runs again
         with open(target, "ab") as out:
             out.write(cache[source][start:end])
-        time.sleep(float(pause))
     json.dump(times, open(stamps, "w"))
 """)
 
 
-def _write(tmp_path: Path, plan: list[tuple[str, int, int, str]], pause: str) -> list[float]:
-    """Run the writer process over ``plan`` (source, start, end, target); when each step was written."""
+def _write(tmp_path: Path, plan: list[tuple[str, int, int, str, float]]) -> list[float]:
+    """Run the writer process over ``plan`` (source, start, end, target, seconds to pause before
+    the write); when each step was written."""
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     (tmp_path / "writer.py").write_text(WRITER)
     subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(tmp_path / "plan.json"),
-                    str(tmp_path / "times.json"), pause], check=True, timeout=60)
+                    str(tmp_path / "times.json")], check=True, timeout=60)
     times: list[float] = json.loads((tmp_path / "times.json").read_text())
     return times
 
@@ -83,23 +87,33 @@ def _breaks(path: Path) -> set[tuple[int, str | None, tuple[int, ...]]]:
     return {(t.request, t.cause, t.evidence_seqs) for t in iter_attribute(path) if t.verdict == "break"}
 
 
-def _completing_unit(data: bytes, cuts: list[int], key: tuple[int, str | None, tuple[int, ...]], scratch: Path,
-                     suffix: str) -> int:
-    """The first unit after which a prefix of the log already shows the break ``key``."""
-    low, high = 0, len(cuts) - 1
-    while low < high:
-        middle = (low + high) // 2
-        prefix = scratch / f"prefix{suffix}"
-        prefix.write_bytes(data[:cuts[middle]])
-        try:
-            found = key in _breaks(prefix)
-        except Exception:  # noqa: BLE001 - a prefix cut inside a turn may be refused: not yet shown
-            found = False
-        if found:
-            high = middle
-        else:
-            low = middle + 1
-    return low
+def _completing_units(data: bytes, cuts: list[int], keys: set[tuple[int, str | None, tuple[int, ...]]],
+                      scratch: Path, suffix: str) -> dict[tuple[int, str | None, tuple[int, ...]], int]:
+    """For each break of ``keys``: the first unit after which a prefix of the log already shows it
+    (each prefix replayed once, whichever breaks it is asked about)."""
+    shown: dict[int, set[tuple[int, str | None, tuple[int, ...]]]] = {}
+
+    def breaks_after(unit: int) -> set[tuple[int, str | None, tuple[int, ...]]]:
+        if unit not in shown:
+            prefix = scratch / f"prefix{suffix}"
+            prefix.write_bytes(data[:cuts[unit]])
+            try:
+                shown[unit] = _breaks(prefix)
+            except Exception:  # noqa: BLE001 - a prefix cut inside a turn may be refused: not yet shown
+                shown[unit] = set()
+        return shown[unit]
+
+    found = {}
+    for key in keys:
+        low, high = 0, len(cuts) - 1
+        while low < high:
+            middle = (low + high) // 2
+            if key in breaks_after(middle):
+                high = middle
+            else:
+                low = middle + 1
+        found[key] = low
+    return found
 
 
 def _watch(folder: Path, *extra: str) -> subprocess.Popen[str]:
@@ -131,6 +145,14 @@ def _cli_stdout(*args: str, code: int | None = None) -> str:
     return result.stdout
 
 
+def _break_keys(output: str) -> set[tuple[int, str | None, tuple[int, ...]]]:
+    """Each break ``breaks --json`` printed: its request, cause and evidence seqs."""
+    return {(b["request"], b["cause"], tuple(b["evidence_seqs"])) for b in _json_lines(output)}
+
+
+PAUSE = 0.05  # seconds the writer waits before each unit that completes a break: the watch sees the log without it
+
+
 @needs_corpus
 @pytest.mark.parametrize("kind", ["plain", "zstd"])
 def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> None:
@@ -141,27 +163,33 @@ def test_watch_prints_each_break_as_it_happens(tmp_path: Path, kind: str) -> Non
     suffix = ".jsonl" if kind == "plain" else ".jsonl.zstd"
     target = tmp_path / "sessions" / "--proj--" / "session-1" / f"session{suffix}"
     (tmp_path / "sessions").mkdir()
-    pause = "0.02" if kind == "plain" else "0.1"
-    watcher = _watch(tmp_path / "sessions", "--idle-exit", "2")
-    opening = _started(watcher.stdout, '{"type":"watching"')  # the watch starts before the session does
-    written = _write(tmp_path, [(str(source), start, end, str(target))
-                                for start, end in zip([0, *cuts], cuts)], pause)
-    out, err = watcher.communicate(timeout=60)
-    out = opening + out
-    assert watcher.returncode == 0, err
-    lines = [json.loads(line) for line in out.splitlines()]
-    assert lines[-1]["type"] == "summary"
-    printed = {(x["index"], x["cause"], tuple(x["evidence_seqs"])): x["seen"] for x in lines if x["type"] == "break"}
-
-    finished = json.loads("[" + ",".join(_cli_stdout("breaks", "--json", str(target)).splitlines()) + "]")
-    expected = {(b["request"], b["cause"], tuple(b["evidence_seqs"])) for b in finished}
+    watcher = _watch(tmp_path / "sessions", "--rescan", "0.05")
+    lines = _Lines(watcher)
+    try:
+        # while the watch starts: the breaks the finished log holds, and the unit completing each
+        expected = _break_keys(_cli_stdout("breaks", "--json", str(source)))
+        last = len(_cli_stdout("requests", "--json", str(source), code=0).splitlines()) - 1
+        completing = _completing_units(data, cuts, expected, tmp_path, suffix)
+        assert lines.until(lambda x: True, timeout=60)[0]["type"] == "watching"  # before the session starts
+        pauses = set(completing.values())
+        written = _write(tmp_path, [(str(source), start, end, str(target), PAUSE if unit in pauses else 0.0)
+                                    for unit, (start, end) in enumerate(zip([0, *cuts], cuts))])
+        lines.until(lambda x: x["type"] in ("request", "break") and x["index"] == last, timeout=60)
+    finally:
+        _interrupt(watcher)
+    _ended_cleanly(watcher, lines)
+    lines.until(lambda x: x["type"] == "summary")
+    printed = {(x["index"], x["cause"], tuple(x["evidence_seqs"])): x["seen"] for x in lines.seen
+               if x["type"] == "break"}
+    assert lines.seen[-1]["type"] == "summary"
+    assert _break_keys(_cli_stdout("breaks", "--json", str(target))) == expected  # the finished log's
     assert expected and set(printed) == expected
-    requests = [x for x in lines if x["type"] in ("request", "break")]
-    assert [x["index"] for x in requests] == list(range(len(requests)))
-    assert lines[-1]["breaks"] == len(expected) and lines[-1]["sessions"] == 1
+    requests = [x for x in lines.seen if x["type"] in ("request", "break")]
+    assert [x["index"] for x in requests] == list(range(len(requests))) == list(range(last + 1))
+    assert lines.seen[-1]["breaks"] == len(expected) and lines.seen[-1]["sessions"] == 1
 
     for key, seen in printed.items():
-        unit = _completing_unit(data, cuts, key, tmp_path, suffix)
+        unit = completing[key]
         print(f"{kind} break {key[0]} printed {seen - written[unit]:.3f} s after unit {unit}")
         # ``seen`` is printed rounded to the millisecond, so it may read up to 0.5 ms early
         assert -0.0005 <= seen - written[unit] < 1.0, (key, unit, seen - written[unit])
@@ -226,38 +254,53 @@ def _json_lines(text: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("kind", ["plain", "zstd"])
 def test_watch_verdicts_equal_cache_and_breaks_over_the_finished_folder(tmp_path: Path, kind: str) -> None:
     """Every live corpus log, written at once in the order DSH wrote its records (a fork or subagent
-    child interleaved with its parent): watch's per-request verdicts, expected and actual cache
-    reads equal `cache --json` over the finished folder, and its breaks `breaks --json` (children
-    compared with their parents)."""
+    child interleaved with its parent; a short pause between units, a longer one where the writer
+    goes from one log to another): watch's per-request verdicts, expected and actual cache reads
+    equal `cache --json` over the finished folder, and its breaks `breaks --json` (children
+    compared with their parents). The watch is stopped with Ctrl-C once it has printed as many
+    requests as `cache` counts."""
     logs = sorted(LIVE.glob("*/session-logs/*.jsonl")) if kind == "plain" else \
         sorted(LIVE.glob("*/home/sessions/**/session.jsonl.zstd"))
     sessions = tmp_path / "sessions"
     sessions.mkdir()
-    streams = []
-    for log in logs:
-        scenario, *rest = log.relative_to(LIVE).parts
-        inner = rest[1:] if rest[0] == "session-logs" else rest[2:]  # under session-logs/ or home/sessions/
-        target = str(sessions.joinpath(scenario, *inner))
-        streams.append([(when, (str(log), start, end, target)) for when, start, end in _timed_units(log)])
-    plan = [step for _, step in heapq.merge(*streams, key=lambda unit: unit[0])]
-    watcher = _watch(sessions, "--idle-exit", "2")
-    opening = _started(watcher.stdout, '{"type":"watching"')
-    _write(tmp_path, plan, "0.002")
-    out, err = watcher.communicate(timeout=60)
-    out = opening + out
-    assert watcher.returncode == 0, err
-    lines = _json_lines(out)
+    watcher = _watch(sessions, "--rescan", "0.05")  # it starts while the plan is made
+    reader = _Lines(watcher)
+    try:
+        streams = []
+        for log in logs:
+            scenario, *rest = log.relative_to(LIVE).parts
+            inner = rest[1:] if rest[0] == "session-logs" else rest[2:]  # under session-logs/ or home/sessions/
+            target = str(sessions.joinpath(scenario, *inner))
+            streams.append([(when, (str(log), start, end, target)) for when, start, end in _timed_units(log)])
+        order = [step for _, step in heapq.merge(*streams, key=lambda unit: unit[0])]
+        plan = [(*step, 0.002 if at and order[at - 1][3] != step[3] else 0.0005) for at, step in enumerate(order)]
+        assert reader.until(lambda x: True, timeout=60)[0]["type"] == "watching"
+        _write(tmp_path, plan)
+        cache = _json_lines(_cli_stdout("cache", "--json", str(sessions), code=0))  # while the watch reads
+        finished = _json_lines(_cli_stdout("breaks", "--json", str(sessions)))
+        total = sum(len(report["timeline"]) for report in cache)
+        shown: set[tuple[str, int]] = set()
+
+        def all_shown(item: dict[str, Any]) -> bool:
+            if item["type"] in ("request", "break"):
+                shown.add((item["session_id"], item["index"]))
+            return len(shown) == total
+
+        reader.until(all_shown, timeout=60)
+    finally:
+        _interrupt(watcher)
+    _ended_cleanly(watcher, reader)
+    reader.until(lambda x: x["type"] == "summary")
+    lines = reader.seen
     assert lines[0]["type"] == "watching" and lines[-1]["type"] == "summary"
     assert lines[-1]["sessions"] == len(logs) == 11 and lines[-1]["errors"] == 0
     printed = {(x["session_id"], x["index"]): (x["classification"], x["expected_cache_read"], x["actual_cache_read"])
                for x in lines if x["type"] in ("request", "break")}
     printed_breaks = {(x["session_id"], x["index"]): x["cause"] for x in lines if x["type"] == "break"}
 
-    cache = _json_lines(_cli_stdout("cache", "--json", str(sessions), code=0))
     assert len(cache) == len(logs) and all(report["requests"] for report in cache)
     expected = {(report["session_id"], v["index"]): (v["classification"], v["expected"], v["actual"])
                 for report in cache for v in report["timeline"]}
-    finished = _json_lines(_cli_stdout("breaks", "--json", str(sessions)))
     assert printed == expected
     assert printed_breaks == {(b["session_id"], b["request"]): b["cause"] for b in finished}
     # the subagent child was compared with its parent, not taken as a first request
@@ -326,7 +369,8 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
     sessions = tmp_path / "sessions"
     first, second = sessions / "proj" / "session-1" / "session.jsonl", sessions / "proj" / "session-2" / "session.jsonl"
     sessions.mkdir()
-    watcher = _watch(sessions, *(["--polling"] if mode == "polling" else []))
+    # new logs are looked for every 0.025 s (polling; with notifications at once, and every 0.25 s)
+    watcher = _watch(sessions, "--rescan", "0.025", *(["--polling"] if mode == "polling" else []))
     lines = _Lines(watcher)
     try:
         opening = lines.until(lambda x: True)[0]
@@ -371,7 +415,7 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
         lines_read = chat.read_bytes().count(b"\n")
         assert got == [{**got[0], "type": "error", "path": str(second),
                         "message": f"{second}:{lines_read + 1}: the log was deleted while it was watched"}]
-        time.sleep(1.5)  # each is reported once, not at every look
+        time.sleep(0.3)  # each is reported once, not at every look (a dozen looks when polling, one with notifications)
         assert lines.items.empty()
     finally:
         _interrupt(watcher)
@@ -382,20 +426,22 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
 
 
 @pytest.mark.skipif(not list(LIVE.glob("c-change/session-logs/*.jsonl")), reason="the DSH corpus is not present")
-def test_watch_lines_fold_at_spaces_to_80_columns(tmp_path: Path) -> None:
+def test_watch_lines_fold_at_spaces_to_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """Each request's line, and the opening and closing notes, fit COLUMNS=80 (as every listing
     does), folded at spaces: the same words as the unfolded line, none split."""
     log = next(LIVE.glob("c-change/session-logs/*.jsonl"))
     target = tmp_path / "sessions" / "proj" / "session-1" / "session.jsonl"
     target.parent.mkdir(parents=True)
     target.write_bytes(log.read_bytes())
+    monkeypatch.setenv("NO_COLOR", "1")
 
     def run(columns: str) -> tuple[str, str]:
-        done = subprocess.run([sys.executable, "-m", "dsh_audit", "watch", str(tmp_path / "sessions"), "--since",
-                               "100000d", "--idle-exit", "1", "--polling"], capture_output=True, text=True,
-                              timeout=60, env={**os.environ, "COLUMNS": columns, "NO_COLOR": "1"})
-        assert done.returncode == 0, done.stderr
-        return done.stdout, done.stderr
+        monkeypatch.setenv("COLUMNS", columns)
+        code, out, err = invoke(monkeypatch, capsys, "watch", str(tmp_path / "sessions"), "--since", "100000d",
+                                "--idle-exit", "0.2", "--polling")
+        assert code == 0, err
+        return out, "".join(line + "\n" for line in err)
 
     narrow, wide = run("80"), run("1000")
 

@@ -51,11 +51,11 @@ def _request_count(data: bytes, scratch: Path, suffix: str = "") -> int:
 
 
 def _drive(tmp_path: Path, steps: list[tuple[Callable[[WatchItem], bool], Callable[[], None]]],
-           **options: Any) -> list[WatchItem]:
+           stop: threading.Event | None = None, **options: Any) -> list[WatchItem]:
     """Watch ``tmp_path/sessions`` in process: when an item passes a step's test, run its action
-    (the first test sees the ``watching`` note); after the last step the watch is stopped. Every
-    item, in order."""
-    stop = threading.Event()
+    (the first test sees the ``watching`` note); after the last step the watch is stopped (or when
+    ``stop`` is set before it). Every item, in order."""
+    stop = stop if stop is not None else threading.Event()
     items: list[WatchItem] = []
     pending = iter(steps)
     step = next(pending, None)

@@ -13,12 +13,13 @@ requests, 5 breaks).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from test_watch import PLAIN, ZSTD
 from test_watch_copies import HALF, ONCE, SID, _export, _layout, _lines, _notes, _requests, _summary
-from test_watch_fixes import _append, _drive, _note, _request
+from test_watch_fixes import _append, _drive, _note, _request, _wait_for
 
 from dsh_audit.watch import WatchNote
 
@@ -63,8 +64,21 @@ def test_a_copy_that_differs_takes_the_place_of_the_log_that_goes(tmp_path: Path
     lines, live, export = _lines(), _layout(tmp_path), _export(tmp_path)
     live.write_bytes(b"".join(lines[:HALF]))
     export.write_bytes(b"".join(lines[:TWO_TURNS]))
-    items = _drive(tmp_path, [(_note("note"), _append(export, b"not json\n")), (_note("note", DIFFERS), live.unlink),
-                              (_note("warning"), lambda: None)], since=0.0, rescan=0.05, idle_exit=2.0)
+
+    stop = threading.Event()
+
+    def followed() -> None:
+        """Once the export's follower has started (it shows nothing: its requests were shown from
+        the log), the watch is stopped; the export's odd line is reported as it ends."""
+        _wait_for(lambda: any(thread.name == f"watch {export.name}" for thread in threading.enumerate()))
+        stop.set()
+
+    def move() -> None:
+        live.unlink()
+        threading.Thread(target=followed, daemon=True).start()
+
+    items = _drive(tmp_path, [(_note("note"), _append(export, b"not json\n")), (_note("note", DIFFERS), move),
+                              (_note("warning"), lambda: None)], stop=stop, since=0.0, rescan=0.05)
     assert _notes(items) == _said(tmp_path)
     assert _requests(items) == [(index, str(live)) for index in range(3)]
     assert [(item.level, item.path) for item in items if isinstance(item, WatchNote) and item.level != "note"] == [

@@ -120,8 +120,10 @@ def test_watch_reports_an_unreadable_folder_and_log_once_and_goes_on(tmp_path: P
     folder = sessions / "proj" / "session-2"  # a session folder DSH made, its log not yet written
     folder.mkdir()
     refuser = _Refuser(tmp_path, how)
-    watcher = subprocess.Popen(refuser.command(sessions, *(["--polling"] if mode == "polling" else [])),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # new logs (and refused folders) are looked for every 0.05 s when polling, not every second
+    options = ["--rescan", "0.05", *(["--polling"] if mode == "polling" else [])]
+    watcher = subprocess.Popen(refuser.command(sessions, *options), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     lines = _Lines(watcher)
     try:
         got = lines.until(lambda x: x["type"] == "started", timeout=60)

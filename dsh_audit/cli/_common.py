@@ -99,15 +99,17 @@ def echo_error(error: DshAuditError | str) -> None:
 
 
 def echo_warning(text: str) -> None:
-    """``warning: TEXT`` on stderr, once per command run (a warning every log of a run shares, such as
-    its DSH home's route layers, is said once; outside a run every warning is printed)."""
+    """``warning: TEXT`` on stderr, once per command run (a warning every log of a run shares is said
+    once; outside a run every warning is printed). A line that travels with warnings but is a note
+    (its ``level`` is ``"note"``: :class:`dsh_audit.session.RouteNote`, which layers of its DSH home
+    gave a log's route configuration) is said as ``note: TEXT``, once per run as well."""
     context = click.get_current_context(silent=True)
     if context is not None:
         said: set[str] = context.find_root().meta.setdefault("dsh_audit.warned", set())
         if text in said:
             return
         said.add(text)
-    echo(f"warning: {text}", err=True)
+    echo(f"{getattr(text, 'level', 'warning')}: {text}", err=True)
 
 
 def echo_note(text: str) -> None:

@@ -30,6 +30,8 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
         else:
             what = f"{count} {'diff row' if category == 'diff' else 'request'}(s)"
         echo(f"{category}: {state} ({what})")
+    if result.route_file is not None:
+        echo_note(f"rendered with the bundle's redacted route configuration {result.route_file}")
     if result.unrendered:
         echo_note(f"the manifest records {result.unrendered} captured request(s) as unrendered: their diff verdicts "
                   "compared no rendered body, here as when the bundle was made")
@@ -70,8 +72,9 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
                    "refused by default).")
 @click.option("--routes", metavar="FILE", type=click.Path(dir_okay=False), default=None,
               help="DSH's llm-pi-ai route configuration (YAML), for a log whose hand-declared pi-ai routes render "
-                   "only with it; give the same file to --check. Not taken from a DSH home: a bundle is "
-                   "checked elsewhere.")
+                   "only with it. The bundle carries it redacted (OUTPUT.routes.yml: hosts and credentials "
+                   "replaced, model facts kept), which --check reads; --check --routes FILE renders with FILE "
+                   "instead. Not taken from a DSH home (redact names the home's file when it needs one).")
 @lenient_option
 def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_tool_names: bool, salt: str | None,
                    capture_path: str | None, capture_output: str | None, force: bool, check: bool, alone: bool,
@@ -86,9 +89,10 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
     `diff` give the same verdicts on the copy. Secrets go even from kept parts; the summary
     names their kinds, never their values. A manifest (OUTPUT.manifest.json) records the
     verdicts' digest; --check verifies a copy against it. A log whose hand-declared pi-ai routes
-    render only with DSH's route configuration needs --routes FILE, in both runs (the manifest
-    says whether one was given); without it their captured requests are unrendered, their diff
-    verdicts compare nothing, and redact says so (the manifest lists them). A fork or subagent
+    render only with DSH's route configuration needs --routes FILE; the bundle carries that file
+    redacted (OUTPUT.routes.yml), and --check renders with it. Without it their captured requests
+    are unrendered, their diff verdicts compare nothing, and redact says so (the manifest lists
+    them). A fork or subagent
     child whose parent log lies beside it needs its parent redacted first, with the same salt,
     beside OUTPUT (as `breaks` finds a parent), or --alone. Exit 0 done (or check passed), 1 a
     verdict differs, 2 bad input (a capture of another session too, unless --any-capture).
@@ -137,11 +141,16 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         result = redact(path, output, salt=salt, keep=keep, tool_names=not redact_tool_names, capture=capture_path,
                         capture_output=capture_output, force=force, lenient=lenient, routes=routes, alone=alone,
                         any_capture=any_capture)
+    # each count its own: the log's strings, and the capture's beyond them (a rendered body takes the log's)
+    counted = (f"{result.strings} content string(s) replaced" if result.capture is None else
+               f"{result.strings} content string(s) replaced in the log, {result.capture_strings} more in the capture")
     echo(f"wrote {'stdout' if piped else result.output} (format v{result.format_version}, "
-         f"{'zstd' if result.compressed else 'plain'}): {result.strings} content string(s) replaced", err=piped)
+         f"{'zstd' if result.compressed else 'plain'}): {counted}", err=piped)
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
         echo(f"wrote {result.capture}: auth headers dropped: {dropped}", err=piped)
+    if result.route_file is not None and not piped:
+        echo(f"wrote {result.route_file}: the route configuration, hosts and credentials redacted")
     if piped:
         echo_note("no manifest is kept with -o -: write the log to a FILE to verify it later with --check")
     else:

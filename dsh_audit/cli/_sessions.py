@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 
 import click
@@ -107,17 +108,25 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                    routes=routes)
     status = EXIT_OK
     summaries: list[SessionSummary] = []
+    said: set[str] = set()
     with progress_callback(len(logs), label="sessions") as report:
         for item in run_groups(logs, task, jobs=jobs, progress=report):
+            shared = [line for line in item.warnings if _is_note(line)]
+            for note in shared:
+                if note not in said:  # the home's route layers: every session of the home shares them
+                    said.add(note)
+                    echo_note(note)
             for warning in item.warnings:
-                echo_warning(f"{item.path}: {warning}")
+                if not _is_note(warning):
+                    echo_warning(f"{item.path}: {warning}")
             for note in () if isinstance(item, Failure) else item.notes:
                 echo_note(f"{item.path}: {note}")
             if isinstance(item, Failure):
                 echo_error(item.error)
                 status = EXIT_BAD_INPUT
             else:
-                summaries.append(item)
+                summaries.append(replace(item, notes=(*item.notes, *shared),
+                                         warnings=tuple(w for w in item.warnings if not _is_note(w))))
     ordered = newest_first(summaries)
     _note_copies(ordered)
     if as_json:
@@ -139,6 +148,13 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         print_table(f"{len(ordered)} session(s), newest first", _CSV_COLUMNS if csv else _COLUMNS, rows,
                     droppable=("project", "hit"), caption=caption)
     return status
+
+
+def _is_note(line: str) -> bool:
+    """Whether a line a session's warnings carry is a note (:class:`dsh_audit.session.RouteNote`:
+    which layers of its DSH home gave the route configuration), said once per run on stderr and
+    listed among its --json ``notes``."""
+    return getattr(line, "level", "warning") == "note"
 
 
 def _fits(rows: Sequence[tuple[object, ...]]) -> bool:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import re
+from collections.abc import Iterable, Sequence
 from functools import partial
 
 import click
 
-from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, ledger_group, load_prices, usage_table
+from ..cache import (USAGE_GROUPS, LedgerEntry, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices,
+                     usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
@@ -29,18 +32,41 @@ _CSV_UNKNOWN = "lost unknown"
 # rate, after the amounts: every one in CSV, the first four in a table.
 _REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retention", "write rate")
 _REQUEST_TABLE = _REQUEST[:4]
-# Left out, in this order, while a narrow terminal cannot show the table with whole words: a
-# request's details first (--json and --format csv keep them), then these.
-_DROPPABLE = ("unpriced", "cache write", "off-peak", "no cache", "output", "requests", "cache read")
+# The columns a narrow terminal may leave out (after a request's details, which --json and
+# --format csv keep), in this order, but a column with no value in any row first and a what-if
+# that says what "cost" says in every row right after "requests" (:func:`_droppable`): "requests"
+# (a count: no money), the tokens, then what the same requests would have cost all off-peak and
+# with no cache, the README's headline figures.
+_DROPPABLE = ("unpriced", "requests", "output", "cache read", "cache write", "off-peak", "no cache")
+_WHAT_IF = ("off-peak", "no cache")
+# A cell that says nothing: no value, an unknown count ("?"), or none.
+_BLANK = frozenset({"", "-", "?", "n/a"})
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
+# A key a TOML table header holds unquoted.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
 
 
-def _amount(row: UsageRow, name: str) -> Amount:
+def _shown(row: UsageRow, name: str, *, bound: bool = False) -> str:
+    """An amount of ``row`` for people by the one rule (:meth:`UsageRow.shown`: ``$x``, ``≥$x``,
+    ``$?``); with ``bound`` (the total of a run some of whose logs could not be read) a known
+    amount is a lower bound, ``≥$x``, whatever was priced.
+
+    Example:
+        >>> from dsh_audit.cache import usage_table
+        >>> total = usage_table([]).total
+        >>> _shown(total, "cost"), _shown(total, "cost", bound=True)
+        ('$0.0000', '≥$0.0000')
+    """
+    text = row.shown(name)
+    return "≥" + text if bound and text.startswith("$") and text != "$?" else text
+
+
+def _amount(row: UsageRow, name: str, *, bound: bool = False) -> Amount:
     """An amount of ``row`` as a cell: its exact value (None: unknown) and how people read it, a
-    lower bound (``≥$x``) or unknown (``$?``) by the one rule (:meth:`UsageRow.known`, :meth:`UsageRow.shown`)."""
-    return Amount(row.known(name), row.shown(name))
+    lower bound (``≥$x``) or unknown (``$?``) by the one rule (:meth:`UsageRow.known`, :func:`_shown`)."""
+    return Amount(row.known(name), _shown(row, name, bound=bound))
 
 
 def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
@@ -54,35 +80,68 @@ def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
 
 
 def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
-         unknown: bool = False) -> tuple[object, ...]:
+         unknown: bool = False, bound: bool = False) -> tuple[object, ...]:
     """A row's cells. Tokens of a row none of whose requests logged usage are unknown (``?``, empty
-    in CSV), never 0; the lost tokens and their cost are one cell ``N ($x)`` in a table, two plain
-    columns in CSV (``csv``), then, when some break lost an unknown amount (cache reads not logged:
-    ``unknown``), the count of such breaks, which a table's cell shows as ``+?`` after the tokens
-    (``N+? ($x)``); the unpriced count is empty in a table when 0; rows by request (``request``)
-    end with the request's details (:func:`_details`)."""
+    in CSV), never 0 (a total of no request at all, an empty window, sent none: 0); the lost
+    tokens and their cost are one cell ``N ($x)`` in a table, two plain columns in CSV (``csv``),
+    then, when some break lost an unknown amount (cache reads not logged: ``unknown``), the count
+    of such breaks, which a table's cell shows as ``+?`` after the tokens (``N+? ($x)``); the
+    unpriced count is empty in a table when 0; rows by request (``request``) end with the
+    request's details (:func:`_details`); ``bound``: every amount is a lower bound (:func:`_shown`)."""
     t = row.tokens
-    known = row.requests > row.usage_unknown
+    known = not row.requests or row.requests > row.usage_unknown
     miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if known
                                  else (Amount(None, "?"),) * 4)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
     # lost tokens as --json gives them: a request with no usage measured no loss (0, at $0)
     # and a break whose cache reads were not logged lost an unknown amount: "+?", never 0
     unknowns = (row.lost_unknown,) if unknown else ()
-    lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost"), *unknowns) if csv else
-                                (f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} ({row.shown('lost')})"
-                                 if row.lost_tokens or row.lost_unknown else "",))
+    lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost", bound=bound), *unknowns) if csv else
+                                (f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} "
+                                 f"({_shown(row, 'lost', bound=bound)})" if row.lost_tokens or row.lost_unknown
+                                 else "",))
     details = _details(row, csv=csv) if request else ()
-    return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost"), *tiers,
-            _amount(row, "no_cache"), _amount(row, "off_peak"), Amount(row.unpriced, str(row.unpriced or "")),
-            *details)
+    return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost", bound=bound), *tiers,
+            _amount(row, "no_cache", bound=bound), _amount(row, "off_peak", bound=bound),
+            Amount(row.unpriced, str(row.unpriced or "")), *details)
 
 
-def _droppable(total: UsageRow, *, request: bool = False) -> tuple[str, ...]:
-    """The columns a narrow terminal may leave out: a request's details first (``request``), and
-    never "unpriced" when a request is, since it says which amounts are lower bounds or unknown."""
-    return (*(reversed(_REQUEST_TABLE) if request else ()),
-            *(c for c in _DROPPABLE if c != "unpriced" or not total.unpriced))
+def _carries(cell: object) -> bool:
+    """Whether a cell says something: a count or an amount other than 0, unknown or none (``?``,
+    ``$?``, empty), or any other text.
+
+    Example:
+        >>> [_carries(c) for c in (0, 3, Amount(0.0, "$0.0000"), Amount(None, "$?"), Amount(None, "?"), "", "7 ($0.1)")]
+        [False, True, False, False, False, False, True]
+    """
+    if isinstance(cell, Amount):
+        return cell.value is not None and cell.value != 0
+    if isinstance(cell, (int, float)) and not isinstance(cell, bool):
+        return cell != 0
+    return table_cell(cell) not in _BLANK
+
+
+def _blank(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> list[str]:
+    """The columns no cell of which says something (:func:`_carries`): every value 0, unknown or none."""
+    return [column for at, column in enumerate(columns) if not any(_carries(row[at]) for row in rows if at < len(row))]
+
+
+def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total: UsageRow, *,
+               request: bool = False) -> tuple[str, ...]:
+    """The columns a narrow terminal may leave out, in order: a request's details first
+    (``request``), then those of :data:`_DROPPABLE` with no value in any row (:func:`_blank`: a
+    DeepSeek fleet's cache writes, "unpriced" when every request was priced), then the others in
+    :data:`_DROPPABLE`'s order, a what-if (:data:`_WHAT_IF`) equal to "cost" in every row (one rate
+    all day: off-peak is the cost) moved up after "requests": no column that carries money is left
+    out before one that says nothing, and "cache write", which may be most of an Anthropic
+    request's cost, goes only after the other tokens. Never "unpriced" when a request is, since it
+    says which amounts are lower bounds or unknown."""
+    blank = set(_blank(columns, rows))
+    cost = [table_cell(row[columns.index("cost")]) for row in rows]
+    same = {c for c in _WHAT_IF if c in columns and [table_cell(row[columns.index(c)]) for row in rows] == cost}
+    kept = [c for c in _DROPPABLE if c in columns and (c != "unpriced" or not total.unpriced)]
+    ordered = sorted(kept, key=lambda c: 0 if c in blank else 2 if c in same else 1 if c == "requests" else 3)
+    return (*(reversed(_REQUEST_TABLE) if request else ()), *ordered)
 
 
 @click.command("usage")
@@ -140,11 +199,18 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     requests had is "$?", never $0; --json: null, with "unpriced_requests" and "cost_complete"),
     as in cache, stats, check and report. A break whose cache reads were not logged lost an
     unknown amount: its lost tokens are "+?" ("0+? ($?)"; --json: lost_unknown_requests counts
-    such breaks, as cache --json does; --format csv: a "lost unknown" column, when one did). A narrow terminal leaves out a column with no value in
-    any row, then unpriced (kept while a request is unpriced), cache write, off-peak, no cache,
-    output, requests and cache read, as few as it needs (the caption names them), and shows
-    session ids as their shortest unique prefix (--json and --format csv keep them whole). A
-    session found in two files whose lines differ is a row of each, "ID (PATH)".
+    such breaks, as cache --json does; --format csv: a "lost unknown" column, when one did). A
+    log that cannot be read (an error line, exit 2; a bug: exit 3) is left out of every sum: the
+    total's amounts are then lower bounds, "≥$" (--json: "logs_failed" counts such logs and the
+    total's "cost_complete" is false). A window with no request sent in it sums to 0 tokens and
+    $0.0000. The warning for a model the price table does not know names the provider its
+    requests went through and the --prices table that would price it. A narrow terminal first
+    shows session ids as their shortest unique prefix (--json and --format csv keep them whole),
+    then leaves out, as few as it needs (the caption names them): a column with no value in any row
+    (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then requests, then off-peak or
+    no cache where it equals cost in every row, then output, cache read, cache write, off-peak and
+    no cache (unpriced is kept while a request is unpriced). A session found in two files whose
+    lines differ is a row of each, "ID (PATH)".
 
     \b
     Example:
@@ -162,6 +228,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=not no_breaks,
                    routes=routes)
     ledgers: list[SessionLedger] = []
+    failed = 0  # logs that could not be read, or whose reading hit a bug: left out of every sum
     warnings: dict[str, tuple[str, ...]] = {}
 
     def keep_warnings(result: GroupResult[SessionLedger]) -> None:
@@ -174,13 +241,14 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
             for warning in warnings.get(str(log), ()):
                 echo_warning(warning)
             if isinstance(item, Failure):
-                echo_error(item.error)
+                echo_error(item.error)  # a bug (InternalError) makes the run's exit 3 (run_guarded)
                 status = EXIT_BAD_INPUT
+                failed += 1
             else:
                 ledgers.append(item)
     table = usage_table(ledgers, by=by, since=since, until=until)
     if as_json:
-        click.echo(dumps_line(table.to_json()))
+        click.echo(dumps_line(_json(table, failed)))
         return status
     # A request billed at a long-context tier shows its threshold; no such request, no column.
     tier = any(r.tier is not None for r in table.rows)
@@ -196,7 +264,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     if request:
         columns.extend(_REQUEST if csv else _REQUEST_TABLE)
     rows = [*(_row(r, tier=tier, csv=csv, request=request, unknown=unknown) for r in table.rows),
-            _row(table.total, tier=tier, csv=csv, request=request, unknown=unknown)]
+            _row(table.total, tier=tier, csv=csv, request=request, unknown=unknown, bound=bool(failed))]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
@@ -208,18 +276,103 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     if table.total.lost_unknown:
         caption += (f"; lost tokens: +?: {table.total.lost_unknown} break(s) lost an unknown amount "
                     "(cache reads not logged)")
-    if request and not csv and listing_format() == "table":
-        columns, rows = _room_for_details(columns, rows)
-    droppable = _droppable(table.total, request=request)
-    if by in _BY_SESSION and listing_format() == "table" and not _fits(columns, rows, droppable):
+    if failed:
+        caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
+                    "amounts are lower bounds (≥$)")
+    if by in _BY_SESSION and listing_format() == "table" and not _whole_ids_fit(columns, rows, request=request):
         names = short_ids(ledger.session_id for ledger in ledgers)
         shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
         if shortened != rows:
             rows, caption = shortened, f"{caption}; {_SHORT_NOTE}"
-    print_table(f"usage by {by}", columns, rows, droppable=droppable, caption=caption)
-    for reason, count in table.unpriced.items():
-        echo_warning(f"{count} request(s) unpriced: {reason}")
+    if request and not csv and listing_format() == "table":
+        columns, rows = _room_for_details(columns, rows)
+    print_table(f"usage by {by}", columns, rows, droppable=_droppable(columns, rows, table.total, request=request),
+                caption=caption)
+    for warning in _unpriced_warnings(table, ledgers, since, until):
+        echo_warning(warning)
     return status
+
+
+def _json(table: UsageTable, failed: int) -> dict[str, object]:
+    """``usage --json``: the table's JSON with ``logs_failed``, the logs that could not be read
+    (left out of every sum: the total's ``cost_complete`` is then false, its amounts lower
+    bounds), and the tokens of a total of no request (an empty window) 0, never unknown."""
+    found = table.to_json()
+    total = found["total"]
+    if failed:
+        total["cost_complete"] = False
+    if not table.total.requests:
+        total["tokens"] = table.total.tokens.to_json()
+    return {"by": found.pop("by"), "sessions": found.pop("sessions"), "logs_failed": failed, **found}
+
+
+def _kept(entry: LedgerEntry, since: float | None, until: float | None) -> bool:
+    """Whether ``usage_table`` sums ``entry`` in the window ``[since, until)`` (a request with no
+    send time only when there is no window)."""
+    if since is None and until is None:
+        return True
+    return entry.sent is not None and (since is None or entry.sent >= since) and (until is None or entry.sent < until)
+
+
+def _toml_key(name: str) -> str:
+    """``name`` as a key of a TOML table header: bare when it can be, else a quoted string.
+
+    Example:
+        >>> _toml_key("local-coder"), _toml_key("gpt-5.4"), _toml_key("模型")
+        ('local-coder', '"gpt-5.4"', '"模型"')
+    """
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)  # a TOML basic string
+
+
+def _price_hint(provider: str | None, model: str) -> str:
+    """Where a ``--prices`` file gives ``model`` through ``provider`` its rates: the provider's
+    table of the price document (:func:`dsh_audit.cache.load_prices`'s shape), as a TOML header.
+
+    Example:
+        >>> _price_hint("local-openai", "local-coder")[:68]
+        'provider local-openai: give --prices FILE a [providers.local-openai.'
+        >>> _price_hint(None, "gpt-5.4").split(" table ")[0]
+        'no provider logged: give --prices FILE a [providers.PROVIDER.models."gpt-5.4"]'
+    """
+    table = f"[providers.{_toml_key(provider or 'PROVIDER')}.models.{_toml_key(model)}]"
+    where = f"provider {provider}" if provider else "no provider logged"
+    return f"{where}: give --prices FILE a {table} table of cache_miss, cache_read and output rates"
+
+
+def _unpriced_warnings(table: UsageTable, ledgers: Iterable[SessionLedger], since: float | None,
+                       until: float | None) -> list[str]:
+    """A warning for each reason requests of the table were not priced, with how many; a model
+    the price table does not know is named with the provider its requests went through and the
+    ``--prices`` table that would price it (:func:`_price_hint`), one warning per provider."""
+    routes: dict[str, dict[tuple[str | None, str], int]] = {}
+    for ledger in ledgers:
+        for entry in ledger.entries:
+            if entry.unpriced is not None and entry.model and entry.unpriced == f"no price for model {entry.model!r}" \
+                    and _kept(entry, since, until):
+                counts = routes.setdefault(entry.unpriced, {})
+                counts[entry.provider, entry.model] = counts.get((entry.provider, entry.model), 0) + 1
+    found = []
+    for reason, count in table.unpriced.items():
+        split = routes.get(reason)
+        if not split or sum(split.values()) != count:
+            found.append(f"{count} request(s) unpriced: {reason}")
+            continue
+        found.extend(f"{n} request(s) unpriced: {reason} ({_price_hint(provider, model)})"
+                     for (provider, model), n in sorted(split.items(), key=lambda item: (item[0][0] or "", item[0][1])))
+    return found
+
+
+def _whole_ids_fit(columns: Sequence[str], rows: Sequence[tuple[object, ...]], *, request: bool) -> bool:
+    """Whether the table fits the terminal with whole session ids and every column that says
+    something (a request's details aside, which take only the room left: :func:`_room_for_details`).
+    When not, the ids are shortened before any such column is left out, as ``sessions`` does (the
+    README: a narrow table shows an id as its shortest unique prefix); a column with no value in any
+    row goes first all the same (:func:`_droppable`, and :func:`print_table`'s empty columns)."""
+    amounts = len(columns) - (len(_REQUEST_TABLE) if request else 0)
+    columns, rows = columns[:amounts], [row[:amounts] for row in rows]
+    unseen = [c for c in _blank(columns, rows)
+              if c in _DROPPABLE or all(table_cell(row[columns.index(c)]) in _BLANK for row in rows)]
+    return _fits(columns, rows, unseen)
 
 
 def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], droppable: Sequence[str]) -> bool:

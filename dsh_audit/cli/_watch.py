@@ -176,13 +176,17 @@ class _Hooks:
 @click.option("--polling", is_flag=True,
               help="Look at the files every 0.05-0.5 s instead of using file-system notifications "
                    "(used when the watchdog package is installed); the first line says which is used.")
+@click.option("--rescan", type=SECONDS, default=1.0, show_default=True, metavar="SECONDS",
+              help="When polling, seconds between looks for new, removed or renamed logs (with "
+                   "notifications a new log is noticed at once, and the folders are looked at every ten "
+                   "times SECONDS besides).")
 @routes_option
 @prices_option
 @openai_zdr_option
 @lenient_option
 def watch_command(path: str | None, as_json: bool, since: float | None, on_break: str | None,
                   idle_exit: float | None, exit_after: float | None, settle: float, polling: bool,
-                  routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
+                  rescan: float, routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
                   max_version: int) -> int:
     """Follow running sessions: every new request's cache verdict and cost, every break at once.
 
@@ -240,7 +244,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     hooks = _Hooks(command) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
-                          exit_after=exit_after, lenient=lenient, max_version=max_version,
+                          exit_after=exit_after, lenient=lenient, max_version=max_version, rescan=rescan,
                           notifications=not polling, routes=config, prices=prices, zero_data_retention=zdr):
             summary.add(item)
             if isinstance(item, WatchNote) and item.level == "error":

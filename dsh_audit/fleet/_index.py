@@ -70,7 +70,9 @@ class IndexSummary:
             rows removed, the session stored once (not among ``seen``), in the order replaced.
         copies: logs given that hold a session the index already has from the file the live
             commands read (see ``replaced``): read, not stored (not among ``indexed``).
-        notes: one line per log of ``replaced`` and ``copies``, naming both files.
+        notes: one line per log of ``replaced`` and ``copies``, naming both files; and, once each,
+            which DSH home layers gave the logs' route configuration (a route warning whose level
+            is a note: :class:`dsh_audit.session.RouteNote`), not among ``warnings``.
     """
 
     db: str
@@ -362,7 +364,12 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     lost = 0
 
     def keep_warnings(result: GroupResult[SessionRecord]) -> None:
-        warnings.extend(warning for found in result.route_warnings.values() for warning in found)
+        for found in result.route_warnings.values():
+            for line in found:
+                if getattr(line, "level", "warning") != "note":
+                    warnings.append(line)
+                elif line not in notes:  # the home's route layers (RouteNote): said once, as a note
+                    notes.append(line)
 
     try:
         record_prices(connection, book.fingerprint, book.files)  # where its rates came from, for stats

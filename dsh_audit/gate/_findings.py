@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..session import EventLines, Failure
+from ..session import HOME_PATCH, EventLines, Failure, dsh_homes_of
 from ..errors import InputError
 from ..replay import Request
 from ._model import Finding
@@ -115,6 +115,30 @@ class Judge:
         out += self._cache(path, session_id, cache)
         return self._keep(out)
 
+    def routes_hint(self, log: str, hint: str) -> str:
+        """An unrendered request's hint that asks for ``--routes FILE`` (a route the log does not
+        describe), with the other place check reads a route configuration from when no ``--routes``
+        is given: the patch layer of the DSH home the log was recorded in (``<home>/cordis.patch.yml``,
+        the home named when the log sits in one). Any other hint, or one while check already
+        renders with a ``--routes`` file, is left as it is.
+
+        Example:
+            >>> judge = Judge(Policy())
+            >>> judge.routes_hint("rec/sessions/p/s/session.jsonl", "pass --routes FILE (the route configuration)")
+            'pass --routes FILE (the route configuration), or declare the route in rec/cordis.patch.yml (the patch layer of the DSH home the log was recorded in, read when no --routes is given)'
+            >>> judge.routes_hint("logs/session.jsonl", "pass --routes FILE (the route configuration)")
+            'pass --routes FILE (the route configuration), or record the log in a DSH home (<home>/sessions/...) and declare the route in <home>/cordis.patch.yml, read when no --routes is given'
+        """
+        if self.routes is not None or "--routes FILE" not in hint:
+            return hint
+        homes = dsh_homes_of(log)
+        if not homes:
+            return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "
+                    f"<home>/{HOME_PATCH}, read when no --routes is given")
+        layer = os.path.join(os.path.relpath(homes[0]) if not os.path.isabs(log) else homes[0], HOME_PATCH)
+        return (f"{hint}, or declare the route in {layer} (the patch layer of the DSH home the log was recorded "
+                "in, read when no --routes is given)")
+
     def diff_hint(self, log: str, capture: str | os.PathLike[str], purpose: str) -> str:
         """The hint of a capture finding: the ``dsh-audit diff`` command that shows it, complete."""
         command = diff_command(log, capture, adapter=self.policy.adapter, routes=self.routes)
@@ -135,6 +159,8 @@ class Judge:
             where = f" vs {row.capture.where()}" if row.capture is not None else ""
             # an unrendered request's refusal hint (--routes FILE, --attachments DIR) is the finding's
             note, hint = row.note, row.hint
+            if rule == "DSH815" and hint is not None:
+                hint = self.routes_hint(path, hint)
             if row.verdict != "unrendered" and (row.verdict == "unmatched" or row.diff is None):
                 # why alignment left the request alone (its route and model), as `diff` says it
                 note = row.pairing.note

@@ -66,8 +66,9 @@ _ALL = (
              "capture-fail"),
     GateRule("DSH815", "warning", "capture-unrendered",
              "A request paired with a capture could not be rendered to wire bytes.",
-             "give what the message says rendering lacks: --routes FILE for a route the log does not describe, "
-             "--attachments DIR for a logged image's bytes, the policy key adapter for an unknown route",
+             "give what the message says rendering lacks: --routes FILE (or <home>/cordis.patch.yml in the DSH home "
+             "the log was recorded in) for a route the log does not describe, --attachments DIR for a logged "
+             "image's bytes, the policy key adapter for an unknown route",
              "capture-fail"),
     GateRule("DSH821", "error", "break-unexplained",
              "The prompt prefix changed between two requests and no log event explains it.",

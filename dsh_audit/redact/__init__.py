@@ -15,7 +15,7 @@ Example:
 """
 
 from ._placeholder import Placeholders
-from ._redact import BundleCheck, Redaction, check_bundle, manifest_path, redact
+from ._redact import BundleCheck, Redaction, check_bundle, manifest_path, redact, routes_path
 from ._redactor import CONTENT_KEYS, HEADER_KEYS, KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS, Redactor
 from ._secrets import SECRET_KINDS, SecretMatch, find_secrets, scrub
 from ._verdicts import CATEGORIES, session_verdicts
@@ -37,6 +37,7 @@ __all__ = [
     "find_secrets",
     "manifest_path",
     "redact",
+    "routes_path",
     "scrub",
     "session_verdicts",
 ]

@@ -13,6 +13,12 @@ sidecars too, and count as secrets by their names (:func:`._secrets.header_kind`
 cookie when its name says session or credential); a HAR ``queryString`` or ``postData.params`` item
 and a URL's query parameter whose name says credential (``api_key``, ``key``, ``token``, ``auth``...)
 have their values replaced and counted the same way; responses go through :mod:`._response`.
+The gateway's address (the ``host`` and ``x-forwarded-host`` headers, the host and port of a URL, a HAR
+entry's ``serverIPAddress``; HTTP/2's ``:authority`` goes with the auth headers) is identifying: it
+becomes a placeholder of the same length, the same one wherever it stands (:func:`redact_host`), in the
+bundle's route file too. Other headers stay (the SDK's ``x-stainless-*`` OS, runtime and version
+headers, ``user-agent``, ``content-type``): no verdict reads them but DSH's session and compaction
+headers, which stay verbatim.
 String tokens are rewritten with :func:`._placeholder.reencode`, which keeps each character's
 escape form, so every length stays.
 
@@ -30,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from .._seq import common_length
 from ..capture import CapturedRequest, align, last_user_text
@@ -42,10 +48,11 @@ from ..wire import images_in_body
 from ._placeholder import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._redactor import TOOL_NAME_KEYS, Redactor
 from ._response import WIRE_KEYS, below_content, redact_content_text, redact_response, wire_structural
+from ._routes import public_hosts
 from ._secrets import cookie_secret, credential_name, header_kind
 
-__all__ = ["META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines", "redact_har",
-           "redacted_bodies", "stand_in_images"]
+__all__ = ["HOST_HEADERS", "META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines",
+           "redact_har", "redact_host", "redacted_bodies", "stand_in_images"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -54,6 +61,48 @@ _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signatur
 _QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
 _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the like: kept, no secret
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
+_DIGITS, _LOWER, _UPPER = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
+HOST_HEADERS = frozenset({"host", "x-forwarded-host"})
+
+
+def redact_host(host: str, redactor: Redactor) -> str:
+    """The placeholder of a gateway's ``host[:port]`` (or IP address): as long as it, letters for letters
+    and digits for digits, its dots, colons and dashes kept, and the same wherever it stands (a ``host``
+    header, a URL, a route file's ``baseURL``; an IP address is a prefix of its ``host:port``). The host
+    of a public endpoint that pi-ai's catalog names (:func:`._routes.public_hosts`) stays as it is.
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> a = redact_host("10.0.0.7:8080", r)
+        >>> len(a), a.count("."), a == redact_host("10.0.0.7:8080", r) != "10.0.0.7:8080"
+        (13, 3, True)
+    """
+    try:
+        if "@" not in host and urlsplit("//" + host).hostname in public_hosts():
+            return host
+    except ValueError:
+        pass
+    drawn = redactor.placeholders.plain(host, lines=False)  # salted, prefix-preserving: the draw per character
+    if len(drawn) != len(host):
+        return drawn
+    return "".join(_DIGITS[ord(d) % 10] if c in _DIGITS else _LOWER[ord(d) % 26] if c in _LOWER
+                   else _LOWER[ord(d) % 26].upper() if c in _UPPER else c if c.isascii() else d
+                   for c, d in zip(host, drawn))
+
+
+def _url_host(url: str, kept: str, redactor: Redactor) -> str:
+    """``kept`` (``url`` as kept, of its length) with the host and port of ``url`` replaced
+    (:func:`redact_host`); a path without a host is left as it is."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return kept
+    start = url.find("//") + 2
+    if not netloc or start < 2 or url[start:start + len(netloc)] != netloc or len(kept) != len(url):
+        return kept
+    return kept[:start] + redact_host(netloc, redactor) + kept[start + len(netloc):]
 
 
 #: The longest text :class:`LogRedactor` remembers replacing: a text kept elsewhere is a structural
@@ -94,7 +143,7 @@ def _url(url: str, redactor: Redactor) -> str:
         if start < end and kept[start:end] == url[start:end] and credential_name(unquote(match.group(1))):
             value = redactor.replace_named(match.group(2), unquote(match.group(1)), "url_parameter")
             kept = kept[:start] + value + kept[end:]
-    return kept
+    return _url_host(url, kept, redactor)
 
 
 def _strings(body: bytes | None) -> dict[JsonPath, str]:
@@ -282,6 +331,8 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
             continue
         if str(name).lower() == "content-length":
             lengths[name] = str(size) if isinstance(value, str) else size
+        elif str(name).lower() in HOST_HEADERS and isinstance(value, str):
+            lengths[name] = redact_host(value, redactor)
         kept[name] = None if name in lengths else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
     return {name: lengths.get(name, value) for name, value in redactor.value(kept, kept=True).items()}
@@ -422,9 +473,13 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             _drop(name, header.get("value"), redactor, dropped)
             continue
         fixed = size is not None and name.lower() == "content-length"
-        entry = redactor.value({**header, "name": name, "value": None if fixed else header.get("value")}, kept=True)
+        value = header.get("value")
+        host = name.lower() in HOST_HEADERS and isinstance(value, str)
+        entry = redactor.value({**header, "name": name, "value": None if fixed or host else value}, kept=True)
         if fixed:
             entry["value"] = str(size)
+        elif host and isinstance(value, str):
+            entry["value"] = redact_host(value, redactor)
         kept.append(entry)
     return kept
 
@@ -500,6 +555,8 @@ def redact_har(document: Any, captures: list[CapturedRequest], original: Session
         for key, value in entry.items():
             if key in ("request", "response") and isinstance(value, dict):
                 out_entry[key] = _har_part(value, redactor, dropped, body if key == "request" else None)
+            elif key == "serverIPAddress" and isinstance(value, str):
+                out_entry[key] = redact_host(value, redactor)
             else:
                 out_entry[key] = redactor.value(value, key, kept=key in _HAR_KEPT)
         out_entries.append(out_entry)

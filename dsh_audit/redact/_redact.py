@@ -1,7 +1,8 @@
 """Redact one session log (and its capture) into a bundle that still proves every verdict.
 
 The bundle is the redacted log, optionally its redacted capture (``wire.jsonl``, HAR or a folder of
-bodies), and a manifest
+bodies) and its redacted route configuration (``<log>.routes.yml``, when one rendered the verdicts:
+:mod:`._routes`), and a manifest
 ``<log>.manifest.json`` naming the dsh-audit version, the format version and a digest of every
 verdict (never the salt). Each file (and a folder capture) is written to a temporary name and renamed
 into place, so a failure leaves nothing partial; no output may be, or resolve to, an input (checked with
@@ -26,16 +27,17 @@ from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_stream, special_kind
 from ..report import dumps_pretty
-from ..session import Headers, Session, find_parent, nearby_logs, open_session, routes_from
-from ..wire import PiRoutes
-from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har
+from ..session import Headers, Session, dsh_homes_of, find_parent, nearby_logs, open_session, routes_from
+from ..wire import PiRoutes, home_route_files, load_routes
+from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har, redact_host
 from ._chunks import ChunkStreams
 from ._log import LogRewriter, drain, teed
 from ._placeholder import Placeholders
 from ._redactor import KEEP_CHOICES
+from ._routes import ROUTES_SUFFIX, redacted_routes
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
-__all__ = ["BundleCheck", "Redaction", "check_bundle", "manifest_path", "redact"]
+__all__ = ["BundleCheck", "Redaction", "check_bundle", "manifest_path", "redact", "routes_path"]
 
 MANIFEST_SUFFIX = ".manifest.json"
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
@@ -45,6 +47,11 @@ _SNIFF_BYTES = 4096
 def manifest_path(log: str | os.PathLike[str]) -> Path:
     """Where the manifest of the redacted log ``log`` lives: ``<log>.manifest.json``."""
     return Path(os.fspath(log) + MANIFEST_SUFFIX)
+
+
+def routes_path(log: str | os.PathLike[str]) -> Path:
+    """Where the redacted route configuration of the redacted log ``log`` lives: ``<log>.routes.yml``."""
+    return Path(os.fspath(log) + ROUTES_SUFFIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +64,9 @@ class Redaction:
         capture: the redacted capture, when one was given.
         format_version: the log's format version (kept).
         compressed: whether the log is zstd (kept, frame by frame).
-        strings: content strings replaced.
+        strings: content strings of the log replaced.
+        capture_strings: content strings of the capture replaced (beyond the log's, which a rendered
+            body takes from the redacted log).
         secrets: secrets found, by kind: occurrences and distinct values (never the values).
         dropped_headers: capture header names dropped.
         verdicts: digest of each verdict category, equal on the original and the redaction.
@@ -65,7 +74,9 @@ class Redaction:
             empty; the bundle is written anyway and the CLI exits 1).
         notes: what could not be carried over (torn tails, damaged records).
         routes: whether a route configuration rendered the verdicts (``routes=``); the manifest says
-            so, and :func:`check_bundle` then needs it too.
+            so, and :func:`check_bundle` then reads it from ``route_file``.
+        route_file: the redacted route configuration written beside the log (``<log>.routes.yml``), with
+            which the redacted copy's verdicts were checked; None without ``routes=``.
         unrendered: the captured requests that could not be rendered from the log (verdict
             ``unrendered``), as ``(request index, reason)``: their bodies were compared with nothing,
             so their diff verdicts prove nothing, and the manifest lists them (``"unrendered"``).
@@ -87,14 +98,16 @@ class Redaction:
     routes: bool = False
     unrendered: tuple[tuple[int | None, str], ...] = ()
     parent: str | None = None
+    capture_strings: int = 0
+    route_file: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class BundleCheck:
     """What :func:`check_bundle` found: each category's recorded and recomputed digest, how many rows
     each holds (``counts``: for ``requests``, ``breaks`` and ``cache`` one per request; ``breaks``: how
-    many of those are breaks), and how many captured requests the manifest records as unrendered (their diff verdicts
-    compared nothing)."""
+    many of those are breaks), how many captured requests the manifest records as unrendered (their diff verdicts
+    compared nothing), and the bundle's route file read (``route_file``; None: none, or the caller's)."""
 
     path: Path
     recorded: dict[str, str]
@@ -102,6 +115,7 @@ class BundleCheck:
     counts: dict[str, int]
     unrendered: int = 0
     breaks: int = 0
+    route_file: Path | None = None  # the bundle's route configuration the verdicts were rendered with
 
     @property
     def mismatched(self) -> tuple[str, ...]:
@@ -441,7 +455,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     key = _salt_bytes(salt) if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
     capture_source = Path(capture) if capture is not None else None
     evidence = ProtectedInputs()
-    for item in (source, capture_source):
+    for item in (source, capture_source, None if routes is None or isinstance(routes, PiRoutes) else Path(routes)):
         if item is not None:
             evidence.add(str(item))
     manifest = manifest_path(target)
@@ -459,11 +473,17 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         if os.path.realpath(capture_target) == os.path.realpath(capture_source):
             raise UsageError(f"the capture output would overwrite the input {capture_source}", path=str(capture_target),
                              hint=capture_hint)
-        if os.path.realpath(capture_target) in (os.path.realpath(target), os.path.realpath(manifest)):
+        if os.path.realpath(capture_target) in (os.path.realpath(target), os.path.realpath(manifest),
+                                                os.path.realpath(routes_path(target))):
             raise UsageError("the capture output is the redacted log or its manifest", path=str(capture_target),
                              hint=capture_hint)
     _check_target(target, force=force, what="output", hint="choose another -o path")
     _check_target(manifest, force=force, what="manifest", hint="choose another -o path")
+    route_target = routes_path(target) if routes is not None else None
+    if route_target is not None:
+        routes_hint = "choose another -o path (the redacted route file is OUTPUT.routes.yml)"
+        _guard(evidence, route_target, what="route file", hint=routes_hint)
+        _check_target(route_target, force=force, what="route file", hint=routes_hint)
     if capture_target is not None and capture_source is not None and capture_source.is_dir():
         _check_folder_target(capture_target, (source, capture_source), (target, manifest), force=force,
                              hint=capture_hint)
@@ -473,7 +493,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
     redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
     try:
         return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
-                      lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture)
+                      lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture,
+                      route_target=route_target)
     except OSError as exc:
         if exc.errno not in _WRITE_ERRORS:
             raise
@@ -483,9 +504,10 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
 def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
            redactor: LogRedactor, config: PiRoutes | None, kept: frozenset[str], tool_names: bool, *,
            lenient: bool, identifiers: Iterable[str] = (), alone: bool = False,
-           any_capture: bool = False) -> Redaction:
+           any_capture: bool = False, route_target: Path | None = None) -> Redaction:
     """Redact the log at ``source`` (and its capture) to temporary files, check the copy's verdicts
-    and rename the files into place (the outputs were checked by :func:`redact`)."""
+    (with the redacted route configuration written to ``route_target``, when ``config`` is given) and
+    rename the files into place (the outputs were checked by :func:`redact`)."""
     streams = ChunkStreams(redactor)
     # the headers of the logs beside the source, each read once: for its children's ids, and its parent
     with _temporary(target) as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers, \
@@ -508,6 +530,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         headers.close()
         notes.extend(family)
         redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
+        log_strings = redactor.strings
         capture_format = _capture_format(capture_source) if capture_source is not None else None
         captures = load_capture(capture_source, format=capture_format) if capture_source is not None else None
         reasons: list[str] = []
@@ -515,11 +538,21 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         before = session_verdicts(original, captures, unrendered=reasons, parent=parent)
         unrendered = tuple(zip((row[0] for row in before.get("diff", ()) if row[3] == "unrendered"), reasons))
         if unrendered:  # their diff verdicts compared nothing: said, never claimed unchanged
-            notes.append(_unrendered_note(unrendered, routed=config is not None))
+            homes = [] if config is not None else [f for home in dsh_homes_of(source) for f in home_route_files(home)]
+            notes.append(_unrendered_note(unrendered, routed=config is not None, home_files=homes))
         log_out.flush()
         redacted = open_session(log_temp, lenient=lenient, foreign=False)
-        if config is not None:
-            redacted.use_routes(config)
+        # the copy's verdicts are rendered with the route file the bundle carries, as check_bundle renders them
+        route_temp, bundle_config = None, None
+        if config is not None and route_target is not None:
+            route_out, route_temp = parent_logs.enter_context(_temporary(route_target))
+            document = redacted_routes(config, host=lambda host: redact_host(host, redactor),
+                                       value=lambda text: redactor.placeholders.plain(text, lines=False))
+            route_out.write(dumps_pretty(document).encode("utf-8") + b"\n")
+            route_out.flush()
+            bundle_config = load_routes(route_temp)
+        if bundle_config is not None:
+            redacted.use_routes(bundle_config)
         capture_data = b""
         capture_files: dict[str, bytes] | None = None
         dropped: list[str] = []
@@ -538,18 +571,24 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         with _staged_capture(capture_target or target, capture_data, capture_files) as capture_temp:
             after_captures = load_capture(capture_temp, format=capture_format) if captures is not None else None
             after = session_verdicts(redacted, after_captures,
-                                     parent=_parent(redacted_parent_log, redacted, lenient=lenient, config=config))
+                                     parent=_parent(redacted_parent_log, redacted, lenient=lenient,
+                                                    config=bundle_config))
             if captures is not None and capture_source is not None:  # refused here: nothing is renamed yet
                 notes.extend(_unmatched(before["diff"], captures, capture_source, any_capture=any_capture))
             digests, mismatched = _compare(before, after)
+            if mismatched and bundle_config is not None:
+                notes.append(f"the copy's verdicts were rendered with the bundle's redacted route file "
+                             f"{route_target.name if route_target is not None else ''}: a route whose internal "
+                             "baseURL host names a vendor that pi-ai's compat detection reads (deepseek.com, "
+                             "openrouter.ai...) renders otherwise once its host is replaced")
             result = Redaction(
                 output=target, manifest=manifest, capture=capture_target, format_version=original.format_version,
-                compressed=rewriter.compressed, strings=redactor.strings,
+                compressed=rewriter.compressed, strings=log_strings, capture_strings=redactor.strings - log_strings,
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
                 dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes),
                 routes=config is not None, unrendered=unrendered,
-                parent=None if parent is None else parent.id)
+                parent=None if parent is None else parent.id, route_file=route_target)
             with _temporary(manifest) as (manifest_out, manifest_temp):
                 # written as every JSON output is: a parent id's lone surrogate, C1 control or bidi
                 # character as its \uXXXX escape (orjson refuses the first, and would write the others raw)
@@ -557,6 +596,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 manifest_out.write(b"\n")
                 manifest_out.flush()
                 os.replace(log_temp, target)
+                if route_temp is not None and route_target is not None:
+                    os.replace(route_temp, route_target)
                 if capture_target is not None and capture_files is not None:
                     _replace_folder(capture_temp, capture_target)
                 elif capture_target is not None:
@@ -675,16 +716,25 @@ def _unmatched(rows: list[Any], captures: Sequence[CapturedRequest], capture: Pa
             "redacted as content, and prove nothing about this log"]
 
 
-def _unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool) -> str:
+def _unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool,
+                     home_files: Sequence[str] = ()) -> str:
     """What :func:`redact` says of the captured requests it could not render: how many, why (each
-    reason once, with how many it holds for) and what settles it."""
+    reason once, with how many it holds for) and what settles it: ``home_files``, the route files of
+    the DSH home the log sits in, which redact does not read by itself, named."""
     counts: dict[str, int] = {}
     for _, reason in unrendered:
         counts[reason] = counts.get(reason, 0) + 1
     why = "; ".join(reason if n == 1 else f"{n} x {reason}" for reason, n in counts.items())
     settle = ""
     if not routed and any("--routes" in reason for reason in counts):
-        settle = "; redact again with --routes FILE, and give the same file to --check"
+        home = ""
+        if len(home_files) == 1:
+            home = (f" (this log's DSH home holds it in {home_files[0]}, which redact does not read by itself: "
+                    f"--routes {home_files[0]})")
+        elif home_files:
+            home = (f" (this log's DSH home composes it from {', '.join(home_files)}, which redact does not read "
+                    "by itself)")
+        settle = f"; redact again with --routes FILE{home}: the bundle then carries it, redacted, for --check"
     return (f"{len(unrendered)} captured request(s) unrendered ({why}): their diff verdicts compared nothing, so "
             f"the redacted capture is not proven to match the redacted log{settle}")
 
@@ -711,6 +761,8 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
         "kept": sorted(keep) + (["tool names"] if tool_names else []),
         "secrets": result.secrets,
         "routes": result.routes,
+        # the redacted route configuration the verdicts were rendered with, beside the log
+        "route_file": None if result.route_file is None else result.route_file.name,
         # the captured requests no render was compared with (their diff verdicts are "unrendered")
         "unrendered": {"count": len(result.unrendered), "requests": [index for index, _ in result.unrendered]},
         # a child's verdicts compared with its parent: its redacted log beside this one (as breaks finds it)
@@ -723,15 +775,34 @@ def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[s
 MANIFEST_LIMIT = 16 << 20
 
 
-def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedRequest]:
-    """The redacted capture a manifest names, read only from inside the bundle's folder: a bundle
-    comes from someone else, and its manifest must not make a check read any other file."""
+def _inside(log: Path, name: str, manifest_file: Path, *, what: str, hint: str) -> str:
+    """The file a manifest names, only when it lies inside the bundle's folder: a bundle comes from
+    someone else, and its manifest must not make a check read any other file."""
     folder = os.path.realpath(log.parent)
     target = os.path.realpath(log.parent / name) if name and not os.path.isabs(name) else None
     if target is None or os.path.commonpath([folder, target]) != folder or target == folder:
-        raise UsageError(f"the manifest names a capture outside the bundle's folder: {name!r}", path=str(manifest_file),
-                         hint="keep the redacted capture beside the redacted log (redact --capture-output into "
-                              "the folder of -o)")
+        raise UsageError(f"the manifest names a {what} outside the bundle's folder: {name!r}",
+                         path=str(manifest_file), hint=hint)
+    return target
+
+
+def _bundle_routes(log: Path, name: str, manifest_file: Path) -> PiRoutes:
+    """The redacted route configuration a manifest names, read only from inside the bundle's folder."""
+    target = _inside(log, name, manifest_file, what="route file",
+                     hint="keep the redacted route file beside the redacted log, as redact wrote it")
+    try:
+        return load_routes(target)
+    except DshAuditError as exc:
+        exc.hint = ("the manifest's route file is the redacted route configuration `dsh-audit redact --routes` "
+                    "wrote beside the log: restore it from the bundle (or pass the original with --routes)")
+        raise
+
+
+def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedRequest]:
+    """The redacted capture a manifest names, read only from inside the bundle's folder."""
+    target = _inside(log, name, manifest_file, what="capture",
+                     hint="keep the redacted capture beside the redacted log (redact --capture-output into "
+                          "the folder of -o)")
     try:
         return load_capture(target)
     except DshAuditError as exc:
@@ -743,12 +814,14 @@ def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedR
 def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
                  routes: str | os.PathLike[str] | PiRoutes | None = None) -> BundleCheck:
     """Re-run requests, breaks, cache (and diff, when the bundle has a capture) on a redacted log
-    and compare each verdict digest with its manifest's. ``routes``: the route configuration the
-    bundle was made with (its manifest says whether it was: :func:`redact` ``routes=``).
+    and compare each verdict digest with its manifest's. ``routes``: a route configuration to render
+    with instead of the bundle's (a bundle made with one carries it redacted, ``<log>.routes.yml``,
+    which is read by default: :func:`redact` ``routes=``).
 
     Raises:
         UsageError: the manifest is missing or not a dsh-audit redaction manifest; it records
-            verdicts made with a route configuration and none is given, or the other way round.
+            verdicts made with a route configuration, and neither the bundle (made by an older
+            dsh-audit) nor ``routes`` gives one; or ``routes`` is given for verdicts made without.
         DshAuditError: the log or its capture cannot be read.
     """
     log = Path(path)
@@ -773,14 +846,29 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         parent_id = manifest.get("parent")  # absent from older manifests
         if parent_id is not None and (not isinstance(parent_id, str) or not parent_id):
             raise ValueError("parent")
+        route_name = manifest.get("route_file")  # absent from older manifests
+        if route_name is not None and (not routed or not isinstance(route_name, str)):
+            raise ValueError("route_file")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
-    if routed != (routes is not None):
-        made = "with" if routed else "without"
-        raise UsageError(f"the manifest's verdicts were made {made} a route configuration", path=str(manifest_file),
-                         hint="check the bundle with the route configuration it was redacted with, and only then")
+    if not routed and routes is not None:
+        raise UsageError("the manifest's verdicts were made without a route configuration", path=str(manifest_file),
+                         hint="check the bundle without --routes, as it was redacted")
+    if routed and routes is None and route_name is None:
+        raise UsageError("the manifest's verdicts were made with a route configuration, and the bundle (made by an "
+                         "older dsh-audit) holds none", path=str(manifest_file),
+                         hint="ask its sender for the route file they gave redact --routes (DSH's llm-pi-ai route "
+                              "configuration; its credentials and baseURL hosts may be replaced, its routes' api "
+                              "and models' contextWindow, maxTokens, reasoningEfforts and compat must stay) and pass "
+                              "it with --routes FILE; or ask for the bundle redacted again by this dsh-audit, which "
+                              "carries it")
     session: Session = open_session(log, lenient=lenient, foreign=False)
-    config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
+    route_file = None
+    if routes is None and isinstance(route_name, str):
+        route_file = log.parent / route_name
+        config: PiRoutes | None = _bundle_routes(log, route_name, manifest_file)
+    else:
+        config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
     if config is not None:
         session.use_routes(config)
     captures: list[CapturedRequest] | None = None
@@ -808,7 +896,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     found = session_verdicts(session, captures, parent=parent)
     breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
     return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},
-                       {c: len(found[c]) for c in found}, unrendered, breaks)
+                       {c: len(found[c]) for c in found}, unrendered, breaks, route_file)
 
 
 

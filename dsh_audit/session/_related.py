@@ -117,9 +117,11 @@ def find_parent(path: str | os.PathLike[str], parent_id: str, *, headers: Header
             for log in logs:
                 if headers.ids(log)[0] == parent_id:
                     return log
+    own = os.path.realpath(path)
     for folder in (here, here.parent):
         for log in nearby_logs(folder):
-            if headers.ids(log)[0] == parent_id:
+            # the child itself lies among them: never its own parent, and its header was read already
+            if os.path.realpath(log) != own and headers.ids(log)[0] == parent_id:
                 return log
     return None
 

@@ -24,12 +24,12 @@ import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..log import Event
 from ..wire import PIAI_CATALOG, PiRoutes, catalog_api
 
-__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "logged_cache_read", "request_model", "request_provider",
+__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "RouteNote", "logged_cache_read", "request_model", "request_provider",
            "request_route", "route_for", "window_conflicts"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
@@ -256,13 +256,31 @@ def _home_layers(routes: PiRoutes) -> tuple[str, str, str]:
                                                  "under its home)"
 
 
+class RouteNote(str):
+    """A line that travels with a log's route warnings but is information, not a warning: which
+    layers of the DSH home the log sits in gave its route configuration (the normal case, said so
+    a ``--routes`` file can be chosen instead). Its :attr:`level` is ``"note"``: a command says it
+    as a ``note:``, once per run (every log of a home shares it), and a JSON output lists it among
+    the notes, not the warnings. Any other line's level is a warning's.
+
+    Example:
+        >>> line = RouteNote("route configuration from /h/cordis.patch.yml")
+        >>> line.level, getattr("route /m: the log records ...", "level", "warning"), line == str(line)
+        ('note', 'warning', True)
+    """
+
+    __slots__ = ()
+    level: ClassVar[str] = "note"
+
+
 def window_conflicts(evidence: RouteEvidence, routes: PiRoutes, *,
                      providers: Iterable[str | None] | None = None) -> list[str]:
-    """The warnings a session's route configuration gives: first, when it was composed from the
+    """The lines a session's route configuration gives: first, when it was composed from the
     DSH home the log sits in (not a ``--routes`` file) and routes a call of the log, which layers
-    those are; then one line per route/model whose logged context window differs from the one the
-    configuration sets (a catalog model's window it leaves as pi-ai's catalog has it is not its own),
-    naming where the configuration came from.
+    those are (a :class:`RouteNote`, no warning: reading the home's layers is what DSH did); then one
+    warning per route/model whose logged context window differs from the one the configuration sets
+    (a catalog model's window it leaves as pi-ai's catalog has it is not its own), naming where the
+    configuration came from.
 
     The logged window is the one DSH's pi-ai adapter resolved and used at the time; a route file is
     the configuration as it is now. Requests that logged their window are rendered with it; the
@@ -279,19 +297,19 @@ def window_conflicts(evidence: RouteEvidence, routes: PiRoutes, *,
     Example:
         >>> home = PiRoutes({"local-openai": "openai-completions"}, {}, layers=("/h/cordis.patch.yml",))
         >>> for line in window_conflicts(RouteEvidence(providers={"local-openai"}), home):
-        ...     print(line)
-        route configuration from /h/cordis.patch.yml (the llm-pi-ai row of DSH's home patch layer; --routes FILE overrides it)
+        ...     print(f"{line.level}: {line}")
+        note: route configuration from /h/cordis.patch.yml (the llm-pi-ai row of DSH's home patch layer; --routes FILE overrides it)
         >>> window_conflicts(RouteEvidence(providers={"deepseek-official"}), home)
         []
     """
-    out = []
+    out: list[str] = []
     models = routes.models
     source = "the route file (--routes)"
     if routes.layers:
         files, what, source = _home_layers(routes)
         routed = set(routes.apis) | {provider for provider, _ in routes.models}
         if not routed.isdisjoint(evidence.providers if providers is None else providers):
-            out.append(f"route configuration from {files} ({what}; --routes FILE overrides it)")
+            out.append(RouteNote(f"route configuration from {files} ({what}; --routes FILE overrides it)"))
     for (provider, model), logged in evidence.windows.items():
         declared = getattr(models.get((provider, model)), "context_window", None)
         catalog = getattr(PIAI_CATALOG.get((provider, model)), "context_window", None)

@@ -2,7 +2,10 @@
 
 Each log found under the paths (at the start, and by a rescan after) gets a thread that runs
 :func:`follow_log` over a :class:`TailStream`; the caller iterates :func:`watch` in its own thread
-and gets every follower's items as they come. Changes are noticed through file-system
+and gets every follower's items as they come. A rescan looks at the folders, not into the files
+(:class:`_Finder`): discovery, which opens each log not named as DSH names its logs, runs again
+only when a folder's entries changed or a file it did not take for a log was written, so a watch
+over many sessions opens no file that did not change. Changes are noticed through file-system
 notifications when the ``watchdog`` package is installed, else by polling (:class:`Notifier`);
 the first item says which. A log that is truncated or replaced is followed again from its first
 byte (:class:`~dsh_audit.watch.WatchSummary` then counts each of its requests once); a log that
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -91,6 +95,135 @@ def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str
                 if plain not in logs and os.path.isfile(plain):
                     found.append(plain)
     return found, refused
+
+
+_LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+_FOLDER, _FILE, _ROOT = 0, 1, 2  # what a mark is of: a folder, a file discovery peeks at, a watched path
+#: Seconds within which a folder's time may still be the time of a later change (a coarse
+#: file-system clock): a folder changed that recently is listed again at each look until it is not.
+_RACY = 2.0
+
+_Mark = tuple[int, ...]
+
+
+def _mark(path: str, kind: int) -> _Mark | None:
+    """What changes when a folder's entries change (its mtime and ctime: a file created, removed or
+    renamed in it, its permissions changed), when a file is written or replaced, or (a watched path
+    that is a file) when another file takes the path; None when it cannot be looked at."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if kind == _FILE:
+        return info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+    if kind == _FOLDER or stat.S_ISDIR(info.st_mode):
+        return info.st_ino, info.st_mode, info.st_mtime_ns, info.st_ctime_ns
+    return info.st_ino, info.st_mode
+
+
+def _names(folder: str) -> frozenset[str] | None:
+    """The entries of a folder; None when it cannot be listed."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(entry.name for entry in entries)
+    except OSError:
+        return None
+
+
+@dataclass
+class _Tree:
+    """A look at the folders under the watched paths: a mark (:func:`_mark`) of each watched path,
+    each folder under them (a symbolic link to a folder is not entered, as discovery does not enter
+    one) and each file with a log's suffix (discovery may peek at its first bytes), and each
+    folder's entries."""
+
+    marks: dict[str, tuple[int, _Mark | None]]
+    names: dict[str, frozenset[str]]
+
+
+def _look(roots: Sequence[str]) -> _Tree | None:
+    """The folders under ``roots`` now (:class:`_Tree`); None when one cannot be listed (the tree
+    is then looked at whole every time, so that it is reported, or found again once it can be)."""
+    tree = _Tree({}, {})
+    for root in roots:
+        tree.marks[root] = (_ROOT, _mark(root, _ROOT))
+        stack = [root] if os.path.isdir(root) else []
+        while stack:
+            folder = stack.pop()
+            names: list[str] = []
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        names.append(entry.name)
+                        if entry.is_dir(follow_symlinks=False):
+                            tree.marks[entry.path] = (_FOLDER, _mark(entry.path, _FOLDER))
+                            stack.append(entry.path)
+                        elif entry.name.endswith(_LOG_SUFFIXES):
+                            tree.marks[str(Path(entry.path))] = (_FILE, _mark(entry.path, _FILE))
+            except OSError:
+                return None
+            tree.names[folder] = frozenset(names)
+    return tree
+
+
+class _Finder:
+    """:func:`_find`, looked at whole only when the tree may have changed.
+
+    Each whole look marks the folders under the watched paths (:func:`_look`); a later look only
+    looks at those marks (an ``os.stat`` each, no file opened): while none changed (no file was
+    created, removed or renamed in any folder, no file that discovery peeks at and did not take for
+    a log was written), the logs found are the same, and no file is opened to learn them. A folder
+    changed within :data:`_RACY` seconds of a look is listed again at each look until then (a
+    change in the same tick of a coarse clock leaves its time as it was); a folder that cannot be
+    listed, and ``whole`` seconds since the last whole look, make the next look a whole one."""
+
+    def __init__(self, roots: Sequence[str], *, whole: float) -> None:
+        self.roots = list(roots)
+        self.whole = whole
+        self._tree: _Tree | None = None
+        self._racy: set[str] = set()  # folders whose time was recent when they were last listed
+        self._found: list[Path] = []
+        self._at = 0.0
+
+    def _unchanged(self) -> bool:
+        tree = self._tree
+        if tree is None or time.monotonic() - self._at >= self.whole:
+            return False
+        if not all(_mark(path, kind) == mark for path, (kind, mark) in tree.marks.items()):
+            return False
+        listed = time.time()
+        for folder in list(self._racy):
+            if _names(folder) != tree.names.get(folder):
+                return False
+            if not _recent(tree.marks[folder][1], listed):
+                self._racy.discard(folder)  # a later change cannot have its time any more
+        return True
+
+    def find(self) -> tuple[list[Path], dict[str, str], bool]:
+        """The logs under the roots now, the folders that cannot be listed (each with why), and
+        whether they were looked at whole (else the logs are those the last whole look found)."""
+        if self._unchanged():
+            return list(self._found), {}, False
+        listed = time.time()
+        tree = _look(self.roots)
+        found, refused = _find(self.roots)
+        if tree is None or refused:
+            self._tree = None
+        else:
+            logs = {str(p) for p in found}
+            # a log found is followed (its growth is its follower's); a file not taken for a log
+            # may become one as it is written
+            tree.marks = {path: (kind, mark) for path, (kind, mark) in tree.marks.items()
+                          if not (kind == _FILE and path in logs)}
+            self._tree = tree
+            self._racy = {folder for folder in tree.names if _recent(tree.marks[folder][1], listed)}
+        self._found, self._at = list(found), time.monotonic()
+        return found, refused, True
+
+
+def _recent(mark: _Mark | None, listed: float) -> bool:
+    """Whether a folder's mark has a time within :data:`_RACY` seconds before ``listed``."""
+    return mark is not None and len(mark) == 4 and max(mark[2], mark[3]) >= (listed - _RACY) * 1e9
 
 
 def _session_id(path: str) -> str | None:
@@ -236,12 +369,13 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     torn: dict[str, tuple[int, tuple[int, bool]]] = {}
     unreadable: set[str] = set()  # folders that could not be listed at the last look (reported once)
     # One session in several files: the session each log holds (its header's id; a followed log's
-    # from its ``started`` note), the files of each session as last decided, the copies not
-    # followed (each with its signature: one that changes is compared again), the file followed
-    # for each session, a file to follow in place of one whose follower is still ending
-    # (``waiting``: the ending one -> the new one) or has ended (``instead``: new -> old), and the
-    # requests each ended follower showed (the file that takes its place leaves them out).
-    ids: dict[str, str] = {}
+    # from its ``started`` note) with the file it was read in (device, inode), the files of each
+    # session as last decided, the copies not followed (each with its signature: one that changes
+    # is compared again), the file followed for each session, a file to follow in place of one
+    # whose follower is still ending (``waiting``: the ending one -> the new one) or has ended
+    # (``instead``: new -> old), and the requests each ended follower showed (the file that takes
+    # its place leaves them out).
+    ids: dict[str, tuple[tuple[int, int] | None, str]] = {}
     unread: dict[str, tuple[int, int, int] | None] = {}  # logs whose header could not be read, at which signature
     members: dict[str, list[str]] = {}
     copies: dict[str, tuple[int, int, int] | None] = {}
@@ -253,6 +387,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     began = time.monotonic()
     notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                         safety=max(poll * 40, 2.0))
+    finder = _Finder(roots, whole=max(rescan * 30, 30.0))
 
     def run(stream: TailStream, replay_history: bool, skip: tuple[int, bool] | None) -> None:
         replaced = False
@@ -309,11 +444,13 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         start(path, existing=False, skip=skip)
         return True
 
-    def sessions(found: list[str]) -> list[WatchNote]:
+    def sessions(found: list[str], fresh: bool) -> list[WatchNote]:
         """Decide which file of each session to follow (:func:`_one_each`) where its files changed
         since the last look (one appeared or went, a copy not followed was written): a ``note`` for
         each copy newly left out. A followed file left out (a copy now holds its lines and more) is
-        ended, and the file chosen instead takes its place (``instead``)."""
+        ended, and the file chosen instead takes its place (``instead``). A session id is read
+        once per file: again only when another file took its path (looked at when the folders
+        were looked at whole, ``fresh``: a file moved into place changes its folder)."""
         present = set(found)
         for gone in [p for p in ids if p not in present]:
             del ids[gone]
@@ -322,13 +459,18 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         grouped: dict[str, list[str]] = {}
         wanted = _may_be_copies(found)
         for path in found:
-            sid = ids.get(path)
+            known = ids.get(path)
+            if known is not None and fresh and known[0] != _identity(path):
+                del ids[path]  # another file took its path
+                known = None
+            sid = known[1] if known is not None else None
             if sid is None and path in wanted and (path not in unread or unread[path] != _signature(path)):
+                identity = _identity(path)
                 sid = _session_id(path)  # read once per file that may have a copy (else its follower says it)
                 if sid is None:
                     unread[path] = _signature(path)  # tried again once it changes
                 else:
-                    ids[path] = sid
+                    ids[path] = (identity, sid)
                     unread.pop(path, None)
             if sid is not None:
                 grouped.setdefault(sid, []).append(path)
@@ -387,9 +529,9 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     def scan(*, existing: bool) -> list[WatchNote]:
         """Start following the logs found now (one file of each session); an ``error`` note for each
         folder newly refused, a ``note`` for each copy of a session left out."""
-        logs, refused = _find(roots)
+        logs, refused, fresh = finder.find()
         found = [str(p) for p in logs]
-        told = sessions(found)
+        told = sessions(found, fresh)
         for path in found:
             if path in followers or path in copies or path in waiting.values():
                 continue
@@ -455,7 +597,9 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                 continue
             if not isinstance(item, _Done):
                 if isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None:
-                    ids[item.path] = item.session_id  # the session it holds, read by its follower
+                    own = followers.get(item.path)  # the follower that said it: its _Done comes after
+                    ids[item.path] = (own.stream.identity if own is not None else _identity(item.path),
+                                      item.session_id)  # the session it holds, read by its follower
                 yield item
                 continue
             follower = followers.get(item.path)

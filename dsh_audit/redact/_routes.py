@@ -1,0 +1,143 @@
+"""The route configuration of a bundle, redacted: what its verdicts were rendered with, without secrets.
+
+A log whose hand-declared pi-ai routes render only with DSH's route configuration was redacted with
+one (``--routes``); the bundle carries it redacted, beside the log, so that anyone can check the
+bundle without the original file (:func:`dsh_audit.redact.check_bundle` reads it). It is written from
+the configuration as read (:class:`dsh_audit.wire.PiRoutes`), never from the file's text, and holds
+only what a request's rendering reads:
+
+- kept: the route keys (the log names them), each route's ``api``, and each model's ``id``,
+  ``contextWindow``, ``maxTokens``, ``input``, ``reasoningEfforts`` and ``compat``; the route's stream
+  settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``maxRequestImageBytes``);
+- redacted: a ``baseURL``'s host and port (:func:`._capture.redact_host`, the placeholder the capture's
+  ``host`` header gets) and anything before it (credentials in the URL); its path stays (it prefixes the
+  request path). The host of a public endpoint stays: one that pi-ai's catalog names (``api.deepseek.com``,
+  ``openrouter.ai``...), which identifies no one and which pi-ai's compat detection reads. A route that
+  takes its models' own catalog base URLs (a catalog route with no ``baseURL``) writes none. The values of
+  the route's ``headers`` become placeholders of their length;
+- left out: the key's variable (``apiKeyEnv``), a literal ``apiKey``, ``displayName``, a model's ``name``,
+  and every field the configuration has that no request reads.
+
+A model of pi-ai's catalog writes only the facts that differ from its catalog entry. The file is JSON,
+which DSH's YAML readers and ``--routes`` read as YAML. :func:`dsh_audit.redact.redact` checks the
+redacted copy's verdicts with the file as written, so a configuration it cannot carry over (a host
+that pi-ai's compat detection reads) shows as a verdict that differs, never as a false match.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..wire import PIAI_CATALOG, PiRoutes
+
+__all__ = ["ROUTES_SUFFIX", "public_hosts", "redacted_routes"]
+
+#: The name ending of a bundle's route file (``<log>.routes.yml`` beside the redacted log).
+ROUTES_SUFFIX = ".routes.yml"
+
+
+@functools.cache
+def public_hosts() -> frozenset[str]:
+    """The host names of the endpoints pi-ai's catalog names (its models' base URLs): public vendor APIs."""
+    found = set()
+    for model in PIAI_CATALOG.values():
+        try:
+            name = urlsplit(model.base_url).hostname
+        except ValueError:
+            continue
+        if name:
+            found.add(name)
+    return frozenset(found)
+
+
+def _base_url(url: str, host: Callable[[str], str]) -> str:
+    """``url`` with everything between ``//`` and the path (credentials, host, port) replaced by
+    ``host``'s placeholder of it, unless it is only the host (and port) of a public endpoint
+    (:func:`public_hosts`).
+
+    Example:
+        >>> _base_url("http://user:pw@10.0.0.7:8080/v1", lambda h: "x" * len(h))
+        'http://xxxxxxxxxxxxxxxxxxxx/v1'
+        >>> _base_url("https://api.deepseek.com/v1", lambda h: "x" * len(h))
+        'https://api.deepseek.com/v1'
+        >>> _base_url("/v1", lambda h: "x" * len(h))
+        '/v1'
+    """
+    try:
+        parts = urlsplit(url)
+        netloc, public = parts.netloc, "@" not in parts.netloc and parts.hostname in public_hosts()
+    except ValueError:
+        netloc, public = "", False
+    start = url.find("//") + 2
+    if not netloc or public or start < 2 or url[start:start + len(netloc)] != netloc:
+        return url
+    return url[:start] + host(netloc) + url[start + len(netloc):]
+
+
+def _efforts(levels: Mapping[str, str | None] | None) -> dict[str, str | None]:
+    """The ``reasoningEfforts`` DSH resolves to ``levels`` (a hand-declared model's thinking level map:
+    every level but a bare ``off``, an undeclared one pinned to None)."""
+    efforts: dict[str, str | None] = {level: wire for level, wire in (levels or {}).items() if wire is not None}
+    if "off" not in (levels or {}):
+        efforts = {"off": None, **efforts}
+    return efforts
+
+
+def _profile(settings: Any, value: Callable[[str], str]) -> dict[str, Any]:
+    """A route's stream settings (:class:`dsh_audit.wire.RouteProfile`) as the route file sets them."""
+    out: dict[str, Any] = {}
+    if settings is None:
+        return out
+    if settings.reasoning is not None:
+        out["reasoning"] = settings.reasoning
+    if settings.cache_retention is not None:
+        out["cacheRetention"] = settings.cache_retention
+    if settings.thinking_budgets is not None:
+        out["thinkingBudgets"] = dict(settings.thinking_budgets)
+    if settings.headers:
+        out["headers"] = {name: value(text) for name, text in settings.headers}
+    if settings.max_request_image_bytes is not None:
+        out["maxRequestImageBytes"] = settings.max_request_image_bytes
+    return out
+
+
+def redacted_routes(config: PiRoutes, *, host: Callable[[str], str], value: Callable[[str], str]) -> dict[str, Any]:
+    """The route configuration ``config`` as a route file's ``providers`` document, redacted (see the
+    module): ``host`` gives a URL's host placeholder, ``value`` a header value's.
+
+    Example:
+        >>> from dsh_audit.wire import load_routes  # doctest: +SKIP
+        >>> redacted_routes(load_routes("routes.yml"), host=str.upper, value=str.upper)  # doctest: +SKIP
+        {'providers': {'local-openai': {'api': 'openai-completions', 'baseURL': 'http://GW.LAN:8080/v1', ...}}}
+    """
+    routes: dict[str, dict[str, Any]] = {}
+    for (provider, _), model in config.models.items():
+        route = routes.setdefault(provider, {"models": []})
+        base = PIAI_CATALOG.get((provider, model.id))
+        entry: dict[str, Any] = {"id": model.id}
+        if base is None or model.context_window != base.context_window:
+            entry["contextWindow"] = model.context_window
+        if base is None or model.max_tokens != base.max_tokens:
+            entry["maxTokens"] = model.max_tokens
+        if base is None or tuple(model.input) != tuple(base.input):
+            entry["input"] = list(model.input)
+        if base is None or (model.reasoning, model.thinking_level_map) != (base.reasoning, base.thinking_level_map):
+            entry["reasoningEfforts"] = _efforts(model.thinking_level_map) if model.reasoning else False
+        if dict(model.compat) != (dict(base.compat) if base is not None else {}):
+            entry["compat"] = dict(model.compat)
+        route["models"].append(entry)
+        route.setdefault("_apis", set()).add(model.api)
+        if base is None or model.base_url != base.base_url:
+            route["baseURL"] = _base_url(model.base_url, host)
+        route.update(_profile(model.profile, value))
+    for route in routes.values():
+        apis = route.pop("_apis")
+        if len(apis) == 1:
+            route["api"] = next(iter(apis))
+    ordered = ("api", "baseURL", "reasoning", "cacheRetention", "thinkingBudgets", "headers", "maxRequestImageBytes",
+               "models")
+    return {"providers": {provider: {key: route[key] for key in ordered if key in route}
+                          for provider, route in routes.items()}}
