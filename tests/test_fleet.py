@@ -280,7 +280,7 @@ def test_stats_table_and_missing_index(corpus_index: Path, tmp_path: Path, monke
     code, out, _ = run(monkeypatch, capsys, "stats", "--db", str(corpus_index), "--top", "2")
     assert code == 0
     for title in ("fleet totals", "by model", "by day (UTC, request time)", "breaks by cause",
-                  "sessions losing the most cached tokens", "deepseek-v4-flash", "header_change"):
+                  "sessions whose cache losses cost the most", "deepseek-v4-flash", "header_change"):
         assert title in out
     code, _, err = run(monkeypatch, capsys, "stats", "--db", str(tmp_path / "none.sqlite"))
     assert code == 2 and err.startswith("error: ") and "no such index" in err

@@ -104,7 +104,7 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "",
         "table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $,"
         "cost,breaks $",
-        "sessions losing the most cached tokens,s-mixed,HOME/sessions/--p--/s-mixed/session.jsonl,5,4,8268,3968,"
+        "sessions whose cache losses cost the most,s-mixed,HOME/sessions/--p--/s-mixed/session.jsonl,5,4,8268,3968,"
         "0.4799225931301403,0.23222060957910015,1920,0.001728,0.004452,0.001728",
         "",  # the costliest breaks of every session (issue 13): the unpriced one lost no token, $0
         "table,session,path,request,model,cause,lost tokens,lost $",

@@ -15,6 +15,7 @@ from _cli import chat_log, invoke
 
 import dsh_audit.cli._requests as requests_cli
 from dsh_audit.errors import InternalError
+from dsh_audit.gate._baseline import finding_key
 from dsh_audit.runner import SessionTaskError
 
 
@@ -114,3 +115,23 @@ def test_report_prices_a_log_with_a_capture_with_the_prices_given(
     assert [r["cost"]["total"] if r["cost"] else None for r in data["sessions"][0]["requests"]] == [
         None, 0.007969, 0.024087, 0.0027738, 0.0078432, 0.003276, 0.00333, 0.010554]
 
+
+
+def test_a_short_capture_name_is_taken_out_only_where_it_stands_as_a_path() -> None:
+    """A capture named ``e`` took the ``e`` out of every word, so the key depended on how
+    --capture was spelled (review of session 32)."""
+    said = "loop request 1 is different vs {} line 1 at byte 80 (messages[0].content)"
+    short = finding_key("DSH811", "s", 1, 2, said.format("e"), "s.jsonl", "e")
+    assert short == finding_key("DSH811", "s", 1, 2, said.format("/tmp/x/e"), "s.jsonl", "/tmp/x/e")
+    assert short[-1] == said.format("<capture>")
+
+
+def test_report_of_an_id_with_a_non_ascii_character_and_a_lone_surrogate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    log = chat_log(tmp_path / "s" / "session.jsonl", "ODD")
+    log.write_text(log.read_text("utf-8").replace('"ODD"', '"session-\\u00e9\\udc80"'), "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "report", str(log), "-o", str(tmp_path / "r.html"))
+    data = json.loads(re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>',
+                                (tmp_path / "r.html").read_text("utf-8"), re.S).group(1))
+    assert (code, err) == (0, [])
+    assert [s["anchor"] for s in data["sessions"]] == ["session-\u00e9\\udc80~1"]

@@ -112,7 +112,7 @@ def test_the_ledger_and_usage_table(home: Path) -> None:
 def test_usage_by_session(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "usage")
     assert code == 0 and err == ["warning: 6 request(s) unpriced: no price for model 'local-coder'"
-                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek.models."
                                  "local-coder] table of cache_miss, cache_read and output rates)"]
     assert [line.rstrip() for line in out.splitlines()][:8] == [
         "usage by session",
@@ -228,7 +228,7 @@ def test_stats_on_an_index(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: 
     assert (stats["totals"]["lost_tokens"], stats["totals"]["lost_cost_usd"]) == (10240, LOST)
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "i.sqlite", "--format", "csv")
     rows = _csv(out)
-    assert [r[1:] for r in rows if r[0] == "sessions losing the most cached tokens"] == [
+    assert [r[1:] for r in rows if r[0] == "sessions whose cache losses cost the most"] == [
         ["s-both", str(home / "sessions/--p--/s-both/session.jsonl"), "6", "6", "12896", "4096",
          "0.3176178660049628", "0.3176178660049628", "6144", "0.00056448", "0.00130752", "0.00056448"],
         ["s-unknown", str(home / "sessions/--p--/s-unknown/session.jsonl"), "5", "5", "10796", "4096",

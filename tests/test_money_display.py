@@ -71,7 +71,7 @@ def test_usage_by_request_table(home: Path, monkeypatch: pytest.MonkeyPatch,
                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request")
     assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'"
-                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek.models."
                                  "local-coder] table of cache_miss, cache_read and output rates)",
                                  "warning: 1 request(s) unpriced: usage not logged"]
     # each request's model, window and send time after its amounts, as many as 200 columns hold
@@ -197,7 +197,7 @@ def test_stats_tables_and_csv(home: Path, monkeypatch: pytest.MonkeyPatch, capsy
         ["local-coder", "1", "", "", "", "", "", "", "", "0", "1"]]  # no break lost a token: 0
     # local-coder lost no token: 0 (docs/cache-accounting.md)
     assert [r[-1] for r in rows if r[0] == "by model"] == ["0.00056448", "0"]
-    assert [r[-3:] for r in rows if r[0] == "sessions losing the most cached tokens"] == [
+    assert [r[-3:] for r in rows if r[0] == "sessions whose cache losses cost the most"] == [
         ["0.00056448", "0.00130752", "0.00056448"]]
 
 

@@ -173,7 +173,7 @@ table,cause,cache breaks,attribution breaks,tokens lost
 breaks by cause,header_change,2,2,1920
 
 table,session,path,requests,reads logged,prompt,cache read,hit ratio,expected hit ratio,lost tokens,lost $,cost,breaks $
-sessions losing the most cached tokens,s-mixed,{path},5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.00056448,0.00130752,0.00056448
+sessions whose cache losses cost the most,s-mixed,{path},5,4,8268,3968,0.4799225931301403,0.23222060957910015,1920,0.00056448,0.00130752,0.00056448
 
 table,session,path,request,model,cause,lost tokens,lost $
 costliest cache breaks,s-mixed,{path},2,deepseek-v4-flash,header_change,1920,0.00056448
@@ -241,7 +241,7 @@ MARKDOWN = r"""### i.sqlite: fleet totals
 | --- | ---: | ---: | ---: |
 | header\_change | 2 | 2 | 1920 |
 
-### sessions losing the most cached tokens
+### sessions whose cache losses cost the most
 
 | session | path | requests | reads logged | prompt | cache read | hit ratio | expected | lost tokens | lost $ | cost | breaks $ |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
@@ -265,7 +265,7 @@ def test_the_table_is_for_people(home: Path, monkeypatch: pytest.MonkeyPatch,
     """The whole table (the sessions table aside: its path column depends on the temporary path)."""
     _indexed(monkeypatch, capsys)
     out = _stats(monkeypatch, capsys)
-    assert "\n".join(_lines(out)).split("\nsessions losing the most cached tokens\n")[0] + "\n" == TABLE
+    assert "\n".join(_lines(out)).split("\nsessions whose cache losses cost the most\n")[0] + "\n" == TABLE
 
 
 def test_csv_carries_numbers(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -166,7 +166,7 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
                           "requests, no cache, output not shown (widen it, or use --json)"]
     assert max(len(line) for line in out.splitlines()) == 80
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}' (provider "
-                   "deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                   "deepseek-official: give --prices FILE a [providers.deepseek.models."
                    f"\"{SHOWN[encoding][MODEL]}\"] table of cache_miss, cache_read and output rates)",
                    "warning: 1 request(s) unpriced: usage not logged"]
 

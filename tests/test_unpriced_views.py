@@ -92,7 +92,7 @@ def test_sessions_table_and_json(home: Path, monkeypatch, capsys) -> None:
 def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monkeypatch, capsys) -> None:
     code, out, err = invoke(monkeypatch, capsys, "usage")
     assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'"
-                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek-official.models."
+                                 " (provider deepseek-official: give --prices FILE a [providers.deepseek.models."
                                  "local-coder] table of cache_miss, cache_read and output rates)",
                                  "warning: 1 request(s) unpriced: usage not logged"]
     assert _lines(out) == [

@@ -214,11 +214,11 @@ def test_the_unpriced_warning_names_the_provider_and_the_prices_table(tmp_path: 
     code, out, err = invoke(monkeypatch, capsys, "usage")
     assert (code, err) == (0, [  # was "no price for model 'local-coder'": which provider's table?
         "warning: 1 request(s) unpriced: no price for model 'local-coder' (provider deepseek-official: give "
-        "--prices FILE a [providers.deepseek-official.models.local-coder] table of cache_miss, cache_read and "
+        "--prices FILE a [providers.deepseek.models.local-coder] table of cache_miss, cache_read and "
         "output rates)"])
     # the table the warning names prices it
     prices = tmp_path / "contract.toml"
-    prices.write_text("[providers.deepseek-official.models.local-coder]\ncache_miss = 1.0\ncache_read = 0.1\n"
+    prices.write_text("[providers.deepseek.models.local-coder]\ncache_miss = 1.0\ncache_read = 0.1\n"
                       "output = 2.0\n", encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "usage", "--prices", str(prices))
     assert (code, err) == (0, [])

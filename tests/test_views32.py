@@ -104,8 +104,8 @@ def test_stats_ranks_sessions_and_breaks_by_what_they_lost(fleet: Path, monkeypa
     assert (code, err) == (0, [])
     lines = out.splitlines()
     assert max(map(len, lines)) <= 80
-    assert lines[lines.index("sessions losing the most cached tokens"):] == [
-        "sessions losing the most cached tokens",
+    assert lines[lines.index("sessions whose cache losses cost the most"):] == [
+        "sessions whose cache losses cost the most",
         "┏━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━┳━━━━━━━┳━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━┓",
         "┃          ┃          ┃        ┃   hit ┃   lost ┃         ┃          ┃  breaks ┃",
         "┃ session  ┃ requests ┃ prompt ┃ ratio ┃ tokens ┃  lost $ ┃     cost ┃       $ ┃",

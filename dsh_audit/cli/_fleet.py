@@ -305,7 +305,7 @@ def _print_stats(stats: FleetStats) -> None:
              _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
     rows, short = _short_sessions(columns, rows, _MEASURE_DROPPABLE)
-    print_table("sessions losing the most cached tokens", columns, rows, droppable=_MEASURE_DROPPABLE,
+    print_table("sessions whose cache losses cost the most", columns, rows, droppable=_MEASURE_DROPPABLE,
                 caption="; ".join(text for text in (_RANK_NOTE if rows else None, short) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",

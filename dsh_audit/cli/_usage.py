@@ -10,7 +10,7 @@ from functools import partial
 import click
 
 from ..cache import (USAGE_GROUPS, LedgerEntry, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices,
-                     usage_table)
+                     load_rules, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
@@ -325,16 +325,23 @@ def _toml_key(name: str) -> str:
 
 
 def _price_hint(provider: str | None, model: str) -> str:
-    """Where a ``--prices`` file gives ``model`` through ``provider`` its rates: the provider's
-    table of the price document (:func:`dsh_audit.cache.load_prices`'s shape), as a TOML header.
+    """Where a ``--prices`` file gives ``model`` through ``provider`` its rates: the table of the
+    price document (:func:`dsh_audit.cache.load_prices`'s shape) its requests are priced from, as a
+    TOML header: the family's table for a provider a cache rule names (DeepSeek's peak window applies
+    there), else the provider's own.
 
     Example:
         >>> _price_hint("local-openai", "local-coder")[:68]
         'provider local-openai: give --prices FILE a [providers.local-openai.'
+        >>> _price_hint("deepseek-official", "deepseek-v9").split(" table ")[0]
+        'provider deepseek-official: give --prices FILE a [providers.deepseek.models.deepseek-v9]'
         >>> _price_hint(None, "gpt-5.4").split(" table ")[0]
         'no provider logged: give --prices FILE a [providers.PROVIDER.models."gpt-5.4"]'
     """
-    table = f"[providers.{_toml_key(provider or 'PROVIDER')}.models.{_toml_key(model)}]"
+    # a provider a cache rule names is priced from its family's table (whose windows apply there:
+    # deepseek-official's rates from the deepseek table); another one's own table has no window
+    family = next((rule.family for rule in load_rules() if provider and provider in rule.providers), None)
+    table = f"[providers.{_toml_key(family or provider or 'PROVIDER')}.models.{_toml_key(model)}]"
     where = f"provider {provider}" if provider else "no provider logged"
     return f"{where}: give --prices FILE a {table} table of cache_miss, cache_read and output rates"
 

@@ -15,6 +15,7 @@ finding twice in a run needs it twice in the baseline).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -33,23 +34,37 @@ _LIMIT = 256 << 20
 _HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE"
 
 
+#: What may stand before and after a path in a message: its start or end, a space, a quote, a
+#: bracket, or the punctuation after it (``path: ...``, ``(path)``, ``path, ...``).
+_BEFORE, _AFTER = r"(?<![^\s'\"`(\[])", r"(?![^\s'\"`)\]:,;])"
+
+
+def _placed(text: str, path: str, placeholder: str, *, whole: bool = True) -> str:
+    """``text`` with each ``path`` that stands as a path (not inside another word: a capture
+    named ``e`` is not taken out of "request") replaced by ``placeholder``; ``whole`` False: a
+    prefix of a longer path (a folder with its separator)."""
+    return re.sub(_BEFORE + re.escape(path) + (_AFTER if whole else ""), lambda _: placeholder, text)
+
+
 def _without_path(message: str, path: str, capture: str | None = None) -> str:
     """``message`` with the ``capture`` path, the log ``path``, then its folder (followed by a
-    separator), replaced by placeholders.
+    separator), replaced by placeholders where they stand as paths.
 
     Example:
         >>> _without_path("a/b/s.jsonl vs a/b/wire.jsonl line 3", "a/b/s.jsonl")
         '<log> vs <dir>/wire.jsonl line 3'
         >>> _without_path("request 1 is different vs /c/wire.jsonl line 3", "a/b/s.jsonl", "/c/wire.jsonl")
         'request 1 is different vs <capture> line 3'
+        >>> _without_path("request 1 is different vs e line 3", "s.jsonl", "e")
+        'request 1 is different vs <capture> line 3'
     """
-    text = message.replace(capture, "<capture>") if capture else message
+    text = _placed(message, capture, "<capture>") if capture else message
     if not path:
         return text
-    text = text.replace(path, "<log>")
+    text = _placed(text, path, "<log>")
     folder = os.path.dirname(path)
     # the folder with its separator: a short folder name ("a") is not taken out of other words
-    return text.replace(folder + os.sep, "<dir>" + os.sep) if folder else text
+    return _placed(text, folder + os.sep, "<dir>" + os.sep, whole=False) if folder else text
 
 
 def finding_key(rule: str, session_id: str | None, request: int | None, seq: int | None, message: str,

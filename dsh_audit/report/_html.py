@@ -611,7 +611,7 @@ def _anchors(sessions: Sequence[Any]) -> list[str]:
         if sid and len(files[sid]) == 1 and _url_safe(sid):
             keys.append(sid)
             continue
-        shown = sid if not sid or _url_safe(sid) else sid.encode("utf-8", "backslashreplace").decode("ascii")
+        shown = sid if not sid or _url_safe(sid) else sid.encode("utf-8", "backslashreplace").decode("utf-8")
         key = f"{shown}~{rank[k]}" if sid else f"log-{k}"
         keys.append(key)
     # a key made here may be another log's id or key (``a~1`` above): its ``~`` grows until unique
