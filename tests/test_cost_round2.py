@@ -23,7 +23,7 @@ import pytest
 
 from _cli import invoke
 from dsh_audit.cache import Quote, Rates, usd_total
-from dsh_audit.cache._ledger import lost_cost, lost_split
+from dsh_audit.cache._ledger import lost_costs, lost_split
 from dsh_audit.testing import LogBuilder
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -61,10 +61,12 @@ def test_lost_tokens_are_billed_as_writes_first_then_as_misses() -> None:
         (8917, 10), (0, 8927), (100, 0), (0, 0)]
     quote = _sonnet()
     assert (C1_LOST_5M, C1_LOST_1H) == (0.03079065, 0.0508539)
-    assert lost_cost(8927, quote) == C1_LOST_AS_MISSES  # no write logged: all misses
-    assert lost_cost(8927, quote, written=8917) == C1_LOST_5M
-    assert lost_cost(8927, quote, written=8917, retention="1h") == C1_LOST_1H
-    assert lost_cost(8927, quote, written=8917, retention="24h") == C1_LOST_5M  # no 24h write rate: 5m
+    lost = {"header_change": 8927}
+    assert lost_costs(lost, quote) == (C1_LOST_AS_MISSES, {"header_change": C1_LOST_AS_MISSES})  # no write: misses
+    assert lost_costs(lost, quote, written=8917) == (C1_LOST_5M, {"header_change": C1_LOST_5M})
+    assert lost_costs(lost, quote, written=8917, retention="1h") == (C1_LOST_1H, {"header_change": C1_LOST_1H})
+    assert lost_costs(lost, quote, written=8917, retention="24h") == (C1_LOST_5M, {"header_change": C1_LOST_5M})
+    # no 24h write rate: 5m
 
 
 def _c1_routes(tmp_path: Path) -> Path:

@@ -54,8 +54,8 @@ def test_a_holiday_is_refused_unless_written_in_full(tmp_path: Path) -> None:
     for holiday, said in (("2027-1-15", "'2027-1-15' is not YYYY-MM-DD (write '2027-01-15')"),
                           ("2027-01-5", "'2027-01-5' is not YYYY-MM-DD (write '2027-01-05')"),
                           ("27-1-1", "'27-1-1' is not YYYY-MM-DD (write '0027-01-01')"),
-                          ("2027-02-30", "'2027-02-30' is not YYYY-MM-DD"),
-                          ("2027-2-30", "'2027-2-30' is not YYYY-MM-DD"),
+                          ("2027-02-30", "'2027-02-30' is not a real date"),
+                          ("2027-2-30", "'2027-2-30' is not a real date"),
                           (" 2027-01-15", "' 2027-01-15' is not YYYY-MM-DD"),
                           ("2027-01-15\n", "'2027-01-15\\n' is not YYYY-MM-DD"),
                           ("２０２７-01-15", "'２０２７-01-15' is not YYYY-MM-DD"),
@@ -67,8 +67,11 @@ def test_a_holiday_is_refused_unless_written_in_full(tmp_path: Path) -> None:
     # TOML: a date is its ISO text; a date-time or a time is no holiday
     head = '[[providers.deepseek.windows]]\nfrom = 2026-01-01T00:00:00Z\nutc_offset = "+08:00"\n' \
            'peak_hours = ["09:00-18:00"]\n'
-    for holidays, said in (("2027-01-15T00:00:00", "datetime.datetime(2027, 1, 15, 0, 0) is not YYYY-MM-DD"),
-                           ("00:00:00", "datetime.time(0, 0) is not YYYY-MM-DD")):
+    for holidays, said in (("2027-01-15T00:00:00",
+                            "2027-01-15T00:00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"),
+                           ("2027-01-15T00:00:00Z",
+                            "2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"),
+                           ("00:00:00", "00:00:00 is a time, not a YYYY-MM-DD date")):
         assert _refused(tmp_path, "p.toml", head + f"holidays = [{holidays}]\n") == \
             f"{tmp_path / 'p.toml'}: price table key {key}[0]: {said} {TABLE_HINT}"
     (tmp_path / "p.toml").write_text(head + "holidays = [2027-01-15]\n", "utf-8")

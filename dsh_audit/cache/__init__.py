@@ -26,7 +26,7 @@ if typing.TYPE_CHECKING:
                            session_transitions)
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
     from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
-    from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, usage_table
+    from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, sent_in_window, usage_table
 
 __all__ = [
     "BREAKS",
@@ -80,6 +80,7 @@ __all__ = [
     "price_entry",
     "pyproject_zero_data_retention",
     "rule_for",
+    "sent_in_window",
     "session_ledger",
     "session_transitions",
     "summarize_session",
@@ -142,6 +143,7 @@ _LAZY = {
     "price_entry": "._ledger",
     "pyproject_zero_data_retention": "._rules",
     "rule_for": "._rules",
+    "sent_in_window": "._usage",
     "session_ledger": "._ledger",
     "session_transitions": "._session",
     "summarize_session": "._summary",

@@ -20,7 +20,7 @@ one when the request's cache verdict found a ``ttl: "1h"`` marker in its rendere
 does not split writes by TTL; pi-ai marks every breakpoint of a request alike). A request's lost
 tokens (cache reads it should have had, :func:`lost_split`) were billed first as its cache writes,
 up to the writes it logged, and the rest as cache misses: each at its bucket's rate minus the
-cache-read rate (:func:`lost_cost`). A model with long-context tiers (GPT-5.4, GPT-5.5)
+cache-read rate (:func:`lost_costs`). A model with long-context tiers (GPT-5.4, GPT-5.5)
 bills the whole request at a tier's rates when its prompt exceeds the tier's threshold; the prompt
 is :attr:`Tokens.prompt`, cache-miss + cache-read + cache-write: with disjoint buckets that is the
 provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached tokens; DeepSeek's
@@ -87,7 +87,7 @@ class LedgerEntry:
         lost_unknown: what it lost is unknown (a break whose cache reads were not logged:
             :attr:`CacheVerdict.lost_unknown`); ``lost`` and ``lost_cost`` are then empty, null in
             the JSON, and it owes an unknown lost and break cost, never $0.
-        lost_cost: what those tokens cost over cache reads (:func:`lost_cost`: billed first as
+        lost_cost: what those tokens cost over cache reads (:func:`lost_costs`: billed first as
             the request's cache writes, the rest as misses), per cause (the causes add up to the
             cost of all of them).
         rate_source, rate_retrieved: where the rate was read, and when; ``rate_effective``: the
@@ -276,7 +276,7 @@ def lost_split(lost: int, written: int) -> tuple[int, int]:
 
 
 def _lost_usd(lost: int, quote: Quote, written: int, retention: str | None) -> Decimal:
-    """USD per ``quote.per`` tokens of :func:`lost_cost`, exact."""
+    """USD per ``quote.per`` tokens of what ``lost`` tokens cost over cache reads (:func:`lost_costs`), exact."""
     read = Decimal(repr(quote.rates.cache_read))
     as_writes, as_misses = lost_split(lost, written)
     usd = as_misses * (Decimal(repr(quote.rates.cache_miss)) - read)
@@ -285,34 +285,25 @@ def _lost_usd(lost: int, quote: Quote, written: int, retention: str | None) -> D
     return usd
 
 
-def lost_cost(tokens: int, quote: Quote, *, written: int = 0, retention: str | None = None) -> float:
-    """What ``tokens`` prompt tokens a request should have read from the cache cost over cache
-    reads at ``quote``: those billed as its cache writes (:func:`lost_split`, ``written``: the
-    writes its usage logged) at the write rate of ``retention`` minus the read rate
-    (:func:`~dsh_audit.cache._money.write_rate`), the rest at the miss rate minus the read rate.
+def lost_costs(lost: Mapping[str, int], quote: Quote, *, written: int = 0,
+               retention: str | None = None) -> tuple[float, dict[str, float]]:
+    """What all the ``lost`` tokens (cause -> tokens), prompt tokens a request should have read
+    from the cache, cost over cache reads at ``quote``: those billed as its cache writes
+    (:func:`lost_split`, ``written``: the writes its usage logged) at the write rate of
+    ``retention`` minus the read rate (:func:`~dsh_audit.cache._money.write_rate`), the rest at
+    the miss rate minus the read rate; and the same split by cause in proportion to their tokens,
+    the rounding remainder on the biggest cause, so the causes add up to it: the one pricing of
+    what a request lost (its cache verdict's, which its ledger entry takes).
 
     Example:
         >>> from dsh_audit.cache import Quote, Rates
         >>> rates = Rates(3.0, 0.3, 15.0, cache_write_5m=3.75, cache_write_1h=6.0)
         >>> sonnet = Quote("anthropic", "claude-sonnet-4-6", "claude-sonnet-4-6", "standard", rates, rates,
         ...                1_000_000, "example", "2026-12-06")
-        >>> lost_cost(8927, sonnet), lost_cost(8927, sonnet, written=8917)
-        (0.0241029, 0.03079065)
-        >>> lost_cost(8927, sonnet, written=8917, retention="1h")
-        0.0508539
-    """
-    return usd_cost(1, _lost_usd(tokens, quote, written, retention), quote.per)
+        >>> [lost_costs({"header_change": 8927}, sonnet, written=w, retention=r)[0]
+        ...  for w, r in ((0, None), (8917, None), (8917, "1h"))]
+        [0.0241029, 0.03079065, 0.0508539]
 
-
-def lost_costs(lost: Mapping[str, int], quote: Quote, *, written: int = 0,
-               retention: str | None = None) -> tuple[float, dict[str, float]]:
-    """:func:`lost_cost` of all the ``lost`` tokens (cause -> tokens), and the same split by cause
-    in proportion to their tokens, the rounding remainder on the biggest cause, so the causes add
-    up to it: the one pricing of what a request lost (its cache verdict's, which its ledger entry
-    takes).
-
-    Example:
-        >>> from dsh_audit.cache import Quote, Rates
         >>> rates = Rates(0.3, 0.006, 1.2)
         >>> flash = Quote("deepseek", "deepseek-v4-flash", "deepseek-flash", "peak", rates, rates,
         ...               1_000_000, "example", "2026-12-06")

@@ -48,7 +48,7 @@ import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, time, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,7 +58,7 @@ from ..errors import UsageError
 from ._money import _BUCKETS, Rates
 from ._rules import rule_for
 
-__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "Priced", "Quote", "load_prices"]
+__all__ = ["OFF_PEAK", "PEAK", "STANDARD", "PriceBook", "PricedRequest", "Quote", "load_prices"]
 
 #: The windows a request is priced in: ``standard`` when its provider has no peak window in force
 #: (one rate all day), no send time is logged, or the request is unpriced.
@@ -219,7 +219,7 @@ class _Span:
     period: _Period
 
 
-class Priced(Protocol):
+class PricedRequest(Protocol):
     """A priced request as :meth:`PriceBook.caveats` reads it (a ledger entry is one): the DSH
     provider id and model it went to, and its send time (epoch seconds)."""
 
@@ -327,7 +327,7 @@ of 2027 with --prices FILE (the "holidays" of the deepseek window)'
                 f"requests of {year} are priced by the weekday rule alone, a public holiday at the peak rate; "
                 f'give the holidays of {year} with --prices FILE (the "holidays" of the {table} window)')
 
-    def caveats(self, requests: Iterable[Priced]) -> list[str]:
+    def caveats(self, requests: Iterable[PricedRequest]) -> list[str]:
         """The :meth:`caveat` texts of ``requests`` (ledger entries: their provider, model and send
         time), each once, in the order first met: what a command prints once per run, beside the
         costs they qualify."""
@@ -578,7 +578,7 @@ class _Parser:
             raise self.fail(f"{key}.holidays", "must be a list of YYYY-MM-DD dates")
         for i, day in enumerate(holidays):
             if not _holiday(day):
-                raise self.fail(f"{key}.holidays[{i}]", f"{_shown(day)} is not YYYY-MM-DD{_spelt(day)}")
+                raise self.fail(f"{key}.holidays[{i}]", _not_a_holiday(day))
         return _Window(self.instant(data.get("from"), f"{key}.from"), offset, tuple(hours),
                        frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
 
@@ -658,6 +658,28 @@ def _holiday(day: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _not_a_holiday(day: Any) -> str:
+    """Why ``day`` is no holiday (:func:`_holiday`), for the error that refuses it, the value as
+    the file wrote it: a TOML date-time or time in its ISO form (a date-time names the date to
+    write), a text in the form of a date that no calendar has (``2027-02-30``) not a real date,
+    anything else not ``YYYY-MM-DD`` (spelt out when it has fewer digits: :func:`_spelt`).
+
+    Example:
+        >>> _not_a_holiday("2027-02-30"), _not_a_holiday("2027-1-5")
+        ("'2027-02-30' is not a real date", "'2027-1-5' is not YYYY-MM-DD (write '2027-01-05')")
+        >>> _not_a_holiday(datetime(2027, 1, 15, tzinfo=timezone.utc))
+        "2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"
+    """
+    if isinstance(day, datetime):
+        return f"{day.isoformat()} is a date-time, not a YYYY-MM-DD date (write {day.date().isoformat()!r})"
+    if isinstance(day, time):
+        return f"{day.isoformat()} is a time, not a YYYY-MM-DD date"
+    found = _SHORT_DAY.fullmatch(day) if isinstance(day, str) else None
+    if found is not None and not _spelt(day):
+        return f"{_shown(day)} is not a real date"
+    return f"{_shown(day)} is not YYYY-MM-DD{_spelt(day)}"
 
 
 def _spelt(day: Any) -> str:

@@ -18,7 +18,7 @@ from ._money import Costs, Tokens
 from ._prices import utc_moment
 from ._summary import iso_utc
 
-__all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "usage_table"]
+__all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "sent_in_window", "usage_table"]
 
 #: The ``--by`` choices of ``dsh-audit usage``.
 USAGE_GROUPS = ("session", "turn", "day", "model", "window", "request")
@@ -81,10 +81,25 @@ class UsageRow:
         value = self.totals.known(amount)
         return None if value is None else round(value, 9)
 
-    def shown(self, amount: str) -> str:
+    def shown(self, amount: str, *, bound: bool = False) -> str:
         """``amount`` of this row for people: ``$x``, ``≥$x`` when some requests are unpriced,
-        ``$?`` when it is unknown (:meth:`LedgerTotals.shown`)."""
-        return self.totals.shown(amount)
+        ``$?`` when it is unknown (:meth:`LedgerTotals.shown`); with ``bound`` (the total of a run
+        some of whose logs could not be read: :meth:`to_json`'s ``failed``) a known amount is a
+        lower bound, ``≥$x``, whatever was priced.
+
+        Example:
+            >>> total = usage_table([]).total
+            >>> total.shown("cost"), total.shown("cost", bound=True), total.shown("lost", bound=True)
+            ('$0.0000', '≥$0.0000', '≥$0.0000')
+        """
+        text = self.totals.shown(amount)
+        return "≥" + text if bound and text.startswith("$") and text != "$?" else text
+
+    @property
+    def tokens_known(self) -> bool:
+        """Whether the row's tokens are known: some request of it logged its usage, or it has none
+        (a total of no request, an empty window: 0 tokens, never unknown)."""
+        return not self.requests or self.requests > self.usage_unknown
 
     def request_details(self) -> dict[str, Any]:
         """A row of one request: when it was sent (ISO 8601 UTC), its provider and model, the
@@ -102,30 +117,39 @@ class UsageRow:
                 "rate_effective": e.rate_effective, "cache_retention": e.cache_retention,
                 "cache_write_rate": e.cache_write_rate, "usage_unlogged": list(e.unlogged)}
 
-    def to_json(self, *, tier: bool = False) -> dict[str, Any]:
+    def to_json(self, *, tier: bool = False, failed: int = 0) -> dict[str, Any]:
         """The row's JSON; with ``tier`` (rows by request), its ``tier`` too, and a row of one
         request has its :meth:`request_details`. Amounts are None when
         they are unknown (no request that owes one was priced); ``cost_complete`` is False when any
-        request was not priced (they are then sums over the priced ones: lower bounds). ``tokens``
-        sums the requests with usage logged, None when none of the row's did
-        (``usage_unknown_requests`` counts those that did not); ``lost_unknown_requests`` counts the
-        breaks whose cache reads were not logged, which lost an unknown amount (as ``cache --json``
-        counts them): ``lost_tokens`` sums the others'."""
+        request was not priced (they are then sums over the priced ones: lower bounds), or when
+        ``failed`` logs could not be read (a total they are left out of: its amounts are lower
+        bounds too). ``tokens`` sums the requests with usage logged, None when none of the row's
+        did (``usage_unknown_requests`` counts those that did not), 0 for a total of no request
+        (:attr:`tokens_known`); ``lost_unknown_requests`` counts the breaks whose cache reads were
+        not logged, which lost an unknown amount (as ``cache --json`` counts them): ``lost_tokens``
+        sums the others'.
+
+        Example:
+            >>> total = usage_table([]).total.to_json(failed=1)
+            >>> total["tokens"]["total"], total["cost_complete"]
+            (0, False)
+        """
         return {"key": self.key, "requests": self.requests,
-                "tokens": self.tokens.to_json() if self.requests > self.usage_unknown else None,
+                "tokens": self.tokens.to_json() if self.tokens_known else None,
                 "usage_unknown_requests": self.usage_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
                 "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown,
                 "unpriced_requests": self.unpriced,
-                "cost_complete": not self.unpriced, **({"tier": self.tier} if tier else {}),
+                "cost_complete": not self.unpriced and not failed, **({"tier": self.tier} if tier else {}),
                 **self.request_details()}
 
 
 @dataclass(frozen=True, slots=True)
 class UsageTable:
-    """``dsh-audit usage``: one row per group, the total, and what could not be priced."""
+    """``dsh-audit usage``: one row per group, the total, and what could not be priced; ``prices``
+    the price table's JSON (:meth:`~dsh_audit.cache.PriceBook.to_json`)."""
 
     by: str
     rows: tuple[UsageRow, ...]
@@ -134,10 +158,13 @@ class UsageTable:
     unpriced: dict[str, int]
     prices: dict[str, Any]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "sessions": self.sessions,
+    def to_json(self, *, failed: int = 0) -> dict[str, Any]:
+        """``usage --json``: with ``logs_failed``, the ``failed`` logs that could not be read, left
+        out of every sum (the total's ``cost_complete`` is then false, its amounts lower bounds:
+        :meth:`UsageRow.to_json`)."""
+        return {"by": self.by, "sessions": self.sessions, "logs_failed": failed,
                 "rows": [r.to_json(tier=self.by == "request") for r in self.rows],
-                "total": self.total.to_json(), "unpriced": self.unpriced, "prices": self.prices}
+                "total": self.total.to_json(failed=failed), "unpriced": self.unpriced, "prices": self.prices}
 
 
 def _day(entry: LedgerEntry) -> str:
@@ -172,10 +199,30 @@ def _session_names(ledgers: Iterable[SessionLedger]) -> dict[int, str]:
             else f"{ledger.session_id} ({ledger.path})" for ledger in given}
 
 
+def sent_in_window(entry: LedgerEntry, since: float | None = None, until: float | None = None) -> bool:
+    """Whether ``entry`` was sent in the window ``[since, until)`` (epoch seconds): always with no
+    window, never with one when its send time is unknown; what :func:`usage_table` sums.
+
+    Example:
+        >>> entry = LedgerEntry(0, "loop", 1, 1, 0, 100.0, "deepseek", "deepseek-v4-flash", "off-peak", None, None)
+        >>> sent_in_window(entry), sent_in_window(entry, 100.0), sent_in_window(entry, until=100.0)
+        (True, True, False)
+        >>> from dataclasses import replace
+        >>> sent_in_window(replace(entry, sent=None)), sent_in_window(replace(entry, sent=None), 0.0)
+        (True, False)
+    """
+    if since is None and until is None:
+        return True
+    return entry.sent is not None and (since is None or entry.sent >= since) and (until is None or entry.sent < until)
+
+
 def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since: float | None = None,
-                until: float | None = None) -> UsageTable:
+                until: float | None = None, prices: dict[str, Any] | None = None) -> UsageTable:
     """Group the requests of ``ledgers`` by ``by`` (one of :data:`USAGE_GROUPS`), keeping those
-    sent in ``[since, until)`` (epoch seconds; a request without a time is dropped by a filter).
+    sent in ``[since, until)`` (epoch seconds; a request without a time is dropped by a filter:
+    :func:`sent_in_window`). ``prices``: the JSON of the price table the ledgers were priced with
+    (:meth:`~dsh_audit.cache.PriceBook.to_json`), the table's ``prices`` when no ledger says (none
+    read: an empty window); default: the first ledger's.
 
     Rows by day, model and window are sorted by key; by session, turn and request they keep the
     order of the logs. A row by request has its request's long-context ``tier``.
@@ -189,19 +236,14 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
     rows: dict[str, UsageRow] = {}
     total = UsageRow("total")  # the sum of the rows: every request a row holds, added once more
     sessions = 0
-    prices: dict[str, Any] = {}
+    found: dict[str, Any] = {}
     windowed = since is not None or until is not None
     for ledger in given:
         # a session counts when the window keeps one of its requests (or, with no window, always)
-        sessions += not windowed or any(
-            e.sent is not None and (since is None or e.sent >= since) and (until is None or e.sent < until)
-            for e in ledger.entries)
-        prices = prices or ledger.prices
+        sessions += not windowed or any(sent_in_window(e, since, until) for e in ledger.entries)
+        found = found or ledger.prices
         for entry in ledger.entries:
-            if (since is not None or until is not None) and entry.sent is None:
-                continue
-            if (since is not None and entry.sent is not None and entry.sent < since) or (
-                    until is not None and entry.sent is not None and entry.sent >= until):
+            if not sent_in_window(entry, since, until):
                 continue
             name = key(ledger, entry)
             row = rows.get(name)
@@ -211,7 +253,7 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
             row.totals.add(entry)
             total.totals.add(entry)
     ordered = sorted(rows.values(), key=lambda r: r.key) if by in ("day", "model", "window") else list(rows.values())
-    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, prices)
+    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, found or prices or {})
 
 
 def parse_instant(text: str, *, end: bool = False) -> float:

@@ -17,8 +17,8 @@ from ..gate import (CheckResult, RequestRecorder, SessionCheck, apply_baseline, 
                     run_check)
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
-from ..report.terminal import (Amount, listing_format, output_width, page_listing, print_status, print_table,
-                               progress_callback, short_ids, table_cell)
+from ..report.terminal import (Amount, listing_format, page_listing, print_status, print_table, progress_callback,
+                               rows_fit, short_ids)
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo,
                       echo_error, echo_note,
                       echo_warning, engine_options, evidence_logs, jobs_option, lenient_option, listing_options, openai_zdr_option,
@@ -107,11 +107,10 @@ def _newest_first(checks: Sequence[SessionCheck], given: Sequence[str]) -> list[
 
 
 def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
-    """Whether whole session ids leave the table on one line a log, on the terminal: every column
-    but "log" (the first left out) at its widest, the compact table's spacing."""
-    kept = [at for at, column in enumerate(_COLUMNS) if column != "log"]
-    widths = [max([len(_COLUMNS[at]), *(len(table_cell(row[at])) for row in rows)]) for at in kept]
-    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
+    """Whether whole session ids leave the table on one line a log, on the terminal, as
+    :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "log" (the first
+    to go; kept, its paths may be cut or wrapped)."""
+    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",))
 
 
 def _print(result: CheckResult, given: Sequence[str]) -> None:

@@ -11,7 +11,7 @@ from .. import cache, fleet
 from ..cache import Costs
 from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
-from ..report.terminal import (Amount, fit_lines, listing_format, output_width, print_table, progress_callback,
+from ..report.terminal import (Amount, fit_lines, listing_format, print_table, progress_callback, rows_fit,
                                short_ids, table_cell)
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
@@ -320,21 +320,13 @@ def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
                     droppable: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
     """``rows`` (session id first) with each id shortened to its shortest unique prefix among them,
     and the caption saying so, when a table of them would not fit the terminal with whole ids."""
-    if listing_format() != "table" or _fits(columns, rows, droppable):
+    if listing_format() != "table" or rows_fit(columns, rows, droppable=droppable):
         return rows, None
     names = short_ids(str(row[0]) for row in rows)
     shortened = [(names[str(row[0])], *row[1:]) for row in rows]
     if shortened == rows:
         return rows, None
     return shortened, "session: shortest unique prefix (--json for whole ids)"
-
-
-def _fits(columns: tuple[str, ...], rows: list[tuple[Any, ...]], droppable: tuple[str, ...]) -> bool:
-    """Whether the columns a narrow terminal keeps fit on one line a row, session ids whole (the
-    compact table's spacing; a header may wrap at its spaces)."""
-    widths = [max([*(len(word) for word in column.split()), *(len(table_cell(row[at])) for row in rows)])
-              for at, column in enumerate(columns) if column not in droppable]
-    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
 
 
 @click.command("stats")

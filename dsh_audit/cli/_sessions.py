@@ -11,8 +11,7 @@ import click
 from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
-                               table_cell)
+from ..report.terminal import Amount, listing_format, print_table, progress_callback, rows_fit, short_ids
 from ..session import Failure, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, lenient_option,
                       listing_options, prices_option, routes_option, selected_logs, time_options)
@@ -23,8 +22,6 @@ _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "
 # In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0).
 # "hit" is the ratio itself there, from 0 to 1 (as --json and `stats` CSV give it), named so.
 _CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id")
-# The room a title is given when deciding whether whole ids fit the terminal.
-_TITLE_ROOM = 20
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
 
 
@@ -158,12 +155,10 @@ def _is_note(line: str) -> bool:
 
 
 def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
-    """Whether whole ids leave a table on one line a session, on the terminal: every column but
-    "project" at its widest, "title" at most ``_TITLE_ROOM`` (the compact table's spacing)."""
-    widths = [max([len(_COLUMNS[at]), *(len(table_cell(row[at])) for row in rows)])
-              for at in range(len(_COLUMNS)) if _COLUMNS[at] != "project"]
-    widths[1] = min(widths[1], _TITLE_ROOM)
-    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
+    """Whether whole ids leave a table on one line a session, on the terminal, as
+    :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "project", the
+    title (free text) wrapped if need be."""
+    return rows_fit(_COLUMNS, rows, droppable=("project", "hit"), spare=("project",), wrapping=("title",))
 
 
 def _note_copies(summaries: list[SessionSummary]) -> None:

@@ -9,12 +9,12 @@ from functools import partial
 
 import click
 
-from ..cache import (USAGE_GROUPS, LedgerEntry, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices,
-                     load_rules, usage_table)
+from ..cache import (USAGE_GROUPS, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices, load_rules,
+                     sent_in_window, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import (Amount, listing_format, output_width, print_table, progress_callback, short_ids,
-                               table_cell)
+from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
+                               short_ids, table_cell)
 from ..session import Failure, GroupResult, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
                       listing_options, prices_option, routes_option, selected_logs, since_option, until_option)
@@ -39,8 +39,6 @@ _REQUEST_TABLE = _REQUEST[:4]
 # with no cache, the README's headline figures.
 _DROPPABLE = ("unpriced", "requests", "output", "cache read", "cache write", "off-peak", "no cache")
 _WHAT_IF = ("off-peak", "no cache")
-# A cell that says nothing: no value, an unknown count ("?"), or none.
-_BLANK = frozenset({"", "-", "?", "n/a"})
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
@@ -48,25 +46,11 @@ _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
 
 
-def _shown(row: UsageRow, name: str, *, bound: bool = False) -> str:
-    """An amount of ``row`` for people by the one rule (:meth:`UsageRow.shown`: ``$x``, ``≥$x``,
-    ``$?``); with ``bound`` (the total of a run some of whose logs could not be read) a known
-    amount is a lower bound, ``≥$x``, whatever was priced.
-
-    Example:
-        >>> from dsh_audit.cache import usage_table
-        >>> total = usage_table([]).total
-        >>> _shown(total, "cost"), _shown(total, "cost", bound=True)
-        ('$0.0000', '≥$0.0000')
-    """
-    text = row.shown(name)
-    return "≥" + text if bound and text.startswith("$") and text != "$?" else text
-
-
 def _amount(row: UsageRow, name: str, *, bound: bool = False) -> Amount:
     """An amount of ``row`` as a cell: its exact value (None: unknown) and how people read it, a
-    lower bound (``≥$x``) or unknown (``$?``) by the one rule (:meth:`UsageRow.known`, :func:`_shown`)."""
-    return Amount(row.known(name), _shown(row, name, bound=bound))
+    lower bound (``≥$x``) or unknown (``$?``) by the one rule (:meth:`UsageRow.known`,
+    :meth:`UsageRow.shown`; ``bound``: the total of a run some of whose logs could not be read)."""
+    return Amount(row.known(name), row.shown(name, bound=bound))
 
 
 def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
@@ -87,10 +71,10 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
     then, when some break lost an unknown amount (cache reads not logged: ``unknown``), the count
     of such breaks, which a table's cell shows as ``+?`` after the tokens (``N+? ($x)``); the
     unpriced count is empty in a table when 0; rows by request (``request``) end with the
-    request's details (:func:`_details`); ``bound``: every amount is a lower bound (:func:`_shown`)."""
+    request's details (:func:`_details`); ``bound``: every amount is a lower bound
+    (:meth:`UsageRow.shown`)."""
     t = row.tokens
-    known = not row.requests or row.requests > row.usage_unknown
-    miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if known
+    miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if row.tokens_known
                                  else (Amount(None, "?"),) * 4)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
     # lost tokens as --json gives them: a request with no usage measured no loss (0, at $0)
@@ -98,7 +82,7 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
     unknowns = (row.lost_unknown,) if unknown else ()
     lost: tuple[object, ...] = ((row.lost_tokens, _amount(row, "lost", bound=bound), *unknowns) if csv else
                                 (f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} "
-                                 f"({_shown(row, 'lost', bound=bound)})" if row.lost_tokens or row.lost_unknown
+                                 f"({row.shown('lost', bound=bound)})" if row.lost_tokens or row.lost_unknown
                                  else "",))
     details = _details(row, csv=csv) if request else ()
     return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost", bound=bound), *tiers,
@@ -118,7 +102,7 @@ def _carries(cell: object) -> bool:
         return cell.value is not None and cell.value != 0
     if isinstance(cell, (int, float)) and not isinstance(cell, bool):
         return cell != 0
-    return table_cell(cell) not in _BLANK
+    return table_cell(cell) not in NO_VALUE
 
 
 def _blank(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> list[str]:
@@ -246,9 +230,9 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
                 failed += 1
             else:
                 ledgers.append(item)
-    table = usage_table(ledgers, by=by, since=since, until=until)
+    table = usage_table(ledgers, by=by, since=since, until=until, prices=prices.to_json())
     if as_json:
-        click.echo(dumps_line(_json(table, failed)))
+        click.echo(dumps_line(table.to_json(failed=failed)))
         return status
     # A request billed at a long-context tier shows its threshold; no such request, no column.
     tier = any(r.tier is not None for r in table.rows)
@@ -279,7 +263,8 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     if failed:
         caption += (f"; {failed} log(s) not read (error above): left out of every sum, the total's "
                     "amounts are lower bounds (≥$)")
-    if by in _BY_SESSION and listing_format() == "table" and not _whole_ids_fit(columns, rows, request=request):
+    if by in _BY_SESSION and listing_format() == "table" and not _whole_ids_fit(columns, rows, table.total,
+                                                                                request=request):
         names = short_ids(ledger.session_id for ledger in ledgers)
         shortened = [(_short_key(str(row[0]), names), *row[1:]) for row in rows]
         if shortened != rows:
@@ -291,27 +276,6 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     for warning in _unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
     return status
-
-
-def _json(table: UsageTable, failed: int) -> dict[str, object]:
-    """``usage --json``: the table's JSON with ``logs_failed``, the logs that could not be read
-    (left out of every sum: the total's ``cost_complete`` is then false, its amounts lower
-    bounds), and the tokens of a total of no request (an empty window) 0, never unknown."""
-    found = table.to_json()
-    total = found["total"]
-    if failed:
-        total["cost_complete"] = False
-    if not table.total.requests:
-        total["tokens"] = table.total.tokens.to_json()
-    return {"by": found.pop("by"), "sessions": found.pop("sessions"), "logs_failed": failed, **found}
-
-
-def _kept(entry: LedgerEntry, since: float | None, until: float | None) -> bool:
-    """Whether ``usage_table`` sums ``entry`` in the window ``[since, until)`` (a request with no
-    send time only when there is no window)."""
-    if since is None and until is None:
-        return True
-    return entry.sent is not None and (since is None or entry.sent >= since) and (until is None or entry.sent < until)
 
 
 def _toml_key(name: str) -> str:
@@ -355,7 +319,7 @@ def _unpriced_warnings(table: UsageTable, ledgers: Iterable[SessionLedger], sinc
     for ledger in ledgers:
         for entry in ledger.entries:
             if entry.unpriced is not None and entry.model and entry.unpriced == f"no price for model {entry.model!r}" \
-                    and _kept(entry, since, until):
+                    and sent_in_window(entry, since, until):
                 counts = routes.setdefault(entry.unpriced, {})
                 counts[entry.provider, entry.model] = counts.get((entry.provider, entry.model), 0) + 1
     found = []
@@ -369,25 +333,19 @@ def _unpriced_warnings(table: UsageTable, ledgers: Iterable[SessionLedger], sinc
     return found
 
 
-def _whole_ids_fit(columns: Sequence[str], rows: Sequence[tuple[object, ...]], *, request: bool) -> bool:
+def _whole_ids_fit(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total: UsageRow, *,
+                   request: bool) -> bool:
     """Whether the table fits the terminal with whole session ids and every column that says
-    something (a request's details aside, which take only the room left: :func:`_room_for_details`).
-    When not, the ids are shortened before any such column is left out, as ``sessions`` does (the
-    README: a narrow table shows an id as its shortest unique prefix); a column with no value in any
-    row goes first all the same (:func:`_droppable`, and :func:`print_table`'s empty columns)."""
+    something (a request's details aside, which take only the room left: :func:`_room_for_details`),
+    every row on one line as :func:`print_table` lays it out (:func:`rows_fit`). When not, the ids
+    are shortened before any such column is left out, as ``sessions`` does (the README: a narrow
+    table shows an id as its shortest unique prefix); a column with no value in any row goes first
+    all the same (:func:`_droppable`, and :func:`print_table`'s empty columns)."""
     amounts = len(columns) - (len(_REQUEST_TABLE) if request else 0)
     columns, rows = columns[:amounts], [row[:amounts] for row in rows]
     unseen = [c for c in _blank(columns, rows)
-              if c in _DROPPABLE or all(table_cell(row[columns.index(c)]) in _BLANK for row in rows)]
-    return _fits(columns, rows, unseen)
-
-
-def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]], droppable: Sequence[str]) -> bool:
-    """Whether the columns a narrow terminal keeps fit on one line a row, keys whole (the compact
-    table's spacing; a header may wrap at its spaces)."""
-    widths = [max([*(len(word) for word in column.split()), *(len(table_cell(row[at])) for row in rows)])
-              for at, column in enumerate(columns) if column not in droppable]
-    return sum(widths) + 2 * (len(widths) - 1) <= output_width()
+              if c in _DROPPABLE or all(table_cell(row[columns.index(c)]) in NO_VALUE for row in rows)]
+    return rows_fit(columns, rows, droppable=_droppable(columns, rows, total), spare=unseen)
 
 
 def _room_for_details(columns: list[str], rows: list[tuple[object, ...]]

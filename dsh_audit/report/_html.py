@@ -781,12 +781,13 @@ def _data_chunks(result: Any, prices: PriceBook | None = None) -> Iterator[str]:
         place["anchor"] = anchor
         place["short_id"] = names.get(check.session_id) if check.session_id else None
     priced = [_priced(check, prices) for check in result.sessions]
-    # a log that could not be read has no ledger, as usage has none of it
+    # a log that could not be read has no ledger, as usage has none of it: its totals are lower bounds
     ledgers = [SessionLedger(check.path, check.session_id or "", tuple(entries))
                for check, entries in zip(result.sessions, priced, strict=True) if check.error is None]
+    failed = sum(check.error is not None for check in result.sessions)
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
             "policy": result.policy.source, "unattached": [f.to_json() for f in result.unattached],
-            "order": _order(result.sessions, lineage), "totals": _totals(ledgers)}
+            "order": _order(result.sessions, lineage), "totals": _totals(ledgers, failed)}
     del ledgers
     yield _script_json(head)[:-1] + ',"sessions":['
     for k, check in enumerate(result.sessions):
@@ -801,26 +802,32 @@ def _data_chunks(result: Any, prices: PriceBook | None = None) -> Iterator[str]:
 _AMOUNTS = ("cost", "no_cache", "off_peak", "lost", "break")
 
 
-def _totals(ledgers: Sequence[SessionLedger]) -> dict[str, Any]:
+def _totals(ledgers: Sequence[SessionLedger], failed: int = 0) -> dict[str, Any]:
     """What the page's logs add up to, as ``dsh-audit usage --json`` gives it for the same logs
     (every request of each log that was read, whatever the ``--since`` window that chose the logs):
     :func:`dsh_audit.cache.usage_table` of their priced requests, its ``total`` and its rows
     ``by_model`` and ``by_day``, each row its ``usage --json`` object and ``shown``, each amount
-    as ``usage`` shows it (``$x``, a lower bound ``≥$x``, unknown ``$?``: :meth:`UsageRow.shown`).
+    as ``usage`` shows it (``$x``, a lower bound ``≥$x``, unknown ``$?``: :meth:`UsageRow.shown`);
+    ``logs_failed``, the ``failed`` logs the check could not read, left out of every sum: the
+    total's amounts are then lower bounds (``cost_complete`` false, ``≥$x``), as ``usage``'s are.
 
     Example:
         >>> _totals([])["total"]["shown"]
         {'cost': '$0.0000', 'no_cache': '$0.0000', 'off_peak': '$0.0000', 'lost': '$0.0000', 'break': '$0.0000'}
+        >>> _totals([], 1)["total"]["shown"]["cost"], _totals([], 1)["total"]["cost_complete"]
+        ('≥$0.0000', False)
     """
     by_model = usage_table(ledgers, by="model")
     by_day = usage_table(ledgers, by="day")
-    return {"sessions": by_model.sessions, "total": _usage_row(by_model.total),
+    return {"sessions": by_model.sessions, "logs_failed": failed, "total": _usage_row(by_model.total, failed=failed),
             "by_model": [_usage_row(r) for r in by_model.rows], "by_day": [_usage_row(r) for r in by_day.rows],
             "unpriced": by_model.unpriced}
 
 
-def _usage_row(row: UsageRow) -> dict[str, Any]:
-    return {**row.to_json(), "shown": {name: row.shown(name) for name in _AMOUNTS}}
+def _usage_row(row: UsageRow, *, failed: int = 0) -> dict[str, Any]:
+    """A row of :func:`_totals`: its ``usage --json`` object (:meth:`UsageRow.to_json`; ``failed``:
+    the logs a total left out) and ``shown``, each amount as ``usage`` shows it."""
+    return {**row.to_json(failed=failed), "shown": {name: row.shown(name, bound=bool(failed)) for name in _AMOUNTS}}
 
 
 def build_report_data(result: Any, *, prices: PriceBook | None = None) -> dict[str, Any]:

@@ -161,7 +161,8 @@ var AMOUNTS=[["cost","cost"],["no_cache","without cache"],["off_peak","all off-p
 function lostText(x){return fmt(x.lost_tokens)+(x.lost_unknown_requests?"+?":"")+" ("+x.shown.lost+")";}
 function totals(){var t=DATA.totals;var box=document.getElementById("totals");clear(box);
  if(DATA.sessions.length<2||!t){box.hidden=true;return;}box.hidden=false;var x=t.total;
- add(box,el("h2",null,"Totals of the "+fmt(t.sessions)+" session(s) read"));
+ add(box,el("h2",null,"Totals of the "+fmt(t.sessions)+" session(s) read"+(t.logs_failed?"; "+fmt(t.logs_failed)+
+  " log(s) not read, left out of every sum (lower bounds)":"")));
  var tb=kv(box,[["requests",fmt(x.requests),"requests"],["cost",x.shown.cost,"cost"],["without cache",x.shown.no_cache,"no-cache"],
   ["all off-peak",x.shown.off_peak,"off-peak"],["lost tokens (cost)",lostText(x),"lost"],["breaks cost",x.shown["break"],"break-cost"],
   ["unpriced requests",fmt(x.unpriced_requests)+(x.unpriced_requests?" ("+Object.keys(t.unpriced).map(function(k){

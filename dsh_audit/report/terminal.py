@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-__all__ = ["LISTING_FORMATS", "Amount", "fit_lines", "listing", "listing_format", "listing_line", "markdown_text",
-           "middle_cut", "output_width", "page_listing", "print_status", "print_table", "progress", "progress_callback",
-           "short_ids", "stderr_console", "stdout_console", "stdout_text", "table_cell", "terminal_text",
-           "title_width"]
+__all__ = ["LISTING_FORMATS", "NO_VALUE", "Amount", "fit_lines", "listing", "listing_format", "listing_line",
+           "markdown_text", "middle_cut", "output_width", "page_listing", "print_status", "print_table", "progress",
+           "progress_callback", "rows_fit", "short_ids", "stderr_console", "stdout_console", "stdout_text",
+           "table_cell", "terminal_text", "title_width"]
 
 T = TypeVar("T")
 
@@ -46,7 +46,8 @@ T = TypeVar("T")
 # (≥$0.0076, ``\u2265$0.0076`` on a stdout that cannot write ≥), an index range; ``?`` and ``$?``
 # a number not known.
 _NUMBER = re.compile(r"^(?:~|≥|\\u2265)?[$+-]?\d[\d,._]*(%|s|ms|x)?$|^\$\?$")
-_NO_NUMBER = frozenset({"", "-", "?", "n/a"})
+#: A cell that says nothing: no value (empty, ``-``), an unknown count (``?``), or none (``n/a``).
+NO_VALUE = frozenset({"", "-", "?", "n/a"})
 # A path up to this long is never cut in a table; a longer one is cut in its middle (``…``) to fit.
 _WHOLE_WORD = 24
 # A column whose cells are all this short is not wrapped while leaving out a column can avoid it.
@@ -316,7 +317,7 @@ def table_cell(value: object) -> str:
 
 
 def _is_number(text: str) -> bool:
-    return bool(_NUMBER.match(text)) or text in _NO_NUMBER
+    return bool(_NUMBER.match(text)) or text in NO_VALUE
 
 
 #: The style of a run's first table, boxed (False) or compact (True), by its listing
@@ -365,9 +366,44 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     cells = [[stdout_text(text) for text in row] for row in cells]
     headers = [stdout_text(header) for header in headers]
     console = stdout_console()
-    empty = [at for at in range(len(headers))
-             if cells and all(at >= len(row) or row[at] in _NO_NUMBER for row in cells)]
-    order = [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
+    empty, order = _left_out_order(columns, cells, droppable)
+    chosen = _layout(headers, cells, order, console.width, state)
+    if chosen is not None:
+        note = _narrow_note([headers[at] for at in order[:chosen.drop] if at in empty],
+                            [headers[at] for at in order[:chosen.drop] if at not in empty])
+        _draw_table(console, title, [headers[at] for at in chosen.kept],
+                    [[row[at] for at in chosen.kept if at < len(row)] for row in cells], chosen.numeric,
+                    chosen.widths, [text for text in (caption, note) if text is not None], compact=chosen.compact)
+        if state is not None:
+            _RUN_STYLES.setdefault(state, chosen.compact)
+        return
+    _draw_records(console, title, headers, cells, caption)
+
+
+class _Layout(NamedTuple):
+    """The layout :func:`print_table` draws a table in (:func:`_layout`)."""
+
+    kept: list[int]  # the columns shown, by their place among all the table's columns
+    widths: list[int]  # each shown column's width
+    numeric: list[bool]  # whether each shown column is one of numbers (right-aligned)
+    compact: bool  # borderless (True) or boxed
+    drop: int  # how many columns of the order of leaving out (:func:`_left_out_order`) are left out
+
+
+def _left_out_order(columns: Sequence[str], cells: Sequence[Sequence[str]],
+                    droppable: Sequence[str]) -> tuple[list[int], list[int]]:
+    """The columns (by place) with no value in any row, and the order in which :func:`print_table`
+    leaves columns out: those, then ``droppable``'s in its order."""
+    empty = [at for at in range(len(columns))
+             if cells and all(at >= len(row) or row[at] in NO_VALUE for row in cells)]
+    return empty, [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
+
+
+def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Sequence[int], width: int,
+            state: Listing | None) -> _Layout | None:
+    """The first layout of :func:`print_table`'s order that fits ``width`` cells (the columns of
+    ``order`` left out one by one), in the run's style (``state``: :data:`_RUN_STYLES`) when one
+    of that style fits; None: none fits (one block per row)."""
     measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
     chosen = None if state is None else _RUN_STYLES.get(state)
     # One style per run: a table after the first takes the first one's style (boxed or compact)
@@ -377,9 +413,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
             for drop in range(len(order) + 1):
                 kept = [at for at in range(len(headers)) if at not in order[:drop]]
                 shown_headers = [headers[at] for at in kept]
-                shown = [[row[at] for at in kept if at < len(row)] for row in cells]
                 shown_columns = [measured[at] for at in kept]
-                numeric = [column.numeric for column in shown_columns]
                 floors = _floors(shown_headers, shown_columns, cut=cut)
                 natural = _natural(shown_headers, shown_columns, floors)
                 # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
@@ -388,17 +422,35 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
                 tries = ((least, True),) if squeezed else (
                     (natural, False), (natural, True), (least, False), (least, True))
                 for needed, compact in tries:
-                    room = console.width - _overhead(len(kept), compact=compact)
+                    room = width - _overhead(len(kept), compact=compact)
                     if compact in styles and sum(needed) <= room:
-                        note = _narrow_note([headers[at] for at in order[:drop] if at in empty],
-                                            [headers[at] for at in order[:drop] if at not in empty])
-                        widths = _widths(shown_headers, shown_columns, least, room)
-                        _draw_table(console, title, shown_headers, shown, numeric, widths,
-                                    [text for text in (caption, note) if text is not None], compact=compact)
-                        if state is not None:
-                            _RUN_STYLES.setdefault(state, compact)
-                        return
-    _draw_records(console, title, headers, cells, caption)
+                        return _Layout(kept, _widths(shown_headers, shown_columns, least, room),
+                                       [column.numeric for column in shown_columns], compact, drop)
+    return None
+
+
+def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
+             spare: Sequence[str] | None = None, wrapping: Sequence[str] = ()) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``) would draw every row on
+    one line on this terminal: the layout it picks (as it lays a table out: every header whole
+    first, then its words, its columns narrowed widest first) leaves out no column but those with
+    no value in any row and those of ``spare`` (default: all of ``droppable``), and gives every
+    cell of each column it shows its whole width, but in those of ``spare`` (which could have
+    gone) and ``wrapping`` (free text that may wrap). A command asks it before shortening session
+    ids (:func:`short_ids`): a table that does not fit with whole ids shows them shortened before
+    it wraps one or leaves out a column that says something.
+    """
+    headers = [stdout_text(terminal_text(column)) for column in columns]
+    cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
+    empty, order = _left_out_order(columns, cells, droppable)
+    chosen = _layout(headers, cells, order, output_width(), current())
+    if chosen is None:
+        return False
+    spared = set(droppable if spare is None else spare)
+    if any(columns[at] not in spared for at in order[:chosen.drop] if at not in empty):
+        return False
+    return all(_cell_len(row[at]) <= width for at, width in zip(chosen.kept, chosen.widths)
+               if columns[at] not in spared and columns[at] not in wrapping for row in cells if at < len(row))
 
 
 def _narrow_note(empty: Sequence[str], dropped: Sequence[str]) -> str | None:
@@ -544,7 +596,7 @@ def _natural(headers: Sequence[str], columns: Sequence[_Column], floors: Sequenc
 
 def _numeric(shown: Sequence[str]) -> bool:
     """Whether a column holds numbers: each cell one or none, and one at least, or ``?`` (a number not known)."""
-    return any(text not in _NO_NUMBER or text == "?" for text in shown) and all(_is_number(text) for text in shown)
+    return any(text not in NO_VALUE or text == "?" for text in shown) and all(_is_number(text) for text in shown)
 
 
 def _widths(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int], room: int) -> list[int]:
