@@ -20,7 +20,7 @@ import pytest
 from _cli import chat_log, invoke
 
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact, routes_path
-from dsh_audit.redact._capture import _har_part, _headers, _url, redact_host
+from dsh_audit.redact._capture import _har_part, _headers, redact_ascii, redact_host, redact_url
 from dsh_audit.redact._routes import redacted_routes
 from dsh_audit.session import Headers, find_parent
 from dsh_audit.wire import load_routes
@@ -124,10 +124,16 @@ def test_the_route_file_keeps_the_model_facts_and_replaces_hosts_and_credentials
         "deepseek-direct": {"api": "openai-completions", "baseURL": "https://api.deepseek.com/v1",
                             "models": [{"id": "m", "reasoningEfforts": False}]},
         "anthropic": {"models": [{"id": "claude-sonnet-4-5", "maxTokens": 32000}]}}})
-    document = redacted_routes(config, host=lambda h: "h" * len(h), value=lambda v: "v" * len(v))
+    redactor = Redactor(Placeholders(b"salt"))
+    document = redacted_routes(config, url=lambda u: redact_url(u, redactor), value=lambda v: redact_ascii(v, redactor))
+    gw = document["providers"]["gw"]
+    base = gw.pop("baseURL")
+    assert len(base) == len("https://svc:pw@llm.acme.internal:8443/v1") and base.endswith("/v1")
+    assert "svc" not in base and "pw@" not in base and "acme" not in base
+    tenant = gw["headers"].pop("X-Tenant")
+    assert len(tenant) == len("acme-prod") and tenant != "acme-prod" and tenant.isascii()
     assert document == {"providers": {
-        "gw": {"api": "openai-completions", "baseURL": "https://" + "h" * 29 + "/v1", "cacheRetention": "long",
-               "headers": {"X-Tenant": "vvvvvvvvv"},
+        "gw": {"api": "openai-completions", "cacheRetention": "long", "headers": {},
                "models": [{"id": "coder", "contextWindow": 65536, "maxTokens": 4096, "input": ["text"],
                            "reasoningEfforts": {"low": "low", "high": "high"},
                            "compat": {"supportsStore": False}}]},
@@ -135,14 +141,31 @@ def test_the_route_file_keeps_the_model_facts_and_replaces_hosts_and_credentials
                             "models": [{"id": "m", "contextWindow": 262144, "maxTokens": 32768, "input": ["text"],
                                         "reasoningEfforts": False}]},
         "anthropic": {"api": "anthropic-messages", "models": [{"id": "claude-sonnet-4-5", "maxTokens": 32000}]}}}
+    gw["baseURL"], gw["headers"]["X-Tenant"] = base, tenant
     again = parse_routes(document)
     assert {key: (m.api, m.context_window, m.max_tokens, m.reasoning, m.thinking_level_map, m.input, m.compat,
                   m.base_url, None if m.profile is None else m.profile.cache_retention)
             for key, m in again.models.items()} == {
         key: (m.api, m.context_window, m.max_tokens, m.reasoning, m.thinking_level_map, m.input, m.compat,
-              m.base_url if key[0] != "gw" else "https://" + "h" * 29 + "/v1",
-              None if m.profile is None else m.profile.cache_retention)
+              m.base_url if key[0] != "gw" else base, None if m.profile is None else m.profile.cache_retention)
         for key, m in config.models.items()}
+
+
+def test_a_base_url_loses_its_secrets_and_a_header_value_of_any_text_re_reads() -> None:
+    """A key in a baseURL's path or query survived into the bundle's route file (only the host was
+    replaced); a header value past Latin-1 made the redacted file unreadable (review of session 32)."""
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789EF"
+    config = parse_routes({"providers": {"gw": {
+        "api": "openai-completions", "baseURL": f"http://127.0.0.1:18302/v1/{key}?api_key=hunter2secretvalue",
+        "headers": {"X-Team": "équipe café"},
+        "models": [{"id": "coder", "contextWindow": 65536, "maxTokens": 4096, "reasoningEfforts": False}]}}})
+    redactor = Redactor(Placeholders(b"salt"))
+    document = redacted_routes(config, url=lambda u: redact_url(u, redactor), value=lambda v: redact_ascii(v, redactor))
+    text = json.dumps(document)
+    assert key not in text and "hunter2secretvalue" not in text and "127.0.0.1" not in text
+    value = document["providers"]["gw"]["headers"]["X-Team"]
+    assert len(value) == len("équipe café") and value.isascii() and value.isprintable()
+    assert parse_routes(document).models[("gw", "coder")].profile.headers == (("X-Team", value),)
 
 
 # --- 1. a log redacted without routes: the note names its DSH home's route file -----------------------------
@@ -193,9 +216,9 @@ def test_a_host_is_replaced_alike_in_every_place_it_stands() -> None:
     assert _headers({"Host": "gw-7.corp.example:8443", "x-stainless-os": "Linux", "x-stainless-runtime": "node",
                      "x-forwarded-host": "gw-7.corp.example:8443"}, redactor, [], 0) == {
         "Host": host, "x-stainless-os": "Linux", "x-stainless-runtime": "node", "x-forwarded-host": host}
-    assert _url("https://gw-7.corp.example:8443/v1/messages?beta=true", redactor) == \
+    assert redact_url("https://gw-7.corp.example:8443/v1/messages?beta=true", redactor) == \
         f"https://{host}/v1/messages?beta=true"
-    assert _url("/v1/messages", redactor) == "/v1/messages"
+    assert redact_url("/v1/messages", redactor) == "/v1/messages"
     request = _har_part({"url": "http://gw-7.corp.example:8443/v1", "headers": [
         {"name": "Host", "value": "gw-7.corp.example:8443"}, {"name": "x-stainless-arch", "value": "x64"}]},
         redactor, [], None)

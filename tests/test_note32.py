@@ -109,3 +109,20 @@ def test_check_names_the_recorded_homes_layer_beside_routes(tmp_path: Path, monk
     shutil.copy(routes, tmp_path / "c3" / "home" / "cordis.patch.yml")  # the recorded home's layer, no --routes
     code, _, err = invoke(monkeypatch, capsys, "check", "c3", "--format", "csv")
     assert (code, err) == (0, [f"note: {HOME_NOTE.format(tmp_path / 'c3' / 'home' / 'cordis.patch.yml')}", passed])
+
+
+def test_watch_says_the_home_layer_as_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """watch --json tagged the line "warning" for each log (review of session 32); text says it once."""
+    home = tmp_path / "home"
+    layer = home / "cordis.patch.yml"
+    for sid in ("s-a", "s-b"):
+        local_session(home / "sessions" / "--proj--" / sid / "session.jsonl", sid)
+    layer.write_text(LAYER.replace("131000", "131072"), encoding="utf-8")
+    args = ("watch", str(home / "sessions"), "--since", "3650d", "--exit-after", "0.6", "--polling", "--rescan", "0.05")
+    code, out, _ = invoke(monkeypatch, capsys, *args, "--json")
+    said = [(line["type"], line.get("level")) for line in map(json.loads, out.splitlines())
+            if "route configuration" in line.get("message", "")]
+    assert code == 0 and said and {kind for kind, _ in said} == {"note"}
+    code, _, err = invoke(monkeypatch, capsys, *args)
+    assert (code, [line for line in err if "route configuration" in line]) == (0, [f"note: {HOME_NOTE.format(layer)}"])

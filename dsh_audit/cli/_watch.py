@@ -254,8 +254,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
             if as_json:
                 click.echo(dumps_line(item.to_json()))
             elif isinstance(item, WatchNote):
-                if item.level == "warning":
-                    echo_warning(item.message)
+                if item.level == "warning" or getattr(item.message, "level", None) == "note":
+                    echo_warning(item.message)  # a route note too: "note:", once per run
                 elif item.level == "note":  # which file of a session is followed, as the other commands say it
                     for line in fit_lines(f"note: {item.message}"):
                         echo(line, err=True)

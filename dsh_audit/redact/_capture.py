@@ -52,7 +52,7 @@ from ._routes import public_hosts
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["HOST_HEADERS", "META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines",
-           "redact_har", "redact_host", "redacted_bodies", "stand_in_images"]
+           "redact_ascii", "redact_har", "redact_host", "redact_url", "redacted_bodies", "stand_in_images"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -84,12 +84,28 @@ def redact_host(host: str, redactor: Redactor) -> str:
             return host
     except ValueError:
         pass
-    drawn = redactor.placeholders.plain(host, lines=False)  # salted, prefix-preserving: the draw per character
-    if len(drawn) != len(host):
-        return drawn
+    return redact_ascii(host, redactor)
+
+
+def redact_ascii(text: str, redactor: Redactor) -> str:
+    """The placeholder of ``text`` in printable ASCII, as long as it in characters, the same
+    wherever it stands: a digit for a digit, a letter for a letter (its case kept), printable
+    ASCII punctuation and spaces kept, a lowercase letter for anything else (a character past
+    ASCII, a control: a route file's header value holds none of them, and re-reads as written).
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> a = redact_ascii("équipe café\n", r)
+        >>> len(a), a.isascii(), a.isprintable(), a == redact_ascii("équipe café\n", r) != "équipe café\n"
+        (12, True, True, True)
+    """
+    drawn = redactor.placeholders.plain(text, lines=False)  # salted, prefix-preserving: the draw per character
+    if len(drawn) != len(text):  # never so (one drawn character a character): letters of its draw then
+        drawn = (drawn * (len(text) // max(len(drawn), 1) + 1))[:len(text)] if drawn else "x" * len(text)
     return "".join(_DIGITS[ord(d) % 10] if c in _DIGITS else _LOWER[ord(d) % 26] if c in _LOWER
-                   else _LOWER[ord(d) % 26].upper() if c in _UPPER else c if c.isascii() else d
-                   for c, d in zip(host, drawn))
+                   else _LOWER[ord(d) % 26].upper() if c in _UPPER else c if c.isascii() and c.isprintable()
+                   else _LOWER[ord(d) % 26] for c, d in zip(text, drawn))
 
 
 def _url_host(url: str, kept: str, redactor: Redactor) -> str:
@@ -133,7 +149,7 @@ class LogRedactor(Redactor):
         return new
 
 
-def _url(url: str, redactor: Redactor) -> str:
+def redact_url(url: str, redactor: Redactor) -> str:
     """A captured URL (or request path), kept without its secrets: those of its shape (a provider key,
     ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
     name says credential (``?token=abc``: :func:`._secrets.credential_name`), whatever its length."""
@@ -409,7 +425,7 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
         elif key == "response":
             result[key] = redact_response(value, redactor)
         elif key in ("url", "path") and isinstance(value, str):
-            result[key] = _url(value, redactor)
+            result[key] = redact_url(value, redactor)
         elif key in _KEPT_FIELDS:
             result[key] = redactor.value(value, key, kept=True)
         else:
@@ -534,7 +550,7 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
         elif key == "bodySize" and body is not None and isinstance(value, int) and value >= 0:
             out[key] = len(body)
         elif key in _HAR_URLS and isinstance(value, str):
-            out[key] = _url(value, redactor)
+            out[key] = redact_url(value, redactor)
         else:
             out[key] = redactor.value(value, key, kept=key in _HAR_KEPT)
     return out

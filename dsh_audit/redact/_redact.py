@@ -29,7 +29,8 @@ from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_st
 from ..report import dumps_pretty
 from ..session import Headers, Session, dsh_homes_of, find_parent, nearby_logs, open_session, routes_from
 from ..wire import PiRoutes, home_route_files, load_routes
-from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har, redact_host
+from ._capture import (META_SUFFIX, LogRedactor, redact_ascii, redact_body_folder, redact_capture_lines, redact_har,
+                       redact_url)
 from ._chunks import ChunkStreams
 from ._log import LogRewriter, drain, teed
 from ._placeholder import Placeholders
@@ -546,8 +547,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         route_temp, bundle_config = None, None
         if config is not None and route_target is not None:
             route_out, route_temp = parent_logs.enter_context(_temporary(route_target))
-            document = redacted_routes(config, host=lambda host: redact_host(host, redactor),
-                                       value=lambda text: redactor.placeholders.plain(text, lines=False))
+            document = redacted_routes(config, url=lambda url: redact_url(url, redactor),
+                                       value=lambda text: redact_ascii(text, redactor))
             route_out.write(dumps_pretty(document).encode("utf-8") + b"\n")
             route_out.flush()
             bundle_config = load_routes(route_temp)

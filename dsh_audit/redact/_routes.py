@@ -9,12 +9,14 @@ only what a request's rendering reads:
 - kept: the route keys (the log names them), each route's ``api``, and each model's ``id``,
   ``contextWindow``, ``maxTokens``, ``input``, ``reasoningEfforts`` and ``compat``; the route's stream
   settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``maxRequestImageBytes``);
-- redacted: a ``baseURL``'s host and port (:func:`._capture.redact_host`, the placeholder the capture's
-  ``host`` header gets) and anything before it (credentials in the URL); its path stays (it prefixes the
-  request path). The host of a public endpoint stays: one that pi-ai's catalog names (``api.deepseek.com``,
+- redacted: a ``baseURL`` as a captured URL is (:func:`._capture.redact_url`): its host and port (the
+  placeholder the capture's ``host`` header gets) and anything before it (credentials in the URL), and
+  in its path and query what is secret-shaped and every credential-named parameter's value; the rest
+  of its path stays (it prefixes the request path). The host of a public endpoint stays: one that pi-ai's catalog names (``api.deepseek.com``,
   ``openrouter.ai``...), which identifies no one and which pi-ai's compat detection reads. A route that
   takes its models' own catalog base URLs (a catalog route with no ``baseURL``) writes none. The values of
-  the route's ``headers`` become placeholders of their length;
+  the route's ``headers`` become placeholders of their length in printable ASCII
+  (:func:`._capture.redact_ascii`: a route file re-reads as written);
 - left out: the key's variable (``apiKeyEnv``), a literal ``apiKey``, ``displayName``, a model's ``name``,
   and every field the configuration has that no request reads.
 
@@ -53,30 +55,6 @@ def public_hosts() -> frozenset[str]:
     return frozenset(found)
 
 
-def _base_url(url: str, host: Callable[[str], str]) -> str:
-    """``url`` with everything between ``//`` and the path (credentials, host, port) replaced by
-    ``host``'s placeholder of it, unless it is only the host (and port) of a public endpoint
-    (:func:`public_hosts`).
-
-    Example:
-        >>> _base_url("http://user:pw@10.0.0.7:8080/v1", lambda h: "x" * len(h))
-        'http://xxxxxxxxxxxxxxxxxxxx/v1'
-        >>> _base_url("https://api.deepseek.com/v1", lambda h: "x" * len(h))
-        'https://api.deepseek.com/v1'
-        >>> _base_url("/v1", lambda h: "x" * len(h))
-        '/v1'
-    """
-    try:
-        parts = urlsplit(url)
-        netloc, public = parts.netloc, "@" not in parts.netloc and parts.hostname in public_hosts()
-    except ValueError:
-        netloc, public = "", False
-    start = url.find("//") + 2
-    if not netloc or public or start < 2 or url[start:start + len(netloc)] != netloc:
-        return url
-    return url[:start] + host(netloc) + url[start + len(netloc):]
-
-
 def _efforts(levels: Mapping[str, str | None] | None) -> dict[str, str | None]:
     """The ``reasoningEfforts`` DSH resolves to ``levels`` (a hand-declared model's thinking level map:
     every level but a bare ``off``, an undeclared one pinned to None)."""
@@ -104,13 +82,14 @@ def _profile(settings: Any, value: Callable[[str], str]) -> dict[str, Any]:
     return out
 
 
-def redacted_routes(config: PiRoutes, *, host: Callable[[str], str], value: Callable[[str], str]) -> dict[str, Any]:
+def redacted_routes(config: PiRoutes, *, url: Callable[[str], str], value: Callable[[str], str]) -> dict[str, Any]:
     """The route configuration ``config`` as a route file's ``providers`` document, redacted (see the
-    module): ``host`` gives a URL's host placeholder, ``value`` a header value's.
+    module): ``url`` gives a ``baseURL`` as redacted (a captured URL's redaction: its host, and the
+    secrets of its path and query), ``value`` a header value's placeholder.
 
     Example:
         >>> from dsh_audit.wire import load_routes  # doctest: +SKIP
-        >>> redacted_routes(load_routes("routes.yml"), host=str.upper, value=str.upper)  # doctest: +SKIP
+        >>> redacted_routes(load_routes("routes.yml"), url=str.upper, value=str.upper)  # doctest: +SKIP
         {'providers': {'local-openai': {'api': 'openai-completions', 'baseURL': 'http://GW.LAN:8080/v1', ...}}}
     """
     routes: dict[str, dict[str, Any]] = {}
@@ -131,7 +110,7 @@ def redacted_routes(config: PiRoutes, *, host: Callable[[str], str], value: Call
         route["models"].append(entry)
         route.setdefault("_apis", set()).add(model.api)
         if base is None or model.base_url != base.base_url:
-            route["baseURL"] = _base_url(model.base_url, host)
+            route["baseURL"] = url(model.base_url)
         route.update(_profile(model.profile, value))
     for route in routes.values():
         apis = route.pop("_apis")

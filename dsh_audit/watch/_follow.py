@@ -184,4 +184,5 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
     finally:
         log.close()
     for warning in [*log.warnings, *(window_conflicts(routes, config) if config is not None else ())]:
-        yield WatchNote(time.time(), path, "warning", warning, sid)
+        # a RouteNote (the home's route file, read by default) is a note, not a warning
+        yield WatchNote(time.time(), path, getattr(warning, "level", "warning"), warning, sid)

@@ -501,8 +501,9 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *,
 
 #: A header name that says its value is a credential: an authorization, an API key, a token, a secret,
 #: a cookie, as a whole dash-, dot- or underscore-separated part of the name.
-_CREDENTIAL_HEADER = re.compile(r"(?i)(?:^|[-_.])(?:auth|authorization|token|secret|password|api-?key|"
-                                r"access-?key|cookie|signature)(?:$|[-_.])")
+_CREDENTIAL_HEADER = re.compile(r"(?i)(?:^|[-_.])(?:auth|authorization|authentication|token|secret|password|"
+                                r"api[-_]?key|access[-_]?key|subscription[-_]?key|functions[-_]key|cookie|"
+                                r"signature)(?:$|[-_.])")
 
 
 def credential_header(name: str) -> bool:
@@ -515,6 +516,9 @@ def credential_header(name: str) -> bool:
     Example:
         >>> [credential_header(n) for n in ("Authorization", "cf-aig-authorization", "x-api-key",
         ...                                  "x-goog-api-key", "helicone-auth", "Cookie")]
+        [True, True, True, True, True, True]
+        >>> [credential_header(n) for n in ("api_key", "x_api_key", "X-Access_Key", "Ocp-Apim-Subscription-Key",
+        ...                                  "x-functions-key", "authentication")]
         [True, True, True, True, True, True]
         >>> [credential_header(n) for n in ("x-session-affinity", "session_id", "anthropic-beta", "x-team",
         ...                                  "user-agent", "nvcf-poll-seconds")]
