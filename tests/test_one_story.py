@@ -33,7 +33,7 @@ from dsh_audit.strategies import sessions
 from dsh_audit.testing import LogBuilder, ToolCall
 
 from _cli import invoke
-from _properties import folder
+from _properties import examples, folder
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -238,7 +238,8 @@ def _by_cause(found: Counter[tuple[str, int, str]]) -> Counter[str]:
     return Counter(cause for (_, _, cause), n in found.items() for _ in range(n))
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.slow  # 25 examples take ~5 s: the default run takes 12 (tests/README.md, slow property runs)
+@settings(max_examples=examples(12, 25), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(GENERATED, st.lists(st.sampled_from(_EXTRAS), max_size=4), st.booleans(), st.sampled_from([0, 2, 4]),
        st.booleans())
 def test_every_view_tells_the_same_story_of_a_generated_session(session, extras, apart, version, compressed):
