@@ -135,3 +135,14 @@ def test_report_of_an_id_with_a_non_ascii_character_and_a_lone_surrogate(
                                 (tmp_path / "r.html").read_text("utf-8"), re.S).group(1))
     assert (code, err) == (0, [])
     assert [s["anchor"] for s in data["sessions"]] == ["session-\u00e9\\udc80~1"]
+
+
+@pytest.mark.parametrize(("option", "left_out"), [("--exit-after", "to watch until Ctrl-C"),
+                                                  ("--rescan", "for its default, 1 s"),
+                                                  ("--settle", "for its default, 10 s")])
+def test_a_watch_time_that_is_not_finite_says_what_leaving_it_out_does(
+        option: str, left_out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert invoke(monkeypatch, capsys, "watch", str(tmp_path), option, "nan") == (2, "", [
+        f"error: Invalid value for '{option}': 'nan' is not a finite number of seconds (leave the option out "
+        f"{left_out}) (hint: see `dsh-audit watch --help`)"])

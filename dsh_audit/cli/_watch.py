@@ -27,8 +27,8 @@ __all__ = ["watch_command"]
 
 
 class _Seconds(click.FloatRange):
-    """A non-negative, finite number of seconds: ``inf`` or ``nan`` would wait forever (leave the
-    option out for that)."""
+    """A non-negative, finite number of seconds: ``inf`` or ``nan`` would wait forever (an option
+    with no default is left out for that; the others have a finite default)."""
 
     name = "number of seconds"
 
@@ -38,8 +38,9 @@ class _Seconds(click.FloatRange):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         seconds: float = super().convert(value, param, ctx)
         if not math.isfinite(seconds):
-            self.fail(f"{value!r} is not a finite number of seconds (leave the option out to watch until Ctrl-C)",
-                      param, ctx)
+            default = getattr(param, "default", None)
+            left_out = "to watch until Ctrl-C" if default is None else f"for its default, {default:g} s"
+            self.fail(f"{value!r} is not a finite number of seconds (leave the option out {left_out})", param, ctx)
         return seconds
 
 
