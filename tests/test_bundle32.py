@@ -226,6 +226,11 @@ def test_a_host_is_replaced_alike_in_every_place_it_stands() -> None:
                                                                 {"name": "x-stainless-arch", "value": "x64"}]}
     assert redact_host("10.1.2.3", redactor) == redact_host("10.1.2.3:80", redactor)[:8]
     assert redact_host("api.anthropic.com", redactor) == "api.anthropic.com"  # a public endpoint identifies no one
+    # the headers that may name it too: a proxy's, a URL-valued one, RFC 7239's Forwarded (review of session 32)
+    found = _headers({"x-original-host": "gw-7.corp.example:8443", "origin": "https://gw-7.corp.example:8443",
+                      "Forwarded": 'for=10.1.2.3;host="gw-7.corp.example:8443";proto=https'}, redactor, [], 0)
+    assert found == {"x-original-host": host, "origin": f"https://{host}",
+                     "Forwarded": f'for={redact_host("10.1.2.3", redactor)};host="{host}";proto=https'}
 
 
 # --- 4. the log's and the capture's content strings, counted apart ------------------------------------------

@@ -297,7 +297,7 @@ def test_the_capture_path_headers_and_bodies_count(tmp_path, monkeypatch, capsys
     first = json.loads(written.splitlines()[0])
     path = f"/chat/completions?next=https%3A%2F%2Fapi.example.com%2Fv1%3Fkey%3D{PATH_KEY}"
     assert first["path"] == path.replace(PATH_KEY, _P.plain(PATH_KEY))
-    assert first["headers"]["referer"].startswith("https://u:") and first["headers"]["referer"].endswith(
-        "@app.example.com/cb")
+    referer = first["headers"]["referer"]  # a URL-valued header: its whole address is a placeholder (session 32)
+    assert referer.startswith("https://") and referer.endswith("/cb") and "app.example.com" not in referer
     assert first["headers"]["x-trace"] == "span_" + _P.plain(TRACE_KEY)
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out))[0] == 0

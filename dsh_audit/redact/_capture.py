@@ -63,7 +63,34 @@ _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the lik
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
 _DIGITS, _LOWER, _UPPER = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
-HOST_HEADERS = frozenset({"host", "x-forwarded-host"})
+HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
+#: The headers whose value is a URL (it may name the gateway): redacted as a captured URL is.
+_URL_HEADERS = frozenset({"origin", "referer", "location", "content-location"})
+#: The hosts RFC 7239's ``Forwarded`` header names: ``host=``, ``for=`` and ``by=`` (quoted or not).
+_FORWARDED_HOST = re.compile(r'(?i)\b(host|for|by)=("?)([^;,"\s]+)')
+
+
+def _host_value(name: str, value: Any, redactor: Redactor) -> str | None:
+    """The redacted value of a header that names a host (:data:`HOST_HEADERS`, a URL-valued one,
+    ``Forwarded``), or None for any other header (or a value that is no string).
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> v = _host_value("Forwarded", 'for=10.1.2.3;host="gw.corp:8443";proto=http', r)
+        >>> "10.1.2.3" in v or "gw.corp" in v, v.endswith(";proto=http"), _host_value("accept", "*/*", r)
+        (False, True, None)
+    """
+    lowered = name.lower()
+    if not isinstance(value, str):
+        return None
+    if lowered in HOST_HEADERS:
+        return redact_host(value, redactor)
+    if lowered in _URL_HEADERS:
+        return redact_url(value, redactor)
+    if lowered == "forwarded":
+        return _FORWARDED_HOST.sub(lambda m: f"{m[1]}={m[2]}{redact_host(m[3], redactor)}", value)
+    return None
 
 
 def redact_host(host: str, redactor: Redactor) -> str:
@@ -347,8 +374,8 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
             continue
         if str(name).lower() == "content-length":
             lengths[name] = str(size) if isinstance(value, str) else size
-        elif str(name).lower() in HOST_HEADERS and isinstance(value, str):
-            lengths[name] = redact_host(value, redactor)
+        elif (host := _host_value(str(name), value, redactor)) is not None:
+            lengths[name] = host
         kept[name] = None if name in lengths else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
     return {name: lengths.get(name, value) for name, value in redactor.value(kept, kept=True).items()}
@@ -490,12 +517,13 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             continue
         fixed = size is not None and name.lower() == "content-length"
         value = header.get("value")
-        host = name.lower() in HOST_HEADERS and isinstance(value, str)
-        entry = redactor.value({**header, "name": name, "value": None if fixed or host else value}, kept=True)
+        host = None if fixed else _host_value(name, value, redactor)
+        entry = redactor.value({**header, "name": name, "value": None if fixed or host is not None else value},
+                               kept=True)
         if fixed:
             entry["value"] = str(size)
-        elif host and isinstance(value, str):
-            entry["value"] = redact_host(value, redactor)
+        elif host is not None:
+            entry["value"] = host
         kept.append(entry)
     return kept
 
