@@ -268,7 +268,8 @@ class Session:
         home's layers: :func:`routes_from`): one warning per route/model whose logged context
         window differs from the configuration's (the log's is used), naming where the configuration
         came from; first, when it is its DSH home's and routes a request of it, which files those
-        are (:func:`dsh_audit.session.window_conflicts`)."""
+        are: a :class:`dsh_audit.session.RouteNote`, which every command says as a ``note:``, once a
+        run, and JSON outputs list among notes (:func:`dsh_audit.session.window_conflicts`)."""
         found = attachment_warnings(self.bodies.images)
         if self.config is None:
             return found
