@@ -57,6 +57,7 @@ from .._version import __version__
 from ..attribution import format_transition
 from ..cache import BREAKS, PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_table
 from ..errors import UsageError
+from ..jsjson import has_surrogate
 from ..replay import MessageView
 from ..session import RequestSpan
 from ._html_assets import CSS, SCRIPT
@@ -573,15 +574,6 @@ def _family(check: Any) -> tuple[str, str, int | None] | None:
     return (check.parent_id, "fork", check.seed_length) if check.seed_length else (check.parent_id, "subagent", None)
 
 
-def _url_safe(text: str) -> bool:
-    """Whether a URL can hold ``text`` (percent-escaped): it is valid UTF-8, no lone surrogate."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _anchors(sessions: Sequence[Any]) -> list[str]:
     """Each log's deep-link key (``#<key>/request-N`` on the page, the key URL-escaped): its session
     id when no other log of the page has it, so a link stays valid whatever else the page lists;
@@ -605,19 +597,19 @@ def _anchors(sessions: Sequence[Any]) -> list[str]:
         for n, k in enumerate(sorted(found, key=lambda k: (str(sessions[k].path), k)), 1):
             rank[k] = n
     taken = set(files)
+    # a log whose id is its own key: the only file of its id, and an id a URL can hold
+    own = [bool(c.session_id) and len(files[c.session_id]) == 1 and not has_surrogate(c.session_id) for c in sessions]
     keys: list[str] = []
     for k, check in enumerate(sessions):
         sid = check.session_id
-        if sid and len(files[sid]) == 1 and _url_safe(sid):
-            keys.append(sid)
+        if own[k] or not sid:
+            keys.append(sid if own[k] else f"log-{k}")
             continue
-        shown = sid if not sid or _url_safe(sid) else sid.encode("utf-8", "backslashreplace").decode("utf-8")
-        key = f"{shown}~{rank[k]}" if sid else f"log-{k}"
-        keys.append(key)
+        shown = sid.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \udXXX
+        keys.append(f"{shown}~{rank[k]}")
     # a key made here may be another log's id or key (``a~1`` above): its ``~`` grows until unique
     for k, key in enumerate(keys):
-        sid = sessions[k].session_id
-        if sid and len(files[sid]) == 1 and _url_safe(sid):
+        if own[k]:
             continue
         while key in taken:
             key += "~"
