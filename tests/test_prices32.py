@@ -3,7 +3,7 @@
 A holiday is compared with a request's local date as ``date.isoformat()`` writes it, so one
 written ``2027-1-15`` (which ``strptime("%Y-%m-%d")`` takes) never applied: it is refused, one
 error naming the file and key. A window's holiday list covers the years its dates fall in: a
-request of another year (DeepSeek's packaged list ends in 2026) is priced by the weekday rule
+request of another year (DeepSeek's packaged list covers 2026 and 2027) is priced by the weekday rule
 alone, and :meth:`PriceBook.caveats` says so of the requests priced at the peak rate, once per
 provider table and year. JSON's ``NaN``,
 ``Infinity`` and ``-Infinity`` in a price file are refused wherever they stand, a rate by its key.
@@ -25,9 +25,9 @@ from dsh_audit.testing import LogBuilder
 
 TABLE_HINT = "(hint: see dsh_audit/cache/rules/prices.json for the shape)"
 WINDOW = "providers.deepseek.windows[0]"
-#: The packaged DeepSeek window's holidays: 2026 only.
-NOTE_2027 = ("the deepseek price table lists no holidays of 2027 (its holiday list covers 2026): requests of 2027 "
-             "are priced by the weekday rule alone, a public holiday at the peak rate; give the holidays of 2027 "
+#: The packaged DeepSeek window's holidays: 2026's and 2027's.
+NOTE_2028 = ("the deepseek price table lists no holidays of 2028 (its holiday list covers 2026, 2027): requests of "
+             "2028 are priced by the weekday rule alone, a public holiday at the peak rate; give the holidays of 2028 "
              'with --prices FILE (the "holidays" of the deepseek window)')
 
 
@@ -92,14 +92,14 @@ def test_the_fuzz_case_is_one_error_on_the_command_line(
 
 
 def test_a_year_the_holiday_list_does_not_cover_is_priced_by_the_weekday_rule_and_said(tmp_path: Path) -> None:
-    """DeepSeek's packaged holidays are 2026's: 2027-01-01 (New Year's Day, a Friday, off-peak all day
-    under DeepSeek's rule) at 03:00 UTC (11:00 at +08:00) is priced at the peak rate, and said."""
+    """DeepSeek's packaged holidays are 2026's and 2027's: 2028-01-03 (a Monday, a working day or a
+    holiday the table cannot know) at 03:00 UTC (11:00 at +08:00) is priced at the peak rate, and said."""
     times = ["2026-10-01T03:00:00",  # a packaged holiday: off-peak
-             "2026-12-31T15:59:59",  # 23:59:59 at +08:00, still 2026: off-peak, known
-             "2026-12-31T16:00:00",  # 2027-01-01 00:00 at +08:00: off-peak by the hour, nothing to say
-             "2027-01-01T03:00:00",  # the tour's request: peak, said
-             "2028-01-03T03:00:00",  # a Monday of 2028: peak, said once for 2028
-             "2027-06-01T03:00:00"]  # 2027 again: said once
+             "2027-12-31T15:59:59",  # 23:59:59 at +08:00, still 2027: off-peak, known
+             "2027-12-31T16:00:00",  # 2028-01-01 00:00 at +08:00: off-peak by the hour, nothing to say
+             "2028-01-03T03:00:00",  # the tour's request: peak, said
+             "2029-01-02T03:00:00",  # a Tuesday of 2029: peak, said once for 2029
+             "2028-06-01T03:00:00"]  # 2028 again: said once
     b = LogBuilder(session_id="s-holidays", created_at=int(_at(times[0]) * 1000) - 100, model="deepseek-v4-pro")
     for k, at in enumerate(times):
         b.clock.now = int(_at(at) * 1000)
@@ -111,22 +111,23 @@ def test_a_year_the_holiday_list_does_not_cover_is_priced_by_the_weekday_rule_an
     # priced all the same: peak $1.32, off-peak $0.66 per million cache-miss tokens (deepseek-v4-pro)
     assert [(e.window, e.cost.total if e.cost else None) for e in ledger.entries] == [
         ("off-peak", 0.66), ("off-peak", 0.66), ("off-peak", 0.66), ("peak", 1.32), ("peak", 1.32), ("peak", 1.32)]
-    assert book.caveats(ledger.entries) == [NOTE_2027, NOTE_2027.replace("2027", "2028")]
+    assert book.caveats(ledger.entries) == [NOTE_2028, NOTE_2028.replace("2028", "2029")]
     # one request's caveat; none without a window (Anthropic), a price, a model or a time, nor
     # in the first DeepSeek window (2026-08-16 to 08-23: every day, no holiday list), nor in a
     # covered year, nor off-peak by the hour or the weekday (a holiday would change nothing)
-    assert book.caveat("deepseek-official", "deepseek-v4-pro", _at("2027-01-01T03:00:00")) == NOTE_2027
+    assert book.caveat("deepseek-official", "deepseek-v4-pro", _at("2028-01-03T03:00:00")) == NOTE_2028
     assert [book.caveat(provider, model, when) for provider, model, when in (
-        ("anthropic", "claude-opus-5", _at("2027-01-01T03:00:00")),
-        ("local-openai", "local-coder", _at("2027-01-01T03:00:00")),
-        ("deepseek-official", None, _at("2027-01-01T03:00:00")),
+        ("anthropic", "claude-opus-5", _at("2028-01-03T03:00:00")),
+        ("local-openai", "local-coder", _at("2028-01-03T03:00:00")),
+        ("deepseek-official", None, _at("2028-01-03T03:00:00")),
         ("deepseek-official", "deepseek-v4-pro", None),
         ("deepseek-official", "deepseek-v4-pro", _at("2026-08-20T03:00:00")),
         ("deepseek-official", "deepseek-v4-pro", _at("2026-12-02T03:00:00")),
-        ("deepseek-official", "deepseek-v4-pro", _at("2026-12-31T16:00:00")),
-        ("deepseek-official", "deepseek-v4-pro", _at("2027-01-02T03:00:00")),  # a Saturday
-        ("deepseek-official", "deepseek-v4-pro", 1e16))] == [None] * 9  # 1e16 s: past year 9999
-    assert book.caveat("deepseek-official", "deepseek-v4-pro", _at("2027-01-04T01:00:00")) == NOTE_2027
+        ("deepseek-official", "deepseek-v4-pro", _at("2027-01-04T03:00:00")),  # a Monday of 2027: covered
+        ("deepseek-official", "deepseek-v4-pro", _at("2027-12-31T16:00:00")),
+        ("deepseek-official", "deepseek-v4-pro", _at("2028-01-01T03:00:00")),  # a Saturday
+        ("deepseek-official", "deepseek-v4-pro", 1e16))] == [None] * 10  # 1e16 s: past year 9999
+    assert book.caveat("deepseek-official", "deepseek-v4-pro", _at("2028-01-04T01:00:00")) == NOTE_2028
 
 
 def test_holidays_given_with_prices_cover_their_years(tmp_path: Path) -> None:

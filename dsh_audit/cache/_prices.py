@@ -34,7 +34,9 @@ force at its send time (DeepSeek's), else ``standard``: the provider bills one r
 day; the list covers the years its dates fall in. A request in another year is still priced, by
 the weekday rule alone (a holiday of that year at the peak rate), and :meth:`PriceBook.caveats`
 says so of those priced at the peak rate, once per provider table and year: give that year's
-holidays with ``--prices FILE``.
+holidays with ``--prices FILE``. A book keeps the caveats its quotes met
+(:meth:`PriceBook.caveats_met`), which every command that prints costs says once per run, as a
+``note:`` on stderr.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
 from ..errors import UsageError
@@ -233,6 +235,29 @@ class PricedRequest(Protocol):
     def sent(self) -> float | None: ...
 
 
+class _Caveat(str):
+    """A caveat's text (:meth:`PriceBook.caveat`): a note, not a warning. Its ``level`` is
+    ``"note"``, as :class:`dsh_audit.session.RouteNote`'s, so a command that says warnings once per
+    run (the CLI's ``echo_warning``) says it as ``note: TEXT``, once.
+
+    Example:
+        >>> text = _Caveat("the deepseek price table lists no holidays of 2028")
+        >>> text.level, text == str(text)
+        ('note', True)
+    """
+
+    __slots__ = ()
+    level: ClassVar[str] = "note"
+
+
+def _caveat(table: str, window: _Window, year: int) -> _Caveat:
+    """What a request of ``year`` priced at the peak rate by ``window`` of ``table`` could not know."""
+    covered = ", ".join(str(y) for y in sorted(window.years))
+    return _Caveat(f"the {table} price table lists no holidays of {year} (its holiday list covers {covered}): "
+                   f"requests of {year} are priced by the weekday rule alone, a public holiday at the peak rate; "
+                   f'give the holidays of {year} with --prices FILE (the "holidays" of the {table} window)')
+
+
 @dataclass
 class _Provider:
     windows: list[_Window] = field(default_factory=list)
@@ -270,6 +295,9 @@ class PriceBook:
         default_factory=dict, init=False, repr=False, compare=False)
     _quotes: dict[tuple[int, str, str, int | None], tuple[_Period, Quote]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
+    # The caveats the peak-window answers met (:meth:`caveats_met`), in the order first met: kept
+    # whole (one per provider table and year), never emptied with the memos.
+    _met: dict[str, None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def window(self, provider: str, when: float | None) -> str:
         """``peak``, ``off-peak``, or ``standard`` (no window in force), by the send time."""
@@ -289,6 +317,9 @@ class PriceBook:
             found = current.at(when)
             start, until = current.span(when)
             start, end = max(start, current.start), min(end, until)
+            year = current.unknown_year(when) if found == PEAK else None
+            if year is not None:  # the span is one local day's: one year, met once per span
+                self._met.setdefault(_caveat(provider, current, year))
         if len(self._windows) >= _QUOTES_LIMIT:
             self._windows.clear()
         self._windows[provider] = (start, end, found)
@@ -304,11 +335,13 @@ class PriceBook:
 
         Example:
             >>> book = load_prices(search_from="/")
-            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1798772400.0)  # 2027-01-01 03:00 UTC
-            'the deepseek price table lists no holidays of 2027 (its holiday list covers 2026): requests \
-of 2027 are priced by the weekday rule alone, a public holiday at the peak rate; give the holidays \
-of 2027 with --prices FILE (the "holidays" of the deepseek window)'
-            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1798779600.0) is None  # 05:00 UTC: off-peak
+            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1830481200.0)  # 2028-01-03 03:00 UTC
+            'the deepseek price table lists no holidays of 2028 (its holiday list covers 2026, 2027): \
+requests of 2028 are priced by the weekday rule alone, a public holiday at the peak rate; give the \
+holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
+            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1830488400.0) is None  # 05:00 UTC: off-peak
+            True
+            >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1798772400.0) is None  # 2027-01-01: a holiday
             True
             >>> book.caveat("deepseek-official", "deepseek-v4-pro", 1796180400.0) is None  # 2026-12-02 03:00 UTC
             True
@@ -320,12 +353,7 @@ of 2027 with --prices FILE (the "holidays" of the deepseek window)'
         windows = self.providers[table].windows
         count = sum(1 for w in windows if w.start <= when)  # sorted by start: the last begun is in force
         year = windows[count - 1].unknown_year(when) if count else None
-        if year is None:
-            return None
-        covered = ", ".join(str(y) for y in sorted(windows[count - 1].years))
-        return (f"the {table} price table lists no holidays of {year} (its holiday list covers {covered}): "
-                f"requests of {year} are priced by the weekday rule alone, a public holiday at the peak rate; "
-                f'give the holidays of {year} with --prices FILE (the "holidays" of the {table} window)')
+        return None if year is None else _caveat(table, windows[count - 1], year)
 
     def caveats(self, requests: Iterable[PricedRequest]) -> list[str]:
         """The :meth:`caveat` texts of ``requests`` (ledger entries: their provider, model and send
@@ -337,6 +365,29 @@ of 2027 with --prices FILE (the "holidays" of the deepseek window)'
             if text is not None:
                 found.setdefault(text)
         return list(found)
+
+    def caveats_met(self) -> list[str]:
+        """The :meth:`caveat` texts of every request this book has priced at the peak rate so far
+        (each :meth:`quote`, :meth:`caveat` or :meth:`window` answer), each once, in the order first
+        met, with those :meth:`add_caveats` added: what a command that priced a run's requests with
+        it says once, beside the costs they qualify. Each text is a note (its ``level`` is
+        ``"note"``).
+
+        Example:
+            >>> book = load_prices(search_from="/")
+            >>> book.caveats_met()
+            []
+            >>> _ = book.quote("deepseek-official", "deepseek-v4-pro", 1830481200.0)  # 2028-01-03 03:00 UTC
+            >>> [text[:62] for text in book.caveats_met()], book.caveats_met()[0].level
+            (['the deepseek price table lists no holidays of 2028 (its holida'], 'note')
+        """
+        return list(self._met)
+
+    def add_caveats(self, texts: Iterable[str]) -> None:
+        """Count ``texts`` among :meth:`caveats_met`: those a copy of this book met (a worker
+        process prices with its own copy and hands them back)."""
+        for text in texts:
+            self._met.setdefault(text if isinstance(text, _Caveat) else _Caveat(text))
 
     def _find(self, provider: str, model: str) -> str | None:
         models = self.providers[provider].models

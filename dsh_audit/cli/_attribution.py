@@ -17,14 +17,15 @@ from ..attribution import (SessionAttribution, Transition, attribute_opened, att
 from ..capture import capture_for
 from ..errors import DshAuditError
 from ..log import discover
-from ..session import Failure, GroupResult, Headers, Session, open_group, run_groups
+from ..session import Failure, GroupResult, Headers, Session, open_group
 from ..report import dumps_line
 from ..report.terminal import Amount, fit_lines, listing_format, page_listing, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
-                      echo_error, echo_warning, engine_options, file_size, jobs_option, json_option, lenient_option,
-                      listing_options, log_progress, newest_first, no_such_request, one_log, openai_zdr_option,
-                      pager_option, prices_option, request_position, routes_option, selected_logs, session_paths,
-                      session_title, stated_zdr, time_options)
+                      echo_caveats, echo_error, echo_warning, engine_options, file_size, jobs_option, json_option,
+                      lenient_option, listing_options, log_progress, newest_first, no_such_request, one_log,
+                      openai_zdr_option, pager_option, prices_option, request_position, routes_option, selected_logs,
+                      session_paths, session_title, stated_zdr, time_options)
+from ._priced import run_priced
 
 if TYPE_CHECKING:
     from .. import cache
@@ -202,7 +203,8 @@ def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, r
     """Every log attributed as :func:`dsh_audit.attribution.attribute_paths` attributes it, with the
     cache verdicts of the requests listed (:func:`_account_group`; ``prices`` None: none, the
     attribution alone, as ``breaks`` without --cost reads it), each log's route-file warnings
-    printed once (before its results: they say which window the bodies were rendered with)."""
+    printed once (before its results: they say which window the bodies were rendered with), and
+    then the caveats of the prices (:func:`echo_caveats`)."""
     warnings: dict[str, tuple[str, ...]] = {}
 
     def keep_warnings(result: GroupResult[Any]) -> None:
@@ -217,13 +219,15 @@ def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, r
         task = partial(_account_group, lenient=lenient, max_version=max_version, routes=routes,
                        capture=os.fspath(capture) if capture is not None else None, prices=prices,
                        zero_data_retention=zero_data_retention, every=every)
-        ordered = run_groups(discover(list(logs)), task, jobs=jobs, engine=engine, scheduler=scheduler,
-                             progress=progress, on_group=keep_warnings)
+        ordered = run_priced(discover(list(logs)), task, prices=prices, jobs=jobs, engine=engine,
+                             scheduler=scheduler, progress=progress, on_group=keep_warnings)
         attributed = [a for a in ordered if isinstance(a, _Attributed)]
         failures = [f for f in ordered if isinstance(f, Failure)]
     for path in logs:
         for warning in warnings.get(os.fspath(path), ()):
             echo_warning(warning)
+    if prices is not None:
+        echo_caveats(prices)
     return attributed, failures
 
 

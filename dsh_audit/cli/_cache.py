@@ -14,7 +14,7 @@ from ..cache import CacheVerdict, Costs, SessionCacheReport, cache_group, load_p
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..runner import in_process
-from ..session import Failure, GroupResult, run_groups
+from ..session import Failure, GroupResult
 from ..report.terminal import fit_lines, listing_format, print_table, progress_callback
 from ._common import (
     EXIT_BAD_INPUT,
@@ -24,6 +24,7 @@ from ._common import (
     attachments_option,
     capture_option,
     echo,
+    echo_caveats,
     echo_error,
     echo_warning,
     engine_options,
@@ -40,6 +41,7 @@ from ._common import (
     stated_zdr,
     time_options,
 )
+from ._priced import run_priced
 
 __all__ = ["cache_command"]
 
@@ -302,8 +304,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
         warnings.update(result.route_warnings)
 
     with progress_callback(len(logs), label="cache") as report_progress:
-        reports = run_groups([str(log) for log in logs], task, jobs=jobs, engine=engine, scheduler=scheduler,
-                             progress=report_progress, on_group=keep_warnings)
+        reports = run_priced([str(log) for log in logs], task, prices=prices, jobs=jobs, engine=engine,
+                             scheduler=scheduler, progress=report_progress, on_group=keep_warnings)
         for log, report in zip(logs, reports):
             for warning in warnings.get(str(log), ()):
                 echo_warning(warning)
@@ -322,6 +324,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts))
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
+    echo_caveats(prices)  # on stderr in both modes: the caveats of the costs above
     return status
 
 

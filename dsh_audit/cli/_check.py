@@ -6,7 +6,7 @@ import errno
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,10 +20,13 @@ from ..report import SessionPages, iter_html
 from ..report.terminal import (Amount, listing_format, page_listing, print_status, print_table, progress_callback,
                                rows_fit, short_ids)
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo,
-                      echo_error, echo_note,
+                      echo_caveats, echo_error, echo_note,
                       echo_warning, engine_options, evidence_logs, jobs_option, lenient_option, listing_options, openai_zdr_option,
                       newest_first, output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
                       time_options, window_text, write_output)
+
+if TYPE_CHECKING:
+    from ..cache import PriceBook
 
 # check's formatters are read through the package's lazy names (``reports.iter_junit``) when their
 # report is written, so a run loads only those it writes (issue 11: start-up).
@@ -40,16 +43,18 @@ _FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report optio
 
 def _run(paths: Sequence[str], *, capture: str | None, policy: Any, lenient: bool, max_version: int, jobs: int,
          engine: str, scheduler: str | None, routes: str | None, prices_path: str | None, openai_zdr: bool | None,
-         outline: bool = False, record: Callable[[], RequestRecorder] | None = None, lean: bool = False) -> CheckResult:
-    """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal; a bad price file or
-    pyproject.toml value is one error before any log is read."""
-    load_prices(prices_path)
+         outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
+         lean: bool = False) -> tuple[CheckResult, PriceBook]:
+    """:func:`dsh_audit.gate.run_check` with a progress bar on a terminal, and the price table it
+    priced with: loaded once, here (a bad price file or pyproject.toml value is one error before
+    any log is read), holding the caveats of its prices after the run."""
+    prices = load_prices(prices_path)
     zdr = stated_zdr(openai_zdr)
     with progress_callback(max(2, len(paths)), label="checking") as report:
-        return run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
-                         progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                         outline=outline, record=record, lean=lean, prices_path=prices_path,
-                         zero_data_retention=zdr)
+        result = run_check(paths, captures=capture, policy=policy, lenient=lenient, max_version=max_version,
+                           progress=report, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
+                           outline=outline, record=record, lean=lean, prices=prices, zero_data_retention=zdr)
+    return result, prices
 
 
 def _in_window(paths: Sequence[str], since: float | None, until: float | None, *, gate: bool) -> Sequence[str]:
@@ -323,9 +328,10 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     # read before any report is written: --json-report may name the baseline file, to update it
     baseline_path = baseline_path if baseline_path is not None else policy.baseline
     baseline = None if baseline_path is None else load_baseline(baseline_path)
-    result = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy, lenient=lenient,
-                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  prices_path=prices_path, openai_zdr=openai_zdr, outline=True, lean=True)  # no report of check shows a request's messages, verdict or extension
+    result, prices = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy,
+                          lenient=lenient, max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
+                          routes=routes, prices_path=prices_path, openai_zdr=openai_zdr, outline=True,
+                          lean=True)  # no report of check shows a request's messages, verdict or extension
     if baseline is not None:
         result = apply_baseline(result, baseline)
         if result.baseline_gone:
@@ -335,7 +341,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)
-    markdown = reports.format_markdown(result)
+    echo_caveats(prices)  # what the table could not know of the costs the reports show
+    markdown = reports.format_markdown(result, caveats=prices.caveats_met())
     # each report made only when asked for; JUnit's one testcase per request is written as made
     if junit_path is not None:
         _write(junit_path, reports.iter_junit(result))
@@ -398,14 +405,15 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     policy = load_policy(policy_path)
     logs = _in_window(paths, since, until, gate=False)  # nothing in the window or the folders: an empty page
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
-    result = _run(logs, capture=capture, policy=policy, lenient=lenient,
-                  max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler, routes=routes,
-                  prices_path=prices_path, openai_zdr=openai_zdr,
-                  record=SessionPages()) if logs else CheckResult(sessions=(), findings=(), policy=policy)
+    result, prices = _run(logs, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
+                          engine=engine, scheduler=scheduler, routes=routes, prices_path=prices_path,
+                          openai_zdr=openai_zdr, record=SessionPages()) if logs else \
+        (CheckResult(sessions=(), findings=(), policy=policy), load_prices(prices_path))
     _echo_discovered(result, windowed=True)
     for warning in result.warnings:
         echo_warning(warning)
-    _write(output, iter_html(result, prices=load_prices(prices_path)))  # the table the check priced with
+    _write(output, iter_html(result, prices=prices))  # the table the check priced with (its caveats on the page)
+    echo_caveats(prices)
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "
          f"{_verdict(result)}", err=output == STDOUT)

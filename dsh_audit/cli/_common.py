@@ -20,12 +20,13 @@ import click
 from ..errors import DshAuditError, InternalError, UsageError
 
 if TYPE_CHECKING:
+    from ..cache import PriceBook
     from ..replay import Request
     from ..session import RouteEvidence
 
 __all__ = ["ADAPTER_CHOICES", "GATING_COMMANDS", "EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "STDOUT", "RequestCommand",
            "place_text",
-           "capture_option", "echo", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "evidence_logs",
+           "capture_option", "echo", "echo_caveats", "echo_error", "echo_lines", "echo_note", "echo_warning", "engine_options", "evidence_logs",
            "file_size", "guard_evidence", "jobs_option", "json_option", "lenient_option", "listing_options", "log_progress",
            "newest_first", "no_such_request", "one_log", "pager_option",
            "one_request", "output_help", "parse_when", "request_position", "routes_option", "run_guarded",
@@ -114,6 +115,14 @@ def echo_warning(text: str) -> None:
 
 def echo_note(text: str) -> None:
     echo(f"note: {text}", err=True)
+
+
+def echo_caveats(prices: PriceBook) -> None:
+    """The caveats of the prices a run's costs were priced at (:meth:`PriceBook.caveats_met`: a
+    year the table's holiday list does not cover), each a ``note:`` on stderr once per run, by
+    :func:`echo_warning` (each text's ``level`` is ``"note"``), in text and JSON modes alike."""
+    for text in prices.caveats_met():
+        echo_warning(text)
 
 
 class RequestCommand(click.Command):

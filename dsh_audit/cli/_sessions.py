@@ -13,8 +13,9 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import Amount, listing_format, print_table, progress_callback, rows_fit, short_ids
 from ..session import Failure, routes_from, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning, jobs_option, lenient_option,
-                      listing_options, prices_option, routes_option, selected_logs, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning, jobs_option,
+                      lenient_option, listing_options, prices_option, routes_option, selected_logs, time_options)
+from ._priced import run_priced
 
 __all__ = ["sessions_command"]
 
@@ -107,7 +108,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     summaries: list[SessionSummary] = []
     said: set[str] = set()
     with progress_callback(len(logs), label="sessions") as report:
-        for item in run_groups(logs, task, jobs=jobs, progress=report):
+        found = run_groups(logs, task, jobs=jobs, progress=report) if prices is None else \
+            run_priced(logs, task, prices=prices, jobs=jobs, progress=report)
+        for item in found:
             shared = [line for line in item.warnings if _is_note(line)]
             for note in shared:
                 if note not in said:  # the home's route layers: every session of the home shares them
@@ -144,6 +147,8 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
             caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
         print_table(f"{len(ordered)} session(s), newest first", _CSV_COLUMNS if csv else _COLUMNS, rows,
                     droppable=("project", "hit"), caption=caption)
+    if prices is not None:
+        echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
     return status
 
 

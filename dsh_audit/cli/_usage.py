@@ -15,9 +15,11 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
                                short_ids, table_cell)
-from ..session import Failure, GroupResult, routes_from, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_warning, engine_options, jobs_option, lenient_option,
-                      listing_options, prices_option, routes_option, selected_logs, since_option, until_option)
+from ..session import Failure, GroupResult, routes_from
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_warning, engine_options, jobs_option,
+                      lenient_option, listing_options, prices_option, routes_option, selected_logs, since_option,
+                      until_option)
+from ._priced import run_priced
 
 __all__ = ["usage_command"]
 
@@ -219,8 +221,8 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
         warnings.update(result.route_warnings)
 
     with progress_callback(len(logs), label="usage") as report_progress:
-        found = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report_progress,
-                           on_group=keep_warnings)
+        found = run_priced(logs, task, prices=prices, jobs=jobs, engine=engine, scheduler=scheduler,
+                           progress=report_progress, on_group=keep_warnings)
         for log, item in zip(logs, found):
             for warning in warnings.get(str(log), ()):
                 echo_warning(warning)
@@ -233,6 +235,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     table = usage_table(ledgers, by=by, since=since, until=until, prices=prices.to_json())
     if as_json:
         click.echo(dumps_line(table.to_json(failed=failed)))
+        echo_caveats(prices)  # stderr: the JSON has no place for notes
         return status
     # A request billed at a long-context tier shows its threshold; no such request, no column.
     tier = any(r.tier is not None for r in table.rows)
@@ -275,6 +278,7 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
                 caption=caption)
     for warning in _unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
+    echo_caveats(prices)
     return status
 
 

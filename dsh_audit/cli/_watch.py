@@ -254,6 +254,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                 echo_error(item.message if item.message.startswith(item.path) else f"{item.path}: {item.message}")
             if as_json:
                 click.echo(dumps_line(item.to_json()))
+                if isinstance(item, WatchNote) and item.level == "note" and item.message in prices.caveats_met():
+                    echo_warning(item.message)  # a price caveat: on stderr too, "note:", as every command says it
             elif isinstance(item, WatchNote):
                 if item.level == "warning" or getattr(item.message, "level", None) == "note":
                     echo_warning(item.message)  # a route note too: "note:", once per run

@@ -6,7 +6,9 @@ Each log is opened and decoded once: the validation rules see the lines of the s
 and is read from beside the child when it is not among the inputs, for comparison only); each
 group is one task of :func:`dsh_audit.runner.iter_many` (worker processes with ``jobs``), and
 every log in it is read once into a :class:`~dsh_audit.session.Session` that the capture diff,
-attribution and cache accounting share.
+attribution and cache accounting share. The price table is loaded once a run (:func:`run_check`)
+and handed to every task; the caveats of its prices that a task met in a worker's copy come back
+with the task's result into the run's table (:meth:`dsh_audit.cache.PriceBook.caveats_met`).
 Inside a group, logs are judged in *rounds* in which every session id appears once (a scenario
 folder may hold the same session twice: DSH's zstd log and a decompressed copy), so capture
 alignment and attribution never see a session twice.
@@ -50,12 +52,14 @@ _POLICY_ADAPTER = " or set the policy key adapter"
 
 @dataclass
 class _GroupCheck(GroupResult[SessionCheck]):
-    """What checking one group of logs found: a check per log, and what spans the group."""
+    """What checking one group of logs found: a check per log, and what spans the group (the
+    caveats its prices met: :meth:`dsh_audit.cache.PriceBook.caveats_met`)."""
 
     loose: dict[tuple[str, int], Finding] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     torn: list[str] = field(default_factory=list)  # each capture's torn tail, dropped (load_capture)
     foreign: DshAuditError | None = None
+    caveats: tuple[str, ...] = ()
 
 
 class _Checker:
@@ -283,28 +287,28 @@ def _foreign(failure: Failure) -> bool:
     return isinstance(error, MalformedRecordError) and error.line == 1 and detect(failure.path) not in (None, "dsh")
 
 
-def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capture: str | None = None,
-                lenient: bool = False, max_version: int = 4, routes: str | None = None,
+def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, prices: PriceBook,
+                capture: str | None = None, lenient: bool = False, max_version: int = 4, routes: str | None = None,
                 outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
-                lean: bool = False, prices_path: str | None = None,
-                zero_data_retention: bool | None = None) -> _GroupCheck:
-    """Check one group of neighbouring logs, each read once (a task of :func:`run_check`); with
-    ``outline`` or ``record``, a log that is no fork or subagent child and has no capture is
-    checked while it is replayed (:meth:`_Checker.streamed`), its requests handed to a new
-    ``record()``."""
+                lean: bool = False, zero_data_retention: bool | None = None) -> _GroupCheck:
+    """Check one group of neighbouring logs, each read once (a task of :func:`run_check`), priced
+    with ``prices`` (the run's table, or a worker's copy of it: the caveats it met here come back in
+    :attr:`_GroupCheck.caveats`); with ``outline`` or ``record``, a log that is no fork or subagent
+    child and has no capture is checked while it is replayed (:meth:`_Checker.streamed`), its
+    requests handed to a new ``record()``."""
+    met = len(prices.caveats_met())
     checker = _Checker(policy, capture=Path(capture) if capture is not None else None, record=record,
-                       lean=lean, prices=load_prices(prices_path), zero_data_retention=zero_data_retention,
-                       routes=routes)
+                       lean=lean, prices=prices, zero_data_retention=zero_data_retention, routes=routes)
     headers = validating_headers(paths, lenient=lenient, max_version=max_version)
     checker.tees = dict(headers.tees)
     streams = outline or record is not None
     log = headers.lone_root(paths) if streams and capture_for(paths[0], checker.capture) is None else None
     if log is not None:
-        with log:  # closed however the check ends (a bad price table stops it before the first event)
+        with log:  # closed however the check ends
             check, warned = checker.streamed(log, routes)
         notes = [f"{path}: {warning}" for path, found in warned.items() for warning in found]
         ids = {check.session_id: check.path} if check.session_id is not None and check.error is None else {}
-        return _GroupCheck([check], [], ids, warned, notes=notes)
+        return _GroupCheck([check], [], ids, warned, notes=notes, caveats=tuple(prices.caveats_met()[met:]))
     group = open_group(paths, lenient=lenient, max_version=max_version, foreign=False, routes=routes, validate=True,
                        headers=headers)
     checks: dict[str, SessionCheck] = {}
@@ -322,7 +326,7 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, capt
     warned = route_warnings(group)
     notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
     return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=[*notes, *checker.torn],
-                       foreign=foreign, torn=checker.torn)
+                       foreign=foreign, torn=checker.torn, caveats=tuple(prices.caveats_met()[met:]))
 
 
 def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.PathLike[str] | None = None,
@@ -331,7 +335,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
               scheduler: str | None = None, routes: str | os.PathLike[str] | None = None,
               outline: bool = False, record: Callable[[], RequestRecorder] | None = None,
               lean: bool = False, prices_path: str | os.PathLike[str] | None = None,
-              zero_data_retention: bool | None = None) -> CheckResult:
+              prices: PriceBook | None = None, zero_data_retention: bool | None = None) -> CheckResult:
     """Check session logs the way a CI gate does: every finding, judged by ``policy``.
 
     Args:
@@ -361,11 +365,15 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
             request (``cache.verdicts`` is empty; every sum, count and the cost are there), and of
             its transitions only the breaks.
         prices_path: a price file (``--prices``) over the packaged table and ``pyproject.toml``'s.
+        prices: the price table itself, loaded once by the caller (then ``prices_path`` is not
+            read; default: loaded here, once, from ``prices_path``). Every log is priced with it, and
+            it holds, after the run, the caveats of those prices
+            (:meth:`dsh_audit.cache.PriceBook.caveats_met`, those met in worker processes too).
         zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
             None: as the nearest ``pyproject.toml`` states it, else not stated).
 
     Raises:
-        UsageError: no log was found under ``paths``, or the route file cannot be used.
+        UsageError: no log was found under ``paths``, or the route or price file cannot be used.
         CaptureError: a capture cannot be read.
         MalformedRecordError: a log is another agent's (Claude Code, Codex): check reads DSH logs only.
 
@@ -384,11 +392,10 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
                          hint="point at a session.jsonl[.zstd] file or a folder holding logs")
     if record is not None and not in_process(jobs, engine, len(logs)):
         record = None  # recorders stay in the process that made them (the HTML report's share files)
+    book = prices if prices is not None else load_prices(prices_path)
     task = partial(check_group, policy=policy, capture=os.fspath(captures) if captures is not None else None,
                    lenient=lenient, max_version=max_version, routes=os.fspath(routes) if routes is not None else None,
-                   outline=outline, record=record, lean=lean,
-                   prices_path=os.fspath(prices_path) if prices_path is not None else None,
-                   zero_data_retention=zero_data_retention)
+                   outline=outline, record=record, lean=lean, prices=book, zero_data_retention=zero_data_retention)
     loose: dict[tuple[str, int], Finding] = {}
     warnings: list[str] = []
 
@@ -401,6 +408,7 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         notes.extend(note for note in result.notes if note not in result.torn or note not in notes)
         warnings.extend(warning for found in result.route_warnings.values() for warning in found)
         warnings.extend(warning for warning in result.torn if warning not in warnings)  # a capture of several groups
+        book.add_caveats(result.caveats)  # met by a worker's copy of the table (in this process: already there)
 
     checked = run_groups(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=progress,
                          on_group=spans)

@@ -763,16 +763,22 @@ def _listed(texts: Iterable[str]) -> Iterator[str]:
         yield sep + ",".join(batch)
 
 
-def _data_chunks(result: Any, prices: PriceBook | None = None) -> Iterator[str]:
+def _entries(result: Any, prices: PriceBook) -> list[list[Any]]:
+    """Each log's priced ledger entries (:func:`_priced`), in the order of ``result.sessions``."""
+    return [_priced(check, prices) for check in result.sessions]
+
+
+def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list[Any]] | None = None) -> Iterator[str]:
     """The page's data; ``prices`` prices the requests of the logs that were read whole (default
-    :func:`dsh_audit.cache.load_prices`: pass the table ``check`` priced with, ``--prices``)."""
-    prices = prices if prices is not None else load_prices()
+    :func:`dsh_audit.cache.load_prices`: pass the table ``check`` priced with, ``--prices``), unless
+    ``priced`` holds them already (:func:`_entries`: each log's are dropped once written)."""
+    if priced is None:
+        priced = _entries(result, prices if prices is not None else load_prices())
     lineage = _lineage(result.sessions)
     names = short_ids(c.session_id for c in result.sessions if c.session_id)
     for place, anchor, check in zip(lineage, _anchors(result.sessions), result.sessions, strict=True):
         place["anchor"] = anchor
         place["short_id"] = names.get(check.session_id) if check.session_id else None
-    priced = [_priced(check, prices) for check in result.sessions]
     # a log that could not be read has no ledger, as usage has none of it: its totals are lower bounds
     ledgers = [SessionLedger(check.path, check.session_id or "", tuple(entries))
                for check, entries in zip(result.sessions, priced, strict=True) if check.error is None]
@@ -828,17 +834,36 @@ def build_report_data(result: Any, *, prices: PriceBook | None = None) -> dict[s
     return value
 
 
+def _escaped(text: str) -> str:
+    """Text as HTML holds it (the page's title, a caveat): ``&``, ``<`` and ``>`` as entities."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _caveat_lines(caveats: Iterable[str]) -> str:
+    """The summary's lines for what the price table could not know of the page's costs
+    (:meth:`dsh_audit.cache.PriceBook.caveats`), one ``note:`` each, as the commands say them.
+
+    Example:
+        >>> _caveat_lines(["the deepseek price table lists no holidays of 2028 (a < b)"])
+        '<p class="muted caveat">note: the deepseek price table lists no holidays of 2028 (a &lt; b)</p>'
+    """
+    return "".join(f'<p class="muted caveat">note: {_escaped(text)}</p>' for text in caveats)
+
+
 def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook | None = None) -> Iterator[str]:
     """The page of :func:`format_html` in pieces (a session's messages and requests some 64 KiB at a
-    time: :func:`_listed`)."""
-    safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    time: :func:`_listed`). The summary says, a line each, the caveats of the prices of the page's
+    requests (:meth:`dsh_audit.cache.PriceBook.caveats`: a year the table's holiday list does not cover)."""
+    prices = prices if prices is not None else load_prices()
+    priced = _entries(result, prices)
+    caveats = _caveat_lines(prices.caveats(entry for entries in priced for entry in entries))
     yield (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{safe_title}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        "<header id=\"top\"><h1 id=\"title\"></h1><div id=\"summary\"></div></header>\n"
+        f"<title>{_escaped(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<header id=\"top\"><h1 id=\"title\"></h1><div id=\"summary\"></div>{caveats}</header>\n"
         "<section id=\"totals\" aria-label=\"totals of the sessions on this page\" hidden></section>\n"
         "<div id=\"search-bar\"><input id=\"search\" type=\"search\" placeholder=\"search sessions and messages\" "
         "aria-label=\"search the sessions and the requests' messages\" autocomplete=\"off\">"
@@ -852,7 +877,7 @@ def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook
         "</section></main>\n"
         "<script type=\"application/json\" id=\"dsh-data\">"
     )
-    yield from _data_chunks(result, prices)
+    yield from _data_chunks(result, prices, priced)
     yield f"</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
 
 

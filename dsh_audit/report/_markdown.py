@@ -8,6 +8,7 @@ Markdown punctuation) and the lists are cut at :data:`MAX_ROWS` rows with a note
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..cache import Costs
@@ -106,8 +107,11 @@ def _findings(title: str, findings: list[Any], *, folded: bool) -> list[str]:
     return ["", f"### {title} ({len(findings)})", "", *body]
 
 
-def format_markdown(result: Any) -> str:
-    """The Markdown summary of a :class:`dsh_audit.gate.CheckResult`.
+def format_markdown(result: Any, *, caveats: Sequence[str] = ()) -> str:
+    """The Markdown summary of a :class:`dsh_audit.gate.CheckResult`; ``caveats``: what the price
+    table could not know of the costs it shows (:meth:`dsh_audit.cache.PriceBook.caveats_met` of
+    the table the check priced with), each a ``Note:`` line under the sessions' table, escaped as
+    every other text is.
 
     Example:
         >>> format_markdown(result).splitlines()[0]  # doctest: +SKIP
@@ -123,7 +127,7 @@ def format_markdown(result: Any) -> str:
              f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
              f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
              *([f"{unchecked} baseline finding(s) are of sessions not checked."] if unchecked else []),
-             "", *_session_rows(result)]
+             "", *_session_rows(result), *(line for text in caveats for line in ("", f"Note: {_md(text)}"))]
     lines += _findings("Failing findings", list(result.failing), folded=False)
     lines += _findings("Other findings", [f for f in result.findings if not f.fails], folded=True)
     return "\n".join(lines) + "\n"

@@ -329,7 +329,9 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     at or after ``since`` by its own latest timestamp, the file's mtime only when it records none,
     and then come with ``history`` set); logs that appear later are followed and reported from
     their first byte. The first item is a ``watching`` note that says how many logs are followed and how changes are
-    noticed.
+    noticed. A caveat of the prices (:meth:`dsh_audit.cache.PriceBook.caveats_met`: a year the price
+    table's holiday list does not cover) is a ``note`` item, once, after the first request shown
+    once it was met; its message's ``level`` is ``"note"``.
 
     Args:
         paths: log files, session folders or a sessions root.
@@ -565,6 +567,7 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     yield from refused_at_start
     last_scan = last_growth = last_torn = time.monotonic()
     grown = sum(f.stream.offset for f in followers.values())
+    caveats = 0  # the price caveats said so far (each once, when first met)
     woken = False
     try:
         while True:
@@ -601,6 +604,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                     ids[item.path] = (own.stream.identity if own is not None else _identity(item.path),
                                       item.session_id)  # the session it holds, read by its follower
                 yield item
+                met = prices.caveats_met() if isinstance(item, WatchRequest) else []
+                for text in met[caveats:]:  # what the price of a request shown could not know
+                    yield WatchNote(time.time(), item.path, "note", text, item.session_id)
+                caveats = max(caveats, len(met))
                 continue
             follower = followers.get(item.path)
             if follower is not None and follower.stream is item.stream:
