@@ -172,7 +172,7 @@ def _run(monkeypatch, args):
     ("unreadable", "{missing}: no such file or folder"),  # as every command says it
     ("exists", "{out}: the output already exists (hint: pass --force to replace it)"),
     ("empty-salt", "the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
-    ("same-file", "{log}: the output would overwrite the input {log} (hint: choose another -o path)"),
+    ("same-file", "{log}: the output would overwrite the input {log} (hint: write it to another path)"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys, case, message):
     log = _planted_log(tmp_path)
@@ -372,7 +372,7 @@ def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, c
     if option == "--capture-output":
         args += ["--capture-output", str(refused)]
     what = {"-o": "output", "--capture-output": "capture output", None: "capture output"}[option]
-    hint = {"-o": "choose another -o path", "--capture-output": "choose another --capture-output path",
+    hint = {"-o": "write it to another path", "--capture-output": "write it to another path",  # as every command says it
             None: "pass --capture-output (the default is the capture's name beside -o)"}[option]
     if case == "manifest":
         what, hint = "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"

@@ -137,7 +137,7 @@ def test_a_body_folder_output_that_exists_or_touches_an_input_is_refused(tmp_pat
     (bodies / "1.json").write_bytes(_rendered(log)[0])
     (tmp_path / "out").mkdir()
     out, target, force = tmp_path / "out" / "x.jsonl", tmp_path / "out" / "bodies", []
-    hint = "choose another --capture-output path"
+    hint = "write it to another path"  # as every command says it (ProtectedInputs.guard)
     if case == "exists":
         target.mkdir()
         message = f"{target}: the capture output already exists (hint: pass --force to replace it)"
@@ -152,17 +152,17 @@ def test_a_body_folder_output_that_exists_or_touches_an_input_is_refused(tmp_pat
         message = f"{target}: the capture output would replace the folder holding the input {log} (hint: {hint})"
     elif case == "holds-log":
         target, force = tmp_path / "out", ["--force"]
-        message = f"{target}: the capture output folder would hold {out} (hint: {hint})"
+        message = f"{target}: the capture output would replace the folder holding the output {out} (hint: {hint})"
     elif case == "not-bodies":
         target.mkdir()
         (target / "notes.txt").write_text("mine")
         force = ["--force"]
-        message = (f"{target}: the capture output holds 'notes.txt', not a body or sidecar: --force replaces only a "
-                   f"folder of *.json files (hint: {hint})")
+        message = (f"{target}: the capture output holds 'notes.txt': --force replaces only a folder of *.json files "
+                   "(hint: name another folder, or move that entry away)")
     else:
         target.write_text("a file")
         force = ["--force"]
-        message = f"{target}: the capture output is a file (a folder of bodies is redacted to a folder) (hint: {hint})"
+        message = f"{target}: cannot write the capture output: it is a file (hint: name a folder)"
     listing = {p: p.read_bytes() if p.is_file() else None for p in tmp_path.rglob("*")}
     args = ["redact", str(log), "-o", str(out), "--salt", "s", "--capture", str(bodies), "--capture-output",
             str(target), *force]

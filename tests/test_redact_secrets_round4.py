@@ -286,7 +286,7 @@ def test_an_output_that_is_the_input_by_any_name_is_one_line(tmp_path, monkeypat
     os.link(log, folder / "hard.jsonl")
     (folder / "sym.jsonl").symlink_to("session.jsonl")
     (folder / "sub").mkdir()
-    hint = " (hint: choose another -o path)"
+    hint = " (hint: write it to another path)"  # as every command says it (ProtectedInputs.guard)
     for output, shown in [("session.jsonl", "session.jsonl"), ("hard.jsonl", "hard.jsonl"),
                           ("sym.jsonl", "sym.jsonl"), ("sub/../session.jsonl", "sub/../session.jsonl")]:
         _refused(monkeypatch, capsys, folder, "session.jsonl", "-o", output, "--salt", "s", "--force",
@@ -325,9 +325,9 @@ def test_an_output_folder_that_is_not_writable_is_one_line(tmp_path, monkeypatch
                     else ["-o", "out.jsonl", "--capture", str(_capture(folder)), "--capture-output",
                           str(target / "w.jsonl")])
             code, out, err = invoke(monkeypatch, capsys, "redact", "session.jsonl", *args, "--salt", "s")
-            name = "out.jsonl" if flag == "-o" else "w.jsonl"
+            name, what = ("out.jsonl", "output") if flag == "-o" else ("w.jsonl", "capture output")
             assert (code, out, len(err)) == (2, "", 1)
-            assert err[0].startswith(f"error: {target}: cannot write {name!r} there: ")
+            assert err[0].startswith(f"error: {target / name}: cannot write the {what}: ")
             assert err[0].endswith("(hint: write the redacted files to a folder you can write to (-o, --capture-output))")
             assert _snapshot(folder) == before
     finally:

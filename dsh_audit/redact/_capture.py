@@ -15,10 +15,10 @@ and a URL's query parameter whose name says credential (``api_key``, ``key``, ``
 have their values replaced and counted the same way; responses go through :mod:`._response`.
 The gateway's address (the ``host`` and ``x-forwarded-host`` headers, the host and port of a URL, a HAR
 entry's ``serverIPAddress``; HTTP/2's ``:authority`` goes with the auth headers) is identifying: it
-becomes a placeholder of the same length, the same one wherever it stands (:func:`redact_host`), in the
-bundle's route file too. Other headers stay (the SDK's ``x-stainless-*`` OS, runtime and version
-headers, ``user-agent``, ``content-type``): no verdict reads them but DSH's session and compaction
-headers, which stay verbatim.
+becomes a placeholder of the same length, the same one wherever it stands, in the bundle's route file
+too; only a public vendor API's exact host stays (:mod:`._hosts`). Other headers stay (the SDK's
+``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``): no verdict reads
+them but DSH's session and compaction headers, which stay verbatim.
 String tokens are rewritten with :func:`._placeholder.reencode`, which keeps each character's
 escape form, so every length stays.
 
@@ -36,7 +36,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from .._seq import common_length
 from ..capture import CapturedRequest, align, last_user_text
@@ -48,106 +47,19 @@ from ..wire import images_in_body
 from ._placeholder import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._redactor import TOOL_NAME_KEYS, Redactor
 from ._response import WIRE_KEYS, below_content, redact_content_text, redact_response, wire_structural
-from ._routes import public_hosts
+from ._hosts import HOST_HEADERS, host_value, redact_ascii, redact_host, redact_url
 from ._secrets import cookie_secret, credential_name, header_kind
 
-__all__ = ["HOST_HEADERS", "META_SUFFIX", "LogRedactor", "redact_body", "redact_body_folder", "redact_capture_lines",
-           "redact_ascii", "redact_har", "redact_host", "redact_url", "redacted_bodies", "stand_in_images"]
+__all__ = ["HOST_HEADERS", "META_SUFFIX", "LogRedactor", "redact_ascii", "redact_body", "redact_body_folder",
+           "redact_capture_lines", "redact_har", "redact_host", "redact_url", "redacted_bodies", "stand_in_images"]
+# HOST_HEADERS, redact_ascii, redact_host and redact_url live in ._hosts; named here too, where they were
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
 
 _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signature|password")
-_QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
 _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the like: kept, no secret
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
-_DIGITS, _LOWER, _UPPER = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
-HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
-#: The headers whose value is a URL (it may name the gateway): redacted as a captured URL is.
-_URL_HEADERS = frozenset({"origin", "referer", "location", "content-location"})
-#: The hosts RFC 7239's ``Forwarded`` header names: ``host=``, ``for=`` and ``by=`` (quoted or not).
-_FORWARDED_HOST = re.compile(r'(?i)\b(host|for|by)=("?)([^;,"\s]+)')
-
-
-def _host_value(name: str, value: Any, redactor: Redactor) -> str | None:
-    """The redacted value of a header that names a host (:data:`HOST_HEADERS`, a URL-valued one,
-    ``Forwarded``), or None for any other header (or a value that is no string).
-
-    Example:
-        >>> from dsh_audit.redact import Placeholders
-        >>> r = Redactor(Placeholders(b"salt"))
-        >>> v = _host_value("Forwarded", 'for=10.1.2.3;host="gw.corp:8443";proto=http', r)
-        >>> "10.1.2.3" in v or "gw.corp" in v, v.endswith(";proto=http"), _host_value("accept", "*/*", r)
-        (False, True, None)
-    """
-    lowered = name.lower()
-    if not isinstance(value, str):
-        return None
-    if lowered in HOST_HEADERS:
-        return redact_host(value, redactor)
-    if lowered in _URL_HEADERS:
-        return redact_url(value, redactor)
-    if lowered == "forwarded":
-        return _FORWARDED_HOST.sub(lambda m: f"{m[1]}={m[2]}{redact_host(m[3], redactor)}", value)
-    return None
-
-
-def redact_host(host: str, redactor: Redactor) -> str:
-    """The placeholder of a gateway's ``host[:port]`` (or IP address): as long as it, letters for letters
-    and digits for digits, its dots, colons and dashes kept, and the same wherever it stands (a ``host``
-    header, a URL, a route file's ``baseURL``; an IP address is a prefix of its ``host:port``). The host
-    of a public endpoint that pi-ai's catalog names (:func:`._routes.public_hosts`) stays as it is.
-
-    Example:
-        >>> from dsh_audit.redact import Placeholders
-        >>> r = Redactor(Placeholders(b"salt"))
-        >>> a = redact_host("10.0.0.7:8080", r)
-        >>> len(a), a.count("."), a == redact_host("10.0.0.7:8080", r) != "10.0.0.7:8080"
-        (13, 3, True)
-    """
-    try:
-        if "@" not in host and urlsplit("//" + host).hostname in public_hosts():
-            return host
-    except ValueError:
-        pass
-    return redact_ascii(host, redactor)
-
-
-def redact_ascii(text: str, redactor: Redactor) -> str:
-    """The placeholder of ``text`` in printable ASCII, as long as it in characters, the same
-    wherever it stands: a digit for a digit, a letter for a letter (its case kept), printable
-    ASCII punctuation and spaces kept, a lowercase letter for anything else (a character past
-    ASCII, a control: a route file's header value holds none of them, and re-reads as written).
-
-    Example:
-        >>> from dsh_audit.redact import Placeholders
-        >>> r = Redactor(Placeholders(b"salt"))
-        >>> a = redact_ascii("équipe café\n", r)
-        >>> len(a), a.isascii(), a.isprintable(), a == redact_ascii("équipe café\n", r) != "équipe café\n"
-        (12, True, True, True)
-    """
-    drawn = redactor.placeholders.plain(text, lines=False)  # salted, prefix-preserving: the draw per character
-    if len(drawn) != len(text):  # never so (one drawn character a character): letters of its draw then
-        drawn = (drawn * (len(text) // max(len(drawn), 1) + 1))[:len(text)] if drawn else "x" * len(text)
-    return "".join(_DIGITS[ord(d) % 10] if c in _DIGITS else _LOWER[ord(d) % 26] if c in _LOWER
-                   else _LOWER[ord(d) % 26].upper() if c in _UPPER else c if c.isascii() and c.isprintable()
-                   else _LOWER[ord(d) % 26] for c, d in zip(text, drawn))
-
-
-def _url_host(url: str, kept: str, redactor: Redactor) -> str:
-    """``kept`` (``url`` as kept, of its length) with the host and port of ``url`` replaced
-    (:func:`redact_host`); a path without a host is left as it is."""
-    try:
-        netloc = urlsplit(url).netloc
-    except ValueError:
-        return kept
-    start = url.find("//") + 2
-    if not netloc or start < 2 or url[start:start + len(netloc)] != netloc or len(kept) != len(url):
-        return kept
-    return kept[:start] + redact_host(netloc, redactor) + kept[start + len(netloc):]
-
-
 #: The longest text :class:`LogRedactor` remembers replacing: a text kept elsewhere is a structural
 #: value (a mode, a status, an enum-like setting), short; a longer one is kept only in a ``--keep`` part.
 _REMEMBERED = 64
@@ -174,19 +86,6 @@ class LogRedactor(Redactor):
         if self.reading_log and new != text and len(text) <= _REMEMBERED:
             self.replaced.add(text)
         return new
-
-
-def redact_url(url: str, redactor: Redactor) -> str:
-    """A captured URL (or request path), kept without its secrets: those of its shape (a provider key,
-    ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
-    name says credential (``?token=abc``: :func:`._secrets.credential_name`), whatever its length."""
-    kept = redactor.keep_text(url)
-    for match in _QUERY_PARAMETER.finditer(url):
-        start, end = match.span(2)
-        if start < end and kept[start:end] == url[start:end] and credential_name(unquote(match.group(1))):
-            value = redactor.replace_named(match.group(2), unquote(match.group(1)), "url_parameter")
-            kept = kept[:start] + value + kept[end:]
-    return _url_host(url, kept, redactor)
 
 
 def _strings(body: bytes | None) -> dict[JsonPath, str]:
@@ -374,7 +273,7 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
             continue
         if str(name).lower() == "content-length":
             lengths[name] = str(size) if isinstance(value, str) else size
-        elif (host := _host_value(str(name), value, redactor)) is not None:
+        elif (host := host_value(str(name), value, redactor)) is not None:
             lengths[name] = host
         kept[name] = None if name in lengths else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
@@ -517,7 +416,7 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             continue
         fixed = size is not None and name.lower() == "content-length"
         value = header.get("value")
-        host = None if fixed else _host_value(name, value, redactor)
+        host = None if fixed else host_value(name, value, redactor)
         entry = redactor.value({**header, "name": name, "value": None if fixed or host is not None else value},
                                kept=True)
         if fixed:

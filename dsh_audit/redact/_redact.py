@@ -5,17 +5,15 @@ bodies) and its redacted route configuration (``<log>.routes.yml``, when one ren
 :mod:`._routes`), and a manifest
 ``<log>.manifest.json`` naming the dsh-audit version, the format version and a digest of every
 verdict (never the salt). Each file (and a folder capture) is written to a temporary name and renamed
-into place, so a failure leaves nothing partial; no output may be, or resolve to, an input (checked with
-:class:`dsh_audit.log.ProtectedInputs` before anything is read).
+into place (:meth:`dsh_audit.log.ProtectedInputs.staged`), so a failure leaves nothing partial; no output
+may be, or resolve to, an input or another output (checked by :meth:`dsh_audit.log.ProtectedInputs.guard`,
+the guard of every command's outputs, before anything is read).
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import secrets as _random
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
@@ -25,12 +23,12 @@ from typing import IO, Any
 from .._version import __version__
 from ..capture import LOADERS, CapturedRequest, load_capture
 from ..errors import DshAuditError, UnreadableError, UsageError
-from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_stream, special_kind
+from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_stream
 from ..report import dumps_pretty
 from ..session import Headers, Session, dsh_homes_of, find_parent, nearby_logs, open_session, routes_from
 from ..wire import PiRoutes, home_route_files, load_routes
-from ._capture import (META_SUFFIX, LogRedactor, redact_ascii, redact_body_folder, redact_capture_lines, redact_har,
-                       redact_url)
+from ._capture import META_SUFFIX, LogRedactor, redact_body_folder, redact_capture_lines, redact_har
+from ._hosts import redact_ascii, redact_url
 from ._chunks import ChunkStreams
 from ._log import LogRewriter, drain, teed
 from ._placeholder import Placeholders
@@ -127,53 +125,6 @@ class BundleCheck:
         return not self.mismatched
 
 
-def _guard(evidence: ProtectedInputs, target: Path, *, what: str, hint: str) -> None:
-    """Refuse an output that is, or resolves to (symlink, hard link, ``..``), one of the inputs."""
-    found = evidence.input_at(target)
-    if found is not None:
-        raise UsageError(f"the {what} would overwrite the input {found}", path=str(target), hint=hint)
-
-
-def _check_target(target: Path, *, force: bool, what: str, hint: str) -> None:
-    if target.is_dir():
-        raise UsageError(f"the {what} is a folder", path=str(target), hint=hint)
-    kind = special_kind(target)
-    if kind is not None:  # renaming the redacted file over it would replace the FIFO or device itself
-        raise UsageError(f"the {what} is {kind}, not a file", path=str(target),
-                         hint="write it to a file, or to stdout with -o -")
-    if target.exists() and not force:
-        raise UsageError(f"the {what} already exists", path=str(target), hint="pass --force to replace it")
-    if not target.parent.is_dir():
-        raise UsageError(f"the {what}'s folder does not exist", path=str(target.parent), hint=hint)
-
-
-def _check_folder_target(target: Path, inputs: Iterable[Path], log: Iterable[Path], *, force: bool,
-                         hint: str) -> None:
-    """Refuse a folder output (a body folder's redaction) that holds an input or the redacted log, is a
-    file, or exists without ``force``; ``force`` replaces only a folder of ``*.json`` files."""
-    real = os.path.realpath(target).rstrip(os.sep) + os.sep
-    for item in inputs:
-        if os.path.realpath(item).startswith(real):
-            raise UsageError(f"the capture output would replace the folder holding the input {item}", path=str(target),
-                             hint=hint)
-    for item in log:
-        if os.path.realpath(item).startswith(real):
-            raise UsageError(f"the capture output folder would hold {item}", path=str(target), hint=hint)
-    if target.exists() and not target.is_dir():
-        raise UsageError("the capture output is a file (a folder of bodies is redacted to a folder)", path=str(target),
-                         hint=hint)
-    if target.exists():
-        if not force:
-            raise UsageError("the capture output already exists", path=str(target), hint="pass --force to replace it")
-        other = next((p.name for p in sorted(target.iterdir())
-                      if p.is_symlink() or not p.is_file() or p.suffix != ".json"), None)
-        if other is not None:
-            raise UsageError(f"the capture output holds {other!r}, not a body or sidecar: --force replaces only a "
-                             "folder of *.json files", path=str(target), hint=hint)
-    if not target.parent.is_dir():
-        raise UsageError("the capture output's folder does not exist", path=str(target.parent), hint=hint)
-
-
 def _capture_format(path: Path) -> str:
     """The capture format of ``path`` (as :func:`dsh_audit.capture.load_capture` sniffs it), when
     redact can rewrite it: ``wire-jsonl``, ``har`` or ``body-folder``."""
@@ -192,73 +143,8 @@ def _capture_format(path: Path) -> str:
     return str(name)
 
 
-@contextmanager
-def _temporary(target: Path) -> Iterator[tuple[IO[bytes], Path]]:
-    """A temporary file beside ``target``, removed unless the caller renamed it.
-
-    Raises:
-        UsageError: the folder of ``target`` takes no new file (not writable, a read-only file system).
-    """
-    try:
-        handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False)
-    except OSError as exc:
-        raise _unwritable(target, exc) from None
-    temp = Path(handle.name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(temp, 0o666 & ~umask)  # as an ordinary new file, not the temporary file's 0600
-    try:
-        with handle:
-            yield handle, temp
-    finally:
-        if temp.exists():
-            temp.unlink()
-
-
-@contextmanager
-def _temporary_folder(target: Path, files: dict[str, bytes]) -> Iterator[Path]:
-    """A temporary folder beside ``target`` holding ``files`` (name -> bytes), removed unless the
-    caller renamed it.
-
-    Raises:
-        UsageError: the folder of ``target`` takes no new folder.
-    """
-    try:
-        temp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    except OSError as exc:
-        raise _unwritable(target, exc) from None
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(temp, 0o777 & ~umask)  # as an ordinary new folder, not the temporary folder's 0700
-        for name, data in files.items():
-            with open(temp / name, "xb") as handle:
-                handle.write(data)
-        yield temp
-    finally:
-        if temp.exists():
-            shutil.rmtree(temp)
-
-
-#: What only writing a file fails with (a full disk, a quota, a file too large, a read-only file system).
-_WRITE_ERRORS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS") if hasattr(errno, name))
-
-
-def _unwritable(target: Path, exc: OSError) -> UsageError:
-    """The one-line error of an output that cannot be written where it was asked for."""
-    return UsageError(f"cannot write {target.name!r} there: {exc.strerror or exc}", path=str(target.parent),
-                      hint="write the redacted files to a folder you can write to (-o, --capture-output)")
-
-
-def _replace_folder(temp: Path, target: Path) -> None:
-    """Rename the folder ``temp`` to ``target``, replacing a folder already there (``--force``)."""
-    if not target.is_dir():
-        os.replace(temp, target)
-        return
-    aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old"))
-    os.replace(target, aside / target.name)
-    os.replace(temp, target)
-    shutil.rmtree(aside)
+#: What to do when an output's folder takes no new file (or the disk fills while it is written).
+_UNWRITABLE = "write the redacted files to a folder you can write to (-o, --capture-output)"
 
 
 def _read(path: Path) -> bytes:
@@ -432,8 +318,11 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         UsageError: an empty salt, an unknown ``keep`` part, ``tools`` kept with ``tool_names=False``
             (``--keep tools`` keeps the tool names ``--redact-tool-names`` would replace: the two
             contradict each other), an output that exists without
-            ``force``, an output (log, manifest or capture) that is or resolves to an input (or,
-            for a folder capture, lies inside it or holds it), a capture format redact cannot rewrite.
+            ``force``, an output (log, manifest, route file or capture) that is or resolves to an input
+            or another of its outputs (or, for a folder capture, lies inside it or holds it), that
+            is a folder, a FIFO or a device, or whose folder does not exist or takes no new file (all in
+            the words of :meth:`dsh_audit.log.ProtectedInputs.guard`, as every command's), a capture
+            format redact cannot rewrite.
         DshAuditError: the log or the capture cannot be read.
 
     Example:
@@ -455,51 +344,48 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         raise UsageError("the salt is empty", hint="give a non-empty --salt, or none for a random one")
     key = _salt_bytes(salt) if isinstance(salt, str) else salt if salt is not None else _random.token_bytes(32)
     capture_source = Path(capture) if capture is not None else None
+    inputs = (source, capture_source, None if routes is None or isinstance(routes, PiRoutes) else Path(routes))
+    manifest, route_target, capture_target = _targets(inputs, target, capture_output, force=force,
+                                                      routed=routes is not None)
+    config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
+    redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
+    return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
+                  lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture,
+                  route_target=route_target)
+
+
+def _targets(inputs: tuple[Path | None, ...], target: Path, capture_output: str | os.PathLike[str] | None, *,
+             force: bool, routed: bool) -> tuple[Path, Path | None, Path | None]:
+    """Where the redacted files go: the manifest, the route file (when ``routed``) and the capture
+    output (when ``inputs`` has a capture, its second item), each refused by
+    :meth:`dsh_audit.log.ProtectedInputs.guard` (in its one wording for every command) when it is, or
+    resolves to, an input or another of these outputs, exists without ``force``, or cannot be written;
+    a body folder's capture output is a folder (never one that holds an input or another output)."""
+    capture_source = inputs[1]
     evidence = ProtectedInputs()
-    for item in (source, capture_source, None if routes is None or isinstance(routes, PiRoutes) else Path(routes)):
+    for item in inputs:
         if item is not None:
             evidence.add(str(item))
     manifest = manifest_path(target)
-    _guard(evidence, target, what="output", hint="choose another -o path")
-    _guard(evidence, manifest, what="manifest", hint="choose another -o path (the manifest is OUTPUT.manifest.json)")
-    capture_target = None
-    capture_hint = "choose another --capture-output path"
-    if capture_source is not None:
-        if capture_output is None:
-            capture_target = target.parent / (capture_source.name or Path(os.path.abspath(capture_source)).name)
-            capture_hint = "pass --capture-output (the default is the capture's name beside -o)"
-        else:
-            capture_target = Path(capture_output)
-        _guard(evidence, capture_target, what="capture output", hint=capture_hint)
-        if os.path.realpath(capture_target) == os.path.realpath(capture_source):
-            raise UsageError(f"the capture output would overwrite the input {capture_source}", path=str(capture_target),
-                             hint=capture_hint)
-        if os.path.realpath(capture_target) in (os.path.realpath(target), os.path.realpath(manifest),
-                                                os.path.realpath(routes_path(target))):
-            raise UsageError("the capture output is the redacted log or its manifest", path=str(capture_target),
-                             hint=capture_hint)
-    _check_target(target, force=force, what="output", hint="choose another -o path")
-    _check_target(manifest, force=force, what="manifest", hint="choose another -o path")
-    route_target = routes_path(target) if routes is not None else None
-    if route_target is not None:
-        routes_hint = "choose another -o path (the redacted route file is OUTPUT.routes.yml)"
-        _guard(evidence, route_target, what="route file", hint=routes_hint)
-        _check_target(route_target, force=force, what="route file", hint=routes_hint)
-    if capture_target is not None and capture_source is not None and capture_source.is_dir():
-        _check_folder_target(capture_target, (source, capture_source), (target, manifest), force=force,
-                             hint=capture_hint)
-    elif capture_target is not None:
-        _check_target(capture_target, force=force, what="capture output", hint=capture_hint)
-    config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
-    redactor = LogRedactor(Placeholders(key), keep=kept, tool_names=tool_names)
-    try:
-        return _write(source, target, manifest, capture_source, capture_target, redactor, config, kept, tool_names,
-                      lenient=lenient, identifiers=identifiers, alone=alone, any_capture=any_capture,
-                      route_target=route_target)
-    except OSError as exc:
-        if exc.errno not in _WRITE_ERRORS:
-            raise
-        raise _unwritable(target, exc) from None
+    route_target = routes_path(target) if routed else None
+    for path, what, hint in ((target, "output", None),
+                             (manifest, "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"),
+                             (route_target, "route file",
+                              "choose another -o path (the redacted route file is OUTPUT.routes.yml)")):
+        if path is not None:
+            evidence.guard(path, what=what, force=force, hint=hint)
+            evidence.claim(path, what=what)
+    if capture_source is None:
+        return manifest, route_target, None
+    hint = None
+    if capture_output is None:  # the capture's name beside -o
+        capture_target = target.parent / (capture_source.name or Path(os.path.abspath(capture_source)).name)
+        hint = "pass --capture-output (the default is the capture's name beside -o)"
+    else:
+        capture_target = Path(capture_output)
+    evidence.guard(capture_target, what="capture output", force=force, folder=capture_source.is_dir(),
+                   replaces=(".json",), hint=hint)
+    return manifest, route_target, capture_target
 
 
 def _write(source: Path, target: Path, manifest: Path, capture_source: Path | None, capture_target: Path | None,
@@ -511,7 +397,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
     rename the files into place (the outputs were checked by :func:`redact`)."""
     streams = ChunkStreams(redactor)
     # the headers of the logs beside the source, each read once: for its children's ids, and its parent
-    with _temporary(target) as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers, \
+    with _staged_file(target, what="output") as (log_out, log_temp), closing(Headers(lenient=lenient)) as headers, \
             closing(_Identifiers(streams.record, redactor.placeholders, source, headers, identifiers)) as learn, \
             ExitStack() as parent_logs:
         rewriter = LogRewriter(log_out, learn.record, path=str(source))
@@ -546,7 +432,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         # the copy's verdicts are rendered with the route file the bundle carries, as check_bundle renders them
         route_temp, bundle_config = None, None
         if config is not None and route_target is not None:
-            route_out, route_temp = parent_logs.enter_context(_temporary(route_target))
+            route_out, route_temp = parent_logs.enter_context(_staged_file(route_target, what="route file"))
             document = redacted_routes(config, url=lambda url: redact_url(url, redactor),
                                        value=lambda text: redact_ascii(text, redactor))
             route_out.write(dumps_pretty(document).encode("utf-8") + b"\n")
@@ -569,8 +455,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 lines, dropped = redact_capture_lines(raw.splitlines(), captures, original, redacted, redactor,
                                                       path=str(capture_source))
                 capture_data = b"".join(lines)
-        with _staged_capture(capture_target or target, capture_data, capture_files) as capture_temp:
-            after_captures = load_capture(capture_temp, format=capture_format) if captures is not None else None
+        with _staged_capture(capture_target, capture_data, capture_files) as capture_temp:
+            after_captures = None if capture_temp is None else load_capture(capture_temp, format=capture_format)
             after = session_verdicts(redacted, after_captures,
                                      parent=_parent(redacted_parent_log, redacted, lenient=lenient,
                                                     config=bundle_config))
@@ -590,35 +476,44 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes),
                 routes=config is not None, unrendered=unrendered,
                 parent=None if parent is None else parent.id, route_file=route_target)
-            with _temporary(manifest) as (manifest_out, manifest_temp):
+            with _staged_file(manifest, what="manifest") as (manifest_out, manifest_temp):
                 # written as every JSON output is: a parent id's lone surrogate, C1 control or bidi
                 # character as its \uXXXX escape (orjson refuses the first, and would write the others raw)
                 manifest_out.write(dumps_pretty(_manifest(result, before, kept, tool_names)).encode("utf-8"))
                 manifest_out.write(b"\n")
                 manifest_out.flush()
-                os.replace(log_temp, target)
-                if route_temp is not None and route_target is not None:
-                    os.replace(route_temp, route_target)
-                if capture_target is not None and capture_files is not None:
-                    _replace_folder(capture_temp, capture_target)
-                elif capture_target is not None:
-                    os.replace(capture_temp, capture_target)
-                os.replace(manifest_temp, manifest)
+                for temp, path in ((log_temp, target), (route_temp, route_target), (capture_temp, capture_target),
+                                   (manifest_temp, manifest)):
+                    if temp is not None and path is not None:
+                        ProtectedInputs.commit(temp, path)  # a body folder replaces the folder there (--force)
     return result
 
 
 @contextmanager
-def _staged_capture(target: Path, data: bytes, files: dict[str, bytes] | None) -> Iterator[Path]:
-    """The redacted capture under a temporary name beside ``target``: a file of ``data``, or a
-    folder of ``files`` when given."""
-    if files is not None:
-        with _temporary_folder(target, files) as folder:
+def _staged_file(target: Path, *, what: str) -> Iterator[tuple[IO[bytes], Path]]:
+    """A new temporary file beside ``target``, open for writing, removed unless renamed into place
+    (:meth:`dsh_audit.log.ProtectedInputs.staged`; ``what``: the output, for its errors)."""
+    with ProtectedInputs.staged(target, what=f"the {what}", hint=_UNWRITABLE) as temp, open(temp, "wb") as handle:
+        yield handle, temp
+
+
+@contextmanager
+def _staged_capture(target: Path | None, data: bytes, files: dict[str, bytes] | None) -> Iterator[Path | None]:
+    """The redacted capture under a temporary name beside ``target`` (None: no capture): a file of
+    ``data``, or a folder of ``files`` when given."""
+    if target is None:
+        yield None
+    elif files is not None:
+        with ProtectedInputs.staged(target, what="the capture output", folder=True, hint=_UNWRITABLE) as folder:
+            for name, body in files.items():
+                with open(folder / name, "xb") as handle:
+                    handle.write(body)
             yield folder
-        return
-    with _temporary(target) as (out, temp):
-        out.write(data)
-        out.flush()
-        yield temp
+    else:
+        with _staged_file(target, what="capture output") as (out, temp):
+            out.write(data)
+            out.flush()
+            yield temp
 
 
 def _family(source: Path, target: Path, session: Session, *, alone: bool,

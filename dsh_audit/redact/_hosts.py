@@ -1,0 +1,216 @@
+"""The gateway's address in a capture and a route file: which hosts stay, and the placeholder of the others.
+
+A captured request names the host it went to: the ``host`` header (and a proxy's ``x-forwarded-host``,
+``x-forwarded-server``, ``x-original-host``, RFC 7239's ``Forwarded``), a URL (a wire record's ``url``,
+a HAR ``url``, ``origin``, ``referer``, ``location``, a route file's ``baseURL``) and a HAR entry's
+``serverIPAddress``. A private gateway's address identifies its owner: it becomes a placeholder of the
+same length, the same one wherever it stands (:func:`redact_host`). The host of a public vendor API
+stays, so a reader sees the route: only a host that is exactly one pi-ai's catalog names
+(:func:`._routes.public_hosts`: ``api.anthropic.com``, ``api.openai.com``, ``api.deepseek.com``, the
+Bedrock regions it lists...), in any letter case, with no port or HTTPS's ``:443``. Anything else loses
+its address: a host under a vendor's domain (``gw.internal.anthropic.com``), one that starts like a
+vendor's (``api.deepseek.com.corp.example``), a vendor's host on another port (``api.openai.com:8443``:
+not the vendor's endpoint), a trailing dot, a character past ASCII (the Kelvin sign that lower-cases to
+``k``), punycode, an IP address.
+
+A URL's authority is read as any parser may read it (:func:`_authority`): after a web scheme's
+slashes or backslashes, however many (WHATWG reads ``https:/host`` and ``https:\\\\host`` so),
+tabs and line breaks skipped (both WHATWG and Python's ``urlsplit`` drop them), up to the first
+``/``, ``?`` or ``#`` (a backslash does not end it: ``urlsplit`` reads what follows as host). Its user
+information (before the last ``@``) is replaced whatever the host, and its host and port as a host
+header's are. An IP address keeps its shape: an IPv6 literal's hex digits stay hex digits (a redacted
+``[fd00::1]`` still parses, as ``urlsplit`` requires of a bracketed host, and so do the octets of an
+IPv4 address it ends in); an IPv4 address keeps its dots and lengths, its digits drawn.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from ._redactor import Redactor
+from ._routes import public_hosts
+from ._secrets import credential_name
+
+__all__ = ["HOST_HEADERS", "host_value", "is_public_host", "redact_ascii", "redact_host", "redact_url"]
+
+#: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
+HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
+#: The headers whose value is a URL (it may name the gateway): redacted as a captured URL is.
+_URL_HEADERS = frozenset({"origin", "referer", "location", "content-location"})
+#: The hosts RFC 7239's ``Forwarded`` header names: ``host=``, ``for=`` and ``by=`` (quoted or not).
+_FORWARDED_HOST = re.compile(r'(?i)\b(host|for|by)=("?)([^;,"\s]+)')
+_QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
+_DIGITS, _LOWER, _UPPER, _HEX = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdef"
+#: A public host as it may stand: ASCII letters, digits, dots and dashes, and at most HTTPS's own port.
+_PUBLIC_FORM = re.compile(r"([A-Za-z0-9.-]+)(?::443)?")
+#: A scheme (after what WHATWG strips first: C0 controls and spaces); the web's schemes take an authority
+#: after any number of slashes or backslashes, the others only after ``//``.
+_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.-]*):")
+_WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
+_DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
+#: A dotted quad in a placeholder (its numbers made octets again: :func:`_octets`).
+_QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
+
+
+def is_public_host(host: str) -> bool:
+    """Whether ``host`` (a ``host[:port]`` as a header or a URL's authority holds it) is exactly a
+    public vendor API's host: one pi-ai's catalog names, in any ASCII letter case, with no port or
+    ``:443``. Nothing else is: no subdomain, suffix, trailing dot, other port, user information or
+    character past ASCII.
+
+    Example:
+        >>> [is_public_host(h) for h in ("api.anthropic.com", "API.OpenAI.com:443", "api.openai.com:8443",
+        ...                               "gw.internal.anthropic.com", "api.deepseek.com.corp.example")]
+        [True, True, False, False, False]
+    """
+    match = _PUBLIC_FORM.fullmatch(host)
+    return match is not None and match[1].lower() in public_hosts()
+
+
+def host_value(name: str, value: Any, redactor: Redactor) -> str | None:
+    """The redacted value of a header that names a host (:data:`HOST_HEADERS`, a URL-valued one,
+    ``Forwarded``), or None for any other header (or a value that is no string).
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> v = host_value("Forwarded", 'for=10.1.2.3;host="gw.corp:8443";proto=http', r)
+        >>> "10.1.2.3" in v or "gw.corp" in v, v.endswith(";proto=http"), host_value("accept", "*/*", r)
+        (False, True, None)
+    """
+    lowered = name.lower()
+    if not isinstance(value, str):
+        return None
+    if lowered in HOST_HEADERS:
+        return redact_host(value, redactor)
+    if lowered in _URL_HEADERS:
+        return redact_url(value, redactor)
+    if lowered == "forwarded":
+        return _FORWARDED_HOST.sub(lambda m: f"{m[1]}={m[2]}{redact_host(m[3], redactor)}", value)
+    return None
+
+
+def redact_host(host: str, redactor: Redactor) -> str:
+    """The placeholder of a gateway's ``host[:port]`` (or IP address): as long as it, letters for letters
+    and digits for digits, its dots, colons, brackets and dashes kept, and the same wherever it stands (a
+    ``host`` header, a URL, a route file's ``baseURL``; an IP address is a prefix of its ``host:port``,
+    an IPv6 address of its bracketed form). A public vendor API's host (:func:`is_public_host`) stays.
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> a = redact_host("10.0.0.7:8080", r)
+        >>> len(a), a.count("."), a == redact_host("10.0.0.7:8080", r) != "10.0.0.7:8080"
+        (13, 3, True)
+    """
+    if is_public_host(host):
+        return host
+    bracket = host.startswith("[")
+    text = host[1:] if bracket else host  # drawn without its bracket: the bare address is its prefix
+    address = text.split("]", 1)[0] if bracket else text
+    hex_digits = 0
+    if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address.split("%", 1)[0]):
+        hex_digits = len(address.split("%", 1)[0])  # an IPv6 literal: hex stays hex, so it still parses
+    shaped = _shape(text, _drawn(text, redactor), hex_digits=hex_digits)
+    return "[" * bracket + (_octets(shaped) if hex_digits else shaped)
+
+
+def redact_ascii(text: str, redactor: Redactor) -> str:
+    """The placeholder of ``text`` in printable ASCII, as long as it in characters, the same
+    wherever it stands: a digit for a digit, a letter for a letter (its case kept), printable
+    ASCII punctuation and spaces kept, a lowercase letter for anything else (a character past
+    ASCII, a control: a route file's header value holds none of them, and re-reads as written).
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> a = redact_ascii("équipe café\\n", r)
+        >>> len(a), a.isascii(), a.isprintable(), a == redact_ascii("équipe café\\n", r) != "équipe café\\n"
+        (12, True, True, True)
+    """
+    return _shape(text, _drawn(text, redactor))
+
+
+def _drawn(text: str, redactor: Redactor) -> str:
+    """The salted, prefix-preserving draw of one character per character of ``text``."""
+    drawn = redactor.placeholders.plain(text, lines=False)
+    if len(drawn) != len(text):  # never so (one drawn character a character): letters of its draw then
+        drawn = (drawn * (len(text) // max(len(drawn), 1) + 1))[:len(text)] if drawn else "x" * len(text)
+    return drawn
+
+
+def _shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:
+    """``text`` with each character replaced by one of its class picked by ``drawn`` (see
+    :func:`redact_ascii`); the first ``hex_digits`` characters (an IPv6 address) take hex letters."""
+    out = []
+    for at, (c, d) in enumerate(zip(text, drawn)):
+        letters = _HEX if at < hex_digits else _LOWER
+        out.append(_DIGITS[ord(d) % 10] if c in _DIGITS else letters[ord(d) % len(letters)] if c in _LOWER
+                   else letters[ord(d) % len(letters)].upper() if c in _UPPER
+                   else c if c.isascii() and c.isprintable() else letters[ord(d) % len(letters)])
+    return "".join(out)
+
+
+def _octets(text: str) -> str:
+    """``text`` (an IPv6 literal's placeholder) with the numbers of each dotted quad made octets (0-255, no
+    leading zero), as the original's were, so an IPv6 address ending in an IPv4 one is still one. (An
+    IPv4 address alone keeps its digits drawn, ``891.4.1.4``: no parser reads it as one.)"""
+    def octet(number: str) -> str:
+        if len(number) > 1 and (number[0] == "0" or int(number) > 255):
+            return "1" + number[1:]
+        return number
+
+    return _QUAD.sub(lambda m: ".".join(octet(n) for n in m[0].split(".")), text)
+
+
+def _authority(url: str) -> tuple[int, int] | None:
+    """Where the authority (user information, host, port) of ``url`` stands, as WHATWG and Python's
+    ``urlsplit`` may read it (see the module), or None when it has none (a path, ``mailto:``)."""
+    at = [i for i, c in enumerate(url) if c not in _DROPPED]  # index in url of each character kept
+    clean = "".join(url[i] for i in at)
+    scheme = _SCHEME.match(clean)
+    if scheme is not None and scheme[1].lower() in _WEB_SCHEMES:
+        start = scheme.end()
+        while start < len(clean) and clean[start] in "/\\":
+            start += 1
+    else:
+        start = scheme.end() if scheme is not None else len(clean) - len(clean.lstrip("".join(map(chr, range(33)))))
+        if clean[start:start + 2] != "//":
+            return None
+        start += 2
+    end = start
+    while end < len(clean) and clean[end] not in "/?#":
+        end += 1
+    return (at[start], at[end - 1] + 1) if end > start else None
+
+
+def redact_url(url: str, redactor: Redactor) -> str:
+    """A captured URL (or request path), kept without its secrets: those of its shape (a provider key,
+    ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
+    name says credential (``?token=abc``: :func:`._secrets.credential_name`), whatever its length;
+    its user information is replaced, and its host and port as :func:`redact_host` replaces them.
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> redact_url("https://api.deepseek.com/v1/chat/completions", r)
+        'https://api.deepseek.com/v1/chat/completions'
+        >>> redact_url("https://api.deepseek.com.corp.example/v1", r).startswith("https://api.deepseek.com")
+        False
+    """
+    kept = redactor.keep_text(url)
+    for match in _QUERY_PARAMETER.finditer(url):
+        start, end = match.span(2)
+        if start < end and kept[start:end] == url[start:end] and credential_name(unquote(match.group(1))):
+            value = redactor.replace_named(match.group(2), unquote(match.group(1)), "url_parameter")
+            kept = kept[:start] + value + kept[end:]
+    span = _authority(url)
+    if span is None or len(kept) != len(url):
+        return kept
+    start, end = span
+    authority = url[start:end]
+    user = authority.rfind("@") + 1  # the last @ ends the user information, for WHATWG and urlsplit alike
+    redacted = redact_ascii(authority[:user], redactor) + redact_host(authority[user:], redactor)
+    return kept[:start] + redacted + kept[end:]
