@@ -38,9 +38,17 @@ ENVIRONMENT = (
     ("DSH_AUDIT_PROFILE", "the DSH profile whose route layers are read (`--profile`)"),
     ("DSH_AUDIT_ATTACHMENTS", "the attachment store image requests are rendered from (`--attachments`)"),
     ("DSH_AUDIT_REDACT_SALT", "`redact --salt`"),
-    ("DSH_AUDIT_<COMMAND>_<NAME>", "any option's default (click's; NAME is the option's parameter name), e.g. "
-                                   "`DSH_AUDIT_USAGE_BY=day`, `DSH_AUDIT_REQUESTS_OUTPUT_FORMAT=csv`"),
+    ("DSH_AUDIT_<COMMAND>_<OPTION>", "any option's default: OPTION is its long option without `--`, upper case, "
+                                     "dashes as underscores (`check --policy`: `DSH_AUDIT_CHECK_POLICY`), as each "
+                                     "command's help shows it; e.g. `DSH_AUDIT_USAGE_BY=day`, "
+                                     "`DSH_AUDIT_REQUESTS_FORMAT=csv`; a flag takes `1`/`true`/`yes`/`on` or "
+                                     "`0`/`false`/`no`/`off` (`DSH_AUDIT_REQUESTS_PAGER=0` is `--no-pager`). The older "
+                                     "spelling after the option's Python parameter (`DSH_AUDIT_CHECK_POLICY_PATH`) is "
+                                     "still read, after the new one. Any other `DSH_AUDIT_` variable is named in a "
+                                     "warning, with the closest one it may have meant"),
     ("DSH_AUDIT_TRACEBACK", "set: an unexpected error (exit `3`) shows its traceback instead of one line"),
+    ("DSH_AUDIT_SLOW, DSH_AUDIT_HYPOTHESIS_PROFILE", "the test suite's (`tests/README.md`): the commands leave "
+                                                     "them alone"),
     ("GITHUB_STEP_SUMMARY", "`check` appends its Markdown summary to this file"),
     ("COLUMNS", "the width of tables and wrapped lines when stdout is not a terminal (default 200)"),
 )
@@ -158,11 +166,12 @@ def render() -> str:
         commands[name] = command
     parts.append(conventions(commands))
     parts.append(environment())
-    parts.append(f"## {PROG}\n\n```text\n" + cli.get_help(context).rstrip() + "\n```\n")
+    # A context's get_help, as --help calls it: it shows each option's environment variable.
+    parts.append(f"## {PROG}\n\n```text\n" + context.get_help().rstrip() + "\n```\n")
     for name, command in commands.items():
         sub = command.context_class(command, info_name=name, parent=context,
                                     terminal_width=100, max_content_width=100, **settings)
-        parts.append(f"## {PROG} {name}\n\n```text\n" + command.get_help(sub).rstrip() + "\n```\n")
+        parts.append(f"## {PROG} {name}\n\n```text\n" + sub.get_help().rstrip() + "\n```\n")
     return "\n".join(parts)
 
 

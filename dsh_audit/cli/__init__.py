@@ -3,11 +3,18 @@
 Each command lives in its own ``cli/_<name>.py`` module exporting ``COMMANDS``; the group below
 names every command in ``_COMMANDS`` and imports a command's module only when that command is
 used (``--version`` imports none; ``--help`` imports them all to list their summaries).
+
+Every option can come from the environment variable ``DSH_AUDIT_<COMMAND>_<OPTION>``, named after
+its long option (``check --policy``: ``DSH_AUDIT_CHECK_POLICY``), which its ``--help`` shows; click's
+own name, after the option's Python parameter (``DSH_AUDIT_CHECK_POLICY_PATH``), is read after it as
+an older spelling. A ``DSH_AUDIT_*`` variable that no command reads is named in a warning, with the
+closest one it may have meant.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterable as _Iterable
 
@@ -15,6 +22,7 @@ import click
 
 from .. import _version
 from .._version import __version__
+from ._common import echo_warning as _echo_warning
 from ._common import escape_unencodable_stdout as _escape_unencodable_stdout
 from ._common import run_guarded as _run_guarded
 from ._common import silence_stdout as _silence_stdout
@@ -41,6 +49,68 @@ _COMMANDS = {
     "watch": "_watch",
 }
 
+#: What every environment variable dsh-audit reads starts with (click's ``auto_envvar_prefix``).
+_PREFIX = "DSH_AUDIT"
+
+#: The environment variables read besides the options' own (docs/cli.md says what each sets; the
+#: last two are the test suite's, tests/README.md): never named as unknown.
+_VARIABLES = frozenset({"DSH_AUDIT_ATTACHMENTS", "DSH_AUDIT_MAX_DECODED", "DSH_AUDIT_MAX_RATIO", "DSH_AUDIT_PAGER",
+                        "DSH_AUDIT_PROFILE", "DSH_AUDIT_PROGRESS_DELAY", "DSH_AUDIT_TRACEBACK",
+                        "DSH_AUDIT_SLOW", "DSH_AUDIT_HYPOTHESIS_PROFILE"})
+
+
+def _variable(*words: str) -> str:
+    """``DSH_AUDIT_<WORD>_<WORD>``: upper case, dashes as underscores (as click spells a command's part)."""
+    return "_".join((_PREFIX, *words)).upper().replace("-", "_")
+
+
+def _name_variables(command: click.Command, name: str) -> None:
+    """Name each option's environment variable after its first long option (its ``--help`` shows it).
+    click would name it after the Python parameter (``policy_path``), which a user never sees; that
+    name stays readable, after this one, as click's ``auto_envvar_prefix`` fallback."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.envvar is None and param.allow_from_autoenv:
+            long = next((opt for opt in param.opts if opt.startswith("--")), None)
+            if long is not None:
+                param.envvar = _variable(name, long.removeprefix("--"))
+
+
+def _option_variables(command: click.Command, name: str) -> dict[str, str]:
+    """Every environment variable the options of command ``name`` read -> the one its help names:
+    ``DSH_AUDIT_<COMMAND>_<OPTION>`` itself, and the older spelling after the parameter."""
+    known: dict[str, str] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and isinstance(param.envvar, str):
+            known[param.envvar] = param.envvar
+            if param.name:
+                known.setdefault(_variable(name, param.name), param.envvar)
+    return known
+
+
+def _warn_unknown_variables(ctx: click.Context) -> None:
+    """Say each ``DSH_AUDIT_*`` environment variable that no command reads, with the closest known
+    name: a misspelt one would otherwise be ignored in silence (and ``check`` gate with its default
+    policy instead of the one the variable names). The running command's variables are looked at
+    first, so that the other commands are imported only when a variable is not one of its."""
+    group = ctx.command
+    assert isinstance(group, click.Group)
+    known = {name: name for name in _VARIABLES}
+    unknown = sorted(name for name in os.environ if name.startswith(_PREFIX + "_") and name not in known)
+    for names in ([ctx.invoked_subcommand or ""], group.list_commands(ctx)):
+        for name in names:
+            command = group.get_command(ctx, name)
+            known.update(_option_variables(command, name) if command is not None else {})
+        unknown = [name for name in unknown if name not in known]
+        if not unknown:
+            return
+    import difflib  # here, not at import: a run whose variables are all known never loads it
+
+    # compared without the prefix they all share, which would make any two names look alike
+    tails = {name.removeprefix(_PREFIX): shown for name, shown in known.items()}
+    for name in unknown:
+        close = difflib.get_close_matches(name.removeprefix(_PREFIX), list(tails), n=1)
+        _echo_warning(f"{name} is not a dsh-audit variable" + (f" (did you mean {tails[close[0]]}?)" if close else ""))
+
 
 # ``--help`` lists the commands in the order of work, each section a step, each summary whole.
 _WORKFLOW = (
@@ -59,33 +129,55 @@ _WORKFLOW = (
 _HELD_HYPHEN = "\u2011"
 
 
-def _hold_hyphens(text: str) -> str:
-    return text.replace("-", _HELD_HYPHEN)
+# U+00A0 NO-BREAK SPACE, for the same reason: the "[env var:" of click's "[env var: NAME]" after an
+# option's help stays on one line ("[env" at the end of one and "var: NAME]" on the next reads badly).
+_HELD_SPACE = "\u00a0"
+_ENV_NOTE = "[env var:"
+
+
+def _hold_breaks(text: str) -> str:
+    """``text`` with no break click's wrapping may take at a hyphen, nor inside "[env var:"."""
+    return text.replace("-", _HELD_HYPHEN).replace(_ENV_NOTE, _ENV_NOTE.replace(" ", _HELD_SPACE))
 
 
 class _WholeWordFormatter(click.HelpFormatter):
     """click's help formatter, wrapping at whitespace only: the text click wraps (usage, help,
     definition lists) goes in with its hyphens held (:data:`_HELD_HYPHEN`), and every string
     written to the buffer comes out with them given back, so an option name, path or package
-    name is never split over two lines (issue 14). A U+2011 in the help itself is written as "-"."""
+    name is never split over two lines (issue 14), nor the "[env var:" click puts before an option's
+    environment variable. A U+2011 (U+00A0) in the help itself is written as "-" (" ")."""
 
     def write(self, string: str) -> None:
-        super().write(string.replace(_HELD_HYPHEN, "-"))
+        super().write(string.replace(_HELD_HYPHEN, "-").replace(_HELD_SPACE, " "))
 
     def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
-        super().write_usage(prog, _hold_hyphens(args), prefix)
+        super().write_usage(prog, _hold_breaks(args), prefix)
 
     def write_text(self, text: str) -> None:
-        super().write_text(_hold_hyphens(text))
+        super().write_text(_hold_breaks(text))
 
     def write_dl(self, rows: _Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
-        super().write_dl([(_hold_hyphens(term), _hold_hyphens(text)) for term, text in rows], col_max, col_spacing)
+        super().write_dl([(_hold_breaks(term), _hold_breaks(text)) for term, text in rows], col_max, col_spacing)
 
 
 class _HelpContext(click.Context):
-    """The context of the group and of each of its commands: help wrapped at whitespace only."""
+    """The context of the group and of each of its commands: help wrapped at whitespace only, each
+    option's environment variable shown after its help."""
 
     formatter_class = _WholeWordFormatter
+
+    def get_help(self) -> str:
+        # click's show_envvar, set for the help only: set for good, it would also put the variable in
+        # every error about the option's value ("--jobs (env var: ...)") wherever the value came from.
+        options = [param for param in self.command.params if isinstance(param, click.Option) and param.envvar
+                   and not param.show_envvar]
+        for option in options:
+            option.show_envvar = True
+        try:
+            return super().get_help()
+        finally:
+            for option in options:
+                option.show_envvar = False
 
 
 class _LazyGroup(click.Group):
@@ -97,6 +189,7 @@ class _LazyGroup(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         # A command's own context_class makes its --help's context (click.Command.make_context).
         cmd.context_class = _HelpContext
+        _name_variables(cmd, name or cmd.name or "")
         super().add_command(cmd, name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -138,12 +231,13 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup,
-             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "DSH_AUDIT"})
-@click.version_option(__version__, prog_name="dsh-audit", message=(
+             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": _PREFIX})
+@click.version_option(__version__, prog_name="dsh-audit", allow_from_autoenv=False, message=(
     f"%(prog)s %(version)s: reads DSH session logs of format v{_version.LOG_FORMATS[0]}-v{_version.LOG_FORMATS[-1]} "
     f"(v0 as DSH {_version.DSH_RELEASE} reads it; --max-version 0 reads only v0, as that release does) and "
     f"renders DSH's native DeepSeek requests and pi-ai {_version.PI_AI_RELEASE}'s Anthropic and OpenAI ones"))
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Replay and audit DeepSeek Harness (DSH) session logs.
 
     Every LLM request DSH sends is a pure function of its session log; dsh-audit rebuilds those
@@ -153,6 +247,7 @@ def cli() -> None:
     Example:
         dsh-audit requests ~/.dsh/sessions
     """
+    _warn_unknown_variables(ctx)
 
 
 def main() -> None:
