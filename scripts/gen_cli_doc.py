@@ -22,9 +22,6 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 #: The console script's name (pyproject.toml ``[project.scripts]``): click's completion variable is made from it.
 PROG = "dsh-audit"
 
-#: Commands whose PATH is a path only: they do not look a session id or ``latest`` up (yet).
-PATHS_ONLY = ("watch",)
-
 #: Every environment variable dsh-audit reads, and what it sets (tests/test_people_round2.py checks
 #: that each one the package names is here).
 ENVIRONMENT = (
@@ -77,7 +74,7 @@ def conventions(commands: dict[str, click.Command]) -> str:
     many = having(argument("paths", many=True))
     optional = having(argument("path"))
     one = having(argument("path", required=True))
-    referenced = [n for n in [*many, *optional, *one] if n not in PATHS_ONLY]
+    referenced = [*many, *optional, *one]
     windowed = [name for name in having(option("--since")) if name in having(option("--until"))]
     since_only = [name for name in having(option("--since")) if name not in windowed]
     files = [f"`{name} {next(o for o in p.opts if o.startswith('--'))}`" for name, command in commands.items()
@@ -92,17 +89,19 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "`latest` (the session `dsh-audit sessions` lists first), a session id, or a unique prefix of one (with or "
         "without its `session-`), looked up under `$DSH_HOME/sessions` (else `~/.dsh/sessions`). A path that "
         "exists always wins over an id, and a name with a `/` or a log's or capture's suffix is a path; a prefix "
-        "that fits several sessions is an error naming up to five (exit `2`). " + _names(PATHS_ONLY)
-        + " takes a path only.",
+        "that fits several sessions is an error naming up to five (exit `2`).",
         "- **No PATH.** " + _names(many + optional) + " read `$DSH_HOME/sessions` (else `~/.dsh/sessions`) when "
         "given none. " + _names(one) + " read one session and need it named (a folder must hold exactly one log).",
-        "- **Order.** `requests`, `breaks`, `cache` and `check`'s table list logs newest first by the log "
-        "file's modification time when no PATH is given (equal ones by path; ordering reads no log), else the "
-        "PATHS in the order given, each one's logs by path. `sessions`, which reads every log before it lists, "
-        "orders by the last of each log's own timestamps (equal ones by path).",
+        "- **Order.** `requests`, `breaks`, `cache` and `check` (its table and every report of the run) list logs "
+        "newest first by the log file's modification time when no PATH is given (equal ones by path; ordering "
+        "reads no log), else the PATHS in the order given, each one's logs by path. `sessions` and `usage`'s rows "
+        "of sessions, which read every log before they list, order by the last of each log's own timestamps "
+        "(equal ones by path); `--sort cost` puts the costliest first (on `stats`' session ranking too).",
         "- **Time window.** `--since/--until WHEN` (" + _names(windowed) + "; " + _names(since_only) + ": "
-        "`--since` only) select by the logs' own timestamps: a date, a date-time (UTC unless it has an offset) or "
-        "an age such as `7d`; `--since` at or after `--until` is a usage error.",
+        "`--since` only) select by the logs' own timestamps: a date, `today` or `yesterday` (UTC days), a date-time "
+        "(UTC unless it has an offset) or an age such as `24h` or `7d`; `--since` at or after `--until` is a usage "
+        "error. A listing of sessions keeps the sessions active in the window, each whole; `usage` and `stats` sum "
+        "only the requests sent in it (each command's `--help` says which).",
         "- **JSON.** `--json` (" + _names(having(option("--json"))) + ") prints JSON on stdout: one object per "
         "line (`check`: its JSON report, one indented object).",
         "- **Formats.** `--format table|json|csv|markdown` (" + _names(having(option("--format"))) + "): `json` is "

@@ -101,11 +101,12 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     assert "bad\\|&lt;b&gt;\\`\\\\u0001/session.jsonl" in text  # a control character shown escaped, never raw
     assert lines[2] == ("2 log(s), 1 request(s); findings: 2 error(s), 0 warning(s), 1 info; 3 failing "
                         "(policy: defaults).")
-    assert lines[4] == "| status | log | session | requests | capture | breaks | cache hit | cost | findings |"
+    assert lines[4] == ("| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak "
+                        "| findings |")
     # its deepseek-official usage logs no cacheReadTokens: hits unknown, the request unpriced, "$?"
     # (docs/cache-accounting.md, "Unpriced requests")
     assert lines[6].startswith("| ❌ fail | ") and lines[6].endswith(
-        " | session-ok | 1 | none | 0 | n/a | $? (1 unpriced) | 1 |")
+        " | session-ok | 1 | none | 0 | n/a | $? (1 unpriced) | $? | $? | 1 |")
     assert "### Failing findings (3)" in lines
     assert format_markdown(passing).splitlines()[0] == "## dsh-audit check: ✅ passed"
     assert "<details><summary>Other findings (9)</summary>" in format_markdown(passing)

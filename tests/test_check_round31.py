@@ -194,7 +194,8 @@ def _words(text: str) -> str:
 
 def test_the_order_is_stated_in_the_same_words_everywhere() -> None:
     readme = _words((ROOT / "README.md").read_text("utf-8"))
-    assert _words("`requests`, `breaks`, `cache` and `check`'s table by the log file's modification time when no "
+    assert _words("`requests`, `breaks`, `cache` and `check` (its table and every report of the run) by the log "
+                  "file's modification time when no "
                   "PATH is given (equal ones by path; ordering reads no log), else the PATHS in the order given, "
                   "each one's logs by path.") in readme
     assert "put the newest last activity first" not in readme

@@ -178,7 +178,7 @@ def test_validate_check_and_report_read_dsh_home(command: str, tmp_path: Path, m
 # -- --since / --until: one parser, the logs' own timestamps ------------------------------------
 
 @pytest.mark.parametrize("command", TIMED)
-@pytest.mark.parametrize(("option", "value"), [("--since", "yesterday"), ("--until", "10000-01-01"),
+@pytest.mark.parametrize(("option", "value"), [("--since", "tomorrow"), ("--until", "10000-01-01"),
                                                ("--since", "2026-13-01"), ("--until", "last week")])
 def test_a_bad_time_is_a_usage_error(command: str, option: str, value: str, monkeypatch: pytest.MonkeyPatch,
                                      capsysbinary: pytest.CaptureFixture[bytes]) -> None:
@@ -186,7 +186,7 @@ def test_a_bad_time_is_a_usage_error(command: str, option: str, value: str, monk
     assert (code, out) == (2, b"")
     assert "Traceback" not in err
     assert err == (f"error: Invalid value for '{option}': cannot read {option} '{value}' (give a date "
-                   "(2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC "
+                   "(2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC "
                    f"when none) or an age such as 90s, 30m, 12h, 7d or 2w) (hint: see `dsh-audit {command} --help`)\n")
 
 

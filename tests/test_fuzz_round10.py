@@ -345,7 +345,7 @@ def _home(t: Path, m: pytest.MonkeyPatch, *args: str) -> list[str]:
 
 
 _FLASH = {"cache_miss": 0.3, "cache_read": 0.03, "output": 0.5}
-_WHEN = ("(give a date (2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC when "
+_WHEN = ("(give a date (2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC when "
          "none) or an age such as 90s, 30m, 12h, 7d or 2w) (hint: see `dsh-audit usage --help`)")
 
 

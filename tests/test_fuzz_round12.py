@@ -249,7 +249,7 @@ def test_csv_quotes_each_hostile_title_as_text(tmp_path, monkeypatch, capsys):
         "x\\u001b]0;PWN\\u0007\\u202e\\u009b<b>[red]\\u000d\\u000a::error::y"])
 
 
-_WHEN = ("(give a date (2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC when "
+_WHEN = ("(give a date (2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC when "
          "none) or an age such as 90s, 30m, 12h, 7d or 2w)")
 
 

@@ -147,9 +147,13 @@ def test_the_policy_baseline_of_a_hostile_name_is_one_error(
             "`dsh-audit check --json-report FILE`)")
     cases = [("[]", f"p.toml: {must}"), ("{a = 1}", f"p.toml: {must}"), ('""', f"p.toml: {must}"),
              ("5", f"p.toml: {must}"),
+             # the policy's baseline: its hint writes the first one (a missing file) or a new one
              (r'"\u001b]0;PWN\u0007\u202e.json"',
-              r"./\u001b]0;PWN\u0007\u202e.json: cannot read the baseline: No such file or directory " + HINT),
-             ('"."', f"./.: is a folder, not a baseline {HINT}"),
+              r"./\u001b]0;PWN\u0007\u202e.json: cannot read the baseline: No such file or directory (hint: write the "
+              r"first baseline with `dsh-audit check PATHS --json-report './\u001b]0;PWN\u0007\u202e.json'`, or check "
+              "without it with --no-baseline)"),
+             ('"."', "./.: is a folder, not a baseline (hint: write a new one with `dsh-audit check PATHS "
+                     "--no-baseline --json-report ./.` (the policy's [tool.dsh-audit.check] baseline))"),
              (r'"\ud800"', "p.toml: policy file is not valid TOML: Escaped character is not a Unicode scalar value "
                            "(at line 3, column 19)")]
     for value, said in cases:

@@ -136,8 +136,8 @@ def test_an_age_past_any_date_is_refused(tmp_path, monkeypatch, capsys, command)
     age = "9" * 400 + "w"
     code, out, err = invoke(monkeypatch, capsys, command, str(log), "--until", age)
     assert (code, out) == (2, "")
-    assert err == [f"error: Invalid value for '--until': cannot read --until {age!r} (give a date (2026-11-01), a "
-                   "date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC when none) or an age such "
+    assert err == [f"error: Invalid value for '--until': cannot read --until {age!r} (give a date (2026-11-01), today "
+                   "or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; UTC when none) or an age such "
                    f"as 90s, 30m, 12h, 7d or 2w) (hint: see `dsh-audit {command} --help`)"]
 
 

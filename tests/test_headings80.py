@@ -134,10 +134,11 @@ def test_usage_keeps_every_session_id_whole(monkeypatch, capsys, columns: int) -
     assert code == 0
     lines = out.splitlines()
     assert max(map(len, lines)) <= columns
+    # newest first by the logs' own last activity, equal ones by path, as `sessions` lists them
     assert [line.split()[0] for line in lines if re.match(r"(session-|fork-|generated)", line)] == [
-        "generated-sample", "generated-sample-fork-1", "fork-child:review", "session-sample-change",
-        "session-sample-chat", "session-sample-compaction", "session-sample-fork-parent", "session-sample-resume",
-        "session-sample-retry", "session-sample-tools", "session-sample-tools"]
+        "generated-sample", "session-sample-tools", "session-sample-tools", "session-sample-change",
+        "generated-sample-fork-1", "session-sample-fork-parent", "session-sample-compaction", "fork-child:review",
+        "session-sample-resume", "session-sample-chat", "session-sample-retry"]
 
 
 def test_a_long_id_leaves_out_a_droppable_column_before_it_is_folded(monkeypatch, capsys) -> None:
@@ -165,7 +166,8 @@ def test_a_word_wider_than_any_layout_is_cut_in_its_middle_never_folded(monkeypa
         shown[columns] = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     assert shown == {
         53: ["t", "log                       id", "─" * 53, "/home/me/se…ession.jsonl  xxxxxxxxxxxx-yyyyyyyyyyyyyy"],
-        52: ["t", "log                        id", "─" * 52, "/home/me/ses…ession.jsonl  xxxxxxxxxxxx…yyyyyyyyyyyy"],
+        # the path at its floor, the id cut only as far as the room needs (views33)
+        52: ["t", "log                       id", "─" * 52, "/home/me/se…ession.jsonl  xxxxxxxxxxxx…yyyyyyyyyyyyy"],
         30: ["t", "log  /home/me/ses…ession.jsonl", "id   xxxxxxxxxxxx…yyyyyyyyyyyy"]}
 
 

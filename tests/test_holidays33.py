@@ -98,9 +98,13 @@ def test_a_2028_session_says_the_caveat_once_on_stderr(home: Path, monkeypatch: 
                                                       capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, command[0], str(home), *command[1:])
     assert (code, err) == (0, [NOTE_2028])
-    assert "holidays" not in out  # not in a table, nor in the JSON on stdout
+    if command[:2] == ["check", "--json-report"]:  # the JSON report's place for it: its caveats
+        assert json.loads(out)["caveats"] == [NOTE_2028.removeprefix("note: ")]
+    else:
+        assert "holidays" not in out  # not in a table, nor in the JSON on stdout
     if command[:2] == ["usage", "--json"]:
-        assert sorted(json.loads(out)) == ["by", "logs_failed", "prices", "rows", "sessions", "total", "unpriced"]
+        assert sorted(json.loads(out)) == ["by", "logs_failed", "prices", "rows", "sessions", "sort", "total",
+                                           "unpriced"]
     if command[0] == "check" and command[1] == "--markdown":
         lines = Path("summary.md").read_text("utf-8").splitlines()
         note = [k for k, line in enumerate(lines) if line.startswith("Note:")]
@@ -108,7 +112,9 @@ def test_a_2028_session_says_the_caveat_once_on_stderr(home: Path, monkeypatch: 
             "Note: the deepseek price table lists no holidays of 2028 \\(its holiday list covers 2026, 2027\\): "
             "requests of 2028 are priced by the weekday rule alone, a public holiday at the peak rate; give the "
             'holidays of 2028 with --prices FILE \\(the "holidays" of the deepseek window\\)']
-        assert lines[note[0] - 2].startswith("| ✅ pass |") and lines[note[0] - 1] == ""  # under the sessions' table
+        # under the sessions' table and its totals row
+        assert lines[note[0] - 3].startswith("| ✅ pass |") and lines[note[0] - 2].startswith("| **total** |")
+        assert lines[note[0] - 1] == ""
 
 
 def test_explain_and_report_say_it_too(home: Path, monkeypatch: pytest.MonkeyPatch,

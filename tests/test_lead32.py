@@ -62,9 +62,9 @@ def test_diff_finds_the_capture_beside_each_log_as_check_does(
     assert Counter((row["capture_source"].split(" line ")[0], row["verdict"]) for row in rows) == {
         ("rec/a-chat/wire.jsonl", "identical"): 3, ("rec/b-tools/wire.jsonl", "identical"): 9}
     assert err == [f"note: {lone.relative_to(tmp_path)}: no capture given or found beside the log (wire.jsonl): "
-                   "not compared",
-                   "note: capture rec/a-chat/wire.jsonl found beside 1 log(s) (--capture FILE names another)",
-                   "note: capture rec/b-tools/wire.jsonl found beside 1 log(s) (--capture FILE names another)"]
+                   "not compared",  # the captures found: one note a run (views33), not one a capture
+                   "note: capture found beside 2 log(s): 2 files (wire.jsonl), each compared with the logs beside "
+                   "or below it (--capture FILE names one for all)"]
     code, out, err = invoke(monkeypatch, capsys, "diff", "rec/lone")
     assert (code, out, err) == (2, "", ["error: rec/lone: no capture given or found beside the log (wire.jsonl) "
                                         "(hint: pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of "

@@ -179,12 +179,16 @@ def test_breaks_csv_writes_no_previous_request_empty(home: Path, monkeypatch: py
 def test_check_csv_writes_the_hit_ratio_as_a_number(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "check", str(B_TOOLS / "home"), "--format", "csv")
-    assert code == 0 and out.splitlines()[1].split(",")[4:] == ["9", "9/9 identical", "0", "0.8643765600855818", "0"]
+    assert code == 0 and out.splitlines()[0].split(",")[4:] == ["requests", "capture", "breaks", "hit ratio", "cost",
+                                                                "unpriced", "findings"]
+    # the title call logged no usage: its cost is a lower bound, one request unpriced
+    assert out.splitlines()[1].split(",")[4:] == ["9", "9/9 identical", "0", "0.8643765600855818", "0.001660728", "1",
+                                                  "0"]
     code, out, _ = invoke(monkeypatch, capsys, "check", str(B_TOOLS / "home"), "--json")
     assert json.loads(out)["sessions"][0]["cache"]["actual_hit_ratio"] == 0.8643765600855818  # the same number
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = invoke(monkeypatch, capsys, "check", str(B_TOOLS / "home"))
-    assert code == 0 and "│ 9/9 identical │      0 │     86.4% │        0 │" in out
+    assert code == 0 and "│ 9/9 identical │      0 │     86.4% │ ≥$0.0017 │        0 │" in out
 
 
 # -- 3. one order: newest first ---------------------------------------------------------------------
@@ -217,15 +221,15 @@ def test_check_at_80_columns_is_a_table(home: Path, monkeypatch: pytest.MonkeyPa
     code, out, _ = invoke(monkeypatch, capsys, "check")
     assert code == 0 and [line.rstrip() for line in out.splitlines()] == [
         "dsh-audit check",
-        "┏━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┓",
-        "┃ status ┃ session      ┃ requests ┃ capture ┃ breaks ┃ findings ┃",
-        "┡━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━┩",
-        "│ ok     │ session-bbb2 │        1 │ none    │      0 │        1 │",
-        "│ ok     │ session-ccc3 │        1 │ none    │      0 │        1 │",
-        "│ ok     │ session-aaa1 │        1 │ none    │      0 │        1 │",
-        "└────────┴──────────────┴──────────┴─────────┴────────┴──────────┘",
-        "narrow terminal: cache hit (no values), log not shown (widen it,",
-        "or use --json)",
+        "┏━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━┳━━━━━━┳━━━━━━━━━━┓",
+        "┃ status ┃ session      ┃ requests ┃ capture ┃ breaks ┃ cost ┃ findings ┃",
+        "┡━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━╇━━━━━━╇━━━━━━━━━━┩",
+        "│ ok     │ session-bbb2 │        1 │ none    │      0 │   $? │        1 │",
+        "│ ok     │ session-ccc3 │        1 │ none    │      0 │   $? │        1 │",
+        "│ ok     │ session-aaa1 │        1 │ none    │      0 │   $? │        1 │",
+        "└────────┴──────────────┴──────────┴─────────┴────────┴──────┴──────────┘",
+        "narrow terminal: hit ratio (no values), log not shown (widen it, or use",
+        "--json)",
         "PASSED: 3 log(s), 3 request(s), 0 error(s), 0 warning(s), 3 info, 0 failing",
         "(policy: defaults)"]
 
@@ -238,9 +242,13 @@ def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monk
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "check", str(tmp_path / "s"))
     lines = [line.rstrip() for line in out.splitlines()]
-    assert code == 0 and lines[4:6] == ["│ ok     │ session-86ef2d28-6e7a │        1 │ none    │      0 │        1 │",
-                                        "│ ok     │ session-86ef2d28-6e7b │        1 │ none    │      0 │        1 │"]
-    assert lines[7] == "session: shortest unique prefix of its id (--json for whole ids)"
+    # boxed, the cost column would not fit 80 columns: the compact layout keeps it
+    assert code == 0 and lines[1:6] == [
+        "status  session                requests  capture  breaks  cost  findings",
+        "─" * 72,
+        "ok      session-86ef2d28-6e7a         1  none          0    $?         1",
+        "ok      session-86ef2d28-6e7b         1  none          0    $?         1",
+        "session: shortest unique prefix of its id (--json for whole ids)"]
 
 
 def _tables(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *, in_listing: bool) -> str:
@@ -310,7 +318,7 @@ def test_cli_reference_has_conventions_environment_and_completion() -> None:
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:4] == ["## Conventions", "## Environment variables", "## Shell completion", "## dsh-audit"]
     assert 'eval "$(_DSH_AUDIT_COMPLETE=bash_source dsh-audit)"' in text
-    assert "`watch` takes a path only." in text
+    assert "takes a path only" not in text  # every command that takes a PATH takes a session reference too
     source = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "dsh_audit").rglob("*.py"))
     named = set(re.findall(r"\b(DSH_AUDIT_[A-Z_]*[A-Z]|DSH_HOME|GITHUB_STEP_SUMMARY)\b", source))
     environment = text[text.index("## Environment variables"):text.index("## Shell completion")]

@@ -177,7 +177,6 @@ sessions whose cache losses cost the most,s-mixed,{path},5,4,8268,3968,0.4799225
 
 table,session,path,request,model,cause,lost tokens,lost $
 costliest cache breaks,s-mixed,{path},2,deepseek-v4-flash,header_change,1920,0.00056448
-costliest cache breaks,s-mixed,{path},4,local-coder,header_change,0,0
 """
 
 MARKDOWN = r"""### i.sqlite: fleet totals
@@ -254,9 +253,8 @@ ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens
 | session | path | request | model | cause | lost tokens | lost $ |
 | --- | --- | ---: | --- | --- | ---: | ---: |
 | s-mixed | {path} | 2 | deepseek-v4-flash | header\_change | 1920 | $0.0006 |
-| s-mixed | {path} | 4 | local-coder | header\_change | 0 | $0.0000 |
 
-ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens
+ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens; 1 break(s) that cost nothing (no token lost, or at $0) left out
 """
 
 

@@ -176,10 +176,13 @@ def test_check_records_and_status_ascii(folder):
     assert (code, err) == (0, [])
     assert [line.rstrip() for line in out.splitlines()] == [
         "dsh-audit check",  # a table at 80 columns, lesser columns left out and said so
-        "status |session                         |requests |breaks |cache hit |findings",
-        "-------+--------------------------------+---------+-------+----------+--------",
-        "ok     |s-caf\\u00e9-\\u2192-\\ud83d\\ude00 |       3 |     1 |     0.0% |       1",
-        "narrow terminal: log, capture not shown (widen it, or use --json)",
+        "+-------------------------------------------------------------------------+",
+        "| status | session                         | requests | breaks | findings |",
+        "|--------+---------------------------------+----------+--------+----------|",
+        "| ok     | s-caf\\u00e9-\\u2192-\\ud83d\\ude00 |        3 |      1 |        1 |",
+        "+-------------------------------------------------------------------------+",
+        "narrow terminal: log, capture, hit ratio, cost not shown (widen it, or use",
+        "--json)",
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
         "(policy: defaults)",
     ]

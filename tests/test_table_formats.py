@@ -243,7 +243,8 @@ def test_check_format_json_is_the_json_report_and_csv_keeps_stdout_for_csv() -> 
     assert out == run("check", str(TOOLS), "--json-report", "-")[1]
     code, out, err = run("check", str(TOOLS), "--format", "csv")
     rows = csv_rows(out)
-    assert rows[0] == ["status", "log", "session", "requests", "capture", "breaks", "cache hit", "findings"]
+    assert rows[0] == ["status", "log", "session", "requests", "capture", "breaks", "hit ratio", "cost",
+                       "unpriced", "findings"]
     assert [r[1] for r in rows[1:]] == [str(TOOLS)]
     assert "PASSED" in err or "FAILED" in err
 

@@ -147,7 +147,8 @@ def test_sessions_wide_enough_show_whole_ids(monkeypatch, capsys, uuid_home: Pat
 def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):
     code, lines, err = at_80(monkeypatch, capsys, "usage", home=uuid_home)
     assert (code, err) == (0, ["warning: 2 request(s) unpriced: usage not logged"])
-    # the title calls logged no usage: lower bounds, and "unpriced" is kept (never left out then)
+    # the title calls logged no usage: lower bounds, and "unpriced" is kept (never left out then);
+    # the sessions newest first, as `sessions` lists them
     assert lines == [
         'usage by session',
         '┏━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━┓',
@@ -155,8 +156,8 @@ def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_
         '┃ session               ┃   miss ┃ output ┃       cost ┃   off-peak ┃ unpriced ┃',
         '┡━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━┩',
         '│ 402a1ae8              │    131 │      8 │ ≥$0.000049 │ ≥$0.000024 │        1 │',
-        '│ session-86ef2d28-6e7a │    131 │      8 │ ≥$0.000049 │ ≥$0.000024 │        1 │',
         '│ session-86ef2d28-9b1c │    131 │      8 │  $0.000049 │  $0.000024 │          │',
+        '│ session-86ef2d28-6e7a │    131 │      8 │ ≥$0.000049 │ ≥$0.000024 │        1 │',
         '│ total                 │    393 │     24 │   ≥$0.0001 │   ≥$0.0001 │        2 │',
         '└───────────────────────┴────────┴────────┴────────────┴────────────┴──────────┘',
         '3 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
@@ -173,8 +174,8 @@ def test_usage_csv_keeps_whole_ids(monkeypatch, capsys, uuid_home: Path):
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--format", "csv")
     assert code == 0
     assert [line.split(",")[1] for line in out.splitlines()[1:]] == [
-        "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd",
-        "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab", "total"]
+        "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab",
+        "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "total"]
 
 
 def test_short_ids_cut_in_whole_uuid_groups():

@@ -90,7 +90,7 @@ def test_sessions_table_and_json(home: Path, monkeypatch, capsys) -> None:
 
 
 def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monkeypatch, capsys) -> None:
-    code, out, err = invoke(monkeypatch, capsys, "usage")
+    code, out, err = invoke(monkeypatch, capsys, "usage")  # the sessions in the order `sessions` lists them
     assert code == 0 and err == ["warning: 1 request(s) unpriced: no price for model 'local-coder'"
                                  " (provider deepseek-official: give --prices FILE a [providers.deepseek.models."
                                  "local-coder] table of cache_miss, cache_read and output rates)",
@@ -100,9 +100,9 @@ def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monk
         "                           cache",
         "session          requests   miss  output      cost  no cache  off-peak  unpriced",
         "────────────────────────────────────────────────────────────────────────────────",
+        "session-unknown         1   1000     100        $?        $?        $?         1",
         "session-partial         2   1000     100  ≥$0.0004  ≥$0.0004  ≥$0.0002         1",
         "session-priced          1   1000     100   $0.0004   $0.0004   $0.0002",
-        "session-unknown         1   1000     100        $?        $?        $?         1",
         "total                   4   3000     300  ≥$0.0008  ≥$0.0008  ≥$0.0004         2",
         "3 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
@@ -114,11 +114,11 @@ def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monk
     assert [(r["key"], r["cost_usd"] and r["cost_usd"]["total"], r["no_cache_cost_usd"], r["off_peak_cost_usd"],
              r["lost_cost_usd"], r["break_cost_usd"], r["unpriced_requests"], r["cost_complete"])
             for r in [*table["rows"], table["total"]]] == [
-        ("session-partial", 0.00042, 0.00042, 0.00021, 0.0, 0.0, 1, False),
-        ("session-priced", 0.00042, 0.00042, 0.00021, 0.0, 0.0, 0, True),
         # it lost no token: its lost and break costs are 0, not unknown (docs/cache-accounting.md: a loss
         # with no lost token costs $0.0000, 0 in JSON; an amount no request owes is 0)
         ("session-unknown", None, None, None, 0.0, 0.0, 1, False),
+        ("session-partial", 0.00042, 0.00042, 0.00021, 0.0, 0.0, 1, False),
+        ("session-priced", 0.00042, 0.00042, 0.00021, 0.0, 0.0, 0, True),
         ("total", 0.00084, 0.00084, 0.00042, 0.0, 0.0, 2, False)]
 
 
@@ -221,8 +221,8 @@ def test_usage_keeps_two_files_of_one_session_apart(tmp_path: Path, monkeypatch,
     second = _session(tmp_path / "b", "session-twice", model="local-coder", title=True)  # other lines: both read
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(first), str(second), "--json")
     assert code == 0
-    assert [(r["key"], r["requests"]) for r in json.loads(out)["rows"]] == [
-        (f"session-twice ({first})", 1), (f"session-twice ({second})", 2)]
+    assert [(r["key"], r["requests"]) for r in json.loads(out)["rows"]] == [  # newest first, as `sessions`
+        (f"session-twice ({second})", 2), (f"session-twice ({first})", 1)]
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(first), "--by", "turn", "--json")
     assert [r["key"] for r in json.loads(out)["rows"]] == ["session-twice turn 1"]
 

@@ -238,12 +238,19 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
         "warning: 1 request(s) unpriced: usage not logged"])
     # Before: "cache write" left out first (request #1: miss 10, read 0, cost $0.0304), then
     # "off-peak" and "no cache". Now "requests" and "off-peak" (the cost in every row: Anthropic and
-    # this route bill one rate all day) go first, then output and cache read; the writes stay.
+    # this route bill one rate all day) go first, then output and cache read; the writes stay. The
+    # sessions are newest first by their logs' last activity, as `sessions` lists them (c3 ran last).
     assert _lines(out) == [
         "usage by request",
         "                      cache  lost tokens     cache",
         "request                miss  (cost)          write      cost  no cache  unpriced",
         "─" * 80,
+        "session-e7611f7a #0       ?                      ?        $?        $?         1",
+        "session-e7611f7a #1    8078                      0        $?        $?         1",
+        "session-e7611f7a #2     144                      0        $?        $?         1",
+        "session-e7611f7a #3     165                      0        $?        $?         1",
+        "session-e7611f7a #4     156                      0        $?        $?         1",
+        "session-e7611f7a #5      74                      0        $?        $?         1",
         "session-514c4bc2 #0       ?                      ?        $?        $?         1",
         "session-514c4bc2 #1      10                   8019   $0.0304   $0.0244",
         "session-514c4bc2 #2      10                    310   $0.0039   $0.0249",
@@ -255,12 +262,6 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
         "session-514c4bc2 #8      10                    132   $0.0033   $0.0272",
         "session-514c4bc2 #9      10  8927 ($0.0308)   8917   $0.0337   $0.0270",
         "session-514c4bc2 #10     10                    169   $0.0035   $0.0274",
-        "session-e7611f7a #0       ?                      ?        $?        $?         1",
-        "session-e7611f7a #1    8078                      0        $?        $?         1",
-        "session-e7611f7a #2     144                      0        $?        $?         1",
-        "session-e7611f7a #3     165                      0        $?        $?         1",
-        "session-e7611f7a #4     156                      0        $?        $?         1",
-        "session-e7611f7a #5      74                      0        $?        $?         1",
         "total                  8717  8927 ($0.0308)  18490  ≥$0.0935  ≥$0.2631         7",
         "2 session(s); USD per 1,000,000 tokens from the price table (packaged); check",
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",

@@ -95,8 +95,10 @@ def test_a_scenario_folder_is_watched_once_with_a_note(tmp_path: Path, monkeypat
     code, out, err = invoke(monkeypatch, capsys, "watch", folder, *WATCH)
     assert code == 0 and len(out.splitlines()) == 8
     assert err[1:] == [
-        "each line: time (when sent, for the history; when seen, for a new request), session, #request "
-        "turn/step/attempt, model, prompt tokens, cache read/expected tokens, cost, verdict",
+        "each line: time (UTC; when sent, for the history; when seen, for a new request), session id (shortest "
+        "unique prefix) and title, #request turn/step/attempt, model, prompt tokens, cache read/expected tokens, "
+        "cost, verdict; a break: BREAK, its cause, the tokens it lost (their cost), the changed fields and the "
+        "evidence seqs",
         note, "watched 1 session(s): 8 request(s), 5 break(s), ≥$0.0111 (1 unpriced)"]
 
 

@@ -263,10 +263,15 @@ def test_the_history_shows_each_requests_send_time(tmp_path: Path, monkeypatch: 
     assert len(history) == 8 and all(line["history"] and line["sent"] for line in history)
     code, out, err = invoke(monkeypatch, capsys, *args)
     assert code == 0
-    assert [line.split()[0] for line in out.splitlines()] == [
-        time.strftime("%H:%M:%S", time.localtime(line["sent"])) for line in history]
-    assert err[1] == ("each line: time (when sent, for the history; when seen, for a new request), session, "
-                      "#request turn/step/attempt, model, prompt tokens, cache read/expected tokens, cost, verdict")
+    # in UTC with the date, as every other command prints a time, and as the JSON's sent_at (views33)
+    assert [" ".join(line.split()[:2]) for line in out.splitlines()] == [
+        time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(line["sent"])) for line in history]
+    assert [line["sent_at"] for line in history] == [
+        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(line["sent"])) for line in history]
+    assert err[1] == ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
+                      "(shortest unique prefix) and title, #request turn/step/attempt, model, prompt tokens, cache "
+                      "read/expected tokens, cost, verdict; a break: BREAK, its cause, the tokens it lost (their "
+                      "cost), the changed fields and the evidence seqs")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")

@@ -83,16 +83,18 @@ def test_lines_show_amounts_as_usage_does(mixed: Path, monkeypatch: pytest.Monke
     """The whole output; each line's cost is the cost cell of ``usage --by request``'s table."""
     code, out, err = invoke(monkeypatch, capsys, "watch", *WATCH)
     assert code == 0
-    when = time.strftime("%H:%M:%S", time.localtime(T0 / 1000))  # every request was sent within that second
+    # every request was sent within that second: UTC with the date, the session's id beside its title,
+    # plain numbers, and what a break lost, as `usage` and `breaks --cost` count it (views33)
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(T0 / 1000))
     assert out.splitlines() == [
-        f"{when}  s-mixed  #0 t1/s1/a1  deepseek-v4-flash  prompt 2,000  cache 0/0 expected  $0.0006  as_expected",
-        f"{when}  s-mixed  #1 t2/s1/a1  deepseek-v4-flash  prompt 2,020  cache 1,920/1,920 expected  $0.0001  "
+        f"{when}  s-mixed  #0 t1/s1/a1  deepseek-v4-flash  prompt 2000  cache 0/0 expected  $0.0006  as_expected",
+        f"{when}  s-mixed  #1 t2/s1/a1  deepseek-v4-flash  prompt 2020  cache 1920/1920 expected  $0.0001  "
         "as_expected",
-        f"{when}  s-mixed  #2 t3/s1/a1  deepseek-v4-flash  prompt 2,100  cache 0/0 expected  $0.0006  "
-        "break_explained  BREAK header_change fields system evidence seqs 33",
-        f"{when}  A title  #3 title  deepseek-v4-flash  prompt ?  cache ?/0 expected  $?  usage_unknown",
-        f"{when}  A title  #4 t4/s1/a1  local-coder  prompt 2,148  cache 2,048/0 expected  $?  break_explained  "
-        "BREAK header_change fields model evidence seqs 49"]
+        f"{when}  s-mixed  #2 t3/s1/a1  deepseek-v4-flash  prompt 2100  cache 0/0 expected  $0.0006  "
+        "break_explained  BREAK header_change lost 1920 ($0.0006) fields system evidence seqs 33",
+        f"{when}  s-mixed  A title  #3 title  deepseek-v4-flash  prompt ?  cache ?/0 expected  $?  usage_unknown",
+        f"{when}  s-mixed  A title  #4 t4/s1/a1  local-coder  prompt 2148  cache 2048/0 expected  $?  "
+        "break_explained  BREAK header_change lost 0 fields model evidence seqs 49"]
     assert err[-1] == "watched 1 session(s): 5 request(s), 2 break(s), ≥$0.0013 (2 unpriced)"
     shown = [line.split("  ")[-2] if "BREAK" not in line else line.split("  ")[-3] for line in out.splitlines()]
     code, table, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "markdown")

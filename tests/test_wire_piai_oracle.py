@@ -21,7 +21,7 @@ import pytest
 
 from dsh_audit.session import Session, open_session, route_renderer
 from dsh_audit.wire import make_renderer
-from dsh_audit.wire._piai_models import BUILTIN_MODELS
+from dsh_audit.wire._piai_models import BUILTIN_MODELS, PIAI_CATALOG
 from dsh_audit.wire._piai_routes import parse_routes
 
 ORACLE = Path(__file__).parent / "data" / "piai_oracle"
@@ -45,6 +45,7 @@ CATALOG_CASES = {
                "resp-efforts-o", "resp-nonreasoning", "resp-catalog-rest", "resp-foreign-deepseek",
                "resp-claude-switch", "resp-ids-openai", "resp-clamp-9000", "resp-clamp-20000",
                "resp-auto-compactions", "resp-edge", "resp-images"},
+    "github-copilot": {"copilot-dynamic-headers"},
 }
 #: Catalog cases whose log records a context window other than the catalog's (``request/context``).
 LOGGED_WINDOWS = {"auto-compactions-opus-47": 16000, "auto-compactions-openrouter-claude": 16000,
@@ -86,9 +87,9 @@ def options_for(record: dict[str, Any], request: Any) -> dict[str, Any]:
 
 
 def test_the_oracle_set_is_whole() -> None:
-    assert len(CASES) == 101
+    assert len(CASES) == 102
     records = [load(case) for case in CASES]
-    assert sum(len(r["requests"]) for r in records) == 722
+    assert sum(len(r["requests"]) for r in records) == 734
     assert {r["pi_ai"] for r in records} == {"0.82.1"}
     kinds = {q["kind"] for r in records for q in r["requests"]}
     assert kinds == {"loop", "title", "compaction"}
@@ -114,7 +115,7 @@ def test_catalog_cases_used_pi_ais_own_catalog_entries(provider: str) -> None:
             if given["provider"] != provider:
                 continue
             seen.add(given["id"])
-            ours = BUILTIN_MODELS[(provider, given["id"])]
+            ours = PIAI_CATALOG[(provider, given["id"])]  # BUILTIN_MODELS's, and github-copilot's
             logged = LOGGED_WINDOWS.get(case, ours.context_window)
             assert (given["api"], given["baseUrl"], given["contextWindow"], given["maxTokens"], given["reasoning"],
                     tuple(given["input"]), given.get("thinkingLevelMap"), given.get("compat", {})) == (
@@ -131,6 +132,7 @@ def test_catalog_cases_used_pi_ais_own_catalog_entries(provider: str) -> None:
                        "deepseek/deepseek-chat", "deepseek/deepseek-v3.2", "openai/gpt-5", "openai/gpt-5.1-chat",
                        "openai/gpt-5.2", "openai/gpt-5.4-mini", "openai/gpt-5.5-pro", "openai/gpt-5.6-sol"},
         "openai": {model_id for p, model_id in BUILTIN_MODELS if p == "openai"},  # all 38
+        "github-copilot": {"claude-sonnet-4.5", "claude-opus-4.6", "gemini-3.5-flash", "gpt-5.4-mini"},
     }[provider]
     assert seen == expected
 

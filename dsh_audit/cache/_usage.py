@@ -7,9 +7,10 @@ times; ``--since``/``--until`` filter requests on those times (the log's own clo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import UsageError
@@ -22,6 +23,12 @@ __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "sent_in_w
 
 #: The ``--by`` choices of ``dsh-audit usage``.
 USAGE_GROUPS = ("session", "turn", "day", "model", "window", "request")
+# The orders of :func:`usage_table`'s rows (``usage --sort``).
+_SORTS = ("time", "cost")
+# The groups whose rows are a session's (their key starts with its id): ordered by session.
+_BY_SESSION = ("session", "turn", "request")
+# The words :func:`parse_instant` reads as a UTC day, by how many days before today.
+_DAYS = {"today": 0, "yesterday": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +156,7 @@ class UsageRow:
 @dataclass(frozen=True, slots=True)
 class UsageTable:
     """``dsh-audit usage``: one row per group, the total, and what could not be priced; ``prices``
-    the price table's JSON (:meth:`~dsh_audit.cache.PriceBook.to_json`)."""
+    the price table's JSON (:meth:`~dsh_audit.cache.PriceBook.to_json`); ``sort`` the rows' order."""
 
     by: str
     rows: tuple[UsageRow, ...]
@@ -157,12 +164,13 @@ class UsageTable:
     sessions: int
     unpriced: dict[str, int]
     prices: dict[str, Any]
+    sort: str = "time"
 
     def to_json(self, *, failed: int = 0) -> dict[str, Any]:
         """``usage --json``: with ``logs_failed``, the ``failed`` logs that could not be read, left
         out of every sum (the total's ``cost_complete`` is then false, its amounts lower bounds:
-        :meth:`UsageRow.to_json`)."""
-        return {"by": self.by, "sessions": self.sessions, "logs_failed": failed,
+        :meth:`UsageRow.to_json`); ``sort``: the rows' order (:func:`usage_table`)."""
+        return {"by": self.by, "sort": self.sort, "sessions": self.sessions, "logs_failed": failed,
                 "rows": [r.to_json(tier=self.by == "request") for r in self.rows],
                 "total": self.total.to_json(failed=failed), "unpriced": self.unpriced, "prices": self.prices}
 
@@ -217,21 +225,33 @@ def sent_in_window(entry: LedgerEntry, since: float | None = None, until: float 
 
 
 def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since: float | None = None,
-                until: float | None = None, prices: dict[str, Any] | None = None) -> UsageTable:
+                until: float | None = None, prices: dict[str, Any] | None = None, sort: str = "time",
+                activity: Mapping[str, float | None] | None = None) -> UsageTable:
     """Group the requests of ``ledgers`` by ``by`` (one of :data:`USAGE_GROUPS`), keeping those
     sent in ``[since, until)`` (epoch seconds; a request without a time is dropped by a filter:
     :func:`sent_in_window`). ``prices``: the JSON of the price table the ledgers were priced with
     (:meth:`~dsh_audit.cache.PriceBook.to_json`), the table's ``prices`` when no ledger says (none
     read: an empty window); default: the first ledger's.
 
-    Rows by day, model and window are sorted by key; by session, turn and request they keep the
-    order of the logs. A row by request has its request's long-context ``tier``.
+    ``sort`` ``time`` (the default): rows by session, turn and request put the sessions newest
+    first by their log's last activity (``activity``: a ledger's path -> the latest of its log's
+    own timestamps; default, or for a path it lacks, the latest send time of its requests), as
+    ``dsh-audit sessions`` lists them, equal ones (and those with no time, last) by path, a
+    session's turns and requests in their order; rows by day, model and window by key (days
+    oldest first). ``cost``: the costliest row first (a lower bound by its amount, an unknown
+    cost last), equal ones in the ``time`` order. The total is never a row. A row by request has
+    its request's long-context ``tier``.
+
+    Raises:
+        UsageError: ``by`` or ``sort`` is not one of its choices.
 
     Example:
         >>> usage_table([], by="day").total.requests
         0
     """
-    given = list(ledgers)
+    if sort not in _SORTS:
+        raise UsageError(f"cannot sort usage by {sort!r}", hint="use --sort " + " or --sort ".join(_SORTS))
+    given = _newest_first(ledgers, activity or {}) if by in _BY_SESSION else list(ledgers)
     key = _keys(by, _session_names(given))
     rows: dict[str, UsageRow] = {}
     total = UsageRow("total")  # the sum of the rows: every request a row holds, added once more
@@ -252,18 +272,47 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
                                             entry=entry if by == "request" else None)
             row.totals.add(entry)
             total.totals.add(entry)
-    ordered = sorted(rows.values(), key=lambda r: r.key) if by in ("day", "model", "window") else list(rows.values())
-    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, found or prices or {})
+    ordered = list(rows.values()) if by in _BY_SESSION else sorted(rows.values(), key=lambda r: r.key)
+    if sort == "cost":  # stable: equal costs keep the time order
+        ordered.sort(key=_costliest)
+    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, found or prices or {}, sort)
 
 
-def parse_instant(text: str, *, end: bool = False) -> float:
+def _newest_first(ledgers: Iterable[SessionLedger], activity: Mapping[str, float | None]) -> list[SessionLedger]:
+    """``ledgers`` newest first by their log's last activity (``activity``, else their requests'
+    latest send time), equal ones and those with no time (last) by path: ``sessions``' order."""
+
+    def last(ledger: SessionLedger) -> float:
+        moment = activity.get(ledger.path)
+        if moment is None:
+            moment = max((e.sent for e in ledger.entries if e.sent is not None), default=None)
+        return float("inf") if moment is None else -moment
+
+    return sorted(sorted(ledgers, key=lambda ledger: ledger.path), key=last)
+
+
+def _costliest(row: UsageRow) -> tuple[bool, float]:
+    """The order of ``--sort cost``: what the row cost, most first (``≥$x`` by ``x``), unknown last."""
+    cost = row.known("cost")
+    return cost is None, -(cost or 0.0)
+
+
+def parse_instant(text: str, *, end: bool = False, now: float | None = None) -> float:
     """Epoch seconds of ``text``: ``YYYY-MM-DD`` (UTC midnight; with ``end``, the next midnight, so
-    ``--until 2026-12-01`` includes that day) or an ISO date-time (UTC unless it has an offset).
+    ``--until 2026-12-01`` includes that day), ``today`` or ``yesterday`` (that UTC day, as a date:
+    the day of ``now``, default the clock, or the one before) or an ISO date-time (UTC unless it
+    has an offset).
 
     Example:
         >>> parse_instant("2026-12-01"), parse_instant("2026-12-01", end=True) - parse_instant("2026-12-01")
         (1796083200.0, 86400.0)
+        >>> parse_instant("yesterday", now=1796083200.0 + 3600), parse_instant("today", end=True, now=1796083200.0)
+        (1795996800.0, 1796169600.0)
     """
+    back = _DAYS.get(text.strip().lower())
+    if back is not None:
+        day = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).date() - timedelta(days=back)
+        text = day.isoformat()
     try:
         if len(text) == 10:
             day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
@@ -271,5 +320,6 @@ def parse_instant(text: str, *, end: bool = False) -> float:
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(f"{text!r} is not a date or date-time",
-                         hint="give YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM] (UTC when no offset)") from None
+                         hint="give YYYY-MM-DD, today, yesterday or YYYY-MM-DDTHH:MM[:SS][+HH:MM] (UTC when no "
+                              "offset)") from None
     return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()

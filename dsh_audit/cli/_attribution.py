@@ -19,7 +19,8 @@ from ..errors import DshAuditError
 from ..log import discover
 from ..session import Failure, GroupResult, Headers, Session, open_group
 from ..report import dumps_line
-from ..report.terminal import Amount, fit_lines, listing_format, page_listing, print_table, progress_callback
+from ..report.terminal import (Amount, fit_lines, listing_format, page_listing, print_table, progress_callback,
+                               rows_fit, short_ids)
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
                       echo_caveats, echo_error, echo_warning, engine_options, file_size, jobs_option, json_option,
                       lenient_option, listing_options, log_progress, newest_first, no_such_request, one_log,
@@ -256,12 +257,15 @@ def _divergence(t: Transition) -> str:
     return text
 
 
-def _row(t: Transition, lost: _Lost | None, *, csv: bool = False) -> tuple[object, ...]:
-    """A table row; ``lost`` None: without the lost column (``breaks`` without --cost)."""
+def _row(t: Transition, lost: _Lost | None, *, csv: bool = False,
+         names: dict[str, str] | None = None) -> tuple[object, ...]:
+    """A table row; ``lost`` None: without the lost column (``breaks`` without --cost); ``names``:
+    a parent's session id as the "vs" cell shows it (:func:`_short_parents`), else whole."""
     # a number (CSV: plain, empty when there is none), or text when it is a parent's request
     previous: object = Amount(t.previous, "-" if t.previous is None else str(t.previous))
     if t.previous is not None and t.previous_session_id not in (None, t.session_id):
-        previous = f"{t.previous} ({t.previous_session_id})"
+        parent = t.previous_session_id or ""
+        previous = f"{t.previous} ({(names or {}).get(parent, parent)})"
     cause = (t.cause or "") + (f" +{','.join(t.other_causes)}" if t.other_causes else "")
     cost = () if lost is None else lost.cells(csv=csv)
     return (t.request, previous, t.relation, t.verdict, cause, *cost, ", ".join(t.field_names),
@@ -302,13 +306,30 @@ def _json_row(path: str | None, t: Transition, lost: _Lost | None) -> dict[str, 
     return row
 
 
+def _short_parents(listed: Sequence[Transition], columns: Sequence[str], rows: list[tuple[object, ...]],
+                   droppable: Sequence[str]) -> tuple[dict[str, str] | None, str | None]:
+    """Each parent's session id as its shortest unique prefix among the log's own and its
+    parents' (:func:`short_ids`: ``session-70444d8d``, which `show` and `explain` accept), and the
+    caption saying so, when the table would not fit the terminal with whole ids (as `sessions`
+    and `usage` shorten theirs); None, None when it would, or outside a table."""
+    parents = {t.previous_session_id for t in listed if t.previous_session_id not in (None, t.session_id)}
+    if not parents or listing_format() != "table" or rows_fit(columns, rows, droppable=droppable):
+        return None, None
+    names = short_ids([*(p for p in parents if p), *(t.session_id for t in listed)])
+    return names, "vs: a parent's session id as its shortest unique prefix (--json for whole ids)"
+
+
 def _print_breaks(item: _Attributed, transitions: Iterable[Transition], *, cost: bool) -> None:
     """One log's table: a row per listed transition, then (``cost``) the total of what they lost."""
     listed = list(transitions)
     attribution = item.attribution
     title = session_title(attribution.path or "-", attribution.session_id)
     if not cost:
-        print_table(title, _PLAIN_COLUMNS, (_row(t, None) for t in listed), droppable=_PLAIN_DROPPABLE)
+        rows = [_row(t, None) for t in listed]
+        names, short = _short_parents(listed, _PLAIN_COLUMNS, rows, _PLAIN_DROPPABLE)
+        if names is not None:
+            rows = [_row(t, None, names=names) for t in listed]
+        print_table(title, _PLAIN_COLUMNS, rows, droppable=_PLAIN_DROPPABLE, caption=short)
         return
     losses = [item.lost(t) for t in listed]
     csv = listing_format() == "csv"
@@ -317,9 +338,13 @@ def _print_breaks(item: _Attributed, transitions: Iterable[Transition], *, cost:
         at = columns.index("lost tokens (cost)")
         columns[at:at + 1] = _CSV_LOST
     rows = [_row(t, lost, csv=csv) for t, lost in zip(listed, losses)]
+    names, short = _short_parents(listed, columns, rows, _DROPPABLE)
+    if names is not None:
+        rows = [_row(t, lost, csv=csv, names=names) for t, lost in zip(listed, losses)]
     if not csv:  # CSV holds the JSON's rows, and the JSON has no total
         rows.append(_total_row(losses))
-    print_table(title, columns, rows, droppable=_DROPPABLE, caption=None if csv else _caption(losses))
+    caption = "; ".join(text for text in (None if csv else _caption(losses), short) if text) or None
+    print_table(title, columns, rows, droppable=_DROPPABLE, caption=caption)
 
 
 @click.command("breaks")
@@ -365,7 +390,8 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
     nothing are an unrecorded_mutation break.
 
     Columns: "#" the request (the INDEX of `requests`); "vs" the request it is compared with (with
-    its session id when that is a parent's); "relation" how the two relate (step, retry, resume,
+    its session id when that is a parent's: its shortest unique prefix, which `show` and `explain`
+    accept, when the table would not fit with the whole id, as the caption says); "relation" how the two relate (step, retry, resume,
     fork, subagent, compaction_call...); "verdict" break (with --all also first, extension,
     cache_safe_change);
     "cause" the cause (+ any other at the same request); "fields" the header fields that changed;

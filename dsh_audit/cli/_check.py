@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +14,8 @@ import click
 from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
-from ..gate import (CheckResult, RequestRecorder, SessionCheck, apply_baseline, find_capture, load_baseline, load_policy,
-                    run_check)
+from ..gate import (Baseline, CheckResult, Policy, RequestRecorder, SessionCheck, apply_baseline, find_capture,
+                    load_baseline, load_policy, run_check)
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import (Amount, listing_format, page_listing, print_status, print_table, progress_callback,
@@ -32,10 +33,13 @@ if TYPE_CHECKING:
 # report is written, so a run loads only those it writes (issue 11: start-up).
 __all__ = ["check_command", "report_command"]
 
-_COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "cache hit", "findings")
+_COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "hit ratio", "cost", "findings")
+# In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it
+# is not 0), and "hit ratio" is the ratio itself, from 0 to 1, as `sessions` and `stats` CSV give it.
+_CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words (the
 # session id names the log, as `show` and `sessions` take it; --json and --format csv keep every column).
-_DROPPABLE = ("log", "capture", "cache hit")
+_DROPPABLE = ("log", "capture", "hit ratio", "cost")
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
 _TABLE_LIMIT = 50
 _FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report options that take no FILE
@@ -93,22 +97,34 @@ def _guard(protected: ProtectedInputs, path: str | None, *, what: str) -> None:
         protected.guard(path, what=what)
 
 
-def _row(check: SessionCheck) -> tuple[object, ...]:
+def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
+    """A log's cells: its cost as ``$x``, ``≥$x`` (some requests unpriced) or ``$?`` (none priced),
+    ``-`` when it was not priced; in CSV (``csv``) the exact amount and its unpriced count beside."""
     rows = [r for r in check.captures if not r.pairing.retry]
     capture = "none" if check.capture_path is None else f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
     report = check.cache
     ratio = report.ratio(report.actual_total) if report is not None else None
+    cost = check.amount("cost")
+    summary = getattr(report, "cost", None) if report is not None else None
+    unpriced = summary.get("unpriced_requests") if isinstance(summary, dict) else None
     return ("FAIL" if check.failed else "ok", check.path, check.session_id or "-", len(check.requests), capture,
             sum(t.verdict == "break" for t in check.transitions), Amount(ratio, "n/a" if ratio is None else f"{ratio:.1%}"),
-            len(check.findings))
+            Amount(None, "-") if cost is None else Amount(*cost),
+            *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), len(check.findings))
 
 
-def _newest_first(checks: Sequence[SessionCheck], given: Sequence[str]) -> list[SessionCheck]:
-    """``checks`` in the order of :func:`newest_first`: with no PATHS (``given`` empty) newest
-    first by the log file's modification time, else those of each of the PATHS ``given`` in the
-    order given, each one's by path."""
-    by_log = {Path(check.path): check for check in checks}
-    return [by_log[log] for log in newest_first(by_log, given)] if len(by_log) == len(checks) else list(checks)
+def _in_order(result: CheckResult, given: Sequence[str]) -> CheckResult:
+    """``result`` with its logs, and their findings, in the order of :func:`newest_first`, the
+    order of every output of the run (the table, CSV, the JSON report, Markdown, JUnit, SARIF):
+    with no PATHS (``given`` empty) newest first by the log file's modification time, else those
+    of each of the PATHS ``given`` in the order given, each one's by path. Findings of no log
+    (captures no log explains) stay last."""
+    by_log = {Path(check.path): check for check in result.sessions}
+    if len(by_log) != len(result.sessions):  # one file checked twice: the order found
+        return result
+    sessions = tuple(by_log[log] for log in newest_first(by_log, given))
+    return replace(result, sessions=sessions,
+                   findings=(*(f for check in sessions for f in check.findings), *result.unattached))
 
 
 def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
@@ -118,11 +134,11 @@ def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
     return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",))
 
 
-def _print(result: CheckResult, given: Sequence[str]) -> None:
-    shown = _newest_first(result.sessions if len(result.sessions) <= _TABLE_LIMIT
-                          else [s for s in result.sessions if s.failed], given)
+def _print(result: CheckResult) -> None:
+    shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
     if shown:
-        rows = [_row(s) for s in shown]
+        csv = listing_format() == "csv"
+        rows = [_row(s, csv=csv) for s in shown]
         captions = [] if len(shown) == len(result.sessions) else [
             f"{len(result.sessions) - len(shown)} passing log(s) not listed"]
         if listing_format() == "table" and not _fits(rows):  # as `sessions` shows ids on a narrow terminal
@@ -130,7 +146,8 @@ def _print(result: CheckResult, given: Sequence[str]) -> None:
             rows = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
             if any(names[i] != i for i in names):
                 captions.append(_SHORT_NOTE)
-        print_table("dsh-audit check", _COLUMNS, rows, caption="; ".join(captions) or None, droppable=_DROPPABLE)
+        print_table("dsh-audit check", _CSV_COLUMNS if csv else _COLUMNS, rows, caption="; ".join(captions) or None,
+                    droppable=_DROPPABLE)
     for finding in result.findings:
         if finding.fails or finding.severity != "info":
             echo(finding.format())
@@ -245,6 +262,53 @@ def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "nearest pyproject.toml's [tool.dsh-audit], else the strict defaults.")(func)
 
 
+def _baseline_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--baseline FILE`` and ``--no-baseline``: the findings ``check`` and ``report`` accept."""
+    func = click.option("--no-baseline", is_flag=True,
+                        help="Judge every finding as it is: no baseline, not even the one the policy's "
+                             "[tool.dsh-audit.check] names.")(func)
+    return click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False),
+                        help="Accept the findings of FILE, a JSON report an earlier check wrote (--json-report "
+                             "FILE): those found again are reported as baselined and do not fail (see docs/ci.md). "
+                             "Default: baseline in the policy's [tool.dsh-audit.check].")(func)
+
+
+def _baseline(given: str | None, *, off: bool, policy: Policy, writes: str | None = None) -> Baseline | None:
+    """The baseline a run applies: ``given`` (``--baseline FILE``), else the policy's; none with
+    ``off`` (``--no-baseline``), nor when its file does not exist yet and ``writes`` (check's
+    ``--json-report FILE``) names it: the first baseline is written by a run without one, and a
+    note says so. Read before any report is written (``--json-report`` may name it, to update it).
+
+    Raises:
+        UsageError: ``--baseline`` and ``--no-baseline`` both; the baseline cannot be read (for a
+            missing one, the hint names the command that writes it).
+    """
+    if off:
+        if given is not None:
+            raise UsageError("--baseline FILE and --no-baseline ask for two things", hint="give one of them")
+        return None
+    path = given if given is not None else policy.baseline
+    if path is None:
+        return None
+    if writes is not None and writes != STDOUT and not os.path.lexists(path) and _same_file(path, writes):
+        echo_note(f"the baseline {path} does not exist yet: checked without one, and --json-report {writes} "
+                  "writes it")
+        return None
+    return load_baseline(path, configured=given is None)
+
+
+def _with_baseline(result: CheckResult, baseline: Baseline | None) -> CheckResult:
+    """``result`` with the findings ``baseline`` accepts marked, and its notes on stderr."""
+    if baseline is None:
+        return result
+    result = apply_baseline(result, baseline)
+    if result.baseline_gone:
+        echo_note(f"{result.baseline_gone} baseline finding(s) no longer occur")
+    if result.baseline_unchecked:
+        echo_note(f"{result.baseline_unchecked} baseline finding(s) are of sessions not checked")
+    return result
+
+
 def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options ``check`` and ``report`` share after their own, in this order: how requests
     are rendered (--routes, --attachments), priced (--prices, --openai-zdr), read (--lenient,
@@ -267,10 +331,7 @@ def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help=output_help("the JSON report (docs/report-schema.json)"))
 @click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
               help=output_help("a Markdown summary"))
-@click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Accept the findings of FILE, a JSON report an earlier check wrote (--json-report FILE): "
-                   "those found again are reported as baselined and do not fail (see docs/ci.md). Default: "
-                   "baseline in the policy's [tool.dsh-audit.check].")
+@_baseline_options
 @listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
                               "Markdown summary (--markdown -); csv puts the findings and the verdict on stderr",
                  json_help="The JSON report (docs/report-schema.json) on stdout: one indented JSON object, "
@@ -278,7 +339,7 @@ def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @_session_options
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None,
-                  baseline_path: str | None, as_json: bool,
+                  baseline_path: str | None, no_baseline: bool, as_json: bool,
                   routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
                   max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                   scheduler: str | None) -> int:
@@ -291,11 +352,17 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     attributed and cache reads are accounted for. The policy (--policy, or [tool.dsh-audit] in
     pyproject.toml; see docs/ci.md) says which findings fail. Exit 0 when none fails, 1 when one
     does, 2 on bad input or usage, and when there is nothing to check (no log under PATHS, or none
-    in the --since/--until window: a gate that checked nothing does not pass). The table lists the logs newest
+    in the --since/--until window: a gate that checked nothing does not pass). The table, and every
+    report of the run, lists the logs newest
     first by the log file's modification time when no PATH is given (equal ones by path; ordering
     reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
-    the logs' own timestamps); a narrow terminal shows each session id as its shortest unique prefix and
-    leaves out "log", then "capture", then "cache hit". With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
+    the logs' own timestamps). Its "hit ratio" is the share of prompt tokens read from the cache
+    (--format csv: the ratio from 0 to 1), "cost" what the session cost at list prices ("≥$x" a lower
+    bound when some requests could not be priced, "$?" when none could; --format csv: the amount,
+    its unpriced count beside); a narrow terminal shows each session id as its shortest unique prefix and
+    leaves out "log", then "capture", then "hit ratio", then "cost". A baseline file the policy
+    names that does not exist yet is not read when --json-report writes it: that run writes the
+    first baseline. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
 
     \b
@@ -325,24 +392,17 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         raise UsageError(f"the GITHUB_STEP_SUMMARY would overwrite the input {protected.input_at(summary)}",
                          path=summary, hint="write it to another path")
     policy = load_policy(policy_path)
-    # read before any report is written: --json-report may name the baseline file, to update it
-    baseline_path = baseline_path if baseline_path is not None else policy.baseline
-    baseline = None if baseline_path is None else load_baseline(baseline_path)
+    baseline = _baseline(baseline_path, off=no_baseline, policy=policy, writes=json_path)
     result, prices = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy,
                           lenient=lenient, max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
                           routes=routes, prices_path=prices_path, openai_zdr=openai_zdr, outline=True,
                           lean=True)  # no report of check shows a request's messages, verdict or extension
-    if baseline is not None:
-        result = apply_baseline(result, baseline)
-        if result.baseline_gone:
-            echo_note(f"{result.baseline_gone} baseline finding(s) no longer occur")
-        if result.baseline_unchecked:
-            echo_note(f"{result.baseline_unchecked} baseline finding(s) are of sessions not checked")
+    result = _with_baseline(_in_order(result, paths if given else ()), baseline)  # no PATHS: newest first
     _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)
     echo_caveats(prices)  # what the table could not know of the costs the reports show
-    markdown = reports.format_markdown(result, caveats=prices.caveats_met())
+    markdown = reports.format_markdown(result)  # with the caveats of the prices it shows
     # each report made only when asked for; JUnit's one testcase per request is written as made
     if junit_path is not None:
         _write(junit_path, reports.iter_junit(result))
@@ -359,15 +419,17 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
         _write(markdown_path, markdown)
     _step_summary(markdown)
     if piped is None:
-        _print(result, paths if given else ())  # no PATHS: newest first
+        _print(result)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 
 
 def _verdict(result: CheckResult) -> str:
-    """What ``report`` says the check of its page found."""
+    """What ``report`` says the check of its page found, in check's words (``check passed``, ``1
+    failing finding(s)``, and with a baseline ``, 3 baselined``)."""
     if not result.sessions:
         return "no log to check"
-    return "check passed" if result.passed else f"{len(result.failing)} failing finding(s)"
+    baselined = "" if result.baseline is None else f", {len(result.baselined)} baselined"
+    return ("check passed" if result.passed else f"{len(result.failing)} failing finding(s)") + baselined
 
 
 @click.command("report")
@@ -376,9 +438,11 @@ def _verdict(result: CheckResult) -> str:
 @_policy_option
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
               show_default=True, help=output_help("the HTML page"))
+@_baseline_options
 @_session_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
-                   routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None,
+                   baseline_path: str | None, no_baseline: bool, routes: str | None, prices_path: str | None,
+                   openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None,
                    until: float | None, engine: str, scheduler: str | None) -> int:
     """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions;
     --since/--until keep those active in a window, by the logs' own timestamps).
@@ -391,7 +455,9 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     bars for prompt size, expected and actual cache reads, marks every prefix-cache break with
     its cause and evidence events, filters requests by the text of their messages, and opens any
     request: its cost, messages, header, the diff against the previous request and against the
-    captured body. PAGE.html#request-N and #break-N open request N. Exit 0 when written (use
+    captured body. PAGE.html#request-N and #break-N open request N. Findings are judged as `check`
+    judges them: by the policy and its baseline (--baseline, --no-baseline), the findings the
+    baseline accepts shown as baselined. Exit 0 when written (use
     `check` to gate; a folder or --since/--until window with no log gives a page with none, and a
     note), 2 on bad input or when a log cannot be read (the page is still written, with that
     log's error in it, and the error is printed).
@@ -403,12 +469,14 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     paths = session_paths(paths)
     _guard(_protected(paths, capture, policy_path, routes, prices_path), output, what="HTML report")
     policy = load_policy(policy_path)
+    baseline = _baseline(baseline_path, off=no_baseline, policy=policy)
     logs = _in_window(paths, since, until, gate=False)  # nothing in the window or the folders: an empty page
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
     result, prices = _run(logs, capture=capture, policy=policy, lenient=lenient, max_version=max_version, jobs=jobs,
                           engine=engine, scheduler=scheduler, routes=routes, prices_path=prices_path,
                           openai_zdr=openai_zdr, record=SessionPages()) if logs else \
         (CheckResult(sessions=(), findings=(), policy=policy), load_prices(prices_path))
+    result = _with_baseline(result, baseline)  # as check judges: the page's verdicts are check's
     _echo_discovered(result, windowed=True)
     for warning in result.warnings:
         echo_warning(warning)

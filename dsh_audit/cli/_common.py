@@ -870,8 +870,8 @@ def jobs_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _RELATIVE = re.compile(r"\s*\d+(?:\.\d+)?\s*[smhdw]\s*")
-_WHEN_HINT = ("give a date (2026-11-01), a date-time (2026-11-01T08:30, or with an offset such as +01:00 or Z; "
-              "UTC when none) or an age such as 90s, 30m, 12h, 7d or 2w")
+_WHEN_HINT = ("give a date (2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an "
+              "offset such as +01:00 or Z; UTC when none) or an age such as 90s, 30m, 12h, 7d or 2w")
 
 
 def parse_when(text: str, *, option: str = "--since", end: bool = False) -> float:
@@ -918,8 +918,8 @@ def since_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--since WHEN`` (``since``: seconds since the epoch, or None)."""
     return click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
                         help="Only sessions active at or after WHEN, by the log's own timestamps (not the "
-                             "file's mtime): a date (2026-11-01, UTC), a date-time (2026-11-01T08:30, UTC "
-                             "unless it has an offset), or an age such as 12h, 7d or 2w.")(func)
+                             "file's mtime): a date (2026-11-01, UTC), today or yesterday (UTC days), a date-time "
+                             "(2026-11-01T08:30, UTC unless it has an offset), or an age such as 12h, 7d or 2w.")(func)
 
 
 def until_option(func: Callable[..., Any]) -> Callable[..., Any]:

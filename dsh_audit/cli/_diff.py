@@ -107,9 +107,31 @@ def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
     if not groups:
         raise UsageError("no capture given or found beside the log (wire.jsonl)", path=where,
                          hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
-    for log in alone:
-        echo_note(f"{log}: no capture given or found beside the log (wire.jsonl): not compared")
+    if len(alone) == 1:
+        echo_note(f"{alone[0]}: no capture given or found beside the log (wire.jsonl): not compared")
+    elif alone:  # one note a run, however many logs have none
+        echo_note(f"{len(alone)} log(s) with no capture given or found beside them (wire.jsonl): not compared "
+                  f"({alone[0]} and {len(alone) - 1} more)")
     return groups
+
+
+def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
+    """The one note of a run that compared logs with the captures found beside them: the capture,
+    or how many there were (each table's title names its log, and the captures no request explains
+    name theirs).
+
+    Example:
+        >>> _found_note({"a/wire.jsonl": ["a/s1/session.jsonl", "a/s2/session.jsonl"]})
+        'capture a/wire.jsonl found beside 2 log(s) (--capture FILE names another)'
+        >>> _found_note({"a/wire.jsonl": ["a/s1/session.jsonl"], "b/wire.jsonl": ["b/s2/session.jsonl"]})
+        'capture found beside 2 log(s): 2 files (wire.jsonl), each compared with the logs beside or below it (--capture FILE names one for all)'
+    """
+    logs = sum(len(its) for its in groups.values())
+    if len(groups) == 1:
+        return f"capture {next(iter(groups))} found beside {logs} log(s) (--capture FILE names another)"
+    names = ", ".join(sorted({os.path.basename(capture) for capture in groups}))
+    return (f"capture found beside {logs} log(s): {len(groups)} files ({names}), each compared with the logs "
+            "beside or below it (--capture FILE names one for all)")
 
 
 def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _Render:
@@ -145,7 +167,8 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     PATH is a log file, a session folder, a sessions root (default $DSH_HOME/sessions, else
     ~/.dsh/sessions), or a session id, a unique id prefix or `latest` (looked up there). Without
     --capture, each log is compared with the wire.jsonl beside it or up to four folders above it,
-    as `check` finds it (a note names it; a log with none is said and not compared). A capture
+    as `check` finds it (one note a run names it, or counts them when several were found; the logs
+    with none are counted in one note and not compared). A capture
     may hold requests of
     several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
     and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
@@ -172,11 +195,12 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     bad = False
     with log_progress(logs, label="diff", extra=2 * sum(weights.values())) as advance:
         for capture, its in groups.items():
-            rows, sessions, failed = _compare(capture, its, weights[capture], advance, found=capture_path is None,
-                                              adapter=adapter, routes=routes, lenient=lenient,
+            rows, sessions, failed = _compare(capture, its, weights[capture], advance, adapter=adapter, routes=routes, lenient=lenient,
                                               max_version=max_version)
             compared.append((capture, rows, sessions))
             bad = bad or failed
+    if capture_path is None:
+        echo_note(_found_note(groups))
     rows = [row for _, found, _ in compared for row in found]
     ok = gate_ok(rows, strict=strict)
     if as_json:
@@ -193,16 +217,14 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
 
 
 def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, advance: Callable[[int], None], *,
-             found: bool, adapter: str, routes: str | None, lenient: bool,
+             adapter: str, routes: str | None, lenient: bool,
              max_version: int) -> tuple[list[RequestDiff], dict[str, str], bool]:
-    """``logs`` compared with ``capture`` (``found`` beside them: a note names it once read): the
-    rows, the path of each session id read, and whether a log could not be read (its error said)."""
+    """``logs`` compared with ``capture``: the rows, the path of each session id read, and whether
+    a log could not be read (its error said)."""
     torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
     captures = load_capture(capture, warnings=torn)
     for warning in torn:
         echo_warning(warning)
-    if found:
-        echo_note(f"capture {capture} found beside {len(logs)} log(s) (--capture FILE names another)")
     advance(weight)
     requests: list[Request] = []
     sessions: dict[str, str] = {}

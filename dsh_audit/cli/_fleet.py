@@ -17,6 +17,7 @@ from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error,
                       engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
                       openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
                       time_options)
+from ._views import request_window_options, sort_option
 
 if TYPE_CHECKING:
     from ..fleet import IndexSummary
@@ -43,6 +44,12 @@ _BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
 # How the top sessions and the costliest breaks are ordered (tokens do not compare across
 # providers): as :attr:`FleetStats.top_sessions` says.
 _RANK_NOTE = "ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens"
+# The sessions' ranking of each --sort: its table's title and caption.
+_SESSION_RANKS = {
+    "lost": ("sessions whose cache losses cost the most", _RANK_NOTE),
+    "cost": ("costliest sessions", "ranked by cost, costliest first (≥$x by x); then $?"),
+    "time": ("latest sessions", "ranked by their last request (UTC), newest first"),
+}
 _BREAK_COLUMNS = ("request", "model", "cause", "lost tokens", "lost $")
 _BREAK_DROPPABLE = ("path", "model")
 
@@ -300,20 +307,35 @@ def _print_stats(stats: FleetStats) -> None:
                 ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
     print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
                 ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
-    columns = ("session", "path", *measures, "cost", "breaks $")
-    rows = [(r["session_id"], r["path"], *_measures(r), _priced(r, r["cost_usd"]),
-             _priced(r, r["break_cost_usd"], "break"))
+    _print_rankings(stats, measures)
+
+
+def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
+    """The sessions ranked by ``--sort`` (with when the last request was sent, by time) and the
+    costliest breaks, breaks that cost nothing left out (the caption counts them)."""
+    title, rank = _SESSION_RANKS[stats.sort]
+    when = ("last request (UTC)",) if stats.sort == "time" else ()
+    columns = ("session", "path", *when, *measures, "cost", "breaks $")
+    rows = [(r["session_id"], r["path"], *((_when(r["last_request_at"]),) if when else ()), *_measures(r),
+             _priced(r, r["cost_usd"]), _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
     rows, short = _short_sessions(columns, rows, _MEASURE_DROPPABLE)
-    print_table("sessions whose cache losses cost the most", columns, rows, droppable=_MEASURE_DROPPABLE,
-                caption="; ".join(text for text in (_RANK_NOTE if rows else None, short) if text) or None)
+    print_table(title, columns, rows, droppable=_MEASURE_DROPPABLE,
+                caption="; ".join(text for text in (rank if rows else None, short) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
              Amount(r["lost_tokens"], "?" if r["lost_tokens"] is None else str(r["lost_tokens"])),
              _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
     rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE)
+    free = (f"{stats.free_breaks} break(s) that cost nothing (no token lost, or at $0) left out"
+            if stats.free_breaks and listing_format() != "csv" else None)
     print_table("costliest cache breaks", columns, rows, droppable=_BREAK_DROPPABLE,
-                caption="; ".join(text for text in (_RANK_NOTE if rows else None, short) if text) or None)
+                caption="; ".join(text for text in (_RANK_NOTE if rows else None, short, free) if text) or None)
+
+
+def _when(iso: str | None) -> str | None:
+    """An ISO 8601 UTC time as the tables show one (``2026-12-02 11:24:01``; None: ``-``)."""
+    return None if iso is None else iso.replace("T", " ").removesuffix("Z")
 
 
 def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
@@ -332,25 +354,39 @@ def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
 @click.command("stats")
 @click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
-              help="How many sessions, and how many breaks, the costliest-losses lists show.")
+              help="How many sessions, and how many breaks, the rankings show.")
+@sort_option(("lost", "cost", "time"), meaning="How the sessions are ranked: lost by what their cache losses "
+             "cost, cost by what they cost, time by their last request, newest first (breaks are always "
+             "ranked by what they lost).")
+@request_window_options
 @listing_options
-def stats_command(db: str, top: int, as_json: bool) -> int:
+def stats_command(db: str, top: int, sort: str, since: float | None, until: float | None, as_json: bool) -> int:
     """Answer fleet questions from an index made by `dsh-audit index`.
 
     Totals, the cache-hit ratio (cache-read over prompt tokens of requests with logged usage, as
     `dsh-audit cache` counts it) overall, by model and by day, breaks and tokens lost by cause,
-    the --top sessions whose cache losses cost the most (with what each cost) and the --top
-    costliest cache breaks of all sessions (session, request: the "#" of `dsh-audit requests`,
-    model, cause, lost tokens and their cost), and what the fleet cost (total, by bucket, at
-    long-context tier rates, per model, with no cache, off-peak, and what cache losses and breaks
-    cost) from the priced ledger `index` stored, without reading the logs again. --json prints
-    one object (the breaks as "costliest_breaks").
+    the --top sessions whose cache losses cost the most (with what each cost; --sort cost: the
+    costliest sessions, --sort time: the latest, by their last request) and the --top costliest
+    cache breaks of all sessions (session, request: the "#" of `dsh-audit requests`, model, cause,
+    lost tokens and their cost; a break that cost nothing, no token lost or at $0, is left out and
+    the caption counts them), and what the fleet cost (total, by bucket, at long-context tier
+    rates, per model, with no cache, off-peak, and what cache losses and breaks cost) from the
+    priced ledger `index` stored, without reading the logs again. --json prints one object (the
+    breaks as "costliest_breaks", with "breaks_costing_nothing"; "sort", "since" and "until").
+
+    --since and --until sum only the requests sent in that window, by the logs' own timestamps as
+    `index` stored them, as `usage --since` does: every total, group, ranking and break is over
+    those requests (a request with no time is left out; a refused log, whose times were never
+    read, is counted whatever the window). The index keeps what `index` read: index again to add
+    newer logs.
 
     Sessions and breaks are ranked by what their lost tokens cost, not by the tokens: a cached
     token of one model can cost many times one of another. First those whose loss was priced,
     costliest first (a lower bound "≥$x" by its x); then those whose loss has no known price
     ("$?": a model the price table does not know, or a break whose cache reads were not logged),
-    most lost tokens first; then those that lost nothing. The tables' captions say so.
+    most lost tokens first; then those that lost nothing. --sort cost ranks the sessions by what
+    they cost instead (a lower bound by its x, "$?" last), --sort time by their last request,
+    newest first (a "last request (UTC)" column). The tables' captions say so.
 
     Columns: "reads logged" the requests whose usage records cache reads, and "prompt" their
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
@@ -370,8 +406,9 @@ def stats_command(db: str, top: int, as_json: bool) -> int:
     \b
     Example:
         dsh-audit stats --db audit.sqlite --json | jq .totals.hit_ratio
+        dsh-audit stats --db audit.sqlite --since yesterday --sort cost
     """
-    stats = fleet_stats(db, top=top)
+    stats = fleet_stats(db, top=top, sort=sort, since=since, until=until)
     if as_json:
         click.echo(dumps_line(stats.to_json()))
     else:

@@ -16,6 +16,7 @@ from ..session import Failure, routes_from, run_groups
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning, jobs_option,
                       lenient_option, listing_options, prices_option, routes_option, selected_logs, time_options)
 from ._priced import run_priced
+from ._views import sort_option
 
 __all__ = ["sessions_command"]
 
@@ -63,9 +64,11 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False) ->
 @routes_option
 @jobs_option
 @time_options
+@sort_option(("time", "cost"), meaning="Order of the sessions: time newest first by the log's own last "
+             "activity, cost the costliest first (\"$?\" and no cost last).")
 def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
                      prices_path: str | None, routes: str | None, jobs: int, since: float | None,
-                     until: float | None) -> int:
+                     until: float | None, sort: str) -> int:
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
@@ -88,6 +91,13 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     listed from each, their id shown "ID (PATH)" as `usage` shows it. A note says which. Costs
     are priced as `usage` and `cache` price them (--prices, --routes, pyproject's
     [tool.dsh-audit.prices]); a price or route file that cannot be used is one error, exit 2.
+
+    --since and --until keep the sessions active in that window, by the log's own timestamps (a
+    session whose last activity is at or after --since and whose first is before --until), and
+    list each one whole: its requests, hit ratio, breaks and cost are the whole session's (`usage
+    --since` sums only the requests sent in the window). Newest first by the last of the log's own
+    timestamps (equal ones by path); --sort cost puts the costliest first (a lower bound "≥$x" by
+    its x; "$?" and a session with no cost last, newest first among them).
 
     \b
     Example:
@@ -128,6 +138,8 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                 summaries.append(replace(item, notes=(*item.notes, *shared),
                                          warnings=tuple(w for w in item.warnings if not _is_note(w))))
     ordered = newest_first(summaries)
+    if sort == "cost":  # stable: equal costs stay newest first
+        ordered.sort(key=_costliest)
     _note_copies(ordered)
     if as_json:
         for summary in ordered:
@@ -145,11 +157,19 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
             rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
                     for row, s in zip(rows, ordered)]
             caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
-        print_table(f"{len(ordered)} session(s), newest first", _CSV_COLUMNS if csv else _COLUMNS, rows,
+        print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", _CSV_COLUMNS if csv else _COLUMNS, rows,
                     droppable=("project", "hit"), caption=caption)
     if prices is not None:
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
     return status
+
+
+def _costliest(summary: SessionSummary) -> tuple[bool, float]:
+    """The order of ``--sort cost``: the session's cost, most first (a lower bound by its amount);
+    an unknown cost, or none (no accounting), last."""
+    cost = _cost(summary)
+    value = None if cost is None else cost.value
+    return value is None, -float(value or 0.0)
 
 
 def _is_note(line: str) -> bool:

@@ -16,10 +16,11 @@ from ..report import dumps_line
 from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
                                short_ids, table_cell)
 from ..session import Failure, GroupResult, routes_from
+from ..log import time_span
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_warning, engine_options, jobs_option,
-                      lenient_option, listing_options, prices_option, routes_option, selected_logs, since_option,
-                      until_option)
+                      lenient_option, listing_options, prices_option, routes_option, selected_logs)
 from ._priced import run_priced
+from ._views import request_window_options, sort_option
 
 __all__ = ["usage_command"]
 
@@ -134,8 +135,10 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--by", type=click.Choice(USAGE_GROUPS), default="session", show_default=True,
               help="Group requests by session, turn, day (UTC), model, peak window or request.")
-@since_option
-@until_option
+@sort_option(("time", "cost"), meaning="Order of the rows: time puts sessions newest first by their log's last "
+             "activity (as `sessions` lists them; by turn or request, each session's in order; by day, model "
+             "or window: by key), cost the costliest row first.")
+@request_window_options
 @prices_option
 @click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
 @listing_options
@@ -143,7 +146,7 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
 @lenient_option
 @jobs_option
 @engine_options
-def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: float | None,
+def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | None, until: float | None,
                   prices_path: str | None, no_breaks: bool, as_json: bool, routes: str | None, lenient: bool,
                   max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
     """What sessions cost: tokens and USD by session, turn, day, model, window or request.
@@ -152,9 +155,14 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
     peak / off-peak hours), with what it would have cost with no cache, what it would have cost
     off-peak, and what the cache breaks lost (their extra cache-miss tokens at the request's rate).
     A model the price table does not know is counted as unpriced, never as free. With no PATHS,
-    the sessions under $DSH_HOME/sessions are read. --since and --until keep the requests the log
-    says were sent in that window (and count the sessions with one kept; a note says how many logs
-    had no activity in it). By request, a `tier` column shows the prompt size above which a
+    the sessions under $DSH_HOME/sessions are read. --since and --until sum only the requests sent
+    in that window, by the log's own timestamps (a session active in it counts with only those of
+    its requests: `sessions --since` lists each session active in the window whole; a request with
+    no time is left out; a note says how many logs had no activity in it). Rows of sessions (by
+    session, turn or request) are newest first, by the last of each log's own timestamps as
+    `sessions` orders them (equal ones by path), a session's turns and requests in order; by day,
+    model or window by key (days oldest first); --sort cost puts the costliest row first (a lower
+    bound "≥$x" by its x, "$?" last), the total last (--json: "sort" names the order). By request, a `tier` column shows the prompt size above which a
     long-context tier's rates priced the whole request (only when one did). By turn, a row is
     "SESSION turn N", and "SESSION turn -" sums the requests of no turn: session-title and
     web-search calls, whose log records name no turn, and compactions run between turns (manual
@@ -232,7 +240,8 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
                 failed += 1
             else:
                 ledgers.append(item)
-    table = usage_table(ledgers, by=by, since=since, until=until, prices=prices.to_json())
+    table = usage_table(ledgers, by=by, since=since, until=until, prices=prices.to_json(), sort=sort,
+                        activity=_last_activity(ledgers) if by in _BY_SESSION else None)
     if as_json:
         click.echo(dumps_line(table.to_json(failed=failed)))
         echo_caveats(prices)  # stderr: the JSON has no place for notes
@@ -280,6 +289,17 @@ def usage_command(paths: tuple[str, ...], by: str, since: float | None, until: f
         echo_warning(warning)
     echo_caveats(prices)
     return status
+
+
+def _last_activity(ledgers: Iterable[SessionLedger]) -> dict[str, float | None]:
+    """Each ledger's log's last own timestamp (:func:`dsh_audit.log.time_span`, which reads only
+    the log's two ends), the order `sessions` lists them in; None where the log records none (an
+    imported log: :func:`usage_table` then takes its requests' latest send time)."""
+    found: dict[str, float | None] = {}
+    for ledger in ledgers:
+        span = time_span(ledger.path)
+        found[ledger.path] = None if span is None else span[1]
+    return found
 
 
 def _toml_key(name: str) -> str:

@@ -8,16 +8,15 @@ import shlex
 import signal
 import subprocess
 import threading
-import time
 from types import FrameType
 from typing import Any
 
 import click
 
-from ..cache import Costs, load_prices
+from ..cache import Costs, iso_utc, load_prices
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import fit_lines
+from ..report.terminal import fit_lines, short_ids
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option,
@@ -48,27 +47,64 @@ SECONDS = _Seconds()
 
 
 def _tokens(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
+    return "?" if value is None else str(value)
 
 
-def format_watch_line(item: WatchRequest) -> str:
-    """One request as one plain line: time, session, position, model, tokens, cost, verdict. The
+def _loss(item: WatchRequest) -> str:
+    """What a request lost of the cache and what that cost, as ``breaks --cost`` shows it:
+    ``lost 8927 ($0.0308)``, ``lost 0`` (nothing), ``?`` where it is not known."""
+    if item.lost_tokens == 0:
+        return "lost 0"
+    cost = "$?" if item.lost_cost is None else Costs.text(item.lost_cost)
+    return f"lost {_tokens(item.lost_tokens)} ({cost})"
+
+
+def format_watch_line(item: WatchRequest, short_id: str | None = None) -> str:
+    """One request as one plain line: time (UTC, with the date), session id (``short_id``, its
+    shortest unique prefix, else whole) and title, position, model, tokens, cost, verdict; a break
+    adds its cause, what it lost and what that cost, the changed fields and the evidence seqs. The
     time is when the request was sent for the history ``--since`` prints, when the watch saw it
     for a new request (or one whose send time the log does not record)."""
-    when = time.strftime("%H:%M:%S", time.localtime(item.sent if item.history and item.sent is not None else item.seen))
-    who = item.title or item.session_id.removeprefix("session-")[:8]
+    moment = item.sent if item.history and item.sent is not None else item.seen
+    when = (iso_utc(moment) or "?").replace("T", " ").removesuffix("Z")
+    who = short_id or item.session_id
+    if item.title:
+        who += f"  {item.title}"
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
     cost = Costs.shown(item.cost, requests=1, unpriced=item.cost is None)
     line = (f"{when}  {who}  #{item.index} {where}  {item.model or '?'}  prompt {_tokens(item.prompt_tokens)}  "
             f"cache {_tokens(item.actual)}/{_tokens(item.expected)} expected  {cost}  {item.classification}")
     if item.is_break:
-        line += f"  BREAK {item.cause or 'unexplained'}"
+        line += f"  BREAK {item.cause or 'unexplained'} {_loss(item)}"
         if item.fields:
             line += f" fields {','.join(item.fields)}"
         if item.evidence_seqs:
             line += f" evidence seqs {' '.join(map(str, item.evidence_seqs))}"
+    elif item.lost_tokens != 0:  # a shortfall that is no break (an expired cache...): what it cost too
+        line += f"  {_loss(item)}"
     return line
+
+
+class _ShortIds:
+    """Each session's id as its shortest unique prefix among the sessions the watch has shown
+    (:func:`short_ids`, as the tables show ids: ``session-86ef2d28``, which `show` and `explain`
+    accept), worked out again only when a new session appears."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def __call__(self, session_id: str) -> str:
+        if session_id not in self.names:
+            self.names = short_ids([*self.names, session_id])
+        return self.names[session_id]
+
+
+#: What each line of the text stream says, printed once under the first line.
+_LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
+           "(shortest unique prefix) and title, #request turn/step/attempt, model, prompt tokens, cache "
+           "read/expected tokens, cost, verdict; a break: BREAK, its cause, the tokens it lost (their cost), "
+           "the changed fields and the evidence seqs")
 
 
 _HOOK_TIMEOUT = 60.0  # seconds an --on-break command may run
@@ -161,8 +197,9 @@ class _Hooks:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines (requests, breaks, notes, a summary).")
 @click.option("--since", metavar="WHEN", default=None, callback=_parse_since,
               help="Also print the history of logs active at or after WHEN by their own timestamps (the "
-                   "file's mtime only for a log that records none): a date, a date-time, or an age such as "
-                   "30m or 2h; without it only what happens from now on is printed.")
+                   "file's mtime only for a log that records none), in the order its requests were sent: a "
+                   "date, today, yesterday, a date-time, or an age such as 30m or 2h; without it only what "
+                   "happens from now on is printed.")
 @click.option("--on-break", metavar="CMD", default=None,
               help="Run CMD (split like a shell would, run without one) for every break, with the break "
                    "as one JSON line on its stdin; a run is ended after 60 s, or at once by Ctrl-C or SIGTERM (when "
@@ -196,10 +233,19 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     no session is an error, exit 2); a path that does not exist yet (one with a folder separator or
     a log's suffix) is waited for. Sessions that start later are followed too. Only new bytes are
     read: a line or zstd frame still being written is waited for; what a log holds when the watch
-    starts is history. Each request prints its time (when it was sent, for the history --since
-    prints; when the watch saw it, for a new request), session, turn/step/attempt, model, prompt
-    tokens, actual and expected cache reads, cost and verdict; a break adds its cause, the changed
-    header fields and the evidence seqs. A fork or subagent child is compared with its parent log,
+    starts is history. Each request prints its time in UTC with the date (when it was sent, for
+    the history --since prints; when the watch saw it, for a new request), its session's id as the
+    shortest unique prefix among the sessions shown (session-86ef2d28, which `show` and `explain`
+    accept) and title, turn/step/attempt, model, prompt tokens, actual and expected cache reads,
+    cost and verdict; a break adds its cause, the tokens it lost and what they cost ("lost 8927
+    ($0.0308)", as `breaks --cost` counts them; "?" when not known), the changed header fields and
+    the evidence seqs (a request that lost tokens without a break says "lost" too). Numbers have no
+    thousands separators. A legend under the first line says so. The history is printed in the
+    order its requests were sent (by the logs' own times, whatever log they are in), once every
+    log's history has been read; what happens meanwhile follows it. --json prints each request as
+    one object with "seen" and "sent" in seconds since the epoch and "seen_at" and "sent_at" in ISO
+    8601 UTC (as `sessions --json` gives times), "lost_tokens" and "lost_cost_usd" (the object an
+    --on-break command reads on its stdin). A fork or subagent child is compared with its parent log,
     as `breaks` does. A log that is truncated or replaced is read again from its start: the requests
     it holds again are printed again, and the summary counts each request of a session once. A log
     or folder that cannot be read is one error line on stderr (with --json also a {"type":"error"}
@@ -242,6 +288,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     for signum in previous:
         signal.signal(signum, interrupt)
     summary = WatchSummary()
+    names = _ShortIds()
     hooks = _Hooks(command) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
@@ -268,13 +315,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                 elif item.level == "watching":
                     for line in fit_lines(f"watching {item.path}: {item.message}"):
                         echo(line, err=True)
-                    if since is not None:  # the history's times are not when the watch saw it
-                        for line in fit_lines("each line: time (when sent, for the history; when seen, for a new "
-                                              "request), session, #request turn/step/attempt, model, prompt tokens, "
-                                              "cache read/expected tokens, cost, verdict"):
-                            echo(line, err=True)
+                    for line in fit_lines(_LEGEND):
+                        echo(line, err=True)
             else:  # folded at spaces to the terminal's width (COLUMNS when piped), as every listing
-                for line in fit_lines(format_watch_line(item)):
+                for line in fit_lines(format_watch_line(item, names(item.session_id))):
                     if item.is_break:
                         click.secho(line, fg="red", bold=True)
                     else:

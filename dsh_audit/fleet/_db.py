@@ -1,6 +1,8 @@
 """The fleet index file: its SQLite schema (a table per row type of :mod:`dsh_audit.fleet._rows`),
-opening it with its schema version checked (and upgraded, for ``index``), and a SQLite error on it
-as one line. Nothing here reads a log: ``stats`` opens the index with this module alone.
+opening it with its schema version checked (and upgraded, for ``index``), a SQLite error on it
+as one line, the check that its values are of the types ``index`` writes (:func:`check_values`),
+and the index seen through a window of send times (:func:`window_views`, ``stats --since``).
+Nothing here reads a log: ``stats`` opens the index with this module alone.
 
 Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRow`,
 :class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
@@ -23,6 +25,7 @@ newer version was written by a newer dsh-audit: both refuse it, with the advice 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
@@ -33,8 +36,8 @@ from ..errors import UsageError
 from ..log import special_kind
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
-__all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "connect_index", "index_error", "open_index", "price_sources",
-           "record_prices"]
+__all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "check_values", "connect_index", "index_error", "open_index",
+           "price_sources", "record_prices", "window_views"]
 
 SCHEMA_VERSION = 4
 # The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
@@ -226,3 +229,78 @@ def price_sources(connection: sqlite3.Connection) -> tuple[tuple[str, ...] | Non
             files = None
         sources.append(tuple(map(str, files)) if isinstance(files, list) else None)
     return tuple(sources)
+
+
+#: The SQLite storage classes each declared column type may hold (``NULL`` in all of them).
+_STORED = {"TEXT": ("text",), "INTEGER": ("integer", "real"), "REAL": ("real", "integer")}
+#: The largest number a column may hold: far past any count or cost, and summed over any number of
+#: rows still a finite double (``math.fsum`` of 1e308s overflows).
+_MAX_REAL = 1e200
+#: The JSON columns ``stats`` sums the values of (``json_each``): objects of numbers.
+_JSON_NUMBERS = (("requests", "lost"), ("costs", "lost_cost_by_cause"))
+
+
+def check_values(connection: sqlite3.Connection, location: str) -> None:
+    """Refuse an index whose columns hold values of a type ``index`` never writes (a BLOB where
+    text belongs, text where a count belongs, an infinite cost, a JSON cause map that is not
+    numbers): the file was edited or damaged, and its sums would mean nothing. One scan per table.
+
+    Raises:
+        UsageError: naming the first such table and column.
+    """
+    bad: tuple[str, str] | None = None
+    for table in ("sessions", "requests", "breaks", "costs"):
+        columns = [(str(row[1]), str(row[2]).upper()) for row in connection.execute(f"PRAGMA table_info({table})")]
+        tests = []
+        for name, declared in columns:
+            kinds = ", ".join(f"'{kind}'" for kind in _STORED.get(declared, ()))
+            if kinds:
+                bound = f" AND abs(\"{name}\") <= {_MAX_REAL}" if declared != "TEXT" else ""
+                tests.append((name, f"(\"{name}\" IS NULL OR (typeof(\"{name}\") IN ({kinds}){bound}))"))
+        if not tests:
+            continue
+        which = " ".join(f"WHEN NOT {test} THEN {index}" for index, (_, test) in enumerate(tests))
+        sound = " AND ".join(test for _, test in tests)
+        row = connection.execute(f"SELECT CASE {which} END FROM {table} WHERE NOT ({sound}) LIMIT 1").fetchone()
+        if row is not None:
+            bad = (table, tests[row[0]][0])
+            break
+    for table, column in () if bad else _JSON_NUMBERS:
+        row = connection.execute(f"SELECT 1 FROM {table} WHERE json_type({column}) IS NOT 'object' "
+                                 f"AND {column} IS NOT NULL LIMIT 1").fetchone() or connection.execute(
+            f"SELECT 1 FROM {table}, json_each({table}.{column}) AS item WHERE {table}.{column} IS NOT NULL "
+            f"AND (item.type NOT IN ('integer', 'real') OR abs(item.value) > {_MAX_REAL}) LIMIT 1").fetchone()
+        if row is not None:
+            bad = (table, column)
+            break
+    if bad is not None:
+        raise UsageError(f"not a dsh-audit index: column {bad[0]}.{bad[1]} holds a value of a type or size "
+                         "`dsh-audit index` never writes (the file was edited or damaged)", path=location,
+                         hint="delete the file and build it again with `dsh-audit index PATH --db FILE`")
+
+
+def window_views(connection: sqlite3.Connection, since: float | None, until: float | None) -> None:
+    """Make the index seen through ``connection`` hold only what was sent in ``[since, until)``
+    (epoch seconds), as ``dsh-audit usage --since/--until`` sums requests: temporary views named as
+    the tables, which SQLite reads before the file's own (its ``temp`` schema comes first), keep the
+    ``requests`` and ``costs`` rows sent in the window (one with no send time is left out), the
+    attribution ``breaks`` of those requests, and the ``sessions`` with one of them, or refused
+    (stored with their error: their times were never read). Nothing is written to the file.
+
+    Raises:
+        UsageError: a bound is not a finite number.
+    """
+    if since is None and until is None:
+        return
+    if not all(math.isfinite(moment) for moment in (since, until) if moment is not None):
+        raise UsageError("the --since/--until window is not a finite time", hint="give a date, or an age such as 7d")
+    sent = " AND ".join(f"sent_at {op} {float(moment)!r}" for op, moment in ((">=", since), ("<", until))
+                        if moment is not None)  # a float's repr is an SQL number: views take no parameters
+    for statement in (
+            f"CREATE TEMP VIEW requests AS SELECT * FROM main.requests WHERE {sent}",
+            f"CREATE TEMP VIEW costs AS SELECT * FROM main.costs WHERE {sent}",
+            "CREATE TEMP VIEW breaks AS SELECT * FROM main.breaks AS b WHERE EXISTS (SELECT 1 FROM temp.requests "
+            "AS r WHERE r.path = b.path AND r.idx = b.request)",
+            "CREATE TEMP VIEW sessions AS SELECT * FROM main.sessions AS s WHERE s.error IS NOT NULL OR EXISTS "
+            "(SELECT 1 FROM temp.requests AS r WHERE r.path = s.path)"):
+        connection.execute(statement)

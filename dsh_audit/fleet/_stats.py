@@ -6,23 +6,30 @@ cache write) of the requests whose usage is known. Costs are sums of the ``costs
 index stored (the rows of ``dsh-audit usage``), each row added up by the same sums as ``usage``
 and ``cache`` (:meth:`dsh_audit.cache.Costs.sums`): they agree to the nano-dollar, and an amount no
 request that owes it was priced for is unknown (null), never $0. No log is read again, and nothing
-of the pipeline is imported: the money values alone.
+of the pipeline is imported: the money values alone. A window of send times (``--since/--until``)
+makes every answer one over the requests sent in it, as ``dsh-audit usage`` sums them.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
+import math
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
 from ..errors import UsageError
-from ._db import connect_index, index_error, price_sources
+from ._db import check_values, connect_index, index_error, price_sources, window_views
 
 __all__ = ["FleetStats", "fleet_stats"]
+
+# The orders of the sessions ``stats`` ranks (``--sort``): by what their cache losses cost, by what
+# they cost, by their last request's time.
+_SORTS = ("lost", "cost", "time")
 
 _BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
 _KNOWN = "actual_cache_read IS NOT NULL"
@@ -71,6 +78,16 @@ class _UsdSum:
         return usd_total(self.values) if self.seen else None
 
 
+def _iso(seconds: float | None) -> str | None:
+    """An epoch time as ISO 8601 UTC to the second (``2026-12-02T11:24:01Z``), as the other
+    commands' JSON gives times; None for None or a time outside the years 1-9999."""
+    try:
+        return None if seconds is None else datetime.fromtimestamp(math.floor(seconds), timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def _ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
@@ -103,10 +120,12 @@ class FleetStats:
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
             attribution, and tokens lost to that cause.
-        top_sessions: the sessions whose cache losses cost the most (``lost_cost_usd``), costliest
-            first, then those whose losses have no known price (null), most lost tokens first (tokens
-            do not compare across providers: :func:`_loss_rank`), each with what it cost
-            (``cost_usd``) and what its breaks cost (``break_cost_usd``); None without a ledger.
+        top_sessions: the sessions ranked by ``sort``: by default those whose cache losses cost
+            the most (``lost_cost_usd``), costliest first, then those whose losses have no known
+            price (null), most lost tokens first (tokens do not compare across providers:
+            :func:`_loss_rank`); each with what it cost (``cost_usd``) and what its breaks cost
+            (``break_cost_usd``), None without a ledger, and when its last request was sent
+            (``last_request_at``, ISO 8601 UTC; null when no request has a time).
         cost: what the fleet cost (the sums of ``dsh-audit usage``): requests, priced and unpriced
             requests (and why), tokens and USD by bucket, with no cache, all off-peak, what cache
             losses and breaks cost, the requests billed at a long-context tier and what they cost
@@ -119,10 +138,18 @@ class FleetStats:
             (:attr:`dsh_audit.cache.PriceBook.files`: ``packaged`` alone for the list prices), None
             for one the index does not record (made by an older dsh-audit); ``price_files`` in JSON.
         costliest_breaks: the cache breaks of every session (as many as ``top_sessions`` lists)
-            whose lost tokens cost the most, in the same order: each one's log (``path``,
-            ``session_id``), ``request`` (the ``#`` of ``dsh-audit requests``), kind, turn, step,
-            attempt, model, provider, cause, classification, ``lost_tokens`` and ``lost_cost_usd``
-            (null: unknown; a break whose cache reads were not logged has both null).
+            whose lost tokens cost the most, ranked by that cost whatever ``sort`` says: each one's
+            log (``path``, ``session_id``), ``request`` (the ``#`` of ``dsh-audit requests``), kind,
+            turn, step, attempt, model, provider, cause, classification, ``lost_tokens`` and
+            ``lost_cost_usd`` (null: unknown; a break whose cache reads were not logged has both
+            null). A break that cost nothing (it lost no token, or at a rate of $0) is not listed:
+            ``free_breaks`` counts them (``breaks_costing_nothing`` in JSON).
+        sort: how ``top_sessions`` is ranked: ``lost`` (what their cache losses cost), ``cost``
+            (what they cost, costliest first, a lower bound by its amount, an unknown cost last)
+            or ``time`` (their last request, newest first; none last).
+        since, until: the window of send times every sum and ranking is over (epoch seconds;
+            None: unbounded), as ``dsh-audit usage --since/--until`` sums requests; ISO 8601 UTC
+            in JSON.
     """
 
     db: str
@@ -136,14 +163,19 @@ class FleetStats:
     cost_by_cause: tuple[dict[str, Any], ...]
     prices: tuple[tuple[str, ...] | None, ...] = ()
     costliest_breaks: tuple[dict[str, Any], ...] = ()
+    free_breaks: int = 0
+    sort: str = "lost"
+    since: float | None = None
+    until: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The one object ``dsh-audit stats --json`` prints."""
-        return {"db": self.db, "totals": self.totals, "by_model": list(self.by_model), "by_day": list(self.by_day),
+        return {"db": self.db, "since": _iso(self.since), "until": _iso(self.until), "sort": self.sort,
+                "totals": self.totals, "by_model": list(self.by_model), "by_day": list(self.by_day),
                 "by_cause": list(self.by_cause), "top_sessions": list(self.top_sessions), "cost": self.cost,
                 "cost_by_model": list(self.cost_by_model), "cost_by_cause": list(self.cost_by_cause),
                 "price_files": [None if files is None else list(files) for files in self.prices],
-                "costliest_breaks": list(self.costliest_breaks)}
+                "costliest_breaks": list(self.costliest_breaks), "breaks_costing_nothing": self.free_breaks}
 
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
@@ -199,30 +231,53 @@ def _loss_rank(lost_cost: float | None, lost_tokens: int | None, *, losing: bool
     return (1 if lost_cost is None and losing else 2), 0.0, -(lost_tokens or 0)
 
 
-def _top(connection: sqlite3.Connection, top: int, ledgers: dict[str | None, _Ledger]) -> tuple[dict[str, Any], ...]:
-    """The ``top`` sessions whose cache losses cost the most (:func:`_loss_rank` of each one's
-    ``lost_cost_usd``, as its row shows it), each with what it cost; one pass over the sessions,
-    holding ``top`` of them."""
-    rows = connection.execute(f"SELECT s.path, s.session_id, {_MEASURES} FROM requests JOIN sessions AS s "
-                              "USING (path) GROUP BY s.path")
-    measured = ({"path": row[0], "session_id": row[1], **_measures(row[2:])} for row in rows)
-    best = heapq.nsmallest(top, measured, key=lambda r: (
-        _loss_rank(r["lost_cost_usd"], r["lost_tokens"], losing=r["lost_requests"] > 0), r["path"]))
-    return tuple({**r, **_session_cost(ledgers.get(r["path"]))} for r in best)
+def _top(connection: sqlite3.Connection, top: int, ledgers: dict[str | None, _Ledger],
+         sort: str = "lost") -> tuple[dict[str, Any], ...]:
+    """The ``top`` sessions by ``sort`` (:data:`_SORTS`): by default those whose cache losses cost
+    the most (:func:`_loss_rank` of each one's ``lost_cost_usd``, as its row shows it), each with
+    what it cost and when its last request was sent; one pass over the sessions, holding ``top``
+    of them."""
+    rows = connection.execute(f"SELECT s.path, s.session_id, MAX(sent_at), {_MEASURES} FROM requests "
+                              "JOIN sessions AS s USING (path) GROUP BY s.path")
+    measured = ({"path": row[0], "session_id": row[1], "last_request_at": _iso(row[2]), **_measures(row[3:]),
+                 **_session_cost(ledgers.get(row[0])), "_last": row[2]} for row in rows)
+    best = heapq.nsmallest(top, measured, key=lambda r: (_session_rank(r, sort), r["path"]))
+    return tuple({key: value for key, value in r.items() if key != "_last"} for r in best)
 
 
-def _costliest_breaks(connection: sqlite3.Connection, top: int) -> tuple[dict[str, Any], ...]:
+def _session_rank(row: dict[str, Any], sort: str) -> tuple[Any, ...]:
+    """The sort key of a session of :func:`_top`: what its losses cost (``lost``,
+    :func:`_loss_rank`), what it cost (``cost``: most first, a lower bound by its amount, unknown
+    last) or its last request's time (``time``: newest first, none last)."""
+    if sort == "cost":
+        return row["cost_usd"] is None, -(row["cost_usd"] or 0.0)
+    if sort == "time":
+        return row["_last"] is None, -(row["_last"] or 0.0)
+    return _loss_rank(row["lost_cost_usd"], row["lost_tokens"], losing=row["lost_requests"] > 0)
+
+
+def _costliest_breaks(connection: sqlite3.Connection, top: int) -> tuple[tuple[dict[str, Any], ...], int]:
     """The ``top`` cache breaks of the whole index (requests the cache analysis classified as a
     break, as ``breaks (cache)`` counts them) whose lost tokens cost the most (:func:`_loss_rank`),
     read from the ``requests`` rows: what each lost and its cost, priced once when indexed (the
-    ledger's ``breaks $`` sums the same amounts). ``lost_tokens`` and ``lost_cost_usd`` are None
-    for a break whose cache reads were not logged (it lost an unknown amount), ``lost_cost_usd``
-    None for one that lost tokens at no known price, and 0 for one that lost none."""
+    ledger's ``breaks $`` sums the same amounts), and how many breaks cost nothing (they lost no
+    token, or at a rate of $0), which are not listed. ``lost_tokens`` and ``lost_cost_usd`` are
+    None for a break whose cache reads were not logged (it lost an unknown amount), ``lost_cost_usd``
+    None for one that lost tokens at no known price."""
     rows = connection.execute(
         "SELECT r.path, s.session_id, r.idx, r.kind, r.turn, r.step, r.attempt, r.model, r.provider, r.cause, "
         "r.classification, r.lost_tokens, r.lost_cost FROM requests AS r JOIN sessions AS s USING (path) "
         f"WHERE r.classification IN {_BREAKS}")
-    return tuple(heapq.nsmallest(top, map(_break, rows), key=_break_key))  # holds ``top`` rows, not every break
+    free = [0]
+
+    def costly(row: dict[str, Any]) -> bool:
+        if row["lost_cost_usd"] == 0:  # known to have cost nothing: not one of the costliest
+            free[0] += 1
+            return False
+        return True
+
+    best = heapq.nsmallest(top, filter(costly, map(_break, rows)), key=_break_key)  # holds ``top`` rows
+    return tuple(best), free[0]
 
 
 def _break(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -356,81 +411,43 @@ def _cost_by_cause(connection: sqlite3.Connection, total: _Ledger) -> tuple[dict
     return tuple(sorted(rows, key=lambda r: (-(r["lost_cost_usd"] or 0.0), r["cause"])))
 
 
-#: The SQLite storage classes each declared column type may hold (``NULL`` in all of them).
-_STORED = {"TEXT": ("text",), "INTEGER": ("integer", "real"), "REAL": ("real", "integer")}
-#: The largest number a column may hold: far past any count or cost, and summed over any number of
-#: rows still a finite double (``math.fsum`` of 1e308s overflows).
-_MAX_REAL = 1e200
-#: The JSON columns ``stats`` sums the values of (``json_each``): objects of numbers.
-_JSON_NUMBERS = (("requests", "lost"), ("costs", "lost_cost_by_cause"))
-
-
-def _check_values(connection: sqlite3.Connection, location: str) -> None:
-    """Refuse an index whose columns hold values of a type ``index`` never writes (a BLOB where
-    text belongs, text where a count belongs, an infinite cost, a JSON cause map that is not
-    numbers): the file was edited or damaged, and its sums would mean nothing. One scan per table.
-
-    Raises:
-        UsageError: naming the first such table and column.
-    """
-    bad: tuple[str, str] | None = None
-    for table in ("sessions", "requests", "breaks", "costs"):
-        columns = [(str(row[1]), str(row[2]).upper()) for row in connection.execute(f"PRAGMA table_info({table})")]
-        tests = []
-        for name, declared in columns:
-            kinds = ", ".join(f"'{kind}'" for kind in _STORED.get(declared, ()))
-            if kinds:
-                bound = f" AND abs(\"{name}\") <= {_MAX_REAL}" if declared != "TEXT" else ""
-                tests.append((name, f"(\"{name}\" IS NULL OR (typeof(\"{name}\") IN ({kinds}){bound}))"))
-        if not tests:
-            continue
-        which = " ".join(f"WHEN NOT {test} THEN {index}" for index, (_, test) in enumerate(tests))
-        sound = " AND ".join(test for _, test in tests)
-        row = connection.execute(f"SELECT CASE {which} END FROM {table} WHERE NOT ({sound}) LIMIT 1").fetchone()
-        if row is not None:
-            bad = (table, tests[row[0]][0])
-            break
-    for table, column in () if bad else _JSON_NUMBERS:
-        row = connection.execute(f"SELECT 1 FROM {table} WHERE json_type({column}) IS NOT 'object' "
-                                 f"AND {column} IS NOT NULL LIMIT 1").fetchone() or connection.execute(
-            f"SELECT 1 FROM {table}, json_each({table}.{column}) AS item WHERE {table}.{column} IS NOT NULL "
-            f"AND (item.type NOT IN ('integer', 'real') OR abs(item.value) > {_MAX_REAL}) LIMIT 1").fetchone()
-        if row is not None:
-            bad = (table, column)
-            break
-    if bad is not None:
-        raise UsageError(f"not a dsh-audit index: column {bad[0]}.{bad[1]} holds a value of a type or size "
-                         "`dsh-audit index` never writes (the file was edited or damaged)", path=location,
-                         hint="delete the file and build it again with `dsh-audit index PATH --db FILE`")
-
-
-def fleet_stats(db: str | os.PathLike[str], *, top: int = 10) -> FleetStats:
+def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost", since: float | None = None,
+                until: float | None = None) -> FleetStats:
     """Answer the fleet questions from the index at ``db``.
 
     Args:
         db: an index written by :func:`dsh_audit.fleet.index_logs`.
         top: how many sessions ``top_sessions`` lists, and breaks ``costliest_breaks``.
+        sort: how ``top_sessions`` is ranked: ``lost`` (what their cache losses cost), ``cost``
+            (what they cost) or ``time`` (their last request, newest first).
+        since, until: sum only the requests sent in ``[since, until)`` (epoch seconds, by the
+            logs' own times, as ``dsh-audit usage`` does; None: unbounded).
 
     Raises:
-        UsageError: ``db`` is missing or not an index.
+        UsageError: ``db`` is missing or not an index, or ``sort`` is not one of its choices.
 
     Example:
         >>> stats = fleet_stats("audit.sqlite")  # doctest: +SKIP
         >>> stats.totals["hit_ratio"]  # doctest: +SKIP
         0.8125
     """
+    if sort not in _SORTS:
+        raise UsageError(f"cannot rank sessions by {sort!r}", hint="use --sort " + ", ".join(_SORTS))
     connection = connect_index(db, create=False)
     try:
         # typeshed's aggregate protocol has finalize() return an int; SQLite takes any value it stores
         connection.create_aggregate("usd_sum", 1, _UsdSum)  # type: ignore[arg-type]
-        _check_values(connection, os.fspath(db))
+        check_values(connection, os.fspath(db))
+        window_views(connection, since, until)
         total, by_model, by_path = _ledgers(connection)
-        return FleetStats(db=os.fspath(db), totals=_totals(connection),
-                          by_model=_grouped(connection, "model", "4 DESC, model"),
-                          by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
-                          top_sessions=_top(connection, top, by_path), cost=_cost(connection, total),
-                          cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total),
-                          prices=price_sources(connection), costliest_breaks=_costliest_breaks(connection, top))
+        stats = FleetStats(db=os.fspath(db), totals=_totals(connection),
+                           by_model=_grouped(connection, "model", "4 DESC, model"),
+                           by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
+                           top_sessions=_top(connection, top, by_path, sort), cost=_cost(connection, total),
+                           cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total),
+                           prices=price_sources(connection), sort=sort, since=since, until=until)
+        breaks, free = _costliest_breaks(connection, top)
+        return replace(stats, costliest_breaks=breaks, free_breaks=free)
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
         if str(exc) == "integer overflow":  # a sound index: SUM() of counts that add up past 2**63 - 1
             raise UsageError("the token counts of the index add up past SQLite's 64-bit integers: its logs "

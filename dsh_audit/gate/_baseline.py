@@ -5,17 +5,21 @@ A finding of this run that matches a finding of the baseline is *baselined*: it 
 the gate (``fails`` false, ``baselined`` true), and the reports say so. Two findings match when
 their keys (:func:`finding_key`) are equal: the rule id, the session id, the request index and
 the seq (each as the finding has it, or none), and the message with the capture its session was
-compared with, the finding's log path, then the log's folder taken out. The key leaves out the
-path, line and hint, so the same logs checked from another checkout or folder (a capture given
-with ``--capture`` by another path included) match; any change to what the finding says, or where in the
-session it points, makes it new. Each baseline finding accepts one finding of the run (the same
-finding twice in a run needs it twice in the baseline).
+compared with, the finding's log path, then the log's folder taken out, and the values of the
+policy's it states (DSH831's bound: :func:`~dsh_audit.gate._findings.policy_free`). The key
+leaves out the path, line and hint, so the same logs checked from another checkout or folder (a
+capture given with ``--capture`` by another path included) match, and so do they under a looser
+or tighter bound (a baseline written before the bound was left out of the key matches the same
+way: the bound is taken out of its messages too); any change to what the finding says of the log,
+or where in the session it points, makes it new. Each baseline finding accepts one finding of the
+run (the same finding twice in a run needs it twice in the baseline).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -23,15 +27,20 @@ from typing import Any
 
 from .._pyproject import ConfigFileError, read_json
 from ..errors import UsageError
+from ._findings import policy_free
 from ._model import CheckResult, Finding
 
 __all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
 
-#: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path.
+#: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path
+#: and the policy's values.
 FindingKey = tuple[str, str | None, int | None, int | None, str]
 #: The largest baseline read: a JSON report of tens of thousands of findings fits many times over.
 _LIMIT = 256 << 20
 _HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE"
+#: The same for the policy's baseline: a run that reads it cannot write it.
+_CONFIGURED_HINT = ("write a new one with `dsh-audit check PATHS --no-baseline --json-report {}` (the policy's "
+                    "[tool.dsh-audit.check] baseline)")
 
 
 #: What may stand before and after a path in a message: its start or end, a space, a quote, a
@@ -75,8 +84,10 @@ def finding_key(rule: str, session_id: str | None, request: int | None, seq: int
     Example:
         >>> finding_key("DSH821", "s", 2, 7, "x/s.jsonl: break", "x/s.jsonl")
         ('DSH821', 's', 2, 7, '<log>: break')
+        >>> finding_key("DSH831", "s", None, None, "ratio 49.6% is below the policy bound 60.0% (7936 of 15996)", "")
+        ('DSH831', 's', None, None, 'ratio 49.6% is below the policy bound (7936 of 15996)')
     """
-    return (rule, session_id, request, seq, _without_path(message, path, capture))
+    return (rule, session_id, request, seq, policy_free(rule, _without_path(message, path, capture)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,29 +123,49 @@ def _captures(sessions: Any) -> dict[str, str]:
             if isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("capture"), str)}
 
 
-def load_baseline(path: str | os.PathLike[str]) -> Baseline:
-    """The baseline a JSON report of ``check`` at ``path`` holds.
+def _missing_hint(path: str, *, configured: bool = False) -> str:
+    """The hint of a baseline ``path`` that does not exist: the command that writes it (a run
+    whose ``--json-report`` writes the missing baseline it is given checks without one), and, for
+    the baseline the policy names (``configured``), the option that checks without it.
+
+    Example:
+        >>> _missing_hint("ci/b.json", configured=True)
+        'write the first baseline with `dsh-audit check PATHS --json-report ci/b.json`, or check without it with --no-baseline'
+    """
+    command = f"dsh-audit check PATHS --json-report {shlex.quote(path)}"
+    return f"write the first baseline with `{command}`" + (", or check without it with --no-baseline"
+                                                          if configured else "")
+
+
+def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> Baseline:
+    """The baseline a JSON report of ``check`` at ``path`` holds; ``configured``: the policy names
+    it (``[tool.dsh-audit.check] baseline``), so a hint names ``--no-baseline``, which checks
+    without it.
 
     Raises:
         UsageError: the file is missing or unreadable, is not JSON, or is not a check report
-            (one error, exit 2, its hint naming ``--json-report``).
+            (one error, exit 2, its hint naming ``--json-report``: for a missing file, the command
+            that writes it, :func:`_missing_hint`).
     """
     source = os.fspath(path)
+    hint = _CONFIGURED_HINT.format(shlex.quote(source)) if configured else _HINT
     try:  # a regular file (a FIFO or device is refused unread), of at most _LIMIT bytes
         document = read_json(source, what="baseline", limit=_LIMIT)
     except ConfigFileError as exc:
         message = exc.message.replace("cannot open: ", "cannot read the baseline: ", 1)
-        raise UsageError(message, path=source, line=exc.line, hint=_HINT) from None
+        if exc.reason == "open" and not os.path.lexists(source):
+            hint = _missing_hint(source, configured=configured)
+        raise UsageError(message, path=source, line=exc.line, hint=hint) from None
     findings = document.get("findings") if isinstance(document, dict) else None
     tool = document.get("tool") if isinstance(document, dict) else None
     if (not isinstance(findings, list) or not isinstance(tool, dict) or tool.get("name") != "dsh-audit"
             or "schema_version" not in document):
-        raise UsageError("the baseline is not a JSON report of dsh-audit check", path=source, hint=_HINT)
+        raise UsageError("the baseline is not a JSON report of dsh-audit check", path=source, hint=hint)
     captures = _captures(document.get("sessions"))
     keys = [_key_of(item, captures) for item in findings]
     if any(key is None for key in keys):
         raise UsageError("the baseline is not a JSON report of dsh-audit check (a finding without rule or message)",
-                         path=source, hint=_HINT)
+                         path=source, hint=hint)
     return Baseline(source=source, keys=tuple(key for key in keys if key is not None))
 
 

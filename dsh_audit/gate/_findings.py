@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from ._model import Finding
 from ._policy import Policy
 from ._rules import GATE_RULES, GateRule
 
-__all__ = ["DIFF_UNEXPLAINED", "Judge", "diff_command", "request_seq"]
+__all__ = ["DIFF_UNEXPLAINED", "Judge", "diff_command", "policy_free", "request_seq"]
 
 _VERDICT_RULE = {"different": "DSH811", "equivalent": "DSH812", "unmatched": "DSH813", "unrendered": "DSH815"}
 #: What the ``dsh-audit diff`` command a capture finding's hint names shows of it.
@@ -24,6 +25,27 @@ _DIFF_PURPOSE = {"DSH811": "for the JSON paths that differ",
                  "DSH813": "for the alignment (check that the capture covers the whole session)"}
 #: The same for ``DSH814`` (a capture no log explains).
 DIFF_UNEXPLAINED = "for the alignment (the log is missing events for a call that was sent)"
+#: How a message states a value of the policy's own (``min-cache-hit-ratio``), followed by it as a
+#: percentage: ``the policy bound 60.0%``. No other gate message states one: the others say what
+#: the log and the capture hold (a break's cause, not the causes the policy allows).
+_BOUND = "the policy bound"
+_POLICY_VALUE = re.compile(re.escape(_BOUND) + r" \d+(?:\.\d+)?%")
+#: The gate rules whose messages state a value of the policy's (:data:`_BOUND`).
+_POLICY_VALUED = frozenset({"DSH831", "DSH832"})
+
+
+def policy_free(rule: str, message: str) -> str:
+    """``message`` of a finding of ``rule`` without the values of the policy's it states (a
+    bound), what a baseline matches on: loosening or tightening the bound leaves the finding the
+    same finding (a looser policy can only remove failures). The message a report prints keeps them.
+
+    Example:
+        >>> policy_free("DSH831", "actual cache-hit ratio 49.6% is below the policy bound 60.0% (7936 of 15996)")
+        'actual cache-hit ratio 49.6% is below the policy bound (7936 of 15996)'
+        >>> policy_free("DSH822", "cause x (the policy bound 60.0%)")  # log text: only gate rules' own words
+        'cause x (the policy bound 60.0%)'
+    """
+    return _POLICY_VALUE.sub(_BOUND, message) if rule in _POLICY_VALUED else message
 
 
 def request_seq(request: Request) -> int | None:
@@ -194,10 +216,10 @@ class Judge:
         ratio = cache.ratio(cache.actual_total) if cache is not None else None
         if bound and ratio is None and cache is not None and cache.request_count:
             return [self.finding("DSH832", f"the cache-hit ratio cannot be measured (no usage in the log's "
-                                 f"{cache.request_count} request(s)), so the policy bound {bound:.1%} was not "
+                                 f"{cache.request_count} request(s)), so {_BOUND} {bound:.1%} was not "
                                  "checked", path=path, session_id=session_id)]
         if not bound or ratio is None or ratio >= bound:
             return []
-        return [self.finding("DSH831", f"actual cache-hit ratio {ratio:.1%} is below the policy bound {bound:.1%} "
+        return [self.finding("DSH831", f"actual cache-hit ratio {ratio:.1%} is below {_BOUND} {bound:.1%} "
                              f"({cache.actual_total} of {cache.prompt_total} prompt tokens read from cache)",
                              path=path, session_id=session_id)]

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..cache import Costs, usd_total
+
 __all__ = ["CheckResult", "Finding", "RequestOutline", "RequestRecorder", "SessionCheck"]
 
 
@@ -64,6 +66,47 @@ class Finding:
         mark = " FAIL" if self.fails else " baselined" if self.baselined else ""
         shown = f" (hint: {self.hint})" if hint and self.hint else ""
         return f"{where}:{seq}{request} {self.rule} {self.severity}{mark}: {self.message}{shown}"
+
+
+#: The amounts check's reports show of a session's priced summary (``cache --json``'s ``cost``):
+#: each one's key there, and the name of the counts of the requests that owe it (None: every
+#: request owes it, as :class:`dsh_audit.cache.Costs` says).
+_AMOUNTS = {"cost": ("cost_usd", None), "no_cache": ("no_cache_cost_usd", None),
+            "off_peak": ("off_peak_cost_usd", None), "break": ("break_cost_usd", "break")}
+#: An amount of priced requests: the sum over the priced ones, the requests, those not priced,
+#: those that owe the amount and those of them with no price for it (what :meth:`Costs.known` takes).
+_Owed = tuple[float, int, int, int, int]
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _owed(cost: Any, amount: str) -> _Owed | None:
+    """``amount`` (a key of :data:`_AMOUNTS`) of a session's priced summary ``cost``; None when the
+    session was not priced (its log could not be read)."""
+    if not isinstance(cost, dict):
+        return None
+    key, owing = _AMOUNTS[amount]
+    value = cost.get(key)
+    if isinstance(value, dict):  # the cost by bucket, and its total
+        value = value.get("total")
+    requests, unpriced = _count(cost.get("requests")), _count(cost.get("unpriced_requests"))
+    owes = (requests, unpriced) if owing is None else (_count(cost.get(f"{owing}_requests")),
+                                                       _count(cost.get(f"{owing}_unpriced")))
+    usd = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    return (usd, requests, unpriced, *owes)
+
+
+def _money(owed: _Owed, *, bound: bool = False) -> tuple[float | None, str]:
+    """An amount as JSON gives it (None: unknown) and as people read it, by the one rule
+    (:meth:`Costs.known`, :meth:`Costs.shown`: ``$x``, ``≥$x``, ``$?``); ``bound``: a log the sum
+    could not include (one that could not be read) makes a known amount a lower bound, as
+    ``usage`` shows the total of such a run."""
+    usd, requests, unpriced, owing, owing_unpriced = owed
+    known = Costs.known(usd, requests=requests, unpriced=unpriced, owing=owing, owing_unpriced=owing_unpriced)
+    text = Costs.shown(known, requests=requests, unpriced=unpriced, owing=owing, owing_unpriced=owing_unpriced)
+    return known, ("≥" + text if bound and known is not None and not text.startswith("≥") else text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +186,20 @@ class SessionCheck:
     def failed(self) -> bool:
         return any(f.fails for f in self.findings)
 
+    def amount(self, name: str = "cost") -> tuple[float | None, str] | None:
+        """What the session cost (``name``: ``cost``, ``no_cache``, ``off_peak``, or ``break``, what
+        its breaks cost), from its priced ledger summary (``cache.cost``): as JSON gives it (None:
+        unknown) and as people read it (``$x``, ``≥$x`` when a request that owes it is unpriced,
+        ``$?`` when none that owes it is priced); None when the session was not priced.
+
+        Example:
+            >>> SessionCheck("a.jsonl", None).amount() is None
+            True
+        """
+        cost = getattr(self.cache, "cost", None) if self.cache is not None else None
+        owed = _owed(cost, name)
+        return None if owed is None else _money(owed)
+
     def findings_by_request(self) -> dict[int, list[Finding]]:
         """The findings about each request (by index), in order: grouped in one pass, so a report
         that lists every request of a long log does not scan the findings once per request."""
@@ -175,6 +232,8 @@ class CheckResult:
         baseline: the baseline file applied (``--baseline``), or None.
         baseline_gone: baseline findings of the sessions checked that no longer occur.
         baseline_unchecked: baseline findings of sessions this run did not check.
+        caveats: what the price table could not know of the costs the reports show (the holiday
+            caveats the run's prices met: :meth:`dsh_audit.cache.PriceBook.caveats_met`).
     """
 
     sessions: tuple[SessionCheck, ...]
@@ -186,6 +245,7 @@ class CheckResult:
     baseline: str | None = None
     baseline_gone: int = 0
     baseline_unchecked: int = 0
+    caveats: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -209,6 +269,20 @@ class CheckResult:
     def baselined(self) -> tuple[Finding, ...]:
         """The findings the baseline accepts (``check --baseline``)."""
         return tuple(f for f in self.findings if f.baselined)
+
+    def total(self, name: str = "cost") -> tuple[float | None, str]:
+        """What the sessions cost together (``name`` as :meth:`SessionCheck.amount` takes it): the
+        sum over every priced request of every log, as JSON gives it and as people read it; a
+        lower bound (``≥$x``) when a log could not be read (it is in no sum, as ``usage`` reads none of it).
+
+        Example:
+            >>> CheckResult(sessions=(), findings=(), policy=None).total()
+            (0.0, '$0.0000')
+        """
+        owed = [o for o in (_owed(getattr(s.cache, "cost", None), name) for s in self.sessions) if o is not None]
+        summed: _Owed = (usd_total(o[0] for o in owed), sum(o[1] for o in owed), sum(o[2] for o in owed),
+                         sum(o[3] for o in owed), sum(o[4] for o in owed))
+        return _money(summed, bound=any(s.error is not None for s in self.sessions))
 
     def counts(self) -> dict[str, int]:
         """Findings by severity plus ``failing``: ``{"error": 1, "warning": 0, "info": 2, "failing": 1}``

@@ -368,7 +368,8 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
         prices: the price table itself, loaded once by the caller (then ``prices_path`` is not
             read; default: loaded here, once, from ``prices_path``). Every log is priced with it, and
             it holds, after the run, the caveats of those prices
-            (:meth:`dsh_audit.cache.PriceBook.caveats_met`, those met in worker processes too).
+            (:meth:`dsh_audit.cache.PriceBook.caveats_met`, those met in worker processes too),
+            which the result's :attr:`CheckResult.caveats` are.
         zero_data_retention: the OpenAI organization's Zero Data Retention status (``--openai-zdr``;
             None: as the nearest ``pyproject.toml`` states it, else not stated).
 
@@ -418,4 +419,4 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
     ordered = tuple(c for c in checked if isinstance(c, SessionCheck))
     findings = tuple(f for c in ordered for f in c.findings) + tuple(loose.values())
     return CheckResult(sessions=ordered, findings=findings, policy=policy, notes=tuple(notes), warnings=tuple(warnings),
-                       discovered=discovered)
+                       discovered=discovered, caveats=tuple(map(str, book.caveats_met())))

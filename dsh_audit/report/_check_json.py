@@ -7,22 +7,34 @@ Version history (``schema_version``):
    and ``findings`` (every finding, captures no log explains included), ``notes``; later, with
    the version unchanged (a new key): each session's ``cost`` (the priced ledger's summary that
    ``cache --json`` and check's Markdown show: what the session cost, with no cache, off-peak, and
-   what its breaks cost).
+   what its breaks cost); later still, ``caveats`` (what the price table could not know of
+   those costs: a year its holiday list does not cover), beside ``notes``.
 
-A new optional key does not change the version; renaming or removing a key does.
+A new optional key does not change the version; renaming or removing a key does: a reader of
+version 1 that does not know a key still reads every key it knows, and a report written before the
+key existed is still a version 1 report (the schema does not require it).
+
+Numbers are spelt as every other command's ``--json`` spells them, ``JSON.stringify``'s way
+(:func:`~dsh_audit.jsjson.js_number`: ``0.000023808``, ``0``), not Python's (``2.3808e-05``,
+``0.0``): the report is :func:`~dsh_audit.report.dumps_pretty`'s indented text with each number
+written again by that writer.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
 from .._version import __version__
+from ..jsjson import js_number
 from ._json import dumps_pretty
 
 __all__ = ["REPORT_SCHEMA_VERSION", "format_json", "report_object", "session_summary"]
 
 REPORT_SCHEMA_VERSION = 1
+#: A JSON string (left as it is) or a number, in JSON text.
+_TOKEN = re.compile(r'("(?:[^"\\]|\\.)*")|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
 
 
 def _breaks(check: Any) -> list[dict[str, Any]]:
@@ -77,9 +89,29 @@ def report_object(result: Any) -> dict[str, Any]:
         "sessions": [session_summary(s) for s in result.sessions],
         "findings": [f.to_json() for f in result.findings],
         "notes": list(result.notes),
+        "caveats": list(getattr(result, "caveats", ())),
     }
 
 
+def _number(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        return match.group(1)
+    text = match.group(0)
+    return js_number(int(text) if text.lstrip("-").isdigit() else float(text))
+
+
+def _js_numbers(text: str) -> str:
+    """JSON ``text`` with each number spelt by :func:`~dsh_audit.jsjson.js_number`, as
+    ``JSON.stringify`` and every command's ``--json`` spell it; strings are left as they are.
+
+    Example:
+        >>> _js_numbers('{"a": 2.3808e-05, "b": 0.0, "c": "1.0e-05", "d": [1e+16, -3]}')
+        '{"a": 0.000023808, "b": 0, "c": "1.0e-05", "d": [10000000000000000, -3]}'
+    """
+    return _TOKEN.sub(_number, text)
+
+
 def format_json(result: Any) -> str:
-    """The JSON report of a :class:`dsh_audit.gate.CheckResult`, indented, ending with a newline."""
-    return dumps_pretty(report_object(result)) + "\n"
+    """The JSON report of a :class:`dsh_audit.gate.CheckResult`, indented, ending with a newline,
+    its numbers spelt as every command's ``--json`` spells them (:func:`_js_numbers`)."""
+    return _js_numbers(dumps_pretty(report_object(result))) + "\n"

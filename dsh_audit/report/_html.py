@@ -555,12 +555,17 @@ def _unexplained(check: Any) -> int:
 
 
 def _verdict(check: Any) -> str:
-    """The session's verdict in words: ``failed: 2 failing finding(s)``, ``passed: 5 explained break(s)``."""
+    """The session's verdict in words: ``failed: 2 failing finding(s)``, ``passed: 5 explained
+    break(s)``; the findings a baseline accepts (``check --baseline``) counted as check counts
+    them, ``passed: 1 baselined finding(s), ...`` (``failed: 1 failing finding(s), 1 baselined``)."""
+    baselined = sum(1 for f in check.findings if getattr(f, "baselined", False))
     if check.failed:
-        return f"failed: {sum(1 for f in check.findings if f.fails)} failing finding(s)"
+        return (f"failed: {sum(1 for f in check.findings if f.fails)} failing finding(s)"
+                + (f", {baselined} baselined" if baselined else ""))
     unexplained = _unexplained(check)
     explained = sum(1 for t in check.transitions if t.verdict == "break") - unexplained
-    parts = [f"{explained} explained break(s)"] if explained else []
+    parts = [f"{baselined} baselined finding(s)"] if baselined else []
+    parts += [f"{explained} explained break(s)"] if explained else []
     if unexplained:
         parts.append(f"{unexplained} unexplained break(s) the policy allows")
     return "passed: " + (", ".join(parts) or "no breaks")
@@ -784,7 +789,7 @@ def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list
                for check, entries in zip(result.sessions, priced, strict=True) if check.error is None]
     failed = sum(check.error is not None for check in result.sessions)
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
-            "policy": result.policy.source, "unattached": [f.to_json() for f in result.unattached],
+            "policy": _policy(result), "unattached": [f.to_json() for f in result.unattached],
             "order": _order(result.sessions, lineage), "totals": _totals(ledgers, failed)}
     del ledgers
     yield _script_json(head)[:-1] + ',"sessions":['
@@ -794,6 +799,16 @@ def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list
         yield from _session_chunks(check, priced[k], lineage[k])
         priced[k] = []  # a log's entries go once its data is written
     yield "]}"
+
+
+def _policy(result: Any) -> str:
+    """What the page's header says judged the check: the policy, and the baseline applied with
+    the findings it accepts (``pyproject.toml; baseline b.json: 3 baselined``), as check's summary
+    counts them."""
+    baseline = getattr(result, "baseline", None)
+    if baseline is None:
+        return str(result.policy.source)
+    return f"{result.policy.source}; baseline {baseline}: {len(result.baselined)} baselined"
 
 
 #: The amounts of a row of :func:`_totals`, as ``usage`` names them (:meth:`dsh_audit.cache.UsageRow.shown`).

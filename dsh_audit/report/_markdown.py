@@ -11,7 +11,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..cache import Costs
 from .terminal import terminal_text
 
 __all__ = ["MAX_ROWS", "format_markdown"]
@@ -35,32 +34,48 @@ def _ratio(check: Any) -> str:
     return "n/a" if ratio is None else f"{ratio:.1%}"
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+#: The counts of a session's priced summary the cost cell says: its unpriced requests, the breaks
+#: that lost an unknown amount, and the breaks that lost tokens no price was known for.
+_COUNTS = ("unpriced_requests", "lost_unknown_requests", "break_unpriced")
 
 
-def _cost(check: Any) -> str:
-    """What the session cost, and what its breaks cost (the cache ledger's summary), by the one
-    rule (:meth:`~dsh_audit.cache.Costs.shown`): ``≥$x`` when a request that owes it is unpriced,
-    ``$?`` when it is unknown (a break cost none of the breaks' requests could price is
-    ``(breaks $?)``, never left out), the unpriced count beside."""
-    cost = getattr(check.cache, "cost", None) if check.cache is not None else None
-    if not isinstance(cost, dict):
-        return "n/a"
-    total = (cost.get("cost_usd") or {}).get("total")
-    unpriced = _count(cost.get("unpriced_requests")) or 0
-    requests = _count(cost.get("requests")) or 0
-    if not isinstance(total, (int, float)):  # nothing priced: unknown, never $0
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _cost(cost: tuple[float | None, str], breaks: tuple[float | None, str], counts: dict[str, int]) -> str:
+    """What sessions cost and what their breaks cost (each as :meth:`dsh_audit.gate.SessionCheck.amount`
+    gives it: ``≥$x`` when a request that owes it is unpriced, ``$?`` when it is unknown; a break
+    cost none of the breaks' requests could price is ``(breaks $?)``, never left out), and of
+    ``counts`` (:data:`_COUNTS`) the unpriced requests beside, and the breaks that lost an unknown
+    amount; the break cost is left out when no break lost a token (nor has an unknown loss)."""
+    unpriced, unknown = counts["unpriced_requests"], counts["lost_unknown_requests"]
+    if cost[0] is None:  # nothing priced: unknown, never $0
         return f"$? ({unpriced} unpriced)" if unpriced else "n/a"
-    lost = cost.get("break_cost_usd")
-    owing, owing_unpriced = _count(cost.get("break_requests")), _count(cost.get("break_unpriced"))
-    shown = Costs.shown(lost if isinstance(lost, (int, float)) else None, requests=requests, unpriced=unpriced,
-                        owing=owing, owing_unpriced=owing_unpriced)
-    unknown = _count(cost.get("lost_unknown_requests")) or 0
-    breaks = (f" (breaks {_md(shown)}" + (f", {unknown} lost an unknown amount" if unknown else "") + ")"
-              if lost or owing_unpriced else "")
-    return (_md(Costs.shown(total, requests=requests, unpriced=unpriced)) + breaks
-            + (f" ({unpriced} unpriced)" if unpriced else ""))
+    lost, shown = breaks
+    said = (f" (breaks {_md(shown)}" + (f", {unknown} lost an unknown amount" if unknown else "") + ")"
+            if lost is None or lost or counts["break_unpriced"] else "")
+    return _md(cost[1]) + said + (f" ({unpriced} unpriced)" if unpriced else "")
+
+
+def _costs(check: Any) -> list[str]:
+    """A session's money cells: its cost (and its breaks'), with no cache, all off-peak; ``n/a``
+    when it was not priced (its log could not be read)."""
+    summary = getattr(check.cache, "cost", None) if check.cache is not None else None
+    cost = check.amount("cost")
+    if cost is None or not isinstance(summary, dict):
+        return ["n/a"] * 3
+    return [_cost(cost, check.amount("break"), {key: _count(summary.get(key)) for key in _COUNTS}),
+            *(_md(check.amount(name)[1]) for name in ("no_cache", "off_peak"))]
+
+
+def _total_costs(result: Any) -> list[str]:
+    """The money cells of the totals row: every log's priced requests summed by the one rule
+    (:meth:`dsh_audit.gate.CheckResult.total`; a lower bound when a log could not be read)."""
+    summaries = [s.cache.cost for s in result.sessions if s.cache is not None and isinstance(s.cache.cost, dict)]
+    counts = {key: sum(_count(c.get(key)) for c in summaries) for key in _COUNTS}
+    return [_cost(result.total("cost"), result.total("break"), counts),
+            *(_md(result.total(name)[1]) for name in ("no_cache", "off_peak"))]
 
 
 def _capture(check: Any) -> str:
@@ -71,16 +86,26 @@ def _capture(check: Any) -> str:
     return f"{same}/{len(rows)} identical"
 
 
+def _breaks(check: Any) -> int:
+    return sum(1 for t in check.transitions if t.verdict == "break")
+
+
 def _session_rows(result: Any) -> list[str]:
-    lines = ["| status | log | session | requests | capture | breaks | cache hit | cost | findings |",
-             "|---|---|---|---:|---|---:|---:|---:|---:|"]
+    """The sessions' table, up to :data:`MAX_ROWS` of them, and a totals row of every session."""
+    lines = ["| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak "
+             "| findings |",
+             "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for check in result.sessions[:MAX_ROWS]:
         status = "❌ fail" if check.failed else "✅ pass"
-        breaks = sum(1 for t in check.transitions if t.verdict == "break")
         lines.append(f"| {status} | {_md(check.path)} | {_md(check.session_id or '-')} | {len(check.requests)} | "
-                     f"{_md(_capture(check))} | {breaks} | {_ratio(check)} | {_cost(check)} | {len(check.findings)} |")
+                     f"{_md(_capture(check))} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
+                     f"{len(check.findings)} |")
+    lines.append(f"| **total** | {len(result.sessions)} log(s) | | {result.request_count} | | "
+                 f"{sum(_breaks(check) for check in result.sessions)} | | {' | '.join(_total_costs(result))} | "
+                 f"{len(result.findings)} |")
     if len(result.sessions) > MAX_ROWS:
-        lines.append(f"\n_{len(result.sessions) - MAX_ROWS} more log(s) not shown; see the JSON report._")
+        lines.append(f"\n_{len(result.sessions) - MAX_ROWS} more log(s) not shown (in the total); see the JSON "
+                     "report._")
     return lines
 
 
@@ -107,11 +132,12 @@ def _findings(title: str, findings: list[Any], *, folded: bool) -> list[str]:
     return ["", f"### {title} ({len(findings)})", "", *body]
 
 
-def format_markdown(result: Any, *, caveats: Sequence[str] = ()) -> str:
-    """The Markdown summary of a :class:`dsh_audit.gate.CheckResult`; ``caveats``: what the price
-    table could not know of the costs it shows (:meth:`dsh_audit.cache.PriceBook.caveats_met` of
-    the table the check priced with), each a ``Note:`` line under the sessions' table, escaped as
-    every other text is.
+def format_markdown(result: Any, *, caveats: Sequence[str] | None = None) -> str:
+    """The Markdown summary of a :class:`dsh_audit.gate.CheckResult`: a row per log (hit ratio,
+    cost and what its breaks cost, with no cache, all off-peak) and a totals row; ``caveats``: what
+    the price table could not know of the costs it shows (default: the result's own,
+    :attr:`~dsh_audit.gate.CheckResult.caveats`), each a ``Note:`` line under the sessions'
+    table, escaped as every other text is.
 
     Example:
         >>> format_markdown(result).splitlines()[0]  # doctest: +SKIP
@@ -127,7 +153,9 @@ def format_markdown(result: Any, *, caveats: Sequence[str] = ()) -> str:
              f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
              f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
              *([f"{unchecked} baseline finding(s) are of sessions not checked."] if unchecked else []),
-             "", *_session_rows(result), *(line for text in caveats for line in ("", f"Note: {_md(text)}"))]
+             "", *_session_rows(result)]
+    said = getattr(result, "caveats", ()) if caveats is None else caveats
+    lines += [line for text in said for line in ("", f"Note: {_md(text)}")]
     lines += _findings("Failing findings", list(result.failing), folded=False)
     lines += _findings("Other findings", [f for f in result.findings if not f.fails], folded=True)
     return "\n".join(lines) + "\n"

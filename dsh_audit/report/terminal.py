@@ -345,8 +345,10 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     wrapped down to its longest words, with as few columns left out as that needs; then so with
     words longer than ``_WHOLE_WORD`` cut; else one block of ``column value`` lines per row,
     every column kept. Inside :func:`listing`, a run's tables share one style: after the first
-    (boxed or compact), only layouts of its style are tried, in that order; the other style
-    only when none of them fits.
+    (boxed or compact), only layouts of its style are tried, in that order (a boxed one squeezed
+    and with words cut too, as a compact one is), so at a given width a run draws every table in
+    the style of its first; the other style only when no layout of it fits at all (a table too
+    wide to be drawn boxed even so).
 
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
@@ -418,8 +420,9 @@ def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Seque
                 natural = _natural(shown_headers, shown_columns, floors)
                 # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
                 least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
-                # Squeezed, the compact table leaves text the most room.
-                tries = ((least, True),) if squeezed else (
+                # Squeezed, the compact table leaves text the most room; a boxed table squeezed
+                # keeps a run's boxed style (after its first table) before the other style is tried.
+                tries = ((least, True), (least, False)) if squeezed else (
                     (natural, False), (natural, True), (least, False), (least, True))
                 for needed, compact in tries:
                     room = width - _overhead(len(kept), compact=compact)
@@ -601,14 +604,16 @@ def _numeric(shown: Sequence[str]) -> bool:
 
 def _widths(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int], room: int) -> list[int]:
     """Column widths that fit ``room`` cells of text, narrowing the widest column first: first down
-    to what keeps its header's words on one line, then down to its floor (:func:`_floors`, or
-    wider: see :func:`print_table`)."""
+    to what keeps its header's words on one line and every word of its cells whole, then down to
+    the latter, then down to its floor (:func:`_floors`, or wider: see :func:`print_table`; a
+    floor that cuts long words in their middle cuts them only as far as the room needs)."""
     widths: list[int] = []
     titled: list[int] = []
+    whole = [max(floor, uncut) for floor, uncut in zip(floors, _floors(headers, columns))]
     for at, (header, column) in enumerate(zip(headers, columns)):
-        titled.append(max([floors[at], *(_cell_len(w) for w in header.split())]))
+        titled.append(max([whole[at], *(_cell_len(w) for w in header.split())]))
         widths.append(max([_cell_len(header), column.widest, floors[at]]))
-    for floor_of in (titled, floors):
+    for floor_of in (titled, whole, floors):
         while sum(widths) > room:
             slack = [(widths[at] - floor_of[at], at) for at in range(len(widths)) if widths[at] > floor_of[at]]
             if not slack:
@@ -786,13 +791,17 @@ def _write(console: Console, texts: Sequence[str]) -> None:
 
 def _cell_text(text: str, width: int) -> str:
     """A text cell wrapped to ``width`` at spaces (a date and time kept on one line), a word too
-    long for a line cut in its middle (:func:`middle_cut`), never folded: a piece of an id or a
-    path on a line of its own reads as another name.
+    long for a line cut in its middle (:func:`middle_cut`), or at its end when it holds a session
+    id and is no path (:func:`_cut`: what is left is a prefix `show` and `explain` take), never
+    folded: a piece of an id or a path on a line of its own reads as another name.
 
     Example:
         >>> print(_cell_text("moved to /home/me/sessions/session-1/session.jsonl", 16))
         moved to
-        /home/me…n.jsonl
+        /home/m…on.jsonl
+        >>> print(_cell_text("1 (session-70444d8d-ee1d-43e9-8341-470b57f1019c)", 26))
+        1
+        (session-70444d8d-ee1d-43…
     """
     from rich.cells import cell_len
 
@@ -803,7 +812,7 @@ def _cell_text(text: str, width: int) -> str:
         if word.startswith(_CI_COMMANDS):  # any word may start a line: none may start a CI command
             word = _escape(word[0]) + word[1:]
         if cell_len(word) > width:
-            word = middle_cut(word, width)
+            word = _cut(word, width, keep_end=not _UUID.search(word) or bool(_PATH_WORD.search(word)))
         if lines and cell_len(lines[-1]) + 1 + cell_len(word) <= width:
             lines[-1] += " " + word
         else:
@@ -847,13 +856,25 @@ def middle_cut(text: str, width: int) -> str:
         >>> middle_cut("/home/me/sessions/session-1/session.jsonl", 24)
         '/home/me/se…ession.jsonl'
     """
+    return _cut(text, width, keep_end=True)
+
+
+def _cut(text: str, width: int, *, keep_end: bool) -> str:
+    """``text`` if it fits ``width`` cells, else its start (and, ``keep_end``, its end) around a
+    ``…``: :func:`middle_cut` keeps a path's file name; cut at its end, an id keeps its prefix
+    whole (its end no command takes). Shown as stdout can write it, an escape never cut.
+
+    Example:
+        >>> _cut("session-70444d8d-ee1d-43e9-8341-470b57f1019c", 20, keep_end=False)
+        'session-70444d8d-ee…'
+    """
     from rich.cells import cell_len, set_cell_size
 
     shown, cut = stdout_text(text), stdout_text(_CUT)
     if cell_len(shown) <= width:
         return shown
     room = max(width - cell_len(cut), 0)
-    head, tail = room // 2, room - room // 2
+    head, tail = (room // 2, room - room // 2) if keep_end else (room, 0)
     if shown == text and cut == _CUT:
         return set_cell_size(text, head) + _CUT + (_tail(text, tail) if tail else "")
     pieces = [stdout_text(char) for char in text]  # each character, or its escape: cut between them

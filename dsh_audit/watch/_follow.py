@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from typing import BinaryIO, cast
 
 from ..attribution import Transition, attribute_log
-from ..cache import (CacheVerdict, ParentRequest, PriceBook, attribution_causes, iter_cache_verdicts, load_prices,
-                     price_entry)
+from ..cache import (CacheVerdict, LedgerEntry, LedgerTotals, ParentRequest, PriceBook, attribution_causes,
+                     iter_cache_verdicts, load_prices, price_entry)
 from ..errors import DshAuditError
 from ..log import LATEST_VERSION, Event, read_stream
 from ..replay import Request
@@ -42,19 +42,21 @@ class _Inbox:
         return self.items.popleft()
 
 
-def _describe(request: Request, transition: Transition | None, verdict: CacheVerdict, cost: float | None, *,
+def _describe(request: Request, transition: Transition | None, verdict: CacheVerdict, entry: LedgerEntry, *,
               path: str, session_id: str, title: str | None, history: bool) -> WatchRequest:
     sent = request.time.sent if request.time is not None else None
+    loss = LedgerTotals.of([entry])  # what it lost and what that cost, by the one rule of every view
     is_break = transition is not None and transition.verdict == "break"
     return WatchRequest(
         seen=time.time(), path=path, session_id=session_id, title=title, index=request.index, kind=request.kind,
         turn=request.turn, step=request.step, attempt=request.attempt, model=verdict.model, sent=sent,
         prompt_tokens=verdict.prompt_tokens, expected=verdict.expected, actual=verdict.actual,
-        classification=verdict.classification, cost=cost,
+        classification=verdict.classification, cost=entry.cost.total if entry.cost else None,
         verdict=transition.verdict if transition else None, cause=transition.cause if transition else None,
         relation=transition.relation if transition else None, previous=transition.previous if transition else None,
         fields=transition.field_names if transition else (), evidence_seqs=transition.evidence_seqs if transition else (),
-        transition=transition.to_json() if is_break and transition is not None else None, history=history)
+        transition=transition.to_json() if is_break and transition is not None else None, history=history,
+        lost_tokens=None if loss.lost_unknown else loss.lost_tokens, lost_cost=loss.known("lost"))
 
 
 def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: bool = False,
@@ -162,8 +164,7 @@ def follow_log(stream: TailStream, *, prices: PriceBook | None = None, lenient: 
             parents.pop(request.index, None)
             release(request)
             entry = price_entry(request, prices, verdict)
-            yield _describe(request, transition, verdict, entry.cost.total if entry.cost else None,
-                            path=path, session_id=sid, title=title[0],
+            yield _describe(request, transition, verdict, entry, path=path, session_id=sid, title=title[0],
                             history=request.first_chunk_seq <= history_seq[0])
 
     try:

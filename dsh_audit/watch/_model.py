@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cache import Costs, usd_total
+from ..cache import Costs, iso_utc, usd_total
 
 __all__ = ["WatchItem", "WatchNote", "WatchRequest", "WatchSummary"]
 
@@ -28,6 +28,10 @@ class WatchRequest:
         fields: the header fields that changed; evidence_seqs: the log events that prove it.
         transition: the whole transition as ``dsh-audit breaks --json`` prints it.
         history: produced while catching up with what was written before the watch began.
+        lost_tokens, lost_cost: the cache reads it should have had and did not (every cause), and
+            what they cost over cache reads at its rate, as ``breaks --cost`` and ``usage`` count
+            them (0 and $0 when it lost none); None when not known (a break whose cache reads
+            were not logged: both; a loss no rate prices: the cost).
     """
 
     seen: float
@@ -54,17 +58,24 @@ class WatchRequest:
     evidence_seqs: tuple[int, ...] = ()
     transition: dict[str, Any] | None = field(default=None, repr=False)
     history: bool = False
+    lost_tokens: int | None = 0
+    lost_cost: float | None = 0.0
 
     @property
     def is_break(self) -> bool:
         return self.verdict == "break"
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "break" if self.is_break else "request", "seen": round(self.seen, 3), "path": self.path,
+        """The request's JSON line: ``seen`` and ``sent`` in seconds since the epoch, and as ISO
+        8601 UTC (``seen_at``, ``sent_at``: the form of ``sessions --json``; null when unknown)."""
+        return {"type": "break" if self.is_break else "request", "seen": round(self.seen, 3),
+                "seen_at": iso_utc(self.seen), "path": self.path,
                 "session_id": self.session_id, "title": self.title, "index": self.index, "kind": self.kind,
                 "turn": self.turn, "step": self.step, "attempt": self.attempt, "model": self.model,
-                "sent": self.sent, "prompt_tokens": self.prompt_tokens, "expected_cache_read": self.expected,
+                "sent": self.sent, "sent_at": iso_utc(self.sent), "prompt_tokens": self.prompt_tokens,
+                "expected_cache_read": self.expected,
                 "actual_cache_read": self.actual, "classification": self.classification, "cost_usd": self.cost,
+                "lost_tokens": self.lost_tokens, "lost_cost_usd": self.lost_cost,
                 "verdict": self.verdict, "cause": self.cause, "relation": self.relation, "previous": self.previous,
                 "fields": list(self.fields), "evidence_seqs": list(self.evidence_seqs),
                 "transition": self.transition, "history": self.history}
@@ -87,7 +98,7 @@ class WatchNote:
     session_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.level, "seen": round(self.seen, 3), "path": self.path,
+        return {"type": self.level, "seen": round(self.seen, 3), "seen_at": iso_utc(self.seen), "path": self.path,
                 "session_id": self.session_id, "message": self.message}
 
 

@@ -47,6 +47,7 @@ from ..log import canonical_generation, copy_name, default_sessions_root, discov
 from ..session import routes_from
 from ..wire import PiRoutes
 from ._follow import follow_log
+from ._history import CaughtUp, History
 from ._model import WatchItem, WatchNote, WatchRequest
 from ._notify import Notifier, Wake
 from ._tail import TailStream
@@ -328,8 +329,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     requests, each whose first chunk was in the log then, are left out unless the log was active
     at or after ``since`` by its own latest timestamp, the file's mtime only when it records none,
     and then come with ``history`` set); logs that appear later are followed and reported from
-    their first byte. The first item is a ``watching`` note that says how many logs are followed and how changes are
-    noticed. A caveat of the prices (:meth:`dsh_audit.cache.PriceBook.caveats_met`: a year the price
+    their first byte. The history's requests come in the order they were sent (by the logs' own
+    times, :class:`~dsh_audit.watch._history.History`), once every log's history has been read;
+    what happens meanwhile comes after them. The first item is a ``watching`` note that says how
+    many logs are followed and how changes are noticed. A caveat of the prices (:meth:`dsh_audit.cache.PriceBook.caveats_met`: a year the price
     table's holiday list does not cover) is a ``note`` item, once, after the first request shown
     once it was met; its message's ``level`` is ``"note"``.
 
@@ -430,10 +433,13 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         size = info.st_size if existing else 0
         recent = since is not None and existing and not quiet and _last_active(path, info.st_mtime) >= since
         wake = notifier.wake_for(path)
-        stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=wake, history=size)
+        marked = CaughtUp(wake)  # the moment its history has been read, for the history's order
+        stream = TailStream(path, stop=stop, settle=settle, poll=poll, wake=marked, history=size)
         thread = threading.Thread(target=run, args=(stream, recent or not existing, skip),
                                   name=f"watch {os.path.basename(path)}", daemon=True)
         followers[path] = _Follower(stream, thread, wake)
+        if recent:
+            history.expect(path, marked.caught_up)
         thread.start()
 
     def resume(path: str) -> bool:
@@ -561,13 +567,26 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         unreadable.update(refused)
         return notes
 
+    # The history --since prints is held until every log's is read, then shown in time order.
+    history = History(holding=since is not None)
+    caveats = 0  # the price caveats said so far (each once, when first met)
+
+    def shown(item: WatchItem) -> Iterator[WatchItem]:
+        """``item``, then a note for each price caveat first met by its price (what the price of a
+        request shown could not know)."""
+        nonlocal caveats
+        yield item
+        met = prices.caveats_met() if isinstance(item, WatchRequest) else []
+        for text in met[caveats:]:
+            yield WatchNote(time.time(), item.path, "note", text, item.session_id)
+        caveats = max(caveats, len(met))
+
     refused_at_start = scan(existing=True)
     yield WatchNote(time.time(), ", ".join(roots), "watching",
                     f"following {len(followers)} log(s); changes are noticed by {notifier.method}")
     yield from refused_at_start
     last_scan = last_growth = last_torn = time.monotonic()
     grown = sum(f.stream.offset for f in followers.values())
-    caveats = 0  # the price caveats said so far (each once, when first met)
     woken = False
     try:
         while True:
@@ -593,22 +612,24 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                     notifier.wake_all()  # every waiting stream ends now, not at its next look
                     woken = True
                 if not followers:
+                    for held in history.release():
+                        yield from shown(held)
                     return
             try:
                 item = out.get(timeout=poll)
             except queue.Empty:
+                for held in history.tick():
+                    yield from shown(held)
                 continue
             if not isinstance(item, _Done):
                 if isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None:
                     own = followers.get(item.path)  # the follower that said it: its _Done comes after
                     ids[item.path] = (own.stream.identity if own is not None else _identity(item.path),
                                       item.session_id)  # the session it holds, read by its follower
-                yield item
-                met = prices.caveats_met() if isinstance(item, WatchRequest) else []
-                for text in met[caveats:]:  # what the price of a request shown could not know
-                    yield WatchNote(time.time(), item.path, "note", text, item.session_id)
-                caveats = max(caveats, len(met))
+                if not history.hold(item):
+                    yield from shown(item)
                 continue
+            history.ended(item.path)
             follower = followers.get(item.path)
             if follower is not None and follower.stream is item.stream:
                 del followers[item.path]

@@ -32,7 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._piai import (body_context, clamp_max_tokens, clean_id, js_blank, sanitize_surrogates,
+from ..errors import RenderError
+from ._piai import (CopilotHeaders, body_context, clamp_max_tokens, clean_id, js_blank, sanitize_surrogates,
                     transform_messages)
 from ._piai_models import PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
 from ._registry import register
@@ -171,10 +172,20 @@ def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | No
     return _mark_last(converter.finish([]), cache)
 
 
-def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str, str] | None) -> list[dict[str, Any]]:
+def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str, str] | None,
+                   seq: int | None = None) -> list[dict[str, Any]]:
     unique: dict[str, dict[str, Any]] = {}
     for tool in tools:
         unique[tool["name"]] = tool  # a repeated name keeps its first position, takes the last tool
+    for tool in unique.values():
+        if tool.get("parameters") is None:
+            # anthropic-messages.js convertTools reads ``schema.properties`` of every tool it sends:
+            # a tool without a schema (absent or null) is a TypeError before the request is sent
+            shown = "null" if "parameters" in tool else "undefined"
+            raise RenderError(f"the header's tool {tool['name']!r} has no parameters schema; pi-ai's Anthropic "
+                              f"adapter reads its properties and throws (TypeError: Cannot read properties of "
+                              f"{shown}), so DSH could not have sent this request", dsh_code="TypeError", seq=seq,
+                              hint="the log was edited or damaged; `dsh-audit validate` lists what else is wrong in it")
     eager = _compat(model, "supportsEagerToolInputStreaming", True)
     tool_cache = cache if _compat(model, "supportsCacheControlOnTools", True) else None
     out = []
@@ -259,7 +270,9 @@ def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
     if call.temperature is not None and not enabled and _compat(model, "supportsTemperature", True):
         body["temperature"] = call.temperature
     if context.get("tools"):
-        body["tools"] = _convert_tools(context["tools"], model, cache)
+        seq = getattr(request, "header_seq", None)
+        body["tools"] = _convert_tools(context["tools"], model, cache,
+                                       getattr(request, "first_chunk_seq", None) if seq is None else seq)
     if thinking is not None:
         body["thinking"] = thinking
     if effort is not None:
@@ -267,8 +280,8 @@ def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
     return body
 
 
-def _headers(call: PiCall, has_tools: bool, agent: str,
-             platform: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+def _headers(call: PiCall, has_tools: bool, agent: str, platform: tuple[tuple[str, str], ...],
+             dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     model = call.model
     betas = []
     if has_tools and not _compat(model, "supportsEagerToolInputStreaming", True):
@@ -280,15 +293,17 @@ def _headers(call: PiCall, has_tools: bool, agent: str,
                ("accept", "application/json"), ("anthropic-dangerous-direct-browser-access", "true")]
     if betas:
         headers.append(("anthropic-beta", ",".join(betas)))
-    if call.session_id and call.cache_retention != "none" and _compat(model, "sendSessionAffinityHeaders", False):
+    # anthropic-messages.js createClient: the github-copilot client sends no session affinity
+    if call.session_id and call.cache_retention != "none" and _compat(model, "sendSessionAffinityHeaders", False) \
+            and model.provider != "github-copilot":
         headers.append(("x-session-affinity", call.session_id))
     headers += [("user-agent", agent), ("content-type", "application/json")]
     client = ("accept", "anthropic-dangerous-direct-browser-access", "anthropic-beta", "x-session-affinity")
-    return tuple(merge_profile_headers(headers, call, client=client))
+    return tuple(merge_profile_headers(headers, call, client=client, dynamic=dynamic))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class AnthropicRenderer(PiRenderer):
+class AnthropicRenderer(CopilotHeaders, PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends Anthropic Messages.
 
     Takes the settings of :class:`PiRenderer`.
@@ -310,9 +325,10 @@ class AnthropicRenderer(PiRenderer):
                               compaction_instruction=compaction_instruction, images=images,
                               offloaded_image_text=offloaded_image_text, state=self.state)
 
-    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    def headers(self, call: PiCall, body: Mapping[str, Any],
+                dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
         """The Anthropic SDK's headers for this call (credential withheld)."""
-        return _headers(call, bool(body.get("tools")), user_agent(self.version), self.platform)
+        return _headers(call, bool(body.get("tools")), user_agent(self.version), self.platform, dynamic)
 
 
 def render_anthropic(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:

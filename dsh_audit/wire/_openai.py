@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import RenderError
 from ..jsjson import stringify
-from ._piai import (body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
+from ._piai import (CopilotHeaders, body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
                     transform_messages)
 from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, js_truthy, merge_profile_headers, user_agent
 from ._registry import register
@@ -460,7 +460,8 @@ def openai_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] | No
     return body
 
 
-def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...],
+             dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     compat = detect_compat(call.model)
     headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), ("x-stainless-lang", "js"),
                ("x-stainless-package-version", "6.26.0"), *platform]
@@ -474,11 +475,11 @@ def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) ->
             headers += [("x-client-request-id", session), ("x-session-affinity", session)]
     headers += [("user-agent", agent), ("content-type", "application/json")]
     client = ("x-session-id", "session_id", "x-client-request-id", "x-session-affinity")
-    return tuple(merge_profile_headers(headers, call, client=client))
+    return tuple(merge_profile_headers(headers, call, client=client, dynamic=dynamic))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class OpenAIRenderer(PiRenderer):
+class OpenAIRenderer(CopilotHeaders, PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends OpenAI chat completions.
 
     Takes the settings of :class:`PiRenderer` (``thinking_budgets`` is accepted
@@ -500,9 +501,10 @@ class OpenAIRenderer(PiRenderer):
         return openai_body(request, call, owned_routes=self.owned_routes, compaction_instruction=compaction_instruction,
                            images=images, offloaded_image_text=offloaded_image_text, state=self.state)
 
-    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    def headers(self, call: PiCall, body: Mapping[str, Any],
+                dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
         """The OpenAI SDK's headers for this call (credential withheld)."""
-        return _headers(call, user_agent(self.version), self.platform)
+        return _headers(call, user_agent(self.version), self.platform, dynamic)
 
 
 def render_openai(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:

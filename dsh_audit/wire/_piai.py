@@ -67,9 +67,11 @@ from ._piai_images import image_messages, user_content
 from ._piai_models import CONTEXT_SAFETY_TOKENS, PI_MAX_REQUEST_IMAGE_BYTES, PiCall, PiModel, compaction_messages
 
 __all__ = [
+    "CopilotHeaders",
     "body_context",
     "clamp_max_tokens",
     "clean_id",
+    "copilot_headers",
     "Sink",
     "Transform",
     "estimate_context_tokens",
@@ -415,6 +417,44 @@ def pi_context(request: Any, *, provider: str, owned_routes: frozenset[str] | No
     if "tools" in context:  # pi-ai's key order: systemPrompt, messages, tools
         context["tools"] = context.pop("tools")
     return context
+
+
+def copilot_headers(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
+                    compaction_instruction: str | None, images: Mapping[str, bytes] | None,
+                    offloaded_image_text: str | None) -> tuple[tuple[str, str], ...]:
+    """GitHub Copilot's per-request headers, which pi-ai adds for the ``github-copilot`` provider on
+    all three APIs (``api/github-copilot-headers.js`` ``buildCopilotDynamicHeaders``, called from
+    each API's ``createClient``): ``X-Initiator`` (``agent`` when the Context's last message is not
+    a user message, else ``user``), ``Openai-Intent: conversation-edits``, and
+    ``Copilot-Vision-Request: true`` when a user message or tool result holds an image
+    (``hasCopilotVisionInput``). Empty for every other provider."""
+    if call.model.provider != "github-copilot":
+        return ()
+    context = pi_context(request, provider=call.model.provider, owned_routes=owned_routes,
+                         extra_messages=compaction_messages(request, compaction_instruction), model=call.model,
+                         images=images, max_request_image_bytes=call.max_request_image_bytes,
+                         offloaded_image_text=offloaded_image_text)
+    messages = context["messages"]
+    out = [("X-Initiator", "agent" if messages and messages[-1]["role"] != "user" else "user"),
+           ("Openai-Intent", "conversation-edits")]
+    if any(m["role"] in ("user", "toolResult") and isinstance(m["content"], list)
+           and any(b.get("type") == "image" for b in m["content"]) for m in messages):
+        out.append(("Copilot-Vision-Request", "true"))
+    return tuple(out)
+
+
+class CopilotHeaders:
+    """A pi-ai renderer's :meth:`~dsh_audit.wire.PiRenderer.dynamic_headers`: :func:`copilot_headers`."""
+
+    __slots__ = ()
+    owned_routes: frozenset[str] | None
+
+    def dynamic_headers(self, request: Any, call: PiCall, *, compaction_instruction: str | None,
+                        images: Mapping[str, bytes] | None, offloaded_image_text: str | None
+                        ) -> tuple[tuple[str, str], ...]:
+        return copilot_headers(request, call, owned_routes=self.owned_routes,
+                               compaction_instruction=compaction_instruction, images=images,
+                               offloaded_image_text=offloaded_image_text)
 
 
 def _header_context(request: Any) -> dict[str, Any]:

@@ -455,8 +455,8 @@ def _logged_default_effort(request: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *,
-                          client: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, client: tuple[str, ...] = (),
+                          dynamic: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
     """``headers`` (the SDK's, in wire order, ending with DSH's ``user-agent`` and
     ``content-type``) with the model's catalog ``headers`` (:attr:`PiModel.headers`) and the route
     profile's ``headers`` (DSH ``requestHeaders``: deployment headers, attribution names removed,
@@ -480,16 +480,22 @@ def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *,
     A credential header (:func:`credential_header`) a route file's profile or model names is
     withheld, as the SDK's own ``authorization`` and ``x-api-key`` are: a deployment authenticates
     a gateway there (``cf-aig-authorization`` for an authenticated Cloudflare AI Gateway, which a
-    hand-declared route can set nowhere else), and a rendered request never shows a credential."""
+    hand-declared route can set nowhere else), and a rendered request never shows a credential.
+
+    ``dynamic`` are the headers pi-ai computes per request and lays right after the model's
+    (GitHub Copilot's, :func:`dsh_audit.wire._piai.copilot_headers`): the Anthropic client's
+    ``mergeHeaders(own, model.headers, dynamicHeaders, optionsHeaders)`` and the OpenAI clients'
+    ``Object.assign({...model.headers}, copilotHeaders)`` before their session headers."""
     model_headers = call.model.headers
-    if not call.headers and not model_headers:
+    if not call.headers and not model_headers and not dynamic:
         return headers
     values = dict(headers)
     last = ("user-agent", "content-type")
     sdk = [(name, value) for name, value in headers if name not in client and name not in last]
     own = [(name, values[name]) for name, _ in headers if name in client]
     merged: dict[str, str] = {}
-    sources = (own, model_headers) if call.model.api == "anthropic-messages" else (model_headers, own)
+    sources = (own, model_headers, dynamic) if call.model.api == "anthropic-messages" \
+        else (model_headers, dynamic, own)
     for source in (*sources, call.headers, (("user-agent", values["user-agent"]),)):
         merged.update(source)
     out: dict[str, str] = {}
@@ -596,9 +602,17 @@ class PiRenderer:
         """The request body as a JSON value (keys in wire order)."""
         raise NotImplementedError
 
-    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-        """The request headers in wire order (credential withheld)."""
+    def headers(self, call: PiCall, body: Mapping[str, Any],
+                dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
+        """The request headers in wire order (credential withheld); ``dynamic``: the ones pi-ai
+        computes from the request's context (:meth:`dynamic_headers`)."""
         raise NotImplementedError
+
+    def dynamic_headers(self, request: Any, call: PiCall, *, compaction_instruction: str | None,
+                        images: Mapping[str, bytes] | None, offloaded_image_text: str | None
+                        ) -> tuple[tuple[str, str], ...]:
+        """The headers pi-ai derives from the request's context, in its order (none here)."""
+        return ()
 
     def _checked_call(self, request: Any) -> PiCall:
         call = self.call(request)
@@ -644,5 +658,7 @@ class PiRenderer:
         body = self.body(request, call, compaction_instruction=compaction_instruction, images=images,
                          offloaded_image_text=offloaded_image_text)
         prefix = urlsplit(call.model.base_url).path.rstrip("/")
+        dynamic = self.dynamic_headers(request, call, compaction_instruction=compaction_instruction, images=images,
+                                       offloaded_image_text=offloaded_image_text)
         return WireRequest(adapter=self.adapter, method="POST", path=prefix + self.endpoint,
-                           headers=self.headers(call, body), body=stringify_bytes(body))
+                           headers=self.headers(call, body, dynamic), body=stringify_bytes(body))

@@ -43,7 +43,8 @@ is sent, :155-176), DSH's profile headers and ``user-agent``, ``content-type``.
 Checked against pi-ai 0.82.1's own output for synthetic sessions (``tests/data/piai_oracle/resp-*``):
 no capture of a real Responses request exists in the corpus. Not modelled (DSH never reaches
 them): grammar (custom) tools and deferred tools (DSH's tools carry no ``constrainedSampling`` and
-its tool results no ``addedToolNames``) and GitHub Copilot's dynamic headers. xAI's extra
+its tool results no ``addedToolNames``). GitHub Copilot's dynamic headers are
+:func:`~dsh_audit.wire._piai.copilot_headers`, as on the other two APIs. xAI's extra
 ``include`` is followed but not checked by a recorded case.
 """
 
@@ -57,7 +58,8 @@ from typing import Any
 from ..errors import RenderError
 from ..jsjson import stringify
 from ._openai import short_hash
-from ._piai import body_context, clean_id, js_len, js_parse, sanitize_surrogates, transform_messages
+from ._piai import (CopilotHeaders, body_context, clean_id, js_len, js_parse, sanitize_surrogates,
+                    transform_messages)
 from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, merge_profile_headers, user_agent
 from ._registry import register
 from ._types import WireRequest
@@ -323,7 +325,8 @@ def responses_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
     return body
 
 
-def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...],
+             dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     """The OpenAI SDK's headers with pi-ai's ``defaultHeaders`` (``createClient``, :155-187)."""
     headers = [("accept", "application/json"), ("x-stainless-retry-count", "0"), ("x-stainless-lang", "js"),
                ("x-stainless-package-version", "6.26.0"), *platform]
@@ -336,11 +339,12 @@ def _headers(call: PiCall, agent: str, platform: tuple[tuple[str, str], ...]) ->
                 headers.append(("session_id", session))
             headers.append(("x-client-request-id", session))
     headers += [("user-agent", agent), ("content-type", "application/json")]
-    return tuple(merge_profile_headers(headers, call, client=("x-session-id", "session_id", "x-client-request-id")))
+    return tuple(merge_profile_headers(headers, call, client=("x-session-id", "session_id", "x-client-request-id"),
+                                       dynamic=dynamic))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class ResponsesRenderer(PiRenderer):
+class ResponsesRenderer(CopilotHeaders, PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends OpenAI Responses.
 
     Takes the settings of :class:`PiRenderer` (``thinking_budgets`` is accepted for symmetry: the
@@ -363,9 +367,10 @@ class ResponsesRenderer(PiRenderer):
                               compaction_instruction=compaction_instruction, images=images,
                               offloaded_image_text=offloaded_image_text, state=self.state)
 
-    def headers(self, call: PiCall, body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    def headers(self, call: PiCall, body: Mapping[str, Any],
+                dynamic: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
         """The OpenAI SDK's headers for this call (credential withheld)."""
-        return _headers(call, user_agent(self.version), self.platform)
+        return _headers(call, user_agent(self.version), self.platform, dynamic)
 
 
 def render_responses(request: Any, *, compaction_instruction: str | None = None, **options: Any) -> WireRequest:
