@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from dsh_audit.cli import cli
+from dsh_audit.cli import cli, main
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.testing import LogBuilder
 
@@ -19,6 +22,42 @@ def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], 
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out, err.splitlines()
+
+
+#: Settings of the caller's that change what a command prints: none of them reaches a run.
+CALLER_SETTINGS = ("DSH_AUDIT_", "FORCE_COLOR", "TTY_", "PYTHONUTF8")
+
+
+def invoke_encoded(monkeypatch: pytest.MonkeyPatch, encoding: str, *args: str) -> tuple[int, bytes, bytes]:
+    """``dsh-audit ARGS`` in process through the console entry point (``main``), its stdout and
+    stderr built as Python builds a process's piped streams under ``PYTHONIOENCODING=encoding``
+    (text over a real file; stdout ``strict``, stderr ``backslashreplace`` and line-buffered),
+    80 columns wide, no setting of the caller's that changes what is printed: the exit code and
+    the bytes written to each. ``test_stdout_encoding.py`` checks that a real process writes the same."""
+    for name in [name for name in os.environ if name.startswith(CALLER_SETTINGS)]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        streams = (io.TextIOWrapper(out, encoding=encoding, errors="strict"),
+                   io.TextIOWrapper(err, encoding=encoding, errors="backslashreplace", line_buffering=True))
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = streams
+        try:
+            main()
+        except SystemExit as stop:
+            code = stop.code
+        finally:
+            sys.stdout, sys.stderr = saved
+            for stream in streams:
+                stream.flush()
+                stream.detach()
+        out.seek(0)
+        err.seek(0)
+        written = out.read(), err.read()
+    assert isinstance(code, int)
+    assert b"Traceback" not in written[1]
+    return code, *written
 
 
 def chat_log(path: Path, session_id: str) -> Path:

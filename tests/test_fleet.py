@@ -19,8 +19,10 @@ from dsh_audit.cache import usd_total
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.errors import UsageError, UnreadableError
-from dsh_audit.fleet import (SCHEMA_VERSION, SessionTaskError, index_logs, modified_since, parse_since, run_many,
-                             select_logs)
+from dsh_audit.fleet import (SCHEMA_VERSION, IndexSummary, SessionTaskError, index_logs, modified_since, parse_since,
+                             run_many, select_logs)
+
+from _pool_tasks import die, echo  # tasks run in spawned workers: top-level functions of a light module
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 LIVE = CORPUS / "live"
@@ -35,35 +37,31 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *ar
     return code, out, err
 
 
+#: The serial runs' results by their arguments: a command over the same logs prints the same bytes
+#: every time (the tests below compare them), so each is made once for the module and only read.
+_SERIAL: dict[tuple[str, ...], tuple[int, str, str]] = {}
+
+
+def run_serial(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+               *args: str) -> tuple[int, str, str]:
+    """:func:`run`, once per arguments in this module."""
+    if args not in _SERIAL:
+        _SERIAL[args] = run(monkeypatch, capsys, *args)
+    return _SERIAL[args]
+
+
 def run_serial_and_parallel(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                             *args: str) -> tuple[int, str, str]:
     """Run the command alone and with ``--jobs 2``; both must print the same bytes and exit alike."""
-    serial = run(monkeypatch, capsys, *args)
+    serial = run_serial(monkeypatch, capsys, *args)
     assert run(monkeypatch, capsys, *args, "--jobs", "2") == serial
     return serial
-
-
-# Tasks run in spawned workers, so they are top-level functions of an importable module.
-def _echo(path: str, *, fail: str = "") -> str:
-    name = Path(path).name
-    time.sleep(0.05 * (5 - int(name)) if name.isdigit() else 0)  # early paths finish last
-    if name == fail:
-        raise ValueError("boom")
-    if name == "bad":
-        raise UnreadableError("not a log", path=path, hint="give a log")
-    return f"done {name}"
-
-
-def _die(path: str) -> str:
-    if Path(path).name == "0":
-        os._exit(3)
-    return Path(path).name
 
 
 def test_run_many_keeps_input_order_and_every_error() -> None:
     paths = ["0", "1", "bad", "3", "4"]
     seen: list[tuple[int, int]] = []
-    results = run_many(paths, partial(_echo, fail="3"), jobs=2, progress=lambda d, t: seen.append((d, t)))
+    results = run_many(paths, partial(echo, fail="3"), jobs=2, progress=lambda d, t: seen.append((d, t)))
     assert [r.path for r in results] == paths
     assert [r.value for r in results] == ["done 0", "done 1", None, None, "done 4"]
     assert isinstance(results[2].error, UnreadableError)
@@ -71,13 +69,13 @@ def test_run_many_keeps_input_order_and_every_error() -> None:
     assert isinstance(results[3].error, SessionTaskError)
     assert str(results[3].error).startswith("3: unexpected ValueError: boom at ")
     assert seen == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
-    serial = run_many(paths, partial(_echo, fail="3"), jobs=1)
+    serial = run_many(paths, partial(echo, fail="3"), jobs=1)
     assert [(r.path, r.value, str(r.error)) for r in serial] == [(r.path, r.value, str(r.error)) for r in results]
 
 
 def test_a_dead_worker_fails_only_the_logs_in_flight() -> None:
     paths = [str(n) for n in range(12)]
-    results = run_many(paths, _die, jobs=2)
+    results = run_many(paths, die, jobs=2)
     assert [r.path for r in results] == paths
     assert isinstance(results[0].error, SessionTaskError)
     assert "worker process died" in results[0].error.message
@@ -86,11 +84,11 @@ def test_a_dead_worker_fails_only_the_logs_in_flight() -> None:
 
 def test_bad_options_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="unknown engine 'spark'"):
-        run_many(["a"], _echo, engine="spark")
+        run_many(["a"], echo, engine="spark")
     with pytest.raises(UsageError, match="--scheduler needs --engine dask"):
-        run_many(["a"], _echo, scheduler="tcp://127.0.0.1:8786")
+        run_many(["a"], echo, scheduler="tcp://127.0.0.1:8786")
     with pytest.raises(UsageError, match="--engine dask needs --scheduler ADDRESS"):
-        run_many(["a"], _echo, engine="dask")
+        run_many(["a"], echo, engine="dask")
 
 
 # --since -------------------------------------------------------------------------------------
@@ -181,14 +179,26 @@ def _dump(db: Path) -> dict[str, list[tuple]]:
         connection.close()
 
 
+LiveIndex = tuple[IndexSummary, dict[str, list[tuple]]]
+
+
+@pytest.fixture(scope="module")
+def live_index(tmp_path_factory: pytest.TempPathFactory) -> LiveIndex:
+    """The live runs indexed serially, once for the module: the summary and the tables (``_dump``)."""
+    if not LIVE.is_dir():
+        pytest.skip("../shared/corpus is absent")
+    db = tmp_path_factory.mktemp("live") / "serial.sqlite"
+    return index_logs(select_logs([LIVE]), db), _dump(db)
+
+
 @needs_corpus
-def test_index_jobs_contents_equal_serial(tmp_path: Path) -> None:
+def test_index_jobs_contents_equal_serial(tmp_path: Path, live_index: LiveIndex) -> None:
     logs = select_logs([LIVE])
-    serial = index_logs(logs, tmp_path / "serial.sqlite")
+    serial, one = live_index
     parallel = index_logs(logs, tmp_path / "parallel.sqlite", jobs=2)
     assert (serial.indexed, serial.skipped, serial.failed) == (len(logs), 0, ())
     assert (parallel.indexed, parallel.skipped, parallel.failed) == (len(logs), 0, ())
-    one, two = _dump(tmp_path / "serial.sqlite"), _dump(tmp_path / "parallel.sqlite")
+    two = _dump(tmp_path / "parallel.sqlite")
     assert one == two
     assert (len(one["sessions"]), len(one["requests"])) == (len(logs), 66)
     assert len(one["breaks"]) > 0
@@ -212,7 +222,7 @@ def _json_lines(text: str) -> list[dict]:
 @needs_corpus
 def test_stats_totals_equal_summed_requests_and_cache(corpus_index: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(monkeypatch, capsys, "requests", "--json", "--lenient", str(CORPUS))
+    code, out, err = run_serial(monkeypatch, capsys, "requests", "--json", "--lenient", str(CORPUS))
     rows = _json_lines(out)
     refused = err.count("\nerror: ") + err.startswith("error: ")
     usage = [r["usage"] or r["message_usage"] or {} for r in rows]
@@ -387,28 +397,27 @@ def test_index_reprices_when_the_price_table_changes(tmp_path: Path, monkeypatch
 
 @needs_corpus
 def test_dask_engine_matches_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+                                   capsys: pytest.CaptureFixture[str], live_index: LiveIndex) -> None:
     distributed = pytest.importorskip("distributed")
-    serial = run(monkeypatch, capsys, "requests", "--json", str(LIVE))
+    serial = run_serial(monkeypatch, capsys, "requests", "--json", str(LIVE))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address="127.0.0.1:0") as cluster:
         address = cluster.scheduler_address
         on_dask = run(monkeypatch, capsys, "requests", "--json", "--engine", "dask", "--scheduler", address, str(LIVE))
-        results = run_many(["0", "bad", "2"], _echo, engine="dask", scheduler=address)
+        results = run_many(["0", "bad", "2"], echo, engine="dask", scheduler=address)
         logs = select_logs([LIVE])
         summary = index_logs(logs, tmp_path / "dask.sqlite", engine="dask", scheduler=address)
     assert on_dask == serial
     assert [(r.value, type(r.error).__name__) for r in results] == [
         ("done 0", "NoneType"), (None, "UnreadableError"), ("done 2", "NoneType")]
     assert (summary.indexed, summary.failed) == (len(logs), ())
-    index_logs(logs, tmp_path / "local.sqlite")
-    assert _dump(tmp_path / "dask.sqlite") == _dump(tmp_path / "local.sqlite")
+    assert _dump(tmp_path / "dask.sqlite") == live_index[1]
 
 
 def test_dask_engine_without_the_extra_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(UsageError) as caught:
-        run_many(["a"], _echo, engine="dask", scheduler="tcp://127.0.0.1:8786")
+        run_many(["a"], echo, engine="dask", scheduler="tcp://127.0.0.1:8786")
     assert "optional 'dask' extra" in caught.value.message
     assert caught.value.hint == "pip install 'dsh-audit[dask]', on this machine and on every worker"
 

@@ -40,20 +40,16 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from _cli import chat_log, invoke
+from _cli import chat_log, invoke, invoke_encoded
+from dsh_audit.cli import cli
 from dsh_audit.testing import LogBuilder
 
 INDEX_HINT = "(hint: delete the file and build it again with `dsh-audit index PATH --db FILE`)"
 SHAPE_HINT = "(hint: see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models)"
 APIS = ("anthropic-messages, azure-openai-responses, bedrock-converse-stream, google-generative-ai, google-vertex, "
         "mistral-conversations, openai-codex-responses, openai-completions, openai-responses")
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """The real CLI in a process of its own (its stdout a pipe with the encoding ``env`` gives)."""
-    return subprocess.run([sys.executable, "-m", "dsh_audit", *args], capture_output=True, timeout=60,
-                          env={**os.environ, **(env or {})})
 
 
 # -- stats: an index holding values of the wrong SQLite type ---------------------------------------
@@ -64,8 +60,8 @@ def index_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("index")
     log = chat_log(folder / "s" / "session.jsonl", "session-hostile-5")
     db = folder / "audit.sqlite"
-    result = cli("index", str(log), "--db", str(db))
-    assert result.returncode == 0, result.stderr
+    result = CliRunner().invoke(cli, ["index", str(log), "--db", str(db)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
     return db
 
 
@@ -116,39 +112,39 @@ def test_stats_still_reads_an_index_with_fractional_counts(index_db, tmp_path, m
 # -- stdout that cannot write every character ------------------------------------------------------
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
-def test_tables_print_text_stdout_cannot_write_as_escapes(tmp_path, encoding):
+def test_tables_print_text_stdout_cannot_write_as_escapes(tmp_path, monkeypatch, encoding):
     """Before: UnicodeEncodeError, exit 3, in every command that prints a table, CSV or Markdown
     (``sessions``, ``requests``, ``breaks``, ``check``, ``stats``...) once a log held text outside
-    stdout's encoding. Now such characters are written as JSON escapes."""
+    stdout's encoding. Now such characters are written as JSON escapes. (Stdout in that encoding as
+    a process gets it: ``_cli.invoke_encoded``, which test_stdout_encoding.py checks against one.)"""
     builder = LogBuilder(session_id="s-caf\u00e9-\U0001f600")
     with builder.turn("hi"):
         with builder.step():
             builder.assistant("Hello")
     log = builder.write_jsonl(tmp_path / "session.jsonl")
-    env = {"PYTHONIOENCODING": encoding}
-    result = cli("sessions", str(log), "--format", "csv", "--no-cost", env=env)
-    assert (result.returncode, result.stderr) == (0, b"")
+    code, out, err = invoke_encoded(monkeypatch, encoding, "sessions", str(log), "--format", "csv", "--no-cost")
+    assert (code, err) == (0, b"")
     shown = "s-caf\u00e9-\\ud83d\\ude00" if encoding == "latin-1" else "s-caf\\u00e9-\\ud83d\\ude00"
-    assert result.stdout.decode(encoding).splitlines()[1].endswith(f",{shown}")
+    assert out.decode(encoding).splitlines()[1].endswith(f",{shown}")
     for command in (["sessions", str(log), "--no-pager"], ["requests", str(log), "--format", "markdown"]):
-        result = cli(*command, env=env)
-        assert (result.returncode, result.stderr) == (0, b""), command
-        assert shown.encode(encoding) in result.stdout, command
+        code, out, err = invoke_encoded(monkeypatch, encoding, *command)
+        assert (code, err) == (0, b""), command
+        assert shown.encode(encoding) in out, command
     # JSON lines go through click, which writes UTF-8 to a stream that says ASCII, else as above
-    result = cli("sessions", str(log), "--json", "--no-cost", env=env)
-    assert (result.returncode, result.stderr) == (0, b"")
-    text = result.stdout.decode("utf-8" if encoding == "ascii" else encoding)
+    code, out, err = invoke_encoded(monkeypatch, encoding, "sessions", str(log), "--json", "--no-cost")
+    assert (code, err) == (0, b"")
+    text = out.decode("utf-8" if encoding == "ascii" else encoding)
     assert json.loads(text)["session_id"] == "s-caf\u00e9-\U0001f600"
 
 
-def test_utf8_stdout_is_written_as_it_is(tmp_path):
+def test_utf8_stdout_is_written_as_it_is(tmp_path, monkeypatch):
     builder = LogBuilder(session_id="s-caf\u00e9")
     with builder.turn("hi"):
         with builder.step():
             builder.assistant("Hello")
     log = builder.write_jsonl(tmp_path / "session.jsonl")
-    result = cli("sessions", str(log), "--format", "csv", "--no-cost", env={"PYTHONIOENCODING": "utf-8"})
-    assert result.stdout.decode("utf-8").splitlines()[1].endswith(",s-caf\u00e9")
+    _, out, _ = invoke_encoded(monkeypatch, "utf-8", "sessions", str(log), "--format", "csv", "--no-cost")
+    assert out.decode("utf-8").splitlines()[1].endswith(",s-caf\u00e9")
 
 
 # -- route files: YAML aliases ----------------------------------------------------------------------

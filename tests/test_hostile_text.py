@@ -3,12 +3,12 @@ sequences, rich markup or a CI workflow command; one-line errors stay one line."
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from _cli import invoke_encoded
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
 from dsh_audit.report.terminal import terminal_text
@@ -118,7 +118,7 @@ def test_render_headers_cannot_inject_header_lines(tmp_path, monkeypatch, capsys
     assert not any(line.startswith("X-Injected") for line in head.split("\n"))
 
 
-def test_a_lone_surrogate_in_id_prompt_and_answer_crashes_no_command(tmp_path: Path) -> None:
+def test_a_lone_surrogate_in_id_prompt_and_answer_crashes_no_command(tmp_path: Path, monkeypatch) -> None:
     """``"\\ud800"`` is valid JSON and DSH writes what it is given: every command reads such a
     log, shows the surrogate escaped, and ``index`` stores it as its escape (SQLite holds UTF-8)."""
     builder = LogBuilder(session_id="s-SURR-x")
@@ -131,19 +131,11 @@ def test_a_lone_surrogate_in_id_prompt_and_answer_crashes_no_command(tmp_path: P
     commands = (["requests", str(log)], ["breaks", str(log)], ["cache", str(log)], ["check", str(log)],
                 ["explain", str(log), "0"], ["show", str(log), "0"], ["sessions", str(log)], ["usage", str(log)],
                 ["index", str(log), "--db", str(db)])
-    # Real processes (their stdout is a real pipe), all started at once: they only read the log.
-    running = [(argv, subprocess.Popen([sys.executable, "-m", "dsh_audit", *argv], stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True, errors="replace")) for argv in commands]
-    try:
-        for argv, process in running:
-            _, stderr = process.communicate(timeout=120)
-            assert "Traceback" not in stderr, (argv, stderr)
-            assert process.returncode == 0, (argv, stderr)
-    finally:
-        for _, process in running:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+    # stdout and stderr UTF-8 text over a file, as a process's piped ones are (_cli.invoke_encoded):
+    # a lone surrogate written raw to stdout fails (exit 3).
+    for argv in commands:
+        code, _, err = invoke_encoded(monkeypatch, "utf-8", *argv)
+        assert code == 0, (argv, err)
     import sqlite3
 
     connection = sqlite3.connect(db)

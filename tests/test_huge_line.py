@@ -71,14 +71,18 @@ def peak_kib(*args: str) -> int:
     return int(peak)
 
 
+@pytest.fixture(scope="module")
+def huge_text() -> bytes:
+    """64 MiB of base64 text (compresses 1.3x: no decompression bomb), made once for the module."""
+    return base64.b64encode(os.urandom(64 * MIB * 3 // 4))
+
+
 @pytest.mark.slow  # four runs of a command over 64 MiB: about 5 s each on a shared machine
 @pytest.mark.parametrize("name", ["session.jsonl", "session.jsonl.zstd"])
-def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str) -> None:
-    size = 64 * MIB
-    text = base64.b64encode(os.urandom(size * 3 // 4))  # compresses 1.3x: no decompression bomb
+def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str, huge_text: bytes) -> None:
+    size = len(huge_text)
     small = chat_log(tmp_path / "small" / name, b"Hi")
-    huge = chat_log(tmp_path / "huge" / name, text)
-    del text
+    huge = chat_log(tmp_path / "huge" / name, huge_text)
     for command in ("requests", "validate"):
         grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
         assert grown * 1024 <= MAX_MULTIPLE * size, (command, grown * 1024 / size)
@@ -102,9 +106,10 @@ def tool_log(path: Path, result: str) -> Path:
 
 @pytest.mark.slow  # two runs of a command over 64 MiB: about 2-3 s each on a shared machine
 @pytest.mark.parametrize("name", ["session.jsonl"])  # zstd decoding's cost is the test above's
-def test_a_huge_tool_result_costs_cache_and_check_three_times_the_line(tmp_path: Path, name: str) -> None:
-    size = 64 * MIB
-    text = base64.b64encode(os.urandom(size * 3 // 4)).decode()
+def test_a_huge_tool_result_costs_cache_and_check_three_times_the_line(tmp_path: Path, name: str,
+                                                                      huge_text: bytes) -> None:
+    size = len(huge_text)
+    text = huge_text.decode()
     small = tool_log(tmp_path / "small" / name, "small")
     huge = tool_log(tmp_path / "huge" / name, text)
     del text
@@ -233,11 +238,11 @@ def pi_tool_log(path: Path, result: str, route: str) -> Path:
 @pytest.mark.parametrize("route", ["anthropic", pytest.param("openai", marks=pytest.mark.skipif(
     not FULL_RUN, reason="DSH_AUDIT_SLOW=1 runs it too: the anthropic route's run measures the same accounting"))])
 def test_a_huge_tool_result_on_a_pi_ai_route_costs_cache_and_check_three_times_the_line(
-        tmp_path: Path, route: str) -> None:
+        tmp_path: Path, route: str, huge_text: bytes) -> None:
     # The body is kept as its JSON value (the log's own texts), not written and parsed back:
     # the text, its log-JSON segment and its wire segment (measured: 3.05-3.08x; 7.3x before).
-    size = 64 * MIB
-    text = base64.b64encode(os.urandom(size * 3 // 4)).decode()
+    size = len(huge_text)
+    text = huge_text.decode()
     small = pi_tool_log(tmp_path / "small" / "session.jsonl", "small", route)
     huge = pi_tool_log(tmp_path / "huge" / "session.jsonl", text, route)
     del text

@@ -18,6 +18,8 @@ from dsh_audit.importers import (
     load_foreign,
 )
 
+from _cli import invoke
+
 DATA = Path(__file__).resolve().parent / "data" / "importers"
 CLAUDE = DATA / "claude-code" / "7d3c6a52-1f0e-4c2b-9a8e-2b1f5c0d9e11.jsonl"
 CODEX = DATA / "codex" / "rollout-2026-01-05T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
@@ -378,14 +380,11 @@ def test_cache_report_reads_an_imported_session():
         (0, 0, "as_expected"), (1, 2944, "as_expected"), (2, 2944, "as_expected"), (3, 512, "break_unattributed")]
 
 
-def test_dsh_only_commands_name_the_foreign_format():
-    import subprocess
-    import sys
-
+def test_dsh_only_commands_name_the_foreign_format(monkeypatch, capsys):
     path = next((Path(__file__).parent / "data" / "importers" / "claude-code").glob("*.jsonl"))
-    result = subprocess.run([sys.executable, "-m", "dsh_audit", "check", str(path)], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.splitlines()[-1] == (
+    code, _, err = invoke(monkeypatch, capsys, "check", str(path))
+    assert code == 2
+    assert err[-1] == (
         f"error: {path}:1: corrupt session log: first line is not a session header (hint: this is a "
         "claude-code session, not a DSH log: requests, show and cache import it; validate, breaks, check "
         "and report read DSH logs only)")

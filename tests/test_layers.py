@@ -8,6 +8,7 @@ Imports are read from the source with ``ast``, so an import inside a function or
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import pkgutil
 import subprocess
@@ -38,7 +39,8 @@ def _is_module(name: str) -> bool:
     return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+@functools.cache  # the source does not change during a run: each file is parsed once, for every test
+def _imports(path: Path) -> tuple[tuple[int, str], ...]:
     """Every ``(line, dotted target)`` a module imports; ``from M import n`` yields ``M`` and ``M.n``."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -54,7 +56,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
                 module = node.module or ""
             found.append((node.lineno, module))
             found.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names if alias.name != "*")
-    return found
+    return tuple(found)
 
 
 def _layer(name: str) -> str:

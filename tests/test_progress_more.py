@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import dsh_audit.attribution._attribute as attribute_module
-from _cli import invoke
+from _cli import invoke, invoke_encoded
 from _terminal import DRAWING, run_dsh_audit
 from dsh_audit.cli._common import log_progress
 from dsh_audit.log import read_log
@@ -44,10 +44,12 @@ def _frames(err: bytes) -> list[str]:
     return list(dict.fromkeys(re.sub(r" \d+:\d\d:\d\d$", "", f) for f in shown if f.strip()))
 
 
-def _same_stdout_with_a_bar(args: list[str], cwd: Path) -> list[str]:
-    """Run ``args`` piped and on a terminal: the same exit code and stdout, no bar when piped;
-    the bar's frames on the terminal."""
-    code, out, err = _run(args, tty=False, cwd=cwd)
+def _same_stdout_with_a_bar(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Run ``args`` piped (in process, stdout and stderr files as a piped process has them:
+    ``_cli.invoke_encoded``) and on a terminal (a process of its own): the same exit code and
+    stdout, no bar when piped; the bar's frames on the terminal."""
+    monkeypatch.chdir(cwd)
+    code, out, err = invoke_encoded(monkeypatch, "utf-8", *args)
     assert err == b""
     shown = _run(args, tty=True, cwd=cwd)
     assert (shown[0], shown[1]) == (code, out)
@@ -77,22 +79,19 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_show_render_and_explain_draw_a_bar_of_the_log_bytes(folder: Path) -> None:
+def test_show_and_render_draw_a_bar_of_the_log_bytes(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert (folder / "s" / "session.jsonl").stat().st_size == 51014
     for command, index in (("show", "-1"), ("render", "1")):
-        assert _same_stdout_with_a_bar([command, "s/session.jsonl", index], folder) == [
+        assert _same_stdout_with_a_bar([command, "s/session.jsonl", index], folder, monkeypatch) == [
             f"{command}   0/? bytes", f"{command}    0% 0.0/51.0 kB", f"{command}  100% 51.0/51.0 kB"], command
-    # explain compares the wire.jsonl beside the log too: its bar counts that (the explain tests below)
-    total = 51014 + 2 * (folder / "s" / "wire.jsonl").stat().st_size
-    assert _same_stdout_with_a_bar(["explain", "s/session.jsonl", "-1"], folder) == [
-        "explain   0/? bytes", f"explain    0% 0.0/{total / 1000:.1f} kB",
-        f"explain   {round(100 * 51014 / total)}% 51.0/{total / 1000:.1f} kB",
-        f"explain  100% {total / 1000:.1f}/{total / 1000:.1f} kB"]
+    # explain compares the wire.jsonl beside the log too: its bar counts that
+    # (test_the_bar_counts_the_capture_found_beside_the_log, below)
 
 
-def test_diff_moves_over_the_capture_the_log_and_each_request_compared(folder: Path) -> None:
+def test_diff_moves_over_the_capture_the_log_and_each_request_compared(folder: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     capture = (folder / "s" / "wire.jsonl").stat().st_size
-    frames = _same_stdout_with_a_bar(["diff", "s/session.jsonl", "--capture", "s/wire.jsonl"], folder)
+    frames = _same_stdout_with_a_bar(["diff", "s/session.jsonl", "--capture", "s/wire.jsonl"], folder, monkeypatch)
     total = 51014 + 2 * capture
     assert frames[:3] == ["diff   0/? bytes", f"diff    0% 0.0/{total / 1000:.1f} kB",
                           f"diff   {100 * capture // total}% {capture / 1000:.1f}/{total / 1000:.1f} kB"]
@@ -101,23 +100,24 @@ def test_diff_moves_over_the_capture_the_log_and_each_request_compared(folder: P
     assert percents == sorted(percents) and len(percents) >= 6  # loading, reading, then request by request
 
 
-def test_redact_counts_the_log_read_twice_and_check_once(folder: Path, tmp_path: Path) -> None:
+def test_redact_counts_the_log_read_twice_and_check_once(folder: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """`redact` reads the log (writing the copy as it reads), then the copy to compare verdicts."""
     out = tmp_path / "r.jsonl"
     args = ["redact", "s/session.jsonl", "-o", str(out), "--salt", "x", "--force"]
-    assert _same_stdout_with_a_bar(args, folder) == [
+    assert _same_stdout_with_a_bar(args, folder, monkeypatch) == [
         "redacting   0/? bytes", "redacting    0% 0.0/102.0 kB", "redacting   50% 51.0/102.0 kB",
         "redacting  100% 102.0/102.0 kB"]
-    assert _same_stdout_with_a_bar(["redact", "--check", str(out)], folder) == [
+    assert _same_stdout_with_a_bar(["redact", "--check", str(out)], folder, monkeypatch) == [
         "checking   0/? bytes", "checking    0% 0.0/51.0 kB", "checking  100% 51.0/51.0 kB"]
 
 
-def test_show_moves_within_one_long_log(tmp_path: Path) -> None:
+def test_show_moves_within_one_long_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "session.jsonl"
     write_log(log, 1.2)
     size = log.stat().st_size
     assert MIB < size < 2 * MIB
-    frames = _same_stdout_with_a_bar(["show", str(log), "0", "--compact"], tmp_path)
+    frames = _same_stdout_with_a_bar(["show", str(log), "0", "--compact"], tmp_path, monkeypatch)
     assert frames == ["show   0/? bytes", f"show    0% 0.0/{size / 1e6:.1f} MB",
                       f"show   {100 * MIB // size}% {MIB / 1e6:.1f}/{size / 1e6:.1f} MB",
                       f"show  100% {size / 1e6:.1f}/{size / 1e6:.1f} MB"]
@@ -173,9 +173,10 @@ def _bar(done: int, total: int) -> str:
     return f"explain {100 * done / total:>4.0f}% {_kb(done)}/{_kb(total)} kB"  # rich rounds the percentage
 
 
-def test_the_bar_counts_the_capture_found_beside_the_log(folder: Path) -> None:
+def test_the_bar_counts_the_capture_found_beside_the_log(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = ["explain", "s/session.jsonl", "-1"]
-    code, out, err = _run(args, tty=False, cwd=folder)
+    monkeypatch.chdir(folder)
+    code, out, err = invoke_encoded(monkeypatch, "utf-8", *args)  # piped, in process
     assert (code, err) == (0, b"")  # piped: no bar
     shown = _run(args, tty=True, cwd=folder)
     assert (shown[0], shown[1]) == (code, out)  # the bar changes nothing on stdout

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -15,6 +13,8 @@ from dsh_audit.cli import cli
 from dsh_audit.jsjson import stringify
 from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.wire import render
+
+from _cli import invoke
 
 BODY = {"model": "deepseek-search", "max_tokens": 1024, "system": "Search the web.",
         "messages": [{"role": "user", "content": "dsh-audit release notes"}]}
@@ -49,16 +49,15 @@ def test_search_call_is_a_request_with_its_literal_body(log_path):
 @pytest.mark.parametrize("command", [["requests", "--json"], ["breaks", "--json"], ["cache", "--json"],
                                      ["validate"], ["check"], ["render", "{path}", "0"],
                                      ["report", "-o", "report.html"], ["index", "--db", "audit.sqlite"]])
-def test_every_command_handles_search_calls(log_path, command, tmp_path):
+def test_every_command_handles_search_calls(log_path, command, tmp_path, monkeypatch, capsys):
     args = [a.replace("{path}", str(log_path)) for a in command]
     if "{path}" not in command:
         args.append(str(log_path))
-    result = subprocess.run([sys.executable, "-m", "dsh_audit", *args], capture_output=True, text=True,
-                            cwd=tmp_path)
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.returncode == 0, result.stdout + result.stderr
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, *args)  # never a traceback
+    assert code == 0, (out, err)
     if args[0] == "requests":
-        assert [json.loads(line)["kind"] for line in result.stdout.splitlines()] == ["search", "loop", "loop"]
+        assert [json.loads(line)["kind"] for line in out.splitlines()] == ["search", "loop", "loop"]
 
 
 def test_a_second_web_search_is_a_search_input_break_explained_by_its_record(tmp_path):

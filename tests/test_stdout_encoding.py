@@ -12,7 +12,10 @@ Two defects, each with tests below that failed before the fix:
   and every warning was raw UTF-8. Now they take the same escapes: JSON lines are pure ASCII and
   decode to the same values.
 
-Every run here is the real CLI in a process of its own, its stdout a pipe in that encoding.
+Every run here is the real CLI through its entry point, its stdout and stderr text streams over a
+file in that encoding as Python builds them for a process under ``PYTHONIOENCODING`` (in process:
+``_cli.invoke_encoded``); the first tests check that a process of its own, its stdout a pipe in
+that encoding, writes the same bytes.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from _cli import invoke
+from _cli import CALLER_SETTINGS, invoke, invoke_encoded
 from dsh_audit.report.terminal import middle_cut, stdout_text
 from dsh_audit.testing import LogBuilder
 
@@ -61,21 +65,42 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def cli(folder: Path, encoding: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """``dsh-audit ARGS`` in ``folder`` (this tree's package), stdout a pipe in ``encoding`` and 80
-    columns wide, no setting of the caller's that changes what is printed."""
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("DSH_AUDIT_", "FORCE_COLOR", "TTY_", "PYTHONUTF8"))}
+    """``dsh-audit ARGS`` in a process of its own in ``folder`` (this tree's package), stdout a pipe
+    in ``encoding`` and 80 columns wide, no setting of the caller's that changes what is printed."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(CALLER_SETTINGS)}
     env.update(PYTHONIOENCODING=encoding, COLUMNS="80", PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     return subprocess.run([sys.executable, "-m", "dsh_audit", *args], cwd=folder, capture_output=True, timeout=60,
                           env=env)
 
 
-def run(folder: Path, encoding: str, *args: str) -> tuple[int, str, list[str]]:
-    """:func:`cli`'s exit code, stdout and stderr lines, both decoded in ``encoding`` (strictly: a
-    byte it cannot hold fails)."""
-    result = cli(folder, encoding, *args)
-    return result.returncode, result.stdout.decode(encoding), result.stderr.decode(encoding).splitlines()
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., tuple[int, str, list[str]]]:
+    """``run(folder, encoding, *args)``: ``dsh-audit ARGS`` in ``folder``, stdout in ``encoding``
+    (``_cli.invoke_encoded``): its exit code, stdout and stderr lines, both decoded in ``encoding``
+    (strictly: a byte it cannot hold fails)."""
+
+    def run(folder: Path, encoding: str, *args: str) -> tuple[int, str, list[str]]:
+        monkeypatch.chdir(folder)
+        code, out, err = invoke_encoded(monkeypatch, encoding, *args)
+        return code, out.decode(encoding), err.decode(encoding).splitlines()
+
+    return run
+
+
+@pytest.mark.parametrize(("encoding", "args"), [
+    ("ascii", ("usage", "s/session.jsonl", "--by", "model")),  # a table, and warnings on stderr
+    ("ascii", ("sessions", "s/session.jsonl", "--json", "--no-cost")),  # a JSON line, through click
+    ("latin-1", ("explain", "s/session.jsonl", "2")),  # folded echoed lines
+    ("latin-1", ("requests", "s/session.jsonl", "--format", "csv")),
+], ids=lambda value: value if isinstance(value, str) else value[0])
+def test_a_process_of_its_own_writes_what_the_run_in_process_writes(folder, monkeypatch, encoding, args):
+    """The runs below are in process: a real process, its stdout a pipe in ``encoding``, writes
+    the same bytes to stdout and stderr and exits alike."""
+    done = cli(folder, encoding, *args)
+    monkeypatch.chdir(folder)
+    assert invoke_encoded(monkeypatch, encoding, *args) == (done.returncode, done.stdout, done.stderr)
+    assert done.stdout.decode(encoding).isascii() == (encoding == "ascii")
 
 
 def separators(lines: list[str]) -> set[tuple[int, ...]]:
@@ -86,7 +111,7 @@ def separators(lines: list[str]) -> set[tuple[int, ...]]:
 # -- tables -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
-def test_a_table_keeps_its_columns(folder, encoding):
+def test_a_table_keeps_its_columns(run, folder, encoding):
     """Before: the title line and the table were measured on ``caf\u00e9``..., then written
     longer; now the heading is a line of its own above the table and every row's separators line
     up (the compact table, every row on one line, "cache read" right-aligned: its ``?`` is a
@@ -108,7 +133,7 @@ def test_a_table_keeps_its_columns(folder, encoding):
     assert len(separators(lines[1:-1])) == 1
 
 
-def test_a_table_wraps_escapes_in_their_column_ascii(folder):
+def test_a_table_wraps_escapes_in_their_column_ascii(run, folder):
     """--no-cost: hit, breaks and cost have no value in any row, so they are the first left out."""
     code, out, err = run(folder, "ascii", "sessions", "s/session.jsonl", "--no-cost")
     assert (code, err) == (0, [])
@@ -129,7 +154,7 @@ def test_a_table_wraps_escapes_in_their_column_ascii(folder):
     assert len(separators(lines[2:7])) == 1
 
 
-def test_a_table_wraps_escapes_in_their_column_latin_1(folder):
+def test_a_table_wraps_escapes_in_their_column_latin_1(run, folder):
     code, out, err = run(folder, "latin-1", "sessions", "s/session.jsonl", "--no-cost")
     assert (code, err) == (0, [])
     lines = out.splitlines()
@@ -145,7 +170,7 @@ def test_a_table_wraps_escapes_in_their_column_latin_1(folder):
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
-def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
+def test_usage_by_model_lines_up_and_warns_in_escapes(run, folder, encoding):
     """The model column holds the model's escapes; the warning naming it (stderr, which click
     wrote as UTF-8 under ``ascii``) takes the same escapes."""
     code, out, err = run(folder, encoding, "usage", "s/session.jsonl", "--by", "model")
@@ -171,7 +196,7 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(folder, encoding):
                    "warning: 1 request(s) unpriced: usage not logged"]
 
 
-def test_check_records_and_status_ascii(folder):
+def test_check_records_and_status_ascii(run, folder):
     code, out, err = run(folder, "ascii", "check", "s/session.jsonl")
     assert (code, err) == (0, [])
     assert [line.rstrip() for line in out.splitlines()] == [
@@ -189,7 +214,7 @@ def test_check_records_and_status_ascii(folder):
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
-def test_explain_folds_the_escaped_text(folder, encoding):
+def test_explain_folds_the_escaped_text(run, folder, encoding):
     """Folded lines are measured on what stdout writes: none is longer than COLUMNS."""
     code, out, err = run(folder, encoding, "explain", "s/session.jsonl", "2")
     assert (code, err) == (0, [])
@@ -245,7 +270,7 @@ JSON_COMMANDS = [
 
 
 @pytest.mark.parametrize("args", JSON_COMMANDS, ids=lambda args: args[0])
-def test_json_lines_are_ascii_and_decode_to_the_same_values(folder, args, monkeypatch, capsys):
+def test_json_lines_are_ascii_and_decode_to_the_same_values(run, folder, args, monkeypatch, capsys):
     """Before: raw UTF-8 under ``ascii`` (click wrote past the stream). Now pure ASCII, each
     character as its ``\\uXXXX`` escape (a surrogate pair for the emoji): the same values as the
     UTF-8 lines (the CLI run in process writes those)."""
@@ -260,7 +285,7 @@ def test_json_lines_are_ascii_and_decode_to_the_same_values(folder, args, monkey
     assert [json.loads(line) for line in out.splitlines()] == [json.loads(line) for line in utf8_out.splitlines()]
 
 
-def test_pretty_json_is_ascii_and_decodes_to_the_same_values(folder):
+def test_pretty_json_is_ascii_and_decodes_to_the_same_values(run, folder):
     code, out, err = run(folder, "ascii", "show", "s/session.jsonl", "2")
     assert (code, err) == (0, [])
     assert out.isascii()
@@ -269,7 +294,7 @@ def test_pretty_json_is_ascii_and_decodes_to_the_same_values(folder):
     assert (request["session_id"], request["header"]["config"]["model"]) == (SESSION, MODEL)
 
 
-def test_json_lines_latin_1_escape_what_latin_1_cannot_hold(folder):
+def test_json_lines_latin_1_escape_what_latin_1_cannot_hold(run, folder):
     code, out, err = run(folder, "latin-1", "sessions", "s/session.jsonl", "--json", "--no-cost")
     assert (code, err) == (0, [])
     assert '"session_id":"s-caf\u00e9-\\u2192-\\ud83d\\ude00",' in out
@@ -278,7 +303,7 @@ def test_json_lines_latin_1_escape_what_latin_1_cannot_hold(folder):
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
-def test_csv_and_markdown_take_the_same_escapes(folder, encoding):
+def test_csv_and_markdown_take_the_same_escapes(run, folder, encoding):
     shown = SHOWN[encoding][SESSION]
     code, out, err = run(folder, encoding, "requests", "s/session.jsonl", "--format", "csv")
     assert (code, err) == (0, [])
@@ -295,24 +320,26 @@ def test_csv_and_markdown_take_the_same_escapes(folder, encoding):
                                     f"/home/dev/project | 3 | - | - | - | {shown} |")
 
 
-def test_render_writes_the_exact_body_bytes_whatever_the_encoding(folder):
+def test_render_writes_the_exact_body_bytes_whatever_the_encoding(folder, monkeypatch):
     """A body is bytes for a wire, not text for a terminal: the same bytes under every encoding."""
-    runs = [cli(folder, encoding, "render", "s/session.jsonl", "2") for encoding in ("utf-8", "ascii")]
-    assert [(r.returncode, r.stderr) for r in runs] == [(0, b""), (0, b"")]
-    assert runs[0].stdout == runs[1].stdout
-    assert MODEL.encode("utf-8") in runs[0].stdout
+    monkeypatch.chdir(folder)
+    runs = [invoke_encoded(monkeypatch, encoding, "render", "s/session.jsonl", "2") for encoding in ("utf-8", "ascii")]
+    assert [(code, err) for code, _, err in runs] == [(0, b""), (0, b"")]
+    assert runs[0][1] == runs[1][1]
+    assert MODEL.encode("utf-8") in runs[0][1]
 
 
 # -- UTF-8: nothing escaped -------------------------------------------------------------------------
 
 def test_utf8_stdout_writes_the_characters_as_in_process(folder, monkeypatch, capsys):
-    """Under UTF-8 nothing changes: the process writes what the CLI run in process (no stdout
-    set up by ``main``) writes, characters as they are."""
+    """Under UTF-8 nothing changes: a process of its own writes what the CLI run in process (no
+    stdout set up by ``main``) writes, characters as they are."""
     monkeypatch.chdir(folder)
     monkeypatch.setenv("COLUMNS", "80")
     for args in (["requests", "s/session.jsonl"], ["sessions", "s/session.jsonl", "--json", "--no-cost"]):
-        code, out, err = run(folder, "utf-8", *args)
-        assert (code, err) == (0, [])
+        done = cli(folder, "utf-8", *args)
+        out = done.stdout.decode("utf-8")
+        assert (done.returncode, done.stderr) == (0, b"")
         assert invoke(monkeypatch, capsys, *args) == (0, out, [])
         assert "\\u00e9" not in out and SESSION in out
     assert out.startswith(f'{{"path":"s/session.jsonl","session_id":"{SESSION}","title":"{TITLE}",')
