@@ -221,4 +221,4 @@ def test_redact_counts_no_unreadable_body_of_this_session_as_another_sessions(
     assert (code, err) == (0, [
         "note: 3 of 4 captured request(s) match none of the log's requests (1 of another session, 1 not LLM "
         "call(s)): they are redacted as content, and prove nothing about this log"])
-    assert out.splitlines()[-1] == "verdicts of requests, breaks, cache, diff: unchanged"
+    assert out.splitlines()[-3] == "verdicts of requests, breaks, cache, diff: unchanged"

@@ -272,7 +272,7 @@ def test_redact_keeps_arguments_too_deep_to_parse_unrenderable(tmp_path, monkeyp
             reply(b, "anthropic", "claude-sonnet-4-5", "anthropic-messages", "Done.")
     log = b.write_jsonl(tmp_path / "session.jsonl")
     code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "r.jsonl"), "--salt", "s")
-    assert (code, err, out.splitlines()[-1]) == (0, [], "verdicts of requests, breaks, cache: unchanged")
+    assert (code, err, out.splitlines()[-3]) == (0, [], "verdicts of requests, breaks, cache: unchanged")
 
 
 # -- the sweep: cases that held, each with its exact outcome ----------------------------------------

@@ -344,7 +344,7 @@ def test_redact_alone_names_a_hostile_parent_escaped(parent_id, child_id, tmp_pa
     assert (code, err) == (0, [
         f"note: redacted alone: its verdicts were compared without its parent log {parent} (beside it, breaks compares "
         "the two); redact the parent too, with the same salt, to give the recipient both"])
-    assert _clean(out) and out.splitlines()[-1] == "verdicts of requests, breaks, cache: unchanged"
+    assert _clean(out) and out.splitlines()[-3] == "verdicts of requests, breaks, cache: unchanged"
     code, out, err = invoke(monkeypatch, capsys, "redact", "--check", str(tmp_path / "c.jsonl"))
     assert (code, err) == (0, [])
 
@@ -359,7 +359,7 @@ def test_redact_any_capture_takes_another_sessions_capture_as_content(tmp_path, 
         f"error: {wire}: none of the 3 captured request(s) is one of this log's (3 of another session): is it the "
         "capture of another session? (hint: pass the capture of this session (or --any-capture to redact it anyway))"])
     code, out, err = invoke(monkeypatch, capsys, *args, "--any-capture")
-    assert (code, out.splitlines()[-1]) == (0, "verdicts of requests, breaks, cache, diff: unchanged")
+    assert (code, out.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache, diff: unchanged")
     assert err[-1] == ("note: 3 of 3 captured request(s) match none of the log's requests (3 of another session): "
                        "they are redacted as content, and prove nothing about this log")
 

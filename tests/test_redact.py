@@ -149,7 +149,9 @@ def test_the_cli_summary_names_kinds_never_values(tmp_path):
     assert lines[0].startswith(f"wrote {out} (format v0, zstd): ")
     assert lines[1:] == [f"wrote {out}.manifest.json",
                          lines[2],
-                         "verdicts of requests, breaks, cache: unchanged"]
+                         "verdicts of requests, breaks, cache: unchanged",
+                         f"a recipient verifies it with: dsh-audit redact --check {out}",
+                         f"and audits it with: dsh-audit check {out}"]
     assert re.fullmatch(r"secrets removed: openai_api_key 1 \(\d+ occurrence\(s\)\)", lines[2])
     check = CliRunner().invoke(cli, ["redact", "--check", str(out)], catch_exceptions=False)
     assert check.exit_code == 0
@@ -366,14 +368,15 @@ def test_an_output_that_resolves_to_an_input_is_refused(tmp_path, monkeypatch, c
         shown = log if case == "capture-output-log" else wire
         if case == "capture-output-symlink":
             refused.symlink_to(wire)
-    elif case == "capture-default":  # wire.jsonl beside -o is the capture itself
-        target, option, refused, shown = tmp_path / "red.jsonl.zstd", None, wire, wire
+    elif case == "capture-default":  # OUTPUT.wire.jsonl, the default, is a link to the capture itself
+        target, option, refused, shown = tmp_path / "red.jsonl.zstd", None, tmp_path / "red.jsonl.zstd.wire.jsonl", wire
+        refused.symlink_to(wire)
     args = ["redact", str(log), "-o", str(target), "--capture", str(wire), "--salt", "s", "--force"]
     if option == "--capture-output":
         args += ["--capture-output", str(refused)]
     what = {"-o": "output", "--capture-output": "capture output", None: "capture output"}[option]
     hint = {"-o": "write it to another path", "--capture-output": "write it to another path",  # as every command says it
-            None: "pass --capture-output (the default is the capture's name beside -o)"}[option]
+            None: "pass --capture-output (the default is OUTPUT.<the capture's name>)"}[option]
     if case == "manifest":
         what, hint = "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"
     else:
@@ -423,7 +426,7 @@ def test_a_har_capture_is_redacted_with_the_log_and_a_key_split_across_deltas_go
     (tmp_path / "out").mkdir()
     plain = redact(log, tmp_path / "plain.jsonl.zstd", salt="s", capture=clean, capture_output=tmp_path / "plain.har")
     result = redact(log, tmp_path / "out" / "log.jsonl.zstd", salt="s", capture=har)
-    assert result.capture == tmp_path / "out" / "capture.har"
+    assert result.capture == tmp_path / "out" / "log.jsonl.zstd.capture.har"
     assert result.mismatched == () and set(result.verdicts) == {"requests", "breaks", "cache", "diff"}
     assert result.dropped_headers == ("authorization", "cookies")
     # the split key is found in each streamed response (3 requests), beside the log's own occurrences

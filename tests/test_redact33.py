@@ -213,12 +213,12 @@ def test_redact_force_replaces_a_body_folder_it_wrote_and_leaves_no_temporary(tm
     (bodies / "001.json").write_bytes(load_capture(wire)[0].body)
     (tmp_path / "out").mkdir()
     first = redact(log, tmp_path / "out" / "session.jsonl", salt="s", capture=bodies)
-    assert first.capture == tmp_path / "out" / "bodies"
+    assert first.capture == tmp_path / "out" / "session.jsonl.bodies"
     before = (first.capture / "001.json").read_bytes()
     again = redact(log, tmp_path / "out" / "session.jsonl", salt="t", capture=bodies, force=True)
     assert again.capture == first.capture and again.mismatched == ()
-    assert sorted(_listing(tmp_path / "out")) == ["bodies", "bodies/001.json", "session.jsonl",
-                                                  "session.jsonl.manifest.json"]
+    assert sorted(_listing(tmp_path / "out")) == ["session.jsonl", "session.jsonl.bodies",
+                                                  "session.jsonl.bodies/001.json", "session.jsonl.manifest.json"]
     assert (again.capture / "001.json").read_bytes() != before  # the other salt's placeholders: replaced
 
 

@@ -22,7 +22,11 @@ def test_a_hand_declared_route_is_redacted_and_checked_with_its_route_file(
     out = tmp_path / "out.jsonl"
     code, text, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--routes", routes,
                              "--salt", "s1")
-    assert (code, err) == (0, []) and text.endswith("verdicts of requests, breaks, cache: unchanged\n")
+    assert (code, err) == (0, [f"note: the capture {C3 / 'wire.jsonl'}, which `check` finds for this log, was not "
+                               f"redacted: pass --capture {C3 / 'wire.jsonl'} to include it"])
+    assert text.endswith(f"verdicts of requests, breaks, cache: unchanged\n"
+                         f"a recipient verifies it with: dsh-audit redact --check {out}\n"
+                         f"and audits it with: dsh-audit check {out} --routes {out}.routes.yml\n")
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out), "--routes", routes) == (
         0, "requests: match (6 request(s))\nbreaks: match (6 request(s), 0 break(s))\ncache: match (6 request(s))\n"
            f"OK: every verdict of {out} matches its manifest\n", [])

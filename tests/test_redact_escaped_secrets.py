@@ -144,7 +144,9 @@ def test_every_planted_secret_is_gone_in_every_spelling_and_counted_exactly(tmp_
     lines = stdout.splitlines()
     assert lines[0].startswith(f"wrote {out} (format v0, plain): ") and lines[0].endswith(" content string(s) replaced")
     assert lines[1:] == [f"wrote {out}.manifest.json", _summary(EXPECTED),
-                         "verdicts of requests, breaks, cache: unchanged"]
+                         "verdicts of requests, breaks, cache: unchanged",
+                         f"a recipient verifies it with: dsh-audit redact --check {out}",
+                         f"and audits it with: dsh-audit check {out}"]
     assert not any(f in stdout for f in FRAGMENTS)
     manifest = json.loads(Path(f"{out}.manifest.json").read_text())
     assert manifest["secrets"] == _manifest_secrets(EXPECTED)
@@ -243,11 +245,13 @@ def test_the_capture_counts_as_the_log_does(tmp_path, monkeypatch, capsys, form)
     for kind in ("anthropic_api_key", "env_assignment", "private_key", "key_value"):
         expected[kind] = (EXPECTED[kind][0] + 1, EXPECTED[kind][1])
     expected["authorization"] = (EXPECTED["authorization"][0] + 1 + requests, EXPECTED["authorization"][1] + 1)
-    redacted = out.parent / capture.name
+    redacted = Path(f"{out}.{capture.name}")
     dropped = "authorization, cookies" if form == "har" else "authorization"
     assert stdout.splitlines()[1:] == [f"wrote {redacted}: auth headers dropped: {dropped}",
                                        f"wrote {out}.manifest.json", _summary(expected),
-                                       "verdicts of requests, breaks, cache, diff: unchanged"]
+                                       "verdicts of requests, breaks, cache, diff: unchanged",
+                                       f"a recipient verifies it with: dsh-audit redact --check {out}",
+                                       f"and audits it with: dsh-audit check {out} --capture {redacted}"]
     manifest = json.loads(Path(f"{out}.manifest.json").read_text())
     assert manifest["secrets"] == _manifest_secrets(expected)
     assert len(_files(redacted)) == len(_files(capture))

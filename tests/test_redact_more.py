@@ -73,10 +73,10 @@ def test_a_body_folder_is_redacted_to_a_folder_with_the_diff_verdicts_of_the_ori
     (bodies / "README.txt").write_text("not a body")
     (tmp_path / "out").mkdir()
     result = redact(log, tmp_path / "out" / "session.jsonl.zstd", salt="folder", capture=bodies)
-    assert result.capture == tmp_path / "out" / "bodies"
+    assert result.capture == tmp_path / "out" / "session.jsonl.zstd.bodies"
     assert sorted(p.name for p in result.capture.iterdir()) == names  # names kept, the README left out
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "bodies", "session.jsonl.zstd", "session.jsonl.zstd.manifest.json"]  # no temporary folder left
+        "session.jsonl.zstd", "session.jsonl.zstd.bodies", "session.jsonl.zstd.manifest.json"]  # no temporary folder left
     assert result.notes == ("left out 1 entry of the capture folder that is neither a body nor a body's sidecar "
                             "(0 sidecar(s) without a body)",)
     assert result.mismatched == () and set(result.verdicts) == {"requests", "breaks", "cache", "diff"}
@@ -96,7 +96,7 @@ def test_a_body_folder_is_redacted_to_a_folder_with_the_diff_verdicts_of_the_ori
         else:
             assert len(after) == len(before) and after != before
             assert json.loads(after).keys() == json.loads(before).keys()
-    assert json.loads(result.manifest.read_text())["capture"] == "bodies"
+    assert json.loads(result.manifest.read_text())["capture"] == "session.jsonl.zstd.bodies"
     assert check_bundle(result.output).ok
 
 
@@ -120,10 +120,11 @@ def test_a_body_folder_output_replaces_a_previous_one_with_force(tmp_path):
     (bodies / "1.json").write_bytes(_rendered(log)[0])
     out = tmp_path / "out"
     out.mkdir()
-    (out / "bodies").mkdir()
-    (out / "bodies" / "7.json").write_text("{}")  # an earlier redaction, with another body
+    (out / "session.jsonl.bodies").mkdir()
+    (out / "session.jsonl.bodies" / "7.json").write_text("{}")  # an earlier redaction, with another body
     result = redact(log, out / "session.jsonl", salt="s", capture=bodies, force=True)
-    assert sorted(p.name for p in out.iterdir()) == ["bodies", "session.jsonl", "session.jsonl.manifest.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["session.jsonl", "session.jsonl.bodies",
+                                                     "session.jsonl.manifest.json"]
     assert sorted(p.name for p in result.capture.iterdir()) == ["1.json"]
     assert SECRET not in (result.capture / "1.json").read_text() and result.mismatched == ()
     assert [c.body for c in load_capture(result.capture)] == _rendered(result.output)
@@ -181,9 +182,11 @@ def test_the_cli_redacts_a_body_folder_beside_the_log(tmp_path, monkeypatch, cap
     out = tmp_path / "out" / "x.jsonl"
     assert _run(monkeypatch, ["redact", str(log), "-o", str(out), "--salt", "s", "--capture", str(bodies)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == f"wrote {tmp_path / 'out' / 'bodies'}: auth headers dropped: authorization, x-api-key"
-    assert lines[-1] == "verdicts of requests, breaks, cache, diff: unchanged"
-    assert json.loads((tmp_path / "out" / "bodies" / "1.meta.json").read_text()) == {"headers": {}}
+    assert lines[1] == f"wrote {out}.bodies: auth headers dropped: authorization, x-api-key"
+    assert lines[-3:] == ["verdicts of requests, breaks, cache, diff: unchanged",
+                          f"a recipient verifies it with: dsh-audit redact --check {out}",
+                          f"and audits it with: dsh-audit check {out} --capture {out}.bodies"]
+    assert json.loads(Path(f"{out}.bodies/1.meta.json").read_text()) == {"headers": {}}
 
 
 # -- secrets in JSON object keys -----------------------------------------------------------------

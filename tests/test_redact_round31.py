@@ -45,7 +45,9 @@ def test_a_redacted_copy_writes_c1_del_and_bidi_controls_as_escapes(tmp_path, mo
     log.write_text(text, encoding="utf-8")
     out = tmp_path / "r1" / "out.jsonl"
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s")
-    assert (code, err, stdout.splitlines()[-1:]) == (0, [], ["verdicts of requests, breaks, cache: unchanged"])
+    assert (code, err, stdout.splitlines()[-3:]) == (0, [], ["verdicts of requests, breaks, cache: unchanged",
+                                                             f"a recipient verifies it with: dsh-audit redact --check {out}",
+                                                             f"and audits it with: dsh-audit check {out}"])
     data = out.read_bytes().decode("utf-8")
     assert ACTIVE.findall(data) == []
     header = data.split("\n", 1)[0]
@@ -90,7 +92,7 @@ def test_a_child_whose_parent_id_holds_a_lone_surrogate_is_redacted_with_its_man
     code, _, err = invoke(monkeypatch, capsys, "redact", str(parent), "-o", str(out / "parent.jsonl"), "--salt", "s")
     assert (code, err) == (0, [])
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(child), "-o", str(out / "child.jsonl"), "--salt", "s")
-    assert (code, stdout.splitlines()[-1:]) == (0, ["verdicts of requests, breaks, cache: unchanged"])
+    assert (code, stdout.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache: unchanged")
     assert err == [f"note: verdicts compared with the parent session session-p\\ud800x on both sides: {parent} and "
                    f"its redaction {out / 'parent.jsonl'}"]
     manifest = (out / "child.jsonl.manifest.json").read_text(encoding="utf-8")
@@ -120,7 +122,7 @@ def test_a_plain_copy_of_the_parent_beside_the_output_is_no_redaction_of_it(tmp_
     code, _, err = invoke(monkeypatch, capsys, "redact", str(parent), "-o", str(out / "parent.jsonl"), "--salt", "s")
     assert (code, err) == (0, [])
     code, stdout, _ = invoke(monkeypatch, capsys, "redact", str(child), "-o", str(out / "child.jsonl"), "--salt", "s")
-    assert (code, stdout.splitlines()[-1:]) == (0, ["verdicts of requests, breaks, cache: unchanged"])
+    assert (code, stdout.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache: unchanged")
 
 
 # -- 4. a captured body: only the wire formats' own non-content keys stay ---------------------------
@@ -222,10 +224,10 @@ def test_another_sessions_capture_loses_the_content_under_structural_names(tmp_p
     out.mkdir()
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out / "s.jsonl"), "--salt", "s",
                                "--capture", str(wire), "--any-capture")
-    assert (code, stdout.splitlines()[-1:]) == (0, ["verdicts of requests, breaks, cache, diff: unchanged"])
+    assert (code, stdout.splitlines()[-3]) == (0, "verdicts of requests, breaks, cache, diff: unchanged")
     assert err == ["note: 1 of 1 captured request(s) match none of the log's requests: they are redacted as content, "
                    "and prove nothing about this log"]
-    written = (out / "wire.jsonl").read_text(encoding="utf-8")
+    written = (out / "s.jsonl.wire.jsonl").read_text(encoding="utf-8")
     assert [word for word in WORDS if word in written] == [] and ACTIVE.findall(written) == []
     record = json.loads(written)
     assert list(record) == ["seq", "method", "path", "body", "headers"] and record["headers"] == {}
@@ -278,8 +280,10 @@ def test_a_secret_in_a_tool_results_meta_goes_and_is_counted(tmp_path, monkeypat
     out = tmp_path / "o.jsonl"
     code, stdout, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(out), "--salt", "s")
     assert (code, err) == (0, [])
-    assert stdout.splitlines()[-2:] == ["secrets removed: anthropic_api_key 1 (1 occurrence(s))",
-                                        "verdicts of requests, breaks, cache: unchanged"]
+    assert stdout.splitlines()[-4:] == ["secrets removed: anthropic_api_key 1 (1 occurrence(s))",
+                                        "verdicts of requests, breaks, cache: unchanged",
+                                        f"a recipient verifies it with: dsh-audit redact --check {out}",
+                                        f"and audits it with: dsh-audit check {out}"]
     data = out.read_text(encoding="utf-8")
     assert [word for word in (*WORDS, key[13:]) if word in data] == []
 

@@ -65,11 +65,13 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
     assert (code, err) == (0, [C3_NOTE])
     assert text == (f"wrote {out} (format v0, plain): 206 content string(s) replaced in the log, "
                     "677 more in the capture\n"
-                    f"wrote {tmp_path / 'wire.jsonl'}: auth headers dropped: none\n"
+                    f"wrote {out}.wire.jsonl: auth headers dropped: none\n"
                     f"wrote {out}.manifest.json\n"
                     "secrets removed: none found\n"
                     "verdicts of requests, breaks, cache: unchanged; diff: unchanged, but 6 captured request(s) "
-                    "unrendered, not compared (see the note)\n")
+                    "unrendered, not compared (see the note)\n"
+                    f"a recipient verifies it with: dsh-audit redact --check {out}\n"
+                    f"and audits it with: dsh-audit check {out} --capture {out}.wire.jsonl\n")
     manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text("utf-8"))
     assert (manifest["routes"], manifest["unrendered"]) == (False, {"count": 6, "requests": [0, 1, 2, 3, 4, 5]})
     assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (
@@ -90,9 +92,10 @@ def test_a_bundle_made_without_routes_renders_with_them_as_the_original_does(
     assert result.mismatched == () and len(result.unrendered) == 6
     original = _diff_rows(_c3_log(), C3 / "wire.jsonl", C3_ROUTES)
     assert [row[2] for row in original] == ["identical"] * 6
-    assert _diff_rows(result.output, tmp_path / "wire.jsonl", C3_ROUTES) == original
+    assert result.capture == tmp_path / "out.jsonl.wire.jsonl"
+    assert _diff_rows(result.output, result.capture, C3_ROUTES) == original
     code, text, err = invoke(monkeypatch, capsys, "check", str(result.output), "--capture",
-                             str(tmp_path / "wire.jsonl"), "--routes", str(C3_ROUTES))
+                             str(result.capture), "--routes", str(C3_ROUTES))
     assert (code, err, text.splitlines()[-1]) == (
         0, [], "PASSED: 1 log(s), 6 request(s), 0 error(s), 0 warning(s), 0 info, 0 failing (policy: defaults)")
 
@@ -104,10 +107,10 @@ def test_redact_with_routes_renders_every_request_and_claims_every_verdict(
     code, text, err = invoke(monkeypatch, capsys, "redact", str(_c3_log()), "-o", str(out), "--capture",
                              str(C3 / "wire.jsonl"), "--salt", "s1", "--routes", str(C3_ROUTES))
     assert (code, err) == (0, [])
-    assert text.splitlines()[-1] == "verdicts of requests, breaks, cache, diff: unchanged"
+    assert text.splitlines()[-3] == "verdicts of requests, breaks, cache, diff: unchanged"
     manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text("utf-8"))
     assert (manifest["routes"], manifest["unrendered"]) == (True, {"count": 0, "requests": []})
-    assert _diff_rows(out, tmp_path / "wire.jsonl", C3_ROUTES) == _diff_rows(_c3_log(), C3 / "wire.jsonl", C3_ROUTES)
+    assert _diff_rows(out, Path(f"{out}.wire.jsonl"), C3_ROUTES) == _diff_rows(_c3_log(), C3 / "wire.jsonl", C3_ROUTES)
 
 
 def test_a_text_the_log_kept_and_replaced_is_redacted_by_where_it_stands_in_an_unrendered_body() -> None:
@@ -217,7 +220,7 @@ def test_the_capture_rewriting_pairs_by_route_too(tmp_path: Path, monkeypatch: p
     result = redact(session.path, tmp_path / "out" / "session.jsonl", capture=wire, salt="s")
     assert given == [["deepseek-chat-completions"]]
     redacted = open_session(result.output)
-    assert load_capture(tmp_path / "out" / "wire.jsonl")[1].body == route_renderer([redacted])(redacted.requests[0], {})
+    assert load_capture(tmp_path / "out" / "session.jsonl.wire.jsonl")[1].body == route_renderer([redacted])(redacted.requests[0], {})
 
 
 # --- every corpus session with its capture ------------------------------------------------------------
@@ -246,4 +249,5 @@ def test_every_corpus_session_keeps_its_verdicts_with_its_capture(tmp_path: Path
     assert (check.ok, sorted(check.found)) == (True, ["breaks", "cache", "diff", "requests"])
     # the redacted pair diffs as the original pair, with the route file too when there is one
     for config in {routes, C3_ROUTES if log.parent.parent == C3 else None}:
-        assert _diff_rows(result.output, tmp_path / capture.name, config) == _diff_rows(log, capture, config)
+        assert _diff_rows(result.output, Path(f"{result.output}.{capture.name}"), config) == \
+            _diff_rows(log, capture, config)

@@ -187,7 +187,9 @@ def test_secrets_cut_over_the_content_blocks_of_a_message_are_gone_and_counted_o
     # each secret in the two records that write the message: 2 occurrences, 1 distinct value
     assert stdout.splitlines()[2:] == [
         "secrets removed: authorization 1 (2 occurrence(s)), env_assignment 1 (2 occurrence(s)), "
-        "openai_api_key 1 (2 occurrence(s))", "verdicts of requests, breaks, cache: unchanged"]
+        "openai_api_key 1 (2 occurrence(s))", "verdicts of requests, breaks, cache: unchanged",
+        f"a recipient verifies it with: dsh-audit redact --check {out}",
+        f"and audits it with: dsh-audit check {out}"]
     manifest = json.loads(Path(f"{out}.manifest.json").read_text())
     assert manifest["secrets"] == {kind: {"occurrences": 2, "distinct": 1}
                                    for kind in ("authorization", "env_assignment", "openai_api_key")}

@@ -223,7 +223,9 @@ def test_every_planted_secret_is_gone_and_counted_exactly(tmp_path, monkeypatch,
     code, stdout, err = invoke(monkeypatch, capsys, *args)
     assert (code, err) == (0, [])
     assert stdout.splitlines()[1:] == [f"wrote {out}.manifest.json", _summary(EXPECTED),
-                                       "verdicts of requests, breaks, cache: unchanged"]
+                                       "verdicts of requests, breaks, cache: unchanged",
+                                       f"a recipient verifies it with: dsh-audit redact --check {out}",
+                                       f"and audits it with: dsh-audit check {out}"]
     manifest = json.loads(Path(f"{out}.manifest.json").read_text())
     assert manifest["secrets"] == {kind: {"occurrences": n, "distinct": d} for kind, (n, d) in sorted(EXPECTED.items())}
     assert _survivors(out.read_bytes()) == []
@@ -289,9 +291,11 @@ def test_the_capture_path_headers_and_bodies_count(tmp_path, monkeypatch, capsys
     expected["openai_api_key"] = (EXPECTED["openai_api_key"][0] + 2, EXPECTED["openai_api_key"][1] + 2)
     expected["url_credentials"] = (EXPECTED["url_credentials"][0] + 3, EXPECTED["url_credentials"][1] + 3)
     expected["github_token"] = (EXPECTED["github_token"][0] + 1, EXPECTED["github_token"][1] + 1)
-    redacted = out.parent / "wire.jsonl"
+    redacted = Path(f"{out}.wire.jsonl")
     assert stdout.splitlines()[1:] == [f"wrote {redacted}: auth headers dropped: none", f"wrote {out}.manifest.json", _summary(expected),
-                                       "verdicts of requests, breaks, cache, diff: unchanged"]
+                                       "verdicts of requests, breaks, cache, diff: unchanged",
+                                       f"a recipient verifies it with: dsh-audit redact --check {out}",
+                                       f"and audits it with: dsh-audit check {out} --capture {redacted}"]
     written = redacted.read_text()
     assert [f for f in (*FRAGMENTS, *CAPTURE_FRAGMENTS) if f in written] == []
     first = json.loads(written.splitlines()[0])

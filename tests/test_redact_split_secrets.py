@@ -142,7 +142,9 @@ def test_secrets_cut_over_many_chunks_and_strings_are_gone_counted_and_the_bundl
     assert (code, err) == (0, [])
     lines = stdout.splitlines()
     assert lines[1:] == [f"wrote {out}.manifest.json", _summary(EXPECTED),
-                         "verdicts of requests, breaks, cache: unchanged"]
+                         "verdicts of requests, breaks, cache: unchanged",
+                         f"a recipient verifies it with: dsh-audit redact --check {out}",
+                         f"and audits it with: dsh-audit check {out}"]
     manifest = json.loads(Path(f"{out}.manifest.json").read_text())
     assert manifest["secrets"] == _manifest_secrets(EXPECTED)
     data = out.read_bytes()

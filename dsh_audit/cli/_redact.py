@@ -3,13 +3,19 @@ proves every break (and ``--check``, which verifies such a copy against its mani
 
 from __future__ import annotations
 
+import os
+import shlex
+from typing import TYPE_CHECKING
+
 import click
 
-import os
-
+from ..capture import find_capture
 from ..errors import UsageError
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, log_progress, one_log,
                       output_help, write_output)
+
+if TYPE_CHECKING:
+    from ..redact import Redaction
 
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
@@ -38,7 +44,8 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
     if result.ok:
         echo(f"OK: every verdict of {path} matches its manifest")
         return EXIT_OK
-    echo(f"FAILED: {', '.join(result.mismatched)} differ from the manifest of {path}")
+    why = "" if result.capture_note is None else f": {result.capture_note}"
+    echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ from the manifest of {path}{why}")
     return EXIT_FINDINGS
 
 
@@ -58,7 +65,8 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
               help="A wire.jsonl or HAR capture, or a folder of JSON bodies, of the log's requests, redacted "
                    "with the same placeholders (streamed responses included; a folder becomes a new folder).")
 @click.option("--capture-output", type=click.Path(), default=None, metavar="PATH",
-              help="Where the redacted capture goes (default: the capture's file or folder name beside --output).")
+              help="Where the redacted capture goes (default: OUTPUT.<the capture's file or folder name>, "
+                   "OUTPUT.wire.jsonl for a wire.jsonl, beside OUTPUT.manifest.json).")
 @click.option("--force", is_flag=True, help="Replace existing output files (never an input).")
 @click.option("--check", "check", is_flag=True,
               help="Verify PATH, a redacted log: re-run requests, breaks, cache (and diff) and compare "
@@ -162,16 +170,35 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         echo("secrets removed: none found", err=piped)
     for note in result.notes:
         echo_note(note)
+    found = find_capture(path) if capture_path is None else None
+    if found is not None:
+        echo_note(f"the capture {found}, which `check` finds for this log, was not redacted: pass --capture "
+                  f"{shlex.quote(os.fspath(found))} to include it")
     if result.mismatched:
         echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
         return EXIT_FINDINGS
     if not result.unrendered or "diff" not in result.verdicts:
         echo("verdicts of " + ", ".join(result.verdicts) + ": unchanged", err=piped)
-        return EXIT_OK
-    others = [c for c in result.verdicts if c != "diff"]
-    echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
-         "request(s) unrendered, not compared (see the note)", err=piped)
+    else:
+        others = [c for c in result.verdicts if c != "diff"]
+        echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
+             "request(s) unrendered, not compared (see the note)", err=piped)
+    if not piped:
+        _recipient(result)
     return EXIT_OK
+
+
+def _recipient(result: Redaction) -> None:
+    """The commands a recipient of the bundle runs, as typed in a POSIX shell from this folder: its
+    check against the manifest, and ``check`` with the bundle's capture and route file (which ``check``
+    does not find by itself)."""
+    words = ["dsh-audit", "check", os.fspath(result.output)]
+    if result.capture is not None:
+        words += ["--capture", os.fspath(result.capture)]
+    if result.route_file is not None:
+        words += ["--routes", os.fspath(result.route_file)]
+    echo(f"a recipient verifies it with: dsh-audit redact --check {shlex.quote(os.fspath(result.output))}")
+    echo(f"and audits it with: {shlex.join(words)}")
 
 
 COMMANDS = [redact_command]

@@ -106,7 +106,8 @@ class BundleCheck:
     """What :func:`check_bundle` found: each category's recorded and recomputed digest, how many rows
     each holds (``counts``: for ``requests``, ``breaks`` and ``cache`` one per request; ``breaks``: how
     many of those are breaks), how many captured requests the manifest records as unrendered (their diff verdicts
-    compared nothing), and the bundle's route file read (``route_file``; None: none, or the caller's)."""
+    compared nothing), the bundle's route file read (``route_file``; None: none, or the caller's), and why the
+    diff verdicts differ when the bundle's capture holds another session's requests (``capture_note``)."""
 
     path: Path
     recorded: dict[str, str]
@@ -115,6 +116,7 @@ class BundleCheck:
     unrendered: int = 0
     breaks: int = 0
     route_file: Path | None = None  # the bundle's route configuration the verdicts were rendered with
+    capture_note: str | None = None  # the capture is another session's (another bundle's, written over this one's?)
 
     @property
     def mismatched(self) -> tuple[str, ...]:
@@ -290,8 +292,8 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         tool_names: keep tool names (default) or replace them too.
         capture: a ``wire.jsonl`` or HAR capture, or a folder of JSON bodies, of the log's requests,
             redacted with the same placeholders (a folder to a new folder, file names kept).
-        capture_output: where the redacted capture goes (default: the capture's file or folder
-            name beside ``output``).
+        capture_output: where the redacted capture goes (default: ``<output>.<the capture's file or
+            folder name>``, ``<output>.wire.jsonl`` for a ``wire.jsonl``, beside ``<output>.manifest.json``).
         force: replace existing output files (never an input).
         lenient: read tokenised test fixtures (see :func:`dsh_audit.log.read_log`).
         routes: DSH's ``llm-pi-ai`` route configuration (a file, as ``--routes`` takes, or one
@@ -378,9 +380,10 @@ def _targets(inputs: tuple[Path | None, ...], target: Path, capture_output: str 
     if capture_source is None:
         return manifest, route_target, None
     hint = None
-    if capture_output is None:  # the capture's name beside -o
-        capture_target = target.parent / (capture_source.name or Path(os.path.abspath(capture_source)).name)
-        hint = "pass --capture-output (the default is the capture's name beside -o)"
+    if capture_output is None:  # OUTPUT.<the capture's name>, as the manifest and the route file are named
+        name = capture_source.name or Path(os.path.abspath(capture_source)).name
+        capture_target = Path(f"{os.fspath(target)}.{name}")
+        hint = "pass --capture-output (the default is OUTPUT.<the capture's name>)"
     else:
         capture_target = Path(capture_output)
     evidence.guard(capture_target, what="capture output", force=force, folder=capture_source.is_dir(),
@@ -791,8 +794,26 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         parent = _parent(parent_log, session, lenient=lenient, config=config)
     found = session_verdicts(session, captures, parent=parent)
     breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
-    return BundleCheck(log, recorded, {c: digest(found[c]) for c in recorded if c in found},
-                       {c: len(found[c]) for c in found}, unrendered, breaks, route_file)
+    digests = {c: digest(found[c]) for c in recorded if c in found}
+    note = None
+    if captures is not None and isinstance(capture_name, str) and digests.get("diff") != recorded["diff"]:
+        note = _foreign_capture(capture_name, captures, session.id, found["diff"])
+    return BundleCheck(log, recorded, digests, {c: len(found[c]) for c in found}, unrendered, breaks, route_file,
+                       note)
+
+
+def _foreign_capture(name: str, captures: Sequence[CapturedRequest], own: str, rows: list[Any]) -> str | None:
+    """Why a bundle's diff verdicts differ, when its capture ``name`` is another session's: its requests
+    name other sessions than ``own`` (DSH's session header), or none of them is one of the log's (``rows``:
+    the diff verdicts; a pi-ai capture names no session). None when some are the log's."""
+    sessions = sorted({c.session_id for c in captures if c.session_id is not None})
+    if sessions and own not in sessions:
+        whose = f"session {sessions[0]}'s" if len(sessions) == 1 else f"sessions {', '.join(sessions)}'"
+        return f"the capture {name} holds {whose} requests, not {own}'s"
+    if captures and not any(row[0] is not None and row[1] is not None for row in rows):
+        return (f"none of the {len(captures)} request(s) of the capture {name} is one of {own}'s: it holds "
+                "another session's")
+    return None
 
 
 
