@@ -270,9 +270,13 @@ def test_a_manifest_cannot_point_the_check_outside_its_bundle(tmp_path, monkeypa
 # -- an empty path is named as one, never read as the current folder -----------------------------
 
 @pytest.mark.parametrize("args, message", [
-    (["cache", "{log}", "--prices", ""], "the price table path is empty (hint: give --prices a JSON price table)"),
-    (["stats", "--db", ""], "the index path is empty (hint: give --db a file name)"),
-    (["redact", "{log}", "-o", ""], "the output path is empty (hint: name a file with -o (and --capture-output))"),
+    # every option that takes a path says it alike (round 14: one refusal for every such option)
+    (["cache", "{log}", "--prices", ""],
+     "Invalid value for '--prices': empty path (name a file or folder) (hint: see `dsh-audit cache --help`)"),
+    (["stats", "--db", ""],
+     "Invalid value for '--db': empty path (name a file or folder) (hint: see `dsh-audit stats --help`)"),
+    (["redact", "{log}", "-o", ""],
+     "Invalid value for '-o' / '--output': empty path (name a file or folder) (hint: see `dsh-audit redact --help`)"),
 ])
 def test_an_empty_path_is_an_empty_path(tmp_path, monkeypatch, capsys, args, message):
     log = chat_log(tmp_path / "session.jsonl", "empty-paths")

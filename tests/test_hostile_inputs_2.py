@@ -149,7 +149,8 @@ def test_index_into_an_empty_file_and_stats_of_an_empty_index(tmp_path, monkeypa
 def test_index_with_an_empty_db_path(tmp_path, monkeypatch, capsys):
     log = dsh_log(tmp_path / "session.jsonl")
     assert_one_error(invoke(monkeypatch, capsys, "index", str(log), "--db", ""),
-                     "error: the index path is empty (hint: give --db a file name)")
+                     "error: Invalid value for '--db': empty path (name a file or folder) (hint: see "
+                     "`dsh-audit index --help`)")
 
 
 def test_index_of_another_layout_under_the_same_version(tmp_path, monkeypatch, capsys):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable as _CallableABC
 from collections.abc import Iterable as _Iterable
 
 import click
@@ -73,6 +74,26 @@ def _name_variables(command: click.Command, name: str) -> None:
             long = next((opt for opt in param.opts if opt.startswith("--")), None)
             if long is not None:
                 param.envvar = _variable(name, long.removeprefix("--"))
+
+
+_Callback = _CallableABC[[click.Context, click.Parameter, object], object]
+
+
+def _refuse_empty_paths(command: click.Command) -> None:
+    """An option that takes a path refuses an empty one (a usage error naming the option), as a
+    PATH argument does: ``--capture ""`` would otherwise read the current folder, and ``--sarif ""``
+    run the whole check before failing to write (issue 15: an empty path is a usage error)."""
+    for param in command.params:
+        if isinstance(param, click.Option) and isinstance(param.type, click.Path):
+            param.callback = _no_empty(param.callback)
+
+
+def _no_empty(callback: _Callback | None) -> _Callback:
+    def check(ctx: click.Context, param: click.Parameter, value: object) -> object:
+        if value == "" and ctx.get_parameter_source(param.name or "") != click.core.ParameterSource.ENVIRONMENT:
+            raise click.BadParameter("empty path (name a file or folder)", ctx=ctx, param=param)
+        return value if callback is None else callback(ctx, param, value)
+    return check
 
 
 def _option_variables(command: click.Command, name: str) -> dict[str, str]:
@@ -190,6 +211,7 @@ class _LazyGroup(click.Group):
         # A command's own context_class makes its --help's context (click.Command.make_context).
         cmd.context_class = _HelpContext
         _name_variables(cmd, name or cmd.name or "")
+        _refuse_empty_paths(cmd)
         super().add_command(cmd, name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

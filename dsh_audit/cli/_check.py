@@ -297,6 +297,15 @@ def _baseline(given: str | None, *, off: bool, policy: Policy, writes: str | Non
     return load_baseline(path, configured=given is None)
 
 
+def _protect_baseline(protected: ProtectedInputs, given: str | None, *, off: bool, policy: Policy) -> None:
+    """Add the baseline a run reads (``--baseline FILE``, else the policy's) to ``protected``: no
+    report but check's ``--json-report`` (guarded before) may be written over it. A folder named as
+    the baseline is refused when the baseline is read, not taken as a folder of inputs here."""
+    path = None if off else (given if given is not None else policy.baseline)
+    if path is not None and path != "" and not os.path.isdir(path):
+        protected.add(path)
+
+
 def _with_baseline(result: CheckResult, baseline: Baseline | None) -> CheckResult:
     """``result`` with the findings ``baseline`` accepts marked, and its notes on stderr."""
     if baseline is None:
@@ -384,14 +393,16 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _distinct_reports(typed)
     given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
-    for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"), (json_path, "JSON report"),
+    _guard(protected, json_path, what="JSON report")  # it may replace the baseline it was given (docs/ci.md)
+    policy = load_policy(policy_path)
+    _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
+    for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"),
                          (markdown_path, "Markdown summary")):
         _guard(protected, target, what=what)
     summary = _step_summary_target()
     if summary is not None and protected.input_at(summary) is not None:  # else a failed append is a warning
         raise UsageError(f"the GITHUB_STEP_SUMMARY would overwrite the input {protected.input_at(summary)}",
                          path=summary, hint="write it to another path")
-    policy = load_policy(policy_path)
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy, writes=json_path)
     result, prices = _run(_in_window(paths, since, until, gate=True), capture=capture, policy=policy,
                           lenient=lenient, max_version=max_version, jobs=jobs, engine=engine, scheduler=scheduler,
@@ -467,8 +478,10 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
         dsh-audit report ~/.dsh/sessions/--home-me-proj--/session-1 -o report.html
     """
     paths = session_paths(paths)
-    _guard(_protected(paths, capture, policy_path, routes, prices_path), output, what="HTML report")
+    protected = _protected(paths, capture, policy_path, routes, prices_path)
     policy = load_policy(policy_path)
+    _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
+    _guard(protected, output, what="HTML report")
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy)
     logs = _in_window(paths, since, until, gate=False)  # nothing in the window or the folders: an empty page
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
