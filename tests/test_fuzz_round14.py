@@ -30,3 +30,23 @@ def test_an_empty_variable_is_unset_not_an_empty_path(tmp_path: Path, monkeypatc
     monkeypatch.setenv("DSH_AUDIT_CACHE_PRICES", "")  # click reads an empty variable as not set
     code, _, err = invoke(monkeypatch, capsys, "cache", str(log))
     assert (code, err) == (0, [])
+
+
+@pytest.mark.parametrize("tamper", [
+    {"verdicts": {}}, {"capture": "wire\u0000.jsonl"}, {"capture": "x\ud800.jsonl"}, {"capture": "b" * 300},
+    {"route_file": "r\u0000.yml", "routes": True}])
+def test_a_tampered_manifest_is_refused_not_passed_or_crashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              tamper: dict[str, object]) -> None:
+    """A manifest with no verdict passed ``--check`` with nothing compared; names a file system
+    cannot hold (NUL, a lone surrogate, a 300-byte name) exited 3."""
+    import json
+
+    log = chat_log(tmp_path / "s" / "session.jsonl", "s-bundle")
+    monkeypatch.chdir(tmp_path)
+    code, _, _ = invoke(monkeypatch, capsys, "redact", str(log), "-o", "r.jsonl", "--salt", "x")
+    assert code == 0
+    manifest = tmp_path / "r.jsonl.manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text("utf-8")), **tamper}), "utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "redact", "--check", "r.jsonl")
+    assert (code, out, err) == (2, "", ["error: r.jsonl.manifest.json: not a dsh-audit redaction manifest"])

@@ -710,6 +710,16 @@ def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedR
         raise
 
 
+def _bundle_name(name: object) -> object:
+    """``name``, a file name a manifest gives (its capture, its route file), when a file system
+    could hold it: no NUL, no lone surrogate, no part longer than 255 bytes (else ValueError: the
+    manifest is not one redact wrote). A value that is not a string is left to its reader."""
+    if isinstance(name, str) and ("\x00" in name or any(len(part.encode("utf-8")) > 255
+                                                         for part in name.split("/"))):
+        raise ValueError("name")
+    return name
+
+
 def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
                  routes: str | os.PathLike[str] | PiRoutes | None = None) -> BundleCheck:
     """Re-run requests, breaks, cache (and diff, when the bundle has a capture) on a redacted log
@@ -735,7 +745,9 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
             raise ValueError("too large")
         manifest = parse_json(data)  # as JSON.parse reads it: a lone surrogate's escape too
         recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
-        capture_name = manifest.get("capture")
+        if not {"requests", "breaks", "cache"} <= recorded.keys():  # what every redaction records
+            raise ValueError("verdicts")
+        capture_name = _bundle_name(manifest.get("capture"))
         routed = manifest.get("routes", False)
         if not isinstance(routed, bool):
             raise ValueError("routes")
@@ -745,7 +757,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
         parent_id = manifest.get("parent")  # absent from older manifests
         if parent_id is not None and (not isinstance(parent_id, str) or not parent_id):
             raise ValueError("parent")
-        route_name = manifest.get("route_file")  # absent from older manifests
+        route_name = _bundle_name(manifest.get("route_file"))  # absent from older manifests
         if route_name is not None and (not routed or not isinstance(route_name, str)):
             raise ValueError("route_file")
     except (ValueError, KeyError, TypeError, AttributeError):
