@@ -364,6 +364,18 @@ def machine() -> dict[str, Any]:
             "bytecode": "cached (the package byte-compiled before timing)"}
 
 
+def finish(args: argparse.Namespace, info: dict[str, Any], limits: Limits, entries: list[dict[str, Any]],
+           exponents: object) -> None:
+    """The run's last line (this process's own peak RSS, the floor every child's reads above) and,
+    with ``--json``, every measurement: shared by the benchmarks that run commands."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"Peak RSS cannot read below this benchmark process's own, {own:.0f} MB (Linux carries a parent's "
+          "high-water mark across fork and exec).")
+    if args.json:
+        args.json.write_text(json.dumps({"machine": info, "repeat": args.repeat, "limits": asdict(limits),
+                                         "logs": entries, "scaling": exponents, "benchmark_rss_mb": own}, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=float, nargs="*", default=[1, 10], help="generated log sizes, decoded MB")
@@ -415,12 +427,7 @@ def main() -> None:
     table, exponents = scaling(entries, names)
     if table:
         print(table + "\n")
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"Peak RSS cannot read below this benchmark process's own, {own:.0f} MB (Linux carries a parent's "
-          "high-water mark across fork and exec).")
-    if args.json:
-        args.json.write_text(json.dumps({"machine": info, "repeat": args.repeat, "limits": asdict(limits),
-                                         "logs": entries, "scaling": exponents, "benchmark_rss_mb": own}, indent=2))
+    finish(args, info, limits, entries, exponents)
 
 
 if __name__ == "__main__":

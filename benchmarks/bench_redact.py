@@ -33,15 +33,13 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import resource
 import sys
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_commands import (FAMILIES, ROOT, Limits, best_of, exponent, fmt, generated_log, machine,  # noqa: E402
+from bench_commands import (FAMILIES, ROOT, Limits, best_of, exponent, finish, fmt, generated_log, machine,  # noqa: E402
                             measure_floor, measure_startup, precompile, run)
 
 SALT = "bench"
@@ -224,12 +222,7 @@ def main() -> None:
     text, exponents = scaling(entries, names)
     if text:
         print(text + "\n")
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"Peak RSS cannot read below this benchmark process's own, {own:.0f} MB (Linux carries a parent's "
-          "high-water mark across fork and exec).")
-    if args.json:
-        args.json.write_text(json.dumps({"machine": info, "repeat": args.repeat, "limits": asdict(limits),
-                                         "logs": entries, "scaling": exponents, "benchmark_rss_mb": own}, indent=2))
+    finish(args, info, limits, entries, exponents)
 
 
 if __name__ == "__main__":
