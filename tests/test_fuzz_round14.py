@@ -50,3 +50,15 @@ def test_a_tampered_manifest_is_refused_not_passed_or_crashed(tmp_path: Path, mo
     manifest.write_text(json.dumps({**json.loads(manifest.read_text("utf-8")), **tamper}), "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "redact", "--check", "r.jsonl")
     assert (code, out, err) == (2, "", ["error: r.jsonl.manifest.json: not a dsh-audit redaction manifest"])
+
+
+@pytest.mark.parametrize("args", [["diff", "{log}", "--capture", "{long}/wire.jsonl"],
+                                  ["stats", "--db", "{long}/x.db"]])
+def test_a_path_too_long_for_the_file_system_is_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    """ENAMETOOLONG was an unexpected OSError, exit 3 (a bug); it is the path given: exit 2."""
+    log = chat_log(tmp_path / "s" / "session.jsonl", "s-long")
+    long = str(tmp_path / ("b" * 300))
+    given = [a.format(log=log, long=long) for a in args]
+    code, out, err = invoke(monkeypatch, capsys, *given)
+    assert (code, out, err) == (2, "", [f"error: {given[-1]}: file name too long (hint: name a shorter path)"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import errno
 import functools
 import io
 import os
@@ -624,12 +625,22 @@ def _run_guarded(command: click.Group) -> int:
     except BrokenPipeError:  # outside a command (the group turns a command's into exit 0)
         silence_stdout()
         return EXIT_OK
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and isinstance(exc.filename, str):  # a path given, not a bug
+            echo_error(UsageError("file name too long", path=exc.filename, hint="name a shorter path"))
+            return EXIT_BAD_INPUT
+        return _unexpected(exc)
     except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, never a traceback
-        if os.environ.get("DSH_AUDIT_TRACEBACK"):
-            raise
-        echo_error(InternalError.unexpected(exc))
-        return EXIT_INTERNAL
+        return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _unexpected(exc: Exception) -> int:
+    """A bug: one line and exit 3 (the traceback with DSH_AUDIT_TRACEBACK set)."""
+    if os.environ.get("DSH_AUDIT_TRACEBACK"):
+        raise exc
+    echo_error(InternalError.unexpected(exc))
+    return EXIT_INTERNAL
 
 
 #: The codecs that write every character: stdout in any of them needs no escapes.
