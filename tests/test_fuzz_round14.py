@@ -62,3 +62,11 @@ def test_a_path_too_long_for_the_file_system_is_bad_input(tmp_path: Path, monkey
     given = [a.format(log=log, long=long) for a in args]
     code, out, err = invoke(monkeypatch, capsys, *given)
     assert (code, out, err) == (2, "", [f"error: {given[-1]}: file name too long (hint: name a shorter path)"])
+
+
+def test_watch_of_an_empty_path_is_a_usage_error_not_the_default_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    code, out, err = invoke(monkeypatch, capsys, "watch", "", "--exit-after", "0.1", "--polling")
+    assert (code, out, err) == (2, "", ["error: empty path (hint: name a log, a session folder or a sessions root, "
+                                        "or give none)"])

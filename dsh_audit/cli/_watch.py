@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from ..cache import Costs, iso_utc, load_prices
-from ..errors import DshAuditError
+from ..errors import DshAuditError, UsageError
 from ..report import dumps_line
 from ..report.terminal import fit_lines, short_ids
 from ..session import routes_from
@@ -264,6 +264,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
         dsh-audit watch
         dsh-audit watch --json --on-break 'notify-send "cache break"'
     """
+    if path == "":  # not the default root: a path left empty by mistake (as on every command)
+        raise UsageError("empty path", hint="name a log, a session folder or a sessions root, or give none")
     try:
         command = shlex.split(on_break) if on_break else None
     except ValueError as exc:  # unpaired quotes: a usage error, before any log is followed
