@@ -364,6 +364,20 @@ def machine() -> dict[str, Any]:
             "bytecode": "cached (the package byte-compiled before timing)"}
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options every benchmark that runs commands on generated logs takes: sizes, repeats,
+    families, the per-run limits, the executable and the JSON file."""
+    parser.add_argument("--sizes", type=float, nargs="*", default=[1, 10], help="generated log sizes, decoded MB")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement; the fastest counts")
+    parser.add_argument("--families", default=",".join(FAMILIES), help="generated families: bounded,growing")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds before one run is killed")
+    parser.add_argument("--max-rss-mb", type=float, default=8000,
+                        help="kill one run once its RSS passes this many MB (0: no limit)")
+    parser.add_argument("--dsh-audit", type=Path, default=Path(sys.executable).with_name("dsh-audit"),
+                        help="the dsh-audit executable (default: beside this Python)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write every result as JSON here")
+
+
 def finish(args: argparse.Namespace, info: dict[str, Any], limits: Limits, entries: list[dict[str, Any]],
            exponents: object) -> None:
     """The run's last line (this process's own peak RSS, the floor every child's reads above) and,
@@ -378,17 +392,9 @@ def finish(args: argparse.Namespace, info: dict[str, Any], limits: Limits, entri
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=float, nargs="*", default=[1, 10], help="generated log sizes, decoded MB")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement; the fastest counts")
-    parser.add_argument("--families", default=",".join(FAMILIES), help="generated families: bounded,growing")
+    add_run_options(parser)
     parser.add_argument("--commands", default=",".join(COMMANDS), help="commands to run, comma-separated")
     parser.add_argument("--no-corpus", action="store_true", help="skip the largest corpus log")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds before one run is killed")
-    parser.add_argument("--max-rss-mb", type=float, default=8000,
-                        help="kill one run once its RSS passes this many MB (0: no limit)")
-    parser.add_argument("--dsh-audit", type=Path, default=Path(sys.executable).with_name("dsh-audit"),
-                        help="the dsh-audit executable (default: beside this Python)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write every result as JSON here")
     args = parser.parse_args()
     names = [n for n in args.commands.split(",") if n]
     families = [f for f in args.families.split(",") if f]

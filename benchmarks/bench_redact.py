@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_commands import (FAMILIES, ROOT, Limits, best_of, exponent, finish, fmt, generated_log, machine,  # noqa: E402
-                            measure_floor, measure_startup, precompile, run)
+from bench_commands import (FAMILIES, ROOT, Limits, add_run_options, best_of, exponent, finish,  # noqa: E402
+                            fmt, generated_log, machine, measure_floor, measure_startup, precompile, run)
 
 SALT = "bench"
 MEASURES = ("redact", "check", "capture")
@@ -176,17 +176,9 @@ def scaling(entries: list[dict[str, Any]], names: list[str]) -> tuple[str, dict[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=float, nargs="*", default=[1, 10], help="generated log sizes, decoded MB")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement; the fastest counts")
-    parser.add_argument("--families", default=",".join(FAMILIES), help="generated families: bounded,growing")
+    add_run_options(parser)
     parser.add_argument("--capture", action="store_true",
                         help="also redact each log with a wire.jsonl of its rendered bodies (rendered once)")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds before one run is killed")
-    parser.add_argument("--max-rss-mb", type=float, default=8000,
-                        help="kill one run once its RSS passes this many MB (0: no limit)")
-    parser.add_argument("--dsh-audit", type=Path, default=Path(sys.executable).with_name("dsh-audit"),
-                        help="the dsh-audit executable (default: beside this Python)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write every result as JSON here")
     args = parser.parse_args()
     families = [f for f in args.families.split(",") if f]
     for bad in [f for f in families if f not in FAMILIES]:
