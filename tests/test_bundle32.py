@@ -33,7 +33,7 @@ C3_ROUTES = C3 / "inputs" / "pi-ai-routes.patch.yml"
 needs_corpus = pytest.mark.skipif(not (C3.is_dir() and C1.is_dir()), reason="../shared/corpus is absent")
 SALT = "bundle32"
 #: The placeholder of the corpus gateway, 127.0.0.1:18302, with SALT.
-GATEWAY = "891.4.1.4:47568"
+GATEWAY = "191.4.1.4:47568"
 C3_REASON = ("6 x cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models are "
              "described by DSH's route configuration, which the log does not record (hint: pass --routes FILE (DSH's "
              "llm-pi-ai route configuration))")

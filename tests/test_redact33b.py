@@ -55,7 +55,8 @@ def test_a_bundle_of_the_earlier_naming_checks_and_another_sessions_capture_is_n
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     wire = tmp_path / "wire.jsonl"  # the earlier default of both: the second run's --force wrote over the first's
     a = redact(_log(A), tmp_path / "a.jsonl.zstd", capture=A / "wire.jsonl", capture_output=wire, salt="s")
-    b = redact(_log(B), tmp_path / "b.jsonl.zstd", capture=B / "wire.jsonl", capture_output=wire, salt="s", force=True)
+    b = redact(_log(B), tmp_path / "b.jsonl.zstd", capture=B / "wire.jsonl", salt="s")
+    wire.write_bytes(Path(f"{b.output}.wire.jsonl").read_bytes())  # --force over a's capture is refused now
     assert invoke(monkeypatch, capsys, "redact", "--check", str(b.output)) == (
         0, _check_lines(9, 0, "match (9 diff row(s))") + f"OK: every verdict of {b.output} matches its manifest\n", [])
     assert invoke(monkeypatch, capsys, "redact", "--check", str(a.output)) == (

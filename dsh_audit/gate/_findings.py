@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..session import HOME_PATCH, EventLines, Failure, dsh_homes_of
-from ..errors import InputError
+from ..errors import DshAuditError, InputError
+from ..log import open_regular, parse_json
 from ..replay import Request
 from ._model import Finding
 from ._policy import Policy
@@ -71,6 +72,20 @@ def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "a
     return " ".join(shlex.quote(word) for word in words)
 
 
+def _bundle_route_file(log: str) -> str | None:
+    """The route file beside ``log`` that its redaction manifest (``<log>.manifest.json``, which ``dsh-audit
+    redact`` writes) names, or None when the log is no redacted bundle that carries one."""
+    try:
+        with open_regular(f"{log}.manifest.json", what="redaction manifest") as handle:
+            manifest = parse_json(handle.read(16 << 20))
+    except (DshAuditError, ValueError):
+        return None
+    name = manifest.get("route_file") if isinstance(manifest, dict) and manifest.get("tool") == "dsh-audit" else None
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        return None  # a name beside the log only: the manifest comes from someone else
+    return os.path.join(os.path.dirname(log), name)
+
+
 class Judge:
     """Builds findings for one policy: severity from the rule, ``fails`` from the policy, the hint
     the finding's own cause names (a render refusal's), else the rule's.
@@ -81,6 +96,7 @@ class Judge:
     def __init__(self, policy: Policy, *, routes: str | None = None) -> None:
         self.policy = policy
         self.routes = routes
+        self._bundles: dict[str, str | None] = {}  # a log -> the route file its redaction manifest names
 
     def _fails(self, meta: GateRule, verdict: str | None) -> bool:
         """Whether a finding of ``meta`` fails: the rule's policy key decides."""
@@ -153,6 +169,12 @@ class Judge:
         """
         if self.routes is not None or "--routes FILE" not in hint:
             return hint
+        if log not in self._bundles:
+            self._bundles[log] = _bundle_route_file(log)
+        bundled = self._bundles[log]
+        if bundled is not None:  # a redacted bundle carries its route file, which check does not find by itself
+            return (hint.replace("--routes FILE", f"--routes {shlex.quote(bundled)}")
+                    + ", the redacted route file of this bundle (its manifest names it)")
         homes = dsh_homes_of(log)
         if not homes:
             return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "

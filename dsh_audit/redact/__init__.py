@@ -15,7 +15,9 @@ Example:
 """
 
 from ._placeholder import Placeholders
-from ._redact import BundleCheck, Redaction, check_bundle, manifest_path, redact, routes_path
+from ._bundle import BundleCheck, check_bundle
+from ._manifest import manifest_path, routes_path
+from ._redact import Redaction, redact
 from ._redactor import CONTENT_KEYS, HEADER_KEYS, KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS, Redactor
 from ._secrets import SECRET_KINDS, SecretMatch, find_secrets, scrub
 from ._verdicts import CATEGORIES, session_verdicts

@@ -1,10 +1,13 @@
 """The gateway's address in a capture and a route file: which hosts stay, and the placeholder of the others.
 
 A captured request names the host it went to: the ``host`` header (and a proxy's ``x-forwarded-host``,
-``x-forwarded-server``, ``x-original-host``, RFC 7239's ``Forwarded``), a URL (a wire record's ``url``,
-a HAR ``url``, ``origin``, ``referer``, ``location``, a route file's ``baseURL``) and a HAR entry's
-``serverIPAddress``. A private gateway's address identifies its owner: it becomes a placeholder of the
-same length, the same one wherever it stands (:func:`redact_host`). The host of a public vendor API
+``x-forwarded-server``, ``x-original-host``), a URL (a wire record's ``url``, a HAR ``url``, ``origin``,
+``referer``, ``location``, a route file's ``baseURL``) and a HAR entry's ``serverIPAddress``; the
+addresses it came from or through are in ``Via`` (each hop's host), RFC 7239's ``Forwarded`` (``for``,
+``by``, ``host``) and the address lists proxies write (``x-forwarded-for``, ``x-real-ip``...:
+:data:`ADDRESS_HEADERS`). A private gateway's or client's address identifies its owner: it becomes a
+placeholder of the same length, the same one wherever it stands (:func:`redact_host`), a header's name
+in any letter case. The host of a public vendor API
 stays, so a reader sees the route: only a host that is exactly one pi-ai's catalog names
 (:func:`._routes.public_hosts`: ``api.anthropic.com``, ``api.openai.com``, ``api.deepseek.com``, the
 Bedrock regions it lists...), in any letter case, with no port or HTTPS's ``:443``. Anything else loses
@@ -16,11 +19,13 @@ not the vendor's endpoint), a trailing dot, a character past ASCII (the Kelvin s
 A URL's authority is read as any parser may read it (:func:`_authority`): after a web scheme's
 slashes or backslashes, however many (WHATWG reads ``https:/host`` and ``https:\\\\host`` so),
 tabs and line breaks skipped (both WHATWG and Python's ``urlsplit`` drop them), up to the first
-``/``, ``?`` or ``#`` (a backslash does not end it: ``urlsplit`` reads what follows as host). Its user
+``/``, ``?`` or ``#`` (a backslash does not end it: ``urlsplit`` reads what follows as host); with no
+scheme, a ``host:port`` or a dotted host name that starts it (``gw.corp:8080/v1``, ``gw.corp/v1``). Its user
 information (before the last ``@``) is replaced whatever the host, and its host and port as a host
-header's are. An IP address keeps its shape: an IPv6 literal's hex digits stay hex digits (a redacted
-``[fd00::1]`` still parses, as ``urlsplit`` requires of a bracketed host, and so do the octets of an
-IPv4 address it ends in); an IPv4 address keeps its dots and lengths, its digits drawn.
+header's are. An address stays one: an IPv6 literal's hex digits stay hex digits (a redacted
+``[fd00::1]`` still parses, as ``urlsplit`` requires of a bracketed host), the numbers of an IPv4
+address (alone or ending an IPv6 one) stay octets, 0-255, and a port stays a port, 1-65535, of as many
+digits (:func:`_octets`, :func:`_port`), so ``urlsplit(url).port`` and a WHATWG parser read the redacted URL.
 """
 
 from __future__ import annotations
@@ -33,14 +38,26 @@ from ._redactor import Redactor
 from ._routes import public_hosts
 from ._secrets import credential_name
 
-__all__ = ["HOST_HEADERS", "host_value", "is_public_host", "redact_ascii", "redact_host", "redact_url"]
+__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_ascii", "redact_host",
+           "redact_url"]
 
 #: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
 HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
+#: The headers that list the addresses a request came from or through (the client's, each proxy's), separated
+#: by commas: each item replaced by :func:`redact_host` (``unknown`` stays).
+ADDRESS_HEADERS = frozenset({"x-forwarded-for", "x-real-ip", "x-client-ip", "true-client-ip", "cf-connecting-ip",
+                             "x-originating-ip", "x-remote-ip", "x-remote-addr", "x-cluster-client-ip",
+                             "fastly-client-ip", "client-ip", "x-envoy-external-address"})
 #: The headers whose value is a URL (it may name the gateway): redacted as a captured URL is.
 _URL_HEADERS = frozenset({"origin", "referer", "location", "content-location"})
-#: The hosts RFC 7239's ``Forwarded`` header names: ``host=``, ``for=`` and ``by=`` (quoted or not).
-_FORWARDED_HOST = re.compile(r'(?i)\b(host|for|by)=("?)([^;,"\s]+)')
+#: The nodes RFC 7239's ``Forwarded`` header names: ``host=``, ``for=`` and ``by=``, a token or a quoted string
+#: (its escapes kept), with the blanks some proxies write around ``=``.
+_FORWARDED_HOST = re.compile(r'(?i)\b(host|for|by)(\s*=\s*)(?:"((?:[^"\\]|\\.)*)("?)|([^;,"\s]+))')
+#: A hop of a ``Via`` header (RFC 9110 §7.6.3): its protocol (kept) and the host, pseudonym or address that
+#: received it (replaced; a hop of one word is that host); a comment after it is replaced letter by letter.
+_VIA_HOP = re.compile(r"(^|,)(\s*)([^\s,()]+\s+)?([^\s,()]+)")
+_COMMENT = re.compile(r"\(([^()]*)\)")
+_LIST_ITEM = re.compile(r"[^,\s]+")
 _QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
 _DIGITS, _LOWER, _UPPER, _HEX = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdef"
 #: A public host as it may stand: ASCII letters, digits, dots and dashes, and at most HTTPS's own port.
@@ -52,6 +69,12 @@ _WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 _DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
 #: A dotted quad in a placeholder (its numbers made octets again: :func:`_octets`).
 _QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
+#: An authority with no scheme before it, at the start of a URL (then its path, query or fragment, or the
+#: end): a host (a name or a bracketed address) and a port, ``gw.corp:8080/v1``; or a host name of two labels
+#: or more, the last one starting with a letter, or an IPv4 address, ``gw.corp/v1``.
+_BARE_AUTHORITY = re.compile(r"(?:(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.%]*\]):\d+"
+                             r"|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*\.?"
+                             r"|\d{1,3}(?:\.\d{1,3}){3})(?=[/?#]|$)")
 
 
 def is_public_host(host: str) -> bool:
@@ -70,26 +93,54 @@ def is_public_host(host: str) -> bool:
 
 
 def host_value(name: str, value: Any, redactor: Redactor) -> str | None:
-    """The redacted value of a header that names a host (:data:`HOST_HEADERS`, a URL-valued one,
-    ``Forwarded``), or None for any other header (or a value that is no string).
+    """The redacted value of a header that names a host or an address (:data:`HOST_HEADERS`,
+    :data:`ADDRESS_HEADERS`, ``Via``, ``Forwarded``, a URL-valued one), in any letter case, or None for any
+    other header (or a value that is no string).
 
     Example:
         >>> from dsh_audit.redact import Placeholders
         >>> r = Redactor(Placeholders(b"salt"))
-        >>> v = host_value("Forwarded", 'for=10.1.2.3;host="gw.corp:8443";proto=http', r)
+        >>> v = host_value("Forwarded", 'for = 10.1.2.3 ; host="gw.corp:8443";proto=http', r)
         >>> "10.1.2.3" in v or "gw.corp" in v, v.endswith(";proto=http"), host_value("accept", "*/*", r)
         (False, True, None)
+        >>> host_value("Via", "1.1 gw.corp, HTTP/2 10.0.0.1:80", r)[:4], host_value("X-Real-IP", "unknown", r)
+        ('1.1 ', 'unknown')
     """
     lowered = name.lower()
     if not isinstance(value, str):
         return None
     if lowered in HOST_HEADERS:
         return redact_host(value, redactor)
+    if lowered in ADDRESS_HEADERS:
+        return _LIST_ITEM.sub(lambda m: _node(m[0], redactor), value)
     if lowered in _URL_HEADERS:
         return redact_url(value, redactor)
+    if lowered == "via":
+        return _via(value, redactor)
     if lowered == "forwarded":
-        return _FORWARDED_HOST.sub(lambda m: f"{m[1]}={m[2]}{redact_host(m[3], redactor)}", value)
+        return _FORWARDED_HOST.sub(lambda m: _forwarded(m, redactor), value)
     return None
+
+
+def _node(item: str, redactor: Redactor) -> str:
+    """An address of a list (a client's or a proxy's) replaced by :func:`redact_host`; RFC 7239's
+    ``unknown``, which names no one, stays."""
+    return item if item.lower() == "unknown" else redact_host(item, redactor)
+
+
+def _forwarded(match: re.Match[str], redactor: Redactor) -> str:
+    """A ``for``, ``by`` or ``host`` pair of ``Forwarded`` with its node replaced, quoted as it was."""
+    name, equals, quoted, closing, token = match.groups()
+    if token is not None:
+        return f"{name}{equals}{_node(token, redactor)}"
+    return f'{name}{equals}"{_node(quoted, redactor)}{closing}'
+
+
+def _via(value: str, redactor: Redactor) -> str:
+    """A ``Via`` header with each hop's host (or pseudonym) replaced by :func:`redact_host`, its protocol
+    (``1.1``, ``HTTP/2``) kept and the text of its comments replaced by :func:`redact_ascii`."""
+    value = _COMMENT.sub(lambda m: f"({redact_ascii(m[1], redactor)})", value)
+    return _VIA_HOP.sub(lambda m: m[1] + m[2] + (m[3] or "") + redact_host(m[4], redactor), value)
 
 
 def redact_host(host: str, redactor: Redactor) -> str:
@@ -113,8 +164,33 @@ def redact_host(host: str, redactor: Redactor) -> str:
     hex_digits = 0
     if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address.split("%", 1)[0]):
         hex_digits = len(address.split("%", 1)[0])  # an IPv6 literal: hex stays hex, so it still parses
-    shaped = _shape(text, _drawn(text, redactor), hex_digits=hex_digits)
-    return "[" * bracket + (_octets(shaped) if hex_digits else shaped)
+    shaped = _octets(_shape(text, _drawn(text, redactor), hex_digits=hex_digits))
+    port = _port_at(text, bracket=bracket)
+    if port is not None:
+        shaped = shaped[:port] + _port(shaped[port:])
+    return "[" * bracket + shaped
+
+
+def _port_at(text: str, *, bracket: bool) -> int | None:
+    """Where the port of a ``host:port`` (``text``: a bracketed address without its ``[``) starts, or None
+    when it has none (an IPv6 address alone has colons and no port)."""
+    if bracket:
+        end = text.find("]:")
+        at = end + 2 if end >= 0 else -1
+    else:
+        at = text.find(":") + 1 if text.count(":") == 1 else -1
+    return at if 0 < at < len(text) and text[at:].isdigit() and text[at:].isascii() else None
+
+
+def _port(digits: str) -> str:
+    """``digits`` (a port's placeholder) as a port a URL parser takes: 1-65535, as many digits, no leading
+    zero; ``digits`` itself when it is one already, or when no port has as many digits (a port of six
+    digits or more was none before either)."""
+    low, high = (1, 9) if len(digits) == 1 else (10 ** (len(digits) - 1), min(10 ** len(digits) - 1, 65535))
+    number = int(digits)
+    if len(digits) > 5 or low <= number <= high and (len(digits) == 1 or digits[0] != "0"):
+        return digits
+    return str(low + number % (high - low + 1))
 
 
 def redact_ascii(text: str, redactor: Redactor) -> str:
@@ -154,9 +230,8 @@ def _shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:
 
 
 def _octets(text: str) -> str:
-    """``text`` (an IPv6 literal's placeholder) with the numbers of each dotted quad made octets (0-255, no
-    leading zero), as the original's were, so an IPv6 address ending in an IPv4 one is still one. (An
-    IPv4 address alone keeps its digits drawn, ``891.4.1.4``: no parser reads it as one.)"""
+    """``text`` (a host's placeholder) with the numbers of each dotted quad made octets (0-255, no leading
+    zero), as the original's were, so an IPv4 address (alone, or the end of an IPv6 one) is still one."""
     def octet(number: str) -> str:
         if len(number) > 1 and (number[0] == "0" or int(number) > 255):
             return "1" + number[1:]
@@ -176,7 +251,11 @@ def _authority(url: str) -> tuple[int, int] | None:
         while start < len(clean) and clean[start] in "/\\":
             start += 1
     else:
-        start = scheme.end() if scheme is not None else len(clean) - len(clean.lstrip("".join(map(chr, range(33)))))
+        lead = len(clean) - len(clean.lstrip("".join(map(chr, range(33)))))
+        bare = _BARE_AUTHORITY.match(clean, lead)
+        if bare is not None:  # gw.corp:8080/v1, gw.corp/v1: a host with no scheme before it is still a host
+            return at[lead], at[bare.end() - 1] + 1
+        start = scheme.end() if scheme is not None else lead
         if clean[start:start + 2] != "//":
             return None
         start += 2

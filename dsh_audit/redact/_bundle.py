@@ -1,0 +1,181 @@
+"""Checking a bundle: re-derive the verdicts of a redacted log (with its capture and route file, which
+its manifest names beside it) and compare each with the digest its manifest records.
+
+A bundle comes from someone else: its manifest may make the check read only files inside the bundle's
+folder (:func:`_inside`), and a capture that is another session's (another bundle's, written over this
+one's) is said so (:func:`_foreign_capture`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..capture import CapturedRequest, load_capture
+from ..errors import DshAuditError, UsageError
+from ..session import Headers, Session, find_parent, open_session, routes_from
+from ..wire import PiRoutes, load_routes
+from ._family import parent_log, parent_session
+from ._manifest import read_manifest
+from ._verdicts import digest, session_verdicts
+
+__all__ = ["BundleCheck", "check_bundle"]
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCheck:
+    """What :func:`check_bundle` found: each category's recorded and recomputed digest, how many rows
+    each holds (``counts``: for ``requests``, ``breaks`` and ``cache`` one per request; ``breaks``: how
+    many of those are breaks), how many captured requests the manifest records as unrendered (their diff verdicts
+    compared nothing), the bundle's route file read (``route_file``; None: none, or the caller's), and why the
+    diff verdicts differ when the bundle's capture holds another session's requests (``capture_note``)."""
+
+    path: Path
+    recorded: dict[str, str]
+    found: dict[str, str]
+    counts: dict[str, int]
+    unrendered: int = 0
+    breaks: int = 0
+    route_file: Path | None = None  # the bundle's route configuration the verdicts were rendered with
+    capture_note: str | None = None  # the capture is another session's (another bundle's, written over this one's?)
+
+    @property
+    def mismatched(self) -> tuple[str, ...]:
+        return tuple(c for c in self.recorded if self.found.get(c) != self.recorded[c])
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatched
+
+
+def _inside(log: Path, name: str, manifest_file: Path, *, what: str, hint: str) -> str:
+    """The file a manifest names, only when it lies inside the bundle's folder: a bundle comes from
+    someone else, and its manifest must not make a check read any other file."""
+    folder = os.path.realpath(log.parent)
+    target = os.path.realpath(log.parent / name) if name and not os.path.isabs(name) else None
+    if target is None or os.path.commonpath([folder, target]) != folder or target == folder:
+        raise UsageError(f"the manifest names a {what} outside the bundle's folder: {name!r}",
+                         path=str(manifest_file), hint=hint)
+    return target
+
+
+def _bundle_routes(log: Path, name: str, manifest_file: Path) -> PiRoutes:
+    """The redacted route configuration a manifest names, read only from inside the bundle's folder."""
+    target = _inside(log, name, manifest_file, what="route file",
+                     hint="keep the redacted route file beside the redacted log, as redact wrote it")
+    try:
+        return load_routes(target)
+    except DshAuditError as exc:
+        exc.hint = ("the manifest's route file is the redacted route configuration `dsh-audit redact --routes` "
+                    "wrote beside the log: restore it from the bundle (or pass the original with --routes)")
+        raise
+
+
+def _bundle_capture(log: Path, name: str, manifest_file: Path) -> list[CapturedRequest]:
+    """The redacted capture a manifest names, read only from inside the bundle's folder."""
+    target = _inside(log, name, manifest_file, what="capture",
+                     hint="keep the redacted capture beside the redacted log (redact --capture-output into "
+                          "the folder of -o)")
+    try:
+        return load_capture(target)
+    except DshAuditError as exc:
+        exc.hint = ("the manifest's capture is the redacted capture `dsh-audit redact` wrote beside the log: "
+                    "restore it from the bundle")
+        raise
+
+
+
+def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
+                 routes: str | os.PathLike[str] | PiRoutes | None = None) -> BundleCheck:
+    """Re-run requests, breaks, cache (and diff, when the bundle has a capture) on a redacted log
+    and compare each verdict digest with its manifest's. ``routes``: a route configuration to render
+    with instead of the bundle's (a bundle made with one carries it redacted, ``<log>.routes.yml``,
+    which is read by default: :func:`redact` ``routes=``).
+
+    Raises:
+        UsageError: the manifest is missing or not a dsh-audit redaction manifest; it records
+            verdicts made with a route configuration, and neither the bundle (made by an older
+            dsh-audit) nor ``routes`` gives one; or ``routes`` is given for verdicts made without.
+        DshAuditError: the log or its capture cannot be read.
+    """
+    log = Path(path)
+    manifest = read_manifest(log)
+    manifest_file, recorded, capture_name = manifest.path, manifest.recorded, manifest.capture
+    routed, route_name = manifest.routed, manifest.route_file
+    if not routed and routes is not None:
+        raise UsageError("the manifest's verdicts were made without a route configuration", path=str(manifest_file),
+                         hint="check the bundle without --routes, as it was redacted")
+    if routed and routes is None and route_name is None:
+        raise UsageError("the manifest's verdicts were made with a route configuration, and the bundle (made by an "
+                         "older dsh-audit) holds none", path=str(manifest_file),
+                         hint="ask its sender for the route file they gave redact --routes (DSH's llm-pi-ai route "
+                              "configuration; its credentials and baseURL hosts may be replaced, its routes' api "
+                              "and models' contextWindow, maxTokens, reasoningEfforts and compat must stay) and pass "
+                              "it with --routes FILE; or ask for the bundle redacted again by this dsh-audit, which "
+                              "carries it")
+    session: Session = open_session(log, lenient=lenient, foreign=False)
+    route_file = None
+    if routes is None and isinstance(route_name, str):
+        route_file = log.parent / route_name
+        config: PiRoutes | None = _bundle_routes(log, route_name, manifest_file)
+    else:
+        config = routes if isinstance(routes, PiRoutes) or routes is None else routes_from(os.fspath(routes))
+    if config is not None:
+        session.use_routes(config)
+    captures: list[CapturedRequest] | None = None
+    if "diff" in recorded:
+        if not isinstance(capture_name, str):
+            raise UsageError("the manifest records diff verdicts but names no capture", path=str(manifest_file))
+        captures = _bundle_capture(log, capture_name, manifest_file)
+    parent = None if manifest.parent is None else _bundle_parent(log, manifest_file, session, manifest.parent,
+                                                                  lenient=lenient, config=config)
+    found = session_verdicts(session, captures, parent=parent)
+    breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
+    digests = {c: digest(found[c]) for c in recorded if c in found}
+    note = None
+    if captures is not None and isinstance(capture_name, str) and digests.get("diff") != recorded["diff"]:
+        note = _foreign_capture(capture_name, captures, session.id, found["diff"])
+    return BundleCheck(log, recorded, digests, {c: len(found[c]) for c in found}, manifest.unrendered, breaks,
+                       route_file, note)
+
+
+def _bundle_parent(log: Path, manifest_file: Path, session: Session, parent_id: str, *, lenient: bool,
+                   config: PiRoutes | None) -> Session | None:
+    """The redacted parent session ``parent_id`` a child bundle's manifest compares it with, beside the
+    child (as ``breaks`` finds a parent).
+
+    Raises:
+        UsageError: the child's header names another parent, or the parent's redacted log is not beside it.
+    """
+    if session.header.parent_session != parent_id:
+        raise UsageError(f"the manifest compares this log with the parent session {parent_id}, which its header "
+                         "does not name", path=str(manifest_file))
+    headers = Headers(lenient=lenient)
+    try:
+        parent_path = find_parent(log, parent_id, headers=headers)
+        opened = parent_log(parent_path, headers)  # its header read to find it: read on, not opened again
+    finally:
+        headers.close()
+    if parent_path is None:
+        raise UsageError(f"the manifest's verdicts compare this child with its parent session {parent_id}, whose "
+                         "redacted log is not beside it", path=str(log),
+                         hint="keep the redacted parent log where redact found it (beside the child, as breaks "
+                              "finds a parent)")
+    return parent_session(opened, session, lenient=lenient, config=config)
+
+
+def _foreign_capture(name: str, captures: Sequence[CapturedRequest], own: str, rows: list[Any]) -> str | None:
+    """Why a bundle's diff verdicts differ, when its capture ``name`` is another session's: its requests
+    name other sessions than ``own`` (DSH's session header), or none of them is one of the log's (``rows``:
+    the diff verdicts; a pi-ai capture names no session). None when some are the log's."""
+    sessions = sorted({c.session_id for c in captures if c.session_id is not None})
+    if sessions and own not in sessions:
+        whose = f"session {sessions[0]}'s" if len(sessions) == 1 else f"sessions {', '.join(sessions)}'"
+        return f"the capture {name} holds {whose} requests, not {own}'s"
+    if captures and not any(row[0] is not None and row[1] is not None for row in rows):
+        return (f"none of the {len(captures)} request(s) of the capture {name} is one of {own}'s: it holds "
+                "another session's")
+    return None

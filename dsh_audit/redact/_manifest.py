@@ -1,0 +1,141 @@
+"""A bundle's manifest: where it lies (``<log>.manifest.json`` beside the redacted log), reading one, and
+the files other bundles' manifests name.
+
+The manifest names the bundle's files by their names beside the log: the redacted log (``log``), its
+capture (``capture``) and its route file (``route_file``). A file another manifest of the same folder
+names belongs to that bundle: :func:`bundle_files` lists them, so that ``redact --force`` replaces only
+its own bundle's files, never another's (``docs/redact.md``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import DshAuditError, UsageError
+from ..log import open_regular, parse_json
+from ._routes import ROUTES_SUFFIX
+
+__all__ = ["MANIFEST_LIMIT", "MANIFEST_SUFFIX", "Manifest", "bundle_files", "manifest_path", "read_manifest",
+           "routes_path"]
+
+MANIFEST_SUFFIX = ".manifest.json"
+#: The largest manifest read: one holds a digest and a count per verdict category.
+MANIFEST_LIMIT = 16 << 20
+#: The members of a manifest that name a file of its bundle beside its log, and what each is.
+_MEMBERS = (("capture", "capture"), ("route_file", "route file"))
+
+
+def manifest_path(log: str | os.PathLike[str]) -> Path:
+    """Where the manifest of the redacted log ``log`` lives: ``<log>.manifest.json``."""
+    return Path(os.fspath(log) + MANIFEST_SUFFIX)
+
+
+def routes_path(log: str | os.PathLike[str]) -> Path:
+    """Where the redacted route configuration of the redacted log ``log`` lives: ``<log>.routes.yml``."""
+    return Path(os.fspath(log) + ROUTES_SUFFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a redaction manifest records, as :func:`read_manifest` checked it: each verdict category's
+    digest (``recorded``), the capture's and the route file's names beside the log (None: none, or a
+    capture named by no string), whether a route configuration rendered the verdicts (``routed``), how
+    many captured requests were unrendered, and the parent session a child was compared with."""
+
+    path: Path
+    recorded: dict[str, str]
+    capture: str | None
+    routed: bool
+    unrendered: int
+    parent: str | None
+    route_file: str | None
+
+
+def _file_name(name: object) -> object:
+    """``name``, a file name a manifest gives (its capture, its route file), when a file system
+    could hold it: no NUL, no lone surrogate, no part longer than 255 bytes (else ValueError: the
+    manifest is not one redact wrote). A value that is not a string is left to its reader."""
+    if isinstance(name, str) and ("\x00" in name or any(len(part.encode("utf-8")) > 255
+                                                         for part in name.split("/"))):
+        raise ValueError("name")
+    return name
+
+
+def _load(path: Path) -> object:
+    """The JSON value of the manifest at ``path`` (read only when it is a regular file), as JSON.parse
+    reads it; ValueError when it is larger than :data:`MANIFEST_LIMIT` or no JSON."""
+    with open_regular(path, what="redaction manifest") as handle:  # never a FIFO or a device
+        data = handle.read(MANIFEST_LIMIT + 1)
+    if len(data) > MANIFEST_LIMIT:
+        raise ValueError("too large")
+    return parse_json(data)  # as JSON.parse reads it: a lone surrogate's escape too
+
+
+def read_manifest(log: Path) -> Manifest:
+    """The manifest of the redacted log ``log``, checked for what every redaction records.
+
+    Raises:
+        UsageError: there is none beside the log, or it is not a dsh-audit redaction manifest.
+        UnreadableError: it is not a regular file, or cannot be read.
+    """
+    manifest_file = manifest_path(log)
+    if not os.path.lexists(manifest_file):
+        raise UsageError("no redaction manifest beside the log", path=str(manifest_file),
+                         hint="check the log `dsh-audit redact` wrote, with its .manifest.json")
+    try:
+        manifest: Any = _load(manifest_file)
+        recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
+        if not {"requests", "breaks", "cache"} <= recorded.keys():  # what every redaction records
+            raise ValueError("verdicts")
+        capture_name = _file_name(manifest.get("capture"))
+        routed = manifest.get("routes", False)
+        if not isinstance(routed, bool):
+            raise ValueError("routes")
+        unrendered = manifest.get("unrendered", {"count": 0})["count"]  # absent from older manifests
+        if type(unrendered) is not int or unrendered < 0:
+            raise ValueError("unrendered")
+        parent_id = manifest.get("parent")  # absent from older manifests
+        if parent_id is not None and (not isinstance(parent_id, str) or not parent_id):
+            raise ValueError("parent")
+        route_name = _file_name(manifest.get("route_file"))  # absent from older manifests
+        if route_name is not None and (not routed or not isinstance(route_name, str)):
+            raise ValueError("route_file")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
+    return Manifest(manifest_file, recorded, capture_name if isinstance(capture_name, str) else None, routed,
+                    unrendered, parent_id, route_name if isinstance(route_name, str) else None)
+
+
+def bundle_files(folder: Path, *, own: Path) -> list[tuple[Path, str]]:
+    """The files of the bundles whose manifests lie in ``folder``, but ``own``'s (the manifest of the
+    bundle being written, whose files it may replace): each bundle's log, manifest, capture and route
+    file, as ``(path, what)`` (``what``: whose, ``bundle r.jsonl's capture``). A file that is no
+    manifest dsh-audit wrote (not JSON, no ``"tool": "dsh-audit"``, unreadable) names none.
+
+    Example:
+        >>> bundle_files(Path("/nonexistent"), own=Path("/nonexistent/r.jsonl.manifest.json"))
+        []
+    """
+    try:
+        names = sorted(os.listdir(folder))
+    except (OSError, ValueError):
+        return []
+    own_real = os.path.realpath(own)
+    found: list[tuple[Path, str]] = []
+    for name in names:
+        log = name[:-len(MANIFEST_SUFFIX)]
+        if not name.endswith(MANIFEST_SUFFIX) or not log or os.path.realpath(folder / name) == own_real:
+            continue
+        try:
+            manifest: Any = _load(folder / name)
+        except (DshAuditError, ValueError):
+            continue
+        if not isinstance(manifest, dict) or manifest.get("tool") != "dsh-audit":
+            continue
+        found += [(folder / log, f"bundle {log}'s log"), (folder / name, f"bundle {log}'s manifest")]
+        found += [(folder / manifest[member], f"bundle {log}'s {what}") for member, what in _MEMBERS
+                  if isinstance(manifest.get(member), str) and manifest[member] and "\x00" not in manifest[member]]
+    return found

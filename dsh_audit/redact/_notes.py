@@ -1,0 +1,75 @@
+"""What :func:`dsh_audit.redact.redact` says of a capture it could not prove everything with: requests
+that match none of the log's, requests it could not render, and what a body folder holds beside its bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..capture import CapturedRequest
+from ..errors import UsageError
+from ._capture import META_SUFFIX
+
+__all__ = ["left_out_note", "unmatched_note", "unrendered_note"]
+
+
+def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture: Path, *,
+                   any_capture: bool) -> list[str]:
+    """A note on the captured requests that match none of the log's (``rows``: the diff verdicts);
+    refused when none matches at all, unless ``any_capture``.
+
+    Raises:
+        UsageError: a capture of one or more requests, none of them one of the log's.
+    """
+    captured = len(captures)
+    matched = sum(1 for row in rows if row[0] is not None and row[1] is not None)
+    strays = [row for row in rows if row[0] is None and row[1] is not None]
+    if not strays:
+        return []
+    # a foreign row is a capture naming another session in DSH's header, or one without it that is not an LLM call
+    named = {c.position for c in captures if c.session_id is not None}
+    foreign = sum(1 for row in strays if row[3] == "foreign" and row[1] in named)
+    other = sum(1 for row in strays if row[3] == "foreign") - foreign
+    counts = [f"{foreign} of another session"] * bool(foreign) + [f"{other} not LLM call(s)"] * bool(other)
+    whose = f" ({', '.join(counts)})" if counts else ""
+    if not matched and captured and not any_capture:
+        raise UsageError(f"none of the {captured} captured request(s) is one of this log's{whose}: is it the "
+                         "capture of another session?", path=str(capture),
+                         hint="pass the capture of this session (or --any-capture to redact it anyway)")
+    return [f"{len(strays)} of {captured} captured request(s) match none of the log's requests{whose}: they are "
+            "redacted as content, and prove nothing about this log"]
+
+
+def unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool,
+                    home_files: Sequence[str] = ()) -> str:
+    """What :func:`dsh_audit.redact.redact` says of the captured requests it could not render: how many, why (each
+    reason once, with how many it holds for) and what settles it: ``home_files``, the route files of
+    the DSH home the log sits in, which redact does not read by itself, named."""
+    counts: dict[str, int] = {}
+    for _, reason in unrendered:
+        counts[reason] = counts.get(reason, 0) + 1
+    why = "; ".join(reason if n == 1 else f"{n} x {reason}" for reason, n in counts.items())
+    settle = ""
+    if not routed and any("--routes" in reason for reason in counts):
+        home = ""
+        if len(home_files) == 1:
+            home = (f" (this log's DSH home holds it in {home_files[0]}, which redact does not read by itself: "
+                    f"--routes {home_files[0]})")
+        elif home_files:
+            home = (f" (this log's DSH home composes it from {', '.join(home_files)}, which redact does not read "
+                    "by itself)")
+        settle = f"; redact again with --routes FILE{home}: the bundle then carries it, redacted, for --check"
+    return (f"{len(unrendered)} captured request(s) unrendered ({why}): their diff verdicts compared nothing, so "
+            f"the redacted capture is not proven to match the redacted log{settle}")
+
+
+def left_out_note(folder: Path, written: dict[str, bytes]) -> list[str]:
+    """A note on what a body folder holds beside its bodies and their sidecars (not copied)."""
+    others = sorted(p.name for p in folder.iterdir() if p.name not in written)
+    if not others:
+        return []
+    orphans = sum(name.endswith(META_SUFFIX) for name in others)
+    one = len(others) == 1
+    return [f"left out {len(others)} entr{'y' if one else 'ies'} of the capture folder that {'is' if one else 'are'} "
+            f"neither a body nor a body's sidecar ({orphans} sidecar(s) without a body)"]

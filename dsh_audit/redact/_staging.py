@@ -1,0 +1,120 @@
+"""Where a redaction's files go, and writing them: each output checked by the one output guard
+(:meth:`dsh_audit.log.ProtectedInputs.guard`) before anything is read, written under a temporary name
+beside it (:meth:`dsh_audit.log.ProtectedInputs.staged`) and renamed into place only once the copy's
+verdicts are checked, so nothing partial is left; and the capture read, in a format redact can rewrite.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from ..capture import LOADERS, load_capture
+from ..errors import UnreadableError, UsageError
+from ..log import ProtectedInputs, open_regular
+from ._manifest import bundle_files, manifest_path, routes_path
+
+__all__ = ["capture_format", "output_targets", "read_capture", "staged_capture", "staged_file"]
+
+_CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
+_SNIFF_BYTES = 4096
+
+#: What to do when an output's folder takes no new file (or the disk fills while it is written).
+_UNWRITABLE = "write the redacted files to a folder you can write to (-o, --capture-output)"
+
+
+def read_capture(path: Path) -> bytes:
+    """The bytes of the capture file at ``path`` (one line on an error)."""
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise UnreadableError("is a folder, not a log file", path=str(path)) from None
+    except OSError as exc:
+        raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
+
+
+def capture_format(path: Path) -> str:
+    """The capture format of ``path`` (as :func:`dsh_audit.capture.load_capture` sniffs it), when
+    redact can rewrite it: ``wire-jsonl``, ``har`` or ``body-folder``."""
+    if not path.exists():
+        load_capture(path)  # raises its one-line "capture not found"
+    first = b""
+    if path.is_file():
+        with open_regular(path, what="capture") as handle:
+            first = handle.read(_SNIFF_BYTES)
+    name = next((name for name, loader in LOADERS.items() if loader.handles(path, first)), None)
+    if name is None:
+        load_capture(path)  # raises its one-line "not a capture format dsh-audit knows"
+    if name not in _CAPTURE_FORMATS:
+        raise UsageError(f"redact cannot rewrite a {name} capture yet", path=str(path),
+                         hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
+    return str(name)
+
+
+def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output: str | os.PathLike[str] | None, *,
+                   force: bool, routed: bool) -> tuple[Path, Path | None, Path | None]:
+    """Where the redacted files go: the manifest, the route file (when ``routed``) and the capture
+    output (when ``inputs`` has a capture, its second item), each refused by
+    :meth:`dsh_audit.log.ProtectedInputs.guard` (in its one wording for every command) when it is, or
+    resolves to, an input or another of these outputs, or a file of another bundle whose manifest lies
+    beside it (:func:`._manifest.bundle_files`: ``--force`` replaces this bundle's files only), exists
+    without ``force``, or cannot be written; a body folder's capture output is a folder (never one that
+    holds an input or another output)."""
+    capture_source = inputs[1]
+    evidence = ProtectedInputs()
+    for item in inputs:
+        if item is not None:
+            evidence.add(str(item))
+    manifest = manifest_path(target)
+    route_target = routes_path(target) if routed else None
+    hint, capture_target = None, None
+    if capture_source is not None and capture_output is None:  # OUTPUT.<the capture's name>, as the manifest is
+        name = capture_source.name or Path(os.path.abspath(capture_source)).name
+        capture_target = Path(f"{os.fspath(target)}.{name}")
+        hint = "pass --capture-output (the default is OUTPUT.<the capture's name>)"
+    elif capture_source is not None and capture_output is not None:
+        capture_target = Path(capture_output)
+    for folder in dict.fromkeys(Path(os.path.dirname(p) or os.curdir) for p in (target, capture_target) if p):
+        for file, whose in bundle_files(folder, own=manifest):
+            evidence.claim(file, what=whose)
+    for path, what, why in ((target, "output", None),
+                            (manifest, "manifest", "choose another -o path (the manifest is OUTPUT.manifest.json)"),
+                            (route_target, "route file",
+                             "choose another -o path (the redacted route file is OUTPUT.routes.yml)")):
+        if path is not None:
+            evidence.guard(path, what=what, force=force, hint=why)
+            evidence.claim(path, what=what)
+    if capture_source is not None:
+        evidence.guard(capture_target, what="capture output", force=force, folder=capture_source.is_dir(),
+                       replaces=(".json",), hint=hint)
+    return manifest, route_target, capture_target
+
+
+@contextmanager
+def staged_file(target: Path, *, what: str) -> Iterator[tuple[IO[bytes], Path]]:
+    """A new temporary file beside ``target``, open for writing, removed unless renamed into place
+    (:meth:`dsh_audit.log.ProtectedInputs.staged`; ``what``: the output, for its errors)."""
+    with ProtectedInputs.staged(target, what=f"the {what}", hint=_UNWRITABLE) as temp, open(temp, "wb") as handle:
+        yield handle, temp
+
+
+@contextmanager
+def staged_capture(target: Path | None, data: bytes, files: dict[str, bytes] | None) -> Iterator[Path | None]:
+    """The redacted capture under a temporary name beside ``target`` (None: no capture): a file of
+    ``data``, or a folder of ``files`` when given."""
+    if target is None:
+        yield None
+    elif files is not None:
+        with ProtectedInputs.staged(target, what="the capture output", folder=True, hint=_UNWRITABLE) as folder:
+            for name, body in files.items():
+                with open(folder / name, "xb") as handle:
+                    handle.write(body)
+            yield folder
+    else:
+        with staged_file(target, what="capture output") as (out, temp):
+            out.write(data)
+            out.flush()
+            yield temp
