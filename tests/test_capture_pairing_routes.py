@@ -20,7 +20,7 @@ import pytest
 from _cli import chat_log, invoke
 
 from dsh_audit.capture import CapturedRequest, align, compare_capture, load_capture, session_captures
-from dsh_audit.capture._align import PIAI_SESSION_HEADERS, capture_apis, log_routes
+from dsh_audit.capture._evidence import PIAI_SESSION_HEADERS, capture_apis, log_routes
 from dsh_audit.session import Session, open_session, route_renderer
 from dsh_audit.testing import LogBuilder
 

@@ -97,7 +97,7 @@ def test_watch_refuses_a_bad_price_file_before_following(tmp_path: Path, monkeyp
     code, out, err = invoke(monkeypatch, capsys, "watch", str(log), "--prices", str(missing), "--idle-exit", "0.2")
     assert (code, out) == (2, "")
     assert err == [f"error: {missing}: cannot open: No such file or directory (hint: give --prices a TOML price "
-                   "table; see dsh_audit/cache/rules/prices.json for the shape)"]
+                   "table; the Price files section of docs/cache-accounting.md gives the shape)"]
 
 
 def test_index_stores_verdicts_judged_with_the_stated_zdr_and_reindexes_on_a_change(

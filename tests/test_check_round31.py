@@ -238,12 +238,14 @@ _TOML_RATE = "providers.deepseek.models.deepseek-v4-flash[0].cache_read"
 
 @pytest.mark.parametrize(("value", "message"), [
     ("1" + "0" * 4999, f"price table key {_TOML_RATE}: a 5000-digit number is above 1e+09, not a price "
-                       "(hint: see dsh_audit/cache/rules/prices.json for the shape)"),
+                       "(hint: fix this key in the --prices file; "
+                       "the Price files section of docs/cache-accounting.md gives the shape)"),
     ("1_" + "0" * 5000, f"price table key {_TOML_RATE}: a 5001-digit number is above 1e+09, not a price "
-                        "(hint: see dsh_audit/cache/rules/prices.json for the shape)"),
+                        "(hint: fix this key in the --prices file; "
+                        "the Price files section of docs/cache-accounting.md gives the shape)"),
     ("1" + "0" * 4999 + '\nx = "', "price table is not valid TOML: Illegal character '\\n' (at line 5, column 6) "
-                                   "(hint: give --prices a TOML price table; see dsh_audit/cache/rules/prices.json "
-                                   "for the shape)"),
+                                   "(hint: give --prices a TOML price table; the Price files section of "
+                                   "docs/cache-accounting.md gives the shape)"),
 ])
 def test_a_toml_price_past_the_digit_limit_is_said_in_the_project_words(
         value: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -263,51 +263,78 @@ def test_help_documents_negative_indexes():
 
 def _table(monkeypatch, capsys, columns: int) -> list[str]:
     monkeypatch.setenv("COLUMNS", str(columns))
-    print_table("t", ["name", "turn/step/try", "tokens"], [["alpha beta", "1/1/1", 13613605], ["x", "-", None]],
+    print_table("t", ["name", "turn/step/try", "tokens", "cache read", "cache write"],
+                [["alpha beta gamma", "1/1/1", 13613605, 7936, 12345678], ["x", "-", None, 0, 1]],
                 droppable=["turn/step/try"])
     lines = capsys.readouterr().out.splitlines()
     assert max(cell_len(line) for line in lines) <= columns
     return [line.rstrip() for line in lines]
 
 
+# The layouts are tried at 40 columns and more: a narrower terminal gets the 40-column lines
+# (tests/test_width34.py).
+
 def test_wide_table_is_boxed_on_one_line_a_row(monkeypatch, capsys):
-    assert _table(monkeypatch, capsys, 50) == [
+    assert _table(monkeypatch, capsys, 80) == [
         "t",
-        "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━┓",
-        "┃ name       ┃ turn/step/try ┃   tokens ┃",
-        "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━┩",
-        "│ alpha beta │ 1/1/1         │ 13613605 │",
-        "│ x          │ -             │        - │",
-        "└────────────┴───────────────┴──────────┘"]
+        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┓",
+        "┃ name             ┃ turn/step/try ┃   tokens ┃ cache read ┃ cache write ┃",
+        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━┩",
+        "│ alpha beta gamma │ 1/1/1         │ 13613605 │       7936 │    12345678 │",
+        "│ x                │ -             │        - │          0 │           1 │",
+        "└──────────────────┴───────────────┴──────────┴────────────┴─────────────┘"]
 
 
 def test_narrower_is_compact_with_a_row_a_line_and_headers_wrapped_after_a_slash(monkeypatch, capsys):
-    """The boxed table would wrap "alpha beta"; the compact one holds it, the header wrapping instead."""
-    assert _table(monkeypatch, capsys, 30) == [
+    """The boxed table would wrap "alpha beta gamma"; the compact one holds it, the headers wrapping instead."""
+    assert _table(monkeypatch, capsys, 65) == [
         "t",
-        "            turn/",
-        "name        step/try    tokens",
-        "─" * 30,
-        "alpha beta  1/1/1     13613605",
-        "x           -                -"]
+        "                                               cache",
+        "name              turn/step/try    tokens       read  cache write",
+        "─" * 65,
+        "alpha beta gamma  1/1/1          13613605       7936     12345678",
+        "x                 -                     -          0            1"]
+    assert _table(monkeypatch, capsys, 50) == [
+        "t",
+        "                  turn/",
+        "                  step/            cache     cache",
+        "name              try      tokens   read     write",
+        "─" * 50,
+        "alpha beta gamma  1/1/1  13613605   7936  12345678",
+        "x                 -             -      0         1"]
 
 
 def test_then_a_droppable_column_left_out_then_text_wrapped(monkeypatch, capsys):
-    assert _table(monkeypatch, capsys, 24) == [
-        "t", "name          tokens", "─" * 20, "alpha beta  13613605", "x                  -",
-        "narrow terminal:", "turn/step/try not", "shown (widen it, or", "use --json)"]
-    assert _table(monkeypatch, capsys, 16) == [
-        "t", "name      tokens", "─" * 16, "alpha   13613605", "beta", "x              -",
-        "narrow terminal:", "turn/step/try", "not shown (widen", "it, or use", "--json)"]
+    assert _table(monkeypatch, capsys, 45) == [
+        "t",
+        "                             cache      cache",
+        "name                tokens    read      write",
+        "─" * 45,
+        "alpha beta gamma  13613605    7936   12345678",
+        "x                        -       0          1",
+        "narrow terminal: turn/step/try not shown",
+        "(widen it, or use --json)"]
+    # no layout of whole cells fits: text wraps down to its words, every column kept that allows
+    assert _table(monkeypatch, capsys, 40) == [
+        "t",
+        "       turn/",
+        "       step/             cache     cache",
+        "name   try       tokens   read     write",
+        "─" * 40,
+        "alpha  1/1/1   13613605   7936  12345678",
+        "beta",
+        "gamma",
+        "x      -              -      0         1"]
 
 
 def test_then_one_block_a_row_every_column_kept(monkeypatch, capsys):
-    monkeypatch.setenv("COLUMNS", "30")
-    print_table("t", ["name", "reusable", "expected", "actual", "lost"],
-                [["alpha beta", 13613605, 7936, 0, "~146"], ["x", 1, 2, 3, None]])
+    monkeypatch.setenv("COLUMNS", "40")
+    print_table("t", ["name", "reusable", "expected", "actual", "lost", "cache read"],
+                [["alpha beta", 13613605, 7936, 0, "~146", 12345678], ["x", 1, 2, 3, None, 4]])
     assert [line.rstrip() for line in capsys.readouterr().out.splitlines()] == [
-        "t", "name      alpha beta", "reusable  13613605", "expected  7936", "actual    0", "lost      ~146", "",
-        "name      x", "reusable  1", "expected  2", "actual    3", "lost      -"]
+        "t", "name        alpha beta", "reusable    13613605", "expected    7936", "actual      0", "lost        ~146",
+        "cache read  12345678", "",
+        "name        x", "reusable    1", "expected    2", "actual      3", "lost        -", "cache read  4"]
 
 
 def test_fit_lines_and_middle_cut():

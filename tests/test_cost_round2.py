@@ -292,7 +292,8 @@ def test_sessions_takes_the_price_options_and_fails_as_usage_does(
         code, out, err = invoke(monkeypatch, capsys, command, str(log), "--prices", str(bad))
         assert (code, out, err) == (2, "", [
             f"error: {bad}: price table key providers.deepseek.models.deepseek-v4-flash[0].cache_miss: 'cheap' "
-            "is not a rate (a number >= 0) (hint: see dsh_audit/cache/rules/prices.json for the shape)"]), command
+            "is not a rate (a number >= 0) (hint: fix this key in the --prices file; "
+            "the Price files section of docs/cache-accounting.md gives the shape)"]), command
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(log), "--routes", str(tmp_path / "none.yml"))
     assert code == 2 and out == "" and len(err) == 1 and str(tmp_path / "none.yml") in err[0]
     project = tmp_path / "proj"
@@ -337,8 +338,9 @@ def test_a_price_file_key_the_table_does_not_know_is_refused(tmp_path: Path, mon
         {"from": "2026-01-01", "cache_miss": 1, "cache_read": 0.1, "output": 4.0, **rate}]}}}}))
     log = _no_break(tmp_path / "s")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--prices", str(path))
-    assert (code, out, err) == (2, "", [f"error: {path}: price table key {problem} (hint: see "
-                                        "dsh_audit/cache/rules/prices.json for the shape)"])
+    assert (code, out, err) == (2, "", [f"error: {path}: price table key {problem} (hint: fix this key in "
+                                        "the --prices file; "
+                                        "the Price files section of docs/cache-accounting.md gives the shape)"])
 
 
 @pytest.mark.parametrize("suffix", ["json", "toml"])
@@ -351,7 +353,8 @@ def test_a_rate_past_the_double_range_is_said_as_written(tmp_path: Path, monkeyp
                     'output = 4.0}]\n')
     code, _, err = invoke(monkeypatch, capsys, "usage", str(_no_break(tmp_path / "s")), "--prices", str(path))
     assert (code, err) == (2, [f"error: {path}: price table key providers.openai.models.m[0].cache_miss: 1e400 is "
-                               "above 1e+09, not a price (hint: see dsh_audit/cache/rules/prices.json for the shape)"])
+                               "above 1e+09, not a price (hint: fix this key in the --prices file; "
+                               "the Price files section of docs/cache-accounting.md gives the shape)"])
 
 
 # -- 7, 8, 9. what usage and cache say -------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["dsh_audit", "dsh_audit.jsjson", "dsh_audit.replay._header", "dsh_audit.replay._derive",
            "dsh_audit.replay._surface", "dsh_audit.replay._model", "dsh_audit.log._format", "dsh_audit._seq",
-           "dsh_audit.wire._piai", "dsh_audit.cache._rules", "dsh_audit.cache._ledger", "dsh_audit.cache._money",
+           "dsh_audit.wire._piai_js", "dsh_audit.cache._rules", "dsh_audit.cache._ledger", "dsh_audit.cache._money",
            "dsh_audit.cache._tokens", "dsh_audit._json", "dsh_audit.wire._markers"]
 
 

@@ -241,7 +241,8 @@ def test_a_price_file_of_another_unit_is_refused(key, value, shown, unit, tmp_pa
     assert (code, out, err) == (2, "", [
         f"error: {prices}: price table key {key}: {shown} is not the packaged table's "
         f"{1000000 if key == 'per_tokens' else 'USD'!r}: every rate is read {unit} (leave it out and give the rates "
-        f"{unit}) (hint: see dsh_audit/cache/rules/prices.json for the shape)"])
+        f"{unit}) (hint: fix this key in the --prices file; "
+        f"the Price files section of docs/cache-accounting.md gives the shape)"])
     assert "\x1b" not in "".join(err)
 
 
@@ -399,7 +400,7 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
          "(hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]),
     ("prices: 100,000 levels", lambda t, m: _priced(t, '{"providers":' + "[" * 100000 + "]" * 100000 + "}"),
      2, ["error: {T}/p.json: price table nests arrays or objects too deeply (hint: give --prices a JSON price table; "
-         "see dsh_audit/cache/rules/prices.json for the shape)"]),
+         "the Price files section of docs/cache-accounting.md gives the shape)"]),
     # the log's deepseek-official usage logs no cacheReadTokens: unpriced, said once (docs/cache-accounting.md)
     ("prices: a tier above 10**400 tokens", lambda t, m: _priced(t, {"providers": {"deepseek": {"models": {
         "deepseek-v4-flash": [dict(_FLASH, tiers=[dict(_FLASH, prompt_tokens_above=10 ** 400)])]}}}}), 0,
@@ -408,7 +409,8 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
     ("prices: billed_as an escape", lambda t, m: _priced(t, {"providers": {"deepseek": {"models": {
         "deepseek-v4-flash": [{"billed_as": ESC}]}}}}),
      2, ["error: {T}/p.json: price table key providers.deepseek.models.deepseek-v4-flash[0].billed_as: no model "
-         f"'{SHOWN}' in the price table (hint: see dsh_audit/cache/rules/prices.json for the shape)"]),
+         f"'{SHOWN}' in the price table (hint: fix this key in the --prices file; "
+         f"the Price files section of docs/cache-accounting.md gives the shape)"]),
     ("usage: --since 30 February", lambda t, m: _log(t, "usage", "--since", "2026-02-30"),
      2, ["error: Invalid value for '--since': cannot read --since '2026-02-30' " + _WHEN]),
     ("usage: --since an escape", lambda t, m: _log(t, "usage", "--since", ESC),

@@ -219,7 +219,10 @@ def test_a_route_file_declaring_a_hostile_provider_renders_it(provider, model, d
 # -- price files -----------------------------------------------------------------------------------
 
 _FLASH = {"cache_miss": 0.3, "cache_read": 0.03, "output": 0.5}
-_SHAPE = "(hint: see dsh_audit/cache/rules/prices.json for the shape)"
+_DOCS = "the Price files section of docs/cache-accounting.md gives the shape"
+_SHAPE = f"(hint: fix this key in the --prices file; {_DOCS})"
+_PYPROJECT_SHAPE = ("(hint: fix this key under [tool.dsh-audit.prices] of this pyproject.toml, the nearest to the "
+                    f"current folder; {_DOCS})")
 _RATE = "providers.deepseek.models.deepseek-v4-flash[0]"
 
 
@@ -267,9 +270,10 @@ def test_a_megabyte_price_key_is_cut(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("nan", f"price table key {_RATE}.cache_miss: nan is not a rate (a number >= 0) {_SHAPE}"),
-    ("inf", f"price table key {_RATE}.cache_miss: inf is above 1e+09, not a price {_SHAPE}"),
-    ("1" + "0" * 4000, f"price table key {_RATE}.cache_miss: a 4001-digit number is above 1e+09, not a price {_SHAPE}"),
+    ("nan", f"price table key {_RATE}.cache_miss: nan is not a rate (a number >= 0) {_PYPROJECT_SHAPE}"),
+    ("inf", f"price table key {_RATE}.cache_miss: inf is above 1e+09, not a price {_PYPROJECT_SHAPE}"),
+    ("1" + "0" * 4000, f"price table key {_RATE}.cache_miss: a 4001-digit number is above 1e+09, not a price "
+                       f"{_PYPROJECT_SHAPE}"),
 ])
 def test_a_hostile_pyproject_price_is_one_line(value, message, tmp_path, monkeypatch, capsys):
     log = chat_log(tmp_path / "s" / "session.jsonl", "s")

@@ -304,7 +304,8 @@ def test_the_peak_window_edges_are_half_open_at_the_window_offset(
 def test_a_window_table_of_the_wrong_shape_is_one_error_naming_its_key(
         windowed: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     key = "providers.deepseek.windows[0]"
-    tail = "(hint: see dsh_audit/cache/rules/prices.json for the shape)"
+    tail = ("(hint: fix this key in the --prices file; "
+            "the Price files section of docs/cache-accounting.md gives the shape)")
     for window, said in (({"holidays": [" 2027-01-15"]}, f"{key}.holidays[0]: ' 2027-01-15' is not YYYY-MM-DD"),
                          ({"peak_hours": ["00:00-24:59"]},
                           f"{key}.peak_hours[0]: '00:00-24:59' is not HH:MM-HH:MM (start before end)"),

@@ -179,9 +179,10 @@ def test_a_price_that_is_billed_as_itself_is_refused(tmp_path, monkeypatch, caps
                       '"deepseek-v4-flash"}}}}}')
     log = chat_log(tmp_path / "s" / "session.jsonl", "session-p")
     result = invoke(monkeypatch, capsys, "usage", str(log), "--prices", str(prices))
-    assert result == (2, "", [f"error: {prices}: price table key providers.deepseek.models.deepseek-v4-flash[0]"
-                              ".billed_as: names the model itself; give its rates instead (hint: see "
-                              "dsh_audit/cache/rules/prices.json for the shape)"])
+    assert result == (2, "", [f"error: {prices}: price table key providers.deepseek.models.deepseek-v4-flash"
+                              ".billed_as: names the model itself; give its rates instead (hint: fix this key in "
+                              "the --prices file; "
+                              "the Price files section of docs/cache-accounting.md gives the shape)"])
 
 
 # -- importers: deep lines, lone surrogates -------------------------------------------------------

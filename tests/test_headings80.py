@@ -157,10 +157,11 @@ def test_a_long_id_leaves_out_a_droppable_column_before_it_is_folded(monkeypatch
 
 def test_a_word_wider_than_any_layout_is_cut_in_its_middle_never_folded(monkeypatch, capsys) -> None:
     """A path in a narrow column is cut with "…"; so is an id that no layout can hold whole (52
-    columns), else it is whole (53); narrower still, one block per row, each value cut to its line."""
+    columns), else it is whole (53); narrower still (40, the narrowest layout), one block per row, the
+    path cut to its line, the id whole."""
     row = ["/home/me/sessions/session-1/session.jsonl", "x" * 12 + "-" + "y" * 14]
     shown = {}
-    for columns in (53, 52, 30):
+    for columns in (53, 52, 40):
         monkeypatch.setenv("COLUMNS", str(columns))
         print_table("t", ["log", "id"], [row])
         shown[columns] = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
@@ -168,7 +169,7 @@ def test_a_word_wider_than_any_layout_is_cut_in_its_middle_never_folded(monkeypa
         53: ["t", "log                       id", "─" * 53, "/home/me/se…ession.jsonl  xxxxxxxxxxxx-yyyyyyyyyyyyyy"],
         # the path at its floor, the id cut only as far as the room needs (views33)
         52: ["t", "log                       id", "─" * 52, "/home/me/se…ession.jsonl  xxxxxxxxxxxx…yyyyyyyyyyyyy"],
-        30: ["t", "log  /home/me/ses…ession.jsonl", "id   xxxxxxxxxxxx…yyyyyyyyyyyy"]}
+        40: ["t", "log  /home/me/sessions…n-1/session.jsonl", "id   xxxxxxxxxxxx-yyyyyyyyyyyyyy"]}
 
 
 # -- no None, and rows that say where they are from -------------------------------------------------

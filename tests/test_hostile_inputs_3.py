@@ -18,7 +18,8 @@ from _cli import chat_log, invoke
 ROUTE_HINT = "(hint: give --routes a YAML file with DSH's llm-pi-ai route configuration)"
 SHAPE_HINT = "(hint: see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models)"
 C3 = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "live-pi" / "c3-openai-compat"
-PRICE_HINT = "see dsh_audit/cache/rules/prices.json for the shape"
+SHAPE = "the Price files section of docs/cache-accounting.md gives the shape"
+PRICE_HINT = f"fix this key in the --prices file; {SHAPE}"
 
 
 def dsh_log(path: Path) -> Path:
@@ -62,7 +63,8 @@ ROUTE_ERRORS = [
      f"route file: providers.anthropic.modelOverrides.claude-sonnet-4-5: must be a mapping of model fields {SHAPE_HINT}"),
     # a baseURL urlsplit refuses: ValueError traceback when rendering
     (route(base_url='"http://[::1/v1"'),
-     f"route file: providers.local-openai.baseURL: is not a URL (Invalid IPv6 URL) {SHAPE_HINT}"),
+     "route file: providers.local-openai.baseURL: is not a URL (its host has a [ without a ] or a ] without a [) "
+     f"{SHAPE_HINT}"),
     (route(base_url='"http://127.0.0.1/\\r\\nX: 1"'),
      f"route file: providers.local-openai.baseURL: is not a URL (it holds a control character) {SHAPE_HINT}"),
     # header values with CR/LF, names that are not tokens: would be sent (and shown) as extra header lines
@@ -134,16 +136,16 @@ def _window(window: str) -> str:
 PRICE_ERRORS = [
     # nesting past the recursion limit: RecursionError traceback
     ("prices.json", '{"providers": ' + "[" * 100_000 + "]" * 100_000 + "}",
-     f"price table nests arrays or objects too deeply (hint: give --prices a JSON price table; {PRICE_HINT})"),
+     f"price table nests arrays or objects too deeply (hint: give --prices a JSON price table; {SHAPE})"),
     ("prices.toml", "a = " + "[" * 50_000 + "]" * 50_000 + "\n",
-     f"price table nests arrays or objects too deeply (hint: give --prices a TOML price table; {PRICE_HINT})"),
+     f"price table nests arrays or objects too deeply (hint: give --prices a TOML price table; {SHAPE})"),
     # an integer past the double range: OverflowError traceback in math.isfinite
     ("prices.json", _rate(cache_miss="1" + "0" * 400),
-     "price table key providers.deepseek.models.deepseek-v4-flash[0].cache_miss: a 401-digit number is above 1e+09, "
+     "price table key providers.deepseek.models.deepseek-v4-flash.cache_miss: a 401-digit number is above 1e+09, "
      f"not a price (hint: {PRICE_HINT})"),
     # a finite rate so large that the cost overflowed Decimal's precision (InvalidOperation, "a dsh-audit bug")
     ("prices.json", _rate(cache_miss="1e300"),
-     "price table key providers.deepseek.models.deepseek-v4-flash[0].cache_miss: 1e+300 is above 1e+09, "
+     "price table key providers.deepseek.models.deepseek-v4-flash.cache_miss: 1e+300 is above 1e+09, "
      f"not a price (hint: {PRICE_HINT})"),
     # offsets and hours that were accepted silently: +99:99, Arabic-Indic digits, a trailing newline
     ("prices.json", _window('{"utc_offset": "+99:99", "peak_hours": ["09:00-12:00"]}'),
@@ -186,7 +188,7 @@ def test_price_table_over_16_mib_is_refused(tmp_path, monkeypatch, capsys):
     prices.write_bytes(b'{"pad": "' + b"x" * (16 << 20) + b'", "providers": {}}')
     assert invoke(monkeypatch, capsys, "usage", str(log), "--prices", str(prices)) == \
         (2, "", [f"error: {prices}: price table is larger than 16 MiB "
-                 f"(hint: give --prices a JSON price table; {PRICE_HINT})"])
+                 f"(hint: give --prices a JSON price table; {SHAPE})"])
 
 
 def test_usd_cost_past_28_digits_is_a_number_not_invalid_operation():

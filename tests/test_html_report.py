@@ -128,6 +128,18 @@ def test_report_in_chromium_timeline_break_cause_and_inert_hostile_text(tmp_path
     assert browser.execute_script("return typeof window.__pwned") == "undefined"
     assert browser.execute_script("return document.querySelectorAll('img, textarea').length") == 0
     assert browser.execute_script("return document.scripts.length") == 2
+
+    # a finding a baseline accepts says "baselined", as check's Markdown summary words it
+    finding = ("DSH810 info{}: no capture given or found beside the log (wire.jsonl) (hint: pass --capture, or "
+               "record a wire.jsonl in the log's scenario folder)")
+    assert [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#log-findings .finding-item")] == [finding.format("")]
+    baseline, again = tmp_path / "b.json", tmp_path / "baselined.html"
+    assert CliRunner().invoke(cli, ["check", str(log), "--json-report", str(baseline)]).exit_code == 0
+    run = CliRunner().invoke(cli, ["report", str(log), "--baseline", str(baseline), "-o", str(again)])
+    assert run.exit_code == 0, run.output
+    browser.get(again.as_uri())
+    assert [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#log-findings .finding-item")] == [
+        finding.format(" (baselined)")]
     assert browser.get_screenshot_as_png()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

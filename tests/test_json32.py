@@ -30,7 +30,7 @@ from dsh_audit import _json, jsjson, log
 from dsh_audit.errors import UnreadableError, UsageError
 from dsh_audit.importers import _model
 from dsh_audit.log import _records
-from dsh_audit.wire import _piai, _piai_routes
+from dsh_audit.wire import _piai_js as _piai, _piai_routes
 
 ROOT = Path(dsh_audit.__file__).resolve().parent.parent
 needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(),

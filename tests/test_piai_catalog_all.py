@@ -307,7 +307,7 @@ def test_each_providers_own_base_url_and_api() -> None:
 def test_the_catalog_is_read_on_first_use_only() -> None:
     """Loading the CLI and the wire package reads no catalog; the first look-up reads it once."""
     script = ("import dsh_audit.cli, dsh_audit.wire, dsh_audit.session\n"
-              "from dsh_audit.wire import _piai_models as m\n"
+              "from dsh_audit.wire import _piai_catalog as m\n"
               "before = m._catalog.cache_info().currsize\n"
               "m.BUILTIN_MODELS.get(('anthropic', 'claude-opus-4-6')); m.PIAI_CATALOG.get(('zai', 'glm-5.1'))\n"
               "print(before, m._catalog.cache_info().misses, m.CATALOG_FILE)\n")

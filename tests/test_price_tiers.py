@@ -103,15 +103,15 @@ _RATE = {"cache_miss": 1, "cache_read": 0.1, "output": 2}
 
 
 @pytest.mark.parametrize(("model", "key"), [
-    ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": "lots"}]}, "m[0].tiers[0].prompt_tokens_above"),
-    ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": -1}]}, "m[0].tiers[0].prompt_tokens_above"),
-    ({**_RATE, "tiers": [{"prompt_tokens_above": 10, "cache_miss": 1, "cache_read": 0.1}]}, "m[0].tiers[0].output"),
-    ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": 10, "cache_read": "free"}]}, "m[0].tiers[0].cache_read"),
-    ({**_RATE, "tiers": {"prompt_tokens_above": 10}}, "m[0].tiers"),
+    ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": "lots"}]}, "m.tiers[0].prompt_tokens_above"),
+    ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": -1}]}, "m.tiers[0].prompt_tokens_above"),
+    ({**_RATE, "tiers": [{"prompt_tokens_above": 10, "cache_miss": 1, "cache_read": 0.1}]}, "m.tiers[0].output"),
+    ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": 10, "cache_read": "free"}]}, "m.tiers[0].cache_read"),
+    ({**_RATE, "tiers": {"prompt_tokens_above": 10}}, "m.tiers"),
     ({**_RATE, "tiers": [{**_RATE, "prompt_tokens_above": 10}, {**_RATE, "prompt_tokens_above": 10}]},
-     "m[0].tiers[1].prompt_tokens_above"),
-    ({**_RATE, "off_peak": _RATE, "tiers": [{**_RATE, "prompt_tokens_above": 10}]}, "m[0].tiers[0].off_peak"),
-    ({"billed_as": "gpt-5", "tiers": []}, "m[0].tiers"),
+     "m.tiers[1].prompt_tokens_above"),
+    ({**_RATE, "off_peak": _RATE, "tiers": [{**_RATE, "prompt_tokens_above": 10}]}, "m.tiers[0].off_peak"),
+    ({"billed_as": "gpt-5", "tiers": []}, "m.tiers"),
 ])
 def test_bad_tier_is_one_line_naming_file_and_key_exit_2(tmp_path: Path, model: dict[str, Any], key: str) -> None:
     prices = tmp_path / "prices.json"

@@ -23,7 +23,8 @@ from dsh_audit.cache import load_prices, session_ledger
 from dsh_audit.errors import UsageError
 from dsh_audit.testing import LogBuilder
 
-TABLE_HINT = "(hint: see dsh_audit/cache/rules/prices.json for the shape)"
+TABLE_HINT = ("(hint: fix this key in the --prices file; "
+              "the Price files section of docs/cache-accounting.md gives the shape)")
 WINDOW = "providers.deepseek.windows[0]"
 #: The packaged DeepSeek window's holidays: 2026's and 2027's.
 NOTE_2028 = ("the deepseek price table lists no holidays of 2028 (its holiday list covers 2026, 2027): requests of "
@@ -188,5 +189,5 @@ def test_nan_and_infinity_in_a_json_price_file_are_refused_by_key(tmp_path: Path
     assert _refused(tmp_path, "p.toml", 'providers.deepseek.models.m.cache_miss = nan\n'
                                         'providers.deepseek.models.m.cache_read = 1\n'
                                         'providers.deepseek.models.m.output = 1\n') == \
-        f"{tmp_path / 'p.toml'}: price table key providers.deepseek.models.m[0].cache_miss: nan is not a rate " \
+        f"{tmp_path / 'p.toml'}: price table key providers.deepseek.models.m.cache_miss: nan is not a rate " \
         f"(a number >= 0) {TABLE_HINT}"

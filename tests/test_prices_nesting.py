@@ -13,7 +13,8 @@ from dsh_audit.testing import LogBuilder
 from _cli import invoke
 
 RATES = {"cache_miss": 0.3, "cache_read": 0.03, "output": 0.5}
-HINT = "(hint: see dsh_audit/cache/rules/prices.json for the shape)"
+HINT = ("(hint: fix this key in the --prices file; "
+        "the Price files section of docs/cache-accounting.md gives the shape)")
 
 
 def _log(tmp_path: Path) -> str:

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from dsh_audit.jsjson import stringify
 from dsh_audit.redact import Placeholders, Redactor
-from dsh_audit.redact import _placeholder, _redactor
+from dsh_audit.redact import _json_secrets as _placeholder, _redactor  # JSON text's key_end lookahead
 from dsh_audit.redact._chunks import ChunkStreams
 from dsh_audit.redact._secrets import key_end
 from dsh_audit.testing import LogBuilder, ToolCall

@@ -129,7 +129,8 @@ def test_a_session_post_to_an_llm_endpoint_is_still_paired(tmp_path, monkeypatch
 # -- 4. a price file's numbers, shown as a rate's -----------------------------------------------------
 
 _MODEL = "providers.deepseek.models.deepseek-v4-flash[0]"
-_SHAPE = "(hint: see dsh_audit/cache/rules/prices.json for the shape)"
+_SHAPE = ("(hint: fix this key in the --prices file; "
+          "the Price files section of docs/cache-accounting.md gives the shape)")
 
 
 def _prices(tmp_path: Path, monkeypatch, capsys, document: str) -> tuple[int, str, list[str], str]:

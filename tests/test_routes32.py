@@ -21,7 +21,7 @@ import pytest
 from _cli import invoke
 
 from dsh_audit.capture import CapturedRequest, align
-from dsh_audit.capture._align import log_routes
+from dsh_audit.capture._evidence import log_routes
 from dsh_audit.replay import Digest, Request
 from dsh_audit.testing import LogBuilder
 

@@ -136,23 +136,20 @@ def test_a_table_of_no_rows_and_one_with_a_narrow_terminal_note(rich_draws: _Spy
         "┃ name ┃ value ┃ empty ┃\n"
         "┡━━━━━━╇━━━━━━━╇━━━━━━━┩\n"
         "└──────┴───────┴───────┘\n")
-    fast, reference = _both("utf-8", 17, "t", ["name", "value", "empty"], [["a", "1", "-"], ["b", "2", ""]],
-                            caption="two rows")
+    fast, reference = _both("utf-8", 40, "t", ["name", "value", "empty"],
+                            [["alpha beta gamma delta", "12345678901", "-"], ["b", "2", ""]], caption="two rows")
     assert rich_draws.calls == 0
     assert fast == reference == (
         "t\n"
-        "┏━━━━━━┳━━━━━━━┓\n"
-        "┃ name ┃ value ┃\n"
-        "┡━━━━━━╇━━━━━━━┩\n"
-        "│ a    │     1 │\n"
-        "│ b    │     2 │\n"
-        "└──────┴───────┘\n"
-        "two rows        \n"
-        "narrow terminal:\n"
-        "empty (no       \n"
-        "values) not     \n"
-        "shown (widen it,\n"
-        "or use --json)  \n")
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━┓\n"
+        "┃ name                   ┃       value ┃\n"
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━┩\n"
+        "│ alpha beta gamma delta │ 12345678901 │\n"
+        "│ b                      │           2 │\n"
+        "└────────────────────────┴─────────────┘\n"
+        "two rows                                \n"
+        "narrow terminal: empty (no values) not  \n"
+        "shown (widen it, or use --json)         \n")
 
 
 def test_a_stdout_that_is_not_utf8_gets_ascii_borders_and_escapes(rich_draws: _Spy) -> None:

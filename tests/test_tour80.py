@@ -35,8 +35,8 @@ SAMPLE_SESSIONS = [
     "2027-01-15 08:00  -             4       0    $0.0003  session-sample-tools",
     "2027-01-15 08:00  -             5       4    $0.0011  session-sample-change",
     "2027-01-15 08:00  -             4       0    $0.0002  session-sample-fork-parent",
+    "2027-01-15 08:00  └ fork        1       0  $0.000022  fork-child:review",  # under its parent
     "2027-01-15 08:00  -             4       2    $0.0003  session-sample-compaction",
-    "2027-01-15 08:00  -             1       0  $0.000022  fork-child:review",
     "2027-01-15 08:00  -             3       1    $0.0004  session-sample-resume",
     "2027-01-15 08:00  Who are       3       0   ≥$0.0001  session-sample-chat",
     "                  you",

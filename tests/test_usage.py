@@ -228,11 +228,11 @@ def test_usage_table_output_names_totals(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("body", "key"), [
     ({"providers": {"deepseek": {"models": {"m": {"cache_miss": "cheap", "cache_read": 0, "output": 1}}}}},
-     "providers.deepseek.models.m[0].cache_miss"),
+     "providers.deepseek.models.m.cache_miss"),
     ({"providers": {"deepseek": {"models": {"m": {"cache_miss": 1, "cache_read": 0}}}}},
-     "providers.deepseek.models.m[0].output"),
+     "providers.deepseek.models.m.output"),
     ({"providers": {"deepseek": {"models": {"m": {"billed_as": "nope"}}}}},
-     "providers.deepseek.models.m[0].billed_as"),
+     "providers.deepseek.models.m.billed_as"),
     ({"providers": {"deepseek": {"windows": [{"peak_hours": ["9-12"]}]}}},
      "providers.deepseek.windows[0].peak_hours[0]"),
     ({"providers": {"deepseek": {"windows": [{"from": "someday", "peak_hours": []}]}}},

@@ -302,7 +302,7 @@ def test_bad_route_files_are_one_line_errors_naming_the_key(tmp_path, text, mess
 def test_js_len_counts_utf16_units_at_c_speed_across_its_pieces() -> None:
     """JavaScript's ``text.length``: an astral character is two units, a lone surrogate one, also
     where the text is measured a piece at a time (1 Mi characters)."""
-    from dsh_audit.wire._piai import _PIECE, js_len
+    from dsh_audit.wire._piai_js import _PIECE, js_len
 
     def reference(text: str) -> int:
         return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)

@@ -55,6 +55,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from .._paths import refuse_empty_paths
 from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
@@ -508,15 +509,29 @@ def _iso(when: float) -> str:
     return f"{when:g} s after the epoch" if moment is None else moment.isoformat().replace("+00:00", "Z")
 
 
-class _Parser:
-    """Reads one price document into ``providers``, raising one-line errors naming file and key."""
+#: Where a price table's shape is described, for the hint of an error in a user's price file
+#: (the packaged table's own path means nothing to a user of an installed dsh-audit).
+_SHAPE = "the Price files section of docs/cache-accounting.md gives the shape"
+#: The hint of an error in each layer of the table: the packaged table (a damaged install), the
+#: nearest pyproject.toml's [tool.dsh-audit.prices] (the user did not name it), a --prices file.
+_PACKAGED_HINT = "the packaged price table is damaged: reinstall dsh-audit"
+_PYPROJECT_HINT = (f"fix this key under [tool.dsh-audit.prices] of this pyproject.toml, the nearest to the current "
+                   f"folder; {_SHAPE}")
+_PRICES_HINT = f"fix this key in the --prices file; {_SHAPE}"
 
-    def __init__(self, path: str, providers: dict[str, _Provider]) -> None:
-        self.path, self.providers = path, providers
+
+class _Parser:
+    """Reads one price document into ``providers``, raising one-line errors naming file and key,
+    with the ``hint`` of the layer the document is (:data:`_PRICES_HINT` by default): an error in a
+    user's file names that file, never the packaged table."""
+
+    def __init__(self, path: str, providers: dict[str, _Provider], *, hint: str = _PRICES_HINT) -> None:
+        self.path, self.providers, self.hint = path, providers, hint
+        #: this document's aliases, each with its key as written: (key, provider, model, billed_as)
+        self.aliases: list[tuple[str, str, str, str]] = []
 
     def fail(self, key: str, problem: str) -> UsageError:
-        return UsageError(f"price table key {key}: {problem}", path=self.path,
-                          hint="see dsh_audit/cache/rules/prices.json for the shape")
+        return UsageError(f"price table key {key}: {problem}", path=self.path, hint=self.hint)
 
     def table(self, value: Any, key: str, kind: str | None = None) -> dict[str, Any]:
         """``value`` as a table; with ``kind`` (one of :data:`_KEYS`), refused when it holds a key
@@ -650,7 +665,12 @@ class _Parser:
                 items = periods if isinstance(periods, list) else [periods]
                 if not items:
                     raise self.fail(f"{key}.models.{model}", "has no rates")
-                parsed = [self.period(p, f"{key}.models.{model}[{i}]") for i, p in enumerate(items)]
+                # a list's periods by index; one table (TOML's [providers.P.models.M]) by its own key
+                where = [f"{key}.models.{model}" + (f"[{i}]" if isinstance(periods, list) else "")
+                         for i in range(len(items))]
+                parsed = [self.period(p, where[i]) for i, p in enumerate(items)]
+                self.aliases.extend((at, name, model, period.billed_as) for at, period in zip(where, parsed)
+                                    if period.billed_as is not None)
                 target.models[model] = sorted(parsed, key=lambda p: p.start)
 
     def units(self, data: Any, per: int, currency: str) -> None:
@@ -682,15 +702,13 @@ class _Parser:
                 stack.extend((f"{key}[{i}]", v) for i, v in reversed(list(enumerate(item))))
 
     def check_references(self) -> None:
-        for name, table in self.providers.items():
-            for model, periods in table.models.items():
-                for i, period in enumerate(periods):
-                    if period.billed_as is not None and period.billed_as not in table.models:
-                        raise self.fail(f"providers.{name}.models.{model}[{i}].billed_as",
-                                        f"no model {period.billed_as!r} in the price table")
-                    if period.billed_as == model:  # never a price: every request of it would be unpriced
-                        raise self.fail(f"providers.{name}.models.{model}[{i}].billed_as",
-                                        "names the model itself; give its rates instead")
+        """Refuse an alias of this document whose model is in no layer read so far (this one's
+        included), or is the alias itself: the error names this document, where it is written."""
+        for key, name, model, billed_as in self.aliases:
+            if billed_as not in self.providers[name].models:
+                raise self.fail(f"{key}.billed_as", f"no model {billed_as!r} in the price table")
+            if billed_as == model:  # never a price: every request of it would be unpriced
+                raise self.fail(f"{key}.billed_as", "names the model itself; give its rates instead")
 
 
 def _holiday(day: Any) -> bool:
@@ -755,7 +773,7 @@ def _read(path: Path, *, found: bool = False) -> Any:
     """The price table at ``path`` (``found``: the nearest ``pyproject.toml``, which the user did
     not name: its errors say so)."""
     kind = "TOML" if path.suffix == ".toml" else "JSON"
-    hint = (f"give --prices a {kind} price table; see dsh_audit/cache/rules/prices.json for the shape" if not found
+    hint = (f"give --prices a {kind} price table; {_SHAPE}" if not found
             else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
                  "[tool.dsh-audit.prices] table")
     try:
@@ -919,21 +937,24 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
         UsageError: a price file cannot be read, or a key in it is wrong (a bad rate, a missing
             rate or model, a window that does not parse); the message names the file and key.
     """
-    packaged = json.loads((resources.files("dsh_audit.cache") / "rules" / "prices.json").read_text("utf-8"))
+    source = resources.files("dsh_audit.cache") / "rules" / "prices.json"
+    packaged = json.loads(source.read_text("utf-8"))
     providers: dict[str, _Provider] = {}
     files = ["packaged"]
-    _Parser("dsh_audit/cache/rules/prices.json", providers).document(packaged)
-    layers: list[tuple[str, Any]] = []
+    # an error here is the packaged table's own (a damaged install): named by its path, never a user's file's
+    parser = _Parser(str(source), providers, hint=_PACKAGED_HINT)
+    parser.document(packaged)
+    parser.check_references()
+    layers: list[tuple[str, Any, str]] = []
     found = _pyproject(search_from)
     if found is not None:
-        layers.append(found)
+        layers.append((*found, _PYPROJECT_HINT))
     if path is not None:
-        if os.fspath(path) == "":  # Path("") is the current folder
-            raise UsageError("the price table path is empty", hint="give --prices a JSON price table")
-        layers.append((os.fspath(path), _read(Path(path))))
+        refuse_empty_paths({"--prices": path})  # Path("") is the current folder
+        layers.append((os.fspath(path), _read(Path(path)), _PRICES_HINT))
     per, currency = int(packaged.get("per_tokens", 1_000_000)), str(packaged.get("currency", "USD"))
-    for name, data in layers:
-        parser = _Parser(name, providers)
+    for name, data, hint in layers:
+        parser = _Parser(name, providers, hint=hint)
         parser.units(data, per, currency)
         parser.document(data)
         parser.constants(data)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DshAuditError
+from ..errors import CaptureError, DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
 from ._prices import PriceBook, utc_moment
 from ._report import SessionCacheReport
@@ -61,6 +61,8 @@ class SessionSummary:
         unpriced: the requests not priced (``cost_usd`` is then the sum over the others: a lower
             bound); None when cache accounting did not run.
         parent_session: the parent's id for a fork or subagent child.
+        relation: how a child continues its parent: ``fork`` (its header is seeded with the
+            parent's events) or ``subagent``; None for a session with no parent.
         notes, warnings: what went wrong around the log (accounting) and in it (a torn tail).
     """
 
@@ -81,6 +83,7 @@ class SessionSummary:
     cost_usd: float | None = None
     unpriced: int | None = None
     parent_session: str | None = None
+    relation: str | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -93,7 +96,7 @@ class SessionSummary:
                 "cache_read_tokens": self.cache_read_tokens, "hit_ratio": self.hit_ratio, "breaks": self.breaks,
                 "cost_usd": self.cost_usd, "unpriced_requests": self.unpriced,
                 "cost_complete": None if self.unpriced is None else not self.unpriced,
-                "parent_session": self.parent_session, "notes": list(self.notes),
+                "parent_session": self.parent_session, "relation": self.relation, "notes": list(self.notes),
                 "warnings": list(self.warnings)}
 
 
@@ -101,6 +104,15 @@ def _logged(session: Session, key: str) -> int | None:
     values = [usage.get(key) for r in session.requests if isinstance(usage := (r.usage or r.message_usage), dict)]
     counted = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     return sum(counted) if counted else None
+
+
+def _relation(session: Session) -> str | None:
+    """``fork`` for a child whose header is seeded with its parent's events (``isSeeded``, or a
+    v0/v1 ``seedLength``), ``subagent`` for another child; None for a session with no parent."""
+    header = session.header
+    if not header.parent_session:
+        return None
+    return "fork" if header.is_seeded else "subagent"
 
 
 def summarize_session(session: Session, report: SessionCacheReport | None = None, *,
@@ -120,7 +132,7 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
         "project": header.cwd if isinstance(header.cwd, str) else None, "first_activity": first,
         "last_activity": last, "format": session.format, "format_version": session.format_version,
         "requests": len(session.requests), "output_tokens": _logged(session, "outputTokens"),
-        "parent_session": header.parent_session or None, "notes": tuple(notes),
+        "parent_session": header.parent_session or None, "relation": _relation(session), "notes": tuple(notes),
         "warnings": tuple(session.warnings)}
     if report is None:
         read = _logged(session, "cacheReadTokens")
@@ -136,23 +148,31 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
 
 def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,
                   accounting: bool = True, tokenizer: str = "auto", prices: PriceBook | None = None,
-                  routes: str | None = None) -> GroupResult[SessionSummary]:
+                  routes: str | None = None, capture: str | os.PathLike[str] | None = None,
+                  zero_data_retention: bool | None = None) -> GroupResult[SessionSummary]:
     """Summaries of a group of neighbouring logs, each read once (a task of
     :func:`dsh_audit.session.run_groups`); with ``accounting``, hit ratio, breaks and cost come from
     the cache report ``dsh-audit cache`` would print (breaks attributed as ``dsh-audit breaks`` does),
     priced by ``prices`` (default: the packaged table and pyproject's), its routes from the route
-    configuration file ``routes`` (``--routes``) as ``cache`` reads them.
+    configuration file ``routes`` (``--routes``) as ``cache`` reads them, each log compared with
+    ``capture`` (``--capture``) or the capture found beside it and OpenAI's retention judged with
+    ``zero_data_retention`` (``--openai-zdr``), as ``cache`` does (:func:`~dsh_audit.cache.cache_group`).
 
-    Never raises for a log: one that cannot be read is a :class:`~dsh_audit.session.Failure`.
+    Never raises for a log: one that cannot be read is a :class:`~dsh_audit.session.Failure`, and
+    so is each log of a group whose given ``capture`` cannot be read; another accounting failure (a
+    capture found beside a log that cannot be read) leaves the session's row, with a note saying why.
     """
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes)
     items: list[SessionSummary | Failure] = []
     if not accounting:
         items = [summarize_session(item) if isinstance(item, Session) else item for item in group.given]
         return GroupResult.of(group, items)
-    for item, report in accounted(group, tokenizer=tokenizer, prices=prices):
+    for item, report in accounted(group, tokenizer=tokenizer, prices=prices, capture=capture,
+                                  zero_data_retention=zero_data_retention):
         if isinstance(item, Failure):
             items.append(item)
+        elif isinstance(report, CaptureError) and capture is not None:  # the capture given: bad input, as in `cache`
+            items.append(Failure(item.path, report, tuple(item.warnings), item.id))
         elif isinstance(report, DshAuditError):  # the session is still worth a row
             items.append(summarize_session(item, notes=[f"cache accounting failed: {report}"]))
         else:

@@ -82,7 +82,8 @@ _Callback = _CallableABC[[click.Context, click.Parameter, object], object]
 def _refuse_empty_paths(command: click.Command) -> None:
     """An option that takes a path refuses an empty one (a usage error naming the option), as a
     PATH argument does: ``--capture ""`` would otherwise read the current folder, and ``--sarif ""``
-    run the whole check before failing to write (issue 15: an empty path is a usage error)."""
+    run the whole check before failing to write (issue 15: an empty path is a usage error). The
+    sentence is the library's (:func:`dsh_audit._paths.empty_path_error`), naming the option."""
     for param in command.params:
         if isinstance(param, click.Option) and isinstance(param.type, click.Path):
             param.callback = _no_empty(param.callback)
@@ -91,7 +92,11 @@ def _refuse_empty_paths(command: click.Command) -> None:
 def _no_empty(callback: _Callback | None) -> _Callback:
     def check(ctx: click.Context, param: click.Parameter, value: object) -> object:
         if value == "" and ctx.get_parameter_source(param.name or "") != click.core.ParameterSource.ENVIRONMENT:
-            raise click.BadParameter("empty path (name a file or folder)", ctx=ctx, param=param)
+            # the library's sentence (load_prices, open_index, redact say it too); imported here,
+            # when an empty path is met, so that --version imports no library code
+            from .._paths import empty_path_error
+
+            raise click.UsageError(empty_path_error(*param.opts).message, ctx=ctx)
         return value if callback is None else callback(ctx, param, value)
     return check
 

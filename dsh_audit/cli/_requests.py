@@ -18,8 +18,8 @@ from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import Amount, listing_format, page_listing, print_table, progress_callback
 from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning, place_text,
-                      engine_options, jobs_option, listing_options, lenient_option, log_progress, newest_first, one_log,
-                      one_request, pager_option, selected_logs, session_paths, session_title, time_options)
+                      engine_options, jobs_option, json_option, listing_options, lenient_option, log_progress, newest_first,
+                      one_log, one_request, pager_option, selected_logs, session_paths, session_title, time_options)
 
 __all__ = ["requests_command", "show_command"]
 
@@ -255,23 +255,32 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
 @click.argument("index", type=int)
 @lenient_option
 @click.option("--compact", is_flag=True, help="Exact JSON.stringify output instead of indented JSON.")
+@json_option
 @pager_option("the JSON")
-def show_command(path: str, index: int, lenient: bool, max_version: int, compact: bool) -> int:
+def show_command(path: str, index: int, lenient: bool, max_version: int, compact: bool, as_json: bool) -> int:
     """Print request INDEX of one session log in full as JSON (messages, header, usage).
 
     INDEX is the '#' column of `dsh-audit requests`; a negative INDEX counts from the end (-1 is
-    the last request, -2 the one before) and may come before or after PATH.
+    the last request, -2 the one before) and may come before or after PATH. The object holds
+    what `requests --json` gives for the request ("index", "session_id", "kind", "turn",
+    "step", "attempt", the seqs, "header", "usage", "finish", ...), then "message_seqs" and
+    "messages", the messages it sent; indented for people, one line with --compact. With
+    --json, the same object on one line, led by "path", the log it is from, as each line of
+    `requests --json` is: that line with "message_seqs" and "messages" after it.
 
     \b
     Example:
         dsh-audit show sample_logs/tools/session.jsonl 2
-        dsh-audit show latest -1
+        dsh-audit show latest -1 --json | jq '.messages | length'
     """
     log = one_log(path)
     with log_progress([log], label="show"):
-        _, found, _ = one_request(str(log), index, lenient=lenient, max_version=max_version)
+        log_path, found, _ = one_request(str(log), index, lenient=lenient, max_version=max_version)
     request = found.to_json()
     page_listing()
-    click.echo(dumps_line(request) if compact else dumps_pretty(request))
+    if as_json:  # the log's path first, as in `requests --json`: two files may hold one session id
+        click.echo(dumps_line({"path": log_path, **request}))
+    else:
+        click.echo(dumps_line(request) if compact else dumps_pretty(request))
     return EXIT_OK
 COMMANDS = [requests_command, show_command]

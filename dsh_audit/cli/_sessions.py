@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -13,8 +13,9 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import Amount, listing_format, print_table, progress_callback, rows_fit, short_ids
 from ..session import Failure, routes_from, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning, jobs_option,
-                      lenient_option, listing_options, prices_option, routes_option, selected_logs, time_options)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo_caveats, echo_error, echo_note, echo_warning,
+                      jobs_option, lenient_option, listing_options, openai_zdr_option, prices_option, routes_option,
+                      selected_logs, stated_zdr, time_options)
 from ._priced import run_priced
 from ._views import sort_option
 
@@ -25,6 +26,8 @@ _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "
 # "hit" is the ratio itself there, from 0 to 1 (as --json and `stats` CSV give it), named so.
 _CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id")
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
+# How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
+_MAX_DEPTH = 8
 
 
 def _ratio(value: float | None) -> Amount:
@@ -43,13 +46,16 @@ def _cost(summary: SessionSummary) -> Amount | None:
     return Amount(known, Costs.shown(summary.cost_usd, requests=summary.requests, unpriced=summary.unpriced))
 
 
-def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False) -> tuple[object, ...]:
+def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, depth: int = 0) -> tuple[object, ...]:
     """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no
     accounting) and its hit ratio from 0 to 1;
-    the id as ``ID (PATH)`` when the session is listed from several files (``copies``)."""
+    the id as ``ID (PATH)`` when the session is listed from several files (``copies``); a child
+    listed under its parent (``depth`` 1 and more) has its title led by its relation
+    (:func:`_led`)."""
     last = iso_utc(summary.last_activity)
     unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
-    return (last[:16].replace("T", " ") if last else None, summary.title, summary.project,
+    title = _led(summary, depth) if depth else summary.title
+    return (last[:16].replace("T", " ") if last else None, title, summary.project,
             summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary), *unpriced,
             f"{summary.session_id} ({summary.path})" if copies else summary.session_id)
 
@@ -61,14 +67,16 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False) ->
 @click.option("--no-cost", is_flag=True,
               help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")
 @prices_option
+@capture_option
 @routes_option
+@openai_zdr_option
 @jobs_option
 @time_options
 @sort_option(("time", "cost"), meaning="Order of the sessions: time newest first by the log's own last "
              "activity, cost the costliest first (\"$?\" and no cost last).")
 def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
-                     prices_path: str | None, routes: str | None, jobs: int, since: float | None,
-                     until: float | None, sort: str) -> int:
+                     prices_path: str | None, capture: str | None, routes: str | None, openai_zdr: bool | None,
+                     jobs: int, since: float | None, until: float | None, sort: str) -> int:
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
@@ -88,9 +96,16 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     one object per session, with first_activity and the whole id. A session found in several
     files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
     one holds the other's and more (the file DSH reads, else the longer); copies that differ are
-    listed from each, their id shown "ID (PATH)" as `usage` shows it. A note says which. Costs
-    are priced as `usage` and `cache` price them (--prices, --routes, pyproject's
-    [tool.dsh-audit.prices]); a price or route file that cannot be used is one error, exit 2.
+    listed from each, their id shown "ID (PATH)" as `usage` shows it. A note says which. A fork
+    or subagent child is listed right under its parent, its title led by its relation ("└ fork",
+    "└ subagent"; a child of a child indented two spaces more); one whose parent is not listed
+    stays in its own place. --json and --format csv stay flat: a row per session in the --sort
+    order, a child in its own place (--json: "parent_session" the parent's id and "relation" fork
+    or subagent, null for a session with no parent). Costs are priced as `usage` and `cache`
+    price them (--prices, --routes, pyproject's [tool.dsh-audit.prices]) and the breaks are those
+    `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside it, as `check`
+    finds it) is compared with what was sent too, and OpenAI's default cache retention follows
+    --openai-zdr. A price, route or capture file that cannot be used is one error, exit 2.
 
     --since and --until keep the sessions active in that window, by the log's own timestamps (a
     session whose last activity is at or after --since and whose first is before --until), and
@@ -107,13 +122,14 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     try:
         # a bad price or route file is one error, before any log is read (as usage and cache do)
         prices = None if no_cost else load_prices(prices_path)
+        zdr = None if no_cost else stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
         routes_from(routes)
         logs = selected_logs(paths, since, until)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
     task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=not no_cost, prices=prices,
-                   routes=routes)
+                   routes=routes, capture=capture, zero_data_retention=zdr)
     status = EXIT_OK
     summaries: list[SessionSummary] = []
     said: set[str] = set()
@@ -150,18 +166,75 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         for summary in ordered:
             files.setdefault(summary.session_id, set()).add(summary.path)
         copies = {session_id for session_id, found in files.items() if len(found) > 1}
-        rows = [_row(s, csv=csv, copies=s.session_id in copies) for s in ordered]
+        # CSV holds the JSON's rows, flat; a table or Markdown lists each child under its parent
+        listed = [(s, 0) for s in ordered] if csv else list(_nested(ordered))
+        rows = [_row(s, csv=csv, copies=s.session_id in copies, depth=depth) for s, depth in listed]
         caption = None
         if listing_format() == "table" and not _fits(rows):
             names = short_ids(s.session_id for s in ordered)
             rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
-                    for row, s in zip(rows, ordered)]
+                    for row, (s, _) in zip(rows, listed)]
             caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
         print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", _CSV_COLUMNS if csv else _COLUMNS, rows,
                     droppable=("project", "hit"), caption=caption)
     if prices is not None:
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
     return status
+
+
+def _nested(ordered: Sequence[SessionSummary]) -> Iterator[tuple[SessionSummary, int]]:
+    """``ordered`` as the table lists it, each with its depth: a fork or subagent child right under
+    its parent (under the first row of a parent listed from several files), at depth 1, its own
+    children under it at depth 2, and so on; siblings in the order of ``ordered``. A child whose
+    parent is not listed (left out by --since, or never given) stays where ``ordered`` has it, at
+    depth 0; so does the first listed of sessions whose parents form a loop (logs that name each
+    other), the others under it."""
+    listed = {s.session_id for s in ordered}
+    children: dict[str, list[SessionSummary]] = {}
+    for summary in ordered:
+        parent = summary.parent_session
+        if parent is not None and parent != summary.session_id and parent in listed:
+            children.setdefault(parent, []).append(summary)
+    nested = {id(child) for found in children.values() for child in found}
+    reachable: set[int] = set()
+    for top in ordered:
+        if id(top) not in nested:
+            for _ in _walk(top, children, reachable):
+                pass
+    placed: set[int] = set()
+    for top in ordered:
+        if id(top) not in placed and (id(top) not in nested or id(top) not in reachable):
+            yield from _walk(top, children, placed)
+
+
+def _walk(top: SessionSummary, children: dict[str, list[SessionSummary]],
+          placed: set[int]) -> Iterator[tuple[SessionSummary, int]]:
+    """``top`` at depth 0 and its descendants under it (``children``: by parent id), each at its
+    depth, none of ``placed`` (which gets each one yielded). A loop, not recursion: a chain of
+    subagents may be deeper than Python's stack."""
+    stack = [(top, 0)]
+    while stack:
+        summary, depth = stack.pop()
+        if id(summary) in placed:
+            continue
+        placed.add(id(summary))
+        yield summary, depth
+        stack.extend((child, depth + 1) for child in reversed(children.get(summary.session_id, [])))
+
+
+def _led(summary: SessionSummary, depth: int) -> str:
+    """The title cell of a child at ``depth`` under its parent: indented two spaces a level
+    below the first (up to :data:`_MAX_DEPTH` levels) and led by its relation, ``└ fork`` or
+    ``└ subagent``, then its title if it has one.
+
+    Example:
+        >>> from dsh_audit.cache import SessionSummary
+        >>> child = SessionSummary("c.jsonl", "c", "review", None, None, None, "dsh", 0, 1, relation="fork")
+        >>> _led(child, 1), _led(child, 2)
+        ('└ fork review', '  └ fork review')
+    """
+    lead = "  " * (min(depth, _MAX_DEPTH) - 1) + f"└ {summary.relation or 'child'}"
+    return f"{lead} {summary.title}" if summary.title else lead
 
 
 def _costliest(summary: SessionSummary) -> tuple[bool, float]:

@@ -17,8 +17,9 @@ from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, p
                                short_ids, table_cell)
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_warning, engine_options, jobs_option,
-                      lenient_option, listing_options, prices_option, routes_option, selected_logs)
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo_caveats, echo_error, echo_warning, engine_options,
+                      jobs_option, lenient_option, listing_options, openai_zdr_option, prices_option, routes_option,
+                      selected_logs, stated_zdr)
 from ._priced import run_priced
 from ._views import request_window_options, sort_option
 
@@ -141,14 +142,17 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
 @request_window_options
 @prices_option
 @click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
+@capture_option
+@openai_zdr_option
 @listing_options
 @routes_option
 @lenient_option
 @jobs_option
 @engine_options
 def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | None, until: float | None,
-                  prices_path: str | None, no_breaks: bool, as_json: bool, routes: str | None, lenient: bool,
-                  max_version: int, jobs: int, engine: str, scheduler: str | None) -> int:
+                  prices_path: str | None, no_breaks: bool, capture: str | None, openai_zdr: bool | None,
+                  as_json: bool, routes: str | None, lenient: bool, max_version: int, jobs: int, engine: str,
+                  scheduler: str | None) -> int:
     """What sessions cost: tokens and USD by session, turn, day, model, window or request.
 
     Every request is priced at the rate for its model on its date and in its window (DeepSeek's
@@ -170,8 +174,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
 
     Columns: "requests" the LLM requests; "cache miss" (prompt tokens not read from the cache,
     nor written to it); "lost tokens (cost)" the prompt tokens the cache analysis expected to be
-    read from the cache and were not (breaks and other shortfalls), and what that cost over cache
-    reads: they were billed first as the request's cache writes (up to the writes it logged, at
+    read from the cache and were not (breaks and other shortfalls: the breaks `breaks` lists, a
+    log compared with its capture too, --capture or the wire.jsonl found beside it as `check`
+    finds it; none with --no-breaks), and what that cost over cache reads: they were billed first as the request's cache writes (up to the writes it logged, at
     the write rate of its TTL: Anthropic's 5-minute or 1-hour rate), the rest as cache misses
     (DeepSeek and OpenAI write nothing: all misses); "cache read", "cache write" and "output"
     tokens; "cost" the USD at the table's rates; "no cache" and "off-peak" what the same requests
@@ -184,7 +189,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     DeepSeek's hours; "standard": the provider bills one rate all day, or the request has no time
     or no price), when it was sent (UTC) and the model the table bills it as, as many of them as
     the terminal has room for beside the amounts; --json and --format csv have them all, and
-    where its rate was read, its cache retention ("1h": cacheRetention long) and the rate its
+    where its rate was read, its cache retention ("1h": cacheRetention long; OpenAI's default as --openai-zdr states it) and the rate its
     cache writes were billed at. An amount too small for 4 decimals shows two
     significant digits ("$0.000021"). --format csv writes each amount exact (as --json does),
     "lost tokens" and "lost cost" as two columns, an unknown as an empty cell. An amount over
@@ -213,14 +218,15 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     """
     try:
         prices = load_prices(prices_path)
-        routes_from(routes)  # a bad route file is one error, before any log is read
+        zdr = stated_zdr(openai_zdr)  # a bad pyproject.toml value is one error, before any log is read
+        routes_from(routes)  # and so is a bad route file
         logs = selected_logs(paths, since, until)  # a note says how many logs the window left out
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
     status = EXIT_OK
     task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=not no_breaks,
-                   routes=routes)
+                   routes=routes, capture=capture, zero_data_retention=zdr)
     ledgers: list[SessionLedger] = []
     failed = 0  # logs that could not be read, or whose reading hit a bug: left out of every sum
     warnings: dict[str, tuple[str, ...]] = {}

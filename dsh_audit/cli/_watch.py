@@ -62,9 +62,10 @@ def _loss(item: WatchRequest) -> str:
 def format_watch_line(item: WatchRequest, short_id: str | None = None) -> str:
     """One request as one plain line: time (UTC, with the date), session id (``short_id``, its
     shortest unique prefix, else whole) and title, position, model, tokens, cost, verdict; a break
-    adds its cause, what it lost and what that cost, the changed fields and the evidence seqs. The
-    time is when the request was sent for the history ``--since`` prints, when the watch saw it
-    for a new request (or one whose send time the log does not record)."""
+    adds its cause, what it lost and what that cost, the changed fields and the evidence seqs; an
+    update of a request printed before ends ``(update)``. The time is when the request was sent for
+    the history ``--since`` prints, when the watch saw it for a new request (or one whose send time
+    the log does not record)."""
     moment = item.sent if item.history and item.sent is not None else item.seen
     when = (iso_utc(moment) or "?").replace("T", " ").removesuffix("Z")
     who = short_id or item.session_id
@@ -83,6 +84,8 @@ def format_watch_line(item: WatchRequest, short_id: str | None = None) -> str:
             line += f" evidence seqs {' '.join(map(str, item.evidence_seqs))}"
     elif item.lost_tokens != 0:  # a shortfall that is no break (an expired cache...): what it cost too
         line += f"  {_loss(item)}"
+    if item.update:
+        line += "  (update)"
     return line
 
 
@@ -136,9 +139,19 @@ class _Hooks:
         self.lock = threading.Lock()
         self.ended = False
         self.active = 0  # runs started and not yet over
+        self.provisional: set[tuple[str, int]] = set()  # breaks run for that were shown as provisional
 
     def start(self, item: WatchRequest) -> None:
-        """Run the command with the break as one JSON line on its stdin."""
+        """Run the command with the break as one JSON line on its stdin, once per break: not again
+        for the update of a provisional break it already ran for."""
+        key = (item.session_id, item.index)
+        again = item.update and key in self.provisional
+        if item.provisional:
+            self.provisional.add(key)
+        else:
+            self.provisional.discard(key)
+        if again:
+            return
         with self.lock:
             self.active += 1
         try:
@@ -247,7 +260,12 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     8601 UTC (as `sessions --json` gives times), "lost_tokens" and "lost_cost_usd" (the object an
     --on-break command reads on its stdin). A fork or subagent child is compared with its parent log,
     as `breaks` does. A log that is truncated or replaced is read again from its start: the requests
-    it holds again are printed again, and the summary counts each request of a session once. A log
+    it holds again are printed again, and the summary counts each request of a session once. A
+    request printed where a log's bytes stopped (a torn tail: its usage may not be logged yet) is
+    "provisional" in JSON; once the log holds what follows it, it is printed again if that changes
+    it, as an "update" (a line ending "(update)"), and counted once. Sessions that do not change are
+    looked at, not read: the logs written last are read at once, the others' headers only, and each
+    is read whole once it changes; a few threads read, however many logs there are. A log
     or folder that cannot be read is one error line on stderr (with --json also a {"type":"error"}
     line on stdout), counted in the summary; the watch goes on. Ctrl-C or SIGTERM stops at once
     (ending a running --on-break command and what it started) with a summary and exit code 0.

@@ -32,6 +32,7 @@ import sqlite3
 from dataclasses import fields
 from pathlib import Path
 
+from .._paths import refuse_empty_paths
 from ..errors import UsageError
 from ..log import special_kind
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
@@ -148,8 +149,7 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
     kind = special_kind(location) if location else None
     if kind is not None:  # SQLite would write its journal beside it (as root: /dev/null-journal)
         raise UsageError(f"the index is {kind}, not a file", path=location, hint="give --db a file name")
-    if not location:
-        raise UsageError("the index path is empty", hint="give --db a file name")
+    refuse_empty_paths({"--db": location})
     if not create and not Path(location).is_file():
         raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
     try:

@@ -13,20 +13,27 @@ or tighter bound (a baseline written before the bound was left out of the key ma
 way: the bound is taken out of its messages too); any change to what the finding says of the log,
 or where in the session it points, makes it new. Each baseline finding accepts one finding of the
 run (the same finding twice in a run needs it twice in the baseline).
+
+A baseline is read as every configuration file is (:func:`~dsh_audit._pyproject.read_bytes`: a
+regular file of at most 16 MiB: about 20,000 findings, each written twice in a report, under its
+session and in the list of all) and parsed by orjson; one that does not fit in memory is one error
+naming ``--baseline``, not a crash.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._pyproject import ConfigFileError, read_json
+import orjson
+
+from .._pyproject import ConfigFileError, read_bytes, read_json
 from ..errors import UsageError
+from ..log import ensure_room
 from ._findings import policy_free
 from ._model import CheckResult, Finding
 
@@ -35,24 +42,52 @@ __all__ = ["Baseline", "apply_baseline", "finding_key", "load_baseline"]
 #: What a baseline finding is keyed by: rule, session id, request, seq, message without the log path
 #: and the policy's values.
 FindingKey = tuple[str, str | None, int | None, int | None, str]
-#: The largest baseline read: a JSON report of tens of thousands of findings fits many times over.
-_LIMIT = 256 << 20
 _HINT = "write the baseline with `dsh-audit check PATHS --json-report FILE` and pass that FILE"
 #: The same for the policy's baseline: a run that reads it cannot write it.
 _CONFIGURED_HINT = ("write a new one with `dsh-audit check PATHS --no-baseline --json-report {}` (the policy's "
                     "[tool.dsh-audit.check] baseline)")
+#: The hint of a baseline that does not fit in memory, given with --baseline or by the policy.
+_MEMORY_HINT = "give --baseline a report of fewer findings, or run where more memory is allowed (ulimit -v)"
+_CONFIGURED_MEMORY_HINT = ("check without the policy's baseline with --no-baseline, or give --baseline a report of "
+                           "fewer findings")
 
 
-#: What may stand before and after a path in a message: its start or end, a space, a quote, a
-#: bracket, or the punctuation after it (``path: ...``, ``(path)``, ``path, ...``).
-_BEFORE, _AFTER = r"(?<![^\s'\"`(\[])", r"(?![^\s'\"`)\]:,;])"
+#: What may stand before and after a path in a message besides whitespace (``str.isspace``), its
+#: start or its end: a quote, a bracket, or the punctuation after it (``path: ...``, ``(path)``,
+#: ``path, ...``).
+_BEFORE, _AFTER = frozenset("'\"`(["), frozenset("'\"`)]:,;")
+
+
+def _stands(text: str, at: int, end: int, *, whole: bool) -> bool:
+    """Whether ``text[at:end]`` stands as a path: after the start, whitespace or one of
+    :data:`_BEFORE`; with ``whole``, before the end, whitespace or one of :data:`_AFTER`."""
+    if at and not (text[at - 1].isspace() or text[at - 1] in _BEFORE):
+        return False
+    return not whole or end == len(text) or text[end].isspace() or text[end] in _AFTER
 
 
 def _placed(text: str, path: str, placeholder: str, *, whole: bool = True) -> str:
     """``text`` with each ``path`` that stands as a path (not inside another word: a capture
     named ``e`` is not taken out of "request") replaced by ``placeholder``; ``whole`` False: a
-    prefix of a longer path (a folder with its separator)."""
-    return re.sub(_BEFORE + re.escape(path) + (_AFTER if whole else ""), lambda _: placeholder, text)
+    prefix of a longer path (a folder with its separator). Found left to right, each after the
+    last one replaced, by ``str.find`` (a baseline's many distinct paths compile no pattern).
+
+    Example:
+        >>> _placed("a/s.jsonl: x (a/s.jsonl) xa/s.jsonl a/s.jsonlx", "a/s.jsonl", "<log>")
+        '<log>: x (<log>) xa/s.jsonl a/s.jsonlx'
+    """
+    if not path:
+        return text
+    pieces: list[str] = []
+    start = done = 0
+    while (at := text.find(path, start)) >= 0:
+        end = at + len(path)
+        if _stands(text, at, end, whole=whole):
+            pieces += (text[done:at], placeholder)
+            start = done = end
+        else:
+            start = at + 1
+    return "".join(pieces) + text[done:] if pieces else text
 
 
 def _without_path(message: str, path: str, capture: str | None = None) -> str:
@@ -137,25 +172,28 @@ def _missing_hint(path: str, *, configured: bool = False) -> str:
                                                           if configured else "")
 
 
-def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> Baseline:
-    """The baseline a JSON report of ``check`` at ``path`` holds; ``configured``: the policy names
-    it (``[tool.dsh-audit.check] baseline``), so a hint names ``--no-baseline``, which checks
-    without it.
+def _document(source: str) -> Any:
+    """The JSON document of the baseline file ``source``, read as every configuration file is (a
+    regular file of at most 16 MiB) and parsed by orjson; a text orjson refuses (a BOM, UTF-16,
+    ``NaN``, a lone surrogate, a syntax error) is read by :func:`read_json`, which reads what
+    Python's parser reads and says where it cannot.
 
     Raises:
-        UsageError: the file is missing or unreadable, is not JSON, or is not a check report
-            (one error, exit 2, its hint naming ``--json-report``: for a missing file, the command
-            that writes it, :func:`_missing_hint`).
+        ConfigFileError: as :func:`read_json` raises it.
+        MemoryError: its parse would not fit under the process's memory limit.
     """
-    source = os.fspath(path)
-    hint = _CONFIGURED_HINT.format(shlex.quote(source)) if configured else _HINT
-    try:  # a regular file (a FIFO or device is refused unread), of at most _LIMIT bytes
-        document = read_json(source, what="baseline", limit=_LIMIT)
-    except ConfigFileError as exc:
-        message = exc.message.replace("cannot open: ", "cannot read the baseline: ", 1)
-        if exc.reason == "open" and not os.path.lexists(source):
-            hint = _missing_hint(source, configured=configured)
-        raise UsageError(message, path=source, line=exc.line, hint=hint) from None
+    raw = read_bytes(source, what="baseline")
+    ensure_room(raw)  # orjson crashes when it runs out of memory under a limit: a MemoryError instead
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        del raw
+        return read_json(source, what="baseline")
+
+
+def _parsed_baseline(source: str, hint: str) -> Baseline:
+    """:func:`load_baseline` of ``source`` once the file is found; ``hint``: its errors' hint."""
+    document = _document(source)
     findings = document.get("findings") if isinstance(document, dict) else None
     tool = document.get("tool") if isinstance(document, dict) else None
     if (not isinstance(findings, list) or not isinstance(tool, dict) or tool.get("name") != "dsh-audit"
@@ -167,6 +205,31 @@ def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> 
         raise UsageError("the baseline is not a JSON report of dsh-audit check (a finding without rule or message)",
                          path=source, hint=hint)
     return Baseline(source=source, keys=tuple(key for key in keys if key is not None))
+
+
+def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> Baseline:
+    """The baseline a JSON report of ``check`` at ``path`` holds; ``configured``: the policy names
+    it (``[tool.dsh-audit.check] baseline``), so a hint names ``--no-baseline``, which checks
+    without it.
+
+    Raises:
+        UsageError: the file is missing or unreadable, larger than 16 MiB, is not JSON, is not a
+            check report, or does not fit in memory (one error, exit 2, its hint naming
+            ``--json-report``: for a missing file, the command that writes it,
+            :func:`_missing_hint`; for memory, ``--baseline``).
+    """
+    source = os.fspath(path)
+    hint = _CONFIGURED_HINT.format(shlex.quote(source)) if configured else _HINT
+    try:  # a regular file (a FIFO or device is refused unread), of at most 16 MiB
+        return _parsed_baseline(source, hint)
+    except ConfigFileError as exc:
+        message = exc.message.replace("cannot open: ", "cannot read the baseline: ", 1)
+        if exc.reason == "open" and not os.path.lexists(source):
+            hint = _missing_hint(source, configured=configured)
+        raise UsageError(message, path=source, line=exc.line, hint=hint) from None
+    except MemoryError:
+        raise UsageError("the baseline does not fit in memory", path=source,
+                         hint=_CONFIGURED_MEMORY_HINT if configured else _MEMORY_HINT) from None
 
 
 def _key(finding: Finding, capture: str | None) -> FindingKey:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._paths import refuse_empty_paths
 from .._version import __version__
 from ..capture import CapturedRequest, load_capture
 from ..errors import UsageError
@@ -175,8 +176,7 @@ def redact(path: str | os.PathLike[str], output: str | os.PathLike[str], *, salt
         >>> result.mismatched, sorted(result.secrets)  # doctest: +SKIP
         ((), ['openai_api_key'])
     """
-    if os.fspath(output) == "" or (capture_output is not None and os.fspath(capture_output) == ""):
-        raise UsageError("the output path is empty", hint="name a file with -o (and --capture-output)")
+    refuse_empty_paths({("-o", "--output"): output, "--capture-output": capture_output})
     source, target = Path(path), Path(output)
     kept = frozenset(keep)
     unknown = sorted(kept - set(KEEP_CHOICES))

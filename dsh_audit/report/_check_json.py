@@ -16,25 +16,20 @@ key existed is still a version 1 report (the schema does not require it).
 
 Numbers are spelt as every other command's ``--json`` spells them, ``JSON.stringify``'s way
 (:func:`~dsh_audit.jsjson.js_number`: ``0.000023808``, ``0``), not Python's (``2.3808e-05``,
-``0.0``): the report is :func:`~dsh_audit.report.dumps_pretty`'s indented text with each number
-written again by that writer.
+``0.0``): the report is :func:`~dsh_audit.report.dumps_pretty`'s indented text.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
 from .._version import __version__
-from ..jsjson import js_number
 from ._json import dumps_pretty
 
 __all__ = ["REPORT_SCHEMA_VERSION", "format_json", "report_object", "session_summary"]
 
 REPORT_SCHEMA_VERSION = 1
-#: A JSON string (left as it is) or a number, in JSON text.
-_TOKEN = re.compile(r'("(?:[^"\\]|\\.)*")|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
 
 
 def _breaks(check: Any) -> list[dict[str, Any]]:
@@ -93,25 +88,7 @@ def report_object(result: Any) -> dict[str, Any]:
     }
 
 
-def _number(match: re.Match[str]) -> str:
-    if match.group(1) is not None:
-        return match.group(1)
-    text = match.group(0)
-    return js_number(int(text) if text.lstrip("-").isdigit() else float(text))
-
-
-def _js_numbers(text: str) -> str:
-    """JSON ``text`` with each number spelt by :func:`~dsh_audit.jsjson.js_number`, as
-    ``JSON.stringify`` and every command's ``--json`` spell it; strings are left as they are.
-
-    Example:
-        >>> _js_numbers('{"a": 2.3808e-05, "b": 0.0, "c": "1.0e-05", "d": [1e+16, -3]}')
-        '{"a": 0.000023808, "b": 0, "c": "1.0e-05", "d": [10000000000000000, -3]}'
-    """
-    return _TOKEN.sub(_number, text)
-
-
 def format_json(result: Any) -> str:
     """The JSON report of a :class:`dsh_audit.gate.CheckResult`, indented, ending with a newline,
-    its numbers spelt as every command's ``--json`` spells them (:func:`_js_numbers`)."""
-    return _js_numbers(dumps_pretty(report_object(result))) + "\n"
+    its numbers spelt as every command's ``--json`` spells them (:func:`~dsh_audit.report.dumps_pretty`)."""
+    return dumps_pretty(report_object(result)) + "\n"

@@ -283,7 +283,7 @@ function timeline(){var s=DATA.sessions[state.session];var t=document.getElement
    m.addEventListener("click",function(ev){ev.stopPropagation();open(pos,true);});}});}
 
 function findingList(parent,items){items.forEach(function(f){add(parent,el("div",{cls:"finding-item"+(f.fails?"":" ok")},
- f.rule+" "+f.severity+(f.fails?" (fails)":"")+": "+f.message+(f.hint?" (hint: "+f.hint+")":"")+(f.line?"  ["+f.path+":"+f.line+(f.seq!==null?" seq "+f.seq:"")+"]":"")));});}
+ f.rule+" "+f.severity+(f.fails?" (fails)":f.baselined?" (baselined)":"")+": "+f.message+(f.hint?" (hint: "+f.hint+")":"")+(f.line?"  ["+f.path+":"+f.line+(f.seq!==null?" seq "+f.seq:"")+"]":"")));});}
 
 function kv(parent,rows,keyed){var tb=add(parent,el("table"));rows.forEach(function(r){if(r[1]===undefined){return;}
  var tr=add(tb,el("tr",keyed&&r[2]?{"data-key":r[2]}:null));add(tr,el("th",null,r[0]));

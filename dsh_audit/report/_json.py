@@ -9,12 +9,13 @@ other format characters, line and paragraph separators, lone surrogates) is writ
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
 
-from ..jsjson import stringify
+import orjson
+
+from ..jsjson import js_number, stringify
 
 __all__ = ["dumps_line", "dumps_pretty"]
 
@@ -104,14 +105,81 @@ def _whole(value: Any, depth: int) -> Any:
 
 
 def dumps_pretty(value: Any) -> str:
-    """Indented JSON for people, active characters escaped, so it stays inert and UTF-8; a
-    number past the double range (a log's ``1e400`` parses as infinity) is ``null``, as
-    ``JSON.stringify`` and :func:`dumps_line` write it."""
-    try:
-        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        text = json.dumps(finite(value), indent=2, ensure_ascii=False, allow_nan=False)
-    return _inert(text)
+    """Indented JSON for people (two spaces a level, ``": "`` after a key, as ``json.dumps(value,
+    indent=2)`` lays it out), active characters escaped, so it stays inert and UTF-8. Strings and
+    numbers are written as :func:`dumps_line` and ``JSON.stringify`` write them (numbers by
+    :func:`~dsh_audit.jsjson.js_number`: ``0.000023808``, ``300``, ``1e-7``; a number past the double
+    range, such as a log's ``1e400``, is ``null``), so every ``--json`` spells a value one way.
+
+    Example:
+        >>> print(dumps_pretty({"ttl": 300.0, "cost": 2.3808e-05, "n": [], "s": "\\u202e"}))
+        {
+          "ttl": 300,
+          "cost": 0.000023808,
+          "n": [],
+          "s": "\\u202e"
+        }
+    """
+    out: list[str] = []
+    _pretty(value, out, "\n")
+    return _inert("".join(out))
+
+
+def _pretty(value: Any, out: list[str], newline: str) -> None:
+    """Append ``value`` indented, ``newline`` the line break and indent of its own level."""
+    if isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        for i, (key, item) in enumerate(value.items()):
+            out += ("{" if not i else ",", inner, _scalar(key if type(key) is str else _key(key)), ": ")
+            _pretty(item, out, inner)
+        out += (newline, "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        for i, item in enumerate(value):
+            out += ("[" if not i else ",", inner)
+            _pretty(item, out, inner)
+        out += (newline, "]")
+    else:
+        out.append(_scalar(value))
+
+
+#: A string shorter than this is written by orjson directly: it asks for at most 1 MiB, which is
+#: never checked against a memory limit (:func:`~dsh_audit.jsjson.fits_in_memory`).
+_SHORT = 1 << 16
+
+
+def _scalar(value: Any) -> str:
+    """A string, number or literal as :func:`~dsh_audit.jsjson.stringify` writes it, the common
+    kinds without its checks: a short string as orjson writes it (it escapes what
+    ``JSON.stringify`` escapes, and refuses a lone surrogate, which ``stringify`` escapes), a
+    number by :func:`~dsh_audit.jsjson.js_number`."""
+    kind = type(value)
+    if kind is str and len(value) < _SHORT:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except orjson.JSONEncodeError:
+            return stringify(value)
+    if kind is int or kind is float:
+        return js_number(value)
+    if value is None or value is True or value is False:
+        return "null" if value is None else "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return stringify(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _key(key: Any) -> str:
+    """An object key as JSON text holds it: a number, ``true``, ``false`` or ``null`` as
+    ``JSON.stringify`` writes it (``String(key)``)."""
+    if key is None or isinstance(key, (bool, int, float)):
+        return stringify(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
 def finite(value: Any) -> Any:

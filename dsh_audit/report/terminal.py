@@ -21,7 +21,7 @@ import threading
 import unicodedata
 import weakref
 from decimal import Decimal
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -63,6 +63,11 @@ _WHOLE_ID = 64
 _PATH_WORD = re.compile(r"^(?:~|\.{1,2})?/|^[A-Za-z]:[\\/]|^\\\\|(?:[^/]*/){3}|\.(?:jsonl|zstd|zst|json|har)$")
 # The narrowest value column of the one-record-per-block layout (a terminal narrower than that overflows).
 _NARROWEST = 8
+# The narrowest width output is laid out for: the one-record-per-block layout of the widest header
+# (``lost tokens (cost)``, 18 cells) beside a date and time (``2027-01-15 08:00:02``, 19) or a short
+# session id (``session-86ef2d28``). A narrower terminal (``COLUMNS=1``) gets the lines of this
+# width, and wraps them itself: a number, a date or an id is never cut to fit fewer columns.
+_FLOOR_WIDTH = 40
 # A header may wrap at a space or after one of these (``turn/step/try``, ``off-peak``), never inside a word.
 _HEADER_BREAKS = re.compile(r"(?<=[/-])(?=[^/-])")
 # A word too long for its line folds after one of the first group when it can (JSON, a path), else
@@ -223,7 +228,10 @@ def stdout_console() -> Console:
         width: int | None = state.width
     else:
         width = None if sys.stdout.isatty() else _piped_width()
-    return _Console(highlight=False, soft_wrap=False, width=width)
+    console = _Console(highlight=False, soft_wrap=False, width=width)
+    if console.width < _FLOOR_WIDTH:  # a terminal (or COLUMNS) narrower than any layout: the floor's lines
+        console.width = _FLOOR_WIDTH
+    return console
 
 
 def _piped_width() -> int:
@@ -252,7 +260,8 @@ def _print_heading(console: Console, text: str) -> None:
     names): on one line when it fits :func:`title_width` (always when that is None: piped with no
     ``COLUMNS``), else broken at its last two-space gap (``PATH  session ID``:
     :func:`dsh_audit.cli._common.session_title`), each line cut in its middle (:func:`middle_cut`)
-    when still wider."""
+    when still wider, but a line after the gap that holds a session id, which is cut at its end
+    (what is left is a prefix `show` and `explain` take)."""
     from rich.cells import cell_len
 
     if not text:  # no title, no line (as rich's own title)
@@ -263,7 +272,8 @@ def _print_heading(console: Console, text: str) -> None:
         lines = [shown]
     else:
         head, gap, tail = shown.rpartition("  ")
-        lines = [middle_cut(part, width) for part in ((head, tail) if gap and head.strip() else (shown,))]
+        parts = (head, tail) if gap and head.strip() else (shown,)
+        lines = [_cut(part, width, keep_end=at == 0 or not _UUID.search(part)) for at, part in enumerate(parts)]
     for line in lines:
         console.print(_heading(line), soft_wrap=True)
 
@@ -326,10 +336,12 @@ _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionar
 
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
-                caption: str | None = None, droppable: Sequence[str] = ()) -> None:
+                caption: str | None = None, droppable: Sequence[str] = (), short: Mapping[str, str] | None = None,
+                ids: Sequence[str] = ()) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
-    Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns), and no number or
+    Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns; a terminal narrower
+    than 40 columns gets lines of 40, which it wraps: :func:`output_width`), and no number or
     word is ever split over lines: a column of numbers (``13,613,605``, ``~146``, ``12.5%``,
     ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, a text column
     at least as wide as its longest word (a path: up to ``_WHOLE_WORD`` characters; any other
@@ -350,6 +362,14 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     the style of its first; the other style only when no layout of it fits at all (a table too
     wide to be drawn boxed even so).
 
+    A table with a short form (``short``: a shorter header for some columns, as ``sessions`` says
+    ``reqs`` for ``requests``; ``ids``: columns of session ids) tries it, compact first, after each
+    layout above that fails, before it leaves out a column that has a value: its headers
+    shortened and its ids cut at their end, no further than to each one's shortest unique prefix
+    among the column's (of 16 characters at least, and through a UUID's first group, as
+    :func:`short_ids` shows one) and a ``…`` (a prefix `show` and `explain` take), and only as far
+    as the room needs.
+
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
     """
@@ -369,13 +389,18 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     headers = [stdout_text(header) for header in headers]
     console = stdout_console()
     empty, order = _left_out_order(columns, cells, droppable)
-    chosen = _layout(headers, cells, order, console.width, state)
+    form = _short_form(columns, headers, cells, short=short, ids=ids)
+    chosen = _layout(headers, cells, order, console.width, state, form=form, valued=len(empty))
     if chosen is not None:
         note = _narrow_note([headers[at] for at in order[:chosen.drop] if at in empty],
                             [headers[at] for at in order[:chosen.drop] if at not in empty])
-        _draw_table(console, title, [headers[at] for at in chosen.kept],
-                    [[row[at] for at in chosen.kept if at < len(row)] for row in cells], chosen.numeric,
-                    chosen.widths, [text for text in (caption, note) if text is not None], compact=chosen.compact)
+        shown = form.headers if chosen.short and form is not None else headers
+        cut = form.floors if chosen.short and form is not None else {}
+        _draw_table(console, title, [shown[at] for at in chosen.kept],
+                    [[_id_cut(row[at], width) if at in cut else row[at]
+                      for at, width in zip(chosen.kept, chosen.widths) if at < len(row)] for row in cells],
+                    chosen.numeric, chosen.widths, [text for text in (caption, note) if text is not None],
+                    compact=chosen.compact)
         if state is not None:
             _RUN_STYLES.setdefault(state, chosen.compact)
         return
@@ -390,6 +415,74 @@ class _Layout(NamedTuple):
     numeric: list[bool]  # whether each shown column is one of numbers (right-aligned)
     compact: bool  # borderless (True) or boxed
     drop: int  # how many columns of the order of leaving out (:func:`_left_out_order`) are left out
+    short: bool = False  # in the table's short form (:class:`_ShortForm`)
+
+
+class _ShortForm(NamedTuple):
+    """A table's short form (:func:`print_table`'s ``short`` and ``ids``, :func:`_short_form`)."""
+
+    headers: list[str]  # every column's header, shortened where the table has a shorter one
+    floors: dict[int, int]  # each column of ids (by place): the narrowest width its ids may be cut to
+
+
+# An id of a table's short form is cut no shorter than this many characters (``session-86ef2d28``,
+# which :func:`short_ids` shows), nor than through its UUID's first group: what is left names one
+# session among all those `explain` looks an id up in, not only among a table's rows.
+_SHORTEST_ID = 16
+# One character of a cell as stdout writes it (:func:`stdout_text`): itself, or its escape (an astral
+# character's is its two code units'): an id is cut between them, never inside an escape.
+_SHOWN_CHAR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|"
+                         r"\\U[0-9a-fA-F]{8}|.", re.S)
+
+
+def _short_form(columns: Sequence[str], headers: Sequence[str], cells: Sequence[Sequence[str]], *,
+                short: Mapping[str, str] | None, ids: Sequence[str]) -> _ShortForm | None:
+    """The short form of a table whose ``headers`` and ``cells`` are shown as stdout writes them;
+    None: it has none."""
+    if not short and not ids:
+        return None
+    shown = [stdout_text(terminal_text(short[column])) if short and column in short else header
+             for column, header in zip(columns, headers)]
+    floors = {at: _prefix_floor([row[at] for row in cells if at < len(row)], shown[at])
+              for at, column in enumerate(columns) if column in ids}
+    return _ShortForm(shown, floors)
+
+
+def _prefix_floor(texts: Sequence[str], header: str) -> int:
+    """The narrowest width a column of ids (``texts``, as stdout writes them) may be cut to at
+    their end (:func:`_id_cut`): each id's shortest prefix no other id starts with (of at least
+    ``_SHORTEST_ID`` characters, and through its UUID's first group), and the cut mark, or the
+    whole id when that is no narrower; and its header's longest piece."""
+    mark = _cell_len(stdout_text(_CUT))
+    unique = sorted(set(texts))
+    need = max([1, *(_cell_len(piece) for _, piece in _header_pieces(header))])
+    for text, shared in zip(unique, _shared_lengths(unique)):
+        found = _UUID.search(text)
+        least = max(shared + 1, _SHORTEST_ID, found.start() + 8 if found else 0)
+        length = 0
+        prefix: list[str] = []
+        for char in _SHOWN_CHAR.findall(text):  # whole characters, up to the least length
+            if length >= least:
+                break
+            prefix.append(char)
+            length += len(char)
+        need = max(need, min(_cell_len(text), _cell_len("".join(prefix)) + mark))
+    return need
+
+
+def _shared_lengths(unique: Sequence[str]) -> list[int]:
+    """For each of the sorted, distinct ``unique``, the most leading characters it shares with another."""
+    # Sorted: the texts sharing the most leading characters with one are its neighbours.
+    return [max((common_length(text, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)), default=0)
+            for at, text in enumerate(unique)]
+
+
+def _id_cut(text: str, width: int) -> str:
+    """An id (as stdout writes it) cut at its end to fit ``width`` cells, with a ``…``: its prefix."""
+    if _cell_len(text) <= width:
+        return text
+    mark = stdout_text(_CUT)
+    return "".join(_fitting(_SHOWN_CHAR.findall(text), width - _cell_len(mark))) + mark
 
 
 def _left_out_order(columns: Sequence[str], cells: Sequence[Sequence[str]],
@@ -402,10 +495,12 @@ def _left_out_order(columns: Sequence[str], cells: Sequence[Sequence[str]],
 
 
 def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Sequence[int], width: int,
-            state: Listing | None) -> _Layout | None:
+            state: Listing | None, *, form: _ShortForm | None = None, valued: int = 0) -> _Layout | None:
     """The first layout of :func:`print_table`'s order that fits ``width`` cells (the columns of
     ``order`` left out one by one), in the run's style (``state``: :data:`_RUN_STYLES`) when one
-    of that style fits; None: none fits (one block per row)."""
+    of that style fits; None: none fits (one block per row). The table's short ``form``, if any,
+    is tried after each layout that fails once the columns with no value (the first ``valued`` of
+    ``order``) are left out: before a column that has a value is."""
     measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
     chosen = None if state is None else _RUN_STYLES.get(state)
     # One style per run: a table after the first takes the first one's style (boxed or compact)
@@ -414,29 +509,49 @@ def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Seque
         for squeezed, cut in ((False, False), (True, False), (True, True)):
             for drop in range(len(order) + 1):
                 kept = [at for at in range(len(headers)) if at not in order[:drop]]
-                shown_headers = [headers[at] for at in kept]
-                shown_columns = [measured[at] for at in kept]
-                floors = _floors(shown_headers, shown_columns, cut=cut)
-                natural = _natural(shown_headers, shown_columns, floors)
-                # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
-                least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
-                # Squeezed, the compact table leaves text the most room; a boxed table squeezed
-                # keeps a run's boxed style (after its first table) before the other style is tried.
-                tries = ((least, True), (least, False)) if squeezed else (
-                    (natural, False), (natural, True), (least, False), (least, True))
-                for needed, compact in tries:
-                    room = width - _overhead(len(kept), compact=compact)
-                    if compact in styles and sum(needed) <= room:
-                        return _Layout(kept, _widths(shown_headers, shown_columns, least, room),
-                                       [column.numeric for column in shown_columns], compact, drop)
+                for shape in (None, form) if form is not None and drop >= valued else (None,):
+                    found = _fitting_layout(headers if shape is None else shape.headers, measured, kept, width,
+                                            styles, squeezed=squeezed, cut=cut, form=shape)
+                    if found is not None:
+                        return found._replace(drop=drop)
+    return None
+
+
+def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: list[int], width: int,
+                    styles: Sequence[bool], *, squeezed: bool, cut: bool, form: _ShortForm | None) -> _Layout | None:
+    """The layout of columns ``kept`` that fits ``width`` cells in one of ``styles``, each cell on
+    one line or (``squeezed``) wrapped down to its words (``cut``: cut down to ``_WHOLE_WORD``),
+    in a short ``form`` (its ids cut down to its floors, the compact style first); None: none."""
+    shown_headers = [headers[at] for at in kept]
+    shown_columns = [measured[at] for at in kept]
+    floors = _floors(shown_headers, shown_columns, cut=cut)
+    natural = _natural(shown_headers, shown_columns, floors)
+    # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
+    least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
+    for place, at in enumerate(kept):
+        if form is not None and at in form.floors:
+            natural[place] = least[place] = min(form.floors[at], natural[place])
+    # Squeezed, the compact table leaves text the most room; a boxed table squeezed keeps a run's
+    # boxed style (after its first table) before the other style is tried. A short form is there
+    # to keep columns: the compact style, which leaves the most room, first.
+    tries = ((least, True), (least, False)) if squeezed else (
+        ((natural, True), (natural, False), (least, True), (least, False)) if form is not None else
+        ((natural, False), (natural, True), (least, False), (least, True)))
+    for needed, compact in tries:
+        room = width - _overhead(len(kept), compact=compact)
+        if compact in styles and sum(needed) <= room:
+            return _Layout(kept, _widths(shown_headers, shown_columns, least, room),
+                           [column.numeric for column in shown_columns], compact, 0, form is not None)
     return None
 
 
 def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
-             spare: Sequence[str] | None = None, wrapping: Sequence[str] = ()) -> bool:
-    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``) would draw every row on
-    one line on this terminal: the layout it picks (as it lays a table out: every header whole
-    first, then its words, its columns narrowed widest first) leaves out no column but those with
+             spare: Sequence[str] | None = None, wrapping: Sequence[str] = (), short: Mapping[str, str] | None = None,
+             ids: Sequence[str] = ()) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``ids``) would
+    draw every row on one line on this terminal: the layout it picks (as it lays a table out:
+    every header whole first, then its words, its columns narrowed widest first, in its short
+    form before it leaves out a column with a value) leaves out no column but those with
     no value in any row and those of ``spare`` (default: all of ``droppable``), and gives every
     cell of each column it shows its whole width, but in those of ``spare`` (which could have
     gone) and ``wrapping`` (free text that may wrap). A command asks it before shortening session
@@ -446,7 +561,8 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
     headers = [stdout_text(terminal_text(column)) for column in columns]
     cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
     empty, order = _left_out_order(columns, cells, droppable)
-    chosen = _layout(headers, cells, order, output_width(), current())
+    chosen = _layout(headers, cells, order, output_width(), current(),
+                     form=_short_form(columns, headers, cells, short=short, ids=ids), valued=len(empty))
     if chosen is None:
         return False
     spared = set(droppable if spare is None else spare)
@@ -844,7 +960,8 @@ def _draw_records(console: Console, title: str, headers: Sequence[str], cells: S
 
 
 def output_width() -> int:
-    """The width stdout's lines must fit: the terminal's, or ``COLUMNS`` (else 200) when piped."""
+    """The width stdout's lines must fit: the terminal's, or ``COLUMNS`` (else 200) when piped, at
+    least ``_FLOOR_WIDTH`` (40)."""
     return stdout_console().width
 
 
@@ -1129,13 +1246,11 @@ def short_ids(ids: Iterable[str]) -> dict[str, str]:
     """
     unique = sorted(set(ids))
     short: dict[str, str] = {}
-    for at, whole in enumerate(unique):
+    for whole, shared in zip(unique, _shared_lengths(unique)):
         found = _UUID.search(whole)
         if found is None:
             short[whole] = whole
             continue
-        # Sorted: the ids sharing the most leading characters with this one are its neighbours.
-        shared = max((common_length(whole, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)), default=0)
         length = max(found.start() + 8, shared + 1)
         end = whole.find("-", length - 1)  # to the end of the UUID's group it cut into
         short[whole] = whole if end < 0 or end >= found.end() else whole[:max(end, length)]

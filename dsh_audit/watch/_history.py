@@ -1,13 +1,14 @@
 """The history ``watch --since`` prints, in the order its requests were sent.
 
-Each log is followed by its own thread, so the requests of several logs' history reach the watch
-interleaved as the threads happen to run. :class:`History` holds what comes until every log whose
-history is printed has been read up to where it stood when the watch began, then hands it over:
-the requests of the history merged by send time (the log's own clock), each log's items in their
-own order (its notes where they came), and whatever else came meanwhile after them, as it came. A log's stream marks that moment through its
-:class:`CaughtUp` wake: a stream waits for bytes only once it has handed the decoder every complete
-record the file holds, so every request of its history it could judge has been put in the queue
-before (one whose judgement waits on later bytes comes when they do, as before).
+Each log whose history is printed is read by a thread of its own, so the requests of several logs'
+history reach the watch interleaved as the threads happen to run. :class:`History` holds what comes
+until every log whose history is printed has been read up to where it stood when the watch began,
+then hands it over: the requests of the history merged by send time (the log's own clock), each
+log's items in their own order (its notes where they came), and whatever else came meanwhile after
+them, as it came. A log's stream marks that moment through its :class:`CaughtUp` wake: a stream
+waits for bytes only once it has handed the decoder every complete record the file holds, so every
+request of its history it could judge has been put in the queue before (one whose judgement waits
+on later bytes comes when they do, as before).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ __all__ = ["CaughtUp", "History"]
 
 class CaughtUp(Wake):
     """A followed file's :class:`Wake` (``inner``, the notifier's: every call is passed to it) that
-    sets ``caught_up`` the first time its stream waits for the file to grow."""
+    sets ``caught_up`` (a new event unless one is given) the first time its stream waits for the
+    file to grow."""
 
-    def __init__(self, inner: Wake) -> None:
+    def __init__(self, inner: Wake, caught_up: threading.Event | None = None) -> None:
         super().__init__(notified=inner.notified, fast=inner.fast, slow=inner.slow, safety=inner.safety)
         self.inner = inner
-        self.caught_up = threading.Event()
+        self.caught_up = caught_up if caught_up is not None else threading.Event()
 
     def grew(self) -> None:
         self.inner.grew()

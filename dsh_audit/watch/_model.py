@@ -32,6 +32,11 @@ class WatchRequest:
             what they cost over cache reads at its rate, as ``breaks --cost`` and ``usage`` count
             them (0 and $0 when it lost none); None when not known (a break whose cache reads
             were not logged: both; a loss no rate prices: the cost).
+        provisional: shown where the log's bytes stopped (a torn tail, the watch ending): what came
+            after them (its usage record) may still be written; if the log grows, the request
+            comes again with ``update`` set, once what it says differs.
+        update: this request was shown before as ``provisional``; this takes that one's place
+            (:class:`WatchSummary` counts it once).
     """
 
     seen: float
@@ -60,6 +65,8 @@ class WatchRequest:
     history: bool = False
     lost_tokens: int | None = 0
     lost_cost: float | None = 0.0
+    provisional: bool = False
+    update: bool = False
 
     @property
     def is_break(self) -> bool:
@@ -78,7 +85,8 @@ class WatchRequest:
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.lost_cost,
                 "verdict": self.verdict, "cause": self.cause, "relation": self.relation, "previous": self.previous,
                 "fields": list(self.fields), "evidence_seqs": list(self.evidence_seqs),
-                "transition": self.transition, "history": self.history}
+                "transition": self.transition, "history": self.history, "provisional": self.provisional,
+                "update": self.update}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +124,7 @@ class WatchSummary:
     A log followed again from its start (truncated, replaced or recreated) that holds the same
     session again replaces what was counted of that session at that path, so each of its requests
     is counted once: the summary holds the session's own counts, not the requests printed again.
+    An ``update`` of a request shown as ``provisional`` takes the place of what that one counted.
 
     Example:
         >>> summary = WatchSummary()
@@ -139,6 +148,9 @@ class WatchSummary:
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
     # what was counted of each (path, session): requests, breaks, cost, unpriced
     reads: dict[tuple[str, str], list[float]] = field(default_factory=dict, repr=False)
+    # the requests shown as provisional, by session and index: the path each was shown at and what
+    # it counted (requests, breaks, cost, unpriced), for the update that takes its place
+    provisional: dict[tuple[str, int], tuple[str, list[float]]] = field(default_factory=dict, repr=False)
 
     def add(self, item: WatchItem) -> None:
         if isinstance(item, WatchNote):
@@ -148,23 +160,34 @@ class WatchSummary:
             if item.level == "started" and item.session_id is not None:
                 counted = self.reads.pop((item.path, item.session_id), None)
                 if counted is not None:  # read again from its start: its requests come again
-                    self.requests -= int(counted[0])
-                    self.breaks -= int(counted[1])
-                    self.cost = usd_total((self.cost, -counted[2]))  # exact: no rounding left over
-                    self.unpriced -= int(counted[3])
+                    self._count(counted, -1)
+                    for key in [k for k, (path, _) in self.provisional.items()
+                                if k[0] == item.session_id and path == item.path]:
+                        del self.provisional[key]
             self.errors += item.level == "error"
             return
+        key = (item.session_id, item.index)
+        shown = self.provisional.pop(key, None) if item.update else None
+        if shown is not None:  # it takes the place of what the provisional one counted
+            self._count(shown[1], -1)
+            before = self.reads.get((shown[0], item.session_id))
+            if before is not None:
+                before[:] = [before[0] - 1, before[1] - shown[1][1], usd_total((before[2], -shown[1][2])),
+                             before[3] - shown[1][3]]
+        alone = [1, int(item.is_break), 0.0 if item.cost is None else item.cost, int(item.cost is None)]
         counted = self.reads.setdefault((item.path, item.session_id), [0, 0, 0.0, 0])
-        counted[0] += 1
-        self.requests += 1
-        counted[1] += item.is_break
-        self.breaks += item.is_break
-        if item.cost is None:
-            counted[3] += 1
-            self.unpriced += 1
-        else:
-            counted[2] = usd_total((counted[2], item.cost))
-            self.cost = usd_total((self.cost, item.cost))
+        counted[:] = [counted[0] + 1, counted[1] + alone[1], usd_total((counted[2], alone[2])), counted[3] + alone[3]]
+        self._count(alone, 1)
+        if item.provisional:
+            self.provisional[key] = (item.path, alone)
+
+    def _count(self, counted: list[float], sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) what some requests counted: requests, breaks, cost,
+        unpriced (the cost summed exactly: nothing left over by rounding)."""
+        self.requests += sign * int(counted[0])
+        self.breaks += sign * int(counted[1])
+        self.cost = usd_total((self.cost, sign * counted[2]))
+        self.unpriced += sign * int(counted[3])
 
     def to_json(self) -> dict[str, Any]:
         """The summary's JSON line: ``cost_usd`` the sum over the priced requests to the

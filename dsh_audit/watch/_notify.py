@@ -1,12 +1,14 @@
 """How a watch learns that a log grew or a session appeared: file-system notifications through
 the ``watchdog`` library when it is installed, else polling with an adaptive interval.
 
-Either way each followed log has a :class:`Wake` that its :class:`~dsh_audit.watch.TailStream`
-waits on. With notifications a change to the file sets it at once, and the stream still looks at
-the file every ``safety`` seconds (a notification lost on a network file system, or a path seen
-through a symbolic link, delays a record, never loses it); a new file or folder under a watched
-root asks for a rescan. Without notifications the stream looks at the file every ``fast`` seconds
-after it grew, twice as long after each look that found nothing, up to ``slow`` seconds.
+Either way each log being read has a :class:`Wake` that its :class:`~dsh_audit.watch.TailStream`
+waits on; a log no thread reads is looked at by the watch itself, which asks for the files changed
+since it last asked (:meth:`Notifier.touched`). With notifications a change to the file sets it at
+once, and the stream still looks at the file every ``safety`` seconds (a notification lost on a
+network file system, or a path seen through a symbolic link, delays a record, never loses it); a
+new file or folder under a watched root asks for a rescan. Without notifications the stream looks
+at the file every ``fast`` seconds after it grew, twice as long after each look that found
+nothing, up to ``slow`` seconds.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class Notifier:
         self.rescan = threading.Event()
         self.fast, self.slow, self.safety = fast, slow, safety
         self._wakes: dict[str, Wake] = {}
+        self._touched: set[str] = set()  # files changed since the watch last asked (notifications)
         self._lock = threading.Lock()
         self._observer: Any = None
         reason = "notifications were turned off"
@@ -109,11 +112,19 @@ class Notifier:
                 continue
             path = os.fsdecode(raw)
             with self._lock:
+                self._touched.add(path)
                 wake = self._wakes.get(path)
             if wake is not None:
                 wake.set()
         if kind in ("created", "moved", "deleted"):
             self.rescan.set()
+
+    def touched(self) -> set[str]:
+        """The files (absolute paths) a notification said changed since the last call; always
+        empty when polling."""
+        with self._lock:
+            touched, self._touched = self._touched, set()
+        return touched
 
     def wake_for(self, path: str) -> Wake:
         """The :class:`Wake` of a followed file (a new one replaces the one it had)."""

@@ -16,6 +16,15 @@ raised (the watch starts that log again from its first byte).
 The first ``history`` bytes are what the file held when watching began: plain text is never
 handed over across that boundary in one read, so while :attr:`TailStream.in_history` holds, every
 line the decoder has been given lies wholly within them (a line completed later does not).
+
+A stream can also be retired (:meth:`TailStream.retire`: the watch needs its reader for another
+log): it ends at its next wait at a record boundary and keeps an incomplete tail for the next
+reader of the file. Whatever the decoder concludes after the stream ended
+(:attr:`TailStream.finished`) depends on where the bytes stopped, not only on what they say (a
+request whose usage record had not come yet): the watch shows it as provisional, or, for a retired
+stream, not at all. A log read again from its first byte is given what was read of it before
+(``expect``): another file at its path, or fewer bytes, is a replacement, as for a stream that
+never stopped.
 """
 
 from __future__ import annotations
@@ -51,18 +60,27 @@ class TailStream:
         wake: when to look at the file next (file-system notifications or an adaptive poll,
             :class:`~dsh_audit.watch.Notifier`).
         history: the file's size when watching began (its content then is history, not new).
+        expect: for a log read again from its first byte, the file read before (its device and
+            inode, None when it was never opened) and how many of its bytes were read.
     """
 
     def __init__(self, path: str, *, stop: threading.Event, settle: float = 10.0, poll: float = 0.05,
-                 release_after: float = 5.0, wake: Wake | None = None, history: int = 0) -> None:
+                 release_after: float = 5.0, wake: Wake | None = None, history: int = 0,
+                 expect: tuple[tuple[int, int] | None, int] | None = None) -> None:
         self.path = path
         self.stop = stop
         self.settle, self.poll, self.release_after = settle, poll, release_after
         self.wake = wake if wake is not None else Wake(notified=False, fast=poll, slow=poll, safety=poll)
         self.torn = False  # an incomplete tail was handed over because the writer went away
-        self.identity: tuple[int, int] | None = None  # (device, inode) of the file being read
+        self.identity: tuple[int, int] | None = expect[0] if expect else None  # (device, inode) of the file read
+        self._floor = expect[1] if expect else 0  # fewer bytes than this: the file was truncated
         self.gone = False  # the file was deleted
+        self.retiring = False  # ending to free its reader: an incomplete tail is kept for the next one
+        #: since when (``time.monotonic``) the stream has waited at a record boundary, every byte
+        #: of the file read; None while it reads or waits for a record to complete
+        self.idle_since: float | None = None
         self._end_requested = False
+        self._finished = False
         self._file: BinaryIO | None = None
         self._offset = 0
         self._handed = 0  # bytes handed to the decoder
@@ -77,6 +95,18 @@ class TailStream:
     def offset(self) -> int:
         """Bytes of the file read so far."""
         return self._offset
+
+    @property
+    def grown_at(self) -> float:
+        """When (``time.monotonic``) bytes were last read from the file (when the stream was made,
+        before any)."""
+        return self._last_growth
+
+    @property
+    def finished(self) -> bool:
+        """Whether the stream has ended: what the decoder is handed from now on is the rest of what
+        was read, then end of file."""
+        return self._finished
 
     @property
     def in_history(self) -> bool:
@@ -102,9 +132,10 @@ class TailStream:
             self._release()
             raise LogReplaced("another file replaced the log while it was watched", path=self.path,
                               hint="DSH only appends; its new content is read from the start")
-        if size < self._offset:
+        if size < max(self._offset, self._floor):
             self._release()
-            raise LogReplaced(f"the log shrank from {self._offset} to {size} bytes while it was watched",
+            read = max(self._offset, self._floor)
+            raise LogReplaced(f"the log shrank from {read} to {size} bytes while it was watched",
                               path=self.path, hint="DSH only appends; its new content is read from the start")
         if size == self._offset:
             return False
@@ -127,6 +158,7 @@ class TailStream:
         self._offset += len(data)
         self._raw += data
         self._last_growth = time.monotonic()
+        self.idle_since = None
         if self._zstd is None and len(self._raw) >= 4:
             self._zstd = is_zstd_head(bytes(self._raw[:4]))
         if self._zstd is not None:
@@ -136,7 +168,12 @@ class TailStream:
         return True
 
     def _finish(self, *, torn: bool) -> None:
-        """No more bytes will come: hand over the incomplete tail, then end of file."""
+        """No more bytes will come: hand over the incomplete tail (a retiring stream keeps it for
+        the next reader of the file), then end of file."""
+        if self.retiring:
+            self._offset -= len(self._raw)
+            self._raw.clear()
+        self._finished = True
         self.torn = torn and bool(self._raw)
         self._ready += self._raw
         self._raw.clear()
@@ -163,6 +200,10 @@ class TailStream:
                 continue
             if not self._raw and idle >= self.release_after:
                 self._release()
+            if self._raw:
+                self.idle_since = None
+            elif self.idle_since is None:
+                self.idle_since = time.monotonic()
             # an incomplete record is looked at again soon (a notification may be coalesced or lost)
             self.wake.wait(at_most=min(self.poll * 4, max(self.settle - idle, self.poll)) if self._raw else None)
 
@@ -190,6 +231,12 @@ class TailStream:
         complete is read, then end of file; an incomplete tail is not reported as torn."""
         self._end_requested = True
         self.wake.set()
+
+    def retire(self) -> None:
+        """End the stream at its next wait, without handing over an incomplete tail (the next
+        reader of the file reads it whole): the watch needs this stream's reader for another log."""
+        self.retiring = True
+        self.end()
 
     def close(self) -> None:
         self._ended = True

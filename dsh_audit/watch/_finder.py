@@ -1,0 +1,359 @@
+"""Which logs a watch follows: a cheap look at the folders under the watched paths, and the one
+file read of each session present as several files.
+
+:class:`Finder` runs discovery again only when the folders may have changed (an ``os.stat`` of each
+folder and of each file discovery peeks at, no file opened while none changed); :class:`Sessions`
+keeps the session each file holds and decides which file of each session is followed
+(:func:`one_each`: the file the other commands read, :func:`~dsh_audit.log.discover`), reading a
+header for its id only where a file may be another's copy (:func:`may_be_copies`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import DshAuditError
+from ..log import canonical_generation, copy_name, discover, in_layout, read_log
+from ._model import WatchNote
+from ._readers import Shown
+
+__all__ = ["Finder", "Sessions", "differs_note", "identity", "may_be_copies", "one_each", "session_id", "signature"]
+
+
+def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
+    """The logs under ``paths`` now, and the folders under them that cannot be listed (each with
+    why): the logs elsewhere are still found. A folder that holds no log yet is not an error (watch
+    waits). Copies of a session are not compared here (:func:`one_each` does that, only when the
+    files change): a poll must not re-read every file. A session folder's plain file beside the
+    compressed one discovery picks (``session.jsonl`` beside ``session.jsonl.zstd``: DSH writes
+    one of them, and the plain one is the one written when DSH's compression is off) is listed
+    after it, as a copy to compare."""
+    found: list[Path] = []
+    refused: dict[str, str] = {}
+    for path in paths:
+        try:
+            logs = discover([path], refused=refused, copies=False)
+        except DshAuditError:
+            continue
+        for log in logs:
+            found.append(log)
+            # discovery yields one file of a folder's generation: the plain one beside it is hidden
+            if log.name.endswith(".zstd") and canonical_generation(log.name) is not None:
+                plain = log.with_name(log.name.removesuffix(".zstd"))
+                if plain not in logs and os.path.isfile(plain):
+                    found.append(plain)
+    return found, refused
+
+
+_LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+_FOLDER, _FILE, _ROOT = 0, 1, 2  # what a mark is of: a folder, a file discovery peeks at, a watched path
+#: Seconds within which a folder's time may still be the time of a later change (a coarse
+#: file-system clock): a folder changed that recently is listed again at each look until it is not.
+_RACY = 2.0
+
+_Mark = tuple[int, ...]
+
+
+def _mark(path: str, kind: int) -> _Mark | None:
+    """What changes when a folder's entries change (its mtime and ctime: a file created, removed or
+    renamed in it, its permissions changed), when a file is written or replaced, or (a watched path
+    that is a file) when another file takes the path; None when it cannot be looked at."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if kind == _FILE:
+        return info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+    if kind == _FOLDER or stat.S_ISDIR(info.st_mode):
+        return info.st_ino, info.st_mode, info.st_mtime_ns, info.st_ctime_ns
+    return info.st_ino, info.st_mode
+
+
+def _names(folder: str) -> frozenset[str] | None:
+    """The entries of a folder; None when it cannot be listed."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(entry.name for entry in entries)
+    except OSError:
+        return None
+
+
+@dataclass
+class _Tree:
+    """A look at the folders under the watched paths: a mark (:func:`_mark`) of each watched path,
+    each folder under them (a symbolic link to a folder is not entered, as discovery does not enter
+    one) and each file with a log's suffix (discovery may peek at its first bytes), and each
+    folder's entries."""
+
+    marks: dict[str, tuple[int, _Mark | None]]
+    names: dict[str, frozenset[str]]
+
+
+def _look(roots: Sequence[str]) -> _Tree | None:
+    """The folders under ``roots`` now (:class:`_Tree`); None when one cannot be listed (the tree
+    is then looked at whole every time, so that it is reported, or found again once it can be)."""
+    tree = _Tree({}, {})
+    for root in roots:
+        tree.marks[root] = (_ROOT, _mark(root, _ROOT))
+        stack = [root] if os.path.isdir(root) else []
+        while stack:
+            folder = stack.pop()
+            names: list[str] = []
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        names.append(entry.name)
+                        if entry.is_dir(follow_symlinks=False):
+                            tree.marks[entry.path] = (_FOLDER, _mark(entry.path, _FOLDER))
+                            stack.append(entry.path)
+                        elif entry.name.endswith(_LOG_SUFFIXES):
+                            tree.marks[str(Path(entry.path))] = (_FILE, _mark(entry.path, _FILE))
+            except OSError:
+                return None
+            tree.names[folder] = frozenset(names)
+    return tree
+
+
+class Finder:
+    """:func:`_find`, looked at whole only when the tree may have changed.
+
+    Each whole look marks the folders under the watched paths (:func:`_look`); a later look only
+    looks at those marks (an ``os.stat`` each, no file opened): while none changed (no file was
+    created, removed or renamed in any folder, no file that discovery peeks at and did not take for
+    a log was written), the logs found are the same, and no file is opened to learn them. A folder
+    changed within :data:`_RACY` seconds of a look is listed again at each look until then (a
+    change in the same tick of a coarse clock leaves its time as it was); a folder that cannot be
+    listed, and ``whole`` seconds since the last whole look, make the next look a whole one."""
+
+    def __init__(self, roots: Sequence[str], *, whole: float) -> None:
+        self.roots = list(roots)
+        self.whole = whole
+        self._tree: _Tree | None = None
+        self._racy: set[str] = set()  # folders whose time was recent when they were last listed
+        self._found: list[Path] = []
+        self._at = 0.0
+
+    def _unchanged(self) -> bool:
+        tree = self._tree
+        if tree is None or time.monotonic() - self._at >= self.whole:
+            return False
+        if not all(_mark(path, kind) == mark for path, (kind, mark) in tree.marks.items()):
+            return False
+        listed = time.time()
+        for folder in list(self._racy):
+            if _names(folder) != tree.names.get(folder):
+                return False
+            if not _recent(tree.marks[folder][1], listed):
+                self._racy.discard(folder)  # a later change cannot have its time any more
+        return True
+
+    def find(self) -> tuple[list[Path], dict[str, str], bool]:
+        """The logs under the roots now, the folders that cannot be listed (each with why), and
+        whether they were looked at whole (else the logs are those the last whole look found)."""
+        if self._unchanged():
+            return list(self._found), {}, False
+        listed = time.time()
+        tree = _look(self.roots)
+        found, refused = _find(self.roots)
+        if tree is None or refused:
+            self._tree = None
+        else:
+            logs = {str(p) for p in found}
+            # a log found is followed (its growth is its follower's); a file not taken for a log
+            # may become one as it is written
+            tree.marks = {path: (kind, mark) for path, (kind, mark) in tree.marks.items()
+                          if not (kind == _FILE and path in logs)}
+            self._tree = tree
+            self._racy = {folder for folder in tree.names if _recent(tree.marks[folder][1], listed)}
+        self._found, self._at = list(found), time.monotonic()
+        return found, refused, True
+
+
+def _recent(mark: _Mark | None, listed: float) -> bool:
+    """Whether a folder's mark has a time within :data:`_RACY` seconds before ``listed``."""
+    return mark is not None and len(mark) == 4 and max(mark[2], mark[3]) >= (listed - _RACY) * 1e9
+
+
+def session_id(path: str) -> str | None:
+    """The session id in a log's header; None when it cannot be read yet (or at all: following it
+    says why)."""
+    try:
+        log = read_log(path, lenient=True)
+    except (DshAuditError, OSError):
+        return None
+    log.close()
+    return log.header.id
+
+
+def may_be_copies(found: Sequence[str]) -> set[str]:
+    """The logs of ``found`` that :func:`discover` could take for copies of another of them, so
+    whose header's session id is worth a read: every one when logs DSH keeps and logs outside its
+    home are found together (discovery then compares files by their headers' ids), else those
+    whose name says the session another's name says (it compares files by their names). A log
+    alone in its folder and in its name (one session's file, an export) is never opened for its
+    id: its follower reads it (its ``started`` note)."""
+    named = {path: (in_layout(Path(path)), copy_name(Path(path))) for path in found}
+    if len({kept for kept, _name in named.values()}) > 1:
+        return set(found)
+    counts: dict[str, int] = {}
+    for _kept, name in named.values():
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
+
+
+def one_each(group: list[str]) -> tuple[list[str], list[str]] | None:
+    """Of the files of one session (in the order discovery lists them), those the other commands
+    read (:func:`discover`, which compares them line by line) and its notes saying which file was
+    read instead of which; None when one cannot be looked at now (decided at a later look)."""
+    if len(group) == 1:
+        return group, []
+    notes: list[str] = []
+    try:
+        kept = {str(p) for p in discover(group, notes=notes, copies=True)}
+    except DshAuditError:
+        return None
+    return [p for p in group if p in kept], notes
+
+
+def differs_note(read: str, copy: str) -> str:
+    """The note for a copy left out that stopped holding only the lines of the file read (it grew
+    by other lines: garbage, another continuation): both paths whole, the folder they share said
+    once, as discovery's notes say them."""
+    try:
+        shared = os.path.commonpath([os.path.dirname(read), os.path.dirname(copy)])
+    except ValueError:  # one absolute, one relative: nothing to say once
+        shared = ""
+    if shared not in ("", os.curdir, os.sep):
+        prefix = f"under {shared}{os.sep}: "
+        read, copy = os.path.relpath(read, shared), os.path.relpath(copy, shared)
+    else:
+        prefix = ""
+    return (f"one session in two files {prefix}read {read}, not {copy} (it held the other's lines and now "
+            "differs from them: it is not followed, so no request is shown twice)")
+
+
+def signature(path: str) -> tuple[int, int, int] | None:
+    """What changes when a file is written or replaced: its size, mtime and inode."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+def identity(path: str) -> tuple[int, int] | None:
+    """The file at ``path`` (its device and inode); None when it cannot be looked at."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+class Sessions:
+    """Which file of each session is followed (see the module docstring). One session in several
+    files: the session each log holds (its header's id; a followed log's from its ``started`` note)
+    with the file it was read in (device, inode), the files of each session as last decided, the
+    copies not followed (each with its signature: one that changes is compared again), the file
+    followed for each session, a file to follow in place of one whose reader is still ending
+    (``waiting``: the ending one -> the new one) or has ended (``instead``: new -> old), and the
+    requests each ended reading showed (``shown_at``: the file that takes its place leaves them out)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, tuple[tuple[int, int] | None, str]] = {}
+        # logs whose header could not be read, at which signature
+        self.unread: dict[str, tuple[int, int, int] | None] = {}
+        self.members: dict[str, list[str]] = {}
+        self.copies: dict[str, tuple[int, int, int] | None] = {}
+        self.chosen_for: dict[str, str] = {}
+        self.waiting: dict[str, str] = {}
+        self.instead: dict[str, str] = {}
+        self.shown_at: dict[str, Shown] = {}
+        # copies left out that now differ from the file read (noted once): copy -> that file
+        self.diverged: dict[str, str] = {}
+        self._wanted: tuple[list[str], set[str]] = ([], set())  # the files found last, and which may be copies
+
+    def group(self, found: list[str], fresh: bool) -> dict[str, list[str]]:
+        """The files found, by the session each holds (those whose session is known or can be read
+        now). A session id is read once per file: again only when another file took its path
+        (looked at when the folders were looked at whole, ``fresh``: a file moved into place
+        changes its folder); a copy left out that was written is read again (it may hold another
+        session now)."""
+        present = set(found)
+        for gone in [p for p in self.ids if p not in present]:
+            del self.ids[gone]
+        for gone in [p for p in self.unread if p not in present]:
+            del self.unread[gone]
+        grouped: dict[str, list[str]] = {}
+        if found != self._wanted[0]:  # worked out again only when other files are found
+            self._wanted = (found, may_be_copies(found))
+        wanted = self._wanted[1]
+        for path in found:
+            known = self.ids.get(path)
+            if known is not None and fresh and known[0] != identity(path):
+                del self.ids[path]  # another file took its path
+                known = None
+            elif known is not None and path in self.copies and self.copies[path] != signature(path):
+                again = session_id(path)  # a copy left out was written: it may hold another session now
+                if again is not None:
+                    known = self.ids[path] = (identity(path), again)
+            sid = known[1] if known is not None else None
+            if sid is None and path in wanted and (path not in self.unread or self.unread[path] != signature(path)):
+                held_in = identity(path)
+                sid = session_id(path)  # read once per file that may have a copy (else its reader says it)
+                if sid is None:
+                    self.unread[path] = signature(path)  # tried again once it changes
+                else:
+                    self.ids[path] = (held_in, sid)
+                    self.unread.pop(path, None)
+            if sid is not None:
+                grouped.setdefault(sid, []).append(path)
+        return grouped
+
+    def decide(self, sid: str, group: list[str], *, followed: Container[str],
+               end: Callable[[str], None]) -> list[WatchNote] | None:
+        """Decide which file of session ``sid`` to follow (:func:`one_each`); None when one file
+        could not be looked at (decided at a later look). A followed file left out (a copy now holds
+        its lines and more) is ended (``end``), and the file chosen instead takes its place
+        (``instead``). A ``note`` for each copy newly left out."""
+        decided = one_each(group)
+        if decided is None:
+            return None
+        kept, said = decided
+        self.members[sid] = group
+        before = self.chosen_for.get(sid)
+        # A copy left out before that now differs from the file read (it grew by other lines)
+        # stays left out: its requests so far were shown from that file. The file read stays
+        # the same; when it went, a copy left out takes its place (``instead``), not every one.
+        was_copy = {path for path in group if path in self.copies}
+        chosen = before if before in kept else next((p for p in kept if p in was_copy), kept[0])
+        differ = [p for p in kept if p != chosen and p in was_copy and before is not None]
+        notes: list[WatchNote] = []
+        for path in group:
+            if path not in kept or path in differ:
+                self.copies[path] = signature(path)
+                if path in followed:
+                    end(path)  # a copy of what is followed now; it hands over and ends
+            else:
+                self.copies.pop(path, None)
+            if path not in differ:
+                self.diverged.pop(path, None)
+            elif self.diverged.get(path) != chosen:
+                self.diverged[path] = chosen  # said once, until it is a copy again or another file is read
+                notes.append(WatchNote(time.time(), chosen, "note", differs_note(chosen, path), sid))
+        notes.extend(WatchNote(time.time(), chosen, "note", note, sid) for note in said)
+        self.chosen_for[sid] = chosen
+        if (before is not None and before not in kept and (len(kept) == 1 or chosen in was_copy)
+                and chosen not in followed):
+            self.instead[chosen] = before  # its requests shown in ``before`` are not shown again
+        return notes
+
+    def changed(self, sid: str, group: list[str]) -> bool:
+        """Whether the files of a session changed since they were last compared."""
+        return group != self.members.get(sid) or any(self.copies[p] != signature(p) for p in group if p in self.copies)
