@@ -28,7 +28,7 @@ from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.log._records import LongStrings
 from dsh_audit.session import Session, open_session
 from dsh_audit.wire import fold_text_block, load_routes, make_renderer, without_cache_markers
-from dsh_audit.wire._piai import js_len, sanitize_surrogates
+from dsh_audit.wire._piai_js import js_len, sanitize_surrogates
 
 CHAT = Path(__file__).resolve().parents[1] / "sample_logs" / "chat" / "session.jsonl"
 MIB = 1 << 20

@@ -23,7 +23,7 @@ from dsh_audit.errors import RenderError
 from dsh_audit.jsjson import stringify
 from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.wire._openai import OpenAIRenderer
-from dsh_audit.wire._piai_models import PiModel
+from dsh_audit.wire._piai_facts import PiModel
 
 SYSTEM = "Be brief."
 CODER = PiModel(provider="gw", id="coder", api="openai-completions", base_url="http://gateway.local/v1",

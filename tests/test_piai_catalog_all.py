@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from dsh_audit.testing import LogBuilder, tool_schema
-from dsh_audit.wire._piai_models import (BUILTIN_MODELS, CATALOG_FILE, PIAI_CATALOG, catalog_api, catalog_base_url,
-                                         catalog_models, catalog_source, resolve_model)
+from dsh_audit.wire._piai_catalog import (BUILTIN_MODELS, CATALOG_FILE, PIAI_CATALOG, catalog_api, catalog_base_url,
+                                          catalog_models, catalog_source, resolve_model)
 from dsh_audit.wire._piai_routes import parse_routes
 
 from _cli import invoke

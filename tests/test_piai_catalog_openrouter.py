@@ -1,5 +1,5 @@
 """pi-ai 0.82.1's OpenRouter catalog (``dist/providers/data/openrouter.json``) ships whole in
-:data:`~dsh_audit.wire._piai_models.BUILTIN_MODELS`, and the ``or-*`` oracle cases (pi-ai's own bytes for
+:data:`~dsh_audit.wire._piai_catalog.BUILTIN_MODELS`, and the ``or-*`` oracle cases (pi-ai's own bytes for
 OpenRouter models of families the other cases do not cover) were recorded with pi-ai's own entries.
 
 The catalog's model ids are pinned here as data: no test reads pi-ai's package or runs Node.
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dsh_audit.errors import RenderError
-from dsh_audit.wire._piai_models import BUILTIN_MODELS, resolve_model
+from dsh_audit.wire._piai_catalog import BUILTIN_MODELS, resolve_model
 
 ORACLE = Path(__file__).parent / "data" / "piai_oracle"
 OR_CASES = sorted(p.stem for p in ORACLE.glob("or-*.json"))

@@ -25,7 +25,7 @@ from dsh_audit.jsjson import stringify
 from dsh_audit.session import Session, open_session, route_renderer
 from dsh_audit.testing import LogBuilder, ToolCall, tool_schema
 from dsh_audit.wire import OFFLOADED_IMAGE_TEXT, PiRoutes, images_in_body, make_renderer
-from dsh_audit.wire._piai_models import PiModel, RouteProfile
+from dsh_audit.wire._piai_facts import PiModel, RouteProfile
 from dsh_audit.wire._piai_routes import parse_routes
 
 from _cli import invoke

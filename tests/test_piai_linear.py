@@ -28,7 +28,7 @@ from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.wire import without_cache_markers
 from dsh_audit.wire._anthropic import AnthropicRenderer
 from dsh_audit.wire._openai import OpenAIRenderer
-from dsh_audit.wire._piai_models import PiModel
+from dsh_audit.wire._piai_facts import PiModel
 
 from _cli import invoke
 

@@ -23,7 +23,7 @@ from dsh_audit.jsjson import stringify
 from dsh_audit.testing import LogBuilder, ToolCall, tool_schema
 from dsh_audit.wire._anthropic import AnthropicRenderer
 from dsh_audit.wire._openai import OpenAIRenderer
-from dsh_audit.wire._piai_models import PiModel
+from dsh_audit.wire._piai_facts import PiModel
 
 SYSTEM = "Be brief."
 EPHEMERAL = {"type": "ephemeral"}

@@ -20,7 +20,7 @@ from _cli import invoke
 from dsh_audit.redact import Placeholders, session_verdicts
 from dsh_audit.redact import _capture, _placeholder, _response
 from dsh_audit.redact._capture import LogRedactor
-from dsh_audit.redact._placeholder import rewrite_keys, string_tokens
+from dsh_audit.redact._json_text import rewrite_keys, string_tokens
 from dsh_audit.redact._response import redact_response_text
 from dsh_audit.redact._verdicts import digest
 from dsh_audit.session import open_session

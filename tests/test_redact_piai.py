@@ -30,7 +30,7 @@ from dsh_audit.redact._verdicts import digest
 from dsh_audit.session import Session, open_session
 from dsh_audit.validate import validate
 from dsh_audit.wire import images_in_body, load_routes
-from dsh_audit.wire._piai import js_blank
+from dsh_audit.wire._piai_js import js_blank
 from dsh_audit.wire._piai_routes import parse_routes
 
 ORACLE = Path(__file__).parent / "data" / "piai_oracle"

@@ -16,7 +16,7 @@ import json
 
 from dsh_audit.redact import Placeholders
 from dsh_audit.redact._capture import LogRedactor, redact_body
-from dsh_audit.redact._placeholder import reencode, rewrite_keys
+from dsh_audit.redact._json_text import reencode, rewrite_keys
 
 SALT = b"speed31"
 SESSION = "session-0b6f6a0e-4f2c-4a55-9d3e-2b1c5f7e8a90"

@@ -18,15 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from dsh_audit.report import terminal
+from dsh_audit.report import _console, _table_draw, terminal
+from dsh_audit.report import _tables as layout
 from dsh_audit.report.terminal import print_table
 
 from _properties import examples
 
 Draw = Callable[..., None]
 
-FAST: Draw = terminal._draw_table
-RICH: Draw = terminal._draw_table_rich  # the reference: rich draws every cell
+FAST: Draw = _table_draw._draw_table
+RICH: Draw = _table_draw._draw_table_rich  # the reference: rich draws every cell
 
 
 @contextmanager
@@ -41,7 +42,9 @@ def _stdout(kind: str, width: int) -> Iterator[Callable[[], bytes]]:
                 return Console(file=screen, force_terminal=True, color_system="truecolor", width=width,
                                highlight=False, soft_wrap=False)
 
-            with mock.patch.object(terminal, "stdout_console", console), redirect_stdout(io.StringIO()):
+            # print_table and the width of its title (output_width) both draw on this console
+            with mock.patch.object(layout, "stdout_console", console), \
+                    mock.patch.object(_console, "stdout_console", console), redirect_stdout(io.StringIO()):
                 yield lambda: screen.getvalue().encode()
         else:
             raw = io.BytesIO()
@@ -52,7 +55,7 @@ def _stdout(kind: str, width: int) -> Iterator[Callable[[], bytes]]:
 
 def _printed(draw: Draw, kind: str, width: int, *args: Any, **options: Any) -> bytes:
     """What ``print_table(*args, **options)`` writes with ``draw`` as its ``_draw_table``."""
-    with _stdout(kind, width) as written, mock.patch.object(terminal, "_draw_table", draw):
+    with _stdout(kind, width) as written, mock.patch.object(layout, "_draw_table", draw):
         print_table(*args, **options)
         return written()
 
@@ -80,7 +83,7 @@ class _Spy:
 @pytest.fixture
 def rich_draws(monkeypatch: pytest.MonkeyPatch) -> _Spy:
     spy = _Spy()
-    monkeypatch.setattr(terminal, "_draw_table_rich", spy)
+    monkeypatch.setattr(_table_draw, "_draw_table_rich", spy)
     return spy
 
 
@@ -280,6 +283,6 @@ def test_any_widths_are_drawn_as_rich_draws_them(table: tuple[str, list[str], li
     drawn = []
     for draw in (FAST, RICH):
         with _stdout(kind, width) as written:
-            draw(terminal.stdout_console(), title, headers, cells, numeric, widths, captions, compact=compact)
+            draw(_console.stdout_console(), title, headers, cells, numeric, widths, captions, compact=compact)
             drawn.append(written())
     assert drawn[0] == drawn[1]

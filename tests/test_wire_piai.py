@@ -22,9 +22,12 @@ from dsh_audit.jsjson import stringify
 from dsh_audit.wire import ADAPTERS, make_renderer
 from dsh_audit.wire._anthropic import AnthropicRenderer, render_anthropic
 from dsh_audit.wire._openai import OpenAIRenderer, detect_compat, render_openai, short_hash
-from dsh_audit.wire._piai import estimate_context_tokens, js_len, js_parse, pi_context, transform_messages
+from dsh_audit.wire._piai_context import pi_context
+from dsh_audit.wire._piai_js import js_len, js_parse
+from dsh_audit.wire._piai_transform import estimate_context_tokens, transform_messages
 from dsh_audit.wire import PiRoutes, load_routes
-from dsh_audit.wire._piai_models import BUILTIN_MODELS, PiModel
+from dsh_audit.wire._piai_catalog import BUILTIN_MODELS
+from dsh_audit.wire._piai_facts import PiModel
 
 from _golden import CORPUS
 

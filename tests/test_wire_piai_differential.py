@@ -23,7 +23,7 @@ from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder, tool_schema
 from dsh_audit.wire._anthropic import AnthropicRenderer
 from dsh_audit.wire._openai import OpenAIRenderer
-from dsh_audit.wire._piai_models import PiModel
+from dsh_audit.wire._piai_facts import PiModel
 from dsh_audit.wire._piai_routes import parse_routes
 from dsh_audit.wire._responses import ResponsesRenderer
 

@@ -21,7 +21,7 @@ import pytest
 
 from dsh_audit.session import Session, open_session, route_renderer
 from dsh_audit.wire import make_renderer
-from dsh_audit.wire._piai_models import BUILTIN_MODELS, PIAI_CATALOG
+from dsh_audit.wire._piai_catalog import BUILTIN_MODELS, PIAI_CATALOG
 from dsh_audit.wire._piai_routes import parse_routes
 
 ORACLE = Path(__file__).parent / "data" / "piai_oracle"

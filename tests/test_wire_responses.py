@@ -21,7 +21,7 @@ from dsh_audit.jsjson import stringify_bytes
 from dsh_audit.session import open_session, route_for, route_renderer
 from dsh_audit.testing import LogBuilder, ToolCall, tool_schema
 from dsh_audit.wire import images_in_body, make_renderer
-from dsh_audit.wire._piai_models import BUILTIN_MODELS
+from dsh_audit.wire._piai_catalog import BUILTIN_MODELS
 from dsh_audit.wire._piai_routes import parse_routes
 
 from _cli import invoke

@@ -13,13 +13,13 @@ Rules, in order:
 2. **Kind.** Loop captures pair with loop requests, compaction with compaction, title with title;
    a capture of kind ``other`` (no body, not JSON, no ``messages``) is not an LLM call, never
    paired, unless DSH's session header names one of the given sessions and it is a POST to an
-   endpoint :func:`capture_apis` knows (a ``GET /models`` is no LLM call): then it is that session's
+   endpoint :func:`._evidence.capture_apis` knows (a ``GET /models`` is no LLM call): then it is that session's
    call whose body cannot be read, and it pairs, after that session's other captures, with the
    first of the session's requests still unpaired (in send order) whose route and model it fits;
    the note says why its body is no request body (:func:`unreadable_body`), and its verdict is
    ``different`` (it is never identical to a rebuilt body).
-3. **Route.** A capture pairs only with a request whose route (:func:`log_routes`, or the
-   ``routes`` given) speaks the wire API of the capture's endpoint (:func:`capture_apis`:
+3. **Route.** A capture pairs only with a request whose route (:func:`._evidence.log_routes`, or the
+   ``routes`` given) speaks the wire API of the capture's endpoint (:func:`._evidence.capture_apis`:
    ``…/messages`` is pi-ai ``anthropic-messages``, ``…/chat/completions`` DSH's native adapter or
    pi-ai ``openai-completions`` — only the native one when the DSH session header is there —,
    ``…/responses`` pi-ai ``openai-responses``; the body's shape when the path says nothing), and
@@ -28,7 +28,7 @@ Rules, in order:
 4. **Order.** Within one session, kind, route and model, requests (in the order given) and
    captures (in capture order) are paired first to first. A lane whose route and model both sides
    know and that holds more requests than captures, or fewer, is paired by content instead
-   (:func:`_by_content`): still in order, but each capture with the request whose new messages it
+   (:func:`._content._by_content`): still in order, but each capture with the request whose new messages it
    sends, so a body missing in the middle of the lane leaves only its own request unpaired.
 5. **Retries.** Consecutive captures of one session and kind with identical bodies are one
    send and its resends. Consecutive rebuilt attempts of one step (``attempt`` 2, 3, ...) are
@@ -62,7 +62,7 @@ from ._evidence import RouteApi, _Facts, _cuts, _facts, _fits, _hinted, capture_
 from ._loaders import _too_large
 from ._types import CapturedRequest, unreadable_body
 
-__all__ = ["Pairing", "RouteApi", "align", "too_large"]
+__all__ = ["Pairing", "align", "too_large"]
 
 _PAIRED_KINDS = ("loop", "compaction", "title")
 
@@ -110,7 +110,7 @@ def _capture_runs(captures: Sequence[CapturedRequest]) -> list[list[CapturedRequ
 def _matches(request_runs: Sequence[list[Request]], capture_runs: Sequence[list[CapturedRequest]],
              lanes: Mapping[int, tuple[str | None, str | None]], facts: Mapping[int, _Facts]) -> dict[int, int]:
     """Request run -> capture run: first every run whose route and model both sides know, in order
-    within each lane (by content where the lane's counts differ: :func:`_by_content`); then the
+    within each lane (by content where the lane's counts differ: :func:`._content._by_content`); then the
     runs left, each taking the first capture run left that fits."""
     partner: dict[int, int] = {}
     taken: set[int] = set()
@@ -217,10 +217,10 @@ def align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
     Args:
         requests: rebuilt requests, from one or several logs.
         captures: a loaded capture.
-        routes: the route API of each request (:data:`RouteApi`): for an opened
+        routes: the route API of each request (:data:`._evidence.RouteApi`): for an opened
             :class:`dsh_audit.session.Session`, ``session.route(r).api`` when that route's adapter
             is known, else None (what :func:`dsh_audit.capture.session_captures` passes; it also
-            knows a ``--routes`` file); default :func:`log_routes` of ``requests``.
+            knows a ``--routes`` file); default :func:`._evidence.log_routes` of ``requests``.
 
     Returns pairings in the order of ``requests`` (a request's resends right after it), then
     the captures nothing explains, in capture order.

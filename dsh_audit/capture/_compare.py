@@ -23,7 +23,8 @@ from ..log import parse_json
 from ..replay import Request
 from ..session import Bodies
 from ..wire import images_in_body, make_renderer
-from ._align import Pairing, RouteApi, align, too_large
+from ._align import Pairing, align, too_large
+from ._evidence import RouteApi
 from ._types import CapturedRequest, last_user_text
 
 __all__ = ["RequestDiff", "compare_capture", "gate_ok"]

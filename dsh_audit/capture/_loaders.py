@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._urls import url_problem
 from ..errors import CaptureError, UnreadableError
 from ..log import DecodeBudget, TornTail, open_regular, parse_json
 from ._types import CapturedRequest, classify
@@ -300,10 +301,11 @@ def _har_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
         request = entry.get("request") if isinstance(entry, dict) else None
         if not isinstance(request, dict):
             raise _error(path, where, "entry has no request object", hint)
-        try:
-            url_path = _har_url_path(str(request.get("url") or ""))
-        except ValueError as exc:  # urlsplit refuses e.g. an unclosed IPv6 bracket
-            raise _error(path, where, f"request.url is not a URL ({exc})", hint) from None
+        url = str(request.get("url") or "")
+        problem = url_problem(url)
+        if problem is not None:
+            raise _error(path, where, f"request.url is not a URL ({problem})", hint)
+        url_path = _har_url_path(url)
         headers = _har_headers(path, where, request.get("headers"))
         yield (str(request.get("method") or "POST").upper(), url_path, headers,
                _har_body(path, where, request, headers), _text_value(entry.get("startedDateTime")), str(path), where)

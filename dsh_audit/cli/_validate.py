@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +10,7 @@ import click
 
 from .._version import __version__
 from ..errors import MalformedRecordError, UsageError
-from ..report import dumps_line, validation_sarif
+from ..report import dumps_line, dumps_pretty, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_error, echo_lines, engine_options,
@@ -89,7 +88,8 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         if ignored:
             echo(_hidden_text(hidden), err=True)
     if sarif_path is not None:
-        write_output(sarif_path, json.dumps(validation_sarif(findings, tool_version=__version__), indent=2) + "\n",
+        # written as `check --sarif` writes its report (report.format_sarif): one JSON writer
+        write_output(sarif_path, dumps_pretty(validation_sarif(findings, tool_version=__version__)) + "\n",
                      what="SARIF")
     if as_json:  # last, once every output is written: a run that fails there has no summary
         summary = _summary(findings, files=files, passed=passed)

@@ -19,7 +19,7 @@ becomes a placeholder of the same length, the same one wherever it stands, in th
 too; only a public vendor API's exact host stays (:mod:`._hosts`). Other headers stay (the SDK's
 ``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``): no verdict reads
 them but DSH's session and compaction headers, which stay verbatim.
-String tokens are rewritten with :func:`._placeholder.reencode`, which keeps each character's
+String tokens are rewritten with :func:`._json_text.reencode`, which keeps each character's
 escape form, so every length stays.
 
 Secrets are counted where they are redacted: a string the capture holds as the rendered log does
@@ -44,7 +44,7 @@ from ..log import parse_json
 from ..report import dumps_line
 from ..session import Session, route_apis
 from ..wire import images_in_body
-from ._placeholder import JsonPath, json_string, reencode, rewrite_keys, string_tokens
+from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._redactor import TOOL_NAME_KEYS, Redactor
 from ._response import WIRE_KEYS, below_content, redact_content_text, redact_response, wire_structural
 from ._hosts import HOST_HEADERS, host_value, redact_ascii, redact_host, redact_url

@@ -15,7 +15,7 @@ differ at exactly the byte where they did (break offsets stay; at the character,
 non-space multi-byte character of a text, whose placeholder may walk past the spaces of its class),
 different texts always get different placeholders (each byte is a bijection given its prefix), and no
 ASCII character is left in place but the spaces a text starts with, path separators and line breaks.
-The prefix is that of the line: every line break (:data:`LINE_BREAKS`, as ``str.splitlines`` splits)
+The prefix is that of the line: every line break (:data:`._shifts.LINE_BREAKS`, as ``str.splitlines`` splits)
 stays itself, no other character becomes one, and the hash starts again after it, so the lines two
 versions of a system prompt share keep equal placeholders and a line diff of them its hunks. Without
 the salt the shifts say nothing; with many texts, the first character of each line is a fixed
@@ -25,7 +25,7 @@ Session ids (:meth:`Placeholders.keep_identifiers`: the log's own, its parent's,
 identifiers, not content: a text that holds one keeps it verbatim in place, its placeholder built
 around it, so a parent's tool result that names its child's session still names it (``breaks`` dates
 a subagent's spawn by that first mention). Only a string of the shape DSH gives a session id
-(:data:`SESSION_ID`: a UUID, or 32 hex digits, after an optional prefix such as ``session-``) is one.
+(:data:`._plain.SESSION_ID`: a UUID, or 32 hex digits, after an optional prefix such as ``session-``) is one.
 
 What is kept on purpose: whitespace-only texts (renderers drop them, so the verdict depends on
 it), the spaces a content text starts with (so that a text is blank for JavaScript's ``trim`` and
@@ -33,7 +33,7 @@ Python's ``isspace`` exactly when its placeholder is: :meth:`Placeholders.plain`
 structure inside texts that are JSON objects or arrays (keys, numbers, literals and
 layout stay; string values are replaced), so tool arguments still parse to objects of the same
 shape. An object key that holds a secret is the exception: the secret in it is replaced in place
-(:meth:`Placeholders.keys`, :func:`rewrite_keys`), keeping the key's lengths and the object's keys
+(:meth:`Placeholders.keys`, :func:`._json_text.rewrite_keys`), keeping the key's lengths and the object's keys
 distinct.
 """
 
@@ -44,14 +44,12 @@ import json
 from collections.abc import Callable, Iterable
 
 from ._json_secrets import _KeyEnds, _key_run, _member_keys, _split_keys, context_secrets
-from ._json_text import (_SHORTEST_SECRET, _TOKEN, JsonPath, _char_starts, _json_text, _skeleton_only, json_string,
-                         reencode, rewrite_keys, string_tokens)
-from ._plain import IMAGE_LIMIT, SESSION_ID, PlainPlaceholders
+from ._json_text import _SHORTEST_SECRET, _TOKEN, _char_starts, _json_text, _skeleton_only, reencode, rewrite_keys
+from ._plain import PlainPlaceholders
 from ._secrets import SecretMatch, find_secrets, private_key_closed, scrub
-from ._shifts import _ALNUM, LINE_BREAKS
+from ._shifts import _ALNUM
 
-__all__ = ["IMAGE_LIMIT", "JsonPath", "LINE_BREAKS", "Placeholders", "SESSION_ID", "context_secrets", "json_string",
-           "reencode", "rewrite_keys", "string_tokens"]
+__all__ = ["Placeholders"]
 
 
 def _free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -144,29 +142,29 @@ class Placeholders(PlainPlaceholders):
         """A kept text (``--keep``, structural strings): ``text`` with each secret in it replaced by its
         :meth:`plain` placeholder, every other character kept; ``found(kind, secret)`` is told of each.
 
-        Each JSON string in the text (all of JSON object or array text, or a quoted string of other
-        text that reads as one) is read as :meth:`json` reads a value: its secrets are looked for in
-        the string as read (escapes decoded, so a secret written with ``\\uXXXX`` or ``\\/`` escapes is
-        found; JSON text inside it is read the same way, at any depth), replaced there, and the string
-        written back in its original's escape forms (:func:`reencode`; a character written ``\\/``
-        stays ``/``), so every length stays and the JSON stays valid. A secret found only with what
-        surrounds a string (``"api_key": "..."``, an ``Authorization`` header) is replaced inside the
-        string, the rest as written. In JSON object or array text a secret inside an object key is
-        replaced as every key is (:func:`rewrite_keys` with :meth:`keys`), so the object's keys stay
-        distinct whatever their order. How a string is read depends on the string alone, not on what
-        follows it, so two texts that share a prefix keep sharing it up to the string where they part.
+        Each JSON string in the text (all of JSON object or array text, or a quoted string of other text that
+        reads as one) is read as :meth:`json` reads a value: its secrets are looked for in the string as read
+        (escapes decoded, so a secret written with ``\\uXXXX`` or ``\\/`` escapes is found; JSON text inside it
+        is read the same way, at any depth), replaced there, and the string written back in its original's
+        escape forms (:func:`._json_text.reencode`; a character written ``\\/`` stays ``/``), so every length
+        stays and the JSON stays valid. A secret found only with what surrounds a string (``"api_key": "..."``,
+        an ``Authorization`` header) is replaced inside the string, the rest as written. In JSON object or array
+        text a secret inside an object key is replaced as every key is (:func:`._json_text.rewrite_keys` with
+        :meth:`keys`), so the object's keys stay distinct whatever their order. How a string is read depends on
+        the string alone, not on what follows it, so two texts that share a prefix keep sharing it up to the
+        string where they part.
 
-        A string that is the value of an object member (of the JSON, or of a record: ``key``) is also read
-        with its key, as :func:`context_secrets` reads it, so a key written ``"Author\\u0069zation"`` gives
-        its value the same context as ``"Authorization"``. A private key block that starts inside a JSON
-        string ends with that string, unless its ``-----END`` line is in a later string (a key written as
-        an array of lines): then every string up to that line goes, and the JSON between them stays.
-        Without an END line, a block its string leaves open (:func:`._secrets.private_key_open`) goes on
-        over the value strings after it that read as key body (:func:`._secrets.key_body`), up to the
-        first that does not (prose stays), and counts once. A BEGIN line cut over any number of
-        consecutive value strings (:func:`_split_keys`) opens a block in the string that ends it, and a
-        block whose next strings read as pieces of a key, however short, up to an END line (whole or cut
-        over strings: :func:`._secrets.key_end`) takes them all; each string is read once (:class:`_KeyEnds`).
+        A string that is the value of an object member (of the JSON, or of a record: ``key``) is also read with
+        its key, as :func:`._json_secrets.context_secrets` reads it, so a key written ``"Author\\u0069zation"``
+        gives its value the same context as ``"Authorization"``. A private key block that starts inside a JSON
+        string ends with that string, unless its ``-----END`` line is in a later string (a key written as an
+        array of lines): then every string up to that line goes, and the JSON between them stays. Without an END
+        line, a block its string leaves open (:func:`._secrets.private_key_open`) goes on over the value strings
+        after it that read as key body (:func:`._secrets.key_body`), up to the first that does not (prose
+        stays), and counts once. A BEGIN line cut over any number of consecutive value strings
+        (:func:`._json_secrets._split_keys`) opens a block in the string that ends it, and a block whose next
+        strings read as pieces of a key, however short, up to an END line (whole or cut over strings:
+        :func:`._secrets.key_end`) takes them all; each string is read once (:class:`._json_secrets._KeyEnds`).
 
         Example:
             >>> p = Placeholders(b"salt")
@@ -337,7 +335,7 @@ class Placeholders(PlainPlaceholders):
         ``value(start, token)`` (``start``: where the token starts in ``text``) and, when ``other`` is
         given, each other piece by ``other(start, piece)``. With ``keys`` (``text`` is JSON), keys,
         numbers, literals and layout are kept but for a key that holds a secret: it is renamed as
-        every key is (:func:`rewrite_keys` with :meth:`keys`), and ``found`` is told of each such
+        every key is (:func:`._json_text.rewrite_keys` with :meth:`keys`), and ``found`` is told of each such
         secret. Without, a key is a string as any other."""
         out: list[str] = []
         tokens = list(_TOKEN.finditer(text))

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ._placeholder import JsonPath, json_string, reencode, rewrite_keys, string_tokens
+from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._redactor import STRUCTURAL_KEYS, Redactor
 
 __all__ = ["WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
@@ -95,7 +95,7 @@ def wire_structural(path: JsonPath) -> bool:
 
 def _rewrite(text: str, new: Callable[[str, JsonPath], str]) -> str:
     """JSON ``text`` with each string value replaced in place, in order, by ``new(value, path)``
-    written in its original's escape forms (:func:`._placeholder.reencode`): one read of the text."""
+    written in its original's escape forms (:func:`._json_text.reencode`): one read of the text."""
     out: list[str] = []
     last = 0
     for start, end, token, path in string_tokens(text):

@@ -434,7 +434,7 @@ def _fold(text: str) -> str:
 def context_key(key: str) -> bool:
     """Whether an object key can make its value a secret (``"api_key": "..."``, ``"Authorization":
     "Bearer ..."``): only such a key's members are looked at as a whole (see
-    :func:`dsh_audit.redact._placeholder.context_secrets`).
+    :func:`dsh_audit.redact._json_secrets.context_secrets`).
 
     Example:
         >>> context_key("OPENAI_API_KEY"), context_key("Proxy-Authorization"), context_key("command")

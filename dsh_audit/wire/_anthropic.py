@@ -2,8 +2,9 @@
 
 Models pi-ai **0.82.1** ``api/anthropic-messages.js`` (``streamSimple``, ``buildParams``,
 ``convertMessages``, ``convertTools``, ``createClient``) under ``@anthropic-ai/sdk`` 0.91.1, as DSH
-0.1.0-rc.8's ``llm-pi-ai`` adapter drives it (spec §8.2, §8.3). The shared context conversion and
-``transformMessages`` live in :mod:`dsh_audit.wire._piai`.
+0.1.0-rc.8's ``llm-pi-ai`` adapter drives it (spec §8.2, §8.3). The shared context conversion lives
+in :mod:`dsh_audit.wire._piai_context`, ``transformMessages`` in :mod:`dsh_audit.wire._piai_transform`,
+their assembly in :mod:`dsh_audit.wire._piai`.
 
 Body, in key order: ``model``, ``messages``, ``max_tokens``, ``stream: true``, then ``system``
 (one text block), ``temperature`` (only without thinking), ``tools``, ``thinking``,
@@ -33,9 +34,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RenderError
-from ._piai import (CopilotHeaders, body_context, clamp_max_tokens, clean_id, js_blank, sanitize_surrogates,
-                    transform_messages)
-from ._piai_models import PiCall, PiModel, PiRenderer, merge_profile_headers, user_agent
+from ._piai import CopilotHeaders, body_context
+from ._piai_call import PiCall
+from ._piai_facts import PiModel
+from ._piai_js import clean_id, js_blank, sanitize_surrogates
+from ._piai_models import PiRenderer, merge_profile_headers, user_agent
+from ._piai_transform import clamp_max_tokens, transform_messages
 from ._registry import register
 from ._types import WireRequest
 

@@ -3,7 +3,8 @@
 Models pi-ai **0.82.1** ``api/openai-completions.js`` (``streamSimple``, ``buildParams``,
 ``convertMessages``, ``convertTools``, ``detectCompat``/``getCompat``, ``createClient``) under
 ``openai`` 6.26.0, as DSH 0.1.0-rc.8's ``llm-pi-ai`` adapter drives it (spec §8.2, §8.3). The shared
-context conversion and ``transformMessages`` live in :mod:`dsh_audit.wire._piai`.
+context conversion lives in :mod:`dsh_audit.wire._piai_context`, ``transformMessages`` in
+:mod:`dsh_audit.wire._piai_transform`, their assembly in :mod:`dsh_audit.wire._piai`.
 
 Body, in key order: ``model``, ``messages``, ``stream: true``, ``prompt_cache_key`` /
 ``prompt_cache_retention`` (official OpenAI URL or long retention only), ``stream_options``,
@@ -36,9 +37,12 @@ from typing import Any
 
 from ..errors import RenderError
 from ..jsjson import stringify
-from ._piai import (CopilotHeaders, body_context, clean_id, js_blank, js_head, js_parse, sanitize_surrogates,
-                    transform_messages)
-from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, js_truthy, merge_profile_headers, user_agent
+from ._piai import CopilotHeaders, body_context
+from ._piai_call import PiCall, clamp_level
+from ._piai_facts import PiModel
+from ._piai_js import clean_id, js_blank, js_head, js_parse, js_truthy, sanitize_surrogates
+from ._piai_models import PiRenderer, merge_profile_headers, user_agent
+from ._piai_transform import transform_messages
 from ._registry import register
 from ._types import WireRequest
 

@@ -1,10 +1,10 @@
 """What the two pi-ai renderers share: DSH's context conversion and pi-ai's pre-processing.
 
-Model facts and DSH's call options live in :mod:`dsh_audit.wire._piai_models`; JavaScript's string
-and JSON semantics in :mod:`dsh_audit.wire._piai_js`; steps 1 and 2 below in
-:mod:`dsh_audit.wire._piai_context`, steps 3 and 4 in :mod:`dsh_audit.wire._piai_transform`. This
-module assembles a request's context from them (:func:`request_context`, the fold of
-:func:`folded_request_context`, GitHub Copilot's headers) and re-exports what the renderers read.
+Model facts live in :mod:`dsh_audit.wire._piai_facts` and :mod:`dsh_audit.wire._piai_catalog`, DSH's
+call options in :mod:`dsh_audit.wire._piai_call`; JavaScript's string and JSON semantics in
+:mod:`dsh_audit.wire._piai_js`; steps 1 and 2 below in :mod:`dsh_audit.wire._piai_context`, steps 3
+and 4 in :mod:`dsh_audit.wire._piai_transform`. This module assembles a request's context from them
+(:func:`request_context`, the fold of :func:`folded_request_context`, GitHub Copilot's headers).
 
 Models pi-ai **0.82.1** (``@earendil-works/pi-ai``, the version DSH 0.1.0-rc.8 pins) as read from
 its published ``dist/`` (``api/transform-messages.js``, ``api/simple-options.js``,
@@ -64,33 +64,11 @@ from ..errors import RenderError
 from ..replay import MessageView
 from ._images import has_image
 from ._piai_call import PiCall, compaction_messages
-from ._piai_context import _DAMAGED, _header_context, _pi_message, parse_arguments, pi_assistant, pi_context
+from ._piai_context import _DAMAGED, _header_context, _pi_message, pi_context
 from ._piai_facts import PiModel
-from ._piai_js import clean_id, js_blank, js_head, js_len, js_parse, sanitize_surrogates
-from ._piai_transform import (Transform, _head_tokens, _message_tokens, clamp_max_tokens, estimate_context_tokens,
-                              transform_messages)
+from ._piai_transform import Transform, _head_tokens, _message_tokens, clamp_max_tokens, estimate_context_tokens
 
-__all__ = [
-    "CopilotHeaders",
-    "body_context",
-    "clamp_max_tokens",
-    "clean_id",
-    "copilot_headers",
-    "Sink",
-    "Transform",
-    "estimate_context_tokens",
-    "folded_request_context",
-    "js_blank",
-    "js_head",
-    "js_len",
-    "js_parse",
-    "parse_arguments",
-    "pi_assistant",
-    "pi_context",
-    "request_context",
-    "sanitize_surrogates",
-    "transform_messages",
-]
+__all__ = ["CopilotHeaders", "Sink", "body_context", "copilot_headers", "folded_request_context", "request_context"]
 
 
 def request_context(request: Any, call: PiCall, *, owned_routes: frozenset[str] | None,
@@ -167,7 +145,7 @@ class Sink(Protocol):
     """An adapter's ``convertMessages``, one transformed message at a time."""
 
     def add(self, msg: dict[str, Any]) -> None:
-        """Convert ``msg``, the next message :class:`Transform` settled."""
+        """Convert ``msg``, the next message :class:`._piai_transform.Transform` settled."""
 
     def finish(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The converted messages of the list so far followed by ``extra`` (its tail), without
@@ -218,7 +196,7 @@ _Converted = tuple[Mapping[str, Any], list[dict[str, Any]], tuple[tuple[str, str
 
 def _converted(message: Mapping[str, Any], owned: frozenset[str] | None, tool_names: dict[str, str],
                cache: dict[int, _Converted], old: dict[int, _Converted]) -> list[dict[str, Any]]:
-    """:func:`_pi_message` of a text-only message, made once per message object: a pure function of
+    """:func:`._piai_context._pi_message` of a text-only message, made once per message object: a pure function of
     the message and ``owned``, but for the ``toolName`` of its tool results (what the history's
     calls named), checked on reuse. The entry holds the message, so its id is not reused."""
     entry = cache.get(id(message))

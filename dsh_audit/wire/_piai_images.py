@@ -3,7 +3,7 @@
 Written from DSH 0.1.0-rc.8 ``packages/llm/llm-pi-ai/src/adapter.ts`` (``stream``: the model's image
 input, the attachment service) and ``src/context.ts`` (``assertSupportedImageRoles``,
 ``toPiContextWithImages``, ``userContent``). A request with an image anywhere takes this path as a
-whole; :func:`dsh_audit.wire._piai.pi_context` uses it. The image walk, the offload and the
+whole; :func:`dsh_audit.wire._piai_context.pi_context` uses it. The image walk, the offload and the
 attachment lookup are the ones both DSH adapters share (:mod:`dsh_audit.wire._images`).
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from .._json import json_objects
 from ..errors import RenderError
 from ._images import IMAGE_BYTES_HINT, attachment_bytes, has_image, image_attachment, offload_images, to_base64
-from ._piai_models import PiModel
+from ._piai_facts import PiModel
 
 __all__ = ["image_messages", "user_content"]
 

@@ -1,20 +1,15 @@
-"""The facts a pi-ai rendering needs beyond the log: model catalog entries and DSH's call options.
+"""The request headers of a pi-ai rendering and :class:`PiRenderer`, the render steps its renderers share.
 
 pi-ai resolves a route/model to a ``Model`` (context window, output capability, reasoning levels,
-compat switches, model headers) that DSH never logs; :class:`PiModel` is that record,
-:data:`PIAI_CATALOG` holds pi-ai's whole built-in catalog (every provider and model, shipped as
-package data, :data:`CATALOG_FILE`, read on first use), :data:`BUILTIN_MODELS` the entries of the
-catalog routes DSH users pick most, and callers pass their own for other routes.
-:func:`request_call` applies DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2): which
-effort reaches pi-ai, which cap, and what the adapter refuses. Facts are those of pi-ai **0.82.1**
-(its ``dist/providers/data/*.json``, ``dist/providers/*.js`` and ``models.js`` level rules) and
-DSH 0.1.0-rc.8's ``llm-pi-ai/src/catalog.ts`` for hand-declared models. :class:`PiRenderer` holds
-the route profile settings the pi-ai renderers take and the render steps they share.
-
-:class:`PiModel` and :class:`RouteProfile` live in :mod:`dsh_audit.wire._piai_facts`, the catalog
-in :mod:`dsh_audit.wire._piai_catalog`, DSH's call options in :mod:`dsh_audit.wire._piai_call`;
-this module holds the request headers and :class:`PiRenderer`, and re-exports the rest for the
-renderers.
+compat switches, model headers) that DSH never logs: that record is
+:class:`~dsh_audit.wire._piai_facts.PiModel` (a route's settings:
+:class:`~dsh_audit.wire._piai_facts.RouteProfile`), pi-ai's catalog of them lives in
+:mod:`dsh_audit.wire._piai_catalog`, and DSH's side of ``llm-pi-ai/src/adapter.ts`` (spec §8.2:
+which effort reaches pi-ai, which cap, what the adapter refuses) in :mod:`dsh_audit.wire._piai_call`.
+This module holds what a rendering adds to them: the headers pi-ai and its SDKs send
+(:func:`merge_profile_headers`, :func:`credential_header`, :func:`user_agent`) and
+:class:`PiRenderer`, which holds the route profile settings the pi-ai renderers take and the render
+steps they share.
 """
 
 from __future__ import annotations
@@ -27,41 +22,11 @@ from urllib.parse import urlsplit
 
 from ..errors import RenderError
 from ..jsjson import stringify_bytes
-from ._piai_call import PiCall, clamp_level, compaction_messages, request_call
-from ._piai_catalog import (BUILTIN_MODELS, CATALOG_FILE, PIAI_CATALOG, catalog_api, catalog_base_url, catalog_models,
-                            catalog_source, resolve_model)
-from ._piai_facts import (CONTEXT_SAFETY_TOKENS, PI_AI_VERSION, PI_MAX_REQUEST_IMAGE_BYTES, THINKING_LEVELS, PiModel,
-                          RouteProfile)
-from ._piai_js import js_truthy
+from ._piai_call import PiCall, request_call
+from ._piai_facts import PiModel
 from ._types import WireRequest
 
-__all__ = [
-    "BUILTIN_MODELS",
-    "CATALOG_FILE",
-    "CONTEXT_SAFETY_TOKENS",
-    "HARNESS_VERSION",
-    "PI_AI_VERSION",
-    "PIAI_CATALOG",
-    "PI_MAX_REQUEST_IMAGE_BYTES",
-    "SDK_PLATFORM",
-    "THINKING_LEVELS",
-    "PiCall",
-    "PiModel",
-    "PiRenderer",
-    "RouteProfile",
-    "catalog_api",
-    "js_truthy",
-    "catalog_base_url",
-    "catalog_models",
-    "catalog_source",
-    "clamp_level",
-    "compaction_messages",
-    "credential_header",
-    "merge_profile_headers",
-    "request_call",
-    "resolve_model",
-    "user_agent",
-]
+__all__ = ["HARNESS_VERSION", "SDK_PLATFORM", "PiRenderer", "credential_header", "merge_profile_headers", "user_agent"]
 
 #: DSH release whose attribution ``user-agent`` the pi-ai renderers write unless told otherwise.
 HARNESS_VERSION = "0.1.0-rc.8"
@@ -76,7 +41,7 @@ _API_ADAPTERS = {"anthropic-messages": "anthropic", "openai-completions": "opena
 def merge_profile_headers(headers: list[tuple[str, str]], call: PiCall, *, client: tuple[str, ...] = (),
                           dynamic: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str]]:
     """``headers`` (the SDK's, in wire order, ending with DSH's ``user-agent`` and
-    ``content-type``) with the model's catalog ``headers`` (:attr:`PiModel.headers`) and the route
+    ``content-type``) with the model's catalog ``headers`` (:attr:`._piai_facts.PiModel.headers`) and the route
     profile's ``headers`` (DSH ``requestHeaders``: deployment headers, attribution names removed,
     then the attribution) merged as pi-ai and its SDK merge them.
 
@@ -161,13 +126,13 @@ class PiRenderer:
     """What the pi-ai renderers share: the route profile's settings and the render steps.
 
     A subclass names its pi-ai API, endpoint and adapter, and builds the body and the headers.
-    The three profile settings, when given, win over the route file's (:class:`RouteProfile` on
-    each model); what the log records wins over both (:func:`request_call`).
+    The three profile settings, when given, win over the route file's (:class:`._piai_facts.RouteProfile`
+    on each model); what the log records wins over both (:func:`._piai_call.request_call`).
 
     Args:
-        models: extra :class:`PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
+        models: extra :class:`._piai_facts.PiModel` facts by ``(route, model id)``; built-ins cover the corpus.
         owned_routes: the routes of the pi-ai adapter that serves the request (default: every route,
-            as DSH's one ``llm-pi-ai`` adapter serves them all; see :func:`pi_context`).
+            as DSH's one ``llm-pi-ai`` adapter serves them all; see :func:`._piai_context.pi_context`).
         profile_reasoning: the route profile's ``reasoning``, used when a request names no effort
             (default: the route file's, :class:`~dsh_audit.wire.RouteProfile`).
         cache_retention: the profile's ``cacheRetention`` (``short``, ``long``, ``none``; default:

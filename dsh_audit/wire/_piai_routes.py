@@ -32,16 +32,18 @@ import re
 import reprlib
 import threading
 import time
-from urllib.parse import urlsplit
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._json import refuse_constant
+from .._urls import url_problem
 from ..errors import UnreadableError, UsageError
 from ..log import open_regular
-from ._piai_models import THINKING_LEVELS, PiModel, RouteProfile, catalog_base_url, catalog_models, js_truthy
+from ._piai_catalog import catalog_base_url, catalog_models
+from ._piai_facts import THINKING_LEVELS, PiModel, RouteProfile
+from ._piai_js import js_truthy
 
 if TYPE_CHECKING:
     import yaml
@@ -949,32 +951,6 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
                         max_request_image_bytes=image_bound)
 
 
-def _url_problem(url: str) -> str | None:
-    """Why ``url`` is not a URL, in the project's words; None when it is one. Control characters
-    (C0, DEL) are looked for first: Python's :func:`urlsplit` drops some (tab, CR, LF) and reads
-    the others as host text, so an escape sequence (``ESC ] 0 ; ... BEL``) was an unmatched ``]``;
-    its own messages are never shown.
-
-    Example:
-        >>> _url_problem("http://gw.corp\\x1b]0;x\\x07.example/v1"), _url_problem("http://[::1/v1")
-        ('it holds a control character', 'its host has a [ without a ] or a ] without a [')
-        >>> _url_problem("http://[1.2.3.4]/v1"), _url_problem("http://127.0.0.1:8080/v1") is None
-        ('the host in brackets is not an IPv6 address', True)
-    """
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url):
-        return "it holds a control character"
-    try:
-        urlsplit(url)
-    except ValueError:  # about the host (urlsplit's checks): which of them, from the host itself
-        host = re.split("[/?#]", url.partition("//")[2], maxsplit=1)[0]
-        if ("[" in host) != ("]" in host):
-            return "its host has a [ without a ] or a ] without a ["
-        if "[" in host:
-            return "the host in brackets is not an IPv6 address"
-        return "its host holds a character that Unicode normalisation turns into / ? # @ or :"
-    return None
-
-
 def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],
            shared_api: set[str], defaults: tuple[int, int], at: str) -> PiModel:
     model_api = api or (base.api if base else None) or (next(iter(shared_api)) if len(shared_api) == 1 else None)
@@ -986,7 +962,7 @@ def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str 
     base_url = profile.get("baseURL") or (base.base_url if base is not None else catalog_base_url(provider))
     if not isinstance(base_url, str):
         raise _Bad(f"{at}", "needs a baseURL: the catalog does not describe this route")
-    problem = _url_problem(base_url)
+    problem = url_problem(base_url)
     if problem is not None:
         raise _Bad(f"{route}.baseURL", f"is not a URL ({problem})")
     context = _positive(entry.get("contextWindow"), f"{at}.contextWindow") or \

@@ -6,8 +6,9 @@ Models pi-ai **0.82.1** ``api/openai-responses.js`` (``streamSimple`` :145-154, 
 :16-34, ``convertToolResultOutput`` :35-57) under ``openai`` 6.26.0, as DSH 0.1.0-rc.8's
 ``llm-pi-ai`` adapter drives it: pi-ai's catalog provider ``openai`` (``providers/data/openai.json``,
 every model ``openai-responses``) and hand-declared routes with ``api: openai-responses`` (DSH
-``llm-pi-ai/src/catalog.ts:303-311``). The shared context conversion, the estimate and clamp, and
-``transformMessages`` live in :mod:`dsh_audit.wire._piai`.
+``llm-pi-ai/src/catalog.ts:303-311``). The shared context conversion lives in
+:mod:`dsh_audit.wire._piai_context`, the estimate, clamp and ``transformMessages`` in
+:mod:`dsh_audit.wire._piai_transform`, their assembly in :mod:`dsh_audit.wire._piai`.
 
 Body, in key order: ``model``, ``input``, ``stream: true``, ``prompt_cache_key`` (the session id,
 its first 64 code points, unless retention is ``none``; ``openai-prompt-cache.js:2-9``),
@@ -58,9 +59,12 @@ from typing import Any
 from ..errors import RenderError
 from ..jsjson import stringify
 from ._openai import short_hash
-from ._piai import (CopilotHeaders, body_context, clean_id, js_len, js_parse, sanitize_surrogates,
-                    transform_messages)
-from ._piai_models import PiCall, PiModel, PiRenderer, clamp_level, merge_profile_headers, user_agent
+from ._piai import CopilotHeaders, body_context
+from ._piai_call import PiCall, clamp_level
+from ._piai_facts import PiModel
+from ._piai_js import clean_id, js_len, js_parse, sanitize_surrogates
+from ._piai_models import PiRenderer, merge_profile_headers, user_agent
+from ._piai_transform import transform_messages
 from ._registry import register
 from ._types import WireRequest
 

@@ -1,0 +1,190 @@
+"""Text fitted to a width: cut in its middle or at its end around a ``…``, its lines wrapped at
+spaces, and session ids shortened to their shortest unique prefix.
+
+rich (its cell widths) is imported when text is measured, not with this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from .._seq import common_length
+from ._console import output_width
+from ._safe_text import stdout_text, terminal_text
+
+__all__ = ["fit_lines", "middle_cut", "short_ids"]
+
+# A UUID, as a session id holds one (``session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd``).
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+# A word too long for its line folds after one of the first group when it can (JSON, a path), else
+# after one of the second (a dotted name, an id), else anywhere.
+_FOLD_AFTER = (",/", ".-_")
+# The marker of a text cut in the middle (:func:`middle_cut`).
+_CUT = "…"
+
+
+def _shared_lengths(unique: Sequence[str]) -> list[int]:
+    """For each of the sorted, distinct ``unique``, the most leading characters it shares with another."""
+    # Sorted: the texts sharing the most leading characters with one are its neighbours.
+    return [max((common_length(text, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)), default=0)
+            for at, text in enumerate(unique)]
+
+
+def _cell_len(text: str) -> int:
+    """``rich.cells.cell_len(text)``, at once for printable ASCII (one cell a character: rich's
+    ``_SINGLE_CELL_UNICODE_RANGES`` start with U+0020 to U+007E)."""
+    from rich.cells import cell_len
+
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``text`` if it fits ``width`` cells, else its start and end around a ``…`` (a long path);
+    shown as stdout can write it (:func:`stdout_text`), an escape never cut.
+
+    Example:
+        >>> middle_cut("/home/me/sessions/session-1/session.jsonl", 24)
+        '/home/me/se…ession.jsonl'
+    """
+    return _cut(text, width, keep_end=True)
+
+
+def _cut(text: str, width: int, *, keep_end: bool) -> str:
+    """``text`` if it fits ``width`` cells, else its start (and, ``keep_end``, its end) around a
+    ``…``: :func:`middle_cut` keeps a path's file name; cut at its end, an id keeps its prefix
+    whole (its end no command takes). Shown as stdout can write it, an escape never cut.
+
+    Example:
+        >>> _cut("session-70444d8d-ee1d-43e9-8341-470b57f1019c", 20, keep_end=False)
+        'session-70444d8d-ee…'
+    """
+    from rich.cells import cell_len, set_cell_size
+
+    shown, cut = stdout_text(text), stdout_text(_CUT)
+    if cell_len(shown) <= width:
+        return shown
+    room = max(width - cell_len(cut), 0)
+    head, tail = (room // 2, room - room // 2) if keep_end else (room, 0)
+    if shown == text and cut == _CUT:
+        return set_cell_size(text, head) + _CUT + (_tail(text, tail) if tail else "")
+    pieces = [stdout_text(char) for char in text]  # each character, or its escape: cut between them
+    return "".join(_fitting(pieces, head)) + cut + "".join(reversed(_fitting(pieces[::-1], tail)))
+
+
+def _fitting(pieces: Sequence[str], width: int) -> list[str]:
+    """The first of ``pieces`` that fit ``width`` cells together."""
+    from rich.cells import cell_len
+
+    kept: list[str] = []
+    used = 0
+    for piece in pieces:
+        used += cell_len(piece)
+        if used > width:
+            break
+        kept.append(piece)
+    return kept
+
+
+def _tail(text: str, width: int) -> str:
+    """The end of ``text`` that fits ``width`` cells."""
+    from rich.cells import cell_len
+
+    at = len(text)
+    while at > 0 and cell_len(text[at - 1:]) <= width:
+        at -= 1
+    return text[at:]
+
+
+def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[str]:
+    """``text``'s lines, each shown with :func:`terminal_text` (and as stdout can write it:
+    :func:`stdout_text`) and wrapped at spaces to ``width`` (default :func:`output_width`), a
+    wrapped line's rest indented ``hanging`` past its first line.
+
+    A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
+    starting where the line's other words end.
+
+    Example:
+        >>> fit_lines("  tokens lost: header_change 11968; cost lost $0.0076", 30)
+        ['  tokens lost: header_change', '    11968; cost lost $0.0076']
+    """
+    from rich.cells import cell_len
+
+    room = output_width() if width is None else width
+    lines: list[str] = []
+    for raw in text.removesuffix("\n").split("\n") if text else ():
+        line = stdout_text(terminal_text(raw))
+        body = line.lstrip(" ")
+        indent = line[:len(line) - len(body)]
+        if cell_len(line) <= room or not body:
+            lines.append(line)
+            continue
+        rest = indent + " " * hanging if cell_len(indent) + hanging <= room // 2 else ""
+        current = indent
+        for at, piece in enumerate(re.findall(r" *[^ ]+", body)):
+            word = piece.lstrip(" ")
+            # A word that fits a line of its own starts one; a longer one (JSON) folds from here,
+            # when its first part (up to a "," or "/") fits here.
+            head = re.match(r"[^,/]*[,/]?", piece)
+            if at and cell_len(current + piece) > room and (
+                    cell_len(rest + word) <= room or cell_len(current + (head[0] if head else piece)) > room):
+                lines.append(current)
+                current, piece = rest, word
+            # At the start of a line: fold the word, looking at no more of it than a line can
+            # show (a 1 MB word folds in linear time, not by re-measuring and copying its rest).
+            window, at_char = 2 * room + 16, 0
+            while True:
+                head = piece[at_char:at_char + window]
+                if at_char + window >= len(piece) and cell_len(current + head) <= room:
+                    break
+                cut = _fold_at(head, room - cell_len(current)) if cell_len(current + head) > room else len(head)
+                lines.append(current + head[:cut])
+                current, at_char = rest, at_char + cut
+            current += piece[at_char:]
+        lines.append(current)
+    return lines
+
+
+def _fold_at(word: str, room: int) -> int:
+    """Where to cut ``word`` to fit ``room`` cells: after its last ``,`` or ``/`` that fits, else its
+    last ``.``, ``-`` or ``_``, else at the room."""
+    from rich.cells import cell_len
+
+    low, high = 0, len(word)  # the longest prefix of at most room cells (prefix widths only grow)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if cell_len(word[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    fits = max(low, 1)
+    for group in _FOLD_AFTER:
+        soft = max(word.rfind(ch, 0, fits) for ch in group) + 1
+        if soft > 0:
+            return soft
+    return fits
+
+
+def short_ids(ids: Iterable[str]) -> dict[str, str]:
+    """Each id holding a UUID cut to the shortest prefix no other of ``ids`` starts with, in whole
+    groups of the UUID, at least its first (`show`, `explain` and `render` accept a unique prefix);
+    other ids whole.
+
+    Example:
+        >>> ids = ["session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd", "session-86ef2d28-6e7b-43ae-ad66-0aa63a88c3dd",
+        ...        "402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-sample-chat"]
+        >>> [short_ids(ids)[i] for i in ids]
+        ['session-86ef2d28-6e7a', 'session-86ef2d28-6e7b', '402a1ae8', 'session-sample-chat']
+    """
+    unique = sorted(set(ids))
+    short: dict[str, str] = {}
+    for whole, shared in zip(unique, _shared_lengths(unique)):
+        found = _UUID.search(whole)
+        if found is None:
+            short[whole] = whole
+            continue
+        length = max(found.start() + 8, shared + 1)
+        end = whole.find("-", length - 1)  # to the end of the UUID's group it cut into
+        short[whole] = whole if end < 0 or end >= found.end() else whole[:max(end, length)]
+    return short
