@@ -7,17 +7,22 @@ A folder named ``pyproject.toml`` is not one: the search goes on above it, as pi
 nearest ``pyproject.toml`` and must be a regular file: a FIFO, a device, a socket, a symlink loop
 or a dangling symlink is an error, never read and never waited on (skipping it would silently
 apply a ``pyproject.toml`` further up, or the defaults).
+
+The sub-tables of ``[tool.dsh-audit]`` that commands read are :data:`TOOL_TABLES`; any other, or an
+unknown key in one of them, is an error (``dsh_audit.gate`` checks them with the policy): a misspelt
+table or key would otherwise be ignored in silence, and the gate run with weaker settings.
 """
 
 from __future__ import annotations
 
+import difflib
 import errno
 import json
 import os
 import re
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +34,24 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "REASONS", "find_pyproject", "read_bytes", "read_json",
-           "read_toml"]
+__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "REASONS", "TOOL_TABLES", "did_you_mean", "dotted_key",
+           "find_pyproject", "read_bytes", "read_json", "read_toml"]
 
 #: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
 MAX_CONFIG_FILE = 16 << 20
 #: Why a file could not be read, as :attr:`ConfigFileError.reason` names it.
 REASONS = ("open", "read", "size", "encoding", "syntax", "nesting")
 _HINT = "dsh-audit reads the nearest pyproject.toml: make it a regular file, or remove it"
+#: The sub-tables of ``[tool.dsh-audit]`` a command reads: each one's keys (None: its own reader
+#: refuses an unknown key, as the price table's does, whose keys depend on its providers) and the
+#: hint an unknown key in it gets, naming the docs section and the option that says the same.
+TOOL_TABLES: dict[str, tuple[tuple[str, ...] | None, str]] = {
+    "cache": (("openai-zero-data-retention",), "its one key is openai-zero-data-retention, as --openai-zdr / "
+              "--no-openai-zdr say; see 'Stating the ZDR status' in docs/cache-accounting.md"),
+    "check": (("baseline",), "its one key is baseline, as --baseline FILE says; see the Baseline section of docs/ci.md"),
+    "prices": (None, "a price table, as --prices FILE gives; see the Price files section of docs/cache-accounting.md"),
+}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # tomllib before Python 3.14 gives the position only in its message: "... (at line 3, column 7)"
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
 
@@ -56,6 +71,29 @@ class ConfigFileError(UsageError):
         super().__init__(message, path=path, line=line, hint=hint)
         self.reason = reason
         self.column = column
+
+
+def did_you_mean(word: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`` (did you mean 'x'?)`` for the word of ``known`` closest to ``word`` (difflib's ratio at
+    least ``cutoff``), else the empty string: the tail of a message refusing a misspelt name.
+
+    Example:
+        >>> did_you_mean("baselin", ["baseline"]), did_you_mean("zzz", ["baseline"])
+        (" (did you mean 'baseline'?)", '')
+    """
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=cutoff)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def dotted_key(*parts: str) -> str:
+    """The TOML dotted key of ``parts``: each part bare when TOML allows it, else a quoted string
+    with every control and non-ASCII character escaped (the name stays one inert line).
+
+    Example:
+        >>> dotted_key("tool", "dsh-audit", "check", "baselin"), dotted_key("a b", "caf\u00e9")
+        ('tool.dsh-audit.check.baselin', '"a b"."caf\\\\u00e9"')
+    """
+    return ".".join(part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=True) for part in parts)
 
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:

@@ -41,8 +41,13 @@ ENVIRONMENT = (
                                      "`DSH_AUDIT_REQUESTS_FORMAT=csv`; a flag takes `1`/`true`/`yes`/`on` or "
                                      "`0`/`false`/`no`/`off` (`DSH_AUDIT_REQUESTS_PAGER=0` is `--no-pager`). The older "
                                      "spelling after the option's Python parameter (`DSH_AUDIT_CHECK_POLICY_PATH`) is "
-                                     "still read, after the new one. Any other `DSH_AUDIT_` variable is named in a "
-                                     "warning, with the closest one it may have meant"),
+                                     "still read, after the new one. The option typed on the command line wins over "
+                                     "a variable, also over one that asks for something else "
+                                     "(`DSH_AUDIT_CHECK_JSON` set to `1` with `--format csv`: CSV); two such variables are an "
+                                     "error naming both, and an error about a value read from a variable names it "
+                                     "(an `xml` in `DSH_AUDIT_CHECK_FORMAT`: `DSH_AUDIT_CHECK_FORMAT=xml: ...`). Any other "
+                                     "`DSH_AUDIT_` variable is named in "
+                                     "a warning, with the closest one it may have meant"),
     ("DSH_AUDIT_TRACEBACK", "set: an unexpected error (exit `3`) shows its traceback instead of one line"),
     ("DSH_AUDIT_SLOW, DSH_AUDIT_HYPOTHESIS_PROFILE", "the test suite's (`tests/README.md`): the commands leave "
                                                      "them alone"),

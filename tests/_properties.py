@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import settings
 
 import dsh_audit
@@ -18,7 +19,8 @@ from dsh_audit.strategies import GeneratedSession
 
 from dsh_audit.validate import validate, validate_paths
 
-__all__ = ["examples", "folder", "identity", "replay_file", "row", "validate", "validate_paths", "written"]
+__all__ = ["examples", "folder", "full_run_only", "identity", "replay_file", "row", "validate", "validate_paths",
+           "written"]
 
 # Slow property runs (tests/README.md, "Slow property runs"). True runs every ``@pytest.mark.slow``
 # property with its full example count: DSH_AUDIT_SLOW=1, or ``pytest -m slow`` (conftest.py sets it).
@@ -33,6 +35,14 @@ def examples(short: int, full: int | None = None) -> int:
     if FULL_RUN or settings.get_current_profile_name() != "ci":
         return count
     return min(short, count)
+
+
+def full_run_only(why: str) -> tuple[pytest.MarkDecorator, pytest.MarkDecorator]:
+    """The marks of a test, or of a ``pytest.param``, that only the full run runs (``pytest -m slow``,
+    DSH_AUDIT_SLOW=1): ``slow``, and a skip in the default run. ``why`` names the test the default
+    run keeps that checks the same rule, as the skip's reason says it."""
+    return pytest.mark.slow, pytest.mark.skipif(not FULL_RUN, reason=f"DSH_AUDIT_SLOW=1 runs it: {why}")
+
 
 # Request fields known as soon as the attempt's first chunk is logged (spec §7.3 step 3).
 _IDENTITY = ("index", "kind", "session_id", "turn", "step", "attempt", "step_start_seq", "first_chunk_seq",

@@ -40,6 +40,41 @@ def pytest_configure(config: pytest.Config) -> None:
         _properties.FULL_RUN = True
 
 
+# -- the longest files first ----------------------------------------------------------------------
+#: The test files that take longest on one core in a fresh clone (where mypy runs cold), longest
+#: first (measured in session 34): their CPU, the processes they start, and waits on watchers and
+#: signals. ``--dist loadfile`` hands each worker the next whole file in collection order
+#: (``--no-loadscope-reorder``, pyproject.toml); started first, the long files leave the many short
+#: ones to fill the gaps, so the workers end together. xdist's own order (most tests first) ran these
+#: files of 1-30 tests last, one worker alone with mypy at the end. A file that grows past a few
+#: seconds belongs here.
+LONGEST_FIRST = ("test_fleet.py", "test_watch.py", "test_huge_line.py", "test_typing.py", "test_one_story.py",
+                 "test_interrupts.py", "test_redact_piai.py", "test_properties_mutations.py",
+                 "test_html_report.py", "test_attribution_stream.py", "test_cost_views.py", "test_html_round3.py",
+                 "test_fuzz_round12.py", "test_redact.py", "test_html_report_sessions.py", "test_progress_more.py",
+                 "test_redact_routes_round2.py", "test_dask_paths.py", "test_report_stream.py", "test_views33.py",
+                 "test_watch_memory.py", "test_properties_replay.py", "test_table_formats.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files keep their tests' order
+
+
+# -- one headless Chromium per worker -------------------------------------------------------------
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """Debian's headless Chromium (``test_html_report._driver``; skips when it is absent), started
+    once per run, i.e. once per xdist worker, not once per browser test file: a start costs about a
+    second. Every test first loads its own freshly written report, the page keeps no storage, and a
+    test that emulates a phone clears the override in ``finally``, so no test sees another's state."""
+    from test_html_report import _driver  # a test module: imported only when a browser test runs
+
+    driver = _driver(tmp_path_factory.mktemp("chrome-profile"))
+    yield driver
+    driver.quit()
+
+
 # -- the CLI in process ---------------------------------------------------------------------------
 @pytest.fixture
 def cli80(tmp_path, monkeypatch, capsys):

@@ -187,7 +187,7 @@ def test_policy_from_pyproject_and_bad_keys(tmp_path, _check):
     project = tmp_path / "proj"
     (project / "sub").mkdir(parents=True)
     (project / "pyproject.toml").write_text('[tool.dsh-audit]\nrequire-capture = true\nignore = ["DSH4"]\n'
-                                           '[tool.dsh-audit.fleet]\njobs = 4\n')
+                                           '[tool.dsh-audit.cache]\nopenai-zero-data-retention = false\n')
     policy = load_policy(search_from=project / "sub")
     assert (policy.require_capture, policy.ignore, policy.source) == (True, ("DSH4",), str(project / "pyproject.toml"))
     assert policy.validation_fails("error") and not policy.validation_fails("warning")

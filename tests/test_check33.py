@@ -318,15 +318,16 @@ def test_a_narrow_check_table_leaves_out_the_ratio_then_the_cost(
     monkeypatch.setenv("COLUMNS", "56")
     code, out, _ = invoke(monkeypatch, capsys, "check")
     lines = [line.rstrip() for line in out.splitlines()]
-    assert lines[1:4] == ["status  session  requests  breaks     cost  findings",
-                          "─" * 52,
-                          "ok      s-one           2       0  $0.0006         1"]
-    assert "narrow terminal: log, capture, hit ratio not shown (widen it, or use --json)" in " ".join(lines)
+    # the short headers (reqs, hit) keep the ratio and the cost at 56 columns, the cost at 48
+    assert lines[1:4] == ["status  session  reqs  breaks    hit     cost  findings",
+                          "─" * 55,
+                          "ok      s-one       2       0  31.0%  $0.0006         1"]
+    assert "narrow terminal: log, capture not shown (widen it, or use --json)" in " ".join(lines)
     monkeypatch.setenv("COLUMNS", "48")
     code, out, _ = invoke(monkeypatch, capsys, "check")
     lines = [line.rstrip() for line in out.splitlines()]
-    assert lines[1] == "status  session  requests  breaks  findings"
-    assert "narrow terminal: log, capture, hit ratio, cost not shown (widen it, or use --json)" in " ".join(lines)
+    assert lines[1] == "status  session  reqs  breaks     cost  findings"
+    assert "narrow terminal: log, capture, hit ratio not shown (widen it, or use --json)" in " ".join(lines)
 
 
 # -- 6. and 7. the JSON report: numbers as every --json spells them, and the price caveats --------

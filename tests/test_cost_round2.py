@@ -226,15 +226,6 @@ def _page_data(page: Path) -> dict[str, Any]:
     return dict(json.loads(blob.group(1)))
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from test_html_report import _driver
-
-    driver = _driver(tmp_path_factory.mktemp("chrome-profile"))
-    yield driver
-    driver.quit()
-
-
 def _overview(browser: Any) -> dict[str, str]:
     from selenium.webdriver.common.by import By
 

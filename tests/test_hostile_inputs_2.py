@@ -73,7 +73,8 @@ def test_broken_pyproject_found_by_search_is_one_error_line(tmp_path, monkeypatc
 def test_subtables_of_other_commands_are_still_ignored(tmp_path, monkeypatch, capsys):
     log = dsh_log(tmp_path / "session.jsonl")
     policy = tmp_path / "policy.toml"
-    policy.write_text('[tool.dsh-audit]\nadapter = "openai"\n[tool.dsh-audit.cache]\nunit = 64\n', encoding="utf-8")
+    policy.write_text('[tool.dsh-audit]\nadapter = "openai"\n[tool.dsh-audit.cache]\nopenai-zero-data-retention = false\n',
+                      encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--policy", str(policy),
                             "--json-report", str(tmp_path / "r.json"))
     assert (code, err) == (0, [])

@@ -5,8 +5,8 @@ lower bounds and unknowns as usage shows them); a header change's drill-down sho
 text; and every amount on the page has the CLI's one money format (4 decimals, :func:`usd_text`).
 
 Two corpus sessions (pi-ai Anthropic with a model switch, DeepSeek flash to pro) and a generated
-DeepSeek log whose system prompt change carries hostile text. The browser is the headless Chromium
-of ``tests/test_html_report.py`` (its module-scoped ``browser`` fixture).
+DeepSeek log whose system prompt change carries hostile text. The browser is the run's headless Chromium
+(``tests/conftest.py``'s ``browser`` fixture, one per worker).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 from _cli import invoke
-from test_html_report import HOSTILE, SCRIPT_TEXT, TEXTAREA_TEXT, _detail_heading, _rows, browser  # noqa: F401
+from test_html_report import HOSTILE, SCRIPT_TEXT, TEXTAREA_TEXT, _detail_heading, _rows
 
 from dsh_audit.cache import Costs
 from dsh_audit.report._html_assets import SCRIPT
@@ -31,7 +31,7 @@ HOSTILE_ID = "session-hostile32"
 
 
 @pytest.fixture
-def chrome(browser):  # noqa: F811  (test_html_report's fixture: one headless Chromium for the module)
+def chrome(browser):  # conftest.py's fixture: one headless Chromium per worker
     return browser
 
 

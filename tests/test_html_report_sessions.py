@@ -1,8 +1,8 @@
 """The HTML report's story across sessions: the session list (failing first, children under their
 parent, filtered by the page's search), session deep links, the chart's axes, and the phone width.
 
-The browser tests reuse ``tests/test_html_report.py``'s headless Chromium (its ``browser`` fixture
-and helpers). Screenshots at 1400 px and at 390 px are written to ``<tmp_path>/screenshots/``
+The browser tests use the run's headless Chromium (``tests/conftest.py``'s ``browser`` fixture, one
+per worker) and ``tests/test_html_report.py``'s helpers. Screenshots at 1400 px and at 390 px are written to ``<tmp_path>/screenshots/``
 (pytest keeps the last runs' tmp folders: ``pytest --basetemp=DIR`` puts them in ``DIR``).
 """
 
@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from test_html_report import HOSTILE, SCRIPT_TEXT, _detail_heading, _report, browser  # noqa: F401  (a fixture, used by chrome)
+from test_html_report import HOSTILE, SCRIPT_TEXT, _detail_heading, _report
 
 from dsh_audit.gate import CheckResult, Policy, run_check
 from dsh_audit.report import build_report_data, format_html
@@ -32,7 +32,7 @@ CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "fork", "sub
 
 
 @pytest.fixture
-def chrome(browser):  # noqa: F811  (test_html_report's fixture: one headless Chromium for the module)
+def chrome(browser):  # conftest.py's fixture: one headless Chromium per worker
     return browser
 
 

@@ -4,8 +4,8 @@ survive other logs on the page, and a link to nothing says so; a long session's 
 summarised by cause with the list collapsed; the session list shows project and short id; an
 unreadable log shows its error only; the summary has the off-peak figure of ``usage --json``.
 
-The browser tests reuse ``tests/test_html_report.py``'s headless Chromium (its ``browser``
-fixture). Screenshots at 1400 px and at 390 px are written to ``<tmp_path>/screenshots/``
+The browser tests use the run's headless Chromium (``tests/conftest.py``'s ``browser`` fixture,
+one per worker). Screenshots at 1400 px and at 390 px are written to ``<tmp_path>/screenshots/``
 (``pytest --basetemp=DIR`` keeps them in ``DIR``).
 """
 
@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 from _cli import invoke
-from test_html_report import _detail_heading, _rows, browser  # noqa: F401  (a fixture, used by chrome)
+from test_html_report import _detail_heading, _rows
 
 from dsh_audit.gate import Policy, run_check
 from dsh_audit.report import build_report_data, format_html
@@ -31,7 +31,7 @@ SAFE = "rgb(14, 116, 144)"
 
 
 @pytest.fixture
-def chrome(browser):  # noqa: F811  (test_html_report's fixture: one headless Chromium for the module)
+def chrome(browser):  # conftest.py's fixture: one headless Chromium per worker
     return browser
 
 

@@ -8,8 +8,8 @@ CSV), never a silent 0.
 Issue 14: the HTML report's session list links to each log by its stable anchor (its session id,
 URL-escaped; two files of one session ``ID~1`` and ``ID~2`` by path), not by its position, so a link
 copied from one report opens the same session in another; the older ``#session-K`` still opens
-the K-th log. The browser check reuses ``tests/test_html_report.py``'s headless Chromium and skips
-as it does when Chromium is absent.
+the K-th log. The browser check uses the run's headless Chromium (``tests/conftest.py``'s ``browser``) and skips
+as the other browser tests do when Chromium is absent.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html_report import browser  # noqa: F401  (a fixture: one headless Chromium for the module)
 from test_unknown_lost31 import _unknown_log
 
 from dsh_audit.gate import Policy, run_check
@@ -180,7 +179,7 @@ def _shown(chrome: Any, expected: str) -> str | None:
     return shown()
 
 
-def test_session_links_open_the_same_log_in_any_report(tmp_path: Path, browser: Any) -> None:  # noqa: F811
+def test_session_links_open_the_same_log_in_any_report(tmp_path: Path, browser: Any) -> None:
     from selenium.webdriver.common.by import By
 
     paths, page = _report(tmp_path)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _properties import full_run_only
 
 from dsh_audit.capture import load_capture
 from dsh_audit.errors import UsageError
@@ -134,9 +135,41 @@ KEPT = ("thinkingSignature", "textSignature", "thoughtSignature", "response", "t
 #: Cases whose verdicts are also compared row for row (not only by digest), each pair read from its files.
 ROWS = {"anth-switch-45-46", "ids-local-openai", "images/images-openai-compat", "auto-compactions-openai",
         "oai-profile-headers", "trim-anthropic"}
+#: Cases only the slow run redacts (``pytest -m slow``, DSH_AUDIT_SLOW=1), each with the case the default
+#: run redacts that is the same session on the same pi-ai API: the same log under another route compat,
+#: retention or affinity setting (the ``oai-compat-*`` and ``*-retention-*`` cases), or the same kind of
+#: records with another window, another model list or other efforts. The default run's case checks the
+#: same rule on them (every verdict stays); what differs is how pi-ai renders them, which
+#: test_wire_piai_oracle.py checks on every case, byte for byte, in the default run too.
+SLOW_CASES = {
+    "anth-46-efforts": "anth-opus-47-efforts", "anth-fable-sonnet-5": "anth-opus-47-efforts",
+    "anth-haiku-budgets": "anth-max-tokens-caps", "anth-declared-adaptive": "anth-declared",
+    "anth-clamp-14000": "anth-clamp-9000", "anth-clamp-30000": "anth-clamp-9000",
+    "anth-affinity": "anth-profile-headers", "anth-retention-long": "anth-profile-headers",
+    "anth-retention-none": "anth-profile-headers", "anth-retention-short-budgets": "anth-profile-headers",
+    "auto-compactions-haiku-route": "auto-compactions-anthropic", "auto-compactions-opus-47": "auto-compactions-anthropic",
+    "auto-compactions-openrouter-claude": "auto-compactions-openai",
+    "ids-openai-provider": "ids-local-openai", "resp-ids-declared": "resp-ids-openai",
+    "images/images-anthropic-offload": "images/images-anthropic", "images/images-openai": "images/images-openai-compat",
+    "resp-images-offload": "resp-images",
+    **dict.fromkeys(["oai-affinity-openrouter", "oai-compat-cache-long", "oai-compat-chat-template", "oai-compat-deepseek",
+                     "oai-compat-openrouter", "oai-compat-qwen-tpl", "oai-compat-routing", "oai-compat-string",
+                     "oai-compat-together", "oai-compat-zai", "oai-deepseek-url", "oai-moonshot-url",
+                     "oai-retention-long"], "oai-same-model"),
+    "openrouter-deepseek-models": "openrouter-anthropic-models", "or-llama-mistral-models": "openrouter-anthropic-models",
+    "openrouter-gpt5-models": "or-kimi-glm-models", "or-grok-gemini-models": "or-kimi-glm-models",
+    "or-qwen-models": "or-kimi-glm-models",
+    "resp-clamp-20000": "resp-clamp-9000", "resp-catalog-rest": "resp-efforts-gpt5", "resp-efforts-gpt52": "resp-efforts-gpt5",
+    "resp-efforts-gpt54": "resp-efforts-gpt5", "resp-efforts-gpt56": "resp-efforts-gpt5", "resp-efforts-o": "resp-efforts-gpt5",
+    "resp-headers-none": "resp-retention-long", "resp-retention-long-nolong": "resp-retention-long",
+    "resp-retention-none": "resp-retention-long",
+}
+DEFAULT_CASES = [case for case in CASES if case not in SLOW_CASES]
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", [pytest.param(case, marks=full_run_only(
+    "test_redact_piai.SLOW_CASES names the case of the same session the default run redacts")) if case in SLOW_CASES
+    else case for case in CASES])
 def test_every_verdict_of_every_case_stays(tmp_path, case):
     record, routes, log, capture, result = _redacted(case, tmp_path)
     assert result.mismatched == ()
@@ -163,16 +196,30 @@ def test_every_verdict_of_every_case_stays(tmp_path, case):
         (js_blank(t), t.isspace(), len(t.encode("utf-8", "surrogatepass"))) for t in texts]
 
 
-def test_the_cases_hold_what_the_audit_names():
+@pytest.mark.parametrize("cases", [CASES, DEFAULT_CASES], ids=["every", "default-run"])
+def test_the_cases_hold_what_the_audit_names(cases):
     """Signatures, replay envelopes, odd tool ids, images, compaction and title calls, profile headers
-    and texts only JavaScript's ``trim`` blanks are all in the cases checked above."""
-    records = [_load(case) for case in CASES]
+    and texts only JavaScript's ``trim`` blanks are all in the cases checked above, and in those the
+    default run checks (the slow run checks every case)."""
+    records = [_load(case) for case in cases]
     logs = "\n".join(line for record in records for line in record["log"])
     assert all(f'"{key}"' in logs for key in ("thinkingSignature", "replayState", "attachmentId", "toolCallId"))
     assert {q["kind"] for record in records for q in record["requests"]} >= {"loop", "title", "compaction"}
     assert any(dict(q["headers"]).get("x-team") for record in records for q in record["requests"])
     texts = [block.get("text") for line in _load("trim-anthropic")["log"] for block in _blocks(json.loads(line))]
     assert any(isinstance(t, str) and js_blank(t) and not t.isspace() for t in texts)
+    assert "trim-anthropic" in cases and {q["pi_ai_model"]["api"] for record in records for q in record["requests"]} == {
+        "anthropic-messages", "openai-completions", "openai-responses"}
+
+
+def test_each_case_left_to_the_slow_run_names_a_default_run_case_of_the_same_session():
+    """A case run by default, on the same pi-ai API (with the very same log for the route settings)."""
+    for case, kept in SLOW_CASES.items():
+        slow, fast = _load(case), _load(kept)
+        assert kept in DEFAULT_CASES and case in CASES, case
+        assert {q["pi_ai_model"]["api"] for q in slow["requests"]} == {q["pi_ai_model"]["api"] for q in fast["requests"]}
+        if case.startswith(("oai-", "anth-affinity", "anth-retention-short")):
+            assert slow["log"] == fast["log"], case
 
 
 def _blocks(value: Any) -> list[dict[str, Any]]:

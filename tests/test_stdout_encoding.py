@@ -200,14 +200,11 @@ def test_check_records_and_status_ascii(run, folder):
     code, out, err = run(folder, "ascii", "check", "s/session.jsonl")
     assert (code, err) == (0, [])
     assert [line.rstrip() for line in out.splitlines()] == [
-        "dsh-audit check",  # a table at 80 columns, lesser columns left out and said so
-        "+-------------------------------------------------------------------------+",
-        "| status | session                         | requests | breaks | findings |",
-        "|--------+---------------------------------+----------+--------+----------|",
-        "| ok     | s-caf\\u00e9-\\u2192-\\ud83d\\ude00 |        3 |      1 |        1 |",
-        "+-------------------------------------------------------------------------+",
-        "narrow terminal: log, capture, hit ratio, cost not shown (widen it, or use",
-        "--json)",
+        "dsh-audit check",  # at 80 columns: short headers, the id cut at its end, hit ratio and cost kept
+        "status |session                     |reqs |breaks | hit |         cost |findings",
+        "-------+----------------------------+-----+-------+-----+--------------+--------",
+        "ok     |s-caf\\u00e9-\\u2192-\\u2026   |   3 |     1 |0.0% |\\u2265$0.0001 |       1",
+        "narrow terminal: log, capture not shown (widen it, or use --json)",
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
         "(policy: defaults)",
     ]

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from _cli import chat_log
-from test_html_report import browser  # noqa: F401  (a fixture: one headless Chromium for the module)
 
 from dsh_audit.fleet import SCHEMA_VERSION, index_logs
 from dsh_audit.testing import LogBuilder
@@ -257,7 +256,7 @@ def test_an_index_of_version_3_is_upgraded_and_its_stored_zeros_made_unknown(tmp
             stats["cost"]["lost_unknown_requests"]) == (1, None, 1)
 
 
-def test_the_report_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any, browser: Any) -> None:  # noqa: F811
+def test_the_report_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any, browser: Any) -> None:
     from selenium.webdriver.common.by import By
     from test_html_report import _detail_heading
 

@@ -50,7 +50,7 @@ import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -101,6 +101,47 @@ _QUOTES_LIMIT = 1024
 #: (:meth:`_Window.span`): a send time that near an edge is judged afresh.
 _EDGE = 1e-3
 _EPOCH_DAY = date(1970, 1, 1)
+#: The days of 400 Gregorian years: the calendar, weekdays too, repeats after them.
+_CYCLE_DAYS = 146_097
+
+
+@dataclass(frozen=True, slots=True)
+class _Clock:
+    """A send time's wall clock at a window's offset (:func:`_wall_clock`): its local day (days
+    since 1970-01-01), the minute of that day, the weekday (Monday 0), the date as a holiday is
+    written (``YYYY-MM-DD``; ``10000-01-01`` past year 9999) and its year."""
+
+    day: int
+    minute: int
+    weekday: int
+    date: str
+    year: int
+
+
+def _wall_clock(when: float, offset: int) -> _Clock | None:
+    """The wall clock ``offset`` minutes east of UTC at the send time ``when``; None when ``when``
+    is outside the years 1-9999 in UTC (:func:`utc_moment`: a time no command can show, which no
+    window's calendar places). The clock is counted in seconds, not read from a ``datetime``, so a
+    local date past year 9999 or before year 1 (9999-12-31T23:59:59Z at +08:00 is 10000-01-01 at
+    07:59:59) is placed like any other; rounded to the microsecond, half to even, as
+    ``datetime.fromtimestamp`` reads a time.
+
+    Example:
+        >>> _wall_clock(253402300799.0, 480)  # 9999-12-31T23:59:59Z at +08:00: a Saturday
+        _Clock(day=2932897, minute=479, weekday=5, date='10000-01-01', year=10000)
+        >>> _wall_clock(-62135596800.0, -300).date, _wall_clock(253402300800.0, 0)  # year 0 local; past 9999 UTC
+        ('0000-12-31', None)
+    """
+    if utc_moment(when) is None:
+        return None
+    fraction, whole = math.modf(when + offset * 60)
+    micro = round(fraction * 1e6)
+    seconds = int(whole) + (micro >= 1_000_000) - (micro < 0)
+    day, second = divmod(seconds, 86400)
+    cycles, inside = divmod(day, _CYCLE_DAYS)
+    local = _EPOCH_DAY + timedelta(days=inside)
+    year = local.year + 400 * cycles
+    return _Clock(day, second // 60, local.weekday(), f"{year:04d}-{local.month:02d}-{local.day:02d}", year)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +183,12 @@ class _Window:
         object.__setattr__(self, "years", frozenset(int(day[:4]) for day in self.holidays))
 
     def at(self, when: float) -> str:
-        local = utc_moment(when + self.offset * 60)  # the wall clock at the window's offset
-        if local is None:  # a log time past year 9999 (JavaScript dates reach year 275760)
+        clock = _wall_clock(when, self.offset)
+        if clock is None:  # a log time past year 9999 in UTC (JavaScript dates reach year 275760)
             return STANDARD
-        minute = local.hour * 60 + local.minute
-        if local.weekday() not in self.days or local.date().isoformat() in self.holidays:
+        if clock.weekday not in self.days or clock.date in self.holidays:
             return OFF_PEAK
-        return PEAK if any(a <= minute < b for a, b in self.hours) else OFF_PEAK
+        return PEAK if any(a <= clock.minute < b for a, b in self.hours) else OFF_PEAK
 
     def span(self, when: float) -> tuple[float, float]:
         """Send times around ``when`` that :meth:`at` answers alike for (``start <= t < end``):
@@ -160,15 +200,13 @@ class _Window:
             >>> w.at(1796209398.0), w.span(1796209398.0)  # a Wednesday, 19:03 at +08:00: from 12:00 to midnight
             ('off-peak', (1796184000.001, 1796227199.999))
         """
-        shift = self.offset * 60
-        local = utc_moment(when + shift)
-        if local is None:
+        clock = _wall_clock(when, self.offset)
+        if clock is None:
             return 0.0, 0.0
-        midnight = (local.date() - _EPOCH_DAY).days * 86400 - shift  # the local day's start, as a send time
-        minute = local.hour * 60 + local.minute
+        midnight = clock.day * 86400 - self.offset * 60  # the local day's start, as a send time
         edges = (0, 24 * 60, *(edge for hours in self.hours for edge in hours))
-        start = max(edge for edge in edges if edge <= minute)
-        end = min(edge for edge in edges if edge > minute)
+        start = max(edge for edge in edges if edge <= clock.minute)
+        end = min(edge for edge in edges if edge > clock.minute)
         return midnight + start * 60 + _EDGE, midnight + end * 60 - _EDGE
 
     def unknown_year(self, when: float) -> int | None:
@@ -182,8 +220,8 @@ class _Window:
         """
         if not self.holidays:
             return None
-        local = utc_moment(when + self.offset * 60)
-        return None if local is None or local.year in self.years else local.year
+        clock = _wall_clock(when, self.offset)
+        return None if clock is None or clock.year in self.years else clock.year
 
 
 @dataclass(frozen=True, slots=True)

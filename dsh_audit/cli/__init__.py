@@ -7,8 +7,12 @@ used (``--version`` imports none; ``--help`` imports them all to list their summ
 Every option can come from the environment variable ``DSH_AUDIT_<COMMAND>_<OPTION>``, named after
 its long option (``check --policy``: ``DSH_AUDIT_CHECK_POLICY``), which its ``--help`` shows; click's
 own name, after the option's Python parameter (``DSH_AUDIT_CHECK_POLICY_PATH``), is read after it as
-an older spelling. A ``DSH_AUDIT_*`` variable that no command reads is named in a warning, with the
-closest one it may have meant.
+an older spelling. A variable is its option's default: the option typed on the command line wins
+over it, and over a variable of an option that asks for something else (``DSH_AUDIT_CHECK_JSON=1``
+with ``--format csv``: CSV); two such variables are an error naming both
+(:func:`~dsh_audit.cli._common.give_way`), and an error about a value read from a variable names
+the variable (``DSH_AUDIT_CHECK_FORMAT=xml: ...``). A ``DSH_AUDIT_*`` variable that no command reads
+is named in a warning, with the closest one it may have meant.
 """
 
 from __future__ import annotations
@@ -194,7 +198,8 @@ class _HelpContext(click.Context):
 
     def get_help(self) -> str:
         # click's show_envvar, set for the help only: set for good, it would also put the variable in
-        # every error about the option's value ("--jobs (env var: ...)") wherever the value came from.
+        # every error about the option's value ("--jobs (env var: ...)") wherever the value came from;
+        # an error about a value read from a variable names it (run_guarded: "VARIABLE=value: ...").
         options = [param for param in self.command.params if isinstance(param, click.Option) and param.envvar
                    and not param.show_envvar]
         for option in options:

@@ -22,7 +22,7 @@ from ..report.terminal import (Amount, listing_format, page_listing, print_statu
                                rows_fit, short_ids)
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo,
                       echo_caveats, echo_error, echo_note,
-                      echo_warning, engine_options, evidence_logs, jobs_option, lenient_option, listing_options, openai_zdr_option,
+                      echo_warning, engine_options, evidence_logs, give_way, jobs_option, lenient_option, listing_options, openai_zdr_option,
                       newest_first, output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
                       time_options, window_text, write_output)
 
@@ -41,6 +41,9 @@ _CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
 # session id names the log, as `show` and `sessions` take it; --json and --format csv keep every column).
 _DROPPABLE = ("log", "capture", "hit ratio", "cost")
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
+# The table's short form, tried before a column with a value is left out (print_table).
+_SHORT_HEADERS = {"requests": "reqs", "hit ratio": "hit"}
+_IDS = ("session",)
 _TABLE_LIMIT = 50
 _FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report options that take no FILE
 
@@ -131,7 +134,7 @@ def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
     """Whether whole session ids leave the table on one line a log, on the terminal, as
     :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "log" (the first
     to go; kept, its paths may be cut or wrapped)."""
-    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",))
+    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",), short=_SHORT_HEADERS, ids=_IDS)
 
 
 def _print(result: CheckResult) -> None:
@@ -147,7 +150,7 @@ def _print(result: CheckResult) -> None:
             if any(names[i] != i for i in names):
                 captions.append(_SHORT_NOTE)
         print_table("dsh-audit check", _CSV_COLUMNS if csv else _COLUMNS, rows, caption="; ".join(captions) or None,
-                    droppable=_DROPPABLE)
+                    droppable=_DROPPABLE, short=_SHORT_HEADERS, ids=_IDS)
     for finding in result.findings:
         if finding.fails or finding.severity != "info":
             echo(finding.format())
@@ -273,19 +276,33 @@ def _baseline_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "Default: baseline in the policy's [tool.dsh-audit.check].")(func)
 
 
-def _baseline(given: str | None, *, off: bool, policy: Policy, writes: str | None = None) -> Baseline | None:
-    """The baseline a run applies: ``given`` (``--baseline FILE``), else the policy's; none with
-    ``off`` (``--no-baseline``), nor when its file does not exist yet and ``writes`` (check's
-    ``--json-report FILE``) names it: the first baseline is written by a run without one, and a
-    note says so. Read before any report is written (``--json-report`` may name it, to update it).
+def _one_baseline(given: str | None, off: bool) -> tuple[str | None, bool]:
+    """``--baseline FILE`` (``given``) and ``--no-baseline`` (``off``) as a run applies them: when
+    both are given, the one read from its DSH_AUDIT_ variable gives way to the one typed
+    (:func:`give_way`).
 
     Raises:
-        UsageError: ``--baseline`` and ``--no-baseline`` both; the baseline cannot be read (for a
-            missing one, the hint names the command that writes it).
+        UsageError: both were typed, or both read from variables.
+    """
+    if not off or given is None:
+        return given, off
+    dropped = give_way("baseline_path", "no_baseline", typed=("--baseline FILE", "--no-baseline"),
+                       clash=lambda first, second: f"{first} and {second} ask for two things", hint="give one of them")
+    return (None, True) if dropped == "baseline_path" else (given, False)
+
+
+def _baseline(given: str | None, *, off: bool, policy: Policy, writes: str | None = None) -> Baseline | None:
+    """The baseline a run applies: ``given`` (``--baseline FILE``), else the policy's; none with
+    ``off`` (``--no-baseline``; the two settled by :func:`_one_baseline`), nor when its file does
+    not exist yet and ``writes`` (check's ``--json-report FILE``) names it: the first baseline is
+    written by a run without one, and a note says so. Read before any report is written
+    (``--json-report`` may name it, to update it).
+
+    Raises:
+        UsageError: the baseline cannot be read (for a missing one, the hint names the command that
+            writes it).
     """
     if off:
-        if given is not None:
-            raise UsageError("--baseline FILE and --no-baseline ask for two things", hint="give one of them")
         return None
     path = given if given is not None else policy.baseline
     if path is None:
@@ -395,6 +412,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     protected = _protected(paths, capture, policy_path, routes, prices_path)
     _guard(protected, json_path, what="JSON report")  # it may replace the baseline it was given (docs/ci.md)
     policy = load_policy(policy_path)
+    baseline_path, no_baseline = _one_baseline(baseline_path, no_baseline)
     _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"),
                          (markdown_path, "Markdown summary")):
@@ -480,6 +498,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     paths = session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
     policy = load_policy(policy_path)
+    baseline_path, no_baseline = _one_baseline(baseline_path, no_baseline)
     _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
     _guard(protected, output, what="HTML report")
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy)

@@ -386,6 +386,10 @@ def _gating() -> bool:
     return context is not None and context.command.name in GATING_COMMANDS
 
 
+_WINDOW_HINT = ("--until WHEN ends the window, and a date there includes that whole day: give a --since before it, "
+                "or swap the two")
+
+
 def check_window(since: float | None, until: float | None) -> None:
     """Refuse a ``--since/--until`` window that holds no moment: the one check of every command.
 
@@ -393,9 +397,12 @@ def check_window(since: float | None, until: float | None) -> None:
         UsageError: ``since`` is at or after ``until``.
     """
     if since is not None and until is not None and since >= until:
-        raise UsageError(f"--since must be before --until: {window_text(since, until)} is an empty window",
-                         hint="--until WHEN ends the window, and a date there includes that whole day: give a "
-                              "--since before it, or swap the two")
+        raise UsageError(_empty_window(since, until)("--since", "--until"), hint=_WINDOW_HINT)
+
+
+def _empty_window(since: float, until: float) -> Callable[[str, str], str]:
+    """The sentence refusing the empty window ``[since, until)``, given how each bound was given."""
+    return lambda first, second: f"{first} must be before {second}: {window_text(since, until)} is an empty window"
 
 
 def _log_span(log: Path) -> tuple[float, float] | None:
@@ -613,7 +620,7 @@ def _run_guarded(command: click.Group) -> int:
             names.append(ctx.info_name or "")
             ctx = ctx.parent
         where = " ".join(["dsh-audit", *reversed(names[:-1])])  # the root's name is however it was started
-        echo_error(f"{exc.format_message()} (hint: see `{where} --help`)")
+        echo_error(f"{_from_variable(exc)}{exc.format_message()} (hint: see `{where} --help`)")
         return EXIT_BAD_INPUT
     except click.ClickException as exc:
         shown = io.StringIO()
@@ -633,6 +640,16 @@ def _run_guarded(command: click.Group) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, never a traceback
         return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _from_variable(exc: click.UsageError) -> str:
+    """``VARIABLE=value: `` when ``exc`` is about the value of an option read from its environment
+    variable (:func:`option_variable`), which click's message names only as the option; else ``""``."""
+    param = getattr(exc, "param", None)
+    if exc.ctx is None or not isinstance(param, click.Option) or param.name is None:
+        return ""
+    found = option_variable(param.name, exc.ctx)
+    return "" if found is None else f"{'='.join(found)}: "
 
 
 def _unexpected(exc: Exception) -> int:
@@ -716,6 +733,69 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="One JSON object per line on stdout, for other tools.")(func)
 
 
+def option_variable(name: str, ctx: click.Context | None = None) -> tuple[str, str] | None:
+    """The environment variable the value of parameter ``name`` of the running command (``ctx``)
+    was read from, and that variable's value as set: its ``DSH_AUDIT_<COMMAND>_<OPTION>``, or the
+    older spelling after the parameter, whichever click read (the first set and not empty). None
+    when the value was typed, or is the option's default."""
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is None or ctx.get_parameter_source(name) is not click.core.ParameterSource.ENVIRONMENT:
+        return None
+    param = next((p for p in ctx.command.params if p.name == name and isinstance(p, click.Option)), None)
+    if param is None:
+        return None
+    names = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or ())
+    if param.allow_from_autoenv and ctx.auto_envvar_prefix:
+        names.append(f"{ctx.auto_envvar_prefix}_{name.upper()}")
+    return next(((variable, os.environ[variable]) for variable in names if os.environ.get(variable)), None)
+
+
+def given_as(name: str, typed: str, ctx: click.Context | None = None) -> str:
+    """How the user gave parameter ``name`` of the running command, for a message: ``typed`` (the
+    option as typed: ``--format csv``), or ``VARIABLE=value`` when it was read from its
+    environment variable (:func:`option_variable`)."""
+    found = option_variable(name, ctx)
+    return typed if found is None else "=".join(found)
+
+
+#: The hint of two options that ask for two things, both read from environment variables.
+_VARIABLES_HINT = ("a DSH_AUDIT_<COMMAND>_<OPTION> variable is that option's default: unset one of them, or "
+                   "give the option you mean on the command line")
+
+
+def _explicitness(ctx: click.Context, name: str) -> int:
+    """How directly parameter ``name`` was given: 0 typed, 1 from its environment variable, 2 a default."""
+    source = ctx.get_parameter_source(name)
+    ranks = {click.core.ParameterSource.COMMANDLINE: 0, click.core.ParameterSource.PROMPT: 0,
+             click.core.ParameterSource.ENVIRONMENT: 1}
+    return 2 if source is None else ranks.get(source, 2)
+
+
+def give_way(first: str, second: str, *, typed: tuple[str, str], clash: Callable[[str, str], str],
+             hint: str) -> str:
+    """Of parameters ``first`` and ``second`` of the running command, which ask for two things
+    together, the one that gives way (the caller drops its value): the less directly given one.
+    An option typed on the command line wins over one read from its environment variable
+    (``DSH_AUDIT_<COMMAND>_<OPTION>`` is that option's default), which wins over a default. The one
+    decider of every pair of options that conflict (``--json`` and ``--format``, ``--since`` and
+    ``--until``, ``--baseline`` and ``--no-baseline``).
+
+    Raises:
+        UsageError: both were given alike: the message is ``clash(A, B)``, A and B each option as
+            typed (``typed``), or ``VARIABLE=value`` when both came from variables (then the hint
+            says so; else it is ``hint``).
+    """
+    ctx = click.get_current_context()
+    ranks = (_explicitness(ctx, first), _explicitness(ctx, second))
+    if ranks[0] != ranks[1]:
+        return first if ranks[0] > ranks[1] else second
+    shown = (given_as(first, typed[0], ctx), given_as(second, typed[1], ctx))
+    raise UsageError(clash(*shown), hint=_VARIABLES_HINT if ranks[0] == 1 else hint)
+
+
+__all__ += ["give_way", "given_as", "option_variable"]
+
+
 #: The ``--format`` choices (:data:`dsh_audit.report.terminal.LISTING_FORMATS`; not imported here:
 #: --version loads no library code).
 _FORMATS = ("table", "json", "csv", "markdown")
@@ -743,11 +823,12 @@ def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool =
 
         chosen = output_format
         if json_flag:
-            if kwargs["as_json"]:
-                given = click.get_current_context().get_parameter_source("output_format")
-                if output_format != "json" and given != click.core.ParameterSource.DEFAULT:
-                    raise UsageError(f"--json and --format {output_format} ask for two formats",
-                                     hint="--json is --format json: give one of them")
+            if kwargs["as_json"] and output_format != "json":
+                dropped = give_way("as_json", "output_format", typed=("--json", f"--format {output_format}"),
+                                   clash=lambda first, second: f"{first} and {second} ask for two formats",
+                                   hint="--json is --format json: give one of them")
+                chosen = output_format if dropped == "as_json" else "json"
+            elif kwargs["as_json"]:
                 chosen = "json"
             kwargs["as_json"] = chosen == "json"
         with listing(chosen, pager=pager):
@@ -915,9 +996,19 @@ def _parse_when(ctx: click.Context, param: click.Parameter, value: str | None) -
         moment = parse_when(value, option=option, end=param.name == "until")
     except DshAuditError as exc:
         raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
-    other = ctx.params.get("until" if param.name == "since" else "since")
-    if isinstance(other, float):  # the other bound, when it was read first: an empty window is refused here
-        check_window(*((moment, other) if param.name == "since" else (other, moment)))
+    other_name = "until" if param.name == "since" else "since"
+    other = ctx.params.get(other_name)
+    if not isinstance(other, float):
+        return moment
+    # the other bound, read first: an empty window is refused here, unless one bound came from its
+    # variable and the other was typed (the typed one wins: give_way)
+    since, until = (moment, other) if param.name == "since" else (other, moment)
+    if since >= until:
+        dropped = give_way("since", "until", typed=("--since", "--until"), clash=_empty_window(since, until),
+                           hint=_WINDOW_HINT)
+        if dropped == param.name:
+            return None
+        ctx.params[other_name] = None
     return moment
 
 

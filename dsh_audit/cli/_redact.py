@@ -11,6 +11,7 @@ import click
 
 from ..capture import find_capture
 from ..errors import UsageError
+from ..report.terminal import stdout_text, terminal_text
 from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, log_progress, one_log,
                       output_help, write_output)
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
 
-__all__ = ["redact_command"]
+__all__ = ["redact_command", "shell_word"]
 
 
 def _check(path: str, lenient: bool, routes: str | None) -> int:
@@ -173,7 +174,7 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
     found = find_capture(path) if capture_path is None else None
     if found is not None:
         echo_note(f"the capture {found}, which `check` finds for this log, was not redacted: pass --capture "
-                  f"{shlex.quote(os.fspath(found))} to include it")
+                  f"{shell_word(found)} to include it")
     if result.mismatched:
         echo(f"FAILED: {', '.join(result.mismatched)} verdicts differ on the redacted copy", err=True)
         return EXIT_FINDINGS
@@ -189,16 +190,50 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
 
 
 def _recipient(result: Redaction) -> None:
-    """The commands a recipient of the bundle runs, as typed in a POSIX shell from this folder: its
-    check against the manifest, and ``check`` with the bundle's capture and route file (which ``check``
-    does not find by itself)."""
-    words = ["dsh-audit", "check", os.fspath(result.output)]
+    """The commands a recipient of the bundle runs, as typed in bash or zsh from this folder
+    (each path a :func:`shell_word`): its check against the manifest, and ``check`` with the
+    bundle's capture and route file (which ``check`` does not find by itself)."""
+    words = ["dsh-audit", "check", shell_word(result.output)]
     if result.capture is not None:
-        words += ["--capture", os.fspath(result.capture)]
+        words += ["--capture", shell_word(result.capture)]
     if result.route_file is not None:
-        words += ["--routes", os.fspath(result.route_file)]
-    echo(f"a recipient verifies it with: dsh-audit redact --check {shlex.quote(os.fspath(result.output))}")
-    echo(f"and audits it with: {shlex.join(words)}")
+        words += ["--routes", shell_word(result.route_file)]
+    echo(f"a recipient verifies it with: dsh-audit redact --check {shell_word(result.output)}")
+    echo(f"and audits it with: {' '.join(words)}")
+
+
+#: What a path printed in ANSI-C quotes (``$'...'``) holds as escapes besides the characters a
+#: terminal line cannot show as they are: the quote and the escape character, and bash's history
+#: expansion character, which an interactive bash would expand there.
+_QUOTED_ESCAPES = frozenset("'\\!")
+
+
+def shell_word(path: str | os.PathLike[str]) -> str:
+    """``path`` as one word that, pasted into bash or zsh, names exactly that file from the current
+    folder, and that prints as it is (no character :func:`~dsh_audit.report.terminal.terminal_text`
+    or stdout's encoding would show escaped: :func:`~dsh_audit.report.terminal.stdout_text`).
+
+    A relative path that starts with ``-`` takes ``./`` (else a command reads it as an option). A
+    path that holds a control, bidi or zero-width character, a byte that is not UTF-8 (or, on a
+    stdout that cannot write it, any character outside its encoding) is given in ANSI-C quotes,
+    each such character as the ``\\xHH`` escapes of its bytes on disk; else :func:`shlex.quote`.
+
+    Example:
+        >>> shell_word("-shared.jsonl"), shell_word("a b.jsonl"), shell_word("tab\\there!.jsonl")
+        ('./-shared.jsonl', "'a b.jsonl'", "$'tab\\\\x09here\\\\x21.jsonl'")
+    """
+    word = os.fspath(path)
+    if word.startswith("-"):
+        word = f"./{word}"
+    if _printable(word):
+        return shlex.quote(word)
+    return "$'" + "".join(char if _printable(char) and char not in _QUOTED_ESCAPES else
+                          "".join(f"\\x{byte:02x}" for byte in os.fsencode(char)) for char in word) + "'"
+
+
+def _printable(text: str) -> bool:
+    """Whether ``text`` is printed as it is: nothing in it is shown escaped on a terminal or stdout."""
+    return stdout_text(terminal_text(text)) == text
 
 
 COMMANDS = [redact_command]

@@ -28,11 +28,16 @@ Keys (kebab-case, as TOML tools spell them) and strict defaults::
 
 ``[tool.dsh-audit.check] baseline = "FILE"`` names check's baseline (``check --baseline``, which
 wins over it): a JSON report of ``check``, relative to the folder of the TOML file that names it.
-Other sub-tables of ``[tool.dsh-audit]`` belong to other commands and are ignored here; an unknown key
-is an error (a misspelt key would silently weaken the gate), and so is an ``ignore`` entry that
-names no rule or family, or every rule (``"D"``, ``"DSH"``). A ``--policy`` file is either a plain
-policy (keys at top level) or pyproject-style (a ``[tool.dsh-audit]`` table): keys at top level
-beside that table would be ignored, so they are an error too.
+An unknown key is an error (a misspelt key would silently weaken the gate), and so is an ``ignore``
+entry that names no rule or family, or every rule (``"D"``, ``"DSH"``). So is a sub-table no command
+reads (``[tool.dsh-audit.chekc]``), or an unknown key in one a command reads
+(:data:`~dsh_audit._pyproject.TOOL_TABLES`: ``check``, ``cache``, ``prices``; the price table's keys
+are checked by its reader), a policy key among them too (``[tool.dsh-audit.check]
+min-cache-hit-ratio``): each error names the key's dotted name, with the closest known one. A
+``--policy`` file is either a plain policy (keys at top level, ``[check]`` its one sub-table besides
+the tables of pyproject.toml's own specifications, such as ``[tool.ruff]``) or pyproject-style (a
+``[tool.dsh-audit]`` table): keys at top level beside that table would be ignored, so they are an
+error too.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import ConfigFileError, find_pyproject, read_toml
+from .._pyproject import TOOL_TABLES, ConfigFileError, did_you_mean, dotted_key, find_pyproject, read_toml
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
@@ -55,6 +60,9 @@ CAPTURE_VERDICTS = ("different", "equivalent", "unmatched", "unexplained", "unre
 _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 _THRESHOLDS = ("error", "warning", "info", "never")
 _KINDS = ("loop", "compaction", "title")
+#: The tables pyproject.toml's specifications define (PEP 518, 621, 735): in a plain policy file
+#: (a pyproject.toml with no [tool.dsh-audit] table too) they are other tools', never read.
+_PYPROJECT_TABLES = ("build-system", "dependency-groups", "project", "tool")
 _CAUSES = ("header_change", "compaction", "prune", "plugin_replace", "resume", "fork", "subagent", "retry",
            "title_input", "search_input", "unexplained", "unrecorded_mutation")
 
@@ -97,19 +105,72 @@ class Policy:
         return out
 
     @classmethod
-    def from_mapping(cls, table: dict[str, Any], *, source: str) -> Policy:
-        """Build a policy from a ``[tool.dsh-audit]`` table; raises UsageError on a bad key or value."""
+    def from_mapping(cls, table: dict[str, Any], *, source: str, name: str = "tool.dsh-audit") -> Policy:
+        """Build a policy from a ``[tool.dsh-audit]`` table; raises UsageError on a bad key or value.
+
+        ``name`` is the table's dotted name in messages (``""``: the top level of a plain policy
+        file, where ``[check]`` is the only sub-table read). A sub-table is an error unless a command
+        reads it (:data:`~dsh_audit._pyproject.TOOL_TABLES`), and so is an unknown key in one.
+        """
         known = {f.name.replace("_", "-"): f.name for f in fields(cls) if f.name not in ("source", "baseline")}
         values: dict[str, Any] = {}
         for key, value in table.items():
-            if isinstance(value, dict) and key not in known:
-                continue
-            if key not in known:
-                close = difflib.get_close_matches(key, list(known), n=1)
-                raise UsageError(f"unknown policy key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
-                                 path=source, hint="see docs/ci.md for the policy keys")
-            values[known[key]] = _checked(key, value, source)
+            if key in TOOL_TABLES:
+                _check_table(key, value, source=source, name=name, policy_keys=known)
+            elif key in known:
+                values[known[key]] = _checked(key, value, source)
+            elif not name and key in _PYPROJECT_TABLES and isinstance(value, dict):
+                continue  # another tool's table, in a pyproject.toml given as a plain policy
+            elif isinstance(value, dict):
+                raise _unknown_table(key, source=source, name=name)
+            else:
+                raise UsageError(f"unknown policy key {key!r}{did_you_mean(key, known)}", path=source,
+                                 hint="see docs/ci.md for the policy keys")
         return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
+
+
+def _table_name(name: str, key: str) -> str:
+    """``[tool.dsh-audit.<key>]`` (``[<key>]`` at a plain policy file's top level), quoted as TOML would."""
+    return f"[{dotted_key(*name.split('.'), key) if name else dotted_key(key)}]"
+
+
+def _unknown_table(key: str, *, source: str, name: str) -> UsageError:
+    """The error for a sub-table ``key`` of the policy's table that no command reads."""
+    tables = sorted(TOOL_TABLES) if name else ["check"]
+    close = difflib.get_close_matches(key, tables, n=1)
+    near = f" (did you mean {_table_name(name, close[0])}?)" if close else ""
+    names = [_table_name(name, table) for table in tables]
+    read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    where = f"in [{name}] itself" if name else "at the top level"
+    return UsageError(f"{_table_name(name, key)} is not a table dsh-audit reads{near}", path=source,
+                      hint=f"dsh-audit reads {read}; the policy keys go {where}: see the Policy section of docs/ci.md")
+
+
+def _check_table(key: str, value: Any, *, source: str, name: str, policy_keys: dict[str, str]) -> None:
+    """Refuse the sub-table ``key`` when it is not a table, when a plain policy file holds it (only
+    ``check`` is read there), or when it holds a key its reader does not know."""
+    keys, hint = TOOL_TABLES[key]
+    table = _table_name(name, key)
+    if not name and key != "check":
+        raise UsageError(f"{table} is not read from a policy file", path=source,
+                         hint=f"dsh-audit reads [tool.dsh-audit.{key}] of the nearest pyproject.toml only: {hint}")
+    if not isinstance(value, dict):
+        raise UsageError(f"{table} must be a table", path=source, hint=f"{table}: {hint}")
+    if keys is None:  # the price table: its reader checks its keys
+        return
+    home, where = (f"[{name}]", f"in [{name}]") if name else ("the top level", "at the top level of the policy file")
+    for item in value:
+        if item in keys:
+            continue
+        dotted = dotted_key(*name.split("."), key, item) if name else dotted_key(key, item)
+        if item in policy_keys:
+            raise UsageError(f"{dotted} is a policy key, read only {where}", path=source,
+                             hint=f"move it to {home}, above {table}: see the Policy section of docs/ci.md")
+        near = did_you_mean(item, keys)
+        if not near:  # a misspelt policy key in the wrong table: name both mistakes
+            close = difflib.get_close_matches(item, list(policy_keys), n=1)
+            near = f" (did you mean the policy key {close[0]!r}, read only {where}?)" if close else ""
+        raise UsageError(f"unknown key {dotted}{near}", path=source, hint=f"{table}: {hint}")
 
 
 def _baseline(check: Any, source: str) -> str | None:
@@ -195,7 +256,7 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
         document = _read_toml(Path(path))
         tool = _tool_table(document, source)
         if tool is None:
-            return Policy.from_mapping(document, source=source)
+            return Policy.from_mapping(document, source=source, name="")
         beside = [str(key) for key, value in document.items() if not isinstance(value, dict)]
         if beside:  # a plain policy and a pyproject-style one mixed: the top-level keys would not be read
             raise UsageError(f"top-level key(s) {', '.join(map(repr, beside))} beside [tool.dsh-audit] would be "

@@ -53,13 +53,53 @@ class BundleCheck:
 
 def _inside(log: Path, name: str, manifest_file: Path, *, what: str, hint: str) -> str:
     """The file a manifest names, only when it lies inside the bundle's folder: a bundle comes from
-    someone else, and its manifest must not make a check read any other file."""
+    someone else, and its manifest must not make a check read any other file (nor, through a
+    symbolic link beside the log, the file it points to). A missing one whose name after this log's
+    is there is refused (:func:`_not_renamed`)."""
     folder = os.path.realpath(log.parent)
     target = os.path.realpath(log.parent / name) if name and not os.path.isabs(name) else None
     if target is None or os.path.commonpath([folder, target]) != folder or target == folder:
+        linked = _linked_out(log, name, target, what=what)
+        if linked is not None:
+            raise UsageError(linked, path=str(manifest_file), hint=f"put the {what} itself beside the log, not a "
+                                                                   "link: the check of a bundle reads no file outside "
+                                                                   "its folder")
         raise UsageError(f"the manifest names a {what} outside the bundle's folder: {name!r}",
                          path=str(manifest_file), hint=hint)
+    _not_renamed(log, name, manifest_file, what=what)
     return target
+
+
+def _linked_out(log: Path, name: str, target: str | None, *, what: str) -> str | None:
+    """Why the ``what`` a manifest names inside the bundle's folder (``name``) resolves outside it
+    (to ``target``): a symbolic link in the folder points out of it. None when the name itself
+    lies outside."""
+    folder = os.path.abspath(log.parent)
+    named = os.path.normpath(os.path.join(folder, name)) if name and target is not None else folder
+    if named == folder or os.path.commonpath([folder, named]) != folder:
+        return None
+    if os.path.islink(named):
+        return f"the {what} {name!r} is a symbolic link to {target!r}, outside the bundle's folder"
+    return f"the {what} {name!r} leads outside the bundle's folder through a symbolic link, to {target!r}"
+
+
+def _not_renamed(log: Path, name: str, manifest_file: Path, *, what: str) -> None:
+    """Refuse a bundle whose ``what`` the manifest names ``name`` (``A.jsonl.wire.jsonl``) is
+    missing while the same name after this log's (``C.jsonl.wire.jsonl``, beside ``C.jsonl``) is
+    there: the bundle was renamed, and its manifest still records the old names.
+
+    Raises:
+        UsageError: so; the message names both files and the name the bundle had.
+    """
+    if "/" in name or os.path.lexists(log.parent / name):
+        return
+    for at in (at for at, char in enumerate(name) if char == "." and at):
+        old, renamed = name[:at], log.name + name[at:]
+        if old != log.name and os.path.lexists(log.parent / renamed):
+            raise UsageError(f"the manifest names the {what} {name!r}, which is missing, and {renamed!r} is beside "
+                             f"the log: was the bundle renamed from {old!r}?", path=str(manifest_file),
+                             hint=f"rename {renamed!r} back to {name!r}: the manifest records the name of each "
+                                  "file of the bundle, and redact --check reads no other")
 
 
 def _bundle_routes(log: Path, name: str, manifest_file: Path) -> PiRoutes:

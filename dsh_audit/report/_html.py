@@ -62,7 +62,7 @@ from ..replay import MessageView
 from ..session import RequestSpan
 from ._html_assets import CSS, SCRIPT
 from ._json import finite
-from .terminal import short_ids
+from .terminal import short_ids, terminal_text
 
 __all__ = ["SessionPage", "SessionPages", "build_report_data", "format_html", "iter_html"]
 
@@ -856,13 +856,18 @@ def _escaped(text: str) -> str:
 
 def _caveat_lines(caveats: Iterable[str]) -> str:
     """The summary's lines for what the price table could not know of the page's costs
-    (:meth:`dsh_audit.cache.PriceBook.caveats`), one ``note:`` each, as the commands say them.
+    (:meth:`dsh_audit.cache.PriceBook.caveats`), one ``note:`` each, as the commands say them: a
+    price table's name is the user's (or a checked-out repository's ``pyproject.toml``'s) text,
+    so a control, C1 or bidi character is shown as its escape
+    (:func:`~dsh_audit.report.terminal.terminal_text`), as the terminal and Markdown show it.
 
     Example:
         >>> _caveat_lines(["the deepseek price table lists no holidays of 2028 (a < b)"])
         '<p class="muted caveat">note: the deepseek price table lists no holidays of 2028 (a &lt; b)</p>'
+        >>> _caveat_lines(["the x\u202e\x1b price table"])
+        '<p class="muted caveat">note: the x\\\\u202e\\\\u001b price table</p>'
     """
-    return "".join(f'<p class="muted caveat">note: {_escaped(text)}</p>' for text in caveats)
+    return "".join(f'<p class="muted caveat">note: {_escaped(terminal_text(text))}</p>' for text in caveats)
 
 
 def iter_html(result: Any, *, title: str = "dsh-audit report", prices: PriceBook | None = None) -> Iterator[str]:

@@ -1,31 +1,88 @@
 """The Markdown report of ``dsh-audit check``, sized for a GitHub Actions step summary.
 
-GitHub renders a step summary as GitHub-flavoured Markdown with HTML allowed and caps it at
-1 MiB, so every piece of log text is escaped (``<``, ``>``, ``&``, ``|``, backticks and other
-Markdown punctuation) and the lists are cut at :data:`MAX_ROWS` rows with a note.
+GitHub renders a step summary as GitHub-flavoured Markdown with HTML allowed and refuses one over
+1 MiB (it then shows none of it), so every piece of log text is escaped (``<``, ``>``, ``&``,
+``|``, backticks and other Markdown punctuation) and cut (a path or message in its middle, at
+:data:`MAX_TEXT` characters; an id longer than :data:`ID_WIDTH` to its shortest unique prefix and a
+``…``), and the lists are cut at :data:`MAX_ROWS` rows, or sooner so that the whole summary stays
+within :data:`MAX_BYTES` bytes of UTF-8, with a note saying how many more the JSON report holds.
+The head and the totals row always stay.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._seq import common_length
 from .terminal import terminal_text
 
-__all__ = ["MAX_ROWS", "format_markdown"]
+__all__ = ["ID_WIDTH", "MAX_BYTES", "MAX_ROWS", "MAX_TEXT", "format_markdown"]
 
+#: The most rows of each list (logs, failing findings, other findings).
 MAX_ROWS = 200
+#: The most bytes (UTF-8) of the summary: GitHub refuses a step summary over 1 MiB (1,048,576 bytes).
+MAX_BYTES = 1_000_000
+#: The most characters of a piece of text a cell shows (a message, hint and price note: five times as many).
+MAX_TEXT = 200
+#: An id longer than this is cut to its shortest unique prefix of at least this many characters.
+ID_WIDTH = 64
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_CUT = "…"
+#: The room kept for each list's heading and its "more not shown" note (numbers and fixed words).
+_NOTE_ROOM = 256
 
 
-def _md(text: object) -> str:
-    """Escape text for a Markdown table cell or list item (no HTML, no Markdown, one line): shown
-    with :func:`~dsh_audit.report.terminal.terminal_text` first, so that a control, C1 or bidi
-    character, a lone surrogate or a line break from a log is its escape, not a terminal's command
-    (``check --markdown -`` writes to the terminal)."""
-    value = terminal_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _md(text: object, *, limit: int = MAX_TEXT) -> str:
+    """Escape text for a Markdown table cell or list item (no HTML, no Markdown, one line): cut in
+    its middle to ``limit`` characters around a ``…`` first, then shown with
+    :func:`~dsh_audit.report.terminal.terminal_text`, so that a control, C1 or bidi character, a
+    lone surrogate or a line break from a log is its escape (never cut in two), not a terminal's
+    command (``check --markdown -`` writes to the terminal)."""
+    value = text if isinstance(text, str) else str(text)
+    if len(value) > limit:
+        head = (limit - 1) // 2
+        value = value[:head] + _CUT + value[len(value) - (limit - 1 - head):]
+    value = terminal_text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _SPECIAL.sub(r"\\\1", value)
+
+
+def _short_ids(ids: Iterable[str]) -> dict[str, str]:
+    """Each of ``ids`` longer than :data:`ID_WIDTH` characters cut to the shortest prefix of at
+    least that many no other id starts with (at most :data:`MAX_TEXT` characters) and a ``…``;
+    the others whole.
+
+    Example:
+        >>> short = _short_ids(["s-" + "x" * 80 + "a", "s-" + "x" * 80 + "b", "s-1"])
+        >>> [len(short[i]) for i in sorted(short)], short["s-1"]
+        ([84, 84, 3], 's-1')
+    """
+    unique = sorted(set(ids))
+    short: dict[str, str] = {}
+    for at, whole in enumerate(unique):
+        shared = max((common_length(whole, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)),
+                     default=0)  # sorted: the ids sharing the most leading characters with one are its neighbours
+        length = min(max(ID_WIDTH, shared + 1), MAX_TEXT)
+        short[whole] = whole if len(whole) <= length else whole[:length] + _CUT
+    return short
+
+
+def _size(lines: Iterable[str]) -> int:
+    """The bytes ``lines`` take in the summary, each with its line break."""
+    return sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines)
+
+
+def _take(lines: Iterable[str], room: int) -> tuple[list[str], int]:
+    """The first of ``lines`` that fit ``room`` bytes together, and the room left."""
+    taken: list[str] = []
+    for line in lines:
+        size = _size([line])
+        if size > room:
+            break
+        taken.append(line)
+        room -= size
+    return taken, room
 
 
 def _ratio(check: Any) -> str:
@@ -90,23 +147,32 @@ def _breaks(check: Any) -> int:
     return sum(1 for t in check.transitions if t.verdict == "break")
 
 
-def _session_rows(result: Any) -> list[str]:
-    """The sessions' table, up to :data:`MAX_ROWS` of them, and a totals row of every session."""
-    lines = ["| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak "
-             "| findings |",
-             "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for check in result.sessions[:MAX_ROWS]:
-        status = "❌ fail" if check.failed else "✅ pass"
-        lines.append(f"| {status} | {_md(check.path)} | {_md(check.session_id or '-')} | {len(check.requests)} | "
-                     f"{_md(_capture(check))} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
-                     f"{len(check.findings)} |")
-    lines.append(f"| **total** | {len(result.sessions)} log(s) | | {result.request_count} | | "
-                 f"{sum(_breaks(check) for check in result.sessions)} | | {' | '.join(_total_costs(result))} | "
-                 f"{len(result.findings)} |")
-    if len(result.sessions) > MAX_ROWS:
-        lines.append(f"\n_{len(result.sessions) - MAX_ROWS} more log(s) not shown (in the total); see the JSON "
-                     "report._")
-    return lines
+_TABLE_HEAD = ("| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak "
+               "| findings |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+
+
+def _session_row(check: Any, ids: dict[str, str]) -> str:
+    """A log's row of the sessions' table (``ids``: each session id as :func:`_short_ids` shows it)."""
+    status = "❌ fail" if check.failed else "✅ pass"
+    return (f"| {status} | {_md(check.path)} | {_md(ids.get(check.session_id or '', '-'))} | {len(check.requests)} | "
+            f"{_md(_capture(check))} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
+            f"{len(check.findings)} |")
+
+
+def _total_row(result: Any) -> str:
+    return (f"| **total** | {len(result.sessions)} log(s) | | {result.request_count} | | "
+            f"{sum(_breaks(check) for check in result.sessions)} | | {' | '.join(_total_costs(result))} | "
+            f"{len(result.findings)} |")
+
+
+def _session_rows(result: Any, room: int) -> tuple[list[str], int]:
+    """The sessions' table, as many of them as :data:`MAX_ROWS` and ``room`` bytes allow, a totals
+    row of every session, and the room left."""
+    ids = _short_ids(check.session_id for check in result.sessions if check.session_id)
+    rows, room = _take((_session_row(check, ids) for check in result.sessions[:MAX_ROWS]), room)
+    more = len(result.sessions) - len(rows)
+    note = [f"\n_{more} more log(s) not shown (in the total); see the JSON report._"] if more else []
+    return [*_TABLE_HEAD, *rows, _total_row(result), *note], room
 
 
 def _finding_line(finding: Any) -> str:
@@ -117,19 +183,43 @@ def _finding_line(finding: Any) -> str:
                                       f" request {finding.request}" if finding.request is not None else ""))
     hint = getattr(finding, "hint", None)
     mark = " (baselined)" if getattr(finding, "baselined", False) else ""
-    return (f"- **{finding.rule}** {finding.severity}{mark}: {_md(finding.message)} — {_md(where)}{_md(extra)}"
-            + (f"\n  - hint: {_md(hint)}" if hint else ""))
+    return (f"- **{finding.rule}** {finding.severity}{mark}: {_md(finding.message, limit=5 * MAX_TEXT)} — "
+            f"{_md(where)}{_md(extra)}" + (f"\n  - hint: {_md(hint, limit=5 * MAX_TEXT)}" if hint else ""))
 
 
-def _findings(title: str, findings: list[Any], *, folded: bool) -> list[str]:
+def _findings(title: str, findings: list[Any], room: int, *, folded: bool) -> tuple[list[str], int]:
+    """A list of findings, as many as :data:`MAX_ROWS` and ``room`` bytes allow, and the room left."""
     if not findings:
-        return []
-    body = [_finding_line(f) for f in findings[:MAX_ROWS]]
-    if len(findings) > MAX_ROWS:
-        body.append(f"- _{len(findings) - MAX_ROWS} more not shown; see the JSON report._")
+        return [], room
+    body, room = _take((_finding_line(f) for f in findings[:MAX_ROWS]), room)
+    if len(findings) > len(body):
+        body.append(f"- _{len(findings) - len(body)} more not shown; see the JSON report._")
     if folded:
-        return ["", f"<details><summary>{title} ({len(findings)})</summary>", "", *body, "", "</details>"]
-    return ["", f"### {title} ({len(findings)})", "", *body]
+        return ["", f"<details><summary>{title} ({len(findings)})</summary>", "", *body, "", "</details>"], room
+    return ["", f"### {title} ({len(findings)})", "", *body], room
+
+
+def _notes(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
+    """The price notes, each a ``Note:`` line after an empty one, as many as ``room`` bytes allow
+    (they come first, as they qualify the totals, within a tenth of the summary: a log's times
+    spread over many years cannot push its rows out), and the room left."""
+    said, room = _take((f"\nNote: {_md(text, limit=5 * MAX_TEXT)}" for text in caveats), room)
+    more = len(caveats) - len(said)
+    return [*said, *([f"\n_{more} more note(s) not shown; check prints each on stderr._"] if more else [])], room
+
+
+def _head(result: Any) -> list[str]:
+    """The summary's heading and its counts."""
+    counts = result.counts()
+    head = "✅ passed" if result.passed else "❌ failed"
+    baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
+    gone = getattr(result, "baseline_gone", 0)
+    unchecked = getattr(result, "baseline_unchecked", 0)
+    return [f"## dsh-audit check: {head}", "",
+            f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
+            f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
+            f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
+            *([f"{unchecked} baseline finding(s) are of sessions not checked."] if unchecked else []), ""]
 
 
 def format_markdown(result: Any, *, caveats: Sequence[str] | None = None) -> str:
@@ -137,25 +227,19 @@ def format_markdown(result: Any, *, caveats: Sequence[str] | None = None) -> str
     cost and what its breaks cost, with no cache, all off-peak) and a totals row; ``caveats``: what
     the price table could not know of the costs it shows (default: the result's own,
     :attr:`~dsh_audit.gate.CheckResult.caveats`), each a ``Note:`` line under the sessions'
-    table, escaped as every other text is.
+    table, escaped as every other text is. At most :data:`MAX_BYTES` bytes: the notes (within a
+    tenth of it), then the rows of the logs, then of the failing findings, then of the others
+    fill the room the head and the totals row leave.
 
     Example:
         >>> format_markdown(result).splitlines()[0]  # doctest: +SKIP
         '## dsh-audit check: ✅ passed'
     """
-    counts = result.counts()
-    head = "✅ passed" if result.passed else "❌ failed"
-    baselined = "" if "baselined" not in counts else f", {counts['baselined']} baselined"
-    gone = getattr(result, "baseline_gone", 0)
-    unchecked = getattr(result, "baseline_unchecked", 0)
-    lines = [f"## dsh-audit check: {head}", "",
-             f"{len(result.sessions)} log(s), {result.request_count} request(s); findings: {counts['error']} error(s), "
-             f"{counts['warning']} warning(s), {counts['info']} info; {counts['failing']} failing{baselined} "
-             f"(policy: {_md(result.policy.source)}).", *([f"{gone} baseline finding(s) no longer occur."] if gone else []),
-             *([f"{unchecked} baseline finding(s) are of sessions not checked."] if unchecked else []),
-             "", *_session_rows(result)]
-    said = getattr(result, "caveats", ()) if caveats is None else caveats
-    lines += [line for text in said for line in ("", f"Note: {_md(text)}")]
-    lines += _findings("Failing findings", list(result.failing), folded=False)
-    lines += _findings("Other findings", [f for f in result.findings if not f.fails], folded=True)
-    return "\n".join(lines) + "\n"
+    head = _head(result)
+    room = MAX_BYTES - _size([*head, *_TABLE_HEAD, _total_row(result)]) - 4 * _NOTE_ROOM
+    notes, left = _notes(getattr(result, "caveats", ()) if caveats is None else caveats, min(room, MAX_BYTES // 10))
+    room -= min(room, MAX_BYTES // 10) - left
+    table, room = _session_rows(result, room)
+    failing, room = _findings("Failing findings", list(result.failing), room, folded=False)
+    others, room = _findings("Other findings", [f for f in result.findings if not f.fails], room, folded=True)
+    return "\n".join([*head, *table, *notes, *failing, *others]) + "\n"
