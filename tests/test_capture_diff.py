@@ -401,7 +401,8 @@ def test_exported_names():
     assert capture_pkg.__all__ == sorted(capture_pkg.__all__) == [
         "CAPTURE_KINDS", "CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "COMPACTION_PREFIX", "CaptureLoader",
         "CapturedRequest", "LOADERS", "Pairing", "RequestDiff", "TITLE_PREFIX", "align", "capture_for", "captured_bodies", "classify",
-        "compare_capture", "find_capture", "gate_ok", "last_user_text", "load_capture", "session_captures"]
+        "compare_capture", "find_capture", "gate_ok", "last_user_text", "load_capture", "session_captures",
+        "unreadable_capture"]
     assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
     assert list(capture_pkg.LOADERS) == ["har", "wire-jsonl", "body-folder"]
 

@@ -2,7 +2,7 @@
 
 1. a torn last line of a ``wire.jsonl`` (a capture writer killed mid-write) stopped the whole
    gate with exit 2 and no report; it is dropped with a warning in a log's torn-tail words, and
-   a bad line elsewhere stays bad input (exit 2, ``docs/ci.md``);
+   a bad line elsewhere refuses the log it was found beside (session 34; it stopped the gate);
 2. two reports given the same file (a path, a symlink, a hard link, GITHUB_STEP_SUMMARY) silently
    overwrote each other: refused, exit 2, naming both;
 3. ``--sarif - --json`` named ``--json-report -``, an option not typed: options are named as typed;
@@ -112,16 +112,22 @@ def test_check_over_a_torn_capture_still_judges_every_session_and_writes_its_rep
 
 
 @needs_corpus
-def test_check_over_a_capture_with_a_bad_middle_line_is_bad_input(
+def test_check_over_a_capture_with_a_bad_middle_line_refuses_its_log_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The capture is not what was sent: the log it was found beside is refused (``DSH802`` at the
+    capture, failing: exit 1), the other log is judged and the reports are written (session 34: it
+    was exit 2 with no report and no verdict for any log, fuzz round 14's D1)."""
     _badcap(tmp_path, tail="{oops")
     monkeypatch.chdir(tmp_path)
-    code, out, err = invoke(monkeypatch, capsys, "check", "badcap", "--sarif", "e3.sarif")
-    assert (code, out) == (2, "")
-    assert err[-1] == ("error: badcap/a-chat/wire.jsonl: line 2: not a JSON record (Expecting property name "
-                       "enclosed in double quotes: line 1 column 2 (char 1)) (hint: a wire.jsonl capture has one "
-                       "JSON object per line)")
-    assert not (tmp_path / "e3.sarif").exists()
+    code, out, err = invoke(monkeypatch, capsys, "check", "badcap", "--sarif", "e3.sarif", "--format", "csv")
+    assert code == 1
+    assert [line for line in err if "wire.jsonl" in line] == [
+        "badcap/a-chat/wire.jsonl: DSH802 error FAIL: line 2: not a JSON record (Expecting property name enclosed "
+        "in double quotes: line 1 column 2 (char 1)) (hint: a wire.jsonl capture has one JSON object per line; "
+        "found beside the log, it is what the log is compared with: repair or remove it)"]
+    rows = [line.split(",") for line in out.splitlines() if line.startswith("dsh-audit check,")]
+    assert [(row[1], row[4], row[5]) for row in rows] == [("FAIL", "0", "none"), ("ok", "9", "9/9 identical")]
+    assert (tmp_path / "e3.sarif").is_file()
 
 
 # -- 2. two reports, one file ----------------------------------------------------------------------

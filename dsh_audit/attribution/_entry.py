@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from ..capture import capture_for, session_captures
-from ..errors import DshAuditError, UnsupportedFormatError
+from ..errors import CaptureError, DshAuditError, UnsupportedFormatError
 from ..log import Event, SessionLog, discover, read_log
 from ..replay import Request, iter_requests
 from ..session import (
@@ -54,7 +54,7 @@ def refuse_imported(item: Session | Failure) -> Session | Failure:
 
 
 def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto",
-                     capture: str | os.PathLike[str] | None = None) -> dict[str, SessionAttribution]:
+                     capture: str | os.PathLike[str] | None = None) -> dict[str, SessionAttribution | Failure]:
     """Attribute every given DSH session of an opened group (each with the ancestors read beside
     it), in rounds in which a session id appears once: log path -> attribution.
 
@@ -62,18 +62,20 @@ def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto",
     (``--capture``) for every log, else the ``wire.jsonl`` found beside each log
     (:func:`dsh_audit.capture.find_capture`); a transition whose captured bodies break the prefix
     where the log records nothing is then an ``unrecorded_mutation`` break. A log with no capture
-    is attributed from the log alone.
-
-    Raises:
-        CaptureError: a capture cannot be read.
+    is attributed from the log alone. A log whose capture cannot be read is a :class:`Failure`
+    holding that error (:func:`dsh_audit.capture.session_captures`); the other logs of the group,
+    compared with other captures or none, are attributed as if it were not there.
     """
-    found: dict[str, SessionAttribution] = {}
+    found: dict[str, SessionAttribution | Failure] = {}
     for round_ in rounds([s for s in group.given if isinstance(s, Session) and not s.imported]):
         ids = {s.id for s in round_}
         usable = [*round_, *(a for a in group.ancestors if a.id not in ids and not a.imported)]
-        bodies, _ = session_captures(round_, capture)
+        failed: dict[str, CaptureError] = {}
+        bodies, _ = session_captures(round_, capture, failed=failed)
         found.update((a.path or "", a) for a in attribute_sessions(usable, captures=bodies, adapter=adapter)
-                     if a.session_id in ids)
+                     if a.session_id in ids and a.session_id not in failed)
+        found.update((s.path, Failure(s.path, failed[s.id], tuple(s.warnings), s.id, s.header, s.format_version))
+                     for s in round_ if s.id in failed)
     return found
 
 
@@ -155,7 +157,6 @@ def attribute_paths(paths: Iterable[str | os.PathLike[str]], *, lenient: bool = 
 
     Raises:
         UnreadableError: a path does not exist or holds no log. UsageError: bad ``jobs`` or ``engine``.
-        CaptureError: a capture cannot be read.
     """
     task = partial(attribute_group, lenient=lenient, max_version=4 if max_version is None else max_version,
                    adapter=adapter, ancestors=ancestors, routes=routes,

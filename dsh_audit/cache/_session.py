@@ -11,7 +11,7 @@ from typing import Any
 from ..attribution import (SessionAttribution, Transition, attribute, attribute_log, attribute_opened,
                            attribute_sessions)
 from ..capture import capture_for
-from ..errors import CaptureError, DshAuditError
+from ..errors import DshAuditError
 from ..log import Event, SessionLog
 from ..replay import Request
 from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, attachment_warnings,
@@ -144,38 +144,34 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,
-              found: Mapping[str, SessionAttribution] | None = None,
+              found: Mapping[str, SessionAttribution | Failure] | None = None,
               **options: Any) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
     """Each given log of an opened group with its cache report (``options`` as :func:`cache_report`;
     breaks attributed as ``dsh-audit breaks`` does, a child with its parent, each log compared with
     ``capture`` or the capture found beside it: :func:`dsh_audit.attribution.attribute_opened`):
     None for a log that could not be read (its :class:`Failure`), the error for one whose
-    accounting failed (a bad ``--prices`` file or tokenizer choice), so each view decides what that
-    log becomes (a capture that cannot be read is that error for every log of the group). A fork
+    accounting failed (a bad ``--prices`` file or tokenizer choice, or a capture it is compared
+    with that cannot be read: that log's alone), so each view decides what that log becomes. A fork
     or subagent child whose parent the group read is judged against the parent's request it
     continues (:func:`cache_report`'s ``parent``).
 
-    ``found``: the group's attribution when the caller made it already (log path -> attribution,
-    :func:`~dsh_audit.attribution.attribute_opened`'s, which raises the capture's error itself),
-    so it is not made twice (``dsh-audit breaks --cost`` lists it): then only the logs it holds
-    are accounted, and each other log is given with None (an imported log, which attribution
-    refuses).
+    ``found``: the group's attribution when the caller made it already (log path -> attribution or
+    the :class:`Failure` of a log whose capture cannot be read,
+    :func:`~dsh_audit.attribution.attribute_opened`'s), so it is not made twice (``dsh-audit breaks
+    --cost`` lists it): then only the logs it holds are accounted, and each other log is given with
+    None (an imported log, which attribution refuses).
     """
-    failed: CaptureError | None = None
     given_found = found is not None
-    try:
-        found = found if found is not None else attribute_opened(group, capture=capture) if attribution else {}
-    except CaptureError as exc:  # a capture that cannot be read: the accounting of every log of the group fails
-        found, failed = {}, exc
+    found = found if found is not None else attribute_opened(group, capture=capture) if attribution else {}
     by_id = {session.id: session for session in group.sessions}
     for item in group.given:
         if isinstance(item, Failure) or (given_found and item.path not in found):
             yield item, None
             continue
-        if failed is not None:
-            yield item, failed
-            continue
         given = found.get(item.path)
+        if isinstance(given, Failure):  # a capture it is compared with cannot be read: this log's error
+            yield item, given.error
+            continue
         parent = None if item.imported or not item.header.parent_session else by_id.get(item.header.parent_session)
         try:
             yield item, cache_report(item, attribution=list(given.transitions) if given else None, parent=parent,

@@ -19,7 +19,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._align import Pairing, align
-    from ._bodies import captured_bodies, session_captures
+    from ._bodies import captured_bodies, session_captures, unreadable_capture
     from ._compare import RequestDiff, compare_capture, gate_ok
     from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture
     from ._loaders import LOADERS, CaptureLoader, load_capture
@@ -46,6 +46,7 @@ __all__ = [
     "last_user_text",
     "load_capture",
     "session_captures",
+    "unreadable_capture",
 ]
 
 _LAZY = {
@@ -69,6 +70,7 @@ _LAZY = {
     "last_user_text": "._types",
     "load_capture": "._loaders",
     "session_captures": "._bodies",
+    "unreadable_capture": "._bodies",
 }
 
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

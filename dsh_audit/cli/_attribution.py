@@ -181,13 +181,14 @@ def _account_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool, ma
             verdicts)
         return GroupResult([one], streamed.orphans, streamed.ids, streamed.route_warnings)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
-    found = attribute_opened(group, capture=capture)  # a capture that cannot be read: the group's error
+    found = attribute_opened(group, capture=capture)  # a capture that cannot be read: its logs' Failure
     items: list[_Attributed | Failure] = []
     for item, report in cache.accounted(group, found=found, prices=prices, zero_data_retention=zero_data_retention):
-        if not isinstance(item, Session) or item.imported:
-            items.append(refuse_imported(item))  # type: ignore[arg-type]
+        attribution = found.get(item.path) if isinstance(item, Session) and not item.imported else None
+        if not isinstance(attribution, SessionAttribution):  # unread, imported, or its capture unreadable
+            refused = attribution if isinstance(attribution, Failure) else refuse_imported(item)
+            items.append(refused)  # type: ignore[arg-type]
             continue
-        attribution = found[item.path]
         if isinstance(report, DshAuditError):  # the breaks stand without it
             items.append(_Attributed(attribution, missing=f"its cache was not accounted: {report.message}"))
             continue

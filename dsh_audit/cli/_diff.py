@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from ..capture import RequestDiff, compare_capture, find_capture, gate_ok, load_capture
-from ..errors import UsageError
+from ..capture import RequestDiff, compare_capture, find_capture, gate_ok, load_capture, unreadable_capture
+from ..errors import CaptureError, UsageError
 from ..log import discover
 from ..replay import Request
 from ..session import Failure, Session, read_session, route_apis, route_renderer
@@ -195,10 +195,19 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     bad = False
     with log_progress(logs, label="diff", extra=2 * sum(weights.values())) as advance:
         for capture, its in groups.items():
-            rows, sessions, failed = _compare(capture, its, weights[capture], advance, adapter=adapter, routes=routes, lenient=lenient,
-                                              max_version=max_version)
+            try:
+                rows, sessions, failed = _compare(capture, its, weights[capture], advance, adapter=adapter,
+                                                  routes=routes, lenient=lenient, max_version=max_version)
+            except CaptureError as exc:  # found beside its logs: their error; the other captures are compared
+                if capture_path is not None:
+                    raise
+                echo_error(unreadable_capture(exc, found=True))
+                bad = True
+                continue
             compared.append((capture, rows, sessions))
             bad = bad or failed
+    if not compared:  # no capture could be read: nothing was compared (each one's error said)
+        return EXIT_BAD_INPUT
     if capture_path is None:
         echo_note(_found_note(groups))
     rows = [row for _, found, _ in compared for row in found]
@@ -220,7 +229,11 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, 
              adapter: str, routes: str | None, lenient: bool,
              max_version: int) -> tuple[list[RequestDiff], dict[str, str], bool]:
     """``logs`` compared with ``capture``: the rows, the path of each session id read, and whether
-    a log could not be read (its error said)."""
+    a log could not be read (its error said).
+
+    Raises:
+        CaptureError: the capture cannot be read, or is too large to align.
+    """
     torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
     captures = load_capture(capture, warnings=torn)
     for warning in torn:

@@ -22,7 +22,7 @@ from ..attribution import SessionAttribution, Transition, attribute_opened
 from ..capture import capture_for
 from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
                      load_prices, session_ledger, usd_total)
-from ..errors import CaptureError, DshAuditError
+from ..errors import DshAuditError
 from ..log import SessionLog
 from ..replay import Request
 from ..session import Failure, GroupResult, Headers, Session, SessionGroup, home_routes_key, open_group, routes_from
@@ -206,7 +206,8 @@ def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = Fals
     capture found beside it, as ``dsh-audit check`` compares it
     (:func:`dsh_audit.attribution.attribute_opened`); a log with no capture that is no fork or
     subagent child is audited while it is replayed. A log that cannot be read (a symlink loop, a
-    file gone) is a record holding its error; the other logs of the group are audited.
+    file gone), or whose capture cannot be read, is a record holding its error; the other logs of
+    the group are audited.
     """
     names = [os.fspath(p) for p in paths]
     book = prices if prices is not None else load_prices()
@@ -267,18 +268,23 @@ def _streamed(log: SessionLog, base: dict[str, Any], *, prices: PriceBook, confi
 def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cache: bool,
              prices: PriceBook, capture: str | None = None,
              zero_data_retention: bool | None = None) -> list[SessionRecord]:
-    try:
-        found = attribute_opened(group, capture=capture) if attribution else {}
-    except CaptureError as exc:  # a capture that cannot be read: each log's record holds the error
-        return [_failed(base, item if isinstance(item, Failure) else
-                        Failure(item.path, exc, tuple(item.warnings), item.id, item.header, item.format_version))
-                for base, item in zip(bases, group.given)]
+    """The record of each given log: its error when it cannot be read, or when a capture it is
+    compared with cannot be read (that log's alone: :func:`dsh_audit.attribution.attribute_opened`)."""
+    found = attribute_opened(group, capture=capture) if attribution else {}
     by_id = {session.id: session for session in group.sessions}
-    return [_failed(base, item) if isinstance(item, Failure) else
-            _record(base, item, found.get(item.path) if attribution and not item.imported else None, cache=cache,
-                    prices=prices, zero_data_retention=zero_data_retention,
-                    parent=None if item.imported else by_id.get(item.header.parent_session or ""))
-            for base, item in zip(bases, group.given)]
+    records = []
+    for base, item in zip(bases, group.given):
+        if isinstance(item, Failure):
+            records.append(_failed(base, item))
+            continue
+        attributed = found.get(item.path) if not item.imported else None
+        if isinstance(attributed, Failure):
+            records.append(_failed(base, attributed))
+            continue
+        records.append(_record(base, item, attributed, cache=cache, prices=prices,
+                               zero_data_retention=zero_data_retention,
+                               parent=None if item.imported else by_id.get(item.header.parent_session or "")))
+    return records
 
 
 def _failed(base: dict[str, Any], failure: Failure) -> SessionRecord:

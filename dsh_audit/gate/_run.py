@@ -27,8 +27,9 @@ from typing import Any
 from .._spool import RowSpool
 from ..attribution import attribute_sessions
 from ..cache import PriceBook, account_log, cache_report, load_prices
-from ..capture import capture_for, captured_bodies, compare_capture, find_capture, load_capture
-from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
+from ..capture import (capture_for, captured_bodies, compare_capture, find_capture, load_capture,
+                       unreadable_capture)
+from ..errors import CaptureError, DshAuditError, MalformedRecordError, RenderError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover
 from ..replay import Request
@@ -81,9 +82,16 @@ class _Checker:
         self.tees: dict[str, Any] = {}  # path -> what validates that log in its one read
 
     def load(self, path: Path) -> Any:
+        """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
         if path not in self.captures:
-            self.captures[path] = load_capture(path, warnings=self.torn)
-        return self.captures[path]
+            try:
+                self.captures[path] = load_capture(path, warnings=self.torn)
+            except CaptureError as exc:
+                self.captures[path] = exc
+        found = self.captures[path]
+        if isinstance(found, CaptureError):
+            raise found
+        return found
 
     def capture_for(self, log: str) -> Path | None:
         if self.capture is not None:
@@ -93,8 +101,9 @@ class _Checker:
             self.notes.append(f"{log}: capture {found}")
         return found
 
-    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
-        """Capture rows per session id, and the capture file per session id."""
+    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, CaptureError]]:
+        """Capture rows per session id, the capture file per session id, and the error of each
+        session whose capture, found beside it, cannot be read (raised for the one ``--capture``)."""
         by_capture: dict[Path, list[Session]] = {}
         for session in group:
             found = self.capture_for(session.path)
@@ -102,20 +111,28 @@ class _Checker:
                 by_capture.setdefault(found, []).append(session)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
+        failed: dict[str, CaptureError] = {}
         adapter = self.policy.adapter
         render = _policy_hints(route_renderer(group, adapter=adapter))
 
         for path, members in by_capture.items():
             requests = [r for s in members for r in s.requests]
-            for row in compare_capture(requests, self.load(path), adapter=adapter, render=render,
-                                       routes=route_apis(members, adapter=adapter)):
+            try:
+                compared = compare_capture(requests, self.load(path), adapter=adapter, render=render,
+                                           routes=route_apis(members, adapter=adapter))
+            except CaptureError as exc:
+                if self.capture is not None:
+                    raise  # the capture given for every log: the run's one error (exit 2)
+                failed.update((s.id, unreadable_capture(exc, found=True)) for s in members)
+                continue
+            for row in compared:
                 if row.request is not None:
                     rows.setdefault(row.request.session_id, []).append(row)
                 elif row.verdict == "unmatched":
                     self.unexplained(row, members, path)
             for s in members:
                 files[s.id] = path
-        return rows, files
+        return rows, files, failed
 
     def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
         """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with
@@ -144,11 +161,14 @@ class _Checker:
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
-        rows, files = self.compare(group)
+        rows, files, failed = self.compare(group)
         transitions = self.attribute(group, ancestors, rows)
         known = {s.id: s for s in (*group, *ancestors)}
         checks = []
         for session in group:
+            if session.id in failed:
+                checks.append(self.capture_refused(session, failed[session.id]))
+                continue
             mine = transitions.get(session.id, ())
             parent = None if session.imported else known.get(session.header.parent_session or "")
             cache = cache_report(session, attribution=list(mine), prices=self.prices,
@@ -227,8 +247,18 @@ class _Checker:
                             cwd=log.header.cwd, first_time=first, last_time=last, record=record), \
             dict(result.route_warnings)
 
-    def failed(self, failure: Failure) -> SessionCheck:
-        findings = self.judge.refusal(failure, validation=_validation(failure))
+    def capture_refused(self, session: Session, error: CaptureError) -> SessionCheck:
+        """A log whose capture, found beside it, cannot be read: refused (``fail-on-refusal``) as a
+        log that cannot be read is, the finding at the capture, the log's validation beside it."""
+        failure = Failure(session.path, error, tuple(session.warnings), session.id, session.header,
+                          session.format_version, tuple(_validation(session)))
+        return self.failed(failure, at=error.path)
+
+    def failed(self, failure: Failure, *, at: str | None = None) -> SessionCheck:
+        """The check of a log that could not be read; ``at``: where its refusal's finding points
+        (the capture that could not be read), else the log."""
+        findings = self.judge.refusal(failure if at is None else replace(failure, path=at),
+                                      validation=_validation(failure))
         header = failure.header
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
                             error=str(failure.error), parent_id=header.parent_session if header else None,
@@ -375,7 +405,8 @@ def run_check(paths: Iterable[str | os.PathLike[str]], *, captures: str | os.Pat
 
     Raises:
         UsageError: no log was found under ``paths``, or the route or price file cannot be used.
-        CaptureError: a capture cannot be read.
+        CaptureError: the capture given (``captures``) cannot be read. A capture found beside a log
+            that cannot be read is that log's refusal (its :class:`SessionCheck` has the error).
         MalformedRecordError: a log is another agent's (Claude Code, Codex): check reads DSH logs only.
 
     Example:
