@@ -9,8 +9,10 @@ or a dangling symlink is an error, never read and never waited on (skipping it w
 apply a ``pyproject.toml`` further up, or the defaults).
 
 The sub-tables of ``[tool.dsh-audit]`` that commands read are :data:`TOOL_TABLES`; any other, or an
-unknown key in one of them, is an error (``dsh_audit.gate`` checks them with the policy): a misspelt
-table or key would otherwise be ignored in silence, and the gate run with weaker settings.
+unknown key in one of them, is an error (:func:`check_tool_tables`; ``dsh_audit.gate`` checks them with
+the policy, the ZDR status's reader for the commands that read no policy): a misspelt table or key
+would otherwise be ignored in silence, and the gate run with weaker settings. Every command that
+reads the file words each error the same way.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +36,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "REASONS", "TOOL_TABLES", "did_you_mean", "dotted_key",
-           "find_pyproject", "read_bytes", "read_json", "read_toml"]
+__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "POLICY_KEYS", "REASONS", "TOOL_TABLES", "check_tool_table",
+           "check_tool_tables", "did_you_mean", "dotted_key", "find_pyproject", "read_bytes", "read_json",
+           "read_toml", "unknown_table"]
 
 #: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
 MAX_CONFIG_FILE = 16 << 20
@@ -51,6 +54,11 @@ TOOL_TABLES: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "check": (("baseline",), "its one key is baseline, as --baseline FILE says; see the Baseline section of docs/ci.md"),
     "prices": (None, "a price table, as --prices FILE gives; see the Price files section of docs/cache-accounting.md"),
 }
+#: The keys of ``[tool.dsh-audit]`` itself: the gate's policy (``dsh_audit.gate.Policy``, whose fields
+#: a test keeps them equal to), which no sub-table holds.
+POLICY_KEYS = ("adapter", "allowed-break-causes", "capture-fail", "capture-kinds", "fail-on-refusal",
+               "fail-on-unexplained-break", "ignore", "min-cache-hit-ratio", "require-capture",
+               "validation-fail-severity")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # tomllib before Python 3.14 gives the position only in its message: "... (at line 3, column 7)"
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
@@ -94,6 +102,82 @@ def dotted_key(*parts: str) -> str:
         ('tool.dsh-audit.check.baselin', '"a b"."caf\\\\u00e9"')
     """
     return ".".join(part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=True) for part in parts)
+
+
+def _table_name(name: str, key: str) -> str:
+    """``[tool.dsh-audit.<key>]`` (``[<key>]`` at a plain policy file's top level, ``name`` empty), quoted as TOML would."""
+    return f"[{dotted_key(*name.split('.'), key) if name else dotted_key(key)}]"
+
+
+def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> UsageError:
+    """The error for the sub-table ``key`` of the table ``name`` (``""``: a plain policy file's top
+    level, where ``[check]`` is the only one read) that no command reads, with the closest one.
+
+    Example:
+        >>> str(unknown_table("chekc", source="pyproject.toml")).split(" (hint")[0]
+        'pyproject.toml: [tool.dsh-audit.chekc] is not a table dsh-audit reads (did you mean [tool.dsh-audit.check]?)'
+    """
+    tables = sorted(TOOL_TABLES) if name else ["check"]
+    close = difflib.get_close_matches(key, tables, n=1)
+    near = f" (did you mean {_table_name(name, close[0])}?)" if close else ""
+    names = [_table_name(name, table) for table in tables]
+    read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    where = f"in [{name}] itself" if name else "at the top level"
+    return UsageError(f"{_table_name(name, key)} is not a table dsh-audit reads{near}", path=source,
+                      hint=f"dsh-audit reads {read}; the policy keys go {where}: see the Policy section of docs/ci.md")
+
+
+def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh-audit",
+                     policy_keys: Collection[str] = POLICY_KEYS) -> None:
+    """Refuse the sub-table ``key`` of :data:`TOOL_TABLES` when it is not a table, when a plain
+    policy file holds it (``name`` empty: only ``check`` is read there), or when it holds a key
+    its reader does not know (a key of ``policy_keys`` is said to belong in the table ``name``).
+
+    Raises:
+        UsageError: one line naming the key's dotted name and the closest known key.
+    """
+    keys, hint = TOOL_TABLES[key]
+    table = _table_name(name, key)
+    if not name and key != "check":
+        raise UsageError(f"{table} is not read from a policy file", path=source,
+                         hint=f"dsh-audit reads [tool.dsh-audit.{key}] of the nearest pyproject.toml only: {hint}")
+    if not isinstance(value, dict):
+        raise UsageError(f"{table} must be a table", path=source, hint=f"{table}: {hint}")
+    if keys is None:  # the price table: its reader checks its keys
+        return
+    home, where = (f"[{name}]", f"in [{name}]") if name else ("the top level", "at the top level of the policy file")
+    for item in value:
+        if item in keys:
+            continue
+        dotted = dotted_key(*name.split("."), key, item) if name else dotted_key(key, item)
+        if item in policy_keys:
+            raise UsageError(f"{dotted} is a policy key, read only {where}", path=source,
+                             hint=f"move it to {home}, above {table}: see the Policy section of docs/ci.md")
+        near = did_you_mean(item, keys)
+        if not near:  # a misspelt policy key in the wrong table: name both mistakes
+            close = difflib.get_close_matches(item, list(policy_keys), n=1)
+            near = f" (did you mean the policy key {close[0]!r}, read only {where}?)" if close else ""
+        raise UsageError(f"unknown key {dotted}{near}", path=source, hint=f"{table}: {hint}")
+
+
+def check_tool_tables(table: Mapping[str, Any], *, source: str) -> None:
+    """Refuse, in the ``[tool.dsh-audit]`` table of the ``pyproject.toml`` at ``source``, each
+    sub-table no command reads (:func:`unknown_table`) and each unknown key in one a command reads
+    (:func:`check_tool_table`), as the gate's policy refuses them: the one check of a command that
+    reads the file without the policy (its policy keys' values are the policy's to check).
+
+    Example:
+        >>> check_tool_tables({"cache": {"openai-zero-data-retention": True}, "ignore": []}, source="p")
+        >>> check_tool_tables({"cache": {"openai-zero-data-retenton": True}}, source="p")
+        Traceback (most recent call last):
+        ...
+        dsh_audit.errors.UsageError: p: unknown key tool.dsh-audit.cache.openai-zero-data-retenton (did you mean ...
+    """
+    for key, value in table.items():
+        if key in TOOL_TABLES:
+            check_tool_table(key, value, source=source)
+        elif isinstance(value, dict) and key not in POLICY_KEYS:
+            raise unknown_table(key, source=source)
 
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:

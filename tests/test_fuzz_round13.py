@@ -150,8 +150,8 @@ def test_the_policy_baseline_of_a_hostile_name_is_one_error(
              # the policy's baseline: its hint writes the first one (a missing file) or a new one
              (r'"\u001b]0;PWN\u0007\u202e.json"',
               r"./\u001b]0;PWN\u0007\u202e.json: cannot read the baseline: No such file or directory (hint: write the "
-              r"first baseline with `dsh-audit check PATHS --json-report './\u001b]0;PWN\u0007\u202e.json'`, or check "
-              "without it with --no-baseline)"),
+              r"first baseline with `dsh-audit check PATHS --json-report $'./\x1b]0;PWN\x07\xe2\x80\xae.json'`, "
+              "or check without it with --no-baseline)"),  # a pasteable word (dsh_audit._shell.shell_word)
              ('"."', "./.: is a folder, not a baseline (hint: write a new one with `dsh-audit check PATHS "
                      "--no-baseline --json-report ./.` (the policy's [tool.dsh-audit.check] baseline))"),
              (r'"\ud800"', "p.toml: policy file is not valid TOML: Escaped character is not a Unicode scalar value "

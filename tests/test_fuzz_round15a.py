@@ -17,7 +17,7 @@ import pytest
 
 from _cli import chat_log, invoke
 from dsh_audit.cache import load_prices
-from dsh_audit.cache._prices import _Window
+from dsh_audit.cache._price_window import _Window
 from dsh_audit.errors import UsageError
 from dsh_audit.gate import CheckResult, Finding, Policy, SessionCheck, load_policy
 from dsh_audit.report import format_markdown

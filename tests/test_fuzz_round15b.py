@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from _cli import chat_log, invoke
 
-from dsh_audit.cli._redact import shell_word
+from dsh_audit._shell import shell_word
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 A_CHAT = CORPUS / "live" / "a-chat"

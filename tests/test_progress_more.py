@@ -20,7 +20,7 @@ import pytest
 import dsh_audit.attribution._attribute as attribute_module
 from _cli import invoke, invoke_encoded
 from _terminal import DRAWING, run_dsh_audit
-from dsh_audit.cli._common import log_progress
+from dsh_audit.cli._logs import log_progress
 from dsh_audit.log import read_log
 from dsh_audit.report import terminal
 from dsh_audit.session import read_session

@@ -31,7 +31,8 @@ from markdown_it import MarkdownIt
 
 from _terminal import read_terminal
 from dsh_audit.cli import _COMMANDS, cli
-from dsh_audit.cli._common import _FORMATS, run_guarded
+from dsh_audit.cli._common import run_guarded
+from dsh_audit.cli._options import _FORMATS
 from dsh_audit.report.terminal import LISTING_FORMATS, Amount, listing, print_table
 from dsh_audit.testing import LogBuilder
 

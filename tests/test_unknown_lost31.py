@@ -154,9 +154,9 @@ def test_a_known_loss_beside_an_unknown_one_is_a_lower_bound(tmp_path: Path, run
         "?: 1 request(s) logged no cache reads, left out of the total"]
 
 
-def _stats_json(run: Any, db: str) -> dict[str, Any]:
+def _stats_json(run: Any, db: str, *, notes: tuple[str, ...] = ()) -> dict[str, Any]:
     code, out, err = run("stats", "--db", db, "--json")
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [f"note: {note}" for note in notes])
     return dict(json.loads(out))
 
 
@@ -251,7 +251,10 @@ def test_an_index_of_version_3_is_upgraded_and_its_stored_zeros_made_unknown(tmp
               connection.execute("SELECT lost_cost FROM costs WHERE is_break").fetchall())
     connection.close()
     assert stored == ([(None, None, None)], [(None, None)], [(None,)])
-    stats = _stats_json(run, "index.sqlite")
+    # the kept log's rows were priced by a table the upgraded index no longer names (session 34's stats caveats)
+    stats = _stats_json(run, "index.sqlite", notes=(
+        "the index does not record which price table priced some of its requests: whether it lists the holidays "
+        "of the years of those it priced at the peak rate is unknown; index them again to record it",))
     assert (stats["totals"]["lost_unknown_requests"], stats["cost"]["break_cost_usd"],
             stats["cost"]["lost_unknown_requests"]) == (1, None, 1)
 

@@ -20,7 +20,8 @@ if typing.TYPE_CHECKING:
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import ExactSum, LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
     from ._money import Costs, Rates, Tokens, usd_cost, usd_total
-    from ._prices import OFF_PEAK, PEAK, STANDARD, PriceBook, Quote, load_prices
+    from ._price_window import OFF_PEAK, PEAK, STANDARD
+    from ._prices import PriceBook, Quote, load_price_files, load_prices
     from ._rules import Breakpoints, CacheRule, load_rules, pyproject_zero_data_retention, rule_for
     from ._session import (account_alone, account_log, accounted, cache_group, cache_report, ledger_group,
                            session_transitions)
@@ -71,6 +72,7 @@ __all__ = [
     "iso_utc",
     "iter_cache_verdicts",
     "ledger_group",
+    "load_price_files",
     "load_prices",
     "load_rules",
     "make_counter",
@@ -104,15 +106,15 @@ _LAZY = {
     "ExactSum": "._ledger",
     "LedgerEntry": "._ledger",
     "LedgerTotals": "._ledger",
-    "OFF_PEAK": "._prices",
-    "PEAK": "._prices",
+    "OFF_PEAK": "._price_window",
+    "PEAK": "._price_window",
     "ParentRequest": "._account",
     "PriceBook": "._prices",
     "Prompt": "._prefix",
     "PromptBuilder": "._prefix",
     "Quote": "._prices",
     "Rates": "._money",
-    "STANDARD": "._prices",
+    "STANDARD": "._price_window",
     "SessionCacheReport": "._report",
     "SessionLedger": "._ledger",
     "SessionSummary": "._summary",
@@ -134,6 +136,7 @@ _LAZY = {
     "iso_utc": "._summary",
     "iter_cache_verdicts": "._account",
     "ledger_group": "._session",
+    "load_price_files": "._prices",
     "load_prices": "._prices",
     "load_rules": "._rules",
     "make_counter": "._tokens",

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from .._pyproject import ConfigFileError, find_pyproject, read_toml
+from .._pyproject import ConfigFileError, check_tool_tables, find_pyproject, read_toml
 from ..errors import UsageError
 from ..log import ensure_room
 
@@ -506,8 +506,10 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     None when there is no such file, table or key.
 
     Raises:
-        UsageError: the file cannot be read or is not TOML, or the key is not a boolean; the
-            message names the file and the key.
+        UsageError: the file cannot be read or is not TOML, the key is not a boolean, or
+            ``[tool.dsh-audit]`` holds a table or key no command reads (a misspelt
+            ``openai-zero-data-retenton``: :func:`~dsh_audit._pyproject.check_tool_tables`, worded
+            as ``check``'s policy words it); the message names the file and the key.
 
     Example:
         >>> pyproject_zero_data_retention(search_from="/") in (None, True, False)
@@ -533,11 +535,12 @@ def _stated_zdr(path: str, _mtime_ns: int, _size: int) -> bool | None:
         raise UsageError(exc.message, path=path, hint=(exc.hint or hint) if exc.reason == "open" else None) from None
     tool = document.get("tool")
     table = tool.get("dsh-audit") if isinstance(tool, dict) else None
-    cache = table.get("cache") if isinstance(table, dict) else None
+    if not isinstance(table, dict):
+        return None
+    check_tool_tables(table, source=path)  # a misspelt table or key would be ignored in silence
+    cache = table.get("cache")
     if cache is None:
         return None
-    if not isinstance(cache, dict):
-        raise UsageError(f"{ZDR_TABLE} must be a table", path=path, hint=hint)
     value = cache.get(ZDR_KEY)
     if value is None or isinstance(value, bool):
         return value

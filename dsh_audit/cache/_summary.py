@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import CaptureError, DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
-from ._prices import PriceBook, utc_moment
+from ._price_window import utc_moment
+from ._prices import PriceBook
 from ._report import SessionCacheReport
 from ._session import accounted
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import UsageError
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger
 from ._money import Costs, Tokens
-from ._prices import utc_moment
+from ._price_window import utc_moment
 from ._summary import iso_utc
 
 __all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "sent_in_window", "usage_table"]

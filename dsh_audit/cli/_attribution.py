@@ -21,12 +21,14 @@ from ..session import Failure, GroupResult, Headers, Session, open_group
 from ..report import dumps_line
 from ..report.terminal import (Amount, fit_lines, listing_format, page_listing, print_table, progress_callback,
                                rows_fit, short_ids)
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, RequestCommand, attachments_option, capture_option, echo,
-                      echo_caveats, echo_error, echo_warning, engine_options, file_size, jobs_option, json_option,
-                      lenient_option, listing_options, log_progress, newest_first, no_such_request, one_log,
-                      openai_zdr_option, pager_option, prices_option, request_position, routes_option, selected_logs,
-                      session_paths, session_title, stated_zdr, time_options)
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
+from ._logs import file_size, log_progress, newest_first, one_log, selected_logs, session_paths
+from ._one_request import RequestCommand, no_such_request, request_position
+from ._options import (attachments_option, capture_option, engine_options, jobs_option, json_option, lenient_option,
+                       listing_options, openai_zdr_option, pager_option, prices_option, routes_option, stated_zdr)
+from ._output import session_title
 from ._priced import run_priced
+from ._when import time_options
 
 if TYPE_CHECKING:
     from .. import cache

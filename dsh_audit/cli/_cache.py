@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import partial
 from itertools import islice
 from pathlib import Path
@@ -16,32 +16,23 @@ from ..report import dumps_line
 from ..runner import in_process
 from ..session import Failure, GroupResult
 from ..report.terminal import fit_lines, listing_format, print_table, progress_callback
-from ._common import (
-    EXIT_BAD_INPUT,
-    EXIT_FINDINGS,
-    EXIT_OK,
-    place_text,
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
+from ._logs import newest_first, selected_logs, session_paths
+from ._options import (
     attachments_option,
     capture_option,
-    echo,
-    echo_caveats,
-    echo_error,
-    echo_warning,
     engine_options,
     jobs_option,
     listing_options,
     lenient_option,
-    newest_first,
     openai_zdr_option,
     prices_option,
     routes_option,
-    selected_logs,
-    session_paths,
-    session_title,
     stated_zdr,
-    time_options,
 )
+from ._output import place_text, session_title
 from ._priced import run_priced
+from ._when import time_options
 
 __all__ = ["cache_command"]
 

@@ -20,11 +20,13 @@ from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import (Amount, listing_format, page_listing, print_status, print_table, progress_callback,
                                rows_fit, short_ids)
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, attachments_option, capture_option, echo,
-                      echo_caveats, echo_error, echo_note,
-                      echo_warning, engine_options, evidence_logs, give_way, jobs_option, lenient_option, listing_options, openai_zdr_option,
-                      newest_first, output_help, prices_option, routes_option, selected_logs, session_paths, stated_zdr, stdout_target,
-                      time_options, window_text, write_output)
+from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning,
+                      give_way)
+from ._logs import evidence_logs, newest_first, selected_logs, session_paths
+from ._options import (attachments_option, capture_option, engine_options, jobs_option, lenient_option, listing_options,
+                       openai_zdr_option, prices_option, routes_option, stated_zdr)
+from ._output import STDOUT, output_help, stdout_target, write_output
+from ._when import time_options
 
 if TYPE_CHECKING:
     from ..cache import PriceBook

@@ -16,10 +16,10 @@ from ..replay import Request
 from ..session import Failure, Session, read_session, route_apis, route_renderer
 from ..report import dumps_line
 from ..report.terminal import print_table
-from ._common import (ADAPTER_CHOICES, EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, attachments_option, echo, echo_error,
-                      echo_note, place_text,
-                      echo_warning, file_size, listing_options, lenient_option, log_progress, routes_option,
-                      session_paths, session_title)
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
+from ._logs import file_size, log_progress, session_paths
+from ._options import ADAPTER_CHOICES, attachments_option, listing_options, lenient_option, routes_option
+from ._output import place_text, session_title
 
 __all__ = ["diff_command"]
 

@@ -13,18 +13,20 @@ from ..fleet import SCHEMA_VERSION, FleetStats, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import (Amount, fit_lines, listing_format, print_table, progress_callback, rows_fit,
                                short_ids, table_cell)
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo, echo_error, echo_note, echo_warning,
-                      engine_options, guard_evidence, jobs_option, json_option, lenient_option, listing_options,
-                      openai_zdr_option, prices_option, routes_option, selected_logs, session_paths, stated_zdr,
-                      time_options)
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning
+from ._logs import guard_evidence, selected_logs, session_paths
+from ._options import (capture_option, engine_options, jobs_option, json_option, lenient_option, listing_options,
+                       openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._views import request_window_options, sort_option
+from ._when import time_options
 
 if TYPE_CHECKING:
     from ..fleet import IndexSummary
 
 # ``stats`` imports only the index's schema and its sums (issue 11): the price table and the
 # indexing pipeline are read through the packages' lazy names (``cache.load_prices``,
-# ``fleet.index_logs``) when ``index`` runs.
+# ``fleet.index_logs``) when ``index`` runs (``stats`` loads a price table only for the caveats of
+# requests priced at the peak rate: :mod:`dsh_audit.fleet._caveats`).
 __all__ = ["index_command", "stats_command"]
 
 _DB_HELP = "The SQLite index file."
@@ -413,6 +415,8 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
         click.echo(dumps_line(stats.to_json()))
     else:
         _print_stats(stats)
+    for text in stats.caveats:  # after the output, on stderr in every mode, as `usage` says them
+        echo_note(text)
     return EXIT_OK
 
 

@@ -4,16 +4,17 @@ proves every break (and ``--check``, which verifies such a copy against its mani
 from __future__ import annotations
 
 import os
-import shlex
 from typing import TYPE_CHECKING
 
 import click
 
+from .._shell import shell_word
 from ..capture import find_capture
 from ..errors import UsageError
-from ..report.terminal import stdout_text, terminal_text
-from ._common import (EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_note, lenient_option, log_progress, one_log,
-                      output_help, write_output)
+from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note
+from ._logs import log_progress, one_log
+from ._options import lenient_option
+from ._output import STDOUT, output_help, write_output
 
 if TYPE_CHECKING:
     from ..redact import Redaction
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
 
-__all__ = ["redact_command", "shell_word"]
+__all__ = ["redact_command"]
 
 
 def _check(path: str, lenient: bool, routes: str | None) -> int:
@@ -200,40 +201,6 @@ def _recipient(result: Redaction) -> None:
         words += ["--routes", shell_word(result.route_file)]
     echo(f"a recipient verifies it with: dsh-audit redact --check {shell_word(result.output)}")
     echo(f"and audits it with: {' '.join(words)}")
-
-
-#: What a path printed in ANSI-C quotes (``$'...'``) holds as escapes besides the characters a
-#: terminal line cannot show as they are: the quote and the escape character, and bash's history
-#: expansion character, which an interactive bash would expand there.
-_QUOTED_ESCAPES = frozenset("'\\!")
-
-
-def shell_word(path: str | os.PathLike[str]) -> str:
-    """``path`` as one word that, pasted into bash or zsh, names exactly that file from the current
-    folder, and that prints as it is (no character :func:`~dsh_audit.report.terminal.terminal_text`
-    or stdout's encoding would show escaped: :func:`~dsh_audit.report.terminal.stdout_text`).
-
-    A relative path that starts with ``-`` takes ``./`` (else a command reads it as an option). A
-    path that holds a control, bidi or zero-width character, a byte that is not UTF-8 (or, on a
-    stdout that cannot write it, any character outside its encoding) is given in ANSI-C quotes,
-    each such character as the ``\\xHH`` escapes of its bytes on disk; else :func:`shlex.quote`.
-
-    Example:
-        >>> shell_word("-shared.jsonl"), shell_word("a b.jsonl"), shell_word("tab\\there!.jsonl")
-        ('./-shared.jsonl', "'a b.jsonl'", "$'tab\\\\x09here\\\\x21.jsonl'")
-    """
-    word = os.fspath(path)
-    if word.startswith("-"):
-        word = f"./{word}"
-    if _printable(word):
-        return shlex.quote(word)
-    return "$'" + "".join(char if _printable(char) and char not in _QUOTED_ESCAPES else
-                          "".join(f"\\x{byte:02x}" for byte in os.fsencode(char)) for char in word) + "'"
-
-
-def _printable(text: str) -> bool:
-    """Whether ``text`` is printed as it is: nothing in it is shown escaped on a terminal or stdout."""
-    return stdout_text(terminal_text(text)) == text
 
 
 COMMANDS = [redact_command]

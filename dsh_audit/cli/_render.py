@@ -12,8 +12,10 @@ from ..log import open_regular
 from ..report.terminal import page_listing, terminal_text
 from ..session import attachment_store, request_route, routes_from, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
-from ._common import (ADAPTER_CHOICES, EXIT_OK, RequestCommand, attachments_option, echo_note, echo_warning,
-                      lenient_option, log_progress, one_log, one_request, pager_option, routes_option)
+from ._common import EXIT_OK, echo_note, echo_warning
+from ._logs import log_progress, one_log
+from ._one_request import RequestCommand, one_request
+from ._options import ADAPTER_CHOICES, attachments_option, lenient_option, pager_option, routes_option
 
 __all__ = ["render_command"]
 

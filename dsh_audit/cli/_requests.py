@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -17,9 +17,12 @@ from ..replay import Request
 from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
 from ..report.terminal import Amount, listing_format, page_listing, print_table, progress_callback
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, RequestCommand, echo_error, echo_note, echo_warning, place_text,
-                      engine_options, jobs_option, json_option, listing_options, lenient_option, log_progress, newest_first,
-                      one_log, one_request, pager_option, selected_logs, session_paths, session_title, time_options)
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
+from ._logs import log_progress, newest_first, one_log, selected_logs, session_paths
+from ._one_request import RequestCommand, one_request
+from ._options import engine_options, jobs_option, json_option, listing_options, lenient_option, pager_option
+from ._output import place_text, session_title
+from ._when import time_options
 
 __all__ = ["requests_command", "show_command"]
 

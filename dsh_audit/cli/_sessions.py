@@ -13,11 +13,13 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import Amount, listing_format, print_table, progress_callback, rows_fit, short_ids
 from ..session import Failure, routes_from, run_groups
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo_caveats, echo_error, echo_note, echo_warning,
-                      jobs_option, lenient_option, listing_options, openai_zdr_option, prices_option, routes_option,
-                      selected_logs, stated_zdr, time_options)
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
+from ._logs import selected_logs
+from ._options import (capture_option, jobs_option, lenient_option, listing_options, openai_zdr_option, prices_option,
+                       routes_option, stated_zdr)
 from ._priced import run_priced
 from ._views import sort_option
+from ._when import time_options
 
 __all__ = ["sessions_command"]
 

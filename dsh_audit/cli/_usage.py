@@ -17,9 +17,10 @@ from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, p
                                short_ids, table_cell)
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, capture_option, echo_caveats, echo_error, echo_warning, engine_options,
-                      jobs_option, lenient_option, listing_options, openai_zdr_option, prices_option, routes_option,
-                      selected_logs, stated_zdr)
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_warning
+from ._logs import selected_logs
+from ._options import (capture_option, engine_options, jobs_option, lenient_option, listing_options, openai_zdr_option,
+                       prices_option, routes_option, stated_zdr)
 from ._priced import run_priced
 from ._views import request_window_options, sort_option
 

@@ -13,9 +13,11 @@ from ..errors import MalformedRecordError, UsageError
 from ..report import dumps_line, dumps_pretty, validation_sarif
 from ..report.terminal import progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, STDOUT, echo, echo_error, echo_lines, engine_options,
-                      guard_evidence, jobs_option, json_option,
-                      lenient_option, output_help, selected_logs, session_paths, time_options, write_output)
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_lines
+from ._logs import guard_evidence, selected_logs, session_paths
+from ._options import engine_options, jobs_option, json_option, lenient_option
+from ._output import STDOUT, output_help, write_output
+from ._when import time_options
 
 __all__ = ["validate_command"]
 

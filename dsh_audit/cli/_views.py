@@ -2,7 +2,7 @@
 `usage` and `stats`), and ``--since/--until`` for a command that sums the requests sent in a
 window (`usage`, `stats`) rather than listing the sessions active in it.
 
-Both windows are read by :func:`dsh_audit.cli._common.parse_when`, the one reader of a moment on
+Both windows are read by :func:`dsh_audit.cli._when.parse_when`, the one reader of a moment on
 every command (a date, ``today``, ``yesterday``, a date-time, or an age such as ``24h`` or ``7d``);
 only what a window keeps differs, and each command's ``--help`` says which.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ._common import _parse_since
+from ._when import _parse_since
 
 __all__ = ["request_window_options", "sort_option"]
 

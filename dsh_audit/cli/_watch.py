@@ -19,8 +19,10 @@ from ..report import dumps_line
 from ..report.terminal import fit_lines, short_ids
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
-from ._common import (EXIT_BAD_INPUT, EXIT_OK, _parse_since, echo, echo_error, echo_warning, lenient_option,
-                      openai_zdr_option, prices_option, routes_option, session_ref, stated_zdr)
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_warning
+from ._logs import session_ref
+from ._options import lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
+from ._when import _parse_since
 
 __all__ = ["watch_command"]
 

@@ -8,7 +8,8 @@ Tables (column names are the fields of :class:`SessionRecord`, :class:`RequestRo
 :class:`CostRow` and :class:`BreakRow`): ``sessions`` keyed by the log's absolute path,
 ``requests`` and ``costs`` (the priced ledger) keyed by ``(path, idx)``, ``breaks`` keyed by
 ``(path, request)``, and ``meta`` (the schema version, and the files of each price table a
-ledger was priced with: :func:`record_prices`, :func:`price_sources`).
+ledger was priced with: :func:`record_prices`, :func:`price_sources`, :func:`price_tables`, with
+the rows each priced at the peak rate: :func:`peak_requests`).
 
 Schema versions: 1 had no ``costs`` table; 2 adds it; 3 adds its ``tier`` column; 4 stores what a
 break whose cache reads were not logged lost as unknown (NULL ``lost_tokens``, ``lost_cost`` and
@@ -29,6 +30,7 @@ import math
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
@@ -38,7 +40,7 @@ from ..log import special_kind
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
 __all__ = ["SCHEMA_VERSION", "SESSION_COLUMNS", "check_values", "connect_index", "index_error", "open_index",
-           "price_sources", "record_prices", "window_views"]
+           "peak_requests", "price_fingerprint", "price_sources", "price_tables", "record_prices", "window_views"]
 
 SCHEMA_VERSION = 4
 # The versions index_logs upgrades in place, each with the tables its upgrade makes anew (created
@@ -199,7 +201,7 @@ def record_prices(connection: sqlite3.Connection, fingerprint: str, files: tuple
 def price_sources(connection: sqlite3.Connection) -> tuple[tuple[str, ...] | None, ...]:
     """The files of each price table the stored ledgers were priced with (as
     :func:`record_prices` stored them; None for a table an older dsh-audit did not record), in
-    the order of their fingerprints.
+    the order of their fingerprints (:func:`price_tables`).
 
     Example:
         >>> connection = sqlite3.connect(":memory:")
@@ -213,22 +215,54 @@ def price_sources(connection: sqlite3.Connection) -> tuple[tuple[str, ...] | Non
         >>> price_sources(connection)
         (('packaged', 'mine.json'),)
     """
+    return tuple(price_tables(connection).values())
+
+
+def price_tables(connection: sqlite3.Connection) -> dict[str, tuple[str, ...] | None]:
+    """:func:`price_sources` by the fingerprint of each table (:attr:`PriceBook.fingerprint`, as
+    the options of the logs it priced name it), in fingerprint order."""
     prints: set[str] = set()
     for (options,) in connection.execute("SELECT DISTINCT options FROM sessions AS s WHERE options IS NOT NULL "
                                          "AND EXISTS (SELECT 1 FROM costs AS c WHERE c.path = s.path)"):
-        found = _PRICES_OPTION.search(str(options))
+        found = price_fingerprint(options)
         if found is not None:
-            prints.add(found.group(1))
+            prints.add(found)
     stored = dict(connection.execute(f"SELECT substr(key, {len(_PRICES_KEY) + 1}), value FROM meta "
                                      "WHERE key LIKE 'prices %'"))
-    sources: list[tuple[str, ...] | None] = []
+    sources: dict[str, tuple[str, ...] | None] = {}
     for fingerprint in sorted(prints):
         try:
             files = json.loads(stored[fingerprint]) if fingerprint in stored else None
         except ValueError:  # edited by hand: not known
             files = None
-        sources.append(tuple(map(str, files)) if isinstance(files, list) else None)
-    return tuple(sources)
+        sources[fingerprint] = tuple(map(str, files)) if isinstance(files, list) else None
+    return sources
+
+
+def price_fingerprint(options: object) -> str | None:
+    """The fingerprint of the price table a log's ledger was priced with, read from the options its
+    ``sessions`` row was made with (:func:`dsh_audit.fleet._audit.options_key`); None when they do
+    not say (a row an upgrade marked to be read again).
+
+    Example:
+        >>> price_fingerprint("cache=1;prices=f1;code=x"), price_fingerprint(None)
+        ('f1', None)
+    """
+    found = _PRICES_OPTION.search(str(options)) if options is not None else None
+    return None if found is None else found.group(1)
+
+
+def peak_requests(connection: sqlite3.Connection) -> Iterator[tuple[str | None, str | None, str | None, float]]:
+    """Every stored ledger row priced at the peak rate (``window`` ``peak``; those sent in the
+    window of :func:`window_views`, when one was made), unordered: the fingerprint of the price
+    table that priced it (:func:`price_fingerprint`), its provider, model and send time."""
+    prints: dict[object, str | None] = {}
+    for options, provider, model, sent in connection.execute(
+            "SELECT s.options, c.provider, c.model, c.sent_at FROM costs AS c JOIN sessions AS s USING (path) "
+            "WHERE c.window = 'peak' AND c.sent_at IS NOT NULL"):
+        if options not in prints:
+            prints[options] = price_fingerprint(options)
+        yield prints[options], provider, model, float(sent)
 
 
 #: The SQLite storage classes each declared column type may hold (``NULL`` in all of them).

@@ -6,7 +6,9 @@ cache write) of the requests whose usage is known. Costs are sums of the ``costs
 index stored (the rows of ``dsh-audit usage``), each row added up by the same sums as ``usage``
 and ``cache`` (:meth:`dsh_audit.cache.Costs.sums`): they agree to the nano-dollar, and an amount no
 request that owes it was priced for is unknown (null), never $0. No log is read again, and nothing
-of the pipeline is imported: the money values alone. A window of send times (``--since/--until``)
+of the pipeline is imported: the money values alone, and the price table that priced the ledgers
+only when they hold a request priced at the peak rate, for the caveats of their prices
+(:func:`dsh_audit.fleet._caveats.stats_caveats`). A window of send times (``--since/--until``)
 makes every answer one over the requests sent in it, as ``dsh-audit usage`` sums them.
 """
 
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..cache import Costs, Tokens, usd_total
 from ..errors import UsageError
+from ._caveats import stats_caveats
 from ._db import check_values, connect_index, index_error, price_sources, window_views
 
 __all__ = ["FleetStats", "fleet_stats"]
@@ -150,6 +153,9 @@ class FleetStats:
         since, until: the window of send times every sum and ranking is over (epoch seconds;
             None: unbounded), as ``dsh-audit usage --since/--until`` sums requests; ISO 8601 UTC
             in JSON.
+        caveats: what the price tables could not know of the requests summed (a year a holiday
+            list does not cover: :meth:`dsh_audit.cache.PriceBook.caveats`, as ``usage`` says
+            them), or that a table's caveats are unknown (its files cannot be read now).
     """
 
     db: str
@@ -167,6 +173,7 @@ class FleetStats:
     sort: str = "lost"
     since: float | None = None
     until: float | None = None
+    caveats: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The one object ``dsh-audit stats --json`` prints."""
@@ -175,7 +182,8 @@ class FleetStats:
                 "by_cause": list(self.by_cause), "top_sessions": list(self.top_sessions), "cost": self.cost,
                 "cost_by_model": list(self.cost_by_model), "cost_by_cause": list(self.cost_by_cause),
                 "price_files": [None if files is None else list(files) for files in self.prices],
-                "costliest_breaks": list(self.costliest_breaks), "breaks_costing_nothing": self.free_breaks}
+                "costliest_breaks": list(self.costliest_breaks), "breaks_costing_nothing": self.free_breaks,
+                "caveats": list(self.caveats)}
 
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
@@ -445,7 +453,8 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
                            by_day=_grouped(connection, "day", "day"), by_cause=_by_cause(connection),
                            top_sessions=_top(connection, top, by_path, sort), cost=_cost(connection, total),
                            cost_by_model=_cost_by_model(by_model), cost_by_cause=_cost_by_cause(connection, total),
-                           prices=price_sources(connection), sort=sort, since=since, until=until)
+                           prices=price_sources(connection), sort=sort, since=since, until=until,
+                           caveats=stats_caveats(connection))
         breaks, free = _costliest_breaks(connection, top)
         return replace(stats, costliest_breaks=breaks, free_breaks=free)
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version

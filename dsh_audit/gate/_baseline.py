@@ -23,7 +23,6 @@ naming ``--baseline``, not a crash.
 from __future__ import annotations
 
 import os
-import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from typing import Any
 import orjson
 
 from .._pyproject import ConfigFileError, read_bytes, read_json
+from .._shell import shell_word
 from ..errors import UsageError
 from ..log import ensure_room
 from ._findings import policy_free
@@ -167,7 +167,7 @@ def _missing_hint(path: str, *, configured: bool = False) -> str:
         >>> _missing_hint("ci/b.json", configured=True)
         'write the first baseline with `dsh-audit check PATHS --json-report ci/b.json`, or check without it with --no-baseline'
     """
-    command = f"dsh-audit check PATHS --json-report {shlex.quote(path)}"
+    command = f"dsh-audit check PATHS --json-report {shell_word(path)}"
     return f"write the first baseline with `{command}`" + (", or check without it with --no-baseline"
                                                           if configured else "")
 
@@ -219,7 +219,7 @@ def load_baseline(path: str | os.PathLike[str], *, configured: bool = False) -> 
             :func:`_missing_hint`; for memory, ``--baseline``).
     """
     source = os.fspath(path)
-    hint = _CONFIGURED_HINT.format(shlex.quote(source)) if configured else _HINT
+    hint = _CONFIGURED_HINT.format(shell_word(source)) if configured else _HINT
     try:  # a regular file (a FIFO or device is refused unread), of at most 16 MiB
         return _parsed_baseline(source, hint)
     except ConfigFileError as exc:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._shell import shell_word
 from ..session import HOME_PATCH, EventLines, Failure, dsh_homes_of
 from ..errors import DshAuditError, InputError
 from ..log import open_regular, parse_json
@@ -57,19 +57,23 @@ def request_seq(request: Request) -> int | None:
 def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "auto",
                  routes: str | None = None) -> str:
     """The ``dsh-audit diff`` command that shows a capture verdict of ``log`` row by row, as typed
-    in a POSIX shell from the folder check ran in: ``diff`` finds no capture by itself, so it
-    names ``--capture`` (and the ``--adapter`` and ``--routes`` the gate rendered with).
+    in bash or zsh from the folder check ran in, each path a :func:`~dsh_audit._shell.shell_word`
+    (``./`` before a leading ``-``, ``$'...'`` for a name a terminal shows escaped): ``diff`` finds
+    no capture by itself, so it names ``--capture`` (and the ``--adapter`` and ``--routes`` the gate
+    rendered with).
 
     Example:
         >>> diff_command("logs/a b.jsonl", Path("logs/wire.jsonl"), routes="r.yml")
         "dsh-audit diff 'logs/a b.jsonl' --capture logs/wire.jsonl --routes r.yml"
+        >>> diff_command("-a\\tb.jsonl", Path("wire.jsonl"), adapter="openai")
+        "dsh-audit diff $'./-a\\\\x09b.jsonl' --capture wire.jsonl --adapter openai"
     """
-    words = ["dsh-audit", "diff", log, "--capture", os.fspath(capture)]
+    words = ["dsh-audit", "diff", shell_word(log), "--capture", shell_word(capture)]
     if adapter != "auto":
-        words += ["--adapter", adapter]
+        words += ["--adapter", shell_word(adapter)]
     if routes is not None:
-        words += ["--routes", routes]
-    return " ".join(shlex.quote(word) for word in words)
+        words += ["--routes", shell_word(routes)]
+    return " ".join(words)
 
 
 def _bundle_route_file(log: str) -> str | None:
@@ -173,7 +177,7 @@ class Judge:
             self._bundles[log] = _bundle_route_file(log)
         bundled = self._bundles[log]
         if bundled is not None:  # a redacted bundle carries its route file, which check does not find by itself
-            return (hint.replace("--routes FILE", f"--routes {shlex.quote(bundled)}")
+            return (hint.replace("--routes FILE", f"--routes {shell_word(bundled)}")
                     + ", the redacted route file of this bundle (its manifest names it)")
         homes = dsh_homes_of(log)
         if not homes:

@@ -48,7 +48,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import TOOL_TABLES, ConfigFileError, did_you_mean, dotted_key, find_pyproject, read_toml
+from .._pyproject import (TOOL_TABLES, ConfigFileError, check_tool_table, did_you_mean, find_pyproject, read_toml,
+                          unknown_table)
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
@@ -116,61 +117,17 @@ class Policy:
         values: dict[str, Any] = {}
         for key, value in table.items():
             if key in TOOL_TABLES:
-                _check_table(key, value, source=source, name=name, policy_keys=known)
+                check_tool_table(key, value, source=source, name=name, policy_keys=known)
             elif key in known:
                 values[known[key]] = _checked(key, value, source)
             elif not name and key in _PYPROJECT_TABLES and isinstance(value, dict):
                 continue  # another tool's table, in a pyproject.toml given as a plain policy
             elif isinstance(value, dict):
-                raise _unknown_table(key, source=source, name=name)
+                raise unknown_table(key, source=source, name=name)
             else:
                 raise UsageError(f"unknown policy key {key!r}{did_you_mean(key, known)}", path=source,
                                  hint="see docs/ci.md for the policy keys")
         return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
-
-
-def _table_name(name: str, key: str) -> str:
-    """``[tool.dsh-audit.<key>]`` (``[<key>]`` at a plain policy file's top level), quoted as TOML would."""
-    return f"[{dotted_key(*name.split('.'), key) if name else dotted_key(key)}]"
-
-
-def _unknown_table(key: str, *, source: str, name: str) -> UsageError:
-    """The error for a sub-table ``key`` of the policy's table that no command reads."""
-    tables = sorted(TOOL_TABLES) if name else ["check"]
-    close = difflib.get_close_matches(key, tables, n=1)
-    near = f" (did you mean {_table_name(name, close[0])}?)" if close else ""
-    names = [_table_name(name, table) for table in tables]
-    read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-    where = f"in [{name}] itself" if name else "at the top level"
-    return UsageError(f"{_table_name(name, key)} is not a table dsh-audit reads{near}", path=source,
-                      hint=f"dsh-audit reads {read}; the policy keys go {where}: see the Policy section of docs/ci.md")
-
-
-def _check_table(key: str, value: Any, *, source: str, name: str, policy_keys: dict[str, str]) -> None:
-    """Refuse the sub-table ``key`` when it is not a table, when a plain policy file holds it (only
-    ``check`` is read there), or when it holds a key its reader does not know."""
-    keys, hint = TOOL_TABLES[key]
-    table = _table_name(name, key)
-    if not name and key != "check":
-        raise UsageError(f"{table} is not read from a policy file", path=source,
-                         hint=f"dsh-audit reads [tool.dsh-audit.{key}] of the nearest pyproject.toml only: {hint}")
-    if not isinstance(value, dict):
-        raise UsageError(f"{table} must be a table", path=source, hint=f"{table}: {hint}")
-    if keys is None:  # the price table: its reader checks its keys
-        return
-    home, where = (f"[{name}]", f"in [{name}]") if name else ("the top level", "at the top level of the policy file")
-    for item in value:
-        if item in keys:
-            continue
-        dotted = dotted_key(*name.split("."), key, item) if name else dotted_key(key, item)
-        if item in policy_keys:
-            raise UsageError(f"{dotted} is a policy key, read only {where}", path=source,
-                             hint=f"move it to {home}, above {table}: see the Policy section of docs/ci.md")
-        near = did_you_mean(item, keys)
-        if not near:  # a misspelt policy key in the wrong table: name both mistakes
-            close = difflib.get_close_matches(item, list(policy_keys), n=1)
-            near = f" (did you mean the policy key {close[0]!r}, read only {where}?)" if close else ""
-        raise UsageError(f"unknown key {dotted}{near}", path=source, hint=f"{table}: {hint}")
 
 
 def _baseline(check: Any, source: str) -> str | None:

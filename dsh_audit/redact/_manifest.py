@@ -2,7 +2,10 @@
 the files other bundles' manifests name.
 
 The manifest names the bundle's files by their names beside the log: the redacted log (``log``), its
-capture (``capture``) and its route file (``route_file``). A file another manifest of the same folder
+capture (``capture``) and its route file (``route_file``). A name is the file system's bytes as Python
+holds them: a byte that is not UTF-8 (``x\\xfe.jsonl``) is the lone surrogate U+DC80-U+DCFF of
+``surrogateescape`` (:func:`os.fsdecode`), written as its JSON escape (``"x\\udcfe.jsonl"``) and read
+back to the same bytes (:func:`_file_name`), by every dsh-audit that wrote such a name. A file another manifest of the same folder
 names belongs to that bundle: :func:`bundle_files` lists them, so that ``redact --force`` replaces only
 its own bundle's files, never another's (``docs/redact.md``).
 """
@@ -56,10 +59,19 @@ class Manifest:
 
 def _file_name(name: object) -> object:
     """``name``, a file name a manifest gives (its capture, its route file), when a file system
-    could hold it: no NUL, no lone surrogate, no part longer than 255 bytes (else ValueError: the
-    manifest is not one redact wrote). A value that is not a string is left to its reader."""
-    if isinstance(name, str) and ("\x00" in name or any(len(part.encode("utf-8")) > 255
-                                                         for part in name.split("/"))):
+    could hold it: no NUL, no part longer than 255 bytes, no lone surrogate but those that stand
+    for a byte that is not UTF-8 (:func:`os.fsencode` gives that byte back), else ValueError (the
+    manifest is not one redact wrote). A value that is not a string is left to its reader.
+
+    Example:
+        >>> _file_name("x\\udcfe.jsonl") == os.fsdecode(b"x\\xfe.jsonl"), _file_name(None)
+        (True, None)
+        >>> _file_name("x\\ud800.jsonl")
+        Traceback (most recent call last):
+        ...
+        UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 1: surrogates not allowed
+    """
+    if isinstance(name, str) and ("\x00" in name or any(len(os.fsencode(part)) > 255 for part in name.split("/"))):
         raise ValueError("name")
     return name
 

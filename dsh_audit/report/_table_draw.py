@@ -34,7 +34,7 @@ def _print_heading(console: Console, text: str) -> None:
     """A table's title above it, never wrapped inside a word (a path split over lines reads as two
     names): on one line when it fits :func:`title_width` (always when that is None: piped with no
     ``COLUMNS``), else broken at its last two-space gap (``PATH  session ID``:
-    :func:`dsh_audit.cli._common.session_title`), each line cut in its middle (:func:`middle_cut`)
+    :func:`dsh_audit.cli._output.session_title`), each line cut in its middle (:func:`middle_cut`)
     when still wider, but a line after the gap that holds a session id, which is cut at its end
     (what is left is a prefix `show` and `explain` take)."""
     from rich.cells import cell_len

@@ -1,0 +1,216 @@
+"""Reading a price document: a ``--prices`` file (JSON or TOML) or the nearest ``pyproject.toml``'s
+``[tool.dsh-audit.prices]`` table, read as ``JSON.parse`` reads a number past the double range or
+Python's digit limit (:func:`_as_written`), so that an error can quote it as the file writes it
+(:func:`_shown`); and the hints of an error in each layer of a price table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
+from ..errors import UsageError
+
+#: Where a price table's shape is described, for the hint of an error in a user's price file
+#: (the packaged table's own path means nothing to a user of an installed dsh-audit).
+_SHAPE = "the Price files section of docs/cache-accounting.md gives the shape"
+#: The hint of an error in each layer of the table: the packaged table (a damaged install), the
+#: nearest pyproject.toml's [tool.dsh-audit.prices] (the user did not name it), a --prices file.
+_PACKAGED_HINT = "the packaged price table is damaged: reinstall dsh-audit"
+_PYPROJECT_HINT = (f"fix this key under [tool.dsh-audit.prices] of this pyproject.toml, the nearest to the current "
+                   f"folder; {_SHAPE}")
+_PRICES_HINT = f"fix this key in the --prices file; {_SHAPE}"
+
+
+def _read(path: Path, *, found: bool = False) -> Any:
+    """The price table at ``path`` (``found``: the nearest ``pyproject.toml``, which the user did
+    not name: its errors say so)."""
+    kind = "TOML" if path.suffix == ".toml" else "JSON"
+    hint = (f"give --prices a {kind} price table; {_SHAPE}" if not found
+            else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
+                 "[tool.dsh-audit.prices] table")
+    try:
+        data = read_toml(path, what="price table") if kind == "TOML" else read_json(path, what="price table")
+    except ConfigFileError as exc:  # "objects": a price table may be JSON
+        message = "price table nests arrays or objects too deeply" if exc.reason == "nesting" else exc.message
+        if kind == "JSON" and exc.reason == "syntax":
+            # Python's parser refuses an integer past its digit limit, which JSON.parse reads (as
+            # infinity): read so, the file is a price table or fails where it is not valid JSON
+            try:
+                return _as_written(path, kind)
+            except ValueError as again:  # a JSONDecodeError: bytes that are not UTF-8 were refused first
+                message = f"price table is not valid JSON: {str(again).splitlines()[0]}"
+            except RecursionError:
+                message = "price table nests arrays or objects too deeply"
+        elif kind == "TOML" and exc.reason == "syntax" and "integer string conversion" in exc.message:
+            # the same integer in TOML (tomllib has no integer hook): read as JSON reads it, so the
+            # rate's key says it is no price (``a N-digit number is above 1e+09``)
+            try:
+                return _as_written(path, kind)
+            except ValueError as again:  # another syntax error, in tomllib's words
+                message = f"price table is not valid TOML: {str(again).splitlines()[0]}"
+        raise UsageError(message, path=exc.path, hint=exc.hint or hint) from None
+    return _as_written(path, kind) if _unbounded(data) else data
+
+
+class _Written(float):
+    """A number a price file writes past the double range (``1e400``, read as infinity), with
+    its text, so an error can say it as written."""
+
+    written: str
+
+    def __new__(cls, text: str) -> _Written:
+        number = super().__new__(cls, text)
+        number.written = text
+        return number
+
+
+class _Constant(_Written):
+    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` in a price file: not JSON (``JSON.parse``
+    refuses them; Python's parser reads them). A rate that is one is refused by its key as the
+    number it reads as (``nan is not a rate``); one anywhere else by :meth:`_Parser.constants`,
+    in its own spelling (:attr:`literal`).
+
+    Example:
+        >>> number = _Constant("-Infinity")
+        >>> number, _shown(number), number.literal
+        (-inf, '-inf', '-Infinity')
+    """
+
+    literal: str
+
+    def __new__(cls, text: str) -> _Constant:
+        number = float.__new__(cls, text)
+        number.written, number.literal = f"{number:.6g}", text
+        return number
+
+
+def _whole(text: str) -> int | float:
+    """A JSON integer literal: an ``int``, or past Python's digit limit for ``int()`` (4,300
+    digits, far past the double range) the number ``JSON.parse`` reads, infinity, with its text
+    (:class:`_Written`), where Python's parser would refuse the file in its own words.
+
+    Example:
+        >>> _whole("12"), _whole("1" + "0" * 5000), len(_whole("1" + "0" * 5000).written)
+        (12, inf, 5001)
+    """
+    try:
+        return int(text)
+    except ValueError:  # the digit limit: the scanner hands over only well-formed literals
+        return _Written(text)
+
+
+def _shown(value: Any) -> str:
+    """``value`` as an error quotes it. A number as the file writes it, up to 40 characters (one
+    past the double range, read as infinity, by its text: :class:`_Written`; a float in 6
+    significant digits), a longer integer by its size; anything else its repr, cut to 60
+    characters (a file's whole nested array is no message).
+
+    Example:
+        >>> _shown(1000), _shown(1e308), _shown(_Written("1e400")), _shown(_whole("9" * 5000))
+        ('1000', '1e+308', '1e400', 'a 5000-digit number')
+        >>> _shown(-10**999), _shown(_Written("1" * 50 + ".5")), _shown(True), _shown("x" * 70)[-4:]
+        ('a negative 1000-digit number', '1111111111111111111111111111111111111...', 'True', 'x...')
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    written = getattr(value, "written", None)
+    text = written if isinstance(written, str) else f"{value:.6g}" if isinstance(value, float) else str(value)
+    if len(text) <= 40:
+        return text
+    digits = text.lstrip("+-")
+    if digits.isdigit():
+        return f"a {'negative ' if text.startswith('-') else ''}{len(digits)}-digit number"
+    return text[:37] + "..."
+
+
+def _unbounded(value: Any) -> bool:
+    """Whether a parsed document holds an infinite number or a NaN anywhere (a loop, not
+    recursion: the parser reads documents nested deeper than Python's stack)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+#: A TOML decimal integer past Python's digit limit for ``int()`` (4,300 digits), which tomllib
+#: refuses in Python's words: digits and underscores, not part of a float, a key or a date.
+_LONG_INT = re.compile(rb"(?<![\w.+-])[+-]?[0-9][0-9_]{4299,}(?![\w.:-])")
+_MARK = "e0"  # appended to such an integer so that tomllib hands it to ``parse_float``
+
+
+def _toml_number(text: str) -> float:
+    """A TOML float as :class:`_Written`; an integer :data:`_LONG_INT` marked as a float, as
+    :func:`_whole` reads it (its text without the mark)."""
+    whole = text.removesuffix(_MARK).replace("_", "")
+    if text.endswith(_MARK) and whole.lstrip("+-").isdigit():
+        number = _whole(whole)
+        if isinstance(number, _Written):
+            return number
+    return _Written(text)
+
+
+def _as_written(path: Path, kind: str) -> Any:
+    """The document at ``path``, parsed again with every decimal number a float that keeps its
+    text (:class:`_Written`), for the error that refuses one past the double range; an integer
+    past Python's digit limit is read as ``JSON.parse`` reads it (:func:`_whole`: in TOML, marked
+    as a float first, :data:`_LONG_INT`); JSON's ``NaN``, ``Infinity`` and ``-Infinity`` are each
+    a :class:`_Constant`, which a rate refuses by its key and :meth:`_Parser.constants` anywhere else."""
+    raw = read_bytes(path, what="price table")
+    if kind == "TOML":
+        text = _LONG_INT.sub(lambda found: found.group(0) + _MARK.encode(), raw).decode("utf-8")
+        return tomllib.loads(text, parse_float=_toml_number)
+    return json.loads(raw, parse_float=_Written, parse_int=_whole, parse_constant=_Constant)
+
+
+#: How :attr:`PriceBook.files` names a ``pyproject.toml``'s table, after the file's path.
+_PYPROJECT_LAYER = " [tool.dsh-audit.prices]"
+
+
+def _pyproject(start: str | os.PathLike[str] | None) -> tuple[str, Any] | None:
+    """The ``[tool.dsh-audit.prices]`` table of the nearest ``pyproject.toml``, if any."""
+    candidate = find_pyproject(start)
+    found = None if candidate is None else _pyproject_table(candidate)
+    return None if found is None else (f"{candidate}{_PYPROJECT_LAYER}", found)
+
+
+def _pyproject_table(candidate: Path) -> Any | None:
+    """The ``[tool.dsh-audit.prices]`` table of the ``pyproject.toml`` at ``candidate``, if it has one."""
+    tool = _read(candidate, found=True).get("tool")
+    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
+    return table.get("prices") if isinstance(table, dict) else None
+
+
+def _named_layers(files: Iterable[str]) -> list[tuple[str, Any, str]]:
+    """The layers of a price table by the names :attr:`PriceBook.files` gives them, each read
+    again now, as (name, document, the hint of its errors): a ``pyproject.toml``'s table by
+    ``PATH [tool.dsh-audit.prices]``, a ``--prices`` file by its path; ``packaged`` (the first
+    layer of every table) is read apart."""
+    layers: list[tuple[str, Any, str]] = []
+    for name in files:
+        if name == "packaged":
+            continue
+        if name.endswith(_PYPROJECT_LAYER):
+            candidate = name.removesuffix(_PYPROJECT_LAYER)
+            table = _pyproject_table(Path(candidate))
+            if table is None:
+                raise UsageError("holds no [tool.dsh-audit.prices] table any more", path=candidate,
+                                 hint=_PYPROJECT_HINT)
+            layers.append((name, table, _PYPROJECT_HINT))
+        else:
+            layers.append((name, _read(Path(name)), _PRICES_HINT))
+    return layers

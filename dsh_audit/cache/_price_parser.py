@@ -1,0 +1,343 @@
+"""The price document parser: a document's providers, windows, models, periods and tiers read
+into values (:class:`_Provider`), every key checked (one-line errors naming the file and key).
+
+Shape (USD per ``per_tokens`` tokens)::
+
+    {"providers": {"deepseek": {
+        "windows": [{"from": "2026-08-23T00:00:00Z", "utc_offset": "+08:00",
+                     "peak_hours": ["09:00-12:00"], "days": ["mon", ...], "holidays": ["2026-10-01"]}],
+        "models": {"deepseek-flash": [{"from": "...", "cache_miss": 0.3, "cache_read": 0.006,
+                                       "output": 1.2, "off_peak": {...}, "source": "...", "retrieved": "..."}],
+                   "deepseek-chat": [{"from": "...", "billed_as": "deepseek-v4-flash"}]}},
+        "openai": {"models": {"gpt-5.4": [{"cache_miss": 2.5, "cache_read": 0.25, "output": 15.0, ...,
+            "tiers": [{"prompt_tokens_above": 272000, "cache_miss": 5.0, "cache_read": 0.5,
+                       "output": 22.5, "source": "..."}]}]}}}}
+
+A model's value may be one rate object instead of a list (it then applies from any date on).
+``tiers`` are request-wide long-context rates: a request whose prompt (cache-miss + cache-read +
+cache-write tokens, the provider's own prompt count) exceeds a tier's ``prompt_tokens_above`` is
+billed wholly at the rates of the highest such tier (pi-ai's ``calculateCost`` rule); a period
+with ``off_peak`` rates needs them in each of its tiers too. ``verified`` and ``corroborated``
+texts beside a rate are documentation: the parser does not read them. Any other key is refused
+(one line naming the file and key: a misspelt ``cache_wirte_5m`` would otherwise leave the write
+rate out, silently), and so is a rate beside ``billed_as`` (an alias has its model's rates).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+from ..errors import UsageError
+from ._money import _BUCKETS, Rates
+from ._price_files import _PRICES_HINT, _Constant, _shown
+from ._price_window import _Window
+
+#: Keys a price table may hold beside the ones it reads: documentation of where a rate came from.
+_NOTES = frozenset({"source", "retrieved", "verified", "corroborated"})
+_RATE_KEYS = frozenset(_BUCKETS)
+#: The keys each kind of table of a price document may hold.
+_KEYS = {
+    "document": frozenset({"providers", "per_tokens", "currency", "note", "schema", "gaps"}),
+    "provider": frozenset({"models", "windows"}),
+    "window": frozenset({"from", "utc_offset", "peak_hours", "days", "holidays"}) | _NOTES,
+    "period": frozenset({"from", "billed_as", "off_peak", "tiers"}) | _RATE_KEYS | _NOTES,
+    "alias": frozenset({"from", "billed_as"}) | _NOTES,
+    "tier": frozenset({"prompt_tokens_above", "off_peak"}) | _RATE_KEYS | _NOTES,
+    "off_peak": _RATE_KEYS | _NOTES,
+}
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_REQUIRED = ("cache_miss", "cache_read", "output")
+_HOURS = re.compile(r"(\d\d):([0-5]\d)-(\d\d):([0-5]\d)", re.ASCII)  # fullmatch: no trailing newline
+_OFFSET = re.compile(r"([+-])(\d\d):([0-5]\d)", re.ASCII)
+#: A holiday as the window compares it with a request's local date (``date.isoformat()``): a
+#: ``2027-1-15`` that ``strptime`` takes would never match, so it is refused.
+_DAY = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)  # fullmatch
+#: A date written with fewer digits (``2027-1-15``), which an error spells out in full.
+_SHORT_DAY = re.compile(r"(\d{1,4})-(\d{1,2})-(\d{1,2})", re.ASCII)  # fullmatch
+#: Largest rate accepted, USD per ``per_tokens`` tokens (far above any list price; keeps costs finite).
+_MAX_RATE = 1e9
+
+
+@dataclass(frozen=True, slots=True)
+class _Tier:
+    above: int  # prompt tokens
+    rates: Rates
+    off_peak: Rates | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Period:
+    start: float
+    rates: Rates | None
+    off_peak: Rates | None
+    billed_as: str | None
+    source: str
+    retrieved: str
+    tiers: tuple[_Tier, ...] = ()
+
+    def tier(self, prompt_tokens: int | None) -> _Tier | None:
+        """The tier that prices a request of ``prompt_tokens`` prompt tokens (None: base rates)."""
+        if prompt_tokens is None or not self.tiers:
+            return None
+        return max((t for t in self.tiers if prompt_tokens > t.above), key=lambda t: t.above, default=None)
+
+
+@dataclass
+class _Provider:
+    windows: list[_Window] = field(default_factory=list)
+    models: dict[str, list[_Period]] = field(default_factory=dict)
+
+
+class _Parser:
+    """Reads one price document into ``providers``, raising one-line errors naming file and key,
+    with the ``hint`` of the layer the document is (:data:`_PRICES_HINT` by default): an error in a
+    user's file names that file, never the packaged table."""
+
+    def __init__(self, path: str, providers: dict[str, _Provider], *, hint: str = _PRICES_HINT) -> None:
+        self.path, self.providers, self.hint = path, providers, hint
+        #: this document's aliases, each with its key as written: (key, provider, model, billed_as)
+        self.aliases: list[tuple[str, str, str, str]] = []
+
+    def fail(self, key: str, problem: str) -> UsageError:
+        return UsageError(f"price table key {key}: {problem}", path=self.path, hint=self.hint)
+
+    def table(self, value: Any, key: str, kind: str | None = None) -> dict[str, Any]:
+        """``value`` as a table; with ``kind`` (one of :data:`_KEYS`), refused when it holds a key
+        that kind of table does not (a misspelt rate would be left out silently)."""
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a table/object")
+        if kind is not None:
+            unknown = sorted(str(k) for k in value if k not in _KEYS[kind])
+            if unknown:
+                name = unknown[0]
+                where = name if key == "(top level)" else f"{key}.{name}"
+                close = difflib.get_close_matches(name, sorted(_KEYS[kind]), n=1)
+                if kind == "alias" and name in _KEYS["period"]:
+                    problem = "beside billed_as: an alias is billed at its model's rates (remove it, or the billed_as)"
+                else:
+                    problem = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "") + \
+                        f"; known: {', '.join(sorted(_KEYS[kind]))}"
+                raise self.fail(where, problem)
+        return value
+
+    def instant(self, value: Any, key: str) -> float:
+        if value is None:
+            return -math.inf
+        if isinstance(value, datetime):  # TOML datetimes
+            stamp = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+            return stamp.timestamp()
+        try:
+            stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise self.fail(key, f"{_shown(value)} is not an ISO date or date-time") from None
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
+
+    def rate(self, value: Any, key: str) -> float:
+        # compared, not passed to math.isfinite: an integer past the double range would overflow
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= math.inf:
+            raise self.fail(key, f"{_shown(value)} is not a rate (a number >= 0)")
+        if value > _MAX_RATE:
+            raise self.fail(key, f"{_shown(value)} is above {_MAX_RATE:g}, not a price")
+        return float(value)
+
+    def rates(self, data: dict[str, Any], key: str) -> Rates:
+        for name in _REQUIRED:
+            if name not in data:
+                raise self.fail(f"{key}.{name}", "missing rate")
+        values = {k: self.rate(data[k], f"{key}.{k}") for k in _BUCKETS if k in data}
+        return Rates(**values)
+
+    def off_peak(self, data: dict[str, Any], key: str) -> Rates | None:
+        if "off_peak" not in data:
+            return None
+        return self.rates(self.table(data["off_peak"], f"{key}.off_peak", "off_peak"), f"{key}.off_peak")
+
+    def tiers(self, data: dict[str, Any], key: str, source: str, off_peak: bool) -> tuple[_Tier, ...]:
+        items = data.get("tiers", [])
+        if not isinstance(items, list):
+            raise self.fail(f"{key}.tiers", "must be a list")
+        tiers: dict[int, _Tier] = {}
+        for i, item in enumerate(items):
+            where = f"{key}.tiers[{i}]"
+            item = self.table(item, where, "tier")
+            above = item.get("prompt_tokens_above")
+            if isinstance(above, bool) or not isinstance(above, int) or above < 0:
+                raise self.fail(f"{where}.prompt_tokens_above",
+                                f"{_shown(above)} is not a token count (a whole number >= 0)")
+            if above in tiers:
+                raise self.fail(f"{where}.prompt_tokens_above",
+                                f"a tier above {_shown(above)} tokens is already declared")
+            if off_peak and "off_peak" not in item:
+                raise self.fail(f"{where}.off_peak", "missing: the rate has off-peak rates, so each tier needs them")
+            tiers[above] = _Tier(above, self.rates(item, where), self.off_peak(item, where),
+                                 str(item.get("source") or source))
+        return tuple(sorted(tiers.values(), key=lambda t: t.above))
+
+    def period(self, data: Any, key: str) -> _Period:
+        data = self.table(data, key, "alias" if "billed_as" in data else "period")
+        billed_as = data.get("billed_as")
+        if billed_as is not None and not isinstance(billed_as, str):
+            raise self.fail(f"{key}.billed_as", "must be a model name")
+        if billed_as is not None and "tiers" in data:
+            raise self.fail(f"{key}.tiers", "an alias (billed_as) takes its model's tiers; declare them there")
+        rates = None if billed_as is not None else self.rates(data, key)
+        off_peak = None if billed_as is not None else self.off_peak(data, key)
+        source = str(data.get("source") or self.path)
+        tiers = () if billed_as is not None else self.tiers(data, key, source, off_peak is not None)
+        return _Period(self.instant(data.get("from"), f"{key}.from"), rates, off_peak, billed_as,
+                       source, str(data.get("retrieved") or ""), tiers)
+
+    def window(self, data: Any, key: str) -> _Window:
+        data = self.table(data, key, "window")
+        match = _OFFSET.fullmatch(str(data.get("utc_offset", "+00:00")))
+        if match is None or int(match[2]) > 23:
+            raise self.fail(f"{key}.utc_offset", f"{_shown(data.get('utc_offset'))} is not +HH:MM (HH 00-23, MM 00-59)")
+        offset = (1 if match[1] == "+" else -1) * (int(match[2]) * 60 + int(match[3]))
+        hours = []
+        spans = data.get("peak_hours")
+        if not isinstance(spans, list):
+            raise self.fail(f"{key}.peak_hours", "missing list of HH:MM-HH:MM spans")
+        for i, span in enumerate(spans):
+            found = _HOURS.fullmatch(span) if isinstance(span, str) else None
+            a = int(found[1]) * 60 + int(found[2]) if found else -1
+            b = int(found[3]) * 60 + int(found[4]) if found else -1
+            if found is None or not 0 <= a < b <= 24 * 60:
+                raise self.fail(f"{key}.peak_hours[{i}]", f"{_shown(span)} is not HH:MM-HH:MM (start before end)")
+            hours.append((a, b))
+        days = data.get("days", list(_DAYS))
+        if not isinstance(days, list) or any(d not in _DAYS for d in days):
+            raise self.fail(f"{key}.days", f"{_shown(days)} is not a list of {', '.join(_DAYS)}")
+        holidays = data.get("holidays", [])
+        if not isinstance(holidays, list):
+            raise self.fail(f"{key}.holidays", "must be a list of YYYY-MM-DD dates")
+        for i, day in enumerate(holidays):
+            if not _holiday(day):
+                raise self.fail(f"{key}.holidays[{i}]", _not_a_holiday(day))
+        return _Window(self.instant(data.get("from"), f"{key}.from"), offset, tuple(hours),
+                       frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
+
+    def document(self, data: Any) -> None:
+        providers = self.table(self.table(data, "(top level)").get("providers"), "providers")
+        self.table(data, "(top level)", "document")  # then a key beside it the table does not know
+        for name, body in providers.items():
+            key = f"providers.{name}"
+            body = self.table(body, key, "provider")
+            target = self.providers.setdefault(name, _Provider())
+            if "windows" in body:
+                if not isinstance(body["windows"], list):
+                    raise self.fail(f"{key}.windows", "must be a list")
+                target.windows = sorted((self.window(w, f"{key}.windows[{i}]") for i, w in enumerate(body["windows"])),
+                                        key=lambda w: w.start)
+            models = self.table(body.get("models", {}), f"{key}.models")
+            for model, periods in models.items():
+                items = periods if isinstance(periods, list) else [periods]
+                if not items:
+                    raise self.fail(f"{key}.models.{model}", "has no rates")
+                # a list's periods by index; one table (TOML's [providers.P.models.M]) by its own key
+                where = [f"{key}.models.{model}" + (f"[{i}]" if isinstance(periods, list) else "")
+                         for i in range(len(items))]
+                parsed = [self.period(p, where[i]) for i, p in enumerate(items)]
+                self.aliases.extend((at, name, model, period.billed_as) for at, period in zip(where, parsed)
+                                    if period.billed_as is not None)
+                target.models[model] = sorted(parsed, key=lambda p: p.start)
+
+    def units(self, data: Any, per: int, currency: str) -> None:
+        """Refuse a ``per_tokens`` or ``currency`` other than the packaged table's: every rate of every
+        layer is read as ``currency`` per ``per`` tokens, so a file of rates per thousand tokens would
+        otherwise be priced a thousand times too low, silently."""
+        document = self.table(data, "(top level)")
+        for key, packaged in (("per_tokens", per), ("currency", currency)):
+            value = document.get(key, packaged)
+            if isinstance(value, bool) or value != packaged:
+                shown = _shown(value)
+                unit = f"per {per} tokens" if key == "per_tokens" else f"in {currency}"
+                raise self.fail(key, f"{shown} is not the packaged table's {packaged!r}: every rate is read "
+                                     f"{unit} (leave it out and give the rates {unit})")
+
+    def constants(self, data: Any) -> None:
+        """Refuse JSON's ``NaN``, ``Infinity`` or ``-Infinity`` (:class:`_Constant`) where reading
+        the document left it (a rate refuses one first, by its key): a documentation key or
+        ``gaps``, which the parser does not read, would otherwise take a file ``JSON.parse`` refuses.
+        A loop, not recursion: the parser reads documents nested deeper than Python's stack."""
+        stack: list[tuple[str, Any]] = [("", data)]
+        while stack:
+            key, item = stack.pop()
+            if isinstance(item, _Constant):
+                raise self.fail(key, f"{item.literal} is not JSON")
+            if isinstance(item, dict):
+                stack.extend((f"{key}.{k}" if key else str(k), v) for k, v in reversed(item.items()))
+            elif isinstance(item, list):
+                stack.extend((f"{key}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+
+    def check_references(self) -> None:
+        """Refuse an alias of this document whose model is in no layer read so far (this one's
+        included), or is the alias itself: the error names this document, where it is written."""
+        for key, name, model, billed_as in self.aliases:
+            if billed_as not in self.providers[name].models:
+                raise self.fail(f"{key}.billed_as", f"no model {billed_as!r} in the price table")
+            if billed_as == model:  # never a price: every request of it would be unpriced
+                raise self.fail(f"{key}.billed_as", "names the model itself; give its rates instead")
+
+
+def _holiday(day: Any) -> bool:
+    """Whether ``day`` is a holiday as a window compares it: a date exactly ``YYYY-MM-DD`` (its
+    text, or a TOML date, whose text is that), as ``date.isoformat()`` writes a request's day.
+
+    Example:
+        >>> _holiday("2027-01-15"), _holiday(date(2027, 1, 15)), _holiday("2027-1-15"), _holiday("2027-02-30")
+        (True, True, False, False)
+    """
+    text = str(day) if isinstance(day, (str, date)) and not isinstance(day, datetime) else ""
+    if _DAY.fullmatch(text) is None:
+        return False
+    try:
+        datetime.strptime(text, "%Y-%m-%d")
+    except ValueError:
+        return False
+    return True
+
+
+def _not_a_holiday(day: Any) -> str:
+    """Why ``day`` is no holiday (:func:`_holiday`), for the error that refuses it, the value as
+    the file wrote it: a TOML date-time or time in its ISO form (a date-time names the date to
+    write), a text in the form of a date that no calendar has (``2027-02-30``) not a real date,
+    anything else not ``YYYY-MM-DD`` (spelt out when it has fewer digits: :func:`_spelt`).
+
+    Example:
+        >>> _not_a_holiday("2027-02-30"), _not_a_holiday("2027-1-5")
+        ("'2027-02-30' is not a real date", "'2027-1-5' is not YYYY-MM-DD (write '2027-01-05')")
+        >>> _not_a_holiday(datetime(2027, 1, 15, tzinfo=timezone.utc))
+        "2027-01-15T00:00:00+00:00 is a date-time, not a YYYY-MM-DD date (write '2027-01-15')"
+    """
+    if isinstance(day, datetime):
+        return f"{day.isoformat()} is a date-time, not a YYYY-MM-DD date (write {day.date().isoformat()!r})"
+    if isinstance(day, time):
+        return f"{day.isoformat()} is a time, not a YYYY-MM-DD date"
+    found = _SHORT_DAY.fullmatch(day) if isinstance(day, str) else None
+    if found is not None and not _spelt(day):
+        return f"{_shown(day)} is not a real date"
+    return f"{_shown(day)} is not YYYY-MM-DD{_spelt(day)}"
+
+
+def _spelt(day: Any) -> str:
+    """How a holiday written with fewer digits is spelt out (`` (write '2027-01-15')``), for the
+    error that refuses it; empty for anything else.
+
+    Example:
+        >>> _spelt("2027-1-5"), _spelt(" 2027-01-15"), _spelt("2027-13-01")
+        (" (write '2027-01-05')", '', '')
+    """
+    found = _SHORT_DAY.fullmatch(day) if isinstance(day, str) else None
+    if found is None:
+        return ""
+    try:
+        spelt = date(int(found[1]), int(found[2]), int(found[3])).isoformat()
+    except ValueError:
+        return ""
+    return f" (write {spelt!r})"

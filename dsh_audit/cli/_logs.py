@@ -1,0 +1,294 @@
+"""The session logs a command reads: its PATH arguments (a path, ``latest``, a session id or a
+unique prefix of one, or the default sessions root), the logs under them in the ``--since/--until``
+window and in listing order, the logs no output may overwrite, and the progress bar of reading them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+import click
+
+from ..errors import DshAuditError, UsageError
+from ._common import echo_note
+from ._when import check_window, window_text
+
+__all__ = ["GATING_COMMANDS", "evidence_logs", "file_size", "guard_evidence", "log_progress", "newest_first",
+           "one_log", "selected_logs", "session_paths", "session_ref"]
+
+#: A PATH that names a file by its form (a folder separator, a log's or capture's suffix) is a
+#: path, never a session id: when it does not exist, discovery says so.
+_PATH_FORM = re.compile(r"[/\\]|\.(?:jsonl|zstd|zst|json|har)$", re.IGNORECASE)
+
+
+def session_ref(path: str) -> str:
+    """A PATH argument as every command reads it: ``path`` itself when it exists (a file or folder
+    always wins over an id) or has a path's form (:data:`_PATH_FORM`: one that does not exist is
+    then discovery's error); else ``latest``, a session id or a unique id prefix, looked up under
+    $DSH_HOME/sessions (else ~/.dsh/sessions) and given as that session's log
+    (:func:`dsh_audit.log.resolve_session`). The one reader of session references: the PATHS of a
+    command that reads a set of logs (:func:`session_paths`) and the PATH of one that reads one
+    (:func:`one_log`).
+
+    Raises:
+        UsageError: ``path`` names no session, or several (the message lists up to five).
+        UnreadableError: there is no sessions folder to look it up in.
+    """
+    if path == "" or os.path.lexists(path) or _PATH_FORM.search(path):
+        return path
+    from ..log import resolve_session
+
+    return str(resolve_session(path))
+
+
+def one_log(path: str) -> Path:
+    """The one session log ``path`` names: a file, a folder holding exactly one session log,
+    ``latest``, a session id or a unique id prefix under $DSH_HOME/sessions (:func:`session_ref`)."""
+    from ..log import discover, resolve_session
+
+    named = session_ref(path)
+    if named == path and path and not os.path.lexists(path):
+        discover([path])  # a missing path: "no such file or folder", as every command says it
+    return resolve_session(named)
+
+
+def file_size(path: str | os.PathLike[str]) -> int:
+    """The size on disk of the file at ``path`` (0 when it cannot be looked at: the command says why)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _no_progress(size: int) -> None:
+    """What ``advance`` is when no bar is drawn (:func:`log_progress`)."""
+
+
+@contextmanager
+def log_progress(paths: Iterable[str | os.PathLike[str]], *, label: str, passes: int = 1,
+                 extra: int = 0) -> Iterator[Callable[[int], None]]:
+    """A progress bar on an interactive stderr (:func:`dsh_audit.report.terminal.progress_callback`:
+    after ``DSH_AUDIT_PROGRESS_DELAY`` seconds, cleared when the block ends) for a command that
+    reads the logs at ``paths`` in this process: it moves with the bytes read of any log in the
+    block (:func:`dsh_audit.log.read_progress`; size on disk, compressed bytes for zstd), out of
+    their sizes times ``passes`` (a command that reads a log again, or does as much work after
+    reading it) plus ``extra`` bytes of other work. Yields ``advance(size)``, for work done in the
+    block that reads no log (``size`` bytes' worth); it does nothing when no bar is drawn. Done
+    never passes the total.
+    """
+    from ..log import read_progress
+    from ..report.terminal import progress_callback
+
+    total = passes * sum(map(file_size, paths)) + extra
+    with progress_callback(total, label=label) as report:
+        if report is None:
+            yield _no_progress
+            return
+        done = 0
+
+        def advance(size: int) -> None:
+            nonlocal done
+            done = min(done + size, total)
+            report(done, total)
+
+        report(0, total)
+        with read_progress(advance):
+            yield advance
+
+
+def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
+    """``paths``, each a path or a session reference (:func:`session_ref`: ``latest``, a session
+    id or a unique id prefix, given as its log), or the sessions root (``$DSH_HOME/sessions``, else
+    ``~/.dsh/sessions``) when none is given: the default of every command that takes session paths.
+
+    Raises:
+        UnreadableError: no path is given and the sessions root is not a folder, or a reference
+            has no sessions folder to be looked up in.
+        UsageError: a reference names no session, or several.
+    """
+    if paths:
+        return tuple(map(session_ref, paths))
+    from ..errors import UnreadableError
+    from ..log import default_sessions_root, is_folder
+
+    root = default_sessions_root()
+    if not is_folder(root):  # a root that cannot be looked at (a name too long, no permission) raises
+        where = "$DSH_HOME/sessions" if os.environ.get("DSH_HOME") else "~/.dsh/sessions (DSH_HOME is not set)"
+        raise UnreadableError(f"no PATH given and no sessions folder at {where}", path=str(root),
+                              hint="pass PATH (a log, a session folder or a sessions root), or set DSH_HOME "
+                                   "to the DSH home that holds sessions/")
+    return (str(root),)
+
+
+def evidence_logs(paths: Sequence[str]) -> list[Path]:
+    """The logs no output of a command may overwrite: every log under ``paths``
+    (:func:`session_paths`), a copy of a session that is not read again included (it is evidence);
+    a folder that holds none has none (the command says whether that is an error)."""
+    from ..log import discover
+
+    return _discover(list(session_paths(paths)), partial(discover, copies=False), skip_empty=True)[0]
+
+
+def guard_evidence(paths: Sequence[str], target: str | None, *, what: str) -> None:
+    """Refuse to write ``target`` (the ``what`` of a command; None or empty: nothing is written)
+    over any of :func:`evidence_logs`.
+
+    Raises:
+        UsageError: it is one of them.
+    """
+    from ..log import ProtectedInputs
+
+    if not target:
+        return
+    ProtectedInputs.of(evidence_logs(paths)).guard(target, what=what)
+
+
+#: The commands that gate a build (``1`` when a finding fails): given nothing to check (no log
+#: under PATH, or none in the ``--since/--until`` window) they exit ``2``, since a gate that checked
+#: nothing must not pass; every other command lists nothing, says why in a note and exits ``0``.
+GATING_COMMANDS = frozenset({"check", "validate"})
+
+#: discovery's error for a folder with no session log below it (:func:`dsh_audit.log.discover`)
+_NO_LOG = "folder holds no DSH session log"
+
+
+def _gating() -> bool:
+    """Whether the running command is one of :data:`GATING_COMMANDS`."""
+    context = click.get_current_context(silent=True)
+    return context is not None and context.command.name in GATING_COMMANDS
+
+
+def _log_span(log: Path) -> tuple[float, float] | None:
+    """The first and last of a log's own timestamps (:func:`dsh_audit.log.time_span`; for another
+    agent's log, Claude Code or Codex, its imported session's :meth:`~dsh_audit.session.Session.span`);
+    None when its times cannot be read."""
+    from ..log import time_span
+    from ..session import open_foreign
+
+    span = time_span(log)
+    if span is not None:
+        return span
+    try:
+        imported = open_foreign(str(log))
+    except (DshAuditError, OSError, ValueError):
+        return None  # the run reads it again and says why
+    if imported is None:
+        return None
+    first, last = imported.span()
+    return None if first is None or last is None else (first, last)
+
+
+def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:
+    """``logs`` in the order a listing of ``requests``, ``breaks``, ``cache`` and ``check`` shows
+    them (the rule README.md and each command's help state in the same words). With no PATHS
+    (``given`` empty: the default sessions root), newest first by the log file's modification
+    time (DSH appends to a log while its session runs, so a fork or subagent child that ended
+    before its parent comes after it), equal ones by path. The time is the file's, not the log's
+    own timestamps, so ordering never reads a log: every command opens each log once
+    (`sessions`, which reads every log whole before it lists, orders by the logs' own last
+    activity instead: where the files' times say nothing, as in a fresh copy, the orders differ).
+
+    With PATHS (``given``, as :func:`session_paths` gives them), the order is the one they were
+    given in, each one's logs in discovery's order (by path): the same on every machine and every
+    checkout (a copied or freshly cloned folder's modification times say nothing), so CI output
+    can be compared.
+
+    Example:
+        >>> [log.name for log in newest_first([Path("b/none.jsonl"), Path("a/no.jsonl")])]  # no file: by path
+        ['no.jsonl', 'none.jsonl']
+        >>> [str(log) for log in newest_first([Path("a/no.jsonl"), Path("b/none.jsonl")], given=["b", "a"])]
+        ['b/none.jsonl', 'a/no.jsonl']
+    """
+    if given:
+        roots = [Path(path) for path in given]
+
+        def root(log: Path) -> int:
+            """The first of ``given`` that is ``log`` or a folder above it (none: after them all)."""
+            return next((at for at, path in enumerate(roots) if path == log or path in log.parents), len(roots))
+
+        return sorted(logs, key=root)  # stable: discovery's order within each
+    by_path = sorted(logs, key=str)
+
+    def age(log: Path) -> float:
+        try:
+            return -os.stat(log).st_mtime
+        except OSError:
+            return float("inf")
+
+    return sorted(by_path, key=age)
+
+
+def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip_empty: bool) -> tuple[list[Path], list[str]]:
+    """``find(given)`` (a discovery of the logs under paths ``given``), and with ``skip_empty`` the
+    given folders that hold no log, left out (else such a folder is discovery's error). No path
+    left: no log (never the default sessions root)."""
+    from ..errors import UnreadableError
+
+    remaining = list(given)
+    empty: list[str] = []
+    while remaining:
+        try:
+            return find(remaining), empty
+        except UnreadableError as exc:
+            named = [p for p in remaining if str(Path(p)) == exc.path]
+            if not skip_empty or exc.message != _NO_LOG or not named:
+                raise
+            remaining = [p for p in remaining if p not in named]
+            empty.append(named[0])
+    return [], empty
+
+
+def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None, *,
+                  gate: bool | None = None) -> list[Path]:
+    """The session logs under ``paths`` (default: :func:`session_paths`) whose own timestamps fall
+    in ``[since, until)``: a log is kept when its latest timestamp is at or after ``since`` and its
+    earliest is before ``until`` (the log's times, never the file's mtime, so a copied folder
+    selects the same sessions; :func:`dsh_audit.log.time_span` reads only each log's two ends, and
+    another agent's log, Claude Code or Codex, is imported for its times). A log whose times
+    cannot be read at all is kept, so that the run says why.
+    Discovery's notes (which file of a session was read), what the window left out and a folder
+    that holds no log are printed on stderr as ``note: ...``.
+
+    ``gate`` (default: whether the running command is one of :data:`GATING_COMMANDS`): nothing to
+    check is an error; else an empty list, with the notes saying why.
+
+    Raises:
+        UsageError: ``since`` is not before ``until`` (:func:`check_window`); or, with ``gate``, no
+            log is in the window.
+        UnreadableError: a path does not exist or cannot be read; with ``gate``, a folder holds no log.
+    """
+    gate = _gating() if gate is None else gate
+    check_window(since, until)
+    windowed = since is not None or until is not None
+    from ..fleet import select_logs
+
+    notes: list[str] = []
+    given = list(session_paths(paths))
+    logs, empty = _discover(given, partial(select_logs, notes=notes), skip_empty=not gate)
+    notes.extend(f"{path}: {_NO_LOG}: nothing to list there" for path in empty)
+    if windowed:
+        kept, unknown = [], 0
+        for log in logs:
+            span = _log_span(log)
+            if span is None:
+                unknown += 1
+            if span is None or ((since is None or span[1] >= since) and (until is None or span[0] < until)):
+                kept.append(log)
+        if len(kept) < len(logs):
+            notes.append(f"{window_text(since, until)}: {len(logs) - len(kept)} of {len(logs)} log(s) with no "
+                         "activity in that window (by the logs' own timestamps) left out")
+        if unknown:
+            notes.append(f"{window_text(since, until)}: {unknown} log(s) whose own timestamps cannot be read kept, "
+                         "so that the run says why")
+        logs = kept
+    for note in dict.fromkeys(notes):  # a discovery retried past an empty folder says its notes again
+        echo_note(note)
+    if gate and windowed and not logs:
+        raise UsageError(f"no session log has activity in {window_text(since, until)} (by the logs' own timestamps)",
+                         path=", ".join(given), hint="widen or drop --since/--until")
+    return logs

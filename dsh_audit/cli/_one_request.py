@@ -1,0 +1,117 @@
+"""The one request of one session log that ``show``, ``render`` and ``explain`` read: the INDEX
+argument, negative from the end, and the error naming the valid indexes.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import UsageError
+from ._common import echo_warning
+from ._logs import one_log
+
+if TYPE_CHECKING:
+    from ..replay import Request
+    from ..session import RouteEvidence
+
+__all__ = ["RequestCommand", "no_such_request", "one_request", "request_position"]
+
+# A negative request index (``-1``), which click would otherwise read as an option.
+_NEGATIVE = re.compile(r"-\d+")
+
+
+class RequestCommand(click.Command):
+    """A command whose last argument is a request INDEX that may be negative (``-1``: the last request).
+
+    A negative number before ``--`` that is not an option's value is moved after ``--``, so that
+    ``show LOG -1``, ``show -1 LOG`` and ``show LOG -1 --compact`` all mean the last request.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        valued = {name for param in self.params if isinstance(param, click.Option) and not param.is_flag
+                  and not param.count for name in param.opts}
+        kept: list[str] = []
+        moved: list[str] = []
+        for at, arg in enumerate(args):
+            if arg == "--":
+                kept.extend(args[at:])
+                break
+            if _NEGATIVE.fullmatch(arg) and not (kept and kept[-1] in valued):
+                moved.append(arg)
+            else:
+                kept.append(arg)
+        if moved:
+            args = kept + ([] if "--" in kept else ["--"]) + moved
+        return super().parse_args(ctx, args)
+
+
+def request_position(index: int, count: int) -> int | None:
+    """The position (0 to ``count - 1``) of request ``index`` of ``count``, negative from the end;
+    None when there is no such request.
+
+    Example:
+        >>> request_position(-1, 8), request_position(7, 8), request_position(-9, 8), request_position(8, 8)
+        (7, 7, None, None)
+    """
+    position = index + count if index < 0 else index
+    return position if 0 <= position < count else None
+
+
+def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request, RouteEvidence]:
+    """Replay the one session log at ``path``: its file, its request ``index``, and what the log
+    shows of each provider's adapter (for the request's route).
+
+    The log's warnings go to stderr. Raises the log's own error when it cannot be replayed, and
+    UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests. A
+    negative ``index`` counts from the end (-1: the last request).
+    """
+    from ..errors import MalformedRecordError
+    from ..log import read_log
+    from ..replay import iter_requests
+    from ..session import RouteEvidence, open_foreign
+
+    log = one_log(path)
+    try:
+        opened = read_log(log, lenient=lenient, max_version=max_version)
+    except MalformedRecordError as exc:
+        imported = open_foreign(str(log), lenient=lenient) if exc.line == 1 else None  # another agent's log?
+        if imported is None:
+            raise
+        requests: list[Request] = imported.requests
+        count = len(requests)
+        position = request_position(index, count)
+        found = None if position is None else requests[position]
+        routes = imported.routes
+    else:
+        # Stream: keep only request ``index`` (a long log's requests would keep all of it alive), or
+        # the last ``-index`` ones; but read to the end, so a log DSH refuses is still refused.
+        found, count = None, 0
+        last: deque[Request] = deque(maxlen=min(max(-index, 1), sys.maxsize))  # no log has more
+        routes = RouteEvidence()
+        try:
+            for request in iter_requests(opened, observe=routes.on_event):
+                if request.index == index:
+                    found = request
+                last.append(request)
+                count += 1
+        finally:
+            for warning in opened.warnings:
+                echo_warning(warning)
+        if index < 0 and len(last) == -index:
+            found = last[0]
+    if found is None:
+        raise no_such_request(index, count, log)
+    return str(log), found, routes
+
+
+def no_such_request(index: int, count: int, log: Path) -> UsageError:
+    """The error for a request ``index`` the log at ``log`` (with ``count`` requests) does not have."""
+    valid = f"valid indexes are 0 to {count - 1}, or -{count} to -1 from the end; " if count else ""
+    return UsageError(f"request {index} does not exist: the log has {count} request(s)", path=str(log),
+                      hint=f"{valid}run `dsh-audit requests LOG` to see the indexes")

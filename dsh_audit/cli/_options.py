@@ -1,0 +1,244 @@
+"""The options many commands share, as decorators: how a log is read (``--lenient``,
+``--max-version``), what it is compared with and priced by (``--capture``, ``--routes``,
+``--profile``, ``--attachments``, ``--prices``, ``--openai-zdr``), how tables are printed
+(``--format``, ``--json``, ``--pager``), and where the work runs (``--jobs``, ``--engine``); the same
+option, help and environment variable on every command that takes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import DshAuditError
+from ._common import give_way
+
+__all__ = ["ADAPTER_CHOICES", "attachments_option", "capture_option", "engine_options", "jobs_option",
+           "json_option", "lenient_option", "listing_options", "openai_zdr_option", "pager_option",
+           "prices_option", "routes_option", "stated_zdr"]
+
+#: The ``--adapter`` choices of ``diff`` and ``render`` (DSH's wire formats).
+ADAPTER_CHOICES = ("deepseek", "anthropic", "openai", "responses")
+
+
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="One JSON object per line on stdout, for other tools.")(func)
+
+
+#: The ``--format`` choices (:data:`dsh_audit.report.terminal.LISTING_FORMATS`; not imported here:
+#: --version loads no library code).
+_FORMATS = ("table", "json", "csv", "markdown")
+
+
+def listing_options(func: Callable[..., Any] | None = None, *, json_flag: bool = True,
+                    formats_help: str = "json is what --json prints",
+                    json_help: str = "One JSON object per line on stdout, for other tools") -> Callable[..., Any]:
+    """``--format table|json|csv|markdown``, ``--pager/--no-pager`` and (``json_flag``) ``--json``:
+    how a command that prints tables prints them, the same on every such command.
+
+    The command runs inside :func:`dsh_audit.report.terminal.listing`, so that its
+    :func:`~dsh_audit.report.terminal.print_table` calls write the format chosen. With
+    ``json_flag`` the command gets ``as_json`` (``--json``, or ``--format json``); without it it
+    reads :func:`~dsh_audit.report.terminal.listing_format`. ``json_help`` says what ``--json`` prints.
+    """
+    if func is None:
+        return functools.partial(listing_options, json_flag=json_flag, formats_help=formats_help,
+                                 json_help=json_help)
+    command = func
+
+    @functools.wraps(command)
+    def run(*args: Any, output_format: str, pager: bool, **kwargs: Any) -> Any:
+        from ..report.terminal import listing
+
+        chosen = output_format
+        if json_flag:
+            if kwargs["as_json"] and output_format != "json":
+                dropped = give_way("as_json", "output_format", typed=("--json", f"--format {output_format}"),
+                                   clash=lambda first, second: f"{first} and {second} ask for two formats",
+                                   hint="--json is --format json: give one of them")
+                chosen = output_format if dropped == "as_json" else "json"
+            elif kwargs["as_json"]:
+                chosen = "json"
+            kwargs["as_json"] = chosen == "json"
+        with listing(chosen, pager=pager):
+            return command(*args, **kwargs)
+
+    options = [click.option("--format", "output_format", type=click.Choice(_FORMATS), default="table",
+                            show_default=True,
+                            help="How tables are printed: a table for people, json, csv (RFC 4180: a header "
+                                 "row and every column per table, each row led by a table column naming its "
+                                 "table, tables apart by a blank line; an amount in a money column or a token count a "
+                                 "plain number, empty when unknown; a text cell a "
+                                 "spreadsheet would read as a formula starts with ') or markdown (a heading "
+                                 f"and a GitHub table per table, log text escaped); {formats_help}."),
+               click.option("--pager/--no-pager", default=True, help=_pager_help("a table or Markdown"))]
+    if json_flag:
+        options.insert(0, click.option("--json", "as_json", is_flag=True,
+                                       help=f"{json_help} (the same as --format json)."))
+    wrapped: Callable[..., Any] = run
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
+
+
+def _pager_help(what: str) -> str:
+    """The help of ``--pager/--no-pager`` (``pager``) on a command that shows ``what`` on a terminal."""
+    return (f"On a terminal, show {what} through $DSH_AUDIT_PAGER, else $PAGER, else less (LESS=FRX when "
+            "LESS is unset: output that fits the screen is not paged); an empty value or cat means no pager. "
+            "--no-pager prints directly.")
+
+
+def pager_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--pager/--no-pager`` on a command that prints no table but may print a screenful or more
+    (``show``, ``explain``, ``render``): the same option, the same pager as :func:`listing_options`.
+    The command runs inside :func:`dsh_audit.report.terminal.listing`; its first line on stdout
+    starts the pager (:func:`echo`, or :func:`dsh_audit.report.terminal.page_listing` before
+    output written otherwise)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        command = func
+
+        @functools.wraps(command)
+        def run(*args: Any, pager: bool, **kwargs: Any) -> Any:
+            from ..report.terminal import listing
+
+            with listing("table", pager=pager):
+                return command(*args, **kwargs)
+
+        wrapped: Callable[..., Any] = click.option("--pager/--no-pager", default=True, help=_pager_help(what))(run)
+        return wrapped
+
+    return decorate
+
+
+def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--lenient`` and ``--max-version``: how strictly a log is read (passed as ``read_options``)."""
+    func = click.option("--max-version", type=click.IntRange(0, 4), default=4, show_default=True,
+                        help="Newest log format version to read; 0 reproduces DSH 0.1.0-rc.8, "
+                             "which reads only v0.")(func)
+    return click.option("--lenient", is_flag=True,
+                        help="Accept headers DSH refuses only for metadata (missing version or "
+                             "delegationDepth, non-absolute cwd), as for tokenised test fixtures.")(func)
+
+
+def capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--capture PATH`` (``capture``): what was sent, compared with every log as ``check`` compares
+    it (default: the ``wire.jsonl`` :func:`dsh_audit.capture.find_capture` finds beside each log)."""
+    return click.option("--capture", "capture", type=click.Path(exists=True),
+                        help="What was sent, for every log: wire.jsonl, HAR 1.2 or a folder of bodies. "
+                             "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
+
+
+def _use_profile(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Make ``value`` the DSH profile of every log for this command (``$DSH_AUDIT_PROFILE``)."""
+    from ..session import PROFILE_ENV
+    from ..wire import check_profile
+
+    if value is not None:
+        try:
+            check_profile(value)
+        except DshAuditError as exc:
+            raise click.BadParameter(exc.message, ctx=ctx, param=param) from None
+        _set_for_command(ctx, PROFILE_ENV, value)
+
+
+def routes_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--routes FILE`` (``routes``): DSH's llm-pi-ai route configuration, for facts a log lacks;
+    and ``--profile NAME``, the DSH profile whose layers give it when no file is given (read from
+    the environment by :func:`dsh_audit.session.routes_from`, so it takes no parameter)."""
+    func = click.option("--profile", metavar="NAME", default=None, expose_value=False, callback=_use_profile,
+                        help="The DSH profile the sessions ran under (the log does not record it): its "
+                             "<DSH_HOME>/profiles/NAME/cordis.patch.yml is read under the home's own layers "
+                             "when no --routes is given. Default: $DSH_AUDIT_PROFILE, else the home's only "
+                             "profile, else the home's layers alone.")(func)
+    return click.option("--routes", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+                        help="DSH's llm-pi-ai route configuration (YAML: the llm-pi-ai row, its config, or "
+                             "its providers): routes and model facts of hand-declared pi-ai providers, "
+                             "which a log does not record. Default: the layers of the DSH home the log is "
+                             "in (its profile's and its own cordis.patch.yml, its settings.yaml).")(func)
+
+
+def prices_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--prices FILE`` (``prices_path``): the price file of every command that prices requests."""
+    return click.option("--prices", "prices_path", type=click.Path(dir_okay=False), default=None,
+                        help="A price file (JSON or TOML) overriding or extending the packaged table and "
+                             "pyproject's [tool.dsh-audit.prices].")(func)
+
+
+def openai_zdr_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--openai-zdr/--no-openai-zdr`` (``openai_zdr``): the organization's OpenAI Zero Data
+    Retention status, on every command that judges the prefix cache (:func:`stated_zdr`)."""
+    return click.option(
+        "--openai-zdr/--no-openai-zdr", "openai_zdr", default=None,
+        help="Whether the OpenAI organization has Zero Data Retention, which decides OpenAI's default "
+             "prompt-cache retention (docs/cache-accounting.md). Default: as the nearest pyproject.toml's "
+             "[tool.dsh-audit.cache] openai-zero-data-retention states it, else not stated.")(func)
+
+
+def stated_zdr(flag: bool | None) -> bool | None:
+    """The organization's Zero Data Retention status: ``flag`` when given, else the nearest
+    ``pyproject.toml``'s (raises :class:`~dsh_audit.errors.UsageError` on a bad value)."""
+    from ..cache import pyproject_zero_data_retention
+
+    return flag if flag is not None else pyproject_zero_data_retention()
+
+
+def jobs_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--jobs/-j N`` (``jobs``): worker processes, one session log per task (0: every CPU)."""
+    return click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
+                        help="Worker processes, one session log each; 0 uses every CPU. "
+                             "Output is identical to a serial run.")(func)
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--engine local|dask`` and ``--scheduler ADDRESS`` (``engine``, ``scheduler``)."""
+    func = click.option("--scheduler", metavar="ADDRESS", default=None,
+                        help="Dask scheduler address (tcp://host:8786) for --engine dask.")(func)
+    return click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+                        help="Where sessions run: local processes (--jobs) or a Dask cluster "
+                             "(needs pip install 'dsh-audit[dask]').")(func)
+
+
+def _use_attachments(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Make the store ``value`` names every log's for this command (``$DSH_AUDIT_ATTACHMENTS``, which
+    worker processes inherit), restoring the environment when the command ends."""
+    from ..session import ATTACHMENTS_ENV, attachment_root
+
+    if value is None:
+        return
+    root = attachment_root(value)
+    if root is None:
+        raise click.BadParameter(f"no attachment store in {value!r}: none of it, its v1 folder or its "
+                                 "attachments/v1 folder holds an objects folder", ctx=ctx, param=param)
+    _set_for_command(ctx, ATTACHMENTS_ENV, os.path.abspath(root))
+
+
+def _set_for_command(ctx: click.Context, name: str, value: str) -> None:
+    """Set environment variable ``name`` (which worker processes inherit) until the command ends."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+    ctx.call_on_close(restore)
+
+
+def attachments_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--attachments DIR``: the attachment store image requests are rendered from, for every log
+    (default: the store of the DSH home a log sits in, else ``$DSH_HOME``'s). The command reads it
+    from the environment (:func:`dsh_audit.session.attachment_store`), so it takes no parameter."""
+    return click.option("--attachments", metavar="DIR", type=click.Path(file_okay=False), default=None,
+                        expose_value=False, callback=_use_attachments,
+                        help="DSH's attachment store (<DSH_HOME>/attachments/v1, that folder's parent or the "
+                             "DSH home), where the bytes of a logged image are read from. Default: the store "
+                             "of the DSH home the log is in, else $DSH_HOME's (else ~/.dsh's). A capture's "
+                             "image bytes win.")(func)

@@ -1,0 +1,87 @@
+"""What a command writes: a machine format to a file or to stdout (``-``, one option at most),
+the help of every option that writes one, and how every table names a request's place and a session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import click
+
+from ..errors import UsageError
+
+__all__ = ["STDOUT", "output_help", "place_text", "session_title", "stdout_target", "write_output"]
+
+#: The output path that means stdout, for every option that writes a machine format to a file.
+STDOUT = "-"
+
+
+def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
+    """Where a request was sent, as every table shows it: ``turn/step/attempt``; ``N/-`` for a
+    compaction call (a turn, no step), ``-`` for a title call (neither).
+
+    Example:
+        >>> place_text(2, 1, 1), place_text(9, None, 1), place_text(None, None, None)
+        ('2/1/1', '9/-', '-')
+    """
+    if turn is None:
+        return "-"
+    if step is None:
+        return f"{turn}/-"
+    return f"{turn}/{step}/{attempt}"
+
+
+def session_title(path: str, session_id: str) -> str:
+    """A heading naming a session log, ``PATH  session ID``, its path cut in the middle to fit the
+    terminal (:func:`dsh_audit.report.terminal.middle_cut`, at
+    :func:`~dsh_audit.report.terminal.title_width`); when that would leave less than half of the
+    line to the path, the path takes the whole line and ``session ID`` goes to the next (a table
+    breaks its title there, never inside a word). The whole path when piped with no ``COLUMNS``,
+    and in CSV or Markdown."""
+    from ..report.terminal import listing_format, middle_cut, terminal_text, title_width
+
+    suffix = f"  session {terminal_text(session_id)}"
+    width = title_width()
+    if listing_format() != "table" or width is None:  # CSV, Markdown, a pipe: the whole path
+        return terminal_text(path) + suffix
+    room = width - len(suffix)
+    return middle_cut(terminal_text(path), room if room >= width // 2 else width) + suffix
+
+
+def stdout_target(targets: Mapping[str, str | None]) -> str | None:
+    """The one option of ``targets`` (the option as the user typed it, ``--sarif -`` or ``--json``
+    -> path) that writes to stdout (``-``), or None.
+
+    Raises:
+        UsageError: several do: their outputs would be mixed (the message names them as typed).
+
+    Example:
+        >>> stdout_target({"--sarif -": "-", "--junit": "j.xml"})
+        '--sarif -'
+    """
+    chosen = [name for name, path in targets.items() if path == STDOUT]
+    if len(chosen) > 1:
+        raise UsageError(f"only one output can go to stdout, not {', '.join(chosen)}", hint="give the others a FILE name")
+    return chosen[0] if chosen else None
+
+
+def write_output(path: str | None, data: str | bytes | Iterable[str], *, what: str) -> None:
+    """Write a machine format to ``path``: stdout when it is ``-`` (bytes as they are, text as
+    UTF-8), else the file, atomically (:func:`dsh_audit.log.write_atomic`); nothing when None."""
+    if path is None:
+        return
+    if path != STDOUT:
+        from ..log import write_atomic
+
+        write_atomic(path, data, what=what)
+        return
+    if isinstance(data, bytes):
+        click.echo(data, nl=False)  # bytes go to the binary stream untouched
+    else:
+        for piece in [data] if isinstance(data, str) else data:
+            click.echo(piece.encode("utf-8", errors="backslashreplace"), nl=False)
+
+
+def output_help(what: str) -> str:
+    """The help of an option that writes ``what`` to a file: the same convention on every command."""
+    return f"Write {what} to FILE; '-' writes it to stdout (and nothing else goes there)."

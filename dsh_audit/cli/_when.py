@@ -1,0 +1,120 @@
+"""The time window of every command that selects sessions: ``--since WHEN`` and ``--until WHEN``,
+read by :func:`parse_when`, and the refusal of a window that holds no moment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import DshAuditError, UsageError
+from ._common import give_way
+
+__all__ = ["check_window", "parse_when", "since_option", "time_options", "until_option", "window_text"]
+
+
+def window_text(since: float | None, until: float | None) -> str:
+    from ..cache import iso_utc
+
+    def iso(moment: float) -> str:
+        return iso_utc(moment) or f"{moment:.6g} s after the epoch (outside the years 1-9999)"
+
+    return " ".join(f"{name} {iso(moment)}" for name, moment in (("--since", since), ("--until", until))
+                    if moment is not None)
+
+
+_WINDOW_HINT = ("--until WHEN ends the window, and a date there includes that whole day: give a --since before it, "
+                "or swap the two")
+
+
+def check_window(since: float | None, until: float | None) -> None:
+    """Refuse a ``--since/--until`` window that holds no moment: the one check of every command.
+
+    Raises:
+        UsageError: ``since`` is at or after ``until``.
+    """
+    if since is not None and until is not None and since >= until:
+        raise UsageError(_empty_window(since, until)("--since", "--until"), hint=_WINDOW_HINT)
+
+
+def _empty_window(since: float, until: float) -> Callable[[str, str], str]:
+    """The sentence refusing the empty window ``[since, until)``, given how each bound was given."""
+    return lambda first, second: f"{first} must be before {second}: {window_text(since, until)} is an empty window"
+
+
+_RELATIVE = re.compile(r"\s*\d+(?:\.\d+)?\s*[smhdw]\s*")
+_WHEN_HINT = ("give a date (2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an "
+              "offset such as +01:00 or Z; UTC when none) or an age such as 90s, 30m, 12h, 7d or 2w")
+
+
+def parse_when(text: str, *, option: str = "--since", end: bool = False) -> float:
+    """The moment ``text`` names, in seconds since the epoch: the one reader of ``--since`` and
+    ``--until`` on every command. An age back from now (``90s``, ``30m``, ``12h``, ``7d``, ``2w``), a
+    date (UTC midnight; with ``end``, the next midnight, so ``--until 2026-12-01`` includes that
+    day) or an ISO date-time (UTC unless it has an offset).
+
+    Raises:
+        UsageError: ``text`` is none of these, or names a moment out of range.
+
+    Example:
+        >>> parse_when("2026-12-01"), parse_when("2026-12-01", end=True) - parse_when("2026-12-01")
+        (1796083200.0, 86400.0)
+    """
+    from ..cache import parse_instant
+    from ..fleet import parse_since
+
+    try:
+        return parse_since(text) if _RELATIVE.fullmatch(text) else parse_instant(text.strip(), end=end)
+    except (DshAuditError, OverflowError, OSError, ValueError):
+        raise UsageError(f"cannot read {option} {text!r}", hint=_WHEN_HINT) from None
+
+
+def _parse_when(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    option = f"--{param.name}"
+    try:
+        moment = parse_when(value, option=option, end=param.name == "until")
+    except DshAuditError as exc:
+        raise click.BadParameter(f"{exc.message} ({exc.hint})", ctx=ctx, param=param) from None
+    other_name = "until" if param.name == "since" else "since"
+    other = ctx.params.get(other_name)
+    if not isinstance(other, float):
+        return moment
+    # the other bound, read first: an empty window is refused here, unless one bound came from its
+    # variable and the other was typed (the typed one wins: give_way)
+    since, until = (moment, other) if param.name == "since" else (other, moment)
+    if since >= until:
+        dropped = give_way("since", "until", typed=("--since", "--until"), clash=_empty_window(since, until),
+                           hint=_WINDOW_HINT)
+        if dropped == param.name:
+            return None
+        ctx.params[other_name] = None
+    return moment
+
+
+#: The ``--since`` callback (``watch`` uses it too).
+_parse_since = _parse_when
+
+
+def since_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since WHEN`` (``since``: seconds since the epoch, or None)."""
+    return click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
+                        help="Only sessions active at or after WHEN, by the log's own timestamps (not the "
+                             "file's mtime): a date (2026-11-01, UTC), today or yesterday (UTC days), a date-time "
+                             "(2026-11-01T08:30, UTC unless it has an offset), or an age such as 12h, 7d or 2w.")(func)
+
+
+def until_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--until WHEN`` (``until``: seconds since the epoch, or None)."""
+    return click.option("--until", metavar="WHEN", default=None, callback=_parse_when,
+                        help="Only sessions active before WHEN, by the log's own timestamps; same formats as "
+                             "--since (a date includes that whole day).")(func)
+
+
+def time_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--since WHEN`` and ``--until WHEN`` (``since``, ``until``)."""
+    return since_option(until_option(func))
