@@ -7,7 +7,7 @@ The defects it found in files it could change, each with a test below that faile
 
 - two profiles of a DSH home whose patch layers hold a configuration that holds itself (``config: &r
   {..., self: *r}``, which DSH's YAML readers read) made every command on a log of that home exit 3
-  (``RecursionError`` comparing the profiles' compositions, ``wire/_piai_routes.py``);
+  (``RecursionError`` comparing the profiles' compositions, ``wire/_piai_home.py``);
 - two profiles whose layers hold the same 1 KB mapping alias bomb (9**9 paths) were compared path
   by path, in C: every command on the home ran past 30 s;
 - a price file's ``per_tokens`` and ``currency`` were ignored: rates written per thousand tokens were
@@ -20,7 +20,7 @@ The defects it found in files it could change, each with a test below that faile
   per character of a string: two 16 MiB bodies took 2 GB and 13 s (now 162 MB, 0.75 s), and the first
   differing byte was found a byte at a time in Python (``diff.py``);
 - a settings document in JSON was read with Python's rules: ``NaN`` accepted, an integer of 5,000
-  digits and 5,000 levels refused in Python's words (``wire/_piai_routes.py``);
+  digits and 5,000 levels refused in Python's words (``wire/_piai_home.py``);
 - a thinking signature nested past Python's parser (JSON all the same, which pi-ai's ``JSON.parse``
   reads) was said to be "not JSON", from a log "edited or damaged" (``wire/_responses.py``);
 

@@ -32,7 +32,7 @@ session), shown by strict xfail tests until they are fixed:
   workflow command when the table is printed in a CI log;
 
 - the settings document's ``llm-pi-ai`` section is merged into the patch layer's config key by
-  key (``wire/_piai_routes.py`` ``_merge_layers``) following every alias: a mapping alias bomb
+  key (``wire/_piai_home.py`` ``_merge_layers``) following every alias: a mapping alias bomb
   under the same key in both (1 KB each) takes exponential time and memory (9**9 merges: past 60 s).
 """
 

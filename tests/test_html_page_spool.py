@@ -12,7 +12,8 @@ from typing import IO, Any
 
 import pytest
 
-from dsh_audit.report._html import _PIECE, _listed, _Run, _Spool
+from dsh_audit.report._html import _PIECE, _listed
+from dsh_audit.report._html_texts import _Run, _Spool
 
 from _cli import chat_log, invoke
 

@@ -30,7 +30,7 @@ from dsh_audit import _json, jsjson, log
 from dsh_audit.errors import UnreadableError, UsageError
 from dsh_audit.importers import _model
 from dsh_audit.log import _records
-from dsh_audit.wire import _piai_js as _piai, _piai_routes
+from dsh_audit.wire import _piai_home, _piai_js as _piai
 
 ROOT = Path(dsh_audit.__file__).resolve().parent.parent
 needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(),
@@ -38,7 +38,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(),
 
 
 def test_one_refusal_of_nan_and_infinity_everywhere(tmp_path: Path) -> None:
-    assert _piai.refuse_constant is _piai_routes.refuse_constant is _records.refuse_constant is _json.refuse_constant
+    assert _piai.refuse_constant is _piai_home.refuse_constant is _records.refuse_constant is _json.refuse_constant
     settings = tmp_path / "settings.json"
     for literal in ("NaN", "Infinity", "-Infinity"):
         with pytest.raises(ValueError) as by_log:
@@ -47,7 +47,7 @@ def test_one_refusal_of_nan_and_infinity_everywhere(tmp_path: Path) -> None:
             _piai.js_parse(f"[{literal}]")
         settings.write_text(f'{{"llm-pi-ai": {literal}}}', encoding="utf-8")
         with pytest.raises(UsageError) as by_routes:
-            _piai_routes._settings_section(str(settings))
+            _piai_home._settings_section(str(settings))
         assert (str(by_log.value), str(by_piai.value), by_routes.value.message) == (
             f"{literal} is not JSON", f"{literal} is not JSON",
             f"cannot read the settings file as JSON: '{literal} is not JSON'")

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from dsh_audit.errors import UsageError
-from dsh_audit.wire import _piai_routes
-from dsh_audit.wire._piai_routes import (MAX_COMPARED_PROFILES, PROFILE_HINT, home_route_files,
-                                         load_home_routes)
+from dsh_audit.wire import _piai_yaml
+from dsh_audit.wire._piai_home import MAX_COMPARED_PROFILES, PROFILE_HINT, home_route_files, load_home_routes
 
 from _cli import invoke
 from test_routes_layers import LEVELS, _layers_log, efforts, make_home, route
@@ -35,13 +34,13 @@ def levels(high: str) -> dict[str, str | None]:
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files the YAML reader parses from now on, in order (the memo's misses)."""
     parsed: list[str] = []
-    real = _piai_routes._parse_yaml
+    real = _piai_yaml._parse_yaml
 
-    def counting(name: str, hint: str, *, what: str, dialect: _piai_routes.YamlDialect) -> object:
+    def counting(name: str, hint: str, *, what: str, dialect: _piai_yaml.YamlDialect) -> object:
         parsed.append(os.path.basename(os.path.dirname(name)) + "/" + os.path.basename(name))
         return real(name, hint, what=what, dialect=dialect)
 
-    monkeypatch.setattr(_piai_routes, "_parse_yaml", counting)
+    monkeypatch.setattr(_piai_yaml, "_parse_yaml", counting)
     return parsed
 
 

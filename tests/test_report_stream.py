@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from dsh_audit.cli import cli
 from dsh_audit.gate import RequestOutline, run_check
 from dsh_audit.report import SessionPage, SessionPages, format_html, iter_html
-from dsh_audit.report._html import _Run
+from dsh_audit.report._html_texts import _Run
 from dsh_audit.session import Session, open_group
 
 from _golden import CORPUS

@@ -19,7 +19,8 @@ import pytest
 from dsh_audit.errors import UsageError
 from dsh_audit.session import open_session, route_renderer
 from dsh_audit.testing import LogBuilder
-from dsh_audit.wire._piai_routes import PROFILE_HINT, home_route_files, load_home_routes, load_routes
+from dsh_audit.wire._piai_home import PROFILE_HINT, home_route_files, load_home_routes
+from dsh_audit.wire._piai_route_file import load_routes
 
 from _cli import invoke
 from test_piai_images import reply

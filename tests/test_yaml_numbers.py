@@ -1,7 +1,7 @@
 """Numbers in DSH's YAML files are read as DSH's readers read them, not as PyYAML's YAML 1.1 does.
 
 Patch layers and route files go through js-yaml 4.2.0's JSON schema, ``settings.yaml`` through the
-``yaml`` package 2.9.0's core schema (``wire/_piai_routes.py``). The expected values below were
+``yaml`` package 2.9.0's core schema (``wire/_piai_yaml.py``). The expected values below were
 recorded by running both JavaScript libraries on each scalar as ``k: <scalar>`` (Node 20; numbers
 printed as JavaScript's ``String(number)``); ``-0`` (``yaml`` keeps a negative zero, which
 ``JSON.stringify`` writes ``0``) is the one difference left, by choice.
@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from dsh_audit.wire import load_routes
-from dsh_audit.wire._piai_routes import _yaml12_loader
+from dsh_audit.wire._piai_yaml import _yaml12_loader
 
 #: (scalar, js-yaml 4.2.0 JSON_SCHEMA, yaml 2.9.0 core schema)
 RECORDED = [

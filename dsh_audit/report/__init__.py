@@ -8,7 +8,8 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
-    from ._html import SessionPage, SessionPages, build_report_data, format_html, iter_html
+    from ._html import build_report_data, format_html, iter_html
+    from ._html_page import SessionPage, SessionPages
     from ._json import dumps_line, dumps_pretty
     from ._junit import format_junit, iter_junit
     from ._markdown import format_markdown
@@ -40,8 +41,8 @@ _LAZY = {
     "REPORT_SCHEMA_VERSION": "._check_json",
     "SARIF_SCHEMA": "._sarif",
     "SarifRule": "._sarif",
-    "SessionPage": "._html",
-    "SessionPages": "._html",
+    "SessionPage": "._html_page",
+    "SessionPages": "._html_page",
     "build_report_data": "._html",
     "build_sarif": "._sarif",
     "dumps_line": "._json",

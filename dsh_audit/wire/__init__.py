@@ -20,7 +20,9 @@ from ._images import OFFLOADED_IMAGE_TEXT, images_in_body
 from ._markers import fold_text_block, without_cache_markers
 from ._piai_catalog import BUILTIN_MODELS, PIAI_CATALOG, catalog_api
 from ._piai_facts import RouteProfile
-from ._piai_routes import PiRoutes, check_profile, home_profiles, home_route_files, load_home_routes, load_routes
+from ._piai_home import check_profile, home_profiles, home_route_files, load_home_routes
+from ._piai_route_file import load_routes
+from ._piai_routes import PiRoutes
 from ._registry import ADAPTERS, make_renderer, register
 from ._render import render, render_all
 from ._types import Renderer, WireRequest

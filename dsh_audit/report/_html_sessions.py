@@ -1,0 +1,240 @@
+"""The session list of the forensics page (:mod:`._html`): each log's overview and verdict in
+words, its deep-link anchor, its project, its parent and time span, and the order of the list.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..cache import iso_utc
+from ..jsjson import has_surrogate
+from ._html_page import SessionPage
+
+
+def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
+    """The session's summary: the same numbers as ``check``'s table and ``cache --json``."""
+    report = check.cache
+    lost = page.breaks  # kept by the page as it was made: the report keeps no verdict then
+    breaks: list[dict[str, Any]] = []
+    for t in check.transitions:
+        if t.verdict == "break":
+            tokens, cost = lost.get(t.request, (None, None))
+            breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost})
+    causes: dict[str, int] = {}
+    for b in breaks:
+        causes[b["cause"] or "?"] = causes.get(b["cause"] or "?", 0) + 1
+    return {"title": check.title,
+            "models": list(page.models),
+            "requests": page.count, "breaks": breaks, "breaks_by_cause": dict(sorted(causes.items())),
+            "break_summary": _break_summary(breaks),
+            "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
+            "prompt_tokens": report.prompt_total if report is not None else None,
+            "cache_read": report.actual_total if report is not None else None,
+            "cost": report.cost if report is not None else None,
+            "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
+
+
+def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The breaks by cause, most tokens lost first: ``count``, the tokens they ``lost`` and their
+    ``cost`` (the sums of the breaks' own figures, :func:`._html_page._lost`), ``nothing`` (the requests of the
+    breaks that lost no token), ``unknown`` (breaks with no cache verdict, or whose cache reads
+    were not logged: lost unknown) and
+    ``unpriced`` (breaks that lost tokens at no known price: ``cost`` is then a lower bound).
+
+    Example:
+        >>> _break_summary([{"i": 3, "cause": "prune", "lost": 0, "cost": 0.0},
+        ...                 {"i": 5, "cause": "prune", "lost": 10, "cost": 0.5},
+        ...                 {"i": 7, "cause": None, "lost": None, "cost": None}])
+        ... # doctest: +NORMALIZE_WHITESPACE
+        [{'cause': 'prune', 'count': 2, 'lost': 10, 'cost': 0.5, 'nothing': [3], 'unknown': 0, 'unpriced': 0},
+         {'cause': '?', 'count': 1, 'lost': 0, 'cost': 0.0, 'nothing': [], 'unknown': 1, 'unpriced': 0}]
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    costs: dict[str, list[float]] = {}
+    for b in breaks:
+        cause = b["cause"] or "?"
+        row = rows.setdefault(cause, {"cause": cause, "count": 0, "lost": 0, "cost": 0.0, "nothing": [],
+                                      "unknown": 0, "unpriced": 0})
+        row["count"] += 1
+        if b["lost"] is None:
+            row["unknown"] += 1
+            continue
+        row["lost"] += b["lost"]
+        if b["lost"] == 0:
+            row["nothing"].append(b["i"])
+        elif b["cost"] is None:
+            row["unpriced"] += 1
+        else:
+            costs.setdefault(cause, []).append(b["cost"])
+    for cause, row in rows.items():
+        row["cost"] = round(math.fsum(costs.get(cause, ())), 9)
+    return sorted(rows.values(), key=lambda r: (-r["lost"], -r["count"], r["cause"]))
+
+
+def _unexplained(check: Any) -> int:
+    """Breaks the log does not explain, as ``breaks --fail-on unexplained``, check's DSH821 and the
+    ``cache`` classification count them (:attr:`dsh_audit.attribution.Transition.is_unexplained`)."""
+    return sum(1 for t in check.transitions if t.is_unexplained)
+
+
+def _verdict(check: Any) -> str:
+    """The session's verdict in words: ``failed: 2 failing finding(s)``, ``passed: 5 explained
+    break(s)``; the findings a baseline accepts (``check --baseline``) counted as check counts
+    them, ``passed: 1 baselined finding(s), ...`` (``failed: 1 failing finding(s), 1 baselined``)."""
+    baselined = sum(1 for f in check.findings if getattr(f, "baselined", False))
+    if check.failed:
+        return (f"failed: {sum(1 for f in check.findings if f.fails)} failing finding(s)"
+                + (f", {baselined} baselined" if baselined else ""))
+    unexplained = _unexplained(check)
+    explained = sum(1 for t in check.transitions if t.verdict == "break") - unexplained
+    parts = [f"{baselined} baselined finding(s)"] if baselined else []
+    parts += [f"{explained} explained break(s)"] if explained else []
+    if unexplained:
+        parts.append(f"{unexplained} unexplained break(s) the policy allows")
+    return "passed: " + (", ".join(parts) or "no breaks")
+
+
+def _family(check: Any) -> tuple[str, str, int | None] | None:
+    """``(parent id, relation, seed)`` of a fork or subagent child: its header's ``parentSession``,
+    a fork's ``seedLength`` (as attribution pairs its first request with the parent's)."""
+    if check.parent_id is None:
+        return None
+    return (check.parent_id, "fork", check.seed_length) if check.seed_length else (check.parent_id, "subagent", None)
+
+
+def _anchors(sessions: Sequence[Any]) -> list[str]:
+    """Each log's deep-link key (``#<key>/request-N`` on the page, the key URL-escaped): its session
+    id when no other log of the page has it, so a link stays valid whatever else the page lists;
+    else the id and its rank among the files of that id by path (``id~2``: the same key in a report
+    that lists those files in another order), and ``log-K`` (its position) for a log with no id.
+    An id no URL can hold (a lone surrogate) is written with ``\\udXXX`` escapes and ranked, so
+    that its link is never the page's fallback ``#session-K``, which another log's id may be.
+
+    Example:
+        >>> class C:
+        ...     def __init__(self, session_id, path="x"): self.session_id, self.path = session_id, path
+        >>> _anchors([C("a", "z"), C("b"), C("a", "y"), C(None), C("a~1")])
+        ['a~2', 'b', 'a~1~', 'log-3', 'a~1']
+    """
+    files: dict[str, list[int]] = {}
+    for k, check in enumerate(sessions):
+        if check.session_id:
+            files.setdefault(check.session_id, []).append(k)
+    rank: dict[int, int] = {}
+    for found in files.values():
+        for n, k in enumerate(sorted(found, key=lambda k: (str(sessions[k].path), k)), 1):
+            rank[k] = n
+    taken = set(files)
+    # a log whose id is its own key: the only file of its id, and an id a URL can hold
+    own = [bool(c.session_id) and len(files[c.session_id]) == 1 and not has_surrogate(c.session_id) for c in sessions]
+    keys: list[str] = []
+    for k, check in enumerate(sessions):
+        sid = check.session_id
+        if own[k] or not sid:
+            keys.append(sid if own[k] else f"log-{k}")
+            continue
+        shown = sid.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \udXXX
+        keys.append(f"{shown}~{rank[k]}")
+    # a key made here may be another log's id or key (``a~1`` above): its ``~`` grows until unique
+    for k, key in enumerate(keys):
+        if own[k]:
+            continue
+        while key in taken:
+            key += "~"
+        taken.add(key)
+        keys[k] = key
+    return keys
+
+
+def _project_of(cwd: str) -> str:
+    """The last two parts of a working directory (either separator), or the whole of a root.
+
+    Example:
+        >>> _project_of("/home/dev/work/shop"), _project_of("G:\\\\src\\\\app"), _project_of("/")
+        ('work/shop', 'src/app', '/')
+    """
+    parts = [p for p in re.split(r"[\\/]+", cwd) if p]
+    return "/".join(parts[-2:]) or cwd
+
+
+def _lineage(sessions: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each log's parent (``None`` for a root) and time span, from what ``check`` found (no file is read)."""
+    first_at: dict[str, int] = {}
+    for k, check in enumerate(sessions):
+        if check.session_id is not None:
+            first_at.setdefault(check.session_id, k)
+    found: list[dict[str, Any]] = []
+    for check in sessions:
+        first, last = check.first_time, check.last_time
+        related = _family(check)
+        family = None
+        if related is not None and related[0] != check.session_id:
+            family = {"parent_id": related[0], "relation": related[1], "seed": related[2],
+                      "parent": first_at.get(related[0])}
+        found.append({"family": family, "first": first, "last": last})
+    return found
+
+
+def _order(sessions: Sequence[Any], lineage: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """The session list: ``[position, depth]`` pairs, failing-first, children under their parent."""
+    count = len(sessions)
+    parent = [(x["family"] or {}).get("parent") for x in lineage]
+    children: list[list[int]] = [[] for _ in range(count)]
+    for k, p in enumerate(parent):
+        if p is not None:
+            children[p].append(k)
+    # Every log has at most one parent, so logs no root reaches lie on a cycle of parents (a
+    # hostile header): the first of each such cycle becomes a root.
+    reached = [False] * count
+    roots: list[int] = []
+
+    def reach(root: int) -> None:
+        stack = [root]
+        while stack:
+            k = stack.pop()
+            if not reached[k]:
+                reached[k] = True
+                stack.extend(children[k])
+
+    for k in range(count):
+        if parent[k] is None:
+            roots.append(k)
+            reach(k)
+    for k in range(count):
+        if not reached[k]:
+            roots.append(k)
+            reach(k)
+    own = [0 if c.failed else 1 if _unexplained(c) else 2 for c in sessions]
+    rank = own[:]
+    ordered: list[int] = []  # parents before children
+    seen = [False] * count
+    stack = list(roots)
+    while stack:
+        k = stack.pop()
+        if not seen[k]:
+            seen[k] = True
+            ordered.append(k)
+            stack.extend(children[k])
+    for k in reversed(ordered):  # a family ranks by its worst member
+        for c in children[k]:
+            if seen[c] and parent[c] == k:
+                rank[k] = min(rank[k], rank[c])
+
+    def key(k: int) -> tuple[int, float, str, int]:
+        last = lineage[k]["last"]
+        return rank[k], -(last if last is not None else float("-inf")), sessions[k].path, k
+
+    out: list[list[int]] = []
+    placed = [False] * count
+    pending = [(k, 0) for k in sorted(roots, key=key, reverse=True)]
+    while pending:
+        k, depth = pending.pop()
+        if placed[k]:
+            continue
+        placed[k] = True
+        out.append([k, depth])
+        pending.extend((c, depth + 1) for c in sorted(children[k], key=key, reverse=True) if not placed[c])
+    return out
