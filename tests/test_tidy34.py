@@ -127,9 +127,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``_piai_transform``, ``_piai_facts``, ``_piai_catalog``, ``_piai_call``; ``capture._evidence``,
 #: ``_content``, ``_monotone``; ``redact._shifts``, ``_plain``, ``_json_text``, ``_json_secrets``).
 OLD_HOMES = ("dsh_audit.wire._piai", "dsh_audit.wire._piai_models", "dsh_audit.capture._align",
-             "dsh_audit.redact._placeholder")
+             "dsh_audit.redact._placeholder", "dsh_audit.wire._piai_routes", "dsh_audit.report._html",
+             "dsh_audit.cache._prices", "dsh_audit.cli._common")
 
-_FROM_OLD_HOME = re.compile(r"[.\s](?:_piai|_piai_models|_align|_placeholder) import ")
+_FROM_OLD_HOME = re.compile(r"[.\s](?:_piai|_piai_models|_align|_placeholder|_piai_routes|_html|_prices|_common)"
+                            r" import ")
 
 
 def _defined(module: str) -> set[str]:
