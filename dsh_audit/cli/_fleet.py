@@ -17,8 +17,8 @@ from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_
 from ._logs import guard_evidence, selected_logs, session_paths
 from ._options import (capture_option, engine_options, jobs_option, json_option, lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
-from ._views import request_window_options, sort_option
-from ._when import time_options
+from ._views import sort_option
+from ._when import request_window_options, time_options
 
 if TYPE_CHECKING:
     from ..fleet import IndexSummary

@@ -22,7 +22,8 @@ from ._logs import selected_logs
 from ._options import (capture_option, engine_options, jobs_option, lenient_option, listing_options, openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import run_priced
-from ._views import request_window_options, sort_option
+from ._views import sort_option
+from ._when import request_window_options
 
 __all__ = ["usage_command"]
 

@@ -22,7 +22,7 @@ from ..watch import WatchNote, WatchRequest, WatchSummary, watch
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_warning
 from ._logs import session_ref
 from ._options import lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
-from ._when import _parse_since
+from ._when import _parse_when
 
 __all__ = ["watch_command"]
 
@@ -210,7 +210,7 @@ class _Hooks:
 @click.command("watch")
 @click.argument("path", required=False, type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines (requests, breaks, notes, a summary).")
-@click.option("--since", metavar="WHEN", default=None, callback=_parse_since,
+@click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
               help="Also print the history of logs active at or after WHEN by their own timestamps (the "
                    "file's mtime only for a log that records none), in the order its requests were sent: a "
                    "date, today, yesterday, a date-time, or an age such as 30m or 2h; without it only what "

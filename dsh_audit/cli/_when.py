@@ -13,7 +13,7 @@ import click
 from ..errors import DshAuditError, UsageError
 from ._common import give_way
 
-__all__ = ["check_window", "parse_when", "since_option", "time_options", "until_option", "window_text"]
+__all__ = ["check_window", "parse_when", "request_window_options", "time_options", "window_options", "window_text"]
 
 
 def window_text(since: float | None, until: float | None) -> str:
@@ -96,25 +96,28 @@ def _parse_when(ctx: click.Context, param: click.Parameter, value: str | None) -
     return moment
 
 
-#: The ``--since`` callback (``watch`` uses it too).
-_parse_since = _parse_when
+
+#: The forms of a moment every ``--since/--until`` takes, as the options' help names them.
+_WHEN_FORMS = ("a date (2026-11-01, UTC), today or yesterday (UTC days), a date-time (2026-11-01T08:30, UTC "
+               "unless it has an offset), or an age such as 24h, 7d or 2w")
 
 
-def since_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--since WHEN`` (``since``: seconds since the epoch, or None)."""
-    return click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
-                        help="Only sessions active at or after WHEN, by the log's own timestamps (not the "
-                             "file's mtime): a date (2026-11-01, UTC), today or yesterday (UTC days), a date-time "
-                             "(2026-11-01T08:30, UTC unless it has an offset), or an age such as 12h, 7d or 2w.")(func)
+def window_options(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--since WHEN`` and ``--until WHEN`` (``since``, ``until``: seconds since the epoch, or
+    None), whose help says what they keep: ``what`` ("sessions active", "requests sent")."""
+
+    def options(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = click.option("--until", metavar="WHEN", default=None, callback=_parse_when,
+                            help=f"Only {what} before WHEN, by the log's own timestamps (a date includes that "
+                                 "whole day); same forms as --since.")(func)
+        return click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
+                            help=f"Only {what} at or after WHEN, by the log's own timestamps (not the file's "
+                                 f"mtime): {_WHEN_FORMS}.")(func)
+
+    return options
 
 
-def until_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--until WHEN`` (``until``: seconds since the epoch, or None)."""
-    return click.option("--until", metavar="WHEN", default=None, callback=_parse_when,
-                        help="Only sessions active before WHEN, by the log's own timestamps; same formats as "
-                             "--since (a date includes that whole day).")(func)
-
-
-def time_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--since WHEN`` and ``--until WHEN`` (``since``, ``until``)."""
-    return since_option(until_option(func))
+#: ``--since/--until`` of a listing: the sessions active in the window.
+time_options = window_options("sessions active")
+#: ``--since/--until`` of a command that sums the requests sent in the window (``usage``, ``stats``).
+request_window_options = window_options("requests sent")

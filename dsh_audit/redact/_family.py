@@ -166,8 +166,8 @@ def family(source: Path, target: Path, session: Session, *, alone: bool, headers
 
 def parent_log(path: Path | None, headers: Headers, kept: Identifiers | None = None) -> Path | SessionLog | None:
     """The parent log at ``path`` (None: none) open, its header read by the search that found it: kept
-    open by ``kept`` (:func:`_children`), or by ``headers`` (:func:`dsh_audit.session.find_parent`), or
-    opened here; ``path`` itself when it cannot be read (read again then, to raise its error)."""
+    open by ``kept`` (:func:`_children`), or by ``headers`` (:func:`dsh_audit.session.find_parent`); else
+    ``path`` itself, opened by the caller (which then raises its error when it cannot be read)."""
     if path is None:
         return None
     log = kept.take_parent(path) if kept is not None else None

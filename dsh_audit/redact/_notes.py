@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._shell import shell_word
 from ..capture import CapturedRequest
 from ..errors import UsageError
 from ._capture import META_SUFFIX
@@ -55,7 +56,7 @@ def unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: b
         home = ""
         if len(home_files) == 1:
             home = (f" (this log's DSH home holds it in {home_files[0]}, which redact does not read by itself: "
-                    f"--routes {home_files[0]})")
+                    f"--routes {shell_word(home_files[0])})")
         elif home_files:
             home = (f" (this log's DSH home composes it from {', '.join(home_files)}, which redact does not read "
                     "by itself)")

@@ -31,7 +31,7 @@ def read_capture(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except IsADirectoryError:
-        raise UnreadableError("is a folder, not a log file", path=str(path)) from None
+        raise UnreadableError("is a folder, not a capture file", path=str(path)) from None
     except OSError as exc:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
 

@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._seq import common_length
-from .terminal import terminal_text
+from ._fit_text import _shared_lengths
+from ._safe_text import terminal_text
 
 __all__ = ["ID_WIDTH", "MAX_BYTES", "MAX_ROWS", "MAX_TEXT", "format_markdown"]
 
@@ -60,9 +60,7 @@ def _short_ids(ids: Iterable[str]) -> dict[str, str]:
     """
     unique = sorted(set(ids))
     short: dict[str, str] = {}
-    for at, whole in enumerate(unique):
-        shared = max((common_length(whole, unique[near]) for near in (at - 1, at + 1) if 0 <= near < len(unique)),
-                     default=0)  # sorted: the ids sharing the most leading characters with one are its neighbours
+    for whole, shared in zip(unique, _shared_lengths(unique)):
         length = min(max(ID_WIDTH, shared + 1), MAX_TEXT)
         short[whole] = whole if len(whole) <= length else whole[:length] + _CUT
     return short
