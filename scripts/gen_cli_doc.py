@@ -33,6 +33,8 @@ ENVIRONMENT = (
     ("DSH_AUDIT_MAX_DECODED, DSH_AUDIT_MAX_RATIO", "the decoded-size and expansion limits that refuse a "
                                                    "decompression bomb (`docs/hostile-inputs.md`)"),
     ("DSH_AUDIT_PROFILE", "the DSH profile whose route layers are read (`--profile`)"),
+    ("DSH_AUDIT_ADAPTER", "the wire format forced on every request a command renders (`--adapter`, which sets it "
+                          "for the command; unset or `auto`: each request's route from the log)"),
     ("DSH_AUDIT_ATTACHMENTS", "the attachment store image requests are rendered from (`--attachments`)"),
     ("DSH_AUDIT_REDACT_SALT", "`redact --salt`"),
     ("DSH_AUDIT_<COMMAND>_<OPTION>", "any option's default: OPTION is its long option without `--`, upper case, "

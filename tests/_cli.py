@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -95,3 +96,10 @@ def mixed_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, columns: int 
     monkeypatch.setenv("COLUMNS", str(columns))
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def sigint_as_a_terminal_gives_it() -> None:
+    """``preexec_fn`` of a Ctrl-C test's process: SIGINT's default action, as a shell in a terminal
+    starts a command with, whatever the test worker inherited or set (an ignored signal is inherited
+    across exec, and Python installs its KeyboardInterrupt handler only where SIGINT is not ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -52,7 +52,7 @@ def test_a_baselined_finding_does_not_fail_and_every_report_says_so(
     assert code == 1
     # a baselined info finding is not printed (as an info finding that passes is not)
     assert [line for line in out.splitlines() if "DSH810" in line] == [
-        "logs/b.jsonl: DSH810 info FAIL: no capture given or found beside the log (wire.jsonl) (hint: pass "
+        "logs/b.jsonl: DSH810 info (fails the gate: require-capture): no capture given or found beside the log (wire.jsonl) (hint: pass "
         "--capture, or record a wire.jsonl in the log's scenario folder)"]
     assert _summary(out) == ("FAILED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 1 failing, "
                              "1 baselined (policy: policy.toml)")

@@ -19,7 +19,12 @@ GATEWAY = ('[providers.deepseek.models.deepseek-v4-flash]\ncache_miss = 1000000.
 
 
 def _lines(out: str) -> list[str]:
-    return [line.rstrip() for line in out.splitlines()]
+    """Output lines; a heading whose path (a long tmp_path) leaves no room on its line for the
+    session id, which then has a line of its own, is joined back to one ``PATH  session ID`` line."""
+    lines = [line.rstrip() for line in out.splitlines()]
+    if len(lines) > 1 and lines[1].startswith("session ") and "  session " not in lines[0]:
+        lines[:2] = [f"{lines[0]}  {lines[1]}"]
+    return lines
 
 
 def _cache(run, *args: str) -> dict[int, dict[str, object]]:

@@ -20,7 +20,8 @@ import pytest
 from _cli import chat_log, invoke
 
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact, routes_path
-from dsh_audit.redact._capture import _har_part, _headers, redact_ascii, redact_host, redact_url
+from dsh_audit.redact._capture import _har_part, _headers
+from dsh_audit.redact._hosts import redact_ascii, redact_host, redact_url
 from dsh_audit.redact._routes import redacted_routes
 from dsh_audit.session import Headers, find_parent
 from dsh_audit.wire import load_routes

@@ -402,7 +402,7 @@ def test_exported_names():
         "CAPTURE_KINDS", "CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "COMPACTION_PREFIX", "CaptureLoader",
         "CapturedRequest", "LOADERS", "Pairing", "RequestDiff", "TITLE_PREFIX", "align", "capture_for", "captured_bodies", "classify",
         "compare_capture", "find_capture", "gate_ok", "last_user_text", "load_capture", "session_captures",
-        "unreadable_capture"]
+        "sniff_capture", "unreadable_capture"]
     assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
     assert list(capture_pkg.LOADERS) == ["har", "wire-jsonl", "body-folder"]
 

@@ -46,6 +46,11 @@ def _body_size(wire: Path) -> None:
     wire.write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 
+def _objects(wire: Path) -> None:
+    """JSON objects none of which is a capture record (session 35, fuzz round 16 D5)."""
+    wire.write_text('{"x": 1}\n{"y": [2]}\n', encoding="utf-8")
+
+
 def _unreadable(wire: Path) -> None:
     _body_size(wire)
     wire.chmod(0)
@@ -60,6 +65,9 @@ BAD: dict[str, tuple[Callable[[Path], None], str]] = {
                         "file or a folder of *.json bodies"),
     "body size": (_body_size, "line 1: body is 15 bytes, body_bytes says 5 (hint: the capture was edited or "
                               "re-encoded; recapture or drop body_bytes"),
+    "objects": (_objects, "line 1: not a capture: no line is a capture record (no method, path, body or "
+                          "body_base64) (hint: pass --capture a wire.jsonl of request records (method, path, "
+                          "headers, body), a HAR 1.2 file or a folder of *.json bodies"),
     "unreadable": (_unreadable, "cannot open: Permission denied (hint: check the file's permissions"),
 }
 
@@ -224,8 +232,10 @@ def test_check(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
         ("DSH802", WIRE, message, hint, True)]
     code, out, err = invoke(monkeypatch, capsys, "check", "root")
     assert (code, err) == (1, [])
-    assert [line for line in out.splitlines() if "wire.jsonl" in line] == [f"{WIRE}: DSH802 error FAIL: {message} "
-                                                                          f"(hint: {hint})"]
+    lines = out.splitlines()  # the finding's line, fit to COLUMNS=200 (wrapped at spaces), then the verdict
+    at = next(n for n, line in enumerate(lines) if line.startswith(f"{WIRE}: "))
+    assert " ".join(line.strip() for line in lines[at:-1]) == (
+        f"{WIRE}: DSH802 error (fails the gate: fail-on-refusal): {message} (hint: {hint})")
 
 
 def test_report(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -273,7 +273,7 @@ def test_an_empty_wire_jsonl_is_a_capture_of_no_request(tmp_path: Path, monkeypa
     code, out, err = invoke(monkeypatch, capsys, "check", str(log))
     assert code == 1
     assert [line.split(": ", 3)[-1] for line in out.splitlines() if "DSH813" in line] == [
-        "DSH813 error FAIL: loop request 0 is unmatched: no captured loop send of this session left on its route "
+        "DSH813 error (fails the gate: capture-fail): loop request 0 is unmatched: no captured loop send of this session left on its route "
         "(deepseek-chat-completions, model deepseek-v4-flash) (hint: run `dsh-audit diff "
         f"{log} --capture {tmp_path / 's' / 'wire.jsonl'}` for the alignment (check that the capture covers the "
         "whole session))"]

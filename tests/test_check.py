@@ -111,8 +111,9 @@ def test_one_changed_character_in_a_captured_body_fails_with_dsh811(tmp_path, _c
     result = _check(scenario, "--sarif", sarif)
     assert result.exit_code == 1, result.output
     log = scenario / "session-logs" / f"{SESSION}.jsonl"
-    failing = [line for line in result.output.splitlines() if " FAIL: " in line]
-    assert failing == [f"{log}:52: seq 52: request 3: DSH811 error FAIL: loop request 3 is different vs "
+    failing = [line for line in result.output.splitlines() if " (fails the gate: " in line]
+    assert failing == [f"{log}:52: seq 52: request 3: DSH811 error (fails the gate: capture-fail): loop request 3 "
+                       f"is different vs "
                        f"{scenario / 'wire.jsonl'} line 4 at byte 67 (messages[0].content) (hint: run "
                        f"`dsh-audit diff {log} --capture {scenario / 'wire.jsonl'}` for the JSON paths that differ)"]
     results = json.loads(sarif.read_text())["runs"][0]["results"]
@@ -204,7 +205,8 @@ def test_require_capture_fails_sample_logs(tmp_path, _check):
     strict.write_text("[tool.dsh-audit]\nrequire-capture = true\n")
     result = _check(SAMPLES / "chat", "--policy", strict)
     assert result.exit_code == 1
-    assert "DSH810 info FAIL: no capture given or found beside the log (wire.jsonl)" in result.output
+    assert ("DSH810 info (fails the gate: require-capture): no capture given or found beside the log (wire.jsonl)"
+            in result.output)
 
 
 def test_bad_input_is_exit_2(tmp_path, _check):

@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -122,7 +120,7 @@ def test_check_over_a_capture_with_a_bad_middle_line_refuses_its_log_alone(
     code, out, err = invoke(monkeypatch, capsys, "check", "badcap", "--sarif", "e3.sarif", "--format", "csv")
     assert code == 1
     assert [line for line in err if "wire.jsonl" in line] == [
-        "badcap/a-chat/wire.jsonl: DSH802 error FAIL: line 2: not a JSON record (Expecting property name enclosed "
+        "badcap/a-chat/wire.jsonl: DSH802 error (fails the gate: fail-on-refusal): line 2: not a JSON record (Expecting property name enclosed "
         "in double quotes: line 1 column 2 (char 1)) (hint: a wire.jsonl capture has one JSON object per line; "
         "found beside the log, it is what the log is compared with: repair or remove it)"]
     rows = [line.split(",") for line in out.splitlines() if line.startswith("dsh-audit check,")]
@@ -279,12 +277,14 @@ def _console_blocks(text: str) -> dict[str, str]:
     return found
 
 
-def test_the_importers_doc_examples_are_todays_output() -> None:
+def test_the_importers_doc_examples_are_todays_output(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # In process, from the folder the doc runs in, at its width: stdout is not a terminal there either.
     blocks = _console_blocks((ROOT / "docs" / "importers.md").read_text("utf-8"))
     assert len(blocks) == 2
+    monkeypatch.chdir(IMPORTERS)
     for command, shown in blocks.items():
         columns, _, rest = command.partition(" dsh-audit ")
-        result = subprocess.run([sys.executable, "-m", "dsh_audit", *rest.split()], cwd=IMPORTERS, capture_output=True,
-                                text=True, env={**os.environ, "COLUMNS": columns.split("=")[1],
-                                                "PYTHONPATH": str(ROOT)}, check=False)
-        assert (result.returncode, result.stdout.rstrip("\n") + "\n") == (0, shown), command
+        monkeypatch.setenv("COLUMNS", columns.split("=")[1])
+        code, out, _ = invoke(monkeypatch, capsys, *rest.split())
+        assert (code, out.rstrip("\n") + "\n") == (0, shown), command

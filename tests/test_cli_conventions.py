@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,8 @@ needs_corpus = pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is
 FILE_OUTPUTS = {"check": ["--junit", "--sarif", "--json-report", "--markdown"], "validate": ["--sarif"],
                 "report": ["--output"], "redact": ["--output"]}
 # The commands that read sessions and default to $DSH_HOME/sessions with no PATH.
-DEFAULT_ROOT = ["breaks", "cache", "check", "index", "report", "requests", "sessions", "usage", "validate"]
-TIMED = ["breaks", "cache", "check", "index", "report", "requests", "sessions", "usage", "validate"]
+DEFAULT_ROOT = ["breaks", "cache", "check", "diff", "index", "report", "requests", "sessions", "usage", "validate"]
+TIMED = ["breaks", "cache", "check", "diff", "index", "report", "requests", "sessions", "usage", "validate"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -418,3 +419,143 @@ def test_check_json_is_the_flag_and_an_old_json_file_is_refused_with_the_option_
                                         "report on stdout and takes no FILE (hint: write the JSON report to a file "
                                         "with --json-report FILE)\n")
     assert not report.exists()
+
+
+# -- one spelling for each shared switch (session 35) ------------------------------------------------
+
+#: Every "--no-X" switch a command may show, and what it means: a new command reuses one of these
+#: (cli/_options.py) rather than a second spelling of the same meaning.
+NO_SWITCHES = {"--no-accounting": "skip the cache accounting (expected reads, losses and their cost)",
+               "--no-attribution": "skip break attribution", "--no-wire": "cache: compare the log's JSON",
+               "--no-pager": "print directly", "--no-openai-zdr": "OpenAI ZDR stated off",
+               "--no-baseline": "check, report: no baseline"}
+#: The older spellings each command still reads, hidden (RETIRED_SPELLINGS says what they mean now).
+ALIASES = {"sessions": "--no-cost", "usage": "--no-breaks", "index": "--no-cache", "breaks": "--cost"}
+#: A sample session with prefix-cache breaks (what --accounting prices).
+CHANGE = SAMPLES / "sessions" / "--home-dev-projects-demo--" / "session-sample-change" / "session.jsonl.zstd"
+#: The commands that render a request's wire body, each taking --adapter.
+RENDERING = ["breaks", "cache", "check", "diff", "explain", "render", "report"]
+
+
+def _every_option() -> list[tuple[str, click.Option]]:
+    return [(name, param) for name in cli.list_commands(click.Context(cli))
+            for param in _command(name).params if isinstance(param, click.Option)]
+
+
+def test_one_spelling_for_each_shared_switch_on_every_command() -> None:
+    from dsh_audit.cli._options import RETIRED_SPELLINGS
+
+    shown = {(name, flag) for name, p in _every_option() if not p.hidden for flag in (*p.opts, *p.secondary_opts)}
+    assert {flag for _, flag in shown if flag.startswith("--no-")} <= set(NO_SWITCHES)
+    assert not {flag for _, flag in shown} & set(RETIRED_SPELLINGS)  # an old spelling is never shown
+    hidden = {(name, flag) for name, p in _every_option() if p.hidden for flag in p.opts}
+    # read only where it was read before; and --pager/--no-pager, doing nothing, on each QUIET command
+    assert hidden == set(ALIASES.items()) | {(name, "--pager") for name in QUIET}
+    assert set(ALIASES.values()) == set(RETIRED_SPELLINGS)
+    # one declaration each: the same flags, choices and help wherever they are taken
+    for flag in ("--accounting", "--no-attribution", "--adapter"):
+        found = {name: p for name, p in _every_option() if flag in p.opts}
+        assert len({(tuple(p.opts), tuple(p.secondary_opts), str(p.type)) for p in found.values()}) == 1, flag
+    # a flag that skips some of the work under another name is a second spelling of one of these
+    skipping = re.compile(r"(?i)\b(skip|skips|do not|without)\b.*\b(accounting|attribution|cost|price|break)")
+    assert {p.opts[0] for _, p in _every_option() if p.is_flag and not p.hidden and skipping.search(p.help or "")
+            } <= {"--accounting", "--no-attribution"}
+    accounting = {name: p.default for name, p in _every_option() if "--accounting" in p.opts}
+    assert accounting == {"breaks": False, "index": True, "sessions": True, "usage": True}
+    assert sorted(name for name, p in _every_option() if "--no-attribution" in p.opts) == ["cache", "index"]
+
+
+def test_every_command_that_renders_a_body_takes_the_same_adapter_option() -> None:
+    found = {name: p for name, p in _every_option() if "--adapter" in p.opts}
+    assert sorted(found) == RENDERING
+    assert {(p.help, tuple(p.type.choices), p.default) for p in found.values()  # type: ignore[attr-defined]
+            } == {(found["diff"].help, ("auto", "deepseek", "anthropic", "openai", "responses"), "auto")}
+
+
+@pytest.mark.parametrize(("args", "old", "new"), [
+    (["sessions", str(CHAT), "--json"], "--no-cost", "--no-accounting"),
+    (["usage", str(SAMPLES / "sessions"), "--json"], "--no-breaks", "--no-accounting"),
+    (["breaks", str(CHANGE), "--json"], "--cost", "--accounting")])
+def test_each_older_spelling_reads_as_the_new_one(args: list[str], old: str, new: str) -> None:
+    plain, with_new, with_old = _run(*args), _run(*args, new), _run(*args, old)
+    assert with_old == with_new and with_new[1] != plain[1]
+    variable = f"DSH_AUDIT_{args[0].upper()}_{old.removeprefix('--').replace('-', '_').upper()}"
+    assert _run(*args, env={variable: "1"}) == with_new  # its environment variable too
+
+
+def test_index_no_cache_is_no_accounting(tmp_path: Path) -> None:
+    rows = []
+    for flag in ("--no-cache", "--no-accounting"):
+        db = tmp_path / f"{flag}.sqlite"
+        code, out, _ = _run("index", str(CHAT), "--db", str(db), "--json", flag)
+        summary = json.loads(out)
+        rows.append((code, summary["indexed"], summary["seen"]))
+    assert rows == [(0, 1, 1), (0, 1, 1)]
+
+
+# -- one way to choose a listing's format and its pager (issue 14, session 35 tour F10) ------------
+
+#: The commands that print a listing: each takes --format table|json|csv|markdown and --pager/--no-pager
+#: (cli/_options.py listing_options), shown in its help.
+LISTING = ["breaks", "cache", "check", "diff", "requests", "sessions", "stats", "usage", "validate"]
+#: The commands that print one request or session, a screenful or more, but no table: --pager/--no-pager
+#: (cli/_options.py pager_option), shown.
+PAGED = ["explain", "render", "show"]
+#: The commands that print no listing and never page: --pager/--no-pager accepted, hidden, doing nothing,
+#: so that a script passing --no-pager to every command is not refused.
+QUIET = ["index", "redact", "report", "watch"]
+
+
+def test_every_command_is_a_listing_a_paged_or_a_quiet_one() -> None:
+    assert sorted(LISTING + PAGED + QUIET) == sorted(cli.list_commands(click.Context(cli)))
+    for name in LISTING:
+        options = _options(name)
+        assert "--format" in options and not options["--format"].hidden, name
+        assert tuple(options["--format"].type.choices) == ("table", "json", "csv", "markdown"), name  # type: ignore[attr-defined]
+        shared = (_options("requests")["--format"].help or "").split("; json is")[0]
+        assert (options["--format"].help or "").startswith(shared + "; "), name  # one declaration, its own last words
+    for name in LISTING + PAGED + QUIET:
+        pager = _options(name)["--pager"]
+        assert (pager.secondary_opts, pager.default, pager.hidden) == (["--no-pager"], True, name in QUIET), name
+        assert "--format" not in _options(name) or name in LISTING, name
+
+
+def _walk_args(name: str, tmp: Path) -> list[str]:
+    """A quick run of command ``name`` over a sample (the corpus's a-chat for diff: it needs a capture)."""
+    db = str(tmp / "walk.sqlite")
+    return {"show": [str(CHAT), "1"], "render": [str(CHAT), "1"], "explain": [str(CHAT), "1"],
+            "breaks": [str(CHANGE)], "watch": [str(tmp), "--exit-after", "0.1"],
+            "diff": [str(LIVE / "a-chat")], "report": [str(CHAT), "-o", str(tmp / "r.html")],
+            "redact": [str(CHAT), "-o", str(tmp / "r.jsonl"), "--salt", "s"], "index": [str(CHAT), "--db", db],
+            "stats": ["--db", db]}.get(name, [str(CHAT)])
+
+
+@needs_corpus
+def test_a_command_that_prints_a_table_takes_format_and_pager(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk: every command run once; one that draws a table (print_table asks for the run's
+    listing) must be a LISTING command; and --no-pager changes nothing on a QUIET one."""
+    import dsh_audit.report._tables as tables
+
+    asked: list[str] = []
+    real = tables.current
+    monkeypatch.setattr(tables, "current", lambda: asked.append("table") or real())
+    drew = set()
+    for name in cli.list_commands(click.Context(cli)):  # index before stats: the workflow order
+        asked.clear()
+        code = _run(name, *_walk_args(name, tmp_path))[0]
+        assert code in (0, 1), name
+        if asked:
+            drew.add(name)
+    assert drew <= set(LISTING) and drew >= set(LISTING) - {"validate"}  # validate: no finding, no table
+    assert _run("validate", "--format", "csv", str(CHAT))[1] == "table,path,line,seq,rule,severity,message,hint\n"
+
+
+@pytest.mark.parametrize("name", QUIET)
+def test_a_quiet_command_takes_no_pager_and_changes_nothing(name: str, tmp_path: Path) -> None:
+    said = []
+    for flag in ((), ("--no-pager",), ("--pager",)):
+        folder = tmp_path / str(len(said))
+        folder.mkdir()
+        code, out, err = _run(name, *_walk_args(name, folder), *flag)
+        said.append((code, *(re.sub(r" in \d+\.\d s", "", text.replace(str(folder), "F")) for text in (out, err))))
+    assert said[0][0] == 0 and said[0] == said[1] == said[2]

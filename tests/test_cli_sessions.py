@@ -96,20 +96,25 @@ def test_sessions_json_one_object_per_session_newest_first():
 
 
 def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
+    """The compact layout at 80 columns: the date kept whole, each title whole (a child's "└ fork"
+    marker and "Who are you" on one line): project, hit and breaks, lesser columns, are left out
+    before a title of up to 24 characters wraps (issue 14). The samples' replies log
+    cacheReadTokens (as DSH's DeepSeek adapter does): priced; the retry sample's two failed
+    attempts log no usage, so its cost is a lower bound."""
     code, out = invoke("sessions", columns=80)
-    lines = out.splitlines()
-    assert code == 0 and lines[0].rstrip() == "8 session(s), newest first"
-    assert max(len(line) for line in lines) <= 80
-    assert any("│ Who are you │" in line or "Who are" in line for line in lines)
-    assert "None" not in out
-    # The compact layout; the date kept whole; project and hit, lesser columns, left out.
-    # the samples' replies log cacheReadTokens (as DSH's DeepSeek adapter does): priced; the retry
-    # sample's two failed attempts log no usage, so its cost is a lower bound
-    assert "2027-01-15 08:00  -             5       4    $0.0011  session-sample-change" in [
-        line.rstrip() for line in lines]
-    assert "2027-01-15 08:00  -             4       1   ≥$0.0004  session-sample-retry" in [
-        line.rstrip() for line in lines]
-    assert lines[-1].rstrip() == "narrow terminal: project, hit not shown (widen it, or use --json)"
+    assert code == 0 and [line.rstrip() for line in out.splitlines()] == [
+        "8 session(s), newest first",
+        "when (UTC)        title        reqs       cost  id",
+        "─" * 74,
+        "2027-01-15 08:00  -               4    $0.0003  session-sample-tools",
+        "2027-01-15 08:00  -               5    $0.0011  session-sample-change",
+        "2027-01-15 08:00  -               4    $0.0002  session-sample-fork-parent",
+        "2027-01-15 08:00  └ fork          1  $0.000022  fork-child:review",
+        "2027-01-15 08:00  -               4    $0.0003  session-sample-compaction",
+        "2027-01-15 08:00  -               3    $0.0004  session-sample-resume",
+        "2027-01-15 08:00  Who are you     3   ≥$0.0001  session-sample-chat",
+        "2027-01-15 08:00  -               4   ≥$0.0004  session-sample-retry",
+        "narrow terminal: project, hit, breaks not shown (widen it, or use --json)"]
 
 
 def test_sessions_wide_shows_every_column():

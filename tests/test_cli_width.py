@@ -51,7 +51,7 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
     assert lines[0] == "corpus/live/c-change/home/sessions/--ho…cbd-a3bf-da4c3c2f1824/session.jsonl.zstd"
     # the title call logged no usage: every amount is a sum over the priced requests, a lower bound
     assert lines[1:16] == [
-        "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
+        "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824",
         "requests 8 (7 with cache reads and prompt logged); prompt tokens of those 57609",
         "cache read actual 36160 (62.8%) vs expected 17024 (29.6%)",
         "breaks 5 by cause: header_change 5",
@@ -83,7 +83,7 @@ def test_cache_at_60_columns_is_one_block_per_request(monkeypatch: pytest.Monkey
     code, lines = invoke("cache", RELATIVE, columns=60)
     assert code == 0
     assert lines[:2] == ["corpus/live/c-change/home/ses…a4c3c2f1824/session.jsonl.zstd",
-                         "  session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
+                         "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
     start = lines.index("#               2")
     assert lines[start - 1:start + 10] == [
         "", "#               2", "kind            loop", "turn/step/try   2/1/1", "prompt          7993",

@@ -145,7 +145,7 @@ def test_many_files_of_one_session_name_are_not_compared(tmp_path: Path, monkeyp
         (tmp_path / "session-logs" / f"copy{n}").mkdir()
         shutil.copy(plain, tmp_path / "session-logs" / f"copy{n}" / plain.name)
     compared: list[tuple[Path, Path]] = []
-    monkeypatch.setattr("dsh_audit.log._discover._holds", lambda a, b: compared.append((a, b)))
+    monkeypatch.setattr("dsh_audit.log._discover.holds", lambda a, b: compared.append((a, b)))
     assert (len(discover([tmp_path])), compared) == (6, [])
 
 

@@ -21,8 +21,6 @@ from _cli import chat_log, invoke
 from dsh_audit.errors import UnreadableError
 from dsh_audit.runner._dask import _in_folder
 
-distributed = pytest.importorskip("distributed")
-
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CHANGE = CORPUS / "live" / "c-change"
 needs_corpus = pytest.mark.skipif(not CHANGE.is_dir(), reason="../shared/corpus is absent")
@@ -31,7 +29,9 @@ needs_corpus = pytest.mark.skipif(not CHANGE.is_dir(), reason="../shared/corpus 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A real local cluster (scheduler and one worker process) whose worker runs in a folder of its
-    own; yields the scheduler address and that folder."""
+    own; yields the scheduler address and that folder. Dask is imported here, not when the
+    module is collected: every xdist worker collects every file, and Dask takes a quarter second."""
+    distributed = pytest.importorskip("distributed")
     elsewhere = tmp_path_factory.mktemp("worker-home")
     here = os.getcwd()
     os.chdir(elsewhere)  # the worker process starts here and stays here
@@ -74,6 +74,7 @@ def _cli(*args: str) -> tuple[int, str, str, float]:
 def test_the_worker_runs_elsewhere(cluster: tuple[str, Path]) -> None:
     """The premise of every test here: a relative path is not found from the worker's own folder."""
     address, elsewhere = cluster
+    distributed = pytest.importorskip("distributed")
     with distributed.Client(address, set_as_default=False) as client:
         assert list(client.run(os.getcwd).values()) == [str(elsewhere)]
 
@@ -113,7 +114,7 @@ def test_check_with_a_relative_capture_and_routes_is_the_serial_verdict(
     assert on_dask == serial
     code, out, err = serial
     assert (code, err) == (1, [])
-    assert ("../logs/one/session.jsonl:34: seq 32: request 2: DSH811 error FAIL: loop request 2 is different vs "
+    assert ("../logs/one/session.jsonl:34: seq 32: request 2: DSH811 error (fails the gate: capture-fail): loop request 2 is different vs "
             "../captures/wire.jsonl line 3 at byte 134 (messages[0].content) (hint: run `dsh-audit diff "
             "../logs/one/session.jsonl --capture ../captures/wire.jsonl --routes ../routes.yml` for the JSON paths "
             "that differ)") in out.splitlines()

@@ -39,7 +39,7 @@ def _forget_model(db: Path) -> None:
     connection.close()
 
 
-RATES = "rates from contract.json over the packaged list prices"
+RATES = "rates from HOME/contract.json over the packaged list prices"  # the index records it by absolute path
 
 
 def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: pytest.MonkeyPatch,
@@ -65,7 +65,7 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "a.sqlite: fleet totals,breaks (attribution),2",
         "a.sqlite: fleet totals,breaks (cache),2",
         "a.sqlite: fleet totals,tokens lost,1920",
-        "a.sqlite: fleet totals,cost lost (rates from contract.json),0.001728",
+        "a.sqlite: fleet totals,cost lost (rates from HOME/contract.json),0.001728",
         "",
         "table,measure,value",
         f"cost ({RATES}),requests,5",
@@ -111,14 +111,18 @@ def test_stats_names_the_rates_and_one_unknown_model(home: Path, monkeypatch: py
         "costliest cache breaks,s-mixed,HOME/sessions/--p--/s-mixed/session.jsonl,2,deepseek-v4-flash,header_change,"
         "1920,0.001728"]
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "a.sqlite", "--json")
-    assert code == 0 and json.loads(out)["price_files"] == [["packaged", "contract.json"]]
+    assert code == 0 and json.loads(out)["price_files"] == [["packaged", str(home / "contract.json")]]
     code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", "a.sqlite")
     assert code == 0
     table = out.splitlines()
-    assert "│ cost lost (rates from contract.json) │ $0.0017       │" in table
-    assert f"cost ({RATES})" in table
+    monkeypatch.setenv("COLUMNS", "400")  # the rates' file is named by its absolute path: wide enough for one line
+    code, wide, _ = invoke(monkeypatch, capsys, "stats", "--db", "a.sqlite")
+    monkeypatch.delenv("COLUMNS")
+    assert [line.split("│")[1:3] for line in wide.replace(str(home), "HOME").splitlines() if "cost lost" in line] == [
+        [" cost lost (rates from HOME/contract.json) ", " $0.0017       "]]
+    assert f"cost ({RATES})" in wide.replace(str(home), "HOME").splitlines()
     rows = [line for line in table if "unknown" in line or line.startswith(("│ - ", "? ", "- ", "│ ? "))]
-    assert rows == ["unknown                   1          $?          $?       $?   $0.0000         1",
+    assert rows == ["│ unknown           │        1 │           $? │      $? │  $0.0000 │        1 │",  # one style: boxed
                     "│ unknown           │        1 │      0 │       0 │    n/a │       0 │ $0.0000 │"]
 
 

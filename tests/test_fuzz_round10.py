@@ -427,7 +427,7 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
      2, ["error: {T}/sessions: session id prefix 'abc' is ambiguous: abc1, abc2 (hint: type more of the id)"]),
     ("refs: a prefix with an escape", lambda t, m: _home(t, m, "show", "x\x1b]0;P", "0"), 0, []),
     ("refs: no such escape", lambda t, m: _home(t, m, "explain", "\x1b[2J", "0"),
-     2, ["error: {T}/sessions: no session log, session id or id prefix '\\x1b[2J' here (hint: run `dsh-audit sessions` "
+     2, ["error: {T}/sessions: no session log, session id or id prefix '\\u001b[2J' here (hint: run `dsh-audit sessions` "
          "to see the ids, or pass a path)"]),
 ]
 

@@ -125,8 +125,9 @@ def test_a_sessions_folder_that_is_no_folder_is_one_error(kind, tmp_path, monkey
     monkeypatch.setenv("DSH_HOME", str(tmp_path))
     code, out, err = invoke(monkeypatch, capsys, "show", "latest", "0")
     assert (code, out, err) == (2, "", [
-        "error: latest: no such file, and no sessions folder to look the session id up in (hint: pass a log file, "
-        f"or set DSH_HOME so that {sessions} exists)"])
+        f"error: latest: no such file or folder, and not a session id: the sessions folder {sessions} "
+        "($DSH_HOME/sessions) is not a folder (hint: pass the path of a log or a session folder, or set DSH_HOME to "
+        "the DSH home that holds sessions/)"])
 
 
 @pytest.mark.parametrize(("make", "what"), [(lambda p: p.symlink_to("/dev/zero"), "is a character device"),
@@ -147,7 +148,9 @@ def test_latest_beside_a_log_that_is_a_special_file_says_so(make, what, tmp_path
 # -- the packaged pi-ai catalog: providers and models named by hostile logs ------------------------
 
 _NO_FACTS = ("no pi-ai model facts for {}: a hand-declared route's models are described by DSH's route configuration, "
-             "which the log does not record (hint: pass --routes FILE (DSH's llm-pi-ai route configuration))")
+             "which the log does not record (hint: pass --routes FILE (DSH's llm-pi-ai route configuration), or record the "
+             "log in a DSH home (<home>/sessions/...) and declare the route in <home>/cordis.patch.yml, read when no "
+             "--routes is given)")
 
 
 @pytest.mark.parametrize(("provider", "model", "shown"), [

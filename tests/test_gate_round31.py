@@ -66,7 +66,7 @@ def test_an_unrendered_request_shows_its_own_hint_once_in_every_report(
     case = ET.parse(tmp_path / "out.xml").getroot()[0][1]  # request 0 (title)
     failures = case.findall("failure")
     assert len(failures) == 1
-    assert failures[0].text == f"{PI_LOG}:14: seq 12: request 0: DSH815 warning FAIL: {PI_REASON}\nhint: {PI_HINT}"
+    assert failures[0].text == f"{PI_LOG}:14: seq 12: request 0: DSH815 warning (fails the gate: capture-fail): {PI_REASON}\nhint: {PI_HINT}"
 
     markdown = (tmp_path / "out.md").read_text("utf-8").splitlines()
     at = markdown.index("### Failing findings (6)") + 2
@@ -146,11 +146,11 @@ def test_an_unmatched_request_says_why_and_its_diff_command_runs_as_typed(
     code, _, err = invoke(monkeypatch, capsys, "check", "sp ace", "--format", "csv")
     assert code == 1
     command = f"dsh-audit diff 'sp ace/{name}' --capture 'sp ace/wire.jsonl'"
-    assert [line for line in err if " FAIL: " in line] == [
-        f"sp ace/{name}:35: seq 36: request 2: DSH813 error FAIL: loop request 2 is unmatched: no captured loop "
+    assert [line for line in err if " (fails the gate: " in line] == [
+        f"sp ace/{name}:35: seq 36: request 2: DSH813 error (fails the gate: capture-fail): loop request 2 is unmatched: no captured loop "
         "send of this session left on its route (deepseek-chat-completions, model deepseek-v4-flash) (hint: run "
         f"`{command}` for the alignment (check that the capture covers the whole session))",
-        "sp ace/wire.jsonl:3: DSH814 error FAIL: captured loop request 2 (sp ace/wire.jsonl line 3) is explained by "
+        "sp ace/wire.jsonl:3: DSH814 error (fails the gate: capture-fail): captured loop request 2 (sp ace/wire.jsonl line 3) is explained by "
         f"no request of the checked logs: no rebuilt loop request of session {name[:-6]} left for POST "
         f"/chat/completions, model deepseek-v4-flasH (hint: run `{command}` for the alignment (the log is missing "
         "events for a call that was sent))"]

@@ -64,12 +64,14 @@ def in_terminal(columns: int, *args: str, cwd: Path) -> list[str]:
 
 # -- headings ---------------------------------------------------------------------------------------
 
-def test_an_80_column_terminal_cuts_a_long_path_in_its_middle_on_one_line(home: Path) -> None:
-    """A short id: the path is cut to fit the line beside it. A UUID id would leave the path less
-    than half the line: the path takes the line and "session ID" the next, both whole."""
+def test_an_80_column_terminal_cuts_a_long_path_only_when_it_is_wider_than_a_line(home: Path) -> None:
+    """A path too long to go beside its id takes the line, "session ID" the next, and is cut in its
+    middle only as far as the line needs (session 35 tour F12: a path is cut only when it cannot
+    fit otherwise)."""
     lines = in_terminal(80, "requests", "sessions", cwd=home)
     assert lines == [
-        "sessions/--home-dev-projects-a-…ng-name--/s-short/session.jsonl  session s-short",
+        "sessions/--home-dev-projects-a-project-…rather-long-name--/s-short/session.jsonl",
+        "session s-short",
         *TABLE_80,
         "sessions/--home-dev-projects-a-project-…e7a-43ae-ad66-0aa63a88c3dd/session.jsonl",
         f"session {UUID_ID}",

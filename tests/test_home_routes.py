@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(not COMPAT.is_dir(), reason="the live-pi corpus 
 
 FACTS = ("cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models are "
          "described by DSH's route configuration, which the log does not record (hint: pass --routes FILE "
-         "(DSH's llm-pi-ai route configuration))")
+         "(DSH's llm-pi-ai route configuration), or declare the route in {} (the patch layer of the DSH home the log "
+         "was recorded in, read when no --routes is given))")
 
 
 def _home(tmp_path: Path, patch: str | None) -> Path:
@@ -87,7 +88,8 @@ def test_a_home_without_the_row_is_as_before(tmp_path: Path, monkeypatch: pytest
     log = _home(tmp_path, patch)
     code, out, err = invoke(monkeypatch, capsys, "diff", str(log), "--capture", str(tmp_path / "wire.jsonl"),
                             "--json")
-    assert (code, _verdicts(out), err) == (1, [("unrendered", f"order (no session header); {FACTS}")] * 6, [])
+    assert (code, _verdicts(out), err) == (1, [("unrendered", "order (no session header); " + FACTS.format(
+        tmp_path / "home" / "cordis.patch.yml"))] * 6, [])  # the home's layer named, as check names it
 
 
 def test_a_broken_home_file_is_one_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -322,7 +322,9 @@ def test_har_with_wrong_typed_fields(tmp_path, monkeypatch, capsys, request_, me
     ({"providers": {"deepseek": {"models": {"m": {"cache_miss": "1", "cache_read": 0, "output": 1}}}}},
      "price table key providers.deepseek.models.m.cache_miss: '1' is not a rate (a number >= 0)"),
     ([1], "price table key (top level): must be a table/object"),
-    ({"entries": 5}, "price table key providers: must be a table/object"),
+    ({"entries": 5}, "price table key providers: missing: a price table holds its rates under providers "
+                     "(providers.PROVIDER.models.MODEL)"),
+    ({"providers": []}, "price table key providers: must be a table/object"),
 ])
 def test_cache_price_table_with_wrong_types(tmp_path, monkeypatch, capsys, table, message):
     log = write_log(tmp_path / "session.jsonl", two_turns())

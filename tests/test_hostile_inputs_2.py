@@ -205,8 +205,11 @@ def test_claude_code_usage_of_the_wrong_types(tmp_path, monkeypatch, capsys):
         usage.update(input_tokens="12", output_tokens=None, cache_read_input_tokens=[1], cache_creation_input_tokens=True)
 
     path = edited(CLAUDE, tmp_path / f"{CLAUDE.name}", edit)
-    assert load_foreign(path).requests[0].usage == {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0,
-                                                    "cacheWriteTokens": 0}
+    session = load_foreign(path)
+    assert session.requests[0].usage is None  # damaged counts: the usage is not logged, and said
+    assert session.warnings == (f"{path}:5: token counts input_tokens, output_tokens, cache_read_input_tokens, "
+                                "cache_creation_input_tokens are negative, not an integer or above 2**53: this "
+                                "response's usage is treated as not logged",)
     for command in (["requests", "--json", str(path)], ["cache", "--json", str(path)]):
         code, out, err = invoke(monkeypatch, capsys, *command)
         assert code == 0 and not [line for line in err if line.startswith("error")], err
@@ -240,8 +243,11 @@ def test_codex_records_of_the_wrong_types(tmp_path, monkeypatch, capsys, case):
         assert session.requests[1].messages[-2]["content"][0] == {"type": "reasoning", "text": "",
                                                                  "encryptedContent": "gAAAAB-opaque-1"}
     if case == "usage_strings":
-        assert session.requests[0].usage == {"inputTokens": 0, "outputTokens": 40, "cacheReadTokens": 0,
-                                             "reasoningTokens": 0}
+        assert session.requests[0].usage is None
+        line = session.requests[0].extra["token_count_seq"]
+        assert session.warnings == (f"{path}:{line}: token counts input_tokens, cached_input_tokens, "
+                                    "reasoning_output_tokens are negative, not an integer or above 2**53: this "
+                                    "response's usage is treated as not logged",)
     for command in (["requests", "--json", str(path)], ["cache", "--json", str(path)]):
         code, out, err = invoke(monkeypatch, capsys, *command)
         assert code == 0 and not [line for line in err if line.startswith("error")], err
@@ -249,8 +255,9 @@ def test_codex_records_of_the_wrong_types(tmp_path, monkeypatch, capsys, case):
 
 @pytest.mark.parametrize(("source", "fmt"), [(CLAUDE, "claude-code"), (CODEX, "codex")])
 def test_breaks_on_an_imported_log_is_one_clear_error(tmp_path, monkeypatch, capsys, source, fmt):
-    line = (f"error: {source}: a {fmt} log: break attribution needs the events of a DSH session log "
-            "(hint: `dsh-audit requests` and `dsh-audit cache` read imported sessions)")
+    line = (f"error: {source}: this is a {fmt} session, not a DSH log (hint: sessions, requests, show, render, "
+            "cache, usage, diff and index import it; validate, breaks, explain, check, report, redact and watch "
+            "read DSH logs only)")
     assert_one_error(invoke(monkeypatch, capsys, "breaks", str(source)), line)
     log = dsh_log(tmp_path / "session.jsonl")
     code, out, err = invoke(monkeypatch, capsys, "breaks", "--all", "--json", str(source), str(log))

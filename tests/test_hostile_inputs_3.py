@@ -282,7 +282,7 @@ def test_a_limit_int_cannot_read_is_a_usage_error_not_a_bug(tmp_path, monkeypatc
         ("is not a size", "give bytes with an optional K, M, G or T suffix, e.g. 16G; 0 means no limit")
     shown = repr(value) if len(value) < 40 else f"{value[:40]!r}... (5,000 characters)"  # not echoed whole
     assert invoke(monkeypatch, capsys, "requests", str(log)) == \
-        (2, "", [f"error: {log}: {variable}={shown} {what} (hint: {hint})"])
+        (2, "", [f"error: {variable}={shown} {what} (hint: {hint})"])
 
 
 def test_a_salt_that_is_not_utf8_redacts_with_its_bytes(tmp_path, monkeypatch, capsys):

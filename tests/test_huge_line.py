@@ -22,6 +22,8 @@ import zstandard
 from _properties import FULL_RUN
 
 from dsh_audit.cache import PromptBuilder, make_counter, rule_for
+from dsh_audit.cli import cli
+from dsh_audit.cli._common import run_guarded
 from dsh_audit.jsjson import has_surrogate, stringify
 from dsh_audit.log import parse_json
 from dsh_audit.testing import LogBuilder, ToolCall
@@ -139,17 +141,17 @@ def test_a_huge_value_is_written_exactly_as_json_stringify_writes_it() -> None:
     assert stringify([plain + "\ud800", "\ud83d\ude00"]) == '["' + plain + '\\ud800","😀"]'
 
 
-def test_a_huge_line_past_the_decoded_size_limit_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_a_huge_line_past_the_decoded_size_limit_is_refused_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # In process (the limit is read when a log is opened): the exit code and every line written.
     log = chat_log(tmp_path / "session.jsonl", b"x" * (20 * MIB))
-    env = {**os.environ, "DSH_AUDIT_MAX_DECODED": "16M"}
-    result = subprocess.run([sys.executable, "-m", "dsh_audit", "requests", str(log)], capture_output=True,
-                            text=True, timeout=120, env=env)
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert result.stderr == (
+    monkeypatch.setenv("DSH_AUDIT_MAX_DECODED", "16M")
+    monkeypatch.setattr(sys, "argv", ["dsh-audit", "requests", str(log)])
+    assert run_guarded(cli) == 2
+    assert capsys.readouterr() == ("", (
         f"error: {log}:6: refused: the decoded log passes the limit of 16 MiB of text (DSH_AUDIT_MAX_DECODED) "
         "(hint: if this is a real log, raise the limit: DSH_AUDIT_MAX_DECODED=32M (0: no limit); see "
-        "docs/hostile-inputs.md)\n")
+        "docs/hostile-inputs.md)\n"))
 
 
 # Tokens of a JSON string body, each placed across the edge of the first 1 MiB piece of a body at

@@ -385,6 +385,6 @@ def test_dsh_only_commands_name_the_foreign_format(monkeypatch, capsys):
     code, _, err = invoke(monkeypatch, capsys, "check", str(path))
     assert code == 2
     assert err[-1] == (
-        f"error: {path}:1: corrupt session log: first line is not a session header (hint: this is a "
-        "claude-code session, not a DSH log: requests, show and cache import it; validate, breaks, check "
-        "and report read DSH logs only)")
+        f"error: {path}:1: this is a claude-code session, not a DSH log (hint: sessions, requests, show, render, "
+        "cache, usage, diff and index import it; validate, breaks, explain, check, report, redact and watch read "
+        "DSH logs only)")

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from _cli import sigint_as_a_terminal_gives_it
+
 GENERATE = Path(__file__).resolve().parents[1] / "benchmarks" / "generate.py"
 # The installed console script, as a person runs it (see the report on ``python -m``).
 SCRIPT = Path(sys.executable).parent / "dsh-audit"
@@ -72,7 +74,8 @@ def test_ctrl_c_with_two_jobs_exits_130_in_one_line(tmp_path: Path, long_log: Pa
         pack = zstandard.ZstdCompressor(level=1).compress  # the header alone in the first frame, as DSH writes it
         (folder / "session.jsonl.zstd").write_bytes(pack(header + b"\n") + pack(rest))
     process = subprocess.Popen([str(SCRIPT), "breaks", str(tmp_path), "--jobs", "2"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=sigint_as_a_terminal_gives_it)
     _wait_for_workers(process.pid)  # the parent is past its own start-up (a Ctrl-C before that is Python's)
     time.sleep(delay)  # as workers start (0 s) and while they work (0.5 s); a whole run takes ~3 s
     assert process.poll() is None

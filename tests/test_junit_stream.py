@@ -29,11 +29,11 @@ EXPECTED = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="dsh-audit check" tests="5" failures="3" errors="0" time="0">
   <testsuite name="logs/a.jsonl (s&lt;1&gt;)" file="logs/a.jsonl" tests="3" failures="2" errors="0" skipped="0" time="0">
     <testcase name="log" classname="dsh-audit.logs/a.jsonl" time="0">
-      <failure message="DSH201: bad \\u0001 record &amp; &lt;more&gt;" type="DSH201">logs/a.jsonl:3: seq 2: DSH201 error FAIL: bad \\u0001 record &amp; &lt;more&gt;
+      <failure message="DSH201: bad \\u0001 record &amp; &lt;more&gt;" type="DSH201">logs/a.jsonl:3: seq 2: DSH201 error (fails the gate: validation-fail-severity): bad \\u0001 record &amp; &lt;more&gt;
 hint: fix it</failure>
     </testcase>
     <testcase name="request 0 (loop turn 1 step 1 attempt 1)" classname="dsh-audit.logs/a.jsonl" time="0">
-      <failure message="DSH821: unexplained break" type="DSH821">logs/a.jsonl: seq 9: request 0: DSH821 error FAIL: unexplained break</failure>
+      <failure message="DSH821: unexplained break" type="DSH821">logs/a.jsonl: seq 9: request 0: DSH821 error (fails the gate: fail-on-unexplained-break): unexplained break</failure>
     </testcase>
     <testcase name="request 1 (title)" classname="dsh-audit.logs/a.jsonl" time="0">
       <system-out>logs/a.jsonl: request 1: DSH822 info: a note</system-out>
@@ -44,7 +44,7 @@ hint: fix it</failure>
   </testsuite>
   <testsuite name="captures" tests="1" failures="1" errors="0" skipped="0" time="0">
     <testcase name="captures no log explains" classname="dsh-audit.captures" time="0">
-      <failure message="DSH814: a capture no log explains" type="DSH814">wire.jsonl: DSH814 error FAIL: a capture no log explains</failure>
+      <failure message="DSH814: a capture no log explains" type="DSH814">wire.jsonl: DSH814 error (fails the gate: capture-fail): a capture no log explains</failure>
     </testcase>
   </testsuite>
 </testsuites>

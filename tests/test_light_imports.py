@@ -31,7 +31,8 @@ HEAVY = frozenset({
     "deepdiff", "yaml", "tomllib", "multiprocessing", "concurrent.futures",
 })
 #: What the stats path is made of (the scan sees its imports at all).
-LIGHT = frozenset({"dsh_audit.fleet._stats", "dsh_audit.fleet._db", "dsh_audit.fleet._rows", "dsh_audit.cache._money"})
+LIGHT = frozenset({"dsh_audit.fleet._stats", "dsh_audit.fleet._db", "dsh_audit.fleet._rows", "dsh_audit.cache._money",
+                   "dsh_audit.cache._sums"})
 
 # Writes every module the run loaded to stderr at exit (``importlib.import_module``, which the
 # packages' lazy names and the CLI's command table use, escapes ``-X importtime``).

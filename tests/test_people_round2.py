@@ -145,9 +145,10 @@ def test_redact_takes_a_session_folder_and_a_reference(home: Path, tmp_path: Pat
     project = folder.parent.parent  # two sessions below: not one log
     _log(project / "--home-me-a--" / "session-aaa9" / "session.jsonl", "session-aaa9", 1_800_000_000_000)
     code, out, err = invoke(monkeypatch, capsys, "redact", str(project / "--home-me-a--"), "-o", str(tmp_path / "r3"))
+    logs = sorted(str(log) for log in (project / "--home-me-a--").glob("*/session.jsonl"))
     assert (code, out, err) == (2, "", [
-        f"error: {project / '--home-me-a--'}: expected one session log, found 2 (hint: point at a single "
-        "session.jsonl[.zstd] file, or pass its session id)"])
+        f"error: {project / '--home-me-a--'}: expected one session log, found 2: {logs[0]}, {logs[1]} (hint: pass "
+        "one of those files, or its session id (`dsh-audit sessions PATH` lists them))"])
 
 
 # -- 2. CSV: numbers plain, unknown empty ---------------------------------------------------------

@@ -179,7 +179,10 @@ def test_nan_and_infinity_in_a_json_price_file_are_refused_by_key(tmp_path: Path
                                                   "JSON"),
             ('{"providers": {"deepseek": {"windows": [{"peak_hours": [], "retrieved": NaN}]}}}',
              f"{WINDOW}.retrieved: NaN is not JSON"),
-            (f'{{"providers": {{}}, "schema": {huge}, "note": -Infinity}}', "note: -Infinity is not JSON"),
+            (f'{{"providers": {{}}, "gaps": {huge}, "note": -Infinity}}', "note: -Infinity is not JSON"),
+            (f'{{"providers": {{}}, "schema": {huge}, "note": -Infinity}}',
+             "schema: a 5000-digit number is not 2, the price table schema this dsh-audit reads (leave it out, or "
+             "write 2)"),
             ('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"cache_miss": -Infinity, '
              '"cache_read": 0.1, "output": 2}]}}}}', f"{flash}.cache_miss: -inf is not a rate (a number >= 0)"),
             ('{"providers": {"deepseek": {"windows": [{"peak_hours": [], "holidays": [NaN]}]}}}',

@@ -18,8 +18,8 @@ import pytest
 import dsh_audit.attribution._attribute as attribute_module
 from _cli import invoke
 from dsh_audit.redact import Placeholders, session_verdicts
-from dsh_audit.redact import _capture, _placeholder, _response
-from dsh_audit.redact._capture import LogRedactor
+from dsh_audit.redact import _bodies, _placeholder, _response
+from dsh_audit.redact._bodies import LogRedactor
 from dsh_audit.redact._json_text import rewrite_keys, string_tokens
 from dsh_audit.redact._response import redact_response_text
 from dsh_audit.redact._verdicts import digest
@@ -81,7 +81,7 @@ def test_one_scanner_serves_keys_and_values() -> None:
                                          (30, 33, '"z"', ("c",))]
     assert list(string_tokens(text, keys=True)) == [(1, 4, '"a"', 1), (13, 16, '"b"', 2), (25, 28, '"c"', 1)]
     # the bodies' and responses' redaction reads the same scanner, and the token pattern is written once
-    assert vars(_response)["string_tokens"] is vars(_capture)["string_tokens"] is string_tokens
+    assert vars(_response)["string_tokens"] is vars(_bodies)["string_tokens"] is string_tokens
     sources = "".join(path.read_text(encoding="utf-8") for path in sorted(REDACT.glob("*.py")))
     assert sources.count(r'|([{\[])|([}\]])|,') == 1
     assert not re.search(r"def _key_tokens|_SKIPPING", sources)

@@ -18,7 +18,7 @@ import pytest
 import dsh_audit.redact
 from _cli import chat_log, invoke
 from dsh_audit.redact import CONTENT_KEYS, HEADER_KEYS, Placeholders, Redactor
-from dsh_audit.redact._capture import redact_body
+from dsh_audit.redact._bodies import redact_body
 from dsh_audit.redact._response import redact_response_text
 from dsh_audit.testing import LogBuilder, ToolCall
 

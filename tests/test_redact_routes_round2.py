@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from _cli import chat_log, invoke
 
-import dsh_audit.redact._capture as capture_module
+import dsh_audit.redact._bodies as bodies_module
 from dsh_audit.capture import CapturedRequest, align, compare_capture, load_capture
 from dsh_audit.errors import UsageError
 from dsh_audit.redact import Placeholders, Redactor, check_bundle, redact, session_verdicts
-from dsh_audit.redact._capture import LogRedactor, redact_body
+from dsh_audit.redact._bodies import LogRedactor, redact_body
 from dsh_audit.redact._verdicts import digest
 from dsh_audit.session import Session, open_session, route_renderer, routes_from
 
@@ -215,7 +215,7 @@ def test_the_capture_rewriting_pairs_by_route_too(tmp_path: Path, monkeypatch: p
         given.append([None if routes is None else routes(r) for r in requests])
         return align(requests, captures, routes=routes)
 
-    monkeypatch.setattr(capture_module, "align", spy)
+    monkeypatch.setattr(bodies_module, "align", spy)
     (tmp_path / "out").mkdir()
     result = redact(session.path, tmp_path / "out" / "session.jsonl", capture=wire, salt="s")
     assert given == [["deepseek-chat-completions"]]

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_audit.redact import Placeholders, Redactor, find_secrets
-from dsh_audit.redact import _redactor
+from dsh_audit.redact import _counting
 from dsh_audit.redact._secrets import _fold, _full_scan, cut_secrets
 from dsh_audit.testing import LogBuilder
 
@@ -214,7 +214,7 @@ def test_the_memos_hold_at_most_their_characters(monkeypatch):
     unbounded = Redactor(_P)
     expected = _read_all(unbounded, texts + [long])
     assert unbounded._kept_chars == sum(2 * len(text) for text in texts) + 2 * len(long)
-    monkeypatch.setattr(_redactor, "_MEMO_CHARS", 300)
+    monkeypatch.setattr(_counting, "_MEMO_CHARS", 300)
     redactor = Redactor(_P)
     assert _read_all(redactor, texts + [long]) == expected
     assert 0 < redactor._kept_chars <= 300 and 0 < redactor._scanned_chars <= 300

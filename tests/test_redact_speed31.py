@@ -15,7 +15,7 @@ import hashlib
 import json
 
 from dsh_audit.redact import Placeholders
-from dsh_audit.redact._capture import LogRedactor, redact_body
+from dsh_audit.redact._bodies import LogRedactor, redact_body
 from dsh_audit.redact._json_text import reencode, rewrite_keys
 
 SALT = b"speed31"

@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 
 from dsh_audit.jsjson import stringify
 from dsh_audit.redact import Placeholders, Redactor
-from dsh_audit.redact import _json_secrets as _placeholder, _redactor  # JSON text's key_end lookahead
+from dsh_audit.redact import _json_secrets as _placeholder, _key_blocks  # JSON text's and a record's key_end lookahead
 from dsh_audit.redact._chunks import ChunkStreams
-from dsh_audit.redact._secrets import key_end
+from dsh_audit.redact._pem import key_end
 from dsh_audit.testing import LogBuilder, ToolCall
 
 # Fake values, each of its provider's current shape.
@@ -212,7 +212,7 @@ def test_no_key_runs_across_these_strings(strings):
     assert redactor.keep_text(text) == text and dict(redactor.secrets) == {}
 
 
-@pytest.mark.parametrize("module", [_placeholder, _redactor], ids=["json-text", "record"])
+@pytest.mark.parametrize("module", [_placeholder, _key_blocks], ids=["json-text", "record"])
 def test_many_cut_begin_lines_without_an_end_line_read_each_string_once(monkeypatch, module):
     # bounded work: every block opening among the strings an earlier block's END line lookahead read
     # ends where that lookahead said, so the lookahead reads each string once (not once per block)

@@ -26,7 +26,7 @@ import pytest
 from _cli import chat_log, invoke
 
 import dsh_audit.capture._align as align_module
-import dsh_audit.capture._loaders as loaders_module
+import dsh_audit.capture._reading as reading_module  # the capture readers open files here (session 35)
 from dsh_audit._lazy import LazyModule
 from dsh_audit.capture import CapturedRequest
 from dsh_audit.capture._align import too_large
@@ -35,8 +35,8 @@ from dsh_audit.testing import LogBuilder
 
 CODEX = (Path(__file__).resolve().parent / "data" / "importers" / "codex"
          / "rollout-2026-01-05T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
-REFUSED = (f"error: {CODEX}:1: first line is a codex record, not a DSH session header: this is a codex session, not "
-           "a DSH log (hint: requests, show, cache and usage import it; validate, breaks, check and report read DSH "
+REFUSED = (f"error: {CODEX}:1: this is a codex session, not a DSH log (hint: sessions, requests, show, render, cache, "
+           "usage, diff and index import it; validate, breaks, explain, check, report, redact and watch read DSH "
            "logs only)")
 TOO_LARGE = "the capture does not fit in memory (hint: compare a smaller capture, e.g. one session's requests)"
 
@@ -245,8 +245,8 @@ def test_a_body_file_too_large_to_read_names_its_folder(tmp_path, monkeypatch, c
     folder = tmp_path / "bodies"
     folder.mkdir()
     (folder / "1.json").write_bytes(b"{}")
-    opened = loaders_module.open_regular
-    monkeypatch.setattr(loaders_module, "open_regular",
+    opened = reading_module.open_regular
+    monkeypatch.setattr(reading_module, "open_regular",
                         lambda path, **kw: _Huge() if Path(path).name == "1.json" else opened(path, **kw))
     for command in ("diff", "check"):
         assert invoke(monkeypatch, capsys, command, str(log), "--capture", str(folder)) == (

@@ -150,11 +150,11 @@ def test_a_bundle_named_with_a_byte_that_is_not_utf8_checks(achat: Path, monkeyp
     assert b'  "log": "x\\udcfe.jsonl",\n  "capture": "x\\udcfe.jsonl.wire.jsonl",\n' in manifest
     assert invoke(monkeypatch, capsys, "redact", "--check", name) == (0, "\n".join([
         "requests: match (3 request(s))", "breaks: match (3 request(s), 0 break(s))", "cache: match (3 request(s))",
-        "diff: match (3 diff row(s))", "OK: every verdict of x\\udcfe.jsonl matches its manifest"]) + "\n", [])
+        "diff: match (3 diff row(s))", "OK: every verdict of x\\xfe.jsonl matches its manifest"]) + "\n", [])
     # a lone surrogate that stands for no byte names no file: not a manifest redact wrote
     (achat / f"{name}.manifest.json").write_bytes(manifest.replace(b'"x\\udcfe.jsonl.wire', b'"x\\ud800.jsonl.wire'))
     assert invoke(monkeypatch, capsys, "redact", "--check", name) == (
-        2, "", ["error: x\\udcfe.jsonl.manifest.json: not a dsh-audit redaction manifest"])
+        2, "", ["error: x\\xfe.jsonl.manifest.json: not a dsh-audit redaction manifest"])
 
 
 def _bash() -> str:

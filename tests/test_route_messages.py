@@ -122,7 +122,8 @@ def test_a_model_the_catalog_lacks_is_named_as_such(tmp_path, monkeypatch, capsy
         f"error: {log}: no pi-ai model facts for anthropic/claude-future-9: pi-ai 0.82.1's catalog has no such "
         "anthropic model, and the log does not record a model's facts (hint: declare the model with --routes FILE "
         "(DSH's llm-pi-ai route configuration: providers.anthropic.models, with its contextWindow, maxTokens and "
-        "reasoningEfforts))"])
+        "reasoningEfforts), or record the log in a DSH home (<home>/sessions/...) and declare the route in "
+        "<home>/cordis.patch.yml, read when no --routes is given)"])
 
 
 # --- 4. a known route with no wire format; the --adapter list ------------------------------------

@@ -68,7 +68,8 @@ def test_a_catalog_route_needs_no_route_file_and_a_declared_one_says_it_does() -
     assert [r["note"] for r in rows] == [
         "order (no session header); cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models are "
         "described by DSH's route configuration, which the log does not record (hint: pass --routes FILE (DSH's "
-        "llm-pi-ai route configuration))"] * len(rows)
+        "llm-pi-ai route configuration), or record the log in a DSH home (<home>/sessions/...) and declare the route in "
+        "<home>/cordis.patch.yml, read when no --routes is given)"] * len(rows)
 
 
 @needs_corpus

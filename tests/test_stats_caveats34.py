@@ -96,12 +96,13 @@ def test_a_price_file_is_read_again_and_one_that_cannot_be_says_so(logs: Path, m
     _index(monkeypatch, capsys, str(logs), "--prices", "p.json")
     assert _stats(monkeypatch, capsys) == ([], [])
     Path("p.json").write_text(json.dumps(_windows()), "utf-8")
-    changed = ("the price table from p.json over the packaged list prices is not the one `index` priced with any "
+    p_json = Path("p.json").resolve()  # the index records a price file by its absolute path
+    changed = (f"the price table from {p_json} over the packaged list prices is not the one `index` priced with any "
                "more (a file of it changed since): whether that one listed the holidays of the years of the "
                "requests it priced at the peak rate is unknown; index them again to price them with this one")
     assert _stats(monkeypatch, capsys) == ([changed], [f"note: {changed}"])
     Path("p.json").unlink()
-    gone = ("the price table from p.json over the packaged list prices cannot be read now (p.json: cannot open: "
+    gone = (f"the price table from {p_json} over the packaged list prices cannot be read now ({p_json}: cannot open: "
             "No such file or directory): whether it lists the holidays of the years of the requests it priced at "
             "the peak rate is unknown; index them again to price them with a table that can be read")
     assert _stats(monkeypatch, capsys) == ([gone], [f"note: {gone}"])
@@ -152,12 +153,12 @@ def test_an_index_with_no_peak_request_loads_no_price_table(tmp_path: Path, monk
             "runpy.run_module('dsh_audit', run_name='__main__', alter_sys=True)")
     result = subprocess.run([sys.executable, "-c", code, "stats", "--db", "audit.sqlite", "--json"],
                             capture_output=True, text=True, cwd=tmp_path, timeout=60)
-    assert (result.returncode, result.stderr) == (0, "['dsh_audit.cache._money']")
+    assert (result.returncode, result.stderr) == (0, "['dsh_audit.cache._money', 'dsh_audit.cache._sums']")
     assert json.loads(result.stdout)["caveats"] == []
 
 
 @pytest.mark.parametrize(("name", "examples"), [
-    ("dsh_audit.cache._prices", 14), ("dsh_audit.cache._price_window", 8), ("dsh_audit.cache._price_files", 5),
+    ("dsh_audit.cache._prices", 14), ("dsh_audit.cache._price_window", 8), ("dsh_audit.cache._price_files", 6),
     ("dsh_audit.cache._price_parser", 4), ("dsh_audit.fleet._caveats", 1), ("dsh_audit.fleet._db", 9)])
 def test_the_docstring_examples_of_the_price_and_caveat_modules_run(name: str, examples: int,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:

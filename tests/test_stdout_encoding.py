@@ -140,18 +140,17 @@ def test_a_table_wraps_escapes_in_their_column_ascii(run, folder):
     lines = out.splitlines()
     assert [line.rstrip() for line in lines] == [
         "1 session(s), newest first",
-        "+------------------------------------------------------------------------------+",
-        "| when (UTC)       | title            | reqs | id                              |",
-        "|------------------+------------------+------+---------------------------------|",
-        "| 2027-01-15 08:00 | Caf\\u00e9 \\u2192 |    3 | s-caf\\u00e9-\\u2192-\\ud83d\\ude00 |",
-        "|                  | \\u6f22\\u5b57     |      |                                 |",
-        "|                  | \\ud83d\\ude00     |      |                                 |",
-        "+------------------------------------------------------------------------------+",
+        "when (UTC)       |title                   |reqs |id",
+        "-----------------+------------------------+-----+-------------------------------",
+        "2027-01-15 08:00 |Caf\\u00e9 \\u2192        |   3 |s-caf\\u00e9-\\u2192-\\ud83d\\ude00",
+        "                 |\\u6f22\\u5b57            |     |",
+        "                 |\\ud83d\\ude00            |     |",
         "narrow terminal: hit, breaks, cost (no values), project not shown (widen it, or",
         "use --json)",
-    ]  # the id whole, even in its escapes: a piece of an id on a line of its own reads as another id
-    assert {len(line) for line in lines[1:]} == {80}  # the title is a line of its own, never padded
-    assert len(separators(lines[2:7])) == 1
+    ]  # the id whole, even in its escapes: a piece of an id on a line of its own reads as another id;
+    # the title keeps its 24 columns, so the table is drawn without its box (it cannot be boxed in 80)
+    assert max(len(line) for line in lines) <= 80
+    assert len(separators([line.rstrip() for line in lines[1:6]])) == 1
 
 
 def test_a_table_wraps_escapes_in_their_column_latin_1(run, folder):

@@ -42,7 +42,7 @@ TOOLS = SAMPLES / "tools" / "session.jsonl"
 CHANGE = ROOT.parent / "shared" / "corpus" / "live" / "c-change" / "home"
 needs_corpus = pytest.mark.skipif(not CHANGE.is_dir(), reason="../shared/corpus is absent")
 # Every command that prints a table (also derived from the sources below, so that both must agree).
-TABLE_COMMANDS = {"breaks", "cache", "check", "diff", "requests", "sessions", "stats", "usage"}
+TABLE_COMMANDS = {"breaks", "cache", "check", "diff", "requests", "sessions", "stats", "usage", "validate"}
 HOSTILE_TITLE = "[x](javascript:alert(1)) <img src=x onerror=alert(1)> | *b* _i_ `c` # ~~s~~ \x1b[31mred\x07 &amp;"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

@@ -23,7 +23,8 @@ import pytest
 
 from _cli import invoke
 from dsh_audit import _urls
-from dsh_audit.capture import _loaders, load_capture
+from dsh_audit.capture import _har as har_loader
+from dsh_audit.capture import load_capture
 from dsh_audit.errors import CaptureError
 from dsh_audit.testing import LogBuilder
 from dsh_audit.wire import _piai_routes
@@ -46,7 +47,7 @@ def _log(path: Path) -> Path:
 
 
 def test_the_route_file_and_the_har_loader_share_one_url_check() -> None:
-    assert _piai_routes.url_problem is _loaders.url_problem is _urls.url_problem
+    assert _piai_routes.url_problem is har_loader.url_problem is _urls.url_problem
     assert not hasattr(_piai_routes, "_url_problem")
 
 
@@ -125,13 +126,17 @@ def test_validate_sarif_escapes_active_characters_as_every_json_output_does(
 ROOT = Path(__file__).resolve().parent.parent
 #: The modules a split of this session moved names out of (to ``wire._piai_js``, ``_piai_context``,
 #: ``_piai_transform``, ``_piai_facts``, ``_piai_catalog``, ``_piai_call``; ``capture._evidence``,
-#: ``_content``, ``_monotone``; ``redact._shifts``, ``_plain``, ``_json_text``, ``_json_secrets``).
+#: ``_content``, ``_monotone``; ``redact._shifts``, ``_plain``, ``_json_text``, ``_json_secrets``;
+#: ``validate._stream``, ``_spans``, ``_paths``; ``fleet._measures``, ``_costs``, ``_ranks``, ``_store``,
+#: ``_copies``; ``importers._base``, ``_anthropic``, ``_responses``; ``cache._sums``).
 OLD_HOMES = ("dsh_audit.wire._piai", "dsh_audit.wire._piai_models", "dsh_audit.capture._align",
              "dsh_audit.redact._placeholder", "dsh_audit.wire._piai_routes", "dsh_audit.report._html",
-             "dsh_audit.cache._prices", "dsh_audit.cli._common")
+             "dsh_audit.cache._prices", "dsh_audit.cli._common", "dsh_audit.validate._trace",
+             "dsh_audit.validate._engine", "dsh_audit.fleet._stats", "dsh_audit.fleet._index",
+             "dsh_audit.importers._claude_code", "dsh_audit.importers._codex", "dsh_audit.cache._money")
 
-_FROM_OLD_HOME = re.compile(r"[.\s](?:_piai|_piai_models|_align|_placeholder|_piai_routes|_html|_prices|_common)"
-                            r" import ")
+_FROM_OLD_HOME = re.compile(r"[.\s](?:_piai|_piai_models|_align|_placeholder|_piai_routes|_html|_prices|_common"
+                            r"|_trace|_engine|_stats|_index|_claude_code|_codex|_money) import ")
 
 
 def _defined(module: str) -> set[str]:

@@ -28,20 +28,19 @@ UUID_SESSIONS = (
 # and every cost is "$?" (docs/cache-accounting.md, "Unpriced requests"), never an exact guess
 # The samples' replies log their cache reads (as DSH's DeepSeek adapter does): every session priced
 # but the chat's title call and the retry's failed attempts (no usage logged: "≥$", a lower bound).
-SAMPLE_SESSIONS = [
+SAMPLE_SESSIONS = [  # the title whole on its line (up to 24 columns) before reqs, breaks or hit
     "8 session(s), newest first",
-    "when (UTC)        title      reqs  breaks       cost  id",
-    "─" * 80,
-    "2027-01-15 08:00  -             4       0    $0.0003  session-sample-tools",
-    "2027-01-15 08:00  -             5       4    $0.0011  session-sample-change",
-    "2027-01-15 08:00  -             4       0    $0.0002  session-sample-fork-parent",
-    "2027-01-15 08:00  └ fork        1       0  $0.000022  fork-child:review",  # under its parent
-    "2027-01-15 08:00  -             4       2    $0.0003  session-sample-compaction",
-    "2027-01-15 08:00  -             3       1    $0.0004  session-sample-resume",
-    "2027-01-15 08:00  Who are       3       0   ≥$0.0001  session-sample-chat",
-    "                  you",
-    "2027-01-15 08:00  -             4       1   ≥$0.0004  session-sample-retry",
-    "narrow terminal: project, hit not shown (widen it, or use --json)"]
+    "when (UTC)        title        reqs       cost  id",
+    "─" * 74,
+    "2027-01-15 08:00  -               4    $0.0003  session-sample-tools",
+    "2027-01-15 08:00  -               5    $0.0011  session-sample-change",
+    "2027-01-15 08:00  -               4    $0.0002  session-sample-fork-parent",
+    "2027-01-15 08:00  └ fork          1  $0.000022  fork-child:review",  # under its parent
+    "2027-01-15 08:00  -               4    $0.0003  session-sample-compaction",
+    "2027-01-15 08:00  -               3    $0.0004  session-sample-resume",
+    "2027-01-15 08:00  Who are you     3   ≥$0.0001  session-sample-chat",
+    "2027-01-15 08:00  -               4   ≥$0.0004  session-sample-retry",
+    "narrow terminal: project, hit, breaks not shown (widen it, or use --json)"]
 
 
 @pytest.fixture
@@ -111,21 +110,15 @@ def test_sessions_show_short_ids_that_explain_accepts(monkeypatch, capsys, uuid_
     assert (code, err) == (0, [])
     assert lines == [
         "3 session(s), newest first",
-        "when (UTC)        title    reqs   hit  breaks        cost  id",
+        "when (UTC)        title                  reqs        cost  id",
         "─" * 80,
         # a cost above 0 too small for 4 decimals: two significant digits (was "≥$0.0000")
-        "2027-01-15 08:20  Count       2  0.0%       0  ≥$0.000049  402a1ae8",
-        "                  the",
-        "                  bullet",
-        "                  lines",
-        "                  in the",
-        "                  README",
-        "2027-01-15 08:10  -           1  0.0%       0   $0.000049  session-86ef2d28-9b1c",
-        "2027-01-15 08:00  Fix the     2  0.0%       0  ≥$0.000049  session-86ef2d28-6e7a",
-        "                  flaky",
-        "                  test",
+        "2027-01-15 08:20  Count the bullet          2  ≥$0.000049  402a1ae8",
+        "                  lines in the README",  # wrapped at a word, never a word a line
+        "2027-01-15 08:10  -                         1   $0.000049  session-86ef2d28-9b1c",
+        "2027-01-15 08:00  Fix the flaky test        2  ≥$0.000049  session-86ef2d28-6e7a",
         "id: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: project not shown (widen it, or use --json)"]
+        "narrow terminal: project, hit, breaks not shown (widen it, or use --json)"]
     code, lines, err = at_80(monkeypatch, capsys, "explain", "session-86ef2d28-6e7a", "0", home=uuid_home)
     assert (code, err) == (0, [])
     assert lines[0] == "request 0 (loop, turn 1 step 1 attempt 1) of session"

@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parent / "data" / "importers"
 def test_a_foreign_log_is_one_finding_naming_its_format(kind: str, log: Path, monkeypatch, capsys) -> None:
     code, out, err = invoke(monkeypatch, capsys, "validate", str(log))
     assert (code, out, err) == (
-        2, "", [f"error: {log}:1: first line is a {kind} record, not a DSH session header: this is a {kind} "
-                "session, not a DSH log (hint: requests, show, cache and usage import it; validate, breaks, check "
-                "and report read DSH logs only)",
+        2, "", [f"error: {log}:1: this is a {kind} session, not a DSH log (hint: sessions, requests, show, "
+                "render, cache, usage, diff and index import it; validate, breaks, explain, check, report, redact "
+                "and watch read DSH logs only)",
                 "0 error(s), 0 warning(s), 0 info in 0 file(s)"])  # the summary of the DSH logs checked: none

@@ -243,8 +243,8 @@ def test_without_ignore_no_count_is_added(tmp_path, monkeypatch, capsys):
 def test_a_codex_log_exits_2_naming_what_reads_it(args: list[str], tmp_path, monkeypatch, capsys):
     clean = _write(tmp_path, lambda records: None)
     code, out, err = invoke(monkeypatch, capsys, "validate", *args, str(clean), str(CODEX))
-    refused = (f"error: {CODEX}:1: first line is a codex record, not a DSH session header: this is a codex session, "
-               "not a DSH log (hint: requests, show, cache and usage import it; validate, breaks, check and report "
+    refused = (f"error: {CODEX}:1: this is a codex session, not a DSH log (hint: sessions, requests, show, render, "
+               "cache, usage, diff and index import it; validate, breaks, explain, check, report, redact and watch "
                "read DSH logs only)")
     # the refusal does not hide the other log's report: its summary (the clean log's), exit 2
     if args == ["--json"]:

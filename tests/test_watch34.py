@@ -219,7 +219,7 @@ def test_an_update_is_marked_and_runs_no_on_break_command_twice(tmp_path: Path) 
     """A provisional break runs the --on-break command; its update does not run it again, an
     update that first makes a request a break does; the line of an update ends "(update)"."""
     record = tmp_path / "breaks.jsonl"
-    hooks = _Hooks([sys.executable, "-c", f"import sys; open({str(record)!r}, 'a').write(sys.stdin.read() + chr(10))"])
+    hooks = _Hooks([sys.executable, "-c", f"import sys; open({str(record)!r}, 'a').write(sys.stdin.read())"])
     for item in (_request(1, None, verdict="break", provisional=True), _request(1, 1e-7, verdict="break", update=True),
                  _request(2, 1e-7, verdict="break", update=True)):
         hooks.start(item)

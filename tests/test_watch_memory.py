@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from dsh_audit.attribution import MessageDigests, attribute, iter_attribute
 from dsh_audit.cache import make_counter
@@ -40,6 +43,22 @@ def _long_session(session_id: str, turns: int, *, titles: tuple[int, ...] = ()) 
             b.assistant(f"Done {turn}.")
         b.end_turn()
     return b
+
+
+@pytest.fixture(autouse=True)
+def _own_heap() -> Iterator[None]:
+    """Only what a test makes is looked at: every object alive before it is frozen (``gc.freeze``),
+    so the collections and ``gc.get_objects`` below walk the test's own objects, not the whole
+    heap of a worker that ran hundreds of tests before (about half a second per walk there).
+    What conftest.py froze stays frozen after the test."""
+    frozen = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if frozen:
+            gc.freeze()
 
 
 def _live_evidence(session_id: str) -> list[LogEvidence]:
@@ -84,13 +103,16 @@ def test_a_title_call_keeps_its_window_until_the_next_one_and_verdicts_stay_equa
 def test_token_counter_memo_is_bounded_and_counts_stay_exact() -> None:
     counter = make_counter("deepseek-v4", method="estimate")
     fresh = make_counter("deepseek-v4", method="estimate")
-    texts = [f"{i:08d} " + "x" * 991 for i in range(3 * counter.LIMIT // 1000)]
-    assert [counter(t) for t in texts] == [fresh(t) for t in texts] == [250] * len(texts)
+    # not ASCII: the estimate counts ASCII text by its length alone, with no memo entry
+    texts = [f"{i:08d} " + "\u00e9" * 991 for i in range(3 * counter.LIMIT // 1000)]
+    each = fresh(texts[0])
+    assert [counter(t) for t in texts] == [fresh(t) for t in texts] == [each] * len(texts)
     memo = counter._memo  # what the counter keeps alive is the point
     assert sum(map(len, memo)) <= counter.LIMIT
     assert len(memo) == counter.LIMIT // 1000
     assert next(iter(memo)) == texts[-len(memo)]  # the oldest went first
-    assert counter(texts[0]) == 250  # counted again once forgotten
+    assert counter("x" * 1000) == 250 and len(memo) == counter.LIMIT // 1000  # ASCII: no entry
+    assert counter(texts[0]) == each  # counted again once forgotten
 
 
 def _new_objects(kind: type, old: list[object]) -> list[object]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..capture import capture_for, session_captures
 from ..errors import CaptureError, DshAuditError, UnsupportedFormatError
-from ..log import Event, SessionLog, discover, read_log
+from ..log import Event, SessionLog, discover, foreign_refusal, read_log
 from ..replay import Request, iter_requests
 from ..session import (
     Bodies,
@@ -47,9 +47,9 @@ def refuse_imported(item: Session | Failure) -> Session | Failure:
     """An imported (Claude Code, Codex) log has no events to cite: a Failure for attribution (as
     :func:`attribute_group` gives it, for a view that attributes an opened group its own way)."""
     if isinstance(item, Session) and item.imported:
-        return Failure(item.path, UnsupportedFormatError(
-            f"a {item.format} log: break attribution needs the events of a DSH session log", path=item.path,
-            hint="`dsh-audit requests` and `dsh-audit cache` read imported sessions"), tuple(item.warnings), item.id)
+        message, hint = foreign_refusal(item.format)  # as every command refuses it
+        return Failure(item.path, UnsupportedFormatError(message, path=item.path, hint=hint), tuple(item.warnings),
+                       item.id)
     return item
 
 

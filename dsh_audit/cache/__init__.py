@@ -18,16 +18,17 @@ if typing.TYPE_CHECKING:
     from ._account import ParentRequest, analyze_cache, attribution_causes, iter_cache_verdicts
     from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
-    from ._ledger import ExactSum, LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
-    from ._money import Costs, Rates, Tokens, usd_cost, usd_total
+    from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
+    from ._money import Priced, Rates, Tokens, usd_cost, usd_total
     from ._price_window import OFF_PEAK, PEAK, STANDARD
     from ._prices import PriceBook, Quote, load_price_files, load_prices
     from ._rules import Breakpoints, CacheRule, load_rules, pyproject_zero_data_retention, rule_for
     from ._session import (account_alone, account_log, accounted, cache_group, cache_report, ledger_group,
                            session_transitions)
+    from ._sums import Costs, ExactSum
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
     from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
-    from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, sent_in_window, usage_table
+    from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, sent_in_window, usage_table, usage_tables
 
 __all__ = [
     "BREAKS",
@@ -46,6 +47,7 @@ __all__ = [
     "PEAK",
     "ParentRequest",
     "PriceBook",
+    "Priced",
     "Prompt",
     "PromptBuilder",
     "Quote",
@@ -88,6 +90,7 @@ __all__ = [
     "summarize_session",
     "summary_group",
     "usage_table",
+    "usage_tables",
     "usd_cost",
     "usd_total",
 ]
@@ -100,16 +103,17 @@ _LAZY = {
     "CacheRule": "._rules",
     "CacheTotals": "._report",
     "CacheVerdict": "._report",
-    "Costs": "._money",
+    "Costs": "._sums",
     "ESTIMATE": "._tokens",
     "EXACT_DEEPSEEK": "._tokens",
-    "ExactSum": "._ledger",
+    "ExactSum": "._sums",
     "LedgerEntry": "._ledger",
     "LedgerTotals": "._ledger",
     "OFF_PEAK": "._price_window",
     "PEAK": "._price_window",
     "ParentRequest": "._account",
     "PriceBook": "._prices",
+    "Priced": "._money",
     "Prompt": "._prefix",
     "PromptBuilder": "._prefix",
     "Quote": "._prices",
@@ -152,6 +156,7 @@ _LAZY = {
     "summarize_session": "._summary",
     "summary_group": "._summary",
     "usage_table": "._usage",
+    "usage_tables": "._usage",
     "usd_cost": "._money",
     "usd_total": "._money",
 }

@@ -296,6 +296,13 @@ def _nearest(prompt: Prompt, runs: Sequence[_Run], now: RequestTime | None, lag:
             size = theirs.size
             n = size if size < mine.size else mine.size
             if n <= whole:  # all of the shorter prompt, or of the run's common prefix
+                # A run's prompts are its tracks' first segments as they grew: read latest first,
+                # none shares more than this one could. When each level found holds that, none
+                # of the rest can replace a find.
+                if found_landed is not None and found_warm is not None and found_any is not None:
+                    bound = (n, 0, 2)
+                    if bound <= found_landed[0] and bound <= found_warm[0] and bound <= found_any[0]:
+                        break
                 shared = (n, 0, 2 if seen.logged and n == size else 0 if n == size else 1)
             else:
                 shared = (whole, chars, 1)

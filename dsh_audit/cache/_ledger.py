@@ -26,12 +26,13 @@ is :attr:`Tokens.prompt`, cache-miss + cache-read + cache-write: with disjoint b
 provider's own prompt count (OpenAI's ``input_tokens``, which holds the cached tokens; DeepSeek's
 ``prompt_tokens``), and the count pi-ai's ``calculateCost`` tests a tier with.
 
-Amounts are the money values of :mod:`dsh_audit.cache._money` (:class:`Tokens`, :class:`Costs`,
-:func:`usd_cost`, :func:`usd_total`): USD as whole nano-dollars, every sum exact. What a request owes
-of each amount a view sums (its cost, with no cache, off-peak, what its lost cache reads and its
-break cost) is decided in one place, :class:`~dsh_audit.cache._money.CostSums`, and summed by one
-rule, :class:`~dsh_audit.cache._money.Priced`: ``usage``, ``cache``, ``stats`` (which feeds the
-index's ledger rows through the same sums), ``check`` and ``report`` agree.
+Amounts are the money values of :mod:`dsh_audit.cache._money` (:class:`Tokens`, :func:`usd_cost`,
+:func:`usd_total`) and their sums, :mod:`dsh_audit.cache._sums` (:class:`Costs`): USD as whole
+nano-dollars, every sum exact. What a request owes of each amount a view sums (its cost, with no
+cache, off-peak, what its lost cache reads and its break cost) is decided in one place,
+:class:`~dsh_audit.cache._sums.CostSums`, and summed by one rule, :class:`~dsh_audit.cache._money.Priced`:
+``usage``, ``cache``, ``stats`` (which feeds the index's ledger rows through the same sums),
+``check`` and ``report`` agree.
 """
 
 from __future__ import annotations
@@ -44,11 +45,12 @@ from typing import Any
 
 from ..replay import Request
 from ..session import Session, logged_cache_read, open_session, request_provider
-from ._money import CostSums, Costs, ExactSum, Tokens, is_count, usd_cost, usd_total, write_rate
+from ._money import Tokens, is_count, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
+from ._sums import CostSums, Costs
 
-__all__ = ["ExactSum", "LedgerEntry", "LedgerTotals", "SessionLedger", "logged_tokens", "lost_cost", "lost_split",
+__all__ = ["LedgerEntry", "LedgerTotals", "SessionLedger", "logged_tokens", "lost_cost", "lost_split",
            "lost_costs", "price_entry", "priced_prompt", "request_route_model", "session_ledger"]
 
 #: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
@@ -326,7 +328,7 @@ def lost_costs(lost: Mapping[str, int], quote: Quote, *, written: int = 0,
 class LedgerTotals(CostSums):
     """A session ledger's totals, added to one priced entry at a time (:meth:`add`): what
     :meth:`SessionLedger.summary` reports, without keeping the entries; the sums of
-    :class:`~dsh_audit.cache._money.CostSums` (the one rule for money some requests have no price
+    :class:`~dsh_audit.cache._sums.CostSums` (the one rule for money some requests have no price
     for), so they equal those of the entries kept and of ``usage`` and ``stats``."""
 
     __slots__ = ()

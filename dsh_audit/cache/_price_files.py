@@ -109,8 +109,8 @@ def _whole(text: str) -> int | float:
 
 def _shown(value: Any) -> str:
     """``value`` as an error quotes it. A number as the file writes it, up to 40 characters (one
-    past the double range, read as infinity, by its text: :class:`_Written`; a float in 6
-    significant digits), a longer integer by its size; anything else its repr, cut to 60
+    past the double range, read as infinity, by its text: :class:`_Written`; a float by
+    :func:`_float_text`), a longer integer by its size; anything else its repr, cut to 60
     characters (a file's whole nested array is no message).
 
     Example:
@@ -123,13 +123,28 @@ def _shown(value: Any) -> str:
         text = repr(value)
         return text if len(text) <= 60 else text[:57] + "..."
     written = getattr(value, "written", None)
-    text = written if isinstance(written, str) else f"{value:.6g}" if isinstance(value, float) else str(value)
+    text = written if isinstance(written, str) else _float_text(value) if isinstance(value, float) else str(value)
     if len(text) <= 40:
         return text
     digits = text.lstrip("+-")
     if digits.isdigit():
         return f"a {'negative ' if text.startswith('-') else ''}{len(digits)}-digit number"
     return text[:37] + "..."
+
+
+def _float_text(value: float) -> str:
+    """A float as the file wrote it, as near as its value tells: the shorter of its 6 significant
+    digits, when they read back as the same number, and the fewest digits that do (a subnormal
+    ``1e-320`` is no ``9.99989e-321``, which reads back as it too), never in the form of an integer
+    (``2.0`` is no ``2``, which an error would say is not ``2``).
+
+    Example:
+        >>> _float_text(0.25), _float_text(1e-320), _float_text(1000.0), _float_text(0.1 + 0.2), _float_text(1e10)
+        ('0.25', '1e-320', '1000.0', '0.30000000000000004', '1e+10')
+    """
+    text, shortest = f"{value:.6g}", repr(value)
+    text = text if float(text) == value and len(text) <= len(shortest) else shortest
+    return f"{text}.0" if text.lstrip("-").isdigit() else text
 
 
 def _unbounded(value: Any) -> bool:

@@ -61,6 +61,9 @@ _DAY = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)  # fullmatch
 _SHORT_DAY = re.compile(r"(\d{1,4})-(\d{1,2})-(\d{1,2})", re.ASCII)  # fullmatch
 #: Largest rate accepted, USD per ``per_tokens`` tokens (far above any list price; keeps costs finite).
 _MAX_RATE = 1e9
+#: The shape of price document this parser reads (the packaged table's ``schema``): a document that
+#: names another was written for another dsh-audit; one that names none is read as this one.
+_SCHEMA = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +226,12 @@ class _Parser:
                        frozenset(_DAYS.index(d) for d in days), frozenset(str(d) for d in holidays))
 
     def document(self, data: Any) -> None:
-        providers = self.table(self.table(data, "(top level)").get("providers"), "providers")
+        document = self.table(data, "(top level)")
+        self.schema(document)
+        if "providers" not in document:
+            raise self.fail("providers", "missing: a price table holds its rates under providers "
+                                         "(providers.PROVIDER.models.MODEL)")
+        providers = self.table(document["providers"], "providers")
         self.table(data, "(top level)", "document")  # then a key beside it the table does not know
         for name, body in providers.items():
             key = f"providers.{name}"
@@ -246,6 +254,14 @@ class _Parser:
                 self.aliases.extend((at, name, model, period.billed_as) for at, period in zip(where, parsed)
                                     if period.billed_as is not None)
                 target.models[model] = sorted(parsed, key=lambda p: p.start)
+
+    def schema(self, document: dict[str, Any]) -> None:
+        """Refuse a ``schema`` other than :data:`_SCHEMA` (a whole number; absent: this one): a
+        document of another shape would be read as this one, its keys taken for others'."""
+        value = document.get("schema", _SCHEMA)
+        if isinstance(value, bool) or not isinstance(value, int) or value != _SCHEMA:
+            raise self.fail("schema", f"{_shown(value)} is not {_SCHEMA}, the price table schema this dsh-audit "
+                                      f"reads (leave it out, or write {_SCHEMA})")
 
     def units(self, data: Any, per: int, currency: str) -> None:
         """Refuse a ``per_tokens`` or ``currency`` other than the packaged table's: every rate of every

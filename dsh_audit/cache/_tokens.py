@@ -67,7 +67,8 @@ def _estimate(text: str) -> int:
 
 
 class TokenCounter:
-    """Counts tokens of text segments, memoising each distinct segment.
+    """Counts tokens of text segments, memoising each distinct segment (but an ASCII one's
+    estimate, its length: cheaper than the memo's hash of it).
 
     Segments repeat across the requests of a session (the same system prompt, tools and
     history), so each is tokenised once per counter while it is recent: the memo keeps at most
@@ -87,6 +88,8 @@ class TokenCounter:
 
     def __call__(self, text: str) -> int:
         """Token count of ``text``."""
+        if self._count is _estimate and text.isascii():  # its length: no hash, no memo entry
+            return (len(text) + 3) // 4
         if len(text) < 64:
             return self._count(text) if text else 0
         found = self._memo.get(text)

@@ -8,18 +8,19 @@ times; ``--since``/``--until`` filter requests on those times (the log's own clo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import UsageError
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger
-from ._money import Costs, Tokens
+from ._money import Tokens
+from ._sums import Costs
 from ._price_window import utc_moment
 from ._summary import iso_utc
 
-__all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "sent_in_window", "usage_table"]
+__all__ = ["USAGE_GROUPS", "UsageRow", "UsageTable", "parse_instant", "sent_in_window", "usage_table", "usage_tables"]
 
 #: The ``--by`` choices of ``dsh-audit usage``.
 USAGE_GROUPS = ("session", "turn", "day", "model", "window", "request")
@@ -249,11 +250,29 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
         >>> usage_table([], by="day").total.requests
         0
     """
+    return usage_tables(ledgers, by=(by,), since=since, until=until, prices=prices, sort=sort, activity=activity)[0]
+
+
+def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: float | None = None,
+                 until: float | None = None, prices: dict[str, Any] | None = None, sort: str = "time",
+                 activity: Mapping[str, float | None] | None = None) -> tuple[UsageTable, ...]:
+    """:func:`usage_table` of ``ledgers`` for each grouping of ``by``, in one pass over their
+    entries: the tables share one total (a request is in it once, whatever the grouping).
+
+    Raises:
+        UsageError: a grouping of ``by``, or ``sort``, is not one of its choices.
+
+    Example:
+        >>> model, day = usage_tables([], by=("model", "day"))
+        >>> model.total is day.total, day.by
+        (True, 'day')
+    """
     if sort not in _SORTS:
         raise UsageError(f"cannot sort usage by {sort!r}", hint="use --sort " + " or --sort ".join(_SORTS))
-    given = _newest_first(ledgers, activity or {}) if by in _BY_SESSION else list(ledgers)
-    key = _keys(by, _session_names(given))
-    rows: dict[str, UsageRow] = {}
+    given = _newest_first(ledgers, activity or {}) if set(by) & set(_BY_SESSION) else list(ledgers)
+    names = _session_names(given)
+    groupings: list[tuple[str, Callable[[SessionLedger, LedgerEntry], str], dict[str, UsageRow]]] = [
+        (name, _keys(name, names), {}) for name in by]  # (by, key, rows)
     total = UsageRow("total")  # the sum of the rows: every request a row holds, added once more
     sessions = 0
     found: dict[str, Any] = {}
@@ -265,17 +284,28 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
         for entry in ledger.entries:
             if not sent_in_window(entry, since, until):
                 continue
-            name = key(ledger, entry)
-            row = rows.get(name)
-            if row is None:
-                row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None,
-                                            entry=entry if by == "request" else None)
-            row.totals.add(entry)
+            for group, key, rows in groupings:
+                _row(rows, key(ledger, entry), group, entry).totals.add(entry)
             total.totals.add(entry)
+    return tuple(_table(group, rows, total, sessions, found or prices or {}, sort) for group, _, rows in groupings)
+
+
+def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry) -> UsageRow:
+    """The row ``name`` of ``rows``, made for ``entry`` when it is the first of it."""
+    row = rows.get(name)
+    if row is None:
+        row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None,
+                                    entry=entry if by == "request" else None)
+    return row
+
+
+def _table(by: str, rows: dict[str, UsageRow], total: UsageRow, sessions: int, prices: dict[str, Any],
+           sort: str) -> UsageTable:
+    """The table of ``rows`` by ``by``, in the order of ``sort``."""
     ordered = list(rows.values()) if by in _BY_SESSION else sorted(rows.values(), key=lambda r: r.key)
     if sort == "cost":  # stable: equal costs keep the time order
         ordered.sort(key=_costliest)
-    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, found or prices or {}, sort)
+    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, prices, sort)
 
 
 def _newest_first(ledgers: Iterable[SessionLedger], activity: Mapping[str, float | None]) -> list[SessionLedger]:

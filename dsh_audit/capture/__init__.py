@@ -22,7 +22,7 @@ if typing.TYPE_CHECKING:
     from ._bodies import captured_bodies, session_captures, unreadable_capture
     from ._compare import RequestDiff, compare_capture, gate_ok
     from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture
-    from ._loaders import LOADERS, CaptureLoader, load_capture
+    from ._loaders import LOADERS, CaptureLoader, load_capture, sniff_capture
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "last_user_text",
     "load_capture",
     "session_captures",
+    "sniff_capture",
     "unreadable_capture",
 ]
 
@@ -70,6 +71,7 @@ _LAZY = {
     "last_user_text": "._types",
     "load_capture": "._loaders",
     "session_captures": "._bodies",
+    "sniff_capture": "._loaders",
     "unreadable_capture": "._bodies",
 }
 

@@ -59,7 +59,7 @@ from ..replay import Request
 from ..session import request_model
 from ._content import _by_content
 from ._evidence import RouteApi, _Facts, _cuts, _facts, _fits, _hinted, capture_apis, log_routes
-from ._loaders import _too_large
+from ._reading import _too_large
 from ._types import CapturedRequest, unreadable_body
 
 __all__ = ["Pairing", "align", "too_large"]

@@ -12,8 +12,11 @@ Formats (``docs/capture-formats.md`` has the details):
   order (``2.json`` before ``10.json``); an optional sidecar ``<stem>.meta.json`` gives
   ``method``, ``path``, ``time`` and ``headers`` for the body ``<stem>.json``.
 
-A loader is registered in :data:`LOADERS` under its name; :func:`load_capture` asks each one in
-turn whether it ``handles(path, first_bytes)`` the input. A file or folder that cannot be read
+A loader is registered in :data:`LOADERS` under its name; :func:`sniff_capture` asks each one in
+turn whether it ``handles(path, first_bytes)`` the input, and :func:`load_capture` reads the file
+from the handle it sniffed. A ``wire.jsonl`` of JSON objects none of which is a capture record
+(one with ``method``, ``path``, ``body`` or ``body_base64``: a session log given as a capture) is
+not a capture; the records that are none in a capture are said and skipped. A file or folder that cannot be read
 (no permission, not a regular file, too large for memory) is a one-line :class:`CaptureError`.
 """
 
@@ -22,95 +25,40 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import os
 import re
-import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, BinaryIO
 
-from .._urls import url_problem
-from ..errors import CaptureError, UnreadableError
-from ..log import DecodeBudget, TornTail, open_regular, parse_json
+from ..errors import CaptureError
+from ..log import TornTail, parse_json
+from ._har import _HAR_START, har_handles, har_read
+from ._reading import (Said, _error, _handle, _header_values, _open, _parse_object, _Raw, _read_bytes, _text_value,
+                       _too_large)
 from ._types import CapturedRequest, classify
 
-__all__ = ["LOADERS", "CaptureLoader", "load_capture"]
+__all__ = ["LOADERS", "CaptureLoader", "load_capture", "sniff_capture"]
 
 _SNIFF_BYTES = 4096
-_HAR_START = re.compile(rb'^\s*\{\s*"log"\s*:')
 _META_SUFFIX = ".meta.json"
-_GZIP_MAGIC = b"\x1f\x8b"
-_PIECE = 1 << 20
-
-#: One raw request before numbering: method, path, headers, body, time, source file, locator.
-_Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str]
+#: The fields of a wire.jsonl record of which a capture record holds at least one.
+_RECORD_KEYS = ("method", "path", "body", "body_base64")
+_NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, path, headers, body), "
+                       "a HAR 1.2 file or a folder of *.json bodies")
 
 
 @dataclass(frozen=True, slots=True)
 class CaptureLoader:
-    """A named capture format: a sniffing predicate and a reader of raw requests, which records
-    in its list (when given one) what a writer killed mid-write left incomplete at the end (a torn
-    tail), dropped; without a list that is malformed input, as any other bad record."""
+    """A named capture format: a sniffing predicate and a reader of raw requests from the open
+    file (None: a folder, or a file the reader opens), which records in its :class:`Said` (when
+    given one) what it drops; without one that is malformed input, as any other bad record."""
 
     name: str
     handles: Callable[[Path, bytes], bool]
-    read: Callable[[Path, list[TornTail] | None], Iterator[_Raw]]
-
-
-def _error(path: Path, where: str | None, message: str, hint: str) -> CaptureError:
-    text = f"{where}: {message}" if where else message
-    return CaptureError(text, path=str(path), hint=hint)
-
-
-def _parse(raw: bytes, path: Path, where: str | None, *, invalid: str, hint: str) -> Any:
-    """``raw`` as JSON, or a CaptureError saying ``invalid`` and why."""
-    try:
-        return parse_json(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _error(path, where, f"{invalid} ({exc})", hint) from None
-
-
-def _parse_object(raw: bytes, path: Path, where: str | None, *, invalid: str, not_object: str,
-                  hint: str) -> dict[str, Any]:
-    """``raw`` as a JSON object, or a CaptureError saying ``invalid`` or ``not_object``."""
-    value = _parse(raw, path, where, invalid=invalid, hint=hint)
-    if not isinstance(value, dict):
-        raise _error(path, where, not_object, hint)
-    return value
-
-
-def _open(path: Path, what: str) -> Any:
-    """``path`` opened for reading (a regular file only), or a CaptureError naming why not."""
-    try:
-        return open_regular(path, what=what)
-    except UnreadableError as exc:
-        raise CaptureError(exc.message, path=str(path), hint=exc.hint or "check the file's permissions") from None
-
-
-def _read_bytes(path: Path, what: str) -> bytes:
-    """Every byte of the file ``path``, or a CaptureError (unreadable). A file too large for
-    memory raises MemoryError, which :func:`load_capture` says of the capture the user named (a body
-    folder, not its body file)."""
-    with _open(path, what) as handle:
-        try:
-            data: bytes = handle.read()
-        except OSError as exc:
-            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
-    return data
-
-
-def _too_large(path: Path) -> CaptureError:
-    """The error of a capture that does not fit in memory; ``path`` is the capture as the user gave
-    it (a file, or a body folder)."""
-    return CaptureError("the capture does not fit in memory", path=str(path),
-                        hint="compare a smaller capture, e.g. one session's requests")
-
-
-def _text_value(value: Any) -> str | None:
-    return None if value is None else str(value)
+    read: Callable[[Path, BinaryIO | None, Said | None], Iterator[_Raw]]
 
 
 # -- wire.jsonl ------------------------------------------------------------------------------
@@ -160,155 +108,59 @@ def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
     return _header_values(path, where, value.items(), 'write headers as {"content-type": "application/json", ...}')
 
 
-def _header_values(path: Path, where: str, pairs: Iterable[tuple[Any, Any]], hint: str) -> dict[str, str]:
-    """Header ``pairs`` as lower-cased names to text values: a null value is no header, a number is
-    its JSON digits; any other value that is no string (a list, an object, true) is a CaptureError
-    naming the header, never a Python repr taken for its value."""
-    headers: dict[str, str] = {}
-    for name, value in pairs:
-        if value is None:
-            continue
-        if not isinstance(name, str):
-            raise _error(path, where, "a header name is not a string", hint)
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            shown = json.dumps(name[:80], ensure_ascii=True)
-            raise _error(path, where, f"header {shown} has a value that is not a string", hint)
-        headers[name.lower()] = value if isinstance(value, str) else json.dumps(value)
-    return headers
+def _is_record(record: dict[str, Any]) -> bool:
+    """Whether a wire.jsonl object is a capture record: one holding a request's method, path or body."""
+    return any(key in record for key in _RECORD_KEYS)
 
 
-def _jsonl_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
-    """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
-    tail a capture writer killed mid-write leaves: it is recorded in ``torn`` (in the words of a
-    log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
-    that one too when ``torn`` is None), or a last line that is JSON but no record, is a CaptureError."""
+def _not_a_record(path: Path, number: int) -> str:
+    return f"{path}:{number}: not a capture record (no method, path, body or body_base64), skipped"
+
+
+def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of every line of a wire.jsonl; a torn last line is said and dropped."""
     hint = "a wire.jsonl capture has one JSON object per line"
-    with _open(path, "capture file") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        if said is not None and not line.endswith(b"\n"):  # the last line: cut off unless it is a whole record
+            try:
+                parse_json(line)
+            except (ValueError, UnicodeDecodeError):
+                said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
+                return
+        yield number, _parse_object(line, path, where, invalid="not a JSON record",
+                                    not_object="record is not a JSON object", hint=hint)
+
+
+def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None) -> Iterator[_Raw]:
+    """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
+    tail a capture writer killed mid-write leaves: it is recorded in ``said`` (in the words of a
+    log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
+    that one too when ``said`` is None), or a last line that is JSON but no record, is a CaptureError.
+    An object that is no capture record (:func:`_is_record`) is said in ``said`` and skipped
+    (without ``said``, a CaptureError); a file of such objects alone is not a capture."""
+    first_bad: int | None = None
+    records = 0
+    with ExitStack() as stack:
+        for number, record in _jsonl_lines(path, _handle(stack, path, handle), said):
             where = f"line {number}"
-            if torn is not None and not line.endswith(b"\n"):  # the last line: cut off unless it is a whole record
-                try:
-                    parse_json(line)
-                except (ValueError, UnicodeDecodeError):
-                    torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
-                    return
-            record = _parse_object(line, path, where, invalid="not a JSON record",
-                                   not_object="record is not a JSON object", hint=hint)
+            if not _is_record(record):
+                first_bad = number if first_bad is None else first_bad
+                if said is not None:
+                    said.skipped.append(_not_a_record(path, number))
+                continue
+            records += 1
             headers = _headers_object(path, where, record.get("headers"))
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
                    _jsonl_body(path, where, record), _text_value(record.get("time")), str(path), where)
-
-
-# -- HAR 1.2 ---------------------------------------------------------------------------------
-
-def _har_handles(path: Path, first: bytes) -> bool:
-    return path.is_file() and (bool(_HAR_START.match(first)) or path.suffix.lower() == ".har")
-
-
-def _har_url_path(url: str) -> str:
-    parts = urlsplit(url)
-    if not parts.scheme and not parts.netloc:
-        return url
-    return parts.path + (f"?{parts.query}" if parts.query else "")
-
-
-def _gunzip(path: Path, where: str, data: bytes) -> bytes:
-    """A gzip body decompressed in pieces, within the limits on decoded size and expansion."""
-    budget = DecodeBudget(str(path), what="body", codec="gzip")
-    inflater = zlib.decompressobj(wbits=31)
-    pieces: list[bytes] = []
-    tail = data
-    try:
-        while not inflater.eof:
-            piece = inflater.decompress(tail, _PIECE)
-            tail = inflater.unconsumed_tail
-            if not piece and not tail:
-                break
-            budget.spend(len(piece), len(data) - len(tail))
-            pieces.append(piece)
-    except zlib.error as exc:
-        raise _error(path, where, f"the gzip body is corrupt ({exc})",
-                     "store the body as sent, or drop the gzip Content-Encoding") from None
-    except UnreadableError as exc:
-        raise _error(path, where, f"the gzip body is {exc.message}", exc.hint or "") from None
-    if not inflater.eof:
-        raise _error(path, where, "the gzip body is cut off", "the capture lost the end of the body")
-    return b"".join(pieces)
-
-
-def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str, str]) -> bytes:
-    """The request body: postData.text, base64-decoded and gunzipped as its encoding says."""
-    body = _har_post_data(path, where, request)
-    post = request.get("postData")
-    declared = str(post.get("encoding") or "") if isinstance(post, dict) else ""
-    gzip = "gzip" in declared.lower() or "gzip" in headers.get("content-encoding", "").lower()
-    if gzip and not body.startswith(_GZIP_MAGIC) and "base64" not in declared.lower():
-        # A gzip body can only travel in a JSON string as base64, whatever the encoding names.
-        try:
-            decoded = base64.b64decode(body, validate=True)
-        except (binascii.Error, ValueError):
-            decoded = b""
-        if decoded.startswith(_GZIP_MAGIC):
-            body = decoded
-    # A tool that stored the body already decompressed keeps the header: only gzip data is inflated.
-    return _gunzip(path, where, body) if gzip and body.startswith(_GZIP_MAGIC) else body
-
-
-def _har_post_data(path: Path, where: str, request: dict[str, Any]) -> bytes:
-    post = request.get("postData")
-    if post is None:
-        return b""
-    if not isinstance(post, dict):
-        raise _error(path, where, "request.postData is not an object", "HAR 1.2 postData is {mimeType, text}")
-    text = post.get("text") or ""
-    if not isinstance(text, str):
-        raise _error(path, where, f"postData.text is a {type(text).__name__}, not text",
-                     "HAR 1.2 postData.text is a string (base64 with \"encoding\": \"base64\")")
-    if "base64" in str(post.get("encoding") or "").lower():
-        try:
-            return base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise _error(path, where, f"postData.text is not base64 ({exc})",
-                         "drop encoding or store the body base64-encoded") from None
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _error(path, where, "postData.text holds a lone surrogate, so it has no UTF-8 bytes",
-                     'store the body base64-encoded with "encoding": "base64"') from None
-
-
-def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, list) or not all(isinstance(h, dict) and "name" in h for h in value):
-        raise _error(path, where, "request.headers is not a list of {name, value}",
-                     "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
-    return _header_values(path, where, ((h["name"], h.get("value", "")) for h in value),
-                          "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
-
-
-def _har_read(path: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
-    hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
-    document = _parse(_read_bytes(path, "capture file"), path, None, invalid="not valid JSON", hint=hint)
-    log = document.get("log") if isinstance(document, dict) else None
-    entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(entries, list):
-        raise _error(path, None, "no log.entries list", hint)
-    for number, entry in enumerate(entries):
-        where = f"entries[{number}]"
-        request = entry.get("request") if isinstance(entry, dict) else None
-        if not isinstance(request, dict):
-            raise _error(path, where, "entry has no request object", hint)
-        url = str(request.get("url") or "")
-        problem = url_problem(url)
-        if problem is not None:
-            raise _error(path, where, f"request.url is not a URL ({problem})", hint)
-        url_path = _har_url_path(url)
-        headers = _har_headers(path, where, request.get("headers"))
-        yield (str(request.get("method") or "POST").upper(), url_path, headers,
-               _har_body(path, where, request, headers), _text_value(entry.get("startedDateTime")), str(path), where)
+    if first_bad is not None and not records:
+        raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
+                     "body or body_base64)", _NOT_A_CAPTURE_HINT)
+    if first_bad is not None and said is None:
+        raise _error(path, f"line {first_bad}", "not a capture record (no method, path, body or body_base64)",
+                     _NOT_A_CAPTURE_HINT)
 
 
 # -- a folder of bodies ----------------------------------------------------------------------
@@ -339,7 +191,7 @@ def _folder_meta(meta_file: Path) -> dict[str, Any]:
                          hint='a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
 
 
-def _folder_read(folder: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
+def _folder_read(folder: Path, handle: BinaryIO | None, said: Said | None) -> Iterator[_Raw]:
     for body_file in _body_files(folder):
         meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
         meta = _folder_meta(meta_file)
@@ -351,38 +203,47 @@ def _folder_read(folder: Path, torn: list[TornTail] | None) -> Iterator[_Raw]:
 #: Every known capture format, asked in this order.
 LOADERS: dict[str, CaptureLoader] = {
     loader.name: loader for loader in (
-        CaptureLoader("har", _har_handles, _har_read),
+        CaptureLoader("har", har_handles, har_read),
         CaptureLoader("wire-jsonl", _jsonl_handles, _jsonl_read),
         CaptureLoader("body-folder", _folder_handles, _folder_read),
     )
 }
 
 
-def _first_bytes(path: Path) -> bytes:
-    if path.is_dir():
+def sniff_capture(path: str | os.PathLike[str], first_bytes: bytes) -> str | None:
+    """The name of the capture format of ``path`` (a key of :data:`LOADERS`, the first, in their
+    order, whose predicate handles it), given its first bytes (up to 4 KB; ``b""`` for a folder);
+    None when no format handles it. The one sniff every reader of captures asks.
+
+    Example:
+        >>> sniff_capture("x.har", b'{"log": {"entries": []}}')  # doctest: +SKIP
+        'har'
+    """
+    target = Path(path)
+    return next((name for name, loader in LOADERS.items() if loader.handles(target, first_bytes)), None)
+
+
+def _head(path: Path, handle: BinaryIO | None) -> bytes:
+    """The first bytes of the open capture file ``handle`` (``b""`` for a folder), to sniff."""
+    if handle is None:
         return b""
-    with _open(path, "capture file") as handle:
-        try:
-            head: bytes = handle.read(_SNIFF_BYTES)
-        except OSError as exc:
-            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+    try:
+        head: bytes = handle.read(_SNIFF_BYTES)
+    except OSError as exc:
+        raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
     return head
 
 
-def _loader_for(target: Path, format: str | None) -> CaptureLoader:
-    """The loader named ``format``, else the first that handles ``target``; a CaptureError if none."""
-    if format is not None:
-        loader = LOADERS.get(format)
-        if loader is None:
-            raise CaptureError(f"unknown capture format {format!r}", path=str(target),
-                               hint="known formats: " + ", ".join(sorted(LOADERS)))
-        return loader
-    first = _first_bytes(target)
-    found = next((item for item in LOADERS.values() if item.handles(target, first)), None)
-    if found is None:
+def _loader_for(target: Path, format: str | None, first: bytes) -> CaptureLoader:
+    """The loader named ``format``, else the one :func:`sniff_capture` names; a CaptureError if none."""
+    name = format if format is not None else sniff_capture(target, first)
+    if format is not None and format not in LOADERS:
+        raise CaptureError(f"unknown capture format {format!r}", path=str(target),
+                           hint="known formats: " + ", ".join(sorted(LOADERS)))
+    if name is None:
         raise CaptureError("not a capture format dsh-audit knows", path=str(target),
                            hint="expected a wire.jsonl file, a HAR 1.2 file or a folder of *.json bodies")
-    return found
+    return LOADERS[name]
 
 
 def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
@@ -409,13 +270,27 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
     target = Path(path)
     if not target.exists():
         raise CaptureError("capture not found", path=str(target), hint="check the --capture path")
-    try:
-        loader = _loader_for(target, format)
-    except MemoryError:  # sniffing lists a body folder: one with too many files to hold
-        raise _too_large(target) from None
+    said = None if warnings is None else Said()
+    with ExitStack() as stack:
+        handle = None if target.is_dir() else stack.enter_context(_open(target, "capture file"))
+        try:
+            loader = _loader_for(target, format, _head(target, handle))
+        except MemoryError:  # sniffing lists a body folder: one with too many files to hold
+            raise _too_large(target) from None
+        if handle is not None:
+            handle.seek(0)
+        captured = _captured(target, loader.read(target, handle, said))
+    if said is not None:
+        assert warnings is not None
+        warnings.extend(f"{target}: {tail}" for tail in said.torn)
+        warnings.extend(said.skipped)
+    return captured
+
+
+def _captured(target: Path, raws: Iterator[_Raw]) -> list[CapturedRequest]:
+    """The requests of ``raws`` numbered in order; a capture too large for memory, or a read that
+    fails after the open, a one-line CaptureError."""
     captured = []
-    torn: list[TornTail] = []
-    raws = loader.read(target, None if warnings is None else torn)
     try:
         for position, (method, url_path, headers, body, time, source, locator) in enumerate(raws):
             captured.append(CapturedRequest(position=position, method=method, path=url_path, headers=headers,
@@ -426,7 +301,4 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
         raise _too_large(target) from None
     except OSError as exc:  # a read that fails after the open (an I/O error, a file gone)
         raise CaptureError(f"cannot read: {exc.strerror or exc}", path=str(exc.filename) if exc.filename else str(target)) from None
-    for tail in torn:
-        assert warnings is not None
-        warnings.append(f"{target}: {tail}")
     return captured

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable as _CallableABC
 from collections.abc import Iterable as _Iterable
+from types import FrameType as _FrameType
 
 import click
 
@@ -59,7 +63,7 @@ _PREFIX = "DSH_AUDIT"
 
 #: The environment variables read besides the options' own (docs/cli.md says what each sets; the
 #: last two are the test suite's, tests/README.md): never named as unknown.
-_VARIABLES = frozenset({"DSH_AUDIT_ATTACHMENTS", "DSH_AUDIT_MAX_DECODED", "DSH_AUDIT_MAX_RATIO", "DSH_AUDIT_PAGER",
+_VARIABLES = frozenset({"DSH_AUDIT_ADAPTER", "DSH_AUDIT_ATTACHMENTS", "DSH_AUDIT_MAX_DECODED", "DSH_AUDIT_MAX_RATIO", "DSH_AUDIT_PAGER",
                         "DSH_AUDIT_PROFILE", "DSH_AUDIT_PROGRESS_DELAY", "DSH_AUDIT_TRACEBACK",
                         "DSH_AUDIT_SLOW", "DSH_AUDIT_HYPOTHESIS_PROFILE"})
 
@@ -81,6 +85,17 @@ def _name_variables(command: click.Command, name: str) -> None:
 
 
 _Callback = _CallableABC[[click.Context, click.Parameter, object], object]
+
+
+def _accept_pager(command: click.Command) -> None:
+    """``--pager/--no-pager`` on every command (issue 14: one set of options works on each): a
+    command that prints no listing (``index``, ``redact``, ``report``, ``watch``) never pages, and
+    takes the option hidden, doing nothing, so that a script or alias passing ``--no-pager`` to
+    every command is not refused."""
+    if not any(isinstance(param, click.Option) and "--pager" in param.opts for param in command.params):
+        command.params.append(click.Option(["--pager/--no-pager"], default=True, hidden=True, expose_value=False,
+                                           help="Accepted on every command; this one prints no listing and "
+                                                "never pages."))
 
 
 def _refuse_empty_paths(command: click.Command) -> None:
@@ -220,6 +235,7 @@ class _LazyGroup(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         # A command's own context_class makes its --help's context (click.Command.make_context).
         cmd.context_class = _HelpContext
+        _accept_pager(cmd)
         _name_variables(cmd, name or cmd.name or "")
         _refuse_empty_paths(cmd)
         super().add_command(cmd, name)
@@ -282,13 +298,74 @@ def cli(ctx: click.Context) -> None:
     _warn_unknown_variables(ctx)
 
 
+class _FirstInterrupt:
+    """The console script's Ctrl-C: the first SIGINT raises KeyboardInterrupt, as Python's own handler
+    does, and every later one is ignored (fuzz round 16: a second Ctrl-C, or the copy ``timeout`` or a
+    CI runner forwards to the process group, interrupted the cleanup the first one started, a
+    finalizer or the interpreter's exit, with a traceback). A KeyboardInterrupt that a finalizer
+    swallowed (``__del__``: Python prints it and goes on) is sent again until the main flow gets it,
+    so the first Ctrl-C is never lost."""
+
+    __slots__ = ("armed", "fired", "hook", "in_hook", "lost")
+
+    def __init__(self) -> None:
+        self.armed = self.fired = self.in_hook = self.lost = False
+        self.hook = sys.unraisablehook
+
+    def arm(self) -> None:
+        """Take SIGINT over where Python's own handler has it (where it is ignored, ``nohup`` or an
+        ``&`` of a script, it stays ignored)."""
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.armed, self.hook = True, sys.unraisablehook
+            sys.unraisablehook = self.unraisable
+            signal.signal(signal.SIGINT, self.interrupt)
+
+    def interrupt(self, signum: int, frame: _FrameType | None) -> None:
+        if not self.armed or self.in_hook or self.fired and not self.lost:
+            return  # a later Ctrl-C (the first one is being handled or sent again), or one as main ends
+        self.fired, self.lost = True, False
+        raise KeyboardInterrupt
+
+    def unraisable(self, unraisable: sys.UnraisableHookArgs) -> None:
+        if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and self.fired):
+            self.hook(unraisable)
+            return
+        self.in_hook = True
+        if not self.lost:
+            self.lost = True
+            threading.Thread(target=self._resend, name="dsh-audit-interrupt", daemon=True).start()
+        self.in_hook = False
+
+    def _resend(self) -> None:
+        """Interrupt the main thread until it has the KeyboardInterrupt a finalizer swallowed."""
+        main = threading.main_thread().ident
+        while self.lost and main is not None:
+            signal.pthread_kill(main, signal.SIGINT)
+            time.sleep(0.01)
+
+    def finish(self) -> None:
+        """Give Python's handler and hook back (``main`` may run in a process that goes on: a test).
+        After an interrupt SIGINT is ignored instead: the interpreter's exit then runs to its end
+        (finalizers, thread joins, multiprocessing's clean-up of the pool's semaphores, which
+        ``os._exit`` would skip) and no later Ctrl-C can cut it short with a traceback."""
+        if self.armed:
+            self.armed = self.lost = False  # first: a Ctrl-C from here on is ignored
+            sys.unraisablehook = self.hook
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.fired else signal.default_int_handler)
+
+
 def main() -> None:
     """Console entry point: exit codes 0 clean, 1 findings, 2 bad input or usage, 3 an unexpected error,
-    130 interrupted."""
-    _escape_unencodable_stdout()
+    130 interrupted (Ctrl-C: ``aborted`` on stderr, however many times it is pressed)."""
+    interrupts = _FirstInterrupt()
     try:
+        interrupts.arm()
+        _escape_unencodable_stdout()
         code = _run_guarded(cli)
-    except KeyboardInterrupt:  # a second Ctrl-C while the first one is being handled
+        interrupts.finish()  # in here: a Ctrl-C as it starts is still this run's
+    except KeyboardInterrupt:  # one outside click's handling of it (which says "aborted" itself)
         click.echo("aborted", err=True)
         code = 130
+    interrupts.finish()  # once it has fired, Ctrl-C cannot interrupt this (nor what follows)
     sys.exit(code)

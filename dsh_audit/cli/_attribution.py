@@ -24,8 +24,9 @@ from ..report.terminal import (Amount, fit_lines, listing_format, page_listing, 
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import file_size, log_progress, newest_first, one_log, selected_logs, session_paths
 from ._one_request import RequestCommand, no_such_request, request_position
-from ._options import (attachments_option, capture_option, engine_options, jobs_option, json_option, lenient_option,
-                       listing_options, openai_zdr_option, pager_option, prices_option, routes_option, stated_zdr)
+from ._options import (accounting_option, adapter_option, attachments_option, capture_option, engine_options,
+                       jobs_option, json_option, lenient_option, listing_options, openai_zdr_option, pager_option,
+                       prices_option, routes_option, stated_zdr)
 from ._output import session_title
 from ._priced import run_priced
 from ._when import time_options
@@ -38,15 +39,15 @@ __all__ = ["breaks_command", "explain_command"]
 
 
 if not TYPE_CHECKING:
-    # ``breaks`` without --cost reads no cache accounting and loads none (start-up, issue 11);
-    # ``explain`` and ``breaks --cost`` read it through this name
+    # ``breaks`` without --accounting reads no cache accounting and loads none (start-up, issue 11);
+    # ``explain`` and ``breaks --accounting`` read it through this name
     cache = LazyModule("dsh_audit.cache")
 
-#: ``breaks``'s columns without --cost, and the ones it leaves out first on a narrow terminal.
+#: ``breaks``'s columns without --accounting, and the ones it leaves out first on a narrow terminal.
 _PLAIN_COLUMNS = ("#", "vs", "relation", "verdict", "cause", "fields", "evidence seqs", "first divergence")
 _PLAIN_DROPPABLE = ("first divergence", "relation")
 
-# With --cost: "lost tokens (cost)", what the request lost of the cache, as `cache` judged it (usage's column).
+# With --accounting: "lost tokens (cost)", what the request lost of the cache, as `cache` judged it (usage's column).
 _COLUMNS = ("#", "vs", "relation", "verdict", "cause", "lost tokens (cost)", "fields", "evidence seqs",
             "first divergence")
 # In CSV the lost tokens and what they cost are two plain columns, as in `usage`.
@@ -206,7 +207,7 @@ def _attribute(logs: Sequence[Path | str], *, lenient: bool, max_version: int, r
                progress: Callable[[int, int], None] | None = None) -> tuple[list[_Attributed], list[Failure]]:
     """Every log attributed as :func:`dsh_audit.attribution.attribute_paths` attributes it, with the
     cache verdicts of the requests listed (:func:`_account_group`; ``prices`` None: none, the
-    attribution alone, as ``breaks`` without --cost reads it), each log's route-file warnings
+    attribution alone, as ``breaks`` without --accounting reads it), each log's route-file warnings
     printed once (before its results: they say which window the bodies were rendered with), and
     then the caveats of the prices (:func:`echo_caveats`)."""
     warnings: dict[str, tuple[str, ...]] = {}
@@ -262,7 +263,7 @@ def _divergence(t: Transition) -> str:
 
 def _row(t: Transition, lost: _Lost | None, *, csv: bool = False,
          names: dict[str, str] | None = None) -> tuple[object, ...]:
-    """A table row; ``lost`` None: without the lost column (``breaks`` without --cost); ``names``:
+    """A table row; ``lost`` None: without the lost column (``breaks`` without --accounting); ``names``:
     a parent's session id as the "vs" cell shows it (:func:`_short_parents`), else whole."""
     # a number (CSV: plain, empty when there is none), or text when it is a parent's request
     previous: object = Amount(t.previous, "-" if t.previous is None else str(t.previous))
@@ -355,13 +356,12 @@ def _print_breaks(item: _Attributed, transitions: Iterable[Transition], *, cost:
 @click.option("--all", "show_all", is_flag=True,
               help="List every request's transition (extensions, cache-safe changes), not only breaks.")
 @listing_options
-@click.option("--cost", "with_cost", is_flag=True,
-              help="Add what each break cost (the cache reads it lost, priced) and a total row; reads the "
-                   "log's cache accounting too, so it runs as long as `cache`. Implied by --prices and "
-                   "--openai-zdr.")
+@accounting_option(default=False, gives="what each break cost (the cache reads it lost, priced) and a total "
+                   "row come from it; implied by --prices and --openai-zdr", alias="--cost")
 @prices_option
 @openai_zdr_option
 @capture_option
+@adapter_option(expose=False)
 @routes_option
 @attachments_option
 @lenient_option
@@ -372,7 +372,7 @@ def _print_breaks(item: _Attributed, transitions: Iterable[Transition], *, cost:
 @jobs_option
 @time_options
 @engine_options
-def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_cost: bool, prices_path: str | None,
+def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accounting: bool, prices_path: str | None,
                    openai_zdr: bool | None, capture: str | None, fail_on: str, routes: str | None, lenient: bool,
                    max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                    scheduler: str | None) -> int:
@@ -403,7 +403,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
     rendered body). A narrow terminal leaves out a column with no value in any row, then "first
     divergence", then "relation".
 
-    With --cost (implied by --prices and --openai-zdr), what each break cost too: it reads the
+    With --accounting (implied by --prices and --openai-zdr), what each break cost too: it reads the
     log's cache accounting as well, so it takes as long as `cache`. A column "lost tokens (cost)"
     after "cause": the cache reads the request should have had and did not, and what they cost
     over cache reads at its rate (the "lost" of its row in `cache`'s timeline, every cause, priced
@@ -415,7 +415,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
 
     With --json, one object per listed transition: "path" the log it is from, its session id,
     request, cause and evidence, and "unexplained" true for a break the log does not explain
-    (cause unexplained or unrecorded_mutation, as --fail-on unexplained counts them); with --cost
+    (cause unexplained or unrecorded_mutation, as --fail-on unexplained counts them); with --accounting
     also "lost_tokens", "lost_cost_usd" (null when not known) and "unpriced" (why they are not
     known, else null).
 
@@ -431,7 +431,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
     logs = newest_first(selected_logs(given, since, until), given if paths else ())  # the documented listing order (newest_first)
     if not logs:
         return EXIT_OK
-    with_cost = with_cost or prices_path is not None or openai_zdr is not None
+    with_cost = accounting or prices_path is not None or openai_zdr is not None
     prices: PriceBook | None = None
     zdr: bool | None = None
     if with_cost:
@@ -479,6 +479,7 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, with_c
 @prices_option
 @openai_zdr_option
 @capture_option
+@adapter_option(expose=False)
 @routes_option
 @attachments_option
 @lenient_option

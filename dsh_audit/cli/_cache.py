@@ -19,7 +19,9 @@ from ..report.terminal import fit_lines, listing_format, print_table, progress_c
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import newest_first, selected_logs, session_paths
 from ._options import (
+    adapter_option,
     attachments_option,
+    attribution_option,
     capture_option,
     engine_options,
     jobs_option,
@@ -216,9 +218,10 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
 @click.option("--tokenizer", type=click.Choice(["auto", "exact", "estimate"]), default="auto", show_default=True,
               help="Count tokens with the DeepSeek V4 tokenizer (extra 'tokenizer') or estimate bytes/4.")
 @click.option("--no-wire", is_flag=True, help="Compare the log's JSON instead of rendered wire bodies.")
-@click.option("--no-attribution", is_flag=True, help="Do not ask dsh_audit.attribution for break causes.")
+@attribution_option("each break is counted break_unattributed")
 @prices_option
 @capture_option
+@adapter_option(expose=False)
 @routes_option
 @attachments_option
 @openai_zdr_option
@@ -309,7 +312,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
             if as_json:
                 _write_json(report, spools.pop(report.path) if spools is not None else None)
             else:
-                heading = session_title(str(report.path), report.session_id)
+                heading = session_title(str(report.path), report.session_id, broken=True)
                 for line in fit_lines(f"{heading}\n{_summary(report, _rates_note(prices.files))}"):
                     echo(line)
                 print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts))

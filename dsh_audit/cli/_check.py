@@ -15,16 +15,16 @@ from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
 from ..gate import (Baseline, CheckResult, Policy, RequestRecorder, SessionCheck, apply_baseline, find_capture,
-                    load_baseline, load_policy, run_check)
+                    group_findings, load_baseline, load_policy, run_check)
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
-from ..report.terminal import (Amount, listing_format, page_listing, print_status, print_table, progress_callback,
-                               rows_fit, short_ids)
+from ..report.terminal import (Amount, fit_lines, listing_format, page_listing, print_status, print_table,
+                               progress_callback, rows_fit, short_ids, title_width)
 from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning,
                       give_way)
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
-from ._options import (attachments_option, capture_option, engine_options, jobs_option, lenient_option, listing_options,
-                       openai_zdr_option, prices_option, routes_option, stated_zdr)
+from ._options import (adapter_option, attachments_option, capture_option, engine_options, jobs_option, lenient_option,
+                       listing_options, openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._output import STDOUT, output_help, stdout_target, write_output
 from ._when import time_options
 
@@ -139,6 +139,13 @@ def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
     return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",), short=_SHORT_HEADERS, ids=_IDS)
 
 
+def _wrap_width() -> int | None:
+    """The width the findings' lines wrap to under the table: a terminal's (a pager's), or
+    ``COLUMNS`` when piped, as the table's; None, each line whole, when piped with no ``COLUMNS``
+    (a CI log: a line per finding, for grep) and beside a CSV or Markdown listing."""
+    return title_width() if listing_format() == "table" else None
+
+
 def _print(result: CheckResult) -> None:
     shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
     if shown:
@@ -153,9 +160,10 @@ def _print(result: CheckResult) -> None:
                 captions.append(_SHORT_NOTE)
         print_table("dsh-audit check", _CSV_COLUMNS if csv else _COLUMNS, rows, caption="; ".join(captions) or None,
                     droppable=_DROPPABLE, short=_SHORT_HEADERS, ids=_IDS)
-    for finding in result.findings:
-        if finding.fails or finding.severity != "info":
-            echo(finding.format())
+    width = _wrap_width()
+    for group in group_findings(f for f in result.findings if f.fails or f.severity != "info"):
+        for line in [group.format()] if width is None else fit_lines(group.format(), width):
+            echo(line)
     counts = result.counts()
     baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
     print_status(f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
@@ -337,11 +345,18 @@ def _with_baseline(result: CheckResult, baseline: Baseline | None) -> CheckResul
     return result
 
 
+def _typed_adapter(policy: Policy, adapter: str) -> Policy:
+    """``policy`` with the ``--adapter`` typed (or set in its variable) over its key ``adapter``:
+    the command line wins over the policy file; not typed, the policy's key stands."""
+    source = click.get_current_context().get_parameter_source("adapter")
+    return policy if source in (None, click.core.ParameterSource.DEFAULT) else replace(policy, adapter=adapter)
+
+
 def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options ``check`` and ``report`` share after their own, in this order: how requests
-    are rendered (--routes, --attachments), priced (--prices, --openai-zdr), read (--lenient,
+    are rendered (--adapter, --routes, --attachments), priced (--prices, --openai-zdr), read (--lenient,
     --max-version), run (--jobs), chosen by time (--since, --until) and by engine."""
-    for option in reversed((routes_option, attachments_option, prices_option, openai_zdr_option, lenient_option,
+    for option in reversed((adapter_option, routes_option, attachments_option, prices_option, openai_zdr_option, lenient_option,
                             jobs_option, time_options, engine_options)):
         func = option(func)
     return func
@@ -368,7 +383,7 @@ def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, junit_path: str | None,
                   sarif_path: str | None, json_path: str | None, markdown_path: str | None,
                   baseline_path: str | None, no_baseline: bool, as_json: bool,
-                  routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
+                  adapter: str, routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
                   max_version: int, jobs: int, since: float | None, until: float | None, engine: str,
                   scheduler: str | None) -> int:
     """Gate a build on session logs: validate, rebuild, compare, attribute, account.
@@ -413,7 +428,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
     _guard(protected, json_path, what="JSON report")  # it may replace the baseline it was given (docs/ci.md)
-    policy = load_policy(policy_path)
+    policy = _typed_adapter(load_policy(policy_path), adapter)
     baseline_path, no_baseline = _one_baseline(baseline_path, no_baseline)
     _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
     for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"),
@@ -432,6 +447,9 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)
+    for check in result.sessions:  # a log not a line of which could be read: said as every command says it
+        if check.unreadable and check.error is not None:
+            echo_error(check.error)
     echo_caveats(prices)  # what the table could not know of the costs the reports show
     markdown = reports.format_markdown(result)  # with the caveats of the prices it shows
     # each report made only when asked for; JUnit's one testcase per request is written as made
@@ -472,9 +490,9 @@ def _verdict(result: CheckResult) -> str:
 @_baseline_options
 @_session_options
 def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str | None, output: str,
-                   baseline_path: str | None, no_baseline: bool, routes: str | None, prices_path: str | None,
-                   openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int, since: float | None,
-                   until: float | None, engine: str, scheduler: str | None) -> int:
+                   baseline_path: str | None, no_baseline: bool, adapter: str, routes: str | None,
+                   prices_path: str | None, openai_zdr: bool | None, lenient: bool, max_version: int, jobs: int,
+                   since: float | None, until: float | None, engine: str, scheduler: str | None) -> int:
     """Write one self-contained HTML forensics page for session logs (default $DSH_HOME/sessions;
     --since/--until keep those active in a window, by the logs' own timestamps).
 
@@ -499,7 +517,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     """
     paths = session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
-    policy = load_policy(policy_path)
+    policy = _typed_adapter(load_policy(policy_path), adapter)
     baseline_path, no_baseline = _one_baseline(baseline_path, no_baseline)
     _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
     _guard(protected, output, what="HTML report")

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import click
 
 from ..capture import RequestDiff, compare_capture, find_capture, gate_ok, load_capture, unreadable_capture
-from ..errors import CaptureError, UsageError
-from ..log import discover
+from ..errors import CaptureError, DshAuditError, UsageError
 from ..replay import Request
-from ..session import Failure, Session, read_session, route_apis, route_renderer
+from ..runner import in_process, iter_many
+from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
 from ..report import dumps_line
-from ..report.terminal import print_table
+from ..report.terminal import print_table, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
-from ._logs import file_size, log_progress, session_paths
-from ._options import ADAPTER_CHOICES, attachments_option, listing_options, lenient_option, routes_option
+from ._logs import file_size, log_progress, selected_logs, session_paths
+from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
 from ._output import place_text, session_title
+from ._when import time_options
 
 __all__ = ["diff_command"]
 
@@ -146,25 +149,25 @@ def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _
 
 
 @click.command("diff")
-@click.argument("path", required=False, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--capture", "capture_path", type=click.Path(),
-              help="What was sent: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies. Default: a "
+              help="What was sent, for every log: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies. Default: a "
                    "wire.jsonl beside each log or up to four folders above it, as `check` finds it.")
-@click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
-              help="Which DSH adapter's wire format the rebuilt bodies use; auto takes each request's "
-                   "route from the log (the provider its header names and the adapter the log shows "
-                   "serving it).")
+@adapter_option
 @click.option("--strict", is_flag=True,
               help="Fail on equivalent bodies too (same JSON, other bytes: a prefix-cache break).")
 @listing_options
 @routes_option
 @attachments_option
 @lenient_option
-def diff_command(path: str | None, capture_path: str | None, adapter: str, strict: bool, as_json: bool, routes: str | None,
-                 lenient: bool, max_version: int) -> int:
+@jobs_option
+@time_options
+def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str, strict: bool, as_json: bool,
+                 routes: str | None, lenient: bool, max_version: int, jobs: int, since: float | None,
+                 until: float | None) -> int:
     """Compare the requests rebuilt from logs with a capture of what DSH really sent.
 
-    PATH is a log file, a session folder, a sessions root (default $DSH_HOME/sessions, else
+    PATHS are log files, session folders, a sessions root (default $DSH_HOME/sessions, else
     ~/.dsh/sessions), or a session id, a unique id prefix or `latest` (looked up there). Without
     --capture, each log is compared with the wire.jsonl beside it or up to four folders above it,
     as `check` finds it (one note a run names it, or counts them when several were found; the logs
@@ -173,7 +176,10 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
     and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
     different, unmatched or unrendered, the first differing byte and the capture position.
-    Compaction requests take DSH's instruction text from the captured body. Exit 0 when every
+    Compaction requests take DSH's instruction text from the captured body. --since and --until
+    compare only the logs active in that window, by the log's own timestamps; --jobs compares the
+    logs of each capture in a worker process of their own (a capture's logs are compared together:
+    its requests are paired across them), with the output of a serial run. Exit 0 when every
     loop request is identical or equivalent (identical with --strict) and no title or compaction
     body is different (equivalent with --strict), 1 otherwise, 2 on bad input.
 
@@ -182,30 +188,26 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
         dsh-audit diff ~/.dsh/sessions --capture wire.jsonl --json | jq .verdict
         dsh-audit diff recorded/a-chat
     """
-    given = session_paths(() if path is None else (path,))
-    logs = discover(given)
-    if not logs:
-        raise UsageError("no session logs found", path=given[0], hint="point at a session.jsonl[.zstd] or a folder")
+    given = session_paths(paths)
+    logs = selected_logs(given, since, until, gate=True)  # nothing to compare is an error, as before
     groups = _captures(logs, capture_path, given[0])
-    # The bar's work: loading each capture, reading the logs, then rendering and comparing each
-    # request (as much again as the capture: its bodies are what each rendered body is compared with).
-    weights = {capture: file_size(capture) if os.path.isfile(capture) else sum(map(file_size, its))
-               for capture, its in groups.items()}
     compared: list[tuple[str, list[RequestDiff], dict[str, str]]] = []
     bad = False
-    with log_progress(logs, label="diff", extra=2 * sum(weights.values())) as advance:
-        for capture, its in groups.items():
-            try:
-                rows, sessions, failed = _compare(capture, its, weights[capture], advance, adapter=adapter,
-                                                  routes=routes, lenient=lenient, max_version=max_version)
-            except CaptureError as exc:  # found beside its logs: their error; the other captures are compared
-                if capture_path is not None:
-                    raise
-                echo_error(unreadable_capture(exc, found=True))
-                bad = True
-                continue
-            compared.append((capture, rows, sessions))
-            bad = bad or failed
+    for result in _comparisons(groups, logs, jobs=jobs, adapter=adapter, routes=routes, lenient=lenient,
+                               max_version=max_version):
+        for said in result.said:
+            if isinstance(said, DshAuditError):
+                echo_error(said)
+            else:
+                echo_warning(said)
+        if result.capture_error is not None:  # found beside its logs: their error; the other captures are compared
+            if capture_path is not None:
+                raise result.capture_error
+            echo_error(unreadable_capture(result.capture_error, found=True))
+            bad = True
+            continue
+        compared.append((result.capture, result.rows, result.sessions))
+        bad = bad or result.failed
     if not compared:  # no capture could be read: nothing was compared (each one's error said)
         return EXIT_BAD_INPUT
     if capture_path is None:
@@ -225,19 +227,71 @@ def diff_command(path: str | None, capture_path: str | None, adapter: str, stric
     return EXIT_OK if ok else EXIT_FINDINGS
 
 
-def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, advance: Callable[[int], None], *,
-             adapter: str, routes: str | None, lenient: bool,
-             max_version: int) -> tuple[list[RequestDiff], dict[str, str], bool]:
-    """``logs`` compared with ``capture``: the rows, the path of each session id read, and whether
-    a log could not be read (its error said).
+@dataclass(frozen=True, slots=True)
+class _Compared:
+    """One capture's comparison with its logs (:func:`_compare`), made in this process or a worker's.
 
-    Raises:
-        CaptureError: the capture cannot be read, or is too large to align.
+    Attributes:
+        capture: the capture compared with.
+        rows: a row per request and per capture no request explains.
+        sessions: the path of each session id read.
+        said: what the command says of it, in order: a warning's text, or an error.
+        failed: a log could not be read (its error is among ``said``).
+        capture_error: the capture could not be read, or is too large to align (nothing compared).
     """
+
+    capture: str
+    rows: list[RequestDiff]
+    sessions: dict[str, str]
+    said: list[str | DshAuditError]
+    failed: bool = False
+    capture_error: CaptureError | None = None
+
+
+def _comparisons(groups: dict[str, list[str | os.PathLike[str]]], logs: Sequence[str | os.PathLike[str]], *,
+                 jobs: int, **options: Any) -> Iterator[_Compared]:
+    """Each capture's comparison (:func:`_compare`), in the order of ``groups``: in this process with
+    a progress bar that moves with every body rendered, or (``jobs``) a capture's logs per worker."""
+    if in_process(jobs, "local", len(groups)):
+        # The bar's work: loading each capture, reading the logs, then rendering and comparing each
+        # request (as much again as the capture: its bodies are what each rendered body is compared with).
+        weights = {capture: file_size(capture) if os.path.isfile(capture) else sum(map(file_size, its))
+                   for capture, its in groups.items()}
+        with log_progress(logs, label="diff", extra=2 * sum(weights.values())) as advance:
+            for capture, its in groups.items():
+                yield _compare(capture, its, weight=weights[capture], advance=advance, **options)
+        return
+    units = [tuple(os.fspath(log) for log in its) for its in groups.values()]
+    task = partial(_compare_unit, captures=dict(zip(units, groups)), **options)
+    with progress_callback(len(logs), label="diff") as report:
+        for capture, result in zip(groups, iter_many(units, task, jobs=jobs, progress=report)):
+            if result.value is None:  # the task failed (a bug): its error, as every parallel command says it
+                yield _Compared(capture, [], {}, [result.error] if result.error is not None else [], failed=True)
+            else:
+                yield result.value
+
+
+def _compare_unit(unit: tuple[str, ...], *, captures: dict[tuple[str, ...], str], **options: Any) -> _Compared:
+    """:func:`_compare` of the logs ``unit`` with their capture (a task of a worker process)."""
+    return _compare(captures[unit], unit, **options)
+
+
+def _no_advance(size: int) -> None:
+    """What ``advance`` is in a worker process: the parent's bar moves by the logs done."""
+
+
+def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: str, routes: str | None,
+             lenient: bool, max_version: int, weight: int = 0,
+             advance: Callable[[int], None] = _no_advance) -> _Compared:
+    """``logs`` compared with ``capture``: the rows, the path of each session id read, what to say
+    (a torn capture line, each log's warnings and errors) and whether a log could not be read; or
+    the capture's error (:class:`~dsh_audit.errors.CaptureError`), with nothing compared."""
     torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
-    captures = load_capture(capture, warnings=torn)
-    for warning in torn:
-        echo_warning(warning)
+    try:
+        captures = load_capture(capture, warnings=torn)
+    except CaptureError as exc:
+        return _Compared(capture, [], {}, [], capture_error=exc)
+    said: list[str | DshAuditError] = list(torn)
     advance(weight)
     requests: list[Request] = []
     sessions: dict[str, str] = {}
@@ -245,19 +299,24 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], weight: int, 
     bad = False
     for log in logs:
         session = read_session(log, lenient=lenient, max_version=max_version, routes=routes)
-        for warning in session.warnings:
-            echo_warning(warning)
+        said.extend(session.warnings)
         if isinstance(session, Failure):
-            echo_error(session.error)
+            said.append(session.error)
             bad = True
             continue
         sessions[session.id] = session.path
         opened.append(session)
         requests.extend(session.requests)
     render = _advancing(route_renderer(opened, adapter=adapter), advance, weight // max(len(requests), 1))
-    rows = compare_capture(requests, captures, render=render, routes=route_apis(opened, adapter=adapter))
+    try:
+        rows = compare_capture(requests, captures, render=render, routes=route_apis(opened, adapter=adapter))
+    except CaptureError as exc:  # too large to align
+        return _Compared(capture, [], sessions, said, bad, capture_error=exc)
     advance(weight)  # the requests not rendered (unmatched, unrendered) are done too
-    return rows, sessions, bad
+    if routes is None:  # a refusal that asks for --routes names the recorded home's layer too, as check's does
+        rows = [replace(row, hint=routes_hint(sessions[row.request.session_id], row.hint))
+                if row.hint and row.request is not None else row for row in rows]
+    return _Compared(capture, rows, sessions, said, bad)
 
 
 COMMANDS = [diff_command]

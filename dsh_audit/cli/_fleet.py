@@ -15,7 +15,8 @@ from ..report.terminal import (Amount, fit_lines, listing_format, print_table, p
                                short_ids, table_cell)
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning
 from ._logs import guard_evidence, selected_logs, session_paths
-from ._options import (capture_option, engine_options, jobs_option, json_option, lenient_option, listing_options,
+from ._options import (accounting_option, attribution_option, capture_option, engine_options, jobs_option, json_option,
+                       lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._views import sort_option
 from ._when import request_window_options, time_options
@@ -38,8 +39,13 @@ _COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "o
                  "off-peak $", "breaks $", "unpriced")
 # Left out, in this order, while a narrow terminal cannot show a table with whole words (after a
 # column with no value in any row).
-_COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $")
+_COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $", "cache read $", "cache miss $")
 _MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
+# The session rankings leave out more, in this order, before a table too wide to be drawn in the run's
+# style takes the other one (a run's tables share one style: docs/cli.md).
+_RANK_DROPPABLE = (*_MEASURE_DROPPABLE, "prompt", "hit ratio", "requests", "lost tokens")
+# Then the amounts but the one the sessions are ranked by (--sort).
+_RANKED_AMOUNT = {"lost": "lost $", "cost": "cost", "time": None}
 # A group of requests whose model (or day) the log does not say: as `usage --by model|day` names it.
 _UNKNOWN = "unknown"
 _BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
@@ -158,15 +164,15 @@ def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
 @jobs_option
 @time_options
 @engine_options
-@click.option("--no-attribution", is_flag=True, help="Skip break attribution (faster; breaks table stays empty).")
-@click.option("--no-cache", is_flag=True, help="Skip cache accounting (faster; no expected reads or losses).")
+@attribution_option("the breaks table stays empty")
+@accounting_option(default=True, gives="the expected cache reads and losses come from it", alias="--no-cache")
 @prices_option
 @openai_zdr_option
 @capture_option
 @routes_option
 @json_option
 def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: int, jobs: int, since: float | None,
-                  until: float | None, engine: str, scheduler: str | None, no_attribution: bool, no_cache: bool,
+                  until: float | None, engine: str, scheduler: str | None, no_attribution: bool, accounting: bool,
                   prices_path: str | None, openai_zdr: bool | None, capture: str | None, routes: str | None,
                   as_json: bool) -> int:
     """Index session logs into a SQLite file: one row per session, request, priced request and
@@ -207,7 +213,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     guard_evidence(paths, db, what="index")  # nor a copy of a session not read again (index_logs guards the rest)
     with progress_callback(len(logs), label="indexing") as report:
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
-                                   attribution=not no_attribution, cache=not no_cache, jobs=jobs, engine=engine,
+                                   attribution=not no_attribution, cache=accounting, jobs=jobs, engine=engine,
                                    scheduler=scheduler, prices=prices, progress=report, routes=routes,
                                    capture=capture, zero_data_retention=zdr, roots=session_paths(paths))
     for warning in summary.warnings:
@@ -321,8 +327,9 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
     rows = [(r["session_id"], r["path"], *((_when(r["last_request_at"]),) if when else ()), *_measures(r),
              _priced(r, r["cost_usd"]), _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
-    rows, short = _short_sessions(columns, rows, _MEASURE_DROPPABLE)
-    print_table(title, columns, rows, droppable=_MEASURE_DROPPABLE,
+    droppable = (*_RANK_DROPPABLE, *(c for c in ("breaks $", "lost $", "cost") if c != _RANKED_AMOUNT[stats.sort]))
+    rows, short = _short_sessions(columns, rows, droppable)
+    print_table(title, columns, rows, droppable=droppable,
                 caption="; ".join(text for text in (rank if rows else None, short) if text) or None)
     columns = ("session", "path", *_BREAK_COLUMNS)
     rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",

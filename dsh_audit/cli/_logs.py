@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -39,11 +41,34 @@ def session_ref(path: str) -> str:
         UsageError: ``path`` names no session, or several (the message lists up to five).
         UnreadableError: there is no sessions folder to look it up in.
     """
+    _check_limits()
     if path == "" or os.path.lexists(path) or _PATH_FORM.search(path):
         return path
-    from ..log import resolve_session
+    from ..errors import UnreadableError
+    from ..log import default_sessions_root, is_folder, resolve_session
 
+    root = default_sessions_root()
+    if not is_folder(root):  # said here, naming the folder and what picks another (not "set DSH_HOME so that")
+        where = "$DSH_HOME/sessions" if os.environ.get("DSH_HOME") else "~/.dsh/sessions: DSH_HOME is not set"
+        state = "is not a folder" if os.path.lexists(root) else "does not exist"
+        raise UnreadableError(f"no such file or folder, and not a session id: the sessions folder {root} ({where}) "
+                              f"{state}", path=path,
+                              hint="pass the path of a log or a session folder, or set DSH_HOME to the DSH home "
+                                   "that holds sessions/")
     return str(resolve_session(path))
+
+
+def _check_limits() -> None:
+    """Refuse a bad ``DSH_AUDIT_MAX_DECODED`` or ``DSH_AUDIT_MAX_RATIO`` once, naming the variable,
+    before any log is read (each log's reader would otherwise say it at that log's path, as if
+    the log were at fault): the first thing every command that reads logs does with its PATHs.
+
+    Raises:
+        UsageError: a value that is not a size or a whole number (:func:`dsh_audit.log.decode_limits`).
+    """
+    from ..log import decode_limits
+
+    decode_limits()
 
 
 def one_log(path: str) -> Path:
@@ -54,7 +79,28 @@ def one_log(path: str) -> Path:
     named = session_ref(path)
     if named == path and path and not os.path.lexists(path):
         discover([path])  # a missing path: "no such file or folder", as every command says it
+    if os.path.isdir(named):
+        _one_of(named, discover([named]))
     return resolve_session(named)
+
+
+#: How many logs an error naming several lists (as an ambiguous id prefix lists its ids).
+_LISTED = 5
+
+
+def _one_of(folder: str, logs: Sequence[Path]) -> None:
+    """Raise when ``folder`` holds several session logs, naming them (shell-quoted, up to
+    :data:`_LISTED`) and how to pick one.
+
+    Raises:
+        UsageError: ``logs`` holds more than one log.
+    """
+    if len(logs) < 2:
+        return
+    shown = ", ".join(shlex.quote(str(log)) for log in logs[:_LISTED])
+    more = f" and {len(logs) - _LISTED} more" if len(logs) > _LISTED else ""
+    raise UsageError(f"expected one session log, found {len(logs)}: {shown}{more}", path=folder,
+                     hint="pass one of those files, or its session id (`dsh-audit sessions PATH` lists them)")
 
 
 def file_size(path: str | os.PathLike[str]) -> int:
@@ -113,6 +159,7 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
     """
     if paths:
         return tuple(map(session_ref, paths))
+    _check_limits()
     from ..errors import UnreadableError
     from ..log import default_sessions_root, is_folder
 
@@ -165,22 +212,76 @@ def _gating() -> bool:
 
 def _log_span(log: Path) -> tuple[float, float] | None:
     """The first and last of a log's own timestamps (:func:`dsh_audit.log.time_span`; for another
-    agent's log, Claude Code or Codex, its imported session's :meth:`~dsh_audit.session.Session.span`);
-    None when its times cannot be read."""
-    from ..log import time_span
+    agent's log, Claude Code or Codex, the ``timestamp`` of its first and last records,
+    :func:`_foreign_span`, else its imported session's :meth:`~dsh_audit.session.Session.span`);
+    None when its times cannot be read. Another agent's log is imported once, by the run: selecting
+    it reads its two ends."""
+    from ..log import detect_format, time_span
     from ..session import open_foreign
 
     span = time_span(log)
     if span is not None:
         return span
     try:
-        imported = open_foreign(str(log))
+        if detect_format(log) not in _FOREIGN:
+            return None
+        span = _foreign_span(log)
+        imported = None if span is not None else open_foreign(str(log))
     except (DshAuditError, OSError, ValueError):
         return None  # the run reads it again and says why
     if imported is None:
-        return None
+        return span
     first, last = imported.span()
     return None if first is None or last is None else (first, last)
+
+
+#: The formats of another agent's log (:func:`dsh_audit.log.detect_format`): plain JSON lines, each
+#: record with its ``timestamp`` (ISO 8601), appended as they happen.
+_FOREIGN = ("claude-code", "codex")
+#: Lines read from either end of another agent's log for a record with a time, before it is imported.
+_ENDS = 64
+_BLOCK = 64 << 10  # the first backward read of its end; each further one twice as large, up to _ENDS lines
+
+
+def _foreign_span(log: Path) -> tuple[float, float] | None:
+    """The ``timestamp`` of the first and of the last record that has one, of a Claude Code
+    transcript or a Codex rollout, read from its first and last lines (:data:`_ENDS` at most at
+    either end; a torn last line is skipped); None when neither end has one (the log is then
+    imported for its times)."""
+    from ..log import open_regular
+
+    with open_regular(str(log)) as handle:
+        first = next((t for _, raw in zip(range(_ENDS), handle) if (t := _record_time(raw)) is not None), None)
+        if first is None:
+            return None
+        end = handle.seek(0, os.SEEK_END)
+        block = _BLOCK
+        while True:
+            start = max(0, end - block)
+            handle.seek(start)
+            lines = handle.read(end - start).split(b"\n")[1 if start else 0:]  # the first may be cut
+            last = next((t for raw in reversed(lines[-_ENDS:]) if (t := _record_time(raw)) is not None), None)
+            if last is not None or start == 0 or len(lines) > _ENDS:
+                return None if last is None else (min(first, last), max(first, last))
+            block *= 2
+
+
+def _record_time(raw: bytes) -> float | None:
+    """The ``timestamp`` of one record line in seconds since the epoch, as the importers read it
+    (ISO 8601; no offset: local time); None when the line is not a record with one."""
+    from ..log import parse_json
+
+    try:
+        record = parse_json(raw)
+    except ValueError:
+        return None
+    when = record.get("timestamp") if isinstance(record, dict) else None
+    if not isinstance(when, str) or not when:
+        return None
+    try:
+        return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:

@@ -1,8 +1,10 @@
 """The options many commands share, as decorators: how a log is read (``--lenient``,
-``--max-version``), what it is compared with and priced by (``--capture``, ``--routes``,
-``--profile``, ``--attachments``, ``--prices``, ``--openai-zdr``), how tables are printed
+``--max-version``), what it is compared with, rendered and priced by (``--capture``, ``--adapter``,
+``--routes``, ``--profile``, ``--attachments``, ``--prices``, ``--openai-zdr``), how much of the
+work is done (``--accounting/--no-accounting``, ``--no-attribution``), how tables are printed
 (``--format``, ``--json``, ``--pager``), and where the work runs (``--jobs``, ``--engine``); the same
-option, help and environment variable on every command that takes it.
+option, help and environment variable on every command that takes it, and one spelling for each
+meaning (an older one still read, hidden: :data:`RETIRED_SPELLINGS`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ import click
 from ..errors import DshAuditError
 from ._common import give_way
 
-__all__ = ["ADAPTER_CHOICES", "attachments_option", "capture_option", "engine_options", "jobs_option",
-           "json_option", "lenient_option", "listing_options", "openai_zdr_option", "pager_option",
-           "prices_option", "routes_option", "stated_zdr"]
+__all__ = ["ADAPTER_CHOICES", "RETIRED_SPELLINGS", "accounting_option", "adapter_option", "attachments_option",
+           "attribution_option", "capture_option", "engine_options", "jobs_option", "json_option", "lenient_option",
+           "listing_options", "openai_zdr_option", "pager_option", "prices_option", "routes_option", "stated_zdr"]
 
-#: The ``--adapter`` choices of ``diff`` and ``render`` (DSH's wire formats).
+#: The ``--adapter`` choices (DSH's wire formats), besides ``auto``.
 ADAPTER_CHOICES = ("deepseek", "anthropic", "openai", "responses")
+
+#: Older spellings of a shared option -> the option they mean now; each still works on the command
+#: that had it, as a hidden alias (tests/test_cli_conventions.py keeps them off every other command).
+RETIRED_SPELLINGS = {"--no-cost": "--no-accounting", "--no-breaks": "--no-accounting",
+                     "--no-cache": "--no-accounting", "--cost": "--accounting"}
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -218,10 +225,14 @@ def _use_attachments(ctx: click.Context, param: click.Parameter, value: str | No
     _set_for_command(ctx, ATTACHMENTS_ENV, os.path.abspath(root))
 
 
-def _set_for_command(ctx: click.Context, name: str, value: str) -> None:
-    """Set environment variable ``name`` (which worker processes inherit) until the command ends."""
+def _set_for_command(ctx: click.Context, name: str, value: str | None) -> None:
+    """Set environment variable ``name`` (which worker processes inherit; None: unset it) until the
+    command ends."""
     before = os.environ.get(name)
-    os.environ[name] = value
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
     def restore() -> None:
         if before is None:
@@ -242,3 +253,70 @@ def attachments_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "DSH home), where the bytes of a logged image are read from. Default: the store "
                              "of the DSH home the log is in, else $DSH_HOME's (else ~/.dsh's). A capture's "
                              "image bytes win.")(func)
+
+
+def accounting_option(*, default: bool, gives: str,
+                      alias: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--accounting/--no-accounting`` (``accounting``): whether each log's cache accounting is
+    read (what ``cache`` computes: expected cache reads, what each request lost and what that cost),
+    which ``gives`` says what the command shows from; on by ``default`` or not. ``alias``: the
+    command's older spelling (:data:`RETIRED_SPELLINGS`), still read, hidden from the help, with its
+    own environment variable."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        wrapped: Callable[..., Any] = func
+        if alias is not None:
+            wrapped = _with_alias(func, alias, RETIRED_SPELLINGS[alias] == "--accounting")
+        turn = "--no-accounting skips it: faster" if default else "--accounting reads it: as slow as `cache`"
+        return click.option("--accounting/--no-accounting", "accounting", default=default, show_default=True,
+                            help=f"Read each log's cache accounting, as `cache` does: {gives}. {turn}.")(wrapped)
+
+    return decorate
+
+
+def _with_alias(command: Callable[..., Any], alias: str, means: bool) -> Callable[..., Any]:
+    """``command`` with the hidden flag ``alias`` (parameter named after it, as before) standing for
+    ``accounting`` = ``means`` when given."""
+    name = alias.removeprefix("--").replace("-", "_")
+
+    @functools.wraps(command)
+    def run(*args: Any, accounting: bool, **kwargs: Any) -> Any:
+        given = kwargs.pop(name)
+        return command(*args, accounting=means if given else accounting, **kwargs)
+
+    return click.option(alias, name, is_flag=True, hidden=True,
+                        help=f"The older spelling of --{'' if means else 'no-'}accounting.")(run)
+
+
+def attribution_option(gives: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--no-attribution`` (``no_attribution``): every break left unattributed, with no cause; ``gives``
+    says what the command shows then."""
+    return click.option("--no-attribution", "no_attribution", is_flag=True,
+                        help=f"Skip break attribution: faster, every break unattributed (no cause); {gives}.")
+
+
+def _use_adapter(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Force ``value`` (not ``auto``) on every request of this command, in worker processes too: the
+    library's route decisions read it from ``$DSH_AUDIT_ADAPTER`` (:func:`dsh_audit.session.request_route`)."""
+    from ..session import ADAPTER_ENV
+
+    if value != "auto":
+        _set_for_command(ctx, ADAPTER_ENV, value)
+    elif ctx.get_parameter_source(param.name or "") != click.core.ParameterSource.DEFAULT:
+        _set_for_command(ctx, ADAPTER_ENV, None)  # --adapter auto typed: each request's own route
+    return value
+
+
+def adapter_option(func: Callable[..., Any] | None = None, *, expose: bool = True) -> Callable[..., Any]:
+    """``--adapter auto|deepseek|anthropic|openai|responses`` (``adapter``, when ``expose``): the wire
+    format every body of the command is rendered in, the same option on every command that renders
+    one. It is forced through ``$DSH_AUDIT_ADAPTER`` for the command, which every route decision of
+    the library reads (in worker processes too), so a command that passes it nowhere need not take it."""
+    if func is None:
+        return functools.partial(adapter_option, expose=expose)
+    return click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto",
+                        show_default=True, callback=_use_adapter, expose_value=expose,
+                        help="Which DSH adapter's wire format requests are rendered in: auto takes each "
+                             "request's route from the log (the provider its header names and the adapter "
+                             "the log shows serving it, else --routes); any other forces that format on every "
+                             "request (docs/routes.md).")(func)

@@ -31,21 +31,23 @@ def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
     return f"{turn}/{step}/{attempt}"
 
 
-def session_title(path: str, session_id: str) -> str:
-    """A heading naming a session log, ``PATH  session ID``, its path cut in the middle to fit the
-    terminal (:func:`dsh_audit.report.terminal.middle_cut`, at
-    :func:`~dsh_audit.report.terminal.title_width`); when that would leave less than half of the
-    line to the path, the path takes the whole line and ``session ID`` goes to the next (a table
-    breaks its title there, never inside a word). The whole path when piped with no ``COLUMNS``,
-    and in CSV or Markdown."""
+def session_title(path: str, session_id: str, *, broken: bool = False) -> str:
+    """A heading naming a session log, ``PATH  session ID`` on one line when both fit the terminal
+    (:func:`~dsh_audit.report.terminal.title_width`); else the path takes the whole line and
+    ``session ID`` goes to the next (a table breaks its title there, never inside a word), the path
+    cut in its middle (:func:`dsh_audit.report.terminal.middle_cut`) only when it is wider than the
+    terminal itself. The whole path when piped with no ``COLUMNS``, and in CSV or Markdown. With
+    ``broken`` (a heading printed as lines, not a table's title), the two lines are apart already."""
     from ..report.terminal import listing_format, middle_cut, terminal_text, title_width
 
     suffix = f"  session {terminal_text(session_id)}"
     width = title_width()
     if listing_format() != "table" or width is None:  # CSV, Markdown, a pipe: the whole path
         return terminal_text(path) + suffix
-    room = width - len(suffix)
-    return middle_cut(terminal_text(path), room if room >= width // 2 else width) + suffix
+    shown = terminal_text(path)
+    if len(shown) + len(suffix) <= width:
+        return shown + suffix
+    return middle_cut(shown, width) + ("\n" + suffix.lstrip() if broken else suffix)
 
 
 def stdout_target(targets: Mapping[str, str | None]) -> str | None:

@@ -10,12 +10,12 @@ import click
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import open_regular
 from ..report.terminal import page_listing, terminal_text
-from ..session import attachment_store, request_route, routes_from, window_conflicts
+from ..session import attachment_store, request_route, routes_from, routes_hint, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import EXIT_OK, echo_note, echo_warning
 from ._logs import log_progress, one_log
 from ._one_request import RequestCommand, one_request
-from ._options import ADAPTER_CHOICES, attachments_option, lenient_option, pager_option, routes_option
+from ._options import ADAPTER_CHOICES, adapter_option, attachments_option, lenient_option, pager_option, routes_option
 
 __all__ = ["render_command"]
 
@@ -61,9 +61,7 @@ def _without_capture(error: DshAuditError) -> DshAuditError:
 @click.command("render", cls=RequestCommand)
 @click.argument("path", type=click.Path())
 @click.argument("index", type=int)
-@click.option("--adapter", type=click.Choice(("auto", *ADAPTER_CHOICES)), default="auto", show_default=True,
-              help="Which DSH adapter's wire format to write; auto takes the request's route from the "
-                   "log (the provider its header names and the adapter the log shows serving it).")
+@adapter_option
 @click.option("--headers", "with_headers", is_flag=True,
               help="Write the request line and headers (no authorization) and a blank line before the body.")
 @click.option("--compaction-instruction", "instruction_file", type=click.Path(dir_okay=False),
@@ -124,6 +122,8 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
             call_options["images"] = images
         wire = renderer.render(request, **call_options)
     except DshAuditError as exc:
+        if routes is None and exc.hint:  # the recorded home's layer too, as check and diff name it
+            exc.hint = routes_hint(log_path, exc.hint)
         raise _without_capture(exc).located(path=log_path) from None
     terminal = sys.stdout.isatty()  # before the pager takes stdout: the body is shown escaped there too
     page_listing()  # on a terminal: the pager, before the first line

@@ -15,8 +15,8 @@ from ..report.terminal import Amount, listing_format, print_table, progress_call
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
-from ._options import (capture_option, jobs_option, lenient_option, listing_options, openai_zdr_option, prices_option,
-                       routes_option, stated_zdr)
+from ._options import (accounting_option, capture_option, jobs_option, lenient_option, listing_options,
+                       openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._priced import run_priced
 from ._views import sort_option
 from ._when import time_options
@@ -28,6 +28,13 @@ _COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "
 # "hit" is the ratio itself there, from 0 to 1 (as --json and `stats` CSV give it), named so.
 _CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id")
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
+# The columns a narrow terminal leaves out, in this order, after those with no value in any row: each
+# one before a title of up to 24 characters is wrapped (print_table's rule), so that a title wraps
+# between its words only when it is longer than that, never a word a line.
+_DROPPABLE = ("project", "hit", "breaks", "reqs")
+# The title's narrowest width while a column can still be left out for it (its widest title, if
+# narrower): a long title wraps between a few words, never a word a line (print_table's ``least``).
+_TITLE_MIN = 20
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
 
@@ -66,8 +73,7 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
 @click.argument("paths", nargs=-1, type=click.Path())
 @listing_options
 @lenient_option
-@click.option("--no-cost", is_flag=True,
-              help="Skip cache accounting: faster, but no hit ratio, breaks or cost.")
+@accounting_option(default=True, gives="the hit ratio, breaks and cost come from it", alias="--no-cost")
 @prices_option
 @capture_option
 @routes_option
@@ -76,7 +82,7 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
 @time_options
 @sort_option(("time", "cost"), meaning="Order of the sessions: time newest first by the log's own last "
              "activity, cost the costliest first (\"$?\" and no cost last).")
-def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, no_cost: bool,
+def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_version: int, accounting: bool,
                      prices_path: str | None, capture: str | None, routes: str | None, openai_zdr: bool | None,
                      jobs: int, since: float | None, until: float | None, sort: str) -> int:
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
@@ -92,9 +98,11 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     and "$?" when none could (--json: cost_usd null, with unpriced_requests and cost_complete);
     "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
-    value shows "-". A narrow terminal first leaves out a column with no value in any row, then
-    "project", then "hit", and shows each id as its shortest unique prefix (session-86ef2d28),
-    which the caption says; a date, a number or an id is never split over lines. --json prints
+    value shows "-". A narrow terminal shows each id as its shortest unique prefix
+    (session-86ef2d28), which the caption says, and leaves out a column with no value in any row,
+    then "project", "hit", "breaks" and "reqs", as few as keep each title whole (a longer title
+    keeps 20 columns while one can be left out, and wraps between its words); a date, a number or
+    an id is never split over lines. --json prints
     one object per session, with first_activity and the whole id. A session found in several
     files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
     one holds the other's and more (the file DSH reads, else the longer); copies that differ are
@@ -123,14 +131,14 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     """
     try:
         # a bad price or route file is one error, before any log is read (as usage and cache do)
-        prices = None if no_cost else load_prices(prices_path)
-        zdr = None if no_cost else stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
+        prices = load_prices(prices_path) if accounting else None
+        zdr = stated_zdr(openai_zdr) if accounting else None  # and so is a bad pyproject.toml value
         routes_from(routes)
         logs = selected_logs(paths, since, until)
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=not no_cost, prices=prices,
+    task = partial(summary_group, lenient=lenient, max_version=max_version, accounting=accounting, prices=prices,
                    routes=routes, capture=capture, zero_data_retention=zdr)
     status = EXIT_OK
     summaries: list[SessionSummary] = []
@@ -171,14 +179,15 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         # CSV holds the JSON's rows, flat; a table or Markdown lists each child under its parent
         listed = [(s, 0) for s in ordered] if csv else list(_nested(ordered))
         rows = [_row(s, csv=csv, copies=s.session_id in copies, depth=depth) for s, depth in listed]
-        caption = None
+        captions: list[str] = []
+        columns: tuple[str, ...] = _CSV_COLUMNS if csv else _COLUMNS
         if listing_format() == "table" and not _fits(rows):
             names = short_ids(s.session_id for s in ordered)
             rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
                     for row, (s, _) in zip(rows, listed)]
-            caption = _SHORT_NOTE if any(names[s.session_id] != s.session_id for s in ordered) else None
-        print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", _CSV_COLUMNS if csv else _COLUMNS, rows,
-                    droppable=("project", "hit"), caption=caption)
+            captions += [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in ordered) else []
+        print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", columns,
+                    rows, droppable=_DROPPABLE, caption="; ".join(captions) or None, least={"title": _TITLE_MIN})
     if prices is not None:
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
     return status
@@ -258,7 +267,7 @@ def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
     """Whether whole ids leave a table on one line a session, on the terminal, as
     :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "project", the
     title (free text) wrapped if need be."""
-    return rows_fit(_COLUMNS, rows, droppable=("project", "hit"), spare=("project",), wrapping=("title",))
+    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("project",), wrapping=("title",))
 
 
 def _note_copies(summaries: list[SessionSummary]) -> None:

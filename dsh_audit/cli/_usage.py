@@ -19,7 +19,8 @@ from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_warning
 from ._logs import selected_logs
-from ._options import (capture_option, engine_options, jobs_option, lenient_option, listing_options, openai_zdr_option,
+from ._options import (accounting_option, capture_option, engine_options, jobs_option, lenient_option, listing_options,
+                       openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import run_priced
 from ._views import sort_option
@@ -143,7 +144,7 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
              "or window: by key), cost the costliest row first.")
 @request_window_options
 @prices_option
-@click.option("--no-breaks", is_flag=True, help="Skip cache accounting: no cost of breaks, faster.")
+@accounting_option(default=True, gives="the lost tokens (cost) column comes from it", alias="--no-breaks")
 @capture_option
 @openai_zdr_option
 @listing_options
@@ -152,7 +153,7 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
 @jobs_option
 @engine_options
 def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | None, until: float | None,
-                  prices_path: str | None, no_breaks: bool, capture: str | None, openai_zdr: bool | None,
+                  prices_path: str | None, accounting: bool, capture: str | None, openai_zdr: bool | None,
                   as_json: bool, routes: str | None, lenient: bool, max_version: int, jobs: int, engine: str,
                   scheduler: str | None) -> int:
     """What sessions cost: tokens and USD by session, turn, day, model, window or request.
@@ -178,7 +179,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     nor written to it); "lost tokens (cost)" the prompt tokens the cache analysis expected to be
     read from the cache and were not (breaks and other shortfalls: the breaks `breaks` lists, a
     log compared with its capture too, --capture or the wire.jsonl found beside it as `check`
-    finds it; none with --no-breaks), and what that cost over cache reads: they were billed first as the request's cache writes (up to the writes it logged, at
+    finds it; none with --no-accounting), and what that cost over cache reads: they were billed first as the request's cache writes (up to the writes it logged, at
     the write rate of its TTL: Anthropic's 5-minute or 1-hour rate), the rest as cache misses
     (DeepSeek and OpenAI write nothing: all misses); "cache read", "cache write" and "output"
     tokens; "cost" the USD at the table's rates; "no cache" and "off-peak" what the same requests
@@ -227,7 +228,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
         echo_error(exc)
         return EXIT_BAD_INPUT
     status = EXIT_OK
-    task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=not no_breaks,
+    task = partial(ledger_group, prices=prices, lenient=lenient, max_version=max_version, breaks=accounting,
                    routes=routes, capture=capture, zero_data_retention=zdr)
     ledgers: list[SessionLedger] = []
     failed = 0  # logs that could not be read, or whose reading hit a bug: left out of every sum

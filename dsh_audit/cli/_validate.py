@@ -11,20 +11,24 @@ import click
 from .._version import __version__
 from ..errors import MalformedRecordError, UsageError
 from ..report import dumps_line, dumps_pretty, validation_sarif
-from ..report.terminal import progress_callback
+from ..report.terminal import listing_format, print_table, progress_callback
 from ..validate import Finding, format_summary, format_text, select_rules, validate_paths
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_lines
 from ._logs import guard_evidence, selected_logs, session_paths
-from ._options import engine_options, jobs_option, json_option, lenient_option
+from ._options import engine_options, jobs_option, lenient_option, listing_options
 from ._output import STDOUT, output_help, write_output
 from ._when import time_options
 
 __all__ = ["validate_command"]
 
+_COLUMNS = ("path", "line", "seq", "rule", "severity", "message", "hint")
+_FORMATS_HELP = ("json is what --json prints; table (the default) is one `path:line: seq N: RULE severity: "
+                 "message (hint)` line per finding")
+
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path())
-@json_option
+@listing_options(formats_help=_FORMATS_HELP)
 @click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False, writable=True),
               help=output_help("the findings as SARIF 2.1.0 too"))
 @click.option("--rule", "rules", multiple=True, metavar="ID",
@@ -50,6 +54,8 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     and `usage` read those). With --json, one object per finding, then always a last one:
     {"type": "summary", "passed", "counts" by severity, "files", "rules": findings by rule}, and
     with --ignore "ignored": how many findings it hid (the text summary says so on stderr).
+    --format csv or markdown lists the findings as one table (path, line, seq, rule, severity,
+    message, hint); the default lists one `path:line: seq N: RULE severity: message` line each.
 
     \b
     Example:
@@ -57,9 +63,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         dsh-audit validate ~/.dsh/sessions --since 7d --jobs 0
     """
     select_rules(rules, ignored)  # unknown ids are a usage error before any file is read
-    if as_json and sarif_path == STDOUT:
-        raise UsageError("only one output can go to stdout, not --json and --sarif -",
-                         hint="give --sarif a FILE name, or leave out --json")
+    _one_stdout(sarif_path, as_json=as_json)
     paths = session_paths(paths)  # a session id, id prefix or latest looked up once
     logs = selected_logs(paths, since, until)
     if sarif_path != STDOUT:
@@ -84,7 +88,9 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
         for finding in findings:
             click.echo(dumps_line(finding.to_json()))
     else:
-        if sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
+        if listing_format() != "table":
+            print_table("findings", _COLUMNS, (_cells(finding) for finding in findings))
+        elif sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
             echo_lines(format_text(findings))
         echo(format_summary(findings, files=files), err=True)
         if ignored:
@@ -99,6 +105,22 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
             summary["ignored"] = sum(hidden.values())
         click.echo(dumps_line(summary))
     return EXIT_BAD_INPUT if refused else EXIT_OK if passed else EXIT_FINDINGS
+
+
+def _one_stdout(sarif_path: str | None, *, as_json: bool) -> None:
+    """Refuse ``--sarif -`` beside a listing in a machine format (``--json``, ``--format csv`` or
+    ``markdown``): stdout holds one output."""
+    chosen = listing_format()
+    if sarif_path == STDOUT and chosen != "table":
+        typed = "--json" if as_json else f"--format {chosen}"
+        raise UsageError(f"only one output can go to stdout, not {typed} and --sarif -",
+                         hint=f"give --sarif a FILE name, or leave out {typed}")
+
+
+def _cells(finding: Finding) -> tuple[object, ...]:
+    """A finding's row in the ``--format csv`` or ``markdown`` table (:data:`_COLUMNS`)."""
+    return (finding.path, "-" if finding.line is None else finding.line, "-" if finding.seq is None else finding.seq,
+            finding.rule, finding.severity, finding.message, finding.hint or "")
 
 
 def _foreign(findings: Sequence[Finding]) -> list[MalformedRecordError]:

@@ -53,7 +53,7 @@ def _tokens(value: int | None) -> str:
 
 
 def _loss(item: WatchRequest) -> str:
-    """What a request lost of the cache and what that cost, as ``breaks --cost`` shows it:
+    """What a request lost of the cache and what that cost, as ``breaks --accounting`` shows it:
     ``lost 8927 ($0.0308)``, ``lost 0`` (nothing), ``?`` where it is not known."""
     if item.lost_tokens == 0:
         return "lost 0"
@@ -131,9 +131,18 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)
+
+
 class _Hooks:
     """The ``--on-break`` command, run in the background for each break (never through a shell),
-    each run in its own process group so that the watch can end it and whatever it started."""
+    each run in its own process group so that the watch can end it and whatever it started. A run
+    that fails (exits non-zero, cannot be started, is ended for taking too long) is one ``error:``
+    line naming the command and the break, and counted (:attr:`failures`)."""
 
     def __init__(self, command: list[str]) -> None:
         self.command = command
@@ -141,11 +150,12 @@ class _Hooks:
         self.lock = threading.Lock()
         self.ended = False
         self.active = 0  # runs started and not yet over
+        self.failures = 0  # runs that failed, for the summary's errors
         self.provisional: set[tuple[str, int]] = set()  # breaks run for that were shown as provisional
 
     def start(self, item: WatchRequest) -> None:
-        """Run the command with the break as one JSON line on its stdin, once per break: not again
-        for the update of a provisional break it already ran for."""
+        """Run the command with the break as one JSON line (ending in a newline) on its stdin, once
+        per break: not again for the update of a provisional break it already ran for."""
         key = (item.session_id, item.index)
         again = item.update and key in self.provisional
         if item.provisional:
@@ -156,15 +166,23 @@ class _Hooks:
             return
         with self.lock:
             self.active += 1
+        payload = (dumps_line(item.to_json()) + "\n").encode()
+        which = f"the break at request #{item.index} of session {item.session_id}"
         try:
-            threading.Thread(target=self._run, args=(dumps_line(item.to_json()).encode(),), name="on-break",
-                             daemon=True).start()
+            threading.Thread(target=self._run, args=(payload, which), name="on-break", daemon=True).start()
         except RuntimeError as exc:  # no thread can be started now
+            self._failed(f"cannot be started: {exc}", which)
             with self.lock:
                 self.active -= 1
-            echo_warning(f"--on-break {self.command[0]}: {exc}")
 
-    def _run(self, payload: bytes) -> None:
+    def _failed(self, why: str, which: str) -> None:
+        """One run failed: an ``error:`` line (the command shell-quoted; :func:`echo` keeps it on one
+        line and shows its controls), counted once."""
+        with self.lock:
+            self.failures += 1
+        echo_error(f"--on-break {shlex.join(self.command)}: {why} (run for {which}; the watch goes on)")
+
+    def _run(self, payload: bytes, which: str) -> None:
         try:
             with self.lock:
                 if self.ended:
@@ -173,22 +191,33 @@ class _Hooks:
                 process = subprocess.Popen(self.command, stdin=subprocess.PIPE, start_new_session=True)
                 self.running.add(process)
         except (OSError, subprocess.SubprocessError) as exc:
+            self._failed(f"cannot be started: {getattr(exc, 'strerror', None) or exc}", which)
             with self.lock:
-                self.active -= 1
-            echo_warning(f"--on-break {self.command[0]}: {exc}")
+                self.active -= 1  # after it is counted: the summary waits for every run to be over
             return
         try:
             process.communicate(payload, timeout=_HOOK_TIMEOUT)
         except subprocess.TimeoutExpired:
-            echo_warning(f"--on-break {self.command[0]}: still running after {_HOOK_TIMEOUT:g} s; ended")
             _end_group(process)
+            self._failed(f"still running after {_HOOK_TIMEOUT:g} s: ended", which)
         except (OSError, subprocess.SubprocessError) as exc:
-            echo_warning(f"--on-break {self.command[0]}: {exc}")
             _end_group(process)
+            self._failed(f"failed: {exc}", which)
+        else:
+            self._exited(process.returncode, which)
         finally:
             with self.lock:
                 self.running.discard(process)
                 self.active -= 1
+
+    def _exited(self, status: int, which: str) -> None:
+        """A run that ended: an error unless it exited 0 (or the watch, stopping, ended it)."""
+        with self.lock:
+            ended = self.ended  # Ctrl-C or SIGTERM ended the run with the watch: no failure of its own
+        if status > 0 and not ended:
+            self._failed(f"exited with status {status}", which)
+        elif status < 0 and not ended:
+            self._failed(f"was ended by signal {_signal_name(-status)}", which)
 
     def wait(self, interrupted: threading.Event) -> None:
         """Let the runs still going finish (each within its time limit) unless ``interrupted``."""
@@ -217,8 +246,11 @@ class _Hooks:
                    "happens from now on is printed.")
 @click.option("--on-break", metavar="CMD", default=None,
               help="Run CMD (split like a shell would, run without one) for every break, with the break "
-                   "as one JSON line on its stdin; a run is ended after 60 s, or at once by Ctrl-C or SIGTERM (when "
-                   "--idle-exit or --exit-after stops the watch, the runs still going finish first).")
+                   "as one JSON line, ending in a newline, on its stdin (a `while read line` loop reads it); a run "
+                   "is ended after 60 s, or at once by Ctrl-C or SIGTERM (when --idle-exit or --exit-after stops "
+                   "the watch, the runs still going finish first). A run that exits non-zero, cannot be started "
+                   "or is ended after 60 s is an error line on stderr naming CMD, counted in the summary's "
+                   "errors; the watch goes on (exit 0).")
 @click.option("--idle-exit", type=SECONDS, default=None, metavar="SECONDS",
               help="Stop once no followed log has grown for SECONDS.")
 @click.option("--exit-after", type=SECONDS, default=None, metavar="SECONDS",
@@ -253,7 +285,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     shortest unique prefix among the sessions shown (session-86ef2d28, which `show` and `explain`
     accept) and title, turn/step/attempt, model, prompt tokens, actual and expected cache reads,
     cost and verdict; a break adds its cause, the tokens it lost and what they cost ("lost 8927
-    ($0.0308)", as `breaks --cost` counts them; "?" when not known), the changed header fields and
+    ($0.0308)", as `breaks --accounting` counts them; "?" when not known), the changed header fields and
     the evidence seqs (a request that lost tokens without a break says "lost" too). Numbers have no
     thousands separators. A legend under the first line says so. The history is printed in the
     order its requests were sent (by the logs' own times, whatever log they are in), once every
@@ -268,16 +300,18 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     it, as an "update" (a line ending "(update)"), and counted once. Sessions that do not change are
     looked at, not read: the logs written last are read at once, the others' headers only, and each
     is read whole once it changes; a few threads read, however many logs there are. A log
-    or folder that cannot be read is one error line on stderr (with --json also a {"type":"error"}
-    line on stdout), counted in the summary; the watch goes on. Ctrl-C or SIGTERM stops at once
+    or folder that cannot be read (a FIFO, a symlink loop or a link to nothing too) is one error line
+    on stderr (with --json also a {"type":"error"} line on stdout), counted in the summary; the watch
+    goes on (a PATH that is a symlink loop or a link to nothing is an error, exit 2). Ctrl-C or SIGTERM stops at once
     (ending a running --on-break command and what it started) with a summary and exit code 0.
 
     One session present as several files (DSH's log and an export or copy of it, compressed or
     not) is followed once, in the file the other commands read, with a note saying which: of two
     with the same lines DSH's, else the one that holds the other's lines and more (the one being
-    written). A copy that appears later is compared then; one that grows past the followed file,
-    or outlives it, is followed from the request where the other stopped: no request is printed or
-    counted twice.
+    written). So is one session in two session folders (a log replaced by a copy of another), which
+    the other commands list twice: of the same lines, the file already followed. A copy that
+    appears later is compared then; one that grows past the followed file, or outlives it, is
+    followed from the request where the other stopped: no request is printed or counted twice.
 
     \b
     Example:
@@ -353,6 +387,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
             hooks.end()  # Ctrl-C or SIGTERM ends the watch at once: a running hook does not hold it
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    summary.failed_runs = hooks.failures if hooks is not None else 0
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:

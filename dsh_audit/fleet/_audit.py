@@ -25,7 +25,8 @@ from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, a
 from ..errors import DshAuditError
 from ..log import SessionLog
 from ..replay import Request
-from ..session import Failure, GroupResult, Headers, Session, SessionGroup, home_routes_key, open_group, routes_from
+from ..session import (Failure, GroupResult, Headers, Session, SessionGroup, forced_adapter, home_routes_key, open_group,
+                       routes_from)
 from ..wire import PiRoutes
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
@@ -89,10 +90,13 @@ def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bo
     """The reading and analysis options a record was made with, the price table it was priced with,
     the route file (``routes``: a fingerprint of its text) its requests were routed by, the capture
     given for every log (``capture``: its path), the OpenAI organization's Zero Data Retention
-    status when stated, and the build of dsh-audit that made it (:func:`code_fingerprint`); a
-    change re-indexes the file."""
+    status when stated, the wire format ``$DSH_AUDIT_ADAPTER`` forces on every request
+    (:func:`~dsh_audit.session.forced_adapter`), and the build of dsh-audit that made it
+    (:func:`code_fingerprint`); a change re-indexes the file."""
+    forced = forced_adapter()
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
             f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else "")
+            + (f";adapter={forced}" if forced is not None else "")
             + (f";capture={capture}" if capture is not None else "")
             + (f";zdr={int(zero_data_retention)}" if zero_data_retention is not None else "")
             + f";code={code_fingerprint()}")

@@ -31,6 +31,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator
+from urllib.parse import quote
 from dataclasses import fields
 from pathlib import Path
 
@@ -92,7 +93,10 @@ _SCHEMA = (
 
 
 def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
-    """Open (and with ``create`` make) the index at ``db``, checking its schema version.
+    """Open (and with ``create`` make) the index at ``db``, checking its schema version. Without
+    ``create`` the file is only read (SQLite's ``mode=ro``: nothing is written to it; in a folder it
+    can write, SQLite may leave the empty ``-wal`` and ``-shm`` files of its WAL mode beside it), so
+    ``stats`` answers from an index in a file or folder this user cannot write.
 
     Raises:
         UsageError: the file is not an index of this schema version, or is missing and
@@ -144,9 +148,52 @@ def _version_hint(stored: str) -> str:
     return "give another --db file, or delete this one and index again"
 
 
+def _connect(location: str, *, read_only: bool) -> sqlite3.Connection:
+    """A connection to the file ``location``; ``read_only``: opened with SQLite's ``mode=ro`` (a
+    URI of its absolute path, every character that is not a plain path character %-escaped). In a
+    folder this user cannot write, SQLite cannot make the shared-memory file a WAL index needs to
+    be read: the file is then read as ``immutable`` (what a writer holds back in its ``-wal`` file,
+    which could not have been made there by this user, is not seen)."""
+    if not read_only:
+        return sqlite3.connect(location)
+    absolute = os.path.abspath(location)
+    frozen = "" if os.access(os.path.dirname(absolute), os.W_OK) else "&immutable=1"
+    return sqlite3.connect(f"file:{quote(absolute)}?mode=ro{frozen}", uri=True)
+
+
+def _stored_version(connection: sqlite3.Connection, location: str, *, create: bool) -> str | None:
+    """The schema version the index holds (None: a new, empty file); a UsageError (the connection
+    closed) for a database of another program, or (without ``create``) an empty one."""
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "meta" not in tables and (tables or not create):
+        connection.close()  # another program's database, or (for stats) an empty one: leave it alone
+        raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
+                         path=location, hint="give another --db file, or build one with `dsh-audit index`")
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+        if "meta" in tables else None
+    return None if row is None else str(row[0])
+
+
+def _prepare(connection: sqlite3.Connection, stored: str | None) -> None:
+    """Make (or upgrade, from a version of :data:`_UPGRADES`) the schema, in WAL mode, and record its version."""
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    for table in _UPGRADES.get(stored or "", ()):
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
+    if stored in _UPGRADES:
+        connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
+    for statement in _SCHEMA:
+        connection.execute(statement)
+    for statement in _UNKNOWN_LOST if stored in _UPGRADES else ():
+        connection.execute(statement)
+    connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    connection.commit()
+
+
 def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
     """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
-    place, and the version it had is returned beside the connection."""
+    place, and the version it had is returned beside the connection. Neither ``create`` nor
+    ``upgrade``: the file is opened read-only and nothing is written (``stats``)."""
     location = os.fspath(db)
     kind = special_kind(location) if location else None
     if kind is not None:  # SQLite would write its journal beside it (as root: /dev/null-journal)
@@ -154,33 +201,17 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
     refuse_empty_paths({"--db": location})
     if not create and not Path(location).is_file():
         raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
+    read_only = not create and not upgrade
     try:
-        connection = sqlite3.connect(location)
-        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "meta" not in tables and (tables or not create):
-            connection.close()  # another program's database, or (for stats) an empty one: leave it alone
-            raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
-                             path=location, hint="give another --db file, or build one with `dsh-audit index`")
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
-            if "meta" in tables else None
-        stored = None if row is None else str(row[0])
+        connection = _connect(location, read_only=read_only)
+        stored = _stored_version(connection, location, create=create)
         if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADES):
             connection.close()
             hint = _version_hint(stored)
             raise UsageError(f"index schema version {stored}, this dsh-audit reads {SCHEMA_VERSION}", path=location,
                              hint=hint)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        for table in _UPGRADES.get(stored or "", ()):
-            connection.execute(f"DROP TABLE IF EXISTS {table}")
-        if stored in _UPGRADES:
-            connection.execute("UPDATE sessions SET options = NULL")  # read every log given again
-        for statement in _SCHEMA:
-            connection.execute(statement)
-        for statement in _UNKNOWN_LOST if stored in _UPGRADES else ():
-            connection.execute(statement)
-        connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        connection.commit()
+        if not read_only:
+            _prepare(connection, stored)
     except sqlite3.DatabaseError as exc:
         raise index_error(exc, location, hint="give another --db file, or delete this one") from None
     return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))

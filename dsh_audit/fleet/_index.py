@@ -19,28 +19,48 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from .._spool import RowSpool
-from ..errors import DshAuditError
-from ..log import ProtectedInputs, canonical_generation, discover
+from ..log import ProtectedInputs
 from ..runner import SessionTaskError, iter_many
 from ..session import Failure, GroupResult, home_routes_key, routes_from, run_groups
 from ..cache import PriceBook, load_prices
 from ..capture import find_capture
 from ._audit import audit_group, options_key
-from ._db import SESSION_COLUMNS, index_error, open_index, record_prices
-from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
+from ._copies import one_session
+from ._db import index_error, open_index, record_prices
+from ._rows import SessionRecord
+from ._store import is_gone, prune, remove_rows, stale_paths, storable, store_record
 
 __all__ = ["IndexSummary", "index_logs"]
+
+
+def _price_paths(files: tuple[str, ...]) -> tuple[str, ...]:
+    """The files of a price table (:attr:`dsh_audit.cache.PriceBook.files`) by absolute path, as the
+    index records them, so that ``stats`` reads them again from any folder: a ``--prices`` file by
+    its path; a ``pyproject.toml``'s table, named ``PATH [tool.dsh-audit.prices]``, by its path
+    before `` [tool.`` when that is a file (a ``--prices`` file of such a name is a file itself);
+    the first, ``packaged``, as it is.
+
+    Example:
+        >>> _price_paths(("packaged", "/p/a/../mine.json", os.path.join(os.getcwd(), "x.json"))) == (
+        ...     "packaged", "/p/mine.json", os.path.join(os.getcwd(), "x.json"))
+        True
+    """
+    named = list(files[:1]) if files[:1] == ("packaged",) else []
+    for name in files[len(named):]:
+        head, mark, tail = name.partition(" [tool.")
+        if mark and not os.path.isfile(name) and os.path.isfile(head):
+            named.append(os.path.abspath(head) + mark + tail)
+        else:
+            named.append(os.path.abspath(name))
+    return tuple(named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,176 +123,6 @@ class IndexSummary:
                 "warnings": list(self.warnings), "refused_unchanged": self.refused_unchanged,
                 "replaced_paths": list(self.replaced), "copies": list(self.copies), "notes": list(self.notes)}
 
-
-def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
-    names = [f.name for f in fields(cls)]
-    # a spool's rows are stored as their values, in the order of their fields: read back as they are
-    values = rows.values() if isinstance(rows, RowSpool) and rows.row_type is cls else map(attrgetter(*names), rows)
-    connection.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                           (tuple(map(_storable, row)) for row in values))
-
-
-def _storable(value: Any) -> Any:
-    """``value`` as SQLite can hold it: a lone surrogate (valid in a JSON log, and DSH writes what
-    it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8; an integer past
-    SQLite's 64 bits (a logged count up to 2**64 - 1, or a sum of such counts) becomes the nearest
-    double, the number JavaScript holds for it.
-
-    Example:
-        >>> _storable(2**63 - 1), _storable(2**64 - 1), _storable("\\ud800")
-        (9223372036854775807, 1.8446744073709552e+19, '\\\\ud800')
-    """
-    if isinstance(value, str) and not value.isascii():  # ASCII text is UTF-8 already
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    elif isinstance(value, int) and not -(2**63) <= value < 2**63:
-        return float(value)
-    return value
-
-
-def _remove(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
-    """Delete every row of the logs ``stored`` (paths as stored), of every table (inside the
-    caller's transaction)."""
-    for table in ("requests", "breaks", "costs", "sessions"):
-        connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in stored))
-
-
-def _store(connection: sqlite3.Connection, record: SessionRecord, replaced: Sequence[str] = ()) -> None:
-    """Store ``record``, all its rows in place of those stored for its path, and remove the rows of
-    the stored logs ``replaced`` (as stored), in one transaction."""
-    with connection:
-        _remove(connection, [_storable(record.path), *replaced])
-        values = [_storable(getattr(record, name)) for name in SESSION_COLUMNS]
-        connection.execute(
-            f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, notes, indexed_at) "
-            f"VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 2))})",
-            (*values, _storable("\n".join(record.notes)), time.time()))
-        _insert(connection, "requests", RequestRow, record.requests)
-        _insert(connection, "breaks", BreakRow, record.breaks)
-        _insert(connection, "costs", CostRow, record.costs)
-
-
-_ESCAPED = re.compile(r"\\u(d[89a-f][0-9a-f]{2})")
-
-
-def _on_disk(stored: str) -> str | None:
-    """The name of the log stored as ``stored`` on disk; None when it is gone: looking it up says
-    no such file (or a file where a folder was). A log that cannot be looked at (no permission on
-    a folder above it) is not gone; a name that held a lone surrogate (stored as its ``\\udXXX``
-    escape, :func:`_storable`) is looked up unescaped too."""
-    for name in dict.fromkeys((stored, _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), stored))):
-        try:
-            os.stat(name)
-        except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: no file can have that name
-            continue
-        except OSError:
-            return name
-        return name
-    return None
-
-
-def _gone(stored: str) -> bool:
-    """Whether the log stored as ``stored`` is no longer on disk (:func:`_on_disk`)."""
-    return _on_disk(stored) is None
-
-
-def _under(path: str, roots: Sequence[str]) -> bool:
-    """Whether ``path`` is one of ``roots`` or lies in one of them (a folder)."""
-    return any(path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep) for root in roots)
-
-
-def _prune(connection: sqlite3.Connection, roots: Sequence[str], given: Sequence[str]) -> tuple[str, ...]:
-    """Remove every stored log under one of ``roots`` (absolute, resolved, as stored) that is not
-    among ``given`` (the logs of this run, there by definition) and is no longer on disk: all its
-    rows, of every table, in one transaction that holds the index's write lock while each such
-    log is looked up again (a concurrent ``index`` cannot store it in between). Returns their
-    stored paths, sorted. A log elsewhere is not looked at: a disk that is not mounted, or a
-    folder on a slow network share, is no deleted log."""
-    if not roots:
-        return ()
-    keep = set(given)
-    candidates = [row[0] for row in connection.execute("SELECT path FROM sessions")
-                  if isinstance(row[0], str) and row[0] not in keep and _under(row[0], roots)]
-    missing = {path for path in candidates if _gone(path)}
-    if not missing:
-        return ()
-    with connection:
-        connection.execute("BEGIN IMMEDIATE")
-        gone = sorted(row[0] for row in connection.execute("SELECT path FROM sessions")
-                      if row[0] in missing and _gone(row[0]))
-        _remove(connection, gone)
-    return tuple(gone)
-
-
-def _stale(connection: sqlite3.Connection, paths: Sequence[str],
-           options: Callable[[str], str]) -> tuple[list[str], dict[str, str]]:
-    """The paths whose file differs from its stored row (or has none), ``options(path)`` the
-    options its row must have been made with; and the stored error of each other path (unchanged)
-    that is stored with one (a log DSH would refuse), by path."""
-    stored = {row[0]: row[1:] for row in
-              connection.execute("SELECT path, size, mtime_ns, options, error FROM sessions")}
-    stale: list[str] = []
-    errors: dict[str, str] = {}
-    for path in paths:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            stale.append(path)  # the audit reports why
-            continue
-        row = stored.get(_storable(path))
-        if row is None or row[:3] != (stat.st_size, stat.st_mtime_ns, options(path)):
-            stale.append(path)
-        elif row[3] is not None:
-            errors[path] = str(row[3])
-    return stale, errors
-
-
-#: More stored logs of one session id than this are not copies of one session (snapshot fixtures
-#: share an id): none of them is compared, as the live commands leave more than a few uncompared.
-_MAX_COPIES = 3
-
-
-def _read_by_live_commands(path: str, other: str) -> set[str]:
-    """Which of two files holding one session id the live commands read (:func:`discover`, which
-    compares copies line by line, prefers the file where DSH keeps it, and of a session folder's
-    generations reads the highest): one of them, or both when they hold different lines (two
-    sessions), or when either cannot be read now (its next run says why)."""
-    folder = os.path.dirname(path)
-    generations = folder == os.path.dirname(other) and all(
-        canonical_generation(os.path.basename(name)) is not None for name in (path, other))
-    try:  # a session folder's generations are told apart by DSH's choice of the folder's files
-        found = {os.path.realpath(log) for log in discover([folder] if generations else [path, other])}
-    except DshAuditError:
-        return {path, other}
-    return {name for name in (path, other) if os.path.realpath(name) in found} or {path, other}
-
-
-def _one_session(connection: sqlite3.Connection, record: SessionRecord,
-                 given: set[str]) -> tuple[list[str], str | None]:
-    """The stored logs that ``record`` (read in this run) replaces as the file of its session the
-    live commands read, as stored; or the stored log that they read instead of ``record``'s file
-    (``record`` is then not stored). Only stored logs of the same session id that are not among
-    ``given`` (the logs of this run, which discovery compared already) are looked at."""
-    sid = record.session_id
-    if not sid or (sid.startswith("{{") and sid.endswith("}}")):  # no id, or a snapshot fixture's token
-        return [], None
-    mine = _storable(record.path)
-    others = [row[0] for row in connection.execute("SELECT path FROM sessions WHERE session_id = ? AND path != ?",
-                                                   (_storable(sid), mine))
-              if isinstance(row[0], str) and row[0] not in given]
-    if len(others) > _MAX_COPIES:
-        return [], None
-    replaced: list[str] = []
-    for stored in others:
-        name = _on_disk(stored)
-        read = {record.path} if name is None else _read_by_live_commands(record.path, name)
-        if read == {record.path}:
-            replaced.append(stored)
-        elif name is not None and read == {name}:
-            return [], stored
-    return replaced, None
 
 
 def _options(path: str, *, routes: str | None, given: bool, **options: Any) -> str:
@@ -372,28 +222,28 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                     notes.append(line)
 
     try:
-        record_prices(connection, book.fingerprint, book.files)  # where its rates came from, for stats
-        given_stored = {_storable(path) for path in paths}
-        removed = _prune(connection, [_storable(os.path.realpath(root)) for root in roots], list(given_stored))
-        stale, refused = _stale(connection, paths, options)
+        record_prices(connection, book.fingerprint, _price_paths(book.files))  # where its rates came from, for stats
+        given_stored = {storable(path) for path in paths}
+        removed = prune(connection, [storable(os.path.realpath(root)) for root in roots], list(given_stored))
+        stale, refused = stale_paths(connection, paths, options)
         runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler, "progress": progress}
         results = run_groups(stale, task, on_group=keep_warnings, **runs) if audit is None else \
             [r.value if r.value is not None else Failure(r.path, r.error or SessionTaskError("no record"))
              for r in iter_many(stale, audit, **runs)]
         for path, record in zip(stale, results):
             if isinstance(record, SessionRecord):
-                superseded, instead = _one_session(connection, record, given_stored)
+                superseded, instead = one_session(connection, record, given_stored)
                 if instead is not None:
                     with connection:  # rows it had from an earlier run, when it held other lines
-                        _remove(connection, [_storable(path)])
+                        remove_rows(connection, [storable(path)])
                     copies.append(path)
                     notes.append(f"one session ({record.session_id}) in two files: the index keeps {instead}, "
                                  f"the file the other commands read; {path} not stored")
                     continue
-                _store(connection, record, superseded)
+                store_record(connection, record, superseded)
                 replaced.extend(superseded)
                 notes.extend(f"one session ({record.session_id}) in two files: {path} replaces {old} in the "
-                             "index, " + ("which is no longer there" if _gone(old) else "the file the other commands read")
+                             "index, " + ("which is no longer there" if is_gone(old) else "the file the other commands read")
                              for old in superseded)
                 if record.error is not None:
                     failed[path] = record.error

@@ -16,8 +16,9 @@ from ._baseline import Baseline, apply_baseline, load_baseline
 from ._inputs import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, find_capture
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import CAPTURE_VERDICTS, Policy, find_pyproject, load_policy
-from ._rules import GATE_RULES, GateRule
+from ._rules import GATE_RULES, GateRule, policy_key
 from ._run import run_check
+from ._summary import FindingGroup, group_findings
 
 __all__ = [
     "Baseline",
@@ -26,6 +27,7 @@ __all__ = [
     "CAPTURE_VERDICTS",
     "CheckResult",
     "Finding",
+    "FindingGroup",
     "GATE_RULES",
     "GateRule",
     "Policy",
@@ -35,7 +37,9 @@ __all__ = [
     "apply_baseline",
     "find_capture",
     "find_pyproject",
+    "group_findings",
     "load_baseline",
     "load_policy",
+    "policy_key",
     "run_check",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._shell import shell_word
-from ..session import HOME_PATCH, EventLines, Failure, dsh_homes_of
+from ..session import EventLines, Failure, routes_hint
 from ..errors import DshAuditError, InputError
 from ..log import open_regular, parse_json
 from ..replay import Request
@@ -117,13 +117,13 @@ class Judge:
 
     def finding(self, rule: str, message: str, *, path: str, line: int | None = None, seq: int | None = None,
                 session_id: str | None = None, request: int | None = None, verdict: str | None = None,
-                hint: str | None = None) -> Finding:
+                hint: str | None = None, reason: str | None = None) -> Finding:
         """A finding of gate rule ``rule``; ``hint``, the finding's own (what its cause names),
-        wins over the rule's generic one: a finding shows one hint."""
+        wins over the rule's generic one: a finding shows one hint. ``reason``: :attr:`Finding.reason`."""
         meta = GATE_RULES[rule]
         return Finding(rule=rule, severity=meta.severity, message=message, path=path, line=line, seq=seq,
                        session_id=session_id, request=request, fails=self._fails(meta, verdict),
-                       hint=hint or meta.hint)
+                       hint=hint or meta.hint, reason=reason)
 
     def _validation(self, items: Sequence[Any], session_id: str | None) -> list[Finding]:
         return [Finding(rule=f.rule, severity=f.severity, message=f.message, path=f.path, line=f.line, seq=f.seq,
@@ -179,13 +179,7 @@ class Judge:
         if bundled is not None:  # a redacted bundle carries its route file, which check does not find by itself
             return (hint.replace("--routes FILE", f"--routes {shell_word(bundled)}")
                     + ", the redacted route file of this bundle (its manifest names it)")
-        homes = dsh_homes_of(log)
-        if not homes:
-            return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "
-                    f"<home>/{HOME_PATCH}, read when no --routes is given")
-        layer = os.path.join(os.path.relpath(homes[0]) if not os.path.isabs(log) else homes[0], HOME_PATCH)
-        return (f"{hint}, or declare the route in {layer} (the patch layer of the DSH home the log was recorded "
-                "in, read when no --routes is given)")
+        return routes_hint(log, hint)  # as render and diff say it
 
     def diff_hint(self, log: str, capture: str | os.PathLike[str], purpose: str) -> str:
         """The hint of a capture finding: the ``dsh-audit diff`` command that shows it, complete."""
@@ -215,9 +209,11 @@ class Judge:
             if hint is None and rule in _DIFF_PURPOSE:
                 hint = self.diff_hint(path, capture, _DIFF_PURPOSE[rule])
             text = f"{request.kind} request {request.index} is {row.verdict}{where}{detail}"
-            out.append(self.finding(rule, text + (f": {note}" if note else ""), path=path, line=lines.get(seq),
-                                    seq=seq, session_id=request.session_id, request=request.index,
-                                    verdict=row.verdict, hint=hint))
+            said = f": {note}" if note else ""
+            # the same verdict of other requests, for the same reason, is said with it on a terminal
+            out.append(self.finding(rule, text + said, path=path, line=lines.get(seq), seq=seq,
+                                    session_id=request.session_id, request=request.index, verdict=row.verdict,
+                                    hint=hint, reason=None if detail else row.verdict + said))
         return out
 
     def _breaks(self, path: str, transitions: Sequence[Any], lines: EventLines,

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..cache import Costs, usd_total
+from ..cache import Priced
+from ._rules import policy_key
 
 __all__ = ["CheckResult", "Finding", "RequestOutline", "RequestRecorder", "SessionCheck"]
 
@@ -28,6 +29,10 @@ class Finding:
         fails: whether the policy makes this finding fail the build.
         hint: how to fix it.
         baselined: the finding is one a baseline accepts (``check --baseline``): it does not fail.
+        reason: for a finding about one request, what its message says that names no request (the
+            verdict and why: ``unrendered: cannot render: ...``), by which the terminal summary
+            groups the same finding of a log's requests on one line; None: it is never grouped.
+            Not in the reports (each keeps one finding per request).
     """
 
     rule: str
@@ -41,6 +46,7 @@ class Finding:
     fails: bool = False
     hint: str | None = None
     baselined: bool = False
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The finding object of the JSON report (``docs/report-schema.json``; ``baselined`` only
@@ -52,39 +58,46 @@ class Finding:
             out["baselined"] = True
         return out
 
+    @property
+    def verdict(self) -> str:
+        """The rule and severity, and what the policy made of the finding: ``DSH815 warning (fails
+        the gate: capture-fail)`` (the policy key that fails it: a severity is the rule's, the
+        gate's fail is the policy's, docs/ci.md), ``DSH831 error baselined``, ``DSH810 info``."""
+        mark = f" (fails the gate: {policy_key(self.rule)})" if self.fails else " baselined" if self.baselined else ""
+        return f"{self.rule} {self.severity}{mark}"
+
     def format(self, *, hint: bool = True) -> str:
-        """``path:line: seq N: request I: DSH811 error: message (hint: ...)`` (``FAIL`` marks
-        failing ones; ``hint=False`` leaves out the hint, for a report that shows it apart).
+        """``path:line: seq N: request I: DSH811 error (fails the gate: capture-fail): message (hint:
+        ...)`` (:attr:`verdict`; ``hint=False`` leaves out the hint, for a report that shows it apart).
 
         Example:
             >>> Finding("DSH810", "info", "no capture", "a.jsonl", hint="pass --capture").format()
             'a.jsonl: DSH810 info: no capture (hint: pass --capture)'
+            >>> Finding("DSH815", "warning", "unrendered", "a.jsonl", fails=True).format()
+            'a.jsonl: DSH815 warning (fails the gate: capture-fail): unrendered'
         """
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         seq = "" if self.seq is None else f" seq {self.seq}:"
         request = "" if self.request is None else f" request {self.request}:"
-        mark = " FAIL" if self.fails else " baselined" if self.baselined else ""
         shown = f" (hint: {self.hint})" if hint and self.hint else ""
-        return f"{where}:{seq}{request} {self.rule} {self.severity}{mark}: {self.message}{shown}"
+        return f"{where}:{seq}{request} {self.verdict}: {self.message}{shown}"
 
 
 #: The amounts check's reports show of a session's priced summary (``cache --json``'s ``cost``):
 #: each one's key there, and the name of the counts of the requests that owe it (None: every
-#: request owes it, as :class:`dsh_audit.cache.Costs` says).
+#: request owes it, as :class:`dsh_audit.cache.Priced` says).
 _AMOUNTS = {"cost": ("cost_usd", None), "no_cache": ("no_cache_cost_usd", None),
             "off_peak": ("off_peak_cost_usd", None), "break": ("break_cost_usd", "break")}
-#: An amount of priced requests: the sum over the priced ones, the requests, those not priced,
-#: those that owe the amount and those of them with no price for it (what :meth:`Costs.known` takes).
-_Owed = tuple[float, int, int, int, int]
 
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _owed(cost: Any, amount: str) -> _Owed | None:
-    """``amount`` (a key of :data:`_AMOUNTS`) of a session's priced summary ``cost``; None when the
-    session was not priced (its log could not be read)."""
+def _owed(cost: Any, amount: str) -> Priced | None:
+    """``amount`` (a key of :data:`_AMOUNTS`) of a session's priced summary ``cost``, as the sum of
+    its priced requests by the one rule (:class:`~dsh_audit.cache.Priced`); None when the session was
+    not priced (its log could not be read)."""
     if not isinstance(cost, dict):
         return None
     key, owing = _AMOUNTS[amount]
@@ -95,17 +108,15 @@ def _owed(cost: Any, amount: str) -> _Owed | None:
     owes = (requests, unpriced) if owing is None else (_count(cost.get(f"{owing}_requests")),
                                                        _count(cost.get(f"{owing}_unpriced")))
     usd = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-    return (usd, requests, unpriced, *owes)
+    return Priced(usd, requests, unpriced, *owes)
 
 
-def _money(owed: _Owed, *, bound: bool = False) -> tuple[float | None, str]:
+def _money(owed: Priced, *, bound: bool = False) -> tuple[float | None, str]:
     """An amount as JSON gives it (None: unknown) and as people read it, by the one rule
-    (:meth:`Costs.known`, :meth:`Costs.shown`: ``$x``, ``≥$x``, ``$?``); ``bound``: a log the sum
+    (:attr:`Priced.known`, :meth:`Priced.shown`: ``$x``, ``≥$x``, ``$?``); ``bound``: a log the sum
     could not include (one that could not be read) makes a known amount a lower bound, as
     ``usage`` shows the total of such a run."""
-    usd, requests, unpriced, owing, owing_unpriced = owed
-    known = Costs.known(usd, requests=requests, unpriced=unpriced, owing=owing, owing_unpriced=owing_unpriced)
-    text = Costs.shown(known, requests=requests, unpriced=unpriced, owing=owing, owing_unpriced=owing_unpriced)
+    known, text = owed.known, owed.shown()
     return known, ("≥" + text if bound and known is not None and not text.startswith("≥") else text)
 
 
@@ -163,6 +174,9 @@ class SessionCheck:
             (:meth:`dsh_audit.session.Session.span`, as ``dsh-audit sessions`` shows them).
         record: with ``run_check(record=...)``, the recorder that was handed the log's requests
             while it was replayed (then ``requests`` are outlines); None when the log was read whole.
+        unreadable: not a line of the log could be read (a FIFO, a folder, a link loop or a
+            dangling link, no permission): its refusal (``DSH801``, ``error``) is a reading error,
+            which the CLI also says on stderr, as every command that reads logs says it.
     """
 
     path: str
@@ -181,6 +195,7 @@ class SessionCheck:
     first_time: float | None = None
     last_time: float | None = None
     record: RequestRecorder | None = None
+    unreadable: bool = False
 
     @property
     def failed(self) -> bool:
@@ -280,9 +295,7 @@ class CheckResult:
             (0.0, '$0.0000')
         """
         owed = [o for o in (_owed(getattr(s.cache, "cost", None), name) for s in self.sessions) if o is not None]
-        summed: _Owed = (usd_total(o[0] for o in owed), sum(o[1] for o in owed), sum(o[2] for o in owed),
-                         sum(o[3] for o in owed), sum(o[4] for o in owed))
-        return _money(summed, bound=any(s.error is not None for s in self.sessions))
+        return _money(Priced.of_many(owed), bound=any(s.error is not None for s in self.sessions))
 
     def counts(self) -> dict[str, int]:
         """Findings by severity plus ``failing``: ``{"error": 1, "warning": 0, "info": 2, "failing": 1}``

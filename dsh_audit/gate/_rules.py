@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GATE_RULES", "GateRule"]
+__all__ = ["GATE_RULES", "GateRule", "policy_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ _ALL = (
              "A request paired with a capture could not be rendered to wire bytes.",
              "give what the message says rendering lacks: --routes FILE (or <home>/cordis.patch.yml in the DSH home "
              "the log was recorded in) for a route the log does not describe, --attachments DIR for a logged "
-             "image's bytes, the policy key adapter for an unknown route",
+             "image's bytes, --adapter (or the policy key adapter) for an unknown route",
              "capture-fail"),
     GateRule("DSH821", "error", "break-unexplained",
              "The prompt prefix changed between two requests and no log event explains it.",
@@ -89,3 +89,15 @@ _ALL = (
 
 #: Every gate rule by id.
 GATE_RULES: dict[str, GateRule] = {r.id: r for r in _ALL}
+
+
+def policy_key(rule: str) -> str:
+    """The policy key that decides whether a finding of ``rule`` fails the gate: a gate rule's own
+    (:attr:`GateRule.policy`), ``validation-fail-severity`` for a validation rule.
+
+    Example:
+        >>> policy_key("DSH815"), policy_key("DSH201")
+        ('capture-fail', 'validation-fail-severity')
+    """
+    gate = GATE_RULES.get(rule)
+    return gate.policy if gate is not None else "validation-fail-severity"

@@ -45,10 +45,10 @@ __all__ = ["run_check"]
 
 Progress = Callable[[int, int], None]
 _LINE = re.compile(r"^line (\d+)$")
-#: How an unknown route's reason ends (``dsh_audit.session.route_for``), naming ``diff``'s and
-#: ``render``'s option; check and report force a format with the policy key instead.
+#: How an unknown route's reason ends (``dsh_audit.session.route_for``), naming the ``--adapter``
+#: every command that renders bodies takes; check and report also force a format with the policy key.
 _CLI_ADAPTER = " or --adapter"
-_POLICY_ADAPTER = " or set the policy key adapter"
+_POLICY_ADAPTER = " or --adapter (or the policy key adapter)"
 
 
 @dataclass
@@ -256,19 +256,22 @@ class _Checker:
 
     def failed(self, failure: Failure, *, at: str | None = None) -> SessionCheck:
         """The check of a log that could not be read; ``at``: where its refusal's finding points
-        (the capture that could not be read), else the log."""
+        (the capture that could not be read), else the log. A log not a line of which could be
+        read (a FIFO, a folder, a link loop or a dangling link, no permission) is refused alone,
+        its error the finding (:attr:`SessionCheck.unreadable`): the other logs are still checked."""
         findings = self.judge.refusal(failure if at is None else replace(failure, path=at),
-                                      validation=_validation(failure))
+                                      validation=failure.validation or ())
         header = failure.header
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
                             error=str(failure.error), parent_id=header.parent_session if header else None,
                             seed_length=header.seed_length if header else None,
-                            cwd=header.cwd if header else None)
+                            cwd=header.cwd if header else None,
+                            unreadable=failure.validation is None and header is None)
 
 
 def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
     """``render`` whose unknown-route reasons name what settles a route for check and report: the
-    policy key ``adapter`` (they take no ``--adapter``)."""
+    option ``--adapter`` or the policy key ``adapter``."""
 
     def run(request: Request, options: dict[str, Any]) -> bytes:
         try:
@@ -296,14 +299,11 @@ def _folder_of(paths: Sequence[str]) -> str:
         return "."
 
 
-def _validation(item: Session | Failure) -> Sequence[Any]:
-    """The validation findings of a log, found in its one read (``open_group(validate=True)``)."""
-    if item.validation is None:
-        # Not a line could be read (a FIFO, a folder, no permission): validation, like the
-        # reader, stops at that one error, and so does check.
-        assert isinstance(item, Failure), "a session read with validate=True has its findings"
-        raise item.error
-    return item.validation
+def _validation(session: Session) -> Sequence[Any]:
+    """The validation findings of a log that was read, found in its one read
+    (``open_group(validate=True)``)."""
+    assert session.validation is not None, "a session read with validate=True has its findings"
+    return session.validation
 
 
 def _validation_of(found: Sequence[Any] | None) -> Sequence[Any]:

@@ -46,18 +46,16 @@ about another session file the log continues.
 
 from __future__ import annotations
 
-import base64
 import bisect
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._json import as_object
-from ..jsjson import stringify
 from ..replay import Digest, Request
-from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, token_count, tool_result_message
+from ._anthropic import anthropic_usage, content_block, result_content
+from ._base import ImporterBase
+from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message
 
 __all__ = ["import_claude_code"]
 
@@ -71,58 +69,6 @@ _BASE_NOTES = (
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool-calls", "max_tokens": "max-tokens"}
 
 Line = tuple[int, dict[str, Any]]
-
-
-def _text(text: Any) -> dict[str, Any]:
-    return {"type": "text", "text": text if isinstance(text, str) else stringify(text)}
-
-
-def _image(block: dict[str, Any]) -> dict[str, Any]:
-    source = as_object(block.get("source"))
-    data: str = source["data"] if isinstance(source.get("data"), str) else ""
-    try:
-        raw = base64.b64decode(data, validate=False)
-    except ValueError:
-        raw = data.encode()
-    attachment = {"attachmentId": "sha256:" + hashlib.sha256(raw).hexdigest(),
-                  "mediaType": source.get("media_type"), "bytes": len(raw)}
-    return {"type": "image", "attachment": attachment}
-
-
-def _block(block: Any) -> dict[str, Any]:
-    """One Anthropic content block as a DSH content block (unknown kinds as JSON text)."""
-    if not isinstance(block, dict):
-        return _text(block)
-    kind = block.get("type")
-    if kind == "text":
-        return _text(block.get("text", ""))
-    if kind == "thinking":
-        return {"type": "reasoning", "text": block.get("thinking", "")}
-    if kind == "redacted_thinking":
-        return {"type": "reasoning", "text": "", "redacted": True}
-    if kind == "tool_use":
-        return {"type": "tool-call", "id": block.get("id", ""), "name": block.get("name", ""),
-                "arguments": stringify(block.get("input", {}))}
-    if kind == "image":
-        return _image(block)
-    return {**_text(block), "importedType": kind}
-
-
-def _result_content(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, list):
-        return [_block(b) for b in content]
-    return [_text("" if content is None else content)]
-
-
-def _usage(raw: Any) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        return None
-    usage = {"inputTokens": token_count(raw.get("input_tokens")), "outputTokens": token_count(raw.get("output_tokens"))}
-    if "cache_read_input_tokens" in raw:
-        usage["cacheReadTokens"] = token_count(raw.get("cache_read_input_tokens"))
-    if "cache_creation_input_tokens" in raw:
-        usage["cacheWriteTokens"] = token_count(raw.get("cache_creation_input_tokens"))
-    return usage
 
 
 def _message(record: dict[str, Any]) -> dict[str, Any]:
@@ -161,11 +107,11 @@ class _Prompt:
     seqs: list[int] = field(default_factory=list)
 
 
-class _Importer:
+class _Importer(ImporterBase):
+    format = FORMAT
+
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.warnings: list[str] = []
-        self.notes: dict[str, None] = dict.fromkeys(_BASE_NOTES)
+        super().__init__(path, _BASE_NOTES)
         self.records: list[Line] = list(read_jsonl(path, self.warnings))
         self.by_uuid: dict[str, Line] = {}
         for line, record in self.records:
@@ -173,7 +119,6 @@ class _Importer:
             if isinstance(uuid, str):
                 self.by_uuid.setdefault(uuid, (line, record))
         self.session_id = self._session_id()
-        self.digest = MessageDigest()
         self._users: dict[int, list[dict[str, Any]]] = {}
         self._assistants: dict[tuple[int, ...], dict[str, Any] | None] = {}
         self.used_boundaries: set[int] = set()
@@ -211,10 +156,10 @@ class _Importer:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 flush()
                 out.append(tool_result_message(new_id(), str(block.get("tool_use_id", "")),
-                                               _result_content(block.get("content")),
+                                               result_content(block.get("content")),
                                                is_error=bool(block.get("is_error"))))
             else:
-                pending.append(_block(block))
+                pending.append(content_block(block))
         flush()
         self._users[line] = out
         return out
@@ -236,7 +181,7 @@ class _Importer:
         message = None
         if model != _SYNTHETIC and raw:
             message = {"id": first.get("uuid") or f"line-{part[0][0]}", "role": "assistant",
-                       "content": [_block(b) for b in raw],
+                       "content": [content_block(b) for b in raw],
                        "source": {"kind": "model", "provider": "anthropic", "model": model}}
         self._assistants[key] = message
         return message
@@ -381,13 +326,11 @@ class _Importer:
                 header={"config": {"provider": "anthropic", "model": model}}, header_seq=conv["header_seq"],
                 header_reason=conv["reason"], messages=message_tuple, message_seqs=tuple(seqs),
                 digest=Digest(self.digest(message_tuple)), context={"provider": "anthropic", "model": model},
-                usage=_usage(_message(last).get("usage")), finish=finish, extra=extra,
+                usage=self.usage(group[-1][0], anthropic_usage(_message(last).get("usage"))), finish=finish, extra=extra,
             ))
         created = next((iso_seconds(r.get("timestamp")) for _, r in self.records if r.get("timestamp")), None)
         cwd = next((r["cwd"] for _, r in self.records if isinstance(r.get("cwd"), str)), None)
-        return ImportedSession(format=FORMAT, session_id=self.session_id, requests=tuple(requests),
-                               notes=tuple(self.notes), path=self.path, warnings=tuple(self.warnings), cwd=cwd,
-                               created_at=None if created is None else int(created * 1000))
+        return self.session(self.session_id, tuple(requests), cwd=cwd, created=created)
 
 
 def import_claude_code(path: str | os.PathLike[str]) -> ImportedSession:

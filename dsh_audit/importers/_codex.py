@@ -41,162 +41,28 @@ compaction without ``replacement_history``; and which part of a forked rollout w
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import replace
 from typing import Any
 
-from ..jsjson import stringify
 from ..replay import Digest, Request
-from ._model import ImportedSession, MessageDigest, iso_seconds, read_jsonl, token_count, tool_result_message
+from ._base import ImporterBase
+from ._model import ImportedSession, iso_seconds, read_jsonl
+from ._responses import TOOL_CALLS, History, is_output, responses_usage
 
 __all__ = ["import_codex"]
 
 FORMAT = "codex"
-_TOOL_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-                         "image_generation_call", "tool_search_call"})
-_OUTPUTS = _TOOL_CALLS | {"reasoning"}
-_TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
-_CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<permissions")
 _BASE_NOTES = ("codex logs no tool schemas: headers hold provider, model, effort and (when logged) the "
                "base instructions only",
                "codex logs no finish reason: finish is inferred from the response's output items")
 
 
-def _is_output(payload: dict[str, Any]) -> bool:
-    kind = payload.get("type")
-    return (isinstance(kind, str) and kind in _OUTPUTS) or (kind == "message" and payload.get("role") == "assistant")
+class _Importer(ImporterBase):
+    format = FORMAT
 
-
-def _content(items: Any) -> list[dict[str, Any]]:
-    """Responses API content items (or a plain string) as DSH blocks."""
-    if isinstance(items, str):
-        return [{"type": "text", "text": items}]
-    out: list[dict[str, Any]] = []
-    for item in items if isinstance(items, list) else []:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind in ("input_text", "output_text", "text", "refusal"):
-            out.append({"type": "text", "text": item.get("text", item.get("refusal", ""))})
-        elif kind == "input_image":
-            url = str(item.get("image_url", ""))
-            media = url[5:].split(";", 1)[0] if url.startswith("data:") else None
-            out.append({"type": "image", "attachment": {
-                "attachmentId": "sha256:" + hashlib.sha256(url.encode()).hexdigest(), "mediaType": media}})
-        else:
-            out.append({"type": "text", "text": stringify(item), "importedType": kind})
-    return out
-
-
-def _call_block(payload: dict[str, Any], line: int) -> dict[str, Any]:
-    kind = payload.get("type")
-    call_id = payload.get("call_id") or payload.get("id") or f"line-{line}"
-    if kind == "function_call":
-        name, arguments = payload.get("name", ""), payload.get("arguments", "")
-    elif kind == "custom_tool_call":
-        name, arguments = payload.get("name", ""), payload.get("input", "")
-    else:
-        name = "local_shell" if kind == "local_shell_call" else str(kind).removesuffix("_call")
-        rest = {k: v for k, v in payload.items() if k not in ("type", "id", "call_id", "status")}
-        arguments = stringify(rest)
-    return {"type": "tool-call", "id": call_id, "name": name,
-            "arguments": arguments if isinstance(arguments, str) else stringify(arguments)}
-
-
-def _reasoning_block(payload: dict[str, Any]) -> dict[str, Any]:
-    items = [item for key in ("summary", "content") if isinstance(payload.get(key), list) for item in payload[key]]
-    parts = [text for item in items if isinstance(item, dict) and isinstance(text := item.get("text", ""), str)]
-    block: dict[str, Any] = {"type": "reasoning", "text": "\n\n".join(parts)}
-    if payload.get("encrypted_content"):
-        block["encryptedContent"] = payload["encrypted_content"]
-    return block
-
-
-def _tool_output(payload: dict[str, Any], message_id: str) -> dict[str, Any]:
-    output = payload.get("output") if payload.get("type") != "tool_search_output" else payload.get("tools")
-    failed = False
-    if isinstance(output, dict):
-        failed = output.get("success") is False
-        output = output.get("content", output.get("body", stringify(output)))
-    content = _content(output) if isinstance(output, (str, list)) else [{"type": "text", "text": stringify(output)}]
-    call_id = str(payload.get("call_id", ""))
-    return tool_result_message(message_id, call_id, content, is_error=failed)
-
-
-class _History:
-    """The model-visible history as DSH messages; consecutive output items share one message."""
-
-    def __init__(self, provider: str) -> None:
-        self.provider = provider
-        self.messages: list[dict[str, Any]] = []
-        self.seqs: list[int] = []
-        self.run: dict[str, Any] | None = None
-        self.skipped: dict[str, None] = {}
-        self._ids: dict[int, int] = {}
-
-    def new_id(self, line: int) -> str:
-        """``codex-<line>``, then ``codex-<line>.1``... for items replayed from one record."""
-        count = self._ids.get(line, 0)
-        self._ids[line] = count + 1
-        return f"codex-{line}" if not count else f"codex-{line}.{count}"
-
-    def _append(self, message: dict[str, Any], line: int) -> None:
-        self.messages.append(message)
-        self.seqs.append(line)
-
-    def add(self, payload: dict[str, Any], line: int, model: str | None) -> None:
-        kind = payload.get("type")
-        if not isinstance(kind, str):
-            self.run = None
-            self.skipped[stringify(kind) if kind is not None else "(no type)"] = None
-            return
-        if _is_output(payload):
-            block = _reasoning_block(payload) if kind == "reasoning" else _call_block(payload, line) \
-                if kind in _TOOL_CALLS else None
-            blocks = [block] if block is not None else _content(payload.get("content"))
-            if self.run is None:
-                self.run = {"id": self.new_id(line), "role": "assistant", "content": [],
-                            "source": {"kind": "model", "provider": self.provider, "model": model}}
-                self._append(self.run, line)
-            self.run["content"].extend(blocks)
-            return
-        self.run = None
-        if kind == "message":
-            self._append(self._input_message(payload, self.new_id(line)), line)
-        elif kind in _TOOL_OUTPUTS:
-            self._append(_tool_output(payload, self.new_id(line)), line)
-        elif kind in ("compaction", "compaction_summary"):
-            self._append({"id": self.new_id(line), "role": "user", "content": [
-                {"type": "text", "text": "", "encryptedContent": payload.get("encrypted_content", "")}],
-                "source": {"kind": "plugin", "plugin": "compact"}}, line)
-        else:
-            self.skipped[str(kind)] = None
-
-    @staticmethod
-    def _input_message(payload: dict[str, Any], message_id: str) -> dict[str, Any]:
-        role = payload.get("role")
-        content = _content(payload.get("content"))
-        source: dict[str, Any] = {"kind": "user"}
-        if role in ("developer", "system"):
-            source = {"kind": "plugin", "plugin": "codex", "form": "instructions", "role": role}
-        elif content and str(content[0].get("text", "")).startswith(_CONTEXT_TAGS):
-            source = {"kind": "plugin", "plugin": "codex", "form": "snapshot"}
-        return {"id": message_id, "role": "user" if role == "user" else "system" if role else "user",
-                "content": content, "source": source}
-
-
-def _usage(last: dict[str, Any]) -> dict[str, Any]:
-    cached = token_count(last.get("cached_input_tokens"))
-    return {"inputTokens": token_count(last.get("input_tokens")) - cached,
-            "outputTokens": token_count(last.get("output_tokens")),
-            "cacheReadTokens": cached, "reasoningTokens": token_count(last.get("reasoning_output_tokens"))}
-
-
-class _Importer:
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.warnings: list[str] = []
-        self.notes: dict[str, None] = dict.fromkeys(_BASE_NOTES)
-        self.digest = MessageDigest()
+        super().__init__(path, _BASE_NOTES)
         self.requests: list[Request] = []
         self.session_id: str | None = None
         self.cwd: str | None = None
@@ -208,7 +74,7 @@ class _Importer:
         self.header: dict[str, Any] | None = None
         self.header_seq: int | None = None
         self.header_reason: str | None = None
-        self.history = _History(self.provider)
+        self.history = History(self.provider)
         self.open: dict[str, Any] | None = None
         self.total: Any = None
         self.turn = 0
@@ -261,18 +127,18 @@ class _Importer:
                      "first": line, "sent": self.last_time, "outputs": [], "header": self.header,
                      "header_seq": self.header_seq, "header_reason": self.header_reason}
 
-    def close(self, line: int, usage: dict[str, Any] | None, done: float | None) -> None:
+    def close(self, line: int, usage: dict[str, Any] | None, done: float | None, *, answered: bool = True) -> None:
         if self.open is None:
             return
         current, self.open = self.open, None
         self.history.run = None
         self.step += 1
         outputs = current["outputs"]
-        finish = {"kind": "tool-calls"} if any(k in _TOOL_CALLS for k in outputs) else \
+        finish = {"kind": "tool-calls"} if any(k in TOOL_CALLS for k in outputs) else \
             {"kind": "stop"} if "message" in outputs else None
         extra: dict[str, Any] = {"format": FORMAT, "response_seqs": current.get("lines", []),
                                  "time": {"sent": current["sent"], "done": done}}
-        if usage is None:
+        if not answered:
             extra["unanswered"] = True
         else:
             extra["token_count_seq"] = line
@@ -292,7 +158,7 @@ class _Importer:
         self.closed_at_line = line
 
     def on_response_item(self, line: int, payload: dict[str, Any]) -> None:
-        if _is_output(payload):
+        if is_output(payload):
             if self.open is None:
                 self.begin(line)
             assert self.open is not None
@@ -310,7 +176,7 @@ class _Importer:
         self.total = total
         if self.open is None:
             self.begin(line)
-        self.close(line, _usage(info["last_token_usage"]), time)
+        self.close(line, self.usage(line, responses_usage(info["last_token_usage"])), time)
 
     def on_compacted(self, line: int, payload: dict[str, Any]) -> None:
         last = self.requests[-1] if self.requests else None
@@ -320,7 +186,7 @@ class _Importer:
             self.notes["a compaction request's messages lack the summarisation prompt Codex appends "
                        "to them (it is not logged)"] = None
         replacement = payload.get("replacement_history")
-        fresh = _History(self.provider)
+        fresh = History(self.provider)
         if isinstance(replacement, list):
             for item in replacement:
                 if isinstance(item, dict):
@@ -377,15 +243,13 @@ class _Importer:
                 self.last_time = time
         if self.open is not None:
             self.notes["the last response has no token_count: its request has no usage"] = None
-            self.close(self.open["first"], None, None)
+            self.close(self.open["first"], None, None, answered=False)
         if self.history.skipped:
             self.notes["response items not sent to the model or not understood, left out: "
                        + ", ".join(sorted(self.history.skipped))] = None
         sid = self.session_id or os.path.basename(self.path).removesuffix(".jsonl")
         requests = tuple(r if r.session_id else replace(r, session_id=sid) for r in self.requests)
-        return ImportedSession(format=FORMAT, session_id=sid, requests=requests, notes=tuple(self.notes),
-                               path=self.path, warnings=tuple(self.warnings), cwd=self.cwd,
-                               created_at=None if self.created is None else int(self.created * 1000))
+        return self.session(sid, requests, cwd=self.cwd, created=self.created)
 
 
 def import_codex(path: str | os.PathLike[str]) -> ImportedSession:

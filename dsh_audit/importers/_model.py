@@ -27,8 +27,8 @@ from ..replay import Request
 if TYPE_CHECKING:
     from _hashlib import HASH
 
-__all__ = ["ImportedSession", "MessageDigest", "iso_seconds", "open_input", "read_jsonl", "token_count",
-           "tool_result_message"]
+__all__ = ["MAX_COUNT", "ImportedSession", "MessageDigest", "damaged_usage_note", "iso_seconds", "open_input",
+           "read_jsonl", "token_count", "token_counts", "tool_result_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +124,57 @@ def iso_seconds(value: Any) -> float | None:
         return None
 
 
-def token_count(value: Any) -> int:
-    """A logged token count as an int; anything that is not a number, or not a finite one below
-    2**63 in size (a damaged record: ``1e400`` reads as infinity), counts 0.
+#: The largest token count a log can hold exactly (``Number.MAX_SAFE_INTEGER + 1``, JSON numbers are doubles).
+MAX_COUNT = 2**53
+
+
+def token_count(value: Any) -> int | None:
+    """A logged token count as an int, or None when it is damaged: a bool, a string, a negative,
+    fractional or non-finite number, or one above :data:`MAX_COUNT` (``1e400`` reads as infinity).
+    An integral float (``1e3``, as another JSON writer may spell it) is its int.
 
     Example:
-        >>> token_count(12), token_count(7.9), token_count(float("inf")), token_count(1e300), token_count("5")
-        (12, 7, 0, 0, 0)
+        >>> token_count(12), token_count(1e3), token_count(7.9), token_count(-1), token_count(True), token_count("5")
+        (12, 1000, None, None, None, None)
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -(2**63) < value < 2**63:
-        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_COUNT:
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
     return int(value)
+
+
+def token_counts(raw: dict[str, Any], fields: tuple[str, ...]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """The :func:`token_count` of each of ``fields`` in a usage record ``raw`` (an absent one is 0),
+    and the fields whose count is damaged.
+
+    Example:
+        >>> token_counts({"a": 5, "b": -1}, ("a", "b", "c"))
+        ({'a': 5, 'c': 0}, ('b',))
+    """
+    counts: dict[str, int] = {}
+    damaged: list[str] = []
+    for name in fields:
+        count = token_count(raw.get(name, 0))
+        if count is None:
+            damaged.append(name)
+        else:
+            counts[name] = count
+    return counts, tuple(damaged)
+
+
+def damaged_usage_note(path: str, line: int, fields: tuple[str, ...]) -> str:
+    """The warning for a usage record holding damaged counts (``file:line: why``, as a damaged line's):
+    the response's usage is not logged.
+
+    Example:
+        >>> damaged_usage_note("a.jsonl", 7, ("output_tokens",))
+        'a.jsonl:7: token count output_tokens is negative, not an integer or above 2**53: this response\'s usage is treated as not logged'
+    """
+    names = ", ".join(fields)
+    verb, being = ("count", "is") if len(fields) == 1 else ("counts", "are")
+    return (f"{path}:{line}: token {verb} {names} {being} negative, not an integer or above 2**53: this response's "
+            "usage is treated as not logged")
 
 
 def tool_result_message(message_id: str, call_id: str, content: list[dict[str, Any]], *,

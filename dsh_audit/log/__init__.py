@@ -17,12 +17,14 @@ import typing
 from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
-    from ._decode import DecodeBudget, Line, TornTail, decode_limits, iter_lines, parse_line, read_progress
-    from ._discover import copy_name, default_sessions_root, discover, in_layout, is_folder, looks_like_log, resolve_session
+    from ._decode import Line, TornTail, iter_lines, parse_line
+    from ._discover import copy_name, default_sessions_root, discover, holds, in_layout, is_folder, looks_like_log, resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import classify_record, detect_format
     from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
-    from ._header import is_absolute_path
+    from ._header import foreign_refusal, is_absolute_path
+    from ._limits import DecodeBudget, decode_limits
+    from ._progress import read_progress
     from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
     from ._span import time_span
     from ._records import (
@@ -68,6 +70,8 @@ __all__ = [
     "discover",
     "ensure_room",
     "expand_row",
+    "foreign_refusal",
+    "holds",
     "in_layout",
     "is_absolute_path",
     "is_folder",
@@ -100,16 +104,18 @@ _LAZY = {
     "classify_record": "._format",
     "complete_length": "._follow",
     "copy_name": "._discover",
-    "decode_limits": "._decode",
+    "decode_limits": "._limits",
     "decode_record": "._records",
-    "DecodeBudget": "._decode",
+    "DecodeBudget": "._limits",
     "default_sessions_root": "._discover",
     "detect_format": "._format",
     "discover": "._discover",
+    "holds": "._discover",
     "in_layout": "._discover",
     "ensure_room": "._records",
     "Event": "._types",
     "expand_row": "._records",
+    "foreign_refusal": "._header",
     "is_absolute_path": "._header",
     "is_folder": "._discover",
     "is_safe_int": "._records",
@@ -129,7 +135,7 @@ _LAZY = {
     "parse_line": "._decode",
     "ProtectedInputs": "._outputs",
     "read_log": "._reader",
-    "read_progress": "._decode",
+    "read_progress": "._progress",
     "read_stream": "._reader",
     "resolve_session": "._discover",
     "RowError": "._records",

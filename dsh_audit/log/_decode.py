@@ -11,51 +11,35 @@ a frame is decompressed as its blocks are read, in pieces of at most 1 MiB, and 
 up to 32 MiB of text is held whole (so that a corrupt frame yields none of its lines); a run of
 blank lines is found at C speed and handed on as one :class:`Line` with a ``count``; a line split
 across pieces is gathered in one buffer that becomes the line; and the decoded size and the zstd
-expansion ratio have limits (environment variables ``DSH_AUDIT_MAX_DECODED`` and
+expansion ratio have limits (:mod:`._limits`: environment variables ``DSH_AUDIT_MAX_DECODED`` and
 ``DSH_AUDIT_MAX_RATIO``) that turn a decompression bomb into a one-line refusal.
 
-While :func:`read_progress` is in effect, the reader reports the raw bytes of the file it has
+While :func:`~._progress.read_progress` is in effect, the reader reports the raw bytes of the file it has
 consumed (compressed bytes for zstd), about once per MiB, for a progress bar.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import struct
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any, BinaryIO, cast
 
 import zstandard
 
-from ..errors import UnreadableError, UsageError
+from ..errors import UnreadableError
+from ._limits import DecodeBudget
+from ._progress import READ_HOOK, ConsumedBytes
 from ._records import LongStrings, parse_json
 
-__all__ = ["DEFAULT_MAX_DECODED", "DEFAULT_MAX_RATIO", "DecodeBudget", "Line", "TornTail", "decode_limits", "iter_lines", "is_zstd", "parse_line",
-           "read_progress"]
+__all__ = ["Line", "TornTail", "iter_lines", "is_zstd", "parse_line"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SKIPPABLE_LOW, _SKIPPABLE_HIGH = 0x184D2A50, 0x184D2A5F
 _READ = 1 << 20
 _HOLD = 32 << 20  # a frame's text up to this size is verified whole before any of its lines is used
 _BLANKS = re.compile(b"\n+")
-
-#: Default limit on the decoded text of one log, in bytes (``DSH_AUDIT_MAX_DECODED``; 0: none).
-DEFAULT_MAX_DECODED = 8 << 30
-#: Default limit on decoded bytes per compressed byte of a zstd log (``DSH_AUDIT_MAX_RATIO``; 0: none).
-DEFAULT_MAX_RATIO = 200
-# The ratio is checked over the whole file read so far, once this much text has been decoded.
-_RATIO_FLOOR = 4 << 20
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-# ASCII digits only (int() refuses "²", which \d and isdigit() accept), at most 30 (int() refuses 4,301)
-_SIZE = re.compile(r"\s*([0-9]{1,30})\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
-_WHOLE = re.compile(r"\s*([0-9]{1,30})\s*")
-# Raw bytes consumed are reported to the read hook in steps of at least this much (and at the end).
-_REPORT_STEP = 1 << 20
-_READ_HOOK: ContextVar[Callable[[int], None] | None] = ContextVar("dsh_audit_read_hook", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +56,22 @@ class Line:
     raw: bytes | bytearray  # a bytearray for a line joined from pieces (not copied once more)
     count: int = 1
     strings: LongStrings | None = field(default=None, compare=False, repr=False)
+
+
+class _LineBuilder:
+    """A :class:`Line` being made by plain assignment, then made a ``Line`` (as
+    :data:`~dsh_audit.log._types.new_event` makes events): a frozen dataclass's ``__init__`` costs
+    a call per field, and a log has a line per record."""
+
+    __slots__ = Line.__slots__  # dataclass(slots=True) made them
+
+    def __init__(self, number: int, raw: bytes | bytearray, count: int = 1, strings: LongStrings | None = None) -> None:
+        self.number, self.raw, self.count, self.strings = number, raw, count, strings
+        self.__class__ = Line  # type: ignore[assignment]
+
+
+assert _LineBuilder.__init__.__code__.co_varnames[1:5] == tuple(f.name for f in fields(Line))
+_new_line = cast("type[Line]", _LineBuilder)  # its instances are Lines
 
 
 #: the line :func:`parse_line` last parsed for a later consumer, and its value
@@ -211,141 +211,8 @@ class _FrameReader:
         self.complete = True
 
 
-def _size_text(size: int) -> str:
-    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} bytes"
-
-
-def _quoted(value: str, keep: int = 40) -> str:
-    """``value`` quoted for a message: its first ``keep`` characters when it is longer, and its length."""
-    return repr(value) if len(value) <= keep else f"{value[:keep]!r}... ({len(value):,} characters)"
-
-
-def decode_limits() -> tuple[int, int]:
-    """``(max_decoded_bytes, max_ratio)`` from the environment (0 means no limit).
-
-    ``DSH_AUDIT_MAX_DECODED`` is a size in bytes, with an optional binary suffix (``16G``,
-    ``512MiB``); ``DSH_AUDIT_MAX_RATIO`` a whole number of decoded bytes per compressed byte.
-
-    Raises:
-        UsageError: a value that is not a size or a whole number.
-
-    Example:
-        >>> decode_limits() == (DEFAULT_MAX_DECODED, DEFAULT_MAX_RATIO)  # doctest: +SKIP
-        True
-    """
-    size_text = os.environ.get("DSH_AUDIT_MAX_DECODED", "")
-    ratio_text = os.environ.get("DSH_AUDIT_MAX_RATIO", "")
-    max_decoded, max_ratio = DEFAULT_MAX_DECODED, DEFAULT_MAX_RATIO
-    if size_text.strip():
-        match = _SIZE.fullmatch(size_text)
-        if match is None:
-            raise UsageError(f"DSH_AUDIT_MAX_DECODED={_quoted(size_text)} is not a size",
-                             hint="give bytes with an optional K, M, G or T suffix, e.g. 16G; 0 means no limit")
-        max_decoded = int(match.group(1)) * _UNITS[match.group(2).upper()]
-    if ratio_text.strip():
-        whole = _WHOLE.fullmatch(ratio_text)
-        if whole is None:
-            raise UsageError(f"DSH_AUDIT_MAX_RATIO={_quoted(ratio_text)} is not a whole number",
-                             hint="give decoded bytes per compressed byte, e.g. 1000; 0 means no limit")
-        max_ratio = int(whole.group(1))
-    return max_decoded, max_ratio
-
-
-class DecodeBudget:
-    """Counts the bytes decoded from one input (a log, a compressed capture body) and refuses it
-    past the decoded-size or the expansion-ratio limit of :func:`decode_limits`.
-
-    Example:
-        >>> budget = DecodeBudget("body.gz")
-        >>> budget.spend(1 << 20, 1 << 10)  # 1 KiB expanding to 1 MiB: below the ratio's floor
-        >>> budget.decoded
-        1048576
-    """
-
-    def __init__(self, path: str, *, what: str = "log", codec: str = "zstd") -> None:
-        self.path, self.what, self.codec = path, what, codec  # words of the refusal: a gzip capture body is no log
-        self.max_decoded, self.max_ratio = decode_limits()
-        self.decoded = 0
-
-    def spend(self, size: int, compressed: int | None) -> None:
-        """Count ``size`` more decoded bytes; ``compressed``: compressed bytes read so far (None: plain)."""
-        self.decoded += size
-        real = f"if this is a real {self.what}, raise the limit"
-        if self.max_decoded and self.decoded > self.max_decoded:
-            raise UnreadableError(
-                f"refused: the decoded {self.what} passes the limit of {_size_text(self.max_decoded)} of text "
-                "(DSH_AUDIT_MAX_DECODED)",
-                path=self.path,
-                hint=f"{real}: DSH_AUDIT_MAX_DECODED={_next_size(self.max_decoded)} (0: no limit); "
-                     "see docs/hostile-inputs.md")
-        if compressed and self.max_ratio and self.decoded > _RATIO_FLOOR \
-                and self.decoded > self.max_ratio * compressed:
-            raise UnreadableError(
-                f"refused as a decompression bomb: {compressed} {self.codec} bytes expand to more than "
-                f"{self.decoded} bytes, past the limit of {self.max_ratio}x (DSH_AUDIT_MAX_RATIO)",
-                path=self.path,
-                hint=("real DSH logs expand 3-6x; " if self.what == "log" else "")
-                + f"{real}: DSH_AUDIT_MAX_RATIO={self.max_ratio * 10} (0: no limit); see docs/hostile-inputs.md")
-
-
-def _next_size(size: int) -> str:
-    doubled = 2 * size
-    for suffix, scale in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if doubled % scale == 0:
-            return f"{doubled // scale}{suffix}"
-    return str(doubled)
-
-
-@contextmanager
-def read_progress(hook: Callable[[int], None]) -> Iterator[None]:
-    """Report the raw bytes of every log read in this context: ``hook(size)`` with the bytes of the
-    file consumed since its last call (compressed bytes for zstd), about once per MiB and at the end.
-
-    A log keeps the hook that was in effect when its first line was read, so the events of a log
-    opened in the block and read after it still report to it. The hook is per context
-    (:mod:`contextvars`): another thread or asyncio task is not reported.
-
-    Args:
-        hook: called with a positive byte count, in the thread that reads; it must be cheap.
-
-    Example:
-        >>> consumed = []
-        >>> with read_progress(consumed.append):
-        ...     log = read_log("session.jsonl")  # doctest: +SKIP
-    """
-    token = _READ_HOOK.set(hook)
-    try:
-        yield
-    finally:
-        _READ_HOOK.reset(token)
-
-
-class _Consumed:
-    """Raw bytes of one file consumed, handed to a read hook in steps of ``_REPORT_STEP``."""
-
-    __slots__ = ("hook", "pending")
-
-    def __init__(self, hook: Callable[[int], None]) -> None:
-        self.hook = hook
-        self.pending = 0
-
-    def add(self, size: int) -> None:
-        self.pending += size
-        if self.pending >= _REPORT_STEP:
-            self.hook(self.pending)
-            self.pending = 0
-
-    def flush(self) -> None:
-        if self.pending:
-            self.hook(self.pending)
-            self.pending = 0
-
-
 def _zstd_chunks(stream: BinaryIO, path: str, torn: list[TornTail], budget: DecodeBudget,
-                 consumed: _Consumed | None) -> Iterator[bytes]:
+                 consumed: ConsumedBytes | None) -> Iterator[bytes]:
     """Yield the decoded text in pieces; a frame cut off at end of file is the last one read, and
     what it left incomplete is recorded in ``torn``; each frame's bytes count as ``consumed`` once
     its text is handed on. A frame is decompressed as it is read, never held whole."""
@@ -438,7 +305,7 @@ def _header_frame_error(path: str) -> UnreadableError:
     )
 
 
-def _plain_chunks(stream: BinaryIO, budget: DecodeBudget, consumed: _Consumed | None) -> Iterator[bytes]:
+def _plain_chunks(stream: BinaryIO, budget: DecodeBudget, consumed: ConsumedBytes | None) -> Iterator[bytes]:
     while True:
         chunk = stream.read(_READ)
         if not chunk:
@@ -464,8 +331,8 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
     budget = DecodeBudget(path)
     head = stream.peek(4)[:4] if hasattr(stream, "peek") else b""
     zstd = is_zstd(head)
-    hook = _READ_HOOK.get()
-    consumed = None if hook is None else _Consumed(hook)
+    hook = READ_HOOK.get()
+    consumed = None if hook is None else ConsumedBytes(hook)
     chunks = _zstd_chunks(stream, path, torn, budget, consumed) if zstd else _plain_chunks(stream, budget, consumed)
     # The start of a line that continues in a later piece: one growing buffer that becomes the
     # line (a list of pieces joined would hold the line twice, and the allocator keeps the memory
@@ -500,24 +367,24 @@ def iter_lines(stream: BinaryIO, path: str, torn: list[TornTail]) -> Iterator[Li
                 start = end
                 continue
             if blanks:
-                yield Line(blank_first, b"", blanks)
+                yield _new_line(blank_first, b"", blanks)
                 blanks = 0
             number += 1
             if parts is not None:
                 parts += memoryview(chunk)[start:newline]
-                line = Line(number, parts, 1, LongStrings())
+                line = _new_line(number, parts, 1, LongStrings())
                 parts = None
                 yield line
                 del line  # the line is the consumer's alone while this generator waits
             else:
-                yield Line(number, chunk[start:newline])
+                yield _new_line(number, chunk[start:newline])
             start = newline + 1
         if start < len(chunk):
             if parts is None:
                 parts = bytearray()
             parts += memoryview(chunk)[start:]
     if blanks:
-        yield Line(blank_first, b"", blanks)
+        yield _new_line(blank_first, b"", blanks)
     if parts is not None:
         if zstd and not torn:
             raise UnreadableError(

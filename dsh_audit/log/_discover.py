@@ -225,7 +225,7 @@ def _header_id(path: Path) -> str | None:
     return None if found.startswith("{{") and found.endswith("}}") else found
 
 
-def _holds(a: Path, b: Path) -> int | None:
+def holds(a: Path, b: Path) -> int | None:
     """How two files' decoded lines compare: 0 the same lines, 1 ``a`` holds all of ``b``'s and
     more after them, -1 the reverse; None when they differ, or one cannot be read (its reading
     says why later). Both are read once, side by side, within the decode limits."""
@@ -280,7 +280,7 @@ def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
         kept: list[Path] = []
         for log in group:
             for at, other in enumerate(kept):
-                relation = _holds(other, log)
+                relation = holds(other, log)
                 if relation is None:
                     continue
                 if relation == -1 or (relation == 0 and _preferred(log) > _preferred(other)):
@@ -375,7 +375,7 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
     if unopened and (ref == "latest" or not exact):  # the answer may be the log that cannot be read
         first = unopened[0]
         others = f" (and {len(unopened) - 1} more log(s))" if len(unopened) > 1 else ""
-        what = "which session is latest" if ref == "latest" else f"which session {ref!r} names"
+        what = "which session is latest" if ref == "latest" else f"which session '{ref}' names"
         raise UnreadableError(f"{first.message}{others}, so {what} cannot be told", path=first.path,
                               hint="make it readable or move it out of the sessions folder, or pass the "
                                    "log's path instead of a session id")
@@ -386,8 +386,8 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
     if len(ids) == 1:
         return matches[0][2]
     if not ids:
-        raise UsageError(f"no session log, session id or id prefix {ref!r} here", path=str(folder),
+        raise UsageError(f"no session log, session id or id prefix '{ref}' here", path=str(folder),
                          hint="run `dsh-audit sessions` to see the ids, or pass a path")
     shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-    raise UsageError(f"session id prefix {ref!r} is ambiguous: {shown}", path=str(folder),
+    raise UsageError(f"session id prefix '{ref}' is ambiguous: {shown}", path=str(folder),
                      hint="type more of the id")

@@ -21,11 +21,37 @@ from ._records import MAX_DEPTH, NestingError, is_safe_int, parse_json
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
 
-__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "parse_header"]
+__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "foreign_refusal", "parse_header"]
 
 
 TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
 TOO_DEEP_HINT = "DSH's JSON.parse may still load this log; dsh-audit's recursive serialisers stop here"
+#: The commands that read another agent's session (Claude Code, Codex) through the importers, and
+#: those that read DSH logs only (the events they check, attribute or rewrite).
+_IMPORTING = ("sessions", "requests", "show", "render", "cache", "usage", "diff", "index")
+_DSH_ONLY = ("validate", "breaks", "explain", "check", "report", "redact", "watch")
+
+
+def foreign_refusal(kind: str) -> tuple[str, str]:
+    """The message and hint of every refusal of another agent's session log (``kind``, the
+    importer's name of its format), whichever command meets it: what the file is, the commands
+    that import it and those that read DSH logs only.
+
+    Example:
+        >>> message, hint = foreign_refusal("codex")
+        >>> message
+        'this is a codex session, not a DSH log'
+        >>> hint.split("; ")[0]
+        'sessions, requests, show, render, cache, usage, diff and index import it'
+        >>> hint.split("; ")[1]
+        'validate, breaks, explain, check, report, redact and watch read DSH logs only'
+    """
+    return (f"this is a {kind} session, not a DSH log",
+            f"{_listed(_IMPORTING)} import it; {_listed(_DSH_ONLY)} read DSH logs only")
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _version_refusal(sid: str, version: Any, *, reads: int = LATEST_VERSION) -> str:
@@ -85,15 +111,10 @@ def _meta_error(raw: dict[str, Any]) -> str | None:
     return None
 
 
-def _foreign_hint(value: Any) -> str | None:
-    """Name another agent's session format when the first record is one of theirs."""
-    if not isinstance(value, dict):
-        return None
-    kind = classify_record(value, first=True)
-    if kind in (None, "dsh"):
-        return None
-    return (f"this is a {kind} session, not a DSH log: requests, show and cache import it; "
-            "validate, breaks, check and report read DSH logs only")
+def _foreign(value: Any) -> str | None:
+    """Another agent's session format when the first record is one of theirs."""
+    kind = classify_record(value, first=True) if isinstance(value, dict) else None
+    return None if kind in (None, "dsh") else kind
 
 
 def parse_header(path: str, line: Line | None, *, lenient: bool,
@@ -135,11 +156,15 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
         if isinstance(cwd, str) and not is_absolute_path(cwd):
             adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
     if not _is_header_line(value) or not _is_versioned_header(value, int(value["version"])):
+        kind = _foreign(value)
+        if kind is not None:
+            message, hint = foreign_refusal(kind)
+            raise MalformedRecordError(message, path=path, line=1, hint=hint)
         message = "corrupt session log: first line is not a session header"
         if numeric and version >= 1:
             message = (_version_refusal(str(value.get("id")), version, reads=0)
                        + f"; its header is not a valid v{version} header either")
-        raise MalformedRecordError(message, path=path, line=1, hint=_foreign_hint(value) or (
+        raise MalformedRecordError(message, path=path, line=1, hint=(
                                    "the header needs type \"session\", version, id, createdAt and "
                                    "delegationDepth (v2+: isSeeded); --lenient fills a missing v0 "
                                    "version/delegationDepth"))

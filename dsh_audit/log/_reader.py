@@ -23,16 +23,15 @@ from ._decode import Line, TornTail, iter_lines, parse_line
 from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
 from ._outputs import open_regular
 from ._records import (
+    MAX_SAFE,
     NestingError,
     RowError,
     decode_record,
     envelope_error,
-    is_safe_int,
     message_shape_error,
     row_head,
 )
-from ._types import CHUNK_ROW_TYPES
-from ._types import KNOWN_EVENT_TYPES, Event, SessionHeader
+from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, Event, SessionHeader, new_event
 from ._upgrade import Malformed, MessageIds, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
@@ -166,7 +165,9 @@ class SessionLog:
         self._consumed = True
         self._collapse_rows = collapse_rows
         try:
-            yield from self._scan()
+            yield from self._scan_rest()
+            if self._candidate is not None:
+                raise self._candidate.error
         finally:
             self.close()
 
@@ -191,7 +192,14 @@ class SessionLog:
         self.close()
 
     def __del__(self) -> None:
-        self.close()
+        # A finalizer never raises: Python would print "Exception ignored in ... __del__" and a
+        # traceback (fuzz round 16). An error of the drain or of the close is dropped here (the
+        # log's reader has said what it had to); a Ctrl-C is let through: the CLI's handler
+        # (dsh_audit.cli._FirstInterrupt) sends it again to the main flow, silently.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing in a finalizer may raise
+            pass
 
     def fail(self, error: DshAuditError, *, seq: int | None = None) -> NoReturn:
         """Raise the error DSH would report, given that replay found ``error`` at ``seq``.
@@ -207,12 +215,6 @@ class SessionLog:
 
     # -- scanning ---------------------------------------------------------------------------
 
-    def _scan(self) -> Iterator[Event]:
-        for event in self._scan_rest():
-            yield event
-        if self._candidate is not None:
-            raise self._candidate.error
-
     def _scan_rest(self) -> Iterator[Event]:
         assert self._lines is not None
         sid = self.header.id
@@ -225,8 +227,8 @@ class SessionLog:
             extra = 0  # members of a collapsed row beyond the one yielded
             try:
                 value = parse_line(line)  # a tee's validator may have parsed it already
-                if not (isinstance(value, dict) and isinstance(value.get("type"), str)
-                        and value["type"] in CHUNK_ROW_TYPES):
+                tag = value.get("type") if type(value) is dict else None  # JSON objects are exact dicts
+                if type(tag) is not str or tag not in CHUNK_ROW_TYPES:
                     decoded = [value]  # decode_record's, for anything but a packed row
                 elif collapse:
                     head, count = row_head(value)  # a tee's validator may have expanded the row already
@@ -287,11 +289,13 @@ class SessionLog:
         self._torn.clear()
 
     def _check(self, raw: Any, line: int, sid: str, message_ids: MessageIds) -> Event | None:
-        if raw.get("type") == "assistant/chunk" and len(raw) == 4 and isinstance(raw.get("data"), dict) \
-                and is_safe_int(raw.get("time")):
+        if raw.get("type") == "assistant/chunk" and len(raw) == 4:
             # The bulk of every log (and every event a packed row expands to): a plain chunk has
-            # nothing to upgrade, no message shape and no surface metadata; its envelope is checked.
-            return Event(seq=raw["seq"], type="assistant/chunk", time=raw["time"], data=raw["data"], line=line)
+            # nothing to upgrade, no message shape and no surface metadata; its envelope is checked
+            # (four keys, its seq the expected int: type, seq, time and data; a safe integer time).
+            data, time = raw.get("data"), raw.get("time")
+            if type(data) is dict and type(time) is int and -MAX_SAFE <= time <= MAX_SAFE:
+                return new_event(raw["seq"], "assistant/chunk", time, data, line)
         if self.format_version >= 1:
             notes: list[str] = []
             raw = to_v0_shapes(raw, self.format_version, notes)
@@ -346,9 +350,8 @@ class SessionLog:
             # Only a legacy tool-result replacement inherits an id, and only from the tool/result
             # it replaces (any other target is refused by the surface fold), so only those are kept.
             message_ids[seq] = event["data"]["message"]["id"]
-        return Event(seq=seq, type=etype, time=event["time"], data=event["data"], line=line,
-                     surface_op=event.get("surfaceOp"), source_event_seqs=event.get("sourceEventSeqs"),
-                     ignorable=event.get("ignorable") is True)
+        return new_event(seq, etype, event["time"], event["data"], line, event.get("surfaceOp"),
+                         event.get("sourceEventSeqs"), event.get("ignorable") is True)
 
 
 #: what DSH requires, for an envelope problem whose words do not say it (DSH's

@@ -31,7 +31,8 @@ from typing import Any, BinaryIO
 import zstandard
 
 from ..errors import DshAuditError, UnreadableError
-from ._decode import _SKIPPABLE_HIGH, _SKIPPABLE_LOW, ZSTD_MAGIC, DecodeBudget, Line, _frame_header_size
+from ._decode import _SKIPPABLE_HIGH, _SKIPPABLE_LOW, ZSTD_MAGIC, Line, _frame_header_size
+from ._limits import DecodeBudget
 from ._header import parse_header
 from ._outputs import open_regular
 from ._reader import read_log

@@ -18,8 +18,10 @@ from ._placeholder import Placeholders
 from ._bundle import BundleCheck, check_bundle
 from ._manifest import manifest_path, routes_path
 from ._redact import Redaction, redact
-from ._redactor import CONTENT_KEYS, HEADER_KEYS, KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS, Redactor
-from ._secrets import SECRET_KINDS, SecretMatch, find_secrets, scrub
+from ._keys import CONTENT_KEYS, HEADER_KEYS, KEEP_CHOICES, PATH_KEYS, STRUCTURAL_KEYS
+from ._redactor import Redactor
+from ._patterns import SECRET_KINDS
+from ._secrets import SecretMatch, find_secrets, scrub
 from ._verdicts import CATEGORIES, session_verdicts
 
 __all__ = [

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 from ..jsjson import stringify
 from ._json_text import _char_starts
-from ._secrets import (SecretMatch, context_key, find_secrets, key_body, key_end, key_piece, private_key_cut,
-                       private_key_open, split_private_key, split_tail)
+from ._pem import key_body, key_end, key_piece, private_key_cut, private_key_open, split_private_key, split_tail
+from ._secrets import SecretMatch, context_key, find_secrets
 
 __all__ = ["context_secrets"]
 
@@ -63,7 +63,7 @@ def _key_run(tokens: list[re.Match[str]], first: int, *, opened: int | None = No
     """Where (in ``tokens``, ``_TOKEN``'s) the private key block that the JSON string ``tokens[first]``
     leaves open (:func:`private_key_open`, as the string reads) ends: the value string that ends its
     END line, when the value strings up to that line (object keys skipped; the line whole or cut over
-    strings) read as pieces of a key, however short (:func:`._secrets.key_end`: chunks of a key); else
+    strings) read as pieces of a key, however short (:func:`._pem.key_end`: chunks of a key); else
     the last of the value strings after it (blank strings skipped) that read as key body alone
     (:func:`key_body`); None when the string leaves none open, or the next value string is not key
     body (prose, a number: the block ends with its own string). ``opened``: the string leaves a block
@@ -113,7 +113,7 @@ def _key_run(tokens: list[re.Match[str]], first: int, *, opened: int | None = No
 
 
 class _KeyEnds:
-    """The END line lookahead (:func:`._secrets.key_end`) of the private key blocks of one JSON text,
+    """The END line lookahead (:func:`._pem.key_end`) of the private key blocks of one JSON text,
     remembered: a block that opens among the strings an earlier block's lookahead read ends where that
     lookahead said (the strings between are the same, and no END line starts before its BEGIN line
     ends), so each string of the text is read once however many blocks it holds (a text of many cut
@@ -126,7 +126,7 @@ class _KeyEnds:
 
     def after(self, first: int, tail: str) -> int | None:
         """The index (in the tokens) of the value string that ends the END line of a block that the
-        string ``tokens[first]`` leaves open (``tail``: its :func:`._secrets.split_tail`), when the value
+        string ``tokens[first]`` leaves open (``tail``: its :func:`._pem.split_tail`), when the value
         strings before that line read as pieces of a key; None when they do not."""
         if self._from <= first < self._stop:
             return self._last
@@ -167,7 +167,7 @@ def _split_keys(tokens: list[re.Match[str]], ends: _KeyEnds | None = None) -> li
     """Each private key block of a JSON text (``tokens``: ``_TOKEN``'s) whose BEGIN line runs across
     consecutive value strings, two or more, with only JSON punctuation between them
     (``["-----BEGIN RSA PRIV", "ATE KEY-----\\n..."]``, ``["-----BEG", "IN RSA PRIV", "ATE KEY-----"]``:
-    :func:`._secrets.split_private_key` on the joined end of the strings before, :func:`._secrets.split_tail`):
+    :func:`._pem.split_private_key` on the joined end of the strings before, :func:`._pem.split_tail`):
     where its body starts and ends in the text (up to its END line, or when the string that ends the BEGIN
     line leaves it open, over the value strings after it that read as key body or as pieces of one up to
     its END line: :func:`_key_run`), and whether it runs over more strings than that one. Each string is

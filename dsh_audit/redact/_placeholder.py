@@ -159,12 +159,12 @@ class Placeholders(PlainPlaceholders):
         gives its value the same context as ``"Authorization"``. A private key block that starts inside a JSON
         string ends with that string, unless its ``-----END`` line is in a later string (a key written as an
         array of lines): then every string up to that line goes, and the JSON between them stays. Without an END
-        line, a block its string leaves open (:func:`._secrets.private_key_open`) goes on over the value strings
-        after it that read as key body (:func:`._secrets.key_body`), up to the first that does not (prose
+        line, a block its string leaves open (:func:`._pem.private_key_open`) goes on over the value strings
+        after it that read as key body (:func:`._pem.key_body`), up to the first that does not (prose
         stays), and counts once. A BEGIN line cut over any number of consecutive value strings
         (:func:`._json_secrets._split_keys`) opens a block in the string that ends it, and a block whose next
         strings read as pieces of a key, however short, up to an END line (whole or cut over strings:
-        :func:`._secrets.key_end`) takes them all; each string is read once (:class:`._json_secrets._KeyEnds`).
+        :func:`._pem.key_end`) takes them all; each string is read once (:class:`._json_secrets._KeyEnds`).
 
         Example:
             >>> p = Placeholders(b"salt")
@@ -218,7 +218,7 @@ class Placeholders(PlainPlaceholders):
         firsts = [start for start, _ in strings]
         across: set[int] = set()
         silent: set[int] = set()
-        # A block without its END line that its string leaves open (:func:`._secrets.private_key_open`) goes on
+        # A block without its END line that its string leaves open (:func:`._pem.private_key_open`) goes on
         # over the value strings after it that read as key body (a truncated key as an array of lines)
         positions = [k for k, m in enumerate(tokens) if len(m.group(0)) > 1 and m.group(0)[0] == '"']
         for i, (start, end) in enumerate(spans):

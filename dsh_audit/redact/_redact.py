@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, BinaryIO
 
 from .._paths import refuse_empty_paths
 from .._version import __version__
@@ -30,16 +30,17 @@ from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_st
 from ..report import dumps_pretty
 from ..session import Headers, Session, dsh_homes_of, open_session, routes_from
 from ..wire import PiRoutes, home_route_files, load_routes
-from ._capture import LogRedactor, redact_body_folder, redact_capture_lines, redact_har
+from ._bodies import LogRedactor
+from ._capture import redact_body_folder, redact_capture_lines, redact_har
 from ._chunks import ChunkStreams
 from ._family import Identifiers, family, parent_log, parent_session
 from ._hosts import redact_ascii, redact_url
 from ._log import LogRewriter, drain, teed
 from ._notes import left_out_note, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
-from ._redactor import KEEP_CHOICES
+from ._keys import KEEP_CHOICES
 from ._routes import redacted_routes
-from ._staging import capture_format, output_targets, read_capture, staged_capture, staged_file
+from ._staging import opened_capture, output_targets, staged_capture, staged_file, write_files
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["Redaction", "redact"]
@@ -233,7 +234,7 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         notes.extend(kin)
         redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
         log_strings = redactor.strings
-        fmt = capture_format(capture_source) if capture_source is not None else None
+        fmt, capture_in = parent_logs.enter_context(opened_capture(capture_source))  # opened once, sniffed there
         captures = load_capture(capture_source, format=fmt) if capture_source is not None else None
         reasons: list[str] = []
         parent = parent_session(parent_opened, original, lenient=lenient, config=config)
@@ -255,17 +256,18 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
             bundle_config = load_routes(route_temp)
         if bundle_config is not None:
             redacted.use_routes(bundle_config)
-        capture_data, capture_files, dropped = b"", None, []  # type: tuple[bytes, dict[str, bytes] | None, list[str]]
-        if captures is not None and capture_source is not None:
-            capture_data, capture_files, dropped = _redact_capture(capture_source, fmt, captures, original, redacted,
-                                                                   redactor, notes)
-        with staged_capture(capture_target, capture_data, capture_files) as capture_temp:
+        with staged_capture(capture_target, folder=fmt == "body-folder") as (capture_temp, capture_out):
+            dropped: list[str] = []
+            if captures is not None and capture_source is not None and capture_temp is not None:
+                dropped = _redact_capture(capture_source, fmt, capture_in, captures, (original, redacted), redactor,
+                                          notes, (capture_temp, capture_out))
+                # refused here: nothing is renamed yet
+                notes.extend(unmatched_note(before["diff"], captures, capture_source, any_capture=any_capture))
+            captures = None  # the original capture let go before its redacted copy is read
             after_captures = None if capture_temp is None else load_capture(capture_temp, format=fmt)
             after = session_verdicts(redacted, after_captures,
                                      parent=parent_session(redacted_parent_opened, redacted, lenient=lenient,
                                                            config=bundle_config))
-            if captures is not None and capture_source is not None:  # refused here: nothing is renamed yet
-                notes.extend(unmatched_note(before["diff"], captures, capture_source, any_capture=any_capture))
             digests, mismatched = _compare(before, after)
             if mismatched and bundle_config is not None:
                 notes.append(f"the copy's verdicts were rendered with the bundle's redacted route file "
@@ -293,21 +295,27 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
     return result
 
 
-def _redact_capture(source: Path, fmt: str | None, captures: list[CapturedRequest], original: Session,
-                    redacted: Session, redactor: LogRedactor,
-                    notes: list[str]) -> tuple[bytes, dict[str, bytes] | None, list[str]]:
-    """The capture at ``source`` (of format ``fmt``) redacted: a file's bytes, or a body folder's files (a
-    note on what else the folder holds added to ``notes``), and the header names dropped."""
+def _redact_capture(source: Path, fmt: str | None, handle: BinaryIO | None, captures: list[CapturedRequest],
+                    sessions: tuple[Session, Session], redactor: LogRedactor, notes: list[str],
+                    staged: tuple[Path, IO[bytes] | None]) -> list[str]:
+    """The capture at ``source`` (of format ``fmt``, open as ``handle`` when a file) redacted into the
+    ``staged`` temporary (a folder, or a file and its handle), a ``wire.jsonl`` record by record as it is
+    read; a note on what else a body folder holds added to ``notes``. Returns the header names dropped."""
+    original, redacted = sessions
+    temp, out = staged
     if fmt == "body-folder":
         files, dropped = redact_body_folder(captures, original, redacted, redactor)
         notes.extend(left_out_note(source, files))
-        return b"", files, dropped
-    raw = read_capture(source)
+        write_files(temp, files)
+        return dropped
+    assert handle is not None and out is not None
     if fmt == "har":
-        data, dropped = redact_har(parse_json(raw), captures, original, redacted, redactor, path=str(source))
-        return data, None, dropped
-    lines, dropped = redact_capture_lines(raw.splitlines(), captures, original, redacted, redactor, path=str(source))
-    return b"".join(lines), None, dropped
+        data, dropped = redact_har(parse_json(handle.read()), captures, original, redacted, redactor, path=str(source))
+        out.write(data)
+    else:
+        dropped = redact_capture_lines(handle, captures, original, redacted, redactor, out, path=str(source))
+    out.flush()
+    return dropped
 
 
 def _manifest(result: Redaction, before: dict[str, list[Any]], keep: frozenset[str], tool_names: bool) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
-from ._redactor import STRUCTURAL_KEYS, Redactor
+from ._keys import STRUCTURAL_KEYS
+from ._redactor import Redactor
 
 __all__ = ["WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
            "wire_structural"]
@@ -38,7 +39,7 @@ def _json(text: str) -> bool:
     return True
 
 
-#: The structural keys (:data:`._redactor.STRUCTURAL_KEYS`) that the wire formats a captured body or
+#: The structural keys (:data:`._keys.STRUCTURAL_KEYS`) that the wire formats a captured body or
 #: response is written in use for what is no content: types, ids, roles, models, tool names and call
 #: ids, finish reasons, statuses, OpenAI Responses' message ``phase``, a tool choice, a reasoning
 #: effort, Google's function-calling ``mode``, ``responseId`` and ``thoughtSignature``, an error's

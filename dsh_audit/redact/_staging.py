@@ -1,23 +1,23 @@
 """Where a redaction's files go, and writing them: each output checked by the one output guard
 (:meth:`dsh_audit.log.ProtectedInputs.guard`) before anything is read, written under a temporary name
 beside it (:meth:`dsh_audit.log.ProtectedInputs.staged`) and renamed into place only once the copy's
-verdicts are checked, so nothing partial is left; and the capture read, in a format redact can rewrite.
+verdicts are checked, so nothing partial is left; and the capture opened, once, in a format redact can rewrite.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
-from ..capture import LOADERS, load_capture
-from ..errors import UnreadableError, UsageError
+from ..capture import load_capture, sniff_capture
+from ..errors import UsageError
 from ..log import ProtectedInputs, open_regular
 from ._manifest import bundle_files, manifest_path, routes_path
 
-__all__ = ["capture_format", "output_targets", "read_capture", "staged_capture", "staged_file"]
+__all__ = ["opened_capture", "output_targets", "staged_capture", "staged_file", "write_files"]
 
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
 _SNIFF_BYTES = 4096
@@ -26,32 +26,30 @@ _SNIFF_BYTES = 4096
 _UNWRITABLE = "write the redacted files to a folder you can write to (-o, --capture-output)"
 
 
-def read_capture(path: Path) -> bytes:
-    """The bytes of the capture file at ``path`` (one line on an error)."""
-    try:
-        return path.read_bytes()
-    except IsADirectoryError:
-        raise UnreadableError("is a folder, not a capture file", path=str(path)) from None
-    except OSError as exc:
-        raise UnreadableError(f"cannot open: {exc.strerror}", path=str(path)) from None
-
-
-def capture_format(path: Path) -> str:
-    """The capture format of ``path`` (as :func:`dsh_audit.capture.load_capture` sniffs it), when
-    redact can rewrite it: ``wire-jsonl``, ``har`` or ``body-folder``."""
+@contextmanager
+def opened_capture(path: Path | None) -> Iterator[tuple[str | None, BinaryIO | None]]:
+    """The capture at ``path`` (None: no capture) and its format, when redact can rewrite it
+    (``wire-jsonl``, ``har`` or ``body-folder``); a capture file is opened once, here, and its first
+    bytes sniffed by :func:`dsh_audit.capture.sniff_capture` (the one sniff :func:`dsh_audit.capture.load_capture`
+    asks too); the open file is handed on, at its
+    start, for redact to read its records from (a body folder: None)."""
+    if path is None:
+        yield None, None
+        return
     if not path.exists():
         load_capture(path)  # raises its one-line "capture not found"
-    first = b""
-    if path.is_file():
-        with open_regular(path, what="capture") as handle:
-            first = handle.read(_SNIFF_BYTES)
-    name = next((name for name, loader in LOADERS.items() if loader.handles(path, first)), None)
-    if name is None:
-        load_capture(path)  # raises its one-line "not a capture format dsh-audit knows"
-    if name not in _CAPTURE_FORMATS:
-        raise UsageError(f"redact cannot rewrite a {name} capture yet", path=str(path),
-                         hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
-    return str(name)
+    with ExitStack() as stack:
+        handle = stack.enter_context(open_regular(path, what="capture")) if path.is_file() else None
+        first = b"" if handle is None else handle.read(_SNIFF_BYTES)
+        name = sniff_capture(path, first)
+        if name is None:
+            load_capture(path)  # raises its one-line "not a capture format dsh-audit knows"
+        if name not in _CAPTURE_FORMATS:
+            raise UsageError(f"redact cannot rewrite a {name} capture yet", path=str(path),
+                             hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
+        if handle is not None:
+            handle.seek(0)
+        yield str(name), handle
 
 
 def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output: str | os.PathLike[str] | None, *,
@@ -102,19 +100,21 @@ def staged_file(target: Path, *, what: str) -> Iterator[tuple[IO[bytes], Path]]:
 
 
 @contextmanager
-def staged_capture(target: Path | None, data: bytes, files: dict[str, bytes] | None) -> Iterator[Path | None]:
-    """The redacted capture under a temporary name beside ``target`` (None: no capture): a file of
-    ``data``, or a folder of ``files`` when given."""
+def staged_capture(target: Path | None, *, folder: bool) -> Iterator[tuple[Path | None, IO[bytes] | None]]:
+    """The redacted capture under a temporary name beside ``target`` (None: no capture): a new
+    folder (``folder``), or a new file and its handle, to write the records into as they are redacted."""
     if target is None:
-        yield None
-    elif files is not None:
-        with ProtectedInputs.staged(target, what="the capture output", folder=True, hint=_UNWRITABLE) as folder:
-            for name, body in files.items():
-                with open(folder / name, "xb") as handle:
-                    handle.write(body)
-            yield folder
+        yield None, None
+    elif folder:
+        with ProtectedInputs.staged(target, what="the capture output", folder=True, hint=_UNWRITABLE) as temp:
+            yield temp, None
     else:
         with staged_file(target, what="capture output") as (out, temp):
-            out.write(data)
-            out.flush()
-            yield temp
+            yield temp, out
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Each of ``files`` (by name) written as a new file in ``folder``."""
+    for name, body in files.items():
+        with open(folder / name, "xb") as handle:
+            handle.write(body)

@@ -12,7 +12,7 @@ from the parent and are not this log's requests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -23,7 +23,7 @@ from ..jsjson import sha256_hex
 from ..log import Event, SessionLog
 from ._derive import derive_event_message
 from ._header import canonical_header
-from ._model import Digest, ReplayResult, Request, RequestTime
+from ._model import Digest, ReplayResult, Request, RequestTime, request_of
 from ._surface import SurfaceFold
 
 __all__ = ["iter_requests", "replay"]
@@ -36,10 +36,13 @@ class _Pending:
     dataclass for every usage, finish and message record.
     """
 
-    __slots__ = ("fields",)
+    __slots__ = ("fields", "first_chunk_seq", "kind", "step_start_seq")
 
     def __init__(self, **fields: Any) -> None:
         self.fields = fields
+        # read for every request as it is settled, and never changed: attributes, not lookups
+        self.kind, self.step_start_seq = fields["kind"], fields["step_start_seq"]
+        self.first_chunk_seq = fields["first_chunk_seq"]
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -48,7 +51,7 @@ class _Pending:
             raise AttributeError(name) from None
 
     def build(self, index: int) -> Request:
-        return Request(index=index, **self.fields)
+        return request_of(index, self.fields)
 
 
 class _Replayer:
@@ -124,26 +127,28 @@ class _Replayer:
             message_seqs=seqs, digest=digest, context=self.context, time=self.sent_time(),
         )
 
-    def flush(self) -> Iterator[_Pending]:
+    def flush(self) -> list[_Pending]:
         if self.open_attempt is not None:
             self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
-        for attempt in self.done_attempts:
-            if attempt.step_start_seq is None or attempt.step_start_seq >= self.seed_length:
-                yield attempt
+        seed_length = self.seed_length
+        done = [attempt for attempt in self.done_attempts
+                if attempt.step_start_seq is None or attempt.step_start_seq >= seed_length]
         self.done_attempts = []
+        return done
 
-    def end_step(self) -> Iterator[Request | _Pending]:
+    def end_step(self) -> list[_Pending]:
         if self.step is not None and not self.step_has_chunk and self.step[2] >= self.seed_length:
             self.result.skipped_steps.append({"turn": self.step[0], "step": self.step[1],
                                               "step_start_seq": self.step[2],
                                               "note": "request without recorded response"})
-        yield from self.flush()
+        done = self.flush()
         self.step = None
         self.step_has_chunk = False
         self.attempt_count = 0
+        return done
 
-    def on_chunk(self, event: Event) -> Iterator[Request | _Pending]:
+    def on_chunk(self, event: Event) -> None:
         data = as_object(event.data)
         turn, step = data.get("turn"), data.get("step")
         chunk = as_object(data.get("chunk"))
@@ -158,19 +163,19 @@ class _Replayer:
         if ctype == "usage":
             self.open_attempt.fields["usage"] = chunk.get("usage")
         elif ctype == "finish":
-            self.open_attempt.fields["finish"] = chunk.get("reason")
-            self.open_attempt.fields["time"] = RequestTime(self.open_attempt.time.sent, self.now)
+            fields = self.open_attempt.fields
+            fields["finish"] = chunk.get("reason")
+            fields["time"] = RequestTime(fields["time"].sent, self.now)
             self.done_attempts.append(self.open_attempt)
             self.open_attempt = None
-        yield from ()
 
     def on_assistant_message(self, event: Event) -> None:
         data = event.data
         key = (data.get("turn"), data.get("step"))
         for i in range(len(self.done_attempts) - 1, -1, -1):
-            attempt = self.done_attempts[i]
-            if (attempt.turn, attempt.step) == key:
-                attempt.fields["message_usage"] = data.get("usage")
+            fields = self.done_attempts[i].fields
+            if (fields["turn"], fields["step"]) == key:
+                fields["message_usage"] = data.get("usage")
                 return
 
     def aux_compaction(self, event: Event) -> Request | None:
@@ -189,11 +194,12 @@ class _Replayer:
                 region.append(message)
                 seqs.append(seq)
         header, header_seq, reason = self.compaction_header or (self.effective_header(), self.header_seq, self.header_reason)
+        messages = tuple(region)
         request = Request(
             index=-1, kind="compaction", session_id=self.sid, turn=self.compaction_turn, step=None,
             attempt=1, step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=header_seq,
-            header_reason=reason, messages=tuple(region), message_seqs=tuple(seqs),
-            digest=Digest(sha256_hex(region)), context=self.context,
+            header_reason=reason, messages=messages, message_seqs=tuple(seqs),
+            digest=Digest(partial(sha256_hex, messages)), context=self.context,
             usage=data.get("usage"), time=RequestTime(self.sent_time().sent, self.now), extra={
                 "compactionId": data.get("compactionId"), "provider": data.get("provider"),
                 "model": data.get("model"), "maxTokens": data.get("maxTokens"),
@@ -221,7 +227,7 @@ class _Replayer:
             index=-1, kind="title", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=header, header_seq=None,
             header_reason=None, messages=messages, message_seqs=(),
-            digest=Digest(sha256_hex(list(messages))),
+            digest=Digest(partial(sha256_hex, messages)),
             context=None, time=RequestTime(self.now, self.now), extra={"titleProvider": data.get("titleProvider"), "messageSeqs": data.get("messageSeqs")})
         return request
 
@@ -238,7 +244,7 @@ class _Replayer:
             index=-1, kind="search", session_id=self.sid, turn=None, step=None, attempt=1,
             step_start_seq=None, first_chunk_seq=event.seq, header=canonical_header({"config": config}),
             header_seq=None, header_reason=None, messages=messages, message_seqs=(),
-            digest=Digest(sha256_hex(list(messages))),
+            digest=Digest(partial(sha256_hex, messages)),
             context=None, time=RequestTime(self.sent_time().sent, self.now), extra={"endpoint": data.get("endpoint"), "apiVersion": data.get("apiVersion"),
                                  "body": body})
 
@@ -261,12 +267,13 @@ class _Replayer:
         attempt.fields.update(usage=usage, finish=finish, message_usage=message_usage)
         self.done_attempts.append(attempt)
 
-    def on_event(self, event: Event) -> Iterator[Request | _Pending]:
+    def on_event(self, event: Event) -> Sequence[Request | _Pending]:
+        """Fold one event; return the requests it completes (mostly none: no generator per event)."""
         etype = event.type
         self.now = event.time / 1000
         if etype == "assistant/chunk":
-            yield from self.on_chunk(event)
-            return
+            self.on_chunk(event)
+            return ()
         streamed = etype == "assistant/message" and isinstance(event.data, dict) and bool(event.data.get("stream"))
         if etype == "assistant/attempt" or streamed:
             self.on_stream_attempt(event)
@@ -278,16 +285,18 @@ class _Replayer:
                                     hint="the surface operation does not fit the surface at this point"),
                           seq=event.seq)
         if etype == "step/start":
-            yield from self.end_step()
+            done = self.end_step()
             data = as_object(event.data)  # DSH loads any data shape here
             self.step = (data.get("turn"), data.get("step"), event.seq)
-        elif etype == "step/end":
-            yield from self.end_step()
-        elif etype == "turn/start":
+            return done
+        if etype == "step/end":
+            return self.end_step()
+        if etype == "turn/start":
             self.turn_open = True
         elif etype == "turn/end":
-            yield from self.end_step()
+            done = self.end_step()
             self.turn_open = False
+            return done
         elif etype == "assistant/message" and not streamed:  # v0/v1, or a v2+ message with stream: []
             self.on_assistant_message(event)
         elif etype == "request/header":
@@ -299,20 +308,15 @@ class _Replayer:
         elif etype == "compaction/start":
             self.compaction_header = (self.effective_header(), self.header_seq, self.header_reason)
             self.compaction_turn = event.data.get("turn") if isinstance(event.data, dict) else None
-        elif etype == "compaction/summary":
-            request = self.aux_compaction(event)
-            if request is not None:
-                yield request
         elif etype == "compaction/end":
             self.compaction_header = None
-        elif etype == "web/deepseek-search-llm-request":
-            request = self.aux_search(event)
+        else:
+            request = (self.aux_compaction(event) if etype == "compaction/summary"
+                       else self.aux_search(event) if etype == "web/deepseek-search-llm-request"
+                       else self.aux_title(event) if etype == "session/title-llm-request" else None)
             if request is not None:
-                yield request
-        elif etype == "session/title-llm-request":
-            request = self.aux_title(event)
-            if request is not None:
-                yield request
+                return (request,)
+        return ()
 
 
 def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
@@ -332,7 +336,7 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
     pending: list[Request | _Pending] = []  # v2+ seeded logs: held until the inherited cut is known
     index = 0
 
-    def settle(requests: Iterator[Request | _Pending]) -> Iterator[Request]:
+    def settle(requests: Iterable[Request | _Pending]) -> Iterator[Request]:
         nonlocal index
         for request in requests:
             if replayer.seed_pending and log.seed_length is None:
@@ -350,7 +354,9 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
     for event in log.events(collapse_rows=True):
         if observe is not None:
             observe(event)
-        yield from settle(replayer.on_event(event))
+        done = replayer.on_event(event)
+        if done:
+            yield from settle(done)
         replayer.prev_time = replayer.now
     yield from settle(replayer.end_step())
     if pending:

@@ -38,7 +38,12 @@ is what ``check`` found (a log's project is the last parts of its header's ``cwd
 :func:`._html_sessions._project_of`); a child's parent is its header's ``parentSession`` (a fork:
 with ``seedLength``), the parent attribution compares its first request with, and a log's first and
 last activity are its own timestamps (:meth:`dsh_audit.session.Session.span`, the dates ``dsh-audit
-sessions`` shows)."""
+sessions`` shows).
+
+The page's ``headline`` (:func:`._html_sessions._headline`) says what failed, by cause, counted as
+``check --json-report`` counts the failing findings, then what did not fail (``check failed: 6
+unrendered request(s) · 10 explained break(s)``); a page of no log says there was none to check,
+neither passed nor failed (``report`` still exits 0 then: it describes)."""
 
 from __future__ import annotations
 
@@ -47,10 +52,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .._version import __version__
-from ..cache import PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_table
+from ..cache import PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_tables
 from ._html_assets import CSS, SCRIPT
 from ._html_page import SessionPage
-from ._html_sessions import _anchors, _lineage, _order, _overview, _project_of, _unexplained, _verdict
+from ._html_sessions import _anchors, _headline, _lineage, _order, _overview, _project_of, _unexplained, _verdict
 from ._html_texts import _script_json
 from .terminal import short_ids, terminal_text
 
@@ -134,8 +139,8 @@ def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list
     ledgers = [SessionLedger(check.path, check.session_id or "", tuple(entries))
                for check, entries in zip(result.sessions, priced, strict=True) if check.error is None]
     failed = sum(check.error is not None for check in result.sessions)
-    head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "counts": result.counts(),
-            "policy": _policy(result), "unattached": [f.to_json() for f in result.unattached],
+    head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "headline": _headline(result),
+            "counts": result.counts(), "policy": _policy(result), "unattached": [f.to_json() for f in result.unattached],
             "order": _order(result.sessions, lineage), "totals": _totals(ledgers, failed)}
     del ledgers
     yield _script_json(head)[:-1] + ',"sessions":['
@@ -164,7 +169,7 @@ _AMOUNTS = ("cost", "no_cache", "off_peak", "lost", "break")
 def _totals(ledgers: Sequence[SessionLedger], failed: int = 0) -> dict[str, Any]:
     """What the page's logs add up to, as ``dsh-audit usage --json`` gives it for the same logs
     (every request of each log that was read, whatever the ``--since`` window that chose the logs):
-    :func:`dsh_audit.cache.usage_table` of their priced requests, its ``total`` and its rows
+    :func:`dsh_audit.cache.usage_tables` of their priced requests, its ``total`` and its rows
     ``by_model`` and ``by_day``, each row its ``usage --json`` object and ``shown``, each amount
     as ``usage`` shows it (``$x``, a lower bound ``≥$x``, unknown ``$?``: :meth:`UsageRow.shown`);
     ``logs_failed``, the ``failed`` logs the check could not read, left out of every sum: the
@@ -176,8 +181,7 @@ def _totals(ledgers: Sequence[SessionLedger], failed: int = 0) -> dict[str, Any]
         >>> _totals([], 1)["total"]["shown"]["cost"], _totals([], 1)["total"]["cost_complete"]
         ('≥$0.0000', False)
     """
-    by_model = usage_table(ledgers, by="model")
-    by_day = usage_table(ledgers, by="day")
+    by_model, by_day = usage_tables(ledgers, by=("model", "day"))  # one pass, one total
     return {"sessions": by_model.sessions, "logs_failed": failed, "total": _usage_row(by_model.total, failed=failed),
             "by_model": [_usage_row(r) for r in by_model.rows], "by_day": [_usage_row(r) for r in by_day.rows],
             "unpriced": by_model.unpriced}

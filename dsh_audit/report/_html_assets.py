@@ -14,7 +14,9 @@ not hold says so in the detail pane and opens nothing else. A page of several lo
 the search box filters that list and the open log's timeline with
 plain substring tests on text. The timeline's y axis shows token values, its x axis request numbers.
 Only a ``break`` is drawn in the break colour: a ``cache_safe_change`` has its own. A log that could
-not be read shows its error only.
+not be read shows its error only. A page of no log says so in neutral words and shows nothing else.
+A number, date or model cell (``td.num``, ``td.key``, ``.date``) never wraps: at phone width its
+table scrolls sideways in its ``.scroll`` box, and a time span wraps at its dash only.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ main{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px;pad
 section{min-width:0}#detail{background:var(--panel);border-radius:8px;padding:8px 12px;overflow:auto;
 max-height:calc(100vh - 64px)}
 .muted{color:var(--muted)}.pass{color:var(--act);font-weight:600}.failed{color:var(--brk);font-weight:600}
+#headline.nothing{font-weight:600}#search-bar[hidden],main[hidden]{display:none}#no-log{margin:12px 16px}
 .family a{font-weight:600}
 .timeline{display:flex;align-items:flex-end;gap:2px;height:320px;border-bottom:1px solid var(--line);
 overflow-x:auto;overflow-y:hidden;position:relative}.timeline[hidden]{display:none}
@@ -76,10 +79,11 @@ z-index:1;max-height:120px;overflow:hidden}
 #log-findings{margin-top:26px}
 #totals{padding:6px 12px 8px;border-bottom:1px solid var(--line)}#totals[hidden]{display:none}#totals h2{margin:2px 0 4px}
 #totals .groups{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:flex-start;margin-top:6px}#totals td.num{text-align:right}
-#totals .groups table{display:block;max-width:100%;overflow-x:auto}#totals .groups th{white-space:normal}
+.scroll{max-width:100%;min-width:0;overflow-x:auto}#totals .groups th{white-space:normal;overflow-wrap:normal}
+td.num,td.key,.date{white-space:nowrap;overflow-wrap:normal}
 #totals p{margin:4px 0 0;font-size:12px}pre.field-diff{max-height:240px}
 #overview table{margin:4px 0 8px}#overview th{font-weight:600;background:var(--panel)}
-.break-list a{color:var(--brk)}.break-causes td.num{text-align:right}
+.break-list a{color:var(--brk)}.break-causes th{white-space:normal;overflow-wrap:normal}.break-causes td.num{text-align:right}
 .break-details summary{cursor:pointer;margin:4px 0}.break-list .nothing,.break-list .nothing a{color:var(--muted)}
 .link-error{border:1px solid var(--brk);border-radius:6px;padding:6px 8px;background:#fef2f2}
 pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
@@ -168,10 +172,11 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
   ["unpriced requests",fmt(x.unpriced_requests)+(x.unpriced_requests?" ("+Object.keys(t.unpriced).map(function(k){
    return t.unpriced[k]+" "+k;}).join(", ")+")":""),"unpriced"]],true);tb.className="totals";
  var groups=add(box,el("div",{cls:"groups"}));
- [["model","by_model"],["day (UTC)","by_day"]].forEach(function(g){var table=add(groups,el("table",{cls:g[1]}));var h=add(table,el("tr"));
+ [["model","by_model"],["day (UTC)","by_day"]].forEach(function(g){
+  var table=add(add(groups,el("div",{cls:"scroll"})),el("table",{cls:g[1]}));var h=add(table,el("tr"));
   [g[0],"requests"].concat(AMOUNTS.map(function(a){return a[1];}),["lost tokens (cost)","breaks cost","unpriced"]).forEach(function(c){
    add(h,el("th",null,c));});
-  t[g[1]].forEach(function(row){var tr=add(table,el("tr",{"data-key":row.key}));add(tr,el("td",null,row.key));
+  t[g[1]].forEach(function(row){var tr=add(table,el("tr",{"data-key":row.key}));add(tr,el("td",{cls:"key"},row.key));
    add(tr,el("td",{cls:"num"},fmt(row.requests)));AMOUNTS.forEach(function(a){add(tr,el("td",{cls:"num"},row.shown[a[0]]));});
    add(tr,el("td",{cls:"num"},lostText(row)));add(tr,el("td",{cls:"num"},row.shown["break"]));
    add(tr,el("td",{cls:"num"},row.unpriced_requests?fmt(row.unpriced_requests):""));});});
@@ -179,13 +184,19 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
   "each log on the page, priced at its model's rate on its date and in its window"+(x.unpriced_requests?
   "; \u2265$: a lower bound (unpriced requests left out), $?: no request priced":"")+"."));}
 
+// The verdict in words (DATA.headline: what failed, by cause, then what did not); a page of no log
+// says so, neither passed nor failed, and shows nothing else.
 function overallSummary(){
  document.getElementById("title").textContent="dsh-audit report";
- var s=document.getElementById("summary");clear(s);var breaks=0;
- DATA.sessions.forEach(function(x){breaks+=x.overview.breaks.length;});
- add(s,el("span",{cls:DATA.passed?"pass":"failed"},(DATA.passed?"check passed":"check failed")+
-  (breaks?": "+breaks+" break(s)"+(DATA.passed?" the policy allows":""):"")));
- var c=DATA.counts;add(s,el("span",{cls:"muted"}," \u00b7 "+DATA.sessions.length+" log(s) \u00b7 "+c.error+" error(s), "+
+ var s=document.getElementById("summary");clear(s);var h=DATA.headline;var c=DATA.counts;
+ add(s,el("span",{id:"headline",cls:{passed:"pass",failed:"failed"}[h.state]||"nothing"},h.text));
+ if(!DATA.sessions.length){add(s,el("span",{cls:"muted"}," \u00b7 policy "+DATA.policy+" \u00b7 "+DATA.tool));
+  ["search-bar","sessions"].forEach(function(id){document.getElementById(id).hidden=true;});
+  document.querySelector("main").hidden=true;
+  document.body.insertBefore(el("p",{id:"no-log",cls:"muted"},"No log to check: the paths hold no DSH session log, or none "+
+   "was active in the --since/--until window. Nothing was checked, so nothing passed or failed (dsh-audit check "+
+   "exits 2 on the same paths)."),document.getElementById("search-bar"));return;}
+ add(s,el("span",{cls:"muted"}," \u00b7 "+DATA.sessions.length+" log(s) \u00b7 "+c.error+" error(s), "+
   c.warning+" warning(s), "+c.info+" info, "+c.failing+" failing \u00b7 policy "+DATA.policy+" \u00b7 "+DATA.tool));}
 
 // The session list (pages with several logs): DATA.order is failing-first, children under their parent.
@@ -212,7 +223,7 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  add(at,el("span",{cls:"sid",title:s.session_id||""},s.short_id||"no id"));
  var meta=add(li,el("div",{cls:"meta"}));var total=o.cost&&o.cost.cost_usd?o.cost.cost_usd.total:null;
  if(unread(s)){add(meta,el("span",{cls:"unread"},"could not be read"));add(meta,el("span",{cls:"verdict"},s.verdict));return;}
- add(meta,el("span",{cls:"when"},s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps"));
+ spanOf(add(meta,el("span",{cls:"when"})),s.activity[0],s.activity[1],"no timestamps");
  add(meta,el("span",{cls:"count"},o.requests+" request(s)"));
  add(meta,el("span",{cls:"breaks"},o.breaks.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
  add(meta,el("span",{cls:"cost"},costUsd(total,o.cost)));add(meta,el("span",{cls:"verdict"},s.verdict));}
@@ -285,9 +296,14 @@ function timeline(){var s=DATA.sessions[state.session];var t=document.getElement
 function findingList(parent,items){items.forEach(function(f){add(parent,el("div",{cls:"finding-item"+(f.fails?"":" ok")},
  f.rule+" "+f.severity+(f.fails?" (fails)":f.baselined?" (baselined)":"")+": "+f.message+(f.hint?" (hint: "+f.hint+")":"")+(f.line?"  ["+f.path+":"+f.line+(f.seq!==null?" seq "+f.seq:"")+"]":"")));});}
 
+// A table of [key, value(, data-key)] rows; a value that is a function fills its cell (a time span: spanOf).
 function kv(parent,rows,keyed){var tb=add(parent,el("table"));rows.forEach(function(r){if(r[1]===undefined){return;}
  var tr=add(tb,el("tr",keyed&&r[2]?{"data-key":r[2]}:null));add(tr,el("th",null,r[0]));
- add(tr,el("td",null,r[1]===null?"-":String(r[1])));});return tb;}
+ if(typeof r[1]==="function"){r[1](add(tr,el("td")));}else{add(tr,el("td",null,r[1]===null?"-":String(r[1])));}});return tb;}
+// A time span "a \u2013 b" (or none), each date-time kept on one line: a narrow page wraps it at the dash only.
+function spanOf(parent,a,b,none){if(!a){add(parent,document.createTextNode(none));return parent;}
+ add(parent,el("span",{cls:"date"},a));add(parent,document.createTextNode(" \u2013 "));add(parent,el("span",{cls:"date"},b));
+ return parent;}
 
 function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=document.getElementById("overview");clear(box);
  if(unread(s)){return;}
@@ -301,7 +317,7 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
   ["cost",costUsd(total,cost)+(unpriced?" (unpriced: "+unpriced+")":""),"cost"],
   ["breaks cost",owedUsd(cost&&cost.break_cost_usd,cost,"break"),"break-cost"],
   ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
-  ["requests sent",o.first?o.first+" \u2013 "+o.last:"-","span"]],true);
+  ["requests sent",function(td){spanOf(td,o.first,o.last,"-");},"span"]],true);
  // what the same requests would have cost in the off-peak window (the ledger's off_peak_cost_usd,
  // as usage --json gives it): a figure row of its own (data-figure), after the keyed rows
  var row=add(tb,el("tr",{"data-figure":"off-peak"}));add(row,el("th",null,"all off-peak"));
@@ -309,7 +325,7 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
  if(o.breaks.length){if(o.breaks.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
 // The breaks by cause (when the list is collapsed or has several causes): how many, the tokens they
 // lost and what that cost, how many lost nothing.
-function breakCauses(box,o){var tb=add(box,el("table",{cls:"break-causes"}));var h=add(tb,el("tr"));
+function breakCauses(box,o){var tb=add(add(box,el("div",{cls:"scroll"})),el("table",{cls:"break-causes"}));var h=add(tb,el("tr"));
  ["break cause","breaks","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
  o.break_summary.forEach(function(c){var tr=add(tb,el("tr",{"data-cause":c.cause}));add(tr,el("td",null,c.cause));
   add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
@@ -349,7 +365,7 @@ function sessionInfo(){var s=DATA.sessions[state.session];
  var info=document.getElementById("session-info");clear(info);add(info,el("span",{id:"session-"+state.session,cls:"anchor","data-anchor":s.anchor}));
  familyLine(info,s);
  add(info,el("div",{cls:"verdict "+(s.failed?"failed":"pass")},s.verdict));
- if(!unread(s)){add(info,el("div",{cls:"muted"},"activity: "+(s.activity[0]?s.activity[0]+" \u2013 "+s.activity[1]:"no timestamps")));}
+ if(!unread(s)){spanOf(add(info,el("div",{cls:"muted"},"activity: ")),s.activity[0],s.activity[1],"no timestamps");}
  add(info,el("div",{cls:"muted ident"},(s.project?"project "+s.project+" \u00b7 ":"")+(s.session_id||"")+" \u00b7 "+s.path));
  if(!unread(s)){add(info,el("div",{cls:"muted"},"capture: "+(s.capture||"none")+" \u00b7 "+s.requests.length+" request(s)"));}
  if(s.error){add(info,el("div",{cls:"failed error"},s.error));}

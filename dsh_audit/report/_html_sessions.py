@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..cache import iso_utc
@@ -88,13 +89,61 @@ def _verdict(check: Any) -> str:
     if check.failed:
         return (f"failed: {sum(1 for f in check.findings if f.fails)} failing finding(s)"
                 + (f", {baselined} baselined" if baselined else ""))
-    unexplained = _unexplained(check)
-    explained = sum(1 for t in check.transitions if t.verdict == "break") - unexplained
+    return "passed: " + (", ".join(_passing(check.transitions, baselined=baselined)) or "no breaks")
+
+
+def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str, int] | None = None) -> list[str]:
+    """What did not fail, in words: the ``baselined`` findings, the explained breaks and the
+    unexplained ones the policy allows, leaving out the breaks ``failed`` counts (failing findings
+    by rule: ``DSH821``, an unexplained break; ``DSH822``, a cause the policy does not allow)."""
+    failed = failed or {}
+    breaks = unexplained = 0
+    for t in transitions:
+        if t.verdict == "break":
+            breaks += 1
+            unexplained += t.is_unexplained
+    explained = breaks - unexplained - failed.get("DSH822", 0)
+    unexplained -= failed.get("DSH821", 0)
     parts = [f"{baselined} baselined finding(s)"] if baselined else []
     parts += [f"{explained} explained break(s)"] if explained else []
     if unexplained:
         parts.append(f"{unexplained} unexplained break(s) the policy allows")
-    return "passed: " + (", ".join(parts) or "no breaks")
+    return parts
+
+
+#: What a failing finding of a ``check`` rule counts, in the page's headline; a validation rule's
+#: (``DSH1xx``-``DSH7xx``) is a ``validation finding``.
+_FAILED_AS = {"DSH801": "unreadable log(s)", "DSH802": "log(s) that cannot be replayed",
+              "DSH810": "log(s) with no capture", "DSH811": "different request(s)",
+              "DSH812": "equivalent request(s)", "DSH813": "unmatched request(s)",
+              "DSH814": "unexplained capture(s)", "DSH815": "unrendered request(s)",
+              "DSH821": "unexplained break(s)", "DSH822": "break(s) of a cause the policy does not allow",
+              "DSH831": "log(s) below the cache-hit ratio bound",
+              "DSH832": "log(s) whose cache-hit ratio cannot be measured"}
+
+
+def _headline(result: Any) -> dict[str, str]:
+    """The page's verdict in words (``state``: ``passed``, ``failed``, or ``none`` when there was
+    no log to check: a page that checked nothing neither passes nor fails): what failed, by cause,
+    counted as ``check --json-report`` counts its failing findings, then what did not fail
+    (:func:`_passing`), e.g. ``check failed: 6 unrendered request(s) · 10 explained break(s)``,
+    ``check passed: 10 explained break(s)``.
+
+    Example:
+        >>> class R: sessions, findings, baselined, passed = (), (), (), True
+        >>> _headline(R())
+        {'state': 'none', 'text': 'no log to check'}
+    """
+    if not result.sessions:
+        return {"state": "none", "text": "no log to check"}
+    failed = Counter(sorted(f.rule for f in result.findings if f.fails))
+    words: Counter[str] = Counter()
+    for rule, n in failed.items():
+        words[_FAILED_AS.get(rule, "validation finding(s)")] += n
+    parts = [f"{n} {what}" for what, n in words.items()]
+    parts += _passing((t for c in result.sessions for t in c.transitions), baselined=len(result.baselined), failed=failed)
+    state = "passed" if result.passed else "failed"
+    return {"state": state, "text": f"check {state}: " + (" \u00b7 ".join(parts) or "no breaks")}
 
 
 def _family(check: Any) -> tuple[str, str, int | None] | None:

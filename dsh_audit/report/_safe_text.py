@@ -23,6 +23,8 @@ _CI_COMMANDS = ("::", "##[", "##vso[")
 
 def _escape(char: str) -> str:
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8 (argv, a path: surrogateescape), as typed
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
@@ -31,7 +33,8 @@ def terminal_text(text: object) -> str:
 
     Control characters (ESC, CSI and OSC introducers, C1, DEL, NUL, BEL, BS, CR, newlines), bidi
     overrides and isolates, other invisible format characters and lone surrogates are shown as
-    ``\\uXXXX``; a line that would start a CI workflow command (``::error``, ``##[``) has its
+    ``\\uXXXX``, but a byte that was not UTF-8 (U+DC80 to U+DCFF: a command-line argument or a path
+    decoded with surrogateescape) as ``\\xNN``, the byte as typed; a line that would start a CI workflow command (``::error``, ``##[``) has its
     first character escaped too. The result is plain text: print it without markup (rich
     :class:`~rich.text.Text`, ``markup=False``), as :mod:`dsh_audit.report.terminal` does.
 

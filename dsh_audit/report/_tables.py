@@ -34,7 +34,7 @@ _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionar
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 caption: str | None = None, droppable: Sequence[str] = (), short: Mapping[str, str] | None = None,
-                ids: Sequence[str] = ()) -> None:
+                ids: Sequence[str] = (), least: Mapping[str, int] | None = None) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
     Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns; a terminal narrower
@@ -67,6 +67,10 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     :func:`short_ids` shows one) and a ``…`` (a prefix `show` and `explain` take), and only as far
     as the room needs.
 
+    ``least``: the narrowest width of some columns (``{"title": 20}``), or of their widest cell when
+    that is narrower: columns are left out before one of them is narrower, so that free text wraps
+    between a few words, never a word a line (when no layout keeps it so: as narrow as it must).
+
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
     instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
     """
@@ -87,7 +91,8 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     console = stdout_console()
     empty, order = _left_out_order(columns, cells, droppable)
     form = _short_form(columns, headers, cells, short=short, ids=ids)
-    chosen = _layout(headers, cells, order, console.width, state, form=form, valued=len(empty))
+    chosen = _layout(headers, cells, order, console.width, state, form=form, valued=len(empty),
+                     least=_by_place(columns, least))
     if chosen is not None:
         note = _narrow_note([headers[at] for at in order[:chosen.drop] if at in empty],
                             [headers[at] for at in order[:chosen.drop] if at not in empty])
@@ -184,14 +189,30 @@ def _left_out_order(columns: Sequence[str], cells: Sequence[Sequence[str]],
     return empty, [*empty, *(columns.index(c) for c in droppable if c in columns and columns.index(c) not in empty)]
 
 
+def _by_place(columns: Sequence[str], least: Mapping[str, int] | None) -> dict[int, int]:
+    """:func:`print_table`'s ``least``, by the place of each column it names."""
+    return {at: least[name] for at, name in enumerate(columns) if least and name in least}
+
+
 def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Sequence[int], width: int,
-            state: Listing | None, *, form: _ShortForm | None = None, valued: int = 0) -> _Layout | None:
+            state: Listing | None, *, form: _ShortForm | None = None, valued: int = 0,
+            least: Mapping[int, int] | None = None) -> _Layout | None:
     """The first layout of :func:`print_table`'s order that fits ``width`` cells (the columns of
     ``order`` left out one by one), in the run's style (``state``: :data:`_RUN_STYLES`) when one
     of that style fits; None: none fits (one block per row). The table's short ``form``, if any,
     is tried after each layout that fails once the columns with no value (the first ``valued`` of
     ``order``) are left out: before a column that has a value is."""
     measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
+    if least:  # the columns' narrowest widths (print_table), else, when no layout keeps them, without
+        held = [column._replace(least=min(least.get(at, 0), column.widest)) for at, column in enumerate(measured)]
+        return _first_layout(headers, held, order, width, state, form=form, valued=valued) or \
+            _first_layout(headers, measured, order, width, state, form=form, valued=valued)
+    return _first_layout(headers, measured, order, width, state, form=form, valued=valued)
+
+
+def _first_layout(headers: Sequence[str], measured: Sequence[_Column], order: Sequence[int], width: int,
+                  state: Listing | None, *, form: _ShortForm | None, valued: int) -> _Layout | None:
+    """:func:`_layout` of columns ``measured``."""
     chosen = None if state is None else _RUN_STYLES.get(state)
     # One style per run: a table after the first takes the first one's style (boxed or compact)
     # whenever some layout of that style fits, leaving columns out for it as the first table would.
@@ -276,6 +297,7 @@ class _Column(NamedTuple):
     roomy: int  # its widest cell of at most _ROOMY cells (0: none)
     longest_word: int  # its longest word (:data:`_TABLE_WORD`; 1: no word)
     longest_id: int  # its longest word that is not a path (:data:`_PATH_WORD`), of at most _WHOLE_ID cells (0: none)
+    least: int = 0  # the narrowest width print_table's ``least`` gives it (0: none)
 
 
 def _measure_columns(count: int, cells: Sequence[Sequence[str]]) -> list[_Column]:
@@ -305,7 +327,7 @@ def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = F
     for header, column in zip(headers, columns):
         longest_id = 0 if cut else column.longest_id
         floor = column.longest_word if column.numeric else max(min(column.longest_word, _WHOLE_WORD), longest_id)
-        floors.append(max([1, floor, *(_cell_len(piece) for _, piece in _header_pieces(header))]))
+        floors.append(max([1, floor, column.least, *(_cell_len(piece) for _, piece in _header_pieces(header))]))
     return floors
 
 

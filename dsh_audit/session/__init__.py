@@ -37,9 +37,11 @@ from ._group import (
 from ._related import Headers, find_parent, nearby_logs, walk_family, with_ancestors
 from ._routes import (
                      ADAPTER_APIS,
+                     ADAPTER_ENV,
                      Route,
                      RouteEvidence,
                      RouteNote,
+                     forced_adapter,
                      logged_cache_read,
                      request_model,
                      request_provider,
@@ -62,10 +64,12 @@ from ._session import (
                      route_apis,
                      route_renderer,
                      routes_from,
+                     routes_hint,
 )
 
 __all__ = [
     "ADAPTER_APIS",
+    "ADAPTER_ENV",
     "ATTACHMENTS_ENV",
     "Activity",
     "AttachmentStore",
@@ -94,6 +98,7 @@ __all__ = [
     "dsh_homes_of",
     "family_groups",
     "find_parent",
+    "forced_adapter",
     "home_routes_file",
     "home_routes_key",
     "logged_cache_read",
@@ -112,6 +117,7 @@ __all__ = [
     "route_renderer",
     "route_warnings",
     "routes_from",
+    "routes_hint",
     "run_groups",
     "validating_headers",
     "walk_family",

@@ -148,7 +148,8 @@ class EvidenceCollector:
         etype, data = event.type, event.data
         if event.surface_op is not None:
             self.surface(event)
-        self.watch_mentions(event)
+        if self.watch:
+            self.watch_mentions(event)
         if etype == "assistant/chunk":
             chunk = data.get("chunk") if isinstance(data, dict) else None
             if isinstance(chunk, dict) and chunk.get("type") == "finish":

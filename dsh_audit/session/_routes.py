@@ -29,13 +29,16 @@ from typing import Any, ClassVar
 from ..log import Event
 from ..wire import PIAI_CATALOG, PiRoutes, catalog_api
 
-__all__ = ["ADAPTER_APIS", "Route", "RouteEvidence", "RouteNote", "logged_cache_read", "request_model", "request_provider",
-           "request_route", "route_for", "window_conflicts"]
+__all__ = ["ADAPTER_APIS", "ADAPTER_ENV", "Route", "RouteEvidence", "RouteNote", "forced_adapter", "logged_cache_read",
+           "request_model", "request_provider", "request_route", "route_for", "window_conflicts"]
 
 #: pi-ai API name -> the dsh-audit renderer of that wire format.
 ADAPTER_APIS: Mapping[str, str] = {"anthropic-messages": "anthropic", "openai-completions": "openai",
                                    "openai-responses": "responses"}
 _PI_ADAPTERS = frozenset(ADAPTER_APIS.values())
+#: The environment variable that forces one adapter on every request whose caller forces none
+#: (``--adapter`` sets it for its command, so that worker processes and every view see it).
+ADAPTER_ENV = "DSH_AUDIT_ADAPTER"
 #: Provider ids DSH's native DeepSeek adapter serves by default.
 _NATIVE = frozenset({"deepseek-official"})
 @dataclass(frozen=True, slots=True)
@@ -511,12 +514,30 @@ def request_model(request: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def forced_adapter() -> str | None:
+    """The adapter ``$DSH_AUDIT_ADAPTER`` forces (``--adapter``), None for none or ``auto``; a value
+    that names no adapter forces none (the option refuses it).
+
+    Example:
+        >>> import os
+        >>> os.environ[ADAPTER_ENV] = "openai"; forced_adapter()
+        'openai'
+        >>> os.environ[ADAPTER_ENV] = "auto"; print(forced_adapter()); del os.environ[ADAPTER_ENV]
+        None
+    """
+    value = os.environ.get(ADAPTER_ENV)
+    return value if value == "deepseek" or value in _PI_ADAPTERS else None
+
+
 def request_route(request: Any, evidence: RouteEvidence | None = None, *, forced: str | None = None,
                   declared: Mapping[str, str] | PiRoutes | None = None) -> Route:
-    """:func:`route_for` the request's provider; a web-search call's body is logged whole and sent
+    """:func:`route_for` the request's provider, or the adapter ``forced`` (default: the one
+    ``$DSH_AUDIT_ADAPTER`` forces, :func:`forced_adapter`); a web-search call's body is logged whole and sent
     as it is, whatever adapter the conversation uses. A title or compaction call is lent its
     route's logged context and default effort (:meth:`RouteEvidence.lend_context`) on the way, so
     the body rendered by the route has the window and effort DSH used."""
+    if forced is None:
+        forced = forced_adapter()
     if getattr(request, "kind", None) == "search":
         return Route(request_provider(request), forced or "deepseek", "web-search",
                      "a web-search call: its logged body is what was sent")

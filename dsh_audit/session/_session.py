@@ -39,7 +39,7 @@ from ._lines import EventLines
 from ._routes import Route, RouteEvidence, request_provider, request_route, window_conflicts
 
 __all__ = ["HOME_PATCH", "PROFILE_ENV", "Activity", "Bodies", "Session", "home_routes_file", "home_routes_key",
-           "open_foreign", "open_session", "route_renderer", "routes_from"]
+           "open_foreign", "open_session", "route_renderer", "routes_from", "routes_hint"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
@@ -75,6 +75,9 @@ class Bodies:
         self._routes = routes
         self.images: Mapping[str, bytes] | None = images if images is not None else attachment_store(log)
         self._bodies: OrderedDict[tuple[str, int, str], bytes | dict[str, Any] | DshAuditError] = OrderedDict()
+        # the last few requests' DeepSeek pieces (the request held: its id stays its own), so that
+        # attribution and cache accounting of one request make them once
+        self._pieces: OrderedDict[tuple[str, int], tuple[Request, PromptPieces | None]] = OrderedDict()
 
     def render(self, request: Request, adapter: str = "deepseek", **options: Any) -> bytes:
         """The wire body ``adapter`` sends for ``request``; ``options`` as :func:`dsh_audit.wire.render`
@@ -152,13 +155,21 @@ class Bodies:
         """The unjoined pieces of a DeepSeek loop body (:meth:`dsh_audit.wire.DeepSeekRenderer.prompt_pieces`),
         from the renderer every view shares; None for other adapters and kinds, or when the
         request cannot be rendered."""
+        key = (adapter, id(request))
+        found = self._pieces.get(key)
+        if found is not None and found[0] is request:
+            return found[1]
         renderer = self._renderer(adapter)
         if not isinstance(renderer, DeepSeekRenderer):
             return None
         try:
-            return renderer.prompt_pieces(request)
+            pieces = renderer.prompt_pieces(request)
         except DshAuditError:
-            return None
+            pieces = None
+        self._pieces[key] = (request, pieces)
+        if len(self._pieces) > _KEPT_BODIES:
+            self._pieces.popitem(last=False)
+        return pieces
 
     def body(self, request: Request, adapter: str = "deepseek") -> bytes | None:
         """:meth:`render`, or None when the request cannot be rendered."""
@@ -314,6 +325,30 @@ def home_routes_file(log: str | os.PathLike[str]) -> str | None:
                 continue
         return str(home / HOME_PATCH)
     return None
+
+
+def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
+    """A render refusal's ``hint`` that asks for ``--routes FILE`` (a route the log does not
+    describe), with the other place a route configuration is read from when no ``--routes`` is
+    given: the patch layer of the DSH home the log was recorded in (``<home>/cordis.patch.yml``,
+    named when the log sits in one). Any other hint is left as it is. Every view that renders
+    (``render``, ``diff``, ``check``) says it so, when it was not given ``--routes``.
+
+    Example:
+        >>> routes_hint("rec/sessions/p/s/session.jsonl", "pass --routes FILE (the route configuration)")
+        'pass --routes FILE (the route configuration), or declare the route in rec/cordis.patch.yml (the patch layer of the DSH home the log was recorded in, read when no --routes is given)'
+        >>> routes_hint("logs/session.jsonl", "pass --routes FILE (the route configuration)")
+        'pass --routes FILE (the route configuration), or record the log in a DSH home (<home>/sessions/...) and declare the route in <home>/cordis.patch.yml, read when no --routes is given'
+    """
+    if "--routes FILE" not in hint:
+        return hint
+    homes = dsh_homes_of(log)
+    if not homes:
+        return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "
+                f"<home>/{HOME_PATCH}, read when no --routes is given")
+    layer = os.path.join(os.path.relpath(homes[0]) if not os.path.isabs(log) else homes[0], HOME_PATCH)
+    return (f"{hint}, or declare the route in {layer} (the patch layer of the DSH home the log was recorded "
+            "in, read when no --routes is given)")
 
 
 def home_routes_key(log: str | os.PathLike[str]) -> str | None:

@@ -14,7 +14,8 @@ Example:
 """
 
 from ._catalogue import LENIENT_RULES, RULES
-from ._engine import LineValidator, validate, validate_paths
+from ._engine import LineValidator, validate
+from ._paths import validate_paths
 from ._model import SEVERITIES, Finding, Rule, Severity
 from ._report import format_summary, format_text
 from ._sink import checked_rule_ids, select_rules

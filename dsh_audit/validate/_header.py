@@ -12,18 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, classify_record, is_absolute_path, is_safe_int,
-                   parse_json)
+from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, classify_record,
+                   foreign_refusal, is_absolute_path, is_safe_int, parse_json)
 from ._show import missing_or, shown
 from ._sink import Sink
 from ._source import Fatal
 
 __all__ = ["HeaderInfo", "check_header"]
-
-#: what reads another agent's log (Claude Code, Codex), where ``validate`` meets one (the commands
-#: ``check`` names in its refusal, with ``usage``, which imports them too)
-_FOREIGN_HINT = ("requests, show, cache and usage import it; validate, breaks, check and report read DSH logs "
-                "only")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +57,8 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
     if not isinstance(value, dict) or value.get("type") != "session":
         kind = classify_record(value, first=True) if isinstance(value, dict) else None
         if kind not in (None, "dsh"):  # another agent's log: one finding, not its records' field errors
-            sink.add("DSH202", f"first line is a {kind} record, not a DSH session header: this is a {kind} session, "
-                     "not a DSH log", line=1, hint=_FOREIGN_HINT, foreign=kind)
+            message, hint = foreign_refusal(kind)  # as every command refuses it
+            sink.add("DSH202", message, line=1, hint=hint, foreign=kind)
             raise Fatal
         sink.add("DSH202", 'first line is not an object with type "session"', line=1)
         value = value if isinstance(value, dict) else {}

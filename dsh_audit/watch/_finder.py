@@ -19,10 +19,11 @@ from pathlib import Path
 
 from ..errors import DshAuditError
 from ..log import canonical_generation, copy_name, discover, in_layout, read_log
+from ._copies import differs_note, one_each
 from ._model import WatchNote
 from ._readers import Shown
 
-__all__ = ["Finder", "Sessions", "differs_note", "identity", "may_be_copies", "one_each", "session_id", "signature"]
+__all__ = ["Finder", "Sessions", "identity", "may_be_copies", "session_id", "signature"]
 
 
 def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
@@ -207,53 +208,29 @@ def may_be_copies(found: Sequence[str]) -> set[str]:
     return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
 
 
-def one_each(group: list[str]) -> tuple[list[str], list[str]] | None:
-    """Of the files of one session (in the order discovery lists them), those the other commands
-    read (:func:`discover`, which compares them line by line) and its notes saying which file was
-    read instead of which; None when one cannot be looked at now (decided at a later look)."""
-    if len(group) == 1:
-        return group, []
-    notes: list[str] = []
+def _stat(path: str) -> os.stat_result | None:
     try:
-        kept = {str(p) for p in discover(group, notes=notes, copies=True)}
-    except DshAuditError:
+        return os.stat(path)
+    except OSError:
         return None
-    return [p for p in group if p in kept], notes
 
 
-def differs_note(read: str, copy: str) -> str:
-    """The note for a copy left out that stopped holding only the lines of the file read (it grew
-    by other lines: garbage, another continuation): both paths whole, the folder they share said
-    once, as discovery's notes say them."""
-    try:
-        shared = os.path.commonpath([os.path.dirname(read), os.path.dirname(copy)])
-    except ValueError:  # one absolute, one relative: nothing to say once
-        shared = ""
-    if shared not in ("", os.curdir, os.sep):
-        prefix = f"under {shared}{os.sep}: "
-        read, copy = os.path.relpath(read, shared), os.path.relpath(copy, shared)
-    else:
-        prefix = ""
-    return (f"one session in two files {prefix}read {read}, not {copy} (it held the other's lines and now "
-            "differs from them: it is not followed, so no request is shown twice)")
+def _signature(info: os.stat_result | None) -> tuple[int, int, int] | None:
+    return None if info is None else (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+def _identity(info: os.stat_result | None) -> tuple[int, int] | None:
+    return None if info is None else (info.st_dev, info.st_ino)
 
 
 def signature(path: str) -> tuple[int, int, int] | None:
     """What changes when a file is written or replaced: its size, mtime and inode."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ino
+    return _signature(_stat(path))
 
 
 def identity(path: str) -> tuple[int, int] | None:
     """The file at ``path`` (its device and inode); None when it cannot be looked at."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
+    return _identity(_stat(path))
 
 
 class Sessions:
@@ -278,6 +255,18 @@ class Sessions:
         # copies left out that now differ from the file read (noted once): copy -> that file
         self.diverged: dict[str, str] = {}
         self._wanted: tuple[list[str], set[str]] = ([], set())  # the files found last, and which may be copies
+        self.recheck: set[str] = set()  # files replaced while followed: their header is read at the next look
+        self._looked: dict[str, os.stat_result | None] = {}  # each file's one os.stat of this look
+
+    def _info(self, path: str) -> os.stat_result | None:
+        """The file at ``path`` as this look saw it: one ``os.stat`` per file per look (:meth:`group`
+        starts a look), shared by its identity and its signature."""
+        if path not in self._looked:
+            self._looked[path] = _stat(path)
+        return self._looked[path]
+
+    def _signature(self, path: str) -> tuple[int, int, int] | None:
+        return _signature(self._info(path))
 
     def group(self, found: list[str], fresh: bool) -> dict[str, list[str]]:
         """The files found, by the session each holds (those whose session is known or can be read
@@ -285,30 +274,34 @@ class Sessions:
         (looked at when the folders were looked at whole, ``fresh``: a file moved into place
         changes its folder); a copy left out that was written is read again (it may hold another
         session now)."""
+        self._looked = {}  # a new look: each file is looked at once, when it is first needed
         present = set(found)
         for gone in [p for p in self.ids if p not in present]:
             del self.ids[gone]
         for gone in [p for p in self.unread if p not in present]:
             del self.unread[gone]
+        self.recheck &= present
         grouped: dict[str, list[str]] = {}
         if found != self._wanted[0]:  # worked out again only when other files are found
             self._wanted = (found, may_be_copies(found))
         wanted = self._wanted[1]
         for path in found:
             known = self.ids.get(path)
-            if known is not None and fresh and known[0] != identity(path):
+            if known is not None and fresh and known[0] != _identity(self._info(path)):
                 del self.ids[path]  # another file took its path
                 known = None
-            elif known is not None and path in self.copies and self.copies[path] != signature(path):
+            elif known is not None and path in self.copies and self.copies[path] != self._signature(path):
                 again = session_id(path)  # a copy left out was written: it may hold another session now
                 if again is not None:
-                    known = self.ids[path] = (identity(path), again)
+                    known = self.ids[path] = (_identity(self._info(path)), again)
             sid = known[1] if known is not None else None
-            if sid is None and path in wanted and (path not in self.unread or self.unread[path] != signature(path)):
-                held_in = identity(path)
+            if sid is None and (path in wanted or path in self.recheck) and (
+                    path not in self.unread or self.unread[path] != self._signature(path)):
+                self.recheck.discard(path)
+                held_in = _identity(self._info(path))  # looked at before its header is read
                 sid = session_id(path)  # read once per file that may have a copy (else its reader says it)
                 if sid is None:
-                    self.unread[path] = signature(path)  # tried again once it changes
+                    self.unread[path] = self._signature(path)  # tried again once it changes
                 else:
                     self.ids[path] = (held_in, sid)
                     self.unread.pop(path, None)
@@ -316,13 +309,21 @@ class Sessions:
                 grouped.setdefault(sid, []).append(path)
         return grouped
 
+    def again(self, path: str) -> None:
+        """Another file replaced ``path`` while it was followed: the session it holds is read from
+        its header at the next look (:meth:`group`), before it is followed again, so that a copy of
+        another followed file is not followed twice."""
+        self.ids.pop(path, None)
+        self.unread.pop(path, None)
+        self.recheck.add(path)
+
     def decide(self, sid: str, group: list[str], *, followed: Container[str],
                end: Callable[[str], None]) -> list[WatchNote] | None:
         """Decide which file of session ``sid`` to follow (:func:`one_each`); None when one file
         could not be looked at (decided at a later look). A followed file left out (a copy now holds
         its lines and more) is ended (``end``), and the file chosen instead takes its place
         (``instead``). A ``note`` for each copy newly left out."""
-        decided = one_each(group)
+        decided = one_each(group, followed=followed)
         if decided is None:
             return None
         kept, said = decided
@@ -335,11 +336,13 @@ class Sessions:
         chosen = before if before in kept else next((p for p in kept if p in was_copy), kept[0])
         differ = [p for p in kept if p != chosen and p in was_copy and before is not None]
         notes: list[WatchNote] = []
+        ended: list[str] = []
         for path in group:
             if path not in kept or path in differ:
-                self.copies[path] = signature(path)
+                self.copies[path] = self._signature(path)
                 if path in followed:
                     end(path)  # a copy of what is followed now; it hands over and ends
+                    ended.append(path)
             else:
                 self.copies.pop(path, None)
             if path not in differ:
@@ -349,11 +352,20 @@ class Sessions:
                 notes.append(WatchNote(time.time(), chosen, "note", differs_note(chosen, path), sid))
         notes.extend(WatchNote(time.time(), chosen, "note", note, sid) for note in said)
         self.chosen_for[sid] = chosen
-        if (before is not None and before not in kept and (len(kept) == 1 or chosen in was_copy)
-                and chosen not in followed):
+        if before is None and ended and chosen not in followed:
+            self.instead[chosen] = ended[0]  # the first decision: the file followed so far hands over
+        elif (before is not None and before not in kept and (len(kept) == 1 or chosen in was_copy)
+                and chosen not in followed and not self._moved_on(before, sid, followed)):
             self.instead[chosen] = before  # its requests shown in ``before`` are not shown again
         return notes
 
+    def _moved_on(self, path: str, sid: str, followed: Container[str]) -> bool:
+        """Whether ``path`` is still followed but holds another session now (replaced by another
+        file): it has no requests of ``sid`` to hand over."""
+        held = self.ids.get(path)
+        return path in followed and held is not None and held[1] != sid
+
     def changed(self, sid: str, group: list[str]) -> bool:
         """Whether the files of a session changed since they were last compared."""
-        return group != self.members.get(sid) or any(self.copies[p] != signature(p) for p in group if p in self.copies)
+        return group != self.members.get(sid) or any(self.copies[p] != self._signature(p)
+                                                      for p in group if p in self.copies)

@@ -77,6 +77,7 @@ class History:
         self._expected: dict[str, threading.Event] = {}
         self._ended: set[str] = set()
         self._held: list[WatchItem] = []
+        self._dropped: set[str] = set()  # copies of a file followed: their history is that file's
         self._closing = False
 
     def expect(self, path: str, caught_up: threading.Event) -> None:
@@ -88,9 +89,16 @@ class History:
         """The follower of ``path`` has ended: all it produced is in the queue before this."""
         self._ended.add(path)
 
+    def drop(self, path: str) -> None:
+        """The log at ``path`` was found to be a copy of another file followed, whose history holds
+        its requests: the requests of it held, and those it still hands over, are not shown."""
+        if self.holding:
+            self._dropped.add(path)
+            self._held = [item for item in self._held if not (isinstance(item, WatchRequest) and item.path == path)]
+
     def hold(self, item: WatchItem) -> bool:
         """Keep ``item`` until the history is handed over; False when nothing is held any more."""
-        if self.holding:
+        if self.holding and not (isinstance(item, WatchRequest) and item.path in self._dropped):
             self._held.append(item)
         return self.holding
 

@@ -145,6 +145,8 @@ class WatchSummary:
     cost: float = 0.0
     errors: int = 0
     unpriced: int = 0
+    #: runs of the ``--on-break`` command that failed (set by the command): errors too
+    failed_runs: int = 0
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
     # what was counted of each (path, session): requests, breaks, cost, unpriced
     reads: dict[tuple[str, str], list[float]] = field(default_factory=dict, repr=False)
@@ -205,7 +207,8 @@ class WatchSummary:
         """
         return {"type": "summary", "sessions": self.sessions, "requests": self.requests, "breaks": self.breaks,
                 "cost_usd": Costs.known(self.cost, requests=self.requests, unpriced=self.unpriced),
-                "errors": self.errors, "unpriced_requests": self.unpriced, "cost_complete": not self.unpriced}
+                "errors": self.errors + self.failed_runs, "unpriced_requests": self.unpriced,
+                "cost_complete": not self.unpriced}
 
     def text(self) -> str:
         """The summary's last line: the cost ``≥$x`` when some requests are unpriced, ``$?`` when
@@ -220,4 +223,5 @@ class WatchSummary:
         return (f"watched {self.sessions} session(s): {self.requests} request(s), {self.breaks} break(s), "
                 f"{Costs.shown(self.cost, requests=self.requests, unpriced=self.unpriced)}"
                 + (f" ({self.unpriced} unpriced)" if self.unpriced else "")
-                + (f", {self.errors} unreadable log(s) or folder(s)" if self.errors else ""))
+                + (f", {self.errors} unreadable log(s) or folder(s)" if self.errors else "")
+                + (f", {self.failed_runs} failed --on-break run(s)" if self.failed_runs else ""))

@@ -36,7 +36,7 @@ import time
 from typing import BinaryIO
 
 from ..errors import UnreadableError
-from ..log import complete_length, is_zstd_head
+from ..log import complete_length, is_zstd_head, open_regular
 from ._notify import Wake
 
 __all__ = ["LogReplaced", "TailStream"]
@@ -119,11 +119,8 @@ class TailStream:
         """Read whatever the writer has appended; True when something was."""
         try:
             info = os.stat(self.path)
-        except FileNotFoundError:
-            self.gone = True
-            raise UnreadableError("the log was deleted while it was watched", path=self.path) from None
         except OSError as exc:
-            raise UnreadableError(f"cannot read the log: {exc.strerror}", path=self.path) from None
+            raise self._unreadable(exc) from None
         size, identity = info.st_size, (info.st_dev, info.st_ino)
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end: never read one
             self.identity = identity  # the file refused: the watch reports it once (not a replacement)
@@ -166,6 +163,21 @@ class TailStream:
             self._ready += self._raw[:done]
             del self._raw[:done]
         return True
+
+    def _unreadable(self, exc: OSError) -> UnreadableError:
+        """Why the file cannot be looked at: a symbolic link that leads nowhere (a loop, a missing
+        target) as every command says it (:func:`~dsh_audit.log.open_regular`), said once until
+        another file takes the path, like a deleted log (``gone``)."""
+        if os.path.islink(self.path):
+            try:
+                open_regular(self.path).close()
+            except UnreadableError as refused:
+                self.gone = True
+                return refused
+        if isinstance(exc, FileNotFoundError):
+            self.gone = True
+            return UnreadableError("the log was deleted while it was watched", path=self.path)
+        return UnreadableError(f"cannot read the log: {exc.strerror}", path=self.path)
 
     def _finish(self, *, torn: bool) -> None:
         """No more bytes will come: hand over the incomplete tail (a retiring stream keeps it for

@@ -45,7 +45,7 @@ from collections.abc import Generator, Iterator, Sequence
 
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError, UnreadableError
-from ..log import default_sessions_root, time_span
+from ..log import default_sessions_root, open_regular, time_span
 from ..session import routes_from
 from ..wire import PiRoutes
 from ._finder import Finder, Sessions, identity
@@ -83,6 +83,7 @@ class _Watch:
         self.ended: dict[str, tuple[int, int] | None] = {}  # logs no longer followed: the file each was (None: deleted)
         self.unreadable: set[str] = set()  # folders that could not be listed at the last look (reported once)
         self.files = Sessions()
+        self.held_in: dict[str, str] = {}  # the followed file that last said it holds each session
         self.notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                                  safety=max(poll * 40, 2.0))
         self.finder = Finder(roots, whole=max(rescan * 30, 30.0))
@@ -97,13 +98,16 @@ class _Watch:
         was active since ``since``, never when ``quiet``: another file of its session showed it);
         an existing log not ``eager`` has only its header read until it changes."""
         try:
-            info = os.stat(path)
+            info: os.stat_result | None = os.stat(path)
         except OSError:
-            return
-        recent = self.since is not None and existing and not quiet and _last_active(path, info.st_mtime) >= self.since
+            if not os.path.islink(path):
+                return  # gone already
+            info = None  # a symbolic link to nothing, or a loop: its reader says so (an error), as for a FIFO
+        recent = (self.since is not None and existing and not quiet and info is not None
+                  and _last_active(path, info.st_mtime) >= self.since)
         caught_up = threading.Event() if recent else None
         catching_up = existing and not recent and not quiet  # a log found at the start: no hurry
-        self.readers.add(path, history=info.st_size if existing else 0, recent=recent or not existing, shown=skip,
+        self.readers.add(path, history=info.st_size if existing and info is not None else 0, recent=recent or not existing, shown=skip,
                          caught_up=caught_up, priority=1 if catching_up else 0, header_only=catching_up and not eager)
         if caught_up is not None:
             self.history.expect(path, caught_up)
@@ -139,7 +143,12 @@ class _Watch:
             del files.members[sid]
         for sid, group in grouped.items():
             if files.changed(sid, group):  # else nothing is read again
+                following = [path for path in group if path in self.readers.entries]
                 notes += files.decide(sid, group, followed=self.readers.entries, end=self.end) or []
+                if files.chosen_for.get(sid) in following:  # its own history holds what a copy followed held
+                    for path in following:
+                        if path in files.copies:
+                            self.history.drop(path)
         present = set(found)
         for path in [p for p in files.diverged if p not in present]:
             del files.diverged[path]
@@ -198,8 +207,11 @@ class _Watch:
             self.ended[path] = gone
             self.start(after, existing=False, skip=item.shown)  # another file of its session, where it stopped
         elif item.replaced and path not in self.files.copies:
+            # its new content, from the first byte, once the next look (at once) has read which
+            # session it holds: a copy of another followed file is not followed twice
             self.readers.forget(path)
-            self.start(path, existing=False)  # its new content, from the first byte
+            self.files.again(path)
+            self.notifier.rescan.set()
         elif not entry.ending and path not in self.files.copies and (item.rest or item.stream.torn):
             self.readers.rest(entry, item.stream)
         else:
@@ -207,12 +219,18 @@ class _Watch:
             self.ended[path] = gone
 
     def note_session(self, item: WatchItem) -> None:
-        """Keep the session a followed log holds, read by its reader (its ``started`` note)."""
+        """Keep the session a followed log holds, read by its reader (its ``started`` note); a
+        session another followed file holds too (two session folders holding one session, whose
+        names discovery does not compare) makes the next look, at once, decide which is followed."""
         if isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None:
             entry = self.readers.entries.get(item.path)
             stream = entry.stream if entry is not None else None  # the reader that said it: its Done comes after
             self.files.ids[item.path] = (stream.identity if stream is not None else identity(item.path),
                                          item.session_id)
+            held_in = self.held_in.setdefault(item.session_id, item.path)
+            if held_in != item.path and held_in in self.readers.entries:
+                self.notifier.rescan.set()
+            self.held_in[item.session_id] = item.path
 
     def items(self, *, began: float, exit_after: float | None, idle_exit: float | None) -> Iterator[WatchItem]:
         """Everything the readers show (and the folders refused, the copies left out), until the
@@ -304,6 +322,11 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         readers: the most logs read at once, each by a thread of its own (at least 1); a log that
             changes while all are taken takes the place of the one idle longest.
 
+    Raises:
+        UnreadableError: a path is a symbolic link that leads nowhere (a loop, a missing target),
+            raised as the first item is asked for: what it names can never be waited for. Such a
+            link found under a path is an ``error`` item, as a FIFO is.
+
     Example:
         >>> for item in watch(["~/.dsh/sessions"], exit_after=60):  # doctest: +SKIP
         ...     print(item.to_json())
@@ -312,6 +335,9 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         raise ValueError(f"readers must be at least 1, not {readers}")
     stop = stop if stop is not None else threading.Event()
     roots = [os.fspath(p) for p in paths] or [str(default_sessions_root())]
+    for root in roots:
+        if os.path.islink(root) and not os.path.exists(root):  # a loop, a link to nothing: not waited for
+            open_regular(root).close()  # its error, as every command says it
     book = prices if prices is not None else load_prices()
 
     def follow(stream: TailStream) -> Generator[WatchItem, None, None]:

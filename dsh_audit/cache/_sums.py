@@ -1,0 +1,335 @@
+"""Sums of priced requests: USD by billing bucket (:class:`Costs`), a running exact sum
+(:class:`ExactSum`), and what a group of requests adds up to (:class:`CostSums`), every amount by
+the one rule of :class:`~dsh_audit.cache._money.Priced`; no I/O and nothing of the pipeline
+(``dsh-audit stats`` sums the ledger the index stored with these alone).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._money import _DIGITS, Priced, Rates, Tokens, group_unpriced, usd_cost, usd_text, usd_total, write_rate
+
+__all__ = ["CostSums", "Costs", "ExactSum"]
+
+
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """USD by billing bucket."""
+
+    cache_miss: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    output: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return usd_total(self._values())
+
+    def _values(self) -> tuple[float, float, float, float]:
+        return (self.cache_miss, self.cache_read, self.cache_write, self.output)
+
+    def __add__(self, other: Costs) -> Costs:
+        return Costs(*(usd_total(pair) for pair in zip(self._values(), other._values())))
+
+    @classmethod
+    def of(cls, tokens: Tokens, rates: Rates, per: int, *, retention: str | None = None) -> Costs:
+        """``tokens`` at ``rates``; cache writes at the rate of ``retention`` (:func:`write_rate`)."""
+        return cls(usd_cost(tokens.cache_miss, rates.cache_miss, per), usd_cost(tokens.cache_read, rates.cache_read, per),
+                   usd_cost(tokens.cache_write, write_rate(rates, retention)[1], per),
+                   usd_cost(tokens.output, rates.output, per))
+
+    @classmethod
+    def of_many(cls, items: Iterable[Costs]) -> Costs:
+        """The bucket-wise :func:`usd_total` of ``items``."""
+        rows = [c._values() for c in items]
+        return cls(*(usd_total(column) for column in zip(*rows))) if rows else cls()
+
+    def to_json(self) -> dict[str, float]:
+        return {"cache_miss": round(self.cache_miss, _DIGITS), "cache_read": round(self.cache_read, _DIGITS),
+                "cache_write": round(self.cache_write, _DIGITS), "output": round(self.output, _DIGITS),
+                "total": self.total}
+
+    @staticmethod
+    def sums() -> CostSums:
+        """An empty :class:`CostSums`, the one place requests' amounts are summed (for ``stats``,
+        which reaches the money values alone, without the pipeline)."""
+        return CostSums()
+
+    @staticmethod
+    def text(usd: float, digits: int = 4) -> str:
+        """:func:`usd_text`: a known amount for people, never ``$0.0000`` for one that is not 0."""
+        return usd_text(usd, digits)
+
+    @staticmethod
+    def group_unpriced(counts: Mapping[str, int]) -> dict[str, int]:
+        """:func:`group_unpriced`: why requests were not priced -> how many, one reason per model
+        with no rate in force (for ``stats``, which sums the reasons the index stored)."""
+        return group_unpriced(counts)
+
+    @staticmethod
+    def known(amount: float, *, requests: int, unpriced: int, owing: int | None = None,
+              owing_unpriced: int | None = None) -> float | None:
+        """``amount``, the priced sum over ``requests`` requests of which ``unpriced`` have no
+        price, as JSON gives it (:attr:`Priced.known`, for sums made elsewhere, as ``stats``' SQL):
+        None (unknown) when none of them was priced, or none of the ``owing`` requests that owe it
+        (default: every one) was (``owing_unpriced`` of them have no price for it), else the sum (a
+        lower bound when ``unpriced``: the view says so beside it, never a bare 0 for unknown).
+
+        Example:
+            >>> Costs.known(0.0, requests=2, unpriced=2), Costs.known(0.5, requests=2, unpriced=1)
+            (None, 0.5)
+            >>> Costs.known(0.0, requests=2, unpriced=1, owing=1, owing_unpriced=1) is None  # lost unpriced
+            True
+        """
+        return Priced(amount, requests, unpriced, requests if owing is None else owing,
+                      unpriced if owing_unpriced is None else owing_unpriced).known
+
+    @staticmethod
+    def shown(amount: float | None, *, requests: int, unpriced: int, digits: int = 4, owing: int | None = None,
+              owing_unpriced: int | None = None) -> str:
+        """``amount`` (as :meth:`known`) for people, one rule in every view (:meth:`Priced.shown`):
+        ``$x`` when every request was priced, ``≥$x`` (a lower bound) when some were not, ``$?``
+        (unknown, never ``$0``) when none was, or none of the ``owing`` that owe it (as :meth:`known`),
+        or ``amount`` is None (``dsh-audit watch`` shows an unpriced request so).
+
+        Example:
+            >>> [Costs.shown(0.25, requests=2, unpriced=n) for n in (0, 1, 2)]
+            ['$0.2500', '≥$0.2500', '$?']
+        """
+        if amount is None:
+            return "$?"
+        return Priced(amount, requests, unpriced, requests if owing is None else owing,
+                      unpriced if owing_unpriced is None else owing_unpriced).shown(digits)
+
+
+class ExactSum:
+    """A running sum of floats kept exact (as non-overlapping partial sums, Shewchuk's algorithm,
+    which :func:`math.fsum` uses): :meth:`usd` is :func:`usd_total` of every value added, in any
+    order, without keeping them.
+
+    Example:
+        >>> total = ExactSum()
+        >>> for value in (0.1, 0.2, 1e-12):
+        ...     total.add(value)
+        >>> total.usd() == usd_total([0.1, 0.2, 1e-12])
+        True
+    """
+
+    __slots__ = ("_partials",)
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []
+
+    def add(self, value: float) -> None:
+        partials, at = self._partials, 0
+        for other in partials:
+            if abs(value) < abs(other):
+                value, other = other, value
+            high = value + other
+            low = other - (high - value)
+            if low:
+                partials[at] = low
+                at += 1
+            value = high
+        partials[at:] = [value]
+
+    def usd(self) -> float:
+        return usd_total(self._partials)
+
+
+class CostSums:
+    """What a group of priced requests adds up to, one request at a time (:meth:`add_request`):
+    tokens and USD by bucket, what they would have cost with no cache and all off-peak, the cache
+    reads they lost and what that cost, by cause and in breaks, and why some were not priced.
+
+    The one place that says what a request owes of each amount, summed by the one rule of
+    :class:`Priced` (:meth:`known`, :meth:`shown`): a session's ledger
+    (:class:`~dsh_audit.cache.LedgerTotals`), every ``usage`` row and ``stats``' sums of the
+    index's ledger rows (:meth:`Costs.sums`) all add up through it, so they agree. Every amount is
+    summed exactly (:class:`ExactSum`, :func:`usd_total`), whichever way the requests are grouped.
+
+    Example:
+        >>> sums = Costs.sums()
+        >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.25, lost={},
+        ...                  lost_cost={}, is_break=False, unpriced=None)
+        >>> sums.add_request(tokens=Tokens(10, 90), cost=None, no_cache=None, off_peak=None,
+        ...                  lost={"header_change": 80}, lost_cost=None, is_break=True, unpriced="no price")
+        >>> sums.shown("cost"), sums.shown("lost"), sums.known("break"), sums.summary()["unpriced"]
+        ('≥$0.5000', '$?', None, {'no price': 1})
+    """
+
+    __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "lost_unknown",
+                 "requests", "tokens", "usage_unknown")
+
+    #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
+    #: what the lost cache reads cost and what the breaks' lost cache reads cost.
+    AMOUNTS = ("cost", "no_cache", "off_peak", "lost", "break")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.tokens = Tokens()
+        self.usage_unknown = 0  # requests with no usage logged: ``tokens`` sums the others
+        self.lost_unknown = 0  # requests that lost an unknown amount (breaks whose cache reads were not logged)
+        self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
+        # name -> [usd, requests, unpriced, owing, owing_unpriced]: a :class:`Priced` summed in place
+        # (:meth:`priced`), not a new value per request and amount
+        self._amounts: dict[str, list[Any]] = {name: [0.0, 0, 0, 0, 0] for name in self.AMOUNTS}
+        self._lost_tokens: Counter[str] = Counter()
+        self._by_cause: dict[str, tuple[Priced, Priced]] = {}  # cause -> (lost, of which in breaks)
+        self._priced_causes: set[str] = set()  # the causes a priced request lost tokens to
+        self._unpriced: Counter[str] = Counter()
+
+    def add_request(self, *, tokens: Tokens | None, cost: Costs | None, no_cache: float | None,
+                    off_peak: float | None, lost: Mapping[str, int], lost_cost: Mapping[str, float] | None,
+                    is_break: bool, unpriced: str | None, lost_unknown: bool = False) -> None:
+        """Add one request: ``tokens`` and ``cost`` by bucket (None: no usage logged, unpriced),
+        what it would have cost with ``no_cache`` and ``off_peak``, the tokens it ``lost`` per
+        cause and their ``lost_cost`` per cause (None: no rate priced them), whether it
+        ``is_break``, why it is ``unpriced`` (None: priced), and whether what it lost is unknown
+        (``lost_unknown``: a break whose cache reads were not logged; ``lost`` is then empty).
+
+        Every request owes its cost, its no-cache and off-peak cost; only one that lost tokens owes
+        a lost cost (per cause: one that lost tokens to it), and only such a break a break cost. A
+        request whose loss is unknown owes both (if a break) an unknown amount: a sum it is in is
+        a lower bound, or unknown, never an exact figure made of a guessed 0."""
+        self.requests += 1
+        if tokens is not None:
+            self.tokens = self.tokens + tokens
+        else:
+            self.usage_unknown += 1
+        if cost is not None:
+            if self._costs is None:
+                self._costs = [ExactSum() for _ in cost._values()]
+            for bucket, value in zip(self._costs, cost._values()):
+                bucket.add(value)
+        priced = unpriced is None
+        lost_usd = None if lost_cost is None or lost_unknown else usd_total(lost_cost.values())
+        losing = lost_unknown or any(lost.values())
+        self.lost_unknown += lost_unknown
+        amounts = self._amounts
+        for name, amount, owes in (("cost", None if cost is None else cost.total, True), ("no_cache", no_cache, True),
+                                   ("off_peak", off_peak, True), ("lost", lost_usd, losing),
+                                   ("break", lost_usd if is_break else 0.0, is_break and losing)):
+            sums = amounts[name]  # as Priced.add sums it
+            if amount is not None:
+                sums[0] = round(math.fsum((sums[0], amount)), _DIGITS)
+            sums[1] += 1
+            sums[2] += not priced
+            sums[3] += owes
+            sums[4] += owes and amount is None
+        self._lost_tokens.update(lost)
+        if lost_cost is not None:
+            self._priced_causes.update(lost_cost)
+        for cause, count in lost.items():
+            cause_cost = None if lost_cost is None else lost_cost.get(cause, 0.0)
+            cause_lost, cause_breaks = self._by_cause.get(cause, (Priced(), Priced()))
+            self._by_cause[cause] = (cause_lost.add(cause_cost, priced=priced, owes=count > 0),
+                                     cause_breaks.add(cause_cost if is_break else 0.0, priced=priced,
+                                                      owes=is_break and count > 0))
+        if unpriced:
+            self._unpriced[unpriced] += 1
+
+    def known(self, amount: str) -> float | None:
+        """``amount`` (one of :data:`AMOUNTS`) as JSON gives it: None when no request that owes it
+        was priced, else the sum over the priced ones (a lower bound when ``unpriced_requests``)."""
+        return self.priced(amount).known
+
+    def shown(self, amount: str, digits: int = 4) -> str:
+        """``amount`` (one of :data:`AMOUNTS`) for people: ``$x``, ``≥$x`` (a request that owes it
+        unpriced), ``$?`` (unknown)."""
+        return self.priced(amount).shown(digits)
+
+    def priced(self, amount: str) -> Priced:
+        """``amount`` (one of :data:`AMOUNTS`) as its :class:`Priced` sum: which requests owe it
+        and how many of them have no price for it."""
+        usd, requests, unpriced, owing, owing_unpriced = self._amounts[amount]
+        return Priced(usd, requests, unpriced, owing, owing_unpriced)
+
+    @property
+    def cost(self) -> Costs:
+        return Costs() if self._costs is None else Costs(*(bucket.usd() for bucket in self._costs))
+
+    @property
+    def no_cache_cost(self) -> float:
+        return float(self._amounts["no_cache"][0])
+
+    @property
+    def off_peak_cost(self) -> float:
+        return float(self._amounts["off_peak"][0])
+
+    @property
+    def lost_tokens(self) -> int:
+        """The cache reads lost, all causes."""
+        return sum(self._lost_tokens.values())
+
+    @property
+    def lost_cost(self) -> float:
+        """Cost of the tokens lost, all causes, over the priced requests (:meth:`known`: ``lost``)."""
+        return float(self._amounts["lost"][0])
+
+    @property
+    def lost_tokens_by_cause(self) -> dict[str, int]:
+        return dict(sorted(self._lost_tokens.items()))
+
+    @property
+    def lost_cost_by_cause(self) -> dict[str, float]:
+        """Cause -> what its lost tokens cost over the priced requests (a cause lost only by
+        unpriced requests is left out: :meth:`causes` says it is unknown)."""
+        return {cause: lost.usd for cause, (lost, _) in sorted(self._by_cause.items()) if cause in self._priced_causes}
+
+    def causes(self) -> dict[str, tuple[int, float | None, float | None]]:
+        """Cause -> tokens lost, what they cost and the part lost in breaks, each as JSON gives it
+        (:meth:`known`: None when no request that lost them was priced)."""
+        return {cause: (self._lost_tokens[cause], lost.known, breaks.known)
+                for cause, (lost, breaks) in sorted(self._by_cause.items())}
+
+    def cause_owing(self) -> dict[str, dict[str, int]]:
+        """Cause -> the requests that owe what its lost tokens cost and the part lost in breaks
+        (``lost_requests``, ``break_requests``), and how many of them have no price for it
+        (``lost_unpriced``, ``break_unpriced``): what a view needs to show them by :class:`Priced`."""
+        return {cause: _owing(lost, breaks) for cause, (lost, breaks) in sorted(self._by_cause.items())}
+
+    @property
+    def break_cost(self) -> float:
+        """Cost of the tokens the breaks lost (requests classified as a break)."""
+        return float(self._amounts["break"][0])
+
+    @property
+    def unpriced(self) -> dict[str, int]:
+        """Reason -> number of requests not priced (reasons of one model grouped: :func:`group_unpriced`)."""
+        return group_unpriced(self._unpriced)
+
+    @property
+    def unpriced_requests(self) -> int:
+        """The requests not priced."""
+        return sum(self._unpriced.values())
+
+    def summary(self) -> dict[str, Any]:
+        """The sums as JSON (the ``cost`` object of ``cache --json``).
+        Amounts are sums over the priced requests, by the one rule (:meth:`known`): None (unknown)
+        when no request that owes one was priced; ``unpriced_requests`` counts the requests not
+        priced and ``cost_complete`` is False when there are any (the amounts are then lower bounds).
+        ``lost_requests`` and ``break_requests`` count the requests that owe a lost and a break
+        cost (they lost tokens, or lost an unknown amount), ``lost_unpriced`` and ``break_unpriced``
+        those of them with no known cost for it: an amount is a lower bound only when the latter
+        is not 0 (:class:`Priced`); ``lost_unknown_requests`` counts the requests whose loss is
+        unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``."""
+        unpriced = self.unpriced_requests
+        return {"requests": self.requests, "tokens": self.tokens.to_json(),
+                "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
+                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
+                "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
+                "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
+                "cost_complete": not unpriced, **_owing(self.priced("lost"), self.priced("break")),
+                "lost_unknown_requests": self.lost_unknown}
+
+
+def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:
+    """The requests that owe a lost and a break cost, and how many of them have no price for it."""
+    return {"lost_requests": lost.owing, "lost_unpriced": lost.owing_unpriced, "break_requests": breaks.owing,
+            "break_unpriced": breaks.owing_unpriced}

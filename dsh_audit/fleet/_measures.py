@@ -1,0 +1,90 @@
+"""The measures of a group of indexed requests, in SQL and as JSON: cache reads against the
+prompt, hit ratios, and the tokens and cost lost (``dsh-audit stats`` reads every group by them).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+from ..cache import Costs, usd_total
+
+__all__ = ["BREAKS", "MEASURES", "UsdSum", "iso", "measures"]
+
+BREAKS = "('break_explained', 'break_unattributed', 'break_unexplained')"
+_KNOWN = "actual_cache_read IS NOT NULL"
+# The hit ratios are read over the same requests as `cache` reads them: those whose cache read and
+# prompt size were both logged (a read without its prompt would make a ratio above 100 %).
+_BOTH = f"{_KNOWN} AND prompt_tokens IS NOT NULL"
+# A break whose cache reads were not logged: what it lost is unknown (NULL), never 0.
+_LOST_UNKNOWN = f"lost_tokens IS NULL AND classification IN {BREAKS}"
+# Per group: requests, cache reads logged ("usage known"), prompt, actual, expected, lost tokens, lost cost,
+# requests that lost tokens, those of them with no lost cost (unpriced), the requests with none, and
+# the breaks that lost an unknown amount (they owe an unknown lost cost).
+MEASURES = (f"COUNT(*), SUM({_KNOWN}), "
+             f"COALESCE(SUM(CASE WHEN {_BOTH} THEN prompt_tokens END), 0), "
+             f"COALESCE(SUM(CASE WHEN {_BOTH} THEN actual_cache_read END), 0), "
+             f"COALESCE(SUM(CASE WHEN {_BOTH} THEN expected_cache_read END), 0), "
+             "COALESCE(SUM(lost_tokens), 0), usd_sum(lost_cost), COALESCE(SUM(lost_tokens > 0), 0), "
+             "COALESCE(SUM(lost_tokens > 0 AND lost_cost IS NULL), 0), COALESCE(SUM(lost_cost IS NULL), 0), "
+             f"COALESCE(SUM({_LOST_UNKNOWN}), 0)")
+
+
+class UsdSum:
+    """The SQL aggregate ``usd_sum(x)``: :func:`usd_total` of the amounts, as ``usage`` and ``cache``
+    sum them (SQLite's ``SUM`` adds doubles one by one, which over many rows drifts past the
+    nano-dollar); NULL when every amount is NULL, as ``SUM``. Zeros are not kept (they add nothing),
+    so what is held is one float per request that lost a priced token.
+
+    Example:
+        >>> total = UsdSum()
+        >>> for value in (1e8, 1e-7, 1e-7, 1e-7, None, 0.0):
+        ...     total.step(value)
+        >>> total.finalize(), usd_total([1e8 + 1e-7 + 1e-7 + 1e-7])  # added one by one, the sum drifts
+        (100000000.0000003, 100000000.00000031)
+    """
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+        self.seen = False
+
+    def step(self, value: float | None) -> None:
+        if value is not None:
+            self.seen = True
+            if value:
+                self.values.append(value)
+
+    def finalize(self) -> float | None:
+        return usd_total(self.values) if self.seen else None
+
+
+def iso(seconds: float | None) -> str | None:
+    """An epoch time as ISO 8601 UTC to the second (``2026-12-02T11:24:01Z``), as the other
+    commands' JSON gives times; None for None or a time outside the years 1-9999."""
+    try:
+        return None if seconds is None else datetime.fromtimestamp(math.floor(seconds), timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def measures(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A group's measures; ``lost_cost_usd`` sums the priced losses by the one rule
+    (:meth:`Costs.known`, as ``cache`` sums its verdicts): None when no request that lost tokens
+    was priced, or no request was; ``lost_unpriced`` counts the requests whose lost tokens have no
+    known cost, of the ``lost_requests`` that lost any; ``lost_unknown_requests`` the breaks whose
+    cache reads were not logged, which lost an unknown amount (``lost_tokens`` is a sum over the
+    others): they owe a lost cost no one knows, as an unpriced request does (of both counts)."""
+    requests, known, prompt, actual, expected, lost, cost, losing, unpriced, no_cost, unknown = row
+    losing, unpriced = losing + unknown, unpriced + unknown
+    return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
+            "actual_cache_read": actual, "expected_cache_read": expected,
+            "hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
+            "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
+                                                              unpriced=no_cost, owing=losing, owing_unpriced=unpriced),
+            "lost_unpriced": unpriced, "lost_requests": losing, "lost_unknown_requests": unknown}

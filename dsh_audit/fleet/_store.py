@@ -1,0 +1,144 @@
+"""The rows of the fleet index file: storing a session's rows in place of its old ones, as SQLite
+can hold their values; which stored logs are stale, and removing those no longer on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields
+from operator import attrgetter
+from typing import Any
+
+from .._spool import RowSpool
+from ._db import SESSION_COLUMNS
+from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
+
+__all__ = ["is_gone", "on_disk", "prune", "remove_rows", "stale_paths", "storable", "store_record"]
+
+def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
+    names = [f.name for f in fields(cls)]
+    # a spool's rows are stored as their values, in the order of their fields: read back as they are
+    values = rows.values() if isinstance(rows, RowSpool) and rows.row_type is cls else map(attrgetter(*names), rows)
+    connection.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                           (tuple(map(storable, row)) for row in values))
+
+
+def storable(value: Any) -> Any:
+    """``value`` as SQLite can hold it: a lone surrogate (valid in a JSON log, and DSH writes what
+    it is given) becomes its ``\\udXXX`` escape, since SQLite text must be UTF-8; an integer past
+    SQLite's 64 bits (a logged count up to 2**64 - 1, or a sum of such counts) becomes the nearest
+    double, the number JavaScript holds for it.
+
+    Example:
+        >>> storable(2**63 - 1), storable(2**64 - 1), storable("\\ud800")
+        (9223372036854775807, 1.8446744073709552e+19, '\\\\ud800')
+    """
+    if isinstance(value, str) and not value.isascii():  # ASCII text is UTF-8 already
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return float(value)
+    return value
+
+
+def remove_rows(connection: sqlite3.Connection, stored: Sequence[str]) -> None:
+    """Delete every row of the logs ``stored`` (paths as stored), of every table (inside the
+    caller's transaction)."""
+    for table in ("requests", "breaks", "costs", "sessions"):
+        connection.executemany(f"DELETE FROM {table} WHERE path = ?", ((path,) for path in stored))
+
+
+def store_record(connection: sqlite3.Connection, record: SessionRecord, replaced: Sequence[str] = ()) -> None:
+    """Store ``record``, all its rows in place of those stored for its path, and remove the rows of
+    the stored logs ``replaced`` (as stored), in one transaction."""
+    with connection:
+        remove_rows(connection, [storable(record.path), *replaced])
+        values = [storable(getattr(record, name)) for name in SESSION_COLUMNS]
+        connection.execute(
+            f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, notes, indexed_at) "
+            f"VALUES ({', '.join('?' * (len(SESSION_COLUMNS) + 2))})",
+            (*values, storable("\n".join(record.notes)), time.time()))
+        _insert(connection, "requests", RequestRow, record.requests)
+        _insert(connection, "breaks", BreakRow, record.breaks)
+        _insert(connection, "costs", CostRow, record.costs)
+
+
+_ESCAPED = re.compile(r"\\u(d[89a-f][0-9a-f]{2})")
+
+
+def on_disk(stored: str) -> str | None:
+    """The name of the log stored as ``stored`` on disk; None when it is gone: looking it up says
+    no such file (or a file where a folder was). A log that cannot be looked at (no permission on
+    a folder above it) is not gone; a name that held a lone surrogate (stored as its ``\\udXXX``
+    escape, :func:`storable`) is looked up unescaped too."""
+    for name in dict.fromkeys((stored, _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), stored))):
+        try:
+            os.stat(name)
+        except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: no file can have that name
+            continue
+        except OSError:
+            return name
+        return name
+    return None
+
+
+def is_gone(stored: str) -> bool:
+    """Whether the log stored as ``stored`` is no longer on disk (:func:`on_disk`)."""
+    return on_disk(stored) is None
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies in one of them (a folder)."""
+    return any(path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep) for root in roots)
+
+
+def prune(connection: sqlite3.Connection, roots: Sequence[str], given: Sequence[str]) -> tuple[str, ...]:
+    """Remove every stored log under one of ``roots`` (absolute, resolved, as stored) that is not
+    among ``given`` (the logs of this run, there by definition) and is no longer on disk: all its
+    rows, of every table, in one transaction that holds the index's write lock while each such
+    log is looked up again (a concurrent ``index`` cannot store it in between). Returns their
+    stored paths, sorted. A log elsewhere is not looked at: a disk that is not mounted, or a
+    folder on a slow network share, is no deleted log."""
+    if not roots:
+        return ()
+    keep = set(given)
+    candidates = [row[0] for row in connection.execute("SELECT path FROM sessions")
+                  if isinstance(row[0], str) and row[0] not in keep and _under(row[0], roots)]
+    missing = {path for path in candidates if is_gone(path)}
+    if not missing:
+        return ()
+    with connection:
+        connection.execute("BEGIN IMMEDIATE")
+        gone = sorted(row[0] for row in connection.execute("SELECT path FROM sessions")
+                      if row[0] in missing and is_gone(row[0]))
+        remove_rows(connection, gone)
+    return tuple(gone)
+
+
+def stale_paths(connection: sqlite3.Connection, paths: Sequence[str],
+           options: Callable[[str], str]) -> tuple[list[str], dict[str, str]]:
+    """The paths whose file differs from its stored row (or has none), ``options(path)`` the
+    options its row must have been made with; and the stored error of each other path (unchanged)
+    that is stored with one (a log DSH would refuse), by path."""
+    stored = {row[0]: row[1:] for row in
+              connection.execute("SELECT path, size, mtime_ns, options, error FROM sessions")}
+    stale: list[str] = []
+    errors: dict[str, str] = {}
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stale.append(path)  # the audit reports why
+            continue
+        row = stored.get(storable(path))
+        if row is None or row[:3] != (stat.st_size, stat.st_mtime_ns, options(path)):
+            stale.append(path)
+        elif row[3] is not None:
+            errors[path] = str(row[3])
+    return stale, errors

@@ -1,0 +1,261 @@
+"""Session 35: ``check`` over a log that cannot be read (issue 15) and a log whose requests all fail
+for one reason (issue 14, F8).
+
+1. A log not a line of which can be read (a FIFO, a symlink loop, a dangling link, no permission, a
+   folder where the log was found) stopped ``check`` (exit 2, no report, its neighbours never
+   checked). It is now that log's ``DSH801`` (``log-refused``, ``fail-on-refusal``: exit 1) at its
+   path in every report, its error said once on stderr, and every other log is checked.
+2. The same finding of a log's requests is one terminal line with a count; piped it stays whole,
+   a terminal (or ``COLUMNS``) wraps it; a failing warning says which policy key fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _cli import invoke
+
+from dsh_audit import gate
+from dsh_audit.gate import Finding, FindingGroup, group_findings, policy_key, run_check
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+COMPAT = CORPUS / "live-pi" / "c3-openai-compat"
+COMPAT_LOG = ("c3/home/sessions/--home-dev-dsh-runs-c-c3-openai-compat-ws--/"
+              "session-e7611f7a-95b5-4af3-83c0-7c6d07d82016/session.jsonl.zstd")
+BAD = "root/b/session.jsonl"
+GOOD = "root/a/session.jsonl"
+VALIDATE_HINT = "run `dsh-audit validate` on the file for every problem with its line; restore the log from a copy"
+
+
+def _loop(path: Path) -> None:
+    path.symlink_to(path.name)
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to(path.parent / "gone.jsonl")
+
+
+def _no_permission(path: Path) -> None:
+    shutil.copy(SAMPLES / "chat" / "session.jsonl", path)
+    path.chmod(0)
+
+
+#: Each log that cannot be read: how it is made, its message and hint.
+UNREADABLE: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "fifo": (os.mkfifo, "is a FIFO, not a log file", "only regular files are read"),
+    "loop": (_loop, "cannot open: symlink loop", VALIDATE_HINT),
+    "dangling": (_dangling, "cannot open: No such file or directory", VALIDATE_HINT),
+    "mode 000": (_no_permission, "cannot open: Permission denied", VALIDATE_HINT),
+}
+
+
+@pytest.fixture(params=list(UNREADABLE))
+def unreadable(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``root/a``: the sample chat; ``root/b/session.jsonl``: a log that cannot be read."""
+    kind: str = request.param
+    if kind == "mode 000" and os.geteuid() == 0:
+        pytest.skip("root reads a file of mode 000 (the other kinds cover a log that cannot be read)")
+    (tmp_path / "root" / "a").mkdir(parents=True)
+    shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / GOOD)
+    (tmp_path / "root" / "b").mkdir()
+    UNREADABLE[kind][0](tmp_path / BAD)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    return kind
+
+
+def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
+        unreadable: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _, message, hint = UNREADABLE[unreadable]
+    said = message if hint == VALIDATE_HINT else f"{message} (hint: {hint})"  # the reader's own hint, if any
+    code, out, err = invoke(monkeypatch, capsys, "check", "root", "--json-report", "r.json", "--junit", "j.xml",
+                            "--sarif", "s.sarif", "--markdown", "m.md")
+    assert (code, err) == (1, [f"error: {BAD}: {said}"])
+    lines = out.splitlines()
+    assert [line.split("│")[1:3] for line in lines if line.startswith("│")] == [
+        [" ok     ", f" {GOOD} "], [" FAIL   ", f" {BAD} "]]
+    assert lines[-2:] == [
+        f"{BAD}: DSH801 error (fails the gate: fail-on-refusal): {message} (hint: {hint})",
+        "FAILED: 2 log(s), 3 request(s), 1 error(s), 0 warning(s), 1 info, 1 failing (policy: defaults)"]
+    report = json.loads(Path("r.json").read_text(encoding="utf-8"))
+    assert [(s["path"], s["session_id"], s["requests"], s["error"]) for s in report["sessions"]] == [
+        (GOOD, "session-sample-chat", 3, None), (BAD, None, 0, f"{BAD}: {said}")]
+    assert report["findings"][1] == {"rule": "DSH801", "severity": "error", "message": message, "path": BAD,
+                                     "line": None, "seq": None, "session_id": None, "request": None, "fails": True,
+                                     "hint": hint}
+    assert (report["passed"], report["counts"]) == (False, {"error": 1, "warning": 0, "info": 1, "failing": 1,
+                                                            "sessions": 2, "requests": 3})
+    junit = Path("j.xml").read_text(encoding="utf-8")
+    assert (f'  <testsuite name="{BAD}" file="{BAD}" tests="1" failures="1" errors="0" skipped="0" time="0">\n'
+            f'    <testcase name="log" classname="dsh-audit.{BAD}" time="0">\n'
+            f'      <failure message="DSH801: {message}" type="DSH801">{BAD}: DSH801 error (fails the gate: '
+            f'fail-on-refusal): {message}\nhint: {hint}</failure>\n') in junit
+    results = json.loads(Path("s.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"], r["message"]["text"], r["locations"][0]["physicalLocation"]["artifactLocation"]
+             ["uri"]) for r in results] == [
+        ("DSH810", "note", "no capture given or found beside the log (wire.jsonl) (hint: pass --capture, or record a "
+                           "wire.jsonl in the log's scenario folder)", GOOD),
+        ("DSH801", "error", f"{message} (hint: {hint})", BAD)]
+    markdown = Path("m.md").read_text(encoding="utf-8")
+    assert f"### Failing findings (1)\n\n- **DSH801** error: {message} — {BAD}\n  - hint: " in markdown
+
+
+def test_a_lone_unreadable_log_is_checked_too(unreadable: str, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """One log, the group read as it is replayed otherwise: refused the same way."""
+    _, message, hint = UNREADABLE[unreadable]
+    code, out, err = invoke(monkeypatch, capsys, "check", BAD, "--json")
+    assert (code, err) == (1, [f"error: {BAD}: {message}" + ("" if hint == VALIDATE_HINT else f" (hint: {hint})")])
+    assert [(f["rule"], f["path"], f["fails"]) for f in json.loads(out)["findings"]] == [("DSH801", BAD, True)]
+
+
+def test_a_folder_found_as_a_log_is_refused_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log replaced by a folder after discovery found it (a race: discovery walks a folder
+    named ``session.jsonl``) is refused like any log that cannot be read."""
+    (tmp_path / "a").mkdir()
+    shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / "a" / "session.jsonl")
+    (tmp_path / "b" / "session.jsonl").mkdir(parents=True)
+    logs = [tmp_path / "a" / "session.jsonl", tmp_path / "b" / "session.jsonl"]
+    monkeypatch.setattr(gate._run, "discover", lambda paths, notes: logs)  # type: ignore[attr-defined]
+    result = run_check([tmp_path], outline=True)
+    assert [(s.session_id, s.unreadable, s.failed) for s in result.sessions] == [
+        ("session-sample-chat", False, False), (None, True, True)]
+    refused = result.sessions[1].findings
+    assert [(f.rule, f.path, f.line, f.fails) for f in refused] == [("DSH801", str(logs[1]), None, True)]
+
+
+def test_a_corrupt_log_is_not_said_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A log whose lines were read (here: a header that is not JSON) is refused as before: its
+    findings, no error line (its validation findings name its lines)."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "session.jsonl").write_text("garbage\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke(monkeypatch, capsys, "check", "b")
+    assert (code, err) == (1, [])
+    assert out.splitlines()[-3:-1] == [
+        "b/session.jsonl:1: DSH801 error (fails the gate: fail-on-refusal): corrupt session log: header line is not "
+        "valid JSON (hint: this is not a DSH session log, or its first line is damaged)",
+        "b/session.jsonl:1: DSH201 error (fails the gate: validation-fail-severity): header line is not valid JSON "
+        "(hint: start the file with {\"type\":\"session\",\"version\":0,...})"]
+
+
+def _unrendered(index: int, *, reason: str = "unrendered: no facts", path: str = "a.jsonl") -> Finding:
+    return Finding("DSH815", "warning", f"loop request {index} is unrendered vs w.jsonl line {index}: no facts", path,
+                   line=10 + index, seq=index, request=index, fails=True, hint="pass --routes FILE", reason=reason)
+
+
+def test_group_findings_gathers_the_same_finding_of_a_logs_requests() -> None:
+    other = Finding("DSH810", "info", "no capture", "b.jsonl")
+    found = [_unrendered(1), other, _unrendered(3), _unrendered(4, reason="unrendered: other"),
+             _unrendered(5, path="c.jsonl"), _unrendered(6)]
+    assert [g.format() for g in group_findings(found)] == [
+        "a.jsonl: DSH815 warning (fails the gate: capture-fail): 3 requests: #1, #3, #6 are unrendered: no facts "
+        "(hint: pass --routes FILE)",
+        "b.jsonl: DSH810 info: no capture",
+        "a.jsonl:14: seq 4: request 4: DSH815 warning (fails the gate: capture-fail): loop request 4 is unrendered "
+        "vs w.jsonl line 4: no facts (hint: pass --routes FILE)",
+        "c.jsonl:15: seq 5: request 5: DSH815 warning (fails the gate: capture-fail): loop request 5 is unrendered "
+        "vs w.jsonl line 5: no facts (hint: pass --routes FILE)"]
+
+
+def test_a_long_group_counts_the_requests_it_does_not_list() -> None:
+    line = FindingGroup(tuple(_unrendered(i) for i in range(25))).format()
+    assert line == ("a.jsonl: DSH815 warning (fails the gate: capture-fail): 25 requests: "
+                    + ", ".join(f"#{i}" for i in range(20)) + " and 5 more are unrendered: no facts "
+                    "(hint: pass --routes FILE)")
+
+
+def test_a_finding_says_which_policy_key_fails_it() -> None:
+    assert [policy_key(rule) for rule in ("DSH801", "DSH810", "DSH815", "DSH831", "DSH301")] == [
+        "fail-on-refusal", "require-capture", "capture-fail", "min-cache-hit-ratio", "validation-fail-severity"]
+    assert Finding("DSH831", "error", "low", "a.jsonl", baselined=True).format() == "a.jsonl: DSH831 error baselined: low"
+
+
+GROUPED = (f"{COMPAT_LOG}: DSH815 warning (fails the gate: capture-fail): 6 requests: #0, #1, #2, #3, #4, #5 are "
+           "unrendered: cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's "
+           "models are described by DSH's route configuration, which the log does not record (hint: pass --routes "
+           "FILE (DSH's llm-pi-ai route configuration), or declare the route in c3/home/cordis.patch.yml (the patch "
+           "layer of the DSH home the log was recorded in, read when no --routes is given))")
+FAILED = "FAILED: 1 log(s), 6 request(s), 0 error(s), 6 warning(s), 0 info, 6 failing (policy: defaults)"
+
+
+@pytest.fixture()
+def compat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    if not COMPAT.is_dir():
+        pytest.skip("the live-pi corpus is not beside the project")
+    shutil.copytree(COMPAT / "home", tmp_path / "c3" / "home")
+    shutil.copy(COMPAT / "wire.jsonl", tmp_path / "c3" / "wire.jsonl")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_unrendered_requests_are_one_line_piped(compat: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Piped with no ``COLUMNS``: the grouped line whole; every report keeps a finding per request."""
+    code, out, err = invoke(monkeypatch, capsys, "check", "c3", "--format", "csv", "--json-report", "r.json")
+    assert (code, err) == (1, [GROUPED, FAILED])
+    findings = json.loads(Path("r.json").read_text(encoding="utf-8"))["findings"]
+    assert [(f["rule"], f["request"], f["line"], f["seq"], f["fails"]) for f in findings] == [
+        ("DSH815", 0, 14, 12, True), ("DSH815", 1, 15, 13, True), ("DSH815", 2, 33, 34, True),
+        ("DSH815", 3, 52, 61, True), ("DSH815", 4, 66, 82, True), ("DSH815", 5, 82, 101, True)]
+    assert findings[0]["message"].startswith("title request 0 is unrendered vs c3/wire.jsonl line 2: cannot render")
+
+
+def test_unrendered_requests_wrap_to_columns(compat: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Under the table, the grouped line fits the terminal (here ``COLUMNS``, as the table does);
+    piped with no ``COLUMNS`` it is whole (a CI log's line per finding)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = invoke(monkeypatch, capsys, "check", "c3")
+    assert code == 1
+    assert out.splitlines()[-8:] == [
+        "c3/home/sessions/--home-dev-dsh-runs-c-c3-openai-compat-ws--/",
+        "  session-e7611f7a-95b5-4af3-83c0-7c6d07d82016/session.jsonl.zstd: DSH815 warning (fails the gate:",
+        "  capture-fail): 6 requests: #0, #1, #2, #3, #4, #5 are unrendered: cannot render: no pi-ai model",
+        "  facts for local-openai/local-coder: a hand-declared route's models are described by DSH's route",
+        "  configuration, which the log does not record (hint: pass --routes FILE (DSH's llm-pi-ai route",
+        "  configuration), or declare the route in c3/home/cordis.patch.yml (the patch layer of the DSH home",
+        "  the log was recorded in, read when no --routes is given))", FAILED]
+    monkeypatch.delenv("COLUMNS")
+    code, out, err = invoke(monkeypatch, capsys, "check", "c3")
+    assert (code, out.splitlines()[-2:]) == (1, [GROUPED, FAILED])
+
+
+def test_report_writes_the_page_and_says_the_unreadable_log_once(
+        unreadable: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``report`` reads what ``check`` reads: the page is written with the refused log in it, its
+    error said once (exit 2, as every describing command says an input it could not read)."""
+    _, message, hint = UNREADABLE[unreadable]
+    code, out, err = invoke(monkeypatch, capsys, "report", "root", "-o", "r.html")
+    assert (code, out) == (2, "wrote r.html: 2 log(s), 3 request(s), 1 failing finding(s)\n")
+    assert err == [f"error: {BAD}: {message}" + ("" if hint == VALIDATE_HINT else f" (hint: {hint})")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("capsh") is None,
+                    reason="needs root and capsh to drop the capabilities that read a file of mode 000")
+def test_a_file_of_mode_000_read_without_the_capabilities_that_bypass_it(tmp_path: Path) -> None:
+    """Root reads a file of mode 000; without ``cap_dac_override`` and ``cap_dac_read_search`` it
+    cannot, as any other user: the log is refused alone."""
+    (tmp_path / "root" / "a").mkdir(parents=True)
+    shutil.copy(SAMPLES / "chat" / "session.jsonl", tmp_path / GOOD)
+    (tmp_path / "root" / "b").mkdir()
+    _no_permission(tmp_path / BAD)
+    command = f"{shlex.quote(sys.executable)} -m dsh_audit check root --json-report r.json"
+    done = subprocess.run(["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", command],
+                          cwd=tmp_path, capture_output=True, text=True, check=False,
+                          env={**os.environ, "DSH_HOME": str(tmp_path / "home"), "COLUMNS": "200"})
+    assert (done.returncode, done.stderr) == (1, f"error: {BAD}: cannot open: Permission denied\n")
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert [(f["rule"], f["path"], f["message"], f["fails"]) for f in report["findings"]] == [
+        ("DSH810", GOOD, "no capture given or found beside the log (wire.jsonl)", False),
+        ("DSH801", BAD, "cannot open: Permission denied", True)]

@@ -1,0 +1,99 @@
+"""Session 35: ``redact --capture`` opens the capture file once for its own reading, and streams it.
+
+Redact sniffs the capture's format from the first bytes of the file it opened (the loaders' own
+predicates, :data:`dsh_audit.capture.LOADERS`) and rewrites the capture, record by record, from that
+same open file; the captured requests the verdicts compare are read by the capture loader
+(:func:`dsh_audit.capture.load_capture`), which opens it once more. Before this session a third
+open sniffed the format alone, and the file was then read whole into memory (and split into lines)
+beside the loaded requests. Counted with an audit hook on ``open``, in a subprocess so the hook does
+not outlive the test, as ``tests/test_opens.py`` counts a log's opens.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from _cli import chat_log
+
+from dsh_audit.capture import load_capture
+from dsh_audit.session import open_session, route_renderer
+
+_COUNTER = textwrap.dedent("""
+    import json, os, sys
+    from click.testing import CliRunner
+    from dsh_audit.cli import cli
+
+    watched = os.path.realpath(sys.argv[1])
+    opened = []
+
+    def hook(event, args):
+        if event == "open" and isinstance(args[0], (str, bytes)):
+            if os.path.realpath(os.fsdecode(args[0])) == watched:
+                opened.append(event)
+
+    sys.addaudithook(hook)
+    result = CliRunner().invoke(cli, sys.argv[2:])
+    print(json.dumps({"opens": len(opened), "exit": result.exit_code, "output": result.output}))
+""")
+
+
+def _opens(capture: Path, argv: list[str]) -> dict[str, object]:
+    out = subprocess.run([sys.executable, "-c", _COUNTER, str(capture), *argv], capture_output=True, text=True,
+                         check=True).stdout
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+def _session_and_capture(tmp_path: Path, fmt: str) -> tuple[Path, Path]:
+    """A one-request log and a capture of its request's rendered body (with an auth header), as a
+    ``wire.jsonl`` or a HAR file, in a folder of its own (beside the log or in the folder above it, the
+    capture would also be peeked at as a possible child log, as ``breaks`` peeks at the files there)."""
+    log = chat_log(tmp_path / "logs" / "in" / "session.jsonl", "opened-once")
+    session = open_session(log)
+    body = route_renderer([session])(session.requests[0], {}).decode("utf-8")
+    (tmp_path / "cap").mkdir()
+    headers = {"authorization": "Bearer sk-proj-Zq7Lm2Xv9Pw4Zq7Lm2Xv9Pw4", "content-type": "application/json"}
+    if fmt == "wire-jsonl":
+        capture = tmp_path / "cap" / "wire.jsonl"
+        capture.write_text(json.dumps({"method": "POST", "path": "/chat/completions", "headers": headers,
+                                       "body": body}) + "\n", encoding="utf-8")
+    else:
+        capture = tmp_path / "cap" / "capture.har"
+        request = {"method": "POST", "url": "https://api.deepseek.com/chat/completions",
+                   "headers": [{"name": k, "value": v} for k, v in headers.items()], "postData": {"text": body}}
+        capture.write_text(json.dumps({"log": {"version": "1.2", "entries": [{"request": request}]}}), encoding="utf-8")
+    return log, capture
+
+
+@pytest.mark.parametrize("fmt", ["wire-jsonl", "har"])
+def test_redact_opens_the_capture_once_besides_the_loader(tmp_path: Path, fmt: str) -> None:
+    log, capture = _session_and_capture(tmp_path, fmt)
+    out = tmp_path / "out" / "session.jsonl"
+    out.parent.mkdir()
+    result = _opens(capture, ["redact", str(log), "-o", str(out), "--capture", str(capture), "--salt", "s"])
+    # one open sniffed and rewritten by redact, one by the loader: a second read by redact, or a
+    # separate sniff, fails here
+    assert (result["opens"], result["exit"]) == (2, 0), result["output"]
+    written = out.parent / f"session.jsonl.{capture.name}"
+    (redacted,) = load_capture(written)
+    assert "authorization" not in redacted.headers and b"sk-proj-" not in written.read_bytes()
+
+
+def test_a_wire_jsonl_is_rewritten_record_by_record_with_its_blank_lines_and_crlf_left_out(tmp_path: Path) -> None:
+    log, capture = _session_and_capture(tmp_path, "wire-jsonl")
+    record = capture.read_bytes().rstrip(b"\n")
+    crlf = tmp_path / "cap" / "crlf.wire.jsonl"
+    crlf.write_bytes(b"\n" + record + b"\r\n\r\n" + record + b"\r\n")
+    out = tmp_path / "out" / "session.jsonl"
+    out.parent.mkdir()
+    result = _opens(crlf, ["redact", str(log), "-o", str(out), "--capture", str(crlf), "--salt", "s"])
+    assert (result["opens"], result["exit"]) == (2, 0), result["output"]
+    lines = (out.parent / "session.jsonl.crlf.wire.jsonl").read_bytes().split(b"\n")
+    # each record one line of its own, as the loader counts them (blank lines and CRs are no records)
+    assert len(lines) == 3 and lines[0] == lines[1] and lines[2] == b""
+    assert [c.position for c in load_capture(out.parent / "session.jsonl.crlf.wire.jsonl")] == [0, 1]
