@@ -129,7 +129,8 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "- **Parallel runs.** `--jobs N` (" + _names(having(option("--jobs"))) + ") and `--engine dask` ("
         + _names(having(option("--engine"))) + ") print what a serial run prints.",
         "- **Messages.** stdout carries the listing; warnings, notes and errors go to stderr as one line each "
-        "(`warning:`, `note:`, `error: PATH: ... (hint: ...)`), log text escaped.",
+        "(`warning:`, `note:`, `error: PATH: ... (hint: ...)`), log text escaped; on a terminal a warning or "
+        "note wider than it is wrapped at spaces (a path never cut), an error never.",
         "- **Exit codes.** `0` clean, `1` findings that fail (`check`, `validate`, `diff`, `breaks`, `cache`, "
         "`redact`), `2` bad input or usage (and a gate, `check` or `validate`, given nothing to check), `3` an "
         "unexpected error (one line; `DSH_AUDIT_TRACEBACK=1` shows the traceback), `130` interrupted. A "

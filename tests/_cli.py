@@ -100,6 +100,8 @@ def mixed_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, columns: int 
 
 def sigint_as_a_terminal_gives_it() -> None:
     """``preexec_fn`` of a Ctrl-C test's process: SIGINT's default action, as a shell in a terminal
-    starts a command with, whatever the test worker inherited or set (an ignored signal is inherited
-    across exec, and Python installs its KeyboardInterrupt handler only where SIGINT is not ignored)."""
+    starts a command with, whatever pytest inherited: a shell without job control starts a
+    background command (``cmd &``, e.g. a CI script's) with SIGINT ignored, an ignored signal is
+    inherited across exec, and Python installs its KeyboardInterrupt handler only where SIGINT is not
+    ignored, so such a run's Ctrl-C tests could not interrupt anything."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -11,7 +11,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # (or DSH_AUDIT_HYPOTHESIS_PROFILE=thorough).
 import gc  # noqa: E402
 import os  # noqa: E402
-import signal  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -74,19 +73,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     tests make are collected as before."""
     gc.collect()
     gc.freeze()
-
-
-# -- Ctrl-C as each test found it ------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def _sigint_as_found():
-    """``dsh_audit.cli.main`` leaves SIGINT ignored once a run was interrupted (its exit must not be cut
-    short). In a console script the process ends there; in a test worker that calls ``main`` in process
-    the worker would go on ignoring it, and so would every subprocess it starts (an ignored signal is
-    inherited), so the Ctrl-C tests that follow could not interrupt their runs."""
-    before = signal.getsignal(signal.SIGINT)
-    yield
-    if signal.getsignal(signal.SIGINT) is not before:
-        signal.signal(signal.SIGINT, before)
 
 
 # -- one headless Chromium per worker -------------------------------------------------------------

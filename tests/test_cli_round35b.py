@@ -172,4 +172,4 @@ def test_cache_cuts_a_path_only_when_the_line_cannot_hold_it(room: str) -> None:
         assert str(log).startswith(head) and str(log).endswith(tail) and head and tail
     assert lines[2 if room != "whole" else 1].startswith("requests 8 (7 with cache reads")
     csv = _run("cache", str(log), "--format", "csv", env={"COLUMNS": "60"})[1]
-    assert f"timeline of session {session} ({log})," in csv  # never cut in CSV
+    assert f"\ntimeline,{log},{session},0,title," in csv  # never cut in CSV, the log and the session apart

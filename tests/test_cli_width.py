@@ -66,15 +66,14 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
         "timeline"]
-    assert lines[16:22] == [
-        "          turn/step/",
-        "#  kind   try          prompt  reusable  expected  actual  classification   lost",
+    assert lines[16:21] == [  # "turn/step/try" never split over lines: its short form, said below
+        "#  kind   t/s/a  prompt  reusable  expected  actual  classification         lost",
         "─" * 80,
-        "0  title  -              ~140         0         0       ?  usage_unknown",
-        "1  loop   1/1/1          7963         0         0       0  as_expected",
-        "2  loop   2/1/1          7993      7936         0       0  break_explained  7936"]
-    assert lines[-2:] == ["7  loop   6/1/1          7796      7680       512    4800  break_explained  2880",
-                          " " * 59 + "(header_change)"]
+        "0  title  -        ~140         0         0       ?  usage_unknown",
+        "1  loop   1/1/1    7963         0         0       0  as_expected",
+        "2  loop   2/1/1    7993      7936         0       0  break_explained        7936"]
+    assert lines[-3:] == ["7  loop   6/1/1    7796      7680       512    4800  break_explained        2880",
+                          " " * 53 + "(header_change)", "t/s/a: turn/step/try (attempt)"]
 
 
 @needs_corpus
@@ -128,17 +127,18 @@ def test_requests_at_80_columns_is_compact_with_a_row_a_line():
 
 @needs_corpus
 def test_requests_at_60_columns_is_compact_without_finish():
-    """Without finish, every row holds on one line ("10 initial" unwrapped) when the header wraps once more."""
+    """Without finish, every row holds on one line ("10 initial" unwrapped), "turn/step/try" in its
+    short form (never split over lines), which a caption explains."""
     code, lines = invoke("requests", str(LOG), columns=60)
     assert code == 0
-    assert lines[2:8] == [
-        "   turn/step/" + " " * 34 + "cache",
-        "#  try         kind   header      msgs  input   read  output",
+    assert lines[2:7] == [
+        "#  t/s/a  kind   header      msgs  input  cache read  output",
         "─" * 60,
-        "0  -           title  -              1      ?      ?       ?",
-        "1  1/1/1       loop   10 initial     2   7963      0       3",
-        "2  2/1/1       loop   30 change      4   7993      0      18"]
-    assert lines[-1] == "narrow terminal: finish not shown (widen it, or use --json)"
+        "0  -      title  -              1      ?           ?       ?",
+        "1  1/1/1  loop   10 initial     2   7963           0       3",
+        "2  2/1/1  loop   30 change      4   7993           0      18"]
+    assert lines[-3:] == ["(?: not logged)", "t/s/a: turn/step/try (attempt)",
+                          "narrow terminal: finish not shown (widen it, or use --json)"]
 
 
 @needs_corpus
@@ -285,8 +285,9 @@ def test_wide_table_is_boxed_on_one_line_a_row(monkeypatch, capsys):
         "└──────────────────┴───────────────┴──────────┴────────────┴─────────────┘"]
 
 
-def test_narrower_is_compact_with_a_row_a_line_and_headers_wrapped_after_a_slash(monkeypatch, capsys):
-    """The boxed table would wrap "alpha beta gamma"; the compact one holds it, the headers wrapping instead."""
+def test_narrower_is_compact_with_a_row_a_line_and_headers_wrapped_at_spaces(monkeypatch, capsys):
+    """The boxed table would wrap "alpha beta gamma"; the compact one holds it, the headers wrapping
+    instead, at a space only: "turn/step/try" is never split (narrower, it is left out first)."""
     assert _table(monkeypatch, capsys, 65) == [
         "t",
         "                                               cache",
@@ -296,12 +297,15 @@ def test_narrower_is_compact_with_a_row_a_line_and_headers_wrapped_after_a_slash
         "x                 -                     -          0            1"]
     assert _table(monkeypatch, capsys, 50) == [
         "t",
-        "                  turn/",
-        "                  step/            cache     cache",
-        "name              try      tokens   read     write",
-        "─" * 50,
-        "alpha beta gamma  1/1/1  13613605   7936  12345678",
-        "x                 -             -      0         1"]
+        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━┓",
+        "┃                  ┃          ┃ cache ┃    cache ┃",
+        "┃ name             ┃   tokens ┃  read ┃    write ┃",
+        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━┩",
+        "│ alpha beta gamma │ 13613605 │  7936 │ 12345678 │",
+        "│ x                │        - │     0 │        1 │",
+        "└──────────────────┴──────────┴───────┴──────────┘",
+        "narrow terminal: turn/step/try not shown (widen",
+        "it, or use --json)"]
 
 
 def test_then_a_droppable_column_left_out_then_text_wrapped(monkeypatch, capsys):
@@ -314,17 +318,19 @@ def test_then_a_droppable_column_left_out_then_text_wrapped(monkeypatch, capsys)
         "x                        -       0          1",
         "narrow terminal: turn/step/try not shown",
         "(widen it, or use --json)"]
-    # no layout of whole cells fits: text wraps down to its words, every column kept that allows
+    # no layout of whole cells fits: text wraps down to its words, the header "turn/step/try" whole
+    # or its column left out (it is droppable)
     assert _table(monkeypatch, capsys, 40) == [
         "t",
-        "       turn/",
-        "       step/             cache     cache",
-        "name   try       tokens   read     write",
+        "                       cache       cache",
+        "name        tokens      read       write",
         "─" * 40,
-        "alpha  1/1/1   13613605   7936  12345678",
+        "alpha     13613605      7936    12345678",
         "beta",
         "gamma",
-        "x      -              -      0         1"]
+        "x                -         0           1",
+        "narrow terminal: turn/step/try not shown",
+        "(widen it, or use --json)"]
 
 
 def test_then_one_block_a_row_every_column_kept(monkeypatch, capsys):

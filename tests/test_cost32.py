@@ -16,7 +16,7 @@ import pytest
 import dsh_audit.cache
 from dsh_audit.cache import analyze_cache, cache_report, load_prices, price_entry
 from dsh_audit.cache import _ledger
-from dsh_audit.cache._rules import key_objects
+from dsh_audit.cache._body_json import key_objects
 from dsh_audit.log import _records
 from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder

@@ -65,7 +65,7 @@ def _family_result(tmp_path: Path) -> CheckResult:
 #: (session id, depth, verdict) in the list's order: the failing session, the one with an
 #: unexplained break, then the rest newest first, each child right under its parent
 ORDER = [
-    ("session-sample-resume", 0, "failed: 1 failing finding(s)"),
+    ("session-sample-resume", 0, "failed: 1 break(s) of a cause the policy does not allow"),
     ("session-sample-retry", 0, "passed: 1 unexplained break(s) the policy allows"),
     ("session-hostile-title", 0, "passed: no breaks"),
     ("session-sample-tools", 0, "passed: no breaks"),
@@ -174,7 +174,7 @@ def test_session_list_links_sections_nests_children_and_filters_inertly(tmp_path
     sub = "2026-12-02T11:03:08Z – 2026-12-02T11:03:09Z"
     assert _entries(chrome) == [
         ("0", "session-sample-resume", "", day, "3 request(s)", "1 break(s)", "$0.0004",
-         "failed: 1 failing finding(s)"),
+         "failed: 1 break(s) of a cause the policy does not allow"),
         ("0", "session-sample-retry", "", day, "4 request(s)", "1 break(s) (1 unexplained)", "≥$0.0004",
          "passed: 1 unexplained break(s) the policy allows"),
         ("0", HOSTILE, "", "2027-01-15T08:01:40Z – 2027-01-15T08:01:40Z", "2 request(s)", "0 break(s)", "$?",
@@ -199,7 +199,8 @@ def test_session_list_links_sections_nests_children_and_filters_inertly(tmp_path
     assert links == [sid for sid, _, _ in ORDER]  # each log's anchor: its session id, the same in any report
     # the page opens on the first entry: the failing session
     assert chrome.find_element(By.ID, "session-title").text == "session-sample-resume"
-    assert chrome.find_element(By.CSS_SELECTOR, "#session-info .verdict").text == "failed: 1 failing finding(s)"
+    assert chrome.find_element(By.CSS_SELECTOR, "#session-info .verdict").text == (
+        "failed: 1 break(s) of a cause the policy does not allow")
 
     # a child's entry opens its section, which links back to its parent's
     chrome.find_element(By.CSS_SELECTOR, f"#session-list li[data-session='{position[FORK_CHILD]}'] .name").click()
@@ -236,7 +237,9 @@ def test_session_list_links_sections_nests_children_and_filters_inertly(tmp_path
     # a child's message matches: its parent stays as context above it
     assert shown("i am the child") == ([(str(position[SUB_PARENT]), "context"), (sub, "sel child")], "1 of 13 session(s) match")
     assert shown(FORK_PARENT.upper()) == ([(str(position[FORK_PARENT]), ""), (fork, "child")], "2 of 13 session(s) match")
-    assert shown("failing finding") == ([(str(position["session-sample-resume"]), "fail")], "1 of 13 session(s) match")
+    # the failing session's verdict names its cause, as the page's headline does
+    assert shown("cause the policy does not allow") == ([(str(position["session-sample-resume"]), "fail")],
+                                                        "1 of 13 session(s) match")
     assert shown(SCRIPT_TEXT) == ([(str(position["session-hostile-title"]), "")], "1 of 13 session(s) match")
     assert shown("zzz-none") == ([], "0 of 13 session(s) match")
     assert len(shown("")[0]) == 13 and shown("")[1] == ""

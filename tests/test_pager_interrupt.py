@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from _cli import sigint_as_a_terminal_gives_it
 from _terminal import read_terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def test_ctrl_c_while_paging_is_the_pagers_and_the_command_ends_normally(tmp_pat
     main, child = pty.openpty()
     with subprocess.Popen([sys.executable, "-m", "dsh_audit", "requests", str(TOOLS)], stdout=child,
                           stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=ROOT,
-                          start_new_session=True) as process:
+                          start_new_session=True, preexec_fn=sigint_as_a_terminal_gives_it) as process:
         os.close(child)
         shown: list[bytes] = []
         reader = threading.Thread(target=lambda: shown.append(read_terminal(main)))

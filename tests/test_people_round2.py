@@ -157,10 +157,10 @@ def test_requests_csv_writes_unknown_tokens_empty(monkeypatch: pytest.MonkeyPatc
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ROOT)
     code, out, err = invoke(monkeypatch, capsys, "requests", "sample_logs/chat/session.jsonl", "--format", "csv")
-    title = "sample_logs/chat/session.jsonl  session session-sample-chat"
+    title = "requests,sample_logs/chat/session.jsonl,session-sample-chat"  # the log and the session apart
     assert (code, err) == (0, [])
     assert out.splitlines() == [
-        "table,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
+        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
         f"{title},0,-,title,-,1,,,,",
         f"{title},1,1/1/1,loop,6 initial,2,219,0,25,stop",
         f"{title},2,2/1/1,loop,6 initial,4,128,128,10,stop"]

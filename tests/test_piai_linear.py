@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 import dsh_audit
-from dsh_audit.cache._prefix import LONG, blank_long, retention_body
-from dsh_audit.cache._rules import rule_for
+from dsh_audit.cache._retention_body import LONG, blank_long, retention_body
+from dsh_audit.cache._rule_data import rule_for
 from dsh_audit.jsjson import stringify_bytes
 from dsh_audit.testing import LogBuilder, ToolCall
 from dsh_audit.wire import without_cache_markers

@@ -1,11 +1,11 @@
-"""Session 35: ``redact --capture`` opens the capture file once for its own reading, and streams it.
+"""Session 35: ``redact --capture`` opens and reads the capture file once.
 
-Redact sniffs the capture's format from the first bytes of the file it opened (the loaders' own
-predicates, :data:`dsh_audit.capture.LOADERS`) and rewrites the capture, record by record, from that
-same open file; the captured requests the verdicts compare are read by the capture loader
-(:func:`dsh_audit.capture.load_capture`), which opens it once more. Before this session a third
-open sniffed the format alone, and the file was then read whole into memory (and split into lines)
-beside the loaded requests. Counted with an audit hook on ``open``, in a subprocess so the hook does
+The capture loader (:func:`dsh_audit.capture.read_capture`) sniffs its format (the loaders' own
+predicates, :data:`dsh_audit.capture.LOADERS`) and reads it once, handing back the captured requests
+the verdicts compare and each parsed record (its body left out), from which redact rewrites the
+capture record by record. Earlier in this session redact opened the file itself to sniff and rewrite
+it, and the loader opened it once more (2 opens); before that a third open sniffed the format alone,
+and the file was read whole into memory (and split into lines) beside the loaded requests. Counted with an audit hook on ``open``, in a subprocess so the hook does
 not outlive the test, as ``tests/test_opens.py`` counts a log's opens.
 """
 
@@ -71,14 +71,13 @@ def _session_and_capture(tmp_path: Path, fmt: str) -> tuple[Path, Path]:
 
 
 @pytest.mark.parametrize("fmt", ["wire-jsonl", "har"])
-def test_redact_opens_the_capture_once_besides_the_loader(tmp_path: Path, fmt: str) -> None:
+def test_redact_opens_the_capture_once(tmp_path: Path, fmt: str) -> None:
     log, capture = _session_and_capture(tmp_path, fmt)
     out = tmp_path / "out" / "session.jsonl"
     out.parent.mkdir()
     result = _opens(capture, ["redact", str(log), "-o", str(out), "--capture", str(capture), "--salt", "s"])
-    # one open sniffed and rewritten by redact, one by the loader: a second read by redact, or a
-    # separate sniff, fails here
-    assert (result["opens"], result["exit"]) == (2, 0), result["output"]
+    # the loader's one open, sniffed and read there: a read of redact's own, or a separate sniff, fails here
+    assert (result["opens"], result["exit"]) == (1, 0), result["output"]
     written = out.parent / f"session.jsonl.{capture.name}"
     (redacted,) = load_capture(written)
     assert "authorization" not in redacted.headers and b"sk-proj-" not in written.read_bytes()
@@ -92,7 +91,7 @@ def test_a_wire_jsonl_is_rewritten_record_by_record_with_its_blank_lines_and_crl
     out = tmp_path / "out" / "session.jsonl"
     out.parent.mkdir()
     result = _opens(crlf, ["redact", str(log), "-o", str(out), "--capture", str(crlf), "--salt", "s"])
-    assert (result["opens"], result["exit"]) == (2, 0), result["output"]
+    assert (result["opens"], result["exit"]) == (1, 0), result["output"]
     lines = (out.parent / "session.jsonl.crlf.wire.jsonl").read_bytes().split(b"\n")
     # each record one line of its own, as the loader counts them (blank lines and CRs are no records)
     assert len(lines) == 3 and lines[0] == lines[1] and lines[2] == b""

@@ -84,6 +84,13 @@ def test_a_foreign_log_alone_still_ends_the_json_with_a_summary(monkeypatch, cap
          "rules": {}}], [REFUSED])
 
 
+def test_a_foreign_log_alone_has_no_text_summary(monkeypatch, capsys):
+    # every file refused as bad input: its error is the whole story, not "... in 0 file(s)" (nor
+    # what --ignore hid of nothing); the JSON stream above still ends with its summary object
+    code, out, err = invoke(monkeypatch, capsys, "validate", str(CODEX), str(CODEX), "--ignore", "DSH405")
+    assert (code, out, err) == (2, "", [REFUSED])
+
+
 # -- 3. this session's header alone does not make an LLM call -----------------------------------------
 
 def _wire(tmp_path: Path, records: list[dict[str, Any]]) -> Path:

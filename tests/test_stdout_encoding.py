@@ -304,10 +304,10 @@ def test_csv_and_markdown_take_the_same_escapes(run, folder, encoding):
     code, out, err = run(folder, encoding, "requests", "s/session.jsonl", "--format", "csv")
     assert (code, err) == (0, [])
     assert out.splitlines() == [
-        "table,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
-        f"s/session.jsonl  session {shown},0,1/1/1,loop,5 initial,1,133,0,9,stop",
-        f"s/session.jsonl  session {shown},1,-,title,-,1,,,,",
-        f"s/session.jsonl  session {shown},2,2/1/1,loop,22 change,3,231,0,7,stop",
+        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
+        f"requests,s/session.jsonl,{shown},0,1/1/1,loop,5 initial,1,133,0,9,stop",
+        f"requests,s/session.jsonl,{shown},1,-,title,-,1,,,,",
+        f"requests,s/session.jsonl,{shown},2,2/1/1,loop,22 change,3,231,0,7,stop",
     ]
     code, out, err = run(folder, encoding, "sessions", "s/session.jsonl", "--format", "markdown", "--no-cost")
     assert (code, err) == (0, [])

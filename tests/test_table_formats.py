@@ -73,20 +73,22 @@ def test_requests_csv_is_the_json_rows() -> None:
     code, out, _ = run("requests", str(TOOLS), "--format", "csv")
     assert code == 0 and out.endswith("\r\n")
     _, json_out, _ = run("requests", str(TOOLS), "--json")
-    expected = [["#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "output", "finish"]]
+    expected = [["log", "session", "#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "output",
+                 "finish"]]
     for r in json_lines(json_out):
         where = "-" if r["turn"] is None else f"{r['turn']}/-" if r["step"] is None else \
             f"{r['turn']}/{r['step']}/{r['attempt']}"
         header = "-" if r["header_seq"] is None else f"{r['header_seq']} {r['header_reason'] or ''}".strip()
         usage = r["usage"] or r["message_usage"] or {}
         finish = (r["finish"] or {}).get("kind", "")
-        expected.append([str(r["index"]), where, r["kind"], header, str(r["message_count"]),
+        expected.append([str(TOOLS), "session-sample-tools", str(r["index"]), where, r["kind"], header,
+                         str(r["message_count"]),
                          *(str(usage[k]) if k in usage else "" for k in ("inputTokens", "cacheReadTokens", "outputTokens")),
                          finish])  # an unknown count is an empty cell
     assert len(expected) == 5
     assert csv_rows(out) == expected
     titles = {row[0] for row in csv_table(out)[1:]}
-    assert titles == {f"{TOOLS}  session {json_lines(json_out)[0]['session_id']}"}  # which log each row is of
+    assert titles == {"requests"}  # the log and the session in columns of their own, as `check` names them
 
 
 @needs_corpus
@@ -95,11 +97,12 @@ def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr() -> None
     assert code == 0
     _, json_out, _ = run("cache", str(CHANGE), "--json")
     (report,) = json_lines(json_out)
-    expected = [["#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual", "classification", "lost"]]
+    expected = [["log", "session", "#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual",
+                 "classification", "lost"]]
     for v in report["timeline"]:
         where = "-" if v["turn"] is None else f"{v['turn']}/{v['step']}/{v['attempt']}"
         cause = f" ({v['cause']})" if v["cause"] and v["cause"] not in v["classification"] else ""
-        expected.append([str(v["index"]), v["kind"], where,
+        expected.append([report["path"], "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824", str(v["index"]), v["kind"], where,
                          str(v["prompt_tokens"]) if v["prompt_tokens"] is not None else f"~{v['counted_tokens']}",
                          str(v["potential"]), str(v["expected"]), "?" if v["actual"] is None else str(v["actual"]),
                          v["classification"] + cause, str(sum(v["lost"].values()) or "")])
@@ -362,7 +365,7 @@ def test_a_table_on_a_terminal_goes_through_the_pager_at_the_terminals_width(
     assert paged is not None and paged == terminal_runs["no-pager"][1]  # the same table as unpaged, as wide
     assert max(len(line) for line in paged.splitlines()) <= WIDTH
     assert "session session-sample-tools" in paged and "narrow terminal: finish not shown" in paged
-    assert "3  1/4/1         loop  5 initial     8    260    256      11" in paged
+    assert "3  1/4/1  loop  5 initial     8    260         256      11" in paged
 
 
 def test_check_pages_its_markdown_summary_but_not_its_json_report(
@@ -380,7 +383,7 @@ def test_check_pages_its_markdown_summary_but_not_its_json_report(
 def test_no_pager_prints_directly(terminal_runs: dict[str, tuple[int, str, str, str | None]]) -> None:
     code, shown, err, paged = terminal_runs["no-pager"]
     assert (code, err, paged) == (0, "", None)
-    assert "session session-sample-tools" in shown and "3  1/4/1         loop  5 initial     8    260    256      11" in shown
+    assert "session session-sample-tools" in shown and "3  1/4/1  loop  5 initial     8    260         256      11" in shown
 
 
 @pytest.mark.parametrize("name", ["empty", "piped"])

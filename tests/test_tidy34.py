@@ -128,15 +128,21 @@ ROOT = Path(__file__).resolve().parent.parent
 #: ``_piai_transform``, ``_piai_facts``, ``_piai_catalog``, ``_piai_call``; ``capture._evidence``,
 #: ``_content``, ``_monotone``; ``redact._shifts``, ``_plain``, ``_json_text``, ``_json_secrets``;
 #: ``validate._stream``, ``_spans``, ``_paths``; ``fleet._measures``, ``_costs``, ``_ranks``, ``_store``,
-#: ``_copies``; ``importers._base``, ``_anthropic``, ``_responses``; ``cache._sums``).
+#: ``_copies``; ``importers._base``, ``_anthropic``, ``_responses``; ``cache._sums``; ``cache._earlier``,
+#: ``_breakpoints``, ``_causes``; ``cache._prompt``, ``_retention_body``;
+#: ``session._route_evidence``, ``_route_notes``; ``cli._check_files``, ``_check_options``;
+#: ``cache._rule_data``, ``_zdr``, ``_body_json``).
 OLD_HOMES = ("dsh_audit.wire._piai", "dsh_audit.wire._piai_models", "dsh_audit.capture._align",
              "dsh_audit.redact._placeholder", "dsh_audit.wire._piai_routes", "dsh_audit.report._html",
              "dsh_audit.cache._prices", "dsh_audit.cli._common", "dsh_audit.validate._trace",
              "dsh_audit.validate._engine", "dsh_audit.fleet._stats", "dsh_audit.fleet._index",
-             "dsh_audit.importers._claude_code", "dsh_audit.importers._codex", "dsh_audit.cache._money")
+             "dsh_audit.importers._claude_code", "dsh_audit.importers._codex", "dsh_audit.cache._money",
+             "dsh_audit.cache._account", "dsh_audit.cache._prefix",
+             "dsh_audit.session._routes", "dsh_audit.cli._check",
+             "dsh_audit.cache._rules")
 
 _FROM_OLD_HOME = re.compile(r"[.\s](?:_piai|_piai_models|_align|_placeholder|_piai_routes|_html|_prices|_common"
-                            r"|_trace|_engine|_stats|_index|_claude_code|_codex|_money) import ")
+                            r"|_trace|_engine|_stats|_index|_claude_code|_codex|_money|_account|_prefix|_routes|_check|_rules) import ")
 
 
 def _defined(module: str) -> set[str]:

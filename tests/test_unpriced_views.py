@@ -281,9 +281,9 @@ def test_an_imported_log_has_no_break_count(monkeypatch, capsys) -> None:
 def test_cache_csv_and_markdown_name_each_timelines_session(monkeypatch, capsys) -> None:
     chat, tools = SAMPLES / "chat" / "session.jsonl", SAMPLES / "tools" / "session.jsonl"
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(chat), str(tools), "--format", "csv")
-    titles = [row[0] for row in csv.reader(io.StringIO(out)) if row and row[0] != "table"]
-    assert sorted(set(titles)) == [f"timeline of session session-sample-chat ({chat})",
-                                   f"timeline of session session-sample-tools ({tools})"]
+    named = [tuple(row[:3]) for row in csv.reader(io.StringIO(out)) if row and row[0] != "table"]
+    assert sorted(set(named)) == [("timeline", str(chat), "session-sample-chat"),  # the log and the session apart
+                                  ("timeline", str(tools), "session-sample-tools")]
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(chat), "--format", "markdown")
     assert "timeline of session session\\-sample\\-chat" in out or "timeline of session session-sample-chat" in out
 
@@ -291,5 +291,5 @@ def test_cache_csv_and_markdown_name_each_timelines_session(monkeypatch, capsys)
 def test_a_compaction_is_turn_slash_dash(monkeypatch, capsys) -> None:
     log = next((SAMPLES / "sessions").glob("*/session-sample-compaction/session.jsonl.zstd"))
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(log), "--format", "csv")
-    rows = [row for row in csv.reader(io.StringIO(out)) if len(row) > 3 and row[2] == "compaction"]
-    assert [row[3] for row in rows] == ["2/-"] and "None" not in out
+    rows = [row for row in csv.reader(io.StringIO(out)) if len(row) > 5 and row[4] == "compaction"]
+    assert [row[5] for row in rows] == ["2/-"] and "None" not in out

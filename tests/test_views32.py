@@ -175,32 +175,33 @@ def test_requests_on_a_pi_ai_anthropic_log(monkeypatch: pytest.MonkeyPatch, caps
     logs = LIVE_PI / "c1-anthropic-tools" / "session-logs"
     code, out, err = invoke(monkeypatch, capsys, "requests", str(logs))
     assert (code, err) == (0, [])
-    assert out.splitlines()[1:] == [
+    assert out.splitlines()[1:] == [  # "turn/step/try" never split: its short form, and what it means
         "session session-514c4bc2-e0ec-419e-84d4-2f666d536239",
-        "    turn/step/                                  cache  cache                    ",
-        " #  try         kind   header      msgs  input   read  write  output  finish    ",
-        "────────────────────────────────────────────────────────────────────────────────",
-        " 0  -           title  -              1      ?      ?      ?       ?            ",
-        " 1  1/1/1       loop   10 initial     2     10      0   8019      23  tool-calls",
-        " 2  1/2/1       loop   10 initial     4     10   7872    310      22  tool-calls",
-        " 3  1/3/1       loop   10 initial     6     10   8128    187      47  tool-calls",
-        " 4  1/4/1       loop   10 initial     9     10   8256    258      12  tool-calls",
-        " 5  1/5/1       loop   10 initial    11     10   8512    157      39  tool-calls",
-        " 6  1/6/1       loop   10 initial    13     10   8640    189      26  stop      ",
-        " 7  2/1/1       loop   10 initial    15     10   8768    152      22  tool-calls",
-        " 8  2/2/1       loop   10 initial    17     10   8896    132       8  stop      ",
-        " 9  3/1/1       loop   179 change    19     10      0   8917      16  tool-calls",
-        "10  3/2/1       loop   179 change    21     10   8896    169      14  stop      ",
-        "    total                                  100  67968  18490     229            ",
-        "total: each count summed over the requests that logged it (?: not logged)       "]
+        "                                              cache    cache                    ",
+        " #  t/s/a  kind   header      msgs  input      read    write  output  finish    ",
+        "─" * 80,
+        " 0  -      title  -              1      ?         ?        ?       ?            ",
+        " 1  1/1/1  loop   10 initial     2     10         0     8019      23  tool-calls",
+        " 2  1/2/1  loop   10 initial     4     10      7872      310      22  tool-calls",
+        " 3  1/3/1  loop   10 initial     6     10      8128      187      47  tool-calls",
+        " 4  1/4/1  loop   10 initial     9     10      8256      258      12  tool-calls",
+        " 5  1/5/1  loop   10 initial    11     10      8512      157      39  tool-calls",
+        " 6  1/6/1  loop   10 initial    13     10      8640      189      26  stop      ",
+        " 7  2/1/1  loop   10 initial    15     10      8768      152      22  tool-calls",
+        " 8  2/2/1  loop   10 initial    17     10      8896      132       8  stop      ",
+        " 9  3/1/1  loop   179 change    19     10         0     8917      16  tool-calls",
+        "10  3/2/1  loop   179 change    21     10      8896      169      14  stop      ",
+        "    total                             100     67968    18490     229            ",
+        "total: each count summed over the requests that logged it (?: not logged)       ",
+        "t/s/a: turn/step/try (attempt)                                                  "]
     # input + cache read + cache write is the prompt (DSH's buckets are disjoint)
     code, out, _ = invoke(monkeypatch, capsys, "requests", str(logs), "--json")
     usage = json.loads(out.splitlines()[1])["usage"]
     assert usage == {"inputTokens": 10, "outputTokens": 23, "cacheWriteTokens": 8019}
     code, out, _ = invoke(monkeypatch, capsys, "requests", str(logs), "--format", "csv")
-    title = f"{next(logs.iterdir())}  session session-514c4bc2-e0ec-419e-84d4-2f666d536239"
+    title = f"requests,{next(logs.iterdir())},session-514c4bc2-e0ec-419e-84d4-2f666d536239"  # log, session apart
     assert out.splitlines()[:3] == [
-        "table,#,turn/step/try,kind,header,msgs,input,cache read,cache write,output,finish",
+        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,cache write,output,finish",
         f"{title},0,-,title,-,1,,,,,", f"{title},1,1/1/1,loop,10 initial,2,10,0,8019,23,tool-calls"]
     code, out, _ = invoke(monkeypatch, capsys, "requests", str(LIVE_PI / "c3-openai-compat" / "session-logs"))
     assert "cache write" not in out and "cache read" in out  # an OpenAI-compatible route that wrote nothing

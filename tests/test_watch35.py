@@ -160,6 +160,17 @@ def _started(sid: str) -> Callable[[WatchItem], bool]:
     return lambda item: isinstance(item, WatchNote) and item.level == "started" and item.session_id == sid
 
 
+def _all_started(*sids: str) -> Callable[[WatchItem], bool]:
+    """The test of a step: the logs of every session of ``sids`` are being read (in any order)."""
+    seen: set[str] = set()
+
+    def test(item: WatchItem) -> bool:
+        if isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None:
+            seen.add(item.session_id)
+        return seen >= set(sids)
+    return test
+
+
 def _requests(items: list[WatchItem]) -> list[tuple[str, str, int]]:
     return [(Path(item.path).parent.name, item.session_id, item.index) for item in items
             if isinstance(item, WatchRequest)]
@@ -171,7 +182,9 @@ def test_a_log_replaced_by_a_copy_of_another_is_followed_once(tmp_path: Path) ->
     root = tmp_path / "sessions" / "--p--"
     chat_log(root / "a" / "session.jsonl", "wa")
     copied = chat_log(root / "b" / "session.jsonl", "wb").read_bytes()
-    items = _drive(tmp_path, [(_started("wa"), lambda: _replace(root / "a" / "session.jsonl", copied)),
+    # both followed first (under load b's reader may start after a is replaced: then neither is "the
+    # one already followed" and the tie goes by name)
+    items = _drive(tmp_path, [(_all_started("wa", "wb"), lambda: _replace(root / "a" / "session.jsonl", copied)),
                               (_note("note", "one session in two files"), lambda: None)])
     notes = [(item.level, item.message) for item in items if isinstance(item, WatchNote)
              and item.level in ("note", "replaced", "error")]

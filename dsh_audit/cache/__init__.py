@@ -15,20 +15,24 @@ import typing
 from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
-    from ._account import ParentRequest, analyze_cache, attribution_causes, iter_cache_verdicts
-    from ._prefix import Prompt, PromptBuilder, common_chars, common_prefix, prefix_tokens
+    from ._account import ParentRequest, analyze_cache, iter_cache_verdicts
+    from ._causes import attribution_causes
+    from ._prefix import PromptBuilder
+    from ._prompt import Prompt, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
     from ._money import Priced, Rates, Tokens, usd_cost, usd_total
     from ._price_window import OFF_PEAK, PEAK, STANDARD
     from ._prices import PriceBook, Quote, load_price_files, load_prices
-    from ._rules import Breakpoints, CacheRule, load_rules, pyproject_zero_data_retention, rule_for
+    from ._rule_data import load_rules, rule_for
+    from ._rules import Breakpoints, CacheRule
     from ._session import (account_alone, account_log, accounted, cache_group, cache_report, ledger_group,
                            session_transitions)
     from ._sums import Costs, ExactSum
     from ._summary import SessionSummary, iso_utc, newest_first, summarize_session, summary_group
     from ._tokens import ESTIMATE, EXACT_DEEPSEEK, TokenCounter, exact_tokenizer_available, make_counter
     from ._usage import USAGE_GROUPS, UsageRow, UsageTable, parse_instant, sent_in_window, usage_table, usage_tables
+    from ._zdr import pyproject_zero_data_retention
 
 __all__ = [
     "BREAKS",
@@ -114,7 +118,7 @@ _LAZY = {
     "ParentRequest": "._account",
     "PriceBook": "._prices",
     "Priced": "._money",
-    "Prompt": "._prefix",
+    "Prompt": "._prompt",
     "PromptBuilder": "._prefix",
     "Quote": "._prices",
     "Rates": "._money",
@@ -131,25 +135,25 @@ _LAZY = {
     "account_log": "._session",
     "accounted": "._session",
     "analyze_cache": "._account",
-    "attribution_causes": "._account",
+    "attribution_causes": "._causes",
     "cache_group": "._session",
     "cache_report": "._session",
-    "common_chars": "._prefix",
-    "common_prefix": "._prefix",
+    "common_chars": "._prompt",
+    "common_prefix": "._prompt",
     "exact_tokenizer_available": "._tokens",
     "iso_utc": "._summary",
     "iter_cache_verdicts": "._account",
     "ledger_group": "._session",
     "load_price_files": "._prices",
     "load_prices": "._prices",
-    "load_rules": "._rules",
+    "load_rules": "._rule_data",
     "make_counter": "._tokens",
     "newest_first": "._summary",
     "parse_instant": "._usage",
-    "prefix_tokens": "._prefix",
+    "prefix_tokens": "._prompt",
     "price_entry": "._ledger",
-    "pyproject_zero_data_retention": "._rules",
-    "rule_for": "._rules",
+    "pyproject_zero_data_retention": "._zdr",
+    "rule_for": "._rule_data",
     "sent_in_window": "._usage",
     "session_ledger": "._ledger",
     "session_transitions": "._session",

@@ -37,7 +37,7 @@ from ._money import Rates
 from ._price_files import _PACKAGED_HINT, _PRICES_HINT, _PYPROJECT_HINT, _named_layers, _pyproject, _read
 from ._price_parser import _Parser, _Period, _Provider
 from ._price_window import OFF_PEAK, PEAK, STANDARD, _Caveat, _Window, _caveat, _iso
-from ._rules import rule_for
+from ._rule_data import rule_for
 
 __all__ = ["PriceBook", "PricedRequest", "Quote", "load_price_files", "load_prices"]
 

@@ -8,28 +8,14 @@ JSON rather than TOML so the package needs no ``tomli`` on Python 3.10.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import orjson
-
-from .._pyproject import ConfigFileError, check_tool_tables, find_pyproject, read_toml
 from ..errors import UsageError
-from ..log import ensure_room
+from ._body_json import _body_model, body_object, key_objects
 
-__all__ = ["Breakpoints", "CacheRule", "Retention", "key_objects", "load_rules", "pyproject_zero_data_retention",
-           "rule_for"]
-
-#: The table and key of ``pyproject.toml`` that state the organization's OpenAI Zero Data Retention.
-ZDR_TABLE, ZDR_KEY = "[tool.dsh-audit.cache]", "openai-zero-data-retention"
-
-_RULE_FILES = ("deepseek.json", "anthropic.json", "openai.json")
+__all__ = ["Breakpoints", "CacheRule", "Retention"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +75,7 @@ class Breakpoints:
         """Whether ``model`` is breakpoint based: its version, read as numbers, is ``from_version`` or later.
 
         Example:
+            >>> from dsh_audit.cache import rule_for
             >>> bp = rule_for("openai", "gpt-5.6").breakpoints
             >>> [bp.covers(m) for m in ("gpt-5.6", "gpt-5.6-luna-2026-06-01", "gpt-5.10", "gpt-6", "gpt-5.5", "gpt-5")]
             [True, True, True, True, False, False]
@@ -207,6 +194,7 @@ class CacheRule:
         based (hits in whole tokens, its minimum and TTL); for any other, this rule itself.
 
         Example:
+            >>> from dsh_audit.cache import rule_for
             >>> rule = rule_for("openai", "gpt-5.6-luna")
             >>> rule.breakpoint_based, rule.unit_tokens, rule.min_tokens("gpt-5.6-luna"), rule.ttl_seconds
             (True, 1, 1024, 1800.0)
@@ -231,6 +219,7 @@ class CacheRule:
         miss (never ``cold_ttl``, never ``as_expected``) and a miss after it is ``cold_ttl``.
 
         Example:
+            >>> from dsh_audit.cache import rule_for
             >>> rule = rule_for("openai", "gpt-5.4")
             >>> rule.default_retention("gpt-5.5"), rule.default_retention("gpt-5.4")
             (Retention(name='24h', ttl_seconds=86400.0), Retention(name='in_memory_or_24h', ttl_seconds=86400.0))
@@ -273,6 +262,7 @@ class CacheRule:
         not serve).
 
         Example:
+            >>> from dsh_audit.cache import rule_for
             >>> rule = rule_for("anthropic", "claude-sonnet-4-5")
             >>> rule.retention(b'{"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}]}')
             Retention(name='1h', ttl_seconds=3600.0)
@@ -342,22 +332,6 @@ def _breakpoint_retention(bp: Breakpoints, body: bytes | None) -> Retention:
     return Retention(bp.retention, bp.ttl_seconds)
 
 
-#: A compact JSON body's leading ``"model"`` member (pi-ai writes it first), as a JSON string.
-_LEADING_MODEL = re.compile(rb'\{"model":("[^"\\]*(?:\\.[^"\\]*)*")')
-
-
-def _body_model(body: bytes) -> str | None:
-    """The ``model`` of a body that starts with it (pi-ai's bodies do), without parsing the rest."""
-    found = _LEADING_MODEL.match(body)
-    if found is None:
-        return None
-    try:
-        model = orjson.loads(found.group(1))
-    except ValueError:
-        return None
-    return model if isinstance(model, str) else None
-
-
 def _listed(model: str, ids: tuple[str, ...]) -> bool:
     """Whether ``model`` is one of ``ids`` or a dated snapshot of one (``gpt-5.5-2026-04-23``)."""
     return any(model == i or (model.startswith(i + "-") and model[len(i) + 1:len(i) + 2].isdigit()) for i in ids)
@@ -366,207 +340,3 @@ def _listed(model: str, ids: tuple[str, ...]) -> bool:
 def _retention(name: Any, ttls: dict[str, float], default: float) -> Retention | None:
     ttl = ttls.get(name) if isinstance(name, str) else None
     return None if ttl is None or ttl == default else Retention(str(name), ttl)
-
-
-def key_objects(body: bytes, key: str) -> Iterator[tuple[bytes, dict[str, Any]]]:
-    """Every ``key`` object of a compact JSON ``body``, as its text (from its ``{`` to the first
-    ``}`` after it) and its value; ``b"{}"`` and ``{}`` for one that does not parse alone.
-
-    Found by bytes, not by parsing the body: inside a JSON string a quote is escaped, so
-    ``"key":{`` is a ``key`` member wherever it occurs; as :func:`dsh_audit.wire.without_cache_markers`
-    drops every such member, every one counts, at any depth. Each search starts at the last
-    one's end.
-
-    A slice holds no ``}`` but its last, yet may be as long as the body (a member whose value
-    runs on in strings and arrays): its size is checked before orjson parses it
-    (:func:`dsh_audit.log.ensure_room`, as :func:`body_object` checks the body: orjson crashes
-    when it runs out of memory under a limit; a ``MemoryError`` then says so in one line).
-
-    Example:
-        >>> [v for _, v in key_objects(b'{"a":{"cache_control":{"ttl":"1h"}},"cache_control":{"x":{}}}',
-        ...                            "cache_control")]
-        [{'ttl': '1h'}, {}]
-    """
-    opening = f'"{key}":{{'.encode()
-    at = body.find(opening)
-    while at >= 0:
-        start = at + len(opening) - 1
-        end = body.find(b"}", start)
-        if end < 0:
-            return
-        text = body[start:end + 1]
-        ensure_room(text)  # a memory limit that cannot hold its parse: MemoryError, never a crash
-        try:
-            value = orjson.loads(text)
-        except ValueError:  # a nested object: no TTL field read
-            text, value = b"{}", {}
-        yield text, value
-        at = body.find(opening, end)
-
-
-def _read(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((resources.files("dsh_audit.cache") / "rules" / name).read_text("utf-8"))
-    return data
-
-
-def _rule(data: dict[str, Any]) -> CacheRule:
-    match = data.get("match") or {}
-    retention = data.get("retention") or {}
-    default = retention.get("default") or {}
-    return CacheRule(
-        family=data["family"], title=data["title"], source=data["source"], retrieved=data["retrieved"],
-        providers=tuple(match.get("providers", ())), model_prefixes=tuple(match.get("model_prefixes", ())),
-        wire_adapter=data["wire_adapter"], render_order=tuple(data["render_order"]),
-        prompt_params=tuple(data.get("prompt_params", ())),
-        strip_reasoning_without_tool_calls=bool(data.get("strip_reasoning_without_tool_calls")),
-        unit_tokens=int(data["unit_tokens"]), unit_configurable=bool(data.get("unit_configurable")),
-        min_cacheable_tokens=int(data["min_cacheable_tokens"]),
-        min_by_model=tuple((e["model_prefix"], int(e["tokens"])) for e in data.get("min_cacheable_by_model", ())),
-        ttl_seconds=float(data["ttl_seconds"]), ttl_refresh_on_hit=bool(data.get("ttl_refresh_on_hit", True)),
-        best_effort=bool(data["best_effort"]), write_lag_seconds=float(data["write_lag_seconds"]),
-        tolerance_units=int(data.get("tolerance_units", 1)), tolerance_ratio=float(data.get("tolerance_ratio", 0.0)),
-        tokenizer=data.get("tokenizer", "estimate"),
-        retention_marker=retention.get("marker"), marker_ttl_field=retention.get("marker_ttl_field"),
-        retention_key=retention.get("body_key"),
-        retention_ttls=tuple((name, float(ttl)) for name, ttl in (retention.get("ttl_seconds") or {}).items()),
-        only_24h_models=tuple(default.get("only_24h", ())), both_models=tuple(default.get("both", ())),
-        unknown_retention=default.get("unknown"),
-        breakpoints=_breakpoints(data.get("breakpoints")),
-    )
-
-
-def _breakpoints(data: dict[str, Any] | None) -> Breakpoints | None:
-    if not data:
-        return None
-    models, options = data["models"], data["options"]
-    major, _, minor = str(models["from_version"]).partition(".")
-    return Breakpoints(
-        model_prefix=models["prefix"], from_version=(int(major), int(minor or 0)),
-        min_tokens=int(data["min_cacheable_tokens"]), lookback=int(data["lookback_breakpoints"]),
-        ttl_seconds=float(data["ttl_seconds"]), retention=data["retention"], options_key=options["body_key"],
-        ttl_field=options["ttl_field"], mode_field=options["mode_field"], explicit_mode=options["explicit_mode"],
-        ttls=tuple((name, float(ttl)) for name, ttl in options["ttl_seconds"].items()),
-        marker=data["marker"], implicit_roles=tuple(data["implicit_roles"]))
-
-
-@lru_cache(maxsize=1)
-def load_rules() -> tuple[CacheRule, ...]:
-    """Every packaged provider rule, DeepSeek first.
-
-    Example:
-        >>> [r.family for r in load_rules()]
-        ['deepseek', 'anthropic', 'openai']
-    """
-    return tuple(_rule(_read(name)) for name in _RULE_FILES)
-
-
-#: Wire adapters whose requests follow another adapter's provider rule. pi-ai's ``openai-responses``
-#: renderer (``responses``) writes to OpenAI's Responses API: OpenAI's prompt caching is the same
-#: for both of its APIs (provider-cache-rules.md section 3, ``prompt_cache_key`` and
-#: ``prompt_cache_retention`` are the same body keys), so such a request takes the ``openai`` rule,
-#: compared over its own rendered (Responses) body.
-_ADAPTER_FAMILIES: dict[str, str] = {"responses": "openai"}
-
-
-def rule_for(provider: str | None, model: str | None, *, unit: int | None = None,
-             adapter: str | None = None, zero_data_retention: bool | None = None) -> CacheRule:
-    """The rule covering a DSH ``provider``/``model`` pair; DeepSeek when nothing matches.
-
-    With a route (``adapter``: the wire format the request went out in, see
-    :meth:`dsh_audit.session.Session.route`), a provider id a rule names wins (the server that
-    caches: DeepSeek's own API through pi-ai's ``openai-completions`` is DeepSeek's rule, measured
-    over the route's body), else the route's family (``responses``, pi-ai's ``openai-responses``,
-    takes the ``openai`` rule with its own body as the prompt; a gateway of any name speaking
-    ``openai-completions`` the ``openai`` rule); without one the provider id (pi-ai routes a
-    ``claude-*`` model through an ``anthropic`` provider), then the model name; an unknown pair falls back to
-    DeepSeek, DSH's default route. ``zero_data_retention``: the organization's status, when the
-    caller knows it (:meth:`CacheRule.with_zero_data_retention`). A model the rule's
-    :attr:`~CacheRule.breakpoints` cover gets the breakpoint-based rule (:meth:`CacheRule.for_model`).
-    """
-    rules = load_rules()
-    # a provider a rule names is the server that caches (DeepSeek's API through pi-ai's
-    # openai-completions route caches as DeepSeek does, and is priced so); else the route's family
-    chosen = next((r for r in rules if provider and provider in r.providers), None) if adapter else None
-    if chosen is None:
-        family_adapter = _ADAPTER_FAMILIES.get(adapter, adapter) if adapter else None
-        chosen = next((r for r in rules if family_adapter and r.wire_adapter == family_adapter), None)
-    if chosen is not None and adapter is not None and adapter != chosen.wire_adapter:
-        chosen = replace(chosen, wire_adapter=adapter)  # the provider's rule, over the route's own body
-    if chosen is None:
-        chosen = next((r for r in rules if provider and provider in r.providers), None)
-    if chosen is None:
-        chosen = next((r for r in rules if model and any(model.startswith(p) for p in r.model_prefixes)), rules[0])
-    return chosen.with_unit(unit).with_zero_data_retention(zero_data_retention).for_model(model)
-
-
-def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = None) -> bool | None:
-    """The organization's OpenAI Zero Data Retention status as the nearest ``pyproject.toml``
-    (searched from ``search_from``, default the current folder; the search stops at the first one
-    found) states it: ``openai-zero-data-retention = true|false`` in ``[tool.dsh-audit.cache]``;
-    None when there is no such file, table or key.
-
-    Raises:
-        UsageError: the file cannot be read or is not TOML, the key is not a boolean, or
-            ``[tool.dsh-audit]`` holds a table or key no command reads (a misspelt
-            ``openai-zero-data-retenton``: :func:`~dsh_audit._pyproject.check_tool_tables`, worded
-            as ``check``'s policy words it); the message names the file and the key.
-
-    Example:
-        >>> pyproject_zero_data_retention(search_from="/") in (None, True, False)
-        True
-    """
-    candidate = find_pyproject(search_from)
-    if candidate is None:
-        return None
-    try:
-        version = candidate.stat()
-    except OSError:  # gone since the search: the reader says why
-        return _stated_zdr(str(candidate), 0, -1)
-    return _stated_zdr(str(candidate), version.st_mtime_ns, version.st_size)
-
-
-@lru_cache(maxsize=8)
-def _stated_zdr(path: str, _mtime_ns: int, _size: int) -> bool | None:
-    """:func:`pyproject_zero_data_retention` of one file version (read once per version)."""
-    hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
-    try:
-        document = read_toml(path)
-    except ConfigFileError as exc:  # only a file that cannot be opened gets the hint about the key
-        raise UsageError(exc.message, path=path, hint=(exc.hint or hint) if exc.reason == "open" else None) from None
-    tool = document.get("tool")
-    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
-    if not isinstance(table, dict):
-        return None
-    check_tool_tables(table, source=path)  # a misspelt table or key would be ignored in silence
-    cache = table.get("cache")
-    if cache is None:
-        return None
-    value = cache.get(ZDR_KEY)
-    if value is None or isinstance(value, bool):
-        return value
-    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path, hint=hint)
-
-
-def _shown(value: Any) -> str:
-    """A TOML value, briefly and on one line (its text is the user's own file, never a log's)."""
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def body_object(raw: bytes | None) -> dict[str, Any] | None:
-    """The JSON object a request body holds; None for no body, a body that is not JSON or not an
-    object. A rendered body is as long as the log's prompt: its size is checked first
-    (:func:`dsh_audit.log.ensure_room`: orjson crashes when it runs out of memory under a limit).
-
-    Example:
-        >>> body_object(b'{"model": "m"}'), body_object(b"[1]"), body_object(b"{"), body_object(None)
-        ({'model': 'm'}, None, None, None)
-    """
-    if raw is None:
-        return None
-    ensure_room(raw)
-    try:
-        value = orjson.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -18,7 +18,8 @@ from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Ses
                        open_group, open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
-from ._account import CacheAccount, ParentRequest, analyze_cache, attribution_causes
+from ._account import CacheAccount, ParentRequest, analyze_cache
+from ._causes import attribution_causes
 from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
 from ._prices import PriceBook, load_prices

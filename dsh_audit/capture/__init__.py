@@ -22,7 +22,7 @@ if typing.TYPE_CHECKING:
     from ._bodies import captured_bodies, session_captures, unreadable_capture
     from ._compare import RequestDiff, compare_capture, gate_ok
     from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture
-    from ._loaders import LOADERS, CaptureLoader, load_capture, sniff_capture
+    from ._loaders import LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, sniff_capture
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "CAPTURE_SEARCH_LEVELS",
     "COMPACTION_PREFIX",
     "CaptureLoader",
+    "CaptureRead",
     "CapturedRequest",
     "LOADERS",
     "Pairing",
@@ -45,6 +46,7 @@ __all__ = [
     "gate_ok",
     "last_user_text",
     "load_capture",
+    "read_capture",
     "session_captures",
     "sniff_capture",
     "unreadable_capture",
@@ -56,6 +58,7 @@ _LAZY = {
     "CAPTURE_SEARCH_LEVELS": "._find",
     "COMPACTION_PREFIX": "._types",
     "CaptureLoader": "._loaders",
+    "CaptureRead": "._loaders",
     "CapturedRequest": "._types",
     "LOADERS": "._loaders",
     "Pairing": "._align",
@@ -70,6 +73,7 @@ _LAZY = {
     "gate_ok": "._compare",
     "last_user_text": "._types",
     "load_capture": "._loaders",
+    "read_capture": "._loaders",
     "session_captures": "._bodies",
     "sniff_capture": "._loaders",
     "unreadable_capture": "._bodies",

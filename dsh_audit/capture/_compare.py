@@ -13,6 +13,7 @@ What each kind needs to render:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,9 @@ INSTRUCTION_NOTE = "instruction from capture"
 #: The note of a request rendered with image bytes taken from its capture: the log holds only a
 #: reference (``sha256:<digest>``), so only bytes with that digest are used.
 IMAGES_NOTE = "image bytes from capture"
+#: The rendered bodies kept while comparing: :func:`align` puts a request's resends right after it,
+#: so the last request's body is the one a resend takes; a few more cost little.
+_KEPT_RENDERED = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +155,7 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
 
     Raises:
         CaptureError: the capture does not fit in memory (its bodies are parsed again to align and
-            compare them, each rendered body held beside its captured one), as :func:`load_capture`.
+            compare them, the last few rendered bodies beside them), as :func:`load_capture`.
 
     Example:
         >>> rows = compare_capture(dsh_audit.requests(log), load_capture("wire.jsonl"))  # doctest: +SKIP
@@ -167,7 +171,8 @@ def compare_capture(requests: Sequence[Request], captures: Sequence[CapturedRequ
 def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *, adapter: str,
              bodies: Bodies | None, render: BodyRenderer | None, routes: RouteApi | None) -> list[RequestDiff]:
     renderer = render if render is not None else _shared_renderer(bodies or Bodies(), adapter)
-    rendered: dict[int, bytes] = {}
+    # the last few requests' bodies (the request held, so its id stays its own): resends follow their request
+    rendered: OrderedDict[int, tuple[Request, bytes]] = OrderedDict()
     results: list[RequestDiff] = []
     for pairing in align(requests, captures, routes=routes):
         request, capture = pairing.request, pairing.capture
@@ -192,17 +197,29 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
         if images:  # the log names an image by its digest; a captured image with that digest is it
             options["images"] = images
             note = IMAGES_NOTE if note is None else f"{note}; {IMAGES_NOTE}"
-        key = id(request)
         try:
-            if key not in rendered:
-                rendered[key] = renderer(request, options)
+            expected = _rendered(rendered, request, lambda: renderer(request, options))
         except DshAuditError as exc:
             # the hint names what would settle it (--routes FILE, --attachments DIR): every view shows it
             results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}", hint=exc.hint))
             continue
-        body = diff_bodies(rendered[key], capture.body)
+        body = diff_bodies(expected, capture.body)
         results.append(RequestDiff(pairing, body.verdict, body, note))
     return results
+
+
+def _rendered(kept: OrderedDict[int, tuple[Request, bytes]], request: Request, render: Callable[[], bytes]) -> bytes:
+    """``request``'s body as first rendered (``render``), kept among the last :data:`_KEPT_RENDERED`."""
+    key = id(request)
+    found = kept.get(key)
+    if found is not None:
+        kept.move_to_end(key)
+        return found[1]
+    body = render()
+    kept[key] = (request, body)
+    if len(kept) > _KEPT_RENDERED:
+        kept.popitem(last=False)
+    return body
 
 
 def gate_ok(results: Sequence[RequestDiff], *, strict: bool = False) -> bool:

@@ -110,7 +110,10 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
                           "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
 
 
-def har_read(path: Path, handle: BinaryIO | None, said: Said | None) -> Iterator[_Raw]:
+def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
+             records: list[Any] | None = None) -> Iterator[_Raw]:
+    """Every entry's request of a HAR file; given ``records``, the parsed document is appended to
+    it, each request's ``postData.text`` replaced by None once its body is read."""
     hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
     with ExitStack() as stack:
         data = _read_all(path, _handle(stack, path, handle))
@@ -130,5 +133,11 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None) -> Iterator
             raise _error(path, where, f"request.url is not a URL ({problem})", hint)
         url_path = _har_url_path(url)
         headers = _har_headers(path, where, request.get("headers"))
+        body = _har_body(path, where, request, headers)
+        post = request.get("postData")
+        if records is not None and isinstance(post, dict) and "text" in post:
+            post["text"] = None
         yield (str(request.get("method") or "POST").upper(), url_path, headers,
-               _har_body(path, where, request, headers), _text_value(entry.get("startedDateTime")), str(path), where)
+               body, _text_value(entry.get("startedDateTime")), str(path), where)
+    if records is not None:
+        records.append(document)

@@ -40,7 +40,7 @@ from ._reading import (Said, _error, _handle, _header_values, _open, _parse_obje
                        _too_large)
 from ._types import CapturedRequest, classify
 
-__all__ = ["LOADERS", "CaptureLoader", "load_capture", "sniff_capture"]
+__all__ = ["LOADERS", "CaptureLoader", "CaptureRead", "load_capture", "read_capture", "sniff_capture"]
 
 _SNIFF_BYTES = 4096
 _META_SUFFIX = ".meta.json"
@@ -54,11 +54,25 @@ _NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, 
 class CaptureLoader:
     """A named capture format: a sniffing predicate and a reader of raw requests from the open
     file (None: a folder, or a file the reader opens), which records in its :class:`Said` (when
-    given one) what it drops; without one that is malformed input, as any other bad record."""
+    given one) what it drops; without one that is malformed input, as any other bad record. Given a
+    list, the reader appends each parsed record to it, its body removed (:class:`CaptureRead`)."""
 
     name: str
     handles: Callable[[Path, bytes], bool]
-    read: Callable[[Path, BinaryIO | None, Said | None], Iterator[_Raw]]
+    read: Callable[[Path, BinaryIO | None, Said | None, list[Any] | None], Iterator[_Raw]]
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureRead:
+    """A capture read once (:func:`read_capture`): its format (a key of :data:`LOADERS`), its
+    requests (as :func:`load_capture` returns them) and the parsed records they came from, each
+    request body's value replaced by None (its key left where it stands): a ``wire.jsonl``'s
+    objects, one per request; a HAR file's one document (each entry's ``request.postData.text``
+    None); none for a body folder, whose files are its records."""
+
+    format: str
+    requests: list[CapturedRequest]
+    records: list[Any]
 
 
 # -- wire.jsonl ------------------------------------------------------------------------------
@@ -134,15 +148,17 @@ def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None) -> Iterator[tu
                                     not_object="record is not a JSON object", hint=hint)
 
 
-def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None) -> Iterator[_Raw]:
+def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
+                records: list[Any] | None = None) -> Iterator[_Raw]:
     """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
     tail a capture writer killed mid-write leaves: it is recorded in ``said`` (in the words of a
     log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
     that one too when ``said`` is None), or a last line that is JSON but no record, is a CaptureError.
     An object that is no capture record (:func:`_is_record`) is said in ``said`` and skipped
-    (without ``said``, a CaptureError); a file of such objects alone is not a capture."""
+    (without ``said``, a CaptureError); a file of such objects alone is not a capture. Given
+    ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None."""
     first_bad: int | None = None
-    records = 0
+    found = 0
     with ExitStack() as stack:
         for number, record in _jsonl_lines(path, _handle(stack, path, handle), said):
             where = f"line {number}"
@@ -151,11 +167,15 @@ def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None) -> Itera
                 if said is not None:
                     said.skipped.append(_not_a_record(path, number))
                 continue
-            records += 1
+            found += 1
             headers = _headers_object(path, where, record.get("headers"))
+            body = _jsonl_body(path, where, record)
+            if records is not None:
+                records.append({key: None if key in ("body", "body_base64") else value
+                                for key, value in record.items()})
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
-                   _jsonl_body(path, where, record), _text_value(record.get("time")), str(path), where)
-    if first_bad is not None and not records:
+                   body, _text_value(record.get("time")), str(path), where)
+    if first_bad is not None and not found:
         raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
                      "body or body_base64)", _NOT_A_CAPTURE_HINT)
     if first_bad is not None and said is None:
@@ -191,7 +211,8 @@ def _folder_meta(meta_file: Path) -> dict[str, Any]:
                          hint='a sidecar is {"method": ..., "path": ..., "time": ..., "headers": {...}}')
 
 
-def _folder_read(folder: Path, handle: BinaryIO | None, said: Said | None) -> Iterator[_Raw]:
+def _folder_read(folder: Path, handle: BinaryIO | None, said: Said | None,
+                 records: list[Any] | None = None) -> Iterator[_Raw]:
     for body_file in _body_files(folder):
         meta_file = body_file.with_name(body_file.stem + _META_SUFFIX)
         meta = _folder_meta(meta_file)
@@ -267,7 +288,29 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
         >>> [c.kind for c in captures][:3]  # doctest: +SKIP
         ['loop', 'title', 'loop']
     """
-    target = Path(path)
+    return _read(Path(path), format, warnings, None)[1]
+
+
+def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
+                 warnings: list[str] | None = None) -> CaptureRead:
+    """Load a capture as :func:`load_capture` does (the same arguments, errors and requests), with
+    its format and parsed records (:class:`CaptureRead`), from its one read: for a tool that
+    rewrites the capture record by record (``redact --capture``) without opening it again.
+
+    Example:
+        >>> read = read_capture("wire.jsonl")  # doctest: +SKIP
+        >>> read.format, len(read.records) == len(read.requests)  # doctest: +SKIP
+        ('wire-jsonl', True)
+    """
+    records: list[Any] = []
+    name, captured = _read(Path(path), format, warnings, records)
+    return CaptureRead(name, captured, records)
+
+
+def _read(target: Path, format: str | None, warnings: list[str] | None,
+          records: list[Any] | None) -> tuple[str, list[CapturedRequest]]:
+    """The format of the capture at ``target`` and its requests (:func:`load_capture`); its
+    parsed records appended to ``records`` when given."""
     if not target.exists():
         raise CaptureError("capture not found", path=str(target), hint="check the --capture path")
     said = None if warnings is None else Said()
@@ -279,12 +322,12 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
             raise _too_large(target) from None
         if handle is not None:
             handle.seek(0)
-        captured = _captured(target, loader.read(target, handle, said))
+        captured = _captured(target, loader.read(target, handle, said, records))
     if said is not None:
         assert warnings is not None
         warnings.extend(f"{target}: {tail}" for tail in said.torn)
         warnings.extend(said.skipped)
-    return captured
+    return loader.name, captured
 
 
 def _captured(target: Path, raws: Iterator[_Raw]) -> list[CapturedRequest]:

@@ -15,7 +15,7 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..runner import in_process
 from ..session import Failure, GroupResult
-from ..report.terminal import fit_lines, listing_format, print_table, progress_callback
+from ..report.terminal import About, fit_lines, listing_format, print_table, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import newest_first, selected_logs, session_paths
 from ._options import (
@@ -32,7 +32,7 @@ from ._options import (
     routes_option,
     stated_zdr,
 )
-from ._output import place_text, session_title
+from ._output import PLACE_LEGEND, PLACE_SHORT, place_text, session_title
 from ._priced import run_priced
 from ._when import time_options
 
@@ -195,8 +195,9 @@ def _row(verdict: CacheVerdict) -> tuple[object, ...]:
 
 
 def _timeline_title(report: SessionCacheReport) -> str:
-    """The timeline table's title: ``timeline`` under the session's heading on a terminal; in CSV
-    and Markdown, whose rows are led by their table's title, which session and file it is."""
+    """The timeline table's title: ``timeline`` under the session's heading on a terminal; in
+    Markdown, whose tables each have their title as a heading, which session and file it is (CSV
+    gives them in its ``log`` and ``session`` columns: :class:`About`)."""
     if listing_format() == "table":
         return "timeline"
     return f"timeline of session {report.session_id} ({report.path})"
@@ -315,7 +316,9 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 heading = session_title(str(report.path), report.session_id, broken=True)
                 for line in fit_lines(f"{heading}\n{_summary(report, _rates_note(prices.files))}"):
                     echo(line)
-                print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts))
+                print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts),
+                            about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
+                            legend=PLACE_LEGEND)
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
     echo_caveats(prices)  # on stderr in both modes: the caveats of the costs above

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import errno
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,19 +13,19 @@ import click
 from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
-from ..gate import (Baseline, CheckResult, Policy, RequestRecorder, SessionCheck, apply_baseline, find_capture,
-                    group_findings, load_baseline, load_policy, run_check)
+from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, group_findings, load_policy, run_check
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
 from ..report.terminal import (Amount, fit_lines, listing_format, page_listing, print_status, print_table,
                                progress_callback, rows_fit, short_ids, title_width)
-from ._common import (EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning,
-                      give_way)
+from ._check_files import (_distinct_reports, _format_flag, _format_target, _markdown_is_step_summary,
+                           _no_old_json_file, _step_summary, _step_summary_target)
+from ._check_options import (_baseline, _baseline_options, _one_baseline, _policy_option, _protect_baseline,
+                             _session_options, _typed_adapter, _with_baseline)
+from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
-from ._options import (adapter_option, attachments_option, capture_option, engine_options, jobs_option, lenient_option,
-                       listing_options, openai_zdr_option, prices_option, routes_option, stated_zdr)
+from ._options import capture_option, listing_options, stated_zdr
 from ._output import STDOUT, output_help, stdout_target, write_output
-from ._when import time_options
 
 if TYPE_CHECKING:
     from ..cache import PriceBook
@@ -169,197 +168,6 @@ def _print(result: CheckResult) -> None:
     print_status(f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
                  f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
                  f"{counts['failing']} failing{baselined} (policy: {result.policy.source})", ok=result.passed)
-
-
-def _format_flag(fmt: str) -> str:
-    """How the user asked for ``--format json`` or ``markdown``: ``--json`` when that flag was
-    typed (or set from its environment variable), else ``--format FMT``."""
-    context = click.get_current_context(silent=True)
-    source = None if context is None else context.get_parameter_source("as_json")
-    flagged = source is not None and source is not click.core.ParameterSource.DEFAULT
-    return "--json" if fmt == "json" and flagged else f"--format {fmt}"
-
-
-def _format_target(flag: str, option: str, path: str | None) -> str:
-    """``--format json`` (or ``--json``) or ``--format markdown`` of ``check``, as typed (``flag``):
-    the report ``option`` writes, on stdout.
-
-    Raises:
-        UsageError: ``option`` names a FILE too.
-    """
-    if path not in (None, STDOUT):
-        raise UsageError(f"{flag} prints on stdout the report {option} {path} writes to a file",
-                         hint=f"give {flag} (stdout) or {option} FILE, not both")
-    return STDOUT
-
-
-def _distinct_reports(typed: Mapping[str, str | None]) -> None:
-    """Refuse two reports written to one file (the same path, or the same file through a symlink
-    or a hard link): the second would silently replace the first. ``GITHUB_STEP_SUMMARY`` counts
-    as a report, except beside ``--markdown`` naming its file (the summary is then appended once).
-
-    Raises:
-        UsageError: two of them name the same file; the message names both options as typed.
-    """
-    files = [(name, path) for name, path in typed.items() if path not in (None, STDOUT)]
-    summary = _step_summary_target()
-    if summary is not None:
-        files.append(("GITHUB_STEP_SUMMARY", summary))
-    for at, (name, path) in enumerate(files):
-        for other, other_path in files[at + 1:]:
-            assert path is not None and other_path is not None
-            if {name, other} == {"--markdown", "GITHUB_STEP_SUMMARY"} or not _same_file(path, other_path):
-                continue
-            said = other if other == "GITHUB_STEP_SUMMARY" else f"{other} {other_path}"
-            raise UsageError(f"{name} {path} and {said} name the same file: one report would overwrite the other",
-                             hint="give each report its own FILE")
-
-
-def _no_old_json_file(paths: Sequence[str]) -> None:
-    """``check --json FILE``, the spelling before ``--json`` was the flag every command has: FILE
-    would be read as a log (or be missing), so it is refused with the option that writes it.
-
-    Raises:
-        UsageError: a PATH names a ``.json`` file, or one that does not exist.
-    """
-    for path in paths:
-        if path.endswith(".json") and (not os.path.exists(path) or os.path.isfile(path)):
-            raise UsageError("a .json file is no session log: --json prints the JSON report on stdout and takes "
-                             "no FILE", path=path, hint="write the JSON report to a file with --json-report FILE")
-
-
-def _step_summary_target() -> str | None:
-    return os.environ.get("GITHUB_STEP_SUMMARY") or None
-
-
-def _same_file(first: str, second: str) -> bool:
-    """Whether paths ``first`` and ``second`` name one file (the same inode, or, when one does not
-    exist yet, the same resolved path)."""
-    try:
-        return os.path.samefile(first, second)
-    except (OSError, ValueError):
-        return os.path.realpath(first) == os.path.realpath(second)
-
-
-def _markdown_is_step_summary(markdown_path: str | None) -> bool:
-    """Whether ``--markdown FILE`` names the file of ``GITHUB_STEP_SUMMARY``: the summary is then
-    appended to it once, as the step summary is, and never written over it (which would erase the
-    summaries of the job's earlier steps)."""
-    target = _step_summary_target()
-    return markdown_path not in (None, STDOUT) and target is not None and _same_file(markdown_path, target)
-
-
-def _step_summary(markdown: str) -> None:
-    """Append ``markdown`` to the file ``GITHUB_STEP_SUMMARY`` names, if any."""
-    target = _step_summary_target()
-    if target is None:
-        return
-    try:  # opened without blocking: a FIFO no program reads is said at once, not waited on
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o666)
-    except OSError as exc:
-        reason = "no program is reading the FIFO" if exc.errno == errno.ENXIO else exc.strerror
-        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {reason}")
-        return
-    try:
-        os.set_blocking(fd, True)
-        with open(fd, "a", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(markdown)
-    except OSError as exc:
-        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}")
-
-
-def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
-                        help="A TOML policy file ([tool.dsh-audit] table or top-level keys). Default: the "
-                             "nearest pyproject.toml's [tool.dsh-audit], else the strict defaults.")(func)
-
-
-def _baseline_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--baseline FILE`` and ``--no-baseline``: the findings ``check`` and ``report`` accept."""
-    func = click.option("--no-baseline", is_flag=True,
-                        help="Judge every finding as it is: no baseline, not even the one the policy's "
-                             "[tool.dsh-audit.check] names.")(func)
-    return click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False),
-                        help="Accept the findings of FILE, a JSON report an earlier check wrote (--json-report "
-                             "FILE): those found again are reported as baselined and do not fail (see docs/ci.md). "
-                             "Default: baseline in the policy's [tool.dsh-audit.check].")(func)
-
-
-def _one_baseline(given: str | None, off: bool) -> tuple[str | None, bool]:
-    """``--baseline FILE`` (``given``) and ``--no-baseline`` (``off``) as a run applies them: when
-    both are given, the one read from its DSH_AUDIT_ variable gives way to the one typed
-    (:func:`give_way`).
-
-    Raises:
-        UsageError: both were typed, or both read from variables.
-    """
-    if not off or given is None:
-        return given, off
-    dropped = give_way("baseline_path", "no_baseline", typed=("--baseline FILE", "--no-baseline"),
-                       clash=lambda first, second: f"{first} and {second} ask for two things", hint="give one of them")
-    return (None, True) if dropped == "baseline_path" else (given, False)
-
-
-def _baseline(given: str | None, *, off: bool, policy: Policy, writes: str | None = None) -> Baseline | None:
-    """The baseline a run applies: ``given`` (``--baseline FILE``), else the policy's; none with
-    ``off`` (``--no-baseline``; the two settled by :func:`_one_baseline`), nor when its file does
-    not exist yet and ``writes`` (check's ``--json-report FILE``) names it: the first baseline is
-    written by a run without one, and a note says so. Read before any report is written
-    (``--json-report`` may name it, to update it).
-
-    Raises:
-        UsageError: the baseline cannot be read (for a missing one, the hint names the command that
-            writes it).
-    """
-    if off:
-        return None
-    path = given if given is not None else policy.baseline
-    if path is None:
-        return None
-    if writes is not None and writes != STDOUT and not os.path.lexists(path) and _same_file(path, writes):
-        echo_note(f"the baseline {path} does not exist yet: checked without one, and --json-report {writes} "
-                  "writes it")
-        return None
-    return load_baseline(path, configured=given is None)
-
-
-def _protect_baseline(protected: ProtectedInputs, given: str | None, *, off: bool, policy: Policy) -> None:
-    """Add the baseline a run reads (``--baseline FILE``, else the policy's) to ``protected``: no
-    report but check's ``--json-report`` (guarded before) may be written over it. A folder named as
-    the baseline is refused when the baseline is read, not taken as a folder of inputs here."""
-    path = None if off else (given if given is not None else policy.baseline)
-    if path is not None and path != "" and not os.path.isdir(path):
-        protected.add(path)
-
-
-def _with_baseline(result: CheckResult, baseline: Baseline | None) -> CheckResult:
-    """``result`` with the findings ``baseline`` accepts marked, and its notes on stderr."""
-    if baseline is None:
-        return result
-    result = apply_baseline(result, baseline)
-    if result.baseline_gone:
-        echo_note(f"{result.baseline_gone} baseline finding(s) no longer occur")
-    if result.baseline_unchecked:
-        echo_note(f"{result.baseline_unchecked} baseline finding(s) are of sessions not checked")
-    return result
-
-
-def _typed_adapter(policy: Policy, adapter: str) -> Policy:
-    """``policy`` with the ``--adapter`` typed (or set in its variable) over its key ``adapter``:
-    the command line wins over the policy file; not typed, the policy's key stands."""
-    source = click.get_current_context().get_parameter_source("adapter")
-    return policy if source in (None, click.core.ParameterSource.DEFAULT) else replace(policy, adapter=adapter)
-
-
-def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options ``check`` and ``report`` share after their own, in this order: how requests
-    are rendered (--adapter, --routes, --attachments), priced (--prices, --openai-zdr), read (--lenient,
-    --max-version), run (--jobs), chosen by time (--since, --until) and by engine."""
-    for option in reversed((adapter_option, routes_option, attachments_option, prices_option, openai_zdr_option, lenient_option,
-                            jobs_option, time_options, engine_options)):
-        func = option(func)
-    return func
 
 
 @click.command("check")

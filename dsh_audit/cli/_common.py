@@ -1,5 +1,6 @@
 """The CLI's edge, which every command and the group itself use: the exit codes, the one way a line
-reaches stdout or stderr (:func:`echo` and its ``error:``, ``warning:`` and ``note:`` forms), running
+reaches stdout or stderr (:func:`echo` and its ``error:``, ``warning:`` and ``note:`` forms: an error
+one line always, a warning or a note wrapped at spaces on a terminal, one line piped), running
 the group with every error converted to one line (:func:`run_guarded`), an stdout that cannot write
 every character, and how an option's value was given: typed, from its environment variable or its
 default (:func:`give_way`, the one decider of two options that conflict).
@@ -14,6 +15,7 @@ import codecs
 import errno
 import io
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -41,15 +43,70 @@ def echo(text: object, *, err: bool = False) -> None:
     never moves the cursor, never starts a CI workflow command, and stays on one line. A stderr
     line longer than :data:`MESSAGE_MAX` characters keeps its start and end, and says how much of
     its middle was cut."""
-    from ..report.terminal import listing_line, terminal_text  # not at import: --version loads no library code
+    from ..report.terminal import listing_line  # not at import: --version loads no library code
 
-    line = terminal_text(text)
-    if not err:
-        line, err = listing_line(line)  # beside a CSV or Markdown listing (--format), as that shows it
-    elif len(line) > MESSAGE_MAX:
+    if err:
+        click.echo(_message(text), err=True)
+        return
+    line, err = listing_line(_shown(text))  # beside a CSV or Markdown listing (--format), as that shows it
+    click.echo(line, err=err)
+
+
+def _shown(text: object) -> str:
+    from ..report.terminal import terminal_text  # not at import: --version loads no library code
+
+    return terminal_text(text)
+
+
+def _message(text: object) -> str:
+    """A line for stderr (:func:`echo`): shown with :func:`terminal_text`, cut in its middle past
+    :data:`MESSAGE_MAX` characters."""
+    line = _shown(text)
+    if len(line) > MESSAGE_MAX:
         keep = MESSAGE_MAX // 2
         line = f"{line[:keep]} [... {len(line) - 2 * keep:,} characters cut ...] {line[-keep:]}"
-    click.echo(line, err=err)
+    return line
+
+
+def _echo_said(level: str, text: object) -> None:
+    """``LEVEL: TEXT`` on stderr (a warning or a note): one line when stderr is piped (scripts grep
+    it), else wrapped to the terminal's width (:func:`_wrapped`). An error is one line always."""
+    line = _message(f"{level}: {text}")
+    for part in _wrapped(line, _stderr_width()):
+        click.echo(_shown(part), err=True)  # a wrapped line's start is a line's start too (``::error``)
+
+
+def _stderr_width() -> int | None:
+    """The width of the terminal stderr is, None when it is not one (piped, a file)."""
+    try:
+        if not sys.stderr.isatty():
+            return None
+        return os.get_terminal_size(sys.stderr.fileno()).columns or None  # 0: a terminal that says no size
+    except (AttributeError, OSError, ValueError):  # no stream, no file descriptor, or closed
+        return None
+
+
+def _wrapped(line: str, width: int | None) -> list[str]:
+    """``line`` wrapped at spaces to ``width`` cells (None: whole), each line after the first
+    indented two spaces; a word is never cut, a longer one (a path) stays whole on a line of its own.
+
+    Example:
+        >>> _wrapped("note: read /a/very/long/path/session.jsonl, not the copy", 16)
+        ['note: read', '  /a/very/long/path/session.jsonl,', '  not the copy']
+    """
+    from rich.cells import cell_len
+
+    if width is None or cell_len(line) <= width:
+        return [line]
+    lines: list[str] = []
+    current = ""
+    for piece in re.findall(r" *[^ ]+", line):
+        if current.strip() and cell_len(current + piece) > width:
+            lines.append(current)
+            current = "  " + piece.lstrip(" ")
+        else:
+            current += piece
+    return [*lines, current]
 
 
 def echo_lines(text: str, *, err: bool = False) -> None:
@@ -81,18 +138,20 @@ def echo_warning(text: str) -> None:
     """``warning: TEXT`` on stderr, once per command run (a warning every log of a run shares is said
     once; outside a run every warning is printed). A line that travels with warnings but is a note
     (its ``level`` is ``"note"``: :class:`dsh_audit.session.RouteNote`, which layers of its DSH home
-    gave a log's route configuration) is said as ``note: TEXT``, once per run as well."""
+    gave a log's route configuration) is said as ``note: TEXT``, once per run as well. On a
+    terminal, a line longer than it is wrapped at spaces (:func:`_echo_said`); piped, one line."""
     context = click.get_current_context(silent=True)
     if context is not None:
         said: set[str] = context.find_root().meta.setdefault("dsh_audit.warned", set())
         if text in said:
             return
         said.add(text)
-    echo(f"{getattr(text, 'level', 'warning')}: {text}", err=True)
+    _echo_said(getattr(text, "level", "warning"), text)
 
 
 def echo_note(text: str) -> None:
-    echo(f"note: {text}", err=True)
+    """``note: TEXT`` on stderr, wrapped as a warning is (:func:`echo_warning`)."""
+    _echo_said("note", text)
 
 
 def echo_caveats(prices: PriceBook) -> None:

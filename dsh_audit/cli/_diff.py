@@ -17,11 +17,11 @@ from ..replay import Request
 from ..runner import in_process, iter_many
 from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
 from ..report import dumps_line
-from ..report.terminal import print_table, progress_callback
+from ..report.terminal import About, print_table, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
 from ._logs import file_size, log_progress, selected_logs, session_paths
 from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
-from ._output import place_text, session_title
+from ._output import PLACE_LEGEND, PLACE_SHORT, place_text, session_title
 from ._when import time_options
 
 __all__ = ["diff_command"]
@@ -81,11 +81,13 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture
     explains (their title names the ``capture`` when ``named``: several were compared)."""
     for session_id, path in sessions.items():
         mine = [r for r in rows if r.request is not None and r.request.session_id == session_id]
-        print_table(session_title(path, session_id), _COLUMNS, (_cells(r) for r in mine))
+        print_table(session_title(path, session_id), _COLUMNS, (_cells(r) for r in mine),
+                    about=About(path, session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND)
     loose = [r for r in rows if r.request is None]
-    if loose:
-        print_table("captures no request explains" + (f" in {capture}" if named else ""), _COLUMNS,
-                    (_cells(r) for r in loose))
+    if loose:  # in CSV, no log nor session: the capture's name in the ``table`` column when several were compared
+        title = "captures no request explains" + (f" in {capture}" if named else "")
+        print_table(title, _COLUMNS, (_cells(r) for r in loose), about=About("", "", title), short=PLACE_SHORT,
+                    legend=PLACE_LEGEND)
 
 
 def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,

@@ -16,12 +16,12 @@ from ..runner import in_process, iter_many
 from ..replay import Request
 from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
-from ..report.terminal import Amount, listing_format, page_listing, print_table, progress_callback
+from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
 from ._logs import log_progress, newest_first, one_log, selected_logs, session_paths
 from ._one_request import RequestCommand, one_request
 from ._options import engine_options, jobs_option, json_option, listing_options, lenient_option, pager_option
-from ._output import place_text, session_title
+from ._output import PLACE_LEGEND, PLACE_SHORT, place_text, session_title
 from ._when import time_options
 
 __all__ = ["requests_command", "show_command"]
@@ -187,7 +187,8 @@ def _report(view: _View, *, as_json: bool) -> None:
         total, summed = _total_row(rows, columns)
         rows.append(total)
         caption = "; ".join(text for text in (caption, summed) if text) or None
-    print_table(session_title(view.path, view.session_id), columns, rows, caption=caption, droppable=_DROPPABLE)
+    print_table(session_title(view.path, view.session_id), columns, rows, caption=caption, droppable=_DROPPABLE,
+                about=About(view.path, view.session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND)
 
 
 @click.command("requests")

@@ -92,9 +92,10 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
             print_table("findings", _COLUMNS, (_cells(finding) for finding in findings))
         elif sarif_path != STDOUT:  # with --sarif -, stdout is the SARIF document alone
             echo_lines(format_text(findings))
-        echo(format_summary(findings, files=files), err=True)
-        if ignored:
-            echo(_hidden_text(hidden), err=True)
+        if files or not refused:  # every file refused as bad input: its error says all, no "0 file(s)" summary
+            echo(format_summary(findings, files=files), err=True)
+            if ignored:
+                echo(_hidden_text(hidden), err=True)
     if sarif_path is not None:
         # written as `check --sarif` writes its report (report.format_sarif): one JSON writer
         write_output(sarif_path, dumps_pretty(validation_sarif(findings, tool_version=__version__)) + "\n",

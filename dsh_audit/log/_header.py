@@ -84,9 +84,9 @@ def _is_header_line(value: Any) -> bool:
 
 
 def is_absolute_path(path: str) -> bool:
-    """Whether ``path`` is absolute on the system DSH ran on: DSH checks ``cwd`` with Node's
-    platform ``path.isAbsolute``, so a log recorded on Windows holds ``G:\\...`` or
-    ``\\\\server\\share\\...`` and one recorded on Linux or macOS ``/...``; the log does not say which.
+    r"""Whether ``path`` is absolute on the system DSH ran on: DSH checks ``cwd`` with Node's
+    platform ``path.isAbsolute``, so a log recorded on Windows holds ``G:\...`` or
+    ``\\server\share\...`` and one recorded on Linux or macOS ``/...``; the log does not say which.
 
     Example:
         >>> [is_absolute_path(p) for p in ("/home/dev", "G:\\work", "\\\\srv\\share\\x", "proj", "G:proj")]

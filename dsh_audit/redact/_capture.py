@@ -1,8 +1,8 @@
 """Redacting a ``wire.jsonl``, HAR or body-folder capture consistently with its redacted log: the records,
 sidecars and HAR entries around each captured body (the bodies themselves: :mod:`._bodies`).
 
-A ``wire.jsonl`` capture is redacted record by record as it is read, each record written before the
-next is read. Authorization-like headers (and HAR cookies) are dropped, from a body folder's
+A ``wire.jsonl`` capture is redacted record by record from the records its one read parsed
+(:func:`dsh_audit.capture.read_capture`, bodies left out), each record written before the next is redacted. Authorization-like headers (and HAR cookies) are dropped, from a body folder's
 ``*.meta.json`` sidecars too, and count as secrets by their names (:func:`._secrets.header_kind`: an
 ``Authorization``, ``Cookie``, ``Set-Cookie`` or ``x-api-key`` value is one whatever its shape; a
 cookie when its name says session or credential); a HAR ``queryString`` or ``postData.params`` item
@@ -24,8 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
-from itertools import zip_longest
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,7 +39,7 @@ from ._response import redact_content_text, redact_response
 from ._hosts import host_value, redact_host, redact_url
 from ._secrets import cookie_secret, credential_name, header_kind
 
-__all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_lines", "redact_har"]
+__all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har"]
 
 #: The name ending of a body folder's sidecar (``<stem>.meta.json`` beside ``<stem>.json``).
 META_SUFFIX = ".meta.json"
@@ -85,22 +84,23 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
     return {name: lengths.get(name, value) for name, value in redactor.value(kept, kept=True).items()}
 
 
-def redact_capture_lines(lines: Iterable[bytes], captures: Sequence[CapturedRequest], original: Session,
-                         redacted: Session, redactor: Redactor, out: IO[bytes], *, path: str) -> list[str]:
-    """Every record of a ``wire.jsonl`` capture redacted and written to ``out``, one at a time, as
-    ``lines`` are read; returns the dropped header names.
+def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence[CapturedRequest], original: Session,
+                           redacted: Session, redactor: Redactor, out: IO[bytes], *, path: str) -> list[str]:
+    """Every record of a ``wire.jsonl`` capture redacted and written to ``out``, one at a time;
+    returns the dropped header names.
 
-    ``captures`` are the loaded captured requests in file order (one per non-blank line).
+    ``records`` are the capture's parsed records, bodies left out, and ``captures`` its requests, both
+    in file order, from its one read (:func:`dsh_audit.capture.read_capture`).
 
     Raises:
-        CaptureError: ``lines`` hold more or fewer records than ``captures`` (the file changed since).
+        CaptureError: ``records`` and ``captures`` are not as many (they come from different reads).
     """
+    if len(records) != len(captures):
+        raise CaptureError("the capture changed while it was read", path=path)
     bodies = redacted_bodies(captures, original, redacted, redactor)
     dropped: list[str] = []
-    for line, body in zip_longest((line for line in lines if line.strip()), bodies):
-        if line is None or body is None:
-            raise CaptureError("the capture changed while it was read", path=path)
-        record = _record(parse_json(line), body, redactor, dropped)
+    for source, body in zip(records, bodies):
+        record = _record(source, body, redactor, dropped)
         out.write(dumps_line(record).encode("utf-8") + b"\n")  # a body's C1 or bidi character escaped, as in the log
     return sorted(set(dropped))
 

@@ -20,18 +20,18 @@ from collections.abc import Callable, Iterable
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, Any
 
 from .._paths import refuse_empty_paths
 from .._version import __version__
 from ..capture import CapturedRequest, load_capture
 from ..errors import UsageError
-from ..log import ProtectedInputs, SessionLog, open_regular, parse_json, read_stream
+from ..log import ProtectedInputs, SessionLog, open_regular, read_stream
 from ..report import dumps_pretty
 from ..session import Headers, Session, dsh_homes_of, open_session, routes_from
 from ..wire import PiRoutes, home_route_files, load_routes
 from ._bodies import LogRedactor
-from ._capture import redact_body_folder, redact_capture_lines, redact_har
+from ._capture import redact_body_folder, redact_capture_records, redact_har
 from ._chunks import ChunkStreams
 from ._family import Identifiers, family, parent_log, parent_session
 from ._hosts import redact_ascii, redact_url
@@ -40,7 +40,7 @@ from ._notes import left_out_note, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
 from ._routes import redacted_routes
-from ._staging import opened_capture, output_targets, staged_capture, staged_file, write_files
+from ._staging import output_targets, read_rewritable, staged_capture, staged_file, write_files
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["Redaction", "redact"]
@@ -234,8 +234,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         notes.extend(kin)
         redactor.reading_log = False  # what the log replaced is known; the capture's strings follow it
         log_strings = redactor.strings
-        fmt, capture_in = parent_logs.enter_context(opened_capture(capture_source))  # opened once, sniffed there
-        captures = load_capture(capture_source, format=fmt) if capture_source is not None else None
+        read = read_rewritable(capture_source)  # opened and read once: its requests, and its records to rewrite
+        fmt, captures = (None, None) if read is None else (read.format, read.requests)
         reasons: list[str] = []
         parent = parent_session(parent_opened, original, lenient=lenient, config=config)
         before = session_verdicts(original, captures, unrendered=reasons, parent=parent)
@@ -259,11 +259,12 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
         with staged_capture(capture_target, folder=fmt == "body-folder") as (capture_temp, capture_out):
             dropped: list[str] = []
             if captures is not None and capture_source is not None and capture_temp is not None:
-                dropped = _redact_capture(capture_source, fmt, capture_in, captures, (original, redacted), redactor,
+                assert read is not None
+                dropped = _redact_capture(capture_source, fmt, read.records, captures, (original, redacted), redactor,
                                           notes, (capture_temp, capture_out))
                 # refused here: nothing is renamed yet
                 notes.extend(unmatched_note(before["diff"], captures, capture_source, any_capture=any_capture))
-            captures = None  # the original capture let go before its redacted copy is read
+            captures = read = None  # the original capture let go before its redacted copy is read
             after_captures = None if capture_temp is None else load_capture(capture_temp, format=fmt)
             after = session_verdicts(redacted, after_captures,
                                      parent=parent_session(redacted_parent_opened, redacted, lenient=lenient,
@@ -295,12 +296,13 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
     return result
 
 
-def _redact_capture(source: Path, fmt: str | None, handle: BinaryIO | None, captures: list[CapturedRequest],
+def _redact_capture(source: Path, fmt: str | None, records: list[Any], captures: list[CapturedRequest],
                     sessions: tuple[Session, Session], redactor: LogRedactor, notes: list[str],
                     staged: tuple[Path, IO[bytes] | None]) -> list[str]:
-    """The capture at ``source`` (of format ``fmt``, open as ``handle`` when a file) redacted into the
-    ``staged`` temporary (a folder, or a file and its handle), a ``wire.jsonl`` record by record as it is
-    read; a note on what else a body folder holds added to ``notes``. Returns the header names dropped."""
+    """The capture at ``source`` (of format ``fmt``, its parsed ``records`` as
+    :func:`dsh_audit.capture.read_capture` read them) redacted into the ``staged`` temporary (a folder, or
+    a file and its handle), a ``wire.jsonl`` record by record; a note on what else a body folder holds
+    added to ``notes``. Returns the header names dropped."""
     original, redacted = sessions
     temp, out = staged
     if fmt == "body-folder":
@@ -308,12 +310,12 @@ def _redact_capture(source: Path, fmt: str | None, handle: BinaryIO | None, capt
         notes.extend(left_out_note(source, files))
         write_files(temp, files)
         return dropped
-    assert handle is not None and out is not None
+    assert out is not None
     if fmt == "har":
-        data, dropped = redact_har(parse_json(handle.read()), captures, original, redacted, redactor, path=str(source))
+        data, dropped = redact_har(records[0], captures, original, redacted, redactor, path=str(source))
         out.write(data)
     else:
-        dropped = redact_capture_lines(handle, captures, original, redacted, redactor, out, path=str(source))
+        dropped = redact_capture_records(records, captures, original, redacted, redactor, out, path=str(source))
     out.flush()
     return dropped
 

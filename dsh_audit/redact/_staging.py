@@ -1,55 +1,41 @@
 """Where a redaction's files go, and writing them: each output checked by the one output guard
 (:meth:`dsh_audit.log.ProtectedInputs.guard`) before anything is read, written under a temporary name
 beside it (:meth:`dsh_audit.log.ProtectedInputs.staged`) and renamed into place only once the copy's
-verdicts are checked, so nothing partial is left; and the capture opened, once, in a format redact can rewrite.
+verdicts are checked, so nothing partial is left; and the capture read, once, in a format redact can rewrite.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO
 
-from ..capture import load_capture, sniff_capture
+from ..capture import CaptureRead, read_capture
 from ..errors import UsageError
-from ..log import ProtectedInputs, open_regular
+from ..log import ProtectedInputs
 from ._manifest import bundle_files, manifest_path, routes_path
 
-__all__ = ["opened_capture", "output_targets", "staged_capture", "staged_file", "write_files"]
+__all__ = ["output_targets", "read_rewritable", "staged_capture", "staged_file", "write_files"]
 
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
-_SNIFF_BYTES = 4096
 
 #: What to do when an output's folder takes no new file (or the disk fills while it is written).
 _UNWRITABLE = "write the redacted files to a folder you can write to (-o, --capture-output)"
 
 
-@contextmanager
-def opened_capture(path: Path | None) -> Iterator[tuple[str | None, BinaryIO | None]]:
-    """The capture at ``path`` (None: no capture) and its format, when redact can rewrite it
-    (``wire-jsonl``, ``har`` or ``body-folder``); a capture file is opened once, here, and its first
-    bytes sniffed by :func:`dsh_audit.capture.sniff_capture` (the one sniff :func:`dsh_audit.capture.load_capture`
-    asks too); the open file is handed on, at its
-    start, for redact to read its records from (a body folder: None)."""
+def read_rewritable(path: Path | None) -> CaptureRead | None:
+    """The capture at ``path`` (None: no capture) read once, by :func:`dsh_audit.capture.read_capture`
+    (the loader's one open and sniff): its requests, and its records for redact to rewrite; a
+    UsageError when redact cannot rewrite its format (``wire-jsonl``, ``har`` and ``body-folder`` it can)."""
     if path is None:
-        yield None, None
-        return
-    if not path.exists():
-        load_capture(path)  # raises its one-line "capture not found"
-    with ExitStack() as stack:
-        handle = stack.enter_context(open_regular(path, what="capture")) if path.is_file() else None
-        first = b"" if handle is None else handle.read(_SNIFF_BYTES)
-        name = sniff_capture(path, first)
-        if name is None:
-            load_capture(path)  # raises its one-line "not a capture format dsh-audit knows"
-        if name not in _CAPTURE_FORMATS:
-            raise UsageError(f"redact cannot rewrite a {name} capture yet", path=str(path),
-                             hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
-        if handle is not None:
-            handle.seek(0)
-        yield str(name), handle
+        return None
+    read = read_capture(path)
+    if read.format not in _CAPTURE_FORMATS:
+        raise UsageError(f"redact cannot rewrite a {read.format} capture yet", path=str(path),
+                         hint="pass --capture a wire.jsonl or HAR file (diff still reads this capture as it is)")
+    return read
 
 
 def output_targets(inputs: tuple[Path | None, ...], target: Path, capture_output: str | os.PathLike[str] | None, *,

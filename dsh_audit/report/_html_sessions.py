@@ -82,13 +82,23 @@ def _unexplained(check: Any) -> int:
 
 
 def _verdict(check: Any) -> str:
-    """The session's verdict in words: ``failed: 2 failing finding(s)``, ``passed: 5 explained
+    """The session's verdict in words: what failed, by cause, as the page's headline says it
+    (:func:`_failed_by_cause`), ``failed: 2 unrendered request(s)``, or ``passed: 5 explained
     break(s)``; the findings a baseline accepts (``check --baseline``) counted as check counts
-    them, ``passed: 1 baselined finding(s), ...`` (``failed: 1 failing finding(s), 1 baselined``)."""
+    them, ``passed: 1 baselined finding(s), ...`` (``failed: 1 different request(s), 1 baselined``).
+
+    Example:
+        >>> class F:
+        ...     def __init__(self, rule, fails): self.rule, self.fails, self.baselined = rule, fails, not fails
+        >>> class C:
+        ...     failed, transitions, findings = True, (), (F("DSH815", True), F("DSH815", True), F("DSH811", False))
+        >>> _verdict(C())
+        'failed: 2 unrendered request(s), 1 baselined'
+    """
     baselined = sum(1 for f in check.findings if getattr(f, "baselined", False))
     if check.failed:
-        return (f"failed: {sum(1 for f in check.findings if f.fails)} failing finding(s)"
-                + (f", {baselined} baselined" if baselined else ""))
+        causes = _failed_by_cause(check.findings)[1]
+        return "failed: " + ", ".join([*causes, *([f"{baselined} baselined"] if baselined else [])])
     return "passed: " + (", ".join(_passing(check.transitions, baselined=baselined)) or "no breaks")
 
 
@@ -111,8 +121,8 @@ def _passing(transitions: Iterable[Any], *, baselined: int, failed: Mapping[str,
     return parts
 
 
-#: What a failing finding of a ``check`` rule counts, in the page's headline; a validation rule's
-#: (``DSH1xx``-``DSH7xx``) is a ``validation finding``.
+#: What a failing finding of a ``check`` rule counts, in the page's headline and a session's
+#: verdict; a validation rule's (``DSH1xx``-``DSH7xx``) is a ``validation finding``.
 _FAILED_AS = {"DSH801": "unreadable log(s)", "DSH802": "log(s) that cannot be replayed",
               "DSH810": "log(s) with no capture", "DSH811": "different request(s)",
               "DSH812": "equivalent request(s)", "DSH813": "unmatched request(s)",
@@ -122,12 +132,28 @@ _FAILED_AS = {"DSH801": "unreadable log(s)", "DSH802": "log(s) that cannot be re
               "DSH832": "log(s) whose cache-hit ratio cannot be measured"}
 
 
+def _failed_by_cause(findings: Iterable[Any]) -> tuple[Counter[str], list[str]]:
+    """The failing ones of ``findings``, counted as ``check --json-report`` counts them: by rule,
+    and in words by cause (:data:`_FAILED_AS`), the page's headline and each session's verdict.
+
+    Example:
+        >>> class F:
+        ...     def __init__(self, rule): self.rule, self.fails = rule, True
+        >>> _failed_by_cause([F("DSH815"), F("DSH203"), F("DSH815"), F("DSH101")])
+        (Counter({'DSH815': 2, 'DSH101': 1, 'DSH203': 1}), ['2 validation finding(s)', '2 unrendered request(s)'])
+    """
+    failed = Counter(sorted(f.rule for f in findings if f.fails))
+    words: Counter[str] = Counter()
+    for rule, n in failed.items():
+        words[_FAILED_AS.get(rule, "validation finding(s)")] += n
+    return failed, [f"{n} {what}" for what, n in words.items()]
+
+
 def _headline(result: Any) -> dict[str, str]:
     """The page's verdict in words (``state``: ``passed``, ``failed``, or ``none`` when there was
-    no log to check: a page that checked nothing neither passes nor fails): what failed, by cause,
-    counted as ``check --json-report`` counts its failing findings, then what did not fail
-    (:func:`_passing`), e.g. ``check failed: 6 unrendered request(s) · 10 explained break(s)``,
-    ``check passed: 10 explained break(s)``.
+    no log to check: a page that checked nothing neither passes nor fails): what failed, by cause
+    (:func:`_failed_by_cause`), then what did not fail (:func:`_passing`), e.g. ``check failed: 6
+    unrendered request(s) · 10 explained break(s)``, ``check passed: 10 explained break(s)``.
 
     Example:
         >>> class R: sessions, findings, baselined, passed = (), (), (), True
@@ -136,11 +162,7 @@ def _headline(result: Any) -> dict[str, str]:
     """
     if not result.sessions:
         return {"state": "none", "text": "no log to check"}
-    failed = Counter(sorted(f.rule for f in result.findings if f.fails))
-    words: Counter[str] = Counter()
-    for rule, n in failed.items():
-        words[_FAILED_AS.get(rule, "validation finding(s)")] += n
-    parts = [f"{n} {what}" for what, n in words.items()]
+    failed, parts = _failed_by_cause(result.findings)
     parts += _passing((t for c in result.sessions for t in c.transitions), baselined=len(result.baselined), failed=failed)
     state = "passed" if result.passed else "failed"
     return {"state": state, "text": f"check {state}: " + (" \u00b7 ".join(parts) or "no breaks")}

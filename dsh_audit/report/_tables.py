@@ -14,14 +14,18 @@ from ._console import _start_pager, output_width, stdout_console
 from ._fit_text import _CUT, _UUID, _cell_len, _fitting, _shared_lengths
 from ._listing import Listing, current
 from ._safe_text import stdout_text, terminal_text
-from ._table_draw import _draw_records, _draw_table, _header_pieces, _overhead
+from ._table_draw import _draw_records, _draw_table, _overhead
 
-__all__ = ["print_table", "rows_fit"]
+__all__ = ["About", "print_table", "rows_fit"]
 
 # A path up to this long is never cut in a table; a longer one is cut in its middle (``…``) to fit.
 _WHOLE_WORD = 24
 # A column whose cells are all this short is not wrapped while leaving out a column can avoid it.
 _ROOMY = 24
+
+# What may stand around a path in a cell, as ``(sample_logs/tools/session.jsonl)`` beside an id: the
+# word is still a path (cut in its middle to fit), never an id kept whole.
+_BRACKETS = "()[]<>"
 
 # A word that is not a path (a session id, a model name, a number) is kept whole in a table up to
 # this length; a longer one is cut in its middle (``…``) to fit, never folded.
@@ -34,7 +38,8 @@ _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionar
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 caption: str | None = None, droppable: Sequence[str] = (), short: Mapping[str, str] | None = None,
-                ids: Sequence[str] = (), least: Mapping[str, int] | None = None) -> None:
+                ids: Sequence[str] = (), least: Mapping[str, int] | None = None,
+                about: About | None = None, legend: str | None = None) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
     Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns; a terminal narrower
@@ -43,7 +48,8 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, a text column
     at least as wide as its longest word (a path: up to ``_WHOLE_WORD`` characters; any other
     word, such as a session id or a model name, up to ``_WHOLE_ID``), and a header wraps only at
-    a space or after ``/`` or ``-``; a date and time (``2027-01-15 08:00``) stays on one line. A
+    a space, never inside a word (``turn/step/try`` stays whole: a layout that splits it is no
+    layout); a date and time (``2027-01-15 08:00``) stays on one line. A
     word longer than its column is cut in its middle with ``…``, never folded. The title is one
     line above the table (:func:`title_width`), never wrapped. Columns are left out one by one
     (the caption says which): first a column with no value in any row (every cell ``-``, ``?``,
@@ -65,21 +71,29 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     shortened and its ids cut at their end, no further than to each one's shortest unique prefix
     among the column's (of 16 characters at least, and through a UUID's first group, as
     :func:`short_ids` shows one) and a ``…`` (a prefix `show` and `explain` take), and only as far
-    as the room needs.
+    as the room needs. ``legend``: a caption said when the short form is drawn, what its
+    shortened headers mean (``t/s/a: turn/step/try``).
 
     ``least``: the narrowest width of some columns (``{"title": 20}``), or of their widest cell when
     that is narrower: columns are left out before one of them is narrower, so that free text wraps
     between a few words, never a word a line (when no layout keeps it so: as narrow as it must).
 
     Inside :func:`listing` with ``csv`` or ``markdown``, the table is written in that format
-    instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`).
+    instead, every column kept (:func:`_write_csv`, :func:`_write_markdown`). A table ``about``
+    one session log is written to CSV with its ``log`` path and its ``session`` id in columns of
+    their own, after the ``table`` column (which then holds :attr:`About.table`, never the path
+    nor the id), as `check` writes them.
     """
     given = [list(row) for row in rows]
     cells = [[table_cell(cell) for cell in row] for row in given]
     headers = [terminal_text(column) for column in columns]
     state = current()
     if state is not None and state.format == "csv":
-        _write_csv(state, terminal_text(title), headers, given)
+        if about is not None:
+            _write_csv(state, about.table, ["log", "session", *headers],
+                       [[about.log, about.session, *row] for row in given])
+        else:
+            _write_csv(state, terminal_text(title), headers, given)
         return
     _start_pager()
     if state is not None and state.format == "markdown":
@@ -101,12 +115,22 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         _draw_table(console, title, [shown[at] for at in chosen.kept],
                     [[_id_cut(row[at], width) if at in cut else row[at]
                       for at, width in zip(chosen.kept, chosen.widths) if at < len(row)] for row in cells],
-                    chosen.numeric, chosen.widths, [text for text in (caption, note) if text is not None],
+                    chosen.numeric, chosen.widths,
+                    [text for text in (caption, legend if chosen.short else None, note) if text is not None],
                     compact=chosen.compact)
         if state is not None:
             _RUN_STYLES.setdefault(state, chosen.compact)
         return
     _draw_records(console, title, headers, cells, caption)
+
+
+class About(NamedTuple):
+    """The session log a table lists (:func:`print_table`'s ``about``): in CSV, its ``log`` and
+    ``session`` columns; ``table`` names the table in the ``table`` column instead (``requests``)."""
+
+    log: str  # the log's path ("" when the table is about no log, as diff's captures no request explains)
+    session: str  # its session id ("" likewise)
+    table: str  # the table's name in CSV, which tells it from a run's other tables
 
 
 class _Layout(NamedTuple):
@@ -157,7 +181,7 @@ def _prefix_floor(texts: Sequence[str], header: str) -> int:
     whole id when that is no narrower; and its header's longest piece."""
     mark = _cell_len(stdout_text(_CUT))
     unique = sorted(set(texts))
-    need = max([1, *(_cell_len(piece) for _, piece in _header_pieces(header))])
+    need = max([1, *_header_words(header)])
     for text, shared in zip(unique, _shared_lengths(unique)):
         found = _UUID.search(text)
         least = max(shared + 1, _SHORTEST_ID, found.start() + 8 if found else 0)
@@ -314,7 +338,7 @@ def _measure_columns(count: int, cells: Sequence[Sequence[str]]) -> list[_Column
             roomy=max((size for size in sizes if size <= _ROOMY), default=0),
             longest_word=max(word_sizes, default=1),
             longest_id=max((size for word, size in zip(words, word_sizes)
-                            if size <= _WHOLE_ID and not _PATH_WORD.search(word)), default=0)))
+                            if size <= _WHOLE_ID and not _PATH_WORD.search(word.strip(_BRACKETS))), default=0)))
     return columns
 
 
@@ -327,8 +351,14 @@ def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = F
     for header, column in zip(headers, columns):
         longest_id = 0 if cut else column.longest_id
         floor = column.longest_word if column.numeric else max(min(column.longest_word, _WHOLE_WORD), longest_id)
-        floors.append(max([1, floor, column.least, *(_cell_len(piece) for _, piece in _header_pieces(header))]))
+        floors.append(max([1, floor, column.least, *_header_words(header)]))
     return floors
+
+
+def _header_words(header: str) -> list[int]:
+    """The width of each word of a column's header: a header wraps between its words, never inside
+    one (``turn/step/try`` stays whole; a column is left out, or others wrap, before it splits)."""
+    return [_cell_len(word) for word in header.split()]
 
 
 def _natural(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int]) -> list[int]:

@@ -35,19 +35,18 @@ from ._group import (
                      validating_headers,
 )
 from ._related import Headers, find_parent, nearby_logs, walk_family, with_ancestors
+from ._route_evidence import RouteEvidence
+from ._route_notes import RouteNote, window_conflicts
 from ._routes import (
                      ADAPTER_APIS,
                      ADAPTER_ENV,
                      Route,
-                     RouteEvidence,
-                     RouteNote,
                      forced_adapter,
                      logged_cache_read,
                      request_model,
                      request_provider,
                      request_route,
                      route_for,
-                     window_conflicts,
 )
 from ._lines import EventLines
 from ._session import (

@@ -36,7 +36,9 @@ from ..wire import (DeepSeekRenderer, PiRoutes, PromptPieces, home_profiles, hom
 from ._attachments import ImageOverlay, attachment_store, attachment_warnings, dsh_homes_of
 from ._evidence import EvidenceCollector, LogEvidence
 from ._lines import EventLines
-from ._routes import Route, RouteEvidence, request_provider, request_route, window_conflicts
+from ._route_evidence import RouteEvidence
+from ._route_notes import window_conflicts
+from ._routes import Route, request_provider, request_route
 
 __all__ = ["HOME_PATCH", "PROFILE_ENV", "Activity", "Bodies", "Session", "home_routes_file", "home_routes_key",
            "open_foreign", "open_session", "route_renderer", "routes_from", "routes_hint"]

@@ -1,0 +1,72 @@
+"""The organization's OpenAI Zero Data Retention status as the nearest ``pyproject.toml`` states it
+(:func:`pyproject_zero_data_retention`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from typing import Any
+
+from .._pyproject import ConfigFileError, check_tool_tables, find_pyproject, read_toml
+from ..errors import UsageError
+
+__all__ = ["pyproject_zero_data_retention"]
+
+#: The table and key of ``pyproject.toml`` that state the organization's OpenAI Zero Data Retention.
+ZDR_TABLE, ZDR_KEY = "[tool.dsh-audit.cache]", "openai-zero-data-retention"
+
+
+def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = None) -> bool | None:
+    """The organization's OpenAI Zero Data Retention status as the nearest ``pyproject.toml``
+    (searched from ``search_from``, default the current folder; the search stops at the first one
+    found) states it: ``openai-zero-data-retention = true|false`` in ``[tool.dsh-audit.cache]``;
+    None when there is no such file, table or key.
+
+    Raises:
+        UsageError: the file cannot be read or is not TOML, the key is not a boolean, or
+            ``[tool.dsh-audit]`` holds a table or key no command reads (a misspelt
+            ``openai-zero-data-retenton``: :func:`~dsh_audit._pyproject.check_tool_tables`, worded
+            as ``check``'s policy words it); the message names the file and the key.
+
+    Example:
+        >>> pyproject_zero_data_retention(search_from="/") in (None, True, False)
+        True
+    """
+    candidate = find_pyproject(search_from)
+    if candidate is None:
+        return None
+    try:
+        version = candidate.stat()
+    except OSError:  # gone since the search: the reader says why
+        return _stated_zdr(str(candidate), 0, -1)
+    return _stated_zdr(str(candidate), version.st_mtime_ns, version.st_size)
+
+
+@lru_cache(maxsize=8)
+def _stated_zdr(path: str, _mtime_ns: int, _size: int) -> bool | None:
+    """:func:`pyproject_zero_data_retention` of one file version (read once per version)."""
+    hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
+    try:
+        document = read_toml(path)
+    except ConfigFileError as exc:  # only a file that cannot be opened gets the hint about the key
+        raise UsageError(exc.message, path=path, hint=(exc.hint or hint) if exc.reason == "open" else None) from None
+    tool = document.get("tool")
+    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return None
+    check_tool_tables(table, source=path)  # a misspelt table or key would be ignored in silence
+    cache = table.get("cache")
+    if cache is None:
+        return None
+    value = cache.get(ZDR_KEY)
+    if value is None or isinstance(value, bool):
+        return value
+    raise UsageError(f"{ZDR_TABLE} {ZDR_KEY} must be true or false, not {_shown(value)}", path=path, hint=hint)
+
+
+def _shown(value: Any) -> str:
+    """A TOML value, briefly and on one line (its text is the user's own file, never a log's)."""
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
