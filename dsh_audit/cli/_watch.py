@@ -294,7 +294,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     8601 UTC (as `sessions --json` gives times), "lost_tokens" and "lost_cost_usd" (the object an
     --on-break command reads on its stdin). A fork or subagent child is compared with its parent log,
     as `breaks` does. A log that is truncated or replaced is read again from its start: the requests
-    it holds again are printed again, and the summary counts each request of a session once. A
+    it holds again are printed again (not when it became a copy of a log already followed: a note says
+    which file is read), and the summary counts each request of a session once. A
     request printed where a log's bytes stopped (a torn tail: its usage may not be logged yet) is
     "provisional" in JSON; once the log holds what follows it, it is printed again if that changes
     it, as an "update" (a line ending "(update)"), and counted once. Sessions that do not change are
@@ -367,7 +368,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                         echo(line, err=True)
                 elif item.level == "replaced":
                     echo_warning(f"{item.path}: {item.message}; reading it again from its start (what it holds "
-                                 "again is printed again; the summary counts each request once)")
+                                 "again is printed again, unless it is a copy of a log already followed; the "
+                                 "summary counts each request once)")
                 elif item.level == "watching":
                     for line in fit_lines(f"watching {item.path}: {item.message}"):
                         echo(line, err=True)
