@@ -164,20 +164,22 @@ def test_diff_jobs_prints_what_a_serial_run_prints(tmp_path: Path, monkeypatch: 
 # -- 3. another agent's log: --since reads its two ends, the run imports it once ------------------
 
 def test_a_foreign_logs_span_is_read_from_its_ends() -> None:
-    from dsh_audit.cli._logs import _foreign_span, _log_span
+    from dsh_audit.cli._logs import _log_span
+    from dsh_audit.importers import record_span
 
-    assert _foreign_span(CLAUDE) == _log_span(CLAUDE) == (1767607200.0, 1767607564.0)  # 10:00:00 to 10:06:04
-    assert _foreign_span(CODEX) == _log_span(CODEX) == (1767607200.0, 1767607382.2)  # 10:00:00 to 10:03:02.2
+    assert record_span(CLAUDE) == _log_span(CLAUDE) == (1767607200.0, 1767607564.0)  # 10:00:00 to 10:06:04
+    assert record_span(CODEX) == _log_span(CODEX) == (1767607200.0, 1767607382.2)  # 10:00:00 to 10:03:02.2
 
 
 def test_a_foreign_log_with_no_time_at_its_ends_is_imported_for_its_times(tmp_path: Path) -> None:
-    from dsh_audit.cli._logs import _foreign_span, _log_span
+    from dsh_audit.cli._logs import _log_span
+    from dsh_audit.importers import record_span
 
     lines = CODEX.read_text(encoding="utf-8").splitlines()
     untimed = [json.dumps({k: v for k, v in json.loads(line).items() if k != "timestamp"}) for line in lines]
     log = tmp_path / CODEX.name
     log.write_text("\n".join(untimed) + "\n", encoding="utf-8")
-    assert (_foreign_span(log), _log_span(log)) == (None, None)  # the import finds none either
+    assert (record_span(log), _log_span(log)) == (None, None)  # the import finds none either
 
 
 @pytest.mark.parametrize("command", ["sessions", "requests", "usage"])

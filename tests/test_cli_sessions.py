@@ -17,6 +17,7 @@ from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder
 
 from _golden import CORPUS
+from test_tour80 import SAMPLE_SESSIONS
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 HOME = {"DSH_HOME": str(SAMPLES)}  # sample_logs/sessions is a DSH sessions root
@@ -102,19 +103,7 @@ def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
     cacheReadTokens (as DSH's DeepSeek adapter does): priced; the retry sample's two failed
     attempts log no usage, so its cost is a lower bound."""
     code, out = invoke("sessions", columns=80)
-    assert code == 0 and [line.rstrip() for line in out.splitlines()] == [
-        "8 session(s), newest first",
-        "when (UTC)        title        reqs       cost  id",
-        "─" * 74,
-        "2027-01-15 08:00  -               4    $0.0003  session-sample-tools",
-        "2027-01-15 08:00  -               5    $0.0011  session-sample-change",
-        "2027-01-15 08:00  -               4    $0.0002  session-sample-fork-parent",
-        "2027-01-15 08:00  └ fork          1  $0.000022  fork-child:review",
-        "2027-01-15 08:00  -               4    $0.0003  session-sample-compaction",
-        "2027-01-15 08:00  -               3    $0.0004  session-sample-resume",
-        "2027-01-15 08:00  Who are you     3   ≥$0.0001  session-sample-chat",
-        "2027-01-15 08:00  -               4   ≥$0.0004  session-sample-retry",
-        "narrow terminal: project, hit, breaks not shown (widen it, or use --json)"]
+    assert code == 0 and [line.rstrip() for line in out.splitlines()] == SAMPLE_SESSIONS  # as test_tour80 pins it
 
 
 def test_sessions_wide_shows_every_column():

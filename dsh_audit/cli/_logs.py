@@ -10,7 +10,6 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -213,9 +212,11 @@ def _gating() -> bool:
 def _log_span(log: Path) -> tuple[float, float] | None:
     """The first and last of a log's own timestamps (:func:`dsh_audit.log.time_span`; for another
     agent's log, Claude Code or Codex, the ``timestamp`` of its first and last records,
-    :func:`_foreign_span`, else its imported session's :meth:`~dsh_audit.session.Session.span`);
+    :func:`dsh_audit.importers.record_span`, else its imported session's
+    :meth:`~dsh_audit.session.Session.span`);
     None when its times cannot be read. Another agent's log is imported once, by the run: selecting
     it reads its two ends."""
+    from ..importers import record_span
     from ..log import detect_format, time_span
     from ..session import open_foreign
 
@@ -225,7 +226,7 @@ def _log_span(log: Path) -> tuple[float, float] | None:
     try:
         if detect_format(log) not in _FOREIGN:
             return None
-        span = _foreign_span(log)
+        span = record_span(log)
         imported = None if span is not None else open_foreign(str(log))
     except (DshAuditError, OSError, ValueError):
         return None  # the run reads it again and says why
@@ -238,50 +239,6 @@ def _log_span(log: Path) -> tuple[float, float] | None:
 #: The formats of another agent's log (:func:`dsh_audit.log.detect_format`): plain JSON lines, each
 #: record with its ``timestamp`` (ISO 8601), appended as they happen.
 _FOREIGN = ("claude-code", "codex")
-#: Lines read from either end of another agent's log for a record with a time, before it is imported.
-_ENDS = 64
-_BLOCK = 64 << 10  # the first backward read of its end; each further one twice as large, up to _ENDS lines
-
-
-def _foreign_span(log: Path) -> tuple[float, float] | None:
-    """The ``timestamp`` of the first and of the last record that has one, of a Claude Code
-    transcript or a Codex rollout, read from its first and last lines (:data:`_ENDS` at most at
-    either end; a torn last line is skipped); None when neither end has one (the log is then
-    imported for its times)."""
-    from ..log import open_regular
-
-    with open_regular(str(log)) as handle:
-        first = next((t for _, raw in zip(range(_ENDS), handle) if (t := _record_time(raw)) is not None), None)
-        if first is None:
-            return None
-        end = handle.seek(0, os.SEEK_END)
-        block = _BLOCK
-        while True:
-            start = max(0, end - block)
-            handle.seek(start)
-            lines = handle.read(end - start).split(b"\n")[1 if start else 0:]  # the first may be cut
-            last = next((t for raw in reversed(lines[-_ENDS:]) if (t := _record_time(raw)) is not None), None)
-            if last is not None or start == 0 or len(lines) > _ENDS:
-                return None if last is None else (min(first, last), max(first, last))
-            block *= 2
-
-
-def _record_time(raw: bytes) -> float | None:
-    """The ``timestamp`` of one record line in seconds since the epoch, as the importers read it
-    (ISO 8601; no offset: local time); None when the line is not a record with one."""
-    from ..log import parse_json
-
-    try:
-        record = parse_json(raw)
-    except ValueError:
-        return None
-    when = record.get("timestamp") if isinstance(record, dict) else None
-    if not isinstance(when, str) or not when:
-        return None
-    try:
-        return datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def newest_first(logs: Iterable[Path], given: Sequence[str] = ()) -> list[Path]:

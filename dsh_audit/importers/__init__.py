@@ -17,6 +17,7 @@ from ._claude_code import import_claude_code
 from ._codex import import_codex
 from ._detect import FORMATS, detect, load_foreign
 from ._model import ImportedSession
+from ._span import record_span
 
 __all__ = [
     "FORMATS",
@@ -25,4 +26,5 @@ __all__ = [
     "import_claude_code",
     "import_codex",
     "load_foreign",
+    "record_span",
 ]
