@@ -71,8 +71,10 @@ def conventions(commands: dict[str, click.Command]) -> str:
     def having(test: Callable[[click.Parameter], bool]) -> list[str]:
         return [name for name, command in commands.items() if any(test(p) for p in command.params)]
 
-    def option(flag: str) -> Callable[[click.Parameter], bool]:
-        return lambda p: isinstance(p, click.Option) and flag in (*p.opts, *p.secondary_opts)
+    def option(flag: str, *, shown: bool | None = None) -> Callable[[click.Parameter], bool]:
+        """A test for the option ``flag``; ``shown``: only where its help lists it (True) or hides it (False)."""
+        return lambda p: (isinstance(p, click.Option) and flag in (*p.opts, *p.secondary_opts)
+                          and (shown is None or p.hidden is not shown))
 
     def argument(name: str, *, many: bool = False, required: bool = False) -> Callable[[click.Parameter], bool]:
         return lambda p: (isinstance(p, click.Argument) and p.name == name and (p.nargs == -1) == many
@@ -121,8 +123,10 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "a date or an id: a narrow terminal leaves out a column with no value, then each command's lesser columns "
         "(the caption names them), and a run's tables share one style (boxed, or borderless when narrow).",
         "- **Pager.** On a terminal, a table or Markdown goes through `$DSH_AUDIT_PAGER`, else `$PAGER`, else "
-        "`less` (" + _names(having(option("--pager"))) + "; `--no-pager` prints directly). Output to a pipe or a "
-        "file is never paged.",
+        "`less` (" + _names(having(option("--pager", shown=True))) + "; `--no-pager` prints directly). Output to a "
+        "pipe or a file is never paged. " + _names(having(option("--pager", shown=False))) + " print no listing "
+        "and never page: they accept `--pager/--no-pager` (a script may pass `--no-pager` to every command), "
+        "and their help leaves it out.",
         "- **Report files.** " + ", ".join(files) + " write to stdout when FILE is `-`, and then nothing else "
         "goes to stdout; two outputs cannot both be `-`, nor name the same file (`--markdown` may name "
         "`$GITHUB_STEP_SUMMARY`: it is written once). An output never overwrites an input log.",

@@ -422,7 +422,7 @@ def test_captured_extends_and_header_diff():
         {"field": "stop", "before": None, "after": ["x"], "prompt_affecting": False},
         {"field": "adapterDefaults.maxTokens", "before": False, "after": True, "prompt_affecting": False},
         {"field": "tools", "before": ["a", "b", "c"], "after": ["b", "a", "d"], "prompt_affecting": True,
-         "detail": {"added": ["d"], "removed": ["c"], "reordered": True, "schema_changed": ["a"]}}]
+         "changes": {"added": ["d"], "removed": ["c"], "reordered": True, "schema_changed": ["a"]}}]
 
 
 def test_exports_are_exact_and_sorted():

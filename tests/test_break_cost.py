@@ -51,11 +51,11 @@ def test_each_break_costs_what_cache_judged(tmp_path: Path, monkeypatch: pytest.
         return invoke(monkeypatch, capsys, *args)
 
     rows = _breaks(run)
-    assert [(r["request"], r["cause"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced"]) for r in rows] == [
+    assert [(r["request"], r["cause"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced_reason"]) for r in rows] == [
         (2, "header_change", 1920, 0.00056448, None), (4, "header_change", 0, 0, None)]
-    assert list(rows[0])[-3:] == ["lost_tokens", "lost_cost_usd", "unpriced"]  # after the transition's keys
+    assert list(rows[0])[-3:] == ["lost_tokens", "lost_cost_usd", "unpriced_reason"]  # after the transition's keys
     timeline = _cache(run)
-    assert sum(timeline[2]["lost"].values()) == rows[0]["lost_tokens"]  # type: ignore[union-attr]
+    assert sum(timeline[2]["lost_tokens_by_cause"].values()) == rows[0]["lost_tokens"]  # type: ignore[union-attr]
     assert timeline[2]["lost_cost"] == rows[0]["lost_cost_usd"]
 
     code, out, err = run("breaks", "--cost")
@@ -88,7 +88,7 @@ def test_each_break_costs_what_cache_judged(tmp_path: Path, monkeypatch: pytest.
     code, out, err = run("explain", str(log), "2", "--json")
     assert (code, err) == (0, [])
     answer = json.loads(out)
-    assert (answer["lost_tokens"], answer["lost_cost_usd"], answer["unpriced"]) == (1920, 0.00056448, None)
+    assert (answer["lost_tokens"], answer["lost_cost_usd"], answer["unpriced_reason"]) == (1920, 0.00056448, None)
 
 
 def test_breaks_and_explain_price_with_the_given_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -139,8 +139,8 @@ def test_an_unpriced_break_costs_unknown_with_its_reason(tmp_path: Path, monkeyp
 
     (row,) = _breaks(run, str(log))
     assert (row["lost_tokens"], row["lost_cost_usd"]) == (1920, None)
-    assert (_cache(run, str(log))[1]["lost"], _cache(run, str(log))[1]["lost_cost"]) == ({"header_change": 1920}, None)
-    assert isinstance(row["unpriced"], str) and row["unpriced"] == "no price for model 'local-coder'"
+    assert (_cache(run, str(log))[1]["lost_tokens_by_cause"], _cache(run, str(log))[1]["lost_cost"]) == ({"header_change": 1920}, None)
+    assert isinstance(row["unpriced_reason"], str) and row["unpriced_reason"] == "no price for model 'local-coder'"
     code, out, err = run("breaks", "--cost", str(log))
     assert (code, err) == (0, [])
     assert _lines(out)[1:] == [
@@ -181,7 +181,7 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount(
 
     (row,) = _breaks(run, str(log))
     assert (row["request"], row["lost_tokens"], row["lost_cost_usd"]) == (2, None, None)
-    assert row["unpriced"] == "cache reads not logged: what it lost of the cache is unknown"
+    assert row["unpriced_reason"] == "cache reads not logged: what it lost of the cache is unknown"
     assert _cache(run, str(log))[2]["actual"] is None
     code, out, err = run("breaks", str(log), "--all", "--cost")
     assert (code, err) == (0, [])
@@ -212,14 +212,14 @@ def test_requests_ends_with_a_total_row(tmp_path: Path, monkeypatch: pytest.Monk
     assert (code, err) == (0, [])
     assert _lines(out)[0].endswith("/s-mixed/session.jsonl  session s-mixed")
     assert _lines(out)[1:] == [
-        "#  turn/step/try  kind   header     msgs  input  cache read  output  finish",
-        "─" * 75,
-        "0  1/1/1          loop   5 initial     1   2000           0      10  stop",
-        "1  2/1/1          loop   5 initial     3    100        1920      10  stop",
-        "2  3/1/1          loop   33 change     5   2100           0      10  stop",
-        "3  -              title  -             1      ?           ?       ?",
-        "4  4/1/1          loop   49 change     7    100        2048      10  stop",
-        "   total                                   4300        3968      40",
+        "#  turn/step/attempt  kind   header     msgs  input  cache read  output  finish",
+        "─" * 79,
+        "0  1/1/1              loop   5 initial     1   2000           0      10  stop",
+        "1  2/1/1              loop   5 initial     3    100        1920      10  stop",
+        "2  3/1/1              loop   33 change     5   2100           0      10  stop",
+        "3  -                  title  -             1      ?           ?       ?",
+        "4  4/1/1              loop   49 change     7    100        2048      10  stop",
+        "   total                                       4300        3968      40",
         "total: each count summed over the requests that logged it (?: not logged)"]
     code, out, err = invoke(monkeypatch, capsys, "requests", "--json")
     assert (code, err, len(out.splitlines())) == (0, [], 5)

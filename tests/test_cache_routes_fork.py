@@ -233,7 +233,7 @@ def test_a_fork_child_reads_its_parents_cache(
     _, child = _fork_pair(tmp_path, read)
     reports = {r["session_id"]: r for r in _reports(monkeypatch, capsys, str(tmp_path))}
     assert _timeline(reports["session-child-0001"]) == [row]
-    assert reports["session-child-0001"]["timeline"][0]["lost"] == lost
+    assert reports["session-child-0001"]["timeline"][0]["lost_tokens_by_cause"] == lost
     assert reports["session-child-0001"]["notes"] == [
         "request 0 continues request 1 of parent session session-parent-0001 (fork): its expected cache read "
         "is measured against that request (its source_index)"]
@@ -282,7 +282,7 @@ def test_the_corpus_fork_child_is_judged_against_its_parent(
         (tmp_path / log.name).write_text(text, encoding="utf-8")
     reports = {r["session_id"]: r for r in _reports(monkeypatch, capsys, str(tmp_path))}
     assert _timeline(reports[CHILD_ID]) == [row]
-    assert reports[CHILD_ID]["timeline"][0]["lost"] == lost
+    assert reports[CHILD_ID]["timeline"][0]["lost_tokens_by_cause"] == lost
     assert reports[CHILD_ID]["notes"] == [
         f"request 0 continues request 2 of parent session {PARENT_ID} (fork): its expected cache read is "
         "measured against that request (its source_index)"]

@@ -24,7 +24,7 @@ from dsh_audit.cli._common import run_guarded
 from dsh_audit.diff import diff_bodies
 from dsh_audit.errors import CaptureError, RenderError
 from dsh_audit.jsjson import stringify
-from dsh_audit.log._records import parse_json
+from dsh_audit.log._json_line import parse_json
 
 from _golden import CORPUS
 
@@ -403,7 +403,7 @@ def test_exported_names():
         "CaptureRead", "CapturedRequest", "LOADERS", "Pairing", "RequestDiff", "TITLE_PREFIX", "align", "capture_for",
         "captured_bodies", "classify", "compare_capture", "find_capture", "gate_ok", "last_user_text", "load_capture",
         "read_capture", "session_captures", "sniff_capture", "unreadable_capture"]
-    assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
+    assert diff_module.__all__ == ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path", "requests_said"]
     assert list(capture_pkg.LOADERS) == ["har", "wire-jsonl", "body-folder"]
 
 

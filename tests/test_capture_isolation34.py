@@ -205,7 +205,7 @@ def test_index(bad: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     error = _error(bad, str(tmp_path / WIRE))
     assert (code, err) == (2, [f"error: {error}"])
     summary = json.loads(out)
-    assert (summary["indexed"], summary["refused"], summary["failed"]) == (
+    assert (summary["indexed"], summary["refused"], summary["failure_details"]) == (
         3, 1, [{"path": str(tmp_path / "root/proj/s2/session.jsonl"), "error": error}])
     with sqlite3.connect("i.sqlite") as db:
         stored = db.execute("SELECT path, error, request_count FROM sessions ORDER BY path").fetchall()
@@ -222,7 +222,7 @@ def test_check(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     code, out, err = invoke(monkeypatch, capsys, "check", "root", "--json")
     assert (code, err) == (1, [])
     report = json.loads(out)
-    assert [(s["path"], s["error"], len(s["breaks"]), s["capture_verdicts"]) for s in report["sessions"]] == [
+    assert [(s["path"], s["error"], len(s["break_details"]), s["capture_verdicts"]) for s in report["sessions"]] == [
         ("root/proj/s1/session.jsonl.zstd", None, 4, {}), ("root/proj/s2/session.jsonl", _error(bad), 0, {}),
         ("root/proj/s3/session.jsonl", None, 0, {"identical": 4})]
     message, hint = _error(bad).removeprefix(f"{WIRE}: ").removesuffix(")").split(" (hint: ")

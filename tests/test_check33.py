@@ -310,9 +310,11 @@ def test_check_table_and_csv_show_the_cost_and_name_the_ratio_as_sessions_does(
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 80
     assert [re.sub(r"\s+", " ", line) for line in lines if "s-t" in line or "s-one" in line] == [
-        "│ ok │ s-one │ 2 │ none │ 0 │ 31.0% │ $0.0006 │ 1 │",
-        "│ ok │ s-two │ 3 │ none │ 0 │ 30.2% │ $0.0009 │ 1 │",
-        "│ ok │ s-three │ 1 │ none │ 0 │ 0.0% │ $? │ 1 │"]
+        "ok s-one 2 none 0 31.0% $0.0006 1",
+        "ok s-two 3 none 0 30.2% $0.0009 1",
+        "ok s-three 1 none 0 0.0% $? 1"]
+    # every header whole on one line ("hit ratio" not wrapped): the compact table holds them
+    assert lines[1] == "status  session  requests  capture  breaks  hit ratio     cost  findings"
 
 
 def test_a_narrow_check_table_leaves_out_the_ratio_then_the_cost(
@@ -381,9 +383,9 @@ def test_the_json_report_lists_the_price_caveats_the_run_met(
         "are priced by the weekday rule alone, a public holiday at the peak rate; give the holidays of 2028 with "
         '--prices FILE (the "holidays" of the deepseek window)'])
     assert err == ["note: " + report["caveats"][0]]  # the note the run printed
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     _validate(report)
-    del report["caveats"]  # optional: a report written before it existed is still a version 1 report
+    del report["caveats"]  # optional: a report written before it existed is still a report of its version
     _validate(report)
     _log(tmp_path / "b" / "session.jsonl", "s-2027", [0])
     assert json.loads(invoke(monkeypatch, capsys, "check", "b", "--json")[1])["caveats"] == []

@@ -304,11 +304,11 @@ def test_stats_top_sessions_show_cost(tmp_path: Path) -> None:
              map(json.loads, _run("cache", "--json", str(SAMPLES / "sessions"), str(CHAT))[1].splitlines())}
     assert len(stats["top_sessions"]) == len(cache) > 2
     for row in stats["top_sessions"]:
-        assert row["cost_usd"] == (cache[row["path"]]["cost_usd"] or {}).get("total"), row["path"]
+        assert row["cost_usd"] == cache[row["path"]]["cost_usd"], row["path"]  # the buckets and their total
         assert row["break_cost_usd"] == cache[row["path"]]["break_cost_usd"], row["path"]
     table = _run("stats", "--db", db, env={"COLUMNS": "250"})[1]
     # the samples log no cacheReadTokens on deepseek-official: unpriced, "$?" (docs/cache-accounting.md)
-    priced = [row["cost_usd"] for row in stats["top_sessions"] if row["cost_usd"] is not None]
+    priced = [row["cost_usd"]["total"] for row in stats["top_sessions"] if row["cost_usd"] is not None]
     assert "breaks $" in table and (f"${priced[0]:.4f}" in table if priced else "$?" in table)
 
 

@@ -158,15 +158,18 @@ def test_cache_help_explains_every_timeline_column_and_the_estimate_marker() -> 
     code, out = _piped("cache", "--help")
     text = " ".join(out.split())
     assert code == 0
-    assert ('Timeline columns: "#" the request\'s index; "kind" loop, title, compaction or search; "turn/step/try" '
-            'where it was sent ("N/-": a compaction of turn N, "-": no turn); "prompt" the logged prompt tokens '
+    assert ('Timeline columns: "#" the request\'s index; "kind" loop, title, compaction or search; "turn/step/attempt" '
+            'where it was sent ("N/-": a compaction of turn N, "-": no turn; "t/s/a" on a narrow terminal); '
+            '"prompt" the logged prompt tokens '
             '(input + cache read + cache write), or "~N" when the log has no prompt size for it: N is then '
-            "dsh-audit's own estimate (--tokenizer), never counted in a sum; \"reusable\" the cache reads the "
+            "dsh-audit's own estimate (--tokenizer), never counted in a sum (--format csv: an empty \"prompt\" and N "
+            "in a \"prompt (estimated)\" column); \"reusable\" the cache reads the "
             "conversation's previous request left in the cache (what \"lost\" is measured from); \"expected\" the "
             "cache reads the provider's rules predict (a prefix still in its TTL, written, in whole cache units); "
             '"actual" the logged cache reads ("?": not logged, never 0); "classification" the verdict, with its '
             'cause in brackets; "lost" the reusable tokens that were not read (empty: none; "?" on a break whose '
-            'cache reads were not logged: unknown).') in text
+            'cache reads were not logged: unknown). In --format csv every count is a plain number (a "lost" of '
+            'none: 0) and an unknown one empty.') in text
     assert ('"cost lost" is what all of them cost over cache reads ("all causes: breaks and other '
             'shortfalls"); "breaks cost" is the part of it lost to breaks alone ("the part of the cost lost that '
             'breaks caused"), so never more') in text

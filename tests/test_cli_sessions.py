@@ -91,7 +91,9 @@ def test_sessions_json_one_object_per_session_newest_first():
     # usage (DSH has no field for it): one request unpriced, the cost a lower bound
     assert chat == {**chat, "title": "Who are you", "project": "/home/dev/projects/demo", "requests": 3,
                     "first_activity": "2027-01-15T08:00:00Z", "format": "dsh", "format_version": 0,
-                    "breaks": 0, "cost_usd": 0.000146868, "unpriced_requests": 1, "cost_complete": False}
+                    "breaks": 0, "unpriced_requests": 1, "cost_complete": False,
+                    "cost_usd": {"cache_miss": 0.0001041, "cache_read": 0.000000768, "cache_write": 0,
+                                 "output": 0.000042, "total": 0.000146868}}
     change = next(r for r in rows if r["session_id"] == "session-sample-change")
     assert change["breaks"] == 4
 
@@ -163,22 +165,22 @@ def test_cache_timeline_never_splits_a_number(columns):
         assert next(line for line in table if line.startswith("4  loop")).split()[3:7] == ["237", "128", "0", "0"]
     else:  # every column has a value (the replies log their cache reads): one card per row
         rows = [line.rstrip() for line in table]
-        card = rows[rows.index("#               4"):]
+        card = rows[rows.index("#                  4"):]
         assert card[3:7] == [
-            "prompt          237", "reusable        128", "expected        0", "actual          0"]
+            "prompt             237", "reusable           128", "expected           0", "actual             0"]
 
 
 def test_requests_at_80_columns_keeps_token_counts_whole():
     code, out = invoke("requests", str(SAMPLES / "chat"), columns=80)
     lines = out.splitlines()
     assert code == 0 and max(len(line) for line in lines) <= 80
-    assert "2  2/1/1          loop   6 initial     4    128         128      10  stop" in [
+    assert "2  2/1/1              loop   6 initial     4    128         128      10  stop" in [
         line.rstrip() for line in lines]
 
 
 def test_piped_output_is_200_wide_without_columns():
     code, out = invoke("requests", str(SAMPLES / "chat"))
-    assert code == 0 and any("│ 1 │ 1/1/1         │ loop  │ 6 initial │" in line for line in out.splitlines())
+    assert code == 0 and any("│ 1 │ 1/1/1             │ loop  │ 6 initial │" in line for line in out.splitlines())
 
 
 def test_a_session_in_two_files_is_listed_from_each_with_a_note(monkeypatch, capsys):

@@ -66,14 +66,14 @@ def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monke
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
         "timeline"]
-    assert lines[16:21] == [  # "turn/step/try" never split over lines: its short form, said below
+    assert lines[16:21] == [  # "turn/step/attempt" never split over lines: its short form, said below
         "#  kind   t/s/a  prompt  reusable  expected  actual  classification         lost",
         "─" * 80,
         "0  title  -        ~140         0         0       ?  usage_unknown",
         "1  loop   1/1/1    7963         0         0       0  as_expected",
         "2  loop   2/1/1    7993      7936         0       0  break_explained        7936"]
     assert lines[-3:] == ["7  loop   6/1/1    7796      7680       512    4800  break_explained        2880",
-                          " " * 53 + "(header_change)", "t/s/a: turn/step/try (attempt)"]
+                          " " * 53 + "(header_change)", "t/s/a: turn/step/attempt"]
 
 
 @needs_corpus
@@ -83,11 +83,11 @@ def test_cache_at_60_columns_is_one_block_per_request(monkeypatch: pytest.Monkey
     assert code == 0
     assert lines[:2] == ["corpus/live/c-change/home/ses…a4c3c2f1824/session.jsonl.zstd",
                          "session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
-    start = lines.index("#               2")
+    start = lines.index("#                  2")
     assert lines[start - 1:start + 10] == [
-        "", "#               2", "kind            loop", "turn/step/try   2/1/1", "prompt          7993",
-        "reusable        7936", "expected        0", "actual          0",
-        "classification  break_explained (header_change)", "lost            7936", ""]
+        "", "#                  2", "kind               loop", "turn/step/attempt  2/1/1", "prompt             7993",
+        "reusable           7936", "expected           0", "actual             0",
+        "classification     break_explained (header_change)", "lost               7936", ""]
 
 
 @needs_corpus
@@ -114,20 +114,22 @@ def test_breaks_at_80_columns_leaves_out_first_divergence_and_relation_to_keep_a
 
 @needs_corpus
 def test_requests_at_80_columns_is_compact_with_a_row_a_line():
-    """The boxed table would wrap "10 initial" under every row; the compact one holds each row on one line."""
+    """The boxed table would wrap "10 initial" under every row; the compact one holds each row on one
+    line, "turn/step/attempt" in its short form before a header ("cache read") wraps."""
     code, lines = invoke("requests", str(LOG), columns=80)
     assert code == 0
     assert lines[2:6] == [
-        "#  turn/step/try  kind   header      msgs  input  cache read  output  finish",
-        "─" * 80,
-        "0  -              title  -              1      ?           ?       ?",
-        "1  1/1/1          loop   10 initial     2   7963           0       3  stop"]
-    assert "4  4/1/1          loop   76 change      9   1910        6784      13  tool-calls" in lines
+        "#  t/s/a  kind   header      msgs  input  cache read  output  finish",
+        "─" * 72,
+        "0  -      title  -              1      ?           ?       ?",
+        "1  1/1/1  loop   10 initial     2   7963           0       3  stop"]
+    assert "4  4/1/1  loop   76 change      9   1910        6784      13  tool-calls" in lines
+    assert lines[-1] == "t/s/a: turn/step/attempt"
 
 
 @needs_corpus
 def test_requests_at_60_columns_is_compact_without_finish():
-    """Without finish, every row holds on one line ("10 initial" unwrapped), "turn/step/try" in its
+    """Without finish, every row holds on one line ("10 initial" unwrapped), "turn/step/attempt" in its
     short form (never split over lines), which a caption explains."""
     code, lines = invoke("requests", str(LOG), columns=60)
     assert code == 0
@@ -137,7 +139,7 @@ def test_requests_at_60_columns_is_compact_without_finish():
         "0  -      title  -              1      ?           ?       ?",
         "1  1/1/1  loop   10 initial     2   7963           0       3",
         "2  2/1/1  loop   30 change      4   7993           0      18"]
-    assert lines[-3:] == ["(?: not logged)", "t/s/a: turn/step/try (attempt)",
+    assert lines[-3:] == ["(?: not logged)", "t/s/a: turn/step/attempt",
                           "narrow terminal: finish not shown (widen it, or use --json)"]
 
 

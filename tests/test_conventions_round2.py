@@ -75,7 +75,8 @@ def test_only_a_log_whose_times_cannot_be_read_is_kept_and_the_note_says_so(
         f"note: {LEFT_OUT.format(window=window, n=2, of=3)}",
         f"note: {window}: 1 log(s) whose own timestamps cannot be read kept, so that the run says why",
         "error: fleet/bad/session.jsonl:1: corrupt session log: header line is not valid JSON (hint: this is not a "
-        "DSH session log, or its first line is damaged)"])
+        "DSH session log, or its first line is damaged; nor is it a session the claude-code or codex importer "
+        "recognises)"])
 
 
 # -- 2. an empty window is a usage error on every command ------------------------------------------------

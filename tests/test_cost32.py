@@ -17,7 +17,7 @@ import dsh_audit.cache
 from dsh_audit.cache import analyze_cache, cache_report, load_prices, price_entry
 from dsh_audit.cache import _ledger
 from dsh_audit.cache._body_json import key_objects
-from dsh_audit.log import _records
+from dsh_audit.log import _json_room
 from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder
 
@@ -140,7 +140,7 @@ def test_breaks_cost_accounts_with_the_cache_packages_functions(tmp_path: Path, 
         monkeypatch.setattr(dsh_audit.cache, name, spy)
     code, out, err = cli80("breaks", "--cost", "--json", "alone/s-alone/session.jsonl")
     assert (code, err, calls) == (0, [], ["account_alone"])
-    assert [(r["request"], r["cause"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced"])
+    assert [(r["request"], r["cause"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced_reason"])
             for r in map(json.loads, out.splitlines())] == [(2, "header_change", 1920, _LOST, None)]
     calls.clear()
     code, out, err = cli80("breaks", "--cost", "--json", "pair/s-one/session.jsonl", "pair/s-two/session.jsonl")
@@ -155,13 +155,13 @@ def test_a_request_that_is_no_break_and_logged_no_cache_read_lost_nothing_in_eve
     _log(tmp_path / "s-unlogged" / "session.jsonl", "s-unlogged", steps, change_at=4)
     code, out, err = cli80("cache", "--json", "s-unlogged/session.jsonl")
     report = json.loads(out)
-    assert [(v["classification"], v["actual"], v["lost"], v["lost_cost"]) for v in report["timeline"]] == [
+    assert [(v["classification"], v["actual"], v["lost_tokens_by_cause"], v["lost_cost"]) for v in report["timeline"]] == [
         ("as_expected", 0, {}, 0), ("as_expected", 1920, {}, 0), ("usage_unknown", None, {}, 0),
         ("as_expected", 2048, {}, 0), ("break_explained", None, None, None)]
     assert (report["lost_tokens_by_cause"], report["lost_cost_usd"], report["lost_unknown_requests"],
             report["cost"]["lost_requests"], report["cost"]["lost_unknown_requests"]) == ({}, None, 1, 1, 1)
     code, out, err = cli80("breaks", "--cost", "--all", "--json", "s-unlogged/session.jsonl")
-    assert [(r["request"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced"])
+    assert [(r["request"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced_reason"])
             for r in map(json.loads, out.splitlines())] == [
         (0, 0, 0, None), (1, 0, 0, None), (2, 0, 0, None), (3, 0, 0, None), (4, None, None, _NOT_LOGGED)]
     code, out, err = cli80("usage", "--by", "request", "--json", "s-unlogged/session.jsonl")
@@ -175,8 +175,8 @@ def test_a_cache_marker_is_parsed_only_once_its_size_fits_a_memory_limit(monkeyp
         b"a" * (2 << 20) + b'"]}}]}'
     assert [value for _, value in key_objects(body, "cache_control")] == [
         {"type": "ephemeral", "ttl": "1h"}, {"x": ["a" * (2 << 20)]}]
-    monkeypatch.setattr(_records, "memory_limited", lambda: True)  # as under a tight ulimit -v
-    monkeypatch.setattr(_records, "fits_in_memory", lambda need: False)
+    monkeypatch.setattr(_json_room, "memory_limited", lambda: True)  # as under a tight ulimit -v
+    monkeypatch.setattr(_json_room, "fits_in_memory", lambda need: False)
     found = key_objects(body, "cache_control")
     assert next(found)[1] == {"type": "ephemeral", "ttl": "1h"}  # 1 MiB or less: never counted
     with pytest.raises(MemoryError, match=r"^parsing 2097162 bytes of JSON needs about \d+ MiB of memory"):

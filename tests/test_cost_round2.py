@@ -269,13 +269,13 @@ def test_sessions_takes_the_price_options_and_fails_as_usage_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     log = _demo_home(tmp_path)
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json")
-    assert (code, err, _json(out)["cost_usd"]) == (0, [], 0.00066552)  # as above
+    assert (code, err, _json(out)["cost_usd"]["total"]) == (0, [], 0.00066552)  # as above
     prices = tmp_path / "contract.json"
     prices.write_text(json.dumps({"providers": {"deepseek": {"models": {"deepseek-v4-flash": [
         {"from": "2026-01-01", "cache_miss": 1.0, "cache_read": 0.1, "output": 2.0}]}}}}))
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(log), "--json", "--prices", str(prices))
     # 2100 x $1 + 1920 x $0.10 + 20 x $2 per million (the file's rates have no peak window)
-    assert (code, err, _json(out)["cost_usd"]) == (0, [], 0.002332)
+    assert (code, err, _json(out)["cost_usd"]["total"]) == (0, [], 0.002332)
     bad = tmp_path / "bad.json"
     bad.write_text('{"providers": {"deepseek": {"models": {"deepseek-v4-flash": [{"cache_miss": "cheap", '
                    '"cache_read": 0.1, "output": 2.0}]}}}}')
@@ -367,9 +367,9 @@ def test_usage_by_request_says_what_each_request_was_priced_by(tmp_path: Path, m
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(log), "--by", "request", "--json")
     row = _json(out)["rows"][0]
     source = row["rate_source"]
-    assert code == 0 and {k: row[k] for k in ("sent", "provider", "model", "window", "billed_as", "cache_retention",
+    assert code == 0 and {k: row[k] for k in ("sent_at", "provider", "model", "window", "billed_as", "cache_retention",
                                               "cache_write_rate", "usage_unlogged")} == {
-        "sent": "2027-01-15T08:00:00Z", "provider": "deepseek-official", "model": "deepseek-v4-flash",
+        "sent_at": "2027-01-15T08:00:00Z", "provider": "deepseek-official", "model": "deepseek-v4-flash",
         "window": "peak", "billed_as": "deepseek-flash", "cache_retention": None, "cache_write_rate": None,
         "usage_unlogged": []}
     assert isinstance(source, str) and source

@@ -113,7 +113,7 @@ def test_check_with_a_relative_capture_and_routes_is_the_serial_verdict(
     on_dask = invoke(monkeypatch, capsys, *args, "--engine", "dask", "--scheduler", cluster[0])
     assert on_dask == serial
     code, out, err = serial
-    assert (code, err) == (1, [])
+    assert (code, err) == (1, ["note: 1 request(s) priced from the capture's usage (their log holds none)"])  # its title call is priced from the capture
     assert ("../logs/one/session.jsonl:34: seq 32: request 2: DSH811 error (fails the gate: capture-fail): loop request 2 is different vs "
             "../captures/wire.jsonl line 3 at byte 134 (messages[0].content) (hint: run `dsh-audit diff "
             "../logs/one/session.jsonl --capture ../captures/wire.jsonl --routes ../routes.yml` for the JSON paths "

@@ -10,7 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["dsh_audit", "dsh_audit.jsjson", "dsh_audit.replay._header", "dsh_audit.replay._derive",
-           "dsh_audit.replay._surface", "dsh_audit.replay._model", "dsh_audit.log._format", "dsh_audit.log._header",
+           "dsh_audit.replay._surface", "dsh_audit.replay._message_view",
+           "dsh_audit.replay._prefix_digest", "dsh_audit.replay._model", "dsh_audit.log._format", "dsh_audit.log._header",
            "dsh_audit._seq",
            "dsh_audit.wire._piai_js", "dsh_audit.cache._rules", "dsh_audit.cache._ledger", "dsh_audit.cache._money",
            "dsh_audit.cache._retention_body", "dsh_audit.cache._sums",

@@ -160,7 +160,7 @@ def test_the_older_format_spelling_still_works_and_the_new_one_wins(monkeypatch:
     monkeypatch.setenv("DSH_AUDIT_REQUESTS_OUTPUT_FORMAT", "csv")
     code, out, err = invoke(monkeypatch, capsys, "requests", str(CHAT))
     assert (code, err) == (0, [])
-    assert out.splitlines()[0] == "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish"
+    assert out.splitlines()[0] == "table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,output,finish"
     monkeypatch.setenv("DSH_AUDIT_REQUESTS_FORMAT", "json")
     code, out, err = invoke(monkeypatch, capsys, "requests", str(CHAT))
     assert (code, err) == (0, [])

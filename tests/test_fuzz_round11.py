@@ -297,7 +297,8 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs" / "sessions" / "
 def test_watch_follows_one_session_in_two_files_once_beside_special_files(tmp_path, monkeypatch, capsys):
     """DSH's zstd log and a plain export of it, and beside them logs that are a symlink to themselves
     and to /dev/zero: the session is followed once (a note says which file), the special files are
-    never opened (outside DSH's layout they are not taken for logs), and the watch ends."""
+    never read, each said once as a log that cannot be read (fuzz round 17 D1: a ``*.jsonl`` that
+    cannot be opened is refused, never skipped unseen), and the watch ends."""
     dsh = tmp_path / "home" / "sessions" / "--p--" / "session-sample-change" / "session.jsonl.zstd"
     dsh.parent.mkdir(parents=True)
     shutil.copy(SAMPLE, dsh)
@@ -310,15 +311,17 @@ def test_watch_follows_one_session_in_two_files_once_beside_special_files(tmp_pa
     code, out, err = invoke(monkeypatch, capsys, "watch", str(tmp_path), "--json", "--polling", "--idle-exit", "0.5",
                             "--since", "2000-01-01")
     rows = [json.loads(line) for line in out.splitlines()]
-    assert (code, err) == (0, [])
-    assert [(row["type"], row.get("index")) for row in rows if row["type"] not in ("watching", "started")] == [
+    refused = [f"{export / 'loop.jsonl'}: cannot open: symlink loop", f"{export / 'zero.jsonl'}: is not a regular file"]
+    assert (code, sorted(err)) == (0, [f"error: {message}" for message in refused])
+    assert sorted(row["message"] for row in rows if row["type"] == "error") == refused
+    assert [(row["type"], row.get("index")) for row in rows if row["type"] not in ("watching", "started", "error")] == [
         ("note", None), ("request", 0), ("break", 1), ("break", 2), ("break", 3), ("break", 4), ("summary", None)]
     assert rows[1]["message"] == (
         f"one session in two files under {tmp_path}/: read "
         "home/sessions/--p--/session-sample-change/session.jsonl.zstd, "
         "not session-logs/session-sample-change.jsonl (the same lines)")
     assert {k: rows[-1][k] for k in ("sessions", "requests", "breaks", "errors")} == {
-        "sessions": 1, "requests": 5, "breaks": 4, "errors": 0}
+        "sessions": 1, "requests": 5, "breaks": 4, "errors": 2}
 
 
 # -- redact: --alone and --any-capture beside children with hostile ids ---------------------------
@@ -389,7 +392,7 @@ def test_check_table_at_80_columns_shows_hostile_ids_inert(tmp_path, monkeypatch
     code, out, err = invoke(monkeypatch, capsys, "check", str(sessions))
     lines = out.splitlines()
     assert (code, err, lines[-2:]) == (0, [], [
-        "PASSED: 7 log(s), 7 request(s), 0 error(s), 0 warning(s), 7 info, 0 failing ", "(policy: defaults)"])
+        "PASSED: 7 log(s), 7 request(s), 0 error(s), 0 warning(s), 7 info, 0 failing", "(policy: defaults)"])
     assert _clean(out) and max(map(len, lines)) <= 80
     # the longest id is cut at its end (the table's short form keeps capture and cost), never inside an escape
     for shown in ("abx\\u001b]0;PWN\\u0007\\u202e\u2026", "n\\u000a::error::PWN", "\\u202eevil", "z\\u0000z",

@@ -277,7 +277,7 @@ def _windows(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
              notes: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     code, out, err = invoke(monkeypatch, capsys, "usage", "log", "--by", "request", "--json", *args)
     assert (code, err) == (0, [f"note: {note}" for note in notes])
-    return [(row["sent"], row["window"]) for row in json.loads(out)["rows"]]
+    return [(row["sent_at"], row["window"]) for row in json.loads(out)["rows"]]
 
 
 def test_the_peak_window_edges_are_half_open_at_the_window_offset(

@@ -49,7 +49,9 @@ def test_a_tampered_manifest_is_refused_not_passed_or_crashed(tmp_path: Path, mo
     manifest = tmp_path / "r.jsonl.manifest.json"
     manifest.write_text(json.dumps({**json.loads(manifest.read_text("utf-8")), **tamper}), "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "redact", "--check", "r.jsonl")
-    assert (code, out, err) == (2, "", ["error: r.jsonl.manifest.json: not a dsh-audit redaction manifest"])
+    assert (code, out, err) == (2, "", ["error: r.jsonl.manifest.json: not a dsh-audit redaction manifest"
+        " (hint: the manifest was edited or damaged after `dsh-audit redact` wrote it: ask the sender for the "
+        "bundle again, or redact the log again with `dsh-audit redact LOG -o FILE`)"])
 
 
 @pytest.mark.parametrize("args", [["diff", "{log}", "--capture", "{long}/wire.jsonl"],

@@ -264,7 +264,7 @@ def test_a_request_sent_at_the_last_second_is_priced_off_peak(tmp_path: Path, mo
     code, out, err = invoke(monkeypatch, capsys, "usage", "y.jsonl", "--by", "request", "--json")
     assert (code, err) == (0, [])
     row = json.loads(out)["rows"][0]
-    assert (row["sent"], row["window"], row["cost_usd"]["total"], row["off_peak_cost_usd"]) == (
+    assert (row["sent_at"], row["window"], row["cost_usd"]["total"], row["off_peak_cost_usd"]) == (
         "9999-12-31T23:59:59Z", "off-peak", 0.000156, 0.000156)
     book = load_prices(search_from=tmp_path)
     assert [book.window("deepseek", when) for when in (LAST, LAST - 8 * 3600, LAST + 1)] == [

@@ -47,7 +47,7 @@ def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 # -- D3: --json and --format ---------------------------------------------------------------------------
 
-CSV_HEAD = "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish"
+CSV_HEAD = "table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,output,finish"
 
 
 @pytest.mark.parametrize("variable", ["DSH_AUDIT_REQUESTS_JSON", "DSH_AUDIT_REQUESTS_AS_JSON"])

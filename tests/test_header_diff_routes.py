@@ -73,7 +73,7 @@ def test_native_deepseek_tells_thinking(tmp_path, adapter):
     t = _switch(tmp_path, "deepseek-official", None, ("deepseek-v4-pro", "high"), ("deepseek-v4-pro", "off"),
                 adapter=adapter)
     assert _effort(t).to_json() == {"field": "reasoningEffort", "before": "high", "after": "off",
-                                    "prompt_affecting": True, "detail": {"thinking": ["enabled", "disabled"]}}
+                                    "prompt_affecting": True, "changes": {"thinking": ["enabled", "disabled"]}}
     assert _effort_line(t) == '  reasoningEffort: "high" → "off" (prompt); thinking enabled → disabled'
 
 
@@ -96,7 +96,7 @@ def test_live_claude_4_5_to_4_6_tells_the_adaptive_switch(monkeypatch, capsys):
     # the keys are those of before; the detail gains route and wire, its thinking value is unchanged
     assert (code, err, row["fields"][1]) == (0, [], {
         "field": "reasoningEffort", "before": "high", "after": "max", "prompt_affecting": True,
-        "detail": {"thinking": ["enabled", "enabled"], "route": "anthropic", "wire": ADAPTIVE_WIRE}})
+        "changes": {"thinking": ["enabled", "enabled"], "route": "anthropic", "wire": ADAPTIVE_WIRE}})
     code, out, err = invoke(monkeypatch, capsys, "explain", str(log), "9", "--json")
     assert (code, err, json.loads(out)["fields"][1]) == (0, [], row["fields"][1])
 

@@ -29,10 +29,10 @@ FOLDER = "--home-dev-projects-a-project-with-a-rather-long-name--"
 UUID_ID = "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd"
 CHAT = CORPUS / "live" / "a-chat"
 needs_corpus = pytest.mark.skipif(not (CHAT / "wire.jsonl").is_file(), reason="../shared/corpus is absent")
-TABLE_80 = ["#  turn/step/try  kind  header     msgs  input  cache read  output  finish",
-            "─" * 74,
-            "0  1/1/1          loop  5 initial     1    131           ?       8  stop",
-            "   total                                   131           ?       8",
+TABLE_80 = ["#  turn/step/attempt  kind  header     msgs  input  cache read  output  finish",
+            "─" * 78,
+            "0  1/1/1              loop  5 initial     1    131           ?       8  stop",
+            "   total                                       131           ?       8",
             "total: each count summed over the requests that logged it (?: not logged)"]
 
 

@@ -155,7 +155,7 @@ def test_a_covered_year_says_nothing(home: Path, tmp_path: Path, monkeypatch: py
     code, uncovered, err = invoke(monkeypatch, capsys, "usage", str(home), "--json")
     assert (code, err) == (0, [NOTE_2028])
     first, second = json.loads(covered), json.loads(uncovered)
-    assert first["prices"]["files"] == ["packaged", "p.json"] and second["prices"]["files"] == ["packaged"]
+    assert first["prices"]["price_files"] == ["packaged", "p.json"] and second["prices"]["price_files"] == ["packaged"]
     assert {**first, "prices": None} == {**second, "prices": None}
     assert first["total"]["cost_usd"]["total"] == 1.62  # at the peak rate: $1.32 (deepseek-v4-pro) + $0.30 (-flash)
 

@@ -19,7 +19,7 @@ import zstandard
 
 from dsh_audit.session import find_parent
 from dsh_audit.jsjson import stringify
-from dsh_audit.log._records import parse_json
+from dsh_audit.log._json_line import parse_json
 from dsh_audit.testing import LogBuilder, tool_schema
 from _cli import invoke
 

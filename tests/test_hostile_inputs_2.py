@@ -141,9 +141,10 @@ def test_index_into_an_empty_file_and_stats_of_an_empty_index(tmp_path, monkeypa
     db.write_bytes(b"")
     index_logs([], db)
     code, out, err = invoke(monkeypatch, capsys, "stats", "--json", "--db", str(db))
-    assert (code, err) == (0, [])
+    assert (code, err) == (0, [f"note: {db}: the index holds no request: nothing to rank (index logs with "
+                               "`dsh-audit index PATH --db FILE`)"])
     document = json.loads(out)
-    assert (document["totals"]["sessions"], document["totals"]["hit_ratio"], document["by_model"],
+    assert (document["totals"]["sessions"], document["totals"]["actual_hit_ratio"], document["by_model"],
             document["top_sessions"]) == (0, None, [], [])
 
 
@@ -163,7 +164,7 @@ def test_index_of_another_layout_under_the_same_version(tmp_path, monkeypatch, c
     connection.execute("ALTER TABLE requests DROP COLUMN lost_tokens")
     connection.commit()
     connection.close()
-    hint = "(hint: delete the file and index again)"
+    hint = "(hint: give another --db file (keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`)"
     assert_one_error(invoke(monkeypatch, capsys, "stats", "--db", str(db)),
                      f"error: {db}: not a dsh-audit index: no such column: lost_tokens {hint}")
     assert_one_error(invoke(monkeypatch, capsys, "index", str(log), "--db", str(db)),

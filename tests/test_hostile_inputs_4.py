@@ -268,7 +268,7 @@ def _deep(depth: int) -> Any:
 def test_redact_reads_a_record_nested_as_deep_as_the_reader_accepts(tmp_path, monkeypatch, capsys):
     """Nesting just under the reader's 512 levels was a RecursionError in redact (two frames a
     level: each comprehension is a frame)."""
-    from dsh_audit.log._records import MAX_DEPTH
+    from dsh_audit.log._json_line import MAX_DEPTH
 
     log = edited(B_TOOLS, tmp_path / "in", 9, "data/x", _deep(MAX_DEPTH - 4))
     out = tmp_path / "out.jsonl"

@@ -46,7 +46,7 @@ from _cli import chat_log, invoke, invoke_encoded
 from dsh_audit.cli import cli
 from dsh_audit.testing import LogBuilder
 
-INDEX_HINT = "(hint: delete the file and build it again with `dsh-audit index PATH --db FILE`)"
+INDEX_HINT = "(hint: give another --db file (keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`)"
 SHAPE_HINT = "(hint: see DSH's llm-pi-ai configuration: providers.<id>.api, baseURL, models)"
 APIS = ("anthropic-messages, azure-openai-responses, bedrock-converse-stream, google-generative-ai, google-vertex, "
         "mistral-conversations, openai-codex-responses, openai-completions, openai-responses")

@@ -226,7 +226,7 @@ def test_summary_and_break_costs_equal_the_cache_ledger_for_a_corpus_log(tmp_pat
     assert round(sum(r["cost"]["total"] for r in data["requests"] if r["cost"]), 9) == cache["cost"]["cost_usd"]["total"]
     assert [r["cost"]["total"] if r["cost"] else r["unpriced"] for r in data["requests"]] == [
         "usage not logged", 0.00119625, 0.00531102, 0.000270292, 0.001435588, 0.00035706, 0.00038192, 0.00212454]
-    assert round(sum(b["cost"] for b in data["overview"]["breaks"]), 9) == cache["cost"]["break_cost_usd"]
+    assert round(sum(b["cost"] for b in data["overview"]["break_details"]), 9) == cache["cost"]["break_cost_usd"]
 
 
 def test_deep_links_open_the_request_or_break_and_opening_sets_the_link(tmp_path, browser):

@@ -28,6 +28,7 @@ from dsh_audit.testing import LogBuilder, ToolCall
 PEAK = 1_796_176_800_000
 RED = "rgb(220, 38, 38)"
 SAFE = "rgb(14, 116, 144)"
+WARN = "rgb(217, 119, 6)"  # the legend's "break the policy allows"
 
 
 @pytest.fixture
@@ -159,8 +160,9 @@ def test_summary_numbers_equal_cache_and_usage_json_and_breaks_are_summarised(tm
     chrome.find_element(By.CSS_SELECTOR, "#overview li.nothing a[href='#break-8']").click()
     assert _detail_heading(chrome, "Request 8 · loop 5/1/1") == "Request 8 · loop 5/1/1"
     assert _text(chrome, "#detail .cause") == "prune"
-    assert "brk" in chrome.find_element(By.CSS_SELECTOR, "#detail .cause").get_attribute("class").split()
-    assert chrome.execute_script("return getComputedStyle(document.querySelector('#detail .cause')).color") == RED
+    # the session passes: its break is one the policy allows, drawn in the legend's orange (issue 14 §5)
+    assert "allowed" in chrome.find_element(By.CSS_SELECTOR, "#detail .cause").get_attribute("class").split()
+    assert chrome.execute_script("return getComputedStyle(document.querySelector('#detail .cause')).color") == WARN
 
 
 def test_a_cache_safe_change_is_not_drawn_as_a_break(tmp_path, chrome):
@@ -182,7 +184,7 @@ def test_a_cache_safe_change_is_not_drawn_as_a_break(tmp_path, chrome):
     chrome.get(page.as_uri() + "#break-6")  # a real break keeps the break style
     assert _detail_heading(chrome, "Request 6 · loop 4/1/1") == "Request 6 · loop 4/1/1"
     assert _text(chrome, "#detail p.transition") == "cache break (step) · cause header_change"
-    assert chrome.execute_script(style, "#detail .cause") == RED
+    assert chrome.execute_script(style, "#detail .cause") == WARN  # a break the policy allows: the legend's orange
 
 
 ODD_ID = "sess ion/β#1?&x"

@@ -27,7 +27,7 @@ from dsh_audit.cli._common import run_guarded
 from dsh_audit.jsjson import has_surrogate, stringify
 from dsh_audit.log import parse_json
 from dsh_audit.testing import LogBuilder, ToolCall
-from dsh_audit.log._records import LongStrings
+from dsh_audit.log._json_line import LongStrings
 from dsh_audit.session import Session, open_session
 from dsh_audit.wire import fold_text_block, load_routes, make_renderer, without_cache_markers
 from dsh_audit.wire._piai_js import js_len, sanitize_surrogates

@@ -247,7 +247,7 @@ def test_a_refused_log_is_reported_on_every_run(tmp_path: Path, monkeypatch: pyt
             (2, f"{db}: indexed 0, skipped 2 unchanged (1 refused, reported again), of 2 log(s) in T s", err)
     code, out, again = invoke(monkeypatch, capsys, "index", str(tmp_path / "logs"), "--db", str(db), "--json")
     summary: dict[str, Any] = json.loads(out)
-    assert (code, again, summary["refused"], summary["refused_unchanged"], summary["failed"]) == \
+    assert (code, again, summary["refused"], summary["refused_unchanged"], summary["failure_details"]) == \
         (2, err, 0, 1, [{"path": str(broken.resolve()), "error": err[0].removeprefix("error: ")}])
     assert _stats(monkeypatch, capsys, db)[:3] == (2, 1, 1)
     # a run that does not cover it says nothing of it
@@ -269,8 +269,8 @@ def test_a_newer_index_says_upgrade_dsh_audit(tmp_path: Path, monkeypatch: pytes
     with closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("UPDATE meta SET value = 'x' WHERE key = 'schema_version'")
     assert invoke(monkeypatch, capsys, "stats", "--db", str(db))[2] == \
-        [f"error: {db}: index schema version x, this dsh-audit reads {SCHEMA_VERSION} (hint: give another --db file, "
-         "or delete this one and index again)"]
+        [f"error: {db}: index schema version x, this dsh-audit reads {SCHEMA_VERSION} (hint: give another --db file "
+         "(keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`)"]
 
 
 def test_a_stored_log_that_becomes_a_copy_of_the_kept_file_leaves_the_index(

@@ -29,7 +29,7 @@ import dsh_audit
 from dsh_audit import _json, jsjson, log
 from dsh_audit.errors import UnreadableError, UsageError
 from dsh_audit.importers import _model
-from dsh_audit.log import _records
+from dsh_audit.log import _json_line, _json_room
 from dsh_audit.wire import _piai_home, _piai_js as _piai
 
 ROOT = Path(dsh_audit.__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(),
 
 
 def test_one_refusal_of_nan_and_infinity_everywhere(tmp_path: Path) -> None:
-    assert _piai.refuse_constant is _piai_home.refuse_constant is _records.refuse_constant is _json.refuse_constant
+    assert _piai.refuse_constant is _piai_home.refuse_constant is _json_line.refuse_constant is _json.refuse_constant
     settings = tmp_path / "settings.json"
     for literal in ("NaN", "Infinity", "-Infinity"):
         with pytest.raises(ValueError) as by_log:
@@ -83,14 +83,14 @@ LINE = rb'{"text":"a, b: [c] {d}","n":[1,2],"e":"\\","q":"\",:[{"}'
 
 def test_the_structure_count_is_exact_where_every_count_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
     assert json.loads(LINE) == {"text": "a, b: [c] {d}", "n": [1, 2], "e": "\\", "q": '",:[{'}
-    assert (_records._structure_count(LINE), _records._item_bound(LINE)) == (10, 18)
+    assert (_json_room._structure_count(LINE), _json_room._item_bound(LINE)) == (10, 18)
     text = LINE.decode().replace("a, b", "é, 😀")
-    assert (_records._structure_count(text), _records._item_bound(text)) == (10, 18)
+    assert (_json_room._structure_count(text), _json_room._item_bound(text)) == (10, 18)
     counts = set()
     for piece in range(1, 12):  # every piece edge: inside a string, an escape, a run of backslashes
-        monkeypatch.setattr(_records, "_COUNT_PIECE", piece)
-        counts |= {_records._structure_count(LINE), _records._structure_count(text),
-                   _records._structure_count(LINE.replace(b'"\\\\"', b'"\\\\\\\\\\\\\\\\"'))}
+        monkeypatch.setattr(_json_room, "_COUNT_PIECE", piece)
+        counts |= {_json_room._structure_count(LINE), _json_room._structure_count(text),
+                   _json_room._structure_count(LINE.replace(b'"\\\\"', b'"\\\\\\\\\\\\\\\\"'))}
     assert counts == {10}
 
 
@@ -120,9 +120,9 @@ def test_the_structure_count_of_random_json_in_pieces_of_any_size(monkeypatch: p
         raw = json.dumps(value, ensure_ascii=rng.random() < 0.5, separators=rng.choice([(",", ":"), (", ", ": ")]))
         lines.append((raw, _structure(value)))
     for piece in (1, 2, 3, 5, 8, 1 << 18):
-        monkeypatch.setattr(_records, "_COUNT_PIECE", piece)
+        monkeypatch.setattr(_json_room, "_COUNT_PIECE", piece)
         wrong = [(raw, count) for raw, count in lines
-                 if (_records._structure_count(raw), _records._structure_count(raw.encode())) != (count, count)]
+                 if (_json_room._structure_count(raw), _json_room._structure_count(raw.encode())) != (count, count)]
         assert wrong == [], piece
 
 
@@ -131,24 +131,24 @@ def test_room_is_asked_for_the_structure_only_and_counted_only_when_needed(monke
     numbers = orjson.dumps([1] * (2 << 20))  # as long, two million elements
     counted: list[str] = []
     for name in ("_item_bound", "_structure_count"):
-        count = getattr(_records, name)
-        monkeypatch.setattr(_records, name, lambda raw, count=count, name=name: counted.append(name) or count(raw))
+        count = getattr(_json_room, name)
+        monkeypatch.setattr(_json_room, name, lambda raw, count=count, name=name: counted.append(name) or count(raw))
     left = [1 << 30]
-    monkeypatch.setattr(_records, "memory_limited", lambda: True)
-    monkeypatch.setattr(_records, "fits_in_memory", lambda need: need <= left[0])
-    monkeypatch.setattr(_records, "memory_left", lambda: left[0])
-    _records.ensure_room(prose)
-    _records.ensure_room(numbers)
+    monkeypatch.setattr(_json_room, "memory_limited", lambda: True)
+    monkeypatch.setattr(_json_room, "fits_in_memory", lambda need: need <= left[0])
+    monkeypatch.setattr(_json_room, "memory_left", lambda: left[0])
+    _json_room.ensure_room(prose)
+    _json_room.ensure_room(numbers)
     assert counted == []  # 112 bytes a byte fit: nothing counted
     left[0] = 150 << 20
-    _records.ensure_room(prose)  # 64 MiB: it was refused (256 MiB, commas counted in the string)
+    _json_room.ensure_room(prose)  # 64 MiB: it was refused (256 MiB, commas counted in the string)
     assert counted == ["_item_bound", "_structure_count"]
     with pytest.raises(MemoryError) as caught:
-        _records.ensure_room(numbers)
+        _json_room.ensure_room(numbers)
     assert str(caught.value) == f"parsing {len(numbers)} bytes of JSON needs about 256 MiB of memory, " \
                                 "150 MiB are left under the limit"
     counted.clear()
-    _records.ensure_room(prose.decode())  # a str of ASCII: as many bytes as characters
+    _json_room.ensure_room(prose.decode())  # a str of ASCII: as many bytes as characters
     assert counted == ["_item_bound", "_structure_count"]
 
 

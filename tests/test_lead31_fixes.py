@@ -11,7 +11,7 @@ import pytest
 
 from _cli import chat_log, invoke
 from dsh_audit.log import ensure_room, parse_json
-from dsh_audit.log import _records
+from dsh_audit.log import _json_room
 from dsh_audit.testing import LogBuilder
 
 
@@ -36,8 +36,8 @@ def test_a_large_text_that_might_not_fit_is_refused_before_orjson_and_a_small_on
     raw = text.encode("utf-8", "surrogatepass")
     value = parse_json(raw)
     assert value["n"] == 2 ** 70 and value["s"] == "\ud800" and len(value["content"]) == 2097144
-    monkeypatch.setattr(_records, "memory_limited", lambda: True)  # as under a tight ulimit -v
-    monkeypatch.setattr(_records, "fits_in_memory", lambda need: False)
+    monkeypatch.setattr(_json_room, "memory_limited", lambda: True)  # as under a tight ulimit -v
+    monkeypatch.setattr(_json_room, "fits_in_memory", lambda need: False)
     with pytest.raises(MemoryError, match=r"^parsing 2097\d+ bytes of JSON needs about \d+ MiB of memory"):
         parse_json(raw)  # refused with room left to say so, never an orjson crash
     with pytest.raises(MemoryError):
@@ -69,7 +69,7 @@ def test_breaks_cost_counts_a_request_that_is_no_break_and_logged_no_reads_as_ca
     code, out, err = invoke(monkeypatch, capsys, "breaks", str(log), "--all", "--cost", "--json")
     rows = [json.loads(line) for line in out.splitlines()]
     assert (code, err) == (0, [])
-    assert [(r["request"], r["verdict"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced"]) for r in rows] == [
+    assert [(r["request"], r["verdict"], r["lost_tokens"], r["lost_cost_usd"], r["unpriced_reason"]) for r in rows] == [
         (0, "first", 0, 0, None), (1, "extension", 0, 0, None), (2, "break", 0, 0, None)]
 
 

@@ -69,7 +69,7 @@ def test_stats_command_imports_no_pipeline(tmp_path, monkeypatch, capsys):
     code, out, err = invoke(monkeypatch, capsys, "index", str(ROOT / "sample_logs"), "--db", db, "--json")
     summary = json.loads(out)
     # sample_logs holds the chat session as DSH keeps it and as a plain copy: read once, with a note
-    assert (code, [line.split(",")[0] for line in err], summary["failed"], summary["skipped"]) == (
+    assert (code, [line.split(",")[0] for line in err], summary["failure_details"], summary["skipped"]) == (
         0, [f"note: one session in two files under {ROOT / 'sample_logs'}/: read sessions"
             + "/--home-dev-projects-demo--/session-sample-chat/session.jsonl.zstd"], [], 0)
     assert summary["indexed"] == summary["seen"] > 2

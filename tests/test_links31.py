@@ -62,7 +62,8 @@ def test_usage_json_counts_the_breaks_that_lost_an_unknown_amount_as_cache_does(
     assert err == []  # --json: the unpriced reason is in the JSON
     table = json.loads(out)
     assert (table["by"], table["sessions"], table["rows"], table["total"], table["unpriced"]) == (
-        "session", 1, [_usage_row("s-unknown")], _usage_row("total"), {_UNPRICED: 1})
+        "session", 1, [{"key": "s-unknown", "session_id": "s-unknown", "path": "s-unknown/session.jsonl",
+                        **_usage_row("s-unknown")}], _usage_row("total"), {_UNPRICED: 1})
     # the same word and count as cache --json
     code, out, _ = run("cache", "s-unknown/session.jsonl", "--json")
     assert (code, json.loads(out)["cost"]["lost_unknown_requests"]) == (0, table["total"]["lost_unknown_requests"])

@@ -93,7 +93,7 @@ def test_every_view_reads_a_missing_bucket_alike_and_keeps_a_logged_zero(
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--json", str(log))
     assert (code, err) == (0, [])
     summary = json.loads(out)
-    assert (summary["prompt_tokens"], summary["cache_read_tokens"], summary["hit_ratio"]) == (
+    assert (summary["prompt_tokens"], summary["actual_cache_read"], summary["actual_hit_ratio"]) == (
         known_prompt, 2990, 2990 / known_prompt)
 
     session = _report_data(monkeypatch, capsys, log, tmp_path / "report.html")

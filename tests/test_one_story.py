@@ -180,7 +180,7 @@ def _story(logs: list[Path], tmp: Path) -> dict[str, Counter[tuple[str, int, str
                                    if c.cache is not None for v in c.cache.verdicts if v.classification in BREAKS)
     page = build_report_data(run_check(logs, record=SessionPages()))
     found["report"] = Counter((real(s["path"]), b["i"], b["cause"] or "unexplained")
-                              for s in page["sessions"] for b in s["overview"]["breaks"])
+                              for s in page["sessions"] for b in s["overview"]["break_details"])
     found["report_requests"] = Counter((real(s["path"]), r["i"], r["ccause"]) for s in page["sessions"]
                                        for r in s["requests"] if r["cls"] in BREAKS)
     db = tmp / "index.sqlite"
@@ -236,12 +236,12 @@ def _breaks_cost_what_cache_judged(runner: CliRunner, logs: list[Path], *options
     for row in rows:
         verdict = verdicts[(real(row["path"]), row["request"])]
         # a break whose cache reads were not logged lost an unknown amount in cache's timeline too
-        assert (verdict["lost"] is None) == (verdict["actual"] is None), verdict
-        lost = None if verdict["lost"] is None else sum(verdict["lost"].values())
+        assert (verdict["lost_tokens_by_cause"] is None) == (verdict["actual"] is None), verdict
+        lost = None if verdict["lost_tokens_by_cause"] is None else sum(verdict["lost_tokens_by_cause"].values())
         cost = verdict["lost_cost"] if lost else None if lost is None else 0.0
         assert (row["lost_tokens"], row["lost_cost_usd"]) == (lost, cost), (row["path"], row["request"], verdict)
         assert lost is not None or verdict["lost_cost"] is None, verdict
-        assert (row["unpriced"] is None) == (cost is not None), row
+        assert (row["unpriced_reason"] is None) == (cost is not None), row
     return len(rows)
 
 
@@ -304,7 +304,7 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount_in_eve
     code, out, err = run("cache", "--json", str(log))
     report = json.loads(out)
     assert (code, err) == (0, [])
-    assert [(v["index"], v["lost"], v["lost_cost"]) for v in report["timeline"]] == [(0, {}, 0), (1, {}, 0),
+    assert [(v["index"], v["lost_tokens_by_cause"], v["lost_cost"]) for v in report["timeline"]] == [(0, {}, 0), (1, {}, 0),
                                                                                      (2, None, None)]
     assert (report["lost_tokens_by_cause"], report["lost_cost_usd"], report["lost_unknown_requests"]) == ({}, None, 1)
     cost = report["cost"]
@@ -321,7 +321,8 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount_in_eve
     (top,) = stats.top_sessions
     assert (top["break_cost_usd"], top["break_unknown"]) == (None, 1)
     (session,) = build_report_data(run_check([log], record=SessionPages()))["sessions"]
-    assert session["overview"]["breaks"] == [{"i": 2, "cause": "header_change", "lost": None, "cost": None}]
+    assert session["overview"]["break_details"] == [
+        {"i": 2, "cause": "header_change", "lost": None, "cost": None, "fails": False}]
 
 
 # -- regressions found by running every view over logs beyond the corpus ------------------------------
@@ -439,7 +440,7 @@ def test_a_capture_beside_the_log_tells_every_view_the_same_breaks(tmp_path: Pat
     assert code == 1
     (checked,) = json.loads(out)["sessions"]
     assert checked["capture"] == str(tmp_path / "b-tools" / "wire.jsonl")
-    assert [(b["request"], b["cause"]) for b in checked["breaks"]] == expected
+    assert [(b["request"], b["cause"]) for b in checked["break_details"]] == expected
 
     db = tmp_path / "index.sqlite"
     code, _, err = run("index", str(log), "--db", str(db))
@@ -456,7 +457,7 @@ def test_a_capture_beside_the_log_tells_every_view_the_same_breaks(tmp_path: Pat
     blob = re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>', page.read_text(), re.S)
     assert blob is not None
     (shown,) = json.loads(blob.group(1))["sessions"]
-    assert [(b["i"], b["cause"]) for b in shown["overview"]["breaks"]] == expected
+    assert [(b["i"], b["cause"]) for b in shown["overview"]["break_details"]] == expected
 
 
 @needs_corpus

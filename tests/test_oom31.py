@@ -30,7 +30,7 @@ import dsh_audit
 from dsh_audit import jsjson
 from dsh_audit.errors import UnreadableError
 from dsh_audit.importers._model import read_jsonl
-from dsh_audit.log import _records
+from dsh_audit.log import _json_room
 
 if sys.platform != "win32":
     import resource
@@ -109,7 +109,7 @@ def _room_left(monkeypatch: pytest.MonkeyPatch, left: int) -> None:
     """Make the writer see a limit with ``left`` bytes left under it (the parser sees room enough)."""
     monkeypatch.setattr(jsjson, "memory_limited", lambda: True)
     monkeypatch.setattr(jsjson, "memory_left", lambda: left)
-    monkeypatch.setattr(_records, "fits_in_memory", lambda need: True)
+    monkeypatch.setattr(_json_room, "fits_in_memory", lambda need: True)
 
 
 def test_the_exact_writer_writes_what_orjson_would_have(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,8 +140,8 @@ def test_an_imported_line_too_large_for_memory_is_unreadable(tmp_path: Path, mon
     naming the file and line (never orjson's crash)."""
     path = tmp_path / "foreign.jsonl"
     path.write_text('{"type": "user"}\n' + json.dumps({"text": "a" * 2_000_000}) + "\n", encoding="utf-8")
-    monkeypatch.setattr(_records, "memory_limited", lambda: True)
-    monkeypatch.setattr(_records, "fits_in_memory", lambda need: need <= 1 << 20)
+    monkeypatch.setattr(_json_room, "memory_limited", lambda: True)
+    monkeypatch.setattr(_json_room, "fits_in_memory", lambda need: need <= 1 << 20)
     warnings: list[str] = []
     lines = read_jsonl(path, warnings)
     assert next(lines) == (1, {"type": "user"})

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 import pytest
 
-import dsh_audit.cache._account as account_module
+import dsh_audit.cache._request_rules as request_rules_module
 from dsh_audit.cache import cache_report, load_prices, rule_for
 from dsh_audit.session import Session, open_session
 from dsh_audit.testing import LogBuilder
@@ -47,7 +47,7 @@ ROUTES = ("providers:\n  openai:\n    api: openai-completions\n    baseURL: http
                     for m in ("gpt-5.4", "gpt-5.5", "gpt-5.5-pro"))
           + "  local-openai:\n    api: openai-completions\n    baseURL: http://gateway/v1\n    models:\n"
             "      - id: local-coder\n        contextWindow: 131072\n        maxTokens: 8192\n")
-KEYS = ("expected", "actual", "classification", "lost", "cache_retention", "ttl_seconds")
+KEYS = ("expected", "actual", "classification", "lost_tokens_by_cause", "cache_retention", "ttl_seconds")
 UNKNOWN = "in_memory_or_24h"
 
 
@@ -89,7 +89,7 @@ def stated(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
         def chosen(*args: Any, **kwargs: Any) -> Any:
             rule = rule_for(*args, **kwargs, zero_data_retention=zdr)
             return dataclasses.replace(rule, both_models=both) if rule.family == "openai" else rule
-        monkeypatch.setattr(account_module, "rule_for", chosen)
+        monkeypatch.setattr(request_rules_module, "rule_for", chosen)
 
     yield state
 

@@ -160,12 +160,12 @@ def test_requests_csv_writes_unknown_tokens_empty(monkeypatch: pytest.MonkeyPatc
     title = "requests,sample_logs/chat/session.jsonl,session-sample-chat"  # the log and the session apart
     assert (code, err) == (0, [])
     assert out.splitlines() == [
-        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
+        "table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,output,finish",
         f"{title},0,-,title,-,1,,,,",
         f"{title},1,1/1/1,loop,6 initial,2,219,0,25,stop",
         f"{title},2,2/1/1,loop,6 initial,4,128,128,10,stop"]
     code, out, _ = invoke(monkeypatch, capsys, "requests", "sample_logs/chat/session.jsonl")
-    assert code == 0 and out.splitlines()[4] == "│ 0 │ -             │ title │ -         │    1 │     ? │          ? │      ? │        │"
+    assert code == 0 and out.splitlines()[4] == "│ 0 │ -                 │ title │ -         │    1 │     ? │          ? │      ? │        │"
 
 
 def test_breaks_csv_writes_no_previous_request_empty(home: Path, monkeypatch: pytest.MonkeyPatch,
@@ -308,7 +308,7 @@ def test_help_examples_use_dsh_project_folder_names() -> None:
         assert command is not None
         # DSH's projectKey (session-persistence-jsonl/src/format.ts) writes --home-me-proj--, never -home-me-proj-
         assert not re.search(r"sessions/-[^-]", command.help or ""), name
-    assert "dsh-audit explain ~/.dsh/sessions/--home-me-proj--/session-1 8" in (cli.get_command(
+    assert "dsh-audit explain ~/.dsh/sessions/--home-me-proj--/session-1 3" in (cli.get_command(
         context, "explain").help or "")  # type: ignore[union-attr]
 
 

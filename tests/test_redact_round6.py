@@ -172,7 +172,7 @@ def test_a_changed_system_prompt_keeps_its_diff_hunks(tmp_path: Path, monkeypatc
         code, out, _ = invoke(monkeypatch, capsys, "breaks", "--json", str(log))
         assert code == 0
         rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-        return [[f["field"], len(f["detail"]["diff"]), [x for x in f["detail"]["diff"] if x.startswith("@@")]]
+        return [[f["field"], len(f["changes"]["diff"]), [x for x in f["changes"]["diff"] if x.startswith("@@")]]
                 for row in rows for f in row["fields"] if f["field"] == "system"]
 
     expected = [["system", 3, ["@@ -3 +3 @@"]], ["system", 14, ["@@ -3,0 +4,13 @@"]],

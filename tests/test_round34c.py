@@ -217,7 +217,7 @@ def _numbers(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("args", "written"), [
-    (["sessions", str(CHANGE), "--json"], ['"cost_usd":0.001112692']),
+    (["sessions", str(CHANGE), "--json"], ['"total":0.001112692']),
     (["cache", str(CHANGE), "--json"], ["0.000005632", "0.00003408"]),
     (["usage", str(CHANGE), "--json", "--by", "request"], ['"output":0.0000024', '"output":0.00000792']),
     (["check", str(CHANGE), "--json"], ['"min-cache-hit-ratio": 0,', '"cache_read": 0.000005632,',

@@ -154,7 +154,9 @@ def test_a_bundle_named_with_a_byte_that_is_not_utf8_checks(achat: Path, monkeyp
     # a lone surrogate that stands for no byte names no file: not a manifest redact wrote
     (achat / f"{name}.manifest.json").write_bytes(manifest.replace(b'"x\\udcfe.jsonl.wire', b'"x\\ud800.jsonl.wire'))
     assert invoke(monkeypatch, capsys, "redact", "--check", name) == (
-        2, "", ["error: x\\xfe.jsonl.manifest.json: not a dsh-audit redaction manifest"])
+        2, "", ["error: x\\xfe.jsonl.manifest.json: not a dsh-audit redaction manifest"
+        " (hint: the manifest was edited or damaged after `dsh-audit redact` wrote it: ask the sender for the "
+        "bundle again, or redact the log again with `dsh-audit redact LOG -o FILE`)"])
 
 
 def _bash() -> str:

@@ -83,7 +83,9 @@ def test_the_window_of_send_times_keeps_only_its_requests_caveats(logs: Path, mo
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     _index(monkeypatch, capsys, str(logs))
     assert _stats(monkeypatch, capsys, "--until", "2028-01-01") == ([], [])
-    assert _stats(monkeypatch, capsys, "--since", "2028-01-03T03:00:01Z") == ([], [])
+    assert _stats(monkeypatch, capsys, "--since", "2028-01-03T03:00:01Z") == ([], [
+        "note: --since 2028-01-03T03:00:01Z: no request of audit.sqlite was sent in that window (by the logs' own "
+        "timestamps): nothing to rank (widen or drop --since/--until)"])
     assert _stats(monkeypatch, capsys, "--since", "2028-01-03") == ([CAVEAT_2028], [NOTE_2028])
     assert fleet_stats("audit.sqlite", until=1830000000.0).caveats == ()  # 2027-12-28
 
@@ -106,7 +108,9 @@ def test_a_price_file_is_read_again_and_one_that_cannot_be_says_so(logs: Path, m
             "No such file or directory): whether it lists the holidays of the years of the requests it priced at "
             "the peak rate is unknown; index them again to price them with a table that can be read")
     assert _stats(monkeypatch, capsys) == ([gone], [f"note: {gone}"])
-    assert _stats(monkeypatch, capsys, "--until", "2026-12-01") == ([], [])  # no request it priced at the peak rate
+    assert _stats(monkeypatch, capsys, "--until", "2026-12-01") == ([], [  # no request at all, none at the peak rate
+        "note: --until 2026-12-02T00:00:00Z: no request of audit.sqlite was sent in that window (by the logs' own "
+        "timestamps): nothing to rank (widen or drop --since/--until)"])
 
 
 def test_a_pyproject_table_is_read_again_from_any_folder(logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -304,24 +304,24 @@ def test_every_format_and_usage_and_cache_agree(home: Path, monkeypatch: pytest.
     markdown = _stats(monkeypatch, capsys, "--format", "markdown").splitlines()
     measures = {r[1]: r[2] for r in rows if r[0] in MEASURE_TABLES}
     totals, cost = stats["totals"], stats["cost"]
-    assert _value(measures["hit ratio actual"]) == _json_number(totals["hit_ratio"])
+    assert _value(measures["hit ratio actual"]) == _json_number(totals["actual_hit_ratio"])
     assert _value(measures["hit ratio expected"]) == _json_number(totals["expected_hit_ratio"])
     assert _value(measures["cost"]) == _json_number(cost["cost_usd"]["total"])
     assert _value(measures["cost lost (list prices)"]) == _json_number(totals["lost_cost_usd"])
-    assert f"| hit ratio actual / expected | {_percent(totals['hit_ratio'])} / " \
+    assert f"| hit ratio actual / expected | {_percent(totals['actual_hit_ratio'])} / " \
            f"{_percent(totals['expected_hit_ratio'])} |" in markdown
     assert f"| cost | ≥{Costs.text(cost['cost_usd']['total'])} |" in markdown
     header = next(r for r in rows if r[0] == "table" and r[1] == "model" and "hit ratio" in r)
     for row, model in zip([r for r in rows if r[0] == "by model"], stats["by_model"]):
         cells = dict(zip(header[1:], row[1:]))
-        assert _value(cells["hit ratio"]) == _json_number(model["hit_ratio"])
+        assert _value(cells["hit ratio"]) == _json_number(model["actual_hit_ratio"])
         assert _value(cells["expected hit ratio"]) == _json_number(model["expected_hit_ratio"])
         assert _value(cells["lost $"]) == _json_number(model["lost_cost_usd"])
         assert int(cells["prompt"]) == model["prompt_tokens"]
     code, out, _ = invoke(monkeypatch, capsys, "cache", "--json")
     assert code == 0
     report = json.loads(out)
-    assert (totals["hit_ratio"], totals["expected_hit_ratio"], totals["lost_cost_usd"]) == (
+    assert (totals["actual_hit_ratio"], totals["expected_hit_ratio"], totals["lost_cost_usd"]) == (
         report["actual_hit_ratio"], report["expected_hit_ratio"], report["lost_cost_usd"])
     assert cost["cost_usd"] == report["cost"]["cost_usd"]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json")

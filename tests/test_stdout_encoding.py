@@ -122,13 +122,13 @@ def test_a_table_keeps_its_columns(run, folder, encoding):
     heading = f"s/session.jsonl  session {SHOWN[encoding][SESSION]}"
     assert lines == [
         heading,
-        "# |turn/step/try |kind  |header    |msgs |input |cache read |output |finish",
-        "--+--------------+------+----------+-----+------+-----------+-------+------",
-        "0 |1/1/1         |loop  |5 initial |   1 |  133 |         0 |     9 |stop  ",
-        "1 |-             |title |-         |   1 |    ? |         ? |     ? |      ",
-        "2 |2/1/1         |loop  |22 change |   3 |  231 |         0 |     7 |stop  ",
-        "  |total         |      |          |     |  364 |         0 |    16 |      ",
-        "total: each count summed over the requests that logged it (?: not logged)  ",
+        "# |turn/step/attempt |kind  |header    |msgs |input |cache read |output |finish",
+        "--+------------------+------+----------+-----+------+-----------+-------+------",
+        "0 |1/1/1             |loop  |5 initial |   1 |  133 |         0 |     9 |stop  ",
+        "1 |-                 |title |-         |   1 |    ? |         ? |     ? |      ",
+        "2 |2/1/1             |loop  |22 change |   3 |  231 |         0 |     7 |stop  ",
+        "  |total             |      |          |     |  364 |         0 |    16 |      ",
+        "total: each count summed over the requests that logged it (?: not logged)      ",
     ]
     assert len(separators(lines[1:-1])) == 1
 
@@ -304,7 +304,7 @@ def test_csv_and_markdown_take_the_same_escapes(run, folder, encoding):
     code, out, err = run(folder, encoding, "requests", "s/session.jsonl", "--format", "csv")
     assert (code, err) == (0, [])
     assert out.splitlines() == [
-        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
+        "table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,output,finish",
         f"requests,s/session.jsonl,{shown},0,1/1/1,loop,5 initial,1,133,0,9,stop",
         f"requests,s/session.jsonl,{shown},1,-,title,-,1,,,,",
         f"requests,s/session.jsonl,{shown},2,2/1/1,loop,22 change,3,231,0,7,stop",

@@ -73,7 +73,7 @@ def test_requests_csv_is_the_json_rows() -> None:
     code, out, _ = run("requests", str(TOOLS), "--format", "csv")
     assert code == 0 and out.endswith("\r\n")
     _, json_out, _ = run("requests", str(TOOLS), "--json")
-    expected = [["log", "session", "#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "output",
+    expected = [["log", "session", "#", "turn/step/attempt", "kind", "header", "msgs", "input", "cache read", "output",
                  "finish"]]
     for r in json_lines(json_out):
         where = "-" if r["turn"] is None else f"{r['turn']}/-" if r["step"] is None else \
@@ -97,15 +97,16 @@ def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr() -> None
     assert code == 0
     _, json_out, _ = run("cache", str(CHANGE), "--json")
     (report,) = json_lines(json_out)
-    expected = [["log", "session", "#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual",
-                 "classification", "lost"]]
-    for v in report["timeline"]:
+    expected = [["log", "session", "#", "kind", "turn/step/attempt", "prompt", "prompt (estimated)", "reusable",
+                 "expected", "actual", "classification", "lost"]]
+    for v in report["timeline"]:  # a count plain, an unknown one empty, an estimate in its own column
         where = "-" if v["turn"] is None else f"{v['turn']}/{v['step']}/{v['attempt']}"
         cause = f" ({v['cause']})" if v["cause"] and v["cause"] not in v["classification"] else ""
+        logged = v["prompt_tokens"] is not None
         expected.append([report["path"], "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824", str(v["index"]), v["kind"], where,
-                         str(v["prompt_tokens"]) if v["prompt_tokens"] is not None else f"~{v['counted_tokens']}",
-                         str(v["potential"]), str(v["expected"]), "?" if v["actual"] is None else str(v["actual"]),
-                         v["classification"] + cause, str(sum(v["lost"].values()) or "")])
+                         str(v["prompt_tokens"]) if logged else "", "" if logged else str(v["counted_tokens"]),
+                         str(v["potential"]), str(v["expected"]), "" if v["actual"] is None else str(v["actual"]),
+                         v["classification"] + cause, str(sum(v["lost_tokens_by_cause"].values()))])
     assert csv_rows(out) == expected
     assert len(expected) == 9
     assert "breaks 5 by cause: header_change 5" in err  # the summary stays, beside the CSV
@@ -159,8 +160,8 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     expected = [["when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id"]]
     for s in json_lines(json_out):
         expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
-                         str(s["requests"]), _usd_csv(s, s["hit_ratio"]),
-                         "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"]),
+                         str(s["requests"]), _usd_csv(s, s["actual_hit_ratio"]),
+                         "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"] and s["cost_usd"]["total"]),
                          "" if s["unpriced_requests"] is None else str(s["unpriced_requests"]), s["session_id"]])
     assert len(expected) == 9
     assert csv_rows(out) == expected

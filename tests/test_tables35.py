@@ -1,7 +1,7 @@
 """Issue 14 leftovers (session 35): a column is left out only when the table cannot fit otherwise
 (a path in brackets beside an id is a path, cut to fit, not an id kept whole); every listing's CSV
 gives the log and the session in columns of their own, named as `check` names them; a header is
-never split inside a word ("turn/step/try": its short form "t/s/a", said in a caption)."""
+never split inside a word ("turn/step/attempt": its short form "t/s/a", said in a caption)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_requests_csv_gives_the_log_and_the_session_apart(monkeypatch, capsys) -
     code, out, err = invoke(monkeypatch, capsys, "requests", "sample_logs/chat/session.jsonl", "--format", "csv")
     assert (code, err) == (0, [])
     assert out.splitlines() == [
-        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,output,finish",
+        "table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,output,finish",
         "requests,sample_logs/chat/session.jsonl,session-sample-chat,0,-,title,-,1,,,,",
         "requests,sample_logs/chat/session.jsonl,session-sample-chat,1,1/1/1,loop,6 initial,2,219,0,25,stop",
         "requests,sample_logs/chat/session.jsonl,session-sample-chat,2,2/1/1,loop,6 initial,4,128,128,10,stop"]
@@ -72,9 +72,9 @@ def test_cache_csv_gives_the_log_and_the_session_apart(monkeypatch, capsys) -> N
     code, out, _ = invoke(monkeypatch, capsys, "cache", "sample_logs/chat/session.jsonl", "--format", "csv")
     assert code == 0
     assert out.splitlines()[:3] == [
-        "table,log,session,#,kind,turn/step/try,prompt,reusable,expected,actual,classification,lost",
-        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,0,title,-,~64,0,0,?,usage_unknown,",
-        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,1,loop,1/1/1,219,0,0,0,as_expected,"]
+        "table,log,session,#,kind,turn/step/attempt,prompt,prompt (estimated),reusable,expected,actual,classification,lost",
+        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,0,title,-,,64,0,0,,usage_unknown,0",
+        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,1,loop,1/1/1,219,,0,0,0,as_expected,0"]
 
 
 @needs_corpus
@@ -82,7 +82,7 @@ def test_diff_csv_gives_the_log_and_the_session_apart(monkeypatch, capsys) -> No
     code, out, _ = invoke(monkeypatch, capsys, "diff", str(CHANGE), "--format", "csv")
     assert code == 0
     rows = list(csv.reader(io.StringIO(out, newline="")))
-    assert rows[:2] == [["table", "log", "session", "#", "kind", "turn/step/try", "verdict", "first offset", "capture",
+    assert rows[:2] == [["table", "log", "session", "#", "kind", "turn/step/attempt", "verdict", "first offset", "capture",
                          "note"],
                         ["requests", str(LOG), SESSION, "0", "title", "-", "identical", "-", "1 (line 2)", ""]]
     assert {tuple(row[:3]) for row in rows[1:]} == {("requests", str(LOG), SESSION)}
@@ -114,27 +114,28 @@ def test_cache_at_80_columns_shows_t_s_a_and_says_what_it_means(monkeypatch, cap
         "#  kind   t/s/a  prompt  reusable  expected  actual  classification         lost",
         "─" * 80,
         "0  title  -        ~140         0         0       ?  usage_unknown"]
-    assert lines[-1] == "t/s/a: turn/step/try (attempt)"
+    assert lines[-1] == "t/s/a: turn/step/attempt"
 
 
 @needs_corpus
-def test_diff_at_60_columns_keeps_turn_step_try_whole(monkeypatch, capsys) -> None:
+def test_diff_at_60_columns_keeps_turn_step_attempt_whole(monkeypatch, capsys) -> None:
+    """"first offset" has no value in any row: it is left out before the header is shortened."""
     monkeypatch.setenv("COLUMNS", "60")
     code, out, _ = invoke(monkeypatch, capsys, "diff", str(CHANGE))
     assert code == 0
-    assert _lines(out)[2:6] == [
-        "                                    first",
-        "#  kind   turn/step/try  verdict    offset  capture     note",
-        "─" * 60,
-        "0  title  -              identical  -       1 (line 2)"]
+    assert _lines(out)[2:5] == [
+        "#  kind   turn/step/attempt  verdict    capture     note",
+        "─" * 56,
+        "0  title  -                  identical  1 (line 2)"]
+    assert _lines(out)[-3:-1] == ["narrow terminal: first offset (no values) not shown", "(widen it, or use --json)"]
 
 
 @pytest.mark.parametrize("columns", range(40, 81, 4))
 def test_a_header_is_never_split_inside_a_word(monkeypatch, capsys, columns: int) -> None:
     monkeypatch.setenv("COLUMNS", str(columns))
-    print_table("t", ["#", "turn/step/try", "kind", "classification", "lost"],
+    print_table("t", ["#", "turn/step/attempt", "kind", "classification", "lost"],
                 [[0, "1/1/1", "loop", "break_explained (header_change)", 7936]],
-                short={"turn/step/try": "t/s/a"}, legend="t/s/a: turn/step/try (attempt)")
+                short={"turn/step/attempt": "t/s/a"}, legend="t/s/a: turn/step/attempt")
     lines = _lines(capsys.readouterr().out)
     assert not [line for line in lines if line.endswith(("turn/", "step/", "turn/step/"))]
-    assert ("turn/step/try" in lines[1] + lines[2]) != ("t/s/a: turn/step/try (attempt)" in lines)
+    assert ("turn/step/attempt" in lines[1] + lines[2]) != ("t/s/a: turn/step/attempt" in lines)

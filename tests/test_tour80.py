@@ -95,12 +95,12 @@ def test_requests_draw_a_row_a_line_when_the_compact_table_holds_it(monkeypatch,
     assert (code, err) == (0, [])
     assert lines == [
         "sample_logs/chat/session.jsonl  session session-sample-chat",
-        "#  turn/step/try  kind   header     msgs  input  cache read  output  finish",
-        "─" * 75,
-        "0  -              title  -             1      ?           ?       ?",
-        "1  1/1/1          loop   6 initial     2    219           0      25  stop",
-        "2  2/1/1          loop   6 initial     4    128         128      10  stop",
-        "   total                                    347         128      35",
+        "#  turn/step/attempt  kind   header     msgs  input  cache read  output  finish",
+        "─" * 79,
+        "0  -                  title  -             1      ?           ?       ?",
+        "1  1/1/1              loop   6 initial     2    219           0      25  stop",
+        "2  2/1/1              loop   6 initial     4    128         128      10  stop",
+        "   total                                        347         128      35",
         "total: each count summed over the requests that logged it (?: not logged)"]
 
 

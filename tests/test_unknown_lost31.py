@@ -85,13 +85,13 @@ def test_cache_says_the_break_lost_an_unknown_amount(tmp_path: Path, run: Any) -
         "tokens: estimate-utf8-bytes/4",
         "rules: deepseek unit 128 min 64 ttl 10800s",
         "  (api-docs.deepseek.com/guides/kv_cache, 2026-08-13)",
-        "timeline",  # "turn/step/try" never split: "lost" (only "?") is left out first
-        "#  kind  turn/step/try  prompt  reusable  expected  actual  classification",
+        "timeline",  # "turn/step/attempt" never split: "lost" (only "?") is left out first
+        "#  kind  turn/step/attempt  prompt  reusable  expected  actual  classification",
         "─" * 80,
-        "0  loop  1/1/1            2000         0         0       0  as_expected",
-        "1  loop  2/1/1            2020      1920      1920    1920  as_expected",
-        "2  loop  3/1/1            2100      1920         0       ?  break_explained",
-        "                                                            (header_change)",
+        "0  loop  1/1/1                2000         0         0       0  as_expected",
+        "1  loop  2/1/1                2020      1920      1920    1920  as_expected",
+        "2  loop  3/1/1                2100      1920         0       ?  break_explained",
+        "                                                                (header_change)",
         "narrow terminal: lost (no values) not shown (widen it, or use --json)"]
 
 
@@ -100,7 +100,7 @@ def test_cache_json_gives_null_and_counts_the_unknown_break(tmp_path: Path, run:
     code, out, err = run("cache", "s-unknown/session.jsonl", "--json")
     assert (code, err) == (0, [])
     report = json.loads(out)
-    assert [(v["index"], v["classification"], v["actual"], v["lost"], v["lost_cost"]) for v in report["timeline"]] == [
+    assert [(v["index"], v["classification"], v["actual"], v["lost_tokens_by_cause"], v["lost_cost"]) for v in report["timeline"]] == [
         (0, "as_expected", 0, {}, 0), (1, "as_expected", 1920, {}, 0), (2, "break_explained", None, None, None)]
     assert {k: report[k] for k in ("breaks", "lost_tokens_by_cause", "lost_cost_usd", "lost_unknown_requests")} == {
         "breaks": 1, "lost_tokens_by_cause": {}, "lost_cost_usd": None, "lost_unknown_requests": 1}
@@ -114,7 +114,7 @@ def test_cache_json_gives_null_and_counts_the_unknown_break(tmp_path: Path, run:
     # breaks --cost and explain say the same of it
     code, out, err = run("breaks", "--json", "--cost", "s-unknown/session.jsonl")
     (row,) = map(json.loads, out.splitlines())
-    assert (code, row["request"], row["lost_tokens"], row["lost_cost_usd"], row["unpriced"]) == (
+    assert (code, row["request"], row["lost_tokens"], row["lost_cost_usd"], row["unpriced_reason"]) == (
         0, 2, None, None, _NOT_LOGGED)
     code, out, err = run("usage", "s-unknown/session.jsonl", "--json")
     assert (code, json.loads(out)["total"]["break_cost_usd"]) == (0, None)
@@ -134,13 +134,13 @@ def test_a_known_loss_beside_an_unknown_one_is_a_lower_bound(tmp_path: Path, run
         "  the cost lost that breaks caused); 1 break(s) lost an unknown amount; 1",
         "  request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check",
         "  your contract)"]
-    assert _lines(out)[-6:] == [  # "turn/step/try" never split: its short form, said below
+    assert _lines(out)[-6:] == [  # "turn/step/attempt" never split: its short form, said below
         "2  loop  3/1/1    2100      1920         0       0  break_explained         1920",
         "                                                    (header_change)",
         "3  loop  4/1/1    2148      2048      2048    2048  as_expected",
         "4  loop  5/1/1    2300      2048         0       ?  break_explained            ?",
         "                                                    (header_change)",
-        "t/s/a: turn/step/try (attempt)"]
+        "t/s/a: turn/step/attempt"]
     code, out, err = run("cache", "s-both/session.jsonl", "--json")
     report = json.loads(out)
     assert (report["lost_cost_usd"], report["lost_unknown_requests"]) == (0.00056448, 1)

@@ -83,7 +83,7 @@ def test_sessions_table_and_json(home: Path, monkeypatch, capsys) -> None:
         "2027-01-15 08:00  -           1  0.0%       0   $0.0004  session-priced",
         "narrow terminal: project not shown (widen it, or use --json)"]
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--json")
-    assert [(s["session_id"], s["cost_usd"], s["unpriced_requests"], s["cost_complete"])
+    assert [(s["session_id"], s["cost_usd"] and s["cost_usd"]["total"], s["unpriced_requests"], s["cost_complete"])
             for s in map(json.loads, out.splitlines())] == [
         ("session-unknown", None, 1, False), ("session-partial", 0.00042, 1, False),
         ("session-priced", 0.00042, 0, True)]

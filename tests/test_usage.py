@@ -264,7 +264,7 @@ def test_pyproject_table_and_prices_file_override(tmp_path: Path, monkeypatch: p
         8300 * 3.0 / 1e6, 0.0, 0.0, 20 * 6.0 / 1e6)
     monkeypatch.chdir(tmp_path)
     out = _run("usage", str(log), "--json", "--no-breaks")[1]
-    assert orjson.loads(out)["prices"]["files"][1].endswith("pyproject.toml [tool.dsh-audit.prices]")
+    assert orjson.loads(out)["prices"]["price_files"][1].endswith("pyproject.toml [tool.dsh-audit.prices]")
 
 
 def test_unknown_model_is_unpriced_never_free(tmp_path: Path) -> None:

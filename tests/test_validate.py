@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from _golden import CORPUS, golden_files, log_for
 from dsh_audit.cli import cli
-from dsh_audit.log._records import decode_record, parse_json
+from dsh_audit.log._json_line import parse_json
+from dsh_audit.log._records import decode_record
 from dsh_audit.report import validation_sarif
 from dsh_audit.validate import RULES, Finding, validate, validate_paths
 

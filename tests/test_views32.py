@@ -149,22 +149,22 @@ def test_requests_shows_cache_writes_when_logged(fleet: Path, monkeypatch: pytes
     claude, deep = (f"sessions/--p--/{name}/session.jsonl" for name in ("s-claude", "s-deep"))
     code, out, err = invoke(monkeypatch, capsys, "requests", claude, deep)
     assert (code, err) == (0, [])
-    assert out.splitlines() == [
+    assert out.splitlines() == [  # the short form ("t/s/a", said below) before "cache read" wraps
         "sessions/--p--/s-claude/session.jsonl  session s-claude",
-        "                                                  cache    cache                ",
-        "#  turn/step/try  kind  header     msgs  input     read    write  output  finish",
-        "────────────────────────────────────────────────────────────────────────────────",
-        "0  1/1/1          loop  5 initial     1     10        0     2000      10  stop  ",
-        "1  2/1/1          loop  5 initial     3     10     2000      100      10  stop  ",
-        "2  3/1/1          loop  33 change     5     10        0     2100      10  stop  ",
-        "   total                                    30     2000     4200      30        ",
+        "#  t/s/a  kind  header     msgs  input  cache read  cache write  output  finish",
+        "─" * 79,
+        "0  1/1/1  loop  5 initial     1     10           0         2000      10  stop  ",
+        "1  2/1/1  loop  5 initial     3     10        2000          100      10  stop  ",
+        "2  3/1/1  loop  33 change     5     10           0         2100      10  stop  ",
+        "   total                            30        2000         4200      30        ",
+        "t/s/a: turn/step/attempt" + " " * 55,
         "sessions/--p--/s-deep/session.jsonl  session s-deep",  # DeepSeek logs no cache writes: no column
-        "#  turn/step/try  kind  header     msgs  input  cache read  output  finish",
-        "──────────────────────────────────────────────────────────────────────────",
-        "0  1/1/1          loop  5 initial     1  10000           0      10  stop  ",
-        "1  2/1/1          loop  5 initial     3    100        9984      10  stop  ",
-        "2  3/1/1          loop  33 change     5  10100           0      10  stop  ",
-        "   total                                 20200        9984      30        "]
+        "#  turn/step/attempt  kind  header     msgs  input  cache read  output  finish",
+        "─" * 78,
+        "0  1/1/1              loop  5 initial     1  10000           0      10  stop  ",
+        "1  2/1/1              loop  5 initial     3    100        9984      10  stop  ",
+        "2  3/1/1              loop  33 change     5  10100           0      10  stop  ",
+        "   total                                     20200        9984      30        "]
 
 
 @needs_corpus
@@ -175,7 +175,7 @@ def test_requests_on_a_pi_ai_anthropic_log(monkeypatch: pytest.MonkeyPatch, caps
     logs = LIVE_PI / "c1-anthropic-tools" / "session-logs"
     code, out, err = invoke(monkeypatch, capsys, "requests", str(logs))
     assert (code, err) == (0, [])
-    assert out.splitlines()[1:] == [  # "turn/step/try" never split: its short form, and what it means
+    assert out.splitlines()[1:] == [  # "turn/step/attempt" never split: its short form, and what it means
         "session session-514c4bc2-e0ec-419e-84d4-2f666d536239",
         "                                              cache    cache                    ",
         " #  t/s/a  kind   header      msgs  input      read    write  output  finish    ",
@@ -193,7 +193,7 @@ def test_requests_on_a_pi_ai_anthropic_log(monkeypatch: pytest.MonkeyPatch, caps
         "10  3/2/1  loop   179 change    21     10      8896      169      14  stop      ",
         "    total                             100     67968    18490     229            ",
         "total: each count summed over the requests that logged it (?: not logged)       ",
-        "t/s/a: turn/step/try (attempt)                                                  "]
+        "t/s/a: turn/step/attempt" + " " * 56]
     # input + cache read + cache write is the prompt (DSH's buckets are disjoint)
     code, out, _ = invoke(monkeypatch, capsys, "requests", str(logs), "--json")
     usage = json.loads(out.splitlines()[1])["usage"]
@@ -201,7 +201,7 @@ def test_requests_on_a_pi_ai_anthropic_log(monkeypatch: pytest.MonkeyPatch, caps
     code, out, _ = invoke(monkeypatch, capsys, "requests", str(logs), "--format", "csv")
     title = f"requests,{next(logs.iterdir())},session-514c4bc2-e0ec-419e-84d4-2f666d536239"  # log, session apart
     assert out.splitlines()[:3] == [
-        "table,log,session,#,turn/step/try,kind,header,msgs,input,cache read,cache write,output,finish",
+        "table,log,session,#,turn/step/attempt,kind,header,msgs,input,cache read,cache write,output,finish",
         f"{title},0,-,title,-,1,,,,,", f"{title},1,1/1/1,loop,10 initial,2,10,0,8019,23,tool-calls"]
     code, out, _ = invoke(monkeypatch, capsys, "requests", str(LIVE_PI / "c3-openai-compat" / "session-logs"))
     assert "cache write" not in out and "cache read" in out  # an OpenAI-compatible route that wrote nothing

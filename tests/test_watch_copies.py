@@ -90,15 +90,17 @@ def test_a_scenario_folder_is_watched_once_with_a_note(tmp_path: Path, monkeypat
     assert {k: lines[1][k] for k in ("path", "session_id", "message")} == {
         "path": f"{folder}/home/sessions/--home-dev-dsh-runs-a-c-change-ws--/{SID}/session.jsonl.zstd",
         "session_id": SID, "message": note.removeprefix("note: ")}
-    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.01107667,
+    assert {**lines[-1], "cost_usd": lines[-1]["cost_usd"]["total"]} == {
+        "type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.01107667,
                          "errors": 0, "unpriced_requests": 1, "cost_complete": False}
     code, out, err = invoke(monkeypatch, capsys, "watch", folder, *WATCH)
     assert code == 0 and len(out.splitlines()) == 8
     assert err[1:] == [
         "each line: time (UTC; when sent, for the history; when seen, for a new request), session id (shortest "
-        "unique prefix) and title, #request turn/step/attempt, model, prompt tokens, cache read/expected tokens, "
-        "cost, verdict; a break: BREAK, its cause, the tokens it lost (their cost), the changed fields and the "
-        "evidence seqs",
+        "unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, #request t/s/a "
+        "(turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what the previous request "
+        "left cached: lost is measured from it) and the expected ones, cost, verdict; a break: BREAK, its cause, "
+        "the tokens it lost (their cost), the changed fields and the evidence seqs",
         note, "watched 1 session(s): 8 request(s), 5 break(s), ≥$0.0111 (1 unpriced)"]
 
 

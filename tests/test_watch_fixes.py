@@ -114,11 +114,12 @@ def test_a_truncated_and_rewritten_log_is_counted_once(tmp_path: Path) -> None:
     for item in items:
         summary.add(item)
     again = [item for item in items[replaced:] if isinstance(item, WatchRequest)]
-    assert summary.to_json() == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5,
+    assert {**summary.to_json(), "cost_usd": summary.to_json()["cost_usd"]["total"]} == {
+        "type": "summary", "sessions": 1, "requests": 8, "breaks": 5,
                                  "cost_usd": usd_total(item.cost for item in again if item.cost is not None),
                                  "errors": 0,
                                  "unpriced_requests": 1, "cost_complete": False}
-    assert summary.to_json()["cost_usd"] == 0.01107667  # the session's own, exact (the repro summed 0.01314)
+    assert summary.to_json()["cost_usd"]["total"] == 0.01107667  # the session's own, exact (the repro summed 0.01314)
 
 
 @needs_corpus
@@ -229,7 +230,8 @@ def test_stopping_the_watch_ends_a_running_on_break_command(tmp_path: Path, sign
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
     lines = _json_lines(opening + out)
-    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.01107667,
+    assert {**lines[-1], "cost_usd": lines[-1]["cost_usd"]["total"]} == {
+        "type": "summary", "sessions": 1, "requests": 8, "breaks": 5, "cost_usd": 0.01107667,
                          "errors": 0, "unpriced_requests": 1, "cost_complete": False}
     _wait_for(lambda: not any(map(_alive, sleeping)), timeout=5.0)
 
@@ -269,9 +271,11 @@ def test_the_history_shows_each_requests_send_time(tmp_path: Path, monkeypatch: 
     assert [line["sent_at"] for line in history] == [
         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(line["sent"])) for line in history]
     assert err[1] == ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
-                      "(shortest unique prefix) and title, #request turn/step/attempt, model, prompt tokens, cache "
-                      "read/expected tokens, cost, verdict; a break: BREAK, its cause, the tokens it lost (their "
-                      "cost), the changed fields and the evidence seqs")
+                      "(shortest unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, "
+                      "#request t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones "
+                      "(what the previous request left cached: lost is measured from it) and the expected ones, "
+                      "cost, verdict; a break: BREAK, its cause, the tokens it lost (their cost), the changed fields "
+                      "and the evidence seqs")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs a FIFO")

@@ -62,9 +62,11 @@ def test_json_carries_the_exact_amounts_of_usage_and_cache(mixed: Path, monkeypa
     code, out, _ = invoke(monkeypatch, capsys, "watch", *WATCH, "--json")
     assert code == 0
     lines = _json_lines(out)
-    requests = [(line["index"], line["cost_usd"]) for line in lines if line["type"] in ("request", "break")]
+    requests = [(line["index"], line["cost_usd"] and line["cost_usd"]["total"]) for line in lines
+                if line["type"] in ("request", "break")]
     assert requests == [(0, 0.000612), (1, 0.00005352), (2, 0.000642), (3, None), (4, None)]
-    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 5, "breaks": 2, "cost_usd": 0.00130752,
+    assert {**lines[-1], "cost_usd": lines[-1]["cost_usd"]["total"]} == {
+        "type": "summary", "sessions": 1, "requests": 5, "breaks": 2, "cost_usd": 0.00130752,
                          "errors": 0, "unpriced_requests": 2, "cost_complete": False}
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", "--by", "request")
     assert code == 0
@@ -87,16 +89,20 @@ def test_lines_show_amounts_as_usage_does(mixed: Path, monkeypatch: pytest.Monke
     # plain numbers, and what a break lost, as `usage` and `breaks --cost` count it (views33)
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(T0 / 1000))
     assert out.splitlines() == [
-        f"{when}  s-mixed  #0 t1/s1/a1  deepseek-v4-flash  prompt 2000  cache 0/0 expected  $0.0006  as_expected",
-        f"{when}  s-mixed  #1 t2/s1/a1  deepseek-v4-flash  prompt 2020  cache 1920/1920 expected  $0.0001  "
+        f"{when}  s-mixed  #0 t1/s1/a1  deepseek-v4-flash  prompt 2000  cache 0 of 0 reusable (0 expected)  $0.0006  "
         "as_expected",
-        f"{when}  s-mixed  #2 t3/s1/a1  deepseek-v4-flash  prompt 2100  cache 0/0 expected  $0.0006  "
-        "break_explained  BREAK header_change lost 1920 ($0.0006) fields system evidence seqs 33",
-        f"{when}  s-mixed  A title  #3 title  deepseek-v4-flash  prompt ?  cache ?/0 expected  $?  usage_unknown",
-        f"{when}  s-mixed  A title  #4 t4/s1/a1  local-coder  prompt 2148  cache 2048/0 expected  $?  "
+        f"{when}  s-mixed  #1 t2/s1/a1  deepseek-v4-flash  prompt 2020  cache 1920 of 1920 reusable (1920 expected)  "
+        "$0.0001  as_expected",
+        f"{when}  s-mixed  #2 t3/s1/a1  deepseek-v4-flash  prompt 2100  cache 0 of 1920 reusable (0 expected)  $0.0006  "
+        "break_explained  BREAK header_change lost 1920 ($0.0006) fields system",  # wrapped at 200 columns
+        "  evidence seqs 33",
+        f"{when}  s-mixed  A title  #3 title  deepseek-v4-flash  prompt ?  cache ? of 0 reusable (0 expected)  $?  "
+        "usage_unknown",
+        f"{when}  s-mixed  A title  #4 t4/s1/a1  local-coder  prompt 2148  cache 2048 of 2048 reusable (0 expected)  $?  "
         "break_explained  BREAK header_change lost 0 fields model evidence seqs 49"]
     assert err[-1] == "watched 1 session(s): 5 request(s), 2 break(s), ≥$0.0013 (2 unpriced)"
-    shown = [line.split("  ")[-2] if "BREAK" not in line else line.split("  ")[-3] for line in out.splitlines()]
+    shown = [line.split("  ")[-2] if "BREAK" not in line else line.split("  ")[-3] for line in out.splitlines()
+             if not line.startswith("  ")]  # a wrapped line's rest
     code, table, _ = invoke(monkeypatch, capsys, "usage", "--by", "request", "--format", "markdown")
     assert code == 0
     rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| s-mixed \\#")]
@@ -119,8 +125,8 @@ def test_a_tiny_or_unknown_amount_is_never_zero(tmp_path: Path, monkeypatch: pyt
     code, out, _ = invoke(monkeypatch, capsys, "watch", *WATCH, "--json")
     assert code == 0
     lines = _json_lines(out)
-    assert [line["cost_usd"] for line in lines if line["type"] == "request"] == [json_cost]
-    assert lines[-1] == {"type": "summary", "sessions": 1, "requests": 1, "breaks": 0, "cost_usd": json_cost,
+    assert [line["cost_usd"] and line["cost_usd"]["total"] for line in lines if line["type"] == "request"] == [json_cost]
+    assert {**lines[-1], "cost_usd": lines[-1]["cost_usd"] and lines[-1]["cost_usd"]["total"]} == {"type": "summary", "sessions": 1, "requests": 1, "breaks": 0, "cost_usd": json_cost,
                          "errors": 0, "unpriced_requests": int(json_cost is None),
                          "cost_complete": json_cost is not None}
     code, out, err = invoke(monkeypatch, capsys, "watch", *WATCH)
@@ -145,10 +151,11 @@ def test_the_summary_sums_exactly_when_a_log_is_read_again() -> None:
     started = WatchNote(0, "s.jsonl", "started", "", "s")
     for item in (started, _request(0, 1e-7), _request(1, 1e-7), _request(2, 1e-7)):
         summary.add(item)
-    assert summary.to_json()["cost_usd"] == 3e-07 and summary.text().endswith(", $0.00000030")
+    assert summary.to_json()["cost_usd"]["total"] == 3e-07 and summary.text().endswith(", $0.00000030")
     for item in (WatchNote(0, "s.jsonl", "replaced", "", "s"), started, _request(0, 0.1), _request(1, None)):
         summary.add(item)
-    assert summary.to_json() == {"type": "summary", "sessions": 1, "requests": 2, "breaks": 0, "cost_usd": 0.1,
+    assert {**summary.to_json(), "cost_usd": summary.to_json()["cost_usd"]["total"]} == {
+        "type": "summary", "sessions": 1, "requests": 2, "breaks": 0, "cost_usd": 0.1,
                                  "errors": 0, "unpriced_requests": 1, "cost_complete": False}
     assert summary.text() == "watched 1 session(s): 2 request(s), 0 break(s), ≥$0.1000 (1 unpriced)"
 
@@ -168,12 +175,12 @@ def test_the_summary_of_a_corpus_session_is_cache_and_usage_total(scenario: str,
     assert code == 0
     total = json.loads(out)["total"]
     expected = {"c-change": 0.01107667, "f-fork": 0.001434726, "g-subagent": 0.002161452}[scenario]
-    assert (summary["cost_usd"], summary["requests"], summary["unpriced_requests"]) == (
+    assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (
         total["cost_usd"]["total"], total["requests"], total["unpriced_requests"]) == (
         expected, total["requests"], total["unpriced_requests"])
     code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", root)
     assert code == 0
     costs = [json.loads(line)["cost"] for line in out.splitlines()]
-    assert usd_total((c["cost_usd"] or {}).get("total", 0.0) for c in costs) == summary["cost_usd"]
+    assert usd_total((c["cost_usd"] or {}).get("total", 0.0) for c in costs) == summary["cost_usd"]["total"]
     assert sum(c["requests"] for c in costs) == summary["requests"]
     assert sum(c["unpriced_requests"] for c in costs) == summary["unpriced_requests"]

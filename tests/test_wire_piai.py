@@ -21,7 +21,9 @@ from dsh_audit.errors import RenderError, UsageError
 from dsh_audit.jsjson import stringify
 from dsh_audit.wire import ADAPTERS, make_renderer
 from dsh_audit.wire._anthropic import AnthropicRenderer, render_anthropic
-from dsh_audit.wire._openai import OpenAIRenderer, detect_compat, render_openai, short_hash
+from dsh_audit.wire._openai import OpenAIRenderer, render_openai
+from dsh_audit.wire._openai_compat import detect_compat
+from dsh_audit.wire._openai_messages import short_hash
 from dsh_audit.wire._piai_context import pi_context
 from dsh_audit.wire._piai_js import js_len, js_parse
 from dsh_audit.wire._piai_transform import estimate_context_tokens, transform_messages
@@ -205,7 +207,7 @@ def test_corpus_path_is_relative_to_the_repository():
 def test_short_hash_matches_pi_ai():
     pipe_id = "call_abc|fc_0123456789abcdefghijklmnopqrstuvwxyz+/="
     assert [short_hash(s) for s in (pipe_id, "", "héllo😀")] == ["bn996y1fidf13", "k4n83c7h0j2b", "1olj6nu1frhbfw"]
-    from dsh_audit.wire._openai import _normalize_id
+    from dsh_audit.wire._openai_messages import _normalize_id
     local = LOCAL
     assert _normalize_id(pipe_id, local, None) == "call_abc_bn996y1f"
     assert _normalize_id("call|item.1", local, None) == "call_item_1"

@@ -71,8 +71,8 @@ class FieldChange:
     def to_json(self) -> dict[str, Any]:
         out = {"field": self.field, "before": self.before, "after": self.after,
                "prompt_affecting": self.prompt_affecting}
-        if self.detail:
-            out["detail"] = self.detail
+        if self.detail:  # "changes": "detail" is a break's sentence in every command's JSON
+            out["changes"] = self.detail
         return out
 
 
@@ -195,7 +195,7 @@ class Transition:
             "fields": [f.to_json() for f in self.fields],
             "evidence_seqs": list(self.evidence_seqs),
             "evidence": [e.to_json() for e in self.evidence],
-            "context": [e.to_json() for e in self.context],
+            "context_events": [e.to_json() for e in self.context],  # "context": a request's own
             "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
             "common_messages": self.common_messages,
             "detail": self.detail,

@@ -16,11 +16,13 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._account import ParentRequest, analyze_cache, iter_cache_verdicts
+    from ._captured_usage import captured_usage, given_usage, response_tokens, usage_tokens
     from ._causes import attribution_causes
     from ._prefix import PromptBuilder
     from ._prompt import Prompt, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
+    from ._logged_usage import entry_usage
     from ._money import Priced, Rates, Tokens, usd_cost, usd_total
     from ._price_window import OFF_PEAK, PEAK, STANDARD
     from ._prices import PriceBook, Quote, load_price_files, load_prices
@@ -72,9 +74,12 @@ __all__ = [
     "attribution_causes",
     "cache_group",
     "cache_report",
+    "captured_usage",
     "common_chars",
     "common_prefix",
+    "entry_usage",
     "exact_tokenizer_available",
+    "given_usage",
     "iso_utc",
     "iter_cache_verdicts",
     "ledger_group",
@@ -87,6 +92,7 @@ __all__ = [
     "prefix_tokens",
     "price_entry",
     "pyproject_zero_data_retention",
+    "response_tokens",
     "rule_for",
     "sent_in_window",
     "session_ledger",
@@ -95,6 +101,7 @@ __all__ = [
     "summary_group",
     "usage_table",
     "usage_tables",
+    "usage_tokens",
     "usd_cost",
     "usd_total",
 ]
@@ -138,9 +145,12 @@ _LAZY = {
     "attribution_causes": "._causes",
     "cache_group": "._session",
     "cache_report": "._session",
+    "captured_usage": "._captured_usage",
     "common_chars": "._prompt",
     "common_prefix": "._prompt",
+    "entry_usage": "._logged_usage",
     "exact_tokenizer_available": "._tokens",
+    "given_usage": "._captured_usage",
     "iso_utc": "._summary",
     "iter_cache_verdicts": "._account",
     "ledger_group": "._session",
@@ -153,6 +163,7 @@ _LAZY = {
     "prefix_tokens": "._prompt",
     "price_entry": "._ledger",
     "pyproject_zero_data_retention": "._zdr",
+    "response_tokens": "._captured_usage",
     "rule_for": "._rule_data",
     "sent_in_window": "._usage",
     "session_ledger": "._ledger",
@@ -161,6 +172,7 @@ _LAZY = {
     "summary_group": "._summary",
     "usage_table": "._usage",
     "usage_tables": "._usage",
+    "usage_tokens": "._captured_usage",
     "usd_cost": "._money",
     "usd_total": "._money",
 }

@@ -34,29 +34,20 @@ from typing import Any
 
 from ..replay import Request, RequestTime
 from ..session import Bodies, logged_cache_read
-from ..wire import PromptPieces
 from ._breakpoints import breakpoint_levels, written_marks
 from ._causes import attribution_causes, classify
 from ._earlier import (_add_run, _Best, _chain, _drop_runs, _Level, _logged_prompt, _model, _nearest, _pool, _Pool,
                        _rounded, _Run, _runs, _Seen)
 from ._ledger import logged_tokens, lost_costs, priced_prompt, request_route_model
-from ._prefix import PromptBuilder
 from ._prices import PriceBook, Quote, load_prices
-from ._prompt import prefix_tokens
+from ._prompt import Prompt, prefix_tokens
 from ._report import BREAKS, LOST_UNKNOWN, CacheTotals, CacheVerdict, SessionCacheReport
-from ._retention_body import retention_body
-from ._rule_data import rule_for
+from ._request_rules import RequestRules
 from ._rules import CacheRule, Retention
 from ._tokens import TokenCounter, make_counter
 from ._zdr import pyproject_zero_data_retention
 
 __all__ = ["CacheAccount", "ParentRequest", "analyze_cache", "iter_cache_verdicts"]
-
-
-@dataclass
-class _Family:
-    rule: CacheRule  # the first rule of the family seen (the report's)
-    count: TokenCounter  # the family's tokenizer, shared by every route of the family
 
 
 @dataclass(frozen=True)
@@ -83,65 +74,12 @@ class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
                  tokenizer: str, bodies: Bodies | None, prices: PriceBook, lookback: int,
                  routes: Callable[[Request], str | None] | None, zero_data_retention: bool | None = None) -> None:
-        self.times, self.causes, self.unit, self.tokenizer = times, causes, unit, tokenizer
-        self.zero_data_retention = zero_data_retention
-        self.bodies, self.prices, self.lookback, self.routes = bodies, prices, lookback, routes
-        self.families: dict[str, _Family] = {}
-        self.builders: dict[tuple[str, str], PromptBuilder] = {}  # per (family, wire adapter)
-        self.rules: dict[tuple[str | None, str | None, str | None], CacheRule] = {}
+        self.times, self.causes, self.prices, self.lookback, self.routes = times, causes, prices, lookback, routes
+        self.lookup = RequestRules(unit=unit, tokenizer=tokenizer, bodies=bodies,
+                                   zero_data_retention=zero_data_retention)
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
         self.by_route: dict[_Pool, list[_Seen]] = {}  # recent requests per cache (:func:`_pool`)
         self.runs: dict[_Pool, list[_Run]] = {}  # the same, in runs (:func:`_nearest`)
-        # Other sessions' requests this one's may read (a fork child's parent): their bodies.
-        self.foreign: dict[str, Bodies | None] = {}
-
-    def rule(self, provider: str | None, model: str | None, adapter: str | None) -> CacheRule:
-        """The cache rule of a request of ``provider``/``model`` sent by ``adapter`` (its route's)."""
-        rule = self.rules.get((provider, model, adapter))
-        if rule is None:
-            rule = self.rules[(provider, model, adapter)] = rule_for(
-                provider, model, unit=self.unit, adapter=adapter).with_zero_data_retention(self.zero_data_retention)
-        return rule
-
-    def family(self, rule: CacheRule) -> _Family:
-        """The rule's family: its token counter, and the first of its rules seen (the report's)."""
-        found = self.families.get(rule.family)
-        if found is None:
-            found = self.families[rule.family] = _Family(rule, make_counter(rule.tokenizer, method=self.tokenizer))
-        return found
-
-    def body_source(self, request: Request) -> Bodies | None:
-        """The rendered bodies ``request`` is read from: its own session's (another session's for
-        a request of :meth:`inherit`)."""
-        if request.session_id in self.foreign:
-            return self.foreign[request.session_id]
-        return self.bodies
-
-    def builder(self, rule: CacheRule) -> PromptBuilder:
-        """The prompt builder of a rule's wire format: one per family and adapter, so that each
-        request's prompt is its own route's body (the session renders each body once per adapter)."""
-        key = (rule.family, rule.wire_adapter)
-        found = self.builders.get(key)
-        if found is None:
-            adapter, source = rule.wire_adapter, self.body_source
-            wired = self.bodies is not None
-
-            def render(request: Request) -> bytes | None:
-                bodies = source(request)
-                return None if bodies is None else bodies.body(request, adapter)
-
-            def pieces(request: Request) -> PromptPieces | None:
-                bodies = source(request)
-                return None if bodies is None else bodies.pieces(request, adapter)
-
-            def value(request: Request) -> dict[str, Any] | None:
-                bodies = source(request)
-                return None if bodies is None else bodies.value(request, adapter)
-
-            found = self.builders[key] = PromptBuilder(
-                rule, render=render if wired else None, pieces=pieces if wired else None,
-                value=value if wired else None, count=self.family(rule).count)
-        return found
 
     def predecessor(self, request: Request) -> _Seen | None:
         """The conversation's previous request: the last title call for a title call, else the
@@ -152,14 +90,14 @@ class _Analyzer:
         """Take ``parent.request``, of another session, as the earlier request this session's next
         one continues and may read the cache of (:class:`ParentRequest`): it is compared with,
         never judged."""
-        request = parent.request
-        self.foreign[request.session_id] = parent.bodies if self.bodies is not None else None
+        request, lookup = parent.request, self.lookup
+        lookup.foreign[request.session_id] = parent.bodies if lookup.bodies is not None else None
         provider, model = _model(request)
-        rule = self.rule(provider, model, parent.adapter)
-        prompt = self.builder(rule).build(request)
-        retention = self.retention(rule, request)
+        rule = lookup.rule(provider, model, parent.adapter)
+        prompt = lookup.builder(rule).build(request)
+        retention = lookup.retention(rule, request)
         logged = _logged_prompt(request)
-        marks = written_marks(rule.breakpoints, rule, request, prompt, logged, self.body_source(request)) \
+        marks = written_marks(rule.breakpoints, rule, request, prompt, logged, lookup.body_source(request)) \
             if rule.breakpoint_based and rule.breakpoints is not None else None
         seen = _Seen(request, prompt, prompt.tokens, rule.family, parent.time,
                      logged if logged is not None else prompt.tokens,
@@ -172,48 +110,26 @@ class _Analyzer:
     def verdict(self, request: Request) -> CacheVerdict:
         provider, model = _model(request)
         adapter = self.routes(request) if self.routes is not None else None
-        rule = self.rule(provider, model, adapter)  # the model's own (breakpoint based?), over its route's body
-        count = self.family(rule).count
-        prompt = self.builder(rule).build(request)
-        retention = self.retention(rule, request)
+        rule = self.lookup.rule(provider, model, adapter)  # the model's own (breakpoint based?), over its route's body
+        count = self.lookup.family(rule).count
+        prompt = self.lookup.builder(rule).build(request)
+        retention = self.lookup.retention(rule, request)
         ttl = rule.ttl_seconds if retention is None else retention.ttl_seconds
-        tokens = prompt.tokens
         logged = _logged_prompt(request)
-        size = logged if logged is not None else tokens
+        size = logged if logged is not None else prompt.tokens
         now = self.times.get(request.index)
-        best: dict[str, _Best] = {}
         same = self.by_route.setdefault(_pool(provider, rule, model), [])
         runs = self.runs.setdefault(_pool(provider, rule, model), [])
-        marks: dict[str, dict[int, int | None]] | None = None
-        points: dict[str, _Level] = {}
-        if rule.breakpoint_based and rule.breakpoints is not None:
-            marks = written_marks(rule.breakpoints, rule, request, prompt, logged, self.body_source(request))
-            if ttl is not None:
-                points = breakpoint_levels(rule, model, prompt, same, logged, size, now, count)
-            if "warm" in points:  # a read refreshes the breakpoint it reads: this prompt holds it whole
-                read, measured, _, point, projection = points["warm"]
-                refreshed = marks.setdefault(projection, {})
-                refreshed[point] = read if measured else refreshed.get(point)
-                marks[projection] = dict(sorted(refreshed.items()))
+        marks, points = self._breakpoints(request, rule, model, prompt, same=same, logged=logged, size=size,
+                                          now=now, count=count, ttl=ttl)
+        best: dict[str, _Best] = {}
         if ttl is not None and marks is None:  # a request that caches nothing reads nothing
             candidates = same[-self.lookback:]
             best = _nearest(prompt, runs if len(candidates) == len(same) else _runs(candidates), now,
                             rule.write_lag_seconds)
-
-        def level(name: str) -> int:
-            if name not in best:
-                return 0
-            found, seen, mine, theirs = best[name]
-            shared = found[:2]
-            if shared == (theirs.size, 0):
-                raw = seen.size  # the whole earlier prompt: a request-boundary unit of known size
-            else:
-                own = mine.tokens
-                raw = round(prefix_tokens(mine, shared, count) * (logged / own if logged and own else 1.0))
-            return _rounded(rule, model, min(raw, size))
-
         if marks is None:
-            expected_any, expected, landed_level = level("any"), level("warm"), level("landed")
+            expected_any, expected, landed_level = (_level(best, name, rule, model, size=size, logged=logged,
+                                                           count=count) for name in ("any", "warm", "landed"))
         else:
             expected_any, expected, landed_level = (points[name][0] if name in points else 0
                                                     for name in ("any", "warm", "landed"))
@@ -226,29 +142,13 @@ class _Analyzer:
         gap = (now.sent - pred.time.sent) if now and pred and pred.time else None
         classification, cause, lost = classify(
             self.causes, rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
-        billed, billed_model = request_route_model(request)
-        usage, unlogged = logged_tokens(request)
-        # at the rate its ledger entry is priced at: a tier prices the whole request
-        price = self.prices.quote(billed, billed_model, now.sent if now else None,
-                                  prompt_tokens=priced_prompt(usage, unlogged))
-        seen_now = _Seen(request, prompt, tokens, rule.family, now, size, ttl, logged is not None, marks)
-        if request.kind != "compaction":
-            self.last[_chain(request)] = seen_now
-        same.append(seen_now)
-        _add_run(runs, seen_now)
-        kept = len(same)
-        del same[:-self.lookback]
-        _drop_runs(runs, kept - len(same))
-        # a break whose cache reads were not logged lost an unknown amount: no cost, never $0.
-        # Priced here once: the request's ledger entry takes the cost (price_entry). Its lost
-        # tokens were billed as its cache writes first (lost_split).
-        lost_unknown = actual is None and classification in BREAKS
-        rate = price if isinstance(price, Quote) and not lost_unknown else None
-        priced = lost_costs(lost, rate, written=usage.cache_write if usage is not None else 0,
-                            retention=retention.name if retention else None) if rate is not None else None
+        rate, priced, unpriced = self._priced(request, now, lost, actual=actual, classification=classification,
+                                           retention=retention)
+        self._remember(request, _Seen(request, prompt, prompt.tokens, rule.family, now, size, ttl, logged is not None,
+                                      marks), same, runs)
         return CacheVerdict(
             index=request.index, kind=request.kind, turn=request.turn, step=request.step, attempt=request.attempt,
-            model=model, family=rule.family, prompt_tokens=logged, counted_tokens=tokens,
+            model=model, family=rule.family, prompt_tokens=logged, counted_tokens=prompt.tokens,
             potential=potential, expected_any=expected_any, expected=expected, actual=actual,
             classification=classification, cause=cause, source_index=origin.request.index if origin else None,
             gap_seconds=round(gap, 3) if gap is not None else None, lost=lost,
@@ -256,27 +156,75 @@ class _Analyzer:
             rate=rate,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
             ttl_seconds=ttl if retention else None,
-            unpriced=LOST_UNKNOWN if lost_unknown else price if isinstance(price, str) else None)
+            unpriced=unpriced)
 
-    def retention(self, rule: CacheRule, request: Request) -> Retention | None:
-        """The retention the request's rendered body asks for (None: the rule's ``ttl_seconds``).
+    def _breakpoints(self, request: Request, rule: CacheRule, model: str | None, prompt: Prompt, *,
+                     same: list[_Seen], logged: int | None, size: int, now: RequestTime | None,
+                     count: TokenCounter, ttl: float | None) -> tuple[_Marks | None, dict[str, _Level]]:
+        """A breakpoint-based request's breakpoints (what it writes, and what it reads and so
+        refreshes) and the levels it reads at; None and no levels for any other request."""
+        if not rule.breakpoint_based or rule.breakpoints is None:
+            return None, {}
+        points: dict[str, _Level] = {}
+        marks = written_marks(rule.breakpoints, rule, request, prompt, logged, self.lookup.body_source(request))
+        if ttl is not None:
+            points = breakpoint_levels(rule, model, prompt, same, logged, size, now, count)
+        if "warm" in points:  # a read refreshes the breakpoint it reads: this prompt holds it whole
+            read, measured, _, point, projection = points["warm"]
+            refreshed = marks.setdefault(projection, {})
+            refreshed[point] = read if measured else refreshed.get(point)
+            marks[projection] = dict(sorted(refreshed.items()))
+        return marks, points
 
-        Without a body (no wire bodies, or one that cannot be rendered) an Anthropic request keeps
-        its rule's TTL, and an OpenAI one gets what its model's default and a 24h request agree on
-        (:meth:`CacheRule.retention`): OpenAI's default is not ``in_memory`` for every model.
-        """
-        if rule.retention_marker is None and rule.retention_key is None:
-            return None
-        body = None
-        bodies = self.body_source(request)
-        if bodies is not None:
-            value = bodies.value(request, rule.wire_adapter)  # the body just built: kept
-            if value is not None:
-                # Its markers and retention key, written without its long texts (a huge tool result
-                # is not written out to find them; nothing outside a string changes).
-                return rule.retention(retention_body(value))
-            body = bodies.body(request, rule.wire_adapter)
-        return rule.retention(body, model=_model(request)[1])
+    def _priced(self, request: Request, now: RequestTime | None, lost: dict[str, int], *, actual: int | None,
+                classification: str, retention: Retention | None
+                ) -> tuple[Quote | None, tuple[float, dict[str, float]] | None, str | None]:
+        """The rate the request's ``lost`` tokens are priced at (None: they are not), their cost in
+        total and by cause, and why they have no cost (an unknown loss, a request with no rate)."""
+        billed, billed_model = request_route_model(request)
+        usage, unlogged = logged_tokens(request)
+        # at the rate its ledger entry is priced at: a tier prices the whole request
+        price = self.prices.quote(billed, billed_model, now.sent if now else None,
+                                  prompt_tokens=priced_prompt(usage, unlogged))
+        # a break whose cache reads were not logged lost an unknown amount: no cost, never $0.
+        # Priced here once: the request's ledger entry takes the cost (price_entry). Its lost
+        # tokens were billed as its cache writes first (lost_split).
+        lost_unknown = actual is None and classification in BREAKS
+        rate = price if isinstance(price, Quote) and not lost_unknown else None
+        priced = lost_costs(lost, rate, written=usage.cache_write if usage is not None else 0,
+                            retention=retention.name if retention else None) if rate is not None else None
+        return rate, priced, LOST_UNKNOWN if lost_unknown else price if isinstance(price, str) else None
+
+    def _remember(self, request: Request, seen: _Seen, same: list[_Seen], runs: list[_Run]) -> None:
+        """Keep ``seen`` as the latest request of its conversation and its cache (the last
+        ``lookback`` of them)."""
+        if request.kind != "compaction":
+            self.last[_chain(request)] = seen
+        same.append(seen)
+        _add_run(runs, seen)
+        kept = len(same)
+        del same[:-self.lookback]
+        _drop_runs(runs, kept - len(same))
+
+
+#: a breakpoint-based request's breakpoints: prompt projection -> segment count -> tokens (None: not measured)
+_Marks = dict[str, dict[int, int | None]]
+
+
+def _level(best: dict[str, _Best], name: str, rule: CacheRule, model: str | None, *, size: int,
+           logged: int | None, count: TokenCounter) -> int:
+    """The tokens the ``name`` match of ``best`` shares with the request (of ``size`` provider-scale
+    tokens, ``logged`` when logged), rounded to the rule's unit; 0 without one."""
+    if name not in best:
+        return 0
+    found, seen, mine, theirs = best[name]
+    shared = found[:2]
+    if shared == (theirs.size, 0):
+        raw = seen.size  # the whole earlier prompt: a request-boundary unit of known size
+    else:
+        own = mine.tokens
+        raw = round(prefix_tokens(mine, shared, count) * (logged / own if logged and own else 1.0))
+    return _rounded(rule, model, min(raw, size))
 
 
 def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTime] | None = None,
@@ -374,12 +322,13 @@ class CacheAccount:
 
     def report(self) -> SessionCacheReport:
         """The session's cache report over every request added."""
-        methods = sorted({f.count.method for f in self.analyzer.families.values()}) or \
+        families = self.analyzer.lookup.families
+        methods = sorted({f.count.method for f in families.values()}) or \
             [make_counter("deepseek-v4", method=self.tokenizer).method]
         return SessionCacheReport(
             path=self.path, session_id=self.session_id, verdicts=tuple(self.verdicts),
             token_method=", ".join(methods),
-            rules={name: f.rule.to_json() for name, f in self.analyzer.families.items()},
+            rules={name: f.rule.to_json() for name, f in families.items()},
             attribution=self.causes is not None, price_note=self.note or "", totals=self.totals)
 
 

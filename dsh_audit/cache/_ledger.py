@@ -44,30 +44,15 @@ from decimal import Decimal
 from typing import Any
 
 from ..replay import Request
-from ..session import Session, logged_cache_read, open_session, request_provider
-from ._money import Tokens, is_count, usd_cost, usd_total, write_rate
+from ..session import Session, open_session
+from ._logged_usage import entry_usage, logged_tokens, priced_prompt, request_route_model, unpriced_usage
+from ._money import Tokens, usd_cost, usd_total, write_rate
 from ._prices import PriceBook, Quote, load_prices
 from ._report import BREAKS, CacheVerdict, SessionCacheReport
 from ._sums import CostSums, Costs
 
-__all__ = ["LedgerEntry", "LedgerTotals", "SessionLedger", "logged_tokens", "lost_cost", "lost_split",
+__all__ = ["LedgerEntry", "LedgerTotals", "SessionLedger", "entry_usage", "logged_tokens", "lost_cost", "lost_split",
            "lost_costs", "price_entry", "priced_prompt", "request_route_model", "session_ledger"]
-
-#: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
-#: API reported it, and then its ``inputTokens`` is the whole prompt (``llm-deepseek/src/translate.ts``
-#: ``mapUsage``); :func:`dsh_audit.session.logged_cache_read` reads its usage by the same rule.
-NATIVE_DEEPSEEK = "deepseek-official"
-
-
-def request_route_model(request: Request) -> tuple[str | None, str | None]:
-    """The DSH provider id and model a request was billed under: an auxiliary call's own logged
-    route (compaction, title, search) first, else the header's config."""
-    config = (request.header or {}).get("config") or {}
-    sources = (request.extra, config) if request.kind != "loop" else (config, request.extra)
-    provider = next((v for s in sources if isinstance(v := s.get("provider"), str)), None)
-    model = next((v for s in sources if isinstance(v := s.get("model"), str)), None)
-    return provider, model
-
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
@@ -89,6 +74,10 @@ class LedgerEntry:
         lost_unknown: what it lost is unknown (a break whose cache reads were not logged:
             :attr:`CacheVerdict.lost_unknown`); ``lost`` and ``lost_cost`` are then empty, null in
             the JSON, and it owes an unknown lost and break cost, never $0.
+        usage_source: where ``tokens`` came from: ``log`` (its logged usage), ``capture`` (the log
+            holds none: the provider's usage in the captured response to its send,
+            :mod:`dsh_audit.cache._captured_usage`), None (neither has it); ``usage_differs``: the
+            log's usage and the capture's are both there and disagree (the log's is kept).
         lost_cost: what those tokens cost over cache reads (:func:`lost_costs`: billed first as
             the request's cache writes, the rest as misses), per cause (the causes add up to the
             cost of all of them).
@@ -130,6 +119,8 @@ class LedgerEntry:
     cache_write_rate: str | None = None
     unlogged: tuple[str, ...] = ()
     lost_unknown: bool = False
+    usage_source: str | None = None
+    usage_differs: bool = False
 
     @property
     def is_break(self) -> bool:
@@ -148,72 +139,16 @@ class LedgerEntry:
                 "rate_retrieved": self.rate_retrieved, "rate_effective": self.rate_effective, "tier": self.tier,
                 "route": self.route, **({} if self.cache_retention is None else {
                     "cache_retention": self.cache_retention, "cache_write_rate": self.cache_write_rate}),
-                **({"unlogged": list(self.unlogged)} if self.unlogged else {})}
-
-
-def _count(value: Any) -> int | None:
-    return value if is_count(value) else None
-
-
-def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:
-    """The tokens by bucket ``request``'s logged usage holds, and the fields of it that hold no
-    valid count: one rule with the cache report's.
-
-    The attempt's own usage wins, the step's ``assistant/message`` usage is the fallback (spec
-    §7.4). A count is a non-negative integer; a negative or wrong-typed one is not logged
-    (``validate`` warns of it). ``cacheReadTokens`` is :func:`dsh_audit.session.logged_cache_read`:
-    a pi-ai usage without it read 0, DSH's native DeepSeek adapter's did not log it (unknown),
-    and then its ``inputTokens`` is the whole prompt, so the cache-miss bucket is unknown too. A
-    missing ``cacheWriteTokens`` or ``reasoningTokens`` is 0 (no adapter writes a 0 there). The
-    tokens are None when the usage is absent or holds none of input, cache read and output.
-
-    Example:
-        >>> from types import SimpleNamespace as R
-        >>> native = {"config": {"provider": "deepseek-official"}}
-        >>> logged_tokens(R(usage={"inputTokens": 9, "outputTokens": 2}, message_usage=None, header=native,
-        ...                 kind="loop", extra={}))
-        (Tokens(cache_miss=0, cache_read=0, cache_write=0, output=2, reasoning=0), ('inputTokens', 'cacheReadTokens'))
-        >>> logged_tokens(R(usage={"inputTokens": -1, "outputTokens": 2, "cacheReadTokens": 7},
-        ...                 message_usage=None, header=native, kind="loop", extra={}))
-        (Tokens(cache_miss=0, cache_read=7, cache_write=0, output=2, reasoning=0), ('inputTokens',))
-    """
-    usage = request.usage if request.usage is not None else request.message_usage
-    if not isinstance(usage, dict):
-        return None, ()
-    miss, read, output = _count(usage.get("inputTokens")), logged_cache_read(request), _count(usage.get("outputTokens"))
-    write = 0 if usage.get("cacheWriteTokens") is None else _count(usage.get("cacheWriteTokens"))
-    if read is None and miss is not None and request_provider(request) == NATIVE_DEEPSEEK:
-        miss = None  # its inputTokens holds the cache reads it did not log
-    if miss is None and read is None and output is None:
-        return None, ()
-    unlogged = tuple(name for name, value in (("inputTokens", miss), ("cacheReadTokens", read),
-                                              ("cacheWriteTokens", write), ("outputTokens", output))
-                     if value is None)
-    return Tokens(miss or 0, read or 0, write or 0, output or 0, _count(usage.get("reasoningTokens")) or 0), unlogged
-
-
-def priced_prompt(tokens: Tokens | None, unlogged: tuple[str, ...]) -> int | None:
-    """The prompt tokens that select a request's long-context tier (:meth:`PriceBook.quote`), of
-    its :func:`logged_tokens`: cache-miss + cache-read + cache-write, None (base rates) when one of
-    them is not logged. Its cost and what it lost are priced at the one tier this gives."""
-    if tokens is None or {"inputTokens", "cacheReadTokens", "cacheWriteTokens"} & set(unlogged):
-        return None
-    return tokens.prompt
-
-
-def _unlogged_reason(request: Request, unlogged: tuple[str, ...]) -> str:
-    """Why a request whose usage lacks the fields ``unlogged`` is not priced."""
-    if unlogged == ("inputTokens", "cacheReadTokens") and request_provider(request) == NATIVE_DEEPSEEK:
-        return (f"cache reads not logged ({NATIVE_DEEPSEEK} logs cacheReadTokens only when the API reported "
-                "them: the prompt's split into hits and misses is unknown)")
-    return "usage without a valid " + ", ".join(unlogged)
+                **({"unlogged": list(self.unlogged)} if self.unlogged else {}), "usage_source": self.usage_source,
+                **({"usage_differs_from_capture": True} if self.usage_differs else {})}
 
 
 def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None = None, *,
-                sent: float | None = None, route: str | None = None) -> LedgerEntry:
+                sent: float | None = None, route: str | None = None, captured: Tokens | None = None) -> LedgerEntry:
     """Price one request (``verdict``: its cache verdict, whose lost tokens are priced too;
     ``sent``: its send time when the request carries none, as an importer's session gives;
-    ``route``: the wire API it went out by).
+    ``route``: the wire API it went out by; ``captured``: the tokens the captured response to its
+    send reports, which price it when its log holds no usage: :func:`entry_usage`).
 
     What the request lost is priced once, by its cache verdict (:attr:`CacheVerdict.lost_cost_by_cause`,
     :func:`lost_costs`), and taken from it when the verdict was priced at the rate this entry is
@@ -221,7 +156,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
     judged without send times, or with another table) it is priced here at the entry's rate."""
     provider, model = request_route_model(request)
     sent = request.time.sent if request.time is not None else sent
-    tokens, unlogged = logged_tokens(request)
+    tokens, unlogged, source, differs = entry_usage(request, captured)
     whole = tokens is not None and not unlogged
     quote: Quote | str = book.quote(provider, model, sent, prompt_tokens=priced_prompt(tokens, unlogged))
     classification = verdict.classification if verdict else None
@@ -233,7 +168,7 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                            attempt=request.attempt, sent=sent, provider=provider, model=model,
                            window=book.window("", None), tokens=tokens, cost=None, route=route,
                            classification=classification, lost=lost, cache_retention=retention, unpriced=quote,
-                           unlogged=unlogged, lost_unknown=lost_unknown)
+                           unlogged=unlogged, lost_unknown=lost_unknown, usage_source=source, usage_differs=differs)
     # Made whole at once (not by a copy per field group): one entry per request.
     judged = verdict.lost_cost_by_cause if verdict is not None and verdict.rate == quote else None
     cost = no_cache_cost = off_peak_cost = None
@@ -252,9 +187,9 @@ def price_entry(request: Request, book: PriceBook, verdict: CacheVerdict | None 
                        lost_cost=dict(judged) if judged is not None else lost_costs(
                            lost, quote, written=tokens.cache_write if tokens else 0, retention=retention)[1],
                        cache_write_rate=write_rate(quote.rates, retention)[0] if retention is not None else None,
-                       unpriced=None if whole else "usage not logged" if tokens is None else
-                       _unlogged_reason(request, unlogged), unlogged=unlogged,
-                       no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost, lost_unknown=lost_unknown)
+                       unpriced=unpriced_usage(request, tokens, unlogged, captured), unlogged=unlogged,
+                       no_cache_cost=no_cache_cost, off_peak_cost=off_peak_cost, lost_unknown=lost_unknown,
+                       usage_source=source, usage_differs=differs)
 
 
 def lost_split(lost: int, written: int) -> tuple[int, int]:
@@ -338,7 +273,8 @@ class LedgerTotals(CostSums):
         self.add_request(tokens=entry.tokens, cost=entry.cost, no_cache=entry.no_cache_cost,
                          off_peak=entry.off_peak_cost, lost=entry.lost,
                          lost_cost=entry.lost_cost if entry.billed_as is not None else None,
-                         is_break=entry.is_break, unpriced=entry.unpriced, lost_unknown=entry.lost_unknown)
+                         is_break=entry.is_break, unpriced=entry.unpriced, lost_unknown=entry.lost_unknown,
+                         from_capture=entry.usage_source == "capture", usage_differs=entry.usage_differs)
 
     @classmethod
     def of(cls, entries: Iterable[LedgerEntry]) -> LedgerTotals:
@@ -416,13 +352,17 @@ def _route(session: Session, request: Request) -> str | None:
 
 
 def session_ledger(source: Session | str | os.PathLike[str], *, prices: PriceBook | None = None,
-                   cache: SessionCacheReport | None = None, lenient: bool = False) -> SessionLedger:
+                   cache: SessionCacheReport | None = None, lenient: bool = False,
+                   captured: Mapping[int, Tokens] | None = None) -> SessionLedger:
     """Price every request of one session.
 
     Args:
         source: a :class:`~dsh_audit.session.Session` or a log file (opened here).
         prices: the price table (default :func:`load_prices`: packaged + pyproject).
         cache: the session's cache report, whose per-request lost tokens are priced too.
+        captured: request index -> the tokens the captured response to its send reports
+            (:func:`dsh_audit.cache.captured_usage`), which price a request whose log holds no usage
+            (:func:`entry_usage`).
 
     Example:
         >>> ledger = session_ledger("sample_logs/chat/session.jsonl")
@@ -432,8 +372,8 @@ def session_ledger(source: Session | str | os.PathLike[str], *, prices: PriceBoo
     session = source if isinstance(source, Session) else open_session(source, lenient=lenient)
     book = prices if prices is not None else load_prices()
     verdicts = {v.index: v for v in cache.verdicts} if cache is not None else {}
-    times = session.times
+    times, captured = session.times, captured or {}
     entries = tuple(price_entry(r, book, verdicts.get(r.index), sent=t.sent if (t := times.get(r.index)) else None,
-                                route=_route(session, r))
+                                route=_route(session, r), captured=captured.get(r.index))
                     for r in session.requests)
     return SessionLedger(session.path, session.id, entries, book.to_json())

@@ -188,10 +188,23 @@ class Priced:
         return ("≥" if self.bound else "") + usd_text(known, digits)
 
 
+#: The most tokens one count of one request's usage can hold: 10**9, past the largest context window
+#: any provider has (3,500,000: Llama 4 Scout in pi-ai 0.82.1's model catalog, ``contextWindow``),
+#: and an output count is bounded by it too (``maxTokens`` <= ``contextWindow``). A count past it is
+#: damaged (docs/cache-accounting.md "Damaged usage"), never priced.
+MAX_TOKENS = 10**9
+
+
 def is_count(value: Any) -> TypeGuard[int]:
-    """A logged token count: a non-negative integer (a negative or wrong-typed one is none, as
-    :func:`~dsh_audit.session.logged_cache_read` reads it): the one rule of the cache package."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A token count: an integer from 0 to :data:`MAX_TOKENS` (a negative, wrong-typed or larger
+    one is none, as :func:`~dsh_audit.session.logged_cache_read` reads it): the one rule of the
+    cache package, for a logged usage and a captured one alike.
+
+    Example:
+        >>> is_count(0), is_count(10**9), is_count(10**18), is_count(-1), is_count(True), is_count(1.0)
+        (True, True, False, False, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

@@ -326,8 +326,9 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
-        """What the table is: files applied, currency, note."""
-        return {"currency": self.currency, "per_tokens": self.per, "note": self.note, "files": list(self.files)}
+        """What the table is: currency, note, the price files applied (``price_files``: ``files``
+        would read as a count, as ``validate --json``'s is)."""
+        return {"currency": self.currency, "per_tokens": self.per, "note": self.note, "price_files": list(self.files)}
 
 
 def load_prices(path: str | os.PathLike[str] | None = None, *,

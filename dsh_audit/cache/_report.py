@@ -109,7 +109,7 @@ class CacheVerdict:
                 "potential": self.potential, "expected_any": self.expected_any, "expected": self.expected,
                 "actual": self.actual, "classification": self.classification, "cause": self.cause,
                 "source_index": self.source_index, "gap_seconds": self.gap_seconds,
-                "lost": None if self.lost_unknown else dict(self.lost),
+                "lost_tokens_by_cause": None if self.lost_unknown else dict(self.lost),
                 "lost_cost": self.lost_cost, "prompt_source": self.prompt_source, **retention}
 
 

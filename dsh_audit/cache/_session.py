@@ -19,9 +19,11 @@ from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Ses
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, ParentRequest, analyze_cache
+from ._captured_usage import given_usage
 from ._causes import attribution_causes
 from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
+from ._money import Tokens
 from ._prices import PriceBook, load_prices
 
 __all__ = ["account_alone", "account_log", "accounted", "cache_group", "cache_report", "ledger_group",
@@ -90,7 +92,7 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
                  attribution: Iterable[Any] | str | None = "auto", unit: int | None = None,
                  tokenizer: str = "auto", wire: bool = True, prices_path: str | None = None,
                  prices: PriceBook | None = None, zero_data_retention: bool | None = None,
-                 parent: Session | None = None) -> SessionCacheReport:
+                 parent: Session | None = None, captured: Mapping[int, Tokens] | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session.
 
     Args:
@@ -113,6 +115,8 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
             attribution compares it with), as a next request of the same conversation. Without
             it the child's first request is compared with nothing, and the report notes that the
             parent was not read (a log is never opened here but ``source``).
+        captured: request index -> the tokens the captured response to its send reports
+            (:func:`dsh_audit.cache.captured_usage`), which price a request whose log holds no usage.
 
     Raises:
         DshAuditError: the log cannot be read or replayed.
@@ -140,12 +144,13 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
                            price_note=prices.note, routes=lambda request: session.route(request).adapter,
                            path=session.path, session_id=session.id, zero_data_retention=zero_data_retention,
                            parents=parents)
-    return replace(report, cost=session_ledger(session, prices=prices, cache=report).summary(),
+    return replace(report, cost=session_ledger(session, prices=prices, cache=report, captured=captured).summary(),
                    imported=session.imported, notes=(*report.notes, *notes))
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,
               found: Mapping[str, SessionAttribution | Failure] | None = None,
+              captured: Mapping[str, Mapping[int, Tokens]] | None = None,
               **options: Any) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
     """Each given log of an opened group with its cache report (``options`` as :func:`cache_report`;
     breaks attributed as ``dsh-audit breaks`` does, a child with its parent, each log compared with
@@ -161,8 +166,13 @@ def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | o
     :func:`~dsh_audit.attribution.attribute_opened`'s), so it is not made twice (``dsh-audit breaks
     --cost`` lists it): then only the logs it holds are accounted, and each other log is given with
     None (an imported log, which attribution refuses).
+
+    ``captured``: session id -> :func:`cache_report`'s ``captured`` (default: the usage of the
+    capture given, :func:`dsh_audit.cache.given_usage`), which prices the requests whose log holds none.
     """
     given_found = found is not None
+    sessions = [item for item in group.given if isinstance(item, Session)]
+    captured = captured if captured is not None else given_usage(sessions, capture)
     found = found if found is not None else attribute_opened(group, capture=capture) if attribution else {}
     by_id = {session.id: session for session in group.sessions}
     for item in group.given:
@@ -176,7 +186,7 @@ def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | o
         parent = None if item.imported or not item.header.parent_session else by_id.get(item.header.parent_session)
         try:
             yield item, cache_report(item, attribution=list(given.transitions) if given else None, parent=parent,
-                                     **options)
+                                     captured=captured.get(item.id), **options)
         except DshAuditError as exc:
             yield item, exc
 
@@ -349,8 +359,9 @@ def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, 
         return _pick(streamed, 1)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionLedger | Failure] = []
+    captured = given_usage([item for item in group.given if isinstance(item, Session)], capture)
     pairs = accounted(group, capture=capture, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices,
-                      zero_data_retention=zero_data_retention) if breaks else \
+                      zero_data_retention=zero_data_retention, captured=captured) if breaks else \
         ((item, None) for item in group.given)  # without breaks, no cache report is made
     for item, report in pairs:
         if isinstance(item, Failure):
@@ -359,7 +370,7 @@ def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, 
         try:
             if isinstance(report, DshAuditError):
                 raise report
-            items.append(session_ledger(item, prices=prices, cache=report))
+            items.append(session_ledger(item, prices=prices, cache=report, captured=captured.get(item.id)))
         except DshAuditError as exc:
             items.append(Failure(item.path, exc, tuple(item.warnings), item.id))
     return GroupResult.of(group, items)

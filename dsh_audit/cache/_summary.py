@@ -54,8 +54,11 @@ class SessionSummary:
         format: ``dsh``, ``claude-code`` or ``codex``; ``format_version`` the DSH log version.
         requests: the LLM requests the log implies.
         prompt_tokens, output_tokens: logged tokens over the requests whose usage was logged.
-        cache_read_tokens: logged prompt-cache reads; ``hit_ratio`` is their share of the prompt.
-        breaks: prefix-cache breaks; ``cost_usd`` the session's list-price cost. All three are None
+        cache_read_tokens: logged prompt-cache reads; ``hit_ratio`` is their share of the prompt
+            (in the JSON ``actual_cache_read`` and ``actual_hit_ratio``, as ``cache`` and ``stats`` name them).
+        breaks: prefix-cache breaks; ``cost_usd`` the session's list-price cost (its total), and
+            ``cost_buckets`` that cost by billing bucket (``cache_miss``, ``cache_read``,
+            ``cache_write``, ``output``: what ``cache --json`` gives as ``cost.cost_usd``). All three are None
             when cache accounting did not run or failed (``notes`` says why); ``breaks`` is None
             for an imported log too (break attribution needs a DSH log: ``dsh-audit breaks``
             refuses it), ``cost_usd`` when no request could be priced.
@@ -82,6 +85,7 @@ class SessionSummary:
     hit_ratio: float | None = None
     breaks: int | None = None
     cost_usd: float | None = None
+    cost_buckets: tuple[tuple[str, float], ...] = ()
     unpriced: int | None = None
     parent_session: str | None = None
     relation: str | None = None
@@ -89,13 +93,15 @@ class SessionSummary:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The summary as one JSON object (times as ISO 8601 UTC strings)."""
+        """The summary as one JSON object (times as ISO 8601 UTC strings; ``cost_usd`` the cost by
+        billing bucket with its ``total``, as every command's ``--json`` gives a cost, or null)."""
         return {"path": self.path, "session_id": self.session_id, "title": self.title, "project": self.project,
                 "first_activity": iso_utc(self.first_activity), "last_activity": iso_utc(self.last_activity),
                 "format": self.format, "format_version": self.format_version, "requests": self.requests,
                 "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
-                "cache_read_tokens": self.cache_read_tokens, "hit_ratio": self.hit_ratio, "breaks": self.breaks,
-                "cost_usd": self.cost_usd, "unpriced_requests": self.unpriced,
+                "actual_cache_read": self.cache_read_tokens, "actual_hit_ratio": self.hit_ratio, "breaks": self.breaks,
+                "cost_usd": None if self.cost_usd is None else {**dict(self.cost_buckets), "total": self.cost_usd},
+                "unpriced_requests": self.unpriced,
                 "cost_complete": None if self.unpriced is None else not self.unpriced,
                 "parent_session": self.parent_session, "relation": self.relation, "notes": list(self.notes),
                 "warnings": list(self.warnings)}
@@ -105,6 +111,13 @@ def _logged(session: Session, key: str) -> int | None:
     values = [usage.get(key) for r in session.requests if isinstance(usage := (r.usage or r.message_usage), dict)]
     counted = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     return sum(counted) if counted else None
+
+
+def _buckets(cost: Any) -> tuple[tuple[str, float], ...]:
+    """The billing buckets of a ledger's ``cost_usd`` object (its ``total`` apart), in its order."""
+    if not isinstance(cost, dict):
+        return ()
+    return tuple((key, value) for key, value in cost.items() if key != "total" and isinstance(value, (int, float)))
 
 
 def _relation(session: Session) -> str | None:
@@ -144,6 +157,7 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
                           hit_ratio=report.ratio(report.actual_total),
                           breaks=None if session.imported else report.break_count,
                           cost_usd=cost["total"] if isinstance(cost, dict) else None,
+                          cost_buckets=_buckets(cost),
                           unpriced=unpriced if isinstance(unpriced, int) else None)
 
 

@@ -164,7 +164,7 @@ class CostSums:
     """
 
     __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "lost_unknown",
-                 "requests", "tokens", "usage_unknown")
+                 "requests", "tokens", "usage_differs", "usage_from_capture", "usage_unknown")
 
     #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
     #: what the lost cache reads cost and what the breaks' lost cache reads cost.
@@ -175,6 +175,8 @@ class CostSums:
         self.tokens = Tokens()
         self.usage_unknown = 0  # requests with no usage logged: ``tokens`` sums the others
         self.lost_unknown = 0  # requests that lost an unknown amount (breaks whose cache reads were not logged)
+        self.usage_from_capture = 0  # requests whose log holds no usage, priced from a captured response's
+        self.usage_differs = 0  # requests whose logged usage a captured response contradicts (the log's kept)
         self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
         # name -> [usd, requests, unpriced, owing, owing_unpriced]: a :class:`Priced` summed in place
         # (:meth:`priced`), not a new value per request and amount
@@ -186,18 +188,23 @@ class CostSums:
 
     def add_request(self, *, tokens: Tokens | None, cost: Costs | None, no_cache: float | None,
                     off_peak: float | None, lost: Mapping[str, int], lost_cost: Mapping[str, float] | None,
-                    is_break: bool, unpriced: str | None, lost_unknown: bool = False) -> None:
+                    is_break: bool, unpriced: str | None, lost_unknown: bool = False, from_capture: bool = False,
+                    usage_differs: bool = False) -> None:
         """Add one request: ``tokens`` and ``cost`` by bucket (None: no usage logged, unpriced),
         what it would have cost with ``no_cache`` and ``off_peak``, the tokens it ``lost`` per
         cause and their ``lost_cost`` per cause (None: no rate priced them), whether it
         ``is_break``, why it is ``unpriced`` (None: priced), and whether what it lost is unknown
-        (``lost_unknown``: a break whose cache reads were not logged; ``lost`` is then empty).
+        (``lost_unknown``: a break whose cache reads were not logged; ``lost`` is then empty);
+        ``from_capture``: its ``tokens`` are a captured response's (its log holds no usage);
+        ``usage_differs``: its logged usage and a captured response's disagree (the log's is kept).
 
         Every request owes its cost, its no-cache and off-peak cost; only one that lost tokens owes
         a lost cost (per cause: one that lost tokens to it), and only such a break a break cost. A
         request whose loss is unknown owes both (if a break) an unknown amount: a sum it is in is
         a lower bound, or unknown, never an exact figure made of a guessed 0."""
         self.requests += 1
+        self.usage_from_capture += from_capture
+        self.usage_differs += usage_differs
         if tokens is not None:
             self.tokens = self.tokens + tokens
         else:
@@ -318,7 +325,10 @@ class CostSums:
         cost (they lost tokens, or lost an unknown amount), ``lost_unpriced`` and ``break_unpriced``
         those of them with no known cost for it: an amount is a lower bound only when the latter
         is not 0 (:class:`Priced`); ``lost_unknown_requests`` counts the requests whose loss is
-        unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``."""
+        unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``;
+        ``usage_from_capture_requests`` counts the requests whose log holds no usage that were priced
+        from the capture's (``--capture``), ``usage_differs_requests`` those whose logged usage the
+        capture's contradicts (the log's is kept)."""
         unpriced = self.unpriced_requests
         return {"requests": self.requests, "tokens": self.tokens.to_json(),
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
@@ -326,7 +336,8 @@ class CostSums:
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
                 "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
                 "cost_complete": not unpriced, **_owing(self.priced("lost"), self.priced("break")),
-                "lost_unknown_requests": self.lost_unknown}
+                "lost_unknown_requests": self.lost_unknown, "usage_from_capture_requests": self.usage_from_capture,
+                "usage_differs_requests": self.usage_differs}
 
 
 def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:

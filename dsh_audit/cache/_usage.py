@@ -42,13 +42,17 @@ class UsageRow:
     the long-context tier whose rates priced it (:attr:`LedgerEntry.tier`); None for the base
     rates and in every other row. ``entry``: in such a row, the request's ledger entry (its send
     time, model, window, the model it is billed as, where its rate was read, its cache retention
-    and write rate: :meth:`request_details`); None in every other row.
+    and write rate: :meth:`request_details`); None in every other row. ``joins``: in a row of a
+    session, a turn or a request, the fields that name it as other commands' JSON does
+    (``session_id``, ``path``, ``turn``; a request's ``request``, ``step``, ``attempt``): its
+    JSON has them after ``key``, to join with ``requests``, ``cache`` or ``breaks --json``.
     """
 
     key: str
     totals: LedgerTotals = field(default_factory=LedgerTotals, compare=False)
     tier: int | None = None
     entry: LedgerEntry | None = field(default=None, compare=False)
+    joins: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
     @property
     def requests(self) -> int:
@@ -104,6 +108,16 @@ class UsageRow:
         return "≥" + text if bound and text.startswith("$") and text != "$?" else text
 
     @property
+    def usage_from_capture(self) -> int:
+        """The requests of the row whose log holds no usage, priced from the capture's (``--capture``)."""
+        return self.totals.usage_from_capture
+
+    @property
+    def usage_differs(self) -> int:
+        """The requests of the row whose logged usage the capture's contradicts (the log's is kept)."""
+        return self.totals.usage_differs
+
+    @property
     def tokens_known(self) -> bool:
         """Whether the row's tokens are known: some request of it logged its usage, or it has none
         (a total of no request, an empty window: 0 tokens, never unknown)."""
@@ -115,19 +129,23 @@ class UsageRow:
         model it is billed as, where its rate was read and when, the cache retention its body
         asked for (``1h``, ``24h``, ``none``; None: the provider's default) and the rate its
         cache writes were billed at (``cache_write_1h``, ...; None: the default 5-minute rate or
-        no retention asked), and the usage fields it logged no valid count of; empty for any
-        other row."""
+        no retention asked), the usage fields it logged no valid count of, and where its tokens came
+        from (``usage_source``: ``log``, ``capture``: the log holds none and the captured response
+        to its send does, ``--capture``; None: neither); empty for any other row."""
         e = self.entry
         if e is None:
             return {}
-        return {"sent": iso_utc(e.sent), "provider": e.provider, "model": e.model, "window": e.window,
+        return {"sent_at": iso_utc(e.sent), "provider": e.provider, "model": e.model, "window": e.window,
                 "billed_as": e.billed_as, "rate_source": e.rate_source, "rate_retrieved": e.rate_retrieved,
                 "rate_effective": e.rate_effective, "cache_retention": e.cache_retention,
-                "cache_write_rate": e.cache_write_rate, "usage_unlogged": list(e.unlogged)}
+                "cache_write_rate": e.cache_write_rate, "usage_unlogged": list(e.unlogged),
+                "usage_source": e.usage_source}
 
-    def to_json(self, *, tier: bool = False, failed: int = 0) -> dict[str, Any]:
+    def to_json(self, *, tier: bool = False, failed: int = 0, losses: bool = True) -> dict[str, Any]:
         """The row's JSON; with ``tier`` (rows by request), its ``tier`` too, and a row of one
-        request has its :meth:`request_details`. Amounts are None when
+        request has its :meth:`request_details`. Without ``losses`` (no cache accounting ran:
+        ``usage --no-accounting``) what the cache lost was not measured: ``lost_tokens``,
+        ``lost_cost_usd``, ``break_cost_usd`` and ``lost_unknown_requests`` are None, never 0. Amounts are None when
         they are unknown (no request that owes one was priced); ``cost_complete`` is False when any
         request was not priced (they are then sums over the priced ones: lower bounds), or when
         ``failed`` logs could not be read (a total they are left out of: its amounts are lower
@@ -141,15 +159,17 @@ class UsageRow:
             >>> total = usage_table([]).total.to_json(failed=1)
             >>> total["tokens"]["total"], total["cost_complete"]
             (0, False)
+            >>> usage_table([]).total.to_json(losses=False)["lost_tokens"] is None
+            True
         """
-        return {"key": self.key, "requests": self.requests,
+        lost = {"lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
+                "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown}
+        return {"key": self.key, **dict(self.joins), "requests": self.requests,
                 "tokens": self.tokens.to_json() if self.tokens_known else None,
                 "usage_unknown_requests": self.usage_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
-                "lost_tokens": self.lost_tokens, "lost_cost_usd": self.known("lost"),
-                "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown,
-                "unpriced_requests": self.unpriced,
+                **(lost if losses else dict.fromkeys(lost)), "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced and not failed, **({"tier": self.tier} if tier else {}),
                 **self.request_details()}
 
@@ -157,7 +177,9 @@ class UsageRow:
 @dataclass(frozen=True, slots=True)
 class UsageTable:
     """``dsh-audit usage``: one row per group, the total, and what could not be priced; ``prices``
-    the price table's JSON (:meth:`~dsh_audit.cache.PriceBook.to_json`); ``sort`` the rows' order."""
+    the price table's JSON (:meth:`~dsh_audit.cache.PriceBook.to_json`); ``sort`` the rows' order;
+    ``losses``: whether what the cache lost was measured (False: the ledgers were priced with no
+    cache accounting, ``usage --no-accounting``: no lost tokens nor lost or break cost is known)."""
 
     by: str
     rows: tuple[UsageRow, ...]
@@ -166,14 +188,17 @@ class UsageTable:
     unpriced: dict[str, int]
     prices: dict[str, Any]
     sort: str = "time"
+    losses: bool = True
 
     def to_json(self, *, failed: int = 0) -> dict[str, Any]:
         """``usage --json``: with ``logs_failed``, the ``failed`` logs that could not be read, left
         out of every sum (the total's ``cost_complete`` is then false, its amounts lower bounds:
-        :meth:`UsageRow.to_json`); ``sort``: the rows' order (:func:`usage_table`)."""
+        :meth:`UsageRow.to_json`); ``sort``: the rows' order (:func:`usage_table`); without
+        :attr:`losses`, every row's lost amounts null (:meth:`UsageRow.to_json`)."""
         return {"by": self.by, "sort": self.sort, "sessions": self.sessions, "logs_failed": failed,
-                "rows": [r.to_json(tier=self.by == "request") for r in self.rows],
-                "total": self.total.to_json(failed=failed), "unpriced": self.unpriced, "prices": self.prices}
+                "rows": [r.to_json(tier=self.by == "request", losses=self.losses) for r in self.rows],
+                "total": self.total.to_json(failed=failed, losses=self.losses), "unpriced": self.unpriced,
+                "prices": self.prices}
 
 
 def _day(entry: LedgerEntry) -> str:
@@ -227,7 +252,7 @@ def sent_in_window(entry: LedgerEntry, since: float | None = None, until: float 
 
 def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since: float | None = None,
                 until: float | None = None, prices: dict[str, Any] | None = None, sort: str = "time",
-                activity: Mapping[str, float | None] | None = None) -> UsageTable:
+                activity: Mapping[str, float | None] | None = None, losses: bool = True) -> UsageTable:
     """Group the requests of ``ledgers`` by ``by`` (one of :data:`USAGE_GROUPS`), keeping those
     sent in ``[since, until)`` (epoch seconds; a request without a time is dropped by a filter:
     :func:`sent_in_window`). ``prices``: the JSON of the price table the ledgers were priced with
@@ -241,7 +266,8 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
     session's turns and requests in their order; rows by day, model and window by key (days
     oldest first). ``cost``: the costliest row first (a lower bound by its amount, an unknown
     cost last), equal ones in the ``time`` order. The total is never a row. A row by request has
-    its request's long-context ``tier``.
+    its request's long-context ``tier``. ``losses``: whether the ledgers' cache losses were
+    measured (False: priced with no cache accounting; :attr:`UsageTable.losses`).
 
     Raises:
         UsageError: ``by`` or ``sort`` is not one of its choices.
@@ -250,12 +276,13 @@ def usage_table(ledgers: Iterable[SessionLedger], *, by: str = "session", since:
         >>> usage_table([], by="day").total.requests
         0
     """
-    return usage_tables(ledgers, by=(by,), since=since, until=until, prices=prices, sort=sort, activity=activity)[0]
+    return usage_tables(ledgers, by=(by,), since=since, until=until, prices=prices, sort=sort, activity=activity,
+                        losses=losses)[0]
 
 
 def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: float | None = None,
                  until: float | None = None, prices: dict[str, Any] | None = None, sort: str = "time",
-                 activity: Mapping[str, float | None] | None = None) -> tuple[UsageTable, ...]:
+                 activity: Mapping[str, float | None] | None = None, losses: bool = True) -> tuple[UsageTable, ...]:
     """:func:`usage_table` of ``ledgers`` for each grouping of ``by``, in one pass over their
     entries: the tables share one total (a request is in it once, whatever the grouping).
 
@@ -285,27 +312,42 @@ def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: 
             if not sent_in_window(entry, since, until):
                 continue
             for group, key, rows in groupings:
-                _row(rows, key(ledger, entry), group, entry).totals.add(entry)
+                _row(rows, key(ledger, entry), group, entry, ledger).totals.add(entry)
             total.totals.add(entry)
-    return tuple(_table(group, rows, total, sessions, found or prices or {}, sort) for group, _, rows in groupings)
+    return tuple(_table(group, rows, total, sessions, found or prices or {}, sort, losses)
+                 for group, _, rows in groupings)
 
 
-def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry) -> UsageRow:
-    """The row ``name`` of ``rows``, made for ``entry`` when it is the first of it."""
+def _row(rows: dict[str, UsageRow], name: str, by: str, entry: LedgerEntry, ledger: SessionLedger) -> UsageRow:
+    """The row ``name`` of ``rows``, made for ``entry`` of ``ledger`` when it is the first of it."""
     row = rows.get(name)
     if row is None:
         row = rows[name] = UsageRow(name, tier=entry.tier if by == "request" else None,
-                                    entry=entry if by == "request" else None)
+                                    entry=entry if by == "request" else None, joins=_joins(by, entry, ledger))
     return row
 
 
+def _joins(by: str, entry: LedgerEntry, ledger: SessionLedger) -> tuple[tuple[str, Any], ...]:
+    """The fields naming a row by ``by`` of ``entry`` as other commands' JSON does (``requests``,
+    ``cache``, ``breaks``): none for a row by day, model or window."""
+    if by not in _BY_SESSION:
+        return ()
+    joins: tuple[tuple[str, Any], ...] = (("session_id", ledger.session_id), ("path", ledger.path))
+    if by == "turn":
+        return (*joins, ("turn", entry.turn))
+    if by == "request":
+        return (*joins, ("request", entry.index), ("turn", entry.turn), ("step", entry.step),
+                ("attempt", entry.attempt))
+    return joins
+
+
 def _table(by: str, rows: dict[str, UsageRow], total: UsageRow, sessions: int, prices: dict[str, Any],
-           sort: str) -> UsageTable:
+           sort: str, losses: bool = True) -> UsageTable:
     """The table of ``rows`` by ``by``, in the order of ``sort``."""
     ordered = list(rows.values()) if by in _BY_SESSION else sorted(rows.values(), key=lambda r: r.key)
     if sort == "cost":  # stable: equal costs keep the time order
         ordered.sort(key=_costliest)
-    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, prices, sort)
+    return UsageTable(by, tuple(ordered), total, sessions, total.totals.unpriced, prices, sort, losses)
 
 
 def _newest_first(ledgers: Iterable[SessionLedger], activity: Mapping[str, float | None]) -> list[SessionLedger]:

@@ -58,9 +58,9 @@ from ..errors import CaptureError
 from ..replay import Request
 from ..session import request_model
 from ._content import _by_content
-from ._evidence import RouteApi, _Facts, _cuts, _facts, _fits, _hinted, capture_apis, log_routes
+from ._evidence import RouteApi, _cuts, _facts, _fits, _hinted, log_routes
 from ._reading import _too_large
-from ._types import CapturedRequest, unreadable_body
+from ._types import CapturedRequest, _Facts, unreadable_body
 
 __all__ = ["Pairing", "align", "too_large"]
 
@@ -100,7 +100,7 @@ def _request_runs(requests: Sequence[Request]) -> list[list[Request]]:
 def _capture_runs(captures: Sequence[CapturedRequest]) -> list[list[CapturedRequest]]:
     runs: list[list[CapturedRequest]] = []
     for capture in captures:
-        if runs and runs[-1][-1].body == capture.body:
+        if runs and runs[-1][-1].digest == capture.digest:  # the same bytes: their digests, not the bodies read again
             runs[-1].append(capture)
         else:
             runs.append([capture])
@@ -261,7 +261,7 @@ def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
     order = list(dict.fromkeys(r.session_id for r in requests))
     sessions = set(order)
     lanes = {id(r): (api_of(r), request_model(r)) for r in requests if r.kind in _PAIRED_KINDS}
-    facts = {id(c): _facts(c) for c in captures if c.kind in _PAIRED_KINDS}
+    facts = {id(c): _facts(c) for c in captures if c.kind in _PAIRED_KINDS}  # read when loaded: no body is read
     by_request: dict[int, list[Pairing]] = {}
     leftovers: list[Pairing] = []
     owner: dict[int, tuple[str, str]] = {}  # capture -> (its session, what says so)
@@ -272,7 +272,7 @@ def _align(requests: Sequence[Request], captures: Sequence[CapturedRequest], *,
         if sid is not None and sid not in sessions:
             leftovers.append(Pairing(None, capture, note=f"foreign: session {sid} is not among the logs given"))
         elif capture.kind not in _PAIRED_KINDS:
-            if sid is not None and capture.method == "POST" and capture_apis(capture) is not None:
+            if sid is not None and capture.method == "POST" and _facts(capture).apis is not None:
                 # DSH's header names the session, and it was sent where an LLM call is: an LLM
                 # call of it, whatever its body holds
                 unreadable.setdefault(sid, []).append(capture)

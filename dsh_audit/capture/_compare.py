@@ -9,6 +9,13 @@ What each kind needs to render:
 - ``compaction``: DSH's compaction instruction is a code constant, not logged. It is taken from
   the paired captured body (its last user message), and the row says so; without a capture, or
   when that body has no final user message, the request is ``unrendered``.
+
+On an Anthropic route, the kind of key DSH gave pi-ai (an API key or an OAuth token, for which
+pi-ai writes another body and headers) is not logged either: when the captured request was made
+for the other kind than the one rendered (:func:`dsh_audit.wire.key_type_of`), the request is
+rendered again for the capture's, and the row says so. Where the renderer cannot be told (a
+forced ``--adapter``, a ``render`` without ``routes``), a ``different`` row's hint names the route
+setting (:func:`dsh_audit.wire.key_type_conflict`).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from ..errors import DshAuditError
 from ..log import parse_json
 from ..replay import Request
 from ..session import Bodies
-from ..wire import images_in_body, make_renderer
+from ..wire import images_in_body, key_type_conflict, key_type_of, make_renderer
 from ._align import Pairing, align, too_large
 from ._evidence import RouteApi
 from ._types import CapturedRequest, last_user_text
@@ -37,6 +44,10 @@ INSTRUCTION_NOTE = "instruction from capture"
 #: The note of a request rendered with image bytes taken from its capture: the log holds only a
 #: reference (``sha256:<digest>``), so only bytes with that digest are used.
 IMAGES_NOTE = "image bytes from capture"
+#: The note of an Anthropic request rendered for the key type of its capture (see the module).
+KEY_NOTES = {"oauth": "OAuth key from capture", "api-key": "API key from capture"}
+#: The note of a ``different`` row whose capture was made for another key type than rendered.
+KEY_CONFLICT_NOTE = "sent with another Anthropic key type"
 #: The rendered bodies kept while comparing: :func:`align` puts a request's resends right after it,
 #: so the last request's body is the one a resend takes; a few more cost little.
 _KEPT_RENDERED = 4
@@ -99,7 +110,7 @@ class RequestDiff:
             "expected_context": body.expected_context if body else None,
             "actual_context": body.actual_context if body else None,
             "expected_bytes": body.expected_size if body else None,
-            "capture_bytes": len(capture.body) if capture else None,
+            "capture_bytes": capture.size if capture else None,
             "capture_position": capture.position if capture else None,
             "capture_source": capture.where() if capture else None,
             "retry": self.pairing.retry,
@@ -112,20 +123,21 @@ def _shared_renderer(bodies: Bodies, adapter: str) -> BodyRenderer:
     return lambda request, options: bodies.render(request, adapter, **options)
 
 
-def _instruction(capture: CapturedRequest) -> str | None:
+def _instruction(sent: bytes) -> str | None:
+    """DSH's compaction instruction: the last user text of the captured body ``sent``."""
     try:
-        return last_user_text(parse_json(capture.body))
+        return last_user_text(parse_json(sent))
     except (ValueError, UnicodeDecodeError):
         return None
 
 
-def _images(capture: CapturedRequest) -> dict[str, bytes]:
-    """The image bytes a captured body carries, keyed by digest as a log names them (none when
-    the body holds no base64 data)."""
-    if b"base64" not in capture.body:
+def _images(sent: bytes) -> dict[str, bytes]:
+    """The image bytes the captured body ``sent`` carries, keyed by digest as a log names them
+    (none when the body holds no base64 data)."""
+    if b"base64" not in sent:
         return {}
     try:
-        return images_in_body(parse_json(capture.body))
+        return images_in_body(parse_json(sent))
     except (ValueError, UnicodeDecodeError):
         return {}
 
@@ -186,26 +198,48 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
             continue
         options: dict[str, Any] = {}
         note = None
+        sent = capture.body  # read once (from the capture file: only this pairing's body is held)
         if request.kind == "compaction":
-            instruction = _instruction(capture)
+            instruction = _instruction(sent)
             if instruction is None:
                 results.append(RequestDiff(pairing, "unrendered", note="the captured compaction body has no "
                                            "final user message to take DSH's instruction from"))
                 continue
             options["compaction_instruction"], note = instruction, INSTRUCTION_NOTE
-        images = _images(capture)
+        images = _images(sent)
         if images:  # the log names an image by its digest; a captured image with that digest is it
             options["images"] = images
             note = IMAGES_NOTE if note is None else f"{note}; {IMAGES_NOTE}"
         try:
             expected = _rendered(rendered, request, lambda: renderer(request, options))
+            key_type = _capture_key(request, expected, sent, capture, adapter=adapter, render=render, routes=routes)
+            if key_type is not None:
+                expected, note = renderer(request, {**options, "key_type": key_type}), _noted(note, KEY_NOTES[key_type])
         except DshAuditError as exc:
             # the hint names what would settle it (--routes FILE, --attachments DIR): every view shows it
             results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}", hint=exc.hint))
             continue
-        body = diff_bodies(expected, capture.body)
-        results.append(RequestDiff(pairing, body.verdict, body, note))
+        body = diff_bodies(expected, sent)
+        # a key type the renderer could not take from the capture: name the route setting that renders it
+        hint = key_type_conflict(expected, sent, capture.headers) if body.verdict == "different" else None
+        note = note if hint is None else _noted(note, KEY_CONFLICT_NOTE)
+        results.append(RequestDiff(pairing, body.verdict, body, note, hint))
     return results
+
+
+def _capture_key(request: Request, expected: bytes, sent: bytes, capture: CapturedRequest, *, adapter: str,
+                 render: BodyRenderer | None, routes: RouteApi | None) -> str | None:
+    """The key type to render ``request`` for again (see the module): its capture's, when it is not
+    the one ``expected`` was rendered for and the Anthropic renderer, which takes one, renders the
+    request (the adapter asked for, or the request's route when ``render`` follows ``routes``)."""
+    anthropic = adapter == "anthropic" if render is None else \
+        routes is not None and routes(request) == "anthropic-messages"
+    key_type = key_type_of(sent, capture.headers) if anthropic else None
+    return None if key_type is None or key_type == key_type_of(expected) else key_type
+
+
+def _noted(note: str | None, more: str) -> str:
+    return more if note is None else f"{note}; {more}"
 
 
 def _rendered(kept: OrderedDict[int, tuple[Request, bytes]], request: Request, render: Callable[[], bytes]) -> bytes:

@@ -24,11 +24,17 @@ _COMMON = 32
 _NEAR = 16
 
 
-def _content(messages: Any) -> frozenset[str]:
+#: A string as content pairing holds it: its hash (the strings of a lane's captures are not held,
+#: only a number each; two strings of one hash, 1 in 2**64, would count as one).
+_Text = int
+
+
+def _content(messages: Any) -> frozenset[_Text]:
     """Every string a conversation's message contents hold (a string that is a JSON object or
-    array, such as tool-call arguments, by the strings in it): the same text whichever adapter's
-    form carries it (DSH's logged messages, a chat-completions, Anthropic or Responses body)."""
-    found: set[str] = set()
+    array, such as tool-call arguments, by the strings in it), by its hash (:data:`_Text`): the
+    same text whichever adapter's form carries it (DSH's logged messages, a chat-completions,
+    Anthropic or Responses body)."""
+    found: set[_Text] = set()
     stack: list[Any] = [messages]
     while stack:
         value = stack.pop()
@@ -43,23 +49,23 @@ def _content(messages: Any) -> frozenset[str]:
                     continue
                 except (ValueError, UnicodeError):
                     pass
-            found.add(value)
+            found.add(hash(value))
     return frozenset(found)
 
 
-def _request_content(messages: Sequence[Any]) -> frozenset[str]:
+def _request_content(messages: Sequence[Any]) -> frozenset[_Text]:
     """:func:`_content` of messages as DSH logged them: their ``content`` only (a message's id and
     source are DSH's bookkeeping, never sent)."""
     return _content([m.get("content") if isinstance(m, dict) else m for m in messages])
 
 
-def _fresh(requests: Sequence[Request]) -> tuple[list[frozenset[str]], dict[int, int]]:
+def _fresh(requests: Sequence[Request]) -> tuple[list[frozenset[_Text]], dict[int, int]]:
     """Each request's new content (what its messages hold that the previous request of its
     session did not), and the next request of its session, by place. A request whose messages
     begin with the previous one's has only its further messages read (a long session's requests
     each resend its whole history)."""
-    fresh: list[frozenset[str]] = []
-    previous: dict[str, tuple[list[Any], set[str]]] = {}
+    fresh: list[frozenset[_Text]] = []
+    previous: dict[str, tuple[list[Any], set[_Text]]] = {}
     following: dict[int, int] = {}
     last: dict[str, int] = {}
     for i, request in enumerate(requests):
@@ -80,7 +86,7 @@ def _fresh(requests: Sequence[Request]) -> tuple[list[frozenset[str]], dict[int,
     return fresh, following
 
 
-def _capture_content(capture: CapturedRequest) -> frozenset[str]:
+def _capture_content(capture: CapturedRequest) -> frozenset[_Text]:
     """:func:`_content` of the conversation a captured body sends."""
     body = _parsed(capture)
     messages = body.get("messages")
@@ -118,7 +124,7 @@ def _by_content(requests: Sequence[Request], captures: Sequence[CapturedRequest]
     fresh, following = _fresh(requests)
     contents = [_capture_content(capture) for capture in captures]
     spare = abs(len(requests) - len(captures))
-    index: dict[str, list[int]] = {}  # string -> the requests it is new in, ascending
+    index: dict[_Text, list[int]] = {}  # string -> the requests it is new in, ascending
     for i, strings in enumerate(fresh):
         for text in strings:
             index.setdefault(text, []).append(i)
@@ -158,8 +164,8 @@ def _near_first(pairs: Sequence[tuple[int, int]], requests: int,
     return reach
 
 
-def _scores(fresh: Sequence[frozenset[str]], following: Mapping[int, int], contents: Sequence[frozenset[str]],
-            index: Mapping[str, Sequence[int]], reach: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]:
+def _scores(fresh: Sequence[frozenset[_Text]], following: Mapping[int, int], contents: Sequence[frozenset[_Text]],
+            index: Mapping[_Text, Sequence[int]], reach: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]:
     """The scores of :func:`_by_content` that are not zero, by (request, capture), for the pairs
     in reach (capture j and the requests ``reach[j]``, at most those a capture can pair with in
     order: j-spare .. j+spare): how much of request i's new content capture j holds, of the most
@@ -174,7 +180,7 @@ def _scores(fresh: Sequence[frozenset[str]], following: Mapping[int, int], conte
     in, each cut to the capture's reach."""
     size = [0] * len(fresh)  # how many of each request's new strings are read
     before = {after: i for i, after in following.items()}
-    previous: dict[str, Sequence[int]] = {}  # string -> the requests whose next request it is new in
+    previous: dict[_Text, Sequence[int]] = {}  # string -> the requests whose next request it is new in
     for text, found in index.items():
         for i in found:
             size[i] += 1

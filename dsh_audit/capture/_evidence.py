@@ -7,13 +7,12 @@ forwards (:data:`PIAI_SESSION_HEADERS`), and the route API the requests' own log
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..log import Event, parse_json
 from ..replay import Request
 from ..session import RouteEvidence, request_model, request_provider, route_for
-from ._types import CapturedRequest
+from ._types import SESSION_HEADER, CapturedRequest, _Facts
 
 __all__ = ["PIAI_SESSION_HEADERS", "RouteApi", "capture_apis", "log_routes"]
 
@@ -50,15 +49,6 @@ PROMPT_CACHE_KEY_LENGTH = 64
 _BODY_KEY = "prompt_cache_key"
 
 
-@dataclass(frozen=True, slots=True)
-class _Facts:
-    """What a captured body says about its route and session."""
-
-    apis: frozenset[str] | None
-    model: str | None
-    hints: tuple[tuple[str, str], ...]
-
-
 def _body_apis(body: Mapping[str, Any]) -> frozenset[str] | None:
     """The wire APIs a body's shape allows, when the path says nothing (a body folder)."""
     if isinstance(body.get("input"), list) and not isinstance(body.get("messages"), list):
@@ -90,23 +80,36 @@ def capture_apis(capture: CapturedRequest, body: Mapping[str, Any] | None = None
         >>> sorted(capture_apis(sent))
         ['anthropic-messages']
     """
-    bare = capture.path.split("?", 1)[0].rstrip("/")
+    return _apis(capture.path, capture.headers, lambda: body if body is not None else _parsed(capture))
+
+
+def _apis(path: str, headers: Mapping[str, str], body: Callable[[], Mapping[str, Any]]) -> frozenset[str] | None:
+    """:func:`capture_apis` of a request's path and headers, its body read (``body()``) only when
+    the path says nothing."""
+    bare = path.split("?", 1)[0].rstrip("/")
     apis = next((apis for ending, apis in _ENDPOINTS if bare.endswith(ending)), None)
     if apis is None:
-        apis = _body_apis(body if body is not None else _parsed(capture))
-    if apis is not None and capture.session_id is not None and _NATIVE in apis:
+        apis = _body_apis(body())
+    if apis is not None and SESSION_HEADER in headers and _NATIVE in apis:
         return frozenset({_NATIVE})
     return apis
 
 
 def _facts(capture: CapturedRequest) -> _Facts:
-    body = _parsed(capture)
+    """What ``capture`` says about its route and session: as its loader read them, else from its body."""
+    return capture.facts if capture.facts is not None else _facts_of(capture.path, capture.headers,
+                                                                      _parsed(capture))
+
+
+def _facts_of(path: str, headers: Mapping[str, str], value: Any) -> _Facts:
+    """:func:`_facts` of a request's path, headers and parsed body (``value``: any JSON value)."""
+    body = value if isinstance(value, dict) else {}
     model = body.get("model")
-    hints = [(name, capture.headers[name]) for name in PIAI_SESSION_HEADERS if name in capture.headers]
+    hints = [(name, headers[name]) for name in PIAI_SESSION_HEADERS if name in headers]
     key = body.get(_BODY_KEY)
     if isinstance(key, str):
         hints.append((_BODY_KEY, key))
-    return _Facts(capture_apis(capture, body), model if isinstance(model, str) else None, tuple(hints))
+    return _Facts(_apis(path, headers, lambda: body), model if isinstance(model, str) else None, tuple(hints))
 
 
 def _hinted(facts: _Facts, sessions: Collection[str], cuts: Mapping[str, str]) -> tuple[str, str] | None:

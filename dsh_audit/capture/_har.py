@@ -113,11 +113,13 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
 def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
              records: list[Any] | None = None) -> Iterator[_Raw]:
     """Every entry's request of a HAR file; given ``records``, the parsed document is appended to
-    it, each request's ``postData.text`` replaced by None once its body is read."""
+    it, each request's ``postData.text`` replaced by None once its body is read. A HAR file is one
+    JSON document: its bodies are held (no reread: a body is not found again without parsing it whole)."""
     hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
     with ExitStack() as stack:
         data = _read_all(path, _handle(stack, path, handle))
     document = _parse(data, path, None, invalid="not valid JSON", hint=hint)
+    del data  # the document is what is read now: the file's bytes are not held beside it
     log = document.get("log") if isinstance(document, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(entries, list):
@@ -135,9 +137,9 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
         headers = _har_headers(path, where, request.get("headers"))
         body = _har_body(path, where, request, headers)
         post = request.get("postData")
-        if records is not None and isinstance(post, dict) and "text" in post:
-            post["text"] = None
+        if isinstance(post, dict) and "text" in post:
+            post["text"] = None  # its bytes are the body: the text is not held beside them
         yield (str(request.get("method") or "POST").upper(), url_path, headers,
-               body, _text_value(entry.get("startedDateTime")), str(path), where)
+               body, _text_value(entry.get("startedDateTime")), str(path), where, None)
     if records is not None:
         records.append(document)

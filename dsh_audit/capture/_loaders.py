@@ -12,6 +12,12 @@ Formats (``docs/capture-formats.md`` has the details):
   order (``2.json`` before ``10.json``); an optional sidecar ``<stem>.meta.json`` gives
   ``method``, ``path``, ``time`` and ``headers`` for the body ``<stem>.json``.
 
+A capture is read once, and not held: a ``wire.jsonl`` record's or body file's body is parsed as it
+is read for what pairing needs (its kind, digest, size, model, route and session evidence), then
+dropped; :attr:`CapturedRequest.body` reads it again (the record's line, by its offset, or the body
+file) where a request is compared or rewritten, so memory grows with the largest body, not with
+the capture. A HAR file's bodies are held (its one document is parsed whole).
+
 A loader is registered in :data:`LOADERS` under its name; :func:`sniff_capture` asks each one in
 turn whether it ``handles(path, first_bytes)`` the input, and :func:`load_capture` reads the file
 from the handle it sniffed. A ``wire.jsonl`` of JSON objects none of which is a capture record
@@ -36,9 +42,10 @@ from typing import Any, BinaryIO
 from ..errors import CaptureError
 from ..log import TornTail, parse_json
 from ._har import _HAR_START, har_handles, har_read
-from ._reading import (Said, _error, _handle, _header_values, _open, _parse_object, _Raw, _read_bytes, _text_value,
-                       _too_large)
-from ._types import CapturedRequest, classify
+from ._reading import (Said, _CaptureFile, _error, _FileBody, _handle, _header_values, _Kept, _open, _parse_object,
+                       _Raw, _read_bytes, _text_value, _too_large)
+from ._evidence import _facts_of
+from ._types import CapturedRequest, _body_value, _classify_value
 
 __all__ = ["LOADERS", "CaptureLoader", "CaptureRead", "load_capture", "read_capture", "sniff_capture"]
 
@@ -131,10 +138,15 @@ def _not_a_record(path: Path, number: int) -> str:
     return f"{path}:{number}: not a capture record (no method, path, body or body_base64), skipped"
 
 
-def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` of every line of a wire.jsonl; a torn last line is said and dropped."""
-    hint = "a wire.jsonl capture has one JSON object per line"
+_JSONL_HINT = "a wire.jsonl capture has one JSON object per line"
+
+
+def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """``(line number, offset, length, object)`` of every line of a wire.jsonl (where the line
+    starts in the file and its length in bytes); a torn last line is said and dropped."""
+    offset = 0
     for number, line in enumerate(handle, start=1):
+        start, offset = offset, offset + len(line)
         if not line.strip():
             continue
         where = f"line {number}"
@@ -144,8 +156,25 @@ def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None) -> Iterator[tu
             except (ValueError, UnicodeDecodeError):
                 said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
                 return
-        yield number, _parse_object(line, path, where, invalid="not a JSON record",
-                                    not_object="record is not a JSON object", hint=hint)
+        yield number, start, len(line), _parse_object(line, path, where, invalid="not a JSON record",
+                                                      not_object="record is not a JSON object", hint=_JSONL_HINT)
+
+
+@dataclass(frozen=True, slots=True)
+class _JsonlBody:
+    """Reads the body of the record on line ``number`` of a wire.jsonl again: ``length`` bytes
+    from ``offset`` of ``file`` (:attr:`._types.CapturedRequest.reread`)."""
+
+    file: _CaptureFile
+    offset: int
+    length: int
+    number: int
+
+    def __call__(self) -> bytes:
+        path, where = Path(self.file.path), f"line {self.number}"
+        record = _parse_object(self.file.read(self.offset, self.length), path, where, invalid="not a JSON record",
+                               not_object="record is not a JSON object", hint=_JSONL_HINT)
+        return _jsonl_body(path, where, record)
 
 
 def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
@@ -159,8 +188,9 @@ def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
     ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None."""
     first_bad: int | None = None
     found = 0
+    shared = _CaptureFile(str(path))  # what every body is read again from
     with ExitStack() as stack:
-        for number, record in _jsonl_lines(path, _handle(stack, path, handle), said):
+        for number, offset, length, record in _jsonl_lines(path, _handle(stack, path, handle), said):
             where = f"line {number}"
             if not _is_record(record):
                 first_bad = number if first_bad is None else first_bad
@@ -174,7 +204,7 @@ def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
                 records.append({key: None if key in ("body", "body_base64") else value
                                 for key, value in record.items()})
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
-                   body, _text_value(record.get("time")), str(path), where)
+                   body, _text_value(record.get("time")), str(path), where, _JsonlBody(shared, offset, length, number))
     if first_bad is not None and not found:
         raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
                      "body or body_base64)", _NOT_A_CAPTURE_HINT)
@@ -218,7 +248,9 @@ def _folder_read(folder: Path, handle: BinaryIO | None, said: Said | None,
         meta = _folder_meta(meta_file)
         headers = _headers_object(meta_file, "sidecar", meta.get("headers"))
         yield (str(meta.get("method") or "POST").upper(), str(meta.get("path") or ""), headers,
-               _read_bytes(body_file, "body file"), _text_value(meta.get("time")), str(body_file), "")
+               _read_bytes(body_file, "body file"), _text_value(meta.get("time")), str(body_file), "",
+               _FileBody(str(body_file)))
+
 
 
 #: Every known capture format, asked in this order.
@@ -292,17 +324,19 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
 
 
 def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
-                 warnings: list[str] | None = None) -> CaptureRead:
+                 warnings: list[str] | None = None, keep: Callable[[Any], Any] | None = None) -> CaptureRead:
     """Load a capture as :func:`load_capture` does (the same arguments, errors and requests), with
     its format and parsed records (:class:`CaptureRead`), from its one read: for a tool that
-    rewrites the capture record by record (``redact --capture``) without opening it again.
+    rewrites the capture record by record (``redact --capture``) without opening it again, or reads
+    what each recorded response says (``--capture``'s usage). Given ``keep``, each record is kept as
+    it makes it, as it is read (a ``wire.jsonl`` record's response usage, not the response).
 
     Example:
         >>> read = read_capture("wire.jsonl")  # doctest: +SKIP
         >>> read.format, len(read.records) == len(read.requests)  # doctest: +SKIP
         ('wire-jsonl', True)
     """
-    records: list[Any] = []
+    records: list[Any] = [] if keep is None else _Kept(keep)
     name, captured = _read(Path(path), format, warnings, records)
     return CaptureRead(name, captured, records)
 
@@ -323,6 +357,9 @@ def _read(target: Path, format: str | None, warnings: list[str] | None,
         if handle is not None:
             handle.seek(0)
         captured = _captured(target, loader.read(target, handle, said, records))
+        first = captured[0].reread if captured else None
+        if handle is not None and isinstance(first, _JsonlBody):
+            first.file.keep(handle)  # the bodies are read again through this one open
     if said is not None:
         assert warnings is not None
         warnings.extend(f"{target}: {tail}" for tail in said.torn)
@@ -330,15 +367,24 @@ def _read(target: Path, format: str | None, warnings: list[str] | None,
     return loader.name, captured
 
 
+def _request(position: int, raw: _Raw) -> CapturedRequest:
+    """The request ``raw``, numbered ``position``: its body read once here for what pairing needs
+    (kind, digest, :func:`._evidence._facts`), and held only when nothing reads it again."""
+    method, url_path, headers, body, time, source, locator, reread = raw
+    value = _body_value(body)
+    return CapturedRequest(position, method, url_path, headers, None if reread is not None else body, time, source,
+                           locator, _classify_value(headers, value), reread=reread,
+                           digest=hashlib.sha256(body).digest(), size=len(body),
+                           facts=_facts_of(url_path, headers, value))
+
+
 def _captured(target: Path, raws: Iterator[_Raw]) -> list[CapturedRequest]:
     """The requests of ``raws`` numbered in order; a capture too large for memory, or a read that
     fails after the open, a one-line CaptureError."""
     captured = []
     try:
-        for position, (method, url_path, headers, body, time, source, locator) in enumerate(raws):
-            captured.append(CapturedRequest(position=position, method=method, path=url_path, headers=headers,
-                                            body=body, time=time, source=source, locator=locator,
-                                            kind=classify(headers, body)))
+        for position, raw in enumerate(raws):
+            captured.append(_request(position, raw))
     except MemoryError:
         captured.clear()
         raise _too_large(target) from None

@@ -4,19 +4,22 @@ one-line :class:`CaptureError` of a capture file that cannot be read or parsed."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 from ..errors import CaptureError, UnreadableError
 from ..log import TornTail, open_regular, parse_json
 
 __all__ = ["Said"]
 
-#: One raw request before numbering: method, path, headers, body, time, source file, locator.
-_Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str]
+#: One raw request before numbering: method, path, headers, body, time, source file, locator, and
+#: what reads the body again from the capture (None: it is held, :class:`._types.CapturedRequest`).
+_Raw = tuple[str, str, dict[str, str], bytes, str | None, str, str, "Callable[[], bytes] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,69 @@ def _read_bytes(path: Path, what: str) -> bytes:
     return data
 
 
+#: How many capture files keep a descriptor open for their bodies to be read again (a run comparing
+#: thousands of logs, each with its own wire.jsonl, holds their rows together): the least recently
+#: read is closed, and opened again if it is read again.
+_OPEN_CAPTURES = 16
+
+
+class _CaptureFile:
+    """A capture file its bodies are read again from, by offset: through a duplicate of the
+    loader's own descriptor (:meth:`keep`: the file is opened once), else opened at the first read
+    (a capture read without one, one closed for others, or one handed to another process: a
+    descriptor does not go along). At most :data:`_OPEN_CAPTURES` are open at once."""
+
+    __slots__ = ("fd", "path")
+    _kept: ClassVar[OrderedDict[int, _CaptureFile]] = OrderedDict()  # by id: the open ones, least recently read first
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def keep(self, handle: BinaryIO) -> None:
+        """Read through a duplicate of ``handle``'s descriptor from now on (``handle`` may be closed)."""
+        self.fd = os.dup(handle.fileno())
+        opened = _CaptureFile._kept
+        opened[id(self)] = self
+        while len(opened) > _OPEN_CAPTURES:
+            _, oldest = opened.popitem(last=False)
+            if oldest.fd is not None:
+                os.close(oldest.fd)
+                oldest.fd = None
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes from ``offset`` (fewer at the end of the file), or a CaptureError (unreadable)."""
+        if self.fd is None:
+            with _open(Path(self.path), "capture file") as handle:
+                self.keep(handle)
+        _CaptureFile._kept.move_to_end(id(self))
+        assert self.fd is not None
+        pieces: list[bytes] = []
+        try:
+            while length > 0 and (piece := os.pread(self.fd, length, offset)):
+                pieces.append(piece)
+                offset, length = offset + len(piece), length - len(piece)
+        except OSError as exc:
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=self.path) from None
+        return b"".join(pieces)
+
+    def __getstate__(self) -> str:
+        return self.path
+
+    def __setstate__(self, path: str) -> None:
+        self.path, self.fd = path, None
+
+
+@dataclass(frozen=True, slots=True)
+class _FileBody:
+    """Reads a body folder's body file again (:attr:`._types.CapturedRequest.reread`)."""
+
+    path: str
+
+    def __call__(self) -> bytes:
+        return _read_bytes(Path(self.path), "body file")
+
+
 def _too_large(path: Path) -> CaptureError:
     """The error of a capture that does not fit in memory; ``path`` is the capture as the user gave
     it (a file, or a body folder)."""
@@ -113,3 +179,15 @@ def _header_values(path: Path, where: str, pairs: Iterable[tuple[Any, Any]], hin
             raise _error(path, where, f"header {shown} has a value that is not a string", hint)
         headers[name.lower()] = value if isinstance(value, str) else json.dumps(value)
     return headers
+
+
+class _Kept(list[Any]):
+    """The records of a capture as they are read, each kept as ``keep`` makes it (what a reader needs
+    of it, so a large record is not held: :func:`read_capture`)."""
+
+    def __init__(self, keep: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self._keep = keep
+
+    def append(self, record: Any) -> None:
+        super().append(self._keep(record))

@@ -22,9 +22,12 @@ Kinds, decided from the request alone (the first rule that matches wins):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import CaptureError
 from ..log import parse_json
 
 __all__ = ["CAPTURE_KINDS", "COMPACTION_PREFIX", "CapturedRequest", "TITLE_PREFIX", "classify",
@@ -38,30 +41,82 @@ COMPACTION_PREFIX = "You are now acting as a compaction engine"
 
 
 @dataclass(frozen=True, slots=True)
+class _Facts:
+    """What a captured body says about its route and session (:func:`._evidence._facts`)."""
+
+    apis: frozenset[str] | None
+    model: str | None
+    hints: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class CapturedRequest:
     """One HTTP request as a capture recorded it.
+
+    A loaded ``wire.jsonl`` or body-folder capture holds no body: only where it is (``reread``),
+    its digest and size, and what pairing reads of it (``facts``); :attr:`body` reads it again
+    from the file, so a capture is never held whole in memory (a HAR file's bodies are held, as its
+    one document is read whole).
 
     Attributes:
         position: 0-based place in the loaded capture (arrival order as the capture lists it).
         method: HTTP method, upper-case.
         path: request path (with query string, without scheme and host), ``""`` when unknown.
         headers: header names lower-cased; a repeated header keeps its last value.
-        body: the exact body bytes.
         time: the capture's timestamp text, when it has one.
         source: the file the request came from (for a body folder, the body file).
         locator: where in ``source`` (``line 3``, ``entries[2]``; ``""`` for a body file).
         kind: ``loop``, ``compaction``, ``title`` or ``other`` (see the module docstring).
+        digest: the SHA-256 digest of the body (equal bodies, equal digests).
+        size: the body's length in bytes.
+        held: the body, when it is held in memory (else None: ``reread`` reads it).
+        reread: reads the body again from the capture (None when ``held``).
+        facts: what the body says about its route and session, read when it was loaded (None:
+            read from :attr:`body` when asked).
     """
 
     position: int
     method: str
     path: str
     headers: dict[str, str]
-    body: bytes
     time: str | None
     source: str
     locator: str
     kind: str
+    digest: bytes
+    size: int
+    held: bytes | None = field(compare=False, repr=False)
+    reread: Callable[[], bytes] | None = field(compare=False, repr=False)
+    facts: _Facts | None = field(compare=False, repr=False)
+
+    def __init__(self, position: int, method: str, path: str, headers: dict[str, str], body: bytes | None,
+                 time: str | None, source: str, locator: str, kind: str, *, reread: Callable[[], bytes] | None = None,
+                 digest: bytes | None = None, size: int | None = None, facts: _Facts | None = None) -> None:
+        if body is None and (reread is None or digest is None or size is None):
+            raise ValueError("a captured request without its body needs reread, digest and size")
+        for name, value in (("position", position), ("method", method), ("path", path), ("headers", headers),
+                            ("time", time), ("source", source), ("locator", locator), ("kind", kind),
+                            ("digest", hashlib.sha256(body).digest() if digest is None and body is not None
+                             else digest),
+                            ("size", len(body) if body is not None else size), ("held", body),
+                            ("reread", None if body is not None else reread), ("facts", facts)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def body(self) -> bytes:
+        """The exact body bytes (read again from the capture when not held).
+
+        Raises:
+            CaptureError: the capture can no longer be read, or its body changed since it was loaded.
+        """
+        if self.held is not None:
+            return self.held
+        assert self.reread is not None
+        body = self.reread()
+        if hashlib.sha256(body).digest() != self.digest:
+            raise CaptureError(f"{self.locator + ': ' if self.locator else ''}the body changed since the capture "
+                               "was read", path=self.source, hint="compare a capture no one is writing to")
+        return body
 
     @property
     def session_id(self) -> str | None:
@@ -126,10 +181,19 @@ def classify(headers: dict[str, str], body: bytes) -> str:
         >>> classify({}, b'{"input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}]}')
         'loop'
     """
+    return _classify_value(headers, _body_value(body))
+
+
+def _body_value(body: bytes) -> Any:
+    """A body's JSON value, None when it has none (empty, not JSON)."""
     try:
-        value = parse_json(body) if body else None
+        return parse_json(body) if body else None
     except (ValueError, UnicodeDecodeError):
-        value = None
+        return None
+
+
+def _classify_value(headers: dict[str, str], value: Any) -> str:
+    """:func:`classify` of a body already parsed (:func:`_body_value`)."""
     if COMPACT_HEADER in headers:
         return "compaction"
     if not isinstance(value, dict) or _messages(value) is None:

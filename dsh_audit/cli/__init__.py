@@ -31,6 +31,7 @@ import click
 
 from .. import _version
 from .._version import __version__
+from ..errors import UsageError as _UsageError
 from ._common import echo_warning as _echo_warning
 from ._common import escape_unencodable_stdout as _escape_unencodable_stdout
 from ._common import run_guarded as _run_guarded
@@ -167,6 +168,12 @@ _WORKFLOW = (
 )
 
 
+# The summary ``--help`` lists for a command whose help's first sentence says more than what the
+# command does (report's names its default paths and window, which every command's own --help says):
+# every summary is one plain sentence, with no parenthesis.
+_SUMMARIES = {"report": "Write one self-contained HTML forensics page for session logs."}
+
+
 # U+2011 NON-BREAKING HYPHEN: one column wide like "-" but no hyphen to textwrap. click wraps help
 # with click.formatting.wrap_text, whose TextWrapper keeps textwrap's break_on_hyphens=True and
 # takes no option to turn it off, so "--fail-on-any-break" or "docs/cache-retention.md" would be
@@ -235,6 +242,7 @@ class _LazyGroup(click.Group):
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         # A command's own context_class makes its --help's context (click.Command.make_context).
         cmd.context_class = _HelpContext
+        cmd.short_help = cmd.short_help or _SUMMARIES.get(name or cmd.name or "")
         _accept_pager(cmd)
         _name_variables(cmd, name or cmd.name or "")
         _refuse_empty_paths(cmd)
@@ -296,6 +304,32 @@ def cli(ctx: click.Context) -> None:
         dsh-audit requests ~/.dsh/sessions
     """
     _warn_unknown_variables(ctx)
+    _refuse_bad_adapter()
+
+
+#: ``$DSH_AUDIT_ADAPTER`` (the library's ``session.ADAPTER_ENV``, not imported: ``--version`` loads no
+#: library code), the wire format forced on every request a command renders (``--adapter`` sets it).
+_ADAPTER_VARIABLE = "DSH_AUDIT_ADAPTER"
+
+
+def _refuse_bad_adapter() -> None:
+    """Refuse a ``$DSH_AUDIT_ADAPTER`` that names no adapter (``bogus``, ``Anthropic``, `` openai``):
+    the library would render each request's own route instead, in silence, while the user asked
+    for one format. Unset or empty, it forces none.
+
+    Raises:
+        UsageError: one line naming the variable, its value (escaped on output) and the valid ones.
+    """
+    value = os.environ.get(_ADAPTER_VARIABLE)
+    if not value:
+        return
+    # here, not at import: ``--version`` and a run without the variable load no option module
+    from ._options import ADAPTER_CHOICES
+
+    valid = ("auto", *ADAPTER_CHOICES)
+    if value not in valid:
+        raise _UsageError(f"{_ADAPTER_VARIABLE}={value!r} names no adapter: expected {', '.join(valid)}",
+                          hint="set it to one of them, or unset it to take each request's route from the log")
 
 
 class _FirstInterrupt:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from functools import partial
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,7 +16,7 @@ from ..errors import DshAuditError
 from ..report import dumps_line
 from ..runner import in_process
 from ..session import Failure, GroupResult
-from ..report.terminal import About, fit_lines, listing_format, print_table, progress_callback
+from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_warning
 from ._logs import newest_first, selected_logs, session_paths
 from ._options import (
@@ -32,14 +33,17 @@ from ._options import (
     routes_option,
     stated_zdr,
 )
-from ._output import PLACE_LEGEND, PLACE_SHORT, place_text, session_title
-from ._priced import run_priced
+from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
+from ._priced import echo_capture_use, run_priced
 from ._when import time_options
 
 __all__ = ["cache_command"]
 
 # "reusable": what the conversation's previous request left in the cache; "lost" is measured from it.
-_COLUMNS = ("#", "kind", "turn/step/try", "prompt", "reusable", "expected", "actual", "classification", "lost")
+_COLUMNS = ("#", "kind", PLACE_COLUMN, "prompt", "reusable", "expected", "actual", "classification", "lost")
+#: --format csv's column of dsh-audit's own estimate of a prompt the log gives no size for (its
+#: "prompt" cell then empty: a CSV count is a plain number or empty, never "~N").
+_CSV_ESTIMATED = "prompt (estimated)"
 
 
 #: What the summary's two costs of lost tokens cover (the same words in docs/cache-accounting.md):
@@ -184,14 +188,32 @@ def _cost(report: SessionCacheReport, rates: str = "list prices, check your cont
             + f" ({rates})\n")
 
 
-def _row(verdict: CacheVerdict) -> tuple[object, ...]:
+def _row(verdict: CacheVerdict, *, csv: bool = False) -> tuple[object, ...]:
+    """A timeline row. A count not known is ``?`` in a table and an empty cell in CSV (``csv``),
+    where every count is a plain number: a prompt size the log lacks is there an empty "prompt"
+    beside dsh-audit's estimate in "prompt (estimated)" (the table's ``~N``), and a request that
+    lost nothing has "lost" 0 (the table's empty cell)."""
     where = place_text(verdict.turn, verdict.step, verdict.attempt)
-    prompt = verdict.prompt_tokens if verdict.prompt_tokens is not None else f"~{verdict.counted_tokens}"
+    estimated = verdict.prompt_tokens is None
+    prompt = Amount(verdict.prompt_tokens, str(verdict.prompt_tokens) if not estimated
+                    else f"~{verdict.counted_tokens}")
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
                                       verdict.classification else "")
-    return (verdict.index, verdict.kind, where, prompt, verdict.potential, verdict.expected,
-            "?" if verdict.actual is None else verdict.actual, label,
-            "?" if verdict.lost_unknown else sum(verdict.lost.values()) or "")
+    lost = None if verdict.lost_unknown else sum(verdict.lost.values())
+    cells = (verdict.index, verdict.kind, where, prompt,
+             *((verdict.counted_tokens if estimated else "",) if csv else ()),
+             verdict.potential, verdict.expected, Amount(verdict.actual, "?" if verdict.actual is None else
+                                                         str(verdict.actual)), label,
+             Amount(lost, "?" if lost is None else str(lost or "")))
+    return cells
+
+
+def _columns(csv: bool) -> tuple[str, ...]:
+    """The timeline's columns: :data:`_COLUMNS`, in CSV with "prompt (estimated)" after "prompt"."""
+    if not csv:
+        return _COLUMNS
+    at = _COLUMNS.index("prompt") + 1
+    return (*_COLUMNS[:at], _CSV_ESTIMATED, *_COLUMNS[at:])
 
 
 def _timeline_title(report: SessionCacheReport) -> str:
@@ -211,7 +233,7 @@ def _sessions(paths: tuple[str, ...], since: float | None, until: float | None) 
 
 
 @click.command("cache")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @listing_options
 @lenient_option
 @click.option("--unit", type=int, default=None,
@@ -254,14 +276,17 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     caused"), so never more (docs/cache-accounting.md).
 
     Timeline columns: "#" the request's index; "kind" loop, title, compaction or search;
-    "turn/step/try" where it was sent ("N/-": a compaction of turn N, "-": no turn); "prompt" the
+    "turn/step/attempt" where it was sent ("N/-": a compaction of turn N, "-": no turn; "t/s/a" on
+    a narrow terminal); "prompt" the
     logged prompt tokens (input + cache read + cache write), or "~N" when the log has no prompt
-    size for it: N is then dsh-audit's own estimate (--tokenizer), never counted in a sum;
+    size for it: N is then dsh-audit's own estimate (--tokenizer), never counted in a sum
+    (--format csv: an empty "prompt" and N in a "prompt (estimated)" column);
     "reusable" the cache reads the conversation's previous request left in the cache (what "lost"
     is measured from); "expected" the cache reads the provider's rules predict (a prefix still in
     its TTL, written, in whole cache units); "actual" the logged cache reads ("?": not logged,
     never 0); "classification" the verdict, with its cause in brackets; "lost" the reusable tokens
-    that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown).
+    that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown). In
+    --format csv every count is a plain number (a "lost" of none: 0) and an unknown one empty.
 
     Breaks are those `breaks` lists: a log with a capture
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
@@ -294,6 +319,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                    unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes, capture=capture,
                    on_verdict=spools.add if spools is not None else None, zero_data_retention=zdr)
     warnings: dict[str, tuple[str, ...]] = {}
+    costs: list[dict[str, Any] | None] = []  # what --capture did to them is said after them
 
     def keep_warnings(result: GroupResult[SessionCacheReport]) -> None:
         warnings.update(result.route_warnings)
@@ -316,11 +342,14 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 heading = session_title(str(report.path), report.session_id, broken=True)
                 for line in fit_lines(f"{heading}\n{_summary(report, _rates_note(prices.files))}"):
                     echo(line)
-                print_table(_timeline_title(report), _COLUMNS, (_row(v) for v in report.verdicts),
+                csv = listing_format() == "csv"
+                print_table(_timeline_title(report), _columns(csv), (_row(v, csv=csv) for v in report.verdicts),
                             about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
                             legend=PLACE_LEGEND)
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
+            costs.append(report.cost)
+    echo_capture_use(costs)
     echo_caveats(prices)  # on stderr in both modes: the caveats of the costs above
     return status
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,6 +23,7 @@ from ._check_files import (_distinct_reports, _format_flag, _format_target, _mar
                            _no_old_json_file, _step_summary, _step_summary_target)
 from ._check_options import (_baseline, _baseline_options, _one_baseline, _policy_option, _protect_baseline,
                              _session_options, _typed_adapter, _with_baseline)
+from ._priced import echo_capture_use
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
 from ._options import capture_option, listing_options, stated_zdr
@@ -41,7 +43,14 @@ _CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words (the
 # session id names the log, as `show` and `sessions` take it; --json and --format csv keep every column).
 _DROPPABLE = ("log", "capture", "hit ratio", "cost")
+# When two logs listed share a session id (copies, fixtures; or have none), the id tells their rows
+# apart no more: "log" stays, shown on a narrow terminal as the end of its path no other listed log's
+# path ends with (:func:`_path_ends`), and the others go first.
+_DROPPABLE_SHARED = _DROPPABLE[1:]
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
+# The room the "log" column keeps while another column can be left out, when logs share an id.
+_PATH_ROOM = 32
+_PATH_NOTE = "log: the end of its path no other log listed ends with (--json for whole paths)"
 # The table's short form, tried before a column with a value is left out (print_table).
 _SHORT_HEADERS = {"requests": "reqs", "hit ratio": "hit"}
 _IDS = ("session",)
@@ -131,11 +140,51 @@ def _in_order(result: CheckResult, given: Sequence[str]) -> CheckResult:
                    findings=(*(f for check in sessions for f in check.findings), *result.unattached))
 
 
-def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
+def _fits(rows: Sequence[tuple[object, ...]], *, shared: bool = False) -> bool:
     """Whether whole session ids leave the table on one line a log, on the terminal, as
     :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "log" (the first
-    to go; kept, its paths may be cut or wrapped)."""
+    to go; kept, its paths may be cut or wrapped); when logs share an id (``shared``), every
+    column kept, "log" with its whole paths."""
+    if shared:
+        return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE_SHARED, spare=(), short=_SHORT_HEADERS, ids=_IDS)
     return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",), short=_SHORT_HEADERS, ids=_IDS)
+
+
+def _path_ends(paths: Sequence[str]) -> list[str]:
+    """Each of ``paths`` as its shortest end, in whole parts, that the same number of last parts of
+    no other of them is (the whole path when none is shorter: a file listed twice).
+
+    Example:
+        >>> _path_ends(["/r/a/x/session.jsonl", "/r/b/x/session.jsonl", "/r/c/y.jsonl", "y.jsonl"])
+        ['a/x/session.jsonl', 'b/x/session.jsonl', 'c/y.jsonl', 'y.jsonl']
+    """
+    parts = [PurePath(path).parts for path in paths]
+    found: list[str | None] = [None] * len(paths)
+    for n in range(1, max((len(p) for p in parts), default=0) + 1):
+        ends = Counter(p[-n:] for p in parts)
+        for k, mine in enumerate(parts):
+            if found[k] is None and (ends[mine[-n:]] == 1 or n >= len(mine)):
+                found[k] = str(PurePath(*mine[-n:]))
+    return [end if end is not None else path for end, path in zip(found, paths)]
+
+
+def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
+              ) -> tuple[list[tuple[object, ...]], tuple[str, ...], list[str]]:
+    """The table's rows on a terminal, the columns it may leave out and the captions that say how
+    its cells were shortened: when whole ids do not fit (:func:`_fits`), each id as its shortest
+    unique prefix (as `sessions` shows ids on a narrow terminal) and, when two logs share an id,
+    each path as its distinguishing end (:func:`_path_ends`), "log" then kept: a row is always told
+    from the others."""
+    shared = len({s.session_id for s in shown}) < len(shown)
+    droppable = _DROPPABLE_SHARED if shared else _DROPPABLE
+    if _fits(rows, shared=shared):
+        return rows, droppable, []
+    names = short_ids(s.session_id for s in shown if s.session_id)
+    paths = _path_ends([s.path for s in shown]) if shared else [s.path for s in shown]
+    captions = [_SHORT_NOTE] if any(names[i] != i for i in names) else []
+    captions += [_PATH_NOTE] if shared and paths != [s.path for s in shown] else []
+    return ([(row[0], path, names.get(s.session_id or "", "-"), *row[3:]) for row, s, path in zip(rows, shown, paths)],
+            droppable, captions)
 
 
 def _wrap_width() -> int | None:
@@ -152,26 +201,31 @@ def _print(result: CheckResult) -> None:
         rows = [_row(s, csv=csv) for s in shown]
         captions = [] if len(shown) == len(result.sessions) else [
             f"{len(result.sessions) - len(shown)} passing log(s) not listed"]
-        if listing_format() == "table" and not _fits(rows):  # as `sessions` shows ids on a narrow terminal
-            names = short_ids(s.session_id for s in shown if s.session_id)
-            rows = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
-            if any(names[i] != i for i in names):
-                captions.append(_SHORT_NOTE)
+        droppable: tuple[str, ...] = _DROPPABLE
+        least = None
+        if listing_format() == "table":
+            rows, droppable, shortened = _narrowed(rows, shown)
+            captions += shortened
+            # a log's distinguishing path end whole while a column can go for it (their ids do not tell them apart)
+            least = None if "log" in droppable else {"log": _PATH_ROOM}
         print_table("dsh-audit check", _CSV_COLUMNS if csv else _COLUMNS, rows, caption="; ".join(captions) or None,
-                    droppable=_DROPPABLE, short=_SHORT_HEADERS, ids=_IDS)
+                    droppable=droppable, short=_SHORT_HEADERS, ids=_IDS, least=least)
     width = _wrap_width()
     for group in group_findings(f for f in result.findings if f.fails or f.severity != "info"):
         for line in [group.format()] if width is None else fit_lines(group.format(), width):
             echo(line)
     counts = result.counts()
     baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
-    print_status(f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
-                 f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
-                 f"{counts['failing']} failing{baselined} (policy: {result.policy.source})", ok=result.passed)
+    status = (f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
+              f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
+              f"{counts['failing']} failing{baselined} (policy: {result.policy.source})")
+    # wrapped here, at spaces, as the findings are: rich's own wrap would end a line with its space
+    for line in [status] if width is None else fit_lines(status, width, hanging=0):
+        print_status(line, ok=result.passed)
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @capture_option
 @_policy_option
 @click.option("--junit", "junit_path", metavar="FILE", type=click.Path(dir_okay=False),
@@ -211,7 +265,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     (--format csv: the ratio from 0 to 1), "cost" what the session cost at list prices ("≥$x" a lower
     bound when some requests could not be priced, "$?" when none could; --format csv: the amount,
     its unpriced count beside); a narrow terminal shows each session id as its shortest unique prefix and
-    leaves out "log", then "capture", then "hit ratio", then "cost". A baseline file the policy
+    leaves out "log", then "capture", then "hit ratio", then "cost" (when two logs listed share a session
+    id, "log" stays, each path shown as the end that tells it from the others'). A baseline file the policy
     names that does not exist yet is not read when --json-report writes it: that run writes the
     first baseline. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
@@ -255,6 +310,7 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _echo_discovered(result, windowed=since is not None or until is not None)
     for warning in result.warnings:
         echo_warning(warning)
+    echo_capture_use(getattr(s.cache, "cost", None) for s in result.sessions)  # as usage and cache say it
     for check in result.sessions:  # a log not a line of which could be read: said as every command says it
         if check.unreadable and check.error is not None:
             echo_error(check.error)
@@ -290,7 +346,7 @@ def _verdict(result: CheckResult) -> str:
 
 
 @click.command("report")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @capture_option
 @_policy_option
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
@@ -340,6 +396,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     _echo_discovered(result, windowed=True)
     for warning in result.warnings:
         echo_warning(warning)
+    echo_capture_use(getattr(s.cache, "cost", None) for s in result.sessions)  # as usage and cache say it
     _write(output, iter_html(result, prices=prices))  # the table the check priced with (its caveats on the page)
     echo_caveats(prices)
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "

@@ -12,6 +12,7 @@ import click
 
 from ..gate import Baseline, CheckResult, Policy, apply_baseline, load_baseline
 from ..log import ProtectedInputs
+from ..session import forced_adapter
 from ._check_files import _same_file
 from ._common import echo_note, give_way
 from ._options import (adapter_option, attachments_option, engine_options, jobs_option, lenient_option,
@@ -21,7 +22,7 @@ from ._when import time_options
 
 
 def _policy_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
+    return click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False, readable=False),
                         help="A TOML policy file ([tool.dsh-audit] table or top-level keys). Default: the "
                              "nearest pyproject.toml's [tool.dsh-audit], else the strict defaults.")(func)
 
@@ -31,7 +32,7 @@ def _baseline_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--no-baseline", is_flag=True,
                         help="Judge every finding as it is: no baseline, not even the one the policy's "
                              "[tool.dsh-audit.check] names.")(func)
-    return click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False),
+    return click.option("--baseline", "baseline_path", metavar="FILE", type=click.Path(dir_okay=False, readable=False),
                         help="Accept the findings of FILE, a JSON report an earlier check wrote (--json-report "
                              "FILE): those found again are reported as baselined and do not fail (see docs/ci.md). "
                              "Default: baseline in the policy's [tool.dsh-audit.check].")(func)
@@ -97,10 +98,15 @@ def _with_baseline(result: CheckResult, baseline: Baseline | None) -> CheckResul
 
 
 def _typed_adapter(policy: Policy, adapter: str) -> Policy:
-    """``policy`` with the ``--adapter`` typed (or set in its variable) over its key ``adapter``:
-    the command line wins over the policy file; not typed, the policy's key stands."""
+    """``policy`` with the adapter in force over its key ``adapter``: the ``--adapter`` typed (or
+    set in its variable), else the one ``$DSH_AUDIT_ADAPTER`` forces (:func:`forced_adapter`, which
+    renders every request then), so that the reports say the format the run used; neither given,
+    the policy's key stands."""
     source = click.get_current_context().get_parameter_source("adapter")
-    return policy if source in (None, click.core.ParameterSource.DEFAULT) else replace(policy, adapter=adapter)
+    if source not in (None, click.core.ParameterSource.DEFAULT):
+        return replace(policy, adapter=adapter)
+    forced = forced_adapter()
+    return policy if forced is None else replace(policy, adapter=forced)
 
 
 def _session_options(func: Callable[..., Any]) -> Callable[..., Any]:

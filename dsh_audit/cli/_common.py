@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..cache import PriceBook
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "MESSAGE_MAX", "echo", "echo_caveats",
-           "echo_error", "echo_lines", "echo_note", "echo_warning", "escape_unencodable_stdout", "give_way",
+           "echo_error", "echo_lines", "echo_note", "echo_status", "echo_warning", "escape_unencodable_stdout", "give_way",
            "given_as", "option_variable", "run_guarded", "silence_stdout"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -68,10 +68,18 @@ def _message(text: object) -> str:
     return line
 
 
-def _echo_said(level: str, text: object) -> None:
-    """``LEVEL: TEXT`` on stderr (a warning or a note): one line when stderr is piped (scripts grep
-    it), else wrapped to the terminal's width (:func:`_wrapped`). An error is one line always."""
-    line = _message(f"{level}: {text}")
+def echo_status(text: str) -> None:
+    """A line on stderr that is no warning, note or error (``watch``'s first line, its legend and
+    summary), as a note is said (:func:`echo_note`): one line piped, wrapped at spaces on a
+    terminal, a path never cut."""
+    _echo_said(None, text)
+
+
+def _echo_said(level: str | None, text: object) -> None:
+    """``LEVEL: TEXT`` on stderr (a warning or a note; no level: ``TEXT``): one line when stderr is
+    piped (scripts grep it), else wrapped to the terminal's width (:func:`_wrapped`). An error is
+    one line always."""
+    line = _message(f"{level}: {text}" if level else text)
     for part in _wrapped(line, _stderr_width()):
         click.echo(_shown(part), err=True)  # a wrapped line's start is a line's start too (``::error``)
 

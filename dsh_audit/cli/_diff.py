@@ -12,21 +12,22 @@ from typing import Any
 import click
 
 from ..capture import RequestDiff, compare_capture, find_capture, gate_ok, load_capture, unreadable_capture
+from ..diff import requests_said
 from ..errors import CaptureError, DshAuditError, UsageError
 from ..replay import Request
 from ..runner import in_process, iter_many
 from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
 from ..report import dumps_line
-from ..report.terminal import About, print_table, progress_callback
+from ..report.terminal import About, fit_lines, listing_format, print_table, progress_callback, title_width
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
 from ._logs import file_size, log_progress, selected_logs, session_paths
 from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
-from ._output import PLACE_LEGEND, PLACE_SHORT, place_text, session_title
+from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
 from ._when import time_options
 
 __all__ = ["diff_command"]
 
-_COLUMNS = ("#", "kind", "turn/step/try", "verdict", "first offset", "capture", "note")
+_COLUMNS = ("#", "kind", PLACE_COLUMN, "verdict", "first offset", "capture", "note")
 _QUIET_NOTES = ("session header and order", "order (no session header)")
 _DETAIL_LIMIT = 8
 # What renders a request's body (:func:`dsh_audit.session.route_renderer`).
@@ -38,17 +39,37 @@ def _capture_cell(row: RequestDiff) -> str:
     return f"{capture.position} ({capture.locator})" if capture.locator else str(capture.position)
 
 
-def _note(row: RequestDiff) -> str:
+def _note(row: RequestDiff, *, said: str | None = None) -> str:
+    """The row's note cell: why alignment paired it so (when it says more than the usual), then
+    ``said`` (a note under the table) or else the row's own :attr:`RequestDiff.said`."""
     notes = [row.pairing.note] if row.pairing.note not in _QUIET_NOTES else []
-    return "; ".join(n for n in notes + [row.said] if n)
+    return "; ".join(n for n in notes + [said or row.said] if n)
 
 
-def _cells(row: RequestDiff) -> tuple[object, ...]:
+def _cells(row: RequestDiff, *, said: str | None = None) -> tuple[object, ...]:
     request = row.request
     where = "-" if request is None else place_text(request.turn, request.step, request.attempt)
     offset = row.diff.first_offset if row.diff is not None else None
     return ("-" if request is None else request.index, row.kind, where, row.verdict,
-            "-" if offset is None else offset, _capture_cell(row), _note(row))
+            "-" if offset is None else offset, _capture_cell(row), _note(row, said=said))
+
+
+def _unrendered_notes(rows: Sequence[RequestDiff], first: int) -> tuple[list[str], dict[int, str]]:
+    """A table's notes on its unrendered requests, numbered from ``first``: one a refusal (reason
+    and hint), naming its requests as ``check`` names the same finding of several (:func:`requests_said`),
+    and each such row's short cell (``see note N``), by the row's place in ``rows``."""
+    refusals: dict[tuple[str | None, str | None], dict[int, int]] = {}  # place in rows: request index
+    for place, row in enumerate(rows):
+        if row.verdict == "unrendered" and row.request is not None:
+            refusals.setdefault((row.note, row.hint), {})[place] = row.request.index
+    notes: list[str] = []
+    cells: dict[int, str] = {}
+    for number, ((note, hint), places) in enumerate(refusals.items(), start=first):
+        said = f"unrendered: {note}" if note else "unrendered"
+        shown = f" (hint: {hint})" if hint else ""
+        notes.append(f"note {number}: {requests_said(list(places.values()), said)}{shown}")
+        cells.update((place, f"see note {number}") for place in places)
+    return notes, cells
 
 
 def _details(rows: Sequence[RequestDiff]) -> None:
@@ -76,18 +97,30 @@ def _summary(rows: Sequence[RequestDiff], *, ok: bool) -> str:
             f"{loose['foreign']} foreign: {'OK' if ok else 'FAILED'}")
 
 
-def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture: str, *, named: bool) -> None:
+def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture: str, *, named: bool,
+                  noted: int = 0) -> int:
     """The tables of one capture's comparison: one per session, then the captures no request
-    explains (their title names the ``capture`` when ``named``: several were compared)."""
+    explains (their title names the ``capture`` when ``named``: several were compared). Under a
+    session's table, the notes on its unrendered requests (:func:`_unrendered_notes`, numbered
+    past the ``noted`` notes of the run before; a CSV row keeps its whole reason): how many
+    notes the run has now."""
+    width = title_width() if listing_format() == "table" else None
     for session_id, path in sessions.items():
         mine = [r for r in rows if r.request is not None and r.request.session_id == session_id]
-        print_table(session_title(path, session_id), _COLUMNS, (_cells(r) for r in mine),
+        notes, cells = ([], {}) if listing_format() == "csv" else _unrendered_notes(mine, noted + 1)
+        print_table(session_title(path, session_id), _COLUMNS,
+                    (_cells(r, said=cells.get(place)) for place, r in enumerate(mine)),
                     about=About(path, session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND)
+        for note in notes:  # wrapped at spaces, a path kept whole, as check's findings are
+            for line in [note] if width is None else fit_lines(note, width):
+                echo(line)
+        noted += len(notes)
     loose = [r for r in rows if r.request is None]
     if loose:  # in CSV, no log nor session: the capture's name in the ``table`` column when several were compared
         title = "captures no request explains" + (f" in {capture}" if named else "")
         print_table(title, _COLUMNS, (_cells(r) for r in loose), about=About("", "", title), short=PLACE_SHORT,
                     legend=PLACE_LEGEND)
+    return noted
 
 
 def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
@@ -151,7 +184,7 @@ def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _
 
 
 @click.command("diff")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--capture", "capture_path", type=click.Path(),
               help="What was sent, for every log: a wire.jsonl file, a HAR 1.2 file or a folder of JSON bodies. Default: a "
                    "wire.jsonl beside each log or up to four folders above it, as `check` finds it.")
@@ -220,8 +253,9 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
         for row in rows:
             click.echo(dumps_line(row.to_json()))
     else:
+        noted = 0
         for capture, found, sessions in compared:
-            _print_tables(found, sessions, capture, named=len(compared) > 1)
+            noted = _print_tables(found, sessions, capture, named=len(compared) > 1, noted=noted)
         _details(rows)
         echo(_summary(rows, ok=ok))
     if bad:

@@ -14,12 +14,12 @@ from ..report import dumps_line
 from ..report.terminal import (Amount, fit_lines, listing_format, print_table, progress_callback, rows_fit,
                                short_ids, table_cell)
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning
-from ._logs import guard_evidence, selected_logs, session_paths
+from ._logs import grouped_notes, guard_evidence, selected_logs, session_paths
 from ._options import (accounting_option, attribution_option, capture_option, engine_options, jobs_option, json_option,
                        lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
 from ._views import sort_option
-from ._when import request_window_options, time_options
+from ._when import request_window_options, time_options, window_text
 
 if TYPE_CHECKING:
     from ..fleet import IndexSummary
@@ -154,11 +154,11 @@ def _ratio(value: float | None) -> Amount:
 
 def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row["requests"], row["usage_known"], row["prompt_tokens"], row["actual_cache_read"],
-            _ratio(row["hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _lost(row))
+            _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _lost(row))
 
 
 @click.command("index")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
 @lenient_option
 @jobs_option
@@ -199,9 +199,9 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     "skipped N unchanged (R refused, reported again)", "N failed (not stored, tried again next
     run)" when a log's task failed, "N not stored (a session indexed from another file)", then
     "removed N log(s) no longer there" and "replaced N log(s) by another file of their session".
-    --json prints them as one object (`refused`, `refused_unchanged`, `removed` and
-    `removed_paths`, `replaced_paths`, `copies`, `notes`; `failed` lists every log refused or
-    failed, with its error).
+    --json prints them as one object (`refused`, `refused_unchanged`, `removed_paths`,
+    `replaced_paths`, `copies`, `notes`; `failure_details` lists every log
+    refused or failed, with its error).
 
     \b
     Example:
@@ -218,7 +218,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
                                    capture=capture, zero_data_retention=zdr, roots=session_paths(paths))
     for warning in summary.warnings:
         echo_warning(warning)
-    for note in summary.notes:
+    for note in grouped_notes(summary.notes):
         echo_note(note)
     if summary.upgraded_from is not None:
         echo_note(f"{summary.db}: index schema {summary.upgraded_from} upgraded to {SCHEMA_VERSION} in place; "
@@ -259,7 +259,22 @@ def _index_line(summary: IndexSummary) -> str:
             f"{copies}, of {summary.seen} log(s) in {summary.seconds:.1f} s{removed}{replaced}")
 
 
-def _print_stats(stats: FleetStats) -> None:
+def _nothing_note(db: str, since: float | None, until: float | None) -> str:
+    """Why ``stats`` has no request to answer about: none sent in the window, or none indexed.
+
+    Example:
+        >>> _nothing_note("a.sqlite", None, None)
+        'a.sqlite: the index holds no request: nothing to rank (index logs with `dsh-audit index PATH --db FILE`)'
+    """
+    if since is None and until is None:
+        return f"{db}: the index holds no request: nothing to rank (index logs with `dsh-audit index PATH --db FILE`)"
+    return (f"{window_text(since, until)}: no request of {db} was sent in that window (by the logs' own "
+            "timestamps): nothing to rank (widen or drop --since/--until)")
+
+
+def _print_stats(stats: FleetStats, *, empty: bool = False) -> None:
+    """The tables of ``stats``; ``empty`` (no request to answer about): the fleet totals alone, no
+    empty table (a note says why: :func:`_nothing_note`)."""
     totals = stats.totals
     lost_rates, rates = _rates(stats.prices)
     csv = listing_format() == "csv"
@@ -271,7 +286,7 @@ def _print_stats(stats: FleetStats) -> None:
         ("prompt tokens", totals["prompt_tokens"]),
         *_measure("cache read actual / expected", (totals["actual_cache_read"], totals["expected_cache_read"]),
                   csv=csv, names=("cache read actual", "cache read expected")),
-        *_measure("hit ratio actual / expected", (_ratio(totals["hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
+        *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
                   csv=csv, names=("hit ratio actual", "hit ratio expected")),
         ("output tokens", totals["output_tokens"]),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
@@ -280,6 +295,8 @@ def _print_stats(stats: FleetStats) -> None:
         *_unknown_lost(totals["lost_unknown_requests"]),
         (f"cost lost ({lost_rates})", _lost(totals)),
     ])
+    if empty:
+        return
     cost = stats.cost
     buckets = cost["cost_usd"] or {}
     print_table(f"cost ({rates})", ("measure", "value"), [
@@ -325,7 +342,7 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
     when = ("last request (UTC)",) if stats.sort == "time" else ()
     columns = ("session", "path", *when, *measures, "cost", "breaks $")
     rows = [(r["session_id"], r["path"], *((_when(r["last_request_at"]),) if when else ()), *_measures(r),
-             _priced(r, r["cost_usd"]), _priced(r, r["break_cost_usd"], "break"))
+             _priced(r, (r["cost_usd"] or {}).get("total")), _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
     droppable = (*_RANK_DROPPABLE, *(c for c in ("breaks $", "lost $", "cost") if c != _RANKED_AMOUNT[stats.sort]))
     rows, short = _short_sessions(columns, rows, droppable)
@@ -350,8 +367,10 @@ def _when(iso: str | None) -> str | None:
 def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
                     droppable: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
     """``rows`` (session id first) with each id shortened to its shortest unique prefix among them,
-    and the caption saying so, when a table of them would not fit the terminal with whole ids."""
-    if listing_format() != "table" or rows_fit(columns, rows, droppable=droppable):
+    and the caption saying so, when a table of them would not fit the terminal with whole ids and
+    every column but "path" (:func:`rows_fit`): both rankings, whatever columns they may leave out,
+    shorten ids before they leave out a column with a value."""
+    if listing_format() != "table" or rows_fit(columns, rows, droppable=droppable, spare=("path",)):
         return rows, None
     names = short_ids(str(row[0]) for row in rows)
     shortened = [(names[str(row[0])], *row[1:]) for row in rows]
@@ -387,7 +406,8 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     `index` stored them, as `usage --since` does: every total, group, ranking and break is over
     those requests (a request with no time is left out; a refused log, whose times were never
     read, is counted whatever the window). The index keeps what `index` read: index again to add
-    newer logs.
+    newer logs. A window in which no request was sent prints the fleet totals alone, no empty
+    table, and a note saying why (exit 0).
 
     Sessions and breaks are ranked by what their lost tokens cost, not by the tokens: a cached
     token of one model can cost many times one of another. First those whose loss was priced,
@@ -414,14 +434,16 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
 
     \b
     Example:
-        dsh-audit stats --db audit.sqlite --json | jq .totals.hit_ratio
+        dsh-audit stats --db audit.sqlite --json | jq .totals.actual_hit_ratio
         dsh-audit stats --db audit.sqlite --since yesterday --sort cost
     """
     stats = fleet_stats(db, top=top, sort=sort, since=since, until=until)
     if as_json:
         click.echo(dumps_line(stats.to_json()))
     else:
-        _print_stats(stats)
+        _print_stats(stats, empty=not stats.totals["requests"])
+    if not stats.totals["requests"]:  # nothing to read: say why, as `usage` does (README "Nothing to read")
+        echo_note(_nothing_note(stats.db, since, until))
     for text in stats.caveats:  # after the output, on stderr in every mode, as `usage` says them
         echo_note(text)
     return EXIT_OK

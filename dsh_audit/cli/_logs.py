@@ -19,8 +19,8 @@ from ..errors import DshAuditError, UsageError
 from ._common import echo_note
 from ._when import check_window, window_text
 
-__all__ = ["GATING_COMMANDS", "evidence_logs", "file_size", "guard_evidence", "log_progress", "newest_first",
-           "one_log", "selected_logs", "session_paths", "session_ref"]
+__all__ = ["GATING_COMMANDS", "evidence_logs", "file_size", "grouped_notes", "guard_evidence", "log_progress",
+           "newest_first", "one_log", "selected_logs", "session_paths", "session_ref"]
 
 #: A PATH that names a file by its form (a folder separator, a log's or capture's suffix) is a
 #: path, never a session id: when it does not exist, discovery says so.
@@ -301,6 +301,50 @@ def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip
     return [], empty
 
 
+#: Discovery's note for a session found in two files, one of which is read (log/_discover.py
+#: ``_copy_note``): the folder both share (when they do), the file read, the one not read, and why.
+_COPY_NOTE = re.compile(r"one session in two files(?: under (?P<shared>.+?)[\\/])?: read (?P<read>.+), "
+                        r"not (?P<copy>.+) \((?P<why>the same lines|the other's lines and more)\)")
+
+
+def grouped_notes(notes: Iterable[str]) -> list[str]:
+    """``notes`` with discovery's "one session in two files" notes of one kind (the same lines, or
+    one holding the other's and more) said once, in the place of the first, when there are several:
+    how many sessions, the first one's two files as an example, and how to see the others' (no
+    option lists them: a PATH of their own). One such note, and every other note, stays as it is.
+
+    Example:
+        >>> notes = [f"one session in two files under r/{n}/: read home/{n}.jsonl, not logs/{n}.jsonl (the same lines)"
+        ...          for n in "ab"]
+        >>> for note in grouped_notes(["x", *notes]):
+        ...     print(note)
+        x
+        2 sessions found in two files each (the same lines): each read once, from the file DSH reads; e.g. under r/a/: read home/a.jsonl, not logs/a.jsonl (the others alike; the folder holding one session's two files as PATH names them)
+    """
+    notes = list(notes)
+    kinds: dict[str, list[re.Match[str]]] = {}
+    for note in notes:
+        found = _COPY_NOTE.fullmatch(note)
+        if found is not None:
+            kinds.setdefault(found["why"], []).append(found)
+    grouped: list[str] = []
+    for note in notes:
+        found = _COPY_NOTE.fullmatch(note)
+        alike = kinds.get(found["why"], []) if found is not None else []
+        if len(alike) < 2:
+            grouped.append(note)
+        elif alike[0].string == note:
+            first = alike[0]
+            where = f"under {first['shared']}{os.sep}: " if first["shared"] else ""
+            sessions = len({found["read"] for found in alike})
+            head = f"{len(alike)} sessions found in two files each" if sessions == len(alike) else \
+                f"{sessions} session(s) found in {sessions + len(alike)} files"
+            grouped.append(f"{head} ({first['why']}): each read once, from "
+                           f"the file DSH reads; e.g. {where}read {first['read']}, not {first['copy']} (the "
+                           "others alike; the folder holding one session's two files as PATH names them)")
+    return grouped
+
+
 def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None, *,
                   gate: bool | None = None) -> list[Path]:
     """The session logs under ``paths`` (default: :func:`session_paths`) whose own timestamps fall
@@ -328,6 +372,7 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
     notes: list[str] = []
     given = list(session_paths(paths))
     logs, empty = _discover(given, partial(select_logs, notes=notes), skip_empty=not gate)
+    found = len(logs)
     notes.extend(f"{path}: {_NO_LOG}: nothing to list there" for path in empty)
     if windowed:
         kept, unknown = [], 0
@@ -344,9 +389,25 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
             notes.append(f"{window_text(since, until)}: {unknown} log(s) whose own timestamps cannot be read kept, "
                          "so that the run says why")
         logs = kept
-    for note in dict.fromkeys(notes):  # a discovery retried past an empty folder says its notes again
+    for note in grouped_notes(dict.fromkeys(notes)):  # a discovery retried past an empty folder says its notes again
         echo_note(note)
     if gate and windowed and not logs:
-        raise UsageError(f"no session log has activity in {window_text(since, until)} (by the logs' own timestamps)",
-                         path=", ".join(given), hint="widen or drop --since/--until")
+        raise _empty_window_error(given, found, window_text(since, until))
     return logs
+
+
+def _empty_window_error(given: Sequence[str], found: int, window: str) -> UsageError:
+    """The error of a gating command whose window leaves none of the ``found`` logs under the
+    ``given`` PATHS: one PATH names itself; several are counted, as the note before it counts the
+    logs left out (a line as short for thousands of PATHS as for two).
+
+    Example:
+        >>> print(_empty_window_error(["a", "b"], 11, "--since 2030-01-01T00:00:00Z"))
+        none of the 11 log(s) under PATHS has activity in --since 2030-01-01T00:00:00Z (by the logs' own timestamps) (hint: widen or drop --since/--until)
+    """
+    said = "(by the logs' own timestamps)"
+    if len(given) == 1:
+        return UsageError(f"no session log has activity in {window} {said}", path=given[0],
+                          hint="widen or drop --since/--until")
+    return UsageError(f"none of the {found} log(s) under PATHS has activity in {window} {said}",
+                      hint="widen or drop --since/--until")

@@ -20,10 +20,40 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ..session import RouteEvidence
 
-__all__ = ["RequestCommand", "no_such_request", "one_request", "request_position"]
+__all__ = ["REQUEST_INDEX", "RequestCommand", "no_such_request", "one_request", "request_position"]
 
-# A negative request index (``-1``), which click would otherwise read as an option.
-_NEGATIVE = re.compile(r"-\d+")
+# A negative request index (``-1``), which click would otherwise read as an option: ASCII digits
+# only (``\d`` would take ``-١``, an Arabic-Indic one).
+_NEGATIVE = re.compile(r"-[0-9]+")
+# A request index as INDEX is documented: ASCII digits, a leading ``-`` to count from the end.
+_INDEX = re.compile(r"-?[0-9]+")
+
+
+class _RequestIndex(click.ParamType[int]):
+    """INDEX: ``0``, ``12``, ``-1``; not what Python's int() reads besides (``1_0``, ``+1``, `` 1``,
+    ``١``), which names another request than the one typed, or one the user did not write; nor ``-0``
+    (a leading - counts from the end: ``-1`` is the last request, so ``-0`` names none)."""
+
+    name = "integer"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        text = str(value)
+        if not _INDEX.fullmatch(text):
+            self.fail(f"{text!r} is not a request index: digits 0-9, with a leading - to count from the end "
+                      "(-1: the last request)", param, ctx)
+        if text.startswith("-") and not text.strip("-0"):
+            self.fail(f"{text!r} names no request: a leading - counts from the end, and -1 is the last request "
+                      "(0 is the first)", param, ctx)
+        try:
+            return int(text)
+        except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits): no log has it
+            self.fail(f"a request index of {len(text):,} digits is larger than any log's", param, ctx)
+
+
+#: The type of ``show``, ``render`` and ``explain``'s INDEX argument.
+REQUEST_INDEX = _RequestIndex()
 
 
 class RequestCommand(click.Command):
@@ -72,6 +102,7 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     negative ``index`` counts from the end (-1: the last request).
     """
     from ..errors import MalformedRecordError
+    from ..importers import no_importer
     from ..log import read_log
     from ..replay import iter_requests
     from ..session import RouteEvidence, open_foreign
@@ -82,7 +113,7 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     except MalformedRecordError as exc:
         imported = open_foreign(str(log), lenient=lenient) if exc.line == 1 else None  # another agent's log?
         if imported is None:
-            raise
+            raise (no_importer(exc) if exc.line == 1 else exc) from None
         requests: list[Request] = imported.requests
         count = len(requests)
         position = request_position(index, count)

@@ -269,22 +269,39 @@ def accounting_option(*, default: bool, gives: str,
             wrapped = _with_alias(func, alias, RETIRED_SPELLINGS[alias] == "--accounting")
         turn = "--no-accounting skips it: faster" if default else "--accounting reads it: as slow as `cache`"
         return click.option("--accounting/--no-accounting", "accounting", default=default, show_default=True,
+                            callback=_note_typed if alias is not None else None,
                             help=f"Read each log's cache accounting, as `cache` does: {gives}. {turn}.")(wrapped)
 
     return decorate
 
 
+#: ``ctx.meta`` key: the names of ``--accounting/--no-accounting`` and its alias in the order typed.
+_TYPED = "dsh_audit.accounting_typed"
+
+
+def _note_typed(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Remember that ``param`` was typed on the command line: click processes typed options in the
+    order they were typed, so the last one noted is the one typed last."""
+    if ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.COMMANDLINE:
+        ctx.meta.setdefault(_TYPED, []).append(param.name)
+    return value
+
+
 def _with_alias(command: Callable[..., Any], alias: str, means: bool) -> Callable[..., Any]:
     """``command`` with the hidden flag ``alias`` (parameter named after it, as before) standing for
-    ``accounting`` = ``means`` when given."""
+    ``accounting`` = ``means`` when given, unless ``--accounting/--no-accounting`` was typed after it
+    (or typed while the alias came from its environment variable): the last one typed wins, as for
+    every click flag."""
     name = alias.removeprefix("--").replace("-", "_")
 
     @functools.wraps(command)
     def run(*args: Any, accounting: bool, **kwargs: Any) -> Any:
         given = kwargs.pop(name)
-        return command(*args, accounting=means if given else accounting, **kwargs)
+        typed = click.get_current_context().meta.get(_TYPED, [])
+        alias_wins = given and (not typed or typed[-1] == name)
+        return command(*args, accounting=means if alias_wins else accounting, **kwargs)
 
-    return click.option(alias, name, is_flag=True, hidden=True,
+    return click.option(alias, name, is_flag=True, hidden=True, callback=_note_typed,
                         help=f"The older spelling of --{'' if means else 'no-'}accounting.")(run)
 
 

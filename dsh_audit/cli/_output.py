@@ -10,16 +10,19 @@ import click
 
 from ..errors import UsageError
 
-__all__ = ["PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text", "session_title", "stdout_target", "write_output"]
+__all__ = ["PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text", "session_title",
+           "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
 
 
-#: The short header of the column of :func:`place_text` (a table's short form, tried before a column
-#: is left out: ``turn/step/try`` is never split over lines), and the caption that says what it means.
-PLACE_SHORT = {"turn/step/try": "t/s/a"}
-PLACE_LEGEND = "t/s/a: turn/step/try (attempt)"
+#: The header of the column of :func:`place_text` in every table, its short header (a table's short
+#: form, tried before a header wraps or a column is left out: ``turn/step/attempt`` is never split
+#: over lines), and the caption that says what the short one means.
+PLACE_COLUMN = "turn/step/attempt"
+PLACE_SHORT = {PLACE_COLUMN: "t/s/a"}
+PLACE_LEGEND = f"t/s/a: {PLACE_COLUMN}"
 
 
 def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:

@@ -4,23 +4,25 @@ once per run by every command that prints costs.
 
 A command loads its price table once and prices every log with it; a worker process prices with
 its own copy, so :func:`run_priced` hands each group's caveats back with the group's result into the
-command's table. The command then says them with :func:`dsh_audit.cli._common.echo_caveats`.
+command's table. The command then says them with :func:`dsh_audit.cli._common.echo_caveats`, and
+what ``--capture`` did to its prices with :func:`capture_notes` (every view that prices).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..session import Failure, GroupResult, run_groups
+from ._common import echo_note, echo_warning
 
 if TYPE_CHECKING:
     from ..cache import PriceBook
 
-__all__ = ["run_priced"]
+__all__ = ["capture_notes", "echo_capture_use", "run_priced"]
 
 T = TypeVar("T")
 
@@ -57,3 +59,48 @@ def run_priced(paths: Sequence[str | os.PathLike[str]], task: Callable[[list[str
             on_group(result)
 
     return run_groups(paths, partial(_priced, task=task, prices=prices), on_group=merge, **runs)
+
+
+def capture_notes(from_capture: int, differs: int) -> list[str]:
+    """What the capture's usage did to a run's prices, a note each, said alike by every view that
+    prices (``usage``, ``cache``, ``check``, ``sessions``, ``report``): ``from_capture`` requests were
+    priced from it (their log holds no usage), ``differs`` logged a usage it contradicts (the log's
+    is kept). A usage it holds that is damaged, or a capture that matched no request of a session,
+    is the unpriced reason of the requests it leaves unpriced
+    (:class:`dsh_audit.cache.LedgerEntry`'s ``unpriced``).
+
+    Example:
+        >>> capture_notes(0, 0)
+        []
+        >>> capture_notes(1, 2)  # doctest: +NORMALIZE_WHITESPACE
+        ["1 request(s) priced from the capture's usage (their log holds none)",
+         "2 request(s) logged a usage the capture's contradicts: the log's is kept"]
+    """
+    notes = []
+    if from_capture:
+        notes.append(f"{from_capture} request(s) priced from the capture's usage (their log holds none)")
+    if differs:
+        notes.append(f"{differs} request(s) logged a usage the capture's contradicts: the log's is kept")
+    return notes
+
+
+def echo_capture_use(costs: Iterable[Mapping[str, Any] | None]) -> None:
+    """Say what ``--capture`` did to the prices of a run's sessions (``costs``: each one's cost
+    summary, :meth:`dsh_audit.cache.SessionLedger.summary`, None when unpriced), once after them:
+    :func:`capture_notes` on stderr, and a warning for each unpriced reason that is the capture's
+    (its usage damaged, or it matched no request of a session), which `usage` says with its other
+    unpriced reasons."""
+    from_capture = differs = 0
+    unpriced: dict[str, int] = {}
+    for cost in costs:
+        if not cost:
+            continue
+        from_capture += cost.get("usage_from_capture_requests", 0)
+        differs += cost.get("usage_differs_requests", 0)
+        for reason, count in (cost.get("unpriced") or {}).items():
+            if reason.startswith("the capture's") or "the capture matched" in reason:
+                unpriced[reason] = unpriced.get(reason, 0) + count
+    for note in capture_notes(from_capture, differs):
+        echo_note(note)
+    for reason, count in unpriced.items():
+        echo_warning(f"{count} request(s) unpriced: {reason}")

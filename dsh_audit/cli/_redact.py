@@ -17,7 +17,7 @@ from ._options import lenient_option
 from ._output import STDOUT, output_help, write_output
 
 if TYPE_CHECKING:
-    from ..redact import Redaction
+    from ..redact import BundleCheck, Redaction
 
 #: The salt's environment variable (click reads it as --salt, and takes an empty one as unset).
 SALT_ENV = "DSH_AUDIT_REDACT_SALT"
@@ -30,13 +30,19 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
 
     with log_progress([path], label="checking"):
         result = check_bundle(path, lenient=lenient, routes=routes)
+    if result.other_log is not None:  # a bundle renamed after redact: its verdicts are what proves it
+        echo_note(f"the manifest was written for the log {result.other_log}, and this log is {os.path.basename(path)} "
+                  "(renamed after redact?): the verdicts below are this log's")
     for category, recorded in result.recorded.items():
-        state = "match" if result.found.get(category) == recorded else "MISMATCH"
+        same = result.found.get(category) == recorded
+        state = "MISMATCH" if category in result.mismatched else "match"
         count = result.counts.get(category, 0)
         if category == "breaks":  # one row per request, a break or not
             what = f"{count} request(s), {result.breaks} break(s)"
         else:
             what = f"{count} {'diff row' if category == 'diff' else 'request'}(s)"
+        if same and category in result.miscounted:  # the rows are the manifest's, its count of them is not
+            what += _miscount(result, category)
         echo(f"{category}: {state} ({what})")
     if result.route_file is not None:
         echo_note(f"rendered with the bundle's redacted route configuration {result.route_file}")
@@ -51,8 +57,17 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
     return EXIT_FINDINGS
 
 
+def _miscount(result: BundleCheck, category: str) -> str:
+    """What the manifest records otherwise of ``category``'s rows: their count, or (the diff's) how
+    many captured requests were unrendered."""
+    recorded = result.recorded_counts.get(category)
+    if recorded is not None and recorded != result.counts.get(category):
+        return f"; the manifest records {recorded}"
+    return f"; the manifest records {result.unrendered} unrendered, {result.found_unrendered} found"
+
+
 @click.command("redact")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=click.Path(readable=False))
 @click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default=None,
               help=output_help("the redacted log (same format version and compression as PATH)")
                    + " With '-' no manifest is kept.")

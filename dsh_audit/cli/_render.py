@@ -14,7 +14,7 @@ from ..session import attachment_store, request_route, routes_from, routes_hint,
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import EXIT_OK, echo_note, echo_warning
 from ._logs import log_progress, one_log
-from ._one_request import RequestCommand, one_request
+from ._one_request import REQUEST_INDEX, RequestCommand, one_request
 from ._options import ADAPTER_CHOICES, adapter_option, attachments_option, lenient_option, pager_option, routes_option
 
 __all__ = ["render_command"]
@@ -59,8 +59,8 @@ def _without_capture(error: DshAuditError) -> DshAuditError:
 
 
 @click.command("render", cls=RequestCommand)
-@click.argument("path", type=click.Path())
-@click.argument("index", type=int)
+@click.argument("path", type=click.Path(readable=False))
+@click.argument("index", type=REQUEST_INDEX)
 @adapter_option
 @click.option("--headers", "with_headers", is_flag=True,
               help="Write the request line and headers (no authorization) and a blank line before the body.")

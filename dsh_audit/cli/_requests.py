@@ -19,15 +19,15 @@ from ..report import dumps_line, dumps_pretty
 from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
 from ._logs import log_progress, newest_first, one_log, selected_logs, session_paths
-from ._one_request import RequestCommand, one_request
+from ._one_request import REQUEST_INDEX, RequestCommand, one_request
 from ._options import engine_options, jobs_option, json_option, listing_options, lenient_option, pager_option
-from ._output import PLACE_LEGEND, PLACE_SHORT, place_text, session_title
+from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
 from ._when import time_options
 
 __all__ = ["requests_command", "show_command"]
 
 # "cache write" only for a log with a request that logged cache writes (:func:`_writes`).
-_COLUMNS: tuple[str, ...] = ("#", "turn/step/try", "kind", "header", "msgs", "input", "cache read", "cache write",
+_COLUMNS: tuple[str, ...] = ("#", PLACE_COLUMN, "kind", "header", "msgs", "input", "cache read", "cache write",
                              "output", "finish")
 # Left out, in this order, while a narrow terminal cannot show the table with whole words.
 _DROPPABLE = ("finish", "header")
@@ -83,11 +83,11 @@ _SUMMED = ("input", "cache read", "cache write", "output")
 
 def _total_row(rows: Sequence[tuple[Any, ...]],
                columns: Sequence[str] = _COLUMNS) -> tuple[tuple[object, ...], str | None]:
-    """The table's last row, ``total`` (under "turn/step/try"): the tokens of :data:`_SUMMED` summed over the requests that
-    logged each (``?`` when none did), as `usage` sums them; and the caption saying so when some
+    """The table's last row, ``total`` (under "turn/step/attempt"): the tokens of :data:`_SUMMED`
+    summed over the requests that logged each (``?`` when none did), as `usage` sums them; and the caption saying so when some
     did not (None when every request logged every one). ``columns``: those of ``rows``."""
     total: list[object] = [""] * len(columns)
-    total[columns.index("turn/step/try")] = "total"  # "#" stays a column of numbers, as narrow as they are
+    total[columns.index(PLACE_COLUMN)] = "total"  # "#" stays a column of numbers, as narrow as they are
     short = False
     for name in (name for name in _SUMMED if name in columns):
         at = columns.index(name)
@@ -192,7 +192,7 @@ def _report(view: _View, *, as_json: bool) -> None:
 
 
 @click.command("requests")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @listing_options
 @lenient_option
 @jobs_option
@@ -211,8 +211,9 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     attempt (retries included) plus compaction and title calls. With --jobs or --engine dask the
     logs are read in parallel and printed in the same order as a serial run.
 
-    Columns: "#" the INDEX that `show`, `explain` and `render` take; "turn/step/try" where it was
-    sent ("-" for a title call, "N/-" for a compaction call); "kind" loop, compaction or title;
+    Columns: "#" the INDEX that `show`, `explain` and `render` take; "turn/step/attempt" where
+    it was sent ("-" for a title call, "N/-" for a compaction call; "t/s/a" on a narrow
+    terminal); "kind" loop, compaction or title;
     "header" the seq and reason of the request/header snapshot it used; "msgs" the messages it
     sent; "input", "cache read", "cache write" and "output" the tokens the log records for its
     response ("?" when none are logged, an empty cell in --format csv). DSH logs the prompt in
@@ -255,8 +256,8 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
 
 
 @click.command("show", cls=RequestCommand)
-@click.argument("path", type=click.Path())
-@click.argument("index", type=int)
+@click.argument("path", type=click.Path(readable=False))
+@click.argument("index", type=REQUEST_INDEX)
 @lenient_option
 @click.option("--compact", is_flag=True, help="Exact JSON.stringify output instead of indented JSON.")
 @json_option

@@ -45,19 +45,25 @@ def _ratio(value: float | None) -> Amount:
     return Amount(value, "-" if value is None else f"{value:.1%}")
 
 
-def _cost(summary: SessionSummary) -> Amount | None:
+def _count(value: int | None) -> Amount:
+    """A count that may not have been measured: ``-`` in a table, empty in CSV (an unknown never 0)."""
+    return Amount(value, "-" if value is None else str(value))
+
+
+def _cost(summary: SessionSummary) -> Amount:
     """The session's cost: ``$x``, ``≥$x`` when some requests are unpriced, ``$?`` when none was
-    priced (:meth:`Costs.shown`), the exact amount in CSV (:class:`Amount`); None (``-``) when
-    cache accounting did not run."""
+    priced (:meth:`Costs.shown`), the exact amount in CSV (:class:`Amount`); ``-`` (CSV: empty,
+    as every unknown amount) when cache accounting did not run."""
     if summary.unpriced is None:
-        return None if summary.cost_usd is None else Amount(summary.cost_usd, Costs.text(summary.cost_usd))
+        return Amount(summary.cost_usd, "-" if summary.cost_usd is None else Costs.text(summary.cost_usd))
     known = Costs.known(summary.cost_usd or 0.0, requests=summary.requests, unpriced=summary.unpriced)
     return Amount(known, Costs.shown(summary.cost_usd, requests=summary.requests, unpriced=summary.unpriced))
 
 
 def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, depth: int = 0) -> tuple[object, ...]:
     """A session's cells; in CSV (``csv``) its unpriced count beside the cost (empty: no
-    accounting) and its hit ratio from 0 to 1;
+    accounting) and its hit ratio from 0 to 1, a count or amount not measured (no accounting; the
+    breaks of an imported log) empty, ``-`` in a table;
     the id as ``ID (PATH)`` when the session is listed from several files (``copies``); a child
     listed under its parent (``depth`` 1 and more) has its title led by its relation
     (:func:`_led`)."""
@@ -65,12 +71,13 @@ def _row(summary: SessionSummary, *, csv: bool = False, copies: bool = False, de
     unpriced = (Amount(summary.unpriced, str(summary.unpriced)),) if csv else ()
     title = _led(summary, depth) if depth else summary.title
     return (last[:16].replace("T", " ") if last else None, title, summary.project,
-            summary.requests, _ratio(summary.hit_ratio), summary.breaks, _cost(summary), *unpriced,
+            summary.requests, _ratio(summary.hit_ratio), _count(summary.breaks),
+            _cost(summary), *unpriced,
             f"{summary.session_id} ({summary.path})" if copies else summary.session_id)
 
 
 @click.command("sessions")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @listing_options
 @lenient_option
 @accounting_option(default=True, gives="the hit ratio, breaks and cost come from it", alias="--no-cost")
@@ -127,7 +134,7 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     \b
     Example:
         dsh-audit sessions
-        dsh-audit sessions sample_logs/sessions --json | jq -r .title
+        dsh-audit sessions sample_logs/sessions --json | jq -r .cost_usd.total
     """
     try:
         # a bad price or route file is one error, before any log is read (as usage and cache do)
@@ -153,8 +160,8 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                     said.add(note)
                     echo_note(note)
             for warning in item.warnings:
-                if not _is_note(warning):
-                    echo_warning(f"{item.path}: {warning}")
+                if not _is_note(warning):  # a log's own warnings (torn tail, skipped line) name it already
+                    echo_warning(warning if warning.startswith(f"{item.path}:") else f"{item.path}: {warning}")
             for note in () if isinstance(item, Failure) else item.notes:
                 echo_note(f"{item.path}: {note}")
             if isinstance(item, Failure):
@@ -251,8 +258,7 @@ def _led(summary: SessionSummary, depth: int) -> str:
 def _costliest(summary: SessionSummary) -> tuple[bool, float]:
     """The order of ``--sort cost``: the session's cost, most first (a lower bound by its amount);
     an unknown cost, or none (no accounting), last."""
-    cost = _cost(summary)
-    value = None if cost is None else cost.value
+    value = _cost(summary).value
     return value is None, -float(value or 0.0)
 
 

@@ -17,12 +17,12 @@ from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, p
                                short_ids, table_cell)
 from ..session import Failure, GroupResult, routes_from
 from ..log import time_span
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_warning
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
 from ._options import (accounting_option, capture_option, engine_options, jobs_option, lenient_option, listing_options,
                        openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
-from ._priced import run_priced
+from ._priced import capture_notes, run_priced
 from ._views import sort_option
 from ._when import request_window_options
 
@@ -66,12 +66,12 @@ def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
     total row."""
     found = row.request_details()
     cells = tuple("" if (cell := found.get(key)) is None else cell for key in (
-        "model", "window", "sent", "billed_as", "rate_source", "cache_retention", "cache_write_rate"))
+        "model", "window", "sent_at", "billed_as", "rate_source", "cache_retention", "cache_write_rate"))
     return cells if csv else cells[:len(_REQUEST_TABLE)]
 
 
 def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
-         unknown: bool = False, bound: bool = False) -> tuple[object, ...]:
+         unknown: bool = False, bound: bool = False, losses: bool = True) -> tuple[object, ...]:
     """A row's cells. Tokens of a row none of whose requests logged usage are unknown (``?``, empty
     in CSV), never 0 (a total of no request at all, an empty window, sent none: 0); the lost
     tokens and their cost are one cell ``N ($x)`` in a table, two plain columns in CSV (``csv``),
@@ -79,7 +79,8 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
     of such breaks, which a table's cell shows as ``+?`` after the tokens (``N+? ($x)``); the
     unpriced count is empty in a table when 0; rows by request (``request``) end with the
     request's details (:func:`_details`); ``bound``: every amount is a lower bound
-    (:meth:`UsageRow.shown`)."""
+    (:meth:`UsageRow.shown`); without ``losses`` (--no-accounting: nothing lost was measured) the
+    lost cells are empty, in CSV too, never 0 (:attr:`dsh_audit.cache.UsageTable.losses`)."""
     t = row.tokens
     miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if row.tokens_known
                                  else (Amount(None, "?"),) * 4)
@@ -91,6 +92,8 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
                                 (f"{row.lost_tokens}{'+?' if row.lost_unknown else ''} "
                                  f"({row.shown('lost', bound=bound)})" if row.lost_tokens or row.lost_unknown
                                  else "",))
+    if not losses:  # not measured: unknown, an empty cell
+        lost = (Amount(None, ""),) * len(lost)
     details = _details(row, csv=csv) if request else ()
     return (row.key, row.requests, miss, *lost, read, write, output, _amount(row, "cost", bound=bound), *tiers,
             _amount(row, "no_cache", bound=bound), _amount(row, "off_peak", bound=bound),
@@ -136,7 +139,7 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
 
 
 @click.command("usage")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--by", type=click.Choice(USAGE_GROUPS), default="session", show_default=True,
               help="Group requests by session, turn, day (UTC), model, peak window or request.")
 @sort_option(("time", "cost"), meaning="Order of the rows: time puts sessions newest first by their log's last "
@@ -212,12 +215,20 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then requests, then off-peak or
     no cache where it equals cost in every row, then output, cache read, cache write, off-peak and
     no cache (unpriced is kept while a request is unpriced). A session found in two files whose
-    lines differ is a row of each, "ID (PATH)".
+    lines differ is a row of each, "ID (PATH)". With --capture, a request whose log holds no usage
+    (a title call) is priced from the provider's usage in the captured response to its send (each
+    provider's convention read: DeepSeek's hits and misses, OpenAI's cached tokens inside the prompt,
+    Anthropic's cache reads and writes apart), and a note says how many were; a logged usage is never
+    replaced (a note counts those the capture's contradicts). By request, --json names where each
+    request's tokens came from ("usage_source": "log", "capture", or null). --json gives each row
+    its "key" (the table's first cell) and, by session, turn or request, the fields to join it with
+    other commands' JSON: "session_id", "path", "turn" and a request's "request", "step" and
+    "attempt" (as breaks and explain --json name them).
 
     \b
     Example:
         dsh-audit usage ~/.dsh/sessions --by day
-        dsh-audit usage session.jsonl --by request --json | jq .total.cost_usd
+        dsh-audit usage --by request --json | jq .total.cost_usd.total
     """
     try:
         prices = load_prices(prices_path)
@@ -250,9 +261,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
             else:
                 ledgers.append(item)
     table = usage_table(ledgers, by=by, since=since, until=until, prices=prices.to_json(), sort=sort,
-                        activity=_last_activity(ledgers) if by in _BY_SESSION else None)
+                        activity=_last_activity(ledgers) if by in _BY_SESSION else None, losses=accounting)
     if as_json:
         click.echo(dumps_line(table.to_json(failed=failed)))
+        _echo_capture_notes(table.total)
         echo_caveats(prices)  # stderr: the JSON has no place for notes
         return status
     # A request billed at a long-context tier shows its threshold; no such request, no column.
@@ -268,8 +280,8 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     request = by == "request"
     if request:
         columns.extend(_REQUEST if csv else _REQUEST_TABLE)
-    rows = [*(_row(r, tier=tier, csv=csv, request=request, unknown=unknown) for r in table.rows),
-            _row(table.total, tier=tier, csv=csv, request=request, unknown=unknown, bound=bool(failed))]
+    cells = partial(_row, tier=tier, csv=csv, request=request, unknown=unknown, losses=accounting)
+    rows = [*(cells(r) for r in table.rows), cells(table.total, bound=bool(failed))]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
@@ -296,8 +308,14 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
                 caption=caption)
     for warning in _unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
+    _echo_capture_notes(table.total)
     echo_caveats(prices)
     return status
+
+
+def _echo_capture_notes(total: UsageRow) -> None:
+    for note in capture_notes(total.usage_from_capture, total.usage_differs):
+        echo_note(note)
 
 
 def _last_activity(ledgers: Iterable[SessionLedger]) -> dict[str, float | None]:

@@ -27,7 +27,7 @@ _FORMATS_HELP = ("json is what --json prints; table (the default) is one `path:l
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @listing_options(formats_help=_FORMATS_HELP)
 @click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False, writable=True),
               help=output_help("the findings as SARIF 2.1.0 too"))

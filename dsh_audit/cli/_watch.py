@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-import os
 import shlex
 import signal
-import subprocess
 import threading
 from types import FrameType
 from typing import Any
@@ -19,8 +17,9 @@ from ..report import dumps_line
 from ..report.terminal import fit_lines, short_ids
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_warning
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_status, echo_warning
 from ._logs import session_ref
+from ._on_break import _Hooks
 from ._options import lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
 from ._when import _parse_when
 
@@ -61,23 +60,35 @@ def _loss(item: WatchRequest) -> str:
     return f"lost {_tokens(item.lost_tokens)} ({cost})"
 
 
-def format_watch_line(item: WatchRequest, short_id: str | None = None) -> str:
+def _cache(item: WatchRequest) -> str:
+    """The cache reads of a request beside what it could have read (``reusable``: what its
+    conversation's previous request left in the cache, which "lost" is measured from, as `cache`'s
+    timeline shows it) and what the provider's rules predict: ``cache 4800 of 7680 reusable (512
+    expected)``; ``cache 4800 (512 expected)`` where the reusable reads are not known."""
+    of = f" of {item.potential} reusable" if item.potential is not None else ""
+    return f"cache {_tokens(item.actual)}{of} ({_tokens(item.expected)} expected)"
+
+
+def format_watch_line(item: WatchRequest, short_id: str | None = None, relation: str | None = None) -> str:
     """One request as one plain line: time (UTC, with the date), session id (``short_id``, its
-    shortest unique prefix, else whole) and title, position, model, tokens, cost, verdict; a break
-    adds its cause, what it lost and what that cost, the changed fields and the evidence seqs; an
-    update of a request printed before ends ``(update)``. The time is when the request was sent for
-    the history ``--since`` prints, when the watch saw it for a new request (or one whose send time
-    the log does not record)."""
+    shortest unique prefix, else whole), a fork or subagent child's relation (``relation``: ``└
+    fork``, as `sessions` leads such a child's title) and title, position, model, tokens, cost,
+    verdict; a break adds its cause, what it lost and what that cost, the changed fields and the
+    evidence seqs; an update of a request printed before ends ``(update)``. The time is when the
+    request was sent for the history ``--since`` prints, when the watch saw it for a new request
+    (or one whose send time the log does not record)."""
     moment = item.sent if item.history and item.sent is not None else item.seen
     when = (iso_utc(moment) or "?").replace("T", " ").removesuffix("Z")
     who = short_id or item.session_id
+    if relation:
+        who += f"  └ {relation}"
     if item.title:
-        who += f"  {item.title}"
+        who += f"{' ' if relation else '  '}{item.title}"
     where = f"t{item.turn if item.turn is not None else '-'}/s{item.step if item.step is not None else '-'}" \
             f"/a{item.attempt}" if item.kind == "loop" else item.kind
     cost = Costs.shown(item.cost, requests=1, unpriced=item.cost is None)
     line = (f"{when}  {who}  #{item.index} {where}  {item.model or '?'}  prompt {_tokens(item.prompt_tokens)}  "
-            f"cache {_tokens(item.actual)}/{_tokens(item.expected)} expected  {cost}  {item.classification}")
+            f"{_cache(item)}  {cost}  {item.classification}")
     if item.is_break:
         line += f"  BREAK {item.cause or 'unexplained'} {_loss(item)}"
         if item.fields:
@@ -89,6 +100,24 @@ def format_watch_line(item: WatchRequest, short_id: str | None = None) -> str:
     if item.update:
         line += "  (update)"
     return line
+
+
+#: The relations of a child session to its parent log (an attribution transition's ``relation``):
+#: a session whose request says one is a child, and each of its lines says so.
+_CHILD_RELATIONS = ("fork", "subagent")
+
+
+class _Children:
+    """Each child session's relation to its parent (``fork``, ``subagent``), as its first loop
+    request's transition gives it: every line of that session says it from then on."""
+
+    def __init__(self) -> None:
+        self.relations: dict[str, str] = {}
+
+    def __call__(self, item: WatchRequest) -> str | None:
+        if item.relation in _CHILD_RELATIONS:
+            self.relations[item.session_id] = item.relation
+        return self.relations.get(item.session_id)
 
 
 class _ShortIds:
@@ -107,137 +136,14 @@ class _ShortIds:
 
 #: What each line of the text stream says, printed once under the first line.
 _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
-           "(shortest unique prefix) and title, #request turn/step/attempt, model, prompt tokens, cache "
-           "read/expected tokens, cost, verdict; a break: BREAK, its cause, the tokens it lost (their cost), "
-           "the changed fields and the evidence seqs")
-
-
-_HOOK_TIMEOUT = 60.0  # seconds an --on-break command may run
-_HOOK_GRACE = 1.0  # seconds between asking a hook's processes to end and killing them
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """End a hook and every process it started (its own process group): SIGTERM, then SIGKILL
-    after :data:`_HOOK_GRACE` seconds."""
-    for signum in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, signum)
-        except OSError:  # already gone
-            pass
-        try:
-            process.wait(_HOOK_GRACE)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return str(signum)
-
-
-class _Hooks:
-    """The ``--on-break`` command, run in the background for each break (never through a shell),
-    each run in its own process group so that the watch can end it and whatever it started. A run
-    that fails (exits non-zero, cannot be started, is ended for taking too long) is one ``error:``
-    line naming the command and the break, and counted (:attr:`failures`)."""
-
-    def __init__(self, command: list[str]) -> None:
-        self.command = command
-        self.running: set[subprocess.Popen[bytes]] = set()
-        self.lock = threading.Lock()
-        self.ended = False
-        self.active = 0  # runs started and not yet over
-        self.failures = 0  # runs that failed, for the summary's errors
-        self.provisional: set[tuple[str, int]] = set()  # breaks run for that were shown as provisional
-
-    def start(self, item: WatchRequest) -> None:
-        """Run the command with the break as one JSON line (ending in a newline) on its stdin, once
-        per break: not again for the update of a provisional break it already ran for."""
-        key = (item.session_id, item.index)
-        again = item.update and key in self.provisional
-        if item.provisional:
-            self.provisional.add(key)
-        else:
-            self.provisional.discard(key)
-        if again:
-            return
-        with self.lock:
-            self.active += 1
-        payload = (dumps_line(item.to_json()) + "\n").encode()
-        which = f"the break at request #{item.index} of session {item.session_id}"
-        try:
-            threading.Thread(target=self._run, args=(payload, which), name="on-break", daemon=True).start()
-        except RuntimeError as exc:  # no thread can be started now
-            self._failed(f"cannot be started: {exc}", which)
-            with self.lock:
-                self.active -= 1
-
-    def _failed(self, why: str, which: str) -> None:
-        """One run failed: an ``error:`` line (the command shell-quoted; :func:`echo` keeps it on one
-        line and shows its controls), counted once."""
-        with self.lock:
-            self.failures += 1
-        echo_error(f"--on-break {shlex.join(self.command)}: {why} (run for {which}; the watch goes on)")
-
-    def _run(self, payload: bytes, which: str) -> None:
-        try:
-            with self.lock:
-                if self.ended:
-                    self.active -= 1
-                    return
-                process = subprocess.Popen(self.command, stdin=subprocess.PIPE, start_new_session=True)
-                self.running.add(process)
-        except (OSError, subprocess.SubprocessError) as exc:
-            self._failed(f"cannot be started: {getattr(exc, 'strerror', None) or exc}", which)
-            with self.lock:
-                self.active -= 1  # after it is counted: the summary waits for every run to be over
-            return
-        try:
-            process.communicate(payload, timeout=_HOOK_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            _end_group(process)
-            self._failed(f"still running after {_HOOK_TIMEOUT:g} s: ended", which)
-        except (OSError, subprocess.SubprocessError) as exc:
-            _end_group(process)
-            self._failed(f"failed: {exc}", which)
-        else:
-            self._exited(process.returncode, which)
-        finally:
-            with self.lock:
-                self.running.discard(process)
-                self.active -= 1
-
-    def _exited(self, status: int, which: str) -> None:
-        """A run that ended: an error unless it exited 0 (or the watch, stopping, ended it)."""
-        with self.lock:
-            ended = self.ended  # Ctrl-C or SIGTERM ended the run with the watch: no failure of its own
-        if status > 0 and not ended:
-            self._failed(f"exited with status {status}", which)
-        elif status < 0 and not ended:
-            self._failed(f"was ended by signal {_signal_name(-status)}", which)
-
-    def wait(self, interrupted: threading.Event) -> None:
-        """Let the runs still going finish (each within its time limit) unless ``interrupted``."""
-        while not interrupted.is_set():
-            with self.lock:
-                if not self.active:
-                    return
-            interrupted.wait(0.05)
-
-    def end(self) -> None:
-        """The watch ends: no new run starts, and every running one is ended (with what it started)."""
-        with self.lock:
-            self.ended = True
-            running = list(self.running)
-        for process in running:
-            _end_group(process)
+           "(shortest unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, "
+           "#request t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what "
+           "the previous request left cached: lost is measured from it) and the expected ones, cost, verdict; "
+           "a break: BREAK, its cause, the tokens it lost (their cost), the changed fields and the evidence seqs")
 
 
 @click.command("watch")
-@click.argument("path", required=False, type=click.Path())
+@click.argument("path", required=False, type=click.Path(readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines (requests, breaks, notes, a summary).")
 @click.option("--since", metavar="WHEN", default=None, callback=_parse_when,
               help="Also print the history of logs active at or after WHEN by their own timestamps (the "
@@ -249,8 +155,9 @@ class _Hooks:
                    "as one JSON line, ending in a newline, on its stdin (a `while read line` loop reads it); a run "
                    "is ended after 60 s, or at once by Ctrl-C or SIGTERM (when --idle-exit or --exit-after stops "
                    "the watch, the runs still going finish first). A run that exits non-zero, cannot be started "
-                   "or is ended after 60 s is an error line on stderr naming CMD, counted in the summary's "
-                   "errors; the watch goes on (exit 0).")
+                   "or is ended after 60 s is an error line on stderr naming CMD (with --json also a "
+                   "{\"type\":\"error\"} line on stdout), counted in the summary's errors; the watch goes on "
+                   "(exit 0). What CMD prints goes to the watch's stderr: stdout is the watch's own lines.")
 @click.option("--idle-exit", type=SECONDS, default=None, metavar="SECONDS",
               help="Stop once no followed log has grown for SECONDS.")
 @click.option("--exit-after", type=SECONDS, default=None, metavar="SECONDS",
@@ -345,8 +252,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     for signum in previous:
         signal.signal(signum, interrupt)
     summary = WatchSummary()
-    names = _ShortIds()
-    hooks = _Hooks(command) if command else None
+    names, children = _ShortIds(), _Children()
+    hooks = _Hooks(command, as_json=as_json) if command else None
     try:
         for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
                           exit_after=exit_after, lenient=lenient, max_version=max_version, rescan=rescan,
@@ -364,19 +271,16 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
                 if item.level == "warning" or getattr(item.message, "level", None) == "note":
                     echo_warning(item.message)  # a route note too: "note:", once per run
                 elif item.level == "note":  # which file of a session is followed, as the other commands say it
-                    for line in fit_lines(f"note: {item.message}"):
-                        echo(line, err=True)
+                    echo_note(item.message)  # wrapped at spaces on a terminal, a path never cut
                 elif item.level == "replaced":
                     echo_warning(f"{item.path}: {item.message}; reading it again from its start (what it holds "
                                  "again is printed again, unless it is a copy of a log already followed; the "
                                  "summary counts each request once)")
                 elif item.level == "watching":
-                    for line in fit_lines(f"watching {item.path}: {item.message}"):
-                        echo(line, err=True)
-                    for line in fit_lines(_LEGEND):
-                        echo(line, err=True)
+                    echo_status(f"watching {item.path}: {item.message}")
+                    echo_status(_LEGEND)
             else:  # folded at spaces to the terminal's width (COLUMNS when piped), as every listing
-                for line in fit_lines(format_watch_line(item, names(item.session_id))):
+                for line in fit_lines(format_watch_line(item, names(item.session_id), children(item))):
                     if item.is_break:
                         click.secho(line, fg="red", bold=True)
                     else:
@@ -393,8 +297,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     if as_json:
         click.echo(dumps_line(summary.to_json()))
     else:
-        for line in fit_lines(summary.text()):
-            echo(line, err=True)
+        echo_status(summary.text())
     return EXIT_OK
 
 

@@ -23,5 +23,6 @@ Example:
 
 from ._bodies import diff_bodies
 from ._model import VERDICTS, BodyDiff, Difference, format_path
+from ._said import requests_said
 
-__all__ = ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path"]
+__all__ = ["BodyDiff", "Difference", "VERDICTS", "diff_bodies", "format_path", "requests_said"]

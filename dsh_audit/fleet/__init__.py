@@ -5,7 +5,7 @@ Example:
     >>> from dsh_audit.fleet import fleet_stats, index_logs, parse_since, select_logs
     >>> summary = index_logs(select_logs(["~/.dsh/sessions"], since=parse_since("7d")),  # doctest: +SKIP
     ...                      "audit.sqlite", jobs=4)
-    >>> fleet_stats("audit.sqlite").totals["hit_ratio"]  # doctest: +SKIP
+    >>> fleet_stats("audit.sqlite").totals["actual_hit_ratio"]  # doctest: +SKIP
     0.8125
 """
 

@@ -14,12 +14,13 @@ from ..cache import Costs, Tokens, usd_total
 __all__ = ["Ledger", "cost_by_cause", "cost_by_model", "fleet_cost", "ledgers", "session_cost"]
 
 def session_cost(ledger: Ledger | None) -> dict[str, Any]:
-    """What one indexed session cost and what its breaks cost (None each: indexed without a ledger)."""
+    """What one indexed session cost (``cost_usd`` by billing bucket with its ``total``, as every
+    command's ``--json`` gives a cost) and what its breaks cost (None each: indexed without a ledger)."""
     if ledger is None or not ledger.sums.requests:
         return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None,
                 "break_requests": None, "break_unpriced": None, "break_unknown": None}
     sums = ledger.to_json()
-    return {"cost_usd": None if sums["cost_usd"] is None else sums["cost_usd"]["total"],
+    return {"cost_usd": sums["cost_usd"],
             "break_cost_usd": sums["break_cost_usd"], "unpriced_requests": sums["unpriced_requests"],
             "cost_complete": sums["cost_complete"], "break_requests": sums["break_requests"],
             "break_unpriced": sums["break_unpriced"], "break_unknown": sums["lost_unknown_requests"]}

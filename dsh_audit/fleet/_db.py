@@ -29,7 +29,9 @@ import json
 import math
 import os
 import re
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from urllib.parse import quote
 from dataclasses import fields
@@ -94,9 +96,9 @@ _SCHEMA = (
 
 def connect_index(db: str | os.PathLike[str], *, create: bool = True) -> sqlite3.Connection:
     """Open (and with ``create`` make) the index at ``db``, checking its schema version. Without
-    ``create`` the file is only read (SQLite's ``mode=ro``: nothing is written to it; in a folder it
-    can write, SQLite may leave the empty ``-wal`` and ``-shm`` files of its WAL mode beside it), so
-    ``stats`` answers from an index in a file or folder this user cannot write.
+    ``create`` the file is only read (SQLite's ``mode=ro``: nothing is written to it, nor beside
+    it: :func:`_connect`), so ``stats`` answers from an index in a file or folder this user cannot
+    write, and leaves its folder as it found it.
 
     Raises:
         UsageError: the file is not an index of this schema version, or is missing and
@@ -129,6 +131,11 @@ def index_error(exc: sqlite3.Error, location: str, *, hint: str) -> UsageError:
     return UsageError(f"not a dsh-audit index: {exc}", path=location, hint=hint)
 
 
+#: The hint of an index file that cannot be read: another file, never "delete" (it may hold rows
+#: another program, or a ``-wal`` file beside a copy, can still give back).
+_MOVE_HINT = "give another --db file (keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`"
+
+
 def _version_hint(stored: str) -> str:
     """What to do with an index of schema version ``stored``, which this dsh-audit cannot use as it
     is: upgrade an older one in place; read a newer one with the newer dsh-audit that wrote it.
@@ -145,20 +152,83 @@ def _version_hint(stored: str) -> str:
         newer = False
     if newer:
         return "it was written by a newer dsh-audit: upgrade dsh-audit (pip install -U dsh-audit) to read it"
-    return "give another --db file, or delete this one and index again"
+    return _MOVE_HINT
+
+
+class _IndexConnection(sqlite3.Connection):
+    """A connection that writes the index (``index``): closing it leaves the file self-contained.
+    Its rows are moved out of the ``-wal`` file into the file itself (a ``TRUNCATE`` checkpoint),
+    so the one file can be copied, moved or read from a read-only folder alone; SQLite removes the
+    ``-wal`` and ``-shm`` files as the last connection closes. While a reader (a ``stats`` run)
+    holds the file they stay, the ``-wal`` empty (the checkpoint moved every row into the file
+    itself): :func:`_connect` reads the file alone then; should the checkpoint itself fail, the
+    rows stay in ``-wal``, which :func:`_connect` reads too. The file stays in WAL mode (leaving
+    it would need every other connection gone, and the next writer would wait for none). Only an index :func:`_prepare`
+    made or checked (``prepared``) is changed: another program's database is left as it was."""
+
+    prepared = False
+
+    def close(self) -> None:
+        if not self.prepared:
+            super().close()
+            return
+        try:
+            self.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:  # locked by a reader, or the connection was never an index: rows left in -wal
+            pass
+        super().close()
 
 
 def _connect(location: str, *, read_only: bool) -> sqlite3.Connection:
     """A connection to the file ``location``; ``read_only``: opened with SQLite's ``mode=ro`` (a
-    URI of its absolute path, every character that is not a plain path character %-escaped). In a
-    folder this user cannot write, SQLite cannot make the shared-memory file a WAL index needs to
-    be read: the file is then read as ``immutable`` (what a writer holds back in its ``-wal`` file,
-    which could not have been made there by this user, is not seen)."""
+    URI of its absolute path, every character that is not a plain path character %-escaped), and
+    the folder left as it was found. A WAL index read that way makes ``-wal`` and ``-shm`` files
+    beside it that a read-only connection cannot remove, so when no writer is at work (no ``-wal``
+    file beside it, or an empty one: the index was closed, everything in the file itself) the file
+    is read as ``immutable``: nothing is made beside it. While a ``-wal`` file holding rows is there
+    (an ``index`` writing, or one that stopped) it is read through that file, as SQLite's readers
+    do; in a folder this user cannot write (where SQLite cannot make its shared-memory file) the
+    file and its ``-wal`` are read from a copy in a temporary folder (:func:`_read_copy`)."""
     if not read_only:
-        return sqlite3.connect(location)
+        return sqlite3.connect(location, factory=_IndexConnection)
     absolute = os.path.abspath(location)
-    frozen = "" if os.access(os.path.dirname(absolute), os.W_OK) else "&immutable=1"
+    try:
+        logged = os.path.getsize(absolute + "-wal") > 0
+    except OSError:  # no -wal file: everything is in the file itself
+        logged = False
+    if logged and not os.access(os.path.dirname(absolute), os.W_OK):
+        return _read_copy(absolute)
+    frozen = "" if logged else "&immutable=1"
     return sqlite3.connect(f"file:{quote(absolute)}?mode=ro{frozen}", uri=True)
+
+
+def _read_copy(absolute: str) -> sqlite3.Connection:
+    """The index at ``absolute`` with the rows of its ``-wal`` file applied, in memory: both files
+    copied to a temporary folder, read there (SQLite applies the ``-wal``), and the folder
+    removed. Nothing is written beside ``absolute``.
+
+    Raises:
+        sqlite3.Error: as reading the copy raises it.
+        UsageError: a file cannot be copied (the temporary folder is full or unwritable).
+    """
+    memory = sqlite3.connect(":memory:")
+    try:
+        with tempfile.TemporaryDirectory(prefix="dsh-audit-index-") as folder:
+            copy = os.path.join(folder, "index.sqlite")
+            shutil.copyfile(absolute, copy)
+            shutil.copyfile(absolute + "-wal", copy + "-wal")
+            source = sqlite3.connect(f"file:{quote(copy)}?mode=ro", uri=True)
+            try:
+                source.backup(memory)
+            finally:
+                source.close()
+    except OSError as exc:
+        memory.close()
+        raise UsageError(f"its -wal file holds rows, and the index cannot be copied to a temporary folder to "
+                         f"read them: {exc.strerror or exc}", path=absolute,
+                         hint="run stats where the --db folder can be written, or set TMPDIR to a folder with "
+                              "room") from None
+    return memory
 
 
 def _stored_version(connection: sqlite3.Connection, location: str, *, create: bool) -> str | None:
@@ -188,6 +258,8 @@ def _prepare(connection: sqlite3.Connection, stored: str | None) -> None:
         connection.execute(statement)
     connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     connection.commit()
+    if isinstance(connection, _IndexConnection):
+        connection.prepared = True  # closing it checkpoints the -wal file into the index
 
 
 def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
@@ -213,7 +285,7 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
         if not read_only:
             _prepare(connection, stored)
     except sqlite3.DatabaseError as exc:
-        raise index_error(exc, location, hint="give another --db file, or delete this one") from None
+        raise index_error(exc, location, hint=_MOVE_HINT) from None
     return connection, None if stored in (None, str(SCHEMA_VERSION)) else int(str(stored))
 
 
@@ -341,7 +413,7 @@ def check_values(connection: sqlite3.Connection, location: str) -> None:
     if bad is not None:
         raise UsageError(f"not a dsh-audit index: column {bad[0]}.{bad[1]} holds a value of a type or size "
                          "`dsh-audit index` never writes (the file was edited or damaged)", path=location,
-                         hint="delete the file and build it again with `dsh-audit index PATH --db FILE`")
+                         hint=_MOVE_HINT)
 
 
 def window_views(connection: sqlite3.Connection, since: float | None, until: float | None) -> None:

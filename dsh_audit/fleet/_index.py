@@ -116,9 +116,12 @@ class IndexSummary:
         return len(self.failed) - self.lost - self.refused_unchanged
 
     def to_json(self) -> dict[str, Any]:
+        # a list of records is ``*_details`` (``failed`` would read as a count, as ``refused`` is);
+        # the logs removed are counted by ``removed_paths``' length (``removed`` is a tools change's list)
         return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "refused": self.refused,
-                "skipped": self.skipped, "failed": [{"path": path, "error": error} for path, error in self.failed],
-                "lost": self.lost, "removed": len(self.removed), "removed_paths": list(self.removed),
+                "skipped": self.skipped,
+                "failure_details": [{"path": path, "error": error} for path, error in self.failed],
+                "lost": self.lost, "removed_paths": list(self.removed),
                 "seconds": round(self.seconds, 3), "upgraded_from": self.upgraded_from,
                 "warnings": list(self.warnings), "refused_unchanged": self.refused_unchanged,
                 "replaced_paths": list(self.replaced), "copies": list(self.copies), "notes": list(self.notes)}
@@ -251,7 +254,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                 failed[path] = str(record.error)
                 lost += 1
     except sqlite3.DatabaseError as exc:  # tables of another layout under the same schema version
-        raise index_error(exc, os.fspath(db), hint="delete the file and index again") from None
+        raise index_error(exc, os.fspath(db), hint="give another --db file (keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`") from None
     finally:
         connection.close()
     failed.update(refused)  # an unchanged refused log: its stored error said again, the file not read

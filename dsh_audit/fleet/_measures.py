@@ -84,7 +84,7 @@ def measures(row: tuple[Any, ...]) -> dict[str, Any]:
     losing, unpriced = losing + unknown, unpriced + unknown
     return {"requests": requests, "usage_known": known or 0, "prompt_tokens": prompt,
             "actual_cache_read": actual, "expected_cache_read": expected,
-            "hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
+            "actual_hit_ratio": _ratio(actual, prompt), "expected_hit_ratio": _ratio(expected, prompt),
             "lost_tokens": lost, "lost_cost_usd": Costs.known(usd_total([cost or 0.0]), requests=requests,
                                                               unpriced=no_cost, owing=losing, owing_unpriced=unpriced),
             "lost_unpriced": unpriced, "lost_requests": losing, "lost_unknown_requests": unknown}

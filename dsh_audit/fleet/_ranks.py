@@ -51,7 +51,7 @@ def _session_rank(row: dict[str, Any], sort: str) -> tuple[Any, ...]:
     :func:`_loss_rank`), what it cost (``cost``: most first, a lower bound by its amount, unknown
     last) or its last request's time (``time``: newest first, none last)."""
     if sort == "cost":
-        return row["cost_usd"] is None, -(row["cost_usd"] or 0.0)
+        return row["cost_usd"] is None, -(row["cost_usd"] or {}).get("total", 0.0)
     if sort == "time":
         return row["_last"] is None, -(row["_last"] or 0.0)
     return _loss_rank(row["lost_cost_usd"], row["lost_tokens"], losing=row["lost_requests"] > 0)

@@ -38,8 +38,11 @@ class FleetStats:
     """The answers of ``dsh-audit stats``; each list is a JSON-ready row per group.
 
     Attributes:
-        totals: sessions (and refused), requests, raw token sums, prompt / actual / expected
-            cache reads, hit ratios, attribution breaks, cache-classified breaks, tokens and cost lost.
+        totals: sessions (and refused), requests, the logged token sums of every indexed request
+            (``input_tokens``, ``cache_write_tokens``, ``output_tokens``; ``cost``'s ``tokens``
+            sums the priced ones), actual / expected cache reads (``actual_cache_read``, the logged
+            reads, ``expected_cache_read``) and hit ratios (``actual_hit_ratio``,
+            ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost.
         by_model: the measures of ``totals`` per model, most prompt tokens first.
         by_day: per UTC day of the request's event time, oldest first (``null``: no time).
         by_cause: per break cause: breaks classified by the cache analysis, breaks found by
@@ -109,14 +112,14 @@ class FleetStats:
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
     sessions, refused = connection.execute("SELECT COUNT(*), COUNT(error) FROM sessions").fetchone()
-    raw = connection.execute("SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cache_read_tokens), 0), "
-                             "COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+    raw = connection.execute("SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cache_write_tokens), 0), "
+                             "COALESCE(SUM(output_tokens), 0), "
                              f"COALESCE(SUM(classification IN {BREAKS}), 0) FROM requests").fetchone()
     measured = measures(connection.execute(f"SELECT {MEASURES} FROM requests").fetchone())
     breaks = connection.execute("SELECT COUNT(*) FROM breaks").fetchone()[0]
     return {"sessions": sessions, "sessions_refused": refused, **measured,
-            "input_tokens": raw[0], "cache_read_tokens": raw[1], "cache_write_tokens": raw[2],
-            "output_tokens": raw[3], "attribution_breaks": breaks, "cache_breaks": raw[4]}
+            "input_tokens": raw[0], "cache_write_tokens": raw[1], "output_tokens": raw[2],
+            "attribution_breaks": breaks, "cache_breaks": raw[3]}
 
 
 def _grouped(connection: sqlite3.Connection, column: str, order: str) -> tuple[dict[str, Any], ...]:
@@ -160,7 +163,7 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
 
     Example:
         >>> stats = fleet_stats("audit.sqlite")  # doctest: +SKIP
-        >>> stats.totals["hit_ratio"]  # doctest: +SKIP
+        >>> stats.totals["actual_hit_ratio"]  # doctest: +SKIP
         0.8125
     """
     if sort not in _SORTS:
@@ -187,6 +190,6 @@ def fleet_stats(db: str | os.PathLike[str], *, top: int = 10, sort: str = "lost"
                              "hold counts no model reports", path=os.fspath(db),
                              hint="find them with `dsh-audit sessions PATH` and index the other logs "
                                   "apart") from None
-        raise index_error(exc, os.fspath(db), hint="delete the file and index again") from None
+        raise index_error(exc, os.fspath(db), hint="give another --db file (keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`") from None
     finally:
         connection.close()

@@ -191,6 +191,25 @@ def _document(source: str) -> Any:
         return read_json(source, what="baseline")
 
 
+#: The ``schema_version`` values of the check reports a baseline is read from (docs/ci.md, "JSON
+#: report versions": 2 renamed each session's ``breaks`` list, which a baseline does not read).
+_READ_VERSIONS = (1, 2)
+
+
+def _version_word(version: object) -> str:
+    """``version`` as a baseline's error names it: a small integer as written, anything else by its
+    JSON type alone (a string may hold terminal control; a float or a huge number reads as another).
+
+    Example:
+        >>> _version_word(3), _version_word("2"), _version_word(2.0), _version_word(10**400), _version_word(None)
+        ('3', 'a string', 'a fraction', 'a number past 64 bits', 'null')
+    """
+    if type(version) is int:
+        return str(version) if version.bit_length() <= 64 else "a number past 64 bits"
+    names = {bool: "a boolean", float: "a fraction", str: "a string", list: "a list", dict: "an object"}
+    return "null" if version is None else names.get(type(version), "a value")
+
+
 def _parsed_baseline(source: str, hint: str) -> Baseline:
     """:func:`load_baseline` of ``source`` once the file is found; ``hint``: its errors' hint."""
     document = _document(source)
@@ -199,6 +218,10 @@ def _parsed_baseline(source: str, hint: str) -> Baseline:
     if (not isinstance(findings, list) or not isinstance(tool, dict) or tool.get("name") != "dsh-audit"
             or "schema_version" not in document):
         raise UsageError("the baseline is not a JSON report of dsh-audit check", path=source, hint=hint)
+    version = document["schema_version"]
+    if type(version) is not int or version not in _READ_VERSIONS:
+        raise UsageError(f"schema_version {_version_word(version)} is not one this dsh-audit reads "
+                         f"({', '.join(map(str, _READ_VERSIONS))})", path=source, hint=hint)
     captures = _captures(document.get("sessions"))
     keys = [_key_of(item, captures) for item in findings]
     if any(key is None for key in keys):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..cache import Priced
@@ -177,6 +177,9 @@ class SessionCheck:
         unreadable: not a line of the log could be read (a FIFO, a folder, a link loop or a
             dangling link, no permission): its refusal (``DSH801``, ``error``) is a reading error,
             which the CLI also says on stderr, as every command that reads logs says it.
+        captured_usage: with ``--capture``, request index -> the tokens the captured response to its
+            send reports (:func:`dsh_audit.cache.given_usage`), which price a request whose log holds
+            no usage (the report prices its requests with them, as ``cache`` was).
     """
 
     path: str
@@ -196,6 +199,7 @@ class SessionCheck:
     last_time: float | None = None
     record: RequestRecorder | None = None
     unreadable: bool = False
+    captured_usage: Mapping[int, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:

@@ -5,8 +5,8 @@ Each log is opened and decoded once: the validation rules see the lines of the s
 (:func:`dsh_audit.session.family_groups`: a fork or subagent child's parent lies in its own group,
 and is read from beside the child when it is not among the inputs, for comparison only); each
 group is one task of :func:`dsh_audit.runner.iter_many` (worker processes with ``jobs``), and
-every log in it is read once into a :class:`~dsh_audit.session.Session` that the capture diff,
-attribution and cache accounting share. The price table is loaded once a run (:func:`run_check`)
+every log in it is read once into a :class:`~dsh_audit.session.Session` that the capture diff
+(``_compare``), attribution and cache accounting share. The price table is loaded once a run (:func:`run_check`)
 and handed to every task; the caveats of its prices that a task met in a worker's copy come back
 with the task's result into the run's table (:meth:`dsh_audit.cache.PriceBook.caveats_met`).
 Inside a group, logs are judged in *rounds* in which every session id appears once (a scenario
@@ -17,7 +17,6 @@ alignment and attribution never see a session twice.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -26,29 +25,24 @@ from typing import Any
 
 from .._spool import RowSpool
 from ..attribution import attribute_sessions
-from ..cache import PriceBook, account_log, cache_report, load_prices
-from ..capture import (capture_for, captured_bodies, compare_capture, find_capture, load_capture,
-                       unreadable_capture)
-from ..errors import CaptureError, DshAuditError, MalformedRecordError, RenderError, UsageError
+from ..cache import PriceBook, account_log, cache_report, given_usage, load_prices
+from ..capture import capture_for, captured_bodies
+from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
 from ..importers import detect
 from ..log import SessionLog, discover
 from ..replay import Request
 from ..runner import in_process
-from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, route_apis,
-                       route_renderer, route_warnings, routes_from, run_groups, validating_headers)
+from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, routes_from,
+                       route_warnings, run_groups, validating_headers)
 from ..validate import LineValidator
-from ._findings import DIFF_UNEXPLAINED, Judge, request_seq
+from ._compare import CaptureCompare
+from ._findings import Judge, request_seq
 from ._model import CheckResult, Finding, RequestOutline, RequestRecorder, SessionCheck
 from ._policy import Policy
 
 __all__ = ["run_check"]
 
 Progress = Callable[[int, int], None]
-_LINE = re.compile(r"^line (\d+)$")
-#: How an unknown route's reason ends (``dsh_audit.session.route_for``), naming the ``--adapter``
-#: every command that renders bodies takes; check and report also force a format with the policy key.
-_CLI_ADAPTER = " or --adapter"
-_POLICY_ADAPTER = " or --adapter (or the policy key adapter)"
 
 
 @dataclass
@@ -63,7 +57,7 @@ class _GroupCheck(GroupResult[SessionCheck]):
     caveats: tuple[str, ...] = ()
 
 
-class _Checker:
+class _Checker(CaptureCompare):
     def __init__(self, policy: Policy, *, capture: Path | None,
                  record: Callable[[], RequestRecorder] | None = None, lean: bool = False,
                  prices: PriceBook | None = None, zero_data_retention: bool | None = None,
@@ -74,82 +68,8 @@ class _Checker:
         self.record = record  # makes what a log checked while it is replayed hands its requests to
         self.lean = lean  # a log checked while it is replayed keeps only what check's reports show
         self.judge = Judge(policy, routes=routes)
-        self.capture = capture
-        self.captures: dict[Path, Any] = {}
-        self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
-        self.loose: dict[tuple[str, int], Finding] = {}
-        self.notes: list[str] = []
+        super().__init__(capture)
         self.tees: dict[str, Any] = {}  # path -> what validates that log in its one read
-
-    def load(self, path: Path) -> Any:
-        """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
-        if path not in self.captures:
-            try:
-                self.captures[path] = load_capture(path, warnings=self.torn)
-            except CaptureError as exc:
-                self.captures[path] = exc
-        found = self.captures[path]
-        if isinstance(found, CaptureError):
-            raise found
-        return found
-
-    def capture_for(self, log: str) -> Path | None:
-        if self.capture is not None:
-            return self.capture
-        found = find_capture(log)
-        if found is not None:
-            self.notes.append(f"{log}: capture {found}")
-        return found
-
-    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, CaptureError]]:
-        """Capture rows per session id, the capture file per session id, and the error of each
-        session whose capture, found beside it, cannot be read (raised for the one ``--capture``)."""
-        by_capture: dict[Path, list[Session]] = {}
-        for session in group:
-            found = self.capture_for(session.path)
-            if found is not None:
-                by_capture.setdefault(found, []).append(session)
-        rows: dict[str, list[Any]] = {}
-        files: dict[str, Path] = {}
-        failed: dict[str, CaptureError] = {}
-        adapter = self.policy.adapter
-        render = _policy_hints(route_renderer(group, adapter=adapter))
-
-        for path, members in by_capture.items():
-            requests = [r for s in members for r in s.requests]
-            try:
-                compared = compare_capture(requests, self.load(path), adapter=adapter, render=render,
-                                           routes=route_apis(members, adapter=adapter))
-            except CaptureError as exc:
-                if self.capture is not None:
-                    raise  # the capture given for every log: the run's one error (exit 2)
-                failed.update((s.id, unreadable_capture(exc, found=True)) for s in members)
-                continue
-            for row in compared:
-                if row.request is not None:
-                    rows.setdefault(row.request.session_id, []).append(row)
-                elif row.verdict == "unmatched":
-                    self.unexplained(row, members, path)
-            for s in members:
-                files[s.id] = path
-        return rows, files, failed
-
-    def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
-        """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with
-        ``capture_path``, the capture file or body folder) explains: why (alignment's note), and
-        the ``diff`` of the log it belongs to (of their folder when several logs share it)."""
-        capture = row.capture
-        match = _LINE.match(capture.locator or "")
-        key = (capture.source, capture.position)
-        if key not in self.loose and capture.kind in self.policy.capture_kinds:
-            mine = [s.path for s in members if s.id == capture.session_id] or [s.path for s in members]
-            log = mine[0] if len(mine) == 1 else _folder_of(mine)
-            note = f": {row.pairing.note}" if row.pairing.note else ""
-            self.loose[key] = self.judge.finding(
-                "DSH814", f"captured {capture.kind} request {capture.position} ({capture.where()}) is explained "
-                f"by no request of the checked logs{note}", path=capture.source,
-                line=int(match.group(1)) if match else None, session_id=capture.session_id, verdict="unexplained",
-                hint=self.judge.diff_hint(log, capture_path, DIFF_UNEXPLAINED))
 
     def attribute(self, group: list[Session], ancestors: list[Session],
                   rows: dict[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
@@ -163,6 +83,7 @@ class _Checker:
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
         rows, files, failed = self.compare(group)
         transitions = self.attribute(group, ancestors, rows)
+        captured = given_usage(group, self.capture)  # --capture prices the requests whose log holds no usage
         known = {s.id: s for s in (*group, *ancestors)}
         checks = []
         for session in group:
@@ -172,7 +93,8 @@ class _Checker:
             mine = transitions.get(session.id, ())
             parent = None if session.imported else known.get(session.header.parent_session or "")
             cache = cache_report(session, attribution=list(mine), prices=self.prices,
-                                 zero_data_retention=self.zero_data_retention, parent=parent)
+                                 zero_data_retention=self.zero_data_retention, parent=parent,
+                                 captured=captured.get(session.id))
             capture = files.get(session.id)
             first, last = session.span()
             findings = self.judge.session(session.path, session.id, lines=session.lines,
@@ -186,6 +108,7 @@ class _Checker:
                                        capture_path=str(capture) if capture else None, findings=tuple(findings),
                                        title=session.title, parent_id=session.header.parent_session,
                                        seed_length=session.header.seed_length, cwd=session.header.cwd,
+                                       captured_usage=captured.get(session.id, {}),
                                        first_time=first, last_time=last))
         return checks
 
@@ -267,36 +190,6 @@ class _Checker:
                             seed_length=header.seed_length if header else None,
                             cwd=header.cwd if header else None,
                             unreadable=failure.validation is None and header is None)
-
-
-def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
-    """``render`` whose unknown-route reasons name what settles a route for check and report: the
-    option ``--adapter`` or the policy key ``adapter``."""
-
-    def run(request: Request, options: dict[str, Any]) -> bytes:
-        try:
-            return render(request, options)
-        except DshAuditError as exc:
-            if not isinstance(exc, RenderError) or not exc.message.endswith(_CLI_ADAPTER):
-                raise
-            raise RenderError(exc.message.removesuffix(_CLI_ADAPTER) + _POLICY_ADAPTER, dsh_code=exc.dsh_code,
-                              path=exc.path, line=exc.line, seq=exc.seq, hint=exc.hint) from None
-
-    return run
-
-
-def _folder_of(paths: Sequence[str]) -> str:
-    """The folder that holds every log of ``paths`` (``diff`` reads each log under it), as
-    given; ``.`` when they share none as given (absolute and relative paths mixed).
-
-    Example:
-        >>> _folder_of(["s/a/session.jsonl", "s/b/session.jsonl"]), _folder_of(["/s/a.jsonl", "b.jsonl"])
-        ('s', '.')
-    """
-    try:
-        return os.path.commonpath([os.path.dirname(p) or "." for p in paths]) or "."
-    except ValueError:
-        return "."
 
 
 def _validation(session: Session) -> Sequence[Any]:

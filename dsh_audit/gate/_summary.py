@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..diff import requests_said
 from ._model import Finding
 
 __all__ = ["FindingGroup", "group_findings"]
-
-#: The most request numbers a grouped line lists; the rest are counted.
-LISTED = 20
-
 
 @dataclass(frozen=True, slots=True)
 class FindingGroup:
@@ -39,11 +36,9 @@ class FindingGroup:
         first = self.findings[0]
         if len(self.findings) == 1:
             return first.format()
-        numbers = [f"#{f.request}" for f in self.findings[:LISTED]]
-        more = len(self.findings) - len(numbers)
-        listed = ", ".join(numbers) + (f" and {more} more" if more else "")
         shown = f" (hint: {first.hint})" if first.hint else ""
-        return f"{first.path}: {first.verdict}: {len(self.findings)} requests: {listed} are {first.reason}{shown}"
+        said = requests_said([f.request for f in self.findings if f.request is not None], first.reason or "")
+        return f"{first.path}: {first.verdict}: {said}{shown}"  # as diff says it under its table
 
 
 def _key(finding: Finding) -> tuple[object, ...] | None:

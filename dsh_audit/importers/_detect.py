@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..errors import UnsupportedFormatError
+from ..errors import DshAuditError, UnsupportedFormatError
 from ..log import detect_format as detect
 from ._claude_code import import_claude_code
 from ._codex import import_codex
 from ._model import ImportedSession
 
-__all__ = ["FORMATS", "detect", "load_foreign"]
+__all__ = ["FORMATS", "detect", "load_foreign", "no_importer"]
 
 #: Every format :func:`detect` can name; all but ``dsh`` have an importer.
 FORMATS = ("claude-code", "codex", "dsh")
@@ -47,3 +47,17 @@ def load_foreign(path: str | os.PathLike[str], *, format: str | None = None) -> 
         raise UnsupportedFormatError(f"{what}; importers read {', '.join(sorted(_IMPORTERS))}", path=name,
                                      hint="read DSH logs with dsh_audit.load; pass format= to force an importer")
     return importer(name)
+
+
+def no_importer(error: DshAuditError) -> DshAuditError:
+    """``error``, why a file's first line is no DSH session header, with its hint saying also that
+    no importer recognised the file (a Codex rollout or Claude Code transcript whose lines are all
+    damaged is not called a damaged DSH log alone); returns ``error``.
+
+    Example:
+        >>> no_importer(DshAuditError("header line is not valid JSON", hint="this is not a DSH session log")).hint
+        'this is not a DSH session log; nor is it a session the claude-code or codex importer recognises'
+    """
+    tried = f"a session the {' or '.join(sorted(_IMPORTERS))} importer recognises"
+    error.hint = f"{error.hint}; nor is it {tried}" if error.hint else f"it is not {tried}"
+    return error

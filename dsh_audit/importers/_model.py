@@ -12,10 +12,11 @@ number of the imported file.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._json import MAX_DEPTH, NestingError
@@ -114,14 +115,30 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
                 warnings.append(f"{name}:{number}: not a JSON object, skipped")
 
 
+#: The last float of seconds since the epoch a UTC time can be shown at: the one below
+#: 10000-01-01T00:00:00Z, which no datetime holds (9999-12-31T23:59:59.999969Z).
+_LAST = math.nextafter(datetime.max.replace(tzinfo=UTC).timestamp(), 0.0)
+
+
 def iso_seconds(value: Any) -> float | None:
-    """Seconds since the epoch of an ISO 8601 timestamp (``2026-01-02T03:04:05.678Z``), else None."""
+    """Seconds since the epoch of an ISO 8601 timestamp (``2026-01-02T03:04:05.678Z``), else None;
+    None too for a time that falls outside the years 1-9999 in UTC (``9999-12-31T23:59:59-01:00``),
+    which no date can show. A time in them is never rounded up out of them: the last microseconds
+    of 9999 (whose nearest float is 10000-01-01T00:00:00Z) are the last float below.
+
+    Example:
+        >>> iso_seconds("2026-01-02T03:04:05.5Z"), iso_seconds("9999-12-31T23:59:59.999999Z") == _LAST
+        (1767323045.5, True)
+        >>> iso_seconds("9999-12-31T23:59:59-01:00"), iso_seconds("noon")
+        (None, None)
+    """
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+    except (ValueError, OverflowError, OSError):  # not a time; or none of the years 1-9999 in UTC
         return None
+    return min(moment.timestamp(), _LAST)
 
 
 #: The largest token count a log can hold exactly (``Number.MAX_SAFE_INTEGER + 1``, JSON numbers are doubles).
@@ -168,8 +185,8 @@ def damaged_usage_note(path: str, line: int, fields: tuple[str, ...]) -> str:
     the response's usage is not logged.
 
     Example:
-        >>> damaged_usage_note("a.jsonl", 7, ("output_tokens",))
-        'a.jsonl:7: token count output_tokens is negative, not an integer or above 2**53: this response\'s usage is treated as not logged'
+        >>> print(damaged_usage_note("a.jsonl", 7, ("output_tokens",)))
+        a.jsonl:7: token count output_tokens is negative, not an integer or above 2**53: this response's usage is treated as not logged
     """
     names = ", ".join(fields)
     verb, being = ("count", "is") if len(fields) == 1 else ("counts", "are")

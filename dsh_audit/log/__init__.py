@@ -21,23 +21,20 @@ if typing.TYPE_CHECKING:
     from ._discover import copy_name, default_sessions_root, discover, holds, in_layout, is_folder, looks_like_log, resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import classify_record, detect_format
-    from ._outputs import ProtectedInputs, open_regular, special_kind, write_atomic
+    from ._file_kind import special_kind
+    from ._outputs import open_regular, write_atomic
+    from ._protected import ProtectedInputs
     from ._header import foreign_refusal, is_absolute_path
     from ._limits import DecodeBudget, decode_limits
     from ._progress import read_progress
-    from ._reader import SUPPORTED_VERSIONS, LineTee, SessionLog, read_log, read_stream
+    from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log, read_stream
     from ._span import time_span
-    from ._records import (
-        RowError,
-        adapter_defaults_error,
-        decode_record,
-        ensure_room,
-        expand_row,
-        is_safe_int,
-        message_shape_error,
-        parse_json,
-    )
-    from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader
+    from ._tee import LineTee
+    from ._json_line import parse_json
+    from ._json_room import ensure_room
+    from ._records import RowError, decode_record, expand_row
+    from ._shapes import adapter_defaults_error, is_safe_int, message_shape_error
+    from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader, new_event
     from ._upgrade import Malformed, MessageIds, upgrade_event
     from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
 
@@ -81,6 +78,7 @@ __all__ = [
     "known_types",
     "looks_like_log",
     "message_shape_error",
+    "new_event",
     "open_regular",
     "parse_json",
     "parse_line",
@@ -98,7 +96,7 @@ __all__ = [
 # Public name -> the module (relative to this package) that defines it: imported on first use, so
 # that a command needing one helper (an output file check) does not load the decoders.
 _LAZY = {
-    "adapter_defaults_error": "._records",
+    "adapter_defaults_error": "._shapes",
     "canonical_generation": "._versions",
     "CHUNK_ROW_TYPES": "._types",
     "classify_record": "._format",
@@ -112,28 +110,29 @@ _LAZY = {
     "discover": "._discover",
     "holds": "._discover",
     "in_layout": "._discover",
-    "ensure_room": "._records",
+    "ensure_room": "._json_room",
     "Event": "._types",
     "expand_row": "._records",
     "foreign_refusal": "._header",
     "is_absolute_path": "._header",
     "is_folder": "._discover",
-    "is_safe_int": "._records",
+    "is_safe_int": "._shapes",
     "is_zstd_head": "._follow",
     "iter_lines": "._decode",
     "KNOWN_EVENT_TYPES": "._types",
     "known_types": "._versions",
     "LATEST_VERSION": "._versions",
     "Line": "._decode",
-    "LineTee": "._reader",
+    "LineTee": "._tee",
     "looks_like_log": "._discover",
     "Malformed": "._upgrade",
-    "message_shape_error": "._records",
+    "message_shape_error": "._shapes",
     "MessageIds": "._upgrade",
+    "new_event": "._types",
     "open_regular": "._outputs",
-    "parse_json": "._records",
+    "parse_json": "._json_line",
     "parse_line": "._decode",
-    "ProtectedInputs": "._outputs",
+    "ProtectedInputs": "._protected",
     "read_log": "._reader",
     "read_progress": "._progress",
     "read_stream": "._reader",
@@ -141,7 +140,7 @@ _LAZY = {
     "RowError": "._records",
     "SessionHeader": "._types",
     "SessionLog": "._reader",
-    "special_kind": "._outputs",
+    "special_kind": "._file_kind",
     "SUPPORTED_VERSIONS": "._reader",
     "SURFACE_TYPES": "._types",
     "time_span": "._span",

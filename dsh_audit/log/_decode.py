@@ -31,7 +31,7 @@ import zstandard
 from ..errors import UnreadableError
 from ._limits import DecodeBudget
 from ._progress import READ_HOOK, ConsumedBytes
-from ._records import LongStrings, parse_json
+from ._json_line import LongStrings, parse_json
 
 __all__ = ["Line", "TornTail", "iter_lines", "is_zstd", "parse_line"]
 

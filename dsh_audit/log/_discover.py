@@ -24,6 +24,9 @@ __all__ = ["copy_name", "default_sessions_root", "discover", "in_layout", "is_fo
 
 _SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+#: A capture's name (``capture.CAPTURE_NAME``; a redacted bundle's is ``<log>.wire.jsonl``): beside a
+#: log, never one itself, whether or not it can be opened (``log`` imports nothing of ``capture``).
+_CAPTURE_NAME = "wire.jsonl"
 
 
 def default_sessions_root() -> Path:
@@ -39,6 +42,11 @@ def looks_like_log(path: Path) -> bool:
             head = handle.read(64)
     except (OSError, UnreadableError):
         return False
+    return _log_head(head)
+
+
+def _log_head(head: bytes) -> bool:
+    """Whether a file's first 64 bytes are a zstd frame's or a DSH header line's."""
     if head[:4] == b"\x28\xb5\x2f\xfd":
         return True
     return head.lstrip().startswith(b'{"type":"session"') or b'"type":"session"' in head[:40]
@@ -96,7 +104,23 @@ def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] 
         for name in sorted(files):
             if not _SESSION_NAME.match(name) and name.endswith(_LOG_SUFFIXES) and not name.endswith(".tmp"):
                 other.append(Path(root) / name)
-    return named + [p for p in other if looks_like_log(p) or _foreign(p)]
+    return named + [p for p in other if _log_like(p)]
+
+
+def _log_like(path: Path) -> bool:
+    """Whether a ``*.jsonl[.zstd]`` file found in a folder is taken as a log: its first bytes are a
+    DSH log's (:func:`looks_like_log`) or another agent's session (:func:`_foreign`); or it cannot
+    be opened to look (no permission, a FIFO, a dangling link, a symlink loop), and then reading it
+    is refused in one line (``DSH801`` in ``check``) by every command, as a ``session.jsonl`` that
+    cannot be opened is: never dropped unseen. A capture (``wire.jsonl``) is never a log."""
+    if path.name == _CAPTURE_NAME or path.name.endswith("." + _CAPTURE_NAME):
+        return False
+    try:
+        with open_regular(path) as handle:  # a FIFO or device is never read
+            head = handle.read(64)
+    except (OSError, UnreadableError):
+        return True
+    return _log_head(head) or _foreign(path)
 
 
 def _foreign(path: Path) -> bool:
@@ -139,7 +163,8 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
 
     A file is taken as given; a folder is searched recursively for ``session.jsonl[.zstd]``
     (and ``session.N.jsonl`` child logs of test snapshots), then for other ``*.jsonl[.zstd]`` files
-    whose first line is a session header. With no paths, the default sessions root is used. A
+    whose first line is a session header or that cannot be opened to look (no permission, a FIFO,
+    a dangling link, a symlink loop: reading it is refused, never skipped). With no paths, the default sessions root is used. A
     session folder holding several generations (``session.jsonl.zstd`` and
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With
     ``copies`` (the default), one session found as several files (DSH's log and an export or a
@@ -256,6 +281,18 @@ def _preferred(path: Path) -> int:
 _MAX_COPIES = 4
 
 
+def _same_sizes(exports: list[Path]) -> set[Path]:
+    """The exports whose byte size another of ``exports`` has: the only ones that may be a renamed
+    copy (the same lines), whose header is read to tell (``stat`` reads no file)."""
+    by_size: dict[int, list[Path]] = {}
+    for path in exports:
+        try:
+            by_size.setdefault(os.stat(path).st_size, []).append(path)
+        except OSError:  # read, and refused, as the log it is
+            continue
+    return {path for group in by_size.values() if len(group) > 1 for path in group}
+
+
 def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
     """``logs`` with each session read once: files that hold the same session are compared line by
     line; of two with the same lines the file DSH reads is kept (else the first), of two where one
@@ -264,14 +301,23 @@ def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
     than :data:`_MAX_COPIES` files of one session are all kept uncompared, so that the work stays
     within a few reads of each file.
 
-    Which files hold one session: in a DSH home (every log where DSH keeps it) or among files
-    outside one, their names say (:func:`copy_name`: nothing is read); when both kinds are found
-    together (a scenario folder holding DSH's home and exports, a copy beside a home), the session
-    id of each header (one more small read of each log's first line)."""
+    Which files hold one session: in a DSH home (every log where DSH keeps it) or a session
+    folder copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing
+    is read); of an export, which a user may name as they like (``a.jsonl`` and ``a-copy.jsonl``),
+    the session id of its header when another export has its size (one more small read of its first
+    line; an export of a size no other has is read once, by the command); when files in a DSH
+    home and outside one are found together (a scenario folder holding DSH's home and exports, a
+    copy beside a home), the header of each. A child snapshot (``session.1.jsonl``), which
+    shares its parent's id, is never a copy."""
+    if len(logs) < 2:
+        return logs
     mixed = len({in_layout(log) for log in logs}) > 1
+    twins = _same_sizes([log for log in logs if not _SESSION_NAME.match(log.name)])
     named: dict[str, list[Path]] = {}
     for log in logs:
-        if (name := _header_id(log) if mixed else copy_name(log)) is not None:
+        if (folder := copy_name(log)) is None:
+            continue
+        if (name := _header_id(log) if mixed or log in twins else folder) is not None:
             named.setdefault(name, []).append(log)
     dropped: set[Path] = set()
     for group in named.values():
@@ -340,6 +386,22 @@ def _latest(paths: list[Path]) -> Path:
     return min(sorted(paths), key=lambda path: -last(path))
 
 
+def _names(ref: str, path: object) -> bool:
+    """Whether a session reference ``ref`` is the name of the log ``path``'s session folder
+    (``session-ID/session.jsonl``) or of the file itself (``session-ID.jsonl``), with or without
+    its ``session-``: the name the user typed, for a log whose header cannot be read.
+
+    Example:
+        >>> _names("noread", "p/session-noread/session.jsonl"), _names("session-x", "f/session-x.jsonl.zstd")
+        (True, True)
+    """
+    if path is None or ref in ("", "session-"):
+        return False
+    log = Path(str(path))
+    stem = log.name.removesuffix(".zstd").removesuffix(".jsonl")
+    return any(name in (ref, f"session-{ref}") for name in (log.parent.name if stem == "session" else "", stem))
+
+
 def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> Path:
     """The one session log ``ref`` names: a path (file or folder), ``latest``, a session id, or a
     unique prefix of one (with or without its ``session-``), looked up under ``root`` (default:
@@ -372,6 +434,9 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
                               hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
     known, unopened = _header_ids(discover([folder]))
     exact = [k for k in known if k[0] == ref]
+    named = [exc for exc in unopened if _names(ref, exc.path)] if not exact and ref != "latest" else []
+    if len(named) == 1 and named[0].path is not None:  # its folder or file is named so: the log the user meant
+        return Path(named[0].path)  # read as a PATH given: the command says it cannot be read (DSH801)
     if unopened and (ref == "latest" or not exact):  # the answer may be the log that cannot be read
         first = unopened[0]
         others = f" (and {len(unopened) - 1} more log(s))" if len(unopened) > 1 else ""

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from ._outputs import open_regular
-from ._records import parse_json
+from ._json_line import parse_json
 
 __all__ = ["classify_record", "detect_format"]
 

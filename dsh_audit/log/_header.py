@@ -17,7 +17,8 @@ from typing import Any
 from ..errors import MalformedRecordError, UnreadableError, UnsupportedFormatError
 from ._decode import Line
 from ._format import classify_record
-from ._records import MAX_DEPTH, NestingError, is_safe_int, parse_json
+from ._json_line import MAX_DEPTH, NestingError, parse_json
+from ._shapes import is_safe_int
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
 

@@ -8,102 +8,33 @@ surface fold. We stream instead: events are yielded as they are read, and when o
 fails we stop yielding, read the rest of the file only to find any failure DSH would have
 reported first, and raise that one. A consumer that has already used earlier events therefore
 always ends with the same verdict DSH gives.
+
+The refusals themselves, in DSH's words and order, are :mod:`._refusals`'s; a second consumer of
+the lines read (:class:`~dsh_audit.log.LineTee`) is fed by :mod:`._tee`.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, BinaryIO, NoReturn, Protocol
+from typing import IO, Any, BinaryIO, NoReturn
 
-from ..errors import CorruptLogError, DshAuditError, UnreadableError, UnsupportedFormatError
+from ..errors import CorruptLogError, DshAuditError, UnreadableError
 from ._decode import Line, TornTail, iter_lines, parse_line
 from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
+from ._json_line import NestingError
 from ._outputs import open_regular
-from ._records import (
-    MAX_SAFE,
-    NestingError,
-    RowError,
-    decode_record,
-    envelope_error,
-    message_shape_error,
-    row_head,
-)
+from ._records import RowError, decode_record, row_head
+from ._refusals import META, SEED, UPGRADE, Candidate, event_refusal, retired_refusal
+from ._shapes import MAX_SAFE
+from ._tee import LineTee, _Teed
 from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, Event, SessionHeader, new_event
 from ._upgrade import Malformed, MessageIds, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
-__all__ = ["SUPPORTED_VERSIONS", "LineTee", "SessionLog", "read_log", "read_stream"]
-
-
-# Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
-_SCAN, _HEADER_DELTA, _MODE_SET, _FALLBACK, _UPGRADE, _UNKNOWN, _META, _SEED = range(8)
-
-
-class LineTee(Protocol):
-    """What sees every decoded line of a log as the reader reads it (``read_log``'s ``tee``), so
-    that a second consumer (the validation rules) needs no second read of the file."""
-
-    def feed(self, line: Line) -> bool:
-        """One line, in file order; False when the tee wants no more lines."""
-
-    def fail(self, error: UnreadableError) -> None:
-        """Decoding stopped with ``error`` (corrupt zstd data, a decompression bomb): no more lines."""
-
-    def end(self, torn: Sequence[TornTail]) -> None:
-        """The end of the file; ``torn`` is what a crash left incomplete."""
-
-
-class _Teed:
-    """``iter_lines`` that also hands every line to a tee, and can read on for the tee alone."""
-
-    def __init__(self, lines: Iterator[Line], tee: LineTee, torn: list[TornTail]) -> None:
-        self._lines, self._tee, self._torn = lines, tee, torn
-        self.active = True  # the tee still wants lines
-
-    def __iter__(self) -> Iterator[Line]:
-        return self
-
-    def __next__(self) -> Line:
-        try:
-            line = next(self._lines)
-        except StopIteration:
-            if self.active:
-                self.active = False
-                self._tee.end(list(self._torn))
-            raise
-        except UnreadableError as exc:
-            if self.active:
-                self.active = False
-                self._tee.fail(exc)
-            raise
-        except BaseException:
-            self.active = False  # not the log's fault (a bad limit, an interrupt): the tee never ends
-            raise
-        if self.active and not self._tee.feed(line):
-            self.active = False
-        return line
-
-    def drain(self) -> None:
-        """Read the rest of the file for the tee (the reader stopped early: DSH refuses the log at
-        its first problem, the tee may want to see every one); a decoding error goes to the tee."""
-        try:
-            while self.active:
-                next(self)
-        except (StopIteration, UnreadableError):
-            pass
-
-
-@dataclass(slots=True)
-class _Candidate:
-    stage: int
-    position: int
-    error: DshAuditError
-
-    def key(self) -> tuple[int, int]:
-        return (self.stage, self.position)
+__all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_log", "read_stream"]
 
 
 @dataclass
@@ -132,7 +63,7 @@ class SessionLog:
     _lines: Iterator[Line] | None = field(default=None, repr=False)
     _stream: IO[bytes] | None = field(default=None, repr=False)
     _torn: list[TornTail] = field(default_factory=list, repr=False)
-    _candidate: _Candidate | None = field(default=None, repr=False)
+    _candidate: Candidate | None = field(default=None, repr=False)
     _consumed: bool = field(default=False, repr=False)
     _collapse_rows: bool = field(default=False, repr=False)
     # Scan position, kept here so that fail() resumes the scan where replay stopped it.
@@ -148,7 +79,7 @@ class SessionLog:
         return cls(message, path=self.path, line=line, seq=seq, hint=hint)
 
     def _offer(self, stage: int, position: int, error: DshAuditError) -> None:
-        candidate = _Candidate(stage, position, error)
+        candidate = Candidate(stage, position, error)
         if self._candidate is None or candidate.key() < self._candidate.key():
             self._candidate = candidate
 
@@ -206,7 +137,7 @@ class SessionLog:
 
         Reads the rest of the log for failures DSH checks before the surface fold.
         """
-        self._offer(_SEED, seq if seq is not None else 1 << 62, error)
+        self._offer(SEED, seq if seq is not None else 1 << 62, error)
         for _ in self._scan_rest():
             pass
         assert self._candidate is not None
@@ -224,24 +155,8 @@ class SessionLog:
         message_ids = self._message_ids
         collapse = self._collapse_rows
         for line in self._lines:
-            extra = 0  # members of a collapsed row beyond the one yielded
             try:
-                value = parse_line(line)  # a tee's validator may have parsed it already
-                tag = value.get("type") if type(value) is dict else None  # JSON objects are exact dicts
-                if type(tag) is not str or tag not in CHUNK_ROW_TYPES:
-                    decoded = [value]  # decode_record's, for anything but a packed row
-                elif collapse:
-                    head, count = row_head(value)  # a tee's validator may have expanded the row already
-                    decoded, extra = [head], count - 1
-                else:
-                    decoded = decode_record(value)
-            except UnicodeDecodeError as exc:
-                raise self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})",
-                                line=line.number, seq=expected,
-                                hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log") from None
-            except NestingError:
-                raise self._err(UnreadableError, TOO_DEEP, line=line.number, seq=expected,
-                                hint=TOO_DEEP_HINT) from None
+                decoded, extra = self._decoded(line, expected, collapse)
             except (ValueError, RowError) as exc:
                 if issue is None:
                     detail = str(exc) if isinstance(exc, RowError) else "not valid JSON"
@@ -279,6 +194,34 @@ class SessionLog:
             else:
                 continue
         self.event_count = expected
+        self._warn_damage(issue, dropped, expected)
+
+    def _decoded(self, line: Line, expected: int, collapse: bool) -> tuple[list[Any], int]:
+        """The records ``line`` holds, and how many members of a collapsed row it leaves out.
+
+        Raises:
+            UnreadableError: the line is not UTF-8, or nests deeper than dsh-audit can process.
+            ValueError, RowError: the line holds no record (not JSON, a damaged packed row).
+        """
+        try:
+            value = parse_line(line)  # a tee's validator may have parsed it already
+            tag = value.get("type") if type(value) is dict else None  # JSON objects are exact dicts
+            if type(tag) is not str or tag not in CHUNK_ROW_TYPES:
+                return [value], 0  # decode_record's, for anything but a packed row
+            if collapse:
+                head, count = row_head(value)  # a tee's validator may have expanded the row already
+                return [head], count - 1
+            return decode_record(value), 0
+        except UnicodeDecodeError as exc:
+            raise self._err(UnreadableError, f"line is not valid UTF-8 (byte {exc.start})",
+                            line=line.number, seq=expected,
+                            hint="DSH logs are UTF-8 text; the file is damaged or not a DSH log") from None
+        except NestingError:
+            raise self._err(UnreadableError, TOO_DEEP, line=line.number, seq=expected,
+                            hint=TOO_DEEP_HINT) from None
+
+    def _warn_damage(self, issue: DshAuditError | None, dropped: int, expected: int) -> None:
+        """Warn of a crash-damaged tail the scan dropped, and of the torn tails the decoder left."""
         if issue is not None and dropped:
             self.warnings.append(
                 f"{self.path}:{issue.line}: {issue.message}; no turn/end follows, so DSH treats the "
@@ -302,47 +245,21 @@ class SessionLog:
             for note in notes:
                 self.upgrades[note] += 1
         seq = raw["seq"]
-        etype = raw.get("type")
-        data = raw.get("data")
-        if etype == "request/header-delta":
-            self._offer(_HEADER_DELTA, seq, self._err(
-                UnsupportedFormatError,
-                f'session "{sid}" contains unsupported legacy request/header-delta event at seq {seq}',
-                line=line, seq=seq, hint="header deltas were retired before format v0 was frozen; DSH cannot load this log"))
-        elif etype == "mode/set":
-            self._offer(_MODE_SET, seq, self._err(
-                UnsupportedFormatError, f'session "{sid}" contains unsupported legacy mode/set event at seq {seq}',
-                line=line, seq=seq, hint="mode/set was retired; DSH cannot load this log"))
-        elif etype == "request/header" and isinstance(data, dict) and data.get("reason") == "fallback":
-            self._offer(_FALLBACK, seq, self._err(
-                UnsupportedFormatError,
-                f'session "{sid}" contains unsupported legacy request/header reason "fallback" at seq {seq}',
-                line=line, seq=seq, hint="fallback headers were retired; DSH cannot load this log"))
+        retired = retired_refusal(raw, sid=sid, path=self.path, line=line)
+        if retired is not None:
+            self._offer(retired[0], seq, retired[1])
         try:
             event, upgrade = upgrade_event(raw, sid, message_ids)
         except Malformed as exc:
-            self._offer(_UPGRADE, seq, self._err(CorruptLogError, str(exc), line=line, seq=seq))
+            self._offer(UPGRADE, seq, self._err(CorruptLogError, str(exc), line=line, seq=seq))
             return None
         if upgrade:
             self.upgrades[upgrade] += 1
-        shape = message_shape_error(event)
-        if shape:
-            self._offer(_UPGRADE, seq, self._err(CorruptLogError, f"session event at seq {seq} {shape}",
-                                                 line=line, seq=seq))
+        refusal = event_refusal(event, seq, self._known, sid=sid, path=self.path, line=line)
+        if refusal is not None:
+            self._offer(refusal[0], seq, refusal[1])
             return None
-        etype = event.get("type")
-        if isinstance(etype, str) and etype not in self._known and event.get("ignorable") is not True:
-            self._offer(_UNKNOWN, seq, self._err(
-                UnsupportedFormatError,
-                f'session "{sid}" contains event type "{etype}" (seq {seq}) unknown to this harness and not marked ignorable',
-                line=line, seq=seq, hint=_unknown_type_hint(etype)))
-            return None
-        envelope = envelope_error(event)
-        if envelope:
-            subject, problem = envelope
-            self._offer(_SEED, seq, self._err(CorruptLogError, f"seed {subject} at index {seq} {problem}",
-                                              line=line, seq=seq, hint=_ENVELOPE_HINTS.get(problem)))
-            return None
+        etype: Any = event.get("type")  # a str: the envelope check refuses any other
         if (etype == "session/end-seed" and self.format_version >= 2 and self.seed_length is None
                 and isinstance(event.get("data"), dict) and event["data"].get("inherited") is True):
             self.seed_length = seq
@@ -352,14 +269,6 @@ class SessionLog:
             message_ids[seq] = event["data"]["message"]["id"]
         return new_event(seq, etype, event["time"], event["data"], line, event.get("surfaceOp"),
                          event.get("sourceEventSeqs"), event.get("ignorable") is True)
-
-
-#: what DSH requires, for an envelope problem whose words do not say it (DSH's
-#: ``assertAdapterDefaults``, packages/core/session/src/index.ts)
-_ENVELOPE_HINTS = {
-    "has invalid adapterDefaults": 'DSH accepts adapterDefaults only as an object whose keys are "reasoningEffort" '
-                                   'or "maxTokens", each true and each set in the header\'s config',
-}
 
 
 def _js_integers(event: dict[str, Any]) -> dict[str, Any]:
@@ -372,15 +281,6 @@ def _js_integers(event: dict[str, Any]) -> dict[str, Any]:
         if type(value) is float and value.is_integer():
             fixed[key] = int(value)
     return fixed
-
-
-def _unknown_type_hint(etype: str) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(etype, sorted(KNOWN_EVENT_TYPES), n=1)
-    if close:
-        return f"did you mean '{close[0]}'? A writer can mark plugin events \"ignorable\": true"
-    return 'a writer can mark plugin events "ignorable": true so readers may skip them'
 
 
 def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
@@ -438,7 +338,7 @@ def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,
                      _known=known_types(header.version, KNOWN_EVENT_TYPES),
                      _lines=lines, _stream=stream, _torn=torn)
     if meta_problem:
-        log._offer(_META, -1, log._err(
+        log._offer(META, -1, log._err(
             CorruptLogError, f'stored session "{header.id}" failed validation: {meta_problem}', line=1, seq=None,
             hint="tokenised test fixtures need --lenient"))
     return log

@@ -36,7 +36,8 @@ from ._limits import DecodeBudget
 from ._header import parse_header
 from ._outputs import open_regular
 from ._reader import read_log
-from ._records import RowError, decode_record, parse_json
+from ._json_line import parse_json
+from ._records import RowError, decode_record
 from ._versions import LATEST_VERSION
 
 __all__ = ["time_span"]

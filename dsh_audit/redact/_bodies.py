@@ -28,7 +28,7 @@ from ..capture import CapturedRequest, align, last_user_text
 from ..errors import DshAuditError
 from ..log import parse_json
 from ..session import Session, route_apis
-from ..wire import images_in_body
+from ..wire import images_in_body, key_type_of
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._keys import TOOL_NAME_KEYS
 from ._redactor import Redactor
@@ -193,9 +193,11 @@ def _pieces(text: str, redactor: Redactor, original: dict[JsonPath, str], redact
     yield text[last:]
 
 
-def _render(session: Session, index: int, instruction: str | None, images: dict[str, bytes]) -> bytes | None:
+def _render(session: Session, index: int, instruction: str | None, images: dict[str, bytes],
+            key_type: str) -> bytes | None:
     """The body ``session`` renders for its request ``index`` (None when it cannot), as ``diff`` renders
-    it: a compaction with the captured ``instruction``, images with the captured ``images``."""
+    it: a compaction with the captured ``instruction``, images with the captured ``images``, an
+    Anthropic request for the captured body's ``key_type`` (an OAuth token's Claude Code identity)."""
     request = session.requests[index]
     adapter = session.route(request).adapter
     if adapter is None:
@@ -207,6 +209,8 @@ def _render(session: Session, index: int, instruction: str | None, images: dict[
         return None
     if images:
         options["images"] = images
+    if adapter == "anthropic":
+        options["key_type"] = key_type
     try:
         return session.bodies.render(request, adapter, **options)
     except DshAuditError:
@@ -241,8 +245,9 @@ def _redacted_body(body: bytes, index: int | None, original: Session, redacted: 
         # only a compaction body is rendered with the instruction it holds (not the log: DSH's),
         # redacted and counted once here; another request's last user text is the log's, counted there
         instruction = _instruction(body) if original.requests[index].kind == "compaction" else None
-        before = _render(original, index, instruction, given)
-        after = _render(redacted, index, redactor.content(instruction) if instruction else None, stand_ins)
+        key_type = key_type_of(body)
+        before = _render(original, index, instruction, given, key_type)
+        after = _render(redacted, index, redactor.content(instruction) if instruction else None, stand_ins, key_type)
     if before is not None and before == body and after is not None:
         return after
     return redact_body(body, redactor, _strings(before), _strings(after), images)

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..capture import CapturedRequest, load_capture
 from ..errors import DshAuditError, UsageError
+from ..log import is_zstd_head, open_regular
 from ..session import Headers, Session, find_parent, open_session, routes_from
 from ..wire import PiRoutes, load_routes
 from ._family import parent_log, parent_session
-from ._manifest import read_manifest
+from ._manifest import _TAMPERED_HINT, Manifest, read_manifest
 from ._verdicts import digest, session_verdicts
 
 __all__ = ["BundleCheck", "check_bundle"]
@@ -41,10 +42,20 @@ class BundleCheck:
     breaks: int = 0
     route_file: Path | None = None  # the bundle's route configuration the verdicts were rendered with
     capture_note: str | None = None  # the capture is another session's (another bundle's, written over this one's?)
+    recorded_counts: dict[str, int] = field(default_factory=dict)  # each category's row count, as the manifest says
+    found_unrendered: int = 0  # the captured requests no render was compared with, here
+    other_log: str | None = None  # the manifest's log name, when it is not the file checked (a note: renamed?)
+
+    @property
+    def miscounted(self) -> tuple[str, ...]:
+        """The categories whose row count the manifest records otherwise (the diff's also when its
+        count of unrendered requests is not the one found)."""
+        return tuple(c for c in self.recorded if self.recorded_counts.get(c, self.counts.get(c)) != self.counts.get(c)
+                     or (c == "diff" and self.unrendered != self.found_unrendered))
 
     @property
     def mismatched(self) -> tuple[str, ...]:
-        return tuple(c for c in self.recorded if self.found.get(c) != self.recorded[c])
+        return tuple(c for c in self.recorded if self.found.get(c) != self.recorded[c] or c in self.miscounted)
 
     @property
     def ok(self) -> bool:
@@ -157,6 +168,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
                               "it with --routes FILE; or ask for the bundle redacted again by this dsh-audit, which "
                               "carries it")
     session: Session = open_session(log, lenient=lenient, foreign=False)
+    _same_log(manifest, session)
     route_file = None
     if routes is None and isinstance(route_name, str):
         route_file = log.parent / route_name
@@ -178,8 +190,42 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     note = None
     if captures is not None and isinstance(capture_name, str) and digests.get("diff") != recorded["diff"]:
         note = _foreign_capture(capture_name, captures, session.id, found["diff"])
+    unrendered = sum(1 for row in found.get("diff", ()) if row[3] == "unrendered")
     return BundleCheck(log, recorded, digests, {c: len(found[c]) for c in found}, manifest.unrendered, breaks,
-                       route_file, note)
+                       route_file, note, manifest.counts, unrendered, _other_log(log, manifest.log))
+
+
+def _other_log(log: Path, name: str) -> str | None:
+    """The log name a manifest records, when it names another file than ``log`` (the file checked,
+    which the manifest lies beside): the bundle's log is not found under that name (a file renamed
+    after redact, or a manifest written for another log); None when it is ``log`` (or the same file
+    under that name: a link)."""
+    if not name or name == log.name:
+        return None
+    try:
+        return None if os.path.samefile(log.parent / name, log) else name
+    except (OSError, ValueError):  # no such file (or a name no file system holds)
+        return name
+
+
+def _kind(version: int, zstd: bool) -> str:
+    return f"format v{version}, {'zstd' if zstd else 'plain'}"
+
+
+def _same_log(manifest: Manifest, session: Session) -> None:
+    """Refuse a manifest that records another format version or compression than its log's: redact
+    keeps both, so the manifest was not written with this log.
+
+    Raises:
+        UsageError: one line naming both.
+    """
+    with open_regular(session.path) as handle:
+        compressed = is_zstd_head(handle.read(4))
+    recorded, found = (manifest.format_version, manifest.compressed), (session.format_version, compressed)
+    if recorded != found:
+        raise UsageError(f"the manifest records a log of {_kind(*recorded)}, and the log is {_kind(*found)}",
+                         path=str(manifest.path), hint="check the log the manifest was written with: redact keeps "
+                                                       "its input's format version and compression")
 
 
 def _bundle_parent(log: Path, manifest_file: Path, session: Session, parent_id: str, *, lenient: bool,
@@ -192,7 +238,7 @@ def _bundle_parent(log: Path, manifest_file: Path, session: Session, parent_id: 
     """
     if session.header.parent_session != parent_id:
         raise UsageError(f"the manifest compares this log with the parent session {parent_id}, which its header "
-                         "does not name", path=str(manifest_file))
+                         "does not name", path=str(manifest_file), hint=_TAMPERED_HINT)
     headers = Headers(lenient=lenient)
     try:
         parent_path = find_parent(log, parent_id, headers=headers)

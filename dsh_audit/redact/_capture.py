@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -133,21 +133,23 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
 
 
 def redact_body_folder(captures: Sequence[CapturedRequest], original: Session, redacted: Session,
-                       redactor: Redactor) -> tuple[dict[str, bytes], list[str]]:
+                       redactor: Redactor, write: Callable[[str, bytes], None]) -> tuple[list[str], list[str]]:
     """Every body of a body-folder capture redacted (:func:`redacted_bodies`), and each body's
-    ``*.meta.json`` sidecar with auth-like headers dropped and ``content-length`` recomputed.
+    ``*.meta.json`` sidecar with auth-like headers dropped and ``content-length`` recomputed, each
+    file handed to ``write`` (its name, the input's, and its bytes) as soon as it is made: one body
+    is held at a time, however many the folder has.
 
-    Returns the files to write by name (the input's names) and the dropped header names.
+    Returns the names written and the dropped header names.
 
     Raises:
         CaptureError: a sidecar can no longer be read, or is no longer a JSON object.
     """
-    bodies = redacted_bodies(captures, original, redacted, redactor)
-    files: dict[str, bytes] = {}
+    written: list[str] = []
     dropped: list[str] = []
-    for capture, body in zip(captures, bodies):
+    for capture, body in zip(captures, redacted_bodies(captures, original, redacted, redactor)):
         source = Path(capture.source)
-        files[source.name] = body
+        write(source.name, body)
+        written.append(source.name)
         meta = source.with_name(source.stem + META_SUFFIX)
         if not meta.exists():
             continue
@@ -160,8 +162,9 @@ def redact_body_folder(captures: Sequence[CapturedRequest], original: Session, r
         if not isinstance(record, dict):
             raise CaptureError("the capture changed while it was read", path=str(meta))
         sidecar = _record(record, body, redactor, dropped)
-        files[meta.name] = dumps_line(sidecar).encode("utf-8") + b"\n"
-    return files, sorted(set(dropped))
+        write(meta.name, dumps_line(sidecar).encode("utf-8") + b"\n")
+        written.append(meta.name)
+    return written, sorted(set(dropped))
 
 
 # -- HAR 1.2 -------------------------------------------------------------------------------------

@@ -13,10 +13,11 @@ its own bundle's files, never another's (``docs/redact.md``).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._version import LOG_FORMATS
 from ..errors import DshAuditError, UsageError
 from ..log import open_regular, parse_json
 from ._routes import ROUTES_SUFFIX
@@ -29,6 +30,15 @@ MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_LIMIT = 16 << 20
 #: The members of a manifest that name a file of its bundle beside its log, and what each is.
 _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
+#: The largest count a manifest may record: JSON.parse reads a larger whole number inexactly.
+_MAX_COUNT = 2**53 - 1
+#: The compressions redact records (``compression``): the redacted log's, the same as its input's.
+_COMPRESSIONS = {"zstd": True, "none": False}
+
+
+#: The hint of a manifest no redaction wrote (edited, damaged, or another program's file).
+_TAMPERED_HINT = ("the manifest was edited or damaged after `dsh-audit redact` wrote it: ask the sender for the "
+                  "bundle again, or redact the log again with `dsh-audit redact LOG -o FILE`")
 
 
 def manifest_path(log: str | os.PathLike[str]) -> Path:
@@ -55,6 +65,14 @@ class Manifest:
     unrendered: int
     parent: str | None
     route_file: str | None
+    counts: dict[str, int] = field(default_factory=dict)  # each verdict category's row count
+    format_version: int = 0  # the redacted log's format version, as redact kept it
+    compressed: bool = False  # whether the redacted log is zstd
+    log: str = ""  # the redacted log's file name, as redact wrote it beside the manifest
+
+
+class _Refused(ValueError):
+    """A manifest field that no redaction writes; its message says which and why."""
 
 
 def _file_name(name: object) -> object:
@@ -99,26 +117,76 @@ def read_manifest(log: Path) -> Manifest:
                          hint="check the log `dsh-audit redact` wrote, with its .manifest.json")
     try:
         manifest: Any = _load(manifest_file)
-        recorded = {c: str(v["digest"]) for c, v in manifest["verdicts"].items()}
-        if not {"requests", "breaks", "cache"} <= recorded.keys():  # what every redaction records
-            raise ValueError("verdicts")
+        format_version, compressed, log_name = _written_by_redact(manifest)
+        recorded, counts = _verdicts(manifest["verdicts"])
         capture_name = _file_name(manifest.get("capture"))
         routed = manifest.get("routes", False)
         if not isinstance(routed, bool):
             raise ValueError("routes")
-        unrendered = manifest.get("unrendered", {"count": 0})["count"]  # absent from older manifests
-        if type(unrendered) is not int or unrendered < 0:
-            raise ValueError("unrendered")
+        unrendered = _unrendered(manifest.get("unrendered", {"count": 0}), diff="diff" in recorded)
         parent_id = manifest.get("parent")  # absent from older manifests
         if parent_id is not None and (not isinstance(parent_id, str) or not parent_id):
             raise ValueError("parent")
         route_name = _file_name(manifest.get("route_file"))  # absent from older manifests
         if route_name is not None and (not routed or not isinstance(route_name, str)):
             raise ValueError("route_file")
+    except _Refused as exc:
+        raise UsageError(f"not a dsh-audit redaction manifest: {exc}", path=str(manifest_file),
+                         hint=_TAMPERED_HINT) from None
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file)) from None
+        raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file), hint=_TAMPERED_HINT) from None
     return Manifest(manifest_file, recorded, capture_name if isinstance(capture_name, str) else None, routed,
-                    unrendered, parent_id, route_name if isinstance(route_name, str) else None)
+                    unrendered, parent_id, route_name if isinstance(route_name, str) else None, counts,
+                    format_version, compressed, log_name)
+
+
+def _count(value: object, what: str) -> int:
+    """``value``, a count a manifest records: a whole number from 0 to :data:`_MAX_COUNT` (not a
+    bool, a float or a string), else ValueError."""
+    if type(value) is not int or not 0 <= value <= _MAX_COUNT:
+        raise _Refused(f"{what} is not a count from 0 to {_MAX_COUNT}")
+    return value
+
+
+def _written_by_redact(manifest: Any) -> tuple[int, bool, str]:
+    """The format version, compression (zstd or not) and file name a manifest records for its log,
+    when it is one dsh-audit redact wrote: ``"tool": "dsh-audit"``, a log format dsh-audit reads, a
+    compression redact keeps, the log's file name; else ValueError (or KeyError, TypeError)."""
+    version = manifest["format_version"]
+    if manifest["tool"] != "dsh-audit":
+        raise _Refused("its tool is not dsh-audit")
+    if type(version) is not int or version not in LOG_FORMATS:
+        raise _Refused(f"its format_version is none of the log formats {LOG_FORMATS[0]}-{LOG_FORMATS[-1]}")
+    log = _file_name(manifest["log"])
+    if not isinstance(log, str) or not log or "/" in log:
+        raise _Refused("its log is not a file name")
+    if manifest["compression"] not in _COMPRESSIONS:
+        raise _Refused(f"its compression is neither {' nor '.join(_COMPRESSIONS)}")
+    return version, _COMPRESSIONS[manifest["compression"]], log
+
+
+def _verdicts(verdicts: Any) -> tuple[dict[str, str], dict[str, int]]:
+    """Each verdict category's digest and row count, as redact records them (a ``sha256:`` digest,
+    a count :func:`_count` accepts; requests, breaks and cache in every manifest), else ValueError."""
+    recorded = {c: v["digest"] for c, v in verdicts.items()}
+    if not {"requests", "breaks", "cache"} <= recorded.keys():  # what every redaction records
+        raise ValueError("verdicts")
+    if not all(isinstance(d, str) for d in recorded.values()):
+        raise _Refused("a verdict digest is not a string")
+    return recorded, {c: _count(v["count"], f"its {c} verdicts' count") for c, v in verdicts.items()}
+
+
+def _unrendered(unrendered: Any, *, diff: bool) -> int:
+    """How many captured requests a manifest records as unrendered: a count, as long as its list of
+    requests when it has one, and none without diff verdicts (only a capture's comparison leaves
+    one unrendered); else ValueError."""
+    count = _count(unrendered["count"], "its unrendered count")
+    listed = unrendered.get("requests")
+    if listed is not None and (not isinstance(listed, list) or len(listed) != count):
+        raise _Refused("its unrendered count is not the number of unrendered requests it lists")
+    if count and not diff:
+        raise _Refused("it records unrendered requests but no diff verdicts")
+    return count
 
 
 def bundle_files(folder: Path, *, own: Path) -> list[tuple[Path, str]]:

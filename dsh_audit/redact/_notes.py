@@ -3,7 +3,7 @@ that match none of the log's, requests it could not render, and what a body fold
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ def unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: b
             f"the redacted capture is not proven to match the redacted log{settle}")
 
 
-def left_out_note(folder: Path, written: dict[str, bytes]) -> list[str]:
+def left_out_note(folder: Path, written: Collection[str]) -> list[str]:
     """A note on what a body folder holds beside its bodies and their sidecars (not copied)."""
     others = sorted(p.name for p in folder.iterdir() if p.name not in written)
     if not others:

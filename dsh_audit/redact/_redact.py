@@ -40,7 +40,7 @@ from ._notes import left_out_note, unmatched_note, unrendered_note
 from ._placeholder import Placeholders
 from ._keys import KEEP_CHOICES
 from ._routes import redacted_routes
-from ._staging import output_targets, read_rewritable, staged_capture, staged_file, write_files
+from ._staging import output_targets, read_rewritable, staged_capture, staged_file, write_file
 from ._verdicts import CATEGORIES, digest, session_verdicts
 
 __all__ = ["Redaction", "redact"]
@@ -306,9 +306,10 @@ def _redact_capture(source: Path, fmt: str | None, records: list[Any], captures:
     original, redacted = sessions
     temp, out = staged
     if fmt == "body-folder":
-        files, dropped = redact_body_folder(captures, original, redacted, redactor)
-        notes.extend(left_out_note(source, files))
-        write_files(temp, files)
+        # each file written into the staged folder as it is made (one body held at a time)
+        written, dropped = redact_body_folder(captures, original, redacted, redactor,
+                                              functools.partial(write_file, temp))
+        notes.extend(left_out_note(source, frozenset(written)))
         return dropped
     assert out is not None
     if fmt == "har":

@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..log import ProtectedInputs
 from ._manifest import bundle_files, manifest_path, routes_path
 
-__all__ = ["output_targets", "read_rewritable", "staged_capture", "staged_file", "write_files"]
+__all__ = ["output_targets", "read_rewritable", "staged_capture", "staged_file", "write_file"]
 
 _CAPTURE_FORMATS = ("wire-jsonl", "har", "body-folder")
 
@@ -99,8 +99,8 @@ def staged_capture(target: Path | None, *, folder: bool) -> Iterator[tuple[Path 
             yield temp, out
 
 
-def write_files(folder: Path, files: dict[str, bytes]) -> None:
-    """Each of ``files`` (by name) written as a new file in ``folder``."""
-    for name, body in files.items():
-        with open(folder / name, "xb") as handle:
-            handle.write(body)
+def write_file(folder: Path, name: str, body: bytes) -> None:
+    """``body`` written as the new file ``name`` in ``folder`` (a staged folder, :func:`staged_capture`:
+    a file cut short by an error goes with the folder, which is renamed into place only whole)."""
+    with open(folder / name, "xb") as handle:
+        handle.write(body)

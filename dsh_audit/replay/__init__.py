@@ -4,7 +4,9 @@ from ._derive import derive_event_message
 from ._header import call_config_equals, canonical_header, header_equals
 from ._model import Digest, ReplayResult, Request, RequestTime
 from ._requests import iter_requests, replay
-from ._surface import MessageView, PrefixDigest, Replacement, SurfaceFold
+from ._message_view import MessageView
+from ._prefix_digest import PrefixDigest
+from ._surface import Replacement, SurfaceFold
 
 __all__ = [
     "Digest",

@@ -55,12 +55,12 @@ class _Pending:
 
 
 class _Replayer:
-    def __init__(self, log: SessionLog, result: ReplayResult) -> None:
+    def __init__(self, log: SessionLog, result: ReplayResult, fold: SurfaceFold | None = None) -> None:
         self.log = log
         self.result = result
         self.sid = log.header.id
         self.seed_pending = log.header.is_seeded and log.seed_length is None  # v2+: cut learnt later
-        self.fold = SurfaceFold()
+        self.fold = fold if fold is not None else SurfaceFold()
         self.header: dict[str, Any] | None = None
         self.header_seq: int | None = None
         self.header_reason: str | None = None
@@ -320,7 +320,8 @@ class _Replayer:
 
 
 def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
-                  observe: Callable[[Event], None] | None = None) -> Iterator[Request]:
+                  observe: Callable[[Event], None] | None = None,
+                  fold: SurfaceFold | None = None) -> Iterator[Request]:
     """Yield every request of ``log`` in log order (auxiliary calls where they were made).
 
     Loop attempts are yielded when their step ends, so a compaction or title call made during a
@@ -329,10 +330,12 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
 
     ``observe`` is called with every event before replay uses it, so other folds (evidence for
     attribution, a validator) share this one read of the log. Packed chunk rows arrive collapsed
-    to their first member (see :meth:`SessionLog.events`).
+    to their first member (see :meth:`SessionLog.events`). ``fold``, a fresh surface fold that the
+    validation rules of the same read share (:meth:`dsh_audit.validate.LineValidator.shared_fold`),
+    is the one replay folds the events into: the rules take them from it, not admitting them again.
     """
     result = result if result is not None else ReplayResult()
-    replayer = _Replayer(log, result)
+    replayer = _Replayer(log, result, fold)
     pending: list[Request | _Pending] = []  # v2+ seeded logs: held until the inherited cut is known
     index = 0
 

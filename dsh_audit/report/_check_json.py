@@ -9,10 +9,13 @@ Version history (``schema_version``):
    ``cache --json`` and check's Markdown show: what the session cost, with no cache, off-peak, and
    what its breaks cost); later still, ``caveats`` (what the price table could not know of
    those costs: a year its holiday list does not cover), beside ``notes``.
+2. one JSON vocabulary with every command's ``--json`` (a key means one type everywhere): each
+   session's list of break records is ``break_details`` (version 1 named it ``breaks``, the name
+   every other command gives a count of breaks) and ``breaks`` is now that count.
 
 A new optional key does not change the version; renaming or removing a key does: a reader of
-version 1 that does not know a key still reads every key it knows, and a report written before the
-key existed is still a version 1 report (the schema does not require it).
+version that does not know a key still reads every key it knows, and a report written before the
+key existed is still a report of its version (the schema does not require it).
 
 Numbers are spelt as every other command's ``--json`` spells them, ``JSON.stringify``'s way
 (:func:`~dsh_audit.jsjson.js_number`: ``0.000023808``, ``0``), not Python's (``2.3808e-05``,
@@ -29,7 +32,7 @@ from ._json import dumps_pretty
 
 __all__ = ["REPORT_SCHEMA_VERSION", "format_json", "report_object", "session_summary"]
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2
 
 
 def _breaks(check: Any) -> list[dict[str, Any]]:
@@ -58,6 +61,7 @@ def _cost(check: Any) -> dict[str, Any] | None:
 def session_summary(check: Any) -> dict[str, Any]:
     """The JSON object of one :class:`dsh_audit.gate.SessionCheck` (no message bodies)."""
     verdicts = Counter(row.verdict for row in check.captures if not row.pairing.retry)
+    breaks = _breaks(check)
     return {
         "path": check.path,
         "session_id": check.session_id,
@@ -66,7 +70,8 @@ def session_summary(check: Any) -> dict[str, Any]:
         "requests": len(check.requests),
         "capture": check.capture_path,
         "capture_verdicts": dict(sorted(verdicts.items())),
-        "breaks": _breaks(check),
+        "breaks": len(breaks),
+        "break_details": breaks,
         "cache": _cache(check),
         "cost": _cost(check),
         "findings": [f.to_json() for f in check.findings],

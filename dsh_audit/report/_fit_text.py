@@ -103,7 +103,9 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
     wrapped line's rest indented ``hanging`` past its first line.
 
     A word longer than a line folds, after a ``,`` or ``/`` when it has one (JSON, a path),
-    starting where the line's other words end.
+    starting where the line's other words end; but a word of a backquoted command (a hint's
+    `` `dsh-audit diff LOG --capture FILE` ``) never folds: too long, it stands whole on a line of
+    its own, so that the command copied from the terminal still works.
 
     Example:
         >>> fit_lines("  tokens lost: header_change 11968; cost lost $0.0076", 30)
@@ -121,9 +123,16 @@ def fit_lines(text: str, width: int | None = None, *, hanging: int = 2) -> list[
             lines.append(line)
             continue
         rest = indent + " " * hanging if cell_len(indent) + hanging <= room // 2 else ""
-        current = indent
+        current, quoted = indent, False
         for at, piece in enumerate(re.findall(r" *[^ ]+", body)):
             word = piece.lstrip(" ")
+            whole, quoted = quoted or "`" in word, quoted ^ (word.count("`") % 2 == 1)
+            if whole:  # a command's word: on this line, else whole on the next
+                if at and cell_len(current + piece) > room:
+                    lines.append(current)
+                    current, piece = rest, word
+                current += piece
+                continue
             # A word that fits a line of its own starts one; a longer one (JSON) folds from here,
             # when its first part (up to a "," or "/") fits here.
             head = re.match(r"[^,/]*[,/]?", piece)

@@ -26,7 +26,8 @@ Cost comes from the cache ledger (:func:`dsh_audit.cache.price_entry` per reques
 (:func:`._html_sessions._break_summary`) add up the breaks' own figures. The page's ``totals``
 (shown atop a page of several logs) are ``usage --json``'s for the same logs, made by
 :func:`dsh_audit.cache.usage_table` from the same priced entries (:func:`_totals`; a page keeps its
-requests' entries for them, as ``usage``'s ledgers do). A header change's ``explain`` lines are
+requests' entries for them, as ``usage``'s ledgers do), and their ``cache``: the page-wide hit ratio
+and breaks by cause, ``stats``' for the same logs (:func:`._html_sessions._page_cache`). A header change's ``explain`` lines are
 :func:`dsh_audit.attribution.format_transition`'s (:func:`._html_page._field_lines`). Each log has
 a deep-link ``anchor`` (:func:`._html_sessions._anchors`: its session id when unique).
 
@@ -55,7 +56,8 @@ from .._version import __version__
 from ..cache import PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_tables
 from ._html_assets import CSS, SCRIPT
 from ._html_page import SessionPage
-from ._html_sessions import _anchors, _headline, _lineage, _order, _overview, _project_of, _unexplained, _verdict
+from ._html_sessions import (_anchors, _headline, _lineage, _order, _overview, _page_cache, _project_of, _unexplained,
+                             _verdict)
 from ._html_texts import _script_json
 from .terminal import short_ids, terminal_text
 
@@ -71,7 +73,8 @@ def _priced(check: Any, prices: PriceBook) -> list[Any]:
     if isinstance(check.record, SessionPage):
         return check.record.entries
     verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
-    return [price_entry(r, prices, verdicts.get(r.index)) for r in check.requests]
+    captured = check.captured_usage  # --capture: what prices a request whose log holds no usage
+    return [price_entry(r, prices, verdicts.get(r.index), captured=captured.get(r.index)) for r in check.requests]
 
 
 def _session_chunks(check: Any, entries: Sequence[Any], place: dict[str, Any]) -> Iterator[str]:
@@ -87,9 +90,10 @@ def _session_chunks(check: Any, entries: Sequence[Any], place: dict[str, Any]) -
                 rows.setdefault(row.request.index, row)
         for r, entry in zip(check.requests, entries, strict=True):
             page.add(r, transitions.get(r.index), verdicts.get(r.index), entry, row=rows.get(r.index))
+    about = check.findings_by_request()
     head = {"path": check.path, "session_id": check.session_id, "capture": check.capture_path, "error": check.error,
             "failed": check.failed, "findings": [f.to_json() for f in check.log_findings],
-            "overview": _overview(check, page), "verdict": _verdict(check),
+            "overview": _overview(check, page, about), "verdict": _verdict(check),
             "unexplained": _unexplained(check), "family": place["family"],
             "activity": [iso_utc(place["first"]), iso_utc(place["last"])],
             "anchor": place["anchor"], "short_id": place["short_id"], "project": _project_of(check.cwd) if check.cwd else None}
@@ -98,7 +102,7 @@ def _session_chunks(check: Any, entries: Sequence[Any], place: dict[str, Any]) -
     yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['
     yield from _listed(page.messages)
     yield '],"requests":['
-    yield from _listed(page.requests(check.findings_by_request()))
+    yield from _listed(page.requests(about))
     yield "]}"
 
 
@@ -141,7 +145,8 @@ def _data_chunks(result: Any, prices: PriceBook | None = None, priced: list[list
     failed = sum(check.error is not None for check in result.sessions)
     head = {"tool": f"dsh-audit {__version__}", "passed": result.passed, "headline": _headline(result),
             "counts": result.counts(), "policy": _policy(result), "unattached": [f.to_json() for f in result.unattached],
-            "order": _order(result.sessions, lineage), "totals": _totals(ledgers, failed)}
+            "order": _order(result.sessions, lineage),
+            "totals": {**_totals(ledgers, failed), "cache": _page_cache(result.sessions)}}
     del ledgers
     yield _script_json(head)[:-1] + ',"sessions":['
     for k, check in enumerate(result.sessions):

@@ -13,7 +13,9 @@ not hold says so in the detail pane and opens nothing else. A page of several lo
 (in ``DATA.order``: failing first, children under their parent; each with its project and short id);
 the search box filters that list and the open log's timeline with
 plain substring tests on text. The timeline's y axis shows token values, its x axis request numbers.
-Only a ``break`` is drawn in the break colour: a ``cache_safe_change`` has its own. A log that could
+Only a ``break`` is drawn in a break colour, the legend's wherever it is drawn (its timeline marker,
+its link in the break list, its cause in the drill-down): red when it fails (a failing finding of its
+request), orange when the policy allows it; a ``cache_safe_change`` has its own. A log that could
 not be read shows its error only. A page of no log says so in neutral words and shows nothing else.
 A number, date or model cell (``td.num``, ``td.key``, ``.date``) never wraps: at phone width its
 table scrolls sideways in its ``.scroll`` box, and a time span wraps at its dash only.
@@ -81,16 +83,16 @@ z-index:1;max-height:120px;overflow:hidden}
 #totals .groups{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:flex-start;margin-top:6px}#totals td.num{text-align:right}
 .scroll{max-width:100%;min-width:0;overflow-x:auto}#totals .groups th{white-space:normal;overflow-wrap:normal}
 td.num,td.key,.date{white-space:nowrap;overflow-wrap:normal}
-#totals p{margin:4px 0 0;font-size:12px}pre.field-diff{max-height:240px}
+#totals p{margin:4px 0 0;font-size:12px}#totals table.cache-totals{margin-top:6px}pre.field-diff{max-height:240px}
 #overview table{margin:4px 0 8px}#overview th{font-weight:600;background:var(--panel)}
-.break-list a{color:var(--brk)}.break-causes th{white-space:normal;overflow-wrap:normal}.break-causes td.num{text-align:right}
+.break-list a{color:var(--brk)}.break-list a.allowed{color:var(--warn)}.break-causes th{white-space:normal;overflow-wrap:normal}.break-causes td.num{text-align:right}
 .break-details summary{cursor:pointer;margin:4px 0}.break-list .nothing,.break-list .nothing a{color:var(--muted)}
 .link-error{border:1px solid var(--brk);border-radius:6px;padding:6px 8px;background:#fef2f2}
 pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
 padding:6px 8px;margin:4px 0;max-height:360px;overflow:auto;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
 .msg{border-left:3px solid var(--line);padding-left:8px;margin:6px 0}.msg.new{border-color:var(--act)}
 .msg.gone{border-color:var(--brk)}.msg .role{font-weight:600;font-size:12px}
-.cause{font-weight:700}.cause.brk{color:var(--brk)}.cause.safe{color:var(--safe)}
+.cause{font-weight:700}.cause.brk{color:var(--brk)}.cause.allowed{color:var(--warn)}.cause.safe{color:var(--safe)}
 .transition.is-safe{color:var(--safe)}table{border-collapse:collapse;font-size:12px;max-width:100%}
 td,th{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{white-space:nowrap}
@@ -171,6 +173,7 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
   ["all off-peak",x.shown.off_peak,"off-peak"],["lost tokens (cost)",lostText(x),"lost"],["breaks cost",x.shown["break"],"break-cost"],
   ["unpriced requests",fmt(x.unpriced_requests)+(x.unpriced_requests?" ("+Object.keys(t.unpriced).map(function(k){
    return t.unpriced[k]+" "+k;}).join(", ")+")":""),"unpriced"]],true);tb.className="totals";
+ var c=t.cache;if(c){cacheTotals(box,c);}
  var groups=add(box,el("div",{cls:"groups"}));
  [["model","by_model"],["day (UTC)","by_day"]].forEach(function(g){
   var table=add(add(groups,el("div",{cls:"scroll"})),el("table",{cls:g[1]}));var h=add(table,el("tr"));
@@ -180,9 +183,16 @@ function totals(){var t=DATA.totals;var box=document.getElementById("totals");cl
    add(tr,el("td",{cls:"num"},fmt(row.requests)));AMOUNTS.forEach(function(a){add(tr,el("td",{cls:"num"},row.shown[a[0]]));});
    add(tr,el("td",{cls:"num"},lostText(row)));add(tr,el("td",{cls:"num"},row.shown["break"]));
    add(tr,el("td",{cls:"num"},row.unpriced_requests?fmt(row.unpriced_requests):""));});});
+ if(c&&c.break_summary.length){breakCauses(groups,c);}
  add(box,el("p",{cls:"muted"},"As dsh-audit usage --json gives them for these logs (--by model, --by day): every request of "+
   "each log on the page, priced at its model's rate on its date and in its window"+(x.unpriced_requests?
-  "; \u2265$: a lower bound (unpriced requests left out), $?: no request priced":"")+"."));}
+  "; \u2265$: a lower bound (unpriced requests left out), $?: no request priced":"")+
+  "; the cache hit ratio and the breaks by cause as dsh-audit stats gives them (each log's: cache --json)."));}
+// The page-wide cache figures (DATA.totals.cache): the hit ratio over every log's prompt tokens, the breaks by cause.
+function causesText(byCause){return Object.keys(byCause).map(function(k){return k+" "+fmt(byCause[k]);}).join(", ");}
+function cacheTotals(box,c){var causes=causesText(c.breaks_by_cause);
+ kv(box,[["hit ratio",ratio(c.hit_ratio)+" ("+fmt(c.cache_read)+" of "+fmt(c.prompt_tokens)+" prompt tokens)","hit"],
+  ["breaks",fmt(c.breaks)+(causes?" ("+causes+")":""),"breaks"]],true).className="cache-totals";}
 
 // The verdict in words (DATA.headline: what failed, by cause, then what did not); a page of no log
 // says so, neither passed nor failed, and shows nothing else.
@@ -225,7 +235,7 @@ function entry(list,k,depth,how){var s=DATA.sessions[k];var o=s.overview;
  if(unread(s)){add(meta,el("span",{cls:"unread"},"could not be read"));add(meta,el("span",{cls:"verdict"},s.verdict));return;}
  spanOf(add(meta,el("span",{cls:"when"})),s.activity[0],s.activity[1],"no timestamps");
  add(meta,el("span",{cls:"count"},o.requests+" request(s)"));
- add(meta,el("span",{cls:"breaks"},o.breaks.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
+ add(meta,el("span",{cls:"breaks"},o.break_details.length+" break(s)"+(s.unexplained?" ("+s.unexplained+" unexplained)":"")));
  add(meta,el("span",{cls:"cost"},costUsd(total,o.cost)));add(meta,el("span",{cls:"verdict"},s.verdict));}
 
 function nav(){var n=document.getElementById("sessions");clear(n);var many=DATA.sessions.length>1;n.hidden=!many;
@@ -241,7 +251,7 @@ function nav(){var n=document.getElementById("sessions");clear(n);var many=DATA.
 function legend(){var l=document.getElementById("legend");clear(l);
  [["prompt","prompt tokens"],["expected","expected cache read"],["actual","actual cache read"]].forEach(function(p){
   var s=add(l,el("span"));add(s,el("i",{cls:"bar "+p[0]}));add(s,document.createTextNode(p[1]));});
- [["#d97706","break the policy allows"],["#dc2626","break or request that fails"]].forEach(function(p){
+ [["var(--warn)","break the policy allows"],["var(--brk)","break or request that fails"]].forEach(function(p){
   var b=add(l,el("span"));add(b,el("i",{style:"background:"+p[0]}));add(b,document.createTextNode(p[1]));});}
 
 function prefix(){return state.session?"s"+state.session+"-":"";}
@@ -308,12 +318,12 @@ function spanOf(parent,a,b,none){if(!a){add(parent,document.createTextNode(none)
 function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=document.getElementById("overview");clear(box);
  if(unread(s)){return;}
  var cost=o.cost||null;var total=cost&&cost.cost_usd?cost.cost_usd.total:null;
- var causes=Object.keys(o.breaks_by_cause).map(function(k){return k+" "+o.breaks_by_cause[k];}).join(", ");
+ var causes=causesText(o.breaks_by_cause);
  var unpriced=cost&&cost.unpriced?Object.keys(cost.unpriced).map(function(k){return cost.unpriced[k]+" "+k;}).join(", "):"";
  var tb=kv(box,[["title",o.title===null?"-":o.title,"title"],
   ["model(s)",o.models.length?o.models.join(", "):"-","models"],["requests",o.requests,"requests"],
-  ["breaks",o.breaks.length+(causes?" ("+causes+")":""),"breaks"],
-  ["cache hit",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+o.cache_read+" of "+o.prompt_tokens+" prompt tokens)":""),"hit"],
+  ["breaks",o.break_details.length+(causes?" ("+causes+")":""),"breaks"],
+  ["hit ratio",ratio(o.hit_ratio)+(o.prompt_tokens!==null?" ("+o.cache_read+" of "+o.prompt_tokens+" prompt tokens)":""),"hit"],
   ["cost",costUsd(total,cost)+(unpriced?" (unpriced: "+unpriced+")":""),"cost"],
   ["breaks cost",owedUsd(cost&&cost.break_cost_usd,cost,"break"),"break-cost"],
   ["without cache",costUsd(cost&&cost.no_cache_cost_usd,cost),"no-cache"],
@@ -322,26 +332,28 @@ function overview(){var s=DATA.sessions[state.session];var o=s.overview;var box=
  // as usage --json gives it): a figure row of its own (data-figure), after the keyed rows
  var row=add(tb,el("tr",{"data-figure":"off-peak"}));add(row,el("th",null,"all off-peak"));
  add(row,el("td",null,costUsd(cost&&cost.off_peak_cost_usd,cost)));
- if(o.breaks.length){if(o.breaks.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
-// The breaks by cause (when the list is collapsed or has several causes): how many, the tokens they
-// lost and what that cost, how many lost nothing.
+ if(o.break_details.length){if(o.break_details.length>LIST_OPEN||o.break_summary.length>1){breakCauses(box,o);}breakList(box,o);}}
+// The breaks by cause (when the list is collapsed or has several causes; the page's totals: every log's):
+// how many, the tokens they lost and what that cost, how many lost nothing (the totals: a count).
 function breakCauses(box,o){var tb=add(add(box,el("div",{cls:"scroll"})),el("table",{cls:"break-causes"}));var h=add(tb,el("tr"));
  ["break cause","breaks","tokens lost","cost","lost nothing"].forEach(function(c){add(h,el("th",null,c));});
  o.break_summary.forEach(function(c){var tr=add(tb,el("tr",{"data-cause":c.cause}));add(tr,el("td",null,c.cause));
   add(tr,el("td",{cls:"num"},fmt(c.count)));add(tr,el("td",{cls:"num"},fmt(c.lost)+(c.unknown?" + ? ("+c.unknown+" unknown)":"")));
   add(tr,el("td",{cls:"num"},c.unpriced?(c.cost?"\u2265"+usd(c.cost):"$?"):usd(c.cost)));
-  add(tr,el("td",{cls:"num"},fmt(c.nothing.length)));});}
+  add(tr,el("td",{cls:"num"},fmt(typeof c.nothing==="number"?c.nothing:c.nothing.length)));});}
 // Every break, one a line while they are few; past LIST_OPEN, a collapsed list where the breaks that
 // lost tokens are one a line and those that lost nothing are one line per cause.
 var LIST_OPEN=10,LIST_MAX=200;
-function breakItem(ul,b){var li=add(ul,el("li"));add(li,el("a",{href:hashFor(state.session,"break",b.i)},"break at request "+b.i));
+// A break is drawn in the legend's colours, as its marker: red when it fails, orange when the policy allows it.
+function breakItem(ul,b){var li=add(ul,el("li"));
+ add(li,el("a",{href:hashFor(state.session,"break",b.i),cls:b.fails?"fails":"allowed"},"break at request "+b.i));
  add(li,document.createTextNode(": "+(b.cause||"?")+", lost "+(b.lost===null?"?":b.lost)+" token(s), "+usd(b.cost)));}
-function breakList(box,o){if(o.breaks.length<=LIST_OPEN){var ul=add(box,el("ul",{cls:"break-list"}));
-  o.breaks.forEach(function(b){breakItem(ul,b);});return;}
- var losing=o.breaks.filter(function(b){return b.lost!==0;});var nothing=o.breaks.length-losing.length;
+function breakList(box,o){if(o.break_details.length<=LIST_OPEN){var ul=add(box,el("ul",{cls:"break-list"}));
+  o.break_details.forEach(function(b){breakItem(ul,b);});return;}
+ var losing=o.break_details.filter(function(b){return b.lost!==0;});var nothing=o.break_details.length-losing.length;
  var det=add(box,el("details",{cls:"break-details"}));
  var unknown=losing.filter(function(b){return b.lost===null;}).length;
- add(det,el("summary",null,"all "+fmt(o.breaks.length)+" breaks: "+fmt(losing.length-unknown)+" lost tokens, "+
+ add(det,el("summary",null,"all "+fmt(o.break_details.length)+" breaks: "+fmt(losing.length-unknown)+" lost tokens, "+
   (unknown?fmt(unknown)+" lost an unknown amount, ":"")+fmt(nothing)+" lost nothing (one line per cause)"));var list=add(det,el("ul",{cls:"break-list"}));
  losing.slice(0,LIST_MAX).forEach(function(b){breakItem(list,b);});
  if(losing.length>LIST_MAX){add(list,el("li",{cls:"muted"},(losing.length-LIST_MAX)+" more: see the timeline's markers"));}
@@ -426,7 +438,7 @@ function open(pos,asBreak){state.request=pos;var s=DATA.sessions[state.session];
  add(d,el("h2",null,"Request "+r.i+" \u00b7 "+where(r)));
  if(r.t){var brk=r.t.verdict==="break";var line=add(d,el("p",{cls:"transition "+(brk?"is-break":"is-safe")}));
   add(line,document.createTextNode((VERDICTS[r.t.verdict]||r.t.verdict)+" ("+r.t.relation+")"));
-  if(r.t.cause){add(line,document.createTextNode(brk?" \u00b7 cause ":" \u00b7 "));add(line,el("span",{cls:"cause "+(brk?"brk":"safe")},r.t.cause));
+  if(r.t.cause){add(line,document.createTextNode(brk?" \u00b7 cause ":" \u00b7 "));add(line,el("span",{cls:"cause "+(brk?(fails(r)?"brk":"allowed"):"safe")},r.t.cause));
    if(r.t.verdict==="cache_safe_change"){add(line,document.createTextNode(" \u00b7 the prompt prefix is intact: no cache read lost"));}}
   if(r.t.other_causes.length){add(line,document.createTextNode(" + "+r.t.other_causes.join(", ")));}
   if(r.t.detail){add(d,el("p",{cls:"detail"},r.t.detail));}

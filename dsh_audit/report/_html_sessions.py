@@ -12,30 +12,75 @@ from typing import Any
 
 from ..cache import iso_utc
 from ..jsjson import has_surrogate
-from ._html_page import SessionPage
+from ._html_page import SessionPage, _lost
 
 
-def _overview(check: Any, page: SessionPage) -> dict[str, Any]:
-    """The session's summary: the same numbers as ``check``'s table and ``cache --json``."""
+def _overview(check: Any, page: SessionPage, about: Mapping[int, Sequence[Any]]) -> dict[str, Any]:
+    """The session's summary: the same numbers as ``check``'s table and ``cache --json``
+    (``about``: the findings by request, which say which breaks fail)."""
     report = check.cache
-    lost = page.breaks  # kept by the page as it was made: the report keeps no verdict then
-    breaks: list[dict[str, Any]] = []
-    for t in check.transitions:
-        if t.verdict == "break":
-            tokens, cost = lost.get(t.request, (None, None))
-            breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost})
-    causes: dict[str, int] = {}
-    for b in breaks:
-        causes[b["cause"] or "?"] = causes.get(b["cause"] or "?", 0) + 1
+    breaks = _break_details(check, page.breaks, about)
     return {"title": check.title,
             "models": list(page.models),
-            "requests": page.count, "breaks": breaks, "breaks_by_cause": dict(sorted(causes.items())),
-            "break_summary": _break_summary(breaks),
+            "requests": page.count, "breaks": len(breaks), "break_details": breaks,
+            "breaks_by_cause": _by_cause(breaks), "break_summary": _break_summary(breaks),
             "hit_ratio": report.ratio(report.actual_total) if report is not None else None,
             "prompt_tokens": report.prompt_total if report is not None else None,
             "cache_read": report.actual_total if report is not None else None,
             "cost": report.cost if report is not None else None,
             "first": iso_utc(page.span.first), "last": iso_utc(page.span.last)}
+
+
+def _break_details(check: Any, lost: Mapping[int, tuple[int | None, float | None]],
+                   about: Mapping[int, Sequence[Any]]) -> list[dict[str, Any]]:
+    """The session's breaks (its transitions whose verdict is ``break``), each with its request
+    ``i``, ``cause``, what it ``lost`` and its ``cost`` (``lost``: by request, as the page kept them,
+    :attr:`SessionPage.breaks`; unknown, None, for a break with no cache verdict) and whether it
+    ``fails`` (a failing finding of its request: the red of the page's legend; else the orange of a
+    break the policy allows, as its marker on the timeline is drawn); ``about``: the findings by request."""
+    breaks: list[dict[str, Any]] = []
+    for t in check.transitions:
+        if t.verdict == "break":
+            tokens, cost = lost.get(t.request, (None, None))
+            breaks.append({"i": t.request, "cause": t.cause, "lost": tokens, "cost": cost,
+                           "fails": any(f.fails for f in about.get(t.request, ()))})
+    return breaks
+
+
+def _by_cause(breaks: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many ``breaks`` each cause has (``?``: none), by cause."""
+    return dict(sorted(Counter(b["cause"] or "?" for b in breaks).items()))
+
+
+def _kept_losses(check: Any) -> Mapping[int, tuple[int | None, float | None]]:
+    """What each break of a log lost, by request (:func:`._html_page._lost`): as its page kept them
+    when it was checked while replayed, else from its cache verdicts (its requests are in memory)."""
+    if isinstance(check.record, SessionPage):
+        return check.record.breaks
+    verdicts = {v.index: v for v in check.cache.verdicts} if check.cache is not None else {}
+    return {t.request: _lost(verdicts[t.request]) for t in check.transitions
+            if t.verdict == "break" and t.request in verdicts}
+
+
+def _page_cache(sessions: Sequence[Any]) -> dict[str, Any]:
+    """The cache figures of the page's logs together (the totals atop a page of several): the
+    prompt tokens and cache reads of each log's cache report summed (``cache --json``'s
+    ``prompt_tokens`` and ``actual_cache_read``; a log that could not be read has none), their
+    ``hit_ratio`` (None when no prompt token was measured), as ``stats`` gives it for the same logs,
+    and the breaks, by cause (``breaks_by_cause``, as each log's ``cache --json`` and ``stats``'
+    ``attribution_breaks`` count them) and with what they lost (``break_summary``, as a log's
+    overview says it: :func:`_break_summary`, ``nothing`` then the count of the breaks that lost
+    nothing, whose requests are each log's own)."""
+    prompt = read = 0
+    breaks: list[dict[str, Any]] = []
+    for check in sessions:
+        report = check.cache
+        if report is not None:
+            prompt, read = prompt + report.prompt_total, read + report.actual_total
+        breaks += _break_details(check, _kept_losses(check), {})
+    summary = [{**row, "nothing": len(row["nothing"])} for row in _break_summary(breaks)]
+    return {"prompt_tokens": prompt, "cache_read": read, "hit_ratio": read / prompt if prompt else None,
+            "breaks": len(breaks), "breaks_by_cause": _by_cause(breaks), "break_summary": summary}
 
 
 def _break_summary(breaks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

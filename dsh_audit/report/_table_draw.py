@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # The narrowest value column of the one-record-per-block layout (a terminal narrower than that overflows).
 _NARROWEST = 8
 
-# A header may wrap at a space or after one of these (``turn/step/try``, ``off-peak``), never inside a word.
+# A header may wrap at a space or after one of these (``turn/step/attempt``, ``off-peak``), never inside a word.
 _HEADER_BREAKS = re.compile(r"(?<=[/-])(?=[^/-])")
 
 

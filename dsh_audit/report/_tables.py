@@ -48,7 +48,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     ``$0.0042``, ``-``) is right-aligned and at least as wide as its widest number, a text column
     at least as wide as its longest word (a path: up to ``_WHOLE_WORD`` characters; any other
     word, such as a session id or a model name, up to ``_WHOLE_ID``), and a header wraps only at
-    a space, never inside a word (``turn/step/try`` stays whole: a layout that splits it is no
+    a space, never inside a word (``turn/step/attempt`` stays whole: a layout that splits it is no
     layout); a date and time (``2027-01-15 08:00``) stays on one line. A
     word longer than its column is cut in its middle with ``…``, never folded. The title is one
     line above the table (:func:`title_width`), never wrapped. Columns are left out one by one
@@ -67,12 +67,14 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
 
     A table with a short form (``short``: a shorter header for some columns, as ``sessions`` says
     ``reqs`` for ``requests``; ``ids``: columns of session ids) tries it, compact first, after each
-    layout above that fails, before it leaves out a column that has a value: its headers
+    layout above that fails, before it leaves out a column that has a value, and before a header
+    of the long form wraps (each layout is tried first with every header on one line, then in
+    the short form, then with headers wrapped between their words): its headers
     shortened and its ids cut at their end, no further than to each one's shortest unique prefix
     among the column's (of 16 characters at least, and through a UUID's first group, as
     :func:`short_ids` shows one) and a ``…`` (a prefix `show` and `explain` take), and only as far
     as the room needs. ``legend``: a caption said when the short form is drawn, what its
-    shortened headers mean (``t/s/a: turn/step/try``).
+    shortened headers mean (``t/s/a: turn/step/attempt``).
 
     ``least``: the narrowest width of some columns (``{"title": 20}``), or of their widest cell when
     that is narrower: columns are left out before one of them is narrower, so that free text wraps
@@ -244,22 +246,33 @@ def _first_layout(headers: Sequence[str], measured: Sequence[_Column], order: Se
         for squeezed, cut in ((False, False), (True, False), (True, True)):
             for drop in range(len(order) + 1):
                 kept = [at for at in range(len(headers)) if at not in order[:drop]]
-                for shape in (None, form) if form is not None and drop >= valued else (None,):
+                for shape, whole in _shapes(form if drop >= valued else None):
                     found = _fitting_layout(headers if shape is None else shape.headers, measured, kept, width,
-                                            styles, squeezed=squeezed, cut=cut, form=shape)
+                                            styles, squeezed=squeezed, cut=cut, form=shape, whole=whole)
                     if found is not None:
                         return found._replace(drop=drop)
     return None
 
 
+def _shapes(form: _ShortForm | None) -> tuple[tuple[_ShortForm | None, bool], ...]:
+    """The forms :func:`_first_layout` tries a table's columns in, each with whether its headers must
+    stay on one line: a table with a short ``form`` is drawn in it before a header of its own wraps
+    (``turn/step/attempt`` becomes ``t/s/a`` before ``cache read`` wraps), then with headers wrapped."""
+    return ((None, False),) if form is None else ((None, True), (form, False), (None, False))
+
+
 def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: list[int], width: int,
-                    styles: Sequence[bool], *, squeezed: bool, cut: bool, form: _ShortForm | None) -> _Layout | None:
+                    styles: Sequence[bool], *, squeezed: bool, cut: bool, form: _ShortForm | None,
+                    whole: bool = False) -> _Layout | None:
     """The layout of columns ``kept`` that fits ``width`` cells in one of ``styles``, each cell on
     one line or (``squeezed``) wrapped down to its words (``cut``: cut down to ``_WHOLE_WORD``),
-    in a short ``form`` (its ids cut down to its floors, the compact style first); None: none."""
+    in a short ``form`` (its ids cut down to its floors, the compact style first), each header on
+    one line when ``whole``; None: none."""
     shown_headers = [headers[at] for at in kept]
     shown_columns = [measured[at] for at in kept]
     floors = _floors(shown_headers, shown_columns, cut=cut)
+    if whole:
+        floors = [max(floor, _cell_len(header)) for floor, header in zip(floors, shown_headers)]
     natural = _natural(shown_headers, shown_columns, floors)
     # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
     least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
@@ -357,7 +370,7 @@ def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = F
 
 def _header_words(header: str) -> list[int]:
     """The width of each word of a column's header: a header wraps between its words, never inside
-    one (``turn/step/try`` stays whole; a column is left out, or others wrap, before it splits)."""
+    one (``turn/step/attempt`` stays whole; a column is left out, or others wrap, before it splits)."""
     return [_cell_len(word) for word in header.split()]
 
 

@@ -49,22 +49,10 @@ from ._routes import (
                      route_for,
 )
 from ._lines import EventLines
-from ._session import (
-                     HOME_PATCH,
-                     PROFILE_ENV,
-                     Activity,
-                     Bodies,
-                     RequestSpan,
-                     Session,
-                     home_routes_file,
-                     home_routes_key,
-                     open_foreign,
-                     open_session,
-                     route_apis,
-                     route_renderer,
-                     routes_from,
-                     routes_hint,
-)
+from ._activity import Activity, RequestSpan
+from ._bodies import Bodies
+from ._home_routes import HOME_PATCH, PROFILE_ENV, home_routes_file, home_routes_key, routes_from, routes_hint
+from ._session import Session, open_foreign, open_session, route_apis, route_renderer
 
 __all__ = [
     "ADAPTER_APIS",

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import DshAuditError, MalformedRecordError, UsageError
+from ..importers import no_importer
 from ..log import SessionHeader, SessionLog, read_log
 from ..replay import Request
 from ..runner import SessionTaskError, iter_many
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
 from ._related import Headers, walk_family
-from ._session import Session, open_foreign, read_events, routes_from, validation, validator
+from ._home_routes import routes_from
+from ._session import Session, open_foreign, read_events, validation, validator
 
 __all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
            "rounds", "run_groups", "validating_headers"]
@@ -102,7 +104,7 @@ def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, wat
     of ``checker``, which the log's read fed (its file is closed, so it has seen the whole file)."""
     try:
         if isinstance(opened, SessionLog):
-            found = read_events(opened, watch=watch, on_request=on_request, keep=keep)
+            found = read_events(opened, watch=watch, on_request=on_request, keep=keep, checker=checker)
         elif foreign and _first_line(opened) and (imported := open_foreign(name, lenient=lenient)) is not None:
             found = imported
             if on_request is not None:
@@ -111,7 +113,7 @@ def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, wat
             if not keep:
                 found.requests = []
         else:
-            raise opened
+            raise no_importer(opened) if foreign and _first_line(opened) else opened
         found.validation = validation(checker)
         return found
     except DshAuditError as exc:

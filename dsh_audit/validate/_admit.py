@@ -5,6 +5,16 @@ refuse the log for is an error here. Where the project already has the check it 
 ``message_shape_error`` and ``adapter_defaults_error`` (log/_records.py), ``upgrade_event``
 (log/_upgrade.py), ``to_v0_shapes`` and ``known_types`` (log/_versions.py), ``SurfaceFold``
 (replay/_surface.py, atomic: a refused event leaves the surface unchanged, so we go on).
+
+In a session's own read (``check``, ``report``), replay folds the reader's events into this fold
+(``LineValidator.shared_fold``): the event the fold was last given (``SurfaceFold.last``), when it
+was made from the stored event being admitted, is the reader's, and is not checked again. The
+reader yields an event only when DSH refuses nothing of it (envelope, retired shapes, upgrade,
+message shape, unknown type not marked ignorable, request header defaults), so only what it lets
+through is left to say (an unknown ignorable type), and the fold's verdict is read, not made again
+(``last_replacement``, ``last_refusal``). An event upgraded or brought to v0 shapes (new data) is
+admitted here as before, for its DSH505 finding; the rules fold themselves what replay did not
+(chunks, which it does not fold, and what follows a refusal that stopped it).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from ..log import (
     adapter_defaults_error,
     is_safe_int,
     message_shape_error,
+    new_event,
     to_v0_shapes,
     upgrade_event,
 )
@@ -86,6 +97,13 @@ class Admitter:
     def admit(self, raw: RawEvent) -> Event | None:
         """Check one event; return it for the structure rules, or None when it cannot be used."""
         value, line = raw.value, raw.line
+        given = self.fold.last  # replay's, when it shares the fold: the reader's event
+        if (given is not None and given.line == line and given.seq == value["seq"]
+                and given.data is value.get("data") and given.type == value.get("type")
+                and type(value["seq"]) is int and type(value.get("time")) is int):
+            # The reader's own event for this stored one, unchanged by any upgrade or shape change
+            # (those make new data): everything but the fold and an ignorable type is settled.
+            return self._admitted(given)
         seq = int(value["seq"])
         if not self._envelope(value, line, seq):
             return None
@@ -116,30 +134,52 @@ class Admitter:
                           line=line, seq=seq)
             return None
         if unknown:
-            self.sink.add("DSH507", f"unknown event type {shown(etype)} is marked ignorable and skipped",
-                          line=line, seq=seq)
+            self._ignored(etype, line, seq)
         if etype == "request/header":
             header = data.get("header") if isinstance(data, dict) else None
             problem = adapter_defaults_error(header if isinstance(header, dict) else {})
             if problem:
                 self.sink.add(_ROUTE_RULES[problem], f"request/header {problem}", line=line, seq=seq)
                 return None
+        event = new_event(seq, etype, value.get("time", 0), data, line, value.get("surfaceOp"),
+                          value.get("sourceEventSeqs"), value.get("ignorable") is True)  # Event(...), faster
+        return self._fold(event, unknown)
+
+    def _admitted(self, event: Event) -> Event | None:
+        """:meth:`admit` of an event the reader admitted: an unknown type is ignorable (else the
+        reader refuses it), so only DSH507 and the fold can find anything."""
+        unknown = event.type not in self.known
+        if unknown:
+            self._ignored(event.type, event.line, event.seq)
+        return self._fold(event, unknown)
+
+    def _ignored(self, etype: str, line: int, seq: int) -> None:
+        self.sink.add("DSH507", f"unknown event type {shown(etype)} is marked ignorable and skipped",
+                      line=line, seq=seq)
+
+    def _fold(self, event: Event, unknown: bool) -> Event | None:
+        """Keep the message id of ``event`` (upgrades read it) and fold it into the surface."""
+        etype, data = event.type, event.data
         if etype in ("user/message", "assistant/message", "tool/result"):
-            self.message_ids[seq] = (data if etype == "user/message" else data["message"])["id"]
-        event = Event(seq=seq, type=etype, time=value.get("time", 0), data=data, line=line,
-                      surface_op=value.get("surfaceOp"), source_event_seqs=value.get("sourceEventSeqs"),
-                      ignorable=value.get("ignorable") is True)
-        self.surface_ok, self.replacement = True, None
-        try:
-            self.replacement = self.fold.apply(event)
-        except ReplayError as exc:
-            self.surface_ok = False
-            self.sink.add(surface_rule(exc.message), exc.message, line=line, seq=seq)
+            self.message_ids[event.seq] = (data if etype == "user/message" else data["message"])["id"]
+        fold = self.fold
+        last = fold.last
+        if last is not None and last.seq == event.seq:
+            # replay folded it into this fold, which it shares (``LineValidator.shared_fold``)
+            self.replacement, refusal = fold.last_replacement, fold.last_refusal
+        else:
+            try:
+                self.replacement, refusal = fold.apply(event), None
+            except ReplayError as exc:
+                self.replacement, refusal = None, exc.message
+        self.surface_ok = refusal is None
+        if refusal is not None:
+            self.sink.add(surface_rule(refusal), refusal, line=event.line, seq=event.seq)
         return None if unknown else event
 
     def _envelope(self, value: dict[str, Any], line: int, seq: int) -> bool:
-        extra = sorted(k for k in value if k not in _ENVELOPE_KEYS)
-        if extra:
+        if not _ENVELOPE_KEYS.issuperset(value):  # a set pass; the names only for the finding
+            extra = sorted(k for k in value if k not in _ENVELOPE_KEYS)
             self.sink.add("DSH110", f"unknown envelope key(s) {', '.join(extra)}", line=line, seq=seq)
         if not is_safe_int(value.get("time")):
             self.sink.add("DSH111", missing_or(value, "time", "is not a safe integer", owner="event"),

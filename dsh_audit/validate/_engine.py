@@ -19,6 +19,7 @@ from ..log import (
     known_types,
     open_regular,
 )
+from ..replay import SurfaceFold
 from ._admit import Admitter
 from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
@@ -71,7 +72,9 @@ class LineValidator:
     :meth:`finish` gives exactly the findings :func:`validate` gives for the file. Nothing is
     held beyond what the rules keep, so memory stays bounded as in :func:`validate`. With
     ``rules`` or ``ignore``, only the checks that can find a reported rule run (the header's
-    rules alone: :meth:`feed` wants no line after the header).
+    rules alone: :meth:`feed` wants no line after the header). Replay of the same read can fold
+    the reader's events into the rules' surface fold (:meth:`shared_fold`), so that no event the
+    reader admitted is admitted or folded twice.
 
     Example:
         >>> from dsh_audit.log import read_log
@@ -102,6 +105,11 @@ class LineValidator:
         self._trace: Trace | None = None
         self._compaction = CompactionCheck(self.sink) if selected & _COMPACTION_RULES else None
         self._fatal = False  # the log can be read no further; the finding is recorded
+        # Sharing its fold with replay (:meth:`shared_fold`): an event that is not a plain chunk
+        # waits in ``_pending`` until the reader has read its line and replay has folded its events
+        # (the next line, the end or the failure of the file), so that replay's can be taken.
+        self._linked = False
+        self._pending: list[tuple[int, dict[str, Any], Line]] = []
         self._ended = False
         #: with ``lineage``, every event's running hash, for the fork-lineage check of
         #: :func:`validate_paths` over several logs (8 bytes and a hash per event: a lone log,
@@ -117,7 +125,7 @@ class LineValidator:
     def feed(self, line: Line) -> bool:
         """Check one line; False once the rest of the file is not needed (a fatal problem, or
         only the header's rules are reported)."""
-        if self.complete:
+        if self._ended or self._fatal:  # not complete (the property, inline: a call per line)
             return False
         try:
             if not self._started:
@@ -129,20 +137,51 @@ class LineValidator:
                 for _ in self._scan.runs(line):
                     pass  # the events, which no rule reported checks
             else:
+                pending = self._pending
+                if pending:
+                    self._flush()
+                number = line.number
                 for item in self._scan.runs(line):
-                    if not isinstance(item, PackedRow):
-                        self._event(item, line)
+                    if isinstance(item, dict):  # an event read from this line in its turn
+                        if self._linked and (pending or len(item) != 4 or item.get("type") != "assistant/chunk"):
+                            pending.append((number, item, line))  # admitted once the reader has read it
+                        else:
+                            self._event(number, item, line)
+                        continue
+                    if pending:
+                        self._flush()
+                    if isinstance(item, RawEvent):  # released late
+                        self._event(item.line, item.value, line)
                     elif not self._row(item, line):
                         for value in item.events():
-                            self._event(RawEvent(line.number, value), line)
+                            self._event(number, value, line)
         except Fatal:
             self._fatal = True
             self.header = None
         return not self._fatal
 
+    def shared_fold(self) -> SurfaceFold | None:
+        """The surface fold of the admission, for replay of the same read to fold its events into
+        (``iter_requests``'s ``fold``): an event replay folded is not folded again. None when no
+        admission runs (``rules`` without one it can find, a refused header). The events then wait
+        for the reader's read of their line (else one would be folded here before replay folds it
+        too): call it before they are read. The event replay folded last, made from the stored
+        event being admitted, is the reader's (which it yields only when DSH refuses nothing of
+        it): it is not admitted again."""
+        self._linked = True
+        return self._admitter.fold if self._admitter is not None else None
+
+    def _flush(self) -> None:
+        """Check the events held for the reader (:attr:`_pending`), in order."""
+        pending = self._pending
+        for number, value, line in pending:
+            self._event(number, value, line)
+        pending.clear()
+
     def fail(self, error: UnreadableError) -> None:
         """The decoder stopped with ``error`` (corrupt zstd data, a decompression bomb): DSH101."""
         if not self.complete:
+            self._flush()  # the events of the last line read
             unreadable(self.sink, error)
             self._fatal = True
             self.header = None
@@ -154,6 +193,7 @@ class LineValidator:
         try:
             if not self._started:
                 self._start(None, torn)
+            self._flush()
             self._scan.end(torn)
             if self._trace is not None:
                 self._trace.finish()
@@ -185,20 +225,20 @@ class LineValidator:
             self._trace = Trace(self.sink, version=header.version, seed_length=header.seed_length)
         self.header = header
 
-    def _event(self, raw: RawEvent, line: Line | None = None) -> None:
+    def _event(self, number: int, value: dict[str, Any], line: Line) -> None:
+        """One event, ``value``, stored on line ``number`` (``line``'s, unless it was released late)."""
         if self.chain is not None:
-            self.chain.add(raw, line)
+            self.chain.add(RawEvent(number, value), line)
         admitter, trace, compaction = self._admitter, self._trace, self._compaction
         assert admitter is not None
-        value = raw.value
         if (compaction is None or compaction.owed is None) and admitter.plain_chunk(value):
             # Most events of a log: a chunk nothing but the trace's step check and stream grammar
             # can find fault with (admission has nothing to say, compaction owes nothing).
             if trace is not None:
                 trace.surface_ok = True
-                trace.chunk(raw.line, value["seq"], value["data"])
+                trace.chunk(number, value["seq"], value["data"])
             return
-        event = admitter.admit(raw)
+        event = admitter.admit(RawEvent(number, value))
         if event is not None:
             if trace is not None:
                 trace.surface_ok = admitter.surface_ok
@@ -207,7 +247,7 @@ class LineValidator:
                 compaction.apply(event, admitter.replacement, surface_ok=admitter.surface_ok)
         else:
             if trace is not None:
-                trace.refused(raw.value)
+                trace.refused(value)
             if compaction is not None:
                 compaction.refused()
 

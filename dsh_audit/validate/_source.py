@@ -147,15 +147,19 @@ class EventScan:
         for item in self.runs(line):
             if isinstance(item, PackedRow):
                 yield from (RawEvent(line.number, value) for value in item.events())
+            elif isinstance(item, dict):
+                yield RawEvent(line.number, item)
             else:
                 yield item
 
-    def runs(self, line: Line) -> Iterator[RawEvent | PackedRow]:
+    def runs(self, line: Line) -> Iterator[RawEvent | PackedRow | dict[str, Any]]:
         """:meth:`feed`'s events, except that the events of a packed row come as one
         :class:`PackedRow`, not expanded (all read from ``line``), when the whole row can be checked
         now with its seqs in order (nothing held, its first seq the next one, more than one
         member): its events share their keys, type, turn, step, chunk type and index, so a checker
         may treat them together, and expand them (:meth:`PackedRow.events`) only when it cannot.
+        An event read from ``line`` in its turn (the common case) comes as its value alone (a
+        ``dict``; no :class:`RawEvent` is made for it); one released late, as a :class:`RawEvent`.
 
         Raises:
             Fatal: the line is not UTF-8 (the finding is recorded).
@@ -180,7 +184,7 @@ class EventScan:
                 seq = value.get("seq")
                 if type(seq) is int and seq == self.expected and seq <= SAFE_MAX:
                     self.expected = seq + 1
-                    yield RawEvent(number, value)
+                    yield value
                     continue
             items, self.expected = _sequenced(value, number, self.expected)
             if held or isinstance(items[0], _Issue):

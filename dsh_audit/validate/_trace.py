@@ -88,7 +88,20 @@ class Trace(StreamChecks):
         if self.open_turn != turn or self.open_step != step:
             self.require_step("assistant/chunk", data)
         chunk = data.get("chunk")
-        self.feed(seq, (turn, step), chunk if isinstance(chunk, dict) else {})
+        if not isinstance(chunk, dict):
+            chunk = {}
+        attempt = self.step.attempt
+        if attempt is not None and attempt.finish is None and attempt.key == (turn, step):
+            # the common case, a delta into the open block of its index in the step's unfinished
+            # attempt: all :meth:`feed` would do is extend the attempt's seqs
+            ctype, index = chunk.get("type"), chunk.get("index")
+            if (type(ctype) is str and type(index) is int and ctype in DELTA_BLOCK
+                    and attempt.open.get(index) == DELTA_BLOCK[ctype]):
+                seqs = attempt.seqs
+                if not seqs or seqs[-1] != seq:
+                    seqs.append(seq)
+                return
+        self.feed(seq, (turn, step), chunk)
 
     def refused(self, value: dict[str, Any]) -> None:
         """An event the admission refused: what it would have told the trace is unknown."""
@@ -157,37 +170,38 @@ class Trace(StreamChecks):
     # -- turns and steps --------------------------------------------------------------------------
 
     def on_turn_start(self, event: Event, data: dict[str, Any]) -> None:
-        turn, named_turn = data.get("turn"), _number("turn", member(data, "turn"))
+        turn = data.get("turn")  # its name in a message (``_number``) made only for a finding
         if self.open_turn is not None:
-            self.add("DSH402", f"turn/start names {named_turn} while {_number('turn', self.open_turn)} is still open")
+            self.add("DSH402", f"turn/start names {_number('turn', member(data, 'turn'))} while "
+                     f"{_number('turn', self.open_turn)} is still open")
         if "turn" not in data:
             self.add("DSH401", f"turn/start has no turn field: the spec's turn/start data is {{turn}}, the turn's "
                      f"number (turn {self.next_turn} is next)", hint=f'write "turn": {self.next_turn}')
         elif turn != self.next_turn:
-            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {named_turn}")
+            self.add("DSH401", f"turn/start expected turn {self.next_turn}, got {_number('turn', turn)}")
         # a turn/start naming no turn (missing or null) opens the turn it should have named, so the
         # turn's steps are not reported again as steps of no open turn
         self.open_turn = self.next_turn if turn is None else turn
         self.next_step, self.misplaced = 1, None
 
     def on_turn_end(self, event: Event, data: dict[str, Any]) -> None:
-        turn, named_turn = data.get("turn"), _number("turn", member(data, "turn"))
+        turn = data.get("turn")
         if self.open_turn is None:
-            self.add("DSH402", f"turn/end names {named_turn} but no turn is open")
+            self.add("DSH402", f"turn/end names {_number('turn', member(data, 'turn'))} but no turn is open")
         elif "turn" not in data:
             self.add("DSH402", f"turn/end has no turn field: the spec's turn/end data is {{turn, reason}}, naming "
                      f"the open {_number('turn', self.open_turn)}",
                      hint=f'write "turn": {shown(self.open_turn)}')
         elif self.open_turn != turn:
-            self.add("DSH402", f"turn/end names {named_turn} but {_number('turn', self.open_turn)} is open")
+            self.add("DSH402", f"turn/end names {_number('turn', turn)} but {_number('turn', self.open_turn)} is open")
         if self.open_step is not None:
-            self.add("DSH402", f"turn/end names {named_turn} while {_number('step', self.open_step)} is still open")
+            self.add("DSH402", f"turn/end names {_number('turn', member(data, 'turn'))} while "
+                     f"{_number('step', self.open_step)} is still open")
         self.open_turn = self.misplaced = None
         self.next_turn += 1
 
     def on_step_start(self, event: Event, data: dict[str, Any]) -> None:
         turn, step = data.get("turn"), data.get("step")
-        named_turn, named_step = _number("turn", member(data, "turn")), _number("step", member(data, "step"))
         spec = "the spec's step/start data is {turn, step}"
         if "turn" not in data:
             # a missing field, not a wrong one: say what is missing, not how steps nest
@@ -200,18 +214,20 @@ class Trace(StreamChecks):
         elif self.open_turn is None:
             # its turn/start is missing (or was not readable): the step's turn is taken as open,
             # so that the events of that turn are not each reported again as outside any turn
-            self.add("DSH404", f"step/start names {named_turn} but no turn is open")
+            self.add("DSH404", f"step/start names {_number('turn', turn)} but no turn is open")
             self.open_turn = turn
         elif self.open_turn != turn:
-            self.add("DSH404", f"step/start names {named_turn} but {_number('turn', self.open_turn)} is open")
+            self.add("DSH404", f"step/start names {_number('turn', turn)} but {_number('turn', self.open_turn)} "
+                     "is open")
         if self.open_step is not None:
-            self.add("DSH404", f"step/start names {named_step} while {_number('step', self.open_step)} "
-                     "is still open")
+            self.add("DSH404", f"step/start names {_number('step', member(data, 'step'))} while "
+                     f"{_number('step', self.open_step)} is still open")
         if "step" not in data:
             self.add("DSH403", f"step/start has no step field: {spec}, steps numbered from 1 in each turn "
                      f"(step {self.next_step} is next)", hint=f'write "step": {self.next_step}')
         elif step != self.next_step:
-            self.add("DSH403", f"step/start expected step {self.next_step} in {named_turn}, got {named_step}")
+            self.add("DSH403", f"step/start expected step {self.next_step} in "
+                     f"{_number('turn', member(data, 'turn'))}, got {_number('step', step)}")
         self.open_step, self.misplaced = step, None
         self.step = Step()
 

@@ -3,6 +3,7 @@ happened to a log, and a :class:`WatchSummary` at the end."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +22,13 @@ class WatchRequest:
         index, kind, turn, step, attempt, model: the request (``dsh-audit requests`` numbering).
         sent: its send time from the log (epoch seconds), None when unknown.
         prompt_tokens: the logged prompt size; ``expected`` and ``actual``: cache reads predicted
-            and logged (``actual`` None while the usage is unknown).
+            and logged (``actual`` None while the usage is unknown); ``potential``: the reusable
+            reads, what the conversation's previous request left in the cache, which ``lost_tokens``
+            is measured from (``cache``'s "reusable"; None when not given).
         classification: the cache verdict (:data:`dsh_audit.cache.CLASSIFICATIONS`).
-        cost: what the request cost in USD, None when the price table cannot price it.
+        cost: what the request cost in USD, None when the price table cannot price it;
+            ``cost_buckets`` that cost by billing bucket (None when not given: JSON then gives
+            the total alone).
         verdict, cause, relation, previous: the attribution transition (``break`` for a break).
         fields: the header fields that changed; evidence_seqs: the log events that prove it.
         transition: the whole transition as ``dsh-audit breaks --json`` prints it.
@@ -67,6 +72,8 @@ class WatchRequest:
     lost_cost: float | None = 0.0
     provisional: bool = False
     update: bool = False
+    cost_buckets: Costs | None = None
+    potential: int | None = None
 
     @property
     def is_break(self) -> bool:
@@ -74,19 +81,27 @@ class WatchRequest:
 
     def to_json(self) -> dict[str, Any]:
         """The request's JSON line: ``seen`` and ``sent`` in seconds since the epoch, and as ISO
-        8601 UTC (``seen_at``, ``sent_at``: the form of ``sessions --json``; null when unknown)."""
+        8601 UTC (``seen_at``, ``sent_at``: the form of ``sessions --json``; null when unknown);
+        ``cost_usd`` by billing bucket with its ``total``, as every command's ``--json`` gives a cost."""
         return {"type": "break" if self.is_break else "request", "seen": round(self.seen, 3),
                 "seen_at": iso_utc(self.seen), "path": self.path,
                 "session_id": self.session_id, "title": self.title, "index": self.index, "kind": self.kind,
                 "turn": self.turn, "step": self.step, "attempt": self.attempt, "model": self.model,
                 "sent": self.sent, "sent_at": iso_utc(self.sent), "prompt_tokens": self.prompt_tokens,
-                "expected_cache_read": self.expected,
-                "actual_cache_read": self.actual, "classification": self.classification, "cost_usd": self.cost,
+                "expected_cache_read": self.expected, "reusable_cache_read": self.potential,
+                "actual_cache_read": self.actual, "classification": self.classification, "cost_usd": self._cost_json(),
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.lost_cost,
                 "verdict": self.verdict, "cause": self.cause, "relation": self.relation, "previous": self.previous,
                 "fields": list(self.fields), "evidence_seqs": list(self.evidence_seqs),
                 "transition": self.transition, "history": self.history, "provisional": self.provisional,
                 "update": self.update}
+
+    def _cost_json(self) -> dict[str, float] | None:
+        """The request's cost as JSON: by bucket with its ``total``; the total alone when the
+        buckets were not given; None when it was not priced."""
+        if self.cost is None:
+            return None
+        return {**(self.cost_buckets.to_json() if self.cost_buckets is not None else {}), "total": self.cost}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +126,16 @@ class WatchNote:
 
 
 WatchItem = WatchRequest | WatchNote
+
+#: The places of the amounts in what :class:`WatchSummary` counts of requests (summed exactly).
+_MONEY = frozenset({2, 4, 5, 6, 7})
+
+
+def _merged(counted: Iterable[float], more: Iterable[float], sign: int) -> list[float]:
+    """What ``counted`` becomes with ``more`` added (``sign`` 1) or taken away (-1), place by
+    place; each amount (:data:`_MONEY`) summed exactly (:func:`~dsh_audit.cache.usd_total`)."""
+    return [usd_total((a, sign * b)) if i in _MONEY else a + sign * b
+            for i, (a, b) in enumerate(zip(counted, more, strict=True))]
 
 
 @dataclass(slots=True)
@@ -145,10 +170,15 @@ class WatchSummary:
     cost: float = 0.0
     errors: int = 0
     unpriced: int = 0
+    #: ``cost`` by billing bucket, and how many priced requests gave only their total (then JSON
+    #: gives the total alone: buckets that leave some out would not add up to it)
+    costs: Costs = Costs()
+    bucketless: int = 0
     #: runs of the ``--on-break`` command that failed (set by the command): errors too
     failed_runs: int = 0
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
-    # what was counted of each (path, session): requests, breaks, cost, unpriced
+    # what was counted of each (path, session): requests, breaks, cost, unpriced, the cost's buckets,
+    # and priced requests without buckets
     reads: dict[tuple[str, str], list[float]] = field(default_factory=dict, repr=False)
     # the requests shown as provisional, by session and index: the path each was shown at and what
     # it counted (requests, breaks, cost, unpriced), for the update that takes its place
@@ -174,39 +204,53 @@ class WatchSummary:
             self._count(shown[1], -1)
             before = self.reads.get((shown[0], item.session_id))
             if before is not None:
-                before[:] = [before[0] - 1, before[1] - shown[1][1], usd_total((before[2], -shown[1][2])),
-                             before[3] - shown[1][3]]
-        alone = [1, int(item.is_break), 0.0 if item.cost is None else item.cost, int(item.cost is None)]
-        counted = self.reads.setdefault((item.path, item.session_id), [0, 0, 0.0, 0])
-        counted[:] = [counted[0] + 1, counted[1] + alone[1], usd_total((counted[2], alone[2])), counted[3] + alone[3]]
+                before[:] = _merged(before, shown[1], -1)
+        buckets = item.cost_buckets if item.cost is not None and item.cost_buckets is not None else Costs()
+        alone = [1, int(item.is_break), 0.0 if item.cost is None else item.cost, int(item.cost is None),
+                 buckets.cache_miss, buckets.cache_read, buckets.cache_write, buckets.output,
+                 int(item.cost is not None and item.cost_buckets is None)]
+        counted = self.reads.setdefault((item.path, item.session_id), [0] * len(alone))
+        counted[:] = _merged(counted, alone, 1)
         self._count(alone, 1)
         if item.provisional:
             self.provisional[key] = (item.path, alone)
 
     def _count(self, counted: list[float], sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) what some requests counted: requests, breaks, cost,
-        unpriced (the cost summed exactly: nothing left over by rounding)."""
+        unpriced, the cost's buckets, priced requests without buckets (the amounts summed exactly:
+        nothing left over by rounding)."""
         self.requests += sign * int(counted[0])
         self.breaks += sign * int(counted[1])
         self.cost = usd_total((self.cost, sign * counted[2]))
         self.unpriced += sign * int(counted[3])
+        self.costs = self.costs + Costs(*(sign * amount for amount in counted[4:8]))
+        self.bucketless += sign * int(counted[8])
 
     def to_json(self) -> dict[str, Any]:
-        """The summary's JSON line: ``cost_usd`` the sum over the priced requests to the
-        nano-dollar (never rounded further: ``cache --json`` gives the same number), null when none
-        was priced (:meth:`Costs.known`), with ``unpriced_requests`` and ``cost_complete``.
+        """The summary's JSON line: ``cost_usd`` the sum over the priced requests by billing
+        bucket, its ``total`` to the nano-dollar (never rounded further: ``cache --json`` gives the
+        same number), null when none was priced (:meth:`Costs.known`), with ``unpriced_requests``
+        and ``cost_complete``.
 
         Example:
             >>> fields = ("cost_usd", "unpriced_requests", "cost_complete")
-            >>> [WatchSummary(requests=2, cost=0.5, unpriced=1).to_json()[k] for k in fields]
-            [0.5, 1, False]
+            >>> summary = WatchSummary()
+            >>> for cost, buckets in [(0.5, Costs(cache_miss=0.25, output=0.25)), (None, None)]:
+            ...     summary.add(WatchRequest(0, "s.jsonl", "s", None, 0, "loop", 1, 1, 1, None, None, None, None,
+            ...                              None, None, cost, None, None, None, None, cost_buckets=buckets))
+            >>> [summary.to_json()[k] for k in fields]
+            [{'cache_miss': 0.25, 'cache_read': 0.0, 'cache_write': 0.0, 'output': 0.25, 'total': 0.5}, 1, False]
+            >>> WatchSummary(requests=2, cost=0.5, unpriced=1, bucketless=1).to_json()["cost_usd"]  # no buckets given
+            {'total': 0.5}
             >>> [WatchSummary(requests=2, unpriced=2).to_json()[k] for k in fields]
             [None, 2, False]
-            >>> WatchSummary(requests=1, cost=2.1e-08).to_json()["cost_usd"]  # not 0.0
+            >>> WatchSummary(requests=1, cost=2.1e-08).to_json()["cost_usd"]["total"]  # not 0.0
             2.1e-08
         """
+        known = Costs.known(self.cost, requests=self.requests, unpriced=self.unpriced)
         return {"type": "summary", "sessions": self.sessions, "requests": self.requests, "breaks": self.breaks,
-                "cost_usd": Costs.known(self.cost, requests=self.requests, unpriced=self.unpriced),
+                "cost_usd": None if known is None else {**({} if self.bucketless else self.costs.to_json()),
+                                                        "total": known},
                 "errors": self.errors + self.failed_runs, "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 
+from ._anthropic_oauth import key_type_conflict, key_type_of
 from ._deepseek import DEFAULT_HARNESS_VERSION, DEFAULT_MAX_REQUEST_IMAGE_BYTES, DeepSeekRenderer, PromptPieces, utf8_size
 from ._images import OFFLOADED_IMAGE_TEXT, images_in_body
 from ._markers import fold_text_block, without_cache_markers
@@ -53,6 +54,8 @@ __all__ = [
     "home_profiles",
     "home_route_files",
     "images_in_body",
+    "key_type_conflict",
+    "key_type_of",
     "load_home_routes",
     "load_routes",
     "make_renderer",

@@ -23,17 +23,19 @@ Not captured but checked against pi-ai 0.82.1's own output for synthetic session
 ``|| 1024``, custom thinking budgets, every effort, ``temperature``, long and no retention,
 redacted thinking, tool-id normalisation, orphaned calls, skipped error turns, and hand-declared
 routes with compat switches, and images in user messages and tool results
-(``tests/data/piai_oracle/images``). Not modelled: OAuth keys (DSH deployments use API keys), deferred
+(``tests/data/piai_oracle/images``). An OAuth key's Claude Code identity, tool names and headers are
+in :mod:`dsh_audit.wire._anthropic_oauth` (``tests/data/piai_oracle/oauth``). Not modelled: deferred
 tools (DSH never sets ``addedToolNames``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import RenderError
+from ._anthropic_oauth import KEY_TYPES, keyed, oauth_betas, system_blocks, tool_namer, uses_oauth
 from ._piai import CopilotHeaders, body_context
 from ._piai_call import PiCall
 from ._piai_facts import PiModel
@@ -65,7 +67,8 @@ def _normalize_id(call_id: str, _model: PiModel, _message: Any) -> str:
     return clean_id(call_id)[:64]
 
 
-def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool) -> list[dict[str, Any]]:
+def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool,
+                      tool_name: Callable[[str], str]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in content:
         kind = block["type"]
@@ -90,7 +93,7 @@ def _assistant_blocks(content: list[dict[str, Any]], allow_empty_signature: bool
             else:
                 blocks.append({"type": "text", "text": text})
         elif kind == "toolCall":
-            blocks.append({"type": "tool_use", "id": block["id"], "name": block["name"],
+            blocks.append({"type": "tool_use", "id": block["id"], "name": tool_name(block["name"]),
                            "input": block.get("arguments") if block.get("arguments") is not None else {}})
     return blocks
 
@@ -118,12 +121,14 @@ def _tool_result(msg: Mapping[str, Any]) -> dict[str, Any]:
 
 class _Converter:
     """``convertMessages``, one transformed message at a time (:class:`~dsh_audit.wire._piai.Sink`):
-    consecutive tool results become one user message, closed by the next other message."""
+    consecutive tool results become one user message, closed by the next other message;
+    ``tool_name`` names a ``tool_use`` block's tool (:func:`._anthropic_oauth.tool_namer`)."""
 
-    __slots__ = ("allow_empty_signature", "group", "params")
+    __slots__ = ("allow_empty_signature", "group", "params", "tool_name")
 
-    def __init__(self, allow_empty_signature: bool) -> None:
+    def __init__(self, allow_empty_signature: bool, tool_name: Callable[[str], str]) -> None:
         self.allow_empty_signature = allow_empty_signature
+        self.tool_name = tool_name
         self.params: list[dict[str, Any]] = []
         self.group: list[dict[str, Any]] = []  # the open run of tool results
 
@@ -142,7 +147,7 @@ class _Converter:
             elif not js_blank(msg["content"]):
                 self.params.append({"role": "user", "content": sanitize_surrogates(msg["content"])})
         else:
-            blocks = _assistant_blocks(msg["content"], self.allow_empty_signature)
+            blocks = _assistant_blocks(msg["content"], self.allow_empty_signature, self.tool_name)
             if blocks:
                 self.params.append({"role": "assistant", "content": blocks})
 
@@ -152,7 +157,7 @@ class _Converter:
 
 
 def _new_converter(model: PiModel) -> _Converter:
-    return _Converter(_compat(model, "allowEmptySignature", False))
+    return _Converter(_compat(model, "allowEmptySignature", False), tool_namer(model))
 
 
 def _mark_last(params: list[dict[str, Any]], cache: dict[str, str] | None) -> list[dict[str, Any]]:
@@ -169,8 +174,7 @@ def _mark_last(params: list[dict[str, Any]], cache: dict[str, str] | None) -> li
 
 
 def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | None,
-                      allow_empty_signature: bool) -> list[dict[str, Any]]:
-    converter = _Converter(allow_empty_signature)
+                      converter: _Converter) -> list[dict[str, Any]]:
     for msg in messages:
         converter.add(msg)
     return _mark_last(converter.finish([]), cache)
@@ -179,8 +183,11 @@ def _convert_messages(messages: list[dict[str, Any]], cache: dict[str, str] | No
 def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str, str] | None,
                    seq: int | None = None) -> list[dict[str, Any]]:
     unique: dict[str, dict[str, Any]] = {}
+    tool_name = tool_namer(model)
     for tool in tools:
-        unique[tool["name"]] = tool  # a repeated name keeps its first position, takes the last tool
+        # a repeated name keeps its first position, takes the last tool (``splitDeferredTools``: by
+        # the name sent, so in OAuth mode ``read`` and ``Read`` are one tool)
+        unique[tool_name(tool["name"])] = tool
     for tool in unique.values():
         if tool.get("parameters") is None:
             # anthropic-messages.js convertTools reads ``schema.properties`` of every tool it sends:
@@ -196,7 +203,7 @@ def _convert_tools(tools: list[dict[str, Any]], model: PiModel, cache: dict[str,
     for index, tool in enumerate(unique.values()):
         schema = tool.get("parameters")
         schema = schema if isinstance(schema, Mapping) else {}  # JavaScript reads no field of another value
-        entry: dict[str, Any] = {"name": tool["name"]}
+        entry: dict[str, Any] = {"name": tool_name(tool["name"])}
         if "description" in tool:  # anthropic-messages.js:1007 writes it as it is: null stays
             entry["description"] = tool["description"]
         if eager:
@@ -258,18 +265,17 @@ def anthropic_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
         messages = _mark_last(fold.sink.finish(fold.transform.tail()), cache)
     else:
         messages = _convert_messages(transform_messages(context["messages"], model, _normalize_id), cache,
-                                     _compat(model, "allowEmptySignature", False))
+                                     _new_converter(model))
     body: dict[str, Any] = {
         "model": model.id,
         "messages": messages,
         "max_tokens": max_tokens,
         "stream": True,
     }
-    if context.get("systemPrompt"):
-        block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(context["systemPrompt"])}
-        if cache:
-            block["cache_control"] = cache
-        body["system"] = [block]
+    prompt = context.get("systemPrompt")
+    system = system_blocks(sanitize_surrogates(prompt) if prompt else None, cache, oauth=uses_oauth(model))
+    if system is not None:
+        body["system"] = system
     enabled = thinking is not None and thinking["type"] != "disabled"
     if call.temperature is not None and not enabled and _compat(model, "supportsTemperature", True):
         body["temperature"] = call.temperature
@@ -295,6 +301,13 @@ def _headers(call: PiCall, has_tools: bool, agent: str, platform: tuple[tuple[st
     headers = [("x-stainless-retry-count", "0"), ("x-stainless-timeout", "600"), ("x-stainless-lang", "js"),
                ("x-stainless-package-version", "0.91.1"), *platform, ("anthropic-version", "2023-06-01"),
                ("accept", "application/json"), ("anthropic-dangerous-direct-browser-access", "true")]
+    if uses_oauth(model):
+        # createClient's OAuth client: Claude Code's betas first, pi-ai's ``user-agent`` (whose value DSH's
+        # replaces in place, ``Object.assign``) and ``x-app``; no session affinity
+        headers += [("anthropic-beta", oauth_betas(betas)), ("user-agent", agent), ("x-app", "cli"),
+                    ("content-type", "application/json")]
+        return tuple(merge_profile_headers(headers, call, client=("accept", "anthropic-dangerous-direct-browser-access",
+                                                                  "anthropic-beta", "user-agent", "x-app")))
     if betas:
         headers.append(("anthropic-beta", ",".join(betas)))
     # anthropic-messages.js createClient: the github-copilot client sends no session affinity
@@ -310,7 +323,9 @@ def _headers(call: PiCall, has_tools: bool, agent: str, platform: tuple[tuple[st
 class AnthropicRenderer(CopilotHeaders, PiRenderer):
     """Render :class:`~dsh_audit.replay.Request` values as pi-ai 0.82.1 sends Anthropic Messages.
 
-    Takes the settings of :class:`PiRenderer`.
+    Takes the settings of :class:`PiRenderer`, and ``key_type``: the kind of key DSH gave pi-ai
+    (``oauth``, ``api-key``) on every route, winning over the route file's ``dshAudit.keyType``
+    (default: the route file's, else ``api-key``).
 
     Example:
         >>> renderer = AnthropicRenderer()
@@ -321,6 +336,31 @@ class AnthropicRenderer(CopilotHeaders, PiRenderer):
     api = "anthropic-messages"
     endpoint = "/v1/messages"
     other = ("openai-completions", "openai")
+
+    key_type: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.key_type is not None and self.key_type not in KEY_TYPES:
+            raise ValueError(f"key_type must be one of {', '.join(KEY_TYPES)}, not {self.key_type!r}")
+
+    def call(self, request: Any) -> PiCall:
+        """DSH's stream options for ``request``, with this renderer's :attr:`key_type` when it has one."""
+        call = PiRenderer.call(self, request)
+        return call if self.key_type is None else keyed(call, self.key_type)
+
+    def render(self, request: Any, *, key_type: str | None = None, compaction_instruction: str | None = None,
+               images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> WireRequest:
+        """:meth:`PiRenderer.render`; ``key_type`` renders this request for that kind of key (a capture's:
+        ``diff`` takes it from the captured request), through a renderer kept for it."""
+        options: dict[str, Any] = {"compaction_instruction": compaction_instruction, "images": images,
+                                   "offloaded_image_text": offloaded_image_text}
+        if key_type is None or key_type == self.key_type:
+            return PiRenderer.render(self, request, **options)
+        other = self.state.get(f"key_type:{key_type}")
+        if other is None:
+            other = self.state[f"key_type:{key_type}"] = replace(self, key_type=key_type)
+        rendered: WireRequest = other.render(request, **options)
+        return rendered
 
     def body(self, request: Any, call: PiCall, *, compaction_instruction: str | None,
              images: Mapping[str, bytes] | None = None, offloaded_image_text: str | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ..errors import UnreadableError, UsageError
 from ..log import open_regular
 from ._piai_js import js_truthy
 from ._piai_route_file import _read_layer
-from ._piai_routes import _CONFIG_HINT, PiRoutes, _Bad, parse_routes
+from ._piai_routes import PiRoutes, _Bad, parse_routes
 from ._piai_yaml import _SHORT, MAX_ROUTE_FILE, _js_number, _read_yaml
 
 __all__ = ["MAX_COMPARED_PROFILES", "PATCH_FILE", "PROFILES_DIR", "PROFILE_HINT", "SETTINGS_FILE", "check_profile",
@@ -363,5 +363,5 @@ def load_home_routes(home: str | os.PathLike[str], *, profile: str | None = None
         where = " + ".join(layers)
         raise UsageError(f"route configuration composed from {where}: {exc}" if len(layers) > 1
                          else f"route configuration: {exc}", path=layers[-1] if layers else base,
-                         hint=_CONFIG_HINT) from None
+                         hint=exc.hint) from None
     return dataclasses.replace(routes, source=layers[-1] if layers else "", layers=layers, notes=tuple(notes))

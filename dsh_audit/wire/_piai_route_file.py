@@ -10,7 +10,7 @@ import os
 from typing import Any, Literal, overload
 
 from ..errors import UsageError
-from ._piai_routes import _CONFIG_HINT, PiRoutes, _Bad, parse_routes
+from ._piai_routes import PiRoutes, _Bad, parse_routes
 from ._piai_yaml import _read_yaml
 
 __all__ = ["load_routes"]
@@ -52,7 +52,7 @@ def load_routes(path: str | os.PathLike[str], *, layer: bool = False) -> PiRoute
                 return None
         return dataclasses.replace(parse_routes(data), source=name)
     except _Bad as exc:
-        raise UsageError(f"route file: {exc}", path=name, hint=_CONFIG_HINT) from None
+        raise UsageError(f"route file: {exc}", path=name, hint=exc.hint) from None
 
 
 def _layer_config(data: Any) -> Any:
@@ -78,4 +78,4 @@ def _read_layer(path: str) -> list[dict[str, Any]]:
     try:
         return _patch_rows(_read_yaml(path, _FILE_HINT))
     except _Bad as exc:
-        raise UsageError(f"route file: {exc}", path=path, hint=_CONFIG_HINT) from None
+        raise UsageError(f"route file: {exc}", path=path, hint=exc.hint) from None

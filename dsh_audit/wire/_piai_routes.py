@@ -11,7 +11,9 @@ level carries its wire value, an undeclared one is pinned unsupported, a bare ``
 The route's stream settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``headers``;
 DSH ``config.ts`` and ``adapter.ts`` ``profileOptions``/``requestHeaders``) and its request image
 bound (``maxRequestImageBytes``) are read into a :class:`~dsh_audit.wire.RouteProfile` carried by
-each of its models.
+each of its models, and so is dsh-audit's own ``dshAudit`` mapping, which DSH does not read: the facts
+of a route DSH's configuration cannot hold (``keyType``: the kind of key DSH's process gave pi-ai,
+:func:`~dsh_audit.wire._anthropic_oauth.keyed_profile`).
 
 A route file is read by :func:`~dsh_audit.wire._piai_route_file.load_routes`; the configuration
 DSH composes under its home by :func:`~dsh_audit.wire._piai_home.load_home_routes`.
@@ -28,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._urls import url_problem
+from ._anthropic_oauth import KEY_TYPES, keyed_profile
 from ._piai_catalog import catalog_base_url, catalog_models
 from ._piai_facts import THINKING_LEVELS, PiModel, RouteProfile
 from ._piai_yaml import _SHORT
@@ -114,10 +117,17 @@ class PiRoutes:
 
 
 class _Bad(Exception):
-    """One problem in a route file: the key path it is at and what is wrong."""
+    """One problem in a route file: the key path it is at and what is wrong; ``hint``: what to do
+    when :data:`_CONFIG_HINT` (DSH's own settings) is not it (dsh-audit's ``dshAudit`` mapping)."""
 
-    def __init__(self, where: str, what: str) -> None:
+    def __init__(self, where: str, what: str, hint: str = "") -> None:
         super().__init__(f"{where}: {what}")
+        self.hint = hint or _CONFIG_HINT
+
+
+#: The hint of an error in a route's ``dshAudit`` mapping (docs/routes.md section 7.2).
+_KEY_TYPE_HINT = ("write the route's `dshAudit: {keyType: oauth}` or `dshAudit: {keyType: api-key}` "
+                  "(docs/routes.md section 7.2) in the file given as --routes FILE")
 
 
 def _providers(data: Any) -> Mapping[str, Any]:
@@ -212,7 +222,23 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
         model = _model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at)
         out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
     _route_compat_read(profile, out, where)
+    _key_type_route(profile, out, where)
     return out
+
+
+def _key_type_route(profile: dict[str, Any], models: list[PiModel], where: str) -> None:
+    """Refuse ``dshAudit: {keyType: oauth}`` on a route with no model of Anthropic's Messages api:
+    the kind of key changes only what pi-ai sends to Anthropic (an OAuth key's Claude Code
+    identity), so on such a route it would be a setting that does nothing (a route serving several apis, as
+    github-copilot does, keeps it for its Anthropic models)."""
+    settings = profile.get("dshAudit")
+    if not isinstance(settings, dict) or settings.get("keyType") != "oauth":  # api-key: the default, said
+        return
+    other = sorted({m.api for m in models})
+    if "anthropic-messages" not in other:
+        raise _Bad(f"{where}.dshAudit.keyType", f"is set on a route of api {', '.join(other)}: keyType applies "
+                   "only to anthropic-messages routes", "remove `dshAudit: {keyType: ...}` from this route in "
+                   "the file given as --routes FILE (docs/routes.md section 7.2)")
 
 
 def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
@@ -246,13 +272,33 @@ def _profile(profile: dict[str, Any], where: str) -> RouteProfile | None:
         image_bound = _positive(profile.get("maxRequestImageBytes"), f"{where}.maxRequestImageBytes")
     except _Bad:
         raise _Bad(f"{where}.maxRequestImageBytes", "must be a positive whole number of bytes") from None
-    if reasoning is None and retention is None and budgets is None and not headers and image_bound is None:
+    key_type = _key_type(profile.get("dshAudit"), f"{where}.dshAudit")
+    if reasoning is None and retention is None and budgets is None and not headers and image_bound is None \
+            and key_type is None:
         return None
     # pi-ai reads only the four levels' budgets (simple-options.js adjustMaxTokensForThinking).
     kept = {level: budgets[level] for level in _BUDGET_LEVELS if level in budgets} if budgets is not None else None
     sent = tuple((k, v) for k, v in (headers or {}).items() if k.lower() not in _RESERVED_HEADERS)
-    return RouteProfile(reasoning=reasoning, cache_retention=retention, thinking_budgets=kept, headers=sent,
-                        max_request_image_bytes=image_bound)
+    settings = RouteProfile(reasoning=reasoning, cache_retention=retention, thinking_budgets=kept, headers=sent,
+                            max_request_image_bytes=image_bound)
+    return settings if key_type is None else keyed_profile(settings, key_type)
+
+
+def _key_type(settings: Any, where: str) -> str | None:
+    """``dshAudit.keyType``, the kind of key DSH gave pi-ai on the route (None: not said, an API key).
+    ``dshAudit`` is dsh-audit's own mapping, so a name in it that dsh-audit does not know is refused."""
+    if settings is None:
+        return None
+    if not isinstance(settings, dict):
+        raise _Bad(where, "must be a mapping of dsh-audit route settings (keyType)", _KEY_TYPE_HINT)
+    for name in settings:
+        if name != "keyType":
+            raise _Bad(f"{where}.{name}", "is not a dsh-audit route setting (known: keyType)", _KEY_TYPE_HINT)
+    value = settings.get("keyType")
+    if value not in KEY_TYPES:
+        raise _Bad(f"{where}.keyType", f"must be one of {', '.join(KEY_TYPES)} (the kind of key DSH gave pi-ai)",
+                   _KEY_TYPE_HINT)
+    return str(value)
 
 
 def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],

@@ -58,7 +58,7 @@ from typing import Any
 
 from ..errors import RenderError
 from ..jsjson import stringify
-from ._openai import short_hash
+from ._openai_messages import short_hash
 from ._piai import CopilotHeaders, body_context
 from ._piai_call import PiCall, clamp_level
 from ._piai_facts import PiModel

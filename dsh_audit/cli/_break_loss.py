@@ -1,0 +1,100 @@
+"""What a listed request lost of the prefix cache, as ``dsh-audit cache`` judged it, and the total."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import LazyModule
+from ..report.terminal import Amount
+
+if TYPE_CHECKING:
+    from .. import cache
+    from ..cache import CacheVerdict
+
+
+if not TYPE_CHECKING:
+    # read only where a view needs cache accounting (``breaks --accounting``, ``explain``): ``breaks``
+    # alone loads none (start-up, issue 11)
+    cache = LazyModule("dsh_audit.cache")
+
+
+@dataclass(frozen=True, slots=True)
+class _Lost:
+    """What a request lost of the prefix cache, as ``dsh-audit cache`` judged it (its
+    :class:`~dsh_audit.cache.CacheVerdict`): the cache reads it should have had and did not
+    (``tokens``, every cause: the timeline's "lost"), and what they cost over cache reads at the
+    request's rate (``cost``, the verdict's ``lost_cost``; $0 when it lost none, whatever its
+    price, by the one rule of every view). None when not known, ``unknown`` then says why: its
+    cache reads were not logged (tokens and cost), or no rate prices it (cost). A sum of losses
+    (:func:`_total`) over requests some of whose are not known is a lower bound (``bound``)."""
+
+    tokens: int | None
+    cost: float | None
+    unknown: str | None = None
+    bound: bool = False  # a total's: the cost of a request that owes some is not known
+
+    @classmethod
+    def of(cls, verdict: CacheVerdict | None, missing: str | None = None) -> _Lost:
+        """The loss of the request ``verdict`` judged; ``missing``: why it has none."""
+        if verdict is None:
+            return cls(None, None, missing or "its cache was not accounted")
+        if verdict.lost_unknown:  # a break whose cache reads were not logged: cache says why
+            return cls(None, None, verdict.unpriced)
+        tokens = sum(verdict.lost.values())
+        owes = int(tokens > 0)
+        priced = verdict.lost_cost is not None
+        cost = cache.Costs.known(verdict.lost_cost or 0.0, requests=1, unpriced=int(not priced), owing=owes,
+                           owing_unpriced=owes * (not priced))
+        return cls(tokens, cost, None if cost is not None else verdict.unpriced or "no rate prices it")
+
+    @property
+    def text(self) -> str:
+        """``8927 ($0.0241)``; ``0`` when it lost none; ``?`` when the tokens are not known, ``$?``
+        the cost."""
+        if self.tokens is None:
+            return "?"
+        if not self.tokens and not self.bound:
+            return "0"
+        return f"{self.tokens} ({self.cost_text})"
+
+    @property
+    def cost_text(self) -> str:
+        """The cost as people read it: ``$0.0241``, ``≥$0.0241`` (a lower bound), ``$?`` (unknown)."""
+        return "$?" if self.cost is None else ("≥" if self.bound else "") + cache.Costs.text(self.cost)
+
+    def cells(self, *, csv: bool) -> tuple[object, ...]:
+        """The table's one cell ``N ($x)``, or CSV's two exact ones (empty when not known)."""
+        if not csv:
+            return (self.text,)
+        return (Amount(self.tokens, "?" if self.tokens is None else str(self.tokens)),
+                Amount(self.cost, self.cost_text))
+
+    def to_json(self) -> dict[str, Any]:
+        # "unpriced_reason": a sentence; "unpriced" is a cost's object of reasons -> counts elsewhere
+        return {"lost_tokens": self.tokens, "lost_cost_usd": self.cost, "unpriced_reason": self.unknown}
+
+    def sentence(self) -> str:
+        """``explain``'s line: what the break cost."""
+        if self.tokens is None:
+            return f"  cost: unknown ({self.unknown})"
+        if not self.tokens:
+            return "  cost: $0, it lost no cache read it could have had (as `cache` counts them)"
+        why = f" ({self.unknown})" if self.cost is None else ""
+        return (f"  cost: {self.tokens} token(s) it should have read from the cache and did not (as `cache` "
+                f"counts them), {self.cost_text}{why} over cache reads at its rate")
+
+
+def _total(losses: Sequence[_Lost]) -> _Lost:
+    """The listed requests' losses summed by the one rule for money some have no price for
+    (:meth:`Costs.known`): the tokens over those that know theirs (None when none does); the cost
+    over the priced ones, a lower bound (``bound``) when one that lost tokens, or may have, has no
+    price for them, None when none of those has."""
+    known = [lost.tokens for lost in losses if lost.tokens is not None]
+    owing = [lost for lost in losses if lost.tokens is None or lost.tokens > 0]
+    unpriced = sum(lost.cost is None for lost in owing)
+    cost = cache.Costs.known(cache.usd_total(lost.cost or 0.0 for lost in losses), requests=len(losses),
+                       unpriced=sum(lost.cost is None for lost in losses), owing=len(owing), owing_unpriced=unpriced)
+    return _Lost(sum(known) if known else None, cost,
+                 "a listed request's loss is not known" if unpriced else None, bound=bool(unpriced))

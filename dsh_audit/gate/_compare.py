@@ -1,0 +1,145 @@
+"""Comparing a group's rebuilt requests with what was sent: :class:`CaptureCompare`, the capture
+job of ``check``'s checker (:func:`dsh_audit.gate.run_check`).
+
+Each capture file is loaded once a task (its error too: raised again for every log that shares
+it); the requests of every log compared with one capture are aligned together, and a captured
+request none of them explains is one ``DSH814`` finding, however many logs share the capture.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..capture import compare_capture, find_capture, load_capture, unreadable_capture
+from ..errors import CaptureError, DshAuditError, RenderError
+from ..replay import Request
+from ..session import Session, route_apis, route_renderer
+from ._findings import DIFF_UNEXPLAINED, Judge
+from ._model import Finding
+from ._policy import Policy
+
+__all__ = ["CaptureCompare"]
+
+_LINE = re.compile(r"^line (\d+)$")
+#: How an unknown route's reason ends (``dsh_audit.session.route_for``), naming the ``--adapter``
+#: every command that renders bodies takes; check and report also force a format with the policy key.
+_CLI_ADAPTER = " or --adapter"
+_POLICY_ADAPTER = " or --adapter (or the policy key adapter)"
+
+
+class CaptureCompare:
+    """The captures of one task's logs: found (or the one given), loaded once, compared."""
+
+    policy: Policy
+    judge: Judge
+
+    def __init__(self, capture: Path | None) -> None:
+        self.capture = capture
+        self.captures: dict[Path, Any] = {}
+        self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
+        self.loose: dict[tuple[str, int], Finding] = {}
+        self.notes: list[str] = []
+
+    def load(self, path: Path) -> Any:
+        """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
+        if path not in self.captures:
+            try:
+                self.captures[path] = load_capture(path, warnings=self.torn)
+            except CaptureError as exc:
+                self.captures[path] = exc
+        found = self.captures[path]
+        if isinstance(found, CaptureError):
+            raise found
+        return found
+
+    def capture_for(self, log: str) -> Path | None:
+        if self.capture is not None:
+            return self.capture
+        found = find_capture(log)
+        if found is not None:
+            self.notes.append(f"{log}: capture {found}")
+        return found
+
+    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, CaptureError]]:
+        """Capture rows per session id, the capture file per session id, and the error of each
+        session whose capture, found beside it, cannot be read (raised for the one ``--capture``)."""
+        by_capture: dict[Path, list[Session]] = {}
+        for session in group:
+            found = self.capture_for(session.path)
+            if found is not None:
+                by_capture.setdefault(found, []).append(session)
+        rows: dict[str, list[Any]] = {}
+        files: dict[str, Path] = {}
+        failed: dict[str, CaptureError] = {}
+        adapter = self.policy.adapter
+        render = _policy_hints(route_renderer(group, adapter=adapter))
+
+        for path, members in by_capture.items():
+            requests = [r for s in members for r in s.requests]
+            try:
+                compared = compare_capture(requests, self.load(path), adapter=adapter, render=render,
+                                           routes=route_apis(members, adapter=adapter))
+            except CaptureError as exc:
+                if self.capture is not None:
+                    raise  # the capture given for every log: the run's one error (exit 2)
+                failed.update((s.id, unreadable_capture(exc, found=True)) for s in members)
+                continue
+            for row in compared:
+                if row.request is not None:
+                    rows.setdefault(row.request.session_id, []).append(row)
+                elif row.verdict == "unmatched":
+                    self.unexplained(row, members, path)
+            for s in members:
+                files[s.id] = path
+        return rows, files, failed
+
+    def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
+        """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with
+        ``capture_path``, the capture file or body folder) explains: why (alignment's note), and
+        the ``diff`` of the log it belongs to (of their folder when several logs share it)."""
+        capture = row.capture
+        match = _LINE.match(capture.locator or "")
+        key = (capture.source, capture.position)
+        if key not in self.loose and capture.kind in self.policy.capture_kinds:
+            mine = [s.path for s in members if s.id == capture.session_id] or [s.path for s in members]
+            log = mine[0] if len(mine) == 1 else _folder_of(mine)
+            note = f": {row.pairing.note}" if row.pairing.note else ""
+            self.loose[key] = self.judge.finding(
+                "DSH814", f"captured {capture.kind} request {capture.position} ({capture.where()}) is explained "
+                f"by no request of the checked logs{note}", path=capture.source,
+                line=int(match.group(1)) if match else None, session_id=capture.session_id, verdict="unexplained",
+                hint=self.judge.diff_hint(log, capture_path, DIFF_UNEXPLAINED))
+
+
+def _policy_hints(render: Callable[[Request, dict[str, Any]], bytes]) -> Callable[[Request, dict[str, Any]], bytes]:
+    """``render`` whose unknown-route reasons name what settles a route for check and report: the
+    option ``--adapter`` or the policy key ``adapter``."""
+
+    def run(request: Request, options: dict[str, Any]) -> bytes:
+        try:
+            return render(request, options)
+        except DshAuditError as exc:
+            if not isinstance(exc, RenderError) or not exc.message.endswith(_CLI_ADAPTER):
+                raise
+            raise RenderError(exc.message.removesuffix(_CLI_ADAPTER) + _POLICY_ADAPTER, dsh_code=exc.dsh_code,
+                              path=exc.path, line=exc.line, seq=exc.seq, hint=exc.hint) from None
+
+    return run
+
+
+def _folder_of(paths: Sequence[str]) -> str:
+    """The folder that holds every log of ``paths`` (``diff`` reads each log under it), as
+    given; ``.`` when they share none as given (absolute and relative paths mixed).
+
+    Example:
+        >>> _folder_of(["s/a/session.jsonl", "s/b/session.jsonl"]), _folder_of(["/s/a.jsonl", "b.jsonl"])
+        ('s', '.')
+    """
+    try:
+        return os.path.commonpath([os.path.dirname(p) or "." for p in paths]) or "."
+    except ValueError:
+        return "."

@@ -1,0 +1,114 @@
+"""DSH's shape checks on records: safe integers, the event envelope, headers and message shapes.
+
+Every check here returns a message string (the diagnostic DSH would give) or None; the reader
+decides what a failure means for the whole log.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard
+
+__all__ = ["MAX_SAFE", "adapter_defaults_error", "envelope_error", "is_safe_int", "message_shape_error"]
+
+MAX_SAFE = 2**53 - 1
+
+
+def is_safe_int(value: Any) -> TypeGuard[float]:
+    if type(value) is int:  # the common case first (a bool is not one)
+        return -MAX_SAFE <= value <= MAX_SAFE
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value.is_integer() and abs(value) <= MAX_SAFE
+    return isinstance(value, int) and abs(value) <= MAX_SAFE
+
+
+_ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})
+
+
+def _has_provider_model(value: Any) -> TypeGuard[dict[str, Any]]:
+    return (isinstance(value, dict) and isinstance(value.get("provider"), str) and bool(value["provider"])
+            and isinstance(value.get("model"), str) and bool(value["model"]))
+
+
+def adapter_defaults_error(header: Any) -> str | None:
+    """DSH's request/header check: provider/model, reasoningEffort, adapterDefaults markers."""
+    config = header.get("config") if isinstance(header, dict) else None
+    if not _has_provider_model(config):
+        return "lacks provider/model"
+    effort = config.get("reasoningEffort")
+    if effort is not None and (not isinstance(effort, str) or not effort):
+        return "has an invalid reasoningEffort"
+    defaults = header.get("adapterDefaults")
+    if defaults is None:
+        return None
+    if (not isinstance(defaults, dict)
+            or any(k not in ("reasoningEffort", "maxTokens") for k in defaults)
+            or any(v is not True for v in defaults.values())
+            or (defaults.get("reasoningEffort") is True and "reasoningEffort" not in config)
+            or (defaults.get("maxTokens") is True and "maxTokens" not in config)):
+        return "has invalid adapterDefaults"
+    return None
+
+
+def message_shape_error(event: dict[str, Any]) -> str | None:
+    """DSH's identified-message check for the three surface types (no subject prefix)."""
+    etype = event.get("type")
+    if etype not in ("user/message", "assistant/message", "tool/result"):
+        return None
+    data = event.get("data")
+    message = data if etype == "user/message" else (data.get("message") if isinstance(data, dict) else None)
+    if not isinstance(message, dict) or not isinstance(message.get("id"), str) or not message["id"]:
+        return "lacks an identified message"
+    role = "assistant" if etype == "assistant/message" else "user"
+    if message.get("role") != role:
+        return f'message must have role "{role}"'
+    source = message.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("kind"), str) or not source["kind"]:
+        return "message has invalid source"
+    if not isinstance(message.get("content"), list):
+        return "message has invalid content"
+    if etype == "assistant/message":
+        if source["kind"] != "model" or not _has_provider_model(source):
+            return "message must have model source"
+        return None
+    if etype != "tool/result":
+        return None
+    if source["kind"] != "tool" or not isinstance(source.get("callId"), str) or not source["callId"]:
+        return "message must have tool source"
+    content = message["content"]
+    block = content[0] if content else None
+    if (len(content) != 1 or not isinstance(block, dict) or block.get("type") != "tool-result"
+            or not isinstance(block.get("content"), list)):
+        return "message must contain one tool-result block"
+    if block.get("toolCallId") != source["callId"]:
+        return "message has mismatched tool call ids"
+    return None
+
+
+def envelope_error(event: Any) -> tuple[str, str] | None:
+    """DSH's seed envelope check: ``(subject, problem)`` as in ``seed <subject> at index N <problem>``.
+
+    Message shapes are :func:`message_shape_error`'s job; the reader runs it first, as DSH does.
+    """
+    if not isinstance(event, dict):
+        return ("event", "has an invalid event envelope")
+    if event.get("type") == "request/header-delta":
+        return ("event", "uses unsupported legacy request/header-delta format")
+    if any(k not in _ENVELOPE_KEYS for k in event):
+        return ("event", "has an invalid event envelope")
+    seq, time = event.get("seq"), event.get("time")
+    if (not isinstance(event.get("type"), str) or not is_safe_int(seq) or seq < 0
+            or not is_safe_int(time) or "data" not in event
+            or ("ignorable" in event and event["ignorable"] is not True)):
+        return ("event", "has an invalid event envelope")
+    etype = event["type"]
+    if etype == "request/header":
+        data = event["data"]
+        header = data.get("header") if isinstance(data, dict) else None
+        problem = adapter_defaults_error(header if isinstance(header, dict) else {})
+        if problem:
+            return ("request/header", problem)
+        if isinstance(data, dict) and data.get("reason") == "fallback":
+            return ("event", 'uses unsupported legacy request/header reason "fallback"')
+    return None

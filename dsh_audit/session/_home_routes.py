@@ -1,0 +1,124 @@
+"""The route configuration a log is rendered with: ``--routes``, else the layers of its DSH home."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from functools import lru_cache
+
+from ..errors import DshAuditError
+from ..log import open_regular
+from ..wire import PiRoutes, home_profiles, home_route_files, load_home_routes, load_routes
+from ._attachments import dsh_homes_of
+
+__all__ = ["HOME_PATCH", "PROFILE_ENV", "home_routes_file", "home_routes_key", "routes_from", "routes_hint"]
+
+
+#: DSH's home-level user patch layer, ``$DSH_HOME/cordis.patch.yml`` (``apps/cli/src/profile-boot.ts``
+#: ``homePatchPath``; ``PROFILE_PATCH_FILENAME``, ``packages/boot/app-boot/src/profile.ts``).
+HOME_PATCH = "cordis.patch.yml"
+#: The environment variable naming the DSH profile the sessions ran under (a CLI ``--profile NAME``
+#: would set it for the command, as ``--attachments`` sets its own, so worker processes see it).
+PROFILE_ENV = "DSH_AUDIT_PROFILE"
+#: The bytes of a home patch layer hashed into an index's options (a route file is read no further).
+_HASHED = (1 << 20) + 1
+
+
+def home_routes_file(log: str | os.PathLike[str]) -> str | None:
+    """DSH's home patch layer (``<home>/cordis.patch.yml``) of the DSH home the log at ``log`` sits
+    in (:func:`dsh_homes_of`), when there is one; it may hold no route configuration."""
+    for home in dsh_homes_of(log):
+        try:
+            os.stat(home / HOME_PATCH)
+        except OSError as exc:
+            # DSH skips only a layer that is not there (loadOptionalPatches: ENOENT); any other
+            # failure (a symlink loop, no permission) is this file's error, reported when it is read
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                continue
+        return str(home / HOME_PATCH)
+    return None
+
+
+def routes_hint(log: str | os.PathLike[str], hint: str) -> str:
+    """A render refusal's ``hint`` that asks for ``--routes FILE`` (a route the log does not
+    describe), with the other place a route configuration is read from when no ``--routes`` is
+    given: the patch layer of the DSH home the log was recorded in (``<home>/cordis.patch.yml``,
+    named when the log sits in one). Any other hint is left as it is. Every view that renders
+    (``render``, ``diff``, ``check``) says it so, when it was not given ``--routes``.
+
+    Example:
+        >>> routes_hint("rec/sessions/p/s/session.jsonl", "pass --routes FILE (the route configuration)")
+        'pass --routes FILE (the route configuration), or declare the route in rec/cordis.patch.yml (the patch layer of the DSH home the log was recorded in, read when no --routes is given)'
+        >>> routes_hint("logs/session.jsonl", "pass --routes FILE (the route configuration)")
+        'pass --routes FILE (the route configuration), or record the log in a DSH home (<home>/sessions/...) and declare the route in <home>/cordis.patch.yml, read when no --routes is given'
+    """
+    if "--routes FILE" not in hint:
+        return hint
+    homes = dsh_homes_of(log)
+    if not homes:
+        return (f"{hint}, or record the log in a DSH home (<home>/sessions/...) and declare the route in "
+                f"<home>/{HOME_PATCH}, read when no --routes is given")
+    layer = os.path.join(os.path.relpath(homes[0]) if not os.path.isabs(log) else homes[0], HOME_PATCH)
+    return (f"{hint}, or declare the route in {layer} (the patch layer of the DSH home the log was recorded "
+            "in, read when no --routes is given)")
+
+
+def home_routes_key(log: str | os.PathLike[str]) -> str | None:
+    """A short hash of the text of the log's home patch layer (:func:`home_routes_file`), which an
+    index keeps with the log's row so that an edit of it re-audits the log; None without one."""
+    digest = hashlib.sha256(os.environ.get(PROFILE_ENV, "").strip().encode("utf-8", "surrogatepass") + b"\0")
+    profile = os.environ.get(PROFILE_ENV, "").strip() or None
+    files = [path for home in dsh_homes_of(log) for path in home_route_files(home, profile=profile)]
+    if not files:
+        return None
+    for path in files:
+        digest.update(path.encode("utf-8", "surrogatepass") + b"\0")
+        try:
+            with open_regular(path, what="route file") as handle:
+                digest.update(handle.read(_HASHED))
+        except (OSError, DshAuditError):  # reading it for the audit reports why
+            digest.update(b"unreadable")
+    return "home:" + digest.hexdigest()[:16]
+
+
+def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None,
+                profile: str | None = None) -> PiRoutes | None:
+    """The route configuration at ``path`` (``--routes``; read once per process); without one, the
+    one DSH composed under the DSH home the log at ``log`` sits in (:func:`dsh_audit.wire.load_home_routes`:
+    the profile's patch layer, the home's, then the settings document's ``llm-pi-ai`` section),
+    ``profile`` naming the profile the session ran under (the log does not record it); else None.
+    Re-read when one of those files changes (:func:`dsh_audit.wire.home_route_files`).
+
+    Raises:
+        UsageError: a file cannot be read or declares a route DSH would refuse.
+    """
+    if path is not None:
+        return _route_file(path)
+    if profile is None:
+        profile = os.environ.get(PROFILE_ENV, "").strip() or None  # --profile sets it for the command
+    for home in dsh_homes_of(log) if log is not None else ():
+        files = home_route_files(home, profile=profile)
+        if files or (profile is None and home_profiles(home)):  # too many profiles to read: say so
+            return _home_routes(os.fspath(home), profile, tuple((f, _stamp(f)) for f in files))
+        if profile is not None:  # no layer to read: a profile the home does not have is refused all the same
+            load_home_routes(home, profile=profile)
+    return None
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)
+
+
+@lru_cache(maxsize=8)
+def _home_routes(home: str, profile: str | None, files: tuple[tuple[str, tuple[int, int]], ...]) -> PiRoutes | None:
+    return load_home_routes(home, profile=profile)
+
+
+@lru_cache(maxsize=8)
+def _route_file(path: str) -> PiRoutes:
+    return load_routes(path)
