@@ -18,7 +18,7 @@ from dsh_audit.cache import load_prices
 from dsh_audit.capture import _reading, load_capture, sniff_capture
 from dsh_audit.errors import CaptureError
 from dsh_audit.fleet import index_logs
-from dsh_audit.fleet._db import price_sources
+from dsh_audit.fleet._price_meta import price_sources
 from dsh_audit.importers import load_foreign
 from dsh_audit.importers._model import token_count
 from _cli import chat_log, invoke

@@ -254,14 +254,19 @@ def test_check_format_json_is_the_json_report_and_csv_keeps_stdout_for_csv() -> 
     assert "PASSED" in err or "FAILED" in err
 
 
-def _table_functions(module: Any) -> set[str]:
-    """The functions of ``module`` that print a table: call print_table, or call one that does."""
+def _table_functions(module: Any, seen: frozenset[str] = frozenset()) -> set[str]:
+    """The functions of ``module`` that print a table: call print_table, or call one that does
+    (its own, or one it imports from a sibling ``dsh_audit.cli`` module that does)."""
     calls: dict[str, set[str]] = {}
+    printing = {"print_table"}
     for node in ast.walk(ast.parse(inspect.getsource(module))):
         if isinstance(node, ast.FunctionDef):
             calls[node.name] = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call)
                                 and isinstance(c.func, ast.Name)}
-    printing = {"print_table"}
+        elif (isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+              and node.module not in seen and module.__name__.startswith("dsh_audit.cli.")):
+            sibling = import_module(f"dsh_audit.cli.{node.module}")
+            printing |= {a.asname or a.name for a in node.names} & _table_functions(sibling, seen | {node.module})
     while True:
         more = {name for name, called in calls.items() if called & printing} - printing
         if not more:

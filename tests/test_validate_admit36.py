@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAT = ROOT / "sample_logs" / "chat" / "session.jsonl"
 
 
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every call of the admission's own upgrade and event builder, by name."""
-    calls: list[str] = []
+def _counted(monkeypatch: pytest.MonkeyPatch, calls: list[Any] | None = None) -> list[Any]:
+    """Every call of the admission's own upgrade and event builder, by name (appended to ``calls``)."""
+    calls = [] if calls is None else calls
     for name in ("upgrade_event", "new_event"):
         real: Callable[..., Any] = getattr(_admit, name)
 

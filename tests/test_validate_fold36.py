@@ -9,7 +9,6 @@ stay :func:`validate`'s, which reads the file alone and admits every event itsel
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,9 @@ import pytest
 
 from dsh_audit.replay import SurfaceFold
 from dsh_audit.session import open_session
-from dsh_audit.validate import _admit, validate
+from dsh_audit.validate import validate
+
+from test_validate_admit36 import _counted
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT = ROOT / "sample_logs" / "chat" / "session.jsonl"
@@ -33,15 +34,7 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return fold(self, event)
 
     monkeypatch.setattr(SurfaceFold, "apply", folded)
-    for name in ("upgrade_event", "new_event"):
-        real: Callable[..., Any] = getattr(_admit, name)
-
-        def spy(*args: Any, _real: Callable[..., Any] = real, _name: str = name, **kwargs: Any) -> Any:
-            calls.append(_name)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(f"dsh_audit.validate._admit.{name}", spy)
-    return calls
+    return _counted(monkeypatch, calls)
 
 
 def test_each_event_is_admitted_and_folded_once_in_a_session_read(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -242,8 +242,15 @@ def _sse_usage(text: str) -> Any:
     return found
 
 
+#: How an event stream opens (a field name and its colon, or a comment's colon), which no JSON document does.
+_STREAM = re.compile(r"[ \t\r\n]*(?:data|event|id|retry)?:")
+
+
 def _text_usage(text: str) -> Any:
-    """The usage of a response body text: a JSON document, else an event stream."""
+    """The usage of a response body text: a JSON document, else an event stream (one that opens as a
+    stream is not first parsed whole as JSON: a long one is not copied to fail)."""
+    if _STREAM.match(text):
+        return _sse_usage(text)
     try:
         return _found_usage(_parsed(text))
     except ValueError:

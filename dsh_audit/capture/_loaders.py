@@ -42,8 +42,8 @@ from typing import Any, BinaryIO
 from ..errors import CaptureError
 from ..log import TornTail, parse_json
 from ._har import _HAR_START, har_handles, har_read
-from ._reading import (Said, _CaptureFile, _error, _FileBody, _handle, _header_values, _Kept, _open, _parse_object,
-                       _Raw, _read_bytes, _text_value, _too_large)
+from ._reading import (Said, _again, _CaptureFile, _error, _FileBody, _handle, _header_values, _identity, _Kept,
+                       _LAST_PRICED, _Loaded, _open, _parse_object, _Raw, _read_bytes, _text_value, _too_large)
 from ._evidence import _facts_of
 from ._types import CapturedRequest, _body_value, _classify_value
 
@@ -311,6 +311,10 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
             no newline that is not JSON, what a capture writer killed mid-write leaves. None: a
             caller that cannot say it, to whom a torn tail is malformed input (a CaptureError).
 
+    The file :func:`read_capture` last read with ``keep`` (``--capture``'s usage, priced first), when
+    it is unchanged since (:func:`_identity`), is not read again: its requests, and what its read
+    said, are handed over, so a run that prices from a capture and compares with it reads it once.
+
     Raises:
         CaptureError: the input is missing, of no known format, or malformed (the message names
             the file and the line or entry).
@@ -320,7 +324,9 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
         >>> [c.kind for c in captures][:3]  # doctest: +SKIP
         ['loop', 'title', 'loop']
     """
-    return _read(Path(path), format, warnings, None)[1]
+    target = Path(path)
+    kept = _again(target, format, warnings)
+    return list(kept.requests) if kept is not None else _read(target, format, warnings, None)[1]
 
 
 def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
@@ -329,15 +335,28 @@ def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
     its format and parsed records (:class:`CaptureRead`), from its one read: for a tool that
     rewrites the capture record by record (``redact --capture``) without opening it again, or reads
     what each recorded response says (``--capture``'s usage). Given ``keep``, each record is kept as
-    it makes it, as it is read (a ``wire.jsonl`` record's response usage, not the response).
+    it makes it, as it is read (a ``wire.jsonl`` record's response usage, not the response), and
+    the file's read is kept for the next :func:`load_capture` (or ``read_capture`` with the same
+    ``keep``) of it, unchanged, to hand over without reading it again.
 
     Example:
         >>> read = read_capture("wire.jsonl")  # doctest: +SKIP
         >>> read.format, len(read.records) == len(read.requests)  # doctest: +SKIP
         ('wire-jsonl', True)
     """
+    target = Path(path)
+    kept = _again(target, format, warnings, keep) if keep is not None else None
+    if kept is not None:
+        return CaptureRead(kept.format, list(kept.requests), list(kept.records))
     records: list[Any] = [] if keep is None else _Kept(keep)
-    name, captured = _read(Path(path), format, warnings, records)
+    identity = _identity(target, format) if keep is not None else ()
+    said: list[str] = []
+    name, captured = _read(target, format, said if warnings is not None else None, records)
+    if warnings is not None:
+        warnings.extend(said)
+    _LAST_PRICED.clear()
+    if keep is not None and identity and identity == _identity(target, format):  # unchanged while it was read
+        _LAST_PRICED[identity] = _Loaded(name, tuple(captured), tuple(said), tuple(records), keep)
     return CaptureRead(name, captured, records)
 
 

@@ -14,6 +14,7 @@ from typing import Any, BinaryIO, ClassVar
 
 from ..errors import CaptureError, UnreadableError
 from ..log import TornTail, open_regular, parse_json
+from ._types import CapturedRequest
 
 __all__ = ["Said"]
 
@@ -191,3 +192,46 @@ class _Kept(list[Any]):
 
     def append(self, record: Any) -> None:
         super().append(self._keep(record))
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """A capture file's requests as a read with ``keep`` loaded them, and what that read said
+    (torn tail, skipped records): what :func:`load_capture` of the same unchanged file hands over
+    again instead of reading it a second time (``--capture`` priced, then compared, in one run)."""
+
+    format: str
+    requests: tuple[CapturedRequest, ...]
+    said: tuple[str, ...]
+    records: tuple[Any, ...]
+    keep: Callable[[Any], Any]
+
+
+#: The last capture file read with ``keep`` (:func:`read_capture`), by :func:`_identity`: one, so
+#: a run comparing many captures holds no more of them than it did.
+_LAST_PRICED: dict[tuple[Any, ...], _Loaded] = {}
+
+
+def _again(target: Path, format: str | None, warnings: list[str] | None,
+           keep: Callable[[Any], Any] | None = None) -> _Loaded | None:
+    """The last read with ``keep`` (any, when None) of ``target`` (:data:`_LAST_PRICED`), unchanged
+    since, its warnings added to ``warnings``; None when there is none, or it said what a caller
+    without ``warnings`` is refused (a torn tail, a skipped record: that caller reads the file, for its error)."""
+    kept = _LAST_PRICED.get(_identity(target, format))
+    if kept is None or (keep is not None and kept.keep is not keep) or (warnings is None and kept.said):
+        return None
+    if warnings is not None:
+        warnings.extend(kept.said)
+    return kept
+
+
+def _identity(target: Path, format: str | None) -> tuple[Any, ...]:
+    """What tells a capture file unchanged since it was read: its name as given, the format asked,
+    and its device, inode, size and modification time (() for a folder, or a file gone)."""
+    try:
+        stat = target.stat()
+    except OSError:
+        return ()
+    if not target.is_file():
+        return ()
+    return str(target), format, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns

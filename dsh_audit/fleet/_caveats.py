@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .. import cache
 from ..errors import UsageError
-from ._db import peak_requests, price_tables
+from ._price_meta import peak_requests, price_tables
 
 if TYPE_CHECKING:
     from ..cache import PriceBook

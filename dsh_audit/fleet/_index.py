@@ -34,7 +34,8 @@ from ..cache import PriceBook, load_prices
 from ..capture import find_capture
 from ._audit import audit_group, options_key
 from ._copies import one_session
-from ._db import index_error, open_index, record_prices
+from ._db import index_error, open_index
+from ._price_meta import record_prices
 from ._rows import SessionRecord
 from ._store import is_gone, prune, remove_rows, stale_paths, storable, store_record
 

@@ -22,7 +22,8 @@ from typing import Any
 from ..errors import UsageError
 from ._caveats import stats_caveats
 from ._costs import cost_by_cause, cost_by_model, fleet_cost, ledgers
-from ._db import check_values, connect_index, index_error, price_sources, window_views
+from ._db import check_values, connect_index, index_error, window_views
+from ._price_meta import price_sources
 from ._measures import BREAKS, MEASURES, UsdSum, iso, measures
 from ._ranks import costliest_breaks, top_sessions
 

@@ -81,9 +81,10 @@ class _Checker(CaptureCompare):
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
+        # --capture prices the requests whose log holds no usage; read first, its load is the one compared
+        captured = given_usage(group, self.capture)
         rows, files, failed = self.compare(group)
         transitions = self.attribute(group, ancestors, rows)
-        captured = given_usage(group, self.capture)  # --capture prices the requests whose log holds no usage
         known = {s.id: s for s in (*group, *ancestors)}
         checks = []
         for session in group:

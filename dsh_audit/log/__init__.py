@@ -18,7 +18,8 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._decode import Line, TornTail, iter_lines, parse_line
-    from ._discover import copy_name, default_sessions_root, discover, holds, in_layout, is_folder, looks_like_log, resolve_session
+    from ._discover import copy_name, default_sessions_root, discover, holds, in_layout, is_folder, looks_like_log
+    from ._resolve import resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import classify_record, detect_format
     from ._file_kind import special_kind
@@ -136,7 +137,7 @@ _LAZY = {
     "read_log": "._reader",
     "read_progress": "._progress",
     "read_stream": "._reader",
-    "resolve_session": "._discover",
+    "resolve_session": "._resolve",
     "RowError": "._records",
     "SessionHeader": "._types",
     "SessionLog": "._reader",

@@ -16,11 +16,9 @@ from ._decode import TornTail, iter_lines
 from ._format import detect_format
 from ._outputs import open_regular
 from ._reader import read_log
-from ._span import time_span
 from ._versions import canonical_generation
 
-__all__ = ["copy_name", "default_sessions_root", "discover", "in_layout", "is_folder", "looks_like_log",
-           "resolve_session"]
+__all__ = ["copy_name", "default_sessions_root", "discover", "in_layout", "is_folder", "looks_like_log"]
 
 _SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 _LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
@@ -352,107 +350,3 @@ def _copy_note(read: Path, skipped: Path, why: str) -> str:
         return f"one session in two files: read {read}, not {skipped} ({why})"
     return (f"one session in two files under {shared}{os.sep}: read {read.relative_to(shared)}, "
             f"not {skipped.relative_to(shared)} ({why})")
-
-
-def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list[UnreadableError]]:
-    """``(session id, createdAt, path)`` of each log whose header can be read, and why each log
-    that cannot be opened (no permission, a FIFO, a symlink loop) cannot be; a file that opens
-    but holds no DSH header (another agent's log, a damaged one) is skipped."""
-    found: list[tuple[str, int, Path]] = []
-    unopened: list[UnreadableError] = []
-    for path in logs:
-        try:
-            open_regular(path).close()
-        except UnreadableError as exc:
-            unopened.append(exc)
-            continue
-        try:
-            log = read_log(path, lenient=True)
-        except DshAuditError:
-            continue
-        log.close()
-        created = log.header.created_at if isinstance(log.header.created_at, int) else 0
-        found.append((log.header.id, created, path))
-    return found, unopened
-
-
-def _latest(paths: list[Path]) -> Path:
-    """Of ``paths``, the log with the newest last activity; of equal ones (or none with a time) the
-    first by path."""
-    def last(path: Path) -> float:
-        span = time_span(path)
-        return float("-inf") if span is None else span[1]
-
-    return min(sorted(paths), key=lambda path: -last(path))
-
-
-def _names(ref: str, path: object) -> bool:
-    """Whether a session reference ``ref`` is the name of the log ``path``'s session folder
-    (``session-ID/session.jsonl``) or of the file itself (``session-ID.jsonl``), with or without
-    its ``session-``: the name the user typed, for a log whose header cannot be read.
-
-    Example:
-        >>> _names("noread", "p/session-noread/session.jsonl"), _names("session-x", "f/session-x.jsonl.zstd")
-        (True, True)
-    """
-    if path is None or ref in ("", "session-"):
-        return False
-    log = Path(str(path))
-    stem = log.name.removesuffix(".zstd").removesuffix(".jsonl")
-    return any(name in (ref, f"session-{ref}") for name in (log.parent.name if stem == "session" else "", stem))
-
-
-def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> Path:
-    """The one session log ``ref`` names: a path (file or folder), ``latest``, a session id, or a
-    unique prefix of one (with or without its ``session-``), looked up under ``root`` (default:
-    :func:`default_sessions_root`).
-
-    ``latest`` is the session ``dsh-audit sessions`` lists first: the newest last activity by the
-    log's own timestamps (:func:`time_span`, which reads only the log's two ends), as DSH's own
-    session list orders by last update (``host/apiproxy/src/api-proxy.ts:1728``); of equal ones
-    the first by path, as there. A session present as several files is the one :func:`discover`
-    lists first.
-
-    Raises:
-        UsageError: ``ref`` names no session, or several (the message lists up to five).
-        UnreadableError: a path does not exist and there is no sessions folder to look in; or a
-            log under it cannot be opened and ``ref`` is ``latest`` or no session's exact id.
-
-    Example:
-        >>> resolve_session("session-sample-ch", root="sample_logs/sessions").name
-        'session.jsonl.zstd'
-    """
-    if os.path.lexists(ref) or ref == "":
-        logs = discover([ref])
-        if len(logs) != 1:
-            raise UsageError(f"expected one session log, found {len(logs)}", path=ref,
-                             hint="point at a single session.jsonl[.zstd] file, or pass its session id")
-        return logs[0]
-    folder = Path(root) if root is not None else default_sessions_root()
-    if not is_folder(folder):
-        raise UnreadableError("no such file, and no sessions folder to look the session id up in", path=ref,
-                              hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
-    known, unopened = _header_ids(discover([folder]))
-    exact = [k for k in known if k[0] == ref]
-    named = [exc for exc in unopened if _names(ref, exc.path)] if not exact and ref != "latest" else []
-    if len(named) == 1 and named[0].path is not None:  # its folder or file is named so: the log the user meant
-        return Path(named[0].path)  # read as a PATH given: the command says it cannot be read (DSH801)
-    if unopened and (ref == "latest" or not exact):  # the answer may be the log that cannot be read
-        first = unopened[0]
-        others = f" (and {len(unopened) - 1} more log(s))" if len(unopened) > 1 else ""
-        what = "which session is latest" if ref == "latest" else f"which session '{ref}' names"
-        raise UnreadableError(f"{first.message}{others}, so {what} cannot be told", path=first.path,
-                              hint="make it readable or move it out of the sessions folder, or pass the "
-                                   "log's path instead of a session id")
-    if ref == "latest" and known:
-        return _latest([path for _, _, path in known])
-    matches = exact or [k for k in known if k[0].startswith(ref) or k[0].removeprefix("session-").startswith(ref)]
-    ids = sorted({k[0] for k in matches})
-    if len(ids) == 1:
-        return matches[0][2]
-    if not ids:
-        raise UsageError(f"no session log, session id or id prefix '{ref}' here", path=str(folder),
-                         hint="run `dsh-audit sessions` to see the ids, or pass a path")
-    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-    raise UsageError(f"session id prefix '{ref}' is ambiguous: {shown}", path=str(folder),
-                     hint="type more of the id")

@@ -1,0 +1,246 @@
+"""The tables ``dsh-audit stats`` prints (a terminal table, or ``--format csv``): the fleet
+totals, the cost, the groups by model, day and cause, and the rankings of sessions and breaks,
+each amount worded by the one rule of :meth:`Costs.shown`. ``--json`` and the command itself:
+:mod:`dsh_audit.cli._fleet`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..cache import Costs
+from ..fleet import FleetStats
+from ..report.terminal import Amount, listing_format, print_table, rows_fit, short_ids, table_cell
+
+__all__ = ["print_stats"]
+
+_MEASURE_COLUMNS = ("requests", "reads logged", "prompt", "cache read", "hit ratio", "expected", "lost tokens",
+                    "lost $")
+# In CSV the expected ratio's column says what it is (a table's "expected" stands beside "hit ratio").
+_CSV_MEASURE_COLUMNS = tuple("expected hit ratio" if c == "expected" else c for c in _MEASURE_COLUMNS)
+_COST_COLUMNS = ("requests", "cache miss $", "cache read $", "cache write $", "output $", "total $", "no cache $",
+                 "off-peak $", "breaks $", "unpriced")
+# Left out, in this order, while a narrow terminal cannot show a table with whole words (after a
+# column with no value in any row).
+_COST_DROPPABLE = ("unpriced", "cache write $", "off-peak $", "no cache $", "output $", "cache read $", "cache miss $")
+_MEASURE_DROPPABLE = ("path", "reads logged", "expected", "cache read")
+# The session rankings leave out more, in this order, before a table too wide to be drawn in the run's
+# style takes the other one (a run's tables share one style: docs/cli.md).
+_RANK_DROPPABLE = (*_MEASURE_DROPPABLE, "prompt", "hit ratio", "requests", "lost tokens")
+# Then the amounts but the one the sessions are ranked by (--sort).
+_RANKED_AMOUNT = {"lost": "lost $", "cost": "cost", "time": None}
+# A group of requests whose model (or day) the log does not say: as `usage --by model|day` names it.
+_UNKNOWN = "unknown"
+_BOUND_NOTE = "≥$: a sum over the priced requests only; $?: no request priced"
+# How the top sessions and the costliest breaks are ordered (tokens do not compare across
+# providers): as :attr:`FleetStats.top_sessions` says.
+_RANK_NOTE = "ranked by lost $, costliest first (≥$x by x); then lost $? by lost tokens"
+# The sessions' ranking of each --sort: its table's title and caption.
+_SESSION_RANKS = {
+    "lost": ("sessions whose cache losses cost the most", _RANK_NOTE),
+    "cost": ("costliest sessions", "ranked by cost, costliest first (≥$x by x); then $?"),
+    "time": ("latest sessions", "ranked by their last request (UTC), newest first"),
+}
+_BREAK_COLUMNS = ("request", "model", "cause", "lost tokens", "lost $")
+_BREAK_DROPPABLE = ("path", "model")
+
+def _rates(prices: Sequence[tuple[str, ...] | None]) -> tuple[str, str]:
+    """Where the rates of the ledgers ``stats`` sums came from (:attr:`FleetStats.prices`), worded
+    as ``cache`` words it: for the "cost lost" measure, and for the cost table's title.
+
+    Example:
+        >>> _rates([("packaged",)])
+        ('list prices', 'list prices, check your contract')
+        >>> _rates([("packaged", "contract.json")])
+        ('rates from contract.json', 'rates from contract.json over the packaged list prices')
+        >>> _rates([("packaged",), ("packaged", "a.json")])[1]
+        'rates of 2 price tables (list prices; a.json), index again with one'
+        >>> _rates([None])[1]
+        'rates of a price table this index does not name (index again to record it)'
+    """
+    given = [None if files is None else [name for name in files if name != "packaged"] for files in prices]
+    if not given or given == [[]]:
+        return "list prices", "list prices, check your contract"
+    if len(given) == 1 and given[0] is not None:
+        files = ", ".join(given[0])
+        return f"rates from {files}", f"rates from {files} over the packaged list prices"
+    if len(given) == 1:
+        return "rates not recorded", "rates of a price table this index does not name (index again to record it)"
+    names = "; ".join("not recorded" if files is None else ", ".join(files) or "list prices" for files in given)
+    return f"rates of {len(given)} price tables", f"rates of {len(given)} price tables ({names}), index again with one"
+
+
+def _usd(value: float | None) -> Amount:
+    """An amount with no unpriced request to count (a tier's cost): ``$?`` when unknown."""
+    return Amount(value, "$?" if value is None else Costs.text(value))
+
+
+def _priced(row: dict[str, Any], value: float | None, owed: str | None = None) -> Amount:
+    """An amount of ledger sums ``row`` by the one rule (:meth:`Costs.shown`): ``≥$x`` when a
+    request that owes it is unpriced, ``$?`` when none that owes it was priced; ``owed``
+    (``lost``, ``break``) names an amount only the requests that lost tokens owe (``row``'s
+    ``{owed}_requests``, ``{owed}_unpriced``), else every request owes it; ``$?`` for a session
+    indexed without a ledger."""
+    if row.get("unpriced_requests") is None:
+        return _usd(value)
+    owing = {} if owed is None else {"owing": row[f"{owed}_requests"], "owing_unpriced": row[f"{owed}_unpriced"]}
+    return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=row["unpriced_requests"], **owing))
+
+
+def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
+    cost = row["cost_usd"] or {}
+    return (row["requests"], *(_priced(row, cost.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output",
+                                                                   "total")),
+            _priced(row, row["no_cache_cost_usd"]), _priced(row, row["off_peak_cost_usd"]),
+            _priced(row, row["break_cost_usd"], "break"),
+            Amount(row["unpriced_requests"], str(row["unpriced_requests"] or "")))
+
+
+def _cost_droppable(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The cost columns a narrow terminal may leave out: never "unpriced" when a request is."""
+    return tuple(c for c in _COST_DROPPABLE if c != "unpriced" or not any(r["unpriced_requests"] for r in rows))
+
+
+def _lost(row: dict[str, Any]) -> Amount:
+    """What a group's cache losses cost, by the one rule (:meth:`Costs.shown`): owed only by its
+    ``lost_requests`` (those that lost tokens, and the breaks whose cache reads were not logged,
+    which lost an unknown amount), ``≥$x`` when one of them is unpriced or unknown, ``$?`` when
+    it is unknown."""
+    value = row["lost_cost_usd"]
+    return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=0, owing=row["lost_requests"],
+                                     owing_unpriced=row["lost_unpriced"]))
+
+
+def _unknown_lost(count: int) -> tuple[tuple[str, int], ...]:
+    """The row that says how many breaks lost an unknown amount (their cache reads were not
+    logged: left out of the tokens lost, and owing an unknown cost), when any did."""
+    return (("breaks with unknown loss (reads not logged)", count),) if count else ()
+
+
+def _measure(label: str, cells: tuple[Any, ...], *, csv: bool, names: tuple[str, ...] = (),
+             form: str = "{} / {}") -> list[tuple[Any, ...]]:
+    """A ``measure, value`` row of several values: one row ``label, a / b`` (``form``) in a table;
+    in CSV (``csv``) a row per value, named by ``names`` (default: ``label`` split at `` / ``), each
+    value a plain number (:class:`Amount`)."""
+    if not csv:
+        texts = [table_cell(cell) for cell in cells]
+        return [(label, form.format(*texts) if form.count("{}") == len(texts) else " / ".join(texts))]
+    return list(zip(names or tuple(label.split(" / ")), cells))
+
+
+def _ratio(value: float | None) -> Amount:
+    """A cache-hit ratio: ``48.0%`` in a table, the ratio itself from 0 to 1 in CSV (as ``--json``
+    gives it, every digit); ``n/a`` (CSV: empty) for a ratio of no prompt tokens."""
+    return Amount(value, "n/a" if value is None else f"{value:.1%}")
+
+
+def _measures(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (row["requests"], row["usage_known"], row["prompt_tokens"], row["actual_cache_read"],
+            _ratio(row["actual_hit_ratio"]), _ratio(row["expected_hit_ratio"]), row["lost_tokens"], _lost(row))
+
+
+def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
+    """The tables of ``stats``; ``empty`` (no request to answer about): the fleet totals alone, no
+    empty table (a note says why: :func:`dsh_audit.cli._fleet._nothing_note`)."""
+    totals = stats.totals
+    lost_rates, rates = _rates(stats.prices)
+    csv = listing_format() == "csv"
+    print_table(f"{stats.db}: fleet totals", ("measure", "value"), [
+        *_measure("sessions (refused)", (totals["sessions"], totals["sessions_refused"]), csv=csv,
+                  names=("sessions", "sessions refused"), form="{} ({})"),
+        *_measure("requests (cache reads logged)", (totals["requests"], totals["usage_known"]), csv=csv,
+                  names=("requests", "requests with cache reads logged"), form="{} ({})"),
+        ("prompt tokens", totals["prompt_tokens"]),
+        *_measure("cache read actual / expected", (totals["actual_cache_read"], totals["expected_cache_read"]),
+                  csv=csv, names=("cache read actual", "cache read expected")),
+        *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
+                  csv=csv, names=("hit ratio actual", "hit ratio expected")),
+        ("output tokens", totals["output_tokens"]),
+        *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
+                  names=("breaks (attribution)", "breaks (cache)")),
+        ("tokens lost", totals["lost_tokens"]),
+        *_unknown_lost(totals["lost_unknown_requests"]),
+        (f"cost lost ({lost_rates})", _lost(totals)),
+    ])
+    if empty:
+        return
+    cost = stats.cost
+    buckets = cost["cost_usd"] or {}
+    print_table(f"cost ({rates})", ("measure", "value"), [
+        *_measure("requests (unpriced)", (cost["requests"], cost["unpriced_requests"]), csv=csv,
+                  names=("requests", "unpriced requests"), form="{} ({})"),
+        ("cost", _priced(cost, buckets.get("total"))),
+        *_measure("cache miss / cache read / cache write / output",
+                  tuple(_priced(cost, buckets.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output")),
+                  csv=csv),
+        *(_measure("billed at long-context tier rates (requests)", (_usd(cost["tier_cost_usd"]), cost["tier_requests"]),
+                   csv=csv, names=("billed at long-context tier rates", "requests at long-context tier rates"),
+                   form="{} ({})") if cost["tier_requests"] else ()),
+        ("with no cache", _priced(cost, cost["no_cache_cost_usd"])),
+        ("all off-peak", _priced(cost, cost["off_peak_cost_usd"])),
+        *_measure("cache losses / of which breaks",  # owed by the requests that lost tokens only
+                  (_priced(cost, cost["lost_cost_usd"], "lost"), _priced(cost, cost["break_cost_usd"], "break")),
+                  csv=csv),
+        *_unknown_lost(cost["lost_unknown_requests"]),
+        *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
+        *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
+    ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
+    print_table("cost by model", ("model", *_COST_COLUMNS),
+                ((r["model"] or _UNKNOWN, *_costs(r)) for r in stats.cost_by_model),
+                droppable=_cost_droppable(list(stats.cost_by_model)))
+    # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
+    print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
+                ((r["cause"], r["lost_tokens"], _priced({**cost, **r}, r["lost_cost_usd"], "lost"),
+                  _priced({**cost, **r}, r["break_cost_usd"], "break")) for r in stats.cost_by_cause))
+    measures = _CSV_MEASURE_COLUMNS if csv else _MEASURE_COLUMNS
+    print_table("by model", ("model", *measures),
+                ((r["model"] or _UNKNOWN, *_measures(r)) for r in stats.by_model), droppable=_MEASURE_DROPPABLE)
+    print_table("by day (UTC, request time)", ("day", *measures),
+                ((r["day"] or _UNKNOWN, *_measures(r)) for r in stats.by_day), droppable=_MEASURE_DROPPABLE)
+    print_table("breaks by cause", ("cause", "cache breaks", "attribution breaks", "tokens lost"),
+                ((r["cause"], r["cache_breaks"], r["attribution_breaks"], r["lost_tokens"]) for r in stats.by_cause))
+    _print_rankings(stats, measures)
+
+
+def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
+    """The sessions ranked by ``--sort`` (with when the last request was sent, by time) and the
+    costliest breaks, breaks that cost nothing left out (the caption counts them)."""
+    title, rank = _SESSION_RANKS[stats.sort]
+    when = ("last request (UTC)",) if stats.sort == "time" else ()
+    columns = ("session", "path", *when, *measures, "cost", "breaks $")
+    rows = [(r["session_id"], r["path"], *((_when(r["last_request_at"]),) if when else ()), *_measures(r),
+             _priced(r, (r["cost_usd"] or {}).get("total")), _priced(r, r["break_cost_usd"], "break"))
+            for r in stats.top_sessions]
+    droppable = (*_RANK_DROPPABLE, *(c for c in ("breaks $", "lost $", "cost") if c != _RANKED_AMOUNT[stats.sort]))
+    rows, short = _short_sessions(columns, rows, droppable)
+    print_table(title, columns, rows, droppable=droppable,
+                caption="; ".join(text for text in (rank if rows else None, short) if text) or None)
+    columns = ("session", "path", *_BREAK_COLUMNS)
+    rows = [(r["session_id"], r["path"], r["request"], r["model"] or _UNKNOWN, r["cause"] or "?",
+             Amount(r["lost_tokens"], "?" if r["lost_tokens"] is None else str(r["lost_tokens"])),
+             _usd(r["lost_cost_usd"])) for r in stats.costliest_breaks]
+    rows, short = _short_sessions(columns, rows, _BREAK_DROPPABLE)
+    free = (f"{stats.free_breaks} break(s) that cost nothing (no token lost, or at $0) left out"
+            if stats.free_breaks and listing_format() != "csv" else None)
+    print_table("costliest cache breaks", columns, rows, droppable=_BREAK_DROPPABLE,
+                caption="; ".join(text for text in (_RANK_NOTE if rows else None, short, free) if text) or None)
+
+
+def _when(iso: str | None) -> str | None:
+    """An ISO 8601 UTC time as the tables show one (``2026-12-02 11:24:01``; None: ``-``)."""
+    return None if iso is None else iso.replace("T", " ").removesuffix("Z")
+
+
+def _short_sessions(columns: tuple[str, ...], rows: list[tuple[Any, ...]],
+                    droppable: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], str | None]:
+    """``rows`` (session id first) with each id shortened to its shortest unique prefix among them,
+    and the caption saying so, when a table of them would not fit the terminal with whole ids and
+    every column but "path" (:func:`rows_fit`): both rankings, whatever columns they may leave out,
+    shorten ids before they leave out a column with a value."""
+    if listing_format() != "table" or rows_fit(columns, rows, droppable=droppable, spare=("path",)):
+        return rows, None
+    names = short_ids(str(row[0]) for row in rows)
+    shortened = [(names[str(row[0])], *row[1:]) for row in rows]
+    if shortened == rows:
+        return rows, None
+    return shortened, "session: shortest unique prefix (--json for whole ids)"
