@@ -25,8 +25,9 @@ from test_html32 import _cells, _data
 from test_html35 import _switch  # one explained (header_change) break at request 1
 from test_html_report import _detail_heading, _rows
 
-from dsh_audit.gate import Policy, run_check
+from dsh_audit.gate import GATE_RULES, Policy, run_check
 from dsh_audit.report import format_html
+from dsh_audit.report._html_sessions import _FAILED_AS
 from dsh_audit.testing import LogBuilder
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -198,3 +199,9 @@ def test_sessions_no_accounting_csv_leaves_unmeasured_breaks_and_cost_empty(monk
     assert code == 0
     assert out.splitlines()[1].split(",")[-5:] == [
         "0.6276797028242115", "5", "0.01107667", "1", "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824"]
+
+
+def test_every_gate_rule_has_its_words_on_the_page() -> None:
+    """The page names each gate finding by cause; a gate rule it does not list would be counted as a
+    "validation finding" (a second table of the rule ids must not fall behind the gate's)."""
+    assert set(_FAILED_AS) == set(GATE_RULES)

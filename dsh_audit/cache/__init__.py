@@ -16,7 +16,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._account import ParentRequest, analyze_cache, iter_cache_verdicts
-    from ._captured_usage import captured_usage, given_usage, response_tokens, usage_tokens
+    from ._captured_usage import captured_usage, from_capture, given_usage, response_tokens, usage_tokens
     from ._causes import attribution_causes
     from ._prefix import PromptBuilder
     from ._prompt import Prompt, common_chars, common_prefix, prefix_tokens
@@ -79,6 +79,7 @@ __all__ = [
     "common_prefix",
     "entry_usage",
     "exact_tokenizer_available",
+    "from_capture",
     "given_usage",
     "iso_utc",
     "iter_cache_verdicts",
@@ -150,6 +151,7 @@ _LAZY = {
     "common_prefix": "._prompt",
     "entry_usage": "._logged_usage",
     "exact_tokenizer_available": "._tokens",
+    "from_capture": "._captured_usage",
     "given_usage": "._captured_usage",
     "iso_utc": "._summary",
     "iter_cache_verdicts": "._account",

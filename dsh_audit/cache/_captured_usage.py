@@ -40,8 +40,8 @@ from ..log import parse_json
 from ..session import Session, route_apis
 from ._money import MAX_TOKENS, Tokens, is_count
 
-__all__ = ["UNMATCHED", "UnusableUsage", "captured_tokens", "captured_usage", "damaged", "given_usage", "response_tokens",
-           "usage_tokens"]
+__all__ = ["UNMATCHED", "UnusableUsage", "captured_tokens", "captured_usage", "damaged", "from_capture", "given_usage",
+           "response_tokens", "usage_tokens"]
 
 #: A line of an event stream, without what ends it (the SSE spec: CRLF, LF or CR); an empty one is none.
 _LINE = re.compile(r"[^\r\n]+")
@@ -61,6 +61,18 @@ class UnusableUsage(Tokens):
 
 #: Why a request whose log holds no usage is unpriced when ``--capture`` matched no request of its session.
 UNMATCHED = "usage not logged; the capture matched no request of this session"
+
+
+def from_capture(reason: str) -> bool:
+    """Whether an unpriced ``reason`` is the capture's (:func:`damaged`, :data:`UNMATCHED`), not the log's.
+
+    Example:
+        >>> from_capture(UNMATCHED), from_capture(damaged("w.jsonl line 1", "input_tokens -10").why)
+        (True, True)
+        >>> from_capture("usage not logged")
+        False
+    """
+    return reason == UNMATCHED or reason.startswith("the capture's usage is damaged (")
 
 
 def damaged(where: str, reason: str) -> UnusableUsage:

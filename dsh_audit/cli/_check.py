@@ -96,9 +96,13 @@ def _protected(paths: Sequence[str], *inputs: str | None) -> ProtectedInputs:
 
 def _echo_discovered(result: CheckResult, *, windowed: bool) -> None:
     """Discovery's notes (which file of a session was read) on stderr, unless a window was set
-    (``windowed``: :func:`selected_logs` printed them then)."""
+    (``windowed``: :func:`selected_logs` printed them then); then the run's warnings and what the
+    capture priced, as usage and cache say it."""
     for note in () if windowed else result.discovered:
         echo_note(note)
+    for warning in result.warnings:
+        echo_warning(warning)
+    echo_capture_use(getattr(s.cache, "cost", None) for s in result.sessions)
 
 
 def _write(path: str | None, text: str | Iterable[str]) -> None:
@@ -308,9 +312,6 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
                           lean=True)  # no report of check shows a request's messages, verdict or extension
     result = _with_baseline(_in_order(result, paths if given else ()), baseline)  # no PATHS: newest first
     _echo_discovered(result, windowed=since is not None or until is not None)
-    for warning in result.warnings:
-        echo_warning(warning)
-    echo_capture_use(getattr(s.cache, "cost", None) for s in result.sessions)  # as usage and cache say it
     for check in result.sessions:  # a log not a line of which could be read: said as every command says it
         if check.unreadable and check.error is not None:
             echo_error(check.error)
@@ -394,9 +395,6 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
         (CheckResult(sessions=(), findings=(), policy=policy), load_prices(prices_path))
     result = _with_baseline(result, baseline)  # as check judges: the page's verdicts are check's
     _echo_discovered(result, windowed=True)
-    for warning in result.warnings:
-        echo_warning(warning)
-    echo_capture_use(getattr(s.cache, "cost", None) for s in result.sessions)  # as usage and cache say it
     _write(output, iter_html(result, prices=prices))  # the table the check priced with (its caveats on the page)
     echo_caveats(prices)
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "

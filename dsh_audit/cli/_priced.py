@@ -16,11 +16,16 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._lazy import LazyModule
 from ..session import Failure, GroupResult, run_groups
 from ._common import echo_note, echo_warning
 
 if TYPE_CHECKING:
+    from .. import cache
     from ..cache import PriceBook
+
+if not TYPE_CHECKING:  # read where a view prices: `breaks` alone loads no cache code (start-up, issue 11)
+    cache = LazyModule("dsh_audit.cache")
 
 __all__ = ["capture_notes", "echo_capture_use", "run_priced"]
 
@@ -98,7 +103,7 @@ def echo_capture_use(costs: Iterable[Mapping[str, Any] | None]) -> None:
         from_capture += cost.get("usage_from_capture_requests", 0)
         differs += cost.get("usage_differs_requests", 0)
         for reason, count in (cost.get("unpriced") or {}).items():
-            if reason.startswith("the capture's") or "the capture matched" in reason:
+            if cache.from_capture(reason):
                 unpriced[reason] = unpriced.get(reason, 0) + count
     for note in capture_notes(from_capture, differs):
         echo_note(note)

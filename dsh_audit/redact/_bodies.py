@@ -229,9 +229,10 @@ def redacted_bodies(captures: Sequence[CapturedRequest], original: Session, reda
     """The redacted body of each captured request, in capture order, one at a time (a generator: a
     caller writes each before the next is made)."""
     by_position: dict[int, int] = {}
+    index_of = {id(request): index for index, request in enumerate(original.requests)}  # no scan a pairing
     for pairing in align(original.requests, captures, routes=route_apis([original])):  # as diff pairs them
         if pairing.request is not None and pairing.capture is not None:
-            by_position[pairing.capture.position] = original.requests.index(pairing.request)
+            by_position[pairing.capture.position] = index_of[id(pairing.request)]
     for position, capture in enumerate(captures):
         yield _redacted_body(capture.body, by_position.get(position), original, redacted, redactor)
 
