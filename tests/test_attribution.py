@@ -459,7 +459,9 @@ def test_cli_breaks_json_and_exit_codes():
              r["first_divergence"]["segment"], r["session_id"][-8:]) for r in rows] == [
         (5, 4, "resume", ["model", "adapterDefaults.reasoningEffort", "system"], [83, 89], "config", "249053fa")]
     clean = _invoke("breaks", str(LIVE / "h-headless" / "session-logs"))
-    assert (clean.return_value, clean.output) == (0, "no prefix-cache breaks\n")
+    log = LIVE / "h-headless" / "session-logs" / "session-2d31cc1d-3aa9-4009-b4bb-fe4f8cf088de.jsonl"
+    assert (clean.return_value, clean.output) == (  # the one log read, named
+        0, f"{log}  session session-2d31cc1d-3aa9-4009-b4bb-fe4f8cf088de\nno prefix-cache breaks\n")
     every = _invoke("breaks", str(LIVE / "h-headless" / "session-logs"), "--all", "--json")
     assert [json.loads(line)["verdict"] for line in every.output.splitlines()] == [
         "first", "first", "extension", "extension", "extension"]
@@ -532,3 +534,23 @@ def test_captured_anthropic_bodies_extend_despite_moving_cache_markers():
     assert verdicts == [True] * 7 + [False, True]
     edited = bodies[3].replace(b'"is_error":false', b'"is_error":true', 1)
     assert captured_extends(bodies[2], edited) == (False, 3)
+
+
+def test_messages_offset_counts_held_and_unheld_messages_alike() -> None:
+    """A break's byte offset is where ``JSON.stringify`` of the two message lists first differs,
+    whether the shared messages' lengths are held (summed at C speed) or serialised afresh."""
+    from dsh_audit.attribution import MessageDigests
+    from dsh_audit.attribution._prefix import messages_offset
+
+    shared = [{"role": "user", "content": f"question {i} é"} for i in range(5)]
+    prev = [*shared, {"role": "tool", "content": "long result"}]
+    cur = [*shared, {"role": "tool", "content": "[pruned]"}, {"role": "user", "content": "more"}]
+    whole_prev = stringify(prev).encode("utf-8")
+    whole_cur = stringify(cur).encode("utf-8")
+    expected = next(i for i, (a, b) in enumerate(zip(whole_prev, whole_cur)) if a != b)
+    fresh = MessageDigests()
+    held = MessageDigests()
+    for message in shared[::2]:  # some held, some not
+        held.get(message)
+    assert messages_offset(prev, cur, 5, fresh) == messages_offset(prev, cur, 5, held) == expected == 237
+    assert held.total_length(shared) == fresh.total_length(shared) == len(stringify(shared).encode("utf-8")) - 6

@@ -51,9 +51,10 @@ def test_a_baselined_finding_does_not_fail_and_every_report_says_so(
                             "--json-report", "r.json", "--sarif", "r.sarif", "--junit", "r.xml", "--markdown", "r.md")
     assert code == 1
     # a baselined info finding is not printed (as an info finding that passes is not)
-    assert [line for line in out.splitlines() if "DSH810" in line] == [
+    lines = out.splitlines()
+    assert [line + " " + lines[n + 1].strip() for n, line in enumerate(lines) if "DSH810" in line] == [
         "logs/b.jsonl: DSH810 info (fails the gate: require-capture): no capture given or found beside the log (wire.jsonl) (hint: pass "
-        "--capture, or record a wire.jsonl in the log's scenario folder)"]
+        "--capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it)"]
     assert _summary(out) == ("FAILED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 1 failing, "
                              "1 baselined (policy: policy.toml)")
     assert not [line for line in err if "no longer occur" in line]
@@ -173,8 +174,9 @@ def test_each_baseline_finding_accepts_one_finding(tmp_path: Path) -> None:
     assert (out.passed, out.counts()["baselined"], out.baseline_gone, out.notes[-1]) == (
         True, 1, 1, "1 baseline finding(s) no longer occur")
     assert out.findings[0].format() == (f"{tmp_path / 'a.jsonl'}: DSH810 info baselined: no capture given or found "
-                                        "beside the log (wire.jsonl) (hint: pass --capture, or "
-                                        "record a wire.jsonl in the log's scenario folder)")
+                                        "beside the log (wire.jsonl) (hint: pass --capture FILE, or put a "
+                                        "wire.jsonl holding the log's requests beside it or up to four folders "
+                                        "above it)")
 
 
 @needs_corpus

@@ -73,9 +73,9 @@ def test_each_break_costs_what_cache_judged(tmp_path: Path, monkeypatch: pytest.
 
     code, out, err = run("breaks", "--cost", "--format", "csv")
     assert (code, err) == (0, [])
-    title = f"{log}  session s-mixed"
+    title = f"breaks,{log},s-mixed"  # the table, the log and the session, as requests' and cache's CSV
     assert out.splitlines() == [
-        "table,#,vs,relation,verdict,cause,lost tokens,lost cost,fields,evidence seqs,first divergence",
+        "table,log,session,#,vs,relation,verdict,cause,lost tokens,lost cost,fields,evidence seqs,first divergence",
         f"{title},2,1,step,break,header_change,1920,0.00056448,system,33,system @0 body@69",
         f"{title},4,2,step,break,header_change,0,0,model,49,config body@10"]  # the JSON's rows: no total
 
@@ -144,14 +144,11 @@ def test_an_unpriced_break_costs_unknown_with_its_reason(tmp_path: Path, monkeyp
     code, out, err = run("breaks", "--cost", str(log))
     assert (code, err) == (0, [])
     assert _lines(out)[1:] == [
-        "┏━━━┳━━━━┳━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┓",
-        "┃   ┃    ┃          ┃         ┃               ┃ lost       ┃        ┃          ┃",
-        "┃   ┃    ┃          ┃         ┃               ┃ tokens     ┃        ┃ evidence ┃",
-        "┃ # ┃ vs ┃ relation ┃ verdict ┃ cause         ┃ (cost)     ┃ fields ┃     seqs ┃",
-        "┡━━━╇━━━━╇━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━┩",
-        "│ 1 │  0 │ step     │ break   │ header_change │ 1920 ($?)  │ system │       20 │",
-        "│   │    │          │         │ total         │ 1920 ($?)  │        │          │",
-        "└───┴────┴──────────┴─────────┴───────────────┴────────────┴────────┴──────────┘",
+        "                                         lost tokens",
+        "#  vs  relation  verdict  cause          (cost)            fields  evidence seqs",
+        "─" * 80,
+        "1   0  step      break    header_change  1920 ($?)         system             20",
+        "                          total          1920 ($?)",
         "$?: no rate prices it (--json: unpriced says why), ≥$: a lower bound",
         "narrow terminal: first divergence not shown (widen it, or use --json)"]
     code, out, err = run("explain", str(log), "1")

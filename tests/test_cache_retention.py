@@ -256,7 +256,7 @@ def test_usage_takes_the_route_file_and_prices_long_writes_as_cache_does(tmp_pat
         result = CliRunner().invoke(cli, ["usage", str(log), "--json", *extra], catch_exceptions=False,
                                     standalone_mode=False)
         assert result.return_value == 0, result.stderr
-        costs[bool(extra)] = orjson.loads(result.stdout)["total"]["cost_usd"]
+        costs[bool(extra)] = orjson.loads(result.stdout)["totals"]["cost_usd"]
     assert costs[True] == {"cache_miss": 0.00012, "cache_read": 0.0, "cache_write": 0.024, "output": 0.0003,
                            "total": 0.02442}
     assert costs[False]["cache_write"] == 0.015  # 4,000 x $3.75 / 1M

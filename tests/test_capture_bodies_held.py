@@ -1,6 +1,7 @@
-"""A capture is never held whole: ``wire.jsonl`` and body-folder captures keep, per request, where
-its body is (read again by offset), its digest and size and what pairing reads of it; a body is read
-again only where a request is compared (``diff``, ``check``) or rewritten (``redact --capture``).
+"""A capture is never held whole: ``wire.jsonl``, HAR and body-folder captures keep, per request,
+where its body is (read again by offset: a line, a HAR entry, a file), its digest and size and what
+pairing reads of it; a body is read again only where a request is compared (``diff``, ``check``) or
+rewritten (``redact --capture``).
 
 The counts below are of the loader's re-reads (a counter on it), exact: a foreign capture, or one
 nothing pairs, is never read again; each paired capture is read once.
@@ -16,7 +17,7 @@ from _cli import invoke
 from _golden import CORPUS
 
 from dsh_audit.capture import CaptureRead, load_capture, read_capture
-from dsh_audit.capture import _loaders, _reading
+from dsh_audit.capture import _har, _loaders, _reading
 from dsh_audit.errors import CaptureError
 
 SCENARIO = CORPUS / "live" / "b-tools"
@@ -42,6 +43,22 @@ def _wire(tmp_path: Path) -> Path:
     return wire
 
 
+def _har_file(tmp_path: Path) -> Path:
+    """The capture of :func:`_wire` as a HAR file, each record an entry."""
+    records = [json.loads(line) for line in _wire(tmp_path).read_text(encoding="utf-8").splitlines()]
+    har = tmp_path / "capture.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [
+        {"request": {"method": "POST", "url": "http://127.0.0.1" + r["path"],
+                     "headers": [{"name": k, "value": v} for k, v in r["headers"].items()],
+                     "postData": {"mimeType": "application/json", "text": r["body"]}}} for r in records]}}),
+        encoding="utf-8")
+    return har
+
+
+def _made(tmp_path: Path, kind: str) -> Path:
+    return {"wire-jsonl": _wire, "body-folder": _folder, "har": _har_file}[kind](tmp_path)
+
+
 def _folder(tmp_path: Path) -> Path:
     """The capture of :func:`_wire` as a folder of bodies with sidecars."""
     folder = tmp_path / "bodies"
@@ -58,7 +75,7 @@ def _folder(tmp_path: Path) -> Path:
 def rereads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every body read again from a capture file (the loaders' re-readers, counted)."""
     seen: list[str] = []
-    for reader in (_loaders._JsonlBody, _reading._FileBody):
+    for reader in (_loaders._JsonlBody, _reading._FileBody, _har._HarBody):
         original = reader.__call__
 
         def counted(self: object, original: object = original) -> bytes:
@@ -69,9 +86,9 @@ def rereads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-@pytest.mark.parametrize("kind", ["wire-jsonl", "body-folder"])
+@pytest.mark.parametrize("kind", ["wire-jsonl", "body-folder", "har"])
 def test_a_loaded_capture_holds_no_body(tmp_path: Path, kind: str) -> None:
-    capture = _wire(tmp_path) if kind == "wire-jsonl" else _folder(tmp_path)
+    capture = _made(tmp_path, kind)
     loaded = load_capture(capture)
     expected = [json.loads(line)["body"].encode() for line in _wire(tmp_path).read_text(encoding="utf-8").splitlines()]
     assert len(loaded) == PAIRED * COPIES
@@ -80,27 +97,20 @@ def test_a_loaded_capture_holds_no_body(tmp_path: Path, kind: str) -> None:
     assert [c.size for c in loaded] == [len(b) for b in expected]
 
 
-def test_a_har_capture_holds_its_bodies(tmp_path: Path) -> None:
-    """A HAR file is one JSON document: its bodies are held (nothing finds one again without parsing it all)."""
-    records = [json.loads(line) for line in (SCENARIO / "wire.jsonl").read_text(encoding="utf-8").splitlines()]
-    har = tmp_path / "capture.har"
-    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [
-        {"request": {"method": "POST", "url": "http://127.0.0.1" + r["path"],
-                     "headers": [{"name": k, "value": v} for k, v in r["headers"].items()],
-                     "postData": {"mimeType": "application/json", "text": r["body"]}}} for r in records]}}),
-        encoding="utf-8")
-    read: CaptureRead = read_capture(har)
-    assert [c.held for c in read.requests] == [r["body"].encode() for r in records]
-    # the document handed over keeps no body text beside the bodies
-    assert {e["request"]["postData"]["text"] for e in read.records[0]["log"]["entries"]} == {None}
+def test_a_har_document_handed_over_holds_no_body(tmp_path: Path) -> None:
+    """The document ``read_capture`` hands over (``redact --capture`` rewrites it) keeps no body text."""
+    read: CaptureRead = read_capture(_har_file(tmp_path))
+    assert [c.held for c in read.requests] == [None] * (PAIRED * COPIES)
+    assert read.records[0]["log"]["version"] == "1.2"
+    assert [e["request"]["postData"]["text"] for e in read.records[0]["log"]["entries"]] == [None] * (PAIRED * COPIES)
 
 
-@pytest.mark.parametrize("kind", ["wire-jsonl", "body-folder"])
+@pytest.mark.parametrize("kind", ["wire-jsonl", "body-folder", "har"])
 @pytest.mark.parametrize("command", ["diff", "check"])
 def test_only_paired_bodies_are_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str], rereads: list[str], kind: str,
                                            command: str) -> None:
-    capture = _wire(tmp_path) if kind == "wire-jsonl" else _folder(tmp_path)
+    capture = _made(tmp_path, kind)
     code, out, err = invoke(monkeypatch, capsys, command, str(_log()), "--capture", str(capture), "--json")
     priced = ["note: 1 request(s) priced from the capture's usage (their log holds none)"]  # check prices, diff not
     assert (code, err) == (0, priced if command == "check" and kind == "wire-jsonl" else [])

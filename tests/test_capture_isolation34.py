@@ -228,7 +228,8 @@ def test_check(bad: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     message, hint = _error(bad).removeprefix(f"{WIRE}: ").removesuffix(")").split(" (hint: ")
     assert [(f["rule"], f["path"], f["message"], f["hint"], f["fails"]) for f in report["findings"]] == [
         ("DSH810", "root/proj/s1/session.jsonl.zstd", "no capture given or found beside the log (wire.jsonl)",
-         "pass --capture, or record a wire.jsonl in the log's scenario folder", False),
+         "pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders above it",
+         False),
         ("DSH802", WIRE, message, hint, True)]
     code, out, err = invoke(monkeypatch, capsys, "check", "root")
     assert (code, err) == (1, [])

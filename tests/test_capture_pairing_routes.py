@@ -265,15 +265,22 @@ def test_the_routes_given_decide_over_the_log_and_an_unknown_route_pairs_with_an
 
 def test_an_empty_wire_jsonl_is_a_capture_of_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    """A proxy that recorded nothing leaves an empty ``wire.jsonl``: a capture of no request, so
-    every request is unmatched (DSH813, exit 1), not "not a capture format" (exit 2)."""
+    """A proxy that recorded nothing leaves an empty ``wire.jsonl``: a capture of no request. Found
+    beside the log it holds none of the session's requests, so it is not the session's capture (DSH810,
+    exit 0: a found capture belongs to the sessions it holds); given with ``--capture`` every request
+    is unmatched (DSH813, exit 1); never "not a capture format" (exit 2)."""
     log = chat_log(tmp_path / "s" / "session.jsonl", "empty-capture")
-    (tmp_path / "s" / "wire.jsonl").write_bytes(b"\n")
-    assert load_capture(tmp_path / "s" / "wire.jsonl") == []
+    capture = tmp_path / "s" / "wire.jsonl"
+    capture.write_bytes(b"\n")
+    assert load_capture(capture) == []
     code, out, err = invoke(monkeypatch, capsys, "check", str(log))
+    assert (code, out.splitlines()[-1]) == (
+        0, "PASSED: 1 log(s), 1 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing (policy: defaults)")
+    assert "│ none    │" in out  # the capture column: none for this session
+    code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--capture", str(capture))
     assert code == 1
     assert [line.split(": ", 3)[-1] for line in out.splitlines() if "DSH813" in line] == [
         "DSH813 error (fails the gate: capture-fail): loop request 0 is unmatched: no captured loop send of this session left on its route "
         "(deepseek-chat-completions, model deepseek-v4-flash) (hint: run `dsh-audit diff "
-        f"{log} --capture {tmp_path / 's' / 'wire.jsonl'}` for the alignment (check that the capture covers the "
+        f"{log} --capture {capture}` for the alignment (check that the capture covers the "
         "whole session))"]

@@ -118,7 +118,7 @@ def test_response_shapes(response: Any, tokens: Tokens) -> None:
 
 @pytest.mark.parametrize("response", [
     None, {}, {"script": {"text": "x"}}, {"error": {"message": "overloaded"}}, "", "data: [DONE]\n\n",
-    _sse((None, {"choices": [{"delta": {"content": "no usage asked"}}]})), "upstream error {",
+    _sse((None, {"choices": [{"delta": {"content": "no usage asked"}}]})),
     {"status": 503, "body": "Service Unavailable"},
 ])
 def test_a_response_without_usage_prices_nothing(response: Any) -> None:
@@ -127,7 +127,12 @@ def test_a_response_without_usage_prices_nothing(response: Any) -> None:
 
 def test_a_body_that_is_no_base64_is_damaged_never_priced() -> None:
     assert response_tokens({"content": {"text": "not base64 ~", "encoding": "base64"}}) == UnusableUsage(
-        why="the capture's usage is damaged (content.text is no base64 of UTF-8 text)")
+        why="the capture's usage is damaged (content.text is not base64)")
+
+
+def test_a_body_that_is_neither_json_nor_a_stream_is_damaged_never_priced() -> None:
+    assert response_tokens("upstream error {") == UnusableUsage(
+        why="the capture's usage is damaged (the response body is neither JSON nor an event stream)")
 
 
 # -- a test-made log and its capture -------------------------------------------------------------
@@ -232,6 +237,28 @@ def test_a_har_capture_holds_its_responses_as_content_text(tmp_path: Path) -> No
     har.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}), encoding="utf-8")
     session = open_session(log)
     assert captured_usage([session], har) == {SESSION: {0: Tokens(1000, 0, 0, 100), 1: Tokens(140, 0, 0, 5)}}
+
+
+def test_pricing_takes_the_pairings_it_is_given(tmp_path: Path) -> None:
+    """``check`` prices by its comparison's pairings: the capture read once with ``keep_usage``, and
+    the pairings handed over, price as the capture file aligned here does; pairings that pair
+    nothing leave every request of the session unmatched."""
+    from dsh_audit.cache._captured_usage import given_capture, keep_usage
+    from dsh_audit.capture import align, read_capture
+    log = _log(tmp_path)
+    wire = _capture(tmp_path, log, {0: [{"usage": _usage(1000, 0, 100)}], 1: [{"usage": _usage(140, 0, 5)}]})
+    session = open_session(log)
+    read = read_capture(wire, warnings=[], keep=keep_usage)
+    pairings = align(session.requests, read.requests)
+    expected = {SESSION: {0: Tokens(1000, 0, 0, 100), 1: Tokens(140, 0, 0, 5)}}
+    assert captured_usage([session], wire) == expected
+    assert captured_usage([session], read, pairings=pairings) == expected
+    aligned = given_capture([session], wire)
+    assert aligned is not None and given_usage([session], aligned) == expected
+    unmatched = captured_usage([session], read, pairings=[])
+    assert {i: t.why for i, t in unmatched[SESSION].items()} == {  # type: ignore[attr-defined]
+        0: "usage not logged; the capture matched no request of this session",
+        1: "usage not logged; the capture matched no request of this session"}
 
 
 def test_no_capture_given_prices_nothing_and_an_unreadable_one_neither(tmp_path: Path) -> None:

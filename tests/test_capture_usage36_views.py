@@ -37,11 +37,11 @@ def test_usage_by_request(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     assert [(r["key"].split()[-1], r["usage_source"]) for r in table["rows"][:2]] == [("#0", "capture"), ("#1", "log")]
     assert table["rows"][0]["tokens"] == {"cache_miss": 10, "cache_read": 0, "cache_write": 165, "output": 5,
                                           "reasoning": 0, "total": 180}
-    assert (table["total"]["cost_usd"]["total"], table["total"]["cost_complete"], table["unpriced"]) == (PRICED, True, {})
+    assert (table["totals"]["cost_usd"]["total"], table["totals"]["cost_complete"], table["unpriced"]) == (PRICED, True, {})
     # the capture found beside the logs is compared with them, and prices nothing
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request", "--json", LOGS)
     table = json.loads(out)
-    assert (code, err, table["rows"][0]["usage_source"], table["total"]["cost_usd"]["total"]) == (
+    assert (code, err, table["rows"][0]["usage_source"], table["totals"]["cost_usd"]["total"]) == (
         0, [], None, UNPRICED)
     code, out, err = invoke(monkeypatch, capsys, "usage", "--capture", WIRE, LOGS)
     total = next(line for line in out.splitlines() if line.startswith("│ total"))
@@ -72,3 +72,57 @@ def test_the_html_report_prices_as_check_does() -> None:
     totals = [build_report_data(run_check([LOGS], captures=capture))["totals"]["total"] for capture in (WIRE, None)]
     assert [(t["cost_usd"]["total"], t["unpriced_requests"], t["usage_unknown_requests"]) for t in totals] == [
         (PRICED, 0, 0), (UNPRICED, 1, 1)]
+
+
+@needs_c1
+def test_sessions_says_what_the_capture_did_as_cache_and_usage_say_it(monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 13 leftover: `sessions --capture` priced the title call and said nothing of it."""
+    for command in ("sessions", "cache", "usage"):
+        code, _, err = invoke(monkeypatch, capsys, command, "--capture", WIRE, LOGS)
+        assert (command, code, err) == (command, 0, [NOTE])
+        code, _, err = invoke(monkeypatch, capsys, command, LOGS)  # the capture beside the logs prices nothing
+        assert (command, code, [line for line in err if "capture" in line]) == (command, 0, [])
+    code, out, err = invoke(monkeypatch, capsys, "sessions", "--json", "--capture", WIRE, LOGS)
+    (row,) = map(json.loads, out.splitlines())
+    assert (code, err, row["cost_usd"]["total"]) == (0, [NOTE], PRICED)
+    assert "cost_summary" not in row  # what the note is said from is no key of the JSON
+
+
+@needs_c1
+def test_the_cache_timeline_shows_the_captured_usage_marked(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 13 leftover: the title call priced from the capture showed "~157" and "?" (unknown);
+    now the capture's prompt (10 input + 165 cache writes) and cache reads (0), marked "*" as "~"
+    marks an estimate, beside the log's verdict, and a caption says what the mark means."""
+    code, out, _ = invoke(monkeypatch, capsys, "cache", "--capture", WIRE, LOGS)
+    lines = out.splitlines()
+    at = lines.index("timeline")
+    assert code == 0
+    assert lines[at + 2] == ("┃  # ┃ kind  ┃ turn/step/attempt ┃ prompt ┃ reusable ┃ expected ┃ actual ┃ "
+                             "classification                  ┃ lost ┃")
+    assert lines[at + 4:at + 6] == [
+        "│  0 │ title │ -                 │   175* │        0 │        0 │     0* │ usage_unknown                   │      │",
+        "│  1 │ loop  │ 1/1/1             │   8029 │        0 │        0 │      0 │ as_expected                     │      │"]
+    assert lines[-1] == "*: the capture's usage, which priced it (the log holds none: usage_unknown)"
+    code, out, _ = invoke(monkeypatch, capsys, "cache", LOGS)  # not priced from it: the log's unknown
+    lines = out.splitlines()
+    assert lines[lines.index("timeline") + 4] == (
+        "│  0 │ title │ -                 │   ~157 │        0 │        0 │      ? │ usage_unknown                   │      │")
+    assert not lines[-1].startswith("*")
+
+
+@needs_c1
+def test_the_cache_timeline_csv_names_whose_usage_each_request_has(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = invoke(monkeypatch, capsys, "cache", "--format", "csv", "--capture", WIRE, LOGS)
+    rows = [line.split(",") for line in out.splitlines() if line.startswith(("table,", "timeline,"))]
+    assert code == 0
+    assert rows[0][3:] == ["#", "kind", "turn/step/attempt", "prompt", "prompt (estimated)", "reusable", "expected",
+                           "actual", "classification", "lost", "usage source"]
+    assert [row[3:] for row in rows[1:3]] == [
+        ["0", "title", "-", "175", "", "0", "0", "0", "usage_unknown", "0", "capture"],
+        ["1", "loop", "1/1/1", "8029", "", "0", "0", "0", "as_expected", "0", "log"]]
+    code, out, _ = invoke(monkeypatch, capsys, "cache", "--format", "csv", LOGS)
+    row = next(line.split(",") for line in out.splitlines() if line.startswith("timeline,"))
+    assert row[3:] == ["0", "title", "-", "", "157", "0", "0", "", "usage_unknown", "0", ""]

@@ -289,7 +289,7 @@ def test_check_markdown_shows_each_cost_and_their_totals(
         ["s-three", "1 | none | 0 | 0.0% | $? (1 unpriced) | $? | $? | 1 |"]]
     assert table[-1] == "| **total** | 3 log(s) | | 6 | | 0 | | ≥$0.0016 (1 unpriced) | ≥$0.0022 | ≥$0.0008 | 3 |"
     # the same sums as usage's total, shown by the same money rule
-    total = json.loads(invoke(monkeypatch, capsys, "usage", "--json")[1])["total"]
+    total = json.loads(invoke(monkeypatch, capsys, "usage", "--json")[1])["totals"]
     assert (total["cost_usd"]["total"], total["no_cache_cost_usd"], total["off_peak_cost_usd"]) == (
         0.0015732, 0.00222, 0.0007866)
 

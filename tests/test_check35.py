@@ -102,8 +102,8 @@ def test_check_reports_the_unreadable_log_and_checks_its_neighbour(
     results = json.loads(Path("s.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
     assert [(r["ruleId"], r["level"], r["message"]["text"], r["locations"][0]["physicalLocation"]["artifactLocation"]
              ["uri"]) for r in results] == [
-        ("DSH810", "note", "no capture given or found beside the log (wire.jsonl) (hint: pass --capture, or record a "
-                           "wire.jsonl in the log's scenario folder)", GOOD),
+        ("DSH810", "note", "no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or put "
+                           "a wire.jsonl holding the log's requests beside it or up to four folders above it)", GOOD),
         ("DSH801", "error", f"{message} (hint: {hint})", BAD)]
     markdown = Path("m.md").read_text(encoding="utf-8")
     assert f"### Failing findings (1)\n\n- **DSH801** error: {message} — {BAD}\n  - hint: " in markdown

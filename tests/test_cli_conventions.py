@@ -221,9 +221,9 @@ def test_since_and_until_select_by_the_logs_timestamps(command: str, tmp_path: P
 
 def test_usage_since_and_until_share_the_parser() -> None:
     whole = json.loads(_run("usage", "--json", str(CHAT))[1])
-    assert whole["total"]["requests"] == 3
-    assert json.loads(_run("usage", "--json", str(CHAT), "--since", "7d")[1])["total"]["requests"] == 3  # 2027
-    assert json.loads(_run("usage", "--json", str(CHAT), "--until", "2027-01-14")[1])["total"]["requests"] == 0
+    assert whole["totals"]["requests"] == 3
+    assert json.loads(_run("usage", "--json", str(CHAT), "--since", "7d")[1])["totals"]["requests"] == 3  # 2027
+    assert json.loads(_run("usage", "--json", str(CHAT), "--until", "2027-01-14")[1])["totals"]["requests"] == 0
     assert json.loads(_run("usage", "--json", str(CHAT), "--until", "2027-01-15")[1]) == whole
 
 

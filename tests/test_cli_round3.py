@@ -121,7 +121,7 @@ def test_sessions_csv_carries_the_exact_hit_ratio(tmp_path: Path, monkeypatch: p
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--format", "csv", str(log))
     assert (code, err) == (0, [])
     assert list(csv.reader(io.StringIO(out))) == [
-        ["table", "when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id"],
+        ["table", "when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id"],
         ["1 session(s), newest first", "2027-01-15 08:00", "-", "/home/dev/project", "3", repr(1920 / 4020), "0",
          "0.00066552", "1", "sess-a"]]
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--no-cost", "--format", "csv", str(log))
@@ -202,7 +202,7 @@ def test_cache_summary_counts_reads_and_prompts_over_the_same_requests_and_words
         "prompt_tokens": 4020, "actual_cache_read": 1920, "actual_hit_ratio": 1920 / 4020, "reusable_cache_read": 2944}
     code, out = _piped("usage", "--json", str(log))
     # usage counts every logged read: cache's reads plus those it left out of the ratio
-    assert json.loads(out)["total"]["tokens"]["cache_read"] == 1920 + 1920
+    assert json.loads(out)["totals"]["tokens"]["cache_read"] == 1920 + 1920
 
 
 @needs_corpus

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from dsh_audit.cache import iso_utc, summarize_session
 from dsh_audit.cli import cli
 from dsh_audit.cli._common import run_guarded
+from dsh_audit.errors import UsageError
 from dsh_audit.log import resolve_session
 from dsh_audit.session import open_session
 from dsh_audit.testing import LogBuilder
@@ -100,7 +101,7 @@ def test_sessions_json_one_object_per_session_newest_first():
 
 def test_sessions_defaults_to_dsh_home_and_fits_80_columns():
     """The compact layout at 80 columns: the date kept whole, each title whole (a child's "└ fork"
-    marker and "Who are you" on one line): project, hit and breaks, lesser columns, are left out
+    marker and "Who are you" on one line): project, hit ratio and breaks, lesser columns, are left out
     before a title of up to 24 characters wraps (issue 14). The samples' replies log
     cacheReadTokens (as DSH's DeepSeek adapter does): priced; the retry sample's two failed
     attempts log no usage, so its cost is a lower bound."""
@@ -112,8 +113,8 @@ def test_sessions_wide_shows_every_column():
     code, out = invoke("sessions", "--no-cost", columns=160)
     header = next(line for line in out.splitlines() if "when (UTC)" in line)
     assert code == 0 and [c.strip() for c in header.strip("┃").split("┃")] == [
-        "when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id"]
-    assert "│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │    3 │ -   │ -      │ -    │" in out
+        "when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id"]
+    assert "│ 2027-01-15 08:00 │ Who are you │ /home/dev/projects/demo │        3 │ -         │ -      │ -    │" in out
 
 
 # --- session references -------------------------------------------------------------------------
@@ -197,3 +198,59 @@ def test_a_session_in_two_files_is_listed_from_each_with_a_note(monkeypatch, cap
         "session-sample-chat/session.jsonl.zstd, not chat/session.jsonl (the same lines)",
         f"note: session session-sample-tools is in 2 files, each listed: "
         f"{root / 'session-sample-tools' / 'session.jsonl.zstd'}, {SAMPLES / 'tools' / 'session.jsonl'}"]
+
+
+# --- a session id whose session is in several files (fuzz round 19, 5) ---------------------------
+
+def _two_files(tmp_path: Path, *, copy: str) -> tuple[Path, Path, Path]:
+    """A DSH home at ``tmp_path`` holding session-x as DSH's zstd log under ``--p--`` and as a plain
+    file under ``--q--``: its first lines (``copy="partial"``), all of them (``"whole"``), or the
+    lines of another conversation of the same id (``"other"``). Returns the sessions root and the
+    two files."""
+    def chat(words: tuple[str, ...]) -> LogBuilder:
+        b = LogBuilder(session_id="session-x")
+        for word in words:
+            with b.turn(word):
+                with b.step():
+                    b.assistant(f"{word}!")
+        return b
+
+    root = tmp_path / "sessions"
+    kept = chat(("Hi", "More")).write_zstd(root / "--p--" / "session-x" / "session.jsonl.zstd", packed=False)
+    lines = chat(("Hi", "Other") if copy == "other" else ("Hi", "More")).lines(packed=False)
+    plain = root / "--q--" / "session-x" / "session.jsonl"
+    plain.parent.mkdir(parents=True)
+    plain.write_text("".join(line + "\n" for line in (lines[:4] if copy == "partial" else lines)), encoding="utf-8")
+    return root, kept, plain
+
+
+@pytest.mark.parametrize(("copy", "why"), [("partial", "the other's lines and more"), ("whole", "the same lines")])
+def test_a_session_id_in_a_log_and_its_copy_is_read_from_one_with_discoverys_note(tmp_path, monkeypatch, capsys,
+                                                                                  copy, why):
+    root, kept, plain = _two_files(tmp_path, copy=copy)
+    note = (f"one session in two files under {root}/: read --p--/session-x/session.jsonl.zstd, "
+            f"not --q--/session-x/session.jsonl ({why})")
+    notes: list[str] = []
+    assert resolve_session("session-x", root=root, notes=notes) == kept and notes == [note]
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    for args in (["requests", "session-x", "--json"], ["show", "x", "1", "--json"], ["requests", "latest", "--json"]):
+        monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+        code = run_guarded(cli)
+        out, err = capsys.readouterr()
+        assert (code, err) == (0, f"note: {note}\n"), args
+        assert str(kept) in out and str(plain) not in out, args
+
+
+def test_a_session_id_in_two_differing_files_is_refused_naming_both(tmp_path, monkeypatch, capsys):
+    root, kept, plain = _two_files(tmp_path, copy="other")
+    error = (f"error: session session-x is in 2 files that differ (neither holds the other's lines): {kept}, {plain} "
+             "(hint: pass the path of the log you mean; `dsh-audit sessions` lists each file)\n")
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    for args in (["requests", "session-x"], ["show", "x", "1"], ["explain", "session-x", "1"], ["cache", "latest"]):
+        monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
+        code = run_guarded(cli)
+        out, err = capsys.readouterr()
+        assert (code, out, err) == (2, "", error), args
+    with pytest.raises(UsageError):
+        resolve_session("latest", root=root)
+    assert resolve_session(str(plain), root=root) == plain  # the path the hint asks for is read

@@ -123,7 +123,7 @@ def test_a_dsh_home_alone_is_not_read_to_find_copies(tmp_path: Path, monkeypatch
     dsh, plain = _scenario(tmp_path, _lines())
     plain.unlink()
     seen: list[Path] = []
-    monkeypatch.setattr("dsh_audit.log._discover._header_id", seen.append)
+    monkeypatch.setattr("dsh_audit.log._copies._header_id", seen.append)
     assert (discover([tmp_path]), seen) == ([dsh], [])
 
 
@@ -147,7 +147,7 @@ def test_many_files_of_one_session_name_are_not_compared(tmp_path: Path, monkeyp
         (tmp_path / "session-logs" / f"copy{n}").mkdir()
         shutil.copy(plain, tmp_path / "session-logs" / f"copy{n}" / plain.name)
     compared: list[tuple[Path, Path]] = []
-    monkeypatch.setattr("dsh_audit.log._discover.holds", lambda a, b: compared.append((a, b)))
+    monkeypatch.setattr("dsh_audit.log._copies.holds", lambda a, b: compared.append((a, b)))
     assert (len(discover([tmp_path])), compared) == (6, [])
 
 
@@ -163,3 +163,63 @@ def test_a_copy_not_read_again_is_still_never_written(tmp_path: Path, monkeypatc
         assert (code, out, err[-1].startswith(f"error: {plain}: {what} would overwrite the input ")) == (
             2, "", True), (argv, err)
         assert plain.read_bytes() == before
+
+
+# -- issue 15: a renamed, partial copy of an export is a copy too ----------------------------------
+
+
+def _exports(folder: Path, *, full: str, partial: str, upto: int) -> tuple[Path, Path]:
+    """Two exports of one session under names of their own: ``full`` holds every line (zstd when
+    its name says so, in frames as DSH writes them), ``partial`` (plain) the first ``upto``."""
+    lines = _lines().splitlines(keepends=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    whole, part = folder / full, folder / partial
+    frames = zstandard.ZstdCompressor()
+    whole.write_bytes(frames.compress(lines[0]) + frames.compress(b"".join(lines[1:]))
+                      if full.endswith(".zstd") else b"".join(lines))
+    part.write_bytes(b"".join(lines[:upto]))
+    return whole, part
+
+
+def test_a_renamed_partial_export_of_another_size_is_read_as_its_own(tmp_path: Path, monkeypatch) -> None:
+    """An export taken earlier under another name has a size no other export has: its header is not
+    opened to find its session (every command opens each log once), so both are read, no note."""
+    whole, part = _exports(tmp_path / "x", full="mine.jsonl.zstd", partial="taken-early.jsonl", upto=10)
+    seen: list[Path] = []
+    monkeypatch.setattr("dsh_audit.log._copies._header_id", seen.append)
+    notes: list[str] = []
+    assert (sorted(discover([tmp_path], notes=notes)), notes, seen) == (sorted([whole, part]), [], [])
+
+
+def test_exports_of_other_sessions_or_other_lines_are_each_read(tmp_path: Path, monkeypatch) -> None:
+    lines = _lines().splitlines(keepends=True)
+    whole, part = _exports(tmp_path, full="a.jsonl", partial="b.jsonl", upto=10)
+    record = json.loads(lines[5])
+    record["time"] += 1  # the same session, a line that differs: not a copy
+    part.write_bytes(b"".join(lines[:5]) + json.dumps(record).encode() + b"\n")
+    notes: list[str] = []
+    assert (discover([tmp_path], notes=notes), notes) == ([whole, part], [])
+    header = json.loads(lines[0])
+    header["id"] = "another"  # another session whose lines are otherwise the first ones: never compared
+    part.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + b"".join(lines[1:10]))
+    compared: list[tuple[Path, Path]] = []
+    monkeypatch.setattr("dsh_audit.log._copies.holds", lambda a, b: compared.append((a, b)))
+    assert (discover([tmp_path], notes=notes), notes, compared) == ([whole, part], [], [])
+
+
+def test_an_export_alone_is_not_opened_to_find_copies(tmp_path: Path, monkeypatch) -> None:
+    """One export among DSH's logs, or alone: its name says nothing of a copy, its header is not read."""
+    whole, _ = _exports(tmp_path, full="a.jsonl", partial="b.jsonl", upto=3)
+    (tmp_path / "b.jsonl").unlink()
+    seen: list[Path] = []
+    monkeypatch.setattr("dsh_audit.log._copies._header_id", seen.append)
+    assert (discover([tmp_path]), seen) == ([whole], [])
+
+
+def test_the_cli_reads_a_renamed_whole_export_once_and_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    whole, part = _exports(tmp_path, full="s.jsonl", partial="s-copy.jsonl", upto=10**6)
+    code, out, err = invoke(monkeypatch, capsys, "requests", "--json", str(tmp_path))
+    assert (code, err) == (0, [f"note: one session in two files under {tmp_path}/: read s-copy.jsonl, "
+                               "not s.jsonl (the same lines)"])
+    alone = invoke(monkeypatch, capsys, "requests", "--json", str(part))
+    assert alone[:2] == (0, out)

@@ -131,7 +131,7 @@ def test_a_native_deepseek_usage_without_cache_reads_is_unpriced_never_all_misse
              r["tokens"]["cache_miss"], r["tokens"]["cache_read"], r["tokens"]["output"]) for r in rows] == [
         (0.000612, 0, [], 2000, 0, 10), (None, 1, ["inputTokens", "cacheReadTokens"], 0, 0, 12)]
     table = _json(out)
-    assert (table["total"]["cost_usd"]["total"], table["total"]["cost_complete"], table["unpriced"]) == (
+    assert (table["totals"]["cost_usd"]["total"], table["totals"]["cost_complete"], table["unpriced"]) == (
         0.000612, False, {NO_READ: 1})
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--by", "request")
     assert "≥$0.0006" in out and "$0.0012" not in out  # a lower bound, never 4050 misses as exact
@@ -145,7 +145,7 @@ def test_a_pi_ai_usage_without_cache_reads_read_zero_and_is_priced(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     log = _usage_log(tmp_path, "anthropic", "claude-sonnet-4-5", [{"inputTokens": 2000, "outputTokens": 10}])
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
-    total = _json(out)["total"]
+    total = _json(out)["totals"]
     # 2000 x $3 + 10 x $15 per million
     assert (code, err, total["cost_usd"]["total"], total["cost_complete"]) == (0, [], 0.00615, True)
 
@@ -163,7 +163,7 @@ def test_malformed_usage_counts_alike_in_usage_and_cache(
                            r["usage_unlogged"], r["unpriced_requests"]) for r in table["rows"]] == [
         (2000, 0, 10, [], 0), (100, 1920, 0, ["outputTokens"], 1), (0, 1920, 10, ["inputTokens"], 1),
         (0, 1920, 10, ["inputTokens"], 1)]
-    assert (table["total"]["usage_unknown_requests"], table["total"]["tokens"]["cache_read"]) == (0, 5760)
+    assert (table["totals"]["usage_unknown_requests"], table["totals"]["tokens"]["cache_read"]) == (0, 5760)
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log))
     assert err == ["warning: 2 request(s) unpriced: usage without a valid inputTokens",  # by reason
                    "warning: 1 request(s) unpriced: usage without a valid outputTokens"]
@@ -191,7 +191,7 @@ def test_no_lost_token_is_zero_in_json_whatever_was_priced(tmp_path: Path, monke
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(log))
     assert "cost lost $0.0000" in out and "breaks cost $0.0000" in out and "session cost $?" in out
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(log), "--json")
-    total = _json(out)["total"]
+    total = _json(out)["totals"]
     assert (total["lost_cost_usd"], total["break_cost_usd"], total["cost_usd"]) == (0.0, 0.0, None)
 
 

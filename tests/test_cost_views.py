@@ -111,15 +111,15 @@ def test_every_usage_grouping_sums_to_the_cache_total(views: dict[str, Any], by:
     breaks = usd_total(_amount(c, "break_cost_usd") for c in costs)
     assert total > 0.01 and breaks > 0.001
     assert table["sessions"] == len(costs)
-    assert table["total"]["cost_usd"]["total"] == usd_total(_total(r) for r in table["rows"]) == total
-    assert table["total"]["break_cost_usd"] == usd_total(_amount(r, "break_cost_usd") for r in table["rows"]) == breaks
-    assert table["total"]["tokens"]["total"] == sum(_tokens(r) for r in table["rows"]) == sum(
+    assert table["totals"]["cost_usd"]["total"] == usd_total(_total(r) for r in table["rows"]) == total
+    assert table["totals"]["break_cost_usd"] == usd_total(_amount(r, "break_cost_usd") for r in table["rows"]) == breaks
+    assert table["totals"]["tokens"]["total"] == sum(_tokens(r) for r in table["rows"]) == sum(
         c["tokens"]["total"] for c in costs)
     for bucket in ("cache_miss", "cache_read", "cache_write", "output"):
-        assert table["total"]["cost_usd"][bucket] == usd_total((c["cost_usd"] or {}).get(bucket, 0.0)
+        assert table["totals"]["cost_usd"][bucket] == usd_total((c["cost_usd"] or {}).get(bucket, 0.0)
                                                                 for c in costs), bucket
     for key in ("no_cache_cost_usd", "off_peak_cost_usd"):
-        assert table["total"][key] == usd_total(_amount(c, key) for c in costs), key
+        assert table["totals"][key] == usd_total(_amount(c, key) for c in costs), key
 
 
 def test_usage_by_session_is_each_sessions_cache_cost(views: dict[str, Any]) -> None:
@@ -199,7 +199,7 @@ def test_checks_json_report_carries_the_cache_cost(views: dict[str, Any]) -> Non
 def test_stats_on_the_index_equals_usage_and_cache(views: dict[str, Any]) -> None:
     stats, usage = views["stats"], views["usage"]
     cost = stats["cost"]
-    total = usage["model"]["total"]
+    total = usage["model"]["totals"]
     assert cost["cost_usd"] == total["cost_usd"]
     assert cost["tokens"] == total["tokens"] and cost["requests"] == total["requests"]
     for key in ("no_cache_cost_usd", "off_peak_cost_usd", "break_cost_usd", "lost_cost_usd"):

@@ -208,9 +208,11 @@ def test_stats_answers_from_a_read_only_index_and_index_refuses_it(tmp_path: Pat
 
         code, err = run("stats", "--json", "--db", str(db))
         assert (code, err) == (0, "")
-        assert run("index", "--db", str(db), str(tmp_path / "session.jsonl")) == (
-            2, f"error: {db}: the index is read-only: attempt to write a readonly database (hint: give a --db file "
-               "this user can write)\n")
+        # a folder that takes no new file is refused before any log is read (issue 15: every output's guard)
+        said = (f"cannot write the index: its folder {db.parent} is not writable (hint: name a file in a folder you "
+                "can write to)" if where == "folder" else "the index is read-only: attempt to write a readonly "
+                "database (hint: give a --db file this user can write)")
+        assert run("index", "--db", str(db), str(tmp_path / "session.jsonl")) == (2, f"error: {db}: {said}\n")
     finally:
         db.parent.chmod(0o755)
 

@@ -24,10 +24,10 @@ C3_SAID = ("cannot render: no pi-ai model facts for local-openai/local-coder: a 
            "described by DSH's route configuration, which the log does not record (hint: pass --routes FILE (DSH's "
            "llm-pi-ai route configuration), or declare the route in c3/home/cordis.patch.yml (the patch layer of the "
            "DSH home the log was recorded in, read when no --routes is given))")
-C3_TABLE = """\
-c3/home/sessions/--home-dev-dsh-runs-c-…af3-83c0-7c6d07d82016/session.jsonl.zstd
+C3_TABLE = f"""\
+{C3_LOG}
 session session-e7611f7a-95b5-4af3-83c0-7c6d07d82016
-#  kind   turn/step/attempt  verdict     first offset  capture     note      
+#  kind   turn/step/attempt  verdict     first offset  capture     note
 ─────────────────────────────────────────────────────────────────────────────
 0  title  -                  unrendered  -             1 (line 2)  see note 1
 1  loop   1/1/1              unrendered  -             0 (line 1)  see note 1

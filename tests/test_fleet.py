@@ -10,8 +10,11 @@ import sqlite3
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,9 +32,75 @@ LIVE = CORPUS / "live"
 needs_corpus = pytest.mark.skipif(not LIVE.is_dir(), reason="../shared/corpus is absent")
 
 
+class _Borrowed:
+    """A process pool as ``runner/_pool.py`` uses it, lent from the module's (:func:`_pools_kept`):
+    a run that ends with nothing in flight (done, or its consumer gone after the last result)
+    leaves the workers running for the next; one stopped with work in flight (an interrupt, a dead
+    worker) ends them as the runner means to, and the next run starts new ones."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.futures: list[Any] = []
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        future = self.pool.submit(*args, **kwargs)
+        self.futures.append(future)
+        return future
+
+    def _busy(self) -> bool:
+        return not all(future.done() for future in self.futures)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures and self._busy():
+            self.pool.shutdown(wait=wait, cancel_futures=True)
+
+    @property
+    def _processes(self) -> Any:  # what the runner terminates when it stops early: only a busy pool's
+        return self.pool._processes if self._busy() else {}
+
+
+#: The module's process pools by their number of workers, lent to every run of a command with
+#: ``--jobs 2`` and to the indexes made with ``jobs=2`` (:func:`_pools_kept`).
+_POOLS: dict[int, Any] = {}
+
+
+def _lend(max_workers: int, **options: Any) -> _Borrowed:
+    """What ``ProcessPoolExecutor(...)`` gives the runner in :func:`_pools_kept`: the module's pool
+    of that many workers, a new one when there is none yet or the last was broken or stopped."""
+    from concurrent.futures.process import ProcessPoolExecutor  # the class itself, not what the block lends
+
+    pool = _POOLS.get(max_workers)
+    if pool is None or pool._broken or pool._shutdown_thread:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        pool = _POOLS[max_workers] = ProcessPoolExecutor(max_workers, **options)
+    return _Borrowed(pool)
+
+
+@contextmanager
+def _pools_kept() -> Iterator[None]:
+    """Runs in the block borrow the module's process pool instead of starting their own: each
+    spawned worker imports the package (about a quarter of a CPU second), most of the CPU time of
+    the parallel runs below. The runner still makes and ends its pool as it would. The tests of
+    the pool itself (order, a dead worker) and the Dask engine start their own."""
+    import concurrent.futures
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(concurrent.futures, "ProcessPoolExecutor", _lend)
+        yield
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _end_pools() -> Iterator[None]:
+    yield
+    while _POOLS:
+        _POOLS.popitem()[1].shutdown(wait=True, cancel_futures=True)
+
+
 def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "argv", ["dsh-audit", *args])
-    code = run_guarded(cli)
+    with _pools_kept() if {"--jobs", "-j"} & set(args) else nullcontext():
+        code = run_guarded(cli)
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out, err
@@ -195,7 +264,8 @@ def live_index(tmp_path_factory: pytest.TempPathFactory) -> LiveIndex:
 def test_index_jobs_contents_equal_serial(tmp_path: Path, live_index: LiveIndex) -> None:
     logs = select_logs([LIVE])
     serial, one = live_index
-    parallel = index_logs(logs, tmp_path / "parallel.sqlite", jobs=2)
+    with _pools_kept():
+        parallel = index_logs(logs, tmp_path / "parallel.sqlite", jobs=2)
     assert (serial.indexed, serial.skipped, serial.failed) == (len(logs), 0, ())
     assert (parallel.indexed, parallel.skipped, parallel.failed) == (len(logs), 0, ())
     two = _dump(tmp_path / "parallel.sqlite")
@@ -211,7 +281,8 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent")
     db = tmp_path_factory.mktemp("fleet") / "corpus.sqlite"
-    index_logs(select_logs([CORPUS]), db, lenient=True, jobs=2)
+    with _pools_kept():
+        index_logs(select_logs([CORPUS]), db, lenient=True, jobs=2)
     return db
 
 
@@ -361,7 +432,7 @@ def test_a_version_1_index_is_upgraded_in_place_and_priced(tmp_path: Path, monke
                                  "given was read again to store its priced ledger\n")
     assert (json.loads(out)["indexed"], json.loads(out)["upgraded_from"]) == (1, 1)
     code, out, _ = run(monkeypatch, capsys, "usage", str(chat), "--json")
-    usage = json.loads(out)["total"]
+    usage = json.loads(out)["totals"]
     code, out, _ = run(monkeypatch, capsys, "stats", "--db", db, "--json")
     cost = json.loads(out)["cost"]
     assert code == 0 and (cost["requests"], cost["cost_usd"], cost["unpriced"]) == (

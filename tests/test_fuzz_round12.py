@@ -427,7 +427,7 @@ def test_diff_over_a_hostile_capture(name, make, code, verdicts, tmp_path, monke
 @needs_corpus
 @pytest.mark.parametrize(("make", "message"), [
     (lambda w: [dict(r, body=5) for r in w],
-     "line 1: body is a int, not text (hint: each record needs `body` (text) or `body_base64`)"),
+     "line 1: body is a JSON number, not text (hint: each record needs `body` (text) or `body_base64`)"),
     (lambda w: [dict(r, headers=[1, 2]) for r in w],
      'line 1: headers must be an object of name to value (hint: write headers as {"content-type": '
      '"application/json", ...})'),

@@ -78,7 +78,7 @@ def test_a_count_past_the_double_range_is_no_count(tmp_path, monkeypatch, capsys
     code, out, err = invoke(monkeypatch, capsys, command[0], str(log), *command[1:])
     assert (code, [line for line in err if "bug" in line or "inf" in line]) == (0, [])
     if command[0] == "usage":
-        total = json.loads(out)["total"]
+        total = json.loads(out)["totals"]
         # no input count logged: the request is unpriced, its cost unknown (null), never 0; the buckets
         # it did log are counted, as cache counts them (docs/cache-accounting.md, "Unpriced requests":
         # one rule for a malformed usage; deepseek-official without cacheReadTokens: hits unknown too)
@@ -126,7 +126,7 @@ def test_an_infinite_imported_count_is_not_logged(tmp_path, monkeypatch, capsys)
     log.write_text("".join(json.dumps(r).replace('"@"', "1e400") + "\n" for r in records), "utf-8")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     assert (code, [line for line in err if not line.startswith("note: ")]) == (0, [])  # (`requests` says it)
-    total = json.loads(out)["total"]
+    total = json.loads(out)["totals"]
     assert (json.loads(out)["sessions"], total["requests"], total["tokens"], total["usage_unknown_requests"]) \
         == (1, 1, None, 1)
 

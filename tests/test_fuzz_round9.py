@@ -110,8 +110,8 @@ def test_check_junit_starts_no_workflow_command_from_a_path(tmp_path, monkeypatc
     shown = str(log).replace("\r\n::", "&#13;\n&#x3a;:")
     assert (code, err, out.splitlines()[4:6]) == \
         (0, [], [f"      <system-out>{shown.splitlines()[0]}", f"{shown.splitlines()[1]}: DSH810 info: no capture "
-                 "given or found beside the log (wire.jsonl) (hint: pass --capture, or record a wire.jsonl in the "
-                 "log's scenario folder)</system-out>"])
+                 "given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or put a wire.jsonl holding "
+                 "the log's requests beside it or up to four folders above it)</system-out>"])
     assert not [line for line in out.splitlines() if line.lstrip().startswith("::")] and "\r" not in out
     assert str(log) + ": DSH810" in ET.fromstring(out.encode())[0][0][0].text
 

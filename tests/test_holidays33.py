@@ -103,7 +103,7 @@ def test_a_2028_session_says_the_caveat_once_on_stderr(home: Path, monkeypatch: 
     else:
         assert "holidays" not in out  # not in a table, nor in the JSON on stdout
     if command[:2] == ["usage", "--json"]:
-        assert sorted(json.loads(out)) == ["by", "logs_failed", "prices", "rows", "sessions", "sort", "total",
+        assert sorted(json.loads(out)) == ["by", "logs_failed", "prices", "rows", "sessions", "sort", "totals",
                                            "unpriced"]
     if command[0] == "check" and command[1] == "--markdown":
         lines = Path("summary.md").read_text("utf-8").splitlines()
@@ -157,7 +157,7 @@ def test_a_covered_year_says_nothing(home: Path, tmp_path: Path, monkeypatch: py
     first, second = json.loads(covered), json.loads(uncovered)
     assert first["prices"]["price_files"] == ["packaged", "p.json"] and second["prices"]["price_files"] == ["packaged"]
     assert {**first, "prices": None} == {**second, "prices": None}
-    assert first["total"]["cost_usd"]["total"] == 1.62  # at the peak rate: $1.32 (deepseek-v4-pro) + $0.30 (-flash)
+    assert first["totals"]["cost_usd"]["total"] == 1.62  # at the peak rate: $1.32 (deepseek-v4-pro) + $0.30 (-flash)
 
 
 def _count_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:

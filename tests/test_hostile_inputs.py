@@ -304,7 +304,7 @@ def test_header_change_with_a_non_list_stop(tmp_path, monkeypatch, capsys, first
 
 
 @pytest.mark.parametrize(("request_", "message"), [
-    ({"postData": {"text": 5, "encoding": "base64"}}, "entries[0]: postData.text is a int, not text"),
+    ({"postData": {"text": 5, "encoding": "base64"}}, "entries[0]: postData.text is a JSON number, not text"),
     ({"url": "http://[::1/chat", "postData": {"text": "{}"}},
      "entries[0]: request.url is not a URL (its host has a [ without a ] or a ] without a [)"),
 ])

@@ -255,9 +255,12 @@ def test_a_report_to_a_fifo_is_written_into_it_never_put_in_its_place(tmp_path, 
     os.mkfifo(fifo)
     link = tmp_path / "stdout"  # like /dev/stdout -> /proc/self/fd/1 -> a pipe
     link.symlink_to(fifo)
-    what = {"report": "report", "validate": "SARIF", "check": "report"}[command[0]]
+    what = {"report": "HTML report", "validate": "SARIF report", "check": "JUnit report"}[command[0]]
     code, out, err = invoke(monkeypatch, capsys, command[0], str(log), command[1], str(link))
-    assert (code, err[-1:]) == (2, [f"error: {link}: cannot write {what}: no program is reading the FIFO"])
+    # refused before any work (issue 15), in one line whose hint names the option
+    assert (code, out, err) == (2, "", [f"error: {link}: cannot write the {what}: no program is reading the FIFO "
+                                        f"(hint: start the program that reads it first, or give {command[1]} a file "
+                                        "or -)"])
     received: list[bytes] = []
     reader, keep = read_fifo(fifo, received)
     code, out, err = invoke(monkeypatch, capsys, command[0], str(log), command[1], str(link))

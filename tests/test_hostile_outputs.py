@@ -179,3 +179,92 @@ def test_index_db_over_a_capture_or_the_route_file_is_refused(tmp_path, monkeypa
         assert invoke(monkeypatch, capsys, "index", str(log), *extra, "--db", str(db)) == (
             2, "", [f"error: {db}: the index would overwrite the input {db} {HINT}"]), db
         assert digest(db) == before
+
+
+# -- every option that writes a file, refused one way (issue 15) ------------------------------------
+# (the command and its option, what its refusals call the output, whether it is a report: written
+# whole to a file, to stdout with -, through to a FIFO a program reads)
+OUTPUT_OPTIONS = [(["check", "--json-report"], "JSON report", True), (["check", "--junit"], "JUnit report", True),
+                  (["check", "--sarif"], "SARIF report", True), (["check", "--markdown"], "Markdown summary", True),
+                  (["report", "-o"], "HTML report", True), (["validate", "--sarif"], "SARIF report", True),
+                  (["index", "--db"], "index", False), (["redact", "-o"], "output", False)]
+OUTPUT_IDS = [" ".join(args) for args, _, _ in OUTPUT_OPTIONS]
+MISSING_HINT = "(hint: create the folder first, or name a file in a folder that exists)"
+
+
+def _refused(tmp_path, monkeypatch, capsys, args, target):
+    """Run ``args`` (a command and its output option) on a log with ``target``: exit, stdout, stderr,
+    and the files the run left in ``tmp_path`` besides the log (none: refused before any work)."""
+    log = dsh_log(tmp_path / "s" / "session.jsonl")
+    before = listing(tmp_path)
+    result = invoke(monkeypatch, capsys, args[0], str(log), *args[1:], str(target))
+    return (*result, sorted(set(listing(tmp_path)) - set(before)))
+
+
+@pytest.mark.parametrize(("args", "what", "report"), OUTPUT_OPTIONS, ids=OUTPUT_IDS)
+def test_an_output_that_is_a_folder_is_refused_in_the_projects_words(tmp_path, monkeypatch, capsys, args, what,
+                                                                    report):
+    """Not click's "Invalid value for '--sarif': File 'x' is a directory."."""
+    target = tmp_path / "adir"
+    target.mkdir()
+    assert _refused(tmp_path, monkeypatch, capsys, args, target) == (
+        2, "", [f"error: {target}: cannot write the {what}: it is a folder (hint: name a file in it)"], [])
+
+
+@pytest.mark.parametrize(("args", "what", "report"), OUTPUT_OPTIONS, ids=OUTPUT_IDS)
+def test_an_output_in_a_missing_folder_is_refused(tmp_path, monkeypatch, capsys, args, what, report):
+    target = tmp_path / "missing" / "out"
+    assert _refused(tmp_path, monkeypatch, capsys, args, target) == (
+        2, "", [f"error: {target}: cannot write the {what}: its folder {target.parent} does not exist {MISSING_HINT}"],
+        [])
+
+
+@pytest.mark.parametrize(("args", "what", "report"), OUTPUT_OPTIONS, ids=OUTPUT_IDS)
+def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch, capsys, args,
+                                                                                 what, report):
+    """Said at once, not after the check (os.access says so for the folder: tests may run as root)."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if os.fspath(path) == str(folder)
+                        else real(path, mode, **kw))
+    target = folder / "out"
+    assert _refused(tmp_path, monkeypatch, capsys, args, target) == (
+        2, "", [f"error: {target}: cannot write the {what}: its folder {folder} is not writable (hint: name a file in a "
+                "folder you can write to)"], [])
+
+
+@pytest.mark.parametrize(("args", "what", "report"), OUTPUT_OPTIONS, ids=OUTPUT_IDS)
+def test_a_fifo_no_program_reads_is_refused_before_any_work(tmp_path, monkeypatch, capsys, args, what, report):
+    """A report is written through to a FIFO a program reads: one that none reads is said at once
+    (not after the work, nor by a hang); an index and a redacted log are never written to a FIFO."""
+    target = tmp_path / "fifo"
+    os.mkfifo(target)
+    said = {"index": "the index is a FIFO, not a file (hint: give --db a file name)",
+            "output": "cannot write the output: it is a FIFO (hint: name a file)"}.get(
+        what, f"cannot write the {what}: no program is reading the FIFO (hint: start the program that reads it "
+              f"first, or give {args[1]} a file or -)")
+    assert _refused(tmp_path, monkeypatch, capsys, args, target) == (2, "", [f"error: {target}: {said}"], [])
+
+
+@pytest.mark.parametrize(("args", "what", "report"), OUTPUT_OPTIONS, ids=OUTPUT_IDS)
+def test_a_dash_is_stdout_or_refused(tmp_path, monkeypatch, capsys, args, what, report):
+    """``-`` is stdout for every report (and redact's log); an index, a SQLite file, cannot go there,
+    and no option makes a file named ``-``."""
+    code, out, err, made = _refused(tmp_path, monkeypatch, capsys, args, "-")
+    assert "-" not in made and not (Path.cwd() / "-").exists()
+    if args[0] == "index":
+        assert (code, out, err, made) == (
+            2, "", ["error: --db -: the index cannot be written to stdout (hint: give --db a path instead)"], [])
+        return
+    starts = {"--json-report": "{", "--junit": "<?xml", "--sarif": "{", "--markdown": "#", "-o": "<!DOCTYPE html>"}
+    assert (code, made) == (0, [])
+    assert out.startswith('{"type":"session"' if args[0] == "redact" else starts[args[1]]), out[:80]
+
+
+def test_redact_capture_output_dash_is_refused(tmp_path, monkeypatch, capsys):
+    log = dsh_log(tmp_path / "session.jsonl")
+    assert invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "r.jsonl"), "--capture-output", "-") == (
+        2, "", ["error: --capture-output -: the redacted capture cannot be written to stdout (hint: give "
+                "--capture-output a path instead)"])
+    assert listing(tmp_path) == ["session.jsonl"]

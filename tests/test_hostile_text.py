@@ -151,11 +151,11 @@ def test_json_output_escapes_exactly_the_characters_a_terminal_would_act_on() ->
     import unicodedata
 
     from dsh_audit.report import dumps_line
-    from dsh_audit.report._json import _ACTIVE, dumps_pretty
+    from dsh_audit.report._json import ACTIVE_TEXT, dumps_pretty
 
     active = {chr(c) for c in range(0x80, sys.maxunicode + 1)
               if unicodedata.category(chr(c)) in ("Cc", "Cf", "Cs", "Zl", "Zp")}
-    assert {chr(c) for c in range(0x80, sys.maxunicode + 1) if _ACTIVE.fullmatch(chr(c))} == active
+    assert {chr(c) for c in range(0x80, sys.maxunicode + 1) if ACTIVE_TEXT.fullmatch(chr(c))} == active
     value = {"title": "ok \x1b]0;x\x07 \x9b31m \u202e \u2028 \ud800 \u200b é 😀 \U000e0041"}
     for text in (dumps_line(value), dumps_pretty(value)):
         assert json.loads(text) == value

@@ -87,12 +87,12 @@ def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_
     shown = {k: [row.pop("shown") for row in rows] for k, rows in (("by_model", totals["by_model"]),
                                                                    ("by_day", totals["by_day"]))}
     total_shown = totals["total"].pop("shown")
-    assert totals["total"] == usage["model"]["total"] == usage["day"]["total"]
+    assert totals["total"] == usage["model"]["totals"] == usage["day"]["totals"]
     assert totals["by_model"] == usage["model"]["rows"]
     assert totals["by_day"] == usage["day"]["rows"]
     assert totals["unpriced"] == usage["model"]["unpriced"] == {"usage not logged": 2}
-    assert (usage["model"]["total"]["cost_usd"]["total"], usage["model"]["total"]["break_cost_usd"],
-            usage["model"]["total"]["off_peak_cost_usd"], usage["model"]["total"]["no_cache_cost_usd"]) == (
+    assert (usage["model"]["totals"]["cost_usd"]["total"], usage["model"]["totals"]["break_cost_usd"],
+            usage["model"]["totals"]["off_peak_cost_usd"], usage["model"]["totals"]["no_cache_cost_usd"]) == (
         0.10579357, 0.038990714, 0.10516657, 0.29850975)
     assert total_shown == {"cost": "≥$0.1058", "no_cache": "≥$0.2985", "off_peak": "≥$0.1052", "lost": "$0.0390",
                            "break": "$0.0390"}

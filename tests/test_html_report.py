@@ -130,8 +130,8 @@ def test_report_in_chromium_timeline_break_cause_and_inert_hostile_text(tmp_path
     assert browser.execute_script("return document.scripts.length") == 2
 
     # a finding a baseline accepts says "baselined", as check's Markdown summary words it
-    finding = ("DSH810 info{}: no capture given or found beside the log (wire.jsonl) (hint: pass --capture, or "
-               "record a wire.jsonl in the log's scenario folder)")
+    finding = ("DSH810 info{}: no capture given or found beside the log (wire.jsonl) (hint: pass --capture FILE, or "
+               "put a wire.jsonl holding the log's requests beside it or up to four folders above it)")
     assert [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#log-findings .finding-item")] == [finding.format("")]
     baseline, again = tmp_path / "b.json", tmp_path / "baselined.html"
     assert CliRunner().invoke(cli, ["check", str(log), "--json-report", str(baseline)]).exit_code == 0

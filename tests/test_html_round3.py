@@ -229,8 +229,8 @@ def test_deep_links_name_the_session_and_survive_other_logs_on_the_page(tmp_path
     chrome.get(second + "#request-1")
     assert _text(chrome, "#detail p.link-error") == (
         "the link #request-1 names no session, and 3 sessions of this report have request 1. Open it in: "
-        "session-gamma (dev/project, session-gamma), Odd one (dev/project, sess ion/β#1?&x), "
-        "Alpha (dev/project, session-alpha)")
+        "session-gamma (/home/dev/project, session-gamma), Odd one (/home/dev/project, sess ion/β#1?&x), "
+        "Alpha (/home/dev/project, session-alpha)")
     chrome.find_element(By.CSS_SELECTOR, "#detail p.link-error a:nth-of-type(3)").click()
     assert _detail_heading(chrome, "Request 1 · loop 2/1/1") == "Request 1 · loop 2/1/1"
     assert _text(chrome, "#session-title") == "Alpha"
@@ -250,16 +250,17 @@ def test_session_list_shows_project_and_short_id(tmp_path, chrome):
     result = run_check(logs, policy=Policy())
     data = build_report_data(result)
     assert [(s["project"], s["short_id"], s["anchor"]) for s in data["sessions"]] == [
-        ("work/shop", "session-86ef2d28-6e7a", ids[0]), ("work/blog", "session-86ef2d28-6e7b", ids[1]),
-        ("src/app", "402a1ae8", ids[2])]
+        ("/home/dev/work/shop", "session-86ef2d28-6e7a", ids[0]),
+        ("/home/dev/work/blog", "session-86ef2d28-6e7b", ids[1]), ("G:\\src\\app", "402a1ae8", ids[2])]
     out = tmp_path / "list.html"
     out.write_text(format_html(result), encoding="utf-8")
     chrome.get(out.as_uri())
     assert _where(chrome) == [  # newest first
-        ("src/app", "402a1ae8"), ("work/blog", "session-86ef2d28-6e7b"), ("work/shop", "session-86ef2d28-6e7a")]
-    assert _text(chrome, "#session-info .ident") == f"project src/app · {ids[2]} · {logs[2]}"
+        ("G:\\src\\app", "402a1ae8"), ("/home/dev/work/blog", "session-86ef2d28-6e7b"),
+        ("/home/dev/work/shop", "session-86ef2d28-6e7a")]
+    assert _text(chrome, "#session-info .ident") == f"project G:\\src\\app · {ids[2]} · {logs[2]}"
     chrome.find_element("id", "search").send_keys("work/blog")
-    assert _where(chrome) == [("work/blog", "session-86ef2d28-6e7b")]
+    assert _where(chrome) == [("/home/dev/work/blog", "session-86ef2d28-6e7b")]
 
 
 def test_an_unreadable_log_shows_its_error_only(tmp_path, chrome):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh_audit.errors import UnsupportedFormatError
+from dsh_audit.errors import MalformedRecordError, UnsupportedFormatError
 from dsh_audit.session import Failure, Session, open_foreign, read_session
 from dsh_audit.importers import (
     FORMATS,
@@ -388,3 +388,73 @@ def test_dsh_only_commands_name_the_foreign_format(monkeypatch, capsys):
         f"error: {path}:1: this is a claude-code session, not a DSH log (hint: sessions, requests, show, render, "
         "cache, usage, diff and index import it; validate, breaks, explain, check, report, redact and watch read "
         "DSH logs only)")
+
+
+def _cut(source: Path, target: Path) -> Path:
+    """``source`` with every line cut to its first half: no line is JSON any more."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    target.write_text("".join(line[:len(line) // 2] + "\n" for line in lines), encoding="utf-8")
+    return target
+
+
+DAMAGED_HINT = "(hint: nothing in it can be imported; read an intact copy of the {}: {} keeps them under {})"
+
+
+@pytest.mark.parametrize("args", [["requests"], ["sessions"], ["show", "0"], ["render", "0"]])
+def test_a_codex_rollout_with_every_line_cut_is_named_with_its_damage(tmp_path, monkeypatch, capsys, args):
+    """Issue 15: not "corrupt session log" (the DSH reader's words) but the Codex rollout it is,
+    how many lines are damaged and the first."""
+    path = _cut(CODEX, tmp_path / CODEX.name)
+    assert invoke(monkeypatch, capsys, args[0], str(path), *args[1:]) == (2, "", [
+        f"error: {path}:1: every record of this Codex rollout is damaged: 24 line(s) not JSON, the first at line 1 "
+        + DAMAGED_HINT.format("rollout", "Codex", "~/.codex/sessions")])
+
+
+def test_a_claude_code_transcript_with_every_line_cut_is_named_with_its_damage(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n" + "".join(line[:len(line) // 2] + "\n" for line in CLAUDE.read_text("utf-8").splitlines()),
+                    encoding="utf-8")
+    assert invoke(monkeypatch, capsys, "requests", str(path)) == (2, "", [
+        f"error: {path}:2: every record of this Claude Code transcript is damaged: 15 line(s) not JSON, the first at "
+        "line 2 " + DAMAGED_HINT.format("transcript", "Claude Code", "~/.claude/projects")])
+
+
+def test_a_codex_rollout_whose_every_record_lacks_a_payload_object_is_refused(tmp_path, monkeypatch, capsys):
+    """Every line JSON and a Codex record, none with a payload object: an error, not an empty session."""
+    records = [json.loads(line) for line in CODEX.read_text("utf-8").splitlines()]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps({**r, "payload": "damaged"}) + "\n" for r in records[:3]) + "[1]\n",
+                    encoding="utf-8")
+    message = (f"{path}:1: every record of this Codex rollout is damaged: 4 line(s) not a JSON object with a payload "
+               "object, the first at line 1 " + DAMAGED_HINT.format("rollout", "Codex", "~/.codex/sessions"))
+    with pytest.raises(MalformedRecordError) as caught:
+        import_codex(path)
+    assert (str(caught.value), caught.value.line) == (message, 1)
+    assert invoke(monkeypatch, capsys, "requests", str(path)) == (2, "", [f"error: {message}"])
+
+
+def test_a_rollout_with_one_whole_record_is_imported_with_warnings(tmp_path):
+    """One readable record is enough: the damaged lines are warnings, as before."""
+    lines = CODEX.read_text("utf-8").splitlines()
+    path = tmp_path / "r.jsonl"
+    path.write_text(lines[0] + "\n" + "".join(line[:20] + "\n" for line in lines[1:3]), encoding="utf-8")
+    session = import_codex(path)
+    assert (session.session_id, session.requests, session.warnings) == (
+        CX_SID, (), (f"{path}:2: not JSON, skipped", f"{path}:3: not JSON, skipped"))
+
+
+def test_a_claude_code_transcript_whose_every_turn_lacks_a_message_is_refused(tmp_path, monkeypatch, capsys):
+    """Every user and assistant record without its message object (the summary line is whole): an
+    error naming the damage, not an empty session."""
+    records = [json.loads(line) for line in CLAUDE.read_text("utf-8").splitlines()]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({**r, "message": "damaged"} if "message" in r else r) + "\n" for r in records),
+                    encoding="utf-8")
+    turns = sum(r.get("type") in ("user", "assistant") for r in records)
+    message = (f"{path}:2: every user or assistant record of this Claude Code transcript is damaged: {turns} line(s) "
+               "not a JSON object or with no message object, the first at line 2 "
+               + DAMAGED_HINT.format("transcript", "Claude Code", "~/.claude/projects"))
+    with pytest.raises(MalformedRecordError) as caught:
+        import_claude_code(path)
+    assert str(caught.value) == message
+    assert invoke(monkeypatch, capsys, "requests", str(path)) == (2, "", [f"error: {message}"])

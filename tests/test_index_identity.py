@@ -56,7 +56,7 @@ def _usage(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], 
     code, out, _ = invoke(monkeypatch, capsys, "usage", str(path), "--json")
     assert code == 0
     usage = json.loads(out)
-    return usage["sessions"], usage["total"]["requests"], usage["total"]["cost_usd"]["total"]
+    return usage["sessions"], usage["totals"]["requests"], usage["totals"]["cost_usd"]["total"]
 
 
 def _paths(db: Path) -> list[str]:

@@ -3,7 +3,8 @@
 Every command with JSON output runs on ``sample_logs/`` (and on one live corpus session with its
 capture, skipped when ``../shared/corpus`` is absent); every JSON object they print is walked and
 each key's JSON types are recorded. A key has one type everywhere (null beside it allowed: a
-value not known). Counts keep the plain plural name as an integer (``requests``, ``breaks``); a
+value not known). A command's row of totals is ``totals`` (``usage``, ``stats``); ``total`` is
+only ever the sum of the buckets beside it (a number). Counts keep the plain plural name as an integer (``requests``, ``breaks``); a
 list of break records is ``break_details``; ``cost_usd`` is always the object of billing buckets
 ``{cache_miss, cache_read, cache_write, output, total}``.
 
@@ -49,10 +50,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     # version 1 (docs/report-schema.json, docs/ci.md's jq examples, baselines read back by
     # `check --baseline`); everywhere else `sessions` is a count.
     "sessions": frozenset({"number", "array"}),
-    # Pending rename: usage --json's `total` is its row of totals (an object shaped as each of its
-    # rows; to become `totals`, as stats names its own); in a cost or token object, `total` is the
-    # sum of the buckets beside it. ~45 test assertions read `["total"]` of usage: not yet renamed.
-    "total": frozenset({"number", "object"}),
 }
 
 #: Keys a rename still to come will settle (none now).
@@ -152,7 +149,7 @@ def test_one_type_per_key_across_commands_on_the_sample_logs(tmp_path: Path) -> 
     assert _conflicts(found) == {}
     # the shapes the vocabulary settles, seen where they used to differ
     assert {"sessions.cost_usd", "watch.cost_usd", "cache.cost.cost_usd", "check.sessions[].cost.cost_usd",
-            "usage.total.cost_usd"} <= found["cost_usd"]["object"]
+            "usage.totals.cost_usd"} <= found["cost_usd"]["object"]
     assert {"cache.breaks", "sessions.breaks", "watch.breaks", "check.sessions[].breaks"} <= found["breaks"]["number"]
     assert set(found["break_details"]) == {"array"}
 
@@ -241,3 +238,29 @@ def test_check_summary_wrapped_at_80_columns_ends_no_line_with_a_space(tmp_path:
     status = lines.index("PASSED: 11 log(s), 39 request(s), 0 error(s), 0 warning(s), 11 info, 0 failing")
     assert lines[status:] == ["PASSED: 11 log(s), 39 request(s), 0 error(s), 0 warning(s), 11 info, 0 failing",
                               "(policy: defaults)"]
+
+
+def test_every_row_of_totals_is_totals_and_total_is_only_a_sum(tmp_path: Path) -> None:
+    """Issue 14 leftover: `usage --json` named its row of totals `total`, where `stats --json` says
+    `totals` and every cost or token object's `total` is the sum of its buckets (a number)."""
+    found = _vocabulary(TOOLS, SAMPLES, tmp_path, capture=False)
+    assert set(found["total"]) == {"number"}
+    assert set(found["totals"]) == {"object"}
+    assert {place.split(".")[0] for place in found["totals"]["object"]} == {
+        "usage", *(f"usage --by {by}" for by in ("turn", "day", "model", "request")), "stats", "stats --sort cost"}
+    env = {"DSH_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    usage = json.loads(_run(["usage", str(TOOLS), "--json"], env))
+    assert list(usage) == ["by", "sort", "sessions", "logs_failed", "rows", "totals", "unpriced", "prices"]
+    assert usage["totals"]["requests"] == 4 and usage["totals"]["key"] == "total"
+
+
+def test_a_request_row_says_index_and_a_row_about_a_request_says_request(tmp_path: Path) -> None:
+    """docs/ci.md "JSON report versions": a row that is a request gives its place as ``index``; a
+    row about a request (a break, a finding, a usage row, a costly break) names it ``request``."""
+    found = _vocabulary(TOOLS, SAMPLES, tmp_path, capture=False)
+    assert set(found["index"]) == {"number"} and set(found["request"]) <= {"number", "null"}
+    assert found["index"]["number"] == {"cache.timeline[].index", "requests.index", "show.index", "watch.index"}
+    assert found["request"]["number"] == {
+        "breaks --all --accounting.request", "breaks.request", "check.sessions[].break_details[].request",
+        "explain.request", "stats --sort cost.costliest_breaks[].request", "stats.costliest_breaks[].request",
+        "usage --by request.rows[].request", "watch.transition.request"}

@@ -50,7 +50,7 @@ def test_until_the_last_day_datetime_can_hold_is_read(
     log = chat_log(tmp_path / "s" / "session.jsonl", "s1")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--until", "9999-12-31", "--json")
     assert (code, err) == (0, [])
-    assert json.loads(out)["total"]["requests"] == 1  # before: "cannot read --until '9999-12-31'", exit 2
+    assert json.loads(out)["totals"]["requests"] == 1  # before: "cannot read --until '9999-12-31'", exit 2
 
 
 def test_breaks_cost_counts_a_request_that_is_no_break_and_logged_no_reads_as_cache_does(

@@ -105,7 +105,7 @@ def test_report_prices_a_log_with_a_capture_with_the_prices_given(
         "deepseek-v4-pro": [{"from": "2026-01-01", "cache_miss": 3.0, "cache_read": 0.3, "output": 6.0}]}}}}))
     monkeypatch.chdir(tmp_path)
     code, out, _ = invoke(monkeypatch, capsys, "usage", "c", "--prices", "contract.json", "--json")
-    usage = json.loads(out.splitlines()[-1])["total"]
+    usage = json.loads(out.splitlines()[-1])["totals"]
     code, _, err = invoke(monkeypatch, capsys, "report", "c", "--prices", "contract.json", "-o", "page.html")
     data = json.loads(re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>',
                                 (tmp_path / "page.html").read_text("utf-8"), re.S).group(1))

@@ -61,12 +61,12 @@ def test_usage_json_counts_the_breaks_that_lost_an_unknown_amount_as_cache_does(
     assert code == 0
     assert err == []  # --json: the unpriced reason is in the JSON
     table = json.loads(out)
-    assert (table["by"], table["sessions"], table["rows"], table["total"], table["unpriced"]) == (
+    assert (table["by"], table["sessions"], table["rows"], table["totals"], table["unpriced"]) == (
         "session", 1, [{"key": "s-unknown", "session_id": "s-unknown", "path": "s-unknown/session.jsonl",
                         **_usage_row("s-unknown")}], _usage_row("total"), {_UNPRICED: 1})
     # the same word and count as cache --json
     code, out, _ = run("cache", "s-unknown/session.jsonl", "--json")
-    assert (code, json.loads(out)["cost"]["lost_unknown_requests"]) == (0, table["total"]["lost_unknown_requests"])
+    assert (code, json.loads(out)["cost"]["lost_unknown_requests"]) == (0, table["totals"]["lost_unknown_requests"])
     # by request: only the break's row counts it
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--json", "--by", "request")
     assert code == 0
@@ -125,7 +125,7 @@ def test_usage_csv_has_no_lost_unknown_column_when_every_loss_is_known(tmp_path:
     assert _lines(out)[0] == ("table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,"
                               "cost,no cache,off-peak,unpriced")
     code, out, _ = run("usage", "s-known/session.jsonl", "--json")
-    assert (code, json.loads(out)["total"]["lost_unknown_requests"]) == (0, 0)
+    assert (code, json.loads(out)["totals"]["lost_unknown_requests"]) == (0, 0)
 
 
 def _log(path: Path, session_id: str) -> Path:

@@ -144,7 +144,7 @@ def test_usage_by_session(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
         ["usage by session", "total", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
          "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--json")[1])
-    assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["total"])] == [
+    assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["totals"])] == [
         ("s-both", 6144, *BOTH), ("s-unknown", 4096, *UNKNOWN), ("total", 10240, *TOTAL)]
 
 
@@ -158,7 +158,7 @@ def test_usage_by_model_and_turn(home: Path, monkeypatch: pytest.MonkeyPatch,
         ["usage by model", "total", "11", "15500", "10240", "0.00056448", "8192", "0", "110", "0.00197304",
          "0.003102", "0.00098652", "6"]]
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "model", "--json")[1])
-    assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["total"])] == [
+    assert [(r["key"], r["lost_tokens"], *_amounts(r)) for r in (*table["rows"], table["totals"])] == [
         ("deepseek-v4-flash", 1920, 0.00197304, 0.003102, 0.00098652, LOST, LOST, 0, True),
         ("local-coder", 8320, None, None, None, None, None, 6, False), ("total", 10240, *TOTAL)]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--by", "turn", "--format", "csv")
@@ -270,7 +270,7 @@ def test_every_view_agrees_and_totals_are_the_sum_of_their_rows(
         assert row["lost_cost_usd"] == cache[session]["lost_cost_usd"] == top[session]["lost_cost_usd"], session
         assert row["break_cost_usd"] == cache[session]["cost"]["break_cost_usd"] == top[session]["break_cost_usd"]
     for by, table in usage.items():
-        rows, total = table["rows"], table["total"]
+        rows, total = table["rows"], table["totals"]
         assert total["lost_tokens"] == sum(r["lost_tokens"] for r in rows) == stats["totals"]["lost_tokens"], by
         assert total["requests"] == sum(r["requests"] for r in rows) == stats["cost"]["requests"], by
         assert total["unpriced_requests"] == sum(r["unpriced_requests"] for r in rows), by

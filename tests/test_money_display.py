@@ -76,35 +76,20 @@ def test_usage_by_request_table(home: Path, monkeypatch: pytest.MonkeyPatch,
                                  "warning: 1 request(s) unpriced: usage not logged"]
     # each request's model, window and send time after its amounts, as many as 200 columns hold
     # (issue 13: a request's row says what it was priced by; the whole of it in --json and CSV)
-    assert _lines(out) == [
+    assert _lines(out) == [  # the caption wraps at the terminal, not the table
         "usage by request",
-        "┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳"
-        "━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓",
-        # the lost tokens beside the cache misses they are part of
-        "┃ request    ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ "
-        "no cache ┃  off-peak ┃ unpriced ┃ model             ┃ window   ┃ sent                 ┃",
-        "┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇"
-        "━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ s-mixed #0 │        1 │       2000 │                    │          0 │           0 │     10 │  $0.0006 │ "
-        " $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        # $0.00002676 off-peak: two significant digits, never an exact-looking $0.0000
-        "│ s-mixed #1 │        1 │        100 │                    │       1920 │           0 │     10 │  $0.0001 │ "
-        " $0.0006 │ $0.000027 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        "│ s-mixed #2 │        1 │       2100 │ 1920 ($0.0006)     │          0 │           0 │     10 │  $0.0006 │ "
-        " $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        # the title call logged no usage: its tokens are unknown, not 0
-        "│ s-mixed #3 │        1 │          ? │                    │          ? │           ? │      ? │       $? │ "
-        "      $? │        $? │        1 │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
-        "│ s-mixed #4 │        1 │        100 │                    │       2048 │           0 │     10 │       $? │ "
-        "      $? │        $? │        1 │ local-coder       │ standard │ 2027-01-15T08:00:00Z │",
-        # only a priced request lost tokens: the lost cost is exact, the others lower bounds
-        "│ total      │        5 │       4300 │ 1920 ($0.0006)     │       3968 │           0 │     40 │ ≥$0.0013 │ "
-        "≥$0.0019 │  ≥$0.0007 │        2 │                   │          │                      │",
-        "└────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴"
-        "──────────┴───────────┴──────────┴───────────────────┴──────────┴──────────────────────┘",
-        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower "
-        "bound (unpriced requests left out), $?: no request priced; tokens: sums over the 4",
-        "request(s) with usage logged (?: none logged)"]
+        "┏━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ request    ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃  off-peak ┃ unpriced ┃ model             ┃ window   ┃ sent                 ┃",
+        "┡━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ s-mixed #0 │        1 │       2000 │                    │          0 │           0 │     10 │  $0.0006 │  $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
+        "│ s-mixed #1 │        1 │        100 │                    │       1920 │           0 │     10 │  $0.0001 │  $0.0006 │ $0.000027 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
+        "│ s-mixed #2 │        1 │       2100 │ 1920 ($0.0006)     │          0 │           0 │     10 │  $0.0006 │  $0.0006 │   $0.0003 │          │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
+        "│ s-mixed #3 │        1 │          ? │                    │          ? │           ? │      ? │       $? │       $? │        $? │        1 │ deepseek-v4-flash │ peak     │ 2027-01-15T08:00:00Z │",
+        "│ s-mixed #4 │        1 │        100 │                    │       2048 │           0 │     10 │       $? │       $? │        $? │        1 │ local-coder       │ standard │ 2027-01-15T08:00:00Z │",
+        "│ total      │        5 │       4300 │ 1920 ($0.0006)     │       3968 │           0 │     40 │ ≥$0.0013 │ ≥$0.0019 │  ≥$0.0007 │        2 │                   │          │                      │",
+        "└────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴───────────┴──────────┴───────────────────┴──────────┴──────────────────────┘",
+        "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 4 request(s)",
+        "with usage logged (?: none logged)"]
 
 
 def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPatch,
@@ -139,7 +124,7 @@ def test_usage_by_request_csv_and_json(home: Path, monkeypatch: pytest.MonkeyPat
             rows[-1][column]), column
     table = json.loads(invoke(monkeypatch, capsys, "usage", "--by", "request", "--json")[1])
     assert [(r["key"], r["tokens"] and r["tokens"]["total"], r["usage_unknown_requests"], r["lost_cost_usd"])
-            for r in (*table["rows"], table["total"])] == [
+            for r in (*table["rows"], table["totals"])] == [
         ("s-mixed #0", 2010, 0, 0.0), ("s-mixed #1", 2030, 0, 0.0), ("s-mixed #2", 2110, 0, LOST),
         ("s-mixed #3", None, 1, 0.0), ("s-mixed #4", 2158, 0, 0.0), ("total", 8308, 1, LOST)]  # no loss: 0
     # the CSV cells are the JSON's numbers

@@ -261,7 +261,7 @@ def test_deep_tool_schema_passes_cache_usage_and_redact(tmp_path, monkeypatch, c
          "prompt_source": "wire:anthropic"}]
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log), "--json")
     assert (code, err) == (0, [])
-    assert json.loads(out)["total"]["tokens"] == {"cache_miss": 456, "cache_read": 0, "cache_write": 0, "output": 62,
+    assert json.loads(out)["totals"]["tokens"] == {"cache_miss": 456, "cache_read": 0, "cache_write": 0, "output": 62,
                                                   "reasoning": 0, "total": 518}
     copy = tmp_path / "redacted.jsonl"
     code, out, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(copy))

@@ -49,7 +49,7 @@ def test_gpt_5_4_switches_the_whole_request_to_the_long_context_tier(tmp_path: P
     assert base.rate_source.startswith("https://docs.rs/crate/adk-model/")
     assert (base.to_json()["tier"], long.to_json()["tier"]) == (None, 272_000)
     code, out, _ = _run("usage", str(log), "--json", "--no-breaks")
-    assert code == 0 and orjson.loads(out)["total"]["cost_usd"] == {
+    assert code == 0 and orjson.loads(out)["totals"]["cost_usd"] == {
         "cache_miss": 0.055, "cache_read": 0.1985005, "cache_write": 0, "output": 0.06, "total": 0.3135005}
 
 

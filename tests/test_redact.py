@@ -24,6 +24,7 @@ from dsh_audit.redact import (
     redact,
     session_verdicts,
 )
+from dsh_audit.redact._shifts import _ACTING, _STAND_INS
 from dsh_audit.session import open_session
 from dsh_audit.strategies import mutated_captures, sessions
 from dsh_audit.testing import LogBuilder, ToolCall
@@ -70,9 +71,10 @@ def test_json_text_keeps_each_escape_form_so_lengths_and_token_estimates_stay():
     p = Placeholders(b"salt")
     original = '{"path": "\\u007f\\u00e9\\ud83d\\ude00\\n"}'
     redacted = p.text(original)
-    assert redacted == '{"path": "\\u007f\\u023a\\ud887\\udd92\\n"}'
+    # (session 37: the DEL is drawn as ``~`` is, and becomes punctuation: no placeholder holds a DEL)
+    assert redacted == '{"path": "\\u005e\\u02ba\\ud887\\udd92\\n"}'
     assert len(stringify(redacted)) == len(stringify(original))
-    assert json.loads(redacted) == {"path": "\x7f\u023a\U00031d92\n"}
+    assert json.loads(redacted) == {"path": "^\u02ba\U00031d92\n"}
 
 
 @given(st.text(min_size=1, max_size=40), st.text(min_size=1, max_size=40))
@@ -83,12 +85,27 @@ def test_placeholders_keep_lengths_injectivity_and_the_first_difference(a, b):
     assert len(pa.encode("utf-8", "surrogatepass")) == len(ea)
     assert len(stringify(pa)) == len(stringify(a))
     assert len(stringify(stringify(pa))) == len(stringify(stringify(a)))  # JSON text inside JSON
-    assert (pa == pb) == (a == b)
+    # A DEL or a character a terminal acts on is drawn as its class's stand-in (session 37): it and the
+    # stand-in, where two texts first differ, may get the same placeholder there (and, ending the line, equal ones)
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    collide = at is not None and _drawn_as(a[at]) == _drawn_as(b[at])
+    assert (pa == pb) == (a == b) or (collide and pa == pb)
     if a.isspace() or b.isspace():
         return
     qa, qb = pa.encode("utf-8", "surrogatepass"), pb.encode("utf-8", "surrogatepass")
     common = next((i for i, (x, y) in enumerate(zip(ea, eb)) if x != y), min(len(ea), len(eb)))
-    assert next((i for i, (x, y) in enumerate(zip(qa, qb)) if x != y), min(len(qa), len(qb))) == common
+    first = next((i for i, (x, y) in enumerate(zip(qa, qb)) if x != y), min(len(qa), len(qb)))
+    # at the byte, or at the character where a placeholder walked past one that acts (session 37, rare)
+    start = len(a[:at].encode("utf-8", "surrogatepass")) if at is not None else common
+    assert start <= first and (first <= common or collide)
+
+
+def _drawn_as(ch: str) -> str:
+    """The character ``ch`` is drawn as: itself, or the stand-in of a DEL or a character a terminal acts on."""
+    data = ch.encode("utf-8", "surrogatepass")
+    if ch == "\x7f":
+        return "~"
+    return _STAND_INS[data].decode() if data in _ACTING else ch
 
 
 def test_an_empty_salt_is_refused():

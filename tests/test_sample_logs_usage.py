@@ -82,7 +82,7 @@ def test_usage_totals_are_priced(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     assert {row["key"]: row["unpriced_requests"] for row in result["rows"] if row["unpriced_requests"]} == {
         "session-sample-chat": 1, "session-sample-retry": 2}
     assert result["unpriced"] == {"usage not logged": 3}
-    total = result["total"]
+    total = result["totals"]
     assert total["tokens"] == {"cache_miss": 4244, "cache_read": 2432, "cache_write": 0, "output": 211,
                                "reasoning": 49, "total": 6887}
     assert (total["requests"], total["usage_unknown_requests"], total["unpriced_requests"],

@@ -326,7 +326,7 @@ def test_every_format_and_usage_and_cache_agree(home: Path, monkeypatch: pytest.
     assert cost["cost_usd"] == report["cost"]["cost_usd"]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json")
     assert code == 0
-    usage = json.loads(out)["total"]
+    usage = json.loads(out)["totals"]
     assert (_value(measures["cost"]), _value(measures["with no cache"]), _value(measures["all off-peak"]),
             _value(measures["of which breaks"])) == (
         _json_number(usage["cost_usd"]["total"]), _json_number(usage["no_cache_cost_usd"]),
@@ -365,8 +365,8 @@ def test_stats_on_corpus_logs_equals_usage_and_cache(tmp_path: Path, monkeypatch
     assert code == 0
     usage = json.loads(out)
     assert measures["cost"] == "0.014672848"
-    assert _value(measures["cost"]) == _json_number(usage["total"]["cost_usd"]["total"])
-    assert _value(measures["all off-peak"]) == _json_number(usage["total"]["off_peak_cost_usd"])
+    assert _value(measures["cost"]) == _json_number(usage["totals"]["cost_usd"]["total"])
+    assert _value(measures["all off-peak"]) == _json_number(usage["totals"]["off_peak_cost_usd"])
     by_model = {r[1]: _value(r[7]) for r in rows if r[0] == "cost by model"}
     assert by_model == {row["key"]: _json_number((row["cost_usd"] or {}).get("total")) for row in usage["rows"]}
     code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", *roots)

@@ -2,7 +2,8 @@
 rows itself when rich would wrap, fold, crop and style nothing in them (a text cell comes wrapped
 at its spaces by ``_cell_text``), and what it writes is byte for byte what rich writes
 (``_draw_table_rich``, the reference), boxed and compact, piped, on a stdout that is not UTF-8 and
-on a colour terminal; any other table is drawn by rich as before."""
+on a colour terminal; any other table is drawn by rich as before. Both end no line with a space
+(issue 14: rich pads a compact table's last column and every caption to the table's width)."""
 
 from __future__ import annotations
 
@@ -87,6 +88,13 @@ def rich_draws(monkeypatch: pytest.MonkeyPatch) -> _Spy:
     return spy
 
 
+@pytest.fixture
+def boxed() -> Iterator[None]:
+    """Boxed tables at any width (BOXED_FROM 0): these tests draw boxes on narrow terminals."""
+    with mock.patch.object(layout, "BOXED_FROM", 0):
+        yield
+
+
 def _both(kind: str, width: int, *args: Any, **options: Any) -> tuple[str, str]:
     """What print_table writes, through the fast path and drawn by rich, as text."""
     encoding = "ascii" if kind == "ascii" else "utf-8"
@@ -102,7 +110,7 @@ ROWS = [[0, "1/1/1", "loop", "deepseek-chat", "27,584", "$0.0042"],
         [12, "2/1/1", "compact", None, "?", "≥$0.0007"]]
 
 
-def test_a_boxed_table_is_written_by_the_fast_path_as_rich_draws_it(rich_draws: _Spy) -> None:
+def test_a_boxed_table_is_written_by_the_fast_path_as_rich_draws_it(rich_draws: _Spy, boxed: None) -> None:
     fast, reference = _both("utf-8", 80, "log.jsonl  session s-1", COLUMNS, ROWS, caption="prices: DeepSeek list")
     assert rich_draws.calls == 0
     assert fast == reference == (
@@ -114,7 +122,7 @@ def test_a_boxed_table_is_written_by_the_fast_path_as_rich_draws_it(rich_draws: 
         "│  1 │ 1/2/1         │         │ 深度求索 模型 │          - │  $0.0100 │\n"
         "│ 12 │ 2/1/1         │ compact │ -             │          ? │ ≥$0.0007 │\n"
         "└────┴───────────────┴─────────┴───────────────┴────────────┴──────────┘\n"
-        "prices: DeepSeek list                                                   \n")
+        "prices: DeepSeek list\n")
 
 
 def test_a_compact_table_is_written_by_the_fast_path_as_rich_draws_it(rich_draws: _Spy) -> None:
@@ -122,16 +130,16 @@ def test_a_compact_table_is_written_by_the_fast_path_as_rich_draws_it(rich_draws
     assert rich_draws.calls == 0
     assert fast == reference == (
         "log.jsonl\n"
-        "                                             cache          \n"
+        "                                             cache\n"
         " #  turn/step/try  kind     model             read    cost $\n"
         "────────────────────────────────────────────────────────────\n"
         " 0  1/1/1          loop     deepseek-chat   27,584   $0.0042\n"
         " 1  1/2/1                   深度求索 模型        -   $0.0100\n"
         "12  2/1/1          compact  -                    ?  ≥$0.0007\n"
-        "prices: DeepSeek list                                       \n")
+        "prices: DeepSeek list\n")
 
 
-def test_a_table_of_no_rows_and_one_with_a_narrow_terminal_note(rich_draws: _Spy) -> None:
+def test_a_table_of_no_rows_and_one_with_a_narrow_terminal_note(rich_draws: _Spy, boxed: None) -> None:
     fast, reference = _both("utf-8", 30, "", ["name", "value", "empty"], [], caption=None)
     assert rich_draws.calls == 0
     assert fast == reference == (
@@ -150,12 +158,12 @@ def test_a_table_of_no_rows_and_one_with_a_narrow_terminal_note(rich_draws: _Spy
         "│ alpha beta gamma delta │ 12345678901 │\n"
         "│ b                      │           2 │\n"
         "└────────────────────────┴─────────────┘\n"
-        "two rows                                \n"
-        "narrow terminal: empty (no values) not  \n"
-        "shown (widen it, or use --json)         \n")
+        "two rows\n"
+        "narrow terminal: empty (no values) not\n"
+        "shown (widen it, or use --json)\n")
 
 
-def test_a_stdout_that_is_not_utf8_gets_ascii_borders_and_escapes(rich_draws: _Spy) -> None:
+def test_a_stdout_that_is_not_utf8_gets_ascii_borders_and_escapes(rich_draws: _Spy, boxed: None) -> None:
     fast, reference = _both("ascii", 80, "t", ["name", "n"], [["caf\u00e9", 1], ["漢", 22]])
     assert rich_draws.calls == 0
     assert fast == reference == (
@@ -168,7 +176,7 @@ def test_a_stdout_that_is_not_utf8_gets_ascii_borders_and_escapes(rich_draws: _S
         "+----------------+\n")
 
 
-def test_on_a_colour_terminal_only_the_header_is_styled(rich_draws: _Spy) -> None:
+def test_on_a_colour_terminal_only_the_header_is_styled(rich_draws: _Spy, boxed: None) -> None:
     """rich styles the header (``table.header``, bold), not the caption (a ``Text``: rich gives a
     str caption ``table.caption``), rows or borders; it draws the header, the fast path the rows."""
     fast, reference = _both("terminal", 80, "t", ["name", "n"], [["a", 1], ["b", 22]], caption="c")
@@ -181,12 +189,13 @@ def test_on_a_colour_terminal_only_the_header_is_styled(rich_draws: _Spy) -> Non
         "│ a    │  1 │\n"
         "│ b    │ 22 │\n"
         "└──────┴────┘\n"
-        "c            \n")
+        "c\n")
 
 
 def test_a_row_with_a_wrapped_cell_is_as_high_as_its_lines(rich_draws: _Spy) -> None:
     rows = [["a cell wrapped over lines", 1, "x"], ["b", 22, "moved to /home/me/sessions/session-1/session.jsonl"]]
-    fast, reference = _both("utf-8", 48, "t", ["text", "n", "note"], rows)
+    with mock.patch.object(layout, "BOXED_FROM", 48):  # boxed from 48 columns: this test draws boxes
+        fast, reference = _both("utf-8", 48, "t", ["text", "n", "note"], rows)
     assert rich_draws.calls == 0
     assert fast == reference == (
         "t\n"
@@ -199,17 +208,18 @@ def test_a_row_with_a_wrapped_cell_is_as_high_as_its_lines(rich_draws: _Spy) -> 
         "│ b          │ 22 │ moved to                   │\n"
         "│            │    │ /home/me/ses…session.jsonl │\n"
         "└────────────┴────┴────────────────────────────┘\n")
-    fast, reference = _both("utf-8", 40, "t", ["text", "n", "note"], rows)
+    with mock.patch.object(layout, "BOXED_FROM", 48):
+        fast, reference = _both("utf-8", 40, "t", ["text", "n", "note"], rows)
     assert rich_draws.calls == 0
     assert fast == reference == (
         "t\n"
-        "text        n  note                     \n"
+        "text        n  note\n"
         "────────────────────────────────────────\n"
-        "a cell      1  x                        \n"
-        "wrapped                                 \n"
-        "over                                    \n"
-        "lines                                   \n"
-        "b          22  moved to                 \n"
+        "a cell      1  x\n"
+        "wrapped\n"
+        "over\n"
+        "lines\n"
+        "b          22  moved to\n"
         "               /home/me/ses…ession.jsonl\n")
 
 

@@ -98,7 +98,7 @@ def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr() -> None
     _, json_out, _ = run("cache", str(CHANGE), "--json")
     (report,) = json_lines(json_out)
     expected = [["log", "session", "#", "kind", "turn/step/attempt", "prompt", "prompt (estimated)", "reusable",
-                 "expected", "actual", "classification", "lost"]]
+                 "expected", "actual", "classification", "lost", "usage source"]]
     for v in report["timeline"]:  # a count plain, an unknown one empty, an estimate in its own column
         where = "-" if v["turn"] is None else f"{v['turn']}/{v['step']}/{v['attempt']}"
         cause = f" ({v['cause']})" if v["cause"] and v["cause"] not in v["classification"] else ""
@@ -106,7 +106,8 @@ def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr() -> None
         expected.append([report["path"], "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824", str(v["index"]), v["kind"], where,
                          str(v["prompt_tokens"]) if logged else "", "" if logged else str(v["counted_tokens"]),
                          str(v["potential"]), str(v["expected"]), "" if v["actual"] is None else str(v["actual"]),
-                         v["classification"] + cause, str(sum(v["lost_tokens_by_cause"].values()))])
+                         v["classification"] + cause, str(sum(v["lost_tokens_by_cause"].values())),
+                         "" if v["actual"] is None and not logged else "log"])  # no --capture: none from one
     assert csv_rows(out) == expected
     assert len(expected) == 9
     assert "breaks 5 by cause: header_change 5" in err  # the summary stays, beside the CSV
@@ -130,7 +131,7 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
     assert csv_rows(out) == [
         ["session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write", "output",
          "cost", "no cache", "off-peak", "unpriced"],
-        *(row(r) for r in table["rows"]), row(table["total"])]
+        *(row(r) for r in table["rows"]), row(table["totals"])]
     # the title call logged no usage: every amount a request owes is a lower bound (the unpriced
     # count beside), each the exact amount the JSON has, not the table's 4 decimals
     assert csv_rows(out)[-1] == ["total", "8", "21449", "11968", "0.007635584", "36160", "0", "96", "0.01107667",
@@ -157,7 +158,7 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     _, json_out, _ = run("sessions", "--json", env=env)
     # the cost exact (as the JSON has it), its unpriced count beside it
     # and the hit ratio itself, from 0 to 1 with every digit (empty when there is none)
-    expected = [["when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id"]]
+    expected = [["when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id"]]
     for s in json_lines(json_out):
         expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
                          str(s["requests"]), _usd_csv(s, s["actual_hit_ratio"]),
@@ -199,7 +200,7 @@ def test_markdown_of_a_hostile_title_is_inert(tmp_path: Path) -> None:
     assert not [ch for ch in out if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")]
     lines = out.splitlines()
     assert lines[:4] == ["### 1 session(s), newest first", "",
-                         "| when (UTC) | title | project | reqs | hit | breaks | cost | id |",
+                         "| when (UTC) | title | project | requests | hit ratio | breaks | cost | id |",
                          "| --- | --- | --- | ---: | --- | ---: | ---: | --- |"]
     assert lines[4].split(" | ")[1] == ("\\[x\\](javascript:alert(1)) \\<img src=x onerror=alert(1)\\> \\| \\*b\\* "
                                         "\\_i\\_ \\`c\\` \\# \\~\\~s\\~\\~ \\\\u001b\\[31mred\\\\u0007 \\&amp;")

@@ -51,7 +51,8 @@ def test_sessions_keeps_reqs_when_a_listed_path_beside_an_id_can_be_cut(monkeypa
         "2027-01-15 08:00  -               3    $0.0004  session-sample-resume",
         "2027-01-15 08:00  Who are you     3   ≥$0.0001  session-sample-chat",
         "2027-01-15 08:00  -               4   ≥$0.0004  session-sample-retry",
-        "narrow terminal: project, hit, breaks not shown (widen it, or use --json)"]
+        # "reqs": "requests" would cut a path further; the caption, which fits, names "hit ratio"
+        "narrow terminal: project, hit ratio, breaks not shown (widen it, or use --json)"]
 
 
 # -- 2. CSV: the log and the session apart ----------------------------------------------------------
@@ -72,9 +73,10 @@ def test_cache_csv_gives_the_log_and_the_session_apart(monkeypatch, capsys) -> N
     code, out, _ = invoke(monkeypatch, capsys, "cache", "sample_logs/chat/session.jsonl", "--format", "csv")
     assert code == 0
     assert out.splitlines()[:3] == [
-        "table,log,session,#,kind,turn/step/attempt,prompt,prompt (estimated),reusable,expected,actual,classification,lost",
-        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,0,title,-,,64,0,0,,usage_unknown,0",
-        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,1,loop,1/1/1,219,,0,0,0,as_expected,0"]
+        "table,log,session,#,kind,turn/step/attempt,prompt,prompt (estimated),reusable,expected,actual,classification,lost,"
+        "usage source",
+        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,0,title,-,,64,0,0,,usage_unknown,0,",
+        "timeline,sample_logs/chat/session.jsonl,session-sample-chat,1,loop,1/1/1,219,,0,0,0,as_expected,0,log"]
 
 
 @needs_corpus
@@ -127,7 +129,8 @@ def test_diff_at_60_columns_keeps_turn_step_attempt_whole(monkeypatch, capsys) -
         "#  kind   turn/step/attempt  verdict    capture     note",
         "─" * 56,
         "0  title  -                  identical  1 (line 2)"]
-    assert _lines(out)[-3:-1] == ["narrow terminal: first offset (no values) not shown", "(widen it, or use --json)"]
+    # the caption wraps at the terminal's 60 columns, not the table's 56
+    assert _lines(out)[-3:-1] == ["narrow terminal: first offset (no values) not shown (widen", "it, or use --json)"]
 
 
 @pytest.mark.parametrize("columns", range(40, 81, 4))

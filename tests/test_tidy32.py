@@ -183,7 +183,7 @@ def test_the_page_totals_are_usage_json_with_a_log_not_read(tmp_path: Path, monk
         del row["shown"]
     assert (totals["sessions"], totals["logs_failed"]) == (usage["model"]["sessions"], usage["model"]["logs_failed"]) \
         == (1, 1)
-    assert totals["total"] == usage["model"]["total"] == usage["day"]["total"]
+    assert totals["total"] == usage["model"]["totals"] == usage["day"]["totals"]
     assert (totals["total"]["cost_complete"], totals["total"]["unpriced_requests"]) == (False, 0)
     assert totals["by_model"] == usage["model"]["rows"] and totals["by_day"] == usage["day"]["rows"]
     assert totals["unpriced"] == usage["model"]["unpriced"] == {}
@@ -204,7 +204,7 @@ def test_an_empty_window_names_the_price_table(tmp_path: Path, monkeypatch: pyte
     assert code == 0 and len(err) == 1 and err[0].startswith("note: --since 2030-01-01T00:00:00Z: 1 of 1 log(s)")
     empty = json.loads(out)
     assert empty["prices"] == whole["prices"] and empty["prices"]["currency"] == "USD"
-    assert (empty["sessions"], empty["logs_failed"], empty["rows"], empty["total"]["tokens"]["total"],
-            empty["total"]["cost_usd"]["total"], empty["total"]["cost_complete"]) == (0, 0, [], 0, 0, True)
+    assert (empty["sessions"], empty["logs_failed"], empty["rows"], empty["totals"]["tokens"]["total"],
+            empty["totals"]["cost_usd"]["total"], empty["totals"]["cost_complete"]) == (0, 0, [], 0, 0, True)
     # the table alone: no ledger, no price table named, unless given
     assert usage_table([]).prices == {} and usage_table([], prices={"currency": "USD"}).prices == {"currency": "USD"}

@@ -138,7 +138,7 @@ def test_usage_by_request_json_shows_each_requests_tier(tmp_path: Path, run: Run
     table = orjson.loads(out)
     assert code == 0 and [(r["key"], r["tier"], r["cost_usd"]["total"]) for r in table["rows"]] == [
         ("tiers #0", None, 0.128), ("tiers #1", 272_000, 0.1855005)]
-    assert "tier" not in table["total"]
+    assert "tier" not in table["totals"]
     code, out, _ = run("usage", log, "--by", "session", "--json", "--no-breaks")
     assert code == 0 and [sorted(r) for r in orjson.loads(out)["rows"]] == [[
         "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "lost_unknown_requests",

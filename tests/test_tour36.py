@@ -60,10 +60,11 @@ def test_cache_csv_counts_are_plain_numbers_or_empty(
     log = ("L/a-chat/home/sessions/--home-dev-dsh-runs-a-a-chat-ws--/session-2b096b61-0a34-4da6-abec-4e87161c2c0b/"
            "session.jsonl.zstd,session-2b096b61-0a34-4da6-abec-4e87161c2c0b")
     assert out.splitlines() == [
-        "table,log,session,#,kind,turn/step/attempt,prompt,prompt (estimated),reusable,expected,actual,classification,lost",
-        f"timeline,{log},0,title,-,,146,0,0,,usage_unknown,0",
-        f"timeline,{log},1,loop,1/1/1,7969,,0,0,0,as_expected,0",
-        f"timeline,{log},2,loop,2/1/1,8027,,7936,7936,7936,as_expected,0"]
+        "table,log,session,#,kind,turn/step/attempt,prompt,prompt (estimated),reusable,expected,actual,classification,lost,"
+        "usage source",
+        f"timeline,{log},0,title,-,,146,0,0,,usage_unknown,0,",
+        f"timeline,{log},1,loop,1/1/1,7969,,0,0,0,as_expected,0,log",
+        f"timeline,{log},2,loop,2/1/1,8027,,7936,7936,7936,as_expected,0,log"]
 
 
 @needs_corpus
@@ -77,11 +78,10 @@ def test_stats_shortens_ids_in_both_rankings_and_leaves_the_folder_as_found(
     assert code == 0
     assert sorted(p.name for p in (tmp_path / "db").iterdir()) == ["a.sqlite"]  # no -wal, no -shm
     ranking = out[out.index("sessions whose cache losses cost the most"):out.index("costliest cache breaks")]
-    assert ranking.splitlines()[5:9] == [
-        "│ session-da27503b │        8 │  62.8% │  11968 │ $0.0076 │ ≥$0.0111 │ $0.0076 │",
-        "│ 402a1ae8         │        1 │  96.6% │      0 │ $0.0000 │  $0.0001 │ $0.0000 │",
-        "│ session-ef87ee25 │        5 │  74.4% │      0 │ $0.0000 │ ≥$0.0014 │ $0.0000 │",
-        "└──────────────────┴──────────┴────────┴────────┴─────────┴──────────┴─────────┘"]
+    assert ranking.splitlines()[4:7] == [  # compact below 100 columns
+        "session-da27503b         8   57609   62.8%    11968  $0.0076  ≥$0.0111   $0.0076",
+        "402a1ae8                 1    8352   96.6%        0  $0.0000   $0.0001   $0.0000",
+        "session-ef87ee25         5   32417   74.4%        0  $0.0000  ≥$0.0014   $0.0000"]
     assert "session: shortest unique prefix (--json for whole ids)" in ranking.replace("\n", " ")
     assert "session-da27503b-0c2b" not in out
     invoke(monkeypatch, capsys, "stats", "--db", "db/a.sqlite", "--json")
@@ -97,7 +97,8 @@ def test_stats_on_an_empty_window_prints_the_totals_and_says_why(
                             "cost")
     assert code == 0
     assert out.splitlines()[0] == "a.sqlite: fleet totals"
-    assert len(out.splitlines()) == 14 and out.count("┏") == 1  # the totals alone: no empty table
+    rules = [line for line in out.splitlines() if line and set(line) == {"─"}]  # compact below 100 columns
+    assert len(out.splitlines()) == 12 and len(rules) == 1  # the totals alone: no empty table
     assert err == ["note: --since 2030-01-01T00:00:00Z: no request of a.sqlite was sent in that window (by the "
                    "logs' own timestamps): nothing to rank (widen or drop --since/--until)"]
 
@@ -109,27 +110,22 @@ def test_breaks_all_draws_one_style_and_says_no_break_per_log(
     code, out, _ = invoke(monkeypatch, capsys, "breaks", "L/f-fork", "--all")
     assert code == 0
     lines = [line.rstrip() for line in out.splitlines()]
-    assert lines[2:12] == [
-        "┏━━━┳━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━┓",
-        "┃   ┃                      ┃          ┃                   ┃       ┃ evidence   ┃",
-        "┃ # ┃ vs                   ┃ relation ┃ verdict           ┃ cause ┃ seqs       ┃",
-        "┡━━━╇━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━┩",
-        "│ 0 │ 2 (session-ef87ee25) │ fork     │ cache_safe_change │ fork  │ 44 54      │",
-        "└───┴──────────────────────┴──────────┴───────────────────┴───────┴────────────┘",
+    assert lines[2:9] == [  # compact below 100 columns, as every table of the run
+        "#  vs                    relation  verdict            cause  evidence seqs",
+        "─" * 74,
+        "0  2 (session-ef87ee25)  fork      cache_safe_change  fork   44 54",
         "no prefix-cache break in this log; vs: a parent's session id as its shortest",
         "unique prefix (--json for whole ids)",
         "narrow terminal: fields, first divergence (no values) not shown (widen it, or",
         "use --json)"]
-    assert lines[14:] == [
-        "┏━━━┳━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ # ┃ vs ┃ verdict           ┃ cause         ┃ fields                          ┃",
-        "┡━━━╇━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ 0 │  - │ first             │               │                                 │",
-        "│ 1 │  - │ first             │               │                                 │",
-        "│ 2 │  1 │ cache_safe_change │ header_change │ adapterDefaults.reasoningEffort │",
-        "│ 3 │  2 │ extension         │               │                                 │",
-        "│ 4 │  3 │ extension         │               │                                 │",
-        "└───┴────┴───────────────────┴───────────────┴─────────────────────────────────┘",
+    assert lines[11:] == [
+        "#  vs  verdict            cause          fields",
+        "─" * 72,
+        "0   -  first",
+        "1   -  first",
+        "2   1  cache_safe_change  header_change  adapterDefaults.reasoningEffort",
+        "3   2  extension",
+        "4   3  extension",
         "no prefix-cache break in this log",
         "narrow terminal: first divergence (no values), relation, evidence seqs not shown",
         "(widen it, or use --json)"]  # no trailing "no prefix-cache breaks": each table said it

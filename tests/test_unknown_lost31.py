@@ -117,7 +117,7 @@ def test_cache_json_gives_null_and_counts_the_unknown_break(tmp_path: Path, run:
     assert (code, row["request"], row["lost_tokens"], row["lost_cost_usd"], row["unpriced_reason"]) == (
         0, 2, None, None, _NOT_LOGGED)
     code, out, err = run("usage", "s-unknown/session.jsonl", "--json")
-    assert (code, json.loads(out)["total"]["break_cost_usd"]) == (0, None)
+    assert (code, json.loads(out)["totals"]["break_cost_usd"]) == (0, None)
 
 
 def test_a_known_loss_beside_an_unknown_one_is_a_lower_bound(tmp_path: Path, run: Any) -> None:
@@ -187,37 +187,37 @@ def test_index_stores_the_loss_unknown_and_stats_counts_it(tmp_path: Path, run: 
     assert (top["lost_cost_usd"], top["break_cost_usd"], top["break_unknown"]) == (None, None, 1)
     code, out, err = run("stats", "--db", "index.sqlite")
     assert (code, err) == (0, [])
-    assert _lines(out)[:30] == [
+    assert _lines(out)[:30] == [  # compact below 100 columns
         "index.sqlite: fleet totals",
-        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓",
-        "┃ measure                                     ┃ value         ┃",
-        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩",
-        "│ sessions (refused)                          │ 1 (0)         │",
-        "│ requests (cache reads logged)               │ 3 (2)         │",
-        "│ prompt tokens                               │ 4020          │",
-        "│ cache read actual / expected                │ 1920 / 1920   │",
-        "│ hit ratio actual / expected                 │ 47.8% / 47.8% │",
-        "│ output tokens                               │ 30            │",
-        "│ breaks (attribution / cache)                │ 1 / 1         │",
-        "│ tokens lost                                 │ 0             │",
-        "│ breaks with unknown loss (reads not logged) │ 1             │",
-        "│ cost lost (list prices)                     │ $?            │",
-        "└─────────────────────────────────────────────┴───────────────┘",
+        "measure                                      value",
+        "─" * 58,
+        "sessions (refused)                           1 (0)",
+        "requests (cache reads logged)                3 (2)",
+        "prompt tokens                                4020",
+        "cache read actual / expected                 1920 / 1920",
+        "hit ratio actual / expected                  47.8% / 47.8%",
+        "output tokens                                30",
+        "breaks (attribution / cache)                 1 / 1",
+        "tokens lost                                  0",
+        "breaks with unknown loss (reads not logged)  1",
+        "cost lost (list prices)                      $?",
         "cost (list prices, check your contract)",
-        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
-        "┃ measure                                   ┃ value                            ┃",
-        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
-        "│ requests (unpriced)                       │ 3 (1)                            │",
-        "│ cost                                      │ ≥$0.0007                         │",
-        "│ cache miss / cache read / cache write /   │ ≥$0.0006 / ≥$0.000012 / ≥$0.0000 │",
-        "│ output                                    │ / ≥$0.000024                     │",
-        "│ with no cache                             │ ≥$0.0012                         │",
-        "│ all off-peak                              │ ≥$0.0003                         │",
-        "│ cache losses / of which breaks            │ $? / $?                          │",
-        "│ breaks with unknown loss (reads not       │ 1                                │",
-        "│ logged)                                   │                                  │",
-        "│ unpriced: cache reads not logged          │ 1                                │",
-        "│ (deepseek-official logs cacheReadTokens   │                                  │"]
+        "measure                                       value",
+        "─" * 80,
+        "requests (unpriced)                           3 (1)",
+        "cost                                          ≥$0.0007",
+        "cache miss / cache read / cache write /       ≥$0.0006 / ≥$0.000012 / ≥$0.0000 /",
+        "output                                        ≥$0.000024",
+        "with no cache                                 ≥$0.0012",
+        "all off-peak                                  ≥$0.0003",
+        "cache losses / of which breaks                $? / $?",
+        "breaks with unknown loss (reads not logged)   1",
+        "unpriced: cache reads not logged              1",
+        "(deepseek-official logs cacheReadTokens only",
+        "when the API reported them: the prompt's",
+        "split into hits and misses is unknown)",
+        "≥$: a sum over the priced requests only; $?: no request priced",
+        "cost by model"]
     # stats sums what cache --json says of the session
     code, out, err = run("cache", str(log), "--json")
     cache_cost = json.loads(out)["cost"]

@@ -76,11 +76,11 @@ def test_sessions_table_and_json(home: Path, monkeypatch, capsys) -> None:
     assert (code, err) == (0, [])
     assert _lines(out) == [
         "3 session(s), newest first",
-        "when (UTC)        title    reqs   hit  breaks      cost  id",
-        "─" * 72,
-        "2027-01-15 08:02  -           1  0.0%       0        $?  session-unknown",
-        "2027-01-15 08:01  A title     2  0.0%       0  ≥$0.0004  session-partial",
-        "2027-01-15 08:00  -           1  0.0%       0   $0.0004  session-priced",
+        "when (UTC)        title    requests   hit  breaks      cost  id",
+        "─" * 76,
+        "2027-01-15 08:02  -               1  0.0%       0        $?  session-unknown",
+        "2027-01-15 08:01  A title         2  0.0%       0  ≥$0.0004  session-partial",
+        "2027-01-15 08:00  -               1  0.0%       0   $0.0004  session-priced",
         "narrow terminal: project not shown (widen it, or use --json)"]
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--json")
     assert [(s["session_id"], s["cost_usd"] and s["cost_usd"]["total"], s["unpriced_requests"], s["cost_complete"])
@@ -113,7 +113,7 @@ def test_usage_keeps_the_unpriced_column_and_marks_every_amount(home: Path, monk
     table = json.loads(out)
     assert [(r["key"], r["cost_usd"] and r["cost_usd"]["total"], r["no_cache_cost_usd"], r["off_peak_cost_usd"],
              r["lost_cost_usd"], r["break_cost_usd"], r["unpriced_requests"], r["cost_complete"])
-            for r in [*table["rows"], table["total"]]] == [
+            for r in [*table["rows"], table["totals"]]] == [
         # it lost no token: its lost and break costs are 0, not unknown (docs/cache-accounting.md: a loss
         # with no lost token costs $0.0000, 0 in JSON; an amount no request owes is 0)
         ("session-unknown", None, None, None, 0.0, 0.0, 1, False),
@@ -270,7 +270,7 @@ def test_an_imported_log_has_no_break_count(monkeypatch, capsys) -> None:
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(CLAUDE_CODE))
     assert "breaks n/a (an imported log: break attribution needs a DSH log)" in _lines(out)
     code, out, _ = invoke(monkeypatch, capsys, "sessions", str(CLAUDE_CODE))
-    assert "/work/proj     4  59.3%  -       $0.0134  7d3c6a52" in out
+    assert "/work/proj         4  59.3%  -       $0.0134  7d3c6a52" in out
     monkeypatch.setenv("COLUMNS", "200")  # a cache drop of an imported log is counted beside "n/a"
     codex = next((CLAUDE_CODE.parent.parent / "codex").glob("*.jsonl"))
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(codex))

@@ -194,10 +194,10 @@ def test_usage_by_day_json_totals_are_the_sum_of_the_session_ledgers() -> None:
     ledgers = [session_ledger(p, prices=book) for p in discover([root])]
     cost = sum(s.cost.total for s in ledgers)
     tokens = sum((s.tokens for s in ledgers), Tokens())
-    assert table["total"]["tokens"] == tokens.to_json()
-    assert table["total"]["cost_usd"]["total"] == pytest.approx(cost, rel=1e-9)
+    assert table["totals"]["tokens"] == tokens.to_json()
+    assert table["totals"]["cost_usd"]["total"] == pytest.approx(cost, rel=1e-9)
     assert sum(r["cost_usd"]["total"] for r in table["rows"]) == pytest.approx(cost, rel=1e-9)
-    assert table["total"]["requests"] == sum(len(s.entries) for s in ledgers)
+    assert table["totals"]["requests"] == sum(len(s.entries) for s in ledgers)
     by_model = usage_table(ledgers, by="model")
     assert by_model.total.tokens == tokens and by_model.total.cost.total == pytest.approx(cost, rel=1e-12)
 
@@ -207,11 +207,11 @@ def test_usage_since_until_on_the_logs_own_clock(tmp_path: Path) -> None:
     path = str(tmp_path / "session.jsonl")
     table = orjson.loads(_run("usage", path, "--by", "window", "--json", "--no-breaks", "--since",
                               "2026-12-02T01:00:00Z")[1])
-    assert [r["key"] for r in table["rows"]] == [PEAK] and table["total"]["requests"] == 2
+    assert [r["key"] for r in table["rows"]] == [PEAK] and table["totals"]["requests"] == 2
     none = usage_table([ledger], by="day", until=_ms("2026-12-02T00:00:00") / 1000)
     assert none.total.requests == 0
     whole = _run("usage", path, "--json", "--no-breaks", "--until", "2026-12-02")[1]
-    assert orjson.loads(whole)["total"]["requests"] == len(ledger.entries)
+    assert orjson.loads(whole)["totals"]["requests"] == len(ledger.entries)
     import click  # --since is read by the option every command shares; the entry point exits 2 on it
 
     with pytest.raises(click.BadParameter, match="cannot read --since 'tomorrow'"):  # today, yesterday: read

@@ -88,7 +88,7 @@ def test_a_log_not_read_makes_the_total_a_lower_bound(failing_home: Path, monkey
     found = json.loads(out)
     assert (code, err) == (2, [_gap_error(failing_home)])
     assert (found["sessions"], found["logs_failed"]) == (1, 1)
-    row, total = found["rows"][0], found["total"]
+    row, total = found["rows"][0], found["totals"]
     assert (row["key"], row["cost_complete"], row["unpriced_requests"]) == ("s-good", True, 0)
     assert (total["cost_complete"], total["unpriced_requests"], total["cost_usd"]["total"]) == (
         False, 0, row["cost_usd"]["total"])
@@ -106,7 +106,7 @@ def test_a_log_not_read_makes_the_total_a_lower_bound(failing_home: Path, monkey
     # every log read: exact, and logs_failed 0
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json", "sessions/--p--/s-good")
     found = json.loads(out)
-    assert (code, err, found["logs_failed"], found["total"]["cost_complete"]) == (0, [], 0, True)
+    assert (code, err, found["logs_failed"], found["totals"]["cost_complete"]) == (0, [], 0, True)
 
 
 def test_a_bug_reading_a_log_makes_the_total_a_lower_bound(failing_home: Path, monkeypatch: pytest.MonkeyPatch,
@@ -124,7 +124,7 @@ def test_a_bug_reading_a_log_makes_the_total_a_lower_bound(failing_home: Path, m
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json")
     found = json.loads(out)
     assert code == 3 and len(err) == 1 and err[0].startswith("error: ") and "a bug" in err[0], err
-    assert (found["sessions"], found["logs_failed"], found["total"]["cost_complete"]) == (1, 1, False)
+    assert (found["sessions"], found["logs_failed"], found["totals"]["cost_complete"]) == (1, 1, False)
     code, out, err = invoke(monkeypatch, capsys, "usage")
     assert code == 3
     assert _lines(out)[:7] == [
@@ -152,7 +152,7 @@ def test_an_empty_window_sums_to_zero_tokens(tmp_path: Path, monkeypatch: pytest
         "narrow terminal: lost tokens (cost), unpriced (no values) not shown (widen it,",
         "or use --json)"]
     code, out, err = invoke(monkeypatch, capsys, "usage", "--since", "2028-01-01", "--json")
-    total = json.loads(out)["total"]
+    total = json.loads(out)["totals"]
     assert (code, total["requests"], total["usage_unknown_requests"], total["cost_complete"]) == (0, 0, 0, True)
     assert total["tokens"] == {"cache_miss": 0, "cache_read": 0, "cache_write": 0, "output": 0, "reasoning": 0,
                                "total": 0}
@@ -223,7 +223,7 @@ def test_the_unpriced_warning_names_the_provider_and_the_prices_table(tmp_path: 
     code, out, err = invoke(monkeypatch, capsys, "usage", "--prices", str(prices))
     assert (code, err) == (0, [])
     code, out, err = invoke(monkeypatch, capsys, "usage", "--json", "--prices", str(prices))
-    total = json.loads(out)["total"]
+    total = json.loads(out)["totals"]
     assert (code, json.loads(out)["unpriced"], total["cost_complete"]) == (0, {}, True)
 
 

@@ -29,6 +29,7 @@ import pytest
 from _cli import chat_log, invoke
 from dsh_audit.cache import parse_instant
 from dsh_audit.cli._watch import format_watch_line
+from dsh_audit.report import _tables
 from dsh_audit.report.terminal import listing, print_table
 from dsh_audit.watch import WatchRequest, watch
 
@@ -166,9 +167,9 @@ def test_since_keeps_whole_sessions_in_sessions_and_requests_in_usage_and_stats(
     stats = _json(monkeypatch, capsys, "stats", "--db", index, *window)
     assert (stats["since"], stats["until"], stats["totals"]["sessions"], stats["totals"]["requests"]) == (
         "2026-12-02T11:23:45Z", None, 2, 9)
-    assert stats["cost"]["cost_usd"] == usage["total"]["cost_usd"] == {
+    assert stats["cost"]["cost_usd"] == usage["totals"]["cost_usd"] == {
         "cache_miss": 9e-05, "cache_read": 0.0053376, "cache_write": 0.0345675, "output": 0.00057, "total": 0.0405651}
-    assert stats["cost"]["unpriced_requests"] == usage["total"]["unpriced_requests"] == 6
+    assert stats["cost"]["unpriced_requests"] == usage["totals"]["unpriced_requests"] == 6
     until = _json(monkeypatch, capsys, "stats", "--db", index, "--until", "2026-12-02T11:03")
     assert (until["totals"]["requests"], [r["session_id"][:16] for r in until["top_sessions"]]) == (
         17, [C_CHANGE, D_RESUME, A_CHAT])
@@ -259,15 +260,18 @@ def test_breaks_tables_of_a_run_share_a_style_and_show_a_parent_as_a_prefix(
     code, out, _ = invoke(monkeypatch, capsys, "breaks", str(CORPUS / "live-pi" / "c1-anthropic-tools" / "home"),
                           str(CORPUS / "live" / "c-change" / "home"), str(CORPUS / "live" / "g-subagent" / "home"))
     lines = [line.rstrip() for line in out.splitlines()]
-    assert code == 0 and [line[0] for line in lines if line.startswith(("┏", "#"))] == ["┏", "┏", "┏"]
-    # evidence seqs is left out (as breaks --accounting leaves it out) before a field name is cut
+    # compact below 100 columns, every table of the run
+    assert code == 0 and [line[0] for line in lines if line.startswith(("┏", "#"))] == ["#", "#", "#"]
+    # a field name is never cut: it wraps between the names
     assert lines[lines.index("session session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824") + 5:][:2] == [
-        "│ 3 │  2 │ break   │ header_change │ reasoningEffort,                          │",
-        "│   │    │         │               │ adapterDefaults.reasoningEffort           │"]
-    assert lines[-4:-1] == [
-        "│ 0 │ 1 (session-70444d8d) │ break   │ subagent │ system, tools │ 34 1 11      │",
-        "└───┴──────────────────────┴─────────┴──────────┴───────────────┴──────────────┘",
-        "vs: a parent's session id as its shortest unique prefix (--json for whole ids)"]
+        "3   2  break    header_change  reasoningEffort,                               51",
+        " " * 31 + "adapterDefaults.reasoningEffort"]
+    assert lines[-5:] == [
+        "─" * 80,
+        "0  1 (session-70444d8d)  subagent  break    subagent  system, tools  34 1 11",
+        "vs: a parent's session id as its shortest unique prefix (--json for whole ids)",
+        "narrow terminal: first divergence not shown (widen it, or use --json)",
+        "4 sessions read; 1 with no prefix-cache break, not listed (--all lists them)"]  # the parent has none
     code, out, _ = invoke(monkeypatch, capsys, "breaks", str(CORPUS / "live" / "g-subagent" / "home"), "--json")
     assert [row["previous_session_id"] for row in map(json.loads, out.splitlines())] == [
         "session-70444d8d-ee1d-43e9-8341-470b57f1019c"]  # whole in JSON
@@ -276,6 +280,7 @@ def test_breaks_tables_of_a_run_share_a_style_and_show_a_parent_as_a_prefix(
 def test_a_runs_later_table_stays_boxed_when_squeezed(monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setattr(_tables, "BOXED_FROM", 40)  # boxed from 40 columns: the run's first table is boxed
     with listing("table", pager=False):
         print_table("first", ("#", "name"), [("1", "short")])
         print_table("second", ("#", "name", "other"), [("2", "a rather long text that wraps", "more words here")])

@@ -177,3 +177,42 @@ def test_the_plain_log_beside_the_compressed_one_is_followed_while_it_is_written
         "(the other's lines and more)"]
     assert _requests(items) == [(index, str(packed if index < 4 else plain)) for index in range(8)]
     assert _summary(items) == ONCE
+
+
+def _frames(lines: list[bytes]) -> bytes:
+    """``lines`` as DSH compresses them: the header alone in the first frame."""
+    frames = zstandard.ZstdCompressor()
+    return frames.compress(lines[0]) + frames.compress(b"".join(lines[1:]))
+
+
+@needs_corpus
+def test_a_renamed_partial_export_is_not_followed(tmp_path: Path) -> None:
+    """Issue 15: two exports of one session under names of their own, one (zstd) whole, the other
+    (plain) taken earlier: the whole one is followed, every request once, with one note."""
+    lines, folder = _lines(), tmp_path / "sessions" / "exports"
+    folder.mkdir(parents=True)
+    (folder / "mine.jsonl.zstd").write_bytes(_frames(lines))
+    (folder / "taken-early.jsonl").write_bytes(b"".join(lines[:HALF]))
+    items = _drive(tmp_path, [(_request(7), lambda: None)], since=0.0, rescan=0.1)
+    assert _notes(items) == [f"one session in two files under {folder}/: read mine.jsonl.zstd, not taken-early.jsonl "
+                             "(the other's lines and more)"]
+    assert _requests(items) == [(index, str(folder / "mine.jsonl.zstd")) for index in range(8)]
+    assert _summary(items) == ONCE
+
+
+@needs_corpus
+def test_many_copies_of_one_session_are_said_in_one_note(tmp_path: Path) -> None:
+    """DSH's log, two whole copies and a partial one, each named otherwise: one note for the
+    session, naming each copy and why it is not followed."""
+    lines, live, folder = _lines(), _layout(tmp_path), tmp_path / "sessions" / "exports"
+    live.write_bytes(b"".join(lines))
+    folder.mkdir()
+    (folder / "x.jsonl").write_bytes(b"".join(lines))
+    (folder / "y.jsonl.zstd").write_bytes(_frames(lines))
+    (folder / "z.jsonl").write_bytes(b"".join(lines[:HALF]))
+    items = _drive(tmp_path, [(_request(7), lambda: None)], since=0.0, rescan=0.1)
+    assert _notes(items) == [
+        f"one session in 4 files under {tmp_path}/sessions/: read --p--/{SID}/session.jsonl, not exports/x.jsonl "
+        "(the same lines), not exports/y.jsonl.zstd (the same lines), not exports/z.jsonl (the other's lines and more)"]
+    assert _requests(items) == [(index, str(live)) for index in range(8)]
+    assert _summary(items) == ONCE

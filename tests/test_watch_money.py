@@ -73,7 +73,9 @@ def test_json_carries_the_exact_amounts_of_usage_and_cache(mixed: Path, monkeypa
     usage = json.loads(out)
     assert requests == [(int(row["key"].split("#")[1]), row["cost_usd"] and row["cost_usd"]["total"])
                         for row in usage["rows"]]
-    assert (usage["total"]["cost_usd"]["total"], usage["total"]["unpriced_requests"]) == (0.00130752, 2)
+    assert (usage["totals"]["cost_usd"]["total"], usage["totals"]["unpriced_requests"]) == (0.00130752, 2)
+    # a watch prices every request by bucket: its summary's buckets are usage's, to the nano-dollar
+    assert lines[-1]["cost_usd"] == usage["totals"]["cost_usd"] and len(lines[-1]["cost_usd"]) == 5
     code, out, _ = invoke(monkeypatch, capsys, "cache", "--json")
     assert code == 0
     cost = json.loads(out)["cost"]
@@ -173,7 +175,7 @@ def test_the_summary_of_a_corpus_session_is_cache_and_usage_total(scenario: str,
     summary = _json_lines(out)[-1]
     code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", root)
     assert code == 0
-    total = json.loads(out)["total"]
+    total = json.loads(out)["totals"]
     expected = {"c-change": 0.01107667, "f-fork": 0.001434726, "g-subagent": 0.002161452}[scenario]
     assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (
         total["cost_usd"]["total"], total["requests"], total["unpriced_requests"]) == (

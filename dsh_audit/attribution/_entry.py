@@ -17,7 +17,7 @@ from typing import Any
 from ..capture import capture_for, session_captures
 from ..errors import CaptureError, DshAuditError, UnsupportedFormatError
 from ..log import Event, SessionLog, discover, foreign_refusal, read_log
-from ..replay import Request, iter_requests
+from ..replay import Request, SurfaceFold, iter_requests
 from ..session import (
     Bodies,
     EvidenceCollector,
@@ -210,7 +210,8 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
                   routes: RouteEvidence | None = None, config: PiRoutes | None = None,
                   tap: Callable[[Request], None] | None = None,
                   observe: Callable[[Event], None] | None = None,
-                  parent: Callable[[str], Session | None] | None = None) -> Iterator[Transition]:
+                  parent: Callable[[str], Session | None] | None = None,
+                  fold: SurfaceFold | None = None) -> Iterator[Transition]:
     """:func:`iter_attribute` over an opened log (one from :func:`dsh_audit.log.read_stream` may
     still be growing: transitions come out as its requests are replayed).
 
@@ -227,6 +228,9 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
         parent: for a fork or subagent child, called once with the parent's id when the child's
             first loop request is compared: the parent session (read then), or None (the request
             is then a ``first``, as without this).
+        fold: the surface fold the validation rules of the same read share
+            (:meth:`dsh_audit.validate.LineValidator.shared_fold`): replay folds the events into it,
+            and the rules take them from it instead of admitting and folding them again.
     """
     evidence = LogEvidence(log.header.id)
     routes = routes if routes is not None else RouteEvidence()  # what the log has shown of each adapter so far
@@ -248,5 +252,5 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
                 tap(request)
             yield request
 
-    requests = iter_requests(log, observe=observe_all)
+    requests = iter_requests(log, observe=observe_all, fold=fold)
     yield from attributor.walk(session, _first_chunk_order(tapped(requests)))

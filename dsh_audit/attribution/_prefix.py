@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from itertools import chain
-from operator import itemgetter
+from itertools import chain, compress
+from operator import itemgetter, not_
 from typing import Any
 
 from .._seq import common_length
@@ -161,6 +161,17 @@ class MessageDigests:
     def same(self, a: Any, b: Any) -> bool:
         return a is b or self.get(a)[0] == self.get(b)[0]
 
+    def total_length(self, messages: Sequence[Any]) -> int:
+        """The summed byte lengths of ``messages``' serialisations (each as :meth:`get`'s): those
+        held are looked up and summed at C speed, so a long shared history costs no Python step per
+        message (an entry's object is alive, so its id names no other message); only the others are
+        serialised."""
+        hits = list(map(self._cache.get, map(id, messages)))
+        total: int = sum(map(itemgetter(2), filter(None, hits)))
+        if None in hits:
+            total += sum(self.get(message)[1] for message in compress(messages, map(not_, hits)))
+        return total
+
 
 def common_prefix(prev: Sequence[Any], cur: Sequence[Any], digests: MessageDigests, *,
                   prev_seqs: Sequence[int] = (), cur_seqs: Sequence[int] = ()) -> int:
@@ -194,7 +205,7 @@ def messages_offset(prev: Sequence[Any], cur: Sequence[Any], k: int, digests: Me
 
     ``k`` is :func:`common_prefix` of the two lists.
     """
-    offset = 1 + sum(digests.get(m)[1] + 1 for m in cur[:k])  # "[" then each shared fragment + ","
+    offset = 1 + digests.total_length(cur[:k]) + k  # "[" then each shared fragment + ","
     if k < len(prev) and k < len(cur):
         return offset + lcp_bytes(_encode(prev[k]), _encode(cur[k]))
     return offset - 1 if k > 0 else 1  # one list ends where the other goes on

@@ -16,7 +16,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._account import ParentRequest, analyze_cache, iter_cache_verdicts
-    from ._captured_usage import captured_usage, from_capture, given_usage, response_tokens, usage_tokens
+    from ._captured_usage import captured_usage, from_capture, given_capture, given_usage, keep_usage
     from ._causes import attribution_causes
     from ._prefix import PromptBuilder
     from ._prompt import Prompt, common_chars, common_prefix, prefix_tokens
@@ -27,6 +27,7 @@ if typing.TYPE_CHECKING:
     from ._price_window import OFF_PEAK, PEAK, STANDARD
     from ._prices import PriceBook, Quote, load_price_files, load_prices
     from ._rule_data import load_rules, rule_for
+    from ._response_usage import response_tokens, usage_tokens
     from ._rules import Breakpoints, CacheRule
     from ._session import (account_alone, account_log, accounted, cache_group, cache_report, ledger_group,
                            session_transitions)
@@ -80,9 +81,11 @@ __all__ = [
     "entry_usage",
     "exact_tokenizer_available",
     "from_capture",
+    "given_capture",
     "given_usage",
     "iso_utc",
     "iter_cache_verdicts",
+    "keep_usage",
     "ledger_group",
     "load_price_files",
     "load_prices",
@@ -152,9 +155,11 @@ _LAZY = {
     "entry_usage": "._logged_usage",
     "exact_tokenizer_available": "._tokens",
     "from_capture": "._captured_usage",
+    "given_capture": "._captured_usage",
     "given_usage": "._captured_usage",
     "iso_utc": "._summary",
     "iter_cache_verdicts": "._account",
+    "keep_usage": "._captured_usage",
     "ledger_group": "._session",
     "load_price_files": "._prices",
     "load_prices": "._prices",
@@ -165,7 +170,7 @@ _LAZY = {
     "prefix_tokens": "._prompt",
     "price_entry": "._ledger",
     "pyproject_zero_data_retention": "._zdr",
-    "response_tokens": "._captured_usage",
+    "response_tokens": "._response_usage",
     "rule_for": "._rule_data",
     "sent_in_window": "._usage",
     "session_ledger": "._ledger",
@@ -174,7 +179,7 @@ _LAZY = {
     "summary_group": "._summary",
     "usage_table": "._usage",
     "usage_tables": "._usage",
-    "usage_tokens": "._captured_usage",
+    "usage_tokens": "._response_usage",
     "usd_cost": "._money",
     "usd_total": "._money",
 }

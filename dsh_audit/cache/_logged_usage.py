@@ -11,7 +11,7 @@ from typing import Any
 
 from ..replay import Request
 from ..session import logged_cache_read, request_provider
-from ._captured_usage import UnusableUsage
+from ._response_usage import UnusableUsage
 from ._money import MAX_TOKENS, Tokens, is_count
 
 __all__ = ["NATIVE_DEEPSEEK", "entry_usage", "logged_tokens", "priced_prompt", "request_route_model", "unlogged_reason",
@@ -134,7 +134,7 @@ def unpriced_usage(request: Request, tokens: Tokens | None, unlogged: tuple[str,
                    captured: Tokens | None) -> str | None:
     """Why ``request``, priced from ``tokens`` (:func:`entry_usage`'s), is unpriced by its usage;
     None when it is not: its usage is not logged (or the capture's, ``captured``, is damaged or
-    matched no request of its session: :class:`~dsh_audit.cache._captured_usage.UnusableUsage`), or
+    matched no request of its session: :class:`~dsh_audit.cache._response_usage.UnusableUsage`), or
     lacks a valid count (:func:`unlogged_reason`)."""
     if tokens is None:
         return captured.why if isinstance(captured, UnusableUsage) else "usage not logged"

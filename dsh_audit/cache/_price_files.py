@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .._literals import holds_float
 from .._pyproject import ConfigFileError, find_pyproject, read_bytes, read_json, read_toml
 from ..errors import UsageError
 
@@ -148,18 +149,8 @@ def _float_text(value: float) -> str:
 
 
 def _unbounded(value: Any) -> bool:
-    """Whether a parsed document holds an infinite number or a NaN anywhere (a loop, not
-    recursion: the parser reads documents nested deeper than Python's stack)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return True
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+    """Whether a parsed document holds an infinite number or a NaN anywhere."""
+    return holds_float(value, lambda item: not math.isfinite(item))
 
 
 #: A TOML decimal integer past Python's digit limit for ``int()`` (4,300 digits), which tomllib

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._money import Priced
+from ._money import Priced, Tokens
 
 if TYPE_CHECKING:
     from ._prices import Quote
@@ -231,6 +231,11 @@ class SessionCacheReport:
         imported: the log is an imported one (Claude Code, Codex): break attribution needs a DSH
             log, so its break count is not applicable (None in the JSON, not 0).
         totals: the verdicts' sums and counts (made from ``verdicts`` when not given).
+        captured_usage: request index -> the tokens that priced it, from the captured response to
+            its send (``--capture``: its log holds no usage; the ledger's ``usage_source``
+            ``capture``), which ``cache``'s timeline shows marked; its verdict is the log's
+            (``usage_unknown``: the cache is judged on the log alone). Not in the JSON, whose
+            ``cost`` counts them (``usage_from_capture_requests``).
     """
 
     path: str
@@ -244,6 +249,7 @@ class SessionCacheReport:
     cost: dict[str, Any] | None = None
     imported: bool = False
     totals: CacheTotals = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    captured_usage: dict[int, Tokens] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.totals is None:

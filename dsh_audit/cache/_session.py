@@ -10,16 +10,16 @@ from typing import Any
 
 from ..attribution import (SessionAttribution, Transition, attribute, attribute_log, attribute_opened,
                            attribute_sessions)
-from ..capture import capture_for
+from ..capture import AlignedCapture, capture_for
 from ..errors import DshAuditError
 from ..log import Event, SessionLog
-from ..replay import Request
+from ..replay import Request, SurfaceFold
 from ..session import (Bodies, Failure, GroupResult, Headers, RouteEvidence, Session, SessionGroup, attachment_warnings,
                        open_group, open_session,
                        request_route, routes_from, window_conflicts)
 from ..wire import PiRoutes
 from ._account import CacheAccount, ParentRequest, analyze_cache
-from ._captured_usage import given_usage
+from ._captured_usage import given_capture, given_usage
 from ._causes import attribution_causes
 from ._report import CacheVerdict, SessionCacheReport
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
@@ -144,13 +144,16 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
                            price_note=prices.note, routes=lambda request: session.route(request).adapter,
                            path=session.path, session_id=session.id, zero_data_retention=zero_data_retention,
                            parents=parents)
-    return replace(report, cost=session_ledger(session, prices=prices, cache=report, captured=captured).summary(),
-                   imported=session.imported, notes=(*report.notes, *notes))
+    ledger = session_ledger(session, prices=prices, cache=report, captured=captured)
+    return replace(report, cost=ledger.summary(), imported=session.imported, notes=(*report.notes, *notes),
+                   captured_usage={e.index: e.tokens for e in ledger.entries
+                                   if e.usage_source == "capture" and e.tokens is not None})
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,
               found: Mapping[str, SessionAttribution | Failure] | None = None,
               captured: Mapping[str, Mapping[int, Tokens]] | None = None,
+              aligned: AlignedCapture | None = None,
               **options: Any) -> Iterator[tuple[Session | Failure, SessionCacheReport | DshAuditError | None]]:
     """Each given log of an opened group with its cache report (``options`` as :func:`cache_report`;
     breaks attributed as ``dsh-audit breaks`` does, a child with its parent, each log compared with
@@ -169,11 +172,16 @@ def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | o
 
     ``captured``: session id -> :func:`cache_report`'s ``captured`` (default: the usage of the
     capture given, :func:`dsh_audit.cache.given_usage`), which prices the requests whose log holds none.
+    ``aligned``: that capture read and aligned once (:func:`dsh_audit.cache.given_capture`; default:
+    here, when it is read), which both the pricing and the attribution take, so neither reads it again.
     """
     given_found = found is not None
     sessions = [item for item in group.given if isinstance(item, Session)]
-    captured = captured if captured is not None else given_usage(sessions, capture)
-    found = found if found is not None else attribute_opened(group, capture=capture) if attribution else {}
+    if aligned is None and (captured is None or (found is None and attribution)):
+        aligned = given_capture(sessions, capture)
+    captured = captured if captured is not None else given_usage(sessions, aligned)
+    found = found if found is not None else \
+        attribute_opened(group, capture=aligned or capture) if attribution else {}  # the one read and alignment
     by_id = {session.id: session for session in group.sessions}
     for item in group.given:
         if isinstance(item, Failure) or (given_found and item.path not in found):
@@ -232,7 +240,8 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
                 on_transition: Callable[[Transition], None] | None = None,
                 on_judged: Callable[[Request, CacheVerdict, LedgerEntry], None] | None = None,
                 observe: Callable[[Event], None] | None = None, keep: bool = True,
-                zero_data_retention: bool | None = None) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
+                zero_data_retention: bool | None = None,
+                fold: SurfaceFold | None = None) -> GroupResult[tuple[SessionCacheReport, SessionLedger]]:
     """A log that is no fork or subagent child (:meth:`dsh_audit.session.Headers.lone_root`) and
     has no capture (its attribution reads the log alone), attributed and accounted while it is replayed: each request is judged once attribution has its
     transition (the transitions come in first-chunk order, requests are judged in replay order, as
@@ -247,7 +256,8 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
     (``dsh-audit index``, ``check``); ``observe`` every event as it is read. With ``keep=False``
     the report holds no verdict and the ledger no entry, only their totals (for a view that needs
     nothing else of them per request, or takes each one from ``on_judged``): nothing of a request
-    outlives its turn. The log is closed at the end."""
+    outlives its turn. ``fold``: the validation rules' surface fold, which replay shares
+    (:func:`dsh_audit.attribution.attribute_log`'s). The log is closed at the end."""
     path, sid = log.path, log.header.id
     try:
         bodies, evidence = Bodies(config, log=path), RouteEvidence()
@@ -278,7 +288,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
 
     try:
         for transition in attribute_log(log, adapter=adapter, bodies=bodies, routes=evidence, config=config,
-                                        tap=pending.append, observe=observe):
+                                        tap=pending.append, observe=observe, fold=fold):
             if on_transition is not None:
                 on_transition(transition)
             causes.update(attribution_causes([transition]))
@@ -359,9 +369,11 @@ def ledger_group(paths: Sequence[str | os.PathLike[str]], *, prices: PriceBook, 
         return _pick(streamed, 1)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
     items: list[SessionLedger | Failure] = []
-    captured = given_usage([item for item in group.given if isinstance(item, Session)], capture)
+    sessions = [item for item in group.given if isinstance(item, Session)]
+    aligned = given_capture(sessions, capture)  # read and aligned once: priced, and attributed with
+    captured = given_usage(sessions, aligned)
     pairs = accounted(group, capture=capture, unit=unit, tokenizer=tokenizer, wire=wire, prices=prices,
-                      zero_data_retention=zero_data_retention, captured=captured) if breaks else \
+                      zero_data_retention=zero_data_retention, captured=captured, aligned=aligned) if breaks else \
         ((item, None) for item in group.given)  # without breaks, no cache report is made
     for item, report in pairs:
         if isinstance(item, Failure):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CaptureError, DshAuditError
@@ -68,6 +68,10 @@ class SessionSummary:
         relation: how a child continues its parent: ``fork`` (its header is seeded with the
             parent's events) or ``subagent``; None for a session with no parent.
         notes, warnings: what went wrong around the log (accounting) and in it (a torn tail).
+        cost_summary: the summary of the ledger that priced the session
+            (:meth:`~dsh_audit.cache.SessionLedger.summary`, as ``cache --json`` gives its ``cost``),
+            which says what ``--capture`` did to its prices (:func:`dsh_audit.cli._priced.echo_capture_use`);
+            None when cache accounting did not run. Not in the JSON (its numbers are above).
     """
 
     path: str
@@ -91,6 +95,7 @@ class SessionSummary:
     relation: str | None = None
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    cost_summary: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The summary as one JSON object (times as ISO 8601 UTC strings; ``cost_usd`` the cost by
@@ -158,7 +163,7 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
                           breaks=None if session.imported else report.break_count,
                           cost_usd=cost["total"] if isinstance(cost, dict) else None,
                           cost_buckets=_buckets(cost),
-                          unpriced=unpriced if isinstance(unpriced, int) else None)
+                          unpriced=unpriced if isinstance(unpriced, int) else None, cost_summary=report.cost)
 
 
 def summary_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,

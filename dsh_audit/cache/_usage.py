@@ -191,13 +191,14 @@ class UsageTable:
     losses: bool = True
 
     def to_json(self, *, failed: int = 0) -> dict[str, Any]:
-        """``usage --json``: with ``logs_failed``, the ``failed`` logs that could not be read, left
+        """``usage --json``: its row of totals is ``totals``, as every command's (``stats --json``;
+        before, ``total``); with ``logs_failed``, the ``failed`` logs that could not be read, left
         out of every sum (the total's ``cost_complete`` is then false, its amounts lower bounds:
         :meth:`UsageRow.to_json`); ``sort``: the rows' order (:func:`usage_table`); without
         :attr:`losses`, every row's lost amounts null (:meth:`UsageRow.to_json`)."""
         return {"by": self.by, "sort": self.sort, "sessions": self.sessions, "logs_failed": failed,
                 "rows": [r.to_json(tier=self.by == "request", losses=self.losses) for r in self.rows],
-                "total": self.total.to_json(failed=failed, losses=self.losses), "unpriced": self.unpriced,
+                "totals": self.total.to_json(failed=failed, losses=self.losses), "unpriced": self.unpriced,
                 "prices": self.prices}
 
 

@@ -19,13 +19,14 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._align import Pairing, align
-    from ._bodies import captured_bodies, session_captures, unreadable_capture
+    from ._bodies import AlignedCapture, align_capture, captured_bodies, session_captures, unreadable_capture
     from ._compare import RequestDiff, compare_capture, gate_ok
-    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture
+    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture, held_sessions
     from ._loaders import LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, sniff_capture
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
 __all__ = [
+    "AlignedCapture",
     "CAPTURE_KINDS",
     "CAPTURE_NAME",
     "CAPTURE_SEARCH_LEVELS",
@@ -38,12 +39,14 @@ __all__ = [
     "RequestDiff",
     "TITLE_PREFIX",
     "align",
+    "align_capture",
     "capture_for",
     "captured_bodies",
     "classify",
     "compare_capture",
     "find_capture",
     "gate_ok",
+    "held_sessions",
     "last_user_text",
     "load_capture",
     "read_capture",
@@ -53,6 +56,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AlignedCapture": "._bodies",
     "CAPTURE_KINDS": "._types",
     "CAPTURE_NAME": "._find",
     "CAPTURE_SEARCH_LEVELS": "._find",
@@ -65,12 +69,14 @@ _LAZY = {
     "RequestDiff": "._compare",
     "TITLE_PREFIX": "._types",
     "align": "._align",
+    "align_capture": "._bodies",
     "capture_for": "._find",
     "captured_bodies": "._bodies",
     "classify": "._types",
     "compare_capture": "._compare",
     "find_capture": "._find",
     "gate_ok": "._compare",
+    "held_sessions": "._find",
     "last_user_text": "._types",
     "load_capture": "._loaders",
     "read_capture": "._loaders",

@@ -4,26 +4,74 @@ compares (``captures=`` of :func:`dsh_audit.attribution.attribute_sessions`), th
 A capture that cannot be read is the error of the sessions compared with it, not of their
 neighbours: :func:`session_captures` hands it over per session (``failed``), and
 :func:`unreadable_capture` says, for a capture found beside a log, what settles it.
+
+A view that prices from the capture given with ``--capture`` and attributes with it too reads and
+aligns it once (:func:`align_capture`), and hands that :class:`AlignedCapture` to both.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import CaptureError
 from ..replay import Request
 from ..session import Session, route_apis
 from ._align import Pairing, align
-from ._find import capture_for
-from ._loaders import load_capture
+from ._find import capture_for, held_sessions
+from ._loaders import CaptureRead, load_capture, read_capture
+from ._types import CapturedRequest
 
-__all__ = ["captured_bodies", "session_captures", "unreadable_capture"]
+__all__ = ["AlignedCapture", "align_capture", "captured_bodies", "session_captures", "unreadable_capture"]
 
 #: What a capture found beside a log (not named with ``--capture``) that cannot be read adds to
 #: its error's hint: the file is what settles it, the same for every command that reads it.
 _FOUND_HINT = "found beside the log, it is what the log is compared with: repair or remove it"
+
+
+@dataclass(frozen=True, slots=True)
+class AlignedCapture:
+    """A capture read once (:func:`dsh_audit.capture.read_capture`: ``read``, what it said in
+    ``said``) and aligned once with the requests of ``sessions`` (``pairings``, in
+    :func:`align` order), for every job of a view that reads it (pricing, attribution): it stands
+    for its file wherever a capture's path is taken (:func:`session_captures`, through
+    :func:`dsh_audit.attribution.attribute_opened`), and is neither read nor aligned again there."""
+
+    path: Path
+    read: CaptureRead
+    said: tuple[str, ...]
+    sessions: tuple[Session, ...]
+    pairings: tuple[Pairing, ...]
+
+    def __fspath__(self) -> str:
+        """The capture file: an aligned capture is handed where its path is (``--capture``)."""
+        return os.fspath(self.path)
+
+    def pairs(self, sessions: Sequence[Session]) -> Sequence[Pairing]:
+        """The pairings of ``sessions`` with this capture: the ones made, when they are the very
+        sessions aligned; else aligned here, with the requests read (not read again)."""
+        if len(sessions) == len(self.sessions) and all(a is b for a, b in zip(sessions, self.sessions)):
+            return self.pairings
+        return align([r for s in sessions for r in s.requests], self.read.requests, routes=route_apis(sessions))
+
+
+def align_capture(sessions: Sequence[Session], capture: str | os.PathLike[str], *,
+                  keep: Callable[[Any], Any] | None = None) -> AlignedCapture:
+    """The capture at ``capture`` read once (each record kept as ``keep`` makes it:
+    :func:`dsh_audit.capture.read_capture`; a torn tail or a skipped record said in
+    :attr:`AlignedCapture.said`) and aligned with every request of ``sessions`` (a session id once
+    among them) together, as :func:`session_captures` aligns them.
+
+    Raises:
+        CaptureError: the capture cannot be read.
+    """
+    said: list[str] = []
+    read = read_capture(capture, warnings=said, keep=keep)
+    pairs = align([r for s in sessions for r in s.requests], read.requests, routes=route_apis(sessions))
+    return AlignedCapture(Path(capture), read, tuple(said), tuple(sessions), tuple(pairs))
 
 
 def captured_bodies(requests: Sequence[Request], pairings: Iterable[Pairing]) -> list[bytes | None]:
@@ -65,15 +113,21 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     capture file each was paired from; ``capture`` (``--capture``) for every session, else the one
     found beside each log (:func:`find_capture`). The sessions sharing a capture are aligned with it
     together (a session id appears once among ``sessions``), as ``check`` aligns them; a session
-    with no capture is in neither mapping. Each capture file is loaded once.
+    with no capture, or whose found capture holds none of its requests (:func:`held_sessions`), is
+    in neither mapping. Each capture file is loaded once.
 
     ``failed``: where a capture that cannot be read (or aligned) is said, as the error of each
     session compared with it, by session id (:func:`unreadable_capture`); those sessions are in
     neither mapping, and every other capture is paired as usual. Without it, that error is raised.
 
+    ``capture`` may be that capture already read and aligned (an :class:`AlignedCapture`): it is
+    then neither read nor aligned again (:meth:`AlignedCapture.pairs`), but one whose read said a
+    torn tail or a skipped record is read again here, for the error this view gives it.
+
     Raises:
         CaptureError: a capture cannot be read (without ``failed``).
     """
+    aligned = capture if isinstance(capture, AlignedCapture) else None
     by_capture: dict[Path, list[Session]] = {}
     for session in sessions:
         found = capture_for(session.path, capture)
@@ -83,13 +137,16 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     files: dict[str, Path] = {}
     for path, members in by_capture.items():
         try:
-            pairs = align([r for s in members for r in s.requests], load_capture(path), routes=route_apis(members))
+            pairs = _pairs(members, path, aligned)
         except CaptureError as exc:
             if failed is None:
                 raise
             error = unreadable_capture(exc, found=capture is None)
             failed.update((session.id, error) for session in members)
             continue
+        if capture is None:  # found: the capture only of the sessions it holds requests of
+            held = held_sessions(pairs)
+            members = [session for session in members if session.id in held]
         by_session: dict[str, list[Pairing]] = {}
         for pairing in pairs:
             if pairing.request is not None:
@@ -98,3 +155,12 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
             bodies[session.id] = captured_bodies(session.requests, by_session.get(session.id, []))
             files[session.id] = path
     return bodies, files
+
+
+def _pairs(members: Sequence[Session], path: Path, aligned: AlignedCapture | None) -> Sequence[Pairing]:
+    """The pairings of ``members`` with the capture at ``path``: ``aligned``'s when it is that
+    capture and its read said nothing, else the capture loaded (a torn tail is an error) and aligned."""
+    if aligned is not None and aligned.path == path and not aligned.said:
+        return aligned.pairs(members)
+    captures: list[CapturedRequest] = load_capture(path)
+    return align([r for s in members for r in s.requests], captures, routes=route_apis(members))

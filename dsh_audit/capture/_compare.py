@@ -123,23 +123,16 @@ def _shared_renderer(bodies: Bodies, adapter: str) -> BodyRenderer:
     return lambda request, options: bodies.render(request, adapter, **options)
 
 
-def _instruction(sent: bytes) -> str | None:
-    """DSH's compaction instruction: the last user text of the captured body ``sent``."""
+def _value(sent: bytes, *, compaction: bool) -> Any:
+    """The JSON value of the captured body ``sent``, read once for what a comparison takes from it (a
+    compaction's instruction, the images of a body holding base64 data); None when it needs neither
+    or is no JSON."""
+    if not compaction and b"base64" not in sent:
+        return None
     try:
-        return last_user_text(parse_json(sent))
+        return parse_json(sent)
     except (ValueError, UnicodeDecodeError):
         return None
-
-
-def _images(sent: bytes) -> dict[str, bytes]:
-    """The image bytes the captured body ``sent`` carries, keyed by digest as a log names them
-    (none when the body holds no base64 data)."""
-    if b"base64" not in sent:
-        return {}
-    try:
-        return images_in_body(parse_json(sent))
-    except (ValueError, UnicodeDecodeError):
-        return {}
 
 
 def _unpaired(pairing: Pairing) -> RequestDiff:
@@ -199,14 +192,16 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
         options: dict[str, Any] = {}
         note = None
         sent = capture.body  # read once (from the capture file: only this pairing's body is held)
+        value = _value(sent, compaction=request.kind == "compaction")  # parsed once, for both below
         if request.kind == "compaction":
-            instruction = _instruction(sent)
+            instruction = last_user_text(value)
             if instruction is None:
                 results.append(RequestDiff(pairing, "unrendered", note="the captured compaction body has no "
                                            "final user message to take DSH's instruction from"))
                 continue
             options["compaction_instruction"], note = instruction, INSTRUCTION_NOTE
-        images = _images(sent)
+        images = images_in_body(value) if b"base64" in sent else {}  # keyed by digest, as a log names them
+        del value
         if images:  # the log names an image by its digest; a captured image with that digest is it
             options["images"] = images
             note = IMAGES_NOTE if note is None else f"{note}; {IMAGES_NOTE}"

@@ -8,15 +8,24 @@ a recorded scenario folder from a log in DSH's layout
 (``<scenario>/home/sessions/<project>/<session>/session.jsonl.zstd``) and from a decompressed copy
 (``<scenario>/session-logs/<id>.jsonl``). A capture found this way may hold other sessions'
 requests too: alignment matches requests by their session id header and reports the rest as
-foreign, which never fails.
+foreign, which never fails. And it may hold none of a log's requests (one ``wire.jsonl`` above
+many sessions, recorded for one of them): a found capture is the capture only of the sessions it
+holds requests of (:func:`held_sessions`); for every other log it is no capture, as when none is
+found. A capture given with ``--capture`` is every log's.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "capture_for", "find_capture"]
+if TYPE_CHECKING:
+    from ..replay import Request
+    from ._types import CapturedRequest
+
+__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "capture_for", "find_capture", "held_sessions"]
 
 CAPTURE_NAME = "wire.jsonl"
 CAPTURE_SEARCH_LEVELS = 4
@@ -71,3 +80,38 @@ def capture_for(log_path: str | os.PathLike[str], given: str | os.PathLike[str] 
     """
     return Path(given) if given is not None else find_capture(log_path)
 
+
+
+class _Paired(Protocol):
+    """A pairing of a rebuilt request with its captured send (:class:`dsh_audit.capture.Pairing`,
+    or a :class:`dsh_audit.capture.RequestDiff` row); either side may be missing."""
+
+    @property
+    def request(self) -> Request | None: ...
+
+    @property
+    def capture(self) -> CapturedRequest | None: ...
+
+
+def held_sessions(pairs: Iterable[_Paired]) -> set[str]:
+    """The ids of the sessions a capture holds requests of, by its alignment with their requests
+    (``pairs``: :func:`dsh_audit.capture.align`'s pairings or the rows compared from them): a
+    session a captured request names (DSH's session header), whether a request of it was paired
+    with that capture or not, and a session one of whose requests was paired with a captured
+    request (a capture with no session header, paired by route and order: pi-ai's sends). A
+    capture found beside logs (not given) is the capture of these sessions only: the others'
+    requests are in it nowhere, so they are not compared with it (no capture, as when none is
+    found), and the unmatched requests of a held session are reported as usual.
+
+    Example:
+        >>> held_sessions([])
+        set()
+    """
+    held: set[str] = set()
+    for pair in pairs:
+        named = pair.capture.session_id if pair.capture is not None else None
+        if named is not None:
+            held.add(named)
+        elif pair.capture is not None and pair.request is not None:
+            held.add(pair.request.session_id)
+    return held

@@ -1,27 +1,30 @@
-"""The ``har`` capture format (HAR 1.2): ``log.entries[].request``, a gzip body decompressed."""
+"""The ``har`` capture format (HAR 1.2): ``log.entries[].request``, a gzip body decompressed; read
+entry by entry (:mod:`._har_scan`), each body read again by its entry's offset, as a ``wire.jsonl``
+record's is by its line's."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
-import zlib
 from collections.abc import Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
+from .._body_decode import BodyDecodeError, body_bytes, names_gzip
+from .._json import json_type
+from .._literals import inexact, literal_json
 from .._urls import url_problem
-from ..errors import UnreadableError
-from ..log import DecodeBudget
-from ._reading import Said, _error, _handle, _header_values, _parse, _Raw, _read_all, _text_value
+from ..log import parse_json
+from ._har_scan import EntriesSpan, har_entries
+from ._reading import (Said, _CaptureFile, _error, _handle, _header_values, _Kept, _parse, _Raw, _read_all,
+                       _text_value)
 
 __all__ = ["har_handles", "har_read"]
 
+
 _HAR_START = re.compile(rb'^\s*\{\s*"log"\s*:')
-_GZIP_MAGIC = b"\x1f\x8b"
-_PIECE = 1 << 20
 
 
 def har_handles(path: Path, first: bytes) -> bool:
@@ -35,49 +38,9 @@ def _har_url_path(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def _gunzip(path: Path, where: str, data: bytes) -> bytes:
-    """A gzip body decompressed in pieces, within the limits on decoded size and expansion."""
-    budget = DecodeBudget(str(path), what="body", codec="gzip")
-    inflater = zlib.decompressobj(wbits=31)
-    pieces: list[bytes] = []
-    tail = data
-    try:
-        while not inflater.eof:
-            piece = inflater.decompress(tail, _PIECE)
-            tail = inflater.unconsumed_tail
-            if not piece and not tail:
-                break
-            budget.spend(len(piece), len(data) - len(tail))
-            pieces.append(piece)
-    except zlib.error as exc:
-        raise _error(path, where, f"the gzip body is corrupt ({exc})",
-                     "store the body as sent, or drop the gzip Content-Encoding") from None
-    except UnreadableError as exc:
-        raise _error(path, where, f"the gzip body is {exc.message}", exc.hint or "") from None
-    if not inflater.eof:
-        raise _error(path, where, "the gzip body is cut off", "the capture lost the end of the body")
-    return b"".join(pieces)
-
-
 def _har_body(path: Path, where: str, request: dict[str, Any], headers: dict[str, str]) -> bytes:
-    """The request body: postData.text, base64-decoded and gunzipped as its encoding says."""
-    body = _har_post_data(path, where, request)
-    post = request.get("postData")
-    declared = str(post.get("encoding") or "") if isinstance(post, dict) else ""
-    gzip = "gzip" in declared.lower() or "gzip" in headers.get("content-encoding", "").lower()
-    if gzip and not body.startswith(_GZIP_MAGIC) and "base64" not in declared.lower():
-        # A gzip body can only travel in a JSON string as base64, whatever the encoding names.
-        try:
-            decoded = base64.b64decode(body, validate=True)
-        except (binascii.Error, ValueError):
-            decoded = b""
-        if decoded.startswith(_GZIP_MAGIC):
-            body = decoded
-    # A tool that stored the body already decompressed keeps the header: only gzip data is inflated.
-    return _gunzip(path, where, body) if gzip and body.startswith(_GZIP_MAGIC) else body
-
-
-def _har_post_data(path: Path, where: str, request: dict[str, Any]) -> bytes:
+    """The request body: ``postData.text`` decoded as its encoding and Content-Encoding say, by the
+    one decoder of captured bodies (:func:`dsh_audit._body_decode.body_bytes`)."""
     post = request.get("postData")
     if post is None:
         return b""
@@ -85,19 +48,13 @@ def _har_post_data(path: Path, where: str, request: dict[str, Any]) -> bytes:
         raise _error(path, where, "request.postData is not an object", "HAR 1.2 postData is {mimeType, text}")
     text = post.get("text") or ""
     if not isinstance(text, str):
-        raise _error(path, where, f"postData.text is a {type(text).__name__}, not text",
+        raise _error(path, where, f"postData.text is a JSON {json_type(text)}, not text",
                      "HAR 1.2 postData.text is a string (base64 with \"encoding\": \"base64\")")
-    if "base64" in str(post.get("encoding") or "").lower():
-        try:
-            return base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise _error(path, where, f"postData.text is not base64 ({exc})",
-                         "drop encoding or store the body base64-encoded") from None
     try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _error(path, where, "postData.text holds a lone surrogate, so it has no UTF-8 bytes",
-                     'store the body base64-encoded with "encoding": "base64"') from None
+        return body_bytes(text, encoding=post.get("encoding"), gzip=names_gzip(headers.get("content-encoding")),
+                          field="postData.text", source=str(path))
+    except BodyDecodeError as exc:
+        raise _error(path, where, exc.message, exc.hint) from None
 
 
 def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
@@ -110,36 +67,105 @@ def _har_headers(path: Path, where: str, value: Any) -> dict[str, str]:
                           "HAR 1.2 headers are [{\"name\": ..., \"value\": ...}]")
 
 
-def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
-             records: list[Any] | None = None) -> Iterator[_Raw]:
-    """Every entry's request of a HAR file; given ``records``, the parsed document is appended to
-    it, each request's ``postData.text`` replaced by None once its body is read. A HAR file is one
-    JSON document: its bodies are held (no reread: a body is not found again without parsing it whole)."""
-    hint = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
-    with ExitStack() as stack:
-        data = _read_all(path, _handle(stack, path, handle))
-    document = _parse(data, path, None, invalid="not valid JSON", hint=hint)
+_HINT = "a HAR file is one JSON object {\"log\": {\"entries\": [...]}} (HAR 1.2)"
+
+
+def _entry_request(path: Path, where: str, entry: Any) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """An entry's request object, its URL's path and its headers, or a CaptureError."""
+    request = entry.get("request") if isinstance(entry, dict) else None
+    if not isinstance(request, dict):
+        raise _error(path, where, "entry has no request object", _HINT)
+    url = str(request.get("url") or "")
+    problem = url_problem(url)
+    if problem is not None:
+        raise _error(path, where, f"request.url is not a URL ({problem})", _HINT)
+    return request, _har_url_path(url), _har_headers(path, where, request.get("headers"))
+
+
+@dataclass(frozen=True, slots=True)
+class _HarBody:
+    """Reads the request body of entry ``number`` of a HAR file again: the entry is ``length``
+    bytes from ``offset`` of ``file`` (:attr:`._types.CapturedRequest.reread`)."""
+
+    file: _CaptureFile
+    offset: int
+    length: int
+    number: int
+
+    def __call__(self) -> bytes:
+        path, where = Path(self.file.path), f"entries[{self.number}]"
+        entry = _parse(self.file.read(self.offset, self.length), path, where, invalid="not valid JSON", hint=_HINT)
+        request, _, headers = _entry_request(path, where, entry)
+        return _har_body(path, where, request, headers)
+
+
+def _whole(path: Path, handle: BinaryIO) -> Any:
+    """The document of a HAR file the scan did not read whole (:mod:`._har_scan`), parsed whole from
+    its start: its error (no JSON, no ``log.entries`` list), or the document."""
+    handle.seek(0)
+    data = _read_all(path, handle)
+    document = _parse(data, path, None, invalid="not valid JSON", hint=_HINT)
     del data  # the document is what is read now: the file's bytes are not held beside it
     log = document.get("log") if isinstance(document, dict) else None
-    entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(entries, list):
-        raise _error(path, None, "no log.entries list", hint)
-    for number, entry in enumerate(entries):
-        where = f"entries[{number}]"
-        request = entry.get("request") if isinstance(entry, dict) else None
-        if not isinstance(request, dict):
-            raise _error(path, where, "entry has no request object", hint)
-        url = str(request.get("url") or "")
-        problem = url_problem(url)
-        if problem is not None:
-            raise _error(path, where, f"request.url is not a URL ({problem})", hint)
-        url_path = _har_url_path(url)
-        headers = _har_headers(path, where, request.get("headers"))
-        body = _har_body(path, where, request, headers)
-        post = request.get("postData")
-        if isinstance(post, dict) and "text" in post:
-            post["text"] = None  # its bytes are the body: the text is not held beside them
-        yield (str(request.get("method") or "POST").upper(), url_path, headers,
-               body, _text_value(entry.get("startedDateTime")), str(path), where, None)
+    if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
+        raise _error(path, None, "no log.entries list", _HINT)
+    return document
+
+
+def _skeleton(path: Path, handle: BinaryIO, span: EntriesSpan) -> Any:
+    """The document around its entries (their list left empty), parsed: the rest of the file is
+    JSON too; None when it is not (:func:`_whole` says why)."""
+    handle.seek(0)
+    head = handle.read(span.start)
+    handle.seek(span.end)
+    try:
+        return parse_json(head + b"[]" + _read_all(path, handle))
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
+             records: list[Any] | None = None) -> Iterator[_Raw]:
+    """Every entry's request of a HAR file, each entry read and parsed alone (:mod:`._har_scan`), so
+    no more than one entry's body is held; each body is read again by the entry's offset. Given
+    ``records``, the parsed document is appended to it once every entry is read, each request's
+    ``postData.text`` None (its responses are kept). A document the scan cannot read entry by entry
+    (malformed JSON, no ``log.entries`` list, an entry that is no object) is parsed whole: its
+    error, as a HAR file's always was (an entry that is no object: an error at its index)."""
+    shared = _CaptureFile(str(path))  # what every body is read again from
+    with ExitStack() as stack:
+        opened = _handle(stack, path, handle)
+        span = EntriesSpan()
+        entries: list[Any] = []
+        for number, (offset, data) in enumerate(har_entries(opened, span)):
+            where = f"entries[{number}]"
+            try:
+                entry = parse_json(data)
+            except (ValueError, UnicodeDecodeError):
+                _whole(path, opened)
+                raise _error(path, where, "not valid JSON", _HINT) from None
+            request, url_path, headers = _entry_request(path, where, entry)
+            body = _har_body(path, where, request, headers)
+            post = request.get("postData")
+            if isinstance(post, dict) and "text" in post:
+                post["text"] = None  # its bytes are the body, read again by the entry's offset
+            if records is not None:
+                if isinstance(records, _Kept) and inexact(entry.get("response")):
+                    entry["response"] = literal_json(data).get("response")  # its numbers as written, to say
+                entries.append(entry)
+            yield (str(request.get("method") or "POST").upper(), url_path, headers, body,
+                   _text_value(entry.get("startedDateTime")), str(path), where,
+                   _HarBody(shared, offset, len(data), number))
+            del body, entry, request, data
+        if span.scalar is not None:
+            raise _error(path, f"entries[{span.scalar}]", "entry has no request object", _HINT)
+        if span.twice:
+            raise _error(path, None, "log.entries is given twice", "keep one entries list in the HAR file")
+        document = _skeleton(path, opened, span) if span.whole else None
+        log = document.get("log") if isinstance(document, dict) else None
+        if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
+            _whole(path, opened)  # raises: no JSON, or no log.entries list
+            raise _error(path, None, "no log.entries list", _HINT)
     if records is not None:
+        log["entries"] = entries
         records.append(document)

@@ -16,7 +16,7 @@ A capture is read once, and not held: a ``wire.jsonl`` record's or body file's b
 is read for what pairing needs (its kind, digest, size, model, route and session evidence), then
 dropped; :attr:`CapturedRequest.body` reads it again (the record's line, by its offset, or the body
 file) where a request is compared or rewritten, so memory grows with the largest body, not with
-the capture. A HAR file's bodies are held (its one document is parsed whole).
+the capture. A HAR file is read entry by entry, and its bodies read again by the entry's offset.
 
 A loader is registered in :data:`LOADERS` under its name; :func:`sniff_capture` asks each one in
 turn whether it ``handles(path, first_bytes)`` the input, and :func:`load_capture` reads the file
@@ -28,8 +28,6 @@ not a capture; the records that are none in a capture are said and skipped. A fi
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import os
 import re
@@ -40,10 +38,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import CaptureError
-from ..log import TornTail, parse_json
-from ._har import _HAR_START, har_handles, har_read
-from ._reading import (Said, _again, _CaptureFile, _error, _FileBody, _handle, _header_values, _identity, _Kept,
-                       _LAST_PRICED, _Loaded, _open, _parse_object, _Raw, _read_bytes, _text_value, _too_large)
+from ._har import _HarBody, har_handles, har_read
+from ._jsonl import _JsonlBody, jsonl_handles, jsonl_read
+from ._reading import (Said, _FileBody, _headers_object, _Kept, _open, _parse_object, _Raw, _read_bytes, _text_value,
+                       _too_large)
 from ._evidence import _facts_of
 from ._types import CapturedRequest, _body_value, _classify_value
 
@@ -51,10 +49,6 @@ __all__ = ["LOADERS", "CaptureLoader", "CaptureRead", "load_capture", "read_capt
 
 _SNIFF_BYTES = 4096
 _META_SUFFIX = ".meta.json"
-#: The fields of a wire.jsonl record of which a capture record holds at least one.
-_RECORD_KEYS = ("method", "path", "body", "body_base64")
-_NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, path, headers, body), "
-                       "a HAR 1.2 file or a folder of *.json bodies")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,137 +74,6 @@ class CaptureRead:
     format: str
     requests: list[CapturedRequest]
     records: list[Any]
-
-
-# -- wire.jsonl ------------------------------------------------------------------------------
-
-def _jsonl_handles(path: Path, first: bytes) -> bool:
-    stripped = first.lstrip()
-    if path.is_file() and path.suffix == ".jsonl" and not stripped:
-        return True  # a proxy that recorded nothing: a capture of no request, not an unknown format
-    return path.is_file() and stripped.startswith(b"{") and not _HAR_START.match(first) and (
-        b'"method"' in first or b'"body"' in first or path.suffix == ".jsonl")
-
-
-def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
-    hint = "each record needs `body` (text) or `body_base64`"
-    if isinstance(record.get("body_base64"), str):
-        try:
-            body = base64.b64decode(record["body_base64"], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise _error(path, where, f"body_base64 is not base64 ({exc})", hint) from None
-    elif isinstance(record.get("body"), str):
-        try:
-            body = record["body"].encode("utf-8")
-        except UnicodeEncodeError:
-            raise _error(path, where, "body text holds a lone surrogate, so it has no UTF-8 bytes",
-                         "store such a body as body_base64") from None
-    elif record.get("body") is None:
-        body = b""
-    else:
-        raise _error(path, where, f"body is a {type(record['body']).__name__}, not text", hint)
-    sha = record.get("body_sha256")
-    if isinstance(sha, str) and hashlib.sha256(body).hexdigest() != sha.lower():
-        raise _error(path, where, "body does not match its body_sha256",
-                     "the capture was edited or re-encoded; recapture or drop body_sha256")
-    size = record.get("body_bytes")
-    if isinstance(size, int) and not isinstance(size, bool) and size != len(body):
-        raise _error(path, where, f"body is {len(body)} bytes, body_bytes says {size}",
-                     "the capture was edited or re-encoded; recapture or drop body_bytes")
-    return body
-
-
-def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _error(path, where, "headers must be an object of name to value",
-                     'write headers as {"content-type": "application/json", ...}')
-    return _header_values(path, where, value.items(), 'write headers as {"content-type": "application/json", ...}')
-
-
-def _is_record(record: dict[str, Any]) -> bool:
-    """Whether a wire.jsonl object is a capture record: one holding a request's method, path or body."""
-    return any(key in record for key in _RECORD_KEYS)
-
-
-def _not_a_record(path: Path, number: int) -> str:
-    return f"{path}:{number}: not a capture record (no method, path, body or body_base64), skipped"
-
-
-_JSONL_HINT = "a wire.jsonl capture has one JSON object per line"
-
-
-def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
-    """``(line number, offset, length, object)`` of every line of a wire.jsonl (where the line
-    starts in the file and its length in bytes); a torn last line is said and dropped."""
-    offset = 0
-    for number, line in enumerate(handle, start=1):
-        start, offset = offset, offset + len(line)
-        if not line.strip():
-            continue
-        where = f"line {number}"
-        if said is not None and not line.endswith(b"\n"):  # the last line: cut off unless it is a whole record
-            try:
-                parse_json(line)
-            except (ValueError, UnicodeDecodeError):
-                said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
-                return
-        yield number, start, len(line), _parse_object(line, path, where, invalid="not a JSON record",
-                                                      not_object="record is not a JSON object", hint=_JSONL_HINT)
-
-
-@dataclass(frozen=True, slots=True)
-class _JsonlBody:
-    """Reads the body of the record on line ``number`` of a wire.jsonl again: ``length`` bytes
-    from ``offset`` of ``file`` (:attr:`._types.CapturedRequest.reread`)."""
-
-    file: _CaptureFile
-    offset: int
-    length: int
-    number: int
-
-    def __call__(self) -> bytes:
-        path, where = Path(self.file.path), f"line {self.number}"
-        record = _parse_object(self.file.read(self.offset, self.length), path, where, invalid="not a JSON record",
-                               not_object="record is not a JSON object", hint=_JSONL_HINT)
-        return _jsonl_body(path, where, record)
-
-
-def _jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
-                records: list[Any] | None = None) -> Iterator[_Raw]:
-    """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
-    tail a capture writer killed mid-write leaves: it is recorded in ``said`` (in the words of a
-    log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
-    that one too when ``said`` is None), or a last line that is JSON but no record, is a CaptureError.
-    An object that is no capture record (:func:`_is_record`) is said in ``said`` and skipped
-    (without ``said``, a CaptureError); a file of such objects alone is not a capture. Given
-    ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None."""
-    first_bad: int | None = None
-    found = 0
-    shared = _CaptureFile(str(path))  # what every body is read again from
-    with ExitStack() as stack:
-        for number, offset, length, record in _jsonl_lines(path, _handle(stack, path, handle), said):
-            where = f"line {number}"
-            if not _is_record(record):
-                first_bad = number if first_bad is None else first_bad
-                if said is not None:
-                    said.skipped.append(_not_a_record(path, number))
-                continue
-            found += 1
-            headers = _headers_object(path, where, record.get("headers"))
-            body = _jsonl_body(path, where, record)
-            if records is not None:
-                records.append({key: None if key in ("body", "body_base64") else value
-                                for key, value in record.items()})
-            yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers,
-                   body, _text_value(record.get("time")), str(path), where, _JsonlBody(shared, offset, length, number))
-    if first_bad is not None and not found:
-        raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
-                     "body or body_base64)", _NOT_A_CAPTURE_HINT)
-    if first_bad is not None and said is None:
-        raise _error(path, f"line {first_bad}", "not a capture record (no method, path, body or body_base64)",
-                     _NOT_A_CAPTURE_HINT)
 
 
 # -- a folder of bodies ----------------------------------------------------------------------
@@ -257,7 +120,7 @@ def _folder_read(folder: Path, handle: BinaryIO | None, said: Said | None,
 LOADERS: dict[str, CaptureLoader] = {
     loader.name: loader for loader in (
         CaptureLoader("har", har_handles, har_read),
-        CaptureLoader("wire-jsonl", _jsonl_handles, _jsonl_read),
+        CaptureLoader("wire-jsonl", jsonl_handles, jsonl_read),
         CaptureLoader("body-folder", _folder_handles, _folder_read),
     )
 }
@@ -311,10 +174,6 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
             no newline that is not JSON, what a capture writer killed mid-write leaves. None: a
             caller that cannot say it, to whom a torn tail is malformed input (a CaptureError).
 
-    The file :func:`read_capture` last read with ``keep`` (``--capture``'s usage, priced first), when
-    it is unchanged since (:func:`_identity`), is not read again: its requests, and what its read
-    said, are handed over, so a run that prices from a capture and compares with it reads it once.
-
     Raises:
         CaptureError: the input is missing, of no known format, or malformed (the message names
             the file and the line or entry).
@@ -324,9 +183,7 @@ def load_capture(path: str | os.PathLike[str], *, format: str | None = None,
         >>> [c.kind for c in captures][:3]  # doctest: +SKIP
         ['loop', 'title', 'loop']
     """
-    target = Path(path)
-    kept = _again(target, format, warnings)
-    return list(kept.requests) if kept is not None else _read(target, format, warnings, None)[1]
+    return _read(Path(path), format, warnings, None)[1]
 
 
 def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
@@ -335,28 +192,18 @@ def read_capture(path: str | os.PathLike[str], *, format: str | None = None,
     its format and parsed records (:class:`CaptureRead`), from its one read: for a tool that
     rewrites the capture record by record (``redact --capture``) without opening it again, or reads
     what each recorded response says (``--capture``'s usage). Given ``keep``, each record is kept as
-    it makes it, as it is read (a ``wire.jsonl`` record's response usage, not the response), and
-    the file's read is kept for the next :func:`load_capture` (or ``read_capture`` with the same
-    ``keep``) of it, unchanged, to hand over without reading it again.
+    it makes it, as it is read (a ``wire.jsonl`` record's response usage, not the response).
 
     Example:
         >>> read = read_capture("wire.jsonl")  # doctest: +SKIP
         >>> read.format, len(read.records) == len(read.requests)  # doctest: +SKIP
         ('wire-jsonl', True)
     """
-    target = Path(path)
-    kept = _again(target, format, warnings, keep) if keep is not None else None
-    if kept is not None:
-        return CaptureRead(kept.format, list(kept.requests), list(kept.records))
     records: list[Any] = [] if keep is None else _Kept(keep)
-    identity = _identity(target, format) if keep is not None else ()
     said: list[str] = []
-    name, captured = _read(target, format, said if warnings is not None else None, records)
+    name, captured = _read(Path(path), format, said if warnings is not None else None, records)
     if warnings is not None:
         warnings.extend(said)
-    _LAST_PRICED.clear()
-    if keep is not None and identity and identity == _identity(target, format):  # unchanged while it was read
-        _LAST_PRICED[identity] = _Loaded(name, tuple(captured), tuple(said), tuple(records), keep)
     return CaptureRead(name, captured, records)
 
 
@@ -377,7 +224,7 @@ def _read(target: Path, format: str | None, warnings: list[str] | None,
             handle.seek(0)
         captured = _captured(target, loader.read(target, handle, said, records))
         first = captured[0].reread if captured else None
-        if handle is not None and isinstance(first, _JsonlBody):
+        if handle is not None and isinstance(first, (_JsonlBody, _HarBody)):
             first.file.keep(handle)  # the bodies are read again through this one open
     if said is not None:
         assert warnings is not None

@@ -14,7 +14,6 @@ from typing import Any, BinaryIO, ClassVar
 
 from ..errors import CaptureError, UnreadableError
 from ..log import TornTail, open_regular, parse_json
-from ._types import CapturedRequest
 
 __all__ = ["Said"]
 
@@ -39,10 +38,14 @@ def _error(path: Path, where: str | None, message: str, hint: str) -> CaptureErr
 
 
 def _parse(raw: bytes, path: Path, where: str | None, *, invalid: str, hint: str) -> Any:
-    """``raw`` as JSON, or a CaptureError saying ``invalid`` and why."""
+    """``raw`` as JSON, or a CaptureError saying ``invalid`` and why (bytes that are no UTF-8 text
+    by where they are, as the log reader says such a line, never in Python's codec words)."""
     try:
         return parse_json(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _error(path, where, f"not valid UTF-8 (byte {exc.start})",
+                     "a capture is UTF-8 text: the file is damaged, or was saved in another encoding") from None
+    except ValueError as exc:
         raise _error(path, where, f"{invalid} ({exc})", hint) from None
 
 
@@ -182,6 +185,15 @@ def _header_values(path: Path, where: str, pairs: Iterable[tuple[Any, Any]], hin
     return headers
 
 
+def _headers_object(path: Path, where: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _error(path, where, "headers must be an object of name to value",
+                     'write headers as {"content-type": "application/json", ...}')
+    return _header_values(path, where, value.items(), 'write headers as {"content-type": "application/json", ...}')
+
+
 class _Kept(list[Any]):
     """The records of a capture as they are read, each kept as ``keep`` makes it (what a reader needs
     of it, so a large record is not held: :func:`read_capture`)."""
@@ -192,46 +204,3 @@ class _Kept(list[Any]):
 
     def append(self, record: Any) -> None:
         super().append(self._keep(record))
-
-
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    """A capture file's requests as a read with ``keep`` loaded them, and what that read said
-    (torn tail, skipped records): what :func:`load_capture` of the same unchanged file hands over
-    again instead of reading it a second time (``--capture`` priced, then compared, in one run)."""
-
-    format: str
-    requests: tuple[CapturedRequest, ...]
-    said: tuple[str, ...]
-    records: tuple[Any, ...]
-    keep: Callable[[Any], Any]
-
-
-#: The last capture file read with ``keep`` (:func:`read_capture`), by :func:`_identity`: one, so
-#: a run comparing many captures holds no more of them than it did.
-_LAST_PRICED: dict[tuple[Any, ...], _Loaded] = {}
-
-
-def _again(target: Path, format: str | None, warnings: list[str] | None,
-           keep: Callable[[Any], Any] | None = None) -> _Loaded | None:
-    """The last read with ``keep`` (any, when None) of ``target`` (:data:`_LAST_PRICED`), unchanged
-    since, its warnings added to ``warnings``; None when there is none, or it said what a caller
-    without ``warnings`` is refused (a torn tail, a skipped record: that caller reads the file, for its error)."""
-    kept = _LAST_PRICED.get(_identity(target, format))
-    if kept is None or (keep is not None and kept.keep is not keep) or (warnings is None and kept.said):
-        return None
-    if warnings is not None:
-        warnings.extend(kept.said)
-    return kept
-
-
-def _identity(target: Path, format: str | None) -> tuple[Any, ...]:
-    """What tells a capture file unchanged since it was read: its name as given, the format asked,
-    and its device, inode, size and modification time (() for a folder, or a file gone)."""
-    try:
-        stat = target.stat()
-    except OSError:
-        return ()
-    if not target.is_file():
-        return ()
-    return str(target), format, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns

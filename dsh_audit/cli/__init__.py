@@ -18,7 +18,6 @@ is named in a warning, with the closest one it may have meant.
 from __future__ import annotations
 
 import importlib
-import os
 import signal
 import sys
 import threading
@@ -31,8 +30,6 @@ import click
 
 from .. import _version
 from .._version import __version__
-from ..errors import UsageError as _UsageError
-from ._common import echo_warning as _echo_warning
 from ._common import escape_unencodable_stdout as _escape_unencodable_stdout
 from ._common import run_guarded as _run_guarded
 from ._common import silence_stdout as _silence_stdout
@@ -69,22 +66,6 @@ _VARIABLES = frozenset({"DSH_AUDIT_ADAPTER", "DSH_AUDIT_ATTACHMENTS", "DSH_AUDIT
                         "DSH_AUDIT_SLOW", "DSH_AUDIT_HYPOTHESIS_PROFILE"})
 
 
-def _variable(*words: str) -> str:
-    """``DSH_AUDIT_<WORD>_<WORD>``: upper case, dashes as underscores (as click spells a command's part)."""
-    return "_".join((_PREFIX, *words)).upper().replace("-", "_")
-
-
-def _name_variables(command: click.Command, name: str) -> None:
-    """Name each option's environment variable after its first long option (its ``--help`` shows it).
-    click would name it after the Python parameter (``policy_path``), which a user never sees; that
-    name stays readable, after this one, as click's ``auto_envvar_prefix`` fallback."""
-    for param in command.params:
-        if isinstance(param, click.Option) and param.envvar is None and param.allow_from_autoenv:
-            long = next((opt for opt in param.opts if opt.startswith("--")), None)
-            if long is not None:
-                param.envvar = _variable(name, long.removeprefix("--"))
-
-
 _Callback = _CallableABC[[click.Context, click.Parameter, object], object]
 
 
@@ -119,43 +100,6 @@ def _no_empty(callback: _Callback | None) -> _Callback:
             raise click.UsageError(empty_path_error(*param.opts).message, ctx=ctx)
         return value if callback is None else callback(ctx, param, value)
     return check
-
-
-def _option_variables(command: click.Command, name: str) -> dict[str, str]:
-    """Every environment variable the options of command ``name`` read -> the one its help names:
-    ``DSH_AUDIT_<COMMAND>_<OPTION>`` itself, and the older spelling after the parameter."""
-    known: dict[str, str] = {}
-    for param in command.params:
-        if isinstance(param, click.Option) and isinstance(param.envvar, str):
-            known[param.envvar] = param.envvar
-            if param.name:
-                known.setdefault(_variable(name, param.name), param.envvar)
-    return known
-
-
-def _warn_unknown_variables(ctx: click.Context) -> None:
-    """Say each ``DSH_AUDIT_*`` environment variable that no command reads, with the closest known
-    name: a misspelt one would otherwise be ignored in silence (and ``check`` gate with its default
-    policy instead of the one the variable names). The running command's variables are looked at
-    first, so that the other commands are imported only when a variable is not one of its."""
-    group = ctx.command
-    assert isinstance(group, click.Group)
-    known = {name: name for name in _VARIABLES}
-    unknown = sorted(name for name in os.environ if name.startswith(_PREFIX + "_") and name not in known)
-    for names in ([ctx.invoked_subcommand or ""], group.list_commands(ctx)):
-        for name in names:
-            command = group.get_command(ctx, name)
-            known.update(_option_variables(command, name) if command is not None else {})
-        unknown = [name for name in unknown if name not in known]
-        if not unknown:
-            return
-    import difflib  # here, not at import: a run whose variables are all known never loads it
-
-    # compared without the prefix they all share, which would make any two names look alike
-    tails = {name.removeprefix(_PREFIX): shown for name, shown in known.items()}
-    for name in unknown:
-        close = difflib.get_close_matches(name.removeprefix(_PREFIX), list(tails), n=1)
-        _echo_warning(f"{name} is not a dsh-audit variable" + (f" (did you mean {tails[close[0]]}?)" if close else ""))
 
 
 # ``--help`` lists the commands in the order of work, each section a step, each summary whole.
@@ -244,7 +188,9 @@ class _LazyGroup(click.Group):
         cmd.context_class = _HelpContext
         cmd.short_help = cmd.short_help or _SUMMARIES.get(name or cmd.name or "")
         _accept_pager(cmd)
-        _name_variables(cmd, name or cmd.name or "")
+        from ._environment import name_variables  # here: --version and `import dsh_audit.cli` load no command
+
+        name_variables(cmd, name or cmd.name or "")
         _refuse_empty_paths(cmd)
         super().add_command(cmd, name)
 
@@ -303,33 +249,10 @@ def cli(ctx: click.Context) -> None:
     Example:
         dsh-audit requests ~/.dsh/sessions
     """
-    _warn_unknown_variables(ctx)
-    _refuse_bad_adapter()
+    from ._environment import refuse_bad_adapter, warn_unknown_variables
 
-
-#: ``$DSH_AUDIT_ADAPTER`` (the library's ``session.ADAPTER_ENV``, not imported: ``--version`` loads no
-#: library code), the wire format forced on every request a command renders (``--adapter`` sets it).
-_ADAPTER_VARIABLE = "DSH_AUDIT_ADAPTER"
-
-
-def _refuse_bad_adapter() -> None:
-    """Refuse a ``$DSH_AUDIT_ADAPTER`` that names no adapter (``bogus``, ``Anthropic``, `` openai``):
-    the library would render each request's own route instead, in silence, while the user asked
-    for one format. Unset or empty, it forces none.
-
-    Raises:
-        UsageError: one line naming the variable, its value (escaped on output) and the valid ones.
-    """
-    value = os.environ.get(_ADAPTER_VARIABLE)
-    if not value:
-        return
-    # here, not at import: ``--version`` and a run without the variable load no option module
-    from ._options import ADAPTER_CHOICES
-
-    valid = ("auto", *ADAPTER_CHOICES)
-    if value not in valid:
-        raise _UsageError(f"{_ADAPTER_VARIABLE}={value!r} names no adapter: expected {', '.join(valid)}",
-                          hint="set it to one of them, or unset it to take each request's route from the log")
+    warn_unknown_variables(ctx)
+    refuse_bad_adapter()
 
 
 class _FirstInterrupt:

@@ -13,7 +13,7 @@ from ..attribution import Transition, format_transition
 from ..capture import capture_for
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import fit_lines, listing_format, page_listing, print_table, progress_callback
+from ..report.terminal import About, fit_lines, listing_format, page_listing, print_table, progress_callback
 from ._break_reading import _attribute, _Attributed
 from ._break_rows import _caption, _json_row, _row, _short_parents, _total_row
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_warning
@@ -62,13 +62,14 @@ def _print_breaks(item: _Attributed, transitions: Iterable[Transition], *, cost:
     listed = list(transitions)
     attribution = item.attribution
     title = session_title(attribution.path or "-", attribution.session_id)
+    about = About(attribution.path or "", attribution.session_id, "breaks")  # CSV: log and session columns
     none = None if any(t.verdict == "break" for t in listed) else _NO_BREAK
     if not cost:
         rows = [_row(t, None) for t in listed]
         names, short = _short_parents(listed, _PLAIN_COLUMNS, rows, _PLAIN_DROPPABLE)
         if names is not None:
             rows = [_row(t, None, names=names) for t in listed]
-        print_table(title, _PLAIN_COLUMNS, rows, droppable=_PLAIN_DROPPABLE,
+        print_table(title, _PLAIN_COLUMNS, rows, droppable=_PLAIN_DROPPABLE, about=about,
                     caption="; ".join(text for text in (none, short) if text) or None)
         return
     losses = [item.lost(t) for t in listed]
@@ -85,18 +86,20 @@ def _print_breaks(item: _Attributed, transitions: Iterable[Transition], *, cost:
         rows.append(_total_row(losses))
     caption = "; ".join(text for text in (None if csv else none, None if csv else _caption(losses), short)
                         if text) or None
-    print_table(title, columns, rows, droppable=_DROPPABLE, caption=caption)
+    print_table(title, columns, rows, droppable=_DROPPABLE, caption=caption, about=about)
 
 
 def _list_breaks(attributed: Sequence[_Attributed], *, show_all: bool, as_json: bool, cost: bool,
                  fail_on: str) -> bool:
     """Each log's listed transitions (``show_all``: every one, else the breaks) as JSON lines or a
-    table, or a line saying there is no break; whether one of them fails ``--fail-on``."""
-    found = failing = tables = False
+    table, then what no table said (:func:`_unlisted`); whether one of them fails ``--fail-on``."""
+    failing = tables = False
+    clean: list[_Attributed] = []  # the logs with no break
     for item in attributed:
         attribution = item.attribution
         rows = [t for t in attribution.transitions if show_all or t.verdict == "break"]
-        found = found or any(t.verdict == "break" for t in rows)
+        if not any(t.verdict == "break" for t in rows):
+            clean.append(item)
         failing = failing or any(t.is_break and (fail_on == "any" or t.is_unexplained)
                                  for t in rows if fail_on != "never")
         if as_json:
@@ -105,10 +108,31 @@ def _list_breaks(attributed: Sequence[_Attributed], *, show_all: bool, as_json: 
         elif rows:
             _print_breaks(item, rows, cost=cost)
             tables = listing_format() != "csv"  # CSV writes no caption: the line says it
-    # nothing to say when every log failed; with --all each log's table says it has no break
-    if not as_json and not found and attributed and not tables:
-        echo("no prefix-cache breaks")
+    if not as_json and not (show_all and tables):  # with --all each log's table says it has no break
+        for line in _unlisted(attributed, clean, show_all=show_all):
+            echo(line)
     return failing
+
+
+def _unlisted(attributed: Sequence[_Attributed], clean: Sequence[_Attributed], *, show_all: bool) -> list[str]:
+    """What the tables leave unsaid of the logs read (``attributed``; nothing when every log
+    failed) with no break (``clean``): of one, the log and that it has none; of several, how many
+    were read and how many had no break (without ``show_all``, no table of theirs is listed).
+
+    Example:
+        >>> _unlisted([], [], show_all=False)
+        []
+    """
+    if not clean:
+        return []
+    if len(attributed) == 1:
+        attribution = clean[0].attribution
+        heading = session_title(attribution.path or "-", attribution.session_id, broken=True)
+        return fit_lines(f"{heading}\nno prefix-cache breaks")
+    if len(clean) == len(attributed):
+        return [f"no prefix-cache breaks in the {len(attributed)} sessions read"]
+    unlisted = "" if show_all else ", not listed (--all lists them)"
+    return [f"{len(attributed)} sessions read; {len(clean)} with no prefix-cache break{unlisted}"]
 
 
 def _capture_size(capture: Path | None) -> int:
@@ -176,7 +200,9 @@ def breaks_command(paths: tuple[str, ...], show_all: bool, as_json: bool, accoun
     divergence", then "relation", then "evidence seqs" (`explain` shows them all), and shows a
     parent's session id as its shortest unique prefix before it leaves out a column with a value;
     a run's tables share one style, and with --all a log's table whose requests hold no break says
-    so in its caption.
+    so in its caption; without --all such a log has no table: a last line names it (one log read)
+    or counts them with the logs read. In --format csv each row's "log" and "session" columns name
+    its log, as `requests` and `cache` do.
 
     With --accounting (implied by --prices and --openai-zdr), what each break cost too: it reads the
     log's cache accounting as well, so it takes as long as `cache`. A column "lost tokens (cost)"

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .._spool import LineSpool
-from ..cache import CacheVerdict, Costs, SessionCacheReport, cache_group, load_prices
+from ..cache import CacheVerdict, Costs, SessionCacheReport, Tokens, cache_group, load_prices
 from ..errors import DshAuditError
-from ..report import dumps_line
 from ..runner import in_process
 from ..session import Failure, GroupResult
 from ..report.terminal import About, Amount, fit_lines, listing_format, print_table, progress_callback
@@ -33,6 +30,7 @@ from ._options import (
     routes_option,
     stated_zdr,
 )
+from ._cache_json import Timelines, write_json as _write_json  # the name tests/test_cache.py reads
 from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
 from ._priced import echo_capture_use, run_priced
 from ._when import time_options
@@ -44,6 +42,14 @@ _COLUMNS = ("#", "kind", PLACE_COLUMN, "prompt", "reusable", "expected", "actual
 #: --format csv's column of dsh-audit's own estimate of a prompt the log gives no size for (its
 #: "prompt" cell then empty: a CSV count is a plain number or empty, never "~N").
 _CSV_ESTIMATED = "prompt (estimated)"
+#: The mark of a count the capture gave (``--capture``: the request's log holds no usage, the
+#: provider's usage in the captured response to its send priced it), after the number as the
+#: timeline shows it (``175*``), and the caption that says so; --format csv says it in a column.
+CAPTURED_MARK = "*"
+_CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage, which priced it (the log holds none: usage_unknown)"
+_CSV_SOURCE = "usage source"
+# A width no heading line reaches: fit_lines then wraps none (a log's path stays whole, to be copied).
+_WHOLE = 1 << 30
 
 
 #: What the summary's two costs of lost tokens cover (the same words in docs/cache-accounting.md):
@@ -188,32 +194,44 @@ def _cost(report: SessionCacheReport, rates: str = "list prices, check your cont
             + f" ({rates})\n")
 
 
-def _row(verdict: CacheVerdict, *, csv: bool = False) -> tuple[object, ...]:
+def _row(verdict: CacheVerdict, *, csv: bool = False, captured: Tokens | None = None) -> tuple[object, ...]:
     """A timeline row. A count not known is ``?`` in a table and an empty cell in CSV (``csv``),
     where every count is a plain number: a prompt size the log lacks is there an empty "prompt"
     beside dsh-audit's estimate in "prompt (estimated)" (the table's ``~N``), and a request that
-    lost nothing has "lost" 0 (the table's empty cell)."""
+    lost nothing has "lost" 0 (the table's empty cell). A request priced from the capture
+    (``captured``: its tokens) shows the capture's prompt and cache reads marked
+    (:data:`CAPTURED_MARK`; CSV: plain, with "capture" in its "usage source" column), beside its
+    verdict, which is the log's (``usage_unknown``: the cache is judged on the log alone)."""
     where = place_text(verdict.turn, verdict.step, verdict.attempt)
-    estimated = verdict.prompt_tokens is None
-    prompt = Amount(verdict.prompt_tokens, str(verdict.prompt_tokens) if not estimated
-                    else f"~{verdict.counted_tokens}")
+    estimated = verdict.prompt_tokens is None and captured is None
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
                                       verdict.classification else "")
+    if captured is not None:
+        prompt, actual = _marked(captured.prompt), _marked(captured.cache_read)  # its verdict stays the log's
+    else:
+        prompt = Amount(verdict.prompt_tokens, str(verdict.prompt_tokens) if not estimated
+                        else f"~{verdict.counted_tokens}")
+        actual = Amount(verdict.actual, "?" if verdict.actual is None else str(verdict.actual))
     lost = None if verdict.lost_unknown else sum(verdict.lost.values())
-    cells = (verdict.index, verdict.kind, where, prompt,
-             *((verdict.counted_tokens if estimated else "",) if csv else ()),
-             verdict.potential, verdict.expected, Amount(verdict.actual, "?" if verdict.actual is None else
-                                                         str(verdict.actual)), label,
-             Amount(lost, "?" if lost is None else str(lost or "")))
-    return cells
+    logged = verdict.actual is not None or verdict.prompt_tokens is not None
+    source = "capture" if captured is not None else "log" if logged else ""
+    return (verdict.index, verdict.kind, where, prompt, *((verdict.counted_tokens if estimated else "",) if csv else ()),
+            verdict.potential, verdict.expected, actual, label, Amount(lost, "?" if lost is None else str(lost or "")),
+            *((source,) if csv else ()))
+
+
+def _marked(count: int) -> Amount:
+    """A count the capture gave: ``175*`` in a table, the number in CSV."""
+    return Amount(count, f"{count}{CAPTURED_MARK}")
 
 
 def _columns(csv: bool) -> tuple[str, ...]:
-    """The timeline's columns: :data:`_COLUMNS`, in CSV with "prompt (estimated)" after "prompt"."""
+    """The timeline's columns: :data:`_COLUMNS`, in CSV with "prompt (estimated)" after "prompt"
+    and "usage source" last (``log``, ``capture``, or empty: neither gave the request's usage)."""
     if not csv:
         return _COLUMNS
     at = _COLUMNS.index("prompt") + 1
-    return (*_COLUMNS[:at], _CSV_ESTIMATED, *_COLUMNS[at:])
+    return (*_COLUMNS[:at], _CSV_ESTIMATED, *_COLUMNS[at:], _CSV_SOURCE)
 
 
 def _timeline_title(report: SessionCacheReport) -> str:
@@ -287,6 +305,11 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     never 0); "classification" the verdict, with its cause in brackets; "lost" the reusable tokens
     that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown). In
     --format csv every count is a plain number (a "lost" of none: 0) and an unknown one empty.
+    With --capture, a request whose log holds no usage (a title call) priced from the capture shows
+    the capture's prompt and cache reads marked "*" ("175*", as "~" marks an estimate; a caption
+    says so), beside its classification, the log's (usage_unknown); --format csv gives them plain,
+    and its last column, "usage source", says whose usage each request's counts are: log,
+    capture, or empty (neither's).
 
     Breaks are those `breaks` lists: a log with a capture
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
@@ -314,7 +337,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
-    spools = _Timelines() if as_json and in_process(jobs, engine, len(logs)) else None
+    spools = Timelines() if as_json and in_process(jobs, engine, len(logs)) else None
     task = partial(cache_group, lenient=lenient, max_version=max_version, attribution=not no_attribution,
                    unit=unit, tokenizer=tokenizer, wire=not no_wire, prices=prices, routes=routes, capture=capture,
                    on_verdict=spools.add if spools is not None else None, zero_data_retention=zdr)
@@ -340,60 +363,20 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 _write_json(report, spools.pop(report.path) if spools is not None else None)
             else:
                 heading = session_title(str(report.path), report.session_id, broken=True)
-                for line in fit_lines(f"{heading}\n{_summary(report, _rates_note(prices.files))}"):
+                # the heading's lines whole (a path is never folded: it is there to be copied), the summary wrapped
+                for line in [*fit_lines(heading, _WHOLE), *fit_lines(_summary(report, _rates_note(prices.files)))]:
                     echo(line)
-                csv = listing_format() == "csv"
-                print_table(_timeline_title(report), _columns(csv), (_row(v, csv=csv) for v in report.verdicts),
+                csv, captured = listing_format() == "csv", report.captured_usage
+                print_table(_timeline_title(report), _columns(csv),
+                            (_row(v, csv=csv, captured=captured.get(v.index)) for v in report.verdicts),
                             about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
-                            legend=PLACE_LEGEND)
+                            legend=PLACE_LEGEND, caption=_CAPTURED_NOTE if captured else None)
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
             costs.append(report.cost)
     echo_capture_use(costs)
     echo_caveats(prices)  # on stderr in both modes: the caveats of the costs above
     return status
-
-
-class _Timelines:
-    """Each log's timeline entries, as JSON, spooled as its verdicts are judged
-    (:class:`~dsh_audit._spool.LineSpool`): a log accounted while it is replayed keeps no
-    verdict, and its line is written from here."""
-
-    def __init__(self) -> None:
-        self._spools: dict[str, LineSpool] = {}
-
-    def add(self, path: str, verdict: CacheVerdict) -> None:
-        spool = self._spools.get(path)
-        if spool is None:
-            spool = self._spools[path] = LineSpool()
-        spool.append(dumps_line(verdict.to_json()))
-
-    def pop(self, path: str) -> LineSpool | None:
-        """The log's entries, in judging order, read once (None: none were spooled)."""
-        return self._spools.pop(path, None)
-
-    def discard(self, path: str) -> None:
-        spool = self._spools.pop(path, None)
-        if spool is not None:
-            spool.close()
-
-
-def _write_json(report: SessionCacheReport, spooled: LineSpool | None = None, batch: int = 512) -> None:
-    """``dumps_line(report.to_json())`` and a newline, written as it is made: the timeline (one
-    entry per request, the bulk of a long session's line) a batch of entries at a time, never
-    the whole line in memory, from the report's verdicts or, when they were not kept, from
-    ``spooled`` (:class:`_Timelines`). The same bytes (``timeline`` is the object's last key)."""
-    head = dumps_line(report.to_json(timeline=False))
-    click.echo(head[:-1] + ',"timeline":[', nl=False)
-    if spooled is not None and report.verdicts:
-        spooled.close()  # the report kept its verdicts
-    entries = iter(spooled) if spooled is not None and not report.verdicts else (dumps_line(v.to_json())
-                                                                                  for v in report.verdicts)
-    first = True
-    for chunk in iter(lambda: list(islice(entries, batch)), []):
-        click.echo(("" if first else ",") + ",".join(chunk), nl=False)
-        first = False
-    click.echo("]}")
 
 
 COMMANDS = [cache_command]

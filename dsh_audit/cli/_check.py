@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,20 +13,21 @@ import click
 from .. import report as reports
 from ..cache import load_prices
 from ..errors import UsageError
-from ..gate import CheckResult, RequestRecorder, SessionCheck, find_capture, group_findings, load_policy, run_check
+from ..gate import CheckResult, RequestRecorder, find_capture, load_policy, run_check
 from ..log import ProtectedInputs
 from ..report import SessionPages, iter_html
-from ..report.terminal import (Amount, fit_lines, listing_format, page_listing, print_status, print_table,
-                               progress_callback, rows_fit, short_ids, title_width)
+from ..report.terminal import listing_format, page_listing, progress_callback
 from ._check_files import (_distinct_reports, _format_flag, _format_target, _markdown_is_step_summary,
                            _no_old_json_file, _step_summary, _step_summary_target)
 from ._check_options import (_baseline, _baseline_options, _one_baseline, _policy_option, _protect_baseline,
                              _session_options, _typed_adapter, _with_baseline)
+from ._check_table import print_check
 from ._priced import echo_capture_use
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import evidence_logs, newest_first, selected_logs, session_paths
 from ._options import capture_option, listing_options, stated_zdr
 from ._output import STDOUT, output_help, stdout_target, write_output
+from ._output_guard import guard_output
 
 if TYPE_CHECKING:
     from ..cache import PriceBook
@@ -36,25 +36,6 @@ if TYPE_CHECKING:
 # report is written, so a run loads only those it writes (issue 11: start-up).
 __all__ = ["check_command", "report_command"]
 
-_COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "hit ratio", "cost", "findings")
-# In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it
-# is not 0), and "hit ratio" is the ratio itself, from 0 to 1, as `sessions` and `stats` CSV give it.
-_CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
-# Left out, in this order, while a narrow terminal cannot show the table with whole words (the
-# session id names the log, as `show` and `sessions` take it; --json and --format csv keep every column).
-_DROPPABLE = ("log", "capture", "hit ratio", "cost")
-# When two logs listed share a session id (copies, fixtures; or have none), the id tells their rows
-# apart no more: "log" stays, shown on a narrow terminal as the end of its path no other listed log's
-# path ends with (:func:`_path_ends`), and the others go first.
-_DROPPABLE_SHARED = _DROPPABLE[1:]
-_SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
-# The room the "log" column keeps while another column can be left out, when logs share an id.
-_PATH_ROOM = 32
-_PATH_NOTE = "log: the end of its path no other log listed ends with (--json for whole paths)"
-# The table's short form, tried before a column with a value is left out (print_table).
-_SHORT_HEADERS = {"requests": "reqs", "hit ratio": "hit"}
-_IDS = ("session",)
-_TABLE_LIMIT = 50
 _FORMAT_FLAGS = ("--json", "--format json", "--format markdown")  # report options that take no FILE
 
 
@@ -105,29 +86,8 @@ def _echo_discovered(result: CheckResult, *, windowed: bool) -> None:
     echo_capture_use(getattr(s.cache, "cost", None) for s in result.sessions)
 
 
-def _write(path: str | None, text: str | Iterable[str]) -> None:
-    write_output(path, text, what="report")
-
-
-def _guard(protected: ProtectedInputs, path: str | None, *, what: str) -> None:
-    if path != STDOUT:
-        protected.guard(path, what=what)
-
-
-def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
-    """A log's cells: its cost as ``$x``, ``≥$x`` (some requests unpriced) or ``$?`` (none priced),
-    ``-`` when it was not priced; in CSV (``csv``) the exact amount and its unpriced count beside."""
-    rows = [r for r in check.captures if not r.pairing.retry]
-    capture = "none" if check.capture_path is None else f"{sum(r.verdict == 'identical' for r in rows)}/{len(rows)} identical"
-    report = check.cache
-    ratio = report.ratio(report.actual_total) if report is not None else None
-    cost = check.amount("cost")
-    summary = getattr(report, "cost", None) if report is not None else None
-    unpriced = summary.get("unpriced_requests") if isinstance(summary, dict) else None
-    return ("FAIL" if check.failed else "ok", check.path, check.session_id or "-", len(check.requests), capture,
-            sum(t.verdict == "break" for t in check.transitions), Amount(ratio, "n/a" if ratio is None else f"{ratio:.1%}"),
-            Amount(None, "-") if cost is None else Amount(*cost),
-            *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), len(check.findings))
+def _write(path: str | None, text: str | Iterable[str], *, what: str) -> None:
+    write_output(path, text, what=f"the {what}")
 
 
 def _in_order(result: CheckResult, given: Sequence[str]) -> CheckResult:
@@ -144,101 +104,17 @@ def _in_order(result: CheckResult, given: Sequence[str]) -> CheckResult:
                    findings=(*(f for check in sessions for f in check.findings), *result.unattached))
 
 
-def _fits(rows: Sequence[tuple[object, ...]], *, shared: bool = False) -> bool:
-    """Whether whole session ids leave the table on one line a log, on the terminal, as
-    :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "log" (the first
-    to go; kept, its paths may be cut or wrapped); when logs share an id (``shared``), every
-    column kept, "log" with its whole paths."""
-    if shared:
-        return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE_SHARED, spare=(), short=_SHORT_HEADERS, ids=_IDS)
-    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",), short=_SHORT_HEADERS, ids=_IDS)
-
-
-def _path_ends(paths: Sequence[str]) -> list[str]:
-    """Each of ``paths`` as its shortest end, in whole parts, that the same number of last parts of
-    no other of them is (the whole path when none is shorter: a file listed twice).
-
-    Example:
-        >>> _path_ends(["/r/a/x/session.jsonl", "/r/b/x/session.jsonl", "/r/c/y.jsonl", "y.jsonl"])
-        ['a/x/session.jsonl', 'b/x/session.jsonl', 'c/y.jsonl', 'y.jsonl']
-    """
-    parts = [PurePath(path).parts for path in paths]
-    found: list[str | None] = [None] * len(paths)
-    for n in range(1, max((len(p) for p in parts), default=0) + 1):
-        ends = Counter(p[-n:] for p in parts)
-        for k, mine in enumerate(parts):
-            if found[k] is None and (ends[mine[-n:]] == 1 or n >= len(mine)):
-                found[k] = str(PurePath(*mine[-n:]))
-    return [end if end is not None else path for end, path in zip(found, paths)]
-
-
-def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
-              ) -> tuple[list[tuple[object, ...]], tuple[str, ...], list[str]]:
-    """The table's rows on a terminal, the columns it may leave out and the captions that say how
-    its cells were shortened: when whole ids do not fit (:func:`_fits`), each id as its shortest
-    unique prefix (as `sessions` shows ids on a narrow terminal) and, when two logs share an id,
-    each path as its distinguishing end (:func:`_path_ends`), "log" then kept: a row is always told
-    from the others."""
-    shared = len({s.session_id for s in shown}) < len(shown)
-    droppable = _DROPPABLE_SHARED if shared else _DROPPABLE
-    if _fits(rows, shared=shared):
-        return rows, droppable, []
-    names = short_ids(s.session_id for s in shown if s.session_id)
-    paths = _path_ends([s.path for s in shown]) if shared else [s.path for s in shown]
-    captions = [_SHORT_NOTE] if any(names[i] != i for i in names) else []
-    captions += [_PATH_NOTE] if shared and paths != [s.path for s in shown] else []
-    return ([(row[0], path, names.get(s.session_id or "", "-"), *row[3:]) for row, s, path in zip(rows, shown, paths)],
-            droppable, captions)
-
-
-def _wrap_width() -> int | None:
-    """The width the findings' lines wrap to under the table: a terminal's (a pager's), or
-    ``COLUMNS`` when piped, as the table's; None, each line whole, when piped with no ``COLUMNS``
-    (a CI log: a line per finding, for grep) and beside a CSV or Markdown listing."""
-    return title_width() if listing_format() == "table" else None
-
-
-def _print(result: CheckResult) -> None:
-    shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
-    if shown:
-        csv = listing_format() == "csv"
-        rows = [_row(s, csv=csv) for s in shown]
-        captions = [] if len(shown) == len(result.sessions) else [
-            f"{len(result.sessions) - len(shown)} passing log(s) not listed"]
-        droppable: tuple[str, ...] = _DROPPABLE
-        least = None
-        if listing_format() == "table":
-            rows, droppable, shortened = _narrowed(rows, shown)
-            captions += shortened
-            # a log's distinguishing path end whole while a column can go for it (their ids do not tell them apart)
-            least = None if "log" in droppable else {"log": _PATH_ROOM}
-        print_table("dsh-audit check", _CSV_COLUMNS if csv else _COLUMNS, rows, caption="; ".join(captions) or None,
-                    droppable=droppable, short=_SHORT_HEADERS, ids=_IDS, least=least)
-    width = _wrap_width()
-    for group in group_findings(f for f in result.findings if f.fails or f.severity != "info"):
-        for line in [group.format()] if width is None else fit_lines(group.format(), width):
-            echo(line)
-    counts = result.counts()
-    baselined = "" if result.baseline is None else f", {counts['baselined']} baselined"
-    status = (f"{'PASSED' if result.passed else 'FAILED'}: {len(result.sessions)} log(s), {result.request_count} "
-              f"request(s), {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
-              f"{counts['failing']} failing{baselined} (policy: {result.policy.source})")
-    # wrapped here, at spaces, as the findings are: rich's own wrap would end a line with its space
-    for line in [status] if width is None else fit_lines(status, width, hanging=0):
-        print_status(line, ok=result.passed)
-
-
 @click.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @capture_option
 @_policy_option
-@click.option("--junit", "junit_path", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--junit", "junit_path", metavar="FILE", type=click.Path(),
               help=output_help("a JUnit XML report"))
-@click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(),
               help=output_help("a SARIF 2.1.0 report"))
-@click.option("--json-report", "json_path", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--json-report", "json_path", metavar="FILE", type=click.Path(),
               help=output_help("the JSON report (docs/report-schema.json)"))
-@click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(dir_okay=False),
+@click.option("--markdown", "markdown_path", metavar="FILE", type=click.Path(),
               help=output_help("a Markdown summary"))
 @_baseline_options
 @listing_options(formats_help="json (--json) prints the JSON report (as --json-report -), markdown the "
@@ -265,12 +141,23 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     report of the run, lists the logs newest
     first by the log file's modification time when no PATH is given (equal ones by path; ordering
     reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
-    the logs' own timestamps). Its "hit ratio" is the share of prompt tokens read from the cache
-    (--format csv: the ratio from 0 to 1), "cost" what the session cost at list prices ("≥$x" a lower
-    bound when some requests could not be priced, "$?" when none could; --format csv: the amount,
-    its unpriced count beside); a narrow terminal shows each session id as its shortest unique prefix and
-    leaves out "log", then "capture", then "hit ratio", then "cost" (when two logs listed share a session
-    id, "log" stays, each path shown as the end that tells it from the others'). A baseline file the policy
+    the logs' own timestamps).
+
+    Columns: "status" ok, or FAIL when a finding on the log fails the gate; "log" its path (whole,
+    or left out); "session" its session id; "requests" ("reqs" on a narrow terminal) the LLM
+    requests it implies; "capture" "none" when no capture was given or found for it, else
+    "N/M identical": N of its M requests (retries aside) rebuilt byte for byte as captured;
+    "breaks" its prefix-cache breaks; "hit ratio" ("hit" on a narrow terminal) the share of
+    prompt tokens read from the cache (--format csv: the ratio from 0 to 1); "cost" what the
+    session cost at list prices ("≥$x" a lower bound when some requests could not be priced, "$?"
+    when none could; --format csv: the amount, with "unpriced", the count of requests that could
+    not be priced, beside); "findings" its findings of every severity, info too (the gate fails on
+    those the policy names; the run's last line counts them by severity). A narrow terminal shows
+    each session id as its shortest unique prefix and leaves out "log", then "capture", then "hit
+    ratio", then "cost" (when two logs listed share a session id, "log" stays, each path shown as
+    the end that tells it from the others').
+
+    A baseline file the policy
     names that does not exist yet is not read when --json-report writes it: that run writes the
     first baseline. With GITHUB_STEP_SUMMARY set, the Markdown summary is appended
     to it (once, when --markdown names that file too: the earlier steps' summaries are kept). A report FILE of '-' goes to stdout instead of the table (one report at most).
@@ -294,13 +181,14 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     _distinct_reports(typed)
     given, paths = paths, session_paths(paths)
     protected = _protected(paths, capture, policy_path, routes, prices_path)
-    _guard(protected, json_path, what="JSON report")  # it may replace the baseline it was given (docs/ci.md)
+    # it may replace the baseline it was given (docs/ci.md)
+    guard_output(protected, json_path, option="--json-report", what="JSON report")
     policy = _typed_adapter(load_policy(policy_path), adapter)
     baseline_path, no_baseline = _one_baseline(baseline_path, no_baseline)
     _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
-    for target, what in ((junit_path, "JUnit report"), (sarif_path, "SARIF report"),
-                         (markdown_path, "Markdown summary")):
-        _guard(protected, target, what=what)
+    for option, target, what in (("--junit", junit_path, "JUnit report"), ("--sarif", sarif_path, "SARIF report"),
+                                 ("--markdown", markdown_path, "Markdown summary")):
+        guard_output(protected, target, option=option, what=what)
     summary = _step_summary_target()
     if summary is not None and protected.input_at(summary) is not None:  # else a failed append is a warning
         raise UsageError(f"the GITHUB_STEP_SUMMARY would overwrite the input {protected.input_at(summary)}",
@@ -319,21 +207,21 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     markdown = reports.format_markdown(result)  # with the caveats of the prices it shows
     # each report made only when asked for; JUnit's one testcase per request is written as made
     if junit_path is not None:
-        _write(junit_path, reports.iter_junit(result))
+        _write(junit_path, reports.iter_junit(result), what="JUnit report")
     if sarif_path is not None:
-        _write(sarif_path, reports.format_sarif(result, base=os.getcwd()))
+        _write(sarif_path, reports.format_sarif(result, base=os.getcwd()), what="SARIF report")
     if json_path is not None:
-        _write(json_path, reports.format_json(result))
+        _write(json_path, reports.format_json(result), what="JSON report")
     if fmt == "markdown":
         page_listing()  # the summary is this run's listing: paged on a terminal like any other
     if _markdown_is_step_summary(markdown_path):
         echo_note(f"--markdown {markdown_path} is GITHUB_STEP_SUMMARY: the summary is appended to it once, "
                   "after the earlier steps' summaries")
     else:
-        _write(markdown_path, markdown)
+        _write(markdown_path, markdown, what="Markdown summary")
     _step_summary(markdown)
     if piped is None:
-        _print(result)
+        print_check(result)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 
 
@@ -350,7 +238,7 @@ def _verdict(result: CheckResult) -> str:
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @capture_option
 @_policy_option
-@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default="dsh-audit-report.html",
+@click.option("-o", "--output", metavar="FILE", type=click.Path(), default="dsh-audit-report.html",
               show_default=True, help=output_help("the HTML page"))
 @_baseline_options
 @_session_options
@@ -385,7 +273,7 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
     policy = _typed_adapter(load_policy(policy_path), adapter)
     baseline_path, no_baseline = _one_baseline(baseline_path, no_baseline)
     _protect_baseline(protected, baseline_path, off=no_baseline, policy=policy)
-    _guard(protected, output, what="HTML report")
+    guard_output(protected, output, option="-o", what="HTML report")
     baseline = _baseline(baseline_path, off=no_baseline, policy=policy)
     logs = _in_window(paths, since, until, gate=False)  # nothing in the window or the folders: an empty page
     # a log checked while it is replayed has its page data made as it goes (spooled to a temporary file)
@@ -395,7 +283,8 @@ def report_command(paths: tuple[str, ...], capture: str | None, policy_path: str
         (CheckResult(sessions=(), findings=(), policy=policy), load_prices(prices_path))
     result = _with_baseline(result, baseline)  # as check judges: the page's verdicts are check's
     _echo_discovered(result, windowed=True)
-    _write(output, iter_html(result, prices=prices))  # the table the check priced with (its caveats on the page)
+    # the table the check priced with (its caveats on the page)
+    _write(output, iter_html(result, prices=prices), what="HTML report")
     echo_caveats(prices)
     echo(f"wrote {'stdout' if output == STDOUT else output}: {len(result.sessions)} log(s), "
          f"{result.request_count} request(s), "

@@ -5,21 +5,22 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 import click
 
-from ..capture import RequestDiff, compare_capture, find_capture, gate_ok, load_capture, unreadable_capture
+from ..capture import RequestDiff, compare_capture, gate_ok, held_sessions, load_capture, unreadable_capture
 from ..diff import requests_said
-from ..errors import CaptureError, DshAuditError, UsageError
+from ..errors import CaptureError, DshAuditError
 from ..replay import Request
 from ..runner import in_process, iter_many
 from ..session import Failure, Session, read_session, route_apis, route_renderer, routes_hint
 from ..report import dumps_line
 from ..report.terminal import About, fit_lines, listing_format, print_table, progress_callback, title_width
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
+from ._diff_captures import _captures, _found_note, _foreign_note, _no_capture
 from ._logs import file_size, log_progress, selected_logs, session_paths
 from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
 from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
@@ -123,55 +124,6 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture
     return noted
 
 
-def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
-              where: str) -> dict[str, list[str | os.PathLike[str]]]:
-    """The logs to compare, by the capture each is compared with: all with ``given`` (--capture),
-    else each with the wire.jsonl :func:`find_capture` finds beside it, as ``check`` finds it (a
-    log with none is said and left out; :func:`_compare` names each capture found once read).
-
-    Raises:
-        UsageError: no capture given and none found beside any log (the hint names --capture).
-    """
-    if given is not None:
-        return {given: list(logs)}
-    groups: dict[str, list[str | os.PathLike[str]]] = {}
-    alone = []
-    for log in logs:
-        found = find_capture(log)
-        if found is None:
-            alone.append(log)
-        else:
-            groups.setdefault(os.fspath(found), []).append(log)
-    if not groups:
-        raise UsageError("no capture given or found beside the log (wire.jsonl)", path=where,
-                         hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
-    if len(alone) == 1:
-        echo_note(f"{alone[0]}: no capture given or found beside the log (wire.jsonl): not compared")
-    elif alone:  # one note a run, however many logs have none
-        echo_note(f"{len(alone)} log(s) with no capture given or found beside them (wire.jsonl): not compared "
-                  f"({alone[0]} and {len(alone) - 1} more)")
-    return groups
-
-
-def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
-    """The one note of a run that compared logs with the captures found beside them: the capture,
-    or how many there were (each table's title names its log, and the captures no request explains
-    name theirs).
-
-    Example:
-        >>> _found_note({"a/wire.jsonl": ["a/s1/session.jsonl", "a/s2/session.jsonl"]})
-        'capture a/wire.jsonl found beside 2 log(s) (--capture FILE names another)'
-        >>> _found_note({"a/wire.jsonl": ["a/s1/session.jsonl"], "b/wire.jsonl": ["b/s2/session.jsonl"]})
-        'capture found beside 2 log(s): 2 files (wire.jsonl), each compared with the logs beside or below it (--capture FILE names one for all)'
-    """
-    logs = sum(len(its) for its in groups.values())
-    if len(groups) == 1:
-        return f"capture {next(iter(groups))} found beside {logs} log(s) (--capture FILE names another)"
-    names = ", ".join(sorted({os.path.basename(capture) for capture in groups}))
-    return (f"capture found beside {logs} log(s): {len(groups)} files ({names}), each compared with the logs "
-            "beside or below it (--capture FILE names one for all)")
-
-
 def _advancing(render: _Render, advance: Callable[[int], None], share: int) -> _Render:
     """``render``, moving the progress bar by ``share`` after each body it renders."""
 
@@ -206,11 +158,15 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
     ~/.dsh/sessions), or a session id, a unique id prefix or `latest` (looked up there). Without
     --capture, each log is compared with the wire.jsonl beside it or up to four folders above it,
     as `check` finds it (one note a run names it, or counts them when several were found; the logs
-    with none are counted in one note and not compared). A capture
-    may hold requests of
-    several sessions (they are matched by the x-deepseek-harness-session-id header, then by kind
-    and order). One row per request: verdict identical, equivalent (same JSON, other bytes),
-    different, unmatched or unrendered, the first differing byte and the capture position.
+    with none are counted in one note and not compared; so are the logs a wire.jsonl found holds
+    no request of: it is another session's capture). A capture may hold requests of several
+    sessions (they are matched by the x-deepseek-harness-session-id header, then by kind and
+    order). One row per request. Columns: "#" the request's INDEX, as `requests` numbers it;
+    "kind" loop, compaction or title; "turn/step/attempt" where it was sent ("t/s/a" on a narrow
+    terminal); "verdict" identical, equivalent (same JSON, other bytes), different, unmatched or
+    unrendered; "first offset" the first byte at which the rebuilt and the captured body differ;
+    "capture" the captured request's position in the capture; "note" why alignment paired them
+    so, or the note under the table that says more.
     Compaction requests take DSH's instruction text from the captured body. --since and --until
     compare only the logs active in that window, by the log's own timestamps; --jobs compares the
     logs of each capture in a worker process of their own (a capture's logs are compared together:
@@ -227,9 +183,10 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
     logs = selected_logs(given, since, until, gate=True)  # nothing to compare is an error, as before
     groups = _captures(logs, capture_path, given[0])
     compared: list[tuple[str, list[RequestDiff], dict[str, str]]] = []
+    left: dict[str, list[str]] = {}  # by capture found: the logs it holds none of the requests of
     bad = False
     for result in _comparisons(groups, logs, jobs=jobs, adapter=adapter, routes=routes, lenient=lenient,
-                               max_version=max_version):
+                               max_version=max_version, found=capture_path is None):
         for said in result.said:
             if isinstance(said, DshAuditError):
                 echo_error(said)
@@ -241,12 +198,21 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
             echo_error(unreadable_capture(result.capture_error, found=True))
             bad = True
             continue
-        compared.append((result.capture, result.rows, result.sessions))
+        if result.left:
+            left[result.capture] = result.left
+        if result.sessions or result.failed or not result.left:  # not: a capture none of whose logs it holds
+            compared.append((result.capture, result.rows, result.sessions))
         bad = bad or result.failed
-    if not compared:  # no capture could be read: nothing was compared (each one's error said)
-        return EXIT_BAD_INPUT
+    if (note := _foreign_note(left)) is not None:
+        echo_note(note)
+    if not compared:  # no capture could be read, or none holds a log's requests: nothing was compared
+        if bad:
+            return EXIT_BAD_INPUT  # each capture's error said
+        raise _no_capture(given[0])
     if capture_path is None:
-        echo_note(_found_note(groups))
+        held = {capture: [log for log in its if os.fspath(log) not in left.get(capture, ())]
+                for capture, its in groups.items()}
+        echo_note(_found_note({capture: its for capture, its in held.items() if its}))
     rows = [row for _, found, _ in compared for row in found]
     ok = gate_ok(rows, strict=strict)
     if as_json:
@@ -274,6 +240,8 @@ class _Compared:
         said: what the command says of it, in order: a warning's text, or an error.
         failed: a log could not be read (its error is among ``said``).
         capture_error: the capture could not be read, or is too large to align (nothing compared).
+        left: the logs (as given) the capture, found beside them, holds none of the requests of:
+            not compared (:func:`dsh_audit.capture.held_sessions`).
     """
 
     capture: str
@@ -282,6 +250,7 @@ class _Compared:
     said: list[str | DshAuditError]
     failed: bool = False
     capture_error: CaptureError | None = None
+    left: list[str] = field(default_factory=list)
 
 
 def _comparisons(groups: dict[str, list[str | os.PathLike[str]]], logs: Sequence[str | os.PathLike[str]], *,
@@ -317,11 +286,13 @@ def _no_advance(size: int) -> None:
 
 
 def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: str, routes: str | None,
-             lenient: bool, max_version: int, weight: int = 0,
+             lenient: bool, max_version: int, found: bool, weight: int = 0,
              advance: Callable[[int], None] = _no_advance) -> _Compared:
     """``logs`` compared with ``capture``: the rows, the path of each session id read, what to say
     (a torn capture line, each log's warnings and errors) and whether a log could not be read; or
-    the capture's error (:class:`~dsh_audit.errors.CaptureError`), with nothing compared."""
+    the capture's error (:class:`~dsh_audit.errors.CaptureError`), with nothing compared. A capture
+    ``found`` beside the logs (not given) is compared only with the logs it holds requests of
+    (:func:`_held`)."""
     torn: list[str] = []  # a capture's torn last line is dropped and said, as check says it
     try:
         captures = load_capture(capture, warnings=torn)
@@ -331,6 +302,7 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
     advance(weight)
     requests: list[Request] = []
     sessions: dict[str, str] = {}
+    given: dict[str, str] = {}  # session id -> its log as given
     opened: list[Session] = []
     bad = False
     for log in logs:
@@ -341,6 +313,7 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
             bad = True
             continue
         sessions[session.id] = session.path
+        given[session.id] = os.fspath(log)
         opened.append(session)
         requests.extend(session.requests)
     render = _advancing(route_renderer(opened, adapter=adapter), advance, weight // max(len(requests), 1))
@@ -352,7 +325,21 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
     if routes is None:  # a refusal that asks for --routes names the recorded home's layer too, as check's does
         rows = [replace(row, hint=routes_hint(sessions[row.request.session_id], row.hint))
                 if row.hint and row.request is not None else row for row in rows]
-    return _Compared(capture, rows, sessions, said, bad)
+    if not found:
+        return _Compared(capture, rows, sessions, said, bad)
+    rows, held = _held(rows)
+    return _Compared(capture, rows, {sid: path for sid, path in sessions.items() if sid in held}, said, bad,
+                     left=[log for sid, log in given.items() if sid not in held])
+
+
+def _held(rows: list[RequestDiff]) -> tuple[list[RequestDiff], set[str]]:
+    """The rows of a capture found beside logs, kept for the sessions it holds requests of
+    (:func:`dsh_audit.capture.held_sessions`), and those sessions' ids: none when it holds none
+    (its sends then are no log's: neither compared nor unexplained)."""
+    held = held_sessions(rows)
+    if not any(row.request is not None and row.request.session_id in held for row in rows):
+        return [], set()
+    return [row for row in rows if row.request is None or row.request.session_id in held], held
 
 
 COMMANDS = [diff_command]

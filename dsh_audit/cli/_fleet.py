@@ -7,14 +7,18 @@ from typing import TYPE_CHECKING
 import click
 
 from .. import cache, fleet
+from ..errors import UsageError
 from ..fleet import SCHEMA_VERSION, fleet_stats
 from ..report import dumps_line
 from ..report.terminal import fit_lines, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning
-from ._logs import grouped_notes, guard_evidence, selected_logs, session_paths
+from ._copy_notes import grouped_notes
+from ._logs import guard_evidence, selected_logs, session_paths
 from ._options import (accounting_option, attribution_option, capture_option, engine_options, jobs_option, json_option,
                        lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
+from ._output import STDOUT
+from ._output_guard import no_stdout
 from ._stats_tables import print_stats
 from ._views import sort_option
 from ._when import request_window_options, time_options, window_text
@@ -33,7 +37,7 @@ _DB_HELP = "The SQLite index file."
 
 @click.command("index")
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
-@click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
+@click.option("--db", default="audit.sqlite", show_default=True, metavar="FILE", type=click.Path(), help=_DB_HELP)
 @lenient_option
 @jobs_option
 @time_options
@@ -81,10 +85,12 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     Example:
         dsh-audit index ~/.dsh/sessions --db audit.sqlite --jobs 4 --since 30d
     """
+    no_stdout(db, option="--db", what="index")  # "-" is stdout everywhere else: no index file named "-"
     prices = cache.load_prices(prices_path)  # a bad price file is one error, before any log is read
     zdr = stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
     logs = selected_logs(paths, since, until)
-    guard_evidence(paths, db, what="index")  # nor a copy of a session not read again (index_logs guards the rest)
+    # nor a copy of a session not read again (index_logs guards the rest), nor where it cannot be written
+    guard_evidence(paths, db, option="--db", what="index", report=False)
     with progress_callback(len(logs), label="indexing") as report:
         summary = fleet.index_logs(logs, db, lenient=lenient, max_version=max_version,
                                    attribution=not no_attribution, cache=accounting, jobs=jobs, engine=engine,
@@ -184,7 +190,18 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     they cost instead (a lower bound by its x, "$?" last), --sort time by their last request,
     newest first (a "last request (UTC)" column). The tables' captions say so.
 
-    Columns: "reads logged" the requests whose usage records cache reads, and "prompt" their
+    Columns: the totals and the cost tables are a "measure" and its "value" a row ("a / b": two
+    values of one measure, each a row of its own in --format csv); "breaks (attribution / cache)"
+    and the "breaks by cause" table count breaks two ways: "attribution breaks" the prefix changes
+    `breaks` attributes to a cause ("unexplained" when none explains it), "cache breaks" the
+    requests whose cache reads fell short of what the provider's cache rules predict (the `cache`
+    timeline's "break"); "what cache losses cost, by cause" says what the tokens lost cost, "of
+    which breaks" the part of it owed by breaks (the rest by other shortfalls). "cost by model":
+    "cache miss $", "cache read $", "cache write $" and "output $" what each bucket of a model's
+    requests cost, "total $" their sum, "no cache $" and "off-peak $" what the same requests would
+    have cost with no cache and all off-peak, "breaks $" what its cache breaks cost, "unpriced"
+    its requests with no price. The rankings: "session" the session id, "path" its log. "reads
+    logged" the requests whose usage records cache reads, and "prompt" their
     prompt tokens; "cache read" the tokens read from the cache; "hit ratio" cache read over
     prompt, "expected" what the provider's cache rules predict; "lost tokens" and "lost $" the
     cached tokens lost and what they cost; "breaks $" what the cache breaks cost; a "$" column
@@ -204,6 +221,9 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
         dsh-audit stats --db audit.sqlite --json | jq .totals.actual_hit_ratio
         dsh-audit stats --db audit.sqlite --since yesterday --sort cost
     """
+    if db == STDOUT:  # "-" is stdin or stdout everywhere else: no SQLite file named "-" is made or read
+        raise UsageError("--db -: the index is read from a SQLite file, not from stdin",
+                         hint="give --db the file `dsh-audit index --db FILE` wrote")
     stats = fleet_stats(db, top=top, sort=sort, since=since, until=until)
     if as_json:
         click.echo(dumps_line(stats.to_json()))

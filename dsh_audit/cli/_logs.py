@@ -17,10 +17,11 @@ import click
 
 from ..errors import DshAuditError, UsageError
 from ._common import echo_note
+from ._copy_notes import grouped_notes as grouped_notes  # re-exported: cli._fleet reads it from here
 from ._when import check_window, window_text
 
-__all__ = ["GATING_COMMANDS", "evidence_logs", "file_size", "grouped_notes", "guard_evidence", "log_progress",
-           "newest_first", "one_log", "selected_logs", "session_paths", "session_ref"]
+__all__ = ["GATING_COMMANDS", "evidence_logs", "file_size", "guard_evidence", "log_progress", "newest_first", "one_log",
+           "selected_logs", "session_paths", "session_ref"]
 
 #: A PATH that names a file by its form (a folder separator, a log's or capture's suffix) is a
 #: path, never a session id: when it does not exist, discovery says so.
@@ -34,10 +35,12 @@ def session_ref(path: str) -> str:
     $DSH_HOME/sessions (else ~/.dsh/sessions) and given as that session's log
     (:func:`dsh_audit.log.resolve_session`). The one reader of session references: the PATHS of a
     command that reads a set of logs (:func:`session_paths`) and the PATH of one that reads one
-    (:func:`one_log`).
+    (:func:`one_log`). A session in several files is read from the one the rule of copies reads,
+    and a note names the copies left out.
 
     Raises:
-        UsageError: ``path`` names no session, or several (the message lists up to five).
+        UsageError: ``path`` names no session, or several (the message lists up to five), or one in
+            several files that differ.
         UnreadableError: there is no sessions folder to look it up in.
     """
     _check_limits()
@@ -54,7 +57,21 @@ def session_ref(path: str) -> str:
                               f"{state}", path=path,
                               hint="pass the path of a log or a session folder, or set DSH_HOME to the DSH home "
                                    "that holds sessions/")
-    return str(resolve_session(path))
+    notes: list[str] = []
+    named = str(resolve_session(path, notes=notes))
+    _note_once(notes)
+    return named
+
+
+def _note_once(notes: Iterable[str]) -> None:
+    """Each of ``notes`` as ``note: ...`` on stderr, once per command run: a command that looks its
+    PATHs up twice (the logs it reads, the logs its output may not overwrite) says a note once."""
+    context = click.get_current_context(silent=True)
+    said: set[str] = context.find_root().meta.setdefault("dsh_audit.refs_noted", set()) if context else set()
+    for note in notes:
+        if note not in said:
+            said.add(note)
+            echo_note(note)
 
 
 def _check_limits() -> None:
@@ -180,18 +197,26 @@ def evidence_logs(paths: Sequence[str]) -> list[Path]:
     return _discover(list(session_paths(paths)), partial(discover, copies=False), skip_empty=True)[0]
 
 
-def guard_evidence(paths: Sequence[str], target: str | None, *, what: str) -> None:
-    """Refuse to write ``target`` (the ``what`` of a command; None or empty: nothing is written)
-    over any of :func:`evidence_logs`.
+def guard_evidence(paths: Sequence[str], target: str | None, *, what: str, option: str | None = None,
+                   report: bool = True) -> None:
+    """Refuse to write ``target`` (the ``what`` a command's ``option`` writes, a ``report`` or
+    not; None or empty: nothing is written) over any of :func:`evidence_logs`, or where it cannot
+    be written (:func:`~dsh_audit.cli._output_guard.guard_output`); with no ``option``, only where
+    :meth:`~dsh_audit.log.ProtectedInputs.guard` refuses it.
 
     Raises:
-        UsageError: it is one of them.
+        UsageError: it is one of them, or cannot be written.
     """
     from ..log import ProtectedInputs
+    from ._output_guard import guard_output
 
     if not target:
         return
-    ProtectedInputs.of(evidence_logs(paths)).guard(target, what=what)
+    protected = ProtectedInputs.of(evidence_logs(paths))
+    if option is None:
+        protected.guard(target, what=what)
+    else:
+        guard_output(protected, target, option=option, what=what, report=report)
 
 
 #: The commands that gate a build (``1`` when a finding fails): given nothing to check (no log
@@ -299,50 +324,6 @@ def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip
             remaining = [p for p in remaining if p not in named]
             empty.append(named[0])
     return [], empty
-
-
-#: Discovery's note for a session found in two files, one of which is read (log/_discover.py
-#: ``_copy_note``): the folder both share (when they do), the file read, the one not read, and why.
-_COPY_NOTE = re.compile(r"one session in two files(?: under (?P<shared>.+?)[\\/])?: read (?P<read>.+), "
-                        r"not (?P<copy>.+) \((?P<why>the same lines|the other's lines and more)\)")
-
-
-def grouped_notes(notes: Iterable[str]) -> list[str]:
-    """``notes`` with discovery's "one session in two files" notes of one kind (the same lines, or
-    one holding the other's and more) said once, in the place of the first, when there are several:
-    how many sessions, the first one's two files as an example, and how to see the others' (no
-    option lists them: a PATH of their own). One such note, and every other note, stays as it is.
-
-    Example:
-        >>> notes = [f"one session in two files under r/{n}/: read home/{n}.jsonl, not logs/{n}.jsonl (the same lines)"
-        ...          for n in "ab"]
-        >>> for note in grouped_notes(["x", *notes]):
-        ...     print(note)
-        x
-        2 sessions found in two files each (the same lines): each read once, from the file DSH reads; e.g. under r/a/: read home/a.jsonl, not logs/a.jsonl (the others alike; the folder holding one session's two files as PATH names them)
-    """
-    notes = list(notes)
-    kinds: dict[str, list[re.Match[str]]] = {}
-    for note in notes:
-        found = _COPY_NOTE.fullmatch(note)
-        if found is not None:
-            kinds.setdefault(found["why"], []).append(found)
-    grouped: list[str] = []
-    for note in notes:
-        found = _COPY_NOTE.fullmatch(note)
-        alike = kinds.get(found["why"], []) if found is not None else []
-        if len(alike) < 2:
-            grouped.append(note)
-        elif alike[0].string == note:
-            first = alike[0]
-            where = f"under {first['shared']}{os.sep}: " if first["shared"] else ""
-            sessions = len({found["read"] for found in alike})
-            head = f"{len(alike)} sessions found in two files each" if sessions == len(alike) else \
-                f"{sessions} session(s) found in {sessions + len(alike)} files"
-            grouped.append(f"{head} ({first['why']}): each read once, from "
-                           f"the file DSH reads; e.g. {where}read {first['read']}, not {first['copy']} (the "
-                           "others alike; the folder holding one session's two files as PATH names them)")
-    return grouped
 
 
 def selected_logs(paths: Sequence[str], since: float | None, until: float | None = None, *,

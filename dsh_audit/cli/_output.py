@@ -10,8 +10,8 @@ import click
 
 from ..errors import UsageError
 
-__all__ = ["PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text", "session_title",
-           "stdout_target", "write_output"]
+__all__ = ["COUNT_SHORT", "PLACE_COLUMN", "PLACE_LEGEND", "PLACE_SHORT", "STDOUT", "output_help", "place_text",
+           "session_title", "stdout_target", "write_output"]
 
 #: The output path that means stdout, for every option that writes a machine format to a file.
 STDOUT = "-"
@@ -23,6 +23,10 @@ STDOUT = "-"
 PLACE_COLUMN = "turn/step/attempt"
 PLACE_SHORT = {PLACE_COLUMN: "t/s/a"}
 PLACE_LEGEND = f"t/s/a: {PLACE_COLUMN}"
+#: The short headers of the columns of a listing of sessions (``sessions``, ``check``): a table's
+#: short form needs no legend for them (what they stand for is plain: the words a table shows
+#: whenever it has the room).
+COUNT_SHORT = {"requests": "reqs", "hit ratio": "hit"}
 
 
 def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
@@ -42,21 +46,19 @@ def place_text(turn: int | None, step: int | None, attempt: int | None) -> str:
 
 def session_title(path: str, session_id: str, *, broken: bool = False) -> str:
     """A heading naming a session log, ``PATH  session ID`` on one line when both fit the terminal
-    (:func:`~dsh_audit.report.terminal.title_width`); else the path takes the whole line and
-    ``session ID`` goes to the next (a table breaks its title there, never inside a word), the path
-    cut in its middle (:func:`dsh_audit.report.terminal.middle_cut`) only when it is wider than the
-    terminal itself. The whole path when piped with no ``COLUMNS``, and in CSV or Markdown. With
-    ``broken`` (a heading printed as lines, not a table's title), the two lines are apart already."""
-    from ..report.terminal import listing_format, middle_cut, terminal_text, title_width
+    (:func:`~dsh_audit.report.terminal.title_width`); else the path takes a line of its own, whole
+    (never cut: a path is there to be copied; a terminal narrower than it wraps it), and
+    ``session ID`` goes to the next (a table breaks its title there, never inside a word). Always
+    on one line when piped with no ``COLUMNS``, and in CSV or Markdown. With ``broken`` (a heading
+    printed as lines, not a table's title), the two lines are apart already."""
+    from ..report.terminal import listing_format, terminal_text, title_width
 
     suffix = f"  session {terminal_text(session_id)}"
     width = title_width()
-    if listing_format() != "table" or width is None:  # CSV, Markdown, a pipe: the whole path
-        return terminal_text(path) + suffix
     shown = terminal_text(path)
-    if len(shown) + len(suffix) <= width:
-        return shown + suffix
-    return middle_cut(shown, width) + ("\n" + suffix.lstrip() if broken else suffix)
+    if listing_format() != "table" or width is None or len(shown) + len(suffix) <= width:
+        return shown + suffix  # CSV, Markdown, a pipe, or room for both: one line
+    return shown + ("\n" + suffix.lstrip() if broken else suffix)
 
 
 def stdout_target(targets: Mapping[str, str | None]) -> str | None:

@@ -15,6 +15,7 @@ from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note
 from ._logs import log_progress, one_log
 from ._options import lenient_option
 from ._output import STDOUT, output_help, write_output
+from ._output_guard import no_stdout
 
 if TYPE_CHECKING:
     from ..redact import BundleCheck, Redaction
@@ -68,7 +69,7 @@ def _miscount(result: BundleCheck, category: str) -> str:
 
 @click.command("redact")
 @click.argument("path", type=click.Path(readable=False))
-@click.option("-o", "--output", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", metavar="FILE", type=click.Path(), default=None,
               help=output_help("the redacted log (same format version and compression as PATH)")
                    + " With '-' no manifest is kept.")
 @click.option("--keep", multiple=True, type=click.Choice(["paths", "system", "titles", "tools"]),
@@ -133,6 +134,7 @@ def redact_command(path: str, output: str | None, keep: tuple[str, ...], redact_
         raise UsageError(f"{SALT_ENV} is set but empty", hint="give it a non-empty salt, or unset it for a random one")
     if output is None:
         raise UsageError("no output path", hint="pass -o OUTPUT (or --check to verify a redacted log)")
+    no_stdout(capture_output, option="--capture-output", what="redacted capture")
     path = str(one_log(path))  # a folder of one log, a session id, an id prefix or latest: that log
     if output != STDOUT:
         return _redact(path, output, keep=keep, redact_tool_names=redact_tool_names, salt=salt,

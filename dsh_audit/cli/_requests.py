@@ -12,11 +12,11 @@ import click
 
 from .._spool import LineSpool
 from ..errors import DshAuditError
-from ..runner import in_process, iter_many
+from ..runner import TaskResult, in_process, iter_many
 from ..replay import Request
 from ..session import Failure, logged_cache_read, read_session
 from ..report import dumps_line, dumps_pretty
-from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback
+from ..report.terminal import About, Amount, listing_format, page_listing, print_table, progress_callback, short_needed
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_error, echo_note, echo_warning
 from ._logs import log_progress, newest_first, one_log, selected_logs, session_paths
 from ._one_request import REQUEST_INDEX, RequestCommand, one_request
@@ -167,7 +167,32 @@ def _write_lines(lines: Iterable[str], batch: int = 1 << 20) -> None:
         click.echo("\n".join(held))
 
 
-def _report(view: _View, *, as_json: bool) -> None:
+def _table(view: _View) -> tuple[tuple[str, ...], list[tuple[Any, ...]], str | None]:
+    """The columns, rows and caption of a log's table (none of it for a log that failed)."""
+    columns, rows, caption = _COLUMNS, list(view.rows), view.caption
+    if not view.writes:  # no request logged a cache write (DeepSeek's adapter never does): no column
+        write = _COLUMNS.index("cache write")
+        columns = _COLUMNS[:write] + _COLUMNS[write + 1:]
+        rows = [row[:write] + row[write + 1:] for row in rows]
+    if rows and listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total; no rows, no total
+        total, summed = _total_row(rows, columns)
+        rows.append(total)
+        caption = "; ".join(text for text in (caption, summed) if text) or None
+    return columns, rows, caption
+
+
+def _in_short(views: Sequence[_View]) -> bool:
+    """Whether a run's tables are all drawn in their short form (``t/s/a``): one of them needs it
+    (:func:`short_needed`), so that no run switches headers from one table to the next."""
+    for view in views:
+        if view.error is None:
+            columns, rows, _ = _table(view)
+            if short_needed(columns, rows, droppable=_DROPPABLE, short=PLACE_SHORT):
+                return True
+    return False
+
+
+def _report(view: _View, *, as_json: bool, in_short: bool | None = None) -> None:
     for warning in view.warnings:
         echo_warning(warning)
     if view.error is not None:
@@ -178,17 +203,10 @@ def _report(view: _View, *, as_json: bool) -> None:
         return
     for note in view.notes:
         echo_note(note)
-    columns, rows, caption = _COLUMNS, list(view.rows), view.caption
-    if not view.writes:  # no request logged a cache write (DeepSeek's adapter never does): no column
-        write = _COLUMNS.index("cache write")
-        columns = _COLUMNS[:write] + _COLUMNS[write + 1:]
-        rows = [row[:write] + row[write + 1:] for row in rows]
-    if rows and listing_format() != "csv":  # CSV holds the JSON's rows, and the JSON has no total; no rows, no total
-        total, summed = _total_row(rows, columns)
-        rows.append(total)
-        caption = "; ".join(text for text in (caption, summed) if text) or None
+    columns, rows, caption = _table(view)
     print_table(session_title(view.path, view.session_id), columns, rows, caption=caption, droppable=_DROPPABLE,
-                about=About(view.path, view.session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND)
+                about=About(view.path, view.session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND,
+                in_short=in_short)
 
 
 @click.command("requests")
@@ -242,17 +260,31 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     task = partial(_session_view, as_json=as_json, lenient=lenient, max_version=max_version,
                    streamed=in_process(jobs, engine, len(logs)))
     status = EXIT_OK
+    # A table run is held until every log is read, so that its tables share one header for the
+    # request's place (_in_short); JSON lines stream as each log is read.
+    held = not as_json and listing_format() == "table"
+    results: list[TaskResult[_View]] = []
     with progress_callback(len(logs), label="replaying") as report:
         for result in iter_many(logs, task, jobs=jobs, engine=engine, scheduler=scheduler, progress=report):
-            if result.value is None:
-                assert result.error is not None
-                echo_error(result.error)
+            if held:
+                results.append(result)
+            elif _reported(result, as_json=as_json):
                 status = EXIT_BAD_INPUT
-                continue
-            _report(result.value, as_json=as_json)
-            if result.value.error is not None:
-                status = EXIT_BAD_INPUT
+    in_short = _in_short([r.value for r in results if r.value is not None]) if held else None
+    for result in results:
+        if _reported(result, as_json=as_json, in_short=in_short):
+            status = EXIT_BAD_INPUT
     return status
+
+
+def _reported(result: TaskResult[_View], *, as_json: bool, in_short: bool | None = None) -> bool:
+    """Print one log's result (:func:`_report`); whether it failed."""
+    if result.value is None:
+        assert result.error is not None
+        echo_error(result.error)
+        return True
+    _report(result.value, as_json=as_json, in_short=in_short)
+    return result.value.error is not None
 
 
 @click.command("show", cls=RequestCommand)

@@ -15,23 +15,24 @@ from ..report.terminal import Amount, listing_format, print_table, progress_call
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
+from ._output import COUNT_SHORT
 from ._options import (accounting_option, capture_option, jobs_option, lenient_option, listing_options,
                        openai_zdr_option, prices_option, routes_option, stated_zdr)
-from ._priced import run_priced
+from ._priced import echo_capture_use, run_priced
 from ._views import sort_option
 from ._when import time_options
 
 __all__ = ["sessions_command"]
 
-_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit", "breaks", "cost", "id")
-# In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0).
-# "hit" is the ratio itself there, from 0 to 1 (as --json and `stats` CSV give it), named so.
-_CSV_COLUMNS = ("when (UTC)", "title", "project", "reqs", "hit ratio", "breaks", "cost", "unpriced", "id")
+_COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "id")
+# In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it is not 0),
+# and "hit ratio" is the ratio itself, from 0 to 1 (as --json and `stats` CSV give it).
+_CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id")
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
 # The columns a narrow terminal leaves out, in this order, after those with no value in any row: each
 # one before a title of up to 24 characters is wrapped (print_table's rule), so that a title wraps
 # between its words only when it is longer than that, never a word a line.
-_DROPPABLE = ("project", "hit", "breaks", "reqs")
+_DROPPABLE = ("project", "hit ratio", "breaks", "requests")
 # The title's narrowest width while a column can still be left out for it (its widest title, if
 # narrower): a long title wraps between a few words, never a word a line (print_table's ``least``).
 _TITLE_MIN = 20
@@ -95,21 +96,23 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     """List sessions, newest first: title, project, when, requests, cache hits, breaks, cost.
 
     PATHS may be log files, session folders or a sessions root; with none, $DSH_HOME/sessions
-    (else ~/.dsh/sessions) is read. Columns: "when" is the log's own latest timestamp
-    (UTC, not the file's mtime); "title" the session's latest session/title; "project" the
-    header's cwd; "reqs" the LLM requests; "hit" the share of prompt tokens read from the cache
-    (cache reads over prompt tokens, of the requests that logged both; --format csv: "hit ratio",
-    the ratio from 0 to 1 with every digit);
+    (else ~/.dsh/sessions) is read. Columns: "when (UTC)" is the log's own latest
+    timestamp (UTC, not the file's mtime); "title" the session's latest session/title; "project" the
+    header's cwd; "requests" the LLM requests; "hit ratio" the share of prompt tokens read from the
+    cache (cache reads over prompt tokens, of the requests that logged both; --format csv: the
+    ratio from 0 to 1 with every digit);
     "breaks" prefix-cache breaks ("-" for an imported log: break attribution needs a DSH log);
     "cost" the list-price cost, "≥$0.0123" (a lower bound) when some requests could not be priced
-    and "$?" when none could (--json: cost_usd null, with unpriced_requests and cost_complete);
-    "id" the session id that `show`,
+    and "$?" when none could (--json: cost_usd null, with unpriced_requests and cost_complete;
+    --format csv: the amount, with "unpriced", the count of requests that could not be priced,
+    beside); "id" the session id that `show`,
     `explain` and `render` accept (or any unique prefix of it, or `latest`). A cell without a
     value shows "-". A narrow terminal shows each id as its shortest unique prefix
-    (session-86ef2d28), which the caption says, and leaves out a column with no value in any row,
-    then "project", "hit", "breaks" and "reqs", as few as keep each title whole (a longer title
-    keeps 20 columns while one can be left out, and wraps between its words); a date, a number or
-    an id is never split over lines. --json prints
+    (session-86ef2d28), which the caption says, heads "requests" and "hit ratio" "reqs" and "hit"
+    where their words would take a column's room, and leaves out a column with no value in any
+    row, then "project", "hit ratio", "breaks" and "requests", as few as keep each title whole (a
+    longer title keeps 20 columns while one can be left out, and wraps between its words); a
+    date, a number or an id is never split over lines. --json prints
     one object per session, with first_activity and the whole id. A session found in several
     files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
     one holds the other's and more (the file DSH reads, else the longer); copies that differ are
@@ -122,7 +125,9 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     price them (--prices, --routes, pyproject's [tool.dsh-audit.prices]) and the breaks are those
     `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside it, as `check`
     finds it) is compared with what was sent too, and OpenAI's default cache retention follows
-    --openai-zdr. A price, route or capture file that cannot be used is one error, exit 2.
+    --openai-zdr; a note says what --capture did to the costs, in the words of `cache` and `usage`
+    ("N request(s) priced from the capture's usage"). A price, route or capture file that cannot
+    be used is one error, exit 2.
 
     --since and --until keep the sessions active in that window, by the log's own timestamps (a
     session whose last activity is at or after --since and whose first is before --until), and
@@ -194,8 +199,10 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                     for row, (s, _) in zip(rows, listed)]
             captions += [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in ordered) else []
         print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", columns,
-                    rows, droppable=_DROPPABLE, caption="; ".join(captions) or None, least={"title": _TITLE_MIN})
+                    rows, droppable=_DROPPABLE, caption="; ".join(captions) or None, least={"title": _TITLE_MIN},
+                    short=COUNT_SHORT, short_first=True)
     if prices is not None:
+        echo_capture_use(s.cost_summary for s in summaries)  # as `cache` and `usage` say it
         echo_caveats(prices)  # the costs' caveats, once a run: no session's own note
     return status
 
@@ -273,7 +280,8 @@ def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
     """Whether whole ids leave a table on one line a session, on the terminal, as
     :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "project", the
     title (free text) wrapped if need be."""
-    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("project",), wrapping=("title",))
+    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("project",), wrapping=("title",), short=COUNT_SHORT,
+                    short_first=True)
 
 
 def _note_copies(summaries: list[SessionSummary]) -> None:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from functools import partial
 
 import click
 
-from ..cache import (USAGE_GROUPS, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices, load_rules,
-                     sent_in_window, usage_table)
+from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices, usage_table
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
@@ -23,6 +21,7 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
                        openai_zdr_option,
                        prices_option, routes_option, stated_zdr)
 from ._priced import capture_notes, run_priced
+from ._unpriced import unpriced_warnings
 from ._views import sort_option
 from ._when import request_window_options
 
@@ -49,8 +48,6 @@ _WHAT_IF = ("off-peak", "no cache")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
-# A key a TOML table header holds unquoted.
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
 
 
 def _amount(row: UsageRow, name: str, *, bound: bool = False) -> Amount:
@@ -193,9 +190,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     DeepSeek usage without cacheReadTokens: its hits are unknown) is unpriced, its other tokens
     counted. By request, each row also says its model, its window ("peak" or "off-peak" by
     DeepSeek's hours; "standard": the provider bills one rate all day, or the request has no time
-    or no price), when it was sent (UTC) and the model the table bills it as, as many of them as
+    or no price), when it was sent (UTC, "sent") and the model the table bills it as ("billed as"), as many of them as
     the terminal has room for beside the amounts; --json and --format csv have them all, and
-    where its rate was read, its cache retention ("1h": cacheRetention long; OpenAI's default as --openai-zdr states it) and the rate its
+    where its rate was read ("rate source"), its cache retention ("1h": cacheRetention long; OpenAI's default as --openai-zdr states it) and the rate its
     cache writes were billed at. An amount too small for 4 decimals shows two
     significant digits ("$0.000021"). --format csv writes each amount exact (as --json does),
     "lost tokens" and "lost cost" as two columns, an unknown as an empty cell. An amount over
@@ -228,7 +225,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     \b
     Example:
         dsh-audit usage ~/.dsh/sessions --by day
-        dsh-audit usage --by request --json | jq .total.cost_usd.total
+        dsh-audit usage --by request --json | jq .totals.cost_usd.total
     """
     try:
         prices = load_prices(prices_path)
@@ -306,7 +303,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
         columns, rows = _room_for_details(columns, rows)
     print_table(f"usage by {by}", columns, rows, droppable=_droppable(columns, rows, table.total, request=request),
                 caption=caption)
-    for warning in _unpriced_warnings(table, ledgers, since, until):
+    for warning in unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
     _echo_capture_notes(table.total)
     echo_caveats(prices)
@@ -326,61 +323,6 @@ def _last_activity(ledgers: Iterable[SessionLedger]) -> dict[str, float | None]:
     for ledger in ledgers:
         span = time_span(ledger.path)
         found[ledger.path] = None if span is None else span[1]
-    return found
-
-
-def _toml_key(name: str) -> str:
-    """``name`` as a key of a TOML table header: bare when it can be, else a quoted string.
-
-    Example:
-        >>> _toml_key("local-coder"), _toml_key("gpt-5.4"), _toml_key("模型")
-        ('local-coder', '"gpt-5.4"', '"模型"')
-    """
-    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)  # a TOML basic string
-
-
-def _price_hint(provider: str | None, model: str) -> str:
-    """Where a ``--prices`` file gives ``model`` through ``provider`` its rates: the table of the
-    price document (:func:`dsh_audit.cache.load_prices`'s shape) its requests are priced from, as a
-    TOML header: the family's table for a provider a cache rule names (DeepSeek's peak window applies
-    there), else the provider's own.
-
-    Example:
-        >>> _price_hint("local-openai", "local-coder")[:68]
-        'provider local-openai: give --prices FILE a [providers.local-openai.'
-        >>> _price_hint("deepseek-official", "deepseek-v9").split(" table ")[0]
-        'provider deepseek-official: give --prices FILE a [providers.deepseek.models.deepseek-v9]'
-        >>> _price_hint(None, "gpt-5.4").split(" table ")[0]
-        'no provider logged: give --prices FILE a [providers.PROVIDER.models."gpt-5.4"]'
-    """
-    # a provider a cache rule names is priced from its family's table (whose windows apply there:
-    # deepseek-official's rates from the deepseek table); another one's own table has no window
-    family = next((rule.family for rule in load_rules() if provider and provider in rule.providers), None)
-    table = f"[providers.{_toml_key(family or provider or 'PROVIDER')}.models.{_toml_key(model)}]"
-    where = f"provider {provider}" if provider else "no provider logged"
-    return f"{where}: give --prices FILE a {table} table of cache_miss, cache_read and output rates"
-
-
-def _unpriced_warnings(table: UsageTable, ledgers: Iterable[SessionLedger], since: float | None,
-                       until: float | None) -> list[str]:
-    """A warning for each reason requests of the table were not priced, with how many; a model
-    the price table does not know is named with the provider its requests went through and the
-    ``--prices`` table that would price it (:func:`_price_hint`), one warning per provider."""
-    routes: dict[str, dict[tuple[str | None, str], int]] = {}
-    for ledger in ledgers:
-        for entry in ledger.entries:
-            if entry.unpriced is not None and entry.model and entry.unpriced == f"no price for model {entry.model!r}" \
-                    and sent_in_window(entry, since, until):
-                counts = routes.setdefault(entry.unpriced, {})
-                counts[entry.provider, entry.model] = counts.get((entry.provider, entry.model), 0) + 1
-    found = []
-    for reason, count in table.unpriced.items():
-        split = routes.get(reason)
-        if not split or sum(split.values()) != count:
-            found.append(f"{count} request(s) unpriced: {reason}")
-            continue
-        found.extend(f"{n} request(s) unpriced: {reason} ({_price_hint(provider, model)})"
-                     for (provider, model), n in sorted(split.items(), key=lambda item: (item[0][0] or "", item[0][1])))
     return found
 
 

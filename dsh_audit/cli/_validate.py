@@ -29,7 +29,7 @@ _FORMATS_HELP = ("json is what --json prints; table (the default) is one `path:l
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @listing_options(formats_help=_FORMATS_HELP)
-@click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(dir_okay=False, writable=True),
+@click.option("--sarif", "sarif_path", metavar="FILE", type=click.Path(),
               help=output_help("the findings as SARIF 2.1.0 too"))
 @click.option("--rule", "rules", multiple=True, metavar="ID",
               help="Report only this rule (repeatable; a prefix such as DSH3 selects a family).")
@@ -66,8 +66,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     _one_stdout(sarif_path, as_json=as_json)
     paths = session_paths(paths)  # a session id, id prefix or latest looked up once
     logs = selected_logs(paths, since, until)
-    if sarif_path != STDOUT:
-        guard_evidence(paths, sarif_path, what="SARIF report")
+    guard_evidence(paths, sarif_path, option="--sarif", what="SARIF report")
     with progress_callback(len(logs), label="validate") as report_progress:
         # the rules --rule chooses (only their checks run), selected below: --ignore counts what
         # it hides, and DSH202 finds another agent's log, refused whatever --rule says
@@ -99,7 +98,7 @@ def validate_command(paths: tuple[str, ...], as_json: bool, sarif_path: str | No
     if sarif_path is not None:
         # written as `check --sarif` writes its report (report.format_sarif): one JSON writer
         write_output(sarif_path, dumps_pretty(validation_sarif(findings, tool_version=__version__)) + "\n",
-                     what="SARIF")
+                     what="the SARIF report")
     if as_json:  # last, once every output is written: a run that fails there has no summary
         summary = _summary(findings, files=files, passed=passed)
         if ignored:

@@ -1,5 +1,6 @@
 """One session stored once: of two files holding one session id, the one the live commands read
-(:func:`dsh_audit.log.discover`) is kept in the index.
+(:func:`dsh_audit.log.discover`, by the one rule of copies, :func:`dsh_audit.log.without_copies`)
+is kept in the index.
 """
 
 from __future__ import annotations
@@ -8,15 +9,11 @@ import os
 import sqlite3
 
 from ..errors import DshAuditError
-from ..log import canonical_generation, discover
+from ..log import MAX_COPIES, canonical_generation, discover
 from ._rows import SessionRecord
 from ._store import on_disk, storable
 
 __all__ = ["one_session"]
-
-#: More stored logs of one session id than this are not copies of one session (snapshot fixtures
-#: share an id): none of them is compared, as the live commands leave more than a few uncompared.
-_MAX_COPIES = 3
 
 
 def _read_by_live_commands(path: str, other: str) -> set[str]:
@@ -47,8 +44,8 @@ def one_session(connection: sqlite3.Connection, record: SessionRecord,
     others = [row[0] for row in connection.execute("SELECT path FROM sessions WHERE session_id = ? AND path != ?",
                                                    (storable(sid), mine))
               if isinstance(row[0], str) and row[0] not in given]
-    if len(others) > _MAX_COPIES:
-        return [], None
+    if 1 + len(others) > MAX_COPIES:  # the session's files, ``record``'s among them, as discovery counts
+        return [], None  # not copies of one session (snapshot fixtures share an id): none is compared
     replaced: list[str] = []
     for stored in others:
         name = on_disk(stored)

@@ -3,7 +3,10 @@ job of ``check``'s checker (:func:`dsh_audit.gate.run_check`).
 
 Each capture file is loaded once a task (its error too: raised again for every log that shares
 it); the requests of every log compared with one capture are aligned together, and a captured
-request none of them explains is one ``DSH814`` finding, however many logs share the capture.
+request none of them explains is one ``DSH814`` finding, however many logs share the capture. The
+capture given with ``--capture`` is read keeping each recorded response's usage as it is read
+(:func:`dsh_audit.cache.keep_usage`), and prices the requests whose log holds none by the
+comparison's own pairings (:meth:`CaptureCompare.priced`): it is read once, and aligned once.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..capture import compare_capture, find_capture, load_capture, unreadable_capture
+from ..cache import Tokens, captured_usage, keep_usage
+from ..capture import (CaptureRead, compare_capture, find_capture, held_sessions, load_capture, read_capture,
+                       unreadable_capture)
 from ..errors import CaptureError, DshAuditError, RenderError
 from ..replay import Request
 from ..session import Session, route_apis, route_renderer
@@ -40,6 +45,7 @@ class CaptureCompare:
     def __init__(self, capture: Path | None) -> None:
         self.capture = capture
         self.captures: dict[Path, Any] = {}
+        self.read: CaptureRead | None = None  # the capture given, as read: what it prices
         self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
@@ -48,7 +54,11 @@ class CaptureCompare:
         """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
         if path not in self.captures:
             try:
-                self.captures[path] = load_capture(path, warnings=self.torn)
+                if path == self.capture:
+                    self.read = read_capture(path, warnings=self.torn, keep=keep_usage)
+                    self.captures[path] = self.read.requests
+                else:
+                    self.captures[path] = load_capture(path, warnings=self.torn)
             except CaptureError as exc:
                 self.captures[path] = exc
         found = self.captures[path]
@@ -57,16 +67,13 @@ class CaptureCompare:
         return found
 
     def capture_for(self, log: str) -> Path | None:
-        if self.capture is not None:
-            return self.capture
-        found = find_capture(log)
-        if found is not None:
-            self.notes.append(f"{log}: capture {found}")
-        return found
+        return self.capture if self.capture is not None else find_capture(log)
 
     def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, CaptureError]]:
         """Capture rows per session id, the capture file per session id, and the error of each
-        session whose capture, found beside it, cannot be read (raised for the one ``--capture``)."""
+        session whose capture, found beside it, cannot be read (raised for the one ``--capture``).
+        A capture found beside a log that holds none of its requests is not its capture
+        (:func:`dsh_audit.capture.held_sessions`): the log is in neither mapping, as one with none."""
         by_capture: dict[Path, list[Session]] = {}
         for session in group:
             found = self.capture_for(session.path)
@@ -88,6 +95,13 @@ class CaptureCompare:
                     raise  # the capture given for every log: the run's one error (exit 2)
                 failed.update((s.id, unreadable_capture(exc, found=True)) for s in members)
                 continue
+            if self.capture is None:  # found: the capture only of the logs it holds requests of
+                held = held_sessions(compared)
+                members = [s for s in members if s.id in held]
+                if not members:  # nobody's capture here: its sends are neither compared nor unexplained
+                    continue
+                compared = [row for row in compared if row.request is None or row.request.session_id in held]
+                self.notes.extend(f"{s.path}: capture {path}" for s in members)
             for row in compared:
                 if row.request is not None:
                     rows.setdefault(row.request.session_id, []).append(row)
@@ -96,6 +110,15 @@ class CaptureCompare:
             for s in members:
                 files[s.id] = path
         return rows, files, failed
+
+    def priced(self, group: list[Session], rows: dict[str, list[Any]]) -> dict[str, dict[int, Tokens]]:
+        """Session id -> request index -> the tokens the capture given with ``--capture`` reports of
+        the response to its send (:func:`dsh_audit.cache.captured_usage`), by the pairings of the
+        group's comparison (``rows``, :meth:`compare`'s); empty without one (a capture found beside
+        a log prices nothing)."""
+        if self.capture is None or self.read is None:
+            return {}
+        return captured_usage(group, self.read, pairings=[row.pairing for mine in rows.values() for row in mine])
 
     def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
         """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with

@@ -11,6 +11,7 @@ from typing import Any
 from .._shell import shell_word
 from ..session import EventLines, Failure, routes_hint
 from ..errors import DshAuditError, InputError
+from ..importers import named_damaged
 from ..log import open_regular, parse_json
 from ..replay import Request
 from ._model import Finding
@@ -134,8 +135,9 @@ class Judge:
         return [f for f in findings if not self.policy.ignored(f.rule)]
 
     def refusal(self, outcome: Failure, *, validation: Sequence[Any]) -> list[Finding]:
-        """The findings of a log that could not be read or replayed."""
-        error = outcome.error
+        """The findings of a log that could not be read or replayed (a Codex rollout or Claude Code
+        transcript every line of which is damaged, named as such: :func:`~dsh_audit.importers.named_damaged`)."""
+        error = named_damaged(outcome.error)
         rule = "DSH801" if isinstance(error, InputError) else "DSH802"
         first = self.finding(rule, error.message, path=outcome.path, line=error.line, seq=error.seq,
                              session_id=outcome.session_id, hint=error.hint)

@@ -45,7 +45,8 @@ _ALL = (
              "run `dsh-audit validate` for the rule that the log breaks", "fail-on-refusal"),
     GateRule("DSH810", "info", "capture-missing",
              "No capture of the sent requests was given or found beside the log, so bytes were not compared.",
-             "pass --capture, or record a wire.jsonl in the log's scenario folder", "require-capture"),
+             "pass --capture FILE, or put a wire.jsonl holding the log's requests beside it or up to four folders "
+             "above it", "require-capture"),
     GateRule("DSH811", "error", "capture-different",
              "The captured body of a request is a different JSON value from the body rebuilt from the log.",
              "the log does not record what was sent: run `dsh-audit diff LOG --capture PATH` for the JSON paths",

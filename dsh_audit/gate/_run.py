@@ -25,10 +25,10 @@ from typing import Any
 
 from .._spool import RowSpool
 from ..attribution import attribute_sessions
-from ..cache import PriceBook, account_log, cache_report, given_usage, load_prices
+from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies
 from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
-from ..importers import detect
+from ..importers import detect, named_damaged
 from ..log import SessionLog, discover
 from ..replay import Request
 from ..runner import in_process
@@ -81,9 +81,8 @@ class _Checker(CaptureCompare):
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
-        # --capture prices the requests whose log holds no usage; read first, its load is the one compared
-        captured = given_usage(group, self.capture)
         rows, files, failed = self.compare(group)
+        captured = self.priced(group, rows)  # --capture prices the requests whose log holds no usage
         transitions = self.attribute(group, ancestors, rows)
         known = {s.id: s for s in (*group, *ancestors)}
         checks = []
@@ -149,12 +148,14 @@ class _Checker(CaptureCompare):
             if record is not None:
                 record.add(request, by_request.pop(request.index, None), verdict, entry)
 
+        tee = self.tees.get(log.path)
+        checker = tee if isinstance(tee, LineValidator) else None  # replay folds into its rules' fold
         result = account_log(log, prices=self.prices, config=routes_from(routes, log=log.path), adapter=self.policy.adapter,
                              zero_data_retention=self.zero_data_retention,
                              keep=record is None and not self.lean,  # a page keeps what it shows
-                             on_transition=transition, on_judged=judged, observe=activity.on_event)
-        tee = self.tees.get(log.path)
-        found = tee.finish() if isinstance(tee, LineValidator) and tee.complete else None
+                             on_transition=transition, on_judged=judged, observe=activity.on_event,
+                             fold=checker.shared_fold() if checker is not None else None)
+        found = checker.finish() if checker is not None and checker.complete else None
         item = result.items[0]
         if isinstance(item, Failure):
             return self.failed(replace(item, validation=None if found is None else tuple(found))), {}
@@ -182,7 +183,9 @@ class _Checker(CaptureCompare):
         """The check of a log that could not be read; ``at``: where its refusal's finding points
         (the capture that could not be read), else the log. A log not a line of which could be
         read (a FIFO, a folder, a link loop or a dangling link, no permission) is refused alone,
-        its error the finding (:attr:`SessionCheck.unreadable`): the other logs are still checked."""
+        its error the finding (:attr:`SessionCheck.unreadable`): the other logs are still checked.
+        A Codex rollout or Claude Code transcript every line of which is damaged is said as such."""
+        failure = replace(failure, error=named_damaged(failure.error))
         findings = self.judge.refusal(failure if at is None else replace(failure, path=at),
                                       validation=failure.validation or ())
         header = failure.header

@@ -55,6 +55,7 @@ from typing import Any
 from ..replay import Digest, Request
 from ._anthropic import anthropic_usage, content_block, result_content
 from ._base import ImporterBase
+from ._damaged import every_record_damaged
 from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message
 
 __all__ = ["import_claude_code"]
@@ -112,7 +113,9 @@ class _Importer(ImporterBase):
 
     def __init__(self, path: str) -> None:
         super().__init__(path, _BASE_NOTES)
-        self.records: list[Line] = list(read_jsonl(path, self.warnings))
+        damaged: list[int] = []  # lines not JSON objects
+        self.records: list[Line] = list(read_jsonl(path, self.warnings, damaged))
+        _some_turn_read(path, self.records, damaged)
         self.by_uuid: dict[str, Line] = {}
         for line, record in self.records:
             uuid = record.get("uuid")
@@ -333,6 +336,23 @@ class _Importer(ImporterBase):
         return self.session(self.session_id, tuple(requests), cwd=cwd, created=created)
 
 
+def _some_turn_read(path: str, records: list[Line], damaged: list[int]) -> None:
+    """Refuse a transcript none of whose user or assistant records could be read, some damaged:
+    lines not JSON objects (``damaged``), or records with no message object. It is said as what
+    it is, a damaged transcript, not imported as an empty session.
+
+    Raises:
+        MalformedRecordError: the damaged lines' count and the first.
+    """
+    turns = [(line, record) for line, record in records if record.get("type") in ("user", "assistant")]
+    if any(isinstance(record.get("message"), dict) for _, record in turns):
+        return
+    damaged = sorted([*damaged, *(line for line, _ in turns)])
+    if damaged:
+        raise every_record_damaged(FORMAT, path, lines=damaged, records="user or assistant record",
+                                   why="not a JSON object or with no message object")
+
+
 def import_claude_code(path: str | os.PathLike[str]) -> ImportedSession:
     """Map one Claude Code transcript onto requests (one per model call).
 
@@ -341,6 +361,8 @@ def import_claude_code(path: str | os.PathLike[str]) -> ImportedSession:
 
     Raises:
         UnreadableError: the file cannot be opened.
+        MalformedRecordError: no user or assistant record of it can be read, some damaged (not
+            JSON, or with no message object), said with how many and the first.
 
     Example:
         >>> session = import_claude_code("tests/data/importers/claude-code/x.jsonl")  # doctest: +SKIP

@@ -47,6 +47,7 @@ from typing import Any
 
 from ..replay import Digest, Request
 from ._base import ImporterBase
+from ._damaged import every_record_damaged
 from ._model import ImportedSession, iso_seconds, read_jsonl
 from ._responses import TOOL_CALLS, History, is_output, responses_usage
 
@@ -83,6 +84,7 @@ class _Importer(ImporterBase):
         self.event: dict[str, Any] | None = None
         self.closed_at_line: int | None = None  # the last request closed with nothing logged after it
         self.last_time: float | None = None
+        self.usable = False  # a record with a payload object was read
 
     # -- header -----------------------------------------------------------------------------
     def set_header(self, line: int, *, resume: bool = False) -> None:
@@ -222,13 +224,16 @@ class _Importer(ImporterBase):
                        "the rolled-back turns"] = None
 
     def run(self) -> ImportedSession:
-        for line, record in read_jsonl(self.path, self.warnings):
+        damaged: list[int] = []  # lines not JSON objects, and records with no payload object
+        for line, record in read_jsonl(self.path, self.warnings, damaged):
             time = iso_seconds(record.get("timestamp"))
             if self.created is None and time is not None:
                 self.created = time
             kind, payload = record.get("type"), record.get("payload")
             if not isinstance(payload, dict):
+                damaged.append(line)
                 continue
+            self.usable = True
             if kind == "session_meta":
                 self.on_session_meta(line, payload)
             elif kind == "turn_context":
@@ -241,6 +246,9 @@ class _Importer(ImporterBase):
                 self.on_compacted(line, payload)
             if time is not None:
                 self.last_time = time
+        if not self.usable and damaged:  # said as what it is, not as an empty session
+            raise every_record_damaged(FORMAT, self.path, lines=sorted(damaged),
+                                       why="not a JSON object with a payload object")
         if self.open is not None:
             self.notes["the last response has no token_count: its request has no usage"] = None
             self.close(self.open["first"], None, None, answered=False)
@@ -260,6 +268,8 @@ def import_codex(path: str | os.PathLike[str]) -> ImportedSession:
 
     Raises:
         UnreadableError: the file cannot be opened.
+        MalformedRecordError: no record of it can be read (every line damaged: not JSON, or a
+            record with no payload object), said with how many and the first.
 
     Example:
         >>> session = import_codex("tests/data/importers/codex/rollout.jsonl")  # doctest: +SKIP

@@ -82,8 +82,10 @@ def open_input(path: str | os.PathLike[str]) -> BinaryIO:
         raise UnreadableError(f"cannot open: {exc.strerror}", path=name) from None
 
 
-def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings.
+def read_jsonl(path: str | os.PathLike[str], warnings: list[str],
+               damaged: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for every JSON object line; damaged lines become warnings,
+    and their numbers go to ``damaged`` too (when given).
 
     Raises:
         UnreadableError: the file cannot be opened, a line nests arrays or objects more than
@@ -108,11 +110,13 @@ def read_jsonl(path: str | os.PathLike[str], warnings: list[str]) -> Iterator[tu
             except ValueError:
                 torn = not raw.endswith(b"\n")
                 warnings.append(f"{name}:{number}: {'torn last line' if torn else 'not JSON'}, skipped")
-                continue
-            if isinstance(value, dict):
-                yield number, value
             else:
+                if isinstance(value, dict):
+                    yield number, value
+                    continue
                 warnings.append(f"{name}:{number}: not a JSON object, skipped")
+            if damaged is not None:
+                damaged.append(number)
 
 
 #: The last float of seconds since the epoch a UTC time can be shown at: the one below

@@ -18,7 +18,9 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._decode import Line, TornTail, iter_lines, parse_line
-    from ._discover import copy_name, default_sessions_root, discover, holds, in_layout, is_folder, looks_like_log
+    from ._copies import (COPY_NOTE, MAX_COPIES, Copy, copy_name, copy_notes, holds, in_layout, may_be_copies,
+                          preferred, read_once, without_copies)
+    from ._discover import default_sessions_root, discover, is_folder, looks_like_log
     from ._resolve import resolve_session
     from ._follow import complete_length, is_zstd_head
     from ._format import classify_record, detect_format
@@ -28,25 +30,29 @@ if typing.TYPE_CHECKING:
     from ._header import foreign_refusal, is_absolute_path
     from ._limits import DecodeBudget, decode_limits
     from ._progress import read_progress
-    from ._reader import SUPPORTED_VERSIONS, SessionLog, read_log, read_stream
+    from ._reader import SUPPORTED_VERSIONS, SessionLog, read_header, read_log, read_stream
     from ._span import time_span
     from ._tee import LineTee
     from ._json_line import parse_json
     from ._json_room import ensure_room
     from ._records import RowError, decode_record, expand_row
-    from ._shapes import adapter_defaults_error, is_safe_int, message_shape_error
+    from ._shapes import MAX_SAFE, adapter_defaults_error, is_plain_chunk, is_safe_int, message_shape_error
     from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, SURFACE_TYPES, Event, SessionHeader, new_event
     from ._upgrade import Malformed, MessageIds, upgrade_event
     from ._versions import LATEST_VERSION, canonical_generation, known_types, to_v0_shapes
 
 __all__ = [
     "CHUNK_ROW_TYPES",
+    "COPY_NOTE",
+    "Copy",
     "DecodeBudget",
     "Event",
     "KNOWN_EVENT_TYPES",
     "LATEST_VERSION",
     "Line",
     "LineTee",
+    "MAX_COPIES",
+    "MAX_SAFE",
     "Malformed",
     "MessageIds",
     "ProtectedInputs",
@@ -61,6 +67,7 @@ __all__ = [
     "classify_record",
     "complete_length",
     "copy_name",
+    "copy_notes",
     "decode_limits",
     "decode_record",
     "default_sessions_root",
@@ -73,17 +80,22 @@ __all__ = [
     "in_layout",
     "is_absolute_path",
     "is_folder",
+    "is_plain_chunk",
     "is_safe_int",
     "is_zstd_head",
     "iter_lines",
     "known_types",
     "looks_like_log",
+    "may_be_copies",
     "message_shape_error",
     "new_event",
     "open_regular",
     "parse_json",
     "parse_line",
+    "preferred",
+    "read_header",
     "read_log",
+    "read_once",
     "read_progress",
     "read_stream",
     "resolve_session",
@@ -91,6 +103,7 @@ __all__ = [
     "time_span",
     "to_v0_shapes",
     "upgrade_event",
+    "without_copies",
     "write_atomic",
 ]
 
@@ -102,21 +115,31 @@ _LAZY = {
     "CHUNK_ROW_TYPES": "._types",
     "classify_record": "._format",
     "complete_length": "._follow",
-    "copy_name": "._discover",
+    "copy_name": "._copies",
+    "COPY_NOTE": "._copies",
+    "copy_notes": "._copies",
+    "Copy": "._copies",
     "decode_limits": "._limits",
     "decode_record": "._records",
     "DecodeBudget": "._limits",
     "default_sessions_root": "._discover",
     "detect_format": "._format",
     "discover": "._discover",
-    "holds": "._discover",
-    "in_layout": "._discover",
+    "holds": "._copies",
+    "in_layout": "._copies",
+    "MAX_COPIES": "._copies",
+    "MAX_SAFE": "._shapes",
+    "may_be_copies": "._copies",
+    "read_once": "._copies",
+    "without_copies": "._copies",
+    "preferred": "._copies",
     "ensure_room": "._json_room",
     "Event": "._types",
     "expand_row": "._records",
     "foreign_refusal": "._header",
     "is_absolute_path": "._header",
     "is_folder": "._discover",
+    "is_plain_chunk": "._shapes",
     "is_safe_int": "._shapes",
     "is_zstd_head": "._follow",
     "iter_lines": "._decode",
@@ -134,6 +157,7 @@ _LAZY = {
     "parse_json": "._json_line",
     "parse_line": "._decode",
     "ProtectedInputs": "._protected",
+    "read_header": "._reader",
     "read_log": "._reader",
     "read_progress": "._progress",
     "read_stream": "._reader",

@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from itertools import zip_longest
 from pathlib import Path
 
 from ..errors import DshAuditError, UnreadableError, UsageError
-from ._decode import TornTail, iter_lines
+from ._copies import LOG_SUFFIXES, SESSION_NAME, copy_notes, without_copies
 from ._format import detect_format
 from ._outputs import open_regular
-from ._reader import read_log
 from ._versions import canonical_generation
 
-__all__ = ["copy_name", "default_sessions_root", "discover", "in_layout", "is_folder", "looks_like_log"]
+__all__ = ["default_sessions_root", "discover", "is_folder", "looks_like_log"]
 
-_SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
-_LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 #: A capture's name (``capture.CAPTURE_NAME``; a redacted bundle's is ``<log>.wire.jsonl``): beside a
 #: log, never one itself, whether or not it can be opened (``log`` imports nothing of ``capture``).
 _CAPTURE_NAME = "wire.jsonl"
@@ -97,10 +92,10 @@ def _walk(folder: Path, notes: list[str] | None = None, refused: dict[str, str] 
     other: list[Path] = []
     for root, dirs, files in _tree(folder, _unreadable(refused)):
         dirs.sort()
-        session_files = _pick_generation(Path(root), sorted(f for f in files if _SESSION_NAME.match(f)), notes)
+        session_files = _pick_generation(Path(root), sorted(f for f in files if SESSION_NAME.match(f)), notes)
         named.extend(Path(root) / name for name in session_files)
         for name in sorted(files):
-            if not _SESSION_NAME.match(name) and name.endswith(_LOG_SUFFIXES) and not name.endswith(".tmp"):
+            if not SESSION_NAME.match(name) and name.endswith(LOG_SUFFIXES) and not name.endswith(".tmp"):
                 other.append(Path(root) / name)
     return named + [p for p in other if _log_like(p)]
 
@@ -166,7 +161,8 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     session folder holding several generations (``session.jsonl.zstd`` and
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With
     ``copies`` (the default), one session found as several files (DSH's log and an export or a
-    copy of it, compressed or not) is read once (:func:`_without_copies`); ``notes`` says which.
+    copy of it, compressed or not, or an earlier, partial one under another name) is read once
+    (:func:`~dsh_audit.log._copies.without_copies`, the one rule of copies); ``notes`` says which.
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
@@ -214,139 +210,9 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
             if key not in seen:
                 seen.add(key)
                 found.append(log)
-    return _without_copies(found, notes) if copies else found
-
-
-def copy_name(path: Path) -> str | None:
-    """The session a file's name says it holds: a canonical session file's folder
-    (``<id>/session.jsonl.zstd``), an export's name without its suffix (``<id>.jsonl``); None for a
-    child snapshot (``session.1.jsonl``), which shares its folder with its parent."""
-    name = path.name
-    if _SESSION_NAME.match(name):
-        return path.parent.name if canonical_generation(name) is not None else None
-    for suffix in _LOG_SUFFIXES[::-1]:
-        if name.endswith(suffix):
-            return name[:-len(suffix)]
-    return None
-
-
-def in_layout(path: Path) -> bool:
-    """Whether ``path`` is where DSH keeps a session: ``sessions/<project>/<session>/session.jsonl[.zstd]``."""
-    return bool(_SESSION_NAME.match(path.name)) and path.parent.parent.parent.name == "sessions"
-
-
-def _header_id(path: Path) -> str | None:
-    """The session id in a log's header; None when it has none that can be read (its reading says
-    why), or a snapshot fixture's token (``{{sessionId}}``: DSH's snapshot normaliser gives every
-    fixture that id, so it names no session)."""
-    try:
-        log = read_log(path, lenient=True)
-    except DshAuditError:
-        return None
-    log.close()
-    found = log.header.id
-    return None if found.startswith("{{") and found.endswith("}}") else found
-
-
-def holds(a: Path, b: Path) -> int | None:
-    """How two files' decoded lines compare: 0 the same lines, 1 ``a`` holds all of ``b``'s and
-    more after them, -1 the reverse; None when they differ, or one cannot be read (its reading
-    says why later). Both are read once, side by side, within the decode limits."""
-    torn: list[TornTail] = []
-    try:
-        with open_regular(a) as first, open_regular(b) as second:
-            for x, y in zip_longest(iter_lines(first, os.fspath(a), torn), iter_lines(second, os.fspath(b), torn)):
-                if x is None:
-                    return -1
-                if y is None:
-                    return 1
-                if x.raw != y.raw or x.count != y.count:
-                    return None
-    except (DshAuditError, OSError):
-        return None
-    return 0
-
-
-def _preferred(path: Path) -> int:
-    """How much a file is the one DSH reads: 2 where DSH keeps it (:func:`in_layout`), 1 named as
-    DSH names it elsewhere (a session folder copied out), 0 an export."""
-    return 2 if in_layout(path) else 1 if _SESSION_NAME.match(path.name) else 0
-
-
-#: The most files of one session name that are compared with each other (a log, its export, a copy
-#: or two): more are not copies of one session, and comparing them two by two would read each of
-#: them as many times as there are others.
-_MAX_COPIES = 4
-
-
-def _same_sizes(exports: list[Path]) -> set[Path]:
-    """The exports whose byte size another of ``exports`` has: the only ones that may be a renamed
-    copy (the same lines), whose header is read to tell (``stat`` reads no file)."""
-    by_size: dict[int, list[Path]] = {}
-    for path in exports:
-        try:
-            by_size.setdefault(os.stat(path).st_size, []).append(path)
-        except OSError:  # read, and refused, as the log it is
-            continue
-    return {path for group in by_size.values() if len(group) > 1 for path in group}
-
-
-def _without_copies(logs: list[Path], notes: list[str] | None) -> list[Path]:
-    """``logs`` with each session read once: files that hold the same session are compared line by
-    line; of two with the same lines the file DSH reads is kept (else the first), of two where one
-    holds the other and more the longer is kept (an earlier copy stops where it was taken). Files
-    that differ otherwise are all kept. ``notes`` says which file was read instead of which. More
-    than :data:`_MAX_COPIES` files of one session are all kept uncompared, so that the work stays
-    within a few reads of each file.
-
-    Which files hold one session: in a DSH home (every log where DSH keeps it) or a session
-    folder copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing
-    is read); of an export, which a user may name as they like (``a.jsonl`` and ``a-copy.jsonl``),
-    the session id of its header when another export has its size (one more small read of its first
-    line; an export of a size no other has is read once, by the command); when files in a DSH
-    home and outside one are found together (a scenario folder holding DSH's home and exports, a
-    copy beside a home), the header of each. A child snapshot (``session.1.jsonl``), which
-    shares its parent's id, is never a copy."""
-    if len(logs) < 2:
-        return logs
-    mixed = len({in_layout(log) for log in logs}) > 1
-    twins = _same_sizes([log for log in logs if not _SESSION_NAME.match(log.name)])
-    named: dict[str, list[Path]] = {}
-    for log in logs:
-        if (folder := copy_name(log)) is None:
-            continue
-        if (name := _header_id(log) if mixed or log in twins else folder) is not None:
-            named.setdefault(name, []).append(log)
-    dropped: set[Path] = set()
-    for group in named.values():
-        if len(group) > _MAX_COPIES:
-            continue  # not copies of one session (fixtures sharing an id): each is read, none compared
-        kept: list[Path] = []
-        for log in group:
-            for at, other in enumerate(kept):
-                relation = holds(other, log)
-                if relation is None:
-                    continue
-                if relation == -1 or (relation == 0 and _preferred(log) > _preferred(other)):
-                    kept[at], log, other = log, other, log
-                dropped.add(log)
-                if notes is not None:
-                    why = "the same lines" if relation == 0 else "the other's lines and more"
-                    notes.append(_copy_note(other, log, why))
-                break
-            else:
-                kept.append(log)
-    return [log for log in logs if log not in dropped]
-
-
-def _copy_note(read: Path, skipped: Path, why: str) -> str:
-    """The note for a copy not read: both paths whole, the folder they share said once (a DSH
-    home's path and an export's beside it share all but their last few parts)."""
-    try:
-        shared = os.path.commonpath([read.parent, skipped.parent])
-    except ValueError:  # one absolute, one relative: nothing to say once
-        shared = ""
-    if shared in ("", os.curdir, os.sep):
-        return f"one session in two files: read {read}, not {skipped} ({why})"
-    return (f"one session in two files under {shared}{os.sep}: read {read.relative_to(shared)}, "
-            f"not {skipped.relative_to(shared)} ({why})")
+    if not copies:
+        return found
+    kept, left = without_copies(found)
+    if notes is not None:
+        notes.extend(copy_notes(left))
+    return kept

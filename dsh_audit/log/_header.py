@@ -126,9 +126,9 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
                               hint="a DSH log starts with a {\"type\":\"session\",...} header line")
     try:
         value = parse_json(line.raw)
-    except UnicodeDecodeError:
-        raise UnreadableError("header line is not valid UTF-8", path=path, line=1,
-                              hint="this is not a DSH session log") from None
+    except UnicodeDecodeError as exc:  # a record that is no header, as one not JSON: another agent's may be damaged
+        raise MalformedRecordError(f"header line is not valid UTF-8 (byte {exc.start})", path=path, line=1,
+                                   hint="this is not a DSH session log") from None
     except NestingError:
         raise UnreadableError(TOO_DEEP, path=path, line=1, hint=TOO_DEEP_HINT) from None
     except ValueError:

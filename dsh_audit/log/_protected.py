@@ -145,7 +145,8 @@ class ProtectedInputs:
 
         Every output is refused when its path is empty, when it is (or resolves to, or lies inside
         the folder of) an input or an output :meth:`claim`\\ ed before (``hint``: how to choose
-        another path; default ``write it to another path``), or when its folder does not exist.
+        another path; default ``write it to another path``), or when its folder does not exist or
+        cannot be written to (a device or a FIFO, written to as it is, wherever it lies).
 
         A file output (the default, a report) replaces a file there and is written through to a
         device or a FIFO (:func:`write_atomic`), never to a folder. With ``force`` given (an output
@@ -176,6 +177,12 @@ class ProtectedInputs:
             why = "is not a folder" if os.path.lexists(parent) else "does not exist"
             raise UsageError(f"cannot write the {what}: its folder {parent} {why}", path=name,
                              hint="create the folder first, or name a file in a folder that exists")
+        # an output is made beside its target and renamed over it (a link's: beside the file it names);
+        # a device or a FIFO is written to as it is, wherever it lies
+        beside = os.path.dirname(_real(name)) if os.path.islink(name) else parent
+        if special_kind(name) is None and not os.access(beside, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write the {what}: its folder {beside} is not writable", path=name,
+                             hint="name a file in a folder you can write to")
 
     @staticmethod
     @contextmanager
@@ -196,7 +203,7 @@ class ProtectedInputs:
             >>> with ProtectedInputs.staged(f"{folder}/out.txt", what="the output") as temp:
             ...     _ = temp.write_text("whole")
             ...     ProtectedInputs.commit(temp, f"{folder}/out.txt")
-            >>> os.listdir(folder), open(f"{folder}/out.txt").read()
+            >>> os.listdir(folder), Path(f"{folder}/out.txt").read_text()
             (['out.txt'], 'whole')
         """
         name = os.fspath(path)

@@ -28,13 +28,13 @@ from ._json_line import NestingError
 from ._outputs import open_regular
 from ._records import RowError, decode_record, row_head
 from ._refusals import META, SEED, UPGRADE, Candidate, event_refusal, retired_refusal
-from ._shapes import MAX_SAFE
+from ._shapes import is_plain_chunk
 from ._tee import LineTee, _Teed
 from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, Event, SessionHeader, new_event
 from ._upgrade import Malformed, MessageIds, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
-__all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_log", "read_stream"]
+__all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_header", "read_log", "read_stream"]
 
 
 @dataclass
@@ -232,13 +232,8 @@ class SessionLog:
         self._torn.clear()
 
     def _check(self, raw: Any, line: int, sid: str, message_ids: MessageIds) -> Event | None:
-        if raw.get("type") == "assistant/chunk" and len(raw) == 4:
-            # The bulk of every log (and every event a packed row expands to): a plain chunk has
-            # nothing to upgrade, no message shape and no surface metadata; its envelope is checked
-            # (four keys, its seq the expected int: type, seq, time and data; a safe integer time).
-            data, time = raw.get("data"), raw.get("time")
-            if type(data) is dict and type(time) is int and -MAX_SAFE <= time <= MAX_SAFE:
-                return new_event(raw["seq"], "assistant/chunk", time, data, line)
+        if is_plain_chunk(raw):  # the bulk of every log: its envelope is all there is to check
+            return new_event(raw["seq"], "assistant/chunk", raw["time"], raw["data"], line)
         if self.format_version >= 1:
             notes: list[str] = []
             raw = to_v0_shapes(raw, self.format_version, notes)
@@ -310,6 +305,18 @@ def read_log(path: str | os.PathLike[str], *, lenient: bool = False,
     name = os.fspath(path)
     stream = open_regular(name)  # closed by SessionLog; a FIFO or device is refused, never read
     return read_stream(stream, name, lenient=lenient, max_version=max_version, tee=tee)
+
+
+def read_header(path: str | os.PathLike[str]) -> SessionHeader | None:
+    """The header of the log at ``path``, its events not read (leniently, as :func:`read_log`
+    reads a tokenised fixture's: its session id and times are what is wanted); None when it cannot
+    be read (reading the log says why)."""
+    try:
+        log = read_log(path, lenient=True)
+    except (DshAuditError, OSError):
+        return None
+    log.close()
+    return log.header
 
 
 def read_stream(stream: BinaryIO, name: str, *, lenient: bool = False,

@@ -5,13 +5,15 @@ root."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import DshAuditError, UnreadableError, UsageError
+from ..errors import UnreadableError, UsageError
+from ._copies import MAX_COPIES, copy_name, copy_notes, preferred, read_once
 from ._discover import default_sessions_root, discover, is_folder
 from ._outputs import open_regular
-from ._reader import read_log
+from ._reader import read_header
 from ._span import time_span
 
 __all__ = ["resolve_session"]
@@ -29,13 +31,9 @@ def _header_ids(logs: Iterable[Path]) -> tuple[list[tuple[str, int, Path]], list
         except UnreadableError as exc:
             unopened.append(exc)
             continue
-        try:
-            log = read_log(path, lenient=True)
-        except DshAuditError:
-            continue
-        log.close()
-        created = log.header.created_at if isinstance(log.header.created_at, int) else 0
-        found.append((log.header.id, created, path))
+        header = read_header(path)
+        if header is not None:
+            found.append((header.id, header.created_at if isinstance(header.created_at, int) else 0, path))
     return found, unopened
 
 
@@ -65,7 +63,8 @@ def _names(ref: str, path: object) -> bool:
     return any(name in (ref, f"session-{ref}") for name in (log.parent.name if stem == "session" else "", stem))
 
 
-def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> Path:
+def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None,
+                    notes: list[str] | None = None) -> Path:
     """The one session log ``ref`` names: a path (file or folder), ``latest``, a session id, or a
     unique prefix of one (with or without its ``session-``), looked up under ``root`` (default:
     :func:`default_sessions_root`).
@@ -73,11 +72,14 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
     ``latest`` is the session ``dsh-audit sessions`` lists first: the newest last activity by the
     log's own timestamps (:func:`time_span`, which reads only the log's two ends), as DSH's own
     session list orders by last update (``host/apiproxy/src/api-proxy.ts:1728``); of equal ones
-    the first by path, as there. A session present as several files is the one :func:`discover`
-    lists first.
+    the first by path, as there. A session present as several files is read from the one the rule
+    of copies reads (:func:`~dsh_audit.log._copies.read_once`, as :func:`discover` does), and
+    ``notes`` gets discovery's note naming the copies left out; files of one session that differ
+    otherwise are refused (which one is meant cannot be told).
 
     Raises:
-        UsageError: ``ref`` names no session, or several (the message lists up to five).
+        UsageError: ``ref`` names no session, or several (the message lists up to five), or one
+            in several files that differ (the message names them).
         UnreadableError: a path does not exist and there is no sessions folder to look in; or a
             log under it cannot be opened and ``ref`` is ``latest`` or no session's exact id.
 
@@ -95,7 +97,7 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
     if not is_folder(folder):
         raise UnreadableError("no such file, and no sessions folder to look the session id up in", path=ref,
                               hint=f"pass a log file, or set DSH_HOME so that {folder} exists")
-    known, unopened = _header_ids(discover([folder]))
+    known, unopened = _header_ids(discover([folder], copies=False))  # copies: compared for the one session named
     exact = [k for k in known if k[0] == ref]
     named = [exc for exc in unopened if _names(ref, exc.path)] if not exact and ref != "latest" else []
     if len(named) == 1 and named[0].path is not None:  # its folder or file is named so: the log the user meant
@@ -108,14 +110,46 @@ def resolve_session(ref: str, *, root: str | os.PathLike[str] | None = None) -> 
                               hint="make it readable or move it out of the sessions folder, or pass the "
                                    "log's path instead of a session id")
     if ref == "latest" and known:
-        return _latest([path for _, _, path in known])
+        latest = _latest([path for _, _, path in known])
+        return _one_file(next(k[0] for k in known if k[2] == latest), known, notes, first=latest)
     matches = exact or [k for k in known if k[0].startswith(ref) or k[0].removeprefix("session-").startswith(ref)]
     ids = sorted({k[0] for k in matches})
     if len(ids) == 1:
-        return matches[0][2]
+        return _one_file(ids[0], matches, notes)
     if not ids:
         raise UsageError(f"no session log, session id or id prefix '{ref}' here", path=str(folder),
                          hint="run `dsh-audit sessions` to see the ids, or pass a path")
     shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
     raise UsageError(f"session id prefix '{ref}' is ambiguous: {shown}", path=str(folder),
                      hint="type more of the id")
+
+
+def _one_file(session_id: str, known: list[tuple[str, int, Path]], notes: list[str] | None, *,
+              first: Path | None = None) -> Path:
+    """The file read of session ``session_id``, of the ``known`` logs whose header names it, by the
+    one rule of copies (:mod:`~dsh_audit.log._copies`, as discovery reads it and ``sessions`` lists
+    it): one file, or the one its copies hold no more than, with discovery's note naming the copies
+    left out (in ``notes``). A child snapshot (``session.1.jsonl``, its parent's id) is no file of
+    the session beside its parent; a snapshot fixture's token (``{{sessionId}}``) names no session:
+    ``first`` (the file ``latest`` found), else the first file is read.
+
+    Raises:
+        UsageError: the session is in several files that differ (neither holds the other's lines),
+            or in more than :data:`~dsh_audit.log._copies.MAX_COPIES`: which one is meant cannot
+            be told, and each may tell another story.
+    """
+    files = [path for found, _, path in known if found == session_id]
+    if session_id.startswith("{{") and session_id.endswith("}}"):
+        return first or files[0]
+    files = [path for path in files if copy_name(path) is not None] or files
+    read, left = read_once(files, rank=preferred)
+    if len(read) == 1:
+        if notes is not None:
+            notes.extend(copy_notes(left, files=len(files)))
+        return read[0]
+    why = f", too many to compare (more than {MAX_COPIES})" if len(files) > MAX_COPIES else \
+        " that differ (neither holds the other's lines)"
+    shown = ", ".join(shlex.quote(str(path)) for path in read[:5]) + \
+        (f" and {len(read) - 5} more" if len(read) > 5 else "")
+    raise UsageError(f"session {session_id} is in {len(read)} files{why}: {shown}",
+                     hint="pass the path of the log you mean; `dsh-audit sessions` lists each file")

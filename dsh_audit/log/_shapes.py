@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
-__all__ = ["MAX_SAFE", "adapter_defaults_error", "envelope_error", "is_safe_int", "message_shape_error"]
+__all__ = ["MAX_SAFE", "adapter_defaults_error", "envelope_error", "is_plain_chunk", "is_safe_int",
+           "message_shape_error"]
 
+#: The largest safe integer (JavaScript's ``Number.MAX_SAFE_INTEGER``): DSH's bound on seqs, times
+#: and counts, and the one name for it.
 MAX_SAFE = 2**53 - 1
 
 
@@ -21,6 +24,26 @@ def is_safe_int(value: Any) -> TypeGuard[float]:
     if isinstance(value, float):
         return value.is_integer() and abs(value) <= MAX_SAFE
     return isinstance(value, int) and abs(value) <= MAX_SAFE
+
+
+def is_plain_chunk(value: dict[str, Any]) -> bool:
+    """Whether a stored event is an ``assistant/chunk`` as DSH writes the bulk of every log (and
+    every event a packed row expands to): exactly the keys type, seq, time and data, an ``int`` seq,
+    a safe ``int`` time and an object ``data``. Such a chunk has nothing to upgrade, no message
+    shape and no surface metadata: the reader and the checker take it on their fast paths, and
+    any other event takes every check.
+
+    Example:
+        >>> is_plain_chunk({"type": "assistant/chunk", "seq": 3, "time": 1, "data": {}})
+        True
+        >>> is_plain_chunk({"type": "assistant/chunk", "seq": 3, "time": 1.5, "data": {}})
+        False
+    """
+    if len(value) != 4 or value.get("type") != "assistant/chunk":
+        return False
+    time = value.get("time")
+    return (type(time) is int and -MAX_SAFE <= time <= MAX_SAFE and type(value.get("seq")) is int
+            and type(value.get("data")) is dict)
 
 
 _ENVELOPE_KEYS = frozenset({"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"})

@@ -13,6 +13,8 @@ from array import array
 from bisect import bisect_left
 from typing import Any, TypeGuard
 
+from ._shapes import MAX_SAFE
+
 __all__ = ["Malformed", "MessageIds", "legacy_message_id", "upgrade_event"]
 
 
@@ -70,7 +72,7 @@ class MessageIds:
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53 - 1
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_SAFE
 
 
 def _only_keys(record: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:

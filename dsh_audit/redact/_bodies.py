@@ -153,13 +153,17 @@ def _image_string(value: str, images: dict[str, str]) -> str | None:
 
 
 def redact_body(body: bytes, redactor: Redactor, original: dict[JsonPath, str], redacted: dict[JsonPath, str],
-                images: dict[str, str] | None = None) -> bytes:
+                images: dict[str, str] | None = None, *, is_json: bool | None = None) -> bytes:
     """One captured body, string values replaced in place; ``images``: the stand-in base64 of each
-    image's base64 (:func:`stand_in_images`)."""
+    image's base64 (:func:`stand_in_images`); ``is_json``: whether the body is JSON, when the caller
+    parsed it already (None: it is parsed here)."""
     try:
-        text = body.decode("utf-8")
-        parse_json(body)
-    except (ValueError, UnicodeDecodeError):
+        text: str | None = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and is_json is None:
+        is_json = _read(body) is not _NOT_JSON
+    if text is None or not is_json:
         return redactor.content(body.decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
     replaced = "".join(_pieces(text, redactor, original, redacted, images))
     del text  # a large body is held as few times at once as it can be
@@ -217,49 +221,54 @@ def _render(session: Session, index: int, instruction: str | None, images: dict[
         return None
 
 
-def _instruction(body: bytes) -> str | None:
+#: What :func:`_read` returns for a captured body that is no JSON, and a body not read yet.
+_NOT_JSON: Any = object()
+_UNREAD: Any = object()
+
+
+def _read(body: bytes) -> Any:
+    """A captured body's JSON value (:data:`_NOT_JSON` when it is none)."""
     try:
-        return last_user_text(parse_json(body))
+        return parse_json(body)
     except (ValueError, UnicodeDecodeError):
-        return None
+        return _NOT_JSON
 
 
 def redacted_bodies(captures: Sequence[CapturedRequest], original: Session, redacted: Session,
                     redactor: Redactor) -> Iterator[bytes]:
     """The redacted body of each captured request, in capture order, one at a time (a generator: a
-    caller writes each before the next is made)."""
+    caller writes each before the next is made). Each body is parsed once at most (:func:`_redacted_body`)."""
     by_position: dict[int, int] = {}
     index_of = {id(request): index for index, request in enumerate(original.requests)}  # no scan a pairing
     for pairing in align(original.requests, captures, routes=route_apis([original])):  # as diff pairs them
         if pairing.request is not None and pairing.capture is not None:
             by_position[pairing.capture.position] = index_of[id(pairing.request)]
     for position, capture in enumerate(captures):
-        yield _redacted_body(capture.body, by_position.get(position), original, redacted, redactor)
+        yield _redacted_body(capture, by_position.get(position), original, redacted, redactor)
 
 
-def _redacted_body(body: bytes, index: int | None, original: Session, redacted: Session, redactor: Redactor) -> bytes:
+def _redacted_body(capture: CapturedRequest, index: int | None, original: Session, redacted: Session,
+                   redactor: Redactor) -> bytes:
     """One captured body redacted: the redacted log's render of request ``index`` (None: no request)
-    where the original's render is the body, else the body rewritten in place (:func:`redact_body`)."""
-    images, given, stand_ins = _images(body, redactor)
+    where the original's render is the body, else the body rewritten in place (:func:`redact_body`).
+
+    The body is parsed once at most: for its images (when it holds base64 data) and a compaction's
+    instruction, whether it is JSON then coming from that read; a body that needs neither is parsed
+    only when it is not the render (by :func:`redact_body`), and not at all when it is."""
+    body = capture.body
+    compaction = index is not None and original.requests[index].kind == "compaction"
+    document = _read(body) if compaction or b"base64" in body else _UNREAD
+    is_json = None if document is _UNREAD else document is not _NOT_JSON
+    images, given, stand_ins = stand_in_images(document, redactor) if is_json and b"base64" in body else ({}, {}, {})
+    # only a compaction body is rendered with the instruction it holds (not the log: DSH's),
+    # redacted and counted once here; another request's last user text is the log's, counted there
+    instruction = last_user_text(document) if is_json and compaction else None
+    del document  # the body's value let go before it is rendered and rewritten
     before = after = None
     if index is not None:
-        # only a compaction body is rendered with the instruction it holds (not the log: DSH's),
-        # redacted and counted once here; another request's last user text is the log's, counted there
-        instruction = _instruction(body) if original.requests[index].kind == "compaction" else None
-        key_type = key_type_of(body)
+        key_type = key_type_of(body, capture.headers)  # as diff reads it: the body, and its anthropic-beta
         before = _render(original, index, instruction, given, key_type)
         after = _render(redacted, index, redactor.content(instruction) if instruction else None, stand_ins, key_type)
     if before is not None and before == body and after is not None:
         return after
-    return redact_body(body, redactor, _strings(before), _strings(after), images)
-
-
-def _images(body: bytes, redactor: Redactor) -> tuple[dict[str, str], dict[str, bytes], dict[str, bytes]]:
-    """:func:`stand_in_images` of a captured body (none when it holds no base64 data or is no JSON)."""
-    if b"base64" not in body:
-        return {}, {}, {}
-    try:
-        document = parse_json(body)
-    except (ValueError, UnicodeDecodeError):
-        return {}, {}, {}
-    return stand_in_images(document, redactor)
+    return redact_body(body, redactor, _strings(before), _strings(after), images, is_json=is_json)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from .._body_decode import content_encoding, names_base64, names_gzip
 from ..capture import CapturedRequest
 from ..errors import CaptureError
 from ..log import parse_json
@@ -238,12 +239,14 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
                         redactor.count(cookie["value"], name)
             out[key] = []
         elif key == "postData" and isinstance(value, dict) and body is not None:
-            encoded = (base64.b64encode(body).decode("ascii") if value.get("encoding") == "base64"
+            encoded = (base64.b64encode(body).decode("ascii") if names_base64(value.get("encoding"))
                        else body.decode("utf-8", "surrogatepass"))
             out[key] = {k: encoded if k == "text" else _named_items(v, redactor, kept=False) if k == "params"
                         else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "content" and isinstance(value, dict):
-            out[key] = {k: redact_content_text(v, value.get("encoding"), redactor) if k == "text" and isinstance(v, str)
+            gzip = names_gzip(content_encoding(part.get("headers")))
+            out[key] = {k: redact_content_text(v, value.get("encoding"), redactor, gzip=gzip)
+                        if k == "text" and isinstance(v, str)
                         else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "queryString" and isinstance(value, list):
             out[key] = _named_items(value, redactor, kept=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from .._version import LOG_FORMATS
 from ..errors import DshAuditError, UsageError
-from ..log import open_regular, parse_json
+from ..log import MAX_SAFE, open_regular, parse_json
 from ._routes import ROUTES_SUFFIX
 
 __all__ = ["MANIFEST_LIMIT", "MANIFEST_SUFFIX", "Manifest", "bundle_files", "manifest_path", "read_manifest",
@@ -30,8 +30,6 @@ MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_LIMIT = 16 << 20
 #: The members of a manifest that name a file of its bundle beside its log, and what each is.
 _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
-#: The largest count a manifest may record: JSON.parse reads a larger whole number inexactly.
-_MAX_COUNT = 2**53 - 1
 #: The compressions redact records (``compression``): the redacted log's, the same as its input's.
 _COMPRESSIONS = {"zstd": True, "none": False}
 
@@ -141,10 +139,10 @@ def read_manifest(log: Path) -> Manifest:
 
 
 def _count(value: object, what: str) -> int:
-    """``value``, a count a manifest records: a whole number from 0 to :data:`_MAX_COUNT` (not a
+    """``value``, a count a manifest records: a whole number from 0 to :data:`~dsh_audit.log.MAX_SAFE` (not a
     bool, a float or a string), else ValueError."""
-    if type(value) is not int or not 0 <= value <= _MAX_COUNT:
-        raise _Refused(f"{what} is not a count from 0 to {_MAX_COUNT}")
+    if type(value) is not int or not 0 <= value <= MAX_SAFE:
+        raise _Refused(f"{what} is not a count from 0 to {MAX_SAFE}")
     return value
 
 

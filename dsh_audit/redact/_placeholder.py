@@ -5,15 +5,24 @@ byte length and every ``JSON.stringify`` escaped length stays: letters and digit
 themselves, other printable ASCII (space included) among itself, ``"`` and ``\\`` between
 themselves, the five short-escaped controls among themselves (so a JSON text inside a JSON
 string, such as tool arguments, keeps its length too), other controls among themselves, and two-, three- and
-four-byte characters and each half of a lone surrogate within their own range.
+four-byte characters and each half of a lone surrogate within their own range. No placeholder holds a DEL or
+a character a terminal or an editor acts on (C1 controls, bidi overrides and isolates, zero-width and other
+format characters: :func:`._shifts._shown`) but where the text held that very character and it stays (a line
+break, a space a text starts with): such a character is drawn as its stand-in (``~`` for DEL, else the next
+character of its width that acts not: :func:`._shifts._stand_in`), at the cost that the two, after the same
+prefix, get the same placeholder; the lead byte C2 is alone in its class (as E0 is), so a C1 control keeps it.
+A C0 control stays a C0 control (one UTF-8 byte that ``JSON.stringify`` writes as six: no printable character
+keeps both lengths, and break offsets are measured on them), but in a header's ``cwd`` and a session title,
+which no verdict measures (:func:`._shifts.printable`).
 
 Each UTF-8 byte is shifted, within the bytes UTF-8 allows at its place in its character, by a
 non-zero amount drawn from a keyed BLAKE2b hash of the salt and the bytes *before* it
 (prefix-preserving anonymisation, as Crypto-PAn does for IP addresses). So equal texts get equal
 placeholders, two texts that share a prefix share the placeholder of that prefix and first
 differ at exactly the byte where they did (break offsets stay; at the character, for the first
-non-space multi-byte character of a text, whose placeholder may walk past the spaces of its class),
-different texts always get different placeholders (each byte is a bijection given its prefix), and no
+non-space multi-byte character of a text, whose placeholder may walk past the spaces of its class, and
+where one walks past a character that acts), different texts always get different placeholders (each byte
+is a bijection given its prefix; but for a character that acts and its stand-in), and no
 ASCII character is left in place but the spaces a text starts with, path separators and line breaks.
 The prefix is that of the line: every line break (:data:`._shifts.LINE_BREAKS`, as ``str.splitlines`` splits)
 stays itself, no other character becomes one, and the hash starts again after it, so the lines two
@@ -176,7 +185,7 @@ class Placeholders(PlainPlaceholders):
             >>> print(nested)
             {"args": "{\\"token\\": \\"abc\\\\u00e9defgh\\", \\"n\\": 1}"}
             >>> print(p.kept(nested))
-            {"args": "{\\"token\\": \\"ISx\\\\u046awGzmN\\", \\"n\\": 1}"}
+            {"args": "{\\"token\\": \\"ISx\\\\u036awGzmN\\", \\"n\\": 1}"}
         """
         return self._kept(text, found, (), key)[0]
 

@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ._shifts import (_ASCII, _ASCII_BREAKS, _ASCII_SHIFTS, _FIXED, _RUNS, _SHORT_RUN, _SPACES, _WIDE_BREAKS,
-                      _ascii_run, _char, _lead)
+from ._shifts import (_ACTING, _ASCII, _ASCII_BREAKS, _ASCII_SHIFTS, _FIXED, _RUNS, _SHORT_RUN, _SPACES, _WIDE_BREAKS,
+                      _SPACE_BYTES, _ascii_run, _lead, _shown)
 
 __all__ = ["IMAGE_LIMIT", "PlainPlaceholders", "SESSION_ID"]
 
@@ -159,17 +159,13 @@ class PlainPlaceholders:
                 state = self._hash.copy()
                 i += len(char)
                 continue
-            if not leading:
-                new = _char(state, char)
-                while new in wide:  # cycle walking: a bijection of the rest of its class
-                    new = _char(state, new)
+            if not leading:  # no line break, no character a terminal acts on (_shown walks past them)
+                new = _shown(state, char, wide)
             elif char.decode("utf-8", "surrogatepass") in _SPACES:
                 new = char
             else:
                 leading = False
-                new = _char(state, char)
-                while new.decode("utf-8", "surrogatepass") in _SPACES:  # cycle walking: a bijection of the rest
-                    new = _char(state, new)
+                new = _shown(state, char, _SPACE_BYTES)
             out[i:i + len(char)] = new
             state.update(char)
             i += len(char)
@@ -213,4 +209,8 @@ class PlainPlaceholders:
             return chr(out)
         data = bytearray(ch.encode("utf-8", "surrogatepass"))
         data[-1] = 0x80 + (data[-1] - 0x80 + 1) % 0x40
+        for _ in range(0x3F):  # no character a terminal acts on, when its block of 64 holds another
+            if bytes(data) not in _ACTING:
+                break
+            data[-1] = 0x80 + (data[-1] - 0x80 + 1) % 0x40
         return data.decode("utf-8", "surrogatepass")

@@ -36,6 +36,7 @@ from ._key_blocks import KeyBlocks
 from ._keys import (CONTENT_KEYS, HEADER_KEYS, META_KEY, PATH_KEYS, STRUCTURAL_KEYS, TOOL_NAME_KEYS, content_root,
                     is_header, meta_of, structural)
 from ._secrets import cut_secrets, find_secrets
+from ._shifts import printable, printable_value
 
 __all__ = ["Redactor"]
 
@@ -107,17 +108,20 @@ class Redactor(KeyBlocks):
             self._tally(self._scan(name))  # as written, as Placeholders.keys replaces it
         return self.placeholders.keys(every) if found else {}
 
-    def path(self, text: str) -> str:
+    def path(self, text: str, *, measured: bool = True) -> str:
         """A path: each segment replaced; separators (``/`` and a Windows ``\\``), ``.``, ``..``,
         ``~`` and a leading drive (``G:``) kept, so a path absolute on the platform that wrote it
-        (POSIX, a drive letter, UNC) stays absolute: DSH refuses a log whose ``cwd`` is not."""
+        (POSIX, a drive letter, UNC) stays absolute: DSH refuses a log whose ``cwd`` is not. Not
+        ``measured`` (a header's ``cwd``, which no request holds and no verdict reads), its placeholder's
+        C0 controls are letters or digits (:func:`._shifts.printable`): it holds no control character."""
         if "paths" in self.keep:
             return self.keep_text(text)
         self._count(text)
         self.strings += 1
         parts = _SEPARATORS.split(text)  # segments at even positions, separators at odd ones
-        return "".join(part if at % 2 or part in ("", ".", "..", "~") or (at == 0 and _DRIVE.fullmatch(part))
-                       else self.placeholders.text(part) for at, part in enumerate(parts))
+        out = "".join(part if at % 2 or part in ("", ".", "..", "~") or (at == 0 and _DRIVE.fullmatch(part))
+                      else self.placeholders.text(part) for at, part in enumerate(parts))
+        return out if measured else printable(out)
 
     def string(self, text: str, key: str | None, *, kept: bool = False, member: bool = True,
                content: bool = False) -> str:
@@ -267,14 +271,19 @@ class Redactor(KeyBlocks):
         try:
             if not isinstance(record, dict):
                 return self.value(record)
-            if is_header(record):  # its known members kept (cwd a path), any other one content
-                return {k: (self.path(v) if k == "cwd" and isinstance(v, str)
+            if is_header(record):  # its known members kept (cwd a path), any other one content, shown only: printable
+                return {k: (self.path(v, measured=False) if k == "cwd" and isinstance(v, str)
                             else self.value(v, k, kept=True) if k in HEADER_KEYS
-                            else self.value(v, k, content=True))
+                            else printable_value(self.value(v, k, content=True)))
                         for k, v in record.items()}
             if record.get("type") == "system/message" and "system" in self.keep:
                 return self.value(record, kept=True)
-            return self.value(record)
+            out = self.value(record)
+            data = out.get("data") if isinstance(out, dict) and record.get("type") == "session/title" else None
+            if isinstance(data, dict) and isinstance(data.get("title"), str) and "titles" not in self.keep:
+                # a title is shown, never measured (no request holds it): it holds no control character
+                out = {**out, "data": {**data, "title": printable(data["title"])}}
+            return out
         finally:
             self._finish_key()
             self._record = self._walked = self._piece = self._meta_of = None

@@ -14,12 +14,12 @@ string.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
+from .._body_decode import BodyDecodeError, body_bytes, names_base64
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._keys import STRUCTURAL_KEYS
 from ._redactor import Redactor
@@ -115,24 +115,26 @@ def _json_response(text: str, redactor: Redactor) -> str:
     return rewrite_keys(_rewrite(text, new), redactor.keys)
 
 
-def _payload(line: str) -> tuple[str, str] | None:
-    """``(prefix, payload)`` of an SSE ``data:`` line holding JSON, else None."""
+def _payload(line: str) -> int | None:
+    """Where the JSON payload of an SSE ``data:`` line starts (after ``data:`` and one space), None when
+    the line holds no JSON payload."""
     if not line.startswith("data:"):
         return None
     cut = 6 if line.startswith("data: ") else 5
     payload = line[cut:]
-    return (line[:cut], payload) if payload.lstrip()[:1] in ("{", "[") and _json(payload) else None
+    return cut if payload.lstrip()[:1] in ("{", "[") and _json(payload) else None
 
 
 def redact_sse(text: str, redactor: Redactor) -> str:
     """A ``text/event-stream`` body redacted: each stream of deltas (the string values found at one
-    JSON path across the ``data:`` events) is scanned for secrets as one text."""
+    JSON path across the ``data:`` events) is scanned for secrets as one text. Each ``data:`` payload
+    is parsed once."""
     lines = _LINES.findall(text)  # not str.splitlines: U+0085 and U+2028 are text inside a payload
+    cuts = [_payload(line.rstrip("\r\n")) for line in lines]
     streams: dict[JsonPath, list[str]] = {}
-    for line in lines:
-        found = _payload(line.rstrip("\r\n"))
-        if found is not None:
-            for _, _, token, path in string_tokens(found[1]):
+    for line, cut in zip(lines, cuts):
+        if cut is not None:
+            for _, _, token, path in string_tokens(line.rstrip("\r\n")[cut:]):
                 if not wire_structural(path):
                     streams.setdefault(path, []).append(json_string(token))
     placeholders = {path: iter(redactor.stream(values)) for path, values in streams.items()}
@@ -141,16 +143,14 @@ def redact_sse(text: str, redactor: Redactor) -> str:
         return redactor.keep_text(value) if wire_structural(path) else next(placeholders[path])
 
     out: list[str] = []
-    for line in lines:
+    for line, cut in zip(lines, cuts):
         body = line.rstrip("\r\n")
         ending = line[len(body):]
-        found = _payload(body)
-        if found is not None:
-            prefix, payload = found
-            out.append(prefix + rewrite_keys(_rewrite(payload, new), redactor.keys) + ending)
+        if cut is not None:
+            out.append(body[:cut] + rewrite_keys(_rewrite(body[cut:], new), redactor.keys) + ending)
         elif body.startswith("data:") and body[5:].strip() != "[DONE]":
-            cut = 6 if body.startswith("data: ") else 5
-            out.append(body[:cut] + redactor.content(body[cut:]) + ending)
+            start = 6 if body.startswith("data: ") else 5
+            out.append(body[:start] + redactor.content(body[start:]) + ending)
         elif body.startswith(_SSE_FIELDS) or not body.strip():
             out.append(redactor.keep_text(body) + ending)  # event names, ids, comments, blank lines
         else:
@@ -160,24 +160,33 @@ def redact_sse(text: str, redactor: Redactor) -> str:
 
 def redact_response_text(text: str, redactor: Redactor) -> str:
     """A captured response body: an event stream, a JSON document, or one content string."""
-    if text.lstrip().startswith(_SSE_FIELDS) and not _json(text):
+    head = text.lstrip()
+    is_json = head[:1] in ("{", "[") and _json(text)  # no event stream starts so: the text is parsed once
+    if head.startswith(_SSE_FIELDS) and not is_json:
         return redact_sse(text, redactor)
-    if text.lstrip()[:1] in ("{", "[") and _json(text):
+    if is_json:
         return _json_response(text, redactor)
     return redactor.content(text)
 
 
-def redact_content_text(text: str, encoding: Any, redactor: Redactor) -> str:
-    """A HAR ``response.content.text``, base64-encoded when ``encoding`` says so."""
-    if encoding != "base64":
-        return redact_response_text(text, redactor)
+def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, gzip: bool = False) -> str:
+    """A HAR ``response.content.text`` redacted, decoded as every captured body is
+    (:func:`dsh_audit._body_decode.body_bytes`: base64 when ``encoding`` names it in any case, gzip
+    when ``encoding`` or the response's ``Content-Encoding`` (``gzip``) names it or base64 holds gzip
+    data). The redacted text is written back base64-encoded when ``encoding`` names base64, as text
+    otherwise, inflated either way (a body stored inflated under a gzip header reads back as it is,
+    as a redacted request body does). A body that does not decode to UTF-8 text has no structure to
+    keep: it is one content string, of the text as stored."""
+    coded = names_base64(encoding)
     try:
-        decoded = base64.b64decode(text, validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
-        decoded = redactor.content(text)  # not UTF-8 text: no structure to keep
-        return base64.b64encode(decoded.encode("utf-8", "surrogatepass")).decode("ascii")
-    redacted = redact_response_text(decoded, redactor)
-    return base64.b64encode(redacted.encode("utf-8", "surrogatepass")).decode("ascii")
+        decoded = body_bytes(text, encoding=encoding, gzip=gzip, field="content.text").decode("utf-8")
+    except (BodyDecodeError, UnicodeDecodeError):
+        if not coded:
+            return redact_response_text(text, redactor)
+        decoded = redactor.content(text)
+    else:
+        decoded = redact_response_text(decoded, redactor)
+    return base64.b64encode(decoded.encode("utf-8", "surrogatepass")).decode("ascii") if coded else decoded
 
 
 def redact_response(value: Any, redactor: Redactor) -> Any:

@@ -8,7 +8,9 @@ only what a request's rendering reads:
 
 - kept: the route keys (the log names them), each route's ``api``, and each model's ``id``,
   ``contextWindow``, ``maxTokens``, ``input``, ``reasoningEfforts`` and ``compat``; the route's stream
-  settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``maxRequestImageBytes``);
+  settings (``reasoning``, ``cacheRetention``, ``thinkingBudgets``, ``maxRequestImageBytes``); and the
+  route's ``dshAudit: {keyType}``, the kind of key DSH gave pi-ai (a mode word, no secret: without it an
+  OAuth session's bundle would render as an API key's), checked as the reader checks it;
 - redacted: a ``baseURL`` as a captured URL is (:func:`._capture.redact_url`): its host and port (the
   placeholder the capture's ``host`` header gets) and anything before it (credentials in the URL), and
   in its path and query what is secret-shaped and every credential-named parameter's value; the rest
@@ -33,6 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import UsageError
 from ..wire import PIAI_CATALOG, PiRoutes
 
 __all__ = ["ROUTES_SUFFIX", "public_hosts", "redacted_routes"]
@@ -112,11 +115,18 @@ def redacted_routes(config: PiRoutes, *, url: Callable[[str], str], value: Calla
         if base is None or model.base_url != base.base_url:
             route["baseURL"] = url(model.base_url)
         route.update(_profile(model.profile, value))
-    for route in routes.values():
+    for provider, route in routes.items():
         apis = route.pop("_apis")
         if len(apis) == 1:
             route["api"] = next(iter(apis))
+        try:
+            key_type = config.key_type(provider)
+        except ValueError as exc:  # a configuration built in Python: what the reader refuses is refused here
+            raise UsageError(f"route {provider!r}: dshAudit.keyType {exc}",
+                             hint="key the route's models with one of the key types, alike") from None
+        if key_type is not None:
+            route["dshAudit"] = {"keyType": key_type}
     ordered = ("api", "baseURL", "reasoning", "cacheRetention", "thinkingBudgets", "headers", "maxRequestImageBytes",
-               "models")
+               "dshAudit", "models")
     return {"providers": {provider: {key: route[key] for key in ordered if key in route}
                           for provider, route in routes.items()}}

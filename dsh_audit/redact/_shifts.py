@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
+
+from ..report import ACTIVE_TEXT
 
 __all__ = ["LINE_BREAKS"]
 
@@ -28,10 +32,14 @@ _CTL = tuple(c for c in range(0x20) if c not in _ESC)
 _CONT = _ranges((0x80, 0xBF))
 _ASCII: dict[int, tuple[int, ...]] = {c: members for members in (_ALNUM, _PUNCT, _QUOTE, _ESC, _CTL) for c in members}
 _ASCII[0x7F] = (0x7F,)
+#: DEL is one byte that ``JSON.stringify`` writes raw, as it writes punctuation: it gets the placeholder
+#: ``~`` would get after the same prefix (every length kept), so no placeholder holds a DEL
+_STAND_IN = {0x7F: 0x7E}
 #: What blanks a text for Python's ``str.isspace`` or JavaScript's ``trim`` (pi-ai drops a text or thinking
 #: block that ``trim()`` leaves empty; Python's set adds U+001C..U+001F and U+0085, JavaScript's U+FEFF).
 _SPACES = frozenset("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
                     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+_SPACE_BYTES = frozenset(c.encode("utf-8") for c in _SPACES)
 # Before a text's first character that is not a space (:data:`_SPACES`): a space stays itself and any
 # other ASCII character moves among the non-spaces of its class, so a text is blank after as before
 _LEADING: dict[int, tuple[int, ...]] = {
@@ -39,7 +47,10 @@ _LEADING: dict[int, tuple[int, ...]] = {
     for c, members in _ASCII.items()}
 # lead byte -> (its class of lead bytes, the class of the byte after it, given that byte), per UTF-8's
 # rules, so that every output is valid UTF-8 (or a lone surrogate, as Python holds it) of the same width
-_LEAD2 = _ranges((0xC2, 0xDF))
+# C2 leads U+0080..U+00BF alone: its C1 controls (U+0080..U+009F) are never drawn, so the byte after it moves
+# among A0..BF (a placeholder of one of them keeps its lead byte, as one of U+0800..U+0FFF keeps E0)
+_LEAD2 = _ranges((0xC3, 0xDF))
+_C2_SECOND = _ranges((0xA0, 0xBF))
 _LEAD3 = _ranges((0xE1, 0xEC), (0xEE, 0xEF))
 _LEAD4 = _ranges((0xF1, 0xF3))
 _ED_SECOND = (_ranges((0x80, 0x9F)), _ranges((0xA0, 0xAF)), _ranges((0xB0, 0xBF)))  # BMP, high, low surrogate
@@ -50,6 +61,8 @@ def _lead(byte: int) -> tuple[tuple[int, ...], int]:
     """The class of lead byte ``byte`` and the width of its character."""
     if byte in _LEAD2:
         return _LEAD2, 2
+    if byte == 0xC2:
+        return (byte,), 2
     if byte in _LEAD3:
         return _LEAD3, 3
     if byte in (0xE0, 0xED):
@@ -63,6 +76,8 @@ def _second(lead: int, byte: int) -> tuple[int, ...]:
     """The class of the byte after lead byte ``lead`` (``byte``: that byte), a module constant."""
     if lead == 0xE0:
         return _E0_SECOND
+    if lead == 0xC2:
+        return _C2_SECOND
     if lead == 0xED:
         return next(c for c in _ED_SECOND if byte in c)
     if lead == 0xF0:
@@ -115,8 +130,8 @@ def _shifts(byte: int, members: tuple[int, ...], fixed: frozenset[int] = _FIXED)
 def _ascii_tables(fixed: frozenset[int]) -> tuple[tuple[tuple[int, ...] | None, ...], ...]:
     """:func:`_shifts` of every ASCII byte in its class (:data:`_ASCII`) and, before a text's first
     character that is no space, in its leading class (:data:`_LEADING`): ``[leading][byte]``."""
-    return (tuple(_shifts(c, _ASCII[c], fixed) for c in range(0x80)),
-            tuple(_shifts(c, _LEADING[c], fixed) for c in range(0x80)))
+    return (tuple(_shifts(_STAND_IN.get(c, c), _ASCII[_STAND_IN.get(c, c)], fixed) for c in range(0x80)),
+            tuple(_shifts(_STAND_IN.get(c, c), _LEADING[_STAND_IN.get(c, c)], fixed) for c in range(0x80)))
 
 
 # ASCII bytes' shifts by whether line breaks stay (:meth:`._plain.PlainPlaceholders.plain` ``lines``), then
@@ -135,6 +150,122 @@ _RUN_CHUNK = 1 << 16  # the bytes drawn per batch of digests (bounds the lists a
 # A multi-byte character's bytes' shifts (no byte of one is fixed), made when first needed: by the class
 # (a module constant, so its id is stable) and the byte
 _WIDE_SHIFTS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
+def _class_members(pattern: str) -> Iterator[int]:
+    """The code points of a regular expression that is one character class of characters and ranges."""
+    body, at = pattern[1:-1], 0
+    while at < len(body):
+        if at + 2 < len(body) and body[at + 1] == "-":
+            yield from range(ord(body[at]), ord(body[at + 2]) + 1)
+            at += 3
+        else:
+            yield ord(body[at])
+            at += 1
+
+
+# A multi-byte character a terminal or an editor acts on rather than shows (C1 controls, bidi overrides and
+# isolates, zero-width and other format characters, line and paragraph separators: the set every JSON output
+# of dsh-audit escapes, :data:`dsh_audit.report._json.ACTIVE_TEXT`), but for a lone surrogate, which only a lone
+# surrogate may stand for (its lengths)
+_ACTING = frozenset(chr(c).encode() for c in _class_members(ACTIVE_TEXT.pattern)
+                    if c >= 0x80 and not 0xD800 <= c <= 0xDFFF)
+
+
+def _stand_in(char: bytes) -> bytes:
+    """What the acting character ``char`` (:data:`_ACTING`) is drawn as: the next character after it, of its
+    width and class of lead bytes, that acts not and is no space nor line break (sharing its first bytes,
+    mostly all but the last, so a placeholder of it first differs from one of its neighbours where they did).
+
+    Example:
+        >>> [hex(ord(_stand_in(c.encode()).decode())) for c in ("\\x80", "\\x9f", "\\xad", "\\u202e", "\\U000e0041")]
+        ['0xa1', '0xa1', '0xae', '0x2030', '0xe0080']
+    """
+    code, classes = ord(char.decode("utf-8")), _lead(char[0])
+    while True:
+        code += 1
+        new = chr(code).encode("utf-8")
+        if (_lead(new[0]) == classes and new not in _ACTING and chr(code) not in _SPACES
+                and chr(code) not in LINE_BREAKS):
+            return new
+
+
+_STAND_INS = {char: _stand_in(char) for char in _ACTING}
+
+
+def _acts(char: bytes) -> bool:
+    """Whether the multi-byte character ``char`` (UTF-8) is one a terminal or an editor acts on
+    (:data:`_ACTING`).
+
+    Example:
+        >>> [_acts(c.encode()) for c in ("\\u202e", "\\x9b", "\\ufeff", "\\u00e9", "\\u4e2d")]
+        [True, True, True, False, False]
+        >>> _acts(b"\\xed\\xa0\\x80")  # a lone surrogate
+        False
+    """
+    return char in _ACTING
+
+
+def _shown(state: Any, char: bytes, avoid: frozenset[bytes]) -> bytes:
+    """The placeholder of the multi-byte character ``char`` after the prefix hashed into ``state``
+    (:func:`_char`) that is no character a terminal acts on (:func:`_acts`) nor one of ``avoid``: the
+    class's cycle walked past them (a bijection of the rest of its class). A character that acts is first
+    taken as its stand-in (:func:`_stand_in`), so it gets the placeholder that one gets there: no
+    placeholder holds such a character, at the cost that it and its stand-in, after the same prefix, get the
+    same one (texts that differ only there and at no later character of their line get equal placeholders).
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> state = Placeholders(b"salt")._hash.copy()
+        >>> [_acts(_shown(state, c.encode(), frozenset())) for c in ("\\u202e", "\\x85", "\\u200b", "\\U000e0041")]
+        [False, False, False, False]
+        >>> _shown(state, "\\u202e".encode(), frozenset()) == _shown(state, "\\u2030".encode(), frozenset())
+        True
+    """
+    if char in _ACTING:
+        char = _STAND_INS[char]
+    new = _char(state, char)
+    while new in avoid or new in _ACTING:  # cycle walking
+        new = _char(state, new)
+    return new
+
+
+#: A placeholder's C0 controls (its lengths need them elsewhere: one UTF-8 byte that ``JSON.stringify``
+#: writes as six) as letters and digits, in a text no verdict measures (:func:`printable`)
+_CONTROL_LETTERS = {c: _ALNUM[c] for c in range(0x20)} | {0x85: "N", 0x2028: "L", 0x2029: "P"}
+
+
+def printable(placeholder: str) -> str:
+    """``placeholder`` with each C0 control (line breaks and tabs too) and each other line break a
+    whitespace-only segment kept (U+0085, U+2028, U+2029) as a letter or a digit: for a text whose
+    lengths no verdict reads, a header's ``cwd``, which then holds no control character at all.
+
+    Example:
+        >>> printable("/a\\x1bb\\x07/\\n")
+        '/aRb7/A'
+    """
+    return placeholder.translate(_CONTROL_LETTERS)
+
+
+def printable_value(value: Any) -> Any:
+    """``value`` (a redacted JSON value no verdict measures: a header's member DSH does not define)
+    with each string, and each object key, :func:`printable`; a key that would then be another key
+    of its object stays as it is.
+
+    Example:
+        >>> printable_value({"a\\x1b": ["x\\n", 1, {"b": "\\x07"}], "aR": None})
+        {'a\\x1b': ['xA', 1, {'b': '7'}], 'aR': None}
+    """
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [printable_value(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    names = [printable(key) if isinstance(key, str) else key for key in value]
+    taken = Counter(names)
+    return {(new if taken[new] == 1 and (new == key or new not in value) else key): printable_value(item)
+            for (key, item), new in zip(value.items(), names)}
 
 
 def _classes(char: bytes) -> list[tuple[int, ...]]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ReplayError
-from ..log import SURFACE_TYPES, Event
+from ..log import MAX_SAFE, SURFACE_TYPES, Event
 from ._derive import derive_event_message
 from ._message_view import MessageView, _Generation
 from ._prefix_digest import PrefixDigest
@@ -34,7 +34,7 @@ class Replacement:
 
 
 def _is_seq(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53 - 1
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SAFE
 
 
 def _surface_op(event: Event) -> Any:

@@ -10,12 +10,13 @@ if typing.TYPE_CHECKING:
     from ._check_json import REPORT_SCHEMA_VERSION, format_json, report_object
     from ._html import build_report_data, format_html, iter_html
     from ._html_page import SessionPage, SessionPages
-    from ._json import dumps_line, dumps_pretty
+    from ._json import ACTIVE_TEXT, dumps_line, dumps_pretty
     from ._junit import format_junit, iter_junit
     from ._markdown import format_markdown
     from ._sarif import SARIF_SCHEMA, SarifRule, build_sarif, format_sarif, validation_sarif
 
 __all__ = [
+    "ACTIVE_TEXT",
     "REPORT_SCHEMA_VERSION",
     "SARIF_SCHEMA",
     "SarifRule",
@@ -38,6 +39,7 @@ __all__ = [
 
 # Public name -> the module (relative to this package) that defines it: imported on first use.
 _LAZY = {
+    "ACTIVE_TEXT": "._json",
     "REPORT_SCHEMA_VERSION": "._check_json",
     "SARIF_SCHEMA": "._sarif",
     "SarifRule": "._sarif",

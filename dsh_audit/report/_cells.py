@@ -17,9 +17,9 @@ from ._safe_text import _markdown_inline, markdown_text, terminal_text
 __all__ = ["NO_VALUE", "Amount", "table_cell"]
 
 # A number as the CLI prints one: a count, an estimate (~146), a ratio, a price, a lower bound
-# (≥$0.0076, ``\u2265$0.0076`` on a stdout that cannot write ≥), an index range; ``?`` and ``$?``
-# a number not known.
-_NUMBER = re.compile(r"^(?:~|≥|\\u2265)?[$+-]?\d[\d,._]*(%|s|ms|x)?$|^\$\?$")
+# (≥$0.0076, ``\u2265$0.0076`` on a stdout that cannot write ≥), an index range, a count a capture
+# gave (175*: `cache`'s timeline); ``?`` and ``$?`` a number not known.
+_NUMBER = re.compile(r"^(?:~|≥|\\u2265)?[$+-]?\d[\d,._]*(%|s|ms|x|\*)?$|^\$\?$")
 #: A cell that says nothing: no value (empty, ``-``), an unknown count (``?``), or none (``n/a``).
 NO_VALUE = frozenset({"", "-", "?", "n/a"})
 

@@ -35,8 +35,8 @@ The session list of a multi-session page is ordered by :mod:`._html_sessions` (`
 ``[position, depth]`` pairs): failing sessions first, then those with unexplained breaks, then the
 rest, newest first within each group, every fork or subagent child right under its parent (a family
 ranks by its worst member, so a failing child is never buried). Nothing is read again: everything
-is what ``check`` found (a log's project is the last parts of its header's ``cwd``:
-:func:`._html_sessions._project_of`); a child's parent is its header's ``parentSession`` (a fork:
+is what ``check`` found (a log's project is its header's ``cwd``, whole, as ``dsh-audit sessions``
+shows it: a drive or server kept); a child's parent is its header's ``parentSession`` (a fork:
 with ``seedLength``), the parent attribution compares its first request with, and a log's first and
 last activity are its own timestamps (:meth:`dsh_audit.session.Session.span`, the dates ``dsh-audit
 sessions`` shows).
@@ -56,8 +56,7 @@ from .._version import __version__
 from ..cache import PriceBook, SessionLedger, UsageRow, iso_utc, load_prices, price_entry, usage_tables
 from ._html_assets import CSS, SCRIPT
 from ._html_page import SessionPage
-from ._html_sessions import (_anchors, _headline, _lineage, _order, _overview, _page_cache, _project_of, _unexplained,
-                             _verdict)
+from ._html_sessions import _anchors, _headline, _lineage, _order, _overview, _page_cache, _unexplained, _verdict
 from ._html_texts import _script_json
 from .terminal import short_ids, terminal_text
 
@@ -96,7 +95,7 @@ def _session_chunks(check: Any, entries: Sequence[Any], place: dict[str, Any]) -
             "overview": _overview(check, page, about), "verdict": _verdict(check),
             "unexplained": _unexplained(check), "family": place["family"],
             "activity": [iso_utc(place["first"]), iso_utc(place["last"])],
-            "anchor": place["anchor"], "short_id": place["short_id"], "project": _project_of(check.cwd) if check.cwd else None}
+            "anchor": place["anchor"], "short_id": place["short_id"], "project": check.cwd or None}
     yield _script_json(head)[:-1] + ',"mseq":['  # the head's last key: each message's seq
     yield from _listed(page.messages.seqs())
     yield '],"headers":[' + ",".join(page.headers.texts) + '],"messages":['

@@ -5,7 +5,6 @@ words, its deep-link anchor, its project, its parent and time span, and the orde
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -263,17 +262,6 @@ def _anchors(sessions: Sequence[Any]) -> list[str]:
         taken.add(key)
         keys[k] = key
     return keys
-
-
-def _project_of(cwd: str) -> str:
-    """The last two parts of a working directory (either separator), or the whole of a root.
-
-    Example:
-        >>> _project_of("/home/dev/work/shop"), _project_of("G:\\\\src\\\\app"), _project_of("/")
-        ('work/shop', 'src/app', '/')
-    """
-    parts = [p for p in re.split(r"[\\/]+", cwd) if p]
-    return "/".join(parts[-2:]) or cwd
 
 
 def _lineage(sessions: Sequence[Any]) -> list[dict[str, Any]]:

@@ -17,11 +17,11 @@ import orjson
 
 from ..jsjson import js_number, stringify
 
-__all__ = ["dumps_line", "dumps_pretty"]
+__all__ = ["ACTIVE_TEXT", "dumps_line", "dumps_pretty"]
 
 #: DEL and every non-ASCII code point of Unicode categories Cc, Cf, Cs, Zl, Zp (Python 3.11's
 #: database; tests/test_hostile_text.py checks the class against ``unicodedata``).
-_ACTIVE = re.compile(
+ACTIVE_TEXT = re.compile(
     "[\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
     "\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
@@ -40,7 +40,7 @@ def _units(code: int) -> tuple[int, ...]:
 
 
 def _inert(text: str) -> str:
-    return text if text.isascii() and "\x7f" not in text else _ACTIVE.sub(_escape, text)
+    return text if text.isascii() and "\x7f" not in text else ACTIVE_TEXT.sub(_escape, text)
 
 
 def dumps_line(value: Any) -> str:

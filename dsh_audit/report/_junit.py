@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ._json import _ACTIVE
+from ._json import ACTIVE_TEXT
 
 __all__ = ["format_junit", "iter_junit"]
 
@@ -48,13 +48,13 @@ def _reference(match: re.Match[str]) -> str:
 
 def _inert(piece: str) -> str:
     """A piece of the document (its text already :func:`_clean`) as it is written: each active
-    character (DEL, C1, bidi: :data:`dsh_audit.report._json._ACTIVE`) and CR (which an XML reader
+    character (DEL, C1, bidi: :data:`dsh_audit.report._json.ACTIVE_TEXT`) and CR (which an XML reader
     would read as LF) as a character reference, and so is the first character of a line of text
     that a CI runner would read as a workflow command (``::error``, ``##[``): a log's text with a
     line break cannot start one where the document is printed. An element's line starts with
     ``<``, so every such line is text, and an XML reader reads the same text."""
     if not (piece.isascii() and "\x7f" not in piece):
-        piece = _ACTIVE.sub(_reference, piece)
+        piece = ACTIVE_TEXT.sub(_reference, piece)
     if "\r" in piece:
         piece = piece.replace("\r", "&#13;")
     if "::" in piece or "##" in piece:

@@ -55,8 +55,10 @@ def _short_ids(ids: Iterable[str]) -> dict[str, str]:
 
     Example:
         >>> short = _short_ids(["s-" + "x" * 80 + "a", "s-" + "x" * 80 + "b", "s-1"])
-        >>> [len(short[i]) for i in sorted(short)], short["s-1"]
-        ([84, 84, 3], 's-1')
+        >>> [len(short[i]) for i in sorted(short)], short["s-1"]  # the two long ones differ only at their end
+        ([3, 83, 83], 's-1')
+        >>> len(_short_ids(["s-" + "x" * 80 + "a", "s-" + "y" * 80])["s-" + "y" * 80])  # ID_WIDTH characters and a "…"
+        65
     """
     unique = sorted(set(ids))
     short: dict[str, str] = {}

@@ -28,15 +28,19 @@ _NARROWEST = 8
 
 # A header may wrap at a space or after one of these (``turn/step/attempt``, ``off-peak``), never inside a word.
 _HEADER_BREAKS = re.compile(r"(?<=[/-])(?=[^/-])")
+# The spaces that end a line rich drew (a cell, header or caption padded to its column or to the
+# table's width), before the escapes that close its styles on a terminal: no line ends in a space.
+_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.M)
 
 
 def _print_heading(console: Console, text: str) -> None:
     """A table's title above it, never wrapped inside a word (a path split over lines reads as two
     names): on one line when it fits :func:`title_width` (always when that is None: piped with no
     ``COLUMNS``), else broken at its last two-space gap (``PATH  session ID``:
-    :func:`dsh_audit.cli._output.session_title`), each line cut in its middle (:func:`middle_cut`)
-    when still wider, but a line after the gap that holds a session id, which is cut at its end
-    (what is left is a prefix `show` and `explain` take)."""
+    :func:`dsh_audit.cli._output.session_title`): a path whole on its line (to be copied: a
+    terminal narrower wraps it), any other line cut in its middle (:func:`middle_cut`) when still
+    wider, but a line after the gap that holds a session id, which is cut at its end (what is
+    left is a prefix `show` and `explain` take)."""
     from rich.cells import cell_len
 
     if not text:  # no title, no line (as rich's own title)
@@ -48,9 +52,16 @@ def _print_heading(console: Console, text: str) -> None:
     else:
         head, gap, tail = shown.rpartition("  ")
         parts = (head, tail) if gap and head.strip() else (shown,)
-        lines = [_cut(part, width, keep_end=at == 0 or not _UUID.search(part)) for at, part in enumerate(parts)]
+        # a path stands whole on its line (a terminal narrower wraps it): cut, it could not be copied
+        lines = [part if _is_path(part) else _cut(part, width, keep_end=at == 0 or not _UUID.search(part))
+                 for at, part in enumerate(parts)]
     for line in lines:
         console.print(_heading(line), soft_wrap=True)
+
+
+def _is_path(text: str) -> bool:
+    """Whether a title's line is one path (:data:`_PATH_WORD`): shown whole, never cut."""
+    return " " not in text.strip() and bool(_PATH_WORD.search(text.strip()))
 
 
 def _heading(text: str) -> Text:
@@ -94,7 +105,7 @@ def _draw_table(console: Console, title: str, headers: Sequence[str], cells: Seq
 
     The same text as :func:`_draw_table_rich`, byte for byte, written faster when rich would
     wrap, fold, crop and style nothing in its rows (:func:`_plain_rows`): rich draws the table's
-    frame (its top border, header, header rule, bottom border and captions, styled as on a
+    frame (its top border, header, header rule and bottom border, styled as on a
     terminal) as a table of no rows, and the rows are written between, as rich writes them. Else
     rich draws it all.
     """
@@ -103,19 +114,42 @@ def _draw_table(console: Console, title: str, headers: Sequence[str], cells: Seq
         _draw_table_rich(console, title, headers, cells, numeric, widths, captions, compact=compact)
         return
     # A table of no rows is the table's top (down to its header rule), then its bottom border (none
-    # when compact) and its captions: its rows go between the two, and change neither. The widths
+    # when compact): its rows go between the two, and change neither. The widths
     # of its columns are fixed and fit (rich.table.Table._measure_column, _calculate_column_widths),
-    # a row is drawn from its own cells (Table._render), the captions after the table
-    # (Table.__rich_console__) at its width.
-    frame = _captured(console, _table_frame(headers, numeric, widths, (), compact=compact))
+    # a row is drawn from its own cells (Table._render); the captions follow
+    # (:func:`_print_captions`), at the terminal's width.
+    frame = _captured(console, _table_frame(headers, numeric, widths, compact=compact))
     top = frame if compact else frame[:frame.rindex("\n", 0, len(frame) - 1) + 1]  # all but the bottom border
-    if captions:
-        frame = _captured(console, _table_frame(headers, numeric, widths, captions, compact=compact))
-    if not frame.startswith(top):  # never (see above): rich draws it all
-        _draw_table_rich(console, title, headers, cells, numeric, widths, captions, compact=compact)
-        return
     _print_heading(console, title)
-    _write(console, [top, *body, frame[len(top):]])
+    _write(console, [_trimmed(top), *(_trimmed(line) for line in body), _trimmed(frame[len(top):])])
+    _print_captions(console, captions)
+
+
+def _print_captions(console: Console, captions: Sequence[str]) -> None:
+    """A table's captions, each wrapped at the terminal's width (not the table's: a caption
+    under a narrow table is no taller than it must be), at spaces (:func:`_heading`)."""
+    if console.quiet or console.legacy_windows or console.is_jupyter:  # as _print_trimmed
+        for caption in captions:
+            console.print(_heading(caption))
+        return
+    with console.capture() as capture:
+        for caption in captions:
+            console.print(_heading(caption))
+    _write(console, [_trimmed(capture.get())])
+
+
+def _trimmed(text: str) -> str:
+    """``text`` with no line ending in a space (:data:`_TRAILING`)."""
+    return _TRAILING.sub(r"\1", text)
+
+
+def _print_trimmed(console: Console, table: Table) -> None:
+    """``console.print(table)``, no line ending in a space (:func:`_trimmed`); as rich prints it
+    where it writes no plain text to a file (Jupyter, a legacy Windows console) or nothing (quiet)."""
+    if console.quiet or console.legacy_windows or console.is_jupyter:
+        console.print(table)
+        return
+    _write(console, [_trimmed(_captured(console, table))])
 
 
 def _captured(console: Console, table: Table) -> str:
@@ -131,25 +165,24 @@ def _draw_table_rich(console: Console, title: str, headers: Sequence[str], cells
     """:func:`_draw_table` drawn by rich, cell by cell: a cell may wrap (:func:`_cell_text`)."""
     from rich.text import Text
 
-    table = _table_frame(headers, numeric, widths, captions, compact=compact)
+    table = _table_frame(headers, numeric, widths, compact=compact)
     for row in cells:
         table.add_row(*(Text(text if number else _cell_text(text, width))
                         for text, width, number in zip(row, widths, numeric)))
     _print_heading(console, title)
-    console.print(table)
+    _print_trimmed(console, table)
+    _print_captions(console, captions)
 
 
-def _table_frame(headers: Sequence[str], numeric: Sequence[bool], widths: Sequence[int], captions: Sequence[str],
-                 *, compact: bool) -> Table:
-    """The rich table of :func:`_draw_table`, its columns and captions, with no rows yet."""
+def _table_frame(headers: Sequence[str], numeric: Sequence[bool], widths: Sequence[int], *, compact: bool) -> Table:
+    """The rich table of :func:`_draw_table`, its columns, with no rows yet (its captions follow it)."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     style: dict[str, Any] = dict(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                                  collapse_padding=True) if compact else {}
-    table = Table(caption=Text("\n").join(map(_heading, captions)) if captions else None,
-                  caption_justify="left", **style)
+    table = Table(**style)
     for header, width, is_number in zip(headers, widths, numeric):
         table.add_column(Text(_header_text(header, width)), overflow="fold", width=width,
                          justify="right" if is_number else "left")
@@ -303,6 +336,6 @@ def _draw_records(console: Console, title: str, headers: Sequence[str], cells: S
         for header, text in zip(headers, row):
             grid.add_row(Text(header), Text(_cell_text(text, value_width)))
     _print_heading(console, title)
-    console.print(grid)
+    _print_trimmed(console, grid)
     if caption is not None:
         console.print(_heading(caption))

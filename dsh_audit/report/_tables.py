@@ -4,19 +4,19 @@ on one line."""
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ._cells import NO_VALUE, _PATH_WORD, _TABLE_WORD, _numeric, _write_csv, _write_markdown, table_cell
 from ._console import _start_pager, output_width, stdout_console
-from ._fit_text import _CUT, _UUID, _cell_len, _fitting, _shared_lengths
+from ._fit_text import _cell_len
 from ._listing import Listing, current
 from ._safe_text import stdout_text, terminal_text
 from ._table_draw import _draw_records, _draw_table, _overhead
+from ._table_words import ShortForm, header_words, id_cut, narrow_note, own_headers, short_form, with_words
 
-__all__ = ["About", "print_table", "rows_fit"]
+__all__ = ["BOXED_FROM", "About", "print_table", "rows_fit", "short_needed"]
 
 # A path up to this long is never cut in a table; a longer one is cut in its middle (``…``) to fit.
 _WHOLE_WORD = 24
@@ -31,6 +31,11 @@ _BRACKETS = "()[]<>"
 # this length; a longer one is cut in its middle (``…``) to fit, never folded.
 _WHOLE_ID = 64
 
+#: The one rule of a table's style, the same for every command: a terminal (or ``COLUMNS``) this
+#: wide or wider draws a table boxed when the boxes cost it no column and no wrapped cell, else
+#: compact; a narrower one draws it compact (rule-only, which leaves text the most room).
+BOXED_FROM = 100
+
 #: The style of a run's first table, boxed (False) or compact (True), by its listing
 #: (:func:`print_table`: the run's other tables take it).
 _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionary()
@@ -39,7 +44,8 @@ _RUN_STYLES: weakref.WeakKeyDictionary[Listing, bool] = weakref.WeakKeyDictionar
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                 caption: str | None = None, droppable: Sequence[str] = (), short: Mapping[str, str] | None = None,
                 ids: Sequence[str] = (), least: Mapping[str, int] | None = None,
-                about: About | None = None, legend: str | None = None) -> None:
+                about: About | None = None, legend: str | None = None, short_first: bool = False,
+                in_short: bool | None = None) -> None:
     """A table on stdout; every title, caption and cell is shown with :func:`table_cell`, no markup.
 
     Every line fits the terminal (piped output: ``COLUMNS``, else 200 columns; a terminal narrower
@@ -54,19 +60,17 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     line above the table (:func:`title_width`), never wrapped. Columns are left out one by one
     (the caption says which): first a column with no value in any row (every cell ``-``, ``?``,
     ``n/a`` or empty), then the ``droppable`` columns in that order. The first layout that fits is
-    drawn: with all the columns, then with one left out, and so on, the boxed table with every
-    cell on one line, the borderless compact one so, then the boxed and the compact table with
-    only cells longer than ``_ROOMY`` wrapped; failing all that, the compact table with text
-    wrapped down to its longest words, with as few columns left out as that needs; then so with
-    words longer than ``_WHOLE_WORD`` cut; else one block of ``column value`` lines per row,
-    every column kept. Inside :func:`listing`, a run's tables share one style: after the first
-    (boxed or compact), only layouts of its style are tried, in that order (a boxed one squeezed
-    and with words cut too, as a compact one is), so at a given width a run draws every table in
-    the style of its first; the other style only when no layout of it fits at all (a table too
-    wide to be drawn boxed even so).
+    drawn: with all the columns, then with one left out, and so on, with every cell on one line,
+    then with only cells longer than ``_ROOMY`` wrapped; failing all that, with text wrapped down
+    to its longest words, with as few columns left out as that needs; then so with words longer
+    than ``_WHOLE_WORD`` cut; else one block of ``column value`` lines per row, every column kept.
+    One rule of style for every command (:data:`BOXED_FROM`): on a terminal narrower than 100
+    columns, the borderless compact table (boxed only when no compact layout fits at all); from
+    100 columns, each layout above is tried boxed, then compact: boxed whenever the boxes cost no
+    column and no wrapped cell. Inside :func:`listing`, a run's tables share the style of its first.
 
     A table with a short form (``short``: a shorter header for some columns, as ``sessions`` says
-    ``reqs`` for ``requests``; ``ids``: columns of session ids) tries it, compact first, after each
+    ``reqs`` for ``requests``; ``ids``: columns of session ids) tries it after each
     layout above that fails, before it leaves out a column that has a value, and before a header
     of the long form wraps (each layout is tried first with every header on one line, then in
     the short form, then with headers wrapped between their words): its headers
@@ -74,7 +78,14 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     among the column's (of 16 characters at least, and through a UUID's first group, as
     :func:`short_ids` shows one) and a ``…`` (a prefix `show` and `explain` take), and only as far
     as the room needs. ``legend``: a caption said when the short form is drawn, what its
-    shortened headers mean (``t/s/a: turn/step/attempt``).
+    shortened headers mean (``t/s/a: turn/step/attempt``). With ``short_first``, the short
+    headers are the table's own (it is laid out as a table whose headers they are), and each
+    column then shows its own words where the layout has room for them beside every other
+    column's width (:func:`with_words`: ``sessions`` says ``requests`` where it has the room).
+
+    ``in_short``: True, the table is laid out in its short form only; False, never in it (a command
+    that prints several tables chooses once for them all, by :func:`short_needed`, so that a run
+    never switches between ``turn/step/attempt`` and ``t/s/a``).
 
     ``least``: the narrowest width of some columns (``{"title": 20}``), or of their widest cell when
     that is narrower: columns are left out before one of them is narrower, so that free text wraps
@@ -103,27 +114,31 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
         return
     # What stdout cannot write is escaped by it: measure the escapes, so that the columns line up.
     cells = [[stdout_text(text) for text in row] for row in cells]
-    headers = [stdout_text(header) for header in headers]
+    words = [stdout_text(header) for header in headers]  # each column's own
+    headers, short = own_headers(columns, words, short, short_first=short_first)
     console = stdout_console()
     empty, order = _left_out_order(columns, cells, droppable)
-    form = _short_form(columns, headers, cells, short=short, ids=ids)
+    form = short_form(columns, headers, cells, short=short, ids=ids)
     chosen = _layout(headers, cells, order, console.width, state, form=form, valued=len(empty),
-                     least=_by_place(columns, least))
+                     least=_by_place(columns, least), in_short=in_short)
     if chosen is not None:
-        note = _narrow_note([headers[at] for at in order[:chosen.drop] if at in empty],
-                            [headers[at] for at in order[:chosen.drop] if at not in empty])
-        shown = form.headers if chosen.short and form is not None else headers
+        shown, widths = form.headers if chosen.short and form is not None else headers, chosen.widths
+        if short_first:
+            shown, widths = with_words(shown, words, chosen.kept, widths, compact=chosen.compact, width=console.width)
+        # a caption is wrapped at the terminal's width (_print_captions)
+        note = narrow_note(words, order[:chosen.drop], empty, width=console.width,
+                           short=headers if short_first else None)
         cut = form.floors if chosen.short and form is not None else {}
         _draw_table(console, title, [shown[at] for at in chosen.kept],
-                    [[_id_cut(row[at], width) if at in cut else row[at]
-                      for at, width in zip(chosen.kept, chosen.widths) if at < len(row)] for row in cells],
-                    chosen.numeric, chosen.widths,
+                    [[id_cut(row[at], width) if at in cut else row[at]
+                      for at, width in zip(chosen.kept, widths) if at < len(row)] for row in cells],
+                    chosen.numeric, widths,
                     [text for text in (caption, legend if chosen.short else None, note) if text is not None],
                     compact=chosen.compact)
         if state is not None:
             _RUN_STYLES.setdefault(state, chosen.compact)
         return
-    _draw_records(console, title, headers, cells, caption)
+    _draw_records(console, title, words, cells, caption)
 
 
 class About(NamedTuple):
@@ -143,67 +158,7 @@ class _Layout(NamedTuple):
     numeric: list[bool]  # whether each shown column is one of numbers (right-aligned)
     compact: bool  # borderless (True) or boxed
     drop: int  # how many columns of the order of leaving out (:func:`_left_out_order`) are left out
-    short: bool = False  # in the table's short form (:class:`_ShortForm`)
-
-
-class _ShortForm(NamedTuple):
-    """A table's short form (:func:`print_table`'s ``short`` and ``ids``, :func:`_short_form`)."""
-
-    headers: list[str]  # every column's header, shortened where the table has a shorter one
-    floors: dict[int, int]  # each column of ids (by place): the narrowest width its ids may be cut to
-
-
-# An id of a table's short form is cut no shorter than this many characters (``session-86ef2d28``,
-# which :func:`short_ids` shows), nor than through its UUID's first group: what is left names one
-# session among all those `explain` looks an id up in, not only among a table's rows.
-_SHORTEST_ID = 16
-# One character of a cell as stdout writes it (:func:`stdout_text`): itself, or its escape (an astral
-# character's is its two code units'): an id is cut between them, never inside an escape.
-_SHOWN_CHAR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|"
-                         r"\\U[0-9a-fA-F]{8}|.", re.S)
-
-
-def _short_form(columns: Sequence[str], headers: Sequence[str], cells: Sequence[Sequence[str]], *,
-                short: Mapping[str, str] | None, ids: Sequence[str]) -> _ShortForm | None:
-    """The short form of a table whose ``headers`` and ``cells`` are shown as stdout writes them;
-    None: it has none."""
-    if not short and not ids:
-        return None
-    shown = [stdout_text(terminal_text(short[column])) if short and column in short else header
-             for column, header in zip(columns, headers)]
-    floors = {at: _prefix_floor([row[at] for row in cells if at < len(row)], shown[at])
-              for at, column in enumerate(columns) if column in ids}
-    return _ShortForm(shown, floors)
-
-
-def _prefix_floor(texts: Sequence[str], header: str) -> int:
-    """The narrowest width a column of ids (``texts``, as stdout writes them) may be cut to at
-    their end (:func:`_id_cut`): each id's shortest prefix no other id starts with (of at least
-    ``_SHORTEST_ID`` characters, and through its UUID's first group), and the cut mark, or the
-    whole id when that is no narrower; and its header's longest piece."""
-    mark = _cell_len(stdout_text(_CUT))
-    unique = sorted(set(texts))
-    need = max([1, *_header_words(header)])
-    for text, shared in zip(unique, _shared_lengths(unique)):
-        found = _UUID.search(text)
-        least = max(shared + 1, _SHORTEST_ID, found.start() + 8 if found else 0)
-        length = 0
-        prefix: list[str] = []
-        for char in _SHOWN_CHAR.findall(text):  # whole characters, up to the least length
-            if length >= least:
-                break
-            prefix.append(char)
-            length += len(char)
-        need = max(need, min(_cell_len(text), _cell_len("".join(prefix)) + mark))
-    return need
-
-
-def _id_cut(text: str, width: int) -> str:
-    """An id (as stdout writes it) cut at its end to fit ``width`` cells, with a ``…``: its prefix."""
-    if _cell_len(text) <= width:
-        return text
-    mark = stdout_text(_CUT)
-    return "".join(_fitting(_SHOWN_CHAR.findall(text), width - _cell_len(mark))) + mark
+    short: bool = False  # in the table's short form (:class:`ShortForm`)
 
 
 def _left_out_order(columns: Sequence[str], cells: Sequence[Sequence[str]],
@@ -221,48 +176,62 @@ def _by_place(columns: Sequence[str], least: Mapping[str, int] | None) -> dict[i
 
 
 def _layout(headers: Sequence[str], cells: Sequence[Sequence[str]], order: Sequence[int], width: int,
-            state: Listing | None, *, form: _ShortForm | None = None, valued: int = 0,
-            least: Mapping[int, int] | None = None) -> _Layout | None:
+            state: Listing | None, *, form: ShortForm | None = None, valued: int = 0,
+            least: Mapping[int, int] | None = None, in_short: bool | None = None) -> _Layout | None:
     """The first layout of :func:`print_table`'s order that fits ``width`` cells (the columns of
     ``order`` left out one by one), in the run's style (``state``: :data:`_RUN_STYLES`) when one
     of that style fits; None: none fits (one block per row). The table's short ``form``, if any,
     is tried after each layout that fails once the columns with no value (the first ``valued`` of
     ``order``) are left out: before a column that has a value is."""
     measured = _measure_columns(len(headers), cells)  # once: every layout tried reads it
+    tried = [measured]
     if least:  # the columns' narrowest widths (print_table), else, when no layout keeps them, without
-        held = [column._replace(least=min(least.get(at, 0), column.widest)) for at, column in enumerate(measured)]
-        return _first_layout(headers, held, order, width, state, form=form, valued=valued) or \
-            _first_layout(headers, measured, order, width, state, form=form, valued=valued)
-    return _first_layout(headers, measured, order, width, state, form=form, valued=valued)
-
-
-def _first_layout(headers: Sequence[str], measured: Sequence[_Column], order: Sequence[int], width: int,
-                  state: Listing | None, *, form: _ShortForm | None, valued: int) -> _Layout | None:
-    """:func:`_layout` of columns ``measured``."""
+        tried.insert(0, [column._replace(least=min(least.get(at, 0), column.widest))
+                         for at, column in enumerate(measured)])
     chosen = None if state is None else _RUN_STYLES.get(state)
     # One style per run: a table after the first takes the first one's style (boxed or compact)
     # whenever some layout of that style fits, leaving columns out for it as the first table would.
-    for styles in ((True, False),) if chosen is None else ((chosen,), (not chosen,)):
-        for squeezed, cut in ((False, False), (True, False), (True, True)):
-            for drop in range(len(order) + 1):
-                kept = [at for at in range(len(headers)) if at not in order[:drop]]
-                for shape, whole in _shapes(form if drop >= valued else None):
-                    found = _fitting_layout(headers if shape is None else shape.headers, measured, kept, width,
-                                            styles, squeezed=squeezed, cut=cut, form=shape, whole=whole)
-                    if found is not None:
-                        return found._replace(drop=drop)
+    # The first: compact below BOXED_FROM columns; from it, boxed where a layout fits boxed, each
+    # layout tried boxed, then compact before a column is left out or a cell wraps for the boxes.
+    passes: tuple[tuple[bool, ...], ...] = (
+        ((chosen,), (not chosen,)) if chosen is not None else
+        ((True,), (False,)) if width < BOXED_FROM else ((False, True),))
+    # A column's least width (a path kept whole) before the style: the other style before a path is cut.
+    for columns in tried:
+        for styles in passes:
+            found = _first_layout(headers, columns, order, width, styles, form=form, valued=valued, in_short=in_short)
+            if found is not None:
+                return found
     return None
 
 
-def _shapes(form: _ShortForm | None) -> tuple[tuple[_ShortForm | None, bool], ...]:
+def _first_layout(headers: Sequence[str], measured: Sequence[_Column], order: Sequence[int], width: int,
+                  styles: Sequence[bool], *, form: ShortForm | None, valued: int,
+                  in_short: bool | None = None) -> _Layout | None:
+    """:func:`_layout` of columns ``measured``, each layout tried in ``styles`` in order (compact
+    True, boxed False; ``in_short``: :func:`print_table`'s)."""
+    for squeezed, cut in ((False, False), (True, False), (True, True)):
+        for drop in range(len(order) + 1):
+            kept = [at for at in range(len(headers)) if at not in order[:drop]]
+            for shape, whole in _shapes(form if drop >= valued or in_short else None, in_short):
+                found = _fitting_layout(headers if shape is None else shape.headers, measured, kept, width,
+                                        styles, squeezed=squeezed, cut=cut, form=shape, whole=whole)
+                if found is not None:
+                    return found._replace(drop=drop)
+    return None
+
+
+def _shapes(form: ShortForm | None, in_short: bool | None = None) -> tuple[tuple[ShortForm | None, bool], ...]:
     """The forms :func:`_first_layout` tries a table's columns in, each with whether its headers must
     stay on one line: a table with a short ``form`` is drawn in it before a header of its own wraps
     (``turn/step/attempt`` becomes ``t/s/a`` before ``cache read`` wraps), then with headers wrapped."""
-    return ((None, False),) if form is None else ((None, True), (form, False), (None, False))
+    if form is None or in_short is False:
+        return ((None, False),)
+    return ((form, False),) if in_short else ((None, True), (form, False), (None, False))
 
 
 def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: list[int], width: int,
-                    styles: Sequence[bool], *, squeezed: bool, cut: bool, form: _ShortForm | None,
+                    styles: Sequence[bool], *, squeezed: bool, cut: bool, form: ShortForm | None,
                     whole: bool = False) -> _Layout | None:
     """The layout of columns ``kept`` that fits ``width`` cells in one of ``styles``, each cell on
     one line or (``squeezed``) wrapped down to its words (``cut``: cut down to ``_WHOLE_WORD``),
@@ -279,12 +248,8 @@ def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: l
     for place, at in enumerate(kept):
         if form is not None and at in form.floors:
             natural[place] = least[place] = min(form.floors[at], natural[place])
-    # Squeezed, the compact table leaves text the most room; a boxed table squeezed keeps a run's
-    # boxed style (after its first table) before the other style is tried. A short form is there
-    # to keep columns: the compact style, which leaves the most room, first.
-    tries = ((least, True), (least, False)) if squeezed else (
-        ((natural, True), (natural, False), (least, True), (least, False)) if form is not None else
-        ((natural, False), (natural, True), (least, False), (least, True)))
+    # Each cell on one line first, then wrapped down to its words (a column of up to _ROOMY kept whole).
+    tries = [(needed, style) for needed in ((least,) if squeezed else (natural, least)) for style in styles]
     for needed, compact in tries:
         room = width - _overhead(len(kept), compact=compact)
         if compact in styles and sum(needed) <= room:
@@ -295,8 +260,9 @@ def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: l
 
 def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
              spare: Sequence[str] | None = None, wrapping: Sequence[str] = (), short: Mapping[str, str] | None = None,
-             ids: Sequence[str] = ()) -> bool:
-    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``ids``) would
+             ids: Sequence[str] = (), short_first: bool = False) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``, ``ids``,
+    ``short_first``) would
     draw every row on one line on this terminal: the layout it picks (as it lays a table out:
     every header whole first, then its words, its columns narrowed widest first, in its short
     form before it leaves out a column with a value) leaves out no column but those with
@@ -306,11 +272,12 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
     ids (:func:`short_ids`): a table that does not fit with whole ids shows them shortened before
     it wraps one or leaves out a column that says something.
     """
-    headers = [stdout_text(terminal_text(column)) for column in columns]
+    headers, short = own_headers(columns, [stdout_text(terminal_text(column)) for column in columns], short,
+                                  short_first=short_first)  # its own words take no cell another column has
     cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
     empty, order = _left_out_order(columns, cells, droppable)
     chosen = _layout(headers, cells, order, output_width(), current(),
-                     form=_short_form(columns, headers, cells, short=short, ids=ids), valued=len(empty))
+                     form=short_form(columns, headers, cells, short=short, ids=ids), valued=len(empty))
     if chosen is None:
         return False
     spared = set(droppable if spare is None else spare)
@@ -320,10 +287,17 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
                if columns[at] not in spared and columns[at] not in wrapping for row in cells if at < len(row))
 
 
-def _narrow_note(empty: Sequence[str], dropped: Sequence[str]) -> str | None:
-    """The caption naming the columns a narrow terminal left out, those with no value first."""
-    names = ([f"{', '.join(empty)} (no values)"] if empty else []) + list(dropped)
-    return f"narrow terminal: {', '.join(names)} not shown (widen it, or use --json)" if names else None
+def short_needed(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable: Sequence[str] = (),
+                 short: Mapping[str, str] | None = None) -> bool:
+    """Whether :func:`print_table` (``columns``, ``rows``, ``droppable``, ``short``) would draw the
+    table in its short form on this terminal: a command printing several tables asks it of each,
+    and draws them all in the short form when one needs it (``in_short``)."""
+    headers = [stdout_text(terminal_text(column)) for column in columns]
+    cells = [[stdout_text(table_cell(cell)) for cell in row] for row in rows]
+    empty, order = _left_out_order(columns, cells, droppable)
+    chosen = _layout(headers, cells, order, output_width(), current(),
+                     form=short_form(columns, headers, cells, short=short, ids=()), valued=len(empty))
+    return chosen is not None and chosen.short
 
 
 class _Column(NamedTuple):
@@ -364,14 +338,8 @@ def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = F
     for header, column in zip(headers, columns):
         longest_id = 0 if cut else column.longest_id
         floor = column.longest_word if column.numeric else max(min(column.longest_word, _WHOLE_WORD), longest_id)
-        floors.append(max([1, floor, column.least, *_header_words(header)]))
+        floors.append(max([1, floor, column.least, *header_words(header)]))
     return floors
-
-
-def _header_words(header: str) -> list[int]:
-    """The width of each word of a column's header: a header wraps between its words, never inside
-    one (``turn/step/attempt`` stays whole; a column is left out, or others wrap, before it splits)."""
-    return [_cell_len(word) for word in header.split()]
 
 
 def _natural(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int]) -> list[int]:

@@ -16,16 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..errors import DshAuditError, MalformedRecordError, UsageError
-from ..importers import no_importer
-from ..log import SessionHeader, SessionLog, read_log
+from ..errors import DshAuditError, UsageError
+from ..log import SessionHeader, SessionLog
 from ..replay import Request
 from ..runner import SessionTaskError, iter_many
 from ..validate import Finding as ValidationFinding
 from ..validate import LineValidator
 from ._related import Headers, walk_family
 from ._home_routes import routes_from
-from ._session import Session, open_foreign, read_events, validation, validator
+from ._session import Session, opened_log, session_of, validation, validator
 
 __all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
            "rounds", "run_groups", "validating_headers"]
@@ -81,10 +80,7 @@ def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
     """
     name = os.fspath(path)
     checker = validator(name, lenient=lenient, max_version=max_version) if validate else None
-    try:
-        opened: SessionLog | DshAuditError = read_log(name, lenient=lenient, max_version=max_version, tee=checker)
-    except DshAuditError as exc:
-        opened = exc
+    opened = opened_log(name, lenient=lenient, max_version=max_version, checker=checker)
     found = _finish(name, opened, lenient=lenient, watch=frozenset(), foreign=foreign, checker=checker,
                     on_request=on_request, keep=keep)
     if isinstance(found, Session) and (config := routes_from(routes, log=name)) is not None:
@@ -92,30 +88,14 @@ def read_session(path: str | os.PathLike[str], *, lenient: bool = False, max_ver
     return found
 
 
-def _first_line(error: DshAuditError) -> bool:
-    """Whether the reader refused the very first line (the file may be another agent's log)."""
-    return isinstance(error, MalformedRecordError) and error.line == 1
-
-
 def _finish(name: str, opened: SessionLog | DshAuditError, *, lenient: bool, watch: frozenset[str],
             foreign: bool = True, checker: LineValidator | None = None,
             on_request: Callable[[Request], None] | None = None, keep: bool = True) -> Session | Failure:
-    """The session of a log whose header was read (or the error that stopped it), and the findings
-    of ``checker``, which the log's read fed (its file is closed, so it has seen the whole file)."""
+    """:func:`session_of` that never raises for the log: a :class:`Failure` keeping the warnings
+    its reader gave and the findings of ``checker`` (its file is closed: it has seen the whole file)."""
     try:
-        if isinstance(opened, SessionLog):
-            found = read_events(opened, watch=watch, on_request=on_request, keep=keep, checker=checker)
-        elif foreign and _first_line(opened) and (imported := open_foreign(name, lenient=lenient)) is not None:
-            found = imported
-            if on_request is not None:
-                for request in found.requests:
-                    on_request(request)
-            if not keep:
-                found.requests = []
-        else:
-            raise no_importer(opened) if foreign and _first_line(opened) else opened
-        found.validation = validation(checker)
-        return found
+        return session_of(name, opened, lenient=lenient, watch=watch, foreign=foreign, checker=checker,
+                          on_request=on_request, keep=keep)
     except DshAuditError as exc:
         findings = validation(checker)
         checked = None if findings is None else tuple(findings)

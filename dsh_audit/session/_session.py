@@ -37,8 +37,8 @@ from ._route_evidence import RouteEvidence
 from ._route_notes import window_conflicts
 from ._routes import Route, request_provider, request_route
 
-__all__ = ["Session", "open_foreign", "open_session", "read_events", "route_apis", "route_renderer", "validation",
-           "validator"]
+__all__ = ["Session", "open_foreign", "open_session", "opened_log", "read_events", "route_apis", "route_renderer",
+           "session_of", "validation", "validator"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
 
@@ -263,17 +263,49 @@ def open_session(source: str | os.PathLike[str] | SessionLog, *, lenient: bool =
         return read_events(source, watch=watch)
     path = os.fspath(source)
     checker = validator(path, lenient=lenient, max_version=max_version) if validate else None
+    return session_of(path, opened_log(path, lenient=lenient, max_version=max_version, checker=checker),
+                      lenient=lenient, watch=watch, foreign=foreign, checker=checker)
+
+
+def opened_log(path: str, *, lenient: bool, max_version: int,
+               checker: LineValidator | None) -> SessionLog | DshAuditError:
+    """The log at ``path`` with its header read and its events not yet (``checker`` fed the lines
+    read), or the error that stopped its reading: :func:`session_of` says what that error means."""
     try:
-        log = read_log(path, lenient=lenient, max_version=max_version, tee=checker)
-    except MalformedRecordError as exc:
-        found = open_foreign(path, lenient=lenient) if foreign and exc.line == 1 else None
-        if found is None:
-            raise (no_importer(exc) if foreign and exc.line == 1 else exc) from None
-        found.validation = validation(checker)
-        return found
-    session = read_events(log, watch=watch, checker=checker)
-    session.validation = validation(checker)
-    return session
+        return read_log(path, lenient=lenient, max_version=max_version, tee=checker)
+    except DshAuditError as exc:
+        return exc
+
+
+def _first_line(error: DshAuditError) -> bool:
+    """Whether the reader refused the very first line (the file may be another agent's log)."""
+    return isinstance(error, MalformedRecordError) and error.line == 1
+
+
+def session_of(path: str, opened: SessionLog | DshAuditError, *, lenient: bool,
+               watch: frozenset[str] = frozenset(), foreign: bool = True, checker: LineValidator | None = None,
+               on_request: Callable[[Request], None] | None = None, keep: bool = True) -> Session:
+    """The session of a log :func:`opened_log` opened: its events read once (:func:`read_events`),
+    or, when its very first line was refused and ``foreign``, another agent's log an importer reads;
+    with the findings of ``checker``, which the read fed.
+
+    Raises:
+        DshAuditError: the reader's error (with ``foreign``, the importers' when none reads the
+            file), or the error that stopped reading the events.
+    """
+    if isinstance(opened, SessionLog):
+        found = read_events(opened, watch=watch, on_request=on_request, keep=keep, checker=checker)
+    elif foreign and _first_line(opened) and (imported := open_foreign(path, lenient=lenient)) is not None:
+        found = imported
+        if on_request is not None:
+            for request in found.requests:
+                on_request(request)
+        if not keep:
+            found.requests = []
+    else:
+        raise no_importer(opened) if foreign and _first_line(opened) else opened
+    found.validation = validation(checker)
+    return found
 
 
 def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),

@@ -27,6 +27,7 @@ from ..log import (
     Malformed,
     MessageIds,
     adapter_defaults_error,
+    is_plain_chunk,
     is_safe_int,
     message_shape_error,
     new_event,
@@ -36,7 +37,7 @@ from ..log import (
 from ..replay import Replacement, SurfaceFold
 from ._show import missing_or, shown
 from ._sink import Sink
-from ._source import SAFE_MAX, RawEvent
+from ._source import RawEvent
 
 __all__ = ["Admitter"]
 
@@ -80,16 +81,12 @@ class Admitter:
 
     def plain_chunk(self, value: dict[str, Any]) -> bool:
         """Whether ``value`` is an ``assistant/chunk`` event :meth:`admit` would admit without a
-        finding and without touching the surface: exactly the keys type, seq, time and data, an
-        ``int`` seq and safe-integer time, an object ``data``, a type this version knows (no
+        finding and without touching the surface: a plain chunk (:func:`is_plain_chunk`: no
         surfaceOp or sourceEventSeqs, so the fold leaves it alone; no upgrade or v0 shape applies to
-        a chunk). True records it as admitted; False means :meth:`admit` must check it.
+        it) of a type this version knows. True records it as admitted; False means :meth:`admit`
+        must check it.
         """
-        if len(value) != 4 or value.get("type") != "assistant/chunk" or not self._chunks_known:
-            return False
-        time = value.get("time")
-        if (type(time) is not int or not -SAFE_MAX <= time <= SAFE_MAX or type(value["seq"]) is not int
-                or type(value.get("data")) is not dict):
+        if not self._chunks_known or not is_plain_chunk(value):
             return False
         self.surface_ok, self.replacement = True, None
         return True

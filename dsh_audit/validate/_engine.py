@@ -15,6 +15,7 @@ from ..log import (
     Line,
     SessionLog,
     TornTail,
+    is_plain_chunk,
     iter_lines,
     known_types,
     open_regular,
@@ -143,7 +144,7 @@ class LineValidator:
                 number = line.number
                 for item in self._scan.runs(line):
                     if isinstance(item, dict):  # an event read from this line in its turn
-                        if self._linked and (pending or len(item) != 4 or item.get("type") != "assistant/chunk"):
+                        if self._linked and (pending or not is_plain_chunk(item)):
                             pending.append((number, item, line))  # admitted once the reader has read it
                         else:
                             self._event(number, item, line)

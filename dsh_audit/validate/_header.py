@@ -16,7 +16,7 @@ from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical
                    foreign_refusal, is_absolute_path, is_safe_int, parse_json)
 from ._show import missing_or, shown
 from ._sink import Sink
-from ._source import Fatal
+from ._source import Fatal, header_refused
 
 __all__ = ["HeaderInfo", "check_header"]
 
@@ -49,10 +49,10 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
     try:
         value = parse_json(line.raw)
     except UnicodeDecodeError as exc:
-        sink.add("DSH102", f"header line is not valid UTF-8 (byte {exc.start})", line=1)
+        header_refused(sink, "DSH102", f"header line is not valid UTF-8 (byte {exc.start})")
         raise Fatal from None
     except ValueError:
-        sink.add("DSH201", "header line is not valid JSON", line=1)
+        header_refused(sink, "DSH201", "header line is not valid JSON")
         raise Fatal from None
     if not isinstance(value, dict) or value.get("type") != "session":
         kind = classify_record(value, first=True) if isinstance(value, dict) else None

@@ -13,9 +13,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..errors import UnreadableError
+from ..errors import MalformedRecordError, UnreadableError
+from ..importers import named_damaged
 from ..log import (
     CHUNK_ROW_TYPES,
+    MAX_SAFE,
     Line,
     RowError,
     TornTail,
@@ -28,12 +30,8 @@ from ..log import (
 from ._show import missing_or
 from ._sink import Sink
 
-__all__ = ["SAFE_MAX", "EventScan", "Fatal", "PackedRow", "RawEvent", "open_lines", "packed_row", "scan_events",
-           "unreadable"]
-
-#: the largest safe integer (JavaScript's ``Number.MAX_SAFE_INTEGER``), for the fast paths that
-#: test a plain ``int`` inline before calling :func:`is_safe_int`
-SAFE_MAX = 2**53 - 1
+__all__ = ["EventScan", "Fatal", "PackedRow", "RawEvent", "header_refused", "open_lines", "packed_row",
+           "scan_events", "unreadable"]
 
 
 class Fatal(Exception):
@@ -94,6 +92,18 @@ class _Issue:
     line: int
     seq: int
     lines: int = 1  # physical lines covered (a run of unparsable lines is one finding)
+
+
+def header_refused(sink: Sink, rule: str, message: str) -> None:
+    """Record the refusal of the header line as ``rule`` (DSH102 not UTF-8, DSH201 not JSON): of a
+    Codex rollout or Claude Code transcript every line of which is damaged, in the words every
+    command says it (:func:`dsh_audit.importers.named_damaged`), not as a damaged DSH header."""
+    error = MalformedRecordError(message, path=sink.path, line=1)
+    said = named_damaged(error)
+    if said is error:
+        sink.add(rule, message, line=1)
+    else:
+        sink.add(rule, said.message, line=said.line, hint=said.hint)
 
 
 def unreadable(sink: Sink, error: UnreadableError) -> None:
@@ -182,7 +192,7 @@ class EventScan:
                 # The common case first: an object whose seq is the next one (what _sequenced
                 # would pass unchanged; anything else takes the full check below).
                 seq = value.get("seq")
-                if type(seq) is int and seq == self.expected and seq <= SAFE_MAX:
+                if type(seq) is int and seq == self.expected and seq <= MAX_SAFE:
                     self.expected = seq + 1
                     yield value
                     continue

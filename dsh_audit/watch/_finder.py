@@ -5,7 +5,7 @@ file read of each session present as several files.
 folder and of each file discovery peeks at, no file opened while none changed); :class:`Sessions`
 keeps the session each file holds and decides which file of each session is followed
 (:func:`one_each`: the file the other commands read, :func:`~dsh_audit.log.discover`), reading a
-header for its id only where a file may be another's copy (:func:`may_be_copies`).
+header for its id only where a file may be another's copy (:func:`~dsh_audit.log.may_be_copies`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DshAuditError
-from ..log import canonical_generation, copy_name, discover, in_layout, read_log
+from ..log import canonical_generation, discover, may_be_copies, read_header
 from ._copies import differs_note, one_each
 from ._model import WatchNote
 from ._readers import Shown
 
-__all__ = ["Finder", "Sessions", "identity", "may_be_copies", "session_id", "signature"]
+__all__ = ["Finder", "Sessions", "identity", "session_id", "signature"]
 
 
 def _find(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], dict[str, str]]:
@@ -183,29 +183,8 @@ def _recent(mark: _Mark | None, listed: float) -> bool:
 def session_id(path: str) -> str | None:
     """The session id in a log's header; None when it cannot be read yet (or at all: following it
     says why)."""
-    try:
-        log = read_log(path, lenient=True)
-    except (DshAuditError, OSError):
-        return None
-    log.close()
-    return log.header.id
-
-
-def may_be_copies(found: Sequence[str]) -> set[str]:
-    """The logs of ``found`` that :func:`discover` could take for copies of another of them, so
-    whose header's session id is worth a read: every one when logs DSH keeps and logs outside its
-    home are found together (discovery then compares files by their headers' ids), else those
-    whose name says the session another's name says (it compares files by their names). A log
-    alone in its folder and in its name (one session's file, an export) is never opened for its
-    id: its follower reads it (its ``started`` note)."""
-    named = {path: (in_layout(Path(path)), copy_name(Path(path))) for path in found}
-    if len({kept for kept, _name in named.values()}) > 1:
-        return set(found)
-    counts: dict[str, int] = {}
-    for _kept, name in named.values():
-        if name is not None:
-            counts[name] = counts.get(name, 0) + 1
-    return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
+    header = read_header(path)
+    return None if header is None else header.id
 
 
 def _stat(path: str) -> os.stat_result | None:

@@ -3,6 +3,7 @@ happened to a log, and a :class:`WatchSummary` at the end."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,19 +171,19 @@ class WatchSummary:
     cost: float = 0.0
     errors: int = 0
     unpriced: int = 0
-    #: ``cost`` by billing bucket, and how many priced requests gave only their total (then JSON
-    #: gives the total alone: buckets that leave some out would not add up to it)
+    #: ``cost`` by billing bucket (a watch gives every priced request its buckets, ``watch/_follow.py``)
     costs: Costs = Costs()
-    bucketless: int = 0
     #: runs of the ``--on-break`` command that failed (set by the command): errors too
     failed_runs: int = 0
     ids: set[str] = field(default_factory=set, repr=False)  # a log followed again is one session
-    # what was counted of each (path, session): requests, breaks, cost, unpriced, the cost's buckets,
-    # and priced requests without buckets
+    # what was counted of each (path, session): requests, breaks, cost, unpriced, the cost's buckets
     reads: dict[tuple[str, str], list[float]] = field(default_factory=dict, repr=False)
     # the requests shown as provisional, by session and index: the path each was shown at and what
     # it counted (requests, breaks, cost, unpriced), for the update that takes its place
     provisional: dict[tuple[str, int], tuple[str, list[float]]] = field(default_factory=dict, repr=False)
+    # each log or folder an error was said of: whether it was read fine since (a log replaced by a whole
+    # one, a folder one of whose logs is followed), which the last line says apart from the unreadable
+    failed: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def add(self, item: WatchItem) -> None:
         if isinstance(item, WatchNote):
@@ -196,7 +197,13 @@ class WatchSummary:
                     for key in [k for k, (path, _) in self.provisional.items()
                                 if k[0] == item.session_id and path == item.path]:
                         del self.provisional[key]
-            self.errors += item.level == "error"
+            if item.level == "started":
+                for place in self.failed:
+                    if item.path == place or item.path.startswith(place.rstrip(os.sep) + os.sep):
+                        self.failed[place] = True
+            elif item.level == "error":
+                self.errors += 1
+                self.failed[item.path] = False
             return
         key = (item.session_id, item.index)
         shown = self.provisional.pop(key, None) if item.update else None
@@ -207,8 +214,7 @@ class WatchSummary:
                 before[:] = _merged(before, shown[1], -1)
         buckets = item.cost_buckets if item.cost is not None and item.cost_buckets is not None else Costs()
         alone = [1, int(item.is_break), 0.0 if item.cost is None else item.cost, int(item.cost is None),
-                 buckets.cache_miss, buckets.cache_read, buckets.cache_write, buckets.output,
-                 int(item.cost is not None and item.cost_buckets is None)]
+                 buckets.cache_miss, buckets.cache_read, buckets.cache_write, buckets.output]
         counted = self.reads.setdefault((item.path, item.session_id), [0] * len(alone))
         counted[:] = _merged(counted, alone, 1)
         self._count(alone, 1)
@@ -217,14 +223,12 @@ class WatchSummary:
 
     def _count(self, counted: list[float], sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) what some requests counted: requests, breaks, cost,
-        unpriced, the cost's buckets, priced requests without buckets (the amounts summed exactly:
-        nothing left over by rounding)."""
+        unpriced, the cost's buckets (the amounts summed exactly: nothing left over by rounding)."""
         self.requests += sign * int(counted[0])
         self.breaks += sign * int(counted[1])
         self.cost = usd_total((self.cost, sign * counted[2]))
         self.unpriced += sign * int(counted[3])
         self.costs = self.costs + Costs(*(sign * amount for amount in counted[4:8]))
-        self.bucketless += sign * int(counted[8])
 
     def to_json(self) -> dict[str, Any]:
         """The summary's JSON line: ``cost_usd`` the sum over the priced requests by billing
@@ -240,8 +244,6 @@ class WatchSummary:
             ...                              None, None, cost, None, None, None, None, cost_buckets=buckets))
             >>> [summary.to_json()[k] for k in fields]
             [{'cache_miss': 0.25, 'cache_read': 0.0, 'cache_write': 0.0, 'output': 0.25, 'total': 0.5}, 1, False]
-            >>> WatchSummary(requests=2, cost=0.5, unpriced=1, bucketless=1).to_json()["cost_usd"]  # no buckets given
-            {'total': 0.5}
             >>> [WatchSummary(requests=2, unpriced=2).to_json()[k] for k in fields]
             [None, 2, False]
             >>> WatchSummary(requests=1, cost=2.1e-08).to_json()["cost_usd"]["total"]  # not 0.0
@@ -249,23 +251,34 @@ class WatchSummary:
         """
         known = Costs.known(self.cost, requests=self.requests, unpriced=self.unpriced)
         return {"type": "summary", "sessions": self.sessions, "requests": self.requests, "breaks": self.breaks,
-                "cost_usd": None if known is None else {**({} if self.bucketless else self.costs.to_json()),
-                                                        "total": known},
+                "cost_usd": None if known is None else {**self.costs.to_json(), "total": known},
                 "errors": self.errors + self.failed_runs, "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced}
 
     def text(self) -> str:
         """The summary's last line: the cost ``≥$x`` when some requests are unpriced, ``$?`` when
-        none was priced (:meth:`Costs.shown`), with how many were not.
+        none was priced (:meth:`Costs.shown`), with how many were not; the logs and folders that
+        could not be read at the end (an error said of each, none read since), and apart from them
+        those that could not be read for a while and were read again (a log replaced by garbage,
+        then by a whole log).
 
         Example:
             >>> WatchSummary(sessions=1, requests=2, cost=0.5, unpriced=1).text()
             'watched 1 session(s): 2 request(s), 0 break(s), ≥$0.5000 (1 unpriced)'
             >>> WatchSummary(sessions=1, requests=2, unpriced=2).text()
             'watched 1 session(s): 2 request(s), 0 break(s), $? (2 unpriced)'
+            >>> summary = WatchSummary()
+            >>> for note in [WatchNote(0, "a.jsonl", "error", ""), WatchNote(0, "a.jsonl", "started", "", "a"),
+            ...              WatchNote(0, "b.jsonl", "error", "")]:
+            ...     summary.add(note)
+            >>> summary.text().partition("$0.0000, ")[2]
+            '1 unreadable log(s) or folder(s), 1 log(s) or folder(s) unreadable for a while, read again'
         """
+        again = sum(self.failed.values())
+        unreadable = len(self.failed) - again if self.failed else self.errors
         return (f"watched {self.sessions} session(s): {self.requests} request(s), {self.breaks} break(s), "
                 f"{Costs.shown(self.cost, requests=self.requests, unpriced=self.unpriced)}"
                 + (f" ({self.unpriced} unpriced)" if self.unpriced else "")
-                + (f", {self.errors} unreadable log(s) or folder(s)" if self.errors else "")
+                + (f", {unreadable} unreadable log(s) or folder(s)" if unreadable else "")
+                + (f", {again} log(s) or folder(s) unreadable for a while, read again" if again else "")
                 + (f", {self.failed_runs} failed --on-break run(s)" if self.failed_runs else ""))

@@ -37,8 +37,8 @@ from ._piai_call import PiCall
 from ._piai_facts import PiModel, RouteProfile
 
 __all__ = ["CLAUDE_CODE_IDENTITY", "CLAUDE_CODE_VERSION", "KEY_TYPES", "OAUTH_BETA", "KeyedRouteProfile",
-           "claude_code_name", "key_type_conflict", "key_type_of", "keyed", "keyed_profile", "oauth_betas",
-           "system_blocks", "tool_namer", "uses_oauth"]
+           "checked_key_type", "claude_code_name", "key_type_conflict", "key_type_of", "keyed", "keyed_profile",
+           "oauth_betas", "route_key_type", "system_blocks", "tool_namer", "uses_oauth"]
 
 #: The key types a route may declare (``dshAudit.keyType``): pi-ai's API-key mode and its OAuth mode.
 KEY_TYPES = ("api-key", "oauth")
@@ -73,6 +73,35 @@ def keyed_profile(profile: RouteProfile | None, key_type: str) -> KeyedRouteProf
     """``profile``'s settings (none: pi-ai's defaults) with the key type ``key_type``."""
     settings = profile or RouteProfile()
     return KeyedRouteProfile(**{f.name: getattr(settings, f.name) for f in fields(RouteProfile)}, key_type=key_type)
+
+
+def checked_key_type(value: Any) -> str:
+    """``value`` as a key type (:data:`KEY_TYPES`), checked as a route file's ``dshAudit.keyType`` is read.
+
+    Raises:
+        ValueError: ``value`` is no key type (the message names those there are).
+
+    Example:
+        >>> checked_key_type("oauth")
+        'oauth'
+    """
+    if not isinstance(value, str) or value not in KEY_TYPES:
+        raise ValueError(f"must be one of {', '.join(KEY_TYPES)} (the kind of key DSH gave pi-ai)")
+    return value
+
+
+def route_key_type(profile: RouteProfile | None) -> str | None:
+    """The key type a route's settings declare (its ``dshAudit.keyType``: a :class:`KeyedRouteProfile`),
+    checked as the reader checks it (:func:`checked_key_type`); None when they declare none.
+
+    Raises:
+        ValueError: the declared key type is none of :data:`KEY_TYPES`.
+
+    Example:
+        >>> route_key_type(keyed_profile(None, "oauth")), route_key_type(RouteProfile())
+        ('oauth', None)
+    """
+    return checked_key_type(profile.key_type) if isinstance(profile, KeyedRouteProfile) else None
 
 
 def keyed(call: PiCall, key_type: str) -> PiCall:

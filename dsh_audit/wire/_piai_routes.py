@@ -30,8 +30,9 @@ from types import MappingProxyType
 from typing import Any
 
 from .._urls import url_problem
-from ._anthropic_oauth import KEY_TYPES, keyed_profile
+from ._anthropic_oauth import KeyedRouteProfile, checked_key_type, keyed_profile, route_key_type
 from ._piai_catalog import catalog_base_url, catalog_models
+from ._piai_compat_gates import COMPAT_GATES, compat_apis
 from ._piai_facts import THINKING_LEVELS, PiModel, RouteProfile
 from ._piai_yaml import _SHORT
 
@@ -56,46 +57,6 @@ _APIS = frozenset({"anthropic-messages", "openai-completions", "openai-responses
                    "openai-codex-responses", "bedrock-converse-stream", "google-generative-ai", "google-vertex",
                    "mistral-conversations"})
 
-#: DSH's compat gates (``llm-pi-ai/src/catalog.ts:235-320``, ``COMPAT_GATES``): the compat fields
-#: pi-ai's compat type of each API declares, ``True`` where a route may set it ("offer"), ``False``
-#: where pi-ai's catalog sets it for the vendors that need it ("withhold"). The three Responses
-#: APIs share one type; an API missing here (Google's, Mistral's) takes no compat at all.
-_COMPLETIONS_COMPAT: Mapping[str, bool] = MappingProxyType({
-    **dict.fromkeys(("supportsStore", "supportsDeveloperRole", "supportsReasoningEffort", "supportsUsageInStreaming",
-                     "maxTokensField", "requiresToolResultName", "requiresAssistantAfterToolResult",
-                     "requiresThinkingAsText", "requiresReasoningContentOnAssistantMessages", "thinkingFormat",
-                     "chatTemplateKwargs", "supportsStrictMode", "cacheControlFormat",
-                     "supportsLongCacheRetention"), True),
-    **dict.fromkeys(("openRouterRouting", "vercelGatewayRouting", "zaiToolStream", "supportsOpenAIGrammarTools",
-                     "sendSessionAffinityHeaders", "deferredToolsMode", "sessionAffinityFormat"), False)})
-_RESPONSES_COMPAT: Mapping[str, bool] = MappingProxyType({
-    **dict.fromkeys(("supportsDeveloperRole", "supportsStrictMode", "supportsLongCacheRetention"), True),
-    **dict.fromkeys(("sessionAffinityFormat", "supportsOpenAIGrammarTools", "supportsToolSearch",
-                     "supportsExplicitPromptCacheMode"), False)})
-_ANTHROPIC_COMPAT: Mapping[str, bool] = MappingProxyType({
-    **dict.fromkeys(("supportsEagerToolInputStreaming", "supportsLongCacheRetention", "supportsCacheControlOnTools",
-                     "supportsTemperature", "forceAdaptiveThinking", "allowEmptySignature", "supportsStrictTools"),
-                    True),
-    **dict.fromkeys(("sendSessionAffinityHeaders", "supportsToolReferences"), False)})
-_COMPAT_GATES: Mapping[str, Mapping[str, bool]] = MappingProxyType({
-    "openai-completions": _COMPLETIONS_COMPAT, "openai-responses": _RESPONSES_COMPAT,
-    "azure-openai-responses": _RESPONSES_COMPAT, "openai-codex-responses": _RESPONSES_COMPAT,
-    "anthropic-messages": _ANTHROPIC_COMPAT,
-    "bedrock-converse-stream": MappingProxyType({"supportsStrictMode": True})})
-
-
-def _compat_apis(field: str) -> tuple[str, ...]:
-    """The APIs whose compat type declares ``field``, in DSH's gate order (empty: no API's does).
-
-    Example:
-        >>> _compat_apis("supportsTemperature")
-        ('anthropic-messages',)
-        >>> _compat_apis("supportsDeveloperRole")
-        ('openai-completions', 'openai-responses', 'azure-openai-responses', 'openai-codex-responses')
-    """
-    return tuple(api for api, gate in _COMPAT_GATES.items() if field in gate)
-
-
 @dataclass(frozen=True, slots=True)
 class PiRoutes:
     """A route configuration, resolved.
@@ -114,6 +75,24 @@ class PiRoutes:
     source: str = ""
     layers: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def key_type(self, provider: str) -> str | None:
+        """The kind of key the route ``provider`` says DSH gave pi-ai (its ``dshAudit.keyType``, read once
+        and kept in the settings of each of its models), checked as a route file's is read; None when it
+        says none (or serves no model).
+
+        Raises:
+            ValueError: a key type no route file can say, or its models keyed differently (a
+                configuration built in Python).
+
+        Example:
+            >>> parse_routes({"providers": {"anthropic": {"dshAudit": {"keyType": "oauth"}}}}).key_type("anthropic")
+            'oauth'
+        """
+        found = {route_key_type(model.profile) for (name, _), model in self.models.items() if name == provider}
+        if len(found) > 1:
+            raise ValueError("differs between the route's models (one route, one kind of key)")
+        return found.pop() if found else None
 
 
 class _Bad(Exception):
@@ -222,17 +201,16 @@ def _route_models(provider: str, profile: dict[str, Any], where: str) -> list[Pi
         model = _model(provider, entry, catalog.get(entry["id"]), api, profile, shared_api, defaults, at)
         out.append(dataclasses.replace(model, profile=settings) if settings is not None else model)
     _route_compat_read(profile, out, where)
-    _key_type_route(profile, out, where)
+    _key_type_route(settings, out, where)
     return out
 
 
-def _key_type_route(profile: dict[str, Any], models: list[PiModel], where: str) -> None:
-    """Refuse ``dshAudit: {keyType: oauth}`` on a route with no model of Anthropic's Messages api:
-    the kind of key changes only what pi-ai sends to Anthropic (an OAuth key's Claude Code
-    identity), so on such a route it would be a setting that does nothing (a route serving several apis, as
-    github-copilot does, keeps it for its Anthropic models)."""
-    settings = profile.get("dshAudit")
-    if not isinstance(settings, dict) or settings.get("keyType") != "oauth":  # api-key: the default, said
+def _key_type_route(settings: RouteProfile | None, models: list[PiModel], where: str) -> None:
+    """Refuse ``dshAudit: {keyType: oauth}`` (read once, into the route's ``settings``: :func:`_profile`)
+    on a route with no model of Anthropic's Messages api: the kind of key changes only what pi-ai sends
+    to Anthropic (an OAuth key's Claude Code identity), so on such a route it would be a setting that
+    does nothing (a route serving several apis, as github-copilot does, keeps it for its Anthropic models)."""
+    if not isinstance(settings, KeyedRouteProfile) or settings.key_type != "oauth":  # api-key: the default, said
         return
     other = sorted({m.api for m in models})
     if "anthropic-messages" not in other:
@@ -294,11 +272,10 @@ def _key_type(settings: Any, where: str) -> str | None:
     for name in settings:
         if name != "keyType":
             raise _Bad(f"{where}.{name}", "is not a dsh-audit route setting (known: keyType)", _KEY_TYPE_HINT)
-    value = settings.get("keyType")
-    if value not in KEY_TYPES:
-        raise _Bad(f"{where}.keyType", f"must be one of {', '.join(KEY_TYPES)} (the kind of key DSH gave pi-ai)",
-                   _KEY_TYPE_HINT)
-    return str(value)
+    try:
+        return checked_key_type(settings.get("keyType"))
+    except ValueError as exc:
+        raise _Bad(f"{where}.keyType", str(exc), _KEY_TYPE_HINT) from None
 
 
 def _model(provider: str, entry: dict[str, Any], base: PiModel | None, api: str | None, profile: dict[str, Any],
@@ -365,10 +342,10 @@ def _model_compat(route_value: Any, model_value: Any, api: str, route: str, at: 
     ``sendSessionAffinityHeaders``). dsh-audit reads both: a withheld one applies to the APIs
     that declare it, so a route file can state the compat pi-ai's own catalog entries carry, and
     a name no API declares is kept and read by no renderer."""
-    gate = _COMPAT_GATES.get(api, {})
-    configured = {k: v for k, v in _compat(route_value, f"{route}.compat").items() if k in gate or not _compat_apis(k)}
+    gate = COMPAT_GATES.get(api, {})
+    configured = {k: v for k, v in _compat(route_value, f"{route}.compat").items() if k in gate or not compat_apis(k)}
     for field, value in _compat(model_value, f"{at}.compat").items():
-        takers = _compat_apis(field)
+        takers = compat_apis(field)
         if takers and field not in gate:
             offered = [name for name, offer in gate.items() if offer]
             raise _Bad(f"{at}.compat.{field}", f"the model's api is {api!r}, which does not take it (DSH's compat "
@@ -384,7 +361,7 @@ def _route_compat_read(profile: dict[str, Any], resolved: list[PiModel], where: 
     :func:`_model_compat`."""
     spoken = {m.api for m in resolved}
     for field in _compat(profile.get("compat"), f"{where}.compat"):
-        takers = _compat_apis(field)
+        takers = compat_apis(field)
         if takers and spoken.isdisjoint(takers):
             raise _Bad(f"{where}.compat.{field}", f"no model on the route speaks an api that takes it (it exists on "
                        f"{', '.join(takers)}; the route's models speak {', '.join(sorted(spoken))})")

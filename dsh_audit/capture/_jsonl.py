@@ -1,0 +1,151 @@
+"""The ``wire-jsonl`` capture format: one JSON object per line, each a request record (``method``,
+``path``, ``headers``, ``body`` or ``body_base64``), its body read again by the line's offset."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .._json import json_type
+from .._literals import inexact, literal_json
+from ..log import TornTail, parse_json
+from ._har import _HAR_START
+from ._reading import Said, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw, _text_value
+
+__all__ = ["jsonl_handles", "jsonl_read"]
+
+#: The fields of a wire.jsonl record of which a capture record holds at least one.
+_RECORD_KEYS = ("method", "path", "body", "body_base64")
+NOT_A_CAPTURE_HINT = ("pass --capture a wire.jsonl of request records (method, path, headers, body), "
+                      "a HAR 1.2 file or a folder of *.json bodies")
+
+
+def jsonl_handles(path: Path, first: bytes) -> bool:
+    stripped = first.lstrip()
+    if path.is_file() and path.suffix == ".jsonl" and not stripped:
+        return True  # a proxy that recorded nothing: a capture of no request, not an unknown format
+    return path.is_file() and stripped.startswith(b"{") and not _HAR_START.match(first) and (
+        b'"method"' in first or b'"body"' in first or path.suffix == ".jsonl")
+
+
+def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
+    hint = "each record needs `body` (text) or `body_base64`"
+    if isinstance(record.get("body_base64"), str):
+        try:
+            body = base64.b64decode(record["body_base64"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise _error(path, where, f"body_base64 is not base64 ({exc})", hint) from None
+    elif isinstance(record.get("body"), str):
+        try:
+            body = record["body"].encode("utf-8")
+        except UnicodeEncodeError:
+            raise _error(path, where, "body text holds a lone surrogate, so it has no UTF-8 bytes",
+                         "store such a body as body_base64") from None
+    elif record.get("body") is None:
+        body = b""
+    else:
+        raise _error(path, where, f"body is a JSON {json_type(record['body'])}, not text", hint)
+    sha = record.get("body_sha256")
+    if isinstance(sha, str) and hashlib.sha256(body).hexdigest() != sha.lower():
+        raise _error(path, where, "body does not match its body_sha256",
+                     "the capture was edited or re-encoded; recapture or drop body_sha256")
+    size = record.get("body_bytes")
+    if isinstance(size, int) and not isinstance(size, bool) and size != len(body):
+        raise _error(path, where, f"body is {len(body)} bytes, body_bytes says {size}",
+                     "the capture was edited or re-encoded; recapture or drop body_bytes")
+    return body
+
+
+def _is_record(record: dict[str, Any]) -> bool:
+    """Whether a wire.jsonl object is a capture record: one holding a request's method, path or body."""
+    return any(key in record for key in _RECORD_KEYS)
+
+
+def _not_a_record(path: Path, number: int) -> str:
+    return f"{path}:{number}: not a capture record (no method, path, body or body_base64), skipped"
+
+
+_JSONL_HINT = "a wire.jsonl capture has one JSON object per line"
+
+
+def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None
+                 ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+    """``(line number, offset, line, object)`` of every line of a wire.jsonl (where the line
+    starts in the file, and its bytes); a torn last line is said and dropped."""
+    offset = 0
+    for number, line in enumerate(handle, start=1):
+        start, offset = offset, offset + len(line)
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        if said is not None and not line.endswith(b"\n"):  # the last line: cut off unless it is a whole record
+            try:
+                parse_json(line)
+            except (ValueError, UnicodeDecodeError):
+                said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
+                return
+        yield number, start, line, _parse_object(line, path, where, invalid="not a JSON record",
+                                                      not_object="record is not a JSON object", hint=_JSONL_HINT)
+
+
+@dataclass(frozen=True, slots=True)
+class _JsonlBody:
+    """Reads the body of the record on line ``number`` of a wire.jsonl again: ``length`` bytes
+    from ``offset`` of ``file`` (:attr:`._types.CapturedRequest.reread`)."""
+
+    file: _CaptureFile
+    offset: int
+    length: int
+    number: int
+
+    def __call__(self) -> bytes:
+        path, where = Path(self.file.path), f"line {self.number}"
+        record = _parse_object(self.file.read(self.offset, self.length), path, where, invalid="not a JSON record",
+                               not_object="record is not a JSON object", hint=_JSONL_HINT)
+        return _jsonl_body(path, where, record)
+
+
+def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
+                records: list[Any] | None = None) -> Iterator[_Raw]:
+    """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
+    tail a capture writer killed mid-write leaves: it is recorded in ``said`` (in the words of a
+    log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
+    that one too when ``said`` is None), or a last line that is JSON but no record, is a CaptureError.
+    An object that is no capture record (:func:`_is_record`) is said in ``said`` and skipped
+    (without ``said``, a CaptureError); a file of such objects alone is not a capture. Given
+    ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None (kept for a
+    reader of responses, :class:`._reading._Kept`: a response's numbers no double holds exactly as
+    written, :func:`dsh_audit._literals.literal_json`)."""
+    first_bad: int | None = None
+    found = 0
+    shared = _CaptureFile(str(path))  # what every body is read again from
+    with ExitStack() as stack:
+        for number, offset, line, record in _jsonl_lines(path, _handle(stack, path, handle), said):
+            where = f"line {number}"
+            if not _is_record(record):
+                first_bad = number if first_bad is None else first_bad
+                if said is not None:
+                    said.skipped.append(_not_a_record(path, number))
+                continue
+            found += 1
+            headers = _headers_object(path, where, record.get("headers"))
+            body = _jsonl_body(path, where, record)
+            if records is not None:
+                kept = {key: None if key in ("body", "body_base64") else value for key, value in record.items()}
+                if isinstance(records, _Kept) and inexact(kept.get("response")):
+                    kept["response"] = literal_json(line).get("response")  # its numbers as written, to say
+                records.append(kept)
+            yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers, body,
+                   _text_value(record.get("time")), str(path), where, _JsonlBody(shared, offset, len(line), number))
+    if first_bad is not None and not found:
+        raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
+                     "body or body_base64)", NOT_A_CAPTURE_HINT)
+    if first_bad is not None and said is None:
+        raise _error(path, f"line {first_bad}", "not a capture record (no method, path, body or body_base64)",
+                     NOT_A_CAPTURE_HINT)

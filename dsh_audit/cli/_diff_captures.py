@@ -1,0 +1,94 @@
+"""Which capture each log ``dsh-audit diff`` reads is compared with, and what ``diff`` says of it:
+the one given with ``--capture`` for every log, else the ``wire.jsonl`` found beside each log
+(:func:`dsh_audit.capture.find_capture`), which is the capture only of the logs it holds requests
+of (:func:`dsh_audit.capture.held_sessions`: ``diff``'s comparison leaves out the others, and
+:func:`_foreign_note` says them).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ..capture import find_capture
+from ..errors import UsageError
+from ._common import echo_note
+
+
+def _captures(logs: Sequence[str | os.PathLike[str]], given: str | None,
+              where: str) -> dict[str, list[str | os.PathLike[str]]]:
+    """The logs to compare, by the capture each is compared with: all with ``given`` (--capture),
+    else each with the wire.jsonl :func:`find_capture` finds beside it, as ``check`` finds it (a
+    log with none is said and left out; :func:`dsh_audit.cli._diff._compare` leaves out a log whose capture found holds
+    none of its requests, :func:`_foreign_note` says those; :func:`_found_note` names the captures
+    found once read).
+
+    Raises:
+        UsageError: no capture given and none found beside any log (the hint names --capture).
+    """
+    if given is not None:
+        return {given: list(logs)}
+    groups: dict[str, list[str | os.PathLike[str]]] = {}
+    alone = []
+    for log in logs:
+        found = find_capture(log)
+        if found is None:
+            alone.append(log)
+        else:
+            groups.setdefault(os.fspath(found), []).append(log)
+    if not groups:
+        raise _no_capture(where)
+    if len(alone) == 1:
+        echo_note(f"{alone[0]}: no capture given or found beside the log (wire.jsonl): not compared")
+    elif alone:  # one note a run, however many logs have none
+        echo_note(f"{len(alone)} log(s) with no capture given or found beside them (wire.jsonl): not compared "
+                  f"({alone[0]} and {len(alone) - 1} more)")
+    return groups
+
+
+def _no_capture(where: str) -> UsageError:
+    """The error of a run that compared no log: no capture was given, and none found beside a log
+    holds its requests."""
+    return UsageError("no capture given or found beside the log (wire.jsonl)", path=where,
+                      hint="pass --capture FILE: a wire.jsonl, a HAR 1.2 file or a folder of JSON bodies")
+
+
+def _foreign_note(left: dict[str, list[str]]) -> str | None:
+    """The one note of a run on the logs left out because the capture found beside them (by
+    capture) holds none of their requests (:func:`dsh_audit.capture.held_sessions`): another
+    session's capture, so they have none, and are not compared; None when there are none.
+
+    Example:
+        >>> _foreign_note({"w.jsonl": ["a/session.jsonl"]})
+        'a/session.jsonl: no capture: the capture found beside it (w.jsonl) holds none of its requests; not compared (--capture FILE names one)'
+        >>> _foreign_note({"w.jsonl": ["a.jsonl", "b.jsonl"], "v.jsonl": ["c.jsonl"]})
+        '3 log(s) with no capture: the capture found beside each holds none of its requests; not compared (a.jsonl and 2 more; --capture FILE names one)'
+    """
+    logs = [(log, capture) for capture, its in left.items() for log in its]
+    if not logs:
+        return None
+    if len(logs) == 1:
+        log, capture = logs[0]
+        return (f"{log}: no capture: the capture found beside it ({capture}) holds none of its requests; "
+                "not compared (--capture FILE names one)")
+    return (f"{len(logs)} log(s) with no capture: the capture found beside each holds none of its requests; "
+            f"not compared ({logs[0][0]} and {len(logs) - 1} more; --capture FILE names one)")
+
+
+def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
+    """The one note of a run that compared logs with the captures found beside them: the capture,
+    or how many there were (each table's title names its log, and the captures no request explains
+    name theirs).
+
+    Example:
+        >>> _found_note({"a/wire.jsonl": ["a/s1/session.jsonl", "a/s2/session.jsonl"]})
+        'capture a/wire.jsonl found beside 2 log(s) (--capture FILE names another)'
+        >>> _found_note({"a/wire.jsonl": ["a/s1/session.jsonl"], "b/wire.jsonl": ["b/s2/session.jsonl"]})
+        'capture found beside 2 log(s): 2 files (wire.jsonl), each compared with the logs beside or below it (--capture FILE names one for all)'
+    """
+    logs = sum(len(its) for its in groups.values())
+    if len(groups) == 1:
+        return f"capture {next(iter(groups))} found beside {logs} log(s) (--capture FILE names another)"
+    names = ", ".join(sorted({os.path.basename(capture) for capture in groups}))
+    return (f"capture found beside {logs} log(s): {len(groups)} files ({names}), each compared with the logs "
+            "beside or below it (--capture FILE names one for all)")

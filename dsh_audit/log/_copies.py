@@ -1,0 +1,228 @@
+"""Copies of one session: which files may hold one session, which one of them is read, and the
+note that says so. Discovery (:func:`~dsh_audit.log.discover`), a watch (``watch/_copies.py``) and
+the index (``fleet/_copies.py``) decide by this module, so that every command reads the same file.
+
+The rule: files hold one session when their names say so (a session folder's name, DSH's layout),
+or, for exports (named as a user likes) of the same byte size, when their headers carry the same
+session id (a renamed export of another size is not opened for its id: see :func:`_by_header`). Of two files
+of one session, compared line by line (:func:`holds`), one with the same lines as the other is a
+copy (the one :func:`preferred` ranks lower, else the later), and one whose lines are the first
+lines of the other is a partial copy (an export taken earlier, renamed or not, compressed or not):
+the longer is read. Files that differ otherwise are all read. More than :data:`MAX_COPIES` files of
+one session are not compared at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from itertools import zip_longest
+from pathlib import Path
+from typing import TypeVar
+
+from ..errors import DshAuditError
+from ._decode import TornTail, iter_lines
+from ._outputs import open_regular
+from ._reader import read_header
+from ._versions import canonical_generation
+
+__all__ = ["COPY_NOTE", "Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "copy_name", "copy_notes",
+           "holds", "in_layout", "may_be_copies", "preferred", "read_once", "without_copies"]
+
+#: The names DSH gives a session's file (a child snapshot's ``session.N.jsonl`` too).
+SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
+LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+
+#: The most files of one session compared with each other (a log, its export, a copy or two): more
+#: are not copies of one session (snapshot fixtures sharing an id), and comparing them two by two
+#: would read each of them as many times as there are others (fuzz round 8: 200 logs of one id took
+#: 159 s). Every caller counts the session's files, the one it holds included.
+MAX_COPIES = 4
+
+SAME = "the same lines"
+LONGER = "the other's lines and more"
+#: A note of :func:`copy_notes` for one file left out (``shared``, when said, ``read``, ``copy``, ``why``):
+#: the commands that list many sessions say such notes of one kind once (``cli/_logs.py``).
+COPY_NOTE = re.compile(r"one session in two files(?: under (?P<shared>.+?)[\\/])?: read (?P<read>.+), "
+                       rf"not (?P<copy>.+) \((?P<why>{re.escape(SAME)}|{re.escape(LONGER)})\)")
+
+_P = TypeVar("_P", str, Path)
+#: One file left out: (the file read instead, the copy, :data:`SAME` or :data:`LONGER`).
+Copy = tuple[_P, _P, str]
+
+
+def copy_name(path: Path) -> str | None:
+    """The session a file's name says it holds: a canonical session file's folder
+    (``<id>/session.jsonl.zstd``), an export's name without its suffix (``<id>.jsonl``); None for a
+    child snapshot (``session.1.jsonl``), which shares its folder with its parent."""
+    name = path.name
+    if SESSION_NAME.match(name):
+        return path.parent.name if canonical_generation(name) is not None else None
+    for suffix in LOG_SUFFIXES[::-1]:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return None
+
+
+def in_layout(path: Path) -> bool:
+    """Whether ``path`` is where DSH keeps a session: ``sessions/<project>/<session>/session.jsonl[.zstd]``."""
+    return bool(SESSION_NAME.match(path.name)) and path.parent.parent.parent.name == "sessions"
+
+
+def preferred(path: Path) -> int:
+    """How much a file is the one DSH reads: 2 where DSH keeps it (:func:`in_layout`), 1 named as
+    DSH names it elsewhere (a session folder copied out), 0 an export."""
+    return 2 if in_layout(path) else 1 if SESSION_NAME.match(path.name) else 0
+
+
+def _header_id(path: Path) -> str | None:
+    """The session id in a log's header; None when it has none that can be read (its reading says
+    why), or a snapshot fixture's token (``{{sessionId}}``: DSH's snapshot normaliser gives every
+    fixture that id, so it names no session)."""
+    header = read_header(path)
+    found = None if header is None else header.id
+    return None if found is None or found.startswith("{{") and found.endswith("}}") else found
+
+
+def holds(a: Path, b: Path) -> int | None:
+    """How two files' decoded lines compare: 0 the same lines, 1 ``a`` holds all of ``b``'s and
+    more after them, -1 the reverse; None when they differ, or one cannot be read (its reading
+    says why later). Both are read once, side by side, within the decode limits."""
+    torn: list[TornTail] = []
+    try:
+        with open_regular(a) as first, open_regular(b) as second:
+            for x, y in zip_longest(iter_lines(first, os.fspath(a), torn), iter_lines(second, os.fspath(b), torn)):
+                if x is None:
+                    return -1
+                if y is None:
+                    return 1
+                if x.raw != y.raw or x.count != y.count:
+                    return None
+    except (DshAuditError, OSError):
+        return None
+    return 0
+
+
+def _by_header(found: Sequence[str]) -> set[str]:
+    """The logs of ``found`` that :func:`without_copies` groups by their headers' session ids: every
+    one when logs DSH keeps and logs outside its home are found together, else the exports whose
+    byte size another export has (a renamed whole copy says its session only in its header; ``stat``
+    opens no file). An export of a size no other has is opened once, by the command that reads it:
+    a renamed *partial* copy (an earlier export under another name) is therefore read as a session
+    of its own, so that every command opens each log once (issue 11's rule outranks finding it)."""
+    if len({in_layout(Path(path)) for path in found}) > 1:
+        return set(found)
+    by_size: dict[int, list[str]] = {}
+    for path in found:
+        if not SESSION_NAME.match(Path(path).name):
+            try:
+                by_size.setdefault(os.stat(path).st_size, []).append(path)
+            except OSError:  # read, and refused, as the log it is
+                continue
+    return {path for group in by_size.values() if len(group) > 1 for path in group}
+
+
+def may_be_copies(found: Sequence[str]) -> set[str]:
+    """The logs of ``found`` whose header's session id a caller that groups files by that id (a
+    watch) reads before it follows them: every one when logs DSH keeps and logs outside its home are
+    found together, else those whose name says the session another's name says. Not every export
+    among several, as :func:`without_copies` reads them: a watch learns each other file's id from
+    its follower's ``started`` note and compares the files of one session then, so that a folder
+    of many exports is not opened once more for their ids."""
+    named = {path: (in_layout(Path(path)), copy_name(Path(path))) for path in found}
+    if len({kept for kept, _name in named.values()}) > 1:
+        return set(found)
+    counts: dict[str, int] = {}
+    for _kept, name in named.values():
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
+
+
+def without_copies(logs: list[_P]) -> tuple[list[_P], list[Copy[_P]]]:
+    """``logs`` with each session read once (see the module docstring), and the files left out.
+
+    Which files hold one session: in a DSH home (every log where DSH keeps it) or a session folder
+    copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing is
+    read); of exports, the session id of the header of each one whose size another has (one more
+    small read of its first line: a renamed whole copy has its own name); when files
+    in a DSH home and outside one are found together, the header of each. A child snapshot
+    (``session.1.jsonl``), which shares its parent's id, is never a copy."""
+    if len(logs) < 2:
+        return logs, []
+    by_header = _by_header([os.fspath(log) for log in logs])
+    named: dict[str, list[_P]] = {}
+    for log in logs:
+        if (folder := copy_name(Path(log))) is None:
+            continue
+        if (name := _header_id(Path(log)) if os.fspath(log) in by_header else folder) is not None:
+            named.setdefault(name, []).append(log)
+    left: list[Copy[_P]] = []
+    for group in named.values():
+        left.extend(read_once(group, rank=lambda log: preferred(Path(log)))[1])
+    dropped = {copy for _read, copy, _why in left}
+    return [log for log in logs if log not in dropped], left
+
+
+def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], list[Copy[_P]]]:
+    """Of files that hold one session (in order), those read and those left out: of two with the
+    same lines the one ``rank`` puts higher (else the first), of two where one holds the other's
+    lines and more the longer. None is compared when there are more than :data:`MAX_COPIES`."""
+    if not 1 < len(group) <= MAX_COPIES:
+        return group, []
+    kept: list[_P] = []
+    left: list[Copy[_P]] = []
+    for path in group:
+        for at, other in enumerate(kept):
+            relation = holds(Path(other), Path(path))
+            if relation is None:
+                continue
+            if relation == -1 or (relation == 0 and rank(path) > rank(other)):
+                kept[at], path, other = path, other, path
+            left.append((other, path, SAME if relation == 0 else LONGER))
+            break
+        else:
+            kept.append(path)
+    dropped = {copy for _read, copy, _why in left}
+    return [path for path in group if path not in dropped], left
+
+
+def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None) -> list[str]:
+    """The notes for the files left out: ``one session in two files [under SHARED/]: read READ, not
+    COPY (WHY)``, one per file; with ``files`` (how many files the session is in), one note for the
+    whole session: each file read, then each copy of it with why, as the file read holds it (a copy
+    of a copy that was itself left out for a longer file holds fewer lines than the file read)."""
+    if files is None:
+        return [_note("two files", [os.fspath(read), os.fspath(copy)], [(os.fspath(read), [(os.fspath(copy), why)])])
+                for read, copy, why in left]
+    if not left:
+        return []
+    final: dict[str, tuple[str, str]] = {}  # copy -> (the file read in the end, why as that file holds it)
+    for read, copy, why in reversed(left):  # a file read at one step is left out at a later one
+        at, more = final.get(os.fspath(read), (os.fspath(read), SAME))
+        final[os.fspath(copy)] = (at, LONGER if LONGER in (why, more) else SAME)
+    clauses: dict[str, list[tuple[str, str]]] = {}
+    for read, copy, _why in left:
+        at, why = final[os.fspath(copy)]
+        clauses.setdefault(at, []).append((os.fspath(copy), why))
+    named = [*clauses, *(copy for copies in clauses.values() for copy, _ in copies)]
+    return [_note("two files" if files == 2 else f"{files} files", named, list(clauses.items()))]
+
+
+def _note(files: str, named: list[str], clauses: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """``one session in FILES [under SHARED/]: read R, not C (WHY)[, not ...][; read ...]``: every
+    path whole, the folder they all share said once (a DSH home's path and an export's beside it
+    share all but their last few parts)."""
+    try:
+        shared = os.path.commonpath([os.path.dirname(name) for name in named])
+    except ValueError:  # absolute and relative paths: nothing to say once
+        shared = ""
+    said = shared not in ("", os.curdir, os.sep)
+
+    def short(name: str) -> str:
+        return os.path.relpath(name, shared) if said else name
+
+    text = "; ".join(f"read {short(read)}, " + ", ".join(f"not {short(copy)} ({why})" for copy, why in copies)
+                     for read, copies in clauses)
+    return f"one session in {files}{f' under {shared}{os.sep}' if said else ''}: {text}"
