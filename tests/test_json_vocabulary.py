@@ -144,8 +144,15 @@ def _conflicts(found: dict[str, dict[str, set[str]]]) -> dict[str, dict[str, lis
     return conflicts
 
 
-def test_one_type_per_key_across_commands_on_the_sample_logs(tmp_path: Path) -> None:
-    found = _vocabulary(TOOLS, SAMPLES, tmp_path, capture=False)
+@pytest.fixture(scope="module")
+def samples_vocabulary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, set[str]]]:
+    """Every command's JSON on the sample logs, walked once for the tests that read it."""
+    return _vocabulary(TOOLS, SAMPLES, tmp_path_factory.mktemp("vocabulary"), capture=False)
+
+
+def test_one_type_per_key_across_commands_on_the_sample_logs(
+        samples_vocabulary: dict[str, dict[str, set[str]]]) -> None:
+    found = samples_vocabulary
     assert _conflicts(found) == {}
     # the shapes the vocabulary settles, seen where they used to differ
     assert {"sessions.cost_usd", "watch.cost_usd", "cache.cost.cost_usd", "check.sessions[].cost.cost_usd",
@@ -240,10 +247,11 @@ def test_check_summary_wrapped_at_80_columns_ends_no_line_with_a_space(tmp_path:
                               "(policy: defaults)"]
 
 
-def test_every_row_of_totals_is_totals_and_total_is_only_a_sum(tmp_path: Path) -> None:
+def test_every_row_of_totals_is_totals_and_total_is_only_a_sum(
+        tmp_path: Path, samples_vocabulary: dict[str, dict[str, set[str]]]) -> None:
     """Issue 14 leftover: `usage --json` named its row of totals `total`, where `stats --json` says
     `totals` and every cost or token object's `total` is the sum of its buckets (a number)."""
-    found = _vocabulary(TOOLS, SAMPLES, tmp_path, capture=False)
+    found = samples_vocabulary
     assert set(found["total"]) == {"number"}
     assert set(found["totals"]) == {"object"}
     assert {place.split(".")[0] for place in found["totals"]["object"]} == {
@@ -254,10 +262,11 @@ def test_every_row_of_totals_is_totals_and_total_is_only_a_sum(tmp_path: Path) -
     assert usage["totals"]["requests"] == 4 and usage["totals"]["key"] == "total"
 
 
-def test_a_request_row_says_index_and_a_row_about_a_request_says_request(tmp_path: Path) -> None:
+def test_a_request_row_says_index_and_a_row_about_a_request_says_request(
+        samples_vocabulary: dict[str, dict[str, set[str]]]) -> None:
     """docs/ci.md "JSON report versions": a row that is a request gives its place as ``index``; a
     row about a request (a break, a finding, a usage row, a costly break) names it ``request``."""
-    found = _vocabulary(TOOLS, SAMPLES, tmp_path, capture=False)
+    found = samples_vocabulary
     assert set(found["index"]) == {"number"} and set(found["request"]) <= {"number", "null"}
     assert found["index"]["number"] == {"cache.timeline[].index", "requests.index", "show.index", "watch.index"}
     assert found["request"]["number"] == {
