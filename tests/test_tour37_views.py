@@ -6,6 +6,7 @@ report showed the project of ``G:\\work\\proj`` as ``work/proj``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,17 @@ def test_report_project_is_the_cwd_as_sessions_shows_it(cwd: str, tmp_path: Path
     _log(log, "s-win", changed=False, cwd=cwd)
     data = build_report_data(run_check([log], policy=Policy()))
     assert [s["project"] for s in data["sessions"]] == [cwd]
+
+
+_A_CHAT = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "live" / "a-chat"
+
+
+@pytest.mark.skipif(not _A_CHAT.is_dir(), reason="the shared corpus is absent")
+def test_diff_json_rows_start_with_their_logs_path(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Tour 37: every per-request JSON stream starts with the log's path; diff's rows had none."""
+    log = _A_CHAT / "session-logs" / "session-2b096b61-0a34-4da6-abec-4e87161c2c0b.jsonl"
+    code, out, err = invoke(monkeypatch, capsys, "diff", str(log), "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 3
+    assert [(list(row)[:3], row["path"]) for row in rows] == [(["path", "session_id", "index"], str(log))] * 3

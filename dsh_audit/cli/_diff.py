@@ -215,9 +215,11 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
         echo_note(_found_note({capture: its for capture, its in held.items() if its}))
     rows = [row for _, found, _ in compared for row in found]
     ok = gate_ok(rows, strict=strict)
-    if as_json:
+    if as_json:  # each row starts with its log's path, as every other per-request stream (null: foreign)
+        log_of = {session_id: path for _, _, sessions in compared for session_id, path in sessions.items()}
         for row in rows:
-            click.echo(dumps_line(row.to_json()))
+            fields = row.to_json()
+            click.echo(dumps_line({"path": log_of.get(fields["session_id"]), **fields}))
     else:
         noted = 0
         for capture, found, sessions in compared:
