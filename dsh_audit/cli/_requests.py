@@ -167,7 +167,11 @@ def _write_lines(lines: Iterable[str], batch: int = 1 << 20) -> None:
         click.echo("\n".join(held))
 
 
-def _table(view: _View) -> tuple[tuple[str, ...], list[tuple[Any, ...]], str | None]:
+#: A log's table: its columns, rows and caption.
+_Table = tuple[tuple[str, ...], list[tuple[Any, ...]], str | None]
+
+
+def _table(view: _View) -> _Table:
     """The columns, rows and caption of a log's table (none of it for a log that failed)."""
     columns, rows, caption = _COLUMNS, list(view.rows), view.caption
     if not view.writes:  # no request logged a cache write (DeepSeek's adapter never does): no column
@@ -181,18 +185,13 @@ def _table(view: _View) -> tuple[tuple[str, ...], list[tuple[Any, ...]], str | N
     return columns, rows, caption
 
 
-def _in_short(views: Sequence[_View]) -> bool:
+def _in_short(tables: Iterable[_Table]) -> bool:
     """Whether a run's tables are all drawn in their short form (``t/s/a``): one of them needs it
     (:func:`short_needed`), so that no run switches headers from one table to the next."""
-    for view in views:
-        if view.error is None:
-            columns, rows, _ = _table(view)
-            if short_needed(columns, rows, droppable=_DROPPABLE, short=PLACE_SHORT):
-                return True
-    return False
+    return any(short_needed(columns, rows, droppable=_DROPPABLE, short=PLACE_SHORT) for columns, rows, _ in tables)
 
 
-def _report(view: _View, *, as_json: bool, in_short: bool | None = None) -> None:
+def _report(view: _View, *, as_json: bool, in_short: bool | None = None, table: _Table | None = None) -> None:
     for warning in view.warnings:
         echo_warning(warning)
     if view.error is not None:
@@ -203,7 +202,7 @@ def _report(view: _View, *, as_json: bool, in_short: bool | None = None) -> None
         return
     for note in view.notes:
         echo_note(note)
-    columns, rows, caption = _table(view)
+    columns, rows, caption = table or _table(view)
     print_table(session_title(view.path, view.session_id), columns, rows, caption=caption, droppable=_DROPPABLE,
                 about=About(view.path, view.session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND,
                 in_short=in_short)
@@ -270,20 +269,22 @@ def requests_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
                 results.append(result)
             elif _reported(result, as_json=as_json):
                 status = EXIT_BAD_INPUT
-    in_short = _in_short([r.value for r in results if r.value is not None]) if held else None
-    for result in results:
-        if _reported(result, as_json=as_json, in_short=in_short):
+    tables = [_table(r.value) if r.value is not None and r.value.error is None else None for r in results]
+    in_short = _in_short(table for table in tables if table is not None) if held else None
+    for result, table in zip(results, tables):  # each table made once: for the header choice and to print
+        if _reported(result, as_json=as_json, in_short=in_short, table=table):
             status = EXIT_BAD_INPUT
     return status
 
 
-def _reported(result: TaskResult[_View], *, as_json: bool, in_short: bool | None = None) -> bool:
+def _reported(result: TaskResult[_View], *, as_json: bool, in_short: bool | None = None,
+              table: _Table | None = None) -> bool:
     """Print one log's result (:func:`_report`); whether it failed."""
     if result.value is None:
         assert result.error is not None
         echo_error(result.error)
         return True
-    _report(result.value, as_json=as_json, in_short=in_short)
+    _report(result.value, as_json=as_json, in_short=in_short, table=table)
     return result.value.error is not None
 
 
