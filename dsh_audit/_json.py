@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-__all__ = ["MAX_DEPTH", "NestingError", "as_object", "json_objects", "json_type", "rebuild_json", "refuse_constant"]
+__all__ = ["MAX_DEPTH", "NestingError", "as_object", "depth_exceeds", "json_objects", "json_type", "rebuild_json", "refuse_constant"]
 
 #: Arrays and objects nested deeper than this in one JSON value are refused, as the DSH log reader
 #: refuses them: ``JSON.parse`` reads them, the recursive code downstream (serialisers, differs) cannot.
@@ -105,3 +105,23 @@ def rebuild_json(value: Any, *, drop_key: str | None = None, blank_from: int | N
             else:
                 copy.append(item)
     return root
+
+
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` in a parsed JSON ``value``, an empty one
+    counted too, as the parsers count it (in a loop: no recursion to overflow).
+
+    Example:
+        >>> depth_exceeds([[[]]], 2), depth_exceeds([[[]]], 3), depth_exceeds({"a": 1}, 1)
+        (True, False, False)
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False

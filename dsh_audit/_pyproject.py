@@ -8,11 +8,12 @@ nearest ``pyproject.toml`` and must be a regular file: a FIFO, a device, a socke
 or a dangling symlink is an error, never read and never waited on (skipping it would silently
 apply a ``pyproject.toml`` further up, or the defaults).
 
-The sub-tables of ``[tool.dsh-audit]`` that commands read are :data:`TOOL_TABLES`; any other, or an
-unknown key in one of them, is an error (:func:`check_tool_tables`; ``dsh_audit.gate`` checks them with
-the policy, the ZDR status's reader for the commands that read no policy): a misspelt table or key
-would otherwise be ignored in silence, and the gate run with weaker settings. Every command that
-reads the file words each error the same way.
+The sub-tables of ``[tool.dsh-audit]`` that commands read are :data:`TOOL_TABLES`; any other, an
+unknown key in one of them, or a key of ``[tool.dsh-audit]`` itself that is no policy key, is an
+error (:func:`check_tool_tables`; ``dsh_audit.gate`` checks them with the policy, the ZDR status's
+reader for the commands that read no policy): a misspelt table or key would otherwise be ignored
+in silence, and the gate run with weaker settings. Every command that reads the file words each
+error the same way.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "POLICY_KEYS", "REASONS", "TOOL_TABLES", "check_tool_table",
            "check_tool_tables", "did_you_mean", "dotted_key", "find_pyproject", "read_bytes", "read_json",
-           "read_toml", "unknown_table"]
+           "read_toml", "unknown_key", "unknown_table"]
 
 #: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
 MAX_CONFIG_FILE = 16 << 20
@@ -127,6 +128,24 @@ def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> Usa
                       hint=f"dsh-audit reads {read}; the policy keys go {where}: see the Policy section of docs/ci.md")
 
 
+def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
+                known: Collection[str] = POLICY_KEYS) -> UsageError:
+    """The error for the key ``key`` of the table ``name`` (``""``: a plain policy file's top
+    level) that is no policy key (``known``) and no table a command reads: the one wording of the
+    policy's reader and of every command that checks the file without it, with the closest key,
+    or the sub-table a key of one belongs in.
+
+    Example:
+        >>> str(unknown_key("requre-capture", source="p")).split(" (hint")[0]
+        "p: unknown policy key 'requre-capture' (did you mean 'require-capture'?)"
+        >>> str(unknown_key("baseline", source="p")).split(" (hint")[0]
+        "p: unknown policy key 'baseline' (a key of [tool.dsh-audit.check])"
+    """
+    home = next((table for table, (keys, _) in TOOL_TABLES.items() if keys and key in keys), None)
+    near = f" (a key of {_table_name(name, home)})" if home else did_you_mean(key, known)
+    return UsageError(f"unknown policy key {key!r}{near}", path=source, hint="see docs/ci.md for the policy keys")
+
+
 def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh-audit",
                      policy_keys: Collection[str] = POLICY_KEYS) -> None:
     """Refuse the sub-table ``key`` of :data:`TOOL_TABLES` when it is not a table, when a plain
@@ -162,9 +181,10 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
 
 def check_tool_tables(table: Mapping[str, Any], *, source: str) -> None:
     """Refuse, in the ``[tool.dsh-audit]`` table of the ``pyproject.toml`` at ``source``, each
-    sub-table no command reads (:func:`unknown_table`) and each unknown key in one a command reads
-    (:func:`check_tool_table`), as the gate's policy refuses them: the one check of a command that
-    reads the file without the policy (its policy keys' values are the policy's to check).
+    sub-table no command reads (:func:`unknown_table`), each unknown key in one a command reads
+    (:func:`check_tool_table`) and each key of its own that is no policy key (:func:`unknown_key`),
+    as the gate's policy refuses them: the one check of a command that reads the file without the
+    policy (its policy keys' values are the policy's to check).
 
     Example:
         >>> check_tool_tables({"cache": {"openai-zero-data-retention": True}, "ignore": []}, source="p")
@@ -178,6 +198,8 @@ def check_tool_tables(table: Mapping[str, Any], *, source: str) -> None:
             check_tool_table(key, value, source=source)
         elif isinstance(value, dict) and key not in POLICY_KEYS:
             raise unknown_table(key, source=source)
+        elif key not in POLICY_KEYS:
+            raise unknown_key(key, source=source)
 
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:

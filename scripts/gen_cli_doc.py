@@ -36,6 +36,8 @@ ENVIRONMENT = (
     ("DSH_AUDIT_ADAPTER", "the wire format forced on every request a command renders (`--adapter`, which sets it "
                           "for the command; unset or `auto`: each request's route from the log)"),
     ("DSH_AUDIT_ATTACHMENTS", "the attachment store image requests are rendered from (`--attachments`)"),
+    ("DSH_AUDIT_NO_CAPTURE", "set (not `0`): no capture is looked for beside a log (`--no-capture`, which sets it "
+                             "for the command; `--capture` still gives one)"),
     ("DSH_AUDIT_REDACT_SALT", "`redact --salt`"),
     ("DSH_AUDIT_<COMMAND>_<OPTION>", "any option's default: OPTION is its long option without `--`, upper case, "
                                      "dashes as underscores (`check --policy`: `DSH_AUDIT_CHECK_POLICY`), as each "
@@ -106,8 +108,9 @@ def conventions(commands: dict[str, click.Command]) -> str:
         "reads no log), else the PATHS in the order given, each one's logs by path. `sessions` and `usage`'s rows "
         "of sessions, which read every log before they list, order by the last of each log's own timestamps "
         "(equal ones by path); `--sort cost` puts the costliest first (on `stats`' session ranking too).",
-        "- **Time window.** `--since/--until WHEN` (" + _names(windowed) + "; " + _names(since_only) + ": "
-        "`--since` only) select by the logs' own timestamps: a date, `today` or `yesterday` (UTC days), a date-time "
+        "- **Time window.** `--since/--until WHEN` (" + _names(windowed)
+        + ("; " + _names(since_only) + ": `--since` only" if since_only else "") + ") "
+        "select by the logs' own timestamps: a date, `today` or `yesterday` (UTC days), a date-time "
         "(UTC unless it has an offset) or an age such as `24h` or `7d`; `--since` at or after `--until` is a usage "
         "error. A listing of sessions keeps the sessions active in the window, each whole; `usage` and `stats` sum "
         "only the requests sent in it (each command's `--help` says which).",

@@ -6,7 +6,9 @@ import pytest
 
 import dsh_audit
 from dsh_audit.attribution import attribute, attribute_group, attribute_opened, iter_attribute
-from dsh_audit.cache import cache_group, cache_report, ledger_group, load_prices, session_ledger
+from dsh_audit.cache import (cache_group, cache_report, given_capture, given_usage, ledger_group, load_prices,
+                             session_ledger)
+from dsh_audit.capture import NO_CAPTURE_ENV
 from dsh_audit.session import Session, open_group, open_session
 
 from _golden import CORPUS
@@ -59,20 +61,44 @@ def test_a_log_given_alone_is_attributed_while_replayed_exactly_as_whole():
     assert compared >= 20, compared
 
 
+def _found_usage(session):
+    """The usage of the wire.jsonl found beside ``session``'s log (request index -> tokens; None
+    without one), as ``cache LOG`` prices with it: the same as that file given with --capture."""
+    return given_usage([session], given_capture([session], None)).get(session.id)
+
+
+#: ``alone``: with --no-capture (DSH_AUDIT_NO_CAPTURE) each root log is read alone, while it is
+#: replayed; else a live log's wire.jsonl is found beside it (up to four folders up): it is read
+#: whole and priced and judged from the capture's usage, as cache_report is given it.
+ALONE = pytest.mark.parametrize("alone", [True, False], ids=["no-capture", "found-capture"])
+
+
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
-def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole():
-    """`cache LOG` and `usage LOG` on a root log given alone keep no request (cache_group's and
-    ledger_group's streamed path); the report (verdicts, rules, cost) and the priced ledger equal
-    those made over the whole session."""
-    compared = 0
+@ALONE
+def test_a_log_given_alone_is_accounted_while_replayed_exactly_as_whole(alone, monkeypatch):
+    """`cache LOG` and `usage LOG` on a root log given alone with no capture keep no request
+    (cache_group's and ledger_group's streamed path); the report (verdicts, rules, cost) and the
+    priced ledger equal those made over the whole session. With a capture found beside the log,
+    both apply its usage as the whole session's report and ledger given it do."""
+    from dsh_audit.cache import _session
+
+    if alone:
+        monkeypatch.setenv(NO_CAPTURE_ENV, "1")
+    streams = []
+    real = _session.account_log
+    monkeypatch.setattr(_session, "account_log", lambda log, **kw: streams.append(log.path) or real(log, **kw))
+    compared = priced = 0
     for path, group, session in _roots():
-        whole = cache_report(session, attribution=list(attribute_opened(group)[str(path)].transitions))
+        captured = None if alone else _found_usage(session)
+        whole = cache_report(session, attribution=list(attribute_opened(group)[str(path)].transitions),
+                             captured=captured)
         streamed = cache_group([path], lenient=True)
         assert [r.to_json() for r in streamed.items] == [whole.to_json()], path
         ledger = ledger_group([path], prices=load_prices(), lenient=True)  # `usage`: the same pass
-        assert ledger.items == [session_ledger(session, prices=load_prices(), cache=whole)], path
+        assert ledger.items == [session_ledger(session, prices=load_prices(), cache=whole, captured=captured)], path
         compared += 1
-    assert compared >= 20, compared
+        priced += any(e.usage_source == "capture" for e in ledger.items[0].entries)
+    assert (compared, priced, len(streams)) == ((22, 0, 44) if alone else (22, 18, 8)), (compared, priced, len(streams))
 
 
 def _copies(tmp_path):
@@ -155,22 +181,29 @@ def test_check_of_a_log_alone_is_made_while_replayed_exactly_as_whole(tmp_path, 
 
 
 @pytest.mark.skipif(not ROOTS, reason="../shared/corpus is absent")
-def test_index_of_a_log_alone_is_made_while_replayed_exactly_as_whole():
-    """`index LOG` on a root log keeps no request (audit_group's streamed path): its record (every
-    request, break and cost row) equals the one made from the whole session."""
+@ALONE
+def test_index_of_a_log_alone_is_made_while_replayed_exactly_as_whole(alone, monkeypatch):
+    """`index LOG` on a root log with no capture keeps no request (audit_group's streamed path): its
+    record (every request, break and cost row) equals the one made from the whole session; with a
+    capture found beside the log, the one made from the whole session given its usage."""
     from dsh_audit.attribution import attribute_opened as attribute_whole
     from dsh_audit.fleet import audit_group
     from dsh_audit.fleet._audit import _base, _record
 
-    compared = 0
+    if alone:
+        monkeypatch.setenv(NO_CAPTURE_ENV, "1")
+    compared = priced = 0
     prices = load_prices()
     for path, group, session in _roots():
+        captured = None if alone else _found_usage(session)
         base = _base(str(path), lenient=True, max_version=4, attribution=True, cache=True, prices=prices)
-        whole = _record(base, session, attribute_whole(group)[str(path)], cache=True, prices=prices)
+        whole = _record(base, session, attribute_whole(group)[str(path)], cache=True, prices=prices,
+                        captured=captured)
         streamed = audit_group([path], lenient=True, prices=prices)
         assert streamed.items == [whole], path
         compared += 1
-    assert compared >= 20, compared
+        priced += captured is not None
+    assert (compared, priced) == (22, 0 if alone else 18), (compared, priced)
 
 
 def test_a_transition_outline_keeps_what_lists_a_break():

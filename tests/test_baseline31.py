@@ -72,7 +72,7 @@ def test_a_baselined_finding_does_not_fail_and_every_report_says_so(
     markdown = (tmp_path / "r.md").read_text("utf-8").splitlines()
     assert markdown[2] == ("2 log(s), 2 request(s); findings: 0 error(s), 0 warning(s), 2 info; 1 failing, "
                            "1 baselined (policy: policy.toml).")
-    assert r"- **DSH810** info (baselined): no capture given or found beside the log \(wire.jsonl\) — logs/a.jsonl" in markdown
+    assert r"- **DSH810** info (baselined): no capture given or found beside the log (wire.jsonl) — logs/a.jsonl" in markdown
 
 
 def test_the_baseline_matches_from_another_folder_and_a_changed_finding_is_new(

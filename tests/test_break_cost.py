@@ -56,7 +56,7 @@ def test_each_break_costs_what_cache_judged(tmp_path: Path, monkeypatch: pytest.
     assert list(rows[0])[-3:] == ["lost_tokens", "lost_cost_usd", "unpriced_reason"]  # after the transition's keys
     timeline = _cache(run)
     assert sum(timeline[2]["lost_tokens_by_cause"].values()) == rows[0]["lost_tokens"]  # type: ignore[union-attr]
-    assert timeline[2]["lost_cost"] == rows[0]["lost_cost_usd"]
+    assert timeline[2]["lost_cost_usd"] == rows[0]["lost_cost_usd"]
 
     code, out, err = run("breaks", "--cost")
     log = tmp_path / "sessions" / "--p--" / "s-mixed" / "session.jsonl"
@@ -104,7 +104,7 @@ def test_breaks_and_explain_price_with_the_given_table(tmp_path: Path, monkeypat
     assert (code, err) == (0, [])
     rows = list(map(json.loads, out.splitlines()))
     assert [(r["lost_tokens"], r["lost_cost_usd"]) for r in rows] == [(1920, 1920.0), (0, 0)]
-    assert _cache(run, "--prices", str(prices))[2]["lost_cost"] == 1920.0
+    assert _cache(run, "--prices", str(prices))[2]["lost_cost_usd"] == 1920.0
     log = tmp_path / "sessions" / "--p--" / "s-mixed" / "session.jsonl"
     code, out, err = run("explain", str(log), "2", "--json", "--prices", str(prices))
     assert (code, err, json.loads(out)["lost_cost_usd"]) == (0, [], 1920.0)
@@ -139,7 +139,8 @@ def test_an_unpriced_break_costs_unknown_with_its_reason(tmp_path: Path, monkeyp
 
     (row,) = _breaks(run, str(log))
     assert (row["lost_tokens"], row["lost_cost_usd"]) == (1920, None)
-    assert (_cache(run, str(log))[1]["lost_tokens_by_cause"], _cache(run, str(log))[1]["lost_cost"]) == ({"header_change": 1920}, None)
+    assert (_cache(run, str(log))[1]["lost_tokens_by_cause"], _cache(run, str(log))[1]["lost_cost_usd"]) == (
+        {"header_change": 1920}, None)
     assert isinstance(row["unpriced_reason"], str) and row["unpriced_reason"] == "no price for model 'local-coder'"
     code, out, err = run("breaks", "--cost", str(log))
     assert (code, err) == (0, [])
@@ -179,7 +180,7 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount(
     (row,) = _breaks(run, str(log))
     assert (row["request"], row["lost_tokens"], row["lost_cost_usd"]) == (2, None, None)
     assert row["unpriced_reason"] == "cache reads not logged: what it lost of the cache is unknown"
-    assert _cache(run, str(log))[2]["actual"] is None
+    assert _cache(run, str(log))[2]["actual_cache_read"] is None
     code, out, err = run("breaks", str(log), "--all", "--cost")
     assert (code, err) == (0, [])
     assert _lines(out)[1:] == [

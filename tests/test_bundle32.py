@@ -34,7 +34,7 @@ C3_ROUTES = C3 / "inputs" / "pi-ai-routes.patch.yml"
 needs_corpus = pytest.mark.skipif(not (C3.is_dir() and C1.is_dir()), reason="../shared/corpus is absent")
 SALT = "bundle32"
 #: The placeholder of the corpus gateway, 127.0.0.1:18302, with SALT.
-GATEWAY = "191.4.1.4:47568"
+GATEWAY = "127.4.1.4:47568"  # loopback stays loopback (session 38)
 C3_REASON = ("6 x cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models are "
              "described by DSH's route configuration, which the log does not record (hint: pass --routes FILE (DSH's "
              "llm-pi-ai route configuration))")
@@ -187,12 +187,12 @@ def test_the_note_names_the_dsh_home_route_file_redact_did_not_read(
                              str(C3 / "wire.jsonl"), "--salt", SALT)
     patch = home / "cordis.patch.yml"
     assert (code, err) == (0, [
-        f"note: 6 captured request(s) unrendered ({C3_REASON}): their diff verdicts compared nothing, so the redacted "
+        f"warning: 6 captured request(s) unrendered ({C3_REASON}): their diff verdicts compared nothing, so the redacted "
         f"capture is not proven to match the redacted log; redact again with --routes FILE (this log's DSH home holds "
         f"it in {patch}, which redact does not read by itself: --routes {patch}): the bundle then carries it, "
         "redacted, for --check"])
     assert text.splitlines()[-3] == ("verdicts of requests, breaks, cache: unchanged; diff: unchanged, but 6 captured "
-                                     "request(s) unrendered, not compared (see the note)")
+                                     "request(s) unrendered, not compared (see the warning)")
     assert not routes_path(out).exists()
 
 

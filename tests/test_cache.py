@@ -95,19 +95,28 @@ def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
 
 @needs_corpus
 def test_live_b_tools_report_and_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The title call's log holds no usage: the wire.jsonl found beside the log prices and judges it
+    (usage_source "capture"), as the same file given with --capture does; with --no-capture the
+    log is read alone and the title call's cache is usage_unknown."""
     log = next((CORPUS / "live" / "b-tools" / "session-logs").glob("*.jsonl"))
-    code, out, _ = run_cli(["cache", "--json", "--tokenizer", "estimate", "--no-attribution", str(log)],
-                           monkeypatch, capsys)
-    assert code == 0, out
-    report = json.loads(out)
-    assert (report["requests"], report["usage_known"]) == (9, 8)
-    assert report["actual_cache_read"] == 58176
-    assert report["expected_cache_read"] == 58112
-    assert report["classifications"] == {"as_expected": 8, "usage_unknown": 1}
-    assert report["token_method"] == "estimate-utf8-bytes/4"
-    assert report["attribution"] is False
-    assert [(r["index"], r["kind"], r["expected"], r["actual"]) for r in report["timeline"]][:3] == [
-        (0, "title", 0, None), (1, "loop", 0, 0), (2, "loop", 7936, 7936)]
+    found = {"usage_known": 9, "classifications": {"as_expected": 9}, "usage_from_capture": 1,
+             "first": [(0, "title", 0, 0, "capture"), (1, "loop", 0, 0, None), (2, "loop", 7936, 7936, None)]}
+    alone = {"usage_known": 8, "classifications": {"as_expected": 8, "usage_unknown": 1}, "usage_from_capture": 0,
+             "first": [(0, "title", 0, None, None), (1, "loop", 0, 0, None), (2, "loop", 7936, 7936, None)]}
+    for extra, expected in (([], found), (["--no-capture"], alone)):
+        code, out, _ = run_cli(["cache", "--json", "--tokenizer", "estimate", "--no-attribution", *extra, str(log)],
+                               monkeypatch, capsys)
+        assert code == 0, out
+        report = json.loads(out)
+        assert (report["requests"], report["usage_known"]) == (9, expected["usage_known"]), extra
+        assert report["actual_cache_read"] == 58176
+        assert report["expected_cache_read"] == 58112
+        assert report["classifications"] == expected["classifications"], extra
+        assert report["cost"]["usage_from_capture_requests"] == expected["usage_from_capture"], extra
+        assert report["token_method"] == "estimate-utf8-bytes/4"
+        assert report["attribution"] is False
+        assert [(r["index"], r["kind"], r["expected_cache_read"], r["actual_cache_read"], r.get("usage_source"))
+                for r in report["timeline"]][:3] == expected["first"], extra
 
 
 @needs_corpus

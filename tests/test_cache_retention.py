@@ -101,7 +101,8 @@ def _pick(verdict: dict[str, Any], *keys: str) -> tuple[Any, ...]:
     return tuple(verdict.get(k, "absent") for k in keys)
 
 
-KEYS = ("potential", "expected", "actual", "classification", "lost_tokens_by_cause", "source_index", "cache_retention", "ttl_seconds")
+KEYS = ("reusable_cache_read", "expected_cache_read", "actual_cache_read", "classification", "lost_tokens_by_cause",
+        "source_index", "cache_retention", "ttl_seconds")
 
 
 def test_a_ten_minute_gap_is_cold_by_default_and_warm_with_long_retention(tmp_path: Path) -> None:
@@ -122,9 +123,10 @@ def test_a_ten_minute_gap_is_cold_by_default_and_warm_with_long_retention(tmp_pa
     second = _verdicts(hit, long)[1]
     assert second == {
         "index": 1, "kind": "loop", "turn": 2, "step": 1, "attempt": 1, "model": "claude-sonnet-4-5",
-        "family": "anthropic", "prompt_tokens": 2020, "counted_tokens": second["counted_tokens"], "potential": 2020,
-        "expected_any": 2020, "expected": 2020, "actual": 2000, "classification": "as_expected", "cause": None,
-        "source_index": 0, "gap_seconds": 600.013, "lost_tokens_by_cause": {}, "lost_cost": 0.0, "prompt_source": "wire:anthropic",
+        "family": "anthropic", "prompt_tokens": 2020, "counted_tokens": second["counted_tokens"],
+        "reusable_cache_read": 2020, "expected_any": 2020, "expected_cache_read": 2020, "actual_cache_read": 2000,
+        "classification": "as_expected", "cause": None, "source_index": 0, "gap_seconds": 600.013,
+        "lost_tokens_by_cause": {}, "lost_cost_usd": 0.0, "prompt_source": "wire:anthropic",
         "cache_retention": "1h", "ttl_seconds": 3600.0}
     # an hour and more is cold even with long retention
     late = _claude(tmp_path, (0, 0), gap_s=3601)
@@ -183,7 +185,8 @@ def test_a_body_with_no_marker_caches_nothing_and_expects_nothing(tmp_path: Path
 def test_openai_extended_retention_is_judged_with_a_24_hour_ttl(tmp_path: Path) -> None:
     # three requests: 10 minutes, then 25 hours apart; none reads the cache (1,920 = floor128(2,020))
     log = _gateway(tmp_path, (600, 25 * 3600))
-    keys = ("prompt_source", "expected", "classification", "lost_tokens_by_cause", "cache_retention", "ttl_seconds")
+    keys = ("prompt_source", "expected_cache_read", "classification", "lost_tokens_by_cause", "cache_retention",
+            "ttl_seconds")
     assert [_pick(v, *keys) for v in _verdicts(log, _routes(tmp_path, GATEWAY))] == [
         ("wire:openai", 0, "as_expected", {}, "absent", "absent"),
         ("wire:openai", 0, "cold_ttl", {"cold_ttl": 1920}, "absent", "absent"),
@@ -237,7 +240,7 @@ def test_live_pi_claude_session_with_long_retention(tmp_path: Path) -> None:
     lost_1h = {9: 0.0508539}  # 8917 x ($6 - $0.30) + 10 x ($3 - $0.30) per million; 5-minute: 0.03079065
     assert short.verdicts[9].lost_cost == 0.03079065
     assert [{**v.to_json(), "cache_retention": "1h", "ttl_seconds": 3600.0,
-             **({"lost_cost": lost_1h[v.index]} if v.index in lost_1h else {})} for v in short.verdicts] == \
+             **({"lost_cost_usd": lost_1h[v.index]} if v.index in lost_1h else {})} for v in short.verdicts] == \
         [v.to_json() for v in long.verdicts]
     writes = long_ledger.tokens.cache_write
     assert writes == short_ledger.tokens.cache_write == 18_490

@@ -128,7 +128,7 @@ def _reports(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 
 def _timeline(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Per request: prompt source, expected and actual cache read, classification, compared with."""
-    return [(v["prompt_source"], v["expected"], v["actual"], v["classification"], v["source_index"])
+    return [(v["prompt_source"], v["expected_cache_read"], v["actual_cache_read"], v["classification"], v["source_index"])
             for v in report["timeline"]]
 
 
@@ -286,6 +286,6 @@ def test_the_corpus_fork_child_is_judged_against_its_parent(
     assert reports[CHILD_ID]["notes"] == [
         f"request 0 continues request 2 of parent session {PARENT_ID} (fork): its expected cache read is "
         "measured against that request (its source_index)"]
-    assert [v["expected"] for v in reports[PARENT_ID]["timeline"]] == [0, 0, 7936, 8064, 8064]
+    assert [v["expected_cache_read"] for v in reports[PARENT_ID]["timeline"]] == [0, 0, 7936, 8064, 8064]
     code, out, _ = invoke(monkeypatch, capsys, "explain", str(tmp_path / f"{CHILD_ID}.jsonl"), "0", "--json")
     assert code == 0 and re.search(r'"previous":2,"previous_session_id":"session-ef87ee25', out)

@@ -17,7 +17,7 @@ from _cli import invoke
 from _golden import CORPUS
 
 from dsh_audit.capture import CaptureRead, load_capture, read_capture
-from dsh_audit.capture import _har, _loaders, _reading
+from dsh_audit.capture import _reading
 from dsh_audit.errors import CaptureError
 
 SCENARIO = CORPUS / "live" / "b-tools"
@@ -75,7 +75,7 @@ def _folder(tmp_path: Path) -> Path:
 def rereads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every body read again from a capture file (the loaders' re-readers, counted)."""
     seen: list[str] = []
-    for reader in (_loaders._JsonlBody, _reading._FileBody, _har._HarBody):
+    for reader in (_reading._RecordBody, _reading._FileBody):
         original = reader.__call__
 
         def counted(self: object, original: object = original) -> bytes:

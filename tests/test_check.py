@@ -153,8 +153,8 @@ def test_policy_allow_list_and_cache_ratio(tmp_path, _check):
     result = run_check([LIVE / "c-change" / "home"], policy=load_policy(policy_file))
     assert [(f.rule, f.request) for f in result.failing] == [
         ("DSH822", 2), ("DSH822", 3), ("DSH822", 4), ("DSH822", 6), ("DSH822", 7), ("DSH831", None)]
-    assert result.failing[-1].message == ("actual cache-hit ratio 62.8% is below the policy bound 70.0% "
-                                          "(36160 of 57609 prompt tokens read from cache)")
+    assert result.failing[-1].message == ("actual cache-hit ratio 62.6% is below the policy bound 70.0% "
+                                          "(36160 of 57743 prompt tokens read from cache)")  # the title call's, found
     assert _check(LIVE / "c-change" / "home", "--policy", policy_file).exit_code == 1
 
 

@@ -30,6 +30,7 @@ from dsh_audit.gate._baseline import finding_key
 from dsh_audit.testing import LogBuilder
 
 from _cli import chat_log, invoke
+from test_tables38 import named_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -308,30 +309,34 @@ def test_check_table_and_csv_show_the_cost_and_name_the_ratio_as_sessions_does(
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "check")
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= 80
-    assert [re.sub(r"\s+", " ", line) for line in lines if "s-t" in line or "s-one" in line] == [
-        "ok s-one 2 none 0 31.0% $0.0006 1",
-        "ok s-two 3 none 0 30.2% $0.0009 1",
-        "ok s-three 1 none 0 0.0% $? 1"]
+    # each log's path whole on a line of its own (session 38: never cut, nor left out), wider or not
+    logs = named_logs(priced / "sessions" / "--p--" / name / "session.jsonl" for name in ("s-one", "s-two", "s-three"))
+    assert lines[6:6 + len(logs)] == logs
+    assert max(len(line) for line in lines if line not in logs) <= 80
+    assert [re.sub(r"\s+", " ", line) for line in lines[3:6]] == [
+        "ok 1 s-one 2 none 0 31.0% $0.0006 1",
+        "ok 2 s-two 3 none 0 30.2% $0.0009 1",
+        "ok 3 s-three 1 none 0 0.0% $? 1"]
     # every header whole on one line ("hit ratio" not wrapped): the compact table holds them
-    assert lines[1] == "status  session  requests  capture  breaks  hit ratio     cost  findings"
+    assert lines[1] == "status  log  session  requests  capture  breaks  hit ratio     cost  findings"
 
 
 def test_a_narrow_check_table_leaves_out_the_ratio_then_the_cost(
         priced: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # the short headers (reqs, hit) keep the ratio and the cost at 60 columns, the cost at 56; each log
+    # its number, its path whole under the table (session 38: "log" is never left out)
+    monkeypatch.setenv("COLUMNS", "60")
+    code, out, _ = invoke(monkeypatch, capsys, "check")
+    lines = [line.rstrip() for line in out.splitlines()]
+    assert lines[1:4] == ["status  log  session  reqs  breaks    hit     cost  findings",
+                          "─" * 60,
+                          "ok        1  s-one       2       0  31.0%  $0.0006         1"]
+    assert "narrow terminal: capture not shown (widen it, or use --json)" in " ".join(lines)
     monkeypatch.setenv("COLUMNS", "56")
     code, out, _ = invoke(monkeypatch, capsys, "check")
     lines = [line.rstrip() for line in out.splitlines()]
-    # the short headers (reqs, hit) keep the ratio and the cost at 56 columns, the cost at 48
-    assert lines[1:4] == ["status  session  reqs  breaks    hit     cost  findings",
-                          "─" * 55,
-                          "ok      s-one       2       0  31.0%  $0.0006         1"]
-    assert "narrow terminal: log, capture not shown (widen it, or use --json)" in " ".join(lines)
-    monkeypatch.setenv("COLUMNS", "48")
-    code, out, _ = invoke(monkeypatch, capsys, "check")
-    lines = [line.rstrip() for line in out.splitlines()]
-    assert lines[1] == "status  session  reqs  breaks     cost  findings"
-    assert "narrow terminal: log, capture, hit ratio not shown (widen it, or use --json)" in " ".join(lines)
+    assert lines[1] == "status  log  session  reqs  breaks     cost  findings"
+    assert "narrow terminal: capture, hit ratio not shown (widen it, or use --json)" in " ".join(lines)
 
 
 # -- 6. and 7. the JSON report: numbers as every --json spells them, and the price caveats --------

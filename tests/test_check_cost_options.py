@@ -26,15 +26,20 @@ def test_check_prices_with_the_given_table(tmp_path: Path, monkeypatch: pytest.M
     prices = tmp_path / "gateway.toml"
     prices.write_text(GATEWAY)
 
-    def cost(*args: str) -> str:
+    def cost(*args: str, notes: tuple[str, ...] = ()) -> str:
         code, out, err = invoke(monkeypatch, capsys, "check", str(log), *args, "--markdown", "-")
-        assert (code, err) == (0, [])
+        assert (code, err) == (0, list(notes))
         return out.splitlines()[6].split(" | ")[7]  # the session's row, its cost column
 
-    # DeepSeek's list price; the title call logged no usage: a lower bound, the unpriced request beside it
-    assert cost() == "≥$0.0013 (1 unpriced)"
+    # the log alone (--no-capture): DeepSeek's list price; the title call logged no usage: a lower
+    # bound, the unpriced request beside it
+    assert cost("--no-capture") == "≥$0.0013 (1 unpriced)"
     # a dollar per cache-miss token: the 8,060 prompt tokens the cache did not hold
-    assert cost("--prices", str(prices)) == "≥$8060.0000 (1 unpriced)"
+    assert cost("--no-capture", "--prices", str(prices)) == "≥$8060.0000 (1 unpriced)"
+    # the wire.jsonl found beside the log prices the title call from its usage, with the table given:
+    # its 140 cache-miss tokens besides
+    note = "note: 1 request(s) priced from the capture's usage (their log holds none)"
+    assert cost("--prices", str(prices), notes=(note,)) == "$8200.0000"
 
 
 @pytest.mark.parametrize("command", ["check", "report"])

@@ -98,7 +98,7 @@ def test_markdown_summary_escapes_log_text(failing, passing):
     lines = text.splitlines()
     assert lines[0] == "## dsh-audit check: ❌ failed"
     assert "<b>" not in text and "<script>" not in text
-    assert "bad\\|&lt;b&gt;\\`\\\\u0001/session.jsonl" in text  # a control character shown escaped, never raw
+    assert "bad\\|\\<b\\>\\`\\\\u0001/session.jsonl" in text  # a control character shown escaped, never raw
     assert lines[2] == ("2 log(s), 1 request(s); findings: 2 error(s), 0 warning(s), 1 info; 3 failing "
                         "(policy: defaults).")
     assert lines[4] == ("| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak "

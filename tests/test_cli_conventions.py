@@ -293,7 +293,10 @@ def test_report_schema_describes_the_cost() -> None:
     cost = schema["$defs"]["session"]["properties"]["cost"]
     assert cost["oneOf"][0] == {"type": "null"}
     assert cost["oneOf"][1]["required"] == ["requests", "tokens", "cost_usd", "no_cache_cost_usd",
-                                            "off_peak_cost_usd", "break_cost_usd", "unpriced"]
+                                            "break_cost_usd", "unpriced"]
+    # absent where no priced request's provider has a peak window (DeepSeek's alone has one)
+    off_peak = cost["oneOf"][1]["properties"]["off_peak_cost_usd"]
+    assert (off_peak["type"], "Absent when it does not apply" in off_peak["description"]) == (["number", "null"], True)
 
 
 def test_stats_top_sessions_show_cost(tmp_path: Path) -> None:
@@ -322,7 +325,7 @@ def test_fleet_exports_cost_row() -> None:
 def test_a_click_usage_error_is_one_line_naming_the_help(monkeypatch: pytest.MonkeyPatch,
                                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert _main(monkeypatch, capsysbinary, "cache", "--nope", str(CHAT)) == (
-        2, b"", "error: No such option '--nope'. (Did you mean one of: '--no-pager', '--no-wire', '--since'?) "
+        2, b"", "error: No such option '--nope'. (Did you mean one of: '--no-capture', '--no-pager', '--no-wire'?) "
                 "(hint: see `dsh-audit cache --help`)\n")
     assert _main(monkeypatch, capsysbinary, "nosuch") == (
         2, b"", "error: No such command 'nosuch'. (hint: see `dsh-audit --help`)\n")
@@ -428,7 +431,8 @@ def test_check_json_is_the_flag_and_an_old_json_file_is_refused_with_the_option_
 NO_SWITCHES = {"--no-accounting": "skip the cache accounting (expected reads, losses and their cost)",
                "--no-attribution": "skip break attribution", "--no-wire": "cache: compare the log's JSON",
                "--no-pager": "print directly", "--no-openai-zdr": "OpenAI ZDR stated off",
-               "--no-baseline": "check, report: no baseline"}
+               "--no-baseline": "check, report: no baseline",
+               "--no-capture": "look for no wire.jsonl beside the logs"}
 #: The older spellings each command still reads, hidden (RETIRED_SPELLINGS says what they mean now).
 ALIASES = {"sessions": "--no-cost", "usage": "--no-breaks", "index": "--no-cache", "breaks": "--cost"}
 #: A sample session with prefix-cache breaks (what --accounting prices).

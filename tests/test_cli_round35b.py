@@ -169,6 +169,9 @@ def test_cache_cuts_a_path_only_when_the_line_cannot_hold_it(room: str) -> None:
         assert (code, lines[:2]) == (0, [str(log), f"session {session}"])
     else:  # never cut (session 37: a cut path cannot be copied): whole on its line, the terminal wraps it
         assert (code, lines[:2]) == (0, [str(log), f"session {session}"])
-    assert lines[2 if room != "whole" else 1].startswith("requests 8 (7 with cache reads")
+    # the title call's cache reads are the wire.jsonl's, found beside the log
+    assert lines[2 if room != "whole" else 1].startswith(
+        "requests 8 (8 with cache reads and prompt logged (1 of them by the capture, * below)); prompt tokens of "
+        "those 57743")
     csv = _run("cache", str(log), "--format", "csv", env={"COLUMNS": "60"})[1]
     assert f"\ntimeline,{log},{session},0,title," in csv  # never cut in CSV, the log and the session apart

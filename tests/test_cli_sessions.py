@@ -47,7 +47,7 @@ def test_summary_of_the_chat_sample():
     assert (iso_utc(summary.first_activity), iso_utc(summary.last_activity)) == (
         "2027-01-15T08:00:00Z", "2027-01-15T08:00:00Z")
     assert summary.first_activity == 1800000000.0 and summary.last_activity > summary.first_activity
-    assert summary.output_tokens == 35 and summary.breaks is None and summary.cost_usd is None
+    assert summary.tokens is not None and summary.tokens["output"] == 35 and summary.breaks is None and summary.cost_usd is None
 
 
 @pytest.mark.skipif(not (CORPUS / "live" / "a-chat").is_dir(), reason="../shared/corpus is absent")
@@ -91,7 +91,7 @@ def test_sessions_json_one_object_per_session_newest_first():
     # the replies log cacheReadTokens as DSH's DeepSeek adapter does: priced; the title call logs no
     # usage (DSH has no field for it): one request unpriced, the cost a lower bound
     assert chat == {**chat, "title": "Who are you", "project": "/home/dev/projects/demo", "requests": 3,
-                    "first_activity": "2027-01-15T08:00:00Z", "format": "dsh", "format_version": 0,
+                    "first_activity_at": "2027-01-15T08:00:00Z", "format": "dsh", "format_version": 0,
                     "breaks": 0, "unpriced_requests": 1, "cost_complete": False,
                     "cost_usd": {"cache_miss": 0.0001041, "cache_read": 0.000000768, "cache_write": 0,
                                  "output": 0.000042, "total": 0.000146868}}

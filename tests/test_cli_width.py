@@ -53,7 +53,7 @@ def guarded(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 @needs_corpus
 def test_cache_at_80_columns_summary_wraps_at_words_and_headers_stay_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS.parent)
-    code, lines = invoke("cache", RELATIVE, columns=80)
+    code, lines = invoke("cache", RELATIVE, "--no-capture", columns=80)  # the log alone (a capture found prices)
     assert code == 0
     assert lines[0] == RELATIVE  # whole, to be copied (the terminal wraps it)
     # the title call logged no usage: every amount is a sum over the priced requests, a lower bound
@@ -151,39 +151,40 @@ def test_requests_at_60_columns_is_compact_without_finish():
 
 @needs_corpus
 def test_sessions_at_80_columns_keeps_the_date_the_title_and_a_short_id_whole():
-    """Before: "2026-12-02 11:02", "Fake session title" and the id were each split over lines."""
-    code, lines = invoke("sessions", str(LOG), columns=80)
+    """Before: "2026-12-02 11:02", "Fake session title" and the id were each split over lines.
+    Session 38: the title gives way (cut at its end) before a number column ("hit ratio") is left out."""
+    code, lines = invoke("sessions", str(LOG), "--no-capture", columns=80)  # the log alone (a capture found prices)
     assert code == 0
     assert lines == [
         "1 session(s), newest first",
-        "when (UTC)        title               reqs  breaks      cost  id",
-        "─" * 78,
-        "2026-12-02 11:02  Fake session title     8       5  ≥$0.0111  session-da27503b",
-        "id: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: project, hit ratio not shown (widen it, or use --json)"]
+        "when (UTC)        title          reqs    hit  breaks      cost  id",
+        "─" * 80,
+        "2026-12-02 11:02  Fake session…     8  62.8%       5  ≥$0.0111  session-da27503b",
+        "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
+        "narrow terminal: project not shown (widen it, or use --json)"]
 
 
 @needs_corpus
 def test_usage_at_80_columns_keeps_every_number_and_id_whole():
-    code, lines = invoke("usage", str(LOG), columns=80)
+    code, lines = invoke("usage", str(LOG), "--no-capture", columns=80)  # the log alone (a capture found prices)
     assert code == 0
     # the title call logged no usage: lower bounds, and the unpriced column is never left out then;
     # the lost tokens stand beside the cache misses they are part of, their cost exact (the title
     # call that could not be priced lost nothing); a lesser column (output) is left out before a
-    # cell is wrapped
+    # cell is wrapped; "requests" is kept (session 38: the tokens go before it)
     assert lines == [
         'usage by session',
-        '                   cache  lost tokens        cache',
-        'session             miss  (cost)              read      cost  no cache  unpriced',
+        '                            cache  lost tokens',
+        'session           requests   miss  (cost)               cost  no cache  unpriced',
         '────────────────────────────────────────────────────────────────────────────────',
-        'session-da27503b   21449  11968 ($0.0076)    36160  ≥$0.0111  ≥$0.0341         1',
-        'total              21449  11968 ($0.0076)    36160  ≥$0.0111  ≥$0.0341         1',
+        'session-da27503b         8  21449  11968 ($0.0076)  ≥$0.0111  ≥$0.0341         1',
+        'total                    8  21449  11968 ($0.0076)  ≥$0.0111  ≥$0.0341         1',
         '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; tokens: sums over the 7 request(s) with usage logged (?: none logged);',
         'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: cache write, requests, off-peak, output not shown (widen it, or',
-        'use --json)']
+        'narrow terminal: cache write, off-peak, output, cache read not shown (widen it,',
+        'or use --json)']
 
 
 @needs_corpus

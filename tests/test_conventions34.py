@@ -224,11 +224,11 @@ def test_json_and_csv_stay_flat_with_the_parent_and_relation(tmp_path: Path, mon
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(root), "--no-cost", "--json")
     assert (code, err) == (0, [])
     rows = [json.loads(line) for line in out.splitlines()]
-    assert [(r["session_id"], r["title"], r["parent_session"], r["relation"]) for r in rows] == [
+    assert [(r["session_id"], r["title"], r["parent_session_id"], r["relation"]) for r in rows] == [
         ("s-other", None, None, None), ("s-orphan", None, "s-gone", "subagent"), ("s-grand", None, "s-sub", "fork"),
         ("s-sub", None, "s-parent", "subagent"), ("s-fork", "Review notes", "s-parent", "fork"),
         ("s-parent", None, None, None)]
-    assert list(rows[0])[-5:] == ["cost_complete", "parent_session", "relation", "notes", "warnings"]
+    assert list(rows[0])[-5:] == ["cost_complete", "parent_session_id", "relation", "notes", "warnings"]
     code, out, err = invoke(monkeypatch, capsys, "sessions", str(root), "--no-cost", "--format", "csv")
     assert (code, err) == (0, [])
     table = list(csv.reader(io.StringIO(out)))

@@ -149,7 +149,8 @@ def test_a_gate_given_nothing_to_check_exits_2(command: str, tmp_path: Path, mon
         "(hint: widen or drop --since/--until)"])
     assert invoke(monkeypatch, capsys, command, "empty") == (2, "", [
         "error: empty: folder holds no DSH session log (hint: expected session.jsonl or session.jsonl.zstd files "
-        "below it)"])
+        "below it: pass PATH (a log, a session folder or a sessions root), or set DSH_HOME to the DSH home whose "
+        "sessions/ holds them)"])
 
 
 def test_readme_says_the_rule_for_nothing_to_read() -> None:

@@ -98,7 +98,7 @@ def test_c1_model_switch_break_costs_its_writes_in_every_view(tmp_path: Path, mo
     # the ledger (usage, cache's cost object, stats, check) and the cache verdict (cache, report) agree
     assert (report["cost"]["break_cost_usd"], report["cost"]["lost_cost_usd_by_cause"]) == (
         expected, {"header_change": expected})
-    assert (report["timeline"][9]["lost_cost"], report["lost_cost_usd"]) == (expected, expected)
+    assert (report["timeline"][9]["lost_cost_usd"], report["lost_cost_usd"]) == (expected, expected)
     code, out, _ = invoke(monkeypatch, capsys, "cache", log, *routes)
     assert f"cost lost ${expected:.4f}" in out and f"breaks cost ${expected:.4f}" in out
 
@@ -138,7 +138,7 @@ def test_a_native_deepseek_usage_without_cache_reads_is_unpriced_never_all_misse
     assert err == [f"warning: 1 request(s) unpriced: {NO_READ}"]
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(log), "--json")
     report = _json(out)
-    assert ([v["actual"] for v in report["timeline"]], report["cost"]["unpriced_requests"]) == ([0, None], 1)
+    assert ([v["actual_cache_read"] for v in report["timeline"]], report["cost"]["unpriced_requests"]) == ([0, None], 1)
 
 
 def test_a_pi_ai_usage_without_cache_reads_read_zero_and_is_priced(

@@ -399,8 +399,8 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
          "'image/x\\x1b[2J', 12 bytes), not the bytes pi-ai sends as base64: DSH reads them from its attachment store "
          "(hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]),
     ("prices: 100,000 levels", lambda t, m: _priced(t, '{"providers":' + "[" * 100000 + "]" * 100000 + "}"),
-     2, ["error: {T}/p.json: price table nests arrays or objects too deeply (hint: give --prices a JSON price table; "
-         "the Price files section of docs/cache-accounting.md gives the shape)"]),
+     2, ["error: {T}/p.json: price table nests arrays or objects too deeply (hint: give --prices a JSON price table (or a "
+         "TOML one, named *.toml); the Price files section of docs/cache-accounting.md gives the shape)"]),
     # the log's deepseek-official usage logs no cacheReadTokens: unpriced, said once (docs/cache-accounting.md)
     ("prices: a tier above 10**400 tokens", lambda t, m: _priced(t, {"providers": {"deepseek": {"models": {
         "deepseek-v4-flash": [dict(_FLASH, tiers=[dict(_FLASH, prompt_tokens_above=10 ** 400)])]}}}}), 0,

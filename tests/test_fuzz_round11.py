@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import zstandard
 from _cli import chat_log, invoke
+from test_tables38 import named_logs
 from test_piai_images import reply
 
 from dsh_audit.testing import LogBuilder
@@ -161,7 +162,7 @@ _NO_FACTS = ("no pi-ai model facts for {}: a hand-declared route's models are de
 def test_a_provider_no_catalog_names_is_a_hand_declared_route(provider, model, shown, tmp_path, monkeypatch, capsys):
     log = _pi_log(tmp_path / "s" / "session.jsonl", provider, model)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
-    assert (code, out, err) == (2, "", [f"error: {log}: " + _NO_FACTS.format(shown)])
+    assert (code, out, err) == (2, "", [f"error: {log} seq 5: " + _NO_FACTS.format(shown)])  # the header's seq
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
     assert (code, err, [json.loads(line)["session_id"] for line in out.splitlines()]) == (0, [], ["s-pi"])
 
@@ -173,8 +174,8 @@ def test_a_model_a_catalog_provider_has_not_is_named_escaped(model, shown, tmp_p
                   "anthropic-messages" if provider == "anthropic" else "openai-completions")
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out, len(err)) == (2, "", 1)
-    assert err[0].startswith(f"error: {log}: no pi-ai model facts for {provider}/{shown}: pi-ai 0.82.1's catalog has "
-                             f"no such {provider} model, and the log does not record a model's facts (hint: ")
+    assert err[0].startswith(f"error: {log} seq 5: no pi-ai model facts for {provider}/{shown}: pi-ai 0.82.1's catalog "
+                             f"has no such {provider} model, and the log does not record a model's facts (hint: ")
 
 
 @pytest.mark.parametrize("model", ["__proto__", "constructor"])
@@ -393,7 +394,10 @@ def test_check_table_at_80_columns_shows_hostile_ids_inert(tmp_path, monkeypatch
     lines = out.splitlines()
     assert (code, err, lines[-2:]) == (0, [], [
         "PASSED: 7 log(s), 7 request(s), 0 error(s), 0 warning(s), 7 info, 0 failing", "(policy: defaults)"])
-    assert _clean(out) and max(map(len, lines)) <= 80
+    # each log's path whole on its own line under the table (session 38: never cut, nor left out)
+    logs = named_logs(sorted(sessions.rglob("session.jsonl")))
+    assert lines[-2 - len(logs):-2] == logs
+    assert _clean(out) and max(len(line) for line in lines if line not in logs) <= 80
     # the longest id is cut at its end (the table's short form keeps capture and cost), never inside an escape
     for shown in ("abx\\u001b]0;PWN\\u0007\\u202e\u2026", "n\\u000a::error::PWN", "\\u202eevil", "z\\u0000z",
                   "s\\ud800x", "[link=http://x]m[/link]"):

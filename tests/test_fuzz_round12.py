@@ -181,7 +181,8 @@ def test_hostile_adapter_defaults_are_refused_as_dsh_refuses_them(defaults, tmp_
     assert (code, out, err) == (2, "", [
         f"error: {log}:7 seq 5: seed request/header at index 5 has invalid adapterDefaults (hint: DSH accepts "
         'adapterDefaults only as an object whose keys are "reasoningEffort" or "maxTokens", each true and each set '
-        "in the header's config)"])
+        "in the header's config; DSH refuses the log too (--lenient does not relax events); `dsh-audit validate FILE` "
+        "lists every problem (rule DSH223))"])
 
 
 # -- usage, sessions and stats over a hostile home -------------------------------------------------

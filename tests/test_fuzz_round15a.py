@@ -141,7 +141,7 @@ def test_a_long_session_id_is_its_unique_prefix_in_the_summary(tmp_path: Path, m
     summary = (tmp_path / "summary.md").read_text("utf-8")
     assert summary.splitlines()[6] == (f"| ✅ pass | long.jsonl | session-{'x' * 56}… | 1 | none | 0 | n/a | "
                                        "$? (1 unpriced) | $? | $? | 1 |")
-    assert len(summary.encode("utf-8")) == 783
+    assert len(summary.encode("utf-8")) == 781
 
 
 def test_ids_are_cut_to_a_prefix_no_other_id_shares() -> None:
@@ -157,7 +157,7 @@ def test_ids_are_cut_to_a_prefix_no_other_id_shares() -> None:
 def test_a_cut_keeps_every_escape_whole() -> None:
     # the cut falls on either side of the ESC and the ampersand, never inside their escapes
     text = "a" * 98 + "\x1b" + "|" + "b" * 300 + "&"
-    assert _md(text) == "a" * 98 + "\\\\u001b…" + "b" * 99 + "&amp;"
+    assert _md(text) == "a" * 98 + "\\\\u001b…" + "b" * 99 + "\\&"
     assert _md("\x1b" * 5, limit=4) == "\\\\u001b…\\\\u001b\\\\u001b"
 
 
@@ -176,18 +176,18 @@ def _huge_result() -> CheckResult:
 def test_the_summary_stays_under_github_s_cap_and_says_what_it_left_out() -> None:
     summary = format_markdown(_huge_result())
     lines = summary.splitlines()
-    assert len(summary.encode("utf-8")) == 993_347 and MAX_BYTES == 1_000_000
-    # the notes take at most a tenth; the logs stop at 200 rows, the failing findings at the byte
-    # cap, and the passing ones (short) at 200 rows again
+    assert len(summary.encode("utf-8")) == 999_273 and MAX_BYTES == 1_000_000
+    # the notes take at most a tenth; the logs stop at 200 rows, the failing findings and the
+    # passing ones at the byte cap
     assert [line for line in lines if "not shown" in line] == [
         "_50 more log(s) not shown (in the total); see the JSON report._",
-        "_875 more note(s) not shown; check prints each on stderr._",
-        "- _253 more not shown; see the JSON report._", "- _100 more not shown; see the JSON report._"]
+        "_851 more note(s) not shown; check prints each on stderr._",
+        "- _244 more not shown; see the JSON report._", "- _256 more not shown; see the JSON report._"]
     assert [sum(1 for line in lines if line.startswith(lead)) for lead in ("| ✅ pass |", "Note: ", "- **DSH811**",
-                                                                            "- **DSH810**")] == [200, 25, 47, 200]
+                                                                            "- **DSH810**")] == [200, 49, 56, 44]
     assert lines[2] == ("250 log(s), 0 request(s); findings: 300 error(s), 0 warning(s), 300 info; 300 failing "
                         "(policy: defaults).")
-    assert lines[6].startswith("| ✅ pass | " + "&amp;" * 99 + "…" + "&amp;" * 92 + "/0.jsonl | ")
+    assert lines[6].startswith("| ✅ pass | " + "\\&" * 99 + "…" + "\\&" * 92 + "/0.jsonl | ")
     assert f"| session-{'y' * 100}0000 | 0 | none |" in lines[6]  # its shortest unique prefix is all of it
     assert [line for line in lines if line.startswith("| **total**")] == [
         "| **total** | 250 log(s) | | 0 | | 0 | | $0.0000 | $0.0000 | $0.0000 | 600 |"]

@@ -275,7 +275,7 @@ def test_sessions_shows_the_last_moment_of_9999(tmp_path: Path, monkeypatch: pyt
     log.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n", encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--json", str(log))
     row = json.loads(out)
-    assert (code, err, row["first_activity"], row["last_activity"]) == (
+    assert (code, err, row["first_activity_at"], row["last_activity_at"]) == (
         0, [], "2026-01-05T10:00:00Z", "9999-12-31T23:59:59Z")
 
 

@@ -250,7 +250,7 @@ def test_a_manifest_that_is_not_a_regular_file_is_refused_without_reading(tmp_pa
 def test_a_manifest_cannot_point_the_check_outside_its_bundle(tmp_path, monkeypatch, capsys):
     out, manifest = _bundle(tmp_path, monkeypatch, capsys)
     data = json.loads(manifest.read_text("utf-8"))
-    data["verdicts"]["diff"] = {"digest": "0" * 64, "count": 1}
+    data["verdicts"]["diff"] = {"digest": "sha256:" + "0" * 64, "count": 1}
     for name in ("/etc/passwd", "../in/session.jsonl", "", "."):
         data["capture"] = name
         manifest.write_text(json.dumps(data), "utf-8")

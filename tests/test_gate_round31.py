@@ -72,9 +72,9 @@ def test_an_unrendered_request_shows_its_own_hint_once_in_every_report(
     at = markdown.index("### Failing findings (6)") + 2
     assert markdown[at:at + 2] == [
         f"- **DSH815** warning: {PI_REASON} — {PI_LOG}:14 seq 12 request 0".replace("_", "\\_"),
-        "  - hint: pass --routes FILE \\(DSH's llm-pi-ai route configuration\\), or declare the route in "
-        "c3/home/cordis.patch.yml \\(the patch layer of the DSH home the log was recorded in, read when no --routes "
-        "is given\\)"]
+        "  - hint: pass --routes FILE (DSH's llm-pi-ai route configuration), or declare the route in "
+        "c3/home/cordis.patch.yml (the patch layer of the DSH home the log was recorded in, read when no --routes "
+        "is given)"]
     assert sum(line.count("hint") for line in markdown) == 6  # one a finding
 
 
@@ -85,7 +85,7 @@ def test_markdown_shows_the_hint_that_names_the_policy_key() -> None:
     check = SessionCheck(path="logs/a.jsonl", session_id="s", findings=(b,))
     text = format_markdown(CheckResult(sessions=(check,), findings=(b,), policy=Policy()))
     assert text.split("### Failing findings (1)\n\n", 1)[1] == (
-        "- **DSH822** error: request 2 breaks the prefix cache of request 1: cause header\\_change \\(system\\) — "
+        "- **DSH822** error: request 2 breaks the prefix cache of request 1: cause header\\_change (system) — "
         "logs/a.jsonl:9 seq 7 request 2\n"
         "  - hint: add the cause to allowed-break-causes, or stop the behaviour that breaks the cache\n")
 

@@ -109,9 +109,9 @@ def test_a_2028_session_says_the_caveat_once_on_stderr(home: Path, monkeypatch: 
         lines = Path("summary.md").read_text("utf-8").splitlines()
         note = [k for k, line in enumerate(lines) if line.startswith("Note:")]
         assert [lines[k] for k in note] == [
-            "Note: the deepseek price table lists no holidays of 2028 \\(its holiday list covers 2026, 2027\\): "
+            "Note: the deepseek price table lists no holidays of 2028 (its holiday list covers 2026, 2027): "
             "requests of 2028 are priced by the weekday rule alone, a public holiday at the peak rate; give the "
-            'holidays of 2028 with --prices FILE \\(the "holidays" of the deepseek window\\)']
+            'holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)']
         # under the sessions' table and its totals row
         assert lines[note[0] - 3].startswith("| ✅ pass |") and lines[note[0] - 2].startswith("| **total** |")
         assert lines[note[0] - 1] == ""

@@ -54,7 +54,7 @@ def test_times_past_year_9999_are_unknown_days_not_a_traceback(tmp_path, monkeyp
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--json", str(log))
     assert (code, err) == (0, "")
     row = json.loads(out)
-    assert (row["session_id"], row["first_activity"], row["last_activity"], row["requests"]) == \
+    assert (row["session_id"], row["first_activity_at"], row["last_activity_at"], row["requests"]) == \
         ("session-far", None, None, 1)
 
     code, out, err = invoke(monkeypatch, capsys, "sessions", "--no-pager", str(log))

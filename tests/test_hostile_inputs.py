@@ -232,7 +232,7 @@ def test_cache_with_wrong_typed_usage_and_chunk_keys(tmp_path, monkeypatch, caps
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", "--tokenizer", "estimate", str(path))
     assert (code, err) == (0, [])
     report = json.loads(out)
-    prompts = [(v["prompt_tokens"], v["actual"]) for v in report["timeline"]]
+    prompts = [(v["prompt_tokens"], v["actual_cache_read"]) for v in report["timeline"]]
     inputs = [r["data"]["chunk"]["usage"]["inputTokens"] for r in map(json.loads, b.lines(packed=False)[1:])
               if r["type"] == "assistant/chunk" and r["data"]["chunk"]["type"] == "usage"]
     assert prompts == [(n, None) for n in inputs]  # wrong-typed buckets count 0 / unknown

@@ -120,7 +120,7 @@ def test_stats_and_index_leave_another_programs_database_alone(tmp_path, monkeyp
     db = tmp_path / "other.sqlite"
     before = foreign_db(db)
     line = (f"error: {db}: not a dsh-audit index: it holds other tables "
-            "(hint: give another --db file, or build one with `dsh-audit index`)")
+            "(hint: give another --db file, or build one with `dsh-audit index PATH --db FILE`)")
     assert_one_error(invoke(monkeypatch, capsys, "stats", "--db", str(db)), line)
     assert_one_error(invoke(monkeypatch, capsys, "index", str(log), "--db", str(db)), line)
     assert db.read_bytes() == before
@@ -132,7 +132,7 @@ def test_stats_on_an_empty_file_does_not_make_it_an_index(tmp_path, monkeypatch,
     db.write_bytes(b"")
     assert_one_error(invoke(monkeypatch, capsys, "stats", "--json", "--db", str(db)),
                      f"error: {db}: not a dsh-audit index: it is empty "
-                     "(hint: give another --db file, or build one with `dsh-audit index`)")
+                     "(hint: give another --db file, or build one with `dsh-audit index PATH --db FILE`)")
     assert db.read_bytes() == b""
 
 

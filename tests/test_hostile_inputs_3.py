@@ -136,7 +136,8 @@ def _window(window: str) -> str:
 PRICE_ERRORS = [
     # nesting past the recursion limit: RecursionError traceback
     ("prices.json", '{"providers": ' + "[" * 100_000 + "]" * 100_000 + "}",
-     f"price table nests arrays or objects too deeply (hint: give --prices a JSON price table; {SHAPE})"),
+     f"price table nests arrays or objects too deeply (hint: give --prices a JSON price table (or a TOML one, named "
+     f"*.toml); {SHAPE})"),
     ("prices.toml", "a = " + "[" * 50_000 + "]" * 50_000 + "\n",
      f"price table nests arrays or objects too deeply (hint: give --prices a TOML price table; {SHAPE})"),
     # an integer past the double range: OverflowError traceback in math.isfinite
@@ -188,7 +189,7 @@ def test_price_table_over_16_mib_is_refused(tmp_path, monkeypatch, capsys):
     prices.write_bytes(b'{"pad": "' + b"x" * (16 << 20) + b'", "providers": {}}')
     assert invoke(monkeypatch, capsys, "usage", str(log), "--prices", str(prices)) == \
         (2, "", [f"error: {prices}: price table is larger than 16 MiB "
-                 f"(hint: give --prices a JSON price table; {SHAPE})"])
+                 f"(hint: give --prices a JSON price table (or a TOML one, named *.toml); {SHAPE})"])
 
 
 def test_usd_cost_past_28_digits_is_a_number_not_invalid_operation():

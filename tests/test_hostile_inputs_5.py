@@ -106,7 +106,7 @@ def test_stats_still_reads_an_index_with_fractional_counts(index_db, tmp_path, m
     db = edited_index(index_db, tmp_path, "UPDATE requests SET output_tokens = 1.5")
     code, out, err = invoke(monkeypatch, capsys, "stats", "--db", str(db), "--json")
     assert (code, err) == (0, [])
-    assert '"output_tokens":1.5,' in out
+    assert '"output":1.5,' in out
 
 
 # -- stdout that cannot write every character ------------------------------------------------------
@@ -306,4 +306,5 @@ def test_an_index_that_is_a_fifo_is_refused_before_sqlite_opens_it(tmp_path, mon
     assert (code, out, err) == (2, "", [f"error: {fifo}: the index is a FIFO, not a file (hint: give --db a file name)"])
     assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["index.sqlite", "s"]
     code, out, err = invoke(monkeypatch, capsys, "stats", "--db", str(fifo))
-    assert (code, err) == (2, [f"error: {fifo}: the index is a FIFO, not a file (hint: give --db a file name)"])
+    assert (code, err) == (2, [f"error: {fifo}: the index is a FIFO, not a file "
+                               "(hint: give --db the file `dsh-audit index PATH --db FILE` wrote)"])

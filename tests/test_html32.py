@@ -71,6 +71,7 @@ def _cells(chrome, selector: str) -> list[list[str]]:
 def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_path, monkeypatch, capsys, chrome):
     from selenium.webdriver.common.by import By
 
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     logs = [str(_corpus(ANTHROPIC)), str(_corpus(DEEPSEEK)), str(_hostile(tmp_path))]
     usage = {}
     for by in ("model", "day"):
@@ -111,8 +112,9 @@ def test_team_totals_equal_usage_and_a_header_change_shows_its_diff_inertly(tmp_
         "lost": "22,815 ($0.0390)", "break-cost": "$0.0390", "unpriced": "2 (2 usage not logged)"}
     assert _cells(chrome, "#totals table.by_model tr") == [
         ["model", "requests", "cost", "without cache", "all off-peak", "lost tokens (cost)", "breaks cost", "unpriced"],
-        ["claude-sonnet-4-5", "9", "≥$0.0562", "≥$0.2087", "≥$0.0562", "0 ($0.0000)", "$0.0000", "1"],
-        ["claude-sonnet-4-6", "2", "$0.0373", "$0.0545", "$0.0373", "8,927 ($0.0308)", "$0.0308", ""],
+        # Anthropic bills one rate all day: no off-peak figure (session 38)
+        ["claude-sonnet-4-5", "9", "≥$0.0562", "≥$0.2087", "n/a", "0 ($0.0000)", "$0.0000", "1"],
+        ["claude-sonnet-4-6", "2", "$0.0373", "$0.0545", "n/a", "8,927 ($0.0308)", "$0.0308", ""],
         ["deepseek-v4-flash", "4", "≥$0.0025", "≥$0.0025", "≥$0.0018", "1,920 ($0.0006)", "$0.0006", "1"],
         ["deepseek-v4-pro", "6", "$0.0099", "$0.0330", "$0.0099", "11,968 ($0.0076)", "$0.0076", ""]]
     assert [row[0] for row in _cells(chrome, "#totals table.by_day tr")] == ["day (UTC)", "2026-12-02", "2027-01-15"]

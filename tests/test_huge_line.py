@@ -1,8 +1,8 @@
-"""A huge record costs memory proportional to it, once (issue 15): a line of 64 MiB is held as
-the line and the text it parses to, not as four copies, and the prompt-cache accounting adds one
-serialisation of each projection of the message, not six; a line past the decoded-size limit is
-refused in one line naming the file and the line; and a huge line parses exactly as any JSON
-parser reads it, whatever falls on the edges of the pieces it is decoded in."""
+"""A huge record costs memory proportional to it, once (issue 15): a line of 32 MiB (64 MiB in a
+zstd log) is held as the line and the text it parses to, not as four copies, and the prompt-cache
+accounting adds one serialisation of each projection of the message, not six; a line past the
+decoded-size limit is refused in one line naming the file and the line; and a huge line parses
+exactly as any JSON parser reads it, whatever falls on the edges of the pieces it is decoded in."""
 
 from __future__ import annotations
 
@@ -38,11 +38,14 @@ MIB = 1 << 20
 GREETING = b'"text":"Hi! Who are you, in one sentence?"'
 # Peak memory of one command over a log with one huge line, beyond the same command over the
 # small log, in multiples of the line: the line itself and the text it parses to, with room for
-# the allocator (measured: 2.0-2.1x plain and zstd; 4.0-4.75x before issue 15).
+# the allocator (measured: 2.1-2.2x plain at 24-32 MiB, 2.0-2.1x plain and zstd at 64 MiB; 4.0-4.75x
+# before issue 15).
 MAX_MULTIPLE = 2.5
 # The same for `cache` and `check`, whose prompt-cache accounting holds the message's log-JSON
 # segment and its DeepSeek wire fragment besides its text: three times the line (measured:
-# 3.05x plain and zstd, a tool result or a user message; 6-7x before).
+# 3.05x plain and zstd at 64 MiB, a tool result or a user message; 3.08x at 48 MiB and 3.12x at
+# 32 MiB, a tool result on the DeepSeek and the pi-ai Anthropic routes, the same to 0.01 from one
+# run to the next; 6-7x before).
 MAX_MULTIPLE_CACHE = 3.3
 # The child's peak resident set (KiB on Linux), measured by a parent that runs nothing else.
 PEAK = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
@@ -73,18 +76,28 @@ def peak_kib(*args: str) -> int:
     return int(peak)
 
 
+#: The huge line's text: a multiple above holds from 24 MiB up (the allocator's share is a few MiB),
+#: and each MiB costs every run of a command over it. A zstd log's text is twice as long: its
+#: decoder holds some 30 MiB of its own, 3.2x a 32 MiB line, 2.0-2.1x a 64 MiB one.
+HUGE = 32 * MIB
+HUGE_ZSTD = 64 * MIB
+
+
 @pytest.fixture(scope="module")
 def huge_text() -> bytes:
-    """64 MiB of base64 text (compresses 1.3x: no decompression bomb), made once for the module."""
-    return base64.b64encode(os.urandom(64 * MIB * 3 // 4))
+    """HUGE_ZSTD bytes of base64 text (compresses 1.3x: no decompression bomb), made once for the
+    module; its first HUGE bytes are the huge text of an uncompressed log."""
+    return base64.b64encode(os.urandom(HUGE_ZSTD * 3 // 4))
 
 
-@pytest.mark.slow  # four runs of a command over 64 MiB: about 5 s each on a shared machine
+@pytest.mark.slow  # two runs of a command over 32 MiB, two over 64 MiB compressed: 0.5-1.5 s of CPU each
 @pytest.mark.parametrize("name", ["session.jsonl", "session.jsonl.zstd"])
 def test_a_huge_line_costs_the_line_and_its_text_once(tmp_path: Path, name: str, huge_text: bytes) -> None:
-    size = len(huge_text)
+    text = huge_text if name.endswith(".zstd") else huge_text[:HUGE]
+    size = len(text)
     small = chat_log(tmp_path / "small" / name, b"Hi")
-    huge = chat_log(tmp_path / "huge" / name, huge_text)
+    huge = chat_log(tmp_path / "huge" / name, text)
+    del text
     for command in ("requests", "validate"):
         grown = peak_kib(command, str(huge)) - peak_kib(command, str(small))
         assert grown * 1024 <= MAX_MULTIPLE * size, (command, grown * 1024 / size)
@@ -106,12 +119,12 @@ def tool_log(path: Path, result: str) -> Path:
     return b.write_zstd(path) if path.name.endswith(".zstd") else b.write_jsonl(path)
 
 
-@pytest.mark.slow  # two runs of a command over 64 MiB: about 2-3 s each on a shared machine
+@pytest.mark.slow  # two runs of a command over 32 MiB: about 2 s of CPU each
 @pytest.mark.parametrize("name", ["session.jsonl"])  # zstd decoding's cost is the test above's
 def test_a_huge_tool_result_costs_cache_and_check_three_times_the_line(tmp_path: Path, name: str,
                                                                       huge_text: bytes) -> None:
-    size = len(huge_text)
-    text = huge_text.decode()
+    size = HUGE
+    text = huge_text[:HUGE].decode()
     small = tool_log(tmp_path / "small" / name, "small")
     huge = tool_log(tmp_path / "huge" / name, text)
     del text
@@ -236,15 +249,16 @@ def pi_tool_log(path: Path, result: str, route: str) -> Path:
     return b.write_jsonl(path)
 
 
-@pytest.mark.slow  # four runs of a command over 64 MiB per route: about 1.5 s each on a shared machine
+@pytest.mark.slow  # two runs of a command over 32 MiB per route: about 2 s of CPU each
 @pytest.mark.parametrize("route", ["anthropic", pytest.param("openai", marks=pytest.mark.skipif(
     not FULL_RUN, reason="DSH_AUDIT_SLOW=1 runs it too: the anthropic route's run measures the same accounting"))])
 def test_a_huge_tool_result_on_a_pi_ai_route_costs_cache_and_check_three_times_the_line(
         tmp_path: Path, route: str, huge_text: bytes) -> None:
     # The body is kept as its JSON value (the log's own texts), not written and parsed back:
-    # the text, its log-JSON segment and its wire segment (measured: 3.05-3.08x; 7.3x before).
-    size = len(huge_text)
-    text = huge_text.decode()
+    # the text, its log-JSON segment and its wire segment (measured: 3.05-3.08x at 64 MiB, 3.12-3.13x
+    # at 32 MiB; 7.3x before).
+    size = HUGE
+    text = huge_text[:HUGE].decode()
     small = pi_tool_log(tmp_path / "small" / "session.jsonl", "small", route)
     huge = pi_tool_log(tmp_path / "huge" / "session.jsonl", text, route)
     del text

@@ -160,6 +160,7 @@ def test_a_fork_parent_and_child_stay_two_sessions(tmp_path: Path, monkeypatch: 
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """Exports first, then DSH's home: each of the two sessions is replaced by its own DSH log; the
     child, which holds its parent's events under its own id, never replaces its parent."""
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     scenario = LIVE / "f-fork"
     db = tmp_path / "f.sqlite"
     assert _index(monkeypatch, capsys, str(scenario / "session-logs"), "--db", str(db))[:2] == \

@@ -8,6 +8,11 @@ only ever the sum of the buckets beside it (a number). Counts keep the plain plu
 list of break records is ``break_details``; ``cost_usd`` is always the object of billing buckets
 ``{cache_miss, cache_read, cache_write, output, total}``.
 
+One name per meaning (docs/ci.md, "JSON vocabulary"): no key of :data:`FORBIDDEN` (a synonym of a
+name the vocabulary settled) appears in any command's JSON; every key is snake_case but the policy's
+TOML keys ``check`` echoes and the log's own data; every instant is an ISO 8601 UTC string under a
+key ending ``_at``, from a closed list that tells the log's times from this machine's clock.
+
 Also: the version-1 check report (``breaks`` a list) is still read as a baseline, and ``check``'s
 summary line wrapped on an 80-column terminal ends no line with a space.
 """
@@ -54,6 +59,44 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 #: Keys a rename still to come will settle (none now).
 PENDING: dict[str, frozenset[str]] = {}
+
+#: Synonyms no command's JSON may use, each with the one name its meaning has (docs/ci.md, "JSON
+#: vocabulary"). Most were once printed: ``stats --json``'s totals said ``input_tokens``,
+#: ``cache_write_tokens`` and ``output_tokens``, ``sessions --json`` ``output_tokens``,
+#: ``first_activity``/``last_activity`` and ``parent_session``, ``stats``' top sessions
+#: ``last_request_at`` and ``break_unknown``, ``watch`` ``seen``/``sent`` in epoch seconds,
+#: ``cache --json``'s timeline ``actual``, ``expected``, ``potential`` and ``lost_cost``.
+FORBIDDEN: dict[str, str] = {
+    "input_tokens": "tokens.cache_miss", "uncached_tokens": "tokens.cache_miss",
+    "cache_miss_tokens": "tokens.cache_miss", "cache_read_tokens": "tokens.cache_read or actual_cache_read",
+    "cache_write_tokens": "tokens.cache_write", "output_tokens": "tokens.output",
+    "reasoning_tokens": "tokens.reasoning", "total_tokens": "tokens.total",
+    "hit_ratio": "actual_hit_ratio", "cache_hit_ratio": "actual_hit_ratio",
+    "break_unknown": "lost_unknown_requests", "unknown_breaks": "lost_unknown_requests",
+    "first_activity": "first_activity_at", "last_activity": "last_activity_at",
+    "last_request_at": "last_sent_at", "sent": "sent_at", "time": "sent_at or seen_at",
+    "timestamp": "sent_at or seen_at", "parent_session": "parent_session_id", "parent": "parent_session_id",
+    "id": "session_id",
+    "actual": "actual_cache_read", "expected": "expected_cache_read", "potential": "reusable_cache_read",
+    "lost_cost": "lost_cost_usd",
+}
+
+#: The instants of the JSON, each ending ``_at`` (ISO 8601 UTC strings): the log's own times, then
+#: the one time read from this machine's clock. A new instant joins one of the two, and the docs.
+LOG_TIMES = frozenset({"sent_at", "first_activity_at", "last_activity_at", "last_sent_at"})
+CLOCK_TIMES = frozenset({"seen_at"})
+
+#: Keys whose values are instants but keep another name: ``stats``' echo of its ``--since`` and
+#: ``--until`` options, and the price table's own ``effective`` text (``rate_effective``).
+INSTANT_EXCEPTIONS = frozenset({"since", "until", "rate_effective"})
+
+#: Objects keyed by the data, not by dsh-audit's vocabulary: the policy as its TOML spells it
+#: (kebab-case, docs/ci.md), a request's ``extra`` and ``context`` (DSH's camelCase), the counts of
+#: unpriced requests by reason (``usage not logged``).
+DATA_KEYED = frozenset({"policy", "extra", "context", "unpriced"})
+
+_INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 
 
 def _type(value: Any) -> str:
@@ -145,9 +188,22 @@ def _conflicts(found: dict[str, dict[str, set[str]]]) -> dict[str, dict[str, lis
 
 
 @pytest.fixture(scope="module")
-def samples_vocabulary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, set[str]]]:
+def samples_documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Any]]:
+    """Every command's JSON documents on the sample logs, by command, made once for the tests that read them."""
+    tmp_path = tmp_path_factory.mktemp("vocabulary")
+    env = {"DSH_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    return {name: list(_documents(_run(args, env)))
+            for name, args in _commands(TOOLS, SAMPLES, tmp_path / "index.sqlite", capture=False).items()}
+
+
+@pytest.fixture(scope="module")
+def samples_vocabulary(samples_documents: dict[str, list[Any]]) -> dict[str, dict[str, set[str]]]:
     """Every command's JSON on the sample logs, walked once for the tests that read it."""
-    return _vocabulary(TOOLS, SAMPLES, tmp_path_factory.mktemp("vocabulary"), capture=False)
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for name, documents in samples_documents.items():
+        for document in documents:
+            _walk(document, name, found)
+    return found
 
 
 def test_one_type_per_key_across_commands_on_the_sample_logs(
@@ -179,6 +235,7 @@ def test_one_type_per_key_on_a_live_session_with_its_capture(tmp_path: Path) -> 
     shutil.copy(LIVE.parent.parent / "wire.jsonl", tmp_path / "live" / "wire.jsonl")  # found beside it
     found = _vocabulary(folder / LIVE.name, folder, tmp_path, capture=True)
     assert _conflicts(found) == {}
+    assert _forbidden(found) == {}
     assert "diff" in {place.split(".")[0] for kinds in found.values() for places in kinds.values() for place in places}
 
 
@@ -273,3 +330,113 @@ def test_a_request_row_says_index_and_a_row_about_a_request_says_request(
         "breaks --all --accounting.request", "breaks.request", "check.sessions[].break_details[].request",
         "explain.request", "stats --sort cost.costliest_breaks[].request", "stats.costliest_breaks[].request",
         "usage --by request.rows[].request", "watch.transition.request"}
+
+
+def _in_log_data(place: str) -> bool:
+    return any(part.removesuffix("[]") in DATA_KEYED for part in place.split(".")[1:-1])
+
+
+def _forbidden(found: dict[str, dict[str, set[str]]]) -> dict[str, tuple[str, list[str]]]:
+    """The :data:`FORBIDDEN` keys printed, each with the name to use and a few places (the log's
+    own data, under :data:`DATA_KEYED`, aside)."""
+    hits = {}
+    for key, instead in FORBIDDEN.items():
+        places = sorted(p for kinds in found.get(key, {}).values() for p in kinds if not _in_log_data(p))
+        if places:
+            hits[key] = (instead, places[:3])
+    return hits
+
+
+def test_no_command_prints_a_forbidden_synonym_on_the_sample_logs(
+        samples_vocabulary: dict[str, dict[str, set[str]]]) -> None:
+    assert _forbidden(samples_vocabulary) == {}
+    # the settled names, printed where the synonyms were
+    found = samples_vocabulary
+    assert {"stats.totals.tokens", "sessions.tokens", "cache.cost.tokens"} <= found["tokens"]["object"]
+    assert {"stats.top_sessions[].lost_unknown_requests", "stats.totals.lost_unknown_requests"} <= \
+        found["lost_unknown_requests"]["number"]
+    assert set(found["parent_session_id"]) == {"null", "string"}
+    # ``seen`` is index's count of the logs given, never watch's time
+    assert found["seen"] == {"number": {"index.seen"}}
+    # cache --json's timeline names its cache reads and what a break lost as watch and every total do
+    assert found["actual_cache_read"]["number"] >= {"cache.timeline[].actual_cache_read", "watch.actual_cache_read"}
+    assert found["expected_cache_read"]["number"] >= {"cache.timeline[].expected_cache_read",
+                                                      "watch.expected_cache_read"}
+    assert found["reusable_cache_read"]["number"] >= {"cache.timeline[].reusable_cache_read",
+                                                      "watch.reusable_cache_read"}
+    assert found["lost_cost_usd"]["number"] >= {"cache.timeline[].lost_cost_usd", "watch.lost_cost_usd"}
+
+
+def test_a_cache_timeline_row_names_its_reads_and_loss_as_watch_does(tmp_path: Path) -> None:
+    """``cache --json``'s timeline once said ``potential``, ``expected``, ``actual`` and
+    ``lost_cost``; a row now has exactly these keys, in this order."""
+    env = {"DSH_HOME": str(tmp_path), "COLUMNS": "200"}
+    cache = json.loads(_run(["cache", str(TOOLS), "--json"], env).splitlines()[0])
+    assert cache["timeline"][1] == {
+        "index": 1, "kind": "loop", "turn": 1, "step": 2, "attempt": 1, "model": "deepseek-v4-flash",
+        "family": "deepseek", "prompt_tokens": 292, "counted_tokens": 292, "reusable_cache_read": 128,
+        "expected_any": 128, "expected_cache_read": 128, "actual_cache_read": 128, "classification": "as_expected",
+        "cause": None, "source_index": 0, "gap_seconds": 0.02, "lost_tokens_by_cause": {}, "lost_cost_usd": 0,
+        "prompt_source": "wire:deepseek"}
+    assert list(cache["timeline"][1])[9:13] == [
+        "reusable_cache_read", "expected_any", "expected_cache_read", "actual_cache_read"]
+    # the session's sums beside it say the same names: the rows add up to them
+    assert cache["actual_cache_read"] == sum(row["actual_cache_read"] for row in cache["timeline"]) == 640
+    assert cache["expected_cache_read"] == sum(row["expected_cache_read"] for row in cache["timeline"]) == 640
+    assert cache["reusable_cache_read"] == sum(row["reusable_cache_read"] for row in cache["timeline"]) == 640
+
+
+def test_forbidden_synonyms_are_caught_where_they_would_be_printed() -> None:
+    """The check itself can fail: a synonym anywhere is reported; the log's own data is not."""
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    _walk({"totals": {"input_tokens": 3}, "rows": [{"sent": 1.5}], "extra": {"time": {"sent": 2}}}, "x", found)
+    assert _forbidden(found) == {"input_tokens": ("tokens.cache_miss", ["x.totals.input_tokens"]),
+                                 "sent": ("sent_at", ["x.rows[].sent"])}
+
+
+def test_every_key_is_snake_case_but_the_policy_and_the_log_data(
+        samples_vocabulary: dict[str, dict[str, set[str]]]) -> None:
+    """The policy ``check --json`` echoes keeps the TOML file's kebab-case keys (docs/ci.md:
+    ``policy`` reads back as ``[tool.dsh-audit]``); nothing else does."""
+    found = samples_vocabulary
+    other = {key: sorted(p for kinds in found[key].values() for p in kinds if not _in_log_data(p))[:3]
+             for key in found if not _SNAKE.fullmatch(key)}
+    assert {key: places for key, places in other.items() if places} == {}
+    kebab = {key for key in found if "-" in key}
+    assert kebab == {"fail-on-refusal", "validation-fail-severity", "capture-fail", "capture-kinds", "require-capture",
+                     "fail-on-unexplained-break", "allowed-break-causes", "min-cache-hit-ratio"}
+    assert {p for key in kebab for kinds in found[key].values() for p in kinds} == {f"check.policy.{k}" for k in kebab}
+
+
+def _instants(value: Any, where: str, out: list[tuple[str, str]]) -> None:
+    """Every (place, key) whose value is an ISO 8601 UTC instant string, outside the log's data."""
+    if isinstance(value, list):
+        for item in value:
+            _instants(item, where + "[]", out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key in PAYLOAD or key in DATA_KEYED:
+                continue
+            if isinstance(item, str) and _INSTANT.fullmatch(item):
+                out.append((f"{where}.{key}", key))
+            _instants(item, f"{where}.{key}", out)
+
+
+def test_instants_are_iso_strings_named_at_and_say_whose_clock(samples_documents: dict[str, list[Any]]) -> None:
+    """docs/ci.md "JSON vocabulary": an instant is an ISO 8601 UTC string under a key ending
+    ``_at``; the log's times and this machine's (``seen_at``, watch) are told apart by name."""
+    found: list[tuple[str, str]] = []
+    for name, documents in samples_documents.items():
+        for document in documents:
+            _instants(document, name, found)
+    keys = {key for _, key in found}
+    assert {key for key in keys if not key.endswith("_at")} <= INSTANT_EXCEPTIONS, found
+    assert keys - INSTANT_EXCEPTIONS == LOG_TIMES | CLOCK_TIMES
+    assert not LOG_TIMES & CLOCK_TIMES
+    seen = sorted({place for place, key in found if key in CLOCK_TIMES})
+    assert seen == ["watch.seen_at"]  # the machine's clock: watch alone, to the millisecond
+    watch = samples_documents["watch"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", line["seen_at"])
+               for line in watch if "seen_at" in line)
+    sent = [line["sent_at"] for line in watch if line["type"] in ("request", "break")]
+    assert len(sent) == 39 and set(sent) == {"2027-01-15T08:00:00Z"}  # the log's time, to the second

@@ -78,19 +78,20 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
     _unknown_log(tmp_path)
     code, out, err = run("usage", "s-unknown/session.jsonl")
     assert (code, err) == (0, [f"warning: 1 request(s) unpriced: {_UNPRICED}"])
+    # "requests" kept at 80 columns, the tokens left out first (session 38)
     assert _lines(out) == [
         'usage by session',
-        '                     lost',
-        '              cache  tokens        cache',
-        'session        miss  (cost)         read      cost  no cache  off-peak  unpriced',
+        '                              lost',
+        '                       cache  tokens',
+        'session    requests     miss  (cost)          cost  no cache  off-peak  unpriced',
         '────────────────────────────────────────────────────────────────────────────────',
-        's-unknown      2100  0+? ($?)       1920  ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
-        'total          2100  0+? ($?)       1920  ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        's-unknown         3     2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        'total             3     2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
         '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; lost tokens: +?: 1 break(s) lost an unknown amount (cache reads not',
         'logged)',
-        'narrow terminal: cache write, requests, output not shown (widen it, or use',
+        'narrow terminal: cache write, output, cache read not shown (widen it, or use',
         '--json)']
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "csv")
     assert code == 0

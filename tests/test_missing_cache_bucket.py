@@ -60,8 +60,8 @@ def _csv_column(out: str, name: str) -> list[str]:
 
 
 def _report_data(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], log: Path,
-                 page: Path) -> dict[str, Any]:
-    code, _, err = invoke(monkeypatch, capsys, "report", str(log), "-o", str(page))
+                 page: Path, *options: str) -> dict[str, Any]:
+    code, _, err = invoke(monkeypatch, capsys, "report", *options, str(log), "-o", str(page))
     assert code in (0, 1), err
     blob = re.search(r'<script type="application/json" id="dsh-data">(.*?)</script>', page.read_text(), re.S)
     assert blob is not None
@@ -85,7 +85,7 @@ def test_every_view_reads_a_missing_bucket_alike_and_keeps_a_logged_zero(
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
     assert code in (0, 1), err
     report = json.loads(out)
-    assert [row["actual"] for row in report["timeline"]] == reads
+    assert [row["actual_cache_read"] for row in report["timeline"]] == reads
     assert (report["timeline"][0]["classification"] == "usage_unknown") is (missing is None)
     assert (report["requests"], report["usage_known"], report["prompt_tokens"], report["actual_cache_read"],
             report["actual_hit_ratio"]) == (3, 2 if missing is None else 3, known_prompt, 2990, 2990 / known_prompt)
@@ -106,19 +106,29 @@ def test_every_view_reads_a_missing_bucket_alike_and_keeps_a_logged_zero(
 def test_the_openai_completions_route_reads_alike_in_requests_cache_and_the_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """c3: pi-ai's openai-completions route; its first loop request was answered with
-    ``cached_tokens: 0`` (wire.jsonl), which pi-ai's adapter logs as no bucket."""
+    ``cached_tokens: 0`` (wire.jsonl), which pi-ai's adapter logs as no bucket. The logs' usage is
+    compared (``requests`` lists the log's own; ``--no-capture``: the wire.jsonl beside the log is not
+    read); with it found, only the title call, which logs no usage, reads the capture's (0)."""
     log = next((LIVE_PI / "c3-openai-compat" / "session-logs").glob("*.jsonl"))
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
     assert (code, err) == (0, [])
     reads = _csv_column(out, "cache read")
     assert reads == ["", "0", "8064", "8192", "8320", "8448"]  # the title call logs no usage: empty in CSV
-    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
+    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", "--no-capture", str(log))
     assert (code, err) == (0, [])
     report = json.loads(out)
-    assert [row["actual"] for row in report["timeline"]] == [None if read == "" else int(read) for read in reads]
+    assert [row["actual_cache_read"] for row in report["timeline"]] == [None if read == "" else int(read) for read in reads]
     assert report["usage_known"] == 5
-    session = _report_data(monkeypatch, capsys, log, tmp_path / "report.html")
-    assert [r["actual"] for r in session["requests"]] == [row["actual"] for row in report["timeline"]]
+    session = _report_data(monkeypatch, capsys, log, tmp_path / "report.html", "--no-capture")
+    assert [r["actual"] for r in session["requests"]] == [row["actual_cache_read"] for row in report["timeline"]]
+    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
+    assert (code, err) == (0, ["note: 1 request(s) priced from the capture's usage (their log holds none)"])
+    found = json.loads(out)
+    assert [(row["actual_cache_read"], row.get("usage_source")) for row in found["timeline"]] == [
+        (0, "capture"), *((row["actual_cache_read"], None) for row in report["timeline"][1:])]
+    assert found["usage_known"] == 6
+    session = _report_data(monkeypatch, capsys, log, tmp_path / "found.html")
+    assert [r["actual"] for r in session["requests"]] == [row["actual_cache_read"] for row in found["timeline"]]
 
 
 @needs_corpus
@@ -126,15 +136,15 @@ def test_the_anthropic_route_break_reads_zero_in_requests_as_in_cache(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """c1: the model switch at request 9 is a header_change break; pi-ai's Anthropic route logged
     no bucket for it (``cache_read_input_tokens: 0`` on the wire): both views read 0."""
-    log = next((LIVE_PI / "c1-anthropic-tools" / "session-logs").glob("*.jsonl"))
-    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
+    log = next((LIVE_PI / "c1-anthropic-tools" / "session-logs").glob("*.jsonl"))  # the log's usage alone
+    code, out, err = invoke(monkeypatch, capsys, "cache", "--json", "--no-capture", str(log))
     assert (code, err) == (0, [])
     report = json.loads(out)
     row = report["timeline"][9]
-    assert (row["actual"], row["classification"], row["cause"]) == (0, "break_explained", "header_change")
+    assert (row["actual_cache_read"], row["classification"], row["cause"]) == (0, "break_explained", "header_change")
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
     assert (code, err) == (0, [])
-    assert _csv_column(out, "cache read") == ["" if row["actual"] is None else str(row["actual"])
+    assert _csv_column(out, "cache read") == ["" if row["actual_cache_read"] is None else str(row["actual_cache_read"])
                                               for row in report["timeline"]]
 
 
@@ -150,5 +160,5 @@ def test_a_negative_count_is_no_count_in_requests_and_cache(
     code, out, err = invoke(monkeypatch, capsys, "requests", "--format", "csv", str(log))
     assert (code, err, _csv_column(out, "cache read")) == (0, [], [""])
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
-    assert [(row["actual"], row["classification"]) for row in json.loads(out)["timeline"]] == [
+    assert [(row["actual_cache_read"], row["classification"]) for row in json.loads(out)["timeline"]] == [
         (None, "usage_unknown")]

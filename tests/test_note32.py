@@ -95,8 +95,10 @@ def test_check_names_the_recorded_homes_layer_beside_routes(tmp_path: Path, monk
     shutil.copy(COMPAT / "wire.jsonl", tmp_path / "c3" / "wire.jsonl")
     monkeypatch.chdir(tmp_path)
     passed = "PASSED: 1 log(s), 6 request(s), 0 error(s), 0 warning(s), 0 info, 0 failing (policy: defaults)"
+    # the wire.jsonl found beside the log prices the title call, whose usage the log lacks
+    priced = "note: 1 request(s) priced from the capture's usage (their log holds none)"
     code, _, err = invoke(monkeypatch, capsys, "check", "c3", "--format", "csv")
-    assert (code, len(err), err[0], err[-1]) == (1, 2, (  # the 6 requests' findings on one line
+    assert (code, len(err), err[0], err[1], err[-1]) == (1, 3, priced, (  # the 6 requests' findings on one line
         f"{COMPAT_LOG}: DSH815 warning (fails the gate: capture-fail): 6 requests: #0, #1, #2, #3, #4, #5 are "
         "unrendered: cannot render: no pi-ai model facts for local-openai/local-coder: a hand-declared route's models "
         "are described by DSH's route configuration, which the log does not record (hint: pass --routes FILE "
@@ -105,10 +107,11 @@ def test_check_names_the_recorded_homes_layer_beside_routes(tmp_path: Path, monk
         "FAILED: 1 log(s), 6 request(s), 0 error(s), 6 warning(s), 0 info, 6 failing (policy: defaults)")
     routes = COMPAT / "inputs" / "pi-ai-routes.patch.yml"
     code, _, err = invoke(monkeypatch, capsys, "check", "c3", "--format", "csv", "--routes", str(routes))
-    assert (code, err) == (0, [passed])
+    assert (code, err) == (0, [priced, passed])
     shutil.copy(routes, tmp_path / "c3" / "home" / "cordis.patch.yml")  # the recorded home's layer, no --routes
     code, _, err = invoke(monkeypatch, capsys, "check", "c3", "--format", "csv")
-    assert (code, err) == (0, [f"note: {HOME_NOTE.format(tmp_path / 'c3' / 'home' / 'cordis.patch.yml')}", passed])
+    assert (code, err) == (0, [f"note: {HOME_NOTE.format(tmp_path / 'c3' / 'home' / 'cordis.patch.yml')}", priced,
+                               passed])
 
 
 def test_watch_says_the_home_layer_as_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

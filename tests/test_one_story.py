@@ -236,11 +236,11 @@ def _breaks_cost_what_cache_judged(runner: CliRunner, logs: list[Path], *options
     for row in rows:
         verdict = verdicts[(real(row["path"]), row["request"])]
         # a break whose cache reads were not logged lost an unknown amount in cache's timeline too
-        assert (verdict["lost_tokens_by_cause"] is None) == (verdict["actual"] is None), verdict
+        assert (verdict["lost_tokens_by_cause"] is None) == (verdict["actual_cache_read"] is None), verdict
         lost = None if verdict["lost_tokens_by_cause"] is None else sum(verdict["lost_tokens_by_cause"].values())
-        cost = verdict["lost_cost"] if lost else None if lost is None else 0.0
+        cost = verdict["lost_cost_usd"] if lost else None if lost is None else 0.0
         assert (row["lost_tokens"], row["lost_cost_usd"]) == (lost, cost), (row["path"], row["request"], verdict)
-        assert lost is not None or verdict["lost_cost"] is None, verdict
+        assert lost is not None or verdict["lost_cost_usd"] is None, verdict
         assert (row["unpriced_reason"] is None) == (cost is not None), row
     return len(rows)
 
@@ -304,8 +304,8 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount_in_eve
     code, out, err = run("cache", "--json", str(log))
     report = json.loads(out)
     assert (code, err) == (0, [])
-    assert [(v["index"], v["lost_tokens_by_cause"], v["lost_cost"]) for v in report["timeline"]] == [(0, {}, 0), (1, {}, 0),
-                                                                                     (2, None, None)]
+    assert [(v["index"], v["lost_tokens_by_cause"], v["lost_cost_usd"]) for v in report["timeline"]] == [
+        (0, {}, 0), (1, {}, 0), (2, None, None)]
     assert (report["lost_tokens_by_cause"], report["lost_cost_usd"], report["lost_unknown_requests"]) == ({}, None, 1)
     cost = report["cost"]
     assert {k: cost[k] for k in ("break_cost_usd", "lost_requests", "lost_unpriced", "break_requests",
@@ -319,7 +319,8 @@ def test_a_break_whose_cache_reads_were_not_logged_lost_an_unknown_amount_in_eve
     assert (stats.cost["break_cost_usd"], stats.cost["lost_cost_usd"], stats.cost["break_requests"],
             stats.cost["break_unpriced"], stats.cost["lost_unknown_requests"]) == (None, None, 1, 1, 1)
     (top,) = stats.top_sessions
-    assert (top["break_cost_usd"], top["break_unknown"]) == (None, 1)
+    assert (top["break_cost_usd"], top["lost_unknown_requests"]) == (None, 1)
+    assert "break_unknown" not in top
     (session,) = build_report_data(run_check([log], record=SessionPages()))["sessions"]
     assert session["overview"]["break_details"] == [
         {"i": 2, "cause": "header_change", "lost": None, "cost": None, "fails": False}]
@@ -430,8 +431,8 @@ def test_a_capture_beside_the_log_tells_every_view_the_same_breaks(tmp_path: Pat
             explained.append((transition["request"], transition["cause"]))
     assert explained == expected
 
-    code, out, err = run("cache", str(log), "--json")
-    assert (code, err) == (1, [])
+    code, out, err = run("cache", str(log), "--json")  # the capture found prices the title call, as given (tour 38)
+    assert (code, err) == (1, ["note: 1 request(s) priced from the capture's usage (their log holds none)"])
     report = json.loads(out)
     assert [(v["index"], v["cause"]) for v in report["timeline"] if v["classification"] in BREAKS] == expected
     assert (report["breaks"], report["breaks_by_cause"]) == (2, {"unrecorded_mutation": 2})
@@ -473,3 +474,51 @@ def test_breaks_takes_the_capture_it_is_given(tmp_path: Path, monkeypatch, capsy
     assert _breaks_listed(run, str(alone)) == (0, [])
     assert _breaks_listed(run, str(alone), "--capture", str(edited)) == (
         1, [(4, "unrecorded_mutation"), (5, "unrecorded_mutation")])
+
+
+@needs_corpus
+def test_a_request_judged_from_the_capture_tells_every_view_the_same_story(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Session 38: a torn log (a crash before request 4's usage chunk) given ``--capture``: request 4
+    is priced and judged from the captured response's usage (a break that lost 1152 tokens, not an
+    unknown amount) in cache, breaks --cost, check, sessions, the report's data and index/stats alike."""
+    (source,) = (CORPUS / "live" / "c-change" / "session-logs").glob("*.jsonl")
+    log = tmp_path / "torn" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(source.read_text("utf-8").splitlines(keepends=True)[:81]), "utf-8")
+    wire = str(CORPUS / "live" / "c-change" / "wire.jsonl")
+    run = partial(invoke, monkeypatch, capsys)
+    # breaks, cache reads and prompt tokens (hit ratio), tokens lost, what the breaks cost, what the session cost
+    story = (3, 14720, 32823, 9088, 0.005798144, 0.00823625)
+
+    code, out, _ = run("cache", "--json", "--capture", wire, str(log))
+    report = json.loads(out)
+    assert (code, report["breaks"], report["actual_cache_read"], report["prompt_tokens"],
+            sum(report["lost_tokens_by_cause"].values()), report["cost"]["break_cost_usd"],
+            report["cost"]["cost_usd"]["total"]) == (0, *story)
+    assert [v["lost_tokens_by_cause"] for v in report["timeline"] if v["classification"] in BREAKS] == [
+        {"header_change": 7936}, {}, {"header_change": 1152}]
+    assert _breaks_cost_what_cache_judged(CliRunner(), [log], "--capture", wire) == 3
+
+    code, out, _ = run("check", "--json-report", "-", "--capture", wire, str(log))
+    (checked,) = json.loads(out)["sessions"]
+    assert (checked["breaks"], checked["cache"]["actual_cache_read"], checked["cache"]["prompt_tokens"],
+            sum(checked["cost"]["lost_tokens_by_cause"].values()), checked["cost"]["break_cost_usd"],
+            checked["cost"]["cost_usd"]["total"]) == story
+    code, out, _ = run("sessions", "--json", "--capture", wire, str(log))
+    (row,) = map(json.loads, out.splitlines())
+    assert (row["breaks"], row["actual_cache_read"], row["prompt_tokens"], row["cost_usd"]["total"]) == (
+        story[0], story[1], story[2], story[5])
+
+    (page,) = build_report_data(run_check([log], captures=wire, record=SessionPages()))["sessions"]
+    assert [(b["i"], b["lost"], b["cost"]) for b in page["overview"]["break_details"]] == [
+        (2, 7936, 0.005063168), (3, 0, 0), (4, 1152, 0.000734976)]
+
+    db = tmp_path / "index.sqlite"
+    index_logs([log], db, capture=wire)
+    stats = fleet_stats(db)
+    assert (stats.totals["cache_breaks"], stats.totals["actual_cache_read"], stats.totals["prompt_tokens"],
+            stats.totals["lost_tokens"], stats.cost["break_cost_usd"], stats.cost["cost_usd"]["total"]) == story
+    # the requests' tokens are the ledger's: the capture's for the requests it priced
+    assert stats.totals["tokens"] == {k: v for k, v in stats.cost["tokens"].items() if k != "reasoning"} == {
+        "cache_miss": 18103, "cache_read": 14720, "cache_write": 0, "output": 53, "total": 32876}

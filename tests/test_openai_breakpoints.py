@@ -40,8 +40,8 @@ MINUTE = 60
 MODELS = ("gpt-5.4", "gpt-5.5", "gpt-5.6", "gpt-5.6-luna")
 ROUTES = ("providers:\n  openai:\n    api: openai-completions\n    baseURL: https://api.openai.com/v1\n    models:\n"
           + "".join(f"      - id: {m}\n        contextWindow: 1000000\n        maxTokens: 128000\n" for m in MODELS))
-KEYS = ("potential", "expected_any", "expected", "actual", "classification", "lost_tokens_by_cause", "cache_retention",
-        "ttl_seconds", "source_index")
+KEYS = ("reusable_cache_read", "expected_any", "expected_cache_read", "actual_cache_read", "classification",
+        "lost_tokens_by_cause", "cache_retention", "ttl_seconds", "source_index")
 UNKNOWN = "in_memory_or_24h"
 
 

@@ -47,7 +47,8 @@ ROUTES = ("providers:\n  openai:\n    api: openai-completions\n    baseURL: http
                     for m in ("gpt-5.4", "gpt-5.5", "gpt-5.5-pro"))
           + "  local-openai:\n    api: openai-completions\n    baseURL: http://gateway/v1\n    models:\n"
             "      - id: local-coder\n        contextWindow: 131072\n        maxTokens: 8192\n")
-KEYS = ("expected", "actual", "classification", "lost_tokens_by_cause", "cache_retention", "ttl_seconds")
+KEYS = ("expected_cache_read", "actual_cache_read", "classification", "lost_tokens_by_cause", "cache_retention",
+        "ttl_seconds")
 UNKNOWN = "in_memory_or_24h"
 
 

@@ -20,6 +20,7 @@ from dsh_audit.report.terminal import listing, print_table
 from dsh_audit.testing import LogBuilder
 
 from _cli import invoke
+from test_tables38 import named_logs
 from _golden import CORPUS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,14 +184,14 @@ def test_check_csv_writes_the_hit_ratio_as_a_number(monkeypatch: pytest.MonkeyPa
     code, out, _ = invoke(monkeypatch, capsys, "check", str(B_TOOLS / "home"), "--format", "csv")
     assert code == 0 and out.splitlines()[0].split(",")[4:] == ["requests", "capture", "breaks", "hit ratio", "cost",
                                                                 "unpriced", "findings"]
-    # the title call logged no usage: its cost is a lower bound, one request unpriced
-    assert out.splitlines()[1].split(",")[4:] == ["9", "9/9 identical", "0", "0.8643765600855818", "0.001660728", "1",
+    # the title call logged no usage: the capture found beside the home prices it (tour 38), none unpriced
+    assert out.splitlines()[1].split(",")[4:] == ["9", "9/9 identical", "0", "0.8624416277518345", "0.001686378", "0",
                                                   "0"]
     code, out, _ = invoke(monkeypatch, capsys, "check", str(B_TOOLS / "home"), "--json")
-    assert json.loads(out)["sessions"][0]["cache"]["actual_hit_ratio"] == 0.8643765600855818  # the same number
+    assert json.loads(out)["sessions"][0]["cache"]["actual_hit_ratio"] == 0.8624416277518345  # the same number
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = invoke(monkeypatch, capsys, "check", str(B_TOOLS / "home"))
-    assert code == 0 and "│ 9/9 identical │      0 │     86.4% │ ≥$0.0017 │        0 │" in out
+    assert code == 0 and "│ 9/9 identical │      0 │     86.2% │ $0.0017 │        0 │" in out
 
 
 # -- 3. one order: newest first ---------------------------------------------------------------------
@@ -221,14 +222,15 @@ def test_check_at_80_columns_is_a_table(home: Path, monkeypatch: pytest.MonkeyPa
                                         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = invoke(monkeypatch, capsys, "check")
+    # session 38: "log" is never left out; each log its number, its path whole on its own line under the table
     assert code == 0 and [line.rstrip() for line in out.splitlines()] == [  # compact below 100 columns
         "dsh-audit check",
-        "status  session       requests  capture  breaks  cost  findings",
-        "─" * 63,
-        "ok      session-bbb2         1  none          0    $?         1",
-        "ok      session-ccc3         1  none          0    $?         1",
-        "ok      session-aaa1         1  none          0    $?         1",
-        "narrow terminal: hit ratio (no values), log not shown (widen it, or use --json)",
+        "status  log  session       requests  capture  breaks  hit ratio  cost  findings",
+        "─" * 79,
+        "ok        1  session-bbb2         1  none          0  n/a          $?         1",
+        "ok        2  session-ccc3         1  none          0  n/a          $?         1",
+        "ok        3  session-aaa1         1  none          0  n/a          $?         1",
+        *named_logs(_log_of(home, p, s) for p, s in (("b", "session-bbb2"), ("c", "session-ccc3"), ("a", "session-aaa1"))),
         "PASSED: 3 log(s), 3 request(s), 0 error(s), 0 warning(s), 3 info, 0 failing",
         "(policy: defaults)"]
 
@@ -242,12 +244,15 @@ def test_check_shows_uuid_ids_as_short_prefixes_when_narrow(tmp_path: Path, monk
     code, out, _ = invoke(monkeypatch, capsys, "check", str(tmp_path / "s"))
     lines = [line.rstrip() for line in out.splitlines()]
     # boxed, the cost column would not fit 80 columns: the compact layout keeps it
-    assert code == 0 and lines[1:6] == [
-        "status  session                requests  capture  breaks  cost  findings",
-        "─" * 72,
-        "ok      session-86ef2d28-6e7a         1  none          0    $?         1",
-        "ok      session-86ef2d28-6e7b         1  none          0    $?         1",
-        "session: shortest unique prefix of its id (--json for whole ids)"]
+    assert code == 0 and lines[1:] == [
+        "status  log  session                requests  capture  breaks  cost  findings",
+        "─" * 77,
+        "ok        1  session-86ef2d28-6e7a         1  none          0    $?         1",
+        "ok        2  session-86ef2d28-6e7b         1  none          0    $?         1",
+        "session: shortest unique prefix of its id (--json for whole ids)",
+        "narrow terminal: hit ratio (no values) not shown (widen it, or use --json)",
+        *named_logs(tmp_path / "s" / "--p--" / session_id / "session.jsonl" for session_id in ids),
+        "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing", "(policy: defaults)"]
 
 
 def _tables(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *, in_listing: bool) -> str:

@@ -15,7 +15,7 @@ from _cli import chat_log, invoke
 HUGE = "1" + "0" * 4999  # 5,000 digits, past Python's 4,300
 TABLE_HINT = ("(hint: fix this key in the --prices file; "
               "the Price files section of docs/cache-accounting.md gives the shape)")
-FILE_HINT = ("(hint: give --prices a JSON price table; "
+FILE_HINT = ("(hint: give --prices a JSON price table (or a TOML one, named *.toml); "
              "the Price files section of docs/cache-accounting.md gives the shape)")
 RATE = "providers.deepseek.models.deepseek-v4-flash[0].cache_miss"
 

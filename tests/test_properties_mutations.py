@@ -20,6 +20,11 @@ from dsh_audit.wire import render
 
 from _properties import examples, folder, replay_file, validate, validate_paths, written
 
+# Each mutation kind by default: 10 examples (its full count with ``pytest -m slow``). A removed
+# detection fails its kind's property at the first example drawn (log, wire and capture faults) or
+# within the first 2-5 (attribution): docs/property-testing.md, "Detection removed, property fails".
+
+
 def _matches(difference, expected):
     path = difference.path
     return difference.change == expected.code and (
@@ -29,7 +34,7 @@ def _matches(difference, expected):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", LOG_MUTATIONS)
 def test_log_mutations_are_caught_by_the_validator_and_the_reader(kind):
-    @settings(max_examples=examples(25))
+    @settings(max_examples=examples(10))
     @given(mutated_logs(kinds=[kind]))
     def check(item):
         with folder() as where:
@@ -49,7 +54,7 @@ def test_log_mutations_are_caught_by_the_validator_and_the_reader(kind):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", WIRE_MUTATIONS)
 def test_wire_mutations_are_caught_by_the_diff(kind):
-    @settings(max_examples=examples(25))
+    @settings(max_examples=examples(10))
     @given(mutated_bodies(kinds=[kind]))
     def check(item):
         result = diff_bodies(item.original, item.body)
@@ -66,7 +71,7 @@ def test_wire_mutations_are_caught_by_the_diff(kind):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", WIRE_MUTATIONS)
 def test_mutated_captures_are_unrecorded_mutations(kind):
-    @settings(max_examples=examples(20))
+    @settings(max_examples=examples(10))
     @given(mutated_captures(kinds=[kind]))
     def check(item):
         with written(item.session) as paths:

@@ -238,10 +238,10 @@ HOSTS = {  # the host as a header holds it -> as redacted with REDACTOR_SALT
     "api.openai.com:8443@evil": "vlj.yzjacx.arg:2999@crtq",
     "xn--api-nthropic-xyz.com": "ss--aqn-kynrgxyv-eed.bej",
     "api.\u212aimi.com": "vlj.wwlc.kfu",  # the Kelvin sign lower-cases to k: no look-alike stays
-    "10.0.0.7": "10.9.5.8",
+    "10.0.0.7": "10.8.5.9",  # an address of 8 characters: 10.0.0.0/8's
     "[fd00::1]:8080": "[cc82::5]:8999",
     "fd00::1": "cc82::5",  # a HAR's serverIPAddress: the prefix of its bracketed form's placeholder
-    "[::ffff:192.168.10.1]:443": "[::ccdd:182.194.37.5]:795",
+    "[::ffff:192.168.10.1]:443": "[::ccdd:203.0.113.97]:795",  # an IPv4 address: a documentation one
 }
 
 URLS = {  # a captured or configured URL -> as redacted with REDACTOR_SALT

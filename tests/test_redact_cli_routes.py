@@ -58,8 +58,8 @@ def test_redacting_a_hand_declared_route_without_its_route_file_says_the_capture
     log = next((C3 / "session-logs").glob("*.jsonl"))
     code, _, err = invoke(monkeypatch, capsys, "redact", str(log), "-o", str(tmp_path / "out.jsonl"),
                           "--capture", str(C3 / "wire.jsonl"), "--salt", "s1")
-    assert (code, err) == (0, [
-        "note: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
+    assert (code, err) == (0, [  # a warning, not a note (session 38): the bundle is unproven
+        "warning: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
         "a hand-declared route's models are described by DSH's route configuration, which the log does not record "
         "(hint: pass --routes FILE (DSH's llm-pi-ai route configuration))): their diff verdicts compared nothing, so "
         "the redacted capture is not proven to match the redacted log; redact again with --routes FILE: the bundle "

@@ -30,7 +30,7 @@ C3 = CORPUS / "live-pi" / "c3-openai-compat"
 C3_ROUTES = C3 / "inputs" / "pi-ai-routes.patch.yml"
 needs_corpus = pytest.mark.skipif(not C3.is_dir(), reason="../shared/corpus is absent")
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_logs" / "chat" / "session.jsonl"
-C3_NOTE = ("note: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
+C3_NOTE = ("warning: 6 captured request(s) unrendered (6 x cannot render: no pi-ai model facts for local-openai/local-coder: "
            "a hand-declared route's models are described by DSH's route configuration, which the log does not record "
            "(hint: pass --routes FILE (DSH's llm-pi-ai route configuration))): their diff verdicts compared nothing, so "
            "the redacted capture is not proven to match the redacted log; redact again with --routes FILE: the bundle "
@@ -69,16 +69,19 @@ def test_redact_without_routes_says_what_it_could_not_render_and_the_manifest_re
                     f"wrote {out}.manifest.json\n"
                     "secrets removed: none found\n"
                     "verdicts of requests, breaks, cache: unchanged; diff: unchanged, but 6 captured request(s) "
-                    "unrendered, not compared (see the note)\n"
+                    "unrendered, not compared (see the warning)\n"
                     f"a recipient verifies it with: dsh-audit redact --check {out}\n"
                     f"and audits it with: dsh-audit check {out} --capture {out}.wire.jsonl\n")
     manifest = json.loads((tmp_path / "out.jsonl.manifest.json").read_text("utf-8"))
     assert (manifest["routes"], manifest["unrendered"]) == (False, {"count": 6, "requests": [0, 1, 2, 3, 4, 5]})
-    assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (
+    assert invoke(monkeypatch, capsys, "redact", "--check", str(out)) == (  # never a plain OK (session 38)
         0, "requests: match (6 request(s))\nbreaks: match (6 request(s), 0 break(s))\ncache: match (6 request(s))\n"
-           f"diff: match (6 diff row(s))\nOK: every verdict of {out} matches its manifest\n",
-        ["note: the manifest records 6 captured request(s) as unrendered: their diff verdicts compared no rendered "
-         "body, here as when the bundle was made"])
+           "diff: match (6 diff row(s))\nOK for requests, breaks, cache and 0 of 6 captured request(s), 6 unrendered: "
+           "not compared (the bundle needs redact --routes FILE: see the warning)\n",
+        [f"warning: 6 of the 6 captured request(s) of {out} unrendered: their diff verdicts compared no rendered body, "
+         "so its capture is not proven to match its log; the bundle carries no route configuration (redacted without "
+         "--routes): ask its sender to redact it again with --routes FILE (DSH's llm-pi-ai route configuration), "
+         "which the bundle then carries redacted"])
 
 
 @needs_corpus

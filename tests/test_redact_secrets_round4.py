@@ -251,7 +251,8 @@ def test_a_missing_log_a_folder_and_a_fifo_are_one_line_each(tmp_path, monkeypat
              message="error: missing.jsonl: no such file or folder")
     _refused(monkeypatch, capsys, folder, "logs", "-o", "out.jsonl", "--salt", "s",
              message="error: logs: folder holds no DSH session log "  # a folder of one session is read
-                     "(hint: expected session.jsonl or session.jsonl.zstd files below it)")
+                     "(hint: expected session.jsonl or session.jsonl.zstd files below it: pass PATH (a log, a "
+                     "session folder or a sessions root), or set DSH_HOME to the DSH home whose sessions/ holds them)")
     if hasattr(os, "mkfifo"):
         os.mkfifo(folder / "fifo")
         _refused(monkeypatch, capsys, folder, "fifo", "-o", "out.jsonl", "--salt", "s",

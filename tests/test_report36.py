@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from _cli import invoke
+from test_tables38 import named_logs
 from test_html32 import _cells, _data
 from test_html35 import _switch  # one explained (header_change) break at request 1
 from test_html_report import _detail_heading, _rows
@@ -47,6 +48,7 @@ def test_the_page_totals_give_the_hit_ratio_and_breaks_by_cause_of_stats_and_cac
     from selenium.webdriver.common.by import By
 
     live = str(_live())
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     code, out, _ = invoke(monkeypatch, capsys, "cache", live, "--json")
     assert code == 0
     logs = [json.loads(line) for line in out.splitlines()]
@@ -128,36 +130,40 @@ def _chat(path: Path, session_id: str) -> Path:
 
 
 def test_check_at_80_columns_keeps_a_short_path_when_logs_share_an_id(tmp_path, cli80):
+    """Session 38: a log's path is never cut (it was its distinguishing end, "first/session.jsonl")
+    nor left out: each log is its number, its path whole on a line of its own under the table."""
     deep = tmp_path / "a-rather-long-folder-name-for-the-logs-of-this-test"
     logs = [_chat(deep / "first" / "session.jsonl", "session-shared36"),
             _chat(deep / "second" / "session.jsonl", "session-shared36"),
             _chat(deep / "third" / "session.jsonl", "session-other36")]
     code, out, _ = cli80("check", *map(str, logs))
     assert code == 0
-    assert [line.rstrip() for line in out.splitlines()[:8]] == [
+    assert [line.rstrip() for line in out.splitlines()[:7]] + named_logs(logs) == [
         "dsh-audit check",
-        "status  log                   session           requests  breaks  cost  findings",
+        "                                                          hit",  # (print_table: "hit ratio" wraps
+        "status  log  session           requests  capture  breaks  ratio   cost  findings",  # before it goes)
         "─" * 80,
-        "ok      first/session.jsonl   session-shared36         1       0    $?         1",
-        "ok      second/session.jsonl  session-shared36         1       0    $?         1",
-        "ok      third/session.jsonl   session-other36          1       0    $?         1",
-        "log: the end of its path no other log listed ends with (--json for whole paths)",
-        "narrow terminal: hit ratio (no values), capture not shown (widen it, or use"]
-    # ids that tell every row apart: "log" is still the first column a narrow terminal leaves out
+        "ok        1  session-shared36         1  none          0  n/a       $?         1",
+        "ok        2  session-shared36         1  none          0  n/a       $?         1",
+        "ok        3  session-other36          1  none          0  n/a       $?         1",
+        *named_logs(logs)]
+    # ids that tell every row apart: the same
     code, out, _ = cli80("check", str(logs[0]), str(logs[2]))
     assert code == 0
-    assert [line.rstrip() for line in out.splitlines()[1:6]] == [  # compact below 100 columns
-        "status  session           requests  capture  breaks  cost  findings",
-        "─" * 67,
-        "ok      session-shared36         1  none          0    $?         1",
-        "ok      session-other36          1  none          0    $?         1",
-        "narrow terminal: hit ratio (no values), log not shown (widen it, or use --json)"]
+    assert [line.rstrip() for line in out.splitlines()[1:6 + len(named_logs(logs[::2]))]] == [  # compact below 100
+        "                                                          hit",
+        "status  log  session           requests  capture  breaks  ratio   cost  findings",
+        "─" * 80,
+        "ok        1  session-shared36         1  none          0  n/a       $?         1",
+        "ok        2  session-other36          1  none          0  n/a       $?         1",
+        *named_logs(logs[::2])]
 
 
 # -- D3: nothing measured is never 0 -------------------------------------------------------------
 def test_usage_no_accounting_leaves_the_losses_empty_in_csv_and_null_in_json(monkeypatch, capsys):
     if not C_CHANGE.is_dir():
         pytest.skip("shared corpus not present")
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     row = "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824,8,21449,{lost},36160,0,96,0.01107667,0.03414675,0.01107667,1"
     header = ("table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,no cache,"
               "off-peak,unpriced")
@@ -188,6 +194,7 @@ def test_usage_no_accounting_leaves_the_losses_empty_in_csv_and_null_in_json(mon
 def test_sessions_no_accounting_csv_leaves_unmeasured_breaks_and_cost_empty(monkeypatch, capsys):
     if not C_CHANGE.is_dir():
         pytest.skip("shared corpus not present")
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     code, out, _ = invoke(monkeypatch, capsys, "sessions", "--no-accounting", "--format", "csv", str(C_CHANGE))
     assert code == 0
     assert out.splitlines() == [

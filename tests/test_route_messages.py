@@ -119,7 +119,7 @@ def test_a_hand_declared_route_still_needs_its_base_url(tmp_path, monkeypatch, c
 def test_a_model_the_catalog_lacks_is_named_as_such(tmp_path, monkeypatch, capsys) -> None:
     log = one_turn(tmp_path / "future.jsonl", "anthropic", "claude-future-9", "anthropic-messages")
     assert invoke(monkeypatch, capsys, "render", str(log), "0") == (2, "", [
-        f"error: {log}: no pi-ai model facts for anthropic/claude-future-9: pi-ai 0.82.1's catalog has no such "
+        f"error: {log} seq 5: no pi-ai model facts for anthropic/claude-future-9: pi-ai 0.82.1's catalog has no such "
         "anthropic model, and the log does not record a model's facts (hint: declare the model with --routes FILE "
         "(DSH's llm-pi-ai route configuration: providers.anthropic.models, with its contextWindow, maxTokens and "
         "reasoningEfforts), or record the log in a DSH home (<home>/sessions/...) and declare the route in "

@@ -88,7 +88,10 @@ def test_cache_rules_follow_the_route() -> None:
     assert {session.route(r).adapter for r in session.requests} == {"openai"}
     result = CliRunner().invoke(cli, ["cache", "--json", str(log), "--routes", str(
         CORPUS / "live-pi" / "c3-openai-compat" / "inputs" / "pi-ai-routes.patch.yml")], catch_exceptions=False)
-    assert list(json.loads(result.output)["rules"]) == ["openai"]  # a 'local-openai' provider id
+    assert result.exit_code == 0, result.output
+    assert list(json.loads(result.stdout)["rules"]) == ["openai"]  # a 'local-openai' provider id
+    # the wire.jsonl found beside the log prices its title call, as --capture with it would
+    assert result.stderr == "note: 1 request(s) priced from the capture's usage (their log holds none)\n"
 
 
 def test_the_server_that_caches_picks_the_rule_the_route_picks_the_body() -> None:

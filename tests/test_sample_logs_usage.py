@@ -71,7 +71,8 @@ def test_cache_reads_are_what_the_rules_predict(monkeypatch: pytest.MonkeyPatch,
         "session-sample-resume": {"resume": 1}, "session-sample-retry": {"header_change": 1}}
     for report in reports.values():
         for entry in report["timeline"]:
-            assert entry["actual"] is None or entry["actual"] == entry["expected"], (report["session_id"], entry)
+            assert entry["actual_cache_read"] is None or entry["actual_cache_read"] == entry["expected_cache_read"], (
+                report["session_id"], entry)
 
 
 def test_usage_totals_are_priced(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -180,19 +180,19 @@ def test_usage_by_model_lines_up_and_warns_in_escapes(run, folder, encoding):
     assert code == 0
     lines = [line.rstrip() for line in out.splitlines()]
     # A compact table at 80 columns (lesser columns left out and named); the model column holds
-    # the model's escapes and a lower bound's "≥" is its escape, every row's separators lined up.
-    assert lines[:7] == [
+    # the model's escapes and a lower bound's "≥" is its escape, every row's separators lined up;
+    # "requests" kept, the token columns left out first (session 38).
+    assert lines[:6] == [
         "usage by model",
-        "                            |    cache |              |                |",
-        "model                       |     miss |         cost |       off-peak |unpriced",
-        "----------------------------+----------+--------------+----------------+--------",
-        "deepseek-v4-flash           |      133 |\\u2265$0.0001 |\\u2265$0.000025 |       1",
-        "deepseek-\\u2192\\u6f22\\u5b57 |      231 |           $? |             $? |       1",
-        "total                       |      364 |\\u2265$0.0001 |\\u2265$0.000025 |       2"]
-    assert len(separators(lines[2:7])) == 1
-    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache read, cache write,",
-                          "requests, no cache, output not shown (widen it, or use --json)"]
-    assert max(len(line) for line in out.splitlines()) == 80
+        "model                       |requests |         cost |       off-peak |unpriced",
+        "----------------------------+---------+--------------+----------------+--------",
+        "deepseek-v4-flash           |       2 |\\u2265$0.0001 |\\u2265$0.000025 |       1",
+        "deepseek-\\u2192\\u6f22\\u5b57 |       1 |           $? |             $? |       1",
+        "total                       |       3 |\\u2265$0.0001 |\\u2265$0.000025 |       2"]
+    assert len(separators(lines[1:6])) == 1
+    assert lines[-2:] == ["narrow terminal: lost tokens (cost) (no values), cache read, cache write, no",
+                          "cache, output, cache miss not shown (widen it, or use --json)"]
+    assert max(len(line) for line in out.splitlines()) == 79
     assert err == [f"warning: 1 request(s) unpriced: no price for model '{SHOWN[encoding][MODEL]}' (provider "
                    "deepseek-official: give --prices FILE a [providers.deepseek.models."
                    f"\"{SHOWN[encoding][MODEL]}\"] table of cache_miss, cache_read and output rates)",
@@ -207,7 +207,8 @@ def test_check_records_and_status_ascii(run, folder):
         "status |session                     |reqs |breaks | hit |         cost |findings",
         "-------+----------------------------+-----+-------+-----+--------------+--------",
         "ok     |s-caf\\u00e9-\\u2192-\\u2026   |   3 |     1 |0.0% |\\u2265$0.0001 |       1",
-        "narrow terminal: log, capture not shown (widen it, or use --json)",
+        "narrow terminal: capture not shown (widen it, or use --json)",
+        "log: s/session.jsonl",  # the log named under the table (session 38: never left out)
         "PASSED: 1 log(s), 3 request(s), 0 error(s), 0 warning(s), 1 info, 0 failing",
         "(policy: defaults)",
     ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import csv
 import fcntl
+import functools
 import inspect
 import io
 import json
@@ -92,10 +93,14 @@ def test_requests_csv_is_the_json_rows() -> None:
 
 
 @needs_corpus
-def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr() -> None:
-    code, out, err = run("cache", str(CHANGE), "--format", "csv")
+@pytest.mark.parametrize(("args", "sources"), [
+    ((), ["capture"] + ["log"] * 7),  # the title call's usage is the wire.jsonl's found beside the log
+    (("--no-capture",), [""] + ["log"] * 7)])  # the log alone: the title call's counts unknown
+def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr(args: tuple[str, ...],
+                                                                       sources: list[str]) -> None:
+    code, out, err = run("cache", str(CHANGE), *args, "--format", "csv")
     assert code == 0
-    _, json_out, _ = run("cache", str(CHANGE), "--json")
+    _, json_out, _ = run("cache", str(CHANGE), *args, "--json")
     (report,) = json_lines(json_out)
     expected = [["log", "session", "#", "kind", "turn/step/attempt", "prompt", "prompt (estimated)", "reusable",
                  "expected", "actual", "classification", "lost", "usage source"]]
@@ -105,11 +110,12 @@ def test_cache_csv_is_the_json_timeline_and_the_summary_goes_to_stderr() -> None
         logged = v["prompt_tokens"] is not None
         expected.append([report["path"], "session-da27503b-0c2b-4cbd-a3bf-da4c3c2f1824", str(v["index"]), v["kind"], where,
                          str(v["prompt_tokens"]) if logged else "", "" if logged else str(v["counted_tokens"]),
-                         str(v["potential"]), str(v["expected"]), "" if v["actual"] is None else str(v["actual"]),
+                         str(v["reusable_cache_read"]), str(v["expected_cache_read"]),
+                         "" if v["actual_cache_read"] is None else str(v["actual_cache_read"]),
                          v["classification"] + cause, str(sum(v["lost_tokens_by_cause"].values())),
-                         "" if v["actual"] is None and not logged else "log"])  # no --capture: none from one
+                         "" if v["actual_cache_read"] is None and not logged else v.get("usage_source", "log")])
     assert csv_rows(out) == expected
-    assert len(expected) == 9
+    assert len(expected) == 9 and [row[-1] for row in expected[1:]] == sources
     assert "breaks 5 by cause: header_change 5" in err  # the summary stays, beside the CSV
 
 
@@ -132,10 +138,14 @@ def test_usage_csv_is_the_json_rows_and_total() -> None:
         ["session", "requests", "cache miss", "lost tokens", "lost cost", "cache read", "cache write", "output",
          "cost", "no cache", "off-peak", "unpriced"],
         *(row(r) for r in table["rows"]), row(table["totals"])]
-    # the title call logged no usage: every amount a request owes is a lower bound (the unpriced
-    # count beside), each the exact amount the JSON has, not the table's 4 decimals
-    assert csv_rows(out)[-1] == ["total", "8", "21449", "11968", "0.007635584", "36160", "0", "96", "0.01107667",
-                                 "0.03414675", "0.01107667", "1"]
+    # the title call logged no usage: the wire.jsonl found beside the log prices it; each amount the
+    # exact one the JSON has, not the table's 4 decimals
+    assert csv_rows(out)[-1] == ["total", "8", "21583", "11968", "0.007635584", "36160", "0", "101", "0.01109977",
+                                 "0.03416985", "0.01109977", "0"]
+    # the log alone: every amount a request owes is a lower bound (the unpriced count beside)
+    code, out, _ = run("usage", str(CHANGE), "--no-capture", "--format", "csv")
+    assert (code, csv_rows(out)[-1]) == (0, ["total", "8", "21449", "11968", "0.007635584", "36160", "0", "96",
+                                             "0.01107667", "0.03414675", "0.01107667", "1"])
 
 
 def _usd(row: dict[str, Any], value: float | None) -> str:
@@ -160,7 +170,7 @@ def test_sessions_csv_is_the_json_rows_with_every_column() -> None:
     # and the hit ratio itself, from 0 to 1 with every digit (empty when there is none)
     expected = [["when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id"]]
     for s in json_lines(json_out):
-        expected.append([s["last_activity"][:16].replace("T", " "), s["title"] or "-", s["project"],
+        expected.append([s["last_activity_at"][:16].replace("T", " "), s["title"] or "-", s["project"],
                          str(s["requests"]), _usd_csv(s, s["actual_hit_ratio"]),
                          "-" if s["breaks"] is None else str(s["breaks"]), _usd_csv(s, s["cost_usd"] and s["cost_usd"]["total"]),
                          "" if s["unpriced_requests"] is None else str(s["unpriced_requests"]), s["session_id"]])
@@ -255,19 +265,29 @@ def test_check_format_json_is_the_json_report_and_csv_keeps_stdout_for_csv() -> 
     assert "PASSED" in err or "FAILED" in err
 
 
-def _table_functions(module: Any, seen: frozenset[str] = frozenset()) -> set[str]:
-    """The functions of ``module`` that print a table: call print_table, or call one that does
-    (its own, or one it imports from a sibling ``dsh_audit.cli`` module that does)."""
+@functools.cache  # the source does not change during a run: each module is parsed once, not once per path to it
+def _calls_and_imports(module: Any) -> tuple[dict[str, set[str]], list[tuple[str, set[str]]]]:
+    """The names each function of ``module`` calls, and its relative imports in order: (module, names as bound)."""
     calls: dict[str, set[str]] = {}
-    printing = {"print_table"}
+    imports: list[tuple[str, set[str]]] = []
     for node in ast.walk(ast.parse(inspect.getsource(module))):
         if isinstance(node, ast.FunctionDef):
             calls[node.name] = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call)
                                 and isinstance(c.func, ast.Name)}
-        elif (isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
-              and node.module not in seen and module.__name__.startswith("dsh_audit.cli.")):
-            sibling = import_module(f"dsh_audit.cli.{node.module}")
-            printing |= {a.asname or a.name for a in node.names} & _table_functions(sibling, seen | {node.module})
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            imports.append((node.module, {a.asname or a.name for a in node.names}))
+    return calls, imports
+
+
+def _table_functions(module: Any, seen: frozenset[str] = frozenset()) -> set[str]:
+    """The functions of ``module`` that print a table: call print_table, or call one that does
+    (its own, or one it imports from a sibling ``dsh_audit.cli`` module that does)."""
+    calls, imports = _calls_and_imports(module)
+    printing = {"print_table"}
+    for name, names in imports:
+        if name not in seen and module.__name__.startswith("dsh_audit.cli."):
+            sibling = import_module(f"dsh_audit.cli.{name}")
+            printing |= names & _table_functions(sibling, seen | {name})
     while True:
         more = {name for name, called in calls.items() if called & printing} - printing
         if not more:

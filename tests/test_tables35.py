@@ -108,7 +108,7 @@ def test_a_table_about_a_log_writes_it_apart_and_one_about_none_empty(capsys) ->
 def test_cache_at_80_columns_shows_t_s_a_and_says_what_it_means(monkeypatch, capsys) -> None:
     """Before: "turn/step/" on one line and "try" on the next."""
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, _ = invoke(monkeypatch, capsys, "cache", str(LOG))
+    code, out, _ = invoke(monkeypatch, capsys, "cache", str(LOG), "--no-capture")  # the log alone
     lines = _lines(out)
     at = lines.index("timeline")
     assert code == 0

@@ -68,7 +68,8 @@ def test_usage_by_request_shortens_ids_and_keeps_each_row_on_one_line(monkeypatc
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     def usage(columns: int) -> list[str]:
         monkeypatch.setenv("COLUMNS", str(columns))
-        code, out, err = invoke(monkeypatch, capsys, "usage", str(C_CHANGE), str(A_CHAT), "--by", "request")
+        code, out, err = invoke(monkeypatch, capsys, "usage", str(C_CHANGE), str(A_CHAT), "--by", "request",
+                                "--no-capture")  # the logs alone (a capture found prices: test_found38)
         assert (code, err) == (0, ["warning: 2 request(s) unpriced: usage not logged"])
         lines = [line.rstrip() for line in out.splitlines()]
         assert max(len(line) for line in out.splitlines()) <= columns
@@ -96,7 +97,7 @@ def test_usage_by_request_shortens_ids_and_keeps_each_row_on_one_line(monkeypatc
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 9 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: cache write, requests, off-peak, output, cache read not shown",
+        "narrow terminal: cache write, off-peak, requests, output, cache read not shown",
         "(widen it, or use --json)"]
     # 140: the ids shortened before cache write is left out; every row one line, headers wrapped
     widths = [19, 8, 8, 17, 7, 7, 6, 9, 8, 9, 8]

@@ -140,9 +140,10 @@ def test_usage_by_request_json_shows_each_requests_tier(tmp_path: Path, run: Run
         ("tiers #0", None, 0.128), ("tiers #1", 272_000, 0.1855005)]
     assert "tier" not in table["totals"]
     code, out, _ = run("usage", log, "--by", "session", "--json", "--no-breaks")
+    # no off_peak_cost_usd: OpenAI bills one rate all day (session 38: the key is left out, never null)
     assert code == 0 and [sorted(r) for r in orjson.loads(out)["rows"]] == [[
         "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "lost_unknown_requests",
-        "no_cache_cost_usd", "off_peak_cost_usd", "path", "requests", "session_id", "tokens", "unpriced_requests",
+        "no_cache_cost_usd", "path", "requests", "session_id", "tokens", "unpriced_requests",
         "usage_unknown_requests"]]
 
 
@@ -151,20 +152,21 @@ def test_usage_by_request_table_has_a_tier_column_only_when_a_request_has_a_tier
     # a request's row ends with what it was priced by (issue 13: model, window, send time, billed-as
     # model, rate source, cache retention, write rate): the columns before it are compared here
     out = _without_details(out)
-    # --no-breaks measured no loss: the lost cells are empty, never 0 (session 36, D3)
+    # --no-breaks measured no loss: the lost cells are empty, never 0 (session 36, D3); off-peak does
+    # not apply (OpenAI has no peak window): empty, its column kept in CSV (session 38)
     assert code == 0 and out == (
         "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,tier,no cache,"
         "off-peak,unpriced\r\n"
-        "usage by request,tiers #0,1,20000,,,252000,0,1000,0.128,,0.695,0.128,0\r\n"
-        'usage by request,tiers #1,1,1000,,,271001,0,2000,0.1855005,">272,000",1.405005,0.1855005,0\r\n'
-        "usage by request,total,2,21000,,,523001,0,3000,0.3135005,,2.100005,0.3135005,0\r\n")
+        "usage by request,tiers #0,1,20000,,,252000,0,1000,0.128,,0.695,,0\r\n"
+        'usage by request,tiers #1,1,1000,,,271001,0,2000,0.1855005,">272,000",1.405005,,0\r\n'
+        "usage by request,total,2,21000,,,523001,0,3000,0.3135005,,2.100005,,0\r\n")
     code, out, _ = run("usage", str(_base(tmp_path)), "--by", "request", "--no-breaks", "--format", "csv")
     out = _without_details(out)
     assert code == 0 and out == (
         "table,request,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,no cache,"
         "off-peak,unpriced\r\n"
-        "usage by request,base #0,1,20000,,,252000,0,1000,0.128,0.695,0.128,0\r\n"
-        "usage by request,total,1,20000,,,252000,0,1000,0.128,0.695,0.128,0\r\n")
+        "usage by request,base #0,1,20000,,,252000,0,1000,0.128,0.695,,0\r\n"
+        "usage by request,total,1,20000,,,252000,0,1000,0.128,0.695,,0\r\n")
 
 
 def _without_details(out: str) -> str:
@@ -177,10 +179,11 @@ def _without_details(out: str) -> str:
 def test_usage_by_request_terminal_table_and_caption_name_the_tier(tmp_path: Path, run: Runner) -> None:
     code, tiered, _ = run("usage", str(_tiered(tmp_path)), "--by", "request", "--no-breaks")
     header = [cell.strip() for cell in tiered.splitlines()[2].split("┃")[1:-1]]
-    # then each request's details, as many as the terminal holds (issue 13): model, window, sent
+    # then each request's details, as many as the terminal holds (issue 13): model, window, sent, billed
+    # as; no off-peak column (session 38): OpenAI bills one rate all day
     assert code == 0 and header == ["request", "requests", "cache miss", "lost tokens (cost)", "cache read",
-                                    "cache write", "output", "cost", "tier", "no cache", "off-peak", "unpriced",
-                                    "model", "window", "sent"]
+                                    "cache write", "output", "cost", "tier", "no cache", "unpriced",
+                                    "model", "window", "sent", "billed as"]
     assert [line.split("│")[9].strip() for line in tiered.splitlines()[4:7]] == ["", ">272,000", ""]
     caption = " ".join(line.strip() for line in tiered.splitlines()[8:])
     assert caption.endswith("check your contract; tier: prompt tokens above which long-context rates priced the "

@@ -54,6 +54,7 @@ def _copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
 @needs_corpus
 def test_cache_csv_counts_are_plain_numbers_or_empty(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     _copy(tmp_path, monkeypatch, "a-chat")
     code, out, _ = invoke(monkeypatch, capsys, "cache", "L/a-chat", "--format", "csv")
     assert code == 0
@@ -70,6 +71,7 @@ def test_cache_csv_counts_are_plain_numbers_or_empty(
 @needs_corpus
 def test_stats_shortens_ids_in_both_rankings_and_leaves_the_folder_as_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     _copy(tmp_path, monkeypatch, "c-change", "f-fork")
     (tmp_path / "db").mkdir()
     assert invoke(monkeypatch, capsys, "index", "L", "--db", "db/a.sqlite")[0] == 0
@@ -134,6 +136,7 @@ def test_breaks_all_draws_one_style_and_says_no_break_per_log(
 @needs_corpus
 def test_copies_of_many_sessions_are_one_note(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     _copy(tmp_path, monkeypatch, "a-chat", "f-fork")
     code, _, err = invoke(monkeypatch, capsys, "sessions", "L")
     assert code == 0
@@ -210,6 +213,7 @@ def test_watch_json_keeps_the_hooks_output_out_and_says_each_failed_run(
 @needs_corpus
 def test_the_retired_spelling_and_the_option_typed_last_wins(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     _copy(tmp_path, monkeypatch, "c-change")
     rows = {}
     for order in (("--no-cost", "--accounting"), ("--accounting", "--no-cost"), ("--no-cost",), ("--accounting",)):

@@ -43,7 +43,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize(("command", "said"), [
     (["index", "root"], "the index cannot be written to stdout (hint: give --db a path instead)"),
     (["stats"], "the index is read from a SQLite file, not from stdin (hint: give --db the file "
-                "`dsh-audit index --db FILE` wrote)")])
+                "`dsh-audit index PATH --db FILE` wrote)")])
 def test_db_dash_is_refused(command: list[str], said: str, root: Path, monkeypatch: pytest.MonkeyPatch,
                             capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = invoke(monkeypatch, capsys, *command, "--db", "-")

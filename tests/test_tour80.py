@@ -140,24 +140,28 @@ def test_sessions_wide_enough_show_whole_ids(monkeypatch, capsys, uuid_home: Pat
 
 
 def test_usage_by_session_shows_short_ids_on_one_line(monkeypatch, capsys, uuid_home: Path):
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     code, lines, err = at_80(monkeypatch, capsys, "usage", home=uuid_home)
     assert (code, err) == (0, ["warning: 2 request(s) unpriced: usage not logged"])
     # the title calls logged no usage: lower bounds, and "unpriced" is kept (never left out then);
     # the sessions newest first, as `sessions` lists them
+    # "requests" kept at 80 columns (session 38: before, it went right after the empty columns);
+    # "no cache" (the cost in every row: no cache read) goes first
     assert lines == [  # compact below 100 columns
         'usage by session',
-        'session                cache miss  output        cost    off-peak  unpriced',
-        "─" * 75,
-        '402a1ae8                      131       8  ≥$0.000049  ≥$0.000024         1',
-        'session-86ef2d28-9b1c         131       8   $0.000049   $0.000024',
-        'session-86ef2d28-6e7a         131       8  ≥$0.000049  ≥$0.000024         1',
-        'total                         393      24    ≥$0.0001    ≥$0.0001         2',
+        '                                 cache',
+        'session                requests   miss  output        cost    off-peak  unpriced',
+        "─" * 80,
+        '402a1ae8                      2    131       8  ≥$0.000049  ≥$0.000024         1',
+        'session-86ef2d28-9b1c         1    131       8   $0.000049   $0.000024',
+        'session-86ef2d28-6e7a         2    131       8  ≥$0.000049  ≥$0.000024         1',
+        'total                         5    393      24    ≥$0.0001    ≥$0.0001         2',
         '3 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
         'priced; tokens: sums over the 3 request(s) with usage logged (?: none logged);',
         'session ids: shortest unique prefix (--json for whole ids)',
-        'narrow terminal: lost tokens (cost) (no values), cache read, cache write,',
-        'requests, no cache not shown (widen it, or use --json)']
+        'narrow terminal: lost tokens (cost) (no values), cache read, cache write, no',
+        'cache not shown (widen it, or use --json)']
 
 
 def test_usage_csv_keeps_whole_ids(monkeypatch, capsys, uuid_home: Path):

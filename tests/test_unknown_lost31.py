@@ -100,7 +100,8 @@ def test_cache_json_gives_null_and_counts_the_unknown_break(tmp_path: Path, run:
     code, out, err = run("cache", "s-unknown/session.jsonl", "--json")
     assert (code, err) == (0, [])
     report = json.loads(out)
-    assert [(v["index"], v["classification"], v["actual"], v["lost_tokens_by_cause"], v["lost_cost"]) for v in report["timeline"]] == [
+    assert [(v["index"], v["classification"], v["actual_cache_read"], v["lost_tokens_by_cause"], v["lost_cost_usd"])
+            for v in report["timeline"]] == [
         (0, "as_expected", 0, {}, 0), (1, "as_expected", 1920, {}, 0), (2, "break_explained", None, None, None)]
     assert {k: report[k] for k in ("breaks", "lost_tokens_by_cause", "lost_cost_usd", "lost_unknown_requests")} == {
         "breaks": 1, "lost_tokens_by_cause": {}, "lost_cost_usd": None, "lost_unknown_requests": 1}
@@ -184,7 +185,7 @@ def test_index_stores_the_loss_unknown_and_stats_counts_it(tmp_path: Path, run: 
         "lost_cost_usd": None, "break_cost_usd": None, "break_requests": 1, "break_unpriced": 1,
         "lost_unknown_requests": 1}
     (top,) = stats["top_sessions"]
-    assert (top["lost_cost_usd"], top["break_cost_usd"], top["break_unknown"]) == (None, None, 1)
+    assert (top["lost_cost_usd"], top["break_cost_usd"], top["lost_unknown_requests"]) == (None, None, 1)
     code, out, err = run("stats", "--db", "index.sqlite")
     assert (code, err) == (0, [])
     assert _lines(out)[:30] == [  # compact below 100 columns

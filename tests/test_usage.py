@@ -19,6 +19,8 @@ from dsh_audit.cache import (
     SessionLedger,
     Tokens,
     cache_report,
+    given_capture,
+    given_usage,
     load_prices,
     session_ledger,
     usage_table,
@@ -191,7 +193,11 @@ def test_usage_by_day_json_totals_are_the_sum_of_the_session_ledgers() -> None:
     assert code == 0, err
     table = orjson.loads(out)
     book = load_prices()
-    ledgers = [session_ledger(p, prices=book) for p in discover([root])]
+    # each log's requests whose log holds no usage are priced from the wire.jsonl found beside it,
+    # as the same file given with --capture prices them
+    ledgers = [session_ledger(s, prices=book, captured=given_usage([s], given_capture([s], None)).get(s.id))
+               for s in map(open_session, discover([root]))]
+    assert sum(e.usage_source == "capture" for s in ledgers for e in s.entries) == 9
     cost = sum(s.cost.total for s in ledgers)
     tokens = sum((s.tokens for s in ledgers), Tokens())
     assert table["totals"]["tokens"] == tokens.to_json()

@@ -230,6 +230,7 @@ def test_the_unpriced_warning_names_the_provider_and_the_prices_table(tmp_path: 
 @needs_corpus
 def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request", str(C1), str(C3))
     assert (code, err) == (0, [
@@ -237,8 +238,9 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
         "FILE a [providers.local-openai.models.local-coder] table of cache_miss, cache_read and output rates)",
         "warning: 1 request(s) unpriced: usage not logged"])
     # Before: "cache write" left out first (request #1: miss 10, read 0, cost $0.0304), then
-    # "off-peak" and "no cache". Now "requests" and "off-peak" (the cost in every row: Anthropic and
-    # this route bill one rate all day) go first, then output and cache read; the writes stay. The
+    # "off-peak" and "no cache". Now "requests" (1 in every row) goes first, then output and cache
+    # read; the writes stay. No off-peak column at all (session 38): Anthropic and this route bill one
+    # rate all day, no request was priced in a peak window. The
     # sessions are newest first by their logs' last activity, as `sessions` lists them (c3 ran last).
     assert _lines(out) == [
         "usage by request",
@@ -267,10 +269,10 @@ def test_an_anthropic_fleet_keeps_its_cache_writes_and_what_ifs(tmp_path: Path, 
         "your contract; ≥$: a lower bound (unpriced requests left out), $?: no request",
         "priced; tokens: sums over the 15 request(s) with usage logged (?: none logged);",
         "session ids: shortest unique prefix (--json for whole ids)",
-        "narrow terminal: requests, off-peak, output, cache read not shown (widen it, or",
-        "use --json)"]
-    monkeypatch.setenv("COLUMNS", "100")  # room for every token column: only requests and off-peak left out
+        "narrow terminal: requests, output, cache read not shown (widen it, or use",
+        "--json)"]
+    monkeypatch.setenv("COLUMNS", "100")  # room for every token column: only requests left out
     code, out, err = invoke(monkeypatch, capsys, "usage", "--by", "request", str(C1), str(C3))
     assert out.splitlines()[2].rstrip() == ("request                 miss  (cost)              read   write  output"
                                             "      cost  no cache  unpriced")
-    assert out.splitlines()[-1].rstrip() == "narrow terminal: requests, off-peak not shown (widen it, or use --json)"
+    assert out.splitlines()[-1].rstrip() == "narrow terminal: requests not shown (widen it, or use --json)"

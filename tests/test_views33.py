@@ -109,6 +109,7 @@ def test_usage_lists_sessions_newest_first_as_sessions_does(in_home: Path, monke
 @needs_corpus
 def test_sort_cost_puts_the_costliest_session_first(in_home: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("DSH_AUDIT_NO_CAPTURE", "1")  # the log alone, as pinned (a capture found prices: test_found38)
     usage = _json(monkeypatch, capsys, "usage", "--sort", "cost")
     assert [row["key"][:16] for row in usage["rows"]] == COSTLIEST_FIRST and usage["sort"] == "cost"
     assert [row["cost_usd"] and row["cost_usd"]["total"] for row in usage["rows"]] == [
@@ -128,7 +129,7 @@ def test_stats_ranks_sessions_by_losses_cost_or_time(in_home: Path, index: str, 
     ranks = {sort: _json(monkeypatch, capsys, "stats", "--db", index, "--sort", sort) for sort in ("lost", "cost", "time")}
     assert {sort: [r["session_id"][:16] for r in stats["top_sessions"]] for sort, stats in ranks.items()} == {
         "lost": [C1, C_CHANGE, D_RESUME, A_CHAT, C3], "cost": COSTLIEST_FIRST, "time": NEWEST_FIRST}
-    assert [r["last_request_at"] for r in ranks["time"]["top_sessions"]] == [
+    assert [r["last_sent_at"] for r in ranks["time"]["top_sessions"]] == [
         "2026-12-02T11:24:01Z", "2026-12-02T11:23:45Z", "2026-12-02T11:02:44Z", "2026-12-02T11:02:25Z",
         "2026-12-02T11:02:07Z"]
     assert [ranks[s]["sort"] for s in ranks] == ["lost", "cost", "time"]
@@ -233,9 +234,11 @@ def test_a_watch_line_names_its_session_and_says_what_the_break_cost() -> None:
     calm = _request(verdict=None, cause=None, classification="as_expected", lost_tokens=0, lost_cost=0.0)
     assert format_watch_line(calm, "session-514c4bc2").endswith("$0.0337  as_expected")
     row = _request().to_json()
-    assert {k: row[k] for k in ("seen", "seen_at", "sent", "sent_at", "lost_tokens", "lost_cost_usd")} == {
-        "seen": 1796212000.5, "seen_at": "2026-12-02T11:46:40Z", "sent": 1796210625.25,
-        "sent_at": "2026-12-02T11:23:45Z", "lost_tokens": 8927, "lost_cost_usd": 0.03079065}
+    # the machine's clock to the millisecond, the log's time to the second; no epoch numbers beside them
+    assert "seen" not in row and "sent" not in row
+    assert {k: row[k] for k in ("seen_at", "sent_at", "lost_tokens", "lost_cost_usd")} == {
+        "seen_at": "2026-12-02T11:46:40.500Z", "sent_at": "2026-12-02T11:23:45Z", "lost_tokens": 8927,
+        "lost_cost_usd": 0.03079065}
 
 
 @needs_corpus

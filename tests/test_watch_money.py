@@ -167,20 +167,28 @@ def test_the_summary_sums_exactly_when_a_log_is_read_again() -> None:
 def test_the_summary_of_a_corpus_session_is_cache_and_usage_total(scenario: str, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """A model switch, a fork and its parent, a subagent and its parent: watch's total is exact."""
+    """A model switch, a fork and its parent, a subagent and its parent: watch's total is exact.
+    watch reads the logs alone (it takes no capture: it follows what the logs hold as they grow), so
+    its total is that of `usage --no-capture` and `cache --no-capture`; the wire.jsonl beside the
+    scenario's logs, found by `usage`, prices the title call the logs hold no usage for."""
     monkeypatch.chdir(tmp_path)
     root = str(CORPUS / scenario / "home" / "sessions")
     code, out, _ = invoke(monkeypatch, capsys, "watch", root, *WATCH, "--json")
     assert code == 0
     summary = _json_lines(out)[-1]
-    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", root)
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", "--no-capture", root)
     assert code == 0
     total = json.loads(out)["totals"]
     expected = {"c-change": 0.01107667, "f-fork": 0.001434726, "g-subagent": 0.002161452}[scenario]
     assert (summary["cost_usd"]["total"], summary["requests"], summary["unpriced_requests"]) == (
         total["cost_usd"]["total"], total["requests"], total["unpriced_requests"]) == (
-        expected, total["requests"], total["unpriced_requests"])
-    code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", root)
+        expected, total["requests"], 1)
+    code, out, _ = invoke(monkeypatch, capsys, "usage", "--json", root)
+    assert code == 0
+    found = json.loads(out)["totals"]
+    assert (found["cost_usd"]["total"], found["requests"], found["unpriced_requests"]) == (
+        {"c-change": 0.01109977, "f-fork": 0.001458126, "g-subagent": 0.002186052}[scenario], total["requests"], 0)
+    code, out, _ = invoke(monkeypatch, capsys, "cache", "--json", "--no-capture", root)
     assert code == 0
     costs = [json.loads(line)["cost"] for line in out.splitlines()]
     assert usd_total((c["cost_usd"] or {}).get("total", 0.0) for c in costs) == summary["cost_usd"]["total"]

@@ -115,7 +115,7 @@ def _streamed(log: SessionLog, *, adapter: str | None, config: PiRoutes | None) 
                                     log.format_version)])
     finally:
         log.close()
-    warnings = tuple(attachment_warnings(bodies.images)) + \
+    warnings = tuple(log.warnings) + tuple(attachment_warnings(bodies.images)) + \
         (tuple(config.notes) + tuple(window_conflicts(evidence, config)) if config is not None else ())
     return GroupResult([SessionAttribution(log.header.id, path, tuple(found))], [], {log.header.id: path},
                        {path: warnings} if warnings else {})

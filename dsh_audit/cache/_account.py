@@ -17,7 +17,10 @@ or subagent child's first request also the parent's request it continues, :class
   only, and a request that reads a breakpoint within its TTL refreshes it;
 * ``potential``: what the conversation's previous request (any model) left: the smaller of its
   prompt and R's, rounded; raised to ``expected_any`` when that is larger;
-* ``actual``: the logged ``cacheReadTokens`` (``None`` when the usage is absent).
+* ``actual``: the logged ``cacheReadTokens`` (``None`` when the usage is absent); when the log
+  holds no usage for R and the captured response to its send does (``--capture``), the capture's
+  cache read, with the capture's prompt (miss + read + write) as R's logged prompt size
+  (:func:`~dsh_audit.cache._causes.judged_usage`): R is judged as any request whose log holds them.
 
 The drop from ``potential`` to ``actual`` is then split, in order, into a prefix break
 (``potential -> expected_any``), a cold cache (``-> expected``) and a miss (``-> actual``:
@@ -35,10 +38,11 @@ from typing import Any
 from ..replay import Request, RequestTime
 from ..session import Bodies, logged_cache_read
 from ._breakpoints import breakpoint_levels, written_marks
-from ._causes import attribution_causes, classify
+from ._causes import attribution_causes, classify, judged_usage
 from ._earlier import (_add_run, _Best, _chain, _drop_runs, _Level, _logged_prompt, _model, _nearest, _pool, _Pool,
                        _rounded, _Run, _runs, _Seen)
 from ._ledger import logged_tokens, lost_costs, priced_prompt, request_route_model
+from ._money import Tokens
 from ._prices import PriceBook, Quote, load_prices
 from ._prompt import Prompt, prefix_tokens
 from ._report import BREAKS, LOST_UNKNOWN, CacheTotals, CacheVerdict, SessionCacheReport
@@ -73,8 +77,10 @@ class ParentRequest:
 class _Analyzer:
     def __init__(self, *, times: Mapping[int, RequestTime], causes: dict[int, str] | None, unit: int | None,
                  tokenizer: str, bodies: Bodies | None, prices: PriceBook, lookback: int,
-                 routes: Callable[[Request], str | None] | None, zero_data_retention: bool | None = None) -> None:
+                 routes: Callable[[Request], str | None] | None, zero_data_retention: bool | None = None,
+                 captured: Mapping[int, Tokens] | None = None) -> None:
         self.times, self.causes, self.prices, self.lookback, self.routes = times, causes, prices, lookback, routes
+        self.captured = captured or {}  # request index -> the capture's usage of the response to its send
         self.lookup = RequestRules(unit=unit, tokenizer=tokenizer, bodies=bodies,
                                    zero_data_retention=zero_data_retention)
         self.last: dict[str, _Seen] = {}  # the latest request of each chain (loop, title)
@@ -115,7 +121,8 @@ class _Analyzer:
         prompt = self.lookup.builder(rule).build(request)
         retention = self.lookup.retention(rule, request)
         ttl = rule.ttl_seconds if retention is None else retention.ttl_seconds
-        logged = _logged_prompt(request)
+        stand_in = judged_usage(request, self.captured.get(request.index)) if self.captured else None
+        logged = _logged_prompt(request) if stand_in is None else stand_in.prompt
         size = logged if logged is not None else prompt.tokens
         now = self.times.get(request.index)
         same = self.by_route.setdefault(_pool(provider, rule, model), [])
@@ -138,12 +145,12 @@ class _Analyzer:
         potential = expected_any
         if pred is not None and pred.ttl is not None and ttl is not None:
             potential = max(potential, _rounded(rule, model, min(pred.size, size)))
-        actual = logged_cache_read(request)
+        actual = logged_cache_read(request) if stand_in is None else stand_in.cache_read
         gap = (now.sent - pred.time.sent) if now and pred and pred.time else None
         classification, cause, lost = classify(
             self.causes, rule, model, size, pred, potential, expected_any, expected, landed_level, actual, request.index)
         rate, priced, unpriced = self._priced(request, now, lost, actual=actual, classification=classification,
-                                           retention=retention)
+                                           retention=retention, stand_in=stand_in)
         self._remember(request, _Seen(request, prompt, prompt.tokens, rule.family, now, size, ttl, logged is not None,
                                       marks), same, runs)
         return CacheVerdict(
@@ -156,7 +163,7 @@ class _Analyzer:
             rate=rate,
             prompt_source=prompt.source, cache_retention=retention.name if retention else None,
             ttl_seconds=ttl if retention else None,
-            unpriced=unpriced)
+            unpriced=unpriced, usage_source="capture" if stand_in is not None else None)
 
     def _breakpoints(self, request: Request, rule: CacheRule, model: str | None, prompt: Prompt, *,
                      same: list[_Seen], logged: int | None, size: int, now: RequestTime | None,
@@ -177,12 +184,14 @@ class _Analyzer:
         return marks, points
 
     def _priced(self, request: Request, now: RequestTime | None, lost: dict[str, int], *, actual: int | None,
-                classification: str, retention: Retention | None
+                classification: str, retention: Retention | None, stand_in: Tokens | None = None
                 ) -> tuple[Quote | None, tuple[float, dict[str, float]] | None, str | None]:
         """The rate the request's ``lost`` tokens are priced at (None: they are not), their cost in
-        total and by cause, and why they have no cost (an unknown loss, a request with no rate)."""
+        total and by cause, and why they have no cost (an unknown loss, a request with no rate);
+        ``stand_in``: the capture's usage it is judged from (:func:`judged_usage`), which its
+        ledger entry is priced from too."""
         billed, billed_model = request_route_model(request)
-        usage, unlogged = logged_tokens(request)
+        usage, unlogged = logged_tokens(request) if stand_in is None else (stand_in, ())
         # at the rate its ledger entry is priced at: a tier prices the whole request
         price = self.prices.quote(billed, billed_model, now.sent if now else None,
                                   prompt_tokens=priced_prompt(usage, unlogged))
@@ -234,7 +243,8 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
                   price_note: str | None = None, lookback: int = 64,
                   routes: Callable[[Request], str | None] | None = None, path: str = "",
                   session_id: str = "", zero_data_retention: bool | None = None,
-                  parents: Mapping[int, ParentRequest] | None = None) -> SessionCacheReport:
+                  parents: Mapping[int, ParentRequest] | None = None,
+                  captured: Mapping[int, Tokens] | None = None) -> SessionCacheReport:
     """Account for the prefix cache of one session's requests.
 
     Args:
@@ -259,6 +269,9 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
         parents: request index -> the request of another session it continues (a fork or
             subagent child's first request: its parent's, :class:`ParentRequest`), compared with
             as the earlier request of its conversation and cache, never judged.
+        captured: request index -> the tokens the captured response to its send reports
+            (:func:`dsh_audit.cache.captured_usage`): a request whose log holds no usage is judged
+            from them (:func:`~dsh_audit.cache._causes.judged_usage`), as its ledger entry is priced.
 
     Example:
         >>> report = analyze_cache([])
@@ -268,7 +281,7 @@ def analyze_cache(requests: Iterable[Request], *, times: Mapping[int, RequestTim
     account = CacheAccount(causes=attribution_causes(attribution) if attribution is not None else None, unit=unit,
                            tokenizer=tokenizer, bodies=(bodies or Bodies(log=path or None)) if wire else None, prices=prices,
                            price_note=price_note, lookback=lookback, routes=routes, path=path, session_id=session_id,
-                           zero_data_retention=zero_data_retention, parents=parents)
+                           zero_data_retention=zero_data_retention, parents=parents, captured=captured)
     given = times or {}
     for request in requests:
         account.add(request, given.get(request.index))
@@ -282,7 +295,7 @@ class CacheAccount:
     judged, so a caller may fill it as attribution goes. Options as :func:`analyze_cache`;
     ``keep=False`` keeps no verdict (:meth:`report` then has none, and its totals). ``parents``
     (request index -> the other session's request it continues, :class:`ParentRequest`) is read
-    when each request is judged, as ``causes`` is.
+    when each request is judged, as ``causes`` is; ``captured`` as :func:`analyze_cache`'s.
 
     Raises:
         UsageError: ``zero_data_retention`` is None and the nearest ``pyproject.toml`` states it
@@ -292,14 +305,16 @@ class CacheAccount:
                  bodies: Bodies | None = None, prices: PriceBook | None = None, price_note: str | None = None,
                  lookback: int = 64, routes: Callable[[Request], str | None] | None = None, path: str = "",
                  session_id: str = "", keep: bool = True, zero_data_retention: bool | None = None,
-                 parents: Mapping[int, ParentRequest] | None = None) -> None:
+                 parents: Mapping[int, ParentRequest] | None = None,
+                 captured: Mapping[int, Tokens] | None = None) -> None:
         self.prices = prices if prices is not None else load_prices()
         self.note = self.prices.note if price_note is None else price_note
         self.causes, self.tokenizer, self.path, self.session_id = causes, tokenizer, path, session_id
         self.times: dict[int, RequestTime] = {}
         zdr = zero_data_retention if zero_data_retention is not None else pyproject_zero_data_retention()
         self.analyzer = _Analyzer(times=self.times, causes=causes, unit=unit, tokenizer=tokenizer, bodies=bodies,
-                                  routes=routes, prices=self.prices, lookback=lookback, zero_data_retention=zdr)
+                                  routes=routes, prices=self.prices, lookback=lookback, zero_data_retention=zdr,
+                                  captured=captured)
         self.parents = parents
         self.verdicts: list[CacheVerdict] = []
         self.keep = keep  # the verdicts, for report(); a caller that takes each one needs none kept

@@ -1,7 +1,9 @@
 """The usage a capture holds, for the requests whose log holds none (DSH logs no usage for a title
-call: ``live-pi/README.md``): each captured request's recorded response read for its usage
-(:mod:`dsh_audit.cache._response_usage`), as the capture is read, and the tokens of the response to
-each request's send, by the pairings of the capture with the sessions' requests.
+call: ``live-pi/README.md``; a torn tail lost one), which prices them and judges their cache as a
+logged usage would (:func:`dsh_audit.cache._causes.judged_usage`): each captured request's
+recorded response read for its usage (:mod:`dsh_audit.cache._response_usage`), as the capture is
+read, and the tokens of the response to each request's send, by the pairings of the capture with
+the sessions' requests.
 
 A captured response is what the capture recorded beside a request: a ``wire.jsonl`` record's
 ``response`` (a summary object with the provider's ``usage``, as the corpus's scripted server wrote
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..capture import AlignedCapture, CaptureRead, Pairing, align, align_capture
+from ..capture import AlignedCapture, CaptureRead, Pairing, align, align_capture, usage_capture
 from ..errors import CaptureError
 from ..session import Session, rounds, route_apis
 from ._money import Tokens
@@ -148,9 +150,10 @@ def _first_copies(sessions: Sequence[Session]) -> list[Session]:
 
 
 def given_capture(sessions: Sequence[Session], capture: str | os.PathLike[str] | None) -> AlignedCapture | None:
-    """The capture given with ``--capture`` (``capture``) read once, each response's usage kept as it
-    is read (:func:`keep_usage`), and aligned once with the requests of ``sessions`` (a session
-    read twice: its first copy), for pricing (:func:`given_usage`) and attribution alike
+    """The capture given with ``--capture`` (``capture``), else the one found beside ``sessions``
+    (:func:`dsh_audit.capture.usage_capture`: found or given, it means the same), read once, each
+    response's usage kept as it is read (:func:`keep_usage`), and aligned once with the requests of
+    ``sessions`` (a session read twice: its first copy), for pricing (:func:`given_usage`) and attribution alike
     (:func:`dsh_audit.capture.session_captures`'s ``aligned``); None without one, or when it cannot
     be read (the views that compare it say why, as the log's error; a torn tail is said by them too).
 
@@ -158,10 +161,8 @@ def given_capture(sessions: Sequence[Session], capture: str | os.PathLike[str] |
         >>> given_capture([], None) is None
         True
     """
-    if capture is None:
-        return None
-    try:
-        return align_capture(_first_copies(sessions), capture, keep=keep_usage)
+    try:  # none given: the one found beside them (a found one that cannot be read: a warning, and None)
+        return usage_capture(_first_copies(sessions), capture, keep=keep_usage)
     except CaptureError:
         return None
 
@@ -170,12 +171,16 @@ def given_usage(sessions: Sequence[Session], capture: str | os.PathLike[str] | A
                 ) -> dict[str, dict[int, Tokens]]:
     """:func:`captured_usage` of the capture given with ``--capture`` (``capture``, or it read and
     aligned already: :func:`given_capture`), which prices the requests of ``sessions`` whose log
-    holds no usage; empty without one (a capture found beside a log is compared with it, and
-    prices nothing), or when it cannot be read (the views that compare it say why, as the log's error).
+    holds no usage, and judges their cache; the capture found beside them
+    alike, for the sessions it holds requests of; empty without one, or when it cannot be read (the views that compare it say why, as the log's error).
 
     Example:
         >>> given_usage([], None)
         {}
     """
-    aligned = capture if isinstance(capture, AlignedCapture) else given_capture(sessions, capture)
-    return {} if aligned is None else captured_usage(sessions, aligned)
+    aligned = capture if isinstance(capture, AlignedCapture) else \
+        given_capture(sessions, capture) if capture is not None else None  # found: given_capture(sessions, None)'s
+    if aligned is None:
+        return {}
+    held = aligned.held  # a capture found beside logs is the capture of the sessions it holds requests of only
+    return {sid: tokens for sid, tokens in captured_usage(sessions, aligned).items() if sid in held}

@@ -1,6 +1,7 @@
 """What a request's cache shortfall is classified as: the break causes an attribution reports
-(:func:`attribution_causes`), and the split of the drop from ``potential`` to ``actual`` into a
-break, a cold cache and a miss (:func:`classify`).
+(:func:`attribution_causes`), the usage a request is judged from (:func:`judged_usage`: its log's,
+else the capture's), and the split of the drop from ``potential`` to ``actual`` into a break, a
+cold cache and a miss (:func:`classify`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from typing import Any
 from ..attribution import UNEXPLAINED_CAUSES
 from ..replay import Request
 from ._earlier import _Seen
+from ._logged_usage import entry_usage
+from ._money import Tokens
 from ._rules import CacheRule
 
-__all__ = ["attribution_causes"]
+__all__ = ["attribution_causes", "judged_usage"]
 
 _UNEXPLAINED = frozenset(UNEXPLAINED_CAUSES)  # break_unexplained: attribution's one definition
 
@@ -48,6 +51,29 @@ def attribution_causes(attribution: Iterable[Any]) -> dict[int, str]:
         causes[index] = str(cause) if cause else "unexplained"
     return causes
 
+
+def judged_usage(request: Request, captured: Tokens | None) -> Tokens | None:
+    """The usage ``request``'s cache is judged from in place of its log's: ``captured`` (the
+    provider's usage in the captured response to its send, ``--capture``) when the log holds no
+    usage for it, by the one rule that prices it from the capture
+    (:func:`~dsh_audit.cache._logged_usage.entry_usage`'s ``capture``); None when the log's usage
+    judges it (a logged usage is never overridden: one the capture contradicts is the log's, and
+    the ledger says they differ), or nothing does (no capture, or one that is damaged or matched
+    no request: :class:`~dsh_audit.cache._response_usage.UnusableUsage`). Its cache read is the
+    request's ``actual``, its :attr:`Tokens.prompt` the prompt size (both buckets are the
+    provider's: the log's ``cacheReadTokens`` and ``inputTokens`` + reads + writes).
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> title = R(usage=None, message_usage=None, header={}, kind="title", extra={})
+        >>> judged_usage(title, Tokens(140, 7936, output=5)).prompt
+        8076
+        >>> loop = R(usage={"inputTokens": 9, "outputTokens": 2}, message_usage=None, header={}, kind="loop", extra={})
+        >>> judged_usage(loop, Tokens(140, output=5)) is None, judged_usage(title, None) is None
+        (True, True)
+    """
+    tokens, _, source, _ = entry_usage(request, captured)
+    return tokens if source == "capture" else None
 
 
 def break_cause(causes: dict[int, str] | None, index: int) -> tuple[str, str] | None:

@@ -34,7 +34,8 @@ def _read(path: Path, *, found: bool = False) -> Any:
     """The price table at ``path`` (``found``: the nearest ``pyproject.toml``, which the user did
     not name: its errors say so)."""
     kind = "TOML" if path.suffix == ".toml" else "JSON"
-    hint = (f"give --prices a {kind} price table; {_SHAPE}" if not found
+    other = " (or a TOML one, named *.toml)" if kind == "JSON" else ""  # the suffix chose JSON: TOML is read too
+    hint = (f"give --prices a {kind} price table{other}; {_SHAPE}" if not found
             else "fix or move this pyproject.toml (the nearest to the current folder): dsh-audit reads its "
                  "[tool.dsh-audit.prices] table")
     try:

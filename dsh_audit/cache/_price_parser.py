@@ -20,11 +20,15 @@ billed wholly at the rates of the highest such tier (pi-ai's ``calculateCost`` r
 with ``off_peak`` rates needs them in each of its tiers too. ``verified`` and ``corroborated``
 texts beside a rate are documentation: the parser does not read them. Any other key is refused
 (one line naming the file and key: a misspelt ``cache_wirte_5m`` would otherwise leave the write
-rate out, silently), and so is a rate beside ``billed_as`` (an alias has its model's rates).
+rate out, silently), and so is a rate beside ``billed_as`` (an alias has its model's rates), two
+rates of one model or two windows of one provider from the same moment (the file's order would
+decide which is in force), and a ``billed_as`` loop (``a`` billed as ``b``, ``b`` as ``a``, at any
+one moment: no request of them could be priced). A loop-free chain of aliases is followed to its end.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import math
 import re
@@ -35,7 +39,7 @@ from typing import Any
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
 from ._price_files import _PRICES_HINT, _Constant, _shown
-from ._price_window import _Window
+from ._price_window import _Window, _iso
 
 #: Keys a price table may hold beside the ones it reads: documentation of where a rate came from.
 _NOTES = frozenset({"source", "retrieved", "verified", "corroborated"})
@@ -104,8 +108,8 @@ class _Parser:
 
     def __init__(self, path: str, providers: dict[str, _Provider], *, hint: str = _PRICES_HINT) -> None:
         self.path, self.providers, self.hint = path, providers, hint
-        #: this document's aliases, each with its key as written: (key, provider, model, billed_as)
-        self.aliases: list[tuple[str, str, str, str]] = []
+        #: this document's aliases, each with its key as written: (key, provider, model, period)
+        self.aliases: list[tuple[str, str, str, _Period]] = []
 
     def fail(self, key: str, problem: str) -> UsageError:
         return UsageError(f"price table key {key}: {problem}", path=self.path, hint=self.hint)
@@ -240,8 +244,10 @@ class _Parser:
             if "windows" in body:
                 if not isinstance(body["windows"], list):
                     raise self.fail(f"{key}.windows", "must be a list")
-                target.windows = sorted((self.window(w, f"{key}.windows[{i}]") for i, w in enumerate(body["windows"])),
-                                        key=lambda w: w.start)
+                windows = [self.window(w, f"{key}.windows[{i}]") for i, w in enumerate(body["windows"])]
+                self.distinct_starts([w.start for w in windows], [f"{key}.windows[{i}]" for i in range(len(windows))],
+                                     "a window")
+                target.windows = sorted(windows, key=lambda w: w.start)
             models = self.table(body.get("models", {}), f"{key}.models")
             for model, periods in models.items():
                 items = periods if isinstance(periods, list) else [periods]
@@ -251,9 +257,22 @@ class _Parser:
                 where = [f"{key}.models.{model}" + (f"[{i}]" if isinstance(periods, list) else "")
                          for i in range(len(items))]
                 parsed = [self.period(p, where[i]) for i, p in enumerate(items)]
-                self.aliases.extend((at, name, model, period.billed_as) for at, period in zip(where, parsed)
+                self.distinct_starts([p.start for p in parsed], where, "a rate")
+                self.aliases.extend((at, name, model, period) for at, period in zip(where, parsed)
                                     if period.billed_as is not None)
                 target.models[model] = sorted(parsed, key=lambda p: p.start)
+
+    def distinct_starts(self, starts: list[float], where: list[str], what: str) -> None:
+        """Refuse two items of one list (a model's rates, a provider's windows) that take effect at
+        the same moment (their ``from``, however written; none: from any date on): which one is in
+        force would be decided by the order of the file, silently. The error names the later one."""
+        seen: dict[float, str] = {}
+        for start, key in zip(starts, where):
+            if start in seen:
+                since = f"from {_iso(start)}" if math.isfinite(start) else "from any date on (no from)"
+                raise self.fail(f"{key}.from", f"{what} {since} is already declared ({seen[start]}): "
+                                               "give each a different from, or drop one")
+            seen[start] = key
 
     def schema(self, document: dict[str, Any]) -> None:
         """Refuse a ``schema`` other than :data:`_SCHEMA` (a whole number; absent: this one): a
@@ -293,12 +312,69 @@ class _Parser:
 
     def check_references(self) -> None:
         """Refuse an alias of this document whose model is in no layer read so far (this one's
-        included), or is the alias itself: the error names this document, where it is written."""
-        for key, name, model, billed_as in self.aliases:
-            if billed_as not in self.providers[name].models:
-                raise self.fail(f"{key}.billed_as", f"no model {billed_as!r} in the price table")
-            if billed_as == model:  # never a price: every request of it would be unpriced
+        included), or is the alias itself, or that leads back to itself through other aliases in
+        force at one moment (``a`` billed as ``b``, ``b`` as ``a``): every request of it would be
+        unpriced. The error names this document, where it is written (a loop the layers read so
+        far make always holds an alias of this one: the earlier ones were checked alone)."""
+        for key, name, model, period in self.aliases:
+            if period.billed_as not in self.providers[name].models:
+                raise self.fail(f"{key}.billed_as", f"no model {period.billed_as!r} in the price table")
+            if period.billed_as == model:  # never a price: every request of it would be unpriced
                 raise self.fail(f"{key}.billed_as", "names the model itself; give its rates instead")
+        for name in dict.fromkeys(name for _, name, _, _ in self.aliases):
+            self.check_loops(name)
+
+    def check_loops(self, name: str) -> None:
+        """Refuse a ``billed_as`` loop among the models of provider ``name``. A loop, if any, is
+        whole from the latest start among its periods on, an alias's: so each alias is followed
+        from the moment it begins (before any ``from``, for one with none), and nowhere else."""
+        models = self.providers[name].models
+        keys = {id(period): (i, key) for i, (key, provider, _, period) in enumerate(self.aliases) if provider == name}
+        begins: dict[float, list[str]] = {}
+        for model, periods in models.items():
+            for begun in periods:
+                if begun.billed_as is not None:
+                    begins.setdefault(begun.start, []).append(model)
+        for when, starts in sorted(begins.items()):
+            def alias(model: str) -> _Period | None:  # the period of ``model`` in force at ``when``, if an alias
+                periods = models.get(model, [])
+                count = bisect.bisect_right([p.start for p in periods], when)  # sorted by start: those begun
+                found = periods[count - 1] if count else None
+                return found if found is not None and found.billed_as is not None else None
+
+            ends: set[str] = set()  # models whose chain at ``when`` ends at rates (or at no rate)
+            for model in starts:
+                chain: list[tuple[str, _Period]] = []
+                seen: dict[str, int] = {}
+                at: str | None = model
+                while at is not None and at not in ends:
+                    period = alias(at)
+                    if period is None:
+                        break
+                    if at in seen:
+                        self.refuse_loop(name, chain[seen[at]:], keys, when)
+                    seen[at] = len(chain)
+                    chain.append((at, period))
+                    at = period.billed_as
+                ends.update(seen)
+
+    def refuse_loop(self, name: str, loop: list[tuple[str, _Period]], keys: dict[int, tuple[int, str]],
+                    when: float) -> None:
+        """Raise the error naming the ``billed_as`` loop ``loop`` of provider ``name`` (each model with
+        its alias period), at the key of it written first in this document (``keys``: each alias's
+        place and key), the loop read from there, its other keys in this document in the text."""
+        mine = sorted((keys[id(period)], at) for at, (_, period) in enumerate(loop) if id(period) in keys)
+        # (never without one of this document's: a loop of earlier layers alone was refused with them)
+        (_, key), at = mine[0] if mine else ((0, f"providers.{name}.models.{loop[0][0]}"), 0)
+        names = [m for m, _ in loop[at:] + loop[:at]] + [loop[at][0]]
+        others = [f"{k}.billed_as" for (_, k), _ in mine[1:]]
+        if len(loop) > len(mine):
+            others.append("the aliases of an earlier price table")
+        since = f" (in force from {_iso(when)})" if math.isfinite(when) else ""
+        also = f", with {' and '.join(others)}" if others else ""
+        raise self.fail(f"{key}.billed_as", f"a billed_as loop{since}: {' -> '.join(map(repr, names))}{also}; "
+                                            "no rate ends it, so no request of them could be priced: give one "
+                                            "of them its rates")
 
 
 def _holiday(day: Any) -> bool:

@@ -275,7 +275,7 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
             return f"no price for model {model!r}"
         table, name = found
         start, end = -math.inf, math.inf
-        for _ in range(8):
+        for _ in range(len(self.providers[table].models)):  # a chain names each model once at most
             periods = self.providers[table].models[name]
             count = sum(1 for p in periods if p.start <= when)  # sorted by start: those begun by then
             if not count:
@@ -292,7 +292,7 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
                 self._spans.clear()
             self._spans[(provider, model)] = span
             return span
-        return f"'billed_as' loops from {model!r}"
+        return f"'billed_as' loops from {model!r}"  # refused at load (_Parser.check_references): never met
 
     def _quote(self, span: _Span, model: str, when: float, prompt_tokens: int | None) -> Quote:
         """The quote of a request to ``model`` priced from ``span`` at ``when``: its window and tier."""

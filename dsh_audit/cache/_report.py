@@ -38,6 +38,12 @@ LOST_UNKNOWN = "cache reads not logged: what it lost of the cache is unknown"
 class CacheVerdict:
     """Expected versus actual cache reads of one request.
 
+    Its JSON (:meth:`to_json`, an entry of ``cache --json``'s ``timeline``) names ``potential``,
+    ``expected``, ``actual`` and ``lost_cost`` as every command's JSON does:
+    ``reusable_cache_read``, ``expected_cache_read``, ``actual_cache_read`` and ``lost_cost_usd``
+    (``docs/ci.md``, "JSON vocabulary"), and ``lost`` as ``lost_tokens_by_cause``; the other keys
+    are the attributes' names.
+
     Attributes:
         index, kind, turn, step, attempt, model: the request (see :class:`dsh_audit.replay.Request`).
         family: the provider rule applied (``deepseek``, ``anthropic``, ``openai``).
@@ -45,14 +51,19 @@ class CacheVerdict:
         counted_tokens: dsh-audit's count of the request's prompt segments.
         potential: cache reads had the conversation's previous request's prefix been kept.
         expected_any: expected reads ignoring TTL; ``expected``: within TTL (the prediction).
-        actual: logged ``cacheReadTokens``; ``None`` means usage unknown, never 0.
+        actual: logged ``cacheReadTokens``; ``None`` means usage unknown, never 0. With
+            ``usage_source`` ``capture`` (``--capture``: the log holds no usage for the request,
+            the provider's usage in the captured response to its send does:
+            :func:`~dsh_audit.cache._causes.judged_usage`), ``actual`` and ``prompt_tokens`` are the
+            capture's, and the request is judged from them as any other (in the JSON
+            ``"usage_source": "capture"``, absent for a request judged from its log or not judged).
         classification: one of :data:`CLASSIFICATIONS`; ``cause``: the break cause or miss reason.
         source_index: the earlier request that left the expected prefix; ``gap_seconds``: time
             since the conversation's previous request.
         lost: tokens that were billed as misses, per cause; ``lost_cost``: their cost (USD) at the
             request's rate (cache-miss minus cache-read), None when the request is unpriced, and
             ``unpriced`` then why (the price table's reason: an unknown model, no rate in force
-            on its date; not in the JSON of ``cache``'s timeline, whose ``lost_cost`` is null).
+            on its date; not in the JSON of ``cache``'s timeline, whose ``lost_cost_usd`` is null).
             A break whose cache reads were not logged lost an unknown amount
             (:attr:`lost_unknown`): ``lost`` is empty (null in the JSON), ``lost_cost`` None and
             ``unpriced`` :data:`LOST_UNKNOWN`, never 0. A request that is no break whose cache
@@ -93,6 +104,7 @@ class CacheVerdict:
     unpriced: str | None = None
     lost_cost_by_cause: dict[str, float] | None = None
     rate: Quote | None = field(default=None, compare=False, repr=False)
+    usage_source: str | None = None
 
     @property
     def lost_unknown(self) -> bool:
@@ -106,11 +118,13 @@ class CacheVerdict:
         return {"index": self.index, "kind": self.kind, "turn": self.turn, "step": self.step,
                 "attempt": self.attempt, "model": self.model, "family": self.family,
                 "prompt_tokens": self.prompt_tokens, "counted_tokens": self.counted_tokens,
-                "potential": self.potential, "expected_any": self.expected_any, "expected": self.expected,
-                "actual": self.actual, "classification": self.classification, "cause": self.cause,
+                "reusable_cache_read": self.potential, "expected_any": self.expected_any,
+                "expected_cache_read": self.expected, "actual_cache_read": self.actual,
+                "classification": self.classification, "cause": self.cause,
                 "source_index": self.source_index, "gap_seconds": self.gap_seconds,
                 "lost_tokens_by_cause": None if self.lost_unknown else dict(self.lost),
-                "lost_cost": self.lost_cost, "prompt_source": self.prompt_source, **retention}
+                "lost_cost_usd": self.lost_cost, "prompt_source": self.prompt_source, **retention,
+                **({"usage_source": "capture"} if self.usage_source == "capture" else {})}
 
 
 class CacheTotals:
@@ -124,7 +138,9 @@ class CacheTotals:
     usage without a valid ``inputTokens``) is left out of them and counted apart: ``sizeless``
     requests, ``sizeless_read`` cache-read tokens. The tokens lost (by cause) and the reusable
     reads they are measured from (``potential_total``) count every request whose cache read was
-    logged, as the ledger prices the losses. A break whose cache reads were not logged lost an
+    logged, as the ledger prices the losses; a request whose log holds no usage and whose cache read
+    and prompt size the capture gave (:attr:`CacheVerdict.usage_source` ``capture``) counts as a
+    logged one, in every sum, and apart in ``from_capture``. A break whose cache reads were not logged lost an
     unknown amount (:attr:`CacheVerdict.lost_unknown`): it is counted apart (``lost_unknown``)
     and owes an unknown cost, so :attr:`lost_cost` is then a lower bound, or None when no request
     that lost tokens is known (:class:`~dsh_audit.cache._money.Priced`).
@@ -135,8 +151,9 @@ class CacheTotals:
         (0, 0, None, 0)
     """
 
-    __slots__ = ("_classes", "_lost", "_lost_cause", "actual_total", "break_count", "expected_total", "known",
-                 "lost_unknown", "potential_total", "prompt_total", "requests", "sizeless", "sizeless_read", "_causes")
+    __slots__ = ("_classes", "_lost", "_lost_cause", "actual_total", "break_count", "expected_total", "from_capture",
+                 "known", "lost_unknown", "potential_total", "prompt_total", "requests", "sizeless", "sizeless_read",
+                 "_causes")
 
     def __init__(self) -> None:
         self.requests = 0
@@ -149,6 +166,7 @@ class CacheTotals:
         self.sizeless_read = 0  # their cache reads
         self.break_count = 0
         self.lost_unknown = 0  # breaks whose cache reads were not logged: what they lost is unknown
+        self.from_capture = 0  # verdicts judged from the capture's usage (the log holds none): counted as the others
         self._classes: Counter[str] = Counter()
         self._causes: Counter[str] = Counter()
         self._lost_cause: Counter[str] = Counter()
@@ -156,6 +174,7 @@ class CacheTotals:
 
     def add(self, verdict: CacheVerdict) -> None:
         self.requests += 1
+        self.from_capture += verdict.usage_source == "capture"
         if verdict.actual is not None and verdict.prompt_tokens is None:
             # a read of a prompt of unknown size: beside the prompts it would be a share of nothing
             self.sizeless += 1
@@ -233,9 +252,9 @@ class SessionCacheReport:
         totals: the verdicts' sums and counts (made from ``verdicts`` when not given).
         captured_usage: request index -> the tokens that priced it, from the captured response to
             its send (``--capture``: its log holds no usage; the ledger's ``usage_source``
-            ``capture``), which ``cache``'s timeline shows marked; its verdict is the log's
-            (``usage_unknown``: the cache is judged on the log alone). Not in the JSON, whose
-            ``cost`` counts them (``usage_from_capture_requests``).
+            ``capture``), which ``cache``'s timeline shows marked; its verdict is judged from
+            them too (:attr:`CacheVerdict.usage_source`). Not in the JSON, whose ``cost`` counts
+            them (``usage_from_capture_requests``), as its timeline marks their verdicts.
     """
 
     path: str
@@ -279,6 +298,12 @@ class SessionCacheReport:
     def known(self) -> tuple[CacheVerdict, ...]:
         """Verdicts whose cache read and prompt size were logged (empty when the verdicts were not kept)."""
         return tuple(v for v in self.verdicts if v.actual is not None and v.prompt_tokens is not None)
+
+    @property
+    def captured_count(self) -> int:
+        """Requests judged from the capture's usage (their log holds none): in :attr:`known_count`
+        and every sum, as logged ones are."""
+        return self.totals.from_capture
 
     @property
     def actual_total(self) -> int:

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._body_decode import BodyDecodeError, body_bytes, content_encoding, names_gzip
-from .._literals import inexact, literal_json
+from .._json import MAX_DEPTH, depth_exceeds
+from .._literals import literal_json
 from ..log import parse_json
 from ._money import MAX_TOKENS, Tokens, is_count
 from ._price_files import _shown as _number_text
@@ -210,15 +211,33 @@ def _found_usage(value: Any) -> Any:
     return inner.get("usage") if isinstance(inner, dict) and isinstance(inner.get("usage"), dict) else None
 
 
+#: Where a JSON text may hold a number no double holds exactly (:func:`dsh_audit._literals.inexact`):
+#: a value (after a colon, a bracket or a comma) of 16 digits or more before any point (2**53 has
+#: 16), or written with an exponent. A text without one is parsed by :func:`dsh_audit.log.parse_json`
+#: alone; one with one (or what looks so inside a string) by :func:`dsh_audit._literals.literal_json`
+#: alone, whose numbers keep their text.
+_MAY_BE_INEXACT = re.compile(r"[:\[,][ \t\r\n]*-?(?:[0-9]{16}|[0-9]+(?:\.[0-9]*)?[eE])")
+
+
 def _parsed(text: str) -> Any:
-    """``text`` as JSON (``JSON.parse``'s reading of its UTF-8 bytes: :func:`dsh_audit.log.parse_json`);
-    ValueError if it is none."""
-    raw = text.encode("utf-8", "surrogatepass")
+    """``text`` as JSON (``JSON.parse``'s reading of its UTF-8 bytes: :func:`dsh_audit.log.parse_json`),
+    parsed once: a text that may hold a number no double holds exactly (:data:`_MAY_BE_INEXACT`) by
+    :func:`~dsh_audit._literals.literal_json`, so that a count past a double is said as written,
+    by the same rules (no ``NaN``, no lone surrogate outside an escape, at most
+    :data:`~dsh_audit._json.MAX_DEPTH` levels deep); ValueError if it is none."""
     try:
-        value = parse_json(raw)
+        raw = text.encode("utf-8")  # a lone surrogate is no UTF-8: parse_json refuses its bytes
     except UnicodeError as exc:
         raise ValueError(str(exc)) from None
-    return literal_json(raw) if inexact(value) else value  # a number past a double, said as written
+    if _MAY_BE_INEXACT.search(text) is None:
+        return parse_json(raw)
+    try:
+        value = literal_json(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and depth_exceeds(value, MAX_DEPTH):
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep")
+    return value
 
 
 def _convention(payload: Any) -> str:

@@ -116,7 +116,8 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
             it the child's first request is compared with nothing, and the report notes that the
             parent was not read (a log is never opened here but ``source``).
         captured: request index -> the tokens the captured response to its send reports
-            (:func:`dsh_audit.cache.captured_usage`), which price a request whose log holds no usage.
+            (:func:`dsh_audit.cache.captured_usage`), which price a request whose log holds no usage,
+            and judge its cache (:func:`dsh_audit.cache.analyze_cache`'s ``captured``).
 
     Raises:
         DshAuditError: the log cannot be read or replayed.
@@ -143,7 +144,7 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
                            tokenizer=tokenizer, bodies=session.bodies if wire else None, wire=wire, prices=prices,
                            price_note=prices.note, routes=lambda request: session.route(request).adapter,
                            path=session.path, session_id=session.id, zero_data_retention=zero_data_retention,
-                           parents=parents)
+                           parents=parents, captured=captured)
     ledger = session_ledger(session, prices=prices, cache=report, captured=captured)
     return replace(report, cost=ledger.summary(), imported=session.imported, notes=(*report.notes, *notes),
                    captured_usage={e.index: e.tokens for e in ledger.entries
@@ -305,7 +306,7 @@ def account_log(log: SessionLog, *, prices: PriceBook, config: PiRoutes | None =
         log.close()
     ledger = SessionLedger(path, sid, tuple(entries), prices.to_json(), totals=totals)
     report = replace(account.report(), cost=ledger.summary())
-    warnings = tuple(attachment_warnings(bodies.images)) + \
+    warnings = tuple(log.warnings) + tuple(attachment_warnings(bodies.images)) + \
         (tuple(config.notes) + tuple(window_conflicts(evidence, config)) if config is not None else ())
     return GroupResult([(report, ledger)], [], {sid: path}, {path: warnings} if warnings else {})
 

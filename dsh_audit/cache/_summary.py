@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import CaptureError, DshAuditError
 from ..session import Failure, GroupResult, Session, open_group
+from ._logged_usage import logged_tokens
 from ._price_window import utc_moment
 from ._prices import PriceBook
 from ._report import SessionCacheReport
@@ -50,10 +51,16 @@ class SessionSummary:
         title: the latest ``session/title`` of the log, or None.
         project: the header's ``cwd`` (the project the session ran in), or None.
         first_activity, last_activity: the log's earliest and latest own timestamps, in seconds
-            since the epoch (header ``createdAt`` and event times; not the file's mtime).
+            since the epoch (header ``createdAt`` and event times; not the file's mtime);
+            ``first_activity_at`` and ``last_activity_at`` in the JSON.
         format: ``dsh``, ``claude-code`` or ``codex``; ``format_version`` the DSH log version.
         requests: the LLM requests the log implies.
-        prompt_tokens, output_tokens: logged tokens over the requests whose usage was logged.
+        prompt_tokens: the logged prompt of the requests whose usage was logged (from the cache
+            report; None without one).
+        tokens: the tokens by billing bucket (``cache_miss``, ``cache_read``, ``cache_write``,
+            ``output``, ``reasoning`` and their ``total``): the priced ledger's, as ``cache --json``
+            gives them in ``cost.tokens``; without one, the sums of the requests' logged usage
+            (:func:`~dsh_audit.cache._logged_usage.logged_tokens`); None when no request logged any.
         cache_read_tokens: logged prompt-cache reads; ``hit_ratio`` is their share of the prompt
             (in the JSON ``actual_cache_read`` and ``actual_hit_ratio``, as ``cache`` and ``stats`` name them).
         breaks: prefix-cache breaks; ``cost_usd`` the session's list-price cost (its total), and
@@ -64,7 +71,8 @@ class SessionSummary:
             refuses it), ``cost_usd`` when no request could be priced.
         unpriced: the requests not priced (``cost_usd`` is then the sum over the others: a lower
             bound); None when cache accounting did not run.
-        parent_session: the parent's id for a fork or subagent child.
+        parent_session: the parent's id for a fork or subagent child (``parent_session_id`` in the
+            JSON, as every other id of another session is named: ``previous_session_id``).
         relation: how a child continues its parent: ``fork`` (its header is seeded with the
             parent's events) or ``subagent``; None for a session with no parent.
         notes, warnings: what went wrong around the log (accounting) and in it (a torn tail).
@@ -84,7 +92,7 @@ class SessionSummary:
     format_version: int
     requests: int
     prompt_tokens: int | None = None
-    output_tokens: int | None = None
+    tokens: dict[str, int] | None = None
     cache_read_tokens: int | None = None
     hit_ratio: float | None = None
     breaks: int | None = None
@@ -98,17 +106,18 @@ class SessionSummary:
     cost_summary: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The summary as one JSON object (times as ISO 8601 UTC strings; ``cost_usd`` the cost by
+        """The summary as one JSON object (the log's times as ISO 8601 UTC strings, ``first_activity_at``
+        and ``last_activity_at``; ``cost_usd`` the cost by
         billing bucket with its ``total``, as every command's ``--json`` gives a cost, or null)."""
         return {"path": self.path, "session_id": self.session_id, "title": self.title, "project": self.project,
-                "first_activity": iso_utc(self.first_activity), "last_activity": iso_utc(self.last_activity),
+                "first_activity_at": iso_utc(self.first_activity), "last_activity_at": iso_utc(self.last_activity),
                 "format": self.format, "format_version": self.format_version, "requests": self.requests,
-                "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+                "prompt_tokens": self.prompt_tokens, "tokens": self.tokens,
                 "actual_cache_read": self.cache_read_tokens, "actual_hit_ratio": self.hit_ratio, "breaks": self.breaks,
                 "cost_usd": None if self.cost_usd is None else {**dict(self.cost_buckets), "total": self.cost_usd},
                 "unpriced_requests": self.unpriced,
                 "cost_complete": None if self.unpriced is None else not self.unpriced,
-                "parent_session": self.parent_session, "relation": self.relation, "notes": list(self.notes),
+                "parent_session_id": self.parent_session, "relation": self.relation, "notes": list(self.notes),
                 "warnings": list(self.warnings)}
 
 
@@ -116,6 +125,13 @@ def _logged(session: Session, key: str) -> int | None:
     values = [usage.get(key) for r in session.requests if isinstance(usage := (r.usage or r.message_usage), dict)]
     counted = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     return sum(counted) if counted else None
+
+
+def _logged_tokens(session: Session) -> dict[str, int] | None:
+    """The session's logged tokens by bucket (:func:`logged_tokens`, the ledger's rule), as JSON;
+    None when no request logged any."""
+    counts = [tokens for r in session.requests if (tokens := logged_tokens(r)[0]) is not None]
+    return sum(counts[1:], counts[0]).to_json() if counts else None
 
 
 def _buckets(cost: Any) -> tuple[tuple[str, float], ...]:
@@ -150,15 +166,17 @@ def summarize_session(session: Session, report: SessionCacheReport | None = None
         "path": session.path, "session_id": session.id, "title": session.title,
         "project": header.cwd if isinstance(header.cwd, str) else None, "first_activity": first,
         "last_activity": last, "format": session.format, "format_version": session.format_version,
-        "requests": len(session.requests), "output_tokens": _logged(session, "outputTokens"),
+        "requests": len(session.requests),
         "parent_session": header.parent_session or None, "relation": _relation(session), "notes": tuple(notes),
         "warnings": tuple(session.warnings)}
     if report is None:
         read = _logged(session, "cacheReadTokens")
-        return SessionSummary(**common, cache_read_tokens=read)
+        return SessionSummary(**common, cache_read_tokens=read, tokens=_logged_tokens(session))
     cost = report.cost["cost_usd"] if report.cost is not None else None
     unpriced = report.cost.get("unpriced_requests") if report.cost is not None else None
+    tokens = report.cost.get("tokens") if report.cost is not None else None
     return SessionSummary(**common, prompt_tokens=report.prompt_total, cache_read_tokens=report.actual_total,
+                          tokens=dict(tokens) if isinstance(tokens, dict) else _logged_tokens(session),
                           hit_ratio=report.ratio(report.actual_total),
                           breaks=None if session.imported else report.break_count,
                           cost_usd=cost["total"] if isinstance(cost, dict) else None,

@@ -14,12 +14,22 @@ from typing import Any
 
 from ._money import _DIGITS, Priced, Rates, Tokens, group_unpriced, usd_cost, usd_text, usd_total, write_rate
 
-__all__ = ["CostSums", "Costs", "ExactSum"]
+__all__ = ["NOT_APPLICABLE", "CostSums", "Costs", "ExactSum"]
+
+#: How a table shows an amount that does not apply to its requests: the off-peak cost of requests
+#: none of which was priced where a peak window is in force (:meth:`CostSums.applies`).
+NOT_APPLICABLE = "n/a"
+#: The windows of a request priced where its provider has a peak window in force (``peak`` and
+#: ``off-peak``, :mod:`~dsh_audit.cache._price_window`; ``standard``: one rate all day, or no time).
+_WINDOWED = frozenset({"peak", "off-peak"})
 
 
 @dataclass(frozen=True, slots=True)
 class Costs:
     """USD by billing bucket."""
+
+    #: How a view shows an amount that does not apply (:data:`NOT_APPLICABLE`, for ``stats``).
+    NOT_APPLICABLE = NOT_APPLICABLE
 
     cache_miss: float = 0.0
     cache_read: float = 0.0
@@ -164,7 +174,7 @@ class CostSums:
     """
 
     __slots__ = ("_amounts", "_by_cause", "_costs", "_lost_tokens", "_priced_causes", "_unpriced", "lost_unknown",
-                 "requests", "tokens", "usage_differs", "usage_from_capture", "usage_unknown")
+                 "requests", "tokens", "usage_differs", "usage_from_capture", "usage_unknown", "windowed")
 
     #: The amounts :meth:`known` and :meth:`shown` name: the cost, with no cache, all off-peak,
     #: what the lost cache reads cost and what the breaks' lost cache reads cost.
@@ -177,6 +187,7 @@ class CostSums:
         self.lost_unknown = 0  # requests that lost an unknown amount (breaks whose cache reads were not logged)
         self.usage_from_capture = 0  # requests whose log holds no usage, priced from a captured response's
         self.usage_differs = 0  # requests whose logged usage a captured response contradicts (the log's kept)
+        self.windowed = 0  # requests priced where their provider has a peak window in force (peak, off-peak)
         self._costs: list[ExactSum] | None = None  # by bucket, once a priced entry came
         # name -> [usd, requests, unpriced, owing, owing_unpriced]: a :class:`Priced` summed in place
         # (:meth:`priced`), not a new value per request and amount
@@ -189,20 +200,26 @@ class CostSums:
     def add_request(self, *, tokens: Tokens | None, cost: Costs | None, no_cache: float | None,
                     off_peak: float | None, lost: Mapping[str, int], lost_cost: Mapping[str, float] | None,
                     is_break: bool, unpriced: str | None, lost_unknown: bool = False, from_capture: bool = False,
-                    usage_differs: bool = False) -> None:
+                    usage_differs: bool = False, window: str | None = None) -> None:
         """Add one request: ``tokens`` and ``cost`` by bucket (None: no usage logged, unpriced),
         what it would have cost with ``no_cache`` and ``off_peak``, the tokens it ``lost`` per
         cause and their ``lost_cost`` per cause (None: no rate priced them), whether it
         ``is_break``, why it is ``unpriced`` (None: priced), and whether what it lost is unknown
         (``lost_unknown``: a break whose cache reads were not logged; ``lost`` is then empty);
         ``from_capture``: its ``tokens`` are a captured response's (its log holds no usage);
-        ``usage_differs``: its logged usage and a captured response's disagree (the log's is kept).
+        ``usage_differs``: its logged usage and a captured response's disagree (the log's is kept);
+        ``window``: the window it was priced in (``peak``, ``off-peak``: its provider has a peak
+        window in force then; ``standard`` or None: one rate all day, no time, or unpriced), which
+        says whether an off-peak cost applies to it (:meth:`applies`).
 
         Every request owes its cost, its no-cache and off-peak cost; only one that lost tokens owes
         a lost cost (per cause: one that lost tokens to it), and only such a break a break cost. A
         request whose loss is unknown owes both (if a break) an unknown amount: a sum it is in is
         a lower bound, or unknown, never an exact figure made of a guessed 0."""
         self.requests += 1
+        self.windowed += window in _WINDOWED
+        if window is not None and window not in _WINDOWED:  # one rate all day: off-peak costs what it cost
+            off_peak = None if cost is None else cost.total
         self.usage_from_capture += from_capture
         self.usage_differs += usage_differs
         if tokens is not None:
@@ -241,15 +258,33 @@ class CostSums:
         if unpriced:
             self._unpriced[unpriced] += 1
 
+    def applies(self, amount: str) -> bool:
+        """Whether ``amount`` (one of :data:`AMOUNTS`) means something for these requests: every
+        amount does but ``off_peak``, which applies only where a provider has a peak window (DeepSeek's,
+        with its off-peak rates; never Anthropic's or OpenAI's, one rate all day, where it would
+        only repeat the cost): False when some of the requests were priced and none of them in a
+        window. A sum of no request is 0, as every amount's; of requests none of which was priced
+        (whose window no rate says) unknown, ``$?``, as every amount's.
+
+        Example:
+            >>> sums = Costs.sums()
+            >>> sums.add_request(tokens=Tokens(10), cost=Costs(0.5), no_cache=0.5, off_peak=0.5, lost={},
+            ...                  lost_cost={}, is_break=False, unpriced=None, window="standard")
+            >>> sums.applies("off_peak"), sums.known("off_peak"), sums.shown("off_peak"), sums.applies("cost")
+            (False, None, 'n/a', True)
+        """
+        return amount != "off_peak" or bool(self.windowed) or self._amounts["off_peak"][2] == self.requests
+
     def known(self, amount: str) -> float | None:
         """``amount`` (one of :data:`AMOUNTS`) as JSON gives it: None when no request that owes it
-        was priced, else the sum over the priced ones (a lower bound when ``unpriced_requests``)."""
-        return self.priced(amount).known
+        was priced, or it does not apply (:meth:`applies`: the JSON then leaves its key out), else
+        the sum over the priced ones (a lower bound when ``unpriced_requests``)."""
+        return self.priced(amount).known if self.applies(amount) else None
 
     def shown(self, amount: str, digits: int = 4) -> str:
         """``amount`` (one of :data:`AMOUNTS`) for people: ``$x``, ``≥$x`` (a request that owes it
-        unpriced), ``$?`` (unknown)."""
-        return self.priced(amount).shown(digits)
+        unpriced), ``$?`` (unknown), ``n/a`` (:data:`NOT_APPLICABLE`: it does not apply, :meth:`applies`)."""
+        return self.priced(amount).shown(digits) if self.applies(amount) else NOT_APPLICABLE
 
     def priced(self, amount: str) -> Priced:
         """``amount`` (one of :data:`AMOUNTS`) as its :class:`Priced` sum: which requests owe it
@@ -328,16 +363,23 @@ class CostSums:
         unknown (breaks whose cache reads were not logged), of the ``lost_unpriced``;
         ``usage_from_capture_requests`` counts the requests whose log holds no usage that were priced
         from the capture's (``--capture``), ``usage_differs_requests`` those whose logged usage the
-        capture's contradicts (the log's is kept)."""
+        capture's contradicts (the log's is kept). ``off_peak_cost_usd`` is left out when it does
+        not apply (:meth:`applies`: no request priced where a provider has a peak window)."""
         unpriced = self.unpriced_requests
         return {"requests": self.requests, "tokens": self.tokens.to_json(),
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
-                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
+                "no_cache_cost_usd": self.known("no_cache"), **self.off_peak_json(),
                 "lost_tokens_by_cause": self.lost_tokens_by_cause, "lost_cost_usd_by_cause": self.lost_cost_by_cause,
                 "break_cost_usd": self.known("break"), "unpriced": self.unpriced, "unpriced_requests": unpriced,
                 "cost_complete": not unpriced, **_owing(self.priced("lost"), self.priced("break")),
                 "lost_unknown_requests": self.lost_unknown, "usage_from_capture_requests": self.usage_from_capture,
                 "usage_differs_requests": self.usage_differs}
+
+
+    def off_peak_json(self) -> dict[str, float | None]:
+        """``{"off_peak_cost_usd": ...}`` (:meth:`known`), or nothing when the off-peak cost does not
+        apply to these requests (:meth:`applies`): the JSON leaves the key out, never null (unknown)."""
+        return {"off_peak_cost_usd": self.known("off_peak")} if self.applies("off_peak") else {}
 
 
 def _owing(lost: Priced, breaks: Priced) -> dict[str, int]:

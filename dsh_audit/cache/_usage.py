@@ -7,6 +7,8 @@ times; ``--since``/``--until`` filter requests on those times (the log's own clo
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,16 @@ _SORTS = ("time", "cost")
 _BY_SESSION = ("session", "turn", "request")
 # The words :func:`parse_instant` reads as a UTC day, by how many days before today.
 _DAYS = {"today": 0, "yesterday": 1}
+# The only spellings :func:`parse_instant` reads (fullmatch, ASCII digits): a date, and a date-time
+# to the minute, second or fraction of one, with Z or an offset or neither. Other ISO 8601 spellings
+# (20261101, 2026-W45, 2026-305) would be read as date-times, not days: refused, as digit strings are.
+_DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)
+_DATE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:\d\d)?", re.ASCII)
+#: The end of the year 9999 in seconds since the epoch, past ``datetime``'s range; the float below
+#: it is where a time of its last microseconds is read (the nearest float would round it out of 9999).
+_END_OF_9999 = 253402300800.0
+_INSTANT_HINT = ("give YYYY-MM-DD, today, yesterday or YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or +HH:MM or neither "
+                 "(UTC when none)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +180,7 @@ class UsageRow:
                 "tokens": self.tokens.to_json() if self.tokens_known else None,
                 "usage_unknown_requests": self.usage_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
-                "no_cache_cost_usd": self.known("no_cache"), "off_peak_cost_usd": self.known("off_peak"),
+                "no_cache_cost_usd": self.known("no_cache"), **self.totals.off_peak_json(),
                 **(lost if losses else dict.fromkeys(lost)), "unpriced_requests": self.unpriced,
                 "cost_complete": not self.unpriced and not failed, **({"tier": self.tier} if tier else {}),
                 **self.request_details()}
@@ -373,26 +385,38 @@ def _costliest(row: UsageRow) -> tuple[bool, float]:
 def parse_instant(text: str, *, end: bool = False, now: float | None = None) -> float:
     """Epoch seconds of ``text``: ``YYYY-MM-DD`` (UTC midnight; with ``end``, the next midnight, so
     ``--until 2026-12-01`` includes that day), ``today`` or ``yesterday`` (that UTC day, as a date:
-    the day of ``now``, default the clock, or the one before) or an ISO date-time (UTC unless it
-    has an offset).
+    the day of ``now``, default the clock, or the one before) or a date-time
+    ``YYYY-MM-DDTHH:MM[:SS[.fff]]`` (UTC unless it ends in ``Z`` or an offset ``+HH:MM``). Nothing
+    else: another ISO spelling of a day (``20261101``, ``2026-W45``) would be a midnight, not the day.
+
+    Raises:
+        UsageError: ``text`` is none of these, or no such day or time (``2026-02-30``, ``24:00``).
 
     Example:
         >>> parse_instant("2026-12-01"), parse_instant("2026-12-01", end=True) - parse_instant("2026-12-01")
         (1796083200.0, 86400.0)
         >>> parse_instant("yesterday", now=1796083200.0 + 3600), parse_instant("today", end=True, now=1796083200.0)
         (1795996800.0, 1796169600.0)
+        >>> parse_instant("9999-12-31T23:59:59.999999Z") < _END_OF_9999  # not rounded out of the year 9999
+        True
     """
-    back = _DAYS.get(text.strip().lower())
+    text = text.strip()
+    back = _DAYS.get(text.lower())
     if back is not None:
         day = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).date() - timedelta(days=back)
         text = day.isoformat()
     try:
-        if len(text) == 10:
+        if _DATE.fullmatch(text):
             day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
             return day.timestamp() + (86400.0 if end else 0.0)  # the end of 9999-12-31 is past datetime's range
+        if not _DATE_TIME.fullmatch(text):
+            raise ValueError(text)
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"{text!r} is not a date or date-time",
-                         hint="give YYYY-MM-DD, today, yesterday or YYYY-MM-DDTHH:MM[:SS][+HH:MM] (UTC when no "
-                              "offset)") from None
-    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
+        raise UsageError(f"{text[:40]!r}{'...' if len(text) > 40 else ''} is not a date or date-time",
+                         hint=_INSTANT_HINT) from None
+    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    moment = stamp.timestamp()
+    if moment >= _END_OF_9999 and stamp <= datetime.max.replace(tzinfo=timezone.utc):
+        return math.nextafter(_END_OF_9999, 0.0)  # its last microseconds: still 9999, not 10000-01-01
+    return moment

@@ -19,9 +19,10 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._align import Pairing, align
-    from ._bodies import AlignedCapture, align_capture, captured_bodies, session_captures, unreadable_capture
+    from ._bodies import (AlignedCapture, align_capture, captured_bodies, session_captures, unreadable_capture,
+                          usage_capture)
     from ._compare import RequestDiff, compare_capture, gate_ok
-    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, capture_for, find_capture, held_sessions
+    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, find_capture, held_sessions
     from ._loaders import LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, sniff_capture
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
@@ -35,6 +36,7 @@ __all__ = [
     "CaptureRead",
     "CapturedRequest",
     "LOADERS",
+    "NO_CAPTURE_ENV",
     "Pairing",
     "RequestDiff",
     "TITLE_PREFIX",
@@ -53,6 +55,7 @@ __all__ = [
     "session_captures",
     "sniff_capture",
     "unreadable_capture",
+    "usage_capture",
 ]
 
 _LAZY = {
@@ -65,6 +68,7 @@ _LAZY = {
     "CaptureRead": "._loaders",
     "CapturedRequest": "._types",
     "LOADERS": "._loaders",
+    "NO_CAPTURE_ENV": "._find",
     "Pairing": "._align",
     "RequestDiff": "._compare",
     "TITLE_PREFIX": "._types",
@@ -83,6 +87,7 @@ _LAZY = {
     "session_captures": "._bodies",
     "sniff_capture": "._loaders",
     "unreadable_capture": "._bodies",
+    "usage_capture": "._bodies",
 }
 
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

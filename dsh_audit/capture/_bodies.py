@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,16 @@ from ._find import capture_for, held_sessions
 from ._loaders import CaptureRead, load_capture, read_capture
 from ._types import CapturedRequest
 
-__all__ = ["AlignedCapture", "align_capture", "captured_bodies", "session_captures", "unreadable_capture"]
+__all__ = ["AlignedCapture", "align_capture", "captured_bodies", "session_captures", "unreadable_capture",
+           "usage_capture"]
 
 #: What a capture found beside a log (not named with ``--capture``) that cannot be read adds to
 #: its error's hint: the file is what settles it, the same for every command that reads it.
 _FOUND_HINT = "found beside the log, it is what the log is compared with: repair or remove it"
+#: What a capture found beside a log that cannot be read adds to the warning of a view that goes on
+#: without it (a found capture is optional evidence: :func:`unreadable_capture` with ``left_out``).
+_LEFT_OUT_HINT = ("found beside the log, it was left out: --capture FILE gives another, "
+                  "--no-capture ignores found ones")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,13 @@ class AlignedCapture:
     said: tuple[str, ...]
     sessions: tuple[Session, ...]
     pairings: tuple[Pairing, ...]
+    found: bool = False  # found beside the logs (not --capture): the capture of the sessions it holds only
+
+    @property
+    def held(self) -> frozenset[str]:
+        """The ids of the sessions this capture is the capture of: every session aligned with the
+        capture given, the sessions it holds requests of when it was found (:func:`held_sessions`)."""
+        return frozenset(held_sessions(self.pairings) if self.found else (s.id for s in self.sessions))
 
     def __fspath__(self) -> str:
         """The capture file: an aligned capture is handed where its path is (``--capture``)."""
@@ -74,6 +86,36 @@ def align_capture(sessions: Sequence[Session], capture: str | os.PathLike[str], 
     return AlignedCapture(Path(capture), read, tuple(said), tuple(sessions), tuple(pairs))
 
 
+def usage_capture(sessions: Sequence[Session], capture: str | os.PathLike[str] | None, *,
+                  keep: Callable[[Any], Any] | None = None) -> AlignedCapture | None:
+    """The capture ``sessions`` are compared with, read and aligned once (:func:`align_capture`)
+    for every job of a view (pricing, attribution): ``capture`` (``--capture``), else the one
+    found beside them (:func:`find_capture`), then :attr:`AlignedCapture.found`, aligned with the
+    sessions it was found beside. A found capture and a given one mean the same (a request whose
+    log holds no usage is priced from either); None when there is none, or when the sessions were
+    found beside different ones (each is then read where it is compared), or when the one found
+    cannot be read: it is optional evidence, said among the sessions' warnings (:func:`_leave_out`).
+
+    Raises:
+        CaptureError: the capture given cannot be read.
+    """
+    if capture is not None:
+        return align_capture(sessions, capture, keep=keep)
+    beside: dict[Path, list[Session]] = {}
+    for session in sessions:
+        found = capture_for(session.path, None)
+        if found is not None:
+            beside.setdefault(found, []).append(session)
+    if len(beside) != 1:
+        return None
+    [(path, members)] = beside.items()
+    try:
+        return replace(align_capture(members, path, keep=keep), found=True)
+    except CaptureError as exc:  # optional evidence: the sessions go on without it, and say so
+        _leave_out(exc, members)
+        return None
+
+
 def captured_bodies(requests: Sequence[Request], pairings: Iterable[Pairing]) -> list[bytes | None]:
     """The bytes of the first captured send paired with each of ``requests`` (one session's), in
     their order, None where none was (a resend is never the first send).
@@ -90,20 +132,35 @@ def captured_bodies(requests: Sequence[Request], pairings: Iterable[Pairing]) ->
     return [first.get(r.index) for r in requests]
 
 
-def unreadable_capture(error: CaptureError, *, found: bool) -> CaptureError:
+def unreadable_capture(error: CaptureError, *, found: bool, left_out: bool = False) -> CaptureError:
     """The error of a capture that cannot be read, as each log compared with it carries it: ``error``
     itself for the capture the user named (``--capture``), else (``found``: the ``wire.jsonl`` found
-    beside the logs) the same error whose hint says that the file is what settles it.
+    beside the logs) the same error whose hint says that the file is what settles it; with
+    ``left_out``, said by a view that goes on without it (a found capture is optional evidence),
+    the hint names the options that give another capture or ignore found ones.
 
     Example:
         >>> print(unreadable_capture(CaptureError("is a FIFO", path="w.jsonl", hint="only files are read"),
         ...                          found=True))
         w.jsonl: is a FIFO (hint: only files are read; found beside the log, it is what the log is compared with: repair or remove it)
+        >>> print(unreadable_capture(CaptureError("body does not match its body_sha256", path="w.jsonl", line=6),
+        ...                          found=True, left_out=True))
+        w.jsonl:6: body does not match its body_sha256 (hint: found beside the log, it was left out: --capture FILE gives another, --no-capture ignores found ones)
     """
     if not found:
         return error
-    hint = f"{error.hint}; {_FOUND_HINT}" if error.hint else _FOUND_HINT
+    said = _LEFT_OUT_HINT if left_out else _FOUND_HINT
+    hint = f"{error.hint}; {said}" if error.hint else said
     return CaptureError(error.message, path=error.path, line=error.line, seq=error.seq, hint=hint)
+
+
+def _leave_out(error: CaptureError, sessions: Iterable[Session]) -> None:
+    """Say ``error`` (:func:`unreadable_capture`, left out) among the warnings of each of
+    ``sessions``, once: every view prints a log's warnings (a capture is optional evidence)."""
+    told = str(unreadable_capture(error, found=True, left_out=True))
+    for session in sessions:
+        if told not in session.warnings:
+            session.warnings.append(told)
 
 
 def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str] | None = None, *,
@@ -116,9 +173,11 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     with no capture, or whose found capture holds none of its requests (:func:`held_sessions`), is
     in neither mapping. Each capture file is loaded once.
 
-    ``failed``: where a capture that cannot be read (or aligned) is said, as the error of each
+    ``failed``: where a capture given that cannot be read (or aligned) is said, as the error of each
     session compared with it, by session id (:func:`unreadable_capture`); those sessions are in
     neither mapping, and every other capture is paired as usual. Without it, that error is raised.
+    A capture found that cannot be read is optional evidence: left out, said among the warnings of
+    the sessions found beside it (:func:`_leave_out`), which are then in neither mapping.
 
     ``capture`` may be that capture already read and aligned (an :class:`AlignedCapture`): it is
     then neither read nor aligned again (:meth:`AlignedCapture.pairs`), but one whose read said a
@@ -128,6 +187,8 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
         CaptureError: a capture cannot be read (without ``failed``).
     """
     aligned = capture if isinstance(capture, AlignedCapture) else None
+    if aligned is not None and aligned.found:  # found beside the logs: each log's is found (the same one, aligned)
+        capture = None
     by_capture: dict[Path, list[Session]] = {}
     for session in sessions:
         found = capture_for(session.path, capture)
@@ -139,10 +200,12 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
         try:
             pairs = _pairs(members, path, aligned)
         except CaptureError as exc:
+            if capture is None:  # found: optional evidence, left out with a warning (--no-capture ignores it)
+                _leave_out(exc, members)
+                continue
             if failed is None:
                 raise
-            error = unreadable_capture(exc, found=capture is None)
-            failed.update((session.id, error) for session in members)
+            failed.update((session.id, unreadable_capture(exc, found=False)) for session in members)
             continue
         if capture is None:  # found: the capture only of the sessions it holds requests of
             held = held_sessions(pairs)

@@ -11,7 +11,9 @@ requests too: alignment matches requests by their session id header and reports 
 foreign, which never fails. And it may hold none of a log's requests (one ``wire.jsonl`` above
 many sessions, recorded for one of them): a found capture is the capture only of the sessions it
 holds requests of (:func:`held_sessions`); for every other log it is no capture, as when none is
-found. A capture given with ``--capture`` is every log's.
+found. A capture given with ``--capture`` is every log's. With ``--no-capture`` (the environment
+variable :data:`NO_CAPTURE_ENV` set for the command, so worker processes see it too), none is
+found: every log is read alone, unless one is given.
 """
 
 from __future__ import annotations
@@ -25,14 +27,17 @@ if TYPE_CHECKING:
     from ..replay import Request
     from ._types import CapturedRequest
 
-__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "capture_for", "find_capture", "held_sessions"]
+__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "NO_CAPTURE_ENV", "capture_for", "find_capture", "held_sessions"]
 
 CAPTURE_NAME = "wire.jsonl"
 CAPTURE_SEARCH_LEVELS = 4
+#: Set (to anything but empty or ``0``) by ``--no-capture``: no capture is looked for beside a log.
+NO_CAPTURE_ENV = "DSH_AUDIT_NO_CAPTURE"
 
 
 def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
-    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None: the nearest
+    """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None (always with
+    ``--no-capture``: :data:`NO_CAPTURE_ENV`): the nearest
     one there is, whatever it is (a dangling link or a FIFO is not passed over for one further
     up, which would be compared in its place; reading it says what is wrong). It is named
     from ``log_path`` as given (relative when that is: :func:`_as_typed`); the folders searched are
@@ -42,6 +47,8 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
         >>> find_capture("/nonexistent/session.jsonl") is None
         True
     """
+    if os.environ.get(NO_CAPTURE_ENV, "") not in ("", "0"):  # --no-capture: found ones are ignored
+        return None
     folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
     for level in range(CAPTURE_SEARCH_LEVELS + 1):
         candidate = folder / CAPTURE_NAME

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
@@ -19,7 +18,7 @@ from .._urls import url_problem
 from ..log import parse_json
 from ._har_scan import EntriesSpan, har_entries
 from ._reading import (Said, _CaptureFile, _error, _handle, _header_values, _Kept, _parse, _Raw, _read_all,
-                       _text_value)
+                       _RecordBody, _text_value)
 
 __all__ = ["har_handles", "har_read"]
 
@@ -82,21 +81,11 @@ def _entry_request(path: Path, where: str, entry: Any) -> tuple[dict[str, Any], 
     return request, _har_url_path(url), _har_headers(path, where, request.get("headers"))
 
 
-@dataclass(frozen=True, slots=True)
-class _HarBody:
-    """Reads the request body of entry ``number`` of a HAR file again: the entry is ``length``
-    bytes from ``offset`` of ``file`` (:attr:`._types.CapturedRequest.reread`)."""
-
-    file: _CaptureFile
-    offset: int
-    length: int
-    number: int
-
-    def __call__(self) -> bytes:
-        path, where = Path(self.file.path), f"entries[{self.number}]"
-        entry = _parse(self.file.read(self.offset, self.length), path, where, invalid="not valid JSON", hint=_HINT)
-        request, _, headers = _entry_request(path, where, entry)
-        return _har_body(path, where, request, headers)
+def _entry_body(path: Path, where: str, data: bytes) -> bytes:
+    """The request body of the HAR entry ``data`` holds (read again: :class:`._reading._RecordBody`)."""
+    entry = _parse(data, path, where, invalid="not valid JSON", hint=_HINT)
+    request, _, headers = _entry_request(path, where, entry)
+    return _har_body(path, where, request, headers)
 
 
 def _whole(path: Path, handle: BinaryIO) -> Any:
@@ -155,7 +144,7 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
                 entries.append(entry)
             yield (str(request.get("method") or "POST").upper(), url_path, headers, body,
                    _text_value(entry.get("startedDateTime")), str(path), where,
-                   _HarBody(shared, offset, len(data), number))
+                   _RecordBody(shared, offset, len(data), where, _entry_body))
             del body, entry, request, data
         if span.scalar is not None:
             raise _error(path, f"entries[{span.scalar}]", "entry has no request object", _HINT)

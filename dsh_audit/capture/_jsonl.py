@@ -8,7 +8,6 @@ import binascii
 import hashlib
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -16,7 +15,8 @@ from .._json import json_type
 from .._literals import inexact, literal_json
 from ..log import TornTail, parse_json
 from ._har import _HAR_START
-from ._reading import Said, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw, _text_value
+from ._reading import (Said, _CaptureFile, _error, _handle, _headers_object, _Kept, _parse_object, _Raw, _RecordBody,
+                       _text_value)
 
 __all__ = ["jsonl_handles", "jsonl_read"]
 
@@ -34,13 +34,30 @@ def jsonl_handles(path: Path, first: bytes) -> bool:
         b'"method"' in first or b'"body"' in first or path.suffix == ".jsonl")
 
 
+_BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _base64_fault(text: str) -> str:
+    """Where ``text``, which does not decode as base64, goes wrong, as a message says it: its first
+    character out of the alphabet (counted from 0, as a message's ``(byte N)``), else its padding.
+
+    Example:
+        >>> _base64_fault("eyJh@@@"), _base64_fault("eyJ=hIjo"), _base64_fault("eyJhI")
+        ('character 4', 'character 3', 'padding')
+    """
+    unpadded = text.rstrip("=")
+    return next((f"character {at}" for at, char in enumerate(unpadded) if char not in _BASE64_ALPHABET), "padding")
+
+
 def _jsonl_body(path: Path, where: str, record: dict[str, Any]) -> bytes:
     hint = "each record needs `body` (text) or `body_base64`"
     if isinstance(record.get("body_base64"), str):
         try:
             body = base64.b64decode(record["body_base64"], validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise _error(path, where, f"body_base64 is not base64 ({exc})", hint) from None
+        except (binascii.Error, ValueError):  # Python's own text names no place: said as every message says it
+            raise _error(path, where, f"body_base64 is not valid base64 ({_base64_fault(record['body_base64'])})",
+                         "body_base64 holds standard base64 (A-Z, a-z, 0-9, + and /, padded with =): repair the "
+                         "record, or give --capture another capture") from None
     elif isinstance(record.get("body"), str):
         try:
             body = record["body"].encode("utf-8")
@@ -74,6 +91,12 @@ def _not_a_record(path: Path, number: int) -> str:
 _JSONL_HINT = "a wire.jsonl capture has one JSON object per line"
 
 
+def _line_record(path: Path, where: str, line: bytes) -> dict[str, Any]:
+    """A wire.jsonl line's JSON object, or a CaptureError."""
+    return _parse_object(line, path, where, invalid="not a JSON record", not_object="record is not a JSON object",
+                         hint=_JSONL_HINT)
+
+
 def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None
                  ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
     """``(line number, offset, line, object)`` of every line of a wire.jsonl (where the line
@@ -90,25 +113,12 @@ def _jsonl_lines(path: Path, handle: BinaryIO, said: Said | None
             except (ValueError, UnicodeDecodeError):
                 said.torn.append(TornTail(f"line {number} has no terminating newline", len(line)))
                 return
-        yield number, start, line, _parse_object(line, path, where, invalid="not a JSON record",
-                                                      not_object="record is not a JSON object", hint=_JSONL_HINT)
+        yield number, start, line, _line_record(path, where, line)
 
 
-@dataclass(frozen=True, slots=True)
-class _JsonlBody:
-    """Reads the body of the record on line ``number`` of a wire.jsonl again: ``length`` bytes
-    from ``offset`` of ``file`` (:attr:`._types.CapturedRequest.reread`)."""
-
-    file: _CaptureFile
-    offset: int
-    length: int
-    number: int
-
-    def __call__(self) -> bytes:
-        path, where = Path(self.file.path), f"line {self.number}"
-        record = _parse_object(self.file.read(self.offset, self.length), path, where, invalid="not a JSON record",
-                               not_object="record is not a JSON object", hint=_JSONL_HINT)
-        return _jsonl_body(path, where, record)
+def _line_body(path: Path, where: str, line: bytes) -> bytes:
+    """The body of the record a wire.jsonl line holds (read again: :class:`._reading._RecordBody`)."""
+    return _jsonl_body(path, where, _line_record(path, where, line))
 
 
 def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
@@ -142,7 +152,8 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
                     kept["response"] = literal_json(line).get("response")  # its numbers as written, to say
                 records.append(kept)
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers, body,
-                   _text_value(record.get("time")), str(path), where, _JsonlBody(shared, offset, len(line), number))
+                   _text_value(record.get("time")), str(path), where,
+                   _RecordBody(shared, offset, len(line), where, _line_body))
     if first_bad is not None and not found:
         raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
                      "body or body_base64)", NOT_A_CAPTURE_HINT)

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import CaptureError
-from ._har import _HarBody, har_handles, har_read
-from ._jsonl import _JsonlBody, jsonl_handles, jsonl_read
-from ._reading import (Said, _FileBody, _headers_object, _Kept, _open, _parse_object, _Raw, _read_bytes, _text_value,
-                       _too_large)
+from ._har import har_handles, har_read
+from ._jsonl import jsonl_handles, jsonl_read
+from ._reading import (Said, _FileBody, _headers_object, _Kept, _open, _parse_object, _Raw, _read_bytes,
+                       _RecordBody, _text_value, _too_large)
 from ._evidence import _facts_of
 from ._types import CapturedRequest, _body_value, _classify_value
 
@@ -224,7 +224,7 @@ def _read(target: Path, format: str | None, warnings: list[str] | None,
             handle.seek(0)
         captured = _captured(target, loader.read(target, handle, said, records))
         first = captured[0].reread if captured else None
-        if handle is not None and isinstance(first, (_JsonlBody, _HarBody)):
+        if handle is not None and isinstance(first, _RecordBody):
             first.file.keep(handle)  # the bodies are read again through this one open
     if said is not None:
         assert warnings is not None

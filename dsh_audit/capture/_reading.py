@@ -132,6 +132,23 @@ class _CaptureFile:
 
 
 @dataclass(frozen=True, slots=True)
+class _RecordBody:
+    """Reads a body again from its record in a capture file (a ``wire.jsonl`` line, a HAR entry): the
+    record is ``length`` bytes from ``offset`` of ``file``, and its body is what ``body``, the format's
+    reader of one record, takes from those bytes (given the file's path and the record's locator
+    ``where``, for its errors) (:attr:`._types.CapturedRequest.reread`)."""
+
+    file: _CaptureFile
+    offset: int
+    length: int
+    where: str
+    body: Callable[[Path, str, bytes], bytes]
+
+    def __call__(self) -> bytes:
+        return self.body(Path(self.file.path), self.where, self.file.read(self.offset, self.length))
+
+
+@dataclass(frozen=True, slots=True)
 class _FileBody:
     """Reads a body folder's body file again (:attr:`._types.CapturedRequest.reread`)."""
 

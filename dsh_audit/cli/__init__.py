@@ -62,7 +62,7 @@ _PREFIX = "DSH_AUDIT"
 #: The environment variables read besides the options' own (docs/cli.md says what each sets; the
 #: last two are the test suite's, tests/README.md): never named as unknown.
 _VARIABLES = frozenset({"DSH_AUDIT_ADAPTER", "DSH_AUDIT_ATTACHMENTS", "DSH_AUDIT_MAX_DECODED", "DSH_AUDIT_MAX_RATIO", "DSH_AUDIT_PAGER",
-                        "DSH_AUDIT_PROFILE", "DSH_AUDIT_PROGRESS_DELAY", "DSH_AUDIT_TRACEBACK",
+                        "DSH_AUDIT_NO_CAPTURE", "DSH_AUDIT_PROFILE", "DSH_AUDIT_PROGRESS_DELAY", "DSH_AUDIT_TRACEBACK",
                         "DSH_AUDIT_SLOW", "DSH_AUDIT_HYPOTHESIS_PROFILE"})
 
 
@@ -230,6 +230,15 @@ class _LazyGroup(click.Group):
             for command in module.COMMANDS:
                 self.add_command(command)
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with every command loaded first when the name given is none of them: click
+        suggests the close names among the commands loaded (``session``: "Did you mean
+        'sessions'?"), which are none in a lazy group."""
+        if args and not ctx.resilient_parsing and args[0] not in _COMMANDS:
+            for name in _COMMANDS:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
 
 @click.group(cls=_LazyGroup,

@@ -77,9 +77,12 @@ def _account_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool, ma
             verdicts)
         return GroupResult([one], streamed.orphans, streamed.ids, streamed.route_warnings)
     group = open_group(paths, lenient=lenient, max_version=max_version, routes=routes, headers=headers)
-    found = attribute_opened(group, capture=capture)  # a capture that cannot be read: its logs' Failure
+    # --capture read and aligned once: attributed with, and pricing and judging a request whose log holds no usage
+    aligned = cache.given_capture([item for item in group.given if isinstance(item, Session)], capture)
+    found = attribute_opened(group, capture=aligned or capture)  # a capture that cannot be read: its logs' Failure
     items: list[_Attributed | Failure] = []
-    for item, report in cache.accounted(group, found=found, prices=prices, zero_data_retention=zero_data_retention):
+    for item, report in cache.accounted(group, found=found, prices=prices, zero_data_retention=zero_data_retention,
+                                        capture=capture, aligned=aligned):
         attribution = found.get(item.path) if isinstance(item, Session) and not item.imported else None
         if not isinstance(attribution, SessionAttribution):  # unread, imported, or its capture unreadable
             refused = attribution if isinstance(attribution, Failure) else refuse_imported(item)

@@ -43,10 +43,15 @@ _COLUMNS = ("#", "kind", PLACE_COLUMN, "prompt", "reusable", "expected", "actual
 #: "prompt" cell then empty: a CSV count is a plain number or empty, never "~N").
 _CSV_ESTIMATED = "prompt (estimated)"
 #: The mark of a count the capture gave (``--capture``: the request's log holds no usage, the
-#: provider's usage in the captured response to its send priced it), after the number as the
-#: timeline shows it (``175*``), and the caption that says so; --format csv says it in a column.
+#: provider's usage in the captured response to its send priced it and judged its cache), after the
+#: number as the timeline shows it (``175*``), and the caption that says so; --format csv says it
+#: in a column.
 CAPTURED_MARK = "*"
-_CAPTURED_NOTE = f"{CAPTURED_MARK}: the capture's usage, which priced it (the log holds none: usage_unknown)"
+_CAPTURED_NOTE = (f"{CAPTURED_MARK}: the capture's usage (the log holds none), which priced the request and "
+                  "judged its cache")
+#: The caption of a report whose verdicts were judged on the log alone (made without the capture's
+#: usage: its requests priced from it are then ``usage_unknown``).
+_PRICED_NOTE = f"{CAPTURED_MARK}: the capture's usage, which priced it (the log holds none: usage_unknown)"
 _CSV_SOURCE = "usage source"
 # A width no heading line reaches: fit_lines then wraps none (a log's path stays whole, to be copied).
 _WHOLE = 1 << 30
@@ -166,6 +171,8 @@ def _measured(report: SessionCacheReport) -> str:
         '0 with cache reads and prompt logged'
     """
     text = f"{report.known_count} with cache reads and prompt logged"
+    if report.captured_count:
+        text += f" ({report.captured_count} of them by the capture, {CAPTURED_MARK} below)"
     if report.sizeless_count:
         text += (f"; {report.sizeless_count} more with cache reads ({report.sizeless_read}) but no prompt size, "
                  "left out of the ratios")
@@ -186,8 +193,9 @@ def _cost(report: SessionCacheReport, rates: str = "list prices, check your cont
             ("output", "output"))) + ")"
     return (f"session cost {_shown(report, None if buckets is None else buckets['total'])}{parts}\n"
             f"with no cache {_shown(report, cost['no_cache_cost_usd'])}; "
-            f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; "
-            f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')} {_BREAK_COST}"
+            # what it would have cost off-peak: only where a provider has a peak window (else no key)
+            + (f"all off-peak {_shown(report, cost['off_peak_cost_usd'])}; " if "off_peak_cost_usd" in cost else "")
+            + f"breaks cost {_shown(report, cost['break_cost_usd'], owed='break')} {_BREAK_COST}"
             + (f"; {report.lost_unknown} break(s) lost an unknown amount" if report.lost_unknown else "")
             + (f"; {unpriced} request(s) unpriced" if unpriced else "")
             + (" (≥$: a sum over the priced ones only)" if 0 < unpriced < report.request_count else "")
@@ -199,25 +207,36 @@ def _row(verdict: CacheVerdict, *, csv: bool = False, captured: Tokens | None = 
     where every count is a plain number: a prompt size the log lacks is there an empty "prompt"
     beside dsh-audit's estimate in "prompt (estimated)" (the table's ``~N``), and a request that
     lost nothing has "lost" 0 (the table's empty cell). A request priced from the capture
-    (``captured``: its tokens) shows the capture's prompt and cache reads marked
-    (:data:`CAPTURED_MARK`; CSV: plain, with "capture" in its "usage source" column), beside its
-    verdict, which is the log's (``usage_unknown``: the cache is judged on the log alone)."""
+    (``captured``: its tokens; or its verdict's ``usage_source`` ``capture``: judged from them)
+    shows the capture's prompt and cache reads marked (:data:`CAPTURED_MARK`; CSV: plain, with
+    "capture" in its "usage source" column), beside its verdict, judged from them as any other's."""
     where = place_text(verdict.turn, verdict.step, verdict.attempt)
-    estimated = verdict.prompt_tokens is None and captured is None
+    by_capture = verdict.usage_source == "capture" or captured is not None
+    estimated = verdict.prompt_tokens is None and not by_capture
     label = verdict.classification + (f" ({verdict.cause})" if verdict.cause and verdict.cause not in
                                       verdict.classification else "")
-    if captured is not None:
-        prompt, actual = _marked(captured.prompt), _marked(captured.cache_read)  # its verdict stays the log's
+    if verdict.usage_source == "capture" and verdict.prompt_tokens is not None and verdict.actual is not None:
+        prompt, actual = _marked(verdict.prompt_tokens), _marked(verdict.actual)  # the counts it was judged by
+    elif captured is not None:
+        prompt, actual = _marked(captured.prompt), _marked(captured.cache_read)
     else:
         prompt = Amount(verdict.prompt_tokens, str(verdict.prompt_tokens) if not estimated
                         else f"~{verdict.counted_tokens}")
         actual = Amount(verdict.actual, "?" if verdict.actual is None else str(verdict.actual))
     lost = None if verdict.lost_unknown else sum(verdict.lost.values())
     logged = verdict.actual is not None or verdict.prompt_tokens is not None
-    source = "capture" if captured is not None else "log" if logged else ""
+    source = "capture" if by_capture else "log" if logged else ""
     return (verdict.index, verdict.kind, where, prompt, *((verdict.counted_tokens if estimated else "",) if csv else ()),
             verdict.potential, verdict.expected, actual, label, Amount(lost, "?" if lost is None else str(lost or "")),
             *((source,) if csv else ()))
+
+
+def _captured_note(report: SessionCacheReport) -> str | None:
+    """The timeline's caption of the :data:`CAPTURED_MARK`: what the capture's usage did (None: it
+    gave no request's)."""
+    if not report.captured_usage and not report.captured_count:
+        return None
+    return _CAPTURED_NOTE if report.captured_count else _PRICED_NOTE
 
 
 def _marked(count: int) -> Amount:
@@ -276,8 +295,8 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     """Compare each request's logged cache reads with what the provider rules predict.
 
     For every session: requests, actual and expected cache-hit ratio, breaks by cause, tokens lost,
-    what the session cost (with no cache, all off-peak) and what its breaks cost, and a timeline
-    with each request's classification: as_expected,
+    what the session cost (with no cache; all off-peak only where its provider has a peak window,
+    DeepSeek's) and what its breaks cost, and a timeline with each request's classification: as_expected,
     break_explained / break_unexplained / break_unattributed, cold_ttl, best_effort_miss,
     write_not_landed, below_minimum or usage_unknown. With no PATHS, the sessions under
     $DSH_HOME/sessions are read, newest first by the log file's modification time; the logs of PATHS are
@@ -305,11 +324,14 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
     never 0); "classification" the verdict, with its cause in brackets; "lost" the reusable tokens
     that were not read (empty: none; "?" on a break whose cache reads were not logged: unknown). In
     --format csv every count is a plain number (a "lost" of none: 0) and an unknown one empty.
-    With --capture, a request whose log holds no usage (a title call) priced from the capture shows
-    the capture's prompt and cache reads marked "*" ("175*", as "~" marks an estimate; a caption
-    says so), beside its classification, the log's (usage_unknown); --format csv gives them plain,
-    and its last column, "usage source", says whose usage each request's counts are: log,
-    capture, or empty (neither's).
+    With --capture, a request whose log holds no usage (a title call, a torn tail) is priced and
+    judged from the capture's usage of the response to its send: its prompt and cache reads show
+    marked "*" ("175*", as "~" marks an estimate; a caption says so), its classification is
+    judged from them as any other's, and it counts in every sum and ratio (the first line says how
+    many did; --json: "usage_source": "capture" in its timeline row); --format csv gives them
+    plain, and its last column, "usage source", says whose usage each request's counts are: log,
+    capture, or empty (neither's). A request whose log holds a usage is judged from the log's,
+    whatever the capture says (a note says how many the capture contradicts).
 
     Breaks are those `breaks` lists: a log with a capture
     (--capture, or a wire.jsonl found beside it, as `check` finds it) is compared with what was sent
@@ -370,7 +392,7 @@ def cache_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_vers
                 print_table(_timeline_title(report), _columns(csv),
                             (_row(v, csv=csv, captured=captured.get(v.index)) for v in report.verdicts),
                             about=About(report.path, report.session_id, "timeline"), short=PLACE_SHORT,
-                            legend=PLACE_LEGEND, caption=_CAPTURED_NOTE if captured else None)
+                            legend=PLACE_LEGEND, caption=_captured_note(report))
             if status == EXIT_OK and report.classification_counts.get("break_unexplained"):
                 status = EXIT_FINDINGS
             costs.append(report.cost)

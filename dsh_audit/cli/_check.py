@@ -143,8 +143,10 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     reads no log), else the PATHS in the order given, each one's logs by path (`sessions` orders by
     the logs' own timestamps).
 
-    Columns: "status" ok, or FAIL when a finding on the log fails the gate; "log" its path (whole,
-    or left out); "session" its session id; "requests" ("reqs" on a narrow terminal) the LLM
+    Columns: "status" ok, or FAIL when a finding on the log fails the gate; "log" its path (whole;
+    on a narrow terminal its number, each named under the table, "log 1: PATH", the path whole;
+    one log: "log: PATH" instead of the column); "session" its session id; "requests" ("reqs" on a
+    narrow terminal) the LLM
     requests it implies; "capture" "none" when no capture was given or found for it, else
     "N/M identical": N of its M requests (retries aside) rebuilt byte for byte as captured;
     "breaks" its prefix-cache breaks; "hit ratio" ("hit" on a narrow terminal) the share of
@@ -153,9 +155,8 @@ def check_command(paths: tuple[str, ...], capture: str | None, policy_path: str 
     when none could; --format csv: the amount, with "unpriced", the count of requests that could
     not be priced, beside); "findings" its findings of every severity, info too (the gate fails on
     those the policy names; the run's last line counts them by severity). A narrow terminal shows
-    each session id as its shortest unique prefix and leaves out "log", then "capture", then "hit
-    ratio", then "cost" (when two logs listed share a session id, "log" stays, each path shown as
-    the end that tells it from the others').
+    each session id as its shortest unique prefix, then each log as its number, and leaves out
+    "capture", then "hit ratio", then "cost"; never "log": a log's path is never cut.
 
     A baseline file the policy
     names that does not exist yet is not read when --json-report writes it: that run writes the

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from pathlib import PurePath
 
 from ..gate import CheckResult, SessionCheck, group_findings
 from ..report.terminal import (Amount, fit_lines, listing_format, print_status, print_table, rows_fit, short_ids,
@@ -17,15 +15,11 @@ _COLUMNS = ("status", "log", "session", "requests", "capture", "breaks", "hit ra
 # In CSV the cost's unpriced count stands beside it (the cost a plain number, a lower bound when it
 # is not 0), and "hit ratio" is the ratio itself, from 0 to 1, as `sessions` and `stats` CSV give it.
 _CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
-# Left out, in this order, while a narrow terminal cannot show the table with whole words (the
-# session id names the log, as `show` and `sessions` take it; --json and --format csv keep every column).
-_DROPPABLE = ("log", "capture", "hit ratio", "cost")
-# When two logs listed share a session id (copies, fixtures; or have none), the id tells their rows
-# apart no more: "log" stays, shown on a narrow terminal as the end of its path no other listed log's
-# path ends with (:func:`_path_ends`), and the others go first.
-_DROPPABLE_SHARED = _DROPPABLE[1:]
+# Left out, in this order, while a narrow terminal cannot show the table with whole words (--json and
+# --format csv keep every column). "log" is never left out: a row is always told from the others, and
+# its log's path is never cut (:func:`_narrowed`: whole, or a number and the whole path on its own line).
+_DROPPABLE = ("capture", "hit ratio", "cost")
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
-_PATH_NOTE = "log: the end of its path no other log listed ends with (--json for whole paths)"
 # The table's short form, tried before a column with a value is left out (print_table).
 _SHORT_HEADERS = {"requests": "reqs", "hit ratio": "hit"}
 _IDS = ("session",)
@@ -47,51 +41,40 @@ def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
             *((Amount(unpriced, "-" if unpriced is None else str(unpriced)),) if csv else ()), len(check.findings))
 
 
-def _fits(rows: Sequence[tuple[object, ...]], *, shared: bool = False) -> bool:
-    """Whether whole session ids leave the table on one line a log, on the terminal, as
-    :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "log" (the first
-    to go; kept, its paths may be cut or wrapped); when logs share an id (``shared``), every
-    column kept, "log" with its whole paths."""
-    if shared:
-        return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE_SHARED, spare=(), short=_SHORT_HEADERS, ids=_IDS)
-    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("log",), short=_SHORT_HEADERS, ids=_IDS)
-
-
-def _path_ends(paths: Sequence[str]) -> list[str]:
-    """Each of ``paths`` as its shortest end, in whole parts, that the same number of last parts of
-    no other of them is (the whole path when none is shorter: a file listed twice).
-
-    Example:
-        >>> _path_ends(["/r/a/x/session.jsonl", "/r/b/x/session.jsonl", "/r/c/y.jsonl", "y.jsonl"])
-        ['a/x/session.jsonl', 'b/x/session.jsonl', 'c/y.jsonl', 'y.jsonl']
-    """
-    parts = [PurePath(path).parts for path in paths]
-    found: list[str | None] = [None] * len(paths)
-    for n in range(1, max((len(p) for p in parts), default=0) + 1):
-        ends = Counter(p[-n:] for p in parts)
-        for k, mine in enumerate(parts):
-            if found[k] is None and (ends[mine[-n:]] == 1 or n >= len(mine)):
-                found[k] = str(PurePath(*mine[-n:]))
-    return [end if end is not None else path for end, path in zip(found, paths)]
+def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> bool:
+    """Whether the table shows every cell of ``rows`` whole, each on one line, on the terminal, as
+    :func:`print_table` lays it out (:func:`rows_fit`): no column with a value left out."""
+    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=_SHORT_HEADERS, ids=_IDS)
 
 
 def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
-              ) -> tuple[list[tuple[object, ...]], tuple[str, ...], list[str]]:
-    """The table's rows on a terminal, the columns it may leave out and the captions that say how
-    its cells were shortened: when whole ids do not fit (:func:`_fits`), each id as its shortest
-    unique prefix (as `sessions` shows ids on a narrow terminal) and, when two logs share an id,
-    each path as its distinguishing end (:func:`_path_ends`), "log" then kept: a row is always told
-    from the others."""
-    shared = len({s.session_id for s in shown}) < len(shown)
-    droppable = _DROPPABLE_SHARED if shared else _DROPPABLE
-    if _fits(rows, shared=shared):
-        return rows, droppable, []
+              ) -> tuple[tuple[str, ...], list[tuple[object, ...]], list[str], list[tuple[str, str]]]:
+    """The table's columns and rows on a terminal, the captions that say how its cells were
+    shortened and the logs it names by number (``("log 1:", PATH)``), each said under it. The
+    first that shows every cell whole (:func:`_fits`): the rows as they are; each session id as
+    its shortest unique prefix (as `sessions` shows ids on a narrow terminal); each log as its
+    number, 1 up (one log: no "log" column), the ids whole; both. Each numbered log is named under
+    the table, ``log 1: PATH`` (one log: ``log: PATH``), its path whole, on a line of its own when
+    the terminal is narrower: a path cut cannot be copied, and two cut alike would read the same.
+    Failing all, both, the table leaving out what it must of :data:`_DROPPABLE`."""
     names = short_ids(s.session_id for s in shown if s.session_id)
-    paths = _path_ends([s.path for s in shown]) if shared else [s.path for s in shown]
+    short = [(*row[:2], names.get(s.session_id or "", "-"), *row[3:]) for row, s in zip(rows, shown)]
     captions = [_SHORT_NOTE] if any(names[i] != i for i in names) else []
-    captions += [_PATH_NOTE] if shared and paths != [s.path for s in shown] else []
-    return ([(row[0], path, names.get(s.session_id or "", "-"), *row[3:]) for row, s, path in zip(rows, shown, paths)],
-            droppable, captions)
+    if _fits(_COLUMNS, rows):
+        return _COLUMNS, rows, [], []
+    if _fits(_COLUMNS, short):
+        return _COLUMNS, short, captions, []
+    if len(shown) == 1:  # the one log: named under the table, no column of numbers for it
+        columns = (_COLUMNS[0], *_COLUMNS[2:])
+        one, paths = [(row[0], *row[2:]) for row in rows], [("log:", shown[0].path)]
+        if _fits(columns, one):
+            return columns, one, [], paths
+        return columns, [(row[0], *row[2:]) for row in short], captions, paths
+    numbered = [(row[0], str(k), *row[2:]) for k, row in enumerate(rows, 1)]
+    paths = [(f"log {k}:", s.path) for k, s in enumerate(shown, 1)]
+    if _fits(_COLUMNS, numbered):
+        return _COLUMNS, numbered, [], paths
+    return _COLUMNS, [(row[0], str(k), *row[2:]) for k, row in enumerate(short, 1)], captions, paths
 
 
 def _wrap_width() -> int | None:
@@ -105,22 +88,25 @@ def print_check(result: CheckResult) -> None:
     """The run's table of logs (on a narrow terminal shortened as :func:`_narrowed` says; the
     failing logs alone past :data:`_TABLE_LIMIT`), then its findings and its verdict."""
     shown = result.sessions if len(result.sessions) <= _TABLE_LIMIT else [s for s in result.sessions if s.failed]
+    width = _wrap_width()
     if shown:
         csv = listing_format() == "csv"
         rows = [_row(s, csv=csv) for s in shown]
         captions = [] if len(shown) == len(result.sessions) else [
             f"{len(result.sessions) - len(shown)} passing log(s) not listed"]
-        droppable: tuple[str, ...] = _DROPPABLE
-        least = None
+        columns: tuple[str, ...] = _CSV_COLUMNS if csv else _COLUMNS
+        least, paths = None, list[tuple[str, str]]()
         if listing_format() == "table":
-            rows, droppable, shortened = _narrowed(rows, shown)
+            columns, rows, shortened, paths = _narrowed(rows, shown)
             captions += shortened
-            # a log's path (its distinguishing end, when ids do not tell logs apart) whole, or left out:
-            # a path cut in its middle cannot be copied, and two cut alike would read the same
-            least = {"log": max(len(terminal_text(str(row[1]))) for row in rows)}
-        print_table("dsh-audit check", _CSV_COLUMNS if csv else _COLUMNS, rows, caption="; ".join(captions) or None,
-                    droppable=droppable, short=_SHORT_HEADERS, ids=_IDS, least=least)
-    width = _wrap_width()
+            # a log's path whole (else its number, the path whole under the table): never cut
+            least = {"log": max(len(terminal_text(str(row[1]))) for row in rows)} if "log" in columns else None
+        print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
+                    droppable=_DROPPABLE, short=_SHORT_HEADERS, ids=_IDS, least=least)
+        for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own
+            line = f"{name} {path}"
+            for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:
+                echo(said)
     for group in group_findings(f for f in result.findings if f.fails or f.severity != "info"):
         for line in [group.format()] if width is None else fit_lines(group.format(), width):
             echo(line)

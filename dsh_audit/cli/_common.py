@@ -189,6 +189,12 @@ def _usage_context(group: click.Group) -> click.Context | None:
     return click.Context(command, info_name=name, parent=root)
 
 
+#: click's error for a group or command called with no arguments and ``no_args_is_help`` (click 8.2+;
+#: click 8.1 prints the help itself, on stdout, and exits 0): an empty tuple catches nothing
+_NO_ARGS_IS_HELP: tuple[type[click.UsageError], ...] = tuple(
+    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",) if hasattr(click.exceptions, name))
+
+
 def run_guarded(command: click.Group) -> int:
     """Run the click group; a DshAuditError becomes one line on stderr and exit 2, a bug (an
     :class:`InternalError`, or any other exception) exit 3, also when the command went on past
@@ -207,14 +213,25 @@ def _run_guarded(command: click.Group) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
+    except _NO_ARGS_IS_HELP as exc:
+        # A group (or command) given nothing to do: its help, as --help prints it (the same text, on
+        # stdout), not an error line; exit 2, a usage error, as click 8.2+ exits for it: nothing was
+        # done, and 1 would say "findings" (git, given no command, also exits non-zero)
+        if exc.ctx is not None:  # always set: click makes the error from the context
+            click.echo(exc.ctx.get_help(), color=exc.ctx.color)
+        return EXIT_BAD_INPUT
     except click.UsageError as exc:
         # One line, like every other error: the message (escaped like log text: it may quote an
         # argument) and where the usage is, instead of click's three-line block.
         names, ctx = [], exc.ctx or _usage_context(command)
+        stored = _stored_option(exc, ctx)
         while ctx is not None:
             names.append(ctx.info_name or "")
             ctx = ctx.parent
         where = " ".join(["dsh-audit", *reversed(names[:-1])])  # the root's name is however it was started
+        if stored is not None:
+            echo_error(f"{stored} (hint: see `dsh-audit {_STORED_BY[names[0]]} --help`)")
+            return EXIT_BAD_INPUT
         echo_error(f"{_from_variable(exc)}{exc.format_message()} (hint: see `{where} --help`)")
         return EXIT_BAD_INPUT
     except click.ClickException as exc:
@@ -235,6 +252,27 @@ def _run_guarded(command: click.Group) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug still ends in one line, never a traceback
         return _unexpected(exc)
     return result if isinstance(result, int) else EXIT_OK
+
+
+#: A command that shows what another one stored, by name (``stats`` reads the index ``index``
+#: built): an option of the other given to it is an option of the other (``stats --prices``: the
+#: costs were priced when the logs were indexed), not a typo of its own closest option.
+_STORED_BY = {"stats": "index"}
+
+
+def _stored_option(exc: click.UsageError, ctx: click.Context | None) -> str | None:
+    """The message of ``exc`` when it is an option :data:`_STORED_BY`'s command takes instead of
+    the running one (``No such option '--prices': ...``), else None."""
+    builder = _STORED_BY.get(ctx.info_name or "") if ctx is not None else None
+    if builder is None or ctx is None or ctx.parent is None or not isinstance(exc, click.NoSuchOption):
+        return None
+    group = ctx.parent.command
+    other = group.get_command(ctx.parent, builder) if isinstance(group, click.Group) else None
+    option = exc.option_name
+    if other is None or not any(option in (*param.opts, *param.secondary_opts) for param in other.params):
+        return None
+    return (f"No such option {option!r}: {ctx.info_name} shows what `dsh-audit {builder}` stored; give "
+            f"{option} to `dsh-audit {builder}`, which reads the logs again with it")
 
 
 def _from_variable(exc: click.UsageError) -> str:

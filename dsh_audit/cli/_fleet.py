@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import TYPE_CHECKING
 
 import click
 
 from .. import cache, fleet
-from ..errors import UsageError
+from .._paths import refuse_empty_paths
+from ..errors import UnreadableError, UsageError
 from ..fleet import SCHEMA_VERSION, fleet_stats
+from ..log import open_regular
 from ..report import dumps_line
 from ..report.terminal import fit_lines, progress_callback
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning
@@ -153,7 +157,7 @@ def _nothing_note(db: str, since: float | None, until: float | None) -> str:
 
 
 @click.command("stats")
-@click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(dir_okay=False), help=_DB_HELP)
+@click.option("--db", default="audit.sqlite", show_default=True, type=click.Path(), help=_DB_HELP)  # see _index_input
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many sessions, and how many breaks, the rankings show.")
 @sort_option(("lost", "cost", "time"), meaning="How the sessions are ranked: lost by what their cache losses "
@@ -221,9 +225,7 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
         dsh-audit stats --db audit.sqlite --json | jq .totals.actual_hit_ratio
         dsh-audit stats --db audit.sqlite --since yesterday --sort cost
     """
-    if db == STDOUT:  # "-" is stdin or stdout everywhere else: no SQLite file named "-" is made or read
-        raise UsageError("--db -: the index is read from a SQLite file, not from stdin",
-                         hint="give --db the file `dsh-audit index --db FILE` wrote")
+    _index_input(db)
     stats = fleet_stats(db, top=top, sort=sort, since=since, until=until)
     if as_json:
         click.echo(dumps_line(stats.to_json()))
@@ -234,6 +236,40 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     for text in stats.caveats:  # after the output, on stderr in every mode, as `usage` says them
         echo_note(text)
     return EXIT_OK
+
+
+#: What to give ``stats --db`` instead of a path no index can be read from.
+_READ_HINT = "give --db the file `dsh-audit index PATH --db FILE` wrote"
+
+
+def _index_input(db: str) -> None:
+    """Refuse, before SQLite opens it, a ``stats --db`` no index can be read from, each in one line
+    naming the path, with a hint naming ``--db`` and ``dsh-audit index --db``: ``-`` (stdin is no
+    SQLite file), an empty path, a folder, a file that does not exist, a FIFO, device or socket
+    (never opened for reading: :func:`dsh_audit.log.open_regular`), a file this user cannot read.
+    A file that is not a dsh-audit index is refused as SQLite reads it (:func:`dsh_audit.fleet.fleet_stats`).
+
+    Raises:
+        UsageError: as above (exit 2).
+    """
+    if db == STDOUT:  # "-" is stdin or stdout everywhere else: no SQLite file named "-" is made or read
+        raise UsageError("--db -: the index is read from a SQLite file, not from stdin", hint=_READ_HINT)
+    refuse_empty_paths({"--db": db})
+    try:
+        with open_regular(db, what="file"):
+            return
+    except UnreadableError as exc:
+        message = exc.message
+    try:
+        os.lstat(db)
+    except FileNotFoundError:
+        raise UsageError("no such index", path=db, hint="build one with `dsh-audit index PATH --db FILE`") from None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise  # said as every command says it (cli/_common): a shorter path
+    refused = (f"cannot read the index: {message.removeprefix('cannot open: ')}"
+               if message.startswith("cannot open: ") else f"the index {message}")
+    raise UsageError(refused, path=db, hint=_READ_HINT)
 
 
 COMMANDS = [index_command, stats_command]

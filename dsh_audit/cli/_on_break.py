@@ -5,6 +5,7 @@ run that fails is an ``error:`` line (with --json also a ``{"type":"error"}`` li
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -22,6 +23,12 @@ __all__ = ["_Hooks"]
 
 _HOOK_TIMEOUT = 60.0  # seconds an --on-break command may run
 _HOOK_STDOUT = 2  # an --on-break command writes its stdout to the watch's stderr (file descriptor 2)
+#: A word of an --on-break command that a shell would read as syntax (it is run without one): an
+#: operator alone (``;``, ``|``, ``>>``, ``&&``, ``2>``), a word ending in ``;`` or ``&``, or one
+#: holding a redirection's ``>``/``<`` at its start, a ``|``, ``$`` or a backquote.
+_SHELL_WORD = re.compile(r"^\d*[<>|&;]+$|[;&]$|^\d*[<>]|[|$`]")
+#: Commands that read shell syntax themselves (``sh -c '...'``): no hint for their words.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "env"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +62,27 @@ def _signal_name(signum: int) -> str:
         return signal.Signals(signum).name
     except ValueError:
         return str(signum)
+
+
+def shell_hint(command: list[str]) -> str:
+    """A failed run's hint when its ``command`` holds shell syntax (:data:`_SHELL_WORD`), which
+    --on-break passes to the program as words, run without a shell: name the words and say how to
+    run them in one (``sh -c '...'``); empty otherwise, or when the program is a shell itself.
+
+    Example:
+        >>> print(shell_hint(["cat", ">>", "f;", "echo", "$HOME"]))
+         (hint: --on-break runs CMD without a shell, so '>>', 'f;', '$HOME' reach cat as words: give --on-break "sh -c '...'" to run it in a shell)
+        >>> shell_hint(["sh", "-c", "cat >> f; exit 3"]), shell_hint(["notify-send", "cache break"])
+        ('', '')
+    """
+    if not command or os.path.basename(command[0]) in _SHELLS:
+        return ""
+    found = [word for word in command[1:] if " " not in word and _SHELL_WORD.search(word)]
+    if not found:
+        return ""
+    shown = ", ".join(shlex.quote(word) for word in dict.fromkeys(found[:4]))
+    return (f" (hint: --on-break runs CMD without a shell, so {shown} reach {shlex.quote(command[0])} as words: "
+            f"give --on-break \"sh -c '...'\" to run it in a shell)")
 
 
 class _Hooks:
@@ -99,7 +127,8 @@ class _Hooks:
         """One run failed: an ``error:`` line (the command shell-quoted; :func:`echo` keeps it on one
         line and shows its controls), with --json also a ``{"type":"error"}`` line in the stream (as
         a log that cannot be read is), counted once (the summary's errors)."""
-        message = f"--on-break {shlex.join(self.command)}: {why} (run for {which.text}; the watch goes on)"
+        message = (f"--on-break {shlex.join(self.command)}: {why} (run for {which.text}; the watch goes on)"
+                   + shell_hint(self.command))
         with self.lock:  # one run's lines whole: the hooks' threads write beside the watch's
             self.failures += 1
             echo_error(message)

@@ -133,12 +133,27 @@ def lenient_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "delegationDepth, non-absolute cwd), as for tokenised test fixtures.")(func)
 
 
+def _ignore_found(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--no-capture``: no capture is looked for beside a log, in worker processes too
+    (:data:`dsh_audit.capture.NO_CAPTURE_ENV`, read by :func:`dsh_audit.capture.find_capture`)."""
+    from ..capture import NO_CAPTURE_ENV
+
+    if value:
+        _set_for_command(ctx, NO_CAPTURE_ENV, "1")
+
+
 def capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--capture PATH`` (``capture``): what was sent, compared with every log as ``check`` compares
-    it (default: the ``wire.jsonl`` :func:`dsh_audit.capture.find_capture` finds beside each log)."""
+    it (default: the ``wire.jsonl`` :func:`dsh_audit.capture.find_capture` finds beside each log);
+    and ``--no-capture``, which looks for none (a capture found is optional evidence: one that
+    cannot be read is left out with a warning; this leaves every found one out, silently)."""
+    func = click.option("--no-capture", is_flag=True, expose_value=False, callback=_ignore_found,
+                        help="Look for no wire.jsonl beside the logs: read each log alone "
+                             "(--capture still gives one).")(func)
     return click.option("--capture", "capture", type=click.Path(exists=True),
                         help="What was sent, for every log: wire.jsonl, HAR 1.2 or a folder of bodies. "
-                             "Default: a wire.jsonl beside each log or up to four folders above it.")(func)
+                             "Default: a wire.jsonl beside each log or up to four folders above it "
+                             "(--no-capture: none).")(func)
 
 
 def _use_profile(ctx: click.Context, param: click.Parameter, value: str | None) -> None:

@@ -11,7 +11,7 @@ import click
 from .._shell import shell_word
 from ..capture import find_capture
 from ..errors import UsageError
-from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note
+from ._common import EXIT_FINDINGS, EXIT_OK, echo, echo_note, echo_warning
 from ._logs import log_progress, one_log
 from ._options import lenient_option
 from ._output import STDOUT, output_help, write_output
@@ -47,9 +47,18 @@ def _check(path: str, lenient: bool, routes: str | None) -> int:
         echo(f"{category}: {state} ({what})")
     if result.route_file is not None:
         echo_note(f"rendered with the bundle's redacted route configuration {result.route_file}")
-    if result.unrendered:
+    unproven = result.unproven  # captured requests compared with no rendered body: said loud, never a plain OK
+    if unproven is not None:
+        echo_warning(unproven)
+    elif result.unrendered:
         echo_note(f"the manifest records {result.unrendered} captured request(s) as unrendered: their diff verdicts "
                   "compared no rendered body, here as when the bundle was made")
+    if result.ok and unproven is not None:
+        others = [c for c in result.recorded if c != "diff"]
+        echo(f"OK for {', '.join(others)} and {result.compared} of {result.counts.get('diff', 0)} captured "
+             f"request(s), {result.found_unrendered} unrendered: not compared (the bundle needs redact --routes "
+             "FILE: see the warning)")
+        return EXIT_OK
     if result.ok:
         echo(f"OK: every verdict of {path} matches its manifest")
         return EXIT_OK
@@ -175,7 +184,9 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
          f"{'zstd' if result.compressed else 'plain'}): {counted}", err=piped)
     if result.capture is not None:
         dropped = ", ".join(result.dropped_headers) or "none"
-        echo(f"wrote {result.capture}: auth headers dropped: {dropped}", err=piped)
+        named = ("; identifying headers pseudonymised: " + ", ".join(result.identity_headers)
+                 if result.identity_headers else "")
+        echo(f"wrote {result.capture}: auth headers dropped: {dropped}{named}", err=piped)
     if result.route_file is not None and not piped:
         echo(f"wrote {result.route_file}: the route configuration, hosts and credentials redacted")
     if piped:
@@ -187,8 +198,8 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
         echo(f"secrets removed: {kinds}", err=piped)
     else:
         echo("secrets removed: none found", err=piped)
-    for note in result.notes:
-        echo_note(note)
+    for note in result.notes:  # an unproven bundle (captured requests unrendered) is a warning
+        (echo_warning if getattr(note, "level", "note") == "warning" else echo_note)(note)
     found = find_capture(path) if capture_path is None else None
     if found is not None:
         echo_note(f"the capture {found}, which `check` finds for this log, was not redacted: pass --capture "
@@ -201,7 +212,7 @@ def _redact(path: str, output: str, *, keep: tuple[str, ...], redact_tool_names:
     else:
         others = [c for c in result.verdicts if c != "diff"]
         echo(f"verdicts of {', '.join(others)}: unchanged; diff: unchanged, but {len(result.unrendered)} captured "
-             "request(s) unrendered, not compared (see the note)", err=piped)
+             "request(s) unrendered, not compared (see the warning)", err=piped)
     if not piped:
         _recipient(result)
     return EXIT_OK

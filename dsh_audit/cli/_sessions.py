@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -11,7 +12,8 @@ import click
 from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group
 from ..errors import DshAuditError
 from ..report import dumps_line
-from ..report.terminal import Amount, listing_format, print_table, progress_callback, rows_fit, short_ids
+from ..report.terminal import (Amount, listing_format, print_table, progress_callback, rows_fit, short_ids,
+                               stdout_text, table_cell)
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
 from ._logs import selected_logs
@@ -29,13 +31,22 @@ _COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks",
 # and "hit ratio" is the ratio itself, from 0 to 1 (as --json and `stats` CSV give it).
 _CSV_COLUMNS = ("when (UTC)", "title", "project", "requests", "hit ratio", "breaks", "cost", "unpriced", "id")
 _SHORT_NOTE = "id: shortest unique prefix (--json for whole ids)"
-# The columns a narrow terminal leaves out, in this order, after those with no value in any row: each
-# one before a title of up to 24 characters is wrapped (print_table's rule), so that a title wraps
-# between its words only when it is longer than that, never a word a line.
+# The columns a narrow terminal leaves out, in this order, after those with no value in any row, when
+# not even a title cut to _TITLE_CUT leaves room for every number (ids that cannot be shortened, a
+# terminal narrower than 80 columns); else "project" alone (_KEPT_NUMBERS): a title gives way before a
+# number does (:func:`_narrowed`).
 _DROPPABLE = ("project", "hit ratio", "breaks", "requests")
-# The title's narrowest width while a column can still be left out for it (its widest title, if
-# narrower): a long title wraps between a few words, never a word a line (print_table's ``least``).
+_KEPT_NUMBERS = ("project",)
+# The title's narrowest width while it wraps between its words (its widest title, if narrower): in a
+# narrower room it is cut at its end with "…" instead, on one line (never a word a line).
 _TITLE_MIN = 20
+# The narrowest a title is cut to (with its "…") before a number column is left out for it.
+_TITLE_CUT = 8
+_CUT_NOTE = "title: cut to fit (--json for whole titles)"
+# Both, as one line of 80 columns.
+_SHORT_CUT_NOTE = "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)"
+# A piece of a shown title a cut never splits: an escape (terminal_text, stdout_text) or a character.
+_PIECE = re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|.", re.DOTALL)
 # How far a child's title is indented below its parent's, at most (a deeper child: as deep as that).
 _MAX_DEPTH = 8
 
@@ -110,17 +121,19 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
     value shows "-". A narrow terminal shows each id as its shortest unique prefix
     (session-86ef2d28), which the caption says, heads "requests" and "hit ratio" "reqs" and "hit"
     where their words would take a column's room, and leaves out a column with no value in any
-    row, then "project", "hit ratio", "breaks" and "requests", as few as keep each title whole (a
-    longer title keeps 20 columns while one can be left out, and wraps between its words); a
-    date, a number or an id is never split over lines. --json prints
-    one object per session, with first_activity and the whole id. A session found in several
+    row, then "project"; a title then gives way before a number: it wraps between its words in
+    20 columns or more, else is cut at its end with "…" (the caption says so; --json and a wider
+    terminal show it whole), down to 8 columns. Only a terminal that has no room for every number
+    even so leaves out "hit ratio", "breaks" and "requests", in this order, as few as keep each
+    title 20 columns wide. A date, a number or an id is never split over lines. --json prints
+    one object per session, with first_activity_at and the whole id. A session found in several
     files (an export and its DSH folder, a copy) is read once when they hold the same lines, or
     one holds the other's and more (the file DSH reads, else the longer); copies that differ are
     listed from each, their id shown "ID (PATH)" as `usage` shows it. A note says which. A fork
     or subagent child is listed right under its parent, its title led by its relation ("└ fork",
     "└ subagent"; a child of a child indented two spaces more); one whose parent is not listed
     stays in its own place. --json and --format csv stay flat: a row per session in the --sort
-    order, a child in its own place (--json: "parent_session" the parent's id and "relation" fork
+    order, a child in its own place (--json: "parent_session_id" the parent's id and "relation" fork
     or subagent, null for a session with no parent). Costs are priced as `usage` and `cache`
     price them (--prices, --routes, pyproject's [tool.dsh-audit.prices]) and the breaks are those
     `breaks` lists: a log with a capture (--capture, or a wire.jsonl found beside it, as `check`
@@ -191,15 +204,13 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
         # CSV holds the JSON's rows, flat; a table or Markdown lists each child under its parent
         listed = [(s, 0) for s in ordered] if csv else list(_nested(ordered))
         rows = [_row(s, csv=csv, copies=s.session_id in copies, depth=depth) for s, depth in listed]
-        captions: list[str] = []
         columns: tuple[str, ...] = _CSV_COLUMNS if csv else _COLUMNS
-        if listing_format() == "table" and not _fits(rows):
-            names = short_ids(s.session_id for s in ordered)
-            rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
-                    for row, (s, _) in zip(rows, listed)]
-            captions += [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in ordered) else []
+        droppable: tuple[str, ...] = _DROPPABLE
+        least, captions = {"title": _TITLE_MIN}, list[str]()
+        if listing_format() == "table":
+            rows, droppable, least, captions = _narrowed(rows, [s for s, _ in listed], copies)
         print_table(f"{len(ordered)} session(s), {'costliest' if sort == 'cost' else 'newest'} first", columns,
-                    rows, droppable=_DROPPABLE, caption="; ".join(captions) or None, least={"title": _TITLE_MIN},
+                    rows, droppable=droppable, caption="; ".join(captions) or None, least=least,
                     short=COUNT_SHORT, short_first=True)
     if prices is not None:
         echo_capture_use(s.cost_summary for s in summaries)  # as `cache` and `usage` say it
@@ -276,12 +287,122 @@ def _is_note(line: str) -> bool:
     return getattr(line, "level", "warning") == "note"
 
 
-def _fits(rows: Sequence[tuple[object, ...]]) -> bool:
-    """Whether whole ids leave a table on one line a session, on the terminal, as
-    :func:`print_table` lays it out (:func:`rows_fit`): no column left out but "project", the
-    title (free text) wrapped if need be."""
-    return rows_fit(_COLUMNS, rows, droppable=_DROPPABLE, spare=("project",), wrapping=("title",), short=COUNT_SHORT,
-                    short_first=True)
+def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], copies: set[str]
+              ) -> tuple[list[tuple[object, ...]], tuple[str, ...], dict[str, int], list[str]]:
+    """The table's rows on the terminal, the columns it may leave out, the title's narrowest width
+    and the captions that say how cells were shortened. What gives way, in this order, while a
+    row does not fit on one line: "project", each id whole (then its shortest unique prefix), the
+    title (wrapped between its words in a room of :data:`_TITLE_MIN` columns or more, else cut at
+    its end with "…", down to :data:`_TITLE_CUT`); a number column only when not even that leaves
+    room for them all (then as print_table leaves columns out, :data:`_DROPPABLE`)."""
+    widest = max(_cell_len(_shown(row[1])) for row in rows)
+    room = _title_room(rows, min(widest, _TITLE_MIN))
+    captions: list[str] = []
+    if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
+        names = short_ids(s.session_id for s in listed)
+        rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
+                for row, s in zip(rows, listed)]
+        captions += [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in listed) else []
+        room = _title_room(rows, min(widest, _TITLE_CUT))
+    if room is None:  # no room for every number beside a title: columns are left out for the title
+        return rows, _DROPPABLE, {"title": _TITLE_MIN}, captions
+    titles = [_shown(row[1]) for row in rows]
+    cut = [_title_cut(title, room) for title in titles]
+    shown = max(map(_cell_len, cut))  # the title column's width (a title cut after a word: narrower)
+    if shown >= _TITLE_MIN and _longest_word(rows) <= shown:  # room to wrap each title between its words
+        return rows, _KEPT_NUMBERS, {"title": shown}, captions
+    if cut != titles:
+        captions = [_SHORT_CUT_NOTE] if captions else [_CUT_NOTE]
+    return [(row[0], title, *row[2:]) for row, title in zip(rows, cut)], _KEPT_NUMBERS, {"title": shown}, captions
+
+
+def _shown(title: object) -> str:
+    """A title cell as a table measures it (:func:`table_cell`, as stdout can write it)."""
+    return stdout_text(table_cell(title))
+
+
+def _cell_len(text: str) -> int:
+    """The cells ``text`` takes on a terminal (one a character for printable ASCII, at once)."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _longest_word(rows: Sequence[tuple[object, ...]]) -> int:
+    """The widest word of the titles of ``rows``: a title wraps between its words, never inside one."""
+    return max((_cell_len(word) for row in rows for word in _shown(row[1]).split()), default=0)
+
+
+def _title_room(rows: Sequence[tuple[object, ...]], least: int) -> int | None:
+    """The widest the titles of ``rows`` may be, cut with :func:`_title_cut` to a width from
+    ``least`` up to the widest title, for every row to fit on one line with every column but
+    "project" (:func:`rows_fit`): that width; None when not even ``least`` leaves that room.
+    Halving the range (a title cut narrower never needs more room), first over a few rows that
+    hold each column's widest cell and the longest titles (:func:`_probe`), then checked over
+    every row (each look at every row measures them all)."""
+    titles = [_shown(row[1]) for row in rows]
+
+    def fits(width: int, among: Sequence[int]) -> bool:
+        cut = [(rows[k][0], _title_cut(titles[k], width), *rows[k][2:]) for k in among]
+        return rows_fit(_COLUMNS, cut, droppable=_KEPT_NUMBERS, spare=_KEPT_NUMBERS, short=COUNT_SHORT,
+                        short_first=True)
+
+    def widest(low: int, high: int, among: Sequence[int]) -> int | None:
+        if low > high or not fits(low, among):
+            return None
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle, among) else (low, middle - 1)
+        return low
+
+    every, probe = range(len(rows)), _probe(rows, titles)
+    high = max(least, max(map(_cell_len, titles)))
+    room = widest(least, high, every) if len(probe) == len(rows) else widest(least, high, probe)
+    if room is not None and len(probe) < len(rows) and not fits(room, every):
+        room = widest(least, room - 1, every)  # a row the probe did not hold needs more room
+    return room
+
+
+def _probe(rows: Sequence[tuple[object, ...]], titles: Sequence[str]) -> list[int]:
+    """A few of ``rows`` (their places) that lay a table out as all of them do, as far as the
+    widths go: the one with each column's widest cell, the longest titles (the widest once cut),
+    the longest title of up to 24 cells and the title with the longest word."""
+    chosen = {max(range(len(rows)), key=lambda k: _cell_len(_shown(rows[k][at])))
+              for at in range(len(_COLUMNS)) if at != 1}
+    chosen.update(sorted(range(len(rows)), key=lambda k: -_cell_len(titles[k]))[:8])
+    chosen.add(max(range(len(rows)), key=lambda k: (_cell_len(titles[k]) <= 24, _cell_len(titles[k]))))
+    chosen.add(max(range(len(rows)), key=lambda k: max(map(_cell_len, titles[k].split()), default=0)))
+    return sorted(chosen)
+
+
+def _title_cut(title: str, width: int) -> str:
+    """``title`` (as shown: escapes and all) if it fits ``width`` cells, else its start and a
+    ``…`` in ``width`` cells, cut after a word when that keeps two thirds of the room, an escape never
+    split.
+
+    Example:
+        >>> _title_cut("Count the bullet lines in the README", 20), _title_cut("Refactoring", 8)
+        ('Count the bullet…', 'Refacto…')
+    """
+    if _cell_len(title) <= width:
+        return title
+    mark = stdout_text("…")
+    room = max(width - _cell_len(mark), 0)
+    head, used = "", 0
+    if title.isascii() and title.isprintable() and "\\" not in title:  # a character a cell, no escape
+        head = title[:room]
+    else:
+        for piece in _PIECE.findall(title):
+            used += _cell_len(piece)
+            if used > room:
+                break
+            head += piece
+    at = head.rstrip().rfind(" ")
+    if at >= room * 2 // 3:
+        head = head[:at]
+    return head.rstrip() + mark
 
 
 def _note_copies(summaries: list[SessionSummary]) -> None:

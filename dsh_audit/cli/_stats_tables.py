@@ -87,11 +87,17 @@ def _priced(row: dict[str, Any], value: float | None, owed: str | None = None) -
     return Amount(value, Costs.shown(value, requests=row["requests"], unpriced=row["unpriced_requests"], **owing))
 
 
+def _off_peak(row: dict[str, Any]) -> Amount:
+    """What ledger sums ``row`` would have cost all off-peak (:func:`_priced`), ``n/a`` where no
+    request of it was priced in a provider's peak window (the JSON has no ``off_peak_cost_usd`` then)."""
+    return _priced(row, row["off_peak_cost_usd"]) if "off_peak_cost_usd" in row else Amount(None, Costs.NOT_APPLICABLE)
+
+
 def _costs(row: dict[str, Any]) -> tuple[Any, ...]:
     cost = row["cost_usd"] or {}
     return (row["requests"], *(_priced(row, cost.get(k)) for k in ("cache_miss", "cache_read", "cache_write", "output",
                                                                    "total")),
-            _priced(row, row["no_cache_cost_usd"]), _priced(row, row["off_peak_cost_usd"]),
+            _priced(row, row["no_cache_cost_usd"]), _off_peak(row),
             _priced(row, row["break_cost_usd"], "break"),
             Amount(row["unpriced_requests"], str(row["unpriced_requests"] or "")))
 
@@ -155,7 +161,7 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
                   csv=csv, names=("cache read actual", "cache read expected")),
         *_measure("hit ratio actual / expected", (_ratio(totals["actual_hit_ratio"]), _ratio(totals["expected_hit_ratio"])),
                   csv=csv, names=("hit ratio actual", "hit ratio expected")),
-        ("output tokens", totals["output_tokens"]),
+        ("output tokens", totals["tokens"]["output"]),
         *_measure("breaks (attribution / cache)", (totals["attribution_breaks"], totals["cache_breaks"]), csv=csv,
                   names=("breaks (attribution)", "breaks (cache)")),
         ("tokens lost", totals["lost_tokens"]),
@@ -177,7 +183,7 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
                    csv=csv, names=("billed at long-context tier rates", "requests at long-context tier rates"),
                    form="{} ({})") if cost["tier_requests"] else ()),
         ("with no cache", _priced(cost, cost["no_cache_cost_usd"])),
-        ("all off-peak", _priced(cost, cost["off_peak_cost_usd"])),
+        *((("all off-peak", _off_peak(cost)),) if "off_peak_cost_usd" in cost else ()),
         *_measure("cache losses / of which breaks",  # owed by the requests that lost tokens only
                   (_priced(cost, cost["lost_cost_usd"], "lost"), _priced(cost, cost["break_cost_usd"], "break")),
                   csv=csv),
@@ -185,8 +191,11 @@ def print_stats(stats: FleetStats, *, empty: bool = False) -> None:
         *((f"unpriced: {reason}", count) for reason, count in cost["unpriced"].items()),
         *((("logs indexed without a ledger", cost["sessions_unpriced"]),) if cost["sessions_unpriced"] else ()),
     ], caption=_BOUND_NOTE if cost["unpriced_requests"] else None)
-    print_table("cost by model", ("model", *_COST_COLUMNS),
-                ((r["model"] or _UNKNOWN, *_costs(r)) for r in stats.cost_by_model),
+    # no request had a peak window (the fleet's cost has no off_peak_cost_usd): no off-peak column but in CSV
+    keep = [at for at, c in enumerate(_COST_COLUMNS) if csv or c != "off-peak $" or "off_peak_cost_usd" in cost]
+    print_table("cost by model", ("model", *(_COST_COLUMNS[at] for at in keep)),
+                ((r["model"] or _UNKNOWN, *(cells[at] for at in keep)) for r in stats.cost_by_model
+                 for cells in (_costs(r),)),
                 droppable=_cost_droppable(list(stats.cost_by_model)))
     # a cause's losses of unpriced requests have no cost: its amounts are lower bounds then
     print_table("what cache losses cost, by cause", ("cause", "tokens lost", "cost", "of which breaks"),
@@ -208,7 +217,7 @@ def _print_rankings(stats: FleetStats, measures: Sequence[str]) -> None:
     title, rank = _SESSION_RANKS[stats.sort]
     when = ("last request (UTC)",) if stats.sort == "time" else ()
     columns = ("session", "path", *when, *measures, "cost", "breaks $")
-    rows = [(r["session_id"], r["path"], *((_when(r["last_request_at"]),) if when else ()), *_measures(r),
+    rows = [(r["session_id"], r["path"], *((_when(r["last_sent_at"]),) if when else ()), *_measures(r),
              _priced(r, (r["cost_usd"] or {}).get("total")), _priced(r, r["break_cost_usd"], "break"))
             for r in stats.top_sessions]
     droppable = (*_RANK_DROPPABLE, *(c for c in ("breaks $", "lost $", "cost") if c != _RANKED_AMOUNT[stats.sort]))

@@ -8,7 +8,7 @@ from functools import partial
 
 import click
 
-from ..cache import USAGE_GROUPS, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices, usage_table
+from ..cache import USAGE_GROUPS, Costs, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices, usage_table
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
@@ -23,7 +23,7 @@ from ._options import (accounting_option, capture_option, engine_options, jobs_o
 from ._priced import capture_notes, run_priced
 from ._unpriced import unpriced_warnings
 from ._views import sort_option
-from ._when import request_window_options
+from ._when import request_window_options, window_text
 
 __all__ = ["usage_command"]
 
@@ -40,10 +40,12 @@ _REQUEST = ("model", "window", "sent", "billed as", "rate source", "cache retent
 _REQUEST_TABLE = _REQUEST[:4]
 # The columns a narrow terminal may leave out (after a request's details, which --json and
 # --format csv keep), in this order, but a column with no value in any row first and a what-if
-# that says what "cost" says in every row right after "requests" (:func:`_droppable`): "requests"
-# (a count: no money), the tokens, then what the same requests would have cost all off-peak and
-# with no cache, the README's headline figures.
-_DROPPABLE = ("unpriced", "requests", "output", "cache read", "cache write", "off-peak", "no cache")
+# that says what "cost" says (or n/a) in every row next (:func:`_droppable`): the tokens (output,
+# cache read, cache write, cache miss), then what the same requests would have cost all off-peak and
+# with no cache, the README's headline figures, and "requests" last: the count that tells an
+# expensive session of many requests from one of a few large ones ("lost tokens (cost)", "cost"
+# and "unpriced" while a request is unpriced are never left out).
+_DROPPABLE = ("unpriced", "output", "cache read", "cache write", "cache miss", "off-peak", "no cache", "requests")
 _WHAT_IF = ("off-peak", "no cache")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
@@ -121,17 +123,21 @@ def _droppable(columns: Sequence[str], rows: Sequence[tuple[object, ...]], total
                request: bool = False) -> tuple[str, ...]:
     """The columns a narrow terminal may leave out, in order: a request's details first
     (``request``), then those of :data:`_DROPPABLE` with no value in any row (:func:`_blank`: a
-    DeepSeek fleet's cache writes, "unpriced" when every request was priced), then the others in
-    :data:`_DROPPABLE`'s order, a what-if (:data:`_WHAT_IF`) equal to "cost" in every row (one rate
-    all day: off-peak is the cost) moved up after "requests": no column that carries money is left
-    out before one that says nothing, and "cache write", which may be most of an Anthropic
-    request's cost, goes only after the other tokens. Never "unpriced" when a request is, since it
-    says which amounts are lower bounds or unknown."""
+    DeepSeek fleet's cache writes, "unpriced" when every request was priced), then a what-if
+    (:data:`_WHAT_IF`) that says what "cost" says or n/a in every row (one rate all day: off-peak
+    is the cost, or does not apply), then the others in :data:`_DROPPABLE`'s order: no column that
+    carries money is left out before one that says nothing, the tokens go before the money,
+    "cache write", which may be most of an Anthropic request's cost, only after the other tokens
+    but the cache misses, and "requests" last (by request, with the what-ifs: 1 in every row). Never
+    "unpriced" when a request is, since it says which amounts are lower bounds or unknown."""
     blank = set(_blank(columns, rows))
     cost = [table_cell(row[columns.index("cost")]) for row in rows]
-    same = {c for c in _WHAT_IF if c in columns and [table_cell(row[columns.index(c)]) for row in rows] == cost}
+    same = {c for c in _WHAT_IF if c in columns and all(
+        table_cell(row[columns.index(c)]) in (shown, Costs.NOT_APPLICABLE) for row, shown in zip(rows, cost))}
     kept = [c for c in _DROPPABLE if c in columns and (c != "unpriced" or not total.unpriced)]
-    ordered = sorted(kept, key=lambda c: 0 if c in blank else 2 if c in same else 1 if c == "requests" else 3)
+    # by request, "requests" is 1 in every row but the total's: it goes with the what-ifs that repeat "cost"
+    same |= {"requests"} if request else set()
+    ordered = sorted(kept, key=lambda c: 0 if c in blank else 1 if c in same else 2)
     return (*(reversed(_REQUEST_TABLE) if request else ()), *ordered)
 
 
@@ -183,7 +189,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     the write rate of its TTL: Anthropic's 5-minute or 1-hour rate), the rest as cache misses
     (DeepSeek and OpenAI write nothing: all misses); "cache read", "cache write" and "output"
     tokens; "cost" the USD at the table's rates; "no cache" and "off-peak" what the same requests
-    would have cost with no cache and all off-peak; "unpriced" the requests with no price (no
+    would have cost with no cache and all off-peak (off-peak "n/a" for requests none of which was
+    priced where its provider has a peak window, DeepSeek's: Anthropic and OpenAI bill one rate all
+    day; --json then has no off_peak_cost_usd); "unpriced" the requests with no price (no
     usage logged, a usage missing a count, or a model the table does not know). Tokens a request
     did not log (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests),
     and a sum counts the requests that logged them; a request whose usage lacks a count (a
@@ -209,9 +217,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     requests went through and the --prices table that would price it. A narrow terminal first
     shows session ids as their shortest unique prefix (--json and --format csv keep them whole),
     then leaves out, as few as it needs (the caption names them): a column with no value in any row
-    (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then requests, then off-peak or
-    no cache where it equals cost in every row, then output, cache read, cache write, off-peak and
-    no cache (unpriced is kept while a request is unpriced). A session found in two files whose
+    (every cell 0, ? or empty: a DeepSeek fleet's cache writes), then off-peak or no cache where
+    it equals cost (or is n/a) in every row (by request, requests too), then output, cache read,
+    cache write, cache miss, off-peak, no cache and last requests (lost tokens (cost), cost, and
+    unpriced while a request is unpriced, are never left out for room). A session found in two files whose
     lines differ is a row of each, "ID (PATH)". With --capture, a request whose log holds no usage
     (a title call) is priced from the provider's usage in the captured response to its send (each
     provider's convention read: DeepSeek's hits and misses, OpenAI's cached tokens inside the prompt,
@@ -261,6 +270,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
                         activity=_last_activity(ledgers) if by in _BY_SESSION else None, losses=accounting)
     if as_json:
         click.echo(dumps_line(table.to_json(failed=failed)))
+        _echo_window_note(len(ledgers), table.total, since, until)
         _echo_capture_notes(table.total)
         echo_caveats(prices)  # stderr: the JSON has no place for notes
         return status
@@ -279,6 +289,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
         columns.extend(_REQUEST if csv else _REQUEST_TABLE)
     cells = partial(_row, tier=tier, csv=csv, request=request, unknown=unknown, losses=accounting)
     rows = [*(cells(r) for r in table.rows), cells(table.total, bound=bool(failed))]
+    if not csv and not table.total.totals.applies("off_peak"):  # no request had a peak window: no column
+        at = columns.index("off-peak")
+        columns, rows = columns[:at] + columns[at + 1:], [row[:at] + row[at + 1:] for row in rows]
     caption = (f"{table.sessions} session(s); USD per {prices.per:,} tokens from the price table "
                f"({', '.join(prices.files)}); check your contract"
                + ("; tier: prompt tokens above which long-context rates priced the whole request" if tier else ""))
@@ -305,9 +318,18 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
                 caption=caption)
     for warning in unpriced_warnings(table, ledgers, since, until):
         echo_warning(warning)
+    _echo_window_note(len(ledgers), table.total, since, until)
     _echo_capture_notes(table.total)
     echo_caveats(prices)
     return status
+
+
+def _echo_window_note(sessions: int, total: UsageRow, since: float | None, until: float | None) -> None:
+    """Say why a ``--since/--until`` window sums to nothing though ``sessions`` logs were active in
+    it (the selection's own note says so of logs with no activity there), as ``stats`` does."""
+    if sessions and not total.requests and (since is not None or until is not None):
+        echo_note(f"{window_text(since, until)}: no request of the {sessions} log(s) active in that window was "
+                  "sent in it (by the logs' own timestamps): nothing to sum (widen or drop --since/--until)")
 
 
 def _echo_capture_notes(total: UsageRow) -> None:

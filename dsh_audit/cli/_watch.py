@@ -150,6 +150,12 @@ _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a n
                    "file's mtime only for a log that records none), in the order its requests were sent: a "
                    "date, today, yesterday, a date-time, or an age such as 30m or 2h; without it only what "
                    "happens from now on is printed.")
+@click.option("--until", metavar="WHEN", default=None, callback=_parse_when,
+              help="Leave out the requests sent at or after WHEN by their log's own timestamps (as `sessions` "
+                   "and `usage` read --until; when the watch saw it, for a log that records none), history and "
+                   "new alike, and their breaks: not printed, not counted in the summary, no --on-break run; "
+                   "a date includes that whole day. Same forms as --since. The watch goes on (Ctrl-C, "
+                   "--idle-exit or --exit-after ends it).")
 @click.option("--on-break", metavar="CMD", default=None,
               help="Run CMD (split like a shell would, run without one) for every break, with the break "
                    "as one JSON line, ending in a newline, on its stdin (a `while read line` loop reads it); a run "
@@ -176,7 +182,7 @@ _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a n
 @prices_option
 @openai_zdr_option
 @lenient_option
-def watch_command(path: str | None, as_json: bool, since: float | None, on_break: str | None,
+def watch_command(path: str | None, as_json: bool, since: float | None, until: float | None, on_break: str | None,
                   idle_exit: float | None, exit_after: float | None, settle: float, polling: bool,
                   rescan: float, routes: str | None, prices_path: str | None, openai_zdr: bool | None, lenient: bool,
                   max_version: int) -> int:
@@ -197,8 +203,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     thousands separators. A legend under the first line says so. The history is printed in the
     order its requests were sent (by the logs' own times, whatever log they are in), once every
     log's history has been read; what happens meanwhile follows it. --json prints each request as
-    one object with "seen" and "sent" in seconds since the epoch and "seen_at" and "sent_at" in ISO
-    8601 UTC (as `sessions --json` gives times), "lost_tokens" and "lost_cost_usd" (the object an
+    one object with "seen_at", when the watch saw it by this machine's clock (ISO 8601 UTC to the
+    millisecond), and "sent_at", when it was sent by the log's own time (ISO 8601 UTC, as
+    `sessions --json` gives times), "lost_tokens" and "lost_cost_usd" (the object an
     --on-break command reads on its stdin). A fork or subagent child is compared with its parent log,
     as `breaks` does. A log that is truncated or replaced is read again from its start: the requests
     it holds again are printed again (not when it became a copy of a log already followed: a note says
@@ -255,9 +262,10 @@ def watch_command(path: str | None, as_json: bool, since: float | None, on_break
     names, children = _ShortIds(), _Children()
     hooks = _Hooks(command, as_json=as_json) if command else None
     try:
-        for item in watch([path] if path else [], stop=stop, since=since, settle=settle, idle_exit=idle_exit,
-                          exit_after=exit_after, lenient=lenient, max_version=max_version, rescan=rescan,
-                          notifications=not polling, routes=config, prices=prices, zero_data_retention=zdr):
+        for item in watch([path] if path else [], stop=stop, since=since, until=until, settle=settle,
+                          idle_exit=idle_exit, exit_after=exit_after, lenient=lenient, max_version=max_version,
+                          rescan=rescan, notifications=not polling, routes=config, prices=prices,
+                          zero_data_retention=zdr):
             summary.add(item)
             if isinstance(item, WatchNote) and item.level == "error":
                 # on stderr in both modes (with --json also in the stream, for its consumers); a log's

@@ -4,7 +4,6 @@ read by :func:`parse_when`, and the refusal of a window that holds no moment.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,8 @@ def window_text(since: float | None, until: float | None) -> str:
     from ..cache import iso_utc
 
     def iso(moment: float) -> str:
+        if moment == _END_OF_9999:  # --until 9999-12-31: that whole day, up to its end
+            return "10000-01-01T00:00:00Z (the end of 9999-12-31)"
         return iso_utc(moment) or f"{moment:.6g} s after the epoch (outside the years 1-9999)"
 
     return " ".join(f"{name} {iso(moment)}" for name, moment in (("--since", since), ("--until", until))
@@ -45,7 +46,11 @@ def _empty_window(since: float, until: float) -> Callable[[str, str], str]:
     return lambda first, second: f"{first} must be before {second}: {window_text(since, until)} is an empty window"
 
 
-_RELATIVE = re.compile(r"\s*\d+(?:\.\d+)?\s*[smhdw]\s*")
+#: The end of the year 9999, past ``datetime``'s range: where ``--until 9999-12-31`` ends.
+_END_OF_9999 = 253402300800.0
+#: An age (fullmatch): ASCII digits only (``\d`` and ``float`` would take other scripts' digits).
+#: How much of an unreadable WHEN an error quotes (a line, not a page of digits).
+_SHOWN = 60
 _WHEN_HINT = ("give a date (2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an "
               "offset such as +01:00 or Z; UTC when none) or an age such as 90s, 30m, 12h, 7d or 2w")
 
@@ -54,7 +59,8 @@ def parse_when(text: str, *, option: str = "--since", end: bool = False) -> floa
     """The moment ``text`` names, in seconds since the epoch: the one reader of ``--since`` and
     ``--until`` on every command. An age back from now (``90s``, ``30m``, ``12h``, ``7d``, ``2w``), a
     date (UTC midnight; with ``end``, the next midnight, so ``--until 2026-12-01`` includes that
-    day) or an ISO date-time (UTC unless it has an offset).
+    day) or a date-time ``YYYY-MM-DDTHH:MM[:SS[.fff]]`` (UTC unless it ends in ``Z`` or ``+HH:MM``):
+    :func:`~dsh_audit.cache.parse_instant` reads all but the age, and refuses every other spelling.
 
     Raises:
         UsageError: ``text`` is none of these, or names a moment out of range.
@@ -63,13 +69,13 @@ def parse_when(text: str, *, option: str = "--since", end: bool = False) -> floa
         >>> parse_when("2026-12-01"), parse_when("2026-12-01", end=True) - parse_when("2026-12-01")
         (1796083200.0, 86400.0)
     """
-    from ..cache import parse_instant
     from ..fleet import parse_since
 
     try:
-        return parse_since(text) if _RELATIVE.fullmatch(text) else parse_instant(text.strip(), end=end)
+        return parse_since(text, end=end)
     except (DshAuditError, OverflowError, OSError, ValueError):
-        raise UsageError(f"cannot read {option} {text!r}", hint=_WHEN_HINT) from None
+        shown = repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN]!r}... ({len(text)} characters)"
+        raise UsageError(f"cannot read {option} {shown}", hint=_WHEN_HINT) from None
 
 
 def _parse_when(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:

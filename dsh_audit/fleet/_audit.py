@@ -13,15 +13,15 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._spool import RowSpool
 from ..attribution import SessionAttribution, Transition, attribute_opened
 from ..capture import capture_for
-from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, account_log, cache_report, iso_utc,
-                     load_prices, session_ledger, usd_total)
+from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, Tokens, account_log, cache_report,
+                     given_capture, given_usage, iso_utc, load_prices, session_ledger, usd_total)
 from ..errors import DshAuditError
 from ..log import SessionLog
 from ..replay import Request
@@ -109,10 +109,16 @@ def _int(usage: Any, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _request_row(path: str, request: Request, sent: float | None, verdict: CacheVerdict | None = None) -> RequestRow:
+def _request_row(path: str, request: Request, sent: float | None, verdict: CacheVerdict | None = None,
+                 captured: Tokens | None = None) -> RequestRow:
     """A request's row; with its cache ``verdict`` (when the cache was accounted), its cache columns
-    are the verdict's, else its prompt and cache read are the logged usage's."""
+    are the verdict's, else its prompt and cache read are the logged usage's. ``captured``: the
+    tokens its ledger entry was priced from when they are the capture's (``--capture``: its log
+    holds no usage), which its token columns then hold, as its cost row's."""
     usage = request.usage if request.usage is not None else request.message_usage
+    if captured is not None:
+        usage = {"inputTokens": captured.cache_miss, "cacheReadTokens": captured.cache_read,
+                 "cacheWriteTokens": captured.cache_write, "outputTokens": captured.output}
     config = (request.header or {}).get("config") or {}
     inputs, read, write = _int(usage, "inputTokens"), _int(usage, "cacheReadTokens"), _int(usage, "cacheWriteTokens")
     if verdict is None:
@@ -149,12 +155,12 @@ def _break_row(path: str, transition: Transition, verdict: CacheVerdict | None) 
 
 def _account(session: Session, transitions: list[Transition] | None, notes: list[str],
              prices: PriceBook, zero_data_retention: bool | None = None,
-             parent: Session | None = None) -> SessionCacheReport | None:
+             parent: Session | None = None, captured: Mapping[int, Tokens] | None = None) -> SessionCacheReport | None:
     """The cache report, with the defaults of ``dsh-audit cache`` (``parent``: a child's parent
-    log, read in this group)."""
+    log, read in this group; ``captured``: the usage of ``--capture``, :func:`cache_report`'s)."""
     try:
         return cache_report(session, attribution=transitions, prices=prices, zero_data_retention=zero_data_retention,
-                            parent=parent)
+                            parent=parent, captured=captured)
     except DshAuditError as exc:  # keep the session's requests whatever happens
         notes.append(f"cache accounting failed: {exc}")
         return None
@@ -273,8 +279,13 @@ def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cac
              prices: PriceBook, capture: str | None = None,
              zero_data_retention: bool | None = None) -> list[SessionRecord]:
     """The record of each given log: its error when it cannot be read, or when a capture it is
-    compared with cannot be read (that log's alone: :func:`dsh_audit.attribution.attribute_opened`)."""
-    found = attribute_opened(group, capture=capture) if attribution else {}
+    compared with cannot be read (that log's alone: :func:`dsh_audit.attribution.attribute_opened`).
+    The capture given (``capture``) is read and aligned once: attributed with, and it prices and
+    judges a request whose log holds no usage, as ``cache --capture`` does (:func:`dsh_audit.cache.given_usage`)."""
+    sessions = [item for item in group.given if isinstance(item, Session)]
+    aligned = given_capture(sessions, capture)
+    captured = given_usage(sessions, aligned)
+    found = attribute_opened(group, capture=aligned or capture) if attribution else {}
     by_id = {session.id: session for session in group.sessions}
     records = []
     for base, item in zip(bases, group.given):
@@ -287,7 +298,8 @@ def _audited(group: SessionGroup, *bases: dict[str, Any], attribution: bool, cac
             continue
         records.append(_record(base, item, attributed, cache=cache, prices=prices,
                                zero_data_retention=zero_data_retention,
-                               parent=None if item.imported else by_id.get(item.header.parent_session or "")))
+                               parent=None if item.imported else by_id.get(item.header.parent_session or ""),
+                               captured=captured.get(item.id)))
     return records
 
 
@@ -300,16 +312,17 @@ def _failed(base: dict[str, Any], failure: Failure) -> SessionRecord:
 
 def _record(base: dict[str, Any], session: Session, attributed: SessionAttribution | None, *,
             cache: bool, prices: PriceBook, zero_data_retention: bool | None = None,
-            parent: Session | None = None) -> SessionRecord:
+            parent: Session | None = None, captured: Mapping[int, Tokens] | None = None) -> SessionRecord:
     path = base["path"]
     notes = list(session.warnings)
     transitions = list(attributed.transitions) if attributed is not None else None
-    report = _account(session, transitions, notes, prices, zero_data_retention, parent) if cache else None
-    ledger = session_ledger(session, prices=prices, cache=report)
+    report = _account(session, transitions, notes, prices, zero_data_retention, parent, captured) if cache else None
+    ledger = session_ledger(session, prices=prices, cache=report, captured=captured)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times
-    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None, verdicts.get(r.index))
-            for r in session.requests]
+    by_capture = {e.index: e.tokens for e in ledger.entries if e.usage_source == "capture"}
+    rows = [_request_row(path, r, times[r.index].sent if r.index in times else None, verdicts.get(r.index),
+                         by_capture.get(r.index)) for r in session.requests]
     breaks = [_break_row(path, t, verdicts.get(t.request)) for t in transitions or () if t.is_break]
     return SessionRecord(
         **base, session_id=session.id, parent_session=session.header.parent_session,

@@ -18,19 +18,19 @@ def session_cost(ledger: Ledger | None) -> dict[str, Any]:
     command's ``--json`` gives a cost) and what its breaks cost (None each: indexed without a ledger)."""
     if ledger is None or not ledger.sums.requests:
         return {"cost_usd": None, "break_cost_usd": None, "unpriced_requests": None, "cost_complete": None,
-                "break_requests": None, "break_unpriced": None, "break_unknown": None}
+                "break_requests": None, "break_unpriced": None}
     sums = ledger.to_json()
     return {"cost_usd": sums["cost_usd"],
             "break_cost_usd": sums["break_cost_usd"], "unpriced_requests": sums["unpriced_requests"],
             "cost_complete": sums["cost_complete"], "break_requests": sums["break_requests"],
-            "break_unpriced": sums["break_unpriced"], "break_unknown": sums["lost_unknown_requests"]}
+            "break_unpriced": sums["break_unpriced"]}
 
 
 #: The ``costs`` columns a request's amounts are read back from (``c``), with its lost tokens by
 #: cause (``r``: the ``requests`` row of the same request).
 _ROW = ("c.path", "c.model", "c.tier", "c.unpriced", "c.billed_as", "c.is_break", "c.cache_miss_tokens",
         "c.cache_read_tokens", "c.cache_write_tokens", "c.output_tokens", "c.reasoning_tokens", "c.cost_cache_miss",
-        "c.cost_cache_read", "c.cost_cache_write", "c.cost_output", "c.no_cache_cost", "c.off_peak_cost",
+        "c.cost_cache_read", "c.cost_cache_write", "c.cost_output", "c.no_cache_cost", "c.off_peak_cost", "c.window",
         "c.lost_tokens", "c.lost_cost_by_cause", "r.lost")
 
 
@@ -51,12 +51,12 @@ class Ledger:
         cost by cause (None: no rate priced them), and whether what it lost is unknown (a break
         whose cache reads were not logged)."""
         (tier, unpriced, _, is_break, miss, read, write, output, reasoning, cost_miss, cost_read, cost_write,
-         cost_output, no_cache, off_peak) = row[:15]
+         cost_output, no_cache, off_peak, window) = row[:16]
         tokens = None if miss is None else Tokens(miss, read or 0, write or 0, output or 0, reasoning or 0)
         cost = None if cost_miss is None else Costs(cost_miss, cost_read or 0.0, cost_write or 0.0, cost_output or 0.0)
         self.sums.add_request(tokens=tokens, cost=cost, no_cache=no_cache, off_peak=off_peak, lost=lost,
                               lost_cost=lost_cost, is_break=bool(is_break), unpriced=unpriced,
-                              lost_unknown=lost_unknown)
+                              lost_unknown=lost_unknown, window=window)
         if tier is not None:
             self.tier_requests += 1
             if cost is not None:
@@ -71,7 +71,7 @@ class Ledger:
         return {"requests": sums.requests, "unpriced_requests": summary["unpriced_requests"],
                 "cost_complete": summary["cost_complete"], "tokens": summary["tokens"],
                 "cost_usd": summary["cost_usd"], "no_cache_cost_usd": summary["no_cache_cost_usd"],
-                "off_peak_cost_usd": summary["off_peak_cost_usd"], "lost_cost_usd": sums.known("lost"),
+                **sums.off_peak_json(), "lost_cost_usd": sums.known("lost"),
                 "break_cost_usd": summary["break_cost_usd"],
                 **{k: summary[k] for k in ("lost_requests", "lost_unpriced", "break_requests", "break_unpriced",
                                            "lost_unknown_requests")},

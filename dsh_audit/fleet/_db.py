@@ -234,7 +234,8 @@ def _stored_version(connection: sqlite3.Connection, location: str, *, create: bo
     if "meta" not in tables and (tables or not create):
         connection.close()  # another program's database, or (for stats) an empty one: leave it alone
         raise UsageError("not a dsh-audit index: " + ("it holds other tables" if tables else "it is empty"),
-                         path=location, hint="give another --db file, or build one with `dsh-audit index`")
+                         path=location,
+                         hint="give another --db file, or build one with `dsh-audit index PATH --db FILE`")
     row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
         if "meta" in tables else None
     return None if row is None else str(row[0])

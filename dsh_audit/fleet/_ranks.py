@@ -36,11 +36,11 @@ def top_sessions(connection: sqlite3.Connection, top: int, ledgers: dict[str | N
          sort: str = "lost") -> tuple[dict[str, Any], ...]:
     """The ``top`` sessions by ``sort`` (:data:`~dsh_audit.fleet._stats._SORTS`): by default those whose cache losses cost
     the most (:func:`_loss_rank` of each one's ``lost_cost_usd``, as its row shows it), each with
-    what it cost and when its last request was sent; one pass over the sessions, holding ``top``
-    of them."""
+    what it cost and when its last request was sent (``last_sent_at``: the latest of its
+    requests' ``sent_at``, the log's own time); one pass over the sessions, holding ``top`` of them."""
     rows = connection.execute(f"SELECT s.path, s.session_id, MAX(sent_at), {MEASURES} FROM requests "
                               "JOIN sessions AS s USING (path) GROUP BY s.path")
-    measured = ({"path": row[0], "session_id": row[1], "last_request_at": iso(row[2]), **measures(row[3:]),
+    measured = ({"path": row[0], "session_id": row[1], "last_sent_at": iso(row[2]), **measures(row[3:]),
                  **session_cost(ledgers.get(row[0])), "_last": row[2]} for row in rows)
     best = heapq.nsmallest(top, measured, key=lambda r: (_session_rank(r, sort), r["path"]))
     return tuple({key: value for key, value in r.items() if key != "_last"} for r in best)

@@ -15,25 +15,27 @@ from ..log import discover
 
 __all__ = ["modified_since", "parse_since", "select_logs"]
 
-_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.ASCII)
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
-def parse_since(text: str, *, now: float | None = None) -> float:
+def parse_since(text: str, *, now: float | None = None, end: bool = False) -> float:
     """The moment ``text`` names, in seconds since the epoch.
 
     Args:
-        text: a duration back from now (``90s``, ``30m``, ``12h``, ``7d``, ``2w``), or an ISO date or
-            date-time (``2026-11-01``, ``2026-11-01T08:30``, ``2026-11-01T08:30:00+01:00``); a date
-            or time without an offset is local time.
+        text: a duration back from now (``90s``, ``30m``, ``12h``, ``7d``, ``2w``, ASCII digits), or a
+            date or date-time as :func:`dsh_audit.cache.parse_instant` reads them, the one reader of
+            dates (``2026-11-01``, ``2026-11-01T08:30``, ``2026-11-01T08:30:00+01:00``; UTC unless an
+            offset is given; no other ISO spelling).
         now: the present, in seconds since the epoch (default: the clock).
+        end: a date means the end of that day (``--until``), not its start.
 
     Raises:
         UsageError: ``text`` is neither, or an age too long for a float (400 digits of weeks).
 
     Example:
-        >>> parse_since("7d", now=1_000_000.0)
-        395200.0
+        >>> parse_since("7d", now=1_000_000.0), parse_since("2026-12-01")
+        (395200.0, 1796083200.0)
     """
     match = _RELATIVE.match(text)
     if match:
@@ -43,13 +45,9 @@ def parse_since(text: str, *, now: float | None = None) -> float:
             raise UsageError(f"cannot read --since {text!r}: the age is too long",
                              hint="give an age such as 90s, 30m, 12h, 7d or 2w, or a date")
         return then
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise UsageError(f"cannot read --since {text!r}",
-                         hint="give a date (2026-11-01), a date-time (2026-11-01T08:30) or an age "
-                              "such as 90s, 30m, 12h, 7d or 2w") from None
-    return moment.timestamp()
+    from ..cache import parse_instant  # here: an age, all most commands take, needs none of the price code
+
+    return parse_instant(text, end=end, now=now)
 
 
 def modified_since(paths: Iterable[str | os.PathLike[str]], since: float) -> list[Path]:

@@ -40,8 +40,9 @@ class FleetStats:
 
     Attributes:
         totals: sessions (and refused), requests, the logged token sums of every indexed request
-            (``input_tokens``, ``cache_write_tokens``, ``output_tokens``; ``cost``'s ``tokens``
-            sums the priced ones), actual / expected cache reads (``actual_cache_read``, the logged
+            by billing bucket (``tokens``: ``cache_miss``, ``cache_read``, ``cache_write``,
+            ``output`` and their ``total``, as every command names them; ``cost``'s ``tokens``
+            sums the ledgers' requests), actual / expected cache reads (``actual_cache_read``, the logged
             reads, ``expected_cache_read``) and hit ratios (``actual_hit_ratio``,
             ``expected_hit_ratio``), attribution breaks, cache-classified breaks, tokens and cost lost.
         by_model: the measures of ``totals`` per model, most prompt tokens first.
@@ -53,7 +54,7 @@ class FleetStats:
             price (null), most lost tokens first (tokens do not compare across providers:
             :func:`~dsh_audit.fleet._ranks._loss_rank`); each with what it cost (``cost_usd``) and what its breaks cost
             (``break_cost_usd``), None without a ledger, and when its last request was sent
-            (``last_request_at``, ISO 8601 UTC; null when no request has a time).
+            (``last_sent_at``, ISO 8601 UTC; null when no request has a time).
         cost: what the fleet cost (the sums of ``dsh-audit usage``): requests, priced and unpriced
             requests (and why), tokens and USD by bucket, with no cache, all off-peak, what cache
             losses and breaks cost, the requests billed at a long-context tier and what they cost
@@ -113,14 +114,17 @@ class FleetStats:
 
 def _totals(connection: sqlite3.Connection) -> dict[str, Any]:
     sessions, refused = connection.execute("SELECT COUNT(*), COUNT(error) FROM sessions").fetchone()
-    raw = connection.execute("SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cache_write_tokens), 0), "
-                             "COALESCE(SUM(output_tokens), 0), "
+    raw = connection.execute("SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cache_read_tokens), 0), "
+                             "COALESCE(SUM(cache_write_tokens), 0), COALESCE(SUM(output_tokens), 0), "
                              f"COALESCE(SUM(classification IN {BREAKS}), 0) FROM requests").fetchone()
     measured = measures(connection.execute(f"SELECT {MEASURES} FROM requests").fetchone())
     breaks = connection.execute("SELECT COUNT(*) FROM breaks").fetchone()[0]
+    # the logged tokens by billing bucket, named as every command's ``tokens`` (the index's
+    # ``input_tokens`` column holds DSH's ``inputTokens``: the cache misses)
+    tokens = dict(zip(("cache_miss", "cache_read", "cache_write", "output"), raw[:4]))
     return {"sessions": sessions, "sessions_refused": refused, **measured,
-            "input_tokens": raw[0], "cache_write_tokens": raw[1], "output_tokens": raw[2],
-            "attribution_breaks": breaks, "cache_breaks": raw[3]}
+            "tokens": {**tokens, "total": sum(tokens.values())},
+            "attribution_breaks": breaks, "cache_breaks": raw[4]}
 
 
 def _grouped(connection: sqlite3.Connection, column: str, order: str) -> tuple[dict[str, Any], ...]:

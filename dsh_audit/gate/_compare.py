@@ -6,7 +6,9 @@ it); the requests of every log compared with one capture are aligned together, a
 request none of them explains is one ``DSH814`` finding, however many logs share the capture. The
 capture given with ``--capture`` is read keeping each recorded response's usage as it is read
 (:func:`dsh_audit.cache.keep_usage`), and prices the requests whose log holds none by the
-comparison's own pairings (:meth:`CaptureCompare.priced`): it is read once, and aligned once.
+comparison's own pairings (:meth:`CaptureCompare.priced`): it is read once, and aligned once. A
+capture found beside the logs is read so too, and prices the requests of the logs it holds
+requests of as the same file given would: found or given, one capture means one thing.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Tokens, captured_usage, keep_usage
-from ..capture import (CaptureRead, compare_capture, find_capture, held_sessions, load_capture, read_capture,
-                       unreadable_capture)
+from ..capture import CaptureRead, compare_capture, find_capture, held_sessions, read_capture, unreadable_capture
 from ..errors import CaptureError, DshAuditError, RenderError
 from ..replay import Request
 from ..session import Session, route_apis, route_renderer
@@ -45,20 +46,18 @@ class CaptureCompare:
     def __init__(self, capture: Path | None) -> None:
         self.capture = capture
         self.captures: dict[Path, Any] = {}
-        self.read: CaptureRead | None = None  # the capture given, as read: what it prices
+        self.reads: dict[Path, CaptureRead] = {}  # each capture as read (its responses' usage kept): what it prices
         self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
+        self.paired: dict[str, Path] = {}  # session id -> the capture it was compared with (compare)
 
     def load(self, path: Path) -> Any:
         """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
         if path not in self.captures:
             try:
-                if path == self.capture:
-                    self.read = read_capture(path, warnings=self.torn, keep=keep_usage)
-                    self.captures[path] = self.read.requests
-                else:
-                    self.captures[path] = load_capture(path, warnings=self.torn)
+                self.reads[path] = read_capture(path, warnings=self.torn, keep=keep_usage)
+                self.captures[path] = self.reads[path].requests
             except CaptureError as exc:
                 self.captures[path] = exc
         found = self.captures[path]
@@ -93,7 +92,7 @@ class CaptureCompare:
             except CaptureError as exc:
                 if self.capture is not None:
                     raise  # the capture given for every log: the run's one error (exit 2)
-                failed.update((s.id, unreadable_capture(exc, found=True)) for s in members)
+                self.left_out(exc, path)  # found: optional evidence, its logs are checked without it
                 continue
             if self.capture is None:  # found: the capture only of the logs it holds requests of
                 held = held_sessions(compared)
@@ -109,16 +108,37 @@ class CaptureCompare:
                     self.unexplained(row, members, path)
             for s in members:
                 files[s.id] = path
+        self.paired.update(files)
         return rows, files, failed
 
     def priced(self, group: list[Session], rows: dict[str, list[Any]]) -> dict[str, dict[int, Tokens]]:
-        """Session id -> request index -> the tokens the capture given with ``--capture`` reports of
-        the response to its send (:func:`dsh_audit.cache.captured_usage`), by the pairings of the
-        group's comparison (``rows``, :meth:`compare`'s); empty without one (a capture found beside
-        a log prices nothing)."""
-        if self.capture is None or self.read is None:
-            return {}
-        return captured_usage(group, self.read, pairings=[row.pairing for mine in rows.values() for row in mine])
+        """Session id -> request index -> the tokens its capture reports of the response to its send
+        (:func:`dsh_audit.cache.captured_usage`), by the pairings of the group's comparison
+        (``rows``, :meth:`compare`'s): the capture given with ``--capture`` for every log of the
+        group, a capture found beside logs for the logs it holds requests of, the same way; empty
+        with none."""
+        by_capture: dict[Path, list[Session]] = {}
+        for session in group:
+            path = self.capture if self.capture is not None else self.paired.get(session.id)
+            if path is not None and path in self.reads:
+                by_capture.setdefault(path, []).append(session)
+        priced: dict[str, dict[int, Tokens]] = {}
+        for path, members in by_capture.items():
+            pairings = [row.pairing for s in members for row in rows.get(s.id, ())]
+            priced.update(captured_usage(members, self.reads[path], pairings=pairings))
+        return priced
+
+    def left_out(self, error: CaptureError, path: Path) -> None:
+        """The finding of a capture found beside logs that cannot be read (``error``), and its
+        warning, as every view that goes on without it says it: once a capture, at the capture,
+        whose hint says what settles it (:func:`dsh_audit.capture.unreadable_capture`, left out);
+        the logs are checked without it, their requests counted, as logs with none."""
+        key = (os.fspath(path), -1)
+        if key not in self.loose:
+            told = unreadable_capture(error, found=True, left_out=True)
+            self.torn.append(str(told))
+            self.loose[key] = self.judge.finding("DSH802", told.message, path=told.path or os.fspath(path),
+                                                 line=told.line, hint=told.hint)
 
     def unexplained(self, row: Any, members: Sequence[Session], capture_path: Path) -> None:
         """The ``DSH814`` finding of a capture no request of ``members`` (the logs compared with

@@ -11,7 +11,6 @@ from typing import Any
 from .._shell import shell_word
 from ..session import EventLines, Failure, routes_hint
 from ..errors import DshAuditError, InputError
-from ..importers import named_damaged
 from ..log import open_regular, parse_json
 from ..replay import Request
 from ._model import Finding
@@ -135,9 +134,10 @@ class Judge:
         return [f for f in findings if not self.policy.ignored(f.rule)]
 
     def refusal(self, outcome: Failure, *, validation: Sequence[Any]) -> list[Finding]:
-        """The findings of a log that could not be read or replayed (a Codex rollout or Claude Code
-        transcript every line of which is damaged, named as such: :func:`~dsh_audit.importers.named_damaged`)."""
-        error = named_damaged(outcome.error)
+        """The findings of a log that could not be read or replayed, its error as the checker has
+        it (a Codex rollout or Claude Code transcript every line of which is damaged is already
+        named as such: :meth:`dsh_audit.gate._run._Checker.failed`)."""
+        error = outcome.error
         rule = "DSH801" if isinstance(error, InputError) else "DSH802"
         first = self.finding(rule, error.message, path=outcome.path, line=error.line, seq=error.seq,
                              session_id=outcome.session_id, hint=error.hint)

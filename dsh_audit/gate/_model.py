@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..cache import Priced
+from ..cache import Costs, Priced
 from ._rules import policy_key
 
 __all__ = ["CheckResult", "Finding", "RequestOutline", "RequestRecorder", "SessionCheck"]
@@ -92,6 +92,14 @@ _AMOUNTS = {"cost": ("cost_usd", None), "no_cache": ("no_cache_cost_usd", None),
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _applies(cost: Any, amount: str) -> bool:
+    """Whether ``amount`` (a key of :data:`_AMOUNTS`) applies to a session's priced summary ``cost``
+    (the off-peak cost does only where its provider has a peak window: the summary has no
+    ``off_peak_cost_usd`` otherwise, :meth:`dsh_audit.cache.CostSums.applies`); True when the
+    session was not priced (:func:`_owed` says so)."""
+    return not isinstance(cost, dict) or _AMOUNTS[amount][0] in cost
 
 
 def _owed(cost: Any, amount: str) -> Priced | None:
@@ -209,13 +217,16 @@ class SessionCheck:
         """What the session cost (``name``: ``cost``, ``no_cache``, ``off_peak``, or ``break``, what
         its breaks cost), from its priced ledger summary (``cache.cost``): as JSON gives it (None:
         unknown) and as people read it (``$x``, ``≥$x`` when a request that owes it is unpriced,
-        ``$?`` when none that owes it is priced); None when the session was not priced.
+        ``$?`` when none that owes it is priced); None when the session was not priced; ``(None, "n/a")``
+        for an amount that does not apply (the off-peak cost of a session with no peak window).
 
         Example:
             >>> SessionCheck("a.jsonl", None).amount() is None
             True
         """
         cost = getattr(self.cache, "cost", None) if self.cache is not None else None
+        if not _applies(cost, name):
+            return None, Costs.NOT_APPLICABLE
         owed = _owed(cost, name)
         return None if owed is None else _money(owed)
 
@@ -298,7 +309,12 @@ class CheckResult:
             >>> CheckResult(sessions=(), findings=(), policy=None).total()
             (0.0, '$0.0000')
         """
-        owed = [o for o in (_owed(getattr(s.cache, "cost", None), name) for s in self.sessions) if o is not None]
+        costs = [getattr(s.cache, "cost", None) for s in self.sessions]
+        priced = [cost for cost in costs if isinstance(cost, dict)]
+        if priced and not any(_applies(cost, name) for cost in priced):  # no session had a peak window
+            return None, Costs.NOT_APPLICABLE
+        # a session with no peak window would have cost off-peak what it cost (as usage sums it)
+        owed = [o for o in (_owed(cost, name if _applies(cost, name) else "cost") for cost in costs) if o is not None]
         return _money(Priced.of_many(owed), bound=any(s.error is not None for s in self.sessions))
 
     def counts(self) -> dict[str, int]:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import (TOOL_TABLES, ConfigFileError, check_tool_table, did_you_mean, find_pyproject, read_toml,
+from .._pyproject import (TOOL_TABLES, ConfigFileError, check_tool_table, find_pyproject, read_toml, unknown_key,
                           unknown_table)
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
@@ -125,8 +125,7 @@ class Policy:
             elif isinstance(value, dict):
                 raise unknown_table(key, source=source, name=name)
             else:
-                raise UsageError(f"unknown policy key {key!r}{did_you_mean(key, known)}", path=source,
-                                 hint="see docs/ci.md for the policy keys")
+                raise unknown_key(key, source=source, name=name, known=known)
         return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
 
 

@@ -28,7 +28,7 @@ from ..attribution import attribute_sessions
 from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies
 from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
-from ..importers import detect, named_damaged
+from ..importers import detect
 from ..log import SessionLog, discover
 from ..replay import Request
 from ..runner import in_process
@@ -170,7 +170,8 @@ class _Checker(CaptureCompare):
                             cache=cache, findings=tuple(findings), title=activity.title,
                             parent_id=log.header.parent_session, seed_length=log.header.seed_length,
                             cwd=log.header.cwd, first_time=first, last_time=last, record=record), \
-            dict(result.route_warnings)
+            {path: tuple(w for w in found if w not in log.warnings)  # the log's own: its findings (DSH103)
+             for path, found in result.route_warnings.items()}
 
     def capture_refused(self, session: Session, error: CaptureError) -> SessionCheck:
         """A log whose capture, found beside it, cannot be read: refused (``fail-on-refusal``) as a
@@ -184,8 +185,8 @@ class _Checker(CaptureCompare):
         (the capture that could not be read), else the log. A log not a line of which could be
         read (a FIFO, a folder, a link loop or a dangling link, no permission) is refused alone,
         its error the finding (:attr:`SessionCheck.unreadable`): the other logs are still checked.
-        A Codex rollout or Claude Code transcript every line of which is damaged is said as such."""
-        failure = replace(failure, error=named_damaged(failure.error))
+        A Codex rollout or Claude Code transcript every line of which is damaged is said as such
+        by the reader (:func:`dsh_audit.log._header.damaged_header`)."""
         findings = self.judge.refusal(failure if at is None else replace(failure, path=at),
                                       validation=failure.validation or ())
         header = failure.header
@@ -250,7 +251,7 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
             checks[check.path] = check
     ordered: list[SessionCheck | Failure] = [checks[os.fspath(p)] for p in paths]
     ids = {s.id: s.path for s in group.given if isinstance(s, Session)}
-    warned = route_warnings(group)
+    warned = route_warnings(group, own=False)  # a log's own warnings are check's findings (DSH103)
     notes = [*checker.notes, *(f"{path}: {warning}" for path, found in warned.items() for warning in found)]
     return _GroupCheck(ordered, group.orphans, ids, warned, loose=checker.loose, notes=[*notes, *checker.torn],
                        foreign=foreign, torn=checker.torn, caveats=tuple(prices.caveats_met()[met:]))

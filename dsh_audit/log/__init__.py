@@ -23,7 +23,7 @@ if typing.TYPE_CHECKING:
     from ._discover import default_sessions_root, discover, is_folder, looks_like_log
     from ._resolve import resolve_session
     from ._follow import complete_length, is_zstd_head
-    from ._format import classify_record, detect_format
+    from ._format import FormatSniff, classify_record, detect_format, every_record_damaged, sniff_format
     from ._file_kind import special_kind
     from ._outputs import open_regular, write_atomic
     from ._protected import ProtectedInputs
@@ -47,6 +47,7 @@ __all__ = [
     "Copy",
     "DecodeBudget",
     "Event",
+    "FormatSniff",
     "KNOWN_EVENT_TYPES",
     "LATEST_VERSION",
     "Line",
@@ -74,6 +75,7 @@ __all__ = [
     "detect_format",
     "discover",
     "ensure_room",
+    "every_record_damaged",
     "expand_row",
     "foreign_refusal",
     "holds",
@@ -99,6 +101,7 @@ __all__ = [
     "read_progress",
     "read_stream",
     "resolve_session",
+    "sniff_format",
     "special_kind",
     "time_span",
     "to_v0_shapes",
@@ -114,6 +117,9 @@ _LAZY = {
     "canonical_generation": "._versions",
     "CHUNK_ROW_TYPES": "._types",
     "classify_record": "._format",
+    "every_record_damaged": "._format",
+    "FormatSniff": "._format",
+    "sniff_format": "._format",
     "complete_length": "._follow",
     "copy_name": "._copies",
     "COPY_NOTE": "._copies",

@@ -200,7 +200,9 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
             logs = _walk(path, notes, refused)
             if not logs:
                 raise UnreadableError("folder holds no DSH session log", path=str(path),
-                                      hint="expected session.jsonl or session.jsonl.zstd files below it")
+                                      hint="expected session.jsonl or session.jsonl.zstd files below it: pass PATH "
+                                           "(a log, a session folder or a sessions root), or set DSH_HOME to the "
+                                           "DSH home whose sessions/ holds them")
         elif os.path.lexists(path):
             logs = [path]  # a file, or a FIFO, device or symlink loop: read_log says which, in one line
         else:

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .._json import MAX_DEPTH, NestingError, refuse_constant
+from .._json import MAX_DEPTH, NestingError, depth_exceeds, refuse_constant
 from ._json_room import ensure_room
 
 __all__ = ["LongStrings", "MAX_DEPTH", "NestingError", "parse_json"]
@@ -85,7 +85,7 @@ def _parse_whole(raw: bytes | bytearray) -> Any:
             value = json.loads(text, parse_constant=refuse_constant, parse_int=_number_int)
         except RecursionError:
             raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth_exceeds(value, MAX_DEPTH):
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth_exceeds(value, MAX_DEPTH):
         raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep")
     return value
 
@@ -228,17 +228,3 @@ def _swap_back(value: Any, mark: str, texts: list[str]) -> Any:
             elif isinstance(child, (dict, list)):
                 stack.append(child)
     return value
-
-
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether arrays/objects nest deeper than ``limit`` (iterative: no recursion to overflow)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False

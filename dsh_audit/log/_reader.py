@@ -27,7 +27,7 @@ from ._header import TOO_DEEP, TOO_DEEP_HINT, parse_header
 from ._json_line import NestingError
 from ._outputs import open_regular
 from ._records import RowError, decode_record, row_head
-from ._refusals import META, SEED, UPGRADE, Candidate, event_refusal, retired_refusal
+from ._refusals import LEGACY_HINT, META, SEED, UPGRADE, Candidate, event_refusal, retired_refusal
 from ._shapes import is_plain_chunk
 from ._tee import LineTee, _Teed
 from ._types import CHUNK_ROW_TYPES, KNOWN_EVENT_TYPES, Event, SessionHeader, new_event
@@ -35,6 +35,12 @@ from ._upgrade import Malformed, MessageIds, upgrade_event
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, known_types, to_v0_shapes
 
 __all__ = ["SUPPORTED_VERSIONS", "SessionLog", "read_header", "read_log", "read_stream"]
+
+#: The hint of a damaged record before the last turn/end: no option of any command skips it
+#: (``--lenient`` adapts headers only), DSH refuses the log too, and validate names every damaged line.
+_DAMAGED_HINT = ("no option skips a damaged record before the last turn/end (--lenient adapts headers only; "
+                       "DSH refuses the log too): repair or remove the line; `dsh-audit validate FILE` lists every "
+                       "damaged line")
 
 
 @dataclass
@@ -163,7 +169,7 @@ class SessionLog:
                     issue = self._err(CorruptLogError,
                                       f"corrupt session log: unparsable committed event ({detail})",
                                       line=line.number, seq=expected,
-                                      hint="a damaged record before the last turn/end cannot be skipped safely")
+                                      hint=_DAMAGED_HINT)
                 dropped += line.count  # a run of blank lines is one Line
                 continue
             if issue is not None:
@@ -246,7 +252,7 @@ class SessionLog:
         try:
             event, upgrade = upgrade_event(raw, sid, message_ids)
         except Malformed as exc:
-            self._offer(UPGRADE, seq, self._err(CorruptLogError, str(exc), line=line, seq=seq))
+            self._offer(UPGRADE, seq, self._err(CorruptLogError, str(exc), line=line, seq=seq, hint=LEGACY_HINT))
             return None
         if upgrade:
             self.upgrades[upgrade] += 1

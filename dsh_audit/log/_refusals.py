@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptLogError, DshAuditError, UnsupportedFormatError
-from ._shapes import envelope_error, message_shape_error
+from ._shapes import envelope_error, envelope_fault, message_shape_error
 from ._types import KNOWN_EVENT_TYPES
+from .._show import missing_or
 
-__all__ = ["META", "SEED", "UPGRADE", "Candidate", "event_refusal", "retired_refusal"]
+__all__ = ["LEGACY_HINT", "META", "SEED", "UPGRADE", "Candidate", "event_refusal", "retired_refusal"]
 
 
 # Failure stages in the order DSH checks them; a lower stage wins over a higher one anywhere.
@@ -59,7 +60,8 @@ def event_refusal(event: dict[str, Any], seq: int, known: frozenset[str], *, sid
     its message shape, a type not in ``known`` and not marked ignorable, then its envelope."""
     shape = message_shape_error(event)
     if shape:
-        return UPGRADE, CorruptLogError(f"session event at seq {seq} {shape}", path=path, line=line, seq=seq)
+        return UPGRADE, CorruptLogError(f"session event at seq {seq} {shape}", path=path, line=line, seq=seq,
+                                        hint=_refused_hint(_shape_requirement(event, shape), "DSH120"))
     etype = event.get("type")
     if isinstance(etype, str) and etype not in known and event.get("ignorable") is not True:
         return UNKNOWN, UnsupportedFormatError(
@@ -69,16 +71,88 @@ def event_refusal(event: dict[str, Any], seq: int, known: frozenset[str], *, sid
     if envelope:
         subject, problem = envelope
         return SEED, CorruptLogError(f"seed {subject} at index {seq} {problem}", path=path, line=line, seq=seq,
-                                     hint=_ENVELOPE_HINTS.get(problem))
+                                     hint=_envelope_hint(event, problem))
     return None
 
 
-#: what DSH requires, for an envelope problem whose words do not say it (DSH's
-#: ``assertAdapterDefaults``, packages/core/session/src/index.ts)
+#: What DSH requires, for a seed refusal whose words do not say it (DSH's
+#: ``assertSessionEventEnvelope``, ``assertCurrentLlmShape`` and ``assertAdapterDefaults``,
+#: packages/core/session/src/index.ts), with the ``dsh-audit validate`` rule that names it.
 _ENVELOPE_HINTS = {
-    "has invalid adapterDefaults": 'DSH accepts adapterDefaults only as an object whose keys are "reasoningEffort" '
-                                   'or "maxTokens", each true and each set in the header\'s config',
+    "has invalid adapterDefaults": ('DSH accepts adapterDefaults only as an object whose keys are "reasoningEffort" '
+                                    'or "maxTokens", each true and each set in the header\'s config', "DSH223"),
 }
+
+#: What DSH requires of a surface message (``assertMessageEventShape``), by the problem it reports.
+_SHAPE_REQUIREMENTS = {
+    "lacks an identified message": "DSH requires the message as an object with a non-empty string id",
+    "message has invalid source": "DSH requires the message's source as an object with a non-empty string kind",
+    "message must have model source": ('DSH requires an assistant message\'s source as {"kind":"model"} with a '
+                                       "non-empty string provider and model"),
+    "message must have tool source": 'DSH requires a tool result\'s source as {"kind":"tool"} with a non-empty callId',
+    "message must contain one tool-result block": ('DSH requires a tool result\'s content to be exactly one '
+                                                   '{"type":"tool-result"} block with a content array'),
+    "message has mismatched tool call ids": "DSH requires the tool-result block's toolCallId to equal source.callId",
+}
+
+
+def _refused_hint(requires: str, rule: str) -> str:
+    """The hint of a seed refusal: what DSH requires, that DSH refuses the log too, and where every
+    problem is listed (no option reads such a log: --lenient adapts a session header only)."""
+    return (f"{requires}; DSH refuses the log too (--lenient does not relax events); "
+            f"`dsh-audit validate FILE` lists every problem (rule {rule})")
+
+
+#: The hint of an event shaped like a pre-react-loop legacy event but not a complete one, which DSH
+#: does not upgrade (``dsh_audit.log._upgrade``'s ``Malformed``).
+LEGACY_HINT = _refused_hint("DSH upgrades a legacy turn/start, turn/end or steering/message only in its complete "
+                            "legacy shape; write the current shape", "DSH504")
+
+
+def _message(event: dict[str, Any]) -> Any:
+    """The message a surface event carries (a user/message's data is its message)."""
+    data = event.get("data")
+    return data if event.get("type") == "user/message" else data.get("message") if isinstance(data, dict) else None
+
+
+def _shape_requirement(event: dict[str, Any], problem: str) -> str:
+    """What DSH requires of ``event``'s message, for its shape ``problem``, with the value it has."""
+    message = _message(event)
+    if problem.startswith("message must have role"):
+        role = "assistant" if event.get("type") == "assistant/message" else "user"
+        found = missing_or(message, "role", f'is not "{role}"', owner="the message", prefix="message.")
+        return f'{found}: DSH requires role "{role}" in a {event.get("type")}'
+    if problem == "message has invalid content":
+        found = missing_or(message, "content", "is not an array", owner="the message", prefix="message.")
+        return f"{found}: DSH requires content as an array of content blocks"
+    return _SHAPE_REQUIREMENTS.get(problem, "DSH checks every surface message's shape when it loads a log")
+
+
+def _envelope_hint(event: dict[str, Any], problem: str) -> str | None:
+    """The hint of a seed envelope or request/header refusal: the field that breaks the rule and
+    what DSH requires of it."""
+    if problem == "has an invalid event envelope":
+        fault = envelope_fault(event)
+        return None if fault is None else _refused_hint(fault[1], fault[0])
+    if problem in _ENVELOPE_HINTS:
+        return _refused_hint(*_ENVELOPE_HINTS[problem])
+    data = event.get("data")
+    header = data.get("header") if isinstance(data, dict) else None
+    config = header.get("config") if isinstance(header, dict) else None
+    if problem == "lacks provider/model":
+        if not isinstance(header, dict):
+            found = missing_or(data, "header", "is not an object", owner="the event's data", prefix="data.")
+        elif not isinstance(config, dict):
+            found = missing_or(header, "config", "is not an object", owner="the header", prefix="header.")
+        else:
+            found = next((missing_or(config, key, "is not a non-empty string", owner="config", prefix="config.")
+                          for key in ("provider", "model") if not isinstance(config.get(key), str) or not config[key]),
+                         "config.provider or config.model is wrong")
+        return _refused_hint(f"{found}: DSH requires config.provider and config.model, non-empty strings", "DSH221")
+    if problem == "has an invalid reasoningEffort" and isinstance(config, dict):
+        found = missing_or(config, "reasoningEffort", "is not a non-empty string", owner="config", prefix="config.")
+        return _refused_hint(f"{found}: DSH requires a non-empty string or no reasoningEffort", "DSH222")
+    return None
 
 
 def _unknown_type_hint(etype: str) -> str:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
-__all__ = ["MAX_SAFE", "adapter_defaults_error", "envelope_error", "is_plain_chunk", "is_safe_int",
+from .._show import missing_or, shown
+
+__all__ = ["MAX_SAFE", "adapter_defaults_error", "envelope_error", "envelope_fault", "is_plain_chunk", "is_safe_int",
            "message_shape_error"]
 
 #: The largest safe integer (JavaScript's ``Number.MAX_SAFE_INTEGER``): DSH's bound on seqs, times
@@ -106,6 +108,40 @@ def message_shape_error(event: dict[str, Any]) -> str | None:
         return "message must contain one tool-result block"
     if block.get("toolCallId") != source["callId"]:
         return "message has mismatched tool call ids"
+    return None
+
+
+def envelope_fault(event: Any) -> tuple[str, str] | None:
+    """Which field of ``event`` breaks DSH's envelope rule (``assertSessionEventEnvelope``, checked
+    in its order), as ``(rule, what)``: the ``dsh-audit validate`` rule id and what is wrong, the
+    value shown as the log spells it; None when the envelope is sound.
+
+    Example:
+        >>> envelope_fault({"type": "turn/start", "seq": 1, "time": 1800000000000.5, "data": {}})
+        ('DSH111', 'time 1800000000000.5 is not a safe integer: DSH requires Date.now() milliseconds, an integer')
+        >>> envelope_fault({"type": "turn/start", "seq": 1, "time": 5, "data": {}, "meta": 1})[1].split(":")[0]
+        'key "meta" is not an envelope key'
+    """
+    if not isinstance(event, dict):
+        return ("DSH112", f"the record {shown(event)} is not a JSON object: DSH requires an event object")
+    extra = [k for k in event if k not in _ENVELOPE_KEYS]
+    if extra:
+        return ("DSH110", f"key {shown(extra[0])} is not an envelope key: DSH allows type, seq, time, data, surfaceOp, "
+                          "sourceEventSeqs, ignorable")
+    seq = event.get("seq")
+    checks = (
+        ("DSH112", "type", isinstance(event.get("type"), str), "is not a string", "DSH requires a string type"),
+        ("DSH111", "seq", is_safe_int(seq) and seq >= 0, "is not a non-negative safe integer",
+         "DSH requires the event's position, an integer from 0"),
+        ("DSH111", "time", is_safe_int(event.get("time")), "is not a safe integer",
+         "DSH requires Date.now() milliseconds, an integer"),
+        ("DSH112", "data", "data" in event, "", "DSH requires data; it may be {}"),
+        ("DSH113", "ignorable", event.get("ignorable", True) is True, "is not true",
+         "DSH allows only true; omit the key otherwise"),
+    )
+    for rule, key, sound, complaint, requires in checks:
+        if not sound:
+            return (rule, f"{missing_or(event, key, complaint, owner='the event')}: {requires}")
     return None
 
 

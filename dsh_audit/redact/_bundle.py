@@ -21,6 +21,7 @@ from ..session import Headers, Session, find_parent, open_session, routes_from
 from ..wire import PiRoutes, load_routes
 from ._family import parent_log, parent_session
 from ._manifest import _TAMPERED_HINT, Manifest, read_manifest
+from ._notes import Unproven
 from ._verdicts import digest, session_verdicts
 
 __all__ = ["BundleCheck", "check_bundle"]
@@ -60,6 +61,33 @@ class BundleCheck:
     @property
     def ok(self) -> bool:
         return not self.mismatched
+
+    @property
+    def compared(self) -> int:
+        """The diff rows whose captured request was compared with a rendered body (none without a capture)."""
+        return self.counts.get("diff", 0) - self.found_unrendered
+
+    @property
+    def unproven(self) -> str | None:
+        """Why the bundle's verdicts, matching or not, do not prove its capture whole: its captured
+        requests that no rendered body was compared with (their diff verdicts match the manifest's,
+        which compared nothing either), and what proves them; None when every one was compared.
+
+        Example:
+            >>> check = BundleCheck(Path("c3.jsonl"), {}, {}, {"diff": 6}, 6, found_unrendered=6)
+            >>> check.compared, check.unproven.startswith("6 of the 6 captured request(s) of c3.jsonl unrendered")
+            (0, True)
+        """
+        if not self.found_unrendered:
+            return None
+        with_routes = ("the bundle's route configuration does not render them: ask its sender to redact it again "
+                       "with --routes FILE that does" if self.route_file is not None else
+                       "the bundle carries no route configuration (redacted without --routes): ask its sender to "
+                       "redact it again with --routes FILE (DSH's llm-pi-ai route configuration), which the bundle "
+                       "then carries redacted")
+        return Unproven(f"{self.found_unrendered} of the {self.counts.get('diff', 0)} captured request(s) of "
+                        f"{self.path} unrendered: their diff verdicts compared no rendered body, so its capture is "
+                        f"not proven to match its log; {with_routes}")
 
 
 def _inside(log: Path, name: str, manifest_file: Path, *, what: str, hint: str) -> str:
@@ -178,9 +206,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     if config is not None:
         session.use_routes(config)
     captures: list[CapturedRequest] | None = None
-    if "diff" in recorded:
-        if not isinstance(capture_name, str):
-            raise UsageError("the manifest records diff verdicts but names no capture", path=str(manifest_file))
+    if capture_name is not None:  # named exactly when there are diff verdicts (read_manifest)
         captures = _bundle_capture(log, capture_name, manifest_file)
     parent = None if manifest.parent is None else _bundle_parent(log, manifest_file, session, manifest.parent,
                                                                   lenient=lenient, config=config)
@@ -188,7 +214,7 @@ def check_bundle(path: str | os.PathLike[str], *, lenient: bool = False,
     breaks = sum(1 for row in found["breaks"] if len(row) > 8 and row[8] == "break")
     digests = {c: digest(found[c]) for c in recorded if c in found}
     note = None
-    if captures is not None and isinstance(capture_name, str) and digests.get("diff") != recorded["diff"]:
+    if captures is not None and capture_name is not None and digests.get("diff") != recorded["diff"]:
         note = _foreign_capture(capture_name, captures, session.id, found["diff"])
     unrendered = sum(1 for row in found.get("diff", ()) if row[3] == "unrendered")
     return BundleCheck(log, recorded, digests, {c: len(found[c]) for c in found}, manifest.unrendered, breaks,

@@ -11,9 +11,16 @@ have their values replaced and counted the same way; responses go through :mod:`
 The gateway's address (the ``host`` and ``x-forwarded-host`` headers, the host and port of a URL, a HAR
 entry's ``serverIPAddress``; HTTP/2's ``:authority`` goes with the auth headers) is identifying: it
 becomes a placeholder of the same length, the same one wherever it stands, in the bundle's route file
-too; only a public vendor API's exact host stays (:mod:`._hosts`). Other headers stay (the SDK's
-``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``): no verdict reads
-them but DSH's session and compaction headers, which stay verbatim.
+too; only a public vendor API's exact host stays (:mod:`._hosts`). A header that names a user, an
+install, an account or an organisation (:func:`_identity`: DSH's anonymous ``x-deepseek-harness-user-id``,
+a stable per-install id that would link every bundle its user shares; ``openai-organization``,
+``openai-project``, ``chatgpt-account-id``, ``anthropic-organization-id``) is content: its value becomes a
+pseudonym of the same length (a hex id stays a hex id), the same for the same value, and its name is
+listed (:attr:`.Redactor.identity_headers`); no verdict reads one. Other headers stay (the SDK's
+``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``, ``anthropic-beta``,
+which ``diff`` reads for the key type): no verdict reads them but DSH's session and compaction headers
+and pi-ai's session headers, which stay verbatim. A ``wire.jsonl`` response object's ``headers`` are a
+HAR response's: kept by the same rule (``content-length`` as it was).
 
 Every string of a record other than its body (read with its object key, as the log's are), a
 response, and a dropped header's or cookie's value count in the summary.
@@ -28,7 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .._body_decode import content_encoding, names_base64, names_gzip
+from .._body_decode import names_base64
 from ..capture import CapturedRequest
 from ..errors import CaptureError
 from ..log import parse_json
@@ -36,8 +43,8 @@ from ..report import dumps_line
 from ..session import Session
 from ._bodies import redacted_bodies
 from ._redactor import Redactor
-from ._response import redact_content_text, redact_response
-from ._hosts import host_value, redact_host, redact_url
+from ._response import redact_content, redact_response
+from ._hosts import host_value, redact_ascii, redact_host, redact_url
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har"]
@@ -47,6 +54,11 @@ META_SUFFIX = ".meta.json"
 
 _DROPPED_HEADER = re.compile(r"(?i)auth|cookie|api[-_]?key|token|secret|signature|password")
 _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the like: kept, no secret
+#: A header naming a user, an install, an account, an organisation or a project by its id (``*-user-id``,
+#: ``*-account-id``, ``openai-organization``, ``*-org-id``, ``openai-project``, ``*-tenant-id``...).
+_IDENTITY_HEADER = re.compile(r"(?i)(?:^|[-_])(?:user|account|org|organi[sz]ation|project|tenant|customer|"
+                              r"install(?:ation)?|device|machine)(?:[-_]?id)?$")
+_HEX_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*")
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
 
 def _dropped(name: str) -> bool:
@@ -67,7 +79,19 @@ def _drop(name: str, value: Any, redactor: Redactor, dropped: list[str]) -> None
             redactor.named(value, name, kind)
 
 
-def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) -> Any:
+def _identity(name: str, value: Any, redactor: Redactor) -> str | None:
+    """The pseudonym of the value of a header that names a user, an install or an account
+    (:data:`_IDENTITY_HEADER`; its name noted in :attr:`.Redactor.identity_headers`), or None for any
+    other header (or a value that is no string)."""
+    if not isinstance(value, str) or _IDENTITY_HEADER.search(name) is None:
+        return None
+    redactor.identity_headers.add(name.lower())
+    return redact_ascii(value, redactor, hex_id=_HEX_ID.fullmatch(value) is not None)
+
+
+def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | None) -> Any:
+    """A request's (``size``: its redacted body's length, for ``content-length``) or a response's
+    (``size`` None) headers object."""
     if not isinstance(headers, dict):
         return redactor.value(headers)
     kept = {}
@@ -76,10 +100,12 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int) ->
         if _dropped(str(name)):
             _drop(str(name), value, redactor, dropped)
             continue
-        if str(name).lower() == "content-length":
+        if size is not None and str(name).lower() == "content-length":
             lengths[name] = str(size) if isinstance(value, str) else size
         elif (host := host_value(str(name), value, redactor)) is not None:
             lengths[name] = host
+        elif (pseudonym := _identity(str(name), value, redactor)) is not None:
+            lengths[name] = pseudonym
         kept[name] = None if name in lengths else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
     return {name: lengths.get(name, value) for name, value in redactor.value(kept, kept=True).items()}
@@ -120,7 +146,7 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
         elif key == "headers":
             result[key] = _headers(value, redactor, dropped, len(body))
         elif key == "response":
-            result[key] = redact_response(value, redactor)
+            result[key] = redact_response(value, redactor, lambda h: _response_headers(h, redactor, dropped))
         elif key in ("url", "path") and isinstance(value, str):
             result[key] = redact_url(value, redactor)
         elif key in _KEPT_FIELDS:
@@ -128,6 +154,13 @@ def _record(record: dict[str, Any], body: bytes, redactor: Redactor, dropped: li
         else:
             result[key] = redactor.value(value, key)
     return result
+
+
+def _response_headers(headers: Any, redactor: Redactor, dropped: list[str]) -> Any:
+    """A ``wire.jsonl`` response's headers, an object or HAR's list, kept as a HAR response's are."""
+    if isinstance(headers, list):
+        return _har_headers(headers, redactor, dropped, None)
+    return _headers(headers, redactor, dropped, None)
 
 
 # -- a folder of bodies ---------------------------------------------------------------------------
@@ -191,6 +224,8 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
         fixed = size is not None and name.lower() == "content-length"
         value = header.get("value")
         host = None if fixed else host_value(name, value, redactor)
+        if host is None and not fixed:
+            host = _identity(name, value, redactor)
         entry = redactor.value({**header, "name": name, "value": None if fixed or host is not None else value},
                                kept=True)
         if fixed:
@@ -244,10 +279,7 @@ def _har_part(part: dict[str, Any], redactor: Redactor, dropped: list[str], body
             out[key] = {k: encoded if k == "text" else _named_items(v, redactor, kept=False) if k == "params"
                         else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
         elif key == "content" and isinstance(value, dict):
-            gzip = names_gzip(content_encoding(part.get("headers")))
-            out[key] = {k: redact_content_text(v, value.get("encoding"), redactor, gzip=gzip)
-                        if k == "text" and isinstance(v, str)
-                        else redactor.value(v, k, kept=k in _HAR_KEPT) for k, v in value.items()}
+            out[key] = redact_content(value, part.get("headers"), redactor, _HAR_KEPT)
         elif key == "queryString" and isinstance(value, list):
             out[key] = _named_items(value, redactor, kept=True)
         elif key == "bodySize" and body is not None and isinstance(value, int) and value >= 0:

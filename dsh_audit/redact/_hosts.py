@@ -26,6 +26,10 @@ header's are. An address stays one: an IPv6 literal's hex digits stay hex digits
 ``[fd00::1]`` still parses, as ``urlsplit`` requires of a bracketed host), the numbers of an IPv4
 address (alone or ending an IPv6 one) stay octets, 0-255, and a port stays a port, 1-65535, of as many
 digits (:func:`_octets`, :func:`_port`), so ``urlsplit(url).port`` and a WHATWG parser read the redacted URL.
+And an IPv4 address's placeholder names no one's machine (:func:`_reserved`): it lies in one of RFC 5737's
+documentation blocks (``192.0.2.x``, ``198.51.100.x``, ``203.0.113.x``) when one is as long, else in
+``0.0.0.0/8`` (7 characters), ``10.0.0.0/8`` (8) or ``192.168.0.0/16`` (15); a loopback address stays a
+loopback one (``127.0.0.1`` -> ``127.9.0.8``).
 """
 
 from __future__ import annotations
@@ -164,7 +168,7 @@ def redact_host(host: str, redactor: Redactor) -> str:
     hex_digits = 0
     if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address.split("%", 1)[0]):
         hex_digits = len(address.split("%", 1)[0])  # an IPv6 literal: hex stays hex, so it still parses
-    shaped = _octets(_shape(text, _drawn(text, redactor), hex_digits=hex_digits))
+    shaped = _reserved_quads(text, _octets(_shape(text, _drawn(text, redactor), hex_digits=hex_digits)))
     port = _port_at(text, bracket=bracket)
     if port is not None:
         shaped = shaped[:port] + _port(shaped[port:])
@@ -193,11 +197,13 @@ def _port(digits: str) -> str:
     return str(low + number % (high - low + 1))
 
 
-def redact_ascii(text: str, redactor: Redactor) -> str:
+def redact_ascii(text: str, redactor: Redactor, *, hex_id: bool = False) -> str:
     """The placeholder of ``text`` in printable ASCII, as long as it in characters, the same
     wherever it stands: a digit for a digit, a letter for a letter (its case kept), printable
     ASCII punctuation and spaces kept, a lowercase letter for anything else (a character past
     ASCII, a control: a route file's header value holds none of them, and re-reads as written).
+    With ``hex_id`` (``text`` is hex digits and dashes: a UUID), its letters are hex letters: the
+    placeholder is a hex id of the same shape.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -205,8 +211,11 @@ def redact_ascii(text: str, redactor: Redactor) -> str:
         >>> a = redact_ascii("équipe café\\n", r)
         >>> len(a), a.isascii(), a.isprintable(), a == redact_ascii("équipe café\\n", r) != "équipe café\\n"
         (12, True, True, True)
+        >>> u = redact_ascii("cfa76663-0228-491c-98ff-d93176390be7", r, hex_id=True)
+        >>> len(u), u.count("-"), set(u) <= set("0123456789abcdef-"), u != "cfa76663-0228-491c-98ff-d93176390be7"
+        (36, 4, True, True)
     """
-    return _shape(text, _drawn(text, redactor))
+    return _shape(text, _drawn(text, redactor), hex_digits=len(text) if hex_id else 0)
 
 
 def _drawn(text: str, redactor: Redactor) -> str:
@@ -238,6 +247,56 @@ def _octets(text: str) -> str:
         return number
 
     return _QUAD.sub(lambda m: ".".join(octet(n) for n in m[0].split(".")), text)
+
+
+#: RFC 5737's documentation blocks (TEST-NET-1, -2, -3), which name no machine: an IPv4 placeholder of 9 to
+#: 14 characters lies in one of them (:func:`_reserved`).
+_DOCUMENTATION = ("192.0.2.", "198.51.100.", "203.0.113.")
+#: The blocks for the lengths no documentation address has: 7 characters, ``0.0.0.0/8`` ("this network",
+#: RFC 6890: never forwarded); 8, ``10.0.0.0/8``; 15, ``192.168.0.0/16`` (private, RFC 1918: no one's
+#: address on the Internet). Each with the widths of the octets drawn after it.
+_OTHER_BLOCKS = {7: ("0.", (1, 1, 1)), 8: ("10.", (1, 1, 1)), 15: ("192.168.", (3, 3))}
+
+
+def _reserved_quads(text: str, shaped: str) -> str:
+    """``shaped`` (the placeholder of ``text``, a host) with each dotted quad of ``text`` in it replaced
+    by :func:`_reserved` of its placeholder; a loopback address (``127.x.x.x``) stays one, ``127.`` and
+    the placeholder's other octets."""
+    out, at = [], 0
+    for match in _QUAD.finditer(text):
+        start, end = match.span()
+        loopback = match[0].startswith("127.")
+        quad = "127" + shaped[start + 3:end] if loopback else _reserved(shaped[start:end])
+        out += [shaped[at:start], quad]
+        at = end
+    return "".join(out) + shaped[at:]
+
+
+def _reserved(drawn: str) -> str:
+    """An IPv4 address's placeholder (``drawn``: a dotted quad as long as it, picked by the salted draw)
+    moved into a block that names no one's machine, as long as it: a documentation block when one
+    fits (:data:`_DOCUMENTATION`), else the block of :data:`_OTHER_BLOCKS` for its length; the same
+    ``drawn`` gives the same address.
+
+    Example:
+        >>> [_reserved(q) for q in ("1.2.3.4", "12.3.4.5", "156.5.7.1", "197.0.1.14", "170.9.0.8", "156.57.61.100",
+        ...                         "255.255.255.255")]
+        ['0.4.3.2', '10.5.4.3', '192.0.2.1', '192.0.2.24', '192.0.2.8', '198.51.100.80', '192.168.139.184']
+    """
+    pick = int(drawn.replace(".", ""))
+    fits = [prefix for prefix in _DOCUMENTATION if 1 <= len(drawn) - len(prefix) <= 3]
+    if fits:
+        prefix = fits[pick % len(fits)]
+        widths: tuple[int, ...] = (len(drawn) - len(prefix),)
+        pick //= len(fits)
+    else:
+        prefix, widths = _OTHER_BLOCKS[len(drawn)]
+    octets = []
+    for width in widths:
+        low, high = (0, 9) if width == 1 else (10 ** (width - 1), min(10 ** width - 1, 255))
+        octets.append(str(low + pick % (high - low + 1)))
+        pick //= high - low + 1
+    return prefix + ".".join(octets)
 
 
 def _authority(url: str) -> tuple[int, int] | None:

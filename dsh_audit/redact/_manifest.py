@@ -13,6 +13,7 @@ its own bundle's files, never another's (``docs/redact.md``).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from .._version import LOG_FORMATS
 from ..errors import DshAuditError, UsageError
 from ..log import MAX_SAFE, open_regular, parse_json
 from ._routes import ROUTES_SUFFIX
+from ._verdicts import CATEGORIES
 
 __all__ = ["MANIFEST_LIMIT", "MANIFEST_SUFFIX", "Manifest", "bundle_files", "manifest_path", "read_manifest",
            "routes_path"]
@@ -32,6 +34,8 @@ MANIFEST_LIMIT = 16 << 20
 _MEMBERS = (("capture", "capture"), ("route_file", "route file"))
 #: The compressions redact records (``compression``): the redacted log's, the same as its input's.
 _COMPRESSIONS = {"zstd": True, "none": False}
+#: A verdict digest, as :func:`~dsh_audit.redact._verdicts.digest` writes it.
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 #: The hint of a manifest no redaction wrote (edited, damaged, or another program's file).
@@ -52,9 +56,10 @@ def routes_path(log: str | os.PathLike[str]) -> Path:
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """What a redaction manifest records, as :func:`read_manifest` checked it: each verdict category's
-    digest (``recorded``), the capture's and the route file's names beside the log (None: none, or a
-    capture named by no string), whether a route configuration rendered the verdicts (``routed``), how
-    many captured requests were unrendered, and the parent session a child was compared with."""
+    digest (``recorded``), the capture's and the route file's names beside the log (None: none; a capture
+    is named exactly when there are diff verdicts), whether a route configuration rendered the verdicts
+    (``routed``), how many captured requests were unrendered, and the parent session a child was
+    compared with."""
 
     path: Path
     recorded: dict[str, str]
@@ -92,6 +97,18 @@ def _file_name(name: object) -> object:
     return name
 
 
+def _named(value: object, key: str) -> str | None:
+    """The file name a manifest's ``key`` (``capture``, ``route_file``) gives: None for none (null or
+    absent), a string :func:`_file_name` accepts (where it lies is the check's: :func:`._bundle._inside`),
+    else ValueError (a string no file system holds) or :class:`_Refused` naming ``key`` (no string)."""
+    name = _file_name(value)
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise _Refused(f"its {key} is not a file name")
+    return name
+
+
 def _load(path: Path) -> object:
     """The JSON value of the manifest at ``path`` (read only when it is a regular file), as JSON.parse
     reads it; ValueError when it is larger than :data:`MANIFEST_LIMIT` or no JSON."""
@@ -117,24 +134,27 @@ def read_manifest(log: Path) -> Manifest:
         manifest: Any = _load(manifest_file)
         format_version, compressed, log_name = _written_by_redact(manifest)
         recorded, counts = _verdicts(manifest["verdicts"])
-        capture_name = _file_name(manifest.get("capture"))
+        capture_name = _named(manifest.get("capture"), "capture")
+        if capture_name is not None and "diff" not in recorded:  # only a capture's comparison gives diff verdicts
+            raise _Refused("it names a capture but no diff verdicts")
+        if capture_name is None and "diff" in recorded:
+            raise _Refused("it records diff verdicts but names no capture")
         routed = manifest.get("routes", False)
         if not isinstance(routed, bool):
-            raise ValueError("routes")
-        unrendered = _unrendered(manifest.get("unrendered", {"count": 0}), diff="diff" in recorded)
+            raise _Refused("its routes is neither true nor false")
+        unrendered = _unrendered(manifest.get("unrendered", {"count": 0}), diff=counts.get("diff"))
         parent_id = manifest.get("parent")  # absent from older manifests
         if parent_id is not None and (not isinstance(parent_id, str) or not parent_id):
-            raise ValueError("parent")
-        route_name = _file_name(manifest.get("route_file"))  # absent from older manifests
-        if route_name is not None and (not routed or not isinstance(route_name, str)):
-            raise ValueError("route_file")
+            raise _Refused("its parent is not a session id")
+        route_name = _named(manifest.get("route_file"), "route_file")  # absent from older manifests
+        if route_name is not None and not routed:
+            raise _Refused("it names a route_file but its routes is false")
     except _Refused as exc:
         raise UsageError(f"not a dsh-audit redaction manifest: {exc}", path=str(manifest_file),
                          hint=_TAMPERED_HINT) from None
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError("not a dsh-audit redaction manifest", path=str(manifest_file), hint=_TAMPERED_HINT) from None
-    return Manifest(manifest_file, recorded, capture_name if isinstance(capture_name, str) else None, routed,
-                    unrendered, parent_id, route_name if isinstance(route_name, str) else None, counts,
+    return Manifest(manifest_file, recorded, capture_name, routed, unrendered, parent_id, route_name, counts,
                     format_version, compressed, log_name)
 
 
@@ -164,26 +184,45 @@ def _written_by_redact(manifest: Any) -> tuple[int, bool, str]:
 
 
 def _verdicts(verdicts: Any) -> tuple[dict[str, str], dict[str, int]]:
-    """Each verdict category's digest and row count, as redact records them (a ``sha256:`` digest,
-    a count :func:`_count` accepts; requests, breaks and cache in every manifest), else ValueError."""
+    """Each verdict category's digest and row count, as redact records them (an object per category of
+    :data:`~dsh_audit.redact._verdicts.CATEGORIES`, requests, breaks and cache in every manifest; a
+    ``sha256:`` digest, a count :func:`_count` accepts), else ValueError (:class:`_Refused` naming the
+    key; KeyError for one missing)."""
+    if not isinstance(verdicts, dict):
+        raise _Refused("its verdicts are not an object of verdict categories")
+    if not verdicts.keys() <= set(CATEGORIES):  # the name is the sender's text: not repeated
+        raise _Refused(f"its verdicts hold a category none of {', '.join(CATEGORIES)}")
+    for category, verdict in verdicts.items():
+        if not isinstance(verdict, dict):
+            raise _Refused(f"its {category} verdicts are not an object of a count and a digest")
     recorded = {c: v["digest"] for c, v in verdicts.items()}
     if not {"requests", "breaks", "cache"} <= recorded.keys():  # what every redaction records
         raise ValueError("verdicts")
     if not all(isinstance(d, str) for d in recorded.values()):
         raise _Refused("a verdict digest is not a string")
+    for category, found in recorded.items():
+        if not _DIGEST.fullmatch(found):  # no digest of verdicts: it matches none
+            raise _Refused(f"its {category} verdicts' digest is not a sha256: digest")
     return recorded, {c: _count(v["count"], f"its {c} verdicts' count") for c, v in verdicts.items()}
 
 
-def _unrendered(unrendered: Any, *, diff: bool) -> int:
+def _unrendered(unrendered: Any, *, diff: int | None) -> int:
     """How many captured requests a manifest records as unrendered: a count, as long as its list of
-    requests when it has one, and none without diff verdicts (only a capture's comparison leaves
-    one unrendered); else ValueError."""
+    requests when it has one (each a request index, or null for a captured request paired with none),
+    none without diff verdicts (only a capture's comparison leaves one unrendered) and no more than
+    the ``diff`` verdicts' count; else ValueError."""
+    if not isinstance(unrendered, dict):
+        raise _Refused("its unrendered is not an object of a count and requests")
     count = _count(unrendered["count"], "its unrendered count")
     listed = unrendered.get("requests")
     if listed is not None and (not isinstance(listed, list) or len(listed) != count):
         raise _Refused("its unrendered count is not the number of unrendered requests it lists")
-    if count and not diff:
+    if listed is not None and not all(i is None or (type(i) is int and 0 <= i <= MAX_SAFE) for i in listed):
+        raise _Refused("its unrendered requests are not request indexes")
+    if count and diff is None:
         raise _Refused("it records unrendered requests but no diff verdicts")
+    if diff is not None and count > diff:
+        raise _Refused(f"its unrendered count {count} is more than its diff verdicts' count {diff}")
     return count
 
 

@@ -5,14 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .._shell import shell_word
 from ..capture import CapturedRequest
 from ..errors import UsageError
 from ._capture import META_SUFFIX
 
-__all__ = ["left_out_note", "unmatched_note", "unrendered_note"]
+__all__ = ["Unproven", "left_out_note", "unmatched_note", "unrendered_note"]
+
+
+class Unproven(str):
+    """A line of :attr:`.Redaction.notes` that is a warning, not a note: the bundle is not proven
+    whole (captured requests unrendered, their diff verdicts compared nothing). Its :attr:`level` is
+    ``"warning"``: a command says it as ``warning: TEXT`` (as ``echo_warning`` reads a line's level).
+
+    Example:
+        >>> line = Unproven("6 captured request(s) unrendered")
+        >>> line.level, getattr("left out 1 entry", "level", "note"), line == str(line)
+        ('warning', 'note', True)
+    """
+
+    __slots__ = ()
+    level: ClassVar[str] = "warning"
 
 
 def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture: Path, *,
@@ -43,7 +58,7 @@ def unmatched_note(rows: list[Any], captures: Sequence[CapturedRequest], capture
 
 
 def unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: bool,
-                    home_files: Sequence[str] = ()) -> str:
+                    home_files: Sequence[str] = ()) -> Unproven:
     """What :func:`dsh_audit.redact.redact` says of the captured requests it could not render: how many, why (each
     reason once, with how many it holds for) and what settles it: ``home_files``, the route files of
     the DSH home the log sits in, which redact does not read by itself, named."""
@@ -61,8 +76,8 @@ def unrendered_note(unrendered: tuple[tuple[int | None, str], ...], *, routed: b
             home = (f" (this log's DSH home composes it from {', '.join(home_files)}, which redact does not read "
                     "by itself)")
         settle = f"; redact again with --routes FILE{home}: the bundle then carries it, redacted, for --check"
-    return (f"{len(unrendered)} captured request(s) unrendered ({why}): their diff verdicts compared nothing, so "
-            f"the redacted capture is not proven to match the redacted log{settle}")
+    return Unproven(f"{len(unrendered)} captured request(s) unrendered ({why}): their diff verdicts compared "
+                    f"nothing, so the redacted capture is not proven to match the redacted log{settle}")
 
 
 def left_out_note(folder: Path, written: Collection[str]) -> list[str]:

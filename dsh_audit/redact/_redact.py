@@ -61,6 +61,8 @@ class Redaction:
             body takes from the redacted log).
         secrets: secrets found, by kind: occurrences and distinct values (never the values).
         dropped_headers: capture header names dropped.
+        identity_headers: capture header names whose values named a user, an install or an account
+            (DSH's ``x-deepseek-harness-user-id``...): kept, each value replaced by a pseudonym.
         verdicts: digest of each verdict category, equal on the original and the redaction.
         mismatched: categories whose verdicts differ between original and redaction (should be
             empty; the bundle is written anyway and the CLI exits 1).
@@ -92,6 +94,7 @@ class Redaction:
     parent: str | None = None
     capture_strings: int = 0
     route_file: Path | None = None
+    identity_headers: tuple[str, ...] = ()
 
 
 def _read_log(source: Path, sink: Callable[[bytes], None], *, lenient: bool) -> Session:
@@ -280,7 +283,8 @@ def _write(source: Path, target: Path, manifest: Path, capture_source: Path | No
                 compressed=rewriter.compressed, strings=log_strings, capture_strings=redactor.strings - log_strings,
                 secrets={k: {"occurrences": n, "distinct": len(redactor.secret_values.get(k, ()))}
                          for k, n in sorted(redactor.secrets.items())},
-                dropped_headers=tuple(dropped), verdicts=digests, mismatched=mismatched, notes=tuple(notes),
+                dropped_headers=tuple(dropped), identity_headers=tuple(sorted(redactor.identity_headers)),
+                verdicts=digests, mismatched=mismatched, notes=tuple(notes),
                 routes=config is not None, unrendered=unrendered,
                 parent=None if parent is None else parent.id, route_file=route_target)
             with staged_file(manifest, what="manifest") as (manifest_out, manifest_temp):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..capture import COMPACTION_PREFIX, TITLE_PREFIX
@@ -57,10 +57,13 @@ class Redactor(KeyBlocks):
         tool_names: whether tool names are kept.
         secrets: secrets found, by kind (every occurrence).
         strings: content strings replaced.
+        identity_headers: the capture's header names (lower-cased) whose values named a user, an
+            install or an account, replaced by pseudonyms (:mod:`._capture`).
     """
 
     keep: frozenset[str] = frozenset()
     tool_names: bool = True
+    identity_headers: set[str] = field(default_factory=set)
     _meta_of: Any = None  # the ``data`` of the ``tool/result`` being read, whose ``meta`` is content
     # a string of the record that holds part of a secret cut over consecutive text parts (:meth:`_cut`):
     # the string, the key it is found under, its spans of such secrets and the secrets its own reading

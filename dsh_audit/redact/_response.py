@@ -19,13 +19,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .._body_decode import BodyDecodeError, body_bytes, names_base64
+from .._body_decode import BodyDecodeError, body_bytes, content_encoding, names_base64, names_gzip
 from ._json_text import JsonPath, json_string, reencode, rewrite_keys, string_tokens
 from ._keys import STRUCTURAL_KEYS
 from ._redactor import Redactor
 
-__all__ = ["WIRE_KEYS", "below_content", "redact_content_text", "redact_response", "redact_response_text",
-           "wire_structural"]
+__all__ = ["WIRE_KEYS", "below_content", "redact_content", "redact_content_text", "redact_response",
+           "redact_response_text", "wire_structural"]
 
 _SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
@@ -189,8 +189,47 @@ def redact_content_text(text: str, encoding: Any, redactor: Redactor, *, gzip: b
     return base64.b64encode(decoded.encode("utf-8", "surrogatepass")).decode("ascii") if coded else decoded
 
 
-def redact_response(value: Any, redactor: Redactor) -> Any:
-    """The ``response`` field of a ``wire.jsonl`` record: a body text, or a summary object."""
+def redact_content(content: dict[str, Any], headers: Any, redactor: Redactor, kept: frozenset[str]) -> dict[str, Any]:
+    """A recorded response's ``content`` object (HAR 1.2's ``{size, mimeType, text, encoding}``, which a
+    ``wire.jsonl`` record's response may hold too): its ``text`` redacted as a body is
+    (:func:`redact_content_text`: base64 and gzip decoded, gzip too when the response's ``headers``,
+    an object or HAR's list, say ``Content-Encoding: gzip``), its members named in ``kept`` kept
+    without their secrets, any other one content."""
+    gzip = names_gzip(content_encoding(headers))
+    return {k: redact_content_text(v, content.get("encoding"), redactor, gzip=gzip)
+            if k == "text" and isinstance(v, str) else redactor.value(v, k, kept=k in kept) for k, v in content.items()}
+
+
+#: The members of a ``wire.jsonl`` response's ``content`` object that say how its text is stored: kept.
+_CONTENT_KEPT = frozenset({"size", "compression", "mimeType", "encoding"})
+
+
+def _body_member(key: str, value: Any) -> bool:
+    """Whether a member of a ``wire.jsonl`` response object holds its body, where the capture's
+    usage reader finds it (:mod:`dsh_audit.cache._response_usage`): a HAR-style ``content`` object,
+    or a ``body`` or ``text`` string."""
+    return (key == "content" and isinstance(value, dict)) or (key in ("body", "text") and isinstance(value, str))
+
+
+def redact_response(value: Any, redactor: Redactor, headers: Callable[[Any], Any] | None = None) -> Any:
+    """The ``response`` field of a ``wire.jsonl`` record: a body text, or an object (a summary, or a
+    recorded response). The body an object holds (:func:`_body_member`) is redacted as a body is, a
+    HAR-style ``content`` as a HAR response's (:func:`redact_content`: written back in its encoding);
+    its ``headers`` by ``headers`` (the capture's header rule, as a HAR response's: kept, auth headers
+    and cookies dropped), when given; its other members as every value of a record."""
     if isinstance(value, str):
         return redact_response_text(value, redactor)
-    return redactor.value(value, "response")
+    if not isinstance(value, dict):
+        return redactor.value(value, "response")
+    headed = headers is not None and "headers" in value
+    if not headed and not any(_body_member(k, v) for k, v in value.items()):
+        return redactor.value(value, "response")
+    out = redactor.value({k: None if _body_member(k, v) or (headed and k == "headers") else v
+                          for k, v in value.items()}, "response")
+    if headers is not None and headed:
+        out["headers"] = headers(value["headers"])
+    for key, body in value.items():
+        if _body_member(key, body):
+            out[key] = (redact_response_text(body, redactor) if isinstance(body, str)
+                        else redact_content(body, value.get("headers"), redactor, _CONTENT_KEPT))
+    return out

@@ -2,7 +2,8 @@
 
 GitHub renders a step summary as GitHub-flavoured Markdown with HTML allowed and refuses one over
 1 MiB (it then shows none of it), so every piece of log text is escaped (``<``, ``>``, ``&``,
-``|``, backticks and other Markdown punctuation) and cut (a path or message in its middle, at
+``|``, backticks and other Markdown punctuation; text GitHub would autolink, a URL, a code span:
+:func:`~dsh_audit.report._safe_text.markdown_inline`) and cut (a path or message in its middle, at
 :data:`MAX_TEXT` characters; an id longer than :data:`ID_WIDTH` to its shortest unique prefix and a
 ``…``), and the lists are cut at :data:`MAX_ROWS` rows, or sooner so that the whole summary stays
 within :data:`MAX_BYTES` bytes of UTF-8, with a note saying how many more the JSON report holds.
@@ -11,12 +12,11 @@ The head and the totals row always stay.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._fit_text import _shared_lengths
-from ._safe_text import terminal_text
+from ._safe_text import markdown_inline
 
 __all__ = ["ID_WIDTH", "MAX_BYTES", "MAX_ROWS", "MAX_TEXT", "format_markdown"]
 
@@ -28,24 +28,23 @@ MAX_BYTES = 1_000_000
 MAX_TEXT = 200
 #: An id longer than this is cut to its shortest unique prefix of at least this many characters.
 ID_WIDTH = 64
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 _CUT = "…"
 #: The room kept for each list's heading and its "more not shown" note (numbers and fixed words).
 _NOTE_ROOM = 256
 
 
-def _md(text: object, *, limit: int = MAX_TEXT) -> str:
-    """Escape text for a Markdown table cell or list item (no HTML, no Markdown, one line): cut in
-    its middle to ``limit`` characters around a ``…`` first, then shown with
+def _md(text: object, *, limit: int = MAX_TEXT, cell: bool = False) -> str:
+    """Text for a Markdown table cell (``cell``) or list item (no HTML, no Markdown, no link, one
+    line): cut in its middle to ``limit`` characters around a ``…`` first, then shown with
+    :func:`~dsh_audit.report._safe_text.markdown_inline`, the one Markdown escaper (through
     :func:`~dsh_audit.report.terminal.terminal_text`, so that a control, C1 or bidi character, a
-    lone surrogate or a line break from a log is its escape (never cut in two), not a terminal's
-    command (``check --markdown -`` writes to the terminal)."""
+    lone surrogate or a line break from a log is its escape, never cut in two, not a terminal's
+    command: ``check --markdown -`` writes to the terminal; a URL a code span)."""
     value = text if isinstance(text, str) else str(text)
     if len(value) > limit:
         head = (limit - 1) // 2
         value = value[:head] + _CUT + value[len(value) - (limit - 1 - head):]
-    value = terminal_text(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", value)
+    return markdown_inline(value, cell=cell)
 
 
 def _short_ids(ids: Iterable[str]) -> dict[str, str]:
@@ -154,8 +153,8 @@ _TABLE_HEAD = ("| status | log | session | requests | capture | breaks | hit rat
 def _session_row(check: Any, ids: dict[str, str]) -> str:
     """A log's row of the sessions' table (``ids``: each session id as :func:`_short_ids` shows it)."""
     status = "❌ fail" if check.failed else "✅ pass"
-    return (f"| {status} | {_md(check.path)} | {_md(ids.get(check.session_id or '', '-'))} | {len(check.requests)} | "
-            f"{_md(_capture(check))} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
+    return (f"| {status} | {_md(check.path, cell=True)} | {_md(ids.get(check.session_id or '', '-'), cell=True)} | "
+            f"{len(check.requests)} | {_md(_capture(check), cell=True)} | {_breaks(check)} | {_ratio(check)} | {' | '.join(_costs(check))} | "
             f"{len(check.findings)} |")
 
 

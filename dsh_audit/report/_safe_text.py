@@ -12,7 +12,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["markdown_text", "stdout_text", "terminal_text"]
+__all__ = ["markdown_inline", "markdown_text", "stdout_text", "terminal_text"]
 
 # Controls (C0, C1, DEL), format characters (bidi overrides and isolates, zero-width), lone
 # surrogates, private-use and unassigned code points, line and paragraph separators.
@@ -92,29 +92,69 @@ def _json_escape(char: str) -> str:
     return "".join(f"\\u{units[at]:02x}{units[at + 1]:02x}" for at in range(0, len(units), 2))
 
 
-# Characters Markdown (CommonMark, GitHub) may read as markup, each shown with a backslash.
+# Characters Markdown (CommonMark, GitHub) may read as markup, each shown with a backslash (the one
+# set of every Markdown dsh-audit writes: a table, a heading, a listing line, check's summary).
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&])")
 # A line start Markdown reads as a block that the escapes above leave: an ordered list item, a list
 # item or rule (``-``, ``+``), a setext underline (``=``).
 _MARKDOWN_BLOCK = re.compile(r"^(?:(\d+)([.)])|([-+=]))")
+# Text GitHub would make a link of however its markup characters are escaped. GFM's autolink
+# extension (spec section "Autolinks (extension)", https://github.github.com/gfm/#autolinks-extension-)
+# links an "extended www autolink" (``www.`` and a valid domain), an "extended url autolink"
+# (``http://``, ``https://``; cmark-gfm also ``ftp://``), an "extended email autolink"
+# (``a@b.c``) and ``mailto:``/``xmpp:`` ones, wherever they follow a line start, whitespace or
+# ``* _ ~ (`` (so ``\(http://x.y\)`` links too). cmark-gfm (and GitHub's later pass, which
+# mdast-util-gfm-autolink-literal describes) finds them in text nodes, after backslash escapes and
+# character references are resolved: neither ``http\://`` nor ``http&#58;//`` stops them. A code
+# span is no text node: its content is literal (CommonMark "Code spans"), and no autolink pass
+# enters it. So text holding any of these is shown as a code span, whole.
+_AUTOLINKABLE = re.compile(r"://|www\.|mailto:|xmpp:|@[^\s@]*\.", re.IGNORECASE)
+_BACKTICKS = re.compile(r"`+")
 
 
 def markdown_text(text: object) -> str:
-    """``text`` as inert Markdown: :func:`terminal_text`, every character Markdown may read as markup
-    (``\\ ` * _ [ ] < > # | ~ &``) escaped with a backslash, and so is a line start that would begin
-    a list, a rule or a heading (leading spaces, which would begin a code block, are dropped): a
-    link, an image, HTML, emphasis or a table cell break in a log's text stays text.
+    """``text`` as inert Markdown at a line's start (a heading's text, a caption, a listing line):
+    :func:`markdown_inline`, leading spaces (which would begin a code block) dropped, and a line
+    start that would begin a list, a rule or a heading escaped: a link, an image, HTML, emphasis or a
+    table cell break in a log's text stays text.
 
     Example:
         >>> markdown_text("[x](javascript:alert(1)) <img src=x> | *a*")
         '\\\\[x\\\\](javascript:alert(1)) \\\\<img src=x\\\\> \\\\| \\\\*a\\\\*'
         >>> markdown_text("    - 1. item"), markdown_text("12) x")
         ('\\\\- 1. item', '12\\\\) x')
+        >>> markdown_text("[click](http://evil.example.com/x)")
+        '`[click](http://evil.example.com/x)`'
     """
-    value = _markdown_inline(terminal_text(text).lstrip())
+    value = markdown_inline(terminal_text(text).lstrip())
     return _MARKDOWN_BLOCK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", value, count=1)
 
 
+def markdown_inline(text: object, *, cell: bool = False) -> str:
+    """``text`` as inert Markdown inside a line (``cell``: a table cell's, where a ``|`` would end
+    the cell): :func:`terminal_text`, and then every character Markdown may read as markup
+    (``\\ ` * _ [ ] < > # | ~ &``) escaped with a backslash; or, when GitHub would make a link of
+    the text even so (a URL, ``www.``, an email address: :data:`_AUTOLINKABLE`), the text as a code
+    span, whose fence is one backtick longer than its longest run of backticks (a ``|`` in a
+    cell's span still escaped: GFM's table reads ``\\|`` as a pipe of the cell, code span or not).
+
+    Example:
+        >>> markdown_inline("a_b <i>")
+        'a\\\\_b \\\\<i\\\\>'
+        >>> markdown_inline("see www.evil.example.com | `x`", cell=True)
+        '`` see www.evil.example.com \\\\| `x` ``'
+    """
+    value = terminal_text(text)
+    if not _AUTOLINKABLE.search(value):
+        return _MARKDOWN_SPECIAL.sub(r"\\\1", value)
+    fence = "`" * (1 + max((len(run) for run in _BACKTICKS.findall(value)), default=0))
+    # a span's content that starts or ends with a backtick, or with a space at both ends (which
+    # CommonMark strips once), is padded with a space each side
+    pad = " " if value[:1] == "`" or value[-1:] == "`" or value[:1] == value[-1:] == " " else ""
+    body = value.replace("|", "\\|") if cell else value
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
 def _markdown_inline(text: str) -> str:
-    """``text`` (already shown with :func:`terminal_text`) with Markdown's markup characters escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    """A table cell's text as inert Markdown (:func:`markdown_inline` with ``cell``)."""
+    return markdown_inline(text, cell=True)

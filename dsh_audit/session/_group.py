@@ -227,10 +227,13 @@ class GroupResult(Generic[T]):
                    route_warnings(group))
 
 
-def route_warnings(group: SessionGroup) -> dict[str, tuple[str, ...]]:
-    """Log path -> the route file's warnings of each given log that has any
+def route_warnings(group: SessionGroup, *, own: bool = True) -> dict[str, tuple[str, ...]]:
+    """Log path -> the warnings of each given log that has any, for a command to print once per
+    log: its own (``own``: a torn tail, a dropped record, a capture found beside it left out:
+    :attr:`Session.warnings`, said alike by every command) and the route file's
     (:meth:`Session.route_conflicts`)."""
-    found = {s.path: tuple(s.route_conflicts()) for s in group.given if isinstance(s, Session)}
+    found = {s.path: tuple(dict.fromkeys([*(s.warnings if own else ()), *s.route_conflicts()]))
+             for s in group.given if isinstance(s, Session)}
     return {path: warnings for path, warnings in found.items() if warnings}
 
 

@@ -35,7 +35,7 @@ from ..log import (
     upgrade_event,
 )
 from ..replay import Replacement, SurfaceFold
-from ._show import missing_or, shown
+from .._show import missing_or, shown
 from ._sink import Sink
 from ._source import RawEvent
 

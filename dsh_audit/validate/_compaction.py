@@ -20,7 +20,7 @@ from typing import Any
 from .._json import as_object
 from ..log import Event
 from ..replay import Replacement
-from ._show import member, shown
+from .._show import member, shown
 from ._sink import Sink
 
 __all__ = ["CompactionCheck"]

@@ -25,7 +25,7 @@ from ._admit import Admitter
 from ._compaction import CompactionCheck
 from ._header import HeaderInfo, check_header
 from ._model import Finding
-from ._show import member, named
+from .._show import member, named
 from ._sink import Sink, select_rules
 from ._source import EventScan, Fatal, PackedRow, RawEvent, unreadable
 from ._trace import Trace

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, classify_record,
                    foreign_refusal, is_absolute_path, is_safe_int, parse_json)
-from ._show import missing_or, shown
+from .._show import missing_or, shown
 from ._sink import Sink
 from ._source import Fatal, header_refused
 

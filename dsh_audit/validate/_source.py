@@ -13,21 +13,23 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..errors import MalformedRecordError, UnreadableError
-from ..importers import named_damaged
+from ..errors import DshAuditError, UnreadableError
 from ..log import (
     CHUNK_ROW_TYPES,
     MAX_SAFE,
+    FormatSniff,
     Line,
     RowError,
     TornTail,
     decode_record,
     expand_row,
+    foreign_refusal,
     is_safe_int,
     iter_lines,
     parse_line,
+    sniff_format,
 )
-from ._show import missing_or
+from .._show import missing_or
 from ._sink import Sink
 
 __all__ = ["EventScan", "Fatal", "PackedRow", "RawEvent", "header_refused", "open_lines", "packed_row",
@@ -95,15 +97,22 @@ class _Issue:
 
 
 def header_refused(sink: Sink, rule: str, message: str) -> None:
-    """Record the refusal of the header line as ``rule`` (DSH102 not UTF-8, DSH201 not JSON): of a
-    Codex rollout or Claude Code transcript every line of which is damaged, in the words every
-    command says it (:func:`dsh_audit.importers.named_damaged`), not as a damaged DSH header."""
-    error = MalformedRecordError(message, path=sink.path, line=1)
-    said = named_damaged(error)
-    if said is error:
-        sink.add(rule, message, line=1)
+    """Record the refusal of the header line as ``rule`` (DSH102 not UTF-8, DSH201 not JSON), as
+    format detection tells the file (:func:`dsh_audit.log.sniff_format`): a Codex rollout or Claude
+    Code transcript every line of which is damaged in the words every command says it (not as a
+    damaged DSH header); another agent's log whose first line alone is damaged refused as that log
+    is when its first line is whole (DSH202, naming its format); else as a damaged DSH header."""
+    try:
+        sniffed = sniff_format(sink.path)
+    except (DshAuditError, OSError):  # read again from its start: gone, or no longer readable
+        sniffed = FormatSniff(None)
+    if sniffed.damaged is not None:
+        sink.add(rule, sniffed.damaged.message, line=sniffed.damaged.line, hint=sniffed.damaged.hint)
+    elif sniffed.format not in (None, "dsh"):
+        refused, hint = foreign_refusal(sniffed.format)
+        sink.add("DSH202", refused, line=1, hint=hint, foreign=sniffed.format)
     else:
-        sink.add(rule, said.message, line=said.line, hint=said.hint)
+        sink.add(rule, message, line=1)
 
 
 def unreadable(sink: Sink, error: UnreadableError) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._show import shown
+from .._show import shown
 
 __all__ = ["difference", "span"]
 

@@ -14,7 +14,7 @@ from typing import Any
 from .._json import as_object
 from ..jsjson import stringify
 from ..log import CHUNK_ROW_TYPES, Event, RowError, expand_row, is_safe_int
-from ._show import MISSING, Opaque, member, shown
+from .._show import MISSING, Opaque, member, shown
 from ._sink import Sink
 
 __all__ = ["Attempt", "DELTA_BLOCK", "Step", "StreamChecks", "block_type", "hashable", "stream_record_chunks",

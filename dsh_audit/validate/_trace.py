@@ -15,7 +15,7 @@ from typing import Any
 from .._json import as_object, json_type
 from ..log import Event
 from ..replay import canonical_header, header_equals
-from ._show import MISSING, member, named, shown
+from .._show import MISSING, member, named, shown
 from ._sink import Sink
 from ._source import PackedRow
 from ._spans import difference, span

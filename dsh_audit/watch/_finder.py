@@ -302,12 +302,13 @@ class Sessions:
         could not be looked at (decided at a later look). A followed file left out (a copy now holds
         its lines and more) is ended (``end``), and the file chosen instead takes its place
         (``instead``). A ``note`` for each copy newly left out."""
-        decided = one_each(group, followed=followed)
+        before = self.chosen_for.get(sid)
+        # of two followed files with the same lines, the one followed first (it showed the requests)
+        decided = one_each(group, followed=[before] if before is not None and before in followed else followed)
         if decided is None:
             return None
         kept, said = decided
         self.members[sid] = group
-        before = self.chosen_for.get(sid)
         # A copy left out before that now differs from the file read (it grew by other lines)
         # stays left out: its requests so far were shown from that file. The file read stays
         # the same; when it went, a copy left out takes its place (``instead``), not every one.

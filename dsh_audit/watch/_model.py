@@ -3,6 +3,7 @@ happened to a log, and a :class:`WatchSummary` at the end."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -10,7 +11,21 @@ from typing import Any
 
 from ..cache import Costs, iso_utc, usd_total
 
-__all__ = ["WatchItem", "WatchNote", "WatchRequest", "WatchSummary"]
+__all__ = ["WatchItem", "WatchNote", "WatchRequest", "WatchSummary", "clock_at"]
+
+
+def clock_at(seconds: float) -> str | None:
+    """A moment of this machine's clock (``seen``) as ISO 8601 UTC to the millisecond, the form of
+    every other time in JSON (:func:`~dsh_audit.cache.iso_utc`) with the milliseconds a watch
+    line's latency needs (floored: never later than the moment); None outside the years 1-9999.
+
+    Example:
+        >>> clock_at(1796212000.5), clock_at(1796212000.9999)
+        ('2026-12-02T11:46:40.500Z', '2026-12-02T11:46:40.999Z')
+    """
+    millis = math.floor(seconds * 1000)
+    whole = iso_utc(millis // 1000)
+    return None if whole is None else f"{whole[:-1]}.{millis % 1000:03d}Z"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,14 +96,14 @@ class WatchRequest:
         return self.verdict == "break"
 
     def to_json(self) -> dict[str, Any]:
-        """The request's JSON line: ``seen`` and ``sent`` in seconds since the epoch, and as ISO
-        8601 UTC (``seen_at``, ``sent_at``: the form of ``sessions --json``; null when unknown);
-        ``cost_usd`` by billing bucket with its ``total``, as every command's ``--json`` gives a cost."""
-        return {"type": "break" if self.is_break else "request", "seen": round(self.seen, 3),
-                "seen_at": iso_utc(self.seen), "path": self.path,
+        """The request's JSON line: when the watch saw it by this machine's clock (``seen_at``,
+        :func:`clock_at`) and when it was sent by the log's (``sent_at``, ISO 8601 UTC to the
+        second as every command gives a log's times; null when unknown); ``cost_usd`` by billing
+        bucket with its ``total``, as every command's ``--json`` gives a cost."""
+        return {"type": "break" if self.is_break else "request", "seen_at": clock_at(self.seen), "path": self.path,
                 "session_id": self.session_id, "title": self.title, "index": self.index, "kind": self.kind,
                 "turn": self.turn, "step": self.step, "attempt": self.attempt, "model": self.model,
-                "sent": self.sent, "sent_at": iso_utc(self.sent), "prompt_tokens": self.prompt_tokens,
+                "sent_at": iso_utc(self.sent), "prompt_tokens": self.prompt_tokens,
                 "expected_cache_read": self.expected, "reusable_cache_read": self.potential,
                 "actual_cache_read": self.actual, "classification": self.classification, "cost_usd": self._cost_json(),
                 "lost_tokens": self.lost_tokens, "lost_cost_usd": self.lost_cost,
@@ -122,7 +137,7 @@ class WatchNote:
     session_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.level, "seen": round(self.seen, 3), "seen_at": iso_utc(self.seen), "path": self.path,
+        return {"type": self.level, "seen_at": clock_at(self.seen), "path": self.path,
                 "session_id": self.session_id, "message": self.message}
 
 

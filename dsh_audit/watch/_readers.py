@@ -74,7 +74,11 @@ class Entry:
     ``header_only``: its next reading reads only its header. ``state`` is ``queued`` (waiting for a
     reader), ``reading`` or ``idle`` (no thread reads it: ``mark`` holds the file read, as its
     device and inode, and how many of its bytes; ``torn``: its bytes ended in a torn tail);
-    ``ending``: the watch stops following it once its reader has ended."""
+    ``ending``: the watch stops following it once its reader has ended; ``gate``: a log that
+    appeared while watching, whose session was not known: its reader waits, once its ``started``
+    note is out, until the watch has decided which file of that session it follows (set), and
+    then goes on from ``handover`` when it continues another file of the session (a log moved, a
+    copy that took its place), so that no request of the session is shown twice."""
 
     path: str
     history: int = 0
@@ -89,6 +93,8 @@ class Entry:
     torn: bool = False
     ending: bool = False
     key: str = ""  # its absolute path, as notifications name it
+    gate: threading.Event | None = None
+    handover: Shown | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,14 @@ class _Reading:
         self.open = {request.index: request for request in before.provisional}
         self.said = set(before.said)
         self.header = self.replaced = self.failed = False
+
+    def adopt(self, before: Shown) -> None:
+        """Go on from what another file of the session showed (``before``): its requests, its
+        provisional ones and what it said are not shown again."""
+        self.skip = self.requests = max(self.requests, before.requests)
+        self.started = self.started or before.started
+        self.open = {**{request.index: request for request in before.provisional}, **self.open}
+        self.said |= before.said
 
     def shown(self) -> Shown:
         return Shown(self.requests, self.started, self.session_id, tuple(self.open.values()), frozenset(self.said))
@@ -187,11 +201,20 @@ def read(entry: Entry, stream: TailStream, follow: Follow, out: queue.Queue[Watc
     reading still in the history it does not print stops too (nothing more of it would be shown)."""
     reading = _Reading(stream, entry.shown, replay_history=entry.recent)
     items = follow(stream)
+    gate = entry.gate
     try:
         for item in items:
             shown = reading.take(item)
             if shown is not None:
                 out.put(shown)
+            if gate is not None and reading.header:  # which file of its session is followed: decided first
+                while not gate.wait(0.05) and not stream.stop.is_set():
+                    pass
+                if not gate.is_set():
+                    break  # the watch ended first: what follows may be another file's requests
+                gate = entry.gate = None  # decided once: a later reading of the file starts from its own
+                if entry.handover is not None:
+                    reading.adopt(entry.handover)
             if (header_only and reading.header) or (stream.stop.is_set() and not stream.finished
                                                     and stream.in_history and not reading.replay_history):
                 break  # the rest would not be shown: only the header was wanted, or history as the watch ends
@@ -246,11 +269,14 @@ class Readers:
         self._look_at = self._torn_at = 0.0
 
     def add(self, path: str, *, history: int = 0, recent: bool = False, shown: Shown | None = None,
-            caught_up: threading.Event | None = None, priority: int = 0, header_only: bool = False) -> None:
+            caught_up: threading.Event | None = None, priority: int = 0, header_only: bool = False,
+            gate: bool = False) -> None:
         """Follow ``path`` (see :class:`Entry`): its header is read by the header reader
         (``header_only``), else it waits for a reader of its own; a queued log of ``priority`` 0 (a
-        new log, one that changed, one whose history is printed) may take an idle reader's place."""
-        entry = Entry(path, history, recent, shown, caught_up, header_only, key=os.path.abspath(path))
+        new log, one that changed, one whose history is printed) may take an idle reader's place.
+        ``gate``: its reader waits after the ``started`` note until the entry's gate is set."""
+        entry = Entry(path, history, recent, shown, caught_up, header_only, key=os.path.abspath(path),
+                      gate=threading.Event() if gate else None)
         self.entries[path] = entry
         if header_only:
             self._read_header(entry)

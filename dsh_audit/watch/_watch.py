@@ -23,16 +23,19 @@ beside a folder's ``session.jsonl.zstd``) is followed once, in the file the othe
 other's lines and more, the one still being written), with a ``note`` saying which; the files are
 compared only when one appears, goes, or a copy not followed changes, never at every look. A copy
 that grows past the followed file (it is the one being written) takes its place from the request
-where the other stopped, and so does a copy whose followed file goes: no request is shown or
-counted twice. A copy that stops holding only the followed file's lines (it grows by a line the
-other does not hold: garbage, another continuation) is not followed from its first byte as a log of
-its own: the followed file stays the one read, and a ``note`` naming both says so once; a copy
-written anew as another session (its header's id changed) is followed as that session. A folder
-that cannot be listed (no permission) is reported once, as an ``error`` note naming it, and the
-rest of the tree is still watched (it is reported again only if it becomes readable and then
-unreadable again). Setting ``stop`` ends the watch: each stream hands over what it holds and ends,
-so torn tails are reported the way DSH would report them, and the iteration ends once every reader
-has finished.
+where the other stopped, and so do a copy whose followed file goes and a log deleted here and
+written again there (moved): no request is shown or counted twice. A log that appears while
+watching and whose name says no session another file's says shows nothing past its ``started``
+note until that is decided (its header says its session), so that a copy of a followed log in
+another session folder shows none of its requests. A copy that stops holding only the followed
+file's lines (it grows by a line the other does not hold: garbage, another continuation) is not
+followed from its first byte as a log of its own: the followed file stays the one read, and a
+``note`` naming both says so once; a copy written anew as another session (its header's id
+changed) is followed as that session. A folder that cannot be listed (no permission) is reported
+once, as an ``error`` note naming it, and the rest of the tree is still watched (it is reported
+again only if it becomes readable and then unreadable again). Setting ``stop`` ends the watch: each
+stream hands over what it holds and ends, so torn tails are reported the way DSH would report them,
+and the iteration ends once every reader has finished.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from ._follow import follow_log
 from ._history import History
 from ._model import WatchItem, WatchNote, WatchRequest
 from ._notify import Notifier
-from ._readers import Done, Follow, Readers, Shown
+from ._readers import Done, Entry, Follow, Readers, Shown
 from ._tail import TailStream
 
 __all__ = ["watch"]
@@ -84,6 +87,8 @@ class _Watch:
         self.unreadable: set[str] = set()  # folders that could not be listed at the last look (reported once)
         self.files = Sessions()
         self.held_in: dict[str, str] = {}  # the followed file that last said it holds each session
+        self.muted: set[str] = set()  # copies left out as their reader began: nothing more of it is shown
+        self.adopting: dict[str, Entry] = {}  # a file ending -> the new file of its session that goes on from it
         self.notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                                  safety=max(poll * 40, 2.0))
         self.finder = Finder(roots, whole=max(rescan * 30, 30.0))
@@ -93,10 +98,11 @@ class _Watch:
         self.history = History(holding=since is not None)
 
     def start(self, path: str, *, existing: bool, skip: Shown | None = None, quiet: bool = False,
-              eager: bool = True) -> None:
+              eager: bool = True, gate: bool = False) -> None:
         """Follow ``path``: what it holds now is history when ``existing`` (printed only when it
         was active since ``since``, never when ``quiet``: another file of its session showed it);
-        an existing log not ``eager`` has only its header read until it changes."""
+        an existing log not ``eager`` has only its header read until it changes; a ``gate``d one
+        shows nothing after its ``started`` note until :meth:`note_session` has decided."""
         try:
             info: os.stat_result | None = os.stat(path)
         except OSError:
@@ -108,7 +114,8 @@ class _Watch:
         caught_up = threading.Event() if recent else None
         catching_up = existing and not recent and not quiet  # a log found at the start: no hurry
         self.readers.add(path, history=info.st_size if existing and info is not None else 0, recent=recent or not existing, shown=skip,
-                         caught_up=caught_up, priority=1 if catching_up else 0, header_only=catching_up and not eager)
+                         caught_up=caught_up, priority=1 if catching_up else 0, header_only=catching_up and not eager,
+                         gate=gate)
         if caught_up is not None:
             self.history.expect(path, caught_up)
 
@@ -175,8 +182,13 @@ class _Watch:
             new.append(path)
         if existing:
             new.sort(key=_mtime, reverse=True)
+        # a log appearing while watching whose session is not known yet (its name says none another
+        # file's says) may be a copy or a moved log: decided once its header is read (a newer
+        # generation beside a followed log takes its place, below)
+        beside = {os.path.dirname(p) for p in self.readers.entries}
         for rank, path in enumerate(new):
-            self.start(path, existing=existing, eager=rank < self.readers.limit)
+            self.start(path, existing=existing, eager=rank < self.readers.limit,
+                       gate=not existing and path not in files.ids and os.path.dirname(path) not in beside)
         # A session folder's newer log generation takes the place of the older one (discover
         # yields only the newest of a folder's generations).
         folders, chosen = {os.path.dirname(p) for p in found}, set(found)
@@ -196,8 +208,13 @@ class _Watch:
         its new content from the first byte, a look at it until it changes, or nothing more)."""
         path = item.entry.path
         self.history.ended(path)
+        self.muted.discard(path)
         entry = self.readers.done(item)
         self.files.shown_at[path] = item.shown
+        taking = self.adopting.pop(path, None)
+        if taking is not None and taking.gate is not None:  # it goes on where this one stopped
+            taking.handover = item.shown
+            taking.gate.set()
         after = self.files.waiting.pop(path, None)
         if entry is None or self.stop.is_set():
             return
@@ -218,19 +235,59 @@ class _Watch:
             self.readers.forget(path)
             self.ended[path] = gone
 
-    def note_session(self, item: WatchItem) -> None:
+    def note_session(self, item: WatchItem) -> tuple[list[WatchNote], bool]:
         """Keep the session a followed log holds, read by its reader (its ``started`` note); a
         session another followed file holds too (two session folders holding one session, whose
-        names discovery does not compare) makes the next look, at once, decide which is followed."""
-        if isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None:
-            entry = self.readers.entries.get(item.path)
-            stream = entry.stream if entry is not None else None  # the reader that said it: its Done comes after
-            self.files.ids[item.path] = (stream.identity if stream is not None else identity(item.path),
-                                         item.session_id)
-            held_in = self.held_in.setdefault(item.session_id, item.path)
-            if held_in != item.path and held_in in self.readers.entries:
-                self.notifier.rescan.set()
-            self.held_in[item.session_id] = item.path
+        names discovery does not compare) makes the next look, at once, decide which is followed.
+        The notes to show first, and whether ``item`` is shown."""
+        if not (isinstance(item, WatchNote) and item.level == "started" and item.session_id is not None):
+            return [], True
+        sid, path = item.session_id, item.path
+        entry = self.readers.entries.get(path)
+        stream = entry.stream if entry is not None else None  # the reader that said it: its Done comes after
+        self.files.ids[path] = (stream.identity if stream is not None else identity(path), sid)
+        if entry is not None and entry.gate is not None and not entry.gate.is_set():
+            return self.gated(entry, entry.gate, sid)
+        held_in = self.held_in.setdefault(sid, path)
+        if held_in != path and held_in in self.readers.entries:
+            self.notifier.rescan.set()
+        self.held_in[sid] = path
+        return [], True
+
+    def gated(self, entry: Entry, gate: threading.Event, sid: str) -> tuple[list[WatchNote], bool]:
+        """A log that appeared while watching has said its session (its reader waits): when another
+        file holds or held that session, decide now, before it shows any request, which file is
+        followed. A copy of the followed file is left out (nothing more of it is shown); a file
+        that takes the place of the followed one (it holds its lines and more), or of one that went
+        (a log moved: deleted here, written there), goes on from the request where that one
+        stopped. Its ``started`` note is shown only when it shows its session first."""
+        path, files = entry.path, self.files
+        prior = files.chosen_for.get(sid, self.held_in.get(sid))
+        held = files.ids.get(prior) if prior is not None else None
+        if held is not None and held[1] != sid:
+            prior = None  # another file took its path: it holds another session now, and hands over nothing
+        notes: list[WatchNote] = []
+        if prior is not None and prior != path:
+            if prior in self.readers.entries:
+                files.chosen_for.setdefault(sid, prior)  # the file followed first keeps its place
+            notes = self.scan(existing=False)
+        chosen = files.chosen_for.get(sid, path)
+        if path in files.copies:
+            self.muted.add(path)  # left out: its reader ends, showing nothing more
+            gate.set()
+            return notes, False
+        self.held_in[sid] = path
+        if prior is None or prior == path or chosen != path:
+            gate.set()
+            return notes, True
+        if prior in self.readers.entries:
+            self.end(prior)
+        if prior in self.readers.entries:  # its reader hands over what it holds, then this one goes on
+            self.adopting[prior] = entry
+            return notes, False
+        entry.handover = shown = files.shown_at.get(prior)
+        gate.set()
+        return notes, shown is None or not shown.started
 
     def items(self, *, began: float, exit_after: float | None, idle_exit: float | None) -> Iterator[WatchItem]:
         """Everything the readers show (and the folders refused, the copies left out), until the
@@ -270,14 +327,17 @@ class _Watch:
             if isinstance(item, Done):
                 self.finished(item)
                 continue
-            self.note_session(item)
-            if not self.history.hold(item):
+            if item.path in self.muted:
+                continue
+            told, shown = self.note_session(item)
+            yield from told
+            if shown and not self.history.hold(item):
                 yield item
 
 
 def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event | None = None,
-          since: float | None = None, rescan: float = 1.0, settle: float = 10.0, poll: float = 0.05,
-          idle_exit: float | None = None, exit_after: float | None = None, lenient: bool = False,
+          since: float | None = None, until: float | None = None, rescan: float = 1.0, settle: float = 10.0,
+          poll: float = 0.05, idle_exit: float | None = None, exit_after: float | None = None, lenient: bool = False,
           max_version: int | None = None, prices: PriceBook | None = None,
           notifications: bool = True, routes: PiRoutes | None = None,
           zero_data_retention: bool | None = None, readers: int = 32) -> Iterator[WatchItem]:
@@ -302,6 +362,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         stop: set it (from another thread or a signal handler) to end the watch.
         since: seconds since the epoch: also report the history of logs active since then (by the
             latest time the log records, so a copied folder selects the same sessions).
+        until: seconds since the epoch: leave out every request sent at or after it, by the log's
+            own time (:attr:`WatchRequest.sent`; when the watch saw it, for a request whose log
+            records no time), history or new, and its updates; the watch goes on (``stop``,
+            ``idle_exit``, ``exit_after`` end it).
         rescan: seconds between looks for new logs when polling (with notifications a new file is
             noticed at once, and the folders are looked at every ten times ``rescan`` besides).
         settle: seconds an incomplete record may stay unchanged before it is a torn tail.
@@ -361,6 +425,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
                         f"following {followed} log(s); changes are noticed by {method}")
         yield from refused_at_start
         for item in state.items(began=began, exit_after=exit_after, idle_exit=idle_exit):
+            if until is not None and isinstance(item, WatchRequest) and _sent(item) >= until:
+                continue  # after the window, by the log's own time
             yield item
             # a note for each price caveat first met by the price of a request shown (what it could not know)
             met = book.caveats_met() if isinstance(item, WatchRequest) else []
@@ -371,3 +437,8 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
         stop.set()
         state.notifier.wake_all()
         state.notifier.close()
+
+
+def _sent(item: WatchRequest) -> float:
+    """When ``item`` was sent by its log's own time, else (a log that records none) when the watch saw it."""
+    return item.sent if item.sent is not None else item.seen

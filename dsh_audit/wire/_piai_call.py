@@ -15,6 +15,10 @@ from ._piai_facts import PI_MAX_REQUEST_IMAGE_BYTES, THINKING_LEVELS, PiModel, R
 
 __all__ = ["PiCall", "clamp_level", "compaction_messages", "request_call"]
 
+#: The end of the hint of a request the pi-ai adapter refuses: the option that renders it in
+#: another wire format (``--adapter``, whose help lists the formats).
+_FORCE = "force another wire format with --adapter"
+
 
 def _logged_window(request: Any, model: PiModel) -> PiModel:
     """``model`` with the context window DSH logged for this call, when the log has one.
@@ -107,16 +111,29 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
         config = {"provider": logged.get("provider") or config.get("provider"),
                   "model": logged.get("model") or config.get("model"),
                   **({"maxTokens": logged["maxTokens"]} if logged.get("maxTokens") is not None else {})}
-    model = _logged_cap(header, _logged_window(request, resolve_model(config.get("provider"), config.get("model"),
-                                                                       models)))
+    # A refusal is the header's (its config names the route and sets the option), or the request's
+    # when no header of its own does (a title call's synthetic header): its seq; a command adds
+    # the line.
+    seq = request.header_seq if request.header_seq is not None else request.first_chunk_seq
+    try:
+        resolved = resolve_model(config.get("provider"), config.get("model"), models)
+    except RenderError as exc:
+        exc.seq = seq if exc.seq is None else exc.seq
+        raise
+    model = _logged_cap(header, _logged_window(request, resolved))
     if config.get("stop") is not None:
-        raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION")
+        raise RenderError("llm-pi-ai does not support a stop option", dsh_code="UNSUPPORTED_OPTION", seq=seq,
+                          hint=f"DSH's pi-ai adapter refuses it too; if DSH sent the request on another route, "
+                               f"--routes FILE (DSH's llm-pi-ai route configuration) names its api, or {_FORCE}")
     profile = model.profile or RouteProfile()
     effort = config.get("reasoningEffort") or _logged_default_effort(request) or profile_reasoning \
         or profile.reasoning
     if effort is not None and effort not in model.supported_levels():
         raise RenderError(f"pi-ai model {model.provider}/{model.id} does not support reasoning effort "
-                          f"{effort!r}", dsh_code="UNSUPPORTED_REASONING_EFFORT")
+                          f"{effort!r}", dsh_code="UNSUPPORTED_REASONING_EFFORT", seq=seq,
+                          hint=f"DSH's pi-ai adapter refuses it too, unless the route offers the level: declare "
+                               f"it in the model's reasoningEfforts (providers.{model.provider}.models[]"
+                               f".reasoningEfforts) in the file given as --routes FILE, or {_FORCE}")
     # Loop, title and compaction calls all pass the session id (title-llm index.ts, summarizer.ts).
     session_id = request.session_id or None
     return PiCall(model=model, reasoning=None if effort in (None, "off") else effort,

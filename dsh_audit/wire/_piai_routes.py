@@ -104,6 +104,10 @@ class _Bad(Exception):
         self.hint = hint or _CONFIG_HINT
 
 
+#: The hint of a file that holds no route configuration at all (a patch layer of other DSH modules,
+#: a YAML file of something else): most often the wrong file given as ``--routes``.
+_WRONG_FILE_HINT = ("give --routes FILE DSH's llm-pi-ai route configuration (providers.<id>.api, baseURL, models) "
+                    "or a patch layer whose row with id 'llm-pi-ai' sets its config")
 #: The hint of an error in a route's ``dshAudit`` mapping (docs/routes.md section 7.2).
 _KEY_TYPE_HINT = ("write the route's `dshAudit: {keyType: oauth}` or `dshAudit: {keyType: api-key}` "
                   "(docs/routes.md section 7.2) in the file given as --routes FILE")
@@ -113,13 +117,13 @@ def _providers(data: Any) -> Mapping[str, Any]:
     if isinstance(data, list):  # DSH config rows: find the llm-pi-ai row
         rows = [r for r in data if isinstance(r, dict) and r.get("id") == "llm-pi-ai"]
         if not rows:
-            raise _Bad("rows", "no row with id 'llm-pi-ai'")
+            raise _Bad("rows", "no row with id 'llm-pi-ai'", _WRONG_FILE_HINT)
         data = rows[-1].get("config")
     if isinstance(data, dict) and "config" in data and "providers" not in data:
         data = data["config"]
     providers = data.get("providers") if isinstance(data, dict) else None
     if not isinstance(providers, dict) or not providers:
-        raise _Bad("providers", "no providers mapping")
+        raise _Bad("providers", "no providers mapping", _WRONG_FILE_HINT)
     return providers
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..jsjson import js_number, stringify
+from .jsjson import js_number, stringify
 
 __all__ = ["MISSING", "Opaque", "member", "missing_or", "named", "shown"]
 

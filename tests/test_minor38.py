@@ -1,0 +1,345 @@
+"""Session 38, small frictions from a new-user tour (items 8, 12 and 15 of its notes).
+
+1. ``usage`` at 80 columns left out "requests" right after the empty columns: the count the "why is
+   it expensive" journey reads (many requests, or a few large ones). Now the tokens go first (output,
+   cache read, cache write, cache miss), then the what-ifs, and "requests" last (by request, where it
+   is 1 in every row, with the what-ifs that repeat the cost).
+2. "off-peak" (what the requests would have cost all off-peak) was shown for Anthropic and OpenAI
+   requests, which their providers bill at one rate all day: it only repeated the cost. Now it is
+   ``n/a`` where no request was priced in a provider's peak window (DeepSeek's), its column is left
+   out when no row has one, ``cache`` says no "all off-peak", and the JSON leaves
+   ``off_peak_cost_usd`` out (never null: null is unknown). A sum over both kinds still counts what
+   the others cost (off-peak they cost the same).
+3. ``watch --on-break 'cat >> f; ...'``: the command runs without a shell, so every break failed
+   with no word of why; the error now names the shell syntax and says ``sh -c '...'``.
+
+The logs: the live-pi Claude session (corpus c1, Anthropic: no window) and the sample tools session
+(DeepSeek, sent in the peak window), copied alone (no capture beside them).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from _cli import invoke
+from test_watch34 import _request
+
+from dsh_audit.cli import _on_break
+
+ROOT = Path(__file__).resolve().parent.parent
+C1 = ROOT.parent / "shared" / "corpus" / "live-pi" / "c1-anthropic-tools" / "session-logs" / \
+    "session-514c4bc2-e0ec-419e-84d4-2f666d536239.jsonl"
+TOOLS = ROOT / "sample_logs" / "tools" / "session.jsonl"
+needs_corpus = pytest.mark.skipif(not C1.is_file(), reason="the live-pi corpus is not present")
+UNPRICED = ["warning: 1 request(s) unpriced: usage not logged"]
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(C1, folder / C1.name)
+    shutil.copy(TOOLS, folder / "tools.jsonl")
+    return folder
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], columns: int,
+         *args: str) -> tuple[int, list[str], list[str]]:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    return code, [line.rstrip() for line in out.splitlines()], err
+
+
+# -- 1. usage at 80 columns keeps "requests" and the money ----------------------------------------
+
+USAGE_80 = {
+    "session": [
+        'usage by session',
+        'session               requests  lost tokens (cost)      cost  no cache  unpriced',
+        "─" * 80,
+        'session-sample-tools         4                       $0.0003   $0.0005',
+        'session-514c4bc2            11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631         1',
+        'total                       15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636         1',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
+        '(widen it, or use --json)',
+    ],
+    "day": [
+        'usage by day',
+        'day         requests  lost tokens (cost)      cost  no cache  off-peak  unpriced',
+        "─" * 80,
+        '2026-12-02        11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631       n/a         1',
+        '2027-01-15         4                       $0.0003   $0.0005   $0.0002',
+        'total             15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636  ≥$0.0936         1',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
+        'narrow terminal: output, cache read, cache write, cache miss not shown (widen',
+        'it, or use --json)',
+    ],
+    "model": [
+        'usage by model',
+        'model              requests  lost tokens (cost)      cost  no cache  unpriced',
+        "─" * 77,
+        'claude-sonnet-4-5         9                      ≥$0.0562  ≥$0.2087         1',
+        'claude-sonnet-4-6         2  8927 ($0.0308)       $0.0373   $0.0545',
+        'deepseek-v4-flash         4                       $0.0003   $0.0005',
+        'total                    15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636         1',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
+        'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
+        '(widen it, or use --json)',
+    ],
+    "window": [
+        'usage by window',
+        'window    requests  lost tokens (cost)      cost  no cache  off-peak  unpriced',
+        "─" * 78,
+        'peak             4                       $0.0003   $0.0005   $0.0002',
+        'standard        11  8927 ($0.0308)      ≥$0.0935  ≥$0.2631       n/a         1',
+        'total           15  8927 ($0.0308)      ≥$0.0938  ≥$0.2636  ≥$0.0936         1',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged)',
+        'narrow terminal: output, cache read, cache write, cache miss not shown (widen',
+        'it, or use --json)',
+    ],
+    "turn": [
+        'usage by turn',
+        '                                    lost tokens',
+        'turn                      requests  (cost)              cost  no cache  unpriced',
+        "─" * 80,
+        'session-sample-tools             4                   $0.0003   $0.0005',
+        'turn 1',
+        'session-514c4bc2 turn -          1                        $?        $?         1',
+        'session-514c4bc2 turn 1          6                   $0.0493   $0.1543',
+        'session-514c4bc2 turn 2          2                   $0.0069   $0.0544',
+        'session-514c4bc2 turn 3          2  8927 ($0.0308)   $0.0373   $0.0545',
+        'total                           15  8927 ($0.0308)  ≥$0.0938  ≥$0.2636         1',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: output, cache read, cache write, cache miss, off-peak not shown',
+        '(widen it, or use --json)',
+    ],
+    "request": [
+        'usage by request',
+        '                         lost tokens',
+        'request                  (cost)              cost  no cache   off-peak  unpriced',
+        "─" * 80,
+        'session-sample-tools #0                   $0.0001   $0.0001  $0.000042',
+        'session-sample-tools #1                   $0.0001   $0.0001  $0.000032',
+        'session-sample-tools #2                   $0.0001   $0.0001  $0.000035',
+        'session-sample-tools #3                   $0.0001   $0.0002  $0.000046',
+        'session-514c4bc2 #0                            $?        $?         $?         1',
+        'session-514c4bc2 #1                       $0.0304   $0.0244        n/a',
+        'session-514c4bc2 #2                       $0.0039   $0.0249        n/a',
+        'session-514c4bc2 #3                       $0.0039   $0.0257        n/a',
+        'session-514c4bc2 #4                       $0.0037   $0.0258        n/a',
+        'session-514c4bc2 #5                       $0.0038   $0.0266        n/a',
+        'session-514c4bc2 #6                       $0.0037   $0.0269        n/a',
+        'session-514c4bc2 #7                       $0.0036   $0.0271        n/a',
+        'session-514c4bc2 #8                       $0.0033   $0.0272        n/a',
+        'session-514c4bc2 #9      8927 ($0.0308)   $0.0337   $0.0270        n/a',
+        'session-514c4bc2 #10                      $0.0035   $0.0274        n/a',
+        'total                    8927 ($0.0308)  ≥$0.0938  ≥$0.2636   ≥$0.0936         1',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
+        'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
+        'priced; tokens: sums over the 14 request(s) with usage logged (?: none logged);',
+        'session ids: shortest unique prefix (--json for whole ids)',
+        'narrow terminal: requests, output, cache read, cache write, cache miss not shown',
+        '(widen it, or use --json)',
+    ],
+}
+
+
+@needs_corpus
+@pytest.mark.parametrize("by", list(USAGE_80))
+def test_usage_at_80_columns_keeps_requests_and_the_money(monkeypatch, capsys, logs: Path, by: str) -> None:
+    """Every grouping keeps "requests" (by request: 1 in every row, left out first), "lost tokens
+    (cost)", "cost", "no cache" and "unpriced"; the tokens go first. Off-peak is n/a for the
+    Claude rows (by day, window, request) and kept where it differs from the cost."""
+    code, lines, err = _run(monkeypatch, capsys, 80, "usage", "--by", by, str(logs))
+    assert (code, err) == (0, UNPRICED)
+    assert lines == USAGE_80[by]
+    assert max(len(line) for line in lines) <= 80
+
+
+@needs_corpus
+def test_usage_at_200_columns_shows_every_column(monkeypatch, capsys, logs: Path) -> None:
+    code, lines, err = _run(monkeypatch, capsys, 200, "usage", "--by", "session", str(logs))
+    assert (code, err) == (0, UNPRICED)
+    assert lines == [
+        'usage by session',
+        '┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃ session                                      ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
+        '┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ session-sample-tools                         │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
+        '│ session-514c4bc2-e0ec-419e-84d4-2f666d536239 │       11 │        100 │ 8927 ($0.0308)     │      67968 │       18490 │    229 │ ≥$0.0935 │ ≥$0.2631 │      n/a │        1 │',
+        '│ total                                        │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
+        '└──────────────────────────────────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 14 request(s)',
+        'with usage logged (?: none logged)',
+    ]
+    code, lines, err = _run(monkeypatch, capsys, 200, "usage", "--by", "model", str(logs))
+    assert (code, err) == (0, UNPRICED)
+    assert lines == [
+        'usage by model',
+        '┏━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━┓',
+        '┃ model             ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ off-peak ┃ unpriced ┃',
+        '┡━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩',
+        '│ claude-sonnet-4-5 │        9 │         80 │                    │      59072 │        9404 │    199 │ ≥$0.0562 │ ≥$0.2087 │      n/a │        1 │',
+        '│ claude-sonnet-4-6 │        2 │         20 │ 8927 ($0.0308)     │       8896 │        9086 │     30 │  $0.0373 │  $0.0545 │      n/a │          │',
+        '│ deepseek-v4-flash │        4 │        748 │                    │        640 │           0 │     68 │  $0.0003 │  $0.0005 │  $0.0002 │          │',
+        '│ total             │       15 │        848 │ 8927 ($0.0308)     │      68608 │       18490 │    297 │ ≥$0.0938 │ ≥$0.2636 │ ≥$0.0936 │        1 │',
+        '└───────────────────┴──────────┴────────────┴────────────────────┴────────────┴─────────────┴────────┴──────────┴──────────┴──────────┴──────────┘',
+        '2 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower bound (unpriced requests left out), $?: no request priced; tokens: sums over the 14 request(s)',
+        'with usage logged (?: none logged)',
+    ]
+
+
+# -- 2. off-peak only where a provider has a peak window -------------------------------------------
+
+@needs_corpus
+def test_usage_of_a_claude_session_has_no_off_peak(monkeypatch, capsys, logs: Path) -> None:
+    log = str(logs / C1.name)
+    code, lines, err = _run(monkeypatch, capsys, 200, "usage", log)
+    assert (code, err) == (0, UNPRICED)
+    assert lines[2] == ("┃ session                                      ┃ requests ┃ cache miss ┃ lost tokens (cost) ┃ "
+                        "cache read ┃ cache write ┃ output ┃     cost ┃ no cache ┃ unpriced ┃")
+    code, out, err = invoke(monkeypatch, capsys, "usage", log, "--json")
+    table = json.loads(out)
+    assert [sorted(row) for row in (*table["rows"], table["totals"]) if "off_peak_cost_usd" in row] == []
+    assert (table["totals"]["cost_usd"]["total"], table["totals"]["no_cache_cost_usd"]) == (0.0934629, 0.263109)
+    # CSV keeps its columns: the off-peak cell is empty, as an unknown is
+    code, lines, err = _run(monkeypatch, capsys, 80, "usage", log, "--format", "csv")
+    assert lines == [
+        "table,session,requests,cache miss,lost tokens,lost cost,cache read,cache write,output,cost,no cache,"
+        "off-peak,unpriced",
+        "usage by session,session-514c4bc2-e0ec-419e-84d4-2f666d536239,11,100,8927,0.03079065,67968,18490,229,"
+        "0.0934629,0.263109,,1",
+        "usage by session,total,11,100,8927,0.03079065,67968,18490,229,0.0934629,0.263109,,1"]
+
+
+@needs_corpus
+def test_usage_json_has_off_peak_for_deepseek_and_the_mixed_total(monkeypatch, capsys, logs: Path) -> None:
+    code, out, _ = invoke(monkeypatch, capsys, "usage", str(logs), "--json")
+    table = json.loads(out)
+    assert code == 0
+    assert [(row["key"], row.get("off_peak_cost_usd", "absent")) for row in table["rows"]] == [
+        ("session-sample-tools", 0.00015492), ("session-514c4bc2-e0ec-419e-84d4-2f666d536239", "absent")]
+    # the Claude session's requests cost off-peak what they cost: 0.0934629 + 0.00015492
+    assert table["totals"]["off_peak_cost_usd"] == 0.09361782
+    code, out, _ = invoke(monkeypatch, capsys, "usage", str(logs), "--json", "--by", "request")
+    rows = json.loads(out)["rows"]
+    assert [(row["window"], "off_peak_cost_usd" in row) for row in rows] == [
+        ("peak", True)] * 4 + [("standard", True)] + [("standard", False)] * 10  # #0: the unpriced title call ($?)
+    assert rows[4]["off_peak_cost_usd"] is None
+
+
+@needs_corpus
+def test_cache_says_all_off_peak_only_for_deepseek(monkeypatch, capsys, logs: Path) -> None:
+    code, lines, _ = _run(monkeypatch, capsys, 200, "cache", str(logs / C1.name))
+    assert lines[6] == ("with no cache ≥$0.2631; breaks cost $0.0308 (the part of the cost lost that breaks caused); "
+                        "1 request(s) unpriced (≥$: a sum over the priced ones only) (list prices, check your contract)")
+    code, lines, _ = _run(monkeypatch, capsys, 200, "cache", str(logs / "tools.jsonl"))
+    assert lines[6] == ("with no cache $0.0005; all off-peak $0.0002; breaks cost $0.0000 (the part of the cost lost "
+                        "that breaks caused) (list prices, check your contract)")
+    costs = []
+    for name in (C1.name, "tools.jsonl"):
+        code, out, _ = invoke(monkeypatch, capsys, "cache", str(logs / name), "--json")
+        costs.append(json.loads(out.splitlines()[0])["cost"])
+    assert [cost.get("off_peak_cost_usd", "absent") for cost in costs] == ["absent", 0.00015492]
+
+
+@needs_corpus
+def test_stats_shows_off_peak_only_where_a_model_has_a_window(monkeypatch, capsys, logs: Path,
+                                                               tmp_path: Path) -> None:
+    both, claude = str(tmp_path / "both.sqlite"), str(tmp_path / "claude.sqlite")
+    assert invoke(monkeypatch, capsys, "index", "--db", both, str(logs))[0] == 0
+    assert invoke(monkeypatch, capsys, "index", "--db", claude, str(logs / C1.name))[0] == 0
+    code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", both, "--json")
+    stats = json.loads(out)
+    assert (stats["cost"]["off_peak_cost_usd"], [(r["model"], r.get("off_peak_cost_usd", "absent"))
+                                                 for r in stats["cost_by_model"]]) == (
+        0.09361782, [("claude-sonnet-4-5", "absent"), ("claude-sonnet-4-6", "absent"), ("deepseek-v4-flash", 0.00015492)])
+    code, lines, _ = _run(monkeypatch, capsys, 200, "stats", "--db", both)
+    assert "│ all off-peak                                   │ ≥$0.0936                                  │" in lines
+    by_model = lines[lines.index("cost by model"):lines.index("what cache losses cost, by cause")]
+    assert [line for line in by_model if line[:1] in "┃│"] == [
+        "┃ model             ┃ requests ┃ cache miss $ ┃ cache read $ ┃ cache write $ ┃ output $ ┃  total $ ┃ "
+        "no cache $ ┃ off-peak $ ┃ breaks $ ┃ unpriced ┃",
+        "│ claude-sonnet-4-5 │        9 │     ≥$0.0002 │     ≥$0.0177 │      ≥$0.0353 │ ≥$0.0030 │ ≥$0.0562 │ "
+        "  ≥$0.2087 │        n/a │  $0.0000 │        1 │",
+        "│ claude-sonnet-4-6 │        2 │      $0.0001 │      $0.0027 │       $0.0341 │  $0.0004 │  $0.0373 │ "
+        "   $0.0545 │        n/a │  $0.0308 │          │",
+        "│ deepseek-v4-flash │        4 │      $0.0002 │   $0.0000038 │       $0.0000 │  $0.0001 │  $0.0003 │ "
+        "   $0.0005 │    $0.0002 │  $0.0000 │          │"]
+    code, out, _ = invoke(monkeypatch, capsys, "stats", "--db", claude, "--json")
+    stats = json.loads(out)
+    assert "off_peak_cost_usd" not in stats["cost"] and all("off_peak_cost_usd" not in r for r in stats["cost_by_model"])
+    code, lines, _ = _run(monkeypatch, capsys, 200, "stats", "--db", claude)
+    assert code == 0 and [line for line in lines if "off-peak" in line] == []
+
+
+@needs_corpus
+def test_check_markdown_says_n_a_for_the_claude_session(monkeypatch, capsys, logs: Path, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.chdir(logs.parent)
+    code, _, _ = invoke(monkeypatch, capsys, "check", "logs", "--markdown", str(summary))
+    assert code == 0
+    assert [line for line in summary.read_text().splitlines() if line.startswith("| ")] == [
+        "| status | log | session | requests | capture | breaks | hit ratio | cost | no cache | off-peak | findings |",
+        "| ✅ pass | logs/session-514c4bc2-e0ec-419e-84d4-2f666d536239.jsonl | session-514c4bc2-e0ec-419e-84d4-2f666d536239 "
+        "| 11 | none | 1 | 78.5% | ≥$0.0935 (breaks $0.0308) (1 unpriced) | ≥$0.2631 | n/a | 1 |",
+        "| ✅ pass | logs/tools.jsonl | session-sample-tools | 4 | none | 0 | 46.1% | $0.0003 | $0.0005 | $0.0002 | 1 |",
+        "| **total** | 2 log(s) | | 15 | | 1 | | ≥$0.0938 (breaks $0.0308) (1 unpriced) | ≥$0.2636 | ≥$0.0936 | 2 |"]
+    code, _, _ = invoke(monkeypatch, capsys, "check", "logs/" + C1.name, "--markdown", str(summary))
+    assert [line.rsplit(" | ", 3)[1:] for line in summary.read_text().splitlines() if line.startswith("| **total")] == [
+        ["≥$0.2631", "n/a", "1 |"]]
+
+
+@needs_corpus
+def test_the_report_page_has_no_off_peak_figure_for_a_claude_session(browser, logs: Path, tmp_path: Path,
+                                                                       monkeypatch, capsys) -> None:
+    from selenium.webdriver.common.by import By
+
+    for name, figures in ((C1.name, []), ("tools.jsonl", ["all off-peak $0.0002"])):
+        page = tmp_path / f"{name}.html"
+        code, _, _ = invoke(monkeypatch, capsys, "report", str(logs / name), "-o", str(page))
+        assert code == 0
+        browser.get(page.as_uri())
+        assert [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#overview tr[data-figure=off-peak]")] == figures
+
+
+# -- 3. --on-break: a hint when the command holds shell syntax -------------------------------------
+
+TAIL = "(run for the break at request #1 of session s; the watch goes on)"
+
+
+@pytest.mark.parametrize(("command", "hint"), [
+    (["false", ">>", "f;", "echo", "$HOME"],
+     " (hint: --on-break runs CMD without a shell, so '>>', 'f;', '$HOME' reach false as words: "
+     "give --on-break \"sh -c '...'\" to run it in a shell)"),
+    (["false", "|", "tee", "x", "&&", "y"],
+     " (hint: --on-break runs CMD without a shell, so '|', '&&' reach false as words: "
+     "give --on-break \"sh -c '...'\" to run it in a shell)"),
+    (["false", "a b;c", "--flag"], ""),  # a quoted word with a space: the user meant it as one
+    (["sh", "-c", "cat > /dev/null; exit 1"], ""),  # a shell reads its own syntax
+])
+def test_a_failed_run_with_shell_syntax_says_sh_c(capsys, command: list[str], hint: str) -> None:
+    hooks = _on_break._Hooks(command)
+    hooks.start(_request(1, 1e-7, verdict="break"))
+    hooks.wait(threading.Event())
+    hooks.end()
+    shown = " ".join(_on_break.shlex.quote(word) for word in command)
+    assert (hooks.failures, capsys.readouterr().err.splitlines()) == (
+        1, [f"error: --on-break {shown}: exited with status 1 {TAIL}{hint}"])

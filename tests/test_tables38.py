@@ -1,0 +1,163 @@
+"""Tables at 80 columns, issue 14 leftovers (session 38).
+
+Before: `sessions` at 80 columns left out "hit ratio" and "breaks" (at times "requests" too) so
+that a long title could keep 20 columns, wrapped over four lines; `check` at 80 columns left out
+its "log" column, so that a run over several logs did not say which row was which log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from _cli import invoke
+from dsh_audit.testing import LogBuilder
+
+# Three sessions as DSH names them, two with long titles: each a break (a system prompt change)
+# and a title call with no usage logged (so each cost is a lower bound).
+LONG = (
+    ("session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd",
+     "Make the sessions table keep its number columns at eighty columns", 1_800_000_000_000),
+    ("session-3c1f9e07-9b1c-4f00-a1b2-0123456789ab", "Fix the flaky test", 1_800_000_600_000),
+    ("session-d41b77a0-7f85-40fc-b7cf-82cfc177dcd7",
+     "Count the bullet lines in the README and say which ones are empty", 1_800_001_200_000),
+)
+
+
+def named_logs(paths: Iterable[object], width: int = 80) -> list[str]:
+    """The lines `check` prints under its table when it numbers its logs: ``log 1: PATH``, or, on a
+    terminal narrower than that line, ``log 1:`` and the path whole on a line of its own."""
+    lines: list[str] = []
+    for k, path in enumerate(paths, 1):
+        line = f"log {k}: {path}"
+        lines += [line] if len(line) <= width else [f"log {k}:", str(path)]
+    return lines
+
+
+@pytest.fixture
+def long_titles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A DSH home ($DSH_HOME) holding :data:`LONG`, ten minutes apart."""
+    for session_id, title, created in LONG:
+        b = LogBuilder(session_id=session_id, created_at=created, model="deepseek-v4-flash", system="S" * 4000)
+        for text, miss, read in (("one", 2000, 0), ("two", 100, 1920)):
+            with b.turn(text), b.step():
+                b.assistant(text, usage={"inputTokens": miss, "outputTokens": 10, "cacheReadTokens": read})
+        b.configure(system="T" * 4000)
+        with b.turn("three"), b.step():
+            b.assistant("three", usage={"inputTokens": 2100, "outputTokens": 10, "cacheReadTokens": 0})
+        b.title(title)
+        b.write_jsonl(tmp_path / "sessions" / "--home-dev-project--" / session_id / "session.jsonl", packed=False)
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _table(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], columns: int,
+           *args: str) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    assert (code, err) == (0, [])
+    return [line.rstrip() for line in out.splitlines()]
+
+
+def test_sessions_at_80_columns_keep_every_number_and_cut_long_titles(monkeypatch, capsys, long_titles):
+    """Every number kept: the titles give way, cut at their end (after a word where that keeps two
+    thirds of the room), on one line; "project" (no number) goes first."""
+    assert _table(monkeypatch, capsys, 80, "sessions") == [
+        "3 session(s), newest first",
+        "when (UTC)        title          reqs    hit  breaks      cost  id",
+        "─" * 80,
+        "2027-01-15 08:20  Count the…        4  31.4%       1  ≥$0.0013  session-d41b77a0",
+        "2027-01-15 08:10  Fix the flak…     4  31.4%       1  ≥$0.0013  session-3c1f9e07",
+        "2027-01-15 08:00  Make the…         4  31.4%       1  ≥$0.0013  session-86ef2d28",
+        "id: shortest unique prefix; title: cut to fit (--json for whole ids and titles)",
+        "narrow terminal: project not shown (widen it, or use --json)"]
+
+
+def test_sessions_whole_titles_in_json_and_at_200_columns(monkeypatch, capsys, long_titles):
+    import json
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = invoke(monkeypatch, capsys, "sessions", "--json")
+    assert [json.loads(line)["title"] for line in out.splitlines()] == [title for _, title, _ in reversed(LONG)]
+    assert _table(monkeypatch, capsys, 200, "sessions") == [
+        "3 session(s), newest first",
+        "┏━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳"
+        "━━━━━━━━━━┳━━━━━━━━━━━┳━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓",
+        "┃ when (UTC)       ┃ title                                                             ┃ project           ┃"
+        " requests ┃ hit ratio ┃ breaks ┃     cost ┃ id                                           ┃",
+        "┡━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇"
+        "━━━━━━━━━━╇━━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┩",
+        "│ 2027-01-15 08:20 │ Count the bullet lines in the README and say which ones are empty │ /home/dev/project │"
+        "        4 │     31.4% │      1 │ ≥$0.0013 │ session-d41b77a0-7f85-40fc-b7cf-82cfc177dcd7 │",
+        "│ 2027-01-15 08:10 │ Fix the flaky test                                                │ /home/dev/project │"
+        "        4 │     31.4% │      1 │ ≥$0.0013 │ session-3c1f9e07-9b1c-4f00-a1b2-0123456789ab │",
+        "│ 2027-01-15 08:00 │ Make the sessions table keep its number columns at eighty columns │ /home/dev/project │"
+        "        4 │     31.4% │      1 │ ≥$0.0013 │ session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd │",
+        "└──────────────────┴───────────────────────────────────────────────────────────────────┴───────────────────┴"
+        "──────────┴───────────┴────────┴──────────┴──────────────────────────────────────────────┘"]
+
+
+def test_sessions_wrap_a_title_between_its_words_where_it_has_20_columns(monkeypatch, capsys, long_titles):
+    """At 100 columns the titles keep 32 columns: wrapped, not cut, every number still there."""
+    assert _table(monkeypatch, capsys, 100, "sessions") == [
+        "3 session(s), newest first",
+        "when (UTC)        title                              reqs    hit  breaks      cost  id",
+        "─" * 100,
+        "2027-01-15 08:20  Count the bullet lines in the         4  31.4%       1  ≥$0.0013  session-d41b77a0",
+        "                  README and say which ones are",
+        "                  empty",
+        "2027-01-15 08:10  Fix the flaky test                    4  31.4%       1  ≥$0.0013  session-3c1f9e07",
+        "2027-01-15 08:00  Make the sessions table keep its      4  31.4%       1  ≥$0.0013  session-86ef2d28",
+        "                  number columns at eighty columns",
+        "id: shortest unique prefix (--json for whole ids)",
+        "narrow terminal: project not shown (widen it, or use --json)"]
+
+
+def _chat(path: Path, session_id: str) -> Path:
+    b = LogBuilder(session_id=session_id, created_at=1_800_000_000_000)
+    with b.turn("one"), b.step():
+        b.assistant("one", usage={"inputTokens": 100, "outputTokens": 5, "cacheReadTokens": 0})
+    return b.write_jsonl(path, packed=False)
+
+
+def test_check_at_80_columns_numbers_its_logs_and_names_each_whole(monkeypatch, capsys, tmp_path):
+    """Before: "narrow terminal: log not shown". Each log is its number in the table, its path whole
+    under it: on the line of its number, or on a line of its own when that is wider than the terminal."""
+    monkeypatch.chdir(tmp_path)
+    long = Path("logs") / ("a-folder-name-long-enough-that-the-whole-line-is-wider-than-eighty" + "-columns")
+    logs = [_chat(Path("logs") / "first" / "session.jsonl", "session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd"),
+            _chat(long / "session.jsonl", "session-86ef2d28-9b1c-4f00-a1b2-0123456789ab")]
+    lines = _table(monkeypatch, capsys, 80, "check", *map(str, logs))
+    assert lines == [
+        "dsh-audit check",
+        "status  log  session                reqs  breaks   hit       cost  findings",
+        "─" * 75,
+        "ok        1  session-86ef2d28-6e7a     1       0  0.0%  $0.000036         1",
+        "ok        2  session-86ef2d28-9b1c     1       0  0.0%  $0.000036         1",
+        "session: shortest unique prefix of its id (--json for whole ids)",
+        "narrow terminal: capture not shown (widen it, or use --json)",
+        *named_logs(logs),
+        "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing",
+        "(policy: defaults)"]
+    assert lines[-4:-2] == ["log 2:", str(long / "session.jsonl")]  # the path whole on its own line
+    # one log: no column of numbers, the log named under the table
+    assert _table(monkeypatch, capsys, 60, "check", str(logs[0]))[1:9] == [
+        "status  session           reqs  breaks       cost  findings",
+        "─" * 59,
+        "ok      session-86ef2d28     1       0  $0.000036         1",
+        "session: shortest unique prefix of its id (--json for whole",
+        "ids)",
+        "narrow terminal: capture, hit ratio not shown (widen it, or",
+        "use --json)",
+        "log: logs/first/session.jsonl"]
+    # wide enough: the paths whole in the column (the ids shortened before a path is numbered), nothing under it
+    wide = _table(monkeypatch, capsys, 200, "check", *map(str, logs))
+    assert [line.split("│")[2:4] for line in wide[4:6]] == [
+        [f" {logs[0]}{' ' * (len(str(logs[1])) - len(str(logs[0])))} ", " session-86ef2d28-6e7a "],
+        [f" {logs[1]} ", " session-86ef2d28-9b1c "]]
+    assert wide[7:] == ["session: shortest unique prefix of its id (--json for whole ids)",
+                        "PASSED: 2 log(s), 2 request(s), 0 error(s), 0 warning(s), 2 info, 0 failing "
+                        "(policy: defaults)"]
