@@ -228,6 +228,11 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     appears later is compared then; one that grows past the followed file, or outlives it, is
     followed from the request where the other stopped: no request is printed or counted twice.
 
+    The watch reads the logs alone, never a capture: a request whose log holds no usage (a title
+    call, a torn tail) costs "$?" and the summary's cost is a lower bound ("≥$"), where `usage` and
+    `cache` price it from a wire.jsonl found beside the log (`usage --no-capture` gives the watch's
+    numbers).
+
     \b
     Example:
         dsh-audit watch
