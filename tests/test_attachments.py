@@ -98,7 +98,7 @@ def test_attachments_names_the_store_of_a_copied_log(named: str, tmp_path: Path,
     shutil.copyfile(log, copy)
     code, out, err = render(monkeypatch, capsys, str(copy), "1")
     assert (code, out) == (2, "")
-    assert err == [f"error: {copy} seq 19: the request carries image content; its bytes live in DSH's attachment "
+    assert err == [f"error: {copy}:21 seq 19: the request carries image content; its bytes live in DSH's attachment "
                    "store, not in the log (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]
     assert render(monkeypatch, capsys, str(copy), "1", "--attachments", str(tmp_path / named)) == (0, BODY, [])
     assert ATTACHMENTS_ENV not in os.environ  # the command's setting ends with it
@@ -143,7 +143,7 @@ def test_a_missing_object_leaves_the_request_unrendered(tmp_path: Path, monkeypa
     found.unlink()
     code, out, err = render(monkeypatch, capsys, str(log), "1")
     assert (code, out) == (2, "")
-    assert err == [f"error: {log} seq 19: no bytes supplied for image attachment {KEY!r} (hint: DSH's attachment "
+    assert err == [f"error: {log}:21 seq 19: no bytes supplied for image attachment {KEY!r} (hint: DSH's attachment "
                    f"store {root} has no such object: point --attachments DIR at the store that has it)"]
     code, out, _ = invoke(monkeypatch, capsys, "cache", str(log), "--json", "--attachments", str(root))
     assert code == 0  # the session is still accounted: the request's prompt is the log's JSON
@@ -158,7 +158,7 @@ def test_a_corrupt_object_is_refused_as_dsh_refuses_it(tmp_path: Path, monkeypat
                "not the digest that names it")
     code, out, err = render(monkeypatch, capsys, str(log), "1")
     assert (code, out) == (2, "")
-    assert err == [f"error: {log} seq 19: {message} (hint: {HINT})"]
+    assert err == [f"error: {log}:21 seq 19: {message} (hint: {HINT})"]
     with pytest.raises(AttachmentError) as caught:
         AttachmentStore(root)[KEY]
     assert (caught.value.message, caught.value.dsh_code, caught.value.hint) == (message, "ATTACHMENT_CORRUPT", HINT)
@@ -290,7 +290,7 @@ def test_a_dsh_fixture_renders_its_inline_image(tmp_path: Path, monkeypatch, cap
     log.write_text((INLINE / "session.jsonl").read_text("utf-8").replace('"{{tools}}"', "[]"), "utf-8")
     code, out, err = render(monkeypatch, capsys, str(log), "0", "--lenient")
     assert (code, out) == (2, "")
-    assert err == [f"error: {log} seq 4: the request carries image content; its bytes live in DSH's attachment "
+    assert err == [f"error: {log}:6 seq 4: the request carries image content; its bytes live in DSH's attachment "
                    "store, not in the log (hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]
     assert f"sha256:{hashlib.sha256(raw).hexdigest()}" in log.read_text("utf-8")  # the id the log names
     store_object(tmp_path / "home" / "attachments" / "v1", raw, hashlib.sha256(raw).hexdigest())

@@ -137,7 +137,7 @@ def test_a_contradicted_route_on_an_api_without_renderer_is_unknown(api: str, tm
     seq = next(e["seq"] for e in map(json.loads, log.read_text("utf-8").splitlines())
                if e.get("type") == "assistant/message")
     assert invoke(monkeypatch, capsys, "render", str(log), "0") == (
-        2, "", [f"error: {log}: " + _UNKNOWN.format(seq=seq, api=api)])
+        2, "", [f"error: {log}:7 seq 5: " + _UNKNOWN.format(seq=seq, api=api)])
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0", "--adapter", "responses")
     assert (code, err, json.loads(out)["model"]) == (0, [], "gpt-4o")  # what the hint offers works
     route = open_session(log).route(open_session(log).requests[0])

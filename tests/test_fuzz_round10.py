@@ -395,7 +395,7 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
     ("responses: a 100,000-character call id", lambda t, m: _resp(t, "cache", "--json", call_id="c" * 100000 + "|f"),
      0, []),
     ("responses: an image of an odd media type, no bytes", lambda t, m: _resp(t, "render", "0", media="image/x\x1b[2J"),
-     2, ["error: {T}/s/session.jsonl seq 4: the log holds only a reference to image '" + PNG_ID + "' (mediaType "
+     2, ["error: {T}/s/session.jsonl:6 seq 4: the log holds only a reference to image '" + PNG_ID + "' (mediaType "
          "'image/x\\x1b[2J', 12 bytes), not the bytes pi-ai sends as base64: DSH reads them from its attachment store "
          "(hint: read the bytes from DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"]),
     ("prices: 100,000 levels", lambda t, m: _priced(t, '{"providers":' + "[" * 100000 + "]" * 100000 + "}"),

@@ -162,7 +162,7 @@ _NO_FACTS = ("no pi-ai model facts for {}: a hand-declared route's models are de
 def test_a_provider_no_catalog_names_is_a_hand_declared_route(provider, model, shown, tmp_path, monkeypatch, capsys):
     log = _pi_log(tmp_path / "s" / "session.jsonl", provider, model)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
-    assert (code, out, err) == (2, "", [f"error: {log} seq 5: " + _NO_FACTS.format(shown)])  # the header's seq
+    assert (code, out, err) == (2, "", [f"error: {log}:7 seq 5: " + _NO_FACTS.format(shown)])  # the header's seq
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
     assert (code, err, [json.loads(line)["session_id"] for line in out.splitlines()]) == (0, [], ["s-pi"])
 
@@ -174,8 +174,9 @@ def test_a_model_a_catalog_provider_has_not_is_named_escaped(model, shown, tmp_p
                   "anthropic-messages" if provider == "anthropic" else "openai-completions")
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out, len(err)) == (2, "", 1)
-    assert err[0].startswith(f"error: {log} seq 5: no pi-ai model facts for {provider}/{shown}: pi-ai 0.82.1's catalog "
-                             f"has no such {provider} model, and the log does not record a model's facts (hint: ")
+    assert err[0].startswith(f"error: {log}:7 seq 5: no pi-ai model facts for {provider}/{shown}: pi-ai 0.82.1's "
+                             f"catalog has no such {provider} model, and the log does not record a model's facts "
+                             "(hint: ")
 
 
 @pytest.mark.parametrize("model", ["__proto__", "constructor"])
@@ -183,9 +184,9 @@ def test_a_catalog_provider_on_another_api_than_its_catalog_entry_is_refused(mod
     log = _pi_log(tmp_path / "s" / "session.jsonl", "openai", model)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out, len(err)) == (2, "", 1)
-    assert err[0].startswith(f"error: {log}: request 1 cannot be rendered: unknown route: provider 'openai': pi-ai's "
-                             "replay envelope at seq 12 shows api 'openai-completions' but pi-ai's catalog says "
-                             "'openai-responses'; ")
+    assert err[0].startswith(f"error: {log}:7 seq 5: request 1 cannot be rendered: unknown route: provider 'openai': "
+                             "pi-ai's replay envelope at seq 12 shows api 'openai-completions' but pi-ai's catalog "
+                             "says 'openai-responses'; ")
     code, out, err = invoke(monkeypatch, capsys, "usage", str(log))
     assert (code, err) == (0, [f"warning: 2 request(s) unpriced: no price for model '{model}' (provider openai: give "
                                f"--prices FILE a [providers.openai.models.{model}] table of cache_miss, cache_read "

@@ -122,7 +122,7 @@ def test_every_catalog_provider_renders_or_names_its_format(provider, model, api
     if api in _RENDERED:
         assert (code, err, json.loads(out)["model"]) == (0, [], model)
     else:
-        assert (code, out, err) == (2, "", [f"error: {log}: " + _NO_FORMAT.format(api)])
+        assert (code, out, err) == (2, "", [f"error: {log}:7 seq 5: " + _NO_FORMAT.format(api)])
     code, out, err = invoke(monkeypatch, capsys, "cache", "--json", str(log))
     assert (code, err, [json.loads(line)["session_id"] for line in out.splitlines()]) == (0, [], ["s-pi"])
 
@@ -147,7 +147,8 @@ def test_a_model_of_several_providers_is_routed_by_the_provider_named(provider, 
     if catalog_api is None:
         assert (code, err, json.loads(out)["model"]) == (0, [], "claude-fable-5")
     else:
-        assert (code, out, err) == (2, "", [f"error: {log}: " + _CONFLICT.format(p=provider, a=api, c=catalog_api)])
+        assert (code, out, err) == (2, "", [f"error: {log}:7 seq 5: "
+                                            + _CONFLICT.format(p=provider, a=api, c=catalog_api)])
 
 
 @pytest.mark.parametrize("value", ["1e308", "-1", "0", "1e400", "null", '"x\\u001b[2J"', "1" + "0" * 5000, "[1]",
@@ -167,7 +168,7 @@ def test_a_max_tokens_of_the_wrong_type_is_one_error(value, kind, tmp_path, monk
     log = _pi_log(tmp_path / "s" / "session.jsonl", "openai", "gpt-4o", "openai-responses", max_tokens=value)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out, err) == (2, "", [
-        f"error: {log} seq 5: the call's maxTokens is a JSON {kind}, not a number; dsh-audit cannot work out the "
+        f"error: {log}:7 seq 5: the call's maxTokens is a JSON {kind}, not a number; dsh-audit cannot work out the "
         "output cap pi-ai sends from it (hint: the log was edited or damaged; `dsh-audit validate` lists what else "
         "is wrong in it)"])
 

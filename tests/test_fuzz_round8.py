@@ -194,7 +194,7 @@ def test_an_attachment_reference_is_never_a_path(tmp_path, monkeypatch, capsys):
     obj.write_bytes(PNG)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out) == (2, "")
-    assert err == [f"error: {log} seq 19: no bytes supplied for image attachment 'sha256:../../../../etc/passwd' "
+    assert err == [f"error: {log}:21 seq 19: no bytes supplied for image attachment 'sha256:../../../../etc/passwd' "
                    f"(hint: DSH's attachment store {obj.parents[2]} has no such object: point --attachments DIR at "
                    "the store that has it)"]  # render has no --capture: its hint does not name it
 
@@ -214,7 +214,7 @@ def test_an_attachment_object_that_is_no_image_file_is_never_read_whole(tmp_path
     assert (code, out, len(err)) == (2, "", 1)
     what = {"fifo": "is a FIFO, not a file", "dev-zero": "is a character device, not a file",
             "sparse": f"holds {33 << 20} bytes, more than the {32 << 20}-byte bound of an image"}[kind]
-    assert err[0].startswith(f"error: {log} seq 19: attachment object {obj} {what}")
+    assert err[0].startswith(f"error: {log}:21 seq 19: attachment object {obj} {what}")
     code, _, err = invoke(monkeypatch, capsys, "cache", str(log), "--json")
     assert code == 0
 

@@ -129,7 +129,7 @@ def test_a_tool_call_id_or_name_that_is_not_a_string_is_one_error_line(
     pi-ai normalises ids and measures names as strings: DSH could not have sent the request."""
     log = edited(C3, tmp_path, line, path, value)
     assert render(monkeypatch, capsys, log, index, C3) == (
-        2, "", [f"error: {log} seq {seq}: {what} is {shown}, not a string; {THROW} {DAMAGED}"])
+        2, "", [f"error: {log}:{line} seq {seq}: {what} is {shown}, not a string; {THROW} {DAMAGED}"])
     code, _, err = invoke(monkeypatch, capsys, "check", str(log), "--routes", routes(C3))
     assert code in (0, 1)
     assert not [line for line in err if "unexpected" in line]
@@ -141,7 +141,7 @@ def test_a_tool_result_whose_call_id_is_a_list_in_a_title_call_is_one_error_line
     result = {"type": "tool-result", "toolCallId": [1], "content": [{"type": "text", "text": "x"}]}
     log = edited(C3, tmp_path, 14, "data/messages/0/content", [result])
     assert render(monkeypatch, capsys, log, "0", C3) == (
-        2, "", [f"error: {log} seq 12: a tool result's toolCallId is a JSON array, not a string; {THROW} {DAMAGED}"])
+        2, "", [f"error: {log}:14 seq 12: a tool result's toolCallId is a JSON array, not a string; {THROW} {DAMAGED}"])
 
 
 # c1 line 14 is the title call (seq 12, request 0); line 12 the first request/header (seq 10).
@@ -151,7 +151,7 @@ def test_a_system_prompt_that_is_not_a_string_is_one_error_line(tmp_path, monkey
     """Before: AttributeError ('float' object has no attribute 'isascii'), exit 3 in redact."""
     log = edited(C1, tmp_path, 14, "data/system", value)
     assert render(monkeypatch, capsys, log, "0", C1) == (
-        2, "", [f"error: {log} seq 12: the system prompt is a JSON {shown}, not a string; {THROW} {DAMAGED}"])
+        2, "", [f"error: {log}:14 seq 12: the system prompt is a JSON {shown}, not a string; {THROW} {DAMAGED}"])
     code, _, err = invoke(monkeypatch, capsys, "usage", "--by", "request", str(log), "--routes", routes(C1))
     assert (code, [line for line in err if "unexpected" in line]) == (0, [])
 
@@ -173,7 +173,7 @@ def test_a_falsy_system_prompt_is_left_out_as_pi_ai_does(tmp_path, monkeypatch, 
 def test_a_header_tool_of_the_wrong_type_is_one_error_line(tmp_path, monkeypatch, capsys, path, value, message):
     """Before: TypeError (unhashable type: 'list') in the Anthropic renderer, exit 3 in redact."""
     log = edited(C1, tmp_path, 12, path, value)
-    assert render(monkeypatch, capsys, log, "1", C1) == (2, "", [f"error: {log} seq 10: {message} {DAMAGED}"])
+    assert render(monkeypatch, capsys, log, "1", C1) == (2, "", [f"error: {log}:12 seq 10: {message} {DAMAGED}"])
     code, _, err = invoke(monkeypatch, capsys, "cache", str(log), "--routes", routes(C1))
     assert (code, [line for line in err if "unexpected" in line]) == (0, [])
 
@@ -226,8 +226,8 @@ def test_a_max_tokens_that_is_not_a_number_is_one_error_line(tmp_path, monkeypat
     """Before: TypeError ('<' not supported between instances of 'int' and 'str') in the clamp."""
     log = edited(C3, tmp_path, line, path, value)
     assert render(monkeypatch, capsys, log, index, C3) == (
-        2, "", [f"error: {log} seq {seq}: the call's maxTokens is a JSON {shown}, not a number; dsh-audit cannot "
-                f"work out the output cap pi-ai sends from it {DAMAGED}"])
+        2, "", [f"error: {log}:{line} seq {seq}: the call's maxTokens is a JSON {shown}, not a number; dsh-audit "
+                f"cannot work out the output cap pi-ai sends from it {DAMAGED}"])
     code, _, err = invoke(monkeypatch, capsys, "cache", str(log), "--routes", routes(C3))
     assert (code, [line for line in err if "unexpected" in line]) == (0, [])
 

@@ -94,3 +94,26 @@ def test_ctrl_c_with_two_jobs_exits_130_in_one_line(tmp_path: Path, long_log: Pa
     while _group(process.pid) and time.monotonic() < deadline:  # tracker ends as its pipe closes)
         time.sleep(0.05)
     assert _group(process.pid) == []
+
+
+def test_a_stopped_pool_leaves_no_manager_thread_for_the_exit() -> None:
+    """The rare traceback after ``aborted`` (``OSError: handle is closed`` in ``threading._shutdown``):
+    a pool stopped early left its manager thread closing its wake-up pipe while the interpreter's
+    exit (``concurrent.futures.process._python_exit``) wrote to it. ``_stop`` returns once that
+    thread has ended, so the exit finds only closed pipes and no thread to wake."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import process as futures_process
+
+    from dsh_audit.runner._pool import _stop, _worker_start
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_start)
+    futures = [pool.submit(time.sleep, 30) for _ in range(3)]
+    manager = pool._executor_manager_thread
+    assert manager is not None and manager.is_alive()
+    _stop(pool)
+    assert not manager.is_alive()
+    assert [wakeup._closed for thread, wakeup in futures_process._threads_wakeups.items() if thread is manager] \
+        in ([], [True])
+    assert all(future.done() for future in futures)

@@ -194,7 +194,7 @@ def test_a_catalog_route_in_a_format_dsh_audit_does_not_write_is_a_known_route_w
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0", "--routes", routes)
     assert (code, out) == (2, "")
     assert err == [
-        f"error: {log}: request 0 cannot be rendered: a known route with no wire format: the route "
+        f"error: {log}:7 seq 5: request 0 cannot be rendered: a known route with no wire format: the route "
         f"configuration (--routes); dsh-audit renders no '{api}' bodies (it renders anthropic-messages, "
         "openai-completions, openai-responses and DeepSeek chat completions) (hint: no option renders it: DSH sent "
         "it in a format dsh-audit does not write, and --adapter would write another)"]

@@ -286,6 +286,6 @@ def test_tool_call_arguments_too_deep_to_parse_are_refused_not_a_crash(tmp_path,
     assert [row["prompt_source"] for row in json.loads(out)["timeline"]] == ["wire:anthropic", "json"]
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1", "--adapter", "anthropic")
     assert (code, out) == (2, "")
-    assert err == [f"error: {log} seq 16: a tool call's arguments nest JSON objects or arrays too deep for dsh-audit "
-                   "to parse; DSH's JSON.parse reads them, so the body it sent cannot be rebuilt (hint: the request "
-                   "is compared as log JSON where a view needs its prompt)"]
+    assert err == [f"error: {log}:18 seq 16: a tool call's arguments nest JSON objects or arrays too deep for "
+                   "dsh-audit to parse; DSH's JSON.parse reads them, so the body it sent cannot be rebuilt (hint: "
+                   "the request is compared as log JSON where a view needs its prompt)"]

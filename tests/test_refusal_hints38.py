@@ -174,10 +174,10 @@ def _header_place(log: Path) -> tuple[int, int]:
 def test_an_effort_the_route_does_not_offer_names_the_header_and_the_options(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     log, routes = _pi_chat(tmp_path, effort="high")
-    _, seq = _header_place(log)
+    line, seq = _header_place(log)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "-1", "--routes", str(routes))
     assert (code, out, err) == (2, "", [
-        f"error: {log} seq {seq}: pi-ai model local-openai/local-coder does not support reasoning effort 'high' "
+        f"error: {log}:{line} seq {seq}: pi-ai model local-openai/local-coder does not support reasoning effort 'high' "
         "(hint: DSH's pi-ai adapter refuses it too, unless the route offers the level: declare it in the model's "
         "reasoningEfforts (providers.local-openai.models[].reasoningEfforts) in the file given as --routes FILE, "
         "or force another wire format with --adapter)"])
@@ -191,9 +191,36 @@ def test_an_effort_the_route_does_not_offer_names_the_header_and_the_options(
 def test_a_stop_option_names_the_header_and_the_options(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     log, routes = _pi_chat(tmp_path, effort=None, stop=True)
-    _, seq = _header_place(log)
+    line, seq = _header_place(log)
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "-1", "--routes", str(routes))
     assert (code, out, err) == (2, "", [
-        f"error: {log} seq {seq}: llm-pi-ai does not support a stop option (hint: DSH's pi-ai adapter refuses it "
-        "too; if DSH sent the request on another route, --routes FILE (DSH's llm-pi-ai route configuration) names "
+        f"error: {log}:{line} seq {seq}: llm-pi-ai does not support a stop option (hint: DSH's pi-ai adapter refuses "
+        "it too; if DSH sent the request on another route, --routes FILE (DSH's llm-pi-ai route configuration) names "
         "its api, or force another wire format with --adapter)"])
+
+
+def test_an_unknown_route_names_the_header_line_and_seq(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    b = LogBuilder(session_id="s-gw", provider="my-gateway", model="m", system="Sys.", tools=[],
+                   reasoning_effort=None, max_tokens=1000)
+    with b.turn("Hi."):
+        with b.step():
+            reply(b, "deepseek-official", "m", "openai-completions", "Hello.")
+    log = tmp_path / "gateway.jsonl"
+    text = "".join(t + "\n" for t in b.lines(packed=False)).replace('"replayState"', '"replay"')  # no evidence
+    log.write_text(text.replace('"provider":"my-gateway","model":"m","replay',
+                                '"provider":"deepseek-official","model":"m","replay'), "utf-8")
+    line, seq = _header_place(log)
+    code, out, err = invoke(monkeypatch, capsys, "render", str(log), "-1")
+    assert (code, out, err) == (2, "", [
+        f"error: {log}:{line} seq {seq}: request 0 cannot be rendered: unknown route: provider 'my-gateway': the log "
+        "shows no message from its adapter; pass --routes FILE (DSH's llm-pi-ai route configuration) or --adapter "
+        "(hint: pass --routes FILE with the route configuration DSH had, or force a wire format with --adapter "
+        "deepseek|anthropic|openai|responses)"])
+
+
+def test_a_deepseek_effort_refusal_names_the_header_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _mutated(tmp_path, 6, _config(lambda c: c.__setitem__("reasoningEffort", "extreme")))
+    code, out, err = invoke(monkeypatch, capsys, "render", str(path), "1")
+    assert (code, out, err) == (2, "", [f"error: {path}:8 seq 6: DeepSeek does not support reasoning effort 'extreme'"])

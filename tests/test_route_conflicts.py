@@ -324,7 +324,7 @@ def test_an_envelope_whose_api_contradicts_its_route_is_unrendered_naming_both(t
         ("unmatched", "no captured loop send of this session left")]
     render = CliRunner().invoke(cli, ["render", str(path), "0"])
     assert render.exit_code != 0 and render.exception is not None
-    assert str(render.exception) == (f"{path}: request 0 cannot be rendered: unknown route: {reason} "
+    assert str(render.exception) == (f"{path}:7 seq 5: request 0 cannot be rendered: unknown route: {reason} "
                                      "(hint: pass --routes FILE with the route configuration DSH had, or force a "
                                      "wire format with --adapter deepseek|anthropic|openai|responses)")
     # a route file that agrees with the envelope settles it (it then supplies the model facts)

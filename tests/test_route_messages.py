@@ -119,7 +119,7 @@ def test_a_hand_declared_route_still_needs_its_base_url(tmp_path, monkeypatch, c
 def test_a_model_the_catalog_lacks_is_named_as_such(tmp_path, monkeypatch, capsys) -> None:
     log = one_turn(tmp_path / "future.jsonl", "anthropic", "claude-future-9", "anthropic-messages")
     assert invoke(monkeypatch, capsys, "render", str(log), "0") == (2, "", [
-        f"error: {log} seq 5: no pi-ai model facts for anthropic/claude-future-9: pi-ai 0.82.1's catalog has no such "
+        f"error: {log}:7 seq 5: no pi-ai model facts for anthropic/claude-future-9: pi-ai 0.82.1's catalog has no such "
         "anthropic model, and the log does not record a model's facts (hint: declare the model with --routes FILE "
         "(DSH's llm-pi-ai route configuration: providers.anthropic.models, with its contextWindow, maxTokens and "
         "reasoningEfforts), or record the log in a DSH home (<home>/sessions/...) and declare the route in "
@@ -136,8 +136,8 @@ def test_an_api_without_a_renderer_is_a_known_route_that_no_option_renders(tmp_p
     reason = (f"pi-ai's replay envelope at seq {seq}; dsh-audit renders no 'google-generative-ai' bodies (it renders "
               "anthropic-messages, openai-completions, openai-responses and DeepSeek chat completions)")
     assert invoke(monkeypatch, capsys, "render", str(log), "0") == (2, "", [
-        f"error: {log}: request 0 cannot be rendered: a known route with no wire format: {reason} (hint: no option "
-        "renders it: DSH sent it in a format dsh-audit does not write, and --adapter would write another)"])
+        f"error: {log}:7 seq 5: request 0 cannot be rendered: a known route with no wire format: {reason} (hint: "
+        "no option renders it: DSH sent it in a format dsh-audit does not write, and --adapter would write another)"])
     session = open_session(log)
     assert session.route(session.requests[0]).no_wire_format
     with pytest.raises(RenderError) as caught:
@@ -151,7 +151,7 @@ def test_an_unknown_route_offers_every_adapter(tmp_path, monkeypatch, capsys) ->
     log.write_text(text.replace('"provider":"my-gateway","model":"deepseek-v4-flash","replay',
                                 '"provider":"deepseek-official","model":"deepseek-v4-flash","replay'), "utf-8")
     assert invoke(monkeypatch, capsys, "render", str(log), "0") == (2, "", [
-        f"error: {log}: request 0 cannot be rendered: unknown route: provider 'my-gateway': the log shows no "
+        f"error: {log}:7 seq 5: request 0 cannot be rendered: unknown route: provider 'my-gateway': the log shows no "
         "message from its adapter; pass --routes FILE (DSH's llm-pi-ai route configuration) or --adapter (hint: "
         "pass --routes FILE with the route configuration DSH had, or force a wire format with --adapter "
         "deepseek|anthropic|openai|responses)"])
@@ -212,13 +212,13 @@ def test_renders_image_hint_names_no_capture(tmp_path, monkeypatch, capsys) -> N
     log = one_turn(tmp_path / "pics.jsonl", "anthropic", "claude-sonnet-4-5", "anthropic-messages",
                    prompt=[{"type": "text", "text": "Look:"}, image])
     assert invoke(monkeypatch, capsys, "render", str(log), "0") == (2, "", [
-        f"error: {log} seq 4: the log holds only a reference to image {PNG_ID!r} (mediaType 'image/png', 12 bytes), "
+        f"error: {log}:6 seq 4: the log holds only a reference to image {PNG_ID!r} (mediaType 'image/png', 12 bytes), "
         "not the bytes pi-ai sends as base64: DSH reads them from its attachment store (hint: read the bytes from "
         "DSH's attachment store with --attachments DIR (<DSH_HOME>/attachments/v1))"])
     store = tmp_path / "store" / "attachments" / "v1"
     (store / "objects").mkdir(parents=True)
     assert invoke(monkeypatch, capsys, "render", str(log), "0", "--attachments", str(store)) == (2, "", [
-        f"error: {log} seq 4: no bytes supplied for image attachment {PNG_ID!r} (hint: DSH's attachment store "
+        f"error: {log}:6 seq 4: no bytes supplied for image attachment {PNG_ID!r} (hint: DSH's attachment store "
         f"{store} has no such object: point --attachments DIR at the store that has it)"])
 
 

@@ -246,8 +246,9 @@ def test_a_model_pi_ai_lacks_is_settled_by_its_own_envelope_only(
         ("openai", "pi-ai's catalog entry of github-copilot/gpt-4.1")]
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "1")
     assert (code, out, err) == (2, "", [
-        f"error: {log}: request 1 cannot be rendered: unknown route: {reason} (hint: pass --routes FILE with the "
-        "route configuration DSH had, or force a wire format with --adapter deepseek|anthropic|openai|responses)"])
+        f"error: {log}:22 seq 20: request 1 cannot be rendered: unknown route: {reason} (hint: pass --routes FILE "
+        "with the route configuration DSH had, or force a wire format with --adapter "
+        "deepseek|anthropic|openai|responses)"])
     # diff: the other requests pair and match; this one is unrendered, never a false 'different'
     captured = []
     for index, path in ((0, "/v1/messages"), (1, "/chat/completions"), (2, "/chat/completions")):

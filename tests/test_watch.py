@@ -420,7 +420,11 @@ def test_watch_follows_new_replaced_truncated_broken_and_deleted_logs(tmp_path: 
         got = lines.until(lambda x: x["type"] == "error")
         lines_read = chat.read_bytes().count(b"\n")
         assert got == [{**got[0], "type": "error", "path": str(second),
-                        "message": f"{second}:{lines_read + 1}: the log was deleted while it was watched"}]
+                        "message": f"{second}:{lines_read + 1}: the log was deleted while it was watched "
+                                   "(hint: its requests shown stay counted; a file written at its path is read "
+                                   "from its first byte, and its session written again elsewhere under the watched "
+                                   "paths goes on where it stopped; with --polling, --rescan sets how often it is "
+                                   "looked for)"}]
         time.sleep(0.3)  # each is reported once, not at every look (a dozen looks when polling, one with notifications)
         assert lines.items.empty()
     finally:

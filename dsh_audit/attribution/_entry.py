@@ -29,6 +29,7 @@ from ..session import (
     Session,
     SessionGroup,
     attachment_warnings,
+    evidence_observer,
     open_group,
     rounds,
     routes_from,
@@ -238,13 +239,7 @@ def attribute_log(log: SessionLog, *, adapter: str | None = "auto", bodies: Bodi
                        bodies=bodies if bodies is not None else Bodies(config, log=log.path), routes=routes,
                        declared=config.apis if config is not None else None, forget=True)
     attributor = _Attributor([session], adapter=adapter, parent=parent)
-    collector = EvidenceCollector(evidence, frozenset())
-
-    def observe_all(event: Event) -> None:
-        collector.on_event(event)
-        routes.on_event(event)
-        if observe is not None:
-            observe(event)
+    observe_all = evidence_observer(EvidenceCollector(evidence, frozenset()), routes, observe)
 
     def tapped(requests: Iterable[Request]) -> Iterator[Request]:
         for request in requests:

@@ -318,7 +318,12 @@ class _Parser:
         far make always holds an alias of this one: the earlier ones were checked alone)."""
         for key, name, model, period in self.aliases:
             if period.billed_as not in self.providers[name].models:
-                raise self.fail(f"{key}.billed_as", f"no model {period.billed_as!r} in the price table")
+                # a model of another provider: its rates are not this provider's (no alias across providers)
+                others = [other for other, table in self.providers.items() if period.billed_as in table.models]
+                raise self.fail(f"{key}.billed_as", (
+                    f"{period.billed_as!r} is a model of provider {', '.join(others)}, not of {name}: "
+                    f"billed_as names a model of the same provider ({name})") if others
+                    else f"no model {period.billed_as!r} in the price table")
             if period.billed_as == model:  # never a price: every request of it would be unpriced
                 raise self.fail(f"{key}.billed_as", "names the model itself; give its rates instead")
         for name in dict.fromkeys(name for _, name, _, _ in self.aliases):

@@ -22,7 +22,8 @@ if typing.TYPE_CHECKING:
     from ._bodies import (AlignedCapture, align_capture, captured_bodies, session_captures, unreadable_capture,
                           usage_capture)
     from ._compare import RequestDiff, compare_capture, gate_ok
-    from ._find import CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, find_capture, held_sessions
+    from ._find import (CAPTURE_NAME, CAPTURE_SEARCH_LEVELS, NO_CAPTURE_ENV, capture_for, capture_state,
+                        captures_ignored, find_capture, held_sessions)
     from ._loaders import LOADERS, CaptureLoader, CaptureRead, load_capture, read_capture, sniff_capture
     from ._types import CAPTURE_KINDS, COMPACTION_PREFIX, TITLE_PREFIX, CapturedRequest, classify, last_user_text
 
@@ -43,7 +44,9 @@ __all__ = [
     "align",
     "align_capture",
     "capture_for",
+    "capture_state",
     "captured_bodies",
+    "captures_ignored",
     "classify",
     "compare_capture",
     "find_capture",
@@ -75,7 +78,9 @@ _LAZY = {
     "align": "._align",
     "align_capture": "._bodies",
     "capture_for": "._find",
+    "capture_state": "._find",
     "captured_bodies": "._bodies",
+    "captures_ignored": "._find",
     "classify": "._types",
     "compare_capture": "._compare",
     "find_capture": "._find",

@@ -198,7 +198,7 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     files: dict[str, Path] = {}
     for path, members in by_capture.items():
         try:
-            pairs = _pairs(members, path, aligned)
+            pairs = _pairs(members, path, aligned, found=capture is None)
         except CaptureError as exc:
             if capture is None:  # found: optional evidence, left out with a warning (--no-capture ignores it)
                 _leave_out(exc, members)
@@ -220,10 +220,28 @@ def session_captures(sessions: Sequence[Session], capture: str | os.PathLike[str
     return bodies, files
 
 
-def _pairs(members: Sequence[Session], path: Path, aligned: AlignedCapture | None) -> Sequence[Pairing]:
+def _pairs(members: Sequence[Session], path: Path, aligned: AlignedCapture | None, *,
+           found: bool = False) -> Sequence[Pairing]:
     """The pairings of ``members`` with the capture at ``path``: ``aligned``'s when it is that
-    capture and its read said nothing, else the capture loaded (a torn tail is an error) and aligned."""
-    if aligned is not None and aligned.path == path and not aligned.said:
+    capture and its read said nothing, else the capture loaded (a torn tail is an error) and aligned.
+    A capture ``found`` beside the logs is used as ``check`` uses it: its torn tail is said among
+    the warnings of ``members`` (``wire.jsonl: torn tail: ...``, as a log's) and the rest compared,
+    as it was priced from (:func:`usage_capture`)."""
+    if aligned is not None and aligned.path == path and (found or not aligned.said):
+        if found:
+            _say(aligned.said, members)
         return aligned.pairs(members)
-    captures: list[CapturedRequest] = load_capture(path)
+    said: list[str] | None = [] if found else None
+    captures: list[CapturedRequest] = load_capture(path, warnings=said)
+    _say(said or (), members)
     return align([r for s in members for r in s.requests], captures, routes=route_apis(members))
+
+
+def _say(said: Iterable[str], sessions: Iterable[Session]) -> None:
+    """Say each of ``said`` (what a found capture's read said: a torn tail) among the warnings of
+    each of ``sessions``, once."""
+    sessions = list(sessions)
+    for told in said:
+        for session in sessions:
+            if told not in session.warnings:
+                session.warnings.append(told)

@@ -11,35 +11,46 @@ requests too: alignment matches requests by their session id header and reports 
 foreign, which never fails. And it may hold none of a log's requests (one ``wire.jsonl`` above
 many sessions, recorded for one of them): a found capture is the capture only of the sessions it
 holds requests of (:func:`held_sessions`); for every other log it is no capture, as when none is
-found. A capture given with ``--capture`` is every log's. With ``--no-capture`` (the environment
+found. So a nearer ``wire.jsonl`` that holds none of a log's requests (empty, or whose requests all
+name other sessions) does not hide a farther one within the same four folders that may: the search
+goes on past it (:func:`find_capture`). A capture given with ``--capture`` is every log's. With ``--no-capture`` (the environment
 variable :data:`NO_CAPTURE_ENV` set for the command, so worker processes see it too), none is
 found: every log is read alone, unless one is given.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from ..errors import DshAuditError
 
 if TYPE_CHECKING:
     from ..replay import Request
     from ._types import CapturedRequest
 
-__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "NO_CAPTURE_ENV", "capture_for", "find_capture", "held_sessions"]
+__all__ = ["CAPTURE_NAME", "CAPTURE_SEARCH_LEVELS", "NO_CAPTURE_ENV", "capture_for", "capture_state", "captures_ignored",
+           "find_capture", "held_sessions"]
 
 CAPTURE_NAME = "wire.jsonl"
 CAPTURE_SEARCH_LEVELS = 4
-#: Set (to anything but empty or ``0``) by ``--no-capture``: no capture is looked for beside a log.
+#: Set by ``--no-capture``: no capture is looked for beside a log. Read as click reads a flag's
+#: variable (``DSH_AUDIT_<COMMAND>_NO_CAPTURE``): empty, 0, false, no, off (any case) leave captures on.
 NO_CAPTURE_ENV = "DSH_AUDIT_NO_CAPTURE"
+_FALSE = frozenset({"", "0", "false", "f", "no", "n", "off"})
 
 
 def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
     """The ``wire.jsonl`` beside ``log_path`` or up to four folders above it, or None (always with
     ``--no-capture``: :data:`NO_CAPTURE_ENV`): the nearest
     one there is, whatever it is (a dangling link or a FIFO is not passed over for one further
-    up, which would be compared in its place; reading it says what is wrong). It is named
+    up, which would be compared in its place; reading it says what is wrong), unless it holds none
+    of the log's requests (no request, or each names another session) and one further up may:
+    then the nearest of those (a log's capture is never hidden by another session's). It is named
     from ``log_path`` as given (relative when that is: :func:`_as_typed`); the folders searched are
     those above the log's resolved path.
 
@@ -47,17 +58,98 @@ def find_capture(log_path: str | os.PathLike[str]) -> Path | None:
         >>> find_capture("/nonexistent/session.jsonl") is None
         True
     """
-    if os.environ.get(NO_CAPTURE_ENV, "") not in ("", "0"):  # --no-capture: found ones are ignored
+    if captures_ignored():  # --no-capture: found ones are ignored
         return None
+    found: list[tuple[int, Path]] = []
     folder = Path(os.path.realpath(log_path)).parent  # resolve() raises on a symlink loop; this does not
     for level in range(CAPTURE_SEARCH_LEVELS + 1):
         candidate = folder / CAPTURE_NAME
         if os.path.lexists(candidate):  # not a file (a dangling link, a FIFO): its loader says why, once
-            return _as_typed(log_path, level, candidate)
+            found.append((level, candidate))
         if folder.parent == folder:
             break
         folder = folder.parent
-    return None
+    if not found:
+        return None
+    if len(found) > 1:  # a nearer one holding none of this log's requests does not hide a farther one
+        session = _log_session(log_path)
+        for level, candidate in found:
+            if session is None or not _holds_none(candidate, session):
+                return _as_typed(log_path, level, candidate)
+    level, candidate = found[0]  # the nearest, when every one holds none (it is said as the one found)
+    return _as_typed(log_path, level, candidate)
+
+
+def captures_ignored() -> bool:
+    """Whether found captures are ignored (``--no-capture``: :data:`NO_CAPTURE_ENV` set to a true value).
+
+    Example:
+        >>> captures_ignored() in (True, False)
+        True
+    """
+    return os.environ.get(NO_CAPTURE_ENV, "").strip().lower() not in _FALSE
+
+
+def capture_state(log_path: str | os.PathLike[str] | None, given: str | os.PathLike[str] | None) -> str:
+    """What the capture a log is compared with is, for a record's options (an index re-reads a log
+    when it changes): the capture ``given`` (``--capture``), else the one found beside ``log_path``
+    (:func:`find_capture`; not looked for when ``log_path`` is None), by path, size and mtime_ns
+    (``-1`` when it cannot be stat'ed), ``none`` when there is none, and ``ignored`` with ``--no-capture``.
+
+    Example:
+        >>> capture_state(None, None) in ("none", "ignored")
+        True
+    """
+    if given is not None:
+        path: Path | None = Path(os.path.abspath(given))
+    elif captures_ignored():
+        return "ignored"
+    else:
+        path = None if log_path is None else find_capture(log_path)
+    if path is None:
+        return "none"
+    try:
+        info = os.stat(path)
+        size, mtime_ns = info.st_size, info.st_mtime_ns
+    except OSError:
+        size = mtime_ns = -1
+    return f"{os.path.realpath(path)}:{size}:{mtime_ns}"
+
+
+def _log_session(log_path: str | os.PathLike[str]) -> str | None:
+    """The session id in the header of the log at ``log_path``; None when it has none that can be read."""
+    from ..log import read_header  # here: naming a capture needs no log reader unless two are found
+
+    header = read_header(log_path)
+    return None if header is None else header.id
+
+
+def _holds_none(candidate: Path, session: str) -> bool:
+    """Whether the capture at ``candidate`` surely holds none of the requests of session
+    ``session``: it holds no request, or each of its requests names another session (DSH's session
+    header). One that cannot be read, or a request naming no session (paired by route and order),
+    may hold them: not passed over."""
+    try:
+        info = os.stat(candidate)
+    except OSError:
+        return False
+    named = _named_sessions(os.path.realpath(candidate), info.st_size, info.st_mtime_ns)
+    return named is not None and session not in named
+
+
+@functools.lru_cache(maxsize=64)
+def _named_sessions(path: str, size: int, mtime_ns: int) -> frozenset[str] | None:
+    """The session ids the requests of the capture at ``path`` name (keyed by its size and mtime_ns:
+    read once while it is unchanged); None when it cannot be read or a request names none."""
+    from ._loaders import load_capture  # here: the loaders are read only when two captures are found
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        named = [request.session_id for request in load_capture(path, warnings=[])]
+    except (DshAuditError, OSError, ValueError):
+        return None
+    return None if any(n is None for n in named) else frozenset(n for n in named if n is not None)
 
 
 def _as_typed(log_path: str | os.PathLike[str], level: int, found: Path) -> Path:

@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import UsageError
+from ..errors import DshAuditError, UsageError
 from ._common import echo_warning
 from ._logs import one_log
 
 if TYPE_CHECKING:
+    from ..log import Event
     from ..replay import Request
-    from ..session import RouteEvidence
+    from ..session import EventLines, RouteEvidence
 
-__all__ = ["REQUEST_INDEX", "RequestCommand", "no_such_request", "one_request", "request_position"]
+__all__ = ["REQUEST_INDEX", "RequestCommand", "at_line", "no_such_request", "one_request", "request_position"]
 
 # A negative request index (``-1``), which click would otherwise read as an option: ASCII digits
 # only (``\d`` would take ``-١``, an Arabic-Indic one).
@@ -93,9 +94,11 @@ def request_position(index: int, count: int) -> int | None:
     return position if 0 <= position < count else None
 
 
-def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tuple[str, Request, RouteEvidence]:
+def one_request(path: str, index: int, *, lenient: bool, max_version: int,
+                lines: EventLines | None = None) -> tuple[str, Request, RouteEvidence]:
     """Replay the one session log at ``path``: its file, its request ``index``, and what the log
-    shows of each provider's adapter (for the request's route).
+    shows of each provider's adapter (for the request's route); ``lines``, when given, is filled
+    with each event's line (to place a later refusal of the request at its seq's line).
 
     The log's warnings go to stderr. Raises the log's own error when it cannot be replayed, and
     UsageError when ``path`` is not exactly one log or ``index`` is not one of its requests. A
@@ -125,8 +128,14 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
         found, count = None, 0
         last: deque[Request] = deque(maxlen=min(max(-index, 1), sys.maxsize))  # no log has more
         routes = RouteEvidence()
+
+        def observe(event: Event) -> None:
+            routes.on_event(event)
+            if lines is not None:
+                lines.add(event.seq, event.line)
+
         try:
-            for request in iter_requests(opened, observe=routes.on_event):
+            for request in iter_requests(opened, observe=observe if lines is not None else routes.on_event):
                 if request.index == index:
                     found = request
                 last.append(request)
@@ -139,6 +148,26 @@ def one_request(path: str, index: int, *, lenient: bool, max_version: int) -> tu
     if found is None:
         raise no_such_request(index, count, log)
     return str(log), found, routes
+
+
+def at_line(error: DshAuditError, lines: EventLines) -> DshAuditError:
+    """``error`` placed at the line of its seq, by ``lines`` (:func:`one_request`'s), when it names
+    a seq but no line (a renderer, or a route, knows the event it refuses, not the line the read
+    found it on); returns it. Every refusal of the one request is told ``PATH:LINE seq N: ...``.
+
+    Example:
+        >>> from dsh_audit.session import EventLines
+        >>> lines = EventLines()
+        >>> for seq, line in [(0, 2), (1, 3), (2, 3)]:
+        ...     lines.add(seq, line)
+        >>> str(at_line(UsageError("refused", path="s.jsonl", seq=2), lines))
+        's.jsonl:3 seq 2: refused'
+        >>> str(at_line(UsageError("refused", path="s.jsonl", line=9, seq=2), lines))  # the raiser's line stays
+        's.jsonl:9 seq 2: refused'
+    """
+    if error.line is None and error.seq is not None:
+        error.line = lines.get(error.seq)
+    return error
 
 
 def no_such_request(index: int, count: int, log: Path) -> UsageError:

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ..log import open_regular
 from ..report.terminal import page_listing, terminal_text
-from ..session import attachment_store, request_route, routes_from, routes_hint, window_conflicts
+from ..session import EventLines, attachment_store, request_route, routes_from, routes_hint, window_conflicts
 from ..wire import ADAPTERS, DEFAULT_HARNESS_VERSION, make_renderer
 from ._common import EXIT_OK, echo_note, echo_warning
 from ._logs import log_progress, one_log
-from ._one_request import REQUEST_INDEX, RequestCommand, one_request
+from ._one_request import REQUEST_INDEX, RequestCommand, at_line, one_request
 from ._options import ADAPTER_CHOICES, adapter_option, attachments_option, lenient_option, pager_option, routes_option
+
+if TYPE_CHECKING:
+    from ..replay import Request
+    from ..session import RouteEvidence
+    from ..wire import PiRoutes, WireRequest
 
 __all__ = ["render_command"]
 
@@ -58,6 +63,48 @@ def _without_capture(error: DshAuditError) -> DshAuditError:
     return error
 
 
+def _wire(log_path: str, request: Request, evidence: RouteEvidence, *, adapter: str, config: PiRoutes | None,
+          routed: bool, harness_version: str, instruction_file: str | None) -> WireRequest:
+    """The wire request ``request`` of the log at ``log_path`` sends, by its route (``evidence``, and
+    ``config``: the route configuration, given as --routes when ``routed``) or the ``adapter`` forced.
+
+    Raises the refusal of a request that cannot be rendered with the seq it is about (the request's
+    own: its header's, else its first chunk's, when the route is what refuses it), and the usage
+    errors of the options.
+    """
+    route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
+                          declared=config.apis if config is not None else None)
+    # The request's place: its header's (whose config names the route), else its first chunk's.
+    seq = request.header_seq if request.header_seq is not None else request.first_chunk_seq
+    if route.no_wire_format:
+        raise UsageError(f"request {request.index} cannot be rendered: a known route with no wire format: "
+                         f"{route.because}", path=log_path, seq=seq,
+                         hint="no option renders it: DSH sent it in a format dsh-audit does not write, and "
+                              "--adapter would write another")
+    if route.adapter is None:
+        raise UsageError(f"request {request.index} cannot be rendered: unknown route: {route.because}", path=log_path,
+                         seq=seq, hint="pass --routes FILE with the route configuration DSH had, or force a wire "
+                                       f"format with --adapter {'|'.join(ADAPTER_CHOICES)}")
+    adapter = route.adapter
+    if adapter not in ADAPTERS:
+        raise UsageError(f"the {adapter!r} renderer is not installed in this build",
+                         hint="known adapters: " + ", ".join(sorted(ADAPTERS)))
+    options: dict[str, Any] = {"version": harness_version} if adapter == "deepseek" else \
+        {"models": config.models} if config is not None else {}
+    renderer = make_renderer(adapter, **options)
+    instruction = _read_instruction(instruction_file)
+    call_options: dict[str, Any] = {"compaction_instruction": instruction} if instruction is not None else {}
+    try:
+        images = attachment_store(log_path)
+        if images is not None:
+            call_options["images"] = images
+        return renderer.render(request, **call_options)
+    except DshAuditError as exc:
+        if not routed and exc.hint:  # the recorded home's layer too, as check and diff name it
+            exc.hint = routes_hint(log_path, exc.hint)
+        raise _without_capture(exc).located(path=log_path) from None
+
+
 @click.command("render", cls=RequestCommand)
 @click.argument("path", type=click.Path(readable=False))
 @click.argument("index", type=REQUEST_INDEX)
@@ -91,40 +138,18 @@ def render_command(path: str, index: int, adapter: str, with_headers: bool, inst
     """
     config = routes_from(routes)
     log = one_log(path)
+    event_lines = EventLines()  # each event's line: a refusal of the request names its seq's line
     with log_progress([log], label="render"):
-        log_path, request, evidence = one_request(str(log), index, lenient=lenient, max_version=max_version)
+        log_path, request, evidence = one_request(str(log), index, lenient=lenient, max_version=max_version,
+                                                  lines=event_lines)
     config = config if routes is not None else routes_from(None, log=log_path)  # the log's DSH home's, if any
     for warning in (*config.notes, *window_conflicts(evidence, config)) if config is not None else ():
         echo_warning(warning)  # the home layers taken and what they leave open; where the log contradicts them
-    route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
-                          declared=config.apis if config is not None else None)
-    if route.no_wire_format:
-        raise UsageError(f"request {request.index} cannot be rendered: a known route with no wire format: "
-                         f"{route.because}", path=log_path,
-                         hint="no option renders it: DSH sent it in a format dsh-audit does not write, and "
-                              "--adapter would write another")
-    if route.adapter is None:
-        raise UsageError(f"request {request.index} cannot be rendered: unknown route: {route.because}", path=log_path,
-                         hint="pass --routes FILE with the route configuration DSH had, or force a wire "
-                              f"format with --adapter {'|'.join(ADAPTER_CHOICES)}")
-    adapter = route.adapter
-    if adapter not in ADAPTERS:
-        raise UsageError(f"the {adapter!r} renderer is not installed in this build",
-                         hint="known adapters: " + ", ".join(sorted(ADAPTERS)))
-    options: dict[str, Any] = {"version": harness_version} if adapter == "deepseek" else \
-        {"models": config.models} if config is not None else {}
-    renderer = make_renderer(adapter, **options)
-    instruction = _read_instruction(instruction_file)
-    call_options: dict[str, Any] = {"compaction_instruction": instruction} if instruction is not None else {}
     try:
-        images = attachment_store(log_path)
-        if images is not None:
-            call_options["images"] = images
-        wire = renderer.render(request, **call_options)
+        wire = _wire(log_path, request, evidence, adapter=adapter, config=config, routed=routes is not None,
+                     harness_version=harness_version, instruction_file=instruction_file)
     except DshAuditError as exc:
-        if routes is None and exc.hint:  # the recorded home's layer too, as check and diff name it
-            exc.hint = routes_hint(log_path, exc.hint)
-        raise _without_capture(exc).located(path=log_path) from None
+        raise at_line(exc, event_lines) from None
     terminal = sys.stdout.isatty()  # before the pager takes stdout: the body is shown escaped there too
     page_listing()  # on a terminal: the pager, before the first line
     if with_headers:

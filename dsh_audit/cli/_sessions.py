@@ -6,11 +6,13 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import click
 
 from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, summary_group
 from ..errors import DshAuditError
+from ..log import copy_name, copy_notes, preferred, read_once
 from ..report import dumps_line
 from ..report.terminal import (Amount, listing_format, print_table, progress_callback, rows_fit, short_ids,
                                stdout_text, table_cell)
@@ -188,7 +190,7 @@ def sessions_command(paths: tuple[str, ...], as_json: bool, lenient: bool, max_v
             else:
                 summaries.append(replace(item, notes=(*item.notes, *shared),
                                          warnings=tuple(w for w in item.warnings if not _is_note(w))))
-    ordered = newest_first(summaries)
+    ordered = newest_first(_read_once(summaries, logs))
     if sort == "cost":  # stable: equal costs stay newest first
         ordered.sort(key=_costliest)
     _note_copies(ordered)
@@ -403,6 +405,28 @@ def _title_cut(title: str, width: int) -> str:
     if at >= room * 2 // 3:
         head = head[:at]
     return head.rstrip() + mark
+
+
+def _read_once(summaries: list[SessionSummary], logs: Sequence[object]) -> list[SessionSummary]:
+    """``summaries`` with a session found in several files listed once, as ``latest`` and a
+    session id read it (the one rule of copies, :func:`~dsh_audit.log.read_once`, over the files
+    whose header names the session, in discovery's order): the file read, with the note naming the
+    copies left out. Files of one session that differ otherwise stay, each listed (:func:`_note_copies`)."""
+    place = {str(log): at for at, log in enumerate(logs)}
+    files: dict[str, list[str]] = {}
+    for summary in summaries:
+        sid = summary.session_id
+        if sid and not (sid.startswith("{{") and sid.endswith("}}")) and copy_name(Path(summary.path)) is not None:
+            files.setdefault(sid, []).append(summary.path)
+    dropped: set[str] = set()
+    for paths in files.values():
+        if len(paths) > 1:
+            paths.sort(key=lambda path: place.get(path, len(place)))
+            _read, left = read_once(paths, rank=lambda path: preferred(Path(path)))
+            dropped.update(copy for _, copy, _why in left)
+            for note in copy_notes(left, files=len(paths)):
+                echo_note(note)
+    return [summary for summary in summaries if summary.path not in dropped]
 
 
 def _note_copies(summaries: list[SessionSummary]) -> None:

@@ -8,7 +8,8 @@ from functools import partial
 
 import click
 
-from ..cache import USAGE_GROUPS, Costs, SessionLedger, UsageRow, UsageTable, ledger_group, load_prices, usage_table
+from ..cache import (USAGE_GROUPS, Costs, SessionLedger, UsageRow, UsageTable, from_capture, ledger_group, load_prices,
+                     usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
@@ -270,6 +271,9 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
                         activity=_last_activity(ledgers) if by in _BY_SESSION else None, losses=accounting)
     if as_json:
         click.echo(dumps_line(table.to_json(failed=failed)))
+        for reason, count in table.unpriced.items():  # the capture's, on stderr as cache and sessions --json
+            if from_capture(reason):                   # say them (the JSON holds every reason)
+                echo_warning(f"{count} request(s) unpriced: {reason}")
         _echo_window_note(len(ledgers), table.total, since, until)
         _echo_capture_notes(table.total)
         echo_caveats(prices)  # stderr: the JSON has no place for notes

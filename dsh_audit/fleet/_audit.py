@@ -19,7 +19,7 @@ from typing import Any
 
 from .._spool import RowSpool
 from ..attribution import SessionAttribution, Transition, attribute_opened
-from ..capture import capture_for
+from ..capture import capture_for, capture_state
 from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, Tokens, account_log, cache_report,
                      given_capture, given_usage, iso_utc, load_prices, session_ledger, usd_total)
 from ..errors import DshAuditError
@@ -86,18 +86,22 @@ def code_fingerprint() -> str:
 
 def options_key(*, lenient: bool, max_version: int, attribution: bool, cache: bool, prices: PriceBook,
                 routes: str | None = None, capture: str | None = None,
-                zero_data_retention: bool | None = None) -> str:
+                zero_data_retention: bool | None = None, log: str | None = None) -> str:
     """The reading and analysis options a record was made with, the price table it was priced with,
     the route file (``routes``: a fingerprint of its text) its requests were routed by, the capture
-    given for every log (``capture``: its path), the OpenAI organization's Zero Data Retention
+    it was compared with (:func:`dsh_audit.capture.capture_state`: the one given for every log,
+    ``capture``, or, for the log at ``log``, the one found beside it; by path, size and mtime_ns, or
+    ``none``; ``ignored`` with ``--no-capture``), the OpenAI organization's Zero Data Retention
     status when stated, the wire format ``$DSH_AUDIT_ADAPTER`` forces on every request
     (:func:`~dsh_audit.session.forced_adapter`), and the build of dsh-audit that made it
     (:func:`code_fingerprint`); a change re-indexes the file."""
     forced = forced_adapter()
+    state = capture_state(log, capture)
+    compared = log is not None or capture is not None or state == "ignored"  # found: known only with the log
     return (f"lenient={int(lenient)};max_version={max_version};attribution={int(attribution)};cache={int(cache)};"
             f"prices={prices.fingerprint}" + (f";routes={routes}" if routes is not None else "")
             + (f";adapter={forced}" if forced is not None else "")
-            + (f";capture={capture}" if capture is not None else "")
+            + (f";capture={state}" if compared else "")
             + (f";zdr={int(zero_data_retention)}" if zero_data_retention is not None else "")
             + f";code={code_fingerprint()}")
 
@@ -201,7 +205,7 @@ def _base(path: str, *, lenient: bool, max_version: int, attribution: bool, cach
     return {"path": path, "size": size, "mtime_ns": mtime_ns,
             "options": options_key(lenient=lenient, max_version=max_version, attribution=attribution, cache=cache,
                                    prices=prices, routes=routes, capture=capture,
-                                   zero_data_retention=zero_data_retention)}
+                                   zero_data_retention=zero_data_retention, log=path)}
 
 
 def audit_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False, max_version: int = 4,

@@ -228,8 +228,9 @@ def _read_copy(absolute: str) -> sqlite3.Connection:
 
 
 def _stored_version(connection: sqlite3.Connection, location: str, *, create: bool) -> str | None:
-    """The schema version the index holds (None: a new, empty file); a UsageError (the connection
-    closed) for a database of another program, or (without ``create``) an empty one."""
+    """The schema version the index holds (None: a new file, or one that holds no row); a
+    UsageError (the connection closed) for a database of another program, (without ``create``) an
+    empty one, or one whose rows come with no schema version (its ``meta`` row deleted)."""
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "meta" not in tables and (tables or not create):
         connection.close()  # another program's database, or (for stats) an empty one: leave it alone
@@ -238,6 +239,15 @@ def _stored_version(connection: sqlite3.Connection, location: str, *, create: bo
                          hint="give another --db file, or build one with `dsh-audit index PATH --db FILE`")
     row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
         if "meta" in tables else None
+    quoted = ('"' + table.replace('"', '""') + '"' for table in sorted(tables))
+    if row is None and any(connection.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+                           for table in quoted):
+        # rows, and no version that says what they are (the row deleted, or written by another
+        # program): read as any version, they would be summed wrong; one that holds no row is new
+        # (a first `index` run stopped before it wrote the version)
+        connection.close()
+        raise UsageError("not a dsh-audit index of a version this release reads: its meta table holds no "
+                         "schema_version", path=location, hint=_MOVE_HINT)
     return None if row is None else str(row[0])
 
 

@@ -133,7 +133,7 @@ def _options(path: str, *, routes: str | None, given: bool, **options: Any) -> s
     """The options the row of the log at ``path`` is made with (:func:`options_key`): the route
     file's fingerprint (``routes``) when one is ``given``, else that of the log's home patch layer
     (:func:`dsh_audit.session.home_routes_key`), as :func:`audit_group` keys its records."""
-    return options_key(routes=routes if given else home_routes_key(path), **options)
+    return options_key(routes=routes if given else home_routes_key(path), log=path, **options)
 
 
 def _fingerprint(routes: str | None) -> str | None:

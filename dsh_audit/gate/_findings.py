@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._shell import shell_word
+from ..capture import captures_ignored
 from ..session import EventLines, Failure, routes_hint
 from ..errors import DshAuditError, InputError
 from ..log import open_regular, parse_json
@@ -90,6 +91,23 @@ def _bundle_route_file(log: str) -> str | None:
     return os.path.join(os.path.dirname(log), name)
 
 
+def _no_capture() -> tuple[str, str | None]:
+    """DSH810's message and hint (None: the rule's) for a log compared with no capture:
+    found ones ignored (``--no-capture``: a wire.jsonl put beside it would be ignored too), else
+    none given or found (or the one found holds none of its requests, or was left out: said apart).
+
+    Example:
+        >>> _no_capture()[0] in ("no capture given or found beside the log (wire.jsonl)",
+        ...     "no capture given, and captures found beside the log are ignored (--no-capture)")
+        True
+    """
+    if captures_ignored():
+        return ("no capture given, and captures found beside the log are ignored (--no-capture)",
+                "pass --capture FILE; without --no-capture, a wire.jsonl beside the log or up to four folders above "
+                "it is compared")
+    return "no capture given or found beside the log (wire.jsonl)", None
+
+
 class Judge:
     """Builds findings for one policy: severity from the rule, ``fails`` from the policy, the hint
     the finding's own cause names (a render refusal's), else the rule's.
@@ -151,8 +169,8 @@ class Judge:
         the seq of its first chunk or step start (at least for each break's request)."""
         out = self._validation(validation, session_id)
         if capture is None:
-            out.append(self.finding("DSH810", "no capture given or found beside the log (wire.jsonl)",
-                                    path=path, session_id=session_id))
+            message, hint = _no_capture()
+            out.append(self.finding("DSH810", message, path=path, session_id=session_id, hint=hint))
         else:
             out += self._captures(path, rows, lines, capture)
         out += self._breaks(path, transitions, lines, seqs)

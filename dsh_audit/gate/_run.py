@@ -29,7 +29,7 @@ from ..cache import PriceBook, account_log, cache_report, load_prices
 from ..capture import capture_for, captured_bodies
 from ..errors import CaptureError, DshAuditError, MalformedRecordError, UsageError
 from ..importers import detect
-from ..log import SessionLog, discover
+from ..log import SessionLog, discover, foreign_refusal
 from ..replay import Request
 from ..runner import in_process
 from ..session import (Activity, Failure, RequestSpan, GroupResult, Session, open_group, rounds, routes_from,
@@ -209,10 +209,19 @@ def _validation_of(found: Sequence[Any] | None) -> Sequence[Any]:
     return found
 
 
-def _foreign(failure: Failure) -> bool:
-    """Whether a refused log is another agent's (Claude Code, Codex): check reads DSH logs only."""
+def _foreign(failure: Failure) -> DshAuditError | None:
+    """The refusal of a refused log that is another agent's (Claude Code, Codex), in the words every
+    command refuses it (:func:`dsh_audit.log.foreign_refusal`): check reads DSH logs only. Its first
+    line was refused, as damaged or as JSON that is no record (``{}``, ``null``: no DSH header
+    either); the records after it tell the format (:func:`detect`). None when it is no such log."""
     error = failure.error
-    return isinstance(error, MalformedRecordError) and error.line == 1 and detect(failure.path) not in (None, "dsh")
+    if not (isinstance(error, MalformedRecordError) and error.line == 1):
+        return None
+    kind = detect(failure.path)
+    if kind in (None, "dsh"):
+        return None
+    message, hint = foreign_refusal(kind)
+    return MalformedRecordError(message, path=failure.path, line=1, hint=hint)
 
 
 def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, prices: PriceBook,
@@ -243,8 +252,8 @@ def check_group(paths: Sequence[str | os.PathLike[str]], *, policy: Policy, pric
     foreign: DshAuditError | None = None
     for item in group.given:
         if isinstance(item, Failure):
-            if foreign is None and _foreign(item):
-                foreign = item.error
+            if foreign is None:
+                foreign = _foreign(item)
             checks[item.path] = checker.failed(item)
     for round_ in rounds([s for s in group.given if isinstance(s, Session)]):
         for check in checker.run_group(round_, group.ancestors, outline=outline):

@@ -3,23 +3,26 @@ note that says so. Discovery (:func:`~dsh_audit.log.discover`), a watch (``watch
 the index (``fleet/_copies.py``) decide by this module, so that every command reads the same file.
 
 The rule: files hold one session when their names say so (a session folder's name, DSH's layout),
-or, for exports (named as a user likes) of the same byte size, when their headers carry the same
-session id (a renamed export of another size is not opened for its id: see :func:`_by_header`). Of two files
-of one session, compared line by line (:func:`holds`), one with the same lines as the other is a
-copy (the one :func:`preferred` ranks lower, else the later), and one whose lines are the first
-lines of the other is a partial copy (an export taken earlier, renamed or not, compressed or not):
-the longer is read. Files that differ otherwise are all read. More than :data:`MAX_COPIES` files of
-one session are not compared at all.
+or, for logs of the same byte size (exports named as a user likes; for discovery, session folders
+of a DSH home copied under other names there), when their headers carry the same session id (a
+renamed log of a size no other has is not opened for its id: see :func:`_by_header`). Of files of
+one session, compared by their lines (:func:`read_once`, as :func:`holds` compares two), one with
+the same lines as another is a copy (the one :func:`preferred` ranks lower, else the later), and
+one whose lines are the first lines of another is a partial copy (an export taken earlier, renamed
+or not, compressed or not): the longer is read. Files that differ otherwise are all read. However
+many files one session is in, each is read at most twice to compare them (a digest of its lines;
+fuzz round 20: seven copies were listed seven times and ``latest`` refused them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from ..errors import DshAuditError
 from ._decode import TornTail, iter_lines
@@ -34,10 +37,10 @@ __all__ = ["COPY_NOTE", "Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "c
 SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
 LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
 
-#: The most files of one session compared with each other (a log, its export, a copy or two): more
-#: are not copies of one session (snapshot fixtures sharing an id), and comparing them two by two
-#: would read each of them as many times as there are others (fuzz round 8: 200 logs of one id took
-#: 159 s). Every caller counts the session's files, the one it holds included.
+#: The most stored logs of one session the index compares a log it stores with (``fleet/_copies.py``,
+#: which compares two files at a time). :func:`read_once` has no such limit: it reads each file of a
+#: session at most twice however many there are (comparing them two by two read each as many times
+#: as there are others: fuzz round 8, 200 logs of one id took 159 s).
 MAX_COPIES = 4
 
 SAME = "the same lines"
@@ -104,18 +107,22 @@ def holds(a: Path, b: Path) -> int | None:
     return 0
 
 
-def _by_header(found: Sequence[str]) -> set[str]:
+def _by_header(found: Sequence[str], *, renamed: bool) -> set[str]:
     """The logs of ``found`` that :func:`without_copies` groups by their headers' session ids: every
-    one when logs DSH keeps and logs outside its home are found together, else the exports whose
-    byte size another export has (a renamed whole copy says its session only in its header; ``stat``
-    opens no file). An export of a size no other has is opened once, by the command that reads it:
-    a renamed *partial* copy (an earlier export under another name) is therefore read as a session
-    of its own, so that every command opens each log once (issue 11's rule outranks finding it)."""
+    one when logs DSH keeps and logs outside its home are found together, else each export (with
+    ``renamed``, each log DSH keeps too) whose byte size another has (``stat`` opens no file): a
+    renamed whole copy, an export or a session folder of DSH's home copied under another name
+    there (DSH names a session's folder by its id), says its session only in its header, and its
+    bytes are its original's. A session folder copied out of a home is named as its copier likes,
+    and read as its own session (fuzz round 18). A log of a size no other has is opened
+    once, by the command that reads it: a renamed *partial* copy (an earlier export under another
+    name) is therefore read as a session of its own, so that every command opens each log once
+    (issue 11's rule outranks finding it)."""
     if len({in_layout(Path(path)) for path in found}) > 1:
         return set(found)
     by_size: dict[int, list[str]] = {}
     for path in found:
-        if not SESSION_NAME.match(Path(path).name):
+        if not SESSION_NAME.match(Path(path).name) or renamed and in_layout(Path(path)):
             try:
                 by_size.setdefault(os.stat(path).st_size, []).append(path)
             except OSError:  # read, and refused, as the log it is
@@ -140,18 +147,22 @@ def may_be_copies(found: Sequence[str]) -> set[str]:
     return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
 
 
-def without_copies(logs: list[_P]) -> tuple[list[_P], list[Copy[_P]]]:
+def without_copies(logs: list[_P], *, renamed: bool = False) -> tuple[list[_P], list[Copy[_P]]]:
     """``logs`` with each session read once (see the module docstring), and the files left out.
 
     Which files hold one session: in a DSH home (every log where DSH keeps it) or a session folder
     copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing is
     read); of exports, the session id of the header of each one whose size another has (one more
-    small read of its first line: a renamed whole copy has its own name); when files
-    in a DSH home and outside one are found together, the header of each. A child snapshot
-    (``session.1.jsonl``), which shares its parent's id, is never a copy."""
+    small read of its first line: a renamed whole copy has its own name), and with ``renamed``
+    (discovery) of every log of a DSH home whose size another has there too (a session folder
+    copied under another name in the home); when files in a DSH home and outside one are found
+    together, the header of each. A child snapshot (``session.1.jsonl``), which shares its
+    parent's id, is never a copy. A watch
+    (``watch/_copies.py``) groups without ``renamed``: it compares the files of one session in
+    session folders of other names itself, the file it follows first."""
     if len(logs) < 2:
         return logs, []
-    by_header = _by_header([os.fspath(log) for log in logs])
+    by_header = _by_header([os.fspath(log) for log in logs], renamed=renamed)
     named: dict[str, list[_P]] = {}
     for log in logs:
         if (folder := copy_name(Path(log))) is None:
@@ -166,26 +177,95 @@ def without_copies(logs: list[_P]) -> tuple[list[_P], list[Copy[_P]]]:
 
 
 def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], list[Copy[_P]]]:
-    """Of files that hold one session (in order), those read and those left out: of two with the
+    """Of files that hold one session (in order), those read and those left out: of files with the
     same lines the one ``rank`` puts higher (else the first), of two where one holds the other's
-    lines and more the longer. None is compared when there are more than :data:`MAX_COPIES`."""
-    if not 1 < len(group) <= MAX_COPIES:
+    lines and more the longer (of several that do, the longest, else the first); each copy left out
+    is paired with the file read in its place. As :func:`holds` compares two files, but however
+    many there are, each is read at most twice: once for a digest of its lines (and of its first
+    1, 2, 4, 8... lines), and once more only when a shorter file's digests say it may be the first
+    lines of this one; a file that cannot be read is read, as itself."""
+    if len(group) < 2:
         return group, []
-    kept: list[_P] = []
-    left: list[Copy[_P]] = []
-    for path in group:
-        for at, other in enumerate(kept):
-            relation = holds(Path(other), Path(path))
-            if relation is None:
-                continue
-            if relation == -1 or (relation == 0 and rank(path) > rank(other)):
-                kept[at], path, other = path, other, path
-            left.append((other, path, SAME if relation == 0 else LONGER))
-            break
-        else:
-            kept.append(path)
-    dropped = {copy for _read, copy, _why in left}
-    return [path for path in group if path not in dropped], left
+    prints = {at: _fingerprint(Path(path)) for at, path in enumerate(group)}
+    same: dict[tuple[int, bytes], list[int]] = {}
+    for at, found in prints.items():
+        if found is not None:
+            same.setdefault((found.lines, found.digest), []).append(at)
+    heads: dict[int, list[int]] = {}  # the file read of each set of files with the same lines: its copies
+    for ats in same.values():
+        head = max(ats, key=lambda at: (rank(group[at]), -at))
+        heads[head] = [at for at in ats if at != head]
+    final = _longer(group, {at: found for at, found in prints.items() if at in heads and found is not None})
+    left: list[tuple[int, int, str]] = []  # (the copy's place, the place of the file read instead, why)
+    for head, copies in heads.items():
+        read = final.get(head, head)
+        if read != head:
+            left.append((head, read, LONGER))
+        left.extend((copy, read, SAME if read == head else LONGER) for copy in copies)
+    left.sort()
+    dropped = {copy for copy, _read, _why in left}
+    return ([path for at, path in enumerate(group) if at not in dropped],
+            [(group[read], group[copy], why) for copy, read, why in left])
+
+
+class _Print(NamedTuple):
+    """A file's lines as :func:`read_once` compares them: how many (runs of blank lines as one, as
+    :func:`holds` counts them), a digest of all of them, and of the first 1, 2, 4, 8... of them."""
+
+    lines: int
+    digest: bytes
+    checkpoints: dict[int, bytes]
+
+
+def _digests(path: Path, at: set[int]) -> tuple[int, bytes, dict[int, bytes]] | None:
+    """The count of ``path``'s lines, the digest of all of them and that of its first N lines for
+    each N of ``at``; None when it cannot be read (its reading says why later)."""
+    state = hashlib.blake2b(digest_size=16)
+    found: dict[int, bytes] = {0: state.digest()} if 0 in at else {}
+    count = 0
+    try:
+        with open_regular(path) as stream:
+            for line in iter_lines(stream, os.fspath(path), []):
+                state.update(b"%d %d\n" % (line.count, len(line.raw)))
+                state.update(line.raw)
+                count += 1
+                if count in at:
+                    found[count] = state.copy().digest()
+    except (DshAuditError, OSError):
+        return None
+    return count, state.digest(), found
+
+
+def _fingerprint(path: Path) -> _Print | None:
+    """:class:`_Print` of ``path``, from one reading; None when it cannot be read."""
+    read = _digests(path, {1 << power for power in range(63)})
+    return None if read is None else _Print(*read)
+
+
+def _longer(group: Sequence[_P], prints: dict[int, _Print]) -> dict[int, int]:
+    """Of files with different lines (by their place in ``group``), which are the first lines of
+    another: each such file's place and the longest file holding it (the first of equal ones).
+    Only a longer file whose digest of its first N lines (N the largest power of two that a shorter
+    file's count reaches) is the shorter file's is read again, once for all the shorter ones."""
+    reaching: dict[tuple[int, bytes], list[int]] = {}  # a digest of the first N lines: the files that have it
+    for at, each in prints.items():
+        reaching.setdefault((0, b""), []).append(at)
+        for n, digest in each.checkpoints.items():
+            reaching.setdefault((n, digest), []).append(at)
+    wanted: dict[int, list[int]] = {}  # a longer file: the shorter files it may hold
+    for short, one in prints.items():
+        n = 1 << (one.lines.bit_length() - 1) if one.lines else 0
+        for long in reaching.get((n, one.checkpoints.get(n, b"")), []):
+            if prints[long].lines > one.lines:
+                wanted.setdefault(long, []).append(short)
+    final: dict[int, int] = {}
+    for long in sorted(wanted, key=lambda at: (-prints[at].lines, at)):  # the first holding a file is the longest
+        shorts = [short for short in wanted[long] if short not in final]
+        read = _digests(Path(group[long]), {prints[short].lines for short in shorts}) if shorts else None
+        for short in shorts if read is not None else []:
+            if read is not None and read[2].get(prints[short].lines) == prints[short].digest:
+                final[short] = long
+    return final
 
 
 def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None) -> list[str]:

@@ -8,10 +8,11 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ._copies import LOG_SUFFIXES, SESSION_NAME, copy_notes, without_copies
-from ._format import detect_format
+from ._format import begins_as_header, detect_format
 from ._outputs import open_regular
 from ._versions import canonical_generation
 
@@ -32,17 +33,23 @@ def looks_like_log(path: Path) -> bool:
     """Whether a file's first bytes are a DSH header line (plain) or a zstd frame."""
     try:
         with open_regular(path) as handle:  # a FIFO or device is not a log: never read it
-            head = handle.read(64)
+            head = _first_line(handle)
     except (OSError, UnreadableError):
         return False
-    return _log_head(head)
+    return begins_as_header(head)
 
 
-def _log_head(head: bytes) -> bool:
-    """Whether a file's first 64 bytes are a zstd frame's or a DSH header line's."""
-    if head[:4] == b"\x28\xb5\x2f\xfd":
-        return True
-    return head.lstrip().startswith(b'{"type":"session"') or b'"type":"session"' in head[:40]
+#: How much of a file's first line is read to tell a DSH header (:func:`begins_as_header`).
+_FIRST_LINE = 1 << 16
+
+
+def _first_line(handle: BinaryIO) -> bytes:
+    """A file's first bytes: a zstd frame's magic, or its first line (after blank ones), up to
+    :data:`_FIRST_LINE` bytes: a header spaced as ``JSON.parse`` reads it is told from its fields."""
+    head = handle.read(64)
+    if head[:4] != b"\x28\xb5\x2f\xfd" and b"\n" not in head.lstrip():
+        head += handle.readline(_FIRST_LINE)
+    return head
 
 
 def _pick_generation(folder: Path, names: list[str], notes: list[str] | None) -> list[str]:
@@ -110,10 +117,10 @@ def _log_like(path: Path) -> bool:
         return False
     try:
         with open_regular(path) as handle:  # a FIFO or device is never read
-            head = handle.read(64)
+            head = _first_line(handle)
     except (OSError, UnreadableError):
         return True
-    return _log_head(head) or _foreign(path)
+    return begins_as_header(head) or _foreign(path)
 
 
 def _foreign(path: Path) -> bool:
@@ -161,8 +168,9 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     session folder holding several generations (``session.jsonl.zstd`` and
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With
     ``copies`` (the default), one session found as several files (DSH's log and an export or a
-    copy of it, compressed or not, or an earlier, partial one under another name) is read once
-    (:func:`~dsh_audit.log._copies.without_copies`, the one rule of copies); ``notes`` says which.
+    copy of it, compressed or not, or an earlier, partial one under another name, or a session
+    folder copied under another name) is read once (:func:`~dsh_audit.log._copies.without_copies`,
+    the one rule of copies); ``notes`` says which.
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
@@ -214,7 +222,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
                 found.append(log)
     if not copies:
         return found
-    kept, left = without_copies(found)
+    kept, left = without_copies(found, renamed=True)
     if notes is not None:
         notes.extend(copy_notes(left))
     return kept

@@ -29,7 +29,8 @@ from ..errors import MalformedRecordError
 from ._json_line import parse_json
 from ._outputs import open_regular
 
-__all__ = ["FormatSniff", "classify_record", "detect_format", "every_record_damaged", "sniff_format"]
+__all__ = ["FormatSniff", "begins_as_header", "classify_record", "detect_format", "every_record_damaged",
+           "sniff_format"]
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
 _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot", "attachment",
@@ -80,6 +81,28 @@ def classify_record(record: dict[str, Any], *, first: bool) -> str | None:
     if kind in _CLAUDE_TYPES and any(key in record for key in _CLAUDE_KEYS):
         return "claude-code"
     return None
+
+
+def begins_as_header(head: bytes) -> bool:
+    """Whether ``head``, the first bytes of a file (its first line, or as much of it as was read),
+    begin as a DSH log: a zstd frame, or a first line whose top-level ``type`` is ``"session"``,
+    read as :func:`_leading_fields` reads a line (any JSON whitespace, any key order, up to where
+    the line breaks or ``head`` ends).
+
+    Example:
+        >>> begins_as_header(b'{"type": "session", "version": 4, "id": "s1"}\\n')
+        True
+        >>> begins_as_header(b'\\n {"version": 4,\\t"type" : "session"')
+        True
+        >>> begins_as_header(b'{"version":4, "type": "sess')
+        False
+    """
+    if head[:4] == _ZSTD_MAGIC:
+        return True
+    if b'"type":"session"' in head[:40]:  # compact, after a few bytes that are not JSON (a BOM): refused when read
+        return True
+    line = head.lstrip(_SPACE.encode()).split(b"\n", 1)[0]  # blank lines before it, as before
+    return line.startswith(b"{") and _leading_fields(line.decode("utf-8", errors="replace")).get("type") == "session"
 
 
 def detect_format(path: str | os.PathLike[str], *, max_records: int = 32) -> str | None:

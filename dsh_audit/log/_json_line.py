@@ -85,7 +85,7 @@ def _parse_whole(raw: bytes | bytearray) -> Any:
             value = json.loads(text, parse_constant=refuse_constant, parse_int=_number_int)
         except RecursionError:
             raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth_exceeds(value, MAX_DEPTH):
+    if len(raw) > MAX_DEPTH and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth_exceeds(value, MAX_DEPTH):
         raise NestingError(f"JSON nested more than {MAX_DEPTH} levels deep")
     return value
 

@@ -192,9 +192,12 @@ class SessionLog:
                     break
                 expected += 1 + extra
                 self._next_seq = expected
-                if type(seq) is float or type(event.get("time")) is float:
-                    event = _js_integers(event)
-                checked = self._check(event, line.number, sid, message_ids)
+                if is_plain_chunk(event):  # the bulk of every log: its envelope is all there is to check
+                    checked: Event | None = new_event(seq, "assistant/chunk", event["time"], event["data"], line.number)
+                else:
+                    if type(seq) is float or type(event.get("time")) is float:
+                        event = _js_integers(event)
+                    checked = self._check(event, line.number, sid, message_ids)
                 if checked is not None and self._candidate is None:
                     yield checked
             else:
@@ -238,8 +241,8 @@ class SessionLog:
         self._torn.clear()
 
     def _check(self, raw: Any, line: int, sid: str, message_ids: MessageIds) -> Event | None:
-        if is_plain_chunk(raw):  # the bulk of every log: its envelope is all there is to check
-            return new_event(raw["seq"], "assistant/chunk", raw["time"], raw["data"], line)
+        """The event of any record but a plain chunk (:func:`is_plain_chunk`, which the scan makes
+        itself), upgraded; None when DSH refuses it (the refusal is offered)."""
         if self.format_version >= 1:
             notes: list[str] = []
             raw = to_v0_shapes(raw, self.format_version, notes)

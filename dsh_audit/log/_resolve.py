@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import UnreadableError, UsageError
-from ._copies import MAX_COPIES, copy_name, copy_notes, preferred, read_once
+from ._copies import copy_name, copy_notes, preferred, read_once
 from ._discover import default_sessions_root, discover, is_folder
 from ._outputs import open_regular
 from ._reader import read_header
@@ -134,9 +134,8 @@ def _one_file(session_id: str, known: list[tuple[str, int, Path]], notes: list[s
     ``first`` (the file ``latest`` found), else the first file is read.
 
     Raises:
-        UsageError: the session is in several files that differ (neither holds the other's lines),
-            or in more than :data:`~dsh_audit.log._copies.MAX_COPIES`: which one is meant cannot
-            be told, and each may tell another story.
+        UsageError: the session is in several files that differ (neither holds the other's lines):
+            which one is meant cannot be told, and each may tell another story.
     """
     files = [path for found, _, path in known if found == session_id]
     if session_id.startswith("{{") and session_id.endswith("}}"):
@@ -147,8 +146,7 @@ def _one_file(session_id: str, known: list[tuple[str, int, Path]], notes: list[s
         if notes is not None:
             notes.extend(copy_notes(left, files=len(files)))
         return read[0]
-    why = f", too many to compare (more than {MAX_COPIES})" if len(files) > MAX_COPIES else \
-        " that differ (neither holds the other's lines)"
+    why = " that differ (neither holds the other's lines)"
     shown = ", ".join(shlex.quote(str(path)) for path in read[:5]) + \
         (f" and {len(read) - 5} more" if len(read) > 5 else "")
     raise UsageError(f"session {session_id} is in {len(read)} files{why}: {shown}",

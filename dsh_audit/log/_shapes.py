@@ -154,7 +154,7 @@ def envelope_error(event: Any) -> tuple[str, str] | None:
         return ("event", "has an invalid event envelope")
     if event.get("type") == "request/header-delta":
         return ("event", "uses unsupported legacy request/header-delta format")
-    if any(k not in _ENVELOPE_KEYS for k in event):
+    if not _ENVELOPE_KEYS.issuperset(event):  # a key that is not an envelope key
         return ("event", "has an invalid event envelope")
     seq, time = event.get("seq"), event.get("time")
     if (not isinstance(event.get("type"), str) or not is_safe_int(seq) or seq < 0

@@ -211,10 +211,17 @@ def _message(event: dict[str, Any], sid: str, message_ids: MessageIds) -> dict[s
     return event
 
 
+#: the types of the events an upgrade may change (the three legacy shapes and the message events)
+_UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
+                             "tool/result"})
+
+
 def upgrade_event(event: dict[str, Any], session_id: str,
                   message_ids: MessageIds) -> tuple[dict[str, Any], str | None]:
     """Apply every legacy upgrade to one raw event dict; return it and the upgrade's name."""
     etype = event.get("type")
+    if type(etype) is not str or etype not in _UPGRADED_TYPES:  # most events: nothing to upgrade
+        return event, None
     out = event
     if etype == "turn/start":
         out = _turn_start(event, session_id)

@@ -19,8 +19,11 @@ pseudonym of the same length (a hex id stays a hex id), the same for the same va
 listed (:attr:`.Redactor.identity_headers`); no verdict reads one. Other headers stay (the SDK's
 ``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``, ``anthropic-beta``,
 which ``diff`` reads for the key type): no verdict reads them but DSH's session and compaction headers
-and pi-ai's session headers, which stay verbatim. A ``wire.jsonl`` response object's ``headers`` are a
-HAR response's: kept by the same rule (``content-length`` as it was).
+and pi-ai's session headers, which stay verbatim. A kept header loses its IPv4 literals
+(:func:`._hosts.redact_ipv4`: the placeholder the address has in ``host``), but for the ones a verdict
+reads verbatim (:data:`_VERBATIM_HEADER`), as a URL's query and a HAR ``queryString`` item do. A
+``wire.jsonl`` response object's ``headers`` are a HAR response's: kept by the same rule
+(``content-length`` as it was).
 
 Every string of a record other than its body (read with its object key, as the log's are), a
 response, and a dropped header's or cookie's value count in the summary.
@@ -44,7 +47,7 @@ from ..session import Session
 from ._bodies import redacted_bodies
 from ._redactor import Redactor
 from ._response import redact_content, redact_response
-from ._hosts import host_value, redact_ascii, redact_host, redact_url
+from ._hosts import host_value, redact_ascii, redact_host, redact_ipv4, redact_url
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har"]
@@ -58,6 +61,12 @@ _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the lik
 #: ``*-account-id``, ``openai-organization``, ``*-org-id``, ``openai-project``, ``*-tenant-id``...).
 _IDENTITY_HEADER = re.compile(r"(?i)(?:^|[-_])(?:user|account|org|organi[sz]ation|project|tenant|customer|"
                               r"install(?:ation)?|device|machine)(?:[-_]?id)?$")
+#: The headers a verdict reads as they were sent, kept verbatim (their IPv4 literals too): DSH's session and
+#: compaction headers (``x-deepseek-harness-session-id``, ``x-deepseek-harness-compact``), pi-ai's session ids
+#: (``x-session-affinity``, ``x-session-id``, ``session_id``, ``x-client-request-id``:
+#: ``dsh_audit.capture``'s ``PIAI_SESSION_HEADERS``, matched against the log's session ids whole) and
+#: ``anthropic-beta`` (the key type ``diff`` reads). Every other kept header's IPv4 literals are replaced.
+_VERBATIM_HEADER = re.compile(r"(?i)session|^x-client-request-id$|^x-deepseek-harness-|^anthropic-beta$")
 _HEX_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*")
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
 
@@ -108,7 +117,16 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | N
             lengths[name] = pseudonym
         kept[name] = None if name in lengths else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
-    return {name: lengths.get(name, value) for name, value in redactor.value(kept, kept=True).items()}
+    return {name: lengths.get(name, _addresses(str(name), value, redactor))
+            for name, value in redactor.value(kept, kept=True).items()}
+
+
+def _addresses(name: str, value: Any, redactor: Redactor) -> Any:
+    """A kept header's value with its IPv4 literals replaced (:func:`._hosts.redact_ipv4`), unless a
+    verdict reads it verbatim (:data:`_VERBATIM_HEADER`)."""
+    if not isinstance(value, str) or _VERBATIM_HEADER.search(name) is not None:
+        return value
+    return redact_ipv4(value, redactor)
 
 
 def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence[CapturedRequest], original: Session,
@@ -232,6 +250,8 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
             entry["value"] = str(size)
         elif host is not None:
             entry["value"] = host
+        elif "value" in entry:
+            entry["value"] = _addresses(name, entry["value"], redactor)
         kept.append(entry)
     return kept
 
@@ -240,7 +260,8 @@ def _named_items(items: Any, redactor: Redactor, *, kept: bool) -> Any:
     """A HAR ``queryString`` (``kept``) or ``postData.params`` list: each ``{"name", "value"}`` item whose
     name says credential (``api_key``, ``key``, ``token``, ``access_token``, ``password``, ``auth``...:
     :func:`._secrets.credential_name`) has its value replaced whole and counted as a ``url_parameter``
-    secret, whatever its shape; the other items are kept without their secrets (``kept``) or content."""
+    secret, whatever its shape; the other items are kept without their secrets and IPv4 literals
+    (``kept``: :func:`._hosts.redact_ipv4`, as in the entry's ``url``) or content."""
     if not isinstance(items, list):
         return redactor.value(items, kept=kept)
     out = []
@@ -249,6 +270,8 @@ def _named_items(items: Any, redactor: Redactor, *, kept: bool) -> Any:
         value = item.get("value") if isinstance(item, dict) else None
         if not isinstance(name, str) or not isinstance(value, str) or not credential_name(name):
             out.append(redactor.value(item, kept=kept and isinstance(item, dict)))
+            if kept and isinstance(value, str):  # a query parameter's address, as in the entry's url
+                out[-1]["value"] = redact_ipv4(out[-1]["value"], redactor)
             continue
         out.append({k: redactor.replace_named(v, name, "url_parameter") if k == "value"
                     else redactor.value(v, k, kept=kept)

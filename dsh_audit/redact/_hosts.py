@@ -30,6 +30,10 @@ And an IPv4 address's placeholder names no one's machine (:func:`_reserved`): it
 documentation blocks (``192.0.2.x``, ``198.51.100.x``, ``203.0.113.x``) when one is as long, else in
 ``0.0.0.0/8`` (7 characters), ``10.0.0.0/8`` (8) or ``192.168.0.0/16`` (15); a loopback address stays a
 loopback one (``127.0.0.1`` -> ``127.9.0.8``).
+
+An IPv4 literal anywhere else, in a URL's path, query or fragment (``?ip=172.16.0.1``), in a kept header's
+free text or a response header (:mod:`._capture`), is replaced the same way (:func:`redact_ipv4`): the
+placeholder it has as a host, so one address reads as one wherever it stands.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from ._routes import public_hosts
 from ._secrets import credential_name
 
 __all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_ascii", "redact_host",
-           "redact_url"]
+           "redact_ipv4", "redact_url"]
 
 #: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
 HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
@@ -73,6 +77,11 @@ _WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 _DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
 #: A dotted quad in a placeholder (its numbers made octets again: :func:`_octets`).
 _QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
+#: An IPv4 literal standing in any text (a query string, a header's free text): four numbers of 0-255 and
+#: no more, not inside a longer dotted number or name (``1.2.3.4.5``, ``v1.2.3.4a`` are none); a
+#: sentence's full stop after it does not hide it.
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|0?\d?\d)"
+_IPV4_IN_TEXT = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9A-Za-z]|\.[0-9A-Za-z])")
 #: An authority with no scheme before it, at the start of a URL (then its path, query or fragment, or the
 #: end): a host (a name or a bracketed address) and a port, ``gw.corp:8080/v1``; or a host name of two labels
 #: or more, the last one starting with a letter, or an IPv4 address, ``gw.corp/v1``.
@@ -173,6 +182,21 @@ def redact_host(host: str, redactor: Redactor) -> str:
     if port is not None:
         shaped = shaped[:port] + _port(shaped[port:])
     return "[" * bracket + shaped
+
+
+def redact_ipv4(text: str, redactor: Redactor) -> str:
+    """``text`` with each IPv4 literal in it (:data:`_IPV4_IN_TEXT`) replaced by :func:`redact_host`'s
+    placeholder of that address: the one it has in a ``host`` header, a URL's host or ``x-forwarded-for``,
+    as long as it, in a block that names no one's machine; every other character kept.
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> out = redact_ipv4("from 172.16.0.1, not 1.2.3.4.5 or 300.1.1.1.", r)
+        >>> out == f"from {redact_host('172.16.0.1', r)}, not 1.2.3.4.5 or 300.1.1.1.", "172.16.0.1" in out
+        (True, False)
+    """
+    return _IPV4_IN_TEXT.sub(lambda m: redact_host(m[0], redactor), text)
 
 
 def _port_at(text: str, *, bracket: bool) -> int | None:
@@ -328,7 +352,9 @@ def redact_url(url: str, redactor: Redactor) -> str:
     """A captured URL (or request path), kept without its secrets: those of its shape (a provider key,
     ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
     name says credential (``?token=abc``: :func:`._secrets.credential_name`), whatever its length;
-    its user information is replaced, and its host and port as :func:`redact_host` replaces them.
+    its user information is replaced, and its host and port as :func:`redact_host` replaces them; an
+    IPv4 literal anywhere else in it (its path, a query parameter's value, its fragment) as
+    :func:`redact_ipv4` replaces it.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -346,9 +372,9 @@ def redact_url(url: str, redactor: Redactor) -> str:
             kept = kept[:start] + value + kept[end:]
     span = _authority(url)
     if span is None or len(kept) != len(url):
-        return kept
+        return redact_ipv4(kept, redactor)
     start, end = span
     authority = url[start:end]
     user = authority.rfind("@") + 1  # the last @ ends the user information, for WHATWG and urlsplit alike
     redacted = redact_ascii(authority[:user], redactor) + redact_host(authority[user:], redactor)
-    return kept[:start] + redacted + kept[end:]
+    return redact_ipv4(kept[:start], redactor) + redacted + redact_ipv4(kept[end:], redactor)

@@ -151,14 +151,15 @@ class _Replayer:
     def on_chunk(self, event: Event) -> None:
         data = as_object(event.data)
         turn, step = data.get("turn"), data.get("step")
-        chunk = as_object(data.get("chunk"))
-        if self.step is None or (turn, step) != (self.step[0], self.step[1]):
+        current = self.step
+        if current is None or turn != current[0] or step != current[1]:  # JSON holds no NaN
             self.result.notes.append(f"seq {event.seq}: assistant/chunk for turn {turn} step {step} "
                                      "outside its step/start; not a loop request")
             return
         self.step_has_chunk = True
         if self.open_attempt is None:
-            self.open_attempt = self.new_attempt(event, (turn, step, self.step[2]))
+            self.open_attempt = self.new_attempt(event, (turn, step, current[2]))
+        chunk = as_object(data.get("chunk"))
         ctype = chunk.get("type")
         if ctype == "usage":
             self.open_attempt.fields["usage"] = chunk.get("usage")
@@ -354,10 +355,11 @@ def iter_requests(log: SessionLog, result: ReplayResult | None = None, *,
                 index += 1
             pending.clear()
 
+    on_event = replayer.on_event
     for event in log.events(collapse_rows=True):
         if observe is not None:
             observe(event)
-        done = replayer.on_event(event)
+        done = on_event(event)
         if done:
             yield from settle(done)
         replayer.prev_time = replayer.now

@@ -196,14 +196,25 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the pool now: cancel queued tasks and terminate the workers running others."""
-    workers = list((getattr(pool, "_processes", None) or {}).values())  # the executor keeps no public list
+    """End the pool now: cancel queued tasks, terminate the workers running others, and wait for the
+    pool's manager thread to close its pipes.
+
+    The executor keeps no public list of its workers nor of its thread. Its ``shutdown(wait=False)``
+    forgets the thread, so a ``shutdown(wait=True)`` after it waits for nothing: the thread would
+    still be closing its wake-up pipe as the interpreter exits, while ``concurrent.futures`` writes
+    to that pipe unlocked (``_python_exit``, CPython 3.11), now and then a traceback after the
+    CLI's ``aborted`` ("OSError: handle is closed" in ``threading._shutdown``; issue 15).
+    """
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         if worker.is_alive():
             worker.terminate()
     for worker in workers:
         worker.join(5)
+    if manager is not None:
+        manager.join()  # quick: with its workers gone it closes the pool's queues and ends
     pool.shutdown(wait=True)
 
 
@@ -248,7 +259,7 @@ def _local(paths: list[str], task: Callable[[str], T], jobs: int,
                     with _sigint_blocked():  # a submit may start a worker
                         running[pool.submit(_guarded, task, paths[submitted])] = submitted
                 except BrokenProcessPool:
-                    pool.shutdown(wait=False, cancel_futures=True)
+                    _stop(pool)
                     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
                     continue
                 submitted += 1

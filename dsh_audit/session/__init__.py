@@ -52,7 +52,7 @@ from ._lines import EventLines
 from ._activity import Activity, RequestSpan
 from ._bodies import Bodies
 from ._home_routes import HOME_PATCH, PROFILE_ENV, home_routes_file, home_routes_key, routes_from, routes_hint
-from ._session import Session, open_foreign, open_session, route_apis, route_renderer
+from ._session import Session, evidence_observer, open_foreign, open_session, route_apis, route_renderer
 
 __all__ = [
     "ADAPTER_APIS",
@@ -83,6 +83,7 @@ __all__ = [
     "attachment_warnings",
     "collect_evidence",
     "dsh_homes_of",
+    "evidence_observer",
     "family_groups",
     "find_parent",
     "forced_adapter",

@@ -38,10 +38,14 @@ class Activity:
 
     def on_event(self, event: Event) -> None:
         self.lines.add(event.seq, event.line)
-        if isinstance(event.time, (int, float)) and not isinstance(event.time, bool) and event.time > 0:
-            when = event.time / 1000
-            self.first = when if self.first is None else min(self.first, when)
-            self.last = when if self.last is None else max(self.last, when)
+        time = event.time
+        if (type(time) is int or (isinstance(time, (int, float)) and not isinstance(time, bool))) and time > 0:
+            when = time / 1000
+            first, last = self.first, self.last
+            if first is None or when < first:
+                self.first = when
+            if last is None or when > last:
+                self.last = when
         if event.type == "session/title" and isinstance(event.data, dict):
             title = event.data.get("title")
             if isinstance(title, str) and title:

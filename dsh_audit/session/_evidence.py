@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .._json import as_object
 from ..jsjson import stringify
@@ -109,6 +109,12 @@ class LogEvidence:
 
 class EvidenceCollector:
     """Keeps the evidence events of one log as they stream by (:meth:`on_event`, one event at a time)."""
+
+    #: the event types :meth:`on_event` keeps, besides ``assistant/chunk`` (a failed ``finish``),
+    #: any event with a surface operation and, while it watches, the mentions of a child
+    TYPES: ClassVar[frozenset[str]] = frozenset({
+        "request/header", "session/end-seed", "compaction/start", "compaction/end", "compaction/summary",
+        "compaction/prune", "llm/retry", "llm/retry-started"}) | CONTEXT_TYPES
 
     def __init__(self, out: LogEvidence, watch: frozenset[str]) -> None:
         self.out = out

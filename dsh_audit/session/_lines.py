@@ -36,6 +36,10 @@ class EventLines:
         self._kinds = bytearray()  # _NEXT, _SAME, _ONE or _GAP
         self._next = 0  # the seq after the last run's
         self._sparse: dict[int, int] = {}  # seqs read out of order, and seqs read inside a gap
+        # the line at which seq ``_next`` extends the last run (None: the run is of one event so far,
+        # or a gap), and whether the run moves one line a seq: the common case, decided at once
+        self._expect: int | None = None
+        self._step = 0
 
     @property
     def runs(self) -> int:
@@ -43,6 +47,10 @@ class EventLines:
         return len(self._starts)
 
     def add(self, seq: int, line: int) -> None:
+        if line == self._expect and seq == self._next:  # the last run goes on
+            self._next = seq + 1
+            self._expect = line + self._step
+            return
         if seq != self._next or not self._starts:
             if seq < self._next or seq < 0:
                 if seq < 0 or self._kind_at(seq) == _GAP:
@@ -56,6 +64,8 @@ class EventLines:
         kind, first = self._kinds[last], self._lines[last]
         if kind == _ONE and line in (first, first + 1):
             self._kinds[last] = _SAME if line == first else _NEXT
+            self._step = line - first
+            self._expect = line + self._step
         elif not ((kind == _SAME and line == first)
                   or (kind == _NEXT and line == first + (seq - self._starts[last]))):
             self._start(seq, line, _ONE)
@@ -78,6 +88,7 @@ class EventLines:
         self._lines.append(line)
         self._kinds.append(kind)
         self._next = seq + 1
+        self._expect = None  # a new run is of one event, or a gap
 
     def _kind_at(self, seq: int) -> int:
         at = bisect_right(self._starts, seq) - 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..log import Event
 
@@ -49,6 +49,10 @@ class RouteEvidence:
     providers: set[str] = field(default_factory=set)
     _latest: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, repr=False)
     _defaults: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+
+    #: the event types :meth:`on_event` reads, besides ``assistant/chunk`` (a ``finish``)
+    TYPES: ClassVar[frozenset[str]] = frozenset({
+        "request/context", "request/header", "session/title-llm-request", "compaction/summary", "assistant/message"})
 
     def on_event(self, event: Event) -> None:
         if not isinstance(event.data, dict):

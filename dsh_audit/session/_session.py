@@ -37,7 +37,7 @@ from ._route_evidence import RouteEvidence
 from ._route_notes import window_conflicts
 from ._routes import Route, request_provider, request_route
 
-__all__ = ["Session", "open_foreign", "open_session", "opened_log", "read_events", "route_apis", "route_renderer",
+__all__ = ["Session", "evidence_observer", "open_foreign", "open_session", "opened_log", "read_events", "route_apis", "route_renderer",
            "session_of", "validation", "validator"]
 
 _LATEST = max(SUPPORTED_VERSIONS)
@@ -308,6 +308,38 @@ def session_of(path: str, opened: SessionLog | DshAuditError, *, lenient: bool,
     return found
 
 
+def evidence_observer(collector: EvidenceCollector, routes: RouteEvidence,
+                      every: Callable[[Event], None] | None = None) -> Callable[[Event], None]:
+    """One ``observe`` (:func:`dsh_audit.replay.iter_requests`) that hands each event to the folds
+    that read it: ``every`` (if given) every event; the evidence collector and the route evidence
+    the types they dispatch on (their ``TYPES``), the collector also every event with a surface
+    operation (and every event while it watches for mentions), and both a chunk only when it is a
+    ``finish``: the only chunks either reads, and chunks are most of every log. Each fold ends as
+    when it is handed every event."""
+    on_collector, on_routes = collector.on_event, routes.on_event
+    collector_types, route_types, watching = EvidenceCollector.TYPES, RouteEvidence.TYPES, bool(collector.watch)
+
+    def observe(event: Event) -> None:
+        if every is not None:
+            every(event)
+        etype = event.type
+        if etype == "assistant/chunk":
+            data = event.data
+            chunk = data.get("chunk") if isinstance(data, dict) else None
+            if isinstance(chunk, dict) and chunk.get("type") == "finish":
+                on_collector(event)
+                on_routes(event)
+            elif watching or event.surface_op is not None:
+                on_collector(event)
+            return
+        if watching or etype in collector_types or event.surface_op is not None:
+            on_collector(event)
+        if etype in route_types:
+            on_routes(event)
+
+    return observe
+
+
 def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
                 on_request: Callable[[Request], None] | None = None, keep: bool = True,
                 checker: LineValidator | None = None) -> Session:
@@ -334,10 +366,7 @@ def read_events(log: SessionLog, *, watch: frozenset[str] = frozenset(),
     activity = Activity(log.header)
     fold = checker.shared_fold() if checker is not None else None
 
-    def observe(event: Event) -> None:
-        collector.on_event(event)
-        routes.on_event(event)
-        activity.on_event(event)
+    observe = evidence_observer(collector, routes, activity.on_event)
 
     result = ReplayResult()
     requests: list[Request] = []

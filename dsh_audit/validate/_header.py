@@ -16,7 +16,7 @@ from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical
                    foreign_refusal, is_absolute_path, is_safe_int, parse_json)
 from .._show import missing_or, shown
 from ._sink import Sink
-from ._source import Fatal, header_refused
+from ._source import Fatal, foreign_header, header_refused
 
 __all__ = ["HeaderInfo", "check_header"]
 
@@ -59,6 +59,8 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         if kind not in (None, "dsh"):  # another agent's log: one finding, not its records' field errors
             message, hint = foreign_refusal(kind)  # as every command refuses it
             sink.add("DSH202", message, line=1, hint=hint, foreign=kind)
+            raise Fatal
+        if foreign_header(sink):  # JSON that is no record ({}, null) before another agent's records
             raise Fatal
         sink.add("DSH202", 'first line is not an object with type "session"', line=1)
         value = value if isinstance(value, dict) else {}

@@ -32,8 +32,8 @@ from ..log import (
 from .._show import missing_or
 from ._sink import Sink
 
-__all__ = ["EventScan", "Fatal", "PackedRow", "RawEvent", "header_refused", "open_lines", "packed_row",
-           "scan_events", "unreadable"]
+__all__ = ["EventScan", "Fatal", "PackedRow", "RawEvent", "foreign_header", "header_refused", "open_lines",
+           "packed_row", "scan_events", "unreadable"]
 
 
 class Fatal(Exception):
@@ -102,17 +102,36 @@ def header_refused(sink: Sink, rule: str, message: str) -> None:
     Code transcript every line of which is damaged in the words every command says it (not as a
     damaged DSH header); another agent's log whose first line alone is damaged refused as that log
     is when its first line is whole (DSH202, naming its format); else as a damaged DSH header."""
-    try:
-        sniffed = sniff_format(sink.path)
-    except (DshAuditError, OSError):  # read again from its start: gone, or no longer readable
-        sniffed = FormatSniff(None)
+    sniffed = _sniffed(sink)
     if sniffed.damaged is not None:
         sink.add(rule, sniffed.damaged.message, line=sniffed.damaged.line, hint=sniffed.damaged.hint)
-    elif sniffed.format not in (None, "dsh"):
-        refused, hint = foreign_refusal(sniffed.format)
-        sink.add("DSH202", refused, line=1, hint=hint, foreign=sniffed.format)
-    else:
+    elif not _refused_foreign(sink, sniffed):
         sink.add(rule, message, line=1)
+
+
+def foreign_header(sink: Sink) -> bool:
+    """Record the refusal of a log whose first line is JSON but no record of any format (``{}``,
+    ``null``: no DSH header, no Codex or Claude Code record) when the records after it are another
+    agent's, as format detection tells the file (:func:`dsh_audit.log.sniff_format`): one DSH202
+    naming its format at line 1, as :func:`header_refused` refuses one whose first line is damaged
+    and every command refuses it; whether it did (else the line is checked as a damaged DSH header)."""
+    return _refused_foreign(sink, _sniffed(sink))
+
+
+def _sniffed(sink: Sink) -> FormatSniff:
+    try:
+        return sniff_format(sink.path)
+    except (DshAuditError, OSError):  # read again from its start: gone, or no longer readable
+        return FormatSniff(None)
+
+
+def _refused_foreign(sink: Sink, sniffed: FormatSniff) -> bool:
+    """Record the DSH202 of another agent's log (``sniffed``), when it is one; whether it is."""
+    if sniffed.format in (None, "dsh"):
+        return False
+    refused, hint = foreign_refusal(sniffed.format)
+    sink.add("DSH202", refused, line=1, hint=hint, foreign=sniffed.format)
+    return True
 
 
 def unreadable(sink: Sink, error: UnreadableError) -> None:

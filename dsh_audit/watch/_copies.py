@@ -1,7 +1,8 @@
 """Which file of one session a watch follows when the session is present as several files: the
 files the other commands read (the one rule of copies, :func:`~dsh_audit.log.without_copies`),
-and of files discovery does not compare (their names say other sessions: two session folders of a
-home holding one session) the one that holds the other's lines, by the same rule.
+and of files discovery does not group (their names say other sessions and their sizes differ: two
+session folders of a home holding one session, one of them still growing) the one that holds the
+other's lines, by the same rule.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ def one_each(group: list[str], *, followed: Container[str] = ()) -> tuple[list[s
     """Of the files of one session (in the order discovery lists them), those the other commands
     read (:func:`discover`, which compares them line by line) and one note saying which file was
     read instead of which (every copy of the session in one note); None when one cannot be looked
-    at now (decided at a later look). Files discovery does not compare, their names saying other
-    sessions (two session folders of a home holding one session: a log replaced by a copy of
-    another), are compared too, the file followed first: no request is shown twice."""
+    at now (decided at a later look). Files discovery does not group, their names saying other
+    sessions and their sizes differing (two session folders of a home holding one session: a log
+    replaced by a copy of another), are compared too, the file followed first: no request is shown twice."""
     if len(group) == 1:
         return group, []
     try:

@@ -176,7 +176,10 @@ class TailStream:
                 return refused
         if isinstance(exc, FileNotFoundError):
             self.gone = True
-            return UnreadableError("the log was deleted while it was watched", path=self.path)
+            return UnreadableError("the log was deleted while it was watched", path=self.path, hint=(
+                "its requests shown stay counted; a file written at its path is read from its first byte, "
+                "and its session written again elsewhere under the watched paths goes on where it stopped; "
+                "with --polling, --rescan sets how often it is looked for"))
         return UnreadableError(f"cannot read the log: {exc.strerror}", path=self.path)
 
     def _finish(self, *, torn: bool) -> None:

@@ -24,7 +24,9 @@ other's lines and more, the one still being written), with a ``note`` saying whi
 compared only when one appears, goes, or a copy not followed changes, never at every look. A copy
 that grows past the followed file (it is the one being written) takes its place from the request
 where the other stopped, and so do a copy whose followed file goes and a log deleted here and
-written again there (moved): no request is shown or counted twice. A log that appears while
+written again there (moved): no request is shown or counted twice; the deletion is then a
+``note`` naming the file read now, and an ``error`` only when no file of its session went on from
+it within a few seconds (three rescans, two seconds at least). A log that appears while
 watching and whose name says no session another file's says shows nothing past its ``started``
 note until that is decided (its header says its session), so that a copy of a followed log in
 another session folder shows none of its requests. A copy that stops holding only the followed
@@ -89,6 +91,12 @@ class _Watch:
         self.held_in: dict[str, str] = {}  # the followed file that last said it holds each session
         self.muted: set[str] = set()  # copies left out as their reader began: nothing more of it is shown
         self.adopting: dict[str, Entry] = {}  # a file ending -> the new file of its session that goes on from it
+        # a followed log deleted -> its error and until when (time.monotonic) it is held: a file of its
+        # session going on from it by then (the log moved) makes it a note, else it is shown
+        self.vanished: dict[str, tuple[WatchNote, float]] = {}
+        # a followed file -> the note saying which file goes on from it, should its reader then find it deleted
+        self.successor: dict[str, WatchNote] = {}
+        self.grace = max(rescan * 3, 2.0)  # a rescan at once, then the moved file's header read
         self.notifier = Notifier(roots, use_notifications=notifications, fast=poll, slow=poll * 10,
                                  safety=max(poll * 40, 2.0))
         self.finder = Finder(roots, whole=max(rescan * 30, 30.0))
@@ -173,7 +181,9 @@ class _Watch:
             if path in self.readers.entries or path in files.copies or path in files.waiting.values():
                 continue
             if path in files.instead:
-                self.take_over(path, files.instead.pop(path))
+                before = files.instead.pop(path)
+                self.take_over(path, before)
+                told += self.moved(before, path, files.ids.get(before, (None, None))[1], copy=True)
                 continue
             if path in self.ended:
                 if identity(path) == self.ended[path]:
@@ -208,6 +218,7 @@ class _Watch:
         its new content from the first byte, a look at it until it changes, or nothing more)."""
         path = item.entry.path
         self.history.ended(path)
+        self.successor.pop(path, None)  # its reader has said all it would
         self.muted.discard(path)
         entry = self.readers.done(item)
         self.files.shown_at[path] = item.shown
@@ -280,6 +291,7 @@ class _Watch:
         if prior is None or prior == path or chosen != path:
             gate.set()
             return notes, True
+        notes += self.moved(prior, path, sid)
         if prior in self.readers.entries:
             self.end(prior)
         if prior in self.readers.entries:  # its reader hands over what it holds, then this one goes on
@@ -288,6 +300,42 @@ class _Watch:
         entry.handover = shown = files.shown_at.get(prior)
         gate.set()
         return notes, shown is None or not shown.started
+
+    def deleted(self, item: WatchItem) -> list[WatchNote] | None:
+        """None unless ``item`` is the error of a followed log deleted (no file at its path); then
+        what to show in its place: the note of the file that went on from it already (:meth:`moved`),
+        else nothing for now (held a while, :meth:`held`: its session may go on in another file)."""
+        if not (isinstance(item, WatchNote) and item.level == "error"):
+            return None
+        entry = self.readers.entries.get(item.path)
+        stream = entry.stream if entry is not None else None
+        if stream is None or not stream.gone or os.path.lexists(item.path):
+            return None
+        went_on = self.successor.pop(item.path, None)
+        if went_on is not None:
+            return [went_on]
+        self.vanished[item.path] = (item, time.monotonic() + self.grace)
+        self.notifier.rescan.set()  # where it went, at once
+        return []
+
+    def moved(self, before: str, path: str, sid: str | None, *, copy: bool = False) -> list[WatchNote]:
+        """A ``note`` in place of the held error of ``before``, deleted, when ``path`` (another file
+        of its session) goes on from where it stopped: the session was not lost. Its reader may
+        find it deleted only later (the new file was read first): the note is then kept for it."""
+        how = (f"deleted; its session is now read from {path}, a copy of it," if copy
+               else f"moved: now read from {path},")
+        note = WatchNote(time.time(), before, "note", f"{before}: {how} from where this file stopped", sid)
+        if self.vanished.pop(before, None) is None:
+            if before in self.readers.entries:  # its reader has not ended yet
+                self.successor[before] = note
+            return []
+        return [note]
+
+    def held(self, now: float, *, every: bool = False) -> list[WatchNote]:
+        """The errors of deleted logs whose session went on in no other file in time (``every``:
+        all of them, the watch ending)."""
+        due = [path for path, (_, until) in self.vanished.items() if every or until <= now]
+        return [self.vanished.pop(path)[0] for path in due]
 
     def items(self, *, began: float, exit_after: float | None, idle_exit: float | None) -> Iterator[WatchItem]:
         """Everything the readers show (and the folders refused, the copies left out), until the
@@ -307,6 +355,9 @@ class _Watch:
                     last_scan = now
                 self.readers.look(now)
                 self.readers.fill(now)
+                for note in self.held(now):
+                    if not self.history.hold(note):
+                        yield note
                 activity = self.readers.activity()
                 if activity > grown:
                     grown, last_growth = activity, now
@@ -317,6 +368,9 @@ class _Watch:
                     self.notifier.wake_all()  # every waiting stream ends now, not at its next look
                     woken = True
                 if not self.readers.busy():
+                    for note in self.held(now, every=True):
+                        if not self.history.hold(note):
+                            yield note
                     yield from self.history.release()
                     return
             try:
@@ -328,6 +382,12 @@ class _Watch:
                 self.finished(item)
                 continue
             if item.path in self.muted:
+                continue
+            instead = self.deleted(item)
+            if instead is not None:
+                for note in instead:
+                    if not self.history.hold(note):
+                        yield note
                 continue
             told, shown = self.note_session(item)
             yield from told
