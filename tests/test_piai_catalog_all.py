@@ -200,8 +200,8 @@ def test_a_catalog_route_in_a_format_dsh_audit_does_not_write_is_a_known_route_w
         "it in a format dsh-audit does not write, and --adapter would write another)"]
     code, out, err = invoke(monkeypatch, capsys, "render", str(log), "0", "--routes", routes, "--adapter", "openai")
     assert (code, out) == (2, "")
-    assert err == [f"error: {log}: {provider}/{model} speaks {api}, not openai-completions (hint: a known route with "
-                   f"no wire format: dsh-audit writes no {api} bodies, and no --adapter renders it)"]
+    assert err == [f"error: {log}:7 seq 5: {provider}/{model} speaks {api}, not openai-completions (hint: a known "
+                   f"route with no wire format: dsh-audit writes no {api} bodies, and no --adapter renders it)"]
 
 
 # --- a catalog route switched to another API ---------------------------------------------------------

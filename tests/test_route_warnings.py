@@ -139,7 +139,7 @@ def test_a_forced_adapter_mismatch_names_the_option(run: Run) -> None:
     exit_code, _, err = run("render", COMPAT_LOG, "1", "--adapter", "anthropic",
                             "--routes", COMPAT / "inputs" / "pi-ai-routes.patch.yml")
     assert (exit_code, err) == (2, (
-        f"error: {COMPAT_LOG}: local-openai/local-coder speaks openai-completions, not anthropic-messages "
+        f"error: {COMPAT_LOG}:12 seq 10: local-openai/local-coder speaks openai-completions, not anthropic-messages "
         "(hint: render openai-completions routes with --adapter openai)\n"))
 
 
