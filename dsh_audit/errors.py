@@ -31,6 +31,7 @@ __all__ = [
     "AttachmentError",
     "CaptureError",
     "CorruptLogError",
+    "DamagedLogError",
     "DshAuditError",
     "InputError",
     "MalformedRecordError",
@@ -106,6 +107,12 @@ class UnreadableError(InputError):
 
 class MalformedRecordError(InputError):
     code = "malformed"
+
+
+class DamagedLogError(MalformedRecordError):
+    """Another agent's log (a Codex rollout, a Claude Code transcript) every record of which is
+    damaged, named as such where its format is sniffed (:func:`dsh_audit.log.sniff_format`): an
+    error already said in its own words, never re-worded as a DSH log's or an importer's."""
 
 
 class UnsupportedFormatError(InputError):

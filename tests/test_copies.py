@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import zstandard
 
-from dsh_audit.log import discover
+from dsh_audit.log import _copies, discover
 
 from _cli import invoke
 
@@ -148,9 +149,11 @@ def test_many_files_of_one_session_name_are_read_once_without_comparing_them_two
     for n in range(4):
         (tmp_path / "session-logs" / f"copy{n}").mkdir()
         shutil.copy(plain, tmp_path / "session-logs" / f"copy{n}" / plain.name)
-    compared: list[tuple[Path, Path]] = []
-    monkeypatch.setattr("dsh_audit.log._copies.holds", lambda a, b: compared.append((a, b)))
-    assert (discover([tmp_path]), compared) == ([dsh], [])
+    read: Counter[Path] = Counter()  # each file's reads for its digests: at most twice, however many copies
+    real = _copies._digests
+    monkeypatch.setattr(_copies, "_digests", lambda path, at: (read.update([Path(path)]), real(path, at))[1])
+    assert discover([tmp_path]) == [dsh]
+    assert len(read) == 6 and max(read.values()) <= 2
 
 
 def test_a_copy_not_read_again_is_still_never_written(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -204,8 +207,8 @@ def test_exports_of_other_sessions_or_other_lines_are_each_read(tmp_path: Path, 
     header = json.loads(lines[0])
     header["id"] = "another"  # another session whose lines are otherwise the first ones: never compared
     part.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + b"".join(lines[1:10]))
-    compared: list[tuple[Path, Path]] = []
-    monkeypatch.setattr("dsh_audit.log._copies.holds", lambda a, b: compared.append((a, b)))
+    compared: list[Path] = []  # another session: no file's lines are read for digests
+    monkeypatch.setattr(_copies, "_digests", lambda path, at: compared.append(path))
     assert (discover([tmp_path], notes=notes), notes, compared) == ([whole, part], [], [])
 
 

@@ -8,6 +8,7 @@ from ..gate import CheckResult, SessionCheck, group_findings
 from ..report.terminal import (Amount, fit_lines, listing_format, print_status, print_table, rows_fit, short_ids,
                                terminal_text, title_width)
 from ._common import echo
+from ._output import COUNT_SHORT
 
 __all__ = ["print_check"]
 
@@ -20,8 +21,6 @@ _CSV_COLUMNS = (*_COLUMNS[:-1], "unpriced", "findings")
 # its log's path is never cut (:func:`_narrowed`: whole, or a number and the whole path on its own line).
 _DROPPABLE = ("capture", "hit ratio", "cost")
 _SHORT_NOTE = "session: shortest unique prefix of its id (--json for whole ids)"
-# The table's short form, tried before a column with a value is left out (print_table).
-_SHORT_HEADERS = {"requests": "reqs", "hit ratio": "hit"}
 _IDS = ("session",)
 _TABLE_LIMIT = 50
 
@@ -44,7 +43,7 @@ def _row(check: SessionCheck, *, csv: bool = False) -> tuple[object, ...]:
 def _fits(columns: Sequence[str], rows: Sequence[tuple[object, ...]]) -> bool:
     """Whether the table shows every cell of ``rows`` whole, each on one line, on the terminal, as
     :func:`print_table` lays it out (:func:`rows_fit`): no column with a value left out."""
-    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=_SHORT_HEADERS, ids=_IDS)
+    return rows_fit(columns, rows, droppable=_DROPPABLE, spare=(), short=COUNT_SHORT, ids=_IDS)
 
 
 def _narrowed(rows: list[tuple[object, ...]], shown: Sequence[SessionCheck]
@@ -102,7 +101,7 @@ def print_check(result: CheckResult) -> None:
             # a log's path whole (else its number, the path whole under the table): never cut
             least = {"log": max(len(terminal_text(str(row[1]))) for row in rows)} if "log" in columns else None
         print_table("dsh-audit check", columns, rows, caption="; ".join(captions) or None,
-                    droppable=_DROPPABLE, short=_SHORT_HEADERS, ids=_IDS, least=least)
+                    droppable=_DROPPABLE, short=COUNT_SHORT, ids=_IDS, least=least)
         for name, path in paths:  # "log 1: PATH", else "log 1:" and the path whole on a line of its own
             line = f"{name} {path}"
             for said in [line] if width is None or len(terminal_text(line)) <= width else [name, path]:

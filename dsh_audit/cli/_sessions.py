@@ -14,7 +14,7 @@ from ..cache import Costs, SessionSummary, iso_utc, load_prices, newest_first, s
 from ..errors import DshAuditError
 from ..log import copy_name, copy_notes, preferred, read_once
 from ..report import dumps_line
-from ..report.terminal import (Amount, listing_format, print_table, progress_callback, rows_fit, short_ids,
+from ..report.terminal import (Amount, cell_len, listing_format, print_table, progress_callback, rows_fit, short_ids,
                                stdout_text, table_cell)
 from ..session import Failure, routes_from, run_groups
 from ._common import EXIT_BAD_INPUT, EXIT_OK, echo_caveats, echo_error, echo_note, echo_warning
@@ -297,7 +297,7 @@ def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], 
     title (wrapped between its words in a room of :data:`_TITLE_MIN` columns or more, else cut at
     its end with "…", down to :data:`_TITLE_CUT`); a number column only when not even that leaves
     room for them all (then as print_table leaves columns out, :data:`_DROPPABLE`)."""
-    widest = max(_cell_len(_shown(row[1])) for row in rows)
+    widest = max(cell_len(_shown(row[1])) for row in rows)
     room = _title_room(rows, min(widest, _TITLE_MIN))
     captions: list[str] = []
     if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
@@ -310,7 +310,7 @@ def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], 
         return rows, _DROPPABLE, {"title": _TITLE_MIN}, captions
     titles = [_shown(row[1]) for row in rows]
     cut = [_title_cut(title, room) for title in titles]
-    shown = max(map(_cell_len, cut))  # the title column's width (a title cut after a word: narrower)
+    shown = max(map(cell_len, cut))  # the title column's width (a title cut after a word: narrower)
     if shown >= _TITLE_MIN and _longest_word(rows) <= shown:  # room to wrap each title between its words
         return rows, _KEPT_NUMBERS, {"title": shown}, captions
     if cut != titles:
@@ -323,18 +323,9 @@ def _shown(title: object) -> str:
     return stdout_text(table_cell(title))
 
 
-def _cell_len(text: str) -> int:
-    """The cells ``text`` takes on a terminal (one a character for printable ASCII, at once)."""
-    if text.isascii() and text.isprintable():
-        return len(text)
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
 def _longest_word(rows: Sequence[tuple[object, ...]]) -> int:
     """The widest word of the titles of ``rows``: a title wraps between its words, never inside one."""
-    return max((_cell_len(word) for row in rows for word in _shown(row[1]).split()), default=0)
+    return max((cell_len(word) for row in rows for word in _shown(row[1]).split()), default=0)
 
 
 def _title_room(rows: Sequence[tuple[object, ...]], least: int) -> int | None:
@@ -360,7 +351,7 @@ def _title_room(rows: Sequence[tuple[object, ...]], least: int) -> int | None:
         return low
 
     every, probe = range(len(rows)), _probe(rows, titles)
-    high = max(least, max(map(_cell_len, titles)))
+    high = max(least, max(map(cell_len, titles)))
     room = widest(least, high, every) if len(probe) == len(rows) else widest(least, high, probe)
     if room is not None and len(probe) < len(rows) and not fits(room, every):
         room = widest(least, room - 1, every)  # a row the probe did not hold needs more room
@@ -371,11 +362,11 @@ def _probe(rows: Sequence[tuple[object, ...]], titles: Sequence[str]) -> list[in
     """A few of ``rows`` (their places) that lay a table out as all of them do, as far as the
     widths go: the one with each column's widest cell, the longest titles (the widest once cut),
     the longest title of up to 24 cells and the title with the longest word."""
-    chosen = {max(range(len(rows)), key=lambda k: _cell_len(_shown(rows[k][at])))
+    chosen = {max(range(len(rows)), key=lambda k: cell_len(_shown(rows[k][at])))
               for at in range(len(_COLUMNS)) if at != 1}
-    chosen.update(sorted(range(len(rows)), key=lambda k: -_cell_len(titles[k]))[:8])
-    chosen.add(max(range(len(rows)), key=lambda k: (_cell_len(titles[k]) <= 24, _cell_len(titles[k]))))
-    chosen.add(max(range(len(rows)), key=lambda k: max(map(_cell_len, titles[k].split()), default=0)))
+    chosen.update(sorted(range(len(rows)), key=lambda k: -cell_len(titles[k]))[:8])
+    chosen.add(max(range(len(rows)), key=lambda k: (cell_len(titles[k]) <= 24, cell_len(titles[k]))))
+    chosen.add(max(range(len(rows)), key=lambda k: max(map(cell_len, titles[k].split()), default=0)))
     return sorted(chosen)
 
 
@@ -388,16 +379,16 @@ def _title_cut(title: str, width: int) -> str:
         >>> _title_cut("Count the bullet lines in the README", 20), _title_cut("Refactoring", 8)
         ('Count the bullet…', 'Refacto…')
     """
-    if _cell_len(title) <= width:
+    if cell_len(title) <= width:
         return title
     mark = stdout_text("…")
-    room = max(width - _cell_len(mark), 0)
+    room = max(width - cell_len(mark), 0)
     head, used = "", 0
     if title.isascii() and title.isprintable() and "\\" not in title:  # a character a cell, no escape
         head = title[:room]
     else:
         for piece in _PIECE.findall(title):
-            used += _cell_len(piece)
+            used += cell_len(piece)
             if used > room:
                 break
             head += piece

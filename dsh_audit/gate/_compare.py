@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Tokens, captured_usage, keep_usage
-from ..capture import CaptureRead, compare_capture, find_capture, held_sessions, read_capture, unreadable_capture
+from ..capture import CaptureRead, capture_for, compare_capture, held_sessions, read_capture, unreadable_capture
 from ..errors import CaptureError, DshAuditError, RenderError
 from ..replay import Request
 from ..session import Session, route_apis, route_renderer
@@ -65,22 +65,17 @@ class CaptureCompare:
             raise found
         return found
 
-    def capture_for(self, log: str) -> Path | None:
-        return self.capture if self.capture is not None else find_capture(log)
-
-    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path], dict[str, CaptureError]]:
-        """Capture rows per session id, the capture file per session id, and the error of each
-        session whose capture, found beside it, cannot be read (raised for the one ``--capture``).
-        A capture found beside a log that holds none of its requests is not its capture
+    def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
+        """Capture rows per session id and the capture file per session id (the one ``--capture``
+        that cannot be read is raised; one found beside a log is left out with a warning). A capture found beside a log that holds none of its requests is not its capture
         (:func:`dsh_audit.capture.held_sessions`): the log is in neither mapping, as one with none."""
         by_capture: dict[Path, list[Session]] = {}
         for session in group:
-            found = self.capture_for(session.path)
+            found = capture_for(session.path, self.capture)
             if found is not None:
                 by_capture.setdefault(found, []).append(session)
         rows: dict[str, list[Any]] = {}
         files: dict[str, Path] = {}
-        failed: dict[str, CaptureError] = {}
         adapter = self.policy.adapter
         render = _policy_hints(route_renderer(group, adapter=adapter))
 
@@ -109,7 +104,7 @@ class CaptureCompare:
             for s in members:
                 files[s.id] = path
         self.paired.update(files)
-        return rows, files, failed
+        return rows, files
 
     def priced(self, group: list[Session], rows: dict[str, list[Any]]) -> dict[str, dict[int, Tokens]]:
         """Session id -> request index -> the tokens its capture reports of the response to its send

@@ -81,15 +81,12 @@ class _Checker(CaptureCompare):
         return {a.session_id: a.transitions for a in results if a.session_id in ids}
 
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
-        rows, files, failed = self.compare(group)
+        rows, files = self.compare(group)
         captured = self.priced(group, rows)  # --capture prices the requests whose log holds no usage
         transitions = self.attribute(group, ancestors, rows)
         known = {s.id: s for s in (*group, *ancestors)}
         checks = []
         for session in group:
-            if session.id in failed:
-                checks.append(self.capture_refused(session, failed[session.id]))
-                continue
             mine = transitions.get(session.id, ())
             parent = None if session.imported else known.get(session.header.parent_session or "")
             cache = cache_report(session, attribution=list(mine), prices=self.prices,
@@ -173,22 +170,13 @@ class _Checker(CaptureCompare):
             {path: tuple(w for w in found if w not in log.warnings)  # the log's own: its findings (DSH103)
              for path, found in result.route_warnings.items()}
 
-    def capture_refused(self, session: Session, error: CaptureError) -> SessionCheck:
-        """A log whose capture, found beside it, cannot be read: refused (``fail-on-refusal``) as a
-        log that cannot be read is, the finding at the capture, the log's validation beside it."""
-        failure = Failure(session.path, error, tuple(session.warnings), session.id, session.header,
-                          session.format_version, tuple(_validation(session)))
-        return self.failed(failure, at=error.path)
-
-    def failed(self, failure: Failure, *, at: str | None = None) -> SessionCheck:
-        """The check of a log that could not be read; ``at``: where its refusal's finding points
-        (the capture that could not be read), else the log. A log not a line of which could be
+    def failed(self, failure: Failure) -> SessionCheck:
+        """The check of a log that could not be read. A log not a line of which could be
         read (a FIFO, a folder, a link loop or a dangling link, no permission) is refused alone,
         its error the finding (:attr:`SessionCheck.unreadable`): the other logs are still checked.
         A Codex rollout or Claude Code transcript every line of which is damaged is said as such
         by the reader (:func:`dsh_audit.log._header.damaged_header`)."""
-        findings = self.judge.refusal(failure if at is None else replace(failure, path=at),
-                                      validation=failure.validation or ())
+        findings = self.judge.refusal(failure, validation=failure.validation or ())
         header = failure.header
         return SessionCheck(path=failure.path, session_id=failure.session_id, findings=tuple(findings),
                             error=str(failure.error), parent_id=header.parent_session if header else None,

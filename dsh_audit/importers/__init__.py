@@ -15,7 +15,7 @@ Example:
 
 from ._claude_code import import_claude_code
 from ._codex import import_codex
-from ._detect import FORMATS, detect, load_foreign, named_damaged, no_importer
+from ._detect import FORMATS, detect, load_foreign, no_importer
 from ._model import ImportedSession
 from ._span import record_span
 
@@ -26,7 +26,6 @@ __all__ = [
     "import_claude_code",
     "import_codex",
     "load_foreign",
-    "named_damaged",
     "no_importer",
     "record_span",
 ]

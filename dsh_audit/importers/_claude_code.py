@@ -55,7 +55,7 @@ from typing import Any
 from ..replay import Digest, Request
 from ._anthropic import anthropic_usage, content_block, result_content
 from ._base import ImporterBase
-from ._damaged import every_record_damaged
+from ..log import every_record_damaged
 from ._model import ImportedSession, iso_seconds, read_jsonl, tool_result_message
 
 __all__ = ["import_claude_code"]

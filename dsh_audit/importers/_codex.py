@@ -47,7 +47,7 @@ from typing import Any
 
 from ..replay import Digest, Request
 from ._base import ImporterBase
-from ._damaged import every_record_damaged
+from ..log import every_record_damaged
 from ._model import ImportedSession, iso_seconds, read_jsonl
 from ._responses import TOOL_CALLS, History, is_output, responses_usage
 

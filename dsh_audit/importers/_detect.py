@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..errors import DshAuditError, UnsupportedFormatError
+from ..errors import DamagedLogError, DshAuditError, UnsupportedFormatError
 from ..log import detect_format as detect
 from ._claude_code import import_claude_code
 from ._codex import import_codex
-from ._damaged import named_damaged
 from ._model import ImportedSession
 
-__all__ = ["FORMATS", "detect", "load_foreign", "named_damaged", "no_importer"]
+__all__ = ["FORMATS", "detect", "load_foreign", "no_importer"]
 
 #: Every format :func:`detect` can name; all but ``dsh`` have an importer.
 FORMATS = ("claude-code", "codex", "dsh")
@@ -53,16 +52,15 @@ def load_foreign(path: str | os.PathLike[str], *, format: str | None = None) -> 
 def no_importer(error: DshAuditError) -> DshAuditError:
     """The error to raise when a file's first line is no DSH session header (``error`` says why) and
     no importer recognised the file: a Codex rollout or Claude Code transcript whose every line is
-    damaged, named as such, with how many lines and the first (:func:`named_damaged`), never as
-    a damaged DSH log; else ``error``, its hint saying also that no importer recognised the file.
+    damaged, already named as such by the reader that sniffed it (:class:`~dsh_audit.errors.DamagedLogError`),
+    kept as it is, never as a damaged DSH log; else ``error``, its hint saying also that no importer recognised the file.
 
     Example:
         >>> no_importer(DshAuditError("header line is not valid JSON", hint="this is not a DSH session log")).hint
         'this is not a DSH session log; nor is it a session the claude-code or codex importer recognises'
     """
-    damaged = named_damaged(error)
-    if damaged is not error:
-        return damaged
+    if isinstance(error, DamagedLogError):
+        return error
     tried = f"a session the {' or '.join(sorted(_IMPORTERS))} importer recognises"
     error.hint = f"{error.hint}; nor is it {tried}" if error.hint else f"it is not {tried}"
     return error

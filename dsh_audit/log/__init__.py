@@ -18,7 +18,7 @@ from .._lazy import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from ._decode import Line, TornTail, iter_lines, parse_line
-    from ._copies import (COPY_NOTE, MAX_COPIES, Copy, copy_name, copy_notes, holds, in_layout, may_be_copies,
+    from ._copies import (COPY_NOTE, MAX_COPIES, Copy, copy_name, copy_notes, in_layout, may_be_copies,
                           preferred, read_once, without_copies)
     from ._discover import default_sessions_root, discover, is_folder, looks_like_log
     from ._resolve import resolve_session
@@ -78,7 +78,6 @@ __all__ = [
     "every_record_damaged",
     "expand_row",
     "foreign_refusal",
-    "holds",
     "in_layout",
     "is_absolute_path",
     "is_folder",
@@ -131,7 +130,6 @@ _LAZY = {
     "default_sessions_root": "._discover",
     "detect_format": "._format",
     "discover": "._discover",
-    "holds": "._copies",
     "in_layout": "._copies",
     "MAX_COPIES": "._copies",
     "MAX_SAFE": "._shapes",

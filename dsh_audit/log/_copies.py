@@ -6,7 +6,7 @@ The rule: files hold one session when their names say so (a session folder's nam
 or, for logs of the same byte size (exports named as a user likes; for discovery, session folders
 of a DSH home copied under other names there), when their headers carry the same session id (a
 renamed log of a size no other has is not opened for its id: see :func:`_by_header`). Of files of
-one session, compared by their lines (:func:`read_once`, as :func:`holds` compares two), one with
+one session, compared by their lines (:func:`read_once`: raw lines, runs of blank lines as one), one with
 the same lines as another is a copy (the one :func:`preferred` ranks lower, else the later), and
 one whose lines are the first lines of another is a partial copy (an export taken earlier, renamed
 or not, compressed or not): the longer is read. Files that differ otherwise are all read. However
@@ -20,18 +20,17 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Sequence
-from itertools import zip_longest
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from ..errors import DshAuditError
-from ._decode import TornTail, iter_lines
+from ._decode import iter_lines
 from ._outputs import open_regular
 from ._reader import read_header
 from ._versions import canonical_generation
 
 __all__ = ["COPY_NOTE", "Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "copy_name", "copy_notes",
-           "holds", "in_layout", "may_be_copies", "preferred", "read_once", "without_copies"]
+           "in_layout", "may_be_copies", "preferred", "read_once", "without_copies"]
 
 #: The names DSH gives a session's file (a child snapshot's ``session.N.jsonl`` too).
 SESSION_NAME = re.compile(r"^session(\.\d+|\.v[1-9]\d*)?\.jsonl(\.zstd)?$")
@@ -86,25 +85,6 @@ def _header_id(path: Path) -> str | None:
     header = read_header(path)
     found = None if header is None else header.id
     return None if found is None or found.startswith("{{") and found.endswith("}}") else found
-
-
-def holds(a: Path, b: Path) -> int | None:
-    """How two files' decoded lines compare: 0 the same lines, 1 ``a`` holds all of ``b``'s and
-    more after them, -1 the reverse; None when they differ, or one cannot be read (its reading
-    says why later). Both are read once, side by side, within the decode limits."""
-    torn: list[TornTail] = []
-    try:
-        with open_regular(a) as first, open_regular(b) as second:
-            for x, y in zip_longest(iter_lines(first, os.fspath(a), torn), iter_lines(second, os.fspath(b), torn)):
-                if x is None:
-                    return -1
-                if y is None:
-                    return 1
-                if x.raw != y.raw or x.count != y.count:
-                    return None
-    except (DshAuditError, OSError):
-        return None
-    return 0
 
 
 def _by_header(found: Sequence[str], *, renamed: bool) -> set[str]:
@@ -180,8 +160,8 @@ def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], 
     """Of files that hold one session (in order), those read and those left out: of files with the
     same lines the one ``rank`` puts higher (else the first), of two where one holds the other's
     lines and more the longer (of several that do, the longest, else the first); each copy left out
-    is paired with the file read in its place. As :func:`holds` compares two files, but however
-    many there are, each is read at most twice: once for a digest of its lines (and of its first
+    is paired with the file read in its place. Compared line by line (raw lines, runs of blank
+    lines as one), but however many there are, each is read at most twice: once for a digest of its lines (and of its first
     1, 2, 4, 8... lines), and once more only when a shorter file's digests say it may be the first
     lines of this one; a file that cannot be read is read, as itself."""
     if len(group) < 2:
@@ -210,7 +190,7 @@ def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], 
 
 class _Print(NamedTuple):
     """A file's lines as :func:`read_once` compares them: how many (runs of blank lines as one, as
-    :func:`holds` counts them), a digest of all of them, and of the first 1, 2, 4, 8... of them."""
+    the decoder counts them), a digest of all of them, and of the first 1, 2, 4, 8... of them."""
 
     lines: int
     digest: bytes
@@ -262,8 +242,10 @@ def _longer(group: Sequence[_P], prints: dict[int, _Print]) -> dict[int, int]:
     for long in sorted(wanted, key=lambda at: (-prints[at].lines, at)):  # the first holding a file is the longest
         shorts = [short for short in wanted[long] if short not in final]
         read = _digests(Path(group[long]), {prints[short].lines for short in shorts}) if shorts else None
-        for short in shorts if read is not None else []:
-            if read is not None and read[2].get(prints[short].lines) == prints[short].digest:
+        if read is None:
+            continue
+        for short in shorts:
+            if read[2].get(prints[short].lines) == prints[short].digest:
                 final[short] = long
     return final
 

@@ -12,6 +12,7 @@ from typing import BinaryIO
 
 from ..errors import DshAuditError, UnreadableError, UsageError
 from ._copies import LOG_SUFFIXES, SESSION_NAME, copy_notes, without_copies
+from ._decode import ZSTD_MAGIC
 from ._format import begins_as_header, detect_format
 from ._outputs import open_regular
 from ._versions import canonical_generation
@@ -47,7 +48,7 @@ def _first_line(handle: BinaryIO) -> bytes:
     """A file's first bytes: a zstd frame's magic, or its first line (after blank ones), up to
     :data:`_FIRST_LINE` bytes: a header spaced as ``JSON.parse`` reads it is told from its fields."""
     head = handle.read(64)
-    if head[:4] != b"\x28\xb5\x2f\xfd" and b"\n" not in head.lstrip():
+    if head[:4] != ZSTD_MAGIC and b"\n" not in head.lstrip():
         head += handle.readline(_FIRST_LINE)
     return head
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO, NamedTuple
 
 from .._json import NestingError
-from ..errors import MalformedRecordError
+from ..errors import DamagedLogError
 from ._json_line import parse_json
 from ._outputs import open_regular
 
@@ -52,7 +52,7 @@ class FormatSniff(NamedTuple):
     damaged (then ``format`` is None: no record of it can be read)."""
 
     format: str | None
-    damaged: MalformedRecordError | None = None
+    damaged: DamagedLogError | None = None
 
 
 def classify_record(record: dict[str, Any], *, first: bool) -> str | None:
@@ -192,7 +192,7 @@ def sniff_format(path: str | os.PathLike[str], *, max_records: int = 32) -> Form
 
 
 def every_record_damaged(fmt: str, path: str, *, lines: list[int], why: str, records: str = "record",
-                         first: str = "", count: int | None = None) -> MalformedRecordError:
+                         first: str = "", count: int | None = None) -> DamagedLogError:
     """The error of a log of format ``fmt`` (``codex``, ``claude-code``) every one of whose
     ``records`` (the kind an importer needs) is damaged: ``lines``, the damaged lines' numbers
     (or the first of them, with ``count``, how many), each ``why`` (``not JSON``); ``first``, what
@@ -204,7 +204,7 @@ def every_record_damaged(fmt: str, path: str, *, lines: list[int], why: str, rec
     """
     name, agent, home = _NAMES[fmt]
     many = len(lines) if count is None else count
-    return MalformedRecordError(f"every {records} of this {name} is damaged: {many} line(s) {why}, the first at "
+    return DamagedLogError(f"every {records} of this {name} is damaged: {many} line(s) {why}, the first at "
                                 f"line {lines[0]}{first and ' ' + first}", path=path, line=lines[0],
                                 hint=f"nothing in it can be imported; read an intact copy of the "
                                      f"{name.split()[-1]}: {agent} keeps them under {home}")

@@ -193,22 +193,9 @@ def _stand_in(char: bytes) -> bytes:
 _STAND_INS = {char: _stand_in(char) for char in _ACTING}
 
 
-def _acts(char: bytes) -> bool:
-    """Whether the multi-byte character ``char`` (UTF-8) is one a terminal or an editor acts on
-    (:data:`_ACTING`).
-
-    Example:
-        >>> [_acts(c.encode()) for c in ("\\u202e", "\\x9b", "\\ufeff", "\\u00e9", "\\u4e2d")]
-        [True, True, True, False, False]
-        >>> _acts(b"\\xed\\xa0\\x80")  # a lone surrogate
-        False
-    """
-    return char in _ACTING
-
-
 def _shown(state: Any, char: bytes, avoid: frozenset[bytes]) -> bytes:
     """The placeholder of the multi-byte character ``char`` after the prefix hashed into ``state``
-    (:func:`_char`) that is no character a terminal acts on (:func:`_acts`) nor one of ``avoid``: the
+    (:func:`_char`) that is no character a terminal acts on (:data:`_ACTING`) nor one of ``avoid``: the
     class's cycle walked past them (a bijection of the rest of its class). A character that acts is first
     taken as its stand-in (:func:`_stand_in`), so it gets the placeholder that one gets there: no
     placeholder holds such a character, at the cost that it and its stand-in, after the same prefix, get the
@@ -217,7 +204,7 @@ def _shown(state: Any, char: bytes, avoid: frozenset[bytes]) -> bytes:
     Example:
         >>> from dsh_audit.redact import Placeholders
         >>> state = Placeholders(b"salt")._hash.copy()
-        >>> [_acts(_shown(state, c.encode(), frozenset())) for c in ("\\u202e", "\\x85", "\\u200b", "\\U000e0041")]
+        >>> [_shown(state, c.encode(), frozenset()) in _ACTING for c in ("\\u202e", "\\x85", "\\u200b", "\\U000e0041")]
         [False, False, False, False]
         >>> _shown(state, "\\u202e".encode(), frozenset()) == _shown(state, "\\u2030".encode(), frozenset())
         True

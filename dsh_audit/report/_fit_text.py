@@ -13,7 +13,7 @@ from .._seq import common_length
 from ._console import output_width
 from ._safe_text import stdout_text, terminal_text
 
-__all__ = ["fit_lines", "middle_cut", "short_ids"]
+__all__ = ["cell_len", "fit_lines", "middle_cut", "short_ids"]
 
 # A UUID, as a session id holds one (``session-86ef2d28-6e7a-43ae-ad66-0aa63a88c3dd``).
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -32,12 +32,12 @@ def _shared_lengths(unique: Sequence[str]) -> list[int]:
             for at, text in enumerate(unique)]
 
 
-def _cell_len(text: str) -> int:
+def cell_len(text: str) -> int:
     """``rich.cells.cell_len(text)``, at once for printable ASCII (one cell a character: rich's
     ``_SINGLE_CELL_UNICODE_RANGES`` start with U+0020 to U+007E)."""
-    from rich.cells import cell_len
+    from rich.cells import cell_len as rich_cell_len
 
-    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
+    return len(text) if text.isascii() and text.isprintable() else rich_cell_len(text)
 
 
 def middle_cut(text: str, width: int) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._cells import _PATH_WORD, _TABLE_WORD
 from ._console import title_width
-from ._fit_text import _UUID, _cell_len, _cut
+from ._fit_text import _UUID, cell_len, _cut
 from ._safe_text import _CI_COMMANDS, _escape, stdout_text, terminal_text
 
 if TYPE_CHECKING:
@@ -237,17 +237,17 @@ def _plain_rows(console: Console, cells: Sequence[Sequence[str]], numeric: Seque
             return None
         drawn: list[list[str]] = []
         for text, width, number, (left_pad, right_pad) in zip(row, widths, numeric, pads):
-            size = _cell_len(text)
+            size = cell_len(text)
             parts = [text] if size <= width or number else _cell_text(text, width).split("\n")
             cell: list[str] = []
             for part in parts:
                 if part is not text:
-                    size = _cell_len(part)
+                    size = cell_len(part)
                 if size > width or not part.isprintable() or "\ufe0f" in part:
                     return None
                 if number:  # justify="right"
                     part = part.rstrip()
-                    part = " " * (width - _cell_len(part)) + part
+                    part = " " * (width - cell_len(part)) + part
                 else:
                     part += " " * (width - size)
                 cell.append(" " * left_pad + part + " " * right_pad)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from ._fit_text import _CUT, _UUID, _cell_len, _fitting, _shared_lengths
+from ._fit_text import _CUT, _UUID, cell_len, _fitting, _shared_lengths
 from ._safe_text import stdout_text, terminal_text
 from ._table_draw import _overhead
 
@@ -50,7 +50,7 @@ def _prefix_floor(texts: Sequence[str], header: str) -> int:
     their end (:func:`id_cut`): each id's shortest prefix no other id starts with (of at least
     ``_SHORTEST_ID`` characters, and through its UUID's first group), and the cut mark, or the
     whole id when that is no narrower; and its header's longest piece."""
-    mark = _cell_len(stdout_text(_CUT))
+    mark = cell_len(stdout_text(_CUT))
     unique = sorted(set(texts))
     need = max([1, *header_words(header)])
     for text, shared in zip(unique, _shared_lengths(unique)):
@@ -63,16 +63,16 @@ def _prefix_floor(texts: Sequence[str], header: str) -> int:
                 break
             prefix.append(char)
             length += len(char)
-        need = max(need, min(_cell_len(text), _cell_len("".join(prefix)) + mark))
+        need = max(need, min(cell_len(text), cell_len("".join(prefix)) + mark))
     return need
 
 
 def id_cut(text: str, width: int) -> str:
     """An id (as stdout writes it) cut at its end to fit ``width`` cells, with a ``…``: its prefix."""
-    if _cell_len(text) <= width:
+    if cell_len(text) <= width:
         return text
     mark = stdout_text(_CUT)
-    return "".join(_fitting(_SHOWN_CHAR.findall(text), width - _cell_len(mark))) + mark
+    return "".join(_fitting(_SHOWN_CHAR.findall(text), width - cell_len(mark))) + mark
 
 
 def own_headers(columns: Sequence[str], headers: list[str], short: Mapping[str, str] | None, *,
@@ -107,7 +107,7 @@ def with_words(shown: Sequence[str], words: Sequence[str], kept: Sequence[int], 
     for place, at in enumerate(kept):
         if words[at] == shown[at]:
             continue
-        wider = max(sized[place], _cell_len(words[at]))
+        wider = max(sized[place], cell_len(words[at]))
         if sum(sized) - sized[place] + wider <= room:
             headers[at], sized[place] = words[at], wider
     return headers, sized
@@ -124,7 +124,7 @@ def narrow_note(headers: Sequence[str], left_out: Sequence[int], empty: Sequence
         found = ([f"{', '.join(names[at] for at in left_out if at in empty)} (no values)"]
                  if any(at in empty for at in left_out) else []) + [names[at] for at in left_out if at not in empty]
         note = f"narrow terminal: {', '.join(found)} not shown (widen it, or use --json)" if found else None
-        if note is None or _cell_len(note) <= width:
+        if note is None or cell_len(note) <= width:
             break
     return note
 
@@ -132,4 +132,4 @@ def narrow_note(headers: Sequence[str], left_out: Sequence[int], empty: Sequence
 def header_words(header: str) -> list[int]:
     """The width of each word of a column's header: a header wraps between its words, never inside
     one (``turn/step/attempt`` stays whole; a column is left out, or others wrap, before it splits)."""
-    return [_cell_len(word) for word in header.split()]
+    return [cell_len(word) for word in header.split()]

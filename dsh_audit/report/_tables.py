@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from ._cells import NO_VALUE, _PATH_WORD, _TABLE_WORD, _numeric, _write_csv, _write_markdown, table_cell
 from ._console import _start_pager, output_width, stdout_console
-from ._fit_text import _cell_len
+from ._fit_text import cell_len
 from ._listing import Listing, current
 from ._safe_text import stdout_text, terminal_text
 from ._table_draw import _draw_records, _draw_table, _overhead
@@ -241,7 +241,7 @@ def _fitting_layout(headers: Sequence[str], measured: Sequence[_Column], kept: l
     shown_columns = [measured[at] for at in kept]
     floors = _floors(shown_headers, shown_columns, cut=cut)
     if whole:
-        floors = [max(floor, _cell_len(header)) for floor, header in zip(floors, shown_headers)]
+        floors = [max(floor, cell_len(header)) for floor, header in zip(floors, shown_headers)]
     natural = _natural(shown_headers, shown_columns, floors)
     # A column is left out before a cell of up to _ROOMY cells is wrapped (a longer one wraps anyway).
     least = floors if squeezed else [max(floor, column.roomy) for floor, column in zip(floors, shown_columns)]
@@ -283,7 +283,7 @@ def rows_fit(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, droppable
     spared = set(droppable if spare is None else spare)
     if any(columns[at] not in spared for at in order[:chosen.drop] if at not in empty):
         return False
-    return all(_cell_len(row[at]) <= width for at, width in zip(chosen.kept, chosen.widths)
+    return all(cell_len(row[at]) <= width for at, width in zip(chosen.kept, chosen.widths)
                if columns[at] not in spared and columns[at] not in wrapping for row in cells if at < len(row))
 
 
@@ -317,9 +317,9 @@ def _measure_columns(count: int, cells: Sequence[Sequence[str]]) -> list[_Column
     columns: list[_Column] = []
     for at in range(count):
         texts = [row[at] for row in cells if at < len(row)]
-        sizes = [_cell_len(text) for text in texts]
+        sizes = [cell_len(text) for text in texts]
         words = [word for text in texts for word in _TABLE_WORD.findall(text)]
-        word_sizes = [_cell_len(word) for word in words]
+        word_sizes = [cell_len(word) for word in words]
         columns.append(_Column(
             numeric=_numeric(texts), widest=max(sizes, default=0),
             roomy=max((size for size in sizes if size <= _ROOMY), default=0),
@@ -344,7 +344,7 @@ def _floors(headers: Sequence[str], columns: Sequence[_Column], *, cut: bool = F
 
 def _natural(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence[int]) -> list[int]:
     """Each column's width with every cell on one line and its header's words whole."""
-    return [max([floors[at], *(_cell_len(w) for w in header.split()), column.widest])
+    return [max([floors[at], *(cell_len(w) for w in header.split()), column.widest])
             for at, (header, column) in enumerate(zip(headers, columns))]
 
 
@@ -357,8 +357,8 @@ def _widths(headers: Sequence[str], columns: Sequence[_Column], floors: Sequence
     titled: list[int] = []
     whole = [max(floor, uncut) for floor, uncut in zip(floors, _floors(headers, columns))]
     for at, (header, column) in enumerate(zip(headers, columns)):
-        titled.append(max([whole[at], *(_cell_len(w) for w in header.split())]))
-        widths.append(max([_cell_len(header), column.widest, floors[at]]))
+        titled.append(max([whole[at], *(cell_len(w) for w in header.split())]))
+        widths.append(max([cell_len(header), column.widest, floors[at]]))
     for floor_of in (titled, whole, floors):
         while sum(widths) > room:
             slack = [(widths[at] - floor_of[at], at) for at in range(len(widths)) if widths[at] > floor_of[at]]

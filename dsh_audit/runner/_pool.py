@@ -215,7 +215,6 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         worker.join(5)
     if manager is not None:
         manager.join()  # quick: with its workers gone it closes the pool's queues and ends
-    pool.shutdown(wait=True)
 
 
 def resolve_jobs(jobs: int) -> int:
