@@ -289,3 +289,25 @@ def test_a_session_named_whose_log_cannot_be_opened_is_dsh801(tmp_path: Path, mo
     assert [line for line in out.splitlines() if "DSH801" in line][0].startswith(f"{log}: DSH801 error")
     code, _, err = invoke(monkeypatch, capsys, "check", "--no-baseline", "session-other")
     assert code == 2 and len(err) == 1 and "cannot be told" in err[0]
+
+
+def test_a_new_index_appears_whole_never_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # stats alongside a starting index found a 0-byte file ("it is empty"): the new file is made
+    # aside and linked into place holding its schema, and nothing is left beside it
+    from dsh_audit.fleet import _db
+
+    seen = []
+    real_link = os.link
+
+    def link(source: str, target: str) -> None:
+        made = sqlite3.connect(source)
+        seen.append((os.path.exists(target), made.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()))
+        made.close()
+        real_link(source, target)
+
+    monkeypatch.setattr(_db.os, "link", link)
+    _db.connect_index(tmp_path / "a.sqlite").close()
+    assert seen == [(False, (str(_db.SCHEMA_VERSION),))]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite"]
+    _db.connect_index(tmp_path / "a.sqlite", create=False).close()  # a sound index for stats

@@ -269,6 +269,38 @@ def _prepare(connection: sqlite3.Connection, stored: str | None) -> None:
         connection.prepared = True  # closing it checkpoints the -wal file into the index
 
 
+def _make_new(location: str) -> None:
+    """Put a new, empty index (its schema and version) at ``location``, which does not exist, in one
+    step: made under a temporary name in the same folder, closed (self-contained) and linked into
+    place, so a reader (``stats``) never finds a half-made file there. Should another program make
+    ``location`` first, its file is kept and the temporary one removed.
+
+    Raises:
+        sqlite3.Error: the temporary file cannot be made (the folder is not writable).
+    """
+    folder, name = os.path.split(os.path.abspath(location))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.new")
+    try:
+        connection = sqlite3.connect(temporary, factory=_IndexConnection)
+        try:
+            _prepare(connection, None)
+        finally:
+            connection.close()
+        try:
+            os.link(temporary, location)
+        except FileExistsError:  # made by another program meanwhile: read as it is
+            pass
+        except OSError:  # a file system without hard links: moved in place (a rename is one step too)
+            if not os.path.lexists(location):
+                os.replace(temporary, location)
+    finally:
+        for leftover in (temporary, temporary + "-wal", temporary + "-shm"):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
+
+
 def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tuple[sqlite3.Connection, int | None]:
     """:func:`connect_index`; with ``upgrade``, a file of an older schema version is upgraded in
     place, and the version it had is returned beside the connection. Neither ``create`` nor
@@ -282,6 +314,8 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
         raise UsageError("no such index", path=location, hint="build one with `dsh-audit index PATH --db FILE`")
     read_only = not create and not upgrade
     try:
+        if create and not os.path.lexists(location):
+            _make_new(location)
         connection = _connect(location, read_only=read_only)
         stored = _stored_version(connection, location, create=create)
         if stored is not None and stored != str(SCHEMA_VERSION) and not (upgrade and stored in _UPGRADES):
