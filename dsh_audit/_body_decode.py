@@ -20,9 +20,9 @@ from typing import Any
 from .errors import UnreadableError
 from .log import DecodeBudget
 
-__all__ = ["GZIP_MAGIC", "BodyDecodeError", "body_bytes", "content_encoding", "names_base64", "names_gzip"]
+__all__ = ["BodyDecodeError", "body_bytes", "content_encoding", "names_base64", "names_gzip"]
 
-GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MAGIC = b"\x1f\x8b"
 _PIECE = 1 << 20
 
 
@@ -108,11 +108,11 @@ def body_bytes(text: str, *, encoding: object = None, gzip: bool = False, field:
             raise BodyDecodeError(f"{field} holds a lone surrogate, so it has no UTF-8 bytes",
                                   'store the body base64-encoded with "encoding": "base64"') from None
     gzip = gzip or "gzip" in declared
-    if gzip and not coded and not body.startswith(GZIP_MAGIC):
+    if gzip and not coded and not body.startswith(_GZIP_MAGIC):
         try:  # a gzip body can only travel in a JSON string as base64, whatever the encoding names
             decoded = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
             decoded = b""
-        body = decoded if decoded.startswith(GZIP_MAGIC) else body
+        body = decoded if decoded.startswith(_GZIP_MAGIC) else body
     # A tool that stored the body already inflated keeps the header: only gzip data is inflated.
-    return _gunzip(body, source) if (gzip or coded) and body.startswith(GZIP_MAGIC) else body
+    return _gunzip(body, source) if (gzip or coded) and body.startswith(_GZIP_MAGIC) else body

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
 from typing import Any
 
 __all__ = ["LazyModule", "lazy_names"]
@@ -60,15 +61,25 @@ class LazyModule:
         False
     """
 
-    __slots__ = ("_name",)
+    __slots__ = ("_module", "_name")
 
     def __init__(self, name: str) -> None:
         self._name = name
+        self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
-        return getattr(importlib.import_module(self._name), attribute)
+        module = self._module
+        if module is None:
+            # kept once imported: ``importlib.import_module`` takes the import lock on every call
+            # (~4 us), and a route or a body asked for per request reads a name through here
+            module = self._module = importlib.import_module(self._name)
+        return getattr(module, attribute)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A copy or a pickle is the name alone (a module does not pickle)."""
+        return LazyModule, (self._name,)
 
     def __repr__(self) -> str:
         return f"LazyModule({self._name!r})"

@@ -10,16 +10,19 @@ apply a ``pyproject.toml`` further up, or the defaults).
 
 The sub-tables of ``[tool.dsh-audit]`` that commands read are :data:`TOOL_TABLES`; any other, an
 unknown key in one of them, or a key of ``[tool.dsh-audit]`` itself that is no policy key, is an
-error (:func:`check_tool_tables`; ``dsh_audit.gate`` checks them with the policy, the ZDR status's
-reader for the commands that read no policy): a misspelt table or key would otherwise be ignored
-in silence, and the gate run with weaker settings. Every command that reads the file words each
-error the same way.
+error (:func:`check_tool_tables`; ``dsh_audit.gate`` checks them with the policy, the price
+table's and the ZDR status's readers by :func:`checked_tool_table`), and so is a table named close to
+``[tool.dsh-audit]`` or a ``dsh-audit`` key that is no table (:func:`tool_table`): a misspelt table
+or key would otherwise be ignored in silence, the gate run with weaker settings or the user's
+prices dropped. Every command that reads the file words each error the same way, on the line
+that writes the key when one line does (:func:`key_line`).
 """
 
 from __future__ import annotations
 
 import difflib
 import errno
+import functools
 import json
 import os
 import re
@@ -37,9 +40,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "POLICY_KEYS", "REASONS", "TOOL_TABLES", "check_tool_table",
-           "check_tool_tables", "did_you_mean", "dotted_key", "find_pyproject", "read_bytes", "read_json",
-           "read_toml", "unknown_key", "unknown_table"]
+__all__ = ["ConfigFileError", "MAX_CONFIG_FILE", "POLICY_HINT", "POLICY_KEYS", "REASONS", "TOOL_TABLES",
+           "check_tool_table", "check_tool_tables", "checked_tool_table", "did_you_mean", "dotted_key",
+           "find_pyproject", "key_line", "read_bytes", "read_json", "read_toml", "tool_table", "unknown_key",
+           "unknown_table"]
 
 #: The largest configuration file read (a ``pyproject.toml`` is found, not chosen: a huge one is refused).
 MAX_CONFIG_FILE = 16 << 20
@@ -60,6 +64,8 @@ TOOL_TABLES: dict[str, tuple[tuple[str, ...] | None, str]] = {
 POLICY_KEYS = ("adapter", "allowed-break-causes", "capture-fail", "capture-kinds", "fail-on-refusal",
                "fail-on-unexplained-break", "ignore", "min-cache-hit-ratio", "require-capture",
                "validation-fail-severity")
+#: The hint of an error in a policy key or its value: where the keys and their forms are described.
+POLICY_HINT = "see the Policy section of docs/ci.md"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # tomllib before Python 3.14 gives the position only in its message: "... (at line 3, column 7)"
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
@@ -94,15 +100,18 @@ def did_you_mean(word: str, known: Iterable[str], *, cutoff: float = 0.6) -> str
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def dotted_key(*parts: str) -> str:
+def dotted_key(*parts: str, ascii_only: bool = True) -> str:
     """The TOML dotted key of ``parts``: each part bare when TOML allows it, else a quoted string
-    with every control and non-ASCII character escaped (the name stays one inert line).
+    with every control character escaped, and every non-ASCII one too unless ``ascii_only`` is
+    False (text the CLI escapes as it prints it: the name stays one inert line either way).
 
     Example:
         >>> dotted_key("tool", "dsh-audit", "check", "baselin"), dotted_key("a b", "caf\u00e9")
         ('tool.dsh-audit.check.baselin', '"a b"."caf\\\\u00e9"')
+        >>> dotted_key("models", "caf\u00e9", ascii_only=False)
+        'models."caf\u00e9"'
     """
-    return ".".join(part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=True) for part in parts)
+    return ".".join(part if _BARE_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=ascii_only) for part in parts)
 
 
 def _table_name(name: str, key: str) -> str:
@@ -125,7 +134,7 @@ def unknown_table(key: str, *, source: str, name: str = "tool.dsh-audit") -> Usa
     read = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
     where = f"in [{name}] itself" if name else "at the top level"
     return UsageError(f"{_table_name(name, key)} is not a table dsh-audit reads{near}", path=source,
-                      hint=f"dsh-audit reads {read}; the policy keys go {where}: see the Policy section of docs/ci.md")
+                      hint=f"dsh-audit reads {read}; the policy keys go {where}: {POLICY_HINT}")
 
 
 def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
@@ -143,7 +152,7 @@ def unknown_key(key: str, *, source: str, name: str = "tool.dsh-audit",
     """
     home = next((table for table, (keys, _) in TOOL_TABLES.items() if keys and key in keys), None)
     near = f" (a key of {_table_name(name, home)})" if home else did_you_mean(key, known)
-    return UsageError(f"unknown policy key {key!r}{near}", path=source, hint="see docs/ci.md for the policy keys")
+    return UsageError(f"unknown policy key {key!r}{near}", path=source, hint=POLICY_HINT)
 
 
 def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh-audit",
@@ -171,7 +180,7 @@ def check_tool_table(key: str, value: Any, *, source: str, name: str = "tool.dsh
         dotted = dotted_key(*name.split("."), key, item) if name else dotted_key(key, item)
         if item in policy_keys:
             raise UsageError(f"{dotted} is a policy key, read only {where}", path=source,
-                             hint=f"move it to {home}, above {table}: see the Policy section of docs/ci.md")
+                             hint=f"move it to {home}, above {table}: {POLICY_HINT}")
         near = did_you_mean(item, keys)
         if not near:  # a misspelt policy key in the wrong table: name both mistakes
             close = difflib.get_close_matches(item, list(policy_keys), n=1)
@@ -200,6 +209,133 @@ def check_tool_tables(table: Mapping[str, Any], *, source: str) -> None:
             raise unknown_table(key, source=source)
         elif key not in POLICY_KEYS:
             raise unknown_key(key, source=source)
+
+
+def tool_table(document: Mapping[str, Any], *, source: str) -> dict[str, Any] | None:
+    """The ``[tool.dsh-audit]`` table of the TOML ``document`` read from ``source``, or None when
+    it has none. A table named close to it (``[tool.dsh_audit]``) is refused, as is a
+    ``dsh-audit`` key of ``[tool]`` that is no table: either would otherwise be ignored in silence,
+    by every command that reads the file (the policy, the prices, the ZDR status).
+
+    Example:
+        >>> tool_table({"tool": {"dsh-audit": {"ignore": []}}}, source="p")
+        {'ignore': []}
+        >>> try:
+        ...     tool_table({"tool": {"dsh_audit": {}}}, source="p")
+        ... except UsageError as exc:
+        ...     print(exc.message)
+        [tool.dsh_audit] is not read: dsh-audit's table is [tool.dsh-audit]
+    """
+    tool = document.get("tool")
+    if not isinstance(tool, dict):
+        return None
+    if "dsh-audit" not in tool:
+        near = difflib.get_close_matches("dsh-audit", [str(k) for k in tool], n=1, cutoff=0.75)
+        if near:
+            raise UsageError(f"[{dotted_key('tool', near[0])}] is not read: dsh-audit's table is [tool.dsh-audit]",
+                             path=source, line=key_line(source, ("tool", near[0]), None),
+                             hint="rename the table to [tool.dsh-audit]")
+        return None
+    table = tool["dsh-audit"]
+    if not isinstance(table, dict):
+        raise UsageError("[tool.dsh-audit] must be a table", path=source,
+                         line=key_line(source, ("tool",), "dsh-audit", table),
+                         hint=f"write the policy keys under a [tool.dsh-audit] header; {POLICY_HINT}")
+    return table
+
+
+def checked_tool_table(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``[tool.dsh-audit]`` table of the ``pyproject.toml`` at ``path`` (:func:`tool_table`),
+    its sub-tables and keys checked (:func:`check_tool_tables`), or None when it has none: the
+    check every command that reads the file makes, read once per version of the file.
+
+    Raises:
+        ConfigFileError: the file cannot be read or is not TOML (the caller words it).
+        UsageError: a misspelt or misplaced table or key.
+    """
+    name = os.fspath(path)
+    try:
+        version = os.stat(name)
+    except OSError:  # gone since the search: the reader says why
+        return _checked_tool_table(name, 0, -1)
+    return _checked_tool_table(name, version.st_mtime_ns, version.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _checked_tool_table(path: str, _mtime_ns: int, _size: int) -> dict[str, Any] | None:
+    """:func:`checked_tool_table` of one version of a file."""
+    table = tool_table(read_toml(path), source=path)
+    if table is not None:
+        check_tool_tables(table, source=path)
+    return table
+
+
+_HEADER = re.compile(r"\s*\[(?!\[)(.*)\]\s*(?:#.*)?")  # fullmatch: a [table] header line
+
+
+def key_line(path: str, table: tuple[str, ...], key: str | None, value: Any = None) -> int | None:
+    """The 1-based line of the TOML file at ``path`` that writes ``key = value`` right in the table
+    ``table`` (``()``: the top level), when exactly one line does, read as TOML reads it; else None.
+    ``key`` None: the first header of the table or of a sub-table of it, when no other line names
+    its last part. tomllib gives no position of a value, so a message that refuses one finds its
+    line so, or names none: a file with a multi-line string, or a value written over several
+    lines or by several dotted keys, gets None, never a guess.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        ...     _ = f.write('[tool.dsh-audit]\\n# ignore = []\\nignore = "DSH100"\\n')
+        >>> key_line(f.name, ("tool", "dsh-audit"), "ignore", "DSH100"), key_line(f.name, (), "ignore", "DSH100")
+        (3, None)
+        >>> os.remove(f.name)
+    """
+    try:
+        text = read_bytes(path, what="TOML file").decode("utf-8")
+    except (ConfigFileError, UnicodeDecodeError):
+        return None
+    if '"""' in text or "'''" in text:  # a line inside one could read as a key
+        return None
+    current: tuple[str, ...] | None = ()
+    found = []
+    # split at "\n" alone, as TOML ends a line (CRLF too): splitlines() would also split at a
+    # U+2028 or U+0085 that a TOML string or comment holds, and shift every line number after it
+    for number, line in enumerate((line.removesuffix("\r") for line in text.split("\n")), 1):
+        if line.lstrip().startswith("["):
+            current = _header(line)
+            if key is None and current is not None and current[:len(table)] == table:
+                found.append(number)
+            continue
+        if key is None and table[-1] in line:  # written as a dotted key too: its first place is unknown
+            return None
+        if key is not None and current == table and _line_value(line, key) == repr(value):
+            found.append(number)
+    return found[0] if len(found) == 1 or (key is None and found) else None
+
+
+def _header(line: str) -> tuple[str, ...] | None:
+    """The dotted name of the ``[table]`` header ``line``, or None (an array of tables, or a line
+    of a multi-line array, which ends what :func:`key_line` can place)."""
+    if _HEADER.fullmatch(line) is None:
+        return None
+    try:
+        level: Any = tomllib.loads(line)
+    except ValueError:
+        return None
+    parts: list[str] = []
+    while isinstance(level, dict) and len(level) == 1:
+        name, level = next(iter(level.items()))
+        parts.append(name)
+    return tuple(parts) if level == {} else None
+
+
+def _line_value(line: str, key: str) -> str | None:
+    """The repr of the value ``line`` gives ``key`` alone, as a whole ``key = value`` line (an inline
+    table, or a dotted key of it, that the line writes whole); None when it gives none."""
+    try:
+        document = tomllib.loads(line)
+    except ValueError:
+        return None
+    return repr(document[key]) if list(document) == [key] else None
 
 
 def find_pyproject(start: str | os.PathLike[str] | None = None) -> Path | None:

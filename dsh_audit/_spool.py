@@ -18,10 +18,10 @@ Example:
 
 from __future__ import annotations
 
+import io
 import operator
 import pickle
 import struct
-import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
@@ -36,11 +36,35 @@ T = TypeVar("T")
 _LENGTH = struct.Struct("<I")
 
 
-def _file(owner: object) -> IO[bytes]:
-    """A spooled temporary file, closed when ``owner`` goes (a spool dropped unread leaves nothing)."""
-    file = tempfile.SpooledTemporaryFile(max_size=MEMORY_BYTES)
-    weakref.finalize(owner, file.close)
-    return file
+class _Spill:
+    """Bytes in memory up to :data:`MEMORY_BYTES`, then in an anonymous temporary file; ``file``
+    is where they are now (read and seek through it, write through :meth:`write`)."""
+
+    __slots__ = ("file", "_memory")
+
+    def __init__(self) -> None:
+        self._memory: io.BytesIO | None = io.BytesIO()
+        self.file: IO[bytes] = self._memory
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+        memory = self._memory
+        if memory is not None and memory.tell() > MEMORY_BYTES:
+            import tempfile  # only here: most spools stay in memory, and start-up need not load it
+
+            disk = tempfile.TemporaryFile()
+            disk.write(memory.getbuffer())
+            self.file, self._memory = disk, None  # (a reader part-way through the memory keeps it)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _file(owner: object) -> _Spill:
+    """A spill file, closed when ``owner`` goes (a spool dropped unread leaves nothing)."""
+    spill = _Spill()
+    weakref.finalize(owner, spill.close)
+    return spill
 
 
 class LineSpool:
@@ -57,9 +81,9 @@ class LineSpool:
 
     def __iter__(self) -> Iterator[str]:
         """The lines in the order written; the spool is closed after (read it once)."""
-        self._file.seek(0)
+        self._file.file.seek(0)
         try:
-            for raw in self._file:
+            for raw in self._file.file:
                 yield raw[:-1].decode("utf-8", "surrogatepass")
         finally:
             self.close()
@@ -87,10 +111,13 @@ class RowSpool(Sequence[T], Generic[T]):
 
     def __init__(self, cls: type[T], rows: Iterable[T] = (), *, batch: int = 512) -> None:
         self._cls = cls
-        self._values: Callable[[T], Any] = operator.attrgetter(*(f.name for f in fields(cls)))  # type: ignore[arg-type]
+        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        getter = operator.attrgetter(*names)
+        # one name's getter gives the value itself, not a tuple of one
+        self._values: Callable[[T], Any] = getter if len(names) > 1 else lambda row: (getter(row),)
         self._batch = batch
         self._pending: list[Any] = []
-        self._file: IO[bytes] | None = None
+        self._file: _Spill | None = None
         self._count = 0
         for row in rows:
             self.append(row)
@@ -106,7 +133,7 @@ class RowSpool(Sequence[T], Generic[T]):
             return
         if self._file is None:
             self._file = _file(self)
-        self._file.seek(0, 2)
+        self._file.file.seek(0, 2)
         data = pickle.dumps(self._pending, protocol=pickle.HIGHEST_PROTOCOL)
         self._file.write(_LENGTH.pack(len(data)) + data)
         self._pending = []
@@ -137,7 +164,7 @@ class RowSpool(Sequence[T], Generic[T]):
             >>> list(RowSpool(Row, [Row("a", 1), Row("b", None)]).values())
             [('a', 1), ('b', None)]
         """
-        pending, file = list(self._pending), self._file
+        pending, file = list(self._pending), None if self._file is None else self._file.file
         size = 0 if file is None else file.seek(0, 2)
         at = 0
         while at < size:

@@ -208,8 +208,8 @@ def test_unrendered_requests_are_one_line_piped(compat: Path, monkeypatch: pytes
                                GROUPED, FAILED])
     findings = json.loads(Path("r.json").read_text(encoding="utf-8"))["findings"]
     assert [(f["rule"], f["request"], f["line"], f["seq"], f["fails"]) for f in findings] == [
-        ("DSH815", 0, 14, 12, True), ("DSH815", 1, 15, 13, True), ("DSH815", 2, 33, 34, True),
-        ("DSH815", 3, 52, 61, True), ("DSH815", 4, 66, 82, True), ("DSH815", 5, 82, 101, True)]
+        ("DSH815", 0, 14, 12, True), ("DSH815", 1, 12, 10, True), ("DSH815", 2, 12, 10, True),
+        ("DSH815", 3, 12, 10, True), ("DSH815", 4, 12, 10, True), ("DSH815", 5, 12, 10, True)]
     assert findings[0]["message"].startswith("title request 0 is unrendered vs c3/wire.jsonl line 2: cannot render")
 
 

@@ -122,8 +122,8 @@ def test_a_reference_with_no_sessions_folder_says_which_folder(dsh_home: str | N
         where = f"{tmp_path / dsh_home / 'sessions'} ($DSH_HOME/sessions)"
     assert _main(monkeypatch, capsysbinary, "show", "latest", "0") == (
         2, "", f"error: latest: no such file or folder, and not a session id: the sessions folder {where} does not "
-               "exist (hint: pass the path of a log or a session folder, or set DSH_HOME to the DSH home that "
-               "holds sessions/)\n")
+               "exist (hint: pass the path of a log or a session folder, or a session id or `latest`: looked up in "
+               "$DSH_HOME/sessions; set DSH_HOME to the DSH home that holds sessions/)\n")
 
 
 # -- D8: a bad DSH_AUDIT_MAX_* is the variable's error, said once, before any log is read ---------------

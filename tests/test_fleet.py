@@ -531,10 +531,10 @@ def test_validate_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch,
     serial = run_serial_and_parallel(monkeypatch, capsys, "validate", *args, *roots)
     if args == []:
         assert (*serial[:2], _copies_noted(serial[2])) == (
-            0, "", (12, "0 error(s), 0 warning(s), 0 info in 22 file(s)\n"))
+            0, "", (12, 1, "0 error(s), 0 warning(s), 0 info in 22 file(s)\n"))
     elif args == ["--json"]:
         assert (*serial[:2], _copies_noted(serial[2])) == (0, '{"type":"summary","passed":true,"counts":{"error":0,'
-                                                                '"warning":0,"info":0},"files":22,"rules":{}}\n', (12, ""))
+                                                                '"warning":0,"info":0},"files":22,"rules":{}}\n', (12, 1, ""))
     else:  # 582 findings (DSH's v1 acp-agent golden snapshots among them; identical snapshot fixtures of one
         # session id are read once, and a child.replay.jsonl whose header has spaces after its colons is
         # found by the folder walk, session 38) and the summary line
@@ -557,22 +557,26 @@ def test_validate_jobs_checks_a_fork_child_against_its_parent(monkeypatch: pytes
     assert (*serial[:2], _copies_noted(serial[2])) == (
         1, f"{child}:14: seq 12: DSH603 error: seeded event 12 differs from the parent's ({parent} "
            "line 14) (copy the parent's events verbatim into the seed)\n",
-        (1, "1 error(s), 0 warning(s), 0 info in 13 file(s): DSH603 x1\n"))
+        (1, 1, "1 error(s), 0 warning(s), 0 info in 13 file(s): DSH603 x1\n"))
     # Alone, the child has no parent to be compared with, in either mode.
     alone = run(monkeypatch, capsys, "validate", "--jobs", "2", str(child), str(SAMPLES))
-    assert (*alone[:2], _copies_noted(alone[2])) == (0, "", (1, "0 error(s), 0 warning(s), 0 info in 12 file(s)\n"))
+    assert (*alone[:2], _copies_noted(alone[2])) == (0, "", (1, 1, "0 error(s), 0 warning(s), 0 info in 12 file(s)\n"))
 
 
-def _copies_noted(err: str) -> tuple[int, str]:
-    """How many ``one session in two files`` notes ``err`` starts with, and the rest of it: each
-    live scenario holds its session as DSH persisted it and as a decompressed export, read once."""
-    lines = err.splitlines(keepends=True)
+def _copies_noted(err: str) -> tuple[int, int, str]:
+    """How many ``one session in two files`` notes ``err`` starts with, how many "session ID is in
+    N files, each listed" notes it has (files of one session that differ, each read: every command
+    says so since session 39), and the rest of it: each live scenario holds its session as DSH
+    persisted it and as a decompressed export, read once."""
+    every = err.splitlines(keepends=True)
+    lines = [line for line in every if not re.fullmatch(r"note: session \S+ is in \d+ files, each listed: .+\n", line)]
+    listed = len(every) - len(lines)
     grouped = re.match(r"note: (\d+) sessions found in two files each \(the same lines\)", lines[0]) if lines else None
     if grouped is not None:  # several: one note says how many (tests/test_tour36.py)
-        return int(grouped[1]), "".join(lines[1:])
+        return int(grouped[1]), listed, "".join(lines[1:])
     notes = [line for line in lines if line.startswith("note: one session in two files under ")]
     assert all(line.endswith(" (the same lines)\n") for line in notes)
-    return len(notes), "".join(lines[len(notes):])
+    return len(notes), listed, "".join(lines[len(notes):])
 
 
 def _relations(out: str) -> dict[str, int]:
@@ -589,17 +593,18 @@ def test_breaks_jobs_output_is_byte_identical(monkeypatch: pytest.MonkeyPatch, c
     if args == []:
         # the table's line count depends on how long the paths are (rich wraps), so not asserted
         # exit 0: every break of the live runs and samples is explained (README's exit codes)
-        assert (serial[0], _copies_noted(serial[2])) == (0, (12, "")) and "header_change" in serial[1]
+        assert (serial[0], _copies_noted(serial[2])) == (0, (12, 1, "")) and "header_change" in serial[1]
     elif args == ["--json", "--all"]:
-        assert (serial[0], _copies_noted(serial[2])) == (0, (12, ""))
+        assert (serial[0], _copies_noted(serial[2])) == (0, (12, 1, ""))
         assert _relations(serial[1]) == {"compaction_call": 4, "first": 18, "fork": 3, "resume": 5, "retry": 3,
                                          "step": 61, "subagent": 1, "title_call": 10}
     else:
-        copies, rest = _copies_noted(serial[2])
+        copies, listed, rest = _copies_noted(serial[2])
         # 23: breaks says each log's own warnings too (tour 38: a crash-damaged tail of a fixture)
         # 17 copies: 3 of them identical snapshot fixtures of one session id (read once since session 38);
-        # 462: the spaced-header child.replay.jsonl fixture found by the folder walk (session 38)
-        assert (serial[0], serial[1].count("\n"), copies, rest.count("\n")) == (2, 462, 17, 23)
+        # 462: the spaced-header child.replay.jsonl fixture found by the folder walk (session 38);
+        # 12 snapshot fixtures' session ids each in several fixtures that differ, each read (session 39)
+        assert (serial[0], serial[1].count("\n"), copies, listed, rest.count("\n")) == (2, 462, 17, 12, 23)
 
 
 @needs_corpus

@@ -175,7 +175,7 @@ def test_a_reasoning_signature_too_deep_to_parse_is_not_called_not_json(tmp_path
     args = _resp(tmp_path, "render", "1", signature="[" * 5000 + "]" * 5000)
     code, out, err = invoke(monkeypatch, capsys, *args)
     assert (code, out, err) == (2, "", [
-        f"error: {args[1]}: a reasoning block's thinking signature nests JSON objects or arrays too deep for "
+        f"error: {args[1]}:18 seq 16: a reasoning block's thinking signature nests JSON objects or arrays too deep for "
         "dsh-audit to parse; DSH's JSON.parse reads it, so the body it sent cannot be rebuilt (hint: the request is "
         "compared as log JSON where a view needs its prompt)"])
 
@@ -386,7 +386,7 @@ SWEEP: list[tuple[str, Any, int, list[str]]] = [
     ("routes: maxTokens 2**64", lambda t, m: _local(t, "render", "0", "--routes", _routes(
         t, ROUTES.format(cw=1000000).replace("8192", "18446744073709551616"))), 0, []),
     ("responses: a signature that is not JSON", lambda t, m: _resp(t, "render", "1", signature="{not json"),
-     2, ["error: {T}/s/session.jsonl: a reasoning block's thinking signature is not JSON: pi-ai's openai-responses "
+     2, ["error: {T}/s/session.jsonl:18 seq 16: a reasoning block's thinking signature is not JSON: pi-ai's openai-responses "
          "conversion JSON.parses it to replay the reasoning item and throws, so DSH could not have sent this request "
          "(hint: the log was edited or damaged; `dsh-audit validate` lists what else is wrong in it)"]),
     ("responses: escapes in a signature, a call id, a tool name",

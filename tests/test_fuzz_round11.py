@@ -127,8 +127,8 @@ def test_a_sessions_folder_that_is_no_folder_is_one_error(kind, tmp_path, monkey
     code, out, err = invoke(monkeypatch, capsys, "show", "latest", "0")
     assert (code, out, err) == (2, "", [
         f"error: latest: no such file or folder, and not a session id: the sessions folder {sessions} "
-        "($DSH_HOME/sessions) is not a folder (hint: pass the path of a log or a session folder, or set DSH_HOME to "
-        "the DSH home that holds sessions/)"])
+        "($DSH_HOME/sessions) is not a folder (hint: pass the path of a log or a session folder, or a session id or "
+        "`latest`: looked up in $DSH_HOME/sessions; set DSH_HOME to the DSH home that holds sessions/)"])
 
 
 @pytest.mark.parametrize(("make", "what"), [(lambda p: p.symlink_to("/dev/zero"), "is a character device"),
@@ -313,7 +313,8 @@ def test_watch_follows_one_session_in_two_files_once_beside_special_files(tmp_pa
     code, out, err = invoke(monkeypatch, capsys, "watch", str(tmp_path), "--json", "--polling", "--idle-exit", "0.5",
                             "--since", "2000-01-01")
     rows = [json.loads(line) for line in out.splitlines()]
-    refused = [f"{export / 'loop.jsonl'}: cannot open: symlink loop", f"{export / 'zero.jsonl'}: is not a regular file"]
+    refused = [f"{export / 'loop.jsonl'}: cannot open: symlink loop",
+               f"{export / 'zero.jsonl'}: is a character device, not a log file (hint: only regular files are read)"]
     assert (code, sorted(err)) == (0, [f"error: {message}" for message in refused])
     assert sorted(row["message"] for row in rows if row["type"] == "error") == refused
     assert [(row["type"], row.get("index")) for row in rows if row["type"] not in ("watching", "started", "error")] == [

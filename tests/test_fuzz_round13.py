@@ -204,7 +204,7 @@ def test_a_step_summary_that_cannot_be_appended_to_is_one_warning(
     if os.path.exists("/dev/full"):  # a write that fails is a warning: the verdict stands
         monkeypatch.setenv("GITHUB_STEP_SUMMARY", "/dev/full")
         assert _check(monkeypatch, capsys)[::2] == (1, [
-            "warning: cannot append to GITHUB_STEP_SUMMARY: No space left on device"])
+            "warning: cannot append to GITHUB_STEP_SUMMARY (/dev/full): No space left on device"])
     # a name of escapes is a file like any other; the summary appended to it holds them escaped
     odd = tmp_path / "\x1b]0;x\x07sum.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(odd))

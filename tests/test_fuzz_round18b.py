@@ -311,3 +311,14 @@ def test_a_new_index_appears_whole_never_empty(tmp_path: Path, monkeypatch: pyte
     assert seen == [(False, (str(_db.SCHEMA_VERSION),))]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sqlite"]
     _db.connect_index(tmp_path / "a.sqlite", create=False).close()  # a sound index for stats
+
+
+def test_an_index_name_as_long_as_the_system_allows_is_made(tmp_path: Path) -> None:
+    # the index is made under a temporary name first: a long --db name (238 characters) plus a
+    # suffix passed the 255-byte limit ("unable to open database file")
+    from dsh_audit.fleet import _db
+
+    name = "c" * 238
+    _db.connect_index(tmp_path / name).close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    _db.connect_index(tmp_path / name, create=False).close()

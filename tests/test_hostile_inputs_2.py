@@ -35,17 +35,23 @@ def dsh_log(path: Path) -> Path:
 
 # -- policy files (check and report) --------------------------------------------------------------
 
+_POLICY_HINT = "see the Policy section of docs/ci.md"
+_TABLE = ("[tool.dsh-audit] must be a table (hint: write the policy keys under a [tool.dsh-audit] header; "
+          f"{_POLICY_HINT})")
+# each message after the file's path: its line (":2") when the error is a key's that one line writes
 POLICY_ERRORS = [
-    (b"\xff\xfe= 1\n", "policy file is not UTF-8 text (byte 0)"),
-    (b'adapter = "\xff"\n', "policy file is not UTF-8 text (byte 11)"),
-    (b"a = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "policy file nests arrays or tables too deeply"),
-    (b"tool = 1\n", "unknown policy key 'tool' (hint: see docs/ci.md for the policy keys)"),
-    (b'tool = "x"\n', "unknown policy key 'tool' (hint: see docs/ci.md for the policy keys)"),
-    (b"[tool]\ndsh-audit = 3\n", "[tool.dsh-audit] must be a table"),
-    (b'[[tool.dsh-audit]]\nadapter = "openai"\n', "[tool.dsh-audit] must be a table"),
-    (b"adapter = {a = 1}\n", "policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses"),
-    (b"fail-on-refusal = {x = true}\n", "policy key 'fail-on-refusal' must be true or false"),
-    (b'ignore = [""]\n', "policy key 'ignore': an empty string would match every rule (hint: give a rule id "
+    (b"\xff\xfe= 1\n", ": policy file is not UTF-8 text (byte 0)"),
+    (b'adapter = "\xff"\n', ": policy file is not UTF-8 text (byte 11)"),
+    (b"a = " + b"[" * 50_000 + b"]" * 50_000 + b"\n", ": policy file nests arrays or tables too deeply"),
+    (b"tool = 1\n", ": unknown policy key 'tool' (hint: see the Policy section of docs/ci.md)"),
+    (b'tool = "x"\n', ": unknown policy key 'tool' (hint: see the Policy section of docs/ci.md)"),
+    (b"[tool]\ndsh-audit = 3\n", f":2: {_TABLE}"),
+    (b'[[tool.dsh-audit]]\nadapter = "openai"\n', f": {_TABLE}"),  # an array of tables: no one line
+    (b"adapter = {a = 1}\n", ":1: policy key 'adapter' must be one of auto, deepseek, anthropic, openai, responses "
+                              f"(hint: write adapter = \"auto\", say; {_POLICY_HINT})"),
+    (b"fail-on-refusal = {x = true}\n", ":1: policy key 'fail-on-refusal' must be true or false (hint: write "
+                                         f"fail-on-refusal = true or fail-on-refusal = false; {_POLICY_HINT})"),
+    (b'ignore = [""]\n', ":1: policy key 'ignore': an empty string would match every rule (hint: give a rule id "
                          "(DSH101-DSH832) or a family such as DSH3; see docs/rules.md)"),
 ]
 
@@ -58,7 +64,7 @@ def test_bad_policy_is_one_error_line(tmp_path, monkeypatch, capsys, text, messa
     policy.write_bytes(text)
     extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
     assert_one_error(invoke(monkeypatch, capsys, command, str(log), "--policy", str(policy), *extra),
-                     f"error: {policy}: {message}")
+                     f"error: {policy}{message}")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -67,7 +73,7 @@ def test_broken_pyproject_found_by_search_is_one_error_line(tmp_path, monkeypatc
     (tmp_path / "pyproject.toml").write_bytes(b"[tool]\ndsh-audit = [1]\n")
     monkeypatch.chdir(tmp_path)
     assert_one_error(invoke(monkeypatch, capsys, "check", str(log)),
-                     f"error: {tmp_path / 'pyproject.toml'}: [tool.dsh-audit] must be a table")
+                     f"error: {tmp_path / 'pyproject.toml'}:2: {_TABLE}")
 
 
 def test_subtables_of_other_commands_are_still_ignored(tmp_path, monkeypatch, capsys):
@@ -275,7 +281,7 @@ def test_a_misspelt_policy_table_in_pyproject_is_an_error_not_the_defaults(tmp_p
     (tmp_path / "pyproject.toml").write_text(f"[tool.{table}]\nrequire-capture = true\n")
     with pytest.raises(UsageError) as caught:
         load_policy(None, search_from=tmp_path)
-    assert str(caught.value) == (f"{tmp_path / 'pyproject.toml'}: [tool.{table}] is not read: dsh-audit's table is "
+    assert str(caught.value) == (f"{tmp_path / 'pyproject.toml'}:1: [tool.{table}] is not read: dsh-audit's table is "
                                  "[tool.dsh-audit] (hint: rename the table to [tool.dsh-audit])")
     (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
     assert load_policy(None, search_from=tmp_path).source == "defaults"

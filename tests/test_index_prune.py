@@ -145,7 +145,7 @@ def test_json_keeps_its_keys_and_adds_refused_and_removed(tmp_path: Path, roots:
     code, out, err = invoke(monkeypatch, capsys, "index", str(a), "--db", str(db), "--json")
     summary = json.loads(out)
     assert code == 2 and len(err) == 1 and isinstance(summary.pop("seconds"), float)
-    assert summary == {"db": str(db), "seen": 1, "indexed": 1, "refused": 1, "skipped": 0,
+    assert summary == {"db": str(db), "seen": 1, "indexed": 1, "refused": 1, "rebuilt": 0, "skipped": 0,
                        "failure_details": [{"path": str(broken.resolve()), "error": err[0].removeprefix("error: ")}],
                        "lost": 0, "removed_paths": [gone], "upgraded_from": None, "warnings": [],
                        "refused_unchanged": 0, "replaced_paths": [], "copies": [], "notes": []}

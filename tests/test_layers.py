@@ -247,17 +247,33 @@ _NOT_FOR_ONE_LOG = {"dsh_audit.report._html", "dsh_audit.report._junit", "dsh_au
 
 @pytest.mark.parametrize("args, needed, heavy", [
     (["requests", "sample_logs/tools/session.jsonl", "--json"], {"dsh_audit.session", "dsh_audit.report._json"},
-     _NOT_FOR_ONE_LOG | {"dsh_audit.attribution", "rich"}),
+     _NOT_FOR_ONE_LOG | {"dsh_audit.attribution", "rich", "dsh_audit.wire", "dsh_audit.validate",
+                         "dsh_audit.importers", "subprocess", "decimal"}),
     # breaks looks for a capture beside the log, as check does (dsh_audit.capture.find_capture), and
-    # compares none: it loads no body comparison
+    # compares none: it loads no body comparison, and renders no body of a log with no break
     (["breaks", "sample_logs/chat/session.jsonl"], {"dsh_audit.attribution"},
-     _NOT_FOR_ONE_LOG - {"dsh_audit.capture"} | {"dsh_audit.capture._compare"}),
+     _NOT_FOR_ONE_LOG - {"dsh_audit.capture"} | {"dsh_audit.capture._compare", "dsh_audit.capture._loaders",
+                                                   "dsh_audit.validate", "dsh_audit.importers", "dsh_audit.wire",
+                                                   "tempfile"}),
 ], ids=["requests", "breaks"])
 def test_a_command_on_one_log_imports_only_what_it_needs(args, needed, heavy):
     result, modules = _imported_modules("-m", "dsh_audit", *args)
     assert result.returncode == 0, result.stderr[-2000:]
     assert needed <= modules  # the scan sees the command's own imports
     assert sorted(heavy & modules) == [], f"{args[0]} imports {sorted(heavy & modules)}"
+
+
+def test_attribution_loads_the_renderers_at_its_first_body_comparison_not_at_import():
+    """``breaks`` renders only the bodies of the breaks it finds: importing the attribution loads no
+    module of dsh_audit.wire; comparing two captured bodies with cache markers does."""
+    code = ("import sys\nfrom dsh_audit.attribution import captured_extends\n"
+            "print(sorted(m for m in sys.modules if m.startswith('dsh_audit.wire')))\n"
+            "print(captured_extends(b'{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",'\n"
+            "    b'\"text\":\"a\",\"cache_control\":{\"type\":\"ephemeral\"}}]}]}', b'{\"model\":\"m\",\"messages\":'\n"
+            "    b'[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"}]}'))\n"
+            "print('dsh_audit.wire' in sys.modules)")
+    result, _ = _imported_modules("-c", code)
+    assert (result.returncode, result.stdout) == (0, "[]\n(True, None)\nTrue\n"), result.stderr[-2000:]
 
 
 def test_lazy_package_names_resolve_to_their_modules():

@@ -48,7 +48,7 @@ def _usage_row(key: str) -> dict[str, Any]:
     return {"key": key, "requests": 3,
             "tokens": {"cache_miss": 2100, "cache_read": 1920, "cache_write": 0, "output": 30, "reasoning": 0,
                        "total": 4050},
-            "usage_unknown_requests": 0,
+            "usage_unknown_requests": 0, "tokens_unknown_requests": {"cache_miss": 1, "cache_read": 1},  # tour39
             "cost_usd": {"cache_miss": 0.00063, "cache_read": 1.152e-05, "cache_write": 0, "output": 2.4e-05,
                          "total": 0.00066552},
             "no_cache_cost_usd": 0.00123, "off_peak_cost_usd": 0.00033276, "lost_tokens": 0, "lost_cost_usd": None,
@@ -85,12 +85,13 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
         '                       cache  tokens',
         'session    requests     miss  (cost)          cost  no cache  off-peak  unpriced',
         '────────────────────────────────────────────────────────────────────────────────',
-        's-unknown         3     2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
-        'total             3     2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        's-unknown         3    ≥2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
+        'total             3    ≥2100  0+? ($?)    ≥$0.0007  ≥$0.0012  ≥$0.0003         1',
         '1 session(s); USD per 1,000,000 tokens from the price table (packaged); check',
         'your contract; ≥$: a lower bound (unpriced requests left out), $?: no request',
-        'priced; lost tokens: +?: 1 break(s) lost an unknown amount (cache reads not',
-        'logged)',
+        'priced; cache miss, cache read: ≥N sums the requests that logged a count, ? when',
+        'none did (1 request(s) logged none: unpriced); lost tokens: +?: 1 break(s) lost',
+        'an unknown amount (cache reads not logged)',
         'narrow terminal: cache write, output, cache read not shown (widen it, or use',
         '--json)']
     code, out, _ = run("usage", "s-unknown/session.jsonl", "--format", "csv")
@@ -108,12 +109,13 @@ def test_usage_table_csv_and_markdown_say_the_loss_is_unknown(tmp_path: Path, ru
         "| session | requests | cache miss | lost tokens (cost) | cache read | cache write | output | cost | no cache "
         "| off-peak | unpriced |",
         "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        "| s-unknown | 3 | 2100 | 0+? ($?) | 1920 | 0 | 30 | ≥$0.0007 | ≥$0.0012 | ≥$0.0003 | 1 |",
-        "| total | 3 | 2100 | 0+? ($?) | 1920 | 0 | 30 | ≥$0.0007 | ≥$0.0012 | ≥$0.0003 | 1 |",
+        "| s-unknown | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0012 | ≥$0.0003 | 1 |",
+        "| total | 3 | ≥2100 | 0+? ($?) | ≥1920 | 0 | 30 | ≥$0.0007 | ≥$0.0012 | ≥$0.0003 | 1 |",
         "",
         "1 session(s); USD per 1,000,000 tokens from the price table (packaged); check your contract; ≥$: a lower "
-        "bound (unpriced requests left out), $?: no request priced; lost tokens: +?: 1 break(s) lost an unknown "
-        "amount (cache reads not logged)"]
+        "bound (unpriced requests left out), $?: no request priced; cache miss, cache read: ≥N sums the requests "
+        "that logged a count, ? when none did (1 request(s) logged none: unpriced); lost tokens: +?: 1 break(s) "
+        "lost an unknown amount (cache reads not logged)"]
 
 
 def test_usage_csv_has_no_lost_unknown_column_when_every_loss_is_known(tmp_path: Path, run: Any) -> None:

@@ -131,9 +131,14 @@ def test_unknown_references_and_missing_paths(home: Path, tmp_path: Path, monkey
     for command in (["requests"], ["show", "0"]):  # a path's form is a path: never looked up as an id
         missing = str(tmp_path / "none.jsonl")
         code, out, err = invoke(monkeypatch, capsys, command[0], missing, *command[1:])
-        assert (code, out, err) == (2, "", [f"error: {missing}: no such file or folder"]), command
+        assert (code, out, err) == (2, "", [f"error: {missing}: no such file or folder (hint: {_MISSING_HINT})"]), command
     code, out, err = invoke(monkeypatch, capsys, "requests", "other.jsonl")
-    assert (code, out, err) == (2, "", ["error: other.jsonl: no such file or folder"])
+    assert (code, out, err) == (2, "", [f"error: other.jsonl: no such file or folder (hint: {_MISSING_HINT})"])
+
+
+#: The hint of a PATH that names nothing (cli/_logs.py; session 39).
+_MISSING_HINT = ("pass the path of a log or a session folder, or a session id or `latest`: looked up in "
+                 "$DSH_HOME/sessions; set DSH_HOME to the DSH home that holds sessions/")
 
 
 def test_redact_takes_a_session_folder_and_a_reference(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -50,14 +50,15 @@ def test_a_bad_ignore_entry_in_a_policy_file_is_one_error(tmp_path, monkeypatch,
     table = "[tool.dsh-audit]\n" if layout == "pyproject" else ""
     policy.write_text(f"{table}ignore = [{json.dumps(entry)}]\n", encoding="utf-8")
     code, out, err = invoke(monkeypatch, capsys, "check", str(log), "--policy", str(policy))
-    assert (code, out, err) == (2, "", [f"error: {policy}: policy key 'ignore': {problem}{GATE_HINT}"])
+    line = 2 if layout == "pyproject" else 1  # the line that writes the key
+    assert (code, out, err) == (2, "", [f"error: {policy}:{line}: policy key 'ignore': {problem}{GATE_HINT}"])
 
 
 def test_a_bad_ignore_entry_in_the_pyproject_found_is_one_error(tmp_path, monkeypatch, capsys, log):
     (tmp_path / "pyproject.toml").write_text('[tool.dsh-audit]\nignore = ["DSH4", "DSH"]\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, out, err = invoke(monkeypatch, capsys, "check", str(log))
-    assert (code, out, err) == (2, "", [f"error: {tmp_path / 'pyproject.toml'}: policy key 'ignore': "
+    assert (code, out, err) == (2, "", [f"error: {tmp_path / 'pyproject.toml'}:2: policy key 'ignore': "
                                         f"'DSH' would match every rule{GATE_HINT}"])
 
 

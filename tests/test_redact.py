@@ -188,7 +188,8 @@ def _run(monkeypatch, args):
 
 
 @pytest.mark.parametrize("case, message", [
-    ("unreadable", "{missing}: no such file or folder"),  # as every command says it
+    ("unreadable", "{missing}: no such file or folder (hint: pass the path of a log or a session folder, or a session "
+                   "id or `latest`: looked up in $DSH_HOME/sessions; set DSH_HOME to the DSH home that holds sessions/)"),
     ("exists", "{out}: the output already exists (hint: pass --force to replace it)"),
     ("empty-salt", "the salt is empty (hint: give a non-empty --salt, or none for a random one)"),
     ("same-file", "{log}: the output would overwrite the input {log} (hint: write it to another path)"),

@@ -239,9 +239,9 @@ HOSTS = {  # the host as a header holds it -> as redacted with REDACTOR_SALT
     "xn--api-nthropic-xyz.com": "ss--aqn-kynrgxyv-eed.bej",
     "api.\u212aimi.com": "vlj.wwlc.kfu",  # the Kelvin sign lower-cases to k: no look-alike stays
     "10.0.0.7": "10.8.5.9",  # an address of 8 characters: 10.0.0.0/8's
-    "[fd00::1]:8080": "[cc82::5]:8999",
-    "fd00::1": "cc82::5",  # a HAR's serverIPAddress: the prefix of its bracketed form's placeholder
-    "[::ffff:192.168.10.1]:443": "[::ccdd:203.0.113.97]:795",  # an IPv4 address: a documentation one
+    "[fd00::1]:8080": "[100::30]:8999",  # RFC 6666's discard-only 100::/64: as long (session 39)
+    "fd00::1": "100::30",  # a HAR's serverIPAddress: the prefix of its bracketed form's placeholder
+    "[::ffff:192.168.10.1]:443": "[::ffff:203.0.113.65]:795",  # still mapped: the IPv4 address's own placeholder
 }
 
 URLS = {  # a captured or configured URL -> as redacted with REDACTOR_SALT
@@ -252,7 +252,7 @@ URLS = {  # a captured or configured URL -> as redacted with REDACTOR_SALT
     "https://api.openai.com:8443@evil.example/v1": "https://vlj.yzjacx.arg:2999@zuxw.ywxmawi/v1",
     "https://svc:hunter2@api.openai.com/v1": "https://nus:eannuk5@api.openai.com/v1",  # user information goes
     "https://api.openai.com\\@evil.example/v1": "https://vlj.yzjacx.arg\\@zuxw.ywxmawi/v1",  # urlsplit: evil's
-    "http://[fd00::1]:8080/v1/chat/completions": "http://[cc82::5]:8999/v1/chat/completions",
+    "http://[fd00::1]:8080/v1/chat/completions": "http://[100::30]:8999/v1/chat/completions",
     "https:/gw.corp.example/v1": "https:/bt.obzz.zabzmnh/v1",  # WHATWG reads the host after one slash
     "ht\ttps://gw.corp.example/v1": "ht\ttps://bt.obzz.zabzmnh/v1",  # a tab is dropped before parsing
     "https://gw.co\trp.example/v1": "https://bt.obmfd.ijjygvr/v1",
@@ -293,7 +293,7 @@ def test_every_header_naming_the_gateway_keeps_only_a_public_host() -> None:
                      "Forwarded": 'for="[fd00::1]:8080";host=api.anthropic.com;proto=https'}, redactor, [], 0) == {
         "Host": "vlj.yzjacx.arg:2999", "x-forwarded-host": "api.deepseek.com",
         "origin": "https://bt.xkeatcgk.qazzzuxpj.yaz",
-        "Forwarded": 'for="[cc82::5]:8999";host=api.anthropic.com;proto=https'}
+        "Forwarded": 'for="[100::30]:8999";host=api.anthropic.com;proto=https'}
 
 
 def test_a_route_files_base_url_keeps_only_a_public_apis_exact_host() -> None:
@@ -332,5 +332,5 @@ def test_a_har_naming_an_ipv6_gateway_is_redacted_and_still_loads(tmp_path: Path
     assert result.mismatched == () and result.capture is not None
     entry = json.loads(result.capture.read_text())["log"]["entries"][0]
     assert (entry["serverIPAddress"], entry["request"]["url"], entry["request"]["headers"]) == (
-        "cc82::5", "http://[cc82::5]:8999/v1/chat/completions", [{"name": "Host", "value": "[cc82::5]:8999"}])
+        "100::30", "http://[100::30]:8999/v1/chat/completions", [{"name": "Host", "value": "[100::30]:8999"}])
     assert [c.path for c in load_capture(result.capture)] == ["/v1/chat/completions"]

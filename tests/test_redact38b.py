@@ -91,8 +91,10 @@ def test_an_ipv4_address_becomes_a_documentation_or_reserved_one(address: str, p
 
 def test_every_ipv4_placeholder_is_as_long_reserved_and_deterministic() -> None:
     draw = random.Random(38)
-    redactor = Redactor(Placeholders(SALT))
+    redactor, again = Redactor(Placeholders(SALT)), Redactor(Placeholders(SALT))
     documentation = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")]
+    # where a placeholder goes once its length's blocks hold no free one (session 39: each address its own)
+    spill = [ipaddress.ip_network(n) for n in ("0.0.0.0/8", "240.0.0.0/4")]
     others = {7: ipaddress.ip_network("0.0.0.0/8"), 8: ipaddress.ip_network("10.0.0.0/8"),
               15: ipaddress.ip_network("192.168.0.0/16")}
     seen = set()
@@ -101,14 +103,14 @@ def test_every_ipv4_placeholder_is_as_long_reserved_and_deterministic() -> None:
                         for _ in range(4))
         url = f"http://{quad}:8080/v1"
         redacted = redact_url(url, redactor)
-        assert len(redacted) == len(url) and redacted == redact_url(url, Redactor(Placeholders(SALT)))
+        assert len(redacted) == len(url) and redacted == redact_url(url, again)
         address = ipaddress.ip_address(redacted[7:redacted.index(":", 7)])
         if quad.startswith("127."):
             assert address.is_loopback
         elif len(quad) in others:
-            assert address in others[len(quad)], (quad, address)
+            assert address in others[len(quad)] or any(address in block for block in spill), (quad, address)
         else:
-            assert any(address in block for block in documentation), (quad, address)
+            assert any(address in block for block in documentation + spill), (quad, address)
         seen.add(len(quad))
     assert seen == set(range(7, 16))
 

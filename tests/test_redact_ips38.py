@@ -20,7 +20,7 @@ from _golden import CORPUS
 
 from dsh_audit.redact import Placeholders, Redactor, redact
 from dsh_audit.redact._capture import _har_headers, _named_items
-from dsh_audit.redact._hosts import redact_host, redact_ipv4, redact_url
+from dsh_audit.redact._hosts import redact_addresses, redact_host, redact_url
 
 SCENARIO = CORPUS / "live" / "a-chat"
 SALT = "ips38"
@@ -36,8 +36,8 @@ def test_every_ipv4_literal_of_a_text_takes_the_host_placeholder_and_nothing_els
     assert [redact_host(a, r) for a in ("10.0.0.7", "172.16.0.1", "9.9.9.9", "100.64.0.1", "127.0.0.1")] == \
         ["10.7.2.1", "192.0.2.20", "0.4.6.8", "192.0.2.63", "127.2.6.1"]
     text = "from 172.16.0.1, not 1.2.3.4.5, 300.1.1.1, 1.2.3, v1.2.3.4a or 10.0.0.7."
-    assert redact_ipv4(text, r) == "from 192.0.2.20, not 1.2.3.4.5, 300.1.1.1, 1.2.3, v1.2.3.4a or 10.7.2.1."
-    assert redact_ipv4("no address here", r) == "no address here"
+    assert redact_addresses(text, r) == "from 192.0.2.20, not 1.2.3.4.5, 300.1.1.1, 1.2.3, v1.2.3.4a or 10.7.2.1."
+    assert redact_addresses("no address here", r) == "no address here"
 
 
 def test_a_url_loses_the_addresses_of_its_path_query_and_fragment() -> None:

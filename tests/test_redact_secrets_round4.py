@@ -248,7 +248,9 @@ def test_a_missing_log_a_folder_and_a_fifo_are_one_line_each(tmp_path, monkeypat
     folder, _ = _folder(tmp_path)
     (folder / "logs").mkdir()
     _refused(monkeypatch, capsys, folder, "missing.jsonl", "-o", "out.jsonl", "--salt", "s",
-             message="error: missing.jsonl: no such file or folder")
+             message="error: missing.jsonl: no such file or folder (hint: pass the path of a log or a session "
+                     "folder, or a session id or `latest`: looked up in $DSH_HOME/sessions; set DSH_HOME to the "
+                     "DSH home that holds sessions/)")
     _refused(monkeypatch, capsys, folder, "logs", "-o", "out.jsonl", "--salt", "s",
              message="error: logs: folder holds no DSH session log "  # a folder of one session is read
                      "(hint: expected session.jsonl or session.jsonl.zstd files below it: pass PATH (a log, a "

@@ -143,7 +143,7 @@ def test_usage_by_request_json_shows_each_requests_tier(tmp_path: Path, run: Run
     # no off_peak_cost_usd: OpenAI bills one rate all day (session 38: the key is left out, never null)
     assert code == 0 and [sorted(r) for r in orjson.loads(out)["rows"]] == [[
         "break_cost_usd", "cost_complete", "cost_usd", "key", "lost_cost_usd", "lost_tokens", "lost_unknown_requests",
-        "no_cache_cost_usd", "path", "requests", "session_id", "tokens", "unpriced_requests",
+        "no_cache_cost_usd", "path", "requests", "session_id", "tokens", "tokens_unknown_requests", "unpriced_requests",
         "usage_unknown_requests"]]
 
 

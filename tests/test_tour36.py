@@ -238,4 +238,9 @@ def test_watch_marks_the_fork_child_and_keeps_each_note_on_one_line(
         f"note: one session in two files under L/f-fork/: read home/sessions/--home-dev-dsh-runs-a-f-fork-ws--/{sid}/"
         f"session.jsonl.zstd, not session-logs/{sid}.jsonl (the same lines)"
         for sid in ("402a1ae8-7f85-40fc-b7cf-82cfc177dcd7", "session-ef87ee25-88b4-4f9c-a682-fd2071e3f0d6")]
-    assert not [line for line in err if line.startswith(" ")]  # piped: nothing wrapped, no path cut
+    # piped: no note wrapped, no path cut; only the legend's continuation lines are indented
+    # (wrapped at COLUMNS, at spaces)
+    legend = next(i for i, line in enumerate(err) if line.startswith("each line: "))
+    indented = [i for i, line in enumerate(err) if line.startswith(" ")]
+    assert indented == list(range(legend + 1, legend + 1 + len(indented)))
+    assert "".join(err[legend:legend + 1 + len(indented)]).count("evidence seqs") == 1

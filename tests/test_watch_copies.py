@@ -99,8 +99,8 @@ def test_a_scenario_folder_is_watched_once_with_a_note(tmp_path: Path, monkeypat
         "each line: time (UTC; when sent, for the history; when seen, for a new request), session id (shortest "
         "unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, #request t/s/a "
         "(turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what the previous request "
-        "left cached: lost is measured from it) and the expected ones, cost, verdict; a break: BREAK, its cause, "
-        "the tokens it lost (their cost), the changed fields and the evidence seqs",
+        "left cached: lost is measured from it) and the expected ones, cost, verdict; a break: BREAK, its",
+        "  cause, the tokens it lost (their cost), the changed fields and the evidence seqs",  # wrapped at 400 (tour39)
         note, "watched 1 session(s): 8 request(s), 5 break(s), ≥$0.0111 (1 unpriced)"]
 
 

@@ -287,6 +287,7 @@ def test_json_mode_reports_an_unreadable_log_on_stderr_too(tmp_path: Path, monke
                             "--polling")
     assert code == 0
     errors = [line for line in _json_lines(out) if line["type"] == "error"]
-    assert [(line["path"], line["message"]) for line in errors] == [(str(fifo), f"{fifo}: is not a regular file")]
-    assert err == [f"error: {fifo}: is not a regular file"]
+    refusal = f"{fifo}: is a FIFO, not a log file (hint: only regular files are read)"
+    assert [(line["path"], line["message"]) for line in errors] == [(str(fifo), refusal)]
+    assert err == [f"error: {refusal}"]
     assert _json_lines(out)[-1]["errors"] == 1

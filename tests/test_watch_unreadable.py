@@ -149,7 +149,8 @@ def test_watch_reports_an_unreadable_folder_and_log_once_and_goes_on(tmp_path: P
         fifo.parent.mkdir()
         os.mkfifo(fifo)
         assert _error(lines.until(lambda x: x["type"] == "error", WAIT)) == {
-            "type": "error", "path": str(fifo), "session_id": None, "message": f"{fifo}: is not a regular file"}
+            "type": "error", "path": str(fifo), "session_id": None,
+            "message": f"{fifo}: is a FIFO, not a log file (hint: only regular files are read)"}
 
         # A session written afterwards is followed; the looks that found it (at least one after
         # each refusal) reported none of them again.
@@ -191,6 +192,6 @@ def test_text_mode_names_an_unreadable_log_once_per_line(tmp_path: Path) -> None
     said = (opening + err).splitlines()
     assert said[1].startswith("each line: time (UTC;")  # the legend, folded to the width: then the error
     assert [line for line in said[2:] if not line.startswith("  ")] == [
-        f"error: {fifo}: is not a regular file",
+        f"error: {fifo}: is a FIFO, not a log file (hint: only regular files are read)",
         "watched 0 session(s): 0 request(s), 0 break(s), $0.0000, 1 unreadable log(s) or folder(s)"], opening + err
     assert out == ""

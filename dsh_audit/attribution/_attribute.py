@@ -25,17 +25,22 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import LazyModule
 from ..jsjson import stringify
 from ..log import SessionHeader
 from ..replay import Request
 from ..session import Bodies, Evidence, LogEvidence, RouteEvidence, Session, open_session, request_route
-from ..wire import fold_text_block, without_cache_markers
 from ._compare import Pair, compare
 from ._header_diff import on_route
 from ._model import Divergence, SessionAttribution, Transition
 from ._prefix import MessageDigests, lcp_bytes, pieces_offset
+
+if TYPE_CHECKING:
+    from .. import wire
+else:
+    wire = LazyModule("dsh_audit.wire")  # loaded by the first break whose bodies are compared
 
 __all__ = ["attribute", "attribute_sessions", "captured_extends"]
 
@@ -105,8 +110,8 @@ def captured_extends(prev_body: bytes, cur_body: bytes) -> tuple[bool, int | Non
 def _without_cache_markers(body: dict[str, Any]) -> Any:
     """An Anthropic-style body with pi-ai's moving cache breakpoints taken out (spec §8.3, §9.7):
     every ``cache_control`` dropped and a user message's lone text block folded back."""
-    out = without_cache_markers(body)
-    out["messages"] = [fold_text_block(m) if isinstance(m, dict) and m.get("role") == "user" else m
+    out = wire.without_cache_markers(body)
+    out["messages"] = [wire.fold_text_block(m) if isinstance(m, dict) and m.get("role") == "user" else m
                        for m in out.get("messages") or []]
     return out
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..capture import capture_for, session_captures
+from .. import capture as captures  # names resolved on first use: a log without a capture loads no loader
+from ..capture import capture_for
 from ..errors import CaptureError, DshAuditError, UnsupportedFormatError
 from ..log import Event, SessionLog, discover, foreign_refusal, read_log
 from ..replay import Request, SurfaceFold, iter_requests
@@ -36,9 +37,11 @@ from ..session import (
     run_groups,
     window_conflicts,
 )
-from ..wire import PiRoutes
 from ._attribute import _Attributor, _Session, attribute_sessions
 from ._model import SessionAttribution, Transition
+
+if TYPE_CHECKING:
+    from ..wire import PiRoutes
 
 __all__ = ["attribute_group", "attribute_log", "attribute_opened", "attribute_paths", "iter_attribute",
            "refuse_imported"]
@@ -72,7 +75,7 @@ def attribute_opened(group: SessionGroup, *, adapter: str | None = "auto",
         ids = {s.id for s in round_}
         usable = [*round_, *(a for a in group.ancestors if a.id not in ids and not a.imported)]
         failed: dict[str, CaptureError] = {}
-        bodies, _ = session_captures(round_, capture, failed=failed)
+        bodies, _ = captures.session_captures(round_, capture, failed=failed)
         found.update((a.path or "", a) for a in attribute_sessions(usable, captures=bodies, adapter=adapter)
                      if a.session_id in ids and a.session_id not in failed)
         found.update((s.path, Failure(s.path, failed[s.id], tuple(s.warnings), s.id, s.header, s.format_version))

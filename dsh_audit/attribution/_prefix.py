@@ -14,12 +14,18 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain, compress
 from operator import itemgetter, not_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import LazyModule
 from .._seq import common_length
 from ..jsjson import stringify
 from ..replay import MessageView
-from ..wire import PromptPieces, utf8_size
+
+if TYPE_CHECKING:
+    from .. import wire
+    from ..wire import PromptPieces
+else:
+    wire = LazyModule("dsh_audit.wire")  # loaded by the first break whose bodies are compared
 
 __all__ = ["MessageDigests", "common_prefix", "lcp_bytes", "messages_offset", "pieces_offset"]
 
@@ -226,7 +232,7 @@ def pieces_offset(a: PromptPieces, model_a: Any, b: PromptPieces, model_b: Any) 
         return None
     shared = common_length(fa, fb)
     lead = 0 if a.system is None else 1  # elements before the fragments
-    sizes = [utf8_size(head)] + ([utf8_size(a.system)] if a.system is not None else [])
+    sizes = [wire.utf8_size(head)] + ([wire.utf8_size(a.system)] if a.system is not None else [])
     if min(sizes) < 0:
         return None
     elements = lead + shared

@@ -22,10 +22,10 @@ if typing.TYPE_CHECKING:
     from ._prompt import Prompt, common_chars, common_prefix, prefix_tokens
     from ._report import BREAKS, CLASSIFICATIONS, CacheTotals, CacheVerdict, SessionCacheReport
     from ._ledger import LedgerEntry, LedgerTotals, SessionLedger, price_entry, session_ledger
-    from ._logged_usage import entry_usage
+    from ._logged_usage import USAGE_BUCKETS, entry_usage
     from ._money import Priced, Rates, Tokens, usd_cost, usd_total
     from ._price_window import OFF_PEAK, PEAK, STANDARD
-    from ._prices import PriceBook, Quote, load_price_files, load_prices
+    from ._prices import PriceBook, Quote, load_price_files, load_prices, no_price
     from ._rule_data import load_rules, rule_for
     from ._response_usage import response_tokens, usage_tokens
     from ._rules import Breakpoints, CacheRule
@@ -65,6 +65,7 @@ __all__ = [
     "SessionSummary",
     "TokenCounter",
     "Tokens",
+    "USAGE_BUCKETS",
     "USAGE_GROUPS",
     "UsageRow",
     "UsageTable",
@@ -92,6 +93,7 @@ __all__ = [
     "load_rules",
     "make_counter",
     "newest_first",
+    "no_price",
     "parse_instant",
     "prefix_tokens",
     "price_entry",
@@ -139,6 +141,7 @@ _LAZY = {
     "SessionSummary": "._summary",
     "TokenCounter": "._tokens",
     "Tokens": "._money",
+    "USAGE_BUCKETS": "._logged_usage",
     "USAGE_GROUPS": "._usage",
     "UsageRow": "._usage",
     "UsageTable": "._usage",
@@ -166,6 +169,7 @@ _LAZY = {
     "load_rules": "._rule_data",
     "make_counter": "._tokens",
     "newest_first": "._summary",
+    "no_price": "._prices",
     "parse_instant": "._usage",
     "prefix_tokens": "._prompt",
     "price_entry": "._ledger",

@@ -341,6 +341,12 @@ class SessionLedger:
         """Reason -> number of requests not priced."""
         return self.totals.unpriced
 
+    @property
+    def captured_usage(self) -> dict[int, Tokens]:
+        """Request index -> the tokens it was priced from when they are the capture's (its log holds
+        no usage: ``usage_source`` ``capture``), as :attr:`SessionCacheReport.captured_usage` holds them."""
+        return {e.index: e.tokens for e in self.entries if e.usage_source == "capture" and e.tokens is not None}
+
     def summary(self) -> dict[str, Any]:
         """The session's totals (the ``cost`` object of ``cache --json``: :meth:`LedgerTotals.summary`)."""
         return self.totals.summary()

@@ -14,8 +14,8 @@ from ..session import logged_cache_read, request_provider
 from ._response_usage import UnusableUsage
 from ._money import MAX_TOKENS, Tokens, is_count
 
-__all__ = ["NATIVE_DEEPSEEK", "entry_usage", "logged_tokens", "priced_prompt", "request_route_model", "unlogged_reason",
-           "unpriced_usage"]
+__all__ = ["NATIVE_DEEPSEEK", "USAGE_BUCKETS", "entry_usage", "logged_tokens", "priced_prompt", "request_route_model",
+           "unlogged_reason", "unpriced_usage"]
 
 #: The provider id of DSH's native DeepSeek adapter, which logs ``cacheReadTokens`` only when the
 #: API reported it, and then its ``inputTokens`` is the whole prompt (``llm-deepseek/src/translate.ts``
@@ -74,9 +74,9 @@ def logged_tokens(request: Request) -> tuple[Tokens | None, tuple[str, ...]]:
     return Tokens(miss or 0, read or 0, write or 0, output or 0, _count(usage.get("reasoningTokens")) or 0), unlogged
 
 
-#: Each DSH usage field and the bucket of :class:`Tokens` it counts.
-_BUCKETS = (("inputTokens", "cache_miss"), ("cacheReadTokens", "cache_read"), ("cacheWriteTokens", "cache_write"),
-            ("outputTokens", "output"))
+#: Each DSH usage field (``TokenUsage``) and the bucket of :class:`Tokens` it counts.
+USAGE_BUCKETS = (("inputTokens", "cache_miss"), ("cacheReadTokens", "cache_read"), ("cacheWriteTokens", "cache_write"),
+                 ("outputTokens", "output"))
 
 
 def entry_usage(request: Request, captured: Tokens | None = None
@@ -102,7 +102,7 @@ def entry_usage(request: Request, captured: Tokens | None = None
     if tokens is None and not unlogged:
         return (None, (), None, False) if captured is None else (captured, (), "capture", False)
     differs = captured is not None and tokens is not None and any(
-        getattr(tokens, bucket) != getattr(captured, bucket) for name, bucket in _BUCKETS if name not in unlogged)
+        getattr(tokens, bucket) != getattr(captured, bucket) for name, bucket in USAGE_BUCKETS if name not in unlogged)
     return tokens, unlogged, "log", differs
 
 

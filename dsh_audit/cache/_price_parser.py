@@ -32,14 +32,17 @@ import bisect
 import difflib
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from typing import Any
 
+from .._pyproject import dotted_key
 from ..errors import UsageError
 from ._money import _BUCKETS, Rates
 from ._price_files import _PRICES_HINT, _Constant, _shown
 from ._price_window import _Window, _iso
+from ._rule_data import load_rules
 
 #: Keys a price table may hold beside the ones it reads: documentation of where a rate came from.
 _NOTES = frozenset({"source", "retrieved", "verified", "corroborated"})
@@ -380,6 +383,73 @@ class _Parser:
         raise self.fail(f"{key}.billed_as", f"a billed_as loop{since}: {' -> '.join(map(repr, names))}{also}; "
                                             "no rate ends it, so no request of them could be priced: give one "
                                             "of them its rates")
+
+
+#: The lookup a quote makes (``PriceBook._table``): the table and model name a request through a
+#: provider for a model is priced from, or None.
+_Lookup = Callable[[str, str], tuple[str, str] | None]
+
+
+def unread_providers(path: str, data: Any, before: Iterable[str], providers: Mapping[str, _Provider],
+                     priced_from: _Lookup) -> list[str]:
+    """A warning for each provider of the price document ``data`` (read from ``path``, already
+    parsed) whose rates a request through it is not priced from, asked of the price table every
+    layer made (its ``providers``, and ``priced_from``: the lookup a quote makes, a provider's
+    family's table first, then every other by name, a dated snapshot as its model), ``before``
+    naming the tables there were before this document: a model another table prices a request
+    through the provider for (a later file's table too); a provider id a cache rule names as
+    another table's (``deepseek-official``, whose rates are read without the ``deepseek`` table's
+    peak window; ``DeepSeek-Official``, never a request's provider: ids are matched exactly); a
+    provider with no model and no window. A new provider of new models (a gateway's
+    ``local-openai``) is read: no warning.
+
+    Example:
+        >>> data = {"providers": {"deepseek-official": {"models": {}}, "local-openai": {"models": {"m": {}}}}}
+        >>> found = unread_providers("p.json", data, ["deepseek"], {}, lambda p, m: (p, m))
+        >>> [w.split(": ", 2)[2].split(" (hint")[0] for w in found]
+        ["no provider table is named so: the price table calls it 'deepseek'"]
+    """
+    names = f"the price table's providers are {', '.join(dotted_key(table) for table in sorted(before))}"
+    found = []
+    for name, body in data["providers"].items():
+        unread = _unread(name, body, providers, priced_from)
+        if unread is not None:
+            found.append(f"{path}: price table key {dotted_key('providers', name)}: {unread[0]} "
+                         f"(hint: {unread[1]}; {names})")
+    return found
+
+
+def _unread(name: str, body: dict[str, Any], providers: Mapping[str, _Provider],
+            priced_from: _Lookup) -> tuple[str, str] | None:
+    """Why a request through the provider ``name`` of a price document (its table ``body``) is
+    not priced from the rates it gives, and what to do, or None (:func:`unread_providers`)."""
+    models = body.get("models") or {}
+    elsewhere: dict[str, list[str]] = {}  # table -> the models of ``name`` a request through it is priced from there
+    for model in sorted(models):
+        table = (priced_from(name, model) or (name, model))[0]
+        if table != name:
+            elsewhere.setdefault(table, []).append(model)
+    families = {provider: rule.family for rule in load_rules() for provider in (*rule.providers, rule.family)}
+    family = families.get(name, families.get(name.lower()))
+    if family is not None and family != name:
+        # another spelling of a provider id is never a request's provider
+        if name not in families or elsewhere or not models:
+            return (f"no provider table is named so: the price table calls it {family!r}",
+                    f"write its models and windows under {dotted_key('providers', family)}")
+        own, theirs = providers.get(name), providers.get(family)
+        if theirs is not None and theirs.windows and (own is None or not own.windows):
+            return (f"its rates are read without the peak window of the table the price table calls {family!r}",
+                    f"write its models under {dotted_key('providers', family)} to price them in that window")
+    if not models and "windows" not in body:  # an empty list of windows replaces a table's: not nothing
+        return "holds no model and no window: it prices nothing", "give it its models, or remove it"
+    if elsewhere:
+        listed = ", ".join(f"from {dotted_key(table)} for " + ", ".join(map(_shown, shadowed[:3])) +
+                           (f" and {len(shadowed) - 3} more" if len(shadowed) > 3 else "")
+                           for table, shadowed in sorted(elsewhere.items()))
+        return (f"a request through provider {dotted_key(name)} is priced {listed}, never from this table",
+                "a request is priced from its provider's family's table, then from the first other table by "
+                "name that holds the model: give the rates there, or remove them here")
+    return None
 
 
 def _holiday(day: Any) -> bool:

@@ -27,19 +27,20 @@ import math
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
 from .._paths import refuse_empty_paths
+from .._pyproject import checked_tool_table, find_pyproject
 from ._money import Rates
 from ._price_files import _PACKAGED_HINT, _PRICES_HINT, _PYPROJECT_HINT, _named_layers, _pyproject, _read
-from ._price_parser import _Parser, _Period, _Provider
+from ._price_parser import _Parser, _Period, _Provider, unread_providers
 from ._price_window import OFF_PEAK, PEAK, STANDARD, _Caveat, _Window, _caveat, _iso
 from ._rule_data import rule_for
 
-__all__ = ["PriceBook", "PricedRequest", "Quote", "load_price_files", "load_prices"]
+__all__ = ["PriceBook", "PricedRequest", "Quote", "load_price_files", "load_prices", "no_price"]
 
 # the suffix of a dated snapshot of a listed model (Anthropic -20250929, OpenAI -2024-08-06): billed
 # as that model. Any other suffix names another model (gpt-5-codex, o3-deep-research, gpt-4o-audio-preview:
@@ -100,6 +101,17 @@ class PricedRequest(Protocol):
     def sent(self) -> float | None: ...
 
 
+def no_price(model: str) -> str:
+    """Why a request to ``model`` is unpriced when no price table holds the model: the reason
+    :meth:`PriceBook.quote` gives, which a command matches to name the table that would price it.
+
+    Example:
+        >>> no_price("local-coder")
+        "no price for model 'local-coder'"
+    """
+    return f"no price for model {model!r}"
+
+
 @dataclass(frozen=True)
 class PriceBook:
     """An effective-dated price table (see the module docstring); :meth:`quote` prices a request.
@@ -118,6 +130,10 @@ class PriceBook:
     currency: str = "USD"
     note: str = ""
     files: tuple[str, ...] = ()
+    #: What the price files applied hold that a request through its provider is not priced from
+    #: (:func:`unread_providers`: a model another table prices, a provider the price table calls
+    #: otherwise), each a one-line warning a command says once per run.
+    warnings: tuple[str, ...] = ()
     # What :meth:`quote` resolved, memoised (each emptied whole past :data:`_QUOTES_LIMIT`): the
     # table and model name each (provider, model) pair is priced from; the span of send times its
     # rates were last resolved for (a session's requests run forward in time, mostly inside one
@@ -243,7 +259,7 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
         if not model:
             return "no model"
         if when is None:
-            return f"no price for model {model!r}" if self._table(provider, model) is None else \
+            return no_price(model) if self._table(provider, model) is None else \
                 "no timestamp to date the rate"
         span = self._spans.get((provider, model))
         if span is None or not span.start <= when < span.end:
@@ -272,7 +288,7 @@ holidays of 2028 with --prices FILE (the "holidays" of the deepseek window)'
         they hold for (:class:`_Span`, kept for the next request), or why it is unpriced."""
         found = self._table(provider, model)
         if found is None:
-            return f"no price for model {model!r}"
+            return no_price(model)
         table, name = found
         start, end = -math.inf, math.inf
         for _ in range(len(self.providers[table].models)):  # a chain names each model once at most
@@ -348,7 +364,11 @@ def load_prices(path: str | os.PathLike[str] | None = None, *,
     if path is not None:
         refuse_empty_paths({"--prices": path})  # Path("") is the current folder
         layers.append((os.fspath(path), _read(Path(path)), _PRICES_HINT))
-    return _layered(packaged, layers)
+    book = _layered(packaged, layers)
+    candidate = find_pyproject(search_from)
+    if candidate is not None:  # a misspelt [tool.dsh_audit] would leave its prices out in silence
+        checked_tool_table(candidate)
+    return book
 
 
 def load_price_files(files: Iterable[str]) -> PriceBook:
@@ -386,13 +406,20 @@ def _layered(packaged: tuple[dict[str, Any], dict[str, _Provider]], layers: list
     (:attr:`PriceBook.files`), document and the hint of its errors."""
     document, providers = packaged
     files = ["packaged"]
+    read: list[tuple[str, Any, list[str]]] = []  # each layer with the tables there were before it
     per, currency = int(document.get("per_tokens", 1_000_000)), str(document.get("currency", "USD"))
     for name, data, hint in layers:
+        before = list(providers)
         parser = _Parser(name, providers, hint=hint)
         parser.units(data, per, currency)
         parser.document(data)
         parser.constants(data)
         parser.check_references()
+        read.append((name, data, before))
         files.append(name)
     note = str(document.get("note", ""))
-    return PriceBook(providers, per=per, currency=currency, note=note, files=tuple(files))
+    book = PriceBook(providers, per=per, currency=currency, note=note, files=tuple(files))
+    # asked of the whole table, as a quote asks it: a later layer's table may price an earlier one's model
+    warnings = [text for name, data, before in read
+                for text in unread_providers(name, data, before, providers, book._table)]
+    return replace(book, warnings=tuple(warnings)) if warnings else book

@@ -147,8 +147,7 @@ def cache_report(source: Session | str | os.PathLike[str], *, lenient: bool = Fa
                            parents=parents, captured=captured)
     ledger = session_ledger(session, prices=prices, cache=report, captured=captured)
     return replace(report, cost=ledger.summary(), imported=session.imported, notes=(*report.notes, *notes),
-                   captured_usage={e.index: e.tokens for e in ledger.entries
-                                   if e.usage_source == "capture" and e.tokens is not None})
+                   captured_usage=ledger.captured_usage)
 
 
 def accounted(group: SessionGroup, *, attribution: bool = True, capture: str | os.PathLike[str] | None = None,

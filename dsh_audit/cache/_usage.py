@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ._ledger import LedgerEntry, LedgerTotals, SessionLedger
+from ._logged_usage import USAGE_BUCKETS
 from ._money import Tokens
 from ._sums import Costs
 from ._price_window import utc_moment
@@ -58,6 +60,9 @@ class UsageRow:
     session, a turn or a request, the fields that name it as other commands' JSON does
     (``session_id``, ``path``, ``turn``; a request's ``request``, ``step``, ``attempt``): its
     JSON has them after ``key``, to join with ``requests``, ``cache`` or ``breaks --json``.
+    ``unlogged``: by token bucket, how many of its requests logged usage without a valid count of
+    it (:attr:`tokens_unknown`), and under ``requests`` how many lacked one or more, each once
+    (:attr:`usage_partial`).
     """
 
     key: str
@@ -65,6 +70,17 @@ class UsageRow:
     tier: int | None = None
     entry: LedgerEntry | None = field(default=None, compare=False)
     joins: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    unlogged: Counter[str] = field(default_factory=Counter, compare=False)
+
+    def add(self, entry: LedgerEntry) -> None:
+        """Add one request to the row's sums, and count the token buckets its usage holds no valid
+        count of (:attr:`LedgerEntry.unlogged`: a DeepSeek usage without ``cacheReadTokens`` has
+        neither its cache reads nor its misses), and the request once when it lacks any
+        (:attr:`usage_partial`)."""
+        self.totals.add(entry)
+        lacking = [bucket for name, bucket in USAGE_BUCKETS if name in entry.unlogged]
+        if lacking and entry.tokens is not None:
+            self.unlogged.update([*lacking, "requests"])
 
     @property
     def requests(self) -> int:
@@ -130,6 +146,25 @@ class UsageRow:
         return self.totals.usage_differs
 
     @property
+    def tokens_unknown(self) -> dict[str, int]:
+        """By token bucket (``cache_miss``, ``cache_read``, ``cache_write``, ``output``), how many of
+        the row's requests logged usage without a valid count of it: the bucket's sum in
+        :attr:`tokens` is over the others, a lower bound (unknown when none of them logged it), never
+        an exact figure made of a guessed 0; only the buckets some request lacks, in that order.
+
+        Example:
+            >>> usage_table([]).total.tokens_unknown
+            {}
+        """
+        return {bucket: self.unlogged[bucket] for _, bucket in USAGE_BUCKETS if self.unlogged[bucket]}
+
+    @property
+    def usage_partial(self) -> int:
+        """The requests of the row that logged usage without a valid count of some token bucket,
+        each once however many it lacks (:attr:`tokens_unknown` counts them by bucket)."""
+        return self.unlogged["requests"]
+
+    @property
     def tokens_known(self) -> bool:
         """Whether the row's tokens are known: some request of it logged its usage, or it has none
         (a total of no request, an empty window: 0 tokens, never unknown)."""
@@ -163,7 +198,10 @@ class UsageRow:
         ``failed`` logs could not be read (a total they are left out of: its amounts are lower
         bounds too). ``tokens`` sums the requests with usage logged, None when none of the row's
         did (``usage_unknown_requests`` counts those that did not), 0 for a total of no request
-        (:attr:`tokens_known`); ``lost_unknown_requests`` counts the breaks whose cache reads were
+        (:attr:`tokens_known`); ``tokens_unknown_requests`` counts, by bucket, the requests whose
+        logged usage has no count of it (:attr:`tokens_unknown`: that bucket, and ``total``, then sum
+        the others', lower bounds; ``{}`` when every request that logged usage logged every bucket);
+        ``lost_unknown_requests`` counts the breaks whose cache reads were
         not logged, which lost an unknown amount (as ``cache --json`` counts them): ``lost_tokens``
         sums the others'.
 
@@ -178,7 +216,7 @@ class UsageRow:
                 "break_cost_usd": self.known("break"), "lost_unknown_requests": self.lost_unknown}
         return {"key": self.key, **dict(self.joins), "requests": self.requests,
                 "tokens": self.tokens.to_json() if self.tokens_known else None,
-                "usage_unknown_requests": self.usage_unknown,
+                "usage_unknown_requests": self.usage_unknown, "tokens_unknown_requests": self.tokens_unknown,
                 "cost_usd": None if self.known("cost") is None else self.cost.to_json(),
                 "no_cache_cost_usd": self.known("no_cache"), **self.totals.off_peak_json(),
                 **(lost if losses else dict.fromkeys(lost)), "unpriced_requests": self.unpriced,
@@ -325,8 +363,8 @@ def usage_tables(ledgers: Iterable[SessionLedger], *, by: Sequence[str], since: 
             if not sent_in_window(entry, since, until):
                 continue
             for group, key, rows in groupings:
-                _row(rows, key(ledger, entry), group, entry, ledger).totals.add(entry)
-            total.totals.add(entry)
+                _row(rows, key(ledger, entry), group, entry, ledger).add(entry)
+            total.add(entry)
     return tuple(_table(group, rows, total, sessions, found or prices or {}, sort, losses)
                  for group, _, rows in groupings)
 

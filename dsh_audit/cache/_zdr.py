@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
 from typing import Any
 
-from .._pyproject import ConfigFileError, check_tool_tables, find_pyproject, read_toml
+from .._pyproject import ConfigFileError, checked_tool_table, find_pyproject
 from ..errors import UsageError
 
 __all__ = ["pyproject_zero_data_retention"]
@@ -27,8 +26,9 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     Raises:
         UsageError: the file cannot be read or is not TOML, the key is not a boolean, or
             ``[tool.dsh-audit]`` holds a table or key no command reads (a misspelt
-            ``openai-zero-data-retenton``: :func:`~dsh_audit._pyproject.check_tool_tables`, worded
-            as ``check``'s policy words it); the message names the file and the key.
+            ``openai-zero-data-retenton``, or ``[tool.dsh_audit]`` itself:
+            :func:`~dsh_audit._pyproject.checked_tool_table`, worded as ``check``'s policy words it);
+            the message names the file and the key.
 
     Example:
         >>> pyproject_zero_data_retention(search_from="/") in (None, True, False)
@@ -37,27 +37,13 @@ def pyproject_zero_data_retention(search_from: str | os.PathLike[str] | None = N
     candidate = find_pyproject(search_from)
     if candidate is None:
         return None
-    try:
-        version = candidate.stat()
-    except OSError:  # gone since the search: the reader says why
-        return _stated_zdr(str(candidate), 0, -1)
-    return _stated_zdr(str(candidate), version.st_mtime_ns, version.st_size)
-
-
-@lru_cache(maxsize=8)
-def _stated_zdr(path: str, _mtime_ns: int, _size: int) -> bool | None:
-    """:func:`pyproject_zero_data_retention` of one file version (read once per version)."""
+    path = str(candidate)
     hint = f"write {ZDR_KEY} = true or false under {ZDR_TABLE}"
     try:
-        document = read_toml(path)
+        table = checked_tool_table(path)  # a misspelt table or key would be ignored in silence
     except ConfigFileError as exc:  # only a file that cannot be opened gets the hint about the key
         raise UsageError(exc.message, path=path, hint=(exc.hint or hint) if exc.reason == "open" else None) from None
-    tool = document.get("tool")
-    table = tool.get("dsh-audit") if isinstance(tool, dict) else None
-    if not isinstance(table, dict):
-        return None
-    check_tool_tables(table, source=path)  # a misspelt table or key would be ignored in silence
-    cache = table.get("cache")
+    cache = table.get("cache") if table is not None else None
     if cache is None:
         return None
     value = cache.get(ZDR_KEY)

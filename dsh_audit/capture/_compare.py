@@ -61,8 +61,10 @@ class RequestDiff:
     exist and the request rendered; else ``unmatched`` (one side missing), ``foreign`` (a capture
     of a session none of the logs holds, or not an LLM call) or ``unrendered`` (the renderer
     refused; ``note`` says why, ``hint`` what would settle it: ``--routes FILE``, ``--attachments
-    DIR``). A capture of kind ``other`` paired by its session header (its body is no request body:
-    the pairing's note says why) is ``different`` with no ``diff``.
+    DIR``, and ``seq``/``line`` the event of the request's log the refusal is about, as ``render``
+    names it: the header whose route has no facts, the message holding what cannot be sent; None
+    when the refusal names none). A capture of kind ``other`` paired by its session header (its
+    body is no request body: the pairing's note says why) is ``different`` with no ``diff``.
     """
 
     pairing: Pairing
@@ -70,6 +72,8 @@ class RequestDiff:
     diff: BodyDiff | None = None
     note: str | None = None
     hint: str | None = None
+    seq: int | None = None
+    line: int | None = None
 
     @property
     def said(self) -> str | None:
@@ -123,11 +127,11 @@ def _shared_renderer(bodies: Bodies, adapter: str) -> BodyRenderer:
     return lambda request, options: bodies.render(request, adapter, **options)
 
 
-def _value(sent: bytes, *, compaction: bool) -> Any:
+def _value(sent: bytes, *, compaction: bool, coded: bool) -> Any:
     """The JSON value of the captured body ``sent``, read once for what a comparison takes from it (a
-    compaction's instruction, the images of a body holding base64 data); None when it needs neither
-    or is no JSON."""
-    if not compaction and b"base64" not in sent:
+    compaction's instruction, the images of a body holding base64 data: ``coded``); None when it
+    needs neither or is no JSON."""
+    if not compaction and not coded:
         return None
     try:
         return parse_json(sent)
@@ -192,7 +196,8 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
         options: dict[str, Any] = {}
         note = None
         sent = capture.body  # read once (from the capture file: only this pairing's body is held)
-        value = _value(sent, compaction=request.kind == "compaction")  # parsed once, for both below
+        coded = b"base64" in sent  # only a body naming base64 holds an image (searched once)
+        value = _value(sent, compaction=request.kind == "compaction", coded=coded)  # parsed once, for both below
         if request.kind == "compaction":
             instruction = last_user_text(value)
             if instruction is None:
@@ -200,7 +205,7 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
                                            "final user message to take DSH's instruction from"))
                 continue
             options["compaction_instruction"], note = instruction, INSTRUCTION_NOTE
-        images = images_in_body(value) if b"base64" in sent else {}  # keyed by digest, as a log names them
+        images = images_in_body(value) if coded else {}  # keyed by digest, as a log names them
         del value
         if images:  # the log names an image by its digest; a captured image with that digest is it
             options["images"] = images
@@ -212,7 +217,9 @@ def _compare(requests: Sequence[Request], captures: Sequence[CapturedRequest], *
                 expected, note = renderer(request, {**options, "key_type": key_type}), _noted(note, KEY_NOTES[key_type])
         except DshAuditError as exc:
             # the hint names what would settle it (--routes FILE, --attachments DIR): every view shows it
-            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}", hint=exc.hint))
+            # and the place it is about, in the request's log (a line of another file, one the raiser names, is not)
+            results.append(RequestDiff(pairing, "unrendered", note=f"cannot render: {exc.message}", hint=exc.hint,
+                                       seq=exc.seq, line=exc.line if exc.path is None else None))
             continue
         body = diff_bodies(expected, sent)
         # a key type the renderer could not take from the capture: name the route setting that renders it

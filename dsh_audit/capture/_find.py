@@ -23,9 +23,9 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from ..errors import DshAuditError
 
@@ -127,8 +127,9 @@ def _log_session(log_path: str | os.PathLike[str]) -> str | None:
 def _holds_none(candidate: Path, session: str) -> bool:
     """Whether the capture at ``candidate`` surely holds none of the requests of session
     ``session``: it holds no request, or each of its requests names another session (DSH's session
-    header). One that cannot be read, or a request naming no session (paired by route and order),
-    may hold them: not passed over."""
+    header). One whose records cannot be read, or a request naming no session (paired by route and
+    order), may hold them: not passed over. Bodies are not read: a bad one is said when the capture
+    is compared."""
     try:
         info = os.stat(candidate)
     except OSError:
@@ -140,16 +141,63 @@ def _holds_none(candidate: Path, session: str) -> bool:
 @functools.lru_cache(maxsize=64)
 def _named_sessions(path: str, size: int, mtime_ns: int) -> frozenset[str] | None:
     """The session ids the requests of the capture at ``path`` name (keyed by its size and mtime_ns:
-    read once while it is unchanged); None when it cannot be read or a request names none."""
-    from ._loaders import load_capture  # here: the loaders are read only when two captures are found
+    read once while it is unchanged); None when it cannot be read or a request names none. Its
+    records are read one at a time for their headers alone (:data:`_SESSIONS_NAMED`): no body is
+    decoded, and the read stops at the first request naming no session."""
+    from ._loaders import _head, _loader_for  # here: the loaders are read only when two captures are found
+    from ._reading import _open
+    from ._types import SESSION_HEADER
 
+    named: set[str] = set()
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        named = [request.session_id for request in load_capture(path, warnings=[])]
-    except (DshAuditError, OSError, ValueError):
+        target = Path(path)
+        with _open(target, "capture file") as handle:
+            reader = _SESSIONS_NAMED.get(_loader_for(target, None, _head(target, handle)).name)
+            if reader is None:
+                return None
+            handle.seek(0)
+            for headers in reader(target, handle):
+                session = headers.get(SESSION_HEADER)
+                if session is None:
+                    return None
+                named.add(session)
+    except (DshAuditError, OSError, ValueError, MemoryError):
         return None
-    return None if any(n is None for n in named) else frozenset(n for n in named if n is not None)
+    return frozenset(named)
+
+
+def _jsonl_headers(path: Path, handle: BinaryIO) -> Iterator[dict[str, str]]:
+    """The headers of each record of the ``wire.jsonl`` open in ``handle``, read by its loader's
+    record rule (:func:`._jsonl._jsonl_records`: a torn tail dropped, an object that is no record
+    skipped, a CaptureError when no line is a record); no body is decoded."""
+    from ._jsonl import _jsonl_records
+    from ._reading import Said, _headers_object
+
+    for number, _, _, record in _jsonl_records(path, handle, Said()):
+        yield _headers_object(path, f"line {number}", record.get("headers"))
+
+
+def _har_entry_headers(path: Path, handle: BinaryIO) -> Iterator[dict[str, str]]:
+    """The request headers of each entry of the HAR file open in ``handle``, read entry by entry as
+    its loader reads them, and its loader's end check (:func:`._har._har_document`: a CaptureError
+    when the document around them is no HAR document); no body is decoded."""
+    from ..log import parse_json
+    from ._har import _entry_request, _har_document
+    from ._har_scan import EntriesSpan, har_entries
+
+    span = EntriesSpan()
+    for number, (_, data) in enumerate(har_entries(handle, span)):
+        yield _entry_request(path, f"entries[{number}]", parse_json(data))[2]
+    _har_document(path, handle, span, say_why=False)  # the message is dropped: no whole parse for it
+
+
+#: The readers of the request headers of a capture file, by format (a key of ``LOADERS``).
+_SESSIONS_NAMED: dict[str, Callable[[Path, BinaryIO], Iterator[dict[str, str]]]] = {
+    "wire-jsonl": _jsonl_headers,
+    "har": _har_entry_headers,
+}
 
 
 def _as_typed(log_path: str | os.PathLike[str], level: int, found: Path) -> Path:

@@ -113,6 +113,25 @@ def _skeleton(path: Path, handle: BinaryIO, span: EntriesSpan) -> Any:
         return None
 
 
+def _har_document(path: Path, handle: BinaryIO, span: EntriesSpan, *, say_why: bool) -> Any:
+    """The document around the entries of the HAR file open in ``handle`` once the scan (``span``)
+    has read every entry, parsed (:func:`_skeleton`); a CaptureError when it is no HAR document: an
+    entry that is no object (at its index), ``log.entries`` given twice, or no ``log.entries`` list
+    around them (with ``say_why``, the file parsed whole to say what is wrong, :func:`_whole`; a reader
+    that drops the message does without that read)."""
+    if span.scalar is not None:
+        raise _error(path, f"entries[{span.scalar}]", "entry has no request object", _HINT)
+    if span.twice:
+        raise _error(path, None, "log.entries is given twice", "keep one entries list in the HAR file")
+    document = _skeleton(path, handle, span) if span.whole else None
+    log = document.get("log") if isinstance(document, dict) else None
+    if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
+        if say_why:
+            _whole(path, handle)  # raises: no JSON, or no log.entries list
+        raise _error(path, None, "no log.entries list", _HINT)
+    return document
+
+
 def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
              records: list[Any] | None = None) -> Iterator[_Raw]:
     """Every entry's request of a HAR file, each entry read and parsed alone (:mod:`._har_scan`), so
@@ -146,15 +165,7 @@ def har_read(path: Path, handle: BinaryIO | None, said: Said | None,
                    _text_value(entry.get("startedDateTime")), str(path), where,
                    _RecordBody(shared, offset, len(data), where, _entry_body))
             del body, entry, request, data
-        if span.scalar is not None:
-            raise _error(path, f"entries[{span.scalar}]", "entry has no request object", _HINT)
-        if span.twice:
-            raise _error(path, None, "log.entries is given twice", "keep one entries list in the HAR file")
-        document = _skeleton(path, opened, span) if span.whole else None
-        log = document.get("log") if isinstance(document, dict) else None
-        if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
-            _whole(path, opened)  # raises: no JSON, or no log.entries list
-            raise _error(path, None, "no log.entries list", _HINT)
+        document = _har_document(path, opened, span, say_why=True)
     if records is not None:
-        log["entries"] = entries
+        document["log"]["entries"] = entries
         records.append(document)

@@ -121,29 +121,46 @@ def _line_body(path: Path, where: str, line: bytes) -> bytes:
     return _jsonl_body(path, where, _line_record(path, where, line))
 
 
+def _jsonl_records(path: Path, handle: BinaryIO, said: Said | None
+                   ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+    """``(line number, offset, line, record)`` of every capture record of the wire.jsonl open in
+    ``handle`` (:func:`_jsonl_lines`), by the one rule of what is a capture: an object that is no
+    capture record (:func:`_is_record`) is said in ``said`` and skipped; once every line is read, a
+    CaptureError at the first such line when no line is a record (a file of such objects alone is no
+    capture) or, without ``said``, when there is one at all."""
+    first_bad: int | None = None
+    found = False
+    for number, offset, line, record in _jsonl_lines(path, handle, said):
+        if not _is_record(record):
+            first_bad = number if first_bad is None else first_bad
+            if said is not None:
+                said.skipped.append(_not_a_record(path, number))
+            continue
+        found = True
+        yield number, offset, line, record
+    if first_bad is not None and not found:
+        raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
+                     "body or body_base64)", NOT_A_CAPTURE_HINT)
+    if first_bad is not None and said is None:
+        raise _error(path, f"line {first_bad}", "not a capture record (no method, path, body or body_base64)",
+                     NOT_A_CAPTURE_HINT)
+
+
 def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
                 records: list[Any] | None = None) -> Iterator[_Raw]:
     """Every record of a ``wire.jsonl``. A last line with no newline that is not JSON is the torn
     tail a capture writer killed mid-write leaves: it is recorded in ``said`` (in the words of a
     log's torn tail, :class:`dsh_audit.log.TornTail`) and dropped; a bad line anywhere else (and
     that one too when ``said`` is None), or a last line that is JSON but no record, is a CaptureError.
-    An object that is no capture record (:func:`_is_record`) is said in ``said`` and skipped
-    (without ``said``, a CaptureError); a file of such objects alone is not a capture. Given
+    An object that is no capture record is said in ``said`` and skipped (without ``said``, a
+    CaptureError); a file of such objects alone is not a capture (:func:`_jsonl_records`). Given
     ``records``, each record is appended to it, its ``body`` and ``body_base64`` values None (kept for a
     reader of responses, :class:`._reading._Kept`: a response's numbers no double holds exactly as
     written, :func:`dsh_audit._literals.literal_json`)."""
-    first_bad: int | None = None
-    found = 0
     shared = _CaptureFile(str(path))  # what every body is read again from
     with ExitStack() as stack:
-        for number, offset, line, record in _jsonl_lines(path, _handle(stack, path, handle), said):
+        for number, offset, line, record in _jsonl_records(path, _handle(stack, path, handle), said):
             where = f"line {number}"
-            if not _is_record(record):
-                first_bad = number if first_bad is None else first_bad
-                if said is not None:
-                    said.skipped.append(_not_a_record(path, number))
-                continue
-            found += 1
             headers = _headers_object(path, where, record.get("headers"))
             body = _jsonl_body(path, where, record)
             if records is not None:
@@ -154,9 +171,3 @@ def jsonl_read(path: Path, handle: BinaryIO | None, said: Said | None,
             yield (str(record.get("method") or "POST").upper(), str(record.get("path") or ""), headers, body,
                    _text_value(record.get("time")), str(path), where,
                    _RecordBody(shared, offset, len(line), where, _line_body))
-    if first_bad is not None and not found:
-        raise _error(path, f"line {first_bad}", "not a capture: no line is a capture record (no method, path, "
-                     "body or body_base64)", NOT_A_CAPTURE_HINT)
-    if first_bad is not None and said is None:
-        raise _error(path, f"line {first_bad}", "not a capture record (no method, path, body or body_base64)",
-                     NOT_A_CAPTURE_HINT)

@@ -93,7 +93,8 @@ def _markdown_is_step_summary(markdown_path: str | None) -> bool:
 
 
 def _step_summary(markdown: str) -> None:
-    """Append ``markdown`` to the file ``GITHUB_STEP_SUMMARY`` names, if any."""
+    """Append ``markdown`` to the file ``GITHUB_STEP_SUMMARY`` names, if any; one that cannot be
+    appended to is a warning naming that path (escaped) and why, and the verdict stands."""
     target = _step_summary_target()
     if target is None:
         return
@@ -102,11 +103,11 @@ def _step_summary(markdown: str) -> None:
                      | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
         reason = "no program is reading the FIFO" if exc.errno == errno.ENXIO else exc.strerror
-        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {reason}")
+        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY ({target}): {reason}")  # echo_warning escapes it
         return
     try:
         os.set_blocking(fd, True)
         with open(fd, "a", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write(markdown)
     except OSError as exc:
-        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY: {exc.strerror}")
+        echo_warning(f"cannot append to GITHUB_STEP_SUMMARY ({target}): {exc.strerror}")

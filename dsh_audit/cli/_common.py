@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from ..cache import PriceBook
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FINDINGS", "EXIT_INTERNAL", "EXIT_OK", "MESSAGE_MAX", "echo", "echo_caveats",
-           "echo_error", "echo_lines", "echo_note", "echo_status", "echo_warning", "escape_unencodable_stdout", "give_way",
-           "given_as", "option_variable", "run_guarded", "silence_stdout"]
+           "echo_error", "echo_lines", "echo_note", "echo_price_warnings", "echo_status", "echo_warning",
+           "escape_unencodable_stdout", "give_way", "given_as", "option_variable", "run_guarded", "silence_stdout"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -69,9 +69,9 @@ def _message(text: object) -> str:
 
 
 def echo_status(text: str) -> None:
-    """A line on stderr that is no warning, note or error (``watch``'s first line, its legend and
-    summary), as a note is said (:func:`echo_note`): one line piped, wrapped at spaces on a
-    terminal, a path never cut."""
+    """A line on stderr that is no warning, note or error (``watch``'s first line and summary, each
+    line of its legend, which ``watch`` folds to the listing's width itself), as a note is said
+    (:func:`echo_note`): one line piped, wrapped at spaces on a terminal, a path never cut."""
     _echo_said(None, text)
 
 
@@ -162,10 +162,21 @@ def echo_note(text: str) -> None:
     _echo_said("note", text)
 
 
+def echo_price_warnings(prices: PriceBook) -> None:
+    """The warnings of the price files a run prices with (:attr:`PriceBook.warnings`: a provider
+    whose rates a request through it is not priced from), each a ``warning:`` on stderr once per
+    run (:func:`echo_warning`), in text and JSON modes alike: what a command that loads ``--prices``
+    says, whether it prints costs (:func:`echo_caveats`) or stores them (``index``, ``watch``)."""
+    for text in prices.warnings:
+        echo_warning(text)
+
+
 def echo_caveats(prices: PriceBook) -> None:
-    """The caveats of the prices a run's costs were priced at (:meth:`PriceBook.caveats_met`: a
-    year the table's holiday list does not cover), each a ``note:`` on stderr once per run, by
-    :func:`echo_warning` (each text's ``level`` is ``"note"``), in text and JSON modes alike."""
+    """The warnings of the price files a run's costs were priced with (:func:`echo_price_warnings`:
+    each a ``warning:``), then the caveats of the prices (:meth:`PriceBook.caveats_met`: a year the
+    table's holiday list does not cover), each a ``note:`` (its ``level`` is ``"note"``), all on
+    stderr once per run by :func:`echo_warning`, in text and JSON modes alike."""
+    echo_price_warnings(prices)
     for text in prices.caveats_met():
         echo_warning(text)
 

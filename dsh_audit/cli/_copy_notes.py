@@ -9,12 +9,18 @@ from collections.abc import Iterable
 
 __all__ = ["grouped_notes"]
 
+#: Discovery's note of a session whose files differ, each read (``copy_notes(listed=...)``,
+#: log/_copies.py), in the words ``sessions`` says it.
+_LISTED = re.compile(r"session .+ is in \d+ files, each listed: .+", re.DOTALL)
 
-def grouped_notes(notes: Iterable[str]) -> list[str]:
+
+def grouped_notes(notes: Iterable[str], *, listed: bool = True) -> list[str]:
     """``notes`` with discovery's "one session in two files" notes of one kind (the same lines, or
     one holding the other's and more) said once, in the place of the first, when there are several:
     how many sessions, the first one's two files as an example, and how to see the others' (no
-    option lists them: a PATH of their own). One such note, and every other note, stays as it is.
+    option lists them: a PATH of their own). One such note, and every other note, stays as it is;
+    but without ``listed``, discovery's "session ID is in N files, each listed" notes are left out
+    (``sessions`` reads every log's header and says them itself, of every file it lists).
 
     Example:
         >>> notes = [f"one session in two files under r/{n}/: read home/{n}.jsonl, not logs/{n}.jsonl (the same lines)"
@@ -26,15 +32,13 @@ def grouped_notes(notes: Iterable[str]) -> list[str]:
     """
     from ..log import COPY_NOTE  # discovery's note for one file left out (log/_copies.py)
 
-    notes = list(notes)
+    matched = [(note, COPY_NOTE.fullmatch(note)) for note in notes if listed or not _LISTED.fullmatch(note)]
     kinds: dict[str, list[re.Match[str]]] = {}
-    for note in notes:
-        found = COPY_NOTE.fullmatch(note)
+    for _note, found in matched:
         if found is not None:
             kinds.setdefault(found["why"], []).append(found)
     grouped: list[str] = []
-    for note in notes:
-        found = COPY_NOTE.fullmatch(note)
+    for note, found in matched:
         alike = kinds.get(found["why"], []) if found is not None else []
         if len(alike) < 2:
             grouped.append(note)

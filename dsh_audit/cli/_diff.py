@@ -20,7 +20,7 @@ from ..session import Failure, Session, read_session, route_apis, route_renderer
 from ..report import dumps_line
 from ..report.terminal import About, fit_lines, listing_format, print_table, progress_callback, title_width
 from ._common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, echo, echo_error, echo_note, echo_warning
-from ._diff_captures import _captures, _found_note, _foreign_note, _no_capture
+from ._diff_captures import _captures, _found_note, _foreign_note, _no_capture, _nothing_matched
 from ._logs import file_size, log_progress, selected_logs, session_paths
 from ._options import adapter_option, attachments_option, jobs_option, listing_options, lenient_option, routes_option
 from ._output import PLACE_COLUMN, PLACE_LEGEND, PLACE_SHORT, place_text, session_title
@@ -29,6 +29,9 @@ from ._when import time_options
 __all__ = ["diff_command"]
 
 _COLUMNS = ("#", "kind", PLACE_COLUMN, "verdict", "first offset", "capture", "note")
+# A capture no request explains has no request: its table has no "#" nor turn/step/attempt (else
+# a narrow terminal's "# (no values) not shown" under it reads as said of the requests' table).
+_LOOSE_COLUMNS = tuple(c for c in _COLUMNS if c not in ("#", PLACE_COLUMN))
 _QUIET_NOTES = ("session header and order", "order (no session header)")
 _DETAIL_LIMIT = 8
 # What renders a request's body (:func:`dsh_audit.session.route_renderer`).
@@ -55,22 +58,45 @@ def _cells(row: RequestDiff, *, said: str | None = None) -> tuple[object, ...]:
             "-" if offset is None else offset, _capture_cell(row), _note(row, said=said))
 
 
-def _unrendered_notes(rows: Sequence[RequestDiff], first: int) -> tuple[list[str], dict[int, str]]:
+def _unrendered_notes(rows: Sequence[RequestDiff], first: int) -> tuple[list[list[str]], dict[int, str]]:
     """A table's notes on its unrendered requests, numbered from ``first``: one a refusal (reason
-    and hint), naming its requests as ``check`` names the same finding of several (:func:`requests_said`),
-    and each such row's short cell (``see note N``), by the row's place in ``rows``."""
-    refusals: dict[tuple[str | None, str | None], dict[int, int]] = {}  # place in rows: request index
+    and hint), naming its requests as ``check`` names the same finding of several
+    (:func:`requests_said`), then where in the session's log it is (:func:`_refused_at`); and
+    each such row's short cell (``see note N``), by the row's place in ``rows``."""
+    refusals: dict[tuple[str | None, str | None], dict[int, RequestDiff]] = {}  # by place in rows
     for place, row in enumerate(rows):
         if row.verdict == "unrendered" and row.request is not None:
-            refusals.setdefault((row.note, row.hint), {})[place] = row.request.index
-    notes: list[str] = []
+            refusals.setdefault((row.note, row.hint), {})[place] = row
+    notes: list[list[str]] = []
     cells: dict[int, str] = {}
     for number, ((note, hint), places) in enumerate(refusals.items(), start=first):
         said = f"unrendered: {note}" if note else "unrendered"
         shown = f" (hint: {hint})" if hint else ""
-        notes.append(f"note {number}: {requests_said(list(places.values()), said)}{shown}")
+        indexes = [_index(row) for row in places.values()]
+        notes.append([f"note {number}: {requests_said(indexes, said)}{shown}",
+                      *_refused_at(list(places.values()))])
         cells.update((place, f"see note {number}") for place in places)
     return notes, cells
+
+
+def _index(row: RequestDiff) -> int:
+    assert row.request is not None, "an unrendered row has a request"
+    return row.request.index
+
+
+def _refused_at(rows: Sequence[RequestDiff]) -> list[str]:
+    """The lines under a note that say where in the session's log (the table's title) its
+    requests (``rows``) were refused, the event ``render`` names (:attr:`RequestDiff.seq`, its
+    :attr:`RequestDiff.line`): one when all were refused at one event, else one per event naming
+    its requests; none when no refusal names one."""
+    at: dict[str, list[int]] = {}
+    for row in rows:
+        if row.seq is not None:
+            at.setdefault(f"seq {row.seq}" + ("" if row.line is None else f" (log line {row.line})"),
+                          []).append(_index(row))
+    if len(at) == 1 and len(next(iter(at.values()))) == len(rows):
+        return [f"  refused at {next(iter(at))}"]
+    return [f"  {requests_said(indexes, f'refused at {place}')}" for place, indexes in at.items()]
 
 
 def _details(rows: Sequence[RequestDiff]) -> None:
@@ -113,14 +139,14 @@ def _print_tables(rows: Sequence[RequestDiff], sessions: dict[str, str], capture
                     (_cells(r, said=cells.get(place)) for place, r in enumerate(mine)),
                     about=About(path, session_id, "requests"), short=PLACE_SHORT, legend=PLACE_LEGEND)
         for note in notes:  # wrapped at spaces, a path kept whole, as check's findings are
-            for line in [note] if width is None else fit_lines(note, width):
+            for line in note if width is None else [part for said in note for part in fit_lines(said, width)]:
                 echo(line)
         noted += len(notes)
     loose = [r for r in rows if r.request is None]
     if loose:  # in CSV, no log nor session: the capture's name in the ``table`` column when several were compared
         title = "captures no request explains" + (f" in {capture}" if named else "")
-        print_table(title, _COLUMNS, (_cells(r) for r in loose), about=About("", "", title), short=PLACE_SHORT,
-                    legend=PLACE_LEGEND)
+        unexplained = ([cell for column, cell in zip(_COLUMNS, _cells(r)) if column in _LOOSE_COLUMNS] for r in loose)
+        print_table(title, _LOOSE_COLUMNS, unexplained, about=About("", "", title))
     return noted
 
 
@@ -218,14 +244,18 @@ def diff_command(paths: tuple[str, ...], capture_path: str | None, adapter: str,
     if as_json:  # each row starts with its log's path, as every other per-request stream (null: foreign)
         log_of = {session_id: path for _, _, sessions in compared for session_id, path in sessions.items()}
         for row in rows:
-            fields = row.to_json()
-            click.echo(dumps_line({"path": log_of.get(fields["session_id"]), **fields}))
+            fields = row.to_json()  # and where an unrendered request's refusal is, as check's finding names it
+            click.echo(dumps_line({"path": log_of.get(fields["session_id"]), **fields, "seq": row.seq,
+                                   "line": row.line}))
     else:
         noted = 0
         for capture, found, sessions in compared:
             noted = _print_tables(found, sessions, capture, named=len(compared) > 1, noted=noted)
         _details(rows)
         echo(_summary(rows, ok=ok))
+    for capture, found, sessions in compared:  # likely another run's capture: say whose, and what to give
+        if (hint := _nothing_matched(capture, found, list(sessions))) is not None:
+            echo_note(hint)
     if bad:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_FINDINGS
@@ -327,11 +357,21 @@ def _compare(capture: str, logs: Sequence[str | os.PathLike[str]], *, adapter: s
     if routes is None:  # a refusal that asks for --routes names the recorded home's layer too, as check's does
         rows = [replace(row, hint=routes_hint(sessions[row.request.session_id], row.hint))
                 if row.hint and row.request is not None else row for row in rows]
+    by_id = {session.id: session for session in opened}
+    rows = [_placed(row, by_id) for row in rows]
     if not found:
         return _Compared(capture, rows, sessions, said, bad)
     rows, held = _held(rows)
     return _Compared(capture, rows, {sid: path for sid, path in sessions.items() if sid in held}, said, bad,
                      left=[log for sid, log in given.items() if sid not in held])
+
+
+def _placed(row: RequestDiff, sessions: dict[str, Session]) -> RequestDiff:
+    """``row`` with the line of its refusal's event (:attr:`RequestDiff.seq`) as its log's read
+    found it, when the raiser named none: the line ``check``'s finding of it names."""
+    if row.seq is None or row.line is not None or row.request is None:
+        return row
+    return replace(row, line=sessions[row.request.session_id].line_of(row.seq))
 
 
 def _held(rows: list[RequestDiff]) -> tuple[list[RequestDiff], set[str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from ..capture import find_capture
+from ..capture import RequestDiff, find_capture
 from ..errors import UsageError
 from ._common import echo_note
 
@@ -92,3 +92,53 @@ def _found_note(groups: dict[str, list[str | os.PathLike[str]]]) -> str:
     names = ", ".join(sorted({os.path.basename(capture) for capture in groups}))
     return (f"capture found beside {logs} log(s): {len(groups)} files ({names}), each compared with the logs "
             "beside or below it (--capture FILE names one for all)")
+
+
+def _first_three(ids: Sequence[str]) -> str:
+    """Up to three session ids of a note, and how many more (a folder may hold hundreds).
+
+    Example:
+        >>> _first_three(["a", "b", "c", "d", "e"])
+        'a, b, c and 2 more'
+    """
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def _nothing_matched(capture: str, rows: Sequence[RequestDiff], sessions: Sequence[str]) -> str | None:
+    """The note of a comparison in which no request of the logs (their ``sessions``' ids) was paired
+    with any send of ``capture`` though it holds some (``rows``: the comparison's): most likely the
+    capture of another run. It names the sessions the capture's sends say they are of (DSH's
+    session header; shown escaped, as every note), or says the sends name none (pi-ai's: paired by
+    route and order), and how to give the right one; None when a request was paired, or the capture
+    holds no send.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> loose = [R(request=None, capture=R(session_id=s, kind="loop")) for s in ("s-b", "s-b", "s-c")]
+        >>> _nothing_matched("w.jsonl", [R(request=1, capture=None), *loose], ["s-a"])
+        'no request matched: w.jsonl holds sends of session(s) s-b, s-c, not s-a: give the capture of its run with --capture FILE (or diff the log of s-b)'
+        >>> _nothing_matched("w.jsonl", [R(request=1, capture=None), R(request=None, capture=R(session_id=None, kind="loop"))],
+        ...                  ["s-a"])
+        "no request matched: w.jsonl holds 1 send(s) naming no session (no x-deepseek-harness-session-id header), none of them paired by route and order with a request of s-a: is it this run's capture? give the right one with --capture FILE"
+    """
+    if not any(row.request is not None for row in rows) or any(
+            row.request is not None and row.capture is not None for row in rows):
+        return None
+    # the captured LLM calls no request took (a call that is no LLM call, kind ``other``, would pair
+    # with no run's request: it says nothing of whose capture this is)
+    sends = [row.capture for row in rows if row.request is None and row.capture is not None
+             and row.capture.kind != "other"]
+    if not sends:
+        return None
+    named = list(dict.fromkeys(send.session_id for send in sends if send.session_id is not None))
+    mine = _first_three(sessions)
+    if named and not set(named) & set(sessions):
+        shown = _first_three(named)
+        return (f"no request matched: {capture} holds sends of session(s) {shown}, not {mine}: give the capture of "
+                f"its run with --capture FILE (or diff the log of {named[0]})")
+    if named:
+        return (f"no request matched: {capture} holds {len(sends)} send(s), none paired with a request of {mine}: "
+                "is it this run's capture? give the right one with --capture FILE")
+    return (f"no request matched: {capture} holds {len(sends)} send(s) naming no session (no "
+            f"x-deepseek-harness-session-id header), none of them paired by route and order with a request of {mine}: "
+            "is it this run's capture? give the right one with --capture FILE")

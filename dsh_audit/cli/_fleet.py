@@ -15,7 +15,7 @@ from ..fleet import SCHEMA_VERSION, fleet_stats
 from ..log import open_regular
 from ..report import dumps_line
 from ..report.terminal import fit_lines, progress_callback
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_warning
+from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_warning
 from ._copy_notes import grouped_notes
 from ._logs import guard_evidence, selected_logs, session_paths
 from ._options import (accounting_option, attribution_option, capture_option, engine_options, jobs_option, json_option,
@@ -77,11 +77,13 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     of an older schema is upgraded in place (every log is read again). With no PATHS,
     $DSH_HOME/sessions is indexed. Query the file with `dsh-audit stats` or any SQLite client.
 
-    The summary line counts the logs given: "indexed N (R refused, stored with their error)",
+    The summary line counts the logs given: "indexed N (R refused, stored with their error; U
+    log(s) re-read: dsh-audit changed since they were indexed)" (an upgrade of dsh-audit re-reads
+    every log, unchanged or not: --json counts them in `rebuilt` and says why in `notes`),
     "skipped N unchanged (R refused, reported again)", "N failed (not stored, tried again next
     run)" when a log's task failed, "N not stored (a session indexed from another file)", then
     "removed N log(s) no longer there" and "replaced N log(s) by another file of their session".
-    --json prints them as one object (`refused`, `refused_unchanged`, `removed_paths`,
+    --json prints them as one object (`refused`, `rebuilt`, `refused_unchanged`, `removed_paths`,
     `replaced_paths`, `copies`, `notes`; `failure_details` lists every log
     refused or failed, with its error).
 
@@ -91,6 +93,7 @@ def index_command(paths: tuple[str, ...], db: str, lenient: bool, max_version: i
     """
     no_stdout(db, option="--db", what="index")  # "-" is stdout everywhere else: no index file named "-"
     prices = cache.load_prices(prices_path)  # a bad price file is one error, before any log is read
+    echo_price_warnings(prices)
     zdr = stated_zdr(openai_zdr)  # and so is a bad pyproject.toml value
     logs = selected_logs(paths, since, until)
     # nor a copy of a session not read again (index_logs guards the rest), nor where it cannot be written
@@ -132,8 +135,14 @@ def _index_line(summary: IndexSummary) -> str:
         ...     refused_unchanged=1, replaced=("v",), copies=("w",))))
         a.sqlite: indexed 1, skipped 1 unchanged (1 refused, reported again), 1 not stored (a session indexed
         from another file), of 3 log(s) in 0.0 s; replaced 1 log(s) by another file of their session
+        >>> print(_index_line(fleet.IndexSummary(  # doctest: +NORMALIZE_WHITESPACE
+        ...     db="a.sqlite", seen=2, indexed=2, skipped=0, failed=(), lost=0, seconds=0.04, rebuilt=2)))
+        a.sqlite: indexed 2 (2 log(s) re-read: dsh-audit changed since they were indexed), skipped 0 unchanged,
+        of 2 log(s) in 0.0 s
     """
-    refused = f" ({summary.refused} refused, stored with their error)" if summary.refused else ""
+    why = [*((f"{summary.refused} refused, stored with their error",) if summary.refused else ()),
+           *((summary.rebuilt_note,) if summary.rebuilt_note else ())]
+    refused = f" ({'; '.join(why)})" if why else ""
     again = f" ({summary.refused_unchanged} refused, reported again)" if summary.refused_unchanged else ""
     lost = f", {summary.lost} failed (not stored, tried again next run)" if summary.lost else ""
     copies = f", {len(summary.copies)} not stored (a session indexed from another file)" if summary.copies else ""
@@ -198,8 +207,11 @@ def stats_command(db: str, top: int, sort: str, since: float | None, until: floa
     values of one measure, each a row of its own in --format csv); "breaks (attribution / cache)"
     and the "breaks by cause" table count breaks two ways: "attribution breaks" the prefix changes
     `breaks` attributes to a cause ("unexplained" when none explains it), "cache breaks" the
-    requests whose cache reads fell short of what the provider's cache rules predict (the `cache`
-    timeline's "break"); "what cache losses cost, by cause" says what the tokens lost cost, "of
+    requests the cache accounting classifies as a break (the `cache` timeline's "break": a request
+    at such a prefix change, or, with no attribution, one whose predicted cache read fell below its
+    cached prefix), whatever their cache reads: one whose reads met the prediction (an older cached
+    prefix still served it) counts and lost nothing, and one whose reads were not logged counts
+    with an unknown loss; "what cache losses cost, by cause" says what the tokens lost cost, "of
     which breaks" the part of it owed by breaks (the rest by other shortfalls). "cost by model":
     "cache miss $", "cache read $", "cache write $" and "output $" what each bucket of a model's
     requests cost, "total $" their sum, "no cache $" and "off-peak $" what the same requests would

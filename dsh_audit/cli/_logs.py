@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import DshAuditError, UsageError
+from ..errors import DshAuditError, UnreadableError, UsageError
 from ._common import echo_note
 from ._copy_notes import grouped_notes as grouped_notes  # re-exported: cli._fleet reads it from here
 from ._when import check_window, window_text
@@ -28,10 +28,17 @@ __all__ = ["GATING_COMMANDS", "evidence_logs", "file_size", "guard_evidence", "l
 _PATH_FORM = re.compile(r"[/\\]|\.(?:jsonl|zstd|zst|json|har)$", re.IGNORECASE)
 
 
+#: The hint of a PATH that names nothing: a path that does not exist (:func:`_existing`), or a
+#: session reference with no sessions folder to look it up in (:func:`session_ref`).
+_REF_HINT = ("pass the path of a log or a session folder, or a session id or `latest`: looked up in "
+             "$DSH_HOME/sessions; set DSH_HOME to the DSH home that holds sessions/")
+
+
 def session_ref(path: str) -> str:
     """A PATH argument as every command reads it: ``path`` itself when it exists (a file or folder
     always wins over an id) or has a path's form (:data:`_PATH_FORM`: one that does not exist is
-    then discovery's error); else ``latest``, a session id or a unique id prefix, looked up under
+    refused by :func:`_existing` in :func:`one_log` and :func:`session_paths`, with
+    :data:`_REF_HINT`; ``watch``, which waits for it, and library callers get discovery's error); else ``latest``, a session id or a unique id prefix, looked up under
     $DSH_HOME/sessions (else ~/.dsh/sessions) and given as that session's log
     (:func:`dsh_audit.log.resolve_session`). The one reader of session references: the PATHS of a
     command that reads a set of logs (:func:`session_paths`) and the PATH of one that reads one
@@ -46,7 +53,6 @@ def session_ref(path: str) -> str:
     _check_limits()
     if path == "" or os.path.lexists(path) or _PATH_FORM.search(path):
         return path
-    from ..errors import UnreadableError
     from ..log import default_sessions_root, is_folder, resolve_session
 
     root = default_sessions_root()
@@ -54,13 +60,23 @@ def session_ref(path: str) -> str:
         where = "$DSH_HOME/sessions" if os.environ.get("DSH_HOME") else "~/.dsh/sessions: DSH_HOME is not set"
         state = "is not a folder" if os.path.lexists(root) else "does not exist"
         raise UnreadableError(f"no such file or folder, and not a session id: the sessions folder {root} ({where}) "
-                              f"{state}", path=path,
-                              hint="pass the path of a log or a session folder, or set DSH_HOME to the DSH home "
-                                   "that holds sessions/")
+                              f"{state}", path=path, hint=_REF_HINT)
     notes: list[str] = []
     named = str(resolve_session(path, notes=notes))
     _note_once(notes)
     return named
+
+
+def _existing(path: str) -> str:
+    """``path`` (a PATH as :func:`session_ref` gives it), when something is there.
+
+    Raises:
+        UnreadableError: nothing is at ``path``: named as typed (a trailing ``/`` kept), with the
+            ways a PATH names a session (:data:`_REF_HINT`).
+    """
+    if path and not os.path.lexists(path):
+        raise UnreadableError("no such file or folder", path=path, hint=_REF_HINT)
+    return path
 
 
 def _note_once(notes: Iterable[str]) -> None:
@@ -92,9 +108,7 @@ def one_log(path: str) -> Path:
     ``latest``, a session id or a unique id prefix under $DSH_HOME/sessions (:func:`session_ref`)."""
     from ..log import discover, resolve_session
 
-    named = session_ref(path)
-    if named == path and path and not os.path.lexists(path):
-        discover([path])  # a missing path: "no such file or folder", as every command says it
+    named = _existing(session_ref(path))  # a missing path: "no such file or folder", as every command says it
     if os.path.isdir(named):
         _one_of(named, discover([named]))
     return resolve_session(named)
@@ -169,14 +183,13 @@ def session_paths(paths: Sequence[str]) -> tuple[str, ...]:
     ``~/.dsh/sessions``) when none is given: the default of every command that takes session paths.
 
     Raises:
-        UnreadableError: no path is given and the sessions root is not a folder, or a reference
-            has no sessions folder to be looked up in.
+        UnreadableError: a path does not exist; no path is given and the sessions root is not a
+            folder, or a reference has no sessions folder to be looked up in.
         UsageError: a reference names no session, or several.
     """
     if paths:
-        return tuple(map(session_ref, paths))
+        return tuple(_existing(session_ref(path)) for path in paths)
     _check_limits()
-    from ..errors import UnreadableError
     from ..log import default_sessions_root, is_folder
 
     root = default_sessions_root()
@@ -228,10 +241,15 @@ GATING_COMMANDS = frozenset({"check", "validate"})
 _NO_LOG = "folder holds no DSH session log"
 
 
+def _command() -> str | None:
+    """The name of the running command (None outside one)."""
+    context = click.get_current_context(silent=True)
+    return None if context is None else context.command.name
+
+
 def _gating() -> bool:
     """Whether the running command is one of :data:`GATING_COMMANDS`."""
-    context = click.get_current_context(silent=True)
-    return context is not None and context.command.name in GATING_COMMANDS
+    return _command() in GATING_COMMANDS
 
 
 def _log_span(log: Path) -> tuple[float, float] | None:
@@ -310,8 +328,6 @@ def _discover(given: list[str], find: Callable[[list[str]], list[Path]], *, skip
     """``find(given)`` (a discovery of the logs under paths ``given``), and with ``skip_empty`` the
     given folders that hold no log, left out (else such a folder is discovery's error). No path
     left: no log (never the default sessions root)."""
-    from ..errors import UnreadableError
-
     remaining = list(given)
     empty: list[str] = []
     while remaining:
@@ -370,7 +386,9 @@ def selected_logs(paths: Sequence[str], since: float | None, until: float | None
             notes.append(f"{window_text(since, until)}: {unknown} log(s) whose own timestamps cannot be read kept, "
                          "so that the run says why")
         logs = kept
-    for note in grouped_notes(dict.fromkeys(notes)):  # a discovery retried past an empty folder says its notes again
+    # a discovery retried past an empty folder says its notes again; `sessions`, which reads every
+    # log's header, says each session in several files that differ ("each listed") itself
+    for note in grouped_notes(dict.fromkeys(notes), listed=_command() != "sessions"):
         echo_note(note)
     if gate and windowed and not logs:
         raise _empty_window_error(given, found, window_text(since, until))

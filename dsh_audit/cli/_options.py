@@ -159,9 +159,10 @@ def capture_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def _use_profile(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """Make ``value`` the DSH profile of every log for this command (``$DSH_AUDIT_PROFILE``)."""
     from ..session import PROFILE_ENV
-    from ..wire import check_profile
 
     if value is not None:
+        from ..wire import check_profile  # only a named profile loads the renderers that check it
+
         try:
             check_profile(value)
         except DshAuditError as exc:

@@ -75,7 +75,7 @@ def _wire(log_path: str, request: Request, evidence: RouteEvidence, *, adapter: 
     route = request_route(request, evidence, forced=None if adapter == "auto" else adapter,
                           declared=config.apis if config is not None else None)
     # The request's place: its header's (whose config names the route), else its first chunk's.
-    seq = request.header_seq if request.header_seq is not None else request.first_chunk_seq
+    seq = request.config_seq
     if route.no_wire_format:
         raise UsageError(f"request {request.index} cannot be rendered: a known route with no wire format: "
                          f"{route.because}", path=log_path, seq=seq,

@@ -297,21 +297,21 @@ def _narrowed(rows: list[tuple[object, ...]], listed: Sequence[SessionSummary], 
     title (wrapped between its words in a room of :data:`_TITLE_MIN` columns or more, else cut at
     its end with "…", down to :data:`_TITLE_CUT`); a number column only when not even that leaves
     room for them all (then as print_table leaves columns out, :data:`_DROPPABLE`)."""
-    widest = max(cell_len(_shown(row[1])) for row in rows)
-    room = _title_room(rows, min(widest, _TITLE_MIN))
+    titles = [_shown(row[1]) for row in rows]  # escaped once: every width below is the shown text's
+    widest = max(map(cell_len, titles))
+    room = _title_room(rows, titles, min(widest, _TITLE_MIN))
     captions: list[str] = []
     if room is None:  # whole ids leave the title too little room: each id its shortest unique prefix
         names = short_ids(s.session_id for s in listed)
         rows = [(*row[:-1], names[s.session_id] + (f" ({s.path})" if s.session_id in copies else ""))
                 for row, s in zip(rows, listed)]
         captions += [_SHORT_NOTE] if any(names[s.session_id] != s.session_id for s in listed) else []
-        room = _title_room(rows, min(widest, _TITLE_CUT))
+        room = _title_room(rows, titles, min(widest, _TITLE_CUT))
     if room is None:  # no room for every number beside a title: columns are left out for the title
         return rows, _DROPPABLE, {"title": _TITLE_MIN}, captions
-    titles = [_shown(row[1]) for row in rows]
     cut = [_title_cut(title, room) for title in titles]
     shown = max(map(cell_len, cut))  # the title column's width (a title cut after a word: narrower)
-    if shown >= _TITLE_MIN and _longest_word(rows) <= shown:  # room to wrap each title between its words
+    if shown >= _TITLE_MIN and _longest_word(titles) <= shown:  # room to wrap each title between its words
         return rows, _KEPT_NUMBERS, {"title": shown}, captions
     if cut != titles:
         captions = [_SHORT_CUT_NOTE] if captions else [_CUT_NOTE]
@@ -323,20 +323,18 @@ def _shown(title: object) -> str:
     return stdout_text(table_cell(title))
 
 
-def _longest_word(rows: Sequence[tuple[object, ...]]) -> int:
-    """The widest word of the titles of ``rows``: a title wraps between its words, never inside one."""
-    return max((cell_len(word) for row in rows for word in _shown(row[1]).split()), default=0)
+def _longest_word(titles: Sequence[str]) -> int:
+    """The widest word of ``titles`` (as shown): a title wraps between its words, never inside one."""
+    return max((cell_len(word) for title in titles for word in title.split()), default=0)
 
 
-def _title_room(rows: Sequence[tuple[object, ...]], least: int) -> int | None:
-    """The widest the titles of ``rows`` may be, cut with :func:`_title_cut` to a width from
+def _title_room(rows: Sequence[tuple[object, ...]], titles: Sequence[str], least: int) -> int | None:
+    """The widest the titles of ``rows`` (``titles``, as shown) may be, cut with :func:`_title_cut` to a width from
     ``least`` up to the widest title, for every row to fit on one line with every column but
     "project" (:func:`rows_fit`): that width; None when not even ``least`` leaves that room.
     Halving the range (a title cut narrower never needs more room), first over a few rows that
     hold each column's widest cell and the longest titles (:func:`_probe`), then checked over
     every row (each look at every row measures them all)."""
-    titles = [_shown(row[1]) for row in rows]
-
     def fits(width: int, among: Sequence[int]) -> bool:
         cut = [(rows[k][0], _title_cut(titles[k], width), *rows[k][2:]) for k in among]
         return rows_fit(_COLUMNS, cut, droppable=_KEPT_NUMBERS, spare=_KEPT_NUMBERS, short=COUNT_SHORT,
@@ -426,9 +424,9 @@ def _note_copies(summaries: list[SessionSummary]) -> None:
     files: dict[str, list[str]] = {}
     for summary in summaries:
         files.setdefault(summary.session_id, []).append(summary.path)
-    for session_id, paths in files.items():
-        if len(paths) > 1:
-            echo_note(f"session {session_id} is in {len(paths)} files, each listed: {', '.join(paths)}")
+    # the words every command says of such a session (discovery's note, log/_copies.py)
+    for note in copy_notes([], listed={session_id: paths for session_id, paths in files.items() if len(paths) > 1}):
+        echo_note(note)
 
 
 COMMANDS = [sessions_command]

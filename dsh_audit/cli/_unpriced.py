@@ -4,26 +4,12 @@ would price it."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 
-from ..cache import SessionLedger, UsageTable, load_rules, sent_in_window
+from .._pyproject import dotted_key
+from ..cache import SessionLedger, UsageTable, load_rules, no_price, sent_in_window
 
 __all__ = ["unpriced_warnings"]
-
-# A key a TOML table header holds unquoted.
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
-
-
-def _toml_key(name: str) -> str:
-    """``name`` as a key of a TOML table header: bare when it can be, else a quoted string.
-
-    Example:
-        >>> _toml_key("local-coder"), _toml_key("gpt-5.4"), _toml_key("模型")
-        ('local-coder', '"gpt-5.4"', '"模型"')
-    """
-    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)  # a TOML basic string
 
 
 def _price_hint(provider: str | None, model: str) -> str:
@@ -39,11 +25,13 @@ def _price_hint(provider: str | None, model: str) -> str:
         'provider deepseek-official: give --prices FILE a [providers.deepseek.models.deepseek-v9]'
         >>> _price_hint(None, "gpt-5.4").split(" table ")[0]
         'no provider logged: give --prices FILE a [providers.PROVIDER.models."gpt-5.4"]'
+        >>> _price_hint(None, "模型").split(" table ")[0]  # as the reason quotes it (stdout escapes it if need be)
+        'no provider logged: give --prices FILE a [providers.PROVIDER.models."模型"]'
     """
     # a provider a cache rule names is priced from its family's table (whose windows apply there:
     # deepseek-official's rates from the deepseek table); another one's own table has no window
     family = next((rule.family for rule in load_rules() if provider and provider in rule.providers), None)
-    table = f"[providers.{_toml_key(family or provider or 'PROVIDER')}.models.{_toml_key(model)}]"
+    table = f"[{dotted_key('providers', family or provider or 'PROVIDER', 'models', model, ascii_only=False)}]"
     where = f"provider {provider}" if provider else "no provider logged"
     return f"{where}: give --prices FILE a {table} table of cache_miss, cache_read and output rates"
 
@@ -56,7 +44,7 @@ def unpriced_warnings(table: UsageTable, ledgers: Iterable[SessionLedger], since
     routes: dict[str, dict[tuple[str | None, str], int]] = {}
     for ledger in ledgers:
         for entry in ledger.entries:
-            if entry.unpriced is not None and entry.model and entry.unpriced == f"no price for model {entry.model!r}" \
+            if entry.unpriced is not None and entry.model and entry.unpriced == no_price(entry.model) \
                     and sent_in_window(entry, since, until):
                 counts = routes.setdefault(entry.unpriced, {})
                 counts[entry.provider, entry.model] = counts.get((entry.provider, entry.model), 0) + 1

@@ -8,8 +8,8 @@ from functools import partial
 
 import click
 
-from ..cache import (USAGE_GROUPS, Costs, SessionLedger, UsageRow, UsageTable, from_capture, ledger_group, load_prices,
-                     usage_table)
+from ..cache import (USAGE_BUCKETS, USAGE_GROUPS, Costs, SessionLedger, UsageRow, UsageTable, from_capture, ledger_group,
+                     load_prices, usage_table)
 from ..errors import DshAuditError
 from ..report import dumps_line
 from ..report.terminal import (NO_VALUE, Amount, listing_format, output_width, print_table, progress_callback, rows_fit,
@@ -51,6 +51,8 @@ _WHAT_IF = ("off-peak", "no cache")
 # Groups whose key starts with a session id, which a narrow terminal shows shortened.
 _BY_SESSION = ("session", "turn", "request")
 _SHORT_NOTE = "session ids: shortest unique prefix (--json for whole ids)"
+# The token buckets of the table, in its order (:func:`_tokens`).
+_BUCKETS = tuple(bucket for _, bucket in USAGE_BUCKETS)
 
 
 def _amount(row: UsageRow, name: str, *, bound: bool = False) -> Amount:
@@ -58,6 +60,43 @@ def _amount(row: UsageRow, name: str, *, bound: bool = False) -> Amount:
     lower bound (``≥$x``) or unknown (``$?``) by the one rule (:meth:`UsageRow.known`,
     :meth:`UsageRow.shown`; ``bound``: the total of a run some of whose logs could not be read)."""
     return Amount(row.known(name), row.shown(name, bound=bound))
+
+
+def _tokens(row: UsageRow) -> tuple[object, ...]:
+    """A row's cache miss, cache read, cache write and output cells: each bucket's sum, but unknown
+    (``?``, empty in CSV) when none of its requests logged usage, or none that logged usage logged
+    a count of that bucket (nor any other of them a token of it), and a lower bound ``≥N`` (CSV: N)
+    when some did not (:attr:`UsageRow.tokens_unknown`: a DeepSeek usage without ``cacheReadTokens``
+    holds neither its cache reads nor its misses), never a sum that reads as exact.
+
+    Example:
+        >>> from dsh_audit.cache import usage_table
+        >>> _tokens(usage_table([]).total)
+        (0, 0, 0, 0)
+    """
+    if not row.tokens_known:
+        return (Amount(None, "?"),) * len(_BUCKETS)
+    lacking = row.tokens_unknown
+    values = [getattr(row.tokens, bucket) for bucket in _BUCKETS]
+    return tuple(value if not lacking.get(bucket) else Amount(value, f"≥{value}") if value else Amount(None, "?")
+                 for bucket, value in zip(_BUCKETS, values))
+
+
+def _lacking_caption(total: UsageRow) -> str:
+    """The caption's words on the token buckets some request logged no count of (:func:`_tokens`),
+    empty when every request that logged usage logged every bucket.
+
+    Example:
+        >>> from collections import Counter
+        >>> _lacking_caption(UsageRow("total", unlogged=Counter(cache_miss=2, output=3, requests=5)))
+        '; cache miss, output: ≥N sums the requests that logged a count, ? when none did (5 request(s) logged none: unpriced)'
+    """
+    lacking = total.tokens_unknown
+    if not lacking:
+        return ""
+    names = ", ".join(bucket.replace("_", " ") for bucket in lacking)
+    return (f"; {names}: ≥N sums the requests that logged a count, ? when none did ({total.usage_partial} "
+            "request(s) logged none: unpriced)")
 
 
 def _details(row: UsageRow, *, csv: bool) -> tuple[object, ...]:
@@ -81,9 +120,7 @@ def _row(row: UsageRow, *, tier: bool, csv: bool = False, request: bool = False,
     request's details (:func:`_details`); ``bound``: every amount is a lower bound
     (:meth:`UsageRow.shown`); without ``losses`` (--no-accounting: nothing lost was measured) the
     lost cells are empty, in CSV too, never 0 (:attr:`dsh_audit.cache.UsageTable.losses`)."""
-    t = row.tokens
-    miss, read, write, output = ((t.cache_miss, t.cache_read, t.cache_write, t.output) if row.tokens_known
-                                 else (Amount(None, "?"),) * 4)
+    miss, read, write, output = _tokens(row)
     tiers = (f">{row.tier:,}" if row.tier is not None else "",) if tier else ()
     # lost tokens as --json gives them: a request with no usage measured no loss (0, at $0)
     # and a break whose cache reads were not logged lost an unknown amount: "+?", never 0
@@ -197,7 +234,10 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     did not log (a title call) are "?" (--json: tokens null, counted in usage_unknown_requests),
     and a sum counts the requests that logged them; a request whose usage lacks a count (a
     DeepSeek usage without cacheReadTokens: its hits are unknown) is unpriced, its other tokens
-    counted. By request, each row also says its model, its window ("peak" or "off-peak" by
+    counted, but the buckets it lacks are not known: "≥N" (--format csv: N), the sum over the
+    requests that logged a count, or "?" when none did (--json: tokens_unknown_requests counts, by
+    bucket, the requests that logged none). By request, each row also says its model, its window
+    ("peak" or "off-peak" by
     DeepSeek's hours; "standard": the provider bills one rate all day, or the request has no time
     or no price), when it was sent (UTC, "sent") and the model the table bills it as ("billed as"), as many of them as
     the terminal has room for beside the amounts; --json and --format csv have them all, and
@@ -304,6 +344,7 @@ def usage_command(paths: tuple[str, ...], by: str, sort: str, since: float | Non
     if table.total.usage_unknown:
         caption += (f"; tokens: sums over the {table.total.requests - table.total.usage_unknown} request(s) with "
                     "usage logged (?: none logged)")
+    caption += _lacking_caption(table.total)
     if table.total.lost_unknown:
         caption += (f"; lost tokens: +?: {table.total.lost_unknown} break(s) lost an unknown amount "
                     "(cache reads not logged)")

@@ -17,7 +17,8 @@ from ..report import dumps_line
 from ..report.terminal import fit_lines, short_ids
 from ..session import routes_from
 from ..watch import WatchNote, WatchRequest, WatchSummary, watch
-from ._common import EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_status, echo_warning
+from ._common import (EXIT_BAD_INPUT, EXIT_OK, echo, echo_error, echo_note, echo_price_warnings, echo_status,
+                      echo_warning)
 from ._logs import session_ref
 from ._on_break import _Hooks
 from ._options import lenient_option, openai_zdr_option, prices_option, routes_option, stated_zdr
@@ -134,7 +135,8 @@ class _ShortIds:
         return self.names[session_id]
 
 
-#: What each line of the text stream says, printed once under the first line.
+#: What each line of the text stream says, printed once under the first line, on stderr, wrapped at
+#: spaces to the width a listing takes (:func:`~dsh_audit.report.terminal.fit_lines`).
 _LEGEND = ("each line: time (UTC; when sent, for the history; when seen, for a new request), session id "
            "(shortest unique prefix; a fork or subagent child's led by └ fork or └ subagent) and title, "
            "#request t/s/a (turn/step/attempt), model, prompt tokens, cache reads of the reusable ones (what "
@@ -217,8 +219,9 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     is read whole once it changes; a few threads read, however many logs there are. A log
     or folder that cannot be read (a FIFO, a symlink loop or a link to nothing too) is one error line
     on stderr (with --json also a {"type":"error"} line on stdout), counted in the summary; the watch
-    goes on (a PATH that is a symlink loop or a link to nothing is an error, exit 2). Ctrl-C or SIGTERM stops at once
-    (ending a running --on-break command and what it started) with a summary and exit code 0.
+    goes on (a PATH that is a FIFO, a device, a symlink loop or a link to nothing is an error, exit 2).
+    Ctrl-C or SIGTERM stops at once (ending a running --on-break command and what it started) with a
+    summary and exit code 0.
 
     One session present as several files (DSH's log and an export or copy of it, compressed or
     not) is followed once, in the file the other commands read, with a note saying which: of two
@@ -254,6 +257,7 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
     except DshAuditError as exc:
         echo_error(exc)
         return EXIT_BAD_INPUT
+    echo_price_warnings(prices)
     stop, interrupted = threading.Event(), threading.Event()
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
@@ -291,7 +295,8 @@ def watch_command(path: str | None, as_json: bool, since: float | None, until: f
                                  "summary counts each request once)")
                 elif item.level == "watching":
                     echo_status(f"watching {item.path}: {item.message}")
-                    echo_status(_LEGEND)
+                    for line in fit_lines(_LEGEND):  # at spaces to the width (COLUMNS when piped): no token cut
+                        echo(line, err=True)
             else:  # folded at spaces to the terminal's width (COLUMNS when piped), as every listing
                 for line in fit_lines(format_watch_line(item, names(item.session_id), children(item))):
                     if item.is_break:

@@ -16,10 +16,12 @@ __all__ = ["check_window", "parse_when", "request_window_options", "time_options
 
 
 def window_text(since: float | None, until: float | None) -> str:
-    from ..cache import iso_utc
+    from ..cache import iso_utc, parse_instant
+
+    end_of_9999 = parse_instant("9999-12-31", end=True)  # past datetime's range: the reader's own value
 
     def iso(moment: float) -> str:
-        if moment == _END_OF_9999:  # --until 9999-12-31: that whole day, up to its end
+        if moment == end_of_9999:  # --until 9999-12-31: that whole day, up to its end
             return "10000-01-01T00:00:00Z (the end of 9999-12-31)"
         return iso_utc(moment) or f"{moment:.6g} s after the epoch (outside the years 1-9999)"
 
@@ -46,9 +48,6 @@ def _empty_window(since: float, until: float) -> Callable[[str, str], str]:
     return lambda first, second: f"{first} must be before {second}: {window_text(since, until)} is an empty window"
 
 
-#: The end of the year 9999, past ``datetime``'s range: where ``--until 9999-12-31`` ends.
-_END_OF_9999 = 253402300800.0
-#: An age (fullmatch): ASCII digits only (``\d`` and ``float`` would take other scripts' digits).
 #: How much of an unreadable WHEN an error quotes (a line, not a page of digits).
 _SHOWN = 60
 _WHEN_HINT = ("give a date (2026-11-01), today or yesterday (UTC days), a date-time (2026-11-01T08:30, or with an "

@@ -20,8 +20,8 @@ from typing import Any
 from .._spool import RowSpool
 from ..attribution import SessionAttribution, Transition, attribute_opened
 from ..capture import capture_for, capture_state
-from ..cache import (CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, Tokens, account_log, cache_report,
-                     given_capture, given_usage, iso_utc, load_prices, session_ledger, usd_total)
+from ..cache import (USAGE_BUCKETS, CacheVerdict, LedgerEntry, PriceBook, SessionCacheReport, Tokens, account_log,
+                     cache_report, given_capture, given_usage, iso_utc, load_prices, session_ledger, usd_total)
 from ..errors import DshAuditError
 from ..log import SessionLog
 from ..replay import Request
@@ -120,11 +120,10 @@ def _request_row(path: str, request: Request, sent: float | None, verdict: Cache
     tokens its ledger entry was priced from when they are the capture's (``--capture``: its log
     holds no usage), which its token columns then hold, as its cost row's."""
     usage = request.usage if request.usage is not None else request.message_usage
-    if captured is not None:
-        usage = {"inputTokens": captured.cache_miss, "cacheReadTokens": captured.cache_read,
-                 "cacheWriteTokens": captured.cache_write, "outputTokens": captured.output}
+    counts = {bucket: getattr(captured, bucket) if captured is not None else _int(usage, name)
+              for name, bucket in USAGE_BUCKETS}
+    inputs, read, write, output = (counts[bucket] for bucket in ("cache_miss", "cache_read", "cache_write", "output"))
     config = (request.header or {}).get("config") or {}
-    inputs, read, write = _int(usage, "inputTokens"), _int(usage, "cacheReadTokens"), _int(usage, "cacheWriteTokens")
     if verdict is None:
         prompt = None if inputs is None else inputs + (read or 0) + (write or 0)
         actual = read if inputs is not None else None
@@ -140,7 +139,7 @@ def _request_row(path: str, request: Request, sent: float | None, verdict: Cache
         path=path, idx=request.index, session_id=request.session_id, kind=request.kind, turn=request.turn,
         step=request.step, attempt=request.attempt, model=config.get("model") or request.extra.get("model"),
         provider=config.get("provider"), input_tokens=inputs, cache_read_tokens=read, cache_write_tokens=write,
-        output_tokens=_int(usage, "outputTokens"), message_count=request.message_count,
+        output_tokens=output, message_count=request.message_count,
         messages_sha256=request.messages_sha256, sent_at=sent, day=_day(sent), prompt_tokens=prompt,
         actual_cache_read=actual, expected_cache_read=expected, classification=classification, cause=cause,
         lost_tokens=lost_tokens, lost_cost=lost_cost, lost=lost)
@@ -324,7 +323,7 @@ def _record(base: dict[str, Any], session: Session, attributed: SessionAttributi
     ledger = session_ledger(session, prices=prices, cache=report, captured=captured)
     verdicts = {v.index: v for v in report.verdicts} if report is not None else {}
     times = session.times
-    by_capture = {e.index: e.tokens for e in ledger.entries if e.usage_source == "capture"}
+    by_capture = ledger.captured_usage
     rows = [_request_row(path, r, times[r.index].sent if r.index in times else None, verdicts.get(r.index),
                          by_capture.get(r.index)) for r in session.requests]
     breaks = [_break_row(path, t, verdicts.get(t.request)) for t in transitions or () if t.is_break]

@@ -24,6 +24,7 @@ newer version was written by a newer dsh-audit: both refuse it, with the advice 
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import shutil
@@ -269,6 +270,10 @@ def _prepare(connection: sqlite3.Connection, stored: str | None) -> None:
         connection.prepared = True  # closing it checkpoints the -wal file into the index
 
 
+#: A number per index made by this process (its temporary file's name).
+_MADE = itertools.count()
+
+
 def _make_new(location: str) -> None:
     """Put a new, empty index (its schema and version) at ``location``, which does not exist, in one
     step: made under a temporary name in the same folder, closed (self-contained) and linked into
@@ -278,8 +283,10 @@ def _make_new(location: str) -> None:
     Raises:
         sqlite3.Error: the temporary file cannot be made (the folder is not writable).
     """
-    folder, name = os.path.split(os.path.abspath(location))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.new")
+    folder = os.path.dirname(os.path.abspath(location))
+    # a short name of its own (the index's name may be as long as the system allows, and SQLite
+    # adds "-journal" to it): unique per process and call
+    temporary = os.path.join(folder, f".dsh-audit-{os.getpid()}-{next(_MADE)}.new")
     try:
         connection = sqlite3.connect(temporary, factory=_IndexConnection)
         try:
@@ -294,7 +301,7 @@ def _make_new(location: str) -> None:
             if not os.path.lexists(location):
                 os.replace(temporary, location)
     finally:
-        for leftover in (temporary, temporary + "-wal", temporary + "-shm"):
+        for leftover in (temporary, *(temporary + suffix for suffix in ("-wal", "-shm", "-journal"))):
             try:
                 os.unlink(leftover)
             except OSError:

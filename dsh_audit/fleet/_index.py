@@ -94,6 +94,10 @@ class IndexSummary:
         notes: one line per log of ``replaced`` and ``copies``, naming both files; and, once each,
             which DSH home layers gave the logs' route configuration (a route warning whose level
             is a note: :class:`dsh_audit.session.RouteNote`), not among ``warnings``.
+        rebuilt: how many of ``indexed`` were read again though their file is unchanged, because
+            another build of dsh-audit stored them (:func:`~dsh_audit.fleet._audit.code_fingerprint`):
+            an upgrade re-reads every log, and :attr:`rebuilt_note` says why (a log read again but
+            not stored, ``lost`` or a copy, is not counted).
     """
 
     db: str
@@ -110,23 +114,41 @@ class IndexSummary:
     replaced: tuple[str, ...] = ()
     copies: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    rebuilt: int = 0
 
     @property
     def refused(self) -> int:
         """How many of ``indexed`` are logs DSH would refuse, stored with their error."""
         return len(self.failed) - self.lost - self.refused_unchanged
 
+    @property
+    def rebuilt_note(self) -> str | None:
+        """Why the :attr:`rebuilt` logs were read again, one sentence (``index``'s summary line and
+        :meth:`to_json`'s ``notes`` say it); None when there are none.
+
+        Example:
+            >>> IndexSummary(db="i.sqlite", seen=2, indexed=2, skipped=0, failed=(), lost=0, seconds=0.1,
+            ...              rebuilt=2).rebuilt_note
+            '2 log(s) re-read: dsh-audit changed since they were indexed'
+        """
+        return _REBUILT.format(self.rebuilt) if self.rebuilt else None
+
     def to_json(self) -> dict[str, Any]:
         # a list of records is ``*_details`` (``failed`` would read as a count, as ``refused`` is);
         # the logs removed are counted by ``removed_paths``' length (``removed`` is a tools change's list)
+        note = self.rebuilt_note
         return {"db": self.db, "seen": self.seen, "indexed": self.indexed, "refused": self.refused,
-                "skipped": self.skipped,
+                "rebuilt": self.rebuilt, "skipped": self.skipped,
                 "failure_details": [{"path": path, "error": error} for path, error in self.failed],
                 "lost": self.lost, "removed_paths": list(self.removed),
                 "seconds": round(self.seconds, 3), "upgraded_from": self.upgraded_from,
                 "warnings": list(self.warnings), "refused_unchanged": self.refused_unchanged,
-                "replaced_paths": list(self.replaced), "copies": list(self.copies), "notes": list(self.notes)}
+                "replaced_paths": list(self.replaced), "copies": list(self.copies),
+                "notes": [*self.notes, *((note,) if note else ())]}
 
+
+#: Why logs whose files did not change were read again (:attr:`IndexSummary.rebuilt_note`).
+_REBUILT = "{} log(s) re-read: dsh-audit changed since they were indexed"
 
 
 def _options(path: str, *, routes: str | None, given: bool, **options: Any) -> str:
@@ -215,7 +237,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
     replaced: list[str] = []
     copies: list[str] = []
     notes: list[str] = []
-    lost = 0
+    lost = rebuilt = 0
 
     def keep_warnings(result: GroupResult[SessionRecord]) -> None:
         for found in result.route_warnings.values():
@@ -229,12 +251,12 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         record_prices(connection, book.fingerprint, _price_paths(book.files))  # where its rates came from, for stats
         given_stored = {storable(path) for path in paths}
         removed = prune(connection, [storable(os.path.realpath(root)) for root in roots], list(given_stored))
-        stale, refused = stale_paths(connection, paths, options)
+        stale = stale_paths(connection, paths, options)
         runs: dict[str, Any] = {"jobs": jobs, "engine": engine, "scheduler": scheduler, "progress": progress}
-        results = run_groups(stale, task, on_group=keep_warnings, **runs) if audit is None else \
+        results = run_groups(stale.paths, task, on_group=keep_warnings, **runs) if audit is None else \
             [r.value if r.value is not None else Failure(r.path, r.error or SessionTaskError("no record"))
-             for r in iter_many(stale, audit, **runs)]
-        for path, record in zip(stale, results):
+             for r in iter_many(stale.paths, audit, **runs)]
+        for path, record in zip(stale.paths, results):
             if isinstance(record, SessionRecord):
                 superseded, instead = one_session(connection, record, given_stored)
                 if instead is not None:
@@ -245,6 +267,7 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
                                  f"the file the other commands read; {path} not stored")
                     continue
                 store_record(connection, record, superseded)
+                rebuilt += path in stale.rebuilt  # stored (refused or not): counted once its rows are in
                 replaced.extend(superseded)
                 notes.extend(f"one session ({record.session_id}) in two files: {path} replaces {old} in the "
                              "index, " + ("which is no longer there" if is_gone(old) else "the file the other commands read")
@@ -258,10 +281,10 @@ def index_logs(logs: Sequence[str | os.PathLike[str]], db: str | os.PathLike[str
         raise index_error(exc, os.fspath(db), hint="give another --db file (keep this one: it may hold data), and build it with `dsh-audit index PATH --db FILE`") from None
     finally:
         connection.close()
-    failed.update(refused)  # an unchanged refused log: its stored error said again, the file not read
-    return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale) - lost - len(copies),
-                        skipped=len(paths) - len(stale),
+    failed.update(stale.refused)  # an unchanged refused log: its stored error said again, the file not read
+    return IndexSummary(db=os.fspath(db), seen=len(paths), indexed=len(stale.paths) - lost - len(copies),
+                        skipped=len(paths) - len(stale.paths),
                         failed=tuple((path, failed[path]) for path in paths if path in failed), lost=lost,
                         seconds=time.perf_counter() - started, upgraded_from=upgraded, warnings=tuple(warnings),
-                        removed=removed, refused_unchanged=len(refused), replaced=tuple(replaced),
-                        copies=tuple(copies), notes=tuple(notes))
+                        removed=removed, refused_unchanged=len(stale.refused), replaced=tuple(replaced),
+                        copies=tuple(copies), notes=tuple(notes), rebuilt=rebuilt)

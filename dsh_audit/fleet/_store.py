@@ -1,5 +1,6 @@
 """The rows of the fleet index file: storing a session's rows in place of its old ones, as SQLite
-can hold their values; which stored logs are stale, and removing those no longer on disk.
+can hold their values; which stored logs are stale (and which only because dsh-audit changed), and
+removing those no longer on disk.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
 
@@ -17,7 +18,7 @@ from .._spool import RowSpool
 from ._db import SESSION_COLUMNS
 from ._rows import BreakRow, CostRow, RequestRow, SessionRecord
 
-__all__ = ["is_gone", "on_disk", "prune", "remove_rows", "stale_paths", "storable", "store_record"]
+__all__ = ["Stale", "is_gone", "on_disk", "prune", "remove_rows", "stale_paths", "storable", "store_record"]
 
 def _insert(connection: sqlite3.Connection, table: str, cls: type, rows: Iterable[Any]) -> None:
     names = [f.name for f in fields(cls)]
@@ -121,15 +122,47 @@ def prune(connection: sqlite3.Connection, roots: Sequence[str], given: Sequence[
     return tuple(gone)
 
 
-def stale_paths(connection: sqlite3.Connection, paths: Sequence[str],
-           options: Callable[[str], str]) -> tuple[list[str], dict[str, str]]:
-    """The paths whose file differs from its stored row (or has none), ``options(path)`` the
-    options its row must have been made with; and the stored error of each other path (unchanged)
-    that is stored with one (a log DSH would refuse), by path."""
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """Which logs given to an ``index`` run are read again (:func:`stale_paths`).
+
+    Attributes:
+        paths: the logs whose file differs from its stored row, or that have none, in the order given.
+        refused: the stored error of each other log (unchanged) that is stored with one (a log DSH
+            would refuse), by path.
+        rebuilt: those of ``paths`` whose file's size and mtime and whose options are those stored
+            but for the build of dsh-audit that made the row (:func:`_other_build`): read again only
+            because dsh-audit changed.
+    """
+
+    paths: tuple[str, ...]
+    refused: dict[str, str]
+    rebuilt: frozenset[str]
+
+
+def _other_build(stored: object, now: str) -> bool:
+    """Whether the options a row was ``stored`` with are ``now`` but for the build of dsh-audit
+    (the last field, ``;code=``, of :func:`~dsh_audit.fleet._audit.options_key`).
+
+    Example:
+        >>> _other_build("cache=1;code=a", "cache=1;code=b"), _other_build("cache=0;code=a", "cache=1;code=b")
+        (True, False)
+    """
+    if not isinstance(stored, str):
+        return False
+    (was, _, was_code), (wanted, _, code) = stored.rpartition(";code="), now.rpartition(";code=")
+    return was == wanted and was_code != code
+
+
+def stale_paths(connection: sqlite3.Connection, paths: Sequence[str], options: Callable[[str], str]) -> Stale:
+    """Which of ``paths`` differ from their stored row (:class:`Stale`), ``options(path)`` the
+    options a path's row must have been made with (called once per stored path: it may look for a
+    capture and read a home's route layer)."""
     stored = {row[0]: row[1:] for row in
               connection.execute("SELECT path, size, mtime_ns, options, error FROM sessions")}
     stale: list[str] = []
     errors: dict[str, str] = {}
+    rebuilt: set[str] = set()
     for path in paths:
         try:
             stat = os.stat(path)
@@ -137,8 +170,14 @@ def stale_paths(connection: sqlite3.Connection, paths: Sequence[str],
             stale.append(path)  # the audit reports why
             continue
         row = stored.get(storable(path))
-        if row is None or row[:3] != (stat.st_size, stat.st_mtime_ns, options(path)):
+        if row is None:
             stale.append(path)
+            continue
+        now = options(path)
+        if row[:3] != (stat.st_size, stat.st_mtime_ns, now):
+            stale.append(path)
+            if row[:2] == (stat.st_size, stat.st_mtime_ns) and _other_build(row[2], now):
+                rebuilt.add(path)
         elif row[3] is not None:
             errors[path] = str(row[3])
-    return stale, errors
+    return Stale(tuple(stale), errors, frozenset(rebuilt))

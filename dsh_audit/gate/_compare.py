@@ -45,25 +45,23 @@ class CaptureCompare:
 
     def __init__(self, capture: Path | None) -> None:
         self.capture = capture
-        self.captures: dict[Path, Any] = {}
-        self.reads: dict[Path, CaptureRead] = {}  # each capture as read (its responses' usage kept): what it prices
+        #: each capture as read (its responses' usage kept: what it prices), or the error reading it raised
+        self.reads: dict[Path, CaptureRead | CaptureError] = {}
         self.torn: list[str] = []  # warnings: a capture's torn last line, dropped
         self.loose: dict[tuple[str, int], Finding] = {}
         self.notes: list[str] = []
-        self.paired: dict[str, Path] = {}  # session id -> the capture it was compared with (compare)
 
     def load(self, path: Path) -> Any:
         """The requests of the capture at ``path``, loaded once (so is its error: raised again)."""
-        if path not in self.captures:
+        if path not in self.reads:
             try:
                 self.reads[path] = read_capture(path, warnings=self.torn, keep=keep_usage)
-                self.captures[path] = self.reads[path].requests
             except CaptureError as exc:
-                self.captures[path] = exc
-        found = self.captures[path]
+                self.reads[path] = exc
+        found = self.reads[path]
         if isinstance(found, CaptureError):
             raise found
-        return found
+        return found.requests
 
     def compare(self, group: list[Session]) -> tuple[dict[str, list[Any]], dict[str, Path]]:
         """Capture rows per session id and the capture file per session id (the one ``--capture``
@@ -103,24 +101,25 @@ class CaptureCompare:
                     self.unexplained(row, members, path)
             for s in members:
                 files[s.id] = path
-        self.paired.update(files)
         return rows, files
 
-    def priced(self, group: list[Session], rows: dict[str, list[Any]]) -> dict[str, dict[int, Tokens]]:
+    def priced(self, group: list[Session], rows: dict[str, list[Any]],
+               files: dict[str, Path]) -> dict[str, dict[int, Tokens]]:
         """Session id -> request index -> the tokens its capture reports of the response to its send
-        (:func:`dsh_audit.cache.captured_usage`), by the pairings of the group's comparison
-        (``rows``, :meth:`compare`'s): the capture given with ``--capture`` for every log of the
-        group, a capture found beside logs for the logs it holds requests of, the same way; empty
-        with none."""
-        by_capture: dict[Path, list[Session]] = {}
+        (:func:`dsh_audit.cache.captured_usage`), by the group's comparison (``rows`` and ``files``,
+        :meth:`compare`'s): each log priced by the capture it was compared with (the capture given
+        with ``--capture`` for every log of the group, a capture found beside logs for the logs it
+        holds requests of), by the pairings of that comparison; empty with none."""
+        by_capture: dict[Path, tuple[CaptureRead, list[Session]]] = {}
         for session in group:
-            path = self.capture if self.capture is not None else self.paired.get(session.id)
-            if path is not None and path in self.reads:
-                by_capture.setdefault(path, []).append(session)
+            path = files.get(session.id)
+            read = None if path is None else self.reads.get(path)
+            if path is not None and isinstance(read, CaptureRead):
+                by_capture.setdefault(path, (read, []))[1].append(session)
         priced: dict[str, dict[int, Tokens]] = {}
-        for path, members in by_capture.items():
+        for read, members in by_capture.values():
             pairings = [row.pairing for s in members for row in rows.get(s.id, ())]
-            priced.update(captured_usage(members, self.reads[path], pairings=pairings))
+            priced.update(captured_usage(members, read, pairings=pairings))
         return priced
 
     def left_out(self, error: CaptureError, path: Path) -> None:

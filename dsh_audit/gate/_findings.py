@@ -55,6 +55,18 @@ def request_seq(request: Request) -> int | None:
     return request.first_chunk_seq if request.first_chunk_seq is not None else request.step_start_seq
 
 
+def _place(row: Any, lines: EventLines) -> tuple[int | None, int | None]:
+    """The seq and line a capture finding about ``row`` (a :class:`dsh_audit.capture.RequestDiff`)
+    points at: an unrendered request's refusal's own (the header whose route has no facts, the
+    message holding what cannot be sent: where ``render`` says it), else the request's
+    (:func:`request_seq`); the line is the raiser's, else the one the log's read found the seq on."""
+    seq = row.seq if row.verdict == "unrendered" else None
+    if seq is None:
+        seq = request_seq(row.request)
+        return seq, lines.get(seq)
+    return seq, row.line if row.line is not None else lines.get(seq)
+
+
 def diff_command(log: str, capture: str | os.PathLike[str], *, adapter: str = "auto",
                  routes: str | None = None) -> str:
     """The ``dsh-audit diff`` command that shows a capture verdict of ``log`` row by row, as typed
@@ -213,7 +225,7 @@ class Judge:
             request = row.request
             if rule is None or request.kind not in self.policy.capture_kinds:
                 continue
-            seq = request_seq(request)
+            seq, line = _place(row, lines)
             detail = ""
             if row.diff is not None and row.diff.first_offset is not None:
                 paths = ", ".join(row.diff.paths[:3])
@@ -231,7 +243,7 @@ class Judge:
             text = f"{request.kind} request {request.index} is {row.verdict}{where}{detail}"
             said = f": {note}" if note else ""
             # the same verdict of other requests, for the same reason, is said with it on a terminal
-            out.append(self.finding(rule, text + said, path=path, line=lines.get(seq), seq=seq,
+            out.append(self.finding(rule, text + said, path=path, line=line, seq=seq,
                                     session_id=request.session_id, request=request.index, verdict=row.verdict,
                                     hint=hint, reason=None if detail else row.verdict + said))
         return out

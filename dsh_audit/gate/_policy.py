@@ -42,14 +42,13 @@ error too.
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._pyproject import (TOOL_TABLES, ConfigFileError, check_tool_table, find_pyproject, read_toml, unknown_key,
-                          unknown_table)
+from .._pyproject import (POLICY_HINT, TOOL_TABLES, ConfigFileError, check_tool_table, find_pyproject, key_line,
+                          read_toml, tool_table, unknown_key, unknown_table)
 from ..errors import UnreadableError, UsageError
 from ..validate import RULES, checked_rule_ids
 from ._rules import GATE_RULES
@@ -119,7 +118,7 @@ class Policy:
             if key in TOOL_TABLES:
                 check_tool_table(key, value, source=source, name=name, policy_keys=known)
             elif key in known:
-                values[known[key]] = _checked(key, value, source)
+                values[known[key]] = _located(key, value, source, name)
             elif not name and key in _PYPROJECT_TABLES and isinstance(value, dict):
                 continue  # another tool's table, in a pyproject.toml given as a plain policy
             elif isinstance(value, dict):
@@ -127,6 +126,17 @@ class Policy:
             else:
                 raise unknown_key(key, source=source, name=name, known=known)
         return cls(**values, source=source, baseline=_baseline(table.get("check"), source))
+
+
+def _located(key: str, value: Any, source: str, name: str) -> Any:
+    """The policy key ``key``'s ``value`` as the policy holds it (:func:`_checked`); its error names
+    the line of the file ``source`` that writes it, when one line exactly does (:func:`key_line`)."""
+    try:
+        return _checked(key, value, source)
+    except UsageError as exc:
+        if exc.line is None and exc.path == source:
+            exc.line = key_line(source, tuple(name.split(".")) if name else (), key, value)
+        raise
 
 
 def _baseline(check: Any, source: str) -> str | None:
@@ -143,14 +153,15 @@ def _baseline(check: Any, source: str) -> str | None:
 
 def _strings(key: str, value: Any, source: str, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"policy key {key!r} must be a list of strings", path=source)
+        raise UsageError(f"policy key {key!r} must be a list of strings", path=source,
+                         hint=f'write {key} = ["..."]; {POLICY_HINT}')
     if allowed is None:  # rule ids: each names a rule or a family of them, as validate's --ignore
         checked_rule_ids(value, [*RULES, *GATE_RULES], what=f"policy key {key!r}", path=source)
         return tuple(value)
     for item in value:
         if item not in allowed:
             raise UsageError(f"policy key {key!r}: unknown value {item!r}", path=source,
-                             hint="allowed: " + ", ".join(allowed))
+                             hint=f"allowed: {', '.join(allowed)}; {POLICY_HINT}")
     return tuple(value)
 
 
@@ -161,15 +172,18 @@ def _checked(key: str, value: Any, source: str) -> Any:
         return _strings(key, value, source, lists[key])
     if key in ("fail-on-refusal", "require-capture", "fail-on-unexplained-break"):
         if not isinstance(value, bool):
-            raise UsageError(f"policy key {key!r} must be true or false", path=source)
+            raise UsageError(f"policy key {key!r} must be true or false", path=source,
+                             hint=f"write {key} = true or {key} = false; {POLICY_HINT}")
         return value
     if key == "min-cache-hit-ratio":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise UsageError(f"policy key {key!r} must be a number from 0 to 1", path=source)
+            raise UsageError(f"policy key {key!r} must be a number from 0 to 1", path=source,
+                             hint=f"write {key} = 0.5, say (0 turns the rule off); {POLICY_HINT}")
         return float(value)
     choices = {"validation-fail-severity": _THRESHOLDS, "adapter": ("auto", "deepseek", "anthropic", "openai", "responses")}[key]
     if value not in choices:
-        raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source)
+        raise UsageError(f"policy key {key!r} must be one of {', '.join(choices)}", path=source,
+                         hint=f'write {key} = "{choices[0]}", say; {POLICY_HINT}')
     return value
 
 
@@ -183,22 +197,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(exc.message, path=exc.path) from None
 
 
-def _tool_table(document: dict[str, Any], source: str) -> dict[str, Any] | None:
-    """The ``[tool.dsh-audit]`` table of ``document``, or None when there is none."""
-    tool = document.get("tool")
-    if not isinstance(tool, dict):
-        return None
-    if "dsh-audit" not in tool:
-        near = difflib.get_close_matches("dsh-audit", [str(k) for k in tool], n=1, cutoff=0.75)
-        if near:  # a misspelt table would silently run the gate with the defaults
-            raise UsageError(f"[tool.{near[0]}] is not read: dsh-audit's table is [tool.dsh-audit]", path=source,
-                             hint="rename the table to [tool.dsh-audit]")
-        return None
-    if not isinstance(tool["dsh-audit"], dict):
-        raise UsageError("[tool.dsh-audit] must be a table", path=source)
-    return tool["dsh-audit"]
-
-
 def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str | os.PathLike[str] | None = None
                 ) -> Policy:
     """Read the policy: from ``path`` when given, else the nearest ``pyproject.toml``, else defaults.
@@ -210,7 +208,7 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
     if path is not None:
         source = os.fspath(path)
         document = _read_toml(Path(path))
-        tool = _tool_table(document, source)
+        tool = tool_table(document, source=source)
         if tool is None:
             return Policy.from_mapping(document, source=source, name="")
         beside = [str(key) for key, value in document.items() if not isinstance(value, dict)]
@@ -222,7 +220,7 @@ def load_policy(path: str | os.PathLike[str] | None = None, *, search_from: str 
     found = find_pyproject(search_from)
     if found is None:
         return Policy()
-    tool = _tool_table(_read_toml(found), str(found))
+    tool = tool_table(_read_toml(found), source=str(found))
     if tool is None:
         return Policy()
     return Policy.from_mapping(tool, source=str(found))

@@ -82,7 +82,7 @@ class _Checker(CaptureCompare):
 
     def run_group(self, group: list[Session], ancestors: list[Session], *, outline: bool) -> list[SessionCheck]:
         rows, files = self.compare(group)
-        captured = self.priced(group, rows)  # --capture prices the requests whose log holds no usage
+        captured = self.priced(group, rows, files)  # a capture prices the requests whose log holds no usage
         transitions = self.attribute(group, ancestors, rows)
         known = {s.id: s for s in (*group, *ancestors)}
         checks = []

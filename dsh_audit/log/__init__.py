@@ -27,7 +27,7 @@ if typing.TYPE_CHECKING:
     from ._file_kind import special_kind
     from ._outputs import open_regular, write_atomic
     from ._protected import ProtectedInputs
-    from ._header import foreign_refusal, is_absolute_path
+    from ._header import foreign_record, foreign_refusal, header_refusal, is_absolute_path
     from ._limits import DecodeBudget, decode_limits
     from ._progress import read_progress
     from ._reader import SUPPORTED_VERSIONS, SessionLog, read_header, read_log, read_stream
@@ -77,7 +77,9 @@ __all__ = [
     "ensure_room",
     "every_record_damaged",
     "expand_row",
+    "foreign_record",
     "foreign_refusal",
+    "header_refusal",
     "in_layout",
     "is_absolute_path",
     "is_folder",
@@ -140,7 +142,9 @@ _LAZY = {
     "ensure_room": "._json_room",
     "Event": "._types",
     "expand_row": "._records",
+    "foreign_record": "._header",
     "foreign_refusal": "._header",
+    "header_refusal": "._header",
     "is_absolute_path": "._header",
     "is_folder": "._discover",
     "is_plain_chunk": "._shapes",

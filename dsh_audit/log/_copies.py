@@ -4,8 +4,11 @@ the index (``fleet/_copies.py``) decide by this module, so that every command re
 
 The rule: files hold one session when their names say so (a session folder's name, DSH's layout),
 or, for logs of the same byte size (exports named as a user likes; for discovery, session folders
-of a DSH home copied under other names there), when their headers carry the same session id (a
-renamed log of a size no other has is not opened for its id: see :func:`_by_header`). Of files of
+of a DSH home copied under other names there), when their headers carry the same session id; for
+discovery, a log of a DSH home in a session folder of a name DSH never makes (:func:`dsh_made`:
+``backup``, ``session-….bak``) says its session in its header too, whatever its size (a partial or
+compressed copy in the home: issue 15's leftover, listed twice by ``requests``). A renamed export of
+a size no other has is not opened for its id: see :func:`_by_header`. Of files of
 one session, compared by their lines (:func:`read_once`: raw lines, runs of blank lines as one), one with
 the same lines as another is a copy (the one :func:`preferred` ranks lower, else the later), and
 one whose lines are the first lines of another is a partial copy (an export taken earlier, renamed
@@ -19,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -29,7 +32,7 @@ from ._outputs import open_regular
 from ._reader import read_header
 from ._versions import canonical_generation
 
-__all__ = ["COPY_NOTE", "Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "copy_name", "copy_notes",
+__all__ = ["COPY_NOTE", "Copy", "LOG_SUFFIXES", "MAX_COPIES", "SESSION_NAME", "copy_name", "copy_notes", "dsh_made",
            "in_layout", "may_be_copies", "preferred", "read_once", "without_copies"]
 
 #: The names DSH gives a session's file (a child snapshot's ``session.N.jsonl`` too).
@@ -72,10 +75,34 @@ def in_layout(path: Path) -> bool:
     return bool(SESSION_NAME.match(path.name)) and path.parent.parent.parent.name == "sessions"
 
 
+#: The session folder names DSH makes of the ids it makes itself (its ``encodeSegment`` keeps these
+#: characters as they are): ``session-`` and a random UUID, with or without its dashes, or a bare
+#: UUID (a subagent's). No one names a copy so by chance.
+_MADE = re.compile(r"(?:session-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|session-[0-9a-f]{32}")
+
+
+def dsh_made(folder: str) -> bool:
+    """Whether a session folder's name is one DSH makes of an id it makes (:data:`_MADE`): in a DSH
+    home, such a folder's log holds the session its name says, and discovery does not open it to
+    learn its id. An id a client chose (``session-sample-chat``) and any name a copier gives
+    (``backup``, ``session-….bak``, ``… (copy)``) is not.
+
+    Example:
+        >>> made = "session-2b096b61-0a34-4da6-abec-4e87161c2c0b"
+        >>> dsh_made(made), dsh_made(f"{made}.bak"), dsh_made("session-sample-chat")
+        (True, False, False)
+    """
+    return _MADE.fullmatch(folder) is not None
+
+
 def preferred(path: Path) -> int:
-    """How much a file is the one DSH reads: 2 where DSH keeps it (:func:`in_layout`), 1 named as
-    DSH names it elsewhere (a session folder copied out), 0 an export."""
-    return 2 if in_layout(path) else 1 if SESSION_NAME.match(path.name) else 0
+    """How much a file is the one DSH reads: 3 where DSH keeps it (:func:`in_layout`) in a folder
+    of a name DSH makes (:func:`dsh_made`: a copy in its home under another name is ranked below
+    it), 2 where DSH keeps it, 1 named as DSH names it elsewhere (a session folder copied out), 0
+    an export."""
+    if in_layout(path):
+        return 3 if dsh_made(path.parent.name) else 2
+    return 1 if SESSION_NAME.match(path.name) else 0
 
 
 def _header_id(path: Path) -> str | None:
@@ -93,21 +120,29 @@ def _by_header(found: Sequence[str], *, renamed: bool) -> set[str]:
     ``renamed``, each log DSH keeps too) whose byte size another has (``stat`` opens no file): a
     renamed whole copy, an export or a session folder of DSH's home copied under another name
     there (DSH names a session's folder by its id), says its session only in its header, and its
-    bytes are its original's. A session folder copied out of a home is named as its copier likes,
-    and read as its own session (fuzz round 18). A log of a size no other has is opened
-    once, by the command that reads it: a renamed *partial* copy (an earlier export under another
-    name) is therefore read as a session of its own, so that every command opens each log once
-    (issue 11's rule outranks finding it)."""
+    bytes are its original's. With ``renamed`` (discovery), each log DSH keeps in a folder of a name
+    it does not make (:func:`dsh_made`) too, whatever its size: a session folder copied in the home
+    under another name while its session ran, or compressed, is the session's, and ``sessions``
+    and ``latest`` (which read every header) read it so (issue 15's leftover); a home of the
+    folders DSH makes is not opened. A session folder copied out of a home is named as its
+    copier likes, and read as its own session (fuzz round 18). An export of a size no other has
+    is opened once, by the command that reads it: a renamed *partial* export is therefore read as
+    a session of its own, so that every command opens each log once (issue 11's rule)."""
     if len({in_layout(Path(path)) for path in found}) > 1:
         return set(found)
     by_size: dict[int, list[str]] = {}
+    named: set[str] = set()
     for path in found:
-        if not SESSION_NAME.match(Path(path).name) or renamed and in_layout(Path(path)):
+        log = Path(path)
+        kept = renamed and in_layout(log)
+        if kept and not dsh_made(log.parent.name):
+            named.add(path)
+        elif not SESSION_NAME.match(log.name) or kept:
             try:
                 by_size.setdefault(os.stat(path).st_size, []).append(path)
             except OSError:  # read, and refused, as the log it is
                 continue
-    return {path for group in by_size.values() if len(group) > 1 for path in group}
+    return named | {path for group in by_size.values() if len(group) > 1 for path in group}
 
 
 def may_be_copies(found: Sequence[str]) -> set[str]:
@@ -127,33 +162,62 @@ def may_be_copies(found: Sequence[str]) -> set[str]:
     return {path for path, (_kept, name) in named.items() if name is not None and counts[name] > 1}
 
 
-def without_copies(logs: list[_P], *, renamed: bool = False) -> tuple[list[_P], list[Copy[_P]]]:
-    """``logs`` with each session read once (see the module docstring), and the files left out.
+def without_copies(logs: list[_P], *, renamed: bool = False,
+                   listed: dict[str, list[_P]] | None = None) -> tuple[list[_P], list[Copy[_P]]]:
+    """``logs`` with each session read once (see the module docstring), and the files left out;
+    ``listed`` (when given) gets each session found in several files that are each read (their
+    lines differ otherwise): its id, from the headers, and those files (:func:`_listed`).
 
     Which files hold one session: in a DSH home (every log where DSH keeps it) or a session folder
     copied out (``<id>/session.jsonl``), the folder's name says (:func:`copy_name`: nothing is
     read); of exports, the session id of the header of each one whose size another has (one more
     small read of its first line: a renamed whole copy has its own name), and with ``renamed``
-    (discovery) of every log of a DSH home whose size another has there too (a session folder
-    copied under another name in the home); when files in a DSH home and outside one are found
-    together, the header of each. A child snapshot (``session.1.jsonl``), which shares its
-    parent's id, is never a copy. A watch
+    (discovery) of every log of a DSH home whose size another has there too, or whose folder's
+    name is not one DSH makes (:func:`dsh_made`: a session folder copied under another name in the
+    home, whole, partial or compressed; one whose header names no session is its folder's); when
+    files in a DSH home and outside one are found together, the header of each. A child snapshot
+    (``session.1.jsonl``), which shares its parent's id, is never a copy. A watch
     (``watch/_copies.py``) groups without ``renamed``: it compares the files of one session in
     session folders of other names itself, the file it follows first."""
     if len(logs) < 2:
         return logs, []
     by_header = _by_header([os.fspath(log) for log in logs], renamed=renamed)
     named: dict[str, list[_P]] = {}
+    said: dict[str, str] = {}  # a log whose header was read: the session id it names
     for log in logs:
         if (folder := copy_name(Path(log))) is None:
             continue
-        if (name := _header_id(Path(log)) if os.fspath(log) in by_header else folder) is not None:
+        name = _header_id(Path(log)) if os.fspath(log) in by_header else folder
+        if name is not None and os.fspath(log) in by_header:
+            said[os.fspath(log)] = name
+        elif name is None and renamed and in_layout(Path(log)):
+            name = folder  # a header in DSH's home that names no session: its folder says it, as unopened
+        if name is not None:
             named.setdefault(name, []).append(log)
     left: list[Copy[_P]] = []
+    each: list[_P] = []  # the files of a group of one name or id each read (their lines differ)
     for group in named.values():
-        left.extend(read_once(group, rank=lambda log: preferred(Path(log)))[1])
+        read, copies = read_once(group, rank=lambda log: preferred(Path(log)))
+        left.extend(copies)
+        each.extend(read if len(read) > 1 else [])
+    if listed is not None:
+        listed.update(_listed(each, said))
     dropped = {copy for _read, copy, _why in left}
     return [log for log in logs if log not in dropped], left
+
+
+def _listed(logs: Sequence[_P], said: dict[str, str]) -> dict[str, list[_P]]:
+    """Of ``logs`` (files that :func:`without_copies` grouped as one session and read each), the
+    session ids their headers name (``said``: those read already; another's header is read now,
+    one small read of the few files that need it), each with its files when there are several: a
+    name says a session only as a guess (two folders of one name copied from two homes), the
+    header says it as ``sessions`` lists it."""
+    found: dict[str, list[_P]] = {}
+    for log in logs:
+        session = said[os.fspath(log)] if os.fspath(log) in said else _header_id(Path(log))
+        if session is not None:
+            found.setdefault(session, []).append(log)
+    return {session: files for session, files in found.items() if len(files) > 1}
 
 
 def read_once(group: list[_P], *, rank: Callable[[_P], int]) -> tuple[list[_P], list[Copy[_P]]]:
@@ -250,16 +314,27 @@ def _longer(group: Sequence[_P], prints: dict[int, _Print]) -> dict[int, int]:
     return final
 
 
-def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None) -> list[str]:
+def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None,
+               listed: Mapping[str, Sequence[_P]] | None = None) -> list[str]:
     """The notes for the files left out: ``one session in two files [under SHARED/]: read READ, not
     COPY (WHY)``, one per file; with ``files`` (how many files the session is in), one note for the
     whole session: each file read, then each copy of it with why, as the file read holds it (a copy
-    of a copy that was itself left out for a longer file holds fewer lines than the file read)."""
+    of a copy that was itself left out for a longer file holds fewer lines than the file read).
+    Then, for each session of ``listed`` (its id: its files, each read, as :func:`without_copies`
+    gives them), ``session ID is in N files, each listed: FILE, FILE``: the note ``sessions`` says
+    of a session whose files differ, said by every command that reads them (counted twice).
+
+    Example:
+        >>> copy_notes([], listed={"session-x": ["a/session.jsonl", "b/x.jsonl"]})
+        ['session session-x is in 2 files, each listed: a/session.jsonl, b/x.jsonl']
+    """
+    each: list[str] = [f"session {session} is in {len(paths)} files, each listed: "
+                        f"{', '.join(os.fspath(path) for path in paths)}" for session, paths in (listed or {}).items()]
     if files is None:
         return [_note("two files", [os.fspath(read), os.fspath(copy)], [(os.fspath(read), [(os.fspath(copy), why)])])
-                for read, copy, why in left]
+                for read, copy, why in left] + each
     if not left:
-        return []
+        return each
     final: dict[str, tuple[str, str]] = {}  # copy -> (the file read in the end, why as that file holds it)
     for read, copy, why in reversed(left):  # a file read at one step is left out at a later one
         at, more = final.get(os.fspath(read), (os.fspath(read), SAME))
@@ -269,7 +344,7 @@ def copy_notes(left: Sequence[Copy[_P]], *, files: int | None = None) -> list[st
         at, why = final[os.fspath(copy)]
         clauses.setdefault(at, []).append((os.fspath(copy), why))
     named = [*clauses, *(copy for copies in clauses.values() for copy, _ in copies)]
-    return [_note("two files" if files == 2 else f"{files} files", named, list(clauses.items()))]
+    return [_note("two files" if files == 2 else f"{files} files", named, list(clauses.items())), *each]
 
 
 def _note(files: str, named: list[str], clauses: list[tuple[str, list[tuple[str, str]]]]) -> str:

@@ -170,8 +170,12 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
     ``session.v4.jsonl.zstd``) yields the highest one, as DSH reads it; ``notes`` says so. With
     ``copies`` (the default), one session found as several files (DSH's log and an export or a
     copy of it, compressed or not, or an earlier, partial one under another name, or a session
-    folder copied under another name) is read once (:func:`~dsh_audit.log._copies.without_copies`,
-    the one rule of copies); ``notes`` says which.
+    folder copied under another name: in a DSH home, a folder of a name DSH does not make is opened
+    for its header's id, whole, partial or compressed, :func:`~dsh_audit.log._copies.dsh_made`) is
+    read once (:func:`~dsh_audit.log._copies.without_copies`, the one rule of copies, as
+    ``sessions`` and ``latest`` read it); ``notes`` says which, and names each session whose files
+    it grouped so but found to differ otherwise, each read (``session ID is in N files, each
+    listed: ...``, as ``sessions`` says it: a total over them counts the session twice).
 
     A path that exists but is not a folder is taken as a log even when it is not a regular file
     (a FIFO, a device, a symlink loop): reading it is refused in one line, it is never skipped.
@@ -215,7 +219,7 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
         elif os.path.lexists(path):
             logs = [path]  # a file, or a FIFO, device or symlink loop: read_log says which, in one line
         else:
-            raise UnreadableError("no such file or folder", path=str(path))
+            raise UnreadableError("no such file or folder", path=os.fspath(item))  # as typed: "nope/" too
         for log in logs:
             key = _key(log)
             if key not in seen:
@@ -223,7 +227,8 @@ def discover(paths: Iterable[str | os.PathLike[str]] | None = None, *,
                 found.append(log)
     if not copies:
         return found
-    kept, left = without_copies(found, renamed=True)
+    listed: dict[str, list[Path]] = {}
+    kept, left = without_copies(found, renamed=True, listed=None if notes is None else listed)
     if notes is not None:
-        notes.extend(copy_notes(left))
+        notes.extend(copy_notes(left, listed=listed))
     return kept

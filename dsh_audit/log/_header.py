@@ -22,7 +22,7 @@ from ._shapes import is_safe_int
 from ._types import SessionHeader
 from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, canonical_generation
 
-__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "foreign_refusal", "parse_header"]
+__all__ = ["TOO_DEEP", "TOO_DEEP_HINT", "foreign_record", "foreign_refusal", "header_refusal", "parse_header"]
 
 
 TOO_DEEP = f"line nests JSON arrays or objects more than {MAX_DEPTH} levels deep; dsh-audit cannot process it"
@@ -140,27 +140,52 @@ def _meta_error(raw: dict[str, Any]) -> str | None:
     return None
 
 
-def _foreign(value: Any) -> str | None:
-    """Another agent's session format when the first record is one of theirs."""
+def foreign_record(path: str, value: Any) -> tuple[str, MalformedRecordError] | None:
+    """How every reader refuses the log at ``path`` whose first line, decoded to ``value``, is a
+    whole record of another agent's session (Codex, Claude Code): ``(format, error)``, as
+    :func:`header_refusal` gives it when that line is damaged; None when it is no such record (a
+    DSH header, sound or not, or JSON that is no record of any format).
+
+    Example:
+        >>> kind, error = foreign_record("r.jsonl", {"type": "event_msg", "timestamp": "t", "payload": {}})
+        >>> kind, error.message
+        ('codex', 'this is a codex session, not a DSH log')
+        >>> foreign_record("s.jsonl", {"type": "session", "id": "s1"}) is None
+        True
+    """
     kind = classify_record(value, first=True) if isinstance(value, dict) else None
-    return None if kind in (None, "dsh") else kind
+    return None if kind in (None, "dsh") else (kind, _foreign_error(path, kind))
 
 
-def damaged_header(path: str, error: MalformedRecordError) -> MalformedRecordError:
-    """The refusal of a log whose first line is damaged (``error``, DSH's), as format detection
-    tells the file (:func:`sniff_format`): a Codex rollout or Claude Code transcript every line of
-    which is damaged, named as such; one whose first line alone is damaged, refused as that log is
-    whole (an importing command then imports it); else ``error``."""
+def _foreign_error(path: str, kind: str) -> MalformedRecordError:
+    message, hint = foreign_refusal(kind)
+    return MalformedRecordError(message, path=path, line=1, hint=hint)
+
+
+def header_refusal(path: str) -> tuple[str | None, MalformedRecordError] | None:
+    """How every reader refuses the log at ``path`` when its first line is no DSH header, as format
+    detection tells the file (:func:`sniff_format`): ``(None, error)`` for a Codex rollout or Claude
+    Code transcript every line of which is damaged (:class:`~dsh_audit.errors.DamagedLogError`);
+    ``(format, error)`` for another agent's log whose first line alone is damaged, refused as that
+    log is whole (an importing command then imports it); None for neither (a file that cannot be
+    read again is neither): a damaged DSH header, refused as such.
+    """
     try:
         sniffed = sniff_format(path)
     except (DshAuditError, OSError):
-        return error
+        return None
     if sniffed.damaged is not None:
-        return sniffed.damaged
+        return None, sniffed.damaged
     if sniffed.format not in (None, "dsh"):
-        message, hint = foreign_refusal(sniffed.format)
-        return MalformedRecordError(message, path=path, line=1, hint=hint)
-    return error
+        return sniffed.format, _foreign_error(path, sniffed.format)
+    return None
+
+
+def damaged_header(path: str, error: MalformedRecordError) -> MalformedRecordError:
+    """The refusal of a log whose first line is damaged (``error``, DSH's): :func:`header_refusal`'s,
+    else ``error``."""
+    refusal = header_refusal(path)
+    return error if refusal is None else refusal[1]
 
 
 def parse_header(path: str, line: Line | None, *, lenient: bool,
@@ -202,10 +227,9 @@ def parse_header(path: str, line: Line | None, *, lenient: bool,
             adaptations.append(f'cwd "{cwd}" accepted as given (not absolute)')
     faults = _header_faults(value)
     if faults:
-        kind = _foreign(value)
-        if kind is not None:
-            message, hint = foreign_refusal(kind)
-            raise MalformedRecordError(message, path=path, line=1, hint=hint)
+        foreign = foreign_record(path, value)
+        if foreign is not None:
+            raise foreign[1]
         message = "corrupt session log: first line is not a session header"
         hint = ("the header needs type \"session\", version, id, createdAt and delegationDepth (v2+: isSeeded); "
                 "--lenient fills a missing v0 version/delegationDepth")

@@ -17,14 +17,20 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .._lazy import LazyModule
 from ..errors import UsageError
 from ._file_kind import special_kind
+
+if TYPE_CHECKING:
+    import tempfile
+else:
+    tempfile = LazyModule("tempfile")  # loaded by the first output staged: reading a log writes none
 
 __all__ = ["ProtectedInputs"]
 

@@ -19,9 +19,13 @@ pseudonym of the same length (a hex id stays a hex id), the same for the same va
 listed (:attr:`.Redactor.identity_headers`); no verdict reads one. Other headers stay (the SDK's
 ``x-stainless-*`` OS, runtime and version headers, ``user-agent``, ``content-type``, ``anthropic-beta``,
 which ``diff`` reads for the key type): no verdict reads them but DSH's session and compaction headers
-and pi-ai's session headers, which stay verbatim. A kept header loses its IPv4 literals
-(:func:`._hosts.redact_ipv4`: the placeholder the address has in ``host``), but for the ones a verdict
-reads verbatim (:data:`_VERBATIM_HEADER`), as a URL's query and a HAR ``queryString`` item do. A
+and pi-ai's session headers, which stay verbatim. A vendor's or a proxy's id of the request or its trace
+(:data:`_REQUEST_ID_HEADER`: ``x-request-id``, ``request-id``, ``cf-ray``, ``x-amzn-requestid``,
+``apigw-requestid``, ``traceparent``...) would let its vendor find the account that sent it: it becomes a
+pseudonym of its shape (:func:`_request_id`), its name listed too. A kept header loses its IPv4 and IPv6
+addresses, plain or percent-encoded (:func:`._hosts.redact_addresses`: the placeholder the address has in
+``host``), but for the ones a verdict reads verbatim (:data:`_VERBATIM_HEADER`), as a URL's query and a HAR
+``queryString`` item do. A
 ``wire.jsonl`` response object's ``headers`` are a HAR response's: kept by the same rule
 (``content-length`` as it was).
 
@@ -47,7 +51,7 @@ from ..session import Session
 from ._bodies import redacted_bodies
 from ._redactor import Redactor
 from ._response import redact_content, redact_response
-from ._hosts import host_value, redact_ascii, redact_host, redact_ipv4, redact_url
+from ._hosts import host_value, redact_addresses, redact_ascii, redact_host, redact_query_value, redact_url
 from ._secrets import cookie_secret, credential_name, header_kind
 
 __all__ = ["META_SUFFIX", "redact_body_folder", "redact_capture_records", "redact_har"]
@@ -61,13 +65,21 @@ _SESSION_HEADER = "-session-id"  # ``x-deepseek-harness-session-id`` and the lik
 #: ``*-account-id``, ``openai-organization``, ``*-org-id``, ``openai-project``, ``*-tenant-id``...).
 _IDENTITY_HEADER = re.compile(r"(?i)(?:^|[-_])(?:user|account|org|organi[sz]ation|project|tenant|customer|"
                               r"install(?:ation)?|device|machine)(?:[-_]?id)?$")
-#: The headers a verdict reads as they were sent, kept verbatim (their IPv4 literals too): DSH's session and
+#: The headers a verdict reads as they were sent, kept verbatim (their IP addresses too): DSH's session and
 #: compaction headers (``x-deepseek-harness-session-id``, ``x-deepseek-harness-compact``), pi-ai's session ids
 #: (``x-session-affinity``, ``x-session-id``, ``session_id``, ``x-client-request-id``:
 #: ``dsh_audit.capture``'s ``PIAI_SESSION_HEADERS``, matched against the log's session ids whole) and
-#: ``anthropic-beta`` (the key type ``diff`` reads). Every other kept header's IPv4 literals are replaced.
+#: ``anthropic-beta`` (the key type ``diff`` reads). Every other kept header's IP addresses are replaced.
 _VERBATIM_HEADER = re.compile(r"(?i)session|^x-client-request-id$|^x-deepseek-harness-|^anthropic-beta$")
 _HEX_ID = re.compile(r"[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*")
+#: A header holding a vendor's, a gateway's or a tracer's id of one request (``x-request-id``, Anthropic's
+#: ``request-id``, ``cf-ray``, ``x-amzn-requestid``, ``x-amz-request-id``, ``apigw-requestid``, ``x-amz-cf-id``,
+#: ``x-amz-id-2``, ``x-amzn-trace-id``, ``x-b3-traceid``, ``traceparent``, ``x-correlation-id``, ``x-vercel-id``...).
+_REQUEST_ID_HEADER = re.compile(r"(?i)(?:^|[-_])(?:req(?:uest)?[-_]?id|ray|trace[-_]?id|traceparent|tracestate|"
+                                r"correlation[-_]?id|amz-cf-id|amz-id-2|cloud-trace-context|vercel-id)$")
+#: A run of letters and digits of a request id: replaced, but for a short one (cf-ray's colo ``SJC``, ``req`` of
+#: ``req_...``, a version or a flag) and a name before ``=`` (``Root=`` of ``x-amzn-trace-id``).
+_ID_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _KEPT_FIELDS = frozenset({"seq", "time", "method", "path", "kind", "auth_present", "status", "url"})
 
 def _dropped(name: str) -> bool:
@@ -98,6 +110,33 @@ def _identity(name: str, value: Any, redactor: Redactor) -> str | None:
     return redact_ascii(value, redactor, hex_id=_HEX_ID.fullmatch(value) is not None)
 
 
+def _request_id(name: str, value: Any, redactor: Redactor) -> str | None:
+    """The pseudonym of a request id (a header of :data:`_REQUEST_ID_HEADER` no verdict reads verbatim): as
+    long as it, its punctuation kept, each run of letters and digits replaced by one of the same shape (a
+    hex run by hex digits, the case of its letters kept: :func:`._hosts.redact_ascii`), the same for the
+    same run wherever it stands, but a short run or a name (:data:`_ID_TOKEN`); None for any other header.
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> ray = _request_id("CF-Ray", "8f3a2b1c4d5e6f70-SJC", r)
+        >>> len(ray), ray.endswith("-SJC"), set(ray[:16]) <= set("0123456789abcdef"), ray[:16] != "8f3a2b1c4d5e6f70"
+        (20, True, True, True)
+    """
+    if not isinstance(value, str) or _REQUEST_ID_HEADER.search(name) is None or _VERBATIM_HEADER.search(name):
+        return None
+    redactor.identity_headers.add(name.lower())  # named in the summary, as the identity headers are
+    return _ID_TOKEN.sub(lambda m: _id_token(m, redactor), value)
+
+
+def _id_token(match: re.Match[str], redactor: Redactor) -> str:
+    """A run of letters and digits of a request id (:data:`_ID_TOKEN`), replaced or kept."""
+    token, after = match[0], match.string[match.end():match.end() + 2]
+    if len(token) <= 3 or token.isalpha() and after[:1] == "=" and after[1:] not in ("", "="):
+        return token
+    return redact_ascii(token, redactor, hex_id=all(c in "0123456789abcdefABCDEF" for c in token))
+
+
 def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | None) -> Any:
     """A request's (``size``: its redacted body's length, for ``content-length``) or a response's
     (``size`` None) headers object."""
@@ -113,7 +152,8 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | N
             lengths[name] = str(size) if isinstance(value, str) else size
         elif (host := host_value(str(name), value, redactor)) is not None:
             lengths[name] = host
-        elif (pseudonym := _identity(str(name), value, redactor)) is not None:
+        elif (pseudonym := _identity(str(name), value, redactor) or _request_id(str(name), value, redactor)) \
+                is not None:
             lengths[name] = pseudonym
         kept[name] = None if name in lengths else value
     # a kept part: values kept without their secrets, a secret in a header name replaced as in every key
@@ -122,11 +162,11 @@ def _headers(headers: Any, redactor: Redactor, dropped: list[str], size: int | N
 
 
 def _addresses(name: str, value: Any, redactor: Redactor) -> Any:
-    """A kept header's value with its IPv4 literals replaced (:func:`._hosts.redact_ipv4`), unless a
+    """A kept header's value with its IP addresses replaced (:func:`._hosts.redact_addresses`), unless a
     verdict reads it verbatim (:data:`_VERBATIM_HEADER`)."""
     if not isinstance(value, str) or _VERBATIM_HEADER.search(name) is not None:
         return value
-    return redact_ipv4(value, redactor)
+    return redact_addresses(value, redactor)
 
 
 def redact_capture_records(records: Sequence[dict[str, Any]], captures: Sequence[CapturedRequest], original: Session,
@@ -243,7 +283,7 @@ def _har_headers(headers: Any, redactor: Redactor, dropped: list[str], size: int
         value = header.get("value")
         host = None if fixed else host_value(name, value, redactor)
         if host is None and not fixed:
-            host = _identity(name, value, redactor)
+            host = _identity(name, value, redactor) or _request_id(name, value, redactor)
         entry = redactor.value({**header, "name": name, "value": None if fixed or host is not None else value},
                                kept=True)
         if fixed:
@@ -260,8 +300,8 @@ def _named_items(items: Any, redactor: Redactor, *, kept: bool) -> Any:
     """A HAR ``queryString`` (``kept``) or ``postData.params`` list: each ``{"name", "value"}`` item whose
     name says credential (``api_key``, ``key``, ``token``, ``access_token``, ``password``, ``auth``...:
     :func:`._secrets.credential_name`) has its value replaced whole and counted as a ``url_parameter``
-    secret, whatever its shape; the other items are kept without their secrets and IPv4 literals
-    (``kept``: :func:`._hosts.redact_ipv4`, as in the entry's ``url``) or content."""
+    secret, whatever its shape; the other items are kept without their secrets and IP addresses
+    (``kept``: :func:`._hosts.redact_query_value`, as in the entry's ``url``) or content."""
     if not isinstance(items, list):
         return redactor.value(items, kept=kept)
     out = []
@@ -271,7 +311,7 @@ def _named_items(items: Any, redactor: Redactor, *, kept: bool) -> Any:
         if not isinstance(name, str) or not isinstance(value, str) or not credential_name(name):
             out.append(redactor.value(item, kept=kept and isinstance(item, dict)))
             if kept and isinstance(value, str):  # a query parameter's address, as in the entry's url
-                out[-1]["value"] = redact_ipv4(out[-1]["value"], redactor)
+                out[-1]["value"] = redact_query_value(out[-1]["value"], redactor)
             continue
         out.append({k: redactor.replace_named(v, name, "url_parameter") if k == "value"
                     else redactor.value(v, k, kept=kept)

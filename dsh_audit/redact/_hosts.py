@@ -7,14 +7,14 @@ addresses it came from or through are in ``Via`` (each hop's host), RFC 7239's `
 ``by``, ``host``) and the address lists proxies write (``x-forwarded-for``, ``x-real-ip``...:
 :data:`ADDRESS_HEADERS`). A private gateway's or client's address identifies its owner: it becomes a
 placeholder of the same length, the same one wherever it stands (:func:`redact_host`), a header's name
-in any letter case. The host of a public vendor API
-stays, so a reader sees the route: only a host that is exactly one pi-ai's catalog names
-(:func:`._routes.public_hosts`: ``api.anthropic.com``, ``api.openai.com``, ``api.deepseek.com``, the
-Bedrock regions it lists...), in any letter case, with no port or HTTPS's ``:443``. Anything else loses
-its address: a host under a vendor's domain (``gw.internal.anthropic.com``), one that starts like a
-vendor's (``api.deepseek.com.corp.example``), a vendor's host on another port (``api.openai.com:8443``:
-not the vendor's endpoint), a trailing dot, a character past ASCII (the Kelvin sign that lower-cases to
-``k``), punycode, an IP address.
+in any letter case; two different hosts never share one (:meth:`Redactor.distinct`: a draw another host was
+given is drawn again, salted). The host of a public vendor API stays, so a reader sees the route: only a
+host that is exactly one pi-ai's catalog names (:func:`._routes.public_hosts`: ``api.anthropic.com``,
+``api.openai.com``, ``api.deepseek.com``, the Bedrock regions it lists...), in any letter case, with no port or
+HTTPS's ``:443``. Anything else loses its address: a host under a vendor's domain (``gw.internal.anthropic.com``),
+one that starts like a vendor's (``api.deepseek.com.corp.example``), a vendor's host on another port
+(``api.openai.com:8443``: not the vendor's endpoint), a trailing dot, a character past ASCII (the Kelvin sign that
+lower-cases to ``k``), punycode, an IP address.
 
 A URL's authority is read as any parser may read it (:func:`_authority`): after a web scheme's
 slashes or backslashes, however many (WHATWG reads ``https:/host`` and ``https:\\\\host`` so),
@@ -22,32 +22,34 @@ tabs and line breaks skipped (both WHATWG and Python's ``urlsplit`` drop them), 
 ``/``, ``?`` or ``#`` (a backslash does not end it: ``urlsplit`` reads what follows as host); with no
 scheme, a ``host:port`` or a dotted host name that starts it (``gw.corp:8080/v1``, ``gw.corp/v1``). Its user
 information (before the last ``@``) is replaced whatever the host, and its host and port as a host
-header's are. An address stays one: an IPv6 literal's hex digits stay hex digits (a redacted
-``[fd00::1]`` still parses, as ``urlsplit`` requires of a bracketed host), the numbers of an IPv4
-address (alone or ending an IPv6 one) stay octets, 0-255, and a port stays a port, 1-65535, of as many
-digits (:func:`_octets`, :func:`_port`), so ``urlsplit(url).port`` and a WHATWG parser read the redacted URL.
-And an IPv4 address's placeholder names no one's machine (:func:`_reserved`): it lies in one of RFC 5737's
-documentation blocks (``192.0.2.x``, ``198.51.100.x``, ``203.0.113.x``) when one is as long, else in
-``0.0.0.0/8`` (7 characters), ``10.0.0.0/8`` (8) or ``192.168.0.0/16`` (15); a loopback address stays a
-loopback one (``127.0.0.1`` -> ``127.9.0.8``).
+header's are. An address stays one (a redacted ``[fd00::1]`` still parses, as ``urlsplit`` requires of a
+bracketed host), and a port a port of as many digits, so ``urlsplit(url).port`` and a WHATWG parser read the
+redacted URL; an address's placeholder names no one's machine (:mod:`._addresses`: RFC 5737's and RFC
+3849's documentation blocks, ``[2a00:1450::1]`` -> ``[2001:db8::c7]``...); a loopback one stays one
+(``127.0.0.1`` -> ``127.9.0.8``, ``::1``, ``::ffff:127.0.0.1`` -> ``::ffff:127.4.0.2``).
 
-An IPv4 literal anywhere else, in a URL's path, query or fragment (``?ip=172.16.0.1``), in a kept header's
-free text or a response header (:mod:`._capture`), is replaced the same way (:func:`redact_ipv4`): the
-placeholder it has as a host, so one address reads as one wherever it stands.
+An address anywhere else, in a URL's path, query or fragment (``?ip=172.16.0.1``), in a kept header's free
+text or a response header (:mod:`._capture`), plain or percent-encoded (``%31%30.0.0.1``), is replaced the
+same way (:func:`redact_addresses`): the placeholder it has as a host, so one address reads as one wherever it
+stands. A query parameter's value that is a URL or a ``host:port`` (``?next=http%3A%2F%2F10.1.2.3%2F``) is
+read decoded and redacted as one (:func:`redact_query_value`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
+from ._addresses import (ADDRESS_IN_TEXT, IPV4_IN_TEXT, in_decoded, ipv6_draws, name_draws, octets as _octets,
+                         port as _port, reserved_quads, shape as _shape)
 from ._redactor import Redactor
 from ._routes import public_hosts
 from ._secrets import credential_name
 
-__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_ascii", "redact_host",
-           "redact_ipv4", "redact_url"]
+__all__ = ["ADDRESS_HEADERS", "HOST_HEADERS", "host_value", "is_public_host", "redact_addresses", "redact_ascii",
+           "redact_host", "redact_query_value", "redact_url"]
 
 #: The headers that name the gateway's host (and port): replaced by :func:`redact_host`.
 HOST_HEADERS = frozenset({"host", "x-forwarded-host", "x-forwarded-server", "x-original-host"})
@@ -67,7 +69,6 @@ _VIA_HOP = re.compile(r"(^|,)(\s*)([^\s,()]+\s+)?([^\s,()]+)")
 _COMMENT = re.compile(r"\(([^()]*)\)")
 _LIST_ITEM = re.compile(r"[^,\s]+")
 _QUERY_PARAMETER = re.compile(r"[?&]([^=&#\s]+)=([^&#\s]*)")
-_DIGITS, _LOWER, _UPPER, _HEX = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdef"
 #: A public host as it may stand: ASCII letters, digits, dots and dashes, and at most HTTPS's own port.
 _PUBLIC_FORM = re.compile(r"([A-Za-z0-9.-]+)(?::443)?")
 #: A scheme (after what WHATWG strips first: C0 controls and spaces); the web's schemes take an authority
@@ -75,13 +76,13 @@ _PUBLIC_FORM = re.compile(r"([A-Za-z0-9.-]+)(?::443)?")
 _SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.-]*):")
 _WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 _DROPPED = "\t\n\r"  # removed from a URL before it is parsed (WHATWG, urlsplit)
-#: A dotted quad in a placeholder (its numbers made octets again: :func:`_octets`).
-_QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
-#: An IPv4 literal standing in any text (a query string, a header's free text): four numbers of 0-255 and
-#: no more, not inside a longer dotted number or name (``1.2.3.4.5``, ``v1.2.3.4a`` are none); a
-#: sentence's full stop after it does not hide it.
-_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|0?\d?\d)"
-_IPV4_IN_TEXT = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9A-Za-z]|\.[0-9A-Za-z])")
+#: A query parameter's value that is a ``host:port`` (redacted as a host): a dotted name whose last label starts
+#: with a letter, an IPv4 address or a bracketed one (``12:30`` or ``name:1`` are none); and how many URLs deep,
+#: one inside a query value of another, a URL's hosts are read (:func:`_query_value`).
+_HOST_PORT = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z][A-Za-z0-9-]*|\d{1,3}(?:\.\d{1,3}){3}"
+                        r"|\[[0-9A-Fa-f:.%]*\]):\d{1,5}")
+_NESTED = 4
+_DRAWS = 16384  # how many characters a port another port of its host took, or a pseudonym another took, is drawn
 #: An authority with no scheme before it, at the start of a URL (then its path, query or fragment, or the
 #: end): a host (a name or a bracketed address) and a port, ``gw.corp:8080/v1``; or a host name of two labels
 #: or more, the last one starting with a letter, or an IPv4 address, ``gw.corp/v1``.
@@ -157,10 +158,11 @@ def _via(value: str, redactor: Redactor) -> str:
 
 
 def redact_host(host: str, redactor: Redactor) -> str:
-    """The placeholder of a gateway's ``host[:port]`` (or IP address): as long as it, letters for letters
-    and digits for digits, its dots, colons, brackets and dashes kept, and the same wherever it stands (a
-    ``host`` header, a URL, a route file's ``baseURL``; an IP address is a prefix of its ``host:port``,
-    an IPv6 address of its bracketed form). A public vendor API's host (:func:`is_public_host`) stays.
+    """The placeholder of a gateway's ``host[:port]`` (or IP address), as long as it: a name's letters for
+    letters, digits for digits, its dots, colons and dashes kept; an IP address's one in a block that names no
+    one's machine (an IPv6 one in a form of its length: ``fd00::1`` -> ``100::9c``; its zone :func:`_zone`'s).
+    The same wherever it stands (a ``host`` header, a URL, a ``baseURL``; an address is a prefix of its
+    ``host:port``, an IPv6 one of its bracketed form). A public vendor API's host (:func:`is_public_host`) stays.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -173,30 +175,73 @@ def redact_host(host: str, redactor: Redactor) -> str:
         return host
     bracket = host.startswith("[")
     text = host[1:] if bracket else host  # drawn without its bracket: the bare address is its prefix
-    address = text.split("]", 1)[0] if bracket else text
-    hex_digits = 0
-    if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address.split("%", 1)[0]):
-        hex_digits = len(address.split("%", 1)[0])  # an IPv6 literal: hex stays hex, so it still parses
-    shaped = _reserved_quads(text, _octets(_shape(text, _drawn(text, redactor), hex_digits=hex_digits)))
     port = _port_at(text, bracket=bracket)
-    if port is not None:
-        shaped = shaped[:port] + _port(shaped[port:])
+    name = text[:len(text) if port is None else port - 1]
+    name = name.split("]", 1)[0] if bracket else name  # the host, without its bracket or port
+    address = name.split("%", 1)[0]
+    hex_digits = 0
+    if address.count(":") >= 2 and all(c in "0123456789abcdefABCDEF:." for c in address):
+        hex_digits = len(address)  # an IPv6 literal: hex stays hex, so it still parses
+    v6 = _ipv6_draws(address, redactor) if hex_digits else None
+    key = name if v6 is None else address  # the placeholder of each is given to it alone (Redactor.distinct)
+    shaped = redactor.distinct(key, *(v6 if v6 is not None else name_draws(
+        name, lambda attempt: _redrawn(name, attempt, redactor), hex_digits=hex_digits, draws=_draws(name))))
+    if len(key) < len(text):  # an IPv6 address's zone (``%25eth0``) may name a machine: replaced
+        zone = _zone(text[len(key):].split("]", 1)[0], redactor) if v6 is not None else ""
+        tail = reserved_quads(text, _octets(_shape(text, _drawn(text, redactor), hex_digits=hex_digits)))
+        shaped += zone + tail[len(key) + len(zone):]
+    if port is not None:  # nor do two ports of one host
+        shaped = redactor.distinct(text, (shaped[:port] + _port(_shape(text, _redrawn(text, n, redactor))[port:])
+                                          for n in range(_draws(text))))
     return "[" * bracket + shaped
 
 
-def redact_ipv4(text: str, redactor: Redactor) -> str:
-    """``text`` with each IPv4 literal in it (:data:`_IPV4_IN_TEXT`) replaced by :func:`redact_host`'s
-    placeholder of that address: the one it has in a ``host`` header, a URL's host or ``x-forwarded-for``,
-    as long as it, in a block that names no one's machine; every other character kept.
+def _zone(zone: str, redactor: Redactor) -> str:
+    """An IPv6 address's zone (``%eth0``, in a URL ``%25eth0``), its ``%`` kept, its name (``alice-laptop``)
+    :func:`redact_ascii`'s placeholder, read decoded (:func:`._addresses.in_decoded`)."""
+    mark = 3 if zone.startswith("%25") and len(zone) > 3 else 1
+    return zone[:mark] + in_decoded(zone[mark:], lambda name: redact_ascii(name, redactor))
+
+
+def redact_addresses(text: str, redactor: Redactor) -> str:
+    """``text`` with each IP address in it replaced by :func:`redact_host`'s placeholder of that address (the
+    one it has in a ``host`` header, a URL's host or ``x-forwarded-for``: as long as it, in a block that names
+    no one's machine): an IPv4 or IPv6 literal (:data:`._addresses.ADDRESS_IN_TEXT`; an IPv6 one that
+    :mod:`ipaddress` reads, with a decimal digit: ``dead::beef`` or a time ``12:30:45`` are none), also when
+    written percent-encoded (``%31%30.0.0.1``, ``fd00%3A%3A1``: each replaced character encoded as it was,
+    :func:`._addresses.in_decoded`); every other character kept.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
         >>> r = Redactor(Placeholders(b"salt"))
-        >>> out = redact_ipv4("from 172.16.0.1, not 1.2.3.4.5 or 300.1.1.1.", r)
-        >>> out == f"from {redact_host('172.16.0.1', r)}, not 1.2.3.4.5 or 300.1.1.1.", "172.16.0.1" in out
-        (True, False)
+        >>> out = redact_addresses("from 172.16.0.1, [fd00::7]:80, not 1.2.3.4.5, 300.1.1.1 or 12:30:45.", r)
+        >>> out == (f"from {redact_host('172.16.0.1', r)}, [{redact_host('fd00::7', r)}]:80, not 1.2.3.4.5, "
+        ...         "300.1.1.1 or 12:30:45."), redact_addresses("%31%30.0.0.1", r)[:3]
+        (True, '%31')
     """
-    return _IPV4_IN_TEXT.sub(lambda m: redact_host(m[0], redactor), text)
+    return in_decoded(text, lambda plain: _plain_addresses(plain, redactor))
+
+
+def _plain_addresses(text: str, redactor: Redactor) -> str:
+    """``text`` (read as written: decoded already) with the addresses :data:`ADDRESS_IN_TEXT` finds replaced."""
+    return ADDRESS_IN_TEXT.sub(lambda m: _address(m, redactor), text)
+
+
+def _ipv6_draws(address: str, redactor: Redactor) -> tuple[Iterator[str], ...] | None:
+    """:func:`._addresses.ipv6_draws` of an IPv6 address, its hex digits drawn with the salt from the whole
+    address (:meth:`._plain.PlainPlaceholders.hex_digits`); None for no address."""
+    return ipv6_draws(address, lambda n: redactor.placeholders.hex_digits(f"{n}#{address}", len(address)),
+                      lambda quad: redact_host(quad, redactor))
+
+
+def _address(match: re.Match[str], redactor: Redactor) -> str:
+    """The placeholder of an address :data:`ADDRESS_IN_TEXT` found (an IPv6 candidate that is none: its IPv4's)."""
+    if match["v6"] is None:
+        return redact_host(match[0], redactor)
+    address = match[0].split("%", 1)[0]  # and its zone, replaced with it
+    if any(c.isdigit() for c in address) and _ipv6_draws(address, redactor) is not None:
+        return redact_host(match[0], redactor)
+    return IPV4_IN_TEXT.sub(lambda m: redact_host(m[0], redactor), match[0])
 
 
 def _port_at(text: str, *, bracket: bool) -> int | None:
@@ -210,24 +255,13 @@ def _port_at(text: str, *, bracket: bool) -> int | None:
     return at if 0 < at < len(text) and text[at:].isdigit() and text[at:].isascii() else None
 
 
-def _port(digits: str) -> str:
-    """``digits`` (a port's placeholder) as a port a URL parser takes: 1-65535, as many digits, no leading
-    zero; ``digits`` itself when it is one already, or when no port has as many digits (a port of six
-    digits or more was none before either)."""
-    low, high = (1, 9) if len(digits) == 1 else (10 ** (len(digits) - 1), min(10 ** len(digits) - 1, 65535))
-    number = int(digits)
-    if len(digits) > 5 or low <= number <= high and (len(digits) == 1 or digits[0] != "0"):
-        return digits
-    return str(low + number % (high - low + 1))
-
-
 def redact_ascii(text: str, redactor: Redactor, *, hex_id: bool = False) -> str:
     """The placeholder of ``text`` in printable ASCII, as long as it in characters, the same
     wherever it stands: a digit for a digit, a letter for a letter (its case kept), printable
     ASCII punctuation and spaces kept, a lowercase letter for anything else (a character past
     ASCII, a control: a route file's header value holds none of them, and re-reads as written).
     With ``hex_id`` (``text`` is hex digits and dashes: a UUID), its letters are hex letters: the
-    placeholder is a hex id of the same shape.
+    placeholder is a hex id of the same shape. Two texts (two users' ids) never share one.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -239,7 +273,14 @@ def redact_ascii(text: str, redactor: Redactor, *, hex_id: bool = False) -> str:
         >>> len(u), u.count("-"), set(u) <= set("0123456789abcdef-"), u != "cfa76663-0228-491c-98ff-d93176390be7"
         (36, 4, True, True)
     """
-    return _shape(text, _drawn(text, redactor), hex_digits=len(text) if hex_id else 0)
+    hex_digits = len(text) if hex_id else 0  # the first free of its draws (:meth:`Redactor.distinct`)
+    return redactor.distinct(text, (_shape(text, _redrawn(text, n, redactor), hex_digits=hex_digits)
+                                    for n in range(_draws(text))), kind="hex" if hex_id else "ascii")
+
+
+def _draws(text: str) -> int:
+    """How many salted draws of ``text`` are read for a placeholder: 256, down to 8 for a long one (slow)."""
+    return max(8, min(256, _DRAWS // max(len(text), 1)))
 
 
 def _drawn(text: str, redactor: Redactor) -> str:
@@ -250,77 +291,10 @@ def _drawn(text: str, redactor: Redactor) -> str:
     return drawn
 
 
-def _shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:
-    """``text`` with each character replaced by one of its class picked by ``drawn`` (see
-    :func:`redact_ascii`); the first ``hex_digits`` characters (an IPv6 address) take hex letters."""
-    out = []
-    for at, (c, d) in enumerate(zip(text, drawn)):
-        letters = _HEX if at < hex_digits else _LOWER
-        out.append(_DIGITS[ord(d) % 10] if c in _DIGITS else letters[ord(d) % len(letters)] if c in _LOWER
-                   else letters[ord(d) % len(letters)].upper() if c in _UPPER
-                   else c if c.isascii() and c.isprintable() else letters[ord(d) % len(letters)])
-    return "".join(out)
-
-
-def _octets(text: str) -> str:
-    """``text`` (a host's placeholder) with the numbers of each dotted quad made octets (0-255, no leading
-    zero), as the original's were, so an IPv4 address (alone, or the end of an IPv6 one) is still one."""
-    def octet(number: str) -> str:
-        if len(number) > 1 and (number[0] == "0" or int(number) > 255):
-            return "1" + number[1:]
-        return number
-
-    return _QUAD.sub(lambda m: ".".join(octet(n) for n in m[0].split(".")), text)
-
-
-#: RFC 5737's documentation blocks (TEST-NET-1, -2, -3), which name no machine: an IPv4 placeholder of 9 to
-#: 14 characters lies in one of them (:func:`_reserved`).
-_DOCUMENTATION = ("192.0.2.", "198.51.100.", "203.0.113.")
-#: The blocks for the lengths no documentation address has: 7 characters, ``0.0.0.0/8`` ("this network",
-#: RFC 6890: never forwarded); 8, ``10.0.0.0/8``; 15, ``192.168.0.0/16`` (private, RFC 1918: no one's
-#: address on the Internet). Each with the widths of the octets drawn after it.
-_OTHER_BLOCKS = {7: ("0.", (1, 1, 1)), 8: ("10.", (1, 1, 1)), 15: ("192.168.", (3, 3))}
-
-
-def _reserved_quads(text: str, shaped: str) -> str:
-    """``shaped`` (the placeholder of ``text``, a host) with each dotted quad of ``text`` in it replaced
-    by :func:`_reserved` of its placeholder; a loopback address (``127.x.x.x``) stays one, ``127.`` and
-    the placeholder's other octets."""
-    out, at = [], 0
-    for match in _QUAD.finditer(text):
-        start, end = match.span()
-        loopback = match[0].startswith("127.")
-        quad = "127" + shaped[start + 3:end] if loopback else _reserved(shaped[start:end])
-        out += [shaped[at:start], quad]
-        at = end
-    return "".join(out) + shaped[at:]
-
-
-def _reserved(drawn: str) -> str:
-    """An IPv4 address's placeholder (``drawn``: a dotted quad as long as it, picked by the salted draw)
-    moved into a block that names no one's machine, as long as it: a documentation block when one
-    fits (:data:`_DOCUMENTATION`), else the block of :data:`_OTHER_BLOCKS` for its length; the same
-    ``drawn`` gives the same address.
-
-    Example:
-        >>> [_reserved(q) for q in ("1.2.3.4", "12.3.4.5", "156.5.7.1", "197.0.1.14", "170.9.0.8", "156.57.61.100",
-        ...                         "255.255.255.255")]
-        ['0.4.3.2', '10.5.4.3', '192.0.2.1', '192.0.2.24', '192.0.2.8', '198.51.100.80', '192.168.139.184']
-    """
-    pick = int(drawn.replace(".", ""))
-    fits = [prefix for prefix in _DOCUMENTATION if 1 <= len(drawn) - len(prefix) <= 3]
-    if fits:
-        prefix = fits[pick % len(fits)]
-        widths: tuple[int, ...] = (len(drawn) - len(prefix),)
-        pick //= len(fits)
-    else:
-        prefix, widths = _OTHER_BLOCKS[len(drawn)]
-    octets = []
-    for width in widths:
-        low, high = (0, 9) if width == 1 else (10 ** (width - 1), min(10 ** width - 1, 255))
-        octets.append(str(low + pick % (high - low + 1)))
-        pick //= high - low + 1
-    return prefix + ".".join(octets)
+def _redrawn(text: str, attempt: int, redactor: Redactor) -> str:
+    """The ``attempt``-th salted draw of ``text`` (the 0th :func:`_drawn`'s; each other after a head of its own)."""
+    head = f"#{attempt}#" if attempt else ""
+    return _drawn(head + text, redactor)[len(head):]
 
 
 def _authority(url: str) -> tuple[int, int] | None:
@@ -353,8 +327,8 @@ def redact_url(url: str, redactor: Redactor) -> str:
     ``?api_key=`` with a value of 4 characters or more) and the value of every query parameter whose
     name says credential (``?token=abc``: :func:`._secrets.credential_name`), whatever its length;
     its user information is replaced, and its host and port as :func:`redact_host` replaces them; an
-    IPv4 literal anywhere else in it (its path, a query parameter's value, its fragment) as
-    :func:`redact_ipv4` replaces it.
+    IP address anywhere else in it (its path, its fragment) as :func:`redact_addresses` replaces it, and a
+    query parameter's value as :func:`redact_query_value` does.
 
     Example:
         >>> from dsh_audit.redact import Placeholders
@@ -364,17 +338,62 @@ def redact_url(url: str, redactor: Redactor) -> str:
         >>> redact_url("https://api.deepseek.com.corp.example/v1", r).startswith("https://api.deepseek.com")
         False
     """
-    kept = redactor.keep_text(url)
-    for match in _QUERY_PARAMETER.finditer(url):
+    return _url(url, redactor, nested=0)
+
+
+def _url(url: str, redactor: Redactor, *, nested: int) -> str:
+    """:func:`redact_url` of a URL standing ``nested`` query values deep (a nested one's secrets were found and
+    counted in the URL it stands in, read decoded: not counted twice)."""
+    kept = redactor.keep_text(url) if not nested else url
+    for match in _QUERY_PARAMETER.finditer(url if not nested else ""):
         start, end = match.span(2)
         if start < end and kept[start:end] == url[start:end] and credential_name(unquote(match.group(1))):
             value = redactor.replace_named(match.group(2), unquote(match.group(1)), "url_parameter")
             kept = kept[:start] + value + kept[end:]
     span = _authority(url)
     if span is None or len(kept) != len(url):
-        return redact_ipv4(kept, redactor)
+        return _around(kept, redactor, nested=nested)
     start, end = span
     authority = url[start:end]
     user = authority.rfind("@") + 1  # the last @ ends the user information, for WHATWG and urlsplit alike
     redacted = redact_ascii(authority[:user], redactor) + redact_host(authority[user:], redactor)
-    return redact_ipv4(kept[:start], redactor) + redacted + redact_ipv4(kept[end:], redactor)
+    return _around(kept[:start], redactor, nested=nested) + redacted + _around(kept[end:], redactor, nested=nested)
+
+
+def _around(text: str, redactor: Redactor, *, nested: int) -> str:
+    """The text of a URL around its authority: each query parameter's value as :func:`redact_query_value`
+    redacts it, the addresses of the rest as :func:`redact_addresses` does."""
+    out, at = [], 0
+    for match in _QUERY_PARAMETER.finditer(text):
+        start, end = match.span(2)
+        out += [redact_addresses(text[at:start], redactor), _query_value(text[start:end], redactor, nested=nested)]
+        at = end
+    return "".join(out) + redact_addresses(text[at:], redactor)
+
+
+def redact_query_value(value: str, redactor: Redactor) -> str:
+    """A URL query parameter's value (in a URL, a HAR ``queryString`` item) read percent-decoded: a URL of the
+    web's schemes (``?next=http%3A%2F%2F10.1.2.3%2F``) or a ``host:port`` (``gw.corp%3A8080``) is redacted as
+    :func:`redact_url` redacts a URL (its host, its own query...), any other value loses its IP addresses
+    (:func:`redact_addresses`); each character replaced is written back encoded as it was.
+
+    Example:
+        >>> from dsh_audit.redact import Placeholders
+        >>> r = Redactor(Placeholders(b"salt"))
+        >>> redact_query_value("http%3A%2F%2F10.1.2.3%2F", r) == f"http%3A%2F%2F{redact_host('10.1.2.3', r)}%2F"
+        True
+    """
+    return _query_value(value, redactor, nested=0)
+
+
+def _query_value(value: str, redactor: Redactor, *, nested: int) -> str:
+    """:func:`redact_query_value` of a value ``nested`` query values deep: past :data:`_NESTED`, only its
+    addresses (a hostile URL may nest URLs without end)."""
+    def redact(plain: str) -> str:
+        scheme = _SCHEME.match(plain)
+        if nested < _NESTED and ((scheme is not None and scheme[1].lower() in _WEB_SCHEMES)
+                                 or _HOST_PORT.fullmatch(plain) is not None):
+            return _url(plain, redactor, nested=nested + 1)
+        return _plain_addresses(plain, redactor)
+
+    return in_decoded(value, redact)

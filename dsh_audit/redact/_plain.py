@@ -39,6 +39,7 @@ class PlainPlaceholders:
             raise ValueError("the salt must not be empty")
         self._hash = hashlib.blake2b(b"dsh-audit redact v1", key=hashlib.sha256(salt).digest(), digest_size=8)
         self._image_key = hashlib.sha256(b"dsh-audit redact image\0" + salt).digest()
+        self._digits_key = hashlib.sha256(b"dsh-audit redact digits\0" + salt).digest()
         self._memo: dict[str, str] = {}  # :meth:`._placeholder.Placeholders.text`'s, per text
         self._short: dict[str, str] = {}  # the same for texts of at most 32 characters (a body repeats its roles)
         self._identifiers: re.Pattern[str] | None = None
@@ -59,6 +60,22 @@ class PlainPlaceholders:
             (70, True)
         """
         return hashlib.shake_256(self._image_key + attachment.encode("utf-8", "surrogatepass")).digest(size)
+
+    def hex_digits(self, text: str, count: int) -> str:
+        """``count`` hex digits (up to 128) drawn from the salt and the whole of ``text`` (keyed BLAKE2b): unlike
+        :meth:`plain`'s, no digit is shared by two texts for a prefix they share, so two addresses of one network
+        (``fd00::1``, ``fd00::2``) draw digits as unlike as any two (:func:`._addresses.ipv6_draws`).
+
+        Example:
+            >>> from dsh_audit.redact import Placeholders
+            >>> p = Placeholders(b"salt")
+            >>> a, b = p.hex_digits("fd00::1", 6), p.hex_digits("fd00::2", 6)
+            >>> len(a), set(a) <= set("0123456789abcdef"), a == p.hex_digits("fd00::1", 6), a[0] != b[0] or a != b
+            (6, True, True, True)
+        """
+        data = text.encode("utf-8", "surrogatepass")
+        size = min(64, max(1, (count + 1) // 2))
+        return hashlib.blake2b(data, key=self._digits_key, digest_size=size).hexdigest()[:count]
 
     def image_id(self, attachment: str, size: int) -> str | None:
         """The attachment name of the stand-in of the image named ``attachment`` (:meth:`image`): as DSH

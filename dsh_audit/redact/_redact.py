@@ -61,8 +61,9 @@ class Redaction:
             body takes from the redacted log).
         secrets: secrets found, by kind: occurrences and distinct values (never the values).
         dropped_headers: capture header names dropped.
-        identity_headers: capture header names whose values named a user, an install or an account
-            (DSH's ``x-deepseek-harness-user-id``...): kept, each value replaced by a pseudonym.
+        identity_headers: capture header names whose values named a user, an install, an account
+            (DSH's ``x-deepseek-harness-user-id``...) or one request (``x-request-id``, ``cf-ray``...): kept,
+            each value replaced by a pseudonym.
         verdicts: digest of each verdict category, equal on the original and the redaction.
         mismatched: categories whose verdicts differ between original and redaction (should be
             empty; the bundle is written anyway and the CLI exits 1).

@@ -26,6 +26,7 @@ cookie or query parameter) is counted by :meth:`._counting.SecretCounter.named`.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,8 @@ __all__ = ["Redactor"]
 _HARNESS_PREFIXES = (TITLE_PREFIX, COMPACTION_PREFIX)
 _SEPARATORS = re.compile(r"([/\\])")
 _DRIVE = re.compile(r"[A-Za-z]:")
+#: A placeholder's shape (its letters ``a``, its digits ``0``): texts of one shape draw from the same places.
+_SHAPE_OF = str.maketrans(string.ascii_letters + string.digits, "a" * 52 + "0" * 10)
 _IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")  # how DSH names an image it stores (by its bytes' digest)
 
 
@@ -58,12 +61,17 @@ class Redactor(KeyBlocks):
         secrets: secrets found, by kind (every occurrence).
         strings: content strings replaced.
         identity_headers: the capture's header names (lower-cased) whose values named a user, an
-            install or an account, replaced by pseudonyms (:mod:`._capture`).
+            install, an account or one request (a request id), replaced by pseudonyms (:mod:`._capture`).
     """
 
     keep: frozenset[str] = frozenset()
     tool_names: bool = True
     identity_headers: set[str] = field(default_factory=set)
+    # the placeholder given to each text of a kind (:meth:`distinct`), and the placeholders given, by kind
+    _given: dict[tuple[str, str], str] = field(default_factory=dict)
+    _taken: dict[str, set[str]] = field(default_factory=dict)
+    # the stages of draws (by kind, shape and number) a text found all taken: not read for the texts after it
+    _spent: set[tuple[str, str, int]] = field(default_factory=set)
     _meta_of: Any = None  # the ``data`` of the ``tool/result`` being read, whose ``meta`` is content
     # a string of the record that holds part of a secret cut over consecutive text parts (:meth:`_cut`):
     # the string, the key it is found under, its spans of such secrets and the secrets its own reading
@@ -184,6 +192,54 @@ class Redactor(KeyBlocks):
             out = out[:at] + self.placeholders.plain(text[at:stop]) + out[stop:]
             at = stop
         return out
+
+    def distinct(self, text: str, *stages: Iterable[str], kind: str = "host") -> str:
+        """The placeholder of ``text`` (a host or an address; with another ``kind``, a pseudonym of that kind)
+        that no other text of the kind has in this redaction: the one it was given before, else the first of
+        its draws (salted, each in the blocks that name no one's machine, read only as far as needed; in
+        ``stages``: its first blocks, those it spills into...) that no other text was given. So two different
+        hosts never read as one, and one host reads as itself wherever it stands. A stage whose every draw
+        was taken is not read again for the texts of its shape (of ``text``'s, letters and digits aside: they
+        draw from the same blocks) after it: they start at the next (a hostile log's many addresses of one
+        length would each read the full blocks first). Should every stage be spent, ``text`` shares its first
+        draw with another: only once (nearly) every placeholder of its length and shape was given (more than
+        the 1000 of ``0.d.d.d`` for the IPv4 addresses of 7 characters, the 16 of ``h::`` for the IPv6 ones of
+        3, more than 26 of ``x-----``).
+
+        The placeholder a text gets depends on the texts given one before it (in the order the log and its
+        capture are read, the same on each run): two redactions with one salt give a host the same
+        placeholder, but when another host took its first draw in one of them only (or spent a stage).
+
+        Example:
+            >>> from dsh_audit.redact import Placeholders
+            >>> r = Redactor(Placeholders(b"salt"))
+            >>> [r.distinct(t, iter("xy")) for t in ("a", "b", "a", "c")], r.distinct("b", iter("xy"), kind="user")
+            (['x', 'y', 'x', 'x'], 'x')
+            >>> [r.distinct(t, "pq", "rs", kind="id") for t in ("d", "e", "f", "g", "h", "i")]
+            ['p', 'q', 'r', 's', 'p', 'p']
+        """
+        chosen = self._given.get((kind, text))
+        if chosen is not None:
+            return chosen
+        taken = self._taken.setdefault(kind, set())
+        shape, first = text.translate(_SHAPE_OF), None
+        for number, stage in enumerate(stages):
+            if (kind, shape, number) in self._spent:
+                continue  # not drawn at all: a spent stage costs nothing
+            for candidate in stage:
+                first = candidate if first is None and not number else first
+                if candidate not in taken:
+                    chosen = candidate
+                    break
+            else:
+                self._spent.add((kind, shape, number))
+                continue
+            break
+        if chosen is None:  # every stage spent: its first draw, shared
+            chosen = first if first is not None else next(iter(stages[0]))
+        self._given[kind, text] = chosen
+        taken.add(chosen)
+        return chosen
 
     # -- values ----------------------------------------------------------------------------
 

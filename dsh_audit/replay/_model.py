@@ -107,6 +107,12 @@ class Request:
     def message_count(self) -> int:
         return len(self.messages)
 
+    @property
+    def config_seq(self) -> int:
+        """The seq a refusal about how the request is sent is placed at: its header's (whose config
+        names the route, model and options), else its first chunk's (a title call's synthetic header)."""
+        return self.header_seq if self.header_seq is not None else self.first_chunk_seq
+
     def summary(self) -> dict[str, Any]:
         """The JSON row of ``dsh-audit requests --json`` (no message bodies)."""
         return {

@@ -8,7 +8,6 @@ import io
 import re
 import sys
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import NamedTuple
 
 from ._listing import Listing
@@ -57,6 +56,8 @@ class Amount(NamedTuple):
             return ""
         if isinstance(value, int):
             return str(value)
+        from decimal import Decimal  # CSV of a float only (a table or `--json` never writes one)
+
         text = format(Decimal(repr(value)), "f")
         return text.rstrip("0").rstrip(".") if "." in text else text
 

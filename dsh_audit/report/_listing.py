@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["LISTING_FORMATS", "Listing", "current", "listing", "listing_format", "live", "pager_command",
            "paging", "start_pager"]
@@ -132,6 +135,8 @@ def start_pager(width: Callable[[], int]) -> str | None:
     columns = width()
     env = dict(os.environ)
     env.setdefault("LESS", _DEFAULT_LESS)
+    import subprocess  # only a listing to a terminal starts a pager: `--json` to a pipe never loads it
+
     try:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, env=env)
     except OSError as exc:

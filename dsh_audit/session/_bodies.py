@@ -5,15 +5,22 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import LazyModule
 from ..errors import DshAuditError
 from ..jsjson import stringify_bytes
 from ..replay import Request
-from ..wire import DeepSeekRenderer, PiRoutes, PromptPieces, make_renderer, render
 from ._attachments import ImageOverlay, attachment_store
 
+if TYPE_CHECKING:
+    from .. import wire
+    from ..wire import PiRoutes, PromptPieces
+else:
+    wire = LazyModule("dsh_audit.wire")  # loaded by the first body rendered (`requests` renders none)
+
 __all__ = ["Bodies"]
+
 
 _KEPT_BODIES = 8  # per adapter: the current request, its predecessor and a few auxiliary calls
 
@@ -65,7 +72,7 @@ class Bodies:
             if self.images is not None:  # a capture's images first, then the store's
                 given = options.get("images")
                 options["images"] = self.images if given is None else ImageOverlay(given, self.images)
-            return bytes(render(request, adapter=adapter, renderer_cache=cache, **options).body)
+            return bytes(wire.render(request, adapter=adapter, renderer_cache=cache, **options).body)
         found = self._kept(request, adapter)
         return found if isinstance(found, bytes) else stringify_bytes(found)
 
@@ -97,7 +104,7 @@ class Bodies:
                 if request.kind != "search" and callable(getattr(renderer, "body_value", None)):
                     found = renderer.body_value(request, **images)
                 else:
-                    found = bytes(render(request, adapter=adapter, renderer_cache=self._renderer_cache(adapter),
+                    found = bytes(wire.render(request, adapter=adapter, renderer_cache=self._renderer_cache(adapter),
                                          **images).body)
             except DshAuditError as exc:
                 if exc.code == "usage":
@@ -114,14 +121,14 @@ class Bodies:
 
     def _renderer(self, adapter: str) -> Any:
         cache = self._renderer_cache(adapter)
-        return cache.get(adapter) or cache.setdefault(adapter, make_renderer(adapter))
+        return cache.get(adapter) or cache.setdefault(adapter, wire.make_renderer(adapter))
 
     def _renderer_cache(self, adapter: str) -> dict[str, Any]:
         cache = self._renderers.get(adapter)
         if cache is None:
             cache = self._renderers[adapter] = {}
             if self._routes is not None and adapter in ("anthropic", "openai", "responses"):
-                cache[adapter] = make_renderer(adapter, models=self._routes.models)  # the route file's facts
+                cache[adapter] = wire.make_renderer(adapter, models=self._routes.models)  # the route file's facts
         return cache
 
     def pieces(self, request: Request, adapter: str = "deepseek") -> PromptPieces | None:
@@ -133,7 +140,7 @@ class Bodies:
         if found is not None and found[0] is request:
             return found[1]
         renderer = self._renderer(adapter)
-        if not isinstance(renderer, DeepSeekRenderer):
+        if not isinstance(renderer, wire.DeepSeekRenderer):
             return None
         try:
             pieces = renderer.prompt_pieces(request)

@@ -14,17 +14,23 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .._lazy import LazyModule
 from ..errors import DshAuditError, UsageError
 from ..log import SessionHeader, SessionLog
 from ..replay import Request
 from ..runner import SessionTaskError, iter_many
-from ..validate import Finding as ValidationFinding
-from ..validate import LineValidator
 from ._related import Headers, walk_family
 from ._home_routes import routes_from
 from ._session import Session, opened_log, session_of, validation, validator
+
+if TYPE_CHECKING:
+    from .. import validate as rules
+    from ..validate import Finding as ValidationFinding
+    from ..validate import LineValidator
+else:
+    rules = LazyModule("dsh_audit.validate")  # loaded when a group is read with validation only
 
 __all__ = ["Failure", "GroupResult", "SessionGroup", "family_groups", "open_group", "pair_orphans", "read_session",
            "rounds", "run_groups", "validating_headers"]
@@ -139,11 +145,11 @@ def open_group(paths: Sequence[str | os.PathLike[str]], *, lenient: bool = False
     if headers is None:
         headers = validating_headers(given, lenient=lenient, max_version=max_version) if validate else \
             Headers(lenient=lenient, max_version=max_version)
-    elif validate and any(not isinstance(headers.tees.get(os.fspath(p)), LineValidator) for p in given):
+    elif validate and any(not isinstance(headers.tees.get(os.fspath(p)), rules.LineValidator) for p in given):
         raise UsageError("open_group(validate=True) needs the validation rules in every given log's read",
                          hint="read the headers with validating_headers(paths)")
     checkers = {os.fspath(p): tee for p in given
-                if validate and isinstance(tee := headers.tees.get(os.fspath(p)), LineValidator)}
+                if validate and isinstance(tee := headers.tees.get(os.fspath(p)), rules.LineValidator)}
     try:
         every, ids = walk_family(given, ancestors=ancestors, headers=headers)
         watch: dict[str, set[str]] = {}

@@ -6,11 +6,18 @@ import errno
 import hashlib
 import os
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
+from .._lazy import LazyModule
 from ..errors import DshAuditError
 from ..log import open_regular
-from ..wire import PiRoutes, home_profiles, home_route_files, load_home_routes, load_routes
 from ._attachments import dsh_homes_of
+
+if TYPE_CHECKING:
+    from .. import wire
+    from ..wire import PiRoutes
+else:
+    wire = LazyModule("dsh_audit.wire")  # loaded for a route file or a log inside a DSH home only
 
 __all__ = ["HOME_PATCH", "PROFILE_ENV", "home_routes_file", "home_routes_key", "routes_from", "routes_hint"]
 
@@ -69,7 +76,7 @@ def home_routes_key(log: str | os.PathLike[str]) -> str | None:
     index keeps with the log's row so that an edit of it re-audits the log; None without one."""
     digest = hashlib.sha256(os.environ.get(PROFILE_ENV, "").strip().encode("utf-8", "surrogatepass") + b"\0")
     profile = os.environ.get(PROFILE_ENV, "").strip() or None
-    files = [path for home in dsh_homes_of(log) for path in home_route_files(home, profile=profile)]
+    files = [path for home in dsh_homes_of(log) for path in wire.home_route_files(home, profile=profile)]
     if not files:
         return None
     for path in files:
@@ -98,11 +105,11 @@ def routes_from(path: str | None, *, log: str | os.PathLike[str] | None = None,
     if profile is None:
         profile = os.environ.get(PROFILE_ENV, "").strip() or None  # --profile sets it for the command
     for home in dsh_homes_of(log) if log is not None else ():
-        files = home_route_files(home, profile=profile)
-        if files or (profile is None and home_profiles(home)):  # too many profiles to read: say so
+        files = wire.home_route_files(home, profile=profile)
+        if files or (profile is None and wire.home_profiles(home)):  # too many profiles to read: say so
             return _home_routes(os.fspath(home), profile, tuple((f, _stamp(f)) for f in files))
         if profile is not None:  # no layer to read: a profile the home does not have is refused all the same
-            load_home_routes(home, profile=profile)
+            wire.load_home_routes(home, profile=profile)
     return None
 
 
@@ -116,9 +123,9 @@ def _stamp(path: str) -> tuple[int, int]:
 
 @lru_cache(maxsize=8)
 def _home_routes(home: str, profile: str | None, files: tuple[tuple[str, tuple[int, int]], ...]) -> PiRoutes | None:
-    return load_home_routes(home, profile=profile)
+    return wire.load_home_routes(home, profile=profile)
 
 
 @lru_cache(maxsize=8)
 def _route_file(path: str) -> PiRoutes:
-    return load_routes(path)
+    return wire.load_routes(path)

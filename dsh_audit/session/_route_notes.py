@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ..wire import PIAI_CATALOG, PiRoutes
+from .._lazy import LazyModule
 from ._route_evidence import RouteEvidence
+
+if TYPE_CHECKING:
+    from .. import wire
+    from ..wire import PiRoutes
+else:
+    wire = LazyModule("dsh_audit.wire")  # read only when a session has a route configuration
 
 __all__ = ["RouteNote", "window_conflicts"]
 
@@ -71,6 +77,7 @@ def window_conflicts(evidence: RouteEvidence, routes: PiRoutes, *,
             :attr:`RouteEvidence.providers` saw).
 
     Example:
+        >>> from dsh_audit.wire import PiRoutes
         >>> home = PiRoutes({"local-openai": "openai-completions"}, {}, layers=("/h/cordis.patch.yml",))
         >>> for line in window_conflicts(RouteEvidence(providers={"local-openai"}), home):
         ...     print(f"{line.level}: {line}")
@@ -88,7 +95,7 @@ def window_conflicts(evidence: RouteEvidence, routes: PiRoutes, *,
             out.append(RouteNote(f"route configuration from {files} ({what}; --routes FILE overrides it)"))
     for (provider, model), logged in evidence.windows.items():
         declared = getattr(models.get((provider, model)), "context_window", None)
-        catalog = getattr(PIAI_CATALOG.get((provider, model)), "context_window", None)
+        catalog = getattr(wire.PIAI_CATALOG.get((provider, model)), "context_window", None)
         if not isinstance(declared, int) or declared == catalog:  # the file set no window: pi-ai's catalog did
             continue
         for window, seq in logged.items():

@@ -24,11 +24,17 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..wire import PIAI_CATALOG, PiRoutes, catalog_api
+from .._lazy import LazyModule
 from ._route_evidence import RouteEvidence
 from ._route_notes import _home_layers
+
+if TYPE_CHECKING:
+    from .. import wire
+    from ..wire import PiRoutes
+else:
+    wire = LazyModule("dsh_audit.wire")  # pi-ai's catalog and routes: loaded by the first route asked for
 
 __all__ = ["ADAPTER_APIS", "ADAPTER_ENV", "Route", "forced_adapter", "logged_cache_read", "request_model",
            "request_provider", "request_route", "route_for"]
@@ -147,6 +153,7 @@ def _config_source(routes: PiRoutes) -> str:
     composed from (as :func:`window_conflicts` names them), else the ``--routes`` file.
 
     Example:
+        >>> from dsh_audit.wire import PiRoutes
         >>> _config_source(PiRoutes({}, {}, layers=("/h/cordis.patch.yml",)))
         "DSH's home patch layer /h/cordis.patch.yml"
         >>> _config_source(PiRoutes({}, {}, source="routes.yml"))
@@ -158,14 +165,14 @@ def _config_source(routes: PiRoutes) -> str:
 @functools.lru_cache(maxsize=64)  # asked per request; a log names few providers
 def _catalog_apis(provider: str) -> tuple[str, ...]:
     """Every pi-ai API a catalog model of ``provider`` speaks, sorted (empty: no catalog provider)."""
-    return tuple(sorted({PIAI_CATALOG[key].api for key in PIAI_CATALOG if key[0] == provider}))
+    return tuple(sorted({wire.PIAI_CATALOG[key].api for key in wire.PIAI_CATALOG if key[0] == provider}))
 
 
 def _catalog_model_api(provider: str, model: str | None) -> str | None:
     """The API of pi-ai's catalog entry ``provider``/``model``: DSH resolves a catalog route's
     model to ``request.api ?? base?.api ?? routeApi`` (``llm-pi-ai/src/catalog.ts:858``), so with
     no route ``api`` the model's own entry decides, whatever its siblings speak."""
-    entry = PIAI_CATALOG.get((provider, model)) if model is not None else None
+    entry = wire.PIAI_CATALOG.get((provider, model)) if model is not None else None
     return entry.api if entry is not None else None
 
 
@@ -191,6 +198,7 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
         'anthropic'
         >>> route_for("my-gateway").adapter is None
         True
+        >>> from dsh_audit.wire import PiRoutes
         >>> home = PiRoutes({"my-gateway": "openai-completions"}, {}, layers=("/h/cordis.patch.yml",))
         >>> route_for("my-gateway", declared=home).because
         "DSH's home patch layer /h/cordis.patch.yml"
@@ -201,10 +209,11 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
         return Route(provider, forced, None, f"--adapter {forced}")
     if provider is None:
         return Route(None, None, None, "the request names no provider (no request/header before it)")
-    named = _config_source(declared) if isinstance(declared, PiRoutes) else _ROUTES_OPTION
-    apis = declared.apis if isinstance(declared, PiRoutes) else declared or {}
-    file_model = declared.models.get((provider, model)) if isinstance(declared, PiRoutes) and model is not None \
-        else None
+    if declared is not None and isinstance(declared, wire.PiRoutes):  # asked per request: no routes, no wire read
+        named, apis = _config_source(declared), declared.apis
+        file_model = declared.models.get((provider, model)) if model is not None else None
+    else:
+        named, apis, file_model = _ROUTES_OPTION, declared or {}, None
     is_declared = provider in apis or file_model is not None
     # A catalog route's API is pi-ai's: the one every model of the provider speaks (DSH's
     # ``sharedCatalogApi``), else the request's model's own catalog entry; DSH's own DeepSeek
@@ -215,7 +224,7 @@ def route_for(provider: str | None, evidence: RouteEvidence | None = None, *,
     elif file_model is not None:
         configured = file_model.api
     else:
-        configured = None if provider in _NATIVE else catalog_api(provider) or _catalog_model_api(provider, model)
+        configured = None if provider in _NATIVE else wire.catalog_api(provider) or _catalog_model_api(provider, model)
     own, any_model = evidence.shown(provider, model) if evidence is not None else (None, None)
     # On a route whose models speak one API, any model's message shows the route's. On a catalog
     # route of several, only the model's own envelope shows its API (another model's shows only

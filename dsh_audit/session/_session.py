@@ -19,15 +19,12 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import LazyModule
 from ..errors import DshAuditError, MalformedRecordError, RenderError, UsageError
-from ..importers import detect, load_foreign, no_importer
 from ..log import SUPPORTED_VERSIONS, Event, SessionHeader, SessionLog, read_log
 from ..replay import ReplayResult, Request, RequestTime, iter_requests
-from ..validate import Finding as ValidationFinding
-from ..validate import LineValidator
-from ..wire import PiRoutes
 from ._activity import Activity, RequestSpan
 from ._attachments import attachment_warnings
 from ._bodies import Bodies
@@ -36,6 +33,19 @@ from ._lines import EventLines
 from ._route_evidence import RouteEvidence
 from ._route_notes import window_conflicts
 from ._routes import Route, request_provider, request_route
+
+if TYPE_CHECKING:
+    from .. import importers
+    from .. import validate as rules
+    from ..importers import ImportedSession
+    from ..validate import Finding as ValidationFinding
+    from ..validate import LineValidator
+    from ..wire import PiRoutes
+else:
+    # a DSH log read without validation loads neither the validation rules nor the importers of
+    # other agents' logs (start-up of `requests`, issue 11); the paths that use them import them here
+    importers = LazyModule("dsh_audit.importers")
+    rules = LazyModule("dsh_audit.validate")
 
 __all__ = ["Session", "evidence_observer", "open_foreign", "open_session", "opened_log", "read_events", "route_apis", "route_renderer",
            "session_of", "validation", "validator"]
@@ -180,7 +190,9 @@ def route_renderer(sessions: Iterable[Session], *, adapter: str = "auto",
         route = session.route(request, forced=None if adapter == "auto" else adapter, declared=declared)
         if route.adapter is None:
             kind = "a known route with no wire format" if route.no_wire_format else "unknown route"
-            raise RenderError(f"{kind}: {route.because}", seq=request.first_chunk_seq)
+            # at the header whose config names the route (else the first chunk), as render says it
+            seq = request.config_seq
+            raise RenderError(f"{kind}: {route.because}", seq=seq)
         return session.bodies.render(request, route.adapter, **options)
 
     return run
@@ -205,9 +217,15 @@ def route_apis(sessions: Iterable[Session], *, adapter: str = "auto",
     return api
 
 
+def load_foreign(path: str, *, format: str | None = None) -> ImportedSession:
+    """:func:`dsh_audit.importers.load_foreign`, the importers loaded by the first foreign log read
+    (a DSH log loads none of them)."""
+    return importers.load_foreign(path, format=format)
+
+
 def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
     """Another agent's session (Claude Code, Codex) when an importer recognises the file."""
-    chosen = detect(path)
+    chosen = importers.detect(path)
     if chosen in (None, "dsh"):
         return None
     imported = load_foreign(path, format=chosen)
@@ -222,7 +240,7 @@ def open_foreign(path: str, *, lenient: bool = False) -> Session | None:
 
 def validator(path: str, *, lenient: bool, max_version: int) -> LineValidator:
     """The validation rules for the log at ``path``, to run in its one read (``read_log``'s ``tee``)."""
-    return LineValidator(path, lenient=lenient, max_version=max_version)
+    return rules.LineValidator(path, lenient=lenient, max_version=max_version)
 
 
 def validation(checker: LineValidator | None) -> list[ValidationFinding] | None:
@@ -303,7 +321,7 @@ def session_of(path: str, opened: SessionLog | DshAuditError, *, lenient: bool,
         if not keep:
             found.requests = []
     else:
-        raise no_importer(opened) if foreign and _first_line(opened) else opened
+        raise importers.no_importer(opened) if foreign and _first_line(opened) else opened
     found.validation = validation(checker)
     return found
 

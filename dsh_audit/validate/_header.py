@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, classify_record,
-                   foreign_refusal, is_absolute_path, is_safe_int, parse_json)
+from ..log import (LATEST_VERSION, SUPPORTED_VERSIONS, Line, TornTail, canonical_generation, foreign_record,
+                   is_absolute_path, is_safe_int, parse_json)
 from .._show import missing_or, shown
 from ._sink import Sink
-from ._source import Fatal, foreign_header, header_refused
+from ._source import Fatal, _refuse_foreign, foreign_header, header_refused
 
 __all__ = ["HeaderInfo", "check_header"]
 
@@ -55,10 +55,9 @@ def check_header(line: Line | None, sink: Sink, *, lenient: bool, max_version: i
         header_refused(sink, "DSH201", "header line is not valid JSON")
         raise Fatal from None
     if not isinstance(value, dict) or value.get("type") != "session":
-        kind = classify_record(value, first=True) if isinstance(value, dict) else None
-        if kind not in (None, "dsh"):  # another agent's log: one finding, not its records' field errors
-            message, hint = foreign_refusal(kind)  # as every command refuses it
-            sink.add("DSH202", message, line=1, hint=hint, foreign=kind)
+        foreign = foreign_record(sink.path, value)
+        if foreign is not None:  # another agent's log: one finding, not its records' field errors
+            _refuse_foreign(sink, *foreign)  # as every reader refuses it
             raise Fatal
         if foreign_header(sink):  # JSON that is no record ({}, null) before another agent's records
             raise Fatal

@@ -13,21 +13,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..errors import DshAuditError, UnreadableError
+from ..errors import MalformedRecordError, UnreadableError
 from ..log import (
     CHUNK_ROW_TYPES,
     MAX_SAFE,
-    FormatSniff,
     Line,
     RowError,
     TornTail,
     decode_record,
     expand_row,
-    foreign_refusal,
+    header_refusal,
     is_safe_int,
     iter_lines,
     parse_line,
-    sniff_format,
 )
 from .._show import missing_or
 from ._sink import Sink
@@ -98,40 +96,37 @@ class _Issue:
 
 def header_refused(sink: Sink, rule: str, message: str) -> None:
     """Record the refusal of the header line as ``rule`` (DSH102 not UTF-8, DSH201 not JSON), as
-    format detection tells the file (:func:`dsh_audit.log.sniff_format`): a Codex rollout or Claude
+    every reader refuses it (:func:`dsh_audit.log.header_refusal`): a Codex rollout or Claude
     Code transcript every line of which is damaged in the words every command says it (not as a
     damaged DSH header); another agent's log whose first line alone is damaged refused as that log
     is when its first line is whole (DSH202, naming its format); else as a damaged DSH header."""
-    sniffed = _sniffed(sink)
-    if sniffed.damaged is not None:
-        sink.add(rule, sniffed.damaged.message, line=sniffed.damaged.line, hint=sniffed.damaged.hint)
-    elif not _refused_foreign(sink, sniffed):
+    refusal = header_refusal(sink.path)
+    if refusal is None:
         sink.add(rule, message, line=1)
+        return
+    kind, error = refusal
+    if kind is None:  # every line damaged: the reader's DamagedLogError, at the first of them
+        sink.add(rule, error.message, line=error.line, hint=error.hint)
+    else:
+        _refuse_foreign(sink, kind, error)
 
 
 def foreign_header(sink: Sink) -> bool:
     """Record the refusal of a log whose first line is JSON but no record of any format (``{}``,
     ``null``: no DSH header, no Codex or Claude Code record) when the records after it are another
-    agent's, as format detection tells the file (:func:`dsh_audit.log.sniff_format`): one DSH202
+    agent's, as the reader tells a damaged header's (:func:`dsh_audit.log.header_refusal`): one DSH202
     naming its format at line 1, as :func:`header_refused` refuses one whose first line is damaged
     and every command refuses it; whether it did (else the line is checked as a damaged DSH header)."""
-    return _refused_foreign(sink, _sniffed(sink))
-
-
-def _sniffed(sink: Sink) -> FormatSniff:
-    try:
-        return sniff_format(sink.path)
-    except (DshAuditError, OSError):  # read again from its start: gone, or no longer readable
-        return FormatSniff(None)
-
-
-def _refused_foreign(sink: Sink, sniffed: FormatSniff) -> bool:
-    """Record the DSH202 of another agent's log (``sniffed``), when it is one; whether it is."""
-    if sniffed.format in (None, "dsh"):
+    refusal = header_refusal(sink.path)
+    if refusal is None or refusal[0] is None:  # not another agent's log (or every line of it damaged)
         return False
-    refused, hint = foreign_refusal(sniffed.format)
-    sink.add("DSH202", refused, line=1, hint=hint, foreign=sniffed.format)
+    _refuse_foreign(sink, refusal[0], refusal[1])
     return True
+
+
+def _refuse_foreign(sink: Sink, kind: str, error: MalformedRecordError) -> None:
+    """Record the DSH202 of another agent's log (``kind``, its format), in the reader's words."""
+    sink.add("DSH202", error.message, line=1, hint=error.hint, foreign=kind)
 
 
 def unreadable(sink: Sink, error: UnreadableError) -> None:

@@ -29,6 +29,8 @@ def one_each(group: list[str], *, followed: Container[str] = ()) -> tuple[list[s
         found = [str(p) for p in discover(group, copies=False)]  # each file can be looked at now
     except DshAuditError:
         return None
+    # of files with the same lines and rank, the first is read: the followed one, whatever its name
+    found.sort(key=lambda path: path not in followed)
     kept, left = without_copies(found)
     # The followed file, else as discovery ranks them: a file followed is not left for its copy.
     kept, more = read_once(kept, rank=lambda path: 4 * (path in followed) + preferred(Path(path)))

@@ -124,7 +124,8 @@ class TailStream:
         size, identity = info.st_size, (info.st_dev, info.st_ino)
         if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end: never read one
             self.identity = identity  # the file refused: the watch reports it once (not a replacement)
-            raise UnreadableError("is not a regular file", path=self.path)
+            open_regular(self.path).close()  # refused (its kind, a hint) as every command refuses it
+            return False  # a regular file since the look: another file took the path (read from its start)
         if self.identity is not None and identity != self.identity:
             self._release()
             raise LogReplaced("another file replaced the log while it was watched", path=self.path,

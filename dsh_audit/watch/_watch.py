@@ -27,8 +27,9 @@ where the other stopped, and so do a copy whose followed file goes and a log del
 written again there (moved): no request is shown or counted twice; the deletion is then a
 ``note`` naming the file read now, and an ``error`` only when no file of its session went on from
 it within a few seconds (three rescans, two seconds at least). A log that appears while
-watching and whose name says no session another file's says shows nothing past its ``started``
-note until that is decided (its header says its session), so that a copy of a followed log in
+watching and whose name says no session another file's says (an export beside a followed log too:
+a log renamed or copied in its folder) shows nothing past its ``started`` note until that is
+decided (its header says its session), so that a copy of a followed log in
 another session folder shows none of its requests. A copy that stops holding only the followed
 file's lines (it grows by a line the other does not hold: garbage, another continuation) is not
 followed from its first byte as a log of its own: the followed file stays the one read, and a
@@ -47,10 +48,11 @@ import queue
 import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
+from pathlib import Path
 
 from ..cache import PriceBook, load_prices
 from ..errors import DshAuditError, UnreadableError
-from ..log import default_sessions_root, open_regular, time_span
+from ..log import default_sessions_root, open_regular, preferred, special_kind, time_span
 from ..session import routes_from
 from ..wire import PiRoutes
 from ._finder import Finder, Sessions, identity
@@ -121,9 +123,9 @@ class _Watch:
                   and _last_active(path, info.st_mtime) >= self.since)
         caught_up = threading.Event() if recent else None
         catching_up = existing and not recent and not quiet  # a log found at the start: no hurry
-        self.readers.add(path, history=info.st_size if existing and info is not None else 0, recent=recent or not existing, shown=skip,
-                         caught_up=caught_up, priority=1 if catching_up else 0, header_only=catching_up and not eager,
-                         gate=gate)
+        self.readers.add(path, history=info.st_size if existing and info is not None else 0,
+                         recent=recent or not existing, shown=skip, caught_up=caught_up,
+                         priority=1 if catching_up else 0, header_only=catching_up and not eager, gate=gate)
         if caught_up is not None:
             self.history.expect(path, caught_up)
 
@@ -193,12 +195,15 @@ class _Watch:
         if existing:
             new.sort(key=_mtime, reverse=True)
         # a log appearing while watching whose session is not known yet (its name says none another
-        # file's says) may be a copy or a moved log: decided once its header is read (a newer
-        # generation beside a followed log takes its place, below)
+        # file's says) may be a copy or a moved log: decided once its header is read; so is an export
+        # beside a followed log (a log renamed or copied in its folder). A file DSH names (a newer
+        # generation, a child snapshot) beside a followed log is its folder's own: not gated (a newer
+        # generation takes the older one's place, below)
         beside = {os.path.dirname(p) for p in self.readers.entries}
         for rank, path in enumerate(new):
+            own = os.path.dirname(path) in beside and preferred(Path(path)) > 0
             self.start(path, existing=existing, eager=rank < self.readers.limit,
-                       gate=not existing and path not in files.ids and os.path.dirname(path) not in beside)
+                       gate=not existing and path not in files.ids and not own)
         # A session folder's newer log generation takes the place of the older one (discover
         # yields only the newest of a folder's generations).
         folders, chosen = {os.path.dirname(p) for p in found}, set(found)
@@ -337,6 +342,11 @@ class _Watch:
         due = [path for path, (_, until) in self.vanished.items() if every or until <= now]
         return [self.vanished.pop(path)[0] for path in due]
 
+    def unheld(self, notes: Sequence[WatchNote]) -> Iterator[WatchNote]:
+        """Those of ``notes`` to show now, each in turn; while the history is held back, each is held
+        with it instead (:meth:`History.hold`), to come in the history's order."""
+        return (note for note in notes if not self.history.hold(note))
+
     def items(self, *, began: float, exit_after: float | None, idle_exit: float | None) -> Iterator[WatchItem]:
         """Everything the readers show (and the folders refused, the copies left out), until the
         watch stops and every reader has ended; the history held until it has all been read."""
@@ -355,9 +365,7 @@ class _Watch:
                     last_scan = now
                 self.readers.look(now)
                 self.readers.fill(now)
-                for note in self.held(now):
-                    if not self.history.hold(note):
-                        yield note
+                yield from self.unheld(self.held(now))
                 activity = self.readers.activity()
                 if activity > grown:
                     grown, last_growth = activity, now
@@ -368,9 +376,7 @@ class _Watch:
                     self.notifier.wake_all()  # every waiting stream ends now, not at its next look
                     woken = True
                 if not self.readers.busy():
-                    for note in self.held(now, every=True):
-                        if not self.history.hold(note):
-                            yield note
+                    yield from self.unheld(self.held(now, every=True))
                     yield from self.history.release()
                     return
             try:
@@ -385,9 +391,7 @@ class _Watch:
                 continue
             instead = self.deleted(item)
             if instead is not None:
-                for note in instead:
-                    if not self.history.hold(note):
-                        yield note
+                yield from self.unheld(instead)
                 continue
             told, shown = self.note_session(item)
             yield from told
@@ -448,8 +452,9 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
 
     Raises:
         UnreadableError: a path is a symbolic link that leads nowhere (a loop, a missing target),
-            raised as the first item is asked for: what it names can never be waited for. Such a
-            link found under a path is an ``error`` item, as a FIFO is.
+            or a FIFO, a socket or a device, raised as the first item is asked for: what it names
+            can never be waited for, nor read as a log. Such a file found under a path is an
+            ``error`` item.
 
     Example:
         >>> for item in watch(["~/.dsh/sessions"], exit_after=60):  # doctest: +SKIP
@@ -460,8 +465,10 @@ def watch(paths: Sequence[str | os.PathLike[str]] = (), *, stop: threading.Event
     stop = stop if stop is not None else threading.Event()
     roots = [os.fspath(p) for p in paths] or [str(default_sessions_root())]
     for root in roots:
-        if os.path.islink(root) and not os.path.exists(root):  # a loop, a link to nothing: not waited for
-            open_regular(root).close()  # its error, as every command says it
+        # a loop, a link to nothing, a FIFO or a device: never a log, so not waited for; its error
+        # (and hint) as every command says it
+        if os.path.islink(root) and not os.path.exists(root) or special_kind(root) is not None:
+            open_regular(root).close()
     book = prices if prices is not None else load_prices()
 
     def follow(stream: TailStream) -> Generator[WatchItem, None, None]:

@@ -114,7 +114,7 @@ def request_call(request: Any, *, models: Mapping[tuple[str, str], PiModel] | No
     # A refusal is the header's (its config names the route and sets the option), or the request's
     # when no header of its own does (a title call's synthetic header): its seq; a command adds
     # the line.
-    seq = request.header_seq if request.header_seq is not None else request.first_chunk_seq
+    seq = request.config_seq
     try:
         resolved = resolve_model(config.get("provider"), config.get("model"), models)
     except RenderError as exc:

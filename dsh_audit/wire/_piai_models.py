@@ -189,7 +189,7 @@ class PiRenderer:
             hint = f"render {call.model.api} routes with --adapter {adapter}" if adapter is not None else \
                 f"a known route with no wire format: dsh-audit writes no {call.model.api} bodies, and no " \
                 "--adapter renders it"
-            seq = request.header_seq if request.header_seq is not None else request.first_chunk_seq
+            seq = request.config_seq
             raise RenderError(f"{call.model.provider}/{call.model.id} speaks {call.model.api}, not {self.api}",
                               hint=hint, seq=seq)  # located as every render refusal: the header it is about
         return call

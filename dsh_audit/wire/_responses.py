@@ -51,6 +51,7 @@ its tool results no ``addedToolNames``). GitHub Copilot's dynamic headers are
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -146,18 +147,55 @@ def _tool_output(model: PiModel, content: list[dict[str, Any]]) -> Any:
     return out + [_image(b) for b in images]
 
 
+class _SignatureRefused(RenderError):
+    """A refusal of a reasoning block's thinking signature that keeps the signature: the converter
+    sees pi-ai's transformed messages, not the log's, so :func:`responses_body` places the refusal
+    at the logged message that holds it (:func:`_holder_seq`), as every pi-ai render refusal is placed."""
+
+    def __init__(self, message: str, *, signature: str = "", hint: str | None = None) -> None:
+        # defaults: an exception is rebuilt from its message alone when it crosses a process pool
+        # (pickle), then given its attributes back
+        super().__init__(message, hint=hint)
+        self.signature = signature
+
+
 def _reasoning_item(signature: str) -> Any:
     try:
         return js_parse(signature)
     except ValueError:
-        raise RenderError("a reasoning block's thinking signature is not JSON: pi-ai's openai-responses "
-                          "conversion JSON.parses it to replay the reasoning item and throws, so DSH could not "
-                          "have sent this request", hint="the log was edited or damaged; `dsh-audit validate` "
-                          "lists what else is wrong in it") from None
+        raise _SignatureRefused("a reasoning block's thinking signature is not JSON: pi-ai's openai-responses "
+                                "conversion JSON.parses it to replay the reasoning item and throws, so DSH could "
+                                "not have sent this request", signature=signature, hint="the log was edited or "
+                                "damaged; `dsh-audit validate` lists what else is wrong in it") from None
     except RecursionError:  # JSON all the same: JavaScript's JSON.parse reads it (as parse_arguments says)
-        raise RenderError("a reasoning block's thinking signature nests JSON objects or arrays too deep for "
-                          "dsh-audit to parse; DSH's JSON.parse reads it, so the body it sent cannot be rebuilt",
-                          hint="the request is compared as log JSON where a view needs its prompt") from None
+        raise _SignatureRefused("a reasoning block's thinking signature nests JSON objects or arrays too deep for "
+                                "dsh-audit to parse; DSH's JSON.parse reads it, so the body it sent cannot be "
+                                "rebuilt", signature=signature,
+                                hint="the request is compared as log JSON where a view needs its prompt") from None
+
+
+def _holder_seq(request: Any, signature: str) -> int | None:
+    """The seq of the logged message of ``request`` whose pi-ai replay envelope holds the thinking
+    ``signature`` (the very string the conversion was handed, else an equal one), else the request's
+    own first chunk's, as :func:`~dsh_audit.wire._piai_context.pi_context` places a message it refuses.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> held = {"role": "assistant", "source": {"replayState": {"blocks": [{"thinkingSignature": "x"}]}}}
+        >>> request = SimpleNamespace(messages=({"role": "user"}, held), message_seqs=(4, 9), first_chunk_seq=12)
+        >>> _holder_seq(request, "x"), _holder_seq(request, "y")
+        (9, 12)
+    """
+    pairs = list(zip(request.messages, getattr(request, "message_seqs", ())))
+    for same in (operator.is_, operator.eq):
+        for message, seq in pairs:
+            source = message.get("source") if message.get("role") == "assistant" else None
+            state = source.get("replayState") if isinstance(source, Mapping) else None
+            blocks = state.get("blocks") if isinstance(state, Mapping) else None
+            if isinstance(blocks, list) and any(isinstance(b, Mapping) and same(b.get("thinkingSignature"), signature)
+                                                for b in blocks):
+                return int(seq)
+    return getattr(request, "first_chunk_seq", None)
 
 
 class _Converter:
@@ -303,11 +341,15 @@ def responses_body(request: Any, call: PiCall, *, owned_routes: frozenset[str] |
     context, _, max_tokens, fold = body_context(
         state, request, call, owned_routes=owned_routes, normalize=_normalize_id, sink=_Converter,
         compaction_instruction=compaction_instruction, images=images, offloaded_image_text=offloaded_image_text)
-    if fold is not None:
-        items = fold.sink.finish(fold.transform.tail())
-    else:
-        converter = _Converter(model)
-        items = converter.finish(transform_messages(context["messages"], model, _normalize_id))
+    try:
+        if fold is not None:
+            items = fold.sink.finish(fold.transform.tail())
+        else:
+            converter = _Converter(model)
+            items = converter.finish(transform_messages(context["messages"], model, _normalize_id))
+    except _SignatureRefused as exc:  # at the logged message holding the block, as render and check say it
+        exc.seq = _holder_seq(request, exc.signature) if exc.seq is None else exc.seq
+        raise
     effort = clamp_level(model, call.reasoning) if call.reasoning else None
     effort = None if effort == "off" else effort
     retention = call.cache_retention

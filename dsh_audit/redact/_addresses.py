@@ -1,0 +1,302 @@
+"""IP addresses as a redaction finds and replaces them: where one stands in a text (IPv4, IPv6, percent-encoded:
+:data:`ADDRESS_IN_TEXT`, :func:`in_decoded`) and the blocks its placeholder is moved into, which name no one's
+machine (:func:`reserved_ipv4`, :func:`reserved_ipv6`), with the placeholders a host may take, best first
+(:func:`name_draws`, :func:`ipv6_draws`: of which :meth:`._redactor.Redactor.distinct` gives the first no other
+host was given, so two hosts never read as one). Pure functions of the salted draws they are given:
+:mod:`._hosts` draws them and redacts hosts, URLs and headers with them.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import itertools
+import re
+from collections.abc import Callable, Iterator
+
+__all__ = ["ADDRESS_IN_TEXT", "EMBEDDING", "IPV4_IN_TEXT", "QUAD", "every_ipv4", "in_decoded", "ipv6", "ipv6_draws",
+           "name_draws", "octets", "port", "reserved_ipv4", "reserved_ipv6", "reserved_quads", "shape"]
+
+#: A dotted quad in a placeholder (its numbers made octets again: :func:`octets`).
+QUAD = re.compile(r"(?<![0-9A-Za-z.])\d{1,3}(?:\.\d{1,3}){3}(?![0-9A-Za-z.])")
+#: An IPv4 literal standing in any text (a query string, a header's free text): four numbers of 0-255 and
+#: no more, not inside a longer dotted number or name (``1.2.3.4.5``, ``v1.2.3.4a`` are none); a
+#: sentence's full stop after it does not hide it.
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|0?\d?\d)"
+IPV4_IN_TEXT = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9A-Za-z]|\.[0-9A-Za-z])")
+#: An IPv6 literal's candidate in any text: 2 to 8 groups of hex digits, the last may be an IPv4 address, not inside
+#: a longer run of them (:func:`ipv6` keeps only what :mod:`ipaddress` reads), with its zone (``%eth0``, which
+#: may name a machine); and either kind of address, the IPv6 one's match named ``v6``.
+_IPV6_IN_TEXT = (rf"(?<![0-9A-Za-z.:])(?:[0-9A-Fa-f]{{0,4}}:){{2,7}}(?:{_OCTET}(?:\.{_OCTET}){{3}}|[0-9A-Fa-f]{{0,4}})"
+                 r"(?:%[0-9A-Za-z_~-]+)?(?![0-9A-Za-z:]|\.[0-9A-Za-z])")
+ADDRESS_IN_TEXT = re.compile(rf"(?P<v6>{_IPV6_IN_TEXT})|{IPV4_IN_TEXT.pattern}")
+_DIGITS, _LOWER, _UPPER, _HEX = "0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdef"
+#: How many salted draws a host's placeholder takes in its first blocks (then as many in those an IPv4 one spills
+#: into, or in each other form of an IPv6 one) before it is looked for in turn: :func:`name_draws`.
+_REDRAWS = 32
+#: A percent-encoded ASCII character (its code captured, so ``split`` alternates text and codes).
+_ESCAPE = re.compile(r"%([0-7][0-9A-Fa-f])")
+
+
+def in_decoded(text: str, redact: Callable[[str], str]) -> str:
+    """``text`` redacted by ``redact`` as read with its percent-encoded ASCII characters decoded, each character
+    that changes written back encoded as it was (``%31`` -> ``%3x``, in the case of its hex letters) or plain
+    as it was; ``text`` itself when nothing changes. ``redact`` keeps the length (an address's placeholder, a
+    zone's, is as long as it)."""
+    if "%" not in text:
+        return redact(text)
+    pieces: list[str] = []  # the original text of each decoded character
+    for at, part in enumerate(_ESCAPE.split(text)):
+        pieces += ["%" + part] if at % 2 else list(part)
+    decoded = "".join(chr(int(p[1:], 16)) if len(p) == 3 else p for p in pieces)
+    out = redact(decoded)
+    if out == decoded:
+        return text
+    return "".join(piece if new == old else (new if len(piece) == 1 else
+                                             "%" + (f"{ord(new):02x}" if piece.islower() else f"{ord(new):02X}"))
+                   for piece, old, new in zip(pieces, decoded, out))
+
+
+def shape(text: str, drawn: str, *, hex_digits: int = 0) -> str:
+    """``text`` with each character replaced by one of its class picked by ``drawn`` (see
+    :func:`._hosts.redact_ascii`); the first ``hex_digits`` characters (an IPv6 address) take hex letters."""
+    out = []
+    for at, (c, d) in enumerate(zip(text, drawn)):
+        letters = _HEX if at < hex_digits else _LOWER
+        out.append(_DIGITS[ord(d) % 10] if c in _DIGITS else letters[ord(d) % len(letters)] if c in _LOWER
+                   else letters[ord(d) % len(letters)].upper() if c in _UPPER
+                   else c if c.isascii() and c.isprintable() else letters[ord(d) % len(letters)])
+    return "".join(out)
+
+
+def name_draws(name: str, draw: Callable[[int], str], *, hex_digits: int = 0,
+               draws: int = 256) -> tuple[Iterator[str], ...]:
+    """The placeholders a host ``name`` (no port; an IPv6 address that :mod:`ipaddress` reads is
+    :func:`ipv6_draws`'s) may take, best first, in stages (:meth:`._redactor.Redactor.distinct`), from its
+    salted draws ``draw(0)``, ``draw(1)``...: its characters shaped by each (:func:`shape`), numbers of dotted
+    quads made octets in a block that names no one's machine (:func:`reserved_quads`). An IPv4 address but a
+    loopback one: :data:`_REDRAWS` draws in its first blocks, as many in those it spills into, then each
+    address of them in turn (:func:`every_ipv4`), three stages; any other name: ``draws`` draws, one stage.
+
+    Example:
+        >>> first, spill, every = name_draws("10.1.2.3", lambda n: "9876543210"[n % 10:] + "9876543210"[:n % 10])
+        >>> [next(first) for _ in range(2)], next(spill), len(list(every))
+        (['10.0.2.4', '10.9.1.3'], '0.9.16.0', 28000)
+    """
+    def drawn(attempts: range) -> Iterator[str]:
+        for attempt in attempts:
+            shaped = octets(shape(name, draw(attempt), hex_digits=hex_digits))
+            yield reserved_ipv4(shaped, spill=attempt >= _REDRAWS) if quad else reserved_quads(name, shaped)
+
+    quad = QUAD.fullmatch(name) is not None and not name.startswith("127.")
+    if not quad:
+        return (drawn(range(draws)),)
+    return drawn(range(_REDRAWS)), drawn(range(_REDRAWS, 2 * _REDRAWS)), every_ipv4(len(name))
+
+
+def port(digits: str) -> str:
+    """``digits`` (a port's placeholder) as a port a URL parser takes: 1-65535, as many digits, no leading
+    zero; ``digits`` itself when it is one already, or when no port has as many digits (a port of six
+    digits or more was none before either)."""
+    low, high = (1, 9) if len(digits) == 1 else (10 ** (len(digits) - 1), min(10 ** len(digits) - 1, 65535))
+    number = int(digits)
+    if len(digits) > 5 or low <= number <= high and (len(digits) == 1 or digits[0] != "0"):
+        return digits
+    return str(low + number % (high - low + 1))
+
+
+def octets(text: str) -> str:
+    """``text`` (a host's placeholder) with the numbers of each dotted quad made octets (0-255, no leading
+    zero), as the original's were, so an IPv4 address (alone, or the end of an IPv6 one) is still one."""
+    def octet(number: str) -> str:
+        if len(number) > 1 and (number[0] == "0" or int(number) > 255):
+            return "1" + number[1:]
+        return number
+
+    return QUAD.sub(lambda m: ".".join(octet(n) for n in m[0].split(".")), text)
+
+
+#: RFC 5737's documentation blocks (TEST-NET-1, -2, -3), which name no machine: an IPv4 placeholder of 9 to
+#: 14 characters lies in one of them (:func:`reserved_ipv4`).
+_DOCUMENTATION = ("192.0.2.", "198.51.100.", "203.0.113.")
+#: The blocks for the lengths no documentation address has: 7 characters, ``0.0.0.0/8`` ("this network",
+#: RFC 6890: never forwarded); 8, ``10.0.0.0/8``; 15, ``192.168.0.0/16`` (private, RFC 1918: no one's
+#: address on the Internet). Each with the widths of the octets drawn after it.
+_OTHER_BLOCKS = {7: ("0.", (1, 1, 1)), 8: ("10.", (1, 1, 1)), 15: ("192.168.", (3, 3))}
+#: Where a placeholder spills when its length's blocks above are full (:func:`reserved_ipv4` ``spill``):
+#: ``0.0.0.0/8`` and RFC 1112's ``240.0.0.0/4`` (reserved, never routed; but its broadcast ``255.x``), their
+#: three octets of any widths that make the length. A length of 7 has no other block: past its 1000
+#: addresses (``0.d.d.d``), two addresses share a placeholder.
+_SPILL = ("0.", *(f"{n}." for n in range(240, 255)))
+
+
+@functools.lru_cache(maxsize=64)
+def _blocks(width: int, *, spill: bool) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The blocks of IPv4 addresses ``width`` characters long, each a prefix and the widths of its octets:
+    the documentation blocks that fit, else the one of :data:`_OTHER_BLOCKS`; with ``spill`` those of
+    :data:`_SPILL` (none of the former). Kept once made (every address of a length reads them)."""
+    fitting = [prefix for prefix in _DOCUMENTATION if 1 <= width - len(prefix) <= 3]
+    first: tuple[tuple[str, tuple[int, ...]], ...] = tuple((prefix, (width - len(prefix),)) for prefix in fitting)
+    first = first or ((_OTHER_BLOCKS[width],) if width in _OTHER_BLOCKS else ())
+    if not spill:
+        return first
+    return tuple((prefix, widths) for prefix in _SPILL for widths in itertools.product((1, 2, 3), repeat=3)
+                 if len(prefix) + sum(widths) + 2 == width and (prefix, widths) not in first)
+
+
+def _octet_range(width: int) -> tuple[int, int]:
+    """The lowest and highest octet of ``width`` digits (no leading zero)."""
+    return (0, 9) if width == 1 else (10 ** (width - 1), min(10 ** width - 1, 255))
+
+
+def reserved_quads(text: str, shaped: str) -> str:
+    """``shaped`` (the placeholder of ``text``, a host) with each dotted quad of ``text`` in it replaced
+    by :func:`reserved_ipv4` of its placeholder; a loopback address (``127.x.x.x``) stays one, ``127.`` and
+    the placeholder's other octets."""
+    out, at = [], 0
+    for match in QUAD.finditer(text):
+        start, end = match.span()
+        loopback = match[0].startswith("127.")
+        quad = "127" + shaped[start + 3:end] if loopback else reserved_ipv4(shaped[start:end])
+        out += [shaped[at:start], quad]
+        at = end
+    return "".join(out) + shaped[at:]
+
+
+def reserved_ipv4(drawn: str, *, spill: bool = False) -> str:
+    """An IPv4 address's placeholder (``drawn``: a dotted quad as long as it, picked by the salted draw)
+    moved into a block that names no one's machine, as long as it: a documentation block when one
+    fits (:data:`_DOCUMENTATION`), else the block of :data:`_OTHER_BLOCKS` for its length; with ``spill``
+    (those are full) one of :data:`_SPILL` (of the former when none is as long). The same ``drawn`` gives the
+    same address.
+
+    Example:
+        >>> [reserved_ipv4(q) for q in ("1.2.3.4", "12.3.4.5", "156.5.7.1", "197.0.1.14", "170.9.0.8", "156.57.61.100",
+        ...                         "255.255.255.255")]
+        ['0.4.3.2', '10.5.4.3', '192.0.2.1', '192.0.2.24', '192.0.2.8', '198.51.100.80', '192.168.139.184']
+        >>> reserved_ipv4("12.3.4.5", spill=True), reserved_ipv4("1.2.3.4", spill=True)
+        ('0.5.1.51', '0.4.3.2')
+    """
+    blocks = _blocks(len(drawn), spill=spill) or _blocks(len(drawn), spill=False)
+    pick = int(drawn.replace(".", ""))
+    prefix, widths = blocks[pick % len(blocks)]
+    pick //= len(blocks)
+    octets = []
+    for width in widths:
+        low, high = _octet_range(width)
+        octets.append(str(low + pick % (high - low + 1)))
+        pick //= high - low + 1
+    return prefix + ".".join(octets)
+
+
+def every_ipv4(width: int) -> Iterator[str]:
+    """Every IPv4 address ``width`` characters long of the blocks :func:`reserved_ipv4` draws from (its first
+    blocks, then those it spills into), in turn: where a placeholder is looked for when no draw found one free.
+
+    Example:
+        >>> addresses = list(every_ipv4(7))
+        >>> addresses[0], addresses[-1], len(addresses), next(itertools.islice(every_ipv4(9), 10, None))
+        ('0.0.0.0', '0.9.9.9', 1000, '0.0.0.100')
+    """
+    for prefix, widths in _blocks(width, spill=False) + _blocks(width, spill=True):
+        ranges = [range(low, high + 1) for low, high in map(_octet_range, widths)]
+        for numbers in itertools.product(*ranges):
+            yield prefix + ".".join(map(str, numbers))
+
+
+#: The heads before an IPv4 address that ends an IPv6 one which only say how it is carried (RFC 4291's mapped
+#: and compatible forms, RFC 6052's NAT64 prefixes, RFC 6145's translated form): kept, the IPv4 address taking
+#: its own placeholder, so ``::ffff:10.0.0.7`` reads as ``10.0.0.7`` does.
+EMBEDDING = frozenset({"::", "::ffff:", "::ffff:0:", "64:ff9b::", "64:ff9b:1::"})
+#: The forms an IPv6 placeholder of a given length takes, the first that fits: a prefix, 0 or more groups of 1-4
+#: hex digits within a range, each followed by ``:`` (a head before an IPv4 address) or joined by ``:``, and
+#: a suffix. RFC 3849's documentation prefix ``2001:db8::/32`` (``0db8`` for one character more) for 11
+#: characters or more; RFC 6666's discard-only ``100::/64`` for 6 to 10; ``::/4``, which the IETF keeps
+#: reserved (``h::``, ``hh::``, ``hhh::``), for the shortest. No one's machine has one. A form of no hex digit
+#: (``2001:db8::``, ``100::``) comes after the others: it holds a single address. The forms after the
+#: first that fits hold the placeholders of addresses whose first one was taken (:func:`reserved_ipv6`
+#: ``layout``): ``100::h:h``, ``0:hhhh::``, and ``hhh::``, in ``::/4``, all of which the IETF keeps reserved
+#: (never ``hhhh::``).
+_LAYOUTS = ((("2001:db8::", 0, 5, ""), ("2001:db8:", 6, 6, ""), ("2001:0db8:", 6, 6, ""), ("100::", 0, 1, ""),
+             ("", 1, 1, "::"), ("100::", 2, 4, ""), ("0:", 1, 1, "::")),
+            (("2001:db8::", 0, 3, ""), ("2001:0db8::", 0, 0, ""), ("2001:db8:", 4, 4, ""), ("2001:0db8:", 4, 4, ""),
+             ("100::", 0, 1, ""), ("0:", 1, 1, "::"), ("", 1, 1, "::")))
+
+
+def ipv6(address: str, digits: str, ipv4: Callable[[str], str], *, layout: int = 0) -> str | None:
+    """The placeholder of an IPv6 address (with no zone), as long as it, in a block that names no one's
+    machine, its hex digits from ``digits`` and its form the ``layout``-th that fits (:func:`reserved_ipv6`);
+    the loopback address ``::1`` and ``::`` stay (however written), and an IPv4 address ending it takes its
+    placeholder ``ipv4``, after its head (kept when it is one of :data:`EMBEDDING`): ``::ffff:127.0.0.1`` is
+    redacted as ``127.0.0.1`` is, a loopback address still (whatever :mod:`ipaddress` of the running Python
+    calls it). None when ``address`` is no IPv6 address.
+
+    Example:
+        >>> [ipv6(a, "abcdef", lambda quad: "192.0.2.1") for a in ("2a00:1450::1", "::1", "::ffff:10.0.0.1", "gw")]
+        ['2001:db8::ab', '::1', '::ffff:192.0.2.1', None]
+    """
+    try:
+        parsed = ipaddress.IPv6Address(address)
+    except ValueError:
+        return None
+    if int(parsed) in (0, 1):
+        return address
+    if "." not in address:
+        return reserved_ipv6(len(address), digits, head=False, layout=layout)
+    head, quad = address[:address.rfind(":") + 1], address[address.rfind(":") + 1:]
+    kept = head.lower() in EMBEDDING
+    return (head if kept else reserved_ipv6(len(head), digits, head=True, layout=layout)) + ipv4(quad)
+
+
+def ipv6_draws(address: str, draw: Callable[[int], str],
+               ipv4: Callable[[str], str]) -> tuple[Iterator[str], ...] | None:
+    """The placeholders an IPv6 ``address`` may take, best first, in four stages
+    (:meth:`._redactor.Redactor.distinct`), :data:`_REDRAWS` in each of four forms of :data:`_LAYOUTS` that
+    fit: :func:`ipv6` of its salted draws of hex digits ``draw(0)``, ``draw(1)``..., each drawn from the whole
+    address (:meth:`._plain.PlainPlaceholders.hex_digits`: two addresses of one network collide no more than
+    any two); None when it is no IPv6 address.
+
+    Example:
+        >>> stages = ipv6_draws("fd00::1", lambda n: "0123456789"[n % 10:] + "0123456789", lambda quad: quad)
+        >>> [next(stages[0]) for _ in range(2)], len(stages), ipv6_draws("gw:1", str, str)
+        (['100::01', '100::12'], 4, None)
+    """
+    def stage(layout: int) -> Iterator[str]:
+        for attempt in range(layout * _REDRAWS, (layout + 1) * _REDRAWS):
+            yield ipv6(address, draw(attempt), ipv4, layout=layout) or address
+
+    try:
+        ipaddress.IPv6Address(address)
+    except ValueError:
+        return None
+    return tuple(stage(layout) for layout in range(4))
+
+
+def reserved_ipv6(width: int, digits: str, *, head: bool, layout: int = 0) -> str:
+    """An IPv6 address of ``width`` characters (3 to 39), or with ``head`` the part of one before an IPv4
+    address (2 to 30, ending ``:``), in the ``layout``-th (modulo their number) of the forms of
+    :data:`_LAYOUTS` it fits, its hex digits taken from ``digits`` in turn: the first, unless a placeholder
+    of it was given to another address already (:func:`._hosts.redact_host`).
+
+    Example:
+        >>> [reserved_ipv6(n, "0123456789abcdef", head=False) for n in (3, 7, 10, 16, 39)]
+        ['0::', '100::01', '100::01:23', '2001:db8::012:34', '2001:0db8:0123:4567:89ab:cdef:0123:4567']
+        >>> [reserved_ipv6(n, "abc", head=True) for n in (3, 6, 8, 12)]
+        ['a::', '0:ab::', '100::ab:', '2001:db8::a:']
+        >>> [reserved_ipv6(5, "abc", head=False, layout=n) for n in range(4)]
+        ['abc::', '0:a::', '100::', 'abc::']
+    """
+    fits = []
+    for prefix, fewest, most, suffix in _LAYOUTS[head]:
+        for groups in range(fewest, most + 1):
+            count = width - len(prefix) - len(suffix) - (groups if head and not suffix else max(groups - 1, 0))
+            if groups <= count <= 4 * groups and (prefix or count < 4):  # ``hhhh::`` may be a global address
+                fits.append((prefix, groups, count, suffix))
+    fits.sort(key=lambda fit: fit[2] == 0)  # a form of no digit (``2001:db8::``) holds one address: last
+    if not fits:
+        return digits[:width]  # never so: every width an address of the form can have fits one layout
+    prefix, groups, count, suffix = fits[layout % len(fits)]
+    sizes = [count // groups + (i < count % groups) for i in range(groups)]
+    hexes = (digits * (count // max(len(digits), 1) + 1))[:count]
+    parts = [hexes[sum(sizes[:i]):sum(sizes[:i + 1])] for i in range(groups)]
+    return prefix + ("".join(p + ":" for p in parts) if head and not suffix else ":".join(parts)) + suffix
