@@ -322,3 +322,19 @@ def test_an_index_name_as_long_as_the_system_allows_is_made(tmp_path: Path) -> N
     _db.connect_index(tmp_path / name).close()
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
     _db.connect_index(tmp_path / name, create=False).close()
+
+
+@pytest.mark.parametrize("length", [248, 255, 300])
+def test_a_new_index_whose_name_leaves_no_room_for_its_journal_is_refused_by_name(
+        tmp_path: Path, length: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # 247-255 bytes: SQLite failed to make NAME-journal ("unable to open database file", a hint about
+    # permissions) after an empty index was linked into place; 256 and more named the temporary file
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke(monkeypatch, capsys, "index", str(A), "--db", "c" * length)
+    assert (code, err) == (2, [
+        f"error: {'c' * length}: the index's file name is {length} bytes long: SQLite keeps a file named as it "
+        "plus -journal beside it, past this file system's limit of 255 bytes (hint: give --db a file name of at "
+        "most 247 bytes)"])
+    assert list(tmp_path.iterdir()) == []
+    code, _, err = invoke(monkeypatch, capsys, "index", str(A), "--db", "c" * 247)
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["c" * 247]

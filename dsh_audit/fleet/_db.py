@@ -274,6 +274,30 @@ def _prepare(connection: sqlite3.Connection, stored: str | None) -> None:
 _MADE = itertools.count()
 
 
+#: What SQLite adds to an index's name for the files it keeps beside it; the longest is the journal
+#: of a file not yet in WAL mode (a new one).
+_LONGEST_SUFFIX = len("-journal")
+
+
+def _refuse_long_name(location: str) -> None:
+    """Refuse a new index whose file name leaves no room for the ``-journal`` SQLite names beside it
+    (it would fail as "unable to open database file", which names no cause).
+
+    Raises:
+        UsageError: naming the limit and the longest name that fits.
+    """
+    folder, name = os.path.split(os.path.abspath(location))
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):  # the folder does not exist (its own error follows), or no such limit
+        return
+    size = len(os.fsencode(name))
+    if size + _LONGEST_SUFFIX > limit:
+        raise UsageError(f"the index's file name is {size} bytes long: SQLite keeps a file named as it plus "
+                         f"-journal beside it, past this file system's limit of {limit} bytes", path=location,
+                         hint=f"give --db a file name of at most {limit - _LONGEST_SUFFIX} bytes")
+
+
 def _make_new(location: str) -> None:
     """Put a new, empty index (its schema and version) at ``location``, which does not exist, in one
     step: made under a temporary name in the same folder, closed (self-contained) and linked into
@@ -299,7 +323,11 @@ def _make_new(location: str) -> None:
             pass
         except OSError:  # a file system without hard links: moved in place (a rename is one step too)
             if not os.path.lexists(location):
-                os.replace(temporary, location)
+                try:
+                    os.replace(temporary, location)
+                except OSError as exc:  # named as the user gave it, never by the temporary name
+                    raise UsageError(f"cannot make the index: {exc.strerror or exc}", path=location,
+                                     hint="check the --db path and its folder's permissions") from None
     finally:
         for leftover in (temporary, *(temporary + suffix for suffix in ("-wal", "-shm", "-journal"))):
             try:
@@ -322,6 +350,7 @@ def open_index(db: str | os.PathLike[str], *, create: bool, upgrade: bool) -> tu
     read_only = not create and not upgrade
     try:
         if create and not os.path.lexists(location):
+            _refuse_long_name(location)
             _make_new(location)
         connection = _connect(location, read_only=read_only)
         stored = _stored_version(connection, location, create=create)
